@@ -1,0 +1,18 @@
+//===- Passes.h - txc passes --------------------------------------*- C++ -*-===//
+#ifndef TXC_TRANSFORMS_PASSES_H
+#define TXC_TRANSFORMS_PASSES_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::tx {
+
+#define GEN_PASS_DECL
+#include "txc/Transforms/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "txc/Transforms/Passes.h.inc"
+
+} // namespace mlir::tx
+
+#endif // TXC_TRANSFORMS_PASSES_H

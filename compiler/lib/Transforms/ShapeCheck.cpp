@@ -1,0 +1,73 @@
+//===- ShapeCheck.cpp - module-level shape consistency checks -------------===//
+//
+// The op verifiers check each op's shapes; this pass checks what no single op
+// sees: every symbolic dimension keeps one upper bound across the module, and
+// entries take and return tx tensors.
+//
+//===----------------------------------------------------------------------===//
+#include "txc/Transforms/Passes.h"
+
+#include "tx/Dialect/TxDialect.h"
+#include "tx/Dialect/TxShape.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
+
+namespace mlir::tx {
+#define GEN_PASS_DEF_SHAPECHECKPASS
+#include "txc/Transforms/Passes.h.inc"
+} // namespace mlir::tx
+
+using namespace mlir;
+using namespace mlir::tx;
+
+namespace {
+
+struct ShapeCheckPass : mlir::tx::impl::ShapeCheckPassBase<ShapeCheckPass> {
+  void runOnOperation() override {
+    llvm::StringMap<std::pair<int64_t, Location>> bounds;
+    bool ok = true;
+    auto checkType = [&](Type type, Location loc) {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      if (!tensor)
+        return;
+      for (const Dim &dim : getShape(tensor)) {
+        if (!dim.isSymbolic())
+          continue;
+        auto [it, inserted] =
+            bounds.try_emplace(dim.symbol.getValue(), dim.bound, loc);
+        if (!inserted && it->second.first != dim.bound) {
+          InFlightDiagnostic diag = emitError(loc)
+                                    << "symbolic dimension '"
+                                    << dim.symbol.getValue() << "' has bound "
+                                    << dim.bound << " here but bound "
+                                    << it->second.first << " elsewhere";
+          diag.attachNote(it->second.second) << "first bound here";
+          ok = false;
+        }
+      }
+    };
+    getOperation().walk([&](Operation *op) {
+      for (Type type : op->getResultTypes())
+        checkType(type, op->getLoc());
+      if (auto func = dyn_cast<func::FuncOp>(op)) {
+        if (!func->hasAttr("tx.entry"))
+          return;
+        for (Type type : func.getFunctionType().getInputs())
+          checkType(type, func.getLoc());
+        for (Type type : func.getFunctionType().getResults()) {
+          if (!isWellFormedTensor(type)) {
+            func.emitError("entry '")
+                << func.getSymName() << "' returns " << type
+                << ", not a tx tensor";
+            ok = false;
+          }
+        }
+      }
+    });
+    if (!ok)
+      signalPassFailure();
+  }
+};
+
+} // namespace

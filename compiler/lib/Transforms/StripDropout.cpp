@@ -1,0 +1,39 @@
+//===- StripDropout.cpp - dropout is the identity outside training --------===//
+//
+// Replaces tx.dropout by its input in entries that do not train, so that
+// inference entries carry no RNG work.
+//
+//===----------------------------------------------------------------------===//
+#include "txc/Transforms/Passes.h"
+
+#include "tx/Dialect/TxDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+namespace mlir::tx {
+#define GEN_PASS_DEF_STRIPDROPOUTPASS
+#include "txc/Transforms/Passes.h.inc"
+} // namespace mlir::tx
+
+using namespace mlir;
+using namespace mlir::tx;
+
+namespace {
+
+struct StripDropoutPass : mlir::tx::impl::StripDropoutPassBase<StripDropoutPass> {
+  using StripDropoutPassBase::StripDropoutPassBase;
+
+  void runOnOperation() override {
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      auto kind = func->getAttrOfType<StringAttr>("tx.entry");
+      if (!all && kind && kind.getValue() == "train")
+        continue;
+      func.walk([](DropoutOp dropout) {
+        dropout.getResult().replaceAllUsesWith(dropout.getInput());
+        dropout.erase();
+      });
+    }
+  }
+};
+
+} // namespace

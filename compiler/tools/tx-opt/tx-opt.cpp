@@ -1,0 +1,27 @@
+//===- tx-opt.cpp - mlir-opt for the tx dialect ---------------------------===//
+//
+// An mlir-opt-style driver with the tx dialect, func, and every txc pass
+// registered (plus MLIR's generic canonicalize/CSE). lit tests run IR through
+// it.
+//
+//===----------------------------------------------------------------------===//
+#include "tx/Dialect/TxDialect.h"
+#include "txc/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerSymbolDCEPass();
+  mlir::registerInlinerPass();
+  mlir::tx::registerTxcPasses();
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::tx::TxDialect, mlir::func::FuncDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "tx optimizer driver\n", registry));
+}

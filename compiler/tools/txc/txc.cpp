@@ -1,0 +1,263 @@
+//===- txc.cpp - the txc compiler driver ----------------------------------===//
+//
+// `txc FILE.tx [--emit=STAGE] [-o OUT] [-D name=value ...]`: parses a spec,
+// evaluates its config, generates tx IR and prints the requested stage. Spec
+// errors are printed as `file:line:col: error: ...` with the source line and
+// a caret, every error of the file in one run, and exit with code 1.
+//
+//===----------------------------------------------------------------------===//
+#include "tx/Dialect/TxDialect.h"
+#include "tx/Dialect/TxShape.h"
+#include "txc/Frontend/ConstEval.h"
+#include "txc/Frontend/Diagnostics.h"
+#include "txc/Frontend/MLIRGen.h"
+#include "txc/Frontend/Parser.h"
+#include "txc/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/MapVector.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <sstream>
+
+using namespace mlir;
+namespace cl = llvm::cl;
+
+namespace {
+
+enum class Stage { Ast, Tx, Fused, Grad, Planned, Llvm, Obj, Exe };
+
+cl::OptionCategory txcCategory("txc options");
+
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.tx>"),
+                               cl::Required, cl::cat(txcCategory));
+cl::opt<std::string> outputFile("o", cl::desc("Output file ('-' for stdout)"),
+                                cl::value_desc("file"), cl::init("-"),
+                                cl::cat(txcCategory));
+cl::opt<Stage> emit(
+    "emit", cl::desc("Stage to emit"), cl::init(Stage::Exe),
+    cl::values(
+        clEnumValN(Stage::Ast, "ast", "the parsed spec, re-printed"),
+        clEnumValN(Stage::Tx, "tx", "tx IR as written (unfused)"),
+        clEnumValN(Stage::Fused, "fused", "tx IR after the fusion passes"),
+        clEnumValN(Stage::Grad, "grad", "tx IR with backward and optimizer"),
+        clEnumValN(Stage::Planned, "planned", "buffers with arena offsets"),
+        clEnumValN(Stage::Llvm, "llvm", "LLVM IR"),
+        clEnumValN(Stage::Obj, "obj", "an object file and a C header"),
+        clEnumValN(Stage::Exe, "exe", "a native executable (default)")),
+    cl::cat(txcCategory));
+cl::list<std::string> defines("D", cl::Prefix,
+                              cl::desc("Override a config value"),
+                              cl::value_desc("name=value"),
+                              cl::cat(txcCategory));
+cl::opt<bool> listParams("list-params",
+                         cl::desc("List parameters (name, shape, "
+                                  "initializer) and their total count"),
+                         cl::cat(txcCategory));
+cl::opt<bool> summary("summary",
+                      cl::desc("Print a summary of the spec and of each "
+                               "compiler stage"),
+                      cl::cat(txcCategory));
+
+const char *stageName(Stage stage) {
+  switch (stage) {
+  case Stage::Ast: return "ast";
+  case Stage::Tx: return "tx";
+  case Stage::Fused: return "fused";
+  case Stage::Grad: return "grad";
+  case Stage::Planned: return "planned";
+  case Stage::Llvm: return "llvm";
+  case Stage::Obj: return "obj";
+  case Stage::Exe: return "exe";
+  }
+  return "?";
+}
+
+/// Stages that this build of txc can produce.
+bool isAvailable(Stage stage) {
+  return stage == Stage::Ast || stage == Stage::Tx;
+}
+
+std::string formatShape(ArrayRef<int64_t> shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+void printParams(ModuleOp module, llvm::raw_ostream &os) {
+  size_t width = 4;
+  for (auto param : module.getOps<tx::ParameterOp>())
+    width = std::max(width, param.getSymName().size());
+  int64_t total = 0, count = 0;
+  for (auto param : module.getOps<tx::ParameterOp>()) {
+    RankedTensorType type = param.getTensorType();
+    os << llvm::left_justify(param.getSymName(), width + 2)
+       << llvm::left_justify(formatShape(type.getShape()), 16)
+       << tx::stringifyInit(param.getInit()) << "\n";
+    total += type.getNumElements();
+    ++count;
+  }
+  os << "total: " << total << " parameters in " << count << " tensors ("
+     << llvm::format("%.1f", total * 4.0 / (1 << 20)) << " MiB f32)\n";
+}
+
+void printSummary(ModuleOp module, llvm::raw_ostream &os) {
+  os << "model    " << module.getSymName().value_or("<unnamed>") << " ("
+     << inputFile << ")\n";
+  if (auto config = module->getAttrOfType<DictionaryAttr>("tx.config")) {
+    os << "config  ";
+    for (NamedAttribute attr : config) {
+      os << " " << attr.getName().getValue() << "=";
+      if (auto i = dyn_cast<IntegerAttr>(attr.getValue()))
+        os << i.getInt();
+      else if (auto f = dyn_cast<FloatAttr>(attr.getValue()))
+        os << llvm::format("%g", f.getValueAsDouble());
+      else if (auto b = dyn_cast<BoolAttr>(attr.getValue()))
+        os << (b.getValue() ? "true" : "false");
+    }
+    os << "\n";
+  }
+  if (auto dims = module->getAttrOfType<DictionaryAttr>("tx.dims")) {
+    os << "dims    ";
+    for (NamedAttribute attr : dims)
+      os << " " << attr.getName().getValue()
+         << "<=" << cast<IntegerAttr>(attr.getValue()).getInt();
+    os << "\n";
+  }
+  int64_t total = 0, count = 0;
+  for (auto param : module.getOps<tx::ParameterOp>()) {
+    total += param.getTensorType().getNumElements();
+    ++count;
+  }
+  os << "params   " << total << " in " << count << " tensors\n";
+  for (auto func : module.getOps<func::FuncOp>()) {
+    os << "entry    " << func.getSymName() << "(";
+    for (unsigned i = 0; i < func.getNumArguments(); ++i) {
+      auto name = func.getArgAttrOfType<StringAttr>(i, "tx.name");
+      os << (i ? ", " : "") << (name ? name.getValue() : "?") << ": "
+         << tx::formatType(func.getArgument(i).getType());
+    }
+    os << ") ->";
+    for (unsigned i = 0; i < func.getNumResults(); ++i) {
+      auto name = func.getResultAttrOfType<StringAttr>(i, "tx.name");
+      os << (i ? ", " : " ") << (name ? name.getValue() : "?") << ": "
+         << tx::formatType(func.getFunctionType().getResult(i));
+    }
+    llvm::MapVector<StringRef, int> ops;
+    int numOps = 0;
+    func.walk([&](Operation *op) {
+      if (isa<tx::TxDialect>(op->getDialect())) {
+        ++ops[op->getName().stripDialect()];
+        ++numOps;
+      }
+    });
+    os << "\n         " << numOps << " tx ops:";
+    for (auto &[name, n] : ops)
+      os << " " << name << "=" << n;
+    os << "\n";
+  }
+  os << "stages  ";
+  for (Stage stage : {Stage::Tx, Stage::Fused, Stage::Grad, Stage::Planned,
+                      Stage::Llvm, Stage::Obj, Stage::Exe})
+    os << " " << stageName(stage) << ":"
+       << (isAvailable(stage) ? "ok" : "not-yet-available");
+  os << "\n";
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(txcCategory);
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "txc: compiles a Transformer spec (.tx) through the tx dialect\n\n"
+      "  txc model.tx --emit=tx          tx IR as written\n"
+      "  txc model.tx --list-params      parameter names, shapes, count\n"
+      "  txc model.tx -D d_model=128 ... override config values\n");
+
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
+  if (std::error_code error = buffer.getError()) {
+    llvm::errs() << "txc: error: cannot read '" << inputFile
+                 << "': " << error.message() << "\n";
+    return 1;
+  }
+  txc::SourceFile file(inputFile, (*buffer)->getBuffer().str());
+  txc::DiagnosticEngine diags(file);
+  auto reportAndExit = [&]() {
+    std::ostringstream os;
+    diags.print(os);
+    llvm::errs() << os.str();
+    llvm::errs() << diags.getNumErrors() << " error"
+                 << (diags.getNumErrors() == 1 ? "" : "s") << " generated.\n";
+    return 1;
+  };
+
+  std::unique_ptr<txc::ast::Module> ast = txc::parseSpec(file, diags);
+  if (diags.hasErrors())
+    return reportAndExit();
+
+  std::string errorMessage;
+  auto output = mlir::openOutputFile(outputFile, &errorMessage);
+  if (!output) {
+    llvm::errs() << "txc: error: " << errorMessage << "\n";
+    return 1;
+  }
+
+  if (emit == Stage::Ast && !listParams && !summary) {
+    output->os() << txc::ast::print(*ast);
+    output->keep();
+    return 0;
+  }
+
+  txc::ConfigEnv env = txc::evaluateConfig(*ast, defines, diags);
+  if (diags.hasErrors())
+    return reportAndExit();
+
+  MLIRContext context;
+  context.loadDialect<tx::TxDialect, func::FuncDialect>();
+  OwningOpRef<ModuleOp> module = txc::mlirGen(context, *ast, env, diags);
+  if (!module || diags.hasErrors())
+    return reportAndExit();
+
+  {
+    // Module-level checks; their diagnostics carry spec locations.
+    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+      llvm::errs() << diag.getLocation() << ": error: " << diag.str() << "\n";
+      return success();
+    });
+    PassManager pm(&context);
+    pm.addPass(tx::createShapeCheckPass());
+    if (failed(pm.run(*module)))
+      return 1;
+  }
+
+  if (listParams || summary) {
+    if (listParams)
+      printParams(*module, output->os());
+    if (summary)
+      printSummary(*module, output->os());
+    output->keep();
+    return 0;
+  }
+
+  if (!isAvailable(emit)) {
+    llvm::errs() << "txc: error: --emit=" << stageName(emit)
+                 << " is not yet available in this version of txc; "
+                    "available: --emit=ast, --emit=tx (see --help)\n";
+    return 1;
+  }
+  module->print(output->os());
+  output->keep();
+  return 0;
+}

@@ -1,0 +1,618 @@
+//===- TxOps.td - tx dialect operations ---------------------*- tablegen -*-===//
+//
+// Every op of DESIGN.md §5: the forward ops a spec is written in, and the
+// fused ops the fusion passes produce (attention, add_layer_norm, linear with
+// an epilogue). Result types are inferred (InferTypeOpAdaptor); the shape
+// rules are in each op's description and enforced by its inference/verifier.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TX_OPS_TD
+#define TX_OPS_TD
+
+include "tx/Dialect/TxDialect.td"
+include "tx/Dialect/TxAttrs.td"
+include "tx/Dialect/TxInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+class Tx_TensorOf<list<Type> elts, string what>
+    : Type<And<[RankedTensorOf<elts>.predicate,
+                CPred<"::mlir::tx::isWellFormedTensor($_self)">]>,
+           "ranked tensor of " # what # " (with #tx.dims for its dynamic dims)",
+           "::mlir::RankedTensorType">;
+
+def Tx_F32Tensor : Tx_TensorOf<[F32], "f32">;
+def Tx_IdTensor : Tx_TensorOf<[I32], "i32">;
+def Tx_MaskTensor : Tx_TensorOf<[I1], "i1">;
+def Tx_NumTensor : Tx_TensorOf<[F32, I32], "f32 or i32">;
+def Tx_AnyTensor : Tx_TensorOf<[F32, I32, I1], "f32, i32 or i1">;
+
+class Tx_InferOp<string mnemonic, list<Trait> traits = []>
+    : Tx_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor], traits)>;
+
+//===----------------------------------------------------------------------===//
+// Constants and parameters
+//===----------------------------------------------------------------------===//
+
+def Tx_ConstantOp : Tx_Op<"constant", [Pure, ConstantLike,
+    AllTypesMatch<["value", "result"]>]> {
+  let summary = "a constant tensor";
+  let description = [{
+    A tensor of static shape whose value is known at compile time. The result
+    type is the type of `value`.
+
+    ```mlir
+    %c = tx.constant dense<8.0> : tensor<f32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Tx_AnyTensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+  let builders = [OpBuilder<(ins "::mlir::ElementsAttr":$value), [{
+    build($_builder, $_state, value.getType(), value);
+  }]>];
+}
+
+def Tx_ParameterOp : Tx_Op<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "a trainable parameter of the model";
+  let description = [{
+    Declares a parameter at module level, named in PyTorch state_dict style,
+    with its (static) type and initializer. Entries read it with `tx.param`.
+
+    ```mlir
+    tx.parameter @"encoder.layers.0.self_attn.W_q.weight" : tensor<512x512xf32> {init = #tx.init<xavier_uniform>}
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<AnyRankedTensor>:$type,
+                       Tx_InitAttr:$init);
+  let assemblyFormat = "$sym_name `:` $type attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getTensorType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getType());
+    }
+  }];
+}
+
+def Tx_ParamOp : Tx_Op<"param", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "reads a parameter";
+  let description = [{
+    The value of the `tx.parameter` named by `name`; the result type must be
+    the parameter's type.
+
+    ```mlir
+    %w = tx.param @"decoder.final.weight" : tensor<8000x512xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Embeddings and masks
+//===----------------------------------------------------------------------===//
+
+def Tx_EmbeddingOp : Tx_InferOp<"embedding", [DifferentiableOpInterface]> {
+  let summary = "looks up token ids in an embedding table";
+  let description = [{
+    `result[i..., :] = table[ids[i...], :]`. `ids` is i32 of any rank,
+    `table` is f32 `[vocab, dim]`; the result is f32 `[ids..., dim]`.
+
+    ```mlir
+    %e = tx.embedding %ids, %table : (tensor<?x?xi32, #tx.dims<B: 64, S: 256>>, tensor<8000x512xf32>) -> tensor<?x?x512xf32, #tx.dims<B: 64, S: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_IdTensor:$ids, Tx_F32Tensor:$table);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$ids `,` $table attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_PositionalEncodingOp : Tx_InferOp<"positional_encoding"> {
+  let summary = "sinusoidal positional encodings";
+  let description = [{
+    For `x` of shape `[..., T, d]` (rank >= 2, `d` static and even), the
+    `[T, d]` table of the paper: `pe[p, 2i] = sin(p / 10000^(2i/d))`,
+    `pe[p, 2i+1] = cos(p / 10000^(2i/d))`. Add it to `x` (broadcasting).
+
+    ```mlir
+    %pe = tx.positional_encoding %x : (tensor<?x?x512xf32, #tx.dims<B: 64, S: 256>>) -> tensor<?x512xf32, #tx.dims<S: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_PaddingMaskOp : Tx_InferOp<"padding_mask"> {
+  let summary = "mask of non-padding key positions";
+  let description = [{
+    For i32 `ids` of shape `[B, S]`, the i1 mask `[B, 1, 1, S]` that is true
+    where `ids != pad` (the seeds' `(src != 0).unsqueeze(1).unsqueeze(2)`).
+
+    ```mlir
+    %m = tx.padding_mask %src {pad = 0 : i64} : (tensor<?x?xi32, #tx.dims<B: 64, S: 256>>) -> tensor<?x1x1x?xi1, #tx.dims<B: 64, S: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_IdTensor:$ids, DefaultValuedAttr<I64Attr, "0">:$pad);
+  let results = (outs Tx_MaskTensor:$result);
+  let assemblyFormat = "$ids attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_CausalMaskOp : Tx_InferOp<"causal_mask"> {
+  let summary = "lower-triangular mask over the last dimension of `ids`";
+  let description = [{
+    For `ids` of shape `[..., T]`, the i1 mask `[T, T]` that is true where
+    key position <= query position (the seeds' "nopeak" mask).
+
+    ```mlir
+    %c = tx.causal_mask %tgt : (tensor<?x?xi32, #tx.dims<B: 64, T: 256>>) -> tensor<?x?xi1, #tx.dims<T: 256, T: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_AnyTensor:$ids);
+  let results = (outs Tx_MaskTensor:$result);
+  let assemblyFormat = "$ids attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Element-wise ops (NumPy broadcasting)
+//===----------------------------------------------------------------------===//
+
+class Tx_BinaryOp<string mnemonic, string what>
+    : Tx_InferOp<mnemonic, [DifferentiableOpInterface]> {
+  let summary = "element-wise " # what # " with broadcasting";
+  let description = [{
+    Element-wise }] # what # [{ of two f32 tensors. Shapes broadcast like
+    NumPy (see the dialect description); the result has the broadcast shape.
+
+    ```mlir
+    %r = tx.}] # mnemonic # [{ %a, %b : (tensor<?x?x512xf32, #tx.dims<B: 64, S: 256>>, tensor<f32>) -> tensor<?x?x512xf32, #tx.dims<B: 64, S: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$lhs, Tx_F32Tensor:$rhs);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return inferBroadcastResult(loc, adaptor.getLhs().getType(),
+                                  adaptor.getRhs().getType(),
+                                  /*resultElement=*/nullptr, types);
+    }
+  }];
+}
+
+def Tx_AddOp : Tx_BinaryOp<"add", "sum">;
+def Tx_SubOp : Tx_BinaryOp<"sub", "difference">;
+def Tx_MulOp : Tx_BinaryOp<"mul", "product">;
+def Tx_DivOp : Tx_BinaryOp<"div", "quotient">;
+
+class Tx_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
+    : Tx_InferOp<mnemonic, !listconcat([DifferentiableOpInterface], traits)> {
+  let summary = what;
+  let arguments = (ins Tx_F32Tensor:$input);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      types.push_back(adaptor.getInput().getType());
+      return ::mlir::success();
+    }
+  }];
+}
+
+def Tx_NegOp : Tx_UnaryOp<"neg", "element-wise negation"> {
+  let description = [{
+    `-x`, element-wise; the result has the input's type.
+
+    ```mlir
+    %r = tx.neg %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+}
+
+def Tx_ReluOp : Tx_UnaryOp<"relu", "rectified linear unit"> {
+  let description = [{
+    `max(x, 0)`, element-wise; the result has the input's type.
+
+    ```mlir
+    %r = tx.relu %x : (tensor<?x2048xf32, #tx.dims<N: 4096>>) -> tensor<?x2048xf32, #tx.dims<N: 4096>>
+    ```
+  }];
+}
+
+def Tx_GeluOp : Tx_UnaryOp<"gelu", "Gaussian error linear unit"> {
+  let description = [{
+    `x * Φ(x)` (erf form), element-wise; the result has the input's type.
+
+    ```mlir
+    %r = tx.gelu %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+}
+
+def Tx_ScaleOp : Tx_InferOp<"scale", [DifferentiableOpInterface]> {
+  let summary = "multiplies by a compile-time constant";
+  let description = [{
+    `x * factor` for an f32 constant `factor`; the result has the input's
+    type.
+
+    ```mlir
+    %r = tx.scale %x {factor = 0.125 : f32} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input, F32Attr:$factor);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_CmpOp : Tx_InferOp<"cmp"> {
+  let summary = "element-wise comparison with broadcasting";
+  let description = [{
+    Compares two tensors of the same element type (f32 or i32) element-wise;
+    the result is an i1 tensor of the broadcast shape.
+
+    ```mlir
+    %m = tx.cmp ne, %ids, %pad : (tensor<?x?xi32, #tx.dims<B: 64, S: 256>>, tensor<i32>) -> tensor<?x?xi1, #tx.dims<B: 64, S: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_CmpPredicateAttr:$predicate, Tx_NumTensor:$lhs,
+                       Tx_NumTensor:$rhs);
+  let results = (outs Tx_MaskTensor:$result);
+  let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+class Tx_LogicalOp<string mnemonic, string what> : Tx_InferOp<mnemonic> {
+  let summary = "element-wise logical " # what # " of masks";
+  let description = [{
+    Logical }] # what # [{ of two i1 tensors with broadcasting (the seeds'
+    `tgt_pad_mask & look_ahead_mask`).
+
+    ```mlir
+    %m = tx.}] # mnemonic # [{ %pad, %causal : (tensor<?x1x1x?xi1, #tx.dims<B: 64, T: 256>>, tensor<?x?xi1, #tx.dims<T: 256, T: 256>>) -> tensor<?x1x?x?xi1, #tx.dims<B: 64, T: 256, T: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_MaskTensor:$lhs, Tx_MaskTensor:$rhs);
+  let results = (outs Tx_MaskTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return inferBroadcastResult(loc, adaptor.getLhs().getType(),
+                                  adaptor.getRhs().getType(),
+                                  /*resultElement=*/nullptr, types);
+    }
+  }];
+}
+
+def Tx_AndOp : Tx_LogicalOp<"and", "and">;
+def Tx_OrOp : Tx_LogicalOp<"or", "or">;
+
+def Tx_NotOp : Tx_InferOp<"not"> {
+  let summary = "element-wise logical not of a mask";
+  let description = [{
+    ```mlir
+    %r = tx.not %m : (tensor<?x1x1x?xi1, #tx.dims<B: 64, S: 256>>) -> tensor<?x1x1x?xi1, #tx.dims<B: 64, S: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_MaskTensor:$input);
+  let results = (outs Tx_MaskTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_MaskedFillOp : Tx_InferOp<"masked_fill", [DifferentiableOpInterface]> {
+  let summary = "replaces elements where a mask is true";
+  let description = [{
+    `result = mask ? value : input` (PyTorch `masked_fill`). The mask
+    broadcasts to the input's shape (it may not grow it); the result has the
+    input's type.
+
+    ```mlir
+    %s = tx.masked_fill %scores, %m {value = -1.0e+09 : f32} : (tensor<?x8x?x?xf32, #tx.dims<B: 64, T: 256, S: 256>>, tensor<?x1x1x?xi1, #tx.dims<B: 64, S: 256>>) -> tensor<?x8x?x?xf32, #tx.dims<B: 64, T: 256, S: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input, Tx_MaskTensor:$mask, F32Attr:$value);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $mask attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_DropoutOp : Tx_InferOp<"dropout", [DifferentiableOpInterface]> {
+  let summary = "inverted dropout (active only in training entries)";
+  let description = [{
+    Zeroes each element with probability `rate` and scales the rest by
+    `1 / (1 - rate)` in the `train` entry; the identity elsewhere. `rate` is
+    in [0, 1). The mask comes from a counter-based RNG keyed by seed, step and
+    this op, so backward regenerates it.
+
+    ```mlir
+    %r = tx.dropout %x {rate = 1.000000e-01 : f32} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input, F32Attr:$rate);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Contractions
+//===----------------------------------------------------------------------===//
+
+def Tx_MatmulOp : Tx_InferOp<"matmul", [DifferentiableOpInterface]> {
+  let summary = "batched matrix product";
+  let description = [{
+    `lhs [..., M, K] x rhs [..., K, N] -> [..., M, N]` (after transposing the
+    last two dimensions of an operand whose `transpose_lhs`/`transpose_rhs` is
+    set). Both operands have rank >= 2; their batch dimensions broadcast like
+    NumPy; the contracted dimensions must be equal.
+
+    ```mlir
+    %s = tx.matmul %q, %k {transpose_rhs} : (tensor<?x8x?x64xf32, #tx.dims<B: 64, T: 256>>, tensor<?x8x?x64xf32, #tx.dims<B: 64, S: 256>>) -> tensor<?x8x?x?xf32, #tx.dims<B: 64, T: 256, S: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$lhs, Tx_F32Tensor:$rhs,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_LinearOp : Tx_InferOp<"linear", [DifferentiableOpInterface,
+    AttrSizedOperandSegments]> {
+  let summary = "affine map with an optional epilogue";
+  let description = [{
+    `y = act(x · weightᵀ + bias) + residual` with PyTorch's layout: `x` is
+    `[..., in]`, `weight` is `[out, in]`, the optional `bias` is `[out]`, the
+    result is `[..., out]`. The epilogue — `activation` (none, relu, gelu)
+    and the optional `residual` (same type as the result) — maps to oneDNN
+    post-ops; tx-fuse-linear forms it from separate ops.
+
+    ```mlir
+    %h = tx.linear %x, %w1 bias %b1 {activation = #tx.activation<relu>} : (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<2048x512xf32>, tensor<2048xf32>) -> tensor<?x2048xf32, #tx.dims<N: 4096>>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input, Tx_F32Tensor:$weight,
+                       Optional<Tx_F32Tensor>:$bias,
+                       Optional<Tx_F32Tensor>:$residual,
+                       DefaultValuedAttr<Tx_ActivationAttr,
+                                         "::mlir::tx::Activation::none">:$activation);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`bias` $bias^)? (`residual` $residual^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization and softmax
+//===----------------------------------------------------------------------===//
+
+def Tx_SoftmaxOp : Tx_InferOp<"softmax", [DifferentiableOpInterface]> {
+  let summary = "softmax along one axis";
+  let description = [{
+    `exp(x - max) / sum(exp(x - max))` along `axis` (negative counts from the
+    end; default -1). The result has the input's type.
+
+    ```mlir
+    %p = tx.softmax %s {axis = -1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_LogSoftmaxOp : Tx_InferOp<"log_softmax", [DifferentiableOpInterface]> {
+  let summary = "log of softmax along one axis";
+  let description = [{
+    `x - max - log(sum(exp(x - max)))` along `axis` (default -1). The result
+    has the input's type.
+
+    ```mlir
+    %p = tx.log_softmax %s {axis = -1 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input, DefaultValuedAttr<I64Attr, "-1">:$axis);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_LayerNormOp : Tx_InferOp<"layer_norm", [DifferentiableOpInterface]> {
+  let summary = "layer normalization over the last dimension";
+  let description = [{
+    `(x - mean) / sqrt(var + epsilon) * weight + bias` over the last
+    dimension `d` of `x` (biased variance, as nn.LayerNorm). `weight` and
+    `bias` are `[d]`; `d` is static. The result has the input's type.
+
+    ```mlir
+    %y = tx.layer_norm %x, %g, %b {epsilon = 9.99999974E-6 : f32} : (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<512xf32>, tensor<512xf32>) -> tensor<?x512xf32, #tx.dims<N: 4096>>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input, Tx_F32Tensor:$weight,
+                       Tx_F32Tensor:$bias,
+                       DefaultValuedAttr<F32Attr, "1.0e-5f">:$epsilon);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+def Tx_ReshapeOp : Tx_Op<"reshape", [Pure, DifferentiableOpInterface]> {
+  let summary = "reinterprets a tensor with another shape";
+  let description = [{
+    Same elements in row-major order, another shape (the result type). The
+    element type is kept; static element counts must agree; symbolic
+    dimensions must appear in the result as in the input (same symbols, same
+    count), so the element counts agree for every binding of them.
+
+    ```mlir
+    %r = tx.reshape %x : (tensor<?x?x512xf32, #tx.dims<B: 64, S: 256>>) -> tensor<?x?x8x64xf32, #tx.dims<B: 64, S: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_AnyTensor:$input);
+  let results = (outs Tx_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Tx_TransposeOp : Tx_InferOp<"transpose", [DifferentiableOpInterface]> {
+  let summary = "permutes dimensions";
+  let description = [{
+    `result.shape[i] = input.shape[permutation[i]]`; `permutation` is a
+    permutation of `0 .. rank-1`.
+
+    ```mlir
+    %t = tx.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<?x8x?x64xf32, #tx.dims<B: 64, S: 256>>) -> tensor<?x8x64x?xf32, #tx.dims<B: 64, S: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_AnyTensor:$input, DenseI64ArrayAttr:$permutation);
+  let results = (outs Tx_AnyTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_SplitHeadsOp : Tx_InferOp<"split_heads", [DifferentiableOpInterface]> {
+  let summary = "splits the model dimension into heads";
+  let description = [{
+    `[B, T, d] -> [B, heads, T, d / heads]` (the seeds'
+    `x.view(B, T, h, d_k).transpose(1, 2)`); `d` is static and divisible by
+    `heads`.
+
+    ```mlir
+    %h = tx.split_heads %x {heads = 8 : i64} : (tensor<?x?x512xf32, #tx.dims<B: 64, S: 256>>) -> tensor<?x8x?x64xf32, #tx.dims<B: 64, S: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input, I64Attr:$heads);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_MergeHeadsOp : Tx_InferOp<"merge_heads", [DifferentiableOpInterface]> {
+  let summary = "concatenates heads back into the model dimension";
+  let description = [{
+    `[B, h, T, d_k] -> [B, T, h * d_k]` (the seeds'
+    `x.transpose(1, 2).contiguous().view(B, T, d_model)`); `h` and `d_k` are
+    static.
+
+    ```mlir
+    %m = tx.merge_heads %x : (tensor<?x8x?x64xf32, #tx.dims<B: 64, S: 256>>) -> tensor<?x?x512xf32, #tx.dims<B: 64, S: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions and the loss
+//===----------------------------------------------------------------------===//
+
+class Tx_ReduceOp<string mnemonic, string what>
+    : Tx_InferOp<mnemonic, [DifferentiableOpInterface]> {
+  let summary = what # " over axes";
+  let description = [{
+    The }] # what # [{ of `input` over the distinct `axes` (negative count
+    from the end). With `keepdim` the reduced dimensions stay as size 1,
+    otherwise they are dropped.
+
+    ```mlir
+    %s = tx.}] # mnemonic # [{ %x {axes = array<i64: -1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input, DenseI64ArrayAttr:$axes,
+                       UnitAttr:$keepdim);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *context, std::optional<::mlir::Location> loc,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return inferReduceResult(loc, adaptor.getInput().getType(),
+                               adaptor.getAxes(), adaptor.getKeepdim(), types);
+    }
+  }];
+}
+
+def Tx_ReduceSumOp : Tx_ReduceOp<"reduce_sum", "sum">;
+def Tx_ReduceMeanOp : Tx_ReduceOp<"reduce_mean", "mean">;
+
+def Tx_CrossEntropyOp : Tx_InferOp<"cross_entropy", [DifferentiableOpInterface]> {
+  let summary = "mean label-smoothed cross-entropy of logits against targets";
+  let description = [{
+    `logits` is f32 `[..., V]`, `targets` is i32 `[...]` (the same leading
+    dimensions). Per position: `(1 - ε)·(-log p[target]) + ε·mean_v(-log
+    p[v])` with `p = softmax(logits)` and `ε = label_smoothing` in [0, 1) —
+    PyTorch's `CrossEntropyLoss(ignore_index, label_smoothing)`. Positions whose
+    target is `ignore_index` are skipped; the result is the mean over the
+    others, an f32 scalar `tensor<f32>`.
+
+    ```mlir
+    %l = tx.cross_entropy %logits, %tgt {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : (tensor<?x?x8000xf32, #tx.dims<B: 64, T: 256>>, tensor<?x?xi32, #tx.dims<B: 64, T: 256>>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$logits, Tx_IdTensor:$targets,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$label_smoothing);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$logits `,` $targets attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Fused ops (produced by the fusion passes)
+//===----------------------------------------------------------------------===//
+
+def Tx_AttentionOp : Tx_InferOp<"attention", [DifferentiableOpInterface]> {
+  let summary = "fused scaled dot-product attention";
+  let description = [{
+    `softmax(mask(query · keyᵀ · scale)) · value` without materializing the
+    scores: `query` is `[..., Tq, dk]`, `key` `[..., Tk, dk]`, `value`
+    `[..., Tk, dv]` (equal leading dimensions), the result `[..., Tq, dv]`.
+    The optional i1 `mask` broadcasts to `[..., Tq, Tk]` and keeps positions
+    where it is true; `causal` also masks key > query. `dropout` is the rate
+    applied to the probabilities in training. Rows with no visible key give
+    zeros.
+
+    ```mlir
+    %o = tx.attention %q, %k, %v mask %m {scale = 1.250000e-01 : f32, causal} : (tensor<?x8x?x64xf32, #tx.dims<B: 64, T: 256>>, tensor<?x8x?x64xf32, #tx.dims<B: 64, T: 256>>, tensor<?x8x?x64xf32, #tx.dims<B: 64, T: 256>>, tensor<?x1x1x?xi1, #tx.dims<B: 64, T: 256>>) -> tensor<?x8x?x64xf32, #tx.dims<B: 64, T: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$query, Tx_F32Tensor:$key,
+                       Tx_F32Tensor:$value, Optional<Tx_MaskTensor>:$mask,
+                       F32Attr:$scale, UnitAttr:$causal,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$dropout);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+def Tx_AddLayerNormOp : Tx_InferOp<"add_layer_norm", [DifferentiableOpInterface]> {
+  let summary = "fused residual add and layer normalization";
+  let description = [{
+    `sum = lhs + rhs` (same shape, no broadcasting) and
+    `result = layer_norm(sum, weight, bias, epsilon)` in one pass; the second
+    result is the sum, for users that need it.
+
+    ```mlir
+    %y, %s = tx.add_layer_norm %x, %r, %g, %b {epsilon = 9.99999974E-6 : f32} : (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<512xf32>, tensor<512xf32>) -> (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<?x512xf32, #tx.dims<N: 4096>>)
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$lhs, Tx_F32Tensor:$rhs,
+                       Tx_F32Tensor:$weight, Tx_F32Tensor:$bias,
+                       DefaultValuedAttr<F32Attr, "1.0e-5f">:$epsilon);
+  let results = (outs Tx_F32Tensor:$result, Tx_F32Tensor:$sum);
+  let assemblyFormat = "$lhs `,` $rhs `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)";
+}
+
+#endif // TX_OPS_TD

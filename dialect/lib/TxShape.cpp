@@ -1,0 +1,119 @@
+//===- TxShape.cpp - shapes with symbolic dimensions ----------------------===//
+//
+// Conversions between tensor types and `Shape`, formatting for diagnostics,
+// and NumPy broadcasting over symbolic dimensions.
+//
+//===----------------------------------------------------------------------===//
+#include "tx/Dialect/TxShape.h"
+#include "tx/Dialect/TxDialect.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::tx;
+
+Shape mlir::tx::getShape(RankedTensorType type) {
+  Shape shape;
+  auto dims = dyn_cast_or_null<DimsAttr>(type.getEncoding());
+  unsigned nextSymbol = 0;
+  for (int64_t size : type.getShape()) {
+    if (!ShapedType::isDynamic(size)) {
+      shape.push_back(Dim::fixed(size));
+      continue;
+    }
+    if (dims && nextSymbol < dims.getSymbols().size()) {
+      shape.push_back(Dim::symbolic(dims.getSymbols()[nextSymbol],
+                                    dims.getBounds()[nextSymbol]));
+    } else {
+      // Not well-formed; callers verify first. Keep a placeholder symbol.
+      shape.push_back(
+          Dim::symbolic(StringAttr::get(type.getContext(), "?"), 1));
+    }
+    ++nextSymbol;
+  }
+  return shape;
+}
+
+RankedTensorType mlir::tx::getTensorType(ArrayRef<Dim> shape,
+                                         Type elementType) {
+  SmallVector<int64_t> sizes;
+  SmallVector<StringAttr> symbols;
+  SmallVector<int64_t> bounds;
+  for (const Dim &dim : shape) {
+    sizes.push_back(dim.size);
+    if (dim.isSymbolic()) {
+      symbols.push_back(dim.symbol);
+      bounds.push_back(dim.bound);
+    }
+  }
+  Attribute encoding;
+  if (!symbols.empty())
+    encoding = DimsAttr::get(elementType.getContext(), symbols, bounds);
+  return RankedTensorType::get(sizes, elementType, encoding);
+}
+
+std::string mlir::tx::formatShape(ArrayRef<Dim> shape) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "[";
+  llvm::interleaveComma(shape, os, [&](const Dim &dim) {
+    if (dim.isSymbolic())
+      os << dim.symbol.getValue();
+    else
+      os << dim.size;
+  });
+  os << "]";
+  return text;
+}
+
+std::string mlir::tx::formatType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << type;
+    return text;
+  }
+  Type element = tensor.getElementType();
+  std::string prefix = element.isF32()         ? "f32"
+                       : element.isInteger(32) ? "i32"
+                       : element.isInteger(1)  ? "bool"
+                                               : "?";
+  return prefix + formatShape(getShape(tensor));
+}
+
+bool mlir::tx::broadcastShapes(ArrayRef<Dim> lhs, ArrayRef<Dim> rhs,
+                               Shape &result, std::string &why) {
+  size_t rank = std::max(lhs.size(), rhs.size());
+  result.assign(rank, Dim::fixed(1));
+  for (size_t i = 0; i < rank; ++i) {
+    // Align at the last dimension.
+    const Dim *a = i < lhs.size() ? &lhs[lhs.size() - 1 - i] : nullptr;
+    const Dim *b = i < rhs.size() ? &rhs[rhs.size() - 1 - i] : nullptr;
+    Dim &out = result[rank - 1 - i];
+    if (!a || !b) {
+      out = a ? *a : *b;
+    } else if (*a == *b) {
+      out = *a;
+    } else if (!a->isSymbolic() && a->size == 1) {
+      out = *b;
+    } else if (!b->isSymbolic() && b->size == 1) {
+      out = *a;
+    } else {
+      llvm::raw_string_ostream os(why);
+      os << "shapes " << formatShape(lhs) << " and " << formatShape(rhs)
+         << " do not broadcast: dimension " << (rank - 1 - i) << " is "
+         << formatShape(*a).substr(1, formatShape(*a).size() - 2) << " vs "
+         << formatShape(*b).substr(1, formatShape(*b).size() - 2);
+      return false;
+    }
+  }
+  return true;
+}
+
+int64_t mlir::tx::upperBoundNumElements(ArrayRef<Dim> shape) {
+  int64_t count = 1;
+  for (const Dim &dim : shape)
+    count *= dim.upperBound();
+  return count;
+}

@@ -1,0 +1,109 @@
+//===- ConstEval.h - compile-time evaluation of spec expressions -*- C++ -*-===//
+//
+// Config values, dim bounds, `for` bounds and scalar arguments are evaluated
+// when the spec is compiled. The rules follow Python: int + int is an int,
+// `/` is true division (always a float), `//` floors, `%` takes the sign of
+// the divisor, `**` of ints is an int (a float for a negative exponent);
+// comparisons give bools, `&` `|` `!` take bools. Every failure (division by
+// zero, integer overflow, a bool used as a number, ...) is an error at the
+// sub-expression that caused it; evaluation never crashes.
+//
+// Builtin functions: sqrt, exp, log, min, max, abs, int (truncates), float,
+// pow.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXC_FRONTEND_CONSTEVAL_H
+#define TXC_FRONTEND_CONSTEVAL_H
+
+#include "txc/Frontend/AST.h"
+#include "txc/Frontend/Diagnostics.h"
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace txc {
+
+/// A compile-time value: an int, a float or a bool.
+struct ConstValue {
+  enum class Kind { Int, Float, Bool };
+  Kind kind = Kind::Int;
+  int64_t i = 0;
+  double f = 0;
+  bool b = false;
+
+  static ConstValue ofInt(int64_t value);
+  static ConstValue ofFloat(double value);
+  static ConstValue ofBool(bool value);
+
+  /// The value of an Int or a Float as a double (a Bool gives 0 or 1).
+  double asDouble() const;
+  /// True for Int and Float.
+  bool isNumber() const;
+  /// As a spec literal would write it: `512`, `0.1`, `2.0`, `1e-9`, `true`.
+  std::string str() const;
+  /// Same kind and same value.
+  bool operator==(const ConstValue &other) const;
+  bool operator!=(const ConstValue &other) const { return !(*this == other); }
+};
+
+using NameLookup =
+    std::function<std::optional<ConstValue>(const std::string &)>;
+
+/// Evaluates `e`; on failure reports an error at the offending sub-expression
+/// and returns nullopt. Names resolve through `lookup`; when lookup returns
+/// nullopt, reports "unknown name 'x'" with a closestMatch hint from
+/// `candidates`.
+std::optional<ConstValue> evaluateConst(const ast::Expr &e,
+                                        const NameLookup &lookup,
+                                        const std::vector<std::string> &candidates,
+                                        DiagnosticEngine &diags);
+
+/// The builtin functions a constant expression may call.
+const std::vector<std::string> &constBuiltinNames();
+
+/// The model name, config values and dims of a spec.
+struct ConfigEnv {
+  std::string modelName;
+  std::vector<std::pair<std::string, ConstValue>> config; // in order
+  struct Dim {
+    std::string name;
+    int64_t bound;
+    SourceLoc loc;
+  };
+  std::vector<Dim> dims;
+
+  /// The value of config item `name`; dims are not constants (nullopt).
+  std::optional<ConstValue> lookup(const std::string &name) const;
+  /// The dim called `name`, or null.
+  const Dim *findDim(const std::string &name) const;
+  /// Config names in order (candidates for closestMatch).
+  std::vector<std::string> configNames() const;
+};
+
+/// Evaluates every `model`, `config` and `dim` declaration in order.
+///
+/// `overrides` are the `-D name=value` flags of the command line, with or
+/// without the leading "-D" ("d_model=128" and "-D d_model=128" both work).
+/// Each value is parsed as a spec expression (`-D d_model=2*64`) that may use
+/// the config values defined before the item it replaces, and it replaces
+/// that item before later items are evaluated (so `config d_k = d_model /
+/// heads` sees an overridden d_model); when a name is given twice the last
+/// flag wins (with a warning). Problems with a flag are errors at line 0
+/// whose message starts with the flag: "-D d_modle=128: no config value named
+/// 'd_modle'" (hint: the closest config name).
+///
+/// Config names must be unique and may not also name a dim. Dim bounds must
+/// evaluate to positive integers (a float with an integral value is
+/// accepted). Items that fail to evaluate are left out of the result; later
+/// uses of them report nothing more.
+ConfigEnv evaluateConfig(const ast::Module &m,
+                         const std::vector<std::string> &overrides,
+                         DiagnosticEngine &diags);
+
+} // namespace txc
+
+#endif // TXC_FRONTEND_CONSTEVAL_H

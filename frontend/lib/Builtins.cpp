@@ -1,0 +1,396 @@
+//===- Builtins.cpp - the spec language's builtin functions ---------------===//
+//
+// One table of builtins: each names its parameters (tensor or compile-time
+// value, with defaults) and emits tx ops. Builtins that create parameters
+// (`linear`, `embedding`, `layer_norm`) name them under the call's `as` path.
+//
+//===----------------------------------------------------------------------===//
+#include "MLIRGenImpl.h"
+
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tx;
+using namespace txc;
+using namespace txc::detail;
+
+namespace {
+
+ConstValue I(int64_t v) { return ConstValue::ofInt(v); }
+ConstValue F(double v) { return ConstValue::ofFloat(v); }
+ConstValue B(bool v) { return ConstValue::ofBool(v); }
+
+NamedAttribute f32Attr(MLIRGenImpl &gen, StringRef name, double value) {
+  return gen.getBuilder().getNamedAttr(
+      name, gen.getBuilder().getF32FloatAttr(static_cast<float>(value)));
+}
+NamedAttribute i64Attr(MLIRGenImpl &gen, StringRef name, int64_t value) {
+  return gen.getBuilder().getNamedAttr(
+      name, gen.getBuilder().getI64IntegerAttr(value));
+}
+
+int64_t rankOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getRank();
+}
+
+/// Checks `axis` against the rank of `value`; returns it normalized.
+std::optional<int64_t> checkAxis(MLIRGenImpl &gen, SourceLoc loc, Value value,
+                                 int64_t axis) {
+  int64_t rank = rankOf(value);
+  int64_t normalized = axis < 0 ? axis + rank : axis;
+  if (normalized < 0 || normalized >= rank) {
+    gen.getDiags().error(loc, "axis " + std::to_string(axis) +
+                                  " is out of range for " +
+                                  formatType(value.getType()));
+    return std::nullopt;
+  }
+  return normalized;
+}
+
+//===----------------------------------------------------------------------===//
+// Layers with parameters
+//===----------------------------------------------------------------------===//
+
+Val genLinear(MLIRGenImpl &gen, const ast::CallExpr &call,
+              const BoundArgs &args) {
+  Value x = args.tensor(0);
+  int64_t out = args.integer(1);
+  if (out <= 0) {
+    gen.getDiags().error(args.locs[1], "linear out_features must be positive, got " +
+                                           std::to_string(out));
+    return {};
+  }
+  std::optional<int64_t> in = gen.staticDim(call.getLoc(), x, -1, "linear");
+  if (!in)
+    return {};
+  Value weight = gen.getParameter(call, "weight", {out, *in},
+                                  Init::xavier_uniform);
+  if (!weight)
+    return {};
+  SmallVector<Value> operands = {x, weight};
+  bool hasBias = args.flag(2);
+  if (hasBias) {
+    Value bias = gen.getParameter(call, "bias", {out}, Init::zeros);
+    if (!bias)
+      return {};
+    operands.push_back(bias);
+  }
+  OpBuilder &b = gen.getBuilder();
+  return gen.createValue<LinearOp>(
+      call.getLoc(), operands,
+      {b.getNamedAttr("operandSegmentSizes",
+                      b.getDenseI32ArrayAttr({1, 1, hasBias ? 1 : 0, 0}))});
+}
+
+Val genEmbedding(MLIRGenImpl &gen, const ast::CallExpr &call,
+                 const BoundArgs &args) {
+  Value ids = args.tensor(0);
+  int64_t vocab = args.integer(1), dim = args.integer(2);
+  if (vocab <= 0 || dim <= 0) {
+    gen.getDiags().error(call.getLoc(),
+                         "embedding vocab and dim must be positive, got " +
+                             std::to_string(vocab) + " and " +
+                             std::to_string(dim));
+    return {};
+  }
+  if (!cast<RankedTensorType>(ids.getType()).getElementType().isInteger(32)) {
+    gen.getDiags().error(args.locs[0], "embedding ids must be i32, got " +
+                                           formatType(ids.getType()));
+    return {};
+  }
+  Value table =
+      gen.getParameter(call, "weight", {vocab, dim}, Init::xavier_uniform);
+  if (!table)
+    return {};
+  return gen.createValue<EmbeddingOp>(call.getLoc(), {ids, table});
+}
+
+Val genLayerNorm(MLIRGenImpl &gen, const ast::CallExpr &call,
+                 const BoundArgs &args) {
+  Value x = args.tensor(0);
+  double eps = args.number(1);
+  if (!(eps > 0)) {
+    gen.getDiags().error(args.locs[1], "layer_norm eps must be positive");
+    return {};
+  }
+  std::optional<int64_t> d = gen.staticDim(call.getLoc(), x, -1, "layer_norm");
+  if (!d)
+    return {};
+  Value weight = gen.getParameter(call, "weight", {*d}, Init::ones);
+  Value bias = weight ? gen.getParameter(call, "bias", {*d}, Init::zeros)
+                      : Value();
+  if (!bias)
+    return {};
+  return gen.createValue<LayerNormOp>(call.getLoc(), {x, weight, bias},
+                                      {f32Attr(gen, "epsilon", eps)});
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor ops
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+Val genUnary(MLIRGenImpl &gen, const ast::CallExpr &call,
+             const BoundArgs &args) {
+  return gen.createValue<OpTy>(call.getLoc(), args.tensor(0));
+}
+
+Val genMatmul(MLIRGenImpl &gen, const ast::CallExpr &call,
+              const BoundArgs &args) {
+  return gen.createValue<MatmulOp>(call.getLoc(),
+                                   {args.tensor(0), args.tensor(1)});
+}
+
+Val genTranspose(MLIRGenImpl &gen, const ast::CallExpr &call,
+                 const BoundArgs &args) {
+  Value x = args.tensor(0);
+  int64_t rank = rankOf(x);
+  if (rank < 2) {
+    gen.getDiags().error(call.getLoc(), "transpose needs rank >= 2, got " +
+                                            formatType(x.getType()));
+    return {};
+  }
+  std::optional<int64_t> d0 = checkAxis(gen, args.locs[1], x, args.integer(1));
+  std::optional<int64_t> d1 = checkAxis(gen, args.locs[2], x, args.integer(2));
+  if (!d0 || !d1)
+    return {};
+  SmallVector<int64_t> permutation(rank);
+  for (int64_t i = 0; i < rank; ++i)
+    permutation[i] = i;
+  std::swap(permutation[*d0], permutation[*d1]);
+  return gen.createValue<TransposeOp>(
+      call.getLoc(), x,
+      {gen.getBuilder().getNamedAttr(
+          "permutation", gen.getBuilder().getDenseI64ArrayAttr(permutation))});
+}
+
+Val genReshape(MLIRGenImpl &gen, const ast::CallExpr &call,
+               const BoundArgs &args) {
+  Value x = args.tensor(0);
+  Shape shape;
+  for (size_t i = 0; i < args.rest.size(); ++i) {
+    // Dimensions were evaluated as values; a symbolic dim is re-resolved from
+    // the source so `reshape(x, B, S, 8, 64)` works.
+    const ast::Expr &expr = *call.args[i + 1].value;
+    std::optional<Dim> dim = gen.resolveDim(expr, nullptr);
+    if (!dim)
+      return {};
+    shape.push_back(*dim);
+  }
+  if (shape.empty()) {
+    gen.getDiags().error(call.getLoc(), "reshape needs the new dimensions",
+                         "e.g. `reshape(x, B, S, heads, d_k)`");
+    return {};
+  }
+  auto type = getTensorType(
+      shape, cast<RankedTensorType>(x.getType()).getElementType());
+  auto op = gen.getBuilder().create<ReshapeOp>(gen.getLoc(call.getLoc()),
+                                               type, x);
+  if (failed(op.verify())) {
+    op.erase();
+    return {};
+  }
+  return Val::of(op.getResult());
+}
+
+Val genSplitHeads(MLIRGenImpl &gen, const ast::CallExpr &call,
+                  const BoundArgs &args) {
+  return gen.createValue<SplitHeadsOp>(call.getLoc(), args.tensor(0),
+                                       {i64Attr(gen, "heads", args.integer(1))});
+}
+
+Val genMergeHeads(MLIRGenImpl &gen, const ast::CallExpr &call,
+                  const BoundArgs &args) {
+  return gen.createValue<MergeHeadsOp>(call.getLoc(), args.tensor(0));
+}
+
+template <typename OpTy>
+Val genSoftmaxLike(MLIRGenImpl &gen, const ast::CallExpr &call,
+                   const BoundArgs &args) {
+  return gen.createValue<OpTy>(call.getLoc(), args.tensor(0),
+                               {i64Attr(gen, "axis", args.integer(1))});
+}
+
+Val genDropout(MLIRGenImpl &gen, const ast::CallExpr &call,
+               const BoundArgs &args) {
+  return gen.createValue<DropoutOp>(call.getLoc(), args.tensor(0),
+                                    {f32Attr(gen, "rate", args.number(1))});
+}
+
+Val genScale(MLIRGenImpl &gen, const ast::CallExpr &call,
+             const BoundArgs &args) {
+  return gen.createValue<ScaleOp>(call.getLoc(), args.tensor(0),
+                                  {f32Attr(gen, "factor", args.number(1))});
+}
+
+Val genMaskedFill(MLIRGenImpl &gen, const ast::CallExpr &call,
+                  const BoundArgs &args) {
+  return gen.createValue<MaskedFillOp>(call.getLoc(),
+                                       {args.tensor(0), args.tensor(1)},
+                                       {f32Attr(gen, "value", args.number(2))});
+}
+
+Val genPaddingMask(MLIRGenImpl &gen, const ast::CallExpr &call,
+                   const BoundArgs &args) {
+  return gen.createValue<PaddingMaskOp>(call.getLoc(), args.tensor(0),
+                                        {i64Attr(gen, "pad", args.integer(1))});
+}
+
+Val genCausalMask(MLIRGenImpl &gen, const ast::CallExpr &call,
+                  const BoundArgs &args) {
+  return gen.createValue<CausalMaskOp>(call.getLoc(), args.tensor(0));
+}
+
+Val genPositionalEncoding(MLIRGenImpl &gen, const ast::CallExpr &call,
+                          const BoundArgs &args) {
+  return gen.createValue<PositionalEncodingOp>(call.getLoc(), args.tensor(0));
+}
+
+template <typename OpTy>
+Val genReduce(MLIRGenImpl &gen, const ast::CallExpr &call,
+              const BoundArgs &args) {
+  SmallVector<NamedAttribute> attrs = {gen.getBuilder().getNamedAttr(
+      "axes", gen.getBuilder().getDenseI64ArrayAttr({args.integer(1)}))};
+  if (args.flag(2))
+    attrs.push_back(
+        gen.getBuilder().getNamedAttr("keepdim", gen.getBuilder().getUnitAttr()));
+  return gen.createValue<OpTy>(call.getLoc(), args.tensor(0), attrs);
+}
+
+Val genCrossEntropy(MLIRGenImpl &gen, const ast::CallExpr &call,
+                    const BoundArgs &args) {
+  return gen.createValue<CrossEntropyOp>(
+      call.getLoc(), {args.tensor(0), args.tensor(1)},
+      {i64Attr(gen, "ignore_index", args.integer(2)),
+       f32Attr(gen, "label_smoothing", args.number(3))});
+}
+
+Val genAttention(MLIRGenImpl &gen, const ast::CallExpr &call,
+                 const BoundArgs &args) {
+  Value q = args.tensor(0);
+  double scale = args.number(4);
+  if (scale == 0) { // default: 1 / sqrt(d_k)
+    std::optional<int64_t> dk = gen.staticDim(call.getLoc(), q, -1, "attention");
+    if (!dk)
+      return {};
+    scale = 1.0 / std::sqrt(static_cast<double>(*dk));
+  }
+  SmallVector<Value> operands = {q, args.tensor(1), args.tensor(2)};
+  bool hasMask = args.values[3].isTensor();
+  if (hasMask)
+    operands.push_back(args.tensor(3));
+  OpBuilder &b = gen.getBuilder();
+  SmallVector<NamedAttribute> attrs = {f32Attr(gen, "scale", scale),
+                                       f32Attr(gen, "dropout", args.number(6))};
+  if (args.flag(5))
+    attrs.push_back(b.getNamedAttr("causal", b.getUnitAttr()));
+  return gen.createValue<AttentionOp>(call.getLoc(), operands, attrs);
+}
+
+//===----------------------------------------------------------------------===//
+// The table
+//===----------------------------------------------------------------------===//
+
+const std::vector<Builtin> &builtins() {
+  static const std::vector<Builtin> table = {
+      {"linear",
+       {{"x", ArgKind::Tensor, {}},
+        {"out_features", ArgKind::Int, {}},
+        {"bias", ArgKind::Bool, B(true)}},
+       genLinear, /*createsParameters=*/true},
+      {"embedding",
+       {{"ids", ArgKind::Tensor, {}},
+        {"vocab", ArgKind::Int, {}},
+        {"dim", ArgKind::Int, {}}},
+       genEmbedding, true},
+      {"layer_norm",
+       {{"x", ArgKind::Tensor, {}}, {"eps", ArgKind::Number, F(1e-5)}},
+       genLayerNorm, true},
+      {"positional_encoding", {{"x", ArgKind::Tensor, {}}},
+       genPositionalEncoding},
+      {"matmul", {{"a", ArgKind::Tensor, {}}, {"b", ArgKind::Tensor, {}}},
+       genMatmul},
+      {"transpose",
+       {{"x", ArgKind::Tensor, {}},
+        {"dim0", ArgKind::Int, I(-2)},
+        {"dim1", ArgKind::Int, I(-1)}},
+       genTranspose},
+      {"reshape", {{"x", ArgKind::Tensor, {}}}, genReshape, false,
+       /*variadic=*/true},
+      {"split_heads",
+       {{"x", ArgKind::Tensor, {}}, {"heads", ArgKind::Int, {}}},
+       genSplitHeads},
+      {"merge_heads", {{"x", ArgKind::Tensor, {}}}, genMergeHeads},
+      {"softmax", {{"x", ArgKind::Tensor, {}}, {"axis", ArgKind::Int, I(-1)}},
+       genSoftmaxLike<SoftmaxOp>},
+      {"log_softmax",
+       {{"x", ArgKind::Tensor, {}}, {"axis", ArgKind::Int, I(-1)}},
+       genSoftmaxLike<LogSoftmaxOp>},
+      {"relu", {{"x", ArgKind::Tensor, {}}}, genUnary<ReluOp>},
+      {"gelu", {{"x", ArgKind::Tensor, {}}}, genUnary<GeluOp>},
+      {"dropout", {{"x", ArgKind::Tensor, {}}, {"rate", ArgKind::Number, {}}},
+       genDropout},
+      {"scale", {{"x", ArgKind::Tensor, {}}, {"factor", ArgKind::Number, {}}},
+       genScale},
+      {"masked_fill",
+       {{"x", ArgKind::Tensor, {}},
+        {"mask", ArgKind::Tensor, {}},
+        {"value", ArgKind::Number, {}}},
+       genMaskedFill},
+      {"padding_mask",
+       {{"ids", ArgKind::Tensor, {}}, {"pad", ArgKind::Int, I(0)}},
+       genPaddingMask},
+      {"causal_mask", {{"ids", ArgKind::Tensor, {}}}, genCausalMask},
+      {"reduce_sum",
+       {{"x", ArgKind::Tensor, {}},
+        {"axis", ArgKind::Int, I(-1)},
+        {"keepdim", ArgKind::Bool, B(false)}},
+       genReduce<ReduceSumOp>},
+      {"reduce_mean",
+       {{"x", ArgKind::Tensor, {}},
+        {"axis", ArgKind::Int, I(-1)},
+        {"keepdim", ArgKind::Bool, B(false)}},
+       genReduce<ReduceMeanOp>},
+      {"cross_entropy",
+       {{"logits", ArgKind::Tensor, {}},
+        {"targets", ArgKind::Tensor, {}},
+        {"ignore_index", ArgKind::Int, I(-100)},
+        {"label_smoothing", ArgKind::Number, F(0.0)}},
+       genCrossEntropy},
+      {"attention",
+       {{"q", ArgKind::Tensor, {}},
+        {"k", ArgKind::Tensor, {}},
+        {"v", ArgKind::Tensor, {}},
+        {"mask", ArgKind::Tensor, B(false)},
+        {"scale", ArgKind::Number, F(0.0)},
+        {"causal", ArgKind::Bool, B(false)},
+        {"dropout", ArgKind::Number, F(0.0)}},
+       genAttention},
+  };
+  return table;
+}
+
+} // namespace
+
+const Builtin *txc::detail::lookupBuiltin(llvm::StringRef name) {
+  for (const Builtin &builtin : builtins())
+    if (name == builtin.name)
+      return &builtin;
+  return nullptr;
+}
+
+std::vector<std::string> txc::detail::builtinNames() {
+  std::vector<std::string> names;
+  for (const Builtin &builtin : builtins())
+    names.push_back(builtin.name);
+  return names;
+}
+
+bool txc::detail::isConstFunction(llvm::StringRef name) {
+  return llvm::StringSwitch<bool>(name)
+      .Cases("sqrt", "exp", "log", "min", "max", true)
+      .Cases("abs", "int", "float", "pow", true)
+      .Default(false);
+}

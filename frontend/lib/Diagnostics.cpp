@@ -1,0 +1,172 @@
+//===- Diagnostics.cpp - spec-language diagnostics ------------------------===//
+//
+// Source files, the diagnostic engine and its clang-style output:
+//
+//   file.tx:3:17: error: unknown name 'd_modl'
+//     x = linear(x, d_modl) as W_q
+//                   ^
+//   hint: did you mean 'd_model'?
+//
+// A diagnostic at line 0 (e.g. about a `-D` flag) has no place in the file
+// and prints as `error: message` without a source line.
+//
+//===----------------------------------------------------------------------===//
+
+#include "txc/Frontend/Diagnostics.h"
+
+#include <algorithm>
+
+namespace txc {
+
+//===----------------------------------------------------------------------===//
+// SourceFile
+//===----------------------------------------------------------------------===//
+
+SourceFile::SourceFile(std::string name, std::string text)
+    : name(std::move(name)), text(std::move(text)) {
+  lineStarts.push_back(0);
+  for (size_t i = 0; i < this->text.size(); ++i)
+    if (this->text[i] == '\n')
+      lineStarts.push_back(i + 1);
+}
+
+std::string SourceFile::getLine(uint32_t line) const {
+  if (line == 0 || line > lineStarts.size())
+    return "";
+  size_t begin = lineStarts[line - 1];
+  size_t end = text.find('\n', begin);
+  if (end == std::string::npos)
+    end = text.size();
+  if (end > begin && text[end - 1] == '\r')
+    --end;
+  return text.substr(begin, end - begin);
+}
+
+//===----------------------------------------------------------------------===//
+// DiagnosticEngine
+//===----------------------------------------------------------------------===//
+
+void DiagnosticEngine::error(SourceLoc loc, std::string message,
+                             std::string hint) {
+  diags.push_back({Severity::Error, loc, std::move(message), std::move(hint)});
+  ++numErrors;
+}
+
+void DiagnosticEngine::warning(SourceLoc loc, std::string message,
+                               std::string hint) {
+  diags.push_back(
+      {Severity::Warning, loc, std::move(message), std::move(hint)});
+}
+
+void DiagnosticEngine::note(SourceLoc loc, std::string message) {
+  diags.push_back({Severity::Note, loc, std::move(message), ""});
+}
+
+namespace {
+
+const char *severityName(Severity severity) {
+  switch (severity) {
+  case Severity::Error:
+    return "error";
+  case Severity::Warning:
+    return "warning";
+  case Severity::Note:
+    return "note";
+  }
+  return "error";
+}
+
+/// The line under `sourceLine` with a '^' at byte column `col`. Tabs are
+/// copied so the caret lines up however the terminal expands them, and UTF-8
+/// continuation bytes take no room.
+std::string caretLine(const std::string &sourceLine, uint32_t col) {
+  std::string caret;
+  for (size_t i = 0; i + 1 < col; ++i) {
+    if (i < sourceLine.size()) {
+      unsigned char c = static_cast<unsigned char>(sourceLine[i]);
+      if ((c & 0xC0) == 0x80)
+        continue;
+      caret += c == '\t' ? '\t' : ' ';
+    } else {
+      caret += ' ';
+    }
+  }
+  caret += '^';
+  return caret;
+}
+
+} // namespace
+
+std::string DiagnosticEngine::format(const Diagnostic &diag) const {
+  std::string out;
+  if (diag.loc.line == 0) {
+    out += std::string(severityName(diag.severity)) + ": " + diag.message +
+           "\n";
+  } else {
+    uint32_t col = std::max<uint32_t>(diag.loc.col, 1);
+    out += file.getName() + ":" + std::to_string(diag.loc.line) + ":" +
+           std::to_string(col) + ": " + severityName(diag.severity) + ": " +
+           diag.message + "\n";
+    std::string sourceLine = file.getLine(diag.loc.line);
+    out += sourceLine + "\n";
+    out += caretLine(sourceLine, col) + "\n";
+  }
+  if (!diag.hint.empty())
+    out += "hint: " + diag.hint + "\n";
+  return out;
+}
+
+void DiagnosticEngine::print(std::ostream &os) const {
+  for (const Diagnostic &diag : diags)
+    os << format(diag);
+}
+
+//===----------------------------------------------------------------------===//
+// closestMatch
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+size_t editDistance(const std::string &a, const std::string &b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
+      row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+} // namespace
+
+std::string closestMatch(const std::string &name,
+                         const std::vector<std::string> &candidates) {
+  size_t limit = std::max<size_t>(1, name.size() / 3);
+  std::string best;
+  size_t bestDistance = limit + 1;
+  for (const std::string &candidate : candidates) {
+    if (candidate == name)
+      continue;
+    // The distance is at least the difference in length: skip the work.
+    size_t lengthGap = candidate.size() > name.size()
+                           ? candidate.size() - name.size()
+                           : name.size() - candidate.size();
+    if (lengthGap >= bestDistance)
+      continue;
+    size_t distance = editDistance(name, candidate);
+    if (distance < bestDistance) {
+      bestDistance = distance;
+      best = candidate;
+    }
+  }
+  return best;
+}
+
+} // namespace txc

@@ -1,0 +1,1125 @@
+//===- MLIRGen.cpp - spec AST to the tx dialect ---------------------------===//
+//
+// Walks the AST of a spec and emits tx IR: entries become functions, `def`s
+// are inlined at each call under their `as` scope, parameters are declared
+// once by name, compile-time expressions are folded, and every tensor op gets
+// its result type from the dialect's inference. Errors are reported at the
+// spec location and generation continues with the next statement.
+//
+//===----------------------------------------------------------------------===//
+#include "MLIRGenImpl.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tx;
+using namespace txc;
+using namespace txc::detail;
+
+int64_t BoundArgs::integer(size_t i) const {
+  const ConstValue &value = *values[i].constant;
+  return value.kind == ConstValue::Kind::Int
+             ? value.i
+             : static_cast<int64_t>(value.asDouble());
+}
+
+MLIRGenImpl::MLIRGenImpl(MLIRContext &context, const ast::Module &module,
+                         const ConfigEnv &env, DiagnosticEngine &diags)
+    : context(context), ast(module), env(env), diags(diags),
+      builder(&context) {
+  fileName = StringAttr::get(&context, diags.getFile().getName());
+}
+
+Location MLIRGenImpl::getLoc(SourceLoc loc) {
+  return FileLineColLoc::get(fileName, loc.line, loc.col);
+}
+
+//===----------------------------------------------------------------------===//
+// Module
+//===----------------------------------------------------------------------===//
+
+OwningOpRef<ModuleOp> MLIRGenImpl::generate() {
+  // MLIR diagnostics (shape inference, verification) become spec diagnostics.
+  ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
+    SourceLoc loc;
+    if (auto fileLoc = diag.getLocation()->findInstanceOf<FileLineColLoc>())
+      loc = {fileLoc.getLine(), fileLoc.getColumn()};
+    switch (diag.getSeverity()) {
+    case DiagnosticSeverity::Error:
+      diags.error(loc, diag.str());
+      break;
+    case DiagnosticSeverity::Warning:
+      diags.warning(loc, diag.str());
+      break;
+    default:
+      diags.note(loc, diag.str());
+      break;
+    }
+    for (mlir::Diagnostic &note : diag.getNotes()) {
+      SourceLoc noteLoc;
+      if (auto fileLoc = note.getLocation()->findInstanceOf<FileLineColLoc>())
+        noteLoc = {fileLoc.getLine(), fileLoc.getColumn()};
+      diags.note(noteLoc, note.str());
+    }
+    return success();
+  });
+
+  std::optional<StringRef> name;
+  if (!env.modelName.empty())
+    name = env.modelName;
+  OwningOpRef<ModuleOp> owned(ModuleOp::create(getLoc({1, 1}), name));
+  module = *owned;
+  for (const ConfigEnv::Dim &dim : env.dims)
+    dims[dim.name] = &dim;
+
+  bool sawEntry = false;
+  for (const ast::DeclPtr &decl : ast.decls) {
+    if (auto *def = llvm::dyn_cast<ast::DefDecl>(decl.get())) {
+      if (lookupBuiltin(def->name) || isConstFunction(def->name))
+        diags.error(def->getLoc(),
+                    "def '" + def->name + "' shadows the builtin of that name",
+                    "rename it");
+      else
+        defs[def->name] = def;
+    }
+  }
+  for (const ast::DeclPtr &decl : ast.decls) {
+    if (auto *entry = llvm::dyn_cast<ast::EntryDecl>(decl.get())) {
+      declareEntry(*entry);
+      sawEntry = true;
+    } else if (auto *opt = llvm::dyn_cast<ast::OptimizerDecl>(decl.get())) {
+      declareOptimizer(*opt);
+    }
+  }
+  if (!sawEntry && !diags.hasErrors())
+    diags.error({1, 1}, "the spec declares no entry",
+                "add one, e.g. `entry encode(src: i32[B, S]) -> memory { ... }`");
+
+  emitParameters();
+  setModuleAttributes();
+  if (diags.hasErrors())
+    return nullptr;
+  if (failed(verify(module)))
+    return nullptr;
+  return owned;
+}
+
+void MLIRGenImpl::emitParameters() {
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToStart(module.getBody());
+  for (const ParamInfo &param : params) {
+    auto type = RankedTensorType::get(param.shape, builder.getF32Type());
+    builder.create<ParameterOp>(
+        getLoc(param.loc), TypeRange{}, ValueRange{},
+        ArrayRef<NamedAttribute>{
+            builder.getNamedAttr(SymbolTable::getSymbolAttrName(),
+                                 builder.getStringAttr(param.name)),
+            builder.getNamedAttr("type", TypeAttr::get(type)),
+            builder.getNamedAttr("init", InitAttr::get(&context, param.init))});
+  }
+}
+
+void MLIRGenImpl::setModuleAttributes() {
+  SmallVector<NamedAttribute> config, bounds;
+  for (const auto &[name, value] : env.config) {
+    Attribute attr;
+    switch (value.kind) {
+    case ConstValue::Kind::Int:
+      attr = builder.getI64IntegerAttr(value.i);
+      break;
+    case ConstValue::Kind::Float:
+      attr = builder.getF64FloatAttr(value.f);
+      break;
+    case ConstValue::Kind::Bool:
+      attr = builder.getBoolAttr(value.b);
+      break;
+    }
+    config.push_back(builder.getNamedAttr(name, attr));
+  }
+  for (const ConfigEnv::Dim &dim : env.dims)
+    bounds.push_back(
+        builder.getNamedAttr(dim.name, builder.getI64IntegerAttr(dim.bound)));
+  module->setAttr("tx.config", builder.getDictionaryAttr(config));
+  module->setAttr("tx.dims", builder.getDictionaryAttr(bounds));
+  if (optimizer)
+    module->setAttr("tx.optimizer", optimizer);
+}
+
+//===----------------------------------------------------------------------===//
+// Entries
+//===----------------------------------------------------------------------===//
+
+void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
+  SmallVector<Type> argTypes;
+  bool ok = true;
+  for (const ast::Param &param : entry.params) {
+    if (!param.type) {
+      diags.error(param.loc,
+                  "entry parameter '" + param.name + "' needs a type",
+                  "write e.g. `" + param.name + ": i32[B, S]`");
+      ok = false;
+      continue;
+    }
+    std::optional<RankedTensorType> type = resolveType(*param.type, nullptr);
+    if (!type) {
+      ok = false;
+      continue;
+    }
+    argTypes.push_back(*type);
+  }
+  if (!ok)
+    return;
+
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPointToEnd(module.getBody());
+  auto func = builder.create<func::FuncOp>(
+      getLoc(entry.getLoc()), entry.name,
+      builder.getFunctionType(argTypes, {}));
+  func->setAttr("tx.entry", builder.getStringAttr(entry.name));
+  Block *body = func.addEntryBlock();
+  builder.setInsertionPointToStart(body);
+
+  frames.push_back({});
+  for (auto [index, param] : llvm::enumerate(entry.params)) {
+    frames.back().vars[param.name] = Val::of(body->getArgument(index));
+    func.setArgAttr(index, "tx.name", builder.getStringAttr(param.name));
+  }
+  inTrainEntry = entry.name == "train";
+  unsigned errorsBefore = diags.getNumErrors();
+  std::optional<Val> returned;
+  genBlock(entry.body, &returned);
+
+  SmallVector<Value> results;
+  SmallVector<std::string> resultNames;
+  if (returned) {
+    if (entry.results.size() > 1)
+      diags.error(entry.getLoc(),
+                  "entry '" + entry.name +
+                      "' declares several results; assign them instead of "
+                      "using `return`");
+    if (returned->isTensor()) {
+      results.push_back(returned->tensor);
+      resultNames.push_back(entry.results.empty() ? "result"
+                                                  : entry.results[0].name);
+    } else if (returned->isConst()) {
+      diags.error(entry.getLoc(), "entry '" + entry.name +
+                                      "' returns a constant, not a tensor");
+    }
+  } else {
+    if (entry.results.empty() && diags.getNumErrors() == errorsBefore)
+      diags.error(entry.getLoc(), "entry '" + entry.name + "' has no result",
+                  "declare one with `-> name` or end with `return expr`");
+    for (const ast::ResultName &result : entry.results) {
+      auto it = frames.back().vars.find(result.name);
+      if (it == frames.back().vars.end()) {
+        if (diags.getNumErrors() == errorsBefore)
+          diags.error(result.loc, "result '" + result.name +
+                                      "' is never assigned in entry '" +
+                                      entry.name + "'");
+        continue;
+      }
+      if (!it->second.isTensor()) {
+        if (it->second.isConst())
+          diags.error(result.loc, "result '" + result.name +
+                                      "' is a constant, not a tensor");
+        continue;
+      }
+      results.push_back(it->second.tensor);
+      resultNames.push_back(result.name);
+    }
+  }
+  frames.pop_back();
+  inTrainEntry = false;
+
+  builder.create<func::ReturnOp>(getLoc(entry.getLoc()), results);
+  SmallVector<Type> resultTypes;
+  for (Value value : results)
+    resultTypes.push_back(value.getType());
+  func.setFunctionType(builder.getFunctionType(argTypes, resultTypes));
+  for (auto [index, name] : llvm::enumerate(resultNames))
+    func.setResultAttr(index, "tx.name", builder.getStringAttr(name));
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer
+//===----------------------------------------------------------------------===//
+
+void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
+  static const std::map<std::string, std::vector<std::string>> known = {
+      {"adam", {"lr", "beta1", "beta2", "eps", "clip", "weight_decay"}},
+      {"sgd", {"lr", "momentum", "clip", "weight_decay"}},
+  };
+  auto kind = known.find(decl.name);
+  if (kind == known.end()) {
+    diags.error(decl.getLoc(), "unknown optimizer '" + decl.name + "'",
+                "txc knows `adam` and `sgd`");
+    return;
+  }
+  SmallVector<NamedAttribute> attrs;
+  attrs.push_back(builder.getNamedAttr("name", builder.getStringAttr(decl.name)));
+  bool sawLr = false;
+  for (const ast::Arg &arg : decl.args) {
+    if (arg.keyword.empty()) {
+      diags.error(arg.loc, "optimizer arguments are written `name = value`",
+                  "e.g. `lr = 0.001`");
+      continue;
+    }
+    const std::vector<std::string> &names = kind->second;
+    if (std::find(names.begin(), names.end(), arg.keyword) == names.end()) {
+      std::string hint = closestMatch(arg.keyword, names);
+      diags.error(arg.loc,
+                  "optimizer '" + decl.name + "' has no argument '" +
+                      arg.keyword + "'",
+                  hint.empty() ? "" : "did you mean '" + hint + "'?");
+      continue;
+    }
+    if (arg.keyword == "lr") {
+      sawLr = true;
+      auto *call = llvm::dyn_cast<ast::CallExpr>(arg.value.get());
+      if (call && call->callee == "noam") {
+        // noam(d_model, warmup = 4000, factor = 1.0)
+        std::optional<ConstValue> dModel, warmup, factor = ConstValue::ofFloat(1.0);
+        for (auto [index, noamArg] : llvm::enumerate(call->args)) {
+          std::optional<ConstValue> value = evalConst(*noamArg.value);
+          if (!value)
+            continue;
+          std::string key = noamArg.keyword.empty()
+                                ? (index == 0 ? "d_model" : index == 1 ? "warmup" : "factor")
+                                : noamArg.keyword;
+          if (!value->isNumber() || value->asDouble() <= 0) {
+            diags.error(noamArg.loc, "noam " + key + " must be a positive number");
+            continue;
+          }
+          if (key == "d_model")
+            dModel = value;
+          else if (key == "warmup")
+            warmup = value;
+          else if (key == "factor")
+            factor = value;
+          else
+            diags.error(noamArg.loc, "noam has no argument '" + key + "'",
+                        "noam(d_model, warmup = 4000, factor = 1.0)");
+        }
+        if (!dModel || !warmup) {
+          diags.error(call->getLoc(), "noam needs d_model and warmup",
+                      "e.g. `lr = noam(d_model, warmup = 4000)`");
+          continue;
+        }
+        attrs.push_back(builder.getNamedAttr(
+            "lr", builder.getDictionaryAttr({
+                      builder.getNamedAttr("schedule", builder.getStringAttr("noam")),
+                      builder.getNamedAttr("d_model", builder.getF64FloatAttr(dModel->asDouble())),
+                      builder.getNamedAttr("warmup", builder.getF64FloatAttr(warmup->asDouble())),
+                      builder.getNamedAttr("factor", builder.getF64FloatAttr(factor->asDouble())),
+                  })));
+        continue;
+      }
+    }
+    std::optional<ConstValue> value = evalConst(*arg.value);
+    if (!value)
+      continue;
+    if (!value->isNumber()) {
+      diags.error(arg.loc, "optimizer argument '" + arg.keyword +
+                               "' must be a number, got " + value->str());
+      continue;
+    }
+    double number = value->asDouble();
+    bool isBeta = arg.keyword == "beta1" || arg.keyword == "beta2" ||
+                  arg.keyword == "momentum";
+    if ((isBeta && !(number >= 0 && number < 1)) ||
+        (!isBeta && !(number >= 0)) ||
+        ((arg.keyword == "lr" || arg.keyword == "eps") && number <= 0)) {
+      diags.error(arg.loc, "optimizer argument '" + arg.keyword + "' = " +
+                               value->str() + " is out of range",
+                  isBeta ? "it must be in [0, 1)" : "it must be positive");
+      continue;
+    }
+    attrs.push_back(
+        builder.getNamedAttr(arg.keyword, builder.getF64FloatAttr(number)));
+  }
+  if (!sawLr)
+    diags.error(decl.getLoc(), "optimizer '" + decl.name + "' needs `lr`",
+                "e.g. `lr = noam(d_model, warmup = 4000)` or `lr = 0.001`");
+  optimizer = builder.getDictionaryAttr(attrs);
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+void MLIRGenImpl::genBlock(const ast::Block &block,
+                           std::optional<Val> *returned) {
+  for (const ast::StmtPtr &stmt : block) {
+    if (returned && *returned) {
+      diags.error(stmt->getLoc(), "statement after `return` is never run");
+      return;
+    }
+    genStmt(*stmt, returned);
+  }
+}
+
+void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
+                          std::optional<Val> *returned) {
+  if (auto *assign = llvm::dyn_cast<ast::AssignStmt>(&stmt)) {
+    if (env.lookup(assign->target)) {
+      diags.error(assign->getLoc(),
+                  "cannot assign to config value '" + assign->target + "'",
+                  "use another name, or override it with `-D " +
+                      assign->target + "=...`");
+      return;
+    }
+    if (dims.count(assign->target)) {
+      diags.error(assign->getLoc(),
+                  "cannot assign to dimension '" + assign->target + "'");
+      return;
+    }
+    Val value = genExpr(*assign->value);
+    // Keep the name bound even after an error so later uses do not cascade.
+    frames.back().vars[assign->target] = value;
+    return;
+  }
+  if (auto *ret = llvm::dyn_cast<ast::ReturnStmt>(&stmt)) {
+    Val value = genExpr(*ret->value);
+    if (returned)
+      *returned = value;
+    return;
+  }
+  auto *loop = llvm::cast<ast::ForStmt>(&stmt);
+  std::optional<ConstValue> lo = evalConst(*loop->lo);
+  std::optional<ConstValue> hi = evalConst(*loop->hi);
+  if (!lo || !hi)
+    return;
+  if (lo->kind != ConstValue::Kind::Int || hi->kind != ConstValue::Kind::Int) {
+    diags.error(loop->getLoc(), "loop bounds must be integers, got " +
+                                    lo->str() + ".." + hi->str());
+    return;
+  }
+  constexpr int64_t kMaxIterations = 4096;
+  if (hi->i - lo->i > kMaxIterations) {
+    diags.error(loop->getLoc(),
+                "loop repeats " + std::to_string(hi->i - lo->i) +
+                    " times; the limit is " + std::to_string(kMaxIterations));
+    return;
+  }
+  for (int64_t i = lo->i; i < hi->i; ++i) {
+    frames.back().vars[loop->var] = Val::of(ConstValue::ofInt(i));
+    unsigned errorsBefore = diags.getNumErrors();
+    genBlock(loop->body, returned);
+    // One report per error, not one per iteration.
+    if (diags.getNumErrors() != errorsBefore || (returned && *returned))
+      break;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+std::vector<std::string> MLIRGenImpl::visibleNames() {
+  std::vector<std::string> names;
+  if (!frames.empty())
+    for (const auto &entry : frames.back().vars)
+      names.push_back(entry.first);
+  for (const auto &entry : env.config)
+    names.push_back(entry.first);
+  for (const auto &entry : dims)
+    names.push_back(entry.first);
+  return names;
+}
+
+bool MLIRGenImpl::isConstExpr(const ast::Expr &expr) {
+  switch (expr.getKind()) {
+  case ast::Expr::Kind::Number:
+  case ast::Expr::Kind::Bool:
+    return true;
+  case ast::Expr::Kind::Name: {
+    const std::string &name = llvm::cast<ast::NameExpr>(expr).name;
+    if (!frames.empty()) {
+      auto it = frames.back().vars.find(name);
+      if (it != frames.back().vars.end())
+        return it->second.isConst();
+    }
+    return env.lookup(name).has_value();
+  }
+  case ast::Expr::Kind::Unary:
+    return isConstExpr(*llvm::cast<ast::UnaryExpr>(expr).operand);
+  case ast::Expr::Kind::Binary: {
+    const auto &binary = llvm::cast<ast::BinaryExpr>(expr);
+    return isConstExpr(*binary.lhs) && isConstExpr(*binary.rhs);
+  }
+  case ast::Expr::Kind::Call: {
+    const auto &call = llvm::cast<ast::CallExpr>(expr);
+    if (!isConstFunction(call.callee) || !call.scope.empty())
+      return false;
+    for (const ast::Arg &arg : call.args)
+      if (!arg.keyword.empty() || !isConstExpr(*arg.value))
+        return false;
+    return true;
+  }
+  }
+  return false;
+}
+
+std::optional<ConstValue> MLIRGenImpl::evalConst(const ast::Expr &expr) {
+  NameLookup lookup = [&](const std::string &name) -> std::optional<ConstValue> {
+    if (!frames.empty()) {
+      auto it = frames.back().vars.find(name);
+      if (it != frames.back().vars.end())
+        return it->second.constant;
+    }
+    return env.lookup(name);
+  };
+  return evaluateConst(expr, lookup, visibleNames(), diags);
+}
+
+Val MLIRGenImpl::genExpr(const ast::Expr &expr) {
+  if (isConstExpr(expr)) {
+    std::optional<ConstValue> value = evalConst(expr);
+    return value ? Val::of(*value) : Val{};
+  }
+  switch (expr.getKind()) {
+  case ast::Expr::Kind::Name:
+    return genName(llvm::cast<ast::NameExpr>(expr));
+  case ast::Expr::Kind::Unary:
+    return genUnary(llvm::cast<ast::UnaryExpr>(expr));
+  case ast::Expr::Kind::Binary:
+    return genBinary(llvm::cast<ast::BinaryExpr>(expr));
+  case ast::Expr::Kind::Call:
+    return genCall(llvm::cast<ast::CallExpr>(expr));
+  default:
+    // Numbers and booleans are constant expressions, handled above.
+    return {};
+  }
+}
+
+Val MLIRGenImpl::genName(const ast::NameExpr &expr) {
+  if (!frames.empty()) {
+    auto it = frames.back().vars.find(expr.name);
+    if (it != frames.back().vars.end())
+      return it->second; // invalid after an earlier error: no cascade
+  }
+  if (dims.count(expr.name)) {
+    diags.error(expr.getLoc(),
+                "dimension '" + expr.name +
+                    "' is symbolic and has no value at compile time",
+                "dimensions may appear in types and reshapes only");
+    return {};
+  }
+  if (defs.count(expr.name) || lookupBuiltin(expr.name)) {
+    diags.error(expr.getLoc(), "'" + expr.name + "' is a function",
+                "call it: `" + expr.name + "(...)`");
+    return {};
+  }
+  std::string hint = closestMatch(expr.name, visibleNames());
+  diags.error(expr.getLoc(), "unknown name '" + expr.name + "'",
+              hint.empty() ? "" : "did you mean '" + hint + "'?");
+  return {};
+}
+
+Val MLIRGenImpl::genUnary(const ast::UnaryExpr &expr) {
+  Val operand = genExpr(*expr.operand);
+  if (!operand.valid())
+    return {};
+  if (!operand.isTensor())
+    return {}; // constant operands are folded by isConstExpr
+  Type element =
+      cast<RankedTensorType>(operand.tensor.getType()).getElementType();
+  if (expr.op == ast::UnaryOp::Not) {
+    if (!element.isInteger(1)) {
+      diags.error(expr.getLoc(), "'!' needs a bool mask, got " +
+                                     formatType(operand.tensor.getType()));
+      return {};
+    }
+    return createValue<NotOp>(expr.getLoc(), operand.tensor);
+  }
+  if (!element.isF32()) {
+    diags.error(expr.getLoc(), "'-' needs an f32 tensor, got " +
+                                   formatType(operand.tensor.getType()));
+    return {};
+  }
+  return createValue<NegOp>(expr.getLoc(), operand.tensor);
+}
+
+Value MLIRGenImpl::materialize(SourceLoc loc, const ConstValue &value,
+                               Type elementType) {
+  auto type = RankedTensorType::get({}, elementType);
+  DenseElementsAttr attr;
+  if (elementType.isF32())
+    attr = DenseElementsAttr::get(type, static_cast<float>(value.asDouble()));
+  else if (elementType.isInteger(32))
+    attr = DenseElementsAttr::get(type, static_cast<int32_t>(value.i));
+  else
+    attr = DenseElementsAttr::get(type, value.b);
+  return builder.create<ConstantOp>(getLoc(loc), attr).getResult();
+}
+
+Val MLIRGenImpl::genBinary(const ast::BinaryExpr &expr) {
+  Val lhs = genExpr(*expr.lhs);
+  Val rhs = genExpr(*expr.rhs);
+  if (!lhs.valid() || !rhs.valid())
+    return {};
+  SourceLoc loc = expr.getLoc();
+  const char *op = ast::spelling(expr.op);
+  // At least one side is a tensor (otherwise the expression was folded).
+  Value tensor = lhs.isTensor() ? lhs.tensor : rhs.tensor;
+  Type element = cast<RankedTensorType>(tensor.getType()).getElementType();
+
+  auto toTensor = [&](const Val &side, Type elementType) -> Value {
+    if (side.isTensor())
+      return side.tensor;
+    const ConstValue &c = *side.constant;
+    if (elementType.isInteger(32) &&
+        (c.kind != ConstValue::Kind::Int || c.i < INT32_MIN || c.i > INT32_MAX)) {
+      diags.error(loc, std::string("cannot compare i32 ids with ") + c.str(),
+                  "compare with an integer");
+      return nullptr;
+    }
+    if (elementType.isF32() && !c.isNumber()) {
+      diags.error(loc, std::string("operator '") + op + "' needs a number, got " + c.str());
+      return nullptr;
+    }
+    return materialize(loc, c, elementType);
+  };
+
+  switch (expr.op) {
+  case ast::BinaryOp::Add:
+  case ast::BinaryOp::Sub:
+  case ast::BinaryOp::Mul:
+  case ast::BinaryOp::Div: {
+    for (const Val *side : {&lhs, &rhs}) {
+      if (side->isTensor() && !cast<RankedTensorType>(side->tensor.getType())
+                                   .getElementType()
+                                   .isF32()) {
+        diags.error(loc, std::string("operator '") + op +
+                             "' needs f32 tensors, got " +
+                             formatType(side->tensor.getType()));
+        return {};
+      }
+    }
+    Value a = toTensor(lhs, element), b = toTensor(rhs, element);
+    if (!a || !b)
+      return {};
+    switch (expr.op) {
+    case ast::BinaryOp::Add:
+      return createValue<AddOp>(loc, {a, b});
+    case ast::BinaryOp::Sub:
+      return createValue<SubOp>(loc, {a, b});
+    case ast::BinaryOp::Mul:
+      return createValue<MulOp>(loc, {a, b});
+    default:
+      return createValue<DivOp>(loc, {a, b});
+    }
+  }
+  case ast::BinaryOp::Eq:
+  case ast::BinaryOp::Ne:
+  case ast::BinaryOp::Lt:
+  case ast::BinaryOp::Le:
+  case ast::BinaryOp::Gt:
+  case ast::BinaryOp::Ge: {
+    if (element.isInteger(1)) {
+      // `mask == 0` (the seeds' idiom) is `!mask`; `mask != 0` is `mask`.
+      const Val &other = lhs.isTensor() ? rhs : lhs;
+      bool eq = expr.op == ast::BinaryOp::Eq, ne = expr.op == ast::BinaryOp::Ne;
+      if (lhs.isTensor() != rhs.isTensor() && (eq || ne)) {
+        const ConstValue &c = *other.constant;
+        bool truth = c.kind == ConstValue::Kind::Bool ? c.b : c.asDouble() != 0;
+        bool isZeroOrOne = c.kind == ConstValue::Kind::Bool ||
+                           c.asDouble() == 0 || c.asDouble() == 1;
+        if (isZeroOrOne) {
+          bool keep = eq == truth;
+          return keep ? Val::of(tensor) : createValue<NotOp>(loc, tensor);
+        }
+      }
+      diags.error(loc, std::string("cannot apply '") + op + "' to a bool mask",
+                  "use `!mask`, `mask == 0` or combine masks with `&` / `|`");
+      return {};
+    }
+    if (lhs.isTensor() && rhs.isTensor() &&
+        cast<RankedTensorType>(lhs.tensor.getType()).getElementType() !=
+            cast<RankedTensorType>(rhs.tensor.getType()).getElementType()) {
+      diags.error(loc, std::string("cannot compare ") +
+                           formatType(lhs.tensor.getType()) + " with " +
+                           formatType(rhs.tensor.getType()));
+      return {};
+    }
+    Value a = toTensor(lhs, element), b = toTensor(rhs, element);
+    if (!a || !b)
+      return {};
+    CmpPredicate predicate = expr.op == ast::BinaryOp::Eq   ? CmpPredicate::eq
+                             : expr.op == ast::BinaryOp::Ne ? CmpPredicate::ne
+                             : expr.op == ast::BinaryOp::Lt ? CmpPredicate::lt
+                             : expr.op == ast::BinaryOp::Le ? CmpPredicate::le
+                             : expr.op == ast::BinaryOp::Gt ? CmpPredicate::gt
+                                                            : CmpPredicate::ge;
+    return createValue<CmpOp>(
+        loc, {a, b},
+        {builder.getNamedAttr("predicate",
+                              CmpPredicateAttr::get(&context, predicate))});
+  }
+  case ast::BinaryOp::And:
+  case ast::BinaryOp::Or: {
+    if (!lhs.isTensor() || !rhs.isTensor() ||
+        !element.isInteger(1) ||
+        !cast<RankedTensorType>(rhs.tensor.getType()).getElementType().isInteger(1) ||
+        !cast<RankedTensorType>(lhs.tensor.getType()).getElementType().isInteger(1)) {
+      diags.error(loc, std::string("operator '") + op +
+                           "' combines two bool masks",
+                  "build masks with padding_mask, causal_mask or a comparison");
+      return {};
+    }
+    if (expr.op == ast::BinaryOp::And)
+      return createValue<AndOp>(loc, {lhs.tensor, rhs.tensor});
+    return createValue<OrOp>(loc, {lhs.tensor, rhs.tensor});
+  }
+  default:
+    diags.error(loc, std::string("operator '") + op +
+                         "' works on compile-time numbers only, not tensors");
+    return {};
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Calls
+//===----------------------------------------------------------------------===//
+
+std::optional<std::string> MLIRGenImpl::scopePath(const ast::CallExpr &call) {
+  std::string path;
+  for (const ast::ScopePart &part : call.scope) {
+    if (!path.empty())
+      path += ".";
+    path += part.name;
+    if (part.index) {
+      std::optional<ConstValue> index = evalConst(*part.index);
+      if (!index)
+        return std::nullopt;
+      if (index->kind != ConstValue::Kind::Int || index->i < 0) {
+        diags.error(part.index->getLoc(),
+                    "scope index must be a non-negative integer, got " +
+                        index->str());
+        return std::nullopt;
+      }
+      path += "." + std::to_string(index->i);
+    }
+  }
+  return path;
+}
+
+Val MLIRGenImpl::genCall(const ast::CallExpr &call) {
+  if (const Builtin *builtin = lookupBuiltin(call.callee))
+    return genBuiltinCall(*builtin, call);
+  auto def = defs.find(call.callee);
+  if (def != defs.end())
+    return genDefCall(*def->second, call);
+  if (isConstFunction(call.callee)) {
+    // A math function that was not folded: an argument is a tensor.
+    for (const ast::Arg &arg : call.args)
+      genExpr(*arg.value);
+    if (!call.scope.empty())
+      diags.error(call.getLoc(), "'" + call.callee +
+                                     "' creates no parameters; drop `as`");
+    else
+      diags.error(call.getLoc(),
+                  "'" + call.callee +
+                      "' works on compile-time numbers only, not tensors");
+    return {};
+  }
+  std::vector<std::string> names = builtinNames();
+  for (const auto &entry : defs)
+    names.push_back(entry.first);
+  std::string hint = closestMatch(call.callee, names);
+  diags.error(call.getLoc(), "unknown function '" + call.callee + "'",
+              hint.empty() ? "define it with `def " + call.callee + "(...)`"
+                           : "did you mean '" + hint + "'?");
+  return {};
+}
+
+Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
+                                const ast::CallExpr &call) {
+  if (builtin.createsParameters && call.scope.empty()) {
+    diags.error(call.getLoc(),
+                "'" + call.callee + "' creates parameters and needs a name",
+                "write `" + call.callee + "(...) as name`");
+    return {};
+  }
+  if (!builtin.createsParameters && !call.scope.empty()) {
+    diags.error(call.scope.front().loc,
+                "'" + call.callee + "' creates no parameters; drop `as " +
+                    call.scope.front().name + "`");
+    return {};
+  }
+  BoundArgs args;
+  args.values.resize(builtin.params.size());
+  args.locs.assign(builtin.params.size(), call.getLoc());
+  std::vector<bool> given(builtin.params.size(), false);
+  size_t positional = 0;
+  bool ok = true;
+  for (const ast::Arg &arg : call.args) {
+    size_t index;
+    if (arg.keyword.empty()) {
+      index = positional++;
+      if (index >= builtin.params.size()) {
+        if (builtin.variadic) {
+          // Extra arguments are re-read from the source by the builtin
+          // (they may name symbolic dimensions, which have no value).
+          args.rest.push_back(Val{});
+          args.restLocs.push_back(arg.loc);
+          continue;
+        }
+        diags.error(arg.loc, "'" + call.callee + "' takes at most " +
+                                 std::to_string(builtin.params.size()) +
+                                 " arguments");
+        ok = false;
+        continue;
+      }
+    } else {
+      auto it = std::find_if(
+          builtin.params.begin(), builtin.params.end(),
+          [&](const ParamSpec &spec) { return arg.keyword == spec.name; });
+      if (it == builtin.params.end()) {
+        std::vector<std::string> names;
+        for (const ParamSpec &spec : builtin.params)
+          names.push_back(spec.name);
+        std::string hint = closestMatch(arg.keyword, names);
+        diags.error(arg.loc, "'" + call.callee + "' has no parameter '" +
+                                 arg.keyword + "'",
+                    hint.empty() ? "" : "did you mean '" + hint + "'?");
+        ok = false;
+        continue;
+      }
+      index = it - builtin.params.begin();
+      if (given[index]) {
+        diags.error(arg.loc, "argument '" + arg.keyword + "' of '" +
+                                 call.callee + "' is given twice");
+        ok = false;
+        continue;
+      }
+    }
+    given[index] = true;
+    args.locs[index] = arg.loc;
+    Val value = genExpr(*arg.value);
+    if (!value.valid()) {
+      ok = false;
+      continue;
+    }
+    const ParamSpec &spec = builtin.params[index];
+    std::string want;
+    switch (spec.kind) {
+    case ArgKind::Tensor:
+      if (!value.isTensor())
+        want = "a tensor";
+      break;
+    case ArgKind::Int:
+      if (!value.isConst() || !value.constant->isNumber() ||
+          value.constant->asDouble() != std::floor(value.constant->asDouble()))
+        want = "a compile-time integer";
+      break;
+    case ArgKind::Number:
+      if (!value.isConst() || !value.constant->isNumber())
+        want = "a compile-time number";
+      break;
+    case ArgKind::Bool:
+      if (!value.isConst() || value.constant->kind != ConstValue::Kind::Bool)
+        want = "true or false";
+      break;
+    }
+    if (!want.empty()) {
+      std::string got = value.isTensor() ? formatType(value.tensor.getType())
+                                         : value.constant->str();
+      diags.error(arg.loc, "argument '" + std::string(spec.name) + "' of '" +
+                               call.callee + "' must be " + want + ", got " +
+                               got);
+      ok = false;
+      continue;
+    }
+    args.values[index] = value;
+  }
+  for (size_t i = 0; i < builtin.params.size(); ++i) {
+    if (given[i])
+      continue;
+    if (builtin.params[i].defaultValue) {
+      args.values[i] = Val::of(*builtin.params[i].defaultValue);
+    } else {
+      diags.error(call.getLoc(), "'" + call.callee + "' needs argument '" +
+                                     builtin.params[i].name + "'");
+      ok = false;
+    }
+  }
+  if (!ok)
+    return {};
+  return builtin.fn(*this, call, args);
+}
+
+Val MLIRGenImpl::genDefCall(const ast::DefDecl &def,
+                            const ast::CallExpr &call) {
+  if (std::find(callStack.begin(), callStack.end(), def.name) !=
+      callStack.end()) {
+    diags.error(call.getLoc(), "'" + def.name + "' calls itself",
+                "defs are inlined; recursion has no end");
+    return {};
+  }
+  // Bind arguments in the caller's frame.
+  std::vector<Val> values(def.params.size());
+  std::vector<SourceLoc> locs(def.params.size(), call.getLoc());
+  std::vector<bool> given(def.params.size(), false);
+  size_t positional = 0;
+  bool ok = true;
+  for (const ast::Arg &arg : call.args) {
+    size_t index;
+    if (arg.keyword.empty()) {
+      index = positional++;
+      if (index >= def.params.size()) {
+        diags.error(arg.loc, "'" + def.name + "' takes " +
+                                 std::to_string(def.params.size()) +
+                                 " arguments, got more");
+        ok = false;
+        continue;
+      }
+    } else {
+      auto it = std::find_if(def.params.begin(), def.params.end(),
+                             [&](const ast::Param &p) { return p.name == arg.keyword; });
+      if (it == def.params.end()) {
+        diags.error(arg.loc, "'" + def.name + "' has no parameter '" +
+                                 arg.keyword + "'");
+        ok = false;
+        continue;
+      }
+      index = it - def.params.begin();
+      if (given[index]) {
+        diags.error(arg.loc, "argument '" + arg.keyword + "' is given twice");
+        ok = false;
+        continue;
+      }
+    }
+    given[index] = true;
+    locs[index] = arg.loc;
+    values[index] = genExpr(*arg.value);
+    ok &= values[index].valid();
+  }
+  for (size_t i = 0; i < def.params.size(); ++i) {
+    if (!given[i]) {
+      diags.error(call.getLoc(), "'" + def.name + "' needs argument '" +
+                                     def.params[i].name + "'");
+      ok = false;
+    }
+  }
+  if (!ok)
+    return {};
+  std::map<std::string, Dim> bindings;
+  for (size_t i = 0; i < def.params.size(); ++i)
+    if (!checkArgType(def.params[i], values[i], locs[i], def.name, bindings))
+      return {};
+  std::optional<std::string> path = scopePath(call);
+  if (!path)
+    return {};
+
+  frames.push_back({});
+  for (size_t i = 0; i < def.params.size(); ++i)
+    frames.back().vars[def.params[i].name] = values[i];
+  if (!path->empty())
+    scope.push_back(*path);
+  callStack.push_back(def.name);
+  unsigned errorsBefore = diags.getNumErrors();
+  std::optional<Val> returned;
+  genBlock(def.body, &returned);
+  callStack.pop_back();
+  if (!path->empty())
+    scope.pop_back();
+  frames.pop_back();
+
+  if (!returned) {
+    if (diags.getNumErrors() == errorsBefore)
+      diags.error(def.getLoc(), "def '" + def.name + "' does not return a value",
+                  "end it with `return expr`");
+    return {};
+  }
+  if (diags.getNumErrors() != errorsBefore)
+    return {};
+  return *returned;
+}
+
+//===----------------------------------------------------------------------===//
+// Types and parameters
+//===----------------------------------------------------------------------===//
+
+std::optional<Dim> MLIRGenImpl::resolveDim(const ast::Expr &expr,
+                                           std::map<std::string, Dim> *bindings,
+                                           bool *isBindingVar) {
+  if (isBindingVar)
+    *isBindingVar = false;
+  if (auto *name = llvm::dyn_cast<ast::NameExpr>(&expr)) {
+    auto dim = dims.find(name->name);
+    if (dim != dims.end())
+      return Dim::symbolic(StringAttr::get(&context, dim->second->name),
+                           dim->second->bound);
+    bool isLocal = !frames.empty() && frames.back().vars.count(name->name);
+    if (!env.lookup(name->name) && !isLocal) {
+      if (bindings) {
+        if (isBindingVar)
+          *isBindingVar = true;
+        auto it = bindings->find(name->name);
+        if (it != bindings->end())
+          return it->second;
+        return Dim::fixed(-1); // unbound shape variable; caller binds it
+      }
+      std::vector<std::string> names;
+      for (const auto &entry : dims)
+        names.push_back(entry.first);
+      for (const auto &entry : env.config)
+        names.push_back(entry.first);
+      std::string hint = closestMatch(name->name, names);
+      diags.error(expr.getLoc(),
+                  "unknown dimension '" + name->name + "'",
+                  hint.empty() ? "declare it with `dim " + name->name +
+                                     " <= bound`"
+                               : "did you mean '" + hint + "'?");
+      return std::nullopt;
+    }
+  }
+  std::optional<ConstValue> value = evalConst(expr);
+  if (!value)
+    return std::nullopt;
+  double size = value->isNumber() ? value->asDouble() : -1;
+  if (size < 1 || size != std::floor(size) || size > (1LL << 40)) {
+    diags.error(expr.getLoc(),
+                "dimension must be a positive integer, got " + value->str());
+    return std::nullopt;
+  }
+  return Dim::fixed(static_cast<int64_t>(size));
+}
+
+std::optional<RankedTensorType>
+MLIRGenImpl::resolveType(const ast::TypeExpr &type,
+                         std::map<std::string, Dim> *bindings) {
+  Type element = type.dtype == "i32"    ? Type(builder.getI32Type())
+                 : type.dtype == "bool" ? Type(builder.getI1Type())
+                                        : Type(builder.getF32Type());
+  Shape shape;
+  bool ok = true;
+  for (const ast::ExprPtr &dimExpr : type.dims) {
+    std::optional<Dim> dim = resolveDim(*dimExpr, bindings);
+    if (!dim) {
+      ok = false;
+      continue;
+    }
+    shape.push_back(*dim);
+  }
+  if (!ok)
+    return std::nullopt;
+  return getTensorType(shape, element);
+}
+
+bool MLIRGenImpl::checkArgType(const ast::Param &param, const Val &arg,
+                               SourceLoc argLoc, const std::string &defName,
+                               std::map<std::string, Dim> &bindings) {
+  if (!param.type)
+    return true;
+  if (!arg.isTensor()) {
+    diags.error(argLoc, "argument '" + param.name + "' of '" + defName +
+                            "' must be a tensor, got " + arg.constant->str());
+    return false;
+  }
+  auto type = cast<RankedTensorType>(arg.tensor.getType());
+  Shape actual = getShape(type);
+  std::string expected = param.type->dtype + "[";
+  bool match = type.getRank() == static_cast<int64_t>(param.type->dims.size());
+  Type element = type.getElementType();
+  std::string dtype = element.isF32() ? "f32" : element.isInteger(32) ? "i32" : "bool";
+  match &= dtype == param.type->dtype;
+  std::map<std::string, Dim> newBindings = bindings;
+  for (size_t i = 0; i < param.type->dims.size(); ++i) {
+    const ast::Expr &dimExpr = *param.type->dims[i];
+    bool isVar = false;
+    std::optional<Dim> dim = resolveDim(dimExpr, &newBindings, &isVar);
+    if (!dim)
+      return false;
+    if (i)
+      expected += ", ";
+    if (auto *name = llvm::dyn_cast<ast::NameExpr>(&dimExpr); name && isVar)
+      expected += name->name;
+    else
+      expected += dim->isSymbolic() ? dim->symbol.getValue().str()
+                                    : std::to_string(dim->size);
+    if (!match || i >= actual.size())
+      continue;
+    if (isVar && !dim->isSymbolic() && dim->size == -1) {
+      newBindings[llvm::cast<ast::NameExpr>(dimExpr).name] = actual[i];
+      continue;
+    }
+    match &= *dim == actual[i];
+  }
+  expected += "]";
+  if (!match) {
+    diags.error(argLoc, "argument '" + param.name + "' of '" + defName +
+                            "' must be " + expected + ", got " +
+                            formatType(type));
+    return false;
+  }
+  bindings = std::move(newBindings);
+  return true;
+}
+
+Value MLIRGenImpl::getParameter(const ast::CallExpr &call, StringRef leaf,
+                                ArrayRef<int64_t> shape, Init init) {
+  std::optional<std::string> path = scopePath(call);
+  if (!path)
+    return nullptr;
+  std::string name;
+  for (const std::string &part : scope)
+    name += part + ".";
+  name += *path + "." + leaf.str();
+  auto it = paramIndex.find(name);
+  if (it == paramIndex.end()) {
+    paramIndex[name] = params.size();
+    params.push_back({name, SmallVector<int64_t>(shape), init, call.getLoc()});
+  } else if (ArrayRef<int64_t>(params[it->second].shape) != shape) {
+    auto format = [](ArrayRef<int64_t> dims) {
+      return "[" + llvm::join(llvm::map_range(dims, [](int64_t d) { return std::to_string(d); }), ", ") + "]";
+    };
+    diags.error(call.getLoc(),
+                "parameter '" + name + "' is used with shape " +
+                    format(shape) + " here but " +
+                    format(params[it->second].shape) + " before",
+                "give one of the calls another `as` name");
+    return nullptr;
+  }
+  auto type = RankedTensorType::get(shape, builder.getF32Type());
+  return builder
+      .create<ParamOp>(getLoc(call.getLoc()), type,
+                       FlatSymbolRefAttr::get(&context, name))
+      .getResult();
+}
+
+std::optional<int64_t> MLIRGenImpl::staticDim(SourceLoc loc, Value value,
+                                              int64_t index, StringRef what) {
+  auto type = cast<RankedTensorType>(value.getType());
+  int64_t rank = type.getRank();
+  int64_t i = index < 0 ? index + rank : index;
+  if (i < 0 || i >= rank) {
+    diags.error(loc, what.str() + " needs a tensor of rank >= " +
+                         std::to_string(index < 0 ? -index : index + 1) +
+                         ", got " + formatType(type));
+    return std::nullopt;
+  }
+  if (type.isDynamicDim(i)) {
+    diags.error(loc, what.str() + " needs a static dimension " +
+                         std::to_string(i) + ", got " + formatType(type));
+    return std::nullopt;
+  }
+  return type.getDimSize(i);
+}
+
+//===----------------------------------------------------------------------===//
+// Entry point
+//===----------------------------------------------------------------------===//
+
+OwningOpRef<ModuleOp> txc::mlirGen(MLIRContext &context,
+                                   const ast::Module &module,
+                                   const ConfigEnv &env,
+                                   DiagnosticEngine &diags) {
+  return MLIRGenImpl(context, module, env, diags).generate();
+}

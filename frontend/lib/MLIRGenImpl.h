@@ -1,0 +1,202 @@
+//===- MLIRGenImpl.h - state shared by MLIRGen and its builtins --*- C++ -*-===//
+//
+// Private to frontend/lib: the generator class (MLIRGen.cpp) and the table of
+// builtin functions (Builtins.cpp) that it dispatches calls to.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXC_FRONTEND_LIB_MLIRGENIMPL_H
+#define TXC_FRONTEND_LIB_MLIRGENIMPL_H
+
+#include "txc/Frontend/MLIRGen.h"
+
+#include "tx/Dialect/TxDialect.h"
+#include "tx/Dialect/TxShape.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace txc::detail {
+
+/// What an expression evaluates to: a tensor (an SSA value) or a
+/// compile-time constant. Neither is set after an error.
+struct Val {
+  mlir::Value tensor;
+  std::optional<ConstValue> constant;
+
+  static Val of(mlir::Value value) { return {value, std::nullopt}; }
+  static Val of(ConstValue value) { return {nullptr, value}; }
+  bool isTensor() const { return static_cast<bool>(tensor); }
+  bool isConst() const { return constant.has_value(); }
+  bool valid() const { return isTensor() || isConst(); }
+};
+
+/// How a builtin's parameter is checked and converted.
+enum class ArgKind { Tensor, Int, Number, Bool };
+
+struct ParamSpec {
+  const char *name;
+  ArgKind kind;
+  std::optional<ConstValue> defaultValue; // required when nullopt
+};
+
+class MLIRGenImpl;
+
+/// The arguments of a builtin call, bound to its parameters.
+struct BoundArgs {
+  std::vector<Val> values;       // one per ParamSpec
+  std::vector<SourceLoc> locs;   // where each was written (call loc if not)
+  std::vector<Val> rest;         // extra positional args, when variadic
+  std::vector<SourceLoc> restLocs;
+
+  mlir::Value tensor(size_t i) const { return values[i].tensor; }
+  int64_t integer(size_t i) const;
+  double number(size_t i) const { return values[i].constant->asDouble(); }
+  bool flag(size_t i) const { return values[i].constant->b; }
+};
+
+using BuiltinFn = Val (*)(MLIRGenImpl &gen, const ast::CallExpr &call,
+                          const BoundArgs &args);
+
+struct Builtin {
+  const char *name;
+  std::vector<ParamSpec> params;
+  BuiltinFn fn;
+  bool createsParameters = false; // needs `as name`
+  bool variadic = false;          // extra positional args go to `rest`
+};
+
+/// The builtin named `name`, or null.
+const Builtin *lookupBuiltin(llvm::StringRef name);
+/// Every builtin's name (for "did you mean" hints).
+std::vector<std::string> builtinNames();
+/// Compile-time math functions evaluated by ConstEval (sqrt, exp, ...).
+bool isConstFunction(llvm::StringRef name);
+
+class MLIRGenImpl {
+public:
+  MLIRGenImpl(mlir::MLIRContext &context, const ast::Module &module,
+              const ConfigEnv &env, DiagnosticEngine &diags);
+
+  mlir::OwningOpRef<mlir::ModuleOp> generate();
+
+  //===--------------------------------------------------------------------===//
+  // Services for builtins
+  //===--------------------------------------------------------------------===//
+
+  mlir::MLIRContext &getContext() { return context; }
+  mlir::OpBuilder &getBuilder() { return builder; }
+  DiagnosticEngine &getDiags() { return diags; }
+  mlir::Location getLoc(SourceLoc loc);
+
+  /// Creates `OpTy` with inferred result types; reports a shape error at
+  /// `loc` and returns null when inference fails.
+  template <typename OpTy>
+  mlir::Operation *create(SourceLoc loc, mlir::ValueRange operands,
+                          llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
+    mlir::Location location = getLoc(loc);
+    mlir::DictionaryAttr dict = mlir::DictionaryAttr::get(&context, attrs);
+    typename OpTy::Adaptor adaptor(operands, dict);
+    llvm::SmallVector<mlir::Type> types;
+    if (mlir::failed(
+            OpTy::inferReturnTypes(&context, location, adaptor, types)))
+      return nullptr;
+    return builder.create<OpTy>(location, types, operands, attrs)
+        .getOperation();
+  }
+  template <typename OpTy>
+  Val createValue(SourceLoc loc, mlir::ValueRange operands,
+                  llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
+    mlir::Operation *op = create<OpTy>(loc, operands, attrs);
+    return op ? Val::of(op->getResult(0)) : Val{};
+  }
+
+  /// Reads (declaring on first use) the parameter `<scope>.<as path>.<leaf>`
+  /// of `shape`. A parameter declared twice must keep its shape.
+  mlir::Value getParameter(const ast::CallExpr &call, llvm::StringRef leaf,
+                           llvm::ArrayRef<int64_t> shape, mlir::tx::Init init);
+
+  /// A 0-d constant tensor of `elementType` holding `value`.
+  mlir::Value materialize(SourceLoc loc, const ConstValue &value,
+                          mlir::Type elementType);
+
+  /// The static size of dimension `index` (negative from the end) of
+  /// `value`, or reports that it is symbolic / out of range.
+  std::optional<int64_t> staticDim(SourceLoc loc, mlir::Value value,
+                                   int64_t index, llvm::StringRef what);
+
+  /// Resolves a dimension written in a type or a reshape: a declared dim
+  /// (symbolic) or a constant integer. `bindings` (may be null) resolves
+  /// other names as shape variables of a `def` parameter.
+  std::optional<mlir::tx::Dim>
+  resolveDim(const ast::Expr &expr,
+             std::map<std::string, mlir::tx::Dim> *bindings,
+             bool *isBindingVar = nullptr);
+
+private:
+  struct Frame {
+    std::map<std::string, Val> vars;
+  };
+
+  // Declarations.
+  void declareEntry(const ast::EntryDecl &entry);
+  void declareOptimizer(const ast::OptimizerDecl &decl);
+  void emitParameters();
+  void setModuleAttributes();
+
+  // Statements; return false after a `return`.
+  void genBlock(const ast::Block &block, std::optional<Val> *returned);
+  void genStmt(const ast::Stmt &stmt, std::optional<Val> *returned);
+
+  // Expressions.
+  Val genExpr(const ast::Expr &expr);
+  Val genName(const ast::NameExpr &expr);
+  Val genUnary(const ast::UnaryExpr &expr);
+  Val genBinary(const ast::BinaryExpr &expr);
+  Val genCall(const ast::CallExpr &call);
+  Val genBuiltinCall(const Builtin &builtin, const ast::CallExpr &call);
+  Val genDefCall(const ast::DefDecl &def, const ast::CallExpr &call);
+  bool isConstExpr(const ast::Expr &expr);
+  std::optional<ConstValue> evalConst(const ast::Expr &expr);
+  std::optional<std::string> scopePath(const ast::CallExpr &call);
+
+  std::optional<mlir::RankedTensorType>
+  resolveType(const ast::TypeExpr &type,
+              std::map<std::string, mlir::tx::Dim> *bindings);
+  bool checkArgType(const ast::Param &param, const Val &arg, SourceLoc argLoc,
+                    const std::string &defName,
+                    std::map<std::string, mlir::tx::Dim> &bindings);
+  std::vector<std::string> visibleNames();
+
+  mlir::MLIRContext &context;
+  const ast::Module &ast;
+  const ConfigEnv &env;
+  DiagnosticEngine &diags;
+  mlir::OpBuilder builder;
+  mlir::ModuleOp module;
+  mlir::StringAttr fileName;
+
+  std::map<std::string, const ast::DefDecl *> defs;
+  std::map<std::string, const ConfigEnv::Dim *> dims;
+  std::vector<Frame> frames;
+  std::vector<std::string> scope;  // `as` path of the defs being inlined
+  std::vector<std::string> callStack; // defs being inlined (recursion check)
+  bool inTrainEntry = false;
+
+  struct ParamInfo {
+    std::string name;
+    llvm::SmallVector<int64_t> shape;
+    mlir::tx::Init init;
+    SourceLoc loc;
+  };
+  std::vector<ParamInfo> params;
+  std::map<std::string, size_t> paramIndex;
+  mlir::DictionaryAttr optimizer;
+};
+
+} // namespace txc::detail
+
+#endif // TXC_FRONTEND_LIB_MLIRGENIMPL_H

@@ -1,0 +1,1150 @@
+//===- Parser.cpp - parser of the txc spec language -----------------------===//
+//
+// Recursive descent over the token vector, one function per production.
+//
+// Error recovery: the first error in a statement (or declaration) puts the
+// parser in "panic" mode, which silences further errors until it has skipped
+// to a point where parsing can sensibly resume:
+//   - in a block: the next statement start (`name =` on a new line or outside
+//     any bracket, `return`, `for`), the block's `}` or a declaration;
+//   - at the top level: the next declaration (`model`/`config`/`dim`/`def`/
+//     `entry`/`optimizer` followed by a name, or at the start of a line).
+// A broken `def`/`entry`/`for` header skips ahead to its `{` so the errors in
+// the body are still reported; a missing `{` is reported once and the body is
+// parsed as if it were there. Errors after which the parse can go on as if
+// the text were right (a duplicate name, an unknown element type, a keyword
+// used as a name) are "soft": they are reported without entering panic mode.
+//
+//===----------------------------------------------------------------------===//
+
+#include "txc/Frontend/Parser.h"
+#include "txc/Frontend/Lexer.h"
+
+#include <algorithm>
+#include <map>
+
+namespace txc {
+
+using namespace ast;
+
+namespace {
+
+std::string locString(SourceLoc loc) {
+  return std::to_string(loc.line) + ":" + std::to_string(loc.col);
+}
+
+/// Tokens that can begin an operand; seeing one where an operator or a
+/// separator belongs usually means one is missing.
+bool startsOperand(const Token &t) {
+  return t.is(TokenKind::Identifier) || t.is(TokenKind::Number) ||
+         t.is(TokenKind::LParen) || t.is(TokenKind::KwTrue) ||
+         t.is(TokenKind::KwFalse) || t.is(TokenKind::Bang);
+}
+
+/// Binding strength of binary operators, loosest first.
+enum Level { OrLevel, AndLevel, CompareLevel, AddLevel, MulLevel, PrefixLevel };
+
+std::optional<BinaryOp> binaryOpAt(const Token &t, int level) {
+  switch (level) {
+  case OrLevel:
+    if (t.is(TokenKind::Pipe)) return BinaryOp::Or;
+    break;
+  case AndLevel:
+    if (t.is(TokenKind::Amp)) return BinaryOp::And;
+    break;
+  case CompareLevel:
+    switch (t.kind) {
+    case TokenKind::EqualEqual: return BinaryOp::Eq;
+    case TokenKind::BangEqual: return BinaryOp::Ne;
+    case TokenKind::Less: return BinaryOp::Lt;
+    case TokenKind::LessEqual: return BinaryOp::Le;
+    case TokenKind::Greater: return BinaryOp::Gt;
+    case TokenKind::GreaterEqual: return BinaryOp::Ge;
+    default: break;
+    }
+    break;
+  case AddLevel:
+    if (t.is(TokenKind::Plus)) return BinaryOp::Add;
+    if (t.is(TokenKind::Minus)) return BinaryOp::Sub;
+    break;
+  case MulLevel:
+    if (t.is(TokenKind::Star)) return BinaryOp::Mul;
+    if (t.is(TokenKind::Slash)) return BinaryOp::Div;
+    if (t.is(TokenKind::SlashSlash)) return BinaryOp::FloorDiv;
+    if (t.is(TokenKind::Percent)) return BinaryOp::Mod;
+    break;
+  default:
+    break;
+  }
+  return std::nullopt;
+}
+
+/// True for tokens after which an expression must continue (so a `name =`
+/// on the next line is not a new statement).
+bool expectsOperand(const Token &t) {
+  for (int level = OrLevel; level < PrefixLevel; ++level)
+    if (binaryOpAt(t, level))
+      return true;
+  switch (t.kind) {
+  case TokenKind::Comma: case TokenKind::LParen: case TokenKind::LBracket:
+  case TokenKind::Equal: case TokenKind::Minus: case TokenKind::Bang:
+  case TokenKind::StarStar: case TokenKind::Colon:
+    return true;
+  default:
+    return false;
+  }
+}
+
+const char *const kTooDeep = "expression is nested too deeply (the limit is "
+                             "256 levels)";
+const char *const kStatementHint =
+    "a statement is 'name = expression', 'return expression' or "
+    "'for i in lo..hi { ... }'";
+
+class Parser {
+public:
+  Parser(const SourceFile &file, DiagnosticEngine &diags)
+      : diags(diags), tokens(tokenize(file, diags)) {}
+
+  std::unique_ptr<Module> parseModule();
+  ExprPtr parseWholeExpression();
+
+private:
+  //===--------------------------------------------------------------------===//
+  // Tokens
+  //===--------------------------------------------------------------------===//
+  const Token &cur() const { return tokens[pos]; }
+  const Token &peek(size_t n = 1) const {
+    return tokens[std::min(pos + n, tokens.size() - 1)];
+  }
+  const Token &prev() const { return tokens[pos ? pos - 1 : 0]; }
+  bool at(TokenKind kind) const { return cur().is(kind); }
+  const Token &take() {
+    const Token &t = tokens[pos];
+    if (pos + 1 < tokens.size())
+      ++pos;
+    return t;
+  }
+  bool consumeIf(TokenKind kind) {
+    if (!at(kind))
+      return false;
+    take();
+    return true;
+  }
+
+  /// `model x`, `def f` ...: a declaration keyword followed by a name, or one
+  /// at the start of a line (but never `dim = ...`, a misused keyword).
+  bool atDeclStart() const {
+    return isDeclKeyword(cur().kind) && !peek().is(TokenKind::Equal) &&
+           (peek().is(TokenKind::Identifier) || cur().startsLine);
+  }
+  /// `name =` (or a keyword misused as a name).
+  bool atAssignment() const {
+    return (at(TokenKind::Identifier) || isKeyword(cur().kind)) &&
+           peek().is(TokenKind::Equal);
+  }
+  /// `name =` at the start of a line, after a token that ends an expression.
+  bool atNewStatement() const {
+    return atLineStartAssignment() && !expectsOperand(prev());
+  }
+  /// `name =` at the start of a line: where an operand or a name is expected,
+  /// this is the next statement, and what was expected is missing.
+  bool atLineStartAssignment() const {
+    return atAssignment() && cur().startsLine;
+  }
+
+  //===--------------------------------------------------------------------===//
+  // Diagnostics
+  //===--------------------------------------------------------------------===//
+  /// Where a missing token is reported: at the current token, or just past
+  /// the previous one when the current token is on a later line.
+  SourceLoc expectedLoc() const {
+    if (pos > 0 && (at(TokenKind::Eof) || cur().loc.line != prev().loc.line))
+      return prev().endLoc();
+    return cur().loc;
+  }
+  std::string found() const { return ", found " + describe(cur()); }
+
+  /// An error that derails the statement or declaration: later errors are
+  /// silenced until the parser has resynchronized. An error about an `Error`
+  /// token is silent: the lexer has reported it.
+  void error(SourceLoc loc, const std::string &message,
+             const std::string &hint = "") {
+    bool aboutErrorToken = at(TokenKind::Error) && loc.line == cur().loc.line &&
+                           loc.col == cur().loc.col;
+    if (!panicking && !aboutErrorToken)
+      diags.error(loc, message, hint);
+    panicking = true;
+  }
+  /// "expected ..." at `expectedLoc()`; silent at an `Error` token, which the
+  /// lexer has already reported.
+  void errorExpected(const std::string &message, const std::string &hint = "") {
+    if (at(TokenKind::Error)) {
+      panicking = true;
+      return;
+    }
+    error(expectedLoc(), message, hint);
+  }
+  /// An error after which parsing goes on as if the text were right.
+  void softError(SourceLoc loc, const std::string &message,
+                 const std::string &hint = "") {
+    if (!panicking)
+      diags.error(loc, message, hint);
+  }
+  void note(SourceLoc loc, const std::string &message) {
+    if (!panicking)
+      diags.note(loc, message);
+  }
+
+  /// Counts recursion; past `kMaxNesting` it reports `message` once.
+  struct NestingGuard {
+    NestingGuard(Parser &parser, const char *message) : parser(parser) {
+      ok = ++parser.nesting <= kMaxNesting;
+      if (!ok)
+        parser.error(parser.cur().loc, message);
+    }
+    ~NestingGuard() { --parser.nesting; }
+    Parser &parser;
+    bool ok;
+  };
+
+  /// Takes a name: an identifier, or a keyword misused as one (reported,
+  /// then accepted). Otherwise reports "expected <what> <after>, found ...".
+  bool takeName(const std::string &what, const std::string &after,
+                const std::string &hint, std::string &name, SourceLoc &loc);
+
+  //===--------------------------------------------------------------------===//
+  // Recovery
+  //===--------------------------------------------------------------------===//
+  void syncStatement(size_t statementStart);
+  void syncTopLevel();
+  void skipBraces();
+  bool skipToBody();
+
+  //===--------------------------------------------------------------------===//
+  // Grammar
+  //===--------------------------------------------------------------------===//
+  bool parseModel(Module &module);
+  bool parseConfig(Module &module);
+  bool parseDims(Module &module);
+  bool parseDef(Module &module);
+  bool parseEntry(Module &module);
+  bool parseOptimizer(Module &module);
+  bool parseParams(std::vector<Param> &params, const std::string &owner);
+  bool parseType(TypeExpr &type);
+  void parseBlock(Block &body, const std::string &what);
+  bool parseStatement(Block &block);
+  bool parseFor(Block &block);
+  bool expectStatementEnd();
+
+  ExprPtr parseExpr();
+  ExprPtr parseBinary(int level);
+  ExprPtr parsePrefix();
+  ExprPtr parsePower();
+  ExprPtr parsePostfix();
+  ExprPtr parsePrimary();
+  ExprPtr parseCall();
+  bool parseArgs(std::vector<Arg> &args, const Token &open,
+                 const std::string &what, unsigned &height);
+  bool parseScope(std::vector<ScopePart> &scope, unsigned &height);
+  /// Records `height` as the height of the expression just parsed; false
+  /// (with an error at `loc`) when it is over the limit.
+  bool setHeight(unsigned height, SourceLoc loc);
+
+  DiagnosticEngine &diags;
+  std::vector<Token> tokens;
+  size_t pos = 0;
+  bool panicking = false;
+  unsigned nesting = 0;
+  /// Height of the expression tree last returned by a parse function; bounds
+  /// long operator chains (`1 + 1 + ... + 1`) that need no recursion to parse
+  /// but would need it to walk.
+  unsigned lastHeight = 0;
+
+  std::optional<SourceLoc> modelLoc, optimizerLoc;
+  std::map<std::string, SourceLoc> defLocs, entryLocs;
+};
+
+//===----------------------------------------------------------------------===//
+// Names and recovery
+//===----------------------------------------------------------------------===//
+
+bool Parser::takeName(const std::string &what, const std::string &after,
+                      const std::string &hint, std::string &name,
+                      SourceLoc &loc) {
+  const Token &t = cur();
+  bool misusedKeyword = isKeyword(t.kind) && !atDeclStart();
+  if (!t.is(TokenKind::Identifier) && !misusedKeyword) {
+    errorExpected("expected " + what + " " + after + found(), hint);
+    return false;
+  }
+  if (misusedKeyword)
+    softError(t.loc, "'" + t.text + "' is a keyword and cannot be " + what,
+              "rename it, e.g. '" + t.text + "_'");
+  name = t.text;
+  loc = t.loc;
+  take();
+  return true;
+}
+
+void Parser::syncStatement(size_t statementStart) {
+  // Brackets opened by the broken statement and not yet closed: a `name =`
+  // inside them is a keyword argument, not a statement.
+  int depth = 0;
+  for (size_t i = statementStart; i < pos; ++i) {
+    if (tokens[i].is(TokenKind::LParen) || tokens[i].is(TokenKind::LBracket))
+      ++depth;
+    else if (tokens[i].is(TokenKind::RParen) ||
+             tokens[i].is(TokenKind::RBracket))
+      depth = std::max(depth - 1, 0);
+  }
+  while (!at(TokenKind::Eof)) {
+    const Token &t = cur();
+    if (t.is(TokenKind::RBrace) || t.is(TokenKind::KwReturn) ||
+        t.is(TokenKind::KwFor) || atDeclStart())
+      return;
+    if (atAssignment() && (depth == 0 || atNewStatement()))
+      return;
+    if (t.is(TokenKind::LBrace)) {
+      skipBraces();
+      continue;
+    }
+    if (t.is(TokenKind::LParen) || t.is(TokenKind::LBracket))
+      ++depth;
+    else if (t.is(TokenKind::RParen) || t.is(TokenKind::RBracket))
+      depth = std::max(depth - 1, 0);
+    take();
+  }
+}
+
+void Parser::syncTopLevel() {
+  while (!at(TokenKind::Eof) && !atDeclStart())
+    take();
+}
+
+void Parser::skipBraces() {
+  unsigned depth = 0;
+  do {
+    if (at(TokenKind::LBrace))
+      ++depth;
+    else if (at(TokenKind::RBrace))
+      --depth;
+    take();
+  } while (depth > 0 && !at(TokenKind::Eof) && !atDeclStart());
+}
+
+bool Parser::skipToBody() {
+  while (!at(TokenKind::LBrace)) {
+    if (at(TokenKind::Eof) || at(TokenKind::RBrace) || atDeclStart() ||
+        at(TokenKind::KwReturn) || at(TokenKind::KwFor) || atNewStatement())
+      return false;
+    take();
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Declarations
+//===----------------------------------------------------------------------===//
+
+std::unique_ptr<Module> Parser::parseModule() {
+  auto module = std::make_unique<Module>();
+  while (!at(TokenKind::Eof)) {
+    panicking = false;
+    size_t start = pos;
+    const Token &t = cur();
+    bool ok = false;
+    switch (t.kind) {
+    case TokenKind::KwModel: ok = parseModel(*module); break;
+    case TokenKind::KwConfig: ok = parseConfig(*module); break;
+    case TokenKind::KwDim: ok = parseDims(*module); break;
+    case TokenKind::KwDef: ok = parseDef(*module); break;
+    case TokenKind::KwEntry: ok = parseEntry(*module); break;
+    case TokenKind::KwOptimizer: ok = parseOptimizer(*module); break;
+    case TokenKind::RBrace:
+      softError(t.loc, "unexpected '}' outside of any block",
+                "remove it, or check the braces above");
+      while (consumeIf(TokenKind::RBrace)) // one error for `}}}`
+        ;
+      ok = true;
+      break;
+    case TokenKind::Error:
+      take();
+      break;
+    default: {
+      if (atAssignment() || t.is(TokenKind::KwReturn) ||
+          t.is(TokenKind::KwFor)) {
+        error(t.loc, "statements must be inside the body of a 'def' or an "
+                     "'entry'");
+      } else {
+        std::string hint;
+        if (t.is(TokenKind::Identifier)) {
+          std::string match = closestMatch(
+              t.text, {"model", "config", "dim", "def", "entry", "optimizer"});
+          if (!match.empty())
+            hint = "did you mean '" + match + "'?";
+        }
+        error(t.loc,
+              "expected a declaration (model, config, dim, def, entry or "
+              "optimizer), found " +
+                  describe(t),
+              hint);
+      }
+      take();
+      break;
+    }
+    }
+    if (!ok)
+      syncTopLevel();
+    if (pos == start)
+      take();
+  }
+  return module;
+}
+
+bool Parser::parseModel(Module &module) {
+  const Token &keyword = take();
+  std::string name;
+  SourceLoc nameLoc;
+  if (!takeName("a model name", "after 'model'", "e.g. 'model transformer'",
+                name, nameLoc))
+    return false;
+  if (modelLoc) {
+    softError(keyword.loc, "duplicate 'model' declaration",
+              "a spec names its model once");
+    note(*modelLoc, "the model is first declared here");
+    return true;
+  }
+  modelLoc = keyword.loc;
+  module.decls.push_back(std::make_unique<ModelDecl>(keyword.loc, name));
+  return true;
+}
+
+bool Parser::parseConfig(Module &module) {
+  const Token &keyword = take();
+  auto decl = std::make_unique<ConfigDecl>(keyword.loc);
+  // Items parsed before an error are kept, so later uses of them do not
+  // cascade into "unknown name" errors.
+  auto keep = [&] {
+    if (!decl->items.empty())
+      module.decls.push_back(std::move(decl));
+  };
+  while (true) {
+    ConfigItem item;
+    if (!takeName("a config name",
+                  decl->items.empty() ? "after 'config'" : "after ','",
+                  "e.g. 'config d_model = 512'", item.name, item.loc)) {
+      keep();
+      return false;
+    }
+    if (!consumeIf(TokenKind::Equal)) {
+      errorExpected("expected '=' after config name '" + item.name + "'",
+                    at(TokenKind::LessEqual)
+                        ? "'<=' bounds a dim; a config value is written '" +
+                              item.name + " = 512'"
+                        : "write '" + item.name + " = value'");
+      keep();
+      return false;
+    }
+    item.value = parseExpr();
+    if (!item.value) {
+      keep();
+      return false;
+    }
+    decl->items.push_back(std::move(item));
+    if (consumeIf(TokenKind::Comma))
+      continue;
+    if (at(TokenKind::Eof) || atDeclStart())
+      break;
+    if (atAssignment())
+      errorExpected("expected ',' between config items",
+                    "separate config items with ','");
+    else
+      error(cur().loc,
+            "unexpected " + describe(cur()) + " after config value '" +
+                decl->items.back().name + "'",
+            startsOperand(cur()) ? "missing an operator?" : "");
+    keep();
+    return false;
+  }
+  keep();
+  return true;
+}
+
+bool Parser::parseDims(Module &module) {
+  const Token &keyword = take();
+  auto decl = std::make_unique<DimDecl>(keyword.loc);
+  auto keep = [&] {
+    if (!decl->items.empty())
+      module.decls.push_back(std::move(decl));
+  };
+  while (true) {
+    DimItem item;
+    if (!takeName("a dim name", decl->items.empty() ? "after 'dim'" : "after ','",
+                  "e.g. 'dim B <= 64'", item.name, item.loc)) {
+      keep();
+      return false;
+    }
+    if (!consumeIf(TokenKind::LessEqual)) {
+      errorExpected("expected '<=' after dim name '" + item.name + "'",
+                    "a dim declares an upper bound: write 'dim " + item.name +
+                        " <= 64'");
+      keep();
+      return false;
+    }
+    item.bound = parseExpr();
+    if (!item.bound) {
+      keep();
+      return false;
+    }
+    decl->items.push_back(std::move(item));
+    if (consumeIf(TokenKind::Comma))
+      continue;
+    if (at(TokenKind::Eof) || atDeclStart())
+      break;
+    if (at(TokenKind::Identifier) && peek().is(TokenKind::LessEqual))
+      errorExpected("expected ',' between dims", "separate dims with ','");
+    else
+      error(cur().loc,
+            "unexpected " + describe(cur()) + " after the bound of dim '" +
+                decl->items.back().name + "'",
+            startsOperand(cur()) ? "missing an operator?" : "");
+    keep();
+    return false;
+  }
+  keep();
+  return true;
+}
+
+bool Parser::parseDef(Module &module) {
+  const Token &keyword = take();
+  auto def = std::make_unique<DefDecl>(keyword.loc, "");
+  SourceLoc nameLoc;
+  bool headerOk = takeName("a function name", "after 'def'",
+                           "e.g. 'def ffn(x) { ... }'", def->name, nameLoc);
+  if (headerOk) {
+    auto [it, inserted] = defLocs.emplace(def->name, nameLoc);
+    if (!inserted) {
+      softError(nameLoc, "redefinition of '" + def->name + "'");
+      note(it->second, "'" + def->name + "' is first defined here");
+    }
+    headerOk = parseParams(def->params, "'" + def->name + "'");
+  }
+  if (headerOk && at(TokenKind::Arrow)) {
+    error(cur().loc, "only an 'entry' lists results with '->'",
+          "a 'def' returns the value of its 'return' statement");
+    if (!skipToBody())
+      return false;
+  }
+  if (!headerOk && !skipToBody())
+    return false;
+  parseBlock(def->body, headerOk ? "the body of '" + def->name + "'"
+                                 : std::string("the body"));
+  if (headerOk)
+    module.decls.push_back(std::move(def));
+  return true;
+}
+
+bool Parser::parseEntry(Module &module) {
+  const Token &keyword = take();
+  auto entry = std::make_unique<EntryDecl>(keyword.loc, "");
+  SourceLoc nameLoc;
+  bool headerOk =
+      takeName("an entry name", "after 'entry'",
+               "e.g. 'entry train(src: i32[B, S]) -> loss { ... }'",
+               entry->name, nameLoc);
+  if (headerOk) {
+    auto [it, inserted] = entryLocs.emplace(entry->name, nameLoc);
+    if (!inserted) {
+      softError(nameLoc, "redefinition of entry '" + entry->name + "'");
+      note(it->second, "entry '" + entry->name + "' is first defined here");
+    }
+    headerOk = parseParams(entry->params, "entry '" + entry->name + "'");
+  }
+  if (headerOk && consumeIf(TokenKind::Arrow)) {
+    do {
+      ResultName result;
+      if (!takeName("a result name",
+                    entry->results.empty() ? "after '->'" : "after ','",
+                    "name the values the entry returns, e.g. '-> loss'",
+                    result.name, result.loc)) {
+        headerOk = false;
+        break;
+      }
+      for (const ResultName &other : entry->results) {
+        if (other.name == result.name) {
+          softError(result.loc, "duplicate result '" + result.name +
+                                    "' in entry '" + entry->name + "'");
+          note(other.loc, "'" + result.name + "' is first listed here");
+          break;
+        }
+      }
+      entry->results.push_back(std::move(result));
+    } while (consumeIf(TokenKind::Comma));
+  }
+  if (!headerOk && !skipToBody())
+    return false;
+  parseBlock(entry->body, headerOk ? "the body of entry '" + entry->name + "'"
+                                   : std::string("the body"));
+  if (headerOk)
+    module.decls.push_back(std::move(entry));
+  return true;
+}
+
+bool Parser::parseOptimizer(Module &module) {
+  const Token &keyword = take();
+  auto optimizer = std::make_unique<OptimizerDecl>(keyword.loc, "");
+  SourceLoc nameLoc;
+  if (!takeName("an optimizer name", "after 'optimizer'",
+                "e.g. 'optimizer adam(lr = 1e-3)'", optimizer->name, nameLoc))
+    return false;
+  if (!at(TokenKind::LParen)) {
+    errorExpected("expected '(' after optimizer name '" + optimizer->name +
+                      "'",
+                  "write e.g. 'optimizer " + optimizer->name +
+                      "(lr = 1e-3)'");
+    return false;
+  }
+  const Token &open = take();
+  unsigned height = 0;
+  if (!parseArgs(optimizer->args, open,
+                 "optimizer '" + optimizer->name + "'", height))
+    return false;
+  if (optimizerLoc) {
+    softError(keyword.loc, "duplicate 'optimizer' declaration",
+              "a spec has one optimizer");
+    note(*optimizerLoc, "the optimizer is first declared here");
+    return true;
+  }
+  optimizerLoc = keyword.loc;
+  module.decls.push_back(std::move(optimizer));
+  return true;
+}
+
+bool Parser::parseParams(std::vector<Param> &params, const std::string &owner) {
+  if (!at(TokenKind::LParen)) {
+    errorExpected("expected '(' after the name of " + owner,
+                  "write an empty list '()' if it takes no parameters");
+    return false;
+  }
+  const Token &open = take();
+  if (consumeIf(TokenKind::RParen))
+    return true;
+  while (true) {
+    Param param;
+    if (at(TokenKind::RParen)) {
+      errorExpected("expected a parameter name after ','",
+                    "remove the trailing ','");
+      return false;
+    }
+    if (!takeName("a parameter name", params.empty() ? "after '('" : "after ','",
+                  "", param.name, param.loc))
+      return false;
+    for (const Param &other : params) {
+      if (other.name == param.name) {
+        softError(param.loc,
+                  "duplicate parameter '" + param.name + "' in " + owner);
+        note(other.loc, "'" + param.name + "' is first declared here");
+        break;
+      }
+    }
+    if (consumeIf(TokenKind::Colon)) {
+      TypeExpr type;
+      if (!parseType(type))
+        return false;
+      param.type = std::move(type);
+    }
+    params.push_back(std::move(param));
+    if (consumeIf(TokenKind::Comma))
+      continue;
+    if (consumeIf(TokenKind::RParen))
+      return true;
+    if (at(TokenKind::Identifier))
+      errorExpected("expected ',' between parameters");
+    else
+      errorExpected("expected ')' to close the parameter list of " + owner +
+                    " opened at " + locString(open.loc));
+    return false;
+  }
+}
+
+bool Parser::parseType(TypeExpr &type) {
+  type.loc = cur().loc;
+  if (at(TokenKind::Identifier) && !peek().is(TokenKind::LBracket)) {
+    const std::string &name = cur().text;
+    if (name == "f32" || name == "i32" || name == "bool") {
+      take();
+      errorExpected("expected '[' after element type '" + name + "'",
+                    "a type is written like '" + name + "[B, S]'");
+    } else {
+      errorExpected("expected a type after ':'" + found(),
+                    "a shape is written in brackets, e.g. '[B, S, d_model]'");
+    }
+    return false;
+  }
+  if (at(TokenKind::Identifier)) {
+    const Token &dtype = take();
+    type.dtype = dtype.text;
+    type.dtypeWritten = true;
+    if (dtype.text != "f32" && dtype.text != "i32" && dtype.text != "bool") {
+      std::string match = closestMatch(dtype.text, {"f32", "i32", "bool"});
+      softError(dtype.loc,
+                "unknown element type '" + dtype.text +
+                    "'; expected f32, i32 or bool",
+                match.empty() ? "" : "did you mean '" + match + "'?");
+    }
+  } else if (!at(TokenKind::LBracket)) {
+    errorExpected("expected a type after ':'" + found(),
+                  "e.g. 'x: [B, S, d_model]' or 'ids: i32[B, S]'");
+    return false;
+  }
+  const Token &open = take();
+  if (consumeIf(TokenKind::RBracket)) {
+    softError(open.loc, "empty shape '[]'",
+              "a type needs at least one dimension; leave the type out for a "
+              "scalar");
+    return true;
+  }
+  while (true) {
+    ExprPtr dim = parseExpr();
+    if (!dim)
+      return false;
+    type.dims.push_back(std::move(dim));
+    if (consumeIf(TokenKind::Comma))
+      continue;
+    if (consumeIf(TokenKind::RBracket))
+      return true;
+    if (startsOperand(cur()))
+      errorExpected("expected ',' between dimensions");
+    else
+      errorExpected("expected ']' to close the shape opened at " +
+                    locString(open.loc));
+    return false;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Statements
+//===----------------------------------------------------------------------===//
+
+void Parser::parseBlock(Block &body, const std::string &what) {
+  SourceLoc openLoc;
+  // Without a `{`, one error is enough: the body is parsed as if it had one,
+  // and its end (a `}` or the next declaration) is not complained about.
+  bool implicitOpen = false;
+  if (at(TokenKind::LBrace)) {
+    openLoc = take().loc;
+  } else {
+    errorExpected("expected '{' to begin " + what);
+    if (skipToBody())
+      openLoc = take().loc;
+    else if (at(TokenKind::Eof) || atDeclStart())
+      return;
+    else
+      implicitOpen = true;
+  }
+  while (true) {
+    panicking = false;
+    if (consumeIf(TokenKind::RBrace))
+      return;
+    if (at(TokenKind::Eof) || atDeclStart()) {
+      if (!implicitOpen)
+        error(expectedLoc(), "expected '}' to close " + what + " opened at " +
+                                 locString(openLoc));
+      return;
+    }
+    size_t start = pos;
+    if (!parseStatement(body))
+      syncStatement(start);
+    if (pos == start)
+      take();
+  }
+}
+
+bool Parser::parseStatement(Block &block) {
+  const Token &t = cur();
+  if (atAssignment()) {
+    if (!t.is(TokenKind::Identifier))
+      softError(t.loc, "'" + t.text + "' is a keyword and cannot be assigned to",
+                "rename the variable, e.g. '" + t.text + "_'");
+    take();
+    take();
+    ExprPtr value = parseExpr();
+    if (!value || !expectStatementEnd())
+      return false;
+    block.push_back(std::make_unique<AssignStmt>(t.loc, t.text,
+                                                 std::move(value)));
+    return true;
+  }
+  switch (t.kind) {
+  case TokenKind::KwReturn: {
+    take();
+    ExprPtr value = parseExpr();
+    if (!value || !expectStatementEnd())
+      return false;
+    block.push_back(std::make_unique<ReturnStmt>(t.loc, std::move(value)));
+    return true;
+  }
+  case TokenKind::KwFor:
+    return parseFor(block);
+  case TokenKind::Identifier: {
+    const Token &next = peek();
+    if (next.is(TokenKind::LParen)) {
+      error(t.loc, "the result of the call to '" + t.text + "' is not used",
+            "assign it, e.g. 'y = " + t.text + "(...)', or return it");
+    } else if (next.is(TokenKind::EqualEqual)) {
+      error(next.loc, "expected '=' to assign to '" + t.text + "', found '=='",
+            "'==' compares; '=' assigns");
+    } else {
+      take();
+      errorExpected("expected '=' after '" + t.text + "'", kStatementHint);
+    }
+    return false;
+  }
+  case TokenKind::Error:
+    take();
+    panicking = true;
+    return false;
+  default:
+    error(t.loc, "expected a statement" + found(), kStatementHint);
+    return false;
+  }
+}
+
+bool Parser::expectStatementEnd() {
+  const Token &t = cur();
+  if (t.is(TokenKind::RBrace) || t.is(TokenKind::Eof) ||
+      t.is(TokenKind::KwReturn) || t.is(TokenKind::KwFor) ||
+      t.is(TokenKind::Error) || atDeclStart() || atAssignment())
+    return true;
+  error(t.loc, "unexpected " + describe(t) + " after the end of the statement",
+        startsOperand(t) ? "missing an operator?" : "");
+  return false;
+}
+
+bool Parser::parseFor(Block &block) {
+  NestingGuard guard(*this, "'for' loops are nested too deeply (the limit is "
+                            "256 levels)");
+  const Token &keyword = take();
+  if (!guard.ok) {
+    // Skip the whole loop rather than parse its body at the wrong depth.
+    if (skipToBody())
+      skipBraces();
+    return true;
+  }
+  auto loop = std::make_unique<ForStmt>(keyword.loc, "", nullptr, nullptr);
+  bool headerOk = false;
+  do {
+    SourceLoc varLoc;
+    if (at(TokenKind::KwIn)) {
+      errorExpected("expected a loop variable name after 'for'",
+                    "write e.g. 'for i in 0..layers { ... }'");
+      break;
+    }
+    if (!takeName("a loop variable name", "after 'for'",
+                  "write e.g. 'for i in 0..layers { ... }'", loop->var, varLoc))
+      break;
+    if (!consumeIf(TokenKind::KwIn)) {
+      errorExpected("expected 'in' after loop variable '" + loop->var + "'",
+                    "write 'for " + loop->var + " in 0..n { ... }'");
+      break;
+    }
+    loop->lo = parseExpr();
+    if (!loop->lo)
+      break;
+    if (!consumeIf(TokenKind::DotDot)) {
+      errorExpected("expected '..' between the bounds of the loop over '" +
+                        loop->var + "'",
+                    "write 'for " + loop->var + " in lo..hi { ... }'");
+      break;
+    }
+    loop->hi = parseExpr();
+    headerOk = loop->hi != nullptr;
+  } while (false);
+  if (!headerOk && !skipToBody())
+    return false;
+  parseBlock(loop->body, headerOk ? "the body of the loop over '" +
+                                        loop->var + "'"
+                                  : std::string("the loop body"));
+  if (headerOk)
+    block.push_back(std::move(loop));
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+bool Parser::setHeight(unsigned height, SourceLoc loc) {
+  if (height > kMaxNesting) {
+    error(loc, kTooDeep);
+    return false;
+  }
+  lastHeight = height;
+  return true;
+}
+
+ExprPtr Parser::parseExpr() {
+  NestingGuard guard(*this, kTooDeep);
+  if (!guard.ok)
+    return nullptr;
+  return parseBinary(OrLevel);
+}
+
+ExprPtr Parser::parseBinary(int level) {
+  if (level == PrefixLevel)
+    return parsePrefix();
+  ExprPtr lhs = parseBinary(level + 1);
+  if (!lhs)
+    return nullptr;
+  unsigned height = lastHeight;
+  bool chained = false;
+  while (std::optional<BinaryOp> op = binaryOpAt(cur(), level)) {
+    if (level == CompareLevel && chained) {
+      error(cur().loc, "comparisons cannot be chained",
+            "combine them with '&', e.g. '(a < b) & (b < c)'");
+    }
+    chained = true;
+    SourceLoc loc = take().loc;
+    ExprPtr rhs = parseBinary(level + 1);
+    if (!rhs)
+      return nullptr;
+    height = std::max(height, lastHeight) + 1;
+    if (!setHeight(height, loc))
+      return nullptr;
+    lhs = std::make_unique<BinaryExpr>(loc, *op, std::move(lhs),
+                                       std::move(rhs));
+  }
+  lastHeight = height;
+  return lhs;
+}
+
+ExprPtr Parser::parsePrefix() {
+  if (!at(TokenKind::Minus) && !at(TokenKind::Bang))
+    return parsePower();
+  NestingGuard guard(*this, kTooDeep);
+  if (!guard.ok)
+    return nullptr;
+  const Token &op = take();
+  ExprPtr operand = parsePrefix();
+  if (!operand || !setHeight(lastHeight + 1, op.loc))
+    return nullptr;
+  return std::make_unique<UnaryExpr>(
+      op.loc, op.is(TokenKind::Minus) ? UnaryOp::Neg : UnaryOp::Not,
+      std::move(operand));
+}
+
+ExprPtr Parser::parsePower() {
+  ExprPtr base = parsePostfix();
+  if (!base || !at(TokenKind::StarStar))
+    return base;
+  unsigned baseHeight = lastHeight;
+  NestingGuard guard(*this, kTooDeep);
+  if (!guard.ok)
+    return nullptr;
+  SourceLoc loc = take().loc;
+  // Right-associative, and the exponent may carry a sign: 2 ** -x ** 2 is
+  // 2 ** (-(x ** 2)), as in Python.
+  ExprPtr exponent = parsePrefix();
+  if (!exponent || !setHeight(std::max(baseHeight, lastHeight) + 1, loc))
+    return nullptr;
+  return std::make_unique<BinaryExpr>(loc, BinaryOp::Pow, std::move(base),
+                                      std::move(exponent));
+}
+
+ExprPtr Parser::parsePostfix() {
+  if (at(TokenKind::Identifier) && peek().is(TokenKind::LParen))
+    return parseCall();
+  ExprPtr e = parsePrimary();
+  if (e && at(TokenKind::KwAs)) {
+    error(cur().loc, "'as' can only follow a call",
+          "'as' names the scope of the parameters a call creates, e.g. "
+          "'linear(x, 512) as W_q'");
+    return nullptr;
+  }
+  return e;
+}
+
+ExprPtr Parser::parsePrimary() {
+  const Token &t = cur();
+  switch (t.kind) {
+  case TokenKind::Number:
+    take();
+    lastHeight = 1;
+    return std::make_unique<NumberExpr>(t.loc, t.number, t.isInteger);
+  case TokenKind::KwTrue:
+  case TokenKind::KwFalse:
+    take();
+    lastHeight = 1;
+    return std::make_unique<BoolExpr>(t.loc, t.is(TokenKind::KwTrue));
+  case TokenKind::Identifier:
+    if (atLineStartAssignment())
+      break; // `x = <newline> y = ...`: the value of `x` is missing
+    take();
+    lastHeight = 1;
+    return std::make_unique<NameExpr>(t.loc, t.text);
+  case TokenKind::LParen: {
+    take();
+    ExprPtr inner = parseExpr();
+    if (!inner)
+      return nullptr;
+    if (!consumeIf(TokenKind::RParen)) {
+      errorExpected("expected ')' to close '(' opened at " +
+                    locString(t.loc));
+      return nullptr;
+    }
+    return inner;
+  }
+  default:
+    break;
+  }
+  if (atLineStartAssignment()) {
+    errorExpected("expected an expression after '" + prev().text + "'");
+  } else {
+    bool misusedKeyword = isKeyword(t.kind) && !t.is(TokenKind::KwReturn) &&
+                          !t.is(TokenKind::KwFor) && !atDeclStart();
+    errorExpected("expected an expression" + found(),
+                  misusedKeyword ? "'" + t.text +
+                                       "' is a keyword and cannot be used as "
+                                       "a name"
+                                 : "");
+  }
+  return nullptr;
+}
+
+ExprPtr Parser::parseCall() {
+  const Token &name = take();
+  const Token &open = take();
+  auto call = std::make_unique<CallExpr>(name.loc, name.text);
+  unsigned height = 1;
+  if (!parseArgs(call->args, open, "call to '" + name.text + "'", height))
+    return nullptr;
+  if (consumeIf(TokenKind::KwAs)) {
+    if (!parseScope(call->scope, height))
+      return nullptr;
+    if (at(TokenKind::KwAs)) {
+      error(cur().loc, "a call has only one 'as' scope",
+            "join the names with '.', e.g. 'as encoder.norm'");
+      return nullptr;
+    }
+  }
+  if (!setHeight(height, name.loc))
+    return nullptr;
+  return call;
+}
+
+bool Parser::parseArgs(std::vector<Arg> &args, const Token &open,
+                       const std::string &what, unsigned &height) {
+  if (consumeIf(TokenKind::RParen))
+    return true;
+  std::optional<size_t> firstKeyword;
+  while (true) {
+    Arg arg;
+    arg.loc = cur().loc;
+    if (at(TokenKind::RParen)) {
+      errorExpected("expected an argument after ','",
+                    "remove the trailing ','");
+      return false;
+    }
+    if (atAssignment()) {
+      if (!at(TokenKind::Identifier))
+        softError(cur().loc,
+                  "'" + cur().text + "' is a keyword and cannot be an "
+                                     "argument name");
+      arg.keyword = take().text;
+      take();
+    }
+    arg.value = parseExpr();
+    if (!arg.value)
+      return false;
+    height = std::max(height, lastHeight + 1);
+    if (!arg.keyword.empty()) {
+      for (const Arg &other : args) {
+        if (other.keyword == arg.keyword) {
+          softError(arg.loc, "argument '" + arg.keyword + "' is given twice");
+          note(other.loc, "'" + arg.keyword + "' is first given here");
+          break;
+        }
+      }
+      if (!firstKeyword)
+        firstKeyword = args.size();
+    } else if (firstKeyword) {
+      softError(arg.loc,
+                "positional argument after keyword argument '" +
+                    args[*firstKeyword].keyword + "'",
+                "pass positional arguments first");
+    }
+    args.push_back(std::move(arg));
+    if (consumeIf(TokenKind::Comma))
+      continue;
+    if (consumeIf(TokenKind::RParen))
+      return true;
+    if (startsOperand(cur()) && cur().loc.line == prev().loc.line)
+      errorExpected("expected ',' between the arguments of " + what);
+    else
+      errorExpected("expected ')' to close " + what + " opened at " +
+                    locString(open.loc));
+    return false;
+  }
+}
+
+bool Parser::parseScope(std::vector<ScopePart> &scope, unsigned &height) {
+  while (true) {
+    ScopePart part;
+    const char *hint = "e.g. 'linear(x, 512) as W_q' or 'as layers[i]'";
+    if (atLineStartAssignment()) {
+      errorExpected("expected a scope name after '" + prev().text + "'", hint);
+      return false;
+    }
+    if (!takeName("a scope name", scope.empty() ? "after 'as'" : "after '.'",
+                  hint, part.name, part.loc))
+      return false;
+    if (at(TokenKind::LBracket)) {
+      const Token &open = take();
+      if (at(TokenKind::RBracket)) {
+        errorExpected("expected an index in '" + part.name + "[...]'",
+                      "e.g. 'as layers[i]'");
+        return false;
+      }
+      part.index = parseExpr();
+      if (!part.index)
+        return false;
+      height = std::max(height, lastHeight + 1);
+      if (!consumeIf(TokenKind::RBracket)) {
+        errorExpected("expected ']' to close the index of '" + part.name +
+                      "' opened at " + locString(open.loc));
+        return false;
+      }
+    }
+    scope.push_back(std::move(part));
+    if (!consumeIf(TokenKind::Dot))
+      return true;
+  }
+}
+
+ExprPtr Parser::parseWholeExpression() {
+  ExprPtr e = parseExpr();
+  if (e && !at(TokenKind::Eof)) {
+    error(cur().loc, "unexpected " + describe(cur()) + " after the expression",
+          startsOperand(cur()) ? "missing an operator?" : "");
+    return nullptr;
+  }
+  return e;
+}
+
+} // namespace
+
+std::unique_ptr<Module> parseSpec(const SourceFile &file,
+                                  DiagnosticEngine &diags) {
+  return Parser(file, diags).parseModule();
+}
+
+ExprPtr parseExpression(const SourceFile &file, DiagnosticEngine &diags) {
+  unsigned errorsBefore = diags.getNumErrors(); // lexical errors count too
+  ExprPtr e = Parser(file, diags).parseWholeExpression();
+  if (diags.getNumErrors() != errorsBefore)
+    return nullptr;
+  return e;
+}
+
+} // namespace txc

@@ -1,0 +1,487 @@
+// RUN: tx-opt %s -split-input-file -verify-diagnostics
+//
+// One case per verifier and shape-inference error of the tx dialect.
+
+// expected-error @+1 {{#tx.dims bound of 'B' must be positive, got 0}}
+func.func @dims_bound(%x: tensor<?xf32, #tx.dims<B: 0>>)
+
+// -----
+
+func.func @dims_missing(%x: tensor<?x8xf32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of f32 (with #tx.dims for its dynamic dims)}}
+  %0 = tx.relu %x : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  return
+}
+
+// -----
+
+func.func @dims_count(%x: tensor<?x?xf32, #tx.dims<B: 4>>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of f32 (with #tx.dims for its dynamic dims)}}
+  %0 = tx.relu %x : (tensor<?x?xf32, #tx.dims<B: 4>>) -> tensor<?x?xf32, #tx.dims<B: 4>>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tx.parameter' op type must be a static f32 tensor, got 'tensor<4xi32>'}}
+tx.parameter @p : tensor<4xi32> {init = #tx.init<zeros>}
+
+// -----
+
+// expected-error @+1 {{'tx.parameter' op parameter must have rank >= 1}}
+tx.parameter @p : tensor<f32> {init = #tx.init<zeros>}
+
+// -----
+
+func.func @param_missing() {
+  // expected-error @+1 {{'tx.param' op refers to no tx.parameter named @nope}}
+  %0 = tx.param @nope : tensor<4xf32>
+  return
+}
+
+// -----
+
+tx.parameter @w : tensor<4xf32> {init = #tx.init<zeros>}
+func.func @param_type() {
+  // expected-error @+1 {{'tx.param' op result type 'tensor<8xf32>' differs from parameter @w of type 'tensor<4xf32>'}}
+  %0 = tx.param @w : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @inferred_mismatch(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{'tx.relu' op inferred type(s) 'tensor<4x8xf32>' are incompatible with return type(s) of operation 'tensor<8x4xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.relu %x : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_table(%ids: tensor<4xi32>, %t: tensor<16xf32>) {
+  // expected-error @+2 {{table must be a static [vocab, dim] matrix, got [16]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.embedding %ids, %t : (tensor<4xi32>, tensor<16xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @pe_rank(%x: tensor<8xf32>) {
+  // expected-error @+2 {{positional_encoding input must be [..., T, d], got [8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.positional_encoding %x : (tensor<8xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @pe_odd(%x: tensor<4x7xf32>) {
+  // expected-error @+2 {{positional_encoding needs a static, even model dimension, got 7}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.positional_encoding %x : (tensor<4x7xf32>) -> tensor<4x7xf32>
+  return
+}
+
+// -----
+
+func.func @padding_mask_rank(%ids: tensor<4xi32>) {
+  // expected-error @+2 {{padding_mask takes ids [B, S], got [4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.padding_mask %ids : (tensor<4xi32>) -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @causal_mask_rank(%ids: tensor<i32>) {
+  // expected-error @+2 {{causal_mask needs a tensor of rank >= 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.causal_mask %ids : (tensor<i32>) -> tensor<1x1xi1>
+  return
+}
+
+// -----
+
+func.func @broadcast(%x: tensor<?x8xf32, #tx.dims<S: 9>>, %y: tensor<?x8xf32, #tx.dims<T: 9>>) {
+  // expected-error @+2 {{shapes [S, 8] and [T, 8] do not broadcast: dimension 0 is S vs T}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.add %x, %y : (tensor<?x8xf32, #tx.dims<S: 9>>, tensor<?x8xf32, #tx.dims<T: 9>>) -> tensor<?x8xf32, #tx.dims<S: 9>>
+  return
+}
+
+// -----
+
+func.func @broadcast_static(%x: tensor<4x8xf32>, %y: tensor<4x3xf32>) {
+  // expected-error @+2 {{shapes [4, 8] and [4, 3] do not broadcast: dimension 1 is 8 vs 3}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.mul %x, %y : (tensor<4x8xf32>, tensor<4x3xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @cmp_types(%x: tensor<4xf32>, %y: tensor<4xi32>) {
+  // expected-error @+2 {{operand element types differ: f32[4] vs i32[4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.cmp eq, %x, %y : (tensor<4xf32>, tensor<4xi32>) -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @masked_fill_broadcast(%x: tensor<4x8xf32>, %m: tensor<3xi1>) {
+  // expected-error @+2 {{mask does not broadcast to the input: shapes [4, 8] and [3] do not broadcast}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.masked_fill %x, %m {value = 0.0 : f32} : (tensor<4x8xf32>, tensor<3xi1>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @masked_fill_grow(%x: tensor<8xf32>, %m: tensor<4x8xi1>) {
+  // expected-error @+2 {{mask [4, 8] would grow the input [8] to [4, 8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.masked_fill %x, %m {value = 0.0 : f32} : (tensor<8xf32>, tensor<4x8xi1>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_rate(%x: tensor<8xf32>) {
+  // expected-error @+2 {{dropout rate must be in [0, 1), got 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.dropout %x {rate = 1.0 : f32} : (tensor<8xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_rank(%a: tensor<8xf32>, %b: tensor<8x4xf32>) {
+  // expected-error @+2 {{matmul operands must have rank >= 2, got [8] and [8, 4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.matmul %a, %b : (tensor<8xf32>, tensor<8x4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_inner(%a: tensor<2x8xf32>, %b: tensor<4x8xf32>) {
+  // expected-error @+2 {{matmul contracts [2, 8] with [4, 8]: inner dimensions 8 and 4 differ}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.matmul %a, %b : (tensor<2x8xf32>, tensor<4x8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @matmul_batch(%a: tensor<3x2x8xf32>, %b: tensor<5x8x4xf32>) {
+  // expected-error @+2 {{matmul batch dimensions: shapes [3] and [5] do not broadcast: dimension 0 is 3 vs 5}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.matmul %a, %b : (tensor<3x2x8xf32>, tensor<5x8x4xf32>) -> tensor<3x2x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_rank(%x: tensor<f32>, %w: tensor<4x8xf32>) {
+  // expected-error @+2 {{linear input must have rank >= 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.linear %x, %w : (tensor<f32>, tensor<4x8xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_weight(%x: tensor<2x8xf32>, %w: tensor<8xf32>) {
+  // expected-error @+2 {{linear weight must be a static [out, in] matrix, got [8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.linear %x, %w : (tensor<2x8xf32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @linear_features(%x: tensor<2x8xf32>, %w: tensor<4x6xf32>) {
+  // expected-error @+2 {{linear input [2, 8] has 8 features but weight [4, 6] expects 6}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.linear %x, %w : (tensor<2x8xf32>, tensor<4x6xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_bias(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+2 {{linear bias must be [4], got [8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.linear %x, %w bias %b : (tensor<2x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @linear_residual(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>, %r: tensor<2x8xf32>) {
+  // expected-error @+2 {{linear residual must have the result's type f32[2, 4], got f32[2, 8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.linear %x, %w residual %r : (tensor<2x8xf32>, tensor<4x8xf32>, tensor<2x8xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_axis(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{axis 2 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.softmax %x {axis = 2 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @log_softmax_axis(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{axis -3 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.log_softmax %x {axis = -3 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_rank(%x: tensor<f32>, %g: tensor<8xf32>) {
+  // expected-error @+2 {{layer_norm input must have rank >= 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.layer_norm %x, %g, %g : (tensor<f32>, tensor<8xf32>, tensor<8xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_dynamic(%x: tensor<4x?xf32, #tx.dims<D: 8>>, %g: tensor<8xf32>) {
+  // expected-error @+2 {{layer_norm normalizes the last dimension, which must be static, got [4, D]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.layer_norm %x, %g, %g : (tensor<4x?xf32, #tx.dims<D: 8>>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x?xf32, #tx.dims<D: 8>>
+  return
+}
+
+// -----
+
+func.func @layer_norm_weight(%x: tensor<4x8xf32>, %g: tensor<4xf32>, %b: tensor<8xf32>) {
+  // expected-error @+2 {{weight must be [8], got [4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.layer_norm %x, %g, %b : (tensor<4x8xf32>, tensor<4xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_bias(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8x1xf32>) {
+  // expected-error @+2 {{bias must be [8], got [8, 1]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.layer_norm %x, %g, %b : (tensor<4x8xf32>, tensor<8xf32>, tensor<8x1xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_eps(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+2 {{epsilon must be positive, got 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.layer_norm %x, %g, %g {epsilon = 0.0 : f32} : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reshape_element(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'tx.reshape' op changes the element type from f32[4, 8] to i32[32]}}
+  %0 = tx.reshape %x : (tensor<4x8xf32>) -> tensor<32xi32>
+  return
+}
+
+// -----
+
+func.func @reshape_symbols(%x: tensor<?x8xf32, #tx.dims<S: 9>>) {
+  // expected-error @+1 {{'tx.reshape' op must keep the symbolic dimensions of [S, 8], got [T, 8]}}
+  %0 = tx.reshape %x : (tensor<?x8xf32, #tx.dims<S: 9>>) -> tensor<?x8xf32, #tx.dims<T: 9>>
+  return
+}
+
+// -----
+
+func.func @reshape_count(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'tx.reshape' op changes the number of elements: [4, 8] vs [30]}}
+  %0 = tx.reshape %x : (tensor<4x8xf32>) -> tensor<30xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_size(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{permutation has 3 entries for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.transpose %x {permutation = array<i64: 0, 1, 2>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @transpose_repeat(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{permutation must list each of 0..1 once}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.transpose %x {permutation = array<i64: 1, 1>} : (tensor<4x8xf32>) -> tensor<8x8xf32>
+  return
+}
+
+// -----
+
+func.func @split_heads_rank(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{split_heads takes [B, T, d], got [4, 8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.split_heads %x {heads = 2 : i64} : (tensor<4x8xf32>) -> tensor<4x2x4xf32>
+  return
+}
+
+// -----
+
+func.func @split_heads_zero(%x: tensor<2x4x8xf32>) {
+  // expected-error @+2 {{heads must be positive, got 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.split_heads %x {heads = 0 : i64} : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @split_heads_divisible(%x: tensor<2x4x8xf32>) {
+  // expected-error @+2 {{model dimension 8 is not divisible by 3 heads}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.split_heads %x {heads = 3 : i64} : (tensor<2x4x8xf32>) -> tensor<2x3x4x2xf32>
+  return
+}
+
+// -----
+
+func.func @merge_heads_rank(%x: tensor<2x4x8xf32>) {
+  // expected-error @+2 {{merge_heads takes [B, h, T, d_k] with static h and d_k, got [2, 4, 8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.merge_heads %x : (tensor<2x4x8xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_empty(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{axes must name at least one axis}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.reduce_sum %x {axes = array<i64>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_twice(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{axis -1 is reduced twice}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.reduce_mean %x {axes = array<i64: 1, -1>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_range(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{axis 5 is out of range for rank 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.reduce_sum %x {axes = array<i64: 5>} : (tensor<4x8xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_targets(%l: tensor<4x16xf32>, %t: tensor<5xi32>) {
+  // expected-error @+2 {{cross_entropy targets must be the logits' shape without the class dimension: logits [4, 16], targets [5]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.cross_entropy %l, %t : (tensor<4x16xf32>, tensor<5xi32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_smoothing(%l: tensor<4x16xf32>, %t: tensor<4xi32>) {
+  // expected-error @+2 {{label_smoothing must be in [0, 1), got -0.5}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.cross_entropy %l, %t {label_smoothing = -0.5 : f32} : (tensor<4x16xf32>, tensor<4xi32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @attention_rank(%q: tensor<2x4x8xf32>, %k: tensor<4x8xf32>) {
+  // expected-error @+2 {{attention query, key and value must have the same rank >= 2, got [2, 4, 8], [4, 8], [4, 8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.attention %q, %k, %k {scale = 1.0 : f32} : (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_batch(%q: tensor<2x4x8xf32>, %k: tensor<3x4x8xf32>) {
+  // expected-error @+2 {{attention leading dimensions differ: [2, 4, 8], [3, 4, 8], [3, 4, 8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.attention %q, %k, %k {scale = 1.0 : f32} : (tensor<2x4x8xf32>, tensor<3x4x8xf32>, tensor<3x4x8xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_features(%q: tensor<4x8xf32>, %k: tensor<5x6xf32>) {
+  // expected-error @+2 {{attention query and key feature dimensions differ: 8 vs 6}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.attention %q, %k, %k {scale = 1.0 : f32} : (tensor<4x8xf32>, tensor<5x6xf32>, tensor<5x6xf32>) -> tensor<4x6xf32>
+  return
+}
+
+// -----
+
+func.func @attention_lengths(%q: tensor<4x8xf32>, %k: tensor<5x8xf32>, %v: tensor<6x8xf32>) {
+  // expected-error @+2 {{attention key and value lengths differ: 5 vs 6}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.attention %q, %k, %v {scale = 1.0 : f32} : (tensor<4x8xf32>, tensor<5x8xf32>, tensor<6x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_mask(%q: tensor<4x8xf32>, %k: tensor<5x8xf32>, %m: tensor<4x4xi1>) {
+  // expected-error @+2 {{attention mask [4, 4] does not broadcast to the scores [4, 5]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.attention %q, %k, %k mask %m {scale = 1.0 : f32} : (tensor<4x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>, tensor<4x4xi1>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_dropout(%q: tensor<4x8xf32>) {
+  // expected-error @+2 {{attention dropout must be in [0, 1), got 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.attention %q, %q, %q {scale = 1.0 : f32, dropout = 2.0 : f32} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @attention_scale(%q: tensor<4x8xf32>) {
+  // expected-error @+2 {{attention scale must be finite and non-zero, got 0}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.attention %q, %q, %q {scale = 0.0 : f32} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @add_layer_norm_types(%x: tensor<4x8xf32>, %y: tensor<2x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+2 {{add_layer_norm operands must have the same type, got f32[4, 8] and f32[2, 8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = tx.add_layer_norm %x, %y, %g, %g : (tensor<4x8xf32>, tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  return
+}

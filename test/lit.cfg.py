@@ -1,0 +1,40 @@
+# -*- Python -*-
+# lit configuration for txc: IR tests (Dialect/, Transforms/), spec tests
+# (Frontend/, Examples/). Tools come from the build's bin/ and LLVM's.
+import os
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "TXC"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".tx", ".test"]
+config.excludes = ["Inputs", "CMakeLists.txt", "README.md", "lit.cfg.py",
+                   "lit.site.cfg.py", "unit", "utils"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.txc_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%txc_src", config.txc_src_root))
+config.substitutions.append(("%examples", os.path.join(config.txc_src_root, "examples")))
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(
+    ("%expect-exit", config.python_executable + " " +
+     os.path.join(config.txc_src_root, "test", "utils", "expect-exit.py")))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tool_dirs = [config.txc_tools_dir, config.llvm_tools_dir]
+tools = ["txc", "tx-opt"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Tests that compare against PyTorch need Debian's python3-torch.
+try:
+    subprocess.run([config.python_executable, "-c", "import torch"],
+                   check=True, capture_output=True, timeout=120)
+    config.available_features.add("torch")
+except Exception:
+    lit_config.note("torch not importable: tests that need PyTorch are skipped")
