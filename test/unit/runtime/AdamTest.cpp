@@ -1,0 +1,45 @@
+//===- AdamTest.cpp - the Adam update against torch.optim.Adam's math -----===//
+#include "TestUtil.h"
+
+#include <cmath>
+
+using namespace txrt_test;
+
+namespace {
+
+class AdamTest : public RuntimeTest {};
+
+TEST_F(AdamTest, MatchesReferenceOverSteps) {
+  for (float weightDecay : {0.0f, 0.01f}) {
+    const int64_t n = 100003; // not a multiple of any vector width
+    Floats param = randomFloats(n, 1), m(n, 0.0f), v(n, 0.0f);
+    Doubles pRef = toDoubles(param), mRef(n, 0.0), vRef(n, 0.0);
+    const double lr = 1e-3, b1 = 0.9, b2 = 0.98, eps = 1e-9;
+    for (int64_t step = 1; step <= 5; ++step) {
+      Floats grad = randomFloats(n, uint32_t(10 + step));
+      expectOk(txrt_adam_update(ctx_, 1, n, param.data(), grad.data(),
+                                m.data(), v.data(), float(lr), float(b1),
+                                float(b2), float(eps), weightDecay, step));
+      for (int64_t i = 0; i < n; ++i) {
+        double g = grad[i] + weightDecay * pRef[i];
+        mRef[i] = b1 * mRef[i] + (1 - b1) * g;
+        vRef[i] = b2 * vRef[i] + (1 - b2) * g * g;
+        double mHat = mRef[i] / (1 - std::pow(b1, step));
+        double vHat = vRef[i] / (1 - std::pow(b2, step));
+        pRef[i] -= lr * mHat / (std::sqrt(vHat) + eps);
+      }
+    }
+    expectClose(param, pRef, 1e-6, 1e-5, "param");
+    expectClose(m, mRef, 1e-6, 1e-5, "m");
+    expectClose(v, vRef, 1e-7, 1e-5, "v");
+  }
+}
+
+TEST_F(AdamTest, StepMustBePositive) {
+  float p = 0, g = 0, m = 0, v = 0;
+  EXPECT_EQ(txrt_adam_update(ctx_, 1, 1, &p, &g, &m, &v, 1e-3f, 0.9f, 0.98f,
+                             1e-9f, 0.0f, 0),
+            TXRT_ERROR_INVALID_ARGUMENT);
+}
+
+} // namespace

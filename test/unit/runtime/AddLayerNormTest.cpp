@@ -1,0 +1,161 @@
+//===- AddLayerNormTest.cpp - fused residual add + layer norm -------------===//
+#include "TestUtil.h"
+
+#include <cmath>
+
+using namespace txrt_test;
+
+namespace {
+
+Doubles referenceAddLayerNorm(int64_t rows, int64_t cols, const Doubles &x,
+                              const Doubles &r, const Doubles &gamma,
+                              const Doubles &beta, double eps,
+                              Doubles *mean = nullptr, Doubles *var = nullptr) {
+  Doubles y(rows * cols);
+  for (int64_t i = 0; i < rows; ++i) {
+    double mu = 0, sq = 0;
+    for (int64_t j = 0; j < cols; ++j)
+      mu += x[i * cols + j] + r[i * cols + j];
+    mu /= cols;
+    for (int64_t j = 0; j < cols; ++j) {
+      double d = x[i * cols + j] + r[i * cols + j] - mu;
+      sq += d * d;
+    }
+    double v = sq / cols;
+    for (int64_t j = 0; j < cols; ++j)
+      y[i * cols + j] =
+          (x[i * cols + j] + r[i * cols + j] - mu) / std::sqrt(v + eps) *
+              gamma[j] +
+          beta[j];
+    if (mean)
+      (*mean)[i] = mu, (*var)[i] = v;
+  }
+  return y;
+}
+
+class AddLayerNormTest : public RuntimeTest {};
+
+TEST_F(AddLayerNormTest, ForwardMatchesReference) {
+  uint32_t seed = 1;
+  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1},
+                            {7, 63},
+                            {65, 65},
+                            {4, 512}}) {
+    Floats x = randomFloats(rows * cols, seed++, -2, 2),
+           r = randomFloats(rows * cols, seed++, -1, 3);
+    Floats gamma = randomFloats(cols, seed++), beta = randomFloats(cols, seed++);
+    Floats y(rows * cols), sum(rows * cols), mean(rows), var(rows);
+    expectOk(txrt_add_layer_norm_fwd(ctx_, 1, rows, cols, x.data(), r.data(),
+                                     gamma.data(), beta.data(), 1e-5f,
+                                     y.data(), sum.data(), mean.data(),
+                                     var.data()));
+    Doubles meanRef(rows), varRef(rows);
+    Doubles expected =
+        referenceAddLayerNorm(rows, cols, toDoubles(x), toDoubles(r),
+                              toDoubles(gamma), toDoubles(beta), 1e-5,
+                              &meanRef, &varRef);
+    expectClose(y, expected, 1e-4, 1e-4, "y");
+    Doubles sumRef(rows * cols);
+    for (int64_t i = 0; i < rows * cols; ++i)
+      sumRef[i] = double(x[i] + r[i]);
+    expectClose(sum, sumRef, 0, 0, "sum");
+    expectClose(mean, meanRef, 1e-5, 1e-5, "mean");
+    expectClose(var, varRef, 1e-5, 1e-4, "var");
+
+    // In place over x, no sum, inference.
+    Floats inPlace = x;
+    expectOk(txrt_add_layer_norm_fwd(ctx_, 1, rows, cols, inPlace.data(),
+                                     r.data(), gamma.data(), beta.data(),
+                                     1e-5f, inPlace.data(), nullptr, nullptr,
+                                     nullptr));
+    expectClose(inPlace, expected, 1e-4, 1e-4, "y in place");
+  }
+}
+
+TEST_F(AddLayerNormTest, BackwardMatchesFiniteDifferences) {
+  const int64_t rows = 3, cols = 7;
+  const float eps = 1e-5f;
+  Floats x = randomFloats(rows * cols, 20, -2, 2),
+         r = randomFloats(rows * cols, 21);
+  Floats gamma = randomFloats(cols, 22), beta = randomFloats(cols, 23);
+  Floats dy = randomFloats(rows * cols, 24), dsum = randomFloats(rows * cols, 25);
+  Floats y(rows * cols), sum(rows * cols), mean(rows), var(rows);
+  expectOk(txrt_add_layer_norm_fwd(ctx_, 1, rows, cols, x.data(), r.data(),
+                                   gamma.data(), beta.data(), eps, y.data(),
+                                   sum.data(), mean.data(), var.data()));
+  Doubles xd = toDoubles(x), rd = toDoubles(r), gd = toDoubles(gamma),
+          bd = toDoubles(beta);
+  auto f = [&](const Doubles &xs, const Doubles &gs, const Doubles &bs) {
+    return referenceAddLayerNorm(rows, cols, xs, rd, gs, bs, eps);
+  };
+  Doubles dxExpected = vjpByFiniteDifferences(
+      [&](const Doubles &p) { return f(p, gd, bd); }, xd, dy);
+  Doubles dgExpected = vjpByFiniteDifferences(
+      [&](const Doubles &p) { return f(xd, p, bd); }, gd, dy);
+  Doubles dbExpected = vjpByFiniteDifferences(
+      [&](const Doubles &p) { return f(xd, gd, p); }, bd, dy);
+
+  for (bool useSum : {false, true}) {
+    SCOPED_TRACE(useSum ? "from sum" : "from x + r");
+    Floats dx(rows * cols), dgamma(cols), dbeta(cols);
+    expectOk(txrt_add_layer_norm_bwd(
+        ctx_, 2, rows, cols, useSum ? nullptr : x.data(),
+        useSum ? nullptr : r.data(), useSum ? sum.data() : nullptr,
+        gamma.data(), mean.data(), var.data(), eps, dy.data(), nullptr,
+        dx.data(), dgamma.data(), dbeta.data(), 0, 0));
+    expectClose(dx, dxExpected, 1e-4, 1e-3, "dx");
+    expectClose(dgamma, dgExpected, 1e-4, 1e-3, "dgamma");
+    expectClose(dbeta, dbExpected, 1e-4, 1e-3, "dbeta");
+  }
+
+  // The gradient of the returned sum adds to ds; accumulation adds to dx.
+  Floats dx = randomFloats(rows * cols, 26), dgamma(cols, 1.0f),
+         dbeta(cols, -1.0f);
+  Doubles expected(rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i)
+    expected[i] = dx[i] + dxExpected[i] + dsum[i];
+  expectOk(txrt_add_layer_norm_bwd(ctx_, 2, rows, cols, x.data(), r.data(),
+                                   nullptr, gamma.data(), mean.data(),
+                                   var.data(), eps, dy.data(), dsum.data(),
+                                   dx.data(), dgamma.data(), dbeta.data(), 1,
+                                   1));
+  expectClose(dx, expected, 1e-4, 1e-3, "dx with dsum, accumulated");
+  Doubles g1(cols), b1(cols);
+  for (int64_t j = 0; j < cols; ++j)
+    g1[j] = 1.0 + dgExpected[j], b1[j] = -1.0 + dbExpected[j];
+  expectClose(dgamma, g1, 1e-4, 1e-3, "dgamma accumulated");
+  expectClose(dbeta, b1, 1e-4, 1e-3, "dbeta accumulated");
+}
+
+TEST_F(AddLayerNormTest, AgreesWithAddThenLayerNorm) {
+  const int64_t rows = 65, cols = 63;
+  Floats x = randomFloats(rows * cols, 30), r = randomFloats(rows * cols, 31);
+  Floats gamma = randomFloats(cols, 32), beta = randomFloats(cols, 33),
+         dy = randomFloats(rows * cols, 34);
+  Floats y(rows * cols), mean(rows), var(rows);
+  expectOk(txrt_add_layer_norm_fwd(ctx_, 1, rows, cols, x.data(), r.data(),
+                                   gamma.data(), beta.data(), 1e-5f, y.data(),
+                                   nullptr, mean.data(), var.data()));
+  Floats s(rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i)
+    s[i] = x[i] + r[i];
+  Floats yRef(rows * cols), meanRef(rows), varRef(rows);
+  expectOk(txrt_layer_norm_fwd(ctx_, 2, rows, cols, s.data(), gamma.data(),
+                               beta.data(), 1e-5f, yRef.data(), meanRef.data(),
+                               varRef.data()));
+  expectClose(y, toDoubles(yRef), 1e-5, 1e-4, "y vs oneDNN");
+  Floats dx(rows * cols), dg(cols), db(cols), dxRef(rows * cols), dgRef(cols),
+      dbRef(cols);
+  expectOk(txrt_add_layer_norm_bwd(ctx_, 3, rows, cols, x.data(), r.data(),
+                                   nullptr, gamma.data(), mean.data(),
+                                   var.data(), 1e-5f, dy.data(), nullptr,
+                                   dx.data(), dg.data(), db.data(), 0, 0));
+  expectOk(txrt_layer_norm_bwd(ctx_, 4, rows, cols, s.data(), gamma.data(),
+                               meanRef.data(), varRef.data(), 1e-5f, dy.data(),
+                               dxRef.data(), dgRef.data(), dbRef.data(), 0, 0));
+  expectClose(dx, toDoubles(dxRef), 1e-4, 1e-3, "dx vs oneDNN");
+  expectClose(dg, toDoubles(dgRef), 1e-4, 1e-3, "dgamma vs oneDNN");
+  expectClose(db, toDoubles(dbRef), 1e-4, 1e-3, "dbeta vs oneDNN");
+}
+
+} // namespace

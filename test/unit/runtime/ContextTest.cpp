@@ -1,0 +1,142 @@
+//===- ContextTest.cpp - contexts, statuses, messages, primitive cache ----===//
+#include "TestUtil.h"
+
+#include <cstdlib>
+#include <string>
+
+using namespace txrt_test;
+
+namespace {
+
+class ContextTest : public RuntimeTest {};
+
+TEST_F(ContextTest, ThreadCountComesFromEnvironment) {
+  ::setenv("TXRT_NUM_THREADS", "3", 1);
+  txrt_context *ctx = nullptr;
+  ASSERT_EQ(txrt_context_create(&ctx), TXRT_OK) << txrt_last_error(nullptr);
+  EXPECT_EQ(txrt_context_num_threads(ctx), 3);
+  txrt_context_destroy(ctx);
+  ::unsetenv("TXRT_NUM_THREADS");
+
+  ASSERT_EQ(txrt_context_create(&ctx), TXRT_OK);
+  EXPECT_GE(txrt_context_num_threads(ctx), 1);
+  txrt_context_destroy(ctx);
+
+  ASSERT_EQ(txrt_context_create_with_threads(5, &ctx), TXRT_OK);
+  EXPECT_EQ(txrt_context_num_threads(ctx), 5);
+  txrt_context_destroy(ctx);
+}
+
+TEST_F(ContextTest, MalformedThreadCountIsAnError) {
+  ::setenv("TXRT_NUM_THREADS", "many", 1);
+  txrt_context *ctx = reinterpret_cast<txrt_context *>(0x1);
+  EXPECT_EQ(txrt_context_create(&ctx), TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(ctx, nullptr);
+  EXPECT_NE(std::string(txrt_last_error(nullptr)).find("TXRT_NUM_THREADS"),
+            std::string::npos);
+  ::unsetenv("TXRT_NUM_THREADS");
+}
+
+TEST_F(ContextTest, NullContextIsReportedPerThread) {
+  float x = 0, w = 0, y = 0;
+  EXPECT_EQ(txrt_linear_fwd(nullptr, 0, 1, 1, 1, &x, &w, nullptr,
+                            TXRT_ACTIVATION_NONE, nullptr, &y),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(txrt_last_error(nullptr)).find("ctx is NULL"),
+            std::string::npos);
+}
+
+TEST_F(ContextTest, MessageNamesKernelShapesAndCause) {
+  Floats x(8), y(12);
+  EXPECT_EQ(txrt_linear_fwd(ctx_, 0, 4, 3, 2, x.data(), nullptr, nullptr,
+                            TXRT_ACTIVATION_NONE, nullptr, y.data()),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(txrt_last_error(ctx_),
+               "txrt_linear_fwd(m=4, n=3, k=2): invalid argument: w is NULL");
+}
+
+TEST_F(ContextTest, OneDnnErrorsBecomeStatuses) {
+  // A negative stride is rejected by oneDNN itself (dnnl::error inside).
+  Floats a(16, 1.0f), b(16, 1.0f), c(16);
+  int64_t aStrides[4] = {0, 0, -4, 1}, bStrides[4] = {0, 0, 4, 1},
+          cStrides[4] = {0, 0, 4, 1};
+  txrt_status status =
+      txrt_matmul(ctx_, 0, 1, 1, 4, 4, 4, a.data() + 12, aStrides, b.data(),
+                  bStrides, c.data(), cStrides, nullptr, TXRT_ACTIVATION_NONE,
+                  nullptr, 1.0f, 0.0f);
+  EXPECT_EQ(status, TXRT_ERROR_BACKEND);
+  std::string message = txrt_last_error(ctx_);
+  EXPECT_EQ(message.rfind("txrt_matmul(batch0=1, batch1=1, m=4", 0), 0u)
+      << message;
+  EXPECT_NE(message.find("oneDNN"), std::string::npos) << message;
+}
+
+TEST_F(ContextTest, UnknownEnumsAreRejected) {
+  Floats x(4), y(4);
+  EXPECT_EQ(txrt_activation_fwd(ctx_, 0, 42, 4, x.data(), y.data()),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(txrt_context_set_option(ctx_, 999, 1),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(txrt_status_string(TXRT_ERROR_BACKEND), "backend error");
+}
+
+TEST_F(ContextTest, PrimitiveCacheCreatesOncePerSiteAndShape) {
+  txrt_context *ctx = nullptr;
+  ASSERT_EQ(txrt_context_create_with_threads(2, &ctx), TXRT_OK);
+  const int64_t m = 8, n = 6, k = 5;
+  Floats x = randomFloats(m * k, 1), w = randomFloats(n * k, 2), bias(n),
+         y(m * n);
+  auto linear = [&](int64_t site, int64_t rows) {
+    return txrt_linear_fwd(ctx, site, rows, n, k, x.data(), w.data(),
+                           bias.data(), TXRT_ACTIVATION_RELU, nullptr,
+                           y.data());
+  };
+  EXPECT_EQ(txrt_context_primitive_creations(ctx), 0);
+  ASSERT_EQ(linear(7, m), TXRT_OK) << txrt_last_error(ctx);
+  EXPECT_EQ(txrt_context_primitive_creations(ctx), 1);
+  for (int i = 0; i < 10; ++i)
+    ASSERT_EQ(linear(7, m), TXRT_OK);
+  EXPECT_EQ(txrt_context_primitive_creations(ctx), 1) << "same site, shape";
+  ASSERT_EQ(linear(8, m), TXRT_OK);
+  EXPECT_EQ(txrt_context_primitive_creations(ctx), 2) << "another site";
+  ASSERT_EQ(linear(7, m - 1), TXRT_OK);
+  EXPECT_EQ(txrt_context_primitive_creations(ctx), 3) << "another shape";
+  ASSERT_EQ(linear(7, m), TXRT_OK);
+  ASSERT_EQ(linear(7, m - 1), TXRT_OK);
+  EXPECT_EQ(txrt_context_primitive_creations(ctx), 3) << "both cached";
+  txrt_context_clear_cache(ctx);
+  ASSERT_EQ(linear(7, m), TXRT_OK);
+  EXPECT_EQ(txrt_context_primitive_creations(ctx), 4) << "after clearing";
+  txrt_context_destroy(ctx);
+}
+
+TEST_F(ContextTest, AttentionTilesAreCreatedOnce) {
+  txrt_context *ctx = nullptr;
+  ASSERT_EQ(txrt_context_create_with_threads(2, &ctx), TXRT_OK);
+  const int64_t B = 2, h = 2, T = 9, d = 4;
+  Floats q = randomFloats(B * T * h * d, 3), o(q.size()), lse(B * h * T);
+  auto run = [&] {
+    return txrt_attention_fwd(ctx, 1, B, h, T, T, d, q.data(), h * d,
+                              q.data(), h * d, q.data(), h * d, o.data(),
+                              h * d, lse.data(), nullptr, 1, 0.5f, 0.0f, 0, 0);
+  };
+  ASSERT_EQ(run(), TXRT_OK) << txrt_last_error(ctx);
+  int64_t created = txrt_context_primitive_creations(ctx);
+  EXPECT_GT(created, 0);
+  for (int i = 0; i < 5; ++i)
+    ASSERT_EQ(run(), TXRT_OK);
+  EXPECT_EQ(txrt_context_primitive_creations(ctx), created);
+  txrt_context_destroy(ctx);
+}
+
+TEST_F(ContextTest, EmptyTensorsAreNoOps) {
+  EXPECT_EQ(txrt_linear_fwd(ctx_, 0, 0, 3, 2, nullptr, nullptr, nullptr,
+                            TXRT_ACTIVATION_NONE, nullptr, nullptr),
+            TXRT_OK);
+  EXPECT_EQ(txrt_softmax_fwd(ctx_, 0, 0, 5, nullptr, nullptr, 0), TXRT_OK);
+  EXPECT_EQ(txrt_adam_update(ctx_, 0, 0, nullptr, nullptr, nullptr, nullptr,
+                             1e-3f, 0.9f, 0.98f, 1e-9f, 0.0f, 1),
+            TXRT_OK);
+}
+
+} // namespace

@@ -1,0 +1,137 @@
+//===- CrossEntropyTest.cpp - fused log-softmax + NLL, smoothing, ignore --===//
+#include "TestUtil.h"
+
+#include <cmath>
+#include <vector>
+
+using namespace txrt_test;
+
+namespace {
+
+/// PyTorch's F.cross_entropy(logits, targets, ignore_index, label_smoothing,
+/// reduction) in double precision.
+double referenceCrossEntropy(int64_t n, int64_t classes, const Doubles &z,
+                             const std::vector<int32_t> &targets,
+                             int32_t ignore, double eps, bool mean,
+                             Doubles *rowLoss = nullptr) {
+  double total = 0;
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (rowLoss)
+      (*rowLoss)[i] = 0;
+    if (targets[i] == ignore)
+      continue;
+    double m = z[i * classes];
+    for (int64_t j = 1; j < classes; ++j)
+      m = std::max(m, z[i * classes + j]);
+    double sum = 0, smooth = 0;
+    for (int64_t j = 0; j < classes; ++j)
+      sum += std::exp(z[i * classes + j] - m);
+    double lse = m + std::log(sum);
+    for (int64_t j = 0; j < classes; ++j)
+      smooth += lse - z[i * classes + j];
+    double loss = (1 - eps) * (lse - z[i * classes + targets[i]]) +
+                  eps * smooth / double(classes);
+    if (rowLoss)
+      (*rowLoss)[i] = loss;
+    total += loss;
+    ++count;
+  }
+  return mean ? (count ? total / double(count) : 0.0) : total;
+}
+
+class CrossEntropyTest : public RuntimeTest {};
+
+TEST_F(CrossEntropyTest, ForwardMatchesReference) {
+  uint32_t seed = 1;
+  for (auto [n, classes] : {std::pair<int64_t, int64_t>{1, 1},
+                            {7, 63},
+                            {65, 65},
+                            {33, 8000}})
+    for (float eps : {0.0f, 0.1f})
+      for (int32_t reduction : {TXRT_LOSS_MEAN, TXRT_LOSS_SUM}) {
+        Floats z = randomFloats(n * classes, seed++, -4, 4);
+        std::vector<int32_t> targets(n);
+        for (int64_t i = 0; i < n; ++i)
+          targets[i] = int32_t((i * 7 + 3) % classes);
+        const int32_t ignore = 0; // the padding id: some rows ignored
+        if (n > 2)
+          targets[2] = ignore;
+        float loss = -1;
+        int64_t count = -1;
+        Floats lse(n), rowLoss(n);
+        expectOk(txrt_cross_entropy_fwd(ctx_, 1, n, classes, z.data(),
+                                        targets.data(), ignore, eps, reduction,
+                                        &loss, lse.data(), rowLoss.data(),
+                                        &count));
+        Doubles rowRef(n);
+        double expected =
+            referenceCrossEntropy(n, classes, toDoubles(z), targets, ignore,
+                                  eps, reduction == TXRT_LOSS_MEAN, &rowRef);
+        int64_t expectedCount = 0;
+        for (int32_t t : targets)
+          expectedCount += t != ignore;
+        EXPECT_EQ(count, expectedCount);
+        EXPECT_NEAR(loss, expected, 1e-5 + 1e-5 * std::fabs(expected))
+            << "n=" << n << " classes=" << classes << " eps=" << eps;
+        expectClose(rowLoss, rowRef, 1e-5, 1e-5, "row losses");
+      }
+}
+
+TEST_F(CrossEntropyTest, BackwardMatchesFiniteDifferences) {
+  const int64_t n = 5, classes = 7;
+  for (float eps : {0.0f, 0.1f})
+    for (int32_t reduction : {TXRT_LOSS_MEAN, TXRT_LOSS_SUM}) {
+      Floats z = randomFloats(n * classes, 10, -3, 3);
+      std::vector<int32_t> targets = {1, 6, -100, 0, 3};
+      const int32_t ignore = -100;
+      float loss = 0;
+      Floats lse(n), dz(n * classes);
+      expectOk(txrt_cross_entropy_fwd(ctx_, 1, n, classes, z.data(),
+                                      targets.data(), ignore, eps, reduction,
+                                      &loss, lse.data(), nullptr, nullptr));
+      const float dloss = 1.5f;
+      expectOk(txrt_cross_entropy_bwd(ctx_, 2, n, classes, z.data(),
+                                      targets.data(), lse.data(), ignore, eps,
+                                      reduction, &dloss, dz.data()));
+      Doubles expected = finiteDifferences(
+          [&](const Doubles &p) {
+            return dloss * referenceCrossEntropy(n, classes, p, targets, ignore,
+                                                 eps,
+                                                 reduction == TXRT_LOSS_MEAN);
+          },
+          toDoubles(z));
+      expectClose(dz, expected, 1e-5, 1e-3, "dlogits");
+    }
+}
+
+TEST_F(CrossEntropyTest, AllRowsIgnoredGiveZero) {
+  Floats z = randomFloats(3 * 4, 20), lse(3), dz(12, 7.0f);
+  std::vector<int32_t> targets = {0, 0, 0};
+  float loss = -1, dloss = 1;
+  int64_t count = -1;
+  expectOk(txrt_cross_entropy_fwd(ctx_, 1, 3, 4, z.data(), targets.data(), 0,
+                                  0.1f, TXRT_LOSS_MEAN, &loss, lse.data(),
+                                  nullptr, &count));
+  EXPECT_EQ(loss, 0.0f);
+  EXPECT_EQ(count, 0);
+  expectOk(txrt_cross_entropy_bwd(ctx_, 2, 3, 4, z.data(), targets.data(),
+                                  lse.data(), 0, 0.1f, TXRT_LOSS_MEAN, &dloss,
+                                  dz.data()));
+  for (float g : dz)
+    EXPECT_EQ(g, 0.0f);
+}
+
+TEST_F(CrossEntropyTest, BadTargetIsAnError) {
+  Floats z(2 * 3), lse(2);
+  std::vector<int32_t> targets = {1, 3};
+  float loss;
+  EXPECT_EQ(txrt_cross_entropy_fwd(ctx_, 1, 2, 3, z.data(), targets.data(), -1,
+                                   0, TXRT_LOSS_MEAN, &loss, lse.data(),
+                                   nullptr, nullptr),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(txrt_last_error(ctx_)).find("targets[1] = 3"),
+            std::string::npos);
+}
+
+} // namespace

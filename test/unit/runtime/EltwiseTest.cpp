@@ -1,0 +1,67 @@
+//===- EltwiseTest.cpp - txrt_activation_fwd / _bwd -----------------------===//
+#include "TestUtil.h"
+
+#include <cmath>
+
+using namespace txrt_test;
+
+namespace {
+
+double referenceActivation(int32_t activation, double x) {
+  switch (activation) {
+  case TXRT_ACTIVATION_RELU:
+    return x > 0 ? x : 0;
+  case TXRT_ACTIVATION_GELU:
+    return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  case TXRT_ACTIVATION_GELU_TANH:
+    return 0.5 * x *
+           (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  default:
+    return x;
+  }
+}
+
+class EltwiseTest : public RuntimeTest {};
+
+TEST_F(EltwiseTest, ForwardAndBackward) {
+  for (int32_t act : {TXRT_ACTIVATION_NONE, TXRT_ACTIVATION_RELU,
+                      TXRT_ACTIVATION_GELU, TXRT_ACTIVATION_GELU_TANH}) {
+    SCOPED_TRACE("activation " + std::to_string(act));
+    for (int64_t n : {1, 7, 63, 65, 1000}) {
+      Floats x = randomFloats(n, uint32_t(n + act), -3, 3);
+      // Keep relu's inputs away from the kink for finite differences.
+      for (float &v : x)
+        if (std::fabs(v) < 1e-2f)
+          v = 0.5f;
+      Floats y(n), dy = randomFloats(n, uint32_t(7 * n)), dx(n);
+      expectOk(txrt_activation_fwd(ctx_, 1, act, n, x.data(), y.data()));
+      Doubles expected(n);
+      for (int64_t i = 0; i < n; ++i)
+        expected[i] = referenceActivation(act, x[i]);
+      expectClose(y, expected, 1e-5, 1e-4, "y");
+      expectOk(
+          txrt_activation_bwd(ctx_, 2, act, n, x.data(), dy.data(), dx.data()));
+      expectClose(dx,
+                  vjpByFiniteDifferences(
+                      [&](const Doubles &p) {
+                        Doubles out(p.size());
+                        for (size_t i = 0; i < p.size(); ++i)
+                          out[i] = referenceActivation(act, p[i]);
+                        return out;
+                      },
+                      toDoubles(x), dy),
+                  1e-5, 1e-3, "dx");
+    }
+  }
+}
+
+TEST_F(EltwiseTest, InPlace) {
+  Floats x = randomFloats(65, 3, -2, 2);
+  Floats copy = x;
+  expectOk(txrt_activation_fwd(ctx_, 3, TXRT_ACTIVATION_RELU, 65, x.data(),
+                               x.data()));
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_EQ(x[i], copy[i] > 0 ? copy[i] : 0.0f);
+}
+
+} // namespace

@@ -1,0 +1,281 @@
+//===- MatmulTest.cpp - txrt_matmul, txrt_linear_fwd / _bwd ---------------===//
+#include "TestUtil.h"
+
+#include <array>
+#include <cmath>
+#include <tuple>
+
+using namespace txrt_test;
+
+namespace {
+
+using Strides = std::array<int64_t, 4>;
+
+double activate(int32_t activation, double x) {
+  switch (activation) {
+  case TXRT_ACTIVATION_RELU:
+    return x > 0 ? x : 0;
+  case TXRT_ACTIVATION_GELU:
+    return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  case TXRT_ACTIVATION_GELU_TANH:
+    return 0.5 * x *
+           (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  default:
+    return x;
+  }
+}
+
+/// The naive strided batched product with epilogue, over C's buffer.
+struct MatmulCase {
+  int64_t batch0 = 1, batch1 = 1, m, n, k;
+  Strides a, b, c;
+  bool bias = false;
+  int32_t activation = TXRT_ACTIVATION_NONE;
+  bool residual = false;
+  float alpha = 1.0f, beta = 0.0f;
+
+  int64_t span(const Strides &s, int64_t rows, int64_t cols) const {
+    return (batch0 - 1) * s[0] + (batch1 - 1) * s[1] + (rows - 1) * s[2] +
+           (cols - 1) * s[3] + 1;
+  }
+
+  Doubles reference(const Floats &av, const Floats &bv, const Floats &biasv,
+                    const Floats &resv, const Floats &cOld) const {
+    Doubles out = toDoubles(cOld);
+    for (int64_t b0 = 0; b0 < batch0; ++b0)
+      for (int64_t b1 = 0; b1 < batch1; ++b1)
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            double sum = 0;
+            for (int64_t p = 0; p < k; ++p)
+              sum += double(av[b0 * a[0] + b1 * a[1] + i * a[2] + p * a[3]]) *
+                     bv[b0 * b[0] + b1 * b[1] + p * b[2] + j * b[3]];
+            int64_t at = b0 * c[0] + b1 * c[1] + i * c[2] + j * c[3];
+            double value = alpha * sum + (bias ? biasv[j] : 0.0);
+            value = activate(activation, value);
+            if (residual)
+              value += resv[at];
+            out[at] = value + (beta != 0 ? beta * double(cOld[at]) : 0.0);
+          }
+    return out;
+  }
+
+  void check(txrt_context *ctx, uint32_t seed) const {
+    Floats av = randomFloats(span(a, m, k), seed);
+    Floats bv = randomFloats(span(b, k, n), seed + 1);
+    int64_t cSize = span(c, m, n);
+    Floats biasv = randomFloats(n, seed + 2);
+    Floats resv = randomFloats(cSize, seed + 3);
+    Floats cv = randomFloats(cSize, seed + 4);
+    Doubles expected = reference(av, bv, biasv, resv, cv);
+    ASSERT_EQ(txrt_matmul(ctx, seed, batch0, batch1, m, n, k, av.data(),
+                          a.data(), bv.data(), b.data(), cv.data(), c.data(),
+                          bias ? biasv.data() : nullptr, activation,
+                          residual ? resv.data() : nullptr, alpha, beta),
+              TXRT_OK)
+        << txrt_last_error(ctx);
+    expectClose(cv, expected, 1e-4, 1e-4,
+                "matmul m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                    " k=" + std::to_string(k));
+  }
+};
+
+class MatmulTest : public RuntimeTest {};
+
+TEST_F(MatmulTest, TransposesByStrides) {
+  uint32_t seed = 10;
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1},
+                         {7, 63, 65},
+                         {65, 7, 63},
+                         {63, 65, 7},
+                         {1, 65, 7}}) {
+    for (bool ta : {false, true})
+      for (bool tb : {false, true}) {
+        MatmulCase mc;
+        mc.m = m;
+        mc.n = n;
+        mc.k = k;
+        mc.a = ta ? Strides{0, 0, 1, m} : Strides{0, 0, k, 1};
+        mc.b = tb ? Strides{0, 0, 1, k} : Strides{0, 0, n, 1};
+        mc.c = {0, 0, n, 1};
+        SCOPED_TRACE("ta=" + std::to_string(ta) + " tb=" + std::to_string(tb));
+        mc.check(ctx_, seed++);
+      }
+  }
+}
+
+TEST_F(MatmulTest, BatchedAndBroadcast) {
+  MatmulCase mc;
+  mc.batch0 = 2;
+  mc.batch1 = 3;
+  mc.m = 7;
+  mc.n = 5;
+  mc.k = 9;
+  mc.a = {3 * 7 * 9, 7 * 9, 9, 1};
+  mc.b = {3 * 9 * 5, 9 * 5, 5, 1};
+  mc.c = {3 * 7 * 5, 7 * 5, 5, 1};
+  mc.check(ctx_, 100);
+  mc.b = {0, 0, 5, 1}; // one B for every batch
+  mc.check(ctx_, 101);
+  mc.b = {9 * 5, 0, 5, 1}; // B per batch0, shared over batch1
+  mc.check(ctx_, 102);
+}
+
+TEST_F(MatmulTest, HeadSplitViewsWithoutCopies) {
+  // scores[b, h, i, j] = sum_d Q[b, i, h, d] K[b, j, h, d] on [B, T, h*d].
+  const int64_t B = 2, T = 7, S = 65, h = 3, d = 5;
+  MatmulCase mc;
+  mc.batch0 = B;
+  mc.batch1 = h;
+  mc.m = T;
+  mc.n = S;
+  mc.k = d;
+  mc.a = {T * h * d, d, h * d, 1};
+  mc.b = {S * h * d, d, 1, h * d};
+  mc.c = {h * T * S, T * S, S, 1};
+  mc.alpha = 0.125f;
+  mc.check(ctx_, 200);
+  // out[b, i, h, :] = P[b, h, i, :] . V[b, :, h, :], written merged.
+  MatmulCase pv;
+  pv.batch0 = B;
+  pv.batch1 = h;
+  pv.m = T;
+  pv.n = d;
+  pv.k = S;
+  pv.a = {h * T * S, T * S, S, 1};
+  pv.b = {S * h * d, d, h * d, 1};
+  pv.c = {T * h * d, d, h * d, 1};
+  pv.check(ctx_, 201);
+}
+
+TEST_F(MatmulTest, Epilogues) {
+  uint32_t seed = 300;
+  for (int32_t act : {TXRT_ACTIVATION_NONE, TXRT_ACTIVATION_RELU,
+                      TXRT_ACTIVATION_GELU, TXRT_ACTIVATION_GELU_TANH})
+    for (bool bias : {false, true})
+      for (bool residual : {false, true})
+        for (auto [alpha, beta] :
+             {std::pair<float, float>{1.0f, 0.0f}, {0.5f, 1.0f}}) {
+          MatmulCase mc;
+          mc.batch1 = 2;
+          mc.m = 7;
+          mc.n = 65;
+          mc.k = 63;
+          mc.a = {0, 7 * 63, 63, 1};
+          mc.b = {0, 0, 1, 63};
+          mc.c = {0, 7 * 65, 65, 1};
+          mc.bias = bias;
+          mc.activation = act;
+          mc.residual = residual;
+          mc.alpha = alpha;
+          mc.beta = beta;
+          SCOPED_TRACE("act=" + std::to_string(act) + " bias=" +
+                       std::to_string(bias) + " residual=" +
+                       std::to_string(residual) + " alpha=" +
+                       std::to_string(alpha));
+          mc.check(ctx_, seed++);
+        }
+}
+
+//===----------------------------------------------------------------------===//
+// Linear
+//===----------------------------------------------------------------------===//
+
+Doubles referenceLinear(int64_t m, int64_t n, int64_t k, const Doubles &x,
+                        const Doubles &w, const Doubles &bias) {
+  Doubles y(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = bias.empty() ? 0.0 : bias[j];
+      for (int64_t p = 0; p < k; ++p)
+        sum += x[i * k + p] * w[j * k + p];
+      y[i * n + j] = sum;
+    }
+  return y;
+}
+
+TEST_F(MatmulTest, LinearForwardWithEpilogue) {
+  uint32_t seed = 400;
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 7, 63},
+                         {65, 63, 7},
+                         {63, 65, 65}})
+    for (int32_t act : {TXRT_ACTIVATION_NONE, TXRT_ACTIVATION_RELU,
+                        TXRT_ACTIVATION_GELU})
+      for (bool residual : {false, true}) {
+        Floats x = randomFloats(m * k, seed++), w = randomFloats(n * k, seed++),
+               bias = randomFloats(n, seed++), r = randomFloats(m * n, seed++);
+        Floats y(m * n);
+        expectOk(txrt_linear_fwd(ctx_, seed, m, n, k, x.data(), w.data(),
+                                 bias.data(), act,
+                                 residual ? r.data() : nullptr, y.data()));
+        Doubles expected =
+            referenceLinear(m, n, k, toDoubles(x), toDoubles(w),
+                            toDoubles(bias));
+        for (int64_t i = 0; i < m * n; ++i)
+          expected[i] = activate(act, expected[i]) + (residual ? r[i] : 0.0);
+        expectClose(y, expected, 1e-4, 1e-4, "linear");
+      }
+}
+
+TEST_F(MatmulTest, LinearBackwardMatchesFiniteDifferences) {
+  const int64_t m = 3, n = 4, k = 5;
+  Floats x = randomFloats(m * k, 500), w = randomFloats(n * k, 501),
+         bias = randomFloats(n, 502), dy = randomFloats(m * n, 503);
+  Floats dx(m * k), dw(n * k), db(n);
+  expectOk(txrt_linear_bwd(ctx_, 1, m, n, k, x.data(), w.data(), dy.data(),
+                           dx.data(), dw.data(), db.data(), 0, 0));
+  Doubles xd = toDoubles(x), wd = toDoubles(w), bd = toDoubles(bias);
+  expectClose(dx,
+              vjpByFiniteDifferences(
+                  [&](const Doubles &p) {
+                    return referenceLinear(m, n, k, p, wd, bd);
+                  },
+                  xd, dy),
+              1e-5, 1e-4, "dx");
+  expectClose(dw,
+              vjpByFiniteDifferences(
+                  [&](const Doubles &p) {
+                    return referenceLinear(m, n, k, xd, p, bd);
+                  },
+                  wd, dy),
+              1e-5, 1e-4, "dw");
+  expectClose(db,
+              vjpByFiniteDifferences(
+                  [&](const Doubles &p) {
+                    return referenceLinear(m, n, k, xd, wd, p);
+                  },
+                  bd, dy),
+              1e-5, 1e-4, "dbias");
+}
+
+TEST_F(MatmulTest, LinearBackwardLargeShapesAndAccumulation) {
+  const int64_t m = 65, n = 63, k = 7;
+  Floats x = randomFloats(m * k, 600), w = randomFloats(n * k, 601),
+         dy = randomFloats(m * n, 602);
+  Floats dx = randomFloats(m * k, 603), dw = randomFloats(n * k, 604),
+         db = randomFloats(n, 605);
+  Doubles dxExpected = toDoubles(dx), dwExpected = toDoubles(dw),
+          dbExpected = toDoubles(db);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      dbExpected[j] += dy[i * n + j];
+      for (int64_t p = 0; p < k; ++p) {
+        dxExpected[i * k + p] += double(dy[i * n + j]) * w[j * k + p];
+        dwExpected[j * k + p] += double(dy[i * n + j]) * x[i * k + p];
+      }
+    }
+  expectOk(txrt_linear_bwd(ctx_, 2, m, n, k, x.data(), w.data(), dy.data(),
+                           dx.data(), dw.data(), db.data(), 1, 1));
+  expectClose(dx, dxExpected, 1e-4, 1e-4, "dx accumulated");
+  expectClose(dw, dwExpected, 1e-4, 1e-4, "dw accumulated");
+  expectClose(db, dbExpected, 1e-4, 1e-4, "dbias accumulated");
+
+  // Only dw requested: dx and db untouched.
+  Floats dxUntouched = dx, dbUntouched = db;
+  expectOk(txrt_linear_bwd(ctx_, 2, m, n, k, x.data(), nullptr, dy.data(),
+                           nullptr, dw.data(), nullptr, 0, 0));
+  EXPECT_EQ(dx, dxUntouched);
+  EXPECT_EQ(db, dbUntouched);
+}
+
+} // namespace
