@@ -15,6 +15,7 @@
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
+#include <cstdio>
 
 using namespace mlir;
 using namespace mlir::tx;
@@ -57,11 +58,17 @@ LogicalResult normalizeAxis(std::optional<Location> loc, int64_t axis,
   return success();
 }
 
+/// `0.1`, `1.5`, `1e-09`: a double as a person writes it.
+std::string number(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", value);
+  return buffer;
+}
+
 LogicalResult checkRate(std::optional<Location> loc, StringRef what,
                         double rate) {
   if (!(rate >= 0.0 && rate < 1.0))
-    return fail(loc, llvm::formatv("{0} must be in [0, 1), got {1}", what,
-                                   rate));
+    return fail(loc, what + " must be in [0, 1), got " + number(rate));
   return success();
 }
 
@@ -88,8 +95,7 @@ LogicalResult checkLayerNorm(std::optional<Location> loc, const Shape &input,
     return fail(loc, "bias must be [" + dimText(last) + "], got " +
                          formatShape(shape));
   if (!(epsilon > 0.0))
-    return fail(loc, llvm::formatv("epsilon must be positive, got {0}",
-                                   epsilon));
+    return fail(loc, "epsilon must be positive, got " + number(epsilon));
   return success();
 }
 
@@ -610,9 +616,8 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
     return failure();
   double scale = adaptor.getScale().convertToDouble();
   if (!std::isfinite(scale) || scale == 0.0)
-    return fail(loc, llvm::formatv("attention scale must be finite and "
-                                   "non-zero, got {0}",
-                                   scale));
+    return fail(loc, "attention scale must be finite and non-zero, got " +
+                         number(scale));
   Shape result(batch.begin(), batch.end());
   result.push_back(q[rank - 2]);
   result.push_back(v[rank - 1]);

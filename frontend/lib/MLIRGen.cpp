@@ -770,9 +770,10 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
           args.restLocs.push_back(arg.loc);
           continue;
         }
+        size_t count = builtin.params.size();
         diags.error(arg.loc, "'" + call.callee + "' takes at most " +
-                                 std::to_string(builtin.params.size()) +
-                                 " arguments");
+                                 std::to_string(count) +
+                                 (count == 1 ? " argument" : " arguments"));
         ok = false;
         continue;
       }
