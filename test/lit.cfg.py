@@ -18,6 +18,7 @@ config.test_exec_root = os.path.join(config.txc_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%txc_src", config.txc_src_root))
+config.substitutions.append(("%txc_obj", config.txc_obj_root))
 config.substitutions.append(("%examples", os.path.join(config.txc_src_root, "examples")))
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(

@@ -47,7 +47,7 @@ struct ShapeCheckPass : mlir::tx::impl::ShapeCheckPassBase<ShapeCheckPass> {
         }
       }
     };
-    getOperation().walk([&](Operation *op) {
+    getOperation().walk<WalkOrder::PreOrder>([&](Operation *op) {
       for (Type type : op->getResultTypes())
         checkType(type, op->getLoc());
       if (auto func = dyn_cast<func::FuncOp>(op)) {

@@ -232,8 +232,8 @@ INSTANTIATE_TEST_SUITE_P(
                               "the decimal point", 3},
         MalformedNumber{".5", "malformed number '.5': expected a digit before "
                               "the decimal point", 0.5},
-        MalformedNumber{"2x", "malformed number '2x': a number cannot run "
-                              "into a letter or '_'", 2},
+        MalformedNumber{"2.5x", "malformed number '2.5x': a number cannot "
+                                "run into a letter or '_'", 2.5},
         MalformedNumber{"1e5e3", "malformed number '1e5e3': a number cannot "
                                  "run into a letter or '_'", 1e5},
         MalformedNumber{"99999999999999999999",
@@ -241,6 +241,24 @@ INSTANTIATE_TEST_SUITE_P(
                         "integers are exact only up to 2**53 = "
                         "9007199254740992", 0},
         MalformedNumber{"1e999", "float literal '1e999' is out of range", 0}));
+
+TEST(LexerTest, DigitsRunningIntoANameLexAsAName) {
+  Lexed l("f(x, 7bias = false) 2x 1ex 1e 1e+");
+  std::vector<K> expected = {K::Identifier, K::LParen, K::Identifier,
+                             K::Comma, K::Identifier, K::Equal,
+                             K::KwFalse, K::RParen, K::Identifier,
+                             K::Identifier, K::Number, K::Number, K::Eof};
+  EXPECT_EQ(l.kinds(), expected);
+  ASSERT_EQ(l.diags.getNumErrors(), 5u);
+  EXPECT_EQ(l.diags.getDiagnostics()[0].message,
+            "invalid name '7bias': a name cannot start with a digit");
+  EXPECT_EQ(l.diags.getDiagnostics()[0].loc.col, 6u);
+  EXPECT_TRUE(l.tokens[4].malformed);
+  EXPECT_FALSE(l.tokens[2].malformed);
+  EXPECT_EQ(l.tokens[9].text, "1ex");
+  EXPECT_EQ(l.diags.getDiagnostics()[3].message,
+            "malformed number '1e': the exponent has no digits");
+}
 
 TEST(LexerTest, LargestExactIntegerAndUnderflow) {
   Lexed l("9007199254740992 1e-999");

@@ -152,8 +152,12 @@ TEST(RobustnessTest, RandomByteMutations) {
       case 1: text.erase(at, 1); break;
       case 2: text.insert(at, 1, randomByte()); break;
       case 3: text.erase(at, 1 + pick(20)); break;
-      case 4: text.insert(at, text.substr(pick(text.size()), 1 + pick(30)));
+      case 4: { // (separate statements: argument order is unspecified)
+        size_t from = pick(text.size());
+        size_t length = 1 + pick(30);
+        text.insert(at, text.substr(from, length));
         break;
+      }
       default: {
         size_t other = pick(text.size());
         std::swap(text[at], text[other]);

@@ -110,7 +110,7 @@ TEST_F(ContextTest, PrimitiveCacheCreatesOncePerSiteAndShape) {
   txrt_context_destroy(ctx);
 }
 
-TEST_F(ContextTest, AttentionTilesAreCreatedOnce) {
+TEST_F(ContextTest, AttentionCreatesNoPrimitivesPerCall) {
   txrt_context *ctx = nullptr;
   ASSERT_EQ(txrt_context_create_with_threads(2, &ctx), TXRT_OK);
   const int64_t B = 2, h = 2, T = 9, d = 4;
@@ -120,12 +120,10 @@ TEST_F(ContextTest, AttentionTilesAreCreatedOnce) {
                               q.data(), h * d, q.data(), h * d, o.data(),
                               h * d, lse.data(), nullptr, 1, 0.5f, 0.0f, 0, 0);
   };
-  ASSERT_EQ(run(), TXRT_OK) << txrt_last_error(ctx);
-  int64_t created = txrt_context_primitive_creations(ctx);
-  EXPECT_GT(created, 0);
-  for (int i = 0; i < 5; ++i)
-    ASSERT_EQ(run(), TXRT_OK);
-  EXPECT_EQ(txrt_context_primitive_creations(ctx), created);
+  // Its block products are register-blocked loops, not primitives.
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(run(), TXRT_OK) << txrt_last_error(ctx);
+  EXPECT_EQ(txrt_context_primitive_creations(ctx), 0);
   txrt_context_destroy(ctx);
 }
 
