@@ -20,21 +20,36 @@ namespace ast {
 
 const char *spelling(BinaryOp op) {
   switch (op) {
-  case BinaryOp::Add: return "+";
-  case BinaryOp::Sub: return "-";
-  case BinaryOp::Mul: return "*";
-  case BinaryOp::Div: return "/";
-  case BinaryOp::FloorDiv: return "//";
-  case BinaryOp::Mod: return "%";
-  case BinaryOp::Pow: return "**";
-  case BinaryOp::Eq: return "==";
-  case BinaryOp::Ne: return "!=";
-  case BinaryOp::Lt: return "<";
-  case BinaryOp::Le: return "<=";
-  case BinaryOp::Gt: return ">";
-  case BinaryOp::Ge: return ">=";
-  case BinaryOp::And: return "&";
-  case BinaryOp::Or: return "|";
+  case BinaryOp::Add:
+    return "+";
+  case BinaryOp::Sub:
+    return "-";
+  case BinaryOp::Mul:
+    return "*";
+  case BinaryOp::Div:
+    return "/";
+  case BinaryOp::FloorDiv:
+    return "//";
+  case BinaryOp::Mod:
+    return "%";
+  case BinaryOp::Pow:
+    return "**";
+  case BinaryOp::Eq:
+    return "==";
+  case BinaryOp::Ne:
+    return "!=";
+  case BinaryOp::Lt:
+    return "<";
+  case BinaryOp::Le:
+    return "<=";
+  case BinaryOp::Gt:
+    return ">";
+  case BinaryOp::Ge:
+    return ">=";
+  case BinaryOp::And:
+    return "&";
+  case BinaryOp::Or:
+    return "|";
   }
   return "?";
 }
@@ -84,21 +99,40 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 /// Binding strength, loosest first; matches the parser.
-enum Precedence { Or = 1, And, Compare, Additive, Multiplicative, Prefix, Power,
-                  Atom };
+enum Precedence {
+  Or = 1,
+  And,
+  Compare,
+  Additive,
+  Multiplicative,
+  Prefix,
+  Power,
+  Atom
+};
 
 Precedence precedence(BinaryOp op) {
   switch (op) {
-  case BinaryOp::Or: return Or;
-  case BinaryOp::And: return And;
-  case BinaryOp::Eq: case BinaryOp::Ne: case BinaryOp::Lt:
-  case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge:
+  case BinaryOp::Or:
+    return Or;
+  case BinaryOp::And:
+    return And;
+  case BinaryOp::Eq:
+  case BinaryOp::Ne:
+  case BinaryOp::Lt:
+  case BinaryOp::Le:
+  case BinaryOp::Gt:
+  case BinaryOp::Ge:
     return Compare;
-  case BinaryOp::Add: case BinaryOp::Sub: return Additive;
-  case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::FloorDiv:
+  case BinaryOp::Add:
+  case BinaryOp::Sub:
+    return Additive;
+  case BinaryOp::Mul:
+  case BinaryOp::Div:
+  case BinaryOp::FloorDiv:
   case BinaryOp::Mod:
     return Multiplicative;
-  case BinaryOp::Pow: return Power;
+  case BinaryOp::Pow:
+    return Power;
   }
   return Atom;
 }
@@ -112,7 +146,7 @@ Precedence precedence(const Expr &e) {
   case Expr::Kind::Number:
     // A negative literal (only built by hand, never parsed) prints with '-'.
     return std::signbit(static_cast<const NumberExpr &>(e).value) ? Prefix
-                                                                   : Atom;
+                                                                  : Atom;
   default:
     return Atom;
   }

@@ -292,12 +292,18 @@ Result Evaluator::compare(BinaryOp op, SourceLoc loc, const ConstValue &a,
     order = x < y ? -1 : x > y ? 1 : 0;
   }
   switch (op) {
-  case BinaryOp::Eq: return ConstValue::ofBool(order == 0);
-  case BinaryOp::Ne: return ConstValue::ofBool(order != 0);
-  case BinaryOp::Lt: return ConstValue::ofBool(order < 0);
-  case BinaryOp::Le: return ConstValue::ofBool(order <= 0);
-  case BinaryOp::Gt: return ConstValue::ofBool(order > 0);
-  default: return ConstValue::ofBool(order >= 0);
+  case BinaryOp::Eq:
+    return ConstValue::ofBool(order == 0);
+  case BinaryOp::Ne:
+    return ConstValue::ofBool(order != 0);
+  case BinaryOp::Lt:
+    return ConstValue::ofBool(order < 0);
+  case BinaryOp::Le:
+    return ConstValue::ofBool(order <= 0);
+  case BinaryOp::Gt:
+    return ConstValue::ofBool(order > 0);
+  default:
+    return ConstValue::ofBool(order >= 0);
   }
 }
 
@@ -316,9 +322,15 @@ Result Evaluator::arithmetic(BinaryOp op, SourceLoc loc, const ConstValue &a,
     int64_t x = a.i, y = b.i, r = 0;
     bool overflow = false;
     switch (op) {
-    case BinaryOp::Add: overflow = __builtin_add_overflow(x, y, &r); break;
-    case BinaryOp::Sub: overflow = __builtin_sub_overflow(x, y, &r); break;
-    case BinaryOp::Mul: overflow = __builtin_mul_overflow(x, y, &r); break;
+    case BinaryOp::Add:
+      overflow = __builtin_add_overflow(x, y, &r);
+      break;
+    case BinaryOp::Sub:
+      overflow = __builtin_sub_overflow(x, y, &r);
+      break;
+    case BinaryOp::Mul:
+      overflow = __builtin_mul_overflow(x, y, &r);
+      break;
     case BinaryOp::FloorDiv:
       if (x == std::numeric_limits<int64_t>::min() && y == -1) {
         overflow = true;
@@ -345,11 +357,21 @@ Result Evaluator::arithmetic(BinaryOp op, SourceLoc loc, const ConstValue &a,
 
   double x = a.asDouble(), y = b.asDouble(), r = 0;
   switch (op) {
-  case BinaryOp::Add: r = x + y; break;
-  case BinaryOp::Sub: r = x - y; break;
-  case BinaryOp::Mul: r = x * y; break;
-  case BinaryOp::Div: r = x / y; break;
-  case BinaryOp::FloorDiv: r = std::floor(x / y); break;
+  case BinaryOp::Add:
+    r = x + y;
+    break;
+  case BinaryOp::Sub:
+    r = x - y;
+    break;
+  case BinaryOp::Mul:
+    r = x * y;
+    break;
+  case BinaryOp::Div:
+    r = x / y;
+    break;
+  case BinaryOp::FloorDiv:
+    r = std::floor(x / y);
+    break;
   case BinaryOp::Mod:
     r = std::fmod(x, y);
     if (r != 0 && ((r < 0) != (y < 0)))
@@ -404,9 +426,9 @@ Result Evaluator::evalCall(const CallExpr &e) {
   size_t count = e.args.size();
   if (variadic ? count < 2 : count != arity) {
     std::string expected =
-        variadic ? "at least 2 arguments"
-                 : std::to_string(arity) + (arity == 1 ? " argument"
-                                                       : " arguments");
+        variadic
+            ? "at least 2 arguments"
+            : std::to_string(arity) + (arity == 1 ? " argument" : " arguments");
     return fail(e.getLoc(), "'" + name + "' takes " + expected + ", got " +
                                 std::to_string(count));
   }
@@ -484,8 +506,8 @@ Result Evaluator::evalCall(const CallExpr &e) {
 //===----------------------------------------------------------------------===//
 
 bool isIdentifier(const std::string &s) {
-  if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) ||
-                     s[0] == '_'))
+  if (s.empty() ||
+      !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_'))
     return false;
   for (char c : s)
     if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_'))
@@ -518,9 +540,15 @@ void forward(const DiagnosticEngine &from, size_t first,
     const Diagnostic &d = list[k];
     std::string message = flag + ": " + d.message;
     switch (d.severity) {
-    case Severity::Error: to.error({0, 0}, message, d.hint); break;
-    case Severity::Warning: to.warning({0, 0}, message, d.hint); break;
-    case Severity::Note: to.note({0, 0}, message); break;
+    case Severity::Error:
+      to.error({0, 0}, message, d.hint);
+      break;
+    case Severity::Warning:
+      to.warning({0, 0}, message, d.hint);
+      break;
+    case Severity::Note:
+      to.note({0, 0}, message);
+      break;
     }
   }
 }
@@ -573,9 +601,10 @@ parseOverrides(const std::vector<std::string> &flags, DiagnosticEngine &diags) {
 
 } // namespace
 
-std::optional<ConstValue> evaluateConst(const Expr &e, const NameLookup &lookup,
-                                        const std::vector<std::string> &candidates,
-                                        DiagnosticEngine &diags) {
+std::optional<ConstValue>
+evaluateConst(const Expr &e, const NameLookup &lookup,
+              const std::vector<std::string> &candidates,
+              DiagnosticEngine &diags) {
   Resolver resolver;
   resolver.resolve = [&](const std::string &name, ConstValue &value) {
     std::optional<ConstValue> found = lookup ? lookup(name) : std::nullopt;
@@ -626,7 +655,8 @@ ConfigEnv evaluateConfig(const Module &m,
     if (!decl)
       continue;
     if (decl->getKind() == Decl::Kind::Config)
-      for (const ConfigItem &item : static_cast<const ConfigDecl &>(*decl).items)
+      for (const ConfigItem &item :
+           static_cast<const ConfigDecl &>(*decl).items)
         allConfigs.emplace(item.name, item.loc);
     if (decl->getKind() == Decl::Kind::Dim)
       for (const DimItem &item : static_cast<const DimDecl &>(*decl).items)
@@ -645,7 +675,8 @@ ConfigEnv evaluateConfig(const Module &m,
   };
   resolver.hintFor = [&](const std::string &name) -> std::string {
     if (dimLocs.count(name) || allDims.count(name))
-      return "'" + name + "' is a dim: its size is known only at run time, "
+      return "'" + name +
+             "' is a dim: its size is known only at run time, "
              "so it has no value here";
     auto later = allConfigs.find(name);
     if (later != allConfigs.end() && !configLocs.count(name))
@@ -658,8 +689,8 @@ ConfigEnv evaluateConfig(const Module &m,
   };
   Evaluator evaluator(resolver, diags);
 
-  auto evaluateItem = [&](const std::string &name, const Expr *value)
-      -> std::optional<ConstValue> {
+  auto evaluateItem = [&](const std::string &name,
+                          const Expr *value) -> std::optional<ConstValue> {
     auto it = overrides.find(name);
     if (it == overrides.end())
       return value ? evaluator.eval(*value) : std::nullopt;
@@ -681,17 +712,21 @@ ConfigEnv evaluateConfig(const Module &m,
         env.modelName = static_cast<const ModelDecl &>(*decl).name;
       break;
     case Decl::Kind::Config:
-      for (const ConfigItem &item : static_cast<const ConfigDecl &>(*decl).items) {
-        if (auto first = configLocs.find(item.name); first != configLocs.end()) {
+      for (const ConfigItem &item :
+           static_cast<const ConfigDecl &>(*decl).items) {
+        if (auto first = configLocs.find(item.name);
+            first != configLocs.end()) {
           diags.error(item.loc,
                       "config value '" + item.name + "' is defined twice");
-          diags.note(first->second, "'" + item.name + "' is first defined here");
+          diags.note(first->second,
+                     "'" + item.name + "' is first defined here");
           continue;
         }
         if (auto dim = dimLocs.find(item.name); dim != dimLocs.end()) {
-          diags.error(item.loc, "'" + item.name +
-                                    "' is already declared as a dim");
-          diags.note(dim->second, "the dim '" + item.name + "' is declared here");
+          diags.error(item.loc,
+                      "'" + item.name + "' is already declared as a dim");
+          diags.note(dim->second,
+                     "the dim '" + item.name + "' is declared here");
           poisoned.insert(item.name);
           continue;
         }
@@ -707,7 +742,8 @@ ConfigEnv evaluateConfig(const Module &m,
       for (const DimItem &item : static_cast<const DimDecl &>(*decl).items) {
         if (auto first = dimLocs.find(item.name); first != dimLocs.end()) {
           diags.error(item.loc, "dim '" + item.name + "' is declared twice");
-          diags.note(first->second, "'" + item.name + "' is first declared here");
+          diags.note(first->second,
+                     "'" + item.name + "' is first declared here");
           continue;
         }
         if (auto config = configLocs.find(item.name);
@@ -725,12 +761,12 @@ ConfigEnv evaluateConfig(const Module &m,
         if (!bound)
           continue;
         double value = bound->asDouble();
-        bool positiveInteger =
-            bound->kind == ConstValue::Kind::Int
-                ? bound->i > 0
-                : bound->kind == ConstValue::Kind::Float && value >= 1 &&
-                      value == std::trunc(value) &&
-                      value < 9223372036854775808.0;
+        bool positiveInteger = bound->kind == ConstValue::Kind::Int
+                                   ? bound->i > 0
+                                   : bound->kind == ConstValue::Kind::Float &&
+                                         value >= 1 &&
+                                         value == std::trunc(value) &&
+                                         value < 9223372036854775808.0;
         if (!positiveInteger) {
           diags.error(item.bound->getLoc(),
                       "the bound of dim '" + item.name +
@@ -754,7 +790,8 @@ ConfigEnv evaluateConfig(const Module &m,
       continue;
     std::string hint;
     if (dimLocs.count(name)) {
-      hint = "'" + name + "' is a dim; override the config value its bound "
+      hint = "'" + name +
+             "' is a dim; override the config value its bound "
              "uses instead";
     } else {
       std::string match = closestMatch(name, env.configNames());

@@ -100,8 +100,8 @@ std::string caretLine(const std::string &sourceLine, uint32_t col) {
 std::string DiagnosticEngine::format(const Diagnostic &diag) const {
   std::string out;
   if (diag.loc.line == 0) {
-    out += std::string(severityName(diag.severity)) + ": " + diag.message +
-           "\n";
+    out +=
+        std::string(severityName(diag.severity)) + ": " + diag.message + "\n";
   } else {
     uint32_t col = std::max<uint32_t>(diag.loc.col, 1);
     out += file.getName() + ":" + std::to_string(diag.loc.line) + ":" +

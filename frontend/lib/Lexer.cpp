@@ -32,10 +32,29 @@ bool canStartToken(char c) {
   if (isIdentChar(c) || isWhitespace(c))
     return true;
   switch (c) {
-  case '(': case ')': case '[': case ']': case '{': case '}': case ',':
-  case ':': case '.': case '=': case '-': case '+': case '*': case '/':
-  case '%': case '<': case '>': case '!': case '&': case '|': case '#':
-  case '"': case '\'':
+  case '(':
+  case ')':
+  case '[':
+  case ']':
+  case '{':
+  case '}':
+  case ',':
+  case ':':
+  case '.':
+  case '=':
+  case '-':
+  case '+':
+  case '*':
+  case '/':
+  case '%':
+  case '<':
+  case '>':
+  case '!':
+  case '&':
+  case '|':
+  case '#':
+  case '"':
+  case '\'':
     return true;
   default:
     return false;
@@ -98,50 +117,94 @@ std::string describeStray(const std::string &text, size_t pos) {
 
 const char *spelling(TokenKind kind) {
   switch (kind) {
-  case TokenKind::Eof: return "end of file";
-  case TokenKind::Error: return "invalid character";
-  case TokenKind::Identifier: return "identifier";
-  case TokenKind::Number: return "number";
-  case TokenKind::KwModel: return "model";
-  case TokenKind::KwConfig: return "config";
-  case TokenKind::KwDim: return "dim";
-  case TokenKind::KwDef: return "def";
-  case TokenKind::KwEntry: return "entry";
-  case TokenKind::KwOptimizer: return "optimizer";
-  case TokenKind::KwFor: return "for";
-  case TokenKind::KwIn: return "in";
-  case TokenKind::KwReturn: return "return";
-  case TokenKind::KwAs: return "as";
-  case TokenKind::KwTrue: return "true";
-  case TokenKind::KwFalse: return "false";
-  case TokenKind::LParen: return "(";
-  case TokenKind::RParen: return ")";
-  case TokenKind::LBracket: return "[";
-  case TokenKind::RBracket: return "]";
-  case TokenKind::LBrace: return "{";
-  case TokenKind::RBrace: return "}";
-  case TokenKind::Comma: return ",";
-  case TokenKind::Colon: return ":";
-  case TokenKind::Dot: return ".";
-  case TokenKind::DotDot: return "..";
-  case TokenKind::Equal: return "=";
-  case TokenKind::Arrow: return "->";
-  case TokenKind::Plus: return "+";
-  case TokenKind::Minus: return "-";
-  case TokenKind::Star: return "*";
-  case TokenKind::Slash: return "/";
-  case TokenKind::SlashSlash: return "//";
-  case TokenKind::Percent: return "%";
-  case TokenKind::StarStar: return "**";
-  case TokenKind::EqualEqual: return "==";
-  case TokenKind::BangEqual: return "!=";
-  case TokenKind::Less: return "<";
-  case TokenKind::LessEqual: return "<=";
-  case TokenKind::Greater: return ">";
-  case TokenKind::GreaterEqual: return ">=";
-  case TokenKind::Amp: return "&";
-  case TokenKind::Pipe: return "|";
-  case TokenKind::Bang: return "!";
+  case TokenKind::Eof:
+    return "end of file";
+  case TokenKind::Error:
+    return "invalid character";
+  case TokenKind::Identifier:
+    return "identifier";
+  case TokenKind::Number:
+    return "number";
+  case TokenKind::KwModel:
+    return "model";
+  case TokenKind::KwConfig:
+    return "config";
+  case TokenKind::KwDim:
+    return "dim";
+  case TokenKind::KwDef:
+    return "def";
+  case TokenKind::KwEntry:
+    return "entry";
+  case TokenKind::KwOptimizer:
+    return "optimizer";
+  case TokenKind::KwFor:
+    return "for";
+  case TokenKind::KwIn:
+    return "in";
+  case TokenKind::KwReturn:
+    return "return";
+  case TokenKind::KwAs:
+    return "as";
+  case TokenKind::KwTrue:
+    return "true";
+  case TokenKind::KwFalse:
+    return "false";
+  case TokenKind::LParen:
+    return "(";
+  case TokenKind::RParen:
+    return ")";
+  case TokenKind::LBracket:
+    return "[";
+  case TokenKind::RBracket:
+    return "]";
+  case TokenKind::LBrace:
+    return "{";
+  case TokenKind::RBrace:
+    return "}";
+  case TokenKind::Comma:
+    return ",";
+  case TokenKind::Colon:
+    return ":";
+  case TokenKind::Dot:
+    return ".";
+  case TokenKind::DotDot:
+    return "..";
+  case TokenKind::Equal:
+    return "=";
+  case TokenKind::Arrow:
+    return "->";
+  case TokenKind::Plus:
+    return "+";
+  case TokenKind::Minus:
+    return "-";
+  case TokenKind::Star:
+    return "*";
+  case TokenKind::Slash:
+    return "/";
+  case TokenKind::SlashSlash:
+    return "//";
+  case TokenKind::Percent:
+    return "%";
+  case TokenKind::StarStar:
+    return "**";
+  case TokenKind::EqualEqual:
+    return "==";
+  case TokenKind::BangEqual:
+    return "!=";
+  case TokenKind::Less:
+    return "<";
+  case TokenKind::LessEqual:
+    return "<=";
+  case TokenKind::Greater:
+    return ">";
+  case TokenKind::GreaterEqual:
+    return ">=";
+  case TokenKind::Amp:
+    return "&";
+  case TokenKind::Pipe:
+    return "|";
+  case TokenKind::Bang:
+    return "!";
   }
   return "token";
 }
@@ -242,22 +305,42 @@ Token Lexer::next() {
     token = lexNumber(begin, loc);
   } else {
     switch (c) {
-    case '(': token = op(TokenKind::LParen, 1); break;
-    case ')': token = op(TokenKind::RParen, 1); break;
-    case '[': token = op(TokenKind::LBracket, 1); break;
-    case ']': token = op(TokenKind::RBracket, 1); break;
-    case '{': token = op(TokenKind::LBrace, 1); break;
-    case '}': token = op(TokenKind::RBrace, 1); break;
-    case ',': token = op(TokenKind::Comma, 1); break;
-    case ':': token = op(TokenKind::Colon, 1); break;
-    case '+': token = op(TokenKind::Plus, 1); break;
-    case '%': token = op(TokenKind::Percent, 1); break;
+    case '(':
+      token = op(TokenKind::LParen, 1);
+      break;
+    case ')':
+      token = op(TokenKind::RParen, 1);
+      break;
+    case '[':
+      token = op(TokenKind::LBracket, 1);
+      break;
+    case ']':
+      token = op(TokenKind::RBracket, 1);
+      break;
+    case '{':
+      token = op(TokenKind::LBrace, 1);
+      break;
+    case '}':
+      token = op(TokenKind::RBrace, 1);
+      break;
+    case ',':
+      token = op(TokenKind::Comma, 1);
+      break;
+    case ':':
+      token = op(TokenKind::Colon, 1);
+      break;
+    case '+':
+      token = op(TokenKind::Plus, 1);
+      break;
+    case '%':
+      token = op(TokenKind::Percent, 1);
+      break;
     case '.':
       token = c1 == '.' ? op(TokenKind::DotDot, 2) : op(TokenKind::Dot, 1);
       break;
     case '=':
-      token = c1 == '=' ? op(TokenKind::EqualEqual, 2)
-                        : op(TokenKind::Equal, 1);
+      token =
+          c1 == '=' ? op(TokenKind::EqualEqual, 2) : op(TokenKind::Equal, 1);
       break;
     case '-':
       token = c1 == '>' ? op(TokenKind::Arrow, 2) : op(TokenKind::Minus, 1);
@@ -266,8 +349,8 @@ Token Lexer::next() {
       token = c1 == '*' ? op(TokenKind::StarStar, 2) : op(TokenKind::Star, 1);
       break;
     case '/':
-      token = c1 == '/' ? op(TokenKind::SlashSlash, 2)
-                        : op(TokenKind::Slash, 1);
+      token =
+          c1 == '/' ? op(TokenKind::SlashSlash, 2) : op(TokenKind::Slash, 1);
       break;
     case '<':
       token = c1 == '=' ? op(TokenKind::LessEqual, 2) : op(TokenKind::Less, 1);
@@ -289,6 +372,7 @@ Token Lexer::next() {
                     "use '" + single + "' (element-wise " +
                         (c == '&' ? "and" : "or") + ")");
         token = op(kind, 2);
+        token.malformed = true;
       } else {
         token = op(kind, 1);
       }
@@ -330,6 +414,24 @@ Token Lexer::lexNumber(size_t begin, SourceLoc loc) {
     hint = "write '0" + text.substr(begin, pos - begin) + "'";
   } else {
     digits();
+    // Digits running into a name (`2x`, `7label`, but not an exponent like
+    // `1e5` or `1e-`): most likely a mangled name, so it lexes as one.
+    char next = peekChar(), after = peekChar(1);
+    bool exponentAhead =
+        (next == 'e' || next == 'E') &&
+        (isDigit(after) || after == '+' || after == '-' || !isIdentChar(after));
+    if (isIdentStart(next) && !exponentAhead) {
+      while (isIdentChar(peekChar()))
+        advance();
+      Token token = makeToken(TokenKind::Identifier, begin, loc);
+      token.malformed = true;
+      diags.error(loc,
+                  "invalid name '" + token.text +
+                      "': a name cannot start with a digit",
+                  "put an operator or a space between a number and a name, "
+                  "e.g. '2 * x'");
+      return token;
+    }
     if (peekChar() == '.' && isDigit(peekChar(1))) {
       isInteger = false;
       advance();
@@ -378,8 +480,8 @@ Token Lexer::lexNumber(size_t begin, SourceLoc loc) {
   token.isInteger = isInteger;
   std::string valid = text.substr(begin, validEnd - begin);
   if (!problem.empty()) {
-    diags.error(loc, "malformed number '" + token.text + "': " + problem,
-                hint);
+    token.malformed = true;
+    diags.error(loc, "malformed number '" + token.text + "': " + problem, hint);
   }
 
   if (isInteger) {
@@ -393,6 +495,7 @@ Token Lexer::lexNumber(size_t begin, SourceLoc loc) {
       }
     }
     if (tooLarge && problem.empty()) {
+      token.malformed = true;
       diags.error(loc,
                   "integer literal '" + token.text +
                       "' is too large; integers are exact only up to 2**53 "
@@ -416,9 +519,11 @@ Token Lexer::lexNumber(size_t begin, SourceLoc loc) {
     bool underflow = numeric.find("e-") != std::string::npos ||
                      numeric.find("E-") != std::string::npos;
     value = 0;
-    if (!underflow && problem.empty())
+    if (!underflow && problem.empty()) {
+      token.malformed = true;
       diags.error(loc, "float literal '" + token.text + "' is out of range",
                   "the largest float is about 1.8e308");
+    }
   } else if (result.ec != std::errc()) {
     value = 0;
   }
@@ -442,17 +547,28 @@ Token Lexer::lexStray(size_t begin, SourceLoc loc) {
                            : "unterminated string literal; string literals "
                              "are not part of the spec language",
                 "names are written without quotes");
-    return makeToken(TokenKind::Error, begin, loc);
+    Token token = makeToken(TokenKind::Error, begin, loc);
+    token.malformed = true;
+    return token;
   }
 
   std::string message = describeStray(text, pos);
   std::string hint;
   switch (c) {
-  case ';': hint = "statements need no ';'"; break;
-  case '^': hint = "write powers as 'x ** y'"; break;
-  case '~': hint = "write logical not as '!'"; break;
-  case '\\': hint = "a statement may span lines without '\\'"; break;
-  default: break;
+  case ';':
+    hint = "statements need no ';'";
+    break;
+  case '^':
+    hint = "write powers as 'x ** y'";
+    break;
+  case '~':
+    hint = "write logical not as '!'";
+    break;
+  case '\\':
+    hint = "a statement may span lines without '\\'";
+    break;
+  default:
+    break;
   }
   // One diagnostic for a whole run of stray characters.
   size_t count = 0;
@@ -465,7 +581,9 @@ Token Lexer::lexStray(size_t begin, SourceLoc loc) {
   else if (static_cast<unsigned char>(c) >= 0x80)
     hint = "only ASCII characters are allowed outside comments";
   diags.error(loc, message, hint);
-  return makeToken(TokenKind::Error, begin, loc);
+  Token token = makeToken(TokenKind::Error, begin, loc);
+  token.malformed = true;
+  return token;
 }
 
 std::vector<Token> tokenize(const SourceFile &file, DiagnosticEngine &diags) {

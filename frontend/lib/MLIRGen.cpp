@@ -400,10 +400,14 @@ void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
     return;
   }
   constexpr int64_t kMaxIterations = 4096;
-  if (hi->i - lo->i > kMaxIterations) {
+  // Compare without overflow: bounds may be anywhere in int64.
+  if (hi->i > lo->i && (lo->i < 0 ? hi->i > lo->i + kMaxIterations
+                                  : hi->i - lo->i > kMaxIterations)) {
     diags.error(loop->getLoc(),
-                "loop repeats " + std::to_string(hi->i - lo->i) +
-                    " times; the limit is " + std::to_string(kMaxIterations));
+                "loop from " + lo->str() + " to " + hi->str() +
+                    " repeats more than " + std::to_string(kMaxIterations) +
+                    " times",
+                "defs are inlined once per iteration; use fewer layers");
     return;
   }
   for (int64_t i = lo->i; i < hi->i; ++i) {

@@ -8,12 +8,15 @@
 //   - in a block: the next statement start (`name =` on a new line or outside
 //     any bracket, `return`, `for`), the block's `}` or a declaration;
 //   - at the top level: the next declaration (`model`/`config`/`dim`/`def`/
-//     `entry`/`optimizer` followed by a name, or at the start of a line).
+//     `entry`/`optimizer` followed by a name, or at the start of a line), or
+//     a misspelled one (`confg a = 1` in column 1).
 // A broken `def`/`entry`/`for` header skips ahead to its `{` so the errors in
 // the body are still reported; a missing `{` is reported once and the body is
 // parsed as if it were there. Errors after which the parse can go on as if
 // the text were right (a duplicate name, an unknown element type, a keyword
-// used as a name) are "soft": they are reported without entering panic mode.
+// used as a name, a missing ',' between config items) are "soft": they are
+// reported without entering panic mode. A statement (or declaration) with a
+// lexical error in it reports nothing more: the lexer has pointed at it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,31 +50,46 @@ enum Level { OrLevel, AndLevel, CompareLevel, AddLevel, MulLevel, PrefixLevel };
 std::optional<BinaryOp> binaryOpAt(const Token &t, int level) {
   switch (level) {
   case OrLevel:
-    if (t.is(TokenKind::Pipe)) return BinaryOp::Or;
+    if (t.is(TokenKind::Pipe))
+      return BinaryOp::Or;
     break;
   case AndLevel:
-    if (t.is(TokenKind::Amp)) return BinaryOp::And;
+    if (t.is(TokenKind::Amp))
+      return BinaryOp::And;
     break;
   case CompareLevel:
     switch (t.kind) {
-    case TokenKind::EqualEqual: return BinaryOp::Eq;
-    case TokenKind::BangEqual: return BinaryOp::Ne;
-    case TokenKind::Less: return BinaryOp::Lt;
-    case TokenKind::LessEqual: return BinaryOp::Le;
-    case TokenKind::Greater: return BinaryOp::Gt;
-    case TokenKind::GreaterEqual: return BinaryOp::Ge;
-    default: break;
+    case TokenKind::EqualEqual:
+      return BinaryOp::Eq;
+    case TokenKind::BangEqual:
+      return BinaryOp::Ne;
+    case TokenKind::Less:
+      return BinaryOp::Lt;
+    case TokenKind::LessEqual:
+      return BinaryOp::Le;
+    case TokenKind::Greater:
+      return BinaryOp::Gt;
+    case TokenKind::GreaterEqual:
+      return BinaryOp::Ge;
+    default:
+      break;
     }
     break;
   case AddLevel:
-    if (t.is(TokenKind::Plus)) return BinaryOp::Add;
-    if (t.is(TokenKind::Minus)) return BinaryOp::Sub;
+    if (t.is(TokenKind::Plus))
+      return BinaryOp::Add;
+    if (t.is(TokenKind::Minus))
+      return BinaryOp::Sub;
     break;
   case MulLevel:
-    if (t.is(TokenKind::Star)) return BinaryOp::Mul;
-    if (t.is(TokenKind::Slash)) return BinaryOp::Div;
-    if (t.is(TokenKind::SlashSlash)) return BinaryOp::FloorDiv;
-    if (t.is(TokenKind::Percent)) return BinaryOp::Mod;
+    if (t.is(TokenKind::Star))
+      return BinaryOp::Mul;
+    if (t.is(TokenKind::Slash))
+      return BinaryOp::Div;
+    if (t.is(TokenKind::SlashSlash))
+      return BinaryOp::FloorDiv;
+    if (t.is(TokenKind::Percent))
+      return BinaryOp::Mod;
     break;
   default:
     break;
@@ -86,9 +104,14 @@ bool expectsOperand(const Token &t) {
     if (binaryOpAt(t, level))
       return true;
   switch (t.kind) {
-  case TokenKind::Comma: case TokenKind::LParen: case TokenKind::LBracket:
-  case TokenKind::Equal: case TokenKind::Minus: case TokenKind::Bang:
-  case TokenKind::StarStar: case TokenKind::Colon:
+  case TokenKind::Comma:
+  case TokenKind::LParen:
+  case TokenKind::LBracket:
+  case TokenKind::Equal:
+  case TokenKind::Minus:
+  case TokenKind::Bang:
+  case TokenKind::StarStar:
+  case TokenKind::Colon:
     return true;
   default:
     return false;
@@ -104,7 +127,11 @@ const char *const kStatementHint =
 class Parser {
 public:
   Parser(const SourceFile &file, DiagnosticEngine &diags)
-      : diags(diags), tokens(tokenize(file, diags)) {}
+      : diags(diags), tokens(tokenize(file, diags)) {
+    malformedBefore.assign(tokens.size() + 1, 0);
+    for (size_t i = 0; i < tokens.size(); ++i)
+      malformedBefore[i + 1] = malformedBefore[i] + tokens[i].malformed;
+  }
 
   std::unique_ptr<Module> parseModule();
   ExprPtr parseWholeExpression();
@@ -138,6 +165,12 @@ private:
     return isDeclKeyword(cur().kind) && !peek().is(TokenKind::Equal) &&
            (peek().is(TokenKind::Identifier) || cur().startsLine);
   }
+  /// `name name` in column 1: most likely a misspelled declaration keyword
+  /// (`confg a = 1`), worth an error of its own at the top level.
+  bool atMisspelledDecl() const {
+    return at(TokenKind::Identifier) && cur().startsLine &&
+           cur().loc.col == 1 && peek().is(TokenKind::Identifier);
+  }
   /// `name =` (or a keyword misused as a name).
   bool atAssignment() const {
     return (at(TokenKind::Identifier) || isKeyword(cur().kind)) &&
@@ -165,34 +198,34 @@ private:
   }
   std::string found() const { return ", found " + describe(cur()); }
 
+  /// True when the lexer reported an error about a token of the current
+  /// statement or declaration (up to and including the current token).
+  bool lexicalErrorInRegion() const {
+    return malformedBefore[pos + 1] != malformedBefore[regionStart];
+  }
+  bool silenced() const { return panicking || lexicalErrorInRegion(); }
+
   /// An error that derails the statement or declaration: later errors are
-  /// silenced until the parser has resynchronized. An error about an `Error`
-  /// token is silent: the lexer has reported it.
+  /// silenced until the parser has resynchronized.
   void error(SourceLoc loc, const std::string &message,
              const std::string &hint = "") {
-    bool aboutErrorToken = at(TokenKind::Error) && loc.line == cur().loc.line &&
-                           loc.col == cur().loc.col;
-    if (!panicking && !aboutErrorToken)
+    if (!silenced())
       diags.error(loc, message, hint);
     panicking = true;
   }
-  /// "expected ..." at `expectedLoc()`; silent at an `Error` token, which the
-  /// lexer has already reported.
+  /// "expected ..." at `expectedLoc()`.
   void errorExpected(const std::string &message, const std::string &hint = "") {
-    if (at(TokenKind::Error)) {
-      panicking = true;
-      return;
-    }
     error(expectedLoc(), message, hint);
   }
   /// An error after which parsing goes on as if the text were right.
   void softError(SourceLoc loc, const std::string &message,
                  const std::string &hint = "") {
-    if (!panicking)
+    if (!silenced())
       diags.error(loc, message, hint);
   }
+  /// A note for the error just reported (use right after `softError`).
   void note(SourceLoc loc, const std::string &message) {
-    if (!panicking)
+    if (!silenced())
       diags.note(loc, message);
   }
 
@@ -219,6 +252,14 @@ private:
   void syncStatement(size_t statementStart);
   void syncTopLevel();
   void skipBraces();
+  /// At a `{` that opens a body: followed by a statement, a `}` or a newline
+  /// (a stray `{` inside a broken header is not one).
+  bool atBodyStart() const;
+  /// A `}` with more of a statement or header after it on the same line
+  /// (`f(a}b)`, `-> loss} {`): a stray rather than the end of a block.
+  bool atStrayRBrace() const;
+  /// Skips a broken header up to the `{` of its body; false (not moving past
+  /// it) at a `}`, a statement or a declaration.
   bool skipToBody();
 
   //===--------------------------------------------------------------------===//
@@ -253,7 +294,11 @@ private:
 
   DiagnosticEngine &diags;
   std::vector<Token> tokens;
+  /// malformedBefore[i]: how many of tokens[0, i) are `malformed`.
+  std::vector<unsigned> malformedBefore;
   size_t pos = 0;
+  /// The first token of the statement or declaration being parsed.
+  size_t regionStart = 0;
   bool panicking = false;
   unsigned nesting = 0;
   /// Height of the expression tree last returned by a parse function; bounds
@@ -288,37 +333,52 @@ bool Parser::takeName(const std::string &what, const std::string &after,
 }
 
 void Parser::syncStatement(size_t statementStart) {
-  // Brackets opened by the broken statement and not yet closed: a `name =`
-  // inside them is a keyword argument, not a statement.
-  int depth = 0;
-  for (size_t i = statementStart; i < pos; ++i) {
-    if (tokens[i].is(TokenKind::LParen) || tokens[i].is(TokenKind::LBracket))
-      ++depth;
-    else if (tokens[i].is(TokenKind::RParen) ||
-             tokens[i].is(TokenKind::RBracket))
-      depth = std::max(depth - 1, 0);
-  }
+  // Brackets the broken statement opened and did not close: a `name =`
+  // inside them is a keyword argument, not a statement. A closer that does
+  // not match the innermost open bracket is stray and closes nothing.
+  std::vector<TokenKind> closers;
+  auto track = [&closers](const Token &t) {
+    if (t.is(TokenKind::LParen))
+      closers.push_back(TokenKind::RParen);
+    else if (t.is(TokenKind::LBracket))
+      closers.push_back(TokenKind::RBracket);
+    else if (!closers.empty() && t.kind == closers.back())
+      closers.pop_back();
+  };
+  for (size_t i = statementStart; i < pos; ++i)
+    track(tokens[i]);
   while (!at(TokenKind::Eof)) {
     const Token &t = cur();
-    if (t.is(TokenKind::RBrace) || t.is(TokenKind::KwReturn) ||
-        t.is(TokenKind::KwFor) || atDeclStart())
+    if (t.is(TokenKind::KwReturn) || t.is(TokenKind::KwFor) || atDeclStart())
       return;
-    if (atAssignment() && (depth == 0 || atNewStatement()))
+    if (t.is(TokenKind::RBrace) && !atStrayRBrace())
       return;
-    if (t.is(TokenKind::LBrace)) {
-      skipBraces();
-      continue;
+    // `name =` starts a statement unless it continues a list
+    // (`f(a b, k = 1)`) or sits inside brackets on the same line.
+    if (atAssignment() && !expectsOperand(prev()) &&
+        (closers.empty() || t.startsLine))
+      return;
+    // The body of a construct whose header was garbled (`fr i in 0..n {`):
+    // parse it, so its braces pair up and its errors are reported. Inside
+    // brackets only a `{` that ends its line counts (not `f(a{b = 1)`).
+    if (atBodyStart() && (closers.empty() || peek().startsLine)) {
+      NestingGuard guard(*this, "blocks are nested too deeply (the limit is "
+                                "256 levels)");
+      if (!guard.ok) {
+        skipBraces();
+        return;
+      }
+      Block discarded;
+      parseBlock(discarded, "the block");
+      return;
     }
-    if (t.is(TokenKind::LParen) || t.is(TokenKind::LBracket))
-      ++depth;
-    else if (t.is(TokenKind::RParen) || t.is(TokenKind::RBracket))
-      depth = std::max(depth - 1, 0);
+    track(t);
     take();
   }
 }
 
 void Parser::syncTopLevel() {
-  while (!at(TokenKind::Eof) && !atDeclStart())
+  while (!at(TokenKind::Eof) && !atDeclStart() && !atMisspelledDecl())
     take();
 }
 
@@ -327,16 +387,39 @@ void Parser::skipBraces() {
   do {
     if (at(TokenKind::LBrace))
       ++depth;
-    else if (at(TokenKind::RBrace))
+    else if (at(TokenKind::RBrace) && depth > 0)
       --depth;
     take();
   } while (depth > 0 && !at(TokenKind::Eof) && !atDeclStart());
 }
 
+bool Parser::atBodyStart() const {
+  if (!at(TokenKind::LBrace))
+    return false;
+  const Token &next = peek();
+  return next.startsLine || next.is(TokenKind::RBrace) ||
+         next.is(TokenKind::KwReturn) || next.is(TokenKind::KwFor) ||
+         next.is(TokenKind::Eof) || next.is(TokenKind::Error) ||
+         ((next.is(TokenKind::Identifier) || isKeyword(next.kind)) &&
+          peek(2).is(TokenKind::Equal));
+}
+
+bool Parser::atStrayRBrace() const {
+  if (!at(TokenKind::RBrace))
+    return false;
+  const Token &next = peek();
+  return !next.startsLine && !next.is(TokenKind::Eof) &&
+         !next.is(TokenKind::RBrace) && !next.is(TokenKind::KwReturn) &&
+         !next.is(TokenKind::KwFor) && !isDeclKeyword(next.kind) &&
+         !((next.is(TokenKind::Identifier) || isKeyword(next.kind)) &&
+           peek(2).is(TokenKind::Equal));
+}
+
 bool Parser::skipToBody() {
-  while (!at(TokenKind::LBrace)) {
-    if (at(TokenKind::Eof) || at(TokenKind::RBrace) || atDeclStart() ||
-        at(TokenKind::KwReturn) || at(TokenKind::KwFor) || atNewStatement())
+  while (!atBodyStart()) {
+    if (at(TokenKind::Eof) || (at(TokenKind::RBrace) && !atStrayRBrace()) ||
+        atDeclStart() || at(TokenKind::KwReturn) || at(TokenKind::KwFor) ||
+        atNewStatement())
       return false;
     take();
   }
@@ -351,16 +434,28 @@ std::unique_ptr<Module> Parser::parseModule() {
   auto module = std::make_unique<Module>();
   while (!at(TokenKind::Eof)) {
     panicking = false;
-    size_t start = pos;
+    size_t start = regionStart = pos;
     const Token &t = cur();
     bool ok = false;
     switch (t.kind) {
-    case TokenKind::KwModel: ok = parseModel(*module); break;
-    case TokenKind::KwConfig: ok = parseConfig(*module); break;
-    case TokenKind::KwDim: ok = parseDims(*module); break;
-    case TokenKind::KwDef: ok = parseDef(*module); break;
-    case TokenKind::KwEntry: ok = parseEntry(*module); break;
-    case TokenKind::KwOptimizer: ok = parseOptimizer(*module); break;
+    case TokenKind::KwModel:
+      ok = parseModel(*module);
+      break;
+    case TokenKind::KwConfig:
+      ok = parseConfig(*module);
+      break;
+    case TokenKind::KwDim:
+      ok = parseDims(*module);
+      break;
+    case TokenKind::KwDef:
+      ok = parseDef(*module);
+      break;
+    case TokenKind::KwEntry:
+      ok = parseEntry(*module);
+      break;
+    case TokenKind::KwOptimizer:
+      ok = parseOptimizer(*module);
+      break;
     case TokenKind::RBrace:
       softError(t.loc, "unexpected '}' outside of any block",
                 "remove it, or check the braces above");
@@ -454,16 +549,18 @@ bool Parser::parseConfig(Module &module) {
     decl->items.push_back(std::move(item));
     if (consumeIf(TokenKind::Comma))
       continue;
-    if (at(TokenKind::Eof) || atDeclStart())
+    if (at(TokenKind::Eof) || atDeclStart() || atMisspelledDecl())
       break;
-    if (atAssignment())
-      errorExpected("expected ',' between config items",
-                    "separate config items with ','");
-    else
-      error(cur().loc,
-            "unexpected " + describe(cur()) + " after config value '" +
-                decl->items.back().name + "'",
-            startsOperand(cur()) ? "missing an operator?" : "");
+    if (at(TokenKind::Identifier) && peek().is(TokenKind::Equal)) {
+      // `config a = 1 b = 2`: say so, and go on as if the ',' were there.
+      softError(expectedLoc(), "expected ',' between config items",
+                "separate config items with ','");
+      continue;
+    }
+    error(cur().loc,
+          "unexpected " + describe(cur()) + " after config value '" +
+              decl->items.back().name + "'",
+          startsOperand(cur()) ? "missing an operator?" : "");
     keep();
     return false;
   }
@@ -480,7 +577,8 @@ bool Parser::parseDims(Module &module) {
   };
   while (true) {
     DimItem item;
-    if (!takeName("a dim name", decl->items.empty() ? "after 'dim'" : "after ','",
+    if (!takeName("a dim name",
+                  decl->items.empty() ? "after 'dim'" : "after ','",
                   "e.g. 'dim B <= 64'", item.name, item.loc)) {
       keep();
       return false;
@@ -500,15 +598,17 @@ bool Parser::parseDims(Module &module) {
     decl->items.push_back(std::move(item));
     if (consumeIf(TokenKind::Comma))
       continue;
-    if (at(TokenKind::Eof) || atDeclStart())
+    if (at(TokenKind::Eof) || atDeclStart() || atMisspelledDecl())
       break;
-    if (at(TokenKind::Identifier) && peek().is(TokenKind::LessEqual))
-      errorExpected("expected ',' between dims", "separate dims with ','");
-    else
-      error(cur().loc,
-            "unexpected " + describe(cur()) + " after the bound of dim '" +
-                decl->items.back().name + "'",
-            startsOperand(cur()) ? "missing an operator?" : "");
+    if (at(TokenKind::Identifier) && peek().is(TokenKind::LessEqual)) {
+      softError(expectedLoc(), "expected ',' between dims",
+                "separate dims with ','");
+      continue;
+    }
+    error(cur().loc,
+          "unexpected " + describe(cur()) + " after the bound of dim '" +
+              decl->items.back().name + "'",
+          startsOperand(cur()) ? "missing an operator?" : "");
     keep();
     return false;
   }
@@ -549,10 +649,9 @@ bool Parser::parseEntry(Module &module) {
   const Token &keyword = take();
   auto entry = std::make_unique<EntryDecl>(keyword.loc, "");
   SourceLoc nameLoc;
-  bool headerOk =
-      takeName("an entry name", "after 'entry'",
-               "e.g. 'entry train(src: i32[B, S]) -> loss { ... }'",
-               entry->name, nameLoc);
+  bool headerOk = takeName("an entry name", "after 'entry'",
+                           "e.g. 'entry train(src: i32[B, S]) -> loss { ... }'",
+                           entry->name, nameLoc);
   if (headerOk) {
     auto [it, inserted] = entryLocs.emplace(entry->name, nameLoc);
     if (!inserted) {
@@ -599,16 +698,14 @@ bool Parser::parseOptimizer(Module &module) {
                 "e.g. 'optimizer adam(lr = 1e-3)'", optimizer->name, nameLoc))
     return false;
   if (!at(TokenKind::LParen)) {
-    errorExpected("expected '(' after optimizer name '" + optimizer->name +
-                      "'",
-                  "write e.g. 'optimizer " + optimizer->name +
-                      "(lr = 1e-3)'");
+    errorExpected("expected '(' after optimizer name '" + optimizer->name + "'",
+                  "write e.g. 'optimizer " + optimizer->name + "(lr = 1e-3)'");
     return false;
   }
   const Token &open = take();
   unsigned height = 0;
-  if (!parseArgs(optimizer->args, open,
-                 "optimizer '" + optimizer->name + "'", height))
+  if (!parseArgs(optimizer->args, open, "optimizer '" + optimizer->name + "'",
+                 height))
     return false;
   if (optimizerLoc) {
     softError(keyword.loc, "duplicate 'optimizer' declaration",
@@ -637,8 +734,9 @@ bool Parser::parseParams(std::vector<Param> &params, const std::string &owner) {
                     "remove the trailing ','");
       return false;
     }
-    if (!takeName("a parameter name", params.empty() ? "after '('" : "after ','",
-                  "", param.name, param.loc))
+    if (!takeName("a parameter name",
+                  params.empty() ? "after '('" : "after ','", "", param.name,
+                  param.loc))
       return false;
     for (const Param &other : params) {
       if (other.name == param.name) {
@@ -659,7 +757,10 @@ bool Parser::parseParams(std::vector<Param> &params, const std::string &owner) {
       continue;
     if (consumeIf(TokenKind::RParen))
       return true;
-    if (at(TokenKind::Identifier))
+    if (at(TokenKind::Equal))
+      error(cur().loc, "parameters cannot have default values",
+            "use a config value, or pass the value at every call");
+    else if (at(TokenKind::Identifier))
       errorExpected("expected ',' between parameters");
     else
       errorExpected("expected ')' to close the parameter list of " + owner +
@@ -688,6 +789,11 @@ bool Parser::parseType(TypeExpr &type) {
     type.dtypeWritten = true;
     if (dtype.text != "f32" && dtype.text != "i32" && dtype.text != "bool") {
       std::string match = closestMatch(dtype.text, {"f32", "i32", "bool"});
+      if (match.empty() && !dtype.text.empty()) // f16, f64, i64, u8, ...
+        match = dtype.text[0] == 'f'                           ? "f32"
+                : dtype.text[0] == 'b'                         ? "bool"
+                : dtype.text[0] == 'i' || dtype.text[0] == 'u' ? "i32"
+                                                               : "";
       softError(dtype.loc,
                 "unknown element type '" + dtype.text +
                     "'; expected f32, i32 or bool",
@@ -745,6 +851,7 @@ void Parser::parseBlock(Block &body, const std::string &what) {
   }
   while (true) {
     panicking = false;
+    regionStart = pos;
     if (consumeIf(TokenKind::RBrace))
       return;
     if (at(TokenKind::Eof) || atDeclStart()) {
@@ -765,15 +872,16 @@ bool Parser::parseStatement(Block &block) {
   const Token &t = cur();
   if (atAssignment()) {
     if (!t.is(TokenKind::Identifier))
-      softError(t.loc, "'" + t.text + "' is a keyword and cannot be assigned to",
+      softError(t.loc,
+                "'" + t.text + "' is a keyword and cannot be assigned to",
                 "rename the variable, e.g. '" + t.text + "_'");
     take();
     take();
     ExprPtr value = parseExpr();
     if (!value || !expectStatementEnd())
       return false;
-    block.push_back(std::make_unique<AssignStmt>(t.loc, t.text,
-                                                 std::move(value)));
+    block.push_back(
+        std::make_unique<AssignStmt>(t.loc, t.text, std::move(value)));
     return true;
   }
   switch (t.kind) {
@@ -863,9 +971,9 @@ bool Parser::parseFor(Block &block) {
   } while (false);
   if (!headerOk && !skipToBody())
     return false;
-  parseBlock(loop->body, headerOk ? "the body of the loop over '" +
-                                        loop->var + "'"
-                                  : std::string("the loop body"));
+  parseBlock(loop->body, headerOk
+                             ? "the body of the loop over '" + loop->var + "'"
+                             : std::string("the loop body"));
   if (headerOk)
     block.push_back(std::move(loop));
   return true;
@@ -912,8 +1020,8 @@ ExprPtr Parser::parseBinary(int level) {
     height = std::max(height, lastHeight) + 1;
     if (!setHeight(height, loc))
       return nullptr;
-    lhs = std::make_unique<BinaryExpr>(loc, *op, std::move(lhs),
-                                       std::move(rhs));
+    lhs =
+        std::make_unique<BinaryExpr>(loc, *op, std::move(lhs), std::move(rhs));
   }
   lastHeight = height;
   return lhs;
@@ -989,8 +1097,7 @@ ExprPtr Parser::parsePrimary() {
     if (!inner)
       return nullptr;
     if (!consumeIf(TokenKind::RParen)) {
-      errorExpected("expected ')' to close '(' opened at " +
-                    locString(t.loc));
+      errorExpected("expected ')' to close '(' opened at " + locString(t.loc));
       return nullptr;
     }
     return inner;
@@ -1048,9 +1155,9 @@ bool Parser::parseArgs(std::vector<Arg> &args, const Token &open,
     }
     if (atAssignment()) {
       if (!at(TokenKind::Identifier))
-        softError(cur().loc,
-                  "'" + cur().text + "' is a keyword and cannot be an "
-                                     "argument name");
+        softError(cur().loc, "'" + cur().text +
+                                 "' is a keyword and cannot be an "
+                                 "argument name");
       arg.keyword = take().text;
       take();
     }
@@ -1058,7 +1165,10 @@ bool Parser::parseArgs(std::vector<Arg> &args, const Token &open,
     if (!arg.value)
       return false;
     height = std::max(height, lastHeight + 1);
-    if (!arg.keyword.empty()) {
+    // Check the argument only once it is known to be complete: in
+    // `f(a = 1, b c = 2)` the problem is the missing ',', not `b`.
+    bool complete = at(TokenKind::Comma) || at(TokenKind::RParen);
+    if (complete && !arg.keyword.empty()) {
       for (const Arg &other : args) {
         if (other.keyword == arg.keyword) {
           softError(arg.loc, "argument '" + arg.keyword + "' is given twice");
@@ -1068,7 +1178,7 @@ bool Parser::parseArgs(std::vector<Arg> &args, const Token &open,
       }
       if (!firstKeyword)
         firstKeyword = args.size();
-    } else if (firstKeyword) {
+    } else if (complete && firstKeyword) {
       softError(arg.loc,
                 "positional argument after keyword argument '" +
                     args[*firstKeyword].keyword + "'",

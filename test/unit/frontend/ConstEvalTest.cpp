@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "FrontendTestUtil.h"
 #include "txc/Frontend/ConstEval.h"
+#include "FrontendTestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -32,7 +32,8 @@ const std::map<std::string, ConstValue> &environment() {
 
 /// Evaluates `text` against `environment()`.
 struct Evaluated {
-  explicit Evaluated(const std::string &text) : file("c.tx", text), diags(file) {
+  explicit Evaluated(const std::string &text)
+      : file("c.tx", text), diags(file) {
     ast::ExprPtr e = parseExpression(file, diags);
     if (!e)
       return;
@@ -102,8 +103,7 @@ INSTANTIATE_TEST_SUITE_P(
         ValueCase{"abs(-2.5)", F(2.5)}, ValueCase{"int(2.9)", I(2)},
         ValueCase{"int(-2.9)", I(-2)}, ValueCase{"int(7)", I(7)},
         ValueCase{"float(3)", F(3.0)}, ValueCase{"pow(2, 3)", I(8)},
-        ValueCase{"pow(4, 0.5)", F(2.0)},
-        ValueCase{"d_model / heads", F(64.0)},
+        ValueCase{"pow(4, 0.5)", F(2.0)}, ValueCase{"d_model / heads", F(64.0)},
         ValueCase{"d_model // heads", I(64)},
         ValueCase{"1 / sqrt(d_model // heads)", F(0.125)},
         ValueCase{"dropout * 2", F(0.2)}, ValueCase{"!train", B(false)},
@@ -236,8 +236,9 @@ TEST(ConstEvalTest, SampleConfig) {
   EXPECT_EQ(c.env.modelName, "transformer");
   std::vector<std::string> names = c.env.configNames();
   std::vector<std::string> expected = {
-      "d_model",   "heads", "layers", "d_ff",           "dropout", "src_vocab",
-      "tgt_vocab", "max_len", "pad",  "label_smoothing", "d_k"};
+      "d_model", "heads",           "layers",    "d_ff",
+      "dropout", "src_vocab",       "tgt_vocab", "max_len",
+      "pad",     "label_smoothing", "d_k"};
   EXPECT_EQ(names, expected);
   EXPECT_EQ(c.get("d_k"), I(64));
   EXPECT_EQ(c.get("dropout"), F(0.1));
@@ -290,8 +291,7 @@ struct OverrideErrorCase {
 class OverrideErrorTest : public ::testing::TestWithParam<OverrideErrorCase> {};
 
 TEST_P(OverrideErrorTest, ReportedAtLineZeroNamingTheFlag) {
-  Config c("config d_model = 512, heads = 8\ndim B <= 4",
-           {GetParam().flag});
+  Config c("config d_model = 512, heads = 8\ndim B <= 4", {GetParam().flag});
   ASSERT_EQ(c.parsed.errors(), 1u) << c.parsed.report();
   const Diagnostic &d = c.parsed.diags->getDiagnostics()[0];
   EXPECT_EQ(d.loc.line, 0u);
@@ -313,8 +313,8 @@ INSTANTIATE_TEST_SUITE_P(
                           "uses instead"},
         OverrideErrorCase{"-D foo", "-D foo: expected 'name=value'",
                           "e.g. '-D d_model=128'"},
-        OverrideErrorCase{"-D d_model=abc", "-D d_model=abc: unknown name 'abc'",
-                          ""},
+        OverrideErrorCase{"-D d_model=abc",
+                          "-D d_model=abc: unknown name 'abc'", ""},
         OverrideErrorCase{"-D d_model=", "-D d_model=: missing value after '='",
                           "e.g. '-D d_model=128'"},
         OverrideErrorCase{"-D 3x=1", "-D 3x=1: '3x' is not a config name",
@@ -325,8 +325,9 @@ INSTANTIATE_TEST_SUITE_P(
                           ""},
         OverrideErrorCase{"-D d_model=1/0", "-D d_model=1/0: division by zero",
                           ""},
-        OverrideErrorCase{"-D d_model=$", "-D d_model=$: unexpected character "
-                                          "'$'",
+        OverrideErrorCase{"-D d_model=$",
+                          "-D d_model=$: unexpected character "
+                          "'$'",
                           ""}));
 
 TEST(ConstEvalTest, OverrideErrorFormat) {
@@ -355,10 +356,10 @@ TEST(ConstEvalTest, ConfigAndDimNamesClash) {
             (std::vector<std::string>{"'B' is already declared as a dim",
                                       "the dim 'B' is declared here"}));
   Config configFirst("config B = 2\ndim B <= 4\n");
-  EXPECT_EQ(configFirst.messages(),
-            (std::vector<std::string>{
-                "'B' is already declared as a config value",
-                "the config value 'B' is declared here"}));
+  EXPECT_EQ(
+      configFirst.messages(),
+      (std::vector<std::string>{"'B' is already declared as a config value",
+                                "the config value 'B' is declared here"}));
   Config dupDim("dim B <= 4, B <= 8\n");
   EXPECT_EQ(dupDim.messages(),
             (std::vector<std::string>{"dim 'B' is declared twice",

@@ -30,8 +30,9 @@ TEST(DiagnosticsTest, SourceFileLines) {
 }
 
 TEST(DiagnosticsTest, ErrorWithHint) {
-  SourceFile file("model.tx",
-                  "def f(x) {\n  x = linear(x, d_modl) as W_q\n  return x\n}\n");
+  SourceFile file(
+      "model.tx",
+      "def f(x) {\n  x = linear(x, d_modl) as W_q\n  return x\n}\n");
   DiagnosticEngine diags(file);
   diags.error({2, 17}, "unknown name 'd_modl'", "did you mean 'd_model'?");
   EXPECT_EQ(diags.format(diags.getDiagnostics()[0]),

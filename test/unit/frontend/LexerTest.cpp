@@ -33,12 +33,12 @@ TEST(LexerTest, EveryPunctuationAndOperator) {
   Lexed l("( ) [ ] { } , : . .. = -> + - * / // % ** == != < <= > >= & | !");
   EXPECT_EQ(l.diags.getNumErrors(), 0u);
   std::vector<K> expected = {
-      K::LParen, K::RParen, K::LBracket, K::RBracket, K::LBrace,
-      K::RBrace, K::Comma, K::Colon, K::Dot, K::DotDot,
-      K::Equal, K::Arrow, K::Plus, K::Minus, K::Star,
-      K::Slash, K::SlashSlash, K::Percent, K::StarStar, K::EqualEqual,
-      K::BangEqual, K::Less, K::LessEqual, K::Greater, K::GreaterEqual,
-      K::Amp, K::Pipe, K::Bang, K::Eof};
+      K::LParen,    K::RParen,     K::LBracket,  K::RBracket, K::LBrace,
+      K::RBrace,    K::Comma,      K::Colon,     K::Dot,      K::DotDot,
+      K::Equal,     K::Arrow,      K::Plus,      K::Minus,    K::Star,
+      K::Slash,     K::SlashSlash, K::Percent,   K::StarStar, K::EqualEqual,
+      K::BangEqual, K::Less,       K::LessEqual, K::Greater,  K::GreaterEqual,
+      K::Amp,       K::Pipe,       K::Bang,      K::Eof};
   EXPECT_EQ(l.kinds(), expected);
   for (const Token &t : l.tokens) {
     if (!t.is(K::Eof)) {
@@ -50,10 +50,10 @@ TEST(LexerTest, EveryPunctuationAndOperator) {
 TEST(LexerTest, OperatorsWithoutSpaces) {
   Lexed l("a**-b//c<=d->e==f!=!g");
   std::vector<K> expected = {
-      K::Identifier, K::StarStar, K::Minus, K::Identifier, K::SlashSlash,
-      K::Identifier, K::LessEqual, K::Identifier, K::Arrow, K::Identifier,
-      K::EqualEqual, K::Identifier, K::BangEqual, K::Bang, K::Identifier,
-      K::Eof};
+      K::Identifier, K::StarStar,   K::Minus,      K::Identifier,
+      K::SlashSlash, K::Identifier, K::LessEqual,  K::Identifier,
+      K::Arrow,      K::Identifier, K::EqualEqual, K::Identifier,
+      K::BangEqual,  K::Bang,       K::Identifier, K::Eof};
   EXPECT_EQ(l.kinds(), expected);
 }
 
@@ -61,10 +61,11 @@ TEST(LexerTest, KeywordsAndIdentifiers) {
   Lexed l("model config dim def entry optimizer for in return as true false "
           "models _x f32 i32 bool inx x9");
   std::vector<K> expected = {
-      K::KwModel, K::KwConfig, K::KwDim, K::KwDef, K::KwEntry,
-      K::KwOptimizer, K::KwFor, K::KwIn, K::KwReturn, K::KwAs,
-      K::KwTrue, K::KwFalse, K::Identifier, K::Identifier, K::Identifier,
-      K::Identifier, K::Identifier, K::Identifier, K::Identifier, K::Eof};
+      K::KwModel,    K::KwConfig,    K::KwDim,      K::KwDef,
+      K::KwEntry,    K::KwOptimizer, K::KwFor,      K::KwIn,
+      K::KwReturn,   K::KwAs,        K::KwTrue,     K::KwFalse,
+      K::Identifier, K::Identifier,  K::Identifier, K::Identifier,
+      K::Identifier, K::Identifier,  K::Identifier, K::Eof};
   EXPECT_EQ(l.kinds(), expected);
   for (size_t i = 0; i < 12; ++i)
     EXPECT_TRUE(isKeyword(l.tokens[i].kind));
@@ -80,8 +81,8 @@ TEST(LexerTest, Numbers) {
   struct Expect {
     double value;
     bool isInteger;
-  } expected[] = {{3, true},      {0.1, false}, {1e-9, false}, {2500, false},
-                  {7, true},      {1e5, false}, {0, true}};
+  } expected[] = {{3, true}, {0.1, false}, {1e-9, false}, {2500, false},
+                  {7, true}, {1e5, false}, {0, true}};
   for (size_t i = 0; i < 7; ++i) {
     SCOPED_TRACE(l.tokens[i].text);
     EXPECT_EQ(l.tokens[i].kind, K::Number);
@@ -92,9 +93,9 @@ TEST(LexerTest, Numbers) {
 
 TEST(LexerTest, RangeAfterIntegerIsOneToken) {
   Lexed l("0..layers 1..2 3.5..4");
-  std::vector<K> expected = {K::Number, K::DotDot, K::Identifier,
-                             K::Number, K::DotDot, K::Number,
-                             K::Number, K::DotDot, K::Number, K::Eof};
+  std::vector<K> expected = {K::Number, K::DotDot, K::Identifier, K::Number,
+                             K::DotDot, K::Number, K::Number,     K::DotDot,
+                             K::Number, K::Eof};
   EXPECT_EQ(l.kinds(), expected);
   EXPECT_EQ(l.diags.getNumErrors(), 0u);
   EXPECT_EQ(l.tokens[0].text, "0");
@@ -105,10 +106,10 @@ TEST(LexerTest, RangeAfterIntegerIsOneToken) {
 TEST(LexerTest, LocationsCommentsAndLineStarts) {
   Lexed l("model m # a comment ( [\n  config a = 1\r\n\n\tdim B <= 2 #end");
   ASSERT_EQ(l.diags.getNumErrors(), 0u);
-  std::vector<K> expected = {K::KwModel, K::Identifier, K::KwConfig,
-                             K::Identifier, K::Equal, K::Number,
-                             K::KwDim, K::Identifier, K::LessEqual,
-                             K::Number, K::Eof};
+  std::vector<K> expected = {K::KwModel,    K::Identifier, K::KwConfig,
+                             K::Identifier, K::Equal,      K::Number,
+                             K::KwDim,      K::Identifier, K::LessEqual,
+                             K::Number,     K::Eof};
   ASSERT_EQ(l.kinds(), expected);
   auto at = [&](size_t i, uint32_t line, uint32_t col, bool startsLine) {
     SCOPED_TRACE(i);
@@ -142,9 +143,9 @@ TEST(LexerTest, StrayCharacterIsReportedAndLexingGoesOn) {
   EXPECT_EQ(second.loc.line, 2u);
   EXPECT_EQ(second.loc.col, 5u);
   EXPECT_EQ(second.message, "unexpected character '@' (and 2 more after it)");
-  std::vector<K> expected = {K::Identifier, K::Equal, K::Number, K::Error,
-                             K::Number, K::Identifier, K::Equal, K::Error,
-                             K::Number, K::Eof};
+  std::vector<K> expected = {K::Identifier, K::Equal,      K::Number, K::Error,
+                             K::Number,     K::Identifier, K::Equal,  K::Error,
+                             K::Number,     K::Eof};
   EXPECT_EQ(l.kinds(), expected);
 }
 
@@ -164,8 +165,7 @@ TEST(LexerTest, NonAsciiAndControlCharacters) {
   EXPECT_EQ(l.diags.getDiagnostics()[0].loc.col, 5u);
   EXPECT_EQ(l.diags.getDiagnostics()[1].message, "unexpected character 0x01");
   Lexed bad("\xFF");
-  EXPECT_EQ(bad.diags.getDiagnostics()[0].message,
-            "invalid UTF-8 byte 0xFF");
+  EXPECT_EQ(bad.diags.getDiagnostics()[0].message, "invalid UTF-8 byte 0xFF");
   Lexed nul(std::string("a\0b", 3));
   EXPECT_EQ(nul.diags.getNumErrors(), 1u);
   EXPECT_EQ(nul.kinds(),
@@ -193,8 +193,8 @@ TEST(LexerTest, DoubledLogicalOperators) {
   EXPECT_EQ(l.diags.getDiagnostics()[0].message, "'&&' is not an operator");
   EXPECT_EQ(l.diags.getDiagnostics()[0].hint, "use '&' (element-wise and)");
   EXPECT_EQ(l.diags.getDiagnostics()[1].loc.col, 8u);
-  std::vector<K> expected = {K::Identifier, K::Amp, K::Identifier, K::Pipe,
-                             K::Identifier, K::Eof};
+  std::vector<K> expected = {K::Identifier, K::Amp,        K::Identifier,
+                             K::Pipe,       K::Identifier, K::Eof};
   EXPECT_EQ(l.kinds(), expected);
 }
 
@@ -212,8 +212,8 @@ TEST_P(MalformedNumberTest, OneErrorAndANumberToken) {
   ASSERT_EQ(l.diags.getNumErrors(), 1u) << c.text;
   EXPECT_EQ(l.diags.getDiagnostics()[0].message, c.message);
   EXPECT_EQ(l.diags.getDiagnostics()[0].loc.col, 5u);
-  std::vector<K> expected = {K::Identifier, K::Equal, K::Number, K::Plus,
-                             K::Identifier, K::Eof};
+  std::vector<K> expected = {K::Identifier, K::Equal,      K::Number,
+                             K::Plus,       K::Identifier, K::Eof};
   EXPECT_EQ(l.kinds(), expected);
   EXPECT_EQ(l.tokens[2].text, c.text);
   EXPECT_EQ(l.tokens[2].number, c.value);
@@ -222,32 +222,47 @@ TEST_P(MalformedNumberTest, OneErrorAndANumberToken) {
 INSTANTIATE_TEST_SUITE_P(
     LexerTest, MalformedNumberTest,
     ::testing::Values(
-        MalformedNumber{"1e", "malformed number '1e': the exponent has no "
-                              "digits", 1},
-        MalformedNumber{"2.5e+", "malformed number '2.5e+': the exponent has "
-                                 "no digits", 2.5},
-        MalformedNumber{"3.4.5", "malformed number '3.4.5': a number has at "
-                                 "most one decimal point", 3.4},
-        MalformedNumber{"3.", "malformed number '3.': expected a digit after "
-                              "the decimal point", 3},
-        MalformedNumber{".5", "malformed number '.5': expected a digit before "
-                              "the decimal point", 0.5},
-        MalformedNumber{"2.5x", "malformed number '2.5x': a number cannot "
-                                "run into a letter or '_'", 2.5},
-        MalformedNumber{"1e5e3", "malformed number '1e5e3': a number cannot "
-                                 "run into a letter or '_'", 1e5},
+        MalformedNumber{"1e",
+                        "malformed number '1e': the exponent has no "
+                        "digits",
+                        1},
+        MalformedNumber{"2.5e+",
+                        "malformed number '2.5e+': the exponent has "
+                        "no digits",
+                        2.5},
+        MalformedNumber{"3.4.5",
+                        "malformed number '3.4.5': a number has at "
+                        "most one decimal point",
+                        3.4},
+        MalformedNumber{"3.",
+                        "malformed number '3.': expected a digit after "
+                        "the decimal point",
+                        3},
+        MalformedNumber{".5",
+                        "malformed number '.5': expected a digit before "
+                        "the decimal point",
+                        0.5},
+        MalformedNumber{"2.5x",
+                        "malformed number '2.5x': a number cannot "
+                        "run into a letter or '_'",
+                        2.5},
+        MalformedNumber{"1e5e3",
+                        "malformed number '1e5e3': a number cannot "
+                        "run into a letter or '_'",
+                        1e5},
         MalformedNumber{"99999999999999999999",
                         "integer literal '99999999999999999999' is too large; "
                         "integers are exact only up to 2**53 = "
-                        "9007199254740992", 0},
+                        "9007199254740992",
+                        0},
         MalformedNumber{"1e999", "float literal '1e999' is out of range", 0}));
 
 TEST(LexerTest, DigitsRunningIntoANameLexAsAName) {
   Lexed l("f(x, 7bias = false) 2x 1ex 1e 1e+");
-  std::vector<K> expected = {K::Identifier, K::LParen, K::Identifier,
-                             K::Comma, K::Identifier, K::Equal,
-                             K::KwFalse, K::RParen, K::Identifier,
-                             K::Identifier, K::Number, K::Number, K::Eof};
+  std::vector<K> expected = {
+      K::Identifier, K::LParen,  K::Identifier, K::Comma,      K::Identifier,
+      K::Equal,      K::KwFalse, K::RParen,     K::Identifier, K::Identifier,
+      K::Number,     K::Number,  K::Eof};
   EXPECT_EQ(l.kinds(), expected);
   ASSERT_EQ(l.diags.getNumErrors(), 5u);
   EXPECT_EQ(l.diags.getDiagnostics()[0].message,

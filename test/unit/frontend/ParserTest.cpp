@@ -41,8 +41,7 @@ class PrecedenceTest : public ::testing::TestWithParam<PrecedenceCase> {};
 
 TEST_P(PrecedenceTest, Shape) {
   std::string errors;
-  EXPECT_EQ(parseToSexpr(GetParam().text, &errors), GetParam().tree)
-      << errors;
+  EXPECT_EQ(parseToSexpr(GetParam().text, &errors), GetParam().tree) << errors;
   EXPECT_EQ(errors, "");
 }
 
@@ -60,8 +59,7 @@ INSTANTIATE_TEST_SUITE_P(
         PrecedenceCase{"2 ** -x ** 2", "(** 2 (- (** x 2)))"},
         PrecedenceCase{"(-x) ** 2", "(** (- x) 2)"},
         PrecedenceCase{"a * -b", "(* a (- b))"},
-        PrecedenceCase{"- -x", "(- (- x))"},
-        PrecedenceCase{"--x", "(- (- x))"},
+        PrecedenceCase{"- -x", "(- (- x))"}, PrecedenceCase{"--x", "(- (- x))"},
         PrecedenceCase{"!a & b", "(& (! a) b)"},
         PrecedenceCase{"!(a & b)", "(! (& a b))"},
         PrecedenceCase{"a | b & c", "(| a (& b c))"},
@@ -271,10 +269,10 @@ TEST(ParserTest, PrintIsAFixedPointOfParsing) {
 
 TEST(ParserTest, PrintedExpressionsKeepTheirShape) {
   const char *exprs[] = {
-      "a - (b - c)", "a / (b * c)", "(a ** b) ** c", "a ** b ** c",
-      "-(a + b)",    "!(a == b)",   "(a == b) == c", "a == (b == c)",
-      "(f(x) as s) * 2", "-(2 ** 2)", "(-2) ** 2",   "a | b | c",
-      "a | (b | c)", "(a & b) | (c & d)", "2 ** (-x)", "x ** (y * 2)"};
+      "a - (b - c)",     "a / (b * c)",       "(a ** b) ** c", "a ** b ** c",
+      "-(a + b)",        "!(a == b)",         "(a == b) == c", "a == (b == c)",
+      "(f(x) as s) * 2", "-(2 ** 2)",         "(-2) ** 2",     "a | b | c",
+      "a | (b | c)",     "(a & b) | (c & d)", "2 ** (-x)",     "x ** (y * 2)"};
   for (const char *text : exprs) {
     SCOPED_TRACE(text);
     SourceFile file("e.tx", text);

@@ -32,16 +32,27 @@ bool bracketsBalanced(const std::string &text) {
       continue;
     }
     switch (c) {
-    case '#': comment = true; break;
-    case '(': stack += ')'; break;
-    case '[': stack += ']'; break;
-    case '{': stack += '}'; break;
-    case ')': case ']': case '}':
+    case '#':
+      comment = true;
+      break;
+    case '(':
+      stack += ')';
+      break;
+    case '[':
+      stack += ']';
+      break;
+    case '{':
+      stack += '}';
+      break;
+    case ')':
+    case ']':
+    case '}':
       if (stack.empty() || stack.back() != c)
         return false;
       stack.pop_back();
       break;
-    default: break;
+    default:
+      break;
     }
   }
   return stack.empty();
@@ -77,8 +88,12 @@ bool endsDangling(const std::string &text) {
     return false;
   const Token &last = tokens[tokens.size() - 2];
   switch (last.kind) {
-  case TokenKind::Identifier: case TokenKind::Number: case TokenKind::RParen:
-  case TokenKind::RBracket: case TokenKind::RBrace: case TokenKind::KwTrue:
+  case TokenKind::Identifier:
+  case TokenKind::Number:
+  case TokenKind::RParen:
+  case TokenKind::RBracket:
+  case TokenKind::RBrace:
+  case TokenKind::KwTrue:
   case TokenKind::KwFalse:
     return false;
   default:
@@ -133,8 +148,8 @@ TEST(RobustnessTest, RandomByteMutations) {
   const std::string interesting = "()[]{},:.=-+*/%<>!&|#_ \n\t0123456789eE.xa";
   std::mt19937 rng(20240611);
   auto pick = [&](size_t n) {
-    return static_cast<size_t>(std::uniform_int_distribution<size_t>(
-        0, n ? n - 1 : 0)(rng));
+    return static_cast<size_t>(
+        std::uniform_int_distribution<size_t>(0, n ? n - 1 : 0)(rng));
   };
   auto randomByte = [&]() -> char {
     if (pick(3) == 0)
@@ -148,10 +163,18 @@ TEST(RobustnessTest, RandomByteMutations) {
     for (int m = 0; m < mutations && !text.empty(); ++m) {
       size_t at = pick(text.size());
       switch (pick(6)) {
-      case 0: text[at] = randomByte(); break;
-      case 1: text.erase(at, 1); break;
-      case 2: text.insert(at, 1, randomByte()); break;
-      case 3: text.erase(at, 1 + pick(20)); break;
+      case 0:
+        text[at] = randomByte();
+        break;
+      case 1:
+        text.erase(at, 1);
+        break;
+      case 2:
+        text.insert(at, 1, randomByte());
+        break;
+      case 3:
+        text.erase(at, 1 + pick(20));
+        break;
       case 4: { // (separate statements: argument order is unspecified)
         size_t from = pick(text.size());
         size_t length = 1 + pick(30);
@@ -178,11 +201,14 @@ TEST(RobustnessTest, RandomByteMutations) {
 
 TEST(RobustnessTest, RandomTokenSoup) {
   const char *pieces[] = {
-      "model", "config", "dim", "def", "entry", "optimizer", "for", "in",
-      "return", "as", "true", "false", "x", "f", "d_model", "i32", "bool",
-      "0", "1.5", "1e-9", "(", ")", "[", "]", "{", "}", ",", ":", ".", "..",
-      "=", "->", "+", "-", "*", "/", "//", "%", "**", "==", "!=", "<", "<=",
-      ">", ">=", "&", "|", "!", "\n", "#c\n", "$"};
+      "model",   "config", "dim",  "def",  "entry", "optimizer", "for",
+      "in",      "return", "as",   "true", "false", "x",         "f",
+      "d_model", "i32",    "bool", "0",    "1.5",   "1e-9",      "(",
+      ")",       "[",      "]",    "{",    "}",     ",",         ":",
+      ".",       "..",     "=",    "->",   "+",     "-",         "*",
+      "/",       "//",     "%",    "**",   "==",    "!=",        "<",
+      "<=",      ">",      ">=",   "&",    "|",     "!",         "\n",
+      "#c\n",    "$"};
   std::mt19937 rng(7);
   std::uniform_int_distribution<size_t> piece(0, std::size(pieces) - 1);
   std::uniform_int_distribution<int> length(1, 60);
@@ -211,8 +237,8 @@ TEST(RobustnessTest, PathologicalInputs) {
   checkOne(manyErrors, stats);
   std::string manyDecls;
   for (int i = 0; i < 5000; ++i)
-    manyDecls += "config c" + std::to_string(i) + " = " + std::to_string(i) +
-                 "\n";
+    manyDecls +=
+        "config c" + std::to_string(i) + " = " + std::to_string(i) + "\n";
   checkOne(manyDecls, stats);
   EXPECT_EQ(stats.clean, 1u);
 }

@@ -1,4 +1,4 @@
-//===- ConstEval.h - compile-time evaluation of spec expressions -*- C++ -*-===//
+//===- ConstEval.h - compile-time evaluation of expressions -----*- C++ -*-===//
 //
 // Config values, dim bounds, `for` bounds and scalar arguments are evaluated
 // when the spec is compiled. The rules follow Python: int + int is an int,
@@ -57,10 +57,10 @@ using NameLookup =
 /// and returns nullopt. Names resolve through `lookup`; when lookup returns
 /// nullopt, reports "unknown name 'x'" with a closestMatch hint from
 /// `candidates`.
-std::optional<ConstValue> evaluateConst(const ast::Expr &e,
-                                        const NameLookup &lookup,
-                                        const std::vector<std::string> &candidates,
-                                        DiagnosticEngine &diags);
+std::optional<ConstValue>
+evaluateConst(const ast::Expr &e, const NameLookup &lookup,
+              const std::vector<std::string> &candidates,
+              DiagnosticEngine &diags);
 
 /// The builtin functions a constant expression may call.
 const std::vector<std::string> &constBuiltinNames();

@@ -1,4 +1,4 @@
-//===- Lexer.h - tokens of the txc spec language -----------------*- C++ -*-===//
+//===- Lexer.h - tokens of the txc spec language ----------------*- C++ -*-===//
 //
 // The lexer turns a `SourceFile` into tokens. The language is free-form:
 // newlines are whitespace and `#` starts a comment that runs to the end of the
@@ -10,6 +10,8 @@
 // keeps going, so one run reports every error of a file:
 //   - a malformed number still yields a `Number` token (with the value of its
 //     longest valid prefix), so the parser sees a well-formed expression;
+//   - digits running into letters (`2x`, `7label`) yield an `Identifier`, as
+//     the writer most likely meant a name;
 //   - stray characters yield one `Error` token per run of them; the parser
 //     treats it as an error that has already been reported.
 //
@@ -93,6 +95,7 @@ struct Token {
   double number = 0;       // Number: its value
   bool isInteger = false;  // Number: written without '.' and exponent
   bool startsLine = false; // the first token on its line
+  bool malformed = false;  // the lexer reported an error about this token
 
   bool is(TokenKind k) const { return kind == k; }
   /// The column just past the token (tokens never span lines).

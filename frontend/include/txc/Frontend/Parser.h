@@ -1,4 +1,4 @@
-//===- Parser.h - parser of the txc spec language ----------------*- C++ -*-===//
+//===- Parser.h - parser of the txc spec language ---------------*- C++ -*-===//
 //
 // A recursive-descent parser from tokens to `ast::Module`. The grammar and
 // the error-recovery rules are documented in docs/spec-language.md.
