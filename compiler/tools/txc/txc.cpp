@@ -12,6 +12,7 @@
 #include "txc/Frontend/Diagnostics.h"
 #include "txc/Frontend/MLIRGen.h"
 #include "txc/Frontend/Parser.h"
+#include "txc/Transforms/MemoryPlan.h"
 #include "txc/Transforms/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -84,7 +85,7 @@ const char *stageName(Stage stage) {
 
 /// Stages that this build of txc can produce.
 bool isAvailable(Stage stage) {
-  return stage == Stage::Ast || stage == Stage::Tx;
+  return stage == Stage::Ast || stage == Stage::Tx || stage == Stage::Planned;
 }
 
 std::string formatShape(ArrayRef<int64_t> shape) {
@@ -238,6 +239,11 @@ int main(int argc, char **argv) {
     });
     PassManager pm(&context);
     pm.addPass(tx::createShapeCheckPass());
+    if (emit == Stage::Planned && !listParams && !summary) {
+      // Fusion and autodiff are not in this build yet: plan the forward IR.
+      pm.addPass(tx::createStripDropoutPass());
+      pm.addPass(tx::createPlanMemoryPass());
+    }
     if (failed(pm.run(*module)))
       return 1;
   }
@@ -254,9 +260,11 @@ int main(int argc, char **argv) {
   if (!isAvailable(emit)) {
     llvm::errs() << "txc: error: --emit=" << stageName(emit)
                  << " is not yet available in this version of txc; "
-                    "available: --emit=ast, --emit=tx (see --help)\n";
+                    "available: --emit=ast, --emit=tx, --emit=planned (see --help)\n";
     return 1;
   }
+  if (emit == Stage::Planned)
+    tx::printMemoryPlan(*module, output->os());
   module->print(output->os());
   output->keep();
   return 0;

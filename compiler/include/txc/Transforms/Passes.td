@@ -33,4 +33,26 @@ def StripDropoutPass : Pass<"tx-strip-dropout", "mlir::ModuleOp"> {
   ];
 }
 
+def PlanMemoryPass : Pass<"tx-plan-memory", "mlir::ModuleOp"> {
+  let summary = "assigns every tensor an offset in an arena from liveness";
+  let description = [{
+    Parameters get offsets in the parameter arena (`offset` on each
+    `tx.parameter`, total in the module's `tx.param_arena_bytes`). In each
+    entry, every intermediate tensor gets an offset in one activation arena:
+    its size is its upper bound (symbolic dimensions at their bounds, 64-byte
+    aligned), its lifetime runs from its definition to its last use (to the
+    end for returned values), and buffers are placed largest first at the
+    lowest offset that no buffer with an overlapping lifetime occupies.
+    `tx.reshape` results share their operand's buffer, and an element-wise op
+    whose first operand dies at it writes in place. Each op gets
+    `tx.offsets` (one offset per result, -1 for none); each entry gets
+    `tx.arena_bytes` (the arena) and `tx.tensor_bytes` (the sum of all its
+    buffers without reuse).
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "byte alignment of every buffer">,
+  ];
+}
+
 #endif // TXC_TRANSFORMS_PASSES_TD

@@ -1,0 +1,32 @@
+//===- MemoryPlan.h - reading and printing a planned module ------*- C++ -*-===//
+//
+// After tx-plan-memory, every tensor value of an entry has an arena offset.
+// These helpers read the plan back (for lowering and for `txc
+// --emit=planned`) and print it as a table of buffers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXC_TRANSFORMS_MEMORYPLAN_H
+#define TXC_TRANSFORMS_MEMORYPLAN_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+
+namespace mlir::tx {
+
+/// The arena offset of `value` (an op result in a planned entry), or
+/// nullopt when it has none (parameters, constants, entry arguments).
+std::optional<int64_t> getPlannedOffset(Value value);
+
+/// Bytes of a tensor at the upper bounds of its symbolic dimensions
+/// (i1 takes one byte per element).
+int64_t getUpperBoundBytes(Type type);
+
+/// Prints, per entry, each buffer (value, op, type, bytes, offset, live
+/// range) and the arena size against the sum of all tensor sizes.
+void printMemoryPlan(ModuleOp module, llvm::raw_ostream &os);
+
+} // namespace mlir::tx
+
+#endif // TXC_TRANSFORMS_MEMORYPLAN_H

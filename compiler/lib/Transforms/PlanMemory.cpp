@@ -1,0 +1,296 @@
+//===- PlanMemory.cpp - arena offsets for every tensor from liveness ------===//
+//
+// tx-plan-memory: parameters are laid out in a parameter arena, and in each
+// entry every intermediate tensor gets a fixed offset in one activation
+// arena. Sizes come from the upper bounds of symbolic dimensions, lifetimes
+// from the (single-block) program order, and placement is greedy by size
+// with best fit among the gaps left by buffers whose lifetimes overlap.
+// `tx.reshape` shares its operand's buffer; element-wise ops whose first
+// operand dies at them write in place.
+//
+//===----------------------------------------------------------------------===//
+#include "txc/Transforms/MemoryPlan.h"
+#include "txc/Transforms/Passes.h"
+
+#include "tx/Dialect/TxDialect.h"
+#include "tx/Dialect/TxShape.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/Format.h"
+
+namespace mlir::tx {
+#define GEN_PASS_DEF_PLANMEMORYPASS
+#include "txc/Transforms/Passes.h.inc"
+} // namespace mlir::tx
+
+using namespace mlir;
+using namespace mlir::tx;
+
+static constexpr StringLiteral kOffsetsAttr = "tx.offsets";
+static constexpr StringLiteral kArenaBytesAttr = "tx.arena_bytes";
+static constexpr StringLiteral kTensorBytesAttr = "tx.tensor_bytes";
+
+int64_t mlir::tx::getUpperBoundBytes(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor)
+    return 0;
+  Type element = tensor.getElementType();
+  int64_t elementBytes = element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
+  return upperBoundNumElements(getShape(tensor)) * elementBytes;
+}
+
+std::optional<int64_t> mlir::tx::getPlannedOffset(Value value) {
+  auto result = dyn_cast<OpResult>(value);
+  if (!result)
+    return std::nullopt;
+  auto offsets =
+      result.getOwner()->getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
+  if (!offsets || result.getResultNumber() >= offsets.size())
+    return std::nullopt;
+  int64_t offset = offsets[result.getResultNumber()];
+  if (offset < 0)
+    return std::nullopt;
+  return offset;
+}
+
+namespace {
+
+int64_t alignTo(int64_t bytes, int64_t alignment) {
+  return (bytes + alignment - 1) / alignment * alignment;
+}
+
+/// Ops whose result may take the buffer of their first operand.
+bool writesInPlace(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, NegOp, ReluOp, GeluOp, ScaleOp,
+             DropoutOp, MaskedFillOp, NotOp>(op);
+}
+
+/// Values that live outside the activation arena.
+bool needsNoBuffer(Operation *op) { return isa<ParamOp, ConstantOp>(op); }
+
+/// Program positions of one entry: op index and the last use of each value.
+struct Liveness {
+  explicit Liveness(func::FuncOp func) {
+    int64_t i = 0;
+    for (Operation &op : func.front())
+      index[&op] = i++;
+    for (Operation &op : func.front())
+      for (Value result : op.getResults()) {
+        int64_t last = index[&op];
+        for (Operation *user : result.getUsers()) {
+          Operation *top = func.front().findAncestorOpInBlock(*user);
+          if (top)
+            last = std::max(last, index[top]);
+        }
+        lastUse[result] = last;
+      }
+  }
+  llvm::DenseMap<Operation *, int64_t> index;
+  llvm::DenseMap<Value, int64_t> lastUse;
+};
+
+struct Buffer {
+  int64_t bytes = 0;
+  int64_t start = 0, end = 0;
+  int64_t offset = -1;
+  SmallVector<Value> values;
+};
+
+/// Places buffers largest first, each at the best-fitting gap among the
+/// buffers already placed whose lifetimes overlap its own. Returns the arena
+/// size.
+int64_t placeBuffers(std::vector<Buffer> &buffers) {
+  std::vector<size_t> order(buffers.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    if (buffers[a].bytes != buffers[b].bytes)
+      return buffers[a].bytes > buffers[b].bytes;
+    return buffers[a].start < buffers[b].start;
+  });
+  std::vector<size_t> placed;
+  int64_t arena = 0;
+  for (size_t i : order) {
+    Buffer &buffer = buffers[i];
+    std::vector<const Buffer *> live;
+    for (size_t j : placed) {
+      const Buffer &other = buffers[j];
+      if (other.end >= buffer.start && buffer.end >= other.start)
+        live.push_back(&other);
+    }
+    std::sort(live.begin(), live.end(), [](const Buffer *a, const Buffer *b) {
+      return a->offset < b->offset;
+    });
+    int64_t cursor = 0, best = -1, bestGap = 0;
+    for (const Buffer *other : live) {
+      int64_t gap = other->offset - cursor;
+      if (gap >= buffer.bytes && (best < 0 || gap < bestGap)) {
+        best = cursor;
+        bestGap = gap;
+      }
+      cursor = std::max(cursor, other->offset + other->bytes);
+    }
+    buffer.offset = best >= 0 ? best : cursor;
+    arena = std::max(arena, buffer.offset + buffer.bytes);
+    placed.push_back(i);
+  }
+  return arena;
+}
+
+struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
+  using PlanMemoryPassBase::PlanMemoryPassBase;
+
+  void runOnOperation() override {
+    if (alignment <= 0 || (alignment & (alignment - 1))) {
+      getOperation().emitError("tx-plan-memory: alignment must be a power of "
+                               "two, got ")
+          << alignment;
+      return signalPassFailure();
+    }
+    planParameters();
+    for (auto func : getOperation().getOps<func::FuncOp>()) {
+      if (!func->hasAttr("tx.entry") || func.isExternal())
+        continue;
+      if (!llvm::hasSingleElement(func.getBody())) {
+        func.emitError("tx-plan-memory: entries must have a single block");
+        return signalPassFailure();
+      }
+      planEntry(func);
+    }
+  }
+
+  void planParameters() {
+    ModuleOp module = getOperation();
+    OpBuilder builder(module.getContext());
+    int64_t offset = 0;
+    for (auto param : module.getOps<ParameterOp>()) {
+      param->setAttr("offset", builder.getI64IntegerAttr(offset));
+      offset += alignTo(getUpperBoundBytes(param.getType()), alignment);
+    }
+    module->setAttr("tx.param_arena_bytes", builder.getI64IntegerAttr(offset));
+  }
+
+  void planEntry(func::FuncOp func) {
+    Liveness liveness(func);
+    std::vector<Buffer> buffers;
+    llvm::DenseMap<Value, size_t> bufferOf;
+    int64_t tensorBytes = 0;
+
+    auto startBuffer = [&](Value value, int64_t at) {
+      Buffer buffer;
+      buffer.bytes = alignTo(std::max<int64_t>(getUpperBoundBytes(value.getType()), 1),
+                             alignment);
+      buffer.start = buffer.end = at;
+      buffer.values.push_back(value);
+      bufferOf[value] = buffers.size();
+      buffers.push_back(buffer);
+    };
+    auto join = [&](Value value, size_t buffer) {
+      buffers[buffer].values.push_back(value);
+      bufferOf[value] = buffer;
+    };
+    auto bufferEnd = [&](size_t buffer) {
+      int64_t end = buffers[buffer].start;
+      for (Value value : buffers[buffer].values)
+        end = std::max(end, liveness.lastUse[value]);
+      return end;
+    };
+
+    for (Operation &op : func.front()) {
+      if (needsNoBuffer(&op))
+        continue;
+      int64_t at = liveness.index[&op];
+      for (Value result : op.getResults()) {
+        if (!isa<RankedTensorType>(result.getType()))
+          continue;
+        tensorBytes += alignTo(getUpperBoundBytes(result.getType()), alignment);
+        if (isa<ReshapeOp>(op)) {
+          auto it = bufferOf.find(op.getOperand(0));
+          if (it != bufferOf.end())
+            join(result, it->second);
+          // A reshape of an argument, parameter or constant is a view of it.
+          continue;
+        }
+        if (writesInPlace(&op) && op.getNumOperands() > 0 &&
+            op.getOperand(0).getType() == result.getType()) {
+          auto it = bufferOf.find(op.getOperand(0));
+          if (it != bufferOf.end() && bufferEnd(it->second) <= at) {
+            join(result, it->second);
+            continue;
+          }
+        }
+        startBuffer(result, at);
+      }
+    }
+    for (size_t i = 0; i < buffers.size(); ++i)
+      buffers[i].end = bufferEnd(i);
+    int64_t arena = placeBuffers(buffers);
+
+    OpBuilder builder(func.getContext());
+    for (Operation &op : func.front()) {
+      if (op.getNumResults() == 0)
+        continue;
+      SmallVector<int64_t> offsets;
+      for (Value result : op.getResults()) {
+        auto it = bufferOf.find(result);
+        offsets.push_back(it == bufferOf.end() ? -1
+                                               : buffers[it->second].offset);
+      }
+      op.setAttr(kOffsetsAttr, builder.getDenseI64ArrayAttr(offsets));
+    }
+    func->setAttr(kArenaBytesAttr, builder.getI64IntegerAttr(arena));
+    func->setAttr(kTensorBytesAttr, builder.getI64IntegerAttr(tensorBytes));
+  }
+};
+
+std::string formatBytes(int64_t bytes) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (bytes >= (1 << 20))
+    os << llvm::format("%.2f MiB", bytes / double(1 << 20));
+  else if (bytes >= 1024)
+    os << llvm::format("%.1f KiB", bytes / 1024.0);
+  else
+    os << bytes << " B";
+  return text;
+}
+
+} // namespace
+
+void mlir::tx::printMemoryPlan(ModuleOp module, llvm::raw_ostream &os) {
+  if (auto params = module->getAttrOfType<IntegerAttr>("tx.param_arena_bytes"))
+    os << "// parameter arena: " << formatBytes(params.getInt()) << " ("
+       << params.getInt() << " B)\n";
+  for (auto func : module.getOps<func::FuncOp>()) {
+    auto arena = func->getAttrOfType<IntegerAttr>(kArenaBytesAttr);
+    auto total = func->getAttrOfType<IntegerAttr>(kTensorBytesAttr);
+    if (!arena || !total)
+      continue;
+    os << "// entry " << func.getSymName() << ": activation arena "
+       << formatBytes(arena.getInt()) << " (" << arena.getInt()
+       << " B) for tensors totalling " << formatBytes(total.getInt()) << " ("
+       << total.getInt() << " B)";
+    if (arena.getInt() > 0)
+      os << llvm::format(", %.1fx reuse",
+                         double(total.getInt()) / double(arena.getInt()));
+    os << "\n//   " << llvm::left_justify("op", 6) << llvm::left_justify("kind", 24)
+       << llvm::left_justify("type", 28) << llvm::right_justify("bytes", 12)
+       << llvm::right_justify("offset", 12) << "  live\n";
+    Liveness liveness(func);
+    for (Operation &op : func.front()) {
+      for (Value result : op.getResults()) {
+        std::optional<int64_t> offset = getPlannedOffset(result);
+        if (!offset)
+          continue;
+        int64_t at = liveness.index[&op];
+        os << "//   " << llvm::left_justify("#" + std::to_string(at), 6)
+           << llvm::left_justify(op.getName().getStringRef(), 24)
+           << llvm::left_justify(formatType(result.getType()), 28)
+           << llvm::right_justify(std::to_string(getUpperBoundBytes(result.getType())), 12)
+           << llvm::right_justify(std::to_string(*offset), 12) << "  [" << at
+           << ", " << liveness.lastUse[result] << "]\n";
+      }
+    }
+  }
+}

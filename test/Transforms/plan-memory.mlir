@@ -1,0 +1,52 @@
+// RUN: tx-opt %s --tx-plan-memory | FileCheck %s
+//
+// Parameters get offsets in the parameter arena; activations get offsets in
+// one arena from liveness: dead buffers are reused, element-wise ops whose
+// first operand dies write in place, reshapes alias their operand.
+
+// CHECK: module attributes {tx.param_arena_bytes = 1088 : i64}
+// CHECK: tx.parameter @w : tensor<16x16xf32> {init = #tx.init<zeros>, offset = 0 : i64}
+// CHECK: tx.parameter @b : tensor<16xf32> {init = #tx.init<zeros>, offset = 1024 : i64}
+tx.parameter @w : tensor<16x16xf32> {init = #tx.init<zeros>}
+tx.parameter @b : tensor<16xf32> {init = #tx.init<zeros>}
+
+// CHECK-LABEL: func.func @in_place
+// CHECK-SAME: tx.arena_bytes = 512 : i64
+// CHECK-SAME: tx.tensor_bytes = 1536 : i64
+func.func @in_place(%x: tensor<?x16xf32, #tx.dims<N: 4>>) -> tensor<?x16xf32, #tx.dims<N: 4>> attributes {tx.entry = "in_place"} {
+  // CHECK: tx.param @w {tx.offsets = array<i64: -1>}
+  %w = tx.param @w : tensor<16x16xf32>
+  %b = tx.param @b : tensor<16xf32>
+  // CHECK: tx.linear {{.*}} {tx.offsets = array<i64: 0>}
+  %a = tx.linear %x, %w bias %b : (tensor<?x16xf32, #tx.dims<N: 4>>, tensor<16x16xf32>, tensor<16xf32>) -> tensor<?x16xf32, #tx.dims<N: 4>>
+  // In place: %a dies here.
+  // CHECK-NEXT: tx.relu {{.*}} {tx.offsets = array<i64: 0>}
+  %r = tx.relu %a : (tensor<?x16xf32, #tx.dims<N: 4>>) -> tensor<?x16xf32, #tx.dims<N: 4>>
+  // A view of %r.
+  // CHECK-NEXT: tx.reshape {{.*}} {tx.offsets = array<i64: 0>}
+  %s = tx.reshape %r : (tensor<?x16xf32, #tx.dims<N: 4>>) -> tensor<?x4x4xf32, #tx.dims<N: 4>>
+  // %r is still live: a new buffer.
+  // CHECK-NEXT: tx.linear {{.*}} {tx.offsets = array<i64: 256>}
+  %t = tx.linear %r, %w : (tensor<?x16xf32, #tx.dims<N: 4>>, tensor<16x16xf32>) -> tensor<?x16xf32, #tx.dims<N: 4>>
+  // CHECK-NEXT: tx.add {{.*}} {tx.offsets = array<i64: 256>}
+  %u = tx.add %t, %r : (tensor<?x16xf32, #tx.dims<N: 4>>, tensor<?x16xf32, #tx.dims<N: 4>>) -> tensor<?x16xf32, #tx.dims<N: 4>>
+  // CHECK-NEXT: tx.relu {{.*}} {tx.offsets = array<i64: 256>}
+  %v = tx.relu %u : (tensor<?x16xf32, #tx.dims<N: 4>>) -> tensor<?x16xf32, #tx.dims<N: 4>>
+  return %v : tensor<?x16xf32, #tx.dims<N: 4>>
+}
+
+// CHECK-LABEL: func.func @reuse
+// CHECK-SAME: tx.arena_bytes = 576 : i64
+// CHECK-SAME: tx.tensor_bytes = 832 : i64
+func.func @reuse(%x: tensor<4x16xf32>) -> tensor<4x4xf32> attributes {tx.entry = "reuse"} {
+  // CHECK: tx.transpose {{.*}}tx.offsets = array<i64: 0>
+  %a = tx.transpose %x {permutation = array<i64: 1, 0>} : (tensor<4x16xf32>) -> tensor<16x4xf32>
+  // CHECK-NEXT: tx.transpose {{.*}}tx.offsets = array<i64: 256>
+  %b = tx.transpose %a {permutation = array<i64: 1, 0>} : (tensor<16x4xf32>) -> tensor<4x16xf32>
+  // %a is dead: its bytes are reused.
+  // CHECK-NEXT: tx.transpose {{.*}}tx.offsets = array<i64: 0>
+  %c = tx.transpose %b {permutation = array<i64: 1, 0>} : (tensor<4x16xf32>) -> tensor<16x4xf32>
+  // CHECK-NEXT: tx.matmul {{.*}}tx.offsets = array<i64: 512>
+  %d = tx.matmul %b, %c : (tensor<4x16xf32>, tensor<16x4xf32>) -> tensor<4x4xf32>
+  return %d : tensor<4x4xf32>
+}
