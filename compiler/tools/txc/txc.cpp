@@ -12,6 +12,7 @@
 #include "txc/Frontend/Diagnostics.h"
 #include "txc/Frontend/MLIRGen.h"
 #include "txc/Frontend/Parser.h"
+#include "txc/CodeGen/CodeGen.h"
 #include "txc/Transforms/MemoryPlan.h"
 #include "txc/Transforms/Passes.h"
 
@@ -22,12 +23,16 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <chrono>
 #include <sstream>
 
 using namespace mlir;
@@ -64,6 +69,10 @@ cl::opt<bool> listParams("list-params",
                          cl::desc("List parameters (name, shape, "
                                   "initializer) and their total count"),
                          cl::cat(txcCategory));
+cl::opt<bool> timeStages("time-stages",
+                         cl::desc("Print the wall time of each compiler "
+                                  "stage to stderr"),
+                         cl::cat(txcCategory));
 cl::opt<bool> summary("summary",
                       cl::desc("Print a summary of the spec and of each "
                                "compiler stage"),
@@ -85,7 +94,123 @@ const char *stageName(Stage stage) {
 
 /// Stages that this build of txc can produce.
 bool isAvailable(Stage stage) {
-  return stage == Stage::Ast || stage == Stage::Tx || stage == Stage::Planned;
+  return stage != Stage::Fused && stage != Stage::Grad;
+}
+
+bool isNative(Stage stage) {
+  return stage == Stage::Llvm || stage == Stage::Obj || stage == Stage::Exe;
+}
+
+/// `dir/base.tx` -> `base`.
+std::string stemOf(llvm::StringRef path) {
+  return llvm::sys::path::stem(path).str();
+}
+
+/// Compiles a planned module to LLVM IR, an object file (+ C header) or an
+/// executable. Returns the process exit code.
+/// Prints "stage: N ms" to stderr under --time-stages.
+class StageTimer {
+public:
+  void done(const char *stage) {
+    auto now = std::chrono::steady_clock::now();
+    if (timeStages)
+      llvm::errs() << "txc: " << stage << ": "
+                   << std::chrono::duration_cast<std::chrono::milliseconds>(
+                          now - last)
+                          .count()
+                   << " ms\n";
+    last = now;
+  }
+
+private:
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+};
+
+int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
+  StageTimer timer;
+  std::string json = tx::buildModelMetadata(module, inputFile, flags);
+  std::string header = tx::buildCHeader(module, "txc_" + stemOf(inputFile));
+  std::vector<std::string> entrySymbols;
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func->hasAttr("tx.entry"))
+      entrySymbols.push_back(("txc_entry_" + func.getSymName()).str());
+
+  PassManager pm(module.getContext());
+  pm.addPass(tx::createLowerEntriesPass());
+  tx::buildLowerToLLVMPipeline(pm);
+  if (failed(pm.run(module)))
+    return 1;
+  timer.done("lower to LLVM dialect");
+  if (failed(tx::addModelGlobals(module, json, entrySymbols)))
+    return 1;
+  llvm::LLVMContext llvmContext;
+  std::string error;
+  std::unique_ptr<llvm::Module> llvmModule =
+      tx::translateAndOptimize(module, llvmContext, error);
+  if (!llvmModule) {
+    llvm::errs() << "txc: error: " << error << "\n";
+    return 1;
+  }
+  timer.done("translate + O3");
+  if (emit == Stage::Llvm) {
+    std::string message;
+    auto output = mlir::openOutputFile(outputFile, &message);
+    if (!output) {
+      llvm::errs() << "txc: error: " << message << "\n";
+      return 1;
+    }
+    llvmModule->print(output->os(), nullptr);
+    output->keep();
+    return 0;
+  }
+  std::string stem = stemOf(inputFile);
+  if (emit == Stage::Obj) {
+    std::string object = outputFile == "-" ? stem + ".o" : outputFile.getValue();
+    if (failed(tx::writeObjectFile(*llvmModule, object, error))) {
+      llvm::errs() << "txc: error: " << error << "\n";
+      return 1;
+    }
+    std::string headerPath =
+        (llvm::sys::path::parent_path(object) +
+         (llvm::sys::path::parent_path(object).empty() ? "" : "/") +
+         llvm::sys::path::stem(object) + ".h")
+            .str();
+    std::error_code ec;
+    llvm::raw_fd_ostream headerOut(headerPath, ec);
+    if (ec) {
+      llvm::errs() << "txc: error: cannot write '" << headerPath
+                   << "': " << ec.message() << "\n";
+      return 1;
+    }
+    headerOut << header;
+    return 0;
+  }
+  // An executable: object in a temporary file, linked with the runtime.
+  std::string exe = outputFile == "-" ? stem : outputFile.getValue();
+  llvm::SmallString<128> object;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("txc-" + stem, "o", object)) {
+    llvm::errs() << "txc: error: cannot create a temporary file: "
+                 << ec.message() << "\n";
+    return 1;
+  }
+  llvm::FileRemover removeObject(object);
+  if (failed(tx::writeObjectFile(*llvmModule, object, error))) {
+    llvm::errs() << "txc: error: " << error << "\n";
+    return 1;
+  }
+  timer.done("object code");
+  std::string self =
+      llvm::sys::fs::getMainExecutable(argv0, reinterpret_cast<void *>(&stemOf));
+  std::string libDir =
+      (llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)) + "/lib")
+          .str();
+  if (failed(tx::linkExecutable(object, exe, libDir, error))) {
+    llvm::errs() << "txc: error: " << error << "\n";
+    return 1;
+  }
+  timer.done("link");
+  return 0;
 }
 
 std::string formatShape(ArrayRef<int64_t> shape) {
@@ -208,14 +333,20 @@ int main(int argc, char **argv) {
   if (diags.hasErrors())
     return reportAndExit();
 
-  std::string errorMessage;
-  auto output = mlir::openOutputFile(outputFile, &errorMessage);
-  if (!output) {
-    llvm::errs() << "txc: error: " << errorMessage << "\n";
-    return 1;
-  }
+  // Text output (IR, tables) goes to -o, opened only when it is written, so
+  // that native stages can write their own files there.
+  std::unique_ptr<llvm::ToolOutputFile> output;
+  auto openOutput = [&]() -> bool {
+    std::string errorMessage;
+    output = mlir::openOutputFile(outputFile, &errorMessage);
+    if (!output)
+      llvm::errs() << "txc: error: " << errorMessage << "\n";
+    return static_cast<bool>(output);
+  };
 
   if (emit == Stage::Ast && !listParams && !summary) {
+    if (!openOutput())
+      return 1;
     output->os() << txc::ast::print(*ast);
     output->keep();
     return 0;
@@ -231,6 +362,13 @@ int main(int argc, char **argv) {
   if (!module || diags.hasErrors())
     return reportAndExit();
 
+  if (!isAvailable(emit)) {
+    llvm::errs() << "txc: error: --emit=" << stageName(emit)
+                 << " is not yet available in this version of txc; "
+                    "available: ast, tx, planned, llvm, obj, exe (see --help)\n";
+    return 1;
+  }
+
   {
     // Module-level checks; their diagnostics carry spec locations.
     ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
@@ -239,7 +377,8 @@ int main(int argc, char **argv) {
     });
     PassManager pm(&context);
     pm.addPass(tx::createShapeCheckPass());
-    if (emit == Stage::Planned && !listParams && !summary) {
+    if ((emit == Stage::Planned || isNative(emit)) && !listParams &&
+        !summary) {
       // Fusion and autodiff are not in this build yet: plan the forward IR.
       pm.addPass(tx::createStripDropoutPass());
       pm.addPass(tx::createPlanMemoryPass());
@@ -249,6 +388,8 @@ int main(int argc, char **argv) {
   }
 
   if (listParams || summary) {
+    if (!openOutput())
+      return 1;
     if (listParams)
       printParams(*module, output->os());
     if (summary)
@@ -257,12 +398,14 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  if (!isAvailable(emit)) {
-    llvm::errs() << "txc: error: --emit=" << stageName(emit)
-                 << " is not yet available in this version of txc; "
-                    "available: --emit=ast, --emit=tx, --emit=planned (see --help)\n";
+  std::string flags;
+  for (const std::string &define : defines)
+    flags += (flags.empty() ? "-D " : " -D ") + define;
+  if (isNative(emit))
+    return emitNative(*module, flags, argv[0]);
+
+  if (!openOutput())
     return 1;
-  }
   if (emit == Stage::Planned)
     tx::printMemoryPlan(*module, output->os());
   module->print(output->os());

@@ -55,4 +55,26 @@ def PlanMemoryPass : Pass<"tx-plan-memory", "mlir::ModuleOp"> {
   ];
 }
 
+def LowerEntriesPass : Pass<"tx-lower-entries", "mlir::ModuleOp"> {
+  let summary = "lowers planned entries to runtime calls and linalg glue";
+  let description = [{
+    Replaces each planned entry `@name` by
+    `func.func @txc_entry_name(ctx, params, arena, dims, inputs, outputs) -> i32`
+    (all pointers): tensors become addresses (inputs, parameter offsets,
+    planned arena offsets); heavy ops (linear, matmul, layer_norm,
+    add_layer_norm, softmax, embedding, cross_entropy, dropout, attention,
+    gelu, reductions) become calls into libtxrt declared through the runtime
+    registry, each followed by a status check that returns the status on
+    failure; element-wise and layout ops become `linalg.generic` on memref
+    views. Returned values are copied to `outputs`. `tx.parameter`s are
+    removed (their layout is in the model metadata).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::cf::ControlFlowDialect",
+    "::mlir::func::FuncDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 #endif // TXC_TRANSFORMS_PASSES_TD

@@ -1,0 +1,60 @@
+//===- CodeGen.h - from planned tx IR to objects and executables -*- C++ -*-===//
+//
+// The back half of txc: model metadata (JSON embedded in the object, and a C
+// header for embedding), the pass pipeline from lowered entries to the LLVM
+// dialect, translation to LLVM IR optimized at O3 for the host CPU, object
+// emission through an in-process TargetMachine, and linking with libtxrt and
+// the driver into an executable.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXC_CODEGEN_CODEGEN_H
+#define TXC_CODEGEN_CODEGEN_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/IR/Module.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir::tx {
+
+/// The model metadata of a planned module (before tx-lower-entries) as JSON:
+/// config, dims, parameters with offsets, entries with their inputs,
+/// outputs and arena sizes. `source` and `flags` describe the compilation.
+std::string buildModelMetadata(ModuleOp planned, llvm::StringRef source,
+                               llvm::StringRef flags);
+
+/// A C header declaring what an object file made by txc exports (the
+/// metadata, the entry functions and their buffer layout) for `planned`.
+std::string buildCHeader(ModuleOp planned, llvm::StringRef guardName);
+
+/// Adds to `module` (tx-lower-entries already run) the passes that bring it
+/// to the LLVM dialect: linalg to loops, SCF to CF, memref/arith/math/func/cf
+/// to LLVM.
+void buildLowerToLLVMPipeline(OpPassManager &pm);
+
+/// Adds the exported globals `txc_model_json` and `txc_entry_table` to a
+/// module in the LLVM dialect.
+LogicalResult addModelGlobals(ModuleOp llvmModule, llvm::StringRef json,
+                              llvm::ArrayRef<std::string> entrySymbols);
+
+/// Translates an LLVM-dialect module to LLVM IR and optimizes it at O3 for
+/// the host CPU. Returns null and sets `error` on failure.
+std::unique_ptr<llvm::Module> translateAndOptimize(ModuleOp llvmModule,
+                                                   llvm::LLVMContext &context,
+                                                   std::string &error);
+
+/// Writes `module` as an object file for the host CPU.
+LogicalResult writeObjectFile(llvm::Module &module, llvm::StringRef path,
+                              std::string &error);
+
+/// Links `object` with libtxrt, the executable driver and oneDNN into
+/// `output` with the system C++ compiler. `libDir` holds libtxrt.a and
+/// libtxrt_driver.a.
+LogicalResult linkExecutable(llvm::StringRef object, llvm::StringRef output,
+                             llvm::StringRef libDir, std::string &error);
+
+} // namespace mlir::tx
+
+#endif // TXC_CODEGEN_CODEGEN_H

@@ -1,0 +1,43 @@
+//===- RuntimeAPI.h - the libtxrt functions generated code calls -*- C++ -*-===//
+//
+// One registry of every runtime function the compiler may call: an enum, its
+// symbol and its signature (the C declarations are in
+// runtime/include/txrt/txrt.h). Lowering code names functions by enum and
+// gets a declared func.func back; no runtime symbol is spelled elsewhere.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXC_CONVERSION_RUNTIMEAPI_H
+#define TXC_CONVERSION_RUNTIMEAPI_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::tx {
+
+enum class RuntimeFn {
+  Matmul,
+  LinearFwd,
+  LayerNormFwd,
+  AddLayerNormFwd,
+  SoftmaxFwd,
+  ActivationFwd,
+  Reduce,
+  EmbeddingFwd,
+  CrossEntropyFwd,
+  DropoutFwd,
+  AttentionFwd,
+  KeyLengths,
+};
+
+/// The C symbol of `fn` (e.g. "txrt_linear_fwd").
+StringRef getRuntimeSymbol(RuntimeFn fn);
+
+/// The declaration of `fn` in `module` (created at the module's end on first
+/// use), with its C signature in builtin/LLVM types: pointers are !llvm.ptr,
+/// int64_t is i64, int32_t and the status are i32, float is f32.
+func::FuncOp getOrDeclareRuntimeFn(ModuleOp module, RuntimeFn fn);
+
+} // namespace mlir::tx
+
+#endif // TXC_CONVERSION_RUNTIMEAPI_H

@@ -1,0 +1,193 @@
+//===- ModelMetadata.cpp - what a compiled model exports, as JSON and C ---===//
+//
+// The executable's driver reads the JSON to know the model (config, dims,
+// parameters and their offsets in the parameter arena, entries with their
+// inputs, outputs and arena sizes); --emit=obj users read the C header.
+//
+//===----------------------------------------------------------------------===//
+#include "txc/CodeGen/CodeGen.h"
+#include "txc/Transforms/MemoryPlan.h"
+
+#include "tx/Dialect/TxDialect.h"
+#include "tx/Dialect/TxShape.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::tx;
+
+namespace {
+
+const char *dtypeName(Type element) {
+  if (element.isF32())
+    return "f32";
+  if (element.isInteger(32))
+    return "i32";
+  return "bool";
+}
+
+llvm::json::Array shapeJson(RankedTensorType type) {
+  llvm::json::Array shape;
+  for (const Dim &dim : getShape(type)) {
+    if (dim.isSymbolic())
+      shape.push_back(dim.symbol.getValue().str());
+    else
+      shape.push_back(dim.size);
+  }
+  return shape;
+}
+
+llvm::json::Value attrJson(Attribute attr) {
+  if (auto i = dyn_cast<IntegerAttr>(attr))
+    return i.getInt();
+  if (auto f = dyn_cast<FloatAttr>(attr))
+    return f.getValueAsDouble();
+  if (auto b = dyn_cast<BoolAttr>(attr))
+    return b.getValue();
+  if (auto s = dyn_cast<StringAttr>(attr))
+    return s.getValue().str();
+  if (auto d = dyn_cast<DictionaryAttr>(attr)) {
+    llvm::json::Object object;
+    for (NamedAttribute entry : d)
+      object[entry.getName().getValue()] = attrJson(entry.getValue());
+    return object;
+  }
+  return nullptr;
+}
+
+llvm::json::Array tensorsJson(func::FuncOp func, TypeRange types,
+                              bool results) {
+  llvm::json::Array tensors;
+  for (auto [i, type] : llvm::enumerate(types)) {
+    auto tensor = cast<RankedTensorType>(type);
+    StringAttr name = results ? func.getResultAttrOfType<StringAttr>(i, "tx.name")
+                              : func.getArgAttrOfType<StringAttr>(i, "tx.name");
+    tensors.push_back(llvm::json::Object{
+        {"name", name ? name.getValue().str() : "t" + std::to_string(i)},
+        {"dtype", dtypeName(tensor.getElementType())},
+        {"shape", shapeJson(tensor)}});
+  }
+  return tensors;
+}
+
+} // namespace
+
+std::string mlir::tx::buildModelMetadata(ModuleOp planned,
+                                         llvm::StringRef source,
+                                         llvm::StringRef flags) {
+  llvm::json::Object root;
+  root["version"] = 1;
+  root["model"] = planned.getSymName().value_or("model").str();
+  root["source"] = source.str();
+  root["compile_flags"] = flags.str();
+  if (auto config = planned->getAttrOfType<DictionaryAttr>("tx.config"))
+    root["config"] = attrJson(config);
+  if (auto optimizer = planned->getAttrOfType<DictionaryAttr>("tx.optimizer"))
+    root["optimizer"] = attrJson(optimizer);
+  llvm::json::Array dims;
+  if (auto order = planned->getAttrOfType<DictionaryAttr>("tx.dims"))
+    for (NamedAttribute dim : order)
+      dims.push_back(llvm::json::Object{
+          {"name", dim.getName().getValue().str()},
+          {"bound", cast<IntegerAttr>(dim.getValue()).getInt()}});
+  root["dims"] = std::move(dims);
+  if (auto bytes = planned->getAttrOfType<IntegerAttr>("tx.param_arena_bytes"))
+    root["param_arena_bytes"] = bytes.getInt();
+  llvm::json::Array params;
+  for (auto param : planned.getOps<ParameterOp>()) {
+    auto offset = param->getAttrOfType<IntegerAttr>("offset");
+    params.push_back(llvm::json::Object{
+        {"name", param.getSymName().str()},
+        {"dtype", "f32"},
+        {"shape", shapeJson(param.getTensorType())},
+        {"init", stringifyInit(param.getInit()).str()},
+        {"offset", offset ? offset.getInt() : -1}});
+  }
+  root["params"] = std::move(params);
+  llvm::json::Array entries;
+  for (auto func : planned.getOps<func::FuncOp>()) {
+    if (!func->hasAttr("tx.entry"))
+      continue;
+    auto arena = func->getAttrOfType<IntegerAttr>("tx.arena_bytes");
+    auto tensors = func->getAttrOfType<IntegerAttr>("tx.tensor_bytes");
+    entries.push_back(llvm::json::Object{
+        {"name", func.getSymName().str()},
+        {"symbol", ("txc_entry_" + func.getSymName()).str()},
+        {"arena_bytes", arena ? arena.getInt() : 0},
+        {"tensor_bytes", tensors ? tensors.getInt() : 0},
+        {"inputs", tensorsJson(func, func.getArgumentTypes(), false)},
+        {"outputs", tensorsJson(func, func.getResultTypes(), true)}});
+  }
+  root["entries"] = std::move(entries);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::json::Value(std::move(root));
+  return text;
+}
+
+std::string mlir::tx::buildCHeader(ModuleOp planned,
+                                   llvm::StringRef guardName) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  std::string guard = guardName.upper();
+  for (char &c : guard)
+    if (!isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  os << "/* Generated by txc from " << planned.getSymName().value_or("model")
+     << ": what the object file exports. */\n"
+     << "#ifndef " << guard << "_H\n#define " << guard << "_H\n\n"
+     << "#include <stdint.h>\n\n#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n"
+     << "/* Model metadata (JSON): config, dims, parameters with their offsets\n"
+     << " * in the parameter arena, entries with inputs, outputs, arena sizes. */\n"
+     << "extern const char txc_model_json[];\n\n"
+     << "/* Every entry: ctx is a txrt_context* (runtime/include/txrt/txrt.h);\n"
+     << " * params the parameter arena; arena the entry's activation arena (both\n"
+     << " * 64-byte aligned); dims the runtime value of each dim below; inputs and\n"
+     << " * outputs dense row-major buffers (f32: float, i32: int32_t, bool:\n"
+     << " * uint8_t). Returns 0, or a txrt status (see txrt_last_error). */\n"
+     << "typedef int32_t (*txc_entry_fn)(void *ctx, void *params, void *arena,\n"
+     << "                                const int64_t *dims, void *const *inputs,\n"
+     << "                                void *const *outputs);\n"
+     << "extern const txc_entry_fn txc_entry_table[];\n\n";
+  int64_t paramBytes = 0;
+  if (auto bytes = planned->getAttrOfType<IntegerAttr>("tx.param_arena_bytes"))
+    paramBytes = bytes.getInt();
+  os << "enum { TXC_PARAM_ARENA_BYTES = " << paramBytes << " };\n\n";
+  os << "/* dims, in the order of the dims argument:";
+  unsigned dimIndex = 0;
+  if (auto order = planned->getAttrOfType<DictionaryAttr>("tx.dims"))
+    for (NamedAttribute dim : order)
+      os << "\n *   dims[" << dimIndex++ << "] = " << dim.getName().getValue()
+         << " (1 .. " << cast<IntegerAttr>(dim.getValue()).getInt() << ")";
+  os << " */\n\n";
+  unsigned index = 0;
+  for (auto func : planned.getOps<func::FuncOp>()) {
+    if (!func->hasAttr("tx.entry"))
+      continue;
+    auto arena = func->getAttrOfType<IntegerAttr>("tx.arena_bytes");
+    os << "/* Entry " << func.getSymName() << " (txc_entry_table[" << index++
+       << "]), activation arena " << (arena ? arena.getInt() : 0)
+       << " bytes.\n";
+    for (auto [i, type] : llvm::enumerate(func.getArgumentTypes())) {
+      auto name = func.getArgAttrOfType<StringAttr>(i, "tx.name");
+      os << " *   inputs[" << i << "]  " << (name ? name.getValue() : "?") << ": "
+         << formatType(type) << "\n";
+    }
+    for (auto [i, type] : llvm::enumerate(func.getResultTypes())) {
+      auto name = func.getResultAttrOfType<StringAttr>(i, "tx.name");
+      os << " *   outputs[" << i << "] " << (name ? name.getValue() : "?") << ": "
+         << formatType(type) << "\n";
+    }
+    os << " */\nint32_t txc_entry_" << func.getSymName()
+       << "(void *ctx, void *params, void *arena, const int64_t *dims,\n"
+       << "    void *const *inputs, void *const *outputs);\n";
+    if (arena)
+      os << "enum { TXC_" << func.getSymName().upper()
+         << "_ARENA_BYTES = " << arena.getInt() << " };\n";
+    os << "\n";
+  }
+  os << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
+  return text;
+}

@@ -1,0 +1,211 @@
+//===- ObjectEmitter.cpp - LLVM dialect to an object file and an exe ------===//
+//
+// Lowers entries to the LLVM dialect, adds the exported model globals,
+// translates to LLVM IR, optimizes at O3 for the host CPU (its name and
+// features, so loops vectorize to its widest units), emits an object file
+// through an in-process TargetMachine, and links it with libtxrt and the
+// driver using the system C++ compiler.
+//
+//===----------------------------------------------------------------------===//
+#include "txc/CodeGen/CodeGen.h"
+#include "txc/CodeGen/LinkConfig.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "mlir/Transforms/Passes.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+using namespace mlir;
+using namespace mlir::tx;
+
+void mlir::tx::buildLowerToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createConvertLinalgToLoopsPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertSCFToCFPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+LogicalResult mlir::tx::addModelGlobals(ModuleOp module, llvm::StringRef json,
+                                        llvm::ArrayRef<std::string> symbols) {
+  MLIRContext *context = module.getContext();
+  OpBuilder builder(context);
+  builder.setInsertionPointToEnd(module.getBody());
+  Location loc = module.getLoc();
+  std::string text = json.str();
+  text.push_back('\0');
+  auto textType = LLVM::LLVMArrayType::get(builder.getI8Type(), text.size());
+  builder.create<LLVM::GlobalOp>(loc, textType, /*isConstant=*/true,
+                                 LLVM::Linkage::External, "txc_model_json",
+                                 builder.getStringAttr(text));
+
+  auto ptrType = LLVM::LLVMPointerType::get(context);
+  auto tableType = LLVM::LLVMArrayType::get(ptrType, symbols.size());
+  auto table = builder.create<LLVM::GlobalOp>(
+      loc, tableType, /*isConstant=*/true, LLVM::Linkage::External,
+      "txc_entry_table", Attribute());
+  Block *init = builder.createBlock(&table.getInitializerRegion());
+  builder.setInsertionPointToStart(init);
+  Value array = builder.create<LLVM::UndefOp>(loc, tableType);
+  for (auto [i, symbol] : llvm::enumerate(symbols)) {
+    if (!module.lookupSymbol<LLVM::LLVMFuncOp>(symbol))
+      return module.emitError("no entry function ") << symbol;
+    Value address = builder.create<LLVM::AddressOfOp>(loc, ptrType, symbol);
+    array = builder.create<LLVM::InsertValueOp>(loc, array, address,
+                                                ArrayRef<int64_t>{int64_t(i)});
+  }
+  builder.create<LLVM::ReturnOp>(loc, array);
+  return success();
+}
+
+namespace {
+
+/// A TargetMachine for the CPU txc runs on.
+std::unique_ptr<llvm::TargetMachine> createHostTargetMachine(std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  std::string triple = llvm::sys::getProcessTriple();
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return nullptr;
+  llvm::SubtargetFeatures features;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(feature.first(), feature.second);
+  llvm::TargetOptions options;
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      triple, llvm::sys::getHostCPUName(), features.getString(), options,
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+}
+
+} // namespace
+
+std::unique_ptr<llvm::Module>
+mlir::tx::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
+                               std::string &error) {
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  module.getContext()->appendDialectRegistry(registry);
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, context, "txc_model");
+  if (!llvmModule) {
+    error = "translation to LLVM IR failed";
+    return nullptr;
+  }
+  std::unique_ptr<llvm::TargetMachine> machine = createHostTargetMachine(error);
+  if (!machine)
+    return nullptr;
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(machine->getTargetTriple().str());
+  std::string cpu = machine->getTargetCPU().str();
+  std::string featureString = machine->getTargetFeatureString().str();
+  for (llvm::Function &function : *llvmModule) {
+    if (function.isDeclaration())
+      continue;
+    function.addFnAttr("target-cpu", cpu);
+    function.addFnAttr("target-features", featureString);
+    function.addFnAttr("prefer-vector-width", "512");
+  }
+
+  llvm::LoopAnalysisManager loopAnalyses;
+  llvm::FunctionAnalysisManager functionAnalyses;
+  llvm::CGSCCAnalysisManager cgsccAnalyses;
+  llvm::ModuleAnalysisManager moduleAnalyses;
+  llvm::PassBuilder passBuilder(machine.get());
+  passBuilder.registerModuleAnalyses(moduleAnalyses);
+  passBuilder.registerCGSCCAnalyses(cgsccAnalyses);
+  passBuilder.registerFunctionAnalyses(functionAnalyses);
+  passBuilder.registerLoopAnalyses(loopAnalyses);
+  passBuilder.crossRegisterProxies(loopAnalyses, functionAnalyses,
+                                   cgsccAnalyses, moduleAnalyses);
+  llvm::ModulePassManager passes =
+      passBuilder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  passes.run(*llvmModule, moduleAnalyses);
+  return llvmModule;
+}
+
+LogicalResult mlir::tx::writeObjectFile(llvm::Module &module,
+                                        llvm::StringRef path,
+                                        std::string &error) {
+  std::unique_ptr<llvm::TargetMachine> machine = createHostTargetMachine(error);
+  if (!machine)
+    return failure();
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    error = "cannot write '" + path.str() + "': " + ec.message();
+    return failure();
+  }
+  llvm::legacy::PassManager passes;
+  if (machine->addPassesToEmitFile(passes, os, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit object files";
+    return failure();
+  }
+  passes.run(module);
+  os.flush();
+  return success();
+}
+
+LogicalResult mlir::tx::linkExecutable(llvm::StringRef object,
+                                       llvm::StringRef output,
+                                       llvm::StringRef libDir,
+                                       std::string &error) {
+  llvm::ErrorOr<std::string> compiler = llvm::sys::findProgramByName("c++");
+  if (!compiler) {
+    error = "no C++ compiler ('c++') on PATH to link with";
+    return failure();
+  }
+  std::string driver = (libDir + "/libtxrt_driver.a").str();
+  std::string runtime = (libDir + "/libtxrt.a").str();
+  for (const std::string &library : {driver, runtime})
+    if (!llvm::sys::fs::exists(library)) {
+      error = "runtime library '" + library +
+              "' not found (build the txrt and txrt_driver targets)";
+      return failure();
+    }
+  std::vector<std::string> args = {*compiler, "-o", output.str(), object.str(),
+                                   driver, runtime};
+  for (llvm::StringRef flag : llvm::split(TXC_RUNTIME_LINK_FLAGS, ';'))
+    if (!flag.empty())
+      args.push_back(flag.str());
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(*compiler, argRefs, std::nullopt, {},
+                                         0, 0, &message);
+  if (status != 0) {
+    error = "linking failed (" + llvm::join(argRefs, " ") + ")" +
+            (message.empty() ? "" : ": " + message);
+    return failure();
+  }
+  return success();
+}

@@ -1,0 +1,112 @@
+//===- RuntimeAPI.cpp - registry of libtxrt functions ---------------------===//
+//
+// The signatures below mirror runtime/include/txrt/txrt.h one for one; the
+// unit test RuntimeAPITest checks every symbol against the header.
+//
+//===----------------------------------------------------------------------===//
+#include "txc/Conversion/RuntimeAPI.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+using namespace mlir;
+using namespace mlir::tx;
+
+namespace {
+
+/// Argument kinds of the registry's signatures.
+enum class A { Ptr, I64, I32, F32 };
+
+struct Entry {
+  RuntimeFn fn;
+  const char *symbol;
+  std::vector<A> args;
+};
+
+const std::vector<Entry> &registry() {
+  static const std::vector<Entry> entries = {
+      // ctx, site, batch0, batch1, m, n, k, a, a_strides, b, b_strides, c,
+      // c_strides, bias, activation, residual, alpha, beta
+      {RuntimeFn::Matmul, "txrt_matmul",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::Ptr,
+        A::I32, A::Ptr, A::F32, A::F32}},
+      // ctx, site, m, n, k, x, w, bias, activation, residual, y
+      {RuntimeFn::LinearFwd, "txrt_linear_fwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::I32, A::Ptr, A::Ptr}},
+      // ctx, site, rows, cols, x, gamma, beta, eps, y, mean, var
+      {RuntimeFn::LayerNormFwd, "txrt_layer_norm_fwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::F32, A::Ptr, A::Ptr, A::Ptr}},
+      // ctx, site, rows, cols, x, r, gamma, beta, eps, y, out_sum, mean, var
+      {RuntimeFn::AddLayerNormFwd, "txrt_add_layer_norm_fwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::F32, A::Ptr, A::Ptr, A::Ptr, A::Ptr}},
+      // ctx, site, rows, cols, x, y, log_softmax
+      {RuntimeFn::SoftmaxFwd, "txrt_softmax_fwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::I32}},
+      // ctx, site, activation, n, x, y
+      {RuntimeFn::ActivationFwd, "txrt_activation_fwd",
+       {A::Ptr, A::I64, A::I32, A::I64, A::Ptr, A::Ptr}},
+      // ctx, site, op, rank, x_dims, x, y_dims, y
+      {RuntimeFn::Reduce, "txrt_reduce",
+       {A::Ptr, A::I64, A::I32, A::I32, A::Ptr, A::Ptr, A::Ptr, A::Ptr}},
+      // ctx, site, n, vocab, dim, ids, table, scale, pos, seq_len, out
+      {RuntimeFn::EmbeddingFwd, "txrt_embedding_fwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::F32, A::Ptr, A::I64, A::Ptr}},
+      // ctx, site, n, classes, logits, targets, ignore_index,
+      // label_smoothing, reduction, out_loss, lse, out_row_loss, out_count
+      {RuntimeFn::CrossEntropyFwd, "txrt_cross_entropy_fwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::I32, A::F32, A::I32, A::Ptr, A::Ptr, A::Ptr, A::Ptr}},
+      // ctx, site, n, p, seed, step, x, y
+      {RuntimeFn::DropoutFwd, "txrt_dropout_fwd",
+       {A::Ptr, A::I64, A::I64, A::F32, A::I64, A::I64, A::Ptr, A::Ptr}},
+      // ctx, site, batch, heads, tq, tk, head_dim, q, ldq, k, ldk, v, ldv,
+      // o, ldo, lse, key_lengths, causal, scale, dropout_p, seed, step
+      {RuntimeFn::AttentionFwd, "txrt_attention_fwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr,
+        A::I64, A::Ptr, A::Ptr, A::I32, A::F32, A::F32, A::I64, A::I64}},
+      // ctx, batch, seq, ids, pad_id, out_lengths
+      {RuntimeFn::KeyLengths, "txrt_key_lengths",
+       {A::Ptr, A::I64, A::I64, A::Ptr, A::I32, A::Ptr}},
+  };
+  return entries;
+}
+
+const Entry &lookup(RuntimeFn fn) {
+  for (const Entry &entry : registry())
+    if (entry.fn == fn)
+      return entry;
+  llvm_unreachable("runtime function missing from the registry");
+}
+
+} // namespace
+
+StringRef mlir::tx::getRuntimeSymbol(RuntimeFn fn) { return lookup(fn).symbol; }
+
+func::FuncOp mlir::tx::getOrDeclareRuntimeFn(ModuleOp module, RuntimeFn fn) {
+  const Entry &entry = lookup(fn);
+  if (auto existing = module.lookupSymbol<func::FuncOp>(entry.symbol))
+    return existing;
+  MLIRContext *context = module.getContext();
+  OpBuilder builder(context);
+  builder.setInsertionPointToEnd(module.getBody());
+  SmallVector<Type> args;
+  for (A kind : entry.args) {
+    switch (kind) {
+    case A::Ptr:
+      args.push_back(LLVM::LLVMPointerType::get(context));
+      break;
+    case A::I64:
+      args.push_back(builder.getI64Type());
+      break;
+    case A::I32:
+      args.push_back(builder.getI32Type());
+      break;
+    case A::F32:
+      args.push_back(builder.getF32Type());
+      break;
+    }
+  }
+  auto func = builder.create<func::FuncOp>(
+      module.getLoc(), entry.symbol,
+      builder.getFunctionType(args, {builder.getI32Type()}));
+  func.setPrivate();
+  return func;
+}

@@ -1,0 +1,50 @@
+// RUN: tx-opt %s -split-input-file -verify-diagnostics --tx-plan-memory --tx-lower-entries | FileCheck %s
+//
+// A planned entry becomes txc_entry_<name>(ctx, params, arena, dims, inputs,
+// outputs) -> i32: heavy ops call libtxrt (status checked after each call),
+// glue becomes outlined linalg kernels shared by ops of the same kind and
+// types, results are copied to the outputs.
+
+module attributes {tx.dims = {N = 4 : i64}} {
+tx.parameter @w : tensor<16x8xf32> {init = #tx.init<xavier_uniform>}
+tx.parameter @b : tensor<16xf32> {init = #tx.init<zeros>}
+
+// CHECK-LABEL: func.func @txc_entry_f(
+// CHECK-SAME: %[[CTX:.+]]: !llvm.ptr, %[[PARAMS:.+]]: !llvm.ptr, %[[ARENA:.+]]: !llvm.ptr, %[[DIMS:.+]]: !llvm.ptr, %[[IN:.+]]: !llvm.ptr, %[[OUT:.+]]: !llvm.ptr) -> i32
+// The runtime size of dim N:
+// CHECK: llvm.load %{{.+}} : !llvm.ptr -> i64
+// CHECK: %[[ST:.+]] = call @txrt_linear_fwd(%[[CTX]], %{{.+}}) : (!llvm.ptr, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32, !llvm.ptr, !llvm.ptr) -> i32
+// CHECK: %[[BAD:.+]] = arith.cmpi ne, %[[ST]], %{{.+}} : i32
+// CHECK: cf.cond_br %[[BAD]], ^[[EXIT:.+]](%[[ST]] : i32), ^
+// CHECK: call @__txc_kernel_0_relu(
+// CHECK: call @__txc_kernel_0_relu(
+// CHECK: memref.copy
+// CHECK: return %{{.+}} : i32
+// CHECK: ^[[EXIT]](%[[S:.+]]: i32):
+// CHECK-NEXT: return %[[S]] : i32
+func.func @f(%x: tensor<?x8xf32, #tx.dims<N: 4>> {tx.name = "x"}) -> (tensor<?x16xf32, #tx.dims<N: 4>> {tx.name = "y"}) attributes {tx.entry = "f"} {
+  %w = tx.param @w : tensor<16x8xf32>
+  %b = tx.param @b : tensor<16xf32>
+  %h = tx.linear %x, %w bias %b : (tensor<?x8xf32, #tx.dims<N: 4>>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<?x16xf32, #tx.dims<N: 4>>
+  %r = tx.relu %h : (tensor<?x16xf32, #tx.dims<N: 4>>) -> tensor<?x16xf32, #tx.dims<N: 4>>
+  %s = tx.relu %r : (tensor<?x16xf32, #tx.dims<N: 4>>) -> tensor<?x16xf32, #tx.dims<N: 4>>
+  return %s : tensor<?x16xf32, #tx.dims<N: 4>>
+}
+}
+
+// CHECK-LABEL: func.func private @txrt_linear_fwd
+// One outlined kernel for both relus: a linalg.generic over memrefs.
+// CHECK-LABEL: func.func private @__txc_kernel_0_relu(
+// CHECK-SAME: memref<?x16xf32>
+// CHECK: linalg.generic
+// CHECK: arith.maximumf
+// CHECK-NOT: func.func private @__txc_kernel_1
+
+// -----
+
+// A dim the module does not declare is an error, not a crash.
+func.func @g(%x: tensor<?x8xf32, #tx.dims<M: 4>>) -> tensor<?x8xf32, #tx.dims<M: 4>> attributes {tx.entry = "g"} {
+  // expected-error @+1 {{'tx.relu' op uses dimension 'M' that the module's tx.dims does not declare}}
+  %r = tx.relu %x : (tensor<?x8xf32, #tx.dims<M: 4>>) -> tensor<?x8xf32, #tx.dims<M: 4>>
+  return %r : tensor<?x8xf32, #tx.dims<M: 4>>
+}
