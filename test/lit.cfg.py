@@ -21,6 +21,11 @@ config.substitutions.append(("%txc_src", config.txc_src_root))
 config.substitutions.append(("%txc_obj", config.txc_obj_root))
 config.substitutions.append(("%examples", os.path.join(config.txc_src_root, "examples")))
 config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%golden", os.path.join(config.txc_src_root, "test", "golden", "data")))
+
+# End-to-end tests need libtxrt and the executable driver (TXC_BUILD_RUNTIME).
+if os.path.exists(os.path.join(config.txc_obj_root, "lib", "libtxrt_driver.a")):
+    config.available_features.add("runtime")
 config.substitutions.append(
     ("%expect-exit", config.python_executable + " " +
      os.path.join(config.txc_src_root, "test", "utils", "expect-exit.py")))

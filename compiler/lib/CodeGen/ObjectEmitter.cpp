@@ -185,16 +185,18 @@ LogicalResult mlir::tx::linkExecutable(llvm::StringRef object,
     error = "no C++ compiler ('c++') on PATH to link with";
     return failure();
   }
-  std::string driver = (libDir + "/libtxrt_driver.a").str();
-  std::string runtime = (libDir + "/libtxrt.a").str();
-  for (const std::string &library : {driver, runtime})
+  // The driver (with main), its core, the kernels: in link order.
+  std::vector<std::string> args = {*compiler, "-o", output.str(), object.str()};
+  for (const char *name : {"libtxrt_driver.a", "libtxrt_driver_core.a",
+                           "libtxrt.a"}) {
+    std::string library = (libDir + "/" + name).str();
     if (!llvm::sys::fs::exists(library)) {
       error = "runtime library '" + library +
               "' not found (build the txrt and txrt_driver targets)";
       return failure();
     }
-  std::vector<std::string> args = {*compiler, "-o", output.str(), object.str(),
-                                   driver, runtime};
+    args.push_back(library);
+  }
   for (llvm::StringRef flag : llvm::split(TXC_RUNTIME_LINK_FLAGS, ';'))
     if (!flag.empty())
       args.push_back(flag.str());

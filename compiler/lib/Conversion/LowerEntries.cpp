@@ -664,7 +664,7 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
       .Case([&](LayerNormOp norm) {
         RankedTensorType in = typeOf(norm.getInput());
         call(RuntimeFn::LayerNormFwd,
-             {site(), toI64(rows(in)), i64(in.getShape().back()),
+             {site(), toI64(rows(in)), toI64(dimSizes(in).back()),
               ptrs.lookup(norm.getInput()), ptrs.lookup(norm.getWeight()),
               ptrs.lookup(norm.getBias()),
               f32(norm.getEpsilon().convertToDouble()),
@@ -676,7 +676,7 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         Value sum = norm.getSum().use_empty() ? nullPtr()
                                               : ptrs.lookup(norm.getSum());
         call(RuntimeFn::AddLayerNormFwd,
-             {site(), toI64(rows(in)), i64(in.getShape().back()),
+             {site(), toI64(rows(in)), toI64(dimSizes(in).back()),
               ptrs.lookup(norm.getLhs()), ptrs.lookup(norm.getRhs()),
               ptrs.lookup(norm.getWeight()), ptrs.lookup(norm.getBias()),
               f32(norm.getEpsilon().convertToDouble()),
@@ -690,7 +690,7 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
           return fail(softmax, "softmax over a dimension other than the last");
         bool isLog = isa<LogSoftmaxOp>(softmax.getOperation());
         call(RuntimeFn::SoftmaxFwd,
-             {site(), toI64(rows(in)), i64(in.getShape().back()),
+             {site(), toI64(rows(in)), toI64(dimSizes(in).back()),
               ptrs.lookup(softmax.getInput()), ptrs.lookup(softmax.getResult()),
               i32(isLog ? 1 : 0)});
         return success();
@@ -707,7 +707,7 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
       .Case([&](CrossEntropyOp loss) {
         RankedTensorType logits = typeOf(loss.getLogits());
         call(RuntimeFn::CrossEntropyFwd,
-             {site(), toI64(rows(logits)), i64(logits.getShape().back()),
+             {site(), toI64(rows(logits)), toI64(dimSizes(logits).back()),
               ptrs.lookup(loss.getLogits()), ptrs.lookup(loss.getTargets()),
               i32(loss.getIgnoreIndex()),
               f32(loss.getLabelSmoothing().convertToDouble()),
