@@ -35,7 +35,7 @@ func.func @f(%x: tensor<?x8xf32, #tx.dims<N: 4>> {tx.name = "x"}) -> (tensor<?x1
 // CHECK-LABEL: func.func private @txrt_linear_fwd
 // One outlined kernel for both relus: a linalg.generic over memrefs.
 // CHECK-LABEL: func.func private @__txc_kernel_0_relu(
-// CHECK-SAME: memref<?x16xf32>
+// CHECK-SAME: memref<?xf32>
 // CHECK: linalg.generic
 // CHECK: arith.maximumf
 // CHECK-NOT: func.func private @__txc_kernel_1

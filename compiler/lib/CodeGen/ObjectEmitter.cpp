@@ -103,7 +103,7 @@ std::unique_ptr<llvm::TargetMachine> createHostTargetMachine(std::string &error)
   llvm::TargetOptions options;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
       triple, llvm::sys::getHostCPUName(), features.getString(), options,
-      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Default));
 }
 
 } // namespace

@@ -162,15 +162,21 @@ private:
 
   /// A typed, dense, row-major memref view of `type` at `ptr`.
   Value viewAt(Value ptr, RankedTensorType type) {
-    SmallVector<Value> sizes = dimSizes(type);
-    Value bytes = builder.create<arith::MulIOp>(
-        loc, product(sizes), index(elementBytes(type.getElementType())));
+    return viewWithSizes(ptr, type.getShape(), dimSizes(type),
+                         type.getElementType());
+  }
+  /// A dense row-major memref view at `ptr` with `shape` (kDynamic where the
+  /// size is only known at run time) and runtime `sizes`.
+  Value viewWithSizes(Value ptr, ArrayRef<int64_t> shape,
+                      ArrayRef<Value> sizes, Type element) {
+    Value bytes = builder.create<arith::MulIOp>(loc, product(sizes),
+                                                index(elementBytes(element)));
     Value base = byteMemRef(ptr, bytes);
     SmallVector<Value> dynamic;
-    for (auto [i, size] : llvm::enumerate(type.getShape()))
+    for (auto [i, size] : llvm::enumerate(shape))
       if (ShapedType::isDynamic(size))
         dynamic.push_back(sizes[i]);
-    auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+    auto memrefType = MemRefType::get(shape, element);
     return builder.create<memref::ViewOp>(loc, memrefType, base, index(0),
                                           dynamic);
   }
@@ -207,21 +213,6 @@ private:
   //===--------------------------------------------------------------------===//
   // linalg glue
   //===--------------------------------------------------------------------===//
-
-  /// The indexing map that reads `operand` (broadcast) at the iteration
-  /// point of `result` (NumPy rules: align at the end, stretch size-1 dims).
-  AffineMap broadcastMap(RankedTensorType operand, RankedTensorType result) {
-    Shape in = getShape(operand), out = getShape(result);
-    SmallVector<AffineExpr> exprs;
-    size_t offset = out.size() - in.size();
-    for (size_t j = 0; j < in.size(); ++j) {
-      const Dim &d = in[j], &o = out[offset + j];
-      bool stretched = !d.isSymbolic() && d.size == 1 && o != d;
-      exprs.push_back(stretched ? getAffineConstantExpr(0, context)
-                                : getAffineDimExpr(offset + j, context));
-    }
-    return AffineMap::get(out.size(), 0, exprs, context);
-  }
 
   /// Calls the glue kernel that runs `buildBody` on `views` (memrefs; the
   /// last is written). Kernels are outlined into private functions shared by
@@ -260,20 +251,78 @@ private:
   }
 
   /// Emits a parallel linalg.generic writing `out` (a tx value) from
-  /// `inputs` (tx values, broadcast to it) with `body`.
+  /// `inputs` (tx values, broadcast to it) with `body`. Adjacent dimensions
+  /// that every operand either spans or broadcasts alike are collapsed into
+  /// one, so `x / c` runs as one flat loop and a [B, h, T, S] tensor masked
+  /// by [B, 1, 1, S] as a 3-D nest.
   void elementwise(Value out, ArrayRef<Value> inputs,
                    function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
     auto outType = cast<RankedTensorType>(out.getType());
+    Shape outShape = getShape(outType);
+    int64_t rank = outShape.size();
+    // stretched[i][d]: input i broadcasts along output dimension d.
+    std::vector<std::vector<bool>> stretched;
+    for (Value input : inputs) {
+      Shape in = getShape(cast<RankedTensorType>(input.getType()));
+      std::vector<bool> pattern(rank, true);
+      for (size_t j = 0; j < in.size(); ++j) {
+        int64_t d = rank - in.size() + j;
+        pattern[d] = !in[j].isSymbolic() && in[j].size == 1 && outShape[d] != in[j];
+      }
+      stretched.push_back(pattern);
+    }
+    // Groups of adjacent dimensions with the same broadcast pattern.
+    SmallVector<SmallVector<int64_t>> groups;
+    for (int64_t d = 0; d < rank; ++d) {
+      bool same = !groups.empty();
+      for (auto &pattern : stretched)
+        same = same && pattern[d] == pattern[groups.back().back()];
+      if (same)
+        groups.back().push_back(d);
+      else
+        groups.push_back({d});
+    }
+    SmallVector<Value> outSizes = dimSizes(outType);
+    SmallVector<int64_t> collapsedShape;
+    SmallVector<Value> collapsedSizes;
+    for (auto &group : groups) {
+      int64_t size = 1;
+      SmallVector<Value> parts;
+      for (int64_t d : group) {
+        parts.push_back(outSizes[d]);
+        size = (size == ShapedType::kDynamic || outShape[d].isSymbolic())
+                   ? ShapedType::kDynamic
+                   : size * outShape[d].size;
+      }
+      collapsedShape.push_back(size);
+      collapsedSizes.push_back(product(parts));
+    }
+    int64_t collapsedRank = groups.size();
     SmallVector<Value> views;
     SmallVector<AffineMap> maps;
-    for (Value input : inputs) {
-      views.push_back(view(input));
-      maps.push_back(
-          broadcastMap(cast<RankedTensorType>(input.getType()), outType));
+    for (auto [i, input] : llvm::enumerate(inputs)) {
+      SmallVector<int64_t> shape;
+      SmallVector<Value> sizes;
+      SmallVector<AffineExpr> exprs;
+      for (auto [g, group] : llvm::enumerate(groups)) {
+        if (stretched[i][group.front()]) {
+          shape.push_back(1);
+          sizes.push_back(index(1));
+          exprs.push_back(getAffineConstantExpr(0, context));
+        } else {
+          shape.push_back(collapsedShape[g]);
+          sizes.push_back(collapsedSizes[g]);
+          exprs.push_back(getAffineDimExpr(g, context));
+        }
+      }
+      Type element = cast<RankedTensorType>(input.getType()).getElementType();
+      views.push_back(viewWithSizes(ptrs.lookup(input), shape, sizes, element));
+      maps.push_back(AffineMap::get(collapsedRank, 0, exprs, context));
     }
-    views.push_back(view(out));
-    maps.push_back(AffineMap::getMultiDimIdentityMap(outType.getRank(), context));
-    SmallVector<utils::IteratorType> iterators(outType.getRank(),
+    views.push_back(viewWithSizes(ptrs.lookup(out), collapsedShape,
+                                  collapsedSizes, outType.getElementType()));
+    maps.push_back(AffineMap::getMultiDimIdentityMap(collapsedRank, context));
+    SmallVector<utils::IteratorType> iterators(collapsedRank,
                                                utils::IteratorType::parallel);
     kernel(views, [&](OpBuilder &b, Location l, ValueRange args) {
       b.create<linalg::GenericOp>(

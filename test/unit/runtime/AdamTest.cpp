@@ -17,9 +17,9 @@ TEST_F(AdamTest, MatchesReferenceOverSteps) {
     const double lr = 1e-3, b1 = 0.9, b2 = 0.98, eps = 1e-9;
     for (int64_t step = 1; step <= 5; ++step) {
       Floats grad = randomFloats(n, uint32_t(10 + step));
-      expectOk(txrt_adam_update(ctx_, 1, n, param.data(), grad.data(),
-                                m.data(), v.data(), float(lr), float(b1),
-                                float(b2), float(eps), weightDecay, step));
+      expectOk(txrt_adam_update(ctx_, 1, n, param.data(), grad.data(), m.data(),
+                                v.data(), float(lr), float(b1), float(b2),
+                                float(eps), weightDecay, step));
       for (int64_t i = 0; i < n; ++i) {
         double g = grad[i] + weightDecay * pRef[i];
         mRef[i] = b1 * mRef[i] + (1 - b1) * g;

@@ -23,10 +23,9 @@ Doubles referenceAddLayerNorm(int64_t rows, int64_t cols, const Doubles &x,
     }
     double v = sq / cols;
     for (int64_t j = 0; j < cols; ++j)
-      y[i * cols + j] =
-          (x[i * cols + j] + r[i * cols + j] - mu) / std::sqrt(v + eps) *
-              gamma[j] +
-          beta[j];
+      y[i * cols + j] = (x[i * cols + j] + r[i * cols + j] - mu) /
+                            std::sqrt(v + eps) * gamma[j] +
+                        beta[j];
     if (mean)
       (*mean)[i] = mu, (*var)[i] = v;
   }
@@ -37,23 +36,20 @@ class AddLayerNormTest : public RuntimeTest {};
 
 TEST_F(AddLayerNormTest, ForwardMatchesReference) {
   uint32_t seed = 1;
-  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1},
-                            {7, 63},
-                            {65, 65},
-                            {4, 512}}) {
+  for (auto [rows, cols] :
+       {std::pair<int64_t, int64_t>{1, 1}, {7, 63}, {65, 65}, {4, 512}}) {
     Floats x = randomFloats(rows * cols, seed++, -2, 2),
            r = randomFloats(rows * cols, seed++, -1, 3);
-    Floats gamma = randomFloats(cols, seed++), beta = randomFloats(cols, seed++);
+    Floats gamma = randomFloats(cols, seed++),
+           beta = randomFloats(cols, seed++);
     Floats y(rows * cols), sum(rows * cols), mean(rows), var(rows);
     expectOk(txrt_add_layer_norm_fwd(ctx_, 1, rows, cols, x.data(), r.data(),
-                                     gamma.data(), beta.data(), 1e-5f,
-                                     y.data(), sum.data(), mean.data(),
-                                     var.data()));
+                                     gamma.data(), beta.data(), 1e-5f, y.data(),
+                                     sum.data(), mean.data(), var.data()));
     Doubles meanRef(rows), varRef(rows);
-    Doubles expected =
-        referenceAddLayerNorm(rows, cols, toDoubles(x), toDoubles(r),
-                              toDoubles(gamma), toDoubles(beta), 1e-5,
-                              &meanRef, &varRef);
+    Doubles expected = referenceAddLayerNorm(
+        rows, cols, toDoubles(x), toDoubles(r), toDoubles(gamma),
+        toDoubles(beta), 1e-5, &meanRef, &varRef);
     expectClose(y, expected, 1e-4, 1e-4, "y");
     Doubles sumRef(rows * cols);
     for (int64_t i = 0; i < rows * cols; ++i)
@@ -64,10 +60,9 @@ TEST_F(AddLayerNormTest, ForwardMatchesReference) {
 
     // In place over x, no sum, inference.
     Floats inPlace = x;
-    expectOk(txrt_add_layer_norm_fwd(ctx_, 1, rows, cols, inPlace.data(),
-                                     r.data(), gamma.data(), beta.data(),
-                                     1e-5f, inPlace.data(), nullptr, nullptr,
-                                     nullptr));
+    expectOk(txrt_add_layer_norm_fwd(
+        ctx_, 1, rows, cols, inPlace.data(), r.data(), gamma.data(),
+        beta.data(), 1e-5f, inPlace.data(), nullptr, nullptr, nullptr));
     expectClose(inPlace, expected, 1e-4, 1e-4, "y in place");
   }
 }
@@ -78,7 +73,8 @@ TEST_F(AddLayerNormTest, BackwardMatchesFiniteDifferences) {
   Floats x = randomFloats(rows * cols, 20, -2, 2),
          r = randomFloats(rows * cols, 21);
   Floats gamma = randomFloats(cols, 22), beta = randomFloats(cols, 23);
-  Floats dy = randomFloats(rows * cols, 24), dsum = randomFloats(rows * cols, 25);
+  Floats dy = randomFloats(rows * cols, 24),
+         dsum = randomFloats(rows * cols, 25);
   Floats y(rows * cols), sum(rows * cols), mean(rows), var(rows);
   expectOk(txrt_add_layer_norm_fwd(ctx_, 1, rows, cols, x.data(), r.data(),
                                    gamma.data(), beta.data(), eps, y.data(),
@@ -114,11 +110,10 @@ TEST_F(AddLayerNormTest, BackwardMatchesFiniteDifferences) {
   Doubles expected(rows * cols);
   for (int64_t i = 0; i < rows * cols; ++i)
     expected[i] = dx[i] + dxExpected[i] + dsum[i];
-  expectOk(txrt_add_layer_norm_bwd(ctx_, 2, rows, cols, x.data(), r.data(),
-                                   nullptr, gamma.data(), mean.data(),
-                                   var.data(), eps, dy.data(), dsum.data(),
-                                   dx.data(), dgamma.data(), dbeta.data(), 1,
-                                   1));
+  expectOk(txrt_add_layer_norm_bwd(
+      ctx_, 2, rows, cols, x.data(), r.data(), nullptr, gamma.data(),
+      mean.data(), var.data(), eps, dy.data(), dsum.data(), dx.data(),
+      dgamma.data(), dbeta.data(), 1, 1));
   expectClose(dx, expected, 1e-4, 1e-3, "dx with dsum, accumulated");
   Doubles g1(cols), b1(cols);
   for (int64_t j = 0; j < cols; ++j)

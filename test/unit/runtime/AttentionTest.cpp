@@ -188,11 +188,11 @@ protected:
     r.v = randomFloats(c.batch * c.tk * ld, seed + 2);
     r.o.assign(c.batch * c.tq * ld, 0.0f);
     r.lse.assign(c.batch * c.heads * c.tq, 0.0f);
-    EXPECT_EQ(txrt_attention_fwd(ctx, c.site, c.batch, c.heads, c.tq, c.tk,
-                                 c.d, r.q.data(), ld, r.k.data(), ld,
-                                 r.v.data(), ld, r.o.data(), ld, r.lse.data(),
-                                 c.lengths(), c.causal, c.scale(), c.dropout,
-                                 c.seed, c.step),
+    EXPECT_EQ(txrt_attention_fwd(ctx, c.site, c.batch, c.heads, c.tq, c.tk, c.d,
+                                 r.q.data(), ld, r.k.data(), ld, r.v.data(), ld,
+                                 r.o.data(), ld, r.lse.data(), c.lengths(),
+                                 c.causal, c.scale(), c.dropout, c.seed,
+                                 c.step),
               TXRT_OK)
         << txrt_last_error(ctx);
     if (!backward)
@@ -201,13 +201,12 @@ protected:
     r.dq.assign(r.q.size(), 0.0f);
     r.dk.assign(r.k.size(), 0.0f);
     r.dv.assign(r.v.size(), 0.0f);
-    EXPECT_EQ(txrt_attention_bwd(ctx, c.site + 1, c.site, c.batch, c.heads,
-                                 c.tq, c.tk, c.d, r.q.data(), ld, r.k.data(),
-                                 ld, r.v.data(), ld, r.o.data(), ld,
-                                 r.lse.data(), r.dO.data(), ld, r.dq.data(), ld,
-                                 r.dk.data(), ld, r.dv.data(), ld, c.lengths(),
-                                 c.causal, c.scale(), c.dropout, c.seed,
-                                 c.step),
+    EXPECT_EQ(txrt_attention_bwd(
+                  ctx, c.site + 1, c.site, c.batch, c.heads, c.tq, c.tk, c.d,
+                  r.q.data(), ld, r.k.data(), ld, r.v.data(), ld, r.o.data(),
+                  ld, r.lse.data(), r.dO.data(), ld, r.dq.data(), ld,
+                  r.dk.data(), ld, r.dv.data(), ld, c.lengths(), c.causal,
+                  c.scale(), c.dropout, c.seed, c.step),
               TXRT_OK)
         << txrt_last_error(ctx);
     return r;
@@ -218,9 +217,9 @@ protected:
     SCOPED_TRACE(c.name());
     Run r = run(ctx, c, false, seed);
     Doubles lse(c.batch * c.heads * c.tq);
-    Doubles expected = referenceAttention(c, toDoubles(r.q), toDoubles(r.k),
-                                          toDoubles(r.v),
-                                          dropoutScales(ctx, c), &lse);
+    Doubles expected =
+        referenceAttention(c, toDoubles(r.q), toDoubles(r.k), toDoubles(r.v),
+                           dropoutScales(ctx, c), &lse);
     expectClose(r.o, expected, 2e-5, 1e-4, "o");
     for (size_t i = 0; i < lse.size(); ++i) {
       if (std::isinf(lse[i]))
@@ -236,8 +235,7 @@ protected:
     Run r = run(ctx, c, true, seed);
     Doubles q = toDoubles(r.q), k = toDoubles(r.k), v = toDoubles(r.v);
     Doubles drop = dropoutScales(ctx, c);
-    Gradients g =
-        referenceAttentionBackward(c, q, k, v, drop, toDoubles(r.dO));
+    Gradients g = referenceAttentionBackward(c, q, k, v, drop, toDoubles(r.dO));
     expectClose(r.dq, g.dq, 1e-4, 1e-3, "dq");
     expectClose(r.dk, g.dk, 1e-4, 1e-3, "dk");
     expectClose(r.dv, g.dv, 1e-4, 1e-3, "dv");
@@ -409,9 +407,9 @@ TEST_F(AttentionTest, KeyLengthsFromRightPaddedIds) {
 TEST_F(AttentionTest, BadKeyLengthIsAnError) {
   Floats q(2 * 4), o(2 * 4), lse(2);
   int32_t lengths[1] = {3};
-  EXPECT_EQ(txrt_attention_fwd(ctx_, 1, 1, 1, 2, 2, 4, q.data(), 4, q.data(),
-                               4, q.data(), 4, o.data(), 4, lse.data(),
-                               lengths, 0, 0.5f, 0.0f, 0, 0),
+  EXPECT_EQ(txrt_attention_fwd(ctx_, 1, 1, 1, 2, 2, 4, q.data(), 4, q.data(), 4,
+                               q.data(), 4, o.data(), 4, lse.data(), lengths, 0,
+                               0.5f, 0.0f, 0, 0),
             TXRT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(txrt_last_error(ctx_)).find("key_lengths[0] = 3"),
             std::string::npos);

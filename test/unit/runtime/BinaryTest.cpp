@@ -62,12 +62,12 @@ TEST_F(BinaryTest, BroadcastingShapesAndOps) {
   using Shape = std::vector<int64_t>;
   const std::vector<std::pair<Shape, Shape>> cases = {
       {{65}, {65}},
-      {{7, 63}, {1, 63}},        // row vector
-      {{7, 63}, {7, 1}},         // column vector
-      {{1, 63}, {7, 63}},        // broadcast first operand
+      {{7, 63}, {1, 63}},             // row vector
+      {{7, 63}, {7, 1}},              // column vector
+      {{1, 63}, {7, 63}},             // broadcast first operand
       {{2, 3, 7, 65}, {2, 1, 1, 65}}, // padding-mask style
-      {{7, 1}, {1, 65}},         // both broadcast (outer product)
-      {{1}, {2, 3, 4}},          // scalar first (rank mismatch padded)
+      {{7, 1}, {1, 65}},              // both broadcast (outer product)
+      {{1}, {2, 3, 4}},               // scalar first (rank mismatch padded)
   };
   uint32_t seed = 1;
   for (auto [aDims, bDims] : cases) {
@@ -81,9 +81,8 @@ TEST_F(BinaryTest, BroadcastingShapesAndOps) {
       Floats b = randomFloats(product(bDims), seed++, 0.5f, 2.0f);
       Doubles expected = referenceBinary(op, aDims, a, bDims, b);
       Floats c(expected.size());
-      expectOk(txrt_binary(ctx_, seed, op, int32_t(aDims.size()),
-                           aDims.data(), a.data(), bDims.data(), b.data(),
-                           c.data()));
+      expectOk(txrt_binary(ctx_, seed, op, int32_t(aDims.size()), aDims.data(),
+                           a.data(), bDims.data(), b.data(), c.data()));
       expectClose(c, expected, 1e-6, 1e-6, "op " + std::to_string(op));
     }
   }

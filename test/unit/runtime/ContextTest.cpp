@@ -60,10 +60,9 @@ TEST_F(ContextTest, OneDnnErrorsBecomeStatuses) {
   Floats a(16, 1.0f), b(16, 1.0f), c(16);
   int64_t aStrides[4] = {0, 0, -4, 1}, bStrides[4] = {0, 0, 4, 1},
           cStrides[4] = {0, 0, 4, 1};
-  txrt_status status =
-      txrt_matmul(ctx_, 0, 1, 1, 4, 4, 4, a.data() + 12, aStrides, b.data(),
-                  bStrides, c.data(), cStrides, nullptr, TXRT_ACTIVATION_NONE,
-                  nullptr, 1.0f, 0.0f);
+  txrt_status status = txrt_matmul(
+      ctx_, 0, 1, 1, 4, 4, 4, a.data() + 12, aStrides, b.data(), bStrides,
+      c.data(), cStrides, nullptr, TXRT_ACTIVATION_NONE, nullptr, 1.0f, 0.0f);
   EXPECT_EQ(status, TXRT_ERROR_BACKEND);
   std::string message = txrt_last_error(ctx_);
   EXPECT_EQ(message.rfind("txrt_matmul(batch0=1, batch1=1, m=4", 0), 0u)
@@ -75,8 +74,7 @@ TEST_F(ContextTest, UnknownEnumsAreRejected) {
   Floats x(4), y(4);
   EXPECT_EQ(txrt_activation_fwd(ctx_, 0, 42, 4, x.data(), y.data()),
             TXRT_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(txrt_context_set_option(ctx_, 999, 1),
-            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(txrt_context_set_option(ctx_, 999, 1), TXRT_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(txrt_status_string(TXRT_ERROR_BACKEND), "backend error");
 }
 
@@ -116,9 +114,9 @@ TEST_F(ContextTest, AttentionCreatesNoPrimitivesPerCall) {
   const int64_t B = 2, h = 2, T = 9, d = 4;
   Floats q = randomFloats(B * T * h * d, 3), o(q.size()), lse(B * h * T);
   auto run = [&] {
-    return txrt_attention_fwd(ctx, 1, B, h, T, T, d, q.data(), h * d,
-                              q.data(), h * d, q.data(), h * d, o.data(),
-                              h * d, lse.data(), nullptr, 1, 0.5f, 0.0f, 0, 0);
+    return txrt_attention_fwd(ctx, 1, B, h, T, T, d, q.data(), h * d, q.data(),
+                              h * d, q.data(), h * d, o.data(), h * d,
+                              lse.data(), nullptr, 1, 0.5f, 0.0f, 0, 0);
   };
   // Its block products are register-blocked loops, not primitives.
   for (int i = 0; i < 3; ++i)

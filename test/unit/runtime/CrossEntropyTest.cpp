@@ -44,10 +44,8 @@ class CrossEntropyTest : public RuntimeTest {};
 
 TEST_F(CrossEntropyTest, ForwardMatchesReference) {
   uint32_t seed = 1;
-  for (auto [n, classes] : {std::pair<int64_t, int64_t>{1, 1},
-                            {7, 63},
-                            {65, 65},
-                            {33, 8000}})
+  for (auto [n, classes] :
+       {std::pair<int64_t, int64_t>{1, 1}, {7, 63}, {65, 65}, {33, 8000}})
     for (float eps : {0.0f, 0.1f})
       for (int32_t reduction : {TXRT_LOSS_MEAN, TXRT_LOSS_SUM}) {
         Floats z = randomFloats(n * classes, seed++, -4, 4);
@@ -60,10 +58,9 @@ TEST_F(CrossEntropyTest, ForwardMatchesReference) {
         float loss = -1;
         int64_t count = -1;
         Floats lse(n), rowLoss(n);
-        expectOk(txrt_cross_entropy_fwd(ctx_, 1, n, classes, z.data(),
-                                        targets.data(), ignore, eps, reduction,
-                                        &loss, lse.data(), rowLoss.data(),
-                                        &count));
+        expectOk(txrt_cross_entropy_fwd(
+            ctx_, 1, n, classes, z.data(), targets.data(), ignore, eps,
+            reduction, &loss, lse.data(), rowLoss.data(), &count));
         Doubles rowRef(n);
         double expected =
             referenceCrossEntropy(n, classes, toDoubles(z), targets, ignore,

@@ -21,8 +21,8 @@ TEST_F(DropoutTest, MaskIsAPureFunctionOfSeedStepSite) {
   EXPECT_NE(a, d) << "another site";
   // A prefix of the stream does not depend on n.
   Floats shorter(63);
-  expectOk(txrt_dropout_fwd(ctx_, 5, 63, 0.3f, 42, 7, x.data(),
-                            shorter.data()));
+  expectOk(
+      txrt_dropout_fwd(ctx_, 5, 63, 0.3f, 42, 7, x.data(), shorter.data()));
   EXPECT_EQ(shorter, Floats(a.begin(), a.begin() + 63));
 }
 
@@ -61,9 +61,9 @@ TEST_F(DropoutTest, BackwardRegeneratesTheMask) {
     Doubles fd = vjpByFiniteDifferences(
         [&](const Doubles &p) {
           Floats in(p.begin(), p.end()), out(p.size());
-          EXPECT_EQ(txrt_dropout_fwd(ctx_, 9, n, 0.5f, 3, 4, in.data(),
-                                     out.data()),
-                    TXRT_OK);
+          EXPECT_EQ(
+              txrt_dropout_fwd(ctx_, 9, n, 0.5f, 3, 4, in.data(), out.data()),
+              TXRT_OK);
           return toDoubles(out);
         },
         toDoubles(x), dy, 1e-2);

@@ -9,7 +9,8 @@ namespace {
 
 class EmbeddingTest : public RuntimeTest {};
 
-Doubles referenceEmbedding(int64_t n, int64_t dim, const std::vector<int32_t> &ids,
+Doubles referenceEmbedding(int64_t n, int64_t dim,
+                           const std::vector<int32_t> &ids,
                            const Doubles &table, double scale,
                            const Floats &pos, int64_t seqLen) {
   Doubles out(n * dim);
@@ -34,8 +35,9 @@ TEST_F(EmbeddingTest, GatherScaledWithPositions) {
               1e-6, 1e-6, "with positions");
   expectOk(txrt_embedding_fwd(ctx_, 1, n, vocab, dim, ids.data(), table.data(),
                               1.0f, nullptr, 0, out.data()));
-  expectClose(out, referenceEmbedding(n, dim, ids, toDoubles(table), 1.0, {}, 1),
-              0, 0, "plain");
+  expectClose(out,
+              referenceEmbedding(n, dim, ids, toDoubles(table), 1.0, {}, 1), 0,
+              0, "plain");
 }
 
 TEST_F(EmbeddingTest, OutOfRangeIdIsAnError) {

@@ -39,13 +39,12 @@ class LayerNormTest : public RuntimeTest {};
 
 TEST_F(LayerNormTest, ForwardMatchesReference) {
   uint32_t seed = 1;
-  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 7},
-                            {7, 63},
-                            {65, 65},
-                            {3, 512}})
+  for (auto [rows, cols] :
+       {std::pair<int64_t, int64_t>{1, 7}, {7, 63}, {65, 65}, {3, 512}})
     for (bool affine : {false, true}) {
       Floats x = randomFloats(rows * cols, seed++, -2, 3);
-      Floats gamma = randomFloats(cols, seed++), beta = randomFloats(cols, seed++);
+      Floats gamma = randomFloats(cols, seed++),
+             beta = randomFloats(cols, seed++);
       Floats y(rows * cols), mean(rows), var(rows);
       expectOk(txrt_layer_norm_fwd(ctx_, seed, rows, cols, x.data(),
                                    affine ? gamma.data() : nullptr,
@@ -101,9 +100,9 @@ TEST_F(LayerNormTest, BackwardMatchesFiniteDifferences) {
 
   // Accumulation adds exactly the same gradients once more.
   Floats dx2 = dx, dgamma2 = dgamma, dbeta2 = dbeta;
-  expectOk(txrt_layer_norm_bwd(ctx_, 3, rows, cols, x.data(), gamma.data(),
-                               mean.data(), var.data(), eps, dy.data(),
-                               dx2.data(), dgamma2.data(), dbeta2.data(), 1, 1));
+  expectOk(txrt_layer_norm_bwd(
+      ctx_, 3, rows, cols, x.data(), gamma.data(), mean.data(), var.data(), eps,
+      dy.data(), dx2.data(), dgamma2.data(), dbeta2.data(), 1, 1));
   Doubles twice(rows * cols);
   for (int64_t i = 0; i < rows * cols; ++i)
     twice[i] = 2.0 * dx[i];

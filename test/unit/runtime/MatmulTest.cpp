@@ -169,12 +169,71 @@ TEST_F(MatmulTest, Epilogues) {
           mc.residual = residual;
           mc.alpha = alpha;
           mc.beta = beta;
-          SCOPED_TRACE("act=" + std::to_string(act) + " bias=" +
-                       std::to_string(bias) + " residual=" +
-                       std::to_string(residual) + " alpha=" +
-                       std::to_string(alpha));
+          SCOPED_TRACE("act=" + std::to_string(act) +
+                       " bias=" + std::to_string(bias) +
+                       " residual=" + std::to_string(residual) +
+                       " alpha=" + std::to_string(alpha));
           mc.check(ctx_, seed++);
         }
+}
+
+TEST_F(MatmulTest, BackwardIsTransposedProducts) {
+  // C[b] = A[b] B[b] with A [2, 3, 4], B [2, 4, 5]; the gradients are
+  // txrt_matmul calls on the same buffers with swapped strides.
+  const int64_t batch = 2, m = 3, k = 4, n = 5;
+  Floats a = randomFloats(batch * m * k, 700),
+         b = randomFloats(batch * k * n, 701);
+  Floats dc = randomFloats(batch * m * n, 702);
+  Floats da(a.size(), 0.5f), db(b.size());
+  // dA = dC . B^T: dC [m x n] dense, B^T [n x k] is B with strides swapped.
+  int64_t dcStrides[4] = {0, m * n, n, 1}, bT[4] = {0, k * n, 1, n},
+          daStrides[4] = {0, m * k, k, 1};
+  expectOk(txrt_matmul(ctx_, 1, 1, batch, m, k, n, dc.data(), dcStrides,
+                       b.data(), bT, da.data(), daStrides, nullptr,
+                       TXRT_ACTIVATION_NONE, nullptr, 1.0f, 1.0f));
+  // dB = A^T . dC: A^T [k x m] is A with strides swapped.
+  int64_t aT[4] = {0, m * k, 1, k}, dbStrides[4] = {0, k * n, n, 1};
+  expectOk(txrt_matmul(ctx_, 2, 1, batch, k, n, m, a.data(), aT, dc.data(),
+                       dcStrides, db.data(), dbStrides, nullptr,
+                       TXRT_ACTIVATION_NONE, nullptr, 1.0f, 0.0f));
+  auto product = [&](const Doubles &av, const Doubles &bv) {
+    Doubles c(batch * m * n, 0.0);
+    for (int64_t t = 0; t < batch; ++t)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t p = 0; p < k; ++p)
+            c[(t * m + i) * n + j] +=
+                av[(t * m + i) * k + p] * bv[(t * k + p) * n + j];
+    return c;
+  };
+  Doubles ad = toDoubles(a), bd = toDoubles(b);
+  Doubles daExpected = vjpByFiniteDifferences(
+      [&](const Doubles &p) { return product(p, bd); }, ad, dc);
+  for (double &v : daExpected)
+    v += 0.5; // beta = 1 accumulated onto 0.5
+  expectClose(da, daExpected, 1e-5, 1e-4, "dA");
+  expectClose(db,
+              vjpByFiniteDifferences(
+                  [&](const Doubles &p) { return product(ad, p); }, bd, dc),
+              1e-5, 1e-4, "dB");
+}
+
+TEST_F(MatmulTest, LongReductionsSplitOverThreads) {
+  // k far larger than m and n: the product is split over k across threads
+  // (partials summed), with beta and a strided output.
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{5, 7, 1100},
+                         {63, 65, 2049}}) {
+    MatmulCase mc;
+    mc.m = m;
+    mc.n = n;
+    mc.k = k;
+    mc.a = {0, 0, k, 1};
+    mc.b = {0, 0, 1, k};
+    mc.c = {0, 0, n + 3, 1};
+    mc.beta = 1.0f;
+    mc.alpha = 0.5f;
+    mc.check(ctx_, uint32_t(800 + m));
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -199,8 +258,8 @@ TEST_F(MatmulTest, LinearForwardWithEpilogue) {
   for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 7, 63},
                          {65, 63, 7},
                          {63, 65, 65}})
-    for (int32_t act : {TXRT_ACTIVATION_NONE, TXRT_ACTIVATION_RELU,
-                        TXRT_ACTIVATION_GELU})
+    for (int32_t act :
+         {TXRT_ACTIVATION_NONE, TXRT_ACTIVATION_RELU, TXRT_ACTIVATION_GELU})
       for (bool residual : {false, true}) {
         Floats x = randomFloats(m * k, seed++), w = randomFloats(n * k, seed++),
                bias = randomFloats(n, seed++), r = randomFloats(m * n, seed++);
@@ -208,9 +267,8 @@ TEST_F(MatmulTest, LinearForwardWithEpilogue) {
         expectOk(txrt_linear_fwd(ctx_, seed, m, n, k, x.data(), w.data(),
                                  bias.data(), act,
                                  residual ? r.data() : nullptr, y.data()));
-        Doubles expected =
-            referenceLinear(m, n, k, toDoubles(x), toDoubles(w),
-                            toDoubles(bias));
+        Doubles expected = referenceLinear(m, n, k, toDoubles(x), toDoubles(w),
+                                           toDoubles(bias));
         for (int64_t i = 0; i < m * n; ++i)
           expected[i] = activate(act, expected[i]) + (residual ? r[i] : 0.0);
         expectClose(y, expected, 1e-4, 1e-4, "linear");
@@ -225,27 +283,24 @@ TEST_F(MatmulTest, LinearBackwardMatchesFiniteDifferences) {
   expectOk(txrt_linear_bwd(ctx_, 1, m, n, k, x.data(), w.data(), dy.data(),
                            dx.data(), dw.data(), db.data(), 0, 0));
   Doubles xd = toDoubles(x), wd = toDoubles(w), bd = toDoubles(bias);
-  expectClose(dx,
-              vjpByFiniteDifferences(
-                  [&](const Doubles &p) {
-                    return referenceLinear(m, n, k, p, wd, bd);
-                  },
-                  xd, dy),
-              1e-5, 1e-4, "dx");
-  expectClose(dw,
-              vjpByFiniteDifferences(
-                  [&](const Doubles &p) {
-                    return referenceLinear(m, n, k, xd, p, bd);
-                  },
-                  wd, dy),
-              1e-5, 1e-4, "dw");
-  expectClose(db,
-              vjpByFiniteDifferences(
-                  [&](const Doubles &p) {
-                    return referenceLinear(m, n, k, xd, wd, p);
-                  },
-                  bd, dy),
-              1e-5, 1e-4, "dbias");
+  expectClose(
+      dx,
+      vjpByFiniteDifferences(
+          [&](const Doubles &p) { return referenceLinear(m, n, k, p, wd, bd); },
+          xd, dy),
+      1e-5, 1e-4, "dx");
+  expectClose(
+      dw,
+      vjpByFiniteDifferences(
+          [&](const Doubles &p) { return referenceLinear(m, n, k, xd, p, bd); },
+          wd, dy),
+      1e-5, 1e-4, "dw");
+  expectClose(
+      db,
+      vjpByFiniteDifferences(
+          [&](const Doubles &p) { return referenceLinear(m, n, k, xd, wd, p); },
+          bd, dy),
+      1e-5, 1e-4, "dbias");
 }
 
 TEST_F(MatmulTest, LinearBackwardLargeShapesAndAccumulation) {

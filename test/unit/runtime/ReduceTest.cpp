@@ -17,9 +17,10 @@ Doubles referenceReduce(int32_t op, const std::vector<int64_t> &xDims,
     if (yDims[i] != xDims[i])
       reduced *= xDims[i];
   }
-  double init = op == TXRT_REDUCE_MAX   ? -std::numeric_limits<double>::infinity()
-                : op == TXRT_REDUCE_MIN ? std::numeric_limits<double>::infinity()
-                                        : 0.0;
+  double init = op == TXRT_REDUCE_MAX ? -std::numeric_limits<double>::infinity()
+                : op == TXRT_REDUCE_MIN
+                    ? std::numeric_limits<double>::infinity()
+                    : 0.0;
   Doubles y(yCount, init);
   for (size_t flat = 0; flat < x.size(); ++flat) {
     int64_t rest = int64_t(flat), yIndex = 0, yScale = 1;
@@ -49,14 +50,14 @@ class ReduceTest : public RuntimeTest {};
 TEST_F(ReduceTest, PatternsAndOps) {
   using Shape = std::vector<int64_t>;
   const std::vector<std::pair<Shape, Shape>> cases = {
-      {{65}, {1}},                     // everything
-      {{7, 63}, {7, 1}},               // rows (innermost)
-      {{65, 63}, {1, 63}},             // columns: a bias gradient
-      {{2, 7, 65}, {2, 1, 65}},        // middle
-      {{2, 7, 65}, {1, 1, 65}},        // outer two
-      {{2, 7, 5, 3}, {2, 1, 5, 1}},    // two runs (oneDNN)
-      {{3, 1, 7}, {3, 1, 1}},          // with a size-1 dim
-      {{4, 5}, {4, 5}},                // nothing reduced
+      {{65}, {1}},                  // everything
+      {{7, 63}, {7, 1}},            // rows (innermost)
+      {{65, 63}, {1, 63}},          // columns: a bias gradient
+      {{2, 7, 65}, {2, 1, 65}},     // middle
+      {{2, 7, 65}, {1, 1, 65}},     // outer two
+      {{2, 7, 5, 3}, {2, 1, 5, 1}}, // two runs (oneDNN)
+      {{3, 1, 7}, {3, 1, 1}},       // with a size-1 dim
+      {{4, 5}, {4, 5}},             // nothing reduced
   };
   uint32_t seed = 1;
   for (const auto &[xDims, yDims] : cases)

@@ -28,10 +28,8 @@ class SoftmaxTest : public RuntimeTest {};
 
 TEST_F(SoftmaxTest, ForwardMatchesReference) {
   uint32_t seed = 1;
-  for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1},
-                            {7, 63},
-                            {65, 65},
-                            {3, 1000}})
+  for (auto [rows, cols] :
+       {std::pair<int64_t, int64_t>{1, 1}, {7, 63}, {65, 65}, {3, 1000}})
     for (int log : {0, 1}) {
       Floats x = randomFloats(rows * cols, seed++, -5, 5), y(rows * cols);
       expectOk(txrt_softmax_fwd(ctx_, 1, rows, cols, x.data(), y.data(), log));

@@ -76,8 +76,9 @@ inline void expectClose(const Floats &actual, const Doubles &expected,
 
 /// Central finite differences of the scalar function f at x (double
 /// precision throughout).
-inline Doubles finiteDifferences(const std::function<double(const Doubles &)> &f,
-                                 Doubles x, double h = 1e-6) {
+inline Doubles
+finiteDifferences(const std::function<double(const Doubles &)> &f, Doubles x,
+                  double h = 1e-6) {
   Doubles grad(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
     double saved = x[i];

@@ -1,0 +1,100 @@
+//===- TestUtil.cpp - helpers of the driver's unit tests ------------------===//
+#include "TestUtil.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <sys/wait.h>
+
+namespace txrt_driver_test {
+
+ScratchDir::ScratchDir() {
+  const char *base = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(base && *base ? base : "/tmp") + "/txrt-driver-test-XXXXXX";
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  if (!mkdtemp(buffer.data()))
+    throw std::runtime_error("mkdtemp failed: " +
+                             std::string(std::strerror(errno)));
+  path_ = buffer.data();
+}
+
+ScratchDir::~ScratchDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+std::string ScratchDir::file(const std::string &name) const {
+  return path_ + "/" + name;
+}
+
+void writeFile(const std::string &path, const std::string &content) {
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+  if (!out)
+    throw std::runtime_error("cannot write " + path);
+}
+
+std::string readFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+CommandResult runShell(const std::string &command) {
+  CommandResult result;
+  FILE *pipe = popen((command + " 2>&1").c_str(), "r");
+  if (!pipe)
+    return result;
+  char buffer[4096];
+  size_t got;
+  while ((got = fread(buffer, 1, sizeof(buffer), pipe)) > 0)
+    result.out.append(buffer, got);
+  int status = pclose(pipe);
+  result.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+  return result;
+}
+
+std::string shellQuote(const std::string &text) {
+  std::string out = "'";
+  for (char c : text)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+const std::string &numpyPython() {
+  static const std::string python = [] {
+    std::string candidate = TXRT_DRIVER_TEST_PYTHON;
+    if (candidate.empty() || !std::filesystem::exists(candidate))
+      return std::string();
+    CommandResult probe =
+        runShell(shellQuote(candidate) + " -c 'import numpy'");
+    return probe.exitCode == 0 ? candidate : std::string();
+  }();
+  return python;
+}
+
+txrt::driver::Tensor floatTensor(const txrt::driver::Shape &shape,
+                                 const std::vector<float> &values) {
+  txrt::driver::Tensor tensor(txrt::driver::DType::F32, shape);
+  if (values.size() * sizeof(float) != tensor.byteSize())
+    throw std::invalid_argument("floatTensor: wrong number of values");
+  std::memcpy(tensor.data(), values.data(), tensor.byteSize());
+  return tensor;
+}
+
+txrt::driver::Tensor intTensor(const txrt::driver::Shape &shape,
+                               const std::vector<int32_t> &values) {
+  txrt::driver::Tensor tensor(txrt::driver::DType::I32, shape);
+  if (values.size() * sizeof(int32_t) != tensor.byteSize())
+    throw std::invalid_argument("intTensor: wrong number of values");
+  std::memcpy(tensor.data(), values.data(), tensor.byteSize());
+  return tensor;
+}
+
+} // namespace txrt_driver_test
