@@ -13,9 +13,9 @@ CommandLine parse(std::vector<std::string> args) {
 
 TEST(CommandLineTest, ParsesRunWithEveryOption) {
   CommandLine line =
-      parse({"run", "decode", "--load", "w.safetensors", "--input",
-             "tgt=t.txt", "--input=m.npy", "--out-dir=out", "--threads", "2",
-             "--dim", "T=4", "--save", "ck.safetensors", "src=s.npy", "x.txt"});
+      parse({"run", "decode", "--load", "w.safetensors", "--input", "tgt=t.txt",
+             "--input=m.npy", "--out-dir=out", "--threads", "2", "--dim", "T=4",
+             "--save", "ck.safetensors", "src=s.npy", "x.txt"});
   EXPECT_EQ(line.command, CommandLine::Command::Run);
   const RunOptions &run = line.run;
   EXPECT_EQ(run.entry, "decode");
@@ -44,8 +44,8 @@ TEST(CommandLineTest, InitSeedAndDefaults) {
 }
 
 TEST(CommandLineTest, HelpForms) {
-  for (auto args : std::vector<std::vector<std::string>>{
-           {"--help"}, {"-h"}, {"help"}}) {
+  for (auto args :
+       std::vector<std::vector<std::string>>{{"--help"}, {"-h"}, {"help"}}) {
     CommandLine line = parse(args);
     EXPECT_EQ(line.command, CommandLine::Command::Help);
     EXPECT_EQ(line.helpTopic, "");
@@ -71,14 +71,18 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
       {{"info", "--json=1"}, "info", "option '--json' takes no value"},
       {{"run"}, "run", "run needs the name of an entry"},
       {{"run", "a", "--load"}, "run", "option '--load' needs a value"},
-      {{"run", "a", "--init", "-1"}, "run",
+      {{"run", "a", "--init", "-1"},
+       "run",
        "--init expects a non-negative integer seed, got '-1'"},
       {{"run", "a", "--init", "12x"}, "run", "got '12x'"},
-      {{"run", "a", "--init", "1", "--init", "2"}, "run",
+      {{"run", "a", "--init", "1", "--init", "2"},
+       "run",
        "--init is given twice"},
-      {{"run", "a", "--load", "w", "--init", "1"}, "run",
+      {{"run", "a", "--load", "w", "--init", "1"},
+       "run",
        "--load and --init exclude each other"},
-      {{"run", "a", "--threads", "0"}, "run",
+      {{"run", "a", "--threads", "0"},
+       "run",
        "--threads expects an integer in [1, 4096], got '0'"},
       {{"run", "a", "--dim", "T"}, "run", "--dim expects NAME=N, got 'T'"},
       {{"run", "a", "--dim", "T=x"}, "run", "got 'T=x'"},

@@ -10,6 +10,7 @@
 #include "Safetensors.h"
 #include "TestUtil.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -28,8 +29,8 @@ struct Result {
 
 Result drive(std::vector<std::string> args) {
   std::ostringstream out, err;
-  int code = runDriver("fake-model", args, txc_model_json, txc_entry_table,
-                       out, err);
+  int code =
+      runDriver("fake-model", args, txc_model_json, txc_entry_table, out, err);
   return {code, out.str(), err.str()};
 }
 
@@ -75,8 +76,8 @@ TEST_F(DriverTest, InfoDescribesTheModel) {
   EXPECT_EQ(result.code, 0) << result.err;
   for (const char *fragment :
        {"model          fake", "source         test/unit/driver/FakeModel.cpp",
-        "compile flags  -D vocab=10", "vocab   = 10", "dropout = 0.1",
-        "B <= 8", "T <= 5", "apply(x: f32[B, 3]) -> (y: f32[B, 4])",
+        "compile flags  -D vocab=10", "vocab   = 10", "dropout = 0.1", "B <= 8",
+        "T <= 5", "apply(x: f32[B, 3]) -> (y: f32[B, 4])",
         "lengths(ids: i32[B, T]) -> (n: i32[B])",
         "activation arena 64 B (64 bytes), unplanned tensors 160 B, saving "
         "60.0%",
@@ -102,8 +103,8 @@ TEST_F(DriverTest, HelpAtTopLevelAndPerCommand) {
 }
 
 TEST_F(DriverTest, RunWithInitComputesTheEntry) {
-  Result result = drive({"run", "apply", "--init", "5", "--input",
-                         "x=" + x, "--out-dir", dir.file("out")});
+  Result result = drive({"run", "apply", "--init", "5", "--input", "x=" + x,
+                         "--out-dir", dir.file("out")});
   ASSERT_EQ(result.code, 0) << result.err;
   std::string y = dir.file("out/y.npy");
   EXPECT_NE(result.out.find("y: f32[2, 4] -> " + y), std::string::npos)
@@ -135,14 +136,14 @@ TEST_F(DriverTest, RunWithLoadUsesTheCheckpoint) {
 
 TEST_F(DriverTest, SaveThenLoadGivesTheSameOutputs) {
   std::string ckpt = dir.file("ckpt.safetensors");
-  ASSERT_EQ(drive({"run", "apply", "--init", "9", x, "--out-dir",
-                   dir.file("a"), "--save", ckpt})
+  ASSERT_EQ(drive({"run", "apply", "--init", "9", x, "--out-dir", dir.file("a"),
+                   "--save", ckpt})
                 .code,
             0);
-  ASSERT_EQ(drive({"run", "apply", "--load", ckpt, x, "--out-dir",
-                   dir.file("b")})
-                .code,
-            0);
+  ASSERT_EQ(
+      drive({"run", "apply", "--load", ckpt, x, "--out-dir", dir.file("b")})
+          .code,
+      0);
   EXPECT_EQ(readFile(dir.file("a/y.npy")), readFile(dir.file("b/y.npy")));
   SafetensorsReader reader(ckpt);
   EXPECT_EQ(reader.metadata()[1].second, "fake");
@@ -151,8 +152,8 @@ TEST_F(DriverTest, SaveThenLoadGivesTheSameOutputs) {
 TEST_F(DriverTest, RaggedTokenIdsArePaddedAndChecked) {
   std::string ids = dir.file("ids.txt");
   writeFile(ids, "3 4 5\n7\n1 2\n");
-  Result result = drive({"run", "lengths", "--input", "ids=" + ids,
-                         "--out-dir", dir.path()});
+  Result result = drive(
+      {"run", "lengths", "--input", "ids=" + ids, "--out-dir", dir.path()});
   ASSERT_EQ(result.code, 0) << result.err;
   Tensor n = readNpy(dir.file("n.npy"));
   EXPECT_EQ(n.dtype, DType::I32);
@@ -208,14 +209,44 @@ TEST_F(DriverTest, CheckpointMismatchListsEveryProblem) {
   std::string weights = dir.file("w.safetensors");
   writeSafetensors(weights, {{"proj.weight", DType::F32, {3, 4}, w.data()},
                              {"proj.bias", DType::F32, {4}, w.data()}});
-  Result result = drive({"run", "apply", "--load", weights, x, "--out-dir",
-                         dir.path()});
+  Result result =
+      drive({"run", "apply", "--load", weights, x, "--out-dir", dir.path()});
   EXPECT_EQ(result.code, 2);
-  EXPECT_EQ(result.err,
-            "error: tensor 'proj.weight' has shape [3, 4] in '" + weights +
-                "' but the model expects [4, 3]\n"
-                "error: tensor 'proj.bias' [4] in '" +
-                weights + "' is not a parameter of model 'fake'\n");
+  EXPECT_EQ(result.err, "error: tensor 'proj.weight' has shape [3, 4] in '" +
+                            weights +
+                            "' but the model expects [4, 3]\n"
+                            "error: tensor 'proj.bias' [4] in '" +
+                            weights + "' is not a parameter of model 'fake'\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("y.npy")));
+}
+
+TEST_F(DriverTest, LongMismatchListsAreCapped) {
+  std::vector<float> value(1, 0.0f);
+  std::vector<std::string> names;
+  for (int i = 0; i < 30; ++i)
+    names.push_back("other.layers." + std::to_string(i) + ".weight");
+  std::vector<SafetensorsTensorView> tensors;
+  for (const std::string &name : names)
+    tensors.push_back({name, DType::F32, {1}, value.data()});
+  std::string weights = dir.file("many.safetensors");
+  writeSafetensors(weights, tensors);
+  Result result = drive({"run", "apply", "--load", weights, x});
+  EXPECT_EQ(result.code, 2);
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 21);
+  EXPECT_NE(result.err.find("error: ... and 11 more mismatches between '" +
+                            weights + "' and model 'fake'\n"),
+            std::string::npos)
+      << result.err;
+}
+
+TEST_F(DriverTest, UnwritableSaveDestinationFailsBeforeRunning) {
+  Result result =
+      drive({"run", "apply", x, "--init", "1", "--out-dir", dir.path(),
+             "--save", dir.file("none/ck.safetensors")});
+  EXPECT_EQ(result.code, 2);
+  EXPECT_EQ(result.err, "error: cannot save to '" +
+                            dir.file("none/ck.safetensors") + "': '" +
+                            dir.file("none") + "' is not a directory\n");
   EXPECT_FALSE(std::filesystem::exists(dir.file("y.npy")));
 }
 

@@ -45,10 +45,9 @@ TEST(EndToEndTest, RunWithInitAndWithLoad) {
     x.as<double>()[i] = i - 4;
   writeNpy(dir.file("x.npy"), x);
 
-  CommandResult init =
-      fakeModel("run apply --init 2 --input x=" +
-                shellQuote(dir.file("x.npy")) + " --out-dir " +
-                shellQuote(dir.file("init")) + " --threads 1");
+  CommandResult init = fakeModel(
+      "run apply --init 2 --input x=" + shellQuote(dir.file("x.npy")) +
+      " --out-dir " + shellQuote(dir.file("init")) + " --threads 1");
   ASSERT_EQ(init.exitCode, 0) << init.out;
   std::vector<float> w(12);
   initializeParameter(InitKind::XavierUniform, {4, 3}, 2, "proj.weight",
@@ -87,8 +86,8 @@ TEST(EndToEndTest, ExitCodes) {
   EXPECT_NE(corrupt.out.find("is not a valid safetensors file"),
             std::string::npos)
       << corrupt.out;
-  CommandResult rank = fakeModel("run apply --input x=" +
-                                 shellQuote(dir.file("w.safetensors")));
+  CommandResult rank =
+      fakeModel("run apply --input x=" + shellQuote(dir.file("w.safetensors")));
   EXPECT_EQ(rank.exitCode, 2);
   EXPECT_NE(rank.out.find("'garbage' is not a number"), std::string::npos);
   CommandResult fail = fakeModel("run fail " + shellQuote(dir.file("x.txt")) +

@@ -72,8 +72,8 @@ int32_t lengthsEntry(void *, void *, void *, const int64_t *dims,
 
 int32_t failEntry(void *ctx, void *, void *, const int64_t *dims,
                   void *const *inputs, void *const *outputs) {
-  return txrt_linear_fwd(static_cast<txrt_context *>(ctx), 1, dims[kDimB], 4,
-                         3, static_cast<const float *>(inputs[0]), nullptr,
+  return txrt_linear_fwd(static_cast<txrt_context *>(ctx), 1, dims[kDimB], 4, 3,
+                         static_cast<const float *>(inputs[0]), nullptr,
                          nullptr, TXRT_ACTIVATION_NONE, nullptr,
                          static_cast<float *>(outputs[0]));
 }

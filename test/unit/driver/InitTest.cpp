@@ -1,4 +1,4 @@
-//===- InitTest.cpp - deterministic initialisation: bits and distributions -===//
+//===- InitTest.cpp - deterministic init: bits and distributions ----------===//
 #include "Init.h"
 #include "TestUtil.h"
 
@@ -54,9 +54,11 @@ TEST(InitTest, SameSeedSameBitsDifferentSeedOrNameDifferentBits) {
 }
 
 TEST(InitTest, XavierFansFollowPyTorch) {
-  EXPECT_EQ(xavierFans({8000, 512}), std::make_pair(int64_t(512), int64_t(8000)));
+  EXPECT_EQ(xavierFans({8000, 512}),
+            std::make_pair(int64_t(512), int64_t(8000)));
   // Conv-like [out, in, k, k]: the receptive field multiplies both fans.
-  EXPECT_EQ(xavierFans({16, 8, 3, 3}), std::make_pair(int64_t(72), int64_t(144)));
+  EXPECT_EQ(xavierFans({16, 8, 3, 3}),
+            std::make_pair(int64_t(72), int64_t(144)));
   EXPECT_FALSE(xavierFans({5}).has_value());
   EXPECT_DOUBLE_EQ(xavierUniformBound({512, 2048}),
                    std::sqrt(6.0 / (512 + 2048)));
@@ -91,7 +93,7 @@ TEST(InitTest, NormalHasUnitMoments) {
   }
   double n = double(values.size());
   double mean = sum / n, var = sumSq / n - mean * mean;
-  EXPECT_NEAR(mean, 0.0, 0.012);    // ~5 standard errors
+  EXPECT_NEAR(mean, 0.0, 0.012); // ~5 standard errors
   EXPECT_NEAR(var, 1.0, 0.02);
   EXPECT_NEAR(sumFourth / n, 3.0, 0.1); // kurtosis of a normal
 }

@@ -46,11 +46,11 @@ TEST(InputFilesTest, ParsesTextRowsAndPadsRaggedIds) {
 }
 
 TEST(InputFilesTest, TextErrorsNameTheFileAndLine) {
-  EXPECT_THROW_MESSAGE(
-      parseTextTensor("1 2 3\n4 5\n", source("src"), DType::I32, 2,
-                      std::nullopt),
-      InputError, "input 'src' ('src.txt')", "line 2 has 2 values",
-      "line 1 has 3", "config has 'pad'");
+  EXPECT_THROW_MESSAGE(parseTextTensor("1 2 3\n4 5\n", source("src"),
+                                       DType::I32, 2, std::nullopt),
+                       InputError, "input 'src' ('src.txt')",
+                       "line 2 has 2 values", "line 1 has 3",
+                       "config has 'pad'");
   EXPECT_THROW_MESSAGE(
       parseTextTensor("1 2\n3\n", source("x"), DType::F32, 2, 0), InputError,
       "ragged rows are padded only for token-id inputs");
@@ -92,12 +92,12 @@ TEST(InputFilesTest, ConvertsNpyDTypesWithChecks) {
   Tensor reals = floatTensor({2}, {1.0f, 2.5f});
   EXPECT_THROW_MESSAGE(convertTensor(reals, DType::I32, src), InputError,
                        "value 2.5 at [1] is not an integer");
-  EXPECT_EQ(convertTensor(floatTensor({1}, {4.0f}), DType::I32, src)
-                .as<int32_t>()[0],
-            4);
-  EXPECT_THROW_MESSAGE(convertTensor(intTensor({1, 2}, {0, 2}), DType::Bool,
-                                     src),
-                       InputError, "value 2 at [0, 1] is not 0 or 1");
+  EXPECT_EQ(
+      convertTensor(floatTensor({1}, {4.0f}), DType::I32, src).as<int32_t>()[0],
+      4);
+  EXPECT_THROW_MESSAGE(
+      convertTensor(intTensor({1, 2}, {0, 2}), DType::Bool, src), InputError,
+      "value 2 at [0, 1] is not 0 or 1");
   Tensor mask = convertTensor(intTensor({2}, {1, 0}), DType::Bool, src);
   EXPECT_EQ(mask.as<uint8_t>()[0], 1);
   Tensor f64(DType::F64, {1});
@@ -113,18 +113,19 @@ TEST(InputFilesTest, ConvertsNpyDTypesWithChecks) {
 TEST(InputFilesTest, DetectsNpyByContent) {
   ScratchDir dir;
   writeNpy(dir.file("ids.data"), intTensor({1, 2}, {3, 4}));
-  Tensor tensor = readInputFile({"src", dir.file("ids.data")}, DType::I32, 2, 0);
+  Tensor tensor =
+      readInputFile({"src", dir.file("ids.data")}, DType::I32, 2, 0);
   EXPECT_EQ(tensor.shape, (Shape{1, 2}));
   writeFile(dir.file("ids.npy"), "1 2 3\n");
   EXPECT_THROW_MESSAGE(
-      readInputFile({"src", dir.file("ids.npy")}, DType::I32, 2, 0),
-      InputError, "is not a valid .npy file");
+      readInputFile({"src", dir.file("ids.npy")}, DType::I32, 2, 0), InputError,
+      "is not a valid .npy file");
   writeFile(dir.file("ids.txt"), "1 2 3\n");
   EXPECT_EQ(readInputFile({"src", dir.file("ids.txt")}, DType::I32, 2, 0).shape,
             (Shape{1, 3}));
-  EXPECT_THROW_MESSAGE(readInputFile({"src", dir.file("none.txt")}, DType::I32,
-                                     2, 0),
-                       InputError, "cannot open", "none.txt");
+  EXPECT_THROW_MESSAGE(
+      readInputFile({"src", dir.file("none.txt")}, DType::I32, 2, 0),
+      InputError, "cannot open", "none.txt");
 }
 
 class ValidationTest : public ::testing::Test {
@@ -147,8 +148,7 @@ protected:
 TEST_F(ValidationTest, DerivesDims) {
   EXPECT_EQ(bind({2, 5}, {2, 6, 2}, {2, 6}),
             (std::vector<int64_t>{2, 6, 5, 1}));
-  EXPECT_EQ(concreteShape(decode.outputs[0], {2, 6, 5, 1}),
-            (Shape{2, 5, 60}));
+  EXPECT_EQ(concreteShape(decode.outputs[0], {2, 6, 5, 1}), (Shape{2, 5, 60}));
 }
 
 TEST_F(ValidationTest, ErrorsNameInputDimAndBothValues) {
@@ -161,13 +161,13 @@ TEST_F(ValidationTest, ErrorsNameInputDimAndBothValues) {
                        "expects 2");
   EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 6, 2}, {3, 6}), InputError,
                        "input 'src' ('src.txt'): dim 0 (B) is 3 but input "
-                       "'tgt' ('tgt.txt') has B = 2");
+                       "'tgt' ('tgt.txt') has B=2");
   EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 6, 2}, {2, 7}), InputError,
                        "input 'src' ('src.txt'): dim 1 (S) is 7, over its "
                        "bound 6");
   EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 5, 2}, {2, 6}), InputError,
                        "input 'src' ('src.txt'): dim 1 (S) is 6 but input "
-                       "'memory' ('m.npy') has S = 5");
+                       "'memory' ('m.npy') has S=5");
   EXPECT_THROW_MESSAGE(bind({2, 9}, {2, 6, 2}, {2, 6}), InputError,
                        "input 'tgt' ('tgt.txt'): dim 1 (T) is 9, over its "
                        "bound 5");
@@ -176,12 +176,12 @@ TEST_F(ValidationTest, ErrorsNameInputDimAndBothValues) {
 }
 
 TEST_F(ValidationTest, DimOverrides) {
-  EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 6, 2}, {2, 6}, {{"B", 3}}),
-                       InputError, "dim 0 (B) is 2 but --dim B=3 has B = 3");
-  EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 6, 2}, {2, 6}, {{"Q", 3}}),
-                       InputError, "the model has no dim 'Q'");
-  EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 6, 2}, {2, 6}, {{"K", 10}}),
-                       InputError, "--dim K=10 is outside [1, 9]");
+  EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 6, 2}, {2, 6}, {{"B", 3}}), InputError,
+                       "dim 0 (B) is 2 but --dim B=3");
+  EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 6, 2}, {2, 6}, {{"Q", 3}}), InputError,
+                       "the model has no dim 'Q'");
+  EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 6, 2}, {2, 6}, {{"K", 10}}), InputError,
+                       "--dim K=10 is outside [1, 9]");
   const EntryInfo &sample = *model.findEntry("sample");
   std::vector<Tensor> inputs;
   inputs.emplace_back(DType::F32, Shape{3});

@@ -38,8 +38,8 @@ TEST(JsonTest, KeepsObjectKeyOrder) {
 }
 
 TEST(JsonTest, DecodesEscapes) {
-  JsonValue value =
-      parseJson(R"("q\" b\\ s\/ \b\f\n\r\t \u0041 \u00e9 \u20ac \ud83d\ude00")");
+  JsonValue value = parseJson(
+      R"("q\" b\\ s\/ \b\f\n\r\t \u0041 \u00e9 \u20ac \ud83d\ude00")");
   EXPECT_EQ(value.asString(), "q\" b\\ s/ \b\f\n\r\t A \xC3\xA9 \xE2\x82\xAC "
                               "\xF0\x9F\x98\x80");
 }

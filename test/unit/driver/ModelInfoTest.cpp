@@ -1,6 +1,6 @@
 //===- ModelInfoTest.cpp - parsing and validating the embedded metadata ---===//
-#include "Error.h"
 #include "ModelInfo.h"
+#include "Error.h"
 #include "TestUtil.h"
 
 extern "C" const char txc_model_json[]; // FakeModel.cpp
@@ -56,22 +56,27 @@ TEST(ModelInfoTest, MalformedMetadataIsAModelError) {
       {"[]", "must be a JSON object"},
       {R"({"version": 2})", "unsupported metadata version 2"},
       {R"({"version": 1, "model": "m"})", "metadata has no member 'dims'"},
-      {wrap(R"({"name": "w", "dtype": "f32", "shape": [4, 8], "init": "zeros", "offset": 0})",
-            ""),
+      {wrap(
+           R"({"name": "w", "dtype": "f32", "shape": [4, 8], "init": "zeros", "offset": 0})",
+           ""),
        "does not fit the parameter arena of 64 bytes"},
-      {wrap(R"({"name": "w", "dtype": "f32", "shape": [4], "init": "magic", "offset": 0})",
-            ""),
+      {wrap(
+           R"({"name": "w", "dtype": "f32", "shape": [4], "init": "magic", "offset": 0})",
+           ""),
        "params[0].init 'magic' is not one of"},
-      {wrap(R"({"name": "w", "dtype": "f32", "shape": [4], "init": "xavier_uniform", "offset": 0})",
-            ""),
+      {wrap(
+           R"({"name": "w", "dtype": "f32", "shape": [4], "init": "xavier_uniform", "offset": 0})",
+           ""),
        "xavier_uniform needs a rank >= 2 shape"},
-      {wrap(R"({"name": "w", "dtype": "f32", "shape": [4], "init": "zeros", "offset": 0},
+      {wrap(
+           R"({"name": "w", "dtype": "f32", "shape": [4], "init": "zeros", "offset": 0},
                {"name": "v", "dtype": "f32", "shape": [4], "init": "zeros", "offset": 8})",
-            ""),
+           ""),
        "parameters 'w' and 'v' overlap"},
-      {wrap(R"({"name": "w", "dtype": "f32", "shape": [1], "init": "zeros", "offset": 0},
+      {wrap(
+           R"({"name": "w", "dtype": "f32", "shape": [1], "init": "zeros", "offset": 0},
                {"name": "w", "dtype": "f32", "shape": [1], "init": "zeros", "offset": 4})",
-            ""),
+           ""),
        "two parameters are named 'w'"},
       {withInput(R"({"name": "x", "dtype": "f32", "shape": ["Q"]})"),
        "entries[0].inputs[0].shape[0] names an unknown dim 'Q'"},

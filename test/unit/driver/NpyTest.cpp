@@ -1,6 +1,6 @@
 //===- NpyTest.cpp - .npy round trips, NumPy's own files, malformed files -===//
-#include "Error.h"
 #include "Npy.h"
+#include "Error.h"
 #include "TestUtil.h"
 
 #include <cstring>
@@ -25,8 +25,9 @@ TEST(NpyTest, RoundTripsEveryModelDType) {
     EXPECT_EQ(back.dtype, tensor->dtype);
     EXPECT_EQ(back.shape, tensor->shape);
     ASSERT_EQ(back.byteSize(), tensor->byteSize());
-    if (back.byteSize() > 0)
+    if (back.byteSize() > 0) {
       EXPECT_EQ(std::memcmp(back.data(), tensor->data(), back.byteSize()), 0);
+    }
   }
 }
 
@@ -77,7 +78,8 @@ TEST(NpyTest, RejectsMalformedFiles) {
        }(),
        "unsupported format version 9"},
       {"fortran.npy",
-       withHeader("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }") +
+       withHeader(
+           "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }") +
            std::string(16, '\0'),
        "Fortran order"},
       {"bigendian.npy",
@@ -132,9 +134,9 @@ np.save(d + '/fortran.npy', np.asfortranarray(a.astype('float32')))
 np.save(d + '/big.npy', a.astype('>i4'))
 )";
   writeFile(dir.file("make.py"), script);
-  CommandResult made = runShell(shellQuote(python) + " " +
-                                shellQuote(dir.file("make.py")) + " " +
-                                shellQuote(dir.path()));
+  CommandResult made =
+      runShell(shellQuote(python) + " " + shellQuote(dir.file("make.py")) +
+               " " + shellQuote(dir.path()));
   ASSERT_EQ(made.exitCode, 0) << made.out;
 
   const std::pair<const char *, DType> files[] = {
@@ -158,8 +160,7 @@ np.save(d + '/big.npy', a.astype('>i4'))
   EXPECT_EQ(v2.as<float>()[3], 3.0f);
   EXPECT_THROW_MESSAGE(readNpy(dir.file("fortran.npy")), InputError,
                        "Fortran order");
-  EXPECT_THROW_MESSAGE(readNpy(dir.file("big.npy")), InputError,
-                       "big-endian");
+  EXPECT_THROW_MESSAGE(readNpy(dir.file("big.npy")), InputError, "big-endian");
 }
 
 /// NumPy reads what the driver writes.
@@ -185,9 +186,9 @@ assert s.shape == () and s == 7, s
 print('ok')
 )";
   writeFile(dir.file("check.py"), check);
-  CommandResult result = runShell(shellQuote(python) + " " +
-                                  shellQuote(dir.file("check.py")) + " " +
-                                  shellQuote(dir.path()));
+  CommandResult result =
+      runShell(shellQuote(python) + " " + shellQuote(dir.file("check.py")) +
+               " " + shellQuote(dir.path()));
   EXPECT_EQ(result.exitCode, 0) << result.out;
   EXPECT_EQ(result.out, "ok\n");
 }

@@ -1,6 +1,6 @@
 //===- ParametersTest.cpp - the parameter arena: init, load, save ---------===//
-#include "Error.h"
 #include "Parameters.h"
+#include "Error.h"
 #include "TestUtil.h"
 
 #include <algorithm>
@@ -74,12 +74,12 @@ TEST_F(ParametersTest, SaveThenLoadRoundTrips) {
 
 TEST_F(ParametersTest, LoadsByNameInAnyOrderAndIgnoresTrainingState) {
   float m[16] = {}, step = 3;
-  std::string path = write("w.safetensors",
-                           {{"g", DType::F32, {4}, g.data()},
-                            {"__adam_m__.w", DType::F32, {4, 4}, m},
-                            {"w", DType::F32, {4, 4}, w.data()},
-                            {"__step__", DType::F32, {}, &step},
-                            {"b", DType::F32, {4}, b.data()}});
+  std::string path =
+      write("w.safetensors", {{"g", DType::F32, {4}, g.data()},
+                              {"__adam_m__.w", DType::F32, {4, 4}, m},
+                              {"w", DType::F32, {4, 4}, w.data()},
+                              {"__step__", DType::F32, {}, &step},
+                              {"b", DType::F32, {4}, b.data()}});
   ParameterArena arena(model);
   arena.load(path);
   EXPECT_EQ(arena.param(*model.findParam("w"))[15], 0.5f);
@@ -90,10 +90,10 @@ TEST_F(ParametersTest, LoadsByNameInAnyOrderAndIgnoresTrainingState) {
 TEST_F(ParametersTest, ReportsEveryMismatchAndLoadsNothing) {
   std::vector<double> w64(16, 1.0);
   std::vector<float> wrongShape(12, 9.0f);
-  std::string path = write("bad.safetensors",
-                           {{"w", DType::F64, {4, 4}, w64.data()},
-                            {"b", DType::F32, {3, 4}, wrongShape.data()},
-                            {"extra.bias", DType::F32, {4}, g.data()}});
+  std::string path =
+      write("bad.safetensors", {{"w", DType::F64, {4, 4}, w64.data()},
+                                {"b", DType::F32, {3, 4}, wrongShape.data()},
+                                {"extra.bias", DType::F32, {4}, g.data()}});
   ParameterArena arena(model);
   arena.initialize(0);
   std::vector<char> before(256);
@@ -126,10 +126,10 @@ TEST_F(ParametersTest, ReportsEveryMismatchAndLoadsNothing) {
 
 TEST_F(ParametersTest, ShapeMismatchMessageNamesBothShapes) {
   std::vector<float> big(16, 0.0f);
-  std::string path = write("shape.safetensors",
-                           {{"w", DType::F32, {3, 4}, big.data()},
-                            {"b", DType::F32, {4}, b.data()},
-                            {"g", DType::F32, {4}, g.data()}});
+  std::string path =
+      write("shape.safetensors", {{"w", DType::F32, {3, 4}, big.data()},
+                                  {"b", DType::F32, {4}, b.data()},
+                                  {"g", DType::F32, {4}, g.data()}});
   ParameterArena arena(model);
   EXPECT_THROW_MESSAGE(arena.load(path), InputError,
                        "tensor 'w' has shape [3, 4] in '" + path +

@@ -1,6 +1,6 @@
 //===- SafetensorsTest.cpp - safetensors round trips and corrupt files ----===//
-#include "Error.h"
 #include "Safetensors.h"
+#include "Error.h"
 #include "TestUtil.h"
 
 #include <cstring>
@@ -66,10 +66,10 @@ TEST(SafetensorsTest, RoundTripsTensorsAndMetadata) {
 TEST(SafetensorsTest, WriterRejectsDuplicateNames) {
   ScratchDir dir;
   float x = 0;
-  EXPECT_THROW(writeSafetensors(dir.file("d.safetensors"),
-                                {{"a", DType::F32, {1}, &x},
-                                 {"a", DType::F32, {1}, &x}}),
-               std::invalid_argument);
+  EXPECT_THROW(
+      writeSafetensors(dir.file("d.safetensors"), {{"a", DType::F32, {1}, &x},
+                                                   {"a", DType::F32, {1}, &x}}),
+      std::invalid_argument);
   EXPECT_FALSE(std::filesystem::exists(dir.file("d.safetensors.tmp")));
 }
 
@@ -83,10 +83,10 @@ TEST(SafetensorsTest, WriteReplacesAtomically) {
   float value = 0;
   reader.read(*reader.find("x"), &value);
   EXPECT_EQ(value, 2.0f);
-  EXPECT_THROW_MESSAGE(
-      writeSafetensors(dir.file("missing-dir/w.safetensors"),
-                       {{"x", DType::F32, {1}, &one}}),
-      InputError, "cannot create", "missing-dir/w.safetensors.tmp");
+  EXPECT_THROW_MESSAGE(writeSafetensors(dir.file("missing-dir/w.safetensors"),
+                                        {{"x", DType::F32, {1}, &one}}),
+                       InputError, "cannot create",
+                       "missing-dir/w.safetensors.tmp");
 }
 
 TEST(SafetensorsTest, RejectsCorruptFiles) {
@@ -101,9 +101,11 @@ TEST(SafetensorsTest, RejectsCorruptFiles) {
   };
   const std::vector<Case> cases = {
       {"empty", "", {"is truncated", "less than the 8-byte header length"}},
-      {"short-header", withLength(good, "").substr(0, 20),
+      {"short-header",
+       withLength(good, "").substr(0, 20),
        {"is truncated", "the header needs"}},
-      {"short-data", withLength(good, std::string(5, '\0')),
+      {"short-data",
+       withLength(good, std::string(5, '\0')),
        {"is truncated", "tensor 'x' needs data bytes [0, 8)",
         "data section has 5 bytes"}},
       {"huge-header", hugeLength + "{}", {"header is too large", "4294967296"}},
@@ -125,9 +127,11 @@ TEST(SafetensorsTest, RejectsCorruptFiles) {
        withLength(R"({"x":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})",
                   std::string(8, '\0')),
        {"tensor 'x' has a shape that is not a list"}},
-      {"no-dtype", withLength(R"({"x":{"shape":[2]}})", ""),
+      {"no-dtype",
+       withLength(R"({"x":{"shape":[2]}})", ""),
        {"tensor 'x' lacks a string 'dtype'"}},
-      {"bad-metadata", withLength(R"({"__metadata__":{"step":3}})", ""),
+      {"bad-metadata",
+       withLength(R"({"__metadata__":{"step":3}})", ""),
        {"__metadata__ value 'step' is not a string"}},
   };
   for (const Case &c : cases) {

@@ -1,4 +1,4 @@
-//===- TestUtil.h - helpers of the driver's unit tests -----------*- C++ -*-===//
+//===- TestUtil.h - helpers of the driver's unit tests ----------*- C++ -*-===//
 //
 // A scratch directory per test, small file writers, running a command with
 // its output captured, and the Python used to produce / check .npy files
@@ -65,7 +65,8 @@ txrt::driver::Tensor intTensor(const txrt::driver::Shape &shape,
       statement;                                                               \
       ADD_FAILURE() << "expected " #Type " from " #statement;                  \
     } catch (const Type &error) {                                              \
-      for (const std::string &fragment : std::vector<std::string>{__VA_ARGS__}) \
+      for (const std::string &fragment :                                       \
+           std::vector<std::string>{__VA_ARGS__})                              \
         EXPECT_NE(std::string(error.what()).find(fragment), std::string::npos) \
             << "message: " << error.what() << "\nmissing: " << fragment;       \
     }                                                                          \

@@ -62,6 +62,13 @@ TEST_F(EltwiseTest, InPlace) {
                                x.data()));
   for (size_t i = 0; i < x.size(); ++i)
     EXPECT_EQ(x[i], copy[i] > 0 ? copy[i] : 0.0f);
+  // Backward over dy.
+  Floats dy = randomFloats(65, 4), dx(65);
+  expectOk(txrt_activation_bwd(ctx_, 4, TXRT_ACTIVATION_GELU, 65, copy.data(),
+                               dy.data(), dx.data()));
+  expectOk(txrt_activation_bwd(ctx_, 5, TXRT_ACTIVATION_GELU, 65, copy.data(),
+                               dy.data(), dy.data()));
+  EXPECT_EQ(dy, dx);
 }
 
 } // namespace

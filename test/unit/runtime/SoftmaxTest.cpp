@@ -56,4 +56,22 @@ TEST_F(SoftmaxTest, BackwardMatchesFiniteDifferences) {
   }
 }
 
+TEST_F(SoftmaxTest, InPlace) {
+  const int64_t rows = 7, cols = 65;
+  for (int log : {0, 1}) {
+    Floats x = randomFloats(rows * cols, 30 + log, -3, 3), y(rows * cols);
+    Floats dy = randomFloats(rows * cols, 40 + log), dx(rows * cols);
+    expectOk(txrt_softmax_fwd(ctx_, 4, rows, cols, x.data(), y.data(), log));
+    expectOk(txrt_softmax_bwd(ctx_, 5, rows, cols, y.data(), dy.data(),
+                              dx.data(), log));
+    Floats inPlace = x, grad = dy;
+    expectOk(txrt_softmax_fwd(ctx_, 6, rows, cols, inPlace.data(),
+                              inPlace.data(), log));
+    expectOk(txrt_softmax_bwd(ctx_, 7, rows, cols, inPlace.data(), grad.data(),
+                              grad.data(), log));
+    expectClose(inPlace, toDoubles(y), 0, 0, "y in place");
+    expectClose(grad, toDoubles(dx), 0, 0, "dx over dy");
+  }
+}
+
 } // namespace

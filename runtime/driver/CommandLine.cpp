@@ -1,0 +1,306 @@
+//===- CommandLine.cpp - the driver's command-line grammar ----------------===//
+//
+// A small hand-written parser (no getopt: it must never exit or print by
+// itself) and the usage texts printed by --help and on every usage error.
+//
+//===----------------------------------------------------------------------===//
+#include "CommandLine.h"
+#include "Error.h"
+
+#include <charconv>
+
+namespace txrt::driver {
+
+namespace {
+
+constexpr const char *kTopUsage = R"(usage: PROGRAM <command> [options]
+
+Runs the Transformer model that txc compiled into this executable.
+
+commands:
+  info              show the model: entries, dims, parameters, arena sizes
+  run ENTRY         run an entry on inputs from files, write outputs as .npy
+  help [COMMAND]    show this text, or the options of COMMAND
+
+Run 'PROGRAM COMMAND --help' for the options of a command.
+Exit codes: 0 success, 1 runtime failure, 2 bad input (arguments, files,
+shapes, token ids); every error is one 'error: ...' line per problem.
+)";
+
+constexpr const char *kInfoUsage = R"(usage: PROGRAM info [--json]
+
+Shows the model: source and compile flags, config, dims with their bounds,
+entries with their input/output signatures and arena sizes (the planned
+activation arena against the bytes of all its tensors unplanned), and the
+parameters with shapes and initializers, their count and the parameter
+arena size.
+
+options:
+  --json            print the metadata txc embedded, as JSON
+  -h, --help        show this text
+)";
+
+constexpr const char *kRunUsage =
+    R"(usage: PROGRAM run ENTRY [options] [[NAME=]FILE ...]
+
+Runs ENTRY on inputs read from files and writes each output to DIR/NAME.npy
+(float32, int32 or bool).
+
+inputs:
+  --input [NAME=]FILE   an input of ENTRY; without NAME= the inputs are taken
+                        in the entry's order (arguments after ENTRY count as
+                        --input too). FILE is an .npy file (bool, int8..int64,
+                        uint8..uint64, float32/64; converted to the input's
+                        dtype with range checks) or a text file of numbers
+                        separated by whitespace, one row per line; ragged
+                        rows of token ids are right-padded with config 'pad'.
+parameters (one of; default --init 0):
+  --load FILE           load parameters by name from a .safetensors file;
+                        tensors named __* (optimizer state) are ignored
+  --init SEED           initialize every parameter from its initializer with
+                        a deterministic generator keyed by SEED
+options:
+  --out-dir DIR         directory for the outputs (default: .; created)
+  --save FILE           after the run, save the parameters to FILE
+                        (safetensors, written atomically)
+  --threads N           kernel threads (default: TXRT_NUM_THREADS or all cores)
+  --dim NAME=N          the value of dim NAME when no input determines it
+  --repeat N            run the entry N times (benchmarking: the first run
+                        creates the kernels' primitives; the time of every run
+                        is reported as min and median)
+  -h, --help            show this text
+
+Inputs are checked before anything runs: rank, static dims, symbolic dims
+(equal across inputs, 1 <= value <= bound) and token ids: an i32 input named
+src* must lie in [0, src_vocab), tgt* in [0, tgt_vocab), any other in
+[0, vocab), for the keys the model's config has.
+)";
+
+std::string substituteProgram(std::string text, std::string_view program) {
+  const std::string placeholder = "PROGRAM";
+  for (size_t pos = text.find(placeholder); pos != std::string::npos;
+       pos = text.find(placeholder, pos + program.size()))
+    text.replace(pos, placeholder.size(), program);
+  return text;
+}
+
+bool isHelpFlag(const std::string &arg) {
+  return arg == "-h" || arg == "--help";
+}
+
+template <typename T> std::optional<T> parseInteger(std::string_view text) {
+  T value{};
+  auto result = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (result.ec != std::errc() || result.ptr != text.data() + text.size())
+    return std::nullopt;
+  return value;
+}
+
+/// Walks the arguments of one command, handling `--opt VALUE` and
+/// `--opt=VALUE`.
+class ArgCursor {
+public:
+  ArgCursor(const std::vector<std::string> &args, size_t start,
+            std::string command)
+      : args_(args), pos_(start), command_(std::move(command)) {}
+
+  bool done() const { return pos_ >= args_.size(); }
+
+  /// The next argument; splits "--opt=value" into option and pending value.
+  std::string next() {
+    std::string arg = args_[pos_++];
+    pending_.reset();
+    if (arg.rfind("--", 0) == 0) {
+      size_t eq = arg.find('=');
+      if (eq != std::string::npos) {
+        pending_ = arg.substr(eq + 1);
+        arg.resize(eq);
+      }
+    }
+    return arg;
+  }
+
+  std::string value(const std::string &option) {
+    if (pending_) {
+      std::string value = *pending_;
+      pending_.reset();
+      return value;
+    }
+    if (done())
+      fail("option '" + option + "' needs a value");
+    return args_[pos_++];
+  }
+
+  void noValue(const std::string &option) {
+    if (pending_)
+      fail("option '" + option + "' takes no value");
+  }
+
+  [[noreturn]] void fail(const std::string &message) const {
+    throw UsageError(message, command_);
+  }
+
+private:
+  const std::vector<std::string> &args_;
+  size_t pos_;
+  std::string command_;
+  std::optional<std::string> pending_;
+};
+
+InputArg parseInputArg(const std::string &text) {
+  if (auto split = splitNameValue(text))
+    return InputArg{split->first, split->second};
+  return InputArg{"", text};
+}
+
+void parseRun(ArgCursor &cursor, CommandLine &line) {
+  RunOptions &run = line.run;
+  bool haveEntry = false;
+  while (!cursor.done()) {
+    std::string arg = cursor.next();
+    if (isHelpFlag(arg)) {
+      line.command = CommandLine::Command::Help;
+      line.helpTopic = "run";
+      return;
+    }
+    if (arg == "--load") {
+      if (run.loadPath)
+        cursor.fail("--load is given twice");
+      run.loadPath = cursor.value(arg);
+    } else if (arg == "--init") {
+      std::string text = cursor.value(arg);
+      auto seed = parseInteger<uint64_t>(text);
+      if (!seed)
+        cursor.fail("--init expects a non-negative integer seed, got '" + text +
+                    "'");
+      if (run.initSeed)
+        cursor.fail("--init is given twice");
+      run.initSeed = seed;
+    } else if (arg == "--input") {
+      std::string text = cursor.value(arg);
+      if (text.empty())
+        cursor.fail("--input needs a file ([NAME=]FILE)");
+      run.inputs.push_back(parseInputArg(text));
+    } else if (arg == "--out-dir") {
+      run.outDir = cursor.value(arg);
+      if (run.outDir.empty())
+        cursor.fail("--out-dir needs a directory");
+    } else if (arg == "--save") {
+      run.savePath = cursor.value(arg);
+      if (run.savePath->empty())
+        cursor.fail("--save needs a file name");
+    } else if (arg == "--threads") {
+      std::string text = cursor.value(arg);
+      auto threads = parseInteger<int32_t>(text);
+      if (!threads || *threads < 1 || *threads > 4096)
+        cursor.fail("--threads expects an integer in [1, 4096], got '" + text +
+                    "'");
+      run.threads = *threads;
+    } else if (arg == "--repeat") {
+      std::string text = cursor.value(arg);
+      auto repeat = parseInteger<int32_t>(text);
+      if (!repeat || *repeat < 1 || *repeat > 100000)
+        cursor.fail("--repeat expects an integer in [1, 100000], got '" +
+                    text + "'");
+      run.repeat = *repeat;
+    } else if (arg == "--dim") {
+      std::string text = cursor.value(arg);
+      auto split = splitNameValue(text);
+      std::optional<int64_t> value;
+      if (split)
+        value = parseInteger<int64_t>(split->second);
+      if (!value)
+        cursor.fail("--dim expects NAME=N, got '" + text + "'");
+      run.dims.emplace_back(split->first, *value);
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      cursor.fail("unknown option '" + arg + "'");
+    } else if (!haveEntry) {
+      run.entry = arg;
+      haveEntry = true;
+    } else {
+      run.inputs.push_back(parseInputArg(arg));
+    }
+  }
+  if (!haveEntry)
+    cursor.fail("run needs the name of an entry");
+  if (run.loadPath && run.initSeed)
+    cursor.fail("--load and --init exclude each other");
+}
+
+void parseInfo(ArgCursor &cursor, CommandLine &line) {
+  while (!cursor.done()) {
+    std::string arg = cursor.next();
+    if (isHelpFlag(arg)) {
+      line.command = CommandLine::Command::Help;
+      line.helpTopic = "info";
+      return;
+    }
+    if (arg == "--json") {
+      cursor.noValue(arg);
+      line.info.json = true;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      cursor.fail("unknown option '" + arg + "'");
+    } else {
+      cursor.fail("unexpected argument '" + arg + "'");
+    }
+  }
+}
+
+} // namespace
+
+std::optional<std::pair<std::string, std::string>>
+splitNameValue(std::string_view text) {
+  size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    return std::nullopt;
+  std::string_view name = text.substr(0, eq);
+  auto isStart = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
+  if (!isStart(name[0]))
+    return std::nullopt;
+  for (char c : name)
+    if (!isStart(c) && !(c >= '0' && c <= '9') && c != '.')
+      return std::nullopt;
+  return std::make_pair(std::string(name), std::string(text.substr(eq + 1)));
+}
+
+CommandLine parseCommandLine(const std::vector<std::string> &args) {
+  CommandLine line;
+  if (args.empty())
+    throw UsageError("no command given", "");
+  const std::string &command = args[0];
+  if (isHelpFlag(command) || command == "help") {
+    line.command = CommandLine::Command::Help;
+    if (command == "help" && args.size() > 1) {
+      if (args[1] != "info" && args[1] != "run")
+        throw UsageError("no help for '" + args[1] + "'", "");
+      line.helpTopic = args[1];
+    }
+    if (args.size() > 2)
+      throw UsageError("unexpected argument '" + args[2] + "'", "");
+    return line;
+  }
+  if (command == "info") {
+    line.command = CommandLine::Command::Info;
+    ArgCursor cursor(args, 1, "info");
+    parseInfo(cursor, line);
+    return line;
+  }
+  if (command == "run") {
+    line.command = CommandLine::Command::Run;
+    ArgCursor cursor(args, 1, "run");
+    parseRun(cursor, line);
+    return line;
+  }
+  throw UsageError("unknown command '" + command + "'", "");
+}
+
+std::string usageText(std::string_view command, std::string_view program) {
+  const char *text = command == "info"  ? kInfoUsage
+                     : command == "run" ? kRunUsage
+                                        : kTopUsage;
+  return substituteProgram(text, program);
+}
+
+} // namespace txrt::driver

@@ -1,0 +1,76 @@
+//===- Error.h - the driver's error kinds and exit codes --------*- C++ -*-===//
+//
+// The driver reports every failure by throwing one of these; main() catches
+// them and turns them into an `error: ...` line and an exit code:
+//
+//   InputError   bad user input (arguments, files, shapes, ids)  -> exit 2
+//   UsageError   a malformed command line; also prints the usage -> exit 2
+//   ModelError   the embedded model metadata is inconsistent      -> exit 1
+//   KernelError  the compiled entry returned a txrt failure       -> exit 1
+//
+// A message may hold several lines (one problem each); main() prefixes every
+// line with "error: ".
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_ERROR_H
+#define TXRT_DRIVER_ERROR_H
+
+#include <stdexcept>
+#include <string>
+
+namespace txrt::driver {
+
+/// Process exit codes of a compiled model executable.
+enum ExitCode : int {
+  kExitOk = 0,
+  kExitFailure = 1,
+  kExitBadInput = 2,
+};
+
+/// Base of every error the driver reports; carries the exit code.
+class DriverError : public std::runtime_error {
+public:
+  DriverError(const std::string &message, int exitCode)
+      : std::runtime_error(message), exitCode_(exitCode) {}
+  int exitCode() const { return exitCode_; }
+
+private:
+  int exitCode_;
+};
+
+/// Bad user input: a file, a tensor, a shape, an id, a flag value.
+class InputError : public DriverError {
+public:
+  explicit InputError(const std::string &message)
+      : DriverError(message, kExitBadInput) {}
+};
+
+/// A command line that does not parse; `command` names the command whose
+/// usage should be printed ("" for the top level).
+class UsageError : public InputError {
+public:
+  UsageError(const std::string &message, std::string command)
+      : InputError(message), command_(std::move(command)) {}
+  const std::string &command() const { return command_; }
+
+private:
+  std::string command_;
+};
+
+/// The model metadata embedded by txc is malformed (a compiler bug).
+class ModelError : public DriverError {
+public:
+  explicit ModelError(const std::string &message)
+      : DriverError("model metadata: " + message, kExitFailure) {}
+};
+
+/// A compiled entry (or the runtime) failed while running.
+class KernelError : public DriverError {
+public:
+  explicit KernelError(const std::string &message)
+      : DriverError(message, kExitFailure) {}
+};
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_ERROR_H

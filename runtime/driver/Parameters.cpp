@@ -1,0 +1,93 @@
+//===- Parameters.cpp - the parameter arena: init, load, save -------------===//
+//
+// Matching a checkpoint to the model by name, with an error message per
+// mismatch that names the tensor, the file and both shapes.
+//
+//===----------------------------------------------------------------------===//
+#include "Parameters.h"
+#include "Error.h"
+
+#include <algorithm>
+#include <set>
+
+namespace txrt::driver {
+
+ParameterArena::ParameterArena(const ModelInfo &model)
+    : model_(model),
+      buffer_(std::max<size_t>(size_t(model.paramArenaBytes), 64)) {}
+
+float *ParameterArena::param(const ParamInfo &info) {
+  return reinterpret_cast<float *>(static_cast<char *>(buffer_.data()) +
+                                   info.offset);
+}
+
+const float *ParameterArena::param(const ParamInfo &info) const {
+  return reinterpret_cast<const float *>(
+      static_cast<const char *>(buffer_.data()) + info.offset);
+}
+
+void ParameterArena::initialize(uint64_t seed) {
+  for (const ParamInfo &info : model_.params)
+    initializeParameter(info.init, info.shape, seed, info.name, param(info));
+}
+
+std::vector<std::string>
+checkCheckpointAgainstModel(const SafetensorsReader &file,
+                            const ModelInfo &model) {
+  std::vector<std::string> problems;
+  const std::string &path = file.path();
+  for (const ParamInfo &info : model.params) {
+    const SafetensorsEntry *entry = file.find(info.name);
+    if (!entry) {
+      problems.push_back("tensor '" + info.name + "' is missing from '" + path +
+                         "' (the model expects F32 " + formatShape(info.shape) +
+                         ")");
+      continue;
+    }
+    if (entry->dtype != "F32")
+      problems.push_back("tensor '" + info.name + "' has dtype " +
+                         entry->dtype + " in '" + path +
+                         "' but the model expects F32");
+    if (entry->shape != info.shape)
+      problems.push_back("tensor '" + info.name + "' has shape " +
+                         formatShape(entry->shape) + " in '" + path +
+                         "' but the model expects " + formatShape(info.shape));
+  }
+  for (const SafetensorsEntry &entry : file.tensors()) {
+    if (entry.name.rfind(kTrainingStatePrefix, 0) == 0)
+      continue;
+    if (!model.findParam(entry.name))
+      problems.push_back("tensor '" + entry.name + "' " +
+                         formatShape(entry.shape) + " in '" + path +
+                         "' is not a parameter of model '" + model.model + "'");
+  }
+  return problems;
+}
+
+void ParameterArena::load(const std::string &path) {
+  SafetensorsReader file(path);
+  std::vector<std::string> problems = checkCheckpointAgainstModel(file, model_);
+  if (!problems.empty()) {
+    std::string message;
+    for (size_t i = 0; i < problems.size() && i < kMaxReportedProblems; ++i)
+      message += (i ? "\n" : "") + problems[i];
+    if (problems.size() > kMaxReportedProblems)
+      message += "\n... and " +
+                 std::to_string(problems.size() - kMaxReportedProblems) +
+                 " more mismatches between '" + path + "' and model '" +
+                 model_.model + "'";
+    throw InputError(message);
+  }
+  for (const ParamInfo &info : model_.params)
+    file.read(*file.find(info.name), param(info));
+}
+
+void ParameterArena::save(const std::string &path,
+                          const SafetensorsMetadata &metadata) const {
+  std::vector<SafetensorsTensorView> views;
+  for (const ParamInfo &info : model_.params)
+    views.push_back({info.name, DType::F32, info.shape, param(info)});
+  writeSafetensors(path, views, metadata);
+}
+
+} // namespace txrt::driver

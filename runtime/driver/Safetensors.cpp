@@ -1,0 +1,240 @@
+//===- Safetensors.cpp - safetensors reader and writer --------------------===//
+//
+// Header validation turns every inconsistency into an InputError naming the
+// file and the tensor; the writer lays tensors out back to back after a
+// header padded with spaces to a multiple of 8 bytes.
+//
+//===----------------------------------------------------------------------===//
+#include "Safetensors.h"
+#include "Error.h"
+#include "Json.h"
+
+#include <set>
+#include <stdexcept>
+
+namespace txrt::driver {
+
+namespace {
+
+struct DTypeRow {
+  const char *name;
+  size_t size;
+};
+constexpr DTypeRow kSafetensorsDTypes[] = {
+    {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1},
+    {"I16", 2},  {"U16", 2}, {"F16", 2}, {"BF16", 2},    {"I32", 4},
+    {"U32", 4},  {"F32", 4}, {"I64", 8}, {"U64", 8},     {"F64", 8},
+};
+
+uint64_t readU64LittleEndian(const unsigned char *bytes) {
+  uint64_t value = 0;
+  for (int i = 7; i >= 0; --i)
+    value = (value << 8) | bytes[i];
+  return value;
+}
+
+} // namespace
+
+const char *safetensorsDTypeName(DType dtype) {
+  switch (dtype) {
+  case DType::Bool:
+    return "BOOL";
+  case DType::I8:
+    return "I8";
+  case DType::U8:
+    return "U8";
+  case DType::I16:
+    return "I16";
+  case DType::U16:
+    return "U16";
+  case DType::I32:
+    return "I32";
+  case DType::U32:
+    return "U32";
+  case DType::I64:
+    return "I64";
+  case DType::U64:
+    return "U64";
+  case DType::F16:
+    return "F16";
+  case DType::F32:
+    return "F32";
+  case DType::F64:
+    return "F64";
+  }
+  return "?";
+}
+
+std::optional<size_t> safetensorsDTypeSize(std::string_view dtype) {
+  for (const DTypeRow &row : kSafetensorsDTypes)
+    if (dtype == row.name)
+      return row.size;
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Reader
+//===----------------------------------------------------------------------===//
+
+SafetensorsReader::SafetensorsReader(const std::string &path)
+    : file_(std::make_unique<BinaryFile>(path)) {
+  auto corrupt = [&](const std::string &why) {
+    return InputError("'" + path + "' is not a valid safetensors file: " + why);
+  };
+  if (file_->size() < 8)
+    throw InputError("'" + path + "' is truncated: it has " +
+                     std::to_string(file_->size()) +
+                     " bytes, less than the 8-byte header length");
+  unsigned char lengthBytes[8];
+  file_->readAt(0, lengthBytes, 8);
+  uint64_t headerBytes = readU64LittleEndian(lengthBytes);
+  if (headerBytes > kMaxSafetensorsHeaderBytes)
+    throw corrupt("the header is too large (" + std::to_string(headerBytes) +
+                  " bytes; the limit is " +
+                  std::to_string(kMaxSafetensorsHeaderBytes) + ")");
+  if (headerBytes > file_->size() - 8)
+    throw InputError("'" + path + "' is truncated: the header needs " +
+                     std::to_string(headerBytes) + " bytes but the file has " +
+                     std::to_string(file_->size() - 8) + " after the length");
+  std::string header(size_t(headerBytes), '\0');
+  file_->readAt(8, header.data(), header.size());
+  dataStart_ = 8 + headerBytes;
+  uint64_t dataBytes = file_->size() - dataStart_;
+
+  JsonValue root;
+  try {
+    root = parseJson(header);
+  } catch (const JsonError &error) {
+    throw corrupt(std::string("invalid header JSON (") + error.what() + ")");
+  }
+  if (!root.isObject())
+    throw corrupt("the header is not a JSON object");
+
+  for (const auto &member : root.asObject()) {
+    const std::string &name = member.first;
+    const JsonValue &value = member.second;
+    if (name == "__metadata__") {
+      if (!value.isObject())
+        throw corrupt("__metadata__ is not an object");
+      for (const auto &[key, text] : value.asObject()) {
+        if (!text.isString())
+          throw corrupt("__metadata__ value '" + key + "' is not a string");
+        metadata_.emplace_back(key, text.asString());
+      }
+      continue;
+    }
+    auto bad = [&](const std::string &why) {
+      return corrupt("tensor '" + name + "' " + why);
+    };
+    if (!value.isObject())
+      throw bad("is not described by an object");
+    const JsonValue *dtype = value.find("dtype");
+    const JsonValue *shape = value.find("shape");
+    const JsonValue *offsets = value.find("data_offsets");
+    if (!dtype || !dtype->isString() || !shape || !shape->isArray() ||
+        !offsets || !offsets->isArray())
+      throw bad("lacks a string 'dtype', an array 'shape' or an array "
+                "'data_offsets'");
+    SafetensorsEntry entry;
+    entry.name = name;
+    entry.dtype = dtype->asString();
+    std::optional<size_t> elementSize = safetensorsDTypeSize(entry.dtype);
+    if (!elementSize)
+      throw bad("has an unknown dtype '" + entry.dtype + "'");
+    for (const JsonValue &dim : shape->asArray()) {
+      if (!dim.isInteger() || dim.asInteger() < 0)
+        throw bad("has a shape that is not a list of non-negative integers");
+      entry.shape.push_back(dim.asInteger());
+    }
+    const JsonArray &range = offsets->asArray();
+    if (range.size() != 2 || !range[0].isInteger() || !range[1].isInteger() ||
+        range[0].asInteger() < 0 || range[1].asInteger() < range[0].asInteger())
+      throw bad("has invalid data_offsets (expected [begin, end] with "
+                "0 <= begin <= end)");
+    entry.begin = uint64_t(range[0].asInteger());
+    entry.end = uint64_t(range[1].asInteger());
+    if (entry.end > dataBytes)
+      throw InputError("'" + path + "' is truncated: tensor '" + name +
+                       "' needs data bytes [" + std::to_string(entry.begin) +
+                       ", " + std::to_string(entry.end) +
+                       ") but the data section has " +
+                       std::to_string(dataBytes) + " bytes");
+    std::optional<int64_t> bytes =
+        checkedByteSize(entry.shape, int64_t(*elementSize));
+    if (!bytes)
+      throw bad("has a shape too large to address");
+    if (uint64_t(*bytes) != entry.end - entry.begin)
+      throw bad("has " + std::to_string(entry.end - entry.begin) +
+                " data bytes but shape " + formatShape(entry.shape) + " of " +
+                entry.dtype + " needs " + std::to_string(*bytes));
+    tensors_.push_back(std::move(entry));
+  }
+}
+
+const SafetensorsEntry *SafetensorsReader::find(std::string_view name) const {
+  for (const SafetensorsEntry &entry : tensors_)
+    if (entry.name == name)
+      return &entry;
+  return nullptr;
+}
+
+void SafetensorsReader::read(const SafetensorsEntry &entry, void *out) const {
+  file_->readAt(dataStart_ + entry.begin, out, size_t(entry.end - entry.begin));
+}
+
+//===----------------------------------------------------------------------===//
+// Writer
+//===----------------------------------------------------------------------===//
+
+void writeSafetensors(const std::string &path,
+                      const std::vector<SafetensorsTensorView> &tensors,
+                      const SafetensorsMetadata &metadata) {
+  JsonObject header;
+  if (!metadata.empty()) {
+    JsonObject meta;
+    for (const auto &[key, value] : metadata)
+      meta.emplace_back(key, JsonValue(value));
+    header.emplace_back("__metadata__", JsonValue(std::move(meta)));
+  }
+  std::set<std::string> names;
+  uint64_t offset = 0;
+  std::vector<uint64_t> sizes;
+  for (const SafetensorsTensorView &tensor : tensors) {
+    if (tensor.name == "__metadata__" || !names.insert(tensor.name).second)
+      throw std::invalid_argument("writeSafetensors: duplicate or reserved "
+                                  "tensor name '" +
+                                  tensor.name + "'");
+    std::optional<int64_t> bytes =
+        checkedByteSize(tensor.shape, int64_t(dtypeSize(tensor.dtype)));
+    if (!bytes)
+      throw std::invalid_argument("writeSafetensors: tensor '" + tensor.name +
+                                  "' has an invalid shape");
+    JsonArray shape;
+    for (int64_t dim : tensor.shape)
+      shape.emplace_back(dim);
+    JsonObject description;
+    description.emplace_back("dtype", safetensorsDTypeName(tensor.dtype));
+    description.emplace_back("shape", JsonValue(std::move(shape)));
+    description.emplace_back(
+        "data_offsets",
+        JsonValue(JsonArray{JsonValue(int64_t(offset)),
+                            JsonValue(int64_t(offset + uint64_t(*bytes)))}));
+    header.emplace_back(tensor.name, JsonValue(std::move(description)));
+    sizes.push_back(uint64_t(*bytes));
+    offset += uint64_t(*bytes);
+  }
+  std::string text = toJson(JsonValue(std::move(header)));
+  text.append((8 - text.size() % 8) % 8, ' ');
+
+  unsigned char length[8];
+  for (int i = 0; i < 8; ++i)
+    length[i] = static_cast<unsigned char>((uint64_t(text.size()) >> (8 * i)));
+  AtomicFileWriter writer(path);
+  writer.write(length, 8);
+  writer.write(text);
+  for (size_t i = 0; i < tensors.size(); ++i)
+    writer.write(tensors[i].data, size_t(sizes[i]));
+  writer.commit();
+}
+
+} // namespace txrt::driver

@@ -1,0 +1,272 @@
+//===- Context.cpp - txrt_context, errors and the context ABI -------------===//
+//
+// Creation and destruction of contexts, TXRT_NUM_THREADS, the cache key, the
+// aligned workspaces, and the conversion of exceptions into statuses.
+//
+//===----------------------------------------------------------------------===//
+#include "Context.h"
+#include "Kernel.h"
+
+#include <omp.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <new>
+
+using namespace txrt;
+
+//===----------------------------------------------------------------------===//
+// Workspace
+//===----------------------------------------------------------------------===//
+
+Workspace &Workspace::operator=(Workspace &&other) noexcept {
+  std::swap(data_, other.data_);
+  std::swap(size_, other.size_);
+  return *this;
+}
+
+Workspace::~Workspace() { std::free(data_); }
+
+void *Workspace::get(size_t bytes) {
+  if (bytes <= size_)
+    return data_;
+  size_t rounded = (bytes + 4095) / 4096 * 4096;
+  void *fresh = std::aligned_alloc(64, rounded);
+  if (!fresh)
+    throw std::bad_alloc();
+  std::free(data_);
+  data_ = fresh;
+  size_ = rounded;
+  return data_;
+}
+
+//===----------------------------------------------------------------------===//
+// CacheKey
+//===----------------------------------------------------------------------===//
+
+CacheKey &CacheKey::operator<<(int64_t value) {
+  if (count_ == kMaxValues)
+    throw Error(TXRT_ERROR_INTERNAL, "cache key has too many values");
+  values_[count_++] = value;
+  return *this;
+}
+
+CacheKey &CacheKey::operator<<(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return *this << int64_t(bits);
+}
+
+bool CacheKey::operator==(const CacheKey &other) const {
+  if (site_ != other.site_ || kernel_ != other.kernel_ ||
+      count_ != other.count_)
+    return false;
+  for (int i = 0; i < count_; ++i)
+    if (values_[i] != other.values_[i])
+      return false;
+  return true;
+}
+
+size_t CacheKey::hash() const {
+  // FNV-1a over the 64-bit words.
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&h](uint64_t word) {
+    h ^= word;
+    h *= 1099511628211ull;
+  };
+  mix(uint64_t(site_));
+  mix(uint64_t(kernel_));
+  for (int i = 0; i < count_; ++i)
+    mix(uint64_t(values_[i]));
+  return size_t(h);
+}
+
+//===----------------------------------------------------------------------===//
+// txrt_context
+//===----------------------------------------------------------------------===//
+
+txrt_context::txrt_context(int numThreads)
+    : numThreads_(numThreads), engine_(dnnl::engine::kind::cpu, 0),
+      threadWork_(numThreads), threadScratchpad_(numThreads) {
+  streams_.reserve(numThreads);
+  for (int i = 0; i < numThreads; ++i)
+    streams_.emplace_back(engine_);
+}
+
+int txrt::defaultThreadCount() {
+  const char *env = std::getenv("TXRT_NUM_THREADS");
+  if (env && *env) {
+    char *end = nullptr;
+    errno = 0;
+    long value = std::strtol(env, &end, 10);
+    if (errno != 0 || *end != '\0' || value <= 0 || value > 4096)
+      throw Error(TXRT_ERROR_INVALID_ARGUMENT,
+                  std::string("TXRT_NUM_THREADS='") + env +
+                      "' is not a positive integer");
+    return int(value);
+  }
+  return omp_get_num_procs();
+}
+
+//===----------------------------------------------------------------------===//
+// Errors at the boundary
+//===----------------------------------------------------------------------===//
+
+namespace {
+thread_local std::string threadLastError;
+} // namespace
+
+void txrt::setThreadError(const std::string &message) {
+  try {
+    threadLastError = message;
+  } catch (...) {
+  }
+}
+
+std::string txrt::dimsString(const int64_t *dims, int rank) {
+  if (!dims)
+    return "NULL";
+  std::string text = "[";
+  for (int i = 0; i < rank; ++i) {
+    if (i)
+      text += ", ";
+    text += std::to_string(dims[i]);
+  }
+  return text + "]";
+}
+
+txrt_status txrt::reportFailure(Context *ctx, const char *kernel,
+                                const std::string &shapeText) noexcept {
+  txrt_status status = TXRT_ERROR_INTERNAL;
+  std::string cause;
+  try {
+    throw;
+  } catch (const Error &e) {
+    status = e.status();
+    cause = e.what();
+  } catch (const dnnl::error &e) {
+    status = TXRT_ERROR_BACKEND;
+    try {
+      cause = std::string("oneDNN: ") + e.what() + " (dnnl_status " +
+              std::to_string(int(e.status)) + ")";
+    } catch (...) {
+    }
+  } catch (const std::bad_alloc &) {
+    status = TXRT_ERROR_OUT_OF_MEMORY;
+    cause = "allocation failed";
+  } catch (const std::exception &e) {
+    try {
+      cause = e.what();
+    } catch (...) {
+    }
+  } catch (...) {
+    cause = "unknown exception";
+  }
+  try {
+    std::string message = std::string(kernel) + "(" + shapeText +
+                          "): " + txrt_status_string(status) + ": " + cause;
+    if (ctx)
+      ctx->lastError = message;
+    else
+      setThreadError(message);
+  } catch (...) {
+  }
+  return status;
+}
+
+ThreadCountScope::ThreadCountScope(int threads)
+    : previous_(omp_get_max_threads()), changed_(previous_ != threads) {
+  if (changed_)
+    omp_set_num_threads(threads);
+}
+
+ThreadCountScope::~ThreadCountScope() {
+  if (changed_)
+    omp_set_num_threads(previous_);
+}
+
+//===----------------------------------------------------------------------===//
+// The context ABI
+//===----------------------------------------------------------------------===//
+
+extern "C" {
+
+txrt_status txrt_context_create_with_threads(int32_t num_threads,
+                                             txrt_context **out_ctx) {
+  if (!out_ctx) {
+    setThreadError("txrt_context_create: invalid argument: out_ctx is NULL");
+    return TXRT_ERROR_INVALID_ARGUMENT;
+  }
+  *out_ctx = nullptr;
+  try {
+    int threads = num_threads > 0 ? num_threads : defaultThreadCount();
+    *out_ctx = new txrt_context(threads);
+    return TXRT_OK;
+  } catch (...) {
+    return reportFailure(nullptr, "txrt_context_create",
+                         "num_threads=" + std::to_string(num_threads));
+  }
+}
+
+txrt_status txrt_context_create(txrt_context **out_ctx) {
+  return txrt_context_create_with_threads(0, out_ctx);
+}
+
+void txrt_context_destroy(txrt_context *ctx) { delete ctx; }
+
+const char *txrt_last_error(const txrt_context *ctx) {
+  return ctx ? ctx->lastError.c_str() : threadLastError.c_str();
+}
+
+const char *txrt_status_string(txrt_status status) {
+  switch (status) {
+  case TXRT_OK:
+    return "ok";
+  case TXRT_ERROR_INVALID_ARGUMENT:
+    return "invalid argument";
+  case TXRT_ERROR_OUT_OF_MEMORY:
+    return "out of memory";
+  case TXRT_ERROR_BACKEND:
+    return "backend error";
+  case TXRT_ERROR_INTERNAL:
+    return "internal error";
+  default:
+    return "unknown status";
+  }
+}
+
+int32_t txrt_context_num_threads(const txrt_context *ctx) {
+  return ctx ? ctx->numThreads() : 0;
+}
+
+int64_t txrt_context_primitive_creations(const txrt_context *ctx) {
+  return ctx ? ctx->primitiveCreations() : 0;
+}
+
+void txrt_context_clear_cache(txrt_context *ctx) {
+  if (ctx)
+    ctx->clearCache();
+}
+
+txrt_status txrt_context_set_option(txrt_context *ctx, int32_t option,
+                                    int64_t value) {
+  return runKernel(
+      ctx, "txrt_context_set_option",
+      [&] { return shapes("option", option, "value", value); },
+      [&](Context &c) {
+        require(value > 0, "option values must be positive");
+        switch (option) {
+        case TXRT_OPTION_ATTENTION_BLOCK_Q:
+          c.attentionBlockQ = value;
+          break;
+        case TXRT_OPTION_ATTENTION_BLOCK_K:
+          c.attentionBlockK = value;
+          break;
+        default:
+          throw Error(TXRT_ERROR_INVALID_ARGUMENT, "unknown option");
+        }
+        c.clearCache();
+      });
+}
+
+} // extern "C"

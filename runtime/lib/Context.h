@@ -1,0 +1,198 @@
+//===- Context.h - txrt_context: engine, threads, caches --------*- C++ -*-===//
+//
+// The context every ABI call receives: the oneDNN engine and per-thread
+// streams, the thread count, per-thread workspaces, and the per-call-site
+// cache of primitives (site + kernel + concrete shape -> entry, built once).
+// Also the error type that kernels throw and runKernel turns into a status.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_LIB_CONTEXT_H
+#define TXRT_LIB_CONTEXT_H
+
+#include "txrt/txrt.h"
+
+#include <dnnl.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace txrt {
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+/// An error a kernel reports; runKernel turns it into a status and message.
+class Error : public std::runtime_error {
+public:
+  Error(txrt_status status, const std::string &message)
+      : std::runtime_error(message), status_(status) {}
+  txrt_status status() const { return status_; }
+
+private:
+  txrt_status status_;
+};
+
+/// Throws TXRT_ERROR_INVALID_ARGUMENT with `message` unless `condition`.
+inline void require(bool condition, const char *message) {
+  if (!condition)
+    throw Error(TXRT_ERROR_INVALID_ARGUMENT, message);
+}
+inline void require(bool condition, const std::string &message) {
+  if (!condition)
+    throw Error(TXRT_ERROR_INVALID_ARGUMENT, message);
+}
+
+//===----------------------------------------------------------------------===//
+// Aligned growable buffers
+//===----------------------------------------------------------------------===//
+
+/// A 64-byte aligned buffer that only grows; contents are not preserved.
+class Workspace {
+public:
+  Workspace() = default;
+  Workspace(const Workspace &) = delete;
+  Workspace &operator=(const Workspace &) = delete;
+  Workspace(Workspace &&other) noexcept { *this = std::move(other); }
+  Workspace &operator=(Workspace &&other) noexcept;
+  ~Workspace();
+
+  /// A buffer of at least `bytes` bytes (64-byte aligned).
+  void *get(size_t bytes);
+  template <typename T> T *as(size_t count) {
+    return static_cast<T *>(get(count * sizeof(T)));
+  }
+
+private:
+  void *data_ = nullptr;
+  size_t size_ = 0;
+};
+
+//===----------------------------------------------------------------------===//
+// The primitive cache
+//===----------------------------------------------------------------------===//
+
+/// Identifies one cache entry: the call site, the kernel (a small tag) and
+/// the values that make the entry's primitives concrete (dims, strides,
+/// flags, float attributes by their bits).
+class CacheKey {
+public:
+  static constexpr int kMaxValues = 40;
+  CacheKey(int64_t site, int32_t kernel) : site_(site), kernel_(kernel) {}
+
+  CacheKey &operator<<(int64_t value);
+  CacheKey &operator<<(float value);
+  CacheKey &operator<<(const void *pointerIsSet) {
+    return *this << int64_t(pointerIsSet != nullptr);
+  }
+
+  bool operator==(const CacheKey &other) const;
+  size_t hash() const;
+
+private:
+  int64_t site_;
+  int32_t kernel_;
+  int32_t count_ = 0;
+  std::array<int64_t, kMaxValues> values_{};
+};
+
+struct CacheKeyHash {
+  size_t operator()(const CacheKey &key) const { return key.hash(); }
+};
+
+/// Base of everything stored in the cache.
+struct CacheEntry {
+  virtual ~CacheEntry() = default;
+};
+
+/// Kernel tags of cache keys (one per kind of entry).
+enum class Kernel : int32_t {
+  Matmul = 1,
+  LinearBwdData,
+  LinearBwdWeights,
+  LayerNormFwd,
+  LayerNormBwd,
+  SoftmaxFwd,
+  SoftmaxBwd,
+  EltwiseFwd,
+  EltwiseBwd,
+  Binary,
+  Reduce,
+};
+
+} // namespace txrt
+
+//===----------------------------------------------------------------------===//
+// txrt_context
+//===----------------------------------------------------------------------===//
+
+struct txrt_context {
+  explicit txrt_context(int numThreads);
+  txrt_context(const txrt_context &) = delete;
+  txrt_context &operator=(const txrt_context &) = delete;
+
+  int numThreads() const { return numThreads_; }
+  const dnnl::engine &engine() const { return engine_; }
+  /// The stream a kernel running on OpenMP thread `thread` executes on.
+  dnnl::stream &stream(int thread = 0) { return streams_[thread]; }
+
+  /// Per-thread scratch for kernels' own tiles (index: OpenMP thread number).
+  txrt::Workspace &threadWorkspace(int thread) { return threadWork_[thread]; }
+  /// Per-thread oneDNN scratchpads (primitives use user-managed scratchpads).
+  txrt::Workspace &threadScratchpad(int thread) {
+    return threadScratchpad_[thread];
+  }
+  /// Temporaries of the calling thread outside parallel regions.
+  txrt::Workspace &temp(int index) { return temps_[index]; }
+
+  /// The cache entry for `key`, created by `create` on a miss.
+  template <typename Entry, typename Create>
+  Entry &cached(const txrt::CacheKey &key, Create &&create) {
+    auto it = cache_.find(key);
+    if (it == cache_.end())
+      it = cache_.emplace(key, std::unique_ptr<txrt::CacheEntry>(create()))
+               .first;
+    return static_cast<Entry &>(*it->second);
+  }
+
+  void countPrimitiveCreation() { ++primitiveCreations_; }
+  int64_t primitiveCreations() const { return primitiveCreations_; }
+  void clearCache() { cache_.clear(); }
+
+  int64_t attentionBlockQ = 96;
+  int64_t attentionBlockK = 256;
+
+  std::string lastError;
+
+private:
+  int numThreads_;
+  dnnl::engine engine_;
+  std::vector<dnnl::stream> streams_;
+  std::vector<txrt::Workspace> threadWork_;
+  std::vector<txrt::Workspace> threadScratchpad_;
+  std::array<txrt::Workspace, 4> temps_;
+  std::unordered_map<txrt::CacheKey, std::unique_ptr<txrt::CacheEntry>,
+                     txrt::CacheKeyHash>
+      cache_;
+  int64_t primitiveCreations_ = 0;
+};
+
+namespace txrt {
+
+using Context = ::txrt_context;
+
+/// The number of threads the environment asks for (TXRT_NUM_THREADS), or
+/// the number of cores; throws Error for a malformed value.
+int defaultThreadCount();
+
+} // namespace txrt
+
+#endif // TXRT_LIB_CONTEXT_H

@@ -1,0 +1,243 @@
+//===- MatmulPrimitive.cpp - oneDNN matmuls on strided views --------------===//
+//
+// Batch dimensions of size 1 are dropped; a batch stride of 0 becomes a
+// broadcast dimension of size 1 (oneDNN broadcasts src/weights batch dims).
+// Epilogue: output scale alpha, bias, then post-ops eltwise(act) ->
+// binary_add(residual) -> sum(beta). oneDNN applies the output scale to the
+// bias too, so a bias under alpha != 1 is a binary_add post-op instead.
+// MatmulPlan adds the split over k for products oneDNN parallelises badly.
+//
+//===----------------------------------------------------------------------===//
+#include "MatmulPrimitive.h"
+#include "Kernel.h"
+
+#include <omp.h>
+
+#include <algorithm>
+
+using namespace txrt;
+
+void MatmulSpec::appendTo(CacheKey &key) const {
+  key << batch0 << batch1 << m << n << k;
+  for (const auto *strides : {&aStrides, &bStrides, &cStrides})
+    for (int64_t s : *strides)
+      key << s;
+  key << int64_t(hasBias) << int64_t(activation) << int64_t(hasResidual)
+      << alpha << beta;
+}
+
+void txrt::requireActivation(int32_t activation) {
+  require(activation >= TXRT_ACTIVATION_NONE &&
+              activation <= TXRT_ACTIVATION_GELU_TANH,
+          "unknown activation " + std::to_string(activation));
+}
+
+dnnl::algorithm txrt::eltwiseAlgorithm(int32_t activation) {
+  switch (activation) {
+  case TXRT_ACTIVATION_RELU:
+    return dnnl::algorithm::eltwise_relu;
+  case TXRT_ACTIVATION_GELU:
+    return dnnl::algorithm::eltwise_gelu_erf;
+  case TXRT_ACTIVATION_GELU_TANH:
+    return dnnl::algorithm::eltwise_gelu_tanh;
+  default:
+    throw Error(TXRT_ERROR_INVALID_ARGUMENT,
+                "unknown activation " + std::to_string(activation));
+  }
+}
+
+namespace {
+
+/// The descriptor of one operand: rows x cols per matrix, batch dims kept
+/// where the batch is > 1 (as 1 where the operand's batch stride is 0).
+memory::desc operandDesc(const MatmulSpec &spec,
+                         const std::array<int64_t, 4> &strides, int64_t rows,
+                         int64_t cols) {
+  Dims dims, dimStrides;
+  const int64_t batches[2] = {spec.batch0, spec.batch1};
+  for (int i = 0; i < 2; ++i) {
+    if (batches[i] == 1)
+      continue;
+    dims.push_back(strides[i] == 0 ? 1 : batches[i]);
+    dimStrides.push_back(strides[i] == 0 ? 1 : strides[i]);
+  }
+  dims.push_back(rows);
+  dims.push_back(cols);
+  dimStrides.push_back(strides[2]);
+  dimStrides.push_back(strides[3]);
+  // oneDNN wants a consistent stride for a size-1 dim; any value is allowed
+  // but keep them plausible (>= the extent of the inner dims).
+  for (size_t i = 0; i + 2 < dims.size(); ++i)
+    if (dims[i] == 1)
+      dimStrides[i] = rows * cols;
+  return stridedDesc(dims, dimStrides);
+}
+
+int batchRank(const MatmulSpec &spec) {
+  return (spec.batch0 > 1) + (spec.batch1 > 1);
+}
+
+} // namespace
+
+Primitive txrt::makeMatmulPrimitive(Context &ctx, const MatmulSpec &spec,
+                                    int threadSlots) {
+  for (const auto *strides : {&spec.aStrides, &spec.bStrides, &spec.cStrides})
+    require((*strides)[2] == 1 || (*strides)[3] == 1,
+            "each matrix needs a unit row or column stride");
+  require((spec.batch0 == 1 || spec.cStrides[0] != 0) &&
+              (spec.batch1 == 1 || spec.cStrides[1] != 0),
+          "the output cannot be broadcast over a batch dimension");
+  requireActivation(spec.activation);
+
+  memory::desc a = operandDesc(spec, spec.aStrides, spec.m, spec.k);
+  memory::desc b = operandDesc(spec, spec.bStrides, spec.k, spec.n);
+  memory::desc c = operandDesc(spec, spec.cStrides, spec.m, spec.n);
+
+  // oneDNN scales the bias together with the product (alpha * (A.B +
+  // bias)); with alpha != 1 the bias becomes the first post-op instead.
+  const bool biasPostOp = spec.hasBias && spec.alpha != 1.0f;
+  Dims biasDims(batchRank(spec) + 2, 1);
+  biasDims.back() = spec.n;
+
+  dnnl::primitive_attr attr = userScratchpadAttr();
+  if (spec.alpha != 1.0f)
+    attr.set_output_scales(0, {spec.alpha});
+  dnnl::post_ops ops;
+  int postOps = 0, biasIndex = -1, residualIndex = -1;
+  if (biasPostOp) {
+    ops.append_binary(dnnl::algorithm::binary_add, denseDesc(biasDims));
+    biasIndex = postOps++;
+  }
+  if (spec.activation != TXRT_ACTIVATION_NONE) {
+    ops.append_eltwise(1.0f, eltwiseAlgorithm(spec.activation), 0.0f, 0.0f);
+    ++postOps;
+  }
+  if (spec.hasResidual) {
+    ops.append_binary(dnnl::algorithm::binary_add, c);
+    residualIndex = postOps++;
+  }
+  if (spec.beta != 0.0f)
+    ops.append_sum(spec.beta);
+  attr.set_post_ops(ops);
+
+  std::vector<int> args = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
+  dnnl::matmul::primitive_desc pd;
+  if (spec.hasBias && !biasPostOp) {
+    dnnl::matmul::desc desc(a, b, denseDesc(biasDims), c);
+    pd = dnnl::matmul::primitive_desc(desc, attr, ctx.engine());
+    args.push_back(DNNL_ARG_BIAS);
+  } else {
+    dnnl::matmul::desc desc(a, b, c);
+    pd = dnnl::matmul::primitive_desc(desc, attr, ctx.engine());
+  }
+  if (biasPostOp)
+    args.push_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(biasIndex) | DNNL_ARG_SRC_1);
+  if (spec.hasResidual)
+    args.push_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(residualIndex) |
+                   DNNL_ARG_SRC_1);
+  return Primitive(ctx, pd, std::move(args), threadSlots);
+}
+
+//===----------------------------------------------------------------------===//
+// MatmulPlan
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Whether to split k: a single product, no epilogue besides beta, k much
+/// larger than the output's sides, and at least 256 of k per thread.
+bool splitsK(const Context &ctx, const MatmulSpec &spec) {
+  return ctx.numThreads() > 1 && spec.batch0 == 1 && spec.batch1 == 1 &&
+         !spec.hasBias && spec.activation == TXRT_ACTIVATION_NONE &&
+         !spec.hasResidual && spec.k >= 4 * std::max(spec.m, spec.n) &&
+         spec.k >= 256 * ctx.numThreads();
+}
+
+} // namespace
+
+MatmulPlan::MatmulPlan(Context &ctx, const MatmulSpec &spec) : spec_(spec) {
+  if (!splitsK(ctx, spec)) {
+    whole_ = makeMatmulPrimitive(ctx, spec);
+    return;
+  }
+  parts_ = ctx.numThreads();
+  chunk_ = (spec.k + parts_ - 1) / parts_;
+  tail_ = spec.k - chunk_ * (parts_ - 1);
+  ScopedMaxThreads single(1); // each part runs on one thread
+  MatmulSpec part = spec;
+  part.k = chunk_;
+  first_ = makeMatmulPrimitive(ctx, part, ctx.numThreads());
+  part.beta = 0.0f;
+  part.cStrides = {0, 0, spec.n, 1}; // partials are dense
+  middle_ = makeMatmulPrimitive(ctx, part, ctx.numThreads());
+  part.k = tail_;
+  last_ = makeMatmulPrimitive(ctx, part, ctx.numThreads());
+}
+
+void MatmulPlan::run(Context &ctx, const float *a, const float *b, float *c,
+                     const float *bias, const float *residual) {
+  if (parts_ > 1)
+    return runSplit(ctx, a, b, c);
+  if (bias && residual)
+    whole_.execute(ctx, {a, b, c, bias, residual});
+  else if (bias)
+    whole_.execute(ctx, {a, b, c, bias});
+  else if (residual)
+    whole_.execute(ctx, {a, b, c, residual});
+  else
+    whole_.execute(ctx, {a, b, c});
+}
+
+void MatmulPlan::runSplit(Context &ctx, const float *a, const float *b,
+                          float *c) {
+  const int64_t m = spec_.m, n = spec_.n;
+  // Parts 1.. write dense partial products; part 0 accumulates into C.
+  float *partials = ctx.temp(0).as<float>(size_t(parts_ - 1) * m * n);
+  size_t scratch =
+      std::max({first_.scratchpadBytes(), middle_.scratchpadBytes(),
+                last_.scratchpadBytes()});
+  if (scratch)
+    for (int t = 0; t < ctx.numThreads(); ++t)
+      ctx.threadScratchpad(t).get(scratch);
+  ParallelErrors errors;
+#pragma omp parallel for num_threads(parts_) schedule(static, 1)
+  for (int part = 0; part < parts_; ++part) {
+    errors.capture([&] {
+      const int thread = omp_get_thread_num();
+      const int64_t k0 = part * chunk_;
+      const float *aSlice = a + k0 * spec_.aStrides[3];
+      const float *bSlice = b + k0 * spec_.bStrides[2];
+      if (part == 0)
+        first_.execute(ctx, {aSlice, bSlice, c}, thread);
+      else
+        (part == parts_ - 1 ? last_ : middle_)
+            .execute(ctx, {aSlice, bSlice, partials + (part - 1) * m * n},
+                     thread);
+    });
+  }
+  errors.rethrow();
+  const int64_t rowStride = spec_.cStrides[2], colStride = spec_.cStrides[3];
+  const int partCount = parts_;
+#pragma omp parallel for num_threads(ctx.numThreads()) schedule(static)
+  for (int64_t i = 0; i < m; ++i) {
+    float *cRow = c + i * rowStride;
+    for (int part = 1; part < partCount; ++part) {
+      const float *pRow = partials + (part - 1) * m * n + i * n;
+      if (colStride == 1) {
+#pragma omp simd
+        for (int64_t j = 0; j < n; ++j)
+          cRow[j] += pRow[j];
+      } else {
+        for (int64_t j = 0; j < n; ++j)
+          cRow[j * colStride] += pRow[j];
+      }
+    }
+  }
+}
+
+MatmulPlan &txrt::cachedMatmul(Context &ctx, int64_t site, Kernel kernel,
+                               const MatmulSpec &spec) {
+  CacheKey key(site, int32_t(kernel));
+  spec.appendTo(key);
+  return ctx.cached<MatmulPlan>(key, [&] { return new MatmulPlan(ctx, spec); });
+}

@@ -1,0 +1,76 @@
+//===- MatmulPrimitive.h - oneDNN matmuls on strided views ------*- C++ -*-===//
+//
+// The one place that turns a strided matrix-product description (batch dims,
+// {batch0, batch1, row, column} strides per operand, epilogue) into a oneDNN
+// matmul primitive (MatmulPlan: how a call site runs it). Used by
+// txrt_matmul and the linear kernels.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_LIB_MATMULPRIMITIVE_H
+#define TXRT_LIB_MATMULPRIMITIVE_H
+
+#include "Primitive.h"
+
+#include <array>
+
+namespace txrt {
+
+/// C = act(alpha * A.B + bias) + residual + beta * C, for (batch0 x batch1)
+/// matrices; see txrt_matmul in txrt.h for the exact meaning of the fields.
+struct MatmulSpec {
+  int64_t batch0 = 1, batch1 = 1, m = 0, n = 0, k = 0;
+  std::array<int64_t, 4> aStrides{}, bStrides{}, cStrides{};
+  bool hasBias = false;
+  int32_t activation = TXRT_ACTIVATION_NONE;
+  bool hasResidual = false;
+  float alpha = 1.0f, beta = 0.0f;
+
+  /// Appends every field to a cache key.
+  void appendTo(CacheKey &key) const;
+};
+
+/// Builds the primitive of `spec`. Its execute() takes, in order: a, b, c,
+/// then bias (if hasBias), then residual (if hasResidual).
+Primitive makeMatmulPrimitive(Context &ctx, const MatmulSpec &spec,
+                              int threadSlots = 1);
+
+/// How one call site runs a MatmulSpec: one primitive, or, for a single
+/// product whose k dwarfs m and n (e.g. the data gradient of the vocabulary
+/// projection), k split across the threads. oneDNN 2.6 parallelises matmul
+/// over m and n only, so there every thread would pack all of B; split, each
+/// runs a single-threaded primitive on its slice of k and the partial
+/// products are summed.
+class MatmulPlan : public CacheEntry {
+public:
+  MatmulPlan(Context &ctx, const MatmulSpec &spec);
+  /// C = the spec's product of a and b (bias, residual: NULL unless the
+  /// spec has them).
+  void run(Context &ctx, const float *a, const float *b, float *c,
+           const float *bias, const float *residual);
+
+private:
+  void runSplit(Context &ctx, const float *a, const float *b, float *c);
+
+  MatmulSpec spec_;
+  Primitive whole_;
+  // Split over k: `parts` slices of `chunk` (the last one `tail`); the first
+  // accumulates into C with the spec's beta, the others into temporaries.
+  int parts_ = 1;
+  int64_t chunk_ = 0, tail_ = 0;
+  Primitive first_, middle_, last_;
+};
+
+/// The cached plan of `spec` at `site` under the kernel tag `kernel`.
+MatmulPlan &cachedMatmul(Context &ctx, int64_t site, Kernel kernel,
+                         const MatmulSpec &spec);
+
+/// Throws TXRT_ERROR_INVALID_ARGUMENT unless `activation` is a known
+/// TXRT_ACTIVATION_* value.
+void requireActivation(int32_t activation);
+
+/// The oneDNN eltwise algorithm of a TXRT_ACTIVATION_* (not NONE).
+dnnl::algorithm eltwiseAlgorithm(int32_t activation);
+
+} // namespace txrt
+
+#endif // TXRT_LIB_MATMULPRIMITIVE_H

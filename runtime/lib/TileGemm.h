@@ -1,0 +1,40 @@
+//===- TileGemm.h - register-blocked products for fused kernels -*- C++ -*-===//
+//
+// The block products of the fused attention kernels (a few dozen to a few
+// hundred rows, k = head_dim or a key block) are too small for a oneDNN
+// primitive call per tile to pay off: its dispatch and packing cost as much
+// as the arithmetic. These are brgemm-style loops instead: a 6 x 64 register
+// tile of accumulators, B read in place row by row, A broadcast element by
+// element. Single-threaded; callers parallelise over tiles.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_LIB_TILEGEMM_H
+#define TXRT_LIB_TILEGEMM_H
+
+#include <cstdint>
+
+namespace txrt {
+
+/// How the A operand of tileGemm is stored.
+enum class ALayout {
+  /// Element (i, p) at a[i + p * lda]: columns contiguous (the fast case:
+  /// one pointer, broadcasts at fixed offsets).
+  ColumnMajor,
+  /// Element (i, p) at a[i * lda + p]: rows contiguous.
+  RowMajor,
+};
+
+/// C = alpha * A . B, or C += alpha * A . B when accumulate, for
+/// C [m x n] (element (i, j) at c[i * ldc + j]), A [m x k] in `layout`, and
+/// B [k x n] (element (p, j) at b[p * ldb + j]).
+void tileGemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+              int64_t lda, ALayout layout, const float *b, int64_t ldb,
+              float *c, int64_t ldc, bool accumulate);
+
+/// dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols.
+void transposeTile(int64_t rows, int64_t cols, const float *src, int64_t lds,
+                   float *dst, int64_t ldd);
+
+} // namespace txrt
+
+#endif // TXRT_LIB_TILEGEMM_H

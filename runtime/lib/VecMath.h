@@ -1,0 +1,64 @@
+//===- VecMath.h - exp that vectorises, row helpers -------------*- C++ -*-===//
+//
+// std::exp does not vectorise without -ffast-math (glibc only declares its
+// SIMD variants then), so the softmax-like kernels use expApprox: a
+// Cody-Waite range reduction and a degree-6 Taylor polynomial, about 2 ulp
+// over the float range, branch-free so loops over it vectorise.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_LIB_VECMATH_H
+#define TXRT_LIB_VECMATH_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+namespace txrt {
+
+/// e^x for finite x and -inf (-> 0); x below ~-87.3 gives 0, above ~88.7
+/// gives +inf.
+inline float expApprox(float x) {
+  const float log2e = 1.44269504088896341f;
+  const float ln2Hi = 0.693145751953125f;
+  const float ln2Lo = 1.42860682030941723e-6f;
+  const float roundMagic = 12582912.0f; // 1.5 * 2^23: adding rounds to int
+  float clamped = x < -87.5f ? -87.5f : (x > 88.7f ? 88.7f : x);
+  float nf = (clamped * log2e + roundMagic) - roundMagic;
+  float r = clamped - nf * ln2Hi;
+  r = r - nf * ln2Lo;
+  // Horner on 1 + r + r^2/2 + ... + r^6/720 (|r| <= ln2/2).
+  float p = 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  int32_t n = int32_t(nf);
+  // 2^n as two factors so n = -126..-149 (subnormal results) stay exact
+  // enough and n = 128 does not overflow the exponent field.
+  int32_t half = n >> 1;
+  uint32_t bits1 = uint32_t(half + 127) << 23;
+  uint32_t bits2 = uint32_t(n - half + 127) << 23;
+  float s1, s2;
+  std::memcpy(&s1, &bits1, sizeof(s1));
+  std::memcpy(&s2, &bits2, sizeof(s2));
+  float result = p * s1 * s2;
+  return x < -87.0f ? 0.0f : result;
+}
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+/// max over n floats (-inf for n == 0).
+inline float rowMax(const float *x, int64_t n) {
+  float m = kNegInf;
+#pragma omp simd reduction(max : m)
+  for (int64_t j = 0; j < n; ++j)
+    m = x[j] > m ? x[j] : m;
+  return m;
+}
+
+} // namespace txrt
+
+#endif // TXRT_LIB_VECMATH_H

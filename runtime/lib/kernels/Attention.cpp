@@ -1,0 +1,586 @@
+//===- Attention.cpp - fused flash-style attention, fwd and bwd -----------===//
+//
+// Scores never travel to memory in full: at most one block of blockQ
+// queries x blockK keys exists at a time, in a per-thread buffer.
+//
+// Forward, per (batch, head, group of query blocks): K^T of the head is
+// packed once (the only copy: it is the B operand of S = Q K^T); for each
+// query block, key blocks are visited with an online softmax (running max m
+// and sum l per query; the output accumulator is rescaled by
+// exp(m_old - m_new) when the max grows). Only lse = m + log(l) per query
+// is saved.
+//
+// Backward, per (batch, head): K^T and V^T (and a dense K) are packed once;
+// for each query block (Q and dO gathered densely, D = rowsum(dO * O) on
+// the way) and key block it recomputes S = Q K^T and P = exp(S - lse), then
+// dP = dO V^T and dS = P * (dP - D), and accumulates dV += P^T dO,
+// dK += scale dS^T Q, dQ += scale dS K in place in the outputs (the first
+// contribution overwrites, so nothing is zeroed first). One thread owns a
+// (batch, head), so there are no write races.
+//
+// Block products are tileGemm's register-blocked loops (TileGemm.h). Q, K,
+// V, O and the gradients are read and written in place through their leading
+// dimensions ([B, T, h, d] with any row stride): no head-split copies. Masks
+// are key lengths and a causal flag; keys past a query block's last visible
+// key are never computed, and fully masked rows give zeros.
+//
+//===----------------------------------------------------------------------===//
+#include "Kernel.h"
+#include "Philox.h"
+#include "TileGemm.h"
+#include "VecMath.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace txrt;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Geometry, masks, dropout
+//===----------------------------------------------------------------------===//
+
+struct Geometry {
+  int64_t batch, heads, tq, tk, d;
+  int64_t blockQ, blockK;
+  const int32_t *keyLengths;
+  bool causal;
+
+  /// Visible keys of batch b are [0, keyEnd(b)).
+  int64_t keyEnd(int64_t b) const {
+    return keyLengths ? std::min<int64_t>(keyLengths[b], tk) : tk;
+  }
+  /// Query row i of batch b sees keys [0, visible(b, i)).
+  int64_t visible(int64_t b, int64_t i) const {
+    int64_t end = keyEnd(b);
+    if (causal)
+      end = std::min(end, std::max<int64_t>(0, i + (tk - tq) + 1));
+    return end;
+  }
+};
+
+Geometry makeGeometry(Context &ctx, int64_t batch, int64_t heads, int64_t tq,
+                      int64_t tk, int64_t d, const int32_t *keyLengths,
+                      int32_t causal) {
+  Geometry g;
+  g.batch = batch;
+  g.heads = heads;
+  g.tq = tq;
+  g.tk = tk;
+  g.d = d;
+  g.blockQ = std::max<int64_t>(1, std::min(ctx.attentionBlockQ, tq));
+  g.blockK = std::max<int64_t>(1, std::min(ctx.attentionBlockK, tk));
+  g.keyLengths = keyLengths;
+  g.causal = causal != 0;
+  return g;
+}
+
+void validate(int64_t batch, int64_t heads, int64_t tq, int64_t tk,
+              int64_t headDim, int64_t ldq, int64_t ldk, int64_t ldv,
+              int64_t ldo, const int32_t *keyLengths, float dropoutP) {
+  require(batch >= 0 && heads >= 0 && tq >= 0 && tk >= 0 && headDim >= 0,
+          "sizes must be non-negative");
+  int64_t width = heads * headDim;
+  require(ldq >= width && ldk >= width && ldv >= width && ldo >= width,
+          "leading dimensions must be >= heads * head_dim");
+  require(dropoutP >= 0.0f && dropoutP < 1.0f, "dropout_p must be in [0, 1)");
+  if (keyLengths)
+    for (int64_t b = 0; b < batch; ++b)
+      require(keyLengths[b] >= 0 && keyLengths[b] <= tk,
+              "key_lengths[" + std::to_string(b) + "] = " +
+                  std::to_string(keyLengths[b]) + " is outside [0, tk]");
+}
+
+struct Dropout {
+  bool enabled;
+  PhiloxKey key;
+  uint32_t threshold;
+  float keepScale;
+  Dropout(float p, uint64_t seed, int64_t step, int64_t site)
+      : enabled(p > 0.0f), key(philoxKey(seed, step, site)),
+        threshold(dropoutThreshold(p)), keepScale(1.0f / (1.0f - p)) {}
+  /// Scales of query i (of batch b, head h) for keys [k0, k0 + count).
+  void scales(const Geometry &g, int64_t b, int64_t h, int64_t i, int64_t k0,
+              int64_t count, float *out) const {
+    uint64_t first = uint64_t(((b * g.heads + h) * g.tq + i) * g.tk + k0);
+    dropoutScales(key, first, count, threshold, keepScale, out);
+  }
+};
+
+/// Allocates every thread's workspace before a parallel region (nothing may
+/// throw inside one) and returns the number of floats each holds.
+size_t reserveWorkspaces(Context &ctx, size_t floats) {
+  for (int t = 0; t < ctx.numThreads(); ++t)
+    ctx.threadWorkspace(t).as<float>(floats);
+  return floats;
+}
+
+void zeroRows(float *base, int64_t rows, int64_t ld, int64_t width) {
+  for (int64_t i = 0; i < rows; ++i) {
+    float *row = base + i * ld;
+#pragma omp simd
+    for (int64_t j = 0; j < width; ++j)
+      row[j] = 0.0f;
+  }
+}
+
+/// A leading dimension for a buffer row of n floats: a multiple of 16
+/// (whole cache lines) that is not a multiple of 128, so that a column of
+/// rows does not fall into a handful of L1 sets.
+int64_t paddedLd(int64_t n) {
+  int64_t rounded = (n + 15) / 16 * 16;
+  return rounded % 128 == 0 ? rounded + 16 : rounded;
+}
+
+/// dst[i * ldd + j] = src[i * lds + j] for i < rows, j < width: gathers a
+/// head's rows (strided by the model width) into a dense block.
+void copyRows(int64_t rows, int64_t width, const float *src, int64_t lds,
+              float *dst, int64_t ldd) {
+  constexpr int64_t kAhead = 8; // strided rows: prefetch ahead by hand
+  for (int64_t i = 0; i < std::min(rows, kAhead); ++i)
+    for (int64_t j = 0; j < width; j += 16)
+      __builtin_prefetch(src + i * lds + j);
+  for (int64_t i = 0; i < rows; ++i) {
+    if (i + kAhead < rows)
+      for (int64_t j = 0; j < width; j += 16)
+        __builtin_prefetch(src + (i + kAhead) * lds + j);
+    const float *from = src + i * lds;
+    float *to = dst + i * ldd;
+#pragma omp simd
+    for (int64_t j = 0; j < width; ++j)
+      to[j] = from[j];
+  }
+}
+
+/// Leading dimensions of the per-thread buffers.
+struct Strides {
+  int64_t keys; // rows of K^T / V^T: [d x keys]
+  int64_t tile; // rows of [queries x keys] tiles
+  int64_t dim;  // rows of [queries x d] accumulators
+  explicit Strides(const Geometry &g)
+      : keys(paddedLd(g.tk)), tile(paddedLd(g.blockK)), dim(paddedLd(g.d)) {}
+};
+
+//===----------------------------------------------------------------------===//
+// Forward
+//===----------------------------------------------------------------------===//
+
+struct ForwardArgs {
+  const float *q, *k, *v;
+  int64_t ldq, ldk, ldv;
+  float *o, *lse;
+  int64_t ldo;
+  float scale;
+};
+
+/// Per-thread buffers of the forward.
+struct ForwardBuffers {
+  Strides ld;
+  float *keysT;           // [d x keys]  K^T of the head
+  float *scores;          // [bq x tile] S, then P
+  float *acc;             // [bq x dim]  unnormalised output
+  float *rowMax, *rowSum; // [bq] each
+  float *keep;            // [tile]      dropout scales of a row
+
+  static size_t floats(const Geometry &g) {
+    Strides ld(g);
+    return size_t(g.d * ld.keys + g.blockQ * ld.tile + g.blockQ * ld.dim +
+                  2 * g.blockQ + ld.tile);
+  }
+  ForwardBuffers(float *w, const Geometry &g) : ld(g) {
+    keysT = w;
+    scores = keysT + g.d * ld.keys;
+    acc = scores + g.blockQ * ld.tile;
+    rowMax = acc + g.blockQ * ld.dim;
+    rowSum = rowMax + g.blockQ;
+    keep = rowSum + g.blockQ;
+  }
+};
+
+/// One query block [q0, q0 + rows) of head h in batch b; keysT holds K^T
+/// for at least the keys this block sees.
+void forwardQueryBlock(const Geometry &g, const ForwardArgs &x,
+                       const Dropout &dropout, ForwardBuffers &w, int64_t b,
+                       int64_t h, int64_t q0, int64_t rows) {
+  const int64_t d = g.d, ldt = w.ld.tile, ldd = w.ld.dim;
+  const int64_t headOffset = h * d;
+  const int64_t keyStop = g.visible(b, q0 + rows - 1);
+  const float *qBlock = x.q + (b * g.tq + q0) * x.ldq + headOffset;
+
+  for (int64_t i = 0; i < rows; ++i) {
+    std::fill(w.acc + i * ldd, w.acc + i * ldd + d, 0.0f);
+    w.rowMax[i] = kNegInf;
+    w.rowSum[i] = 0.0f;
+  }
+  for (int64_t k0 = 0; k0 < keyStop; k0 += g.blockK) {
+    const int64_t cols = std::min(g.blockK, keyStop - k0);
+    // S [rows x cols] = scale * Q K_block^T.
+    tileGemm(rows, cols, d, x.scale, qBlock, x.ldq, ALayout::RowMajor,
+             w.keysT + k0, w.ld.keys, w.scores, ldt, false);
+    // Online softmax over the visible prefix of each row.
+    for (int64_t i = 0; i < rows; ++i) {
+      float *row = w.scores + i * ldt;
+      const int64_t valid =
+          std::clamp<int64_t>(g.visible(b, q0 + i) - k0, 0, cols);
+      if (valid == 0) {
+        std::fill(row, row + cols, 0.0f);
+        continue;
+      }
+      const float newMax = std::max(w.rowMax[i], rowMax(row, valid));
+      const float rescale = expApprox(w.rowMax[i] - newMax);
+      float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+      for (int64_t j = 0; j < valid; ++j) {
+        float p = expApprox(row[j] - newMax);
+        row[j] = p;
+        sum += p;
+      }
+      std::fill(row + valid, row + cols, 0.0f);
+      w.rowSum[i] = w.rowSum[i] * rescale + sum;
+      w.rowMax[i] = newMax;
+      if (rescale != 1.0f) {
+        float *accRow = w.acc + i * ldd;
+#pragma omp simd
+        for (int64_t j = 0; j < d; ++j)
+          accRow[j] *= rescale;
+      }
+      if (dropout.enabled) {
+        dropout.scales(g, b, h, q0 + i, k0, valid, w.keep);
+#pragma omp simd
+        for (int64_t j = 0; j < valid; ++j)
+          row[j] *= w.keep[j];
+      }
+    }
+    // acc [rows x d] += P V_block.
+    tileGemm(rows, d, cols, 1.0f, w.scores, ldt, ALayout::RowMajor,
+             x.v + (b * g.tk + k0) * x.ldv + headOffset, x.ldv, w.acc, ldd,
+             true);
+  }
+
+  float *oBlock = x.o + (b * g.tq + q0) * x.ldo + headOffset;
+  for (int64_t i = 0; i < rows; ++i) {
+    float *out = oBlock + i * x.ldo;
+    const float *accRow = w.acc + i * ldd;
+    const bool any = w.rowSum[i] > 0.0f;
+    const float inverse = any ? 1.0f / w.rowSum[i] : 0.0f;
+#pragma omp simd
+    for (int64_t j = 0; j < d; ++j)
+      out[j] = accRow[j] * inverse;
+    if (x.lse)
+      x.lse[(b * g.heads + h) * g.tq + q0 + i] =
+          any ? w.rowMax[i] + std::log(w.rowSum[i]) : kNegInf;
+  }
+}
+
+void attentionForward(Context &ctx, const Geometry &g, const ForwardArgs &x,
+                      const Dropout &dropout) {
+  const size_t floats = reserveWorkspaces(ctx, ForwardBuffers::floats(g));
+  const int64_t qBlocks = (g.tq + g.blockQ - 1) / g.blockQ;
+  // Enough tasks for every thread; K^T is packed once per task.
+  const int64_t heads = g.batch * g.heads;
+  const int64_t groups = std::clamp<int64_t>(
+      (2 * ctx.numThreads() + heads - 1) / heads, 1, qBlocks);
+  const int64_t blocksPerGroup = (qBlocks + groups - 1) / groups;
+  const int64_t tasks = heads * groups;
+#pragma omp parallel for num_threads(ctx.numThreads()) schedule(dynamic, 1)
+  for (int64_t task = 0; task < tasks; ++task) {
+    const int64_t group = task % groups;
+    const int64_t h = (task / groups) % g.heads;
+    const int64_t b = task / (groups * g.heads);
+    const int64_t firstBlock = group * blocksPerGroup;
+    const int64_t lastBlock = std::min(qBlocks, firstBlock + blocksPerGroup);
+    if (firstBlock >= lastBlock)
+      continue;
+    ForwardBuffers w(
+        ctx.threadWorkspace(omp_get_thread_num()).as<float>(floats), g);
+    const int64_t lastRow = std::min(g.tq, lastBlock * g.blockQ) - 1;
+    transposeTile(g.visible(b, lastRow), g.d, x.k + b * g.tk * x.ldk + h * g.d,
+                  x.ldk, w.keysT, w.ld.keys);
+    for (int64_t block = firstBlock; block < lastBlock; ++block) {
+      const int64_t q0 = block * g.blockQ;
+      forwardQueryBlock(g, x, dropout, w, b, h, q0,
+                        std::min(g.blockQ, g.tq - q0));
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Backward
+//===----------------------------------------------------------------------===//
+
+struct BackwardArgs {
+  const float *q, *k, *v, *o, *lse, *dO;
+  int64_t ldq, ldk, ldv, ldo, lddo;
+  float *dq, *dk, *dv;
+  int64_t lddq, lddk, lddv;
+  float scale;
+};
+
+/// Per-thread buffers of the backward.
+struct BackwardBuffers {
+  Strides ld;
+  float *keysT, *valuesT; // [d x keys] each
+  float *keys;            // [tk x dim] K of the head, dense
+  float *query, *gradO;   // [bq x dim] Q and dO of the block, dense
+  float *probs;           // [bq x tile] P
+  float *dscores;         // [bq x tile] dP, then dS
+  float *dropped;         // [bq x tile] P after dropout
+  float *keep;            // [tile]      dropout scales of a row
+  float *rowD, *rowLse;   // [bq] each
+
+  static size_t floats(const Geometry &g) {
+    Strides ld(g);
+    return size_t(2 * g.d * ld.keys + g.tk * ld.dim + 2 * g.blockQ * ld.dim +
+                  3 * g.blockQ * ld.tile + ld.tile + 2 * g.blockQ);
+  }
+  BackwardBuffers(float *w, const Geometry &g) : ld(g) {
+    const int64_t tile = g.blockQ * ld.tile;
+    keysT = w;
+    valuesT = keysT + g.d * ld.keys;
+    keys = valuesT + g.d * ld.keys;
+    query = keys + g.tk * ld.dim;
+    gradO = query + g.blockQ * ld.dim;
+    probs = gradO + g.blockQ * ld.dim;
+    dscores = probs + tile;
+    dropped = dscores + tile;
+    keep = dropped + tile;
+    rowD = keep + ld.tile;
+    rowLse = rowD + g.blockQ;
+  }
+};
+
+/// C rows [0, rows) of a product over keys: the rows below `written` are
+/// accumulated into, the others overwritten (dK and dV are not zeroed).
+void keyRowsGemm(int64_t rows, int64_t written, int64_t n, int64_t k,
+                 float alpha, const float *a, int64_t lda, const float *b,
+                 int64_t ldb, float *c, int64_t ldc) {
+  int64_t split = std::clamp<int64_t>(written, 0, rows);
+  if (split > 0)
+    tileGemm(split, n, k, alpha, a, lda, ALayout::ColumnMajor, b, ldb, c, ldc,
+             true);
+  if (split < rows)
+    tileGemm(rows - split, n, k, alpha, a + split, lda, ALayout::ColumnMajor, b,
+             ldb, c + split * ldc, ldc, false);
+}
+
+/// One query block; returns the number of keys it saw (its dK / dV rows
+/// [0, that) now hold values).
+int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
+                           const Dropout &dropout, BackwardBuffers &w,
+                           int64_t b, int64_t h, int64_t q0, int64_t rows,
+                           int64_t keysWritten) {
+  const int64_t d = g.d, bk = g.blockK, ldt = w.ld.tile;
+  const int64_t headOffset = h * d;
+  const int64_t keyStop = g.visible(b, q0 + rows - 1);
+  float *dqBlock = x.dq + (b * g.tq + q0) * x.lddq + headOffset;
+  if (keyStop == 0) {
+    zeroRows(dqBlock, rows, x.lddq, d);
+    return 0;
+  }
+  const int64_t ldd = w.ld.dim;
+  copyRows(rows, d, x.q + (b * g.tq + q0) * x.ldq + headOffset, x.ldq, w.query,
+           ldd);
+  // dO into a dense block, and D = rowsum(dO * O) on the way.
+  const float *doBlock = x.dO + (b * g.tq + q0) * x.lddo + headOffset;
+  const float *oBlock = x.o + (b * g.tq + q0) * x.ldo + headOffset;
+  constexpr int64_t kAhead = 4;
+  for (int64_t i = 0; i < rows; ++i) {
+    if (i + kAhead < rows)
+      for (int64_t j = 0; j < d; j += 16) {
+        __builtin_prefetch(doBlock + (i + kAhead) * x.lddo + j);
+        __builtin_prefetch(oBlock + (i + kAhead) * x.ldo + j);
+      }
+    const float *doRow = doBlock + i * x.lddo;
+    const float *oRow = oBlock + i * x.ldo;
+    float *copy = w.gradO + i * ldd;
+    float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < d; ++j) {
+      copy[j] = doRow[j];
+      sum += doRow[j] * oRow[j];
+    }
+    w.rowD[i] = sum;
+    w.rowLse[i] = x.lse[(b * g.heads + h) * g.tq + q0 + i];
+  }
+
+  for (int64_t k0 = 0; k0 < keyStop; k0 += bk) {
+    const int64_t cols = std::min(bk, keyStop - k0);
+    // S = scale * Q K^T and dP = dO V^T, both [rows x cols].
+    tileGemm(rows, cols, d, x.scale, w.query, ldd, ALayout::RowMajor,
+             w.keysT + k0, w.ld.keys, w.probs, ldt, false);
+    tileGemm(rows, cols, d, 1.0f, w.gradO, ldd, ALayout::RowMajor,
+             w.valuesT + k0, w.ld.keys, w.dscores, ldt, false);
+    for (int64_t i = 0; i < rows; ++i) {
+      float *p = w.probs + i * ldt;
+      float *ds = w.dscores + i * ldt;
+      const int64_t valid =
+          std::clamp<int64_t>(g.visible(b, q0 + i) - k0, 0, cols);
+      const float lse = w.rowLse[i], rowD = w.rowD[i];
+      if (dropout.enabled) {
+        float *dropped = w.dropped + i * ldt;
+        dropout.scales(g, b, h, q0 + i, k0, valid, w.keep);
+#pragma omp simd
+        for (int64_t j = 0; j < valid; ++j) {
+          float prob = expApprox(p[j] - lse);
+          p[j] = prob;
+          dropped[j] = prob * w.keep[j];
+          ds[j] = prob * (ds[j] * w.keep[j] - rowD);
+        }
+        std::fill(dropped + valid, dropped + cols, 0.0f);
+      } else {
+#pragma omp simd
+        for (int64_t j = 0; j < valid; ++j) {
+          float prob = expApprox(p[j] - lse);
+          p[j] = prob;
+          ds[j] = prob * (ds[j] - rowD);
+        }
+      }
+      std::fill(p + valid, p + cols, 0.0f);
+      std::fill(ds + valid, ds + cols, 0.0f);
+    }
+    const float *dropped = dropout.enabled ? w.dropped : w.probs;
+    // dV += P^T dO and dK += scale dS^T Q: P and dS are column-major as A^T.
+    const int64_t written = keysWritten - k0;
+    keyRowsGemm(cols, written, d, rows, 1.0f, dropped, ldt, w.gradO, ldd,
+                x.dv + (b * g.tk + k0) * x.lddv + headOffset, x.lddv);
+    keyRowsGemm(cols, written, d, rows, x.scale, w.dscores, ldt, w.query, ldd,
+                x.dk + (b * g.tk + k0) * x.lddk + headOffset, x.lddk);
+    // dQ += scale dS K.
+    tileGemm(rows, d, cols, x.scale, w.dscores, ldt, ALayout::RowMajor,
+             w.keys + k0 * ldd, ldd, dqBlock, x.lddq, k0 > 0);
+  }
+  return keyStop;
+}
+
+void attentionBackward(Context &ctx, const Geometry &g, const BackwardArgs &x,
+                       const Dropout &dropout) {
+  const size_t floats = reserveWorkspaces(ctx, BackwardBuffers::floats(g));
+  const int64_t tasks = g.batch * g.heads;
+#pragma omp parallel for num_threads(ctx.numThreads()) schedule(dynamic, 1)
+  for (int64_t task = 0; task < tasks; ++task) {
+    const int64_t h = task % g.heads;
+    const int64_t b = task / g.heads;
+    const int64_t headOffset = h * g.d;
+    BackwardBuffers w(
+        ctx.threadWorkspace(omp_get_thread_num()).as<float>(floats), g);
+    const int64_t keyEnd = g.keyEnd(b);
+    transposeTile(keyEnd, g.d, x.k + b * g.tk * x.ldk + headOffset, x.ldk,
+                  w.keysT, w.ld.keys);
+    transposeTile(keyEnd, g.d, x.v + b * g.tk * x.ldv + headOffset, x.ldv,
+                  w.valuesT, w.ld.keys);
+    copyRows(keyEnd, g.d, x.k + b * g.tk * x.ldk + headOffset, x.ldk, w.keys,
+             w.ld.dim);
+    int64_t keysWritten = 0;
+    for (int64_t q0 = 0; q0 < g.tq; q0 += g.blockQ)
+      keysWritten = std::max(keysWritten,
+                             backwardQueryBlock(g, x, dropout, w, b, h, q0,
+                                                std::min(g.blockQ, g.tq - q0),
+                                                keysWritten));
+    // Keys no query saw get zero gradients.
+    zeroRows(x.dk + (b * g.tk + keysWritten) * x.lddk + headOffset,
+             g.tk - keysWritten, x.lddk, g.d);
+    zeroRows(x.dv + (b * g.tk + keysWritten) * x.lddv + headOffset,
+             g.tk - keysWritten, x.lddv, g.d);
+  }
+}
+
+} // namespace
+
+extern "C" {
+
+txrt_status txrt_attention_fwd(txrt_context *ctx, int64_t site, int64_t batch,
+                               int64_t heads, int64_t tq, int64_t tk,
+                               int64_t head_dim, const float *q, int64_t ldq,
+                               const float *k, int64_t ldk, const float *v,
+                               int64_t ldv, float *o, int64_t ldo, float *lse,
+                               const int32_t *key_lengths, int32_t causal,
+                               float scale, float dropout_p, uint64_t seed,
+                               int64_t step) {
+  return runKernel(
+      ctx, "txrt_attention_fwd",
+      [&] {
+        return shapes("batch", batch, "heads", heads, "tq", tq, "tk", tk,
+                      "head_dim", head_dim, "ldq", ldq, "ldk", ldk, "ldv", ldv,
+                      "ldo", ldo, "causal", causal);
+      },
+      [&](Context &c) {
+        validate(batch, heads, tq, tk, head_dim, ldq, ldk, ldv, ldo,
+                 key_lengths, dropout_p);
+        if (batch == 0 || heads == 0 || tq == 0 || head_dim == 0)
+          return;
+        require(q && k && v && o, "q, k, v and o must not be NULL");
+        Geometry g = makeGeometry(c, batch, heads, tq, tk, head_dim,
+                                  key_lengths, causal);
+        ForwardArgs args{q, k, v, ldq, ldk, ldv, o, lse, ldo, scale};
+        attentionForward(c, g, args, Dropout(dropout_p, seed, step, site));
+      });
+}
+
+txrt_status txrt_attention_bwd(
+    txrt_context *ctx, int64_t /*site*/, int64_t fwd_site, int64_t batch,
+    int64_t heads, int64_t tq, int64_t tk, int64_t head_dim, const float *q,
+    int64_t ldq, const float *k, int64_t ldk, const float *v, int64_t ldv,
+    const float *o, int64_t ldo, const float *lse, const float *d_o,
+    int64_t lddo, float *dq, int64_t lddq, float *dk, int64_t lddk, float *dv,
+    int64_t lddv, const int32_t *key_lengths, int32_t causal, float scale,
+    float dropout_p, uint64_t seed, int64_t step) {
+  return runKernel(
+      ctx, "txrt_attention_bwd",
+      [&] {
+        return shapes("batch", batch, "heads", heads, "tq", tq, "tk", tk,
+                      "head_dim", head_dim, "ldq", ldq, "ldk", ldk, "ldv", ldv,
+                      "ldo", ldo, "causal", causal);
+      },
+      [&](Context &c) {
+        validate(batch, heads, tq, tk, head_dim, ldq, ldk, ldv, ldo,
+                 key_lengths, dropout_p);
+        int64_t width = heads * head_dim;
+        require(lddo >= width && lddq >= width && lddk >= width &&
+                    lddv >= width,
+                "gradient leading dimensions must be >= heads * head_dim");
+        if (batch == 0 || heads == 0 || head_dim == 0)
+          return;
+        require(dk && dv, "dk and dv must not be NULL");
+        if (tq == 0) {
+          for (int64_t b = 0; b < batch; ++b)
+            for (int64_t h = 0; h < heads; ++h) {
+              zeroRows(dk + b * tk * lddk + h * head_dim, tk, lddk, head_dim);
+              zeroRows(dv + b * tk * lddv + h * head_dim, tk, lddv, head_dim);
+            }
+          return;
+        }
+        require(q && k && v && o && lse && d_o && dq,
+                "q, k, v, o, lse, d_o and dq must not be NULL");
+        Geometry g = makeGeometry(c, batch, heads, tq, tk, head_dim,
+                                  key_lengths, causal);
+        BackwardArgs args{q,   k,    v,  o,  lse, d_o,  ldq,  ldk,  ldv,
+                          ldo, lddo, dq, dk, dv,  lddq, lddk, lddv, scale};
+        attentionBackward(c, g, args, Dropout(dropout_p, seed, step, fwd_site));
+      });
+}
+
+txrt_status txrt_key_lengths(txrt_context *ctx, int64_t batch, int64_t seq,
+                             const int32_t *ids, int32_t pad_id,
+                             int32_t *out_lengths) {
+  return runKernel(
+      ctx, "txrt_key_lengths",
+      [&] { return shapes("batch", batch, "seq", seq); },
+      [&](Context &) {
+        require(batch >= 0 && seq >= 0, "sizes must be non-negative");
+        if (batch == 0)
+          return;
+        require(out_lengths && (seq == 0 || ids),
+                "ids and out_lengths must not be NULL");
+        for (int64_t b = 0; b < batch; ++b) {
+          int64_t length = seq;
+          while (length > 0 && ids[b * seq + length - 1] == pad_id)
+            --length;
+          out_lengths[b] = int32_t(length);
+        }
+      });
+}
+
+} // extern "C"

@@ -1,0 +1,80 @@
+//===- Dropout.cpp - inverted dropout with a regenerated Philox mask ------===//
+//
+// The mask is never stored: element i keeps iff word i of the Philox stream
+// keyed by (seed, step, site) is >= p * 2^32. Work is split in chunks of
+// 4 * kPhiloxBatch elements, each generated with one vectorised batch.
+//
+//===----------------------------------------------------------------------===//
+#include "Kernel.h"
+#include "Philox.h"
+
+#include <cstring>
+
+using namespace txrt;
+
+namespace {
+
+void dropout(Context &ctx, int64_t site, int64_t n, float p, uint64_t seed,
+             int64_t step, const float *src, float *dst) {
+  if (p == 0.0f) {
+    if (dst != src)
+      std::memmove(dst, src, size_t(n) * sizeof(float));
+    return;
+  }
+  const PhiloxKey key = philoxKey(seed, step, site);
+  const uint32_t threshold = dropoutThreshold(p);
+  const float keepScale = 1.0f / (1.0f - p);
+  constexpr int64_t kChunk = 4 * kPhiloxBatch;
+  const int64_t chunks = (n + kChunk - 1) / kChunk;
+#pragma omp parallel for num_threads(ctx.numThreads())                         \
+    schedule(static) if (n > 16384)
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    uint32_t words[kChunk];
+    philoxBatch(key, uint64_t(chunk) * kPhiloxBatch, words);
+    int64_t begin = chunk * kChunk;
+    int64_t width = n - begin < kChunk ? n - begin : kChunk;
+#pragma omp simd
+    for (int64_t j = 0; j < width; ++j)
+      dst[begin + j] =
+          words[j] >= threshold ? src[begin + j] * keepScale : 0.0f;
+  }
+}
+
+void requireDropout(int64_t n, float p) {
+  require(n >= 0, "n must be non-negative");
+  require(p >= 0.0f && p < 1.0f, "p must be in [0, 1)");
+}
+
+} // namespace
+
+extern "C" {
+
+txrt_status txrt_dropout_fwd(txrt_context *ctx, int64_t site, int64_t n,
+                             float p, uint64_t seed, int64_t step,
+                             const float *x, float *y) {
+  return runKernel(
+      ctx, "txrt_dropout_fwd", [&] { return shapes("n", n, "p", p); },
+      [&](Context &c) {
+        requireDropout(n, p);
+        if (n == 0)
+          return;
+        require(x && y, "x and y must not be NULL");
+        dropout(c, site, n, p, seed, step, x, y);
+      });
+}
+
+txrt_status txrt_dropout_bwd(txrt_context *ctx, int64_t fwd_site, int64_t n,
+                             float p, uint64_t seed, int64_t step,
+                             const float *dy, float *dx) {
+  return runKernel(
+      ctx, "txrt_dropout_bwd", [&] { return shapes("n", n, "p", p); },
+      [&](Context &c) {
+        requireDropout(n, p);
+        if (n == 0)
+          return;
+        require(dy && dx, "dy and dx must not be NULL");
+        dropout(c, fwd_site, n, p, seed, step, dy, dx);
+      });
+}
+
+} // extern "C"

@@ -1,0 +1,173 @@
+//===- Matmul.cpp - txrt_matmul and the linear layer, fwd and bwd ---------===//
+//
+// All products run on cached oneDNN matmul primitives with concrete shapes;
+// transposes are strides, never copies. The backward of a linear layer is two
+// transposed products plus a column sum for the bias gradient (oneDNN's
+// reduction over rows is a reference implementation, so that sum is ours).
+//
+//===----------------------------------------------------------------------===//
+#include "Kernel.h"
+#include "MatmulPrimitive.h"
+
+#include <algorithm>
+
+using namespace txrt;
+
+namespace {
+
+void requireStrides(const int64_t *strides, const char *name) {
+  require(strides != nullptr, std::string(name) + " is NULL");
+}
+
+/// db[j] (+)= sum_i dy[i, j] over dy [rows, cols], parallel over columns.
+void columnSum(Context &ctx, const float *dy, int64_t rows, int64_t cols,
+               float *db, bool accumulate) {
+  constexpr int64_t kChunk = 256;
+  int64_t chunks = (cols + kChunk - 1) / kChunk;
+#pragma omp parallel for num_threads(ctx.numThreads()) schedule(static)
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    int64_t begin = chunk * kChunk;
+    int64_t width = std::min(kChunk, cols - begin);
+    alignas(64) float sums[kChunk];
+    for (int64_t j = 0; j < width; ++j)
+      sums[j] = accumulate ? db[begin + j] : 0.0f;
+    for (int64_t i = 0; i < rows; ++i) {
+      const float *row = dy + i * cols + begin;
+#pragma omp simd
+      for (int64_t j = 0; j < width; ++j)
+        sums[j] += row[j];
+    }
+    for (int64_t j = 0; j < width; ++j)
+      db[begin + j] = sums[j];
+  }
+}
+
+} // namespace
+
+extern "C" {
+
+txrt_status txrt_matmul(txrt_context *ctx, int64_t site, int64_t batch0,
+                        int64_t batch1, int64_t m, int64_t n, int64_t k,
+                        const float *a, const int64_t *a_strides,
+                        const float *b, const int64_t *b_strides, float *c,
+                        const int64_t *c_strides, const float *bias,
+                        int32_t activation, const float *residual, float alpha,
+                        float beta) {
+  return runKernel(
+      ctx, "txrt_matmul",
+      [&] {
+        return shapes("batch0", batch0, "batch1", batch1, "m", m, "n", n, "k",
+                      k, "a_strides", dimsString(a_strides, 4), "b_strides",
+                      dimsString(b_strides, 4), "c_strides",
+                      dimsString(c_strides, 4));
+      },
+      [&](Context &c_) {
+        require(batch0 >= 0 && batch1 >= 0 && m >= 0 && n >= 0 && k >= 0,
+                "sizes must be non-negative");
+        if (batch0 == 0 || batch1 == 0 || m == 0 || n == 0 || k == 0)
+          return;
+        require(a && b && c, "a, b and c must not be NULL");
+        requireStrides(a_strides, "a_strides");
+        requireStrides(b_strides, "b_strides");
+        requireStrides(c_strides, "c_strides");
+        MatmulSpec spec;
+        spec.batch0 = batch0;
+        spec.batch1 = batch1;
+        spec.m = m;
+        spec.n = n;
+        spec.k = k;
+        std::copy(a_strides, a_strides + 4, spec.aStrides.begin());
+        std::copy(b_strides, b_strides + 4, spec.bStrides.begin());
+        std::copy(c_strides, c_strides + 4, spec.cStrides.begin());
+        spec.hasBias = bias != nullptr;
+        spec.activation = activation;
+        spec.alpha = alpha;
+        spec.beta = beta;
+        // A residual that is the output itself is an accumulation.
+        if (residual == c) {
+          spec.beta += 1.0f;
+          residual = nullptr;
+        }
+        spec.hasResidual = residual != nullptr;
+        cachedMatmul(c_, site, Kernel::Matmul, spec)
+            .run(c_, a, b, c, bias, residual);
+      });
+}
+
+txrt_status txrt_linear_fwd(txrt_context *ctx, int64_t site, int64_t m,
+                            int64_t n, int64_t k, const float *x,
+                            const float *w, const float *bias,
+                            int32_t activation, const float *residual,
+                            float *y) {
+  return runKernel(
+      ctx, "txrt_linear_fwd", [&] { return shapes("m", m, "n", n, "k", k); },
+      [&](Context &c) {
+        require(m >= 0 && n >= 0 && k >= 0, "sizes must be non-negative");
+        if (m == 0 || n == 0 || k == 0)
+          return;
+        require(x != nullptr, "x is NULL");
+        require(w != nullptr, "w is NULL");
+        require(y != nullptr, "y is NULL");
+        MatmulSpec spec;
+        spec.m = m;
+        spec.n = n;
+        spec.k = k;
+        spec.aStrides = {0, 0, k, 1};
+        spec.bStrides = {0, 0, 1, k}; // w^T: element (p, j) is w[j*k + p]
+        spec.cStrides = {0, 0, n, 1};
+        spec.hasBias = bias != nullptr;
+        spec.activation = activation;
+        if (residual == y) {
+          spec.beta = 1.0f;
+          residual = nullptr;
+        }
+        spec.hasResidual = residual != nullptr;
+        cachedMatmul(c, site, Kernel::Matmul, spec)
+            .run(c, x, w, y, bias, residual);
+      });
+}
+
+txrt_status txrt_linear_bwd(txrt_context *ctx, int64_t site, int64_t m,
+                            int64_t n, int64_t k, const float *x,
+                            const float *w, const float *dy, float *dx,
+                            float *dw, float *dbias, int32_t accumulate_dx,
+                            int32_t accumulate_params) {
+  return runKernel(
+      ctx, "txrt_linear_bwd", [&] { return shapes("m", m, "n", n, "k", k); },
+      [&](Context &c) {
+        require(m >= 0 && n >= 0 && k >= 0, "sizes must be non-negative");
+        if (m == 0 || n == 0 || k == 0)
+          return;
+        require(dy != nullptr, "dy is NULL");
+        if (dx) {
+          require(w != nullptr, "w is NULL (needed for dx)");
+          MatmulSpec spec; // dx[m, k] = dy[m, n] . w[n, k]
+          spec.m = m;
+          spec.n = k;
+          spec.k = n;
+          spec.aStrides = {0, 0, n, 1};
+          spec.bStrides = {0, 0, k, 1};
+          spec.cStrides = {0, 0, k, 1};
+          spec.beta = accumulate_dx ? 1.0f : 0.0f;
+          cachedMatmul(c, site, Kernel::LinearBwdData, spec)
+              .run(c, dy, w, dx, nullptr, nullptr);
+        }
+        if (dw) {
+          require(x != nullptr, "x is NULL (needed for dw)");
+          MatmulSpec spec; // dw[n, k] = dy^T[n, m] . x[m, k]
+          spec.m = n;
+          spec.n = k;
+          spec.k = m;
+          spec.aStrides = {0, 0, 1, n};
+          spec.bStrides = {0, 0, k, 1};
+          spec.cStrides = {0, 0, k, 1};
+          spec.beta = accumulate_params ? 1.0f : 0.0f;
+          cachedMatmul(c, site, Kernel::LinearBwdWeights, spec)
+              .run(c, dy, x, dw, nullptr, nullptr);
+        }
+        if (dbias)
+          columnSum(c, dy, m, n, dbias, accumulate_params != 0);
+      });
+}
+
+} // extern "C"
