@@ -358,6 +358,7 @@ int main(int argc, char **argv) {
 
   MLIRContext context;
   context.loadDialect<tx::TxDialect, func::FuncDialect>();
+  context.printOpOnDiagnostic(false);
   OwningOpRef<ModuleOp> module = txc::mlirGen(context, *ast, env, diags);
   if (!module || diags.hasErrors())
     return reportAndExit();
@@ -369,12 +370,28 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  // From here on, errors of passes (shape checks, lowering) carry spec
+  // locations: report them like the frontend's, with the source line.
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    txc::SourceLoc loc;
+    if (auto fileLoc = diag.getLocation()->findInstanceOf<FileLineColLoc>())
+      loc = {fileLoc.getLine(), fileLoc.getColumn()};
+    if (diag.getSeverity() == DiagnosticSeverity::Error)
+      diags.error(loc, diag.str());
+    else if (diag.getSeverity() == DiagnosticSeverity::Warning)
+      diags.warning(loc, diag.str());
+    else
+      diags.note(loc, diag.str());
+    for (Diagnostic &note : diag.getNotes()) {
+      txc::SourceLoc noteLoc;
+      if (auto fileLoc = note.getLocation()->findInstanceOf<FileLineColLoc>())
+        noteLoc = {fileLoc.getLine(), fileLoc.getColumn()};
+      diags.note(noteLoc, note.str());
+    }
+    return success();
+  });
+
   {
-    // Module-level checks; their diagnostics carry spec locations.
-    ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-      llvm::errs() << diag.getLocation() << ": error: " << diag.str() << "\n";
-      return success();
-    });
     PassManager pm(&context);
     pm.addPass(tx::createShapeCheckPass());
     if ((emit == Stage::Planned || isNative(emit)) && !listParams &&
@@ -383,8 +400,8 @@ int main(int argc, char **argv) {
       pm.addPass(tx::createStripDropoutPass());
       pm.addPass(tx::createPlanMemoryPass());
     }
-    if (failed(pm.run(*module)))
-      return 1;
+    if (failed(pm.run(*module)) || diags.hasErrors())
+      return reportAndExit();
   }
 
   if (listParams || summary) {
@@ -401,8 +418,12 @@ int main(int argc, char **argv) {
   std::string flags;
   for (const std::string &define : defines)
     flags += (flags.empty() ? "-D " : " -D ") + define;
-  if (isNative(emit))
-    return emitNative(*module, flags, argv[0]);
+  if (isNative(emit)) {
+    int code = emitNative(*module, flags, argv[0]);
+    if (diags.hasErrors())
+      return reportAndExit();
+    return code;
+  }
 
   if (!openOutput())
     return 1;
