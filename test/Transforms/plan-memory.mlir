@@ -36,17 +36,33 @@ func.func @in_place(%x: tensor<?x16xf32, #tx.dims<N: 4>>) -> tensor<?x16xf32, #t
 }
 
 // CHECK-LABEL: func.func @reuse
-// CHECK-SAME: tx.arena_bytes = 576 : i64
-// CHECK-SAME: tx.tensor_bytes = 832 : i64
-func.func @reuse(%x: tensor<4x16xf32>) -> tensor<4x4xf32> attributes {tx.entry = "reuse"} {
-  // CHECK: tx.transpose {{.*}}tx.offsets = array<i64: 0>
-  %a = tx.transpose %x {permutation = array<i64: 1, 0>} : (tensor<4x16xf32>) -> tensor<16x4xf32>
-  // CHECK-NEXT: tx.transpose {{.*}}tx.offsets = array<i64: 256>
-  %b = tx.transpose %a {permutation = array<i64: 1, 0>} : (tensor<16x4xf32>) -> tensor<4x16xf32>
+// CHECK-SAME: tx.arena_bytes = 192 : i64
+// CHECK-SAME: tx.tensor_bytes = 256 : i64
+func.func @reuse(%x: tensor<4x4xf32>) -> tensor<4x4xf32> attributes {tx.entry = "reuse"} {
+  // CHECK: tx.softmax {{.*}}tx.offsets = array<i64: 0>
+  %a = tx.softmax %x : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  // CHECK-NEXT: tx.softmax {{.*}}tx.offsets = array<i64: 64>
+  %b = tx.softmax %a : (tensor<4x4xf32>) -> tensor<4x4xf32>
   // %a is dead: its bytes are reused.
+  // CHECK-NEXT: tx.softmax {{.*}}tx.offsets = array<i64: 0>
+  %c = tx.softmax %b : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  // CHECK-NEXT: tx.matmul {{.*}}tx.offsets = array<i64: 128>
+  %d = tx.matmul %b, %c : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return %d : tensor<4x4xf32>
+}
+
+// A transpose that a matmul reads through strides is a view: it shares its
+// operand's buffer (which lives as long as the view) and gets no copy.
+// CHECK-LABEL: func.func @strided_view
+// CHECK-SAME: tx.arena_bytes = 192 : i64
+func.func @strided_view(%x: tensor<4x4xf32>) -> tensor<4x4xf32> attributes {tx.entry = "strided_view"} {
+  // CHECK: tx.softmax {{.*}}tx.offsets = array<i64: 0>
+  %a = tx.softmax %x : (tensor<4x4xf32>) -> tensor<4x4xf32>
   // CHECK-NEXT: tx.transpose {{.*}}tx.offsets = array<i64: 0>
-  %c = tx.transpose %b {permutation = array<i64: 1, 0>} : (tensor<4x16xf32>) -> tensor<16x4xf32>
-  // CHECK-NEXT: tx.matmul {{.*}}tx.offsets = array<i64: 512>
-  %d = tx.matmul %b, %c : (tensor<4x16xf32>, tensor<16x4xf32>) -> tensor<4x4xf32>
+  %t = tx.transpose %a {permutation = array<i64: 1, 0>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  // CHECK-NEXT: tx.softmax {{.*}}tx.offsets = array<i64: 64>
+  %b = tx.softmax %x : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  // CHECK-NEXT: tx.matmul {{.*}}tx.offsets = array<i64: 128>
+  %d = tx.matmul %b, %t : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   return %d : tensor<4x4xf32>
 }

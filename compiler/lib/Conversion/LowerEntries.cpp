@@ -32,6 +32,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <functional>
 #include <map>
 
 namespace mlir::tx {
@@ -485,6 +486,8 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
     }
   }
   auto typeOf = [](Value v) { return cast<RankedTensorType>(v.getType()); };
+  if (isStridedView(op))
+    return success(); // read through strides by its users
 
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AddOp, SubOp, MulOp, DivOp>([&](auto binary) {
@@ -829,10 +832,31 @@ LogicalResult EntryLowering::lowerMatmul(MatmulOp op) {
     }
     return strides;
   };
+  // The address and per-dimension strides of a matmul operand, looking
+  // through transposes and split_heads that are read by strides.
+  std::function<std::pair<Value, SmallVector<Value>>(Value)> operandView =
+      [&](Value v) -> std::pair<Value, SmallVector<Value>> {
+    Operation *def = v.getDefiningOp();
+    if (def && isStridedView(def)) {
+      if (auto transpose = dyn_cast<TransposeOp>(def)) {
+        auto [ptr, in] = operandView(transpose.getInput());
+        SmallVector<Value> strides;
+        for (int64_t p : transpose.getPermutation())
+          strides.push_back(in[p]);
+        return {ptr, strides};
+      }
+      auto split = cast<SplitHeadsOp>(def);
+      auto [ptr, in] = operandView(split.getInput()); // [B, T, h*d]
+      int64_t headDim = cast<RankedTensorType>(v.getType()).getShape()[3];
+      Value headStride = builder.create<arith::MulIOp>(loc, index(headDim), in[2]);
+      return {ptr, {in[0], headStride, in[1], in[2]}};
+    }
+    return {ptrs.lookup(v), denseStrides(cast<RankedTensorType>(v.getType()))};
+  };
   // {batch0, batch1, row, col} strides of an operand's logical view.
-  auto viewStrides = [&](RankedTensorType type, bool transposed) {
+  auto viewStrides = [&](RankedTensorType type, ArrayRef<Value> strides,
+                         bool transposed) {
     Shape shape = getShape(type);
-    SmallVector<Value> strides = denseStrides(type);
     int64_t rank = type.getRank(), ownBatch = rank - 2;
     SmallVector<Value> batch;
     for (int64_t q = 0; q < batchRank; ++q) {
@@ -858,12 +882,14 @@ LogicalResult EntryLowering::lowerMatmul(MatmulOp op) {
   SmallVector<Value> lhsSizes = dimSizes(lhsType);
   Value k = op.getTransposeLhs() ? lhsSizes[lhsType.getRank() - 2]
                                  : lhsSizes[lhsType.getRank() - 1];
-  Value aStrides = viewStrides(lhsType, op.getTransposeLhs());
-  Value bStrides = viewStrides(rhsType, op.getTransposeRhs());
-  Value cStrides = viewStrides(outType, false);
+  auto [lhsPtr, lhsStrides] = operandView(op.getLhs());
+  auto [rhsPtr, rhsStrides] = operandView(op.getRhs());
+  Value aStrides = viewStrides(lhsType, lhsStrides, op.getTransposeLhs());
+  Value bStrides = viewStrides(rhsType, rhsStrides, op.getTransposeRhs());
+  Value cStrides = viewStrides(outType, denseStrides(outType), false);
   call(RuntimeFn::Matmul,
        {site(), toI64(batch0), toI64(batch1), toI64(m), toI64(n), toI64(k),
-        ptrs.lookup(op.getLhs()), aStrides, ptrs.lookup(op.getRhs()), bStrides,
+        lhsPtr, aStrides, rhsPtr, bStrides,
         ptrs.lookup(op.getResult()), cStrides, nullPtr(), i32(0), nullPtr(),
         f32(1.0), f32(0.0)});
   return success();

@@ -54,6 +54,36 @@ std::optional<int64_t> mlir::tx::getPlannedOffset(Value value) {
   return offset;
 }
 
+/// A transpose of the last two dimensions, or a split_heads, whose every use
+/// reads it through strides (matmul, attention, or another such view): it
+/// needs no copy, so it emits no code.
+bool mlir::tx::isStridedView(Operation *op) {
+  if (auto transpose = dyn_cast<TransposeOp>(op)) {
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    int64_t rank = perm.size();
+    if (rank < 2 || perm[rank - 2] != rank - 1 || perm[rank - 1] != rank - 2)
+      return false;
+    for (int64_t i = 0; i < rank - 2; ++i)
+      if (perm[i] != i)
+        return false;
+  } else if (!isa<SplitHeadsOp>(op)) {
+    return false;
+  }
+  if (op->use_empty())
+    return false;
+  for (Operation *user : op->getUsers()) {
+    bool attentionReads = isa<AttentionOp>(user) && isa<SplitHeadsOp>(op);
+    if (!isa<MatmulOp>(user) && !attentionReads && !isStridedView(user))
+      return false;
+    // Attention reads split_heads operands only, never transposed ones.
+    if (isa<TransposeOp>(op) && isStridedView(user) &&
+        llvm::any_of(user->getUsers(),
+                     [](Operation *u) { return isa<AttentionOp>(u); }))
+      return false;
+  }
+  return true;
+}
+
 namespace {
 
 int64_t alignTo(int64_t bytes, int64_t alignment) {
@@ -205,11 +235,12 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
         if (!isa<RankedTensorType>(result.getType()))
           continue;
         tensorBytes += alignTo(getUpperBoundBytes(result.getType()), alignment);
-        if (isa<ReshapeOp>(op)) {
+        if (isa<ReshapeOp>(op) || isStridedView(&op)) {
           auto it = bufferOf.find(op.getOperand(0));
           if (it != bufferOf.end())
             join(result, it->second);
-          // A reshape of an argument, parameter or constant is a view of it.
+          // A view (reshape, or a transpose / split_heads read through
+          // strides) of an argument, parameter or constant needs no buffer.
           continue;
         }
         if (writesInPlace(&op) && op.getNumOperands() > 0 &&

@@ -23,6 +23,11 @@ std::optional<int64_t> getPlannedOffset(Value value);
 /// (i1 takes one byte per element).
 int64_t getUpperBoundBytes(Type type);
 
+/// A transpose of the last two dimensions, or a split_heads, whose every use
+/// reads it through strides (matmul, attention, or another such view): it is
+/// lowered to no code, and its buffer is its operand's.
+bool isStridedView(Operation *op);
+
 /// Prints, per entry, each buffer (value, op, type, bytes, offset, live
 /// range) and the arena size against the sum of all tensor sizes.
 void printMemoryPlan(ModuleOp module, llvm::raw_ostream &os);
