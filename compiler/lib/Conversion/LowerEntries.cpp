@@ -886,7 +886,17 @@ LogicalResult EntryLowering::lowerMatmul(MatmulOp op) {
   auto [rhsPtr, rhsStrides] = operandView(op.getRhs());
   Value aStrides = viewStrides(lhsType, lhsStrides, op.getTransposeLhs());
   Value bStrides = viewStrides(rhsType, rhsStrides, op.getTransposeRhs());
-  Value cStrides = viewStrides(outType, denseStrides(outType), false);
+  SmallVector<Value> outStrides = denseStrides(outType);
+  if (op->hasOneUse() && isStridedView(*op->user_begin())) {
+    // The merge_heads that consumes the result reads [B, T, h*d]: write the
+    // logical [B, h, T, d] result in that layout.
+    SmallVector<Value> sizes = dimSizes(outType); // B, h, T, d
+    Value d = sizes[3];
+    Value hd = builder.create<arith::MulIOp>(loc, sizes[1], d);
+    Value thd = builder.create<arith::MulIOp>(loc, sizes[2], hd);
+    outStrides = {thd, d, hd, index(1)};
+  }
+  Value cStrides = viewStrides(outType, outStrides, false);
   call(RuntimeFn::Matmul,
        {site(), toI64(batch0), toI64(batch1), toI64(m), toI64(n), toI64(k),
         lhsPtr, aStrides, rhsPtr, bStrides,

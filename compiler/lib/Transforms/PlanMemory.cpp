@@ -58,6 +58,13 @@ std::optional<int64_t> mlir::tx::getPlannedOffset(Value value) {
 /// reads it through strides (matmul, attention, or another such view): it
 /// needs no copy, so it emits no code.
 bool mlir::tx::isStridedView(Operation *op) {
+  // merge_heads of a matmul used only there: the matmul writes the merged
+  // [B, T, h*d] layout directly.
+  if (auto merge = dyn_cast<MergeHeadsOp>(op)) {
+    auto matmul = merge.getInput().getDefiningOp<MatmulOp>();
+    return matmul && matmul->hasOneUse() &&
+           cast<RankedTensorType>(matmul.getType()).getRank() == 4;
+  }
   if (auto transpose = dyn_cast<TransposeOp>(op)) {
     ArrayRef<int64_t> perm = transpose.getPermutation();
     int64_t rank = perm.size();

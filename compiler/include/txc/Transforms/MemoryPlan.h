@@ -24,8 +24,10 @@ std::optional<int64_t> getPlannedOffset(Value value);
 int64_t getUpperBoundBytes(Type type);
 
 /// A transpose of the last two dimensions, or a split_heads, whose every use
-/// reads it through strides (matmul, attention, or another such view): it is
-/// lowered to no code, and its buffer is its operand's.
+/// reads it through strides (matmul, attention, or another such view), or a
+/// merge_heads of a rank-4 matmul used only there (the matmul writes the
+/// merged layout): it is lowered to no code, and its buffer is its
+/// operand's.
 bool isStridedView(Operation *op);
 
 /// Prints, per entry, each buffer (value, op, type, bytes, offset, live
