@@ -69,6 +69,11 @@ cl::opt<bool> listParams("list-params",
                          cl::desc("List parameters (name, shape, "
                                   "initializer) and their total count"),
                          cl::cat(txcCategory));
+cl::list<std::string> noFuse(
+    "no-fuse", cl::CommaSeparated, cl::ValueOptional,
+    cl::desc("Disable fusion: all passes, or the listed ones "
+             "(--no-fuse=add-norm)"),
+    cl::value_desc("pass,..."), cl::cat(txcCategory));
 cl::opt<bool> timeStages("time-stages",
                          cl::desc("Print the wall time of each compiler "
                                   "stage to stderr"),
@@ -93,9 +98,7 @@ const char *stageName(Stage stage) {
 }
 
 /// Stages that this build of txc can produce.
-bool isAvailable(Stage stage) {
-  return stage != Stage::Fused && stage != Stage::Grad;
-}
+bool isAvailable(Stage stage) { return stage != Stage::Grad; }
 
 bool isNative(Stage stage) {
   return stage == Stage::Llvm || stage == Stage::Obj || stage == Stage::Exe;
@@ -366,7 +369,7 @@ int main(int argc, char **argv) {
   if (!isAvailable(emit)) {
     llvm::errs() << "txc: error: --emit=" << stageName(emit)
                  << " is not yet available in this version of txc; "
-                    "available: ast, tx, planned, llvm, obj, exe (see --help)\n";
+                    "available: ast, tx, fused, planned, llvm, obj, exe (see --help)\n";
     return 1;
   }
 
@@ -394,9 +397,23 @@ int main(int argc, char **argv) {
   {
     PassManager pm(&context);
     pm.addPass(tx::createShapeCheckPass());
-    if ((emit == Stage::Planned || isNative(emit)) && !listParams &&
-        !summary) {
-      // Fusion and autodiff are not in this build yet: plan the forward IR.
+    bool printsIR = !listParams && !summary;
+    bool fuseAddNorm = true;
+    for (const std::string &name : noFuse) {
+      if (name.empty() || name == "add-norm")
+        fuseAddNorm = false;
+      else if (name != "attention" && name != "linear") {
+        llvm::errs() << "txc: error: --no-fuse=" << name
+                     << ": unknown fusion pass; the passes are attention, "
+                        "add-norm and linear\n";
+        return 1;
+      }
+    }
+    bool fuses = emit == Stage::Fused || emit == Stage::Planned || isNative(emit);
+    if (printsIR && fuses && fuseAddNorm)
+      pm.addPass(tx::createFuseAddNormPass());
+    if ((emit == Stage::Planned || isNative(emit)) && printsIR) {
+      // Autodiff is not in this build yet: plan the forward IR.
       pm.addPass(tx::createStripDropoutPass());
       pm.addPass(tx::createPlanMemoryPass());
     }

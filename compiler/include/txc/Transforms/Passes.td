@@ -33,6 +33,18 @@ def StripDropoutPass : Pass<"tx-strip-dropout", "mlir::ModuleOp"> {
   ];
 }
 
+def FuseAddNormPass : Pass<"tx-fuse-add-norm", "mlir::ModuleOp"> {
+  let summary = "fuses layer_norm(x + y) into tx.add_layer_norm";
+  let description = [{
+    Rewrites `tx.layer_norm(tx.add(x, y), weight, bias)` into one
+    `tx.add_layer_norm x, y, weight, bias` (one pass over memory in the
+    runtime), for either operand order. When the sum has other users, they
+    use the fused op's second result (only when they come after the norm).
+    Adds whose operands have different types (broadcasting) are left
+    alone.
+  }];
+}
+
 def PlanMemoryPass : Pass<"tx-plan-memory", "mlir::ModuleOp"> {
   let summary = "assigns every tensor an offset in an arena from liveness";
   let description = [{

@@ -1,0 +1,59 @@
+//===- FuseAddNorm.cpp - layer_norm(x + y) -> tx.add_layer_norm -----------===//
+//
+// tx-fuse-add-norm: the post-norm residual `layer_norm(x + sublayer(x))` of
+// every Transformer layer becomes one tx.add_layer_norm, which libtxrt runs
+// in one pass over memory. The sum stays available as the fused op's second
+// result for any other user.
+//
+//===----------------------------------------------------------------------===//
+#include "txc/Transforms/Passes.h"
+
+#include "tx/Dialect/TxDialect.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tx {
+#define GEN_PASS_DEF_FUSEADDNORMPASS
+#include "txc/Transforms/Passes.h.inc"
+} // namespace mlir::tx
+
+using namespace mlir;
+using namespace mlir::tx;
+
+namespace {
+
+struct FuseAddNormPass
+    : mlir::tx::impl::FuseAddNormPassBase<FuseAddNormPass> {
+  void runOnOperation() override {
+    SmallVector<LayerNormOp> norms;
+    getOperation().walk([&](LayerNormOp norm) { norms.push_back(norm); });
+    for (LayerNormOp norm : norms) {
+      auto add = norm.getInput().getDefiningOp<AddOp>();
+      // Without broadcasting only: the fused kernel adds equal shapes.
+      if (!add || add.getLhs().getType() != add.getType() ||
+          add.getRhs().getType() != add.getType())
+        continue;
+      // The fused op sits where the norm is (its weight and bias are defined
+      // after the add): other users of the sum must come after it.
+      bool laterUsersOnly = llvm::all_of(add->getUsers(), [&](Operation *user) {
+        return user == norm || (user->getBlock() == norm->getBlock() &&
+                                norm->isBeforeInBlock(user));
+      });
+      if (!laterUsersOnly)
+        continue;
+      OpBuilder builder(norm);
+      auto fused = builder.create<AddLayerNormOp>(
+          norm.getLoc(), TypeRange{norm.getType(), add.getType()},
+          ValueRange{add.getLhs(), add.getRhs(), norm.getWeight(),
+                     norm.getBias()},
+          ArrayRef<NamedAttribute>{builder.getNamedAttr(
+              "epsilon", norm.getEpsilonAttr())});
+      norm.getResult().replaceAllUsesWith(fused.getResult());
+      norm.erase();
+      add.getResult().replaceAllUsesWith(fused.getSum());
+      add.erase();
+    }
+  }
+};
+
+} // namespace

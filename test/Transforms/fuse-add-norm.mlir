@@ -1,0 +1,52 @@
+// RUN: tx-opt %s -split-input-file --tx-fuse-add-norm | FileCheck %s
+
+// CHECK-LABEL: func.func @residual
+// CHECK-SAME: (%[[X:.+]]: tensor<{{.*}}>, %[[Y:.+]]: tensor<{{.*}}>, %[[G:.+]]: tensor<8xf32>, %[[B:.+]]: tensor<8xf32>)
+// CHECK-NEXT: %[[N:.+]], %{{.+}} = tx.add_layer_norm %[[X]], %[[Y]], %[[G]], %[[B]] {epsilon = 9.99999997E-7 : f32}
+// CHECK-NEXT: return %[[N]]
+func.func @residual(%x: tensor<?x8xf32, #tx.dims<N: 4>>, %y: tensor<?x8xf32, #tx.dims<N: 4>>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 4>> {
+  %s = tx.add %x, %y : (tensor<?x8xf32, #tx.dims<N: 4>>, tensor<?x8xf32, #tx.dims<N: 4>>) -> tensor<?x8xf32, #tx.dims<N: 4>>
+  %n = tx.layer_norm %s, %g, %b {epsilon = 1.0e-6 : f32} : (tensor<?x8xf32, #tx.dims<N: 4>>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 4>>
+  return %n : tensor<?x8xf32, #tx.dims<N: 4>>
+}
+
+// -----
+
+// The sum has a later user: it takes the fused op's second result.
+// CHECK-LABEL: func.func @sum_used_later
+// CHECK: %[[N:.+]], %[[S:.+]] = tx.add_layer_norm
+// CHECK-NEXT: %[[R:.+]] = tx.relu %[[S]]
+// CHECK-NOT: tx.add
+func.func @sum_used_later(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %s = tx.add %y, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %n = tx.layer_norm %s, %g, %b : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %r = tx.relu %s : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %n, %r : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Not fused: the add broadcasts.
+// CHECK-LABEL: func.func @broadcast
+// CHECK: tx.add
+// CHECK-NEXT: tx.layer_norm
+// CHECK-NOT: tx.add_layer_norm
+func.func @broadcast(%x: tensor<4x8xf32>, %y: tensor<8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %s = tx.add %x, %y : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %n = tx.layer_norm %s, %g, %b : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
+
+// -----
+
+// Not fused: the sum is used before the norm.
+// CHECK-LABEL: func.func @sum_used_before
+// CHECK: tx.add
+// CHECK-NEXT: tx.relu
+// CHECK-NEXT: tx.layer_norm
+func.func @sum_used_before(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %g: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %s = tx.add %x, %y : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %r = tx.relu %s : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %n = tx.layer_norm %s, %g, %b : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return %n, %r : tensor<4x8xf32>, tensor<4x8xf32>
+}
