@@ -398,11 +398,15 @@ int main(int argc, char **argv) {
     PassManager pm(&context);
     pm.addPass(tx::createShapeCheckPass());
     bool printsIR = !listParams && !summary;
-    bool fuseAddNorm = true;
+    bool fuseAddNorm = true, fuseLinear = true;
     for (const std::string &name : noFuse) {
-      if (name.empty() || name == "add-norm")
+      if (name.empty())
+        fuseAddNorm = fuseLinear = false;
+      else if (name == "add-norm")
         fuseAddNorm = false;
-      else if (name != "attention" && name != "linear") {
+      else if (name == "linear")
+        fuseLinear = false;
+      else if (name != "attention") {
         llvm::errs() << "txc: error: --no-fuse=" << name
                      << ": unknown fusion pass; the passes are attention, "
                         "add-norm and linear\n";
@@ -412,6 +416,8 @@ int main(int argc, char **argv) {
     bool fuses = emit == Stage::Fused || emit == Stage::Planned || isNative(emit);
     if (printsIR && fuses && fuseAddNorm)
       pm.addPass(tx::createFuseAddNormPass());
+    if (printsIR && fuses && fuseLinear)
+      pm.addPass(tx::createFuseLinearPass());
     if ((emit == Stage::Planned || isNative(emit)) && printsIR) {
       // Autodiff is not in this build yet: plan the forward IR.
       pm.addPass(tx::createStripDropoutPass());

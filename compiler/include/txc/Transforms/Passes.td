@@ -45,6 +45,17 @@ def FuseAddNormPass : Pass<"tx-fuse-add-norm", "mlir::ModuleOp"> {
   }];
 }
 
+def FuseLinearPass : Pass<"tx-fuse-linear", "mlir::ModuleOp"> {
+  let summary = "folds activations and residual adds into tx.linear epilogues";
+  let description = [{
+    `relu(linear(x))` / `gelu(linear(x))` become `linear(x)` with that
+    `activation`, and `linear(x) + r` (either order, same type, no
+    broadcasting) becomes `linear(x)` with `residual r` — oneDNN post-ops in
+    the runtime. A linear whose result has other users, or that already has
+    the epilogue part, is left alone.
+  }];
+}
+
 def PlanMemoryPass : Pass<"tx-plan-memory", "mlir::ModuleOp"> {
   let summary = "assigns every tensor an offset in an arena from liveness";
   let description = [{
