@@ -28,6 +28,30 @@ int64_t BoundArgs::integer(size_t i) const {
              : static_cast<int64_t>(value.asDouble());
 }
 
+/// The spec position of an MLIR location (0:0 when it has none).
+static SourceLoc specLoc(Location loc) {
+  if (auto fileLoc = loc->findInstanceOf<FileLineColLoc>())
+    return {fileLoc.getLine(), fileLoc.getColumn()};
+  return {};
+}
+
+void txc::reportToSpec(mlir::Diagnostic &diag, DiagnosticEngine &diags) {
+  SourceLoc loc = specLoc(diag.getLocation());
+  switch (diag.getSeverity()) {
+  case DiagnosticSeverity::Error:
+    diags.error(loc, diag.str());
+    break;
+  case DiagnosticSeverity::Warning:
+    diags.warning(loc, diag.str());
+    break;
+  default:
+    diags.note(loc, diag.str());
+    break;
+  }
+  for (mlir::Diagnostic &note : diag.getNotes())
+    diags.note(specLoc(note.getLocation()), note.str());
+}
+
 MLIRGenImpl::MLIRGenImpl(MLIRContext &context, const ast::Module &module,
                          const ConfigEnv &env, DiagnosticEngine &diags)
     : context(context), ast(module), env(env), diags(diags),
@@ -46,26 +70,7 @@ Location MLIRGenImpl::getLoc(SourceLoc loc) {
 OwningOpRef<ModuleOp> MLIRGenImpl::generate() {
   // MLIR diagnostics (shape inference, verification) become spec diagnostics.
   ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &diag) {
-    SourceLoc loc;
-    if (auto fileLoc = diag.getLocation()->findInstanceOf<FileLineColLoc>())
-      loc = {fileLoc.getLine(), fileLoc.getColumn()};
-    switch (diag.getSeverity()) {
-    case DiagnosticSeverity::Error:
-      diags.error(loc, diag.str());
-      break;
-    case DiagnosticSeverity::Warning:
-      diags.warning(loc, diag.str());
-      break;
-    default:
-      diags.note(loc, diag.str());
-      break;
-    }
-    for (mlir::Diagnostic &note : diag.getNotes()) {
-      SourceLoc noteLoc;
-      if (auto fileLoc = note.getLocation()->findInstanceOf<FileLineColLoc>())
-        noteLoc = {fileLoc.getLine(), fileLoc.getColumn()};
-      diags.note(noteLoc, note.str());
-    }
+    reportToSpec(diag, diags);
     return success();
   });
 

@@ -376,21 +376,7 @@ int main(int argc, char **argv) {
   // From here on, errors of passes (shape checks, lowering) carry spec
   // locations: report them like the frontend's, with the source line.
   ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
-    txc::SourceLoc loc;
-    if (auto fileLoc = diag.getLocation()->findInstanceOf<FileLineColLoc>())
-      loc = {fileLoc.getLine(), fileLoc.getColumn()};
-    if (diag.getSeverity() == DiagnosticSeverity::Error)
-      diags.error(loc, diag.str());
-    else if (diag.getSeverity() == DiagnosticSeverity::Warning)
-      diags.warning(loc, diag.str());
-    else
-      diags.note(loc, diag.str());
-    for (Diagnostic &note : diag.getNotes()) {
-      txc::SourceLoc noteLoc;
-      if (auto fileLoc = note.getLocation()->findInstanceOf<FileLineColLoc>())
-        noteLoc = {fileLoc.getLine(), fileLoc.getColumn()};
-      diags.note(noteLoc, note.str());
-    }
+    txc::reportToSpec(diag, diags);
     return success();
   });
 

@@ -18,7 +18,16 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+namespace mlir {
+class Diagnostic;
+} // namespace mlir
+
 namespace txc {
+
+/// Reports an MLIR diagnostic (and its notes) to `diags` at the spec
+/// location it carries. MLIRGen and the compiler's passes both use it, so
+/// every error of a compilation reads `file:line:col: error: ...`.
+void reportToSpec(mlir::Diagnostic &diag, DiagnosticEngine &diags);
 
 /// Lowers `module` (whose config was evaluated into `env`) to tx IR in
 /// `context` (which must have the tx and func dialects loaded). Returns null
