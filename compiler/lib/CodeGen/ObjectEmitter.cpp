@@ -41,6 +41,10 @@ using namespace mlir;
 using namespace mlir::tx;
 
 void mlir::tx::buildLowerToLLVMPipeline(OpPassManager &pm) {
+  // Lowering builds each operand's sizes and memref view where it is used;
+  // CSE shares them across the entry (the entry is straight-line code, so an
+  // earlier value dominates every later use).
+  pm.addPass(createCSEPass());
   pm.addPass(createConvertLinalgToLoopsPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
