@@ -25,6 +25,35 @@
  *                 "inputs":  [{"name", "dtype", "shape": [int | dim name]}],
  *                 "outputs": [...]}, ...]}
  *
+ * Version 2 adds training (present when the spec has a `train` entry and an
+ * `optimizer`; a version 1 model, or one compiled without them, cannot
+ * train):
+ *   - every entry has "kind": "forward" | "train_step" | "train_grad".
+ *     "train_step" (named like the spec's train entry, e.g. "train") runs
+ *     forward, backward and the optimizer update in one call and outputs the
+ *     loss (f32, shape []). "train_grad" (named "<train>_grad") runs forward
+ *     and backward only, leaves the gradients in the parameter arena and
+ *     outputs the loss; for gradient checks. Both have the train entry's
+ *     inputs (src, tgt_in, tgt_out for the examples).
+ *   - every parameter has "grad_offset", "exp_avg_offset" and
+ *     "exp_avg_sq_offset": where its gradient and Adam's first and second
+ *     moments (same dtype and shape) live in the parameter arena, which
+ *     param_arena_bytes covers. The driver zero-fills the moments when it
+ *     initializes a model; gradients are written by every training call.
+ *   - "optimizer": {"name": "adam", "beta1", "beta2", "eps",
+ *                   "weight_decay" (0 when absent), "clip" (global gradient
+ *                   norm bound, 0 = none),
+ *                   "lr": {"schedule": "noam", "d_model", "warmup",
+ *                          "factor"} | {"schedule": "constant", "value"}}
+ *     as the spec wrote it; the compiled step applies it (the driver only
+ *     shows it, e.g. the current lr).
+ *   - Before calling a training entry, the driver calls
+ *     txrt_context_set_train_state(ctx, step, seed) (txrt.h): step is the
+ *     1-based number of the update being taken (Adam's t, the lr
+ *     schedule's step; train_grad uses it only for dropout), seed keys the
+ *     dropout masks together with step. Same (params, moments, step, seed,
+ *     batch) -> bit-identical results, which makes --resume exact.
+ *
  *===----------------------------------------------------------------------===*/
 #ifndef TXRT_DRIVER_MODELABI_H
 #define TXRT_DRIVER_MODELABI_H

@@ -248,6 +248,22 @@ void txrt_context_clear_cache(txrt_context *ctx) {
     ctx->clearCache();
 }
 
+void txrt_context_set_train_state(txrt_context *ctx, int64_t step,
+                                  uint64_t seed) {
+  if (ctx) {
+    ctx->trainStep = step;
+    ctx->trainSeed = seed;
+  }
+}
+
+int64_t txrt_context_train_step(const txrt_context *ctx) {
+  return ctx ? ctx->trainStep : 0;
+}
+
+uint64_t txrt_context_train_seed(const txrt_context *ctx) {
+  return ctx ? ctx->trainSeed : 0;
+}
+
 txrt_status txrt_context_set_option(txrt_context *ctx, int32_t option,
                                     int64_t value) {
   return runKernel(

@@ -170,6 +170,10 @@ struct txrt_context {
   int64_t attentionBlockQ = 96;
   int64_t attentionBlockK = 256;
 
+  /// Set by the driver before each training call (txrt_context_set_train_state).
+  int64_t trainStep = 0;
+  uint64_t trainSeed = 0;
+
   std::string lastError;
 
 private:

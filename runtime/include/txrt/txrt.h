@@ -150,6 +150,15 @@ int64_t txrt_context_primitive_creations(const txrt_context *ctx);
 /** Drops every cached primitive (the next call of each site recreates). */
 void txrt_context_clear_cache(txrt_context *ctx);
 
+/** The training state compiled train steps read: `step` is the 1-based number
+ *  of the optimizer step being taken (Adam's t, the learning-rate schedule's
+ *  step, and with `seed` the key of every dropout mask). The driver sets it
+ *  before each call of a training entry; a fresh context has step 0, seed 0. */
+void txrt_context_set_train_state(txrt_context *ctx, int64_t step,
+                                  uint64_t seed);
+int64_t txrt_context_train_step(const txrt_context *ctx);
+uint64_t txrt_context_train_seed(const txrt_context *ctx);
+
 /** Sets a tuning option (TXRT_OPTION_*); values must be positive. */
 txrt_status txrt_context_set_option(txrt_context *ctx, int32_t option,
                                     int64_t value);
