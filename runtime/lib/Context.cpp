@@ -264,6 +264,17 @@ uint64_t txrt_context_train_seed(const txrt_context *ctx) {
   return ctx ? ctx->trainSeed : 0;
 }
 
+txrt_status txrt_train_state(txrt_context *ctx, int64_t *out_step,
+                             int64_t *out_seed) {
+  return runKernel(
+      ctx, "txrt_train_state", [&] { return std::string(); },
+      [&](Context &c) {
+        require(out_step && out_seed, "out_step and out_seed must not be NULL");
+        *out_step = c.trainStep;
+        *out_seed = static_cast<int64_t>(c.trainSeed);
+      });
+}
+
 txrt_status txrt_context_set_option(txrt_context *ctx, int32_t option,
                                     int64_t value) {
   return runKernel(

@@ -172,6 +172,8 @@ struct txrt_context {
 
   /// Set by the driver before each training call (txrt_context_set_train_state).
   int64_t trainStep = 0;
+  /// Statistics backward kernels recompute when none were saved.
+  txrt::Workspace statsWork;
   uint64_t trainSeed = 0;
 
   std::string lastError;

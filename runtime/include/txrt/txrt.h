@@ -159,6 +159,11 @@ void txrt_context_set_train_state(txrt_context *ctx, int64_t step,
 int64_t txrt_context_train_step(const txrt_context *ctx);
 uint64_t txrt_context_train_seed(const txrt_context *ctx);
 
+/** The training state as compiled code reads it: *out_step and *out_seed
+ *  (the seed's bits as int64). Fails only on NULL arguments. */
+txrt_status txrt_train_state(txrt_context *ctx, int64_t *out_step,
+                             int64_t *out_seed);
+
 /** Sets a tuning option (TXRT_OPTION_*); values must be positive. */
 txrt_status txrt_context_set_option(txrt_context *ctx, int32_t option,
                                     int64_t value);
@@ -237,7 +242,8 @@ txrt_status txrt_layer_norm_fwd(txrt_context *ctx, int64_t site, int64_t rows,
                                 const float *gamma, const float *beta,
                                 float eps, float *y, float *mean, float *var);
 
-/** Backward of txrt_layer_norm_fwd from the saved mean and var: writes dx
+/** Backward of txrt_layer_norm_fwd from the saved mean and var (both NULL:
+ *  recomputed from x in one pass): writes dx
  *  [rows, cols] (or adds, accumulate_dx), and dgamma, dbeta [cols] (or adds,
  *  accumulate_params). dgamma / dbeta may be NULL; gamma NULL means the
  *  forward had no scale (then dgamma must be NULL). */
@@ -263,7 +269,8 @@ txrt_status txrt_add_layer_norm_fwd(txrt_context *ctx, int64_t site,
                                     float *out_sum, float *mean, float *var);
 
 /** Backward of txrt_add_layer_norm_fwd. The normalised input s is read from
- *  `sum` when it is not NULL, else recomputed as x + r. dsum: NULL, or the
+ *  `sum` when it is not NULL, else recomputed as x + r; mean and var both
+ *  NULL are recomputed from s. dsum: NULL, or the
  *  gradient flowing into out_sum from its other uses, added to ds. Writes
  *
  *    dx = ds = layer_norm_bwd(dy) + dsum     (the gradient of both x and r)
@@ -373,7 +380,7 @@ txrt_status txrt_cross_entropy_fwd(txrt_context *ctx, int64_t site, int64_t n,
                                    float *out_row_loss, int64_t *out_count);
 
 /** Gradient of txrt_cross_entropy_fwd's out_loss with respect to the logits,
- *  from the saved lse:
+ *  from the saved lse (NULL: recomputed from the logits):
  *
  *    dlogits_ij = g * (softmax_ij - (1 - eps) * [j == t_i] - eps / classes)
  *
@@ -413,6 +420,33 @@ txrt_status txrt_adam_update(txrt_context *ctx, int64_t site, int64_t n,
                              float *param, const float *grad, float *m,
                              float *v, float lr, float beta1, float beta2,
                              float eps, float weight_decay, int64_t step);
+
+/** Learning-rate schedules of txrt_adam_step. */
+enum {
+  /** lr as given. */
+  TXRT_LR_CONSTANT = 0,
+  /** lr * d_model^-0.5 * min(step^-0.5, step * warmup^-1.5) (the paper's
+   *  warmup; lr is the schedule's factor). */
+  TXRT_LR_NOAM = 1,
+};
+
+/** The learning rate of `schedule` at `step` (>= 1). */
+float txrt_learning_rate(int32_t schedule, double lr, double d_model,
+                         double warmup, int64_t step);
+
+/** txrt_adam_update at the context's training step (Adam's t and the
+ *  schedule's step, txrt_context_set_train_state), with the learning rate of
+ *  `schedule` and every gradient multiplied by *grad_scale first (NULL: 1;
+ *  gradient clipping). Fails when the step is not set (< 1). */
+txrt_status txrt_adam_step(txrt_context *ctx, int64_t site, int64_t n,
+                           float *param, const float *grad, float *m, float *v,
+                           const float *grad_scale, int32_t schedule, float lr,
+                           float d_model, float warmup, float beta1,
+                           float beta2, float eps, float weight_decay);
+
+/** accumulator[0] += sum_i x[i]^2 (summed in double). */
+txrt_status txrt_sum_squares(txrt_context *ctx, int64_t site, int64_t n,
+                             const float *x, float *accumulator);
 
 /*===----------------------------------------------------------------------===*
  * Fused attention (flash-style: scores never travel to memory in full)

@@ -7,11 +7,50 @@
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace txrt;
 
 extern "C" {
+
+namespace {
+
+/// The update of txrt_adam_update; grad_scale (NULL: 1) multiplies every
+/// gradient first (gradient clipping).
+void adamUpdate(Context &c, int64_t n, float *param, const float *grad,
+                float *m, float *v, float lr, float beta1, float beta2,
+                float eps, float weight_decay, int64_t step,
+                const float *grad_scale) {
+  require(n >= 0, "n must be non-negative");
+  require(step >= 1, "step must be >= 1 (the count including this one)");
+  require(beta1 >= 0.0f && beta1 < 1.0f && beta2 >= 0.0f && beta2 < 1.0f,
+          "betas must be in [0, 1)");
+  if (n == 0)
+    return;
+  require(param && grad && m && v, "param, grad, m and v must not be NULL");
+  const double correction1 = 1.0 - std::pow(double(beta1), double(step));
+  const double correction2 = 1.0 - std::pow(double(beta2), double(step));
+  const float stepSize = float(double(lr) / correction1);
+  const float sqrtCorrection2 = float(std::sqrt(correction2));
+  const float oneMinusBeta1 = 1.0f - beta1;
+  const float oneMinusBeta2 = 1.0f - beta2;
+  const float scale = grad_scale ? *grad_scale : 1.0f;
+#pragma omp parallel for simd num_threads(c.numThreads()) if (n > 32768)
+  for (int64_t i = 0; i < n; ++i) {
+    float g = grad[i] * scale;
+    if (weight_decay != 0.0f)
+      g += weight_decay * param[i];
+    float mi = m[i] + oneMinusBeta1 * (g - m[i]); // lerp, as torch
+    float vi = beta2 * v[i] + oneMinusBeta2 * g * g;
+    m[i] = mi;
+    v[i] = vi;
+    float denom = std::sqrt(vi) / sqrtCorrection2 + eps;
+    param[i] -= stepSize * (mi / denom);
+  }
+}
+
+} // namespace
 
 txrt_status txrt_adam_update(txrt_context *ctx, int64_t /*site*/, int64_t n,
                              float *param, const float *grad, float *m,
@@ -20,32 +59,55 @@ txrt_status txrt_adam_update(txrt_context *ctx, int64_t /*site*/, int64_t n,
   return runKernel(
       ctx, "txrt_adam_update", [&] { return shapes("n", n, "step", step); },
       [&](Context &c) {
+        adamUpdate(c, n, param, grad, m, v, lr, beta1, beta2, eps,
+                   weight_decay, step, nullptr);
+      });
+}
+
+float txrt_learning_rate(int32_t schedule, double lr, double d_model,
+                         double warmup, int64_t step) {
+  if (schedule != TXRT_LR_NOAM)
+    return float(lr);
+  double s = double(step < 1 ? 1 : step);
+  return float(lr / std::sqrt(d_model) *
+               std::min(1.0 / std::sqrt(s), s * std::pow(warmup, -1.5)));
+}
+
+txrt_status txrt_adam_step(txrt_context *ctx, int64_t /*site*/, int64_t n,
+                           float *param, const float *grad, float *m, float *v,
+                           const float *grad_scale, int32_t schedule, float lr,
+                           float d_model, float warmup, float beta1,
+                           float beta2, float eps, float weight_decay) {
+  return runKernel(
+      ctx, "txrt_adam_step",
+      [&] { return shapes("n", n, "step", ctx ? ctx->trainStep : 0); },
+      [&](Context &c) {
+        require(schedule == TXRT_LR_CONSTANT ||
+                    (schedule == TXRT_LR_NOAM && d_model > 0 && warmup > 0),
+                "schedule must be constant, or noam with positive d_model "
+                "and warmup");
+        require(c.trainStep >= 1, "the training step is not set (call "
+                                  "txrt_context_set_train_state with step >= 1)");
+        float rate = txrt_learning_rate(schedule, lr, d_model, warmup,
+                                        c.trainStep);
+        adamUpdate(c, n, param, grad, m, v, rate, beta1, beta2, eps,
+                   weight_decay, c.trainStep, grad_scale);
+      });
+}
+
+txrt_status txrt_sum_squares(txrt_context *ctx, int64_t /*site*/, int64_t n,
+                             const float *x, float *accumulator) {
+  return runKernel(
+      ctx, "txrt_sum_squares", [&] { return shapes("n", n); },
+      [&](Context &c) {
         require(n >= 0, "n must be non-negative");
-        require(step >= 1, "step must be >= 1 (the count including this one)");
-        require(beta1 >= 0.0f && beta1 < 1.0f && beta2 >= 0.0f && beta2 < 1.0f,
-                "betas must be in [0, 1)");
-        if (n == 0)
-          return;
-        require(param && grad && m && v,
-                "param, grad, m and v must not be NULL");
-        const double correction1 = 1.0 - std::pow(double(beta1), double(step));
-        const double correction2 = 1.0 - std::pow(double(beta2), double(step));
-        const float stepSize = float(double(lr) / correction1);
-        const float sqrtCorrection2 = float(std::sqrt(correction2));
-        const float oneMinusBeta1 = 1.0f - beta1;
-        const float oneMinusBeta2 = 1.0f - beta2;
-#pragma omp parallel for simd num_threads(c.numThreads()) if (n > 32768)
-        for (int64_t i = 0; i < n; ++i) {
-          float g = grad[i];
-          if (weight_decay != 0.0f)
-            g += weight_decay * param[i];
-          float mi = m[i] + oneMinusBeta1 * (g - m[i]); // lerp, as torch
-          float vi = beta2 * v[i] + oneMinusBeta2 * g * g;
-          m[i] = mi;
-          v[i] = vi;
-          float denom = std::sqrt(vi) / sqrtCorrection2 + eps;
-          param[i] -= stepSize * (mi / denom);
-        }
+        require((x || n == 0) && accumulator,
+                "x and accumulator must not be NULL");
+        double sum = 0.0;
+#pragma omp parallel for simd reduction(+ : sum) num_threads(c.numThreads()) if (n > 32768)
+        for (int64_t i = 0; i < n; ++i)
+          sum += double(x[i]) * double(x[i]);
+        *accumulator += float(sum);
       });
 }
 

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
+#include "RowStats.h"
 
 #include <omp.h>
 
@@ -184,8 +185,18 @@ txrt_status txrt_add_layer_norm_bwd(
         if (rows == 0 || cols == 0)
           return;
         require(sum || (x && r), "either sum or both x and r are needed");
-        require(gamma && mean && var && dy && dx,
-                "gamma, mean, var, dy and dx must not be NULL");
+        require(gamma && dy && dx, "gamma, dy and dx must not be NULL");
+        require((mean == nullptr) == (var == nullptr),
+                "mean and var must both be given or both be NULL");
+        if (!mean) { // recompute the forward's statistics
+          float *stats = c.statsWork.as<float>(2 * rows);
+          if (sum)
+            rowMeanVar(c, rows, cols, sum, nullptr, stats, stats + rows);
+          else
+            rowMeanVar(c, rows, cols, x, r, stats, stats + rows);
+          mean = stats;
+          var = stats + rows;
+        }
         addLayerNormBackward(c, rows, cols, x, r, sum, gamma, mean, var, eps,
                              dy, dsum, dx, dgamma, dbeta, accumulate_dx != 0,
                              accumulate_params != 0);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
+#include "RowStats.h"
 #include "VecMath.h"
 
 #include <cmath>
@@ -112,8 +113,13 @@ txrt_status txrt_cross_entropy_bwd(txrt_context *ctx, int64_t /*site*/,
         require(n >= 0 && classes > 0, "n must be >= 0 and classes > 0");
         if (n == 0)
           return;
-        require(logits && targets && lse && dloss && dlogits,
-                "logits, targets, lse, dloss and dlogits must not be NULL");
+        require(logits && targets && dloss && dlogits,
+                "logits, targets, dloss and dlogits must not be NULL");
+        if (!lse) { // recompute the forward's log-sum-exp
+          float *saved = c.statsWork.as<float>(n);
+          rowLogSumExp(c, n, classes, logits, saved);
+          lse = saved;
+        }
         int64_t count = countTargets(targets, n, classes, ignore_index);
         float g = dloss[0];
         if (reduction == TXRT_LOSS_MEAN)

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
+#include "RowStats.h"
 #include "Primitive.h"
 
 using namespace txrt;
@@ -104,8 +105,15 @@ txrt_status txrt_layer_norm_bwd(txrt_context *ctx, int64_t site, int64_t rows,
         require(rows >= 0 && cols >= 0, "sizes must be non-negative");
         if (rows == 0 || cols == 0)
           return;
-        require(x && mean && var && dy && dx,
-                "x, mean, var, dy and dx must not be NULL");
+        require(x && dy && dx, "x, dy and dx must not be NULL");
+        require((mean == nullptr) == (var == nullptr),
+                "mean and var must both be given or both be NULL");
+        if (!mean) { // recompute the forward's statistics
+          float *stats = c.statsWork.as<float>(2 * rows);
+          rowMeanVar(c, rows, cols, x, nullptr, stats, stats + rows);
+          mean = stats;
+          var = stats + rows;
+        }
         require(!dgamma || gamma, "dgamma needs gamma");
         bool scale = gamma != nullptr;
         bool wantScale = dgamma != nullptr;
