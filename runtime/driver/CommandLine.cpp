@@ -5,9 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 #include "CommandLine.h"
+#include "CommandLineParsing.h"
 #include "Error.h"
-
-#include <charconv>
 
 namespace txrt::driver {
 
@@ -20,6 +19,10 @@ Runs the Transformer model that txc compiled into this executable.
 commands:
   info              show the model: entries, dims, parameters, arena sizes
   run ENTRY         run an entry on inputs from files, write outputs as .npy
+  train             train on TSV parallel text, save a checkpoint
+  eval              loss, token accuracy and BLEU of a checkpoint on TSV data
+  translate         translate sentences (arguments or stdin lines)
+  bench             time the train step and decoding on synthetic batches
   help [COMMAND]    show this text, or the options of COMMAND
 
 Run 'PROGRAM COMMAND --help' for the options of a command.
@@ -68,6 +71,11 @@ options:
   --repeat N            run the entry N times (benchmarking: the first run
                         creates the kernels' primitives; the time of every run
                         is reported as min and median)
+training entries (kind train_step / train_grad):
+  --step N              the update number the entry is told (default 1)
+  --seed S              the dropout seed it is told (default 0)
+  --save-grads FILE     after the run, write every parameter's gradient
+                        (named like the parameter) to FILE (safetensors)
   -h, --help            show this text
 
 Inputs are checked before anything runs: rank, static dims, symbolic dims
@@ -83,69 +91,6 @@ std::string substituteProgram(std::string text, std::string_view program) {
     text.replace(pos, placeholder.size(), program);
   return text;
 }
-
-bool isHelpFlag(const std::string &arg) {
-  return arg == "-h" || arg == "--help";
-}
-
-template <typename T> std::optional<T> parseInteger(std::string_view text) {
-  T value{};
-  auto result = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (result.ec != std::errc() || result.ptr != text.data() + text.size())
-    return std::nullopt;
-  return value;
-}
-
-/// Walks the arguments of one command, handling `--opt VALUE` and
-/// `--opt=VALUE`.
-class ArgCursor {
-public:
-  ArgCursor(const std::vector<std::string> &args, size_t start,
-            std::string command)
-      : args_(args), pos_(start), command_(std::move(command)) {}
-
-  bool done() const { return pos_ >= args_.size(); }
-
-  /// The next argument; splits "--opt=value" into option and pending value.
-  std::string next() {
-    std::string arg = args_[pos_++];
-    pending_.reset();
-    if (arg.rfind("--", 0) == 0) {
-      size_t eq = arg.find('=');
-      if (eq != std::string::npos) {
-        pending_ = arg.substr(eq + 1);
-        arg.resize(eq);
-      }
-    }
-    return arg;
-  }
-
-  std::string value(const std::string &option) {
-    if (pending_) {
-      std::string value = *pending_;
-      pending_.reset();
-      return value;
-    }
-    if (done())
-      fail("option '" + option + "' needs a value");
-    return args_[pos_++];
-  }
-
-  void noValue(const std::string &option) {
-    if (pending_)
-      fail("option '" + option + "' takes no value");
-  }
-
-  [[noreturn]] void fail(const std::string &message) const {
-    throw UsageError(message, command_);
-  }
-
-private:
-  const std::vector<std::string> &args_;
-  size_t pos_;
-  std::string command_;
-  std::optional<std::string> pending_;
-};
 
 InputArg parseInputArg(const std::string &text) {
   if (auto split = splitNameValue(text))
@@ -203,6 +148,12 @@ void parseRun(ArgCursor &cursor, CommandLine &line) {
         cursor.fail("--repeat expects an integer in [1, 100000], got '" +
                     text + "'");
       run.repeat = *repeat;
+    } else if (arg == "--save-grads") {
+      run.saveGradsPath = pathOption(cursor, arg);
+    } else if (arg == "--step") {
+      run.trainStep = integerOption<int64_t>(cursor, arg, 1, int64_t(1) << 62);
+    } else if (arg == "--seed") {
+      run.trainSeed = integerOption<uint64_t>(cursor, arg, 0, ~uint64_t(0));
     } else if (arg == "--dim") {
       std::string text = cursor.value(arg);
       auto split = splitNameValue(text);
@@ -273,7 +224,7 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
   if (isHelpFlag(command) || command == "help") {
     line.command = CommandLine::Command::Help;
     if (command == "help" && args.size() > 1) {
-      if (args[1] != "info" && args[1] != "run")
+      if (args[1] != "info" && args[1] != "run" && !trainingUsage(args[1]))
         throw UsageError("no help for '" + args[1] + "'", "");
       line.helpTopic = args[1];
     }
@@ -293,13 +244,30 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
     parseRun(cursor, line);
     return line;
   }
+  using Parser = void (*)(ArgCursor &, CommandLine &);
+  const std::pair<const char *, std::pair<CommandLine::Command, Parser>>
+      commands[] = {
+          {"train", {CommandLine::Command::Train, parseTrain}},
+          {"eval", {CommandLine::Command::Eval, parseEval}},
+          {"translate", {CommandLine::Command::Translate, parseTranslate}},
+          {"bench", {CommandLine::Command::Bench, parseBench}},
+      };
+  for (const auto &[name, parser] : commands) {
+    if (command != name)
+      continue;
+    line.command = parser.first;
+    ArgCursor cursor(args, 1, name);
+    parser.second(cursor, line);
+    return line;
+  }
   throw UsageError("unknown command '" + command + "'", "");
 }
 
 std::string usageText(std::string_view command, std::string_view program) {
-  const char *text = command == "info"  ? kInfoUsage
-                     : command == "run" ? kRunUsage
-                                        : kTopUsage;
+  const char *text = command == "info"           ? kInfoUsage
+                     : command == "run"          ? kRunUsage
+                     : trainingUsage(command) != nullptr ? trainingUsage(command)
+                                                  : kTopUsage;
   return substituteProgram(text, program);
 }
 

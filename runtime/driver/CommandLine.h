@@ -4,7 +4,14 @@
 //   PROGRAM run ENTRY [--load FILE | --init SEED] [--input [NAME=]FILE]...
 //               [--out-dir DIR] [--threads N] [--dim NAME=N]... [--save FILE]
 //               [[NAME=]FILE]...
+//   PROGRAM train --data F.tsv [--steps N | --epochs N] [--batch N] ...
+//   PROGRAM eval --load F --data F.tsv [...]
+//   PROGRAM translate --load F [--beam N] [--max-len N] [--no-kv-cache] [SENTENCE...]
+//   PROGRAM bench [--steps N] [--batch N] [...]
 //   PROGRAM help [COMMAND] | --help | COMMAND --help
+//
+// (the usage texts in CommandLine.cpp / CommandLineTraining.cpp list every
+// option).
 //
 // Options take their value as the next argument or after '='
 // (`--load=w.safetensors`). Parsing is pure: it checks the syntax and the
@@ -45,20 +52,68 @@ struct RunOptions {
   std::vector<std::pair<std::string, int64_t>> dims;
   std::optional<std::string> savePath;
   int32_t repeat = 1; ///< runs of the entry; timing reports min and median
+  /// Training entries: after the call write every gradient here.
+  std::optional<std::string> saveGradsPath;
+  int64_t trainStep = 1; ///< --step: the train state of training entries
+  uint64_t trainSeed = 0; ///< --seed
+};
+
+struct TrainOptions {
+  std::string dataPath;
+  std::optional<int64_t> steps, epochs; ///< at most one
+  std::optional<int64_t> batch;         ///< default: the B bound
+  std::optional<uint64_t> seed;         ///< default 0 (or the checkpoint's)
+  std::optional<int64_t> minFreq;       ///< default 1 (or the checkpoint's)
+  std::optional<std::string> savePath, resumePath, logPath;
+  int64_t every = 0; ///< checkpoint every N steps (0: only at the end)
+  std::optional<uint64_t> initSeed;
+  int32_t threads = 0;
+  bool quiet = false; ///< no progress output
+};
+
+struct EvalOptions {
+  std::string loadPath, dataPath;
+  std::optional<std::string> tokenizerPath; ///< default: beside --load
+  std::optional<int64_t> batch, maxLength;
+  bool noBleu = false;
+  int32_t threads = 0;
+};
+
+struct TranslateOptions {
+  std::string loadPath;
+  std::optional<std::string> tokenizerPath;
+  std::optional<int64_t> batch, maxLength;
+  int32_t beam = 1;
+  double alpha = 0.6;
+  bool kvCache = true; ///< --no-kv-cache: re-run the prefix every step
+  std::vector<std::string> sentences; ///< empty: read stdin
+  int32_t threads = 0;
+};
+
+struct BenchOptions {
+  std::optional<std::string> loadPath;
+  int64_t steps = 10;
+  std::optional<int64_t> batch, sourceLength, targetLength;
+  uint64_t seed = 0;
+  int32_t threads = 0;
 };
 
 struct CommandLine {
-  enum class Command { Help, Info, Run };
+  enum class Command { Help, Info, Run, Train, Eval, Translate, Bench };
   Command command = Command::Help;
-  std::string helpTopic; ///< for Help: "", "info" or "run"
+  std::string helpTopic; ///< for Help: "" or a command
   InfoOptions info;
   RunOptions run;
+  TrainOptions train;
+  EvalOptions eval;
+  TranslateOptions translate;
+  BenchOptions bench;
 };
 
 /// Parses the arguments after the program name; throws UsageError.
 CommandLine parseCommandLine(const std::vector<std::string> &args);
 
-/// The usage text of `command` ("" for the top level, "info", "run").
+/// The usage text of `command` ("" for the top level, or a command).
 std::string usageText(std::string_view command, std::string_view program);
 
 /// Splits "NAME=VALUE" when NAME is an identifier ([A-Za-z_][A-Za-z0-9_.]*);

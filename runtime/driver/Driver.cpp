@@ -9,6 +9,11 @@
 #include "InfoCommand.h"
 #include "ModelInfo.h"
 #include "RunCommand.h"
+#include "BenchCommand.h"
+#include "EvalCommand.h"
+#include "Progress.h"
+#include "TrainCommand.h"
+#include "TranslateCommand.h"
 
 #include <iostream>
 #include <new>
@@ -45,7 +50,21 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
     printModelInfo(model, out);
     return kExitOk;
   }
-  return runCommand(model, entryTable, line.run, out, err);
+  switch (line.command) {
+  case CommandLine::Command::Train:
+    // A progress bar only when writing to a terminal's stderr.
+    return trainCommand(model, entryTable, line.train, out, err,
+                        &err == &std::cerr && stderrIsTerminal());
+  case CommandLine::Command::Eval:
+    return evalCommand(model, entryTable, line.eval, out, err);
+  case CommandLine::Command::Translate:
+    return translateCommand(model, entryTable, line.translate, std::cin, out,
+                            err);
+  case CommandLine::Command::Bench:
+    return benchCommand(model, entryTable, line.bench, out, err);
+  default:
+    return runCommand(model, entryTable, line.run, out, err);
+  }
 }
 
 } // namespace

@@ -7,6 +7,8 @@
 #include "FileIO.h"
 #include "Error.h"
 
+#include <filesystem>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -84,6 +86,14 @@ void BinaryFile::readAt(uint64_t offset, void *out, size_t bytes) const {
     offset += uint64_t(got);
     bytes -= size_t(got);
   }
+}
+
+void checkParentDirectory(const std::string &path, const std::string &what) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code error;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, error))
+    throw InputError(what + ": cannot write '" + path + "': '" +
+                     parent.string() + "' is not a directory");
 }
 
 //===----------------------------------------------------------------------===//

@@ -19,6 +19,10 @@ namespace txrt::driver {
 /// The whole content of a file.
 std::string readWholeFile(const std::string &path);
 
+/// Fails (InputError naming `what`, e.g. "--save") before any work is done
+/// when `path` cannot be created because its directory does not exist.
+void checkParentDirectory(const std::string &path, const std::string &what);
+
 /// A read-only file with bounds-checked positional reads.
 class BinaryFile {
 public:

@@ -43,6 +43,16 @@ int64_t getInteger(const JsonValue &object, const char *key,
   return value.asInteger();
 }
 
+double getNumber(const JsonValue &object, const char *key,
+                 const std::string &path, std::optional<double> fallback) {
+  const JsonValue *value = object.find(key);
+  if (!value && fallback)
+    return *fallback;
+  if (!value || !value->isNumber())
+    throw ModelError(path + "." + key + " must be a number");
+  return value->asNumber();
+}
+
 const JsonArray &getArray(const JsonValue &object, const char *key,
                           const std::string &path) {
   const JsonValue &value = member(object, key, path);
@@ -148,20 +158,119 @@ ParamInfo parseParam(const JsonValue &value, const std::string &path,
                      std::to_string(param.byteSize) +
                      " bytes does not fit the parameter arena of " +
                      std::to_string(arenaBytes) + " bytes");
+  const char *stateKeys[] = {"grad_offset", "exp_avg_offset",
+                             "exp_avg_sq_offset"};
+  int64_t *stateOffsets[] = {&param.gradOffset, &param.expAvgOffset,
+                             &param.expAvgSqOffset};
+  int present = 0;
+  for (int i = 0; i < 3; ++i) {
+    if (!value.find(stateKeys[i]))
+      continue;
+    ++present;
+    int64_t offset = getInteger(value, stateKeys[i], path);
+    if (offset % int64_t(dtypeSize(param.dtype)) != 0 || offset > arenaBytes ||
+        param.byteSize > arenaBytes - offset)
+      throw ModelError(path + "." + stateKeys[i] + " ('" + param.name +
+                       "') at offset " + std::to_string(offset) + " with " +
+                       std::to_string(param.byteSize) +
+                       " bytes does not fit the parameter arena of " +
+                       std::to_string(arenaBytes) + " bytes");
+    *stateOffsets[i] = offset;
+  }
+  if (present != 0 && present != 3)
+    throw ModelError(path + " ('" + param.name +
+                     "') must have all of grad_offset, exp_avg_offset and "
+                     "exp_avg_sq_offset or none");
   return param;
 }
 
+/// One region of the parameter arena, for the overlap check.
+struct ArenaRegion {
+  int64_t offset, bytes;
+  std::string what;
+};
+
+/// Parameters, gradients and moments never share bytes.
 void checkNoOverlap(const std::vector<ParamInfo> &params) {
-  std::vector<const ParamInfo *> sorted;
-  for (const ParamInfo &param : params)
-    if (param.byteSize > 0)
-      sorted.push_back(&param);
-  std::sort(sorted.begin(), sorted.end(),
-            [](auto *a, auto *b) { return a->offset < b->offset; });
-  for (size_t i = 1; i < sorted.size(); ++i)
-    if (sorted[i - 1]->offset + sorted[i - 1]->byteSize > sorted[i]->offset)
-      throw ModelError("parameters '" + sorted[i - 1]->name + "' and '" +
-                       sorted[i]->name + "' overlap in the parameter arena");
+  std::vector<ArenaRegion> regions;
+  for (const ParamInfo &param : params) {
+    if (param.byteSize == 0)
+      continue;
+    regions.push_back({param.offset, param.byteSize,
+                       "parameter '" + param.name + "'"});
+    if (!param.hasTrainingState())
+      continue;
+    regions.push_back({param.gradOffset, param.byteSize,
+                       "the gradient of '" + param.name + "'"});
+    regions.push_back({param.expAvgOffset, param.byteSize,
+                       "exp_avg of '" + param.name + "'"});
+    regions.push_back({param.expAvgSqOffset, param.byteSize,
+                       "exp_avg_sq of '" + param.name + "'"});
+  }
+  std::stable_sort(regions.begin(), regions.end(),
+                   [](const ArenaRegion &a, const ArenaRegion &b) {
+                     return a.offset < b.offset;
+                   });
+  for (size_t i = 1; i < regions.size(); ++i)
+    if (regions[i - 1].offset + regions[i - 1].bytes > regions[i].offset) {
+      // Keep the message of version 1 for two parameters.
+      if (regions[i - 1].what.rfind("parameter ", 0) == 0 &&
+          regions[i].what.rfind("parameter ", 0) == 0)
+        throw ModelError("parameters " + regions[i - 1].what.substr(10) +
+                         " and " + regions[i].what.substr(10) +
+                         " overlap in the parameter arena");
+      throw ModelError(regions[i - 1].what + " and " + regions[i].what +
+                       " overlap in the parameter arena");
+    }
+}
+
+std::optional<EntryKind> parseEntryKind(std::string_view name) {
+  if (name == "forward")
+    return EntryKind::Forward;
+  if (name == "train_step")
+    return EntryKind::TrainStep;
+  if (name == "train_grad")
+    return EntryKind::TrainGrad;
+  return std::nullopt;
+}
+
+OptimizerInfo parseOptimizer(const JsonValue &value) {
+  const std::string path = "metadata.optimizer";
+  if (!value.isObject())
+    throw ModelError(path + " must be an object");
+  OptimizerInfo optimizer;
+  optimizer.name = getString(value, "name", path);
+  if (optimizer.name != "adam")
+    throw ModelError(path + ".name '" + optimizer.name +
+                     "' is not a known optimizer (adam)");
+  optimizer.beta1 = getNumber(value, "beta1", path, 0.9);
+  optimizer.beta2 = getNumber(value, "beta2", path, 0.999);
+  optimizer.eps = getNumber(value, "eps", path, 1e-8);
+  optimizer.weightDecay = getNumber(value, "weight_decay", path, 0.0);
+  optimizer.clip = getNumber(value, "clip", path, 0.0);
+  if (!(optimizer.beta1 >= 0 && optimizer.beta1 < 1 && optimizer.beta2 >= 0 &&
+        optimizer.beta2 < 1))
+    throw ModelError(path + ": beta1 and beta2 must lie in [0, 1)");
+  const JsonValue &lr = member(value, "lr", path);
+  const std::string lrPath = path + ".lr";
+  if (!lr.isObject())
+    throw ModelError(lrPath + " must be an object");
+  std::string schedule = getString(lr, "schedule", lrPath);
+  if (schedule == "noam") {
+    optimizer.lr.kind = LearningRateSchedule::Kind::Noam;
+    optimizer.lr.dModel = getNumber(lr, "d_model", lrPath, std::nullopt);
+    optimizer.lr.warmup = getNumber(lr, "warmup", lrPath, std::nullopt);
+    optimizer.lr.factor = getNumber(lr, "factor", lrPath, 1.0);
+    if (!(optimizer.lr.dModel > 0) || !(optimizer.lr.warmup > 0))
+      throw ModelError(lrPath + ": d_model and warmup must be positive");
+  } else if (schedule == "constant") {
+    optimizer.lr.kind = LearningRateSchedule::Kind::Constant;
+    optimizer.lr.value = getNumber(lr, "value", lrPath, std::nullopt);
+  } else {
+    throw ModelError(lrPath + ".schedule '" + schedule +
+                     "' is not one of noam, constant");
+  }
+  return optimizer;
 }
 
 } // namespace
@@ -178,9 +287,10 @@ ModelInfo ModelInfo::parse(std::string_view json) {
   ModelInfo info;
   const std::string top = "metadata";
   info.version = getInteger(root, "version", top);
-  if (info.version != 1)
+  if (info.version != 1 && info.version != 2)
     throw ModelError("unsupported metadata version " +
-                     std::to_string(info.version) + " (this driver reads 1)");
+                     std::to_string(info.version) +
+                     " (this driver reads 1 and 2)");
   info.model = getString(root, "model", top);
   info.source = getString(root, "source", top, /*required=*/false);
   info.compileFlags = getString(root, "compile_flags", top, false);
@@ -214,6 +324,18 @@ ModelInfo ModelInfo::parse(std::string_view json) {
                        "'");
   }
   checkNoOverlap(info.params);
+  bool anyState = std::any_of(info.params.begin(), info.params.end(),
+                              [](auto &p) { return p.hasTrainingState(); });
+  if (anyState && info.version < 2)
+    throw ModelError("gradient and moment offsets need metadata version 2");
+  if (anyState && !info.hasTrainingState())
+    throw ModelError("some parameters have gradient and moment offsets and "
+                     "others do not");
+  if (const JsonValue *optimizer = root.find("optimizer")) {
+    if (info.version < 2)
+      throw ModelError("metadata.optimizer needs metadata version 2");
+    info.optimizer = parseOptimizer(*optimizer);
+  }
 
   names.clear();
   const JsonArray &entries = getArray(root, "entries", top);
@@ -223,6 +345,22 @@ ModelInfo ModelInfo::parse(std::string_view json) {
       throw ModelError(path + " must be an object");
     EntryInfo entry;
     entry.name = getString(entries[i], "name", path);
+    if (info.version >= 2) {
+      std::string kind = getString(entries[i], "kind", path);
+      std::optional<EntryKind> parsed = parseEntryKind(kind);
+      if (!parsed)
+        throw ModelError(path + ".kind '" + kind +
+                         "' is not one of forward, train_step, train_grad");
+      entry.kind = *parsed;
+      if (entry.kind != EntryKind::Forward && !info.hasTrainingState())
+        throw ModelError(path + " ('" + entry.name + "') is a " + kind +
+                         " entry but the parameters have no gradient and "
+                         "moment offsets");
+      if (entry.kind == EntryKind::TrainStep && !info.optimizer)
+        throw ModelError(path + " ('" + entry.name +
+                         "') is a train_step entry but the metadata has no "
+                         "optimizer");
+    }
     entry.arenaBytes = getInteger(entries[i], "arena_bytes", path);
     entry.tensorBytes = entries[i].find("tensor_bytes")
                             ? getInteger(entries[i], "tensor_bytes", path)
@@ -241,6 +379,51 @@ const EntryInfo *ModelInfo::findEntry(std::string_view name) const {
     if (entry.name == name)
       return &entry;
   return nullptr;
+}
+
+const EntryInfo *ModelInfo::findEntryOfKind(EntryKind kind) const {
+  for (const EntryInfo &entry : entries)
+    if (entry.kind == kind)
+      return &entry;
+  return nullptr;
+}
+
+const char *entryKindName(EntryKind kind) {
+  switch (kind) {
+  case EntryKind::Forward:
+    return "forward";
+  case EntryKind::TrainStep:
+    return "train_step";
+  case EntryKind::TrainGrad:
+    return "train_grad";
+  }
+  return "?";
+}
+
+bool ModelInfo::hasTrainingState() const {
+  return !params.empty() &&
+         std::all_of(params.begin(), params.end(),
+                     [](const ParamInfo &p) { return p.hasTrainingState(); });
+}
+
+std::string ModelInfo::configKeyForBound(const DimInfo &dim) const {
+  std::vector<std::string> candidates;
+  for (const auto &[key, value] : config)
+    if (value.isNumber() && value.asNumber() == double(dim.bound))
+      candidates.push_back(key);
+  if (candidates.size() == 1)
+    return candidates[0];
+  // Several keys share the value (batch = max_len = 16): prefer the one the
+  // dim's role suggests.
+  const char *hint = dim.name == "B" ? "batch" : "len";
+  std::string found;
+  for (const std::string &key : candidates)
+    if (key.find(hint) != std::string::npos) {
+      if (!found.empty())
+        return "";
+      found = key;
+    }
+  return found;
 }
 
 const ParamInfo *ModelInfo::findParam(std::string_view name) const {

@@ -7,12 +7,18 @@
 // initializers, dim names, parameters inside the arena and not overlapping),
 // so a malformed metadata string is a ModelError, never a crash.
 //
+// Versions 1 and 2 are read. Version 2 adds training (ModelAbi.h): an entry
+// kind, per-parameter gradient and Adam moment offsets (validated like the
+// parameters: inside the arena, no two regions overlapping) and the
+// optimizer. A version 1 entry is a forward entry.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_MODELINFO_H
 #define TXRT_DRIVER_MODELINFO_H
 
 #include "Init.h"
 #include "Json.h"
+#include "Optimizer.h"
 #include "Tensor.h"
 
 #include <optional>
@@ -51,11 +57,26 @@ struct ParamInfo {
   int64_t offset = 0; ///< bytes from the start of the arena
   int64_t numElements = 0;
   int64_t byteSize = 0;
+  /// Version 2: where the gradient and Adam's moments live (same dtype and
+  /// shape as the parameter); -1 when the model has no training state.
+  int64_t gradOffset = -1, expAvgOffset = -1, expAvgSqOffset = -1;
+  bool hasTrainingState() const { return gradOffset >= 0; }
 };
+
+/// What an entry does (metadata "kind"; version 1 entries are Forward).
+enum class EntryKind {
+  Forward,   ///< inputs -> outputs, parameters untouched
+  TrainStep, ///< forward, backward and the optimizer update; outputs the loss
+  TrainGrad, ///< forward and backward; gradients left in the arena
+};
+
+/// "forward", "train_step", "train_grad".
+const char *entryKindName(EntryKind kind);
 
 /// A compiled entry point.
 struct EntryInfo {
   std::string name;
+  EntryKind kind = EntryKind::Forward;
   int64_t arenaBytes = 0;  ///< the planned activation arena
   int64_t tensorBytes = 0; ///< all its tensors without planning
   std::vector<TensorSig> inputs, outputs;
@@ -69,14 +90,23 @@ struct ModelInfo {
   int64_t paramArenaBytes = 0;
   std::vector<ParamInfo> params;
   std::vector<EntryInfo> entries;
+  /// Version 2 models that can train.
+  std::optional<OptimizerInfo> optimizer;
 
   /// Parses and validates the metadata; throws ModelError.
   static ModelInfo parse(std::string_view json);
 
   const EntryInfo *findEntry(std::string_view name) const;
+  /// The first entry of `kind`, or nullptr.
+  const EntryInfo *findEntryOfKind(EntryKind kind) const;
   const ParamInfo *findParam(std::string_view name) const;
   /// A numeric config value, or nullopt when absent or not a number.
   std::optional<double> configNumber(std::string_view key) const;
+  /// The config key whose value is a dim's bound ("max_len" for
+  /// `S <= max_len`), or "" when no config key or several have that value.
+  std::string configKeyForBound(const DimInfo &dim) const;
+  /// Whether every parameter has a gradient and Adam moments.
+  bool hasTrainingState() const;
   /// The total number of parameter elements.
   int64_t totalParamElements() const;
 

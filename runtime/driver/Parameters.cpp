@@ -8,6 +8,7 @@
 #include "Error.h"
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 
 namespace txrt::driver {
@@ -29,6 +30,32 @@ const float *ParameterArena::param(const ParamInfo &info) const {
 void ParameterArena::initialize(uint64_t seed) {
   for (const ParamInfo &info : model_.params)
     initializeParameter(info.init, info.shape, seed, info.name, param(info));
+  clearTrainingState();
+}
+
+void ParameterArena::clearTrainingState() {
+  for (const ParamInfo &info : model_.params) {
+    if (!info.hasTrainingState())
+      continue;
+    std::memset(gradient(info), 0, size_t(info.byteSize));
+    std::memset(expAvg(info), 0, size_t(info.byteSize));
+    std::memset(expAvgSq(info), 0, size_t(info.byteSize));
+  }
+}
+
+namespace {
+bool endsWith(const std::string &text, const std::string &suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+} // namespace
+
+bool isMomentName(const ModelInfo &model, const std::string &name) {
+  for (const char *suffix : {kExpAvgSuffix, kExpAvgSqSuffix})
+    if (endsWith(name, suffix) &&
+        model.findParam(name.substr(0, name.size() - std::strlen(suffix))))
+      return true;
+  return false;
 }
 
 std::vector<std::string>
@@ -54,7 +81,8 @@ checkCheckpointAgainstModel(const SafetensorsReader &file,
                          "' but the model expects " + formatShape(info.shape));
   }
   for (const SafetensorsEntry &entry : file.tensors()) {
-    if (entry.name.rfind(kTrainingStatePrefix, 0) == 0)
+    if (entry.name.rfind(kTrainingStatePrefix, 0) == 0 ||
+        isMomentName(model, entry.name))
       continue;
     if (!model.findParam(entry.name))
       problems.push_back("tensor '" + entry.name + "' " +
@@ -87,6 +115,14 @@ void ParameterArena::save(const std::string &path,
   std::vector<SafetensorsTensorView> views;
   for (const ParamInfo &info : model_.params)
     views.push_back({info.name, DType::F32, info.shape, param(info)});
+  writeSafetensors(path, views, metadata);
+}
+
+void ParameterArena::saveGradients(const std::string &path,
+                                   const SafetensorsMetadata &metadata) const {
+  std::vector<SafetensorsTensorView> views;
+  for (const ParamInfo &info : model_.params)
+    views.push_back({info.name, DType::F32, info.shape, gradient(info)});
   writeSafetensors(path, views, metadata);
 }
 

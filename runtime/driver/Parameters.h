@@ -7,10 +7,13 @@
 //
 // Loading checks the whole file against the model before copying anything
 // and reports every problem, one per line: a missing tensor, an extra
-// tensor, a dtype other than F32, a shape mismatch. Tensors whose names
-// start with "__" (kTrainingStatePrefix; e.g. "__adam_m__.<param>",
-// "__adam_v__.<param>", "__step__") are training state written by
-// checkpoints; loading parameters ignores them.
+// tensor, a dtype other than F32, a shape mismatch. Training checkpoints
+// (Checkpoint.h) also hold "<param>.exp_avg" and "<param>.exp_avg_sq"
+// (Adam's moments); loading parameters ignores those, and tensors whose
+// names start with "__" (kTrainingStatePrefix).
+//
+// A version 2 model's arena also holds every parameter's gradient and Adam
+// moments (ModelInfo.h); initialize() zero-fills them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_PARAMETERS_H
@@ -28,6 +31,10 @@ namespace txrt::driver {
 /// Names with this prefix in a checkpoint are training state, not params.
 constexpr const char *kTrainingStatePrefix = "__";
 
+/// Suffixes of Adam's moments in a training checkpoint.
+constexpr const char *kExpAvgSuffix = ".exp_avg";
+constexpr const char *kExpAvgSqSuffix = ".exp_avg_sq";
+
 /// A failed load lists at most this many problems (then a count).
 constexpr size_t kMaxReportedProblems = 20;
 
@@ -38,8 +45,22 @@ public:
   void *data() { return buffer_.data(); }
   float *param(const ParamInfo &info);
   const float *param(const ParamInfo &info) const;
+  /// The gradient and the moments of a parameter with training state.
+  float *gradient(const ParamInfo &info) { return at(info.gradOffset); }
+  const float *gradient(const ParamInfo &info) const {
+    return at(info.gradOffset);
+  }
+  float *expAvg(const ParamInfo &info) { return at(info.expAvgOffset); }
+  const float *expAvg(const ParamInfo &info) const {
+    return at(info.expAvgOffset);
+  }
+  float *expAvgSq(const ParamInfo &info) { return at(info.expAvgSqOffset); }
+  const float *expAvgSq(const ParamInfo &info) const {
+    return at(info.expAvgSqOffset);
+  }
 
-  /// Fills every parameter from its initializer under `seed`.
+  /// Fills every parameter from its initializer under `seed` and zero-fills
+  /// gradients and moments.
   void initialize(uint64_t seed);
 
   /// Loads every parameter from a safetensors file; throws InputError (one
@@ -52,10 +73,30 @@ public:
   void save(const std::string &path,
             const SafetensorsMetadata &metadata = {}) const;
 
+  /// Writes every parameter's gradient, named like the parameter.
+  void saveGradients(const std::string &path,
+                     const SafetensorsMetadata &metadata = {}) const;
+
+  /// Zero-fills every gradient and moment (no-op without training state).
+  void clearTrainingState();
+
 private:
+  float *at(int64_t offset) {
+    return reinterpret_cast<float *>(static_cast<char *>(buffer_.data()) +
+                                     offset);
+  }
+  const float *at(int64_t offset) const {
+    return reinterpret_cast<const float *>(
+        static_cast<const char *>(buffer_.data()) + offset);
+  }
+
   const ModelInfo &model_;
   AlignedBuffer buffer_;
 };
+
+/// Whether `name` is "<param>.exp_avg" or "<param>.exp_avg_sq" of a
+/// parameter of `model`.
+bool isMomentName(const ModelInfo &model, const std::string &name);
 
 /// The problems of loading `model`'s parameters from `file` (empty: ok).
 std::vector<std::string>

@@ -7,7 +7,9 @@
 //===----------------------------------------------------------------------===//
 #include "RunCommand.h"
 #include "Error.h"
+#include "FileIO.h"
 #include "InputValidation.h"
+#include "ModelRunner.h"
 #include "Npy.h"
 #include "Parameters.h"
 
@@ -62,24 +64,6 @@ void checkSaveDestination(const std::string &path) {
   if (!parent.empty() && !std::filesystem::is_directory(parent, error))
     throw InputError("cannot save to '" + path + "': '" + parent.string() +
                      "' is not a directory");
-}
-
-struct ContextDeleter {
-  void operator()(txrt_context *ctx) const { txrt_context_destroy(ctx); }
-};
-using ContextPtr = std::unique_ptr<txrt_context, ContextDeleter>;
-
-ContextPtr createContext(int32_t threads) {
-  txrt_context *ctx = nullptr;
-  txrt_status status = txrt_context_create_with_threads(threads, &ctx);
-  if (status != TXRT_OK) {
-    std::string message = std::string("cannot create the txrt context: ") +
-                          txrt_last_error(nullptr);
-    if (status == TXRT_ERROR_INVALID_ARGUMENT)
-      throw InputError(message);
-    throw KernelError(message);
-  }
-  return ContextPtr(ctx);
 }
 
 } // namespace
@@ -156,7 +140,8 @@ void fillParameters(ParameterArena &params, const RunOptions &options,
 void callEntry(txc_entry_fn function, const EntryInfo &entry,
                ParameterArena &params, const std::vector<int64_t> &dims,
                std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
-               int32_t threads, int32_t repeat, std::ostream &err) {
+               const RunOptions &options, std::ostream &err) {
+  const int32_t threads = options.threads, repeat = options.repeat;
   std::vector<void *> inputPointers, outputPointers;
   for (Tensor &tensor : inputs)
     inputPointers.push_back(tensor.data());
@@ -168,6 +153,10 @@ void callEntry(txc_entry_fn function, const EntryInfo &entry,
 
   std::vector<double> times;
   for (int32_t run = 0; run < std::max<int32_t>(repeat, 1); ++run) {
+    // Training entries read the update number and the dropout seed.
+    if (entry.kind != EntryKind::Forward)
+      txrt_context_set_train_state(ctx.get(), options.trainStep,
+                                   options.trainSeed);
     auto start = std::chrono::steady_clock::now();
     int32_t status =
         function(ctx.get(), params.data(), arena.data(), dims.data(),
@@ -212,6 +201,14 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                      "'");
 
   // Everything the user can get wrong is checked before the entry runs.
+  if (options.saveGradsPath) {
+    if (entry->kind == EntryKind::Forward || !model.hasTrainingState())
+      throw UsageError("--save-grads needs a train_grad or train_step entry; '" +
+                           entry->name + "' is a " +
+                           entryKindName(entry->kind) + " entry",
+                       "run");
+    checkParentDirectory(*options.saveGradsPath, "--save-grads");
+  }
   std::vector<InputSource> sources = resolveInputs(*entry, options.inputs);
   std::vector<Tensor> inputs = readInputs(model, *entry, sources);
   std::vector<int64_t> dims =
@@ -227,8 +224,7 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   std::vector<Tensor> outputs;
   for (const TensorSig &sig : entry->outputs)
     outputs.emplace_back(sig.dtype, concreteShape(sig, dims));
-  callEntry(function, *entry, params, dims, inputs, outputs, options.threads,
-            options.repeat, err);
+  callEntry(function, *entry, params, dims, inputs, outputs, options, err);
 
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::string path = (std::filesystem::path(options.outDir) /
@@ -237,6 +233,15 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     writeNpy(path, outputs[i]);
     out << entry->outputs[i].name << ": " << dtypeName(outputs[i].dtype)
         << formatShape(outputs[i].shape) << " -> " << path << "\n";
+  }
+  if (options.saveGradsPath) {
+    params.saveGradients(*options.saveGradsPath,
+                         {{"format", "txc-gradients"},
+                          {"model", model.model},
+                          {"entry", entry->name},
+                          {"step", std::to_string(options.trainStep)},
+                          {"seed", std::to_string(options.trainSeed)}});
+    out << "saved the gradients to " << *options.saveGradsPath << "\n";
   }
   if (options.savePath) {
     params.save(*options.savePath, {{"format", "txc"}, {"model", model.model}});

@@ -54,7 +54,8 @@ TEST(ModelInfoTest, MalformedMetadataIsAModelError) {
   const std::vector<Case> cases = {
       {"{", "invalid JSON"},
       {"[]", "must be a JSON object"},
-      {R"({"version": 2})", "unsupported metadata version 2"},
+      {R"({"version": 3})",
+       "unsupported metadata version 3 (this driver reads 1 and 2)"},
       {R"({"version": 1, "model": "m"})", "metadata has no member 'dims'"},
       {wrap(
            R"({"name": "w", "dtype": "f32", "shape": [4, 8], "init": "zeros", "offset": 0})",

@@ -1,0 +1,42 @@
+//===- LossCurve.h - the loss curve as CSV and as an SVG plot ---*- C++ -*-===//
+//
+// CSV: a header "step,loss,lr,tokens_per_second" and one row per step.
+// SVG: a self-contained 640x400 plot, the loss as a polyline over the steps
+// with labelled axes (5 ticks each) and a title; no scripts, no fonts
+// beyond the generic sans-serif.
+//
+// A resumed run keeps the rows of the existing CSV up to the step it
+// resumes from (readLossCsv), so the curve covers the whole training.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_LOSSCURVE_H
+#define TXRT_DRIVER_LOSSCURVE_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace txrt::driver {
+
+struct LossPoint {
+  int64_t step = 0;
+  double loss = 0, lr = 0, tokensPerSecond = 0;
+};
+
+std::string lossCsv(const std::vector<LossPoint> &points);
+/// Rows of a CSV written by lossCsv; malformed rows are skipped.
+std::vector<LossPoint> parseLossCsv(const std::string &text);
+std::string lossSvg(const std::vector<LossPoint> &points,
+                    const std::string &title);
+
+/// Writes both (atomically): `csvPath` and `csvPath` with .csv -> .svg.
+void writeLossCurve(const std::string &csvPath,
+                    const std::vector<LossPoint> &points,
+                    const std::string &title);
+
+/// "run.csv" -> "run.svg"; other names get ".svg" appended.
+std::string svgPathFor(const std::string &csvPath);
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_LOSSCURVE_H

@@ -1,0 +1,103 @@
+//===- Tokenizer.h - word-level vocabularies built from the data -*- C++ -*-===//
+//
+// The seeds tokenize the toy EN->ES pairs by lowercase words; so does this:
+//
+//   splitWords   ASCII letters are lowercased (other bytes, e.g. UTF-8 "tú",
+//                are kept as they are); whitespace separates words; every
+//                ASCII punctuation character except the apostrophe and the
+//                hyphen is a word of its own ("hello, world!" -> hello , world
+//                !; "don't" and "well-known" stay one word). Output words are
+//                joined with single spaces.
+//
+// A Vocabulary maps words to ids: the specials [UNK] [PAD] [SOS] [EOS] come
+// first, [PAD] at the model's config `pad` id and the others in that order
+// around it (pad = 0: [PAD] 0, [UNK] 1, [SOS] 2, [EOS] 3); then every word
+// seen at least min_freq times, by descending frequency, ties alphabetically
+// (byte order). A word the vocabulary lacks maps to [UNK].
+//
+// A Tokenizer is one vocabulary per side (source and target), saved as JSON
+// beside the checkpoint (ckpt.safetensors -> ckpt.tokenizer.json):
+//   {"format": "txc-tokenizer", "version": 1, "lowercase": true,
+//    "min_freq": 1, "source": ["[PAD]", "[UNK]", ...], "target": [...]}
+// where a word's position in its list is its id.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_TOKENIZER_H
+#define TXRT_DRIVER_TOKENIZER_H
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace txrt::driver {
+
+constexpr const char *kUnkToken = "[UNK]";
+constexpr const char *kPadToken = "[PAD]";
+constexpr const char *kSosToken = "[SOS]";
+constexpr const char *kEosToken = "[EOS]";
+constexpr int32_t kNumSpecialTokens = 4;
+
+/// Splits and lowercases a sentence as documented above.
+std::vector<std::string> splitWords(std::string_view text);
+
+/// Joins words with single spaces.
+std::string joinWords(const std::vector<std::string> &words);
+
+class Vocabulary {
+public:
+  Vocabulary() = default;
+
+  /// Counts the words of `sentences` and orders them as documented; throws
+  /// std::invalid_argument when padId is negative or leaves a gap.
+  static Vocabulary build(const std::vector<std::vector<std::string>> &sentences,
+                          int64_t minFreq, int32_t padId);
+
+  /// From the id-ordered word list; throws std::invalid_argument when a
+  /// special is missing or a word repeats.
+  static Vocabulary fromWords(std::vector<std::string> words);
+
+  int32_t size() const { return int32_t(words_.size()); }
+  /// The id of `word`, [UNK]'s for unknown words.
+  int32_t id(const std::string &word) const;
+  bool contains(const std::string &word) const { return ids_.count(word) > 0; }
+  const std::string &word(int32_t id) const { return words_.at(size_t(id)); }
+  const std::vector<std::string> &words() const { return words_; }
+
+  int32_t unkId() const { return unk_; }
+  int32_t padId() const { return pad_; }
+  int32_t sosId() const { return sos_; }
+  int32_t eosId() const { return eos_; }
+  bool isSpecial(int32_t id) const {
+    return id == unk_ || id == pad_ || id == sos_ || id == eos_;
+  }
+
+  std::vector<int32_t> encode(const std::vector<std::string> &words) const;
+  /// The words of `ids` up to the first [EOS], without specials other than
+  /// [UNK].
+  std::vector<std::string> decode(const std::vector<int32_t> &ids) const;
+
+private:
+  std::vector<std::string> words_;
+  std::unordered_map<std::string, int32_t> ids_;
+  int32_t unk_ = 0, pad_ = 0, sos_ = 0, eos_ = 0;
+};
+
+struct Tokenizer {
+  Vocabulary source, target;
+  int64_t minFreq = 1;
+
+  /// The JSON text documented above.
+  std::string toJson() const;
+  /// Parses it; throws InputError naming `path` on anything malformed.
+  static Tokenizer fromJson(std::string_view text, const std::string &path);
+
+  /// Writes atomically / reads `path`.
+  void save(const std::string &path) const;
+  static Tokenizer load(const std::string &path);
+};
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_TOKENIZER_H
