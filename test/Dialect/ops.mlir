@@ -135,3 +135,55 @@ func.func @loss_and_attention(%logits: tensor<?x?x16xf32, #tx.dims<B: 4, T: 9>>,
   %c = tx.attention %q, %q, %q {causal, dropout = 0.1 : f32, scale = 0.5 : f32} : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>
   return
 }
+
+// CHECK-LABEL: func.func @gradient_ops
+func.func @gradient_ops(%x: tensor<?x8xf32, #tx.dims<N: 64>>, %dy: tensor<?x8xf32, #tx.dims<N: 64>>, %g: tensor<8xf32>, %w: tensor<4x8xf32>, %dz: tensor<?x4xf32, #tx.dims<N: 64>>, %ids: tensor<?xi32, #tx.dims<N: 64>>, %dl: tensor<f32>) {
+  // CHECK: tx.activation_grad %{{.+}}, %{{.+}} {activation = #tx.activation<gelu>} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  %a = tx.activation_grad %x, %dy {activation = #tx.activation<gelu>} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  // CHECK: tx.softmax_grad %{{.+}}, %{{.+}} {log} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  %s = tx.softmax_grad %x, %dy {log} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = tx.layer_norm_grad %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<?x8xf32, #tx.dims<N: 64>>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<8xf32>)
+  %n:3 = tx.layer_norm_grad %x, %g, %dy : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<?x8xf32, #tx.dims<N: 64>>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<8xf32>)
+  // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = tx.layer_norm_grad %{{.+}} rhs %{{.+}}, %{{.+}}, %{{.+}} dsum %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<8xf32>)
+  %an:3 = tx.layer_norm_grad %x rhs %x, %g, %dy dsum %dy : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<8xf32>)
+  // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = tx.linear_grad %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<4x8xf32>, tensor<?x4xf32, #tx.dims<N: 64>>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<4x8xf32>, tensor<4xf32>)
+  %l:3 = tx.linear_grad %x, %w, %dz : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<4x8xf32>, tensor<?x4xf32, #tx.dims<N: 64>>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<4x8xf32>, tensor<4xf32>)
+  // CHECK: tx.embedding_grad %{{.+}}, %{{.+}} {vocab = 16 : i64} : (tensor<?xi32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<16x8xf32>
+  %e = tx.embedding_grad %ids, %dy {vocab = 16 : i64} : (tensor<?xi32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<16x8xf32>
+  // CHECK: tx.cross_entropy_grad %{{.+}}, %{{.+}}, %{{.+}} {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?xi32, #tx.dims<N: 64>>, tensor<f32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  %c = tx.cross_entropy_grad %x, %ids, %dl {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?xi32, #tx.dims<N: 64>>, tensor<f32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  // CHECK: tx.dropout_grad %{{.+}} {rate = 1.000000e-01 : f32, tx.rng = 7 : i64} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  %d = tx.dropout_grad %dy {rate = 1.000000e-01 : f32, tx.rng = 7 : i64} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  // CHECK: tx.sum_to %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<8xf32>
+  %st = tx.sum_to %dy : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<8xf32>
+  // CHECK: tx.broadcast_to %{{.+}} : (tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  %b = tx.broadcast_to %st : (tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  return
+}
+
+// CHECK-LABEL: func.func @attention_gradient_ops
+func.func @attention_gradient_ops(%q: tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>, %k: tensor<?x2x?x4xf32, #tx.dims<B: 4, S: 7>>, %m: tensor<?x1x1x?xi1, #tx.dims<B: 4, S: 7>>, %do: tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>) {
+  // CHECK: %{{.+}}, %{{.+}} = tx.attention_train %{{.+}}, %{{.+}}, %{{.+}} mask %{{.+}} {dropout = 1.000000e-01 : f32, scale = 5.000000e-01 : f32, tx.rng = 3 : i64} : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, S: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, S: 7>>, tensor<?x1x1x?xi1, #tx.dims<B: 4, S: 7>>) -> (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>, tensor<?x2x?xf32, #tx.dims<B: 4, T: 9>>)
+  %o, %lse = tx.attention_train %q, %k, %k mask %m {dropout = 1.000000e-01 : f32, scale = 5.000000e-01 : f32, tx.rng = 3 : i64} : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, S: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, S: 7>>, tensor<?x1x1x?xi1, #tx.dims<B: 4, S: 7>>) -> (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>, tensor<?x2x?xf32, #tx.dims<B: 4, T: 9>>)
+  // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = tx.attention_grad %{{.+}}, %{{.+}}, %{{.+}} mask %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {dropout = 1.000000e-01 : f32, scale = 5.000000e-01 : f32, tx.rng = 3 : i64} : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, S: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, S: 7>>, tensor<?x1x1x?xi1, #tx.dims<B: 4, S: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>, tensor<?x2x?xf32, #tx.dims<B: 4, T: 9>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>) -> (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, S: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, S: 7>>)
+  %g:3 = tx.attention_grad %q, %k, %k mask %m, %o, %lse, %do {dropout = 1.000000e-01 : f32, scale = 5.000000e-01 : f32, tx.rng = 3 : i64} : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, S: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, S: 7>>, tensor<?x1x1x?xi1, #tx.dims<B: 4, S: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>, tensor<?x2x?xf32, #tx.dims<B: 4, T: 9>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>) -> (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, S: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, S: 7>>)
+  return
+}
+
+// CHECK-LABEL: func.func @optimizer_ops
+func.func @optimizer_ops(%gw: tensor<4x8xf32>, %gb: tensor<8xf32>) {
+  // CHECK: tx.grad_norm %{{.+}}, %{{.+}} {clip = 1.000000e+00 : f64} : tensor<4x8xf32>, tensor<8xf32> -> tensor<f32>
+  %s = tx.grad_norm %gw, %gb {clip = 1.000000e+00 : f64} : tensor<4x8xf32>, tensor<8xf32> -> tensor<f32>
+  // CHECK: tx.store_grad @norm.bias, %{{.+}} : tensor<8xf32>
+  tx.store_grad @norm.bias, %gb : tensor<8xf32>
+  // CHECK: tx.adam_update @w, %{{.+}} scale %{{.+}} {beta1 = 9.000000e-01 : f64, beta2 = 0.97999999999999998 : f64, d_model = 6.400000e+01 : f64, eps = 1.000000e-09 : f64, lr = 1.000000e+00 : f64, schedule = "noam", warmup = 1.000000e+02 : f64, weight_decay = 0.000000e+00 : f64} : tensor<4x8xf32>, tensor<f32>
+  tx.adam_update @w, %gw scale %s {beta1 = 9.000000e-01 : f64, beta2 = 9.800000e-01 : f64, d_model = 6.400000e+01 : f64, eps = 1.000000e-09 : f64, lr = 1.000000e+00 : f64, schedule = "noam", warmup = 1.000000e+02 : f64, weight_decay = 0.000000e+00 : f64} : tensor<4x8xf32>, tensor<f32>
+  return
+}
+
+// CHECK-LABEL: func.func @decoding_ops
+func.func @decoding_ops(%cache: tensor<?x?x8xf32, #tx.dims<B: 4, cache: 9>>, %new: tensor<?x?x8xf32, #tx.dims<B: 4, T: 9>>) -> tensor<?x?x8xf32, #tx.dims<B: 4, cache: 9>> {
+  // CHECK: tx.cache_write %{{.+}}, %{{.+}} : (tensor<?x?x8xf32, #tx.dims<B: 4, cache: 9>>, tensor<?x?x8xf32, #tx.dims<B: 4, T: 9>>) -> tensor<?x?x8xf32, #tx.dims<B: 4, cache: 9>>
+  %w = tx.cache_write %cache, %new : (tensor<?x?x8xf32, #tx.dims<B: 4, cache: 9>>, tensor<?x?x8xf32, #tx.dims<B: 4, T: 9>>) -> tensor<?x?x8xf32, #tx.dims<B: 4, cache: 9>>
+  return %w : tensor<?x?x8xf32, #tx.dims<B: 4, cache: 9>>
+}

@@ -1,8 +1,10 @@
 // RUN: tx-opt %s -split-input-file --tx-fuse-linear | FileCheck %s
+// RUN: tx-opt %s -split-input-file --tx-fuse-linear=stats=true -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
 
 // CHECK-LABEL: func.func @relu_epilogue
 // CHECK-NEXT: %[[Y:.+]] = tx.linear %arg0, %arg1 bias %arg2 {activation = #tx.activation<relu>}
 // CHECK-NEXT: return %[[Y]]
+// STATS: tx-fuse-linear: fused 1, declined 0
 func.func @relu_epilogue(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
   %h = tx.linear %x, %w bias %b : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<4x16xf32>
   %r = tx.relu %h : (tensor<4x16xf32>) -> tensor<4x16xf32>
@@ -15,6 +17,7 @@ func.func @relu_epilogue(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<1
 // CHECK-LABEL: func.func @gelu_residual
 // CHECK-NEXT: %[[Y:.+]] = tx.linear %arg0, %arg1 residual %arg2 {activation = #tx.activation<gelu>}
 // CHECK-NEXT: return %[[Y]]
+// STATS: tx-fuse-linear: fused 2, declined 0
 func.func @gelu_residual(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %r: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %h = tx.linear %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
   %g = tx.gelu %h : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -28,6 +31,8 @@ func.func @gelu_residual(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %r: tensor<4x
 // CHECK-LABEL: func.func @other_user
 // CHECK: tx.linear %arg0, %arg1 :
 // CHECK-NEXT: tx.relu
+// STATS: tx-fuse-linear: fused 0, declined 1
+// STATS-NEXT: tx-fuse-linear: declined at {{.*}}: the linear has other users
 func.func @other_user(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
   %h = tx.linear %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
   %r = tx.relu %h : (tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -40,8 +45,89 @@ func.func @other_user(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> (tensor<4x8xf
 // CHECK-LABEL: func.func @broadcast_residual
 // CHECK: tx.linear
 // CHECK-NEXT: tx.add
+// STATS: tx-fuse-linear: fused 0, declined 1
+// STATS-NEXT: tx-fuse-linear: declined at {{.*}}: the residual add broadcasts
 func.func @broadcast_residual(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %r: tensor<8xf32>) -> tensor<4x8xf32> {
   %h = tx.linear %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
   %s = tx.add %h, %r : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   return %s : tensor<4x8xf32>
+}
+
+// -----
+
+// nn.Linear written by hand: matmul(x, transpose(W)) + b with W [N, K] becomes
+// a linear with bias, whose relu then fuses as its epilogue.
+// CHECK-LABEL: func.func @hand_written_linear
+// CHECK-SAME: (%[[X:.+]]: tensor<2x4x8xf32>, %[[W:.+]]: tensor<16x8xf32>, %[[B:.+]]: tensor<16xf32>)
+// CHECK-NEXT: %[[Y:.+]] = tx.linear %[[X]], %[[W]] bias %[[B]] {activation = #tx.activation<relu>}
+// CHECK-NEXT: return %[[Y]]
+// STATS: tx-fuse-linear: fused 2, declined 0
+func.func @hand_written_linear(%x: tensor<2x4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> tensor<2x4x16xf32> {
+  %wt = tx.transpose %w {permutation = array<i64: 1, 0>} : (tensor<16x8xf32>) -> tensor<8x16xf32>
+  %h = tx.matmul %x, %wt : (tensor<2x4x8xf32>, tensor<8x16xf32>) -> tensor<2x4x16xf32>
+  %y = tx.add %h, %b : (tensor<2x4x16xf32>, tensor<16xf32>) -> tensor<2x4x16xf32>
+  %r = tx.relu %y : (tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  return %r : tensor<2x4x16xf32>
+}
+
+// -----
+
+// The same with transpose_rhs, the bias on the left, and a residual.
+// CHECK-LABEL: func.func @transpose_rhs_residual
+// CHECK-NEXT: %[[Y:.+]] = tx.linear %arg0, %arg1 bias %arg2 residual %arg3 :
+// CHECK-NEXT: return %[[Y]]
+// STATS: tx-fuse-linear: fused 2, declined 0
+func.func @transpose_rhs_residual(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>, %r: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %h = tx.matmul %x, %w {transpose_rhs} : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+  %y = tx.add %b, %h : (tensor<8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s = tx.add %y, %r : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %s : tensor<4x8xf32>
+}
+
+// -----
+
+// Not fused: the product has another user.
+// CHECK-LABEL: func.func @product_used_elsewhere
+// CHECK: tx.transpose
+// CHECK-NEXT: tx.matmul
+// CHECK-NEXT: tx.add
+// CHECK-NOT: tx.linear
+// STATS: tx-fuse-linear: fused 0, declined 1
+// STATS-NEXT: tx-fuse-linear: declined at {{.*}}fuse-linear.mlir{{.*}}: matmul(x, Wᵀ) has other users
+func.func @product_used_elsewhere(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
+  %wt = tx.transpose %w {permutation = array<i64: 1, 0>} : (tensor<16x8xf32>) -> tensor<8x16xf32>
+  %h = tx.matmul %x, %wt : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %y = tx.add %h, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  return %y, %h : tensor<4x16xf32>, tensor<4x16xf32>
+}
+
+// -----
+
+// Not fused: the added term is not a rank-1 bias (it would be a residual of
+// a matmul, not of a linear).
+// CHECK-LABEL: func.func @not_a_bias
+// CHECK: tx.matmul
+// CHECK-NEXT: tx.add
+// CHECK-NOT: tx.linear
+// STATS: tx-fuse-linear: fused 0, declined 1
+// STATS-NEXT: tx-fuse-linear: declined at {{.*}}: the added term is not a bias [16] of matmul(x, Wᵀ)
+func.func @not_a_bias(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %r: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %h = tx.matmul %x, %w {transpose_rhs} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %y = tx.add %h, %r : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+// Not fused: the weight is not transposed (matmul(x, W) with W [K, N] is not
+// nn.Linear's layout; no candidate).
+// CHECK-LABEL: func.func @untransposed_weight
+// CHECK: tx.matmul
+// CHECK-NEXT: tx.add
+// CHECK-NOT: tx.linear
+// STATS: tx-fuse-linear: fused 0, declined 0
+func.func @untransposed_weight(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: tensor<16xf32>) -> tensor<4x16xf32> {
+  %h = tx.matmul %x, %w : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+  %y = tx.add %h, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
 }

@@ -78,14 +78,23 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
                                          llvm::StringRef source,
                                          llvm::StringRef flags) {
   llvm::json::Object root;
-  root["version"] = 1;
+  root["version"] = 2;
   root["model"] = planned.getSymName().value_or("model").str();
   root["source"] = source.str();
   root["compile_flags"] = flags.str();
   if (auto config = planned->getAttrOfType<DictionaryAttr>("tx.config"))
     root["config"] = attrJson(config);
-  if (auto optimizer = planned->getAttrOfType<DictionaryAttr>("tx.optimizer"))
-    root["optimizer"] = attrJson(optimizer);
+  if (auto optimizer = planned->getAttrOfType<DictionaryAttr>("tx.optimizer")) {
+    // As ModelAbi.h documents it: lr always an object, defaults filled in.
+    llvm::json::Object object = *attrJson(optimizer).getAsObject();
+    if (auto lr = optimizer.getAs<FloatAttr>("lr"))
+      object["lr"] = llvm::json::Object{{"schedule", "constant"},
+                                        {"value", lr.getValueAsDouble()}};
+    for (const char *key : {"weight_decay", "clip"})
+      if (!object.get(key))
+        object[key] = 0.0;
+    root["optimizer"] = std::move(object);
+  }
   llvm::json::Array dims;
   if (auto order = planned->getAttrOfType<DictionaryAttr>("tx.dims"))
     for (NamedAttribute dim : order)
@@ -98,12 +107,16 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
   llvm::json::Array params;
   for (auto param : planned.getOps<ParameterOp>()) {
     auto offset = param->getAttrOfType<IntegerAttr>("offset");
-    params.push_back(llvm::json::Object{
+    llvm::json::Object object{
         {"name", param.getSymName().str()},
         {"dtype", "f32"},
         {"shape", shapeJson(param.getTensorType())},
         {"init", stringifyInit(param.getInit()).str()},
-        {"offset", offset ? offset.getInt() : -1}});
+        {"offset", offset ? offset.getInt() : -1}};
+    for (const char *key : {"grad_offset", "exp_avg_offset", "exp_avg_sq_offset"})
+      if (auto at = param->getAttrOfType<IntegerAttr>(key))
+        object[key] = at.getInt();
+    params.push_back(std::move(object));
   }
   root["params"] = std::move(params);
   llvm::json::Array entries;
@@ -112,8 +125,13 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
       continue;
     auto arena = func->getAttrOfType<IntegerAttr>("tx.arena_bytes");
     auto tensors = func->getAttrOfType<IntegerAttr>("tx.tensor_bytes");
+    auto trainKind = func->getAttrOfType<StringAttr>("tx.train_kind");
+    std::string kind = !trainKind ? "forward"
+                       : trainKind.getValue() == "step" ? "train_step"
+                                                        : "train_grad";
     entries.push_back(llvm::json::Object{
         {"name", func.getSymName().str()},
+        {"kind", kind},
         {"symbol", ("txc_entry_" + func.getSymName()).str()},
         {"arena_bytes", arena ? arena.getInt() : 0},
         {"tensor_bytes", tensors ? tensors.getInt() : 0},

@@ -65,6 +65,54 @@ const std::vector<Entry> &registry() {
       // ctx, batch, seq, ids, pad_id, out_lengths
       {RuntimeFn::KeyLengths, "txrt_key_lengths",
        {A::Ptr, A::I64, A::I64, A::Ptr, A::I32, A::Ptr}},
+      // ctx, site, m, n, k, x, w, dy, dx, dw, dbias, accumulate_dx,
+      // accumulate_params
+      {RuntimeFn::LinearBwd, "txrt_linear_bwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::I32, A::I32}},
+      // ctx, site, rows, cols, x, gamma, mean, var, eps, dy, dx, dgamma,
+      // dbeta, accumulate_dx, accumulate_params
+      {RuntimeFn::LayerNormBwd, "txrt_layer_norm_bwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::F32, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::I32,
+        A::I32}},
+      // ctx, site, rows, cols, x, r, sum, gamma, mean, var, eps, dy, dsum,
+      // dx, dgamma, dbeta, accumulate_dx, accumulate_params
+      {RuntimeFn::AddLayerNormBwd, "txrt_add_layer_norm_bwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::F32, A::Ptr, A::Ptr, A::Ptr,
+        A::Ptr, A::Ptr, A::I32, A::I32}},
+      // ctx, site, rows, cols, y, dy, dx, log_softmax
+      {RuntimeFn::SoftmaxBwd, "txrt_softmax_bwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::I32}},
+      // ctx, site, activation, n, x, dy, dx
+      {RuntimeFn::ActivationBwd, "txrt_activation_bwd",
+       {A::Ptr, A::I64, A::I32, A::I64, A::Ptr, A::Ptr, A::Ptr}},
+      // ctx, site, n, vocab, dim, ids, dout, scale, padding_idx, dtable,
+      // accumulate
+      {RuntimeFn::EmbeddingBwd, "txrt_embedding_bwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::F32, A::I32, A::Ptr, A::I32}},
+      // ctx, site, n, classes, logits, targets, lse, ignore_index,
+      // label_smoothing, reduction, dloss, dlogits
+      {RuntimeFn::CrossEntropyBwd, "txrt_cross_entropy_bwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::I32, A::F32, A::I32, A::Ptr, A::Ptr}},
+      // ctx, fwd_site, n, p, seed, step, dy, dx
+      {RuntimeFn::DropoutBwd, "txrt_dropout_bwd",
+       {A::Ptr, A::I64, A::I64, A::F32, A::I64, A::I64, A::Ptr, A::Ptr}},
+      // ctx, site, fwd_site, batch, heads, tq, tk, head_dim, q, ldq, k, ldk,
+      // v, ldv, o, ldo, lse, d_o, lddo, dq, lddq, dk, lddk, dv, lddv,
+      // key_lengths, causal, scale, dropout_p, seed, step
+      {RuntimeFn::AttentionBwd, "txrt_attention_bwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64,
+        A::Ptr, A::I64, A::Ptr, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I32, A::F32,
+        A::F32, A::I64, A::I64}},
+      // ctx, site, n, param, grad, m, v, grad_scale, schedule, lr, d_model,
+      // warmup, beta1, beta2, eps, weight_decay
+      {RuntimeFn::AdamStep, "txrt_adam_step",
+       {A::Ptr, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::I32, A::F32, A::F32, A::F32, A::F32, A::F32,
+        A::F32, A::F32}},
+      // ctx, site, n, x, accumulator
+      {RuntimeFn::SumSquares, "txrt_sum_squares",
+       {A::Ptr, A::I64, A::I64, A::Ptr, A::Ptr}},
+      // ctx, out_step, out_seed
+      {RuntimeFn::TrainState, "txrt_train_state", {A::Ptr, A::Ptr, A::Ptr}},
   };
   return entries;
 }

@@ -6,6 +6,8 @@
 // result for any other user.
 //
 //===----------------------------------------------------------------------===//
+#include "FusionStats.h"
+
 #include "txc/Transforms/Passes.h"
 
 #include "tx/Dialect/TxDialect.h"
@@ -24,23 +26,33 @@ namespace {
 
 struct FuseAddNormPass
     : mlir::tx::impl::FuseAddNormPassBase<FuseAddNormPass> {
+  using FuseAddNormPassBase::FuseAddNormPassBase;
+
   void runOnOperation() override {
+    FusionStats report("tx-fuse-add-norm");
     SmallVector<LayerNormOp> norms;
     getOperation().walk([&](LayerNormOp norm) { norms.push_back(norm); });
     for (LayerNormOp norm : norms) {
       auto add = norm.getInput().getDefiningOp<AddOp>();
-      // Without broadcasting only: the fused kernel adds equal shapes.
-      if (!add || add.getLhs().getType() != add.getType() ||
-          add.getRhs().getType() != add.getType())
+      if (!add)
         continue;
+      // Without broadcasting only: the fused kernel adds equal shapes.
+      if (add.getLhs().getType() != add.getType() ||
+          add.getRhs().getType() != add.getType()) {
+        report.declined(norm.getLoc(), "the add broadcasts (the fused "
+                                       "kernel adds equal shapes)");
+        continue;
+      }
       // The fused op sits where the norm is (its weight and bias are defined
       // after the add): other users of the sum must come after it.
       bool laterUsersOnly = llvm::all_of(add->getUsers(), [&](Operation *user) {
         return user == norm || (user->getBlock() == norm->getBlock() &&
                                 norm->isBeforeInBlock(user));
       });
-      if (!laterUsersOnly)
+      if (!laterUsersOnly) {
+        report.declined(norm.getLoc(), "the sum has a user before the norm");
         continue;
+      }
       OpBuilder builder(norm);
       auto fused = builder.create<AddLayerNormOp>(
           norm.getLoc(), TypeRange{norm.getType(), add.getType()},
@@ -52,7 +64,10 @@ struct FuseAddNormPass
       norm.erase();
       add.getResult().replaceAllUsesWith(fused.getSum());
       add.erase();
+      report.fused();
     }
+    if (stats)
+      report.print(llvm::errs());
   }
 };
 

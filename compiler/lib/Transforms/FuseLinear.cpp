@@ -3,9 +3,13 @@
 // tx-fuse-linear: an activation or a residual add right after a tx.linear
 // becomes part of the linear's epilogue (oneDNN post-ops in libtxrt), so the
 // intermediate never travels to memory. Only single-use linears are fused;
-// the activation is applied before the residual, as tx.linear defines.
+// the activation is applied before the residual, as tx.linear defines. A
+// linear written by hand, `matmul(x, transpose(W)) + b`, first becomes a
+// tx.linear with bias, so its epilogue fuses the same way.
 //
 //===----------------------------------------------------------------------===//
+#include "FusionStats.h"
+
 #include "txc/Transforms/Passes.h"
 
 #include "tx/Dialect/TxDialect.h"
@@ -45,9 +49,78 @@ LinearOp rebuild(OpBuilder &builder, LinearOp linear, Activation activation,
                                                    activation))});
 }
 
+/// The `[N, K]` weight `W` of `matmul(x, transpose(W))` (or `transpose_rhs`),
+/// or null.
+Value transposedWeight(MatmulOp matmul) {
+  if (matmul.getTransposeLhs())
+    return nullptr;
+  Value weight = matmul.getRhs();
+  if (!matmul.getTransposeRhs()) {
+    auto transpose = weight.getDefiningOp<TransposeOp>();
+    if (!transpose || transpose.getPermutation() != ArrayRef<int64_t>{1, 0})
+      return nullptr;
+    weight = transpose.getInput();
+  }
+  auto type = cast<RankedTensorType>(weight.getType());
+  return type.getRank() == 2 && type.hasStaticShape() ? weight : nullptr;
+}
+
 struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
+  using FuseLinearPassBase::FuseLinearPassBase;
+
   void runOnOperation() override {
-    // Activations first (they come before the residual in the epilogue).
+    FusionStats report("tx-fuse-linear");
+    fuseHandWrittenLinears(report);
+    fuseActivations(report);
+    fuseResiduals(report);
+    if (stats)
+      report.print(llvm::errs());
+  }
+
+  /// `matmul(x, Wᵀ) + b` -> `linear(x, W, b)` for a rank-1 bias `[N]`.
+  void fuseHandWrittenLinears(FusionStats &report) {
+    SmallVector<AddOp> adds;
+    getOperation().walk([&](AddOp add) { adds.push_back(add); });
+    for (AddOp add : adds) {
+      for (int side = 0; side < 2; ++side) {
+        Value product = side == 0 ? add.getLhs() : add.getRhs();
+        Value bias = side == 0 ? add.getRhs() : add.getLhs();
+        auto matmul = product.getDefiningOp<MatmulOp>();
+        Value weight = matmul ? transposedWeight(matmul) : nullptr;
+        if (!weight)
+          continue;
+        int64_t outFeatures =
+            cast<RankedTensorType>(weight.getType()).getShape()[0];
+        auto biasType = cast<RankedTensorType>(bias.getType());
+        if (biasType.getRank() != 1 || biasType.getShape()[0] != outFeatures ||
+            add.getType() != product.getType()) {
+          report.declined(add.getLoc(),
+                          "the added term is not a bias [" +
+                              Twine(outFeatures) + "] of matmul(x, Wᵀ)");
+          break;
+        }
+        if (!product.hasOneUse()) {
+          report.declined(add.getLoc(), "matmul(x, Wᵀ) has other users");
+          break;
+        }
+        OpBuilder builder(add);
+        auto linear = builder.create<LinearOp>(
+            add.getLoc(), add.getType(), matmul.getLhs(), weight, bias,
+            /*residual=*/Value(), Activation::none);
+        add.getResult().replaceAllUsesWith(linear.getResult());
+        add.erase();
+        Operation *transpose = matmul.getRhs().getDefiningOp<TransposeOp>();
+        matmul.erase();
+        if (transpose && transpose->use_empty())
+          transpose->erase();
+        report.fused();
+        break;
+      }
+    }
+  }
+
+  /// Activations first (they come before the residual in the epilogue).
+  void fuseActivations(FusionStats &report) {
     SmallVector<Operation *> activations;
     getOperation().walk([&](Operation *op) {
       if (isa<ReluOp, GeluOp>(op))
@@ -55,9 +128,16 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
     });
     for (Operation *op : activations) {
       auto linear = op->getOperand(0).getDefiningOp<LinearOp>();
-      if (!linear || !linear->hasOneUse() ||
-          linear.getActivation() != Activation::none || linear.getResidual())
+      if (!linear)
         continue;
+      if (!linear->hasOneUse()) {
+        report.declined(op->getLoc(), "the linear has other users");
+        continue;
+      }
+      if (linear.getActivation() != Activation::none || linear.getResidual()) {
+        report.declined(op->getLoc(), "the linear already has an epilogue");
+        continue;
+      }
       OpBuilder builder(op);
       LinearOp fused = rebuild(
           builder, linear, isa<ReluOp>(op) ? Activation::relu : Activation::gelu,
@@ -65,14 +145,26 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
       op->getResult(0).replaceAllUsesWith(fused.getResult());
       op->erase();
       linear.erase();
+      report.fused();
     }
+  }
+
+  void fuseResiduals(FusionStats &report) {
     SmallVector<AddOp> adds;
     getOperation().walk([&](AddOp add) { adds.push_back(add); });
     for (AddOp add : adds) {
-      if (add.getLhs().getType() != add.getType() ||
-          add.getRhs().getType() != add.getType())
+      bool fromLinear = add.getLhs().getDefiningOp<LinearOp>() ||
+                        add.getRhs().getDefiningOp<LinearOp>();
+      if (!fromLinear)
         continue;
-      for (int side = 0; side < 2; ++side) {
+      if (add.getLhs().getType() != add.getType() ||
+          add.getRhs().getType() != add.getType()) {
+        report.declined(add.getLoc(), "the residual add broadcasts");
+        continue;
+      }
+      std::string why = "the linear has other users or a residual already";
+      bool fused = false;
+      for (int side = 0; side < 2 && !fused; ++side) {
         Value mine = side == 0 ? add.getLhs() : add.getRhs();
         Value other = side == 0 ? add.getRhs() : add.getLhs();
         auto linear = mine.getDefiningOp<LinearOp>();
@@ -80,13 +172,17 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
             mine == other)
           continue;
         OpBuilder builder(add);
-        LinearOp fused =
+        LinearOp rebuilt =
             rebuild(builder, linear, linear.getActivation(), other);
-        add.getResult().replaceAllUsesWith(fused.getResult());
+        add.getResult().replaceAllUsesWith(rebuilt.getResult());
         add.erase();
         linear.erase();
-        break;
+        fused = true;
       }
+      if (fused)
+        report.fused();
+      else
+        report.declined(add.getLoc(), why);
     }
   }
 };

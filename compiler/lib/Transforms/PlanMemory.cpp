@@ -78,14 +78,16 @@ bool mlir::tx::isStridedView(Operation *op) {
   }
   if (op->use_empty())
     return false;
+  auto isAttention = [](Operation *user) {
+    return isa<AttentionOp, AttentionTrainOp, AttentionGradOp>(user);
+  };
   for (Operation *user : op->getUsers()) {
-    bool attentionReads = isa<AttentionOp>(user) && isa<SplitHeadsOp>(op);
+    bool attentionReads = isAttention(user) && isa<SplitHeadsOp>(op);
     if (!isa<MatmulOp>(user) && !attentionReads && !isStridedView(user))
       return false;
     // Attention reads split_heads operands only, never transposed ones.
     if (isa<TransposeOp>(op) && isStridedView(user) &&
-        llvm::any_of(user->getUsers(),
-                     [](Operation *u) { return isa<AttentionOp>(u); }))
+        llvm::any_of(user->getUsers(), isAttention))
       return false;
   }
   return true;
@@ -100,7 +102,7 @@ int64_t alignTo(int64_t bytes, int64_t alignment) {
 /// Ops whose result may take the buffer of their first operand.
 bool writesInPlace(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, NegOp, ReluOp, GeluOp, ScaleOp,
-             DropoutOp, MaskedFillOp, NotOp>(op);
+             DropoutOp, MaskedFillOp, NotOp, DropoutGradOp>(op);
 }
 
 /// Values that live outside the activation arena.
@@ -205,6 +207,23 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
       param->setAttr("offset", builder.getI64IntegerAttr(offset));
       offset += alignTo(getUpperBoundBytes(param.getType()), alignment);
     }
+    // A module that trains keeps, after the parameters, a region of the
+    // same layout for each of: gradients, Adam's first and second moments.
+    bool trains = llvm::any_of(module.getOps<func::FuncOp>(), [](auto func) {
+      return func->hasAttr("tx.train_kind");
+    });
+    if (trains) {
+      int64_t region = offset;
+      for (auto param : module.getOps<ParameterOp>()) {
+        int64_t at = param->getAttrOfType<IntegerAttr>("offset").getInt();
+        param->setAttr("grad_offset", builder.getI64IntegerAttr(at + region));
+        param->setAttr("exp_avg_offset",
+                       builder.getI64IntegerAttr(at + 2 * region));
+        param->setAttr("exp_avg_sq_offset",
+                       builder.getI64IntegerAttr(at + 3 * region));
+      }
+      offset = 4 * region;
+    }
     module->setAttr("tx.param_arena_bytes", builder.getI64IntegerAttr(offset));
   }
 
@@ -242,7 +261,7 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
         if (!isa<RankedTensorType>(result.getType()))
           continue;
         tensorBytes += alignTo(getUpperBoundBytes(result.getType()), alignment);
-        if (isa<ReshapeOp>(op) || isStridedView(&op)) {
+        if (isa<ReshapeOp, CacheWriteOp>(op) || isStridedView(&op)) {
           auto it = bufferOf.find(op.getOperand(0));
           if (it != bufferOf.end())
             join(result, it->second);

@@ -78,6 +78,11 @@ cl::opt<bool> timeStages("time-stages",
                          cl::desc("Print the wall time of each compiler "
                                   "stage to stderr"),
                          cl::cat(txcCategory));
+cl::opt<bool> fusionStats(
+    "tx-fusion-stats",
+    cl::desc("Print to stderr what each fusion pass fused and what it "
+             "declined, with the spec location and the reason"),
+    cl::cat(txcCategory));
 cl::opt<bool> summary("summary",
                       cl::desc("Print a summary of the spec and of each "
                                "compiler stage"),
@@ -98,7 +103,7 @@ const char *stageName(Stage stage) {
 }
 
 /// Stages that this build of txc can produce.
-bool isAvailable(Stage stage) { return stage != Stage::Grad; }
+bool isAvailable(Stage) { return true; }
 
 bool isNative(Stage stage) {
   return stage == Stage::Llvm || stage == Stage::Obj || stage == Stage::Exe;
@@ -384,28 +389,41 @@ int main(int argc, char **argv) {
     PassManager pm(&context);
     pm.addPass(tx::createShapeCheckPass());
     bool printsIR = !listParams && !summary;
-    bool fuseAddNorm = true, fuseLinear = true;
+    bool fuseAttention = true, fuseAddNorm = true, fuseLinear = true;
     for (const std::string &name : noFuse) {
       if (name.empty())
-        fuseAddNorm = fuseLinear = false;
+        fuseAttention = fuseAddNorm = fuseLinear = false;
+      else if (name == "attention")
+        fuseAttention = false;
       else if (name == "add-norm")
         fuseAddNorm = false;
       else if (name == "linear")
         fuseLinear = false;
-      else if (name != "attention") {
+      else {
         llvm::errs() << "txc: error: --no-fuse=" << name
                      << ": unknown fusion pass; the passes are attention, "
                         "add-norm and linear\n";
         return 1;
       }
     }
-    bool fuses = emit == Stage::Fused || emit == Stage::Planned || isNative(emit);
+    bool fuses = emit == Stage::Fused || emit == Stage::Grad ||
+                 emit == Stage::Planned || isNative(emit);
+    if (printsIR && fuses && fuseAttention)
+      pm.addPass(tx::createFuseAttentionPass({fusionStats}));
     if (printsIR && fuses && fuseAddNorm)
-      pm.addPass(tx::createFuseAddNormPass());
+      pm.addPass(tx::createFuseAddNormPass({fusionStats}));
     if (printsIR && fuses && fuseLinear)
-      pm.addPass(tx::createFuseLinearPass());
+      pm.addPass(tx::createFuseLinearPass({fusionStats}));
+    bool differentiates = emit == Stage::Grad || emit == Stage::Planned ||
+                          isNative(emit);
+    if ((emit == Stage::Planned || isNative(emit)) && printsIR)
+      pm.addPass(tx::createDecodeStepPass());
+    if (differentiates && printsIR) {
+      pm.addPass(tx::createAutodiffPass());
+      pm.addPass(tx::createOptimizerPass());
+      pm.addPass(tx::createShapeCheckPass());
+    }
     if ((emit == Stage::Planned || isNative(emit)) && printsIR) {
-      // Autodiff is not in this build yet: plan the forward IR.
       pm.addPass(tx::createStripDropoutPass());
       pm.addPass(tx::createPlanMemoryPass());
     }

@@ -28,6 +28,19 @@ enum class RuntimeFn {
   DropoutFwd,
   AttentionFwd,
   KeyLengths,
+  // Backward and training.
+  LinearBwd,
+  LayerNormBwd,
+  AddLayerNormBwd,
+  SoftmaxBwd,
+  ActivationBwd,
+  EmbeddingBwd,
+  CrossEntropyBwd,
+  DropoutBwd,
+  AttentionBwd,
+  AdamStep,
+  SumSquares,
+  TrainState,
 };
 
 /// The C symbol of `fn` (e.g. "txrt_linear_fwd").

@@ -33,6 +33,31 @@ def StripDropoutPass : Pass<"tx-strip-dropout", "mlir::ModuleOp"> {
   ];
 }
 
+def FuseAttentionPass : Pass<"tx-fuse-attention", "mlir::ModuleOp"> {
+  let summary = "fuses scaled dot-product attention into tx.attention";
+  let description = [{
+    Rewrites attention written out from primitives,
+    `matmul(softmax(mask(matmul(Q, Kᵀ) · scale)), V)` with an optional
+    `tx.dropout` on the probabilities, into one `tx.attention`. `Kᵀ` is a
+    `tx.transpose` of the last two dimensions or `transpose_rhs`; the scale
+    is a `tx.div` / `tx.mul` by an f32 constant or a `tx.scale`, on either
+    side of the mask, and must equal `1/sqrt(d_k)`; the mask is a
+    `tx.masked_fill` with a large negative value where a padding mask
+    (`tx.padding_mask`, or `reshape(cmp ne(ids, pad))` to `[B, 1, 1, S]`,
+    which becomes a `tx.padding_mask`), a causal mask (the `causal`
+    attribute) or both (`tx.and`) are false; softmax is over the last axis.
+    Q, K and V must come from `tx.split_heads` and the result go to
+    `tx.merge_heads` (the layout libtxrt's kernel reads). Anything else —
+    another softmax axis, another or non-constant scale, scores or
+    probabilities with other users, other masks or fill values — is left
+    alone; `stats` prints each decline with its reason.
+  }];
+  let options = [
+    Option<"stats", "stats", "bool", /*default=*/"false",
+           "print what was fused and what was declined (and why) to stderr">,
+  ];
+}
+
 def FuseAddNormPass : Pass<"tx-fuse-add-norm", "mlir::ModuleOp"> {
   let summary = "fuses layer_norm(x + y) into tx.add_layer_norm";
   let description = [{
@@ -43,6 +68,10 @@ def FuseAddNormPass : Pass<"tx-fuse-add-norm", "mlir::ModuleOp"> {
     Adds whose operands have different types (broadcasting) are left
     alone.
   }];
+  let options = [
+    Option<"stats", "stats", "bool", /*default=*/"false",
+           "print what was fused and what was declined (and why) to stderr">,
+  ];
 }
 
 def FuseLinearPass : Pass<"tx-fuse-linear", "mlir::ModuleOp"> {
@@ -52,7 +81,63 @@ def FuseLinearPass : Pass<"tx-fuse-linear", "mlir::ModuleOp"> {
     `activation`, and `linear(x) + r` (either order, same type, no
     broadcasting) becomes `linear(x)` with `residual r` — oneDNN post-ops in
     the runtime. A linear whose result has other users, or that already has
-    the epilogue part, is left alone.
+    the epilogue part, is left alone. A linear written by hand,
+    `matmul(x, transpose(W)) + b` (or `transpose_rhs`) with a `[N, K]`
+    weight and a rank-1 bias `[N]`, first becomes `tx.linear x, W bias b`
+    when the product has no other user.
+  }];
+  let options = [
+    Option<"stats", "stats", "bool", /*default=*/"false",
+           "print what was fused and what was declined (and why) to stderr">,
+  ];
+}
+
+def DecodeStepPass : Pass<"tx-decode-step", "mlir::ModuleOp"> {
+  let summary = "derives KV-cached incremental decoding entries from @decode";
+  let description = [{
+    From the fused `decode` entry, builds `decode_init` (memory -> the keys
+    and values of every cross-attention, `cross_k.i` / `cross_v.i`) and
+    `decode_step` (decode's inputs without memory, plus those and the
+    self-attention caches `self_k.j` / `self_v.j` [B, cache, d]): each causal
+    self-attention projects keys and values of the new positions only,
+    writes them into its caches in place (tx.cache_write) and attends over
+    the cache; positional encodings start at row `cache - T`. A new
+    symbolic dim `cache` (bounded like the target length) counts the cached
+    positions. Declines, leaving the module alone, unless every other op of
+    decode works position by position.
+  }];
+  let options = [
+    Option<"verbose", "verbose", "bool", /*default=*/"false",
+           "say on stderr why no decode_step was derived">,
+  ];
+}
+
+def AutodiffPass : Pass<"tx-autodiff", "mlir::ModuleOp"> {
+  let summary = "reverse-mode differentiation of the train entry";
+  let description = [{
+    Appends to the `train` entry (`tx.entry = "train"`) the gradient of its
+    scalar loss with respect to every parameter it reads: a reverse walk
+    over the forward ops that asks each one for its vector-Jacobian product
+    (DifferentiableOpInterface), sums gradients where a value has several
+    users, gives none to ids and masks, and ends each parameter's gradient
+    in a `tx.store_grad`. Before that, every random op (dropout, attention
+    with dropout) gets an RNG key `tx.rng` shared with its gradient, so
+    backward regenerates masks, and tx.attention becomes
+    tx.attention_train, which saves the log-sum-exp for attention_grad.
+    Dead backward code is removed. The entry gets `tx.train_kind = "grad"`.
+  }];
+}
+
+def OptimizerPass : Pass<"tx-optimizer", "mlir::ModuleOp"> {
+  let summary = "turns the spec's optimizer into parameter updates";
+  let description = [{
+    After tx-autodiff: keeps a copy of the differentiated train entry as
+    `<train>_grad` (`tx.train_kind = "grad"`: gradients stored in the
+    parameter arena), and in the train entry itself replaces every
+    `tx.store_grad` by the update of the module's `tx.optimizer` (Adam with
+    its learning-rate schedule; `tx.train_kind = "step"`). With `clip`, the
+    updates follow one `tx.grad_norm` of all gradients and scale them by
+    its clipping factor.
   }];
 }
 

@@ -32,6 +32,10 @@ def Tx_MaskTensor : Tx_TensorOf<[I1], "i1">;
 def Tx_NumTensor : Tx_TensorOf<[F32, I32], "f32 or i32">;
 def Tx_AnyTensor : Tx_TensorOf<[F32, I32, I1], "f32, i32 or i1">;
 
+/// Ops with a VJP rule (dialect/lib/TxVJP.cpp).
+def TxDifferentiable : DeclareOpInterfaceMethods<DifferentiableOpInterface,
+                                                 ["buildVJP"]>;
+
 class Tx_InferOp<string mnemonic, list<Trait> traits = []>
     : Tx_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor], traits)>;
 
@@ -100,7 +104,7 @@ def Tx_ParamOp : Tx_Op<"param", [Pure,
 // Embeddings and masks
 //===----------------------------------------------------------------------===//
 
-def Tx_EmbeddingOp : Tx_InferOp<"embedding", [DifferentiableOpInterface]> {
+def Tx_EmbeddingOp : Tx_InferOp<"embedding", [TxDifferentiable]> {
   let summary = "looks up token ids in an embedding table";
   let description = [{
     `result[i..., :] = table[ids[i...], :]`. `ids` is i32 of any rank,
@@ -166,7 +170,7 @@ def Tx_CausalMaskOp : Tx_InferOp<"causal_mask"> {
 //===----------------------------------------------------------------------===//
 
 class Tx_BinaryOp<string mnemonic, string what>
-    : Tx_InferOp<mnemonic, [DifferentiableOpInterface]> {
+    : Tx_InferOp<mnemonic, [TxDifferentiable]> {
   let summary = "element-wise " # what # " with broadcasting";
   let description = [{
     Element-wise }] # what # [{ of two f32 tensors. Shapes broadcast like
@@ -196,7 +200,7 @@ def Tx_MulOp : Tx_BinaryOp<"mul", "product">;
 def Tx_DivOp : Tx_BinaryOp<"div", "quotient">;
 
 class Tx_UnaryOp<string mnemonic, string what, list<Trait> traits = []>
-    : Tx_InferOp<mnemonic, !listconcat([DifferentiableOpInterface], traits)> {
+    : Tx_InferOp<mnemonic, !listconcat([TxDifferentiable], traits)> {
   let summary = what;
   let arguments = (ins Tx_F32Tensor:$input);
   let results = (outs Tx_F32Tensor:$result);
@@ -241,7 +245,7 @@ def Tx_GeluOp : Tx_UnaryOp<"gelu", "Gaussian error linear unit"> {
   }];
 }
 
-def Tx_ScaleOp : Tx_InferOp<"scale", [DifferentiableOpInterface]> {
+def Tx_ScaleOp : Tx_InferOp<"scale", [TxDifferentiable]> {
   let summary = "multiplies by a compile-time constant";
   let description = [{
     `x * factor` for an f32 constant `factor`; the result has the input's
@@ -311,7 +315,7 @@ def Tx_NotOp : Tx_InferOp<"not"> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tx_MaskedFillOp : Tx_InferOp<"masked_fill", [DifferentiableOpInterface]> {
+def Tx_MaskedFillOp : Tx_InferOp<"masked_fill", [TxDifferentiable]> {
   let summary = "replaces elements where a mask is true";
   let description = [{
     `result = mask ? value : input` (PyTorch `masked_fill`). The mask
@@ -327,7 +331,7 @@ def Tx_MaskedFillOp : Tx_InferOp<"masked_fill", [DifferentiableOpInterface]> {
   let assemblyFormat = "$input `,` $mask attr-dict `:` functional-type(operands, results)";
 }
 
-def Tx_DropoutOp : Tx_InferOp<"dropout", [DifferentiableOpInterface]> {
+def Tx_DropoutOp : Tx_InferOp<"dropout", [TxDifferentiable]> {
   let summary = "inverted dropout (active only in training entries)";
   let description = [{
     Zeroes each element with probability `rate` and scales the rest by
@@ -348,7 +352,7 @@ def Tx_DropoutOp : Tx_InferOp<"dropout", [DifferentiableOpInterface]> {
 // Contractions
 //===----------------------------------------------------------------------===//
 
-def Tx_MatmulOp : Tx_InferOp<"matmul", [DifferentiableOpInterface]> {
+def Tx_MatmulOp : Tx_InferOp<"matmul", [TxDifferentiable]> {
   let summary = "batched matrix product";
   let description = [{
     `lhs [..., M, K] x rhs [..., K, N] -> [..., M, N]` (after transposing the
@@ -366,7 +370,7 @@ def Tx_MatmulOp : Tx_InferOp<"matmul", [DifferentiableOpInterface]> {
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
 }
 
-def Tx_LinearOp : Tx_InferOp<"linear", [DifferentiableOpInterface,
+def Tx_LinearOp : Tx_InferOp<"linear", [TxDifferentiable,
     AttrSizedOperandSegments]> {
   let summary = "affine map with an optional epilogue";
   let description = [{
@@ -396,7 +400,7 @@ def Tx_LinearOp : Tx_InferOp<"linear", [DifferentiableOpInterface,
 // Normalization and softmax
 //===----------------------------------------------------------------------===//
 
-def Tx_SoftmaxOp : Tx_InferOp<"softmax", [DifferentiableOpInterface]> {
+def Tx_SoftmaxOp : Tx_InferOp<"softmax", [TxDifferentiable]> {
   let summary = "softmax along one axis";
   let description = [{
     `exp(x - max) / sum(exp(x - max))` along `axis` (negative counts from the
@@ -411,7 +415,7 @@ def Tx_SoftmaxOp : Tx_InferOp<"softmax", [DifferentiableOpInterface]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tx_LogSoftmaxOp : Tx_InferOp<"log_softmax", [DifferentiableOpInterface]> {
+def Tx_LogSoftmaxOp : Tx_InferOp<"log_softmax", [TxDifferentiable]> {
   let summary = "log of softmax along one axis";
   let description = [{
     `x - max - log(sum(exp(x - max)))` along `axis` (default -1). The result
@@ -426,7 +430,7 @@ def Tx_LogSoftmaxOp : Tx_InferOp<"log_softmax", [DifferentiableOpInterface]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tx_LayerNormOp : Tx_InferOp<"layer_norm", [DifferentiableOpInterface]> {
+def Tx_LayerNormOp : Tx_InferOp<"layer_norm", [TxDifferentiable]> {
   let summary = "layer normalization over the last dimension";
   let description = [{
     `(x - mean) / sqrt(var + epsilon) * weight + bias` over the last
@@ -448,7 +452,7 @@ def Tx_LayerNormOp : Tx_InferOp<"layer_norm", [DifferentiableOpInterface]> {
 // Shape manipulation
 //===----------------------------------------------------------------------===//
 
-def Tx_ReshapeOp : Tx_Op<"reshape", [Pure, DifferentiableOpInterface]> {
+def Tx_ReshapeOp : Tx_Op<"reshape", [Pure, TxDifferentiable]> {
   let summary = "reinterprets a tensor with another shape";
   let description = [{
     Same elements in row-major order, another shape (the result type). The
@@ -466,7 +470,7 @@ def Tx_ReshapeOp : Tx_Op<"reshape", [Pure, DifferentiableOpInterface]> {
   let hasVerifier = 1;
 }
 
-def Tx_TransposeOp : Tx_InferOp<"transpose", [DifferentiableOpInterface]> {
+def Tx_TransposeOp : Tx_InferOp<"transpose", [TxDifferentiable]> {
   let summary = "permutes dimensions";
   let description = [{
     `result.shape[i] = input.shape[permutation[i]]`; `permutation` is a
@@ -481,7 +485,7 @@ def Tx_TransposeOp : Tx_InferOp<"transpose", [DifferentiableOpInterface]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tx_SplitHeadsOp : Tx_InferOp<"split_heads", [DifferentiableOpInterface]> {
+def Tx_SplitHeadsOp : Tx_InferOp<"split_heads", [TxDifferentiable]> {
   let summary = "splits the model dimension into heads";
   let description = [{
     `[B, T, d] -> [B, heads, T, d / heads]` (the seeds'
@@ -497,7 +501,7 @@ def Tx_SplitHeadsOp : Tx_InferOp<"split_heads", [DifferentiableOpInterface]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
-def Tx_MergeHeadsOp : Tx_InferOp<"merge_heads", [DifferentiableOpInterface]> {
+def Tx_MergeHeadsOp : Tx_InferOp<"merge_heads", [TxDifferentiable]> {
   let summary = "concatenates heads back into the model dimension";
   let description = [{
     `[B, h, T, d_k] -> [B, T, h * d_k]` (the seeds'
@@ -518,7 +522,7 @@ def Tx_MergeHeadsOp : Tx_InferOp<"merge_heads", [DifferentiableOpInterface]> {
 //===----------------------------------------------------------------------===//
 
 class Tx_ReduceOp<string mnemonic, string what>
-    : Tx_InferOp<mnemonic, [DifferentiableOpInterface]> {
+    : Tx_InferOp<mnemonic, [TxDifferentiable]> {
   let summary = what # " over axes";
   let description = [{
     The }] # what # [{ of `input` over the distinct `axes` (negative count
@@ -546,7 +550,7 @@ class Tx_ReduceOp<string mnemonic, string what>
 def Tx_ReduceSumOp : Tx_ReduceOp<"reduce_sum", "sum">;
 def Tx_ReduceMeanOp : Tx_ReduceOp<"reduce_mean", "mean">;
 
-def Tx_CrossEntropyOp : Tx_InferOp<"cross_entropy", [DifferentiableOpInterface]> {
+def Tx_CrossEntropyOp : Tx_InferOp<"cross_entropy", [TxDifferentiable]> {
   let summary = "mean label-smoothed cross-entropy of logits against targets";
   let description = [{
     `logits` is f32 `[..., V]`, `targets` is i32 `[...]` (the same leading
@@ -571,7 +575,7 @@ def Tx_CrossEntropyOp : Tx_InferOp<"cross_entropy", [DifferentiableOpInterface]>
 // Fused ops (produced by the fusion passes)
 //===----------------------------------------------------------------------===//
 
-def Tx_AttentionOp : Tx_InferOp<"attention", [DifferentiableOpInterface]> {
+def Tx_AttentionOp : Tx_InferOp<"attention", [TxDifferentiable]> {
   let summary = "fused scaled dot-product attention";
   let description = [{
     `softmax(mask(query · keyᵀ · scale)) · value` without materializing the
@@ -597,7 +601,7 @@ def Tx_AttentionOp : Tx_InferOp<"attention", [DifferentiableOpInterface]> {
   }];
 }
 
-def Tx_AddLayerNormOp : Tx_InferOp<"add_layer_norm", [DifferentiableOpInterface]> {
+def Tx_AddLayerNormOp : Tx_InferOp<"add_layer_norm", [TxDifferentiable]> {
   let summary = "fused residual add and layer normalization";
   let description = [{
     `sum = lhs + rhs` (same shape, no broadcasting) and
@@ -613,6 +617,301 @@ def Tx_AddLayerNormOp : Tx_InferOp<"add_layer_norm", [DifferentiableOpInterface]
                        DefaultValuedAttr<F32Attr, "1.0e-5f">:$epsilon);
   let results = (outs Tx_F32Tensor:$result, Tx_F32Tensor:$sum);
   let assemblyFormat = "$lhs `,` $rhs `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Gradient ops (built by tx-autodiff from the VJP rules; each has its own
+// runtime kernel or glue loop)
+//===----------------------------------------------------------------------===//
+
+def Tx_AttentionTrainOp : Tx_InferOp<"attention_train", [TxDifferentiable]> {
+  let summary = "tx.attention that also saves the log-sum-exp for backward";
+  let description = [{
+    The forward of `tx.attention` in a training entry: `result` as
+    tx.attention computes it, and `lse [..., Tq]`, the log-sum-exp of each
+    query's masked, scaled scores (before dropout), from which
+    `tx.attention_grad` recomputes the probabilities.
+
+    ```mlir
+    %o, %lse = tx.attention_train %q, %k, %v mask %m {scale = 1.250000e-01 : f32, dropout = 1.000000e-01 : f32} : (tensor<?x8x?x64xf32, #tx.dims<B: 64, T: 256>>, tensor<?x8x?x64xf32, #tx.dims<B: 64, S: 256>>, tensor<?x8x?x64xf32, #tx.dims<B: 64, S: 256>>, tensor<?x1x1x?xi1, #tx.dims<B: 64, S: 256>>) -> (tensor<?x8x?x64xf32, #tx.dims<B: 64, T: 256>>, tensor<?x8x?xf32, #tx.dims<B: 64, T: 256>>)
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$query, Tx_F32Tensor:$key,
+                       Tx_F32Tensor:$value, Optional<Tx_MaskTensor>:$mask,
+                       F32Attr:$scale, UnitAttr:$causal,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$dropout);
+  let results = (outs Tx_F32Tensor:$result, Tx_F32Tensor:$lse);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+def Tx_AttentionGradOp : Tx_InferOp<"attention_grad"> {
+  let summary = "gradient of fused attention";
+  let description = [{
+    Given the forward's operands and attributes, its `out` and `lse`
+    (tx.attention_train) and the output gradient `dout`, the gradients of
+    query, key and value (same types as them). Probabilities are recomputed
+    block by block from `lse`; dropout masks are regenerated (same `tx.rng`
+    as the forward).
+
+    ```mlir
+    %dq, %dk, %dv = tx.attention_grad %q, %k, %v, %o, %lse, %do {scale = 1.250000e-01 : f32, causal} : (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8xf32>, tensor<2x4x8x16xf32>) -> (tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>)
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$query, Tx_F32Tensor:$key,
+                       Tx_F32Tensor:$value, Optional<Tx_MaskTensor>:$mask,
+                       Tx_F32Tensor:$out, Tx_F32Tensor:$lse,
+                       Tx_F32Tensor:$dout,
+                       F32Attr:$scale, UnitAttr:$causal,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$dropout);
+  let results = (outs Tx_F32Tensor:$dquery, Tx_F32Tensor:$dkey,
+                      Tx_F32Tensor:$dvalue);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`mask` $mask^)? `,` $out `,` $lse `,` $dout
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Tx_ActivationGradOp : Tx_InferOp<"activation_grad"> {
+  let summary = "gradient of relu or gelu";
+  let description = [{
+    `dx = dy * act'(x)` with `x` the activation's input (for relu, its output
+    works as well). Same type as `dy`.
+
+    ```mlir
+    %dx = tx.activation_grad %x, %dy {activation = #tx.activation<gelu>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input, Tx_F32Tensor:$dresult,
+                       Tx_ActivationAttr:$activation);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $dresult attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_SoftmaxGradOp : Tx_InferOp<"softmax_grad"> {
+  let summary = "gradient of softmax or log_softmax over the last axis";
+  let description = [{
+    From the forward output `y`: `dx = y * (dy - sum(dy * y))` for softmax,
+    `dx = dy - exp(y) * sum(dy)` with `log` set (log_softmax).
+
+    ```mlir
+    %dx = tx.softmax_grad %y, %dy : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$output, Tx_F32Tensor:$dresult,
+                       UnitAttr:$log);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$output `,` $dresult attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_LayerNormGradOp : Tx_InferOp<"layer_norm_grad", [AttrSizedOperandSegments]> {
+  let summary = "gradient of layer_norm (and of add_layer_norm)";
+  let description = [{
+    Gradients of `layer_norm(input, weight, bias)` given `dy`: `dinput` (type
+    of `input`), `dweight` and `dbias` (type of `weight`). With `rhs`, the
+    forward was `tx.add_layer_norm input, rhs` and `dinput` is the gradient
+    of the sum (so of both addends); `dsum`, when present, is the gradient
+    reaching the sum through add_layer_norm's second result. The row
+    statistics are recomputed in one pass over the input.
+
+    ```mlir
+    %dx, %dg, %db = tx.layer_norm_grad %x, %g, %dy : (tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>)
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input, Optional<Tx_F32Tensor>:$rhs,
+                       Tx_F32Tensor:$weight, Tx_F32Tensor:$dresult,
+                       Optional<Tx_F32Tensor>:$dsum,
+                       DefaultValuedAttr<F32Attr, "1.0e-5f">:$epsilon);
+  let results = (outs Tx_F32Tensor:$dinput, Tx_F32Tensor:$dweight,
+                      Tx_F32Tensor:$dbias);
+  let assemblyFormat = [{
+    $input (`rhs` $rhs^)? `,` $weight `,` $dresult (`dsum` $dsum^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+def Tx_LinearGradOp : Tx_InferOp<"linear_grad"> {
+  let summary = "gradients of x · weightᵀ + bias";
+  let description = [{
+    Given `dy` (the gradient at the linear's pre-epilogue output), `dinput =
+    dy · weight`, `dweight = dyᵀ · x` (rows of all leading dimensions) and
+    `dbias = sum of dy's rows`.
+
+    ```mlir
+    %dx, %dw, %db = tx.linear_grad %x, %w, %dy : (tensor<8x16xf32>, tensor<32x16xf32>, tensor<8x32xf32>) -> (tensor<8x16xf32>, tensor<32x16xf32>, tensor<32xf32>)
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input, Tx_F32Tensor:$weight,
+                       Tx_F32Tensor:$dresult);
+  let results = (outs Tx_F32Tensor:$dinput, Tx_F32Tensor:$dweight,
+                      Tx_F32Tensor:$dbias);
+  let assemblyFormat = "$input `,` $weight `,` $dresult attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_EmbeddingGradOp : Tx_InferOp<"embedding_grad"> {
+  let summary = "gradient of an embedding table (scatter-add)";
+  let description = [{
+    `dtable[ids[i...], :] += dy[i..., :]`, zero elsewhere; `dtable` is
+    `[vocab, dim]`.
+
+    ```mlir
+    %dt = tx.embedding_grad %ids, %dy {vocab = 8000 : i64} : (tensor<?x?xi32, #tx.dims<B: 64, S: 256>>, tensor<?x?x512xf32, #tx.dims<B: 64, S: 256>>) -> tensor<8000x512xf32>
+    ```
+  }];
+  let arguments = (ins Tx_IdTensor:$ids, Tx_F32Tensor:$dresult,
+                       I64Attr:$vocab);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$ids `,` $dresult attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_CrossEntropyGradOp : Tx_InferOp<"cross_entropy_grad"> {
+  let summary = "gradient of cross_entropy with respect to the logits";
+  let description = [{
+    `dlogits = dloss * (softmax(logits) - (1 - eps) * onehot(t) - eps / C) /
+    count` on rows whose target is not `ignore_index`, zero on the others.
+
+    ```mlir
+    %dz = tx.cross_entropy_grad %z, %t, %dl {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : (tensor<?x?x8000xf32, #tx.dims<B: 64, T: 256>>, tensor<?x?xi32, #tx.dims<B: 64, T: 256>>, tensor<f32>) -> tensor<?x?x8000xf32, #tx.dims<B: 64, T: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$logits, Tx_IdTensor:$targets,
+                       Tx_F32Tensor:$dloss,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$label_smoothing);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$logits `,` $targets `,` $dloss attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_DropoutGradOp : Tx_InferOp<"dropout_grad"> {
+  let summary = "gradient of dropout (the mask is regenerated)";
+  let description = [{
+    `dx = keep ? dy / (1 - rate) : 0` with the forward's mask, regenerated
+    from the RNG key `tx.rng` that the forward `tx.dropout` carries too.
+
+    ```mlir
+    %dx = tx.dropout_grad %dy {rate = 1.000000e-01 : f32, tx.rng = 7 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$dresult, F32Attr:$rate);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$dresult attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_SumToOp : Tx_Op<"sum_to", [Pure]> {
+  let summary = "sums a tensor down to a shape it was broadcast from";
+  let description = [{
+    The adjoint of broadcasting: sums `input` over the leading dimensions the
+    result lacks and over the dimensions where the result has size 1, so
+    `sum_to(dy) : type(x)` is the gradient of `x` in `x + y`.
+
+    ```mlir
+    %db = tx.sum_to %dy : (tensor<?x?x512xf32, #tx.dims<B: 64, S: 256>>) -> tensor<512xf32>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Tx_BroadcastToOp : Tx_Op<"broadcast_to", [Pure]> {
+  let summary = "broadcasts a tensor to a larger shape";
+  let description = [{
+    NumPy broadcasting of `input` to the result type (the adjoint of
+    `tx.sum_to`; the gradient of a reduction).
+
+    ```mlir
+    %b = tx.broadcast_to %s : (tensor<4x1xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer ops (built by tx-autodiff and tx-optimizer)
+//===----------------------------------------------------------------------===//
+
+def Tx_StoreGradOp : Tx_Op<"store_grad", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "writes a parameter's gradient to its slot in the parameter arena";
+  let description = [{
+    The gradient of the loss with respect to the `tx.parameter` named by
+    `name` (the same type). tx-autodiff ends every parameter's backward with
+    one; tx-optimizer turns them into updates in the train step.
+
+    ```mlir
+    tx.store_grad @"final_linear.weight", %g : tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name, Tx_F32Tensor:$grad);
+  let assemblyFormat = "$name `,` $grad attr-dict `:` type($grad)";
+}
+
+def Tx_AdamUpdateOp : Tx_Op<"adam_update", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "one Adam step of a parameter";
+  let description = [{
+    With `t` the training step and `lr` from the schedule (`noam`:
+    `factor * d_model^-0.5 * min(t^-0.5, t * warmup^-1.5)`; `constant`:
+    `lr`), `grad` scaled by the optional `scale` (a scalar, for gradient
+    clipping), updates the parameter and its moments in the parameter arena:
+    `m = β1 m + (1-β1) g`, `v = β2 v + (1-β2) g²`,
+    `p -= lr * (m / (1-β1^t)) / (sqrt(v / (1-β2^t)) + eps)`.
+
+    ```mlir
+    tx.adam_update @"final_linear.weight", %g {schedule = "noam", lr = 1.0 : f64, d_model = 64.0 : f64, warmup = 100.0 : f64, beta1 = 0.9 : f64, beta2 = 0.98 : f64, eps = 1.0e-9 : f64, weight_decay = 0.0 : f64} : tensor<32x64xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$name, Tx_F32Tensor:$grad,
+                       Optional<Tx_F32Tensor>:$scale, StrAttr:$schedule,
+                       F64Attr:$lr, F64Attr:$d_model, F64Attr:$warmup,
+                       F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
+                       F64Attr:$weight_decay);
+  let assemblyFormat = "$name `,` $grad (`scale` $scale^)? attr-dict `:` type($grad) (`,` type($scale)^)?";
+  let hasVerifier = 1;
+}
+
+def Tx_GradNormOp : Tx_Op<"grad_norm", [Pure]> {
+  let summary = "global L2 norm of gradients";
+  let description = [{
+    `sqrt(sum of g² over every element of every operand)`, a scalar; with
+    `clip` set, the result is instead the clipping factor
+    `min(1, clip / (norm + 1e-6))`.
+
+    ```mlir
+    %s = tx.grad_norm %g0, %g1 {clip = 1.0 : f64} : tensor<32x64xf32>, tensor<32xf32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Variadic<Tx_F32Tensor>:$grads, OptionalAttr<F64Attr>:$clip);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$grads attr-dict `:` type($grads) `->` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Incremental decoding (built by tx-decode-step)
+//===----------------------------------------------------------------------===//
+
+def Tx_CacheWriteOp : Tx_Op<"cache_write", [AllTypesMatch<["cache", "result"]>]> {
+  let summary = "writes the newest positions into a key/value cache";
+  let description = [{
+    `cache [B, P, d]` holds the keys (or values) of positions 0 .. P-1 of a
+    sequence being decoded; `update [B, T, d]` are those of its last T
+    positions, written to `cache[:, P-T:, :]` in place. The result is the
+    cache (the same buffer), for the attention that reads it.
+
+    ```mlir
+    %k = tx.cache_write %cache, %new : (tensor<?x?x64xf32, #tx.dims<B: 16, cache: 16>>, tensor<?x?x64xf32, #tx.dims<B: 16, T: 16>>) -> tensor<?x?x64xf32, #tx.dims<B: 16, cache: 16>>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$cache, Tx_F32Tensor:$update);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$cache `,` $update attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 #endif // TX_OPS_TD

@@ -1,0 +1,193 @@
+//===- Autodiff.cpp - reverse-mode differentiation of the train entry -----===//
+//
+// tx-autodiff: the train entry's loss is differentiated with respect to every
+// parameter it reads. The walk goes over the forward ops in reverse; each op
+// with a gradient at one of its results builds its operands' gradients
+// through DifferentiableOpInterface (dialect/lib/TxVJP.cpp). Only active
+// values (those that depend on a parameter) receive gradients; a value with
+// several users sums them. A parameter's gradient is final when the walk
+// reaches its first read, where a tx.store_grad is emitted, so tx-optimizer
+// can update it there and its gradient buffer dies early.
+//
+//===----------------------------------------------------------------------===//
+#include "txc/Transforms/Passes.h"
+
+#include "tx/Dialect/TxDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/MapVector.h"
+
+namespace mlir::tx {
+#define GEN_PASS_DEF_AUTODIFFPASS
+#include "txc/Transforms/Passes.h.inc"
+} // namespace mlir::tx
+
+using namespace mlir;
+using namespace mlir::tx;
+
+namespace {
+
+/// RNG keys start here, above any call-site number the lowering assigns.
+constexpr int64_t kFirstRngKey = 1 << 20;
+
+/// Gives every random op a key and makes attention save its lse.
+void prepareForward(func::FuncOp train) {
+  OpBuilder builder(train.getContext());
+  int64_t nextKey = kFirstRngKey;
+  SmallVector<AttentionOp> attentions;
+  train.walk([&](Operation *op) {
+    if (isa<DropoutOp, AttentionOp>(op))
+      op->setAttr("tx.rng", builder.getI64IntegerAttr(nextKey++));
+    if (auto attention = dyn_cast<AttentionOp>(op))
+      attentions.push_back(attention);
+  });
+  for (AttentionOp attention : attentions) {
+    builder.setInsertionPoint(attention);
+    auto trained = builder.create<AttentionTrainOp>(
+        attention.getLoc(), attention->getOperands(), attention->getAttrs());
+    attention.getResult().replaceAllUsesWith(trained.getResult());
+    attention.erase();
+  }
+}
+
+/// Removes ops whose results nobody uses (the gradients of inputs that do
+/// not need one, forward values only backward could have used).
+void removeDeadCode(func::FuncOp func) {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    SmallVector<Operation *> ops;
+    for (Operation &op : func.front().without_terminator())
+      ops.push_back(&op);
+    for (Operation *op : llvm::reverse(ops))
+      if (isOpTriviallyDead(op)) {
+        op->erase();
+        changed = true;
+      }
+  }
+}
+
+LogicalResult differentiate(func::FuncOp train) {
+  Block &body = train.front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  if (ret.getNumOperands() != 1 ||
+      cast<RankedTensorType>(ret.getOperand(0).getType()).getRank() != 0 ||
+      !cast<RankedTensorType>(ret.getOperand(0).getType())
+           .getElementType()
+           .isF32())
+    return train.emitOpError("the train entry must return one scalar f32 "
+                             "loss to be differentiated");
+  Value loss = ret.getOperand(0);
+
+  SmallVector<Operation *> forward;
+  for (Operation &op : body.without_terminator())
+    forward.push_back(&op);
+
+  // Active values: parameters, and results of differentiable ops with an
+  // active differentiable operand.
+  llvm::DenseSet<Value> active;
+  llvm::MapVector<StringAttr, ParamOp> firstRead;
+  for (Operation *op : forward) {
+    if (auto param = dyn_cast<ParamOp>(op)) {
+      active.insert(param.getResult());
+      firstRead.insert({param.getNameAttr().getAttr(), param});
+      continue;
+    }
+    auto differentiable = dyn_cast<DifferentiableOpInterface>(op);
+    if (!differentiable)
+      continue;
+    for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+      if (active.count(operand) && differentiable.isDifferentiableOperand(i)) {
+        for (Value result : op->getResults())
+          if (cast<RankedTensorType>(result.getType()).getElementType().isF32())
+            active.insert(result);
+        break;
+      }
+  }
+  if (!active.count(loss))
+    return train.emitOpError("the loss does not depend on any parameter");
+
+  OpBuilder builder(ret);
+  llvm::DenseMap<Value, Value> grads;
+  llvm::DenseMap<StringAttr, Value> paramGrads;
+  auto accumulate = [&](Value value, Value grad, Location loc) {
+    Value &slot = grads[value];
+    slot = slot ? builder.create<AddOp>(loc, slot, grad).getResult() : grad;
+  };
+  grads[loss] = builder.create<ConstantOp>(
+      loss.getLoc(),
+      DenseElementsAttr::get(cast<RankedTensorType>(loss.getType()),
+                             ArrayRef<Attribute>{builder.getF32FloatAttr(1.0)}));
+
+  for (Operation *op : llvm::reverse(forward)) {
+    builder.setInsertionPoint(ret);
+    if (auto param = dyn_cast<ParamOp>(op)) {
+      StringAttr name = param.getNameAttr().getAttr();
+      if (Value grad = grads.lookup(param.getResult())) {
+        Value &total = paramGrads[name];
+        total = total ? builder.create<AddOp>(param.getLoc(), total, grad)
+                            .getResult()
+                      : grad;
+      }
+      if (firstRead.lookup(name) != param)
+        continue;
+      Value total = paramGrads.lookup(name);
+      if (!total) // read but not on the loss's path: a zero gradient
+        total = builder.create<ConstantOp>(
+            param.getLoc(),
+            DenseElementsAttr::get(
+                cast<RankedTensorType>(param.getType()),
+                ArrayRef<Attribute>{builder.getF32FloatAttr(0.0)}));
+      builder.create<StoreGradOp>(param.getLoc(), param.getNameAttr(), total);
+      continue;
+    }
+    SmallVector<Value> resultGrads;
+    bool any = false;
+    for (Value result : op->getResults()) {
+      resultGrads.push_back(grads.lookup(result));
+      any |= static_cast<bool>(resultGrads.back());
+    }
+    if (!any)
+      continue;
+    auto differentiable = dyn_cast<DifferentiableOpInterface>(op);
+    if (!differentiable)
+      return op->emitOpError("is on the path from the parameters to the loss "
+                             "but has no gradient");
+    SmallVector<Value> operandGrads;
+    if (failed(differentiable.buildVJP(builder, resultGrads, operandGrads)))
+      return failure();
+    if (operandGrads.size() != op->getNumOperands())
+      return op->emitOpError("VJP rule returned ")
+             << operandGrads.size() << " gradients for "
+             << op->getNumOperands() << " operands";
+    for (auto [operand, grad] : llvm::zip(op->getOperands(), operandGrads)) {
+      if (!grad || !active.count(operand))
+        continue;
+      if (grad.getType() != operand.getType())
+        return op->emitOpError("VJP rule gave a gradient of type ")
+               << grad.getType() << " for an operand of type "
+               << operand.getType();
+      accumulate(operand, grad, op->getLoc());
+    }
+  }
+  removeDeadCode(train);
+  return success();
+}
+
+struct AutodiffPass : mlir::tx::impl::AutodiffPassBase<AutodiffPass> {
+  void runOnOperation() override {
+    for (auto func : llvm::make_early_inc_range(
+             getOperation().getOps<func::FuncOp>())) {
+      auto kind = func->getAttrOfType<StringAttr>("tx.entry");
+      if (!kind || kind.getValue() != "train" || func->hasAttr("tx.train_kind"))
+        continue;
+      prepareForward(func);
+      if (failed(differentiate(func)))
+        return signalPassFailure();
+      func->setAttr("tx.train_kind", StringAttr::get(&getContext(), "grad"));
+    }
+  }
+};
+
+} // namespace

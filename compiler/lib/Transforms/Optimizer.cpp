@@ -1,0 +1,122 @@
+//===- Optimizer.cpp - the spec's optimizer as parameter updates ----------===//
+//
+// tx-optimizer: after tx-autodiff, the differentiated train entry is kept as
+// `<train>_grad` (gradients stored, for checks) and the train entry becomes
+// the whole training step: each tx.store_grad becomes a tx.adam_update with
+// the module's tx.optimizer settings. With gradient clipping the updates
+// wait for the global norm of every gradient.
+//
+//===----------------------------------------------------------------------===//
+#include "txc/Transforms/Passes.h"
+
+#include "tx/Dialect/TxDialect.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tx {
+#define GEN_PASS_DEF_OPTIMIZERPASS
+#include "txc/Transforms/Passes.h.inc"
+} // namespace mlir::tx
+
+using namespace mlir;
+using namespace mlir::tx;
+
+namespace {
+
+double number(DictionaryAttr dict, StringRef key, double fallback) {
+  if (auto value = dict ? dict.getAs<FloatAttr>(key) : nullptr)
+    return value.getValueAsDouble();
+  if (auto value = dict ? dict.getAs<IntegerAttr>(key) : nullptr)
+    return static_cast<double>(value.getInt());
+  return fallback;
+}
+
+LogicalResult lowerToAdam(func::FuncOp train, DictionaryAttr optimizer) {
+  OpBuilder builder(train.getContext());
+  auto f64 = [&](double v) { return builder.getF64FloatAttr(v); };
+  SmallVector<NamedAttribute> attrs;
+  if (auto schedule = optimizer.getAs<DictionaryAttr>("lr")) {
+    attrs.push_back(builder.getNamedAttr("schedule", builder.getStringAttr("noam")));
+    attrs.push_back(builder.getNamedAttr("lr", f64(number(schedule, "factor", 1.0))));
+    attrs.push_back(builder.getNamedAttr("d_model", f64(number(schedule, "d_model", 0))));
+    attrs.push_back(builder.getNamedAttr("warmup", f64(number(schedule, "warmup", 0))));
+  } else {
+    attrs.push_back(builder.getNamedAttr("schedule", builder.getStringAttr("constant")));
+    attrs.push_back(builder.getNamedAttr("lr", f64(number(optimizer, "lr", 0))));
+    attrs.push_back(builder.getNamedAttr("d_model", f64(0)));
+    attrs.push_back(builder.getNamedAttr("warmup", f64(0)));
+  }
+  attrs.push_back(builder.getNamedAttr("beta1", f64(number(optimizer, "beta1", 0.9))));
+  attrs.push_back(builder.getNamedAttr("beta2", f64(number(optimizer, "beta2", 0.999))));
+  attrs.push_back(builder.getNamedAttr("eps", f64(number(optimizer, "eps", 1e-8))));
+  attrs.push_back(builder.getNamedAttr("weight_decay",
+                                       f64(number(optimizer, "weight_decay", 0))));
+  double clip = number(optimizer, "clip", 0);
+
+  SmallVector<StoreGradOp> stores;
+  train.walk([&](StoreGradOp store) { stores.push_back(store); });
+  Value scale;
+  if (clip > 0 && !stores.empty()) {
+    // Every gradient is needed for the norm: update at the end.
+    builder.setInsertionPoint(train.front().getTerminator());
+    SmallVector<Value> gradients;
+    for (StoreGradOp store : stores)
+      gradients.push_back(store.getGrad());
+    scale = builder.create<GradNormOp>(
+        train.getLoc(),
+        RankedTensorType::get({}, builder.getF32Type()), gradients,
+        builder.getF64FloatAttr(clip));
+  }
+  for (StoreGradOp store : stores) {
+    // A constant gradient is a parameter the loss does not reach: PyTorch
+    // skips those (grad None), so does the step.
+    if (store.getGrad().getDefiningOp<ConstantOp>()) {
+      store.erase();
+      continue;
+    }
+    if (!scale)
+      builder.setInsertionPoint(store);
+    SmallVector<Value> operands = {store.getGrad()};
+    if (scale)
+      operands.push_back(scale);
+    SmallVector<NamedAttribute> opAttrs(attrs);
+    opAttrs.push_back(builder.getNamedAttr("name", store.getNameAttr()));
+    builder.create<AdamUpdateOp>(store.getLoc(), TypeRange{}, operands, opAttrs);
+    store.erase();
+  }
+  return success();
+}
+
+struct OptimizerPass : mlir::tx::impl::OptimizerPassBase<OptimizerPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto optimizer = module->getAttrOfType<DictionaryAttr>("tx.optimizer");
+    SmallVector<func::FuncOp> trains;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      auto kind = func->getAttrOfType<StringAttr>("tx.train_kind");
+      if (kind && kind.getValue() == "grad" &&
+          !func.getSymName().ends_with("_grad"))
+        trains.push_back(func);
+    }
+    if (!optimizer || trains.empty())
+      return;
+    auto name = optimizer.getAs<StringAttr>("name");
+    if (!name || name.getValue() != "adam") {
+      module.emitError("optimizer '")
+          << (name ? name.getValue() : "?")
+          << "' has no update rule in this version of txc (adam has)";
+      return signalPassFailure();
+    }
+    for (func::FuncOp train : trains) {
+      func::FuncOp grad = train.clone();
+      grad.setSymName((train.getSymName() + "_grad").str());
+      module.getBody()->getOperations().insertAfter(
+          Block::iterator(train), grad.getOperation());
+      train->setAttr("tx.train_kind", StringAttr::get(&getContext(), "step"));
+      if (failed(lowerToAdam(train, optimizer)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,451 @@
+//===- TxVJP.cpp - vector-Jacobian products of the tx ops -----------------===//
+//
+// DifferentiableOpInterface::buildVJP for every differentiable op: given the
+// gradients of an op's results, build the gradients of its operands at the
+// builder's point (tx-autodiff puts it after the forward, in reverse order).
+// Gradients have their operand's type: broadcasting is undone with
+// tx.sum_to. Ids, masks and other operands without gradients get null.
+// Heavy gradients are gradient ops with their own kernels (linear_grad,
+// layer_norm_grad, softmax_grad, attention_grad, embedding_grad,
+// cross_entropy_grad, dropout_grad); the rest are forward ops.
+//
+//===----------------------------------------------------------------------===//
+#include "tx/Dialect/TxDialect.h"
+#include "tx/Dialect/TxShape.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+using namespace mlir::tx;
+
+namespace {
+
+/// Builds a tx op with inferred result types; returns its first result.
+template <typename Op>
+Value make(OpBuilder &b, Location loc, ValueRange operands,
+           ArrayRef<NamedAttribute> attrs = {}) {
+  return b.create<Op>(loc, operands, attrs)->getResult(0);
+}
+
+NamedAttribute named(OpBuilder &b, StringRef name, Attribute value) {
+  return b.getNamedAttr(name, value);
+}
+
+/// `grad` summed down to `type` (undoing broadcasting); `grad` itself when
+/// it already has that type.
+Value sumTo(OpBuilder &b, Location loc, Value grad, Type type) {
+  if (grad.getType() == type)
+    return grad;
+  return b.create<SumToOp>(loc, type, grad);
+}
+
+/// The tx.rng key of a random op, copied onto its gradient.
+SmallVector<NamedAttribute> rngOf(Operation *op) {
+  SmallVector<NamedAttribute> attrs;
+  if (Attribute rng = op->getAttr("tx.rng"))
+    attrs.push_back(NamedAttribute(
+        StringAttr::get(op->getContext(), "tx.rng"), rng));
+  return attrs;
+}
+
+LogicalResult needsRng(Operation *op) {
+  if (op->getAttr("tx.rng"))
+    return success();
+  return op->emitOpError("needs an RNG key (tx.rng) to be differentiated: "
+                         "run tx-autodiff, which assigns one");
+}
+
+/// dA, dB of C = op(A) · op(B) (op = transpose when the flag is set).
+std::pair<Value, Value> matmulGrads(OpBuilder &b, Location loc, Value a,
+                                    Value bMat, bool ta, bool tb, Value dc) {
+  auto mm = [&](Value lhs, Value rhs, bool tl, bool tr) {
+    SmallVector<NamedAttribute> attrs;
+    if (tl)
+      attrs.push_back(named(b, "transpose_lhs", b.getUnitAttr()));
+    if (tr)
+      attrs.push_back(named(b, "transpose_rhs", b.getUnitAttr()));
+    return make<MatmulOp>(b, loc, {lhs, rhs}, attrs);
+  };
+  Value da = !ta ? mm(dc, bMat, false, !tb) : mm(bMat, dc, tb, true);
+  Value db = !tb ? mm(a, dc, !ta, false) : mm(dc, a, true, ta);
+  return {sumTo(b, loc, da, a.getType()), sumTo(b, loc, db, bMat.getType())};
+}
+
+Value layerNormGrad(OpBuilder &b, Location loc, Value input, Value rhs,
+                    Value weight, Value dy, Value dsum, FloatAttr epsilon,
+                    Value &dweight, Value &dbias) {
+  SmallVector<Value> operands = {input};
+  if (rhs)
+    operands.push_back(rhs);
+  operands.push_back(weight);
+  operands.push_back(dy);
+  if (dsum)
+    operands.push_back(dsum);
+  auto op = b.create<LayerNormGradOp>(
+      loc, operands,
+      ArrayRef<NamedAttribute>{
+          named(b, "operandSegmentSizes",
+                b.getDenseI32ArrayAttr({1, rhs ? 1 : 0, 1, 1, dsum ? 1 : 0})),
+          named(b, "epsilon", epsilon)});
+  dweight = op.getDweight();
+  dbias = op.getDbias();
+  return op.getDinput();
+}
+
+/// The attention gradient from a forward's operands, output and lse.
+void attentionGrads(OpBuilder &b, Location loc, Operation *forward,
+                    Value query, Value key, Value value, Value mask, Value out,
+                    Value lse, Value dout,
+                    SmallVectorImpl<Value> &operandGrads) {
+  SmallVector<Value> operands = {query, key, value};
+  if (mask)
+    operands.push_back(mask);
+  operands.append({out, lse, dout});
+  SmallVector<NamedAttribute> attrs;
+  for (StringRef name : {"scale", "causal", "dropout", "tx.rng"})
+    if (Attribute attr = forward->getAttr(name))
+      attrs.push_back(named(b, name, attr));
+  auto grad = b.create<AttentionGradOp>(loc, operands, attrs);
+  operandGrads.append({grad.getDquery(), grad.getDkey(), grad.getDvalue()});
+  if (mask)
+    operandGrads.push_back(nullptr);
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Element-wise
+//===----------------------------------------------------------------------===//
+
+LogicalResult AddOp::buildVJP(OpBuilder &b, ValueRange grads,
+                              SmallVectorImpl<Value> &out) {
+  out.push_back(sumTo(b, getLoc(), grads[0], getLhs().getType()));
+  out.push_back(sumTo(b, getLoc(), grads[0], getRhs().getType()));
+  return success();
+}
+
+LogicalResult SubOp::buildVJP(OpBuilder &b, ValueRange grads,
+                              SmallVectorImpl<Value> &out) {
+  Value neg = make<NegOp>(b, getLoc(), {grads[0]});
+  out.push_back(sumTo(b, getLoc(), grads[0], getLhs().getType()));
+  out.push_back(sumTo(b, getLoc(), neg, getRhs().getType()));
+  return success();
+}
+
+LogicalResult MulOp::buildVJP(OpBuilder &b, ValueRange grads,
+                              SmallVectorImpl<Value> &out) {
+  Location loc = getLoc();
+  out.push_back(sumTo(b, loc, make<MulOp>(b, loc, {grads[0], getRhs()}),
+                      getLhs().getType()));
+  out.push_back(sumTo(b, loc, make<MulOp>(b, loc, {grads[0], getLhs()}),
+                      getRhs().getType()));
+  return success();
+}
+
+LogicalResult DivOp::buildVJP(OpBuilder &b, ValueRange grads,
+                              SmallVectorImpl<Value> &out) {
+  // d(a/b) = da / b - db * (a/b) / b
+  Location loc = getLoc();
+  Value overB = make<DivOp>(b, loc, {grads[0], getRhs()});
+  out.push_back(sumTo(b, loc, overB, getLhs().getType()));
+  Value db = make<NegOp>(b, loc, {make<MulOp>(b, loc, {overB, getResult()})});
+  out.push_back(sumTo(b, loc, db, getRhs().getType()));
+  return success();
+}
+
+LogicalResult NegOp::buildVJP(OpBuilder &b, ValueRange grads,
+                              SmallVectorImpl<Value> &out) {
+  out.push_back(make<NegOp>(b, getLoc(), {grads[0]}));
+  return success();
+}
+
+LogicalResult ScaleOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                SmallVectorImpl<Value> &out) {
+  out.push_back(make<ScaleOp>(b, getLoc(), {grads[0]},
+                              {named(b, "factor", getFactorAttr())}));
+  return success();
+}
+
+static Value activationGrad(OpBuilder &b, Location loc, Value input, Value dy,
+                            Activation activation) {
+  return make<ActivationGradOp>(
+      b, loc, {input, dy},
+      {named(b, "activation",
+             ActivationAttr::get(b.getContext(), activation))});
+}
+
+LogicalResult ReluOp::buildVJP(OpBuilder &b, ValueRange grads,
+                               SmallVectorImpl<Value> &out) {
+  out.push_back(activationGrad(b, getLoc(), getInput(), grads[0],
+                               Activation::relu));
+  return success();
+}
+
+LogicalResult GeluOp::buildVJP(OpBuilder &b, ValueRange grads,
+                               SmallVectorImpl<Value> &out) {
+  out.push_back(activationGrad(b, getLoc(), getInput(), grads[0],
+                               Activation::gelu));
+  return success();
+}
+
+LogicalResult MaskedFillOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                     SmallVectorImpl<Value> &out) {
+  // Filled elements do not depend on the input.
+  out.push_back(make<MaskedFillOp>(b, getLoc(), {grads[0], getMask()},
+                                   {named(b, "value", b.getF32FloatAttr(0))}));
+  out.push_back(nullptr);
+  return success();
+}
+
+LogicalResult DropoutOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                  SmallVectorImpl<Value> &out) {
+  if (failed(needsRng(*this)))
+    return failure();
+  SmallVector<NamedAttribute> attrs = rngOf(*this);
+  attrs.push_back(named(b, "rate", getRateAttr()));
+  out.push_back(make<DropoutGradOp>(b, getLoc(), {grads[0]}, attrs));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding, contractions
+//===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                    SmallVectorImpl<Value> &out) {
+  int64_t vocab = cast<RankedTensorType>(getTable().getType()).getShape()[0];
+  out.push_back(nullptr);
+  out.push_back(make<EmbeddingGradOp>(
+      b, getLoc(), {getIds(), grads[0]},
+      {named(b, "vocab", b.getI64IntegerAttr(vocab))}));
+  return success();
+}
+
+LogicalResult MatmulOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                 SmallVectorImpl<Value> &out) {
+  auto [da, db] = matmulGrads(b, getLoc(), getLhs(), getRhs(),
+                              getTransposeLhs(), getTransposeRhs(), grads[0]);
+  out.push_back(da);
+  out.push_back(db);
+  return success();
+}
+
+LogicalResult LinearOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                 SmallVectorImpl<Value> &out) {
+  Location loc = getLoc();
+  Value dy = grads[0], dz = dy;
+  switch (getActivation()) {
+  case Activation::none:
+    break;
+  case Activation::relu: {
+    // relu'(z) = [relu(z) > 0]: the output (minus the residual) will do.
+    Value activated = getResult();
+    if (getResidual())
+      activated = make<SubOp>(b, loc, {activated, getResidual()});
+    dz = activationGrad(b, loc, activated, dy, Activation::relu);
+    break;
+  }
+  case Activation::gelu: {
+    // gelu' needs the pre-activation: recompute it.
+    SmallVector<Value> operands = {getInput(), getWeight()};
+    if (getBias())
+      operands.push_back(getBias());
+    Value z = make<LinearOp>(
+        b, loc, operands,
+        {named(b, "operandSegmentSizes",
+               b.getDenseI32ArrayAttr({1, 1, getBias() ? 1 : 0, 0}))});
+    dz = activationGrad(b, loc, z, dy, Activation::gelu);
+    break;
+  }
+  }
+  auto grad = b.create<LinearGradOp>(loc, ValueRange{getInput(), getWeight(), dz},
+                                     ArrayRef<NamedAttribute>{});
+  out.push_back(grad.getDinput());
+  out.push_back(grad.getDweight());
+  if (getBias())
+    out.push_back(grad.getDbias());
+  if (getResidual())
+    out.push_back(dy);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization, softmax, loss
+//===----------------------------------------------------------------------===//
+
+static LogicalResult checkLastAxis(Operation *op, int64_t axis) {
+  int64_t rank = cast<RankedTensorType>(op->getOperand(0).getType()).getRank();
+  if (axis == -1 || axis == rank - 1)
+    return success();
+  return op->emitOpError("gradient is implemented for the last axis only, "
+                         "got axis ")
+         << axis;
+}
+
+LogicalResult SoftmaxOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                  SmallVectorImpl<Value> &out) {
+  if (failed(checkLastAxis(*this, getAxis())))
+    return failure();
+  out.push_back(make<SoftmaxGradOp>(b, getLoc(), {getResult(), grads[0]}));
+  return success();
+}
+
+LogicalResult LogSoftmaxOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                     SmallVectorImpl<Value> &out) {
+  if (failed(checkLastAxis(*this, getAxis())))
+    return failure();
+  out.push_back(make<SoftmaxGradOp>(b, getLoc(), {getResult(), grads[0]},
+                                    {named(b, "log", b.getUnitAttr())}));
+  return success();
+}
+
+LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                    SmallVectorImpl<Value> &out) {
+  Value dweight, dbias;
+  out.push_back(layerNormGrad(b, getLoc(), getInput(), nullptr, getWeight(),
+                              grads[0], nullptr, getEpsilonAttr(), dweight,
+                              dbias));
+  out.push_back(dweight);
+  out.push_back(dbias);
+  return success();
+}
+
+LogicalResult AddLayerNormOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                       SmallVectorImpl<Value> &out) {
+  Value dy = grads[0], dsum = grads[1];
+  if (!dy) { // only the sum is used
+    out.append({dsum, dsum, nullptr, nullptr});
+    return success();
+  }
+  Value dweight, dbias;
+  Value ds = layerNormGrad(b, getLoc(), getLhs(), getRhs(), getWeight(), dy,
+                           dsum, getEpsilonAttr(), dweight, dbias);
+  out.append({ds, ds, dweight, dbias});
+  return success();
+}
+
+LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                       SmallVectorImpl<Value> &out) {
+  out.push_back(make<CrossEntropyGradOp>(
+      b, getLoc(), {getLogits(), getTargets(), grads[0]},
+      {named(b, "ignore_index", getIgnoreIndexAttr()),
+       named(b, "label_smoothing", getLabelSmoothingAttr())}));
+  out.push_back(nullptr);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Shapes and reductions
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                  SmallVectorImpl<Value> &out) {
+  out.push_back(
+      b.create<ReshapeOp>(getLoc(), getInput().getType(), grads[0]));
+  return success();
+}
+
+LogicalResult TransposeOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                    SmallVectorImpl<Value> &out) {
+  ArrayRef<int64_t> perm = getPermutation();
+  SmallVector<int64_t> inverse(perm.size());
+  for (auto [i, p] : llvm::enumerate(perm))
+    inverse[p] = i;
+  out.push_back(make<TransposeOp>(
+      b, getLoc(), {grads[0]},
+      {named(b, "permutation", b.getDenseI64ArrayAttr(inverse))}));
+  return success();
+}
+
+LogicalResult SplitHeadsOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                     SmallVectorImpl<Value> &out) {
+  out.push_back(make<MergeHeadsOp>(b, getLoc(), {grads[0]}));
+  return success();
+}
+
+LogicalResult MergeHeadsOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                     SmallVectorImpl<Value> &out) {
+  int64_t heads = cast<RankedTensorType>(getInput().getType()).getShape()[1];
+  out.push_back(make<SplitHeadsOp>(
+      b, getLoc(), {grads[0]},
+      {named(b, "heads", b.getI64IntegerAttr(heads))}));
+  return success();
+}
+
+/// dy of a reduction broadcast back to the input (scaled by 1/n for means).
+static LogicalResult reduceGrad(OpBuilder &b, Operation *op, Value input,
+                                ArrayRef<int64_t> axes, bool keepdim,
+                                bool mean, Value dy,
+                                SmallVectorImpl<Value> &out) {
+  Location loc = op->getLoc();
+  auto inType = cast<RankedTensorType>(input.getType());
+  Shape in = getShape(inType);
+  llvm::SmallDenseSet<int64_t> reduced;
+  for (int64_t axis : axes)
+    reduced.insert(axis < 0 ? axis + inType.getRank() : axis);
+  Shape kept;
+  int64_t count = 1;
+  for (int64_t i = 0, e = in.size(); i < e; ++i) {
+    if (!reduced.count(i)) {
+      kept.push_back(in[i]);
+      continue;
+    }
+    kept.push_back(Dim::fixed(1));
+    if (in[i].isSymbolic() && mean)
+      return op->emitOpError("gradient of a mean over the symbolic dimension ")
+             << in[i].symbol << " is not implemented";
+    count *= in[i].size;
+  }
+  Value grad = dy;
+  if (!keepdim)
+    grad = b.create<ReshapeOp>(loc, getTensorType(kept, inType.getElementType()),
+                               grad);
+  grad = b.create<BroadcastToOp>(loc, inType, grad);
+  if (mean)
+    grad = make<ScaleOp>(b, loc, {grad},
+                         {named(b, "factor", b.getF32FloatAttr(1.0 / count))});
+  out.push_back(grad);
+  return success();
+}
+
+LogicalResult ReduceSumOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                    SmallVectorImpl<Value> &out) {
+  return reduceGrad(b, *this, getInput(), getAxes(), getKeepdim(),
+                    /*mean=*/false, grads[0], out);
+}
+
+LogicalResult ReduceMeanOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                     SmallVectorImpl<Value> &out) {
+  return reduceGrad(b, *this, getInput(), getAxes(), getKeepdim(),
+                    /*mean=*/true, grads[0], out);
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+LogicalResult AttentionTrainOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                         SmallVectorImpl<Value> &out) {
+  if (getDropout().convertToDouble() > 0.0 && failed(needsRng(*this)))
+    return failure();
+  attentionGrads(b, getLoc(), *this, getQuery(), getKey(), getValue(),
+                 getMask(), getResult(), getLse(), grads[0], out);
+  return success();
+}
+
+LogicalResult AttentionOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                    SmallVectorImpl<Value> &out) {
+  // tx-autodiff turns training attention into tx.attention_train, which
+  // saves the lse. Here the forward is recomputed for it.
+  if (getDropout().convertToDouble() > 0.0 && failed(needsRng(*this)))
+    return failure();
+  SmallVector<NamedAttribute> attrs(getOperation()->getAttrs());
+  SmallVector<Value> operands = {getQuery(), getKey(), getValue()};
+  if (getMask())
+    operands.push_back(getMask());
+  auto recompute = b.create<AttentionTrainOp>(getLoc(), operands, attrs);
+  attentionGrads(b, getLoc(), *this, getQuery(), getKey(), getValue(),
+                 getMask(), recompute.getResult(), recompute.getLse(),
+                 grads[0], out);
+  return success();
+}
