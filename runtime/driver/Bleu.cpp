@@ -46,11 +46,13 @@ BleuScore BleuAccumulator::score() const {
   score.referenceLength = referenceLength_;
   double logSum = 0;
   bool zero = false;
+  score.order = 0;
   for (int n = 0; n < kBleuMaxOrder; ++n) {
-    if (totals_[n] == 0 || matches_[n] == 0) {
+    if (totals_[n] == 0) // no n-grams of this order anywhere: not counted
+      continue;
+    ++score.order;
+    if (matches_[n] == 0) {
       zero = true;
-      score.precisions[n] =
-          totals_[n] == 0 ? 0.0 : 100.0 * double(matches_[n]) / double(totals_[n]);
       continue;
     }
     double p = double(matches_[n]) / double(totals_[n]);
@@ -66,9 +68,10 @@ BleuScore BleuAccumulator::score() const {
   else
     score.brevityPenalty = std::exp(1.0 - double(referenceLength_) /
                                               double(hypothesisLength_));
-  score.bleu = zero ? 0.0
-                    : 100.0 * score.brevityPenalty *
-                          std::exp(logSum / double(kBleuMaxOrder));
+  score.bleu = zero || score.order == 0
+                   ? 0.0
+                   : 100.0 * score.brevityPenalty *
+                         std::exp(logSum / double(score.order));
   return score;
 }
 
@@ -76,12 +79,15 @@ std::string formatBleu(const BleuScore &score) {
   char text[200];
   std::snprintf(text, sizeof(text),
                 "BLEU = %.2f (%.1f/%.1f/%.1f/%.1f, BP %.3f, ratio %.3f, hyp "
-                "%lld, ref %lld)",
+                "%lld, ref %lld%s)",
                 score.bleu, score.precisions[0], score.precisions[1],
                 score.precisions[2], score.precisions[3], score.brevityPenalty,
                 score.lengthRatio,
                 static_cast<long long>(score.hypothesisLength),
-                static_cast<long long>(score.referenceLength));
+                static_cast<long long>(score.referenceLength),
+                score.order == kBleuMaxOrder
+                    ? ""
+                    : (", effective order " + std::to_string(score.order)).c_str());
   return text;
 }
 

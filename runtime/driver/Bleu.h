@@ -10,7 +10,10 @@
 //
 // without smoothing: a p_n of 0 gives BLEU 0 (sacrebleu with
 // smooth_method='none', tokenize='none' on the same words computes the
-// same). The words are the tokenizer's (lowercased, punctuation split).
+// same). Orders of which the hypotheses have no n-gram at all (a corpus of
+// sentences shorter than 4 words has no 4-grams) are left out of the mean,
+// as sacrebleu's effective order does; `order` says how many were used. The
+// words are the tokenizer's (lowercased, punctuation split).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_BLEU_H
@@ -30,6 +33,7 @@ struct BleuScore {
   std::array<double, kBleuMaxOrder> precisions{}; ///< p_1..p_4 in 0..100
   double brevityPenalty = 0;
   double lengthRatio = 0; ///< c / r
+  int order = kBleuMaxOrder; ///< n-gram orders in the mean (effective order)
   int64_t hypothesisLength = 0, referenceLength = 0;
 };
 

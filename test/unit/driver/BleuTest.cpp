@@ -61,4 +61,19 @@ TEST(BleuTest, CorpusStatisticsArePooled) {
   EXPECT_EQ(formatBleu(BleuScore{}).rfind("BLEU = 0.00", 0), 0u);
 }
 
+TEST(BleuTest, OrdersWithoutNgramsAreLeftOut) {
+  // Three-word sentences have no 4-grams: the mean runs over orders 1..3
+  // (sacrebleu's effective order) instead of giving 0.
+  BleuAccumulator bleu;
+  bleu.add(splitWords("te amo mucho"), splitWords("te amo mucho"));
+  bleu.add(splitWords("me ves hoy"), splitWords("me ves ya"));
+  BleuScore score = bleu.score();
+  EXPECT_EQ(score.order, 3);
+  double expected = 100.0 * std::exp((std::log(5.0 / 6) + std::log(3.0 / 4) +
+                                      std::log(1.0 / 2)) /
+                                     3);
+  EXPECT_NEAR(score.bleu, expected, 1e-9);
+  EXPECT_NE(formatBleu(score).find("effective order 3"), std::string::npos);
+}
+
 } // namespace
