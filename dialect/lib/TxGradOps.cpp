@@ -278,6 +278,18 @@ LogicalResult AdamUpdateOp::verify() {
   return success();
 }
 
+LogicalResult GradNormOp::verify() {
+  if (cast<RankedTensorType>(getType()).getRank() != 0)
+    return emitOpError("result must be a scalar tensor<f32>, got ")
+           << formatType(getType());
+  if (getGrads().empty())
+    return emitOpError("needs at least one gradient");
+  if (auto clip = getClip())
+    if (!(clip->convertToDouble() > 0.0))
+      return emitOpError("clip must be positive");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Incremental decoding
 //===----------------------------------------------------------------------===//

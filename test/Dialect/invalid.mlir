@@ -485,3 +485,259 @@ func.func @add_layer_norm_types(%x: tensor<4x8xf32>, %y: tensor<2x8xf32>, %g: te
   %0:2 = tx.add_layer_norm %x, %y, %g, %g : (tensor<4x8xf32>, tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
   return
 }
+
+// -----
+
+func.func @attention_train_shapes(%q: tensor<4x8xf32>, %k: tensor<5x8xf32>, %v: tensor<6x8xf32>) {
+  // expected-error @+2 {{attention key and value lengths differ: 5 vs 6}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %o, %lse = tx.attention_train %q, %k, %v {scale = 1.0 : f32} : (tensor<4x8xf32>, tensor<5x8xf32>, tensor<6x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_grad_out(%q: tensor<4x8xf32>, %k: tensor<5x8xf32>, %o: tensor<4x7xf32>, %lse: tensor<4xf32>) {
+  // expected-error @+2 {{attention_grad out and dout must have type f32[4, 8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %g:3 = tx.attention_grad %q, %k, %k, %o, %lse, %o {scale = 1.0 : f32} : (tensor<4x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>, tensor<4x7xf32>, tensor<4xf32>, tensor<4x7xf32>) -> (tensor<4x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>)
+  return
+}
+
+// -----
+
+func.func @attention_grad_lse(%q: tensor<4x8xf32>, %k: tensor<5x8xf32>, %lse: tensor<5xf32>) {
+  // expected-error @+2 {{attention_grad lse must have type f32[4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %g:3 = tx.attention_grad %q, %k, %k, %q, %lse, %q {scale = 1.0 : f32} : (tensor<4x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>, tensor<4x8xf32>, tensor<5xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>)
+  return
+}
+
+// -----
+
+func.func @activation_grad_type(%x: tensor<4x8xf32>, %dy: tensor<8xf32>) {
+  // expected-error @+2 {{activation_grad dresult must have type f32[4, 8], got f32[8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.activation_grad %x, %dy {activation = #tx.activation<relu>} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @activation_grad_none(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{activation_grad needs relu or gelu}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.activation_grad %x, %x {activation = #tx.activation<none>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_grad_type(%y: tensor<4x8xf32>, %dy: tensor<4x1xf32>) {
+  // expected-error @+2 {{softmax_grad dresult must have type f32[4, 8], got f32[4, 1]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.softmax_grad %y, %dy : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @layer_norm_grad_weight(%x: tensor<4x8xf32>, %g: tensor<4xf32>) {
+  // expected-error @+2 {{layer_norm_grad weight must be [d] for an input [..., d]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:3 = tx.layer_norm_grad %x, %g, %x : (tensor<4x8xf32>, tensor<4xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_grad_dresult(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %dy: tensor<2x8xf32>) {
+  // expected-error @+2 {{layer_norm_grad dresult must have type f32[4, 8], got f32[2, 8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:3 = tx.layer_norm_grad %x, %g, %dy : (tensor<4x8xf32>, tensor<8xf32>, tensor<2x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_grad_rhs(%x: tensor<4x8xf32>, %y: tensor<8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+2 {{layer_norm_grad rhs must have type f32[4, 8], got f32[8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:3 = tx.layer_norm_grad %x rhs %y, %g, %x : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_grad_dsum(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %ds: tensor<1x8xf32>) {
+  // expected-error @+2 {{layer_norm_grad dsum must have type f32[4, 8], got f32[1, 8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:3 = tx.layer_norm_grad %x rhs %x, %g, %x dsum %ds : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>, tensor<1x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}
+
+// -----
+
+func.func @linear_grad_ranks(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %dy: tensor<2x4x16xf32>) {
+  // expected-error @+2 {{linear_grad needs input [..., in], weight [out, in] and dresult [..., out]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:3 = tx.linear_grad %x, %w, %dy : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<2x4x16xf32>) -> (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>)
+  return
+}
+
+// -----
+
+func.func @linear_grad_dresult(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %dy: tensor<4x8xf32>) {
+  // expected-error @+2 {{linear_grad dresult must be [4, 16] for input [4, 8] and weight f32[16, 8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:3 = tx.linear_grad %x, %w, %dy : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>)
+  return
+}
+
+// -----
+
+func.func @embedding_grad_ranks(%ids: tensor<4x5xi32>, %dy: tensor<4x8xf32>) {
+  // expected-error @+2 {{embedding_grad needs ids [...] and dresult [..., dim]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.embedding_grad %ids, %dy {vocab = 16 : i64} : (tensor<4x5xi32>, tensor<4x8xf32>) -> tensor<16x8xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_grad_vocab(%ids: tensor<4xi32>, %dy: tensor<4x8xf32>) {
+  // expected-error @+2 {{embedding_grad vocab must be positive}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.embedding_grad %ids, %dy {vocab = 0 : i64} : (tensor<4xi32>, tensor<4x8xf32>) -> tensor<0x8xf32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_grad_dloss(%z: tensor<4x16xf32>, %t: tensor<4xi32>, %dl: tensor<1xf32>) {
+  // expected-error @+2 {{cross_entropy_grad needs logits and a scalar dloss}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.cross_entropy_grad %z, %t, %dl : (tensor<4x16xf32>, tensor<4xi32>, tensor<1xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @dropout_grad_rate(%dy: tensor<4x8xf32>) {
+  // expected-error @+2 {{dropout_grad rate must be in [0, 1)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.dropout_grad %dy {rate = 1.0 : f32} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @sum_to_shape(%dy: tensor<4x8xf32>) {
+  // expected-error @+1 {{'tx.sum_to' op result f32[4] does not broadcast to the input f32[4, 8]}}
+  %0 = tx.sum_to %dy : (tensor<4x8xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @broadcast_to_shape(%x: tensor<3xf32>) {
+  // expected-error @+1 {{'tx.broadcast_to' op input f32[3] does not broadcast to f32[4, 8]}}
+  %0 = tx.broadcast_to %x : (tensor<3xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+func.func @store_grad_symbol(%g: tensor<8xf32>) {
+  // expected-error @+1 {{'tx.store_grad' op refers to no tx.parameter named @nope}}
+  tx.store_grad @nope, %g : tensor<8xf32>
+  return
+}
+
+// -----
+
+tx.parameter @w : tensor<4x8xf32> {init = #tx.init<normal>}
+func.func @store_grad_type(%g: tensor<8xf32>) {
+  // expected-error @+1 {{'tx.store_grad' op gradient type 'tensor<8xf32>' differs from parameter @w of type 'tensor<4x8xf32>'}}
+  tx.store_grad @w, %g : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @adam_update_symbol(%g: tensor<8xf32>) {
+  // expected-error @+1 {{'tx.adam_update' op refers to no tx.parameter named @nope}}
+  tx.adam_update @nope, %g {beta1 = 0.9 : f64, beta2 = 0.98 : f64, d_model = 64.0 : f64, eps = 1.0e-9 : f64, lr = 1.0 : f64, schedule = "noam", warmup = 100.0 : f64, weight_decay = 0.0 : f64} : tensor<8xf32>
+  return
+}
+
+// -----
+
+tx.parameter @w : tensor<4x8xf32> {init = #tx.init<normal>}
+func.func @adam_update_type(%g: tensor<8xf32>) {
+  // expected-error @+1 {{'tx.adam_update' op gradient type 'tensor<8xf32>' differs from parameter @w of type 'tensor<4x8xf32>'}}
+  tx.adam_update @w, %g {beta1 = 0.9 : f64, beta2 = 0.98 : f64, d_model = 64.0 : f64, eps = 1.0e-9 : f64, lr = 1.0 : f64, schedule = "noam", warmup = 100.0 : f64, weight_decay = 0.0 : f64} : tensor<8xf32>
+  return
+}
+
+// -----
+
+tx.parameter @w : tensor<8xf32> {init = #tx.init<normal>}
+func.func @adam_update_schedule(%g: tensor<8xf32>) {
+  // expected-error @+1 {{'tx.adam_update' op schedule must be "noam" or "constant", got "cosine"}}
+  tx.adam_update @w, %g {beta1 = 0.9 : f64, beta2 = 0.98 : f64, d_model = 64.0 : f64, eps = 1.0e-9 : f64, lr = 1.0 : f64, schedule = "cosine", warmup = 100.0 : f64, weight_decay = 0.0 : f64} : tensor<8xf32>
+  return
+}
+
+// -----
+
+tx.parameter @w : tensor<8xf32> {init = #tx.init<normal>}
+func.func @adam_update_betas(%g: tensor<8xf32>) {
+  // expected-error @+1 {{'tx.adam_update' op beta1 and beta2 must be in [0, 1)}}
+  tx.adam_update @w, %g {beta1 = 0.9 : f64, beta2 = 1.0 : f64, d_model = 0.0 : f64, eps = 1.0e-9 : f64, lr = 1.0e-3 : f64, schedule = "constant", warmup = 0.0 : f64, weight_decay = 0.0 : f64} : tensor<8xf32>
+  return
+}
+
+// -----
+
+tx.parameter @w : tensor<8xf32> {init = #tx.init<normal>}
+func.func @adam_update_lr(%g: tensor<8xf32>) {
+  // expected-error @+1 {{'tx.adam_update' op lr and eps must be positive}}
+  tx.adam_update @w, %g {beta1 = 0.9 : f64, beta2 = 0.98 : f64, d_model = 0.0 : f64, eps = 1.0e-9 : f64, lr = 0.0 : f64, schedule = "constant", warmup = 0.0 : f64, weight_decay = 0.0 : f64} : tensor<8xf32>
+  return
+}
+
+// -----
+
+tx.parameter @w : tensor<8xf32> {init = #tx.init<normal>}
+func.func @adam_update_noam(%g: tensor<8xf32>) {
+  // expected-error @+1 {{'tx.adam_update' op noam needs positive d_model and warmup}}
+  tx.adam_update @w, %g {beta1 = 0.9 : f64, beta2 = 0.98 : f64, d_model = 64.0 : f64, eps = 1.0e-9 : f64, lr = 1.0 : f64, schedule = "noam", warmup = 0.0 : f64, weight_decay = 0.0 : f64} : tensor<8xf32>
+  return
+}
+
+// -----
+
+tx.parameter @w : tensor<8xf32> {init = #tx.init<normal>}
+func.func @adam_update_scale(%g: tensor<8xf32>, %s: tensor<1xf32>) {
+  // expected-error @+1 {{'tx.adam_update' op scale must be a scalar tensor<f32>}}
+  tx.adam_update @w, %g scale %s {beta1 = 0.9 : f64, beta2 = 0.98 : f64, d_model = 64.0 : f64, eps = 1.0e-9 : f64, lr = 1.0 : f64, schedule = "noam", warmup = 100.0 : f64, weight_decay = 0.0 : f64} : tensor<8xf32>, tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @cache_write_shapes(%cache: tensor<?x?x8xf32, #tx.dims<B: 4, cache: 9>>, %new: tensor<?x?x4xf32, #tx.dims<B: 4, T: 9>>) {
+  // expected-error @+1 {{'tx.cache_write' op cache must be [B, P, d] and update [B, T, d], got [B, cache, 8] and [B, T, 4]}}
+  %0 = tx.cache_write %cache, %new : (tensor<?x?x8xf32, #tx.dims<B: 4, cache: 9>>, tensor<?x?x4xf32, #tx.dims<B: 4, T: 9>>) -> tensor<?x?x8xf32, #tx.dims<B: 4, cache: 9>>
+  return
+}
+
+// -----
+
+// The global norm (or clipping factor) is one number.
+func.func @grad_norm_result(%g: tensor<4x8xf32>) {
+  // expected-error @+1 {{'tx.grad_norm' op result must be a scalar}}
+  %0 = tx.grad_norm %g : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}

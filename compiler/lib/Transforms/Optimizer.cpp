@@ -31,11 +31,21 @@ double number(DictionaryAttr dict, StringRef key, double fallback) {
   return fallback;
 }
 
-LogicalResult lowerToAdam(func::FuncOp train, DictionaryAttr optimizer) {
+LogicalResult lowerToAdam(ModuleOp module, func::FuncOp train,
+                          DictionaryAttr optimizer) {
   OpBuilder builder(train.getContext());
   auto f64 = [&](double v) { return builder.getF64FloatAttr(v); };
   SmallVector<NamedAttribute> attrs;
-  if (auto schedule = optimizer.getAs<DictionaryAttr>("lr")) {
+  Attribute lr = optimizer.get("lr");
+  if (!lr)
+    return module.emitError("optimizer 'adam' has no learning rate `lr`");
+  if (auto schedule = dyn_cast<DictionaryAttr>(lr)) {
+    auto name = schedule.getAs<StringAttr>("schedule");
+    if (!name || name.getValue() != "noam")
+      return module.emitError("learning-rate schedule '")
+             << (name ? name.getValue() : "?")
+             << "' has no implementation in this version of txc (noam has, "
+                "or a constant lr)";
     attrs.push_back(builder.getNamedAttr("schedule", builder.getStringAttr("noam")));
     attrs.push_back(builder.getNamedAttr("lr", f64(number(schedule, "factor", 1.0))));
     attrs.push_back(builder.getNamedAttr("d_model", f64(number(schedule, "d_model", 0))));
@@ -70,8 +80,10 @@ LogicalResult lowerToAdam(func::FuncOp train, DictionaryAttr optimizer) {
   for (StoreGradOp store : stores) {
     // A constant gradient is a parameter the loss does not reach: PyTorch
     // skips those (grad None), so does the step.
-    if (store.getGrad().getDefiningOp<ConstantOp>()) {
+    if (auto constant = store.getGrad().getDefiningOp<ConstantOp>()) {
       store.erase();
+      if (constant->use_empty())
+        constant.erase();
       continue;
     }
     if (!scale)
@@ -113,7 +125,7 @@ struct OptimizerPass : mlir::tx::impl::OptimizerPassBase<OptimizerPass> {
       module.getBody()->getOperations().insertAfter(
           Block::iterator(train), grad.getOperation());
       train->setAttr("tx.train_kind", StringAttr::get(&getContext(), "step"));
-      if (failed(lowerToAdam(train, optimizer)))
+      if (failed(lowerToAdam(module, train, optimizer)))
         return signalPassFailure();
     }
   }

@@ -890,6 +890,7 @@ def Tx_GradNormOp : Tx_Op<"grad_norm", [Pure]> {
   let arguments = (ins Variadic<Tx_F32Tensor>:$grads, OptionalAttr<F64Attr>:$clip);
   let results = (outs Tx_F32Tensor:$result);
   let assemblyFormat = "$grads attr-dict `:` type($grads) `->` type($result)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,0 +1,66 @@
+// RUN: tx-opt %s -split-input-file -verify-diagnostics --tx-autodiff
+//
+// What tx-autodiff refuses to differentiate, with the error it reports: a
+// train entry without one scalar f32 loss, a loss no parameter reaches, and
+// ops on the loss's path whose VJP rule is not implemented for their
+// attributes.
+
+tx.parameter @w : tensor<4x8xf32> {init = #tx.init<normal>}
+// expected-error @+1 {{the train entry must return one scalar f32 loss to be differentiated}}
+func.func @non_scalar_loss() -> tensor<4x8xf32> attributes {tx.entry = "train"} {
+  %w = tx.param @w : tensor<4x8xf32>
+  return %w : tensor<4x8xf32>
+}
+
+// -----
+
+tx.parameter @w : tensor<4x8xf32> {init = #tx.init<normal>}
+// expected-error @+1 {{the train entry must return one scalar f32 loss to be differentiated}}
+func.func @two_losses() -> (tensor<f32>, tensor<f32>) attributes {tx.entry = "train"} {
+  %w = tx.param @w : tensor<4x8xf32>
+  %l = tx.reduce_sum %w {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l, %l : tensor<f32>, tensor<f32>
+}
+
+// -----
+
+tx.parameter @w : tensor<4x8xf32> {init = #tx.init<normal>}
+// expected-error @+1 {{the loss does not depend on any parameter}}
+func.func @no_parameter(%x: tensor<4x8xf32>) -> tensor<f32> attributes {tx.entry = "train"} {
+  %w = tx.param @w : tensor<4x8xf32>
+  %l = tx.reduce_sum %x {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+tx.parameter @w : tensor<4x8xf32> {init = #tx.init<normal>}
+func.func @softmax_axis() -> tensor<f32> attributes {tx.entry = "train"} {
+  %w = tx.param @w : tensor<4x8xf32>
+  // expected-error @+1 {{'tx.softmax' op gradient is implemented for the last axis only, got axis 0}}
+  %s = tx.softmax %w {axis = 0 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %l = tx.reduce_sum %s {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+tx.parameter @w : tensor<4x8xf32> {init = #tx.init<normal>}
+func.func @log_softmax_axis() -> tensor<f32> attributes {tx.entry = "train"} {
+  %w = tx.param @w : tensor<4x8xf32>
+  // expected-error @+1 {{'tx.log_softmax' op gradient is implemented for the last axis only, got axis -2}}
+  %s = tx.log_softmax %w {axis = -2 : i64} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %l = tx.reduce_sum %s {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+tx.parameter @w : tensor<8xf32> {init = #tx.init<normal>}
+func.func @mean_over_symbolic(%x: tensor<?x8xf32, #tx.dims<N: 4>>) -> tensor<f32> attributes {tx.entry = "train"} {
+  %w = tx.param @w : tensor<8xf32>
+  %y = tx.mul %x, %w : (tensor<?x8xf32, #tx.dims<N: 4>>, tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 4>>
+  // expected-error @+1 {{'tx.reduce_mean' op gradient of a mean over the symbolic dimension "N" is not implemented}}
+  %l = tx.reduce_mean %y {axes = array<i64: 0, 1>} : (tensor<?x8xf32, #tx.dims<N: 4>>) -> tensor<f32>
+  return %l : tensor<f32>
+}

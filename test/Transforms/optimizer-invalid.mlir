@@ -1,0 +1,39 @@
+// RUN: tx-opt %s -split-input-file -verify-diagnostics --tx-autodiff --tx-optimizer
+//
+// Optimizers tx-optimizer has no update rule for are errors on the module.
+
+// expected-error @+1 {{optimizer 'sgd' has no update rule in this version of txc (adam has)}}
+module attributes {tx.optimizer = {name = "sgd", lr = 1.0e-2 : f64}} {
+  tx.parameter @w : tensor<4x8xf32> {init = #tx.init<normal>}
+  func.func @train() -> tensor<f32> attributes {tx.entry = "train"} {
+    %w = tx.param @w : tensor<4x8xf32>
+    %l = tx.reduce_sum %w {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// expected-error @+1 {{optimizer '?' has no update rule in this version of txc (adam has)}}
+module attributes {tx.optimizer = {lr = 1.0e-2 : f64}} {
+  tx.parameter @w : tensor<4x8xf32> {init = #tx.init<normal>}
+  func.func @train() -> tensor<f32> attributes {tx.entry = "train"} {
+    %w = tx.param @w : tensor<4x8xf32>
+    %l = tx.reduce_sum %w {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// The learning-rate schedule is "noam" (the only one the spec language
+// writes) or a constant lr; any other is refused, not run as noam.
+// expected-error @+1 {{'cosine'}}
+module attributes {tx.optimizer = {name = "adam", lr = {schedule = "cosine", d_model = 64.0 : f64, warmup = 100.0 : f64, factor = 1.0 : f64}}} {
+  tx.parameter @w : tensor<4x8xf32> {init = #tx.init<normal>}
+  func.func @train() -> tensor<f32> attributes {tx.entry = "train"} {
+    %w = tx.param @w : tensor<4x8xf32>
+    %l = tx.reduce_sum %w {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
