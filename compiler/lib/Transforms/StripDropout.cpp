@@ -32,6 +32,11 @@ struct StripDropoutPass : mlir::tx::impl::StripDropoutPassBase<StripDropoutPass>
         dropout.getResult().replaceAllUsesWith(dropout.getInput());
         dropout.erase();
       });
+      // Fused attention carries its dropout as an attribute.
+      func.walk([](AttentionOp attention) {
+        attention.setDropoutAttr(
+            FloatAttr::get(Float32Type::get(attention.getContext()), 0.0));
+      });
     }
   }
 };

@@ -25,7 +25,8 @@ def StripDropoutPass : Pass<"tx-strip-dropout", "mlir::ModuleOp"> {
   let description = [{
     Dropout is the identity outside training. This pass replaces every
     `tx.dropout` in an entry whose `tx.entry` kind is not `train` (and in
-    every entry when `all` is set) by its input.
+    every entry when `all` is set) by its input, and sets the `dropout` of
+    their fused `tx.attention` ops to 0.
   }];
   let options = [
     Option<"all", "all", "bool", /*default=*/"false",
