@@ -5,8 +5,9 @@
 //
 //   decode_init(memory) -> cross_k.i, cross_v.i     once per sentence: the
 //       keys and values of every cross-attention, projected from memory;
-//   decode_step(<decode's inputs but memory>, cross_k.i, cross_v.i,
-//               self_k.j, self_v.j) -> logits        per token: run with the
+//   decode_step(<decode's inputs but memory>, then self_k.j / self_v.j and
+//               cross_k.i / cross_v.i in the order the attentions appear)
+//               -> logits                            per token: run with the
 //       target dim T = the new positions (1 when decoding), and the cache dim
 //       `cache` = all positions so far. Each causal self-attention projects
 //       keys and values for the new positions only, writes them into its
@@ -74,6 +75,10 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
       }
       Value kIn = a.key.getInput(), vIn = a.value.getInput();
       a.cross = isa<BlockArgument>(kIn) && kIn == vIn;
+      if (a.cross && attention.getCausal()) {
+        why = "a causal attention reads keys straight from an entry argument";
+        return WalkResult::interrupt();
+      }
       if (!a.cross && (isa<BlockArgument>(kIn) || isa<BlockArgument>(vIn))) {
         why = "an attention mixes entry arguments and computed keys";
         return WalkResult::interrupt();
