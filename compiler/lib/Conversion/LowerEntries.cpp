@@ -483,6 +483,9 @@ LogicalResult EntryLowering::lower() {
 
   auto ret = cast<func::ReturnOp>(source.getTerminator());
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    std::optional<int64_t> output = getPlannedOutput(value);
+    if (output && *output == int64_t(i))
+      continue; // computed in place
     auto type = cast<RankedTensorType>(value.getType());
     Value out = viewAt(loadPtr(outputs, i), type);
     builder.create<memref::CopyOp>(loc, view(value), out);
@@ -515,6 +518,10 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
       ptrs[write.getResult()] = ptrs.lookup(write.getCache());
     for (Value result :
          isa<CacheWriteOp>(op) ? ValueRange{} : ValueRange(op->getResults())) {
+      if (std::optional<int64_t> output = getPlannedOutput(result)) {
+        ptrs[result] = loadPtr(outputs, *output);
+        continue;
+      }
       std::optional<int64_t> offset = getPlannedOffset(result);
       if (!offset && isStridedView(op)) {
         // A view of an argument or a cache: its users read the operand.

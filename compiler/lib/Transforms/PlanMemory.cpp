@@ -54,6 +54,20 @@ std::optional<int64_t> mlir::tx::getPlannedOffset(Value value) {
   return offset;
 }
 
+std::optional<int64_t> mlir::tx::getPlannedOutput(Value value) {
+  auto result = dyn_cast<OpResult>(value);
+  if (!result)
+    return std::nullopt;
+  auto offsets =
+      result.getOwner()->getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttr);
+  if (!offsets || result.getResultNumber() >= offsets.size())
+    return std::nullopt;
+  int64_t offset = offsets[result.getResultNumber()];
+  if (offset > -2)
+    return std::nullopt;
+  return -2 - offset;
+}
+
 /// A transpose of the last two dimensions, or a split_heads, whose every use
 /// reads it through strides (matmul, attention, or another such view): it
 /// needs no copy, so it emits no code.
@@ -133,6 +147,7 @@ struct Buffer {
   int64_t bytes = 0;
   int64_t start = 0, end = 0;
   int64_t offset = -1;
+  int64_t output = -1; ///< the entry output that holds it, or -1 (arena)
   SmallVector<Value> values;
 };
 
@@ -152,6 +167,8 @@ int64_t placeBuffers(std::vector<Buffer> &buffers) {
   int64_t arena = 0;
   for (size_t i : order) {
     Buffer &buffer = buffers[i];
+    if (buffer.output >= 0)
+      continue; // lives in the caller's output buffer
     std::vector<const Buffer *> live;
     for (size_t j : placed) {
       const Buffer &other = buffers[j];
@@ -282,6 +299,15 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
     }
     for (size_t i = 0; i < buffers.size(); ++i)
       buffers[i].end = bufferEnd(i);
+    // A returned value is computed straight into the caller's output buffer
+    // (with the values that share its buffer in place): no arena space and
+    // no final copy.
+    auto ret = cast<func::ReturnOp>(func.front().getTerminator());
+    for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+      auto it = bufferOf.find(value);
+      if (it != bufferOf.end() && buffers[it->second].output < 0)
+        buffers[it->second].output = i;
+    }
     int64_t arena = placeBuffers(buffers);
 
     OpBuilder builder(func.getContext());
@@ -291,8 +317,12 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
       SmallVector<int64_t> offsets;
       for (Value result : op.getResults()) {
         auto it = bufferOf.find(result);
-        offsets.push_back(it == bufferOf.end() ? -1
-                                               : buffers[it->second].offset);
+        if (it == bufferOf.end())
+          offsets.push_back(-1);
+        else if (buffers[it->second].output >= 0)
+          offsets.push_back(-2 - buffers[it->second].output);
+        else
+          offsets.push_back(buffers[it->second].offset);
       }
       op.setAttr(kOffsetsAttr, builder.getDenseI64ArrayAttr(offsets));
     }
@@ -338,14 +368,18 @@ void mlir::tx::printMemoryPlan(ModuleOp module, llvm::raw_ostream &os) {
     for (Operation &op : func.front()) {
       for (Value result : op.getResults()) {
         std::optional<int64_t> offset = getPlannedOffset(result);
-        if (!offset)
+        std::optional<int64_t> output = getPlannedOutput(result);
+        if (!offset && !output)
           continue;
         int64_t at = liveness.index[&op];
         os << "//   " << llvm::left_justify("#" + std::to_string(at), 6)
            << llvm::left_justify(op.getName().getStringRef(), 24)
            << llvm::left_justify(formatType(result.getType()), 28)
            << llvm::right_justify(std::to_string(getUpperBoundBytes(result.getType())), 12)
-           << llvm::right_justify(std::to_string(*offset), 12) << "  [" << at
+           << llvm::right_justify(offset ? std::to_string(*offset)
+                                         : "out" + std::to_string(*output),
+                                  12)
+           << "  [" << at
            << ", " << liveness.lastUse[result] << "]\n";
       }
     }

@@ -19,6 +19,10 @@ namespace mlir::tx {
 /// nullopt when it has none (parameters, constants, entry arguments).
 std::optional<int64_t> getPlannedOffset(Value value);
 
+/// The entry output whose caller-provided buffer holds `value` (the entry's
+/// result and whatever shares its buffer in place), if the plan put it there.
+std::optional<int64_t> getPlannedOutput(Value value);
+
 /// Bytes of a tensor at the upper bounds of its symbolic dimensions
 /// (i1 takes one byte per element).
 int64_t getUpperBoundBytes(Type type);
