@@ -32,6 +32,10 @@
 
 #include <omp.h>
 
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
 #include <cmath>
 
@@ -352,6 +356,43 @@ struct BackwardBuffers {
   }
 };
 
+#if defined(__AVX512F__)
+// GCC 12 reports its own _mm512_undefined_ps() inside _mm512_reduce_add_ps
+// as maybe-uninitialized; it is not.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+/// copy[0, n) = a[0, n); returns sum(a[j] * b[j]) (D = rowsum(dO * O)).
+float copyAndDot(int64_t n, const float *a, const float *b, float *copy) {
+#if defined(__AVX512F__)
+  __m512 acc = _mm512_setzero_ps();
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    __m512 av = _mm512_loadu_ps(a + j);
+    _mm512_storeu_ps(copy + j, av);
+    acc = _mm512_fmadd_ps(av, _mm512_loadu_ps(b + j), acc);
+  }
+  if (j < n) {
+    const __mmask16 tail = __mmask16((1u << (n - j)) - 1u);
+    __m512 av = _mm512_maskz_loadu_ps(tail, a + j);
+    _mm512_mask_storeu_ps(copy + j, tail, av);
+    acc = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(tail, b + j), acc);
+  }
+  return _mm512_reduce_add_ps(acc);
+#else
+  float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < n; ++j) {
+    copy[j] = a[j];
+    sum += a[j] * b[j];
+  }
+  return sum;
+#endif
+}
+#if defined(__AVX512F__)
+#pragma GCC diagnostic pop
+#endif
+
 /// C rows [0, rows) of a product over keys: the rows below `written` are
 /// accumulated into, the others overwritten (dK and dV are not zeroed).
 void keyRowsGemm(int64_t rows, int64_t written, int64_t n, int64_t k,
@@ -393,16 +434,8 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
         __builtin_prefetch(doBlock + (i + kAhead) * x.lddo + j);
         __builtin_prefetch(oBlock + (i + kAhead) * x.ldo + j);
       }
-    const float *doRow = doBlock + i * x.lddo;
-    const float *oRow = oBlock + i * x.ldo;
-    float *copy = w.gradO + i * ldd;
-    float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-    for (int64_t j = 0; j < d; ++j) {
-      copy[j] = doRow[j];
-      sum += doRow[j] * oRow[j];
-    }
-    w.rowD[i] = sum;
+    w.rowD[i] = copyAndDot(d, doBlock + i * x.lddo, oBlock + i * x.ldo,
+                           w.gradO + i * ldd);
     w.rowLse[i] = x.lse[(b * g.heads + h) * g.tq + q0 + i];
   }
 
@@ -467,12 +500,13 @@ void attentionBackward(Context &ctx, const Geometry &g, const BackwardArgs &x,
     BackwardBuffers w(
         ctx.threadWorkspace(omp_get_thread_num()).as<float>(floats), g);
     const int64_t keyEnd = g.keyEnd(b);
-    transposeTile(keyEnd, g.d, x.k + b * g.tk * x.ldk + headOffset, x.ldk,
-                  w.keysT, w.ld.keys);
-    transposeTile(keyEnd, g.d, x.v + b * g.tk * x.ldv + headOffset, x.ldv,
-                  w.valuesT, w.ld.keys);
+    // K is gathered densely once (dQ = dS K reads it) and K^T is transposed
+    // from that copy, so the strided rows of K are read only once.
     copyRows(keyEnd, g.d, x.k + b * g.tk * x.ldk + headOffset, x.ldk, w.keys,
              w.ld.dim);
+    transposeTile(keyEnd, g.d, w.keys, w.ld.dim, w.keysT, w.ld.keys);
+    transposeTile(keyEnd, g.d, x.v + b * g.tk * x.ldv + headOffset, x.ldv,
+                  w.valuesT, w.ld.keys);
     int64_t keysWritten = 0;
     for (int64_t q0 = 0; q0 < g.tq; q0 += g.blockQ)
       keysWritten = std::max(keysWritten,
