@@ -69,3 +69,22 @@ func.func @strided_view(%x: tensor<4x4xf32>) -> tensor<4x4xf32> attributes {tx.e
   %d = tx.matmul %b, %t : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
   return %d : tensor<4x4xf32>
 }
+
+// A linear accumulates into its residual when the residual dies there, and
+// add + layer norm writes over a dying addend: %r, %y and %n share one
+// buffer, the returned one (output 0).
+// CHECK-LABEL: func.func @residual_in_place
+// CHECK-SAME: tx.arena_bytes = 256 : i64
+func.func @residual_in_place(%x: tensor<4x16xf32>) -> tensor<4x16xf32> attributes {tx.entry = "residual_in_place"} {
+  %w = tx.param @w : tensor<16x16xf32>
+  %b = tx.param @b : tensor<16xf32>
+  // CHECK: tx.softmax {{.*}}tx.offsets = array<i64: -2>
+  %r = tx.softmax %x : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  // CHECK-NEXT: tx.relu {{.*}}tx.offsets = array<i64: 0>
+  %h = tx.relu %x : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  // CHECK-NEXT: tx.linear {{.*}}tx.offsets = array<i64: -2>
+  %y = tx.linear %h, %w bias %b residual %r : (tensor<4x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  // CHECK-NEXT: tx.add_layer_norm {{.*}}tx.offsets = array<i64: -2, 0>
+  %n, %s = tx.add_layer_norm %y, %x, %b, %b : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>)
+  return %n : tensor<4x16xf32>
+}

@@ -119,6 +119,20 @@ bool writesInPlace(Operation *op) {
              DropoutOp, MaskedFillOp, NotOp, DropoutGradOp>(op);
 }
 
+/// The operand whose buffer the op's first result may take when that operand
+/// dies at the op: the first operand of element-wise ops, the residual of a
+/// linear (libtxrt accumulates into it), an addend of add + layer norm.
+SmallVector<Value, 2> inPlaceCandidates(Operation *op) {
+  if (writesInPlace(op) && op->getNumOperands() > 0)
+    return {op->getOperand(0)};
+  if (auto linear = dyn_cast<LinearOp>(op))
+    if (Value residual = linear.getResidual())
+      return {residual};
+  if (auto norm = dyn_cast<AddLayerNormOp>(op))
+    return {norm.getLhs(), norm.getRhs()};
+  return {};
+}
+
 /// Values that live outside the activation arena.
 bool needsNoBuffer(Operation *op) { return isa<ParamOp, ConstantOp>(op); }
 
@@ -286,15 +300,20 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
           // strides) of an argument, parameter or constant needs no buffer.
           continue;
         }
-        if (writesInPlace(&op) && op.getNumOperands() > 0 &&
-            op.getOperand(0).getType() == result.getType()) {
-          auto it = bufferOf.find(op.getOperand(0));
-          if (it != bufferOf.end() && bufferEnd(it->second) <= at) {
-            join(result, it->second);
-            continue;
+        bool joined = false;
+        if (result == op.getResult(0))
+          for (Value operand : inPlaceCandidates(&op)) {
+            if (operand.getType() != result.getType())
+              continue;
+            auto it = bufferOf.find(operand);
+            if (it != bufferOf.end() && bufferEnd(it->second) <= at) {
+              join(result, it->second);
+              joined = true;
+              break;
+            }
           }
-        }
-        startBuffer(result, at);
+        if (!joined)
+          startBuffer(result, at);
       }
     }
     for (size_t i = 0; i < buffers.size(); ++i)

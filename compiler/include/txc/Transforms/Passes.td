@@ -153,7 +153,8 @@ def PlanMemoryPass : Pass<"tx-plan-memory", "mlir::ModuleOp"> {
     end for returned values), and buffers are placed largest first at the
     lowest offset that no buffer with an overlapping lifetime occupies.
     `tx.reshape` results share their operand's buffer, and an element-wise op
-    whose first operand dies at it writes in place. A value the entry
+    whose first operand dies at it writes in place, as do a linear into its
+    residual and add + layer norm into an addend. A value the entry
     returns (with the values sharing its buffer) is computed straight into
     the caller's output buffer instead of the arena. Each op gets
     `tx.offsets` (one offset per result; -1 for none, -2-k for entry output
