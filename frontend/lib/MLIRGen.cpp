@@ -257,12 +257,11 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
 void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
   static const std::map<std::string, std::vector<std::string>> known = {
       {"adam", {"lr", "beta1", "beta2", "eps", "clip", "weight_decay"}},
-      {"sgd", {"lr", "momentum", "clip", "weight_decay"}},
   };
   auto kind = known.find(decl.name);
   if (kind == known.end()) {
     diags.error(decl.getLoc(), "unknown optimizer '" + decl.name + "'",
-                "txc knows `adam` and `sgd`");
+                "txc knows `adam` (the optimizer tx-optimizer implements)");
     return;
   }
   SmallVector<NamedAttribute> attrs;
