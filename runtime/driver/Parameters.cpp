@@ -37,7 +37,9 @@ void ParameterArena::clearTrainingState() {
   for (const ParamInfo &info : model_.params) {
     if (!info.hasTrainingState())
       continue;
-    std::memset(gradient(info), 0, size_t(info.byteSize));
+    // Gradients are not cleared: every training call writes them before
+    // anything reads them, and leaving the region untouched keeps it out of
+    // resident memory when only the fused step (train) runs.
     std::memset(expAvg(info), 0, size_t(info.byteSize));
     std::memset(expAvgSq(info), 0, size_t(info.byteSize));
   }

@@ -77,7 +77,8 @@ public:
   void saveGradients(const std::string &path,
                      const SafetensorsMetadata &metadata = {}) const;
 
-  /// Zero-fills every gradient and moment (no-op without training state).
+  /// Zero-fills the Adam moments (no-op without training state); gradients
+  /// are written by every training call before they are read.
   void clearTrainingState();
 
 private:

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "Tensor.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -77,23 +78,30 @@ AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded < bytes)
     throw std::bad_alloc();
-  data_ = std::aligned_alloc(kAlignment, rounded);
-  if (!data_)
+  // calloc: large blocks come as fresh zero pages from the kernel, so memory
+  // nobody writes (e.g. the gradient region of a parameter arena while
+  // `train` runs the fused step) is never made resident.
+  raw_ = std::calloc(1, rounded + kAlignment);
+  if (!raw_)
     throw std::bad_alloc();
-  std::memset(data_, 0, rounded);
+  uintptr_t address = reinterpret_cast<uintptr_t>(raw_);
+  data_ = reinterpret_cast<void *>((address + kAlignment - 1) / kAlignment *
+                                   kAlignment);
 }
 
 AlignedBuffer::AlignedBuffer(AlignedBuffer &&other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
+      raw_(std::exchange(other.raw_, nullptr)),
       size_(std::exchange(other.size_, 0)) {}
 
 AlignedBuffer &AlignedBuffer::operator=(AlignedBuffer &&other) noexcept {
   std::swap(data_, other.data_);
+  std::swap(raw_, other.raw_);
   std::swap(size_, other.size_);
   return *this;
 }
 
-AlignedBuffer::~AlignedBuffer() { std::free(data_); }
+AlignedBuffer::~AlignedBuffer() { std::free(raw_); }
 
 //===----------------------------------------------------------------------===//
 // Tensor

@@ -65,7 +65,8 @@ public:
   size_t size() const { return size_; }
 
 private:
-  void *data_ = nullptr;
+  void *data_ = nullptr; ///< 64-byte aligned, inside raw_
+  void *raw_ = nullptr;  ///< what calloc returned
   size_t size_ = 0;
 };
 
