@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 #===- bench-train.sh - base.tx training and decoding: txc vs PyTorch eager -===#
 #
-# Usage: scripts/bench-train.sh [BUILD_DIR] [STEPS]
+# Usage: scripts/bench-train.sh [BUILD_DIR] [STEPS] [ROUNDS]
 # Compiles examples/transformer/base.tx at B=8, S=T=64 (vocabulary 8000) and,
 # in one run on the same machine and thread count (TXRT_NUM_THREADS, default
 # 2), times:
-#   - one training step (forward, backward, Adam): the executable's `bench`
-#     vs the seeds' PyTorch loop (scripts/bench_train_torch.py train);
+#   - one training step (forward, backward, Adam): the executable's `train`
+#     entry (`run train --repeat STEPS`) vs the seeds' PyTorch loop
+#     (scripts/bench_train_torch.py train), alternating for ROUNDS rounds;
 #   - greedy decoding of 64 tokens for 8 sentences, ms per token: the
 #     executable with its KV cache (decode_step) and with the prefix re-run,
 #     vs the seeds' PyTorch re-run of the prefix.
@@ -16,6 +17,7 @@
 set -euo pipefail
 BUILD=${1:-build}
 STEPS=${2:-5}
+ROUNDS=${3:-3}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 OUT="$BUILD/bench-train"
@@ -27,23 +29,38 @@ echo "== compile"
 /usr/bin/time -f "compile base.tx to an executable: %e s" \
   "$BUILD/bin/txc" examples/transformer/base.tx -D batch=8 -D max_len=64 -o "$OUT/base"
 
-echo "== txc executable ($THREADS threads)"
-txc=$(TXRT_NUM_THREADS=$THREADS "$OUT/base" bench --steps "$STEPS" --batch 8 \
-        --src-len 64 --tgt-len 64)
-echo "$txc"
-echo "== PyTorch eager ($THREADS threads)"
-torch_train=$("$PY" scripts/bench_train_torch.py train --threads "$THREADS" --repeat "$STEPS")
-echo "$torch_train"
+/usr/bin/python3 - "$OUT" <<'PYEOF'
+import sys
+import numpy as np
+rng = np.random.default_rng(0)
+out = sys.argv[1]
+for name in ("src", "tgt_in", "tgt_out"):
+    np.save("%s/%s.npy" % (out, name), rng.integers(4, 8000, size=(8, 64), dtype=np.int32))
+PYEOF
+
+# The train step, txc and PyTorch alternating for $ROUNDS rounds (the
+# machine's speed drifts; interleaving keeps the ratio fair).
+: > "$OUT/train.txt"
+for round in $(seq "$ROUNDS"); do
+  t=$(TXRT_NUM_THREADS=$THREADS "$OUT/base" run train --init 0 --input src="$OUT/src.npy" \
+        --input tgt_in="$OUT/tgt_in.npy" --input tgt_out="$OUT/tgt_out.npy" --out-dir "$OUT/out" \
+        --repeat "$STEPS" 2>&1 >/dev/null | grep "ran 'train'" | sed -E 's/.*median ([0-9.]+) ms.*/\1/')
+  p=$("$PY" scripts/bench_train_torch.py train --threads "$THREADS" --repeat "$STEPS" | awk '{print $2}')
+  echo "round $round: txc $t ms, PyTorch $p ms" | tee -a "$OUT/train.txt"
+done
+txc_step=$(sed -E 's/.*txc ([0-9.]+) ms.*/\1/' "$OUT/train.txt" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+torch_step=$(sed -E 's/.*PyTorch ([0-9.]+) ms.*/\1/' "$OUT/train.txt" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+
+echo "== greedy decoding ($THREADS threads)"
+txc=$(TXRT_NUM_THREADS=$THREADS "$OUT/base" bench --steps 1 --batch 8 --src-len 64 --tgt-len 64)
+echo "$txc" | grep greedy
 torch_greedy=$("$PY" scripts/bench_train_torch.py greedy --threads "$THREADS" --repeat 3)
 echo "$torch_greedy"
-
-txc_step=$(echo "$txc" | sed -nE 's/^train step +([0-9.]+) ms.*/\1/p')
 txc_cache=$(echo "$txc" | sed -nE 's/^greedy +([0-9.]+) ms\/token.*KV cache.*/\1/p')
 txc_rerun=$(echo "$txc" | sed -nE 's/^greedy +([0-9.]+) ms\/token.*prefix re-run.*/\1/p')
-torch_step=$(echo "$torch_train" | awk '{print $2}')
 torch_tok=$(echo "$torch_greedy" | awk '{print $2}')
 echo
-printf "train step (fwd+bwd+Adam), B=8 S=T=64, medians: txc %.0f ms, PyTorch %.0f ms, speedup %.2fx\n" \
+printf "train step (fwd+bwd+Adam), B=8 S=T=64, medians of the round medians: txc %.0f ms, PyTorch %.0f ms, speedup %.2fx\n" \
   "$txc_step" "$torch_step" "$(echo "$torch_step / $txc_step" | bc -l)"
 if [ -n "$txc_cache" ]; then
   printf "greedy decoding, ms/token: txc KV cache %.3f, txc prefix re-run %.3f, PyTorch prefix re-run %.3f; KV cache vs PyTorch %.2fx\n" \
