@@ -344,8 +344,7 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
       })
       .Case([&](CacheWriteOp write) {
         // cache[:, P-T+t, :] = update[:, t, :], in place (the result is the
-        // cache's buffer).
-        ptrs[write.getResult()] = ptrs.lookup(write.getCache());
+        // cache's buffer, bound above).
         RankedTensorType update = typeOf(write.getUpdate());
         SmallVector<Value> cacheSizes = dimSizes(typeOf(write.getCache()));
         SmallVector<Value> updateSizes = dimSizes(update);

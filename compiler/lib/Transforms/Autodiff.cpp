@@ -10,12 +10,12 @@
 // can update it there and its gradient buffer dies early.
 //
 //===----------------------------------------------------------------------===//
+#include "txc/Transforms/DeadOps.h"
 #include "txc/Transforms/Passes.h"
 
 #include "tx/Dialect/TxDialect.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/MapVector.h"
 
 namespace mlir::tx {
@@ -48,23 +48,6 @@ void prepareForward(func::FuncOp train) {
         attention.getLoc(), attention->getOperands(), attention->getAttrs());
     attention.getResult().replaceAllUsesWith(trained.getResult());
     attention.erase();
-  }
-}
-
-/// Removes ops whose results nobody uses (the gradients of inputs that do
-/// not need one, forward values only backward could have used).
-void removeDeadCode(func::FuncOp func) {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    SmallVector<Operation *> ops;
-    for (Operation &op : func.front().without_terminator())
-      ops.push_back(&op);
-    for (Operation *op : llvm::reverse(ops))
-      if (isOpTriviallyDead(op)) {
-        op->erase();
-        changed = true;
-      }
   }
 }
 
@@ -171,7 +154,8 @@ LogicalResult differentiate(func::FuncOp train) {
       accumulate(operand, grad, op->getLoc());
     }
   }
-  removeDeadCode(train);
+  // Gradients of inputs that need none, forward values nobody reads.
+  eraseDeadOps(train.front());
   return success();
 }
 

@@ -20,6 +20,7 @@
 // module alone) otherwise, and drivers fall back to re-running the prefix.
 //
 //===----------------------------------------------------------------------===//
+#include "txc/Transforms/DeadOps.h"
 #include "txc/Transforms/Passes.h"
 
 #include "tx/Dialect/TxDialect.h"
@@ -127,21 +128,6 @@ StringAttr argName(func::FuncOp func, unsigned i) {
   return func.getArgAttrOfType<StringAttr>(i, "tx.name");
 }
 
-void removeDeadOps(func::FuncOp func) {
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    SmallVector<Operation *> ops;
-    for (Operation &op : func.front().without_terminator())
-      ops.push_back(&op);
-    for (Operation *op : llvm::reverse(ops))
-      if (isOpTriviallyDead(op)) {
-        op->erase();
-        changed = true;
-      }
-  }
-}
-
 /// decode_init(memory) -> the cross keys and values.
 void buildInit(ModuleOp module, func::FuncOp decode,
                ArrayRef<Attention> attentions, func::FuncOp after) {
@@ -239,7 +225,7 @@ func::FuncOp buildStep(ModuleOp module, func::FuncOp decode,
   step.walk([&](PositionalEncodingOp pe) {
     pe->setAttr("tx.position_offset", builder.getStringAttr(kCacheDim));
   });
-  removeDeadOps(step);
+  eraseDeadOps(step.front());
   // Arguments nothing reads any more (memory) are dropped.
   llvm::BitVector unused(step.getNumArguments());
   for (BlockArgument arg : body.getArguments())
