@@ -21,7 +21,6 @@ Masks are seed_model.py's: padding on the source; padding & causal on the
 target.
 """
 import argparse
-import json
 import os
 import sys
 import time
@@ -29,7 +28,9 @@ import time
 import numpy as np
 import torch
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "utils")]
+from safetensors_np import write_safetensors as write_arrays  # noqa: E402
 from seed_model import Transformer  # noqa: E402  (path set just above)
 
 CONFIG_FLAGS = ("d_model", "heads", "layers", "d_ff", "src_vocab", "tgt_vocab")
@@ -64,27 +65,10 @@ def padded_ids(generator, batch, length, vocab, pad=0):
 
 
 def write_safetensors(path, tensors, metadata):
-    """Writes {name: float32 tensor} as safetensors: 8-byte little-endian
-    header length, JSON header padded with spaces to 8 bytes, then the data;
-    through path.tmp, fsync and rename."""
-    header, blobs, offset = {"__metadata__": metadata}, [], 0
-    for name, tensor in tensors.items():
-        data = tensor.detach().cpu().contiguous().numpy().astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(tensor.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    text += b" " * (-len(text) % 8)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(len(text).to_bytes(8, "little"))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    """Writes {name: torch tensor} as float32 safetensors (through path.tmp,
+    fsync and rename; test/utils/safetensors_np.py has the format)."""
+    write_arrays(path, {name: tensor.detach().cpu().contiguous().numpy().astype("<f4")
+                        for name, tensor in tensors.items()}, metadata)
 
 
 def main():

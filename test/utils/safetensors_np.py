@@ -58,4 +58,6 @@ def write_safetensors(path, tensors, metadata=None):
         f.write(text)
         for blob in blobs:
             f.write(blob)
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(tmp, path)
