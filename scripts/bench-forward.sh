@@ -44,7 +44,7 @@ txc_ms=$(echo "$(echo "$enc" | median) + $(echo "$dec" | median)" | bc -l)
 txc_min=$(echo "$(echo "$enc" | minimum) + $(echo "$dec" | minimum)" | bc -l)
 
 echo "== PyTorch eager ($THREADS threads)"
-torch=$("$PY" scripts/bench_forward_torch.py --threads "$THREADS" --repeat "$REPEAT")
+torch=$("$PY" scripts/bench_torch.py forward --threads "$THREADS" --repeat "$REPEAT")
 torch_ms=$(echo "$torch" | awk '{print $2}')
 torch_min=$(echo "$torch" | awk '{print $3}')
 printf "forward (encode + decode), B=8 S=T=64, base config, medians: txc %.1f ms, PyTorch %.1f ms, speedup %.2fx\n" \

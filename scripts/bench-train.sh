@@ -7,7 +7,7 @@
 # 2), times:
 #   - one training step (forward, backward, Adam): the executable's `train`
 #     entry (`run train --repeat STEPS`) vs the seeds' PyTorch loop
-#     (scripts/bench_train_torch.py train), alternating for ROUNDS rounds;
+#     (scripts/bench_torch.py train), alternating for ROUNDS rounds;
 #   - greedy decoding of 64 tokens for 8 sentences, ms per token: the
 #     executable with its KV cache (decode_step) and with the prefix re-run,
 #     vs the seeds' PyTorch re-run of the prefix.
@@ -45,7 +45,7 @@ for round in $(seq "$ROUNDS"); do
   t=$(TXRT_NUM_THREADS=$THREADS "$OUT/base" run train --init 0 --input src="$OUT/src.npy" \
         --input tgt_in="$OUT/tgt_in.npy" --input tgt_out="$OUT/tgt_out.npy" --out-dir "$OUT/out" \
         --repeat "$STEPS" 2>&1 >/dev/null | grep "ran 'train'" | sed -E 's/.*median ([0-9.]+) ms.*/\1/')
-  p=$("$PY" scripts/bench_train_torch.py train --threads "$THREADS" --repeat "$STEPS" | awk '{print $2}')
+  p=$("$PY" scripts/bench_torch.py train --threads "$THREADS" --repeat "$STEPS" | awk '{print $2}')
   echo "round $round: txc $t ms, PyTorch $p ms" | tee -a "$OUT/train.txt"
 done
 txc_step=$(sed -E 's/.*txc ([0-9.]+) ms.*/\1/' "$OUT/train.txt" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
@@ -54,7 +54,7 @@ torch_step=$(sed -E 's/.*PyTorch ([0-9.]+) ms.*/\1/' "$OUT/train.txt" | sort -n 
 echo "== greedy decoding ($THREADS threads)"
 txc=$(TXRT_NUM_THREADS=$THREADS "$OUT/base" bench --steps 1 --batch 8 --src-len 64 --tgt-len 64)
 echo "$txc" | grep greedy
-torch_greedy=$("$PY" scripts/bench_train_torch.py greedy --threads "$THREADS" --repeat 3)
+torch_greedy=$("$PY" scripts/bench_torch.py greedy --threads "$THREADS" --repeat 3)
 echo "$torch_greedy"
 txc_cache=$(echo "$txc" | sed -nE 's/^greedy +([0-9.]+) ms\/token.*KV cache.*/\1/p')
 txc_rerun=$(echo "$txc" | sed -nE 's/^greedy +([0-9.]+) ms\/token.*prefix re-run.*/\1/p')

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
-"""PyTorch eager reference for scripts/bench-train.sh: the seeds' post-norm
-Transformer (test/golden/seed_model.py) at base.tx's config.
+"""PyTorch eager reference for scripts/bench-forward.sh and bench-train.sh:
+the seeds' post-norm Transformer (test/golden/seed_model.py) at base.tx's
+config.
 
+  forward eval mode, one forward (encode + decode, as txc's `encode` and
+          `decode` entries) without gradients; prints `torch_forward_ms
+          MEDIAN MIN`.
   train   one training step as the seeds write it: model.train() (dropout
           0.1), forward, CrossEntropyLoss(ignore_index=0, label_smoothing=0.1),
           backward, Adam(0.9, 0.98, 1e-9) with the noam schedule (LambdaLR),
@@ -34,7 +38,7 @@ def timed(fn, repeat, warmup=2):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["train", "greedy"])
+    p.add_argument("what", choices=["forward", "train", "greedy"])
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--src_len", type=int, default=64)
     p.add_argument("--tgt_len", type=int, default=64)
@@ -52,6 +56,15 @@ def main():
                         args.d_ff, 0.1)
     src = torch.randint(4, args.vocab, (args.batch, args.src_len))
     tgt = torch.randint(4, args.vocab, (args.batch, args.tgt_len))
+    if args.what == "forward":
+        model.eval()
+
+        def forward():
+            with torch.no_grad():
+                model(src, tgt)
+        median, fastest = timed(forward, args.repeat)
+        print("torch_forward_ms %.2f %.2f" % (median, fastest))
+        return
     if args.what == "train":
         model.train()
         criterion = torch.nn.CrossEntropyLoss(ignore_index=0, label_smoothing=0.1)
