@@ -35,6 +35,55 @@ TEST_F(AdamTest, MatchesReferenceOverSteps) {
   }
 }
 
+TEST_F(AdamTest, StepUsesTheContextStepScheduleAndGradientScale) {
+  const int64_t n = 40001;
+  const double d = 64, warmup = 100, factor = 2.0, b1 = 0.9, b2 = 0.98,
+               eps = 1e-9;
+  const float scale = 0.25f;
+  Floats param = randomFloats(n, 3), m(n, 0.0f), v(n, 0.0f);
+  Doubles pRef = toDoubles(param), mRef(n, 0.0), vRef(n, 0.0);
+  for (int64_t step = 1; step <= 3; ++step) {
+    Floats grad = randomFloats(n, uint32_t(30 + step));
+    txrt_context_set_train_state(ctx_, step, 0);
+    expectOk(txrt_adam_step(ctx_, 1, n, param.data(), grad.data(), m.data(),
+                            v.data(), &scale, TXRT_LR_NOAM, float(factor),
+                            float(d), float(warmup), float(b1), float(b2),
+                            float(eps), 0.0f));
+    double lr = factor / std::sqrt(d) *
+                std::min(1.0 / std::sqrt(double(step)),
+                         double(step) * std::pow(warmup, -1.5));
+    EXPECT_NEAR(txrt_learning_rate(TXRT_LR_NOAM, factor, d, warmup, step), lr,
+                1e-9);
+    for (int64_t i = 0; i < n; ++i) {
+      double g = double(grad[i]) * scale;
+      mRef[i] = b1 * mRef[i] + (1 - b1) * g;
+      vRef[i] = b2 * vRef[i] + (1 - b2) * g * g;
+      double mHat = mRef[i] / (1 - std::pow(b1, step));
+      double vHat = vRef[i] / (1 - std::pow(b2, step));
+      pRef[i] -= lr * mHat / (std::sqrt(vHat) + eps);
+    }
+  }
+  expectClose(param, pRef, 1e-6, 1e-5, "param");
+  expectClose(m, mRef, 1e-6, 1e-5, "m");
+  // Without a step set, the update is refused.
+  txrt_context_set_train_state(ctx_, 0, 0);
+  EXPECT_EQ(txrt_adam_step(ctx_, 1, n, param.data(), param.data(), m.data(),
+                           v.data(), nullptr, TXRT_LR_CONSTANT, 1e-3f, 0, 0,
+                           0.9f, 0.98f, 1e-9f, 0.0f),
+            TXRT_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(AdamTest, SumSquaresAccumulates) {
+  const int64_t n = 70001; // above the parallel threshold
+  Floats x = randomFloats(n, 5);
+  double expected = 2.5;
+  for (float value : x)
+    expected += double(value) * double(value);
+  float total = 2.5f;
+  expectOk(txrt_sum_squares(ctx_, 1, n, x.data(), &total));
+  EXPECT_NEAR(total, expected, 1e-4 * expected);
+}
+
 TEST_F(AdamTest, StepMustBePositive) {
   float p = 0, g = 0, m = 0, v = 0;
   EXPECT_EQ(txrt_adam_update(ctx_, 1, 1, &p, &g, &m, &v, 1e-3f, 0.9f, 0.98f,

@@ -91,18 +91,21 @@ TEST_F(AddLayerNormTest, BackwardMatchesFiniteDifferences) {
   Doubles dbExpected = vjpByFiniteDifferences(
       [&](const Doubles &p) { return f(xd, gd, p); }, bd, dy);
 
-  for (bool useSum : {false, true}) {
-    SCOPED_TRACE(useSum ? "from sum" : "from x + r");
-    Floats dx(rows * cols), dgamma(cols), dbeta(cols);
-    expectOk(txrt_add_layer_norm_bwd(
-        ctx_, 2, rows, cols, useSum ? nullptr : x.data(),
-        useSum ? nullptr : r.data(), useSum ? sum.data() : nullptr,
-        gamma.data(), mean.data(), var.data(), eps, dy.data(), nullptr,
-        dx.data(), dgamma.data(), dbeta.data(), 0, 0));
-    expectClose(dx, dxExpected, 1e-4, 1e-3, "dx");
-    expectClose(dgamma, dgExpected, 1e-4, 1e-3, "dgamma");
-    expectClose(dbeta, dbExpected, 1e-4, 1e-3, "dbeta");
-  }
+  for (bool useSum : {false, true})
+    for (bool saved : {true, false}) { // saved statistics, or recomputed
+      SCOPED_TRACE(useSum ? "from sum" : "from x + r");
+      SCOPED_TRACE(saved ? "saved mean/var" : "recomputed mean/var");
+      Floats dx(rows * cols), dgamma(cols), dbeta(cols);
+      expectOk(txrt_add_layer_norm_bwd(
+          ctx_, 2, rows, cols, useSum ? nullptr : x.data(),
+          useSum ? nullptr : r.data(), useSum ? sum.data() : nullptr,
+          gamma.data(), saved ? mean.data() : nullptr,
+          saved ? var.data() : nullptr, eps, dy.data(), nullptr, dx.data(),
+          dgamma.data(), dbeta.data(), 0, 0));
+      expectClose(dx, dxExpected, 1e-4, 1e-3, "dx");
+      expectClose(dgamma, dgExpected, 1e-4, 1e-3, "dgamma");
+      expectClose(dbeta, dbExpected, 1e-4, 1e-3, "dbeta");
+    }
 
   // The gradient of the returned sum adds to ds; accumulation adds to dx.
   Floats dx = randomFloats(rows * cols, 26), dgamma(cols, 1.0f),

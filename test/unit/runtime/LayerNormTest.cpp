@@ -77,26 +77,32 @@ TEST_F(LayerNormTest, BackwardMatchesFiniteDifferences) {
   expectOk(txrt_layer_norm_fwd(ctx_, 1, rows, cols, x.data(), gamma.data(),
                                beta.data(), eps, y.data(), mean.data(),
                                var.data()));
-  Floats dx(rows * cols), dgamma(cols), dbeta(cols);
-  expectOk(txrt_layer_norm_bwd(ctx_, 2, rows, cols, x.data(), gamma.data(),
-                               mean.data(), var.data(), eps, dy.data(),
-                               dx.data(), dgamma.data(), dbeta.data(), 0, 0));
   Doubles xd = toDoubles(x), gd = toDoubles(gamma), bd = toDoubles(beta);
   auto f = [&](const Doubles &xs, const Doubles &gs, const Doubles &bs) {
     return referenceLayerNorm(rows, cols, xs, gs, bs, eps);
   };
-  expectClose(dx,
-              vjpByFiniteDifferences(
-                  [&](const Doubles &p) { return f(p, gd, bd); }, xd, dy),
-              1e-4, 1e-3, "dx");
-  expectClose(dgamma,
-              vjpByFiniteDifferences(
-                  [&](const Doubles &p) { return f(xd, p, bd); }, gd, dy),
-              1e-4, 1e-3, "dgamma");
-  expectClose(dbeta,
-              vjpByFiniteDifferences(
-                  [&](const Doubles &p) { return f(xd, gd, p); }, bd, dy),
-              1e-4, 1e-3, "dbeta");
+  // With none of the forward's statistics (recomputed from x), then with
+  // the saved ones, whose results the accumulation check below reuses.
+  Floats dx(rows * cols), dgamma(cols), dbeta(cols);
+  for (bool saved : {false, true}) {
+    SCOPED_TRACE(saved ? "saved mean/var" : "recomputed mean/var");
+    expectOk(txrt_layer_norm_bwd(ctx_, 2, rows, cols, x.data(), gamma.data(),
+                                 saved ? mean.data() : nullptr,
+                                 saved ? var.data() : nullptr, eps, dy.data(),
+                                 dx.data(), dgamma.data(), dbeta.data(), 0, 0));
+    expectClose(dx,
+                vjpByFiniteDifferences(
+                    [&](const Doubles &p) { return f(p, gd, bd); }, xd, dy),
+                1e-4, 1e-3, "dx");
+    expectClose(dgamma,
+                vjpByFiniteDifferences(
+                    [&](const Doubles &p) { return f(xd, p, bd); }, gd, dy),
+                1e-4, 1e-3, "dgamma");
+    expectClose(dbeta,
+                vjpByFiniteDifferences(
+                    [&](const Doubles &p) { return f(xd, gd, p); }, bd, dy),
+                1e-4, 1e-3, "dbeta");
+  }
 
   // Accumulation adds exactly the same gradients once more.
   Floats dx2 = dx, dgamma2 = dgamma, dbeta2 = dbeta;
