@@ -135,4 +135,19 @@ TEST_F(ContextTest, EmptyTensorsAreNoOps) {
             TXRT_OK);
 }
 
+TEST_F(ContextTest, TrainStateIsWhatTheDriverSet) {
+  int64_t step = -1, seed = -1;
+  expectOk(txrt_train_state(ctx_, &step, &seed));
+  EXPECT_EQ(step, 0); // a fresh context
+  EXPECT_EQ(seed, 0);
+  txrt_context_set_train_state(ctx_, 42, 0xfedcba9876543210ull);
+  EXPECT_EQ(txrt_context_train_step(ctx_), 42);
+  EXPECT_EQ(txrt_context_train_seed(ctx_), 0xfedcba9876543210ull);
+  expectOk(txrt_train_state(ctx_, &step, &seed));
+  EXPECT_EQ(step, 42);
+  EXPECT_EQ(uint64_t(seed), 0xfedcba9876543210ull);
+  EXPECT_EQ(txrt_train_state(ctx_, nullptr, &seed),
+            TXRT_ERROR_INVALID_ARGUMENT);
+}
+
 } // namespace
