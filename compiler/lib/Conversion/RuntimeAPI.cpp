@@ -1,7 +1,7 @@
 //===- RuntimeAPI.cpp - registry of libtxrt functions ---------------------===//
 //
-// The signatures below mirror runtime/include/txrt/txrt.h one for one; the
-// unit test RuntimeAPITest checks every symbol against the header.
+// The signatures below mirror runtime/include/txrt/txrt.h one for one;
+// test/Conversion/runtime-api.test checks every symbol against the header.
 //
 //===----------------------------------------------------------------------===//
 #include "txc/Conversion/RuntimeAPI.h"
