@@ -21,7 +21,7 @@ constexpr int64_t kCols = 512;
 constexpr float kEps = 1e-5f;
 
 struct Buffers {
-  std::vector<float> x, r, s, y, gamma, beta, mean, var, dy, dx, dgamma, dbeta;
+  Buffer x, r, s, y, gamma, beta, mean, var, dy, dx, dgamma, dbeta;
   explicit Buffers(int64_t rows)
       : x(randomBuffer(rows * kCols, 1)), r(randomBuffer(rows * kCols, 2)),
         s(rows * kCols), y(rows * kCols), gamma(randomBuffer(kCols, 3)),
@@ -30,7 +30,7 @@ struct Buffers {
         dbeta(kCols) {}
 };
 
-memory bind(const memory::desc &md, std::vector<float> &buffer) {
+memory bind(const memory::desc &md, Buffer &buffer) {
   return memory(md, engine(), buffer.data());
 }
 

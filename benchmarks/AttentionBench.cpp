@@ -25,8 +25,7 @@ constexpr int64_t B = 8, H = 8, D = 64;
 
 struct Tensors {
   int64_t t;
-  std::vector<float> q, k, v, o, lse, dO, dq, dk, dv, probs, dprobs, dscores,
-      mask;
+  Buffer q, k, v, o, lse, dO, dq, dk, dv, probs, dprobs, dscores, mask;
   std::vector<int32_t> lengths;
   explicit Tensors(int64_t t, bool causal)
       : t(t), q(randomBuffer(B * t * H * D, 1)),
@@ -50,7 +49,7 @@ struct Tensors {
   }
 };
 
-memory bind(const memory::desc &md, std::vector<float> &buffer) {
+memory bind(const memory::desc &md, Buffer &buffer) {
   return memory(md, engine(), buffer.data());
 }
 

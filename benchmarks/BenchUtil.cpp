@@ -29,10 +29,10 @@ dnnl::stream &stream() {
   return s;
 }
 
-std::vector<float> randomBuffer(size_t n, unsigned seed, float scale) {
+Buffer randomBuffer(size_t n, unsigned seed, float scale) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> dist(-scale, scale);
-  std::vector<float> values(n);
+  Buffer values(n);
   for (float &v : values)
     v = dist(gen);
   return values;

@@ -14,6 +14,8 @@
 #include <benchmark/benchmark.h>
 #include <dnnl.hpp>
 
+#include <cstdlib>
+#include <new>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -28,7 +30,31 @@ txrt_context *context();
 dnnl::engine &engine();
 dnnl::stream &stream();
 
-std::vector<float> randomBuffer(size_t n, unsigned seed, float scale = 1.0f);
+/// 64-byte aligned storage, as the compiled model's arenas are (the planner
+/// aligns every tensor, the driver the arena): a std::vector's 16-byte
+/// alignment splits every vector load and store across two cache lines.
+template <typename T> struct AlignedAllocator {
+  using value_type = T;
+  AlignedAllocator() = default;
+  template <typename U> AlignedAllocator(const AlignedAllocator<U> &) {}
+  T *allocate(size_t n) {
+    size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
+    void *p = std::aligned_alloc(64, bytes == 0 ? 64 : bytes);
+    if (!p)
+      throw std::bad_alloc();
+    return static_cast<T *>(p);
+  }
+  void deallocate(T *p, size_t) { std::free(p); }
+  template <typename U> bool operator==(const AlignedAllocator<U> &) const {
+    return true;
+  }
+  template <typename U> bool operator!=(const AlignedAllocator<U> &) const {
+    return false;
+  }
+};
+using Buffer = std::vector<float, AlignedAllocator<float>>;
+
+Buffer randomBuffer(size_t n, unsigned seed, float scale = 1.0f);
 
 /// Stops the benchmark with the runtime's message unless status is ok.
 bool ok(benchmark::State &state, txrt_status status);

@@ -25,7 +25,7 @@ const LinearShape kShapes[] = {{"512x512x512", 512, 512, 512},
                                {"512x8000x512", 512, 8000, 512}};
 
 struct LinearBuffers {
-  std::vector<float> x, w, bias, y, dy, dx, dw;
+  Buffer x, w, bias, y, dy, dx, dw;
   explicit LinearBuffers(const LinearShape &s)
       : x(randomBuffer(s.m * s.k, 1)), w(randomBuffer(s.n * s.k, 2, 0.05f)),
         bias(randomBuffer(s.n, 3)), y(s.m * s.n),
