@@ -12,6 +12,11 @@
 
 #include <cstdint>
 
+#if defined(__AVX512F__) && defined(__BMI2__)
+#include <immintrin.h>
+#define TXRT_PHILOX_AVX512 1
+#endif
+
 namespace txrt {
 
 struct PhiloxKey {
@@ -106,20 +111,116 @@ inline void philoxBatch(const PhiloxKey &key, uint64_t firstBlock,
   }
 }
 
+/// Elements per dropoutKeepBits call: the words of kPhiloxBatch counters.
+constexpr int kDropoutChunk = 4 * kPhiloxBatch;
+
+#if defined(TXRT_PHILOX_AVX512)
+// GCC 12 reports its own _mm512_undefined_epi32() inside the multiply and
+// shift intrinsics as (maybe-)uninitialized wherever they are inlined; it is
+// not.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+/// philoxBatch on 16 counters held in the lanes of four vectors: lane i of
+/// words[w] is word w of counter firstBlock + i. 32 x 32 -> 64-bit products
+/// take two VPMULUDQ (even and odd lanes) and two blends.
+inline void philox16(const PhiloxKey &key, uint64_t firstBlock,
+                     __m512i words[4]) {
+  const __m512i lanes =
+      _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const __m512i base = _mm512_set1_epi32(int32_t(uint32_t(firstBlock)));
+  __m512i c0 = _mm512_add_epi32(base, lanes);
+  // The high word of firstBlock + i carries when the low word wraps.
+  const __mmask16 carry = _mm512_cmplt_epu32_mask(c0, base);
+  const __m512i high = _mm512_set1_epi32(int32_t(uint32_t(firstBlock >> 32)));
+  __m512i c1 = _mm512_mask_add_epi32(high, carry, high, _mm512_set1_epi32(1));
+  __m512i c2 = _mm512_set1_epi32(int32_t(key.c2));
+  __m512i c3 = _mm512_set1_epi32(int32_t(key.c3));
+  const __m512i m0 = _mm512_set1_epi32(int32_t(0xD2511F53u));
+  const __m512i m1 = _mm512_set1_epi32(int32_t(0xCD9E8D57u));
+  uint32_t k0 = key.k0, k1 = key.k1;
+  for (int round = 0; round < 10; ++round) {
+    const __m512i even0 = _mm512_mul_epu32(c0, m0);
+    const __m512i odd0 = _mm512_mul_epu32(_mm512_srli_epi64(c0, 32), m0);
+    const __m512i even1 = _mm512_mul_epu32(c2, m1);
+    const __m512i odd1 = _mm512_mul_epu32(_mm512_srli_epi64(c2, 32), m1);
+    const __m512i hi0 =
+        _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even0, 32), odd0);
+    const __m512i lo0 =
+        _mm512_mask_blend_epi32(0xAAAA, even0, _mm512_slli_epi64(odd0, 32));
+    const __m512i hi1 =
+        _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(even1, 32), odd1);
+    const __m512i lo1 =
+        _mm512_mask_blend_epi32(0xAAAA, even1, _mm512_slli_epi64(odd1, 32));
+    c0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1),
+                          _mm512_set1_epi32(int32_t(k0)));
+    c2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3),
+                          _mm512_set1_epi32(int32_t(k1)));
+    c1 = lo1;
+    c3 = lo0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  words[0] = c0;
+  words[1] = c1;
+  words[2] = c2;
+  words[3] = c3;
+}
+#pragma GCC diagnostic pop
+#endif
+
+/// Bit j says whether element 4 * firstBlock + j (j < kDropoutChunk) is
+/// kept: word j of the stream is >= threshold.
+inline uint64_t dropoutKeepBits(const PhiloxKey &key, uint64_t firstBlock,
+                                uint32_t threshold) {
+  static_assert(kDropoutChunk == 64, "one bit per element of a chunk");
+#if defined(TXRT_PHILOX_AVX512)
+  __m512i words[4];
+  philox16(key, firstBlock, words);
+  const __m512i bound = _mm512_set1_epi32(int32_t(threshold));
+  uint64_t bits = 0;
+  // Word w of counter i is element 4 i + w: deposit each word's 16 lane
+  // bits every fourth bit.
+  for (int w = 0; w < 4; ++w)
+    bits |= _pdep_u64(_mm512_cmpge_epu32_mask(words[w], bound),
+                      0x1111111111111111ull << w);
+  return bits;
+#else
+  uint32_t words[kDropoutChunk];
+  philoxBatch(key, firstBlock, words);
+  uint64_t bits = 0;
+  for (int j = 0; j < kDropoutChunk; ++j)
+    bits |= uint64_t(words[j] >= threshold) << j;
+  return bits;
+#endif
+}
+
 /// Fills scale[0..count) with keepScale (kept) or 0 (dropped) for the
 /// elements first .. first+count-1 of the stream of `key`.
 inline void dropoutScales(const PhiloxKey &key, uint64_t first, int64_t count,
                           uint32_t threshold, float keepScale, float *scale) {
-  constexpr uint64_t kChunk = 4 * kPhiloxBatch;
-  uint32_t words[kChunk];
+  constexpr uint64_t kChunk = kDropoutChunk;
   uint64_t position = first;
-  uint64_t end = first + uint64_t(count);
+  const uint64_t end = first + uint64_t(count);
   while (position < end) {
-    uint64_t chunkStart = position / kChunk * kChunk;
-    philoxBatch(key, chunkStart / 4, words);
-    uint64_t stop = chunkStart + kChunk < end ? chunkStart + kChunk : end;
-    for (uint64_t e = position; e < stop; ++e)
-      scale[e - first] = words[e - chunkStart] >= threshold ? keepScale : 0.0f;
+    const uint64_t chunkStart = position / kChunk * kChunk;
+    const uint64_t stop = chunkStart + kChunk < end ? chunkStart + kChunk : end;
+    const uint64_t bits = dropoutKeepBits(key, chunkStart / 4, threshold) >>
+                          (position - chunkStart);
+    float *out = scale + (position - first);
+    const int64_t n = int64_t(stop - position);
+#if defined(TXRT_PHILOX_AVX512)
+    const __m512 kept = _mm512_set1_ps(keepScale);
+    for (int64_t j = 0; j < n; j += 16) {
+      const int64_t lanes = n - j < 16 ? n - j : 16;
+      const __mmask16 valid = __mmask16((1u << lanes) - 1u);
+      _mm512_mask_storeu_ps(out + j, valid,
+                            _mm512_maskz_mov_ps(__mmask16(bits >> j), kept));
+    }
+#else
+    for (int64_t j = 0; j < n; ++j)
+      out[j] = (bits >> j) & 1u ? keepScale : 0.0f;
+#endif
     position = stop;
   }
 }

@@ -2,7 +2,8 @@
 //
 // The mask is never stored: element i keeps iff word i of the Philox stream
 // keyed by (seed, step, site) is >= p * 2^32. Work is split in chunks of
-// 4 * kPhiloxBatch elements, each generated with one vectorised batch.
+// kDropoutChunk (64) elements, each mask generated with one vectorised
+// batch of 16 Philox counters (Philox.h).
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
@@ -24,19 +25,18 @@ void dropout(Context &ctx, int64_t site, int64_t n, float p, uint64_t seed,
   const PhiloxKey key = philoxKey(seed, step, site);
   const uint32_t threshold = dropoutThreshold(p);
   const float keepScale = 1.0f / (1.0f - p);
-  constexpr int64_t kChunk = 4 * kPhiloxBatch;
+  constexpr int64_t kChunk = kDropoutChunk;
   const int64_t chunks = (n + kChunk - 1) / kChunk;
 #pragma omp parallel for num_threads(ctx.numThreads())                         \
     schedule(static) if (n > 16384)
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-    uint32_t words[kChunk];
-    philoxBatch(key, uint64_t(chunk) * kPhiloxBatch, words);
+    const uint64_t bits =
+        dropoutKeepBits(key, uint64_t(chunk) * kPhiloxBatch, threshold);
     int64_t begin = chunk * kChunk;
     int64_t width = n - begin < kChunk ? n - begin : kChunk;
 #pragma omp simd
     for (int64_t j = 0; j < width; ++j)
-      dst[begin + j] =
-          words[j] >= threshold ? src[begin + j] * keepScale : 0.0f;
+      dst[begin + j] = (bits >> j) & 1u ? src[begin + j] * keepScale : 0.0f;
   }
 }
 
