@@ -424,20 +424,29 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
   const int64_t ldd = w.ld.dim;
   copyRows(rows, d, x.q + (b * g.tq + q0) * x.ldq + headOffset, x.ldq, w.query,
            ldd);
-  // dO into a dense block, and D = rowsum(dO * O) on the way.
+  // dO into a dense block. D = rowsum(dO * O) = rowsum(P * dP) (O = P V,
+  // dP = dO V^T): when one key block holds every key the block sees, D
+  // comes from the P and dP tiles and O is never read; otherwise from O on
+  // the way.
+  const bool wholeRows = keyStop <= bk;
   const float *doBlock = x.dO + (b * g.tq + q0) * x.lddo + headOffset;
   const float *oBlock = x.o + (b * g.tq + q0) * x.ldo + headOffset;
-  constexpr int64_t kAhead = 4;
-  for (int64_t i = 0; i < rows; ++i) {
-    if (i + kAhead < rows)
-      for (int64_t j = 0; j < d; j += 16) {
-        __builtin_prefetch(doBlock + (i + kAhead) * x.lddo + j);
-        __builtin_prefetch(oBlock + (i + kAhead) * x.ldo + j);
-      }
-    w.rowD[i] = copyAndDot(d, doBlock + i * x.lddo, oBlock + i * x.ldo,
-                           w.gradO + i * ldd);
-    w.rowLse[i] = x.lse[(b * g.heads + h) * g.tq + q0 + i];
+  if (wholeRows) {
+    copyRows(rows, d, doBlock, x.lddo, w.gradO, ldd);
+  } else {
+    constexpr int64_t kAhead = 4;
+    for (int64_t i = 0; i < rows; ++i) {
+      if (i + kAhead < rows)
+        for (int64_t j = 0; j < d; j += 16) {
+          __builtin_prefetch(doBlock + (i + kAhead) * x.lddo + j);
+          __builtin_prefetch(oBlock + (i + kAhead) * x.ldo + j);
+        }
+      w.rowD[i] = copyAndDot(d, doBlock + i * x.lddo, oBlock + i * x.ldo,
+                             w.gradO + i * ldd);
+    }
   }
+  for (int64_t i = 0; i < rows; ++i)
+    w.rowLse[i] = x.lse[(b * g.heads + h) * g.tq + q0 + i];
 
   for (int64_t k0 = 0; k0 < keyStop; k0 += bk) {
     const int64_t cols = std::min(bk, keyStop - k0);
@@ -451,27 +460,30 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
       float *ds = w.dscores + i * ldt;
       const int64_t valid =
           std::clamp<int64_t>(g.visible(b, q0 + i) - k0, 0, cols);
-      const float lse = w.rowLse[i], rowD = w.rowD[i];
+      // P = exp(S - lse); with dropout, the dropped P and the kept dP.
+      expShifted(p, w.rowLse[i], valid, p);
+      std::fill(p + valid, p + cols, 0.0f);
       if (dropout.enabled) {
-        float *dropped = w.dropped + i * ldt;
+        float *droppedRow = w.dropped + i * ldt;
         dropout.scales(g, b, h, q0 + i, k0, valid, w.keep);
 #pragma omp simd
         for (int64_t j = 0; j < valid; ++j) {
-          float prob = expApprox(p[j] - lse);
-          p[j] = prob;
-          dropped[j] = prob * w.keep[j];
-          ds[j] = prob * (ds[j] * w.keep[j] - rowD);
+          droppedRow[j] = p[j] * w.keep[j];
+          ds[j] *= w.keep[j];
         }
-        std::fill(dropped + valid, dropped + cols, 0.0f);
-      } else {
-#pragma omp simd
-        for (int64_t j = 0; j < valid; ++j) {
-          float prob = expApprox(p[j] - lse);
-          p[j] = prob;
-          ds[j] = prob * (ds[j] - rowD);
-        }
+        std::fill(droppedRow + valid, droppedRow + cols, 0.0f);
       }
-      std::fill(p + valid, p + cols, 0.0f);
+      float rowD = w.rowD[i];
+      if (wholeRows) {
+        // rowsum(P_dropped * dP) = rowsum(P * dP_kept).
+        rowD = 0.0f;
+#pragma omp simd reduction(+ : rowD)
+        for (int64_t j = 0; j < valid; ++j)
+          rowD += p[j] * ds[j];
+      }
+#pragma omp simd
+      for (int64_t j = 0; j < valid; ++j)
+        ds[j] = p[j] * (ds[j] - rowD);
       std::fill(ds + valid, ds + cols, 0.0f);
     }
     const float *dropped = dropout.enabled ? w.dropped : w.probs;
