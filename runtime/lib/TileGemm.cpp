@@ -1,161 +1,164 @@
 //===- TileGemm.cpp - register-blocked block products for fused kernels ---===//
 //
-// AVX-512: the micro-kernel keeps MR x NV zmm accumulators (MR <= 6 rows,
-// NV <= 4 vectors of 16 columns), loads NV vectors of a B row and broadcasts
-// MR elements of an A column per step of k; masked loads and stores handle
-// column tails, smaller MR instantiations the row tails. Without AVX-512 a
-// plain loop nest (vectorised by the compiler) does the same arithmetic.
+// One micro-kernel over Simd (Simd.h): MR x NV vector accumulators (MR = 6
+// rows; NV = 4 vectors of 16 columns with AVX-512's 32 registers, 2 of 8
+// with AVX2's 16), NV vectors of a B row loaded and MR elements of an A
+// column broadcast per step of k. A column tail is the last vector of the
+// last panel, loaded and stored through a lane mask (a template flag, so
+// whole panels pay nothing for it); smaller MR instantiations take the row
+// tail. Without AVX2 or AVX-512 a plain loop nest (vectorised by the
+// compiler) does the same arithmetic.
 //
 //===----------------------------------------------------------------------===//
 #include "TileGemm.h"
+#include "Simd.h"
 
 #include <algorithm>
-
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
 using namespace txrt;
 
 namespace {
 
-#if defined(__AVX512F__)
+#if TXRT_HAS_SIMD
 
+constexpr int kLanes = Simd::kLanes;
+constexpr int kMaxRows = 6; // MR
+// NV: MR * NV accumulators, NV B vectors and a broadcast fit the registers.
+constexpr int kMaxVectors = Simd::kRegisters >= 32 ? 4 : 2;
+constexpr int64_t kPanel = int64_t(kLanes) * kMaxVectors; // columns
 #ifndef TXRT_TILE_K_SLICE
-#define TXRT_TILE_K_SLICE 128
+// Rows of a B panel that fill half of a 64 KiB L1 (128 with AVX-512, whose
+// panel rows are 256 bytes; 512 with AVX2).
+#define TXRT_TILE_K_SLICE (32768 / (4 * kPanel))
 #endif
-constexpr int kMaxRows = 6;    // MR
-constexpr int kMaxVectors = 4; // NV: 64 columns
 
 // Every loop over MR or NV is unrolled completely so the accumulators stay
 // in registers (GCC keeps an array it cannot scalarise in memory).
-template <int MR, int NV, ALayout Layout>
+template <int MR, int NV, bool Tail, ALayout Layout>
 inline void microKernel(int64_t k, float alpha, const float *a, int64_t lda,
                         const float *b, int64_t ldb, float *c, int64_t ldc,
-                        bool accumulate, const __mmask16 *masks) {
-  __m512 acc[MR][NV];
+                        bool accumulate, Simd::Tail tail) {
+  Simd::Vec acc[MR][NV];
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v)
-      acc[i][v] = _mm512_setzero_ps();
-  __mmask16 mask[NV];
-#pragma GCC unroll 4
-  for (int v = 0; v < NV; ++v)
-    mask[v] = masks[v];
+      acc[i][v] = Simd::zero();
   const float *aColumn = a;
   const float *bRow = b;
   for (int64_t p = 0; p < k; ++p) {
-    __m512 bv[NV];
+    Simd::Vec bv[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v)
-      bv[v] = _mm512_maskz_loadu_ps(mask[v], bRow + 16 * v);
+      bv[v] = Tail && v == NV - 1 ? Simd::load(bRow + kLanes * v, tail)
+                                  : Simd::load(bRow + kLanes * v);
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
-      __m512 av = _mm512_set1_ps(
+      const Simd::Vec av = Simd::broadcast(
           Layout == ALayout::ColumnMajor ? aColumn[i] : aColumn[i * lda]);
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v)
-        acc[i][v] = _mm512_fmadd_ps(av, bv[v], acc[i][v]);
+        acc[i][v] = Simd::fmadd(av, bv[v], acc[i][v]);
     }
     aColumn += Layout == ALayout::ColumnMajor ? lda : 1;
     bRow += ldb;
   }
-  const __m512 scale = _mm512_set1_ps(alpha);
+  const Simd::Vec scale = Simd::broadcast(alpha);
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
     float *cRow = c + i * ldc;
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) {
-      __m512 result = _mm512_mul_ps(acc[i][v], scale);
-      if (accumulate)
-        result = _mm512_add_ps(result,
-                               _mm512_maskz_loadu_ps(mask[v], cRow + 16 * v));
-      _mm512_mask_storeu_ps(cRow + 16 * v, mask[v], result);
+      Simd::Vec result = Simd::mul(acc[i][v], scale);
+      if (Tail && v == NV - 1) {
+        if (accumulate)
+          result = Simd::add(result, Simd::load(cRow + kLanes * v, tail));
+        Simd::store(cRow + kLanes * v, tail, result);
+      } else {
+        if (accumulate)
+          result = Simd::add(result, Simd::load(cRow + kLanes * v));
+        Simd::store(cRow + kLanes * v, result);
+      }
     }
   }
 }
 
-template <int NV, ALayout Layout>
+template <int NV, bool Tail, ALayout Layout>
 void rowsOfPanel(int64_t m, int64_t k, float alpha, const float *a, int64_t lda,
                  const float *b, int64_t ldb, float *c, int64_t ldc,
-                 bool accumulate, const __mmask16 *masks) {
+                 bool accumulate, Simd::Tail tail) {
   const int64_t rowStep = Layout == ALayout::ColumnMajor ? 1 : lda;
   int64_t i = 0;
   for (; i + kMaxRows <= m; i += kMaxRows)
-    microKernel<kMaxRows, NV, Layout>(k, alpha, a + i * rowStep, lda, b, ldb,
-                                      c + i * ldc, ldc, accumulate, masks);
+    microKernel<kMaxRows, NV, Tail, Layout>(k, alpha, a + i * rowStep, lda, b,
+                                            ldb, c + i * ldc, ldc, accumulate,
+                                            tail);
   const float *aTail = a + i * rowStep;
   float *cTail = c + i * ldc;
   switch (m - i) {
   case 5:
-    return microKernel<5, NV, Layout>(k, alpha, aTail, lda, b, ldb, cTail, ldc,
-                                      accumulate, masks);
+    return microKernel<5, NV, Tail, Layout>(k, alpha, aTail, lda, b, ldb, cTail,
+                                            ldc, accumulate, tail);
   case 4:
-    return microKernel<4, NV, Layout>(k, alpha, aTail, lda, b, ldb, cTail, ldc,
-                                      accumulate, masks);
+    return microKernel<4, NV, Tail, Layout>(k, alpha, aTail, lda, b, ldb, cTail,
+                                            ldc, accumulate, tail);
   case 3:
-    return microKernel<3, NV, Layout>(k, alpha, aTail, lda, b, ldb, cTail, ldc,
-                                      accumulate, masks);
+    return microKernel<3, NV, Tail, Layout>(k, alpha, aTail, lda, b, ldb, cTail,
+                                            ldc, accumulate, tail);
   case 2:
-    return microKernel<2, NV, Layout>(k, alpha, aTail, lda, b, ldb, cTail, ldc,
-                                      accumulate, masks);
+    return microKernel<2, NV, Tail, Layout>(k, alpha, aTail, lda, b, ldb, cTail,
+                                            ldc, accumulate, tail);
   case 1:
-    return microKernel<1, NV, Layout>(k, alpha, aTail, lda, b, ldb, cTail, ldc,
-                                      accumulate, masks);
+    return microKernel<1, NV, Tail, Layout>(k, alpha, aTail, lda, b, ldb, cTail,
+                                            ldc, accumulate, tail);
   default:
     return;
   }
 }
 
+/// One panel of `vectors` (1..kMaxVectors) vectors of columns, the last one
+/// partial when `partial`.
+template <ALayout Layout, int NV = kMaxVectors>
+void panel(int vectors, bool partial, int64_t m, int64_t k, float alpha,
+           const float *a, int64_t lda, const float *b, int64_t ldb, float *c,
+           int64_t ldc, bool accumulate, Simd::Tail tail) {
+  if constexpr (NV > 1)
+    if (vectors < NV)
+      return panel<Layout, NV - 1>(vectors, partial, m, k, alpha, a, lda, b,
+                                   ldb, c, ldc, accumulate, tail);
+  if (partial)
+    rowsOfPanel<NV, true, Layout>(m, k, alpha, a, lda, b, ldb, c, ldc,
+                                  accumulate, tail);
+  else
+    rowsOfPanel<NV, false, Layout>(m, k, alpha, a, lda, b, ldb, c, ldc,
+                                   accumulate, tail);
+}
+
 template <ALayout Layout>
-void tileGemmAvx512(int64_t m, int64_t n, int64_t k, float alpha,
-                    const float *a, int64_t lda, const float *b, int64_t ldb,
-                    float *c, int64_t ldc, bool accumulate) {
-  // Long products run in slices of k so that a B panel (kSlice x 64) stays
-  // in L1 while every row block of A passes over it.
+void tileGemmSimd(int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                  int64_t lda, const float *b, int64_t ldb, float *c,
+                  int64_t ldc, bool accumulate) {
+  // Long products run in slices of k so that a B panel (kSlice x kPanel)
+  // stays in L1 while every row block of A passes over it.
   constexpr int64_t kSlice = TXRT_TILE_K_SLICE;
   if (k > kSlice) {
     for (int64_t p = 0; p < k; p += kSlice) {
       const float *aSlice = a + (Layout == ALayout::ColumnMajor ? p * lda : p);
-      tileGemmAvx512<Layout>(m, n, std::min(kSlice, k - p), alpha, aSlice, lda,
-                             b + p * ldb, ldb, c, ldc, accumulate || p > 0);
+      tileGemmSimd<Layout>(m, n, std::min(kSlice, k - p), alpha, aSlice, lda,
+                           b + p * ldb, ldb, c, ldc, accumulate || p > 0);
     }
     return;
   }
-  for (int64_t j = 0; j < n; j += 16 * kMaxVectors) {
-    int64_t width = std::min<int64_t>(n - j, 16 * kMaxVectors);
-    __mmask16 masks[kMaxVectors];
-    for (int v = 0; v < kMaxVectors; ++v) {
-      int64_t lanes = std::clamp<int64_t>(width - 16 * v, 0, 16);
-      masks[v] =
-          lanes == 16 ? __mmask16(0xFFFF) : __mmask16((1u << lanes) - 1u);
-    }
-    int vectors = int((width + 15) / 16);
-    const float *bPanel = b + j;
-    float *cPanel = c + j;
-    switch (vectors) {
-    case 4:
-      rowsOfPanel<4, Layout>(m, k, alpha, a, lda, bPanel, ldb, cPanel, ldc,
-                             accumulate, masks);
-      break;
-    case 3:
-      rowsOfPanel<3, Layout>(m, k, alpha, a, lda, bPanel, ldb, cPanel, ldc,
-                             accumulate, masks);
-      break;
-    case 2:
-      rowsOfPanel<2, Layout>(m, k, alpha, a, lda, bPanel, ldb, cPanel, ldc,
-                             accumulate, masks);
-      break;
-    default:
-      rowsOfPanel<1, Layout>(m, k, alpha, a, lda, bPanel, ldb, cPanel, ldc,
-                             accumulate, masks);
-      break;
-    }
+  for (int64_t j = 0; j < n; j += kPanel) {
+    const int64_t width = std::min(n - j, kPanel);
+    const int vectors = int((width + kLanes - 1) / kLanes);
+    const int64_t lastLanes = width - int64_t(vectors - 1) * kLanes;
+    panel<Layout>(vectors, lastLanes < kLanes, m, k, alpha, a, lda, b + j, ldb,
+                  c + j, ldc, accumulate, Simd::tail(lastLanes));
   }
 }
 
-#endif // __AVX512F__
+#endif // TXRT_HAS_SIMD
 
 /// The portable version: i-p-j order so the innermost loop is contiguous.
 [[maybe_unused]] void tileGemmPortable(int64_t m, int64_t n, int64_t k,
@@ -192,13 +195,13 @@ void txrt::tileGemm(int64_t m, int64_t n, int64_t k, float alpha,
                     int64_t ldb, float *c, int64_t ldc, bool accumulate) {
   if (m <= 0 || n <= 0)
     return;
-#if defined(__AVX512F__)
+#if TXRT_HAS_SIMD
   if (layout == ALayout::ColumnMajor)
-    tileGemmAvx512<ALayout::ColumnMajor>(m, n, k, alpha, a, lda, b, ldb, c, ldc,
-                                         accumulate);
+    tileGemmSimd<ALayout::ColumnMajor>(m, n, k, alpha, a, lda, b, ldb, c, ldc,
+                                       accumulate);
   else
-    tileGemmAvx512<ALayout::RowMajor>(m, n, k, alpha, a, lda, b, ldb, c, ldc,
-                                      accumulate);
+    tileGemmSimd<ALayout::RowMajor>(m, n, k, alpha, a, lda, b, ldb, c, ldc,
+                                    accumulate);
 #else
   tileGemmPortable(m, n, k, alpha, a, lda, layout, b, ldb, c, ldc, accumulate);
 #endif
@@ -260,11 +263,60 @@ void transposeBlock16(int64_t rows, int64_t cols, const float *src, int64_t lds,
 
 } // namespace
 #pragma GCC diagnostic pop
-#endif // __AVX512F__
+#elif TXRT_HAS_SIMD
+namespace {
+
+/// Transposes the block src[0..rows) x [0..cols) (rows, cols <= 8) into dst
+/// with the classic 8 x 8 AVX sequence (32-bit unpacks, 64-bit shuffles,
+/// 128-bit lane permutes); partial blocks load and store through lane masks.
+void transposeBlock8(int64_t rows, int64_t cols, const float *src, int64_t lds,
+                     float *dst, int64_t ldd) {
+  const bool whole = rows == 8 && cols == 8;
+  const Simd::Tail colMask = Simd::tail(cols), rowMask = Simd::tail(rows);
+  __m256 r[8], t[8], u[8];
+  for (int i = 0; i < 8; ++i)
+    r[i] = whole ? Simd::load(src + i * lds)
+           : i < rows ? Simd::load(src + i * lds, colMask)
+                      : Simd::zero();
+  for (int k = 0; k < 4; ++k) {
+    t[2 * k] = _mm256_unpacklo_ps(r[2 * k], r[2 * k + 1]);
+    t[2 * k + 1] = _mm256_unpackhi_ps(r[2 * k], r[2 * k + 1]);
+  }
+  for (int k = 0; k < 2; ++k) {
+    u[4 * k] =
+        _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * k + 1] =
+        _mm256_shuffle_ps(t[4 * k], t[4 * k + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[4 * k + 2] =
+        _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[4 * k + 3] =
+        _mm256_shuffle_ps(t[4 * k + 1], t[4 * k + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  // u[j] (rows 0-3) and u[4 + j] (rows 4-7), 128-bit lane L: column 4L + j.
+  for (int j = 0; j < 4; ++j) {
+    const __m256 low = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
+    const __m256 high = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
+    const __m256 columns[2] = {low, high};
+    for (int lane = 0; lane < 2; ++lane) {
+      const int column = 4 * lane + j;
+      if (whole)
+        Simd::store(dst + column * ldd, columns[lane]);
+      else if (column < cols)
+        Simd::store(dst + column * ldd, rowMask, columns[lane]);
+    }
+  }
+}
+
+} // namespace
+#endif
 
 void txrt::transposeTile(int64_t rows, int64_t cols, const float *src,
                          int64_t lds, float *dst, int64_t ldd) {
+#if TXRT_HAS_SIMD
+  constexpr int64_t kBlock = Simd::kLanes;
+#else
   constexpr int64_t kBlock = 16;
+#endif
   for (int64_t i0 = 0; i0 < rows; i0 += kBlock) {
     // Strided rows defeat the hardware prefetcher: fetch the next block's.
     for (int64_t i = i0 + kBlock; i < std::min(rows, i0 + 2 * kBlock); ++i)
@@ -276,6 +328,9 @@ void txrt::transposeTile(int64_t rows, int64_t cols, const float *src,
 #if defined(__AVX512F__)
       transposeBlock16(iEnd - i0, jEnd - j0, src + i0 * lds + j0, lds,
                        dst + j0 * ldd + i0, ldd);
+#elif TXRT_HAS_SIMD
+      transposeBlock8(iEnd - i0, jEnd - j0, src + i0 * lds + j0, lds,
+                      dst + j0 * ldd + i0, ldd);
 #else
       for (int64_t i = i0; i < iEnd; ++i)
         for (int64_t j = j0; j < jEnd; ++j)

@@ -14,9 +14,7 @@
 #include <cstring>
 #include <limits>
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
+#include "Simd.h"
 
 namespace txrt {
 
@@ -53,45 +51,56 @@ inline float expApprox(float x) {
 }
 
 /// out[j] = e^(in[j] - shift) for j < n; in and out may be the same. With
-/// AVX-512: the Cody-Waite reduction and polynomial of expApprox, 16 lanes
-/// at a time, with VSCALEFPS for the 2^n (it goes to 0 below the float
-/// range by itself), about 12 instructions per 16 values instead of the ~25
-/// of the compiler's vectorisation of expApprox; the tail uses expApprox.
-#if defined(__AVX512F__)
-// GCC 12 reports its own _mm512_undefined_ps() inside the max and rounding
-// intrinsics as maybe-uninitialized wherever they are inlined; it is not.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
+/// AVX-512 or AVX2, Simd::exp on whole vectors (about 12 instructions per
+/// vector instead of the ~25 of the compiler's vectorisation of expApprox),
+/// the tail through a lane mask.
 inline void expShifted(const float *in, float shift, int64_t n, float *out) {
   int64_t j = 0;
-#if defined(__AVX512F__)
-  const __m512 by = _mm512_set1_ps(shift);
-  for (; j + 16 <= n; j += 16) {
-    const __m512 x = _mm512_max_ps(_mm512_sub_ps(_mm512_loadu_ps(in + j), by),
-                                   _mm512_set1_ps(-104.0f));
-    const __m512 nf = _mm512_roundscale_ps(
-        _mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
-        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m512 r = _mm512_fnmadd_ps(nf, _mm512_set1_ps(0.693145751953125f), x);
-    r = _mm512_fnmadd_ps(nf, _mm512_set1_ps(1.42860682030941723e-6f), r);
-    __m512 p = _mm512_set1_ps(1.0f / 720.0f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 120.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 24.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f / 6.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(0.5f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.0f));
-    _mm512_storeu_ps(out + j, _mm512_scalef_ps(p, nf));
+#if TXRT_HAS_SIMD
+  const Simd::Vec by = Simd::broadcast(shift);
+  for (; j + Simd::kLanes <= n; j += Simd::kLanes)
+    Simd::store(out + j, Simd::exp(Simd::sub(Simd::load(in + j), by)));
+  if (j < n) {
+    const Simd::Tail tail = Simd::tail(n - j);
+    Simd::store(out + j, tail,
+                Simd::exp(Simd::sub(Simd::load(in + j, tail), by)));
   }
-#endif
+#else
   for (; j < n; ++j)
     out[j] = expApprox(in[j] - shift);
-}
-#if defined(__AVX512F__)
-#pragma GCC diagnostic pop
 #endif
+}
+
+/// expShifted that also returns sum(out[0..n)).
+inline float expShiftedSum(const float *in, float shift, int64_t n,
+                           float *out) {
+  int64_t j = 0;
+  float total = 0.0f;
+#if TXRT_HAS_SIMD
+  const Simd::Vec by = Simd::broadcast(shift);
+  Simd::Vec sum = Simd::zero();
+  for (; j + Simd::kLanes <= n; j += Simd::kLanes) {
+    const Simd::Vec e = Simd::exp(Simd::sub(Simd::load(in + j), by));
+    Simd::store(out + j, e);
+    sum = Simd::add(sum, e);
+  }
+  if (j < n) {
+    const Simd::Tail tail = Simd::tail(n - j);
+    Simd::store(out + j, tail,
+                Simd::exp(Simd::sub(Simd::load(in + j, tail), by)));
+    for (; j < n; ++j)
+      total += out[j];
+  }
+  total += Simd::sum(sum);
+#else
+#pragma omp simd reduction(+ : total)
+  for (j = 0; j < n; ++j) {
+    out[j] = expApprox(in[j] - shift);
+    total += out[j];
+  }
+#endif
+  return total;
+}
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 

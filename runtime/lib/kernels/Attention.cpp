@@ -235,13 +235,7 @@ void forwardQueryBlock(const Geometry &g, const ForwardArgs &x,
       }
       const float newMax = std::max(w.rowMax[i], rowMax(row, valid));
       const float rescale = expApprox(w.rowMax[i] - newMax);
-      float sum = 0.0f;
-#pragma omp simd reduction(+ : sum)
-      for (int64_t j = 0; j < valid; ++j) {
-        float p = expApprox(row[j] - newMax);
-        row[j] = p;
-        sum += p;
-      }
+      const float sum = expShiftedSum(row, newMax, valid, row);
       std::fill(row + valid, row + cols, 0.0f);
       w.rowSum[i] = w.rowSum[i] * rescale + sum;
       w.rowMax[i] = newMax;
