@@ -15,6 +15,9 @@
 #if defined(__AVX512F__) && defined(__BMI2__)
 #include <immintrin.h>
 #define TXRT_PHILOX_AVX512 1
+#elif defined(__AVX2__) && defined(__BMI2__)
+#include <immintrin.h>
+#define TXRT_PHILOX_AVX2 1
 #endif
 
 namespace txrt {
@@ -169,6 +172,66 @@ inline void philox16(const PhiloxKey &key, uint64_t firstBlock,
 #pragma GCC diagnostic pop
 #endif
 
+#if defined(TXRT_PHILOX_AVX2)
+/// philoxBatch on 8 counters in the lanes of four ymm vectors (lane i of
+/// words[w]: word w of counter firstBlock + i); as philox16, with AVX2's
+/// VPMULUDQ and 32-bit blends.
+inline void philox8(const PhiloxKey &key, uint64_t firstBlock,
+                    __m256i words[4]) {
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m256i base = _mm256_set1_epi32(int32_t(uint32_t(firstBlock)));
+  __m256i c0 = _mm256_add_epi32(base, lanes);
+  // The high word carries where the low word wrapped: c0 < base unsigned,
+  // i.e. (c0 ^ sign) < (base ^ sign) signed; the compare gives -1 there.
+  const __m256i sign = _mm256_set1_epi32(INT32_MIN);
+  const __m256i wrapped = _mm256_cmpgt_epi32(_mm256_xor_si256(base, sign),
+                                             _mm256_xor_si256(c0, sign));
+  __m256i c1 = _mm256_sub_epi32(
+      _mm256_set1_epi32(int32_t(uint32_t(firstBlock >> 32))), wrapped);
+  __m256i c2 = _mm256_set1_epi32(int32_t(key.c2));
+  __m256i c3 = _mm256_set1_epi32(int32_t(key.c3));
+  const __m256i m0 = _mm256_set1_epi32(int32_t(0xD2511F53u));
+  const __m256i m1 = _mm256_set1_epi32(int32_t(0xCD9E8D57u));
+  uint32_t k0 = key.k0, k1 = key.k1;
+  for (int round = 0; round < 10; ++round) {
+    const __m256i even0 = _mm256_mul_epu32(c0, m0);
+    const __m256i odd0 = _mm256_mul_epu32(_mm256_srli_epi64(c0, 32), m0);
+    const __m256i even1 = _mm256_mul_epu32(c2, m1);
+    const __m256i odd1 = _mm256_mul_epu32(_mm256_srli_epi64(c2, 32), m1);
+    const __m256i hi0 =
+        _mm256_blend_epi32(_mm256_srli_epi64(even0, 32), odd0, 0xAA);
+    const __m256i lo0 =
+        _mm256_blend_epi32(even0, _mm256_slli_epi64(odd0, 32), 0xAA);
+    const __m256i hi1 =
+        _mm256_blend_epi32(_mm256_srli_epi64(even1, 32), odd1, 0xAA);
+    const __m256i lo1 =
+        _mm256_blend_epi32(even1, _mm256_slli_epi64(odd1, 32), 0xAA);
+    c0 = _mm256_xor_si256(_mm256_xor_si256(hi1, c1),
+                          _mm256_set1_epi32(int32_t(k0)));
+    c2 = _mm256_xor_si256(_mm256_xor_si256(hi0, c3),
+                          _mm256_set1_epi32(int32_t(k1)));
+    c1 = lo1;
+    c3 = lo0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  words[0] = c0;
+  words[1] = c1;
+  words[2] = c2;
+  words[3] = c3;
+}
+
+/// 8 bits: lane i of words is >= threshold (unsigned).
+inline uint32_t keepLanes8(__m256i words, uint32_t threshold) {
+  // w >= t  <=>  not (t > w), compared signed after flipping the sign bits.
+  const __m256i sign = _mm256_set1_epi32(INT32_MIN);
+  const __m256i below =
+      _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(threshold ^ 0x80000000u)),
+                         _mm256_xor_si256(words, sign));
+  return ~uint32_t(_mm256_movemask_ps(_mm256_castsi256_ps(below))) & 0xFFu;
+}
+#endif
+
 /// Bit j says whether element 4 * firstBlock + j (j < kDropoutChunk) is
 /// kept: word j of the stream is >= threshold.
 inline uint64_t dropoutKeepBits(const PhiloxKey &key, uint64_t firstBlock,
@@ -184,6 +247,18 @@ inline uint64_t dropoutKeepBits(const PhiloxKey &key, uint64_t firstBlock,
   for (int w = 0; w < 4; ++w)
     bits |= _pdep_u64(_mm512_cmpge_epu32_mask(words[w], bound),
                       0x1111111111111111ull << w);
+  return bits;
+#elif defined(TXRT_PHILOX_AVX2)
+  uint64_t bits = 0;
+  for (int half = 0; half < 2; ++half) {
+    __m256i words[4];
+    philox8(key, firstBlock + uint64_t(8 * half), words);
+    // Counters 8 * half .. + 7 are elements 32 * half .. + 31: word w of
+    // counter i is bit 4 i + w of that range.
+    for (int w = 0; w < 4; ++w)
+      bits |= _pdep_u64(keepLanes8(words[w], threshold),
+                        0x11111111ull << (32 * half + w));
+  }
   return bits;
 #else
   uint32_t words[kDropoutChunk];

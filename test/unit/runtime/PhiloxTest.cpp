@@ -1,8 +1,9 @@
 //===- PhiloxTest.cpp - the vectorised dropout stream is Philox4x32-10 ----===//
 //
-// Built with the runtime's flags (-march=native), so on an AVX-512 machine
-// this checks the 16-lane philox16 / dropoutKeepBits path that the dropout
-// and attention kernels use, bit for bit, against the scalar philox4x32:
+// Built with the runtime's flags (-march=native), so it checks the path the
+// dropout and attention kernels use on the host (AVX-512: 16-lane philox16;
+// AVX2: two 8-lane philox8; else the portable batch), bit for bit, against
+// the scalar philox4x32:
 // chunk-aligned and unaligned ranges, short and long ones, and counters
 // whose low word wraps (the carry into the high word).
 //
@@ -29,8 +30,15 @@ float referenceScale(const PhiloxKey &key, uint64_t e, uint32_t threshold,
 TEST(PhiloxTest, KeepBitsAreTheScalarStream) {
   const PhiloxKey key = philoxKey(0x123456789ull, 17, 4);
   const uint32_t threshold = dropoutThreshold(0.3f);
-  for (uint64_t block : {uint64_t(0), uint64_t(16), uint64_t(1) << 20,
-                         (uint64_t(1) << 32) - 7, (uint64_t(5) << 32) - 16}) {
+  std::vector<uint64_t> blocks = {0, 16, uint64_t(1) << 20,
+                                  (uint64_t(5) << 32) - 16};
+  // The low word wraps inside the batch at every lane (of either vector of
+  // an 8-lane batch), into high words 1 and 3.
+  for (uint64_t before = 1; before < uint64_t(kPhiloxBatch); ++before) {
+    blocks.push_back((uint64_t(1) << 32) - before);
+    blocks.push_back((uint64_t(3) << 32) - before);
+  }
+  for (uint64_t block : blocks) {
     const uint64_t bits = dropoutKeepBits(key, block, threshold);
     for (int j = 0; j < kDropoutChunk; ++j)
       EXPECT_EQ((bits >> j) & 1u,
