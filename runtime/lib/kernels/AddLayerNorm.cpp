@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
 #include "RowStats.h"
+#include "Simd.h"
 
 #include <omp.h>
 
@@ -19,6 +20,69 @@ using namespace txrt;
 
 namespace {
 
+/// One row of the forward: y = s = x + r (and sumOut = s), the mean and
+/// biased variance of s, then y = (s - mean) * rstd * gamma + beta in place;
+/// returns {mean, var}. The row is read from memory once; the second and
+/// third passes read it back from L1.
+struct MeanVar {
+  float mean, var;
+};
+MeanVar addNormRow(int64_t cols, const float *x, const float *r,
+                   const float *gamma, const float *beta, float eps,
+                   float invCols, float *y, float *sumOut) {
+  int64_t j = 0;
+  float total = 0.0f;
+#if TXRT_HAS_SIMD
+  constexpr int64_t L = Simd::kLanes;
+  Simd::Vec acc0 = Simd::zero(), acc1 = Simd::zero();
+  for (; j + 2 * L <= cols; j += 2 * L) {
+    const Simd::Vec s0 = Simd::add(Simd::load(x + j), Simd::load(r + j));
+    const Simd::Vec s1 =
+        Simd::add(Simd::load(x + j + L), Simd::load(r + j + L));
+    Simd::store(y + j, s0);
+    Simd::store(y + j + L, s1);
+    if (sumOut) {
+      Simd::store(sumOut + j, s0);
+      Simd::store(sumOut + j + L, s1);
+    }
+    acc0 = Simd::add(acc0, s0);
+    acc1 = Simd::add(acc1, s1);
+  }
+  total = Simd::sum(Simd::add(acc0, acc1));
+#endif
+  for (; j < cols; ++j) {
+    const float s = x[j] + r[j];
+    y[j] = s;
+    if (sumOut)
+      sumOut[j] = s;
+    total += s;
+  }
+  const float mean = total * invCols;
+  float squares = 0.0f;
+  j = 0;
+#if TXRT_HAS_SIMD
+  const Simd::Vec m = Simd::broadcast(mean);
+  Simd::Vec sq0 = Simd::zero(), sq1 = Simd::zero();
+  for (; j + 2 * L <= cols; j += 2 * L) {
+    const Simd::Vec d0 = Simd::sub(Simd::load(y + j), m);
+    const Simd::Vec d1 = Simd::sub(Simd::load(y + j + L), m);
+    sq0 = Simd::fmadd(d0, d0, sq0);
+    sq1 = Simd::fmadd(d1, d1, sq1);
+  }
+  squares = Simd::sum(Simd::add(sq0, sq1));
+#endif
+  for (; j < cols; ++j) {
+    const float d = y[j] - mean;
+    squares += d * d;
+  }
+  const float var = squares * invCols;
+  const float rstd = 1.0f / std::sqrt(var + eps);
+#pragma omp simd
+  for (int64_t k = 0; k < cols; ++k)
+    y[k] = (y[k] - mean) * rstd * gamma[k] + beta[k];
+  return {mean, var};
+}
+
 void addLayerNormForward(Context &ctx, int64_t rows, int64_t cols,
                          const float *x, const float *r, const float *gamma,
                          const float *beta, float eps, float *y, float *sumOut,
@@ -26,38 +90,41 @@ void addLayerNormForward(Context &ctx, int64_t rows, int64_t cols,
   const float invCols = 1.0f / float(cols);
 #pragma omp parallel for num_threads(ctx.numThreads()) schedule(static)
   for (int64_t i = 0; i < rows; ++i) {
-    const float *xRow = x + i * cols;
-    const float *rRow = r + i * cols;
-    float *yRow = y + i * cols;
-    float total = 0.0f;
-#pragma omp simd reduction(+ : total)
-    for (int64_t j = 0; j < cols; ++j) {
-      float s = xRow[j] + rRow[j];
-      yRow[j] = s;
-      total += s;
-    }
-    if (sumOut) {
-      float *sRow = sumOut + i * cols;
-#pragma omp simd
-      for (int64_t j = 0; j < cols; ++j)
-        sRow[j] = yRow[j];
-    }
-    float mean = total * invCols;
-    float squares = 0.0f;
-#pragma omp simd reduction(+ : squares)
-    for (int64_t j = 0; j < cols; ++j) {
-      float d = yRow[j] - mean;
-      squares += d * d;
-    }
-    float var = squares * invCols;
-    float rstd = 1.0f / std::sqrt(var + eps);
-#pragma omp simd
-    for (int64_t j = 0; j < cols; ++j)
-      yRow[j] = (yRow[j] - mean) * rstd * gamma[j] + beta[j];
+    const MeanVar stats =
+        addNormRow(cols, x + i * cols, r + i * cols, gamma, beta, eps, invCols,
+                   y + i * cols, sumOut ? sumOut + i * cols : nullptr);
     if (meanOut) {
-      meanOut[i] = mean;
-      varOut[i] = var;
+      meanOut[i] = stats.mean;
+      varOut[i] = stats.var;
     }
+  }
+}
+
+/// sumG = sum(dy * gamma), sumGX = sum(dy * gamma * xhat) over a row, with
+/// two vector accumulators each (one would chain every add on the last).
+void gradientSums(int64_t cols, const float *dy, const float *gamma,
+                  const float *xhat, float &sumG, float &sumGX) {
+  int64_t j = 0;
+#if TXRT_HAS_SIMD
+  constexpr int64_t L = Simd::kLanes;
+  Simd::Vec g0 = Simd::zero(), g1 = Simd::zero();
+  Simd::Vec gx0 = Simd::zero(), gx1 = Simd::zero();
+  for (; j + 2 * L <= cols; j += 2 * L) {
+    const Simd::Vec a = Simd::mul(Simd::load(dy + j), Simd::load(gamma + j));
+    const Simd::Vec b =
+        Simd::mul(Simd::load(dy + j + L), Simd::load(gamma + j + L));
+    g0 = Simd::add(g0, a);
+    g1 = Simd::add(g1, b);
+    gx0 = Simd::fmadd(a, Simd::load(xhat + j), gx0);
+    gx1 = Simd::fmadd(b, Simd::load(xhat + j + L), gx1);
+  }
+  sumG = Simd::sum(Simd::add(g0, g1));
+  sumGX = Simd::sum(Simd::add(gx0, gx1));
+#endif
+  for (; j < cols; ++j) {
+    const float g = dy[j] * gamma[j];
+    sumG += g;
+    sumGX += g * xhat[j];
   }
 }
 
@@ -105,12 +172,7 @@ void addLayerNormBackward(Context &ctx, int64_t rows, int64_t cols,
           xhat[j] = (xRow[j] + rRow[j] - m) * rstd;
       }
       float sumG = 0.0f, sumGX = 0.0f;
-#pragma omp simd reduction(+ : sumG, sumGX)
-      for (int64_t j = 0; j < cols; ++j) {
-        float g = dyRow[j] * gamma[j];
-        sumG += g;
-        sumGX += g * xhat[j];
-      }
+      gradientSums(cols, dyRow, gamma, xhat, sumG, sumGX);
       if (params) {
 #pragma omp simd
         for (int64_t j = 0; j < cols; ++j) {
