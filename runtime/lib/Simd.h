@@ -41,7 +41,6 @@ struct Simd {
   static Vec mul(Vec a, Vec b) { return _mm512_mul_ps(a, b); }
   static Vec add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
   static Vec sub(Vec a, Vec b) { return _mm512_sub_ps(a, b); }
-  static Vec max(Vec a, Vec b) { return _mm512_max_ps(a, b); }
 
   /// The first n lanes (0 <= n <= kLanes).
   static Tail tail(int64_t n) {
@@ -58,7 +57,7 @@ struct Simd {
   /// polynomial, and VSCALEFPS for the 2^n (it underflows to 0 by itself).
   static Vec exp(Vec x);
 
-  // Horizontal sum and max by halving, with the zero-masking forms of the
+  // Horizontal sum by halving, with the zero-masking forms of the
   // shuffles: GCC 12's plain forms (and _mm512_reduce_*) pass an
   // _mm512_undefined_ps() that -Wall flags as maybe-uninitialized wherever
   // they are inlined.
@@ -70,17 +69,6 @@ struct Simd {
     v = _mm512_add_ps(
         v, _mm512_maskz_permute_ps(0xFFFF, v, _MM_SHUFFLE(1, 0, 3, 2)));
     v = _mm512_add_ps(
-        v, _mm512_maskz_permute_ps(0xFFFF, v, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm512_cvtss_f32(v);
-  }
-  static float maxOf(Vec v) {
-    v = _mm512_max_ps(
-        v, _mm512_maskz_shuffle_f32x4(0xFFFF, v, v, _MM_SHUFFLE(1, 0, 3, 2)));
-    v = _mm512_max_ps(
-        v, _mm512_maskz_shuffle_f32x4(0xFFFF, v, v, _MM_SHUFFLE(2, 3, 0, 1)));
-    v = _mm512_max_ps(
-        v, _mm512_maskz_permute_ps(0xFFFF, v, _MM_SHUFFLE(1, 0, 3, 2)));
-    v = _mm512_max_ps(
         v, _mm512_maskz_permute_ps(0xFFFF, v, _MM_SHUFFLE(2, 3, 0, 1)));
     return _mm512_cvtss_f32(v);
   }
@@ -103,7 +91,6 @@ struct Simd {
   static Vec mul(Vec a, Vec b) { return _mm256_mul_ps(a, b); }
   static Vec add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
   static Vec sub(Vec a, Vec b) { return _mm256_sub_ps(a, b); }
-  static Vec max(Vec a, Vec b) { return _mm256_max_ps(a, b); }
 
   static Tail tail(int64_t n) {
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -122,13 +109,6 @@ struct Simd {
         _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));
     s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-  }
-  static float maxOf(Vec v) {
-    __m128 s =
-        _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_max_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_max_ss(s, _mm_movehdup_ps(s));
     return _mm_cvtss_f32(s);
   }
 };
