@@ -50,30 +50,10 @@ inline float expApprox(float x) {
   return x < -87.0f ? 0.0f : result;
 }
 
-/// out[j] = e^(in[j] - shift) for j < n; in and out may be the same. With
-/// AVX-512 or AVX2, Simd::exp on whole vectors (about 12 instructions per
-/// vector instead of the ~25 of the compiler's vectorisation of expApprox),
-/// the tail through a lane mask.
-inline void expShifted(const float *in, float shift, int64_t n, float *out) {
-  int64_t j = 0;
-#if TXRT_HAS_SIMD
-  const Simd::Vec by = Simd::broadcast(shift);
-  for (; j + Simd::kLanes <= n; j += Simd::kLanes)
-    Simd::store(out + j, Simd::exp(Simd::sub(Simd::load(in + j), by)));
-  if (j < n) {
-    const Simd::Tail tail = Simd::tail(n - j);
-    Simd::store(out + j, tail,
-                Simd::exp(Simd::sub(Simd::load(in + j, tail), by)));
-  }
-#else
-  for (; j < n; ++j)
-    out[j] = expApprox(in[j] - shift);
-#endif
-}
-
-/// expShifted that also returns sum(out[0..n)).
-inline float expShiftedSum(const float *in, float shift, int64_t n,
-                           float *out) {
+namespace detail {
+/// out[j] = e^(in[j] - shift) for j < n, and their sum when Sum.
+template <bool Sum>
+inline float expShifted(const float *in, float shift, int64_t n, float *out) {
   int64_t j = 0;
   float total = 0.0f;
 #if TXRT_HAS_SIMD
@@ -82,16 +62,19 @@ inline float expShiftedSum(const float *in, float shift, int64_t n,
   for (; j + Simd::kLanes <= n; j += Simd::kLanes) {
     const Simd::Vec e = Simd::exp(Simd::sub(Simd::load(in + j), by));
     Simd::store(out + j, e);
-    sum = Simd::add(sum, e);
+    if (Sum)
+      sum = Simd::add(sum, e);
   }
   if (j < n) {
     const Simd::Tail tail = Simd::tail(n - j);
     Simd::store(out + j, tail,
                 Simd::exp(Simd::sub(Simd::load(in + j, tail), by)));
-    for (; j < n; ++j)
-      total += out[j];
+    if (Sum)
+      for (; j < n; ++j)
+        total += out[j];
   }
-  total += Simd::sum(sum);
+  if (Sum)
+    total += Simd::sum(sum);
 #else
 #pragma omp simd reduction(+ : total)
   for (j = 0; j < n; ++j) {
@@ -100,6 +83,21 @@ inline float expShiftedSum(const float *in, float shift, int64_t n,
   }
 #endif
   return total;
+}
+} // namespace detail
+
+/// out[j] = e^(in[j] - shift) for j < n; in and out may be the same. With
+/// AVX-512 or AVX2, Simd::exp on whole vectors (about 12 instructions per
+/// vector instead of the ~25 of the compiler's vectorisation of expApprox),
+/// the tail through a lane mask.
+inline void expShifted(const float *in, float shift, int64_t n, float *out) {
+  detail::expShifted<false>(in, shift, n, out);
+}
+
+/// expShifted that also returns sum(out[0..n)).
+inline float expShiftedSum(const float *in, float shift, int64_t n,
+                           float *out) {
+  return detail::expShifted<true>(in, shift, n, out);
 }
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();

@@ -27,14 +27,11 @@
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
 #include "Philox.h"
+#include "Simd.h"
 #include "TileGemm.h"
 #include "VecMath.h"
 
 #include <omp.h>
-
-#if defined(__AVX512F__)
-#include <immintrin.h>
-#endif
 
 #include <algorithm>
 #include <cmath>
@@ -350,42 +347,33 @@ struct BackwardBuffers {
   }
 };
 
-#if defined(__AVX512F__)
-// GCC 12 reports its own _mm512_undefined_ps() inside _mm512_reduce_add_ps
-// as maybe-uninitialized; it is not.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 /// copy[0, n) = a[0, n); returns sum(a[j] * b[j]) (D = rowsum(dO * O)).
 float copyAndDot(int64_t n, const float *a, const float *b, float *copy) {
-#if defined(__AVX512F__)
-  __m512 acc = _mm512_setzero_ps();
   int64_t j = 0;
-  for (; j + 16 <= n; j += 16) {
-    __m512 av = _mm512_loadu_ps(a + j);
-    _mm512_storeu_ps(copy + j, av);
-    acc = _mm512_fmadd_ps(av, _mm512_loadu_ps(b + j), acc);
+#if TXRT_HAS_SIMD
+  Simd::Vec acc = Simd::zero();
+  for (; j + Simd::kLanes <= n; j += Simd::kLanes) {
+    const Simd::Vec av = Simd::load(a + j);
+    Simd::store(copy + j, av);
+    acc = Simd::fmadd(av, Simd::load(b + j), acc);
   }
   if (j < n) {
-    const __mmask16 tail = __mmask16((1u << (n - j)) - 1u);
-    __m512 av = _mm512_maskz_loadu_ps(tail, a + j);
-    _mm512_mask_storeu_ps(copy + j, tail, av);
-    acc = _mm512_fmadd_ps(av, _mm512_maskz_loadu_ps(tail, b + j), acc);
+    const Simd::Tail tail = Simd::tail(n - j);
+    const Simd::Vec av = Simd::load(a + j, tail);
+    Simd::store(copy + j, tail, av);
+    acc = Simd::fmadd(av, Simd::load(b + j, tail), acc);
   }
-  return _mm512_reduce_add_ps(acc);
+  return Simd::sum(acc);
 #else
   float sum = 0.0f;
 #pragma omp simd reduction(+ : sum)
-  for (int64_t j = 0; j < n; ++j) {
+  for (j = 0; j < n; ++j) {
     copy[j] = a[j];
     sum += a[j] * b[j];
   }
   return sum;
 #endif
 }
-#if defined(__AVX512F__)
-#pragma GCC diagnostic pop
-#endif
 
 /// C rows [0, rows) of a product over keys: the rows below `written` are
 /// accumulated into, the others overwritten (dK and dV are not zeroed).
