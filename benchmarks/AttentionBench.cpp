@@ -7,13 +7,15 @@
 // the same [B, T, h*d_k] buffers as the fused kernels (strided descriptors,
 // no head-split copies). "unfused_split" is the same chain on [B, h, T, d_k]
 // buffers, the layout oneDNN likes best, as if the head split were free.
-// The fused kernels keep only the log-sum-exp. Padding mask: key lengths
-// (all T, so both do the full work); "causal" adds the causal mask to both.
+// The fused kernels keep only the log-sum-exp. Padding mask: a [B, 1, 1, S]
+// keep mask (all visible, so both do the full work; the kernel takes its
+// key-length path); "causal" adds the causal mask to both.
 //
 //===----------------------------------------------------------------------===//
 #include "BenchUtil.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace txrt_bench {
@@ -22,18 +24,20 @@ namespace {
 using dnnl::memory;
 
 constexpr int64_t B = 8, H = 8, D = 64;
+/// Masked keys drop out (no masked_fill value).
+const float kNoFill = -std::numeric_limits<float>::infinity();
 
 struct Tensors {
   int64_t t;
   Buffer q, k, v, o, lse, dO, dq, dk, dv, probs, dprobs, dscores, mask;
-  std::vector<int32_t> lengths;
+  std::vector<uint8_t> keep;
   explicit Tensors(int64_t t, bool causal)
       : t(t), q(randomBuffer(B * t * H * D, 1)),
         k(randomBuffer(B * t * H * D, 2)), v(randomBuffer(B * t * H * D, 3)),
         o(B * t * H * D), lse(B * H * t), dO(randomBuffer(B * t * H * D, 4)),
         dq(B * t * H * D), dk(B * t * H * D), dv(B * t * H * D),
         probs(B * H * t * t), dprobs(B * H * t * t), dscores(B * H * t * t),
-        lengths(B, int32_t(t)) {
+        keep(B * t, 1) {
     // Additive mask of the baseline: [B, 1, 1, S] padding (all visible), or
     // [B, 1, T, S] causal (oneDNN 2.6 has only a reference matmul for a
     // [1, 1, T, S] post-op operand).
@@ -152,19 +156,20 @@ struct Unfused {
 
 txrt_status fusedForward(Tensors &x, bool causal) {
   const int64_t T = x.t, ld = H * D;
-  return txrt_attention_fwd(context(), 10, B, H, T, T, D, x.q.data(), ld,
+  return txrt_attention_fwd(context(), 10, B, H, H, T, T, D, x.q.data(), ld,
                             x.k.data(), ld, x.v.data(), ld, x.o.data(), ld,
-                            x.lse.data(), x.lengths.data(), causal,
-                            1.0f / std::sqrt(float(D)), 0.0f, 0, 0);
+                            x.lse.data(), x.keep.data(), T, 0, 0, 1, causal,
+                            1.0f / std::sqrt(float(D)), kNoFill, 0.0f, 0, 0);
 }
 
 txrt_status fusedBackward(Tensors &x, bool causal) {
   const int64_t T = x.t, ld = H * D;
-  return txrt_attention_bwd(context(), 11, 10, B, H, T, T, D, x.q.data(), ld,
-                            x.k.data(), ld, x.v.data(), ld, x.o.data(), ld,
+  return txrt_attention_bwd(context(), 11, 10, B, H, H, T, T, D, x.q.data(),
+                            ld, x.k.data(), ld, x.v.data(), ld, x.o.data(), ld,
                             x.lse.data(), x.dO.data(), ld, x.dq.data(), ld,
-                            x.dk.data(), ld, x.dv.data(), ld, x.lengths.data(),
-                            causal, 1.0f / std::sqrt(float(D)), 0.0f, 0, 0);
+                            x.dk.data(), ld, x.dv.data(), ld, x.keep.data(), T,
+                            0, 0, 1, causal, 1.0f / std::sqrt(float(D)),
+                            kNoFill, 0.0f, 0, 0);
 }
 
 void registerCase(int64_t t, bool causal) {

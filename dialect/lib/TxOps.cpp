@@ -16,6 +16,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::tx;
@@ -587,11 +588,23 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                          formatShape(v));
   size_t rank = q.size();
   ArrayRef<Dim> batch(q.begin(), q.end() - 2);
-  if (ArrayRef<Dim>(k).drop_back(2) != batch ||
-      ArrayRef<Dim>(v).drop_back(2) != batch)
+  // Keys and values: the query's leading dims, but their heads (the dim
+  // before the length) may divide the query's.
+  bool sameLeading = ArrayRef<Dim>(k).drop_back(2) == ArrayRef<Dim>(v).drop_back(2);
+  for (size_t i = 0; sameLeading && i + 2 < rank; ++i) {
+    if (k[i] == q[i])
+      continue;
+    bool headsDivide = i + 3 == rank && !k[i].isSymbolic() &&
+                       !q[i].isSymbolic() && k[i].size > 0 &&
+                       q[i].size % k[i].size == 0;
+    sameLeading = headsDivide;
+  }
+  if (!sameLeading)
     return fail(loc, "attention leading dimensions differ: " +
                          formatShape(q) + ", " + formatShape(k) + ", " +
-                         formatShape(v));
+                         formatShape(v) +
+                         " (key and value must have the query's leading "
+                         "dimensions, or static heads that divide its heads)");
   if (q[rank - 1] != k[rank - 1])
     return fail(loc, "attention query and key feature dimensions differ: " +
                          dimText(q[rank - 1]) + " vs " + dimText(k[rank - 1]));
@@ -618,6 +631,12 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   if (!std::isfinite(scale) || scale == 0.0)
     return fail(loc, "attention scale must be finite and non-zero, got " +
                          number(scale));
+  if (FloatAttr fill = adaptor.getFillAttr()) {
+    double value = fill.getValueAsDouble();
+    if (std::isnan(value) || value == std::numeric_limits<double>::infinity())
+      return fail(loc, "attention fill must be a number or -inf, got " +
+                           number(value));
+  }
   Shape result(batch.begin(), batch.end());
   result.push_back(q[rank - 2]);
   result.push_back(v[rank - 1]);

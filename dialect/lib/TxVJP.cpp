@@ -102,7 +102,7 @@ void attentionGrads(OpBuilder &b, Location loc, Operation *forward,
     operands.push_back(mask);
   operands.append({out, lse, dout});
   SmallVector<NamedAttribute> attrs;
-  for (StringRef name : {"scale", "causal", "dropout", "tx.rng"})
+  for (StringRef name : {"scale", "causal", "fill", "dropout", "tx.rng"})
     if (Attribute attr = forward->getAttr(name))
       attrs.push_back(named(b, name, attr));
   auto grad = b.create<AttentionGradOp>(loc, operands, attrs);
@@ -199,7 +199,7 @@ LogicalResult MaskedFillOp::buildVJP(OpBuilder &b, ValueRange grads,
 
 LogicalResult DropoutOp::buildVJP(OpBuilder &b, ValueRange grads,
                                   SmallVectorImpl<Value> &out) {
-  if (failed(needsRng(*this)))
+  if (getRate().convertToDouble() > 0.0 && failed(needsRng(*this)))
     return failure();
   SmallVector<NamedAttribute> attrs = rngOf(*this);
   attrs.push_back(named(b, "rate", getRateAttr()));

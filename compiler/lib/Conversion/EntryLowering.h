@@ -354,8 +354,11 @@ private:
                                FloatAttr scale, bool causal, FloatAttr dropout);
   LogicalResult lowerAttentionGrad(AttentionGradOp op);
   LogicalResult lowerGradOp(Operation *op);
-  /// Pointer to per-batch key lengths for an attention mask (NULL: none).
-  FailureOr<Value> keyLengthsOf(Operation *op, Value mask);
+  /// txrt_attention_*'s mask arguments for an attention's keep `mask` (may
+  /// be null) and `fill` attribute: the mask's address, its strides over
+  /// (batch, head, query, key) (0 where it broadcasts), then the fill (-inf
+  /// without the attribute).
+  SmallVector<Value> attentionMask(Value mask, Attribute fill);
   /// The call site of a random op: its tx.rng key (shared with its
   /// gradient, so backward regenerates the mask), else a fresh one.
   Value rngSite(Operation *op) {

@@ -10,26 +10,36 @@
 
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::tx;
 using mlir::tx::detail::EntryLowering;
 
-FailureOr<Value> EntryLowering::keyLengthsOf(Operation *op, Value mask) {
+SmallVector<Value> EntryLowering::attentionMask(Value mask, Attribute fill) {
+  float fillValue = -std::numeric_limits<float>::infinity();
+  if (auto attr = dyn_cast_or_null<FloatAttr>(fill))
+    fillValue = float(attr.getValueAsDouble());
   if (!mask)
-    return nullPtr();
-  auto padding = mask.getDefiningOp<PaddingMaskOp>();
-  if (!padding)
-    return fail(op, "attention masks must come from padding_mask");
-  Value ids = padding.getIds();
-  SmallVector<Value> idSizes = dimSizes(cast<RankedTensorType>(ids.getType()));
-  auto lengthsType = MemRefType::get({ShapedType::kDynamic}, builder.getI32Type());
-  Value lengths =
-      builder.create<memref::AllocaOp>(loc, lengthsType, ValueRange{idSizes[0]});
-  Value keyLengths = pointerOf(lengths);
-  call(RuntimeFn::KeyLengths,
-       {toI64(idSizes[0]), toI64(idSizes[1]), ptrs.lookup(ids),
-        i32(padding.getPad()), keyLengths});
-  return keyLengths;
+    return {nullPtr(), i64(0), i64(0), i64(0), i64(0), f32(fillValue)};
+  // Strides over the scores' (batch, head, query, key): the mask's dense
+  // row-major strides, 0 along the axes it broadcasts (size 1 or absent).
+  auto type = cast<RankedTensorType>(mask.getType());
+  Shape shape = getShape(type);
+  SmallVector<Value> sizes = dimSizes(type);
+  SmallVector<Value> strides(4, i64(0));
+  Value stride = index(1);
+  for (int64_t axis = int64_t(shape.size()) - 1; axis >= 0; --axis) {
+    int64_t scoreAxis = axis + 4 - int64_t(shape.size());
+    bool broadcast = !shape[axis].isSymbolic() && shape[axis].size == 1;
+    if (scoreAxis >= 0 && !broadcast)
+      strides[scoreAxis] = toI64(stride);
+    stride = builder.create<arith::MulIOp>(loc, stride, sizes[axis]);
+  }
+  SmallVector<Value> args = {ptrs.lookup(mask)};
+  args.append(strides);
+  args.push_back(f32(fillValue));
+  return args;
 }
 
 /// The [B, T, h*d] tensor a split_heads operand of attention reads.
@@ -52,23 +62,28 @@ LogicalResult EntryLowering::lowerAttention(Operation *op, Value query,
   for (Operation *user : op->getResult(0).getUsers())
     if (!isa<MergeHeadsOp, AttentionGradOp>(user))
       return fail(op, "attention results must be consumed by tx.merge_heads");
-  FailureOr<Value> keyLengths = keyLengthsOf(op, mask);
-  if (failed(keyLengths))
-    return failure();
   auto qType = cast<RankedTensorType>(query.getType());
   auto kType = cast<RankedTensorType>(key.getType());
+  if (qType.getRank() != 4)
+    return fail(op, "attention operands must be [B, h, T, d]");
   SmallVector<Value> qSizes = dimSizes(qType), kSizes = dimSizes(kType);
-  int64_t heads = qType.getShape()[1], headDim = qType.getShape()[3];
-  int64_t ld = heads * headDim;
-  call(RuntimeFn::AttentionFwd,
-       {rngSite(op), toI64(qSizes[0]), i64(heads), toI64(qSizes[2]),
-        toI64(kSizes[2]), i64(headDim), ptrs.lookup(q), i64(ld),
-        ptrs.lookup(k), i64(ld), ptrs.lookup(v), i64(ld),
-        ptrs.lookup(op->getResult(0)), i64(ld),
-        lse ? ptrs.lookup(lse) : nullPtr(), *keyLengths, i32(causal ? 1 : 0),
-        f32(scale.getValueAsDouble()),
-        f32(isTrain ? dropout.getValueAsDouble() : 0.0), seedValue,
-        stepValue});
+  int64_t heads = qType.getShape()[1], kvHeads = kType.getShape()[1];
+  int64_t headDim = qType.getShape()[3];
+  SmallVector<Value> args = {
+      rngSite(op),     toI64(qSizes[0]), i64(heads),
+      i64(kvHeads),    toI64(qSizes[2]), toI64(kSizes[2]),
+      i64(headDim),    ptrs.lookup(q),   i64(heads * headDim),
+      ptrs.lookup(k),  i64(kvHeads * headDim),
+      ptrs.lookup(v),  i64(kvHeads * headDim),
+      ptrs.lookup(op->getResult(0)), i64(heads * headDim),
+      lse ? ptrs.lookup(lse) : nullPtr()};
+  SmallVector<Value> maskArgs = attentionMask(mask, op->getAttr("fill"));
+  args.append(maskArgs.begin(), maskArgs.end() - 1);
+  args.append({i32(causal ? 1 : 0), f32(scale.getValueAsDouble()),
+               maskArgs.back(),
+               f32(isTrain ? dropout.getValueAsDouble() : 0.0), seedValue,
+               stepValue});
+  call(RuntimeFn::AttentionFwd, args);
   return success();
 }
 
@@ -82,25 +97,46 @@ LogicalResult EntryLowering::lowerAttentionGrad(AttentionGradOp op) {
       if (!isa<MergeHeadsOp>(user))
         return fail(op, "attention_grad results must be consumed by "
                         "tx.merge_heads");
-  FailureOr<Value> keyLengths = keyLengthsOf(op, op.getMask());
-  if (failed(keyLengths))
-    return failure();
   auto qType = cast<RankedTensorType>(op.getQuery().getType());
   auto kType = cast<RankedTensorType>(op.getKey().getType());
+  if (qType.getRank() != 4)
+    return fail(op, "attention operands must be [B, h, T, d]");
   SmallVector<Value> qSizes = dimSizes(qType), kSizes = dimSizes(kType);
-  int64_t heads = qType.getShape()[1], headDim = qType.getShape()[3];
-  Value ld = i64(heads * headDim);
+  int64_t heads = qType.getShape()[1], kvHeads = kType.getShape()[1];
+  int64_t headDim = qType.getShape()[3];
+  Value ld = i64(heads * headDim), kvLd = i64(kvHeads * headDim);
   Value fwdSite = rngSite(op);
-  call(RuntimeFn::AttentionBwd,
-       {site(), fwdSite, toI64(qSizes[0]), i64(heads), toI64(qSizes[2]),
-        toI64(kSizes[2]), i64(headDim), ptrs.lookup(q), ld, ptrs.lookup(k),
-        ld, ptrs.lookup(v), ld, ptrs.lookup(op.getOut()), ld,
-        ptrs.lookup(op.getLse()), ptrs.lookup(dout), ld,
-        ptrs.lookup(op.getDquery()), ld, ptrs.lookup(op.getDkey()), ld,
-        ptrs.lookup(op.getDvalue()), ld, *keyLengths,
-        i32(op.getCausal() ? 1 : 0),
-        f32(op.getScale().convertToDouble()),
-        f32(op.getDropout().convertToDouble()), seedValue, stepValue});
+  SmallVector<Value> args = {site(),
+                             fwdSite,
+                             toI64(qSizes[0]),
+                             i64(heads),
+                             i64(kvHeads),
+                             toI64(qSizes[2]),
+                             toI64(kSizes[2]),
+                             i64(headDim),
+                             ptrs.lookup(q),
+                             ld,
+                             ptrs.lookup(k),
+                             kvLd,
+                             ptrs.lookup(v),
+                             kvLd,
+                             ptrs.lookup(op.getOut()),
+                             ld,
+                             ptrs.lookup(op.getLse()),
+                             ptrs.lookup(dout),
+                             ld,
+                             ptrs.lookup(op.getDquery()),
+                             ld,
+                             ptrs.lookup(op.getDkey()),
+                             kvLd,
+                             ptrs.lookup(op.getDvalue()),
+                             kvLd};
+  SmallVector<Value> maskArgs = attentionMask(op.getMask(), op->getAttr("fill"));
+  args.append(maskArgs.begin(), maskArgs.end() - 1);
+  args.append({i32(op.getCausal() ? 1 : 0),
+               f32(op.getScale().convertToDouble()), maskArgs.back(),
+               f32(op.getDropout().convertToDouble()), seedValue, stepValue});
+  call(RuntimeFn::AttentionBwd, args);
   return success();
 }
 

@@ -57,14 +57,13 @@ const std::vector<Entry> &registry() {
       // ctx, site, n, p, seed, step, x, y
       {RuntimeFn::DropoutFwd, "txrt_dropout_fwd",
        {A::Ptr, A::I64, A::I64, A::F32, A::I64, A::I64, A::Ptr, A::Ptr}},
-      // ctx, site, batch, heads, tq, tk, head_dim, q, ldq, k, ldk, v, ldv,
-      // o, ldo, lse, key_lengths, causal, scale, dropout_p, seed, step
+      // ctx, site, batch, heads, kv_heads, tq, tk, head_dim, q, ldq, k, ldk,
+      // v, ldv, o, ldo, lse, mask, mask strides (batch, head, query, key),
+      // causal, scale, fill, dropout_p, seed, step
       {RuntimeFn::AttentionFwd, "txrt_attention_fwd",
-       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr,
-        A::I64, A::Ptr, A::Ptr, A::I32, A::F32, A::F32, A::I64, A::I64}},
-      // ctx, batch, seq, ids, pad_id, out_lengths
-      {RuntimeFn::KeyLengths, "txrt_key_lengths",
-       {A::Ptr, A::I64, A::I64, A::Ptr, A::I32, A::Ptr}},
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64,
+        A::Ptr, A::I64, A::Ptr, A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I32, A::F32, A::F32, A::F32, A::I64,
+        A::I64}},
       // ctx, site, m, n, k, x, w, dy, dx, dw, dbias, accumulate_dx,
       // accumulate_params
       {RuntimeFn::LinearBwd, "txrt_linear_bwd",
@@ -96,13 +95,13 @@ const std::vector<Entry> &registry() {
       // ctx, fwd_site, n, p, seed, step, dy, dx
       {RuntimeFn::DropoutBwd, "txrt_dropout_bwd",
        {A::Ptr, A::I64, A::I64, A::F32, A::I64, A::I64, A::Ptr, A::Ptr}},
-      // ctx, site, fwd_site, batch, heads, tq, tk, head_dim, q, ldq, k, ldk,
-      // v, ldv, o, ldo, lse, d_o, lddo, dq, lddq, dk, lddk, dv, lddv,
-      // key_lengths, causal, scale, dropout_p, seed, step
+      // ctx, site, fwd_site, batch, heads, kv_heads, tq, tk, head_dim, q,
+      // ldq, k, ldk, v, ldv, o, ldo, lse, d_o, lddo, dq, lddq, dk, lddk, dv,
+      // lddv, mask, mask strides, causal, scale, fill, dropout_p, seed, step
       {RuntimeFn::AttentionBwd, "txrt_attention_bwd",
-       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64,
-        A::Ptr, A::I64, A::Ptr, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I32, A::F32,
-        A::F32, A::I64, A::I64}},
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr,
+        A::I64, A::Ptr, A::I64, A::Ptr, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64,
+        A::I64, A::I64, A::I64, A::I32, A::F32, A::F32, A::F32, A::I64, A::I64}},
       // ctx, site, n, param, grad, m, v, grad_scale, schedule, lr, d_model,
       // warmup, beta1, beta2, eps, weight_decay
       {RuntimeFn::AdamStep, "txrt_adam_step",

@@ -31,13 +31,26 @@ namespace {
 /// RNG keys start here, above any call-site number the lowering assigns.
 constexpr int64_t kFirstRngKey = 1 << 20;
 
-/// Gives every random op a key and makes attention save its lse.
+/// Whether `op` draws random numbers: a dropout, or an attention with
+/// dropout, at a non-zero rate.
+bool isRandom(Operation *op) {
+  if (auto dropout = dyn_cast<DropoutOp>(op))
+    return dropout.getRate().convertToDouble() > 0.0;
+  if (auto attention = dyn_cast<AttentionOp>(op))
+    return attention.getDropout().convertToDouble() > 0.0;
+  return false;
+}
+
+/// Gives every random op a key and makes attention save its lse. Keys go
+/// to random ops only, in program order, so a program and its fused form
+/// (where tx.attention takes the place of the dropout on its probabilities)
+/// draw the same masks.
 void prepareForward(func::FuncOp train) {
   OpBuilder builder(train.getContext());
   int64_t nextKey = kFirstRngKey;
   SmallVector<AttentionOp> attentions;
   train.walk([&](Operation *op) {
-    if (isa<DropoutOp, AttentionOp>(op))
+    if (isRandom(op))
       op->setAttr("tx.rng", builder.getI64IntegerAttr(nextKey++));
     if (auto attention = dyn_cast<AttentionOp>(op))
       attentions.push_back(attention);

@@ -88,6 +88,13 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
         why = "a self-attention is not causal";
         return WalkResult::interrupt();
       }
+      // The step drops a self-attention's mask (a decoded prefix has no
+      // padding): only a padding mask may be dropped.
+      if (!a.cross && attention.getMask() &&
+          !attention.getMask().getDefiningOp<PaddingMaskOp>()) {
+        why = "a self-attention's mask is not a padding mask";
+        return WalkResult::interrupt();
+      }
       attentions.push_back(a);
       return WalkResult::advance();
     }

@@ -10,11 +10,19 @@
 // becomes one tx.attention, which libtxrt runs without materializing the
 // B·h·T·S scores. The match starts at each tx.softmax and walks back through
 // the score chain (scaling and masking, in either order) to the Q·Kᵀ matmul,
-// then forward through an optional dropout to the matmul with V. A padding
-// mask written as `reshape(ids != pad)` becomes a tx.padding_mask (so the
-// lowering can use key lengths); a causal mask becomes the `causal`
-// attribute. Everything that changes the semantics, or that the runtime
-// kernel cannot run, is declined with a reason (the `stats` option prints it).
+// then forward through an optional dropout to the matmul with V.
+//
+// The fused op computes the same function as the written program on every
+// input: the scale is the product of the written factors, masked scores keep
+// the written fill value (`fill`, so a row whose keys are all masked still
+// gives the mean of V), and the mask is the negation of the written fill
+// mask, whatever it is made of. Two parts of it become fast paths: a causal
+// mask factor becomes the `causal` attribute, and a padding mask written as
+// `reshape(ids != pad)` becomes a tx.padding_mask. Keys and values with
+// fewer heads than the queries (multi-query attention through the matmul's
+// broadcasting, grouped-query attention written with rank-5 reshapes) fuse
+// without copies. What the fused op cannot compute is declined with a reason
+// (the `stats` option prints it).
 //
 //===----------------------------------------------------------------------===//
 #include "FusionStats.h"
@@ -25,7 +33,6 @@
 #include "tx/Dialect/TxShape.h"
 
 #include "mlir/IR/Builders.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/Format.h"
 
@@ -41,149 +48,15 @@ using namespace mlir::tx;
 
 namespace {
 
-/// A masked score at most this (after the scaling that follows the fill)
-/// contributes exp(-1e4) = 0 to the softmax in f32: the position is masked.
-constexpr double kLargeNegative = -1.0e4;
-
-/// Relative tolerance between the written scale and 1/sqrt(d_k) (the spec's
-/// constant was rounded to f32 once or twice).
-constexpr double kScaleTolerance = 1.0e-5;
-
 std::string formatNumber(double value) {
   std::string text;
   llvm::raw_string_ostream(text) << llvm::format("%g", value);
   return text;
 }
 
-//===----------------------------------------------------------------------===//
-// Masks
-//===----------------------------------------------------------------------===//
-
-/// A padding mask over the keys: an existing tx.padding_mask, or
-/// `reshape(cmp ne(ids, pad))` to `[B, 1, 1, S]` still to be rewritten into
-/// one.
-struct PaddingSource {
-  Value mask;        // the i1 [B, 1, 1, S] value as written
-  Value ids;         // i32 [B, S]
-  int64_t pad = 0;
-  bool isOp() const { return mask.getDefiningOp<PaddingMaskOp>() != nullptr; }
-};
-
-/// What a mask that keeps (true where a query may attend to a key) is made
-/// of: at most one padding mask and the causal mask.
-struct MaskParts {
-  std::optional<PaddingSource> padding;
-  bool causal = false;
-};
-
-/// The i32 value of a splat scalar-like tx.constant, if `value` is one.
-std::optional<int64_t> splatInt(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  if (!constant)
-    return std::nullopt;
-  auto dense = dyn_cast<DenseIntElementsAttr>(constant.getValue());
-  if (!dense || !dense.isSplat() || dense.getNumElements() != 1)
-    return std::nullopt;
-  return dense.getSplatValue<APInt>().getSExtValue();
+Shape shapeOf(Value value) {
+  return getShape(cast<RankedTensorType>(value.getType()));
 }
-
-/// `reshape(cmp <predicate>(ids, pad))` from i32 `[B, S]` to `[B, 1, 1, S]`
-/// (the pad constant on either side).
-std::optional<PaddingSource> matchReshapedCompare(Value mask,
-                                                  CmpPredicate predicate) {
-  auto reshape = mask.getDefiningOp<ReshapeOp>();
-  if (!reshape)
-    return std::nullopt;
-  auto cmp = reshape.getInput().getDefiningOp<CmpOp>();
-  if (!cmp || cmp.getPredicate() != predicate)
-    return std::nullopt;
-  Value ids = cmp.getLhs();
-  std::optional<int64_t> pad = splatInt(cmp.getRhs());
-  if (!pad) {
-    ids = cmp.getRhs();
-    pad = splatInt(cmp.getLhs());
-  }
-  auto idsType = cast<RankedTensorType>(ids.getType());
-  if (!pad || !idsType.getElementType().isInteger(32) ||
-      idsType.getRank() != 2 ||
-      cast<RankedTensorType>(cmp.getType()).getShape() != idsType.getShape())
-    return std::nullopt;
-  Shape idShape = getShape(idsType);
-  Shape maskShape = getShape(cast<RankedTensorType>(reshape.getType()));
-  if (maskShape.size() != 4 || maskShape[0] != idShape[0] ||
-      maskShape[1] != Dim::fixed(1) || maskShape[2] != Dim::fixed(1) ||
-      maskShape[3] != idShape[1])
-    return std::nullopt;
-  return PaddingSource{mask, ids, *pad};
-}
-
-class MaskAnalysis {
-public:
-  /// `scores` is the `[B, h, Tq, Tk]` shape the mask broadcasts to.
-  explicit MaskAnalysis(ArrayRef<Dim> scores) : scores(scores) {}
-
-  /// Adds what the keep-mask `mask` is made of to `parts`.
-  LogicalResult keep(Value mask, MaskParts &parts, std::string &why) {
-    if (auto padding = mask.getDefiningOp<PaddingMaskOp>())
-      return addPadding({mask, padding.getIds(), int64_t(padding.getPad())},
-                        parts, why);
-    if (std::optional<PaddingSource> padding =
-            matchReshapedCompare(mask, CmpPredicate::ne))
-      return addPadding(*padding, parts, why);
-    if (auto causal = mask.getDefiningOp<CausalMaskOp>()) {
-      Shape shape = getShape(cast<RankedTensorType>(causal.getType()));
-      if (shape[0] != scores[2] || shape[1] != scores[3]) {
-        why = "the causal mask " + formatShape(shape) +
-              " does not span the scores' query and key axes";
-        return failure();
-      }
-      parts.causal = true;
-      return success();
-    }
-    if (auto both = mask.getDefiningOp<AndOp>())
-      return failure(failed(keep(both.getLhs(), parts, why)) ||
-                     failed(keep(both.getRhs(), parts, why)));
-    if (auto negation = mask.getDefiningOp<NotOp>())
-      return fill(negation.getInput(), parts, why);
-    why = "the mask is neither a padding mask nor a causal mask (nor their "
-          "conjunction)";
-    return failure();
-  }
-
-  /// Adds what the fill-mask `mask` (true where a score is masked) is made
-  /// of to `parts`: the negation of a keep-mask.
-  LogicalResult fill(Value mask, MaskParts &parts, std::string &why) {
-    if (auto negation = mask.getDefiningOp<NotOp>())
-      return keep(negation.getInput(), parts, why);
-    if (std::optional<PaddingSource> padding =
-            matchReshapedCompare(mask, CmpPredicate::eq))
-      return addPadding(*padding, parts, why);
-    if (auto either = mask.getDefiningOp<OrOp>())
-      return failure(failed(fill(either.getLhs(), parts, why)) ||
-                     failed(fill(either.getRhs(), parts, why)));
-    why = "the fill mask is not the negation of a padding or causal mask";
-    return failure();
-  }
-
-private:
-  LogicalResult addPadding(const PaddingSource &padding, MaskParts &parts,
-                           std::string &why) {
-    Shape shape = getShape(cast<RankedTensorType>(padding.mask.getType()));
-    if (shape[0] != scores[0] || shape[3] != scores[3]) {
-      why = "the padding mask " + formatShape(shape) +
-            " does not mask the keys of the scores " + formatShape(scores);
-      return failure();
-    }
-    if (parts.padding && parts.padding->mask != padding.mask) {
-      why = "the mask combines two padding masks";
-      return failure();
-    }
-    parts.padding = padding;
-    return success();
-  }
-
-  Shape scores;
-};
 
 //===----------------------------------------------------------------------===//
 // The pattern
@@ -191,12 +64,21 @@ private:
 
 /// One attention written out, ready to become a tx.attention.
 struct AttentionMatch {
+  /// [B, h, Tq, d], [B, hkv, Tk, d], [B, hkv, Tk, dv]: the split_heads
+  /// results the fused op reads (behind the rank-5 reshapes of the grouped
+  /// form).
   Value query, key, value;
   double scale = 1.0;
-  MaskParts mask;
+  /// The written fill mask (true where a score is masked) and the value a
+  /// masked score has when the softmax sees it; null without masked_fill.
+  Value fillMask;
+  double fill = 0.0;
   std::optional<double> dropout;
+  /// matmul(probs, V), and the value the fused op replaces: its result, or
+  /// in the grouped form the reshape of it back to [B, h, Tq, dv].
   MatmulOp output;
-  /// The ops the fused op replaces, from the output back to Q·Kᵀ.
+  Value result;
+  /// The ops the fused op replaces, from the result back to Q·Kᵀ.
   SmallVector<Operation *> replaced;
 };
 
@@ -260,16 +142,23 @@ public:
     AttentionMatch m;
     auto scoresType = cast<RankedTensorType>(softmax.getType());
     int64_t rank = scoresType.getRank();
-    if (rank != 4)
+    if (rank != 4 && rank != 5)
       return decline(why, "scores of rank " + std::to_string(rank) +
-                              ", not [B, h, Tq, Tk]");
+                              ", not [B, h, Tq, Tk] (or [B, hkv, g, Tq, Tk] "
+                              "for grouped queries)");
     int64_t axis = softmax.getAxis();
     if (axis != -1 && axis != rank - 1)
       return decline(why, "softmax over axis " + std::to_string(axis) +
                               ", not the key axis (-1)");
+    Value queryAsWritten, keyAsWritten;
     if (failed(matchProbabilities(softmax, m, why)) ||
-        failed(matchScores(softmax, m, why)) ||
-        failed(checkLayout(m, why)))
+        failed(matchScores(softmax, m, queryAsWritten, keyAsWritten, why)))
+      return failure();
+    if (failed(rank == 4 ? matchHeads(m, queryAsWritten, keyAsWritten, why)
+                         : matchGroupedHeads(m, queryAsWritten, keyAsWritten,
+                                             why)))
+      return failure();
+    if (failed(checkMaskAxes(m, rank, why)))
       return failure();
     return m;
   }
@@ -312,9 +201,9 @@ private:
 
   /// Back from the softmax input through scaling and masking to Q·Kᵀ.
   LogicalResult matchScores(SoftmaxOp softmax, AttentionMatch &m,
-                            std::string &why) {
+                            Value &query, Value &key, std::string &why) {
     Value scores = softmax.getInput();
-    std::optional<double> scale;
+    double scale = 1.0;
     MaskedFillOp fill;
     double scaleAfterFill = 1.0;
     while (true) {
@@ -325,7 +214,7 @@ private:
       if (!def)
         return decline(why, "the scores are not computed from Q and K");
       if (auto product = dyn_cast<MatmulOp>(def)) {
-        if (failed(matchQueryKey(product, m, why)))
+        if (failed(matchQueryKey(product, query, key, why)))
           return failure();
         m.replaced.push_back(product);
         break;
@@ -350,7 +239,7 @@ private:
         if (fill)
           return decline(why, "the scores are masked twice");
         fill = masked;
-        scaleAfterFill = scale.value_or(1.0);
+        scaleAfterFill = scale;
         m.replaced.push_back(masked);
         scores = masked.getInput();
         continue;
@@ -368,78 +257,165 @@ private:
                                 " at " +
                                 FusionStats::formatLocation(def->getLoc()) +
                                 " does not scale by an f32 scalar constant");
-      scale = scale.value_or(1.0) * *factor;
+      scale *= *factor;
       m.replaced.push_back(def);
       scores = next;
     }
 
-    // The scale the pattern implies: 1/sqrt(d_k).
-    int64_t dk = cast<RankedTensorType>(m.query.getType()).getShape().back();
-    if (ShapedType::isDynamic(dk))
-      return decline(why, "the head size d_k is not static");
-    double expected = 1.0 / std::sqrt(double(dk));
-    if (!scale)
-      return decline(why, "the scores are not scaled (expected 1/sqrt(d_k) "
-                          "= " +
-                              formatNumber(expected) + ")");
-    if (std::abs(*scale - expected) > kScaleTolerance * expected)
-      return decline(why, "the scale " + formatNumber(*scale) +
-                              " is not 1/sqrt(d_k) = " +
-                              formatNumber(expected));
-    m.scale = *scale;
-
+    // Whatever the written factors multiply to is the op's scale (in f32,
+    // as the written ops compute it).
+    if (!std::isfinite(float(scale)) || float(scale) == 0.0f)
+      return decline(why, "the scale " + formatNumber(scale) +
+                              " is zero or not finite in f32");
+    m.scale = scale;
     if (fill) {
+      // A masked score, as the softmax sees it: the fill value times the
+      // factors applied after masked_fill.
       double filled = fill.getValue().convertToDouble() * scaleAfterFill;
-      if (!(filled <= kLargeNegative))
-        return decline(why, "the fill value " +
-                                formatNumber(fill.getValue().convertToDouble()) +
-                                " is not a large negative number (masked "
-                                "scores must vanish in the softmax)");
-      Shape scoresShape = getShape(cast<RankedTensorType>(fill.getType()));
-      MaskAnalysis masks(scoresShape);
-      if (failed(masks.fill(fill.getMask(), m.mask, why)))
-        return failure();
+      if (!std::isfinite(float(filled)))
+        return decline(why, "the masked score " + formatNumber(float(filled)) +
+                                " is not finite in f32 (as written, a row "
+                                "whose keys are all masked is NaN)");
+      m.fillMask = fill.getMask();
+      m.fill = filled;
     }
     return success();
   }
 
   /// matmul(Q, Kᵀ) with Kᵀ a transpose of the last two dims or transpose_rhs.
-  LogicalResult matchQueryKey(MatmulOp product, AttentionMatch &m,
+  LogicalResult matchQueryKey(MatmulOp product, Value &query, Value &key,
                               std::string &why) {
     if (product.getTransposeLhs())
       return decline(why, "the query is transposed in Q·Kᵀ");
-    m.query = product.getLhs();
+    query = product.getLhs();
     if (product.getTransposeRhs()) {
-      m.key = product.getRhs();
+      key = product.getRhs();
       return success();
     }
     auto transpose = product.getRhs().getDefiningOp<TransposeOp>();
     if (!transpose || !swapsLastTwo(transpose.getPermutation()))
       return decline(why, "the scores are not matmul(Q, transpose(K, -2, -1))");
-    m.key = transpose.getInput();
+    key = transpose.getInput();
     return success();
   }
 
-  /// libtxrt's kernel reads Q, K, V as [B, T, h*d] and writes [B, T, h*d]:
-  /// the lowering looks through split_heads and into merge_heads.
-  LogicalResult checkLayout(AttentionMatch &m, std::string &why) {
-    for (Value operand : {m.query, m.key, m.value})
+  /// Rank 4: Q, K, V come from split_heads ([B, T, h*d], which the runtime
+  /// kernel reads in place) and the output goes to merge_heads. K and V may
+  /// have one head that the matmuls broadcast over Q's (multi-query).
+  LogicalResult matchHeads(AttentionMatch &m, Value query, Value key,
+                           std::string &why) {
+    for (Value operand : {query, key, m.value})
       if (!operand.getDefiningOp<SplitHeadsOp>())
         return decline(why, "Q, K and V must come from split_heads (the "
                             "runtime kernel reads [B, T, h*d])");
-    for (Operation *user : m.output->getUsers())
+    m.query = query;
+    m.key = key;
+    m.result = m.output.getResult();
+    return checkHeads(m, why);
+  }
+
+  /// Rank 5, grouped-query attention written without copies:
+  ///   Q5 = reshape(Q [B, h, Tq, d], B, hkv, g, Tq, d)   (h = hkv * g)
+  ///   K5 = reshape(K [B, hkv, Tk, d], B, hkv, 1, Tk, d)  (V5 likewise)
+  ///   O  = reshape(matmul(softmax(...Q5·K5ᵀ...), V5), B, h, Tq, dv)
+  /// with Q, K, V from split_heads and O going to merge_heads.
+  LogicalResult matchGroupedHeads(AttentionMatch &m, Value query5, Value key5,
+                                  std::string &why) {
+    auto unGroup = [](Value grouped) -> Value {
+      auto reshape = grouped.getDefiningOp<ReshapeOp>();
+      if (!reshape || !reshape.getInput().getDefiningOp<SplitHeadsOp>())
+        return nullptr;
+      Shape in = shapeOf(reshape.getInput()), out = shapeOf(grouped);
+      // [B, h, T, d] -> [B, a, g, T, d] with a * g = h (static).
+      if (in.size() != 4 || out.size() != 5 || in[0] != out[0] ||
+          in[2] != out[3] || in[3] != out[4] || in[1].isSymbolic() ||
+          out[1].isSymbolic() || out[2].isSymbolic() ||
+          out[1].size * out[2].size != in[1].size)
+        return nullptr;
+      return reshape.getInput();
+    };
+    Value query = unGroup(query5), key = unGroup(key5),
+          value = unGroup(m.value);
+    if (!query || !key || !value)
+      return decline(why, "rank-5 (grouped) Q, K and V must be reshapes of "
+                          "split_heads [B, h, T, d] to [B, hkv, g, T, d]");
+    Shape q5 = shapeOf(query5), k5 = shapeOf(key5), v5 = shapeOf(m.value);
+    // Key/value head (a', g') of query head (a, g) must be
+    // (a * g + g) / (h / hkv): a' = a or 1, g' = 1, or both equal.
+    auto groupsAlike = [&](const Shape &kv) {
+      bool sameHeads = kv[1] == q5[1] && kv[2] == q5[2];
+      bool grouped = (kv[1] == q5[1] || kv[1] == Dim::fixed(1)) &&
+                     kv[2] == Dim::fixed(1);
+      return sameHeads || grouped;
+    };
+    if (!groupsAlike(k5) || !groupsAlike(v5) || k5[1] != v5[1] ||
+        k5[2] != v5[2])
+      return decline(why, "the keys and values are not grouped by the "
+                          "query's leading head axis (expected [B, hkv, 1, "
+                          "Tk, d] for queries [B, hkv, g, Tq, d])");
+    if (!m.output->hasOneUse())
+      return decline(why, "the grouped attention output must go to one "
+                          "reshape back to [B, h, Tq, d]");
+    auto back = dyn_cast<ReshapeOp>(*m.output->getUsers().begin());
+    Shape qShape = shapeOf(query);
+    if (!back || shapeOf(back.getResult()) !=
+                     Shape{qShape[0], qShape[1], qShape[2], v5[4]})
+      return decline(why, "the grouped attention output must go to one "
+                          "reshape back to [B, h, Tq, d]");
+    m.query = query;
+    m.key = key;
+    m.value = value;
+    m.result = back.getResult();
+    m.replaced.insert(m.replaced.begin(), back);
+    return checkHeads(m, why);
+  }
+
+  /// The fused op's operand rules: equal batch and head sizes, key/value
+  /// heads that divide the query's, the result going to merge_heads only.
+  LogicalResult checkHeads(AttentionMatch &m, std::string &why) {
+    Shape q = shapeOf(m.query), k = shapeOf(m.key), v = shapeOf(m.value);
+    if (q.back() != k.back() || v.back() != q.back())
+      return decline(why, "Q, K and V have different head sizes");
+    if (k[0] != q[0] || v[0] != q[0])
+      return decline(why, "Q, K and V have different batch sizes");
+    if (k[1] != v[1])
+      return decline(why, "K and V have different head counts");
+    if (k[1] != q[1] && (k[1].isSymbolic() || q[1].isSymbolic() ||
+                         q[1].size % k[1].size != 0))
+      return decline(why, "the keys have " + dimText(k[1]) +
+                              " heads, which do not divide the queries' " +
+                              dimText(q[1]));
+    if (shapeOf(m.result) != Shape{q[0], q[1], q[2], v[3]})
+      return decline(why, "the attention output has more heads than the "
+                          "queries");
+    for (Operation *user : m.result.getUsers())
       if (!isa<MergeHeadsOp>(user))
         return decline(why, "the attention output must go to merge_heads "
                             "only (the runtime kernel writes [B, T, h*d]); "
                             "it also goes to " +
                                 user->getName().getStringRef());
-    auto queryType = cast<RankedTensorType>(m.query.getType());
-    auto keyType = cast<RankedTensorType>(m.key.getType());
-    if (queryType.getShape().back() != keyType.getShape().back() ||
-        cast<RankedTensorType>(m.value.getType()).getShape().back() !=
-            queryType.getShape().back())
-      return decline(why, "Q, K and V have different head sizes");
     return success();
+  }
+
+  /// The fused op's mask broadcasts over the query heads: in the grouped
+  /// form the mask may not vary along the two head axes.
+  LogicalResult checkMaskAxes(AttentionMatch &m, int64_t rank,
+                              std::string &why) {
+    if (!m.fillMask || rank != 5)
+      return success();
+    Shape mask = shapeOf(m.fillMask);
+    for (int64_t axis : {1, 2}) {
+      int64_t at = axis - (5 - int64_t(mask.size()));
+      if (at >= 0 && mask[at] != Dim::fixed(1))
+        return decline(why, "the mask " + formatShape(mask) +
+                                " varies along the grouped head axes");
+    }
+    return success();
+  }
+
+  static std::string dimText(const Dim &dim) {
+    return dim.isSymbolic() ? dim.symbol.getValue().str()
+                            : std::to_string(dim.size);
   }
 };
 
@@ -473,34 +449,189 @@ struct FuseAttentionPass
       report.print(llvm::errs());
   }
 
-  /// A tx.padding_mask for `padding`: the op itself, or one built (once per
-  /// written mask) right after the reshape it replaces.
-  Value paddingMaskFor(const PaddingSource &padding) {
-    if (padding.isOp())
-      return padding.mask;
-    Value &canonical = canonicalPadding[padding.mask];
-    if (!canonical) {
-      Operation *reshape = padding.mask.getDefiningOp();
-      OpBuilder builder(reshape->getBlock(), std::next(reshape->getIterator()));
-      canonical = builder.create<PaddingMaskOp>(reshape->getLoc(), padding.ids,
-                                                uint64_t(padding.pad));
-      assert(canonical.getType() == padding.mask.getType() &&
-             "padding_mask type differs from the reshaped comparison");
+  //===--------------------------------------------------------------------===//
+  // The keep mask: the negation of the written fill mask
+  //===--------------------------------------------------------------------===//
+
+  /// The keep mask is a conjunction of factors: masks as written, and the
+  /// written masks still to be negated.
+  struct KeepFactor {
+    Value mask;
+    bool negate = false;
+  };
+
+  /// Appends the factors of `keep` (a conjunction: `a & b`).
+  static void keepFactors(Value keep, SmallVectorImpl<KeepFactor> &out) {
+    if (auto both = keep.getDefiningOp<AndOp>()) {
+      keepFactors(both.getLhs(), out);
+      keepFactors(both.getRhs(), out);
+      return;
     }
-    return canonical;
+    out.push_back({keep, false});
+  }
+
+  /// Appends the factors of `!fill`: `!(a | b) = !a & !b`, `!!a = a`, and a
+  /// negation of anything else.
+  static void negatedFactors(Value fill, SmallVectorImpl<KeepFactor> &out) {
+    if (auto either = fill.getDefiningOp<OrOp>()) {
+      negatedFactors(either.getLhs(), out);
+      negatedFactors(either.getRhs(), out);
+      return;
+    }
+    if (auto negation = fill.getDefiningOp<NotOp>()) {
+      keepFactors(negation.getInput(), out);
+      return;
+    }
+    out.push_back({fill, true});
+  }
+
+  /// Builds right after the definitions of `operands` (so that one op serves
+  /// every attention that shares the mask), or before `fallback` when they
+  /// are not all in its block.
+  static OpBuilder builderAfter(ArrayRef<Value> operands,
+                                Operation *fallback) {
+    Block *block = fallback->getBlock();
+    Operation *last = nullptr;
+    for (Value operand : operands) {
+      Block *owner = operand.getParentBlock();
+      if (owner != block)
+        return OpBuilder(fallback);
+      Operation *def = operand.getDefiningOp();
+      if (def && (!last || last->isBeforeInBlock(def)))
+        last = def;
+    }
+    if (!last)
+      return OpBuilder(block, block->begin());
+    return OpBuilder(block, std::next(last->getIterator()));
+  }
+
+  /// `reshape(cmp <predicate>(ids, pad))` from i32 `[B, S]` to
+  /// `[B, 1, 1, S]` (the pad constant on either side): a padding mask
+  /// (ne) or its negation (eq).
+  static std::optional<std::pair<Value, int64_t>>
+  matchReshapedCompare(Value mask, CmpPredicate predicate) {
+    auto reshape = mask.getDefiningOp<ReshapeOp>();
+    if (!reshape)
+      return std::nullopt;
+    auto cmp = reshape.getInput().getDefiningOp<CmpOp>();
+    if (!cmp || cmp.getPredicate() != predicate)
+      return std::nullopt;
+    auto splatInt = [](Value value) -> std::optional<int64_t> {
+      auto constant = value.getDefiningOp<ConstantOp>();
+      auto dense =
+          constant ? dyn_cast<DenseIntElementsAttr>(constant.getValue())
+                   : DenseIntElementsAttr();
+      if (!dense || !dense.isSplat() || dense.getNumElements() != 1)
+        return std::nullopt;
+      return dense.getSplatValue<APInt>().getSExtValue();
+    };
+    Value ids = cmp.getLhs();
+    std::optional<int64_t> pad = splatInt(cmp.getRhs());
+    if (!pad) {
+      ids = cmp.getRhs();
+      pad = splatInt(cmp.getLhs());
+    }
+    auto idsType = cast<RankedTensorType>(ids.getType());
+    if (!pad || !idsType.getElementType().isInteger(32) ||
+        idsType.getRank() != 2 || shapeOf(cmp.getResult()) != shapeOf(ids))
+      return std::nullopt;
+    Shape idShape = shapeOf(ids), maskShape = shapeOf(mask);
+    if (maskShape.size() != 4 || maskShape[0] != idShape[0] ||
+        maskShape[1] != Dim::fixed(1) || maskShape[2] != Dim::fixed(1) ||
+        maskShape[3] != idShape[1])
+      return std::nullopt;
+    return std::make_pair(ids, *pad);
+  }
+
+  /// A tx.padding_mask of `ids` (one per ids and pad).
+  Value paddingMask(Value ids, int64_t pad, Operation *fallback) {
+    Value &mask = paddingMasks[{ids, pad}];
+    if (!mask)
+      mask = builderAfter({ids}, fallback)
+                 .create<PaddingMaskOp>(ids.getLoc(), ids, uint64_t(pad));
+    return mask;
+  }
+
+  /// The keep mask `factor` stands for, as a value (the padding forms as
+  /// tx.padding_mask).
+  Value keepValue(const KeepFactor &factor, Operation *fallback) {
+    Value mask = factor.mask;
+    if (factor.negate) {
+      if (auto padding = matchReshapedCompare(mask, CmpPredicate::eq))
+        return paddingMask(padding->first, padding->second, fallback);
+      Value &negated = negations[mask];
+      if (!negated)
+        negated = builderAfter({mask}, fallback)
+                      .create<NotOp>(mask.getLoc(), mask);
+      return negated;
+    }
+    if (auto padding = matchReshapedCompare(mask, CmpPredicate::ne))
+      return paddingMask(padding->first, padding->second, fallback);
+    return mask;
+  }
+
+  /// `lhs & rhs` (one per pair).
+  Value conjunction(Value lhs, Value rhs, Operation *fallback) {
+    Value &both = conjunctions[{lhs, rhs}];
+    if (!both)
+      both = builderAfter({lhs, rhs}, fallback)
+                 .create<AndOp>(lhs.getLoc(), lhs, rhs);
+    return both;
+  }
+
+  /// Whether the keep factor is a causal mask spanning the scores' last two
+  /// axes (square: Tq and Tk are one dim), which the kernel applies itself.
+  static bool isCausal(const KeepFactor &factor, ArrayRef<Dim> scores) {
+    auto causal = factor.mask.getDefiningOp<CausalMaskOp>();
+    if (factor.negate || !causal)
+      return false;
+    Shape shape = shapeOf(causal.getResult());
+    return shape[0] == scores[scores.size() - 2] &&
+           shape[1] == scores[scores.size() - 1] && shape[0] == shape[1];
+  }
+
+  /// The keep mask of the fused op (null: none), the causal flag apart.
+  Value keepMask(AttentionMatch &m, bool &causal) {
+    causal = false;
+    if (!m.fillMask)
+      return nullptr;
+    SmallVector<KeepFactor> factors;
+    negatedFactors(m.fillMask, factors);
+    Shape scores = shapeOf(m.output.getLhs());
+    Operation *at = m.output;
+    Value keep;
+    for (const KeepFactor &factor : factors) {
+      if (isCausal(factor, scores)) {
+        causal = true;
+        continue;
+      }
+      Value mask = keepValue(factor, at);
+      keep = keep ? conjunction(keep, mask, at) : mask;
+    }
+    // The grouped form's mask is rank 5 with single head axes: the fused
+    // op's scores are rank 4.
+    if (keep && shapeOf(keep).size() == 5) {
+      Shape shape = shapeOf(keep);
+      shape.erase(shape.begin() + 1);
+      auto type = getTensorType(shape, cast<RankedTensorType>(keep.getType())
+                                           .getElementType());
+      keep = builderAfter({keep}, at).create<ReshapeOp>(keep.getLoc(), type,
+                                                        keep);
+    }
+    return keep;
   }
 
   void rewrite(AttentionMatch &m) {
-    Value mask;
-    if (m.mask.padding)
-      mask = paddingMaskFor(*m.mask.padding);
-    OpBuilder builder(m.output);
+    bool causal = false;
+    Value mask = keepMask(m, causal);
+    OpBuilder builder(m.result.getDefiningOp());
     auto fused = builder.create<AttentionOp>(
-        m.output.getLoc(), m.output.getType(), m.query, m.key, m.value, mask,
+        m.output.getLoc(), m.result.getType(), m.query, m.key, m.value, mask,
         builder.getF32FloatAttr(float(m.scale)),
-        m.mask.causal ? builder.getUnitAttr() : UnitAttr(),
+        causal ? builder.getUnitAttr() : UnitAttr(),
+        m.fillMask ? builder.getF32FloatAttr(float(m.fill)) : FloatAttr(),
         builder.getF32FloatAttr(float(m.dropout.value_or(0.0))));
-    m.output.getResult().replaceAllUsesWith(fused.getResult());
+    m.result.replaceAllUsesWith(fused.getResult());
     for (Operation *op : m.replaced) {
       for (Value operand : op->getOperands())
         if (Operation *def = operand.getDefiningOp())
@@ -510,7 +641,8 @@ struct FuseAttentionPass
     }
   }
 
-  /// Masks, transposes and constants that only the fused ops used.
+  /// Masks, transposes, reshapes and constants that only the fused ops
+  /// used.
   void eraseDeadLeftovers() {
     while (!leftovers.empty()) {
       Operation *op = leftovers.pop_back_val();
@@ -526,7 +658,9 @@ struct FuseAttentionPass
   }
 
   llvm::SetVector<Operation *> leftovers;
-  DenseMap<Value, Value> canonicalPadding;
+  DenseMap<std::pair<Value, int64_t>, Value> paddingMasks;
+  DenseMap<Value, Value> negations;
+  DenseMap<std::pair<Value, Value>, Value> conjunctions;
 };
 
 } // namespace

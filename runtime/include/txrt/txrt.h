@@ -454,52 +454,68 @@ txrt_status txrt_sum_squares(txrt_context *ctx, int64_t site, int64_t n,
 
 /** Scaled dot-product attention with masks, online softmax and dropout:
  *
- *    O[b,i,h,:] = sum_j P[b,h,i,j] * V[b,j,h,:]
- *    P[b,h,i,:] = dropout(softmax_j(scale * Q[b,i,h,:] . K[b,j,h,:] + mask))
+ *    O[b,i,h,:] = sum_j P[b,h,i,j] * V[b,j,g(h),:]
+ *    P[b,h,i,:] = dropout(softmax_j(S[b,h,i,:]))
+ *    S[b,h,i,j] = scale * Q[b,i,h,:] . K[b,j,g(h),:]  if key j is visible
+ *               = fill                                otherwise
  *
+ *  Heads: `heads` query heads read `kv_heads` key/value heads (kv_heads
+ *  divides heads; equal for multi-head attention, 1 for multi-query):
+ *  g(h) = h / (heads / kv_heads), as PyTorch's grouped-query attention.
  *  Layout: query i of head h in batch b is the head_dim floats at
  *  q + (b*tq + i)*ldq + h*head_dim (ldq >= heads*head_dim); so [B, T, d_model]
  *  projections are consumed as they are (no head-split copy) and ld > d_model
  *  addresses Q, K, V inside one packed QKV projection. k, v: likewise with tk
- *  rows and ldk / ldv; o: tq rows, ldo.
- *  Masks (never materialised): key j is visible to query i of batch b iff
- *    j < key_lengths[b]                (key_lengths NULL: all tk keys), and
+ *  rows, kv_heads heads and ldk / ldv (>= kv_heads*head_dim); o: tq rows,
+ *  heads heads, ldo.
+ *  Masks (never materialised beyond what the caller passes): key j is
+ *  visible to query i of head h in batch b iff
+ *    mask[b*mask_stride_batch + h*mask_stride_head + i*mask_stride_query +
+ *         j*mask_stride_key] != 0       (mask NULL: every key), and
  *    j <= i + (tk - tq)                (only when causal != 0; for tq == tk the
  *                                       usual lower triangle, for decoding with
  *                                       a cache the last tq positions).
- *  A query row with no visible key gets O = 0 (not NaN) and lse = -inf.
+ *  The mask is i1 as bytes (0 / 1); a stride of 0 broadcasts (a padding mask
+ *  [B, 1, 1, S] has strides S, 0, 0, 1). A mask that depends on the key
+ *  only and keeps a prefix of the keys runs as key lengths (keys past the
+ *  last visible one are never computed); any other is read key by key.
+ *  fill: the score of a masked key. -INFINITY drops masked keys: a row with
+ *  no visible key gets O = 0 (not NaN) and lse = -inf. A finite fill is
+ *  masked_fill's value as the scores see it (after any scaling): a row whose
+ *  keys are all masked gets the mean of V (every score equal), and masked
+ *  keys whose probability is not negligible (fill within 100 of the row's
+ *  log-sum-exp) count exactly, forward and backward.
  *  Dropout on P (dropout_p in [0, 1)): keep(b,h,i,j) from Philox keyed by
- *  (seed, step, site) at counter ((b*heads + h)*tq + i)*tk + j.
- *  Saved for backward: lse [batch, heads, tq] = log sum_j exp(scores), before
+ *  (seed, step, site) at counter ((b*heads + h)*tq + i)*tk + j, the element
+ *  order of the [B, heads, tq, tk] probabilities (txrt_dropout_fwd's stream).
+ *  Saved for backward: lse [batch, heads, tq] = log sum_j exp(S), before
  *  dropout (NULL for inference). */
-txrt_status txrt_attention_fwd(txrt_context *ctx, int64_t site, int64_t batch,
-                               int64_t heads, int64_t tq, int64_t tk,
-                               int64_t head_dim, const float *q, int64_t ldq,
-                               const float *k, int64_t ldk, const float *v,
-                               int64_t ldv, float *o, int64_t ldo, float *lse,
-                               const int32_t *key_lengths, int32_t causal,
-                               float scale, float dropout_p, uint64_t seed,
-                               int64_t step);
+txrt_status txrt_attention_fwd(
+    txrt_context *ctx, int64_t site, int64_t batch, int64_t heads,
+    int64_t kv_heads, int64_t tq, int64_t tk, int64_t head_dim, const float *q,
+    int64_t ldq, const float *k, int64_t ldk, const float *v, int64_t ldv,
+    float *o, int64_t ldo, float *lse, const uint8_t *mask,
+    int64_t mask_stride_batch, int64_t mask_stride_head,
+    int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
+    float scale, float fill, float dropout_p, uint64_t seed, int64_t step);
 
 /** Backward of txrt_attention_fwd. Recomputes the probabilities block by
  *  block from q, k and the saved lse (and the dropout mask from fwd_site,
  *  seed, step); o is the forward output. Writes dq (tq rows, lddq), dk and dv
- *  (tk rows, lddk / lddv) in the forward layout; keys no query sees get zero
- *  gradients. Arguments shared with the forward must be the forward's. */
+ *  (tk rows, kv_heads heads, lddk / lddv) in the forward layout; keys no
+ *  query sees get zero gradients (with a finite fill, masked keys of rows
+ *  where they count get their share of dv). Arguments shared with the
+ *  forward must be the forward's. */
 txrt_status txrt_attention_bwd(
     txrt_context *ctx, int64_t site, int64_t fwd_site, int64_t batch,
-    int64_t heads, int64_t tq, int64_t tk, int64_t head_dim, const float *q,
-    int64_t ldq, const float *k, int64_t ldk, const float *v, int64_t ldv,
-    const float *o, int64_t ldo, const float *lse, const float *d_o,
-    int64_t lddo, float *dq, int64_t lddq, float *dk, int64_t lddk, float *dv,
-    int64_t lddv, const int32_t *key_lengths, int32_t causal, float scale,
-    float dropout_p, uint64_t seed, int64_t step);
-
-/** Key lengths for txrt_attention_* from right-padded ids [batch, seq]:
- *  out_lengths[b] = 1 + the index of the last id != pad_id (0 if none). */
-txrt_status txrt_key_lengths(txrt_context *ctx, int64_t batch, int64_t seq,
-                             const int32_t *ids, int32_t pad_id,
-                             int32_t *out_lengths);
+    int64_t heads, int64_t kv_heads, int64_t tq, int64_t tk, int64_t head_dim,
+    const float *q, int64_t ldq, const float *k, int64_t ldk, const float *v,
+    int64_t ldv, const float *o, int64_t ldo, const float *lse,
+    const float *d_o, int64_t lddo, float *dq, int64_t lddq, float *dk,
+    int64_t lddk, float *dv, int64_t lddv, const uint8_t *mask,
+    int64_t mask_stride_batch, int64_t mask_stride_head,
+    int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
+    float scale, float fill, float dropout_p, uint64_t seed, int64_t step);
 
 #ifdef __cplusplus
 } /* extern "C" */

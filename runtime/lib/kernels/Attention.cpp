@@ -10,19 +10,32 @@
 // exp(m_old - m_new) when the max grows). Only lse = m + log(l) per query
 // is saved.
 //
-// Backward, per (batch, head): K^T and V^T (and a dense K) are packed once;
+// Backward, per (batch, key/value head): K^T and V^T (and a dense K) are
+// packed once;
 // for each query block (Q and dO gathered densely, D = rowsum(dO * O) on
 // the way) and key block it recomputes S = Q K^T and P = exp(S - lse), then
 // dP = dO V^T and dS = P * (dP - D), and accumulates dV += P^T dO,
 // dK += scale dS^T Q, dQ += scale dS K in place in the outputs (the first
 // contribution overwrites, so nothing is zeroed first). One thread owns a
-// (batch, head), so there are no write races.
+// (batch, key/value head), so there are no write races.
 //
 // Block products are tileGemm's register-blocked loops (TileGemm.h). Q, K,
 // V, O and the gradients are read and written in place through their leading
-// dimensions ([B, T, h, d] with any row stride): no head-split copies. Masks
-// are key lengths and a causal flag; keys past a query block's last visible
-// key are never computed, and fully masked rows give zeros.
+// dimensions ([B, T, h, d] with any row stride): no head-split copies. With
+// grouped-query attention (kv_heads < heads) query head h reads key/value
+// head h / (heads / kv_heads); the backward runs every query head of a
+// key/value head in one task, which owns that head's dK and dV.
+//
+// Masks: causal is a flag; any other mask is an i1 keep mask with strides
+// over (batch, head, query, key), 0 where it broadcasts. A mask that depends
+// on the key only and keeps a prefix of the keys (right padding) becomes key
+// lengths: keys past a query block's last visible key are never computed.
+// Otherwise the mask is read key by key inside the tiles. Masked keys get
+// the score `fill`: with -inf they drop out and a row with no visible key
+// gives zeros; with a finite fill (what masked_fill wrote) a row whose
+// masked keys have a probability that is not negligible, e.g. a row whose
+// every key is masked (the mean of V), is computed whole, forward and
+// backward, as the written program computes it.
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
@@ -35,6 +48,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 using namespace txrt;
 
@@ -44,57 +58,120 @@ namespace {
 // Geometry, masks, dropout
 //===----------------------------------------------------------------------===//
 
-struct Geometry {
-  int64_t batch, heads, tq, tk, d;
-  int64_t blockQ, blockK;
-  const int32_t *keyLengths;
-  bool causal;
+/// A masked score below the row's log-sum-exp by more than this carries a
+/// probability under e^-100 (about 4e-44): masked keys of such a row are left
+/// out, as the unfused softmax's exp underflows them to 0.
+constexpr float kNegligibleScore = 100.0f;
 
-  /// Visible keys of batch b are [0, keyEnd(b)).
-  int64_t keyEnd(int64_t b) const {
-    return keyLengths ? std::min<int64_t>(keyLengths[b], tk) : tk;
-  }
-  /// Query row i of batch b sees keys [0, visible(b, i)).
+struct Geometry {
+  int64_t batch, heads, kvHeads, group, tq, tk, d;
+  int64_t blockQ, blockK;
+  bool causal;
+  /// The score of a masked key: -inf drops masked keys (a row with no visible
+  /// key gives zeros); a finite value is what masked_fill wrote.
+  float fill;
+  /// The keep mask (NULL: none) and its element strides over (b, h, i, j).
+  const uint8_t *mask;
+  int64_t maskStride[4];
+  /// Per batch: keys at or past keyEnd[b] are masked for every query, and
+  /// general[b] says whether keys before it must be looked up in the mask
+  /// (0: the mask keeps exactly the prefix, the key-length fast path).
+  std::vector<int64_t> keyEnd;
+  std::vector<uint8_t> general;
+
+  int64_t kvHead(int64_t h) const { return h / group; }
+  /// Query row i of batch b may see keys [0, visible(b, i)) (the mask may
+  /// still drop some of them where general[b]).
   int64_t visible(int64_t b, int64_t i) const {
-    int64_t end = keyEnd(b);
+    int64_t end = keyEnd[b];
     if (causal)
       end = std::min(end, std::max<int64_t>(0, i + (tk - tq) + 1));
     return end;
   }
+  /// The mask row of query i (head h, batch b): key j at row[j * stride].
+  const uint8_t *maskRow(int64_t b, int64_t h, int64_t i) const {
+    return mask + b * maskStride[0] + h * maskStride[1] + i * maskStride[2];
+  }
+  /// Whether query i of head h in batch b sees key j.
+  bool sees(int64_t b, int64_t h, int64_t i, int64_t j) const {
+    if (j >= visible(b, i))
+      return false;
+    return !mask || maskRow(b, h, i)[j * maskStride[3]] != 0;
+  }
+  bool exactFill() const { return fill > kNegInf; }
 };
 
-Geometry makeGeometry(Context &ctx, int64_t batch, int64_t heads, int64_t tq,
-                      int64_t tk, int64_t d, const int32_t *keyLengths,
-                      int32_t causal) {
+/// Where the keys a batch's mask keeps end, and whether they are a prefix.
+/// Only masks that depend on the key alone are analysed; any other mask is
+/// read key by key.
+void analyseMask(Geometry &g) {
+  g.keyEnd.assign(g.batch, g.tk);
+  g.general.assign(g.batch, g.mask ? 1 : 0);
+  if (!g.mask || g.maskStride[1] != 0 || g.maskStride[2] != 0)
+    return;
+  const int64_t sk = g.maskStride[3];
+  for (int64_t b = 0; b < g.batch; ++b) {
+    const uint8_t *row = g.mask + b * g.maskStride[0];
+    int64_t prefix = 0;
+    while (prefix < g.tk && row[prefix * sk])
+      ++prefix;
+    int64_t end = g.tk;
+    while (end > prefix && !row[(end - 1) * sk])
+      --end;
+    g.keyEnd[b] = end;
+    g.general[b] = end > prefix;
+  }
+}
+
+struct MaskArgs {
+  const uint8_t *keep;
+  int64_t sb, sh, sq, sk;
+  float fill;
+};
+
+Geometry makeGeometry(Context &ctx, int64_t batch, int64_t heads,
+                      int64_t kvHeads, int64_t tq, int64_t tk, int64_t d,
+                      const MaskArgs &mask, int32_t causal) {
   Geometry g;
   g.batch = batch;
   g.heads = heads;
+  g.kvHeads = kvHeads;
+  g.group = heads / kvHeads;
   g.tq = tq;
   g.tk = tk;
   g.d = d;
   g.blockQ = std::max<int64_t>(1, std::min(ctx.attentionBlockQ, tq));
   g.blockK = std::max<int64_t>(1, std::min(ctx.attentionBlockK, tk));
-  g.keyLengths = keyLengths;
   g.causal = causal != 0;
+  g.fill = mask.fill;
+  g.mask = mask.keep;
+  g.maskStride[0] = mask.sb;
+  g.maskStride[1] = mask.sh;
+  g.maskStride[2] = mask.sq;
+  g.maskStride[3] = mask.sk;
+  analyseMask(g);
   return g;
 }
 
-void validate(int64_t batch, int64_t heads, int64_t tq, int64_t tk,
-              int64_t headDim, int64_t ldq, int64_t ldk, int64_t ldv,
-              int64_t ldo, const int32_t *keyLengths, float dropoutP) {
+void validate(int64_t batch, int64_t heads, int64_t kvHeads, int64_t tq,
+              int64_t tk, int64_t headDim, int64_t ldq, int64_t ldk,
+              int64_t ldv, int64_t ldo, const MaskArgs &mask,
+              float dropoutP) {
   require(batch >= 0 && heads >= 0 && tq >= 0 && tk >= 0 && headDim >= 0,
           "sizes must be non-negative");
-  int64_t width = heads * headDim;
-  require(ldq >= width && ldk >= width && ldv >= width && ldo >= width,
-          "leading dimensions must be >= heads * head_dim");
+  require(kvHeads >= 1 && heads % kvHeads == 0,
+          "kv_heads = " + std::to_string(kvHeads) +
+              " must be >= 1 and divide heads = " + std::to_string(heads));
+  require(ldq >= heads * headDim && ldo >= heads * headDim,
+          "ldq and ldo must be >= heads * head_dim");
+  require(ldk >= kvHeads * headDim && ldv >= kvHeads * headDim,
+          "ldk and ldv must be >= kv_heads * head_dim");
   require(dropoutP >= 0.0f && dropoutP < 1.0f, "dropout_p must be in [0, 1)");
-  if (keyLengths)
-    for (int64_t b = 0; b < batch; ++b)
-      require(keyLengths[b] >= 0 && keyLengths[b] <= tk,
-              "key_lengths[" + std::to_string(b) + "] = " +
-                  std::to_string(keyLengths[b]) + " is outside [0, tk]");
+  require(mask.sb >= 0 && mask.sh >= 0 && mask.sq >= 0 && mask.sk >= 0,
+          "mask strides must be non-negative");
+  require(!std::isnan(mask.fill) && mask.fill != -kNegInf,
+          "fill must be a number or -inf");
 }
-
 struct Dropout {
   bool enabled;
   PhiloxKey key;
@@ -166,6 +243,50 @@ struct Strides {
 };
 
 //===----------------------------------------------------------------------===//
+// Rows whose masked keys count (exact masked_fill semantics)
+//===----------------------------------------------------------------------===//
+
+/// Whether row i of head h (batch b), with `lse` the log-sum-exp of its
+/// visible scores, gives its masked keys a probability that is not
+/// negligible: only when the masked score is a number (g.fill) close enough
+/// to the row's scores, e.g. every key of the row is masked. Such rows are
+/// rare, and computed whole by the helpers below.
+bool masksCount(const Geometry &g, int64_t b, int64_t h, int64_t i,
+                float lse) {
+  if (!g.exactFill() || g.fill - lse < -kNegligibleScore)
+    return false;
+  for (int64_t j = 0; j < g.tk; ++j)
+    if (!g.sees(b, h, i, j))
+      return true;
+  return false;
+}
+
+float dot(const float *a, const float *b, int64_t n) {
+  float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t x = 0; x < n; ++x)
+    sum += a[x] * b[x];
+  return sum;
+}
+
+/// The scores of row i of head h (batch b) over all tk keys as the written
+/// program has them (masked keys at g.fill) into `scores`; returns their
+/// max.
+float wholeRowScores(const Geometry &g, const float *q, int64_t ldq,
+                     const float *k, int64_t ldk, float scale, int64_t b,
+                     int64_t h, int64_t i, float *scores) {
+  const float *query = q + (b * g.tq + i) * ldq + h * g.d;
+  const float *keys = k + b * g.tk * ldk + g.kvHead(h) * g.d;
+  float top = kNegInf;
+  for (int64_t j = 0; j < g.tk; ++j) {
+    scores[j] = g.sees(b, h, i, j) ? scale * dot(query, keys + j * ldk, g.d)
+                                   : g.fill;
+    top = std::max(top, scores[j]);
+  }
+  return top;
+}
+
+//===----------------------------------------------------------------------===//
 // Forward
 //===----------------------------------------------------------------------===//
 
@@ -185,11 +306,12 @@ struct ForwardBuffers {
   float *acc;             // [bq x dim]  unnormalised output
   float *rowMax, *rowSum; // [bq] each
   float *keep;            // [tile]      dropout scales of a row
+  float *wholeRow;        // [tk] x 2    scores and scales of a whole row
 
   static size_t floats(const Geometry &g) {
     Strides ld(g);
     return size_t(g.d * ld.keys + g.blockQ * ld.tile + g.blockQ * ld.dim +
-                  2 * g.blockQ + ld.tile);
+                  2 * g.blockQ + ld.tile + 2 * ld.keys);
   }
   ForwardBuffers(float *w, const Geometry &g) : ld(g) {
     keysT = w;
@@ -198,18 +320,45 @@ struct ForwardBuffers {
     rowMax = acc + g.blockQ * ld.dim;
     rowSum = rowMax + g.blockQ;
     keep = rowSum + g.blockQ;
+    wholeRow = keep + ld.tile;
   }
 };
 
+/// Row i of head h (batch b) over all tk keys as the written program
+/// computes it: masked scores are g.fill. Writes the output row and lse.
+void forwardWholeRow(const Geometry &g, const ForwardArgs &x,
+                     const Dropout &dropout, ForwardBuffers &w, int64_t b,
+                     int64_t h, int64_t i) {
+  float *scores = w.wholeRow, *keep = w.wholeRow + w.ld.keys;
+  const float top =
+      wholeRowScores(g, x.q, x.ldq, x.k, x.ldk, x.scale, b, h, i, scores);
+  const float sum = expShiftedSum(scores, top, g.tk, scores);
+  if (dropout.enabled)
+    dropout.scales(g, b, h, i, 0, g.tk, keep);
+  const float *values = x.v + b * g.tk * x.ldv + g.kvHead(h) * g.d;
+  float *out = x.o + (b * g.tq + i) * x.ldo + h * g.d;
+  std::fill(out, out + g.d, 0.0f);
+  for (int64_t j = 0; j < g.tk; ++j) {
+    const float p = scores[j] / sum * (dropout.enabled ? keep[j] : 1.0f);
+    const float *value = values + j * x.ldv;
+#pragma omp simd
+    for (int64_t c = 0; c < g.d; ++c)
+      out[c] += p * value[c];
+  }
+  if (x.lse)
+    x.lse[(b * g.heads + h) * g.tq + i] = top + std::log(sum);
+}
+
 /// One query block [q0, q0 + rows) of head h in batch b; keysT holds K^T
-/// for at least the keys this block sees.
+/// of the head's key/value head for at least the keys this block sees.
 void forwardQueryBlock(const Geometry &g, const ForwardArgs &x,
                        const Dropout &dropout, ForwardBuffers &w, int64_t b,
                        int64_t h, int64_t q0, int64_t rows) {
   const int64_t d = g.d, ldt = w.ld.tile, ldd = w.ld.dim;
-  const int64_t headOffset = h * d;
   const int64_t keyStop = g.visible(b, q0 + rows - 1);
-  const float *qBlock = x.q + (b * g.tq + q0) * x.ldq + headOffset;
+  const float *qBlock = x.q + (b * g.tq + q0) * x.ldq + h * d;
+  const float *vHead = x.v + g.kvHead(h) * d;
+  const bool general = g.general[b];
 
   for (int64_t i = 0; i < rows; ++i) {
     std::fill(w.acc + i * ldd, w.acc + i * ldd + d, 0.0f);
@@ -221,16 +370,22 @@ void forwardQueryBlock(const Geometry &g, const ForwardArgs &x,
     // S [rows x cols] = scale * Q K_block^T.
     tileGemm(rows, cols, d, x.scale, qBlock, x.ldq, ALayout::RowMajor,
              w.keysT + k0, w.ld.keys, w.scores, ldt, false);
-    // Online softmax over the visible prefix of each row.
+    // Online softmax over the visible keys of each row.
     for (int64_t i = 0; i < rows; ++i) {
       float *row = w.scores + i * ldt;
       const int64_t valid =
           std::clamp<int64_t>(g.visible(b, q0 + i) - k0, 0, cols);
-      if (valid == 0) {
+      if (general && valid > 0) {
+        const uint8_t *keep = g.maskRow(b, h, q0 + i) + k0 * g.maskStride[3];
+        for (int64_t j = 0; j < valid; ++j)
+          if (!keep[j * g.maskStride[3]])
+            row[j] = kNegInf;
+      }
+      const float newMax = std::max(w.rowMax[i], rowMax(row, valid));
+      if (newMax == kNegInf) { // nothing visible yet
         std::fill(row, row + cols, 0.0f);
         continue;
       }
-      const float newMax = std::max(w.rowMax[i], rowMax(row, valid));
       const float rescale = expApprox(w.rowMax[i] - newMax);
       const float sum = expShiftedSum(row, newMax, valid, row);
       std::fill(row + valid, row + cols, 0.0f);
@@ -251,22 +406,25 @@ void forwardQueryBlock(const Geometry &g, const ForwardArgs &x,
     }
     // acc [rows x d] += P V_block.
     tileGemm(rows, d, cols, 1.0f, w.scores, ldt, ALayout::RowMajor,
-             x.v + (b * g.tk + k0) * x.ldv + headOffset, x.ldv, w.acc, ldd,
-             true);
+             vHead + (b * g.tk + k0) * x.ldv, x.ldv, w.acc, ldd, true);
   }
 
-  float *oBlock = x.o + (b * g.tq + q0) * x.ldo + headOffset;
+  float *oBlock = x.o + (b * g.tq + q0) * x.ldo + h * d;
   for (int64_t i = 0; i < rows; ++i) {
+    const bool any = w.rowSum[i] > 0.0f;
+    const float lse = any ? w.rowMax[i] + std::log(w.rowSum[i]) : kNegInf;
+    if (masksCount(g, b, h, q0 + i, lse)) {
+      forwardWholeRow(g, x, dropout, w, b, h, q0 + i);
+      continue;
+    }
     float *out = oBlock + i * x.ldo;
     const float *accRow = w.acc + i * ldd;
-    const bool any = w.rowSum[i] > 0.0f;
     const float inverse = any ? 1.0f / w.rowSum[i] : 0.0f;
 #pragma omp simd
     for (int64_t j = 0; j < d; ++j)
       out[j] = accRow[j] * inverse;
     if (x.lse)
-      x.lse[(b * g.heads + h) * g.tq + q0 + i] =
-          any ? w.rowMax[i] + std::log(w.rowSum[i]) : kNegInf;
+      x.lse[(b * g.heads + h) * g.tq + q0 + i] = lse;
   }
 }
 
@@ -292,8 +450,9 @@ void attentionForward(Context &ctx, const Geometry &g, const ForwardArgs &x,
     ForwardBuffers w(
         ctx.threadWorkspace(omp_get_thread_num()).as<float>(floats), g);
     const int64_t lastRow = std::min(g.tq, lastBlock * g.blockQ) - 1;
-    transposeTile(g.visible(b, lastRow), g.d, x.k + b * g.tk * x.ldk + h * g.d,
-                  x.ldk, w.keysT, w.ld.keys);
+    transposeTile(g.visible(b, lastRow), g.d,
+                  x.k + b * g.tk * x.ldk + g.kvHead(h) * g.d, x.ldk, w.keysT,
+                  w.ld.keys);
     for (int64_t block = firstBlock; block < lastBlock; ++block) {
       const int64_t q0 = block * g.blockQ;
       forwardQueryBlock(g, x, dropout, w, b, h, q0,
@@ -325,11 +484,13 @@ struct BackwardBuffers {
   float *dropped;         // [bq x tile] P after dropout
   float *keep;            // [tile]      dropout scales of a row
   float *rowD, *rowLse;   // [bq] each
+  float *wholeRow;        // [tk] x 2    scores and scales of a whole row
 
   static size_t floats(const Geometry &g) {
     Strides ld(g);
     return size_t(2 * g.d * ld.keys + g.tk * ld.dim + 2 * g.blockQ * ld.dim +
-                  3 * g.blockQ * ld.tile + ld.tile + 2 * g.blockQ);
+                  3 * g.blockQ * ld.tile + ld.tile + 2 * g.blockQ +
+                  2 * ld.keys);
   }
   BackwardBuffers(float *w, const Geometry &g) : ld(g) {
     const int64_t tile = g.blockQ * ld.tile;
@@ -344,6 +505,7 @@ struct BackwardBuffers {
     keep = dropped + tile;
     rowD = keep + ld.tile;
     rowLse = rowD + g.blockQ;
+    wholeRow = rowLse + g.blockQ;
   }
 };
 
@@ -389,28 +551,34 @@ void keyRowsGemm(int64_t rows, int64_t written, int64_t n, int64_t k,
              ldb, c + split * ldc, ldc, false);
 }
 
-/// One query block; returns the number of keys it saw (its dK / dV rows
-/// [0, that) now hold values).
+/// One query block of head h; returns the number of keys it saw (its dK /
+/// dV rows [0, that) now hold values).
 int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
                            const Dropout &dropout, BackwardBuffers &w,
                            int64_t b, int64_t h, int64_t q0, int64_t rows,
                            int64_t keysWritten) {
   const int64_t d = g.d, bk = g.blockK, ldt = w.ld.tile;
-  const int64_t headOffset = h * d;
+  const int64_t headOffset = h * d, kvHeadOffset = g.kvHead(h) * d;
   const int64_t keyStop = g.visible(b, q0 + rows - 1);
   float *dqBlock = x.dq + (b * g.tq + q0) * x.lddq + headOffset;
   if (keyStop == 0) {
     zeroRows(dqBlock, rows, x.lddq, d);
     return 0;
   }
+  const bool general = g.general[b];
+  bool anyWholeRow = false;
+  for (int64_t i = 0; i < rows; ++i) {
+    w.rowLse[i] = x.lse[(b * g.heads + h) * g.tq + q0 + i];
+    anyWholeRow = anyWholeRow || masksCount(g, b, h, q0 + i, w.rowLse[i]);
+  }
   const int64_t ldd = w.ld.dim;
   copyRows(rows, d, x.q + (b * g.tq + q0) * x.ldq + headOffset, x.ldq, w.query,
            ldd);
   // dO into a dense block. D = rowsum(dO * O) = rowsum(P * dP) (O = P V,
-  // dP = dO V^T): when one key block holds every key the block sees, D
-  // comes from the P and dP tiles and O is never read; otherwise from O on
-  // the way.
-  const bool wholeRows = keyStop <= bk;
+  // dP = dO V^T): when one key block holds every key the block sees (and
+  // no masked key has a share of P), D comes from the P and dP tiles and O
+  // is never read; otherwise from O on the way.
+  const bool wholeRows = keyStop <= bk && !anyWholeRow;
   const float *doBlock = x.dO + (b * g.tq + q0) * x.lddo + headOffset;
   const float *oBlock = x.o + (b * g.tq + q0) * x.ldo + headOffset;
   if (wholeRows) {
@@ -427,8 +595,6 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
                              w.gradO + i * ldd);
     }
   }
-  for (int64_t i = 0; i < rows; ++i)
-    w.rowLse[i] = x.lse[(b * g.heads + h) * g.tq + q0 + i];
 
   for (int64_t k0 = 0; k0 < keyStop; k0 += bk) {
     const int64_t cols = std::min(bk, keyStop - k0);
@@ -440,10 +606,20 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
     for (int64_t i = 0; i < rows; ++i) {
       float *p = w.probs + i * ldt;
       float *ds = w.dscores + i * ldt;
+      // A row with no visible key (lse = -inf) has P = 0.
       const int64_t valid =
-          std::clamp<int64_t>(g.visible(b, q0 + i) - k0, 0, cols);
-      // P = exp(S - lse); with dropout, the dropped P and the kept dP.
+          w.rowLse[i] == kNegInf
+              ? 0
+              : std::clamp<int64_t>(g.visible(b, q0 + i) - k0, 0, cols);
+      // P = exp(S - lse), 0 where the mask drops a key; with dropout, the
+      // dropped P and the kept dP.
       expShifted(p, w.rowLse[i], valid, p);
+      if (general) {
+        const uint8_t *keep = g.maskRow(b, h, q0 + i) + k0 * g.maskStride[3];
+        for (int64_t j = 0; j < valid; ++j)
+          if (!keep[j * g.maskStride[3]])
+            p[j] = 0.0f;
+      }
       std::fill(p + valid, p + cols, 0.0f);
       if (dropout.enabled) {
         float *droppedRow = w.dropped + i * ldt;
@@ -472,9 +648,9 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
     // dV += P^T dO and dK += scale dS^T Q: P and dS are column-major as A^T.
     const int64_t written = keysWritten - k0;
     keyRowsGemm(cols, written, d, rows, 1.0f, dropped, ldt, w.gradO, ldd,
-                x.dv + (b * g.tk + k0) * x.lddv + headOffset, x.lddv);
+                x.dv + (b * g.tk + k0) * x.lddv + kvHeadOffset, x.lddv);
     keyRowsGemm(cols, written, d, rows, x.scale, w.dscores, ldt, w.query, ldd,
-                x.dk + (b * g.tk + k0) * x.lddk + headOffset, x.lddk);
+                x.dk + (b * g.tk + k0) * x.lddk + kvHeadOffset, x.lddk);
     // dQ += scale dS K.
     tileGemm(rows, d, cols, x.scale, w.dscores, ldt, ALayout::RowMajor,
              w.keys + k0 * ldd, ldd, dqBlock, x.lddq, k0 > 0);
@@ -482,36 +658,75 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
   return keyStop;
 }
 
+/// The masked keys' share of dV for the rows where it is not negligible:
+/// dV[j] += P[i, j] * dO[i] (masked scores do not depend on Q or K, so dQ
+/// and dK get nothing from them). P of a masked key is recomputed from the
+/// whole row rather than from the saved lse, which a large fill such as
+/// -1e9 leaves with no precision below about 100.
+void backwardMaskedKeys(const Geometry &g, const BackwardArgs &x,
+                        const Dropout &dropout, BackwardBuffers &w, int64_t b,
+                        int64_t h) {
+  const int64_t d = g.d;
+  float *scores = w.wholeRow, *keep = w.wholeRow + w.ld.keys;
+  float *values = x.dv + b * g.tk * x.lddv + g.kvHead(h) * d;
+  for (int64_t i = 0; i < g.tq; ++i) {
+    if (!masksCount(g, b, h, i, x.lse[(b * g.heads + h) * g.tq + i]))
+      continue;
+    const float top =
+        wholeRowScores(g, x.q, x.ldq, x.k, x.ldk, x.scale, b, h, i, scores);
+    const float p = expApprox(g.fill - top) / expShiftedSum(scores, top, g.tk,
+                                                             scores);
+    if (dropout.enabled)
+      dropout.scales(g, b, h, i, 0, g.tk, keep);
+    const float *gradO = x.dO + (b * g.tq + i) * x.lddo + h * d;
+    for (int64_t j = 0; j < g.tk; ++j) {
+      if (g.sees(b, h, i, j))
+        continue;
+      const float share = p * (dropout.enabled ? keep[j] : 1.0f);
+      float *dv = values + j * x.lddv;
+#pragma omp simd
+      for (int64_t c = 0; c < d; ++c)
+        dv[c] += share * gradO[c];
+    }
+  }
+}
+
 void attentionBackward(Context &ctx, const Geometry &g, const BackwardArgs &x,
                        const Dropout &dropout) {
   const size_t floats = reserveWorkspaces(ctx, BackwardBuffers::floats(g));
-  const int64_t tasks = g.batch * g.heads;
+  // One task per (batch, key/value head): it owns that head's dK and dV and
+  // runs every query head that reads it.
+  const int64_t tasks = g.batch * g.kvHeads;
 #pragma omp parallel for num_threads(ctx.numThreads()) schedule(dynamic, 1)
   for (int64_t task = 0; task < tasks; ++task) {
-    const int64_t h = task % g.heads;
-    const int64_t b = task / g.heads;
-    const int64_t headOffset = h * g.d;
+    const int64_t kv = task % g.kvHeads;
+    const int64_t b = task / g.kvHeads;
+    const int64_t kvHeadOffset = kv * g.d;
     BackwardBuffers w(
         ctx.threadWorkspace(omp_get_thread_num()).as<float>(floats), g);
-    const int64_t keyEnd = g.keyEnd(b);
+    const int64_t keyEnd = g.keyEnd[b];
     // K is gathered densely once (dQ = dS K reads it) and K^T is transposed
     // from that copy, so the strided rows of K are read only once.
-    copyRows(keyEnd, g.d, x.k + b * g.tk * x.ldk + headOffset, x.ldk, w.keys,
+    copyRows(keyEnd, g.d, x.k + b * g.tk * x.ldk + kvHeadOffset, x.ldk, w.keys,
              w.ld.dim);
     transposeTile(keyEnd, g.d, w.keys, w.ld.dim, w.keysT, w.ld.keys);
-    transposeTile(keyEnd, g.d, x.v + b * g.tk * x.ldv + headOffset, x.ldv,
+    transposeTile(keyEnd, g.d, x.v + b * g.tk * x.ldv + kvHeadOffset, x.ldv,
                   w.valuesT, w.ld.keys);
     int64_t keysWritten = 0;
-    for (int64_t q0 = 0; q0 < g.tq; q0 += g.blockQ)
-      keysWritten = std::max(keysWritten,
-                             backwardQueryBlock(g, x, dropout, w, b, h, q0,
-                                                std::min(g.blockQ, g.tq - q0),
-                                                keysWritten));
+    for (int64_t h = kv * g.group; h < (kv + 1) * g.group; ++h)
+      for (int64_t q0 = 0; q0 < g.tq; q0 += g.blockQ)
+        keysWritten = std::max(keysWritten,
+                               backwardQueryBlock(g, x, dropout, w, b, h, q0,
+                                                  std::min(g.blockQ, g.tq - q0),
+                                                  keysWritten));
     // Keys no query saw get zero gradients.
-    zeroRows(x.dk + (b * g.tk + keysWritten) * x.lddk + headOffset,
+    zeroRows(x.dk + (b * g.tk + keysWritten) * x.lddk + kvHeadOffset,
              g.tk - keysWritten, x.lddk, g.d);
-    zeroRows(x.dv + (b * g.tk + keysWritten) * x.lddv + headOffset,
+    zeroRows(x.dv + (b * g.tk + keysWritten) * x.lddv + kvHeadOffset,
              g.tk - keysWritten, x.lddv, g.d);
+    if (g.exactFill())
+      for (int64_t h = kv * g.group; h < (kv + 1) * g.group; ++h)
+        backwardMaskedKeys(g, x, dropout, w, b, h);
   }
 }
 
@@ -519,29 +734,31 @@ void attentionBackward(Context &ctx, const Geometry &g, const BackwardArgs &x,
 
 extern "C" {
 
-txrt_status txrt_attention_fwd(txrt_context *ctx, int64_t site, int64_t batch,
-                               int64_t heads, int64_t tq, int64_t tk,
-                               int64_t head_dim, const float *q, int64_t ldq,
-                               const float *k, int64_t ldk, const float *v,
-                               int64_t ldv, float *o, int64_t ldo, float *lse,
-                               const int32_t *key_lengths, int32_t causal,
-                               float scale, float dropout_p, uint64_t seed,
-                               int64_t step) {
+txrt_status txrt_attention_fwd(
+    txrt_context *ctx, int64_t site, int64_t batch, int64_t heads,
+    int64_t kv_heads, int64_t tq, int64_t tk, int64_t head_dim, const float *q,
+    int64_t ldq, const float *k, int64_t ldk, const float *v, int64_t ldv,
+    float *o, int64_t ldo, float *lse, const uint8_t *mask,
+    int64_t mask_stride_batch, int64_t mask_stride_head,
+    int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
+    float scale, float fill, float dropout_p, uint64_t seed, int64_t step) {
   return runKernel(
       ctx, "txrt_attention_fwd",
       [&] {
-        return shapes("batch", batch, "heads", heads, "tq", tq, "tk", tk,
-                      "head_dim", head_dim, "ldq", ldq, "ldk", ldk, "ldv", ldv,
-                      "ldo", ldo, "causal", causal);
+        return shapes("batch", batch, "heads", heads, "kv_heads", kv_heads,
+                      "tq", tq, "tk", tk, "head_dim", head_dim, "ldq", ldq,
+                      "ldk", ldk, "ldv", ldv, "ldo", ldo, "causal", causal);
       },
       [&](Context &c) {
-        validate(batch, heads, tq, tk, head_dim, ldq, ldk, ldv, ldo,
-                 key_lengths, dropout_p);
+        MaskArgs maskArgs{mask,           mask_stride_batch, mask_stride_head,
+                          mask_stride_query, mask_stride_key, fill};
+        validate(batch, heads, kv_heads, tq, tk, head_dim, ldq, ldk, ldv, ldo,
+                 maskArgs, dropout_p);
         if (batch == 0 || heads == 0 || tq == 0 || head_dim == 0)
           return;
         require(q && k && v && o, "q, k, v and o must not be NULL");
-        Geometry g = makeGeometry(c, batch, heads, tq, tk, head_dim,
-                                  key_lengths, causal);
+        Geometry g = makeGeometry(c, batch, heads, kv_heads, tq, tk, head_dim,
+                                  maskArgs, causal);
         ForwardArgs args{q, k, v, ldq, ldk, ldv, o, lse, ldo, scale};
         attentionForward(c, g, args, Dropout(dropout_p, seed, step, site));
       });
@@ -549,32 +766,36 @@ txrt_status txrt_attention_fwd(txrt_context *ctx, int64_t site, int64_t batch,
 
 txrt_status txrt_attention_bwd(
     txrt_context *ctx, int64_t /*site*/, int64_t fwd_site, int64_t batch,
-    int64_t heads, int64_t tq, int64_t tk, int64_t head_dim, const float *q,
-    int64_t ldq, const float *k, int64_t ldk, const float *v, int64_t ldv,
-    const float *o, int64_t ldo, const float *lse, const float *d_o,
-    int64_t lddo, float *dq, int64_t lddq, float *dk, int64_t lddk, float *dv,
-    int64_t lddv, const int32_t *key_lengths, int32_t causal, float scale,
-    float dropout_p, uint64_t seed, int64_t step) {
+    int64_t heads, int64_t kv_heads, int64_t tq, int64_t tk, int64_t head_dim,
+    const float *q, int64_t ldq, const float *k, int64_t ldk, const float *v,
+    int64_t ldv, const float *o, int64_t ldo, const float *lse,
+    const float *d_o, int64_t lddo, float *dq, int64_t lddq, float *dk,
+    int64_t lddk, float *dv, int64_t lddv, const uint8_t *mask,
+    int64_t mask_stride_batch, int64_t mask_stride_head,
+    int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
+    float scale, float fill, float dropout_p, uint64_t seed, int64_t step) {
   return runKernel(
       ctx, "txrt_attention_bwd",
       [&] {
-        return shapes("batch", batch, "heads", heads, "tq", tq, "tk", tk,
-                      "head_dim", head_dim, "ldq", ldq, "ldk", ldk, "ldv", ldv,
-                      "ldo", ldo, "causal", causal);
+        return shapes("batch", batch, "heads", heads, "kv_heads", kv_heads,
+                      "tq", tq, "tk", tk, "head_dim", head_dim, "ldq", ldq,
+                      "ldk", ldk, "ldv", ldv, "ldo", ldo, "causal", causal);
       },
       [&](Context &c) {
-        validate(batch, heads, tq, tk, head_dim, ldq, ldk, ldv, ldo,
-                 key_lengths, dropout_p);
-        int64_t width = heads * head_dim;
-        require(lddo >= width && lddq >= width && lddk >= width &&
-                    lddv >= width,
-                "gradient leading dimensions must be >= heads * head_dim");
+        MaskArgs maskArgs{mask,           mask_stride_batch, mask_stride_head,
+                          mask_stride_query, mask_stride_key, fill};
+        validate(batch, heads, kv_heads, tq, tk, head_dim, ldq, ldk, ldv, ldo,
+                 maskArgs, dropout_p);
+        require(lddo >= heads * head_dim && lddq >= heads * head_dim &&
+                    lddk >= kv_heads * head_dim && lddv >= kv_heads * head_dim,
+                "gradient leading dimensions must be >= heads * head_dim "
+                "(lddo, lddq) and kv_heads * head_dim (lddk, lddv)");
         if (batch == 0 || heads == 0 || head_dim == 0)
           return;
         require(dk && dv, "dk and dv must not be NULL");
         if (tq == 0) {
           for (int64_t b = 0; b < batch; ++b)
-            for (int64_t h = 0; h < heads; ++h) {
+            for (int64_t h = 0; h < kv_heads; ++h) {
               zeroRows(dk + b * tk * lddk + h * head_dim, tk, lddk, head_dim);
               zeroRows(dv + b * tk * lddv + h * head_dim, tk, lddv, head_dim);
             }
@@ -582,32 +803,11 @@ txrt_status txrt_attention_bwd(
         }
         require(q && k && v && o && lse && d_o && dq,
                 "q, k, v, o, lse, d_o and dq must not be NULL");
-        Geometry g = makeGeometry(c, batch, heads, tq, tk, head_dim,
-                                  key_lengths, causal);
+        Geometry g = makeGeometry(c, batch, heads, kv_heads, tq, tk, head_dim,
+                                  maskArgs, causal);
         BackwardArgs args{q,   k,    v,  o,  lse, d_o,  ldq,  ldk,  ldv,
                           ldo, lddo, dq, dk, dv,  lddq, lddk, lddv, scale};
         attentionBackward(c, g, args, Dropout(dropout_p, seed, step, fwd_site));
-      });
-}
-
-txrt_status txrt_key_lengths(txrt_context *ctx, int64_t batch, int64_t seq,
-                             const int32_t *ids, int32_t pad_id,
-                             int32_t *out_lengths) {
-  return runKernel(
-      ctx, "txrt_key_lengths",
-      [&] { return shapes("batch", batch, "seq", seq); },
-      [&](Context &) {
-        require(batch >= 0 && seq >= 0, "sizes must be non-negative");
-        if (batch == 0)
-          return;
-        require(out_lengths && (seq == 0 || ids),
-                "ids and out_lengths must not be NULL");
-        for (int64_t b = 0; b < batch; ++b) {
-          int64_t length = seq;
-          while (length > 0 && ids[b * seq + length - 1] == pad_id)
-            --length;
-          out_lengths[b] = int32_t(length);
-        }
       });
 }
 

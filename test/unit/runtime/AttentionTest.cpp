@@ -1,11 +1,14 @@
 //===- AttentionTest.cpp - fused attention fwd / bwd against references ---===//
 //
 // The reference materialises the full B x h x T x S scores in double
-// precision; the kernel must agree with it for padding (key lengths), causal,
-// both, empty rows, dropout, packed QKV layouts and block sizes that split
-// the sequences into several blocks with tails. Backward is checked against
-// finite differences of the reference on small shapes and against the
-// reference's analytic gradient on larger ones.
+// precision, with the masked scores at `fill` (or left out when fill is
+// -inf), as softmax(masked_fill(...)) computes them; the kernel must agree
+// with it for right padding (the key-length path), left and inner padding,
+// rows and batches with no visible key, query-row and per-head masks,
+// causal, both, dropout, grouped-query heads, packed QKV layouts and block
+// sizes that split the sequences into several blocks with tails. Backward is
+// checked against finite differences of the reference on small shapes and
+// against the reference's analytic gradient on larger ones.
 //
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
@@ -18,31 +21,101 @@ using namespace txrt_test;
 
 namespace {
 
+constexpr float kNoFill = -std::numeric_limits<float>::infinity();
+
+/// How a case's keep mask is laid out.
+enum class MaskKind {
+  None,
+  RightPadding, // [B, 1, 1, S], a prefix of each row kept
+  LeftPadding,  // [B, 1, 1, S], a suffix kept
+  InnerPadding, // [B, 1, 1, S], holes inside
+  QueryRows,    // [B, 1, T, 1]: some queries see nothing
+  PerHead,      // [B, h, T, S], random
+};
+
 struct AttentionCase {
-  int64_t batch = 1, heads = 1, tq = 1, tk = 1, d = 1;
+  int64_t batch = 1, heads = 1, kvHeads = 0, tq = 1, tk = 1, d = 1;
   int64_t pad = 0; // extra floats per row: ld = heads * d + pad
-  std::vector<int32_t> keyLengths;
+  MaskKind maskKind = MaskKind::None;
   bool causal = false;
+  float fill = kNoFill;
   float dropout = 0.0f;
   int64_t site = 11;
   uint64_t seed = 1234;
   int64_t step = 3;
+  /// The keep mask and its strides over (b, h, i, j), made by makeMask().
+  std::vector<uint8_t> mask;
+  int64_t stride[4] = {0, 0, 0, 0};
 
+  int64_t kvh() const { return kvHeads ? kvHeads : heads; }
   int64_t ld() const { return heads * d + pad; }
+  int64_t kvLd() const { return kvh() * d + pad; }
+  int64_t kvHead(int64_t h) const { return h / (heads / kvh()); }
   float scale() const { return 1.0f / std::sqrt(float(d)); }
-  const int32_t *lengths() const {
-    return keyLengths.empty() ? nullptr : keyLengths.data();
+  const uint8_t *maskData() const { return mask.empty() ? nullptr : mask.data(); }
+
+  /// Fills `mask`: batch b of a padding mask keeps tk - 2b keys (at least
+  /// one, batch 2 none when there are 3 or more batches).
+  void makeMask() {
+    auto kept = [&](int64_t b) {
+      if (b == 2)
+        return int64_t(0);
+      return std::max<int64_t>(1, tk - 2 * b);
+    };
+    switch (maskKind) {
+    case MaskKind::None:
+      return;
+    case MaskKind::RightPadding:
+    case MaskKind::LeftPadding:
+    case MaskKind::InnerPadding:
+      mask.assign(batch * tk, 0);
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t j = 0; j < tk; ++j) {
+          bool keep = maskKind == MaskKind::RightPadding ? j < kept(b)
+                      : maskKind == MaskKind::LeftPadding
+                          ? j >= tk - kept(b)
+                          : (b != 2 && (j + b) % 3 != 1);
+          mask[b * tk + j] = keep;
+        }
+      stride[0] = tk;
+      stride[3] = 1;
+      return;
+    case MaskKind::QueryRows:
+      mask.assign(batch * tq, 0);
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t i = 0; i < tq; ++i)
+          mask[b * tq + i] = (i + b) % 4 != 0;
+      stride[0] = tq;
+      stride[2] = 1;
+      return;
+    case MaskKind::PerHead: {
+      Floats coin = randomFloats(batch * heads * tq * tk, 77);
+      mask.assign(coin.size(), 0);
+      for (size_t n = 0; n < coin.size(); ++n)
+        mask[n] = coin[n] > -0.4f;
+      stride[0] = heads * tq * tk;
+      stride[1] = tq * tk;
+      stride[2] = tk;
+      stride[3] = 1;
+      return;
+    }
+    }
   }
-  bool visible(int64_t b, int64_t i, int64_t j) const {
-    if (!keyLengths.empty() && j >= keyLengths[b])
+
+  bool visible(int64_t b, int64_t h, int64_t i, int64_t j) const {
+    if (causal && j > i + (tk - tq))
       return false;
-    return !causal || j <= i + (tk - tq);
+    if (mask.empty())
+      return true;
+    return mask[b * stride[0] + h * stride[1] + i * stride[2] + j * stride[3]];
   }
   std::string name() const {
     return "B=" + std::to_string(batch) + " h=" + std::to_string(heads) +
-           " tq=" + std::to_string(tq) + " tk=" + std::to_string(tk) +
-           " d=" + std::to_string(d) + " causal=" + std::to_string(causal) +
-           " lengths=" + std::to_string(!keyLengths.empty()) +
+           " kvh=" + std::to_string(kvh()) + " tq=" + std::to_string(tq) +
+           " tk=" + std::to_string(tk) + " d=" + std::to_string(d) +
+           " causal=" + std::to_string(causal) +
+           " mask=" + std::to_string(int(maskKind)) +
+           " fill=" + std::to_string(fill) +
            " dropout=" + std::to_string(dropout);
   }
 };
@@ -61,46 +134,74 @@ Doubles dropoutScales(txrt_context *ctx, const AttentionCase &c) {
   return toDoubles(out);
 }
 
+/// Where the reference finds elements of Q / O (rows of ld) and K / V (rows
+/// of kvLd).
+struct Index {
+  const AttentionCase &c;
+  int64_t q(int64_t b, int64_t h, int64_t i, int64_t x) const {
+    return (b * c.tq + i) * c.ld() + h * c.d + x;
+  }
+  int64_t k(int64_t b, int64_t h, int64_t j, int64_t x) const {
+    return (b * c.tk + j) * c.kvLd() + c.kvHead(h) * c.d + x;
+  }
+  int64_t drop(int64_t b, int64_t h, int64_t i, int64_t j) const {
+    return ((b * c.heads + h) * c.tq + i) * c.tk + j;
+  }
+};
+
+/// The probabilities of row (b, h, i) before dropout (0 for left-out keys)
+/// and their log-sum-exp; false when every key is left out.
+bool referenceRow(const AttentionCase &c, const Doubles &q, const Doubles &k,
+                  int64_t b, int64_t h, int64_t i, std::vector<double> &p,
+                  double &lse) {
+  Index at{c};
+  const bool dropMasked = c.fill == kNoFill;
+  double m = -std::numeric_limits<double>::infinity();
+  for (int64_t j = 0; j < c.tk; ++j) {
+    if (!c.visible(b, h, i, j)) {
+      p[j] = c.fill; // -inf: left out
+    } else {
+      double s = 0;
+      for (int64_t x = 0; x < c.d; ++x)
+        s += q[at.q(b, h, i, x)] * k[at.k(b, h, j, x)];
+      p[j] = s * c.scale();
+    }
+    m = std::max(m, p[j]);
+  }
+  if (dropMasked && m == -std::numeric_limits<double>::infinity()) {
+    lse = m;
+    std::fill(p.begin(), p.end(), 0.0);
+    return false;
+  }
+  double sum = 0;
+  for (int64_t j = 0; j < c.tk; ++j)
+    sum += std::exp(p[j] - m);
+  for (int64_t j = 0; j < c.tk; ++j)
+    p[j] = std::exp(p[j] - m) / sum;
+  lse = m + std::log(sum);
+  return true;
+}
+
 /// O (in a [B, tq, ld] buffer, pad columns 0) and lse of the reference.
 Doubles referenceAttention(const AttentionCase &c, const Doubles &q,
                            const Doubles &k, const Doubles &v,
                            const Doubles &drop, Doubles *lse = nullptr) {
-  const int64_t ld = c.ld();
-  Doubles o(c.batch * c.tq * ld, 0.0);
-  std::vector<double> scores(c.tk);
+  Index at{c};
+  Doubles o(c.batch * c.tq * c.ld(), 0.0);
+  std::vector<double> p(c.tk);
   for (int64_t b = 0; b < c.batch; ++b)
     for (int64_t h = 0; h < c.heads; ++h)
       for (int64_t i = 0; i < c.tq; ++i) {
-        double m = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < c.tk; ++j) {
-          if (!c.visible(b, i, j))
-            continue;
-          double s = 0;
-          for (int64_t x = 0; x < c.d; ++x)
-            s += q[(b * c.tq + i) * ld + h * c.d + x] *
-                 k[(b * c.tk + j) * ld + h * c.d + x];
-          scores[j] = s * c.scale();
-          m = std::max(m, scores[j]);
-        }
-        double sum = 0;
-        for (int64_t j = 0; j < c.tk; ++j)
-          if (c.visible(b, i, j))
-            sum += std::exp(scores[j] - m);
+        double rowLse;
+        bool any = referenceRow(c, q, k, b, h, i, p, rowLse);
         if (lse)
-          (*lse)[(b * c.heads + h) * c.tq + i] =
-              sum > 0 ? m + std::log(sum)
-                      : -std::numeric_limits<double>::infinity();
-        if (sum == 0)
+          (*lse)[(b * c.heads + h) * c.tq + i] = rowLse;
+        if (!any)
           continue;
-        for (int64_t j = 0; j < c.tk; ++j) {
-          if (!c.visible(b, i, j))
-            continue;
-          double p = std::exp(scores[j] - m) / sum *
-                     drop[((b * c.heads + h) * c.tq + i) * c.tk + j];
+        for (int64_t j = 0; j < c.tk; ++j)
           for (int64_t x = 0; x < c.d; ++x)
-            o[(b * c.tq + i) * ld + h * c.d + x] +=
-                p * v[(b * c.tk + j) * ld + h * c.d + x];
-        }
+            o[at.q(b, h, i, x)] +=
+                p[j] * drop[at.drop(b, h, i, j)] * v[at.k(b, h, j, x)];
       }
   return o;
 }
@@ -109,63 +210,40 @@ struct Gradients {
   Doubles dq, dk, dv;
 };
 
-/// The analytic gradient of the reference (materialised probabilities).
+/// The analytic gradient of the reference (materialised probabilities):
+/// masked scores are constants, so only visible keys pass gradient to Q and
+/// K, while every kept key with a share of P gets its share of dV.
 Gradients referenceAttentionBackward(const AttentionCase &c, const Doubles &q,
                                      const Doubles &k, const Doubles &v,
                                      const Doubles &drop, const Doubles &dO) {
-  const int64_t ld = c.ld();
+  Index at{c};
   Gradients g{Doubles(q.size(), 0.0), Doubles(k.size(), 0.0),
               Doubles(v.size(), 0.0)};
   std::vector<double> p(c.tk), dp(c.tk);
-  auto qAt = [&](int64_t b, int64_t h, int64_t i, int64_t x) {
-    return (b * c.tq + i) * ld + h * c.d + x;
-  };
-  auto kAt = [&](int64_t b, int64_t h, int64_t j, int64_t x) {
-    return (b * c.tk + j) * ld + h * c.d + x;
-  };
   for (int64_t b = 0; b < c.batch; ++b)
     for (int64_t h = 0; h < c.heads; ++h)
       for (int64_t i = 0; i < c.tq; ++i) {
-        double m = -std::numeric_limits<double>::infinity();
-        for (int64_t j = 0; j < c.tk; ++j) {
-          p[j] = 0;
-          if (!c.visible(b, i, j))
-            continue;
-          double s = 0;
-          for (int64_t x = 0; x < c.d; ++x)
-            s += q[qAt(b, h, i, x)] * k[kAt(b, h, j, x)];
-          p[j] = s * c.scale();
-          m = std::max(m, p[j]);
-        }
-        double sum = 0;
-        for (int64_t j = 0; j < c.tk; ++j)
-          if (c.visible(b, i, j))
-            sum += std::exp(p[j] - m);
-        if (sum == 0)
+        double lse;
+        if (!referenceRow(c, q, k, b, h, i, p, lse))
           continue;
         double rowD = 0;
         for (int64_t j = 0; j < c.tk; ++j) {
-          if (!c.visible(b, i, j)) {
-            p[j] = dp[j] = 0;
-            continue;
-          }
-          p[j] = std::exp(p[j] - m) / sum;
-          double keep = drop[((b * c.heads + h) * c.tq + i) * c.tk + j];
+          double keep = drop[at.drop(b, h, i, j)];
           double dotDoV = 0;
           for (int64_t x = 0; x < c.d; ++x) {
-            dotDoV += dO[qAt(b, h, i, x)] * v[kAt(b, h, j, x)];
-            g.dv[kAt(b, h, j, x)] += p[j] * keep * dO[qAt(b, h, i, x)];
+            dotDoV += dO[at.q(b, h, i, x)] * v[at.k(b, h, j, x)];
+            g.dv[at.k(b, h, j, x)] += p[j] * keep * dO[at.q(b, h, i, x)];
           }
           dp[j] = dotDoV * keep;
           rowD += p[j] * dp[j];
         }
         for (int64_t j = 0; j < c.tk; ++j) {
-          if (!c.visible(b, i, j))
+          if (!c.visible(b, h, i, j))
             continue;
           double ds = p[j] * (dp[j] - rowD) * c.scale();
           for (int64_t x = 0; x < c.d; ++x) {
-            g.dq[qAt(b, h, i, x)] += ds * k[kAt(b, h, j, x)];
-            g.dk[kAt(b, h, j, x)] += ds * q[qAt(b, h, i, x)];
+            g.dq[at.q(b, h, i, x)] += ds * k[at.k(b, h, j, x)];
+            g.dk[at.k(b, h, j, x)] += ds * q[at.q(b, h, i, x)];
           }
         }
       }
@@ -178,37 +256,50 @@ protected:
     Floats q, k, v, o, lse, dO, dq, dk, dv;
   };
 
+  static txrt_status forward(txrt_context *ctx, const AttentionCase &c,
+                             Run &r) {
+    return txrt_attention_fwd(
+        ctx, c.site, c.batch, c.heads, c.kvh(), c.tq, c.tk, c.d, r.q.data(),
+        c.ld(), r.k.data(), c.kvLd(), r.v.data(), c.kvLd(), r.o.data(), c.ld(),
+        r.lse.data(), c.maskData(), c.stride[0], c.stride[1], c.stride[2],
+        c.stride[3], c.causal, c.scale(), c.fill, c.dropout, c.seed, c.step);
+  }
+
   /// Runs the kernels forward (and backward) on random data.
   static Run run(txrt_context *ctx, const AttentionCase &c, bool backward,
                  uint32_t seed) {
-    const int64_t ld = c.ld();
     Run r;
-    r.q = randomFloats(c.batch * c.tq * ld, seed, -1.5f, 1.5f);
-    r.k = randomFloats(c.batch * c.tk * ld, seed + 1, -1.5f, 1.5f);
-    r.v = randomFloats(c.batch * c.tk * ld, seed + 2);
-    r.o.assign(c.batch * c.tq * ld, 0.0f);
+    r.q = randomFloats(c.batch * c.tq * c.ld(), seed, -1.5f, 1.5f);
+    r.k = randomFloats(c.batch * c.tk * c.kvLd(), seed + 1, -1.5f, 1.5f);
+    r.v = randomFloats(c.batch * c.tk * c.kvLd(), seed + 2);
+    r.o.assign(c.batch * c.tq * c.ld(), 0.0f);
     r.lse.assign(c.batch * c.heads * c.tq, 0.0f);
-    EXPECT_EQ(txrt_attention_fwd(ctx, c.site, c.batch, c.heads, c.tq, c.tk, c.d,
-                                 r.q.data(), ld, r.k.data(), ld, r.v.data(), ld,
-                                 r.o.data(), ld, r.lse.data(), c.lengths(),
-                                 c.causal, c.scale(), c.dropout, c.seed,
-                                 c.step),
-              TXRT_OK)
-        << txrt_last_error(ctx);
+    EXPECT_EQ(forward(ctx, c, r), TXRT_OK) << txrt_last_error(ctx);
     if (!backward)
       return r;
-    r.dO = randomFloats(c.batch * c.tq * ld, seed + 3);
-    r.dq.assign(r.q.size(), 0.0f);
-    r.dk.assign(r.k.size(), 0.0f);
-    r.dv.assign(r.v.size(), 0.0f);
+    r.dO = randomFloats(c.batch * c.tq * c.ld(), seed + 3);
+    // Garbage in the outputs: the kernel must overwrite, not accumulate.
+    r.dq.assign(r.q.size(), 7.0f);
+    r.dk.assign(r.k.size(), 7.0f);
+    r.dv.assign(r.v.size(), 7.0f);
     EXPECT_EQ(txrt_attention_bwd(
-                  ctx, c.site + 1, c.site, c.batch, c.heads, c.tq, c.tk, c.d,
-                  r.q.data(), ld, r.k.data(), ld, r.v.data(), ld, r.o.data(),
-                  ld, r.lse.data(), r.dO.data(), ld, r.dq.data(), ld,
-                  r.dk.data(), ld, r.dv.data(), ld, c.lengths(), c.causal,
-                  c.scale(), c.dropout, c.seed, c.step),
+                  ctx, c.site + 1, c.site, c.batch, c.heads, c.kvh(), c.tq,
+                  c.tk, c.d, r.q.data(), c.ld(), r.k.data(), c.kvLd(),
+                  r.v.data(), c.kvLd(), r.o.data(), c.ld(), r.lse.data(),
+                  r.dO.data(), c.ld(), r.dq.data(), c.ld(), r.dk.data(),
+                  c.kvLd(), r.dv.data(), c.kvLd(), c.maskData(), c.stride[0],
+                  c.stride[1], c.stride[2], c.stride[3], c.causal, c.scale(),
+                  c.fill, c.dropout, c.seed, c.step),
               TXRT_OK)
         << txrt_last_error(ctx);
+    // Pad columns are not the kernel's: restore them for the comparison.
+    for (Floats *grad : {&r.dq, &r.dk, &r.dv}) {
+      int64_t width = grad == &r.dq ? c.heads * c.d : c.kvh() * c.d;
+      int64_t ld = grad == &r.dq ? c.ld() : c.kvLd();
+      for (size_t n = 0; n < grad->size(); ++n)
+        if (int64_t(n) % ld >= width)
+          (*grad)[n] = 0.0f;
+    }
     return r;
   }
 
@@ -225,7 +316,8 @@ protected:
       if (std::isinf(lse[i]))
         EXPECT_TRUE(std::isinf(r.lse[i]) && r.lse[i] < 0) << "lse " << i;
       else
-        EXPECT_NEAR(r.lse[i], lse[i], 1e-4) << "lse " << i;
+        EXPECT_NEAR(r.lse[i], lse[i], 1e-4 * std::max(1.0, std::fabs(lse[i])))
+            << "lse " << i;
     }
   }
 
@@ -271,23 +363,46 @@ protected:
   }
 };
 
-/// Shapes x masks, used by the forward and backward tests.
+AttentionCase makeCase(int64_t batch, int64_t heads, int64_t tq, int64_t tk,
+                       int64_t d, MaskKind kind, bool causal,
+                       float fill = kNoFill) {
+  AttentionCase c;
+  c.batch = batch;
+  c.heads = heads;
+  c.tq = tq;
+  c.tk = tk;
+  c.d = d;
+  c.maskKind = kind;
+  c.causal = causal;
+  c.fill = fill;
+  c.makeMask();
+  return c;
+}
+
+/// Shapes x {no mask, right padding} x {causal or not}: the cases of the
+/// key-length fast path.
 std::vector<AttentionCase> maskCases(int64_t batch, int64_t heads, int64_t tq,
                                      int64_t tk, int64_t d) {
   std::vector<AttentionCase> cases;
-  for (int mask = 0; mask < 4; ++mask) {
-    AttentionCase c;
-    c.batch = batch;
-    c.heads = heads;
-    c.tq = tq;
-    c.tk = tk;
-    c.d = d;
-    c.causal = mask & 1;
-    if (mask & 2)
-      for (int64_t b = 0; b < batch; ++b)
-        c.keyLengths.push_back(int32_t(std::max<int64_t>(1, tk - 3 * b - 1)));
-    cases.push_back(c);
-  }
+  for (int mask = 0; mask < 4; ++mask)
+    cases.push_back(makeCase(batch, heads, tq, tk, d,
+                             mask & 2 ? MaskKind::RightPadding : MaskKind::None,
+                             mask & 1));
+  return cases;
+}
+
+/// Every mask kind, causal or not, dropping masked keys (fill -inf) or
+/// with masked_fill's -1e9 or a fill close to the scores (-2, where masked
+/// keys keep a real share of P).
+std::vector<AttentionCase> generalCases(int64_t batch, int64_t heads,
+                                        int64_t tq, int64_t tk, int64_t d) {
+  std::vector<AttentionCase> cases;
+  for (MaskKind kind :
+       {MaskKind::LeftPadding, MaskKind::InnerPadding, MaskKind::QueryRows,
+        MaskKind::PerHead, MaskKind::RightPadding})
+    for (bool causal : {false, true})
+      for (float fill : {kNoFill, -1e9f, -2.0f})
+        cases.push_back(makeCase(batch, heads, tq, tk, d, kind, causal, fill));
   return cases;
 }
 
@@ -313,17 +428,73 @@ TEST_F(AttentionTest, ForwardAcrossManyBlocks) {
   txrt_context_destroy(ctx);
 }
 
+TEST_F(AttentionTest, GeneralMasksForward) {
+  txrt_context *ctx = smallBlocks();
+  uint32_t seed = 600;
+  for (const AttentionCase &c : generalCases(3, 2, 9, 9, 4))
+    checkForward(ctx_, c, seed++);
+  for (const AttentionCase &c : generalCases(3, 2, 40, 50, 8))
+    checkForward(ctx, c, seed++);
+  txrt_context_destroy(ctx);
+}
+
+TEST_F(AttentionTest, GeneralMasksBackward) {
+  uint32_t seed = 700;
+  for (AttentionCase c : generalCases(3, 2, 5, 6, 3)) {
+    checkBackward(ctx_, c, seed++, true);
+    c.dropout = 0.3f;
+    checkBackward(ctx_, c, seed++, false);
+  }
+  txrt_context *ctx = smallBlocks();
+  for (const AttentionCase &c : generalCases(3, 2, 40, 50, 8))
+    checkBackward(ctx, c, seed++, false);
+  txrt_context_destroy(ctx);
+}
+
+TEST_F(AttentionTest, FullyMaskedRowsAsWritten) {
+  // masked_fill(-1e9) then softmax: a row whose keys are all masked has
+  // equal scores, so its output is the mean of V over every key; dropping
+  // masked keys instead (fill -inf) gives zeros.
+  AttentionCase c = makeCase(3, 2, 4, 5, 4, MaskKind::RightPadding, false,
+                             -1e9f); // batch 2 keeps no key
+  Run r = run(ctx_, c, false, 800);
+  for (int64_t h = 0; h < c.heads; ++h)
+    for (int64_t x = 0; x < c.d; ++x) {
+      double mean = 0;
+      for (int64_t j = 0; j < c.tk; ++j)
+        mean += r.v[(2 * c.tk + j) * c.ld() + h * c.d + x] / c.tk;
+      for (int64_t i = 0; i < c.tq; ++i)
+        EXPECT_NEAR(r.o[(2 * c.tq + i) * c.ld() + h * c.d + x], mean, 1e-5);
+    }
+  c.fill = kNoFill;
+  r = run(ctx_, c, false, 800);
+  for (int64_t n = 2 * c.tq * c.ld(); n < 3 * c.tq * c.ld(); ++n)
+    EXPECT_EQ(r.o[n], 0.0f);
+}
+
+TEST_F(AttentionTest, GroupedQueryHeads) {
+  txrt_context *ctx = smallBlocks();
+  uint32_t seed = 900;
+  for (int64_t kvHeads : {1, 2}) {
+    for (AttentionCase c : maskCases(2, 4, 9, 7, 3)) {
+      c.kvHeads = kvHeads;
+      checkForward(ctx_, c, seed++);
+      checkBackward(ctx_, c, seed++, true);
+    }
+    for (AttentionCase c : generalCases(3, 4, 33, 41, 8)) {
+      c.kvHeads = kvHeads;
+      c.pad = 3;
+      checkForward(ctx, c, seed++);
+      checkBackward(ctx, c, seed++, false);
+    }
+  }
+  txrt_context_destroy(ctx);
+}
+
 TEST_F(AttentionTest, PackedLayoutsAndDropout) {
   txrt_context *ctx = smallBlocks();
-  AttentionCase c;
-  c.batch = 2;
-  c.heads = 2;
-  c.tq = 33;
-  c.tk = 33;
-  c.d = 8;
+  AttentionCase c = makeCase(2, 2, 33, 33, 8, MaskKind::RightPadding, true);
   c.pad = 5; // rows longer than heads * d, as inside a packed QKV buffer
-  c.causal = true;
-  c.keyLengths = {33, 20};
   checkForward(ctx, c, 200);
   c.dropout = 0.25f;
   checkForward(ctx, c, 201);
@@ -332,21 +503,14 @@ TEST_F(AttentionTest, PackedLayoutsAndDropout) {
 }
 
 TEST_F(AttentionTest, EmptyRowsGiveZerosNotNaN) {
-  // Batch 1 has no keys at all; with causal and tq > tk the first queries
+  // Batch 2 has no keys at all; with causal and tq > tk the first queries
   // see no key either.
-  AttentionCase c;
-  c.batch = 2;
-  c.heads = 2;
-  c.tq = 9;
-  c.tk = 5;
-  c.d = 4;
-  c.causal = true;
-  c.keyLengths = {5, 0};
+  AttentionCase c = makeCase(3, 2, 9, 5, 4, MaskKind::RightPadding, true);
   Run r = run(ctx_, c, true, 300);
   const int64_t ld = c.ld();
   for (int64_t b = 0; b < c.batch; ++b)
     for (int64_t i = 0; i < c.tq; ++i) {
-      bool empty = b == 1 || i < c.tq - c.tk;
+      bool empty = b == 2 || i < c.tq - c.tk;
       for (int64_t x = 0; x < ld; ++x) {
         float value = r.o[(b * c.tq + i) * ld + x];
         EXPECT_TRUE(std::isfinite(value));
@@ -355,17 +519,15 @@ TEST_F(AttentionTest, EmptyRowsGiveZerosNotNaN) {
           EXPECT_EQ(r.dq[(b * c.tq + i) * ld + x], 0.0f);
         }
       }
-      for (int64_t h = 0; h < c.heads; ++h) {
-        if (empty) {
+      for (int64_t h = 0; h < c.heads; ++h)
+        if (empty)
           EXPECT_TRUE(std::isinf(r.lse[(b * c.heads + h) * c.tq + i]));
-        }
-      }
     }
   for (float g : r.dk)
     EXPECT_TRUE(std::isfinite(g));
   for (int64_t j = 0; j < c.tk * ld; ++j) {
-    EXPECT_EQ(r.dk[c.tk * ld + j], 0.0f) << "keys of the empty batch";
-    EXPECT_EQ(r.dv[c.tk * ld + j], 0.0f);
+    EXPECT_EQ(r.dk[2 * c.tk * ld + j], 0.0f) << "keys of the empty batch";
+    EXPECT_EQ(r.dv[2 * c.tk * ld + j], 0.0f);
   }
   checkForward(ctx_, c, 300);
   checkBackward(ctx_, c, 301, true);
@@ -395,24 +557,28 @@ TEST_F(AttentionTest, BackwardLargeShapes) {
   txrt_context_destroy(ctx);
 }
 
-TEST_F(AttentionTest, KeyLengthsFromRightPaddedIds) {
-  std::vector<int32_t> ids = {5, 6, 7, 0, 0, //
-                              0, 0, 0, 0, 0, //
-                              1, 0, 2, 3, 4};
-  std::vector<int32_t> lengths(3);
-  expectOk(txrt_key_lengths(ctx_, 3, 5, ids.data(), 0, lengths.data()));
-  EXPECT_EQ(lengths, (std::vector<int32_t>{3, 0, 5}));
-}
-
-TEST_F(AttentionTest, BadKeyLengthIsAnError) {
-  Floats q(2 * 4), o(2 * 4), lse(2);
-  int32_t lengths[1] = {3};
-  EXPECT_EQ(txrt_attention_fwd(ctx_, 1, 1, 1, 2, 2, 4, q.data(), 4, q.data(), 4,
-                               q.data(), 4, o.data(), 4, lse.data(), lengths, 0,
-                               0.5f, 0.0f, 0, 0),
+TEST_F(AttentionTest, BadArgumentsAreErrors) {
+  Floats q(2 * 8), o(2 * 8), lse(4);
+  // 2 query heads over 3 key/value heads.
+  EXPECT_EQ(txrt_attention_fwd(ctx_, 1, 1, 2, 3, 2, 2, 4, q.data(), 8,
+                               q.data(), 12, q.data(), 12, o.data(), 8,
+                               lse.data(), nullptr, 0, 0, 0, 0, 0, 0.5f,
+                               kNoFill, 0.0f, 0, 0),
             TXRT_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(txrt_last_error(ctx_)).find("key_lengths[0] = 3"),
-            std::string::npos);
+  EXPECT_NE(std::string(txrt_last_error(ctx_)).find("kv_heads = 3"),
+            std::string::npos)
+      << txrt_last_error(ctx_);
+  uint8_t keep[2] = {1, 1};
+  EXPECT_EQ(txrt_attention_fwd(ctx_, 1, 1, 2, 2, 2, 2, 4, q.data(), 8,
+                               q.data(), 8, q.data(), 8, o.data(), 8,
+                               lse.data(), keep, 2, 0, 0, -1, 0, 0.5f, kNoFill,
+                               0.0f, 0, 0),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(txrt_attention_fwd(ctx_, 1, 1, 2, 2, 2, 2, 4, q.data(), 8,
+                               q.data(), 8, q.data(), 8, o.data(), 8,
+                               lse.data(), keep, 2, 0, 0, 1, 0, 0.5f, NAN,
+                               0.0f, 0, 0),
+            TXRT_ERROR_INVALID_ARGUMENT);
 }
 
 } // namespace

@@ -114,9 +114,10 @@ TEST_F(ContextTest, AttentionCreatesNoPrimitivesPerCall) {
   const int64_t B = 2, h = 2, T = 9, d = 4;
   Floats q = randomFloats(B * T * h * d, 3), o(q.size()), lse(B * h * T);
   auto run = [&] {
-    return txrt_attention_fwd(ctx, 1, B, h, T, T, d, q.data(), h * d, q.data(),
-                              h * d, q.data(), h * d, o.data(), h * d,
-                              lse.data(), nullptr, 1, 0.5f, 0.0f, 0, 0);
+    return txrt_attention_fwd(ctx, 1, B, h, h, T, T, d, q.data(), h * d,
+                              q.data(), h * d, q.data(), h * d, o.data(), h * d,
+                              lse.data(), nullptr, 0, 0, 0, 0, 1, 0.5f,
+                              -INFINITY, 0.0f, 0, 0);
   };
   // Its block products are register-blocked loops, not primitives.
   for (int i = 0; i < 3; ++i)

@@ -27,7 +27,6 @@ enum class RuntimeFn {
   CrossEntropyFwd,
   DropoutFwd,
   AttentionFwd,
-  KeyLengths,
   // Backward and training.
   LinearBwd,
   LayerNormBwd,

@@ -579,12 +579,23 @@ def Tx_AttentionOp : Tx_InferOp<"attention", [TxDifferentiable]> {
   let summary = "fused scaled dot-product attention";
   let description = [{
     `softmax(mask(query · keyᵀ · scale)) · value` without materializing the
-    scores: `query` is `[..., Tq, dk]`, `key` `[..., Tk, dk]`, `value`
-    `[..., Tk, dv]` (equal leading dimensions), the result `[..., Tq, dv]`.
-    The optional i1 `mask` broadcasts to `[..., Tq, Tk]` and keeps positions
-    where it is true; `causal` also masks key > query. `dropout` is the rate
-    applied to the probabilities in training. Rows with no visible key give
-    zeros.
+    scores: `query` is `[..., h, Tq, dk]`, `key` `[..., hkv, Tk, dk]`,
+    `value` `[..., hkv, Tk, dv]`, the result `[..., h, Tq, dv]`. The leading
+    dimensions are equal, except that key and value may have fewer heads
+    `hkv` (the dimension before `Tk`) that divide the query's `h` (static):
+    query head `i` reads key/value head `i / (h / hkv)` (multi-query
+    attention with `hkv = 1`, grouped-query attention otherwise; no copy).
+    The optional i1 `mask` broadcasts to the scores `[..., h, Tq, Tk]` and
+    keeps positions where it is true; `causal` also masks key > query
+    (aligned to the last query: key j is visible to query i when
+    `j <= i + Tk - Tq`). `dropout` is the rate applied to the probabilities
+    in training.
+
+    A masked score is `fill` when the attribute is present: exactly what
+    `softmax(masked_fill(scores, !mask, fill))` computes (`fill` as the
+    softmax sees it, after any scaling), so a row whose keys are all masked
+    gives the mean of `value`. Without `fill`, masked keys drop out and a row
+    with no visible key gives zeros.
 
     ```mlir
     %o = tx.attention %q, %k, %v mask %m {scale = 1.250000e-01 : f32, causal} : (tensor<?x8x?x64xf32, #tx.dims<B: 64, T: 256>>, tensor<?x8x?x64xf32, #tx.dims<B: 64, T: 256>>, tensor<?x8x?x64xf32, #tx.dims<B: 64, T: 256>>, tensor<?x1x1x?xi1, #tx.dims<B: 64, T: 256>>) -> tensor<?x8x?x64xf32, #tx.dims<B: 64, T: 256>>
@@ -593,6 +604,7 @@ def Tx_AttentionOp : Tx_InferOp<"attention", [TxDifferentiable]> {
   let arguments = (ins Tx_F32Tensor:$query, Tx_F32Tensor:$key,
                        Tx_F32Tensor:$value, Optional<Tx_MaskTensor>:$mask,
                        F32Attr:$scale, UnitAttr:$causal,
+                       OptionalAttr<F32Attr>:$fill,
                        DefaultValuedAttr<F32Attr, "0.0f">:$dropout);
   let results = (outs Tx_F32Tensor:$result);
   let assemblyFormat = [{
@@ -639,6 +651,7 @@ def Tx_AttentionTrainOp : Tx_InferOp<"attention_train", [TxDifferentiable]> {
   let arguments = (ins Tx_F32Tensor:$query, Tx_F32Tensor:$key,
                        Tx_F32Tensor:$value, Optional<Tx_MaskTensor>:$mask,
                        F32Attr:$scale, UnitAttr:$causal,
+                       OptionalAttr<F32Attr>:$fill,
                        DefaultValuedAttr<F32Attr, "0.0f">:$dropout);
   let results = (outs Tx_F32Tensor:$result, Tx_F32Tensor:$lse);
   let assemblyFormat = [{
@@ -665,6 +678,7 @@ def Tx_AttentionGradOp : Tx_InferOp<"attention_grad"> {
                        Tx_F32Tensor:$out, Tx_F32Tensor:$lse,
                        Tx_F32Tensor:$dout,
                        F32Attr:$scale, UnitAttr:$causal,
+                       OptionalAttr<F32Attr>:$fill,
                        DefaultValuedAttr<F32Attr, "0.0f">:$dropout);
   let results = (outs Tx_F32Tensor:$dquery, Tx_F32Tensor:$dkey,
                       Tx_F32Tensor:$dvalue);
