@@ -79,9 +79,10 @@ training entries (kind train_step / train_grad):
   -h, --help            show this text
 
 Inputs are checked before anything runs: rank, static dims, symbolic dims
-(equal across inputs, 1 <= value <= bound) and token ids: an i32 input named
-src* must lie in [0, src_vocab), tgt* in [0, tgt_vocab), any other in
-[0, vocab), for the keys the model's config has.
+(equal across inputs, 1 <= value <= bound) and ids: an i32 input must hold
+what the compiled program indexes with it (an embedding's rows, the classes
+of a cross-entropy or its ignore_index); `info --json` shows each input's
+"ids" range.
 )";
 
 std::string substituteProgram(std::string text, std::string_view program) {

@@ -22,19 +22,15 @@ std::string vocabKeyFor(const ModelInfo &model, std::string_view inputName) {
   return "";
 }
 
-void checkTokenIds(const ModelInfo &model, const Tensor &input,
-                   const InputSource &source) {
-  if (input.dtype != DType::I32)
+void checkIds(const TensorSig &sig, const Tensor &input,
+              const InputSource &source) {
+  if (input.dtype != DType::I32 || !sig.ids)
     return;
-  std::string key = vocabKeyFor(model, source.name);
-  if (key.empty())
-    return;
-  double vocabValue = *model.configNumber(key);
-  int64_t vocab = int64_t(vocabValue);
+  const IdRange &range = *sig.ids;
   const int32_t *ids = input.as<int32_t>();
   int64_t count = input.numElements();
   for (int64_t i = 0; i < count; ++i) {
-    if (ids[i] >= 0 && ids[i] < vocab)
+    if (range.accepts(ids[i]))
       continue;
     Shape index(input.shape.size(), 0);
     int64_t flat = i;
@@ -42,10 +38,14 @@ void checkTokenIds(const ModelInfo &model, const Tensor &input,
       index[d] = flat % input.shape[d];
       flat /= input.shape[d];
     }
-    throw InputError(source.describe() + ": token id " +
-                     std::to_string(ids[i]) + " at " + formatShape(index) +
-                     " is outside the vocabulary [0, " + std::to_string(vocab) +
-                     ") of config " + key);
+    std::string also;
+    for (int64_t value : range.also)
+      also += (also.empty() ? "" : ", ") + std::to_string(value);
+    throw InputError(source.describe() + ": id " + std::to_string(ids[i]) +
+                     " at " + formatShape(index) + " is outside [" +
+                     std::to_string(range.begin) + ", " +
+                     std::to_string(range.end) + "), " + range.what +
+                     (also.empty() ? "" : " (also allowed: " + also + ")"));
   }
 }
 

@@ -7,10 +7,9 @@
 //  - static dims equal the signature's constants;
 //  - a symbolic dim takes the same value in every input that uses it (and in
 //    --dim NAME=N when given), with 1 <= value <= bound;
-//  - token ids: an i32 input is checked against a vocabulary size taken from
-//    the config by name (vocabKeyFor): inputs named src* use "src_vocab",
-//    tgt* use "tgt_vocab", any other (or when that key is absent) "vocab";
-//    with no such key the ids are not checked.
+//  - ids: an i32 input whose signature has an id range (what the compiled
+//    program indexes with it: embedding rows, cross-entropy classes and its
+//    ignore_index) holds only ids in it; other i32 inputs take any value.
 //
 // Dims used by neither inputs nor outputs get the value 1; a dim only an
 // output uses must come from --dim. Errors are InputErrors naming the input,
@@ -33,7 +32,9 @@ namespace txrt::driver {
 /// `--dim NAME=N` values.
 using DimOverrides = std::vector<std::pair<std::string, int64_t>>;
 
-/// The config key bounding the ids of i32 input `inputName`, "" for none.
+/// The config key bounding the ids of i32 input `inputName`, "" for none
+/// (what the data commands build vocabularies for; `run` checks ids by
+/// checkIds).
 std::string vocabKeyFor(const ModelInfo &model, std::string_view inputName);
 
 /// Checks ranks, static and symbolic dims of `inputs` (one per entry input,
@@ -44,9 +45,10 @@ std::vector<int64_t> bindDims(const ModelInfo &model, const EntryInfo &entry,
                               const std::vector<InputSource> &sources,
                               const DimOverrides &overrides = {});
 
-/// Checks that every id of an i32 input lies in [0, vocab) (see vocabKeyFor).
-void checkTokenIds(const ModelInfo &model, const Tensor &input,
-                   const InputSource &source);
+/// Checks that every id of `input` is one its signature's id range accepts
+/// (nothing to check without a range).
+void checkIds(const TensorSig &sig, const Tensor &input,
+              const InputSource &source);
 
 /// The concrete shape of an output under the bound dims.
 Shape concreteShape(const TensorSig &sig, const std::vector<int64_t> &dims);

@@ -24,6 +24,12 @@
  *    "entries": [{"name", "arena_bytes", "tensor_bytes",
  *                 "inputs":  [{"name", "dtype", "shape": [int | dim name]}],
  *                 "outputs": [...]}, ...]}
+ *   An i32 input may also have "ids": {"begin", "end", "also": [ints],
+ *   "what"}: the values the compiled program can read from it, [begin, end)
+ *   or one of `also` (found from what reads it: an embedding's rows,
+ *   cross-entropy's classes and ignore_index); `run` refuses other ids,
+ *   naming `what`. Without it any i32 value is valid (e.g. ids only compared
+ *   with a pad id).
  *
  * Version 2 adds training (present when the spec has a `train` entry and an
  * `optimizer`; a version 1 model, or one compiled without them, cannot

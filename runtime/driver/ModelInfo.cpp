@@ -10,6 +10,7 @@
 #include "Error.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 
 namespace txrt::driver {
@@ -101,6 +102,22 @@ TensorSig parseSignature(const JsonValue &value, const std::string &path,
                        " must be a non-negative integer or a dim name");
     }
     sig.shape.push_back(ref);
+  }
+  if (const JsonValue *ids = value.find("ids")) {
+    const std::string idsPath = path + ".ids";
+    if (sig.dtype != DType::I32 || !ids->isObject())
+      throw ModelError(idsPath + " must be an object, on an i32 tensor");
+    IdRange range;
+    range.begin = getInteger(*ids, "begin", idsPath,
+                             std::numeric_limits<int64_t>::min());
+    range.end = getInteger(*ids, "end", idsPath, range.begin);
+    for (const JsonValue &id : getArray(*ids, "also", idsPath)) {
+      if (!id.isInteger())
+        throw ModelError(idsPath + ".also must hold integers");
+      range.also.push_back(id.asInteger());
+    }
+    range.what = getString(*ids, "what", idsPath);
+    sig.ids = std::move(range);
   }
   return sig;
 }

@@ -21,6 +21,7 @@
 #include "Optimizer.h"
 #include "Tensor.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,11 +42,27 @@ struct DimRef {
   bool isSymbolic() const { return dim >= 0; }
 };
 
+/// The ids an i32 input may hold: [begin, end) or one of `also` (an
+/// ignore_index), as the ops that read it need (metadata "ids").
+struct IdRange {
+  int64_t begin = 0, end = 0;
+  std::vector<int64_t> also;
+  /// What the ids index: "the 20 rows of the embedding 'emb.weight' at
+  /// model.tx:3:7".
+  std::string what;
+  bool accepts(int64_t id) const {
+    return (id >= begin && id < end) ||
+           std::find(also.begin(), also.end(), id) != also.end();
+  }
+};
+
 /// An input or output of an entry.
 struct TensorSig {
   std::string name;
   DType dtype = DType::F32;
   std::vector<DimRef> shape;
+  /// i32 inputs that index something (absent: any value is valid).
+  std::optional<IdRange> ids;
 };
 
 /// A parameter and where it lives in the parameter arena.

@@ -214,7 +214,7 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   std::vector<int64_t> dims =
       bindDims(model, *entry, inputs, sources, options.dims);
   for (size_t i = 0; i < inputs.size(); ++i)
-    checkTokenIds(model, inputs[i], sources[i]);
+    checkIds(entry->inputs[i], inputs[i], sources[i]);
   ParameterArena params(model);
   fillParameters(params, options, err);
   prepareOutputDirectory(options.outDir);

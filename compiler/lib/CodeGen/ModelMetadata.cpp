@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "txc/CodeGen/CodeGen.h"
+#include "txc/CodeGen/InputIdRanges.h"
 #include "txc/Transforms/MemoryPlan.h"
 
 #include "tx/Dialect/TxDialect.h"
@@ -64,10 +65,21 @@ llvm::json::Array tensorsJson(func::FuncOp func, TypeRange types,
     auto tensor = cast<RankedTensorType>(type);
     StringAttr name = results ? func.getResultAttrOfType<StringAttr>(i, "tx.name")
                               : func.getArgAttrOfType<StringAttr>(i, "tx.name");
-    tensors.push_back(llvm::json::Object{
+    llvm::json::Object object{
         {"name", name ? name.getValue().str() : "t" + std::to_string(i)},
         {"dtype", dtypeName(tensor.getElementType())},
-        {"shape", shapeJson(tensor)}});
+        {"shape", shapeJson(tensor)}};
+    if (!results)
+      if (std::optional<IdRange> ids = inputIdRange(func.getArgument(i))) {
+        llvm::json::Array also;
+        for (int64_t v : ids->also)
+          also.push_back(v);
+        object["ids"] = llvm::json::Object{{"begin", ids->begin},
+                                           {"end", ids->end},
+                                           {"also", std::move(also)},
+                                           {"what", ids->what}};
+      }
+    tensors.push_back(std::move(object));
   }
   return tensors;
 }

@@ -166,8 +166,8 @@ TEST_F(DriverTest, RaggedTokenIdsArePaddedAndChecked) {
   Result bad = drive({"run", "lengths", ids, "--out-dir", dir.path()});
   EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(bad.err, "error: input 'ids' ('" + ids +
-                         "'): token id 10 at [0, 2] is outside the vocabulary "
-                         "[0, 10) of config vocab\n");
+                         "'): id 10 at [0, 2] is outside [0, 10), the 10 rows "
+                         "of the embedding 'emb'\n");
 }
 
 TEST_F(DriverTest, BadInputsExitWithTwoAndOneLine) {

@@ -6,6 +6,8 @@
 //   param  proj.weight f32[4, 3]  (xavier_uniform)
 //   entry  apply(x: f32[B, 3]) -> (y: f32[B, 4])        y = x W^T, plain loops
 //   entry  lengths(ids: i32[B, T]) -> (n: i32[B])       non-pad ids per row
+//                                                       (ids declared to
+//                                                       index 10 rows)
 //   entry  fail(x: f32[B, 3]) -> (y: f32[B, 4])         calls txrt_linear_fwd
 //                                                       with w = NULL: the
 //                                                       runtime's error path
@@ -31,7 +33,9 @@ extern "C" const char txc_model_json[] = R"json({
      "inputs": [{"name": "x", "dtype": "f32", "shape": ["B", 3]}],
      "outputs": [{"name": "y", "dtype": "f32", "shape": ["B", 4]}]},
     {"name": "lengths", "arena_bytes": 0, "tensor_bytes": 0,
-     "inputs": [{"name": "ids", "dtype": "i32", "shape": ["B", "T"]}],
+     "inputs": [{"name": "ids", "dtype": "i32", "shape": ["B", "T"],
+                 "ids": {"begin": 0, "end": 10, "also": [],
+                         "what": "the 10 rows of the embedding 'emb'"}}],
      "outputs": [{"name": "n", "dtype": "i32", "shape": ["B"]}]},
     {"name": "fail", "arena_bytes": 64, "tensor_bytes": 160,
      "inputs": [{"name": "x", "dtype": "f32", "shape": ["B", 3]}],

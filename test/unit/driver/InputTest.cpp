@@ -193,7 +193,7 @@ TEST_F(ValidationTest, DimOverrides) {
             (std::vector<int64_t>{3, 1, 1, 4}));
 }
 
-TEST_F(ValidationTest, TokenIdsAreCheckedAgainstTheVocabularyByName) {
+TEST_F(ValidationTest, VocabularyKeysByName) {
   EXPECT_EQ(vocabKeyFor(model, "src"), "src_vocab");
   EXPECT_EQ(vocabKeyFor(model, "tgt_in"), "tgt_vocab");
   EXPECT_EQ(vocabKeyFor(model, "ids"), ""); // no "vocab" key in this config
@@ -202,16 +202,44 @@ TEST_F(ValidationTest, TokenIdsAreCheckedAgainstTheVocabularyByName) {
           "dims": [], "param_arena_bytes": 0, "params": [], "entries": []})");
   EXPECT_EQ(vocabKeyFor(single, "src"), "vocab");
   EXPECT_EQ(vocabKeyFor(single, "ids"), "vocab");
+}
 
-  InputSource src{"src", "src.txt"}, tgt{"tgt", "tgt.txt"};
-  EXPECT_NO_THROW(checkTokenIds(model, intTensor({2, 2}, {0, 49, 1, 2}), src));
+/// One entry whose i32 inputs carry the metadata's "ids" ranges.
+ModelInfo modelWithIdRanges(const std::string &ids) {
+  return ModelInfo::parse(
+      R"({"version": 1, "model": "m", "config": {"vocab": 10},
+          "dims": [], "param_arena_bytes": 0, "params": [],
+          "entries": [{"name": "loss", "arena_bytes": 0, "tensor_bytes": 0,
+                       "inputs": [{"name": "targets", "dtype": "i32",
+                                   "shape": [3])" +
+      ids + R"(}], "outputs": []}]})");
+}
+
+TEST_F(ValidationTest, IdsAreCheckedAgainstWhatTheyIndex) {
+  // Cross-entropy targets: the classes or the ignore_index, whatever the
+  // input is called and whatever the config's vocab says.
+  ModelInfo classes = modelWithIdRanges(
+      R"(, "ids": {"begin": 0, "end": 20, "also": [-100],
+                  "what": "the 20 classes of cross_entropy at m.tx:9:3"})");
+  const TensorSig &sig = classes.findEntry("loss")->inputs[0];
+  ASSERT_TRUE(sig.ids.has_value());
+  InputSource targets{"targets", "t.txt"};
+  EXPECT_NO_THROW(checkIds(sig, intTensor({3}, {0, 19, -100}), targets));
   EXPECT_THROW_MESSAGE(
-      checkTokenIds(model, intTensor({2, 2}, {0, 49, 50, 2}), src), InputError,
-      "input 'src' ('src.txt'): token id 50 at [1, 0] is outside the "
-      "vocabulary [0, 50) of config src_vocab");
-  EXPECT_NO_THROW(checkTokenIds(model, intTensor({1}, {59}), tgt));
-  EXPECT_THROW_MESSAGE(checkTokenIds(model, intTensor({1}, {-1}), tgt),
-                       InputError, "token id -1 at [0]", "tgt_vocab");
+      checkIds(sig, intTensor({3}, {0, 20, 1}), targets), InputError,
+      "input 'targets' ('t.txt'): id 20 at [1] is outside [0, 20), the 20 "
+      "classes of cross_entropy at m.tx:9:3 (also allowed: -100)");
+  EXPECT_THROW_MESSAGE(checkIds(sig, intTensor({3}, {-1, 2, 3}), targets),
+                       InputError, "id -1 at [0]");
+  // Without a range (ids only compared with a pad id) anything goes.
+  ModelInfo free = modelWithIdRanges("");
+  EXPECT_NO_THROW(checkIds(free.findEntry("loss")->inputs[0],
+                           intTensor({3}, {-7, 1 << 30, 0}), targets));
+  // A malformed range is the metadata's fault.
+  EXPECT_THROW_MESSAGE(
+      modelWithIdRanges(R"(, "ids": {"begin": 5, "end": 1, "also": [],
+                                   "what": ""})"),
+      ModelError, "entries[0].inputs[0].ids.end must be an integer >= 5");
 }
 
 } // namespace

@@ -1,0 +1,138 @@
+//===- InputIdRanges.cpp - which ids an entry's i32 inputs may hold -------===//
+//
+// An i32 entry input is valid when every op that reads it can: an embedding
+// needs row numbers of its table, cross-entropy class numbers or its
+// ignore_index, a comparison (a padding mask) takes any value. The ranges
+// are found from the planned IR, through reshapes, and intersected over
+// every reader; the metadata carries them so that the driver checks an input
+// against what it indexes (not against a config value chosen by the input's
+// name).
+//
+//===----------------------------------------------------------------------===//
+#include "txc/CodeGen/InputIdRanges.h"
+
+#include "tx/Dialect/TxDialect.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tx;
+
+namespace {
+
+std::string formatLocation(Location loc) {
+  if (auto file = loc->findInstanceOf<FileLineColLoc>())
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  return "";
+}
+
+std::string atLocation(Operation *op) {
+  std::string where = formatLocation(op->getLoc());
+  return where.empty() ? "" : " at " + where;
+}
+
+/// The parameter an embedding table comes from, for messages.
+std::string tableName(Value table) {
+  if (auto param = table.getDefiningOp<ParamOp>())
+    return param.getName().str();
+  return "";
+}
+
+/// What one reader of the ids accepts, or nullopt when it accepts any value.
+/// Gradient ops (embedding_grad, cross_entropy_grad) read the same ids as
+/// their forward op and add nothing.
+std::optional<IdRange> readerRange(Operation *user, Value ids) {
+  if (auto embedding = dyn_cast<EmbeddingOp>(user)) {
+    if (embedding.getIds() != ids)
+      return std::nullopt;
+    int64_t rows =
+        cast<RankedTensorType>(embedding.getTable().getType()).getDimSize(0);
+    if (ShapedType::isDynamic(rows))
+      return std::nullopt;
+    std::string table = tableName(embedding.getTable());
+    return IdRange{0,
+                   rows,
+                   {},
+                   "the " + std::to_string(rows) + " rows of the embedding" +
+                       (table.empty() ? "" : " '" + table + "'") +
+                       atLocation(user)};
+  }
+  auto crossEntropy = [&](Value logits, Value targets,
+                          int64_t ignore) -> std::optional<IdRange> {
+    if (targets != ids)
+      return std::nullopt;
+    int64_t classes =
+        cast<RankedTensorType>(logits.getType()).getShape().back();
+    if (ShapedType::isDynamic(classes))
+      return std::nullopt;
+    IdRange range{0, classes, {},
+                  "the " + std::to_string(classes) +
+                      " classes of cross_entropy" + atLocation(user)};
+    if (ignore < 0 || ignore >= classes)
+      range.also.push_back(ignore);
+    return range;
+  };
+  if (auto loss = dyn_cast<CrossEntropyOp>(user))
+    return crossEntropy(loss.getLogits(), loss.getTargets(),
+                        loss.getIgnoreIndex());
+  return std::nullopt;
+}
+
+/// Narrows `range` to the values `other` accepts too.
+void intersect(IdRange &range, const IdRange &other) {
+  auto accepts = [](const IdRange &r, int64_t v) {
+    return (v >= r.begin && v < r.end) || llvm::is_contained(r.also, v);
+  };
+  IdRange both{std::max(range.begin, other.begin),
+               std::min(range.end, other.end),
+               {},
+               range.what};
+  if (both.end < both.begin)
+    both.end = both.begin;
+  const IdRange *sides[] = {&range, &other};
+  for (const IdRange *side : sides)
+    for (int64_t v : side->also)
+      if (accepts(range, v) && accepts(other, v) &&
+          !(v >= both.begin && v < both.end) && !llvm::is_contained(both.also, v))
+        both.also.push_back(v);
+  // Name the reader whose bound is the tighter one (both when they differ).
+  if (other.what != range.what) {
+    bool otherTighter = other.end - other.begin < range.end - range.begin;
+    both.what = otherTighter ? other.what : range.what;
+    if (other.begin == range.begin && other.end == range.end)
+      both.what = range.what + " and " + other.what;
+  }
+  range = std::move(both);
+}
+
+void collect(Value ids, std::optional<IdRange> &range) {
+  for (Operation *user : ids.getUsers()) {
+    if (auto reshape = dyn_cast<ReshapeOp>(user)) {
+      collect(reshape.getResult(), range);
+      continue;
+    }
+    std::optional<IdRange> reader = readerRange(user, ids);
+    if (!reader)
+      continue;
+    if (!range)
+      range = std::move(reader);
+    else
+      intersect(*range, *reader);
+  }
+}
+
+} // namespace
+
+std::optional<IdRange> mlir::tx::inputIdRange(BlockArgument input) {
+  auto type = dyn_cast<RankedTensorType>(input.getType());
+  if (!type || !type.getElementType().isInteger(32))
+    return std::nullopt;
+  std::optional<IdRange> range;
+  collect(input, range);
+  return range;
+}
