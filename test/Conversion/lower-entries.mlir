@@ -48,3 +48,28 @@ func.func @g(%x: tensor<?x8xf32, #tx.dims<M: 4>>) -> tensor<?x8xf32, #tx.dims<M:
   %r = tx.relu %x : (tensor<?x8xf32, #tx.dims<M: 4>>) -> tensor<?x8xf32, #tx.dims<M: 4>>
   return %r : tensor<?x8xf32, #tx.dims<M: 4>>
 }
+
+// -----
+
+// A rank-5 matmul (grouped-query scores: queries [2, 2, 2, 5, 4], keys
+// broadcast over the inner head axis [2, 2, 1, 5, 4]): libtxrt takes two batch
+// dims, so the outer two, dense in every operand, merge into one of 2 * 2.
+// CHECK-LABEL: func.func @txc_entry_grouped(
+// CHECK: %[[FOUR:.+]] = arith.muli %c2{{(_[0-9]+)?}}, %c2{{(_[0-9]+)?}} : index
+// CHECK: %[[B0:.+]] = arith.index_cast %[[FOUR]] : index to i64
+// CHECK: %[[B1:.+]] = arith.index_cast %c2{{(_[0-9]+)?}} : index to i64
+// CHECK: call @txrt_matmul(%{{[^,]+}}, %{{[^,]+}}, %[[B0]], %[[B1]], 
+func.func @grouped(%q: tensor<2x2x2x5x4xf32> {tx.name = "q"}, %k: tensor<2x2x1x5x4xf32> {tx.name = "k"}) -> (tensor<2x2x2x5x5xf32> {tx.name = "s"}) attributes {tx.entry = "grouped"} {
+  %s = tx.matmul %q, %k {transpose_rhs} : (tensor<2x2x2x5x4xf32>, tensor<2x2x1x5x4xf32>) -> tensor<2x2x2x5x5xf32>
+  return %s : tensor<2x2x2x5x5xf32>
+}
+
+// -----
+
+// Batch dims that neither operand lets merge (the keys broadcast the middle
+// one of three) are an error, not a wrong call.
+func.func @unmergeable(%q: tensor<2x3x4x5x4xf32> {tx.name = "q"}, %k: tensor<2x1x4x5x4xf32> {tx.name = "k"}) -> (tensor<2x3x4x5x5xf32> {tx.name = "s"}) attributes {tx.entry = "unmergeable"} {
+  // expected-error @+1 {{'tx.matmul' op cannot be lowered to native code: matmul with more than two batch dimensions that cannot be merged into two}}
+  %s = tx.matmul %q, %k {transpose_rhs} : (tensor<2x3x4x5x4xf32>, tensor<2x1x4x5x4xf32>) -> tensor<2x3x4x5x5xf32>
+  return %s : tensor<2x3x4x5x5xf32>
+}

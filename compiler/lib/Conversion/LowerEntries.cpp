@@ -538,8 +538,6 @@ LogicalResult EntryLowering::lowerMatmul(MatmulOp op) {
   auto rhsType = cast<RankedTensorType>(op.getRhs().getType());
   auto outType = cast<RankedTensorType>(op.getType());
   int64_t batchRank = outType.getRank() - 2;
-  if (batchRank > 2)
-    return fail(op, "matmul with more than two batch dimensions");
   Shape out = getShape(outType);
   SmallVector<Value> outSizes = dimSizes(outType);
 
@@ -556,59 +554,75 @@ LogicalResult EntryLowering::lowerMatmul(MatmulOp op) {
   };
   // The address and per-dimension strides of a matmul operand, looking
   // through transposes and split_heads that are read by strides.
-  std::function<std::pair<Value, SmallVector<Value>>(Value)> operandView =
-      [&](Value v) -> std::pair<Value, SmallVector<Value>> {
+  // contiguous[i]: dim i's stride is dim i+1's times its size (row-major
+  // between the two), which lets them merge into one.
+  struct View {
+    Value ptr;
+    SmallVector<Value> strides;
+    SmallVector<bool> contiguous;
+  };
+  std::function<View(Value)> operandView = [&](Value v) -> View {
     Operation *def = v.getDefiningOp();
     if (def && isStridedView(def)) {
       if (auto transpose = dyn_cast<TransposeOp>(def)) {
-        auto [ptr, in] = operandView(transpose.getInput());
-        SmallVector<Value> strides;
-        for (int64_t p : transpose.getPermutation())
-          strides.push_back(in[p]);
-        return {ptr, strides};
+        View in = operandView(transpose.getInput());
+        ArrayRef<int64_t> perm = transpose.getPermutation();
+        View result{in.ptr, {}, {}};
+        for (auto [j, p] : llvm::enumerate(perm)) {
+          result.strides.push_back(in.strides[p]);
+          result.contiguous.push_back(j + 1 < perm.size() &&
+                                      perm[j + 1] == p + 1 && in.contiguous[p]);
+        }
+        return result;
       }
       auto split = cast<SplitHeadsOp>(def);
-      auto [ptr, in] = operandView(split.getInput()); // [B, T, h*d]
+      View in = operandView(split.getInput()); // [B, T, h*d]
       int64_t headDim = cast<RankedTensorType>(v.getType()).getShape()[3];
-      Value headStride = builder.create<arith::MulIOp>(loc, index(headDim), in[2]);
-      return {ptr, {in[0], headStride, in[1], in[2]}};
+      Value headStride =
+          builder.create<arith::MulIOp>(loc, index(headDim), in.strides[2]);
+      return {in.ptr,
+              {in.strides[0], headStride, in.strides[1], in.strides[2]},
+              {false, false, false, false}};
     }
-    return {ptrs.lookup(v), denseStrides(cast<RankedTensorType>(v.getType()))};
+    auto type = cast<RankedTensorType>(v.getType());
+    return {ptrs.lookup(v), denseStrides(type),
+            SmallVector<bool>(type.getRank(), true)};
   };
-  // {batch0, batch1, row, col} strides of an operand's logical view.
-  auto viewStrides = [&](RankedTensorType type, ArrayRef<Value> strides,
-                         bool transposed) {
+  // An operand's strides along the output's batch dims (0 where it
+  // broadcasts), whether it may merge each with the next, and its row and
+  // column strides.
+  struct BatchView {
+    SmallVector<Value> batch;
+    SmallVector<bool> broadcast, mergesWithNext;
+    Value row, col;
+  };
+  auto batchView = [&](RankedTensorType type, const View &view,
+                       bool transposed) {
     Shape shape = getShape(type);
     int64_t rank = type.getRank(), ownBatch = rank - 2;
-    SmallVector<Value> batch;
+    BatchView result;
     for (int64_t q = 0; q < batchRank; ++q) {
       int64_t i = q - (batchRank - ownBatch);
       bool broadcast = i < 0 || (!shape[i].isSymbolic() && shape[i].size == 1 &&
                                  out[q] != shape[i]);
-      batch.push_back(broadcast ? index(0) : strides[i]);
+      result.broadcast.push_back(broadcast);
+      result.batch.push_back(broadcast ? index(0) : view.strides[i]);
+      result.mergesWithNext.push_back(i >= 0 && view.contiguous[i]);
     }
-    while (batch.size() < 2)
-      batch.insert(batch.begin(), index(0));
-    Value row = strides[rank - 2], col = strides[rank - 1];
+    result.row = view.strides[rank - 2];
+    result.col = view.strides[rank - 1];
     if (transposed)
-      std::swap(row, col);
-    SmallVector<Value> result;
-    for (Value v : {batch[0], batch[1], row, col})
-      result.push_back(toI64(v));
-    return stackArray(result);
+      std::swap(result.row, result.col);
+    return result;
   };
 
-  Value batch0 = batchRank >= 2 ? outSizes[0] : index(1);
-  Value batch1 = batchRank >= 1 ? outSizes[batchRank - 1] : index(1);
-  Value m = outSizes[batchRank], n = outSizes[batchRank + 1];
   SmallVector<Value> lhsSizes = dimSizes(lhsType);
+  Value m = outSizes[batchRank], n = outSizes[batchRank + 1];
   Value k = op.getTransposeLhs() ? lhsSizes[lhsType.getRank() - 2]
                                  : lhsSizes[lhsType.getRank() - 1];
-  auto [lhsPtr, lhsStrides] = operandView(op.getLhs());
-  auto [rhsPtr, rhsStrides] = operandView(op.getRhs());
-  Value aStrides = viewStrides(lhsType, lhsStrides, op.getTransposeLhs());
-  Value bStrides = viewStrides(rhsType, rhsStrides, op.getTransposeRhs());
-  SmallVector<Value> outStrides = denseStrides(outType);
+  View lhsView = operandView(op.getLhs()), rhsView = operandView(op.getRhs());
+  View outView{ptrs.lookup(op.getResult()), denseStrides(outType),
+               SmallVector<bool>(outType.getRank(), true)};
   if (op->hasOneUse() && isStridedView(*op->user_begin())) {
     // The merge_heads that consumes the result reads [B, T, h*d]: write the
     // logical [B, h, T, d] result in that layout.
@@ -616,14 +630,57 @@ LogicalResult EntryLowering::lowerMatmul(MatmulOp op) {
     Value d = sizes[3];
     Value hd = builder.create<arith::MulIOp>(loc, sizes[1], d);
     Value thd = builder.create<arith::MulIOp>(loc, sizes[2], hd);
-    outStrides = {thd, d, hd, index(1)};
+    outView.strides = {thd, d, hd, index(1)};
+    outView.contiguous.assign(4, false);
   }
-  Value cStrides = viewStrides(outType, outStrides, false);
+  BatchView views[3] = {batchView(lhsType, lhsView, op.getTransposeLhs()),
+                        batchView(rhsType, rhsView, op.getTransposeRhs()),
+                        batchView(outType, outView, false)};
+  // libtxrt takes two batch dims: merge adjacent ones that every operand
+  // either spans row-major or broadcasts, e.g. [B, g1, g2] of a
+  // grouped-query product over keys [B, g1, 1] becomes [B * g1, g2].
+  SmallVector<Value> batchSizes(outSizes.begin(), outSizes.begin() + batchRank);
+  while (int64_t(batchSizes.size()) > 2) {
+    int64_t merge = -1;
+    for (int64_t q = 0; q + 1 < int64_t(batchSizes.size()) && merge < 0; ++q) {
+      bool ok = true;
+      for (const BatchView &view : views)
+        ok = ok && view.broadcast[q] == view.broadcast[q + 1] &&
+             (view.broadcast[q] || view.mergesWithNext[q]);
+      if (ok)
+        merge = q;
+    }
+    if (merge < 0)
+      return fail(op, "matmul with more than two batch dimensions that "
+                      "cannot be merged into two");
+    batchSizes[merge] = builder.create<arith::MulIOp>(loc, batchSizes[merge],
+                                                      batchSizes[merge + 1]);
+    batchSizes.erase(batchSizes.begin() + merge + 1);
+    // The merged dim keeps the inner one's stride (0 when both broadcast)
+    // and its contiguity with the next.
+    for (BatchView &view : views) {
+      view.batch.erase(view.batch.begin() + merge);
+      view.broadcast.erase(view.broadcast.begin() + merge);
+      view.mergesWithNext.erase(view.mergesWithNext.begin() + merge);
+    }
+  }
+  auto stridesArray = [&](const BatchView &view) {
+    SmallVector<Value> batch = view.batch;
+    while (batch.size() < 2)
+      batch.insert(batch.begin(), index(0));
+    SmallVector<Value> result;
+    for (Value v : {batch[0], batch[1], view.row, view.col})
+      result.push_back(toI64(v));
+    return stackArray(result);
+  };
+  Value batch0 = batchSizes.size() >= 2 ? batchSizes[0] : index(1);
+  Value batch1 = batchSizes.size() >= 1 ? batchSizes.back() : index(1);
   call(RuntimeFn::Matmul,
        {site(), toI64(batch0), toI64(batch1), toI64(m), toI64(n), toI64(k),
-        lhsPtr, aStrides, rhsPtr, bStrides,
-        ptrs.lookup(op.getResult()), cStrides, nullPtr(), i32(0), nullPtr(),
-        f32(1.0), f32(0.0)});
+        lhsView.ptr, stridesArray(views[0]), rhsView.ptr,
+        stridesArray(views[1]), outView.ptr, stridesArray(views[2]),
+        nullPtr(), i32(0), nullPtr(), f32(1.0),
+        f32(0.0)});
   return success();
 }
 

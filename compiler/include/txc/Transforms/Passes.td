@@ -38,20 +38,26 @@ def FuseAttentionPass : Pass<"tx-fuse-attention", "mlir::ModuleOp"> {
   let summary = "fuses scaled dot-product attention into tx.attention";
   let description = [{
     Rewrites attention written out from primitives,
-    `matmul(softmax(mask(matmul(Q, Kᵀ) · scale)), V)` with an optional
-    `tx.dropout` on the probabilities, into one `tx.attention`. `Kᵀ` is a
-    `tx.transpose` of the last two dimensions or `transpose_rhs`; the scale
-    is a `tx.div` / `tx.mul` by an f32 constant or a `tx.scale`, on either
-    side of the mask, and must equal `1/sqrt(d_k)`; the mask is a
-    `tx.masked_fill` with a large negative value where a padding mask
-    (`tx.padding_mask`, or `reshape(cmp ne(ids, pad))` to `[B, 1, 1, S]`,
-    which becomes a `tx.padding_mask`), a causal mask (the `causal`
-    attribute) or both (`tx.and`) are false; softmax is over the last axis.
-    Q, K and V must come from `tx.split_heads` and the result go to
-    `tx.merge_heads` (the layout libtxrt's kernel reads). Anything else —
-    another softmax axis, another or non-constant scale, scores or
-    probabilities with other users, other masks or fill values — is left
-    alone; `stats` prints each decline with its reason.
+    `matmul(softmax(masked_fill(matmul(Q, Kᵀ) · scale, fill_mask, v)), V)`
+    with an optional `tx.dropout` on the probabilities, into one
+    `tx.attention` that computes the same function on every input. `Kᵀ` is
+    a `tx.transpose` of the last two dimensions or `transpose_rhs`; the
+    scale is any product of `tx.div` / `tx.mul` by f32 constants and
+    `tx.scale`, on either side of the mask (none: 1); the masked score `v`
+    (times the factors after it) becomes the op's `fill`, so rows whose keys
+    are all masked still give the mean of V; the keep mask is the negation
+    of the fill mask, whatever it is made of: a causal factor becomes the
+    `causal` attribute, `reshape(ids != pad)` to `[B, 1, 1, S]` a
+    `tx.padding_mask`, anything else stays a bool tensor the kernel reads
+    (`tx.not` / `tx.and` built once per mask). Softmax is over the last
+    axis. Q, K and V come from `tx.split_heads` and the result goes to
+    `tx.merge_heads` (the layout libtxrt's kernel reads); K and V may have
+    fewer heads than Q: one head broadcast by the matmuls (multi-query), or
+    grouped-query attention written with rank-5 reshapes
+    (`[B, hkv, g, T, d]` queries over `[B, hkv, 1, S, d]` keys). Anything
+    else — another softmax axis, a non-constant scale, an additive mask, a
+    non-finite masked score, scores or probabilities with other users — is
+    left alone; `stats` prints each decline with its reason.
   }];
   let options = [
     Option<"stats", "stats", "bool", /*default=*/"false",
