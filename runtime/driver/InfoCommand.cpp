@@ -51,10 +51,11 @@ void printModelInfo(const ModelInfo &model, std::ostream &out) {
 
   out << "\nconfig\n";
   size_t keyWidth = 0;
-  for (const auto &entry : model.config)
-    keyWidth = std::max(keyWidth, entry.first.size());
-  for (const auto &[key, value] : model.config)
-    out << "  " << padRight(key, keyWidth) << " = " << toJson(value) << "\n";
+  for (const ConfigValue &value : model.config)
+    keyWidth = std::max(keyWidth, value.key.size());
+  for (const ConfigValue &value : model.config)
+    out << "  " << padRight(value.key, keyWidth) << " = " << value.json
+        << "\n";
 
   out << "\ndims\n";
   for (const DimInfo &dim : model.dims)

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "ModelInfo.h"
 #include "Error.h"
+#include "Json.h"
 
 #include <algorithm>
 #include <set>
@@ -16,52 +17,52 @@ namespace txrt::driver {
 
 namespace {
 
-const JsonValue &member(const JsonValue &object, const char *key,
-                        const std::string &path) {
-  const JsonValue *value = object.find(key);
+const Json &member(const Json &object, const char *key,
+                   const std::string &path) {
+  const Json *value = jsonMember(object, key);
   if (!value)
     throw ModelError(path + " has no member '" + key + "'");
   return *value;
 }
 
-std::string getString(const JsonValue &object, const char *key,
+std::string getString(const Json &object, const char *key,
                       const std::string &path, bool required = true) {
-  const JsonValue *value = object.find(key);
+  const Json *value = jsonMember(object, key);
   if (!value && !required)
     return "";
-  if (!value || !value->isString())
+  if (!value || !value->is_string())
     throw ModelError(path + "." + key + " must be a string");
-  return value->asString();
+  return jsonString(*value);
 }
 
-int64_t getInteger(const JsonValue &object, const char *key,
+int64_t getInteger(const Json &object, const char *key,
                    const std::string &path, int64_t minimum = 0) {
-  const JsonValue &value = member(object, key, path);
-  if (!value.isInteger() || value.asInteger() < minimum)
+  std::optional<int64_t> value = jsonInteger(member(object, key, path));
+  if (!value || *value < minimum)
     throw ModelError(path + "." + key +
                      " must be an integer >= " + std::to_string(minimum));
-  return value.asInteger();
+  return *value;
 }
 
-double getNumber(const JsonValue &object, const char *key,
+double getNumber(const Json &object, const char *key,
                  const std::string &path, std::optional<double> fallback) {
-  const JsonValue *value = object.find(key);
+  const Json *value = jsonMember(object, key);
   if (!value && fallback)
     return *fallback;
-  if (!value || !value->isNumber())
+  if (!value || !value->is_number())
     throw ModelError(path + "." + key + " must be a number");
-  return value->asNumber();
+  return value->get<double>();
 }
 
-const JsonArray &getArray(const JsonValue &object, const char *key,
-                          const std::string &path) {
-  const JsonValue &value = member(object, key, path);
-  if (!value.isArray())
+const Json &getArray(const Json &object, const char *key,
+                     const std::string &path) {
+  const Json &value = member(object, key, path);
+  if (!value.is_array())
     throw ModelError(path + "." + key + " must be an array");
-  return value.asArray();
+  return value;
 }
 
-DType getDType(const JsonValue &object, const std::string &path) {
+DType getDType(const Json &object, const std::string &path) {
   std::string name = getString(object, "dtype", path);
   std::optional<DType> dtype = parseDTypeName(name);
   if (!dtype)
@@ -73,9 +74,9 @@ std::string at(const std::string &path, size_t index) {
   return path + "[" + std::to_string(index) + "]";
 }
 
-TensorSig parseSignature(const JsonValue &value, const std::string &path,
+TensorSig parseSignature(const Json &value, const std::string &path,
                          const std::vector<DimInfo> &dims) {
-  if (!value.isObject())
+  if (!value.is_object())
     throw ModelError(path + " must be an object");
   TensorSig sig;
   sig.name = getString(value, "name", path);
@@ -83,18 +84,19 @@ TensorSig parseSignature(const JsonValue &value, const std::string &path,
   if (sig.dtype != DType::F32 && sig.dtype != DType::I32 &&
       sig.dtype != DType::Bool)
     throw ModelError(path + ".dtype must be f32, i32 or bool");
-  const JsonArray &shape = getArray(value, "shape", path);
+  const Json &shape = getArray(value, "shape", path);
   for (size_t i = 0; i < shape.size(); ++i) {
     DimRef ref;
-    if (shape[i].isInteger() && shape[i].asInteger() >= 0) {
-      ref.size = shape[i].asInteger();
-    } else if (shape[i].isString()) {
+    std::optional<int64_t> size = jsonInteger(shape[i]);
+    if (size && *size >= 0) {
+      ref.size = *size;
+    } else if (shape[i].is_string()) {
       auto found = std::find_if(dims.begin(), dims.end(), [&](const auto &d) {
-        return d.name == shape[i].asString();
+        return d.name == jsonString(shape[i]);
       });
       if (found == dims.end())
         throw ModelError(at(path + ".shape", i) + " names an unknown dim '" +
-                         shape[i].asString() + "'");
+                         jsonString(shape[i]) + "'");
       ref.dim = int(found - dims.begin());
     } else {
       throw ModelError(at(path + ".shape", i) +
@@ -105,12 +107,12 @@ TensorSig parseSignature(const JsonValue &value, const std::string &path,
   return sig;
 }
 
-std::vector<TensorSig> parseSignatures(const JsonValue &entry, const char *key,
+std::vector<TensorSig> parseSignatures(const Json &entry, const char *key,
                                        const std::string &path,
                                        const std::vector<DimInfo> &dims) {
   std::vector<TensorSig> sigs;
   std::set<std::string> names;
-  const JsonArray &list = getArray(entry, key, path);
+  const Json &list = getArray(entry, key, path);
   for (size_t i = 0; i < list.size(); ++i) {
     sigs.push_back(parseSignature(list[i], at(path + "." + key, i), dims));
     if (!names.insert(sigs.back().name).second)
@@ -120,19 +122,20 @@ std::vector<TensorSig> parseSignatures(const JsonValue &entry, const char *key,
   return sigs;
 }
 
-ParamInfo parseParam(const JsonValue &value, const std::string &path,
+ParamInfo parseParam(const Json &value, const std::string &path,
                      int64_t arenaBytes) {
-  if (!value.isObject())
+  if (!value.is_object())
     throw ModelError(path + " must be an object");
   ParamInfo param;
   param.name = getString(value, "name", path);
   param.dtype = getDType(value, path);
   if (param.dtype != DType::F32)
     throw ModelError(path + " ('" + param.name + "') must be f32");
-  for (const JsonValue &dim : getArray(value, "shape", path)) {
-    if (!dim.isInteger() || dim.asInteger() < 0)
+  for (const Json &dim : getArray(value, "shape", path)) {
+    std::optional<int64_t> size = jsonInteger(dim);
+    if (!size || *size < 0)
       throw ModelError(path + ".shape must hold non-negative integers");
-    param.shape.push_back(dim.asInteger());
+    param.shape.push_back(*size);
   }
   std::string init = getString(value, "init", path);
   std::optional<InitKind> kind = parseInitKind(init);
@@ -164,7 +167,7 @@ ParamInfo parseParam(const JsonValue &value, const std::string &path,
                              &param.expAvgSqOffset};
   int present = 0;
   for (int i = 0; i < 3; ++i) {
-    if (!value.find(stateKeys[i]))
+    if (!jsonMember(value, stateKeys[i]))
       continue;
     ++present;
     int64_t offset = getInteger(value, stateKeys[i], path);
@@ -234,9 +237,9 @@ std::optional<EntryKind> parseEntryKind(std::string_view name) {
   return std::nullopt;
 }
 
-OptimizerInfo parseOptimizer(const JsonValue &value) {
+OptimizerInfo parseOptimizer(const Json &value) {
   const std::string path = "metadata.optimizer";
-  if (!value.isObject())
+  if (!value.is_object())
     throw ModelError(path + " must be an object");
   OptimizerInfo optimizer;
   optimizer.name = getString(value, "name", path);
@@ -251,9 +254,9 @@ OptimizerInfo parseOptimizer(const JsonValue &value) {
   if (!(optimizer.beta1 >= 0 && optimizer.beta1 < 1 && optimizer.beta2 >= 0 &&
         optimizer.beta2 < 1))
     throw ModelError(path + ": beta1 and beta2 must lie in [0, 1)");
-  const JsonValue &lr = member(value, "lr", path);
+  const Json &lr = member(value, "lr", path);
   const std::string lrPath = path + ".lr";
-  if (!lr.isObject())
+  if (!lr.is_object())
     throw ModelError(lrPath + " must be an object");
   std::string schedule = getString(lr, "schedule", lrPath);
   if (schedule == "noam") {
@@ -276,13 +279,13 @@ OptimizerInfo parseOptimizer(const JsonValue &value) {
 } // namespace
 
 ModelInfo ModelInfo::parse(std::string_view json) {
-  JsonValue root;
+  Json root;
   try {
     root = parseJson(json);
   } catch (const JsonError &error) {
     throw ModelError(std::string("invalid JSON: ") + error.what());
   }
-  if (!root.isObject())
+  if (!root.is_object())
     throw ModelError("the metadata must be a JSON object");
   ModelInfo info;
   const std::string top = "metadata";
@@ -294,17 +297,21 @@ ModelInfo ModelInfo::parse(std::string_view json) {
   info.model = getString(root, "model", top);
   info.source = getString(root, "source", top, /*required=*/false);
   info.compileFlags = getString(root, "compile_flags", top, false);
-  if (const JsonValue *config = root.find("config")) {
-    if (!config->isObject())
+  if (const Json *config = jsonMember(root, "config")) {
+    if (!config->is_object())
       throw ModelError("metadata.config must be an object");
-    info.config = config->asObject();
+    for (const auto &[key, value] : config->items())
+      info.config.push_back(
+          {key, toJson(value),
+           value.is_number() ? std::optional<double>(value.get<double>())
+                             : std::nullopt});
   }
 
   std::set<std::string> names;
-  const JsonArray &dims = getArray(root, "dims", top);
+  const Json &dims = getArray(root, "dims", top);
   for (size_t i = 0; i < dims.size(); ++i) {
     std::string path = at("dims", i);
-    if (!dims[i].isObject())
+    if (!dims[i].is_object())
       throw ModelError(path + " must be an object");
     DimInfo dim{getString(dims[i], "name", path),
                 getInteger(dims[i], "bound", path, 1)};
@@ -315,7 +322,7 @@ ModelInfo ModelInfo::parse(std::string_view json) {
 
   info.paramArenaBytes = getInteger(root, "param_arena_bytes", top);
   names.clear();
-  const JsonArray &params = getArray(root, "params", top);
+  const Json &params = getArray(root, "params", top);
   for (size_t i = 0; i < params.size(); ++i) {
     info.params.push_back(
         parseParam(params[i], at("params", i), info.paramArenaBytes));
@@ -331,17 +338,17 @@ ModelInfo ModelInfo::parse(std::string_view json) {
   if (anyState && !info.hasTrainingState())
     throw ModelError("some parameters have gradient and moment offsets and "
                      "others do not");
-  if (const JsonValue *optimizer = root.find("optimizer")) {
+  if (const Json *optimizer = jsonMember(root, "optimizer")) {
     if (info.version < 2)
       throw ModelError("metadata.optimizer needs metadata version 2");
     info.optimizer = parseOptimizer(*optimizer);
   }
 
   names.clear();
-  const JsonArray &entries = getArray(root, "entries", top);
+  const Json &entries = getArray(root, "entries", top);
   for (size_t i = 0; i < entries.size(); ++i) {
     std::string path = at("entries", i);
-    if (!entries[i].isObject())
+    if (!entries[i].is_object())
       throw ModelError(path + " must be an object");
     EntryInfo entry;
     entry.name = getString(entries[i], "name", path);
@@ -362,7 +369,7 @@ ModelInfo ModelInfo::parse(std::string_view json) {
                          "optimizer");
     }
     entry.arenaBytes = getInteger(entries[i], "arena_bytes", path);
-    entry.tensorBytes = entries[i].find("tensor_bytes")
+    entry.tensorBytes = jsonMember(entries[i], "tensor_bytes")
                             ? getInteger(entries[i], "tensor_bytes", path)
                             : 0;
     entry.inputs = parseSignatures(entries[i], "inputs", path, info.dims);
@@ -408,9 +415,9 @@ bool ModelInfo::hasTrainingState() const {
 
 std::string ModelInfo::configKeyForBound(const DimInfo &dim) const {
   std::vector<std::string> candidates;
-  for (const auto &[key, value] : config)
-    if (value.isNumber() && value.asNumber() == double(dim.bound))
-      candidates.push_back(key);
+  for (const ConfigValue &value : config)
+    if (value.number && *value.number == double(dim.bound))
+      candidates.push_back(value.key);
   if (candidates.size() == 1)
     return candidates[0];
   // Several keys share the value (batch = max_len = 16): prefer the one the
@@ -434,9 +441,9 @@ const ParamInfo *ModelInfo::findParam(std::string_view name) const {
 }
 
 std::optional<double> ModelInfo::configNumber(std::string_view key) const {
-  for (const auto &[name, value] : config)
-    if (name == key && value.isNumber())
-      return value.asNumber();
+  for (const ConfigValue &value : config)
+    if (value.key == key && value.number)
+      return value.number;
   return std::nullopt;
 }
 

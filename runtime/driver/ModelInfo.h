@@ -17,7 +17,6 @@
 #define TXRT_DRIVER_MODELINFO_H
 
 #include "Init.h"
-#include "Json.h"
 #include "Optimizer.h"
 #include "Tensor.h"
 
@@ -82,10 +81,18 @@ struct EntryInfo {
   std::vector<TensorSig> inputs, outputs;
 };
 
+/// A config value: its JSON text as the metadata wrote it, and its value
+/// when it is a number.
+struct ConfigValue {
+  std::string key;
+  std::string json;
+  std::optional<double> number;
+};
+
 struct ModelInfo {
   int64_t version = 0;
   std::string model, source, compileFlags;
-  JsonObject config;
+  std::vector<ConfigValue> config; ///< in the metadata's order
   std::vector<DimInfo> dims;
   int64_t paramArenaBytes = 0;
   std::vector<ParamInfo> params;
