@@ -11,6 +11,7 @@
 #include "InputValidation.h"
 #include "ModelRunner.h"
 #include "Npy.h"
+#include "OutputPaths.h"
 #include "Parameters.h"
 
 #include "txrt/txrt.h"
@@ -57,13 +58,27 @@ void prepareOutputDirectory(const std::string &dir) {
     throw InputError("--out-dir '" + dir + "' is not a directory");
 }
 
-/// Fails early (before the entry runs) when --save cannot be written.
-void checkSaveDestination(const std::string &path) {
-  std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  std::error_code error;
-  if (!parent.empty() && !std::filesystem::is_directory(parent, error))
-    throw InputError("cannot save to '" + path + "': '" + parent.string() +
-                     "' is not a directory");
+std::string outputPath(const RunOptions &options, const TensorSig &sig) {
+  return (std::filesystem::path(options.outDir) / (sig.name + ".npy"))
+      .string();
+}
+
+/// Fails early (before the entry runs) when an output cannot be written or
+/// would replace an input or another output.
+void checkRunOutputs(const EntryInfo &entry, const RunOptions &options,
+                     const std::vector<InputSource> &sources) {
+  std::vector<NamedPath> outputs, inputs;
+  for (const TensorSig &sig : entry.outputs)
+    outputs.push_back({outputPath(options, sig), "output '" + sig.name + "'"});
+  if (options.saveGradsPath)
+    outputs.push_back({*options.saveGradsPath, "--save-grads"});
+  if (options.savePath)
+    outputs.push_back({*options.savePath, "--save"});
+  for (const InputSource &source : sources)
+    inputs.push_back({source.path, "input '" + source.name + "'"});
+  if (options.loadPath)
+    inputs.push_back({*options.loadPath, "--load"});
+  checkOutputPaths(outputs, inputs, {{"--save", "--load"}});
 }
 
 } // namespace
@@ -207,7 +222,6 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                            entry->name + "' is a " +
                            entryKindName(entry->kind) + " entry",
                        "run");
-    checkParentDirectory(*options.saveGradsPath, "--save-grads");
   }
   std::vector<InputSource> sources = resolveInputs(*entry, options.inputs);
   std::vector<Tensor> inputs = readInputs(model, *entry, sources);
@@ -218,8 +232,7 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   ParameterArena params(model);
   fillParameters(params, options, err);
   prepareOutputDirectory(options.outDir);
-  if (options.savePath)
-    checkSaveDestination(*options.savePath);
+  checkRunOutputs(*entry, options, sources);
 
   std::vector<Tensor> outputs;
   for (const TensorSig &sig : entry->outputs)
@@ -227,9 +240,7 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   callEntry(function, *entry, params, dims, inputs, outputs, options, err);
 
   for (size_t i = 0; i < outputs.size(); ++i) {
-    std::string path = (std::filesystem::path(options.outDir) /
-                        (entry->outputs[i].name + ".npy"))
-                           .string();
+    std::string path = outputPath(options, entry->outputs[i]);
     writeNpy(path, outputs[i]);
     out << entry->outputs[i].name << ": " << dtypeName(outputs[i].dtype)
         << formatShape(outputs[i].shape) << " -> " << path << "\n";

@@ -162,9 +162,10 @@ std::string Tokenizer::toJson() const {
   }
 }
 
-Tokenizer Tokenizer::fromJson(std::string_view text, const std::string &path) {
+Tokenizer Tokenizer::fromJson(std::string_view text,
+                              const std::string &origin) {
   auto bad = [&](const std::string &why) {
-    return InputError("'" + path + "' is not a valid tokenizer file: " + why);
+    return InputError(origin + " is not a valid tokenizer file: " + why);
   };
   Json root;
   try {
@@ -211,7 +212,7 @@ void Tokenizer::save(const std::string &path) const {
 }
 
 Tokenizer Tokenizer::load(const std::string &path) {
-  return fromJson(readWholeFile(path), path);
+  return fromJson(readWholeFile(path), "'" + path + "'");
 }
 
 } // namespace txrt::driver

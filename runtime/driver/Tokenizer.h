@@ -90,8 +90,15 @@ struct Tokenizer {
 
   /// The JSON text documented above.
   std::string toJson() const;
-  /// Parses it; throws InputError naming `path` on anything malformed.
-  static Tokenizer fromJson(std::string_view text, const std::string &path);
+  /// Parses it; throws InputError naming `origin` (a quoted path, or where
+  /// in a checkpoint the text came from) on anything malformed.
+  static Tokenizer fromJson(std::string_view text, const std::string &origin);
+
+  /// The same vocabularies (min_freq aside).
+  bool sameVocabularies(const Tokenizer &other) const {
+    return source.words() == other.source.words() &&
+           target.words() == other.target.words();
+  }
 
   /// Writes atomically / reads `path`.
   void save(const std::string &path) const;

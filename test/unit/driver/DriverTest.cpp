@@ -244,7 +244,7 @@ TEST_F(DriverTest, UnwritableSaveDestinationFailsBeforeRunning) {
       drive({"run", "apply", x, "--init", "1", "--out-dir", dir.path(),
              "--save", dir.file("none/ck.safetensors")});
   EXPECT_EQ(result.code, 2);
-  EXPECT_EQ(result.err, "error: cannot save to '" +
+  EXPECT_EQ(result.err, "error: --save: cannot write '" +
                             dir.file("none/ck.safetensors") + "': '" +
                             dir.file("none") + "' is not a directory\n");
   EXPECT_FALSE(std::filesystem::exists(dir.file("y.npy")));
