@@ -121,9 +121,15 @@ Tensor convertTensor(const Tensor &tensor, DType dtype,
                         formatIndex(i, tensor.shape) + " " + why);
     };
     switch (dtype) {
-    case DType::F32:
-      result.as<float>()[i] = float(element.real);
+    case DType::F32: {
+      float value = float(element.real);
+      // float64 (or text) values beyond float32's range would become inf.
+      if (std::isfinite(element.real) && !std::isfinite(value))
+        throw bad("does not fit float32 (the input is f32; its largest "
+                  "magnitude is 3.4028235e+38)");
+      result.as<float>()[i] = value;
       break;
+    }
     case DType::I32: {
       if (!element.isInteger && (!std::isfinite(element.real) ||
                                  element.real != std::floor(element.real)))

@@ -33,6 +33,11 @@ std::string describe(const nlohmann::json::exception &error) {
     if (colon != std::string::npos)
       text = text.substr(colon + 2);
   }
+  // nlohmann quotes what it last read, which may be the invalid UTF-8
+  // itself: keep the message printable ASCII.
+  for (char &c : text)
+    if (static_cast<unsigned char>(c) >= 0x80)
+      c = '?';
   return text;
 }
 

@@ -64,6 +64,12 @@ ParallelText parseParallelText(std::string_view content,
     if (!line.empty() && line.back() == '\r')
       line.remove_suffix(1);
     std::string at = where(path, lineNumber);
+    // Words become JSON strings in the tokenizer: they must be UTF-8.
+    if (size_t bad = findInvalidUtf8(line); bad != std::string_view::npos) {
+      problems.add(at + "invalid UTF-8 at byte " + std::to_string(bad + 1) +
+                   " of the line (the data must be UTF-8 text)");
+      continue;
+    }
     if (line.find_first_not_of(" \t\v\f") == std::string_view::npos) {
       problems.add(at + "empty line (expected 'source<TAB>target')");
       continue;

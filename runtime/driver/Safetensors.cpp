@@ -9,6 +9,7 @@
 #include "Error.h"
 #include "Json.h"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -171,6 +172,45 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
                 entry.dtype + " needs " + std::to_string(*bytes));
     tensors_.push_back(std::move(entry));
   }
+  checkDataLayout(path, dataBytes);
+}
+
+void SafetensorsReader::checkDataLayout(const std::string &path,
+                                        uint64_t dataBytes) const {
+  // The tensors must tile the data section: back to back from offset 0 to
+  // its end, as the reference implementation requires. Overlapping or
+  // shifted ranges would load one tensor's bytes as another's.
+  std::vector<const SafetensorsEntry *> order;
+  for (const SafetensorsEntry &entry : tensors_)
+    order.push_back(&entry);
+  std::stable_sort(order.begin(), order.end(), [](auto *a, auto *b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+  });
+  auto range = [](const SafetensorsEntry &entry) {
+    return "[" + std::to_string(entry.begin) + ", " +
+           std::to_string(entry.end) + ")";
+  };
+  auto corrupt = [&](const std::string &why) {
+    return InputError("'" + path + "' is not a valid safetensors file: " + why);
+  };
+  uint64_t expected = 0;
+  const SafetensorsEntry *previous = nullptr;
+  for (const SafetensorsEntry *entry : order) {
+    if (entry->begin < expected)
+      throw corrupt("tensor '" + entry->name + "' has data_offsets " +
+                    range(*entry) + " that overlap tensor '" +
+                    previous->name + "' " + range(*previous));
+    if (entry->begin > expected)
+      throw corrupt("tensor '" + entry->name + "' has data_offsets " +
+                    range(*entry) + " but the previous tensor ends at " +
+                    std::to_string(expected) +
+                    " (tensors must be stored back to back)");
+    expected = entry->end;
+    previous = entry;
+  }
+  if (expected != dataBytes)
+    throw corrupt("the data section has " + std::to_string(dataBytes) +
+                  " bytes but its tensors cover " + std::to_string(expected));
 }
 
 const SafetensorsEntry *SafetensorsReader::find(std::string_view name) const {
