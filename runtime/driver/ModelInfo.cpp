@@ -11,6 +11,7 @@
 #include "Json.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace txrt::driver {
@@ -227,6 +228,43 @@ void checkNoOverlap(const std::vector<ParamInfo> &params) {
     }
 }
 
+/// Every entry input and output must have a byte size that fits int64 at
+/// the bounds of its dims: the compiler plans the arenas at the bounds, so
+/// if these overflow, the planned offsets did too and running the entry
+/// would write outside its arena.
+void checkEntrySizesAtBounds(const ModelInfo &info) {
+  for (const EntryInfo &entry : info.entries)
+    for (const auto *sigs : {&entry.inputs, &entry.outputs})
+      for (const TensorSig &sig : *sigs) {
+        int64_t bytes = int64_t(dtypeSize(sig.dtype));
+        bool overflows = false;
+        std::string bounds, keys;
+        for (const DimRef &ref : sig.shape) {
+          int64_t size = ref.size;
+          if (ref.isSymbolic()) {
+            const DimInfo &dim = info.dims[size_t(ref.dim)];
+            size = dim.bound;
+            bounds += (bounds.empty() ? "" : ", ") + dim.name +
+                      " <= " + std::to_string(dim.bound);
+            std::string key = info.configKeyForBound(dim);
+            if (!key.empty() && keys.find(key) == std::string::npos)
+              keys += (keys.empty() ? "" : ", ") + ("txc -D " + key + "=N");
+          }
+          overflows = overflows || __builtin_mul_overflow(bytes, size, &bytes);
+        }
+        if (!overflows)
+          continue;
+        throw ModelError(
+            "entry '" + entry.name + "' " +
+            (sigs == &entry.inputs ? "input" : "output") + " '" +
+            info.formatSignature(sig) + "' needs more than " +
+            std::to_string(INT64_MAX) + " bytes at the bounds of its dims (" +
+            bounds + "), so the compiled arena sizes and offsets overflowed; "
+            "recompile with smaller bounds" +
+            (keys.empty() ? std::string() : " (" + keys + ")"));
+      }
+}
+
 std::optional<EntryKind> parseEntryKind(std::string_view name) {
   if (name == "forward")
     return EntryKind::Forward;
@@ -378,6 +416,7 @@ ModelInfo ModelInfo::parse(std::string_view json) {
       throw ModelError("two entries are named '" + entry.name + "'");
     info.entries.push_back(std::move(entry));
   }
+  checkEntrySizesAtBounds(info);
   return info;
 }
 
@@ -445,6 +484,14 @@ std::optional<double> ModelInfo::configNumber(std::string_view key) const {
     if (value.key == key && value.number)
       return value.number;
   return std::nullopt;
+}
+
+std::optional<int64_t> ModelInfo::configCount(std::string_view key) const {
+  std::optional<double> value = configNumber(key);
+  if (!value || std::isnan(*value))
+    return std::nullopt;
+  constexpr double kLargest = 9007199254740992.0; // 2^53
+  return int64_t(std::clamp(std::floor(*value), 0.0, kLargest));
 }
 
 int64_t ModelInfo::totalParamElements() const {

@@ -213,7 +213,7 @@ void checkFits(const ModelInfo &model, const Vocabulary &vocab,
   std::string key = vocabKeyFor(model, inputName);
   if (key.empty())
     return;
-  int64_t limit = int64_t(*model.configNumber(key));
+  int64_t limit = *model.configCount(key);
   if (vocab.size() <= limit)
     return;
   problems.add("the " + std::string(side) + " vocabulary " + origin +

@@ -7,6 +7,7 @@
 #include "Parameters.h"
 #include "Error.h"
 #include "FiniteCheck.h"
+#include "Memory.h"
 
 #include <algorithm>
 #include <cstring>
@@ -15,8 +16,8 @@
 namespace txrt::driver {
 
 ParameterArena::ParameterArena(const ModelInfo &model)
-    : model_(model),
-      buffer_(std::max<size_t>(size_t(model.paramArenaBytes), 64)) {}
+    : model_(model), buffer_(allocateBuffer(uint64_t(model.paramArenaBytes),
+                                            "the parameter arena")) {}
 
 float *ParameterArena::param(const ParamInfo &info) {
   return reinterpret_cast<float *>(static_cast<char *>(buffer_.data()) +

@@ -9,6 +9,7 @@
 #include "Error.h"
 #include "FileIO.h"
 #include "InputValidation.h"
+#include "Memory.h"
 #include "ModelRunner.h"
 #include "Npy.h"
 #include "OutputPaths.h"
@@ -163,7 +164,9 @@ void callEntry(txc_entry_fn function, const EntryInfo &entry,
   for (Tensor &tensor : outputs)
     outputPointers.push_back(tensor.data());
   // Never NULL, even for an entry that needs no scratch.
-  AlignedBuffer arena(std::max<size_t>(size_t(entry.arenaBytes), 64));
+  AlignedBuffer arena = allocateBuffer(
+      uint64_t(entry.arenaBytes),
+      "the activation arena of entry '" + entry.name + "'");
   ContextPtr ctx = createContext(threads);
 
   std::vector<double> times;
@@ -236,7 +239,8 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   std::vector<Tensor> outputs;
   for (const TensorSig &sig : entry->outputs)
-    outputs.emplace_back(sig.dtype, concreteShape(sig, dims));
+    outputs.push_back(allocateTensor(sig.dtype, concreteShape(sig, dims),
+                                     "output '" + sig.name + "'"));
   callEntry(function, *entry, params, dims, inputs, outputs, options, err);
 
   for (size_t i = 0; i < outputs.size(); ++i) {

@@ -146,6 +146,7 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   int32_t pad = modelPadId(model);
 
   ModelRunner runner(model, entryTable, options.threads);
+  runner.reserveArena(entry); // too large for the machine: fail before work
   TrainingPosition position;
   int64_t batch = 0;
   std::vector<LossPoint> curve;

@@ -66,6 +66,8 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   ModelRunner runner(model, entryTable, options.threads);
   const EntryInfo &encode = runner.entry("encode", "translate");
   const EntryInfo &decode = runner.entry("decode", "translate");
+  runner.reserveArena(encode);
+  runner.reserveArena(decode);
   SequenceBounds bounds = sequenceBounds(model, encode, decode);
   // One open file for the tokenizer and the parameters: a checkpoint
   // replaced meanwhile (train --every) cannot mix two of them.
