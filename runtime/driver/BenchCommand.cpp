@@ -93,8 +93,8 @@ uint64_t benchDataBytes(const ModelInfo &model,
   bind(tgtEntry, "tgt", 1, tgtLen);
   // The id vectors: sources, targets and two copies of the targets, plus
   // a vector header per row.
-  uint64_t perRow = plusSaturated(uint64_t(srcLen),
-                                  timesSaturated(3, uint64_t(tgtLen)));
+  uint64_t perRow =
+      plusSaturated(uint64_t(srcLen), timesSaturated(3, uint64_t(tgtLen)));
   uint64_t total = timesSaturated(
       uint64_t(batch), plusSaturated(timesSaturated(perRow, 4), 4 * 24));
   for (const EntryInfo *entry : entries)

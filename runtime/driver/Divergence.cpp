@@ -1,4 +1,4 @@
-//===- Divergence.cpp - catch non-finite training state and its first step ===//
+//===- Divergence.cpp - non-finite training state, first bad step ---------===//
 #include "Divergence.h"
 #include "Error.h"
 
@@ -25,9 +25,8 @@ DivergenceWatch::DivergenceWatch(const ParameterArena &params,
       restore_(std::move(restore)), budget_(budget), restoreStep_(startStep),
       cleanStep_(startStep) {}
 
-std::optional<Divergence> DivergenceWatch::afterStep(int64_t step,
-                                                     double seconds,
-                                                     double loss) {
+std::optional<Divergence>
+DivergenceWatch::afterStep(int64_t step, double seconds, double loss) {
   stepSeconds_ += seconds;
   if (scanSeconds_ > budget_ * stepSeconds_)
     return std::nullopt;
@@ -37,9 +36,9 @@ std::optional<Divergence> DivergenceWatch::afterStep(int64_t step,
 std::optional<Divergence> DivergenceWatch::check(int64_t step, double loss) {
   auto start = std::chrono::steady_clock::now();
   std::optional<ParameterArena::NonFiniteValue> found = params_.findNonFinite();
-  scanSeconds_ += std::chrono::duration<double>(
-                      std::chrono::steady_clock::now() - start)
-                      .count();
+  scanSeconds_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   ++scans_;
   if (!found) {
     cleanStep_ = step;

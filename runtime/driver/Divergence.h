@@ -1,4 +1,4 @@
-//===- Divergence.h - catch non-finite training state and its first step -*- C++ -*-===//
+//===- Divergence.h - non-finite training state, first bad step -*- C++ -*-===//
 //
 // A training step's loss is computed before its update, so a finite loss
 // says nothing about what the update wrote: a huge learning rate or weight

@@ -58,8 +58,7 @@ int openForReading(const std::string &path) {
   if (!S_ISREG(info.st_mode)) {
     ::close(fd);
     throw InputError("cannot read '" + path + "': it is " +
-                     describeFileType(info.st_mode) +
-                     ", not a regular file");
+                     describeFileType(info.st_mode) + ", not a regular file");
   }
   return fd;
 }
@@ -204,8 +203,8 @@ AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
   for (int attempt = 0; fd_ < 0; ++attempt) {
     tmpPath_ = path_ + ".tmp." + std::to_string(long(::getpid())) + "." +
                randomSuffix();
-    fd_ = ::open(tmpPath_.c_str(),
-                 O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    fd_ =
+        ::open(tmpPath_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd_ >= 0)
       break;
     if (errno == EEXIST && attempt < 8)
@@ -225,8 +224,8 @@ AtomicFileWriter::~AtomicFileWriter() {
 }
 
 void AtomicFileWriter::fail(const std::string &operation) {
-  std::string message = "cannot " + operation + " '" + path_ + "': " +
-                        std::strerror(errno) + " ('" + path_ +
+  std::string message = "cannot " + operation + " '" + path_ +
+                        "': " + std::strerror(errno) + " ('" + path_ +
                         "' is left as it was)";
   throw ResourceError(message); // the destructor removes the temporary
 }
@@ -267,8 +266,8 @@ void AtomicFileWriter::commit() {
   ::close(dirFd);
   if (synced != 0) {
     errno = syncErrno;
-    throw ResourceError(systemError("sync the directory", dir) + " after "
-                        "writing '" + path_ + "'");
+    throw ResourceError(systemError("sync the directory", dir) +
+                        " after writing '" + path_ + "'");
   }
 }
 

@@ -39,8 +39,7 @@ void printModelInfo(const ModelInfo &model, std::ostream &out) {
   for (const ConfigValue &value : model.config)
     keyWidth = std::max(keyWidth, value.key.size());
   for (const ConfigValue &value : model.config)
-    out << "  " << padRight(value.key, keyWidth) << " = " << value.json
-        << "\n";
+    out << "  " << padRight(value.key, keyWidth) << " = " << value.json << "\n";
 
   out << "\ndims\n";
   for (const DimInfo &dim : model.dims)

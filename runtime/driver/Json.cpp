@@ -17,8 +17,8 @@ namespace {
 std::string positionPrefix(int line, int column) {
   if (line <= 0)
     return "";
-  return "line " + std::to_string(line) + ", column " +
-         std::to_string(column) + ": ";
+  return "line " + std::to_string(line) + ", column " + std::to_string(column) +
+         ": ";
 }
 
 /// The text after nlohmann's "[json.exception.NAME.ID] " and, for parse
@@ -52,8 +52,8 @@ Json parseJson(std::string_view text) {
   std::vector<std::unordered_set<std::string>> openObjects;
   auto strict = [&](int depth, Json::parse_event_t event, Json &parsed) {
     if (depth > kMaxJsonDepth)
-      throw JsonError("nesting deeper than " + std::to_string(kMaxJsonDepth),
-                      0, 0);
+      throw JsonError("nesting deeper than " + std::to_string(kMaxJsonDepth), 0,
+                      0);
     switch (event) {
     case Json::parse_event_t::object_start:
       openObjects.emplace_back();

@@ -89,10 +89,9 @@ std::optional<uint64_t> availableMemoryBytes() {
 void checkAvailableMemory(uint64_t bytes, const std::string &what) {
   std::optional<uint64_t> available = availableMemoryBytes();
   if (available && bytes > *available)
-    throw ResourceError("cannot allocate " + what + ": it needs " +
-                        describeSize(bytes) + " but " +
-                        formatBytes(int64_t(*available)) +
-                        " of memory is available");
+    throw ResourceError(
+        "cannot allocate " + what + ": it needs " + describeSize(bytes) +
+        " but " + formatBytes(int64_t(*available)) + " of memory is available");
 }
 
 AlignedBuffer allocateBuffer(uint64_t bytes, const std::string &what) {

@@ -36,8 +36,8 @@ std::string getString(const Json &object, const char *key,
   return jsonString(*value);
 }
 
-int64_t getInteger(const Json &object, const char *key,
-                   const std::string &path, int64_t minimum = 0) {
+int64_t getInteger(const Json &object, const char *key, const std::string &path,
+                   int64_t minimum = 0) {
   std::optional<int64_t> value = jsonInteger(member(object, key, path));
   if (!value || *value < minimum)
     throw ModelError(path + "." + key +
@@ -45,8 +45,8 @@ int64_t getInteger(const Json &object, const char *key,
   return *value;
 }
 
-double getNumber(const Json &object, const char *key,
-                 const std::string &path, std::optional<double> fallback) {
+double getNumber(const Json &object, const char *key, const std::string &path,
+                 std::optional<double> fallback) {
   const Json *value = jsonMember(object, key);
   if (!value && fallback)
     return *fallback;
@@ -259,7 +259,8 @@ void checkEntrySizesAtBounds(const ModelInfo &info) {
             (sigs == &entry.inputs ? "input" : "output") + " '" +
             info.formatSignature(sig) + "' needs more than " +
             std::to_string(INT64_MAX) + " bytes at the bounds of its dims (" +
-            bounds + "), so the compiled arena sizes and offsets overflowed; "
+            bounds +
+            "), so the compiled arena sizes and offsets overflowed; "
             "recompile with smaller bounds" +
             (keys.empty() ? std::string() : " (" + keys + ")"));
       }
@@ -339,10 +340,10 @@ ModelInfo ModelInfo::parse(std::string_view json) {
     if (!config->is_object())
       throw ModelError("metadata.config must be an object");
     for (const auto &[key, value] : config->items())
-      info.config.push_back(
-          {key, toJson(value),
-           value.is_number() ? std::optional<double>(value.get<double>())
-                             : std::nullopt});
+      info.config.push_back({key, toJson(value),
+                             value.is_number()
+                                 ? std::optional<double>(value.get<double>())
+                                 : std::nullopt});
   }
 
   std::set<std::string> names;

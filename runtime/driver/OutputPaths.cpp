@@ -1,4 +1,4 @@
-//===- OutputPaths.cpp - outputs never clobber inputs or each other -------===//
+//===- OutputPaths.cpp - outputs never clobber the inputs -----------------===//
 #include "OutputPaths.h"
 #include "Error.h"
 #include "FileIO.h"
@@ -91,10 +91,10 @@ void checkOutputPaths(
                            describe(outputs[j]) +
                            "; each output needs its own file");
     for (size_t j = 0; j < inputs.size(); ++j) {
-      bool allowed = std::find(allowedSame.begin(), allowedSame.end(),
-                               std::make_pair(outputs[i].what,
-                                              inputs[j].what)) !=
-                     allowedSame.end();
+      bool allowed =
+          std::find(allowedSame.begin(), allowedSame.end(),
+                    std::make_pair(outputs[i].what, inputs[j].what)) !=
+          allowedSame.end();
       if (!allowed && same(outputIds[i], inputIds[j]))
         problems.push_back(describe(outputs[i]) + " is the same file as " +
                            describe(inputs[j]) + "; writing it would destroy " +

@@ -1,4 +1,4 @@
-//===- OutputPaths.h - outputs never clobber inputs or each other -*- C++ -*-===//
+//===- OutputPaths.h - outputs never clobber the inputs ---------*- C++ -*-===//
 //
 // Before a command does any work, every file it will write is checked
 // against every other one and against the files it reads: two names for

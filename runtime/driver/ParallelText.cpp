@@ -257,10 +257,8 @@ Tokenizer buildTokenizer(const ModelInfo &model, const ParallelText &text,
 void checkTokenizerFitsModel(const ModelInfo &model, const Tokenizer &tokenizer,
                              const std::string &origin) {
   ProblemList problems;
-  checkFits(model, tokenizer.source, "src", "source", "in " + origin,
-            problems);
-  checkFits(model, tokenizer.target, "tgt", "target", "in " + origin,
-            problems);
+  checkFits(model, tokenizer.source, "src", "source", "in " + origin, problems);
+  checkFits(model, tokenizer.target, "tgt", "target", "in " + origin, problems);
   int32_t pad = modelPadId(model);
   if (tokenizer.source.padId() != pad || tokenizer.target.padId() != pad)
     problems.add(origin + " has [PAD] at id " +
@@ -292,8 +290,11 @@ Tokenizer loadModelTokenizer(const ModelInfo &model,
     std::string path = checkpointSibling(checkpointPath, kTokenizerSuffix);
     std::error_code error;
     if (!std::filesystem::exists(path, error))
-      throw InputError("no tokenizer for '" + checkpointPath + "': it has "
-                       "none inside and '" + path + "' does not exist (train "
+      throw InputError("no tokenizer for '" + checkpointPath +
+                       "': it has "
+                       "none inside and '" +
+                       path +
+                       "' does not exist (train "
                        "--save writes one; pass --tokenizer FILE to use "
                        "another)");
     err << "note: '" << checkpointPath << "' has no tokenizer inside (it "

@@ -8,10 +8,10 @@
 // Loading checks the whole file against the model before copying anything
 // and reports every problem, one per line: a missing tensor, an extra
 // tensor, a dtype other than F32, a shape mismatch; then a NaN or infinite
-// value is an error naming the tensor (a corrupt file never loads). Training checkpoints
-// (Checkpoint.h) also hold "<param>.exp_avg" and "<param>.exp_avg_sq"
-// (Adam's moments); loading parameters ignores those, and tensors whose
-// names start with "__" (kTrainingStatePrefix).
+// value is an error naming the tensor (a corrupt file never loads). Training
+// checkpoints (Checkpoint.h) also hold "<param>.exp_avg" and
+// "<param>.exp_avg_sq" (Adam's moments); loading parameters ignores those, and
+// tensors whose names start with "__" (kTrainingStatePrefix).
 //
 // A version 2 model's arena also holds every parameter's gradient and Adam
 // moments (ModelInfo.h); initialize() zero-fills them.

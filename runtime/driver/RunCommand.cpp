@@ -60,8 +60,7 @@ void prepareOutputDirectory(const std::string &dir) {
 }
 
 std::string outputPath(const RunOptions &options, const TensorSig &sig) {
-  return (std::filesystem::path(options.outDir) / (sig.name + ".npy"))
-      .string();
+  return (std::filesystem::path(options.outDir) / (sig.name + ".npy")).string();
 }
 
 /// Fails early (before the entry runs) when an output cannot be written or
@@ -164,9 +163,9 @@ void callEntry(txc_entry_fn function, const EntryInfo &entry,
   for (Tensor &tensor : outputs)
     outputPointers.push_back(tensor.data());
   // Never NULL, even for an entry that needs no scratch.
-  AlignedBuffer arena = allocateBuffer(
-      uint64_t(entry.arenaBytes),
-      "the activation arena of entry '" + entry.name + "'");
+  AlignedBuffer arena =
+      allocateBuffer(uint64_t(entry.arenaBytes),
+                     "the activation arena of entry '" + entry.name + "'");
   ContextPtr ctx = createContext(threads);
 
   std::vector<double> times;
@@ -221,10 +220,10 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   // Everything the user can get wrong is checked before the entry runs.
   if (options.saveGradsPath) {
     if (entry->kind == EntryKind::Forward || !model.hasTrainingState())
-      throw UsageError("--save-grads needs a train_grad or train_step entry; '" +
-                           entry->name + "' is a " +
-                           entryKindName(entry->kind) + " entry",
-                       "run");
+      throw UsageError(
+          "--save-grads needs a train_grad or train_step entry; '" +
+              entry->name + "' is a " + entryKindName(entry->kind) + " entry",
+          "run");
   }
   std::vector<InputSource> sources = resolveInputs(*entry, options.inputs);
   std::vector<Tensor> inputs = readInputs(model, *entry, sources);

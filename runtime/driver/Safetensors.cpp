@@ -198,8 +198,8 @@ void SafetensorsReader::checkDataLayout(const std::string &path,
   for (const SafetensorsEntry *entry : order) {
     if (entry->begin < expected)
       throw corrupt("tensor '" + entry->name + "' has data_offsets " +
-                    range(*entry) + " that overlap tensor '" +
-                    previous->name + "' " + range(*previous));
+                    range(*entry) + " that overlap tensor '" + previous->name +
+                    "' " + range(*previous));
     if (entry->begin > expected)
       throw corrupt("tensor '" + entry->name + "' has data_offsets " +
                     range(*entry) + " but the previous tensor ends at " +

@@ -211,8 +211,7 @@ Tokenizer Tokenizer::fromJson(std::string_view text,
     throw bad(error.what());
   }
   const Json *format = jsonMember(root, "format");
-  if (!format || !format->is_string() ||
-      jsonString(*format) != "txc-tokenizer")
+  if (!format || !format->is_string() || jsonString(*format) != "txc-tokenizer")
     throw bad("'format' is not \"txc-tokenizer\"");
   const Json *version = jsonMember(root, "version");
   if (!version || jsonInteger(*version) != std::optional<int64_t>(1))

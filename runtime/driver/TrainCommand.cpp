@@ -133,8 +133,7 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   std::optional<Tokenizer> resumedTokenizer;
   if (options.resumePath) {
     resumed = std::make_unique<SafetensorsReader>(*options.resumePath);
-    resumedTokenizer =
-        loadModelTokenizer(model, *resumed, std::nullopt, err);
+    resumedTokenizer = loadModelTokenizer(model, *resumed, std::nullopt, err);
   }
   int64_t minFreq = options.minFreq.value_or(
       resumedTokenizer ? resumedTokenizer->minFreq : 1);
@@ -305,9 +304,8 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
             watch.afterStep(step, result.seconds, lastLoss))
       throw diverged(*divergence);
     tokens += result.targetTokens;
-    double tokensPerSecond = result.seconds > 0
-                                 ? double(result.targetTokens) / result.seconds
-                                 : 0.0;
+    double tokensPerSecond =
+        result.seconds > 0 ? double(result.targetTokens) / result.seconds : 0.0;
     double lr = learningRate(optimizer.lr, step);
     curve.push_back({step, lastLoss, lr, tokensPerSecond});
     if (!options.quiet)

@@ -104,8 +104,7 @@ TEST(CheckpointTest, RoundTripWithMomentsAndPosition) {
   Tokenizer tokenizer;
   tokenizer.source = Vocabulary::build({{"hello", "world"}}, 1, 0);
   tokenizer.target = Vocabulary::build({{"hola", "mundo", "hola"}}, 1, 0);
-  saveCheckpoint(dir.file("c.safetensors"), model, params, position,
-                 tokenizer);
+  saveCheckpoint(dir.file("c.safetensors"), model, params, position, tokenizer);
 
   SafetensorsReader file(dir.file("c.safetensors"));
   EXPECT_NE(file.find("out.weight.exp_avg"), nullptr);

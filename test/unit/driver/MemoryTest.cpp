@@ -5,9 +5,9 @@
 // size, and bench fails before it builds any synthetic batch.
 //
 //===----------------------------------------------------------------------===//
+#include "Memory.h"
 #include "Driver.h"
 #include "Error.h"
-#include "Memory.h"
 #include "TestUtil.h"
 
 #include <chrono>
@@ -42,15 +42,18 @@ Result driveEdited(const std::string &from, const std::string &to,
 class MemoryTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    writeFile(dir.file("train.tsv"), "i love you\tte amo\nyou see me\tme ves\n");
+    writeFile(dir.file("train.tsv"),
+              "i love you\tte amo\nyou see me\tme ves\n");
     writeFile(dir.file("src.txt"), "4 5 6\n");
   }
   ScratchDir dir;
 };
 
 TEST_F(MemoryTest, AbsurdActivationArenaIsNamedWithItsSize) {
-  const std::string train = R"({"name": "train", "kind": "train_step", "arena_bytes": 0,)";
-  const std::string huge = R"({"name": "train", "kind": "train_step", "arena_bytes": 1152921504606846976,)";
+  const std::string train =
+      R"({"name": "train", "kind": "train_step", "arena_bytes": 0,)";
+  const std::string huge =
+      R"({"name": "train", "kind": "train_step", "arena_bytes": 1152921504606846976,)";
   Result result = driveEdited(train, huge,
                               {"train", "--data", dir.file("train.tsv"),
                                "--steps", "2", "--batch", "2"});
@@ -62,8 +65,10 @@ TEST_F(MemoryTest, AbsurdActivationArenaIsNamedWithItsSize) {
       << result.err;
   EXPECT_NE(result.err.find(" of memory is available"), std::string::npos);
 
-  const std::string encode = R"({"name": "encode", "kind": "forward", "arena_bytes": 0,)";
-  const std::string hugeEncode = R"({"name": "encode", "kind": "forward", "arena_bytes": 9223372036854775807,)";
+  const std::string encode =
+      R"({"name": "encode", "kind": "forward", "arena_bytes": 0,)";
+  const std::string hugeEncode =
+      R"({"name": "encode", "kind": "forward", "arena_bytes": 9223372036854775807,)";
   Result run = driveEdited(encode, hugeEncode,
                            {"run", "encode", "--init", "0", "--out-dir",
                             dir.path(), "src=" + dir.file("src.txt")});
@@ -92,9 +97,9 @@ TEST_F(MemoryTest, BenchChecksMemoryBeforeBuildingData) {
   Result result = driveEdited(R"({"name": "B", "bound": 8})",
                               R"({"name": "B", "bound": 68719476736})",
                               {"bench", "--steps", "1", "--threads", "1"});
-  double seconds = std::chrono::duration<double>(
-                       std::chrono::steady_clock::now() - start)
-                       .count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   EXPECT_EQ(result.code, 1);
   EXPECT_NE(result.err.find("error: cannot allocate bench's synthetic batches "
                             "and the entries' inputs and outputs (batch "
@@ -105,10 +110,9 @@ TEST_F(MemoryTest, BenchChecksMemoryBeforeBuildingData) {
       << result.err;
   EXPECT_LT(seconds, 10.0);
   // Within the machine it runs.
-  Result small = driveEdited(R"({"name": "B", "bound": 8})",
-                             R"({"name": "B", "bound": 68719476736})",
-                             {"bench", "--steps", "1", "--threads", "1",
-                              "--batch", "4"});
+  Result small = driveEdited(
+      R"({"name": "B", "bound": 8})", R"({"name": "B", "bound": 68719476736})",
+      {"bench", "--steps", "1", "--threads", "1", "--batch", "4"});
   EXPECT_EQ(small.code, 0) << small.err;
 }
 
@@ -120,12 +124,14 @@ TEST(MemoryUnitTest, SizesAndAllocations) {
   ASSERT_TRUE(available); // /proc/meminfo on Linux
   EXPECT_GT(*available, 0u);
   EXPECT_THROW_MESSAGE(allocateBuffer(uint64_t(1) << 62, "a test arena"),
-                       ResourceError, "cannot allocate a test arena: it needs "
-                                      "4.0 EiB (4611686018427387904 bytes)");
+                       ResourceError,
+                       "cannot allocate a test arena: it needs "
+                       "4.0 EiB (4611686018427387904 bytes)");
   EXPECT_THROW_MESSAGE(
       allocateTensor(DType::F32, {int64_t(1) << 40, int64_t(1) << 40}, "x"),
-      ResourceError, "cannot allocate x [1099511627776, 1099511627776]: its "
-                     "size overflows 64 bits");
+      ResourceError,
+      "cannot allocate x [1099511627776, 1099511627776]: its "
+      "size overflows 64 bits");
   Tensor small = allocateTensor(DType::I32, {2, 3}, "y");
   EXPECT_EQ(small.numElements(), 6);
   EXPECT_EQ(allocateBuffer(0, "empty").size(), 64u);

@@ -58,10 +58,11 @@ TEST(ModelInfoTest, EntrySizesMustFitAtTheirBounds) {
       "overflowed; recompile with smaller bounds (txc -D batch=N)");
   // A constant dim can overflow too.
   EXPECT_THROW_MESSAGE(
-      ModelInfo::parse(model("8", R"(["B", 1152921504606846976])")),
-      ModelError, "entry 'encode' output 'memory: f32[B, 1152921504606846976]'",
+      ModelInfo::parse(model("8", R"(["B", 1152921504606846976])")), ModelError,
+      "entry 'encode' output 'memory: f32[B, 1152921504606846976]'",
       "(B <= 8)");
-  EXPECT_NO_THROW(ModelInfo::parse(model("1099511627776", R"(["B", "S", 64])")));
+  EXPECT_NO_THROW(
+      ModelInfo::parse(model("1099511627776", R"(["B", "S", 64])")));
 }
 
 TEST(ModelInfoTest, MalformedMetadataIsAModelError) {

@@ -160,8 +160,7 @@ TEST(SafetensorsTest, TensorsMustTileTheDataSection) {
   ScratchDir dir;
   auto two = [](const char *a, const char *b) {
     return std::string(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":)") +
-           a + R"(},"b":{"dtype":"F32","shape":[2],"data_offsets":)" + b +
-           "}}";
+           a + R"(},"b":{"dtype":"F32","shape":[2],"data_offsets":)" + b + "}}";
   };
   struct Case {
     std::string name, content, fragment;
@@ -176,7 +175,8 @@ TEST(SafetensorsTest, TensorsMustTileTheDataSection) {
                   std::string(12, '\0')),
        "tensor 'a' has data_offsets [4, 12) but the previous tensor ends at 0"},
       {"gap", withLength(two("[0,8]", "[12,20]"), std::string(20, '\0')),
-       "tensor 'b' has data_offsets [12, 20) but the previous tensor ends at 8"},
+       "tensor 'b' has data_offsets [12, 20) but the previous tensor ends at "
+       "8"},
       {"trailing", withLength(two("[0,8]", "[8,16]"), std::string(20, '\0')),
        "the data section has 20 bytes but its tensors cover 16"},
   };
@@ -189,11 +189,12 @@ TEST(SafetensorsTest, TensorsMustTileTheDataSection) {
                          c.fragment);
   }
   // Back to back in any header order, zero-size tensors anywhere: fine.
-  writeFile(dir.file("ok.safetensors"),
-            withLength(R"({"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"
-                       R"("e":{"dtype":"F32","shape":[0],"data_offsets":[8,8]},)"
-                       R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
-                       std::string(16, '\0')));
+  writeFile(
+      dir.file("ok.safetensors"),
+      withLength(R"({"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"
+                 R"("e":{"dtype":"F32","shape":[0],"data_offsets":[8,8]},)"
+                 R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                 std::string(16, '\0')));
   EXPECT_NO_THROW(SafetensorsReader(dir.file("ok.safetensors")));
 }
 

@@ -108,9 +108,10 @@ struct SafetensorsContent {
         text = value;
   }
   void erase(const std::string &key) {
-    metadata.erase(std::remove_if(metadata.begin(), metadata.end(),
-                                  [&](auto &item) { return item.first == key; }),
-                   metadata.end());
+    metadata.erase(
+        std::remove_if(metadata.begin(), metadata.end(),
+                       [&](auto &item) { return item.first == key; }),
+        metadata.end());
   }
   void write(const std::string &path) const {
     std::vector<SafetensorsTensorView> views;
@@ -142,8 +143,8 @@ protected:
 
   /// Trains on the toy data into ckpt() and returns its translations.
   std::string trainAndTranslate() {
-    Result train = drive({"train", "--data", data(), "--steps", "60",
-                          "--batch", "4", "--save", ckpt(), "--threads", "1"});
+    Result train = drive({"train", "--data", data(), "--steps", "60", "--batch",
+                          "4", "--save", ckpt(), "--threads", "1"});
     EXPECT_EQ(train.code, 0) << train.err;
     return translate();
   }
@@ -167,8 +168,8 @@ TEST_F(TrainingSafetyTest, StaleTokenizerBesideTheCheckpointIsNotUsed) {
   std::string before = trainAndTranslate();
   // What a run killed between writing the tokenizer and the checkpoint (or
   // a file copied in by hand) leaves beside it: another run's tokenizer.
-  Result otherRun = drive({"train", "--data", other(), "--steps", "2",
-                           "--save", dir.file("other.safetensors")});
+  Result otherRun = drive({"train", "--data", other(), "--steps", "2", "--save",
+                           dir.file("other.safetensors")});
   ASSERT_EQ(otherRun.code, 0) << otherRun.err;
   writeFile(copy(), readFile(dir.file("other.tokenizer.json")));
 
@@ -204,8 +205,8 @@ TEST_F(TrainingSafetyTest, CheckpointsFromBeforeTheInnerTokenizerStillLoad) {
   SafetensorsContent old(ckpt());
   old.erase("tokenizer");
   old.write(ckpt());
-  Result result = drive({"translate", "--load", ckpt(), "i love you",
-                         "you eat cake"});
+  Result result =
+      drive({"translate", "--load", ckpt(), "i love you", "you eat cake"});
   ASSERT_EQ(result.code, 0) << result.err;
   EXPECT_EQ(result.out, before);
   EXPECT_NE(result.err.find("note: '" + ckpt() + "' has no tokenizer inside"),
@@ -220,10 +221,10 @@ TEST_F(TrainingSafetyTest, FullDiskKeepsTheCheckpointAndItsTokenizer) {
   std::string before = trainAndTranslate();
   std::string saved = readFile(ckpt()), savedCopy = readFile(copy());
   // 4 blocks of 512 bytes: the new tokenizer fits, the checkpoint does not.
-  CommandResult full = runFake(
-      "train --data " + shellQuote(other()) + " --steps 3 --save " +
-          shellQuote(ckpt()) + " --threads 1",
-      "trap '' XFSZ; ulimit -f 4; ");
+  CommandResult full =
+      runFake("train --data " + shellQuote(other()) + " --steps 3 --save " +
+                  shellQuote(ckpt()) + " --threads 1",
+              "trap '' XFSZ; ulimit -f 4; ");
   EXPECT_EQ(full.exitCode, 1) << full.out;
   EXPECT_NE(full.out.find("error: cannot write '" + ckpt() +
                           "': File too large ('" + ckpt() +
@@ -251,10 +252,9 @@ int64_t gCorruptStep = 0;
 int32_t corruptingTrain(void *ctx, void *params, void *arena,
                         const int64_t *dims, void *const *inputs,
                         void *const *outputs) {
-  int32_t status = fake_seq2seq_entry_table[0](ctx, params, arena, dims,
-                                               inputs, outputs);
-  if (txrt_context_train_step(static_cast<txrt_context *>(ctx)) ==
-      gCorruptStep)
+  int32_t status =
+      fake_seq2seq_entry_table[0](ctx, params, arena, dims, inputs, outputs);
+  if (txrt_context_train_step(static_cast<txrt_context *>(ctx)) == gCorruptStep)
     static_cast<float *>(params)[gCorruptAt] = INFINITY;
   return status;
 }
@@ -330,8 +330,8 @@ TEST_F(TrainingSafetyTest, NonFiniteCheckpointIsRefusedAtLoad) {
   corrupt.write(dir.file("nan.safetensors"));
   writeFile(dir.file("nan.tokenizer.json"), readFile(copy()));
 
-  Result translate = drive({"translate", "--load",
-                            dir.file("nan.safetensors"), "i love you"});
+  Result translate =
+      drive({"translate", "--load", dir.file("nan.safetensors"), "i love you"});
   EXPECT_EQ(translate.code, 2);
   EXPECT_NE(translate.err.find("error: tensor 'tgt_embed.weight' in '" +
                                dir.file("nan.safetensors") +
@@ -400,8 +400,7 @@ TEST_F(TrainingSafetyTest, OutputsOntoTheDataAreRefused) {
   };
   for (const auto &flags : cases) {
     SCOPED_TRACE(flags[0] + " " + flags[1]);
-    std::vector<std::string> args = {"train", "--data", data(), "--steps",
-                                     "2"};
+    std::vector<std::string> args = {"train", "--data", data(), "--steps", "2"};
     args.insert(args.end(), flags.begin(), flags.end());
     Result result = drive(args);
     EXPECT_EQ(result.code, 2);
@@ -415,11 +414,10 @@ TEST_F(TrainingSafetyTest, OutputsOntoTheDataAreRefused) {
 
 TEST_F(TrainingSafetyTest, SaveOntoAFifoIsRefused) {
   ASSERT_EQ(mkfifo(dir.file("fifo").c_str(), 0644), 0);
-  Result result = drive({"train", "--data", data(), "--steps", "2", "--save",
-                         dir.file("fifo")});
+  Result result = drive(
+      {"train", "--data", data(), "--steps", "2", "--save", dir.file("fifo")});
   EXPECT_EQ(result.code, 2);
-  EXPECT_NE(result.err.find("error: --save: cannot write '" +
-                            dir.file("fifo") +
+  EXPECT_NE(result.err.find("error: --save: cannot write '" + dir.file("fifo") +
                             "': it is a FIFO (named pipe), not a regular file"),
             std::string::npos)
       << result.err;
@@ -430,9 +428,9 @@ TEST_F(TrainingSafetyTest, SaveOntoAFifoIsRefused) {
 
 TEST_F(TrainingSafetyTest, DataOnAFifoFailsInsteadOfBlocking) {
   ASSERT_EQ(mkfifo(dir.file("fifo.tsv").c_str(), 0644), 0);
-  CommandResult result = runFake(
-      "train --data " + shellQuote(dir.file("fifo.tsv")) + " --steps 2",
-      "timeout 60 ");
+  CommandResult result =
+      runFake("train --data " + shellQuote(dir.file("fifo.tsv")) + " --steps 2",
+              "timeout 60 ");
   EXPECT_EQ(result.exitCode, 2) << result.out;
   EXPECT_NE(result.out.find("error: cannot read '" + dir.file("fifo.tsv") +
                             "': it is a FIFO (named pipe), not a regular "
@@ -457,15 +455,15 @@ TEST_F(TrainingSafetyTest, TemporariesOfKilledWritersAreRemoved) {
   // A process that has exited: its pid no longer runs.
   CommandResult child = runShell("sh -c 'echo $$'");
   long deadPid = std::stol(child.out);
-  std::string stale = ckpt() + ".tmp." + std::to_string(deadPid) +
-                      ".0123456789abcdef";
+  std::string stale =
+      ckpt() + ".tmp." + std::to_string(deadPid) + ".0123456789abcdef";
   writeFile(stale, "half a checkpoint");
   // One of a writer that still runs (this process) is left alone.
-  std::string live = ckpt() + ".tmp." + std::to_string(long(getpid())) +
-                     ".fedcba9876543210";
+  std::string live =
+      ckpt() + ".tmp." + std::to_string(long(getpid())) + ".fedcba9876543210";
   writeFile(live, "being written");
-  Result train = drive({"train", "--data", data(), "--steps", "2", "--save",
-                        ckpt()});
+  Result train =
+      drive({"train", "--data", data(), "--steps", "2", "--save", ckpt()});
   ASSERT_EQ(train.code, 0) << train.err;
   EXPECT_FALSE(std::filesystem::exists(stale));
   EXPECT_TRUE(std::filesystem::exists(live));
