@@ -1,8 +1,8 @@
 //===- Checkpoint.h - training checkpoints: params, moments, position -*- C++ -*-===//
 //
-// A training checkpoint is a safetensors file (written to FILE.tmp, fsynced
-// and renamed, so a crash or a failed run never leaves half a file or
-// replaces a good one) holding, in the model's parameter order:
+// A training checkpoint is a safetensors file (written atomically through a
+// temporary file, FileIO.h, so a crash or a failed run never leaves half a
+// file or replaces a good one) holding, in the model's parameter order:
 //
 //   <param>              the parameter (F32, the model's shape)
 //   <param>.exp_avg      Adam's first moment   (only for models that train)

@@ -7,6 +7,7 @@
 #include "InputFiles.h"
 #include "Error.h"
 #include "FileIO.h"
+#include "Memory.h"
 #include "Npy.h"
 
 #include <algorithm>
@@ -111,7 +112,7 @@ Tensor convertTensor(const Tensor &tensor, DType dtype,
   if (tensor.dtype == DType::F16)
     throw InputError(source.describe() +
                      ": float16 data is not supported; save it as float32");
-  Tensor result(dtype, tensor.shape);
+  Tensor result = allocateTensor(dtype, tensor.shape, source.describe());
   int64_t count = result.numElements();
   for (int64_t i = 0; i < count; ++i) {
     Element element = loadElement(tensor, i);
@@ -247,7 +248,8 @@ Tensor parseTextTensor(const std::string &text, const InputSource &source,
                        std::to_string(rows.size() * width) + " values");
     shape = {};
   }
-  Tensor values(DType::F64, shape);
+  // Ragged rows padded to the longest can be far larger than the file.
+  Tensor values = allocateTensor(DType::F64, shape, source.describe());
   double *out = values.as<double>();
   for (const auto &row : rows) {
     for (size_t j = 0; j < width; ++j)
