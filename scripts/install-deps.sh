@@ -12,7 +12,7 @@ PACKAGES=(
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools clang-19
   libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
-  python3-torch libopenblas0-openmp
+  python3-torch libopenblas0-openmp nlohmann-json3-dev
 )
 
 missing=()

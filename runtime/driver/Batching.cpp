@@ -36,8 +36,9 @@ BatchPlan::BatchPlan(std::vector<std::pair<int64_t, int64_t>> lengths,
       seed_(seed) {
   // Windows are whole multiples of the batch size, so only the last window
   // of an epoch can give a partial batch.
+  // n / b rounded up, without n + b - 1 (b may be a huge bound).
   int64_t n = int64_t(lengths_.size());
-  batchesPerEpoch_ = (n + batchSize_ - 1) / batchSize_;
+  batchesPerEpoch_ = n / batchSize_ + (n % batchSize_ != 0);
 }
 
 std::vector<std::vector<size_t>> BatchPlan::epoch(int64_t epoch) const {
@@ -45,7 +46,14 @@ std::vector<std::vector<size_t>> BatchPlan::epoch(int64_t epoch) const {
   std::iota(order.begin(), order.end(), size_t(0));
   shuffle(order, streamKey(seed_, epoch, "examples"));
 
-  const size_t window = size_t(batchSize_ * kBucketWindowBatches);
+  // kBucketWindowBatches batches, at most the whole epoch (and never 0,
+  // which a wrapped batch * 16 would give).
+  uint64_t window = 0;
+  if (__builtin_mul_overflow(uint64_t(batchSize_),
+                             uint64_t(kBucketWindowBatches), &window) ||
+      window > order.size())
+    window = order.size();
+  window = std::max<uint64_t>(window, 1);
   std::vector<std::vector<size_t>> batches;
   for (size_t begin = 0; begin < order.size(); begin += window) {
     auto first = order.begin() + std::ptrdiff_t(begin);

@@ -5,6 +5,7 @@
 #include "Error.h"
 #include "Init.h"
 #include "InputValidation.h"
+#include "Memory.h"
 #include "ModelRunner.h"
 #include "ParallelText.h"
 
@@ -46,7 +47,7 @@ int64_t sizeOption(const std::optional<int64_t> &requested,
 std::vector<TokenIds> randomIds(const ModelInfo &model, const char *input,
                                 int64_t rows, int64_t length, uint64_t key) {
   std::string vocabKey = vocabKeyFor(model, input);
-  int64_t vocab = vocabKey.empty() ? 64 : int64_t(*model.configNumber(vocabKey));
+  int64_t vocab = vocabKey.empty() ? 64 : *model.configCount(vocabKey);
   uint64_t span = uint64_t(std::max<int64_t>(vocab - kNumSpecialTokens, 1));
   std::vector<TokenIds> ids(static_cast<size_t>(rows));
   uint64_t draw = 0;
@@ -57,6 +58,54 @@ std::vector<TokenIds> randomIds(const ModelInfo &model, const char *input,
                                                      key, draw++, span)),
                             vocab - 1)));
   return ids;
+}
+
+/// saturating a * b and a + b, for size estimates.
+uint64_t timesSaturated(uint64_t a, uint64_t b) {
+  uint64_t product;
+  return __builtin_mul_overflow(a, b, &product) ? UINT64_MAX : product;
+}
+uint64_t plusSaturated(uint64_t a, uint64_t b) {
+  uint64_t sum;
+  return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
+}
+
+/// The bytes bench holds besides the arenas: the synthetic ids (as vectors
+/// and padded tensors) and every input and output of the entries it runs,
+/// at the bench's sizes (other dims at their bounds).
+uint64_t benchDataBytes(const ModelInfo &model,
+                        const std::vector<const EntryInfo *> &entries,
+                        const EntryInfo &srcEntry, const EntryInfo &tgtEntry,
+                        int64_t batch, int64_t srcLen, int64_t tgtLen) {
+  std::vector<int64_t> dims;
+  for (const DimInfo &dim : model.dims)
+    dims.push_back(dim.bound);
+  auto bind = [&](const EntryInfo &entry, const char *name, size_t axis,
+                  int64_t value) {
+    for (const TensorSig &sig : entry.inputs)
+      if (sig.name == name && sig.shape.size() > axis &&
+          sig.shape[axis].isSymbolic())
+        dims[size_t(sig.shape[axis].dim)] = value;
+  };
+  bind(srcEntry, "src", 0, batch);
+  bind(srcEntry, "src", 1, srcLen);
+  bind(tgtEntry, "tgt_in", 1, tgtLen);
+  bind(tgtEntry, "tgt", 1, tgtLen);
+  // The id vectors: sources, targets and two copies of the targets, plus
+  // a vector header per row.
+  uint64_t perRow =
+      plusSaturated(uint64_t(srcLen), timesSaturated(3, uint64_t(tgtLen)));
+  uint64_t total = timesSaturated(
+      uint64_t(batch), plusSaturated(timesSaturated(perRow, 4), 4 * 24));
+  for (const EntryInfo *entry : entries)
+    for (const auto *sigs : {&entry->inputs, &entry->outputs})
+      for (const TensorSig &sig : *sigs) {
+        uint64_t bytes = dtypeSize(sig.dtype);
+        for (int64_t size : concreteShape(sig, dims))
+          bytes = timesSaturated(bytes, uint64_t(size));
+        total = plusSaturated(total, bytes);
+      }
+  return total;
 }
 
 } // namespace
@@ -84,6 +133,31 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   const int64_t tgtLen =
       sizeOption(options.targetLength, bounds.target, "--tgt-len");
   const int32_t pad = modelPadId(model);
+
+  // Memory first: the arenas, then a check that the synthetic data and the
+  // entries' inputs and outputs fit, and only then is anything built.
+  std::vector<const EntryInfo *> used;
+  if (train)
+    used.push_back(train);
+  if (encode && decode) {
+    used.push_back(encode);
+    used.push_back(decode);
+    if (CachedDecoder::available(model))
+      for (const char *name : {"decode_init", "decode_step"})
+        if (const EntryInfo *entry = model.findEntry(name))
+          used.push_back(entry);
+  }
+  for (const EntryInfo *entry : used)
+    runner.reserveArena(*entry);
+  checkAvailableMemory(
+      benchDataBytes(model, used, train ? *train : *encode,
+                     train ? *train : *decode, batch, srcLen, tgtLen),
+      "bench's synthetic batches and the entries' inputs and outputs "
+      "(batch " +
+          std::to_string(batch) + ", source length " + std::to_string(srcLen) +
+          ", target length " + std::to_string(tgtLen) +
+          "; --batch, --src-len and --tgt-len make them smaller)");
+
   uint64_t key = initStreamKey(options.seed, "bench");
   std::vector<TokenIds> sources = randomIds(model, "src", batch, srcLen, key);
   std::vector<TokenIds> targets =

@@ -7,17 +7,19 @@
 //===----------------------------------------------------------------------===//
 #include "Checkpoint.h"
 #include "Error.h"
-#include "Safetensors.h"
+#include "FiniteCheck.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <limits>
 
 namespace txrt::driver {
 
 namespace {
 
 constexpr const char *kFormat = "txc-checkpoint";
+constexpr const char *kTokenizerKey = "tokenizer";
 
 const std::string *findMetadata(const SafetensorsMetadata &metadata,
                                 const std::string &key) {
@@ -29,7 +31,7 @@ const std::string *findMetadata(const SafetensorsMetadata &metadata,
 
 template <typename T>
 T metadataInteger(const SafetensorsReader &file, const std::string &key,
-                  int base = 10) {
+                  int base = 10, T maximum = std::numeric_limits<T>::max()) {
   const std::string *text = findMetadata(file.metadata(), key);
   T value{};
   if (!text)
@@ -42,6 +44,10 @@ T metadataInteger(const SafetensorsReader &file, const std::string &key,
   if (result.ec != std::errc() || result.ptr != text->data() + text->size())
     throw InputError("'" + file.path() + "' has an invalid __metadata__ '" +
                      key + "': '" + *text + "'");
+  if (value > maximum)
+    throw InputError("'" + file.path() + "' has an invalid __metadata__ '" +
+                     key + "': " + *text + " is more than " +
+                     std::to_string(maximum));
   return value;
 }
 
@@ -69,7 +75,8 @@ std::string hexHash(uint64_t hash) {
 
 void saveCheckpoint(const std::string &path, const ModelInfo &model,
                     const ParameterArena &params,
-                    const TrainingPosition &position) {
+                    const TrainingPosition &position,
+                    const Tokenizer &tokenizer) {
   std::vector<SafetensorsTensorView> views;
   for (const ParamInfo &info : model.params) {
     views.push_back({info.name, DType::F32, info.shape, params.param(info)});
@@ -91,13 +98,15 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
       {"min_freq", std::to_string(position.minFreq)},
       {"data", position.dataPath},
       {"data_fnv1a64", hexHash(position.dataHash)},
+      {kTokenizerKey, tokenizer.toJson()},
   };
   writeSafetensors(path, views, metadata);
 }
 
-TrainingPosition loadCheckpoint(const std::string &path, const ModelInfo &model,
+TrainingPosition loadCheckpoint(const SafetensorsReader &file,
+                                const ModelInfo &model,
                                 ParameterArena &params) {
-  SafetensorsReader file(path);
+  const std::string &path = file.path();
   const std::string *format = findMetadata(file.metadata(), "format");
   if (!format || *format != kFormat)
     throw InputError("'" + path +
@@ -130,30 +139,60 @@ TrainingPosition loadCheckpoint(const std::string &path, const ModelInfo &model,
     failWithProblems(problems, path, model);
 
   TrainingPosition position;
-  position.step = metadataInteger<int64_t>(file, "step");
+  position.step = metadataInteger<int64_t>(file, "step", 10, kMaxTrainingCount);
   position.seed = metadataInteger<uint64_t>(file, "seed");
-  position.epoch = metadataInteger<int64_t>(file, "epoch");
-  position.batchInEpoch = metadataInteger<int64_t>(file, "batch_in_epoch");
-  position.batchSize = metadataInteger<int64_t>(file, "batch_size");
-  position.minFreq = metadataInteger<int64_t>(file, "min_freq");
+  position.epoch =
+      metadataInteger<int64_t>(file, "epoch", 10, kMaxTrainingCount);
+  position.batchInEpoch =
+      metadataInteger<int64_t>(file, "batch_in_epoch", 10, kMaxTrainingCount);
+  position.batchSize =
+      metadataInteger<int64_t>(file, "batch_size", 10, kMaxTrainingCount);
+  position.minFreq =
+      metadataInteger<int64_t>(file, "min_freq", 10, kMaxTrainingCount);
   position.dataHash = metadataInteger<uint64_t>(file, "data_fnv1a64", 16);
   if (const std::string *data = findMetadata(file.metadata(), "data"))
     position.dataPath = *data;
-  if (position.step < 0 || position.batchSize < 1 || position.minFreq < 1)
+  if (position.step < 0 || position.batchSize < 1 || position.minFreq < 1 ||
+      position.epoch < 0 || position.batchInEpoch < 0)
     throw InputError("'" + path + "' has an invalid training position (step " +
-                     std::to_string(position.step) + ", batch_size " +
-                     std::to_string(position.batchSize) + ")");
+                     std::to_string(position.step) + ", epoch " +
+                     std::to_string(position.epoch) + ", batch_in_epoch " +
+                     std::to_string(position.batchInEpoch) + ", batch_size " +
+                     std::to_string(position.batchSize) + ", min_freq " +
+                     std::to_string(position.minFreq) + ")");
 
+  // The mismatch checks above ran before any byte of the arena changed; a
+  // non-finite value is found while reading, and the error ends the run.
+  auto readTensor = [&](const std::string &name, float *destination) {
+    const SafetensorsEntry &entry = *file.find(name);
+    file.read(entry, destination);
+    checkFinite(destination, int64_t(entry.end - entry.begin) / 4, entry.shape,
+                "tensor '" + name + "' in '" + path + "'");
+  };
   for (const ParamInfo &info : model.params) {
-    file.read(*file.find(info.name), params.param(info));
+    readTensor(info.name, params.param(info));
     if (!info.hasTrainingState())
       continue;
-    file.read(*file.find(info.name + kExpAvgSuffix), params.expAvg(info));
-    file.read(*file.find(info.name + kExpAvgSqSuffix), params.expAvgSq(info));
+    readTensor(info.name + kExpAvgSuffix, params.expAvg(info));
+    readTensor(info.name + kExpAvgSqSuffix, params.expAvgSq(info));
     std::fill(params.gradient(info), params.gradient(info) + info.numElements,
               0.0f);
   }
   return position;
+}
+
+TrainingPosition loadCheckpoint(const std::string &path, const ModelInfo &model,
+                                ParameterArena &params) {
+  return loadCheckpoint(SafetensorsReader(path), model, params);
+}
+
+std::optional<Tokenizer> checkpointTokenizer(const SafetensorsReader &file) {
+  const std::string *text = findMetadata(file.metadata(), kTokenizerKey);
+  if (!text)
+    return std::nullopt;
+  return Tokenizer::fromJson(*text, "__metadata__ '" +
+                                        std::string(kTokenizerKey) + "' of '" +
+                                        file.path() + "'");
 }
 
 std::string checkpointSibling(const std::string &checkpointPath,

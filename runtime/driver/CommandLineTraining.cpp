@@ -21,8 +21,10 @@ constexpr const char *kTrainUsage =
 Trains the model on parallel text (one 'source<TAB>target' pair per line),
 with the train_step entry txc compiled (forward, backward and the optimizer
 update in one call). Builds word-level source and target vocabularies from
-the data (saved as CKPT.tokenizer.json beside the checkpoint), batches the
-pairs by length and prints progress (a bar on a terminal, lines otherwise).
+the data (stored inside the checkpoint, with a copy CKPT.tokenizer.json
+beside it), batches the pairs by length and prints progress (a bar on a
+terminal, lines otherwise). Stops (exit 1) without saving when the loss or
+an update turns non-finite.
 
 length:
   --steps N         train until update N (counting a resumed run's updates)
@@ -34,11 +36,12 @@ data:
   --min-freq K      words seen fewer than K times become [UNK] (default 1)
 checkpoints:
   --save FILE       write the checkpoint (safetensors: parameters, Adam
-                    moments, step) at the end and every --every steps;
-                    written to FILE.tmp and renamed, never half-written
+                    moments, step, tokenizer) at the end and every --every
+                    steps; written to a temporary file and renamed, never
+                    half-written
   --every N         also save every N steps (default: only at the end)
-  --resume FILE     continue a run from its checkpoint (and its tokenizer);
-                    the result is bit-identical to an uninterrupted run
+  --resume FILE     continue a run from its checkpoint (and the tokenizer in
+                    it); the result is bit-identical to an uninterrupted run
   --init SEED       initialize the parameters with SEED (default 0)
   --log FILE.csv    the loss curve (step, loss, lr, tokens/s) as CSV, and as
                     an SVG plot beside it (default with --save: CKPT.loss.csv)
@@ -59,8 +62,8 @@ BLEU-4 of greedy translations against the targets.
 options:
   --load FILE         the checkpoint (parameters by name)
   --data FILE.tsv     'source<TAB>target' pairs
-  --tokenizer FILE    the vocabularies (default: beside --load,
-                      CKPT.tokenizer.json)
+  --tokenizer FILE    the vocabularies (default: the ones inside the
+                      checkpoint; when given, they must be the same)
   --batch N           sentences per batch (default: the bound of dim B)
   --max-len N         at most N generated tokens per sentence for BLEU
                       (default: the bound of the target dim)
@@ -78,7 +81,8 @@ data; words the source vocabulary lacks become [UNK].
 
 options:
   --load FILE         the checkpoint (parameters by name)
-  --tokenizer FILE    the vocabularies (default: CKPT.tokenizer.json)
+  --tokenizer FILE    the vocabularies (default: the ones inside the
+                      checkpoint; when given, they must be the same)
   --max-len N         at most N generated tokens ([EOS] included; default and
                       limit: the bound of the target dim)
   --beam N            beam search with N hypotheses (default 1: greedy)

@@ -15,6 +15,7 @@
 #include "TrainCommand.h"
 #include "TranslateCommand.h"
 
+#include <csignal>
 #include <iostream>
 #include <new>
 
@@ -95,6 +96,9 @@ int runDriver(const std::string &program, const std::vector<std::string> &args,
 
 int driverMain(int argc, char **argv, const char *modelJson,
                const txc_entry_fn *entryTable) {
+  // Past a file size limit (ulimit -f), write() then fails with EFBIG and
+  // the error names the file, instead of SIGXFSZ killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
   std::string program = argc > 0 && argv[0] ? argv[0] : "model";
   size_t slash = program.find_last_of('/');
   if (slash != std::string::npos)

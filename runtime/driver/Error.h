@@ -7,6 +7,8 @@
 //   UsageError   a malformed command line; also prints the usage -> exit 2
 //   ModelError   the embedded model metadata is inconsistent      -> exit 1
 //   KernelError  the compiled entry returned a txrt failure       -> exit 1
+//   ResourceError the machine failed us: a full disk, an I/O error,
+//                not enough memory for an arena                   -> exit 1
 //
 // A message may hold several lines (one problem each); main() prefixes every
 // line with "error: ".
@@ -68,6 +70,14 @@ public:
 class KernelError : public DriverError {
 public:
   explicit KernelError(const std::string &message)
+      : DriverError(message, kExitFailure) {}
+};
+
+/// A runtime failure that is not the input's fault: writing failed (disk
+/// full, file size limit, I/O error) or memory ran out.
+class ResourceError : public DriverError {
+public:
+  explicit ResourceError(const std::string &message)
       : DriverError(message, kExitFailure) {}
 };
 

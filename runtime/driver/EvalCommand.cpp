@@ -42,16 +42,21 @@ void accumulateTokenStats(const Tensor &logits, const Tensor &targets,
 
 int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                 const EvalOptions &options, std::ostream &out,
-                std::ostream & /*err*/) {
+                std::ostream &err) {
   ModelRunner runner(model, entryTable, options.threads);
   const EntryInfo &encode = runner.entry("encode", "eval");
   const EntryInfo &decode = runner.entry("decode", "eval");
+  runner.reserveArena(encode);
+  runner.reserveArena(decode);
   SequenceBounds bounds = sequenceBounds(model, encode, decode);
+  // One open file for the tokenizer and the parameters: a checkpoint
+  // replaced meanwhile (train --every) cannot mix two of them.
+  SafetensorsReader checkpoint(options.loadPath);
   Tokenizer tokenizer =
-      loadModelTokenizer(model, options.loadPath, options.tokenizerPath);
+      loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
   ParallelText data = readParallelText(options.dataPath);
   std::vector<EncodedPair> pairs = encodeParallelText(data, tokenizer, bounds);
-  runner.params().load(options.loadPath);
+  runner.params().load(checkpoint);
   int64_t batch = options.batch.value_or(bounds.batch.bound);
   if (batch > bounds.batch.bound)
     throw InputError("--batch " + std::to_string(batch) +

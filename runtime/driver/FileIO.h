@@ -1,9 +1,22 @@
 //===- FileIO.h - checked file reading and atomic file writing --*- C++ -*-===//
 //
-// Every failure becomes an InputError that names the file and the cause
-// (strerror), never a crash: reading a whole (text) file, random-access reads
-// of a binary file whose size is known up front, and writing a file through
-// FILE.tmp + fsync + rename so a reader never sees half of it.
+// Every failure becomes an error that names the file and the cause
+// (strerror), never a crash or a hang:
+//
+//  - reading: only regular files (a FIFO, a device or a directory is
+//    refused without blocking on it); whole (text) files, or random-access
+//    reads of a binary file whose size is known up front;
+//  - writing: FILE goes through a temporary FILE.tmp.<pid>.<random> in the
+//    same directory (created exclusively, so concurrent writers never share
+//    one), fsync, rename over FILE, fsync of the directory. A failed write
+//    removes its temporary and leaves FILE as it was; temporaries left by a
+//    killed process (whose pid no longer runs) are removed by the next
+//    writer of the same FILE. Only a regular file (or nothing) is replaced.
+//
+// A destination the user chose badly (no such directory, permission
+// denied, not a regular file) is an InputError (exit 2); a failure while
+// writing (disk full, file size limit, I/O error) is a ResourceError
+// (exit 1).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_FILEIO_H
@@ -16,16 +29,22 @@
 
 namespace txrt::driver {
 
-/// The whole content of a file.
+/// The whole content of a regular file.
 std::string readWholeFile(const std::string &path);
 
 /// Fails (InputError naming `what`, e.g. "--save") before any work is done
 /// when `path` cannot be created because its directory does not exist.
 void checkParentDirectory(const std::string &path, const std::string &what);
 
-/// A read-only file with bounds-checked positional reads.
+/// Fails (InputError naming `what`) when `path` exists and is not a regular
+/// file (a directory, a FIFO, a device, a socket): writing would replace it.
+void checkReplaceable(const std::string &path, const std::string &what);
+
+/// A read-only regular file with bounds-checked positional reads.
 class BinaryFile {
 public:
+  /// Opens `path`; InputError when it is missing, unreadable or not a
+  /// regular file.
   explicit BinaryFile(const std::string &path);
   BinaryFile(const BinaryFile &) = delete;
   BinaryFile &operator=(const BinaryFile &) = delete;
@@ -44,9 +63,9 @@ private:
   uint64_t size_ = 0;
 };
 
-/// Writes `path` via `path.tmp`: data goes to the temporary file, commit()
-/// flushes, fsyncs and renames it over `path`. Destroying an uncommitted
-/// writer removes the temporary file.
+/// Writes `path` atomically (see the file comment): write() to the
+/// temporary, commit() makes it `path`. Destroying an uncommitted writer
+/// removes the temporary.
 class AtomicFileWriter {
 public:
   explicit AtomicFileWriter(std::string path);
@@ -58,10 +77,21 @@ public:
   void write(std::string_view text) { write(text.data(), text.size()); }
   void commit();
 
+  /// The temporary file's name (for tests).
+  const std::string &temporaryPath() const { return tmpPath_; }
+
 private:
+  [[noreturn]] void fail(const std::string &operation);
+
   std::string path_, tmpPath_;
   int fd_ = -1;
+  bool committed_ = false;
 };
+
+/// Whether `name` (a file name, no directory) is a temporary of
+/// AtomicFileWriter for a file named `target`; sets `pid` to its writer.
+bool isTemporaryOf(const std::string &name, const std::string &target,
+                   long *pid = nullptr);
 
 } // namespace txrt::driver
 

@@ -11,21 +11,6 @@
 
 namespace txrt::driver {
 
-std::string formatBytes(int64_t bytes) {
-  static const char *kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
-  if (bytes < 1024)
-    return std::to_string(bytes) + " B";
-  double value = double(bytes);
-  int unit = -1;
-  while (value >= 1024 && unit < 3) {
-    value /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.1f %s", value, kUnits[unit]);
-  return text;
-}
-
 namespace {
 std::string padRight(std::string text, size_t width) {
   if (text.size() < width)
@@ -51,10 +36,10 @@ void printModelInfo(const ModelInfo &model, std::ostream &out) {
 
   out << "\nconfig\n";
   size_t keyWidth = 0;
-  for (const auto &entry : model.config)
-    keyWidth = std::max(keyWidth, entry.first.size());
-  for (const auto &[key, value] : model.config)
-    out << "  " << padRight(key, keyWidth) << " = " << toJson(value) << "\n";
+  for (const ConfigValue &value : model.config)
+    keyWidth = std::max(keyWidth, value.key.size());
+  for (const ConfigValue &value : model.config)
+    out << "  " << padRight(value.key, keyWidth) << " = " << value.json << "\n";
 
   out << "\ndims\n";
   for (const DimInfo &dim : model.dims)

@@ -9,14 +9,12 @@
 #ifndef TXRT_DRIVER_INFOCOMMAND_H
 #define TXRT_DRIVER_INFOCOMMAND_H
 
+#include "Memory.h" // formatBytes
 #include "ModelInfo.h"
 
 #include <ostream>
 
 namespace txrt::driver {
-
-/// "6.0 MiB", "512 B": a byte count for people.
-std::string formatBytes(int64_t bytes);
 
 /// Prints model, source, compile flags, config, dims, entries (signatures,
 /// activation arena vs unplanned tensor bytes) and parameters.

@@ -7,6 +7,7 @@
 #include "InputFiles.h"
 #include "Error.h"
 #include "FileIO.h"
+#include "Memory.h"
 #include "Npy.h"
 
 #include <algorithm>
@@ -111,7 +112,7 @@ Tensor convertTensor(const Tensor &tensor, DType dtype,
   if (tensor.dtype == DType::F16)
     throw InputError(source.describe() +
                      ": float16 data is not supported; save it as float32");
-  Tensor result(dtype, tensor.shape);
+  Tensor result = allocateTensor(dtype, tensor.shape, source.describe());
   int64_t count = result.numElements();
   for (int64_t i = 0; i < count; ++i) {
     Element element = loadElement(tensor, i);
@@ -121,9 +122,15 @@ Tensor convertTensor(const Tensor &tensor, DType dtype,
                         formatIndex(i, tensor.shape) + " " + why);
     };
     switch (dtype) {
-    case DType::F32:
-      result.as<float>()[i] = float(element.real);
+    case DType::F32: {
+      float value = float(element.real);
+      // float64 (or text) values beyond float32's range would become inf.
+      if (std::isfinite(element.real) && !std::isfinite(value))
+        throw bad("does not fit float32 (the input is f32; its largest "
+                  "magnitude is 3.4028235e+38)");
+      result.as<float>()[i] = value;
       break;
+    }
     case DType::I32: {
       if (!element.isInteger && (!std::isfinite(element.real) ||
                                  element.real != std::floor(element.real)))
@@ -241,7 +248,8 @@ Tensor parseTextTensor(const std::string &text, const InputSource &source,
                        std::to_string(rows.size() * width) + " values");
     shape = {};
   }
-  Tensor values(DType::F64, shape);
+  // Ragged rows padded to the longest can be far larger than the file.
+  Tensor values = allocateTensor(DType::F64, shape, source.describe());
   double *out = values.as<double>();
   for (const auto &row : rows) {
     for (size_t j = 0; j < width; ++j)

@@ -8,8 +8,10 @@
 //===----------------------------------------------------------------------===//
 #include "ModelInfo.h"
 #include "Error.h"
+#include "Json.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <set>
 
@@ -17,52 +19,52 @@ namespace txrt::driver {
 
 namespace {
 
-const JsonValue &member(const JsonValue &object, const char *key,
-                        const std::string &path) {
-  const JsonValue *value = object.find(key);
+const Json &member(const Json &object, const char *key,
+                   const std::string &path) {
+  const Json *value = jsonMember(object, key);
   if (!value)
     throw ModelError(path + " has no member '" + key + "'");
   return *value;
 }
 
-std::string getString(const JsonValue &object, const char *key,
+std::string getString(const Json &object, const char *key,
                       const std::string &path, bool required = true) {
-  const JsonValue *value = object.find(key);
+  const Json *value = jsonMember(object, key);
   if (!value && !required)
     return "";
-  if (!value || !value->isString())
+  if (!value || !value->is_string())
     throw ModelError(path + "." + key + " must be a string");
-  return value->asString();
+  return jsonString(*value);
 }
 
-int64_t getInteger(const JsonValue &object, const char *key,
-                   const std::string &path, int64_t minimum = 0) {
-  const JsonValue &value = member(object, key, path);
-  if (!value.isInteger() || value.asInteger() < minimum)
+int64_t getInteger(const Json &object, const char *key, const std::string &path,
+                   int64_t minimum = 0) {
+  std::optional<int64_t> value = jsonInteger(member(object, key, path));
+  if (!value || *value < minimum)
     throw ModelError(path + "." + key +
                      " must be an integer >= " + std::to_string(minimum));
-  return value.asInteger();
+  return *value;
 }
 
-double getNumber(const JsonValue &object, const char *key,
-                 const std::string &path, std::optional<double> fallback) {
-  const JsonValue *value = object.find(key);
+double getNumber(const Json &object, const char *key, const std::string &path,
+                 std::optional<double> fallback) {
+  const Json *value = jsonMember(object, key);
   if (!value && fallback)
     return *fallback;
-  if (!value || !value->isNumber())
+  if (!value || !value->is_number())
     throw ModelError(path + "." + key + " must be a number");
-  return value->asNumber();
+  return value->get<double>();
 }
 
-const JsonArray &getArray(const JsonValue &object, const char *key,
-                          const std::string &path) {
-  const JsonValue &value = member(object, key, path);
-  if (!value.isArray())
+const Json &getArray(const Json &object, const char *key,
+                     const std::string &path) {
+  const Json &value = member(object, key, path);
+  if (!value.is_array())
     throw ModelError(path + "." + key + " must be an array");
-  return value.asArray();
+  return value;
 }
 
-DType getDType(const JsonValue &object, const std::string &path) {
+DType getDType(const Json &object, const std::string &path) {
   std::string name = getString(object, "dtype", path);
   std::optional<DType> dtype = parseDTypeName(name);
   if (!dtype)
@@ -74,9 +76,9 @@ std::string at(const std::string &path, size_t index) {
   return path + "[" + std::to_string(index) + "]";
 }
 
-TensorSig parseSignature(const JsonValue &value, const std::string &path,
+TensorSig parseSignature(const Json &value, const std::string &path,
                          const std::vector<DimInfo> &dims) {
-  if (!value.isObject())
+  if (!value.is_object())
     throw ModelError(path + " must be an object");
   TensorSig sig;
   sig.name = getString(value, "name", path);
@@ -84,18 +86,19 @@ TensorSig parseSignature(const JsonValue &value, const std::string &path,
   if (sig.dtype != DType::F32 && sig.dtype != DType::I32 &&
       sig.dtype != DType::Bool)
     throw ModelError(path + ".dtype must be f32, i32 or bool");
-  const JsonArray &shape = getArray(value, "shape", path);
+  const Json &shape = getArray(value, "shape", path);
   for (size_t i = 0; i < shape.size(); ++i) {
     DimRef ref;
-    if (shape[i].isInteger() && shape[i].asInteger() >= 0) {
-      ref.size = shape[i].asInteger();
-    } else if (shape[i].isString()) {
+    std::optional<int64_t> size = jsonInteger(shape[i]);
+    if (size && *size >= 0) {
+      ref.size = *size;
+    } else if (shape[i].is_string()) {
       auto found = std::find_if(dims.begin(), dims.end(), [&](const auto &d) {
-        return d.name == shape[i].asString();
+        return d.name == jsonString(shape[i]);
       });
       if (found == dims.end())
         throw ModelError(at(path + ".shape", i) + " names an unknown dim '" +
-                         shape[i].asString() + "'");
+                         jsonString(shape[i]) + "'");
       ref.dim = int(found - dims.begin());
     } else {
       throw ModelError(at(path + ".shape", i) +
@@ -103,18 +106,19 @@ TensorSig parseSignature(const JsonValue &value, const std::string &path,
     }
     sig.shape.push_back(ref);
   }
-  if (const JsonValue *ids = value.find("ids")) {
+  if (const Json *ids = jsonMember(value, "ids")) {
     const std::string idsPath = path + ".ids";
-    if (sig.dtype != DType::I32 || !ids->isObject())
+    if (sig.dtype != DType::I32 || !ids->is_object())
       throw ModelError(idsPath + " must be an object, on an i32 tensor");
     IdRange range;
     range.begin = getInteger(*ids, "begin", idsPath,
                              std::numeric_limits<int64_t>::min());
     range.end = getInteger(*ids, "end", idsPath, range.begin);
-    for (const JsonValue &id : getArray(*ids, "also", idsPath)) {
-      if (!id.isInteger())
+    for (const Json &id : getArray(*ids, "also", idsPath)) {
+      std::optional<int64_t> also = jsonInteger(id);
+      if (!also)
         throw ModelError(idsPath + ".also must hold integers");
-      range.also.push_back(id.asInteger());
+      range.also.push_back(*also);
     }
     range.what = getString(*ids, "what", idsPath);
     sig.ids = std::move(range);
@@ -122,12 +126,12 @@ TensorSig parseSignature(const JsonValue &value, const std::string &path,
   return sig;
 }
 
-std::vector<TensorSig> parseSignatures(const JsonValue &entry, const char *key,
+std::vector<TensorSig> parseSignatures(const Json &entry, const char *key,
                                        const std::string &path,
                                        const std::vector<DimInfo> &dims) {
   std::vector<TensorSig> sigs;
   std::set<std::string> names;
-  const JsonArray &list = getArray(entry, key, path);
+  const Json &list = getArray(entry, key, path);
   for (size_t i = 0; i < list.size(); ++i) {
     sigs.push_back(parseSignature(list[i], at(path + "." + key, i), dims));
     if (!names.insert(sigs.back().name).second)
@@ -137,19 +141,20 @@ std::vector<TensorSig> parseSignatures(const JsonValue &entry, const char *key,
   return sigs;
 }
 
-ParamInfo parseParam(const JsonValue &value, const std::string &path,
+ParamInfo parseParam(const Json &value, const std::string &path,
                      int64_t arenaBytes) {
-  if (!value.isObject())
+  if (!value.is_object())
     throw ModelError(path + " must be an object");
   ParamInfo param;
   param.name = getString(value, "name", path);
   param.dtype = getDType(value, path);
   if (param.dtype != DType::F32)
     throw ModelError(path + " ('" + param.name + "') must be f32");
-  for (const JsonValue &dim : getArray(value, "shape", path)) {
-    if (!dim.isInteger() || dim.asInteger() < 0)
+  for (const Json &dim : getArray(value, "shape", path)) {
+    std::optional<int64_t> size = jsonInteger(dim);
+    if (!size || *size < 0)
       throw ModelError(path + ".shape must hold non-negative integers");
-    param.shape.push_back(dim.asInteger());
+    param.shape.push_back(*size);
   }
   std::string init = getString(value, "init", path);
   std::optional<InitKind> kind = parseInitKind(init);
@@ -181,7 +186,7 @@ ParamInfo parseParam(const JsonValue &value, const std::string &path,
                              &param.expAvgSqOffset};
   int present = 0;
   for (int i = 0; i < 3; ++i) {
-    if (!value.find(stateKeys[i]))
+    if (!jsonMember(value, stateKeys[i]))
       continue;
     ++present;
     int64_t offset = getInteger(value, stateKeys[i], path);
@@ -241,6 +246,44 @@ void checkNoOverlap(const std::vector<ParamInfo> &params) {
     }
 }
 
+/// Every entry input and output must have a byte size that fits int64 at
+/// the bounds of its dims: the compiler plans the arenas at the bounds, so
+/// if these overflow, the planned offsets did too and running the entry
+/// would write outside its arena.
+void checkEntrySizesAtBounds(const ModelInfo &info) {
+  for (const EntryInfo &entry : info.entries)
+    for (const auto *sigs : {&entry.inputs, &entry.outputs})
+      for (const TensorSig &sig : *sigs) {
+        int64_t bytes = int64_t(dtypeSize(sig.dtype));
+        bool overflows = false;
+        std::string bounds, keys;
+        for (const DimRef &ref : sig.shape) {
+          int64_t size = ref.size;
+          if (ref.isSymbolic()) {
+            const DimInfo &dim = info.dims[size_t(ref.dim)];
+            size = dim.bound;
+            bounds += (bounds.empty() ? "" : ", ") + dim.name +
+                      " <= " + std::to_string(dim.bound);
+            std::string key = info.configKeyForBound(dim);
+            if (!key.empty() && keys.find(key) == std::string::npos)
+              keys += (keys.empty() ? "" : ", ") + ("txc -D " + key + "=N");
+          }
+          overflows = overflows || __builtin_mul_overflow(bytes, size, &bytes);
+        }
+        if (!overflows)
+          continue;
+        throw ModelError(
+            "entry '" + entry.name + "' " +
+            (sigs == &entry.inputs ? "input" : "output") + " '" +
+            info.formatSignature(sig) + "' needs more than " +
+            std::to_string(INT64_MAX) + " bytes at the bounds of its dims (" +
+            bounds +
+            "), so the compiled arena sizes and offsets overflowed; "
+            "recompile with smaller bounds" +
+            (keys.empty() ? std::string() : " (" + keys + ")"));
+      }
+}
+
 std::optional<EntryKind> parseEntryKind(std::string_view name) {
   if (name == "forward")
     return EntryKind::Forward;
@@ -251,9 +294,9 @@ std::optional<EntryKind> parseEntryKind(std::string_view name) {
   return std::nullopt;
 }
 
-OptimizerInfo parseOptimizer(const JsonValue &value) {
+OptimizerInfo parseOptimizer(const Json &value) {
   const std::string path = "metadata.optimizer";
-  if (!value.isObject())
+  if (!value.is_object())
     throw ModelError(path + " must be an object");
   OptimizerInfo optimizer;
   optimizer.name = getString(value, "name", path);
@@ -268,9 +311,9 @@ OptimizerInfo parseOptimizer(const JsonValue &value) {
   if (!(optimizer.beta1 >= 0 && optimizer.beta1 < 1 && optimizer.beta2 >= 0 &&
         optimizer.beta2 < 1))
     throw ModelError(path + ": beta1 and beta2 must lie in [0, 1)");
-  const JsonValue &lr = member(value, "lr", path);
+  const Json &lr = member(value, "lr", path);
   const std::string lrPath = path + ".lr";
-  if (!lr.isObject())
+  if (!lr.is_object())
     throw ModelError(lrPath + " must be an object");
   std::string schedule = getString(lr, "schedule", lrPath);
   if (schedule == "noam") {
@@ -293,13 +336,13 @@ OptimizerInfo parseOptimizer(const JsonValue &value) {
 } // namespace
 
 ModelInfo ModelInfo::parse(std::string_view json) {
-  JsonValue root;
+  Json root;
   try {
     root = parseJson(json);
   } catch (const JsonError &error) {
     throw ModelError(std::string("invalid JSON: ") + error.what());
   }
-  if (!root.isObject())
+  if (!root.is_object())
     throw ModelError("the metadata must be a JSON object");
   ModelInfo info;
   const std::string top = "metadata";
@@ -311,17 +354,21 @@ ModelInfo ModelInfo::parse(std::string_view json) {
   info.model = getString(root, "model", top);
   info.source = getString(root, "source", top, /*required=*/false);
   info.compileFlags = getString(root, "compile_flags", top, false);
-  if (const JsonValue *config = root.find("config")) {
-    if (!config->isObject())
+  if (const Json *config = jsonMember(root, "config")) {
+    if (!config->is_object())
       throw ModelError("metadata.config must be an object");
-    info.config = config->asObject();
+    for (const auto &[key, value] : config->items())
+      info.config.push_back({key, toJson(value),
+                             value.is_number()
+                                 ? std::optional<double>(value.get<double>())
+                                 : std::nullopt});
   }
 
   std::set<std::string> names;
-  const JsonArray &dims = getArray(root, "dims", top);
+  const Json &dims = getArray(root, "dims", top);
   for (size_t i = 0; i < dims.size(); ++i) {
     std::string path = at("dims", i);
-    if (!dims[i].isObject())
+    if (!dims[i].is_object())
       throw ModelError(path + " must be an object");
     DimInfo dim{getString(dims[i], "name", path),
                 getInteger(dims[i], "bound", path, 1)};
@@ -332,7 +379,7 @@ ModelInfo ModelInfo::parse(std::string_view json) {
 
   info.paramArenaBytes = getInteger(root, "param_arena_bytes", top);
   names.clear();
-  const JsonArray &params = getArray(root, "params", top);
+  const Json &params = getArray(root, "params", top);
   for (size_t i = 0; i < params.size(); ++i) {
     info.params.push_back(
         parseParam(params[i], at("params", i), info.paramArenaBytes));
@@ -348,17 +395,17 @@ ModelInfo ModelInfo::parse(std::string_view json) {
   if (anyState && !info.hasTrainingState())
     throw ModelError("some parameters have gradient and moment offsets and "
                      "others do not");
-  if (const JsonValue *optimizer = root.find("optimizer")) {
+  if (const Json *optimizer = jsonMember(root, "optimizer")) {
     if (info.version < 2)
       throw ModelError("metadata.optimizer needs metadata version 2");
     info.optimizer = parseOptimizer(*optimizer);
   }
 
   names.clear();
-  const JsonArray &entries = getArray(root, "entries", top);
+  const Json &entries = getArray(root, "entries", top);
   for (size_t i = 0; i < entries.size(); ++i) {
     std::string path = at("entries", i);
-    if (!entries[i].isObject())
+    if (!entries[i].is_object())
       throw ModelError(path + " must be an object");
     EntryInfo entry;
     entry.name = getString(entries[i], "name", path);
@@ -379,7 +426,7 @@ ModelInfo ModelInfo::parse(std::string_view json) {
                          "optimizer");
     }
     entry.arenaBytes = getInteger(entries[i], "arena_bytes", path);
-    entry.tensorBytes = entries[i].find("tensor_bytes")
+    entry.tensorBytes = jsonMember(entries[i], "tensor_bytes")
                             ? getInteger(entries[i], "tensor_bytes", path)
                             : 0;
     entry.inputs = parseSignatures(entries[i], "inputs", path, info.dims);
@@ -388,6 +435,7 @@ ModelInfo ModelInfo::parse(std::string_view json) {
       throw ModelError("two entries are named '" + entry.name + "'");
     info.entries.push_back(std::move(entry));
   }
+  checkEntrySizesAtBounds(info);
   return info;
 }
 
@@ -425,9 +473,9 @@ bool ModelInfo::hasTrainingState() const {
 
 std::string ModelInfo::configKeyForBound(const DimInfo &dim) const {
   std::vector<std::string> candidates;
-  for (const auto &[key, value] : config)
-    if (value.isNumber() && value.asNumber() == double(dim.bound))
-      candidates.push_back(key);
+  for (const ConfigValue &value : config)
+    if (value.number && *value.number == double(dim.bound))
+      candidates.push_back(value.key);
   if (candidates.size() == 1)
     return candidates[0];
   // Several keys share the value (batch = max_len = 16): prefer the one the
@@ -451,10 +499,18 @@ const ParamInfo *ModelInfo::findParam(std::string_view name) const {
 }
 
 std::optional<double> ModelInfo::configNumber(std::string_view key) const {
-  for (const auto &[name, value] : config)
-    if (name == key && value.isNumber())
-      return value.asNumber();
+  for (const ConfigValue &value : config)
+    if (value.key == key && value.number)
+      return value.number;
   return std::nullopt;
+}
+
+std::optional<int64_t> ModelInfo::configCount(std::string_view key) const {
+  std::optional<double> value = configNumber(key);
+  if (!value || std::isnan(*value))
+    return std::nullopt;
+  constexpr double kLargest = 9007199254740992.0; // 2^53
+  return int64_t(std::clamp(std::floor(*value), 0.0, kLargest));
 }
 
 int64_t ModelInfo::totalParamElements() const {

@@ -4,7 +4,8 @@
 // with bounds, parameters with their arena offsets and initializers, and the
 // entries with their input/output signatures and arena sizes. Parsing
 // validates everything the driver later relies on (known dtypes and
-// initializers, dim names, parameters inside the arena and not overlapping),
+// initializers, dim names, parameters inside the arena and not overlapping,
+// entry inputs and outputs whose byte size at the dims' bounds fits int64),
 // so a malformed metadata string is a ModelError, never a crash.
 //
 // Versions 1 and 2 are read. Version 2 adds training (ModelAbi.h): an entry
@@ -17,7 +18,6 @@
 #define TXRT_DRIVER_MODELINFO_H
 
 #include "Init.h"
-#include "Json.h"
 #include "Optimizer.h"
 #include "Tensor.h"
 
@@ -99,10 +99,18 @@ struct EntryInfo {
   std::vector<TensorSig> inputs, outputs;
 };
 
+/// A config value: its JSON text as the metadata wrote it, and its value
+/// when it is a number.
+struct ConfigValue {
+  std::string key;
+  std::string json;
+  std::optional<double> number;
+};
+
 struct ModelInfo {
   int64_t version = 0;
   std::string model, source, compileFlags;
-  JsonObject config;
+  std::vector<ConfigValue> config; ///< in the metadata's order
   std::vector<DimInfo> dims;
   int64_t paramArenaBytes = 0;
   std::vector<ParamInfo> params;
@@ -119,6 +127,9 @@ struct ModelInfo {
   const ParamInfo *findParam(std::string_view name) const;
   /// A numeric config value, or nullopt when absent or not a number.
   std::optional<double> configNumber(std::string_view key) const;
+  /// A config value that is a whole number, clamped to [0, 2^53] (a
+  /// vocabulary size or an id: never converted from an out-of-range double).
+  std::optional<int64_t> configCount(std::string_view key) const;
   /// The config key whose value is a dim's bound ("max_len" for
   /// `S <= max_len`), or "" when no config key or several have that value.
   std::string configKeyForBound(const DimInfo &dim) const;

@@ -2,6 +2,7 @@
 #include "ModelRunner.h"
 #include "Error.h"
 #include "InputValidation.h"
+#include "Memory.h"
 
 #include <algorithm>
 
@@ -34,6 +35,14 @@ const EntryInfo &ModelRunner::entry(const std::string &name,
   return *found;
 }
 
+void ModelRunner::reserveArena(const EntryInfo &entry) {
+  if (arenas_.count(&entry))
+    return;
+  arenas_.emplace(&entry, allocateBuffer(uint64_t(entry.arenaBytes),
+                                         "the activation arena of entry '" +
+                                             entry.name + "'"));
+}
+
 void ModelRunner::setTrainState(int64_t step, uint64_t seed) {
   txrt_context_set_train_state(ctx_.get(), step, seed);
 }
@@ -62,20 +71,18 @@ std::vector<Tensor> ModelRunner::call(const EntryInfo &entry,
   }
   std::vector<int64_t> dims = bindDims(model_, entry, views, sources);
 
+  reserveArena(entry);
   std::vector<Tensor> outputs;
   std::vector<void *> inputPointers, outputPointers;
   for (const Tensor *input : inputs)
     inputPointers.push_back(const_cast<void *>(input->data()));
   for (const TensorSig &sig : entry.outputs) {
-    outputs.emplace_back(sig.dtype, concreteShape(sig, dims));
+    outputs.push_back(allocateTensor(sig.dtype, concreteShape(sig, dims),
+                                     "output '" + sig.name + "' of entry '" +
+                                         entry.name + "'"));
     outputPointers.push_back(outputs.back().data());
   }
   auto arena = arenas_.find(&entry);
-  if (arena == arenas_.end())
-    arena = arenas_
-                .emplace(&entry, AlignedBuffer(std::max<size_t>(
-                                     size_t(entry.arenaBytes), 64)))
-                .first;
   int32_t status = function(ctx_.get(), params_.data(), arena->second.data(),
                             dims.data(), inputPointers.data(),
                             outputPointers.data());

@@ -2,9 +2,10 @@
 //
 // What train, eval, translate and bench share: the txrt context, the
 // parameter arena, one activation arena per entry (allocated on first use
-// and reused), and a call that derives the dims from the input shapes
-// (bindDims), allocates the outputs and turns a failure status into a
-// KernelError naming the entry.
+// and reused, or up front with reserveArena), and a call that derives the
+// dims from the input shapes (bindDims), allocates the outputs and turns a
+// failure status into a KernelError naming the entry. Allocations go
+// through Memory.h, so running out of memory names the arena or output.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_MODELRUNNER_H
@@ -53,6 +54,10 @@ public:
 
   /// txrt_context_set_train_state before a training entry.
   void setTrainState(int64_t step, uint64_t seed);
+
+  /// Allocates the activation arena of `entry` now (call() does on first
+  /// use); a ResourceError names the entry and the size.
+  void reserveArena(const EntryInfo &entry);
 
 private:
   const ModelInfo &model_;

@@ -64,6 +64,12 @@ ParallelText parseParallelText(std::string_view content,
     if (!line.empty() && line.back() == '\r')
       line.remove_suffix(1);
     std::string at = where(path, lineNumber);
+    // Words become JSON strings in the tokenizer: they must be UTF-8.
+    if (size_t bad = findInvalidUtf8(line); bad != std::string_view::npos) {
+      problems.add(at + "invalid UTF-8 at byte " + std::to_string(bad + 1) +
+                   " of the line (the data must be UTF-8 text)");
+      continue;
+    }
     if (line.find_first_not_of(" \t\v\f") == std::string_view::npos) {
       problems.add(at + "empty line (expected 'source<TAB>target')");
       continue;
@@ -207,7 +213,7 @@ void checkFits(const ModelInfo &model, const Vocabulary &vocab,
   std::string key = vocabKeyFor(model, inputName);
   if (key.empty())
     return;
-  int64_t limit = int64_t(*model.configNumber(key));
+  int64_t limit = *model.configCount(key);
   if (vocab.size() <= limit)
     return;
   problems.add("the " + std::string(side) + " vocabulary " + origin +
@@ -249,31 +255,55 @@ Tokenizer buildTokenizer(const ModelInfo &model, const ParallelText &text,
 }
 
 void checkTokenizerFitsModel(const ModelInfo &model, const Tokenizer &tokenizer,
-                             const std::string &path) {
+                             const std::string &origin) {
   ProblemList problems;
-  std::string origin = "in '" + path + "'";
-  checkFits(model, tokenizer.source, "src", "source", origin, problems);
-  checkFits(model, tokenizer.target, "tgt", "target", origin, problems);
+  checkFits(model, tokenizer.source, "src", "source", "in " + origin, problems);
+  checkFits(model, tokenizer.target, "tgt", "target", "in " + origin, problems);
   int32_t pad = modelPadId(model);
   if (tokenizer.source.padId() != pad || tokenizer.target.padId() != pad)
-    problems.add("'" + path + "' has [PAD] at id " +
+    problems.add(origin + " has [PAD] at id " +
                  std::to_string(tokenizer.source.padId()) +
                  " but the model's config pad is " + std::to_string(pad));
   problems.throwIfAny("problems");
 }
 
 Tokenizer loadModelTokenizer(const ModelInfo &model,
-                             const std::string &checkpointPath,
-                             const std::optional<std::string> &explicitPath) {
-  std::string path = explicitPath.value_or(
-      checkpointSibling(checkpointPath, kTokenizerSuffix));
-  std::error_code error;
-  if (!explicitPath && !std::filesystem::exists(path, error))
-    throw InputError("no tokenizer for '" + checkpointPath + "': '" + path +
-                     "' does not exist (train --save writes it; pass "
-                     "--tokenizer FILE to use another)");
-  Tokenizer tokenizer = Tokenizer::load(path);
-  checkTokenizerFitsModel(model, tokenizer, path);
+                             const SafetensorsReader &checkpoint,
+                             const std::optional<std::string> &explicitPath,
+                             std::ostream &err) {
+  const std::string &checkpointPath = checkpoint.path();
+  std::optional<Tokenizer> stored = checkpointTokenizer(checkpoint);
+  std::string origin = "the tokenizer inside '" + checkpointPath + "'";
+  Tokenizer tokenizer;
+  if (explicitPath) {
+    tokenizer = Tokenizer::load(*explicitPath);
+    if (stored && !stored->sameVocabularies(tokenizer))
+      throw InputError("--tokenizer '" + *explicitPath +
+                       "' does not match the tokenizer stored inside '" +
+                       checkpointPath +
+                       "' (their vocabularies differ); the checkpoint was "
+                       "trained with its own, so leave out --tokenizer");
+    origin = "'" + *explicitPath + "'";
+  } else if (stored) {
+    tokenizer = std::move(*stored);
+  } else {
+    std::string path = checkpointSibling(checkpointPath, kTokenizerSuffix);
+    std::error_code error;
+    if (!std::filesystem::exists(path, error))
+      throw InputError("no tokenizer for '" + checkpointPath +
+                       "': it has "
+                       "none inside and '" +
+                       path +
+                       "' does not exist (train "
+                       "--save writes one; pass --tokenizer FILE to use "
+                       "another)");
+    err << "note: '" << checkpointPath << "' has no tokenizer inside (it "
+        << "predates txc storing it there); using '" << path
+        << "', which cannot be checked against it\n";
+    tokenizer = Tokenizer::load(path);
+    origin = "'" + path + "'";
+  }
+  checkTokenizerFitsModel(model, tokenizer, origin);
   return tokenizer;
 }
 

@@ -18,10 +18,12 @@
 #define TXRT_DRIVER_PARALLELTEXT_H
 
 #include "ModelInfo.h"
+#include "Safetensors.h"
 #include "Tokenizer.h"
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -86,15 +88,20 @@ std::vector<EncodedPair> encodeParallelText(const ParallelText &text,
 Tokenizer buildTokenizer(const ModelInfo &model, const ParallelText &text,
                          int64_t minFreq);
 
-/// Checks a loaded tokenizer against the model's vocabulary sizes.
+/// Checks a loaded tokenizer against the model's vocabulary sizes; `origin`
+/// names it in errors ("'t.json'", "the tokenizer inside 'ckpt'").
 void checkTokenizerFitsModel(const ModelInfo &model, const Tokenizer &tokenizer,
-                             const std::string &path);
+                             const std::string &origin);
 
-/// The tokenizer of checkpoint `checkpointPath` (CKPT.tokenizer.json beside
-/// it, or `explicitPath`), checked against the model.
+/// The tokenizer of `checkpoint`, checked against the model: the one stored
+/// inside it (Checkpoint.h); `explicitPath` (--tokenizer) when given, which
+/// must then equal the stored one; for a checkpoint without one, its
+/// CKPT.tokenizer.json (with a note on `err` that the pair cannot be
+/// verified).
 Tokenizer loadModelTokenizer(const ModelInfo &model,
-                             const std::string &checkpointPath,
-                             const std::optional<std::string> &explicitPath);
+                             const SafetensorsReader &checkpoint,
+                             const std::optional<std::string> &explicitPath,
+                             std::ostream &err);
 
 /// The model's config `pad` (0 when absent).
 int32_t modelPadId(const ModelInfo &model);

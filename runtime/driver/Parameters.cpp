@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 #include "Parameters.h"
 #include "Error.h"
+#include "FiniteCheck.h"
+#include "Memory.h"
 
 #include <algorithm>
 #include <cstring>
@@ -14,8 +16,8 @@
 namespace txrt::driver {
 
 ParameterArena::ParameterArena(const ModelInfo &model)
-    : model_(model),
-      buffer_(std::max<size_t>(size_t(model.paramArenaBytes), 64)) {}
+    : model_(model), buffer_(allocateBuffer(uint64_t(model.paramArenaBytes),
+                                            "the parameter arena")) {}
 
 float *ParameterArena::param(const ParamInfo &info) {
   return reinterpret_cast<float *>(static_cast<char *>(buffer_.data()) +
@@ -43,6 +45,28 @@ void ParameterArena::clearTrainingState() {
     std::memset(expAvg(info), 0, size_t(info.byteSize));
     std::memset(expAvgSq(info), 0, size_t(info.byteSize));
   }
+}
+
+std::optional<ParameterArena::NonFiniteValue>
+ParameterArena::findNonFinite() const {
+  for (const ParamInfo &info : model_.params) {
+    struct Region {
+      const float *data;
+      const char *what;
+    };
+    std::vector<Region> regions = {{param(info), ""}};
+    if (info.hasTrainingState()) {
+      regions.push_back({expAvg(info), "exp_avg of "});
+      regions.push_back({expAvgSq(info), "exp_avg_sq of "});
+    }
+    for (const Region &region : regions) {
+      int64_t bad = firstNonFinite(region.data, info.numElements);
+      if (bad >= 0)
+        return NonFiniteValue{std::string(region.what) + "'" + info.name + "'",
+                              describeNonFinite(region.data, bad, info.shape)};
+    }
+  }
+  return std::nullopt;
 }
 
 namespace {
@@ -95,7 +119,11 @@ checkCheckpointAgainstModel(const SafetensorsReader &file,
 }
 
 void ParameterArena::load(const std::string &path) {
-  SafetensorsReader file(path);
+  load(SafetensorsReader(path));
+}
+
+void ParameterArena::load(const SafetensorsReader &file) {
+  const std::string &path = file.path();
   std::vector<std::string> problems = checkCheckpointAgainstModel(file, model_);
   if (!problems.empty()) {
     std::string message;
@@ -108,8 +136,11 @@ void ParameterArena::load(const std::string &path) {
                  model_.model + "'";
     throw InputError(message);
   }
-  for (const ParamInfo &info : model_.params)
+  for (const ParamInfo &info : model_.params) {
     file.read(*file.find(info.name), param(info));
+    checkFinite(param(info), info.numElements, info.shape,
+                "tensor '" + info.name + "' in '" + path + "'");
+  }
 }
 
 void ParameterArena::save(const std::string &path,

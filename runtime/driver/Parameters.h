@@ -7,10 +7,11 @@
 //
 // Loading checks the whole file against the model before copying anything
 // and reports every problem, one per line: a missing tensor, an extra
-// tensor, a dtype other than F32, a shape mismatch. Training checkpoints
-// (Checkpoint.h) also hold "<param>.exp_avg" and "<param>.exp_avg_sq"
-// (Adam's moments); loading parameters ignores those, and tensors whose
-// names start with "__" (kTrainingStatePrefix).
+// tensor, a dtype other than F32, a shape mismatch; then a NaN or infinite
+// value is an error naming the tensor (a corrupt file never loads). Training
+// checkpoints (Checkpoint.h) also hold "<param>.exp_avg" and
+// "<param>.exp_avg_sq" (Adam's moments); loading parameters ignores those, and
+// tensors whose names start with "__" (kTrainingStatePrefix).
 //
 // A version 2 model's arena also holds every parameter's gradient and Adam
 // moments (ModelInfo.h); initialize() zero-fills them.
@@ -24,6 +25,7 @@
 #include "Tensor.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace txrt::driver {
@@ -65,8 +67,10 @@ public:
 
   /// Loads every parameter from a safetensors file; throws InputError (one
   /// line per problem, at most kMaxReportedProblems) before touching the
-  /// arena when the file does not match the model.
+  /// arena when the file does not match the model, and InputError naming
+  /// the tensor and the element when a value is NaN or infinite.
   void load(const std::string &path);
+  void load(const SafetensorsReader &file);
 
   /// Writes every parameter (F32, by name, in the model's order) with
   /// `metadata` to `path` atomically.
@@ -80,6 +84,17 @@ public:
   /// Zero-fills the Adam moments (no-op without training state); gradients
   /// are written by every training call before they are read.
   void clearTrainingState();
+
+  /// Where a NaN or infinity is: the tensor ("exp_avg_sq of 'out.weight'")
+  /// and the value ("inf at [3, 1]").
+  struct NonFiniteValue {
+    std::string tensor, value;
+  };
+  /// The first parameter or Adam moment (in the model's order, each
+  /// parameter before its moments) holding a NaN or an infinity; nullopt
+  /// when every value is finite. Gradients are not checked: they are
+  /// scratch.
+  std::optional<NonFiniteValue> findNonFinite() const;
 
 private:
   float *at(int64_t offset) {

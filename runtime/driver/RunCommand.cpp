@@ -9,8 +9,10 @@
 #include "Error.h"
 #include "FileIO.h"
 #include "InputValidation.h"
+#include "Memory.h"
 #include "ModelRunner.h"
 #include "Npy.h"
+#include "OutputPaths.h"
 #include "Parameters.h"
 
 #include "txrt/txrt.h"
@@ -57,13 +59,26 @@ void prepareOutputDirectory(const std::string &dir) {
     throw InputError("--out-dir '" + dir + "' is not a directory");
 }
 
-/// Fails early (before the entry runs) when --save cannot be written.
-void checkSaveDestination(const std::string &path) {
-  std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  std::error_code error;
-  if (!parent.empty() && !std::filesystem::is_directory(parent, error))
-    throw InputError("cannot save to '" + path + "': '" + parent.string() +
-                     "' is not a directory");
+std::string outputPath(const RunOptions &options, const TensorSig &sig) {
+  return (std::filesystem::path(options.outDir) / (sig.name + ".npy")).string();
+}
+
+/// Fails early (before the entry runs) when an output cannot be written or
+/// would replace an input or another output.
+void checkRunOutputs(const EntryInfo &entry, const RunOptions &options,
+                     const std::vector<InputSource> &sources) {
+  std::vector<NamedPath> outputs, inputs;
+  for (const TensorSig &sig : entry.outputs)
+    outputs.push_back({outputPath(options, sig), "output '" + sig.name + "'"});
+  if (options.saveGradsPath)
+    outputs.push_back({*options.saveGradsPath, "--save-grads"});
+  if (options.savePath)
+    outputs.push_back({*options.savePath, "--save"});
+  for (const InputSource &source : sources)
+    inputs.push_back({source.path, "input '" + source.name + "'"});
+  if (options.loadPath)
+    inputs.push_back({*options.loadPath, "--load"});
+  checkOutputPaths(outputs, inputs, {{"--save", "--load"}});
 }
 
 } // namespace
@@ -148,7 +163,9 @@ void callEntry(txc_entry_fn function, const EntryInfo &entry,
   for (Tensor &tensor : outputs)
     outputPointers.push_back(tensor.data());
   // Never NULL, even for an entry that needs no scratch.
-  AlignedBuffer arena(std::max<size_t>(size_t(entry.arenaBytes), 64));
+  AlignedBuffer arena =
+      allocateBuffer(uint64_t(entry.arenaBytes),
+                     "the activation arena of entry '" + entry.name + "'");
   ContextPtr ctx = createContext(threads);
 
   std::vector<double> times;
@@ -203,11 +220,10 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   // Everything the user can get wrong is checked before the entry runs.
   if (options.saveGradsPath) {
     if (entry->kind == EntryKind::Forward || !model.hasTrainingState())
-      throw UsageError("--save-grads needs a train_grad or train_step entry; '" +
-                           entry->name + "' is a " +
-                           entryKindName(entry->kind) + " entry",
-                       "run");
-    checkParentDirectory(*options.saveGradsPath, "--save-grads");
+      throw UsageError(
+          "--save-grads needs a train_grad or train_step entry; '" +
+              entry->name + "' is a " + entryKindName(entry->kind) + " entry",
+          "run");
   }
   std::vector<InputSource> sources = resolveInputs(*entry, options.inputs);
   std::vector<Tensor> inputs = readInputs(model, *entry, sources);
@@ -218,18 +234,16 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   ParameterArena params(model);
   fillParameters(params, options, err);
   prepareOutputDirectory(options.outDir);
-  if (options.savePath)
-    checkSaveDestination(*options.savePath);
+  checkRunOutputs(*entry, options, sources);
 
   std::vector<Tensor> outputs;
   for (const TensorSig &sig : entry->outputs)
-    outputs.emplace_back(sig.dtype, concreteShape(sig, dims));
+    outputs.push_back(allocateTensor(sig.dtype, concreteShape(sig, dims),
+                                     "output '" + sig.name + "'"));
   callEntry(function, *entry, params, dims, inputs, outputs, options, err);
 
   for (size_t i = 0; i < outputs.size(); ++i) {
-    std::string path = (std::filesystem::path(options.outDir) /
-                        (entry->outputs[i].name + ".npy"))
-                           .string();
+    std::string path = outputPath(options, entry->outputs[i]);
     writeNpy(path, outputs[i]);
     out << entry->outputs[i].name << ": " << dtypeName(outputs[i].dtype)
         << formatShape(outputs[i].shape) << " -> " << path << "\n";

@@ -9,6 +9,7 @@
 #include "Error.h"
 #include "Json.h"
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
@@ -101,58 +102,60 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
   dataStart_ = 8 + headerBytes;
   uint64_t dataBytes = file_->size() - dataStart_;
 
-  JsonValue root;
+  Json root;
   try {
     root = parseJson(header);
   } catch (const JsonError &error) {
     throw corrupt(std::string("invalid header JSON (") + error.what() + ")");
   }
-  if (!root.isObject())
+  if (!root.is_object())
     throw corrupt("the header is not a JSON object");
 
-  for (const auto &member : root.asObject()) {
-    const std::string &name = member.first;
-    const JsonValue &value = member.second;
+  for (const auto &[name, value] : root.items()) {
     if (name == "__metadata__") {
-      if (!value.isObject())
+      if (!value.is_object())
         throw corrupt("__metadata__ is not an object");
-      for (const auto &[key, text] : value.asObject()) {
-        if (!text.isString())
+      for (const auto &[key, text] : value.items()) {
+        if (!text.is_string())
           throw corrupt("__metadata__ value '" + key + "' is not a string");
-        metadata_.emplace_back(key, text.asString());
+        metadata_.emplace_back(key, jsonString(text));
       }
       continue;
     }
     auto bad = [&](const std::string &why) {
       return corrupt("tensor '" + name + "' " + why);
     };
-    if (!value.isObject())
+    if (!value.is_object())
       throw bad("is not described by an object");
-    const JsonValue *dtype = value.find("dtype");
-    const JsonValue *shape = value.find("shape");
-    const JsonValue *offsets = value.find("data_offsets");
-    if (!dtype || !dtype->isString() || !shape || !shape->isArray() ||
-        !offsets || !offsets->isArray())
+    const Json *dtype = jsonMember(value, "dtype");
+    const Json *shape = jsonMember(value, "shape");
+    const Json *offsets = jsonMember(value, "data_offsets");
+    if (!dtype || !dtype->is_string() || !shape || !shape->is_array() ||
+        !offsets || !offsets->is_array())
       throw bad("lacks a string 'dtype', an array 'shape' or an array "
                 "'data_offsets'");
     SafetensorsEntry entry;
     entry.name = name;
-    entry.dtype = dtype->asString();
+    entry.dtype = jsonString(*dtype);
     std::optional<size_t> elementSize = safetensorsDTypeSize(entry.dtype);
     if (!elementSize)
       throw bad("has an unknown dtype '" + entry.dtype + "'");
-    for (const JsonValue &dim : shape->asArray()) {
-      if (!dim.isInteger() || dim.asInteger() < 0)
+    for (const Json &dim : *shape) {
+      std::optional<int64_t> size = jsonInteger(dim);
+      if (!size || *size < 0)
         throw bad("has a shape that is not a list of non-negative integers");
-      entry.shape.push_back(dim.asInteger());
+      entry.shape.push_back(*size);
     }
-    const JsonArray &range = offsets->asArray();
-    if (range.size() != 2 || !range[0].isInteger() || !range[1].isInteger() ||
-        range[0].asInteger() < 0 || range[1].asInteger() < range[0].asInteger())
+    std::optional<int64_t> begin, end;
+    if (offsets->size() == 2) {
+      begin = jsonInteger((*offsets)[0]);
+      end = jsonInteger((*offsets)[1]);
+    }
+    if (!begin || !end || *begin < 0 || *end < *begin)
       throw bad("has invalid data_offsets (expected [begin, end] with "
                 "0 <= begin <= end)");
-    entry.begin = uint64_t(range[0].asInteger());
-    entry.end = uint64_t(range[1].asInteger());
+    entry.begin = uint64_t(*begin);
+    entry.end = uint64_t(*end);
     if (entry.end > dataBytes)
       throw InputError("'" + path + "' is truncated: tensor '" + name +
                        "' needs data bytes [" + std::to_string(entry.begin) +
@@ -169,6 +172,45 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
                 entry.dtype + " needs " + std::to_string(*bytes));
     tensors_.push_back(std::move(entry));
   }
+  checkDataLayout(path, dataBytes);
+}
+
+void SafetensorsReader::checkDataLayout(const std::string &path,
+                                        uint64_t dataBytes) const {
+  // The tensors must tile the data section: back to back from offset 0 to
+  // its end, as the reference implementation requires. Overlapping or
+  // shifted ranges would load one tensor's bytes as another's.
+  std::vector<const SafetensorsEntry *> order;
+  for (const SafetensorsEntry &entry : tensors_)
+    order.push_back(&entry);
+  std::stable_sort(order.begin(), order.end(), [](auto *a, auto *b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+  });
+  auto range = [](const SafetensorsEntry &entry) {
+    return "[" + std::to_string(entry.begin) + ", " +
+           std::to_string(entry.end) + ")";
+  };
+  auto corrupt = [&](const std::string &why) {
+    return InputError("'" + path + "' is not a valid safetensors file: " + why);
+  };
+  uint64_t expected = 0;
+  const SafetensorsEntry *previous = nullptr;
+  for (const SafetensorsEntry *entry : order) {
+    if (entry->begin < expected)
+      throw corrupt("tensor '" + entry->name + "' has data_offsets " +
+                    range(*entry) + " that overlap tensor '" + previous->name +
+                    "' " + range(*previous));
+    if (entry->begin > expected)
+      throw corrupt("tensor '" + entry->name + "' has data_offsets " +
+                    range(*entry) + " but the previous tensor ends at " +
+                    std::to_string(expected) +
+                    " (tensors must be stored back to back)");
+    expected = entry->end;
+    previous = entry;
+  }
+  if (expected != dataBytes)
+    throw corrupt("the data section has " + std::to_string(dataBytes) +
+                  " bytes but its tensors cover " + std::to_string(expected));
 }
 
 const SafetensorsEntry *SafetensorsReader::find(std::string_view name) const {
@@ -189,12 +231,12 @@ void SafetensorsReader::read(const SafetensorsEntry &entry, void *out) const {
 void writeSafetensors(const std::string &path,
                       const std::vector<SafetensorsTensorView> &tensors,
                       const SafetensorsMetadata &metadata) {
-  JsonObject header;
+  Json header = Json::object();
   if (!metadata.empty()) {
-    JsonObject meta;
+    Json meta = Json::object();
     for (const auto &[key, value] : metadata)
-      meta.emplace_back(key, JsonValue(value));
-    header.emplace_back("__metadata__", JsonValue(std::move(meta)));
+      meta[key] = value;
+    header["__metadata__"] = std::move(meta);
   }
   std::set<std::string> names;
   uint64_t offset = 0;
@@ -209,21 +251,17 @@ void writeSafetensors(const std::string &path,
     if (!bytes)
       throw std::invalid_argument("writeSafetensors: tensor '" + tensor.name +
                                   "' has an invalid shape");
-    JsonArray shape;
-    for (int64_t dim : tensor.shape)
-      shape.emplace_back(dim);
-    JsonObject description;
-    description.emplace_back("dtype", safetensorsDTypeName(tensor.dtype));
-    description.emplace_back("shape", JsonValue(std::move(shape)));
-    description.emplace_back(
-        "data_offsets",
-        JsonValue(JsonArray{JsonValue(int64_t(offset)),
-                            JsonValue(int64_t(offset + uint64_t(*bytes)))}));
-    header.emplace_back(tensor.name, JsonValue(std::move(description)));
+    Json description = Json::object();
+    description["dtype"] = safetensorsDTypeName(tensor.dtype);
+    description["shape"] = tensor.shape;
+    description["data_offsets"] = {offset, offset + uint64_t(*bytes)};
+    header[tensor.name] = std::move(description);
     sizes.push_back(uint64_t(*bytes));
     offset += uint64_t(*bytes);
   }
-  std::string text = toJson(JsonValue(std::move(header)));
+  // Metadata values may hold paths that are not UTF-8 (--data): written
+  // with U+FFFD rather than failing at the end of a training run.
+  std::string text = toJson(header, /*replaceInvalidUtf8=*/true);
   text.append((8 - text.size() % 8) % 8, ' ');
 
   unsigned char length[8];

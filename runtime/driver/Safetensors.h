@@ -5,8 +5,9 @@
 // "__metadata__": {KEY: STRING}}, then the data section; offsets are
 // relative to its start. Opening a file validates the whole header (size
 // limit, JSON, every entry's dtype, shape and offsets against the data
-// section), so later reads cannot go out of bounds. Writing goes through
-// FILE.tmp, fsync and rename.
+// section, the tensors stored back to back without overlap or gap), so
+// later reads cannot go out of bounds or read one tensor's bytes as
+// another's. Writing is atomic (FileIO.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_SAFETENSORS_H
@@ -52,6 +53,9 @@ public:
   void read(const SafetensorsEntry &entry, void *out) const;
 
 private:
+  /// Tensors tile the data section: no overlap, no gap, nothing after.
+  void checkDataLayout(const std::string &path, uint64_t dataBytes) const;
+
   std::unique_ptr<BinaryFile> file_;
   uint64_t dataStart_ = 0;
   std::vector<SafetensorsEntry> tensors_;

@@ -56,6 +56,43 @@ std::string joinWords(const std::vector<std::string> &words) {
   return text;
 }
 
+size_t findInvalidUtf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    unsigned char lead = static_cast<unsigned char>(text[i]);
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    // The length of the sequence and the range of its second byte
+    // (RFC 3629's table: no overlong forms, surrogates or > U+10FFFF).
+    size_t length = 0;
+    unsigned char low = 0x80, high = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      low = lead == 0xE0 ? 0xA0 : 0x80;
+      high = lead == 0xED ? 0x9F : 0xBF;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      low = lead == 0xF0 ? 0x90 : 0x80;
+      high = lead == 0xF4 ? 0x8F : 0xBF;
+    } else {
+      return i;
+    }
+    if (i + length > text.size())
+      return i;
+    for (size_t k = 1; k < length; ++k) {
+      unsigned char next = static_cast<unsigned char>(text[i + k]);
+      if (next < (k == 1 ? low : 0x80) || next > (k == 1 ? high : 0xBF))
+        return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
 //===----------------------------------------------------------------------===//
 // Vocabulary
 //===----------------------------------------------------------------------===//
@@ -147,51 +184,51 @@ Vocabulary::decode(const std::vector<int32_t> &ids) const {
 //===----------------------------------------------------------------------===//
 
 std::string Tokenizer::toJson() const {
-  auto list = [](const Vocabulary &vocab) {
-    JsonArray words;
-    for (const std::string &word : vocab.words())
-      words.emplace_back(word);
-    return JsonValue(std::move(words));
-  };
-  JsonObject root;
-  root.emplace_back("format", "txc-tokenizer");
-  root.emplace_back("version", 1);
-  root.emplace_back("lowercase", true);
-  root.emplace_back("min_freq", JsonValue(int64_t(minFreq)));
-  root.emplace_back("source", list(source));
-  root.emplace_back("target", list(target));
-  return txrt::driver::toJson(JsonValue(std::move(root))) + "\n";
+  Json root = Json::object();
+  root["format"] = "txc-tokenizer";
+  root["version"] = 1;
+  root["lowercase"] = true;
+  root["min_freq"] = minFreq;
+  root["source"] = source.words();
+  root["target"] = target.words();
+  try {
+    return txrt::driver::toJson(root) + "\n";
+  } catch (const JsonError &error) {
+    // The data reader refuses text that is not UTF-8, so a word never is.
+    throw std::invalid_argument(std::string("the tokenizer: ") + error.what());
+  }
 }
 
-Tokenizer Tokenizer::fromJson(std::string_view text, const std::string &path) {
+Tokenizer Tokenizer::fromJson(std::string_view text,
+                              const std::string &origin) {
   auto bad = [&](const std::string &why) {
-    return InputError("'" + path + "' is not a valid tokenizer file: " + why);
+    return InputError(origin + " is not a valid tokenizer file: " + why);
   };
-  JsonValue root;
+  Json root;
   try {
     root = parseJson(text);
   } catch (const JsonError &error) {
     throw bad(error.what());
   }
-  const JsonValue *format = root.find("format");
-  if (!format || !format->isString() || format->asString() != "txc-tokenizer")
+  const Json *format = jsonMember(root, "format");
+  if (!format || !format->is_string() || jsonString(*format) != "txc-tokenizer")
     throw bad("'format' is not \"txc-tokenizer\"");
-  const JsonValue *version = root.find("version");
-  if (!version || !version->isInteger() || version->asInteger() != 1)
+  const Json *version = jsonMember(root, "version");
+  if (!version || jsonInteger(*version) != std::optional<int64_t>(1))
     throw bad("'version' is not 1");
   Tokenizer tokenizer;
-  if (const JsonValue *minFreq = root.find("min_freq");
-      minFreq && minFreq->isInteger())
-    tokenizer.minFreq = minFreq->asInteger();
+  if (const Json *minFreq = jsonMember(root, "min_freq"))
+    if (std::optional<int64_t> value = jsonInteger(*minFreq))
+      tokenizer.minFreq = *value;
   auto side = [&](const char *key) {
-    const JsonValue *list = root.find(key);
-    if (!list || !list->isArray())
+    const Json *list = jsonMember(root, key);
+    if (!list || !list->is_array())
       throw bad(std::string("'") + key + "' is not an array of words");
     std::vector<std::string> words;
-    for (const JsonValue &word : list->asArray()) {
-      if (!word.isString())
+    for (const Json &word : *list) {
+      if (!word.is_string())
         throw bad(std::string("'") + key + "' holds a non-string");
-      words.push_back(word.asString());
+      words.push_back(jsonString(word));
     }
     try {
       return Vocabulary::fromWords(std::move(words));
@@ -211,7 +248,7 @@ void Tokenizer::save(const std::string &path) const {
 }
 
 Tokenizer Tokenizer::load(const std::string &path) {
-  return fromJson(readWholeFile(path), path);
+  return fromJson(readWholeFile(path), "'" + path + "'");
 }
 
 } // namespace txrt::driver

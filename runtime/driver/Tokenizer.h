@@ -16,10 +16,12 @@
 // (byte order). A word the vocabulary lacks maps to [UNK].
 //
 // A Tokenizer is one vocabulary per side (source and target), saved as JSON
-// beside the checkpoint (ckpt.safetensors -> ckpt.tokenizer.json):
+// inside the checkpoint (Checkpoint.h) and as a copy beside it
+// (ckpt.safetensors -> ckpt.tokenizer.json):
 //   {"format": "txc-tokenizer", "version": 1, "lowercase": true,
 //    "min_freq": 1, "source": ["[PAD]", "[UNK]", ...], "target": [...]}
-// where a word's position in its list is its id.
+// where a word's position in its list is its id. Words are UTF-8 (JSON
+// strings are), so the data they come from must be.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_TOKENIZER_H
@@ -44,6 +46,11 @@ std::vector<std::string> splitWords(std::string_view text);
 
 /// Joins words with single spaces.
 std::string joinWords(const std::vector<std::string> &words);
+
+/// The offset of the first byte of `text` that is not part of well-formed
+/// UTF-8 (overlong forms, surrogates and code points above U+10FFFF are
+/// not), or std::string_view::npos when it all is.
+size_t findInvalidUtf8(std::string_view text);
 
 class Vocabulary {
 public:
@@ -90,8 +97,15 @@ struct Tokenizer {
 
   /// The JSON text documented above.
   std::string toJson() const;
-  /// Parses it; throws InputError naming `path` on anything malformed.
-  static Tokenizer fromJson(std::string_view text, const std::string &path);
+  /// Parses it; throws InputError naming `origin` (a quoted path, or where
+  /// in a checkpoint the text came from) on anything malformed.
+  static Tokenizer fromJson(std::string_view text, const std::string &origin);
+
+  /// The same vocabularies (min_freq aside).
+  bool sameVocabularies(const Tokenizer &other) const {
+    return source.words() == other.source.words() &&
+           target.words() == other.target.words();
+  }
 
   /// Writes atomically / reads `path`.
   void save(const std::string &path) const;

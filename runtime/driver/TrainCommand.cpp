@@ -8,10 +8,12 @@
 #include "TrainCommand.h"
 #include "Batching.h"
 #include "Checkpoint.h"
+#include "Divergence.h"
 #include "Error.h"
 #include "FileIO.h"
 #include "LossCurve.h"
 #include "ModelRunner.h"
+#include "OutputPaths.h"
 #include "ParallelText.h"
 #include "Progress.h"
 
@@ -19,6 +21,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 
 namespace txrt::driver {
 
@@ -85,6 +88,26 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
     note("the content of --data '" + options.dataPath + "'");
 }
 
+/// Every file train writes, checked against each other and the inputs.
+void checkTrainOutputs(const TrainOptions &options,
+                       const std::optional<std::string> &logPath) {
+  std::vector<NamedPath> outputs, inputs = {{options.dataPath, "--data"}};
+  if (options.resumePath)
+    inputs.push_back({*options.resumePath, "--resume"});
+  if (options.savePath) {
+    outputs.push_back({*options.savePath, "--save"});
+    outputs.push_back({checkpointSibling(*options.savePath, kTokenizerSuffix),
+                       "the tokenizer copy of --save"});
+  }
+  if (logPath) {
+    std::string what = options.logPath ? "--log" : "the loss curve of --save";
+    outputs.push_back({*logPath, what});
+    outputs.push_back({svgPathFor(*logPath), "the plot of " + what});
+  }
+  // --resume C --save C continues in place: C is read before it is written.
+  checkOutputPaths(outputs, inputs, {{"--save", "--resume"}});
+}
+
 std::string formatSeconds(double seconds) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.2f s", seconds);
@@ -98,14 +121,19 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                  std::ostream &err, bool interactive) {
   const EntryInfo &entry = trainEntry(model);
   const OptimizerInfo &optimizer = *model.optimizer;
+  std::optional<std::string> logPath = options.logPath;
+  if (!logPath && options.savePath)
+    logPath = checkpointSibling(*options.savePath, kLossCurveSuffix);
+  checkTrainOutputs(options, logPath);
   SequenceBounds bounds = sequenceBounds(model, entry, entry);
   ParallelText data = readParallelText(options.dataPath);
 
   // The resumed checkpoint fixes the tokenizer and the defaults.
+  std::unique_ptr<SafetensorsReader> resumed;
   std::optional<Tokenizer> resumedTokenizer;
   if (options.resumePath) {
-    resumedTokenizer =
-        loadModelTokenizer(model, *options.resumePath, std::nullopt);
+    resumed = std::make_unique<SafetensorsReader>(*options.resumePath);
+    resumedTokenizer = loadModelTokenizer(model, *resumed, std::nullopt, err);
   }
   int64_t minFreq = options.minFreq.value_or(
       resumedTokenizer ? resumedTokenizer->minFreq : 1);
@@ -116,21 +144,14 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       encodeParallelText(data, tokenizer, bounds);
   int32_t pad = modelPadId(model);
 
-  if (options.savePath)
-    checkParentDirectory(*options.savePath, "--save");
-  std::optional<std::string> logPath = options.logPath;
-  if (!logPath && options.savePath)
-    logPath = checkpointSibling(*options.savePath, kLossCurveSuffix);
-  if (logPath)
-    checkParentDirectory(*logPath, "--log");
-
   ModelRunner runner(model, entryTable, options.threads);
+  runner.reserveArena(entry); // too large for the machine: fail before work
   TrainingPosition position;
   int64_t batch = 0;
   std::vector<LossPoint> curve;
   if (options.resumePath) {
     // Validate everything before the arena changes: loadCheckpoint does.
-    position = loadCheckpoint(*options.resumePath, model, runner.params());
+    position = loadCheckpoint(*resumed, model, runner.params());
     batch = options.batch ? batchSize(options.batch, bounds.batch)
                           : batchSize(position.batchSize, bounds.batch);
     noteDifferences(position, options, batch, data.hash, err);
@@ -157,10 +178,44 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     lengths.emplace_back(int64_t(pair.source.size()),
                          int64_t(pair.target.size()));
   BatchPlan plan(std::move(lengths), batch, position.seed);
-  int64_t lastStep = options.steps
-                         ? *options.steps
-                         : options.epochs.value_or(1) * plan.batchesPerEpoch();
+  int64_t lastStep = 0;
+  if (options.steps) {
+    lastStep = *options.steps;
+  } else if (__builtin_mul_overflow(options.epochs.value_or(1),
+                                    plan.batchesPerEpoch(), &lastStep) ||
+             lastStep > kMaxTrainingCount) {
+    throw InputError("--epochs " + std::to_string(*options.epochs) + " of " +
+                     std::to_string(plan.batchesPerEpoch()) +
+                     " batches is more than " +
+                     std::to_string(kMaxTrainingCount) + " steps");
+  }
   const int64_t firstStep = position.step + 1;
+
+  // What a failed run leaves at --save, for its error message.
+  int64_t lastSavedStep = -1;
+  std::error_code existsError;
+  const bool saveExisted =
+      options.savePath &&
+      std::filesystem::exists(*options.savePath, existsError);
+  auto savedNote = [&]() -> std::string {
+    if (!options.savePath)
+      return "";
+    if (lastSavedStep >= 0)
+      return " ('" + *options.savePath + "' keeps its save of step " +
+             std::to_string(lastSavedStep) + ")";
+    if (saveExisted)
+      return " ('" + *options.savePath + "' is left as it was)";
+    return " (nothing was saved to '" + *options.savePath + "')";
+  };
+
+  // Where a replay (Divergence.h) restarts: the last save, else the start.
+  std::unique_ptr<SafetensorsReader> lastSave;
+  auto restore = [&] {
+    if (lastSave || resumed)
+      loadCheckpoint(lastSave ? *lastSave : *resumed, model, runner.params());
+    else
+      runner.params().initialize(options.initSeed.value_or(0));
+  };
 
   auto save = [&](int64_t step) {
     if (!options.savePath)
@@ -170,8 +225,15 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     auto [epoch, index] = plan.positionOfStep(step + 1);
     at.epoch = epoch;
     at.batchInEpoch = index;
+    // The checkpoint holds the tokenizer; the copy beside it comes after,
+    // so an interrupted save never pairs a new tokenizer with an old
+    // checkpoint.
+    saveCheckpoint(*options.savePath, model, runner.params(), at, tokenizer);
+    lastSavedStep = step;
+    // Keeps this file (its inode) readable for a replay even after the
+    // next save replaces the name.
+    lastSave = std::make_unique<SafetensorsReader>(*options.savePath);
     tokenizer.save(checkpointSibling(*options.savePath, kTokenizerSuffix));
-    saveCheckpoint(*options.savePath, model, runner.params(), at);
   };
 
   err << "training '" << model.model << "' on " << pairs.size()
@@ -184,13 +246,14 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     err << "note: the checkpoint is already at step " << position.step
         << "; nothing to train\n";
 
-  TrainingProgress progress(err, interactive, firstStep, lastStep);
-  auto start = std::chrono::steady_clock::now();
+  /// One update: the batch of `step`, the train state, the entry.
+  struct StepResult {
+    double loss, seconds;
+    int64_t epoch, targetTokens;
+  };
   int64_t cachedEpoch = -1;
   std::vector<std::vector<size_t>> epochBatches;
-  double lastLoss = NAN;
-  int64_t tokens = 0;
-  for (int64_t step = firstStep; step <= lastStep; ++step) {
+  auto runStep = [&](int64_t step) {
     auto [epoch, index] = plan.positionOfStep(step);
     if (epoch != cachedEpoch) {
       epochBatches = plan.epoch(epoch);
@@ -205,31 +268,62 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     double seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - stepStart)
                          .count();
-    lastLoss = double(outputs[0].as<float>()[0]);
+    return StepResult{double(outputs[0].as<float>()[0]), seconds, epoch,
+                      current.targetTokens};
+  };
+
+  // The loss comes from before the update: what the update wrote
+  // (parameters and moments) is checked before every save, at the end and
+  // within a time budget after updates (Divergence.h).
+  DivergenceWatch watch(
+      runner.params(), position.step,
+      [&](int64_t step) { return runStep(step).loss; }, restore);
+  TrainingProgress progress(err, interactive, firstStep, lastStep);
+  auto diverged = [&](const Divergence &divergence) {
+    progress.finish();
+    return KernelError(divergence.describe() + "; stopping without saving" +
+                       savedNote());
+  };
+  auto start = std::chrono::steady_clock::now();
+  double lastLoss = NAN;
+  int64_t tokens = 0;
+  for (int64_t step = firstStep; step <= lastStep; ++step) {
+    StepResult result = runStep(step);
+    lastLoss = result.loss;
     if (!std::isfinite(lastLoss)) {
+      // Often an earlier update made a parameter non-finite: name it.
+      if (std::optional<Divergence> divergence = watch.check(step, lastLoss))
+        throw diverged(*divergence);
       progress.finish();
       throw KernelError("the loss is " + std::to_string(lastLoss) +
-                        " at step " + std::to_string(step) +
-                        " (epoch " + std::to_string(epoch) +
-                        "); stopping without saving" +
-                        (options.savePath ? " (the file '" +
-                                                *options.savePath +
-                                                "' keeps its last good save)"
-                                          : std::string()));
+                        " at step " + std::to_string(step) + " (epoch " +
+                        std::to_string(result.epoch) +
+                        "); stopping without saving" + savedNote());
     }
-    tokens += current.targetTokens;
+    if (std::optional<Divergence> divergence =
+            watch.afterStep(step, result.seconds, lastLoss))
+      throw diverged(*divergence);
+    tokens += result.targetTokens;
     double tokensPerSecond =
-        seconds > 0 ? double(current.targetTokens) / seconds : 0.0;
+        result.seconds > 0 ? double(result.targetTokens) / result.seconds : 0.0;
     double lr = learningRate(optimizer.lr, step);
     curve.push_back({step, lastLoss, lr, tokensPerSecond});
     if (!options.quiet)
       progress.update(step, lastLoss, lr, tokensPerSecond);
     if (options.every && step % options.every == 0 && step != lastStep) {
-      save(step);
+      if (options.savePath) {
+        if (std::optional<Divergence> divergence = watch.check(step, lastLoss))
+          throw diverged(*divergence);
+        save(step);
+        watch.savedAt(step);
+      }
       if (logPath)
         writeLossCurve(*logPath, curve, model.model + " training loss");
     }
   }
+  if (firstStep <= lastStep)
+    if (std::optional<Divergence> divergence = watch.check(lastStep, lastLoss))
+      throw diverged(*divergence);
   if (!options.quiet)
     progress.finish();
   double elapsed = std::chrono::duration<double>(

@@ -8,7 +8,10 @@
 // txrt_context_set_train_state(ctx, step, seed), and the train_step entry
 // runs. Checkpoints (Checkpoint.h) are written atomically every --every
 // steps and at the end, with the tokenizer and the loss curve beside them.
-// A non-finite loss stops the run (exit 1) without saving.
+// A non-finite loss, or a parameter or Adam moment the update made NaN or
+// infinite (every step is checked, FiniteCheck.h), stops the run (exit 1)
+// without saving, naming the step and the tensor: nothing non-finite is
+// ever written over a checkpoint.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_TRAINCOMMAND_H

@@ -62,14 +62,19 @@ TokenIds encodeSentence(const std::string &sentence, const Tokenizer &tokenizer,
 
 int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                      const TranslateOptions &options, std::istream &in,
-                     std::ostream &out, std::ostream & /*err*/) {
+                     std::ostream &out, std::ostream &err) {
   ModelRunner runner(model, entryTable, options.threads);
   const EntryInfo &encode = runner.entry("encode", "translate");
   const EntryInfo &decode = runner.entry("decode", "translate");
+  runner.reserveArena(encode);
+  runner.reserveArena(decode);
   SequenceBounds bounds = sequenceBounds(model, encode, decode);
+  // One open file for the tokenizer and the parameters: a checkpoint
+  // replaced meanwhile (train --every) cannot mix two of them.
+  SafetensorsReader checkpoint(options.loadPath);
   Tokenizer tokenizer =
-      loadModelTokenizer(model, options.loadPath, options.tokenizerPath);
-  runner.params().load(options.loadPath);
+      loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
+  runner.params().load(checkpoint);
   DecodeOptions decoding =
       decodeOptionsFor(tokenizer.target, bounds, options.maxLength);
   decoding.beamSize = options.beam;

@@ -33,6 +33,21 @@ TEST(BatchingTest, EveryExampleOncePerEpoch) {
   }
 }
 
+TEST(BatchingTest, HugeBatchSizesNeitherOverflowNorHang) {
+  // The default batch is the bound of B, which a model may set to 2^62:
+  // batch * 16 wrapped to 0 and the epoch never ended.
+  for (int64_t batch : {int64_t(1) << 59, int64_t(1) << 62, INT64_MAX}) {
+    SCOPED_TRACE(batch);
+    BatchPlan plan(someLengths(8), batch, 3);
+    EXPECT_EQ(plan.batchesPerEpoch(), 1);
+    auto batches = plan.epoch(0);
+    ASSERT_EQ(batches.size(), 1u);
+    EXPECT_EQ(batches[0].size(), 8u);
+    EXPECT_EQ(plan.positionOfStep(int64_t(1) << 40),
+              std::make_pair((int64_t(1) << 40) - 1, int64_t(0)));
+  }
+}
+
 TEST(BatchingTest, OrderIsAFunctionOfSeedAndEpoch) {
   BatchPlan a(someLengths(50), 4, 1), b(someLengths(50), 4, 1),
       c(someLengths(50), 4, 2);

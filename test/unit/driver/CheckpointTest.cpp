@@ -101,11 +101,19 @@ TEST(CheckpointTest, RoundTripWithMomentsAndPosition) {
   position.minFreq = 2;
   position.dataPath = "train.tsv";
   position.dataHash = 0xfeedface12345678ull;
-  saveCheckpoint(dir.file("c.safetensors"), model, params, position);
+  Tokenizer tokenizer;
+  tokenizer.source = Vocabulary::build({{"hello", "world"}}, 1, 0);
+  tokenizer.target = Vocabulary::build({{"hola", "mundo", "hola"}}, 1, 0);
+  saveCheckpoint(dir.file("c.safetensors"), model, params, position, tokenizer);
 
   SafetensorsReader file(dir.file("c.safetensors"));
   EXPECT_NE(file.find("out.weight.exp_avg"), nullptr);
   EXPECT_NE(file.find("out.weight.exp_avg_sq"), nullptr);
+  // The tokenizer is inside the checkpoint.
+  std::optional<Tokenizer> stored = checkpointTokenizer(file);
+  ASSERT_TRUE(stored);
+  EXPECT_TRUE(stored->sameVocabularies(tokenizer));
+  EXPECT_EQ(stored->target.words()[4], "hola");
 
   ParameterArena loaded(model);
   TrainingPosition back =

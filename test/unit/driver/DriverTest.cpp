@@ -244,10 +244,37 @@ TEST_F(DriverTest, UnwritableSaveDestinationFailsBeforeRunning) {
       drive({"run", "apply", x, "--init", "1", "--out-dir", dir.path(),
              "--save", dir.file("none/ck.safetensors")});
   EXPECT_EQ(result.code, 2);
-  EXPECT_EQ(result.err, "error: cannot save to '" +
+  EXPECT_EQ(result.err, "error: --save: cannot write '" +
                             dir.file("none/ck.safetensors") + "': '" +
                             dir.file("none") + "' is not a directory\n");
   EXPECT_FALSE(std::filesystem::exists(dir.file("y.npy")));
+}
+
+TEST_F(DriverTest, RunOutputsNeverReplaceInputsOrEachOther) {
+  // An input in the output directory under the output's name, --save onto
+  // an input, --save and --save-grads on one file: refused before running.
+  writeNpy(dir.file("y.npy"), floatTensor({2, 3}, xValues));
+  std::string input = readFile(dir.file("y.npy"));
+  Result output = drive({"run", "apply", "--init", "1", "--input",
+                         "x=" + dir.file("y.npy"), "--out-dir", dir.path()});
+  EXPECT_EQ(output.code, 2);
+  EXPECT_EQ(output.err, "error: output 'y' '" + dir.path() +
+                            "/y.npy' is the "
+                            "same file as input 'x' '" +
+                            dir.file("y.npy") +
+                            "'; writing it would destroy the input\n");
+  EXPECT_TRUE(readFile(dir.file("y.npy")) == input);
+
+  Result save = drive({"run", "apply", "--init", "1", x, "--out-dir",
+                       dir.file("out"), "--save", x});
+  EXPECT_EQ(save.code, 2);
+  EXPECT_NE(save.err.find("error: --save '" + x +
+                          "' is the same file as "
+                          "input 'x'"),
+            std::string::npos)
+      << save.err;
+  EXPECT_EQ(readFile(x), "1 2 3\n-1 0.5 0\n");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("out/y.npy")));
 }
 
 TEST_F(DriverTest, UsageErrorsPrintTheCommandUsage) {

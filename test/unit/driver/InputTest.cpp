@@ -5,6 +5,8 @@
 #include "Npy.h"
 #include "TestUtil.h"
 
+#include <algorithm>
+
 using namespace txrt::driver;
 using namespace txrt_driver_test;
 
@@ -103,6 +105,19 @@ TEST(InputFilesTest, ConvertsNpyDTypesWithChecks) {
   Tensor f64(DType::F64, {1});
   f64.as<double>()[0] = 0.1;
   EXPECT_EQ(convertTensor(f64, DType::F32, src).as<float>()[0], 0.1f);
+  // Beyond float32's range: an error naming the file and the index, not
+  // a silent infinity.
+  Tensor huge(DType::F64, {2, 2});
+  std::fill_n(huge.as<double>(), 4, 1.0);
+  huge.as<double>()[3] = 1e300;
+  EXPECT_THROW_MESSAGE(convertTensor(huge, DType::F32, src), InputError,
+                       "input 'src' ('src.npy'): value 1e+300 at [1, 1] does "
+                       "not fit float32");
+  huge.as<double>()[3] = -1e39;
+  EXPECT_THROW_MESSAGE(convertTensor(huge, DType::F32, src), InputError,
+                       "value -1e+39 at [1, 1] does not fit float32");
+  huge.as<double>()[3] = 3.4e38; // still a float
+  EXPECT_EQ(convertTensor(huge, DType::F32, src).as<float>()[3], 3.4e38f);
   Tensor boolean(DType::Bool, {1});
   boolean.as<uint8_t>()[0] = 1;
   EXPECT_EQ(convertTensor(boolean, DType::F32, src).as<float>()[0], 1.0f);

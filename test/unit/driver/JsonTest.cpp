@@ -1,4 +1,10 @@
-//===- JsonTest.cpp - the driver's JSON parser and writer -----------------===//
+//===- JsonTest.cpp - strict JSON over nlohmann-json ----------------------===//
+//
+// What Json.h adds to nlohmann-json (duplicate keys, depth, number range,
+// exact integers, errors with line and column) and what the driver relies
+// on nlohmann for (UTF-8 validation, escapes, key order, the writer).
+//
+//===----------------------------------------------------------------------===//
 #include "Json.h"
 #include "TestUtil.h"
 
@@ -9,48 +15,49 @@ using namespace txrt::driver;
 namespace {
 
 TEST(JsonTest, ParsesEveryKindOfValue) {
-  JsonValue value = parseJson(R"( {"a": [1, -2.5, 3e2, true, false, null],
-                                   "b": {"c": "text"}, "d": 0} )");
-  ASSERT_TRUE(value.isObject());
-  const JsonArray &a = value.find("a")->asArray();
+  Json value = parseJson(R"( {"a": [1, -2.5, 3e2, true, false, null],
+                              "b": {"c": "text"}, "d": 0} )");
+  ASSERT_TRUE(value.is_object());
+  const Json &a = *jsonMember(value, "a");
   ASSERT_EQ(a.size(), 6u);
-  EXPECT_TRUE(a[0].isInteger());
-  EXPECT_EQ(a[0].asInteger(), 1);
-  EXPECT_FALSE(a[1].isInteger());
-  EXPECT_DOUBLE_EQ(a[1].asNumber(), -2.5);
-  EXPECT_FALSE(a[2].isInteger());
-  EXPECT_DOUBLE_EQ(a[2].asNumber(), 300.0);
-  EXPECT_TRUE(a[3].asBool());
-  EXPECT_FALSE(a[4].asBool());
-  EXPECT_TRUE(a[5].isNull());
-  EXPECT_EQ(value.find("b")->find("c")->asString(), "text");
-  EXPECT_EQ(value.find("d")->asInteger(), 0);
-  EXPECT_EQ(value.find("missing"), nullptr);
+  EXPECT_EQ(jsonInteger(a[0]), 1);
+  EXPECT_FALSE(jsonInteger(a[1]));
+  EXPECT_DOUBLE_EQ(a[1].get<double>(), -2.5);
+  EXPECT_FALSE(jsonInteger(a[2])); // 3e2 is not written as an integer
+  EXPECT_DOUBLE_EQ(a[2].get<double>(), 300.0);
+  EXPECT_TRUE(a[3].get<bool>());
+  EXPECT_FALSE(a[4].get<bool>());
+  EXPECT_TRUE(a[5].is_null());
+  EXPECT_EQ(jsonString(*jsonMember(*jsonMember(value, "b"), "c")), "text");
+  EXPECT_EQ(jsonInteger(*jsonMember(value, "d")), 0);
+  EXPECT_EQ(jsonMember(value, "missing"), nullptr);
+  EXPECT_EQ(jsonMember(a, "a"), nullptr); // not an object
 }
 
 TEST(JsonTest, KeepsObjectKeyOrder) {
-  JsonValue value = parseJson(R"({"z": 1, "a": 2, "m": 3})");
-  const JsonObject &object = value.asObject();
-  ASSERT_EQ(object.size(), 3u);
-  EXPECT_EQ(object[0].first, "z");
-  EXPECT_EQ(object[1].first, "a");
-  EXPECT_EQ(object[2].first, "m");
+  Json value = parseJson(R"({"z": 1, "a": 2, "m": 3})");
+  std::vector<std::string> keys;
+  for (const auto &[key, member] : value.items())
+    keys.push_back(key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"z", "a", "m"}));
 }
 
 TEST(JsonTest, DecodesEscapes) {
-  JsonValue value = parseJson(
+  Json value = parseJson(
       R"("q\" b\\ s\/ \b\f\n\r\t \u0041 \u00e9 \u20ac \ud83d\ude00")");
-  EXPECT_EQ(value.asString(), "q\" b\\ s/ \b\f\n\r\t A \xC3\xA9 \xE2\x82\xAC "
-                              "\xF0\x9F\x98\x80");
+  EXPECT_EQ(jsonString(value), "q\" b\\ s/ \b\f\n\r\t A \xC3\xA9 \xE2\x82\xAC "
+                               "\xF0\x9F\x98\x80");
 }
 
 TEST(JsonTest, LargeIntegersStayExact) {
-  JsonValue value = parseJson("[9007199254740993, -9223372036854775808, "
-                              "18446744073709551616]");
-  EXPECT_EQ(value.asArray()[0].asInteger(), 9007199254740993LL);
-  EXPECT_EQ(value.asArray()[1].asInteger(), INT64_MIN);
-  EXPECT_FALSE(value.asArray()[2].isInteger()); // beyond int64: a double
-  EXPECT_DOUBLE_EQ(value.asArray()[2].asNumber(), 18446744073709551616.0);
+  Json value = parseJson("[9007199254740993, -9223372036854775808, "
+                         "9223372036854775808, 18446744073709551616, 1.0]");
+  EXPECT_EQ(jsonInteger(value[0]), 9007199254740993LL);
+  EXPECT_EQ(jsonInteger(value[1]), INT64_MIN);
+  EXPECT_FALSE(jsonInteger(value[2])); // beyond int64
+  EXPECT_FALSE(jsonInteger(value[3]));
+  EXPECT_DOUBLE_EQ(value[3].get<double>(), 18446744073709551616.0);
+  EXPECT_FALSE(jsonInteger(value[4]));
 }
 
 TEST(JsonTest, ReportsErrorsWithLineAndColumn) {
@@ -59,29 +66,33 @@ TEST(JsonTest, ReportsErrorsWithLineAndColumn) {
     const char *fragment;
   };
   const Case cases[] = {
-      {"", "expected a JSON value but the text ended"},
-      {"{\"a\": 1,}", "expected a string key"},
-      {"[1, 2", "expected ',' or ']'"},
+      {"", "line 1, column 1: "},
+      {"{\"a\": 1,}", "expected string literal"},
+      {"[1, 2", "unexpected end of input"},
       {"{\"a\" 1}", "expected ':'"},
-      {"\"abc", "unterminated string"},
-      {"\"a\\qb\"", "invalid escape '\\q'"},
-      {"\"\\u12G4\"", "invalid hex digit"},
-      {"\"\\ud800\"", "unpaired high surrogate"},
-      {"\"\\udc00\"", "unpaired low surrogate"},
-      {"01", "leading zeros"},
-      {"1.", "expected a digit after '.'"},
-      {"1e", "expected a digit in the exponent"},
-      {"-", "expected a digit"},
+      {"\"abc", "missing closing quote"},
+      {"\"a\\qb\"", "invalid string"},
+      {"\"\\u12G4\"", "'\\u' must be followed by 4 hex digits"},
+      {"\"\\ud800\"", "surrogate U+D800..U+DBFF must be followed"},
+      {"\"\\udc00\"", "surrogate U+DC00..U+DFFF must follow"},
+      {"01", "expected end of input"},
+      {"1.", "invalid number"},
+      {"1e", "invalid number"},
+      {"-", "invalid number"},
       {"tru", "invalid literal"},
       {"1e999", "number out of range"},
       {"{\"a\": 1, \"a\": 2}", "duplicate key \"a\""},
-      {"[1] x", "unexpected text after the JSON value"},
-      {"\"a\nb\"", "control character in string"},
+      {"[{\"b\": {\"a\": 1, \"a\": 2}}]", "duplicate key \"a\""},
+      {"[1] x", "expected end of input"},
+      {"\"a\nb\"", "control character"},
+      {"[1, /* comment */ 2]", "invalid literal"},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(c.text);
     EXPECT_THROW_MESSAGE(parseJson(c.text), JsonError, c.fragment);
   }
+  // The same key in sibling objects is fine.
+  EXPECT_NO_THROW(parseJson(R"({"x": {"a": 1}, "y": {"a": 2}})"));
   try {
     parseJson("{\n  \"a\": [1,\n   x]}");
     FAIL();
@@ -89,42 +100,61 @@ TEST(JsonTest, ReportsErrorsWithLineAndColumn) {
     EXPECT_EQ(error.line(), 3);
     EXPECT_EQ(error.column(), 4);
     EXPECT_NE(std::string(error.what()).find("line 3, column 4"),
-              std::string::npos);
+              std::string::npos)
+        << error.what();
   }
+}
+
+TEST(JsonTest, RefusesInvalidUtf8) {
+  const char *cases[] = {
+      "\"\xff\"",             // never valid
+      "\"\xc3\"",             // truncated sequence
+      "\"\xc0\xaf\"",         // overlong '/'
+      "\"\xed\xa0\x80\"",     // a surrogate in UTF-8
+      "\"\xf4\x90\x80\x80\"", // above U+10FFFF
+      "{\"\xe9t\xe9\": 1}",   // Latin-1 in a key
+  };
+  for (const char *text : cases) {
+    SCOPED_TRACE(text);
+    EXPECT_THROW_MESSAGE(parseJson(text), JsonError, "UTF-8");
+  }
+  EXPECT_EQ(jsonString(parseJson("\"t\xc3\xba\"")), "t\xc3\xba");
 }
 
 TEST(JsonTest, RejectsNestingBeyondTheLimit) {
   std::string deep(kMaxJsonDepth + 10, '[');
   deep += std::string(kMaxJsonDepth + 10, ']');
   EXPECT_THROW_MESSAGE(parseJson(deep), JsonError, "nesting deeper than");
-  std::string ok(50, '[');
-  ok += std::string(50, ']');
+  // Far deeper than any stack would allow a recursive parser.
+  std::string hostile(1'000'000, '[');
+  EXPECT_THROW_MESSAGE(parseJson(hostile), JsonError, "nesting deeper than");
+  std::string ok(kMaxJsonDepth, '[');
+  ok += std::string(kMaxJsonDepth, ']');
   EXPECT_NO_THROW(parseJson(ok));
 }
 
 TEST(JsonTest, WriterRoundTrips) {
-  JsonObject object;
-  object.emplace_back("name", "a \"quoted\"\n\x01 text");
-  object.emplace_back("int", int64_t(-42));
-  object.emplace_back("real", 0.1);
-  object.emplace_back("list", JsonArray{JsonValue(true), JsonValue(nullptr),
-                                        JsonValue(1.5e300)});
-  std::string text = toJson(JsonValue(object));
+  Json object = Json::object();
+  object["name"] = "a \"quoted\"\n\x01 text";
+  object["int"] = -42;
+  object["real"] = 0.1;
+  object["list"] = Json::array({true, nullptr, 1.5e300});
+  std::string text = toJson(object);
   EXPECT_EQ(text, "{\"name\":\"a \\\"quoted\\\"\\n\\u0001 text\",\"int\":-42,"
                   "\"real\":0.1,\"list\":[true,null,1.5e+300]}");
-  JsonValue back = parseJson(text);
-  EXPECT_EQ(back.find("name")->asString(), "a \"quoted\"\n\x01 text");
-  EXPECT_EQ(back.find("int")->asInteger(), -42);
-  EXPECT_EQ(back.find("real")->asNumber(), 0.1);
+  Json back = parseJson(text);
+  EXPECT_EQ(jsonString(back["name"]), "a \"quoted\"\n\x01 text");
+  EXPECT_EQ(jsonInteger(back["int"]), -42);
+  EXPECT_EQ(back["real"].get<double>(), 0.1);
   EXPECT_EQ(toJson(back), text);
-  EXPECT_EQ(toJson(JsonValue(std::nan(""))), "null");
+  EXPECT_EQ(toJson(Json(std::nan(""))), "null");
 }
 
-TEST(JsonTest, WrongKindAccessThrows) {
-  JsonValue value = parseJson("\"text\"");
-  EXPECT_THROW(value.asNumber(), std::logic_error);
-  EXPECT_THROW(value.asArray(), std::logic_error);
-  EXPECT_THROW(parseJson("1.5").asInteger(), std::logic_error);
+TEST(JsonTest, WriterRefusesOrReplacesInvalidUtf8) {
+  Json value = Json::array({"ok", "bad \xff"});
+  EXPECT_THROW_MESSAGE(toJson(value), JsonError, "invalid UTF-8");
+  EXPECT_EQ(toJson(value, /*replaceInvalidUtf8=*/true),
+            "[\"ok\",\"bad \xef\xbf\xbd\"]");
 }
 
 } // namespace

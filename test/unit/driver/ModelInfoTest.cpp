@@ -36,6 +36,35 @@ TEST(ModelInfoTest, ParsesTheFakeModel) {
   EXPECT_EQ(model.findEntry("nope"), nullptr);
 }
 
+TEST(ModelInfoTest, EntrySizesMustFitAtTheirBounds) {
+  // txc -D batch=2**62: the arenas were planned at the bounds with sizes
+  // that overflowed, so running any entry would write outside them.
+  auto model = [](const std::string &bound, const std::string &shape) {
+    return R"({"version": 1, "model": "m", "config": {"batch": )" + bound +
+           R"(}, "dims": [{"name": "B", "bound": )" + bound +
+           R"(}, {"name": "S", "bound": 16}],
+               "param_arena_bytes": 0, "params": [],
+               "entries": [{"name": "encode", "arena_bytes": 4160,
+                 "inputs": [{"name": "src", "dtype": "i32", "shape": ["B", "S"]}],
+                 "outputs": [{"name": "memory", "dtype": "f32", "shape": )" +
+           shape + "}]}]}";
+  };
+  EXPECT_THROW_MESSAGE(
+      ModelInfo::parse(model("4611686018427387904", R"(["B", "S", 64])")),
+      ModelError,
+      "model metadata: entry 'encode' input 'src: i32[B, S]' needs more than "
+      "9223372036854775807 bytes at the bounds of its dims (B <= "
+      "4611686018427387904, S <= 16), so the compiled arena sizes and offsets "
+      "overflowed; recompile with smaller bounds (txc -D batch=N)");
+  // A constant dim can overflow too.
+  EXPECT_THROW_MESSAGE(
+      ModelInfo::parse(model("8", R"(["B", 1152921504606846976])")), ModelError,
+      "entry 'encode' output 'memory: f32[B, 1152921504606846976]'",
+      "(B <= 8)");
+  EXPECT_NO_THROW(
+      ModelInfo::parse(model("1099511627776", R"(["B", "S", 64])")));
+}
+
 TEST(ModelInfoTest, MalformedMetadataIsAModelError) {
   auto wrap = [](const std::string &params, const std::string &entries) {
     return R"({"version": 1, "model": "m", "dims": [{"name": "B", "bound": 4}],

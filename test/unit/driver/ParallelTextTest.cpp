@@ -34,6 +34,17 @@ TEST(ParallelTextTest, EveryBadLineIsReportedWithFileAndLine) {
                        "'empty.tsv' holds no sentence pairs");
 }
 
+TEST(ParallelTextTest, TextThatIsNotUtf8IsRefusedWithFileAndLine) {
+  // Words end up as JSON strings in the tokenizer, which must be UTF-8:
+  // Latin-1 data fails before training instead of at the save.
+  EXPECT_THROW_MESSAGE(
+      parseParallelText("tu\tt\xc3\xba\ncaf\xe9 au lait\tcoffee\n",
+                        "latin1.tsv"),
+      InputError,
+      "latin1.tsv:2: invalid UTF-8 at byte 4 of the line (the data must be "
+      "UTF-8 text)");
+}
+
 TEST(ParallelTextTest, SentencesLongerThanTheBoundsNameTheDimAndFlag) {
   ModelInfo model = ModelInfo::parse(fake_seq2seq_json);
   const EntryInfo &train = *model.findEntry("train");

@@ -153,4 +153,49 @@ TEST(SafetensorsTest, RejectsCorruptFiles) {
                        InputError, "cannot open", "No such file");
 }
 
+TEST(SafetensorsTest, TensorsMustTileTheDataSection) {
+  // Each range is inside the data section and has the right size, but the
+  // tensors overlap, leave a gap, are shifted, or leave bytes unused: one
+  // tensor would be read from another's bytes.
+  ScratchDir dir;
+  auto two = [](const char *a, const char *b) {
+    return std::string(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":)") +
+           a + R"(},"b":{"dtype":"F32","shape":[2],"data_offsets":)" + b + "}}";
+  };
+  struct Case {
+    std::string name, content, fragment;
+  };
+  const std::vector<Case> cases = {
+      {"overlap", withLength(two("[0,8]", "[4,12]"), std::string(12, '\0')),
+       "tensor 'b' has data_offsets [4, 12) that overlap tensor 'a' [0, 8)"},
+      {"same", withLength(two("[0,8]", "[0,8]"), std::string(8, '\0')),
+       "tensor 'b' has data_offsets [0, 8) that overlap tensor 'a' [0, 8)"},
+      {"shifted",
+       withLength(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                  std::string(12, '\0')),
+       "tensor 'a' has data_offsets [4, 12) but the previous tensor ends at 0"},
+      {"gap", withLength(two("[0,8]", "[12,20]"), std::string(20, '\0')),
+       "tensor 'b' has data_offsets [12, 20) but the previous tensor ends at "
+       "8"},
+      {"trailing", withLength(two("[0,8]", "[8,16]"), std::string(20, '\0')),
+       "the data section has 20 bytes but its tensors cover 16"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string path = dir.file(c.name + ".safetensors");
+    writeFile(path, c.content);
+    EXPECT_THROW_MESSAGE(SafetensorsReader reader(path), InputError,
+                         "'" + path + "' is not a valid safetensors file",
+                         c.fragment);
+  }
+  // Back to back in any header order, zero-size tensors anywhere: fine.
+  writeFile(
+      dir.file("ok.safetensors"),
+      withLength(R"({"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"
+                 R"("e":{"dtype":"F32","shape":[0],"data_offsets":[8,8]},)"
+                 R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                 std::string(16, '\0')));
+  EXPECT_NO_THROW(SafetensorsReader(dir.file("ok.safetensors")));
+}
+
 } // namespace

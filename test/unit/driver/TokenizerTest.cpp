@@ -70,4 +70,22 @@ TEST(TokenizerTest, JsonRoundTrip) {
                        "[UNK] is missing");
 }
 
+TEST(TokenizerTest, InvalidUtf8IsRefused) {
+  ScratchDir dir;
+  writeFile(dir.file("latin1.json"),
+            "{\"format\":\"txc-tokenizer\",\"version\":1,\"source\":"
+            "[\"[PAD]\",\"[UNK]\",\"[SOS]\",\"[EOS]\",\"caf\xe9\"],"
+            "\"target\":[\"[PAD]\",\"[UNK]\",\"[SOS]\",\"[EOS]\"]}");
+  EXPECT_THROW_MESSAGE(Tokenizer::load(dir.file("latin1.json")), InputError,
+                       "latin1.json' is not a valid tokenizer file",
+                       "line 1, column ", "ill-formed UTF-8");
+  EXPECT_EQ(findInvalidUtf8("plain t\xc3\xba \xe2\x82\xac \xf0\x9f\x98\x80"),
+            std::string_view::npos);
+  EXPECT_EQ(findInvalidUtf8("caf\xe9"), 3u);           // Latin-1
+  EXPECT_EQ(findInvalidUtf8("ab\xc0\xaf"), 2u);        // overlong '/'
+  EXPECT_EQ(findInvalidUtf8("\xed\xa0\x80"), 0u);      // a surrogate
+  EXPECT_EQ(findInvalidUtf8("x\xf4\x90\x80\x80"), 1u); // above U+10FFFF
+  EXPECT_EQ(findInvalidUtf8("x\xe2\x82"), 1u);         // cut short
+}
+
 } // namespace

@@ -1,0 +1,44 @@
+//===- OutputPaths.h - outputs never clobber the inputs ---------*- C++ -*-===//
+//
+// Before a command does any work, every file it will write is checked
+// against every other one and against the files it reads: two names for
+// the same file (the same path spelled differently, a symlink, a hard link:
+// compared by device and inode when the file exists, by canonical path when
+// it does not) are refused with an InputError naming both flags, as are
+// outputs that exist but are not regular files (a FIFO or device would be
+// replaced) and outputs whose directory does not exist. So `--save C --log
+// C` or `--log train.tsv --data train.tsv` fail at once instead of
+// destroying a checkpoint or the data.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_OUTPUTPATHS_H
+#define TXRT_DRIVER_OUTPUTPATHS_H
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace txrt::driver {
+
+/// A file and what the command line calls it ("--save", "--data", "the
+/// tokenizer copy of --save").
+struct NamedPath {
+  std::string path;
+  std::string what;
+};
+
+/// Throws InputError (one line per problem) when an output collides with
+/// another output or with an input, is not a regular file, or has no
+/// directory. `allowedSame` lists (output what, input what) pairs that may
+/// name one file, e.g. {"--save", "--resume"}: the input is read completely
+/// before the output is written.
+void checkOutputPaths(
+    const std::vector<NamedPath> &outputs, const std::vector<NamedPath> &inputs,
+    const std::vector<std::pair<std::string, std::string>> &allowedSame = {});
+
+/// Whether `a` and `b` name the same file (see the file comment).
+bool sameFile(const std::string &a, const std::string &b);
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_OUTPUTPATHS_H
