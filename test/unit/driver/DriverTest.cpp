@@ -22,16 +22,11 @@ using namespace txrt_driver_test;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out, err;
-};
+using Result = DriverResult;
 
 Result drive(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code =
-      runDriver("fake-model", args, txc_model_json, txc_entry_table, out, err);
-  return {code, out.str(), err.str()};
+  return runDriverCaptured("fake-model", args, txc_model_json,
+                           txc_entry_table);
 }
 
 /// y = x W^T with W = proj.weight [4, 3].

@@ -21,10 +21,7 @@ using namespace txrt_driver_test;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out, err;
-};
+using Result = DriverResult;
 
 /// The fake seq2seq model with `from` replaced by `to` in its metadata.
 Result driveEdited(const std::string &from, const std::string &to,
@@ -33,10 +30,8 @@ Result driveEdited(const std::string &from, const std::string &to,
   size_t at = json.find(from);
   EXPECT_NE(at, std::string::npos) << from;
   json.replace(at, from.size(), to);
-  std::ostringstream out, err;
-  int code = runDriver("fake-seq2seq", args, json.c_str(),
-                       fake_seq2seq_entry_table, out, err);
-  return {code, out.str(), err.str()};
+  return runDriverCaptured("fake-seq2seq", args, json.c_str(),
+                           fake_seq2seq_entry_table);
 }
 
 class MemoryTest : public ::testing::Test {

@@ -1,5 +1,6 @@
 //===- TestUtil.cpp - helpers of the driver's unit tests ------------------===//
 #include "TestUtil.h"
+#include "Driver.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -44,6 +45,16 @@ std::string readFile(const std::string &path) {
   std::ostringstream content;
   content << in.rdbuf();
   return content.str();
+}
+
+DriverResult runDriverCaptured(const std::string &program,
+                               const std::vector<std::string> &args,
+                               const char *modelJson,
+                               const txc_entry_fn *entryTable) {
+  std::ostringstream out, err;
+  int code = txrt::driver::runDriver(program, args, modelJson, entryTable, out,
+                                     err);
+  return {code, out.str(), err.str()};
 }
 
 CommandResult runShell(const std::string &command) {

@@ -1,13 +1,14 @@
 //===- TestUtil.h - helpers of the driver's unit tests ----------*- C++ -*-===//
 //
 // A scratch directory per test, small file writers, running a command with
-// its output captured, and the Python used to produce / check .npy files
-// with NumPy itself.
+// its output captured, running the driver in process on a model's metadata,
+// and the Python used to produce / check .npy files with NumPy itself.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_TEST_TESTUTIL_H
 #define TXRT_DRIVER_TEST_TESTUTIL_H
 
+#include "ModelAbi.h"
 #include "Tensor.h"
 
 #include <gtest/gtest.h>
@@ -41,6 +42,19 @@ struct CommandResult {
 
 /// Runs `command` through /bin/sh with stderr merged into stdout.
 CommandResult runShell(const std::string &command);
+
+/// The exit code and the two streams of an in-process driver run.
+struct DriverResult {
+  int code = -1;
+  std::string out, err;
+};
+
+/// runDriver(program, args, modelJson, entryTable) with stdout and stderr
+/// captured.
+DriverResult runDriverCaptured(const std::string &program,
+                               const std::vector<std::string> &args,
+                               const char *modelJson,
+                               const txc_entry_fn *entryTable);
 
 /// Quotes `text` for /bin/sh.
 std::string shellQuote(const std::string &text);

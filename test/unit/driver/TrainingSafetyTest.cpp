@@ -42,16 +42,10 @@ using namespace txrt_driver_test;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out, err;
-};
+using Result = DriverResult;
 
 Result driveWith(const txc_entry_fn *table, std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code =
-      runDriver("fake-seq2seq", args, fake_seq2seq_json, table, out, err);
-  return {code, out.str(), err.str()};
+  return runDriverCaptured("fake-seq2seq", args, fake_seq2seq_json, table);
 }
 
 Result drive(std::vector<std::string> args) {

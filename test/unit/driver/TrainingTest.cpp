@@ -24,16 +24,11 @@ using namespace txrt_driver_test;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out, err;
-};
+using Result = DriverResult;
 
 Result drive(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  int code = runDriver("fake-seq2seq", args, fake_seq2seq_json,
-                       fake_seq2seq_entry_table, out, err);
-  return {code, out.str(), err.str()};
+  return runDriverCaptured("fake-seq2seq", args, fake_seq2seq_json,
+                           fake_seq2seq_entry_table);
 }
 
 constexpr const char *kToyData = "i love you\tte amo\n"
