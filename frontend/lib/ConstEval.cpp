@@ -197,7 +197,7 @@ Result Evaluator::evalName(const NameExpr &e) {
     break;
   }
   return fail(e.getLoc(), "unknown name '" + e.name + "'",
-              resolver.hintFor(e.name));
+              diags.isFull() ? std::string() : resolver.hintFor(e.name));
 }
 
 bool Evaluator::expectNumber(const ConstValue &v, const Expr &e,

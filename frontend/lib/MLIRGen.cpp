@@ -195,7 +195,7 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
     func.setArgAttr(index, "tx.name", builder.getStringAttr(param.name));
   }
   inTrainEntry = entry.name == "train";
-  unsigned errorsBefore = diags.getNumErrors();
+  unsigned errorsBefore = diags.getNumErrorReports();
   std::optional<Val> returned;
   genBlock(entry.body, &returned);
 
@@ -216,13 +216,13 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
                                       "' returns a constant, not a tensor");
     }
   } else {
-    if (entry.results.empty() && diags.getNumErrors() == errorsBefore)
+    if (entry.results.empty() && diags.getNumErrorReports() == errorsBefore)
       diags.error(entry.getLoc(), "entry '" + entry.name + "' has no result",
                   "declare one with `-> name` or end with `return expr`");
     for (const ast::ResultName &result : entry.results) {
       auto it = frames.back().vars.find(result.name);
       if (it == frames.back().vars.end()) {
-        if (diags.getNumErrors() == errorsBefore)
+        if (diags.getNumErrorReports() == errorsBefore)
           diags.error(result.loc, "result '" + result.name +
                                       "' is never assigned in entry '" +
                                       entry.name + "'");
@@ -416,10 +416,10 @@ void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
   }
   for (int64_t i = lo->i; i < hi->i; ++i) {
     frames.back().vars[loop->var] = Val::of(ConstValue::ofInt(i));
-    unsigned errorsBefore = diags.getNumErrors();
+    unsigned errorsBefore = diags.getNumErrorReports();
     genBlock(loop->body, returned);
     // One report per error, not one per iteration.
-    if (diags.getNumErrors() != errorsBefore || (returned && *returned))
+    if (diags.getNumErrorReports() != errorsBefore || (returned && *returned))
       break;
   }
 }
@@ -523,7 +523,8 @@ Val MLIRGenImpl::genName(const ast::NameExpr &expr) {
                 "call it: `" + expr.name + "(...)`");
     return {};
   }
-  std::string hint = closestMatch(expr.name, visibleNames());
+  std::string hint =
+      diags.isFull() ? "" : closestMatch(expr.name, visibleNames());
   diags.error(expr.getLoc(), "unknown name '" + expr.name + "'",
               hint.empty() ? "" : "did you mean '" + hint + "'?");
   return {};
@@ -736,10 +737,13 @@ Val MLIRGenImpl::genCall(const ast::CallExpr &call) {
                       "' works on compile-time numbers only, not tensors");
     return {};
   }
-  std::vector<std::string> names = builtinNames();
-  for (const auto &entry : defs)
-    names.push_back(entry.first);
-  std::string hint = closestMatch(call.callee, names);
+  std::string hint;
+  if (!diags.isFull()) { // past the shown errors, skip the costly hint
+    std::vector<std::string> names = builtinNames();
+    for (const auto &entry : defs)
+      names.push_back(entry.first);
+    hint = closestMatch(call.callee, names);
+  }
   diags.error(call.getLoc(), "unknown function '" + call.callee + "'",
               hint.empty() ? "define it with `def " + call.callee + "(...)`"
                            : "did you mean '" + hint + "'?");
@@ -932,7 +936,7 @@ Val MLIRGenImpl::genDefCall(const ast::DefDecl &def,
   if (!path->empty())
     scope.push_back(*path);
   callStack.push_back(def.name);
-  unsigned errorsBefore = diags.getNumErrors();
+  unsigned errorsBefore = diags.getNumErrorReports();
   std::optional<Val> returned;
   genBlock(def.body, &returned);
   callStack.pop_back();
@@ -941,12 +945,12 @@ Val MLIRGenImpl::genDefCall(const ast::DefDecl &def,
   frames.pop_back();
 
   if (!returned) {
-    if (diags.getNumErrors() == errorsBefore)
+    if (diags.getNumErrorReports() == errorsBefore)
       diags.error(def.getLoc(), "def '" + def.name + "' does not return a value",
                   "end it with `return expr`");
     return {};
   }
-  if (diags.getNumErrors() != errorsBefore)
+  if (diags.getNumErrorReports() != errorsBefore)
     return {};
   return *returned;
 }
@@ -975,12 +979,15 @@ std::optional<Dim> MLIRGenImpl::resolveDim(const ast::Expr &expr,
           return it->second;
         return Dim::fixed(-1); // unbound shape variable; caller binds it
       }
-      std::vector<std::string> names;
-      for (const auto &entry : dims)
-        names.push_back(entry.first);
-      for (const auto &entry : env.config)
-        names.push_back(entry.first);
-      std::string hint = closestMatch(name->name, names);
+      std::string hint;
+      if (!diags.isFull()) { // past the shown errors, skip the costly hint
+        std::vector<std::string> names;
+        for (const auto &entry : dims)
+          names.push_back(entry.first);
+        for (const auto &entry : env.config)
+          names.push_back(entry.first);
+        hint = closestMatch(name->name, names);
+      }
       diags.error(expr.getLoc(),
                   "unknown dimension '" + name->name + "'",
                   hint.empty() ? "declare it with `dim " + name->name +

@@ -1250,9 +1250,9 @@ std::unique_ptr<Module> parseSpec(const SourceFile &file,
 }
 
 ExprPtr parseExpression(const SourceFile &file, DiagnosticEngine &diags) {
-  unsigned errorsBefore = diags.getNumErrors(); // lexical errors count too
+  unsigned errorsBefore = diags.getNumErrorReports(); // lexical errors count too
   ExprPtr e = Parser(file, diags).parseWholeExpression();
-  if (diags.getNumErrors() != errorsBefore)
+  if (diags.getNumErrorReports() != errorsBefore)
     return nullptr;
   return e;
 }
