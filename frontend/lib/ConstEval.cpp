@@ -773,6 +773,15 @@ ConfigEnv evaluateConfig(const Module &m,
                           "' must be a positive integer, got " + bound->str());
           continue;
         }
+        if (value > static_cast<double>(kMaxDimBound) ||
+            (bound->kind == ConstValue::Kind::Int && bound->i > kMaxDimBound)) {
+          diags.error(item.bound->getLoc(),
+                      "the bound of dim '" + item.name + "' is " +
+                          bound->str() + ", over the limit of " +
+                          std::to_string(kMaxDimBound) + " (2^31 - 1)",
+                      "the bound sizes every buffer the dim appears in");
+          continue;
+        }
         env.dims.push_back({item.name,
                             bound->kind == ConstValue::Kind::Int
                                 ? bound->i

@@ -21,6 +21,9 @@ using namespace mlir::tx;
 using namespace txc;
 using namespace txc::detail;
 
+static_assert(kMaxDimBound == kMaxDimSize,
+              "dim bounds and static sizes share one limit");
+
 int64_t BoundArgs::integer(size_t i) const {
   const ConstValue &value = *values[i].constant;
   return value.kind == ConstValue::Kind::Int
@@ -172,6 +175,13 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
     }
     std::optional<RankedTensorType> type = resolveType(*param.type, nullptr);
     if (!type) {
+      ok = false;
+      continue;
+    }
+    std::string why = checkSizeLimits(getShape(*type));
+    if (!why.empty()) {
+      diags.error(param.loc, "entry parameter '" + param.name + "', " +
+                                 formatType(*type) + ", " + why);
       ok = false;
       continue;
     }
@@ -827,8 +837,11 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
         want = "a tensor";
       break;
     case ArgKind::Int:
+      // A float must be integral and convert to int64 (BoundArgs::integer).
       if (!value.isConst() || !value.constant->isNumber() ||
-          value.constant->asDouble() != std::floor(value.constant->asDouble()))
+          value.constant->asDouble() !=
+              std::floor(value.constant->asDouble()) ||
+          !(std::fabs(value.constant->asDouble()) < 9223372036854775808.0))
         want = "a compile-time integer";
       break;
     case ArgKind::Number:
@@ -1000,9 +1013,15 @@ std::optional<Dim> MLIRGenImpl::resolveDim(const ast::Expr &expr,
   if (!value)
     return std::nullopt;
   double size = value->isNumber() ? value->asDouble() : -1;
-  if (size < 1 || size != std::floor(size) || size > (1LL << 40)) {
+  if (size < 1 || size != std::floor(size)) {
     diags.error(expr.getLoc(),
                 "dimension must be a positive integer, got " + value->str());
+    return std::nullopt;
+  }
+  if (size > static_cast<double>(kMaxDimSize)) {
+    diags.error(expr.getLoc(), "dimension " + value->str() +
+                                   " is over the limit of " +
+                                   std::to_string(kMaxDimSize) + " (2^31 - 1)");
     return std::nullopt;
   }
   return Dim::fixed(static_cast<int64_t>(size));
@@ -1090,6 +1109,15 @@ Value MLIRGenImpl::getParameter(const ast::CallExpr &call, StringRef leaf,
   name += *path + "." + leaf.str();
   auto it = paramIndex.find(name);
   if (it == paramIndex.end()) {
+    Shape dims;
+    for (int64_t size : shape)
+      dims.push_back(Dim::fixed(size));
+    std::string why = checkSizeLimits(dims);
+    if (!why.empty()) {
+      diags.error(call.getLoc(), "parameter '" + name + "', f32" +
+                                     formatShape(dims) + ", " + why);
+      return nullptr;
+    }
     paramIndex[name] = params.size();
     params.push_back({name, SmallVector<int64_t>(shape), init, call.getLoc()});
   } else if (ArrayRef<int64_t>(params[it->second].shape) != shape) {
@@ -1108,6 +1136,32 @@ Value MLIRGenImpl::getParameter(const ast::CallExpr &call, StringRef leaf,
       .create<ParamOp>(getLoc(call.getLoc()), type,
                        FlatSymbolRefAttr::get(&context, name))
       .getResult();
+}
+
+bool MLIRGenImpl::checkSizes(SourceLoc loc, TypeRange types,
+                             StringRef opName) {
+  for (Type type : types) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      continue;
+    std::string why = checkSizeLimits(getShape(tensor));
+    if (why.empty())
+      continue;
+    opName.consume_front("tx.");
+    diags.error(loc, "the result of '" + opName.str() + "', " +
+                         formatType(tensor) + ", " + why);
+    return false;
+  }
+  return true;
+}
+
+bool MLIRGenImpl::checkDimSize(SourceLoc loc, int64_t size, StringRef what) {
+  if (size <= kMaxDimSize)
+    return true;
+  diags.error(loc, what.str() + " is " + std::to_string(size) +
+                       ", over the limit of " + std::to_string(kMaxDimSize) +
+                       " (2^31 - 1) for a dimension");
+  return false;
 }
 
 std::optional<int64_t> MLIRGenImpl::staticDim(SourceLoc loc, Value value,

@@ -102,7 +102,8 @@ public:
     typename OpTy::Adaptor adaptor(operands, dict);
     llvm::SmallVector<mlir::Type> types;
     if (mlir::failed(
-            OpTy::inferReturnTypes(&context, location, adaptor, types)))
+            OpTy::inferReturnTypes(&context, location, adaptor, types)) ||
+        !checkSizes(loc, types, OpTy::getOperationName()))
       return nullptr;
     return builder.create<OpTy>(location, types, operands, attrs)
         .getOperation();
@@ -113,6 +114,13 @@ public:
     mlir::Operation *op = create<OpTy>(loc, operands, attrs);
     return op ? Val::of(op->getResult(0)) : Val{};
   }
+
+  /// Checks the tensor types an op `opName` would produce against the size
+  /// limits (TxShape.h); reports the first that exceeds them at `loc`.
+  bool checkSizes(SourceLoc loc, mlir::TypeRange types, llvm::StringRef opName);
+  /// Checks a size given as a builtin's argument (`linear(x, d_ff)`) against
+  /// the dimension limit; reports at `loc`, naming `what`.
+  bool checkDimSize(SourceLoc loc, int64_t size, llvm::StringRef what);
 
   /// Reads (declaring on first use) the parameter `<scope>.<as path>.<leaf>`
   /// of `shape`. A parameter declared twice must keep its shape.

@@ -65,6 +65,10 @@ evaluateConst(const ast::Expr &e, const NameLookup &lookup,
 /// The builtin functions a constant expression may call.
 const std::vector<std::string> &constBuiltinNames();
 
+/// The largest bound a dim may have: 2^31 - 1, the dimension limit of
+/// mlir::tx::kMaxDimSize (TxShape.h; this layer does not depend on MLIR).
+constexpr int64_t kMaxDimBound = (int64_t(1) << 31) - 1;
+
 /// The model name, config values and dims of a spec.
 struct ConfigEnv {
   std::string modelName;
@@ -98,8 +102,8 @@ struct ConfigEnv {
 ///
 /// Config names must be unique and may not also name a dim. Dim bounds must
 /// evaluate to positive integers (a float with an integral value is
-/// accepted). Items that fail to evaluate are left out of the result; later
-/// uses of them report nothing more.
+/// accepted) of at most kMaxDimBound. Items that fail to evaluate are left
+/// out of the result; later uses of them report nothing more.
 ConfigEnv evaluateConfig(const ast::Module &m,
                          const std::vector<std::string> &overrides,
                          DiagnosticEngine &diags);
