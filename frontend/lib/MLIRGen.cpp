@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <cmath>
@@ -60,6 +61,7 @@ MLIRGenImpl::MLIRGenImpl(MLIRContext &context, const ast::Module &module,
     : context(context), ast(module), env(env), diags(diags),
       builder(&context) {
   fileName = StringAttr::get(&context, diags.getFile().getName());
+  builder.setListener(&opCounter);
 }
 
 Location MLIRGenImpl::getLoc(SourceLoc loc) {
@@ -163,6 +165,9 @@ void MLIRGenImpl::setModuleAttributes() {
 //===----------------------------------------------------------------------===//
 
 void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
+  // Past a limit nothing more is generated (and nothing more reported).
+  if (abandoned)
+    return;
   SmallVector<Type> argTypes;
   bool ok = true;
   for (const ast::Param &param : entry.params) {
@@ -369,6 +374,8 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
 void MLIRGenImpl::genBlock(const ast::Block &block,
                            std::optional<Val> *returned) {
   for (const ast::StmtPtr &stmt : block) {
+    if (abandoned)
+      return;
     if (returned && *returned) {
       diags.error(stmt->getLoc(), "statement after `return` is never run");
       return;
@@ -392,12 +399,16 @@ void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
                   "cannot assign to dimension '" + assign->target + "'");
       return;
     }
+    if (!withinLimits(assign->getLoc(), 1 + sizeOf(*assign->value)))
+      return;
     Val value = genExpr(*assign->value);
     // Keep the name bound even after an error so later uses do not cascade.
     frames.back().vars[assign->target] = value;
     return;
   }
   if (auto *ret = llvm::dyn_cast<ast::ReturnStmt>(&stmt)) {
+    if (!withinLimits(ret->getLoc(), 1 + sizeOf(*ret->value)))
+      return;
     Val value = genExpr(*ret->value);
     if (returned)
       *returned = value;
@@ -424,7 +435,11 @@ void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
                 "defs are inlined once per iteration; use fewer layers");
     return;
   }
+  unrollSites.push_back(loop->getLoc());
+  auto popSite = llvm::make_scope_exit([&] { unrollSites.pop_back(); });
   for (int64_t i = lo->i; i < hi->i; ++i) {
+    if (!withinLimits(loop->getLoc(), 1))
+      return;
     frames.back().vars[loop->var] = Val::of(ConstValue::ofInt(i));
     unsigned errorsBefore = diags.getNumErrorReports();
     genBlock(loop->body, returned);
@@ -432,6 +447,57 @@ void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
     if (diags.getNumErrorReports() != errorsBefore || (returned && *returned))
       break;
   }
+}
+
+int64_t MLIRGenImpl::sizeOf(const ast::Expr &expr) {
+  auto cached = exprSizes.find(&expr);
+  if (cached != exprSizes.end())
+    return cached->second;
+  int64_t size = 1;
+  // Recursion is bounded by the parser's nesting limit (kMaxNesting).
+  if (auto *unary = llvm::dyn_cast<ast::UnaryExpr>(&expr)) {
+    if (unary->operand)
+      size += sizeOf(*unary->operand);
+  } else if (auto *binary = llvm::dyn_cast<ast::BinaryExpr>(&expr)) {
+    if (binary->lhs)
+      size += sizeOf(*binary->lhs);
+    if (binary->rhs)
+      size += sizeOf(*binary->rhs);
+  } else if (auto *call = llvm::dyn_cast<ast::CallExpr>(&expr)) {
+    for (const ast::Arg &arg : call->args)
+      if (arg.value)
+        size += sizeOf(*arg.value);
+    for (const ast::ScopePart &part : call->scope)
+      if (part.index)
+        size += sizeOf(*part.index);
+  }
+  exprSizes[&expr] = size;
+  return size;
+}
+
+bool MLIRGenImpl::withinLimits(SourceLoc loc, int64_t size) {
+  if (abandoned)
+    return false;
+  unrolledSize += size; // at most kMaxUnrolledSize + one statement's size
+  std::string what;
+  if (opCounter.count > kMaxGeneratedOps)
+    what = "generates more than " + std::to_string(kMaxGeneratedOps) + " ops";
+  else if (unrolledSize > kMaxUnrolledSize)
+    what = "unrolls to more than " + std::to_string(kMaxUnrolledSize) +
+           " expressions";
+  if (what.empty())
+    return true;
+  // Blame the outermost loop or call being unrolled: that is what repeats.
+  SourceLoc at = unrollSites.empty() ? loc : unrollSites.front();
+  diags.error(at,
+              "the spec " + what +
+                  " once loops are unrolled and defs inlined (the limit)",
+              "each loop iteration and each call of a def repeats its body; "
+              "use fewer or smaller loops and layers");
+  if (at.line != loc.line || at.col != loc.col)
+    diags.note(loc, "the limit was reached here");
+  abandoned = true;
+  return false;
 }
 
 //===----------------------------------------------------------------------===//
@@ -496,6 +562,20 @@ std::optional<ConstValue> MLIRGenImpl::evalConst(const ast::Expr &expr) {
 }
 
 Val MLIRGenImpl::genExpr(const ast::Expr &expr) {
+  if (abandoned)
+    return {};
+  if (nesting >= kMaxInlinedNesting) {
+    diags.error(expr.getLoc(),
+                "expressions nest more than " +
+                    std::to_string(kMaxInlinedNesting) +
+                    " levels deep once defs are inlined (the limit)",
+                "a def's body is generated inside the expression that calls "
+                "it; assign parts of deep expressions to names");
+    abandoned = true;
+    return {};
+  }
+  ++nesting;
+  auto leave = llvm::make_scope_exit([&] { --nesting; });
   if (isConstExpr(expr)) {
     std::optional<ConstValue> value = evalConst(expr);
     return value ? Val::of(*value) : Val{};
@@ -882,10 +962,28 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
 
 Val MLIRGenImpl::genDefCall(const ast::DefDecl &def,
                             const ast::CallExpr &call) {
-  if (std::find(callStack.begin(), callStack.end(), def.name) !=
-      callStack.end()) {
-    diags.error(call.getLoc(), "'" + def.name + "' calls itself",
+  auto active = std::find(callStack.begin(), callStack.end(), def.name);
+  if (active != callStack.end()) {
+    // Directly (`f` calls `f`) or through others (`f` -> `g` -> `f`).
+    std::string through;
+    for (auto it = active; it != callStack.end(); ++it)
+      through += *it + " -> ";
+    diags.error(call.getLoc(),
+                "'" + def.name + "' calls itself" +
+                    (active + 1 == callStack.end()
+                         ? std::string()
+                         : " (" + through + def.name + ")"),
                 "defs are inlined; recursion has no end");
+    return {};
+  }
+  if (callStack.size() >= kMaxCallDepth) {
+    diags.error(call.getLoc(),
+                "calls of defs nest more than " +
+                    std::to_string(kMaxCallDepth) +
+                    " deep here (the limit), from '" + callStack.front() +
+                    "' to '" + def.name + "'",
+                "defs are inlined at each call; flatten the chain of calls");
+    abandoned = true;
     return {};
   }
   // Bind arguments in the caller's frame.
@@ -949,16 +1047,18 @@ Val MLIRGenImpl::genDefCall(const ast::DefDecl &def,
   if (!path->empty())
     scope.push_back(*path);
   callStack.push_back(def.name);
+  unrollSites.push_back(call.getLoc());
   unsigned errorsBefore = diags.getNumErrorReports();
   std::optional<Val> returned;
   genBlock(def.body, &returned);
+  unrollSites.pop_back();
   callStack.pop_back();
   if (!path->empty())
     scope.pop_back();
   frames.pop_back();
 
   if (!returned) {
-    if (diags.getNumErrorReports() == errorsBefore)
+    if (diags.getNumErrorReports() == errorsBefore && !abandoned)
       diags.error(def.getLoc(), "def '" + def.name + "' does not return a value",
                   "end it with `return expr`");
     return {};

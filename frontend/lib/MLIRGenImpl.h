@@ -149,6 +149,21 @@ private:
     std::map<std::string, Val> vars;
   };
 
+  /// Counts the ops the builder creates (for kMaxGeneratedOps).
+  struct OpCounter : mlir::OpBuilder::Listener {
+    void notifyOperationInserted(mlir::Operation *,
+                                 mlir::OpBuilder::InsertPoint) override {
+      ++count;
+    }
+    int64_t count = 0;
+  };
+
+  /// Adds `size` to the unrolled size; false (after reporting, once) when
+  /// that or the op count is over its limit. `loc` is where generation is.
+  bool withinLimits(SourceLoc loc, int64_t size);
+  /// The number of nodes of `expr` (cached: the AST does not change).
+  int64_t sizeOf(const ast::Expr &expr);
+
   // Declarations.
   void declareEntry(const ast::EntryDecl &entry);
   void declareOptimizer(const ast::OptimizerDecl &decl);
@@ -193,6 +208,15 @@ private:
   std::vector<std::string> scope;  // `as` path of the defs being inlined
   std::vector<std::string> callStack; // defs being inlined (recursion check)
   bool inTrainEntry = false;
+
+  // Limits on unrolling and inlining (MLIRGen.h).
+  OpCounter opCounter;
+  unsigned nesting = 0;      // genExpr frames active
+  int64_t unrolledSize = 0;  // expression nodes generated so far
+  std::vector<SourceLoc> unrollSites; // loops and def calls being generated
+  std::map<const ast::Expr *, int64_t> exprSizes;
+  /// Set when a limit was hit: generation stops (the error says why).
+  bool abandoned = false;
 
   struct ParamInfo {
     std::string name;
