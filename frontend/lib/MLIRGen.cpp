@@ -205,10 +205,14 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
   builder.setInsertionPointToStart(body);
 
   frames.push_back({});
+  // All at once: setting them one by one would build n argument lists.
+  SmallVector<Attribute> argAttrs;
   for (auto [index, param] : llvm::enumerate(entry.params)) {
     frames.back().vars[param.name] = Val::of(body->getArgument(index));
-    func.setArgAttr(index, "tx.name", builder.getStringAttr(param.name));
+    argAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
+        "tx.name", builder.getStringAttr(param.name))));
   }
+  func.setAllArgAttrs(argAttrs);
   inTrainEntry = entry.name == "train";
   unsigned errorsBefore = diags.getNumErrorReports();
   std::optional<Val> returned;
@@ -261,8 +265,11 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
   for (Value value : results)
     resultTypes.push_back(value.getType());
   func.setFunctionType(builder.getFunctionType(argTypes, resultTypes));
-  for (auto [index, name] : llvm::enumerate(resultNames))
-    func.setResultAttr(index, "tx.name", builder.getStringAttr(name));
+  SmallVector<Attribute> resultAttrs;
+  for (const std::string &name : resultNames)
+    resultAttrs.push_back(builder.getDictionaryAttr(
+        builder.getNamedAttr("tx.name", builder.getStringAttr(name))));
+  func.setAllResultAttrs(resultAttrs);
 }
 
 //===----------------------------------------------------------------------===//
@@ -558,7 +565,8 @@ std::optional<ConstValue> MLIRGenImpl::evalConst(const ast::Expr &expr) {
     }
     return env.lookup(name);
   };
-  return evaluateConst(expr, lookup, visibleNames(), diags);
+  return evaluateConst(
+      expr, lookup, [this] { return visibleNames(); }, diags);
 }
 
 Val MLIRGenImpl::genExpr(const ast::Expr &expr) {
@@ -990,6 +998,7 @@ Val MLIRGenImpl::genDefCall(const ast::DefDecl &def,
   std::vector<Val> values(def.params.size());
   std::vector<SourceLoc> locs(def.params.size(), call.getLoc());
   std::vector<bool> given(def.params.size(), false);
+  std::map<std::string, size_t> byName; // keyword -> parameter index
   size_t positional = 0;
   bool ok = true;
   for (const ast::Arg &arg : call.args) {
@@ -1004,15 +1013,17 @@ Val MLIRGenImpl::genDefCall(const ast::DefDecl &def,
         continue;
       }
     } else {
-      auto it = std::find_if(def.params.begin(), def.params.end(),
-                             [&](const ast::Param &p) { return p.name == arg.keyword; });
-      if (it == def.params.end()) {
+      if (byName.empty()) // built on the first keyword: defs may be long
+        for (size_t i = 0; i < def.params.size(); ++i)
+          byName.emplace(def.params[i].name, i);
+      auto it = byName.find(arg.keyword);
+      if (it == byName.end()) {
         diags.error(arg.loc, "'" + def.name + "' has no parameter '" +
                                  arg.keyword + "'");
         ok = false;
         continue;
       }
-      index = it - def.params.begin();
+      index = it->second;
       if (given[index]) {
         diags.error(arg.loc, "argument '" + arg.keyword + "' is given twice");
         ok = false;

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -62,6 +63,15 @@ evaluateConst(const ast::Expr &e, const NameLookup &lookup,
               const std::vector<std::string> &candidates,
               DiagnosticEngine &diags);
 
+/// The names to suggest for an unknown name, computed only when one is
+/// unknown (collecting them may cost more than the evaluation).
+using CandidateList = std::function<std::vector<std::string>()>;
+
+/// evaluateConst with the hint candidates computed on demand.
+std::optional<ConstValue>
+evaluateConst(const ast::Expr &e, const NameLookup &lookup,
+              const CandidateList &candidates, DiagnosticEngine &diags);
+
 /// The builtin functions a constant expression may call.
 const std::vector<std::string> &constBuiltinNames();
 
@@ -79,9 +89,13 @@ struct ConfigEnv {
     SourceLoc loc;
   };
   std::vector<Dim> dims;
+  /// Index of each name in `config` (lookups stay O(log n) in long specs).
+  std::map<std::string, size_t> configIndex;
 
   /// The value of config item `name`; dims are not constants (nullopt).
   std::optional<ConstValue> lookup(const std::string &name) const;
+  /// Appends config item `name` (names are unique).
+  void add(const std::string &name, const ConstValue &value);
   /// The dim called `name`, or null.
   const Dim *findDim(const std::string &name) const;
   /// Config names in order (candidates for closestMatch).
