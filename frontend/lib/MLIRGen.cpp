@@ -110,6 +110,8 @@ OwningOpRef<ModuleOp> MLIRGenImpl::generate() {
     diags.error({1, 1}, "the spec declares no entry",
                 "add one, e.g. `entry encode(src: i32[B, S]) -> memory { ... }`");
 
+  if (!diags.hasErrors())
+    checkModelContract(module, ast, env, diags);
   emitParameters();
   setModuleAttributes();
   if (diags.hasErrors())
@@ -164,9 +166,34 @@ void MLIRGenImpl::setModuleAttributes() {
 // Entries
 //===----------------------------------------------------------------------===//
 
+/// Entries that txc derives from others, by the entry they come from.
+static const char *derivedFrom(StringRef name) {
+  if (name == "decode_init" || name == "decode_step")
+    return "decode";
+  if (name == "train_grad")
+    return "train";
+  return nullptr;
+}
+
+bool MLIRGenImpl::checkEntryName(const ast::EntryDecl &entry) {
+  const char *source = derivedFrom(entry.name);
+  if (!source)
+    return true;
+  std::string why =
+      std::string(source) == "decode"
+          ? "txc derives it from 'decode' for incremental decoding"
+          : "txc derives it from 'train' (the gradients without the "
+            "optimizer step)";
+  diags.error(entry.getLoc(),
+              "entry name '" + entry.name + "' is reserved: " + why,
+              "rename the entry; the executable would run the derived one in "
+              "its place");
+  return false;
+}
+
 void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
   // Past a limit nothing more is generated (and nothing more reported).
-  if (abandoned)
+  if (abandoned || !checkEntryName(entry))
     return;
   SmallVector<Type> argTypes;
   bool ok = true;

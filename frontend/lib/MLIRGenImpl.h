@@ -76,6 +76,13 @@ std::vector<std::string> builtinNames();
 /// Compile-time math functions evaluated by ConstEval (sqrt, exp, ...).
 bool isConstFunction(llvm::StringRef name);
 
+/// Checks what the executable's driver needs of the generated `module`: the
+/// config values it reads (`pad`, `src_vocab`, `tgt_vocab`, `vocab`) against
+/// the embeddings they feed and the tokenizer of a seq2seq model
+/// (ModelContract.cpp). Reports at the config item or the op.
+void checkModelContract(mlir::ModuleOp module, const ast::Module &ast,
+                        const ConfigEnv &env, DiagnosticEngine &diags);
+
 class MLIRGenImpl {
 public:
   MLIRGenImpl(mlir::MLIRContext &context, const ast::Module &module,
@@ -166,6 +173,7 @@ private:
 
   // Declarations.
   void declareEntry(const ast::EntryDecl &entry);
+  bool checkEntryName(const ast::EntryDecl &entry);
   void declareOptimizer(const ast::OptimizerDecl &decl);
   void emitParameters();
   void setModuleAttributes();
