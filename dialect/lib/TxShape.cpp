@@ -1,12 +1,14 @@
 //===- TxShape.cpp - shapes with symbolic dimensions ----------------------===//
 //
 // Conversions between tensor types and `Shape`, formatting for diagnostics,
-// and NumPy broadcasting over symbolic dimensions.
+// NumPy broadcasting over symbolic dimensions, and the size limits every
+// tensor must keep (checked arithmetic: sizes never wrap).
 //
 //===----------------------------------------------------------------------===//
 #include "tx/Dialect/TxShape.h"
 #include "tx/Dialect/TxDialect.h"
 
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -111,9 +113,53 @@ bool mlir::tx::broadcastShapes(ArrayRef<Dim> lhs, ArrayRef<Dim> rhs,
   return true;
 }
 
-int64_t mlir::tx::upperBoundNumElements(ArrayRef<Dim> shape) {
+std::optional<int64_t> mlir::tx::upperBoundNumElements(ArrayRef<Dim> shape) {
   int64_t count = 1;
-  for (const Dim &dim : shape)
-    count *= dim.upperBound();
+  for (const Dim &dim : shape) {
+    std::optional<int64_t> product = llvm::checkedMul(count, dim.upperBound());
+    if (!product)
+      return std::nullopt;
+    count = *product;
+  }
   return count;
+}
+
+std::string mlir::tx::checkSizeLimits(ArrayRef<Dim> shape) {
+  std::string why;
+  llvm::raw_string_ostream os(why);
+  for (auto [index, dim] : llvm::enumerate(shape)) {
+    int64_t size = dim.upperBound();
+    if (size >= 0 && size <= kMaxDimSize)
+      continue;
+    os << "has dimension " << index << " = ";
+    if (dim.isSymbolic())
+      os << dim.symbol.getValue() << " <= ";
+    os << size << ", ";
+    if (size < 0)
+      os << "not a size";
+    else
+      os << "over the limit of " << kMaxDimSize << " (2^31 - 1)";
+    return why;
+  }
+  std::optional<int64_t> count = upperBoundNumElements(shape);
+  if (count && *count <= kMaxTensorElements)
+    return why;
+  os << "has ";
+  if (count)
+    os << "up to " << *count;
+  else
+    os << "more than 2^63";
+  os << " elements";
+  SmallVector<StringAttr> named; // each symbol once, in order
+  for (const Dim &dim : shape) {
+    if (!dim.isSymbolic() || llvm::is_contained(named, dim.symbol))
+      continue;
+    os << (named.empty() ? " (" : ", ") << dim.symbol.getValue() << " <= "
+       << dim.bound;
+    named.push_back(dim.symbol);
+  }
+  if (!named.empty())
+    os << ")";
+  os << ", over the limit of " << kMaxTensorElements << " (2^40) per tensor";
+  return why;
 }

@@ -384,17 +384,22 @@ static LogicalResult reduceGrad(OpBuilder &b, Operation *op, Value input,
   for (int64_t axis : axes)
     reduced.insert(axis < 0 ? axis + inType.getRank() : axis);
   Shape kept;
-  int64_t count = 1;
+  // The number of elements each output averages: only means need it, and
+  // only over static dims (a symbolic dim's size is ShapedType::kDynamic, not
+  // a number). A double: the factor is 1 / count, and no product overflows.
+  double count = 1;
   for (int64_t i = 0, e = in.size(); i < e; ++i) {
     if (!reduced.count(i)) {
       kept.push_back(in[i]);
       continue;
     }
     kept.push_back(Dim::fixed(1));
-    if (in[i].isSymbolic() && mean)
+    if (!mean)
+      continue;
+    if (in[i].isSymbolic())
       return op->emitOpError("gradient of a mean over the symbolic dimension ")
              << in[i].symbol << " is not implemented";
-    count *= in[i].size;
+    count *= static_cast<double>(in[i].size);
   }
   Value grad = dy;
   if (!keepdim)

@@ -62,6 +62,8 @@ Val genLinear(MLIRGenImpl &gen, const ast::CallExpr &call,
                                            std::to_string(out));
     return {};
   }
+  if (!gen.checkDimSize(args.locs[1], out, "linear out_features"))
+    return {};
   std::optional<int64_t> in = gen.staticDim(call.getLoc(), x, -1, "linear");
   if (!in)
     return {};
@@ -95,6 +97,9 @@ Val genEmbedding(MLIRGenImpl &gen, const ast::CallExpr &call,
                              std::to_string(dim));
     return {};
   }
+  if (!gen.checkDimSize(args.locs[1], vocab, "embedding vocab") ||
+      !gen.checkDimSize(args.locs[2], dim, "embedding dim"))
+    return {};
   if (!cast<RankedTensorType>(ids.getType()).getElementType().isInteger(32)) {
     gen.getDiags().error(args.locs[0], "embedding ids must be i32, got " +
                                            formatType(ids.getType()));
@@ -186,6 +191,8 @@ Val genReshape(MLIRGenImpl &gen, const ast::CallExpr &call,
   }
   auto type = getTensorType(
       shape, cast<RankedTensorType>(x.getType()).getElementType());
+  if (!gen.checkSizes(call.getLoc(), type, ReshapeOp::getOperationName()))
+    return {};
   auto op = gen.getBuilder().create<ReshapeOp>(gen.getLoc(call.getLoc()),
                                                type, x);
   if (failed(op.verify())) {
@@ -232,8 +239,22 @@ Val genMaskedFill(MLIRGenImpl &gen, const ast::CallExpr &call,
                                        {f32Attr(gen, "value", args.number(2))});
 }
 
+/// Token ids are i32: an id compared with them (a pad, an ignored target)
+/// must be one too, or the lowering's i32 constant would be another id.
+bool checkTokenId(MLIRGenImpl &gen, SourceLoc loc, int64_t id,
+                  StringRef what) {
+  if (id >= INT32_MIN && id <= INT32_MAX)
+    return true;
+  gen.getDiags().error(loc, what.str() + " " + std::to_string(id) +
+                                " is not an i32 token id",
+                       "token ids are in [-2147483648, 2147483647]");
+  return false;
+}
+
 Val genPaddingMask(MLIRGenImpl &gen, const ast::CallExpr &call,
                    const BoundArgs &args) {
+  if (!checkTokenId(gen, args.locs[1], args.integer(1), "padding_mask pad"))
+    return {};
   return gen.createValue<PaddingMaskOp>(call.getLoc(), args.tensor(0),
                                         {i64Attr(gen, "pad", args.integer(1))});
 }
@@ -261,6 +282,9 @@ Val genReduce(MLIRGenImpl &gen, const ast::CallExpr &call,
 
 Val genCrossEntropy(MLIRGenImpl &gen, const ast::CallExpr &call,
                     const BoundArgs &args) {
+  if (!checkTokenId(gen, args.locs[2], args.integer(2),
+                    "cross_entropy ignore_index"))
+    return {};
   return gen.createValue<CrossEntropyOp>(
       call.getLoc(), {args.tensor(0), args.tensor(1)},
       {i64Attr(gen, "ignore_index", args.integer(2)),

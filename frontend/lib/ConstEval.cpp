@@ -197,7 +197,7 @@ Result Evaluator::evalName(const NameExpr &e) {
     break;
   }
   return fail(e.getLoc(), "unknown name '" + e.name + "'",
-              resolver.hintFor(e.name));
+              diags.isFull() ? std::string() : resolver.hintFor(e.name));
 }
 
 bool Evaluator::expectNumber(const ConstValue &v, const Expr &e,
@@ -605,6 +605,13 @@ std::optional<ConstValue>
 evaluateConst(const Expr &e, const NameLookup &lookup,
               const std::vector<std::string> &candidates,
               DiagnosticEngine &diags) {
+  return evaluateConst(
+      e, lookup, [&candidates] { return candidates; }, diags);
+}
+
+std::optional<ConstValue>
+evaluateConst(const Expr &e, const NameLookup &lookup,
+              const CandidateList &candidates, DiagnosticEngine &diags) {
   Resolver resolver;
   resolver.resolve = [&](const std::string &name, ConstValue &value) {
     std::optional<ConstValue> found = lookup ? lookup(name) : std::nullopt;
@@ -614,17 +621,23 @@ evaluateConst(const Expr &e, const NameLookup &lookup,
     return Resolution::Found;
   };
   resolver.hintFor = [&](const std::string &name) {
-    std::string match = closestMatch(name, candidates);
+    std::string match =
+        closestMatch(name, candidates ? candidates() : std::vector<std::string>());
     return match.empty() ? std::string() : "did you mean '" + match + "'?";
   };
   return Evaluator(resolver, diags).eval(e);
 }
 
 std::optional<ConstValue> ConfigEnv::lookup(const std::string &name) const {
-  for (const auto &[key, value] : config)
-    if (key == name)
-      return value;
-  return std::nullopt;
+  auto it = configIndex.find(name);
+  if (it == configIndex.end())
+    return std::nullopt;
+  return config[it->second].second;
+}
+
+void ConfigEnv::add(const std::string &name, const ConstValue &value) {
+  configIndex.emplace(name, config.size());
+  config.emplace_back(name, value);
 }
 
 const ConfigEnv::Dim *ConfigEnv::findDim(const std::string &name) const {
@@ -733,7 +746,7 @@ ConfigEnv evaluateConfig(const Module &m,
         configLocs.emplace(item.name, item.loc);
         if (std::optional<ConstValue> value =
                 evaluateItem(item.name, item.value.get()))
-          env.config.emplace_back(item.name, *value);
+          env.add(item.name, *value);
         else
           poisoned.insert(item.name);
       }
@@ -771,6 +784,15 @@ ConfigEnv evaluateConfig(const Module &m,
           diags.error(item.bound->getLoc(),
                       "the bound of dim '" + item.name +
                           "' must be a positive integer, got " + bound->str());
+          continue;
+        }
+        if (value > static_cast<double>(kMaxDimBound) ||
+            (bound->kind == ConstValue::Kind::Int && bound->i > kMaxDimBound)) {
+          diags.error(item.bound->getLoc(),
+                      "the bound of dim '" + item.name + "' is " +
+                          bound->str() + ", over the limit of " +
+                          std::to_string(kMaxDimBound) + " (2^31 - 1)",
+                      "the bound sizes every buffer the dim appears in");
           continue;
         }
         env.dims.push_back({item.name,

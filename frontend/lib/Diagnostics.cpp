@@ -31,35 +31,58 @@ SourceFile::SourceFile(std::string name, std::string text)
 }
 
 std::string SourceFile::getLine(uint32_t line) const {
+  return std::string(getLineView(line));
+}
+
+std::string_view SourceFile::getLineView(uint32_t line) const {
   if (line == 0 || line > lineStarts.size())
     return "";
   size_t begin = lineStarts[line - 1];
-  size_t end = text.find('\n', begin);
-  if (end == std::string::npos)
-    end = text.size();
+  size_t end = line < lineStarts.size() ? lineStarts[line] - 1 : text.size();
   if (end > begin && text[end - 1] == '\r')
     --end;
-  return text.substr(begin, end - begin);
+  return std::string_view(text).substr(begin, end - begin);
 }
 
 //===----------------------------------------------------------------------===//
 // DiagnosticEngine
 //===----------------------------------------------------------------------===//
 
+bool DiagnosticEngine::add(Diagnostic diag) {
+  if (diag.severity == Severity::Note) {
+    if (droppingNotes)
+      return false;
+    diags.push_back(std::move(diag));
+    return true;
+  }
+  Key key{static_cast<int>(diag.severity), diag.loc.line, diag.loc.col,
+          diag.message, diag.hint};
+  droppingNotes = !seen.insert(std::move(key)).second;
+  if (droppingNotes)
+    return false;
+  if (numErrors >= kMaxErrors) {
+    // Counted by the caller (errors), not kept: output stays bounded.
+    droppingNotes = true;
+    return true;
+  }
+  diags.push_back(std::move(diag));
+  return true;
+}
+
 void DiagnosticEngine::error(SourceLoc loc, std::string message,
                              std::string hint) {
-  diags.push_back({Severity::Error, loc, std::move(message), std::move(hint)});
-  ++numErrors;
+  ++numErrorReports;
+  if (add({Severity::Error, loc, std::move(message), std::move(hint)}))
+    ++numErrors;
 }
 
 void DiagnosticEngine::warning(SourceLoc loc, std::string message,
                                std::string hint) {
-  diags.push_back(
-      {Severity::Warning, loc, std::move(message), std::move(hint)});
+  add({Severity::Warning, loc, std::move(message), std::move(hint)});
 }
 
 void DiagnosticEngine::note(SourceLoc loc, std::string message) {
-  diags.push_back({Severity::Note, loc, std::move(message), ""});
+  add({Severity::Note, loc, std::move(message), ""});
 }
 
 namespace {
@@ -79,7 +102,7 @@ const char *severityName(Severity severity) {
 /// The line under `sourceLine` with a '^' at byte column `col`. Tabs are
 /// copied so the caret lines up however the terminal expands them, and UTF-8
 /// continuation bytes take no room.
-std::string caretLine(const std::string &sourceLine, uint32_t col) {
+std::string caretLine(std::string_view sourceLine, uint32_t col) {
   std::string caret;
   for (size_t i = 0; i + 1 < col; ++i) {
     if (i < sourceLine.size()) {
@@ -107,9 +130,24 @@ std::string DiagnosticEngine::format(const Diagnostic &diag) const {
     out += file.getName() + ":" + std::to_string(diag.loc.line) + ":" +
            std::to_string(col) + ": " + severityName(diag.severity) + ": " +
            diag.message + "\n";
-    std::string sourceLine = file.getLine(diag.loc.line);
-    out += sourceLine + "\n";
-    out += caretLine(sourceLine, col) + "\n";
+    std::string_view line = file.getLineView(diag.loc.line);
+    if (line.size() <= kMaxShownLine) {
+      out += std::string(line) + "\n";
+      out += caretLine(line, col) + "\n";
+    } else {
+      // A window of the line around the caret, marked with "...".
+      size_t at = std::min<size_t>(col - 1, line.size());
+      size_t begin = at > kMaxShownLine / 2 ? at - kMaxShownLine / 2 : 0;
+      // Do not start inside a UTF-8 sequence.
+      while (begin > 0 && (static_cast<unsigned char>(line[begin]) & 0xC0) == 0x80)
+        --begin;
+      std::string_view shown = line.substr(begin, kMaxShownLine);
+      std::string prefix = begin > 0 ? "..." : "";
+      std::string suffix = begin + shown.size() < line.size() ? "..." : "";
+      out += prefix + std::string(shown) + suffix + "\n";
+      out += std::string(prefix.size(), ' ') +
+             caretLine(shown, static_cast<uint32_t>(col - begin)) + "\n";
+    }
   }
   if (!diag.hint.empty())
     out += "hint: " + diag.hint + "\n";
@@ -119,6 +157,10 @@ std::string DiagnosticEngine::format(const Diagnostic &diag) const {
 void DiagnosticEngine::print(std::ostream &os) const {
   for (const Diagnostic &diag : diags)
     os << format(diag);
+  if (numErrors > kMaxErrors)
+    os << "note: " << numErrors - kMaxErrors << " more error"
+       << (numErrors - kMaxErrors == 1 ? "" : "s")
+       << " not shown (txc shows the first " << kMaxErrors << ")\n";
 }
 
 //===----------------------------------------------------------------------===//

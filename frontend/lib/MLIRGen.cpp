@@ -12,6 +12,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 
 #include <cmath>
@@ -20,6 +21,9 @@ using namespace mlir;
 using namespace mlir::tx;
 using namespace txc;
 using namespace txc::detail;
+
+static_assert(kMaxDimBound == kMaxDimSize,
+              "dim bounds and static sizes share one limit");
 
 int64_t BoundArgs::integer(size_t i) const {
   const ConstValue &value = *values[i].constant;
@@ -57,6 +61,7 @@ MLIRGenImpl::MLIRGenImpl(MLIRContext &context, const ast::Module &module,
     : context(context), ast(module), env(env), diags(diags),
       builder(&context) {
   fileName = StringAttr::get(&context, diags.getFile().getName());
+  builder.setListener(&opCounter);
 }
 
 Location MLIRGenImpl::getLoc(SourceLoc loc) {
@@ -105,6 +110,8 @@ OwningOpRef<ModuleOp> MLIRGenImpl::generate() {
     diags.error({1, 1}, "the spec declares no entry",
                 "add one, e.g. `entry encode(src: i32[B, S]) -> memory { ... }`");
 
+  if (!diags.hasErrors())
+    checkModelContract(module, ast, env, diags);
   emitParameters();
   setModuleAttributes();
   if (diags.hasErrors())
@@ -159,7 +166,35 @@ void MLIRGenImpl::setModuleAttributes() {
 // Entries
 //===----------------------------------------------------------------------===//
 
+/// Entries that txc derives from others, by the entry they come from.
+static const char *derivedFrom(StringRef name) {
+  if (name == "decode_init" || name == "decode_step")
+    return "decode";
+  if (name == "train_grad")
+    return "train";
+  return nullptr;
+}
+
+bool MLIRGenImpl::checkEntryName(const ast::EntryDecl &entry) {
+  const char *source = derivedFrom(entry.name);
+  if (!source)
+    return true;
+  std::string why =
+      std::string(source) == "decode"
+          ? "txc derives it from 'decode' for incremental decoding"
+          : "txc derives it from 'train' (the gradients without the "
+            "optimizer step)";
+  diags.error(entry.getLoc(),
+              "entry name '" + entry.name + "' is reserved: " + why,
+              "rename the entry; the executable would run the derived one in "
+              "its place");
+  return false;
+}
+
 void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
+  // Past a limit nothing more is generated (and nothing more reported).
+  if (abandoned || !checkEntryName(entry))
+    return;
   SmallVector<Type> argTypes;
   bool ok = true;
   for (const ast::Param &param : entry.params) {
@@ -172,6 +207,13 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
     }
     std::optional<RankedTensorType> type = resolveType(*param.type, nullptr);
     if (!type) {
+      ok = false;
+      continue;
+    }
+    std::string why = checkSizeLimits(getShape(*type));
+    if (!why.empty()) {
+      diags.error(param.loc, "entry parameter '" + param.name + "', " +
+                                 formatType(*type) + ", " + why);
       ok = false;
       continue;
     }
@@ -190,12 +232,16 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
   builder.setInsertionPointToStart(body);
 
   frames.push_back({});
+  // All at once: setting them one by one would build n argument lists.
+  SmallVector<Attribute> argAttrs;
   for (auto [index, param] : llvm::enumerate(entry.params)) {
     frames.back().vars[param.name] = Val::of(body->getArgument(index));
-    func.setArgAttr(index, "tx.name", builder.getStringAttr(param.name));
+    argAttrs.push_back(builder.getDictionaryAttr(builder.getNamedAttr(
+        "tx.name", builder.getStringAttr(param.name))));
   }
+  func.setAllArgAttrs(argAttrs);
   inTrainEntry = entry.name == "train";
-  unsigned errorsBefore = diags.getNumErrors();
+  unsigned errorsBefore = diags.getNumErrorReports();
   std::optional<Val> returned;
   genBlock(entry.body, &returned);
 
@@ -216,13 +262,13 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
                                       "' returns a constant, not a tensor");
     }
   } else {
-    if (entry.results.empty() && diags.getNumErrors() == errorsBefore)
+    if (entry.results.empty() && diags.getNumErrorReports() == errorsBefore)
       diags.error(entry.getLoc(), "entry '" + entry.name + "' has no result",
                   "declare one with `-> name` or end with `return expr`");
     for (const ast::ResultName &result : entry.results) {
       auto it = frames.back().vars.find(result.name);
       if (it == frames.back().vars.end()) {
-        if (diags.getNumErrors() == errorsBefore)
+        if (diags.getNumErrorReports() == errorsBefore)
           diags.error(result.loc, "result '" + result.name +
                                       "' is never assigned in entry '" +
                                       entry.name + "'");
@@ -246,8 +292,11 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
   for (Value value : results)
     resultTypes.push_back(value.getType());
   func.setFunctionType(builder.getFunctionType(argTypes, resultTypes));
-  for (auto [index, name] : llvm::enumerate(resultNames))
-    func.setResultAttr(index, "tx.name", builder.getStringAttr(name));
+  SmallVector<Attribute> resultAttrs;
+  for (const std::string &name : resultNames)
+    resultAttrs.push_back(builder.getDictionaryAttr(
+        builder.getNamedAttr("tx.name", builder.getStringAttr(name))));
+  func.setAllResultAttrs(resultAttrs);
 }
 
 //===----------------------------------------------------------------------===//
@@ -359,6 +408,8 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
 void MLIRGenImpl::genBlock(const ast::Block &block,
                            std::optional<Val> *returned) {
   for (const ast::StmtPtr &stmt : block) {
+    if (abandoned)
+      return;
     if (returned && *returned) {
       diags.error(stmt->getLoc(), "statement after `return` is never run");
       return;
@@ -382,12 +433,16 @@ void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
                   "cannot assign to dimension '" + assign->target + "'");
       return;
     }
+    if (!withinLimits(assign->getLoc(), 1 + sizeOf(*assign->value)))
+      return;
     Val value = genExpr(*assign->value);
     // Keep the name bound even after an error so later uses do not cascade.
     frames.back().vars[assign->target] = value;
     return;
   }
   if (auto *ret = llvm::dyn_cast<ast::ReturnStmt>(&stmt)) {
+    if (!withinLimits(ret->getLoc(), 1 + sizeOf(*ret->value)))
+      return;
     Val value = genExpr(*ret->value);
     if (returned)
       *returned = value;
@@ -414,14 +469,69 @@ void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
                 "defs are inlined once per iteration; use fewer layers");
     return;
   }
+  unrollSites.push_back(loop->getLoc());
+  auto popSite = llvm::make_scope_exit([&] { unrollSites.pop_back(); });
   for (int64_t i = lo->i; i < hi->i; ++i) {
+    if (!withinLimits(loop->getLoc(), 1))
+      return;
     frames.back().vars[loop->var] = Val::of(ConstValue::ofInt(i));
-    unsigned errorsBefore = diags.getNumErrors();
+    unsigned errorsBefore = diags.getNumErrorReports();
     genBlock(loop->body, returned);
     // One report per error, not one per iteration.
-    if (diags.getNumErrors() != errorsBefore || (returned && *returned))
+    if (diags.getNumErrorReports() != errorsBefore || (returned && *returned))
       break;
   }
+}
+
+int64_t MLIRGenImpl::sizeOf(const ast::Expr &expr) {
+  auto cached = exprSizes.find(&expr);
+  if (cached != exprSizes.end())
+    return cached->second;
+  int64_t size = 1;
+  // Recursion is bounded by the parser's nesting limit (kMaxNesting).
+  if (auto *unary = llvm::dyn_cast<ast::UnaryExpr>(&expr)) {
+    if (unary->operand)
+      size += sizeOf(*unary->operand);
+  } else if (auto *binary = llvm::dyn_cast<ast::BinaryExpr>(&expr)) {
+    if (binary->lhs)
+      size += sizeOf(*binary->lhs);
+    if (binary->rhs)
+      size += sizeOf(*binary->rhs);
+  } else if (auto *call = llvm::dyn_cast<ast::CallExpr>(&expr)) {
+    for (const ast::Arg &arg : call->args)
+      if (arg.value)
+        size += sizeOf(*arg.value);
+    for (const ast::ScopePart &part : call->scope)
+      if (part.index)
+        size += sizeOf(*part.index);
+  }
+  exprSizes[&expr] = size;
+  return size;
+}
+
+bool MLIRGenImpl::withinLimits(SourceLoc loc, int64_t size) {
+  if (abandoned)
+    return false;
+  unrolledSize += size; // at most kMaxUnrolledSize + one statement's size
+  std::string what;
+  if (opCounter.count > kMaxGeneratedOps)
+    what = "generates more than " + std::to_string(kMaxGeneratedOps) + " ops";
+  else if (unrolledSize > kMaxUnrolledSize)
+    what = "unrolls to more than " + std::to_string(kMaxUnrolledSize) +
+           " expressions";
+  if (what.empty())
+    return true;
+  // Blame the outermost loop or call being unrolled: that is what repeats.
+  SourceLoc at = unrollSites.empty() ? loc : unrollSites.front();
+  diags.error(at,
+              "the spec " + what +
+                  " once loops are unrolled and defs inlined (the limit)",
+              "each loop iteration and each call of a def repeats its body; "
+              "use fewer or smaller loops and layers");
+  if (at.line != loc.line || at.col != loc.col)
+    diags.note(loc, "the limit was reached here");
+  abandoned = true;
+  return false;
 }
 
 //===----------------------------------------------------------------------===//
@@ -482,10 +592,25 @@ std::optional<ConstValue> MLIRGenImpl::evalConst(const ast::Expr &expr) {
     }
     return env.lookup(name);
   };
-  return evaluateConst(expr, lookup, visibleNames(), diags);
+  return evaluateConst(
+      expr, lookup, [this] { return visibleNames(); }, diags);
 }
 
 Val MLIRGenImpl::genExpr(const ast::Expr &expr) {
+  if (abandoned)
+    return {};
+  if (nesting >= kMaxInlinedNesting) {
+    diags.error(expr.getLoc(),
+                "expressions nest more than " +
+                    std::to_string(kMaxInlinedNesting) +
+                    " levels deep once defs are inlined (the limit)",
+                "a def's body is generated inside the expression that calls "
+                "it; assign parts of deep expressions to names");
+    abandoned = true;
+    return {};
+  }
+  ++nesting;
+  auto leave = llvm::make_scope_exit([&] { --nesting; });
   if (isConstExpr(expr)) {
     std::optional<ConstValue> value = evalConst(expr);
     return value ? Val::of(*value) : Val{};
@@ -523,7 +648,8 @@ Val MLIRGenImpl::genName(const ast::NameExpr &expr) {
                 "call it: `" + expr.name + "(...)`");
     return {};
   }
-  std::string hint = closestMatch(expr.name, visibleNames());
+  std::string hint =
+      diags.isFull() ? "" : closestMatch(expr.name, visibleNames());
   diags.error(expr.getLoc(), "unknown name '" + expr.name + "'",
               hint.empty() ? "" : "did you mean '" + hint + "'?");
   return {};
@@ -736,10 +862,13 @@ Val MLIRGenImpl::genCall(const ast::CallExpr &call) {
                       "' works on compile-time numbers only, not tensors");
     return {};
   }
-  std::vector<std::string> names = builtinNames();
-  for (const auto &entry : defs)
-    names.push_back(entry.first);
-  std::string hint = closestMatch(call.callee, names);
+  std::string hint;
+  if (!diags.isFull()) { // past the shown errors, skip the costly hint
+    std::vector<std::string> names = builtinNames();
+    for (const auto &entry : defs)
+      names.push_back(entry.first);
+    hint = closestMatch(call.callee, names);
+  }
   diags.error(call.getLoc(), "unknown function '" + call.callee + "'",
               hint.empty() ? "define it with `def " + call.callee + "(...)`"
                            : "did you mean '" + hint + "'?");
@@ -823,8 +952,11 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
         want = "a tensor";
       break;
     case ArgKind::Int:
+      // A float must be integral and convert to int64 (BoundArgs::integer).
       if (!value.isConst() || !value.constant->isNumber() ||
-          value.constant->asDouble() != std::floor(value.constant->asDouble()))
+          value.constant->asDouble() !=
+              std::floor(value.constant->asDouble()) ||
+          !(std::fabs(value.constant->asDouble()) < 9223372036854775808.0))
         want = "a compile-time integer";
       break;
     case ArgKind::Number:
@@ -865,16 +997,35 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
 
 Val MLIRGenImpl::genDefCall(const ast::DefDecl &def,
                             const ast::CallExpr &call) {
-  if (std::find(callStack.begin(), callStack.end(), def.name) !=
-      callStack.end()) {
-    diags.error(call.getLoc(), "'" + def.name + "' calls itself",
+  auto active = std::find(callStack.begin(), callStack.end(), def.name);
+  if (active != callStack.end()) {
+    // Directly (`f` calls `f`) or through others (`f` -> `g` -> `f`).
+    std::string through;
+    for (auto it = active; it != callStack.end(); ++it)
+      through += *it + " -> ";
+    diags.error(call.getLoc(),
+                "'" + def.name + "' calls itself" +
+                    (active + 1 == callStack.end()
+                         ? std::string()
+                         : " (" + through + def.name + ")"),
                 "defs are inlined; recursion has no end");
+    return {};
+  }
+  if (callStack.size() >= kMaxCallDepth) {
+    diags.error(call.getLoc(),
+                "calls of defs nest more than " +
+                    std::to_string(kMaxCallDepth) +
+                    " deep here (the limit), from '" + callStack.front() +
+                    "' to '" + def.name + "'",
+                "defs are inlined at each call; flatten the chain of calls");
+    abandoned = true;
     return {};
   }
   // Bind arguments in the caller's frame.
   std::vector<Val> values(def.params.size());
   std::vector<SourceLoc> locs(def.params.size(), call.getLoc());
   std::vector<bool> given(def.params.size(), false);
+  std::map<std::string, size_t> byName; // keyword -> parameter index
   size_t positional = 0;
   bool ok = true;
   for (const ast::Arg &arg : call.args) {
@@ -889,15 +1040,17 @@ Val MLIRGenImpl::genDefCall(const ast::DefDecl &def,
         continue;
       }
     } else {
-      auto it = std::find_if(def.params.begin(), def.params.end(),
-                             [&](const ast::Param &p) { return p.name == arg.keyword; });
-      if (it == def.params.end()) {
+      if (byName.empty()) // built on the first keyword: defs may be long
+        for (size_t i = 0; i < def.params.size(); ++i)
+          byName.emplace(def.params[i].name, i);
+      auto it = byName.find(arg.keyword);
+      if (it == byName.end()) {
         diags.error(arg.loc, "'" + def.name + "' has no parameter '" +
                                  arg.keyword + "'");
         ok = false;
         continue;
       }
-      index = it - def.params.begin();
+      index = it->second;
       if (given[index]) {
         diags.error(arg.loc, "argument '" + arg.keyword + "' is given twice");
         ok = false;
@@ -932,21 +1085,23 @@ Val MLIRGenImpl::genDefCall(const ast::DefDecl &def,
   if (!path->empty())
     scope.push_back(*path);
   callStack.push_back(def.name);
-  unsigned errorsBefore = diags.getNumErrors();
+  unrollSites.push_back(call.getLoc());
+  unsigned errorsBefore = diags.getNumErrorReports();
   std::optional<Val> returned;
   genBlock(def.body, &returned);
+  unrollSites.pop_back();
   callStack.pop_back();
   if (!path->empty())
     scope.pop_back();
   frames.pop_back();
 
   if (!returned) {
-    if (diags.getNumErrors() == errorsBefore)
+    if (diags.getNumErrorReports() == errorsBefore && !abandoned)
       diags.error(def.getLoc(), "def '" + def.name + "' does not return a value",
                   "end it with `return expr`");
     return {};
   }
-  if (diags.getNumErrors() != errorsBefore)
+  if (diags.getNumErrorReports() != errorsBefore)
     return {};
   return *returned;
 }
@@ -975,12 +1130,15 @@ std::optional<Dim> MLIRGenImpl::resolveDim(const ast::Expr &expr,
           return it->second;
         return Dim::fixed(-1); // unbound shape variable; caller binds it
       }
-      std::vector<std::string> names;
-      for (const auto &entry : dims)
-        names.push_back(entry.first);
-      for (const auto &entry : env.config)
-        names.push_back(entry.first);
-      std::string hint = closestMatch(name->name, names);
+      std::string hint;
+      if (!diags.isFull()) { // past the shown errors, skip the costly hint
+        std::vector<std::string> names;
+        for (const auto &entry : dims)
+          names.push_back(entry.first);
+        for (const auto &entry : env.config)
+          names.push_back(entry.first);
+        hint = closestMatch(name->name, names);
+      }
       diags.error(expr.getLoc(),
                   "unknown dimension '" + name->name + "'",
                   hint.empty() ? "declare it with `dim " + name->name +
@@ -993,9 +1151,15 @@ std::optional<Dim> MLIRGenImpl::resolveDim(const ast::Expr &expr,
   if (!value)
     return std::nullopt;
   double size = value->isNumber() ? value->asDouble() : -1;
-  if (size < 1 || size != std::floor(size) || size > (1LL << 40)) {
+  if (size < 1 || size != std::floor(size)) {
     diags.error(expr.getLoc(),
                 "dimension must be a positive integer, got " + value->str());
+    return std::nullopt;
+  }
+  if (size > static_cast<double>(kMaxDimSize)) {
+    diags.error(expr.getLoc(), "dimension " + value->str() +
+                                   " is over the limit of " +
+                                   std::to_string(kMaxDimSize) + " (2^31 - 1)");
     return std::nullopt;
   }
   return Dim::fixed(static_cast<int64_t>(size));
@@ -1083,6 +1247,15 @@ Value MLIRGenImpl::getParameter(const ast::CallExpr &call, StringRef leaf,
   name += *path + "." + leaf.str();
   auto it = paramIndex.find(name);
   if (it == paramIndex.end()) {
+    Shape dims;
+    for (int64_t size : shape)
+      dims.push_back(Dim::fixed(size));
+    std::string why = checkSizeLimits(dims);
+    if (!why.empty()) {
+      diags.error(call.getLoc(), "parameter '" + name + "', f32" +
+                                     formatShape(dims) + ", " + why);
+      return nullptr;
+    }
     paramIndex[name] = params.size();
     params.push_back({name, SmallVector<int64_t>(shape), init, call.getLoc()});
   } else if (ArrayRef<int64_t>(params[it->second].shape) != shape) {
@@ -1101,6 +1274,32 @@ Value MLIRGenImpl::getParameter(const ast::CallExpr &call, StringRef leaf,
       .create<ParamOp>(getLoc(call.getLoc()), type,
                        FlatSymbolRefAttr::get(&context, name))
       .getResult();
+}
+
+bool MLIRGenImpl::checkSizes(SourceLoc loc, TypeRange types,
+                             StringRef opName) {
+  for (Type type : types) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    if (!tensor)
+      continue;
+    std::string why = checkSizeLimits(getShape(tensor));
+    if (why.empty())
+      continue;
+    opName.consume_front("tx.");
+    diags.error(loc, "the result of '" + opName.str() + "', " +
+                         formatType(tensor) + ", " + why);
+    return false;
+  }
+  return true;
+}
+
+bool MLIRGenImpl::checkDimSize(SourceLoc loc, int64_t size, StringRef what) {
+  if (size <= kMaxDimSize)
+    return true;
+  diags.error(loc, what.str() + " is " + std::to_string(size) +
+                       ", over the limit of " + std::to_string(kMaxDimSize) +
+                       " (2^31 - 1) for a dimension");
+  return false;
 }
 
 std::optional<int64_t> MLIRGenImpl::staticDim(SourceLoc loc, Value value,

@@ -76,6 +76,13 @@ std::vector<std::string> builtinNames();
 /// Compile-time math functions evaluated by ConstEval (sqrt, exp, ...).
 bool isConstFunction(llvm::StringRef name);
 
+/// Checks what the executable's driver needs of the generated `module`: the
+/// config values it reads (`pad`, `src_vocab`, `tgt_vocab`, `vocab`) against
+/// the embeddings they feed and the tokenizer of a seq2seq model
+/// (ModelContract.cpp). Reports at the config item or the op.
+void checkModelContract(mlir::ModuleOp module, const ast::Module &ast,
+                        const ConfigEnv &env, DiagnosticEngine &diags);
+
 class MLIRGenImpl {
 public:
   MLIRGenImpl(mlir::MLIRContext &context, const ast::Module &module,
@@ -102,7 +109,8 @@ public:
     typename OpTy::Adaptor adaptor(operands, dict);
     llvm::SmallVector<mlir::Type> types;
     if (mlir::failed(
-            OpTy::inferReturnTypes(&context, location, adaptor, types)))
+            OpTy::inferReturnTypes(&context, location, adaptor, types)) ||
+        !checkSizes(loc, types, OpTy::getOperationName()))
       return nullptr;
     return builder.create<OpTy>(location, types, operands, attrs)
         .getOperation();
@@ -113,6 +121,13 @@ public:
     mlir::Operation *op = create<OpTy>(loc, operands, attrs);
     return op ? Val::of(op->getResult(0)) : Val{};
   }
+
+  /// Checks the tensor types an op `opName` would produce against the size
+  /// limits (TxShape.h); reports the first that exceeds them at `loc`.
+  bool checkSizes(SourceLoc loc, mlir::TypeRange types, llvm::StringRef opName);
+  /// Checks a size given as a builtin's argument (`linear(x, d_ff)`) against
+  /// the dimension limit; reports at `loc`, naming `what`.
+  bool checkDimSize(SourceLoc loc, int64_t size, llvm::StringRef what);
 
   /// Reads (declaring on first use) the parameter `<scope>.<as path>.<leaf>`
   /// of `shape`. A parameter declared twice must keep its shape.
@@ -141,8 +156,24 @@ private:
     std::map<std::string, Val> vars;
   };
 
+  /// Counts the ops the builder creates (for kMaxGeneratedOps).
+  struct OpCounter : mlir::OpBuilder::Listener {
+    void notifyOperationInserted(mlir::Operation *,
+                                 mlir::OpBuilder::InsertPoint) override {
+      ++count;
+    }
+    int64_t count = 0;
+  };
+
+  /// Adds `size` to the unrolled size; false (after reporting, once) when
+  /// that or the op count is over its limit. `loc` is where generation is.
+  bool withinLimits(SourceLoc loc, int64_t size);
+  /// The number of nodes of `expr` (cached: the AST does not change).
+  int64_t sizeOf(const ast::Expr &expr);
+
   // Declarations.
   void declareEntry(const ast::EntryDecl &entry);
+  bool checkEntryName(const ast::EntryDecl &entry);
   void declareOptimizer(const ast::OptimizerDecl &decl);
   void emitParameters();
   void setModuleAttributes();
@@ -185,6 +216,15 @@ private:
   std::vector<std::string> scope;  // `as` path of the defs being inlined
   std::vector<std::string> callStack; // defs being inlined (recursion check)
   bool inTrainEntry = false;
+
+  // Limits on unrolling and inlining (MLIRGen.h).
+  OpCounter opCounter;
+  unsigned nesting = 0;      // genExpr frames active
+  int64_t unrolledSize = 0;  // expression nodes generated so far
+  std::vector<SourceLoc> unrollSites; // loops and def calls being generated
+  std::map<const ast::Expr *, int64_t> exprSizes;
+  /// Set when a limit was hit: generation stops (the error says why).
+  bool abandoned = false;
 
   struct ParamInfo {
     std::string name;

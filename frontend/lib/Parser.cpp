@@ -661,6 +661,8 @@ bool Parser::parseEntry(Module &module) {
     headerOk = parseParams(entry->params, "entry '" + entry->name + "'");
   }
   if (headerOk && consumeIf(TokenKind::Arrow)) {
+    // First index of each name: lists may be long, lookups stay O(log n).
+    std::map<std::string, size_t> seen;
     do {
       ResultName result;
       if (!takeName("a result name",
@@ -670,13 +672,13 @@ bool Parser::parseEntry(Module &module) {
         headerOk = false;
         break;
       }
-      for (const ResultName &other : entry->results) {
-        if (other.name == result.name) {
-          softError(result.loc, "duplicate result '" + result.name +
-                                    "' in entry '" + entry->name + "'");
-          note(other.loc, "'" + result.name + "' is first listed here");
-          break;
-        }
+      auto [first, inserted] =
+          seen.emplace(result.name, entry->results.size());
+      if (!inserted) {
+        const ResultName &other = entry->results[first->second];
+        softError(result.loc, "duplicate result '" + result.name +
+                                  "' in entry '" + entry->name + "'");
+        note(other.loc, "'" + result.name + "' is first listed here");
       }
       entry->results.push_back(std::move(result));
     } while (consumeIf(TokenKind::Comma));
@@ -727,6 +729,7 @@ bool Parser::parseParams(std::vector<Param> &params, const std::string &owner) {
   const Token &open = take();
   if (consumeIf(TokenKind::RParen))
     return true;
+  std::map<std::string, size_t> seen; // first index of each name
   while (true) {
     Param param;
     if (at(TokenKind::RParen)) {
@@ -738,13 +741,12 @@ bool Parser::parseParams(std::vector<Param> &params, const std::string &owner) {
                   params.empty() ? "after '('" : "after ','", "", param.name,
                   param.loc))
       return false;
-    for (const Param &other : params) {
-      if (other.name == param.name) {
-        softError(param.loc,
-                  "duplicate parameter '" + param.name + "' in " + owner);
-        note(other.loc, "'" + param.name + "' is first declared here");
-        break;
-      }
+    if (auto [first, inserted] = seen.emplace(param.name, params.size());
+        !inserted) {
+      softError(param.loc,
+                "duplicate parameter '" + param.name + "' in " + owner);
+      note(params[first->second].loc,
+           "'" + param.name + "' is first declared here");
     }
     if (consumeIf(TokenKind::Colon)) {
       TypeExpr type;
@@ -1145,6 +1147,7 @@ bool Parser::parseArgs(std::vector<Arg> &args, const Token &open,
   if (consumeIf(TokenKind::RParen))
     return true;
   std::optional<size_t> firstKeyword;
+  std::map<std::string, size_t> keywords; // first index of each keyword
   while (true) {
     Arg arg;
     arg.loc = cur().loc;
@@ -1169,12 +1172,10 @@ bool Parser::parseArgs(std::vector<Arg> &args, const Token &open,
     // `f(a = 1, b c = 2)` the problem is the missing ',', not `b`.
     bool complete = at(TokenKind::Comma) || at(TokenKind::RParen);
     if (complete && !arg.keyword.empty()) {
-      for (const Arg &other : args) {
-        if (other.keyword == arg.keyword) {
-          softError(arg.loc, "argument '" + arg.keyword + "' is given twice");
-          note(other.loc, "'" + arg.keyword + "' is first given here");
-          break;
-        }
+      if (auto first = keywords.find(arg.keyword); first != keywords.end()) {
+        softError(arg.loc, "argument '" + arg.keyword + "' is given twice");
+        note(args[first->second].loc,
+             "'" + arg.keyword + "' is first given here");
       }
       if (!firstKeyword)
         firstKeyword = args.size();
@@ -1184,6 +1185,8 @@ bool Parser::parseArgs(std::vector<Arg> &args, const Token &open,
                     args[*firstKeyword].keyword + "'",
                 "pass positional arguments first");
     }
+    if (!arg.keyword.empty())
+      keywords.emplace(arg.keyword, args.size());
     args.push_back(std::move(arg));
     if (consumeIf(TokenKind::Comma))
       continue;
@@ -1250,9 +1253,9 @@ std::unique_ptr<Module> parseSpec(const SourceFile &file,
 }
 
 ExprPtr parseExpression(const SourceFile &file, DiagnosticEngine &diags) {
-  unsigned errorsBefore = diags.getNumErrors(); // lexical errors count too
+  unsigned errorsBefore = diags.getNumErrorReports(); // lexical errors count too
   ExprPtr e = Parser(file, diags).parseWholeExpression();
-  if (diags.getNumErrors() != errorsBefore)
+  if (diags.getNumErrorReports() != errorsBefore)
     return nullptr;
   return e;
 }

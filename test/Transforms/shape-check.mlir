@@ -23,3 +23,16 @@ func.func @second(%y: tensor<?x8xf32, #tx.dims<S: 12>>) attributes {tx.entry = "
 func.func @bad(%x: i32) -> i32 attributes {tx.entry = "bad"} {
   return %x : i32
 }
+
+// -----
+
+// Tensors over the size limits (TxShape.h) that the generated code and
+// libtxrt could not address: a dim bound over 2^31 - 1, reported once per
+// type, and 2^62 elements from dims that are each within the limit.
+// expected-error @+1 {{tensor f32[N, 8] has dimension 0 = N <= 4611686018427387904, over the limit of 2147483647 (2^31 - 1)}}
+func.func @bound(%x: tensor<?x8xf32, #tx.dims<N: 4611686018427387904>>) -> tensor<?x8xf32, #tx.dims<N: 4611686018427387904>> attributes {tx.entry = "bound"} {
+  %y = tx.relu %x : (tensor<?x8xf32, #tx.dims<N: 4611686018427387904>>) -> tensor<?x8xf32, #tx.dims<N: 4611686018427387904>>
+  // expected-error @+1 {{tensor f32[2147483647, 2147483647] has up to 4611686014132420609 elements, over the limit of 1099511627776 (2^40) per tensor}}
+  %z = tx.constant dense<1.0> : tensor<2147483647x2147483647xf32>
+  return %y : tensor<?x8xf32, #tx.dims<N: 4611686018427387904>>
+}

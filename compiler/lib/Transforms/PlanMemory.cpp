@@ -6,7 +6,10 @@
 // from the (single-block) program order, and placement is greedy by size
 // with best fit among the gaps left by buffers whose lifetimes overlap.
 // `tx.reshape` shares its operand's buffer; element-wise ops whose first
-// operand dies at them write in place.
+// operand dies at them write in place. Every size, offset and total is
+// computed with checked arithmetic: a tensor over the size limits
+// (TxShape.h) or an arena over kMaxArenaBytes is an error at the op or
+// parameter that needs it, never a wrapped number.
 //
 //===----------------------------------------------------------------------===//
 #include "txc/Transforms/MemoryPlan.h"
@@ -18,6 +21,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 namespace mlir::tx {
 #define GEN_PASS_DEF_PLANMEMORYPASS
@@ -31,13 +35,20 @@ static constexpr StringLiteral kOffsetsAttr = "tx.offsets";
 static constexpr StringLiteral kArenaBytesAttr = "tx.arena_bytes";
 static constexpr StringLiteral kTensorBytesAttr = "tx.tensor_bytes";
 
-int64_t mlir::tx::getUpperBoundBytes(Type type) {
+std::optional<int64_t> mlir::tx::getUpperBoundBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor)
     return 0;
+  Shape shape = getShape(tensor);
+  if (!checkSizeLimits(shape).empty())
+    return std::nullopt;
   Type element = tensor.getElementType();
-  int64_t elementBytes = element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
-  return upperBoundNumElements(getShape(tensor)) * elementBytes;
+  int64_t elementBytes =
+      element.isInteger(1) ? 1 : (element.getIntOrFloatBitWidth() + 7) / 8;
+  std::optional<int64_t> elements = upperBoundNumElements(shape);
+  if (!elements)
+    return std::nullopt;
+  return llvm::checkedMul(*elements, elementBytes);
 }
 
 std::optional<int64_t> mlir::tx::getPlannedOffset(Value value) {
@@ -109,8 +120,32 @@ bool mlir::tx::isStridedView(Operation *op) {
 
 namespace {
 
-int64_t alignTo(int64_t bytes, int64_t alignment) {
-  return (bytes + alignment - 1) / alignment * alignment;
+/// `bytes` rounded up to a multiple of `alignment`, or nullopt on overflow.
+std::optional<int64_t> alignTo(int64_t bytes, int64_t alignment) {
+  std::optional<int64_t> padded = llvm::checkedAdd(bytes, alignment - 1);
+  if (!padded)
+    return std::nullopt;
+  return *padded / alignment * alignment;
+}
+
+/// `bytes` aligned and added to `total` when the result stays within
+/// kMaxArenaBytes.
+std::optional<int64_t> addWithinArena(int64_t total, int64_t bytes,
+                                      int64_t alignment) {
+  std::optional<int64_t> aligned = alignTo(bytes, alignment);
+  if (!aligned)
+    return std::nullopt;
+  std::optional<int64_t> sum = llvm::checkedAdd(total, *aligned);
+  if (!sum || *sum > kMaxArenaBytes)
+    return std::nullopt;
+  return sum;
+}
+
+/// Why `type` cannot be planned: the phrase of checkSizeLimits.
+std::string whyUnplannable(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  std::string why = tensor ? checkSizeLimits(getShape(tensor)) : "";
+  return why.empty() ? "has more bytes than int64 can count" : why;
 }
 
 /// Ops whose result may take the buffer of their first operand.
@@ -167,8 +202,9 @@ struct Buffer {
 
 /// Places buffers largest first, each at the best-fitting gap among the
 /// buffers already placed whose lifetimes overlap its own. Returns the arena
-/// size.
-int64_t placeBuffers(std::vector<Buffer> &buffers) {
+/// size, or nullopt when buffer `overLimit` would end past kMaxArenaBytes.
+std::optional<int64_t> placeBuffers(std::vector<Buffer> &buffers,
+                                    size_t &overLimit) {
   std::vector<size_t> order(buffers.size());
   for (size_t i = 0; i < order.size(); ++i)
     order[i] = i;
@@ -177,33 +213,38 @@ int64_t placeBuffers(std::vector<Buffer> &buffers) {
       return buffers[a].bytes > buffers[b].bytes;
     return buffers[a].start < buffers[b].start;
   });
+  // Placed buffers by offset, so those live with a buffer come in offset
+  // order without sorting them for every buffer.
   std::vector<size_t> placed;
   int64_t arena = 0;
   for (size_t i : order) {
     Buffer &buffer = buffers[i];
     if (buffer.output >= 0)
       continue; // lives in the caller's output buffer
-    std::vector<const Buffer *> live;
+    // Offsets and sizes are at most kMaxArenaBytes (2^48): sums of two of
+    // them cannot overflow.
+    int64_t cursor = 0, best = -1, bestGap = 0;
     for (size_t j : placed) {
       const Buffer &other = buffers[j];
-      if (other.end >= buffer.start && buffer.end >= other.start)
-        live.push_back(&other);
-    }
-    std::sort(live.begin(), live.end(), [](const Buffer *a, const Buffer *b) {
-      return a->offset < b->offset;
-    });
-    int64_t cursor = 0, best = -1, bestGap = 0;
-    for (const Buffer *other : live) {
-      int64_t gap = other->offset - cursor;
+      if (other.end < buffer.start || buffer.end < other.start)
+        continue;
+      int64_t gap = other.offset - cursor;
       if (gap >= buffer.bytes && (best < 0 || gap < bestGap)) {
         best = cursor;
         bestGap = gap;
       }
-      cursor = std::max(cursor, other->offset + other->bytes);
+      cursor = std::max(cursor, other.offset + other.bytes);
     }
     buffer.offset = best >= 0 ? best : cursor;
+    if (buffer.bytes > kMaxArenaBytes - buffer.offset) {
+      overLimit = i;
+      return std::nullopt;
+    }
     arena = std::max(arena, buffer.offset + buffer.bytes);
-    placed.push_back(i);
+    auto at = std::upper_bound(
+        placed.begin(), placed.end(), buffer.offset,
+        [&](int64_t offset, size_t j) { return offset < buffers[j].offset; });
+    placed.insert(at, i);
   }
   return arena;
 }
@@ -218,7 +259,8 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
           << alignment;
       return signalPassFailure();
     }
-    planParameters();
+    if (failed(planParameters()))
+      return signalPassFailure();
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (!func->hasAttr("tx.entry") || func.isExternal())
         continue;
@@ -226,23 +268,40 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
         func.emitError("tx-plan-memory: entries must have a single block");
         return signalPassFailure();
       }
-      planEntry(func);
+      if (failed(planEntry(func)))
+        return signalPassFailure();
     }
   }
 
-  void planParameters() {
+  LogicalResult planParameters() {
     ModuleOp module = getOperation();
     OpBuilder builder(module.getContext());
     int64_t offset = 0;
     for (auto param : module.getOps<ParameterOp>()) {
       param->setAttr("offset", builder.getI64IntegerAttr(offset));
-      offset += alignTo(getUpperBoundBytes(param.getType()), alignment);
+      std::optional<int64_t> bytes = getUpperBoundBytes(param.getType());
+      if (!bytes)
+        return param.emitError("parameter '")
+               << param.getSymName() << "', " << formatType(param.getType())
+               << ", " << whyUnplannable(param.getType());
+      std::optional<int64_t> end = addWithinArena(offset, *bytes, alignment);
+      if (!end)
+        return param.emitError("the parameter arena would exceed ")
+               << kMaxArenaBytes << " bytes (2^48, the limit) at parameter '"
+               << param.getSymName() << "', " << formatType(param.getType());
+      offset = *end;
     }
     // A module that trains keeps, after the parameters, a region of the
     // same layout for each of: gradients, Adam's first and second moments.
-    bool trains = llvm::any_of(module.getOps<func::FuncOp>(), [](auto func) {
+    auto trainer = llvm::find_if(module.getOps<func::FuncOp>(), [](auto func) {
       return func->hasAttr("tx.train_kind");
     });
+    bool trains = trainer != module.getOps<func::FuncOp>().end();
+    if (trains && offset > kMaxArenaBytes / 4)
+      return (*trainer).emitError("the parameter arena with gradients and "
+                                  "Adam's two moments would need ")
+             << 4 * offset << " bytes, over the limit of " << kMaxArenaBytes
+             << " (2^48): parameters may take at most a quarter of it";
     if (trains) {
       int64_t region = offset;
       for (auto param : module.getOps<ParameterOp>()) {
@@ -256,18 +315,21 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
       offset = 4 * region;
     }
     module->setAttr("tx.param_arena_bytes", builder.getI64IntegerAttr(offset));
+    return success();
   }
 
-  void planEntry(func::FuncOp func) {
+  LogicalResult planEntry(func::FuncOp func) {
     Liveness liveness(func);
     std::vector<Buffer> buffers;
     llvm::DenseMap<Value, size_t> bufferOf;
     int64_t tensorBytes = 0;
 
+    // Sizes were checked (in the loop below) before buffers start.
     auto startBuffer = [&](Value value, int64_t at) {
       Buffer buffer;
-      buffer.bytes = alignTo(std::max<int64_t>(getUpperBoundBytes(value.getType()), 1),
-                             alignment);
+      buffer.bytes =
+          *alignTo(std::max<int64_t>(*getUpperBoundBytes(value.getType()), 1),
+                   alignment);
       buffer.start = buffer.end = at;
       buffer.values.push_back(value);
       bufferOf[value] = buffers.size();
@@ -291,7 +353,19 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
       for (Value result : op.getResults()) {
         if (!isa<RankedTensorType>(result.getType()))
           continue;
-        tensorBytes += alignTo(getUpperBoundBytes(result.getType()), alignment);
+        std::optional<int64_t> bytes = getUpperBoundBytes(result.getType());
+        if (!bytes)
+          return op.emitOpError("result ")
+                 << formatType(result.getType()) << " "
+                 << whyUnplannable(result.getType());
+        std::optional<int64_t> aligned = alignTo(*bytes, alignment);
+        std::optional<int64_t> sum =
+            aligned ? llvm::checkedAdd(tensorBytes, *aligned) : std::nullopt;
+        if (!sum)
+          return func.emitError("entry '")
+                 << func.getSymName()
+                 << "' has more tensor bytes than int64 can count";
+        tensorBytes = *sum;
         if (isa<ReshapeOp, CacheWriteOp>(op) || isStridedView(&op)) {
           auto it = bufferOf.find(op.getOperand(0));
           if (it != bufferOf.end())
@@ -327,7 +401,15 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
       if (it != bufferOf.end() && buffers[it->second].output < 0)
         buffers[it->second].output = i;
     }
-    int64_t arena = placeBuffers(buffers);
+    size_t overLimit = 0;
+    std::optional<int64_t> arena = placeBuffers(buffers, overLimit);
+    if (!arena) {
+      Value value = buffers[overLimit].values.front();
+      return emitError(value.getLoc(), "entry '")
+             << func.getSymName() << "' needs an activation arena over the "
+             << "limit of " << kMaxArenaBytes << " bytes (2^48) to hold "
+             << formatType(value.getType()) << " here";
+    }
 
     OpBuilder builder(func.getContext());
     for (Operation &op : func.front()) {
@@ -345,8 +427,9 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
       }
       op.setAttr(kOffsetsAttr, builder.getDenseI64ArrayAttr(offsets));
     }
-    func->setAttr(kArenaBytesAttr, builder.getI64IntegerAttr(arena));
+    func->setAttr(kArenaBytesAttr, builder.getI64IntegerAttr(*arena));
     func->setAttr(kTensorBytesAttr, builder.getI64IntegerAttr(tensorBytes));
+    return success();
   }
 };
 
@@ -394,7 +477,9 @@ void mlir::tx::printMemoryPlan(ModuleOp module, llvm::raw_ostream &os) {
         os << "//   " << llvm::left_justify("#" + std::to_string(at), 6)
            << llvm::left_justify(op.getName().getStringRef(), 24)
            << llvm::left_justify(formatType(result.getType()), 28)
-           << llvm::right_justify(std::to_string(getUpperBoundBytes(result.getType())), 12)
+           << llvm::right_justify(
+                  std::to_string(getUpperBoundBytes(result.getType()).value_or(-1)),
+                  12)
            << llvm::right_justify(offset ? std::to_string(*offset)
                                          : "out" + std::to_string(*output),
                                   12)

@@ -1,8 +1,10 @@
 //===- ShapeCheck.cpp - module-level shape consistency checks -------------===//
 //
 // The op verifiers check each op's shapes; this pass checks what no single op
-// sees: every symbolic dimension keeps one upper bound across the module, and
-// entries take and return tx tensors.
+// sees: every symbolic dimension keeps one upper bound across the module,
+// every tensor stays within the size limits the generated code and libtxrt
+// can address (TxShape.h: dims up to 2^31 - 1, 2^40 elements), and entries
+// take and return tx tensors.
 //
 //===----------------------------------------------------------------------===//
 #include "txc/Transforms/Passes.h"
@@ -11,6 +13,7 @@
 #include "tx/Dialect/TxShape.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::tx {
@@ -26,12 +29,19 @@ namespace {
 struct ShapeCheckPass : mlir::tx::impl::ShapeCheckPassBase<ShapeCheckPass> {
   void runOnOperation() override {
     llvm::StringMap<std::pair<int64_t, Location>> bounds;
+    llvm::DenseSet<Type> tooLarge; // reported once per type
     bool ok = true;
     auto checkType = [&](Type type, Location loc) {
       auto tensor = dyn_cast<RankedTensorType>(type);
       if (!tensor)
         return;
-      for (const Dim &dim : getShape(tensor)) {
+      Shape shape = getShape(tensor);
+      std::string why = checkSizeLimits(shape);
+      if (!why.empty() && tooLarge.insert(type).second) {
+        emitError(loc) << "tensor " << formatType(type) << " " << why;
+        ok = false;
+      }
+      for (const Dim &dim : shape) {
         if (!dim.isSymbolic())
           continue;
         auto [it, inserted] =

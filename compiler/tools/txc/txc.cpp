@@ -3,7 +3,9 @@
 // `txc FILE.tx [--emit=STAGE] [-o OUT] [-D name=value ...]`: parses a spec,
 // evaluates its config, generates tx IR and prints the requested stage. Spec
 // errors are printed as `file:line:col: error: ...` with the source line and
-// a caret, every error of the file in one run, and exit with code 1.
+// a caret, every error of the file in one run, and exit with code 1. The
+// spec is read with a size cap whatever kind of file it is, and no output
+// may be the spec itself or a device the native stages would replace.
 //
 //===----------------------------------------------------------------------===//
 #include "tx/Dialect/TxDialect.h"
@@ -21,6 +23,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -28,7 +31,6 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -114,6 +116,94 @@ std::string stemOf(llvm::StringRef path) {
   return llvm::sys::path::stem(path).str();
 }
 
+/// The most bytes of spec txc reads: 16 MiB (the base model is 4 KiB).
+constexpr size_t kMaxSpecBytes = size_t(16) << 20;
+
+/// Reads the spec at `path` ("-": stdin). Any file (regular, pipe, FIFO,
+/// device) is read with the kMaxSpecBytes cap, so `/dev/zero` or an endless
+/// pipe is an error, not unbounded memory.
+std::optional<std::string> readSpec(llvm::StringRef path, std::string &error) {
+  llvm::sys::fs::file_t file;
+  bool isStdin = path == "-";
+  if (isStdin) {
+    file = llvm::sys::fs::getStdinHandle();
+  } else {
+    llvm::Expected<llvm::sys::fs::file_t> opened =
+        llvm::sys::fs::openNativeFileForRead(path);
+    if (!opened) {
+      error = llvm::toString(opened.takeError());
+      return std::nullopt;
+    }
+    file = *opened;
+  }
+  auto close = llvm::make_scope_exit([&] {
+    if (!isStdin)
+      llvm::sys::fs::closeFile(file);
+  });
+  std::string text;
+  char chunk[1 << 16];
+  while (true) {
+    llvm::Expected<size_t> read = llvm::sys::fs::readNativeFile(file, chunk);
+    if (!read) {
+      error = llvm::toString(read.takeError());
+      return std::nullopt;
+    }
+    if (*read == 0)
+      return text;
+    if (text.size() + *read > kMaxSpecBytes) {
+      error = "the spec is larger than 16 MiB (the limit)";
+      return std::nullopt;
+    }
+    text.append(chunk, *read);
+  }
+}
+
+/// What txc writes at an output path.
+enum class OutputKind {
+  Text,   ///< IR, tables: streamed; a pipe, FIFO or /dev/null is fine
+  Native, ///< object, header, executable: written or replaced whole
+};
+
+/// Checks that txc may write `path`: never the spec itself (by path, link or
+/// device and inode), never a directory, and for native outputs only a
+/// regular file (the linker and object writer would truncate, chmod or
+/// replace a device or FIFO). Reports and returns false otherwise.
+bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
+  if (path == "-")
+    return true;
+  bool same = false;
+  if (inputFile != "-" &&
+      !llvm::sys::fs::equivalent(inputFile.getValue(), path, same) && same) {
+    llvm::errs() << "txc: error: the output '" << path
+                 << "' is the spec itself; choose another -o\n";
+    return false;
+  }
+  llvm::sys::fs::file_status status;
+  if (llvm::sys::fs::status(path, status))
+    return true; // does not exist (or cannot be read): written fresh
+  llvm::sys::fs::file_type type = status.type();
+  using llvm::sys::fs::file_type;
+  if (type == file_type::regular_file)
+    return true;
+  if (type == file_type::directory_file) {
+    llvm::errs() << "txc: error: the output '" << path
+                 << "' is a directory\n";
+    return false;
+  }
+  bool streams = type == file_type::fifo_file ||
+                 type == file_type::character_file;
+  if (kind == OutputKind::Text && streams)
+    return true;
+  llvm::errs() << "txc: error: the output '" << path
+               << "' is not a regular file; txc writes "
+               << (kind == OutputKind::Text ? "text" : "objects and executables")
+               << " only to regular files"
+               << (kind == OutputKind::Text ? ", pipes and character devices"
+                                            : "")
+               << "\n";
+  return false;
+}
+
 /// Compiles a planned module to LLVM IR, an object file (+ C header) or an
 /// executable. Returns the process exit code.
 /// Prints "stage: N ms" to stderr under --time-stages.
@@ -135,6 +225,22 @@ private:
 };
 
 int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
+  // Check every path written before the long stages run.
+  std::string stem = stemOf(inputFile);
+  std::string target = outputFile;
+  if (emit == Stage::Obj && outputFile == "-")
+    target = stem + ".o";
+  else if (emit == Stage::Exe && outputFile == "-")
+    target = stem;
+  std::string headerPath =
+      (llvm::sys::path::parent_path(target) +
+       (llvm::sys::path::parent_path(target).empty() ? "" : "/") +
+       llvm::sys::path::stem(target) + ".h")
+          .str();
+  if (!checkOutputPath(target, emit == Stage::Llvm ? OutputKind::Text
+                                                    : OutputKind::Native) ||
+      (emit == Stage::Obj && !checkOutputPath(headerPath, OutputKind::Native)))
+    return 1;
   StageTimer timer;
   std::string json = tx::buildModelMetadata(module, inputFile, flags);
   std::string header = tx::buildCHeader(module, "txc_" + stemOf(inputFile));
@@ -171,18 +277,11 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
     output->keep();
     return 0;
   }
-  std::string stem = stemOf(inputFile);
   if (emit == Stage::Obj) {
-    std::string object = outputFile == "-" ? stem + ".o" : outputFile.getValue();
-    if (failed(tx::writeObjectFile(*llvmModule, object, error))) {
+    if (failed(tx::writeObjectFile(*llvmModule, target, error))) {
       llvm::errs() << "txc: error: " << error << "\n";
       return 1;
     }
-    std::string headerPath =
-        (llvm::sys::path::parent_path(object) +
-         (llvm::sys::path::parent_path(object).empty() ? "" : "/") +
-         llvm::sys::path::stem(object) + ".h")
-            .str();
     std::error_code ec;
     llvm::raw_fd_ostream headerOut(headerPath, ec);
     if (ec) {
@@ -194,7 +293,7 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
     return 0;
   }
   // An executable: object in a temporary file, linked with the runtime.
-  std::string exe = outputFile == "-" ? stem : outputFile.getValue();
+  const std::string &exe = target;
   llvm::SmallString<128> object;
   if (std::error_code ec =
           llvm::sys::fs::createTemporaryFile("txc-" + stem, "o", object)) {
@@ -320,13 +419,14 @@ int main(int argc, char **argv) {
       "  txc model.tx --list-params      parameter names, shapes, count\n"
       "  txc model.tx -D d_model=128 ... override config values\n");
 
-  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(inputFile);
-  if (std::error_code error = buffer.getError()) {
+  std::string readError;
+  std::optional<std::string> text = readSpec(inputFile, readError);
+  if (!text) {
     llvm::errs() << "txc: error: cannot read '" << inputFile
-                 << "': " << error.message() << "\n";
+                 << "': " << readError << "\n";
     return 1;
   }
-  txc::SourceFile file(inputFile, (*buffer)->getBuffer().str());
+  txc::SourceFile file(inputFile, std::move(*text));
   txc::DiagnosticEngine diags(file);
   auto reportAndExit = [&]() {
     std::ostringstream os;
@@ -345,6 +445,8 @@ int main(int argc, char **argv) {
   // that native stages can write their own files there.
   std::unique_ptr<llvm::ToolOutputFile> output;
   auto openOutput = [&]() -> bool {
+    if (!checkOutputPath(outputFile, OutputKind::Text))
+      return false;
     std::string errorMessage;
     output = mlir::openOutputFile(outputFile, &errorMessage);
     if (!output)

@@ -2,7 +2,7 @@
 //
 // Unit tests of tx/Dialect/TxShape.h: the `#tx.dims` round trip between
 // tensor types and shapes, formatting, and NumPy broadcasting over symbolic
-// dimensions.
+// dimensions, and the size limits (checked products, never wrapping).
 //
 //===----------------------------------------------------------------------===//
 #include "tx/Dialect/TxDialect.h"
@@ -76,8 +76,49 @@ TEST_F(TxShapeTest, BroadcastRejectsDifferentSymbolsAndSizes) {
 }
 
 TEST_F(TxShapeTest, UpperBoundUsesBounds) {
-  EXPECT_EQ(upperBoundNumElements({sym("B", 8), Dim::fixed(512)}), 8 * 512);
-  EXPECT_EQ(upperBoundNumElements({}), 1);
+  EXPECT_EQ(upperBoundNumElements({sym("B", 8), Dim::fixed(512)}),
+            std::optional<int64_t>(8 * 512));
+  EXPECT_EQ(upperBoundNumElements({}), std::optional<int64_t>(1));
+}
+
+TEST_F(TxShapeTest, UpperBoundOverflowIsNotANumber) {
+  // 2^62 * 8 wraps to 0 in int64: the product is reported as unknown.
+  EXPECT_EQ(upperBoundNumElements({sym("B", int64_t(1) << 62), Dim::fixed(8)}),
+            std::nullopt);
+  EXPECT_EQ(upperBoundNumElements({Dim::fixed(int64_t(1) << 32),
+                                   Dim::fixed(int64_t(1) << 31)}),
+            std::nullopt);
+  EXPECT_EQ(upperBoundNumElements({Dim::fixed(int64_t(1) << 31),
+                                   Dim::fixed(int64_t(1) << 31)}),
+            std::optional<int64_t>(int64_t(1) << 62));
+}
+
+TEST_F(TxShapeTest, SizeLimitsAcceptTheBaseModel) {
+  EXPECT_EQ(checkSizeLimits({sym("B", 64), Dim::fixed(8), sym("T", 256),
+                             sym("S", 256)}),
+            "");
+  EXPECT_EQ(checkSizeLimits({Dim::fixed(kMaxDimSize)}), "");
+  // Exactly 2^40 elements is allowed.
+  EXPECT_EQ(checkSizeLimits({Dim::fixed(int64_t(1) << 20),
+                             Dim::fixed(int64_t(1) << 20)}),
+            "");
+}
+
+TEST_F(TxShapeTest, SizeLimitsNameTheDimAndTheBound) {
+  EXPECT_EQ(checkSizeLimits({sym("B", int64_t(1) << 62), Dim::fixed(8)}),
+            "has dimension 0 = B <= 4611686018427387904, over the limit of "
+            "2147483647 (2^31 - 1)");
+  EXPECT_EQ(checkSizeLimits({Dim::fixed(4), Dim::fixed(int64_t(1) << 31)}),
+            "has dimension 1 = 2147483648, over the limit of 2147483647 "
+            "(2^31 - 1)");
+  EXPECT_EQ(checkSizeLimits({sym("B", 64), sym("S", 256),
+                             Dim::fixed(1000000000)}),
+            "has up to 16384000000000 elements (B <= 64, S <= 256), over the "
+            "limit of 1099511627776 (2^40) per tensor");
+  EXPECT_EQ(checkSizeLimits({Dim::fixed(kMaxDimSize), Dim::fixed(kMaxDimSize),
+                             Dim::fixed(kMaxDimSize)}),
+            "has more than 2^63 elements, over the limit of 1099511627776 "
+            "(2^40) per tensor");
 }
 
 } // namespace

@@ -381,6 +381,22 @@ TEST(ConstEvalTest, DimBounds) {
   EXPECT_EQ(c.env.dims[1].bound, 32);
 }
 
+TEST(ConstEvalTest, DimBoundsStopAtTheDimensionLimit) {
+  // The largest bound is 2^31 - 1 (kMaxDimBound); 2^62 used to pass and
+  // wrap every buffer size computed from it.
+  Config c("dim A <= 2 ** 31 - 1, B <= 2 ** 31, C <= 2 ** 62, D <= 1e18");
+  EXPECT_EQ(c.messages(),
+            (std::vector<std::string>{
+                "the bound of dim 'B' is 2147483648, over the limit of "
+                "2147483647 (2^31 - 1)",
+                "the bound of dim 'C' is 4611686018427387904, over the limit "
+                "of 2147483647 (2^31 - 1)",
+                "the bound of dim 'D' is 1e18, over the limit of 2147483647 "
+                "(2^31 - 1)"}));
+  ASSERT_EQ(c.env.dims.size(), 1u);
+  EXPECT_EQ(c.env.dims[0].bound, kMaxDimBound);
+}
+
 TEST(ConstEvalTest, HintsForNamesThatAreNotConstantsYet) {
   Config later("config a = b * 2, b = 1");
   ASSERT_EQ(later.parsed.errors(), 1u);

@@ -65,6 +65,59 @@ TEST(DiagnosticsTest, WarningNoteAndOrder) {
   EXPECT_EQ(diags.getDiagnostics()[1].severity, Severity::Note);
 }
 
+TEST(DiagnosticsTest, IdenticalDiagnosticsArePrintedOnce) {
+  SourceFile file("m.tx", "a\nb\n");
+  DiagnosticEngine diags(file);
+  // A def inlined by two entries reports its error twice, with its note.
+  for (int call = 0; call < 2; ++call) {
+    diags.error({1, 1}, "bad", "fix it");
+    diags.note({2, 1}, "declared here");
+  }
+  diags.error({1, 1}, "bad", "another hint"); // a different diagnostic
+  diags.error({2, 1}, "bad", "fix it");       // another place
+  diags.warning({1, 1}, "bad", "fix it");     // another severity
+  diags.warning({1, 1}, "bad", "fix it");
+  diags.note({2, 1}, "belongs to the dropped warning");
+  ASSERT_EQ(diags.getDiagnostics().size(), 5u);
+  EXPECT_EQ(diags.getDiagnostics()[1].message, "declared here");
+  EXPECT_EQ(diags.getDiagnostics()[2].hint, "another hint");
+  EXPECT_EQ(diags.getDiagnostics()[4].severity, Severity::Warning);
+  EXPECT_EQ(diags.getNumErrors(), 3u);
+  EXPECT_EQ(diags.getNumErrorReports(), 4u);
+}
+
+TEST(DiagnosticsTest, LongLinesAreShownAroundTheCaret) {
+  std::string line = "config a = 1";
+  for (int i = 0; i < 1000; ++i)
+    line += ", b" + std::to_string(i) + " = 1";
+  SourceFile file("m.tx", line + "\n");
+  DiagnosticEngine diags(file);
+  uint32_t col = static_cast<uint32_t>(line.find("b500")) + 1;
+  diags.error({1, col}, "here");
+  std::string text = diags.format(diags.getDiagnostics()[0]);
+  // "...", 160 bytes of the line from 80 before the caret, "...".
+  std::string shown = line.substr(col - 1 - 80, 160);
+  EXPECT_EQ(text, "m.tx:1:" + std::to_string(col) + ": error: here\n..." +
+                      shown + "...\n" + std::string(3 + 80, ' ') + "^\n");
+}
+
+TEST(DiagnosticsTest, ErrorsPastTheLimitAreCountedNotKept) {
+  SourceFile file("m.tx", "a\n");
+  DiagnosticEngine diags(file);
+  for (unsigned i = 0; i < kMaxErrors + 5; ++i) {
+    EXPECT_EQ(diags.isFull(), i >= kMaxErrors);
+    diags.error({1, 1}, "error " + std::to_string(i));
+    diags.note({1, 1}, "its note");
+  }
+  EXPECT_EQ(diags.getNumErrors(), kMaxErrors + 5);
+  EXPECT_EQ(diags.getDiagnostics().size(), 2u * kMaxErrors);
+  std::ostringstream os;
+  diags.print(os);
+  EXPECT_NE(os.str().find("note: 5 more errors not shown (txc shows the "
+                          "first 100)\n"),
+            std::string::npos);
+}
+
 TEST(DiagnosticsTest, LineZeroHasNoSourceLine) {
   SourceFile file("m.tx", "config d_model = 1\n");
   DiagnosticEngine diags(file);

@@ -19,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -247,6 +248,84 @@ TEST_F(MLIRGenTest, EveryPrefixOfASpecIsHandled) {
       ASSERT_GT(r.numErrors, 0u) << original.substr(0, end);
     }
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Long specs: the work stays proportionate to the text
+//===----------------------------------------------------------------------===//
+
+// Each of these used to take minutes (or tens of GiB) because of a step that
+// was quadratic in the length of a list: config lookups by linear search,
+// "did you mean" candidates collected for every constant, keyword arguments
+// matched by linear search, entry argument names set one list at a time.
+// Linear, each takes about a second here; the bound of 20 s leaves a wide
+// margin for a loaded machine while the quadratic versions take minutes.
+
+/// The seconds `fn` takes to run.
+template <typename Fn> double secondsOf(Fn &&fn) {
+  auto start = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
+
+TEST_F(MLIRGenTest, ManyConfigValuesAreLookedUpByName) {
+  const int n = 300000;
+  std::string text = "config a0 = 1";
+  for (int i = 1; i < n; ++i)
+    text += ", a" + std::to_string(i) + " = a" + std::to_string(i - 1);
+  text += "\ndim B <= 4\nentry e(x: [B, 8]) -> z { z = x * a" +
+          std::to_string(n - 1) + " }\n";
+  Result r;
+  EXPECT_LT(secondsOf([&] { r = generate(text); }), 20.0);
+  ASSERT_TRUE(r.module) << r.errors.substr(0, 2000);
+}
+
+TEST_F(MLIRGenTest, ManyLocalNamesDoNotSlowConstants) {
+  std::string text = "dim B <= 4\nentry e(x: [B, 8]) -> z {\n";
+  for (int i = 0; i < 100000; ++i)
+    text += "  a" + std::to_string(i) + " = " + std::to_string(i) + "\n";
+  text += "  z = x\n  for i in 0..200 { for j in 0..1000 { y = i } }\n}\n";
+  Result r;
+  EXPECT_LT(secondsOf([&] { r = generate(text); }), 20.0);
+  ASSERT_TRUE(r.module) << r.errors.substr(0, 2000);
+}
+
+TEST_F(MLIRGenTest, ManyParametersAndKeywordArguments) {
+  const int n = 200000, inputs = 10000;
+  std::string params, args, typed;
+  for (int i = 0; i < n; ++i) {
+    std::string name = "p" + std::to_string(i);
+    params += (i ? ", " : "") + name;
+    args += (i ? ", " : "") + name + " = x";
+    if (i < inputs)
+      typed += (i ? ", " : "") + name + ": [B, 8]";
+  }
+  std::string text = "dim B <= 4\ndef f(" + params + ") { return p0 }\n" +
+                     "entry e(x: [B, 8]) -> z { z = f(" + args + ") }\n" +
+                     "entry g(" + typed + ") -> z { z = relu(p1) }\n";
+  Result r;
+  EXPECT_LT(secondsOf([&] { r = generate(text); }), 20.0);
+  ASSERT_TRUE(r.module) << r.errors.substr(0, 2000);
+  auto g = r.module->lookupSymbol<func::FuncOp>("g");
+  ASSERT_TRUE(g);
+  EXPECT_EQ(g.getArgAttrOfType<StringAttr>(inputs - 1, "tx.name").getValue(),
+            "p" + std::to_string(inputs - 1));
+}
+
+TEST_F(MLIRGenTest, ManyErrorsAreCountedAndTheFirstShown) {
+  std::string text = "config a0 = b0";
+  for (int i = 1; i < 100000; ++i)
+    text += ", a" + std::to_string(i) + " = b" + std::to_string(i);
+  text += "\n";
+  Result r = generate(text);
+  EXPECT_EQ(r.numErrors, 100000u);
+  EXPECT_NE(r.errors.find("note: 99900 more errors not shown (txc shows the "
+                          "first 100)"),
+            std::string::npos);
+  // One long line: each error shows a window of it, not all of it.
+  EXPECT_LT(r.errors.size(), 100u * 600u);
 }
 
 } // namespace

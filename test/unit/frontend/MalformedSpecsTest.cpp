@@ -225,6 +225,13 @@ const MalformedSpec kSpecs[] = {
      "config value 'a' is defined twice"},
     {"DimBoundNotPositive", "dim B <= 0\n", 1, 10,
      "the bound of dim 'B' must be a positive integer, got 0"},
+    {"DimBoundOverTheLimit", "config batch = 2 ** 62\ndim B <= batch\n", 2,
+     10,
+     "the bound of dim 'B' is 4611686018427387904, over the limit of "
+     "2147483647 (2^31 - 1)"},
+    {"DimBoundOverTheLimitByOverride", "config batch = 64\ndim B <= batch\n",
+     2, 10, "the bound of dim 'B' is 2147483648, over the limit", nullptr,
+     {"-D batch=2**31"}},
     {"ConfigNamesADim", "dim B <= 4\nconfig B = 1\n", 2, 8,
      "'B' is already declared as a dim"},
     {"DimNamesAConfig", "config B = 1\ndim B <= 4\n", 2, 5,

@@ -23,9 +23,17 @@ std::optional<int64_t> getPlannedOffset(Value value);
 /// result and whatever shares its buffer in place), if the plan put it there.
 std::optional<int64_t> getPlannedOutput(Value value);
 
+/// The most bytes of one arena (parameters with gradients and Adam moments,
+/// or one entry's activations): 2^48 (256 TiB), so that every offset and
+/// every `arena + offset + index * element` the generated code and libtxrt
+/// compute stays 15 bits below int64's range. tx-plan-memory reports an
+/// error past it (docs/codegen.md, "Memory planning").
+constexpr int64_t kMaxArenaBytes = int64_t(1) << 48;
+
 /// Bytes of a tensor at the upper bounds of its symbolic dimensions
-/// (i1 takes one byte per element).
-int64_t getUpperBoundBytes(Type type);
+/// (i1 takes one byte per element), or nullopt when the tensor is over the
+/// size limits of TxShape.h (then its byte size may not even fit in int64).
+std::optional<int64_t> getUpperBoundBytes(Type type);
 
 /// A transpose of the last two dimensions, or a split_heads, whose every use
 /// reads it through strides (matmul, attention, or another such view), or a

@@ -12,6 +12,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::tx {
@@ -50,8 +51,35 @@ std::string formatType(Type type);
 bool broadcastShapes(ArrayRef<Dim> lhs, ArrayRef<Dim> rhs, Shape &result,
                      std::string &why);
 /// Upper bound on the number of elements (product of static sizes and
-/// bounds).
-int64_t upperBoundNumElements(ArrayRef<Dim> shape);
+/// bounds), or nullopt when the product does not fit in int64.
+std::optional<int64_t> upperBoundNumElements(ArrayRef<Dim> shape);
+
+//===----------------------------------------------------------------------===//
+// Size limits
+//===----------------------------------------------------------------------===//
+//
+// What txc accepts is what the generated code and libtxrt can address without
+// overflow (docs/spec-language.md, "Size limits"):
+//  - a dimension (a static size or a dim's bound) is at most 2^31 - 1, so it
+//    is a valid i32 token id bound (embedding vocabularies) and every
+//    kernel's dimension arithmetic has 32 bits of headroom in int64;
+//  - a tensor has at most 2^40 elements at the upper bounds of its dims
+//    (4 TiB of f32), so its byte size, and any index into it, is far from
+//    int64's range;
+//  - memory planning keeps every arena (and so every offset) at most 2^48
+//    bytes (MemoryPlan.h), so `base + offset + index * 4` cannot overflow.
+
+/// The largest static size or dim bound: 2^31 - 1.
+constexpr int64_t kMaxDimSize = (int64_t(1) << 31) - 1;
+/// The most elements of one tensor (at the upper bounds of its dims): 2^40.
+constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+
+/// Checks `shape` against the limits above. Returns "" when it is within
+/// them, else why not, as a phrase that follows the tensor's description:
+/// "has dimension 1 = 4294967296, over the limit of 2147483647 (2^31 - 1)"
+/// or "has up to 16384000000000 elements (B <= 64, S <= 256), over the
+/// limit of 1099511627776 (2^40) per tensor".
+std::string checkSizeLimits(ArrayRef<Dim> shape);
 
 } // namespace mlir::tx
 

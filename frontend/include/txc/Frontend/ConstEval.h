@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -62,8 +63,21 @@ evaluateConst(const ast::Expr &e, const NameLookup &lookup,
               const std::vector<std::string> &candidates,
               DiagnosticEngine &diags);
 
+/// The names to suggest for an unknown name, computed only when one is
+/// unknown (collecting them may cost more than the evaluation).
+using CandidateList = std::function<std::vector<std::string>()>;
+
+/// evaluateConst with the hint candidates computed on demand.
+std::optional<ConstValue>
+evaluateConst(const ast::Expr &e, const NameLookup &lookup,
+              const CandidateList &candidates, DiagnosticEngine &diags);
+
 /// The builtin functions a constant expression may call.
 const std::vector<std::string> &constBuiltinNames();
+
+/// The largest bound a dim may have: 2^31 - 1, the dimension limit of
+/// mlir::tx::kMaxDimSize (TxShape.h; this layer does not depend on MLIR).
+constexpr int64_t kMaxDimBound = (int64_t(1) << 31) - 1;
 
 /// The model name, config values and dims of a spec.
 struct ConfigEnv {
@@ -75,9 +89,13 @@ struct ConfigEnv {
     SourceLoc loc;
   };
   std::vector<Dim> dims;
+  /// Index of each name in `config` (lookups stay O(log n) in long specs).
+  std::map<std::string, size_t> configIndex;
 
   /// The value of config item `name`; dims are not constants (nullopt).
   std::optional<ConstValue> lookup(const std::string &name) const;
+  /// Appends config item `name` (names are unique).
+  void add(const std::string &name, const ConstValue &value);
   /// The dim called `name`, or null.
   const Dim *findDim(const std::string &name) const;
   /// Config names in order (candidates for closestMatch).
@@ -98,8 +116,8 @@ struct ConfigEnv {
 ///
 /// Config names must be unique and may not also name a dim. Dim bounds must
 /// evaluate to positive integers (a float with an integral value is
-/// accepted). Items that fail to evaluate are left out of the result; later
-/// uses of them report nothing more.
+/// accepted) of at most kMaxDimBound. Items that fail to evaluate are left
+/// out of the result; later uses of them report nothing more.
 ConfigEnv evaluateConfig(const ast::Module &m,
                          const std::vector<std::string> &overrides,
                          DiagnosticEngine &diags);

@@ -8,7 +8,12 @@
 //   hint: did you mean 'd_model'?
 //
 // A `SourceFile` owns the text; a `DiagnosticEngine` collects every error of a
-// run (it never stops at the first) and prints them to a stream.
+// run (it never stops at the first) and prints them to a stream. An error or
+// warning identical to an earlier one (same place, message and hint: a `def`
+// inlined by several entries reports the same problem once per call) is kept
+// once, with the notes that follow it. Output stays proportionate to the
+// problem: the first kMaxErrors errors are kept (the rest are counted), and a
+// long source line is shown as a window around the caret.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXC_FRONTEND_DIAGNOSTICS_H
@@ -17,7 +22,10 @@
 #include "txc/Frontend/AST.h"
 
 #include <ostream>
+#include <set>
 #include <string>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 namespace txc {
@@ -30,6 +38,8 @@ public:
   const std::string &getText() const { return text; }
   /// The text of 1-based line `line`, without its newline ("" past the end).
   std::string getLine(uint32_t line) const;
+  /// The same, without copying it.
+  std::string_view getLineView(uint32_t line) const;
 
 private:
   std::string name;
@@ -46,6 +56,11 @@ struct Diagnostic {
   std::string hint; // empty when none
 };
 
+/// Errors kept (and printed) per run; later ones are only counted.
+constexpr unsigned kMaxErrors = 100;
+/// Source lines longer than this are shown as a window around the caret.
+constexpr size_t kMaxShownLine = 160;
+
 class DiagnosticEngine {
 public:
   explicit DiagnosticEngine(const SourceFile &file) : file(file) {}
@@ -54,20 +69,36 @@ public:
   void warning(SourceLoc loc, std::string message, std::string hint = "");
   void note(SourceLoc loc, std::string message);
 
+  /// Distinct errors (`print` shows the first kMaxErrors of them).
   unsigned getNumErrors() const { return numErrors; }
   bool hasErrors() const { return numErrors != 0; }
+  /// True once kMaxErrors errors are kept: later ones are not shown, so
+  /// callers may skip costly hints ("did you mean") for them.
+  bool isFull() const { return numErrors >= kMaxErrors; }
+  /// Every call to `error`, duplicates included: compare the count before
+  /// and after a piece of work to learn whether that work failed.
+  unsigned getNumErrorReports() const { return numErrorReports; }
   const std::vector<Diagnostic> &getDiagnostics() const { return diags; }
   const SourceFile &getFile() const { return file; }
 
-  /// Prints every diagnostic in the order reported, in the format above.
+  /// Prints every diagnostic kept, in the order reported, in the format
+  /// above, then how many errors past kMaxErrors were left out.
   void print(std::ostream &os) const;
   /// Formats one diagnostic (with its source line and caret).
   std::string format(const Diagnostic &diag) const;
 
 private:
+  /// Records `diag` unless an identical error or warning came before; a note
+  /// is dropped when the diagnostic it belongs to was.
+  bool add(Diagnostic diag);
+
   const SourceFile &file;
   std::vector<Diagnostic> diags;
   unsigned numErrors = 0;
+  unsigned numErrorReports = 0;
+  using Key = std::tuple<int, uint32_t, uint32_t, std::string, std::string>;
+  std::set<Key> seen;
+  bool droppingNotes = false;
 };
 
 /// The closest of `candidates` to `name` by edit distance, or "" when none is
