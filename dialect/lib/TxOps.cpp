@@ -12,6 +12,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/SmallSet.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -233,6 +234,11 @@ LogicalResult PaddingMaskOp::inferReturnTypes(MLIRContext *context,
   if (shape.size() != 2)
     return fail(loc, "padding_mask takes ids [B, S], got " +
                          formatShape(shape));
+  int64_t pad = int64_t(adaptor.getPad());
+  if (pad < std::numeric_limits<int32_t>::min() ||
+      pad > std::numeric_limits<int32_t>::max())
+    return fail(loc, "padding_mask pad " + std::to_string(pad) +
+                         " is not an i32 id");
   types.push_back(getTensorType(
       {shape[0], Dim::fixed(1), Dim::fixed(1), shape[1]},
       IntegerType::get(context, 1)));
@@ -459,14 +465,25 @@ LogicalResult ReshapeOp::verify() {
   if (symbols(input) != symbols(result))
     return emitOpError("must keep the symbolic dimensions of ")
            << formatShape(input) << ", got " << formatShape(result);
-  int64_t inCount = 1, outCount = 1;
-  for (const Dim &dim : input)
-    if (!dim.isSymbolic())
-      inCount *= dim.size;
-  for (const Dim &dim : result)
-    if (!dim.isSymbolic())
-      outCount *= dim.size;
-  if (inCount != outCount)
+  // The static part of each element count (symbolic dims match one for
+  // one), checked for overflow.
+  auto staticCount = [](const Shape &shape) -> std::optional<int64_t> {
+    int64_t count = 1;
+    for (const Dim &dim : shape)
+      if (!dim.isSymbolic()) {
+        std::optional<int64_t> next = llvm::checkedMul(count, dim.size);
+        if (!next)
+          return std::nullopt;
+        count = *next;
+      }
+    return count;
+  };
+  std::optional<int64_t> inCount = staticCount(input),
+                         outCount = staticCount(result);
+  if (!inCount || !outCount)
+    return emitOpError("has more elements than int64 can count: ")
+           << formatShape(input) << " vs " << formatShape(result);
+  if (*inCount != *outCount)
     return emitOpError("changes the number of elements: ")
            << formatShape(input) << " vs " << formatShape(result);
   return success();
@@ -533,9 +550,12 @@ LogicalResult MergeHeadsOp::inferReturnTypes(MLIRContext *,
   if (shape.size() != 4 || shape[1].isSymbolic() || shape[3].isSymbolic())
     return fail(loc, "merge_heads takes [B, h, T, d_k] with static h and "
                      "d_k, got " + formatShape(shape));
-  types.push_back(getTensorType(
-      {shape[0], shape[2], Dim::fixed(shape[1].size * shape[3].size)},
-      type.getElementType()));
+  std::optional<int64_t> width = llvm::checkedMul(shape[1].size, shape[3].size);
+  if (!width)
+    return fail(loc, "merge_heads of " + formatShape(shape) +
+                         ": heads * d_k overflows int64");
+  types.push_back(getTensorType({shape[0], shape[2], Dim::fixed(*width)},
+                                type.getElementType()));
   return success();
 }
 
@@ -563,6 +583,11 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
   if (failed(checkRate(loc, "label_smoothing",
                        adaptor.getLabelSmoothing().convertToDouble())))
     return failure();
+  int64_t ignore = adaptor.getIgnoreIndex();
+  if (ignore < std::numeric_limits<int32_t>::min() ||
+      ignore > std::numeric_limits<int32_t>::max())
+    return fail(loc, "cross_entropy ignore_index " + std::to_string(ignore) +
+                         " is not an i32 id");
   types.push_back(getTensorType({}, logitsType.getElementType()));
   return success();
 }

@@ -4,12 +4,16 @@
 // config values by name and some entries by name:
 //  - `pad` is the id it pads token (i32) inputs with and where its tokenizer
 //    puts [PAD];
-//  - `src_vocab`, `tgt_vocab` and `vocab` bound the ids it accepts for inputs
-//    named src*, tgt* and any other (InputValidation.cpp, vocabKeyFor);
 //  - a `train` entry taking `src` and `tgt_in`, or `encode` taking `src` and
 //    `decode` taking `tgt`, make a seq2seq model: its text commands (train,
-//    eval, translate, bench) build word vocabularies that start with the 4
-//    special tokens [PAD] [UNK] [SOS] [EOS].
+//    eval, translate, bench) fill the inputs src, tgt, tgt_in and tgt_out
+//    with ids of word vocabularies sized by `src_vocab` (src) and
+//    `tgt_vocab` (tgt*), or `vocab`, that start with the 4 special tokens
+//    [PAD] [UNK] [SOS] [EOS], padded with `pad` (vocabKeyFor in
+//    InputValidation.cpp). So the embeddings of those inputs need at least
+//    that many rows, and `pad` must be one of them. (`run` checks any input's
+//    ids against the table it indexes: other inputs, such as position ids,
+//    need nothing here.)
 // A spec the driver cannot run that way is an error here, at the config item
 // or the embedding concerned, instead of a failure at run time. Sizes that
 // are fine for `run` alone (an embedding of one row) are errors only where a
@@ -70,6 +74,9 @@ public:
               readInt(key, 1, kMaxTokenId, "a vocabulary size",
                       "the executable checks token ids against it"))
         vocabs[key] = *vocab;
+    std::string seq2seq = seq2seqReason();
+    if (seq2seq.empty())
+      return;
     collectEmbeddings();
     const InputEmbedding *smallest = nullptr;
     for (const InputEmbedding &embedding : embeddings) {
@@ -96,7 +103,7 @@ public:
       diags.note(smallest->loc,
                  "the embedding of '" + smallest->input + "' is here");
     }
-    checkSeq2Seq(vocabs);
+    checkSeq2Seq(vocabs, seq2seq);
   }
 
 private:
@@ -132,6 +139,10 @@ private:
           return;
         auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                       "tx.name");
+        // Only the inputs the text commands fill with token ids.
+        if (!name || !llvm::is_contained(
+                         {"src", "tgt", "tgt_in", "tgt_out"}, name.getValue()))
+          return;
         auto table = cast<RankedTensorType>(embedding.getTable().getType());
         embeddings.push_back({name ? name.str() : "?", table.getDimSize(0),
                               specLocOf(embedding.getLoc())});
@@ -166,9 +177,8 @@ private:
     return names;
   }
 
-  /// A seq2seq model's text commands put 4 special tokens in each
-  /// vocabulary: its src and tgt vocabularies need room for them.
-  void checkSeq2Seq(const std::map<std::string, ConfigInt> &vocabs) {
+  /// Why the driver's text commands treat the spec as seq2seq, or "".
+  std::string seq2seqReason() {
     auto has = [](const std::optional<std::vector<std::string>> &inputs,
                   std::initializer_list<const char *> names) {
       return inputs && llvm::any_of(names, [&](const char *name) {
@@ -178,13 +188,17 @@ private:
     std::optional<std::vector<std::string>> train = inputsOf("train"),
                                             encode = inputsOf("encode"),
                                             decode = inputsOf("decode");
-    std::string why;
     if (has(train, {"src"}) && has(train, {"tgt_in", "tgt"}))
-      why = "entry 'train' takes 'src' and a target";
-    else if (has(encode, {"src"}) && has(decode, {"tgt_in", "tgt"}))
-      why = "entries 'encode' and 'decode' take 'src' and 'tgt'";
-    else
-      return;
+      return "entry 'train' takes 'src' and a target";
+    if (has(encode, {"src"}) && has(decode, {"tgt_in", "tgt"}))
+      return "entries 'encode' and 'decode' take 'src' and 'tgt'";
+    return "";
+  }
+
+  /// A seq2seq model's text commands put 4 special tokens in each
+  /// vocabulary: its src and tgt vocabularies need room for them.
+  void checkSeq2Seq(const std::map<std::string, ConfigInt> &vocabs,
+                    const std::string &why) {
     std::set<std::string> reported;
     for (const char *input : {"src", "tgt"}) {
       const ConfigInt *vocab = vocabFor(input, vocabs);

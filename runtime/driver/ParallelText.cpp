@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <stdexcept>
 
 namespace txrt::driver {
@@ -200,8 +201,11 @@ int32_t modelPadId(const ModelInfo &model) {
   std::optional<double> pad = model.configNumber("pad");
   if (!pad)
     return 0;
-  if (*pad != std::floor(*pad) || *pad < 0 || *pad > 1e9)
-    throw ModelError("config pad must be a non-negative integer");
+  if (*pad != std::floor(*pad) || *pad < 0 ||
+      *pad > double(std::numeric_limits<int32_t>::max()))
+    throw ModelError("config pad must be an integer in 0.." +
+                     std::to_string(std::numeric_limits<int32_t>::max()) +
+                     " (txc checks it: a compiler bug)");
   return int32_t(*pad);
 }
 

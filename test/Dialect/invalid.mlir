@@ -741,3 +741,29 @@ func.func @grad_norm_result(%g: tensor<4x8xf32>) {
   %0 = tx.grad_norm %g : tensor<4x8xf32> -> tensor<4x8xf32>
   return
 }
+
+// -----
+
+func.func @padding_mask_pad_not_i32(%ids: tensor<2x5xi32>) -> tensor<2x1x1x5xi1> {
+  // expected-error @+2 {{padding_mask pad 4294967296 is not an i32 id}}
+  // expected-error @+1 {{'tx.padding_mask' op failed to infer returned types}}
+  %m = tx.padding_mask %ids {pad = 4294967296 : i64} : (tensor<2x5xi32>) -> tensor<2x1x1x5xi1>
+  return %m : tensor<2x1x1x5xi1>
+}
+
+// -----
+
+func.func @cross_entropy_ignore_not_i32(%logits: tensor<4x8xf32>, %t: tensor<4xi32>) -> tensor<f32> {
+  // expected-error @+2 {{cross_entropy ignore_index -2147483649 is not an i32 id}}
+  // expected-error @+1 {{'tx.cross_entropy' op failed to infer returned types}}
+  %l = tx.cross_entropy %logits, %t {ignore_index = -2147483649 : i64} : (tensor<4x8xf32>, tensor<4xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+func.func @reshape_overflow(%x: tensor<2x3xf32>) -> tensor<4611686018427387904x4xf32> {
+  // expected-error @+1 {{'tx.reshape' op has more elements than int64 can count}}
+  %r = tx.reshape %x : (tensor<2x3xf32>) -> tensor<4611686018427387904x4xf32>
+  return %r : tensor<4611686018427387904x4xf32>
+}
