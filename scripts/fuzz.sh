@@ -11,7 +11,7 @@
 #
 # Fuzzes BUILD/bin/fuzz-TARGET from the committed seeds
 # (test/fuzz/corpus/TARGET) and regression inputs (test/fuzz/regressions/
-# TARGET); the inputs it finds interesting accumulate in
+# TARGET), with the dictionary test/fuzz/TARGET.dict if there is one; the inputs it finds interesting accumulate in
 # BUILD/fuzz/TARGET/corpus across runs, a crash, leak, timeout or
 # out-of-memory input is saved in BUILD/fuzz/TARGET/artifacts/. The full
 # libFuzzer log is BUILD/fuzz/TARGET/fuzz.log; this prints one line:
@@ -79,11 +79,15 @@ mkdir -p "$WORK/corpus" "$WORK/artifacts"
 TIMEOUT=10
 [ "$TARGET" = spec-frontend ] && TIMEOUT=60
 
+# A dictionary of the format's words (test/fuzz/TARGET.dict), where there is one.
+DICT=()
+[ -f "$ROOT/test/fuzz/$TARGET.dict" ] && DICT=(-dict="$ROOT/test/fuzz/$TARGET.dict")
+
 LOG="$WORK/fuzz.log"
 start=$(date +%s.%N)
 "$FUZZER" -max_total_time="$SECONDS_TO_RUN" -timeout="$TIMEOUT" \
   -rss_limit_mb=4096 -print_final_stats=1 \
-  -artifact_prefix="$WORK/artifacts/" "${EXTRA[@]}" \
+  -artifact_prefix="$WORK/artifacts/" "${DICT[@]}" "${EXTRA[@]}" \
   "$WORK/corpus" "$ROOT/test/fuzz/corpus/$TARGET" \
   "$ROOT/test/fuzz/regressions/$TARGET" >"$LOG" 2>&1
 rc=$?
