@@ -34,8 +34,9 @@ struct Val {
   bool valid() const { return isTensor() || isConst(); }
 };
 
-/// How a builtin's parameter is checked and converted.
-enum class ArgKind { Tensor, Int, Number, Bool };
+/// How a builtin's parameter is checked and converted. TensorOrNumber
+/// takes either (a number becomes a 0-d constant where the builtin needs it).
+enum class ArgKind { Tensor, Int, Number, Bool, TensorOrNumber };
 
 struct ParamSpec {
   const char *name;
