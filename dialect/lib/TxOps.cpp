@@ -91,9 +91,9 @@ LogicalResult checkLayerNorm(std::optional<Location> loc, const Shape &input,
   if (shape.size() != 1 || shape[0] != last)
     return fail(loc, "weight must be [" + dimText(last) + "], got " +
                          formatShape(shape));
-  if (failed(readTensor(loc, bias, "bias", type, shape)))
+  if (bias && failed(readTensor(loc, bias, "bias", type, shape)))
     return failure();
-  if (shape.size() != 1 || shape[0] != last)
+  if (bias && (shape.size() != 1 || shape[0] != last))
     return fail(loc, "bias must be [" + dimText(last) + "], got " +
                          formatShape(shape));
   if (!(epsilon > 0.0))

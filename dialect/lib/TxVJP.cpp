@@ -306,7 +306,8 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ValueRange grads,
                               grads[0], nullptr, getEpsilonAttr(), dweight,
                               dbias));
   out.push_back(dweight);
-  out.push_back(dbias);
+  if (getBias())
+    out.push_back(dbias);
   return success();
 }
 
@@ -314,13 +315,17 @@ LogicalResult AddLayerNormOp::buildVJP(OpBuilder &b, ValueRange grads,
                                        SmallVectorImpl<Value> &out) {
   Value dy = grads[0], dsum = grads[1];
   if (!dy) { // only the sum is used
-    out.append({dsum, dsum, nullptr, nullptr});
+    out.append({dsum, dsum, nullptr});
+    if (getBias())
+      out.push_back(nullptr);
     return success();
   }
   Value dweight, dbias;
   Value ds = layerNormGrad(b, getLoc(), getLhs(), getRhs(), getWeight(), dy,
                            dsum, getEpsilonAttr(), dweight, dbias);
-  out.append({ds, ds, dweight, dbias});
+  out.append({ds, ds, dweight});
+  if (getBias())
+    out.push_back(dbias);
   return success();
 }
 

@@ -124,11 +124,16 @@ Val genLayerNorm(MLIRGenImpl &gen, const ast::CallExpr &call,
   if (!d)
     return {};
   Value weight = gen.getParameter(call, "weight", {*d}, Init::ones);
-  Value bias = weight ? gen.getParameter(call, "bias", {*d}, Init::zeros)
-                      : Value();
-  if (!bias)
+  if (!weight)
     return {};
-  return gen.createValue<LayerNormOp>(call.getLoc(), {x, weight, bias},
+  SmallVector<Value> operands = {x, weight};
+  if (args.flag(2)) {
+    Value bias = gen.getParameter(call, "bias", {*d}, Init::zeros);
+    if (!bias)
+      return {};
+    operands.push_back(bias);
+  }
+  return gen.createValue<LayerNormOp>(call.getLoc(), operands,
                                       {f32Attr(gen, "epsilon", eps)});
 }
 
@@ -330,7 +335,9 @@ const std::vector<Builtin> &builtins() {
         {"dim", ArgKind::Int, {}}},
        genEmbedding, true},
       {"layer_norm",
-       {{"x", ArgKind::Tensor, {}}, {"eps", ArgKind::Number, F(1e-5)}},
+       {{"x", ArgKind::Tensor, {}},
+        {"eps", ArgKind::Number, F(1e-5)},
+        {"bias", ArgKind::Bool, B(true)}},
        genLayerNorm, true},
       {"positional_encoding", {{"x", ArgKind::Tensor, {}}},
        genPositionalEncoding},

@@ -105,6 +105,11 @@ func.func @normalization(%x: tensor<?x8xf32, #tx.dims<N: 64>>, %y: tensor<?x8xf3
   %ln = tx.layer_norm %x, %g, %b {epsilon = 1.0e-6 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   // CHECK: tx.add_layer_norm %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<8xf32>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>)
   %n, %sum = tx.add_layer_norm %x, %y, %g, %b : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<8xf32>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>)
+  // Without bias (nn.LayerNorm(bias=False)).
+  // CHECK: tx.layer_norm %{{.+}}, %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  %lnb = tx.layer_norm %x, %g : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  // CHECK: tx.add_layer_norm %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>)
+  %nb, %sumb = tx.add_layer_norm %x, %y, %g : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>)
   return
 }
 

@@ -427,6 +427,25 @@ func.func @layer_norm() -> tensor<f32> attributes {tx.entry = "train"} {
 
 // -----
 
+// layer_norm without bias: the same layer_norm_grad; its dbias is unused
+// (no tx.store_grad of a bias).
+// CHECK-LABEL: func.func @layer_norm_without_bias
+// CHECK: %[[DX:.+]], %[[DG:.+]], %{{.+}} = tx.layer_norm_grad
+// CHECK-NEXT: tx.store_grad @g2, %[[DG]]
+// CHECK-NEXT: tx.store_grad @x2, %[[DX]]
+// CHECK-NEXT: return
+tx.parameter @x2 : tensor<4x8xf32> {init = #tx.init<normal>}
+tx.parameter @g2 : tensor<8xf32> {init = #tx.init<ones>}
+func.func @layer_norm_without_bias() -> tensor<f32> attributes {tx.entry = "train"} {
+  %x = tx.param @x2 : tensor<4x8xf32>
+  %g = tx.param @g2 : tensor<8xf32>
+  %n = tx.layer_norm %x, %g {epsilon = 1.0e-6 : f32} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %l = tx.reduce_sum %n {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // add_layer_norm with only the normed result used: layer_norm_grad with
 // `rhs` and no `dsum`; both addends take the gradient of the sum.
 // CHECK-LABEL: func.func @add_layer_norm

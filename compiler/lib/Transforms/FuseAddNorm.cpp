@@ -54,10 +54,12 @@ struct FuseAddNormPass
         continue;
       }
       OpBuilder builder(norm);
+      SmallVector<Value> operands = {add.getLhs(), add.getRhs(),
+                                     norm.getWeight()};
+      if (norm.getBias())
+        operands.push_back(norm.getBias());
       auto fused = builder.create<AddLayerNormOp>(
-          norm.getLoc(), TypeRange{norm.getType(), add.getType()},
-          ValueRange{add.getLhs(), add.getRhs(), norm.getWeight(),
-                     norm.getBias()},
+          norm.getLoc(), TypeRange{norm.getType(), add.getType()}, operands,
           ArrayRef<NamedAttribute>{builder.getNamedAttr(
               "epsilon", norm.getEpsilonAttr())});
       norm.getResult().replaceAllUsesWith(fused.getResult());

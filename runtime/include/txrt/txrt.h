@@ -259,7 +259,8 @@ txrt_status txrt_layer_norm_bwd(txrt_context *ctx, int64_t site, int64_t rows,
  *
  *    s = x + r;   y = layer_norm(s) * gamma + beta   (over the last dim)
  *
- *  x, r, y [rows, cols]; gamma, beta [cols] (not NULL). out_sum: NULL, or
+ *  x, r, y [rows, cols]; gamma [cols] (not NULL), beta [cols] or NULL (no
+ *  shift). out_sum: NULL, or
  *  [rows, cols] receiving s. mean, var: NULL (inference) or [rows], saved for
  *  backward exactly as txrt_layer_norm_fwd saves them. y may alias x or r. */
 txrt_status txrt_add_layer_norm_fwd(txrt_context *ctx, int64_t site,

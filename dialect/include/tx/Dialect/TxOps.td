@@ -434,18 +434,19 @@ def Tx_LayerNormOp : Tx_InferOp<"layer_norm", [TxDifferentiable]> {
   let summary = "layer normalization over the last dimension";
   let description = [{
     `(x - mean) / sqrt(var + epsilon) * weight + bias` over the last
-    dimension `d` of `x` (biased variance, as nn.LayerNorm). `weight` and
-    `bias` are `[d]`; `d` is static. The result has the input's type.
+    dimension `d` of `x` (biased variance, as nn.LayerNorm). `weight` and the
+    optional `bias` are `[d]` (no bias: nn.LayerNorm(bias=False)); `d` is
+    static. The result has the input's type.
 
     ```mlir
     %y = tx.layer_norm %x, %g, %b {epsilon = 9.99999974E-6 : f32} : (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<512xf32>, tensor<512xf32>) -> tensor<?x512xf32, #tx.dims<N: 4096>>
     ```
   }];
   let arguments = (ins Tx_F32Tensor:$input, Tx_F32Tensor:$weight,
-                       Tx_F32Tensor:$bias,
+                       Optional<Tx_F32Tensor>:$bias,
                        DefaultValuedAttr<F32Attr, "1.0e-5f">:$epsilon);
   let results = (outs Tx_F32Tensor:$result);
-  let assemblyFormat = "$input `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
 }
 
 //===----------------------------------------------------------------------===//
@@ -617,18 +618,18 @@ def Tx_AddLayerNormOp : Tx_InferOp<"add_layer_norm", [TxDifferentiable]> {
   let summary = "fused residual add and layer normalization";
   let description = [{
     `sum = lhs + rhs` (same shape, no broadcasting) and
-    `result = layer_norm(sum, weight, bias, epsilon)` in one pass; the second
-    result is the sum, for users that need it.
+    `result = layer_norm(sum, weight, bias, epsilon)` in one pass (`bias`
+    optional); the second result is the sum, for users that need it.
 
     ```mlir
     %y, %s = tx.add_layer_norm %x, %r, %g, %b {epsilon = 9.99999974E-6 : f32} : (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<512xf32>, tensor<512xf32>) -> (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<?x512xf32, #tx.dims<N: 4096>>)
     ```
   }];
   let arguments = (ins Tx_F32Tensor:$lhs, Tx_F32Tensor:$rhs,
-                       Tx_F32Tensor:$weight, Tx_F32Tensor:$bias,
+                       Tx_F32Tensor:$weight, Optional<Tx_F32Tensor>:$bias,
                        DefaultValuedAttr<F32Attr, "1.0e-5f">:$epsilon);
   let results = (outs Tx_F32Tensor:$result, Tx_F32Tensor:$sum);
-  let assemblyFormat = "$lhs `,` $rhs `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$lhs `,` $rhs `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
 }
 
 //===----------------------------------------------------------------------===//
