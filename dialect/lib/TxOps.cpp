@@ -166,6 +166,14 @@ LogicalResult ParameterOp::verify() {
     return emitOpError("type must be a static f32 tensor, got ") << getType();
   if (type.getRank() == 0)
     return emitOpError("parameter must have rank >= 1");
+  if (std::optional<APFloat> std = getStd()) {
+    if (getInit() != Init::normal)
+      return emitOpError("std is the normal initializer's, not ")
+             << stringifyInit(getInit()) << "'s";
+    double value = std->convertToDouble();
+    if (!(value > 0.0) || !std::isfinite(value))
+      return emitOpError("std must be positive and finite, got ") << value;
+  }
   return success();
 }
 

@@ -767,3 +767,13 @@ func.func @reshape_overflow(%x: tensor<2x3xf32>) -> tensor<4611686018427387904x4
   %r = tx.reshape %x : (tensor<2x3xf32>) -> tensor<4611686018427387904x4xf32>
   return %r : tensor<4611686018427387904x4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'tx.parameter' op std is the normal initializer's, not zeros's}}
+tx.parameter @p : tensor<4xf32> {init = #tx.init<zeros>, std = 2.0e-02 : f32}
+
+// -----
+
+// expected-error @+1 {{'tx.parameter' op std must be positive and finite, got -1}}
+tx.parameter @q : tensor<4xf32> {init = #tx.init<normal>, std = -1.0 : f32}

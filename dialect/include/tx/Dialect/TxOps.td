@@ -68,13 +68,16 @@ def Tx_ParameterOp : Tx_Op<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">]>
   let description = [{
     Declares a parameter at module level, named in PyTorch state_dict style,
     with its (static) type and initializer. Entries read it with `tx.param`.
+    `std` is the standard deviation of the `normal` initializer (default 1;
+    only with `normal`).
 
     ```mlir
     tx.parameter @"encoder.layers.0.self_attn.W_q.weight" : tensor<512x512xf32> {init = #tx.init<xavier_uniform>}
+    tx.parameter @"wpe" : tensor<1024x768xf32> {init = #tx.init<normal>, std = 2.000000e-02 : f32}
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<AnyRankedTensor>:$type,
-                       Tx_InitAttr:$init);
+                       Tx_InitAttr:$init, OptionalAttr<F32Attr>:$std);
   let assemblyFormat = "$sym_name `:` $type attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
