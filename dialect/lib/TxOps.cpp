@@ -75,14 +75,15 @@ LogicalResult checkRate(std::optional<Location> loc, StringRef what,
 }
 
 /// Layer-norm operand rules shared by layer_norm and add_layer_norm.
-LogicalResult checkLayerNorm(std::optional<Location> loc, const Shape &input,
-                             Value weight, Value bias, double epsilon) {
+LogicalResult checkLayerNorm(std::optional<Location> loc, const std::string &op,
+                             const Shape &input, Value weight, Value bias,
+                             double epsilon) {
   if (input.empty())
-    return fail(loc, "layer_norm input must have rank >= 1");
+    return fail(loc, op + " input must have rank >= 1");
   const Dim &last = input.back();
   if (last.isSymbolic())
-    return fail(loc, "layer_norm normalizes the last dimension, which must "
-                     "be static, got " +
+    return fail(loc, op + " normalizes the last dimension, which must be "
+                          "static, got " +
                          formatShape(input));
   RankedTensorType type;
   Shape shape;
@@ -442,8 +443,22 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
   RankedTensorType type;
   Shape shape;
   if (failed(readTensor(loc, adaptor.getInput(), "input", type, shape)) ||
-      failed(checkLayerNorm(loc, shape, adaptor.getWeight(),
+      failed(checkLayerNorm(loc, "layer_norm", shape, adaptor.getWeight(),
                             adaptor.getBias(),
+                            adaptor.getEpsilon().convertToDouble())))
+    return failure();
+  types.push_back(type);
+  return success();
+}
+
+LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  RankedTensorType type;
+  Shape shape;
+  if (failed(readTensor(loc, adaptor.getInput(), "input", type, shape)) ||
+      failed(checkLayerNorm(loc, "rms_norm", shape, adaptor.getWeight(), nullptr,
                             adaptor.getEpsilon().convertToDouble())))
     return failure();
   types.push_back(type);
@@ -689,8 +704,28 @@ LogicalResult AddLayerNormOp::inferReturnTypes(MLIRContext *,
     return fail(loc, "add_layer_norm operands must have the same type, got " +
                          formatType(type) + " and " +
                          formatType(adaptor.getRhs().getType()));
-  if (failed(checkLayerNorm(loc, shape, adaptor.getWeight(),
+  if (failed(checkLayerNorm(loc, "layer_norm", shape, adaptor.getWeight(),
                             adaptor.getBias(),
+                            adaptor.getEpsilon().convertToDouble())))
+    return failure();
+  types.push_back(type);
+  types.push_back(type);
+  return success();
+}
+
+LogicalResult AddRmsNormOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  RankedTensorType type;
+  Shape shape;
+  if (failed(readTensor(loc, adaptor.getLhs(), "lhs", type, shape)))
+    return failure();
+  if (adaptor.getRhs().getType() != type)
+    return fail(loc, "add_rms_norm operands must have the same type, got " +
+                         formatType(type) + " and " +
+                         formatType(adaptor.getRhs().getType()));
+  if (failed(checkLayerNorm(loc, "rms_norm", shape, adaptor.getWeight(), nullptr,
                             adaptor.getEpsilon().convertToDouble())))
     return failure();
   types.push_back(type);

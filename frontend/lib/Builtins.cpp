@@ -137,6 +137,24 @@ Val genLayerNorm(MLIRGenImpl &gen, const ast::CallExpr &call,
                                       {f32Attr(gen, "epsilon", eps)});
 }
 
+Val genRmsNorm(MLIRGenImpl &gen, const ast::CallExpr &call,
+               const BoundArgs &args) {
+  Value x = args.tensor(0);
+  double eps = args.number(1);
+  if (!(eps > 0)) {
+    gen.getDiags().error(args.locs[1], "rms_norm eps must be positive");
+    return {};
+  }
+  std::optional<int64_t> d = gen.staticDim(call.getLoc(), x, -1, "rms_norm");
+  if (!d)
+    return {};
+  Value weight = gen.getParameter(call, "weight", {*d}, Init::ones);
+  if (!weight)
+    return {};
+  return gen.createValue<RmsNormOp>(call.getLoc(), {x, weight},
+                                    {f32Attr(gen, "epsilon", eps)});
+}
+
 /// `param(d0, d1, ..., init = zeros, std = 1.0) as name`: a free learnable
 /// tensor (a [CLS] vector, learned positions), named by its `as` path alone.
 Val genParam(MLIRGenImpl &gen, const ast::CallExpr &call,
@@ -401,6 +419,9 @@ const std::vector<Builtin> &builtins() {
         {"vocab", ArgKind::Int, {}},
         {"dim", ArgKind::Int, {}}},
        genEmbedding, true},
+      {"rms_norm",
+       {{"x", ArgKind::Tensor, {}}, {"eps", ArgKind::Number, F(1e-6)}},
+       genRmsNorm, true},
       {"param",
        {{"init", ArgKind::Name, I(0)}, {"std", ArgKind::Number, F(0.0)}},
        genParam, /*createsParameters=*/true, /*variadic=*/true,

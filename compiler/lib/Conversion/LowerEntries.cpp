@@ -446,6 +446,28 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
               ptrs.lookup(norm.getResult()), sum, nullPtr(), nullPtr()});
         return success();
       })
+      .Case([&](RmsNormOp norm) {
+        RankedTensorType in = typeOf(norm.getInput());
+        call(RuntimeFn::RmsNormFwd,
+             {site(), toI64(rows(in)), toI64(dimSizes(in).back()),
+              ptrs.lookup(norm.getInput()), nullPtr(),
+              ptrs.lookup(norm.getWeight()),
+              f32(norm.getEpsilon().convertToDouble()),
+              ptrs.lookup(norm.getResult()), nullPtr()});
+        return success();
+      })
+      .Case([&](AddRmsNormOp norm) {
+        RankedTensorType in = typeOf(norm.getLhs());
+        Value sum = norm.getSum().use_empty() ? nullPtr()
+                                              : ptrs.lookup(norm.getSum());
+        call(RuntimeFn::RmsNormFwd,
+             {site(), toI64(rows(in)), toI64(dimSizes(in).back()),
+              ptrs.lookup(norm.getLhs()), ptrs.lookup(norm.getRhs()),
+              ptrs.lookup(norm.getWeight()),
+              f32(norm.getEpsilon().convertToDouble()),
+              ptrs.lookup(norm.getResult()), sum});
+        return success();
+      })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
         RankedTensorType in = typeOf(softmax.getInput());
         int64_t axis = softmax.getAxis();
