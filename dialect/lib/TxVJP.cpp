@@ -92,6 +92,28 @@ Value layerNormGrad(OpBuilder &b, Location loc, Value input, Value rhs,
   return op.getDinput();
 }
 
+/// dinput of rms_norm (of the sum, with `rhs`) and, in `dweight`, the weight
+/// gradient.
+Value rmsNormGrad(OpBuilder &b, Location loc, Value input, Value rhs,
+                  Value weight, Value dy, Value dsum, FloatAttr epsilon,
+                  Value &dweight) {
+  SmallVector<Value> operands = {input};
+  if (rhs)
+    operands.push_back(rhs);
+  operands.push_back(weight);
+  operands.push_back(dy);
+  if (dsum)
+    operands.push_back(dsum);
+  auto op = b.create<RmsNormGradOp>(
+      loc, operands,
+      ArrayRef<NamedAttribute>{
+          named(b, "operandSegmentSizes",
+                b.getDenseI32ArrayAttr({1, rhs ? 1 : 0, 1, 1, dsum ? 1 : 0})),
+          named(b, "epsilon", epsilon)});
+  dweight = op.getDweight();
+  return op.getDinput();
+}
+
 /// The attention gradient from a forward's operands, output and lse.
 void attentionGrads(OpBuilder &b, Location loc, Operation *forward,
                     Value query, Value key, Value value, Value mask, Value out,
@@ -306,7 +328,8 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ValueRange grads,
                               grads[0], nullptr, getEpsilonAttr(), dweight,
                               dbias));
   out.push_back(dweight);
-  out.push_back(dbias);
+  if (getBias())
+    out.push_back(dbias);
   return success();
 }
 
@@ -314,13 +337,40 @@ LogicalResult AddLayerNormOp::buildVJP(OpBuilder &b, ValueRange grads,
                                        SmallVectorImpl<Value> &out) {
   Value dy = grads[0], dsum = grads[1];
   if (!dy) { // only the sum is used
-    out.append({dsum, dsum, nullptr, nullptr});
+    out.append({dsum, dsum, nullptr});
+    if (getBias())
+      out.push_back(nullptr);
     return success();
   }
   Value dweight, dbias;
   Value ds = layerNormGrad(b, getLoc(), getLhs(), getRhs(), getWeight(), dy,
                            dsum, getEpsilonAttr(), dweight, dbias);
-  out.append({ds, ds, dweight, dbias});
+  out.append({ds, ds, dweight});
+  if (getBias())
+    out.push_back(dbias);
+  return success();
+}
+
+LogicalResult RmsNormOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                  SmallVectorImpl<Value> &out) {
+  Value dweight;
+  out.push_back(rmsNormGrad(b, getLoc(), getInput(), nullptr, getWeight(),
+                            grads[0], nullptr, getEpsilonAttr(), dweight));
+  out.push_back(dweight);
+  return success();
+}
+
+LogicalResult AddRmsNormOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                     SmallVectorImpl<Value> &out) {
+  Value dy = grads[0], dsum = grads[1];
+  if (!dy) { // only the sum is used
+    out.append({dsum, dsum, nullptr});
+    return success();
+  }
+  Value dweight;
+  Value ds = rmsNormGrad(b, getLoc(), getLhs(), getRhs(), getWeight(), dy,
+                         dsum, getEpsilonAttr(), dweight);
+  out.append({ds, ds, dweight});
   return success();
 }
 

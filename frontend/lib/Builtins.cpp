@@ -124,12 +124,102 @@ Val genLayerNorm(MLIRGenImpl &gen, const ast::CallExpr &call,
   if (!d)
     return {};
   Value weight = gen.getParameter(call, "weight", {*d}, Init::ones);
-  Value bias = weight ? gen.getParameter(call, "bias", {*d}, Init::zeros)
-                      : Value();
-  if (!bias)
+  if (!weight)
     return {};
-  return gen.createValue<LayerNormOp>(call.getLoc(), {x, weight, bias},
+  SmallVector<Value> operands = {x, weight};
+  if (args.flag(2)) {
+    Value bias = gen.getParameter(call, "bias", {*d}, Init::zeros);
+    if (!bias)
+      return {};
+    operands.push_back(bias);
+  }
+  return gen.createValue<LayerNormOp>(call.getLoc(), operands,
                                       {f32Attr(gen, "epsilon", eps)});
+}
+
+Val genRmsNorm(MLIRGenImpl &gen, const ast::CallExpr &call,
+               const BoundArgs &args) {
+  Value x = args.tensor(0);
+  double eps = args.number(1);
+  if (!(eps > 0)) {
+    gen.getDiags().error(args.locs[1], "rms_norm eps must be positive");
+    return {};
+  }
+  std::optional<int64_t> d = gen.staticDim(call.getLoc(), x, -1, "rms_norm");
+  if (!d)
+    return {};
+  Value weight = gen.getParameter(call, "weight", {*d}, Init::ones);
+  if (!weight)
+    return {};
+  return gen.createValue<RmsNormOp>(call.getLoc(), {x, weight},
+                                    {f32Attr(gen, "epsilon", eps)});
+}
+
+/// `param(d0, d1, ..., init = zeros, std = 1.0) as name`: a free learnable
+/// tensor (a [CLS] vector, learned positions), named by its `as` path alone.
+Val genParam(MLIRGenImpl &gen, const ast::CallExpr &call,
+             const BoundArgs &args) {
+  SmallVector<int64_t> shape;
+  for (size_t i = 0; i < args.rest.size(); ++i) {
+    const ast::Expr &expr = *call.args[i].value;
+    std::optional<Dim> dim = gen.resolveDim(expr, nullptr);
+    if (!dim)
+      return {};
+    if (dim->isSymbolic()) {
+      gen.getDiags().error(args.restLocs[i],
+                           "a parameter's shape is static, but '" +
+                               dim->symbol.getValue().str() +
+                               "' is a dim (known only at run time)",
+                           "use its bound, e.g. a config value, and slice");
+      return {};
+    }
+    if (dim->size <= 0) {
+      gen.getDiags().error(args.restLocs[i],
+                           "parameter sizes must be positive, got " +
+                               std::to_string(dim->size));
+      return {};
+    }
+    shape.push_back(dim->size);
+  }
+  if (shape.empty()) {
+    gen.getDiags().error(call.getLoc(), "param needs its shape",
+                         "e.g. `param(1, 1, d_model, init = zeros) as cls`");
+    return {};
+  }
+  const std::string &initName = args.names[0];
+  std::optional<Init> init =
+      initName.empty() ? std::optional<Init>(Init::zeros)
+                       : symbolizeInit(initName);
+  if (!init) {
+    gen.getDiags().error(args.locs[0],
+                         "unknown initializer '" + initName + "'",
+                         "use zeros, ones, normal or xavier_uniform");
+    return {};
+  }
+  std::optional<double> std;
+  if (args.number(1) != 0.0) {
+    if (*init != Init::normal) {
+      gen.getDiags().error(args.locs[1],
+                           "std is for init = normal, not " + initName);
+      return {};
+    }
+    if (!(args.number(1) > 0.0) || !std::isfinite(args.number(1))) {
+      gen.getDiags().error(args.locs[1], "std must be positive");
+      return {};
+    }
+    std = args.number(1);
+  }
+  if (*init == Init::xavier_uniform && shape.size() < 2) {
+    gen.getDiags().error(args.locs[0],
+                         "xavier_uniform needs a parameter of rank >= 2 (its "
+                         "fans), got rank " +
+                             std::to_string(shape.size()));
+    return {};
+  }
+  Value value = gen.getParameter(call, "", shape, *init, std);
+  if (!value)
+    return {};
+  return Val::of(value);
 }
 
 //===----------------------------------------------------------------------===//
@@ -438,8 +528,17 @@ const std::vector<Builtin> &builtins() {
         {"vocab", ArgKind::Int, {}},
         {"dim", ArgKind::Int, {}}},
        genEmbedding, true},
+      {"rms_norm",
+       {{"x", ArgKind::Tensor, {}}, {"eps", ArgKind::Number, F(1e-6)}},
+       genRmsNorm, true},
+      {"param",
+       {{"init", ArgKind::Name, I(0)}, {"std", ArgKind::Number, F(0.0)}},
+       genParam, /*createsParameters=*/true, /*variadic=*/true,
+       /*restFirst=*/true},
       {"layer_norm",
-       {{"x", ArgKind::Tensor, {}}, {"eps", ArgKind::Number, F(1e-5)}},
+       {{"x", ArgKind::Tensor, {}},
+        {"eps", ArgKind::Number, F(1e-5)},
+        {"bias", ArgKind::Bool, B(true)}},
        genLayerNorm, true},
       {"positional_encoding", {{"x", ArgKind::Tensor, {}}},
        genPositionalEncoding},

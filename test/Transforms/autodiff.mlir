@@ -427,6 +427,65 @@ func.func @layer_norm() -> tensor<f32> attributes {tx.entry = "train"} {
 
 // -----
 
+// layer_norm without bias: the same layer_norm_grad; its dbias is unused
+// (no tx.store_grad of a bias).
+// CHECK-LABEL: func.func @layer_norm_without_bias
+// CHECK: %[[DX:.+]], %[[DG:.+]], %{{.+}} = tx.layer_norm_grad
+// CHECK-NEXT: tx.store_grad @g2, %[[DG]]
+// CHECK-NEXT: tx.store_grad @x2, %[[DX]]
+// CHECK-NEXT: return
+tx.parameter @x2 : tensor<4x8xf32> {init = #tx.init<normal>}
+tx.parameter @g2 : tensor<8xf32> {init = #tx.init<ones>}
+func.func @layer_norm_without_bias() -> tensor<f32> attributes {tx.entry = "train"} {
+  %x = tx.param @x2 : tensor<4x8xf32>
+  %g = tx.param @g2 : tensor<8xf32>
+  %n = tx.layer_norm %x, %g {epsilon = 1.0e-6 : f32} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %l = tx.reduce_sum %n {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// rms_norm -> rms_norm_grad (dinput, dweight) with the forward's epsilon.
+// CHECK-LABEL: func.func @rms_norm
+// CHECK: %[[DY:.+]] = tx.broadcast_to
+// CHECK-NEXT: %[[DX:.+]], %[[DG:.+]] = tx.rms_norm_grad %{{.+}}, %{{.+}}, %[[DY]] {epsilon = 9.99999974E-6 : f32} : (tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
+// CHECK-NEXT: tx.store_grad @rg, %[[DG]]
+// CHECK-NEXT: tx.store_grad @rx, %[[DX]]
+tx.parameter @rx : tensor<4x8xf32> {init = #tx.init<normal>}
+tx.parameter @rg : tensor<8xf32> {init = #tx.init<ones>}
+func.func @rms_norm() -> tensor<f32> attributes {tx.entry = "train"} {
+  %x = tx.param @rx : tensor<4x8xf32>
+  %g = tx.param @rg : tensor<8xf32>
+  %n = tx.rms_norm %x, %g {epsilon = 1.0e-5 : f32} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %l = tx.reduce_sum %n {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// add_rms_norm whose sum goes on: rms_norm_grad with `rhs` and `dsum`; both
+// addends take the gradient of the sum.
+// CHECK-LABEL: func.func @add_rms_norm
+// CHECK: %[[DS:.+]], %[[DG:.+]] = tx.rms_norm_grad %{{.+}} rhs %{{.+}}, %{{.+}}, %{{.+}} dsum %{{.+}}
+// CHECK: tx.store_grad @ag, %[[DG]]
+// CHECK: tx.store_grad @ay, %[[DS]]
+// CHECK: tx.store_grad @ax
+tx.parameter @ax : tensor<4x8xf32> {init = #tx.init<normal>}
+tx.parameter @ay : tensor<4x8xf32> {init = #tx.init<normal>}
+tx.parameter @ag : tensor<8xf32> {init = #tx.init<ones>}
+func.func @add_rms_norm() -> tensor<f32> attributes {tx.entry = "train"} {
+  %x = tx.param @ax : tensor<4x8xf32>
+  %y = tx.param @ay : tensor<4x8xf32>
+  %g = tx.param @ag : tensor<8xf32>
+  %n, %s = tx.add_rms_norm %x, %y, %g : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  %t = tx.add %n, %s : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %l = tx.reduce_sum %t {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // add_layer_norm with only the normed result used: layer_norm_grad with
 // `rhs` and no `dsum`; both addends take the gradient of the sum.
 // CHECK-LABEL: func.func @add_layer_norm

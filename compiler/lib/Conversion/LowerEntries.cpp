@@ -428,7 +428,7 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         call(RuntimeFn::LayerNormFwd,
              {site(), toI64(rows(in)), toI64(dimSizes(in).back()),
               ptrs.lookup(norm.getInput()), ptrs.lookup(norm.getWeight()),
-              ptrs.lookup(norm.getBias()),
+              norm.getBias() ? ptrs.lookup(norm.getBias()) : nullPtr(),
               f32(norm.getEpsilon().convertToDouble()),
               ptrs.lookup(norm.getResult()), nullPtr(), nullPtr()});
         return success();
@@ -440,9 +440,32 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         call(RuntimeFn::AddLayerNormFwd,
              {site(), toI64(rows(in)), toI64(dimSizes(in).back()),
               ptrs.lookup(norm.getLhs()), ptrs.lookup(norm.getRhs()),
-              ptrs.lookup(norm.getWeight()), ptrs.lookup(norm.getBias()),
+              ptrs.lookup(norm.getWeight()),
+              norm.getBias() ? ptrs.lookup(norm.getBias()) : nullPtr(),
               f32(norm.getEpsilon().convertToDouble()),
               ptrs.lookup(norm.getResult()), sum, nullPtr(), nullPtr()});
+        return success();
+      })
+      .Case([&](RmsNormOp norm) {
+        RankedTensorType in = typeOf(norm.getInput());
+        call(RuntimeFn::RmsNormFwd,
+             {site(), toI64(rows(in)), toI64(dimSizes(in).back()),
+              ptrs.lookup(norm.getInput()), nullPtr(),
+              ptrs.lookup(norm.getWeight()),
+              f32(norm.getEpsilon().convertToDouble()),
+              ptrs.lookup(norm.getResult()), nullPtr()});
+        return success();
+      })
+      .Case([&](AddRmsNormOp norm) {
+        RankedTensorType in = typeOf(norm.getLhs());
+        Value sum = norm.getSum().use_empty() ? nullPtr()
+                                              : ptrs.lookup(norm.getSum());
+        call(RuntimeFn::RmsNormFwd,
+             {site(), toI64(rows(in)), toI64(dimSizes(in).back()),
+              ptrs.lookup(norm.getLhs()), ptrs.lookup(norm.getRhs()),
+              ptrs.lookup(norm.getWeight()),
+              f32(norm.getEpsilon().convertToDouble()),
+              ptrs.lookup(norm.getResult()), sum});
         return success();
       })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {

@@ -116,7 +116,7 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
     if (isa<ParamOp, ConstantOp, EmbeddingOp, PositionalEncodingOp, AddOp,
             SubOp, MulOp, DivOp, NegOp, ScaleOp, ReluOp, GeluOp, DropoutOp,
             LinearOp, SplitHeadsOp, MergeHeadsOp, LayerNormOp,
-            AddLayerNormOp>(op))
+            AddLayerNormOp, RmsNormOp, AddRmsNormOp>(op))
       return WalkResult::advance();
     // Tensor math (TxMathOps.td) is element-wise too.
     if (isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, SigmoidOp, SiluOp,

@@ -160,7 +160,8 @@ bool writesInPlace(Operation *op) {
 
 /// The operand whose buffer the op's first result may take when that operand
 /// dies at the op: the first operand of element-wise ops, the residual of a
-/// linear (libtxrt accumulates into it), an addend of add + layer norm.
+/// linear (libtxrt accumulates into it), an addend of add + layer / RMS
+/// norm.
 SmallVector<Value, 2> inPlaceCandidates(Operation *op) {
   if (writesInPlace(op) && op->getNumOperands() > 0)
     return {op->getOperand(0)};
@@ -168,6 +169,8 @@ SmallVector<Value, 2> inPlaceCandidates(Operation *op) {
     if (Value residual = linear.getResidual())
       return {residual};
   if (auto norm = dyn_cast<AddLayerNormOp>(op))
+    return {norm.getLhs(), norm.getRhs()};
+  if (auto norm = dyn_cast<AddRmsNormOp>(op))
     return {norm.getLhs(), norm.getRhs()};
   return {};
 }

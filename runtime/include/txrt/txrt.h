@@ -259,7 +259,8 @@ txrt_status txrt_layer_norm_bwd(txrt_context *ctx, int64_t site, int64_t rows,
  *
  *    s = x + r;   y = layer_norm(s) * gamma + beta   (over the last dim)
  *
- *  x, r, y [rows, cols]; gamma, beta [cols] (not NULL). out_sum: NULL, or
+ *  x, r, y [rows, cols]; gamma [cols] (not NULL), beta [cols] or NULL (no
+ *  shift). out_sum: NULL, or
  *  [rows, cols] receiving s. mean, var: NULL (inference) or [rows], saved for
  *  backward exactly as txrt_layer_norm_fwd saves them. y may alias x or r. */
 txrt_status txrt_add_layer_norm_fwd(txrt_context *ctx, int64_t site,
@@ -283,6 +284,32 @@ txrt_status txrt_add_layer_norm_bwd(
     const float *var, float eps, const float *dy, const float *dsum, float *dx,
     float *dgamma, float *dbeta, int32_t accumulate_dx,
     int32_t accumulate_params);
+
+/** RMS normalisation over the last dimension (nn.RMSNorm, Llama's norm),
+ *  optionally after a residual add, in one pass over memory:
+ *
+ *    s = x (r NULL) or x + r;   y = s / sqrt(mean(s^2) + eps) * gamma
+ *
+ *  x, r, y [rows, cols]; gamma [cols]. out_sum: NULL, or [rows, cols]
+ *  receiving s (needs r). Nothing is saved for backward (it recomputes the
+ *  row statistics). y may alias x or r. */
+txrt_status txrt_rms_norm_fwd(txrt_context *ctx, int64_t site, int64_t rows,
+                              int64_t cols, const float *x, const float *r,
+                              const float *gamma, float eps, float *y,
+                              float *out_sum);
+
+/** Backward of txrt_rms_norm_fwd (with the same x, r, gamma, eps): writes
+ *
+ *    dx = ds = rms_norm_bwd(dy) + dsum   (the gradient of x, and of r)
+ *
+ *  [rows, cols] (or adds it, accumulate_dx) and dgamma [cols] (or adds,
+ *  accumulate_params; may be NULL). dsum: NULL, or the gradient flowing into
+ *  out_sum from its other uses. */
+txrt_status txrt_rms_norm_bwd(txrt_context *ctx, int64_t site, int64_t rows,
+                              int64_t cols, const float *x, const float *r,
+                              const float *gamma, float eps, const float *dy,
+                              const float *dsum, float *dx, float *dgamma,
+                              int32_t accumulate_dx, int32_t accumulate_params);
 
 /** Softmax (log_softmax = 0) or log-softmax (log_softmax = 1) over the last
  *  dimension of x [rows, cols] (oneDNN). y may alias x. */
