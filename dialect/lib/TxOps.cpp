@@ -232,6 +232,33 @@ LogicalResult PositionalEncodingOp::inferReturnTypes(
   return success();
 }
 
+LogicalResult RopeOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  RankedTensorType type;
+  Shape shape;
+  if (failed(readTensor(loc, adaptor.getInput(), "input", type, shape)))
+    return failure();
+  if (shape.size() < 2 || shape.back().isSymbolic())
+    return fail(loc, "rope takes [..., T, heads * d] with a static last "
+                     "dimension, got " +
+                         formatShape(shape));
+  int64_t heads = int64_t(adaptor.getHeads());
+  int64_t width = shape.back().size;
+  if (heads < 1 || width % heads != 0 || (width / heads) % 2 != 0)
+    return fail(loc, "rope needs heads >= 1 that divide the last dimension " +
+                         std::to_string(width) +
+                         " into even head sizes, got heads = " +
+                         std::to_string(heads));
+  double base = adaptor.getBase().convertToDouble();
+  if (!(base > 1.0) || !std::isfinite(base))
+    return fail(loc, "rope base must be a finite number > 1, got " +
+                         number(base));
+  types.push_back(type);
+  return success();
+}
+
 LogicalResult PaddingMaskOp::inferReturnTypes(MLIRContext *context,
                                               std::optional<Location> loc,
                                               Adaptor adaptor,

@@ -374,6 +374,21 @@ LogicalResult AddRmsNormOp::buildVJP(OpBuilder &b, ValueRange grads,
   return success();
 }
 
+LogicalResult RopeOp::buildVJP(OpBuilder &b, ValueRange grads,
+                               SmallVectorImpl<Value> &out) {
+  // A rotation: its gradient is the inverse rotation of the output's.
+  SmallVector<NamedAttribute> attrs = {named(b, "heads", getHeadsAttr()),
+                                       named(b, "base", getBaseAttr())};
+  if (!getInverse())
+    attrs.push_back(named(b, "inverse", b.getUnitAttr()));
+  auto grad = make<RopeOp>(b, getLoc(), {grads[0]}, attrs);
+  // The decoding offset (tx-decode-step) holds for the gradient too.
+  if (Attribute offset = (*this)->getAttr("tx.position_offset"))
+    grad.getDefiningOp()->setAttr("tx.position_offset", offset);
+  out.push_back(grad);
+  return success();
+}
+
 LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b, ValueRange grads,
                                        SmallVectorImpl<Value> &out) {
   out.push_back(make<CrossEntropyGradOp>(

@@ -137,6 +137,29 @@ Val genLayerNorm(MLIRGenImpl &gen, const ast::CallExpr &call,
                                       {f32Attr(gen, "epsilon", eps)});
 }
 
+/// `rope(x, base = 10000)`: x [..., T, d] rotated by position along T. On
+/// a split_heads [B, h, T, d] the rotation runs before the split, on
+/// [B, T, h * d], so attention still reads Q and K in place.
+Val genRope(MLIRGenImpl &gen, const ast::CallExpr &call,
+            const BoundArgs &args) {
+  Value x = args.tensor(0);
+  SmallVector<NamedAttribute> attrs = {f32Attr(gen, "base", args.number(1))};
+  if (auto split = x.getDefiningOp<SplitHeadsOp>()) {
+    attrs.push_back(i64Attr(gen, "heads", int64_t(split.getHeads())));
+    Val rotated = gen.createValue<RopeOp>(call.getLoc(), split.getInput(),
+                                          attrs);
+    if (!rotated.valid())
+      return {};
+    Val result = gen.createValue<SplitHeadsOp>(
+        call.getLoc(), rotated.tensor,
+        {i64Attr(gen, "heads", int64_t(split.getHeads()))});
+    if (split->use_empty()) // the unrotated split was only rope's argument
+      split->erase();
+    return result;
+  }
+  return gen.createValue<RopeOp>(call.getLoc(), x, attrs);
+}
+
 Val genRmsNorm(MLIRGenImpl &gen, const ast::CallExpr &call,
                const BoundArgs &args) {
   Value x = args.tensor(0);
@@ -528,6 +551,9 @@ const std::vector<Builtin> &builtins() {
         {"vocab", ArgKind::Int, {}},
         {"dim", ArgKind::Int, {}}},
        genEmbedding, true},
+      {"rope",
+       {{"x", ArgKind::Tensor, {}}, {"base", ArgKind::Number, F(10000.0)}},
+       genRope},
       {"rms_norm",
        {{"x", ArgKind::Tensor, {}}, {"eps", ArgKind::Number, F(1e-6)}},
        genRmsNorm, true},

@@ -804,3 +804,21 @@ func.func @rms_norm_eps(%x: tensor<4x8xf32>, %g: tensor<8xf32>) -> tensor<4x8xf3
   %y = tx.rms_norm %x, %g {epsilon = 0.0 : f32} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+func.func @rope_odd_heads(%x: tensor<4x12xf32>) -> tensor<4x12xf32> {
+  // expected-error @+2 {{rope needs heads >= 1 that divide the last dimension 12 into even head sizes, got heads = 4}}
+  // expected-error @+1 {{'tx.rope' op failed to infer returned types}}
+  %y = tx.rope %x {heads = 4 : i64} : (tensor<4x12xf32>) -> tensor<4x12xf32>
+  return %y : tensor<4x12xf32>
+}
+
+// -----
+
+func.func @rope_base(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+2 {{rope base must be a finite number > 1, got 0.5}}
+  // expected-error @+1 {{'tx.rope' op failed to infer returned types}}
+  %y = tx.rope %x {base = 0.5 : f32} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

@@ -446,6 +446,22 @@ func.func @layer_norm_without_bias() -> tensor<f32> attributes {tx.entry = "trai
 
 // -----
 
+// rope is a rotation: its gradient is the inverse rotation (same heads and
+// base) of the output's gradient.
+// CHECK-LABEL: func.func @rope
+// CHECK: %[[DY:.+]] = tx.broadcast_to
+// CHECK-NEXT: %[[DX:.+]] = tx.rope %[[DY]] {base = 5.000000e+05 : f32, heads = 2 : i64, inverse} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: tx.store_grad @px, %[[DX]]
+tx.parameter @px : tensor<4x8xf32> {init = #tx.init<normal>}
+func.func @rope() -> tensor<f32> attributes {tx.entry = "train"} {
+  %x = tx.param @px : tensor<4x8xf32>
+  %r = tx.rope %x {heads = 2 : i64, base = 5.0e5 : f32} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %l = tx.reduce_sum %r {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // rms_norm -> rms_norm_grad (dinput, dweight) with the forward's epsilon.
 // CHECK-LABEL: func.func @rms_norm
 // CHECK: %[[DY:.+]] = tx.broadcast_to

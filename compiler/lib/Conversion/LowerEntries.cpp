@@ -446,6 +446,29 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
               ptrs.lookup(norm.getResult()), sum, nullPtr(), nullPtr()});
         return success();
       })
+      .Case([&](RopeOp rope) {
+        // Positions start at 0, or, in an incremental decoding step
+        // (tx.position_offset = the cache dim), after the cached ones.
+        RankedTensorType type = typeOf(rope.getInput());
+        SmallVector<Value> sizes = dimSizes(type);
+        Value start = i64(0);
+        if (auto dim = rope->getAttrOfType<StringAttr>("tx.position_offset")) {
+          Value total = dimValues.lookup(dim);
+          if (!total)
+            return fail(rope, "tx.position_offset names an unknown dimension");
+          start = toI64(builder.create<arith::SubIOp>(
+              loc, total, sizes[sizes.size() - 2]));
+        }
+        int64_t heads = int64_t(rope.getHeads());
+        int64_t headDim = type.getShape().back() / heads;
+        call(RuntimeFn::Rope,
+             {site(), toI64(product(ArrayRef<Value>(sizes).drop_back(2))),
+              toI64(sizes[sizes.size() - 2]), i64(heads), i64(headDim),
+              ptrs.lookup(rope.getInput()), ptrs.lookup(rope.getResult()),
+              start, f32(rope.getBase().convertToDouble()),
+              i32(rope.getInverse() ? 1 : 0)});
+        return success();
+      })
       .Case([&](RmsNormOp norm) {
         RankedTensorType in = typeOf(norm.getInput());
         call(RuntimeFn::RmsNormFwd,

@@ -41,6 +41,10 @@ const std::vector<Entry> &registry() {
       // ctx, site, rows, cols, x, r, gamma, eps, y, out_sum
       {RuntimeFn::RmsNormFwd, "txrt_rms_norm_fwd",
        {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::F32, A::Ptr, A::Ptr}},
+      // ctx, site, outer, seq, heads, head_dim, x, y, pos_offset, base,
+      // inverse
+      {RuntimeFn::Rope, "txrt_rope",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::I64, A::F32, A::I32}},
       // ctx, site, rows, cols, x, y, log_softmax
       {RuntimeFn::SoftmaxFwd, "txrt_softmax_fwd",
        {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::I32}},

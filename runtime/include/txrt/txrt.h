@@ -475,6 +475,21 @@ txrt_status txrt_adam_step(txrt_context *ctx, int64_t site, int64_t n,
 txrt_status txrt_sum_squares(txrt_context *ctx, int64_t site, int64_t n,
                              const float *x, float *accumulator);
 
+/** Rotary position embedding (Llama / GPT-NeoX, Hugging Face convention) of
+ *  x [outer, seq, heads * head_dim] into y (may alias x): position
+ *  p = pos_offset + t; for head h and i < head_dim/2, with
+ *  theta = p * inv_freq[i], inv_freq[i] = 1 / base^(2i / head_dim) (float32,
+ *  as Hugging Face computes them),
+ *
+ *    y[i]              = x[i] * cos(theta) - x[i + head_dim/2] * sin(theta)
+ *    y[i + head_dim/2] = x[i + head_dim/2] * cos(theta) + x[i] * sin(theta)
+ *
+ *  inverse != 0 rotates by -theta (the backward). head_dim even. */
+txrt_status txrt_rope(txrt_context *ctx, int64_t site, int64_t outer,
+                      int64_t seq, int64_t heads, int64_t head_dim,
+                      const float *x, float *y, int64_t pos_offset, float base,
+                      int32_t inverse);
+
 /*===----------------------------------------------------------------------===*
  * Fused attention (flash-style: scores never travel to memory in full)
  *===----------------------------------------------------------------------===*/

@@ -21,6 +21,7 @@ enum class RuntimeFn {
   LayerNormFwd,
   AddLayerNormFwd,
   RmsNormFwd,
+  Rope,
   SoftmaxFwd,
   ActivationFwd,
   Reduce,

@@ -138,6 +138,34 @@ def Tx_PositionalEncodingOp : Tx_InferOp<"positional_encoding"> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+def Tx_RopeOp : Tx_InferOp<"rope", [TxDifferentiable]> {
+  let summary = "rotary position embedding";
+  let description = [{
+    Rotates each head of `input` `[..., T, heads * d]` (`d` even, static) by
+    its position `p` along `T` (0, 1, ..., plus the decoding offset the
+    lowering knows for a `decode_step`), as Llama (GPT-NeoX, Hugging Face)
+    does with `x * cos + rotate_half(x) * sin`: for `i < d/2`, with
+    `theta = p * base^(-2i/d)`,
+
+        y[i]       = x[i] * cos(theta) - x[i + d/2] * sin(theta)
+        y[i + d/2] = x[i + d/2] * cos(theta) + x[i] * sin(theta)
+
+    `inverse` rotates by `-theta` (the gradient). A `[B, h, T, d]` tensor is
+    one head (`heads = 1`); on `[B, T, h * d]`, before `tx.split_heads`, the
+    attention kernel reads the result in place.
+
+    ```mlir
+    %q = tx.rope %x {heads = 8 : i64, base = 1.000000e+04 : f32} : (tensor<?x?x512xf32, #tx.dims<B: 64, T: 256>>) -> tensor<?x?x512xf32, #tx.dims<B: 64, T: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input,
+                       DefaultValuedAttr<I64Attr, "1">:$heads,
+                       DefaultValuedAttr<F32Attr, "10000.0f">:$base,
+                       UnitAttr:$inverse);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 def Tx_PaddingMaskOp : Tx_InferOp<"padding_mask"> {
   let summary = "mask of non-padding key positions";
   let description = [{
