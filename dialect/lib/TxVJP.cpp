@@ -437,7 +437,9 @@ LogicalResult MergeHeadsOp::buildVJP(OpBuilder &b, ValueRange grads,
   return success();
 }
 
-/// dy of a reduction broadcast back to the input (scaled by 1/n for means).
+/// dy of a reduction broadcast back to the input; for a mean, divided by
+/// the number of elements it averaged (tx.reduce_mean_grad counts them at
+/// run time, so means over symbolic dimensions work too).
 static LogicalResult reduceGrad(OpBuilder &b, Operation *op, Value input,
                                 ArrayRef<int64_t> axes, bool keepdim,
                                 bool mean, Value dy,
@@ -449,31 +451,16 @@ static LogicalResult reduceGrad(OpBuilder &b, Operation *op, Value input,
   for (int64_t axis : axes)
     reduced.insert(axis < 0 ? axis + inType.getRank() : axis);
   Shape kept;
-  // The number of elements each output averages: only means need it, and
-  // only over static dims (a symbolic dim's size is ShapedType::kDynamic, not
-  // a number). A double: the factor is 1 / count, and no product overflows.
-  double count = 1;
-  for (int64_t i = 0, e = in.size(); i < e; ++i) {
-    if (!reduced.count(i)) {
-      kept.push_back(in[i]);
-      continue;
-    }
-    kept.push_back(Dim::fixed(1));
-    if (!mean)
-      continue;
-    if (in[i].isSymbolic())
-      return op->emitOpError("gradient of a mean over the symbolic dimension ")
-             << in[i].symbol << " is not implemented";
-    count *= static_cast<double>(in[i].size);
-  }
+  for (int64_t i = 0, e = in.size(); i < e; ++i)
+    kept.push_back(reduced.count(i) ? Dim::fixed(1) : in[i]);
   Value grad = dy;
   if (!keepdim)
     grad = b.create<ReshapeOp>(loc, getTensorType(kept, inType.getElementType()),
                                grad);
-  grad = b.create<BroadcastToOp>(loc, inType, grad);
   if (mean)
-    grad = make<ScaleOp>(b, loc, {grad},
-                         {named(b, "factor", b.getF32FloatAttr(1.0 / count))});
+    grad = b.create<ReduceMeanGradOp>(loc, inType, grad);
+  else
+    grad = b.create<BroadcastToOp>(loc, inType, grad);
   out.push_back(grad);
   return success();
 }

@@ -812,6 +812,32 @@ Val MLIRGenImpl::genBinary(const ast::BinaryExpr &expr) {
       return createValue<AndOp>(loc, {lhs.tensor, rhs.tensor});
     return createValue<OrOp>(loc, {lhs.tensor, rhs.tensor});
   }
+  case ast::BinaryOp::Pow: {
+    // A tensor to a compile-time power (PyTorch `x ** 2`).
+    if (rhs.isTensor()) {
+      diags.error(expr.rhs->getLoc(),
+                  "the exponent of '**' must be a compile-time number, got " +
+                      formatType(rhs.tensor.getType()),
+                  "a tensor exponent is not supported; for a positive base "
+                  "write exp(y * log(x))");
+      return {};
+    }
+    if (!element.isF32()) {
+      diags.error(loc, "operator '**' needs an f32 tensor, got " +
+                           formatType(lhs.tensor.getType()));
+      return {};
+    }
+    if (!rhs.constant->isNumber()) {
+      diags.error(loc, std::string("operator '**' needs a number, got ") +
+                           rhs.constant->str());
+      return {};
+    }
+    return createValue<PowOp>(
+        loc, lhs.tensor,
+        {builder.getNamedAttr(
+            "exponent", builder.getF32FloatAttr(
+                            static_cast<float>(rhs.constant->asDouble())))});
+  }
   default:
     diags.error(loc, std::string("operator '") + op +
                          "' works on compile-time numbers only, not tensors");
@@ -911,9 +937,17 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
           continue;
         }
         size_t count = builtin.params.size();
-        diags.error(arg.loc, "'" + call.callee + "' takes at most " +
-                                 std::to_string(count) +
-                                 (count == 1 ? " argument" : " arguments"));
+        // min / max of numbers take any number of arguments (ConstEval).
+        bool extremum = call.callee == "min" || call.callee == "max";
+        diags.error(arg.loc,
+                    "'" + call.callee + "' takes at most " +
+                        std::to_string(count) +
+                        (count == 1 ? " argument" : " arguments"),
+                    extremum ? "with a tensor argument it is element-wise "
+                               "and takes two; nest it: `" +
+                                   call.callee + "(" + call.callee +
+                                   "(a, b), c)`"
+                             : "");
         ok = false;
         continue;
       }
@@ -983,6 +1017,10 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
     case ArgKind::Bool:
       if (!value.isConst() || value.constant->kind != ConstValue::Kind::Bool)
         want = "true or false";
+      break;
+    case ArgKind::TensorOrNumber:
+      if (!value.isTensor() && !value.constant->isNumber())
+        want = "a tensor or a number";
       break;
     case ArgKind::Name:
       break; // bound above

@@ -36,8 +36,9 @@ struct Val {
 
 /// How a builtin's parameter is checked and converted. `Name` takes a bare
 /// identifier from the builtin's own vocabulary (`init = normal`), not a
-/// value; its text lands in BoundArgs::names.
-enum class ArgKind { Tensor, Int, Number, Bool, Name };
+/// value; its text lands in BoundArgs::names. TensorOrNumber takes either (a
+/// number becomes a 0-d constant where the builtin needs it).
+enum class ArgKind { Tensor, Int, Number, Bool, Name, TensorOrNumber };
 
 struct ParamSpec {
   const char *name;

@@ -560,7 +560,11 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
                               attention.getDropoutAttr());
       })
       .Case([&](AttentionGradOp grad) { return lowerAttentionGrad(grad); })
-      .Default([&](Operation *other) { return lowerGradOp(other); });
+      .Default([&](Operation *other) {
+        if (std::optional<LogicalResult> math = lowerMathOp(other))
+          return *math;
+        return lowerGradOp(other);
+      });
 }
 
 LogicalResult EntryLowering::lowerConstant(ConstantOp constant) {

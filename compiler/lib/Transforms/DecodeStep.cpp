@@ -135,6 +135,10 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
             LinearOp, SplitHeadsOp, MergeHeadsOp, LayerNormOp,
             AddLayerNormOp, RmsNormOp, AddRmsNormOp, RopeOp>(op))
       return WalkResult::advance();
+    // Tensor math (TxMathOps.td) is element-wise too.
+    if (isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, SigmoidOp, SiluOp,
+            GeluTanhOp, PowOp, MinimumOp, MaximumOp, ClampOp>(op))
+      return WalkResult::advance();
     why = "'" + op->getName().getStringRef().str() +
           "' may mix positions";
     return WalkResult::interrupt();

@@ -151,7 +151,11 @@ std::string whyUnplannable(Type type) {
 /// Ops whose result may take the buffer of their first operand.
 bool writesInPlace(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, NegOp, ReluOp, GeluOp, ScaleOp,
-             DropoutOp, MaskedFillOp, NotOp, DropoutGradOp>(op);
+             DropoutOp, MaskedFillOp, NotOp, DropoutGradOp>(op) ||
+         // Tensor math (TxMathOps.td), element-wise glue too.
+         isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, SigmoidOp, SiluOp,
+             GeluTanhOp, PowOp, MinimumOp, MaximumOp, ClampOp, UnaryGradOp>(
+             op);
 }
 
 /// The operand whose buffer the op's first result may take when that operand

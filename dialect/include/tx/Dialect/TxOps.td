@@ -1021,4 +1021,11 @@ def Tx_CacheWriteOp : Tx_Op<"cache_write", [AllTypesMatch<["cache", "result"]>]>
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Tensor math (TxMathOps.td: exp, log, ..., pow, minimum, maximum, clamp,
+// where, reduce_max and their gradient ops)
+//===----------------------------------------------------------------------===//
+
+include "tx/Dialect/TxMathOps.td"
+
 #endif // TX_OPS_TD
