@@ -9,7 +9,9 @@
 // buffers, the layout oneDNN likes best, as if the head split were free.
 // The fused kernels keep only the log-sum-exp. Padding mask: a [B, 1, 1, S]
 // keep mask (all visible, so both do the full work; the kernel takes its
-// key-length path); "causal" adds the causal mask to both.
+// key-length path); "causal" adds the causal mask to both; "leftpad" masks
+// the first key of every row (left padding: the kernel reads the mask key by
+// key, with the same work otherwise).
 //
 //===----------------------------------------------------------------------===//
 #include "BenchUtil.h"
@@ -31,7 +33,7 @@ struct Tensors {
   int64_t t;
   Buffer q, k, v, o, lse, dO, dq, dk, dv, probs, dprobs, dscores, mask;
   std::vector<uint8_t> keep;
-  explicit Tensors(int64_t t, bool causal)
+  explicit Tensors(int64_t t, bool causal, bool leftPad = false)
       : t(t), q(randomBuffer(B * t * H * D, 1)),
         k(randomBuffer(B * t * H * D, 2)), v(randomBuffer(B * t * H * D, 3)),
         o(B * t * H * D), lse(B * H * t), dO(randomBuffer(B * t * H * D, 4)),
@@ -50,6 +52,12 @@ struct Tensors {
     } else {
       mask.assign(B * t, 0.0f);
     }
+    if (leftPad)
+      for (int64_t b = 0; b < B; ++b) {
+        keep[b * t] = 0;
+        if (!causal)
+          mask[b * t] = -1e9f;
+      }
   }
 };
 
@@ -172,17 +180,18 @@ txrt_status fusedBackward(Tensors &x, bool causal) {
                             kNoFill, 0.0f, 0, 0);
 }
 
-void registerCase(int64_t t, bool causal) {
+void registerCase(int64_t t, bool causal, bool leftPad = false) {
   std::string prefix =
-      "attention/B8h8d64T" + std::to_string(t) + (causal ? "causal" : "");
-  add(prefix + "/fwd/txrt", [t, causal](benchmark::State &state) {
-    Tensors x(t, causal);
+      "attention/B8h8d64T" + std::to_string(t) + (causal ? "causal" : "") +
+      (leftPad ? "leftpad" : "");
+  add(prefix + "/fwd/txrt", [t, causal, leftPad](benchmark::State &state) {
+    Tensors x(t, causal, leftPad);
     for (auto _ : state)
       if (!ok(state, fusedForward(x, causal)))
         break;
   });
-  add(prefix + "/bwd/txrt", [t, causal](benchmark::State &state) {
-    Tensors x(t, causal);
+  add(prefix + "/bwd/txrt", [t, causal, leftPad](benchmark::State &state) {
+    Tensors x(t, causal, leftPad);
     if (!ok(state, fusedForward(x, causal)))
       return;
     for (auto _ : state)
@@ -191,14 +200,14 @@ void registerCase(int64_t t, bool causal) {
   });
   for (bool split : {false, true}) {
     std::string name = split ? "unfused_split" : "unfused";
-    add(prefix + "/fwd/" + name, [t, causal, split](benchmark::State &state) {
-      Tensors x(t, causal);
+    add(prefix + "/fwd/" + name, [t, causal, leftPad, split](benchmark::State &state) {
+      Tensors x(t, causal, leftPad);
       Unfused chain(x, causal, split);
       for (auto _ : state)
         chain.forward();
     });
-    add(prefix + "/bwd/" + name, [t, causal, split](benchmark::State &state) {
-      Tensors x(t, causal);
+    add(prefix + "/bwd/" + name, [t, causal, leftPad, split](benchmark::State &state) {
+      Tensors x(t, causal, leftPad);
       Unfused chain(x, causal, split);
       chain.forward();
       for (auto _ : state)
@@ -213,6 +222,7 @@ void registerAttentionBenchmarks() {
   registerCase(64, false);
   registerCase(256, false);
   registerCase(256, true);
+  registerCase(256, false, /*leftPad=*/true);
 }
 
 } // namespace txrt_bench

@@ -12,6 +12,7 @@ int main(int argc, char **argv) {
   txrt_bench::registerMatmulBenchmarks();
   txrt_bench::registerAttentionBenchmarks();
   txrt_bench::registerAddLayerNormBenchmarks();
+  txrt_bench::registerAddRmsNormBenchmarks();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv))
     return 1;

@@ -83,6 +83,7 @@ template <typename Body> void add(const std::string &name, Body &&body) {
 void registerMatmulBenchmarks();
 void registerAttentionBenchmarks();
 void registerAddLayerNormBenchmarks();
+void registerAddRmsNormBenchmarks();
 
 } // namespace txrt_bench
 

@@ -142,6 +142,26 @@ LogicalResult LayerNormGradOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
+LogicalResult RmsNormGradOp::inferReturnTypes(MLIRContext *,
+                                              std::optional<Location> loc,
+                                              Adaptor adaptor,
+                                              SmallVectorImpl<Type> &types) {
+  RankedTensorType input = tensorOf(adaptor.getInput());
+  RankedTensorType weight = tensorOf(adaptor.getWeight());
+  if (!input || !weight || input.getRank() < 1 || weight.getRank() != 1 ||
+      weight.getShape()[0] != input.getShape().back())
+    return fail(loc, "rms_norm_grad weight must be [d] for an input [..., d]");
+  for (auto [value, what] :
+       {std::make_pair(adaptor.getDresult(), "rms_norm_grad dresult"),
+        std::make_pair(adaptor.getRhs(), "rms_norm_grad rhs"),
+        std::make_pair(adaptor.getDsum(), "rms_norm_grad dsum")})
+    if (value && failed(checkSameType(loc, value, adaptor.getInput(), what)))
+      return failure();
+  types.push_back(input);
+  types.push_back(weight);
+  return success();
+}
+
 LogicalResult LinearGradOp::inferReturnTypes(MLIRContext *,
                                              std::optional<Location> loc,
                                              Adaptor adaptor,

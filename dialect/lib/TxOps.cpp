@@ -75,14 +75,15 @@ LogicalResult checkRate(std::optional<Location> loc, StringRef what,
 }
 
 /// Layer-norm operand rules shared by layer_norm and add_layer_norm.
-LogicalResult checkLayerNorm(std::optional<Location> loc, const Shape &input,
-                             Value weight, Value bias, double epsilon) {
+LogicalResult checkLayerNorm(std::optional<Location> loc, const std::string &op,
+                             const Shape &input, Value weight, Value bias,
+                             double epsilon) {
   if (input.empty())
-    return fail(loc, "layer_norm input must have rank >= 1");
+    return fail(loc, op + " input must have rank >= 1");
   const Dim &last = input.back();
   if (last.isSymbolic())
-    return fail(loc, "layer_norm normalizes the last dimension, which must "
-                     "be static, got " +
+    return fail(loc, op + " normalizes the last dimension, which must be "
+                          "static, got " +
                          formatShape(input));
   RankedTensorType type;
   Shape shape;
@@ -91,9 +92,9 @@ LogicalResult checkLayerNorm(std::optional<Location> loc, const Shape &input,
   if (shape.size() != 1 || shape[0] != last)
     return fail(loc, "weight must be [" + dimText(last) + "], got " +
                          formatShape(shape));
-  if (failed(readTensor(loc, bias, "bias", type, shape)))
+  if (bias && failed(readTensor(loc, bias, "bias", type, shape)))
     return failure();
-  if (shape.size() != 1 || shape[0] != last)
+  if (bias && (shape.size() != 1 || shape[0] != last))
     return fail(loc, "bias must be [" + dimText(last) + "], got " +
                          formatShape(shape));
   if (!(epsilon > 0.0))
@@ -166,6 +167,14 @@ LogicalResult ParameterOp::verify() {
     return emitOpError("type must be a static f32 tensor, got ") << getType();
   if (type.getRank() == 0)
     return emitOpError("parameter must have rank >= 1");
+  if (std::optional<APFloat> std = getStd()) {
+    if (getInit() != Init::normal)
+      return emitOpError("std is the normal initializer's, not ")
+             << stringifyInit(getInit()) << "'s";
+    double value = std->convertToDouble();
+    if (!(value > 0.0) || !std::isfinite(value))
+      return emitOpError("std must be positive and finite, got ") << value;
+  }
   return success();
 }
 
@@ -220,6 +229,33 @@ LogicalResult PositionalEncodingOp::inferReturnTypes(
                      "dimension, got " + dimText(d));
   types.push_back(
       getTensorType({shape[shape.size() - 2], d}, type.getElementType()));
+  return success();
+}
+
+LogicalResult RopeOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  RankedTensorType type;
+  Shape shape;
+  if (failed(readTensor(loc, adaptor.getInput(), "input", type, shape)))
+    return failure();
+  if (shape.size() < 2 || shape.back().isSymbolic())
+    return fail(loc, "rope takes [..., T, heads * d] with a static last "
+                     "dimension, got " +
+                         formatShape(shape));
+  int64_t heads = int64_t(adaptor.getHeads());
+  int64_t width = shape.back().size;
+  if (heads < 1 || width % heads != 0 || (width / heads) % 2 != 0)
+    return fail(loc, "rope needs heads >= 1 that divide the last dimension " +
+                         std::to_string(width) +
+                         " into even head sizes, got heads = " +
+                         std::to_string(heads));
+  double base = adaptor.getBase().convertToDouble();
+  if (!(base > 1.0) || !std::isfinite(base))
+    return fail(loc, "rope base must be a finite number > 1, got " +
+                         number(base));
+  types.push_back(type);
   return success();
 }
 
@@ -434,8 +470,22 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
   RankedTensorType type;
   Shape shape;
   if (failed(readTensor(loc, adaptor.getInput(), "input", type, shape)) ||
-      failed(checkLayerNorm(loc, shape, adaptor.getWeight(),
+      failed(checkLayerNorm(loc, "layer_norm", shape, adaptor.getWeight(),
                             adaptor.getBias(),
+                            adaptor.getEpsilon().convertToDouble())))
+    return failure();
+  types.push_back(type);
+  return success();
+}
+
+LogicalResult RmsNormOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  RankedTensorType type;
+  Shape shape;
+  if (failed(readTensor(loc, adaptor.getInput(), "input", type, shape)) ||
+      failed(checkLayerNorm(loc, "rms_norm", shape, adaptor.getWeight(), nullptr,
                             adaptor.getEpsilon().convertToDouble())))
     return failure();
   types.push_back(type);
@@ -681,8 +731,28 @@ LogicalResult AddLayerNormOp::inferReturnTypes(MLIRContext *,
     return fail(loc, "add_layer_norm operands must have the same type, got " +
                          formatType(type) + " and " +
                          formatType(adaptor.getRhs().getType()));
-  if (failed(checkLayerNorm(loc, shape, adaptor.getWeight(),
+  if (failed(checkLayerNorm(loc, "layer_norm", shape, adaptor.getWeight(),
                             adaptor.getBias(),
+                            adaptor.getEpsilon().convertToDouble())))
+    return failure();
+  types.push_back(type);
+  types.push_back(type);
+  return success();
+}
+
+LogicalResult AddRmsNormOp::inferReturnTypes(MLIRContext *,
+                                             std::optional<Location> loc,
+                                             Adaptor adaptor,
+                                             SmallVectorImpl<Type> &types) {
+  RankedTensorType type;
+  Shape shape;
+  if (failed(readTensor(loc, adaptor.getLhs(), "lhs", type, shape)))
+    return failure();
+  if (adaptor.getRhs().getType() != type)
+    return fail(loc, "add_rms_norm operands must have the same type, got " +
+                         formatType(type) + " and " +
+                         formatType(adaptor.getRhs().getType()));
+  if (failed(checkLayerNorm(loc, "rms_norm", shape, adaptor.getWeight(), nullptr,
                             adaptor.getEpsilon().convertToDouble())))
     return failure();
   types.push_back(type);

@@ -92,6 +92,28 @@ Value layerNormGrad(OpBuilder &b, Location loc, Value input, Value rhs,
   return op.getDinput();
 }
 
+/// dinput of rms_norm (of the sum, with `rhs`) and, in `dweight`, the weight
+/// gradient.
+Value rmsNormGrad(OpBuilder &b, Location loc, Value input, Value rhs,
+                  Value weight, Value dy, Value dsum, FloatAttr epsilon,
+                  Value &dweight) {
+  SmallVector<Value> operands = {input};
+  if (rhs)
+    operands.push_back(rhs);
+  operands.push_back(weight);
+  operands.push_back(dy);
+  if (dsum)
+    operands.push_back(dsum);
+  auto op = b.create<RmsNormGradOp>(
+      loc, operands,
+      ArrayRef<NamedAttribute>{
+          named(b, "operandSegmentSizes",
+                b.getDenseI32ArrayAttr({1, rhs ? 1 : 0, 1, 1, dsum ? 1 : 0})),
+          named(b, "epsilon", epsilon)});
+  dweight = op.getDweight();
+  return op.getDinput();
+}
+
 /// The attention gradient from a forward's operands, output and lse.
 void attentionGrads(OpBuilder &b, Location loc, Operation *forward,
                     Value query, Value key, Value value, Value mask, Value out,
@@ -306,7 +328,8 @@ LogicalResult LayerNormOp::buildVJP(OpBuilder &b, ValueRange grads,
                               grads[0], nullptr, getEpsilonAttr(), dweight,
                               dbias));
   out.push_back(dweight);
-  out.push_back(dbias);
+  if (getBias())
+    out.push_back(dbias);
   return success();
 }
 
@@ -314,13 +337,55 @@ LogicalResult AddLayerNormOp::buildVJP(OpBuilder &b, ValueRange grads,
                                        SmallVectorImpl<Value> &out) {
   Value dy = grads[0], dsum = grads[1];
   if (!dy) { // only the sum is used
-    out.append({dsum, dsum, nullptr, nullptr});
+    out.append({dsum, dsum, nullptr});
+    if (getBias())
+      out.push_back(nullptr);
     return success();
   }
   Value dweight, dbias;
   Value ds = layerNormGrad(b, getLoc(), getLhs(), getRhs(), getWeight(), dy,
                            dsum, getEpsilonAttr(), dweight, dbias);
-  out.append({ds, ds, dweight, dbias});
+  out.append({ds, ds, dweight});
+  if (getBias())
+    out.push_back(dbias);
+  return success();
+}
+
+LogicalResult RmsNormOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                  SmallVectorImpl<Value> &out) {
+  Value dweight;
+  out.push_back(rmsNormGrad(b, getLoc(), getInput(), nullptr, getWeight(),
+                            grads[0], nullptr, getEpsilonAttr(), dweight));
+  out.push_back(dweight);
+  return success();
+}
+
+LogicalResult AddRmsNormOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                     SmallVectorImpl<Value> &out) {
+  Value dy = grads[0], dsum = grads[1];
+  if (!dy) { // only the sum is used
+    out.append({dsum, dsum, nullptr});
+    return success();
+  }
+  Value dweight;
+  Value ds = rmsNormGrad(b, getLoc(), getLhs(), getRhs(), getWeight(), dy,
+                         dsum, getEpsilonAttr(), dweight);
+  out.append({ds, ds, dweight});
+  return success();
+}
+
+LogicalResult RopeOp::buildVJP(OpBuilder &b, ValueRange grads,
+                               SmallVectorImpl<Value> &out) {
+  // A rotation: its gradient is the inverse rotation of the output's.
+  SmallVector<NamedAttribute> attrs = {named(b, "heads", getHeadsAttr()),
+                                       named(b, "base", getBaseAttr())};
+  if (!getInverse())
+    attrs.push_back(named(b, "inverse", b.getUnitAttr()));
+  auto grad = make<RopeOp>(b, getLoc(), {grads[0]}, attrs);
+  // The decoding offset (tx-decode-step) holds for the gradient too.
+  if (Attribute offset = (*this)->getAttr("tx.position_offset"))
+    grad.getDefiningOp()->setAttr("tx.position_offset", offset);
+  out.push_back(grad);
   return success();
 }
 
@@ -372,7 +437,9 @@ LogicalResult MergeHeadsOp::buildVJP(OpBuilder &b, ValueRange grads,
   return success();
 }
 
-/// dy of a reduction broadcast back to the input (scaled by 1/n for means).
+/// dy of a reduction broadcast back to the input; for a mean, divided by
+/// the number of elements it averaged (tx.reduce_mean_grad counts them at
+/// run time, so means over symbolic dimensions work too).
 static LogicalResult reduceGrad(OpBuilder &b, Operation *op, Value input,
                                 ArrayRef<int64_t> axes, bool keepdim,
                                 bool mean, Value dy,
@@ -384,31 +451,16 @@ static LogicalResult reduceGrad(OpBuilder &b, Operation *op, Value input,
   for (int64_t axis : axes)
     reduced.insert(axis < 0 ? axis + inType.getRank() : axis);
   Shape kept;
-  // The number of elements each output averages: only means need it, and
-  // only over static dims (a symbolic dim's size is ShapedType::kDynamic, not
-  // a number). A double: the factor is 1 / count, and no product overflows.
-  double count = 1;
-  for (int64_t i = 0, e = in.size(); i < e; ++i) {
-    if (!reduced.count(i)) {
-      kept.push_back(in[i]);
-      continue;
-    }
-    kept.push_back(Dim::fixed(1));
-    if (!mean)
-      continue;
-    if (in[i].isSymbolic())
-      return op->emitOpError("gradient of a mean over the symbolic dimension ")
-             << in[i].symbol << " is not implemented";
-    count *= static_cast<double>(in[i].size);
-  }
+  for (int64_t i = 0, e = in.size(); i < e; ++i)
+    kept.push_back(reduced.count(i) ? Dim::fixed(1) : in[i]);
   Value grad = dy;
   if (!keepdim)
     grad = b.create<ReshapeOp>(loc, getTensorType(kept, inType.getElementType()),
                                grad);
-  grad = b.create<BroadcastToOp>(loc, inType, grad);
   if (mean)
-    grad = make<ScaleOp>(b, loc, {grad},
-                         {named(b, "factor", b.getF32FloatAttr(1.0 / count))});
+    grad = b.create<ReduceMeanGradOp>(loc, inType, grad);
+  else
+    grad = b.create<BroadcastToOp>(loc, inType, grad);
   out.push_back(grad);
   return success();
 }

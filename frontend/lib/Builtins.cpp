@@ -124,12 +124,125 @@ Val genLayerNorm(MLIRGenImpl &gen, const ast::CallExpr &call,
   if (!d)
     return {};
   Value weight = gen.getParameter(call, "weight", {*d}, Init::ones);
-  Value bias = weight ? gen.getParameter(call, "bias", {*d}, Init::zeros)
-                      : Value();
-  if (!bias)
+  if (!weight)
     return {};
-  return gen.createValue<LayerNormOp>(call.getLoc(), {x, weight, bias},
+  SmallVector<Value> operands = {x, weight};
+  if (args.flag(2)) {
+    Value bias = gen.getParameter(call, "bias", {*d}, Init::zeros);
+    if (!bias)
+      return {};
+    operands.push_back(bias);
+  }
+  return gen.createValue<LayerNormOp>(call.getLoc(), operands,
                                       {f32Attr(gen, "epsilon", eps)});
+}
+
+/// `rope(x, base = 10000)`: x [..., T, d] rotated by position along T. On
+/// a split_heads [B, h, T, d] the rotation runs before the split, on
+/// [B, T, h * d], so attention still reads Q and K in place.
+Val genRope(MLIRGenImpl &gen, const ast::CallExpr &call,
+            const BoundArgs &args) {
+  Value x = args.tensor(0);
+  SmallVector<NamedAttribute> attrs = {f32Attr(gen, "base", args.number(1))};
+  if (auto split = x.getDefiningOp<SplitHeadsOp>()) {
+    attrs.push_back(i64Attr(gen, "heads", int64_t(split.getHeads())));
+    Val rotated = gen.createValue<RopeOp>(call.getLoc(), split.getInput(),
+                                          attrs);
+    if (!rotated.valid())
+      return {};
+    Val result = gen.createValue<SplitHeadsOp>(
+        call.getLoc(), rotated.tensor,
+        {i64Attr(gen, "heads", int64_t(split.getHeads()))});
+    if (split->use_empty()) // the unrotated split was only rope's argument
+      split->erase();
+    return result;
+  }
+  return gen.createValue<RopeOp>(call.getLoc(), x, attrs);
+}
+
+Val genRmsNorm(MLIRGenImpl &gen, const ast::CallExpr &call,
+               const BoundArgs &args) {
+  Value x = args.tensor(0);
+  double eps = args.number(1);
+  if (!(eps > 0)) {
+    gen.getDiags().error(args.locs[1], "rms_norm eps must be positive");
+    return {};
+  }
+  std::optional<int64_t> d = gen.staticDim(call.getLoc(), x, -1, "rms_norm");
+  if (!d)
+    return {};
+  Value weight = gen.getParameter(call, "weight", {*d}, Init::ones);
+  if (!weight)
+    return {};
+  return gen.createValue<RmsNormOp>(call.getLoc(), {x, weight},
+                                    {f32Attr(gen, "epsilon", eps)});
+}
+
+/// `param(d0, d1, ..., init = zeros, std = 1.0) as name`: a free learnable
+/// tensor (a [CLS] vector, learned positions), named by its `as` path alone.
+Val genParam(MLIRGenImpl &gen, const ast::CallExpr &call,
+             const BoundArgs &args) {
+  SmallVector<int64_t> shape;
+  for (size_t i = 0; i < args.rest.size(); ++i) {
+    const ast::Expr &expr = *call.args[i].value;
+    std::optional<Dim> dim = gen.resolveDim(expr, nullptr);
+    if (!dim)
+      return {};
+    if (dim->isSymbolic()) {
+      gen.getDiags().error(args.restLocs[i],
+                           "a parameter's shape is static, but '" +
+                               dim->symbol.getValue().str() +
+                               "' is a dim (known only at run time)",
+                           "use its bound, e.g. a config value, and slice");
+      return {};
+    }
+    if (dim->size <= 0) {
+      gen.getDiags().error(args.restLocs[i],
+                           "parameter sizes must be positive, got " +
+                               std::to_string(dim->size));
+      return {};
+    }
+    shape.push_back(dim->size);
+  }
+  if (shape.empty()) {
+    gen.getDiags().error(call.getLoc(), "param needs its shape",
+                         "e.g. `param(1, 1, d_model, init = zeros) as cls`");
+    return {};
+  }
+  const std::string &initName = args.names[0];
+  std::optional<Init> init =
+      initName.empty() ? std::optional<Init>(Init::zeros)
+                       : symbolizeInit(initName);
+  if (!init) {
+    gen.getDiags().error(args.locs[0],
+                         "unknown initializer '" + initName + "'",
+                         "use zeros, ones, normal or xavier_uniform");
+    return {};
+  }
+  std::optional<double> std;
+  if (args.number(1) != 0.0) {
+    if (*init != Init::normal) {
+      gen.getDiags().error(args.locs[1],
+                           "std is for init = normal, not " + initName);
+      return {};
+    }
+    if (!(args.number(1) > 0.0) || !std::isfinite(args.number(1))) {
+      gen.getDiags().error(args.locs[1], "std must be positive");
+      return {};
+    }
+    std = args.number(1);
+  }
+  if (*init == Init::xavier_uniform && shape.size() < 2) {
+    gen.getDiags().error(args.locs[0],
+                         "xavier_uniform needs a parameter of rank >= 2 (its "
+                         "fans), got rank " +
+                             std::to_string(shape.size()));
+    return {};
+  }
+  Value value = gen.getParameter(call, "", shape, *init, std);
+  if (!value)
+    return {};
+  return Val::of(value);
 }
 
 //===----------------------------------------------------------------------===//
@@ -314,6 +427,115 @@ Val genAttention(MLIRGenImpl &gen, const ast::CallExpr &call,
 }
 
 //===----------------------------------------------------------------------===//
+// Tensor math (the math functions of §4 with a tensor argument; TxMathOps.td)
+//===----------------------------------------------------------------------===//
+
+/// `value` as an f32 tensor: a tensor must be f32, a number becomes a 0-d
+/// constant. Reports at `loc` and returns null otherwise.
+Value f32Operand(MLIRGenImpl &gen, const Val &value, SourceLoc loc,
+                 StringRef what) {
+  if (value.isConst())
+    return gen.materialize(loc, *value.constant, gen.getBuilder().getF32Type());
+  auto type = cast<RankedTensorType>(value.tensor.getType());
+  if (!type.getElementType().isF32()) {
+    gen.getDiags().error(loc,
+                         what.str() + " must be f32, got " + formatType(type));
+    return nullptr;
+  }
+  return value.tensor;
+}
+
+/// A unary math function: its argument must be an f32 tensor.
+template <typename OpTy>
+Val genMath(MLIRGenImpl &gen, const ast::CallExpr &call,
+            const BoundArgs &args) {
+  Value x = f32Operand(gen, args.values[0], args.locs[0],
+                       "the argument of '" + call.callee + "'");
+  return x ? gen.createValue<OpTy>(call.getLoc(), x) : Val{};
+}
+
+Val genGelu(MLIRGenImpl &gen, const ast::CallExpr &call,
+            const BoundArgs &args) {
+  Value x = f32Operand(gen, args.values[0], args.locs[0],
+                       "the argument of 'gelu'");
+  if (!x)
+    return {};
+  if (args.flag(1))
+    return gen.createValue<GeluTanhOp>(call.getLoc(), x);
+  return gen.createValue<GeluOp>(call.getLoc(), x);
+}
+
+Val genPow(MLIRGenImpl &gen, const ast::CallExpr &call,
+           const BoundArgs &args) {
+  Value x = f32Operand(gen, args.values[0], args.locs[0],
+                       "the base of 'pow'");
+  if (!x)
+    return {};
+  return gen.createValue<PowOp>(call.getLoc(), x,
+                                {f32Attr(gen, "exponent", args.number(1))});
+}
+
+/// Element-wise min / max: at least one argument is a tensor (two numbers
+/// are folded by the compile-time `min` / `max`).
+template <typename OpTy>
+Val genExtremum(MLIRGenImpl &gen, const ast::CallExpr &call,
+                const BoundArgs &args) {
+  std::string what = "an argument of '" + call.callee + "'";
+  Value a = f32Operand(gen, args.values[0], args.locs[0], what);
+  Value b = f32Operand(gen, args.values[1], args.locs[1], what);
+  if (!a || !b)
+    return {};
+  return gen.createValue<OpTy>(call.getLoc(), {a, b});
+}
+
+Val genClamp(MLIRGenImpl &gen, const ast::CallExpr &call,
+             const BoundArgs &args) {
+  Value x = f32Operand(gen, args.values[0], args.locs[0],
+                       "the argument of 'clamp'");
+  if (!x)
+    return {};
+  // An absent bound keeps the default `false` (a bound is a number).
+  auto given = [&](size_t i) { return args.values[i].constant->isNumber(); };
+  if (!given(1) && !given(2)) {
+    gen.getDiags().error(call.getLoc(), "clamp needs a min or a max bound",
+                         "e.g. `clamp(x, min = 0.0)` or `clamp(x, -1, 1)`");
+    return {};
+  }
+  if (given(1) && given(2) && args.number(1) > args.number(2)) {
+    gen.getDiags().error(args.locs[1],
+                         "clamp min " + args.values[1].constant->str() +
+                             " is greater than max " +
+                             args.values[2].constant->str());
+    return {};
+  }
+  SmallVector<NamedAttribute> attrs;
+  if (given(1))
+    attrs.push_back(f32Attr(gen, "min", args.number(1)));
+  if (given(2))
+    attrs.push_back(f32Attr(gen, "max", args.number(2)));
+  return gen.createValue<ClampOp>(call.getLoc(), x, attrs);
+}
+
+Val genWhere(MLIRGenImpl &gen, const ast::CallExpr &call,
+             const BoundArgs &args) {
+  Value cond = args.tensor(0);
+  if (!cast<RankedTensorType>(cond.getType()).getElementType().isInteger(1)) {
+    gen.getDiags().error(args.locs[0],
+                         "the condition of 'where' must be a bool tensor, "
+                         "got " + formatType(cond.getType()),
+                         "compare to make one: `where(x > 0, x, 0.0)`");
+    return {};
+  }
+  Value a = f32Operand(gen, args.values[1], args.locs[1],
+                       "a value of 'where'");
+  Value b = f32Operand(gen, args.values[2], args.locs[2],
+                       "a value of 'where'");
+  if (!a || !b)
+    return {};
+  return gen.createValue<WhereOp>(call.getLoc(), {cond, a, b});
+}
+
+//===----------------------------------------------------------------------===//
 // The table
 //===----------------------------------------------------------------------===//
 
@@ -329,8 +551,20 @@ const std::vector<Builtin> &builtins() {
         {"vocab", ArgKind::Int, {}},
         {"dim", ArgKind::Int, {}}},
        genEmbedding, true},
+      {"rope",
+       {{"x", ArgKind::Tensor, {}}, {"base", ArgKind::Number, F(10000.0)}},
+       genRope},
+      {"rms_norm",
+       {{"x", ArgKind::Tensor, {}}, {"eps", ArgKind::Number, F(1e-6)}},
+       genRmsNorm, true},
+      {"param",
+       {{"init", ArgKind::Name, I(0)}, {"std", ArgKind::Number, F(0.0)}},
+       genParam, /*createsParameters=*/true, /*variadic=*/true,
+       /*restFirst=*/true},
       {"layer_norm",
-       {{"x", ArgKind::Tensor, {}}, {"eps", ArgKind::Number, F(1e-5)}},
+       {{"x", ArgKind::Tensor, {}},
+        {"eps", ArgKind::Number, F(1e-5)},
+        {"bias", ArgKind::Bool, B(true)}},
        genLayerNorm, true},
       {"positional_encoding", {{"x", ArgKind::Tensor, {}}},
        genPositionalEncoding},
@@ -353,7 +587,36 @@ const std::vector<Builtin> &builtins() {
        {{"x", ArgKind::Tensor, {}}, {"axis", ArgKind::Int, I(-1)}},
        genSoftmaxLike<LogSoftmaxOp>},
       {"relu", {{"x", ArgKind::Tensor, {}}}, genUnary<ReluOp>},
-      {"gelu", {{"x", ArgKind::Tensor, {}}}, genUnary<GeluOp>},
+      {"gelu", {{"x", ArgKind::Tensor, {}}, {"tanh", ArgKind::Bool, B(false)}},
+       genGelu},
+      // Math functions; with numbers only they are folded by ConstEval
+      // before a call reaches this table.
+      {"exp", {{"x", ArgKind::Tensor, {}}}, genMath<ExpOp>},
+      {"log", {{"x", ArgKind::Tensor, {}}}, genMath<LogOp>},
+      {"sqrt", {{"x", ArgKind::Tensor, {}}}, genMath<SqrtOp>},
+      {"rsqrt", {{"x", ArgKind::Tensor, {}}}, genMath<RsqrtOp>},
+      {"abs", {{"x", ArgKind::Tensor, {}}}, genMath<AbsOp>},
+      {"tanh", {{"x", ArgKind::Tensor, {}}}, genMath<TanhOp>},
+      {"sigmoid", {{"x", ArgKind::Tensor, {}}}, genMath<SigmoidOp>},
+      {"silu", {{"x", ArgKind::Tensor, {}}}, genMath<SiluOp>},
+      {"pow", {{"x", ArgKind::Tensor, {}}, {"exponent", ArgKind::Number, {}}},
+       genPow},
+      {"min",
+       {{"a", ArgKind::TensorOrNumber, {}}, {"b", ArgKind::TensorOrNumber, {}}},
+       genExtremum<MinimumOp>},
+      {"max",
+       {{"a", ArgKind::TensorOrNumber, {}}, {"b", ArgKind::TensorOrNumber, {}}},
+       genExtremum<MaximumOp>},
+      {"clamp",
+       {{"x", ArgKind::Tensor, {}},
+        {"min", ArgKind::Number, B(false)},
+        {"max", ArgKind::Number, B(false)}},
+       genClamp},
+      {"where",
+       {{"cond", ArgKind::Tensor, {}},
+        {"a", ArgKind::TensorOrNumber, {}},
+        {"b", ArgKind::TensorOrNumber, {}}},
+       genWhere},
       {"dropout", {{"x", ArgKind::Tensor, {}}, {"rate", ArgKind::Number, {}}},
        genDropout},
       {"scale", {{"x", ArgKind::Tensor, {}}, {"factor", ArgKind::Number, {}}},
@@ -377,6 +640,11 @@ const std::vector<Builtin> &builtins() {
         {"axis", ArgKind::Int, I(-1)},
         {"keepdim", ArgKind::Bool, B(false)}},
        genReduce<ReduceMeanOp>},
+      {"reduce_max",
+       {{"x", ArgKind::Tensor, {}},
+        {"axis", ArgKind::Int, I(-1)},
+        {"keepdim", ArgKind::Bool, B(false)}},
+       genReduce<ReduceMaxOp>},
       {"cross_entropy",
        {{"logits", ArgKind::Tensor, {}},
         {"targets", ArgKind::Tensor, {}},

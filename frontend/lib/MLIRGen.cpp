@@ -126,13 +126,15 @@ void MLIRGenImpl::emitParameters() {
   builder.setInsertionPointToStart(module.getBody());
   for (const ParamInfo &param : params) {
     auto type = RankedTensorType::get(param.shape, builder.getF32Type());
-    builder.create<ParameterOp>(
+    auto op = builder.create<ParameterOp>(
         getLoc(param.loc), TypeRange{}, ValueRange{},
         ArrayRef<NamedAttribute>{
             builder.getNamedAttr(SymbolTable::getSymbolAttrName(),
                                  builder.getStringAttr(param.name)),
             builder.getNamedAttr("type", TypeAttr::get(type)),
             builder.getNamedAttr("init", InitAttr::get(&context, param.init))});
+    if (param.std)
+      op->setAttr("std", builder.getF32FloatAttr(float(*param.std)));
   }
 }
 
@@ -810,6 +812,32 @@ Val MLIRGenImpl::genBinary(const ast::BinaryExpr &expr) {
       return createValue<AndOp>(loc, {lhs.tensor, rhs.tensor});
     return createValue<OrOp>(loc, {lhs.tensor, rhs.tensor});
   }
+  case ast::BinaryOp::Pow: {
+    // A tensor to a compile-time power (PyTorch `x ** 2`).
+    if (rhs.isTensor()) {
+      diags.error(expr.rhs->getLoc(),
+                  "the exponent of '**' must be a compile-time number, got " +
+                      formatType(rhs.tensor.getType()),
+                  "a tensor exponent is not supported; for a positive base "
+                  "write exp(y * log(x))");
+      return {};
+    }
+    if (!element.isF32()) {
+      diags.error(loc, "operator '**' needs an f32 tensor, got " +
+                           formatType(lhs.tensor.getType()));
+      return {};
+    }
+    if (!rhs.constant->isNumber()) {
+      diags.error(loc, std::string("operator '**' needs a number, got ") +
+                           rhs.constant->str());
+      return {};
+    }
+    return createValue<PowOp>(
+        loc, lhs.tensor,
+        {builder.getNamedAttr(
+            "exponent", builder.getF32FloatAttr(
+                            static_cast<float>(rhs.constant->asDouble())))});
+  }
   default:
     diags.error(loc, std::string("operator '") + op +
                          "' works on compile-time numbers only, not tensors");
@@ -891,6 +919,7 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
   }
   BoundArgs args;
   args.values.resize(builtin.params.size());
+  args.names.resize(builtin.params.size());
   args.locs.assign(builtin.params.size(), call.getLoc());
   std::vector<bool> given(builtin.params.size(), false);
   size_t positional = 0;
@@ -898,7 +927,7 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
   for (const ast::Arg &arg : call.args) {
     size_t index;
     if (arg.keyword.empty()) {
-      index = positional++;
+      index = builtin.restFirst ? builtin.params.size() : positional++;
       if (index >= builtin.params.size()) {
         if (builtin.variadic) {
           // Extra arguments are re-read from the source by the builtin
@@ -908,9 +937,17 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
           continue;
         }
         size_t count = builtin.params.size();
-        diags.error(arg.loc, "'" + call.callee + "' takes at most " +
-                                 std::to_string(count) +
-                                 (count == 1 ? " argument" : " arguments"));
+        // min / max of numbers take any number of arguments (ConstEval).
+        bool extremum = call.callee == "min" || call.callee == "max";
+        diags.error(arg.loc,
+                    "'" + call.callee + "' takes at most " +
+                        std::to_string(count) +
+                        (count == 1 ? " argument" : " arguments"),
+                    extremum ? "with a tensor argument it is element-wise "
+                               "and takes two; nest it: `" +
+                                   call.callee + "(" + call.callee +
+                                   "(a, b), c)`"
+                             : "");
         ok = false;
         continue;
       }
@@ -939,12 +976,26 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
     }
     given[index] = true;
     args.locs[index] = arg.loc;
+    const ParamSpec &spec = builtin.params[index];
+    if (spec.kind == ArgKind::Name) {
+      // A word of the builtin's vocabulary, not a value: it is not evaluated.
+      auto *word = llvm::dyn_cast<ast::NameExpr>(arg.value.get());
+      if (!word) {
+        diags.error(arg.loc, "argument '" + std::string(spec.name) + "' of '" +
+                                 call.callee + "' must be a name, such as `" +
+                                 spec.name + " = zeros`");
+        ok = false;
+        continue;
+      }
+      args.names[index] = word->name;
+      args.values[index] = Val::of(ConstValue::ofBool(true));
+      continue;
+    }
     Val value = genExpr(*arg.value);
     if (!value.valid()) {
       ok = false;
       continue;
     }
-    const ParamSpec &spec = builtin.params[index];
     std::string want;
     switch (spec.kind) {
     case ArgKind::Tensor:
@@ -967,6 +1018,12 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
       if (!value.isConst() || value.constant->kind != ConstValue::Kind::Bool)
         want = "true or false";
       break;
+    case ArgKind::TensorOrNumber:
+      if (!value.isTensor() && !value.constant->isNumber())
+        want = "a tensor or a number";
+      break;
+    case ArgKind::Name:
+      break; // bound above
     }
     if (!want.empty()) {
       std::string got = value.isTensor() ? formatType(value.tensor.getType())
@@ -1237,14 +1294,17 @@ bool MLIRGenImpl::checkArgType(const ast::Param &param, const Val &arg,
 }
 
 Value MLIRGenImpl::getParameter(const ast::CallExpr &call, StringRef leaf,
-                                ArrayRef<int64_t> shape, Init init) {
+                                ArrayRef<int64_t> shape, Init init,
+                                std::optional<double> std) {
   std::optional<std::string> path = scopePath(call);
   if (!path)
     return nullptr;
   std::string name;
   for (const std::string &part : scope)
     name += part + ".";
-  name += *path + "." + leaf.str();
+  name += *path;
+  if (!leaf.empty())
+    name += "." + leaf.str();
   auto it = paramIndex.find(name);
   if (it == paramIndex.end()) {
     Shape dims;
@@ -1257,7 +1317,8 @@ Value MLIRGenImpl::getParameter(const ast::CallExpr &call, StringRef leaf,
       return nullptr;
     }
     paramIndex[name] = params.size();
-    params.push_back({name, SmallVector<int64_t>(shape), init, call.getLoc()});
+    params.push_back(
+        {name, SmallVector<int64_t>(shape), init, std, call.getLoc()});
   } else if (ArrayRef<int64_t>(params[it->second].shape) != shape) {
     auto format = [](ArrayRef<int64_t> dims) {
       return "[" + llvm::join(llvm::map_range(dims, [](int64_t d) { return std::to_string(d); }), ", ") + "]";

@@ -34,8 +34,11 @@ struct Val {
   bool valid() const { return isTensor() || isConst(); }
 };
 
-/// How a builtin's parameter is checked and converted.
-enum class ArgKind { Tensor, Int, Number, Bool };
+/// How a builtin's parameter is checked and converted. `Name` takes a bare
+/// identifier from the builtin's own vocabulary (`init = normal`), not a
+/// value; its text lands in BoundArgs::names. TensorOrNumber takes either (a
+/// number becomes a 0-d constant where the builtin needs it).
+enum class ArgKind { Tensor, Int, Number, Bool, Name, TensorOrNumber };
 
 struct ParamSpec {
   const char *name;
@@ -51,6 +54,7 @@ struct BoundArgs {
   std::vector<SourceLoc> locs;   // where each was written (call loc if not)
   std::vector<Val> rest;         // extra positional args, when variadic
   std::vector<SourceLoc> restLocs;
+  std::vector<std::string> names; // ArgKind::Name arguments ("" if not given)
 
   mlir::Value tensor(size_t i) const { return values[i].tensor; }
   int64_t integer(size_t i) const;
@@ -67,6 +71,9 @@ struct Builtin {
   BuiltinFn fn;
   bool createsParameters = false; // needs `as name`
   bool variadic = false;          // extra positional args go to `rest`
+  bool restFirst = false; // every positional arg goes to `rest`; the named
+                          // parameters are keyword-only (`param(2, 3, init =
+                          // zeros)`)
 };
 
 /// The builtin named `name`, or null.
@@ -130,9 +137,11 @@ public:
   bool checkDimSize(SourceLoc loc, int64_t size, llvm::StringRef what);
 
   /// Reads (declaring on first use) the parameter `<scope>.<as path>.<leaf>`
-  /// of `shape`. A parameter declared twice must keep its shape.
+  /// (`<scope>.<as path>` for an empty leaf) of `shape`. A parameter
+  /// declared twice must keep its shape. `std`: the normal initializer's.
   mlir::Value getParameter(const ast::CallExpr &call, llvm::StringRef leaf,
-                           llvm::ArrayRef<int64_t> shape, mlir::tx::Init init);
+                           llvm::ArrayRef<int64_t> shape, mlir::tx::Init init,
+                           std::optional<double> std = std::nullopt);
 
   /// A 0-d constant tensor of `elementType` holding `value`.
   mlir::Value materialize(SourceLoc loc, const ConstValue &value,
@@ -230,6 +239,7 @@ private:
     std::string name;
     llvm::SmallVector<int64_t> shape;
     mlir::tx::Init init;
+    std::optional<double> std;
     SourceLoc loc;
   };
   std::vector<ParamInfo> params;

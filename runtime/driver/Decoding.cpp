@@ -114,6 +114,7 @@ int64_t CachedDecoder::vocabSize() const {
 }
 
 void CachedDecoder::start(const std::vector<TokenIds> &sources) {
+  sources_ = sources;
   src_ = padSequences(sources, pad_);
   std::vector<Tensor> memory = runner_.call(encode_, {&src_});
   cross_.clear();
@@ -156,18 +157,28 @@ std::vector<float> CachedDecoder::next(const std::vector<TokenIds> &prefixes) {
     throw ModelError("incremental decoding got " + std::to_string(rows) +
                      " prefixes for " + std::to_string(src_.shape[0]) +
                      " sources");
-  // Which cached row each prefix extends by one token.
+  // Which cached row each prefix extends by one token: the row itself when
+  // it does (greedy), else another row (beam search reorders hypotheses).
+  // The caches hold keys and values computed through the cross-attention of
+  // a row's own source, so only a row of the same source may be taken: the
+  // same target prefix under another source has other caches.
   std::vector<size_t> from(rows);
   bool extends = !cached_.empty() && cached_.front().size() + 1 == length;
+  auto holds = [&](size_t cachedRow, size_t row) {
+    const TokenIds &held = cached_[cachedRow];
+    return sources_[cachedRow] == sources_[row] &&
+           std::equal(held.begin(), held.end(), prefixes[row].begin());
+  };
   for (size_t row = 0; extends && row < rows; ++row) {
-    auto it = std::find_if(cached_.begin(), cached_.end(),
-                           [&](const TokenIds &held) {
-                             return std::equal(held.begin(), held.end(),
-                                               prefixes[row].begin());
-                           });
-    extends = it != cached_.end();
-    if (extends)
-      from[row] = size_t(it - cached_.begin());
+    if (row < cached_.size() && holds(row, row)) {
+      from[row] = row;
+      continue;
+    }
+    size_t found = 0;
+    while (found < cached_.size() && !holds(found, row))
+      ++found;
+    extends = found < cached_.size();
+    from[row] = found;
   }
   std::vector<float> logits;
   if (extends) {

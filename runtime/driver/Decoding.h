@@ -65,9 +65,10 @@ private:
 /// of each row, src, those, and the self-attention caches self_k.j /
 /// self_v.j [rows, positions, d], which the step extends in place) -> the
 /// next token's logits. A step costs one token's work. The caches follow
-/// the rows: when a prefix is an earlier row's prefix plus one token (greedy
-/// keeps rows, beam search reorders them), that row's caches move with it;
-/// otherwise the prefix is replayed token by token.
+/// the rows: when a prefix is an earlier row's prefix plus one token under
+/// the same source (greedy keeps rows, beam search reorders them), that
+/// row's caches move with it; otherwise the prefix is replayed token by
+/// token.
 class CachedDecoder : public NextTokenModel {
 public:
   CachedDecoder(ModelRunner &runner, int32_t pad);
@@ -87,6 +88,7 @@ private:
   const EntryInfo &encode_, &step_;
   const EntryInfo *init_;
   int32_t pad_;
+  std::vector<TokenIds> sources_;        ///< the batch's source rows
   Tensor src_;
   std::vector<Tensor> cross_;            ///< decode_init's outputs
   std::vector<std::string> crossNames_;  ///< their names

@@ -85,7 +85,7 @@ double xavierUniformBound(const Shape &shape) {
 }
 
 void initializeParameter(InitKind kind, const Shape &shape, uint64_t seed,
-                         std::string_view name, float *out) {
+                         std::string_view name, float *out, double normalStd) {
   int64_t count = checkedNumElements(shape).value_or(0);
   uint64_t key = initStreamKey(seed, name);
   switch (kind) {
@@ -108,7 +108,8 @@ void initializeParameter(InitKind kind, const Shape &shape, uint64_t seed,
       uint64_t second = randomBits(key, 2 * uint64_t(i) + 1);
       double u1 = double((first >> 11) + 1) * 0x1p-53;
       double u2 = double(second >> 11) * 0x1p-53;
-      out[i] = float(std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2));
+      out[i] = float(normalStd * std::sqrt(-2.0 * std::log(u1)) *
+                     std::cos(kTwoPi * u2));
     }
     return;
   }

@@ -16,7 +16,8 @@
 //                   fans: fan_in = shape[1] * r, fan_out = shape[0] * r,
 //                   r = product of shape[2:]; element i = (2u - 1) a with
 //                   u = (bits(key, i) >> 40) / 2^24
-//   normal          N(0, 1) by Box-Muller from draws 2i and 2i+1:
+//   normal          N(0, std^2) (std 1 unless the metadata's init_std says
+//                   otherwise), by Box-Muller from draws 2i and 2i+1:
 //                   sqrt(-2 ln u1) cos(2 pi u2), u1 = ((b >> 11) + 1) / 2^53 in
 //                   (0, 1], u2 = (b' >> 11) / 2^53
 //   zeros, ones     constants
@@ -63,9 +64,10 @@ std::optional<std::pair<int64_t, int64_t>> xavierFans(const Shape &shape);
 double xavierUniformBound(const Shape &shape);
 
 /// Fills `out` (the parameter's numElements floats). xavier_uniform needs
-/// rank >= 2 (the caller validated that).
+/// rank >= 2 (the caller validated that); `normalStd` scales normal.
 void initializeParameter(InitKind kind, const Shape &shape, uint64_t seed,
-                         std::string_view name, float *out);
+                         std::string_view name, float *out,
+                         double normalStd = 1.0);
 
 } // namespace txrt::driver
 

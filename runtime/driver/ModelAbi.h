@@ -20,7 +20,9 @@
  *    "config": {KEY: NUMBER, ...},
  *    "dims": [{"name": "B", "bound": 64}, ...],
  *    "param_arena_bytes": N,
- *    "params": [{"name", "dtype", "shape": [ints], "init", "offset"}, ...],
+ *    "params": [{"name", "dtype", "shape": [ints], "init", "offset",
+ *                "init_std" (only with init "normal": its standard
+ *                deviation, 1 when absent)}, ...],
  *    "entries": [{"name", "arena_bytes", "tensor_bytes",
  *                 "inputs":  [{"name", "dtype", "shape": [int | dim name]}],
  *                 "outputs": [...]}, ...]}

@@ -166,6 +166,13 @@ ParamInfo parseParam(const Json &value, const std::string &path,
   if (param.init == InitKind::XavierUniform && param.shape.size() < 2)
     throw ModelError(path + " ('" + param.name +
                      "'): xavier_uniform needs a rank >= 2 shape");
+  if (jsonMember(value, "init_std")) {
+    double std = getNumber(value, "init_std", path, std::nullopt);
+    if (param.init != InitKind::Normal || !(std > 0.0) || !std::isfinite(std))
+      throw ModelError(path + ".init_std must be a positive number, with "
+                              "init normal");
+    param.initStd = std;
+  }
   param.offset = getInteger(value, "offset", path);
   std::optional<int64_t> bytes =
       checkedByteSize(param.shape, int64_t(dtypeSize(param.dtype)));

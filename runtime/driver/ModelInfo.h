@@ -71,7 +71,8 @@ struct ParamInfo {
   DType dtype = DType::F32;
   Shape shape;
   InitKind init = InitKind::Zeros;
-  int64_t offset = 0; ///< bytes from the start of the arena
+  double initStd = 1.0; ///< the normal initializer's standard deviation
+  int64_t offset = 0;   ///< bytes from the start of the arena
   int64_t numElements = 0;
   int64_t byteSize = 0;
   /// Version 2: where the gradient and Adam's moments live (same dtype and

@@ -31,7 +31,8 @@ const float *ParameterArena::param(const ParamInfo &info) const {
 
 void ParameterArena::initialize(uint64_t seed) {
   for (const ParamInfo &info : model_.params)
-    initializeParameter(info.init, info.shape, seed, info.name, param(info));
+    initializeParameter(info.init, info.shape, seed, info.name, param(info),
+                        info.initStd);
   clearTrainingState();
 }
 

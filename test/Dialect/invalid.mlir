@@ -767,3 +767,58 @@ func.func @reshape_overflow(%x: tensor<2x3xf32>) -> tensor<4611686018427387904x4
   %r = tx.reshape %x : (tensor<2x3xf32>) -> tensor<4611686018427387904x4xf32>
   return %r : tensor<4611686018427387904x4xf32>
 }
+
+// -----
+
+// expected-error @+1 {{'tx.parameter' op std is the normal initializer's, not zeros's}}
+tx.parameter @p : tensor<4xf32> {init = #tx.init<zeros>, std = 2.0e-02 : f32}
+
+// -----
+
+// expected-error @+1 {{'tx.parameter' op std must be positive and finite, got -1}}
+tx.parameter @q : tensor<4xf32> {init = #tx.init<normal>, std = -1.0 : f32}
+
+// -----
+
+func.func @rms_norm_weight(%x: tensor<4x8xf32>, %g: tensor<4xf32>) -> tensor<4x8xf32> {
+  // expected-error @+2 {{weight must be [8], got [4]}}
+  // expected-error @+1 {{'tx.rms_norm' op failed to infer returned types}}
+  %y = tx.rms_norm %x, %g : (tensor<4x8xf32>, tensor<4xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @add_rms_norm_types(%x: tensor<4x8xf32>, %r: tensor<8xf32>, %g: tensor<8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+2 {{add_rms_norm operands must have the same type, got f32[4, 8] and f32[8]}}
+  // expected-error @+1 {{'tx.add_rms_norm' op failed to infer returned types}}
+  %y, %s = tx.add_rms_norm %x, %r, %g : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @rms_norm_eps(%x: tensor<4x8xf32>, %g: tensor<8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+2 {{epsilon must be positive, got 0}}
+  // expected-error @+1 {{'tx.rms_norm' op failed to infer returned types}}
+  %y = tx.rms_norm %x, %g {epsilon = 0.0 : f32} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @rope_odd_heads(%x: tensor<4x12xf32>) -> tensor<4x12xf32> {
+  // expected-error @+2 {{rope needs heads >= 1 that divide the last dimension 12 into even head sizes, got heads = 4}}
+  // expected-error @+1 {{'tx.rope' op failed to infer returned types}}
+  %y = tx.rope %x {heads = 4 : i64} : (tensor<4x12xf32>) -> tensor<4x12xf32>
+  return %y : tensor<4x12xf32>
+}
+
+// -----
+
+func.func @rope_base(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+2 {{rope base must be a finite number > 1, got 0.5}}
+  // expected-error @+1 {{'tx.rope' op failed to infer returned types}}
+  %y = tx.rope %x {base = 0.5 : f32} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}

@@ -105,6 +105,19 @@ func.func @normalization(%x: tensor<?x8xf32, #tx.dims<N: 64>>, %y: tensor<?x8xf3
   %ln = tx.layer_norm %x, %g, %b {epsilon = 1.0e-6 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   // CHECK: tx.add_layer_norm %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<8xf32>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>)
   %n, %sum = tx.add_layer_norm %x, %y, %g, %b : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<8xf32>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>)
+  // CHECK: tx.rope %{{.+}} {heads = 2 : i64} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  %rope = tx.rope %x {heads = 2 : i64} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  // CHECK: tx.rope %{{.+}} {base = 5.000000e+05 : f32, inverse} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  %unrope = tx.rope %x {base = 5.0e5 : f32, inverse} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  // CHECK: tx.rms_norm %{{.+}}, %{{.+}} {epsilon = 9.99999974E-6 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  %rms = tx.rms_norm %x, %g {epsilon = 1.0e-5 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  // CHECK: tx.add_rms_norm %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>)
+  %rn, %rs = tx.add_rms_norm %x, %y, %g : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>)
+  // Without bias (nn.LayerNorm(bias=False)).
+  // CHECK: tx.layer_norm %{{.+}}, %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  %lnb = tx.layer_norm %x, %g : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  // CHECK: tx.add_layer_norm %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>)
+  %nb, %sumb = tx.add_layer_norm %x, %y, %g : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>)
   return
 }
 
@@ -146,6 +159,10 @@ func.func @gradient_ops(%x: tensor<?x8xf32, #tx.dims<N: 64>>, %dy: tensor<?x8xf3
   %n:3 = tx.layer_norm_grad %x, %g, %dy : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<?x8xf32, #tx.dims<N: 64>>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<8xf32>)
   // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = tx.layer_norm_grad %{{.+}} rhs %{{.+}}, %{{.+}}, %{{.+}} dsum %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<8xf32>)
   %an:3 = tx.layer_norm_grad %x rhs %x, %g, %dy dsum %dy : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<8xf32>)
+  // CHECK: %{{.+}}, %{{.+}} = tx.rms_norm_grad %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<?x8xf32, #tx.dims<N: 64>>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>)
+  %rg:2 = tx.rms_norm_grad %x, %g, %dy : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<?x8xf32, #tx.dims<N: 64>>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>)
+  // CHECK: %{{.+}}, %{{.+}} = tx.rms_norm_grad %{{.+}} rhs %{{.+}}, %{{.+}}, %{{.+}} dsum %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>)
+  %arg:2 = tx.rms_norm_grad %x rhs %x, %g, %dy dsum %dy : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>)
   // CHECK: %{{.+}}, %{{.+}}, %{{.+}} = tx.linear_grad %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<4x8xf32>, tensor<?x4xf32, #tx.dims<N: 64>>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<4x8xf32>, tensor<4xf32>)
   %l:3 = tx.linear_grad %x, %w, %dz : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<4x8xf32>, tensor<?x4xf32, #tx.dims<N: 64>>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<4x8xf32>, tensor<4xf32>)
   // CHECK: tx.embedding_grad %{{.+}}, %{{.+}} {vocab = 16 : i64} : (tensor<?xi32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<16x8xf32>

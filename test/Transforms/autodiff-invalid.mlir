@@ -53,14 +53,3 @@ func.func @log_softmax_axis() -> tensor<f32> attributes {tx.entry = "train"} {
   %l = tx.reduce_sum %s {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
-
-// -----
-
-tx.parameter @w : tensor<8xf32> {init = #tx.init<normal>}
-func.func @mean_over_symbolic(%x: tensor<?x8xf32, #tx.dims<N: 4>>) -> tensor<f32> attributes {tx.entry = "train"} {
-  %w = tx.param @w : tensor<8xf32>
-  %y = tx.mul %x, %w : (tensor<?x8xf32, #tx.dims<N: 4>>, tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 4>>
-  // expected-error @+1 {{'tx.reduce_mean' op gradient of a mean over the symbolic dimension "N" is not implemented}}
-  %l = tx.reduce_mean %y {axes = array<i64: 0, 1>} : (tensor<?x8xf32, #tx.dims<N: 4>>) -> tensor<f32>
-  return %l : tensor<f32>
-}

@@ -427,6 +427,81 @@ func.func @layer_norm() -> tensor<f32> attributes {tx.entry = "train"} {
 
 // -----
 
+// layer_norm without bias: the same layer_norm_grad; its dbias is unused
+// (no tx.store_grad of a bias).
+// CHECK-LABEL: func.func @layer_norm_without_bias
+// CHECK: %[[DX:.+]], %[[DG:.+]], %{{.+}} = tx.layer_norm_grad
+// CHECK-NEXT: tx.store_grad @g2, %[[DG]]
+// CHECK-NEXT: tx.store_grad @x2, %[[DX]]
+// CHECK-NEXT: return
+tx.parameter @x2 : tensor<4x8xf32> {init = #tx.init<normal>}
+tx.parameter @g2 : tensor<8xf32> {init = #tx.init<ones>}
+func.func @layer_norm_without_bias() -> tensor<f32> attributes {tx.entry = "train"} {
+  %x = tx.param @x2 : tensor<4x8xf32>
+  %g = tx.param @g2 : tensor<8xf32>
+  %n = tx.layer_norm %x, %g {epsilon = 1.0e-6 : f32} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %l = tx.reduce_sum %n {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// rope is a rotation: its gradient is the inverse rotation (same heads and
+// base) of the output's gradient.
+// CHECK-LABEL: func.func @rope
+// CHECK: %[[DY:.+]] = tx.broadcast_to
+// CHECK-NEXT: %[[DX:.+]] = tx.rope %[[DY]] {base = 5.000000e+05 : f32, heads = 2 : i64, inverse} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-NEXT: tx.store_grad @px, %[[DX]]
+tx.parameter @px : tensor<4x8xf32> {init = #tx.init<normal>}
+func.func @rope() -> tensor<f32> attributes {tx.entry = "train"} {
+  %x = tx.param @px : tensor<4x8xf32>
+  %r = tx.rope %x {heads = 2 : i64, base = 5.0e5 : f32} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %l = tx.reduce_sum %r {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// rms_norm -> rms_norm_grad (dinput, dweight) with the forward's epsilon.
+// CHECK-LABEL: func.func @rms_norm
+// CHECK: %[[DY:.+]] = tx.broadcast_to
+// CHECK-NEXT: %[[DX:.+]], %[[DG:.+]] = tx.rms_norm_grad %{{.+}}, %{{.+}}, %[[DY]] {epsilon = 9.99999974E-6 : f32} : (tensor<4x8xf32>, tensor<8xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>)
+// CHECK-NEXT: tx.store_grad @rg, %[[DG]]
+// CHECK-NEXT: tx.store_grad @rx, %[[DX]]
+tx.parameter @rx : tensor<4x8xf32> {init = #tx.init<normal>}
+tx.parameter @rg : tensor<8xf32> {init = #tx.init<ones>}
+func.func @rms_norm() -> tensor<f32> attributes {tx.entry = "train"} {
+  %x = tx.param @rx : tensor<4x8xf32>
+  %g = tx.param @rg : tensor<8xf32>
+  %n = tx.rms_norm %x, %g {epsilon = 1.0e-5 : f32} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %l = tx.reduce_sum %n {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// add_rms_norm whose sum goes on: rms_norm_grad with `rhs` and `dsum`; both
+// addends take the gradient of the sum.
+// CHECK-LABEL: func.func @add_rms_norm
+// CHECK: %[[DS:.+]], %[[DG:.+]] = tx.rms_norm_grad %{{.+}} rhs %{{.+}}, %{{.+}}, %{{.+}} dsum %{{.+}}
+// CHECK: tx.store_grad @ag, %[[DG]]
+// CHECK: tx.store_grad @ay, %[[DS]]
+// CHECK: tx.store_grad @ax
+tx.parameter @ax : tensor<4x8xf32> {init = #tx.init<normal>}
+tx.parameter @ay : tensor<4x8xf32> {init = #tx.init<normal>}
+tx.parameter @ag : tensor<8xf32> {init = #tx.init<ones>}
+func.func @add_rms_norm() -> tensor<f32> attributes {tx.entry = "train"} {
+  %x = tx.param @ax : tensor<4x8xf32>
+  %y = tx.param @ay : tensor<4x8xf32>
+  %g = tx.param @ag : tensor<8xf32>
+  %n, %s = tx.add_rms_norm %x, %y, %g : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  %t = tx.add %n, %s : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %l = tx.reduce_sum %t {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // add_layer_norm with only the normed result used: layer_norm_grad with
 // `rhs` and no `dsum`; both addends take the gradient of the sum.
 // CHECK-LABEL: func.func @add_layer_norm
@@ -595,14 +670,14 @@ func.func @split_merge_heads() -> tensor<f32> attributes {tx.entry = "train"} {
 // -----
 
 // Reductions broadcast the gradient back (after a reshape that restores the
-// reduced axes unless keepdim); a mean also scales it by 1/n.
+// reduced axes unless keepdim); a mean's tx.reduce_mean_grad also divides it
+// by the number of elements averaged (autodiff-math.mlir: symbolic ones).
 // CHECK-LABEL: func.func @reductions
 // CHECK: %[[ONE:.+]] = tx.constant dense<1.000000e+00> : tensor<f32>
 // CHECK-NEXT: %[[R0:.+]] = tx.reshape %[[ONE]] : (tensor<f32>) -> tensor<1xf32>
 // CHECK-NEXT: %[[DM:.+]] = tx.broadcast_to %[[R0]] : (tensor<1xf32>) -> tensor<1xf32>
 // CHECK-NEXT: %[[R1:.+]] = tx.reshape %[[DM]] : (tensor<1xf32>) -> tensor<1x1xf32>
-// CHECK-NEXT: %[[B1:.+]] = tx.broadcast_to %[[R1]] : (tensor<1x1xf32>) -> tensor<4x1xf32>
-// CHECK-NEXT: %[[DS:.+]] = tx.scale %[[B1]] {factor = 2.500000e-01 : f32} : (tensor<4x1xf32>) -> tensor<4x1xf32>
+// CHECK-NEXT: %[[DS:.+]] = tx.reduce_mean_grad %[[R1]] : (tensor<1x1xf32>) -> tensor<4x1xf32>
 // CHECK-NEXT: %[[DW:.+]] = tx.broadcast_to %[[DS]] : (tensor<4x1xf32>) -> tensor<4x8xf32>
 // CHECK-NEXT: tx.store_grad @w, %[[DW]]
 tx.parameter @w : tensor<4x8xf32> {init = #tx.init<normal>}

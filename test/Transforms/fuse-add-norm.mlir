@@ -57,3 +57,34 @@ func.func @sum_used_before(%x: tensor<4x8xf32>, %y: tensor<4x8xf32>, %g: tensor<
   %n = tx.layer_norm %s, %g, %b : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   return %n, %r : tensor<4x8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// rms_norm(x + y) with the sum going on (a pre-norm residual stream):
+// add_rms_norm, the sum from its second result.
+// CHECK-LABEL: func.func @rms_residual_stream
+// CHECK-SAME: (%[[X:.+]]: tensor<{{.*}}>, %[[Y:.+]]: tensor<{{.*}}>, %[[G:.+]]: tensor<8xf32>)
+// CHECK-NEXT: %[[N:.+]], %[[S:.+]] = tx.add_rms_norm %[[X]], %[[Y]], %[[G]] {epsilon = 9.99999974E-6 : f32}
+// CHECK-NEXT: %[[R:.+]] = tx.add %[[S]], %[[N]]
+// CHECK-NEXT: return %[[R]]
+// STATS: tx-fuse-add-norm: fused 1, declined 0
+func.func @rms_residual_stream(%x: tensor<?x8xf32, #tx.dims<N: 4>>, %y: tensor<?x8xf32, #tx.dims<N: 4>>, %g: tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 4>> {
+  %s = tx.add %x, %y : (tensor<?x8xf32, #tx.dims<N: 4>>, tensor<?x8xf32, #tx.dims<N: 4>>) -> tensor<?x8xf32, #tx.dims<N: 4>>
+  %n = tx.rms_norm %s, %g {epsilon = 1.0e-5 : f32} : (tensor<?x8xf32, #tx.dims<N: 4>>, tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 4>>
+  %r = tx.add %s, %n : (tensor<?x8xf32, #tx.dims<N: 4>>, tensor<?x8xf32, #tx.dims<N: 4>>) -> tensor<?x8xf32, #tx.dims<N: 4>>
+  return %r : tensor<?x8xf32, #tx.dims<N: 4>>
+}
+
+// -----
+
+// Not fused: rms_norm of a broadcasting add.
+// CHECK-LABEL: func.func @rms_broadcast
+// CHECK: tx.add
+// CHECK-NEXT: tx.rms_norm
+// STATS: tx-fuse-add-norm: fused 0, declined 1
+// STATS-NEXT: tx-fuse-add-norm: declined at {{.*}}: the add broadcasts (the fused kernel adds equal shapes)
+func.func @rms_broadcast(%x: tensor<4x8xf32>, %y: tensor<8xf32>, %g: tensor<8xf32>) -> tensor<4x8xf32> {
+  %s = tx.add %x, %y : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %n = tx.rms_norm %s, %g : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}

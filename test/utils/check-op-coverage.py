@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""check-op-coverage TXOPS_TD DIALECT_DOC ROUNDTRIP_MLIR: every op declared
-in TxOps.td (directly or through a class such as Tx_BinaryOp<"add", ...>)
-has a section with an MLIR example in the generated dialect reference and
-appears in the round-trip test. Prints the op count, or what is missing."""
+"""check-op-coverage TXOPS_TD DIALECT_DOC ROUNDTRIP_MLIR...: every op declared
+in TxOps.td or a tx .td file it includes (directly or through a class such as
+Tx_BinaryOp<"add", ...>) has a section with an MLIR example in the generated
+dialect reference and appears in one of the round-trip tests. Prints the op
+count, or what is missing."""
+import os
 import re
 import sys
 
@@ -14,8 +16,21 @@ def declared_ops(td_text):
     return ops
 
 
+def td_with_includes(path):
+    """The text of `path` and of the tx/Dialect files it includes."""
+    text = open(path).read()
+    folder = os.path.dirname(path)
+    for name in re.findall(r'^include "tx/Dialect/(\w+\.td)"', text, re.M):
+        included = os.path.join(folder, name)
+        if os.path.exists(included) and name != os.path.basename(path):
+            text += "\n" + td_with_includes(included)
+    return text
+
+
 def main():
-    td, doc, roundtrip = (open(p).read() for p in sys.argv[1:4])
+    td = td_with_includes(sys.argv[1])
+    doc = open(sys.argv[2]).read()
+    roundtrip = "\n".join(open(p).read() for p in sys.argv[3:])
     ops = declared_ops(td)
     missing = []
     sections = re.split(r'^### ', doc, flags=re.M)

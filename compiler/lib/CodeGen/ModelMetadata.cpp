@@ -125,6 +125,8 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
         {"shape", shapeJson(param.getTensorType())},
         {"init", stringifyInit(param.getInit()).str()},
         {"offset", offset ? offset.getInt() : -1}};
+    if (std::optional<APFloat> std = param.getStd())
+      object["init_std"] = std->convertToDouble();
     for (const char *key : {"grad_offset", "exp_avg_offset", "exp_avg_sq_offset"})
       if (auto at = param->getAttrOfType<IntegerAttr>(key))
         object[key] = at.getInt();

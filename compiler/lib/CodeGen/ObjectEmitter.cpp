@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "txc/CodeGen/CodeGen.h"
 #include "txc/CodeGen/LinkConfig.h"
+#include "txc/Transforms/Passes.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
@@ -49,6 +50,7 @@ void mlir::tx::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
+  pm.addPass(tx::createApproximateMathPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());

@@ -24,6 +24,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 #include <map>
+#include <optional>
 #include <string>
 
 namespace mlir::tx::detail {
@@ -238,9 +239,11 @@ private:
   /// `inputs` (tx values, broadcast to it) with `body`. Adjacent dimensions
   /// that every operand either spans or broadcasts alike are collapsed into
   /// one, so `x / c` runs as one flat loop and a [B, h, T, S] tensor masked
-  /// by [B, 1, 1, S] as a 3-D nest.
+  /// by [B, 1, 1, S] as a 3-D nest. `scalars` (0-d memrefs, values known
+  /// only at run time) follow the inputs among the body's arguments.
   void elementwise(Value out, ArrayRef<Value> inputs,
-                   function_ref<Value(OpBuilder &, Location, ValueRange)> body) {
+                   function_ref<Value(OpBuilder &, Location, ValueRange)> body,
+                   ArrayRef<Value> scalars = {}) {
     auto outType = cast<RankedTensorType>(out.getType());
     Shape outShape = getShape(outType);
     int64_t rank = outShape.size();
@@ -303,6 +306,10 @@ private:
       views.push_back(viewWithSizes(ptrs.lookup(input), shape, sizes, element));
       maps.push_back(AffineMap::get(collapsedRank, 0, exprs, context));
     }
+    for (Value scalar : scalars) {
+      views.push_back(scalar);
+      maps.push_back(AffineMap::get(collapsedRank, 0, {}, context));
+    }
     views.push_back(viewWithSizes(ptrs.lookup(out), collapsedShape,
                                   collapsedSizes, outType.getElementType()));
     maps.push_back(AffineMap::getMultiDimIdentityMap(collapsedRank, context));
@@ -354,6 +361,8 @@ private:
                                FloatAttr scale, bool causal, FloatAttr dropout);
   LogicalResult lowerAttentionGrad(AttentionGradOp op);
   LogicalResult lowerGradOp(Operation *op);
+  /// The ops of TxMathOps.td (LowerMath.cpp); nullopt for any other op.
+  std::optional<LogicalResult> lowerMathOp(Operation *op);
   /// txrt_attention_*'s mask arguments for an attention's keep `mask` (may
   /// be null) and `fill` attribute: the mask's address, its strides over
   /// (batch, head, query, key) (0 where it broadcasts), then the fill (-inf

@@ -428,7 +428,7 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         call(RuntimeFn::LayerNormFwd,
              {site(), toI64(rows(in)), toI64(dimSizes(in).back()),
               ptrs.lookup(norm.getInput()), ptrs.lookup(norm.getWeight()),
-              ptrs.lookup(norm.getBias()),
+              norm.getBias() ? ptrs.lookup(norm.getBias()) : nullPtr(),
               f32(norm.getEpsilon().convertToDouble()),
               ptrs.lookup(norm.getResult()), nullPtr(), nullPtr()});
         return success();
@@ -440,9 +440,55 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         call(RuntimeFn::AddLayerNormFwd,
              {site(), toI64(rows(in)), toI64(dimSizes(in).back()),
               ptrs.lookup(norm.getLhs()), ptrs.lookup(norm.getRhs()),
-              ptrs.lookup(norm.getWeight()), ptrs.lookup(norm.getBias()),
+              ptrs.lookup(norm.getWeight()),
+              norm.getBias() ? ptrs.lookup(norm.getBias()) : nullPtr(),
               f32(norm.getEpsilon().convertToDouble()),
               ptrs.lookup(norm.getResult()), sum, nullPtr(), nullPtr()});
+        return success();
+      })
+      .Case([&](RopeOp rope) {
+        // Positions start at 0, or, in an incremental decoding step
+        // (tx.position_offset = the cache dim), after the cached ones.
+        RankedTensorType type = typeOf(rope.getInput());
+        SmallVector<Value> sizes = dimSizes(type);
+        Value start = i64(0);
+        if (auto dim = rope->getAttrOfType<StringAttr>("tx.position_offset")) {
+          Value total = dimValues.lookup(dim);
+          if (!total)
+            return fail(rope, "tx.position_offset names an unknown dimension");
+          start = toI64(builder.create<arith::SubIOp>(
+              loc, total, sizes[sizes.size() - 2]));
+        }
+        int64_t heads = int64_t(rope.getHeads());
+        int64_t headDim = type.getShape().back() / heads;
+        call(RuntimeFn::Rope,
+             {site(), toI64(product(ArrayRef<Value>(sizes).drop_back(2))),
+              toI64(sizes[sizes.size() - 2]), i64(heads), i64(headDim),
+              ptrs.lookup(rope.getInput()), ptrs.lookup(rope.getResult()),
+              start, f32(rope.getBase().convertToDouble()),
+              i32(rope.getInverse() ? 1 : 0)});
+        return success();
+      })
+      .Case([&](RmsNormOp norm) {
+        RankedTensorType in = typeOf(norm.getInput());
+        call(RuntimeFn::RmsNormFwd,
+             {site(), toI64(rows(in)), toI64(dimSizes(in).back()),
+              ptrs.lookup(norm.getInput()), nullPtr(),
+              ptrs.lookup(norm.getWeight()),
+              f32(norm.getEpsilon().convertToDouble()),
+              ptrs.lookup(norm.getResult()), nullPtr()});
+        return success();
+      })
+      .Case([&](AddRmsNormOp norm) {
+        RankedTensorType in = typeOf(norm.getLhs());
+        Value sum = norm.getSum().use_empty() ? nullPtr()
+                                              : ptrs.lookup(norm.getSum());
+        call(RuntimeFn::RmsNormFwd,
+             {site(), toI64(rows(in)), toI64(dimSizes(in).back()),
+              ptrs.lookup(norm.getLhs()), ptrs.lookup(norm.getRhs()),
+              ptrs.lookup(norm.getWeight()),
+              f32(norm.getEpsilon().convertToDouble()),
+              ptrs.lookup(norm.getResult()), sum});
         return success();
       })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
@@ -514,7 +560,11 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
                               attention.getDropoutAttr());
       })
       .Case([&](AttentionGradOp grad) { return lowerAttentionGrad(grad); })
-      .Default([&](Operation *other) { return lowerGradOp(other); });
+      .Default([&](Operation *other) {
+        if (std::optional<LogicalResult> math = lowerMathOp(other))
+          return *math;
+        return lowerGradOp(other);
+      });
 }
 
 LogicalResult EntryLowering::lowerConstant(ConstantOp constant) {

@@ -194,6 +194,20 @@ LogicalResult EntryLowering::lowerGradOp(Operation *op) {
               i32(0)});
         return success();
       })
+      .Case([&](RmsNormGradOp grad) {
+        RankedTensorType type = typeOf(grad.getInput());
+        call(RuntimeFn::RmsNormBwd,
+             {site(), toI64(rows(type)), toI64(dimSizes(type).back()),
+              ptrs.lookup(grad.getInput()),
+              grad.getRhs() ? ptrs.lookup(grad.getRhs()) : nullPtr(),
+              ptrs.lookup(grad.getWeight()),
+              f32(grad.getEpsilon().convertToDouble()),
+              ptrs.lookup(grad.getDresult()),
+              grad.getDsum() ? ptrs.lookup(grad.getDsum()) : nullPtr(),
+              ptrs.lookup(grad.getDinput()), ptrOrNull(grad.getDweight()),
+              i32(0), i32(0)});
+        return success();
+      })
       .Case([&](LinearGradOp grad) {
         RankedTensorType w = typeOf(grad.getWeight());
         call(RuntimeFn::LinearBwd,

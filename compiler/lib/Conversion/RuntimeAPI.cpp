@@ -38,6 +38,13 @@ const std::vector<Entry> &registry() {
       // ctx, site, rows, cols, x, r, gamma, beta, eps, y, out_sum, mean, var
       {RuntimeFn::AddLayerNormFwd, "txrt_add_layer_norm_fwd",
        {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::F32, A::Ptr, A::Ptr, A::Ptr, A::Ptr}},
+      // ctx, site, rows, cols, x, r, gamma, eps, y, out_sum
+      {RuntimeFn::RmsNormFwd, "txrt_rms_norm_fwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::F32, A::Ptr, A::Ptr}},
+      // ctx, site, outer, seq, heads, head_dim, x, y, pos_offset, base,
+      // inverse
+      {RuntimeFn::Rope, "txrt_rope",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::I64, A::F32, A::I32}},
       // ctx, site, rows, cols, x, y, log_softmax
       {RuntimeFn::SoftmaxFwd, "txrt_softmax_fwd",
        {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::I32}},
@@ -78,6 +85,11 @@ const std::vector<Entry> &registry() {
       {RuntimeFn::AddLayerNormBwd, "txrt_add_layer_norm_bwd",
        {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::F32, A::Ptr, A::Ptr, A::Ptr,
         A::Ptr, A::Ptr, A::I32, A::I32}},
+      // ctx, site, rows, cols, x, r, gamma, eps, dy, dsum, dx, dgamma,
+      // accumulate_dx, accumulate_params
+      {RuntimeFn::RmsNormBwd, "txrt_rms_norm_bwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::F32, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::I32,
+        A::I32}},
       // ctx, site, rows, cols, y, dy, dx, log_softmax
       {RuntimeFn::SoftmaxBwd, "txrt_softmax_bwd",
        {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::I32}},

@@ -48,14 +48,25 @@ struct Attention {
   AttentionOp op;
   LinearOp key, value;
   bool cross = false; // keys and values projected from an entry argument
+  bool rotaryKeys = false; // keys are rope(linear(...)): the cache holds
+                           // them rotated
 };
 
-/// The linear whose result a split_heads operand of attention splits.
-LinearOp projection(Value operand) {
+/// The linear whose result a split_heads operand of attention splits,
+/// directly or through a tx.rope (`rotary`).
+LinearOp projection(Value operand, bool &rotary) {
   auto split = operand.getDefiningOp<SplitHeadsOp>();
   if (!split || !split->hasOneUse())
     return nullptr;
-  auto linear = split.getInput().getDefiningOp<LinearOp>();
+  Value source = split.getInput();
+  rotary = false;
+  if (auto rope = source.getDefiningOp<RopeOp>()) {
+    if (!rope->hasOneUse())
+      return nullptr;
+    rotary = true;
+    source = rope.getInput();
+  }
+  auto linear = source.getDefiningOp<LinearOp>();
   return linear && linear->hasOneUse() ? linear : nullptr;
 }
 
@@ -68,14 +79,20 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
     if (isa<func::FuncOp, func::ReturnOp>(op))
       return WalkResult::advance();
     if (auto attention = dyn_cast<AttentionOp>(op)) {
-      Attention a{attention, projection(attention.getKey()),
-                  projection(attention.getValue())};
-      if (!a.key || !a.value) {
-        why = "an attention's keys and values are not split_heads(linear(...))";
+      bool rotaryValues = false;
+      Attention a{attention, projection(attention.getKey(), a.rotaryKeys),
+                  projection(attention.getValue(), rotaryValues)};
+      if (!a.key || !a.value || rotaryValues) {
+        why = "an attention's keys and values are not split_heads(linear(...)) "
+              "(keys may be rotated with rope)";
         return WalkResult::interrupt();
       }
       Value kIn = a.key.getInput(), vIn = a.value.getInput();
       a.cross = isa<BlockArgument>(kIn) && kIn == vIn;
+      if (a.cross && a.rotaryKeys) {
+        why = "a cross-attention's keys are rotated (rope)";
+        return WalkResult::interrupt();
+      }
       if (a.cross && attention.getCausal()) {
         why = "a causal attention reads keys straight from an entry argument";
         return WalkResult::interrupt();
@@ -116,7 +133,11 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
     if (isa<ParamOp, ConstantOp, EmbeddingOp, PositionalEncodingOp, AddOp,
             SubOp, MulOp, DivOp, NegOp, ScaleOp, ReluOp, GeluOp, DropoutOp,
             LinearOp, SplitHeadsOp, MergeHeadsOp, LayerNormOp,
-            AddLayerNormOp>(op))
+            AddLayerNormOp, RmsNormOp, AddRmsNormOp, RopeOp>(op))
+      return WalkResult::advance();
+    // Tensor math (TxMathOps.td) is element-wise too.
+    if (isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, SigmoidOp, SiluOp,
+            GeluTanhOp, PowOp, MinimumOp, MaximumOp, ClampOp>(op))
       return WalkResult::advance();
     why = "'" + op->getName().getStringRef().str() +
           "' may mix positions";
@@ -206,16 +227,18 @@ func::FuncOp buildStep(ModuleOp module, func::FuncOp decode,
       continue;
     }
     std::string j = std::to_string(selfIndex++);
-    for (auto [linear, split, name] :
-         {std::make_tuple(a.key, kSplit, "self_k." + j),
-          std::make_tuple(a.value, vSplit, "self_v." + j)}) {
-      auto type = cast<RankedTensorType>(linear.getType());
+    for (auto [split, name] : {std::make_pair(kSplit, "self_k." + j),
+                               std::make_pair(vSplit, "self_v." + j)}) {
+      // The new positions' keys (rotated, with rope) or values go into the
+      // cache.
+      Value fresh = split.getInput();
+      auto type = cast<RankedTensorType>(fresh.getType());
       Shape shape = getShape(type);
       shape[1] = cacheDim;
       Value cache = addArg(getTensorType(shape, type.getElementType()), name);
       builder.setInsertionPoint(split);
       Value written = builder.create<CacheWriteOp>(
-          linear.getLoc(), cache.getType(), cache, linear.getResult());
+          fresh.getLoc(), cache.getType(), cache, fresh);
       split->setOperand(0, written);
       // split_heads infers its type from the (now cache-sized) input.
       SmallVector<Type> types;
@@ -229,8 +252,9 @@ func::FuncOp buildStep(ModuleOp module, func::FuncOp decode,
     // causality (the new rows are the last ones) is the only mask.
     a.op.getMaskMutable().clear();
   }
-  step.walk([&](PositionalEncodingOp pe) {
-    pe->setAttr("tx.position_offset", builder.getStringAttr(kCacheDim));
+  step.walk([&](Operation *op) {
+    if (isa<PositionalEncodingOp, RopeOp>(op))
+      op->setAttr("tx.position_offset", builder.getStringAttr(kCacheDim));
   });
   eraseDeadOps(step.front());
   // Arguments nothing reads any more (memory) are dropped.

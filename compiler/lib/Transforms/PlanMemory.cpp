@@ -151,12 +151,17 @@ std::string whyUnplannable(Type type) {
 /// Ops whose result may take the buffer of their first operand.
 bool writesInPlace(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, NegOp, ReluOp, GeluOp, ScaleOp,
-             DropoutOp, MaskedFillOp, NotOp, DropoutGradOp>(op);
+             DropoutOp, MaskedFillOp, NotOp, DropoutGradOp>(op) ||
+         // Tensor math (TxMathOps.td), element-wise glue too.
+         isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, SigmoidOp, SiluOp,
+             GeluTanhOp, PowOp, MinimumOp, MaximumOp, ClampOp, UnaryGradOp>(
+             op);
 }
 
 /// The operand whose buffer the op's first result may take when that operand
 /// dies at the op: the first operand of element-wise ops, the residual of a
-/// linear (libtxrt accumulates into it), an addend of add + layer norm.
+/// linear (libtxrt accumulates into it), an addend of add + layer / RMS
+/// norm.
 SmallVector<Value, 2> inPlaceCandidates(Operation *op) {
   if (writesInPlace(op) && op->getNumOperands() > 0)
     return {op->getOperand(0)};
@@ -164,6 +169,8 @@ SmallVector<Value, 2> inPlaceCandidates(Operation *op) {
     if (Value residual = linear.getResidual())
       return {residual};
   if (auto norm = dyn_cast<AddLayerNormOp>(op))
+    return {norm.getLhs(), norm.getRhs()};
+  if (auto norm = dyn_cast<AddRmsNormOp>(op))
     return {norm.getLhs(), norm.getRhs()};
   return {};
 }

@@ -1,8 +1,8 @@
 //===- tx-opt.cpp - mlir-opt for the tx dialect ---------------------------===//
 //
-// An mlir-opt-style driver with the tx dialect, func, and every txc pass
-// registered (plus MLIR's generic canonicalize/CSE). lit tests run IR through
-// it.
+// An mlir-opt-style driver with the tx dialect, func (and arith and math,
+// which glue kernels use) and every txc pass registered (plus MLIR's generic
+// canonicalize/CSE). lit tests run IR through it.
 //
 //===----------------------------------------------------------------------===//
 #include "tx/Dialect/TxDialect.h"
@@ -21,7 +21,8 @@ int main(int argc, char **argv) {
   mlir::tx::registerTxcPasses();
 
   mlir::DialectRegistry registry;
-  registry.insert<mlir::tx::TxDialect, mlir::func::FuncDialect>();
+  registry.insert<mlir::tx::TxDialect, mlir::func::FuncDialect,
+                  mlir::arith::ArithDialect, mlir::math::MathDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tx optimizer driver\n", registry));
 }

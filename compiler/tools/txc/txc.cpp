@@ -336,7 +336,10 @@ void printParams(ModuleOp module, llvm::raw_ostream &os) {
     RankedTensorType type = param.getTensorType();
     os << llvm::left_justify(param.getSymName(), width + 2)
        << llvm::left_justify(formatShape(type.getShape()), 16)
-       << tx::stringifyInit(param.getInit()) << "\n";
+       << tx::stringifyInit(param.getInit());
+    if (std::optional<APFloat> std = param.getStd())
+      os << " (std " << llvm::format("%g", std->convertToDouble()) << ")";
+    os << "\n";
     total += type.getNumElements();
     ++count;
   }

@@ -259,7 +259,8 @@ txrt_status txrt_layer_norm_bwd(txrt_context *ctx, int64_t site, int64_t rows,
  *
  *    s = x + r;   y = layer_norm(s) * gamma + beta   (over the last dim)
  *
- *  x, r, y [rows, cols]; gamma, beta [cols] (not NULL). out_sum: NULL, or
+ *  x, r, y [rows, cols]; gamma [cols] (not NULL), beta [cols] or NULL (no
+ *  shift). out_sum: NULL, or
  *  [rows, cols] receiving s. mean, var: NULL (inference) or [rows], saved for
  *  backward exactly as txrt_layer_norm_fwd saves them. y may alias x or r. */
 txrt_status txrt_add_layer_norm_fwd(txrt_context *ctx, int64_t site,
@@ -283,6 +284,32 @@ txrt_status txrt_add_layer_norm_bwd(
     const float *var, float eps, const float *dy, const float *dsum, float *dx,
     float *dgamma, float *dbeta, int32_t accumulate_dx,
     int32_t accumulate_params);
+
+/** RMS normalisation over the last dimension (nn.RMSNorm, Llama's norm),
+ *  optionally after a residual add, in one pass over memory:
+ *
+ *    s = x (r NULL) or x + r;   y = s / sqrt(mean(s^2) + eps) * gamma
+ *
+ *  x, r, y [rows, cols]; gamma [cols]. out_sum: NULL, or [rows, cols]
+ *  receiving s (needs r). Nothing is saved for backward (it recomputes the
+ *  row statistics). y may alias x or r. */
+txrt_status txrt_rms_norm_fwd(txrt_context *ctx, int64_t site, int64_t rows,
+                              int64_t cols, const float *x, const float *r,
+                              const float *gamma, float eps, float *y,
+                              float *out_sum);
+
+/** Backward of txrt_rms_norm_fwd (with the same x, r, gamma, eps): writes
+ *
+ *    dx = ds = rms_norm_bwd(dy) + dsum   (the gradient of x, and of r)
+ *
+ *  [rows, cols] (or adds it, accumulate_dx) and dgamma [cols] (or adds,
+ *  accumulate_params; may be NULL). dsum: NULL, or the gradient flowing into
+ *  out_sum from its other uses. */
+txrt_status txrt_rms_norm_bwd(txrt_context *ctx, int64_t site, int64_t rows,
+                              int64_t cols, const float *x, const float *r,
+                              const float *gamma, float eps, const float *dy,
+                              const float *dsum, float *dx, float *dgamma,
+                              int32_t accumulate_dx, int32_t accumulate_params);
 
 /** Softmax (log_softmax = 0) or log-softmax (log_softmax = 1) over the last
  *  dimension of x [rows, cols] (oneDNN). y may alias x. */
@@ -447,6 +474,21 @@ txrt_status txrt_adam_step(txrt_context *ctx, int64_t site, int64_t n,
 /** accumulator[0] += sum_i x[i]^2 (summed in double). */
 txrt_status txrt_sum_squares(txrt_context *ctx, int64_t site, int64_t n,
                              const float *x, float *accumulator);
+
+/** Rotary position embedding (Llama / GPT-NeoX, Hugging Face convention) of
+ *  x [outer, seq, heads * head_dim] into y (may alias x): position
+ *  p = pos_offset + t; for head h and i < head_dim/2, with
+ *  theta = p * inv_freq[i], inv_freq[i] = 1 / base^(2i / head_dim) (float32,
+ *  as Hugging Face computes them),
+ *
+ *    y[i]              = x[i] * cos(theta) - x[i + head_dim/2] * sin(theta)
+ *    y[i + head_dim/2] = x[i + head_dim/2] * cos(theta) + x[i] * sin(theta)
+ *
+ *  inverse != 0 rotates by -theta (the backward). head_dim even. */
+txrt_status txrt_rope(txrt_context *ctx, int64_t site, int64_t outer,
+                      int64_t seq, int64_t heads, int64_t head_dim,
+                      const float *x, float *y, int64_t pos_offset, float base,
+                      int32_t inverse);
 
 /*===----------------------------------------------------------------------===*
  * Fused attention (flash-style: scores never travel to memory in full)

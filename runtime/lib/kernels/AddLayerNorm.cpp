@@ -2,7 +2,8 @@
 //
 // One pass over memory per direction. Forward, per row: s = x + r into the
 // output row (and out_sum), mean and biased variance from the row while it
-// is in L1, then y = (s - mean) * rstd * gamma + beta in place. Backward, per
+// is in L1, then y = (s - mean) * rstd * gamma + beta in place (beta may be
+// NULL: no shift). Backward, per
 // row: xhat and dy*gamma, their means, then ds; dgamma / dbeta accumulate in
 // per-thread partial rows that are summed at the end (no atomics, and the
 // result does not depend on the schedule beyond the thread count).
@@ -77,9 +78,15 @@ MeanVar addNormRow(int64_t cols, const float *x, const float *r,
   }
   const float var = squares * invCols;
   const float rstd = 1.0f / std::sqrt(var + eps);
+  if (beta) {
 #pragma omp simd
-  for (int64_t k = 0; k < cols; ++k)
-    y[k] = (y[k] - mean) * rstd * gamma[k] + beta[k];
+    for (int64_t k = 0; k < cols; ++k)
+      y[k] = (y[k] - mean) * rstd * gamma[k] + beta[k];
+  } else {
+#pragma omp simd
+    for (int64_t k = 0; k < cols; ++k)
+      y[k] = (y[k] - mean) * rstd * gamma[k];
+  }
   return {mean, var};
 }
 
@@ -224,8 +231,7 @@ txrt_status txrt_add_layer_norm_fwd(txrt_context *ctx, int64_t /*site*/,
         require(rows >= 0 && cols >= 0, "sizes must be non-negative");
         if (rows == 0 || cols == 0)
           return;
-        require(x && r && gamma && beta && y,
-                "x, r, gamma, beta and y must not be NULL");
+        require(x && r && gamma && y, "x, r, gamma and y must not be NULL");
         require((mean == nullptr) == (var == nullptr),
                 "mean and var must both be given (training) or both be NULL");
         addLayerNormForward(c, rows, cols, x, r, gamma, beta, eps, y, out_sum,

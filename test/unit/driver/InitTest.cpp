@@ -98,6 +98,16 @@ TEST(InitTest, NormalHasUnitMoments) {
   EXPECT_NEAR(sumFourth / n, 3.0, 0.1); // kurtosis of a normal
 }
 
+TEST(InitTest, NormalStdScalesTheSameDraws) {
+  // init_std = s gives s times the std-1 values (the same draws), so a
+  // param(..., init = normal, std = 0.02) is N(0, 0.02^2).
+  std::vector<float> unit = init(InitKind::Normal, {1000}, 7, "wpe");
+  std::vector<float> scaled(unit.size());
+  initializeParameter(InitKind::Normal, {1000}, 7, "wpe", scaled.data(), 0.02);
+  for (size_t i = 0; i < unit.size(); ++i)
+    EXPECT_FLOAT_EQ(scaled[i], float(double(unit[i]) * 0.02)) << i;
+}
+
 TEST(InitTest, ConstantsAndKinds) {
   for (float v : init(InitKind::Zeros, {3, 3}, 1, "z"))
     EXPECT_EQ(v, 0.0f);

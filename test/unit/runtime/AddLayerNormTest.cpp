@@ -58,6 +58,17 @@ TEST_F(AddLayerNormTest, ForwardMatchesReference) {
     expectClose(mean, meanRef, 1e-5, 1e-5, "mean");
     expectClose(var, varRef, 1e-5, 1e-4, "var");
 
+    // No bias (nn.LayerNorm(bias=False)): beta NULL.
+    Floats noShift(rows * cols);
+    expectOk(txrt_add_layer_norm_fwd(ctx_, 1, rows, cols, x.data(), r.data(),
+                                     gamma.data(), nullptr, 1e-5f,
+                                     noShift.data(), nullptr, nullptr,
+                                     nullptr));
+    Doubles unshifted = referenceAddLayerNorm(
+        rows, cols, toDoubles(x), toDoubles(r), toDoubles(gamma),
+        Doubles(cols, 0.0), 1e-5);
+    expectClose(noShift, unshifted, 1e-4, 1e-4, "y without bias");
+
     // In place over x, no sum, inference.
     Floats inPlace = x;
     expectOk(txrt_add_layer_norm_fwd(

@@ -196,4 +196,19 @@ def LowerEntriesPass : Pass<"tx-lower-entries", "mlir::ModuleOp"> {
   ];
 }
 
+def ApproximateMathPass : Pass<"tx-approximate-math", "mlir::ModuleOp"> {
+  let summary = "expands the math ops LLVM has no intrinsic for";
+  let description = [{
+    Rewrites `math.tanh` (tx.tanh, tx.gelu_tanh and their gradients) into
+    MLIR's rational approximation of arith ops (a few ulp, exact 0 and ±1 at
+    the ends, NaN kept), which LLVM vectorizes; the other math ops of glue
+    kernels (exp, log, sqrt, rsqrt, abs, powf, sin, cos) have LLVM
+    intrinsics and are left to convert-math-to-llvm (libm accuracy). Runs
+    in the lowering to LLVM, after tx-lower-entries.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+  ];
+}
+
 #endif // TXC_TRANSFORMS_PASSES_TD

@@ -68,13 +68,16 @@ def Tx_ParameterOp : Tx_Op<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">]>
   let description = [{
     Declares a parameter at module level, named in PyTorch state_dict style,
     with its (static) type and initializer. Entries read it with `tx.param`.
+    `std` is the standard deviation of the `normal` initializer (default 1;
+    only with `normal`).
 
     ```mlir
     tx.parameter @"encoder.layers.0.self_attn.W_q.weight" : tensor<512x512xf32> {init = #tx.init<xavier_uniform>}
+    tx.parameter @"wpe" : tensor<1024x768xf32> {init = #tx.init<normal>, std = 2.000000e-02 : f32}
     ```
   }];
   let arguments = (ins SymbolNameAttr:$sym_name, TypeAttrOf<AnyRankedTensor>:$type,
-                       Tx_InitAttr:$init);
+                       Tx_InitAttr:$init, OptionalAttr<F32Attr>:$std);
   let assemblyFormat = "$sym_name `:` $type attr-dict";
   let hasVerifier = 1;
   let extraClassDeclaration = [{
@@ -131,6 +134,34 @@ def Tx_PositionalEncodingOp : Tx_InferOp<"positional_encoding"> {
     ```
   }];
   let arguments = (ins Tx_F32Tensor:$input);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_RopeOp : Tx_InferOp<"rope", [TxDifferentiable]> {
+  let summary = "rotary position embedding";
+  let description = [{
+    Rotates each head of `input` `[..., T, heads * d]` (`d` even, static) by
+    its position `p` along `T` (0, 1, ..., plus the decoding offset the
+    lowering knows for a `decode_step`), as Llama (GPT-NeoX, Hugging Face)
+    does with `x * cos + rotate_half(x) * sin`: for `i < d/2`, with
+    `theta = p * base^(-2i/d)`,
+
+        y[i]       = x[i] * cos(theta) - x[i + d/2] * sin(theta)
+        y[i + d/2] = x[i + d/2] * cos(theta) + x[i] * sin(theta)
+
+    `inverse` rotates by `-theta` (the gradient). A `[B, h, T, d]` tensor is
+    one head (`heads = 1`); on `[B, T, h * d]`, before `tx.split_heads`, the
+    attention kernel reads the result in place.
+
+    ```mlir
+    %q = tx.rope %x {heads = 8 : i64, base = 1.000000e+04 : f32} : (tensor<?x?x512xf32, #tx.dims<B: 64, T: 256>>) -> tensor<?x?x512xf32, #tx.dims<B: 64, T: 256>>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input,
+                       DefaultValuedAttr<I64Attr, "1">:$heads,
+                       DefaultValuedAttr<F32Attr, "10000.0f">:$base,
+                       UnitAttr:$inverse);
   let results = (outs Tx_F32Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
@@ -434,18 +465,36 @@ def Tx_LayerNormOp : Tx_InferOp<"layer_norm", [TxDifferentiable]> {
   let summary = "layer normalization over the last dimension";
   let description = [{
     `(x - mean) / sqrt(var + epsilon) * weight + bias` over the last
-    dimension `d` of `x` (biased variance, as nn.LayerNorm). `weight` and
-    `bias` are `[d]`; `d` is static. The result has the input's type.
+    dimension `d` of `x` (biased variance, as nn.LayerNorm). `weight` and the
+    optional `bias` are `[d]` (no bias: nn.LayerNorm(bias=False)); `d` is
+    static. The result has the input's type.
 
     ```mlir
     %y = tx.layer_norm %x, %g, %b {epsilon = 9.99999974E-6 : f32} : (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<512xf32>, tensor<512xf32>) -> tensor<?x512xf32, #tx.dims<N: 4096>>
     ```
   }];
   let arguments = (ins Tx_F32Tensor:$input, Tx_F32Tensor:$weight,
-                       Tx_F32Tensor:$bias,
+                       Optional<Tx_F32Tensor>:$bias,
                        DefaultValuedAttr<F32Attr, "1.0e-5f">:$epsilon);
   let results = (outs Tx_F32Tensor:$result);
-  let assemblyFormat = "$input `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$input `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_RmsNormOp : Tx_InferOp<"rms_norm", [TxDifferentiable]> {
+  let summary = "root-mean-square normalization over the last dimension";
+  let description = [{
+    `x / sqrt(mean(x ** 2) + epsilon) * weight` over the last dimension `d`
+    of `x` (no centering, no bias: nn.RMSNorm, Llama's norm). `weight` is
+    `[d]`; `d` is static. The result has the input's type.
+
+    ```mlir
+    %y = tx.rms_norm %x, %g {epsilon = 9.99999997E-7 : f32} : (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<512xf32>) -> tensor<?x512xf32, #tx.dims<N: 4096>>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input, Tx_F32Tensor:$weight,
+                       DefaultValuedAttr<F32Attr, "1.0e-6f">:$epsilon);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input `,` $weight attr-dict `:` functional-type(operands, results)";
 }
 
 //===----------------------------------------------------------------------===//
@@ -617,18 +666,36 @@ def Tx_AddLayerNormOp : Tx_InferOp<"add_layer_norm", [TxDifferentiable]> {
   let summary = "fused residual add and layer normalization";
   let description = [{
     `sum = lhs + rhs` (same shape, no broadcasting) and
-    `result = layer_norm(sum, weight, bias, epsilon)` in one pass; the second
-    result is the sum, for users that need it.
+    `result = layer_norm(sum, weight, bias, epsilon)` in one pass (`bias`
+    optional); the second result is the sum, for users that need it.
 
     ```mlir
     %y, %s = tx.add_layer_norm %x, %r, %g, %b {epsilon = 9.99999974E-6 : f32} : (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<512xf32>, tensor<512xf32>) -> (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<?x512xf32, #tx.dims<N: 4096>>)
     ```
   }];
   let arguments = (ins Tx_F32Tensor:$lhs, Tx_F32Tensor:$rhs,
-                       Tx_F32Tensor:$weight, Tx_F32Tensor:$bias,
+                       Tx_F32Tensor:$weight, Optional<Tx_F32Tensor>:$bias,
                        DefaultValuedAttr<F32Attr, "1.0e-5f">:$epsilon);
   let results = (outs Tx_F32Tensor:$result, Tx_F32Tensor:$sum);
-  let assemblyFormat = "$lhs `,` $rhs `,` $weight `,` $bias attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$lhs `,` $rhs `,` $weight (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+}
+
+def Tx_AddRmsNormOp : Tx_InferOp<"add_rms_norm", [TxDifferentiable]> {
+  let summary = "fused residual add and RMS normalization";
+  let description = [{
+    `sum = lhs + rhs` (same shape, no broadcasting) and
+    `result = rms_norm(sum, weight, epsilon)` in one pass; the second result
+    is the sum (a pre-norm model's residual stream goes on with it).
+
+    ```mlir
+    %y, %s = tx.add_rms_norm %x, %r, %g {epsilon = 9.99999997E-7 : f32} : (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<512xf32>) -> (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<?x512xf32, #tx.dims<N: 4096>>)
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$lhs, Tx_F32Tensor:$rhs,
+                       Tx_F32Tensor:$weight,
+                       DefaultValuedAttr<F32Attr, "1.0e-6f">:$epsilon);
+  let results = (outs Tx_F32Tensor:$result, Tx_F32Tensor:$sum);
+  let assemblyFormat = "$lhs `,` $rhs `,` $weight attr-dict `:` functional-type(operands, results)";
 }
 
 //===----------------------------------------------------------------------===//
@@ -740,6 +807,31 @@ def Tx_LayerNormGradOp : Tx_InferOp<"layer_norm_grad", [AttrSizedOperandSegments
                        DefaultValuedAttr<F32Attr, "1.0e-5f">:$epsilon);
   let results = (outs Tx_F32Tensor:$dinput, Tx_F32Tensor:$dweight,
                       Tx_F32Tensor:$dbias);
+  let assemblyFormat = [{
+    $input (`rhs` $rhs^)? `,` $weight `,` $dresult (`dsum` $dsum^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+def Tx_RmsNormGradOp : Tx_InferOp<"rms_norm_grad", [AttrSizedOperandSegments]> {
+  let summary = "gradient of rms_norm (and of add_rms_norm)";
+  let description = [{
+    Gradients of `rms_norm(input, weight)` given `dy`: `dinput` (type of
+    `input`) and `dweight` (type of `weight`). With `rhs`, the forward was
+    `tx.add_rms_norm input, rhs` and `dinput` is the gradient of the sum (so
+    of both addends); `dsum`, when present, is the gradient reaching the sum
+    through add_rms_norm's second result. The row statistics are recomputed
+    in one pass over the input.
+
+    ```mlir
+    %dx, %dg = tx.rms_norm_grad %x, %g, %dy : (tensor<8x16xf32>, tensor<16xf32>, tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<16xf32>)
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input, Optional<Tx_F32Tensor>:$rhs,
+                       Tx_F32Tensor:$weight, Tx_F32Tensor:$dresult,
+                       Optional<Tx_F32Tensor>:$dsum,
+                       DefaultValuedAttr<F32Attr, "1.0e-6f">:$epsilon);
+  let results = (outs Tx_F32Tensor:$dinput, Tx_F32Tensor:$dweight);
   let assemblyFormat = [{
     $input (`rhs` $rhs^)? `,` $weight `,` $dresult (`dsum` $dsum^)? attr-dict
     `:` functional-type(operands, results)
@@ -928,5 +1020,12 @@ def Tx_CacheWriteOp : Tx_Op<"cache_write", [AllTypesMatch<["cache", "result"]>]>
   let assemblyFormat = "$cache `,` $update attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
+
+//===----------------------------------------------------------------------===//
+// Tensor math (TxMathOps.td: exp, log, ..., pow, minimum, maximum, clamp,
+// where, reduce_max and their gradient ops)
+//===----------------------------------------------------------------------===//
+
+include "tx/Dialect/TxMathOps.td"
 
 #endif // TX_OPS_TD

@@ -1,0 +1,300 @@
+//===- LowerMath.cpp - tensor math to linalg glue -------------------------===//
+//
+// The part of tx-lower-entries for the ops of TxMathOps.td: every one is
+// element-wise glue, an outlined linalg.generic whose body is arith and math
+// ops (math.exp, math.log, math.sqrt, math.rsqrt, math.absf, math.tanh,
+// math.powf). Each body computes what PyTorch's CPU kernel computes, in the
+// same order, so results agree to rounding: sigmoid is 1 / (1 + exp(-x)),
+// silu x / (1 + exp(-x)), pow special-cases the exponents PyTorch does.
+// reduce_max is a glue reduction with maximumf, which keeps NaN.
+//
+//===----------------------------------------------------------------------===//
+#include "EntryLowering.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tx;
+using mlir::tx::detail::EntryLowering;
+
+namespace {
+
+/// Builds arith / math ops in a glue body.
+struct Body {
+  OpBuilder &b;
+  Location l;
+
+  Value c(double v) {
+    return b.create<arith::ConstantFloatOp>(l, APFloat(float(v)),
+                                            b.getF32Type());
+  }
+  Value add(Value x, Value y) { return b.create<arith::AddFOp>(l, x, y); }
+  Value sub(Value x, Value y) { return b.create<arith::SubFOp>(l, x, y); }
+  Value mul(Value x, Value y) { return b.create<arith::MulFOp>(l, x, y); }
+  Value div(Value x, Value y) { return b.create<arith::DivFOp>(l, x, y); }
+  Value neg(Value x) { return b.create<arith::NegFOp>(l, x); }
+  Value exp(Value x) { return b.create<math::ExpOp>(l, x); }
+  Value tanh(Value x) { return b.create<math::TanhOp>(l, x); }
+  Value sqrt(Value x) { return b.create<math::SqrtOp>(l, x); }
+  Value rsqrt(Value x) { return b.create<math::RsqrtOp>(l, x); }
+  Value select(Value cond, Value x, Value y) {
+    return b.create<arith::SelectOp>(l, cond, x, y);
+  }
+  Value cmp(arith::CmpFPredicate p, Value x, Value y) {
+    return b.create<arith::CmpFOp>(l, p, x, y);
+  }
+
+  /// PyTorch's gelu(approximate='tanh'): sqrt(2/pi) as M_SQRT2 * M_2_SQRTPI
+  /// * 0.5, and the tanh's argument `inner`.
+  static constexpr double kBeta = M_SQRT2 * M_2_SQRTPI * 0.5;
+  static constexpr double kKappa = 0.044715;
+  Value geluInner(Value x) {
+    Value cube = mul(mul(x, x), x);
+    return mul(c(kBeta), add(x, mul(c(kKappa), cube)));
+  }
+  /// 1 / (1 + exp(-x)).
+  Value sigmoid(Value x) { return div(c(1), add(c(1), exp(neg(x)))); }
+};
+
+Value unaryForward(Body &e, Operation *op, Value x) {
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case([&](ExpOp) { return e.exp(x); })
+      .Case([&](LogOp) { return e.b.create<math::LogOp>(e.l, x); })
+      .Case([&](SqrtOp) { return e.sqrt(x); })
+      .Case([&](RsqrtOp) { return e.rsqrt(x); })
+      .Case([&](AbsOp) { return e.b.create<math::AbsFOp>(e.l, x); })
+      .Case([&](TanhOp) { return e.tanh(x); })
+      .Case([&](SigmoidOp) { return e.sigmoid(x); })
+      .Case([&](SiluOp) { return e.div(x, e.add(e.c(1), e.exp(e.neg(x)))); })
+      .Case([&](GeluTanhOp) {
+        Value t = e.tanh(e.geluInner(x));
+        return e.mul(e.mul(e.c(0.5), x), e.add(e.c(1), t));
+      });
+}
+
+/// dx of tx.unary_grad from `o` (the forward's input or output, per
+/// function) and `dy`: PyTorch's backward formulas.
+Value unaryBackward(Body &e, UnaryFn function, Value o, Value dy) {
+  switch (function) {
+  case UnaryFn::exp:
+    return e.mul(dy, o);
+  case UnaryFn::log:
+    return e.div(dy, o);
+  case UnaryFn::sqrt:
+    return e.div(dy, e.mul(e.c(2), o));
+  case UnaryFn::rsqrt:
+    return e.mul(e.mul(e.c(-0.5), dy), e.mul(e.mul(o, o), o));
+  case UnaryFn::abs: {
+    // sign(x): 1, -1, 0 at ±0, NaN at NaN (x itself).
+    using P = arith::CmpFPredicate;
+    Value sign =
+        e.select(e.cmp(P::OGT, o, e.c(0)), e.c(1),
+                 e.select(e.cmp(P::OLT, o, e.c(0)), e.c(-1),
+                          e.select(e.cmp(P::OEQ, o, e.c(0)), e.c(0), o)));
+    return e.mul(dy, sign);
+  }
+  case UnaryFn::tanh:
+    return e.mul(dy, e.sub(e.c(1), e.mul(o, o)));
+  case UnaryFn::sigmoid:
+    return e.mul(e.mul(dy, e.sub(e.c(1), o)), o);
+  case UnaryFn::silu: {
+    Value s = e.sigmoid(o);
+    return e.mul(e.mul(dy, s), e.add(e.c(1), e.mul(o, e.sub(e.c(1), s))));
+  }
+  case UnaryFn::gelu_tanh: {
+    Value square = e.mul(o, o);
+    Value t = e.tanh(e.geluInner(o));
+    Value left = e.mul(e.c(0.5), o);
+    Value leftDerivative = e.mul(e.c(0.5), e.add(e.c(1), t));
+    Value tanhDerivative = e.sub(e.c(1), e.mul(t, t));
+    Value innerDerivative = e.mul(
+        e.c(Body::kBeta), e.add(e.c(1), e.mul(e.c(3 * Body::kKappa), square)));
+    Value rightDerivative = e.mul(e.mul(left, tanhDerivative), innerDerivative);
+    return e.mul(dy, e.add(leftDerivative, rightDerivative));
+  }
+  }
+  llvm_unreachable("unknown UnaryFn");
+}
+
+/// x ** c as PyTorch's pow(Tensor, Scalar) computes it.
+Value power(Body &e, Value x, float c) {
+  if (c == 0.0f)
+    return e.c(1);
+  if (c == 1.0f)
+    return x;
+  if (c == 2.0f)
+    return e.mul(x, x);
+  if (c == 3.0f)
+    return e.mul(e.mul(x, x), x);
+  if (c == -1.0f)
+    return e.div(e.c(1), x);
+  if (c == -2.0f)
+    return e.div(e.c(1), e.mul(x, x));
+  if (c == 0.5f)
+    return e.sqrt(x);
+  if (c == -0.5f)
+    return e.rsqrt(x);
+  return e.b.create<math::PowFOp>(e.l, x, e.c(c));
+}
+
+} // namespace
+
+std::optional<LogicalResult> EntryLowering::lowerMathOp(Operation *op) {
+  using Result = std::optional<LogicalResult>;
+  return llvm::TypeSwitch<Operation *, Result>(op)
+      .Case<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, SigmoidOp, SiluOp,
+            GeluTanhOp>([&](auto unary) -> Result {
+        elementwise(unary.getResult(), {unary.getInput()},
+                    [&](OpBuilder &b, Location l, ValueRange a) {
+                      Body e{b, l};
+                      return unaryForward(e, op, a[0]);
+                    });
+        return success();
+      })
+      .Case([&](UnaryGradOp grad) -> Result {
+        UnaryFn function = grad.getFunction();
+        elementwise(grad.getResult(), {grad.getOperand(), grad.getDresult()},
+                    [&](OpBuilder &b, Location l, ValueRange a) {
+                      Body e{b, l};
+                      return unaryBackward(e, function, a[0], a[1]);
+                    });
+        return success();
+      })
+      .Case([&](PowOp pow) -> Result {
+        float exponent = pow.getExponent().convertToFloat();
+        elementwise(pow.getResult(), {pow.getInput()},
+                    [&](OpBuilder &b, Location l, ValueRange a) {
+                      Body e{b, l};
+                      return power(e, a[0], exponent);
+                    });
+        return success();
+      })
+      .Case<MinimumOp, MaximumOp>([&](auto binary) -> Result {
+        bool isMax = isa<MaximumOp>(op);
+        elementwise(binary.getResult(), {binary.getLhs(), binary.getRhs()},
+                    [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                      if (isMax)
+                        return b.create<arith::MaximumFOp>(l, a[0], a[1]);
+                      return b.create<arith::MinimumFOp>(l, a[0], a[1]);
+                    });
+        return success();
+      })
+      .Case([&](ClampOp clamp) -> Result {
+        // minimum(maximum(x, min), max): NaN stays NaN.
+        std::optional<float> min, max;
+        if (FloatAttr attr = clamp.getMinAttr())
+          min = float(attr.getValueAsDouble());
+        if (FloatAttr attr = clamp.getMaxAttr())
+          max = float(attr.getValueAsDouble());
+        elementwise(clamp.getResult(), {clamp.getInput()},
+                    [&](OpBuilder &b, Location l, ValueRange a) {
+                      Body e{b, l};
+                      Value x = a[0];
+                      if (min)
+                        x = b.create<arith::MaximumFOp>(l, x, e.c(*min));
+                      if (max)
+                        x = b.create<arith::MinimumFOp>(l, x, e.c(*max));
+                      return x;
+                    });
+        return success();
+      })
+      .Case([&](WhereOp where) -> Result {
+        elementwise(where.getResult(),
+                    {where.getCondition(), where.getLhs(), where.getRhs()},
+                    [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                      return b.create<arith::SelectOp>(l, a[0], a[1], a[2]);
+                    });
+        return success();
+      })
+      .Case([&](ReduceMeanGradOp grad) -> Result {
+        // dy / n, n = the product of the result's dims that dy broadcasts
+        // along: a constant when they are static, else computed here and
+        // passed to the kernel.
+        auto outType = cast<RankedTensorType>(grad.getType());
+        Shape to = getShape(outType);
+        Shape from =
+            getShape(cast<RankedTensorType>(grad.getDresult().getType()));
+        int64_t lead = int64_t(to.size()) - int64_t(from.size());
+        double count = 1;
+        SmallVector<Value> symbolic;
+        for (int64_t i = 0, e = to.size(); i < e; ++i) {
+          bool stretched =
+              i < lead || (!from[i - lead].isSymbolic() &&
+                           from[i - lead].size == 1 && to[i] != from[i - lead]);
+          if (!stretched)
+            continue;
+          if (to[i].isSymbolic())
+            symbolic.push_back(dimSize(to[i]));
+          else
+            count *= double(to[i].size);
+        }
+        if (symbolic.empty()) {
+          elementwise(grad.getResult(), {grad.getDresult()},
+                      [&](OpBuilder &b, Location l, ValueRange a) {
+                        Body e{b, l};
+                        return e.div(a[0], e.c(count));
+                      });
+          return success();
+        }
+        Value n = builder.create<arith::UIToFPOp>(loc, builder.getF32Type(),
+                                                  toI64(product(symbolic)));
+        n = builder.create<arith::MulFOp>(loc, n, f32(count));
+        Value slot = builder.create<memref::AllocaOp>(
+            loc, MemRefType::get({}, builder.getF32Type()));
+        builder.create<memref::StoreOp>(loc, n, slot, ValueRange{});
+        elementwise(grad.getResult(), {grad.getDresult()},
+                    [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                      return b.create<arith::DivFOp>(l, a[0], a[1]);
+                    },
+                    {slot});
+        return success();
+      })
+      .Case([&](ReduceMaxOp reduce) -> Result {
+        // out[kept...] = maximumf over the reduced dims, from -inf: a NaN
+        // gives NaN, as torch.amax. The result is viewed without its
+        // reduced dims (rank 0 when all are), so the maps are projections.
+        auto inType = cast<RankedTensorType>(reduce.getInput().getType());
+        int64_t rank = inType.getRank();
+        llvm::SmallDenseSet<int64_t> axes;
+        for (int64_t axis : reduce.getAxes())
+          axes.insert(axis < 0 ? axis + rank : axis);
+        SmallVector<Value> inSizes = dimSizes(inType), outSizes;
+        SmallVector<int64_t> outShape;
+        SmallVector<AffineExpr> outExprs;
+        SmallVector<utils::IteratorType> iterators;
+        for (int64_t i = 0; i < rank; ++i) {
+          if (axes.count(i)) {
+            iterators.push_back(utils::IteratorType::reduction);
+            continue;
+          }
+          iterators.push_back(utils::IteratorType::parallel);
+          outShape.push_back(inType.getShape()[i]);
+          outSizes.push_back(inSizes[i]);
+          outExprs.push_back(getAffineDimExpr(i, context));
+        }
+        Value out = viewWithSizes(ptrs.lookup(reduce.getResult()), outShape,
+                                  outSizes, builder.getF32Type());
+        SmallVector<AffineMap> maps = {
+            AffineMap::getMultiDimIdentityMap(rank, context),
+            AffineMap::get(rank, 0, outExprs, context)};
+        kernel({view(reduce.getInput()), out}, [&](OpBuilder &b, Location l,
+                                                   ValueRange args) {
+          Body e{b, l};
+          b.create<linalg::FillOp>(
+              l, ValueRange{e.c(-std::numeric_limits<float>::infinity())},
+              ValueRange{args[1]});
+          b.create<linalg::GenericOp>(
+              l, TypeRange{}, args[0], args[1], maps, iterators,
+              [](OpBuilder &nb, Location nl, ValueRange a) {
+                nb.create<linalg::YieldOp>(
+                    nl,
+                    ValueRange{nb.create<arith::MaximumFOp>(nl, a[0], a[1])});
+              });
+        });
+        return success();
+      })
+      .Default([](Operation *) -> Result { return std::nullopt; });
+}

@@ -1,0 +1,85 @@
+//===- Rope.cpp - rotary position embedding -------------------------------===//
+//
+// y = rope(x) on x [outer, seq, heads * d]: each head's first and second
+// halves rotate as a complex pair by theta(p, i) = p * inv_freq[i], with the
+// position p = pos_offset + t. The angles are computed as Hugging Face's
+// Llama computes them in float32 (inv_freq = 1 / base^(2i / d) and
+// p * inv_freq rounded to float), cos and sin of that float angle in double
+// rounded once, into a [seq, d/2] table per call; the rotation is then two
+// FMAs per element, vectorized over i.
+//
+//===----------------------------------------------------------------------===//
+#include "Kernel.h"
+
+#include <cmath>
+#include <vector>
+
+using namespace txrt;
+
+namespace {
+
+void ropeForward(Context &ctx, int64_t outer, int64_t seq, int64_t heads,
+                 int64_t d, const float *x, float *y, int64_t offset,
+                 float base, bool inverse) {
+  const int64_t half = d / 2, width = heads * d;
+  // The table: cos then sin, [seq x half] each.
+  float *table = ctx.statsWork.as<float>(2 * size_t(seq) * size_t(half));
+  float *cosTable = table, *sinTable = table + seq * half;
+  std::vector<float> invFreq(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i)
+    invFreq[i] = 1.0f / std::pow(base, float(2 * i) / float(d));
+  const double sign = inverse ? -1.0 : 1.0;
+  for (int64_t t = 0; t < seq; ++t)
+    for (int64_t i = 0; i < half; ++i) {
+      const float angle = float(offset + t) * invFreq[i];
+      cosTable[t * half + i] = float(std::cos(double(angle)));
+      sinTable[t * half + i] = float(sign * std::sin(double(angle)));
+    }
+#pragma omp parallel for collapse(2) num_threads(ctx.numThreads()) \
+    schedule(static)
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t t = 0; t < seq; ++t) {
+      const float *c = cosTable + t * half, *s = sinTable + t * half;
+      for (int64_t h = 0; h < heads; ++h) {
+        const float *in = x + (o * seq + t) * width + h * d;
+        float *out = y + (o * seq + t) * width + h * d;
+#pragma omp simd
+        for (int64_t i = 0; i < half; ++i) {
+          const float first = in[i], second = in[i + half];
+          out[i] = first * c[i] - second * s[i];
+          out[i + half] = second * c[i] + first * s[i];
+        }
+      }
+    }
+}
+
+} // namespace
+
+extern "C" {
+
+txrt_status txrt_rope(txrt_context *ctx, int64_t /*site*/, int64_t outer,
+                      int64_t seq, int64_t heads, int64_t head_dim,
+                      const float *x, float *y, int64_t pos_offset, float base,
+                      int32_t inverse) {
+  return runKernel(
+      ctx, "txrt_rope",
+      [&] {
+        return shapes("outer", outer, "seq", seq, "heads", heads, "head_dim",
+                      head_dim, "pos_offset", pos_offset);
+      },
+      [&](Context &c) {
+        require(outer >= 0 && seq >= 0 && heads >= 0 && head_dim >= 0,
+                "sizes must be non-negative");
+        require(head_dim % 2 == 0, "head_dim must be even");
+        require(pos_offset >= 0, "pos_offset must be non-negative");
+        require(base > 1.0f && std::isfinite(base),
+                "base must be a finite number > 1");
+        if (outer == 0 || seq == 0 || heads == 0 || head_dim == 0)
+          return;
+        require(x && y, "x and y must not be NULL");
+        ropeForward(c, outer, seq, heads, head_dim, x, y, pos_offset, base,
+                    inverse != 0);
+      });
+}
+
+} // extern "C"

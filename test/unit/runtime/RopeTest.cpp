@@ -1,0 +1,83 @@
+//===- RopeTest.cpp - rotary position embedding ---------------------------===//
+//
+// txrt_rope against a double-precision reference of the Hugging Face
+// (GPT-NeoX) convention, with position offsets (a decoding step), several
+// heads per row, in place; the inverse undoes the rotation (it is the
+// backward: a rotation's transpose).
+//
+//===----------------------------------------------------------------------===//
+#include "TestUtil.h"
+
+#include <cmath>
+
+using namespace txrt_test;
+
+namespace {
+
+Doubles referenceRope(int64_t outer, int64_t seq, int64_t heads, int64_t d,
+                      const Doubles &x, int64_t offset, double base) {
+  Doubles y(x.size());
+  const int64_t half = d / 2, width = heads * d;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t t = 0; t < seq; ++t)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t i = 0; i < half; ++i) {
+          double theta =
+              double(offset + t) / std::pow(base, double(2 * i) / double(d));
+          int64_t at = (o * seq + t) * width + h * d + i;
+          y[at] = x[at] * std::cos(theta) - x[at + half] * std::sin(theta);
+          y[at + half] =
+              x[at + half] * std::cos(theta) + x[at] * std::sin(theta);
+        }
+  return y;
+}
+
+class RopeTest : public RuntimeTest {};
+
+TEST_F(RopeTest, MatchesTheReference) {
+  uint32_t seed = 1;
+  for (auto [outer, seq, heads, d, offset] :
+       std::vector<std::array<int64_t, 5>>{{1, 1, 1, 2, 0},
+                                           {2, 7, 3, 8, 0},
+                                           {3, 5, 2, 64, 0},
+                                           {2, 1, 4, 16, 37},
+                                           {1, 300, 1, 6, 5}}) {
+    SCOPED_TRACE("outer=" + std::to_string(outer) +
+                 " seq=" + std::to_string(seq) + " heads=" +
+                 std::to_string(heads) + " d=" + std::to_string(d) +
+                 " offset=" + std::to_string(offset));
+    Floats x = randomFloats(outer * seq * heads * d, seed++, -2, 2);
+    Floats y(x.size());
+    expectOk(txrt_rope(ctx_, 1, outer, seq, heads, d, x.data(), y.data(),
+                       offset, 10000.0f, 0));
+    // Angles are float32 as Hugging Face computes them: up to p * 6e-8.
+    double tolerance = 1e-6 * double(offset + seq);
+    expectClose(y, referenceRope(outer, seq, heads, d, toDoubles(x), offset,
+                                 10000.0),
+                tolerance + 1e-6, 1e-5, "y");
+    // The inverse (the gradient) undoes it, in place.
+    Floats back = y;
+    expectOk(txrt_rope(ctx_, 1, outer, seq, heads, d, back.data(),
+                       back.data(), offset, 10000.0f, 1));
+    expectClose(back, toDoubles(x), 1e-5, 1e-5, "inverse");
+  }
+}
+
+TEST_F(RopeTest, OtherBase) {
+  Floats x = randomFloats(2 * 4 * 8, 9), y(x.size());
+  expectOk(txrt_rope(ctx_, 1, 2, 4, 1, 8, x.data(), y.data(), 3, 500000.0f, 0));
+  expectClose(y, referenceRope(2, 4, 1, 8, toDoubles(x), 3, 500000.0), 1e-5,
+              1e-5, "y, base 500000 (Llama 3)");
+}
+
+TEST_F(RopeTest, BadArgumentsAreErrors) {
+  Floats x(6), y(6);
+  EXPECT_EQ(txrt_rope(ctx_, 1, 1, 2, 1, 3, x.data(), y.data(), 0, 1e4f, 0),
+            TXRT_ERROR_INVALID_ARGUMENT); // odd head_dim
+  EXPECT_EQ(txrt_rope(ctx_, 1, 1, 3, 1, 2, x.data(), y.data(), -1, 1e4f, 0),
+            TXRT_ERROR_INVALID_ARGUMENT); // negative offset
+  EXPECT_EQ(txrt_rope(ctx_, 1, 1, 3, 1, 2, x.data(), y.data(), 0, 1.0f, 0),
+            TXRT_ERROR_INVALID_ARGUMENT); // base
+}
+
+} // namespace
