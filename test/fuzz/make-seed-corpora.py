@@ -5,8 +5,9 @@ Run from anywhere: /usr/bin/python3 test/fuzz/make-seed-corpora.py
 The seeds are committed; rerun this after changing the examples or the
 tests it copies from, or the formats. It writes:
 
-  spec-frontend/   the examples' specs and every `#--- NAME.tx` section of
-                   the lit tests (split-file), valid and invalid ones
+  spec-frontend/   the examples' specs, every `#--- NAME.tx` section of the
+                   lit tests (split-file), valid and invalid ones, and the
+                   specs under test/*/Inputs/
   safetensors/     a training checkpoint of the model SafetensorsFuzzer.cpp
                    builds (w f32[2,3], b f32[3], Adam moments, metadata with
                    a tokenizer), its parameters alone, and files with the
@@ -52,6 +53,11 @@ def spec_seeds():
         if os.path.join("test", "fuzz") in folder:
             continue
         for name in sorted(files):
+            if name.endswith(".tx") and os.path.basename(folder) == "Inputs":
+                with open(os.path.join(folder, name), "rb") as f:
+                    suite = os.path.basename(os.path.dirname(folder))
+                    write("spec-frontend", f"{suite}-inputs-{name}", f.read())
+                continue
             if not name.endswith(".test"):
                 continue
             with open(os.path.join(folder, name), encoding="utf-8") as f:
