@@ -1,17 +1,24 @@
 #!/usr/bin/env bash
 #===- fuzz.sh - run a libFuzzer target of test/fuzz for a while ------------===#
 #
-# Usage: scripts/fuzz.sh [--build DIR] TARGET|all [SECONDS] [-- LIBFUZZER-FLAGS]
+# Usage: scripts/fuzz.sh [--build DIR] [--work DIR] [--fresh] TARGET|all [SECONDS]
+#                       [-- LIBFUZZER-FLAGS]
 #   TARGET   spec-frontend, safetensors, npy, parallel-text, tokenizer-json
 #            (all: each in turn, SECONDS each)
 #   SECONDS  how long to fuzz (default 60)
 #   --build  the sanitizer build (default build-sanitize, as made by
 #            scripts/check-sanitize.sh; it must be configured with
 #            -DTXC_SANITIZE=..., which builds the targets with libFuzzer)
+#   --work   where the corpus, artifacts and log go (default
+#            BUILD/fuzz/TARGET; with `all`, DIR/TARGET)
+#   --fresh  empty the work corpus first: fuzz from the seeds and
+#            regression inputs alone (the CTest smoke runs do, so their
+#            time does not grow with earlier campaigns)
 #
 # Fuzzes BUILD/bin/fuzz-TARGET from the committed seeds
 # (test/fuzz/corpus/TARGET) and regression inputs (test/fuzz/regressions/
-# TARGET), with the dictionary test/fuzz/TARGET.dict if there is one; the inputs it finds interesting accumulate in
+# TARGET), with the dictionary test/fuzz/TARGET.dict if there is one; the
+# inputs it finds interesting accumulate in
 # BUILD/fuzz/TARGET/corpus across runs, a crash, leak, timeout or
 # out-of-memory input is saved in BUILD/fuzz/TARGET/artifacts/. The full
 # libFuzzer log is BUILD/fuzz/TARGET/fuzz.log; this prints one line:
@@ -25,10 +32,12 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=build-sanitize
+WORK_DIR=
+FRESH=0
 TARGETS=(spec-frontend safetensors npy parallel-text tokenizer-json)
 
 usage() {
-  sed -n '3,9p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '4,16p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -36,6 +45,9 @@ while [ $# -gt 0 ]; do
   case "$1" in
   --build) BUILD=$2; shift 2 ;;
   --build=*) BUILD=${1#--build=}; shift ;;
+  --work) WORK_DIR=$2; shift 2 ;;
+  --work=*) WORK_DIR=${1#--work=}; shift ;;
+  --fresh) FRESH=1; shift ;;
   -h|--help) usage ;;
   *) break ;;
   esac
@@ -51,7 +63,10 @@ case "$BUILD" in /*) ;; *) BUILD="$ROOT/$BUILD" ;; esac
 if [ "$TARGET" = all ]; then
   status=0
   for t in "${TARGETS[@]}"; do
-    bash "$0" --build "$BUILD" "$t" "$SECONDS_TO_RUN" -- "${EXTRA[@]}" || status=1
+    opts=(--build "$BUILD")
+    [ -n "$WORK_DIR" ] && opts+=(--work "$WORK_DIR/$t")
+    [ $FRESH -eq 1 ] && opts+=(--fresh)
+    bash "$0" "${opts[@]}" "$t" "$SECONDS_TO_RUN" -- "${EXTRA[@]}" || status=1
   done
   exit $status
 fi
@@ -72,7 +87,8 @@ if [ ! -x "$FUZZER" ]; then
   exit 2
 fi
 
-WORK="$BUILD/fuzz/$TARGET"
+WORK=${WORK_DIR:-$BUILD/fuzz/$TARGET}
+[ $FRESH -eq 1 ] && rm -rf "$WORK/corpus"
 mkdir -p "$WORK/corpus" "$WORK/artifacts"
 # A spec can take seconds through every pass under ASan; the loaders
 # milliseconds. Anything slower than this is reported as a timeout.
