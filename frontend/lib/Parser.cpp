@@ -1212,6 +1212,10 @@ bool Parser::parseIndex(Index &index, unsigned &height) {
     return true;
   };
   ExprPtr first;
+  if (at(TokenKind::Comma)) { // `x[, 1]`, `x[0, , 1]`
+    errorExpected("expected an index before ','", "remove the extra ','");
+    return false;
+  }
   if (!at(TokenKind::Colon)) {
     if (!bound(first))
       return false;

@@ -503,6 +503,8 @@ TEST(ParserTest, SubscriptErrors) {
   } cases[] = {
       {"x[]", "expected an index in '[...]'"},
       {"x[0,]", "expected an index after ','"},
+      {"x[, 1]", "expected an index before ','"},
+      {"x[0, , 1]", "expected an index before ','"},
       {"x[0 1]", "expected ',' between indices"},
       {"x[0", "expected ']' to close the subscript opened at"},
       {"x[..., 0, ...]", "a subscript has at most one '...'"},
