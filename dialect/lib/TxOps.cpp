@@ -421,6 +421,12 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
       return fail(loc, "linear bias must be [" + dimText(weight[0]) +
                            "], got " + formatShape(shape));
   }
+  if (Value gate = adaptor.getGate()) {
+    if (gate.getType() != resultType)
+      return fail(loc, "linear gate must have the result's type " +
+                           formatType(resultType) + ", got " +
+                           formatType(gate.getType()));
+  }
   if (Value residual = adaptor.getResidual()) {
     if (residual.getType() != resultType)
       return fail(loc, "linear residual must have the result's type " +

@@ -252,33 +252,53 @@ LogicalResult MatmulOp::buildVJP(OpBuilder &b, ValueRange grads,
   return success();
 }
 
-LogicalResult LinearOp::buildVJP(OpBuilder &b, ValueRange grads,
-                                 SmallVectorImpl<Value> &out) {
-  Location loc = getLoc();
-  Value dy = grads[0], dz = dy;
-  switch (getActivation()) {
+/// The element-wise op computing `activation` (not none) of `z`.
+static Value applyActivation(OpBuilder &b, Location loc, Value z,
+                             Activation activation) {
+  switch (activation) {
+  case Activation::relu:
+    return make<ReluOp>(b, loc, {z});
+  case Activation::gelu:
+    return make<GeluOp>(b, loc, {z});
+  case Activation::gelu_tanh:
+    return make<GeluTanhOp>(b, loc, {z});
+  case Activation::silu:
+    return make<SiluOp>(b, loc, {z});
   case Activation::none:
     break;
-  case Activation::relu: {
+  }
+  return z;
+}
+
+LogicalResult LinearOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                 SmallVectorImpl<Value> &out) {
+  // y = act(z) * gate + residual with z = x·Wᵀ + bias.
+  Location loc = getLoc();
+  Activation activation = getActivation();
+  Value dy = grads[0], dz = dy, dgate;
+  if (!getGate() && activation == Activation::relu) {
     // relu'(z) = [relu(z) > 0]: the output (minus the residual) will do.
     Value activated = getResult();
     if (getResidual())
       activated = make<SubOp>(b, loc, {activated, getResidual()});
     dz = activationGrad(b, loc, activated, dy, Activation::relu);
-    break;
-  }
-  case Activation::gelu: {
-    // gelu' needs the pre-activation: recompute it.
+  } else if (getGate() || activation != Activation::none) {
+    // The other epilogues need the pre-activation: recompute it.
     SmallVector<Value> operands = {getInput(), getWeight()};
     if (getBias())
       operands.push_back(getBias());
     Value z = make<LinearOp>(
         b, loc, operands,
         {named(b, "operandSegmentSizes",
-               b.getDenseI32ArrayAttr({1, 1, getBias() ? 1 : 0, 0}))});
-    dz = activationGrad(b, loc, z, dy, Activation::gelu);
-    break;
-  }
+               b.getDenseI32ArrayAttr({1, 1, getBias() ? 1 : 0, 0, 0}))});
+    Value dactivated = dy;
+    if (Value gate = getGate()) {
+      dgate = make<MulOp>(b, loc, {dy, applyActivation(b, loc, z, activation)});
+      dactivated = make<MulOp>(b, loc, {dy, gate});
+    }
+    dz = activation == Activation::none
+             ? dactivated
+             : activationGrad(b, loc, z, dactivated, activation);
   }
   auto grad = b.create<LinearGradOp>(loc, ValueRange{getInput(), getWeight(), dz},
                                      ArrayRef<NamedAttribute>{});
@@ -286,6 +306,8 @@ LogicalResult LinearOp::buildVJP(OpBuilder &b, ValueRange grads,
   out.push_back(grad.getDweight());
   if (getBias())
     out.push_back(grad.getDbias());
+  if (getGate())
+    out.push_back(dgate);
   if (getResidual())
     out.push_back(dy);
   return success();

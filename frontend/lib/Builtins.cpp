@@ -83,7 +83,7 @@ Val genLinear(MLIRGenImpl &gen, const ast::CallExpr &call,
   return gen.createValue<LinearOp>(
       call.getLoc(), operands,
       {b.getNamedAttr("operandSegmentSizes",
-                      b.getDenseI32ArrayAttr({1, 1, hasBias ? 1 : 0, 0}))});
+                      b.getDenseI32ArrayAttr({1, 1, hasBias ? 1 : 0, 0, 0}))});
 }
 
 Val genEmbedding(MLIRGenImpl &gen, const ast::CallExpr &call,

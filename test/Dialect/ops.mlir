@@ -90,6 +90,10 @@ func.func @contractions(%q: tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>, %k: tenso
   %l2 = tx.linear %x, %w bias %b residual %r {activation = #tx.activation<gelu>} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<16x8xf32>, tensor<16xf32>, tensor<?x16xf32, #tx.dims<N: 64>>) -> tensor<?x16xf32, #tx.dims<N: 64>>
   // CHECK: tx.linear %{{.+}}, %{{.+}} residual %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<16x8xf32>, tensor<?x16xf32, #tx.dims<N: 64>>) -> tensor<?x16xf32, #tx.dims<N: 64>>
   %l3 = tx.linear %x, %w residual %r : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<16x8xf32>, tensor<?x16xf32, #tx.dims<N: 64>>) -> tensor<?x16xf32, #tx.dims<N: 64>>
+  // CHECK: tx.linear %{{.+}}, %{{.+}} gate %{{.+}} residual %{{.+}} {activation = #tx.activation<silu>} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<16x8xf32>, tensor<?x16xf32, #tx.dims<N: 64>>, tensor<?x16xf32, #tx.dims<N: 64>>) -> tensor<?x16xf32, #tx.dims<N: 64>>
+  %l4 = tx.linear %x, %w gate %l0 residual %r {activation = #tx.activation<silu>} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<16x8xf32>, tensor<?x16xf32, #tx.dims<N: 64>>, tensor<?x16xf32, #tx.dims<N: 64>>) -> tensor<?x16xf32, #tx.dims<N: 64>>
+  // CHECK: tx.linear %{{.+}}, %{{.+}} bias %{{.+}} gate %{{.+}} {activation = #tx.activation<gelu_tanh>}
+  %l5 = tx.linear %x, %w bias %b gate %l0 {activation = #tx.activation<gelu_tanh>} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<16x8xf32>, tensor<16xf32>, tensor<?x16xf32, #tx.dims<N: 64>>) -> tensor<?x16xf32, #tx.dims<N: 64>>
   return
 }
 

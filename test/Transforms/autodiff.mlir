@@ -869,3 +869,30 @@ func.func @ids_and_masks(%ids: tensor<2x5xi32>, %tgt: tensor<2x5xi32>, %m: tenso
   %l = tx.cross_entropy %z, %tgt : (tensor<2x5x16xf32>, tensor<2x5xi32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A gated linear (SwiGLU's silu(x·W1ᵀ) * u): the pre-activation is recomputed;
+// the gate takes dy * silu(z), the product dy * gate goes through silu'.
+// CHECK-LABEL: func.func @linear_gated
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>)
+// CHECK-NEXT: %[[W:.+]] = tx.param @w
+// CHECK-NEXT: %[[U:.+]] = tx.param @u
+// CHECK: %[[DY:.+]] = tx.broadcast_to
+// CHECK-NEXT: %[[Z:.+]] = tx.linear %[[X]], %[[W]] : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+// CHECK-NEXT: %[[S:.+]] = tx.silu %[[Z]]
+// CHECK-NEXT: %[[DU:.+]] = tx.mul %[[DY]], %[[S]]
+// CHECK-NEXT: %[[DA:.+]] = tx.mul %[[DY]], %[[U]]
+// CHECK-NEXT: %[[DZ:.+]] = tx.activation_grad %[[Z]], %[[DA]] {activation = #tx.activation<silu>}
+// CHECK-NEXT: %{{.+}}, %[[DW:.+]], %{{.+}} = tx.linear_grad %[[X]], %[[W]], %[[DZ]]
+// CHECK-NEXT: tx.store_grad @u, %[[DU]]
+// CHECK-NEXT: tx.store_grad @w, %[[DW]]
+tx.parameter @w : tensor<6x8xf32> {init = #tx.init<normal>}
+tx.parameter @u : tensor<4x6xf32> {init = #tx.init<normal>}
+func.func @linear_gated(%x: tensor<4x8xf32>) -> tensor<f32> attributes {tx.entry = "train"} {
+  %w = tx.param @w : tensor<6x8xf32>
+  %u = tx.param @u : tensor<4x6xf32>
+  %y = tx.linear %x, %w gate %u {activation = #tx.activation<silu>} : (tensor<4x8xf32>, tensor<6x8xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  %l = tx.reduce_sum %y {axes = array<i64: 0, 1>} : (tensor<4x6xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

@@ -412,15 +412,19 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         RankedTensorType in = typeOf(linear.getInput());
         RankedTensorType w = typeOf(linear.getWeight());
         int32_t activation = static_cast<int32_t>(linear.getActivation());
-        call(RuntimeFn::LinearFwd,
-             {site(), toI64(rows(in)), i64(w.getShape()[0]),
-              i64(w.getShape()[1]), ptrs.lookup(linear.getInput()),
-              ptrs.lookup(linear.getWeight()),
-              linear.getBias() ? ptrs.lookup(linear.getBias()) : nullPtr(),
-              i32(activation),
-              linear.getResidual() ? ptrs.lookup(linear.getResidual())
-                                   : nullPtr(),
-              ptrs.lookup(linear.getResult())});
+        SmallVector<Value> args = {
+            site(), toI64(rows(in)), i64(w.getShape()[0]),
+            i64(w.getShape()[1]), ptrs.lookup(linear.getInput()),
+            ptrs.lookup(linear.getWeight()),
+            linear.getBias() ? ptrs.lookup(linear.getBias()) : nullPtr(),
+            i32(activation)};
+        if (linear.getGate())
+          args.push_back(ptrs.lookup(linear.getGate()));
+        args.push_back(linear.getResidual() ? ptrs.lookup(linear.getResidual())
+                                            : nullPtr());
+        args.push_back(ptrs.lookup(linear.getResult()));
+        call(linear.getGate() ? RuntimeFn::LinearGatedFwd : RuntimeFn::LinearFwd,
+             args);
         return success();
       })
       .Case([&](MatmulOp matmul) { return lowerMatmul(matmul); })

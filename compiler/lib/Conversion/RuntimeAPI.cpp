@@ -32,6 +32,9 @@ const std::vector<Entry> &registry() {
       // ctx, site, m, n, k, x, w, bias, activation, residual, y
       {RuntimeFn::LinearFwd, "txrt_linear_fwd",
        {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::I32, A::Ptr, A::Ptr}},
+      // ctx, site, m, n, k, x, w, bias, activation, gate, residual, y
+      {RuntimeFn::LinearGatedFwd, "txrt_linear_gated_fwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::I32, A::Ptr, A::Ptr, A::Ptr}},
       // ctx, site, rows, cols, x, gamma, beta, eps, y, mean, var
       {RuntimeFn::LayerNormFwd, "txrt_layer_norm_fwd",
        {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::F32, A::Ptr, A::Ptr, A::Ptr}},

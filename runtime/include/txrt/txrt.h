@@ -73,6 +73,8 @@ enum {
   TXRT_ACTIVATION_GELU = 2,
   /** PyTorch's GELU(approximate='tanh'). */
   TXRT_ACTIVATION_GELU_TANH = 3,
+  /** x * sigmoid(x) (SiLU, swish), PyTorch's F.silu. */
+  TXRT_ACTIVATION_SILU = 4,
 };
 
 /** Elementwise binary operations of txrt_binary. */
@@ -211,6 +213,19 @@ txrt_status txrt_linear_fwd(txrt_context *ctx, int64_t site, int64_t m,
                             const float *w, const float *bias,
                             int32_t activation, const float *residual,
                             float *y);
+
+/** Gated linear layer (GLU, SwiGLU, GeGLU) with a fused epilogue:
+ *
+ *    y[m, n] = act(x[m, k] * w[n, k]^T + bias[n]) * gate[m, n] + residual[m, n]
+ *
+ *  As txrt_linear_fwd with the element-wise gate product after the
+ *  activation (a oneDNN binary_mul post-op). gate is required; y may be the
+ *  residual (accumulated in place) but not the gate. */
+txrt_status txrt_linear_gated_fwd(txrt_context *ctx, int64_t site, int64_t m,
+                                  int64_t n, int64_t k, const float *x,
+                                  const float *w, const float *bias,
+                                  int32_t activation, const float *gate,
+                                  const float *residual, float *y);
 
 /** Gradients of y = x * w^T + bias given dy [m, n] (the gradient at the
  *  linear's output, i.e. after the caller applied any activation gradient):

@@ -18,6 +18,7 @@ namespace mlir::tx {
 enum class RuntimeFn {
   Matmul,
   LinearFwd,
+  LinearGatedFwd,
   LayerNormFwd,
   AddLayerNormFwd,
   RmsNormFwd,

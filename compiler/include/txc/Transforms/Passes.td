@@ -82,13 +82,18 @@ def FuseAddNormPass : Pass<"tx-fuse-add-norm", "mlir::ModuleOp"> {
 }
 
 def FuseLinearPass : Pass<"tx-fuse-linear", "mlir::ModuleOp"> {
-  let summary = "folds activations and residual adds into tx.linear epilogues";
+  let summary = "folds activations, gates and residual adds into tx.linear epilogues";
   let description = [{
-    `relu(linear(x))` / `gelu(linear(x))` become `linear(x)` with that
-    `activation`, and `linear(x) + r` (either order, same type, no
-    broadcasting) becomes `linear(x)` with `residual r` — oneDNN post-ops in
-    the runtime. A linear whose result has other users, or that already has
-    the epilogue part, is left alone. A linear written by hand,
+    `act(linear(x))` for act in relu, gelu, gelu_tanh, silu becomes
+    `linear(x)` with that `activation`; `linear(x) * g` (either order, same
+    type) becomes `linear(x)` with `gate g` (GLU, SwiGLU, GeGLU; when both
+    factors are linears the activated one hosts it); `linear(x) + r` (either
+    order, same type, no broadcasting) becomes `linear(x)` with `residual r`
+    — oneDNN post-ops in the runtime. A linear whose result has other users,
+    or that already has the epilogue part, is left alone. In the train entry
+    an activation other than relu, and any gate, is left unfused: its
+    gradient needs the pre-activation, which the fused form would recompute
+    with another matrix product. A linear written by hand,
     `matmul(x, transpose(W)) + b` (or `transpose_rhs`) with a `[N, K]`
     weight and a rank-1 bias `[N]`, first becomes `tx.linear x, W bias b`
     when the product has no other user.

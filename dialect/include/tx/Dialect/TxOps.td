@@ -405,25 +405,30 @@ def Tx_LinearOp : Tx_InferOp<"linear", [TxDifferentiable,
     AttrSizedOperandSegments]> {
   let summary = "affine map with an optional epilogue";
   let description = [{
-    `y = act(x · weightᵀ + bias) + residual` with PyTorch's layout: `x` is
-    `[..., in]`, `weight` is `[out, in]`, the optional `bias` is `[out]`, the
-    result is `[..., out]`. The epilogue — `activation` (none, relu, gelu)
-    and the optional `residual` (same type as the result) — maps to oneDNN
-    post-ops; tx-fuse-linear forms it from separate ops.
+    `y = act(x · weightᵀ + bias) * gate + residual` with PyTorch's layout:
+    `x` is `[..., in]`, `weight` is `[out, in]`, the optional `bias` is
+    `[out]`, the result is `[..., out]`. The epilogue — `activation` (none,
+    relu, gelu, gelu_tanh, silu), the optional `gate` and the optional
+    `residual` (both of the result's type) — maps to oneDNN post-ops
+    (eltwise, binary_mul, binary_add); tx-fuse-linear forms it from
+    separate ops. A gated linear is a GLU: SwiGLU's `silu(x·W1ᵀ) * (x·W3ᵀ)`
+    is `linear(x, W1, activation = silu, gate = linear(x, W3))`.
 
     ```mlir
     %h = tx.linear %x, %w1 bias %b1 {activation = #tx.activation<relu>} : (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<2048x512xf32>, tensor<2048xf32>) -> tensor<?x2048xf32, #tx.dims<N: 4096>>
+    %g = tx.linear %x, %w1 gate %u {activation = #tx.activation<silu>} : (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<1376x512xf32>, tensor<?x1376xf32, #tx.dims<N: 4096>>) -> tensor<?x1376xf32, #tx.dims<N: 4096>>
     ```
   }];
   let arguments = (ins Tx_F32Tensor:$input, Tx_F32Tensor:$weight,
                        Optional<Tx_F32Tensor>:$bias,
+                       Optional<Tx_F32Tensor>:$gate,
                        Optional<Tx_F32Tensor>:$residual,
                        DefaultValuedAttr<Tx_ActivationAttr,
                                          "::mlir::tx::Activation::none">:$activation);
   let results = (outs Tx_F32Tensor:$result);
   let assemblyFormat = [{
-    $input `,` $weight (`bias` $bias^)? (`residual` $residual^)? attr-dict
-    `:` functional-type(operands, results)
+    $input `,` $weight (`bias` $bias^)? (`gate` $gate^)?
+    (`residual` $residual^)? attr-dict `:` functional-type(operands, results)
   }];
 }
 
@@ -756,7 +761,7 @@ def Tx_AttentionGradOp : Tx_InferOp<"attention_grad"> {
 }
 
 def Tx_ActivationGradOp : Tx_InferOp<"activation_grad"> {
-  let summary = "gradient of relu or gelu";
+  let summary = "gradient of a linear epilogue's activation";
   let description = [{
     `dx = dy * act'(x)` with `x` the activation's input (for relu, its output
     works as well). Same type as `dy`.
