@@ -2,14 +2,16 @@
 //
 // `x[...]` as PyTorch reads it: integers pick one element of a dimension and
 // drop it (`x[:, 0]`), slices keep it (`x[..., :h]`, `x[1:5:2]`, `wpe[:T]`),
-// `...` stands for the dimensions not named, and one i32 tensor index
-// gathers along its dimension (`table[ids]`, `x[:, idx]`). Every range is
+// `...` stands for the dimensions not named, `None` inserts one of size 1
+// (`m[:, None, None, :]`), and one i32 tensor index gathers along its
+// dimension (`table[ids]`, `x[:, idx]`). Every range is
 // checked here against the shape, at compile time: a static dimension with
 // Python's rules (negative bounds count from the end, slice bounds clamp,
 // an empty slice is an error since tensors have no empty dimensions), a
 // symbolic one only with the ranges that hold for each of its sizes (all of
 // it, its first or last element). The result is a tx.slice, then a
-// tx.reshape that drops the integer-indexed dimensions, then a tx.gather.
+// tx.reshape that drops the integer-indexed dimensions, then a tx.gather,
+// then a tx.reshape that inserts the new axes.
 //
 //===----------------------------------------------------------------------===//
 #include "MLIRGenImpl.h"
@@ -98,15 +100,29 @@ Val MLIRGenImpl::genSubscript(const ast::SubscriptExpr &expr) {
   size_t rank = shape.size();
   std::string typeText = formatType(type);
 
+  // `None` inserts an axis of size 1 (as in PyTorch) unless a variable, a
+  // config value or a dim has that name.
+  auto isNewAxis = [&](const ast::Index &index) {
+    auto *name = index.kind == ast::Index::Kind::Single
+                     ? llvm::dyn_cast<ast::NameExpr>(index.value.get())
+                     : nullptr;
+    return name && name->name == "None" &&
+           !(!frames.empty() && frames.back().vars.count("None")) &&
+           !env.lookup("None") && !dims.count("None");
+  };
+  auto addressesDim = [&](const ast::Index &index) {
+    return index.kind != ast::Index::Kind::Ellipsis && !isNewAxis(index);
+  };
+
   // Which dimension each index addresses: left to right up to `...`, right
   // aligned after it.
   size_t named = 0;
   for (const ast::Index &index : expr.indices)
-    named += index.kind != ast::Index::Kind::Ellipsis;
+    named += addressesDim(index);
   if (named > rank) {
     size_t seen = 0;
     for (const ast::Index &index : expr.indices)
-      if (index.kind != ast::Index::Kind::Ellipsis && seen++ == rank) {
+      if (addressesDim(index) && seen++ == rank) {
         diags.error(index.loc, "too many indices for " + typeText + ": " +
                                    std::to_string(named) + " for rank " +
                                    std::to_string(rank));
@@ -115,14 +131,22 @@ Val MLIRGenImpl::genSubscript(const ast::SubscriptExpr &expr) {
     return {};
   }
   std::vector<DimIndex> dimIndices(rank);
+  // The dimension each index addresses (rank for `...` and `None`).
+  std::vector<size_t> addressed(expr.indices.size(), rank);
   size_t next = 0;
   bool ok = true;
   for (size_t i = 0; i < expr.indices.size(); ++i) {
     const ast::Index &index = expr.indices[i];
     if (index.kind == ast::Index::Kind::Ellipsis) {
-      next = rank - (expr.indices.size() - 1 - i);
+      size_t after = 0;
+      for (size_t j = i + 1; j < expr.indices.size(); ++j)
+        after += addressesDim(expr.indices[j]);
+      next = rank - after;
       continue;
     }
+    if (isNewAxis(index))
+      continue;
+    addressed[i] = next;
     DimIndex &d = dimIndices[next++];
     d.loc = index.loc;
     d.text = indexText(index);
@@ -219,7 +243,37 @@ Val MLIRGenImpl::genSubscript(const ast::SubscriptExpr &expr) {
   }
   if (!ok)
     return {};
-  return indexTensor(expr.getLoc(), x, dimIndices);
+  Val result = indexTensor(expr.getLoc(), x, dimIndices);
+  if (!result.isTensor())
+    return result;
+
+  // The new axes, at their places in the result: after the dimensions that
+  // the indices before them keep.
+  SmallVector<size_t> newAxes;
+  size_t place = 0;
+  for (size_t i = 0; i < expr.indices.size(); ++i) {
+    const ast::Index &index = expr.indices[i];
+    if (index.kind == ast::Index::Kind::Ellipsis) {
+      place += rank - named;
+    } else if (isNewAxis(index)) {
+      newAxes.push_back(place++);
+    } else {
+      const DimIndex &d = dimIndices[addressed[i]];
+      if (d.kind == DimIndex::Kind::Tensor)
+        place += cast<RankedTensorType>(d.tensor.getType()).getRank();
+      else if (d.kind != DimIndex::Kind::Integer)
+        place += 1;
+    }
+  }
+  if (newAxes.empty())
+    return result;
+  auto resultType = cast<RankedTensorType>(result.tensor.getType());
+  Shape expanded = getShape(resultType);
+  for (size_t axis : newAxes)
+    expanded.insert(expanded.begin() + axis, Dim::fixed(1));
+  return Val::of(builder.create<ReshapeOp>(
+      getLoc(expr.getLoc()),
+      getTensorType(expanded, resultType.getElementType()), result.tensor));
 }
 
 Val MLIRGenImpl::indexTensor(SourceLoc loc, Value x,
