@@ -251,7 +251,8 @@ def rotate_half(x) {
 entry train(ids: i32[B, T], r: [B, d]) -> loss {
   wte = param(vocab, d) as wte
   wpe = param(max_len, d) as wpe
-  h = wte[ids] + wpe[arange(T)] + wpe[:T]
+  h = wte[ids] + wpe[arange(T)] + wpe[:T][None]
+  u = (ids != 0)[:, None, None, :]
   a, b = chunk(rotate_half(h), 2, axis = -1)
   p, q = split(stack(a, b, axis = -1)[..., 0], 3, 1, axis = 2)
   c = concat(p, index_select(q, 1, ids[0]), h[:, :, 1:8:2], axis = -1)
