@@ -210,6 +210,16 @@ LogicalResult TanhOp::buildVJP(OpBuilder &b, ValueRange grads,
   return unaryGrad(b, getLoc(), UnaryFn::tanh, getResult(), grads[0], out);
 }
 
+LogicalResult CosOp::buildVJP(OpBuilder &b, ValueRange grads,
+                              SmallVectorImpl<Value> &out) {
+  return unaryGrad(b, getLoc(), UnaryFn::cos, getInput(), grads[0], out);
+}
+
+LogicalResult SinOp::buildVJP(OpBuilder &b, ValueRange grads,
+                              SmallVectorImpl<Value> &out) {
+  return unaryGrad(b, getLoc(), UnaryFn::sin, getInput(), grads[0], out);
+}
+
 LogicalResult SigmoidOp::buildVJP(OpBuilder &b, ValueRange grads,
                                   SmallVectorImpl<Value> &out) {
   return unaryGrad(b, getLoc(), UnaryFn::sigmoid, getResult(), grads[0], out);

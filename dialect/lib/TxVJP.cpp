@@ -365,8 +365,12 @@ LogicalResult AddLayerNormOp::buildVJP(OpBuilder &b, ValueRange grads,
     return success();
   }
   Value dweight, dbias;
-  Value ds = layerNormGrad(b, getLoc(), getLhs(), getRhs(), getWeight(), dy,
-                           dsum, getEpsilonAttr(), dweight, dbias);
+  // A sum the forward writes anyway (it has users) is read once instead of
+  // adding its operands again.
+  bool sumKept = !getSum().use_empty();
+  Value ds = layerNormGrad(b, getLoc(), sumKept ? getSum() : getLhs(),
+                           sumKept ? Value() : getRhs(), getWeight(), dy, dsum,
+                           getEpsilonAttr(), dweight, dbias);
   out.append({ds, ds, dweight});
   if (getBias())
     out.push_back(dbias);
@@ -390,8 +394,11 @@ LogicalResult AddRmsNormOp::buildVJP(OpBuilder &b, ValueRange grads,
     return success();
   }
   Value dweight;
-  Value ds = rmsNormGrad(b, getLoc(), getLhs(), getRhs(), getWeight(), dy,
-                         dsum, getEpsilonAttr(), dweight);
+  // As for add_layer_norm: a sum the forward writes anyway is read once.
+  bool sumKept = !getSum().use_empty();
+  Value ds = rmsNormGrad(b, getLoc(), sumKept ? getSum() : getLhs(),
+                         sumKept ? Value() : getRhs(), getWeight(), dy, dsum,
+                         getEpsilonAttr(), dweight);
   out.append({ds, ds, dweight});
   return success();
 }

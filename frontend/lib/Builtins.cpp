@@ -597,6 +597,8 @@ const std::vector<Builtin> &builtins() {
       {"rsqrt", {{"x", ArgKind::Tensor, {}}}, genMath<RsqrtOp>},
       {"abs", {{"x", ArgKind::Tensor, {}}}, genMath<AbsOp>},
       {"tanh", {{"x", ArgKind::Tensor, {}}}, genMath<TanhOp>},
+      {"cos", {{"x", ArgKind::Tensor, {}}}, genMath<CosOp>},
+      {"sin", {{"x", ArgKind::Tensor, {}}}, genMath<SinOp>},
       {"sigmoid", {{"x", ArgKind::Tensor, {}}}, genMath<SigmoidOp>},
       {"silu", {{"x", ArgKind::Tensor, {}}}, genMath<SiluOp>},
       {"pow", {{"x", ArgKind::Tensor, {}}, {"exponent", ArgKind::Number, {}}},
@@ -685,6 +687,7 @@ std::vector<std::string> txc::detail::builtinNames() {
 bool txc::detail::isConstFunction(llvm::StringRef name) {
   return llvm::StringSwitch<bool>(name)
       .Cases("sqrt", "exp", "log", "min", "max", true)
-      .Cases("abs", "int", "float", "pow", true)
+      .Cases("abs", "int", "float", "pow", "cos", true)
+      .Case("sin", true)
       .Default(false);
 }

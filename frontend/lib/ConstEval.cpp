@@ -89,7 +89,8 @@ bool ConstValue::operator==(const ConstValue &other) const {
 
 const std::vector<std::string> &constBuiltinNames() {
   static const std::vector<std::string> names = {
-      "sqrt", "exp", "log", "min", "max", "abs", "int", "float", "pow"};
+      "sqrt", "exp", "log", "min", "max", "abs", "int", "float", "pow",
+      "cos", "sin"};
   return names;
 }
 
@@ -466,6 +467,10 @@ Result Evaluator::evalCall(const CallExpr &e) {
   }
   if (name == "exp")
     return finite(std::exp(x.asDouble()), loc, what);
+  if (name == "cos")
+    return finite(std::cos(x.asDouble()), loc, what);
+  if (name == "sin")
+    return finite(std::sin(x.asDouble()), loc, what);
   if (name == "log") {
     if (x.asDouble() <= 0)
       return fail(loc, "log of a non-positive number (" + x.str() + ")");

@@ -24,6 +24,10 @@ func.func @unary(%x: tensor<?x8xf32, #tx.dims<N: 64>>) {
   %7 = tx.silu %x : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   // CHECK-NEXT: tx.gelu_tanh %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   %8 = tx.gelu_tanh %x : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  // CHECK-NEXT: tx.cos %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  %cos = tx.cos %x : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  // CHECK-NEXT: tx.sin %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  %sin = tx.sin %x : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   // CHECK-NEXT: tx.pow %{{.+}} {exponent = -5.000000e-01 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   %9 = tx.pow %x {exponent = -0.5 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   // CHECK-NEXT: return

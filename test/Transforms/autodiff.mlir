@@ -480,10 +480,12 @@ func.func @rms_norm() -> tensor<f32> attributes {tx.entry = "train"} {
 
 // -----
 
-// add_rms_norm whose sum goes on: rms_norm_grad with `rhs` and `dsum`; both
-// addends take the gradient of the sum.
+// add_rms_norm whose sum goes on: rms_norm_grad reads the sum the forward
+// writes anyway (no `rhs`: the addends are not added again) and takes
+// `dsum`; both addends take the gradient of the sum.
 // CHECK-LABEL: func.func @add_rms_norm
-// CHECK: %[[DS:.+]], %[[DG:.+]] = tx.rms_norm_grad %{{.+}} rhs %{{.+}}, %{{.+}}, %{{.+}} dsum %{{.+}}
+// CHECK: %{{.+}}, %[[SUM:.+]] = tx.add_rms_norm
+// CHECK: %[[DS:.+]], %[[DG:.+]] = tx.rms_norm_grad %[[SUM]], %{{.+}}, %{{.+}} dsum %{{.+}}
 // CHECK: tx.store_grad @ag, %[[DG]]
 // CHECK: tx.store_grad @ay, %[[DS]]
 // CHECK: tx.store_grad @ax
@@ -531,8 +533,9 @@ func.func @add_layer_norm() -> tensor<f32> attributes {tx.entry = "train"} {
 
 // -----
 
-// add_layer_norm with its sum used too: the sum's gradient joins as `dsum`.
-// The second addend is an argument and takes nothing.
+// add_layer_norm with its sum used too: the sum's gradient joins as `dsum`,
+// and the gradient reads the sum instead of adding the addends again. The
+// second addend is an argument and takes nothing.
 // CHECK-LABEL: func.func @add_layer_norm_sum_used
 // CHECK-SAME: (%[[Y:.+]]: tensor<4x8xf32>)
 // CHECK-NEXT: %[[X:.+]] = tx.param @x
@@ -541,7 +544,7 @@ func.func @add_layer_norm() -> tensor<f32> attributes {tx.entry = "train"} {
 // CHECK-NEXT: %[[N:.+]], %[[S:.+]] = tx.add_layer_norm %[[X]], %[[Y]], %[[G]], %[[B]]
 // CHECK: %[[DY:.+]] = tx.broadcast_to
 // CHECK-NEXT: %[[DSUM:.+]] = tx.activation_grad %[[S]], %[[DY]] {activation = #tx.activation<relu>}
-// CHECK-NEXT: %[[DX:.+]], %[[DG:.+]], %[[DB:.+]] = tx.layer_norm_grad %[[X]] rhs %[[Y]], %[[G]], %[[DY]] dsum %[[DSUM]] :
+// CHECK-NEXT: %[[DX:.+]], %[[DG:.+]], %[[DB:.+]] = tx.layer_norm_grad %[[S]], %[[G]], %[[DY]] dsum %[[DSUM]] :
 // CHECK-NEXT: tx.store_grad @b, %[[DB]]
 // CHECK-NEXT: tx.store_grad @g, %[[DG]]
 // CHECK-NEXT: tx.store_grad @x, %[[DX]]

@@ -67,6 +67,8 @@ Value unaryForward(Body &e, Operation *op, Value x) {
       .Case([&](RsqrtOp) { return e.rsqrt(x); })
       .Case([&](AbsOp) { return e.b.create<math::AbsFOp>(e.l, x); })
       .Case([&](TanhOp) { return e.tanh(x); })
+      .Case([&](CosOp) { return e.b.create<math::CosOp>(e.l, x); })
+      .Case([&](SinOp) { return e.b.create<math::SinOp>(e.l, x); })
       .Case([&](SigmoidOp) { return e.sigmoid(x); })
       .Case([&](SiluOp) { return e.div(x, e.add(e.c(1), e.exp(e.neg(x)))); })
       .Case([&](GeluTanhOp) {
@@ -98,6 +100,10 @@ Value unaryBackward(Body &e, UnaryFn function, Value o, Value dy) {
   }
   case UnaryFn::tanh:
     return e.mul(dy, e.sub(e.c(1), e.mul(o, o)));
+  case UnaryFn::cos:
+    return e.mul(e.neg(dy), e.b.create<math::SinOp>(e.l, o));
+  case UnaryFn::sin:
+    return e.mul(dy, e.b.create<math::CosOp>(e.l, o));
   case UnaryFn::sigmoid:
     return e.mul(e.mul(dy, e.sub(e.c(1), o)), o);
   case UnaryFn::silu: {
@@ -145,8 +151,8 @@ Value power(Body &e, Value x, float c) {
 std::optional<LogicalResult> EntryLowering::lowerMathOp(Operation *op) {
   using Result = std::optional<LogicalResult>;
   return llvm::TypeSwitch<Operation *, Result>(op)
-      .Case<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, SigmoidOp, SiluOp,
-            GeluTanhOp>([&](auto unary) -> Result {
+      .Case<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, CosOp, SinOp,
+            SigmoidOp, SiluOp, GeluTanhOp>([&](auto unary) -> Result {
         elementwise(unary.getResult(), {unary.getInput()},
                     [&](OpBuilder &b, Location l, ValueRange a) {
                       Body e{b, l};

@@ -168,7 +168,8 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
         return WalkResult::advance();
     }
     // Tensor math (TxMathOps.td) is element-wise too.
-    if (isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, SigmoidOp, SiluOp,
+    if (isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, CosOp, SinOp,
+            SigmoidOp, SiluOp,
             GeluTanhOp, PowOp, MinimumOp, MaximumOp, ClampOp>(op))
       return WalkResult::advance();
     why = "'" + op->getName().getStringRef().str() +

@@ -163,7 +163,8 @@ bool writesInPlace(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, NegOp, ReluOp, GeluOp, ScaleOp,
              DropoutOp, MaskedFillOp, NotOp, DropoutGradOp>(op) ||
          // Tensor math (TxMathOps.td), element-wise glue too.
-         isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, SigmoidOp, SiluOp,
+         isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, CosOp, SinOp,
+             SigmoidOp, SiluOp,
              GeluTanhOp, PowOp, MinimumOp, MaximumOp, ClampOp, UnaryGradOp>(
              op);
 }

@@ -66,11 +66,15 @@ def FuseAttentionPass : Pass<"tx-fuse-attention", "mlir::ModuleOp"> {
 }
 
 def FuseAddNormPass : Pass<"tx-fuse-add-norm", "mlir::ModuleOp"> {
-  let summary = "fuses layer_norm(x + y) into tx.add_layer_norm";
+  let summary = "fuses layer_norm / rms_norm(x + y) into tx.add_layer_norm / tx.add_rms_norm";
   let description = [{
-    Rewrites `tx.layer_norm(tx.add(x, y), weight, bias)` into one
+    First recognizes RMSNorm written out, `w * (x * rsqrt(mean(x ** 2, -1,
+    keepdim) + eps))` (or `x * x`, `x / sqrt(...)`, any factor order) whose
+    intermediates have no other users, as `tx.rms_norm x, w`. Then rewrites
+    `tx.layer_norm(tx.add(x, y), weight, bias)` into one
     `tx.add_layer_norm x, y, weight, bias` (one pass over memory in the
-    runtime), for either operand order. When the sum has other users, they
+    runtime), and `tx.rms_norm(tx.add(x, y), weight)` into
+    `tx.add_rms_norm`, for either operand order. When the sum has other users, they
     use the fused op's second result (only when they come after the norm).
     Adds whose operands have different types (broadcasting) are left
     alone.
