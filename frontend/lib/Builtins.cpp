@@ -669,16 +669,18 @@ const std::vector<Builtin> &builtins() {
 } // namespace
 
 const Builtin *txc::detail::lookupBuiltin(llvm::StringRef name) {
-  for (const Builtin &builtin : builtins())
-    if (name == builtin.name)
-      return &builtin;
+  for (const std::vector<Builtin> *table : {&builtins(), &indexBuiltins()})
+    for (const Builtin &builtin : *table)
+      if (name == builtin.name)
+        return &builtin;
   return nullptr;
 }
 
 std::vector<std::string> txc::detail::builtinNames() {
   std::vector<std::string> names;
-  for (const Builtin &builtin : builtins())
-    names.push_back(builtin.name);
+  for (const std::vector<Builtin> *table : {&builtins(), &indexBuiltins()})
+    for (const Builtin &builtin : *table)
+      names.push_back(builtin.name);
   return names;
 }
 

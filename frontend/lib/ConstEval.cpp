@@ -173,6 +173,9 @@ Result Evaluator::eval(const Expr &e) {
     return evalBinary(static_cast<const BinaryExpr &>(e));
   case Expr::Kind::Call:
     return evalCall(static_cast<const CallExpr &>(e));
+  case Expr::Kind::Subscript:
+    return fail(e.getLoc(), "a constant expression cannot be subscripted",
+                "subscripts index tensors in a def or entry body");
   }
   return std::nullopt;
 }

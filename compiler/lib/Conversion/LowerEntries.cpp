@@ -140,6 +140,14 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
       ptrs[reshape.getResult()] = ptrs.lookup(reshape.getInput());
       return success();
     }
+    // Read through strides by its users: the operand's data (which may be a
+    // view at an offset into its buffer).
+    if (isStridedView(op)) {
+      ptrs[op->getResult(0)] = ptrs.lookup(op->getOperand(0));
+      return success();
+    }
+    if (std::optional<LogicalResult> view = lowerOffsetView(op))
+      return *view;
     // A cache write updates its cache operand's buffer in place.
     if (auto write = dyn_cast<CacheWriteOp>(op))
       ptrs[write.getResult()] = ptrs.lookup(write.getCache());
@@ -150,19 +158,12 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         continue;
       }
       std::optional<int64_t> offset = getPlannedOffset(result);
-      if (!offset && isStridedView(op)) {
-        // A view of an argument or a cache: its users read the operand.
-        ptrs[result] = ptrs.lookup(op->getOperand(0));
-        continue;
-      }
       if (!offset)
         return fail(op, "result has no planned offset (run tx-plan-memory)");
       ptrs[result] = offsetPtr(arena, i64(*offset));
     }
   }
   auto typeOf = [](Value v) { return cast<RankedTensorType>(v.getType()); };
-  if (isStridedView(op))
-    return success(); // read through strides by its users
 
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AddOp, SubOp, MulOp, DivOp>([&](auto binary) {
@@ -567,6 +568,8 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
       .Default([&](Operation *other) {
         if (std::optional<LogicalResult> math = lowerMathOp(other))
           return *math;
+        if (std::optional<LogicalResult> index = lowerIndexOp(other))
+          return *index;
         return lowerGradOp(other);
       });
 }

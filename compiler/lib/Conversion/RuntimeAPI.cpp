@@ -60,6 +60,9 @@ const std::vector<Entry> &registry() {
       // ctx, site, n, vocab, dim, ids, table, scale, pos, seq_len, out
       {RuntimeFn::EmbeddingFwd, "txrt_embedding_fwd",
        {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::F32, A::Ptr, A::I64, A::Ptr}},
+      // ctx, site, outer, n, inner, element_bytes, ids, count, src, out
+      {RuntimeFn::Gather, "txrt_gather",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::I64, A::Ptr, A::Ptr}},
       // ctx, site, n, classes, logits, targets, ignore_index,
       // label_smoothing, reduction, out_loss, lse, out_row_loss, out_count
       {RuntimeFn::CrossEntropyFwd, "txrt_cross_entropy_fwd",
@@ -103,6 +106,9 @@ const std::vector<Entry> &registry() {
       // accumulate
       {RuntimeFn::EmbeddingBwd, "txrt_embedding_bwd",
        {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::F32, A::I32, A::Ptr, A::I32}},
+      // ctx, site, outer, n, inner, ids, count, dout, dsrc
+      {RuntimeFn::GatherBwd, "txrt_gather_bwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::I64, A::Ptr, A::Ptr}},
       // ctx, site, n, classes, logits, targets, lse, ignore_index,
       // label_smoothing, reduction, dloss, dlogits
       {RuntimeFn::CrossEntropyBwd, "txrt_cross_entropy_bwd",

@@ -401,6 +401,30 @@ txrt_status txrt_embedding_bwd(txrt_context *ctx, int64_t site, int64_t n,
                                int32_t padding_idx, float *dtable,
                                int32_t accumulate);
 
+/** Gather along one axis: src viewed as [outer, n, inner] elements of
+ *  element_bytes bytes (4 for f32 and i32, 1 for bool), out as
+ *  [outer, count, inner]:
+ *
+ *    out[o, k, :] = src[o, i, :],  i = ids[k] (n + ids[k] when negative)
+ *
+ *  PyTorch's advanced indexing along one axis (index_select with negative
+ *  indices). Fails with TXRT_ERROR_INVALID_ARGUMENT naming the first index
+ *  outside [-n, n). */
+txrt_status txrt_gather(txrt_context *ctx, int64_t site, int64_t outer,
+                        int64_t n, int64_t inner, int64_t element_bytes,
+                        const int32_t *ids, int64_t count, const void *src,
+                        void *out);
+
+/** Scatter-add gradient of txrt_gather (f32) with respect to src: dsrc
+ *  [outer, n, inner] is zeroed, then
+ *
+ *    dsrc[o, i, :] += dout[o, k, :]   for every k, i as in txrt_gather
+ *
+ *  in the order of k. Deterministic (no atomics). */
+txrt_status txrt_gather_bwd(txrt_context *ctx, int64_t site, int64_t outer,
+                            int64_t n, int64_t inner, const int32_t *ids,
+                            int64_t count, const float *dout, float *dsrc);
+
 /** Cross-entropy of logits [n, classes] against targets [n], fused with the
  *  log-softmax, as PyTorch's F.cross_entropy(ignore_index, label_smoothing):
  *

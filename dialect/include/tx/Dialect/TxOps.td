@@ -1032,5 +1032,6 @@ def Tx_CacheWriteOp : Tx_Op<"cache_write", [AllTypesMatch<["cache", "result"]>]>
 //===----------------------------------------------------------------------===//
 
 include "tx/Dialect/TxMathOps.td"
+include "tx/Dialect/TxIndexOps.td"
 
 #endif // TX_OPS_TD
