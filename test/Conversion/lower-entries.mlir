@@ -94,3 +94,20 @@ func.func @glu(%x: tensor<?x8xf32, #tx.dims<N: 4>> {tx.name = "x"}) -> (tensor<?
   return %h : tensor<?x16xf32, #tx.dims<N: 4>>
 }
 }
+
+// -----
+
+// layer_norm_grad of a kept sum (no rhs) with the sum's own gradient (dsum):
+// txrt_add_layer_norm_bwd reading the sum (x and r NULL) and adding dsum.
+// (The plain txrt_layer_norm_bwd has no dsum: it would drop it.)
+module attributes {tx.dims = {N = 4 : i64}} {
+// CHECK-LABEL: func.func @txc_entry_ln_grad(
+// CHECK: %[[X:.+]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: %[[R:.+]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: call @txrt_add_layer_norm_bwd(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[X]], %[[R]], %[[S:[^,]+]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[DSUM:[^,]+]], %{{.+}}) :
+// CHECK-NOT: call @txrt_layer_norm_bwd
+func.func @ln_grad(%s: tensor<?x8xf32, #tx.dims<N: 4>> {tx.name = "s"}, %g: tensor<8xf32> {tx.name = "g"}, %dy: tensor<?x8xf32, #tx.dims<N: 4>> {tx.name = "dy"}, %dsum: tensor<?x8xf32, #tx.dims<N: 4>> {tx.name = "dsum"}) -> (tensor<?x8xf32, #tx.dims<N: 4>> {tx.name = "dx"}) attributes {tx.entry = "ln_grad"} {
+  %dx, %dg, %db = tx.layer_norm_grad %s, %g, %dy dsum %dsum : (tensor<?x8xf32, #tx.dims<N: 4>>, tensor<8xf32>, tensor<?x8xf32, #tx.dims<N: 4>>, tensor<?x8xf32, #tx.dims<N: 4>>) -> (tensor<?x8xf32, #tx.dims<N: 4>>, tensor<8xf32>, tensor<8xf32>)
+  return %dx : tensor<?x8xf32, #tx.dims<N: 4>>
+}
+}
