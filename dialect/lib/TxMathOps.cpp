@@ -176,6 +176,15 @@ LogicalResult ReduceMeanGradOp::verify() {
   return success();
 }
 
+LogicalResult ToFloatOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location>,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+  types.push_back(type.clone(Float32Type::get(context)));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // VJPs of the unary functions
 //===----------------------------------------------------------------------===//

@@ -445,6 +445,25 @@ Value f32Operand(MLIRGenImpl &gen, const Val &value, SourceLoc loc,
   return value.tensor;
 }
 
+/// `float(x)` of an i32 or bool tensor (numbers are folded by ConstEval).
+Val genToFloat(MLIRGenImpl &gen, const ast::CallExpr &call,
+               const BoundArgs &args) {
+  const Val &value = args.values[0];
+  if (value.isConst())
+    return Val::of(f32Operand(gen, value, args.locs[0], "float"));
+  auto type = cast<RankedTensorType>(value.tensor.getType());
+  Type element = type.getElementType();
+  if (element.isF32())
+    return value;
+  if (!element.isInteger(32) && !element.isInteger(1)) {
+    gen.getDiags().error(args.locs[0], "the argument of 'float' must be an "
+                                       "i32 or bool tensor, got " +
+                                           formatType(type));
+    return {};
+  }
+  return gen.createValue<ToFloatOp>(call.getLoc(), value.tensor);
+}
+
 /// A unary math function: its argument must be an f32 tensor.
 template <typename OpTy>
 Val genMath(MLIRGenImpl &gen, const ast::CallExpr &call,
@@ -598,6 +617,7 @@ const std::vector<Builtin> &builtins() {
       {"abs", {{"x", ArgKind::Tensor, {}}}, genMath<AbsOp>},
       {"tanh", {{"x", ArgKind::Tensor, {}}}, genMath<TanhOp>},
       {"cos", {{"x", ArgKind::Tensor, {}}}, genMath<CosOp>},
+      {"float", {{"x", ArgKind::Tensor, {}}}, genToFloat},
       {"sin", {{"x", ArgKind::Tensor, {}}}, genMath<SinOp>},
       {"sigmoid", {{"x", ArgKind::Tensor, {}}}, genMath<SigmoidOp>},
       {"silu", {{"x", ArgKind::Tensor, {}}}, genMath<SiluOp>},

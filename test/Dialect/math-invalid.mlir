@@ -156,3 +156,11 @@ func.func @reduce_mean_grad_shape(%dy: tensor<4x1xf32>) {
   %0 = tx.reduce_mean_grad %dy : (tensor<4x1xf32>) -> tensor<5x8xf32>
   return
 }
+
+// -----
+
+func.func @to_float_of_f32(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of i32 or i1}}
+  %0 = tx.to_float %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}

@@ -65,3 +65,14 @@ func.func @gradients(%x: tensor<?x8xf32, #tx.dims<N: 64>>, %dy: tensor<?x8xf32, 
   // CHECK-NEXT: return
   return
 }
+
+// -----
+
+// CHECK-LABEL: func.func @to_float
+func.func @to_float(%ids: tensor<?xi32, #tx.dims<T: 64>>, %m: tensor<4x8xi1>) {
+  // CHECK-NEXT: tx.to_float %{{.+}} : (tensor<?xi32, #tx.dims<T: 64>>) -> tensor<?xf32, #tx.dims<T: 64>>
+  %0 = tx.to_float %ids : (tensor<?xi32, #tx.dims<T: 64>>) -> tensor<?xf32, #tx.dims<T: 64>>
+  // CHECK-NEXT: tx.to_float %{{.+}} : (tensor<4x8xi1>) -> tensor<4x8xf32>
+  %1 = tx.to_float %m : (tensor<4x8xi1>) -> tensor<4x8xf32>
+  return
+}

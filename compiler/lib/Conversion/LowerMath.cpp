@@ -160,6 +160,16 @@ std::optional<LogicalResult> EntryLowering::lowerMathOp(Operation *op) {
                     });
         return success();
       })
+      .Case([&](ToFloatOp cast) -> Result {
+        bool isBool = cast.getInput().getType().getElementType().isInteger(1);
+        elementwise(cast.getResult(), {cast.getInput()},
+                    [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                      if (isBool)
+                        return b.create<arith::UIToFPOp>(l, b.getF32Type(), a[0]);
+                      return b.create<arith::SIToFPOp>(l, b.getF32Type(), a[0]);
+                    });
+        return success();
+      })
       .Case([&](UnaryGradOp grad) -> Result {
         UnaryFn function = grad.getFunction();
         elementwise(grad.getResult(), {grad.getOperand(), grad.getDresult()},

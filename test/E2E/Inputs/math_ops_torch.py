@@ -51,7 +51,7 @@ def block(params, x, sel):
         + torch.maximum(torch.tensor(1.0), b.mean(1, keepdim=True))
     k = torch.where(a > b, a, b * 2) + torch.where(b > 0, 1.5, b) \
         + torch.where(a < 0, a, 0.0)
-    z = torch.where(sel > 0, a, t)
+    z = torch.where(sel > 0, a, t) + (sel > 0).float() * 0.25
     r = torch.amax(z, 1, keepdim=True) + torch.amax(a, -1, keepdim=True)
     r = r + b.mean(1, keepdim=True) + torch.amax(b, 0)
     return linear("out", u + v + w + m + k + r)

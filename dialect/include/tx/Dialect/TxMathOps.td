@@ -110,6 +110,23 @@ def Tx_SinOp : Tx_UnaryOp<"sin", "element-wise sine"> {
   }];
 }
 
+def Tx_ToFloatOp : Tx_InferOp<"to_float"> {
+  let summary = "converts integer ids or a mask to f32";
+  let description = [{
+    `float(x)` of an i32 tensor (exact up to 2^24 in magnitude, rounded to
+    nearest beyond) or of a bool mask (1.0 where true, 0.0 where false),
+    element-wise (PyTorch `x.float()`); the result has the input's shape.
+    Its input is never differentiable (integers), so neither is it.
+
+    ```mlir
+    %t = tx.to_float %pos : (tensor<?xi32, #tx.dims<T: 64>>) -> tensor<?xf32, #tx.dims<T: 64>>
+    ```
+  }];
+  let arguments = (ins Tx_TensorOf<[I32, I1], "i32 or i1">:$input);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 def Tx_SigmoidOp : Tx_UnaryOp<"sigmoid", "element-wise logistic sigmoid"> {
   let description = [{
     `1 / (1 + e^-x)`, element-wise (PyTorch `torch.sigmoid`): exactly 0
