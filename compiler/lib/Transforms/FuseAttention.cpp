@@ -244,9 +244,8 @@ private:
         scores = masked.getInput();
         continue;
       } else if (isa<AddOp>(def)) {
-        return decline(why, "an additive mask (tx has no bool-to-f32 "
-                            "conversion to write one that tx.attention can "
-                            "take)");
+        return decline(why, "an additive mask (an arbitrary f32 tensor; "
+                            "tx.attention takes a keep mask)");
       } else {
         return decline(why, "the scores pass through " +
                                 def->getName().getStringRef() + " at " +
