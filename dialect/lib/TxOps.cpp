@@ -255,6 +255,17 @@ LogicalResult RopeOp::inferReturnTypes(MLIRContext *,
   if (!(base > 1.0) || !std::isfinite(base))
     return fail(loc, "rope base must be a finite number > 1, got " +
                          number(base));
+  if (Value angles = adaptor.getAngles()) {
+    RankedTensorType anglesType;
+    Shape table;
+    if (failed(readTensor(loc, angles, "angles", anglesType, table)))
+      return failure();
+    Shape want = {shape[shape.size() - 2], Dim::fixed(width / heads / 2)};
+    if (table != want)
+      return fail(loc, "rope angles must be " + formatShape(want) +
+                           " (positions x half the head size), got " +
+                           formatShape(table));
+  }
   types.push_back(type);
   return success();
 }

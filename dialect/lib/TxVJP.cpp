@@ -14,6 +14,7 @@
 #include "tx/Dialect/TxShape.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 using namespace mlir::tx;
@@ -410,11 +411,33 @@ LogicalResult RopeOp::buildVJP(OpBuilder &b, ValueRange grads,
                                        named(b, "base", getBaseAttr())};
   if (!getInverse())
     attrs.push_back(named(b, "inverse", b.getUnitAttr()));
-  auto grad = make<RopeOp>(b, getLoc(), {grads[0]}, attrs);
+  if (Value angles = getAngles()) {
+    // Angles from positions (arange), constants or entry inputs take no
+    // gradient; a table that depends on a parameter would need one.
+    SmallVector<Value> work = {angles};
+    llvm::SmallPtrSet<Operation *, 16> seen;
+    while (!work.empty()) {
+      Value v = work.pop_back_val();
+      Operation *def = v.getDefiningOp();
+      if (!def)
+        continue; // an entry input
+      if (isa<ParamOp>(def))
+        return emitOpError("gradient through rope angles that depend on a "
+                           "parameter is not implemented");
+      if (seen.insert(def).second)
+        work.append(def->operand_begin(), def->operand_end());
+    }
+  }
+  SmallVector<Value> operands = {grads[0]};
+  if (Value angles = getAngles())
+    operands.push_back(angles);
+  auto grad = make<RopeOp>(b, getLoc(), operands, attrs);
   // The decoding offset (tx-decode-step) holds for the gradient too.
   if (Attribute offset = (*this)->getAttr("tx.position_offset"))
     grad.getDefiningOp()->setAttr("tx.position_offset", offset);
   out.push_back(grad);
+  if (getAngles())
+    out.push_back(nullptr);
   return success();
 }
 

@@ -825,6 +825,15 @@ func.func @rope_odd_heads(%x: tensor<4x12xf32>) -> tensor<4x12xf32> {
 
 // -----
 
+func.func @rope_angles(%x: tensor<4x8xf32>, %a: tensor<4x4xf32>) -> tensor<4x8xf32> {
+  // expected-error @+2 {{rope angles must be [4, 2] (positions x half the head size), got [4, 4]}}
+  // expected-error @+1 {{'tx.rope' op failed to infer returned types}}
+  %y = tx.rope %x angles %a {heads = 2 : i64} : (tensor<4x8xf32>, tensor<4x4xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
 func.func @rope_base(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   // expected-error @+2 {{rope base must be a finite number > 1, got 0.5}}
   // expected-error @+1 {{'tx.rope' op failed to infer returned types}}

@@ -113,6 +113,9 @@ func.func @normalization(%x: tensor<?x8xf32, #tx.dims<N: 64>>, %y: tensor<?x8xf3
   %rope = tx.rope %x {heads = 2 : i64} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   // CHECK: tx.rope %{{.+}} {base = 5.000000e+05 : f32, inverse} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   %unrope = tx.rope %x {base = 5.0e5 : f32, inverse} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  // CHECK: tx.rope %{{.+}} angles %{{.+}} {heads = 2 : i64} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x2xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  %table = tx.slice %x {starts = array<i64: 0, 0>} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x2xf32, #tx.dims<N: 64>>
+  %arope = tx.rope %x angles %table {heads = 2 : i64} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x2xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   // CHECK: tx.rms_norm %{{.+}}, %{{.+}} {epsilon = 9.99999974E-6 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   %rms = tx.rms_norm %x, %g {epsilon = 1.0e-5 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   // CHECK: tx.add_rms_norm %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>)

@@ -462,6 +462,27 @@ func.func @rope() -> tensor<f32> attributes {tx.entry = "train"} {
 
 // -----
 
+// rope with an angle table (rotary embeddings written out): the inverse
+// rotation by the same table; the table (positions, constants) takes none.
+// CHECK-LABEL: func.func @rope_angles
+// CHECK: tx.to_float
+// CHECK-NEXT: %[[A:.+]] = tx.reshape
+// CHECK: %[[DY:.+]] = tx.broadcast_to
+// CHECK-NEXT: %[[DX:.+]] = tx.rope %[[DY]] angles %[[A]] {inverse}
+// CHECK-NEXT: tx.store_grad @pa, %[[DX]]
+tx.parameter @pa : tensor<4x8xf32> {init = #tx.init<normal>}
+func.func @rope_angles() -> tensor<f32> attributes {tx.entry = "train"} {
+  %x = tx.param @pa : tensor<4x8xf32>
+  %i = tx.arange : tensor<16xi32>
+  %f = tx.to_float %i : (tensor<16xi32>) -> tensor<16xf32>
+  %a = tx.reshape %f : (tensor<16xf32>) -> tensor<4x4xf32>
+  %r = tx.rope %x angles %a {heads = 1 : i64} : (tensor<4x8xf32>, tensor<4x4xf32>) -> tensor<4x8xf32>
+  %l = tx.reduce_sum %r {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // rms_norm -> rms_norm_grad (dinput, dweight) with the forward's epsilon.
 // CHECK-LABEL: func.func @rms_norm
 // CHECK: %[[DY:.+]] = tx.broadcast_to

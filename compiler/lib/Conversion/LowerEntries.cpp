@@ -466,6 +466,17 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         }
         int64_t heads = int64_t(rope.getHeads());
         int64_t headDim = type.getShape().back() / heads;
+        if (Value angles = rope.getAngles()) {
+          if (rope->hasAttr("tx.position_offset"))
+            return fail(rope, "a rope with an angle table cannot decode at a "
+                              "cache offset");
+          call(RuntimeFn::RopeAngles,
+               {site(), toI64(product(ArrayRef<Value>(sizes).drop_back(2))),
+                toI64(sizes[sizes.size() - 2]), i64(heads), i64(headDim),
+                ptrs.lookup(rope.getInput()), ptrs.lookup(rope.getResult()),
+                ptrs.lookup(angles), i32(rope.getInverse() ? 1 : 0)});
+          return success();
+        }
         call(RuntimeFn::Rope,
              {site(), toI64(product(ArrayRef<Value>(sizes).drop_back(2))),
               toI64(sizes[sizes.size() - 2]), i64(heads), i64(headDim),

@@ -48,6 +48,9 @@ const std::vector<Entry> &registry() {
       // inverse
       {RuntimeFn::Rope, "txrt_rope",
        {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::I64, A::F32, A::I32}},
+      // ctx, site, outer, seq, heads, head_dim, x, y, angles, inverse
+      {RuntimeFn::RopeAngles, "txrt_rope_angles",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::I32}},
       // ctx, site, rows, cols, x, y, log_softmax
       {RuntimeFn::SoftmaxFwd, "txrt_softmax_fwd",
        {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::I32}},

@@ -145,6 +145,12 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
     if (auto softmax = dyn_cast<LogSoftmaxOp>(op))
       if (static_cast<int64_t>(softmax.getAxis()) == -1)
         return WalkResult::advance();
+    // A rope with an angle table (written out): its table is indexed by
+    // position from 0, not from the cache offset.
+    if (auto rope = dyn_cast<RopeOp>(op); rope && rope.getAngles()) {
+      why = "a rotary embedding with its own angle table";
+      return WalkResult::interrupt();
+    }
     // Ops that treat every position on its own.
     if (isa<ParamOp, ConstantOp, EmbeddingOp, PositionalEncodingOp, AddOp,
             SubOp, MulOp, DivOp, NegOp, ScaleOp, ReluOp, GeluOp, DropoutOp,

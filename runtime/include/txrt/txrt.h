@@ -529,6 +529,14 @@ txrt_status txrt_rope(txrt_context *ctx, int64_t site, int64_t outer,
                       const float *x, float *y, int64_t pos_offset, float base,
                       int32_t inverse);
 
+/** txrt_rope with the angles given: theta = angles[t * head_dim/2 + i] for
+ *  position t (no offset) and pair i, angles [seq, head_dim/2] (rotary
+ *  embeddings written out, whose table the program computes). */
+txrt_status txrt_rope_angles(txrt_context *ctx, int64_t site, int64_t outer,
+                             int64_t seq, int64_t heads, int64_t head_dim,
+                             const float *x, float *y, const float *angles,
+                             int32_t inverse);
+
 /*===----------------------------------------------------------------------===*
  * Fused attention (flash-style: scores never travel to memory in full)
  *===----------------------------------------------------------------------===*/

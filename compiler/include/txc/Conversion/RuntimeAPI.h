@@ -23,6 +23,7 @@ enum class RuntimeFn {
   AddLayerNormFwd,
   RmsNormFwd,
   Rope,
+  RopeAngles,
   SoftmaxFwd,
   ActivationFwd,
   Reduce,

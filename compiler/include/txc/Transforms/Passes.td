@@ -37,6 +37,12 @@ def StripDropoutPass : Pass<"tx-strip-dropout", "mlir::ModuleOp"> {
 def FuseAttentionPass : Pass<"tx-fuse-attention", "mlir::ModuleOp"> {
   let summary = "fuses scaled dot-product attention into tx.attention";
   let description = [{
+    First, rotary embeddings written out, `x * cos(emb) + rotate_half(x) *
+    sin(emb)` with `emb = concat(F, F)` and `rotate_half(x) =
+    concat(-x[..., h:], x[..., :h])`, become `tx.rope x angles F` (on
+    `split_heads(z)`: a rope of z, then the split), when F is one `[T, d/2]`
+    table that depends on no parameter (reported as `tx-fuse-rope`).
+
     Rewrites attention written out from primitives,
     `matmul(softmax(masked_fill(matmul(Q, Kᵀ) · scale, fill_mask, v)), V)`
     with an optional `tx.dropout` on the probabilities, into one

@@ -154,16 +154,23 @@ def Tx_RopeOp : Tx_InferOp<"rope", [TxDifferentiable]> {
     one head (`heads = 1`); on `[B, T, h * d]`, before `tx.split_heads`, the
     attention kernel reads the result in place.
 
+    With `angles` `[T, d/2]` (rotary embeddings written out, `x * cos(emb)
+    + rotate_half(x) * sin(emb)` with `emb = concat(angles, angles)`, which
+    tx-fuse-attention finds), `theta = angles[t, i]` instead and `base` is
+    unused; the angles take no gradient (they may not depend on a
+    parameter).
+
     ```mlir
     %q = tx.rope %x {heads = 8 : i64, base = 1.000000e+04 : f32} : (tensor<?x?x512xf32, #tx.dims<B: 64, T: 256>>) -> tensor<?x?x512xf32, #tx.dims<B: 64, T: 256>>
+    %k = tx.rope %y angles %a {heads = 8 : i64} : (tensor<?x?x512xf32, #tx.dims<B: 64, T: 256>>, tensor<?x32xf32, #tx.dims<T: 256>>) -> tensor<?x?x512xf32, #tx.dims<B: 64, T: 256>>
     ```
   }];
-  let arguments = (ins Tx_F32Tensor:$input,
+  let arguments = (ins Tx_F32Tensor:$input, Optional<Tx_F32Tensor>:$angles,
                        DefaultValuedAttr<I64Attr, "1">:$heads,
                        DefaultValuedAttr<F32Attr, "10000.0f">:$base,
                        UnitAttr:$inverse);
   let results = (outs Tx_F32Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$input (`angles` $angles^)? attr-dict `:` functional-type(operands, results)";
 }
 
 def Tx_PaddingMaskOp : Tx_InferOp<"padding_mask"> {
