@@ -4,7 +4,7 @@
 Generates random specs whose cases write attention, residual add + layer
 norm and linear layers out from primitives the ways users do (mask kinds,
 where the scale sits, the fill value, head counts with key/value heads
-broadcast or grouped, pre- and post-norm with LayerNorm, RMSNorm or RMSNorm
+broadcast or grouped, rotary embeddings on Q and K (builtin or written out), pre- and post-norm with LayerNorm, RMSNorm or RMSNorm
 written out, biases, activations, SwiGLU / GeGLU gates, dropout),
 compiles each spec twice, with the fusion passes (the default) and with
 --no-fuse, and runs both executables on the same inputs: the forward entry
@@ -90,6 +90,11 @@ class Case:
                                        if self.kv_form != "gqa" else ["", ""])
         self.additive = rng.random() < 0.05
         self.bias = rng.random() < 0.7
+        # Rotary embeddings on Q and K (self-attention, even head sizes):
+        # the builtin, or written out as Hugging Face writes them.
+        self.rotary = "none"
+        if not self.cross and self.dk % 2 == 0:
+            self.rotary = rng.choice(["none", "none", "builtin", "written"])
 
     def choose_ffn(self, rng):
         self.hidden = rng.choice([16, 24])
@@ -201,6 +206,18 @@ class Case:
         lines.append("  Q = split_heads(linear(q_in, %d%s) as W_q, %d)" % (h * dk, bias, h))
         lines.append("  K = split_heads(linear(%s, %d%s) as W_k, %d)" % (kv_src, kvh * dk, bias, kvh))
         lines.append("  V = split_heads(linear(%s, %d%s) as W_v, %d)" % (kv_src, kvh * dk, bias, kvh))
+        if self.rotary == "builtin":
+            lines.append("  Q = rope(Q)")
+            lines.append("  K = rope(K)")
+        elif self.rotary == "written":
+            half = dk // 2
+            lines.append("  inv_freq = 1.0 / exp(float(arange(0, %d)) * (2.0 * log(10000.0) / %d))"
+                         % (half, dk))
+            lines.append("  freqs = float(arange(T))[:, None] * inv_freq[None, :]")
+            lines.append("  emb = concat(freqs, freqs, axis = -1)")
+            for name in ("Q", "K"):
+                lines.append("  %s = %s * cos(emb) + concat(-%s[..., %d:], %s[..., :%d], axis = -1) * sin(emb)"
+                             % (name, name, name, half, name, half))
         grouped = self.kv_form == "gqa"
         if grouped:
             g = h // kvh
