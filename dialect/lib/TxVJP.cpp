@@ -404,6 +404,20 @@ LogicalResult AddRmsNormOp::buildVJP(OpBuilder &b, ValueRange grads,
   return success();
 }
 
+bool mlir::tx::dependsOnParameter(Value value) {
+  SmallVector<Value> work = {value};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue; // an entry input, or seen
+    if (isa<ParamOp>(def))
+      return true;
+    work.append(def->operand_begin(), def->operand_end());
+  }
+  return false;
+}
+
 LogicalResult RopeOp::buildVJP(OpBuilder &b, ValueRange grads,
                                SmallVectorImpl<Value> &out) {
   // A rotation: its gradient is the inverse rotation of the output's.
@@ -411,23 +425,11 @@ LogicalResult RopeOp::buildVJP(OpBuilder &b, ValueRange grads,
                                        named(b, "base", getBaseAttr())};
   if (!getInverse())
     attrs.push_back(named(b, "inverse", b.getUnitAttr()));
-  if (Value angles = getAngles()) {
-    // Angles from positions (arange), constants or entry inputs take no
-    // gradient; a table that depends on a parameter would need one.
-    SmallVector<Value> work = {angles};
-    llvm::SmallPtrSet<Operation *, 16> seen;
-    while (!work.empty()) {
-      Value v = work.pop_back_val();
-      Operation *def = v.getDefiningOp();
-      if (!def)
-        continue; // an entry input
-      if (isa<ParamOp>(def))
-        return emitOpError("gradient through rope angles that depend on a "
-                           "parameter is not implemented");
-      if (seen.insert(def).second)
-        work.append(def->operand_begin(), def->operand_end());
-    }
-  }
+  // Angles from positions (arange), constants or entry inputs take no
+  // gradient; a table that depends on a parameter would need one.
+  if (getAngles() && dependsOnParameter(getAngles()))
+    return emitOpError("gradient through rope angles that depend on a "
+                       "parameter is not implemented");
   SmallVector<Value> operands = {grads[0]};
   if (Value angles = getAngles())
     operands.push_back(angles);

@@ -485,23 +485,6 @@ struct FuseAttentionPass
     return concat.getInputs()[0];
   }
 
-  /// Whether `v` is computed without parameters (from constants, positions
-  /// and entry inputs): a table that takes no gradient.
-  static bool isConstantTable(Value v) {
-    SmallVector<Value> work = {v};
-    llvm::SmallPtrSet<Operation *, 16> seen;
-    while (!work.empty()) {
-      Operation *def = work.pop_back_val().getDefiningOp();
-      if (!def)
-        continue; // an entry input
-      if (isa<ParamOp>(def))
-        return false;
-      if (seen.insert(def).second)
-        work.append(def->operand_begin(), def->operand_end());
-    }
-    return true;
-  }
-
   /// `x * cos(emb) + rotate_half(x) * sin(emb)` (products and the sum in
   /// either order) -> tx.rope x angles F.
   void fuseWrittenRope(AddOp add, FusionStats &report) {
@@ -538,7 +521,7 @@ struct FuseAttentionPass
                                           "table for every row and head");
             return;
           }
-          if (!isConstantTable(table)) {
+          if (dependsOnParameter(table)) {
             report.declined(add.getLoc(), "rotary angles depend on a "
                                           "parameter (their gradient is not "
                                           "implemented in tx.rope)");
