@@ -100,8 +100,12 @@ Value unaryBackward(Body &e, UnaryFn function, Value o, Value dy) {
   }
   case UnaryFn::tanh:
     return e.mul(dy, e.sub(e.c(1), e.mul(o, o)));
-  case UnaryFn::cos:
-    return e.mul(e.neg(dy), e.b.create<math::SinOp>(e.l, o));
+  case UnaryFn::cos: {
+    // One op per statement: C++ leaves argument order unspecified.
+    Value minusDy = e.neg(dy);
+    Value sine = e.b.create<math::SinOp>(e.l, o);
+    return e.mul(minusDy, sine);
+  }
   case UnaryFn::sin:
     return e.mul(dy, e.b.create<math::CosOp>(e.l, o));
   case UnaryFn::sigmoid:
