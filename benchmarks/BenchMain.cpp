@@ -13,6 +13,7 @@ int main(int argc, char **argv) {
   txrt_bench::registerAttentionBenchmarks();
   txrt_bench::registerAddLayerNormBenchmarks();
   txrt_bench::registerAddRmsNormBenchmarks();
+  txrt_bench::registerRopeAttentionBenchmarks();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv))
     return 1;

@@ -84,6 +84,7 @@ void registerMatmulBenchmarks();
 void registerAttentionBenchmarks();
 void registerAddLayerNormBenchmarks();
 void registerAddRmsNormBenchmarks();
+void registerRopeAttentionBenchmarks();
 
 } // namespace txrt_bench
 

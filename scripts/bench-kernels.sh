@@ -8,6 +8,9 @@
 #   attention       fused vs unfused oneDNN chain              >= 1.0x (T=64),
 #                                                              >= 1.3x (T=256)
 #   add_layer_norm  fused vs oneDNN add + layer norm (fwd)     >= 1.2x
+#   add_rms_norm    fused vs oneDNN add + RMS norm (fwd)       >= 1.2x
+#   rope_attention  rope(Q), rope(K) + attention vs attention  >= 0.91x
+#                   alone (RoPE costs at most 10 %)
 # Each benchmark runs REPS repetitions, interleaved in random order with all
 # the others, so that a busy spell on a shared machine hits kernels and
 # baselines alike; the figures are medians over the repetitions (the ratio
@@ -94,8 +97,10 @@ def target(group):
         if "causal" in group:
             return None
         return 1.3 if "T256" in group else 1.0
-    if group.startswith("add_layer_norm/"):
+    if group.startswith(("add_layer_norm/", "add_rms_norm/")):
         return 1.2 if group.endswith("/fwd") else None
+    if group.startswith("rope_attention/"):
+        return 1 / 1.1
     return None
 
 groups = defaultdict(dict)     # group -> impl -> (median, min)
@@ -125,7 +130,7 @@ for group in sorted(groups):
     impls = groups[group]
     if "txrt" not in impls:
         continue
-    for base_name in ("sgemm", "unfused", "unfused_split"):
+    for base_name in ("sgemm", "unfused", "unfused_split", "no_rope"):
         if base_name in impls:
             goal = target(group) if base_name != "unfused_split" else None
             row(group, impls["txrt"], base_name, impls[base_name], goal)

@@ -176,6 +176,15 @@ LogicalResult ReduceMeanGradOp::verify() {
   return success();
 }
 
+LogicalResult ToFloatOp::inferReturnTypes(MLIRContext *context,
+                                          std::optional<Location>,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  auto type = cast<RankedTensorType>(adaptor.getInput().getType());
+  types.push_back(type.clone(Float32Type::get(context)));
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // VJPs of the unary functions
 //===----------------------------------------------------------------------===//
@@ -208,6 +217,16 @@ LogicalResult AbsOp::buildVJP(OpBuilder &b, ValueRange grads,
 LogicalResult TanhOp::buildVJP(OpBuilder &b, ValueRange grads,
                                SmallVectorImpl<Value> &out) {
   return unaryGrad(b, getLoc(), UnaryFn::tanh, getResult(), grads[0], out);
+}
+
+LogicalResult CosOp::buildVJP(OpBuilder &b, ValueRange grads,
+                              SmallVectorImpl<Value> &out) {
+  return unaryGrad(b, getLoc(), UnaryFn::cos, getInput(), grads[0], out);
+}
+
+LogicalResult SinOp::buildVJP(OpBuilder &b, ValueRange grads,
+                              SmallVectorImpl<Value> &out) {
+  return unaryGrad(b, getLoc(), UnaryFn::sin, getInput(), grads[0], out);
 }
 
 LogicalResult SigmoidOp::buildVJP(OpBuilder &b, ValueRange grads,

@@ -255,6 +255,17 @@ LogicalResult RopeOp::inferReturnTypes(MLIRContext *,
   if (!(base > 1.0) || !std::isfinite(base))
     return fail(loc, "rope base must be a finite number > 1, got " +
                          number(base));
+  if (Value angles = adaptor.getAngles()) {
+    RankedTensorType anglesType;
+    Shape table;
+    if (failed(readTensor(loc, angles, "angles", anglesType, table)))
+      return failure();
+    Shape want = {shape[shape.size() - 2], Dim::fixed(width / heads / 2)};
+    if (table != want)
+      return fail(loc, "rope angles must be " + formatShape(want) +
+                           " (positions x half the head size), got " +
+                           formatShape(table));
+  }
   types.push_back(type);
   return success();
 }
@@ -420,6 +431,12 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
     if (shape.size() != 1 || shape[0] != weight[0])
       return fail(loc, "linear bias must be [" + dimText(weight[0]) +
                            "], got " + formatShape(shape));
+  }
+  if (Value gate = adaptor.getGate()) {
+    if (gate.getType() != resultType)
+      return fail(loc, "linear gate must have the result's type " +
+                           formatType(resultType) + ", got " +
+                           formatType(gate.getType()));
   }
   if (Value residual = adaptor.getResidual()) {
     if (residual.getType() != resultType)

@@ -14,6 +14,7 @@
 #include "tx/Dialect/TxShape.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 using namespace mlir::tx;
@@ -252,33 +253,53 @@ LogicalResult MatmulOp::buildVJP(OpBuilder &b, ValueRange grads,
   return success();
 }
 
-LogicalResult LinearOp::buildVJP(OpBuilder &b, ValueRange grads,
-                                 SmallVectorImpl<Value> &out) {
-  Location loc = getLoc();
-  Value dy = grads[0], dz = dy;
-  switch (getActivation()) {
+/// The element-wise op computing `activation` (not none) of `z`.
+static Value applyActivation(OpBuilder &b, Location loc, Value z,
+                             Activation activation) {
+  switch (activation) {
+  case Activation::relu:
+    return make<ReluOp>(b, loc, {z});
+  case Activation::gelu:
+    return make<GeluOp>(b, loc, {z});
+  case Activation::gelu_tanh:
+    return make<GeluTanhOp>(b, loc, {z});
+  case Activation::silu:
+    return make<SiluOp>(b, loc, {z});
   case Activation::none:
     break;
-  case Activation::relu: {
+  }
+  return z;
+}
+
+LogicalResult LinearOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                 SmallVectorImpl<Value> &out) {
+  // y = act(z) * gate + residual with z = x·Wᵀ + bias.
+  Location loc = getLoc();
+  Activation activation = getActivation();
+  Value dy = grads[0], dz = dy, dgate;
+  if (!getGate() && activation == Activation::relu) {
     // relu'(z) = [relu(z) > 0]: the output (minus the residual) will do.
     Value activated = getResult();
     if (getResidual())
       activated = make<SubOp>(b, loc, {activated, getResidual()});
     dz = activationGrad(b, loc, activated, dy, Activation::relu);
-    break;
-  }
-  case Activation::gelu: {
-    // gelu' needs the pre-activation: recompute it.
+  } else if (getGate() || activation != Activation::none) {
+    // The other epilogues need the pre-activation: recompute it.
     SmallVector<Value> operands = {getInput(), getWeight()};
     if (getBias())
       operands.push_back(getBias());
     Value z = make<LinearOp>(
         b, loc, operands,
         {named(b, "operandSegmentSizes",
-               b.getDenseI32ArrayAttr({1, 1, getBias() ? 1 : 0, 0}))});
-    dz = activationGrad(b, loc, z, dy, Activation::gelu);
-    break;
-  }
+               b.getDenseI32ArrayAttr({1, 1, getBias() ? 1 : 0, 0, 0}))});
+    Value dactivated = dy;
+    if (Value gate = getGate()) {
+      dgate = make<MulOp>(b, loc, {dy, applyActivation(b, loc, z, activation)});
+      dactivated = make<MulOp>(b, loc, {dy, gate});
+    }
+    dz = activation == Activation::none
+             ? dactivated
+             : activationGrad(b, loc, z, dactivated, activation);
   }
   auto grad = b.create<LinearGradOp>(loc, ValueRange{getInput(), getWeight(), dz},
                                      ArrayRef<NamedAttribute>{});
@@ -286,6 +307,8 @@ LogicalResult LinearOp::buildVJP(OpBuilder &b, ValueRange grads,
   out.push_back(grad.getDweight());
   if (getBias())
     out.push_back(grad.getDbias());
+  if (getGate())
+    out.push_back(dgate);
   if (getResidual())
     out.push_back(dy);
   return success();
@@ -343,8 +366,12 @@ LogicalResult AddLayerNormOp::buildVJP(OpBuilder &b, ValueRange grads,
     return success();
   }
   Value dweight, dbias;
-  Value ds = layerNormGrad(b, getLoc(), getLhs(), getRhs(), getWeight(), dy,
-                           dsum, getEpsilonAttr(), dweight, dbias);
+  // A sum the forward writes anyway (it has users) is read once instead of
+  // adding its operands again.
+  bool sumKept = !getSum().use_empty();
+  Value ds = layerNormGrad(b, getLoc(), sumKept ? getSum() : getLhs(),
+                           sumKept ? Value() : getRhs(), getWeight(), dy, dsum,
+                           getEpsilonAttr(), dweight, dbias);
   out.append({ds, ds, dweight});
   if (getBias())
     out.push_back(dbias);
@@ -368,10 +395,27 @@ LogicalResult AddRmsNormOp::buildVJP(OpBuilder &b, ValueRange grads,
     return success();
   }
   Value dweight;
-  Value ds = rmsNormGrad(b, getLoc(), getLhs(), getRhs(), getWeight(), dy,
-                         dsum, getEpsilonAttr(), dweight);
+  // As for add_layer_norm: a sum the forward writes anyway is read once.
+  bool sumKept = !getSum().use_empty();
+  Value ds = rmsNormGrad(b, getLoc(), sumKept ? getSum() : getLhs(),
+                         sumKept ? Value() : getRhs(), getWeight(), dy, dsum,
+                         getEpsilonAttr(), dweight);
   out.append({ds, ds, dweight});
   return success();
+}
+
+bool mlir::tx::dependsOnParameter(Value value) {
+  SmallVector<Value> work = {value};
+  llvm::SmallPtrSet<Operation *, 16> seen;
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || !seen.insert(def).second)
+      continue; // an entry input, or seen
+    if (isa<ParamOp>(def))
+      return true;
+    work.append(def->operand_begin(), def->operand_end());
+  }
+  return false;
 }
 
 LogicalResult RopeOp::buildVJP(OpBuilder &b, ValueRange grads,
@@ -381,11 +425,21 @@ LogicalResult RopeOp::buildVJP(OpBuilder &b, ValueRange grads,
                                        named(b, "base", getBaseAttr())};
   if (!getInverse())
     attrs.push_back(named(b, "inverse", b.getUnitAttr()));
-  auto grad = make<RopeOp>(b, getLoc(), {grads[0]}, attrs);
+  // Angles from positions (arange), constants or entry inputs take no
+  // gradient; a table that depends on a parameter would need one.
+  if (getAngles() && dependsOnParameter(getAngles()))
+    return emitOpError("gradient through rope angles that depend on a "
+                       "parameter is not implemented");
+  SmallVector<Value> operands = {grads[0]};
+  if (Value angles = getAngles())
+    operands.push_back(angles);
+  auto grad = make<RopeOp>(b, getLoc(), operands, attrs);
   // The decoding offset (tx-decode-step) holds for the gradient too.
   if (Attribute offset = (*this)->getAttr("tx.position_offset"))
     grad.getDefiningOp()->setAttr("tx.position_offset", offset);
   out.push_back(grad);
+  if (getAngles())
+    out.push_back(nullptr);
   return success();
 }
 

@@ -236,6 +236,41 @@ void printExpr(const Expr *e, std::string &out) {
     }
     return;
   }
+  case Expr::Kind::Subscript: {
+    const auto &subscript = static_cast<const SubscriptExpr &>(*e);
+    const Expr *base = subscript.base.get();
+    // `(f(x) as s)[0]`: without parentheses the `[` would index the scope.
+    bool scoped = base && base->getKind() == Expr::Kind::Call &&
+                  !static_cast<const CallExpr &>(*base).scope.empty();
+    printOperand(base, scoped || (base && precedence(*base) < Atom), out);
+    out += '[';
+    for (size_t i = 0; i < subscript.indices.size(); ++i) {
+      const Index &index = subscript.indices[i];
+      if (i)
+        out += ", ";
+      switch (index.kind) {
+      case Index::Kind::Ellipsis:
+        out += "...";
+        break;
+      case Index::Kind::Single:
+        printExpr(index.value.get(), out);
+        break;
+      case Index::Kind::Slice:
+        if (index.start)
+          printExpr(index.start.get(), out);
+        out += ':';
+        if (index.stop)
+          printExpr(index.stop.get(), out);
+        if (index.step) {
+          out += ':';
+          printExpr(index.step.get(), out);
+        }
+        break;
+      }
+    }
+    out += ']';
+    return;
+  }
   }
 }
 
@@ -276,7 +311,9 @@ void printStmt(const Stmt &stmt, unsigned indent, std::string &out) {
   switch (stmt.getKind()) {
   case Stmt::Kind::Assign: {
     const auto &assign = static_cast<const AssignStmt &>(stmt);
-    out += assign.target + " = ";
+    for (size_t i = 0; i < assign.targets.size(); ++i)
+      out += (i ? ", " : "") + assign.targets[i].name;
+    out += " = ";
     printExpr(assign.value.get(), out);
     out += '\n';
     return;

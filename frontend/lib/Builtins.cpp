@@ -83,7 +83,7 @@ Val genLinear(MLIRGenImpl &gen, const ast::CallExpr &call,
   return gen.createValue<LinearOp>(
       call.getLoc(), operands,
       {b.getNamedAttr("operandSegmentSizes",
-                      b.getDenseI32ArrayAttr({1, 1, hasBias ? 1 : 0, 0}))});
+                      b.getDenseI32ArrayAttr({1, 1, hasBias ? 1 : 0, 0, 0}))});
 }
 
 Val genEmbedding(MLIRGenImpl &gen, const ast::CallExpr &call,
@@ -445,6 +445,25 @@ Value f32Operand(MLIRGenImpl &gen, const Val &value, SourceLoc loc,
   return value.tensor;
 }
 
+/// `float(x)` of an i32 or bool tensor (numbers are folded by ConstEval).
+Val genToFloat(MLIRGenImpl &gen, const ast::CallExpr &call,
+               const BoundArgs &args) {
+  const Val &value = args.values[0];
+  if (value.isConst())
+    return Val::of(f32Operand(gen, value, args.locs[0], "float"));
+  auto type = cast<RankedTensorType>(value.tensor.getType());
+  Type element = type.getElementType();
+  if (element.isF32())
+    return value;
+  if (!element.isInteger(32) && !element.isInteger(1)) {
+    gen.getDiags().error(args.locs[0], "the argument of 'float' must be an "
+                                       "i32 or bool tensor, got " +
+                                           formatType(type));
+    return {};
+  }
+  return gen.createValue<ToFloatOp>(call.getLoc(), value.tensor);
+}
+
 /// A unary math function: its argument must be an f32 tensor.
 template <typename OpTy>
 Val genMath(MLIRGenImpl &gen, const ast::CallExpr &call,
@@ -597,6 +616,9 @@ const std::vector<Builtin> &builtins() {
       {"rsqrt", {{"x", ArgKind::Tensor, {}}}, genMath<RsqrtOp>},
       {"abs", {{"x", ArgKind::Tensor, {}}}, genMath<AbsOp>},
       {"tanh", {{"x", ArgKind::Tensor, {}}}, genMath<TanhOp>},
+      {"cos", {{"x", ArgKind::Tensor, {}}}, genMath<CosOp>},
+      {"float", {{"x", ArgKind::Tensor, {}}}, genToFloat},
+      {"sin", {{"x", ArgKind::Tensor, {}}}, genMath<SinOp>},
       {"sigmoid", {{"x", ArgKind::Tensor, {}}}, genMath<SigmoidOp>},
       {"silu", {{"x", ArgKind::Tensor, {}}}, genMath<SiluOp>},
       {"pow", {{"x", ArgKind::Tensor, {}}, {"exponent", ArgKind::Number, {}}},
@@ -667,22 +689,25 @@ const std::vector<Builtin> &builtins() {
 } // namespace
 
 const Builtin *txc::detail::lookupBuiltin(llvm::StringRef name) {
-  for (const Builtin &builtin : builtins())
-    if (name == builtin.name)
-      return &builtin;
+  for (const std::vector<Builtin> *table : {&builtins(), &indexBuiltins()})
+    for (const Builtin &builtin : *table)
+      if (name == builtin.name)
+        return &builtin;
   return nullptr;
 }
 
 std::vector<std::string> txc::detail::builtinNames() {
   std::vector<std::string> names;
-  for (const Builtin &builtin : builtins())
-    names.push_back(builtin.name);
+  for (const std::vector<Builtin> *table : {&builtins(), &indexBuiltins()})
+    for (const Builtin &builtin : *table)
+      names.push_back(builtin.name);
   return names;
 }
 
 bool txc::detail::isConstFunction(llvm::StringRef name) {
   return llvm::StringSwitch<bool>(name)
       .Cases("sqrt", "exp", "log", "min", "max", true)
-      .Cases("abs", "int", "float", "pow", true)
+      .Cases("abs", "int", "float", "pow", "cos", true)
+      .Case("sin", true)
       .Default(false);
 }

@@ -89,7 +89,8 @@ bool ConstValue::operator==(const ConstValue &other) const {
 
 const std::vector<std::string> &constBuiltinNames() {
   static const std::vector<std::string> names = {
-      "sqrt", "exp", "log", "min", "max", "abs", "int", "float", "pow"};
+      "sqrt", "exp", "log", "min", "max", "abs", "int", "float", "pow",
+      "cos", "sin"};
   return names;
 }
 
@@ -172,6 +173,9 @@ Result Evaluator::eval(const Expr &e) {
     return evalBinary(static_cast<const BinaryExpr &>(e));
   case Expr::Kind::Call:
     return evalCall(static_cast<const CallExpr &>(e));
+  case Expr::Kind::Subscript:
+    return fail(e.getLoc(), "a constant expression cannot be subscripted",
+                "subscripts index tensors in a def or entry body");
   }
   return std::nullopt;
 }
@@ -463,6 +467,10 @@ Result Evaluator::evalCall(const CallExpr &e) {
   }
   if (name == "exp")
     return finite(std::exp(x.asDouble()), loc, what);
+  if (name == "cos")
+    return finite(std::cos(x.asDouble()), loc, what);
+  if (name == "sin")
+    return finite(std::sin(x.asDouble()), loc, what);
   if (name == "log") {
     if (x.asDouble() <= 0)
       return fail(loc, "log of a non-positive number (" + x.str() + ")");

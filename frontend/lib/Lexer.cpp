@@ -169,6 +169,8 @@ const char *spelling(TokenKind kind) {
     return ".";
   case TokenKind::DotDot:
     return "..";
+  case TokenKind::Ellipsis:
+    return "...";
   case TokenKind::Equal:
     return "=";
   case TokenKind::Arrow:
@@ -336,7 +338,9 @@ Token Lexer::next() {
       token = op(TokenKind::Percent, 1);
       break;
     case '.':
-      token = c1 == '.' ? op(TokenKind::DotDot, 2) : op(TokenKind::Dot, 1);
+      token = c1 != '.'            ? op(TokenKind::Dot, 1)
+              : peekChar(2) == '.' ? op(TokenKind::Ellipsis, 3)
+                                   : op(TokenKind::DotDot, 2);
       break;
     case '=':
       token =

@@ -243,6 +243,12 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
   }
   func.setAllArgAttrs(argAttrs);
   inTrainEntry = entry.name == "train";
+  entryName = entry.name;
+  entryDims.clear();
+  for (Type type : argTypes)
+    for (const Dim &dim : getShape(cast<RankedTensorType>(type)))
+      if (dim.isSymbolic())
+        entryDims.push_back(dim.symbol);
   unsigned errorsBefore = diags.getNumErrorReports();
   std::optional<Val> returned;
   genBlock(entry.body, &returned);
@@ -262,6 +268,12 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
     } else if (returned->isConst()) {
       diags.error(entry.getLoc(), "entry '" + entry.name +
                                       "' returns a constant, not a tensor");
+    } else if (returned->isTuple()) {
+      diags.error(entry.getLoc(),
+                  "entry '" + entry.name + "' returns " +
+                      std::to_string(returned->tuple.size()) +
+                      " tensors with one `return`",
+                  "assign them to the names after `->` instead");
     }
   } else {
     if (entry.results.empty() && diags.getNumErrorReports() == errorsBefore)
@@ -423,29 +435,13 @@ void MLIRGenImpl::genBlock(const ast::Block &block,
 void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
                           std::optional<Val> *returned) {
   if (auto *assign = llvm::dyn_cast<ast::AssignStmt>(&stmt)) {
-    if (env.lookup(assign->target)) {
-      diags.error(assign->getLoc(),
-                  "cannot assign to config value '" + assign->target + "'",
-                  "use another name, or override it with `-D " +
-                      assign->target + "=...`");
-      return;
-    }
-    if (dims.count(assign->target)) {
-      diags.error(assign->getLoc(),
-                  "cannot assign to dimension '" + assign->target + "'");
-      return;
-    }
-    if (!withinLimits(assign->getLoc(), 1 + sizeOf(*assign->value)))
-      return;
-    Val value = genExpr(*assign->value);
-    // Keep the name bound even after an error so later uses do not cascade.
-    frames.back().vars[assign->target] = value;
+    genAssign(*assign);
     return;
   }
   if (auto *ret = llvm::dyn_cast<ast::ReturnStmt>(&stmt)) {
     if (!withinLimits(ret->getLoc(), 1 + sizeOf(*ret->value)))
       return;
-    Val value = genExpr(*ret->value);
+    Val value = genValue(*ret->value);
     if (returned)
       *returned = value;
     return;
@@ -485,6 +481,53 @@ void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
   }
 }
 
+void MLIRGenImpl::genAssign(const ast::AssignStmt &assign) {
+  for (const ast::AssignTarget &target : assign.targets) {
+    if (env.lookup(target.name)) {
+      diags.error(target.loc,
+                  "cannot assign to config value '" + target.name + "'",
+                  "use another name, or override it with `-D " + target.name +
+                      "=...`");
+      return;
+    }
+    if (dims.count(target.name)) {
+      diags.error(target.loc,
+                  "cannot assign to dimension '" + target.name + "'");
+      return;
+    }
+  }
+  if (!withinLimits(assign.getLoc(), 1 + sizeOf(*assign.value)))
+    return;
+  // Names stay bound even after an error so later uses do not cascade.
+  if (assign.targets.size() == 1) {
+    frames.back().vars[assign.targets[0].name] = genExpr(*assign.value);
+    return;
+  }
+  Val value = genValue(*assign.value);
+  size_t names = assign.targets.size();
+  size_t given = value.isTuple() ? value.tuple.size() : 1;
+  if (value.valid() && given != names) {
+    std::string what = "the value is one ";
+    if (value.isTensor())
+      what += "tensor, " + formatType(value.tensor.getType());
+    else if (value.isConst())
+      what += "constant, " + value.constant->str();
+    if (auto *call = llvm::dyn_cast<ast::CallExpr>(assign.value.get());
+        call && value.isTuple())
+      what = "'" + call->callee + "' gives " + std::to_string(given) +
+             " tensors";
+    diags.error(assign.getLoc(),
+                what + ", but " + std::to_string(names) +
+                    " names are assigned",
+                value.isTuple() ? "assign each tensor to one name"
+                                : "chunk and split give several tensors");
+    value = {};
+  }
+  for (size_t i = 0; i < names; ++i)
+    frames.back().vars[assign.targets[i].name] =
+        value.isTuple() ? Val::of(value.tuple[i]) : Val{};
+}
+
 int64_t MLIRGenImpl::sizeOf(const ast::Expr &expr) {
   auto cached = exprSizes.find(&expr);
   if (cached != exprSizes.end())
@@ -506,6 +549,14 @@ int64_t MLIRGenImpl::sizeOf(const ast::Expr &expr) {
     for (const ast::ScopePart &part : call->scope)
       if (part.index)
         size += sizeOf(*part.index);
+  } else if (auto *subscript = llvm::dyn_cast<ast::SubscriptExpr>(&expr)) {
+    if (subscript->base)
+      size += sizeOf(*subscript->base);
+    for (const ast::Index &index : subscript->indices)
+      for (const ast::ExprPtr *part :
+           {&index.value, &index.start, &index.stop, &index.step})
+        if (*part)
+          size += sizeOf(**part);
   }
   exprSizes[&expr] = size;
   return size;
@@ -581,6 +632,8 @@ bool MLIRGenImpl::isConstExpr(const ast::Expr &expr) {
         return false;
     return true;
   }
+  case ast::Expr::Kind::Subscript:
+    return false; // subscripts index tensors
   }
   return false;
 }
@@ -624,12 +677,37 @@ Val MLIRGenImpl::genExpr(const ast::Expr &expr) {
     return genUnary(llvm::cast<ast::UnaryExpr>(expr));
   case ast::Expr::Kind::Binary:
     return genBinary(llvm::cast<ast::BinaryExpr>(expr));
-  case ast::Expr::Kind::Call:
-    return genCall(llvm::cast<ast::CallExpr>(expr));
+  case ast::Expr::Kind::Call: {
+    const auto &call = llvm::cast<ast::CallExpr>(expr);
+    Val value = genCall(call);
+    if (value.isTuple() && &expr != tupleExpr) {
+      size_t n = value.tuple.size();
+      std::string names;
+      for (size_t i = 0; i < n; ++i)
+        names += (i ? ", " : "") + std::string(1, char('a' + i % 26));
+      diags.error(expr.getLoc(),
+                  "'" + call.callee + "' gives " + std::to_string(n) +
+                      " tensors here, where one is expected",
+                  "assign them to names: `" + names + " = " + call.callee +
+                      "(...)`");
+      return {};
+    }
+    return value;
+  }
+  case ast::Expr::Kind::Subscript:
+    return genSubscript(llvm::cast<ast::SubscriptExpr>(expr));
   default:
     // Numbers and booleans are constant expressions, handled above.
     return {};
   }
+}
+
+Val MLIRGenImpl::genValue(const ast::Expr &expr) {
+  const ast::Expr *saved = tupleExpr;
+  tupleExpr = &expr;
+  Val value = genExpr(expr);
+  tupleExpr = saved;
+  return value;
 }
 
 Val MLIRGenImpl::genName(const ast::NameExpr &expr) {

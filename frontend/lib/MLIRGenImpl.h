@@ -21,17 +21,37 @@
 
 namespace txc::detail {
 
-/// What an expression evaluates to: a tensor (an SSA value) or a
-/// compile-time constant. Neither is set after an error.
+/// What an expression evaluates to: a tensor (an SSA value), a
+/// compile-time constant, or several tensors (what `chunk` and `split`
+/// give, for a tuple assignment `a, b = chunk(x, 2)`). None is set after an
+/// error.
 struct Val {
   mlir::Value tensor;
   std::optional<ConstValue> constant;
+  std::vector<mlir::Value> tuple;
 
-  static Val of(mlir::Value value) { return {value, std::nullopt}; }
-  static Val of(ConstValue value) { return {nullptr, value}; }
+  static Val of(mlir::Value value) { return {value, std::nullopt, {}}; }
+  static Val of(ConstValue value) { return {nullptr, value, {}}; }
+  static Val ofTuple(std::vector<mlir::Value> values) {
+    return {nullptr, std::nullopt, std::move(values)};
+  }
   bool isTensor() const { return static_cast<bool>(tensor); }
   bool isConst() const { return constant.has_value(); }
-  bool valid() const { return isTensor() || isConst(); }
+  bool isTuple() const { return !tuple.empty(); }
+  bool valid() const { return isTensor() || isConst() || isTuple(); }
+};
+
+/// One dimension's part of a subscript (or of `select` / `narrow`),
+/// evaluated: the whole dimension, an integer that drops it, a slice, or an
+/// i32 tensor of ids to gather.
+struct DimIndex {
+  enum class Kind { Whole, Integer, Slice, Tensor } kind = Kind::Whole;
+  SourceLoc loc;
+  std::string text;                         // as written, for messages
+  int64_t integer = 0;                      // Integer
+  std::optional<int64_t> start, stop, step; // Slice: nullopt when omitted
+  std::optional<mlir::tx::Dim> stopDim;     // Slice: `:T`
+  mlir::Value tensor;                       // Tensor
 };
 
 /// How a builtin's parameter is checked and converted. `Name` takes a bare
@@ -76,6 +96,8 @@ struct Builtin {
                           // zeros)`)
 };
 
+/// The builtins that join, cut and pick from tensors (IndexBuiltins.cpp).
+const std::vector<Builtin> &indexBuiltins();
 /// The builtin named `name`, or null.
 const Builtin *lookupBuiltin(llvm::StringRef name);
 /// Every builtin's name (for "did you mean" hints).
@@ -152,6 +174,30 @@ public:
   std::optional<int64_t> staticDim(SourceLoc loc, mlir::Value value,
                                    int64_t index, llvm::StringRef what);
 
+  /// The value of an expression a builtin reads itself (its variadic
+  /// arguments): a tensor or a constant, never several tensors.
+  Val genArgument(const ast::Expr &expr) { return genExpr(expr); }
+  /// The compile-time value of `expr`, reporting why when it has none.
+  std::optional<ConstValue> evalConstant(const ast::Expr &expr) {
+    return evalConst(expr);
+  }
+  /// Whether `expr` is a compile-time value (no tensor in it).
+  bool isConstant(const ast::Expr &expr) { return isConstExpr(expr); }
+  /// The dim `expr` names (a bare name of a declared dim that no local
+  /// variable shadows), else nullopt; reports nothing.
+  std::optional<mlir::tx::Dim> namedDim(const ast::Expr &expr);
+  /// Checks that a dim a builtin or a slice gives a tensor (`arange(T)`,
+  /// `wpe[:T]`) is the size of an input of the entry being generated, so
+  /// the executable knows its value; reports at `loc` otherwise.
+  bool checkDimIsBound(SourceLoc loc, const mlir::tx::Dim &dim,
+                       llvm::StringRef what);
+  /// Indexes `x` with one DimIndex per dimension (Subscripts.cpp): checks
+  /// every range against the shape, reports at the index's loc, and emits
+  /// tx.slice, a tx.reshape dropping integer-indexed dimensions, and a
+  /// tx.gather for a tensor index.
+  Val indexTensor(SourceLoc loc, mlir::Value x,
+                  llvm::ArrayRef<DimIndex> dimIndices);
+
   /// Resolves a dimension written in a type or a reshape: a declared dim
   /// (symbolic) or a constant integer. `bindings` (may be null) resolves
   /// other names as shape variables of a `def` parameter.
@@ -197,6 +243,11 @@ private:
   Val genUnary(const ast::UnaryExpr &expr);
   Val genBinary(const ast::BinaryExpr &expr);
   Val genCall(const ast::CallExpr &call);
+  Val genSubscript(const ast::SubscriptExpr &expr);
+  /// Like genExpr, but a call may give several tensors (for a tuple
+  /// assignment or a def's `return`).
+  Val genValue(const ast::Expr &expr);
+  void genAssign(const ast::AssignStmt &assign);
   Val genBuiltinCall(const Builtin &builtin, const ast::CallExpr &call);
   Val genDefCall(const ast::DefDecl &def, const ast::CallExpr &call);
   bool isConstExpr(const ast::Expr &expr);
@@ -225,6 +276,12 @@ private:
   std::vector<std::string> scope;  // `as` path of the defs being inlined
   std::vector<std::string> callStack; // defs being inlined (recursion check)
   bool inTrainEntry = false;
+  /// The expression genValue is generating: a call there may give several
+  /// tensors.
+  const ast::Expr *tupleExpr = nullptr;
+  /// The dims in the types of the inputs of the entry being generated.
+  std::vector<mlir::StringAttr> entryDims;
+  std::string entryName;
 
   // Limits on unrolling and inlining (MLIRGen.h).
   OpCounter opCounter;

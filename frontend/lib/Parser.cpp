@@ -176,9 +176,31 @@ private:
     return (at(TokenKind::Identifier) || isKeyword(cur().kind)) &&
            peek().is(TokenKind::Equal);
   }
+  /// `a, b, ... =`: the names a tuple assignment binds (keywords misused as
+  /// names included), looking at most 64 names ahead.
+  bool atTupleAssignment() const {
+    auto isName = [&](const Token &t) {
+      return t.is(TokenKind::Identifier) || isKeyword(t.kind);
+    };
+    if (!isName(cur()) || !peek().is(TokenKind::Comma))
+      return false;
+    for (size_t i = 2; i < 2 * 64; i += 2) {
+      if (!isName(peek(i)))
+        return false;
+      if (peek(i + 1).is(TokenKind::Equal))
+        return true;
+      if (!peek(i + 1).is(TokenKind::Comma))
+        return false;
+    }
+    return false;
+  }
+  /// A plain or tuple assignment at the start of a line.
+  bool atLineStartStatement() const {
+    return (atAssignment() || atTupleAssignment()) && cur().startsLine;
+  }
   /// `name =` at the start of a line, after a token that ends an expression.
   bool atNewStatement() const {
-    return atLineStartAssignment() && !expectsOperand(prev());
+    return atLineStartStatement() && !expectsOperand(prev());
   }
   /// `name =` at the start of a line: where an operand or a name is expected,
   /// this is the next statement, and what was expected is missing.
@@ -275,6 +297,7 @@ private:
   bool parseType(TypeExpr &type);
   void parseBlock(Block &body, const std::string &what);
   bool parseStatement(Block &block);
+  bool parseTupleAssignment(Block &block);
   bool parseFor(Block &block);
   bool expectStatementEnd();
 
@@ -285,6 +308,8 @@ private:
   ExprPtr parsePostfix();
   ExprPtr parsePrimary();
   ExprPtr parseCall();
+  ExprPtr parseSubscripts(ExprPtr base);
+  bool parseIndex(Index &index, unsigned &height);
   bool parseArgs(std::vector<Arg> &args, const Token &open,
                  const std::string &what, unsigned &height);
   bool parseScope(std::vector<ScopePart> &scope, unsigned &height);
@@ -357,6 +382,10 @@ void Parser::syncStatement(size_t statementStart) {
     // (`f(a b, k = 1)`) or sits inside brackets on the same line.
     if (atAssignment() && !expectsOperand(prev()) &&
         (closers.empty() || t.startsLine))
+      return;
+    // `a, b =` on a line of its own (on one line, it is a list of arguments
+    // `f(x, k = 1)` or continues a statement).
+    if (atTupleAssignment() && t.startsLine && !expectsOperand(prev()))
       return;
     // The body of a construct whose header was garbled (`fr i in 0..n {`):
     // parse it, so its braces pair up and its errors are reported. Inside
@@ -467,8 +496,8 @@ std::unique_ptr<Module> Parser::parseModule() {
       take();
       break;
     default: {
-      if (atAssignment() || t.is(TokenKind::KwReturn) ||
-          t.is(TokenKind::KwFor)) {
+      if (atAssignment() || atTupleAssignment() ||
+          t.is(TokenKind::KwReturn) || t.is(TokenKind::KwFor)) {
         error(t.loc, "statements must be inside the body of a 'def' or an "
                      "'entry'");
       } else {
@@ -872,6 +901,8 @@ void Parser::parseBlock(Block &body, const std::string &what) {
 
 bool Parser::parseStatement(Block &block) {
   const Token &t = cur();
+  if (atTupleAssignment())
+    return parseTupleAssignment(block);
   if (atAssignment()) {
     if (!t.is(TokenKind::Identifier))
       softError(t.loc,
@@ -882,8 +913,8 @@ bool Parser::parseStatement(Block &block) {
     ExprPtr value = parseExpr();
     if (!value || !expectStatementEnd())
       return false;
-    block.push_back(
-        std::make_unique<AssignStmt>(t.loc, t.text, std::move(value)));
+    block.push_back(std::make_unique<AssignStmt>(
+        t.loc, std::vector<AssignTarget>{{t.loc, t.text}}, std::move(value)));
     return true;
   }
   switch (t.kind) {
@@ -921,11 +952,40 @@ bool Parser::parseStatement(Block &block) {
   }
 }
 
+bool Parser::parseTupleAssignment(Block &block) {
+  SourceLoc loc = cur().loc;
+  std::vector<AssignTarget> targets;
+  while (true) {
+    const Token &name = take();
+    if (!name.is(TokenKind::Identifier))
+      softError(name.loc,
+                "'" + name.text + "' is a keyword and cannot be assigned to",
+                "rename the variable, e.g. '" + name.text + "_'");
+    for (const AssignTarget &earlier : targets)
+      if (earlier.name == name.text) {
+        softError(name.loc, "'" + name.text +
+                                "' is assigned twice in one statement",
+                  "give each value its own name");
+        break;
+      }
+    targets.push_back({name.loc, name.text});
+    if (take().is(TokenKind::Equal)) // a ',' or the '=' (atTupleAssignment)
+      break;
+  }
+  ExprPtr value = parseExpr();
+  if (!value || !expectStatementEnd())
+    return false;
+  block.push_back(
+      std::make_unique<AssignStmt>(loc, std::move(targets), std::move(value)));
+  return true;
+}
+
 bool Parser::expectStatementEnd() {
   const Token &t = cur();
   if (t.is(TokenKind::RBrace) || t.is(TokenKind::Eof) ||
       t.is(TokenKind::KwReturn) || t.is(TokenKind::KwFor) ||
-      t.is(TokenKind::Error) || atDeclStart() || atAssignment())
+      t.is(TokenKind::Error) || atDeclStart() || atAssignment() ||
+      (atTupleAssignment() && t.startsLine))
     return true;
   error(t.loc, "unexpected " + describe(t) + " after the end of the statement",
         startsOperand(t) ? "missing an operator?" : "");
@@ -1063,9 +1123,22 @@ ExprPtr Parser::parsePower() {
 }
 
 ExprPtr Parser::parsePostfix() {
-  if (at(TokenKind::Identifier) && peek().is(TokenKind::LParen))
-    return parseCall();
+  if (at(TokenKind::Identifier) && peek().is(TokenKind::LParen)) {
+    ExprPtr call = parseCall();
+    if (!call || !at(TokenKind::LBracket))
+      return call;
+    // `f(x) as s[i]` indexes the scope; `f(x) as s` then `[` would read as
+    // a subscript of the scope name.
+    if (!static_cast<CallExpr *>(call.get())->scope.empty()) {
+      error(cur().loc, "a subscript cannot follow an 'as' scope",
+            "put the call in parentheses: '(linear(x, 8) as proj)[..., :4]'");
+      return nullptr;
+    }
+    return parseSubscripts(std::move(call));
+  }
   ExprPtr e = parsePrimary();
+  if (e && at(TokenKind::LBracket))
+    e = parseSubscripts(std::move(e));
   if (e && at(TokenKind::KwAs)) {
     error(cur().loc, "'as' can only follow a call",
           "'as' names the scope of the parameters a call creates, e.g. "
@@ -1073,6 +1146,93 @@ ExprPtr Parser::parsePostfix() {
     return nullptr;
   }
   return e;
+}
+
+ExprPtr Parser::parseSubscripts(ExprPtr base) {
+  unsigned height = lastHeight;
+  while (at(TokenKind::LBracket)) {
+    const Token &open = take();
+    auto subscript = std::make_unique<SubscriptExpr>(open.loc, std::move(base));
+    if (at(TokenKind::RBracket)) {
+      errorExpected("expected an index in '[...]'",
+                    "e.g. 'x[0]', 'x[:, 1:5]' or 'x[..., :d // 2]'");
+      return nullptr;
+    }
+    std::optional<SourceLoc> ellipsis;
+    while (true) {
+      Index index;
+      if (at(TokenKind::RBracket)) {
+        errorExpected("expected an index after ','",
+                      "remove the trailing ','");
+        return nullptr;
+      }
+      if (!parseIndex(index, height))
+        return nullptr;
+      if (index.kind == Index::Kind::Ellipsis) {
+        if (ellipsis) {
+          softError(index.loc, "a subscript has at most one '...'");
+          note(*ellipsis, "the first '...' is here");
+        }
+        ellipsis = index.loc;
+      }
+      subscript->indices.push_back(std::move(index));
+      if (consumeIf(TokenKind::Comma))
+        continue;
+      if (consumeIf(TokenKind::RBracket))
+        break;
+      if (startsOperand(cur()) && cur().loc.line == prev().loc.line)
+        errorExpected("expected ',' between indices");
+      else
+        errorExpected("expected ']' to close the subscript opened at " +
+                      locString(open.loc));
+      return nullptr;
+    }
+    base = std::move(subscript);
+    if (!setHeight(++height, open.loc))
+      return nullptr;
+  }
+  return base;
+}
+
+bool Parser::parseIndex(Index &index, unsigned &height) {
+  index.loc = cur().loc;
+  if (consumeIf(TokenKind::Ellipsis)) {
+    index.kind = Index::Kind::Ellipsis;
+    return true;
+  }
+  // A bound of a slice: absent before ':', ',' and ']'.
+  auto bound = [&](ExprPtr &slot) {
+    if (at(TokenKind::Colon) || at(TokenKind::Comma) ||
+        at(TokenKind::RBracket))
+      return true;
+    slot = parseExpr();
+    if (!slot)
+      return false;
+    height = std::max(height, lastHeight);
+    return true;
+  };
+  ExprPtr first;
+  if (at(TokenKind::Comma)) { // `x[, 1]`, `x[0, , 1]`
+    errorExpected("expected an index before ','", "remove the extra ','");
+    return false;
+  }
+  if (!at(TokenKind::Colon)) {
+    if (!bound(first))
+      return false;
+    if (!at(TokenKind::Colon)) {
+      index.kind = Index::Kind::Single;
+      index.value = std::move(first);
+      return true;
+    }
+  }
+  index.kind = Index::Kind::Slice;
+  index.start = std::move(first);
+  take(); // ':'
+  if (!bound(index.stop))
+    return false;
+  if (consumeIf(TokenKind::Colon) && !bound(index.step))
+    return false;
+  return true;
 }
 
 ExprPtr Parser::parsePrimary() {

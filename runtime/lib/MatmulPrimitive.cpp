@@ -22,13 +22,13 @@ void MatmulSpec::appendTo(CacheKey &key) const {
   for (const auto *strides : {&aStrides, &bStrides, &cStrides})
     for (int64_t s : *strides)
       key << s;
-  key << int64_t(hasBias) << int64_t(activation) << int64_t(hasResidual)
-      << alpha << beta;
+  key << int64_t(hasBias) << int64_t(activation) << int64_t(hasGate)
+      << int64_t(hasResidual) << alpha << beta;
 }
 
 void txrt::requireActivation(int32_t activation) {
   require(activation >= TXRT_ACTIVATION_NONE &&
-              activation <= TXRT_ACTIVATION_GELU_TANH,
+              activation <= TXRT_ACTIVATION_SILU,
           "unknown activation " + std::to_string(activation));
 }
 
@@ -40,6 +40,8 @@ dnnl::algorithm txrt::eltwiseAlgorithm(int32_t activation) {
     return dnnl::algorithm::eltwise_gelu_erf;
   case TXRT_ACTIVATION_GELU_TANH:
     return dnnl::algorithm::eltwise_gelu_tanh;
+  case TXRT_ACTIVATION_SILU:
+    return dnnl::algorithm::eltwise_swish;
   default:
     throw Error(TXRT_ERROR_INVALID_ARGUMENT,
                 "unknown activation " + std::to_string(activation));
@@ -103,14 +105,19 @@ Primitive txrt::makeMatmulPrimitive(Context &ctx, const MatmulSpec &spec,
   if (spec.alpha != 1.0f)
     attr.set_output_scales(0, {spec.alpha});
   dnnl::post_ops ops;
-  int postOps = 0, biasIndex = -1, residualIndex = -1;
+  int postOps = 0, biasIndex = -1, gateIndex = -1, residualIndex = -1;
   if (biasPostOp) {
     ops.append_binary(dnnl::algorithm::binary_add, denseDesc(biasDims));
     biasIndex = postOps++;
   }
   if (spec.activation != TXRT_ACTIVATION_NONE) {
-    ops.append_eltwise(1.0f, eltwiseAlgorithm(spec.activation), 0.0f, 0.0f);
+    ops.append_eltwise(1.0f, eltwiseAlgorithm(spec.activation),
+                       eltwiseAlpha(spec.activation), 0.0f);
     ++postOps;
+  }
+  if (spec.hasGate) {
+    ops.append_binary(dnnl::algorithm::binary_mul, c);
+    gateIndex = postOps++;
   }
   if (spec.hasResidual) {
     ops.append_binary(dnnl::algorithm::binary_add, c);
@@ -132,6 +139,8 @@ Primitive txrt::makeMatmulPrimitive(Context &ctx, const MatmulSpec &spec,
   }
   if (biasPostOp)
     args.push_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(biasIndex) | DNNL_ARG_SRC_1);
+  if (spec.hasGate)
+    args.push_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(gateIndex) | DNNL_ARG_SRC_1);
   if (spec.hasResidual)
     args.push_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(residualIndex) |
                    DNNL_ARG_SRC_1);
@@ -142,6 +151,10 @@ Primitive txrt::makeMatmulPrimitive(Context &ctx, const MatmulSpec &spec,
 // MatmulPlan
 //===----------------------------------------------------------------------===//
 
+float txrt::eltwiseAlpha(int32_t activation) {
+  return activation == TXRT_ACTIVATION_SILU ? 1.0f : 0.0f;
+}
+
 namespace {
 
 /// Whether to split k: a single product, no epilogue besides beta, k much
@@ -149,7 +162,7 @@ namespace {
 bool splitsK(const Context &ctx, const MatmulSpec &spec) {
   return ctx.numThreads() > 1 && spec.batch0 == 1 && spec.batch1 == 1 &&
          !spec.hasBias && spec.activation == TXRT_ACTIVATION_NONE &&
-         !spec.hasResidual && spec.k >= 4 * std::max(spec.m, spec.n) &&
+         !spec.hasGate && !spec.hasResidual && spec.k >= 4 * std::max(spec.m, spec.n) &&
          spec.k >= 256 * ctx.numThreads();
 }
 
@@ -175,17 +188,16 @@ MatmulPlan::MatmulPlan(Context &ctx, const MatmulSpec &spec) : spec_(spec) {
 }
 
 void MatmulPlan::run(Context &ctx, const float *a, const float *b, float *c,
-                     const float *bias, const float *residual) {
+                     const float *bias, const float *residual,
+                     const float *gate) {
   if (parts_ > 1)
     return runSplit(ctx, a, b, c);
-  if (bias && residual)
-    whole_.execute(ctx, {a, b, c, bias, residual});
-  else if (bias)
-    whole_.execute(ctx, {a, b, c, bias});
-  else if (residual)
-    whole_.execute(ctx, {a, b, c, residual});
-  else
-    whole_.execute(ctx, {a, b, c});
+  const void *args[6] = {a, b, c};
+  int count = 3;
+  for (const float *extra : {bias, gate, residual})
+    if (extra)
+      args[count++] = extra;
+  whole_.execute(ctx, args, count, /*thread=*/0);
 }
 
 void MatmulPlan::runSplit(Context &ctx, const float *a, const float *b,

@@ -22,6 +22,7 @@ struct MatmulSpec {
   std::array<int64_t, 4> aStrides{}, bStrides{}, cStrides{};
   bool hasBias = false;
   int32_t activation = TXRT_ACTIVATION_NONE;
+  bool hasGate = false; // C's layout, multiplied in after the activation
   bool hasResidual = false;
   float alpha = 1.0f, beta = 0.0f;
 
@@ -30,7 +31,7 @@ struct MatmulSpec {
 };
 
 /// Builds the primitive of `spec`. Its execute() takes, in order: a, b, c,
-/// then bias (if hasBias), then residual (if hasResidual).
+/// then bias (if hasBias), gate (if hasGate), residual (if hasResidual).
 Primitive makeMatmulPrimitive(Context &ctx, const MatmulSpec &spec,
                               int threadSlots = 1);
 
@@ -43,10 +44,11 @@ Primitive makeMatmulPrimitive(Context &ctx, const MatmulSpec &spec,
 class MatmulPlan : public CacheEntry {
 public:
   MatmulPlan(Context &ctx, const MatmulSpec &spec);
-  /// C = the spec's product of a and b (bias, residual: NULL unless the
-  /// spec has them).
+  /// C = the spec's product of a and b (bias, residual, gate: NULL unless
+  /// the spec has them).
   void run(Context &ctx, const float *a, const float *b, float *c,
-           const float *bias, const float *residual);
+           const float *bias, const float *residual,
+           const float *gate = nullptr);
 
 private:
   void runSplit(Context &ctx, const float *a, const float *b, float *c);
@@ -70,6 +72,9 @@ void requireActivation(int32_t activation);
 
 /// The oneDNN eltwise algorithm of a TXRT_ACTIVATION_* (not NONE).
 dnnl::algorithm eltwiseAlgorithm(int32_t activation);
+
+/// The eltwise algorithm's alpha for a TXRT_ACTIVATION_* (swish's is 1).
+float eltwiseAlpha(int32_t activation);
 
 } // namespace txrt
 

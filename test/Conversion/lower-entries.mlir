@@ -73,3 +73,41 @@ func.func @unmergeable(%q: tensor<2x3x4x5x4xf32> {tx.name = "q"}, %k: tensor<2x1
   %s = tx.matmul %q, %k {transpose_rhs} : (tensor<2x3x4x5x4xf32>, tensor<2x1x4x5x4xf32>) -> tensor<2x3x4x5x5xf32>
   return %s : tensor<2x3x4x5x5xf32>
 }
+
+// -----
+
+// A gated linear (SwiGLU) calls txrt_linear_gated_fwd with activation 4
+// (TXRT_ACTIVATION_SILU) and the gate's buffer before the (absent) residual.
+module attributes {tx.dims = {N = 4 : i64}} {
+tx.parameter @w1 : tensor<16x8xf32> {init = #tx.init<xavier_uniform>}
+tx.parameter @w3 : tensor<16x8xf32> {init = #tx.init<xavier_uniform>}
+
+// CHECK-LABEL: func.func @txc_entry_glu(
+// CHECK: call @txrt_linear_fwd(
+// CHECK: %[[SILU:.+]] = arith.constant 4 : i32
+// CHECK: call @txrt_linear_gated_fwd(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[SILU]], %{{.+}}, %{{.+}}, %{{.+}}) : (!llvm.ptr, i64, i64, i64, i64, !llvm.ptr, !llvm.ptr, !llvm.ptr, i32, !llvm.ptr, !llvm.ptr, !llvm.ptr) -> i32
+func.func @glu(%x: tensor<?x8xf32, #tx.dims<N: 4>> {tx.name = "x"}) -> (tensor<?x16xf32, #tx.dims<N: 4>> {tx.name = "y"}) attributes {tx.entry = "glu"} {
+  %w1 = tx.param @w1 : tensor<16x8xf32>
+  %w3 = tx.param @w3 : tensor<16x8xf32>
+  %u = tx.linear %x, %w3 : (tensor<?x8xf32, #tx.dims<N: 4>>, tensor<16x8xf32>) -> tensor<?x16xf32, #tx.dims<N: 4>>
+  %h = tx.linear %x, %w1 gate %u {activation = #tx.activation<silu>} : (tensor<?x8xf32, #tx.dims<N: 4>>, tensor<16x8xf32>, tensor<?x16xf32, #tx.dims<N: 4>>) -> tensor<?x16xf32, #tx.dims<N: 4>>
+  return %h : tensor<?x16xf32, #tx.dims<N: 4>>
+}
+}
+
+// -----
+
+// layer_norm_grad of a kept sum (no rhs) with the sum's own gradient (dsum):
+// txrt_add_layer_norm_bwd reading the sum (x and r NULL) and adding dsum.
+// (The plain txrt_layer_norm_bwd has no dsum: it would drop it.)
+module attributes {tx.dims = {N = 4 : i64}} {
+// CHECK-LABEL: func.func @txc_entry_ln_grad(
+// CHECK: %[[X:.+]] = llvm.mlir.zero : !llvm.ptr
+// CHECK-NEXT: %[[R:.+]] = llvm.mlir.zero : !llvm.ptr
+// CHECK: call @txrt_add_layer_norm_bwd(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[X]], %[[R]], %[[S:[^,]+]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[DSUM:[^,]+]], %{{.+}}) :
+// CHECK-NOT: call @txrt_layer_norm_bwd
+func.func @ln_grad(%s: tensor<?x8xf32, #tx.dims<N: 4>> {tx.name = "s"}, %g: tensor<8xf32> {tx.name = "g"}, %dy: tensor<?x8xf32, #tx.dims<N: 4>> {tx.name = "dy"}, %dsum: tensor<?x8xf32, #tx.dims<N: 4>> {tx.name = "dsum"}) -> (tensor<?x8xf32, #tx.dims<N: 4>> {tx.name = "dx"}) attributes {tx.entry = "ln_grad"} {
+  %dx, %dg, %db = tx.layer_norm_grad %s, %g, %dy dsum %dsum : (tensor<?x8xf32, #tx.dims<N: 4>>, tensor<8xf32>, tensor<?x8xf32, #tx.dims<N: 4>>, tensor<?x8xf32, #tx.dims<N: 4>>) -> (tensor<?x8xf32, #tx.dims<N: 4>>, tensor<8xf32>, tensor<8xf32>)
+  return %dx : tensor<?x8xf32, #tx.dims<N: 4>>
+}
+}

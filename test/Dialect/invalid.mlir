@@ -203,6 +203,15 @@ func.func @linear_weight(%x: tensor<2x8xf32>, %w: tensor<8xf32>) {
 
 // -----
 
+func.func @linear_gate(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>, %g: tensor<4xf32>) {
+  // expected-error @+2 {{linear gate must have the result's type f32[2, 4], got f32[4]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.linear %x, %w gate %g : (tensor<2x8xf32>, tensor<4x8xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
 func.func @linear_features(%x: tensor<2x8xf32>, %w: tensor<4x6xf32>) {
   // expected-error @+2 {{linear input [2, 8] has 8 features but weight [4, 6] expects 6}}
   // expected-error @+1 {{failed to infer returned types}}
@@ -812,6 +821,15 @@ func.func @rope_odd_heads(%x: tensor<4x12xf32>) -> tensor<4x12xf32> {
   // expected-error @+1 {{'tx.rope' op failed to infer returned types}}
   %y = tx.rope %x {heads = 4 : i64} : (tensor<4x12xf32>) -> tensor<4x12xf32>
   return %y : tensor<4x12xf32>
+}
+
+// -----
+
+func.func @rope_angles(%x: tensor<4x8xf32>, %a: tensor<4x4xf32>) -> tensor<4x8xf32> {
+  // expected-error @+2 {{rope angles must be [4, 2] (positions x half the head size), got [4, 4]}}
+  // expected-error @+1 {{'tx.rope' op failed to infer returned types}}
+  %y = tx.rope %x angles %a {heads = 2 : i64} : (tensor<4x8xf32>, tensor<4x4xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
 }
 
 // -----

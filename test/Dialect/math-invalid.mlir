@@ -11,6 +11,23 @@ func.func @unary_type(%x: tensor<4x8xi32>) {
 
 // -----
 
+func.func @cos_type(%x: tensor<4x8xi1>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of f32 (with #tx.dims for its dynamic dims)}}
+  %0 = tx.cos %x : (tensor<4x8xi1>) -> tensor<4x8xi1>
+  return
+}
+
+// -----
+
+func.func @sin_result(%x: tensor<4x8xf32>) {
+  // expected-error @+2 {{'tx.sin' op inferred type(s) 'tensor<4x8xf32>' are incompatible with return type(s) of operation 'tensor<8xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.sin %x : (tensor<4x8xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
 func.func @unary_result(%x: tensor<4x8xf32>) {
   // expected-error @+2 {{'tx.tanh' op inferred type(s) 'tensor<4x8xf32>' are incompatible with return type(s) of operation 'tensor<4xf32>'}}
   // expected-error @+1 {{failed to infer returned types}}
@@ -137,5 +154,13 @@ func.func @unary_grad_function(%y: tensor<4x8xf32>) {
 func.func @reduce_mean_grad_shape(%dy: tensor<4x1xf32>) {
   // expected-error @+1 {{'tx.reduce_mean_grad' op dresult f32[4, 1] does not broadcast to f32[5, 8]}}
   %0 = tx.reduce_mean_grad %dy : (tensor<4x1xf32>) -> tensor<5x8xf32>
+  return
+}
+
+// -----
+
+func.func @to_float_of_f32(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{operand #0 must be ranked tensor of i32 or i1}}
+  %0 = tx.to_float %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return
 }

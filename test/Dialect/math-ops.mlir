@@ -24,6 +24,10 @@ func.func @unary(%x: tensor<?x8xf32, #tx.dims<N: 64>>) {
   %7 = tx.silu %x : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   // CHECK-NEXT: tx.gelu_tanh %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   %8 = tx.gelu_tanh %x : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  // CHECK-NEXT: tx.cos %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  %cos = tx.cos %x : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  // CHECK-NEXT: tx.sin %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  %sin = tx.sin %x : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   // CHECK-NEXT: tx.pow %{{.+}} {exponent = -5.000000e-01 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   %9 = tx.pow %x {exponent = -0.5 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   // CHECK-NEXT: return
@@ -59,5 +63,16 @@ func.func @gradients(%x: tensor<?x8xf32, #tx.dims<N: 64>>, %dy: tensor<?x8xf32, 
   // CHECK-NEXT: tx.reduce_mean_grad %{{.+}} : (tensor<1x8xf32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   %2 = tx.reduce_mean_grad %dm : (tensor<1x8xf32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   // CHECK-NEXT: return
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @to_float
+func.func @to_float(%ids: tensor<?xi32, #tx.dims<T: 64>>, %m: tensor<4x8xi1>) {
+  // CHECK-NEXT: tx.to_float %{{.+}} : (tensor<?xi32, #tx.dims<T: 64>>) -> tensor<?xf32, #tx.dims<T: 64>>
+  %0 = tx.to_float %ids : (tensor<?xi32, #tx.dims<T: 64>>) -> tensor<?xf32, #tx.dims<T: 64>>
+  // CHECK-NEXT: tx.to_float %{{.+}} : (tensor<4x8xi1>) -> tensor<4x8xf32>
+  %1 = tx.to_float %m : (tensor<4x8xi1>) -> tensor<4x8xf32>
   return
 }

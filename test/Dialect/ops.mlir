@@ -90,6 +90,10 @@ func.func @contractions(%q: tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 9>>, %k: tenso
   %l2 = tx.linear %x, %w bias %b residual %r {activation = #tx.activation<gelu>} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<16x8xf32>, tensor<16xf32>, tensor<?x16xf32, #tx.dims<N: 64>>) -> tensor<?x16xf32, #tx.dims<N: 64>>
   // CHECK: tx.linear %{{.+}}, %{{.+}} residual %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<16x8xf32>, tensor<?x16xf32, #tx.dims<N: 64>>) -> tensor<?x16xf32, #tx.dims<N: 64>>
   %l3 = tx.linear %x, %w residual %r : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<16x8xf32>, tensor<?x16xf32, #tx.dims<N: 64>>) -> tensor<?x16xf32, #tx.dims<N: 64>>
+  // CHECK: tx.linear %{{.+}}, %{{.+}} gate %{{.+}} residual %{{.+}} {activation = #tx.activation<silu>} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<16x8xf32>, tensor<?x16xf32, #tx.dims<N: 64>>, tensor<?x16xf32, #tx.dims<N: 64>>) -> tensor<?x16xf32, #tx.dims<N: 64>>
+  %l4 = tx.linear %x, %w gate %l0 residual %r {activation = #tx.activation<silu>} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<16x8xf32>, tensor<?x16xf32, #tx.dims<N: 64>>, tensor<?x16xf32, #tx.dims<N: 64>>) -> tensor<?x16xf32, #tx.dims<N: 64>>
+  // CHECK: tx.linear %{{.+}}, %{{.+}} bias %{{.+}} gate %{{.+}} {activation = #tx.activation<gelu_tanh>}
+  %l5 = tx.linear %x, %w bias %b gate %l0 {activation = #tx.activation<gelu_tanh>} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<16x8xf32>, tensor<16xf32>, tensor<?x16xf32, #tx.dims<N: 64>>) -> tensor<?x16xf32, #tx.dims<N: 64>>
   return
 }
 
@@ -109,6 +113,9 @@ func.func @normalization(%x: tensor<?x8xf32, #tx.dims<N: 64>>, %y: tensor<?x8xf3
   %rope = tx.rope %x {heads = 2 : i64} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   // CHECK: tx.rope %{{.+}} {base = 5.000000e+05 : f32, inverse} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   %unrope = tx.rope %x {base = 5.0e5 : f32, inverse} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  // CHECK: tx.rope %{{.+}} angles %{{.+}} {heads = 2 : i64} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x2xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  %table = tx.slice %x {starts = array<i64: 0, 0>} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x2xf32, #tx.dims<N: 64>>
+  %arope = tx.rope %x angles %table {heads = 2 : i64} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x2xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   // CHECK: tx.rms_norm %{{.+}}, %{{.+}} {epsilon = 9.99999974E-6 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   %rms = tx.rms_norm %x, %g {epsilon = 1.0e-5 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   // CHECK: tx.add_rms_norm %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xf32>) -> (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>)

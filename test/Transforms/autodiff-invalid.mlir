@@ -53,3 +53,17 @@ func.func @log_softmax_axis() -> tensor<f32> attributes {tx.entry = "train"} {
   %l = tx.reduce_sum %s {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// A rope angle table that depends on a parameter would need a gradient.
+tx.parameter @angles : tensor<4x4xf32> {init = #tx.init<normal>}
+tx.parameter @rx : tensor<4x8xf32> {init = #tx.init<normal>}
+func.func @rope_trained_angles() -> tensor<f32> attributes {tx.entry = "train"} {
+  %x = tx.param @rx : tensor<4x8xf32>
+  %a = tx.param @angles : tensor<4x4xf32>
+  // expected-error @+1 {{gradient through rope angles that depend on a parameter is not implemented}}
+  %r = tx.rope %x angles %a {heads = 1 : i64} : (tensor<4x8xf32>, tensor<4x4xf32>) -> tensor<4x8xf32>
+  %l = tx.reduce_sum %r {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}

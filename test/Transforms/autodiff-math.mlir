@@ -10,8 +10,8 @@
 // tx.reduce_mean_grad.
 
 // Each unary function's gradient reads what its formula needs: the result
-// of exp, sqrt, rsqrt, tanh and sigmoid, the input of log, abs, silu and
-// gelu_tanh.
+// of exp, sqrt, rsqrt, tanh and sigmoid, the input of log, abs, silu,
+// gelu_tanh, cos and sin.
 // CHECK-LABEL: func.func @unary
 // CHECK-NEXT: %[[W:.+]] = tx.param @w
 // CHECK-NEXT: %[[EXP:.+]] = tx.exp %[[W]]
@@ -23,6 +23,8 @@
 // CHECK-NEXT: %[[SIGMOID:.+]] = tx.sigmoid %[[W]]
 // CHECK-NEXT: %[[SILU:.+]] = tx.silu %[[W]]
 // CHECK-NEXT: %[[GELU_TANH:.+]] = tx.gelu_tanh %[[W]]
+// CHECK-NEXT: %[[COS:.+]] = tx.cos %[[W]]
+// CHECK-NEXT: %[[SIN:.+]] = tx.sin %[[W]]
 // CHECK: %[[DY:.+]] = tx.broadcast_to
 // CHECK-DAG: tx.unary_grad %[[EXP]], %[[DY]] {function = #tx.unary<exp>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
 // CHECK-DAG: tx.unary_grad %[[W]], %[[DY]] {function = #tx.unary<log>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -33,6 +35,8 @@
 // CHECK-DAG: tx.unary_grad %[[SIGMOID]], %[[DY]] {function = #tx.unary<sigmoid>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
 // CHECK-DAG: tx.unary_grad %[[W]], %[[DY]] {function = #tx.unary<silu>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
 // CHECK-DAG: tx.unary_grad %[[W]], %[[DY]] {function = #tx.unary<gelu_tanh>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-DAG: tx.unary_grad %[[W]], %[[DY]] {function = #tx.unary<cos>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+// CHECK-DAG: tx.unary_grad %[[W]], %[[DY]] {function = #tx.unary<sin>} : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
 // CHECK: tx.store_grad @w
 tx.parameter @w : tensor<4x8xf32> {init = #tx.init<normal>}
 func.func @unary() -> tensor<f32> attributes {tx.entry = "train"} {
@@ -46,6 +50,8 @@ func.func @unary() -> tensor<f32> attributes {tx.entry = "train"} {
   %sigmoid = tx.sigmoid %w : (tensor<4x8xf32>) -> tensor<4x8xf32>
   %silu = tx.silu %w : (tensor<4x8xf32>) -> tensor<4x8xf32>
   %gelu_tanh = tx.gelu_tanh %w : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %cos = tx.cos %w : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %sin = tx.sin %w : (tensor<4x8xf32>) -> tensor<4x8xf32>
   %s0 = tx.add %exp, %log : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %s1 = tx.add %s0, %sqrt : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %s2 = tx.add %s1, %rsqrt : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
@@ -54,7 +60,9 @@ func.func @unary() -> tensor<f32> attributes {tx.entry = "train"} {
   %s5 = tx.add %s4, %sigmoid : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %s6 = tx.add %s5, %silu : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %s7 = tx.add %s6, %gelu_tanh : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
-  %l = tx.reduce_sum %s7 {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  %s8 = tx.add %s7, %cos : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %s9 = tx.add %s8, %sin : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %l = tx.reduce_sum %s9 {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }
 

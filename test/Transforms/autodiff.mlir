@@ -462,6 +462,27 @@ func.func @rope() -> tensor<f32> attributes {tx.entry = "train"} {
 
 // -----
 
+// rope with an angle table (rotary embeddings written out): the inverse
+// rotation by the same table; the table (positions, constants) takes none.
+// CHECK-LABEL: func.func @rope_angles
+// CHECK: tx.to_float
+// CHECK-NEXT: %[[A:.+]] = tx.reshape
+// CHECK: %[[DY:.+]] = tx.broadcast_to
+// CHECK-NEXT: %[[DX:.+]] = tx.rope %[[DY]] angles %[[A]] {inverse}
+// CHECK-NEXT: tx.store_grad @pa, %[[DX]]
+tx.parameter @pa : tensor<4x8xf32> {init = #tx.init<normal>}
+func.func @rope_angles() -> tensor<f32> attributes {tx.entry = "train"} {
+  %x = tx.param @pa : tensor<4x8xf32>
+  %i = tx.arange : tensor<16xi32>
+  %f = tx.to_float %i : (tensor<16xi32>) -> tensor<16xf32>
+  %a = tx.reshape %f : (tensor<16xf32>) -> tensor<4x4xf32>
+  %r = tx.rope %x angles %a {heads = 1 : i64} : (tensor<4x8xf32>, tensor<4x4xf32>) -> tensor<4x8xf32>
+  %l = tx.reduce_sum %r {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // rms_norm -> rms_norm_grad (dinput, dweight) with the forward's epsilon.
 // CHECK-LABEL: func.func @rms_norm
 // CHECK: %[[DY:.+]] = tx.broadcast_to
@@ -480,10 +501,12 @@ func.func @rms_norm() -> tensor<f32> attributes {tx.entry = "train"} {
 
 // -----
 
-// add_rms_norm whose sum goes on: rms_norm_grad with `rhs` and `dsum`; both
-// addends take the gradient of the sum.
+// add_rms_norm whose sum goes on: rms_norm_grad reads the sum the forward
+// writes anyway (no `rhs`: the addends are not added again) and takes
+// `dsum`; both addends take the gradient of the sum.
 // CHECK-LABEL: func.func @add_rms_norm
-// CHECK: %[[DS:.+]], %[[DG:.+]] = tx.rms_norm_grad %{{.+}} rhs %{{.+}}, %{{.+}}, %{{.+}} dsum %{{.+}}
+// CHECK: %{{.+}}, %[[SUM:.+]] = tx.add_rms_norm
+// CHECK: %[[DS:.+]], %[[DG:.+]] = tx.rms_norm_grad %[[SUM]], %{{.+}}, %{{.+}} dsum %{{.+}}
 // CHECK: tx.store_grad @ag, %[[DG]]
 // CHECK: tx.store_grad @ay, %[[DS]]
 // CHECK: tx.store_grad @ax
@@ -531,8 +554,9 @@ func.func @add_layer_norm() -> tensor<f32> attributes {tx.entry = "train"} {
 
 // -----
 
-// add_layer_norm with its sum used too: the sum's gradient joins as `dsum`.
-// The second addend is an argument and takes nothing.
+// add_layer_norm with its sum used too: the sum's gradient joins as `dsum`,
+// and the gradient reads the sum instead of adding the addends again. The
+// second addend is an argument and takes nothing.
 // CHECK-LABEL: func.func @add_layer_norm_sum_used
 // CHECK-SAME: (%[[Y:.+]]: tensor<4x8xf32>)
 // CHECK-NEXT: %[[X:.+]] = tx.param @x
@@ -541,7 +565,7 @@ func.func @add_layer_norm() -> tensor<f32> attributes {tx.entry = "train"} {
 // CHECK-NEXT: %[[N:.+]], %[[S:.+]] = tx.add_layer_norm %[[X]], %[[Y]], %[[G]], %[[B]]
 // CHECK: %[[DY:.+]] = tx.broadcast_to
 // CHECK-NEXT: %[[DSUM:.+]] = tx.activation_grad %[[S]], %[[DY]] {activation = #tx.activation<relu>}
-// CHECK-NEXT: %[[DX:.+]], %[[DG:.+]], %[[DB:.+]] = tx.layer_norm_grad %[[X]] rhs %[[Y]], %[[G]], %[[DY]] dsum %[[DSUM]] :
+// CHECK-NEXT: %[[DX:.+]], %[[DG:.+]], %[[DB:.+]] = tx.layer_norm_grad %[[S]], %[[G]], %[[DY]] dsum %[[DSUM]] :
 // CHECK-NEXT: tx.store_grad @b, %[[DB]]
 // CHECK-NEXT: tx.store_grad @g, %[[DG]]
 // CHECK-NEXT: tx.store_grad @x, %[[DX]]
@@ -867,5 +891,32 @@ func.func @ids_and_masks(%ids: tensor<2x5xi32>, %tgt: tensor<2x5xi32>, %m: tenso
   %f = tx.masked_fill %x, %m {value = 0.0 : f32} : (tensor<2x5x8xf32>, tensor<2x5x1xi1>) -> tensor<2x5x8xf32>
   %z = tx.matmul %f, %t {transpose_rhs} : (tensor<2x5x8xf32>, tensor<16x8xf32>) -> tensor<2x5x16xf32>
   %l = tx.cross_entropy %z, %tgt : (tensor<2x5x16xf32>, tensor<2x5xi32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
+// A gated linear (SwiGLU's silu(x·W1ᵀ) * u): the pre-activation is recomputed;
+// the gate takes dy * silu(z), the product dy * gate goes through silu'.
+// CHECK-LABEL: func.func @linear_gated
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>)
+// CHECK-NEXT: %[[W:.+]] = tx.param @w
+// CHECK-NEXT: %[[U:.+]] = tx.param @u
+// CHECK: %[[DY:.+]] = tx.broadcast_to
+// CHECK-NEXT: %[[Z:.+]] = tx.linear %[[X]], %[[W]] : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+// CHECK-NEXT: %[[S:.+]] = tx.silu %[[Z]]
+// CHECK-NEXT: %[[DU:.+]] = tx.mul %[[DY]], %[[S]]
+// CHECK-NEXT: %[[DA:.+]] = tx.mul %[[DY]], %[[U]]
+// CHECK-NEXT: %[[DZ:.+]] = tx.activation_grad %[[Z]], %[[DA]] {activation = #tx.activation<silu>}
+// CHECK-NEXT: %{{.+}}, %[[DW:.+]], %{{.+}} = tx.linear_grad %[[X]], %[[W]], %[[DZ]]
+// CHECK-NEXT: tx.store_grad @u, %[[DU]]
+// CHECK-NEXT: tx.store_grad @w, %[[DW]]
+tx.parameter @w : tensor<6x8xf32> {init = #tx.init<normal>}
+tx.parameter @u : tensor<4x6xf32> {init = #tx.init<normal>}
+func.func @linear_gated(%x: tensor<4x8xf32>) -> tensor<f32> attributes {tx.entry = "train"} {
+  %w = tx.param @w : tensor<6x8xf32>
+  %u = tx.param @u : tensor<4x6xf32>
+  %y = tx.linear %x, %w gate %u {activation = #tx.activation<silu>} : (tensor<4x8xf32>, tensor<6x8xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  %l = tx.reduce_sum %y {axes = array<i64: 0, 1>} : (tensor<4x6xf32>) -> tensor<f32>
   return %l : tensor<f32>
 }

@@ -242,6 +242,109 @@ module attributes {tx.dims = {B = 4 : i64, T = 7 : i64}} {
 
 // -----
 
+// Learned positions sliced to the target length (`wpe[:T]`) would have to
+// start at the cache offset: it declines.
+// CHECK: func.func @decode(
+// CHECK-NOT: decode_step
+// CHECK-NOT: decode_init
+// CHECK: // -----
+// WHY: tx-decode-step: no incremental decoding for @decode: 'tx.slice' may mix positions
+module attributes {tx.dims = {B = 4 : i64, T = 7 : i64}} {
+  tx.parameter @emb : tensor<16x8xf32> {init = #tx.init<xavier_uniform>}
+  tx.parameter @wq : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}
+  tx.parameter @wk : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}
+  tx.parameter @wv : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}
+  func.func @decode(%tgt: tensor<?x?xi32, #tx.dims<B: 4, T: 7>> {tx.name = "tgt"}) -> (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>> {tx.name = "logits"}) attributes {tx.entry = "decode"} {
+    %tm = tx.padding_mask %tgt : (tensor<?x?xi32, #tx.dims<B: 4, T: 7>>) -> tensor<?x1x1x?xi1, #tx.dims<B: 4, T: 7>>
+    %emb = tx.param @emb : tensor<16x8xf32>
+    %e = tx.embedding %tgt, %emb : (tensor<?x?xi32, #tx.dims<B: 4, T: 7>>, tensor<16x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %wq = tx.param @wq : tensor<8x8xf32>
+    %q0 = tx.linear %e, %wq : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<8x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %q = tx.split_heads %q0 {heads = 2 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %wk = tx.param @wk : tensor<8x8xf32>
+    %k0 = tx.linear %e, %wk : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<8x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %k = tx.split_heads %k0 {heads = 2 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %wv = tx.param @wv : tensor<8x8xf32>
+    %v0 = tx.linear %e, %wv : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<8x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %v = tx.split_heads %v0 {heads = 2 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %a = tx.attention %q, %k, %v mask %tm {causal, scale = 0.5 : f32} : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x1x1x?xi1, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %h = tx.merge_heads %a : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %wpe = tx.param @emb : tensor<16x8xf32>
+    %p = tx.slice %wpe {starts = array<i64: 0, 0>} : (tensor<16x8xf32>) -> tensor<?x8xf32, #tx.dims<T: 7>>
+    %s = tx.add %h, %p : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<?x8xf32, #tx.dims<T: 7>>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    return %s : tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+  }
+}
+
+// -----
+
+// So would position ids (`arange(T)`).
+// CHECK: func.func @decode(
+// CHECK-NOT: decode_step
+// CHECK-NOT: decode_init
+// CHECK: // -----
+// WHY: tx-decode-step: no incremental decoding for @decode: 'tx.arange' may mix positions
+module attributes {tx.dims = {B = 4 : i64, T = 7 : i64}} {
+  tx.parameter @emb : tensor<16x8xf32> {init = #tx.init<xavier_uniform>}
+  tx.parameter @wq : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}
+  tx.parameter @wk : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}
+  tx.parameter @wv : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}
+  func.func @decode(%tgt: tensor<?x?xi32, #tx.dims<B: 4, T: 7>> {tx.name = "tgt"}) -> (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>> {tx.name = "logits"}) attributes {tx.entry = "decode"} {
+    %tm = tx.padding_mask %tgt : (tensor<?x?xi32, #tx.dims<B: 4, T: 7>>) -> tensor<?x1x1x?xi1, #tx.dims<B: 4, T: 7>>
+    %emb = tx.param @emb : tensor<16x8xf32>
+    %e = tx.embedding %tgt, %emb : (tensor<?x?xi32, #tx.dims<B: 4, T: 7>>, tensor<16x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %wq = tx.param @wq : tensor<8x8xf32>
+    %q0 = tx.linear %e, %wq : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<8x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %q = tx.split_heads %q0 {heads = 2 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %wk = tx.param @wk : tensor<8x8xf32>
+    %k0 = tx.linear %e, %wk : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<8x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %k = tx.split_heads %k0 {heads = 2 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %wv = tx.param @wv : tensor<8x8xf32>
+    %v0 = tx.linear %e, %wv : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<8x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %v = tx.split_heads %v0 {heads = 2 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %a = tx.attention %q, %k, %v mask %tm {causal, scale = 0.5 : f32} : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x1x1x?xi1, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %h = tx.merge_heads %a : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %pos = tx.arange : tensor<?xi32, #tx.dims<T: 7>>
+    %s = tx.gather %h, %pos {axis = 1 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<?xi32, #tx.dims<T: 7>>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    return %s : tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+  }
+}
+
+// -----
+
+// A gather along the positions mixes them.
+// CHECK: func.func @decode(
+// CHECK-NOT: decode_step
+// CHECK-NOT: decode_init
+// CHECK: // -----
+// WHY: tx-decode-step: no incremental decoding for @decode: 'tx.gather' may mix positions
+module attributes {tx.dims = {B = 4 : i64, T = 7 : i64}} {
+  tx.parameter @emb : tensor<16x8xf32> {init = #tx.init<xavier_uniform>}
+  tx.parameter @wq : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}
+  tx.parameter @wk : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}
+  tx.parameter @wv : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}
+  func.func @decode(%tgt: tensor<?x?xi32, #tx.dims<B: 4, T: 7>> {tx.name = "tgt"}, %perm: tensor<?xi32, #tx.dims<T: 7>> {tx.name = "perm"}) -> (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>> {tx.name = "logits"}) attributes {tx.entry = "decode"} {
+    %tm = tx.padding_mask %tgt : (tensor<?x?xi32, #tx.dims<B: 4, T: 7>>) -> tensor<?x1x1x?xi1, #tx.dims<B: 4, T: 7>>
+    %emb = tx.param @emb : tensor<16x8xf32>
+    %e = tx.embedding %tgt, %emb : (tensor<?x?xi32, #tx.dims<B: 4, T: 7>>, tensor<16x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %wq = tx.param @wq : tensor<8x8xf32>
+    %q0 = tx.linear %e, %wq : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<8x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %q = tx.split_heads %q0 {heads = 2 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %wk = tx.param @wk : tensor<8x8xf32>
+    %k0 = tx.linear %e, %wk : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<8x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %k = tx.split_heads %k0 {heads = 2 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %wv = tx.param @wv : tensor<8x8xf32>
+    %v0 = tx.linear %e, %wv : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<8x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %v = tx.split_heads %v0 {heads = 2 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %a = tx.attention %q, %k, %v mask %tm {causal, scale = 0.5 : f32} : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x1x1x?xi1, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %h = tx.merge_heads %a : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %s = tx.gather %h, %perm {axis = 1 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<?xi32, #tx.dims<T: 7>>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    return %s : tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+  }
+}
+
+// -----
+
 // A target padding mask used outside attention: the step drops those masks.
 // CHECK: func.func @decode(
 // CHECK-NOT: decode_step

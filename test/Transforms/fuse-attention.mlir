@@ -603,3 +603,57 @@ func.func @shared_mask(%x: tensor<2x5x16xf32>, %ids: tensor<2x5xi32>) -> tensor<
   %bm = tx.merge_heads %bo : (tensor<2x4x5x4xf32>) -> tensor<2x5x16xf32>
   return %bm : tensor<2x5x16xf32>
 }
+
+// -----
+
+// Rotary embeddings written out (x * cos(emb) + rotate_half(x) * sin(emb),
+// emb = concat(F, F)) on split_heads(z): one tx.rope of z with the angle
+// table F, split afterwards; the written chain is gone.
+// CHECK-LABEL: func.func @written_rope
+// CHECK-SAME: (%[[Z:.+]]: tensor<{{.*}}>, %[[F:.+]]: tensor<{{.*}}>)
+// CHECK-NEXT: %[[R:.+]] = tx.rope %[[Z]] angles %[[F]] {heads = 2 : i64}
+// CHECK-NEXT: %[[S:.+]] = tx.split_heads %[[R]] {heads = 2 : i64}
+// CHECK-NEXT: return %[[S]]
+// STATS: tx-fuse-rope: fused 1, declined 0
+func.func @written_rope(%z: tensor<?x?x16xf32, #tx.dims<B: 4, T: 8>>, %f: tensor<?x4xf32, #tx.dims<T: 8>>) -> tensor<?x2x?x8xf32, #tx.dims<B: 4, T: 8>> {
+  %x = tx.split_heads %z {heads = 2 : i64} : (tensor<?x?x16xf32, #tx.dims<B: 4, T: 8>>) -> tensor<?x2x?x8xf32, #tx.dims<B: 4, T: 8>>
+  %emb = tx.concat %f, %f {axis = -1 : i64} : (tensor<?x4xf32, #tx.dims<T: 8>>, tensor<?x4xf32, #tx.dims<T: 8>>) -> tensor<?x8xf32, #tx.dims<T: 8>>
+  %c = tx.cos %emb : (tensor<?x8xf32, #tx.dims<T: 8>>) -> tensor<?x8xf32, #tx.dims<T: 8>>
+  %xc = tx.mul %x, %c : (tensor<?x2x?x8xf32, #tx.dims<B: 4, T: 8>>, tensor<?x8xf32, #tx.dims<T: 8>>) -> tensor<?x2x?x8xf32, #tx.dims<B: 4, T: 8>>
+  %x1 = tx.slice %x {starts = array<i64: 0, 0, 0, 0>} : (tensor<?x2x?x8xf32, #tx.dims<B: 4, T: 8>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 8>>
+  %x2 = tx.slice %x {starts = array<i64: 0, 0, 0, 4>} : (tensor<?x2x?x8xf32, #tx.dims<B: 4, T: 8>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 8>>
+  %n = tx.neg %x2 : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 8>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 8>>
+  %rot = tx.concat %n, %x1 {axis = -1 : i64} : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 8>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 8>>) -> tensor<?x2x?x8xf32, #tx.dims<B: 4, T: 8>>
+  %s = tx.sin %emb : (tensor<?x8xf32, #tx.dims<T: 8>>) -> tensor<?x8xf32, #tx.dims<T: 8>>
+  %rs = tx.mul %s, %rot : (tensor<?x8xf32, #tx.dims<T: 8>>, tensor<?x2x?x8xf32, #tx.dims<B: 4, T: 8>>) -> tensor<?x2x?x8xf32, #tx.dims<B: 4, T: 8>>
+  %y = tx.add %rs, %xc : (tensor<?x2x?x8xf32, #tx.dims<B: 4, T: 8>>, tensor<?x2x?x8xf32, #tx.dims<B: 4, T: 8>>) -> tensor<?x2x?x8xf32, #tx.dims<B: 4, T: 8>>
+  return %y : tensor<?x2x?x8xf32, #tx.dims<B: 4, T: 8>>
+}
+
+// -----
+
+// Not fused: the halves are swapped the other way (not rotate_half), and a
+// table of learned angles (a parameter) is declined.
+// CHECK-LABEL: func.func @written_rope_declined
+// CHECK-NOT: tx.rope
+// STATS: tx-fuse-rope: fused 0, declined 1
+// STATS-NEXT: tx-fuse-rope: declined at {{.*}}: rotary angles depend on a parameter (their gradient is not implemented in tx.rope)
+tx.parameter @learned_angles : tensor<6x4xf32> {init = #tx.init<normal>}
+func.func @written_rope_declined(%x: tensor<2x6x8xf32>) -> (tensor<2x6x8xf32>, tensor<2x6x8xf32>) {
+  %f = tx.param @learned_angles : tensor<6x4xf32>
+  %emb = tx.concat %f, %f {axis = -1 : i64} : (tensor<6x4xf32>, tensor<6x4xf32>) -> tensor<6x8xf32>
+  %c = tx.cos %emb : (tensor<6x8xf32>) -> tensor<6x8xf32>
+  %s = tx.sin %emb : (tensor<6x8xf32>) -> tensor<6x8xf32>
+  %xc = tx.mul %x, %c : (tensor<2x6x8xf32>, tensor<6x8xf32>) -> tensor<2x6x8xf32>
+  %x1 = tx.slice %x {starts = array<i64: 0, 0, 0>} : (tensor<2x6x8xf32>) -> tensor<2x6x4xf32>
+  %x2 = tx.slice %x {starts = array<i64: 0, 0, 4>} : (tensor<2x6x8xf32>) -> tensor<2x6x4xf32>
+  %n = tx.neg %x1 : (tensor<2x6x4xf32>) -> tensor<2x6x4xf32>
+  %wrong = tx.concat %n, %x2 {axis = -1 : i64} : (tensor<2x6x4xf32>, tensor<2x6x4xf32>) -> tensor<2x6x8xf32>
+  %ws = tx.mul %wrong, %s : (tensor<2x6x8xf32>, tensor<6x8xf32>) -> tensor<2x6x8xf32>
+  %y0 = tx.add %xc, %ws : (tensor<2x6x8xf32>, tensor<2x6x8xf32>) -> tensor<2x6x8xf32>
+  %n2 = tx.neg %x2 : (tensor<2x6x4xf32>) -> tensor<2x6x4xf32>
+  %rot = tx.concat %n2, %x1 {axis = -1 : i64} : (tensor<2x6x4xf32>, tensor<2x6x4xf32>) -> tensor<2x6x8xf32>
+  %rs = tx.mul %rot, %s : (tensor<2x6x8xf32>, tensor<6x8xf32>) -> tensor<2x6x8xf32>
+  %y1 = tx.add %xc, %rs : (tensor<2x6x8xf32>, tensor<2x6x8xf32>) -> tensor<2x6x8xf32>
+  return %y0, %y1 : tensor<2x6x8xf32>, tensor<2x6x8xf32>
+}

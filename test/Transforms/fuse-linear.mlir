@@ -131,3 +131,75 @@ func.func @untransposed_weight(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>, %b: te
   %y = tx.add %h, %b : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
 }
+
+// -----
+
+// SwiGLU: silu(x·W1ᵀ) * (x·W3ᵀ) becomes one linear with the silu and the
+// gate in its epilogue (the activated side hosts it, on either side of the
+// product), then the down projection takes the residual.
+// CHECK-LABEL: func.func @swiglu
+// CHECK-NEXT: %[[U:.+]] = tx.linear %arg0, %arg2 :
+// CHECK-NEXT: %[[H:.+]] = tx.linear %arg0, %arg1 gate %[[U]] {activation = #tx.activation<silu>}
+// CHECK-NEXT: %[[Y:.+]] = tx.linear %[[H]], %arg3 residual %arg0 :
+// CHECK-NEXT: return %[[Y]]
+// STATS: tx-fuse-linear: fused 3, declined 0
+func.func @swiglu(%x: tensor<4x8xf32>, %w1: tensor<16x8xf32>, %w3: tensor<16x8xf32>, %w2: tensor<8x16xf32>) -> tensor<4x8xf32> {
+  %a = tx.linear %x, %w1 : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %u = tx.linear %x, %w3 : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %s = tx.silu %a : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %h = tx.mul %u, %s : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %d = tx.linear %h, %w2 : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %y = tx.add %x, %d : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+// GeGLU (tanh form) with biases, the gate any tensor of the result's type.
+// CHECK-LABEL: func.func @geglu_tanh
+// CHECK-NEXT: %[[H:.+]] = tx.linear %arg0, %arg1 bias %arg2 gate %arg3 {activation = #tx.activation<gelu_tanh>}
+// CHECK-NEXT: return %[[H]]
+// STATS: tx-fuse-linear: fused 2, declined 0
+func.func @geglu_tanh(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>, %g: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %a = tx.linear %x, %w bias %b : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  %s = tx.gelu_tanh %a : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %h = tx.mul %s, %g : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %h : tensor<4x16xf32>
+}
+
+// -----
+
+// Not fused: a gate that broadcasts.
+// CHECK-LABEL: func.func @broadcast_gate
+// CHECK: tx.linear %arg0, %arg1 :
+// CHECK-NEXT: tx.mul
+// STATS: tx-fuse-linear: fused 0, declined 1
+// STATS-NEXT: tx-fuse-linear: declined at {{.*}}: the gate product broadcasts
+func.func @broadcast_gate(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %g: tensor<16xf32>) -> tensor<4x16xf32> {
+  %a = tx.linear %x, %w : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %h = tx.mul %a, %g : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>
+  return %h : tensor<4x16xf32>
+}
+
+// -----
+
+// In the train entry, epilogues whose gradient needs the pre-activation stay
+// unfused (fused, the backward would recompute x·Wᵀ); relu and residuals fuse.
+// CHECK-LABEL: func.func @train_keeps_preactivation
+// CHECK: tx.linear %arg0, %arg1 :
+// CHECK-NEXT: tx.linear %arg0, %arg2 :
+// CHECK-NEXT: tx.silu
+// CHECK-NEXT: tx.mul
+// CHECK-NEXT: tx.linear {{.*}} {activation = #tx.activation<relu>}
+// STATS: tx-fuse-linear: fused 1, declined 2
+// STATS-NEXT: tx-fuse-linear: declined at {{.*}}: train entry: the backward pass needs the pre-activation (fused, it would recompute x·Wᵀ)
+// STATS-NEXT: tx-fuse-linear: declined at {{.*}}: train entry: the backward pass needs the pre-activation (fused, it would recompute x·Wᵀ)
+func.func @train_keeps_preactivation(%x: tensor<4x8xf32>, %w1: tensor<16x8xf32>, %w3: tensor<16x8xf32>, %w2: tensor<8x16xf32>) -> tensor<4x8xf32> attributes {tx.entry = "train"} {
+  %a = tx.linear %x, %w1 : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %u = tx.linear %x, %w3 : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %s = tx.silu %a : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %h = tx.mul %s, %u : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  %d = tx.linear %h, %w2 : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %r = tx.relu %d : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}

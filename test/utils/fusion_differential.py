@@ -4,7 +4,8 @@
 Generates random specs whose cases write attention, residual add + layer
 norm and linear layers out from primitives the ways users do (mask kinds,
 where the scale sits, the fill value, head counts with key/value heads
-broadcast or grouped, pre- and post-norm, biases, activations, dropout),
+broadcast or grouped, rotary embeddings on Q and K (builtin or written out), pre- and post-norm with LayerNorm, RMSNorm or RMSNorm
+written out, biases, activations, SwiGLU / GeGLU gates, dropout),
 compiles each spec twice, with the fusion passes (the default) and with
 --no-fuse, and runs both executables on the same inputs: the forward entry
 and the gradients of every parameter (train_grad, dropout active: fused and
@@ -89,13 +90,20 @@ class Case:
                                        if self.kv_form != "gqa" else ["", ""])
         self.additive = rng.random() < 0.05
         self.bias = rng.random() < 0.7
+        # Rotary embeddings on Q and K (self-attention, even head sizes):
+        # the builtin, or written out as Hugging Face writes them.
+        self.rotary = "none"
+        if not self.cross and self.dk % 2 == 0:
+            self.rotary = rng.choice(["none", "none", "builtin", "written"])
 
     def choose_ffn(self, rng):
         self.hidden = rng.choice([16, 24])
-        self.activation = rng.choice(["relu", "gelu", "none"])
+        self.activation = rng.choice(["relu", "gelu", "none", "gelu_tanh",
+                                      "silu", "swiglu", "geglu"])
         self.bias1 = rng.random() < 0.7
         self.bias2 = rng.random() < 0.7
-        self.norm = rng.choice(["post", "pre", "none", "residual"])
+        self.norm = rng.choice(["post", "pre", "none", "residual", "rms_pre",
+                                "rms_written", "rms_post"])
         self.dropout = rng.choice([0.0, 0.1])
 
     def describe(self):
@@ -118,17 +126,29 @@ class Case:
 
     def render_ffn(self, x):
         i = self.index
-        act = {"relu": "relu(h)", "gelu": "gelu(h)", "none": "h"}[self.activation]
+        act = {"relu": "relu(h)", "gelu": "gelu(h)", "none": "h",
+               "gelu_tanh": "gelu(h, tanh = true)", "silu": "silu(h)",
+               # gated: the product of an activated linear and another one
+               "swiglu": "silu(h) * g", "geglu": "g * gelu(h)"}[self.activation]
         lines = ["def case%d(x: [B, T, %d]) {" % (i, self.model)]
-        src = "layer_norm(x) as pre" if self.norm == "pre" else "x"
-        lines.append("  h = linear(%s, %d, bias = %s) as lin1" %
-                     (src, self.hidden, "true" if self.bias1 else "false"))
+        src = {"pre": "layer_norm(x) as pre", "rms_pre": "rms_norm(x) as pre",
+               # RMSNorm written out (Hugging Face's LlamaRMSNorm)
+               "rms_written": "param(%d, init = ones) as pre_w * (x * rsqrt("
+                              "reduce_mean(x ** 2, -1, keepdim = true) + 1e-6))"
+                              % self.model}.get(self.norm, "x")
+        lines.append("  u = %s" % src)
+        bias1 = "true" if self.bias1 else "false"
+        lines.append("  h = linear(u, %d, bias = %s) as lin1" % (self.hidden, bias1))
+        if self.activation in ("swiglu", "geglu"):
+            lines.append("  g = linear(u, %d, bias = %s) as lin3" % (self.hidden, bias1))
         lines.append("  h = dropout(%s, %s)" % (act, self.dropout))
         lines.append("  y = linear(h, %d, bias = %s) as lin2" %
                      (self.model, "true" if self.bias2 else "false"))
         if self.norm == "post":
             lines.append("  return layer_norm(x + y) as post")
-        elif self.norm in ("pre", "residual"):
+        elif self.norm == "rms_post":
+            lines.append("  return rms_norm(x + y) as post")
+        elif self.norm in ("pre", "residual", "rms_pre", "rms_written"):
             lines.append("  return y + x")
         else:
             lines.append("  return y")
@@ -186,6 +206,18 @@ class Case:
         lines.append("  Q = split_heads(linear(q_in, %d%s) as W_q, %d)" % (h * dk, bias, h))
         lines.append("  K = split_heads(linear(%s, %d%s) as W_k, %d)" % (kv_src, kvh * dk, bias, kvh))
         lines.append("  V = split_heads(linear(%s, %d%s) as W_v, %d)" % (kv_src, kvh * dk, bias, kvh))
+        if self.rotary == "builtin":
+            lines.append("  Q = rope(Q)")
+            lines.append("  K = rope(K)")
+        elif self.rotary == "written":
+            half = dk // 2
+            lines.append("  inv_freq = 1.0 / exp(float(arange(0, %d)) * (2.0 * log(10000.0) / %d))"
+                         % (half, dk))
+            lines.append("  freqs = float(arange(T))[:, None] * inv_freq[None, :]")
+            lines.append("  emb = concat(freqs, freqs, axis = -1)")
+            for name in ("Q", "K"):
+                lines.append("  %s = %s * cos(emb) + concat(-%s[..., %d:], %s[..., :%d], axis = -1) * sin(emb)"
+                             % (name, name, name, half, name, half))
         grouped = self.kv_form == "gqa"
         if grouped:
             g = h // kvh

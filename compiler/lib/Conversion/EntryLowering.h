@@ -3,7 +3,8 @@
 // The state and helpers tx-lower-entries uses for one entry: pointers of
 // every tensor, runtime dims, runtime calls with status checks, outlined
 // linalg glue. The forward ops are lowered in LowerEntries.cpp, attention and
-// the training ops (gradients, optimizer) in LowerTraining.cpp.
+// the training ops (gradients, optimizer) in LowerTraining.cpp, tensor math
+// in LowerMath.cpp, slicing and gathering in LowerIndex.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXC_LIB_CONVERSION_ENTRYLOWERING_H
@@ -364,6 +365,20 @@ private:
   LogicalResult lowerGradOp(Operation *op);
   /// The ops of TxMathOps.td (LowerMath.cpp); nullopt for any other op.
   std::optional<LogicalResult> lowerMathOp(Operation *op);
+  /// A slice or split whose results are views into its operand
+  /// (isOffsetView): points each result into the operand's data and emits
+  /// no copy. nullopt for any other op (LowerIndex.cpp).
+  std::optional<LogicalResult> lowerOffsetView(Operation *op);
+  /// The other ops of TxIndexOps.td (LowerIndex.cpp): copies through
+  /// strided subviews, gathers, arange; nullopt for any other op.
+  std::optional<LogicalResult> lowerIndexOp(Operation *op);
+  /// The memref of `tensor` seen through the window `starts` (negative:
+  /// from the end of the dimension at run time), `sizes` of `window`'s
+  /// shape and `strides`.
+  Value stridedWindow(Value tensor, ArrayRef<int64_t> starts,
+                      RankedTensorType window, ArrayRef<int64_t> strides);
+  /// Copies `from` to `to` (memrefs of one shape) in a glue kernel.
+  void copy(Value from, Value to);
   /// txrt_attention_*'s mask arguments for an attention's keep `mask` (may
   /// be null) and `fill` attribute: the mask's address, its strides over
   /// (batch, head, query, key) (0 where it broadcasts), then the fill (-inf

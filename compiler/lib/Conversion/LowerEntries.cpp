@@ -140,6 +140,14 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
       ptrs[reshape.getResult()] = ptrs.lookup(reshape.getInput());
       return success();
     }
+    // Read through strides by its users: the operand's data (which may be a
+    // view at an offset into its buffer).
+    if (isStridedView(op)) {
+      ptrs[op->getResult(0)] = ptrs.lookup(op->getOperand(0));
+      return success();
+    }
+    if (std::optional<LogicalResult> view = lowerOffsetView(op))
+      return *view;
     // A cache write updates its cache operand's buffer in place.
     if (auto write = dyn_cast<CacheWriteOp>(op))
       ptrs[write.getResult()] = ptrs.lookup(write.getCache());
@@ -150,19 +158,12 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         continue;
       }
       std::optional<int64_t> offset = getPlannedOffset(result);
-      if (!offset && isStridedView(op)) {
-        // A view of an argument or a cache: its users read the operand.
-        ptrs[result] = ptrs.lookup(op->getOperand(0));
-        continue;
-      }
       if (!offset)
         return fail(op, "result has no planned offset (run tx-plan-memory)");
       ptrs[result] = offsetPtr(arena, i64(*offset));
     }
   }
   auto typeOf = [](Value v) { return cast<RankedTensorType>(v.getType()); };
-  if (isStridedView(op))
-    return success(); // read through strides by its users
 
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AddOp, SubOp, MulOp, DivOp>([&](auto binary) {
@@ -426,15 +427,19 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         RankedTensorType in = typeOf(linear.getInput());
         RankedTensorType w = typeOf(linear.getWeight());
         int32_t activation = static_cast<int32_t>(linear.getActivation());
-        call(RuntimeFn::LinearFwd,
-             {site(), toI64(rows(in)), i64(w.getShape()[0]),
-              i64(w.getShape()[1]), ptrs.lookup(linear.getInput()),
-              ptrs.lookup(linear.getWeight()),
-              linear.getBias() ? ptrs.lookup(linear.getBias()) : nullPtr(),
-              i32(activation),
-              linear.getResidual() ? ptrs.lookup(linear.getResidual())
-                                   : nullPtr(),
-              ptrs.lookup(linear.getResult())});
+        SmallVector<Value> args = {
+            site(), toI64(rows(in)), i64(w.getShape()[0]),
+            i64(w.getShape()[1]), ptrs.lookup(linear.getInput()),
+            ptrs.lookup(linear.getWeight()),
+            linear.getBias() ? ptrs.lookup(linear.getBias()) : nullPtr(),
+            i32(activation)};
+        if (linear.getGate())
+          args.push_back(ptrs.lookup(linear.getGate()));
+        args.push_back(linear.getResidual() ? ptrs.lookup(linear.getResidual())
+                                            : nullPtr());
+        args.push_back(ptrs.lookup(linear.getResult()));
+        call(linear.getGate() ? RuntimeFn::LinearGatedFwd : RuntimeFn::LinearFwd,
+             args);
         return success();
       })
       .Case([&](MatmulOp matmul) { return lowerMatmul(matmul); })
@@ -476,6 +481,17 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         }
         int64_t heads = int64_t(rope.getHeads());
         int64_t headDim = type.getShape().back() / heads;
+        if (Value angles = rope.getAngles()) {
+          if (rope->hasAttr("tx.position_offset"))
+            return fail(rope, "a rope with an angle table cannot decode at a "
+                              "cache offset");
+          call(RuntimeFn::RopeAngles,
+               {site(), toI64(product(ArrayRef<Value>(sizes).drop_back(2))),
+                toI64(sizes[sizes.size() - 2]), i64(heads), i64(headDim),
+                ptrs.lookup(rope.getInput()), ptrs.lookup(rope.getResult()),
+                ptrs.lookup(angles), i32(rope.getInverse() ? 1 : 0)});
+          return success();
+        }
         call(RuntimeFn::Rope,
              {site(), toI64(product(ArrayRef<Value>(sizes).drop_back(2))),
               toI64(sizes[sizes.size() - 2]), i64(heads), i64(headDim),
@@ -578,6 +594,8 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
       .Default([&](Operation *other) {
         if (std::optional<LogicalResult> math = lowerMathOp(other))
           return *math;
+        if (std::optional<LogicalResult> index = lowerIndexOp(other))
+          return *index;
         return lowerGradOp(other);
       });
 }

@@ -82,6 +82,8 @@ Value unaryForward(Body &e, Operation *op, Value x) {
       .Case([&](RsqrtOp) { return e.rsqrt(x); })
       .Case([&](AbsOp) { return e.b.create<math::AbsFOp>(e.l, x); })
       .Case([&](TanhOp) { return e.tanh(x); })
+      .Case([&](CosOp) { return e.b.create<math::CosOp>(e.l, x); })
+      .Case([&](SinOp) { return e.b.create<math::SinOp>(e.l, x); })
       .Case([&](SigmoidOp) { return e.sigmoid(x); })
       .Case([&](SiluOp) { return e.div(x, e.onePlusExpNeg(x)); })
       .Case([&](GeluTanhOp) {
@@ -126,6 +128,14 @@ Value unaryBackward(Body &e, UnaryFn function, Value o, Value dy) {
     Value square = e.mul(o, o);
     return e.mul(dy, e.sub(e.c(1), square));
   }
+  case UnaryFn::cos: {
+    // One op per statement: C++ leaves argument order unspecified.
+    Value minusDy = e.neg(dy);
+    Value sine = e.b.create<math::SinOp>(e.l, o);
+    return e.mul(minusDy, sine);
+  }
+  case UnaryFn::sin:
+    return e.mul(dy, e.b.create<math::CosOp>(e.l, o));
   case UnaryFn::sigmoid:
     return e.mul(e.mul(dy, e.sub(e.c(1), o)), o);
   case UnaryFn::silu: {
@@ -181,12 +191,22 @@ Value power(Body &e, Value x, float c) {
 std::optional<LogicalResult> EntryLowering::lowerMathOp(Operation *op) {
   using Result = std::optional<LogicalResult>;
   return llvm::TypeSwitch<Operation *, Result>(op)
-      .Case<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, SigmoidOp, SiluOp,
-            GeluTanhOp>([&](auto unary) -> Result {
+      .Case<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, CosOp, SinOp,
+            SigmoidOp, SiluOp, GeluTanhOp>([&](auto unary) -> Result {
         elementwise(unary.getResult(), {unary.getInput()},
                     [&](OpBuilder &b, Location l, ValueRange a) {
                       Body e{b, l};
                       return unaryForward(e, op, a[0]);
+                    });
+        return success();
+      })
+      .Case([&](ToFloatOp cast) -> Result {
+        bool isBool = cast.getInput().getType().getElementType().isInteger(1);
+        elementwise(cast.getResult(), {cast.getInput()},
+                    [&](OpBuilder &b, Location l, ValueRange a) -> Value {
+                      if (isBool)
+                        return b.create<arith::UIToFPOp>(l, b.getF32Type(), a[0]);
+                      return b.create<arith::SIToFPOp>(l, b.getF32Type(), a[0]);
                     });
         return success();
       })

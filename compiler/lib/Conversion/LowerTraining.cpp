@@ -176,10 +176,16 @@ LogicalResult EntryLowering::lowerGradOp(Operation *op) {
         Value rowsValue = toI64(rows(type));
         Value cols = toI64(dimSizes(type).back());
         Value eps = f32(grad.getEpsilon().convertToDouble());
-        if (Value rhs = grad.getRhs()) {
+        // With a dsum (the gradient of a sum the forward kept) and no rhs,
+        // the input is that sum: the add + norm backward reads it directly
+        // and adds dsum (the plain layer-norm backward has no dsum).
+        if (grad.getRhs() || grad.getDsum()) {
+          Value rhs = grad.getRhs();
+          Value input = ptrs.lookup(grad.getInput());
           call(RuntimeFn::AddLayerNormBwd,
-               {site(), rowsValue, cols, ptrs.lookup(grad.getInput()),
-                ptrs.lookup(rhs), nullPtr(), ptrs.lookup(grad.getWeight()),
+               {site(), rowsValue, cols, rhs ? input : nullPtr(),
+                rhs ? ptrs.lookup(rhs) : nullPtr(), rhs ? nullPtr() : input,
+                ptrs.lookup(grad.getWeight()),
                 nullPtr(), nullPtr(), eps, ptrs.lookup(grad.getDresult()),
                 grad.getDsum() ? ptrs.lookup(grad.getDsum()) : nullPtr(),
                 ptrs.lookup(grad.getDinput()), ptrOrNull(grad.getDweight()),

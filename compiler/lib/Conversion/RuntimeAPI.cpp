@@ -32,6 +32,9 @@ const std::vector<Entry> &registry() {
       // ctx, site, m, n, k, x, w, bias, activation, residual, y
       {RuntimeFn::LinearFwd, "txrt_linear_fwd",
        {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::I32, A::Ptr, A::Ptr}},
+      // ctx, site, m, n, k, x, w, bias, activation, gate, residual, y
+      {RuntimeFn::LinearGatedFwd, "txrt_linear_gated_fwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::I32, A::Ptr, A::Ptr, A::Ptr}},
       // ctx, site, rows, cols, x, gamma, beta, eps, y, mean, var
       {RuntimeFn::LayerNormFwd, "txrt_layer_norm_fwd",
        {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::F32, A::Ptr, A::Ptr, A::Ptr}},
@@ -45,6 +48,9 @@ const std::vector<Entry> &registry() {
       // inverse
       {RuntimeFn::Rope, "txrt_rope",
        {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::I64, A::F32, A::I32}},
+      // ctx, site, outer, seq, heads, head_dim, x, y, angles, inverse
+      {RuntimeFn::RopeAngles, "txrt_rope_angles",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::I32}},
       // ctx, site, rows, cols, x, y, log_softmax
       {RuntimeFn::SoftmaxFwd, "txrt_softmax_fwd",
        {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::I32}},
@@ -57,6 +63,9 @@ const std::vector<Entry> &registry() {
       // ctx, site, n, vocab, dim, ids, table, scale, pos, seq_len, out
       {RuntimeFn::EmbeddingFwd, "txrt_embedding_fwd",
        {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::F32, A::Ptr, A::I64, A::Ptr}},
+      // ctx, site, outer, n, inner, element_bytes, ids, count, src, out
+      {RuntimeFn::Gather, "txrt_gather",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::I64, A::Ptr, A::Ptr}},
       // ctx, site, n, classes, logits, targets, ignore_index,
       // label_smoothing, reduction, out_loss, lse, out_row_loss, out_count
       {RuntimeFn::CrossEntropyFwd, "txrt_cross_entropy_fwd",
@@ -100,6 +109,9 @@ const std::vector<Entry> &registry() {
       // accumulate
       {RuntimeFn::EmbeddingBwd, "txrt_embedding_bwd",
        {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::F32, A::I32, A::Ptr, A::I32}},
+      // ctx, site, outer, n, inner, ids, count, dout, dsrc
+      {RuntimeFn::GatherBwd, "txrt_gather_bwd",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::I64, A::Ptr, A::Ptr}},
       // ctx, site, n, classes, logits, targets, lse, ignore_index,
       // label_smoothing, reduction, dloss, dlogits
       {RuntimeFn::CrossEntropyBwd, "txrt_cross_entropy_bwd",

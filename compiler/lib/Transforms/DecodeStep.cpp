@@ -70,6 +70,22 @@ LinearOp projection(Value operand, bool &rotary) {
   return linear && linear->hasOneUse() ? linear : nullptr;
 }
 
+/// Whether `slice` keeps every symbolic axis of its input whole (and makes
+/// none): it then acts on each position the same way.
+bool keepsSymbolicAxes(SliceOp slice) {
+  Shape in = getShape(cast<RankedTensorType>(slice.getInput().getType()));
+  Shape out = getShape(cast<RankedTensorType>(slice.getType()));
+  ArrayRef<int64_t> starts = slice.getStarts();
+  SmallVector<int64_t> strides = slice.getStrideValues();
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!in[i].isSymbolic() && !out[i].isSymbolic())
+      continue;
+    if (in[i] != out[i] || starts[i] != 0 || strides[i] != 1)
+      return false;
+  }
+  return true;
+}
+
 /// The attentions of `decode`, or failure with the reason when the entry
 /// cannot decode incrementally.
 FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
@@ -129,14 +145,37 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
     if (auto softmax = dyn_cast<LogSoftmaxOp>(op))
       if (static_cast<int64_t>(softmax.getAxis()) == -1)
         return WalkResult::advance();
+    // A rope with an angle table (written out): its table is indexed by
+    // position from 0, not from the cache offset.
+    if (auto rope = dyn_cast<RopeOp>(op); rope && rope.getAngles()) {
+      why = "a rotary embedding with its own angle table";
+      return WalkResult::interrupt();
+    }
     // Ops that treat every position on its own.
     if (isa<ParamOp, ConstantOp, EmbeddingOp, PositionalEncodingOp, AddOp,
             SubOp, MulOp, DivOp, NegOp, ScaleOp, ReluOp, GeluOp, DropoutOp,
             LinearOp, SplitHeadsOp, MergeHeadsOp, LayerNormOp,
             AddLayerNormOp, RmsNormOp, AddRmsNormOp, RopeOp>(op))
       return WalkResult::advance();
+    // Indexing (TxIndexOps.td) that leaves positions alone: concat and
+    // split cut static axes only, a slice that keeps every symbolic axis
+    // whole, a gather along a static axis (`wte[ids]`, `x[..., idx]`).
+    // Slices that make positions (`wpe[:T]`) and arange would need the
+    // cache offset, and a gather along a symbolic axis mixes positions.
+    if (isa<ConcatOp, SplitOp>(op))
+      return WalkResult::advance();
+    if (auto slice = dyn_cast<SliceOp>(op))
+      if (keepsSymbolicAxes(slice))
+        return WalkResult::advance();
+    if (auto gather = dyn_cast<GatherOp>(op)) {
+      Shape in = getShape(cast<RankedTensorType>(gather.getInput().getType()));
+      int64_t axis = static_cast<int64_t>(gather.getAxis());
+      if (!in[axis < 0 ? axis + int64_t(in.size()) : axis].isSymbolic())
+        return WalkResult::advance();
+    }
     // Tensor math (TxMathOps.td) is element-wise too.
-    if (isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, SigmoidOp, SiluOp,
+    if (isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, CosOp, SinOp,
+            SigmoidOp, SiluOp,
             GeluTanhOp, PowOp, MinimumOp, MaximumOp, ClampOp>(op))
       return WalkResult::advance();
     why = "'" + op->getName().getStringRef().str() +

@@ -24,6 +24,13 @@
 // without copies. What the fused op cannot compute is declined with a reason
 // (the `stats` option prints it).
 //
+// First, rotary embeddings written out as Hugging Face writes them,
+// `x * cos(emb) + rotate_half(x) * sin(emb)` with `emb = concat(F, F)` over
+// the last axis and `rotate_half(x) = concat(-x[..., h:], x[..., :h])`,
+// become one tx.rope with the angle table F (counted as `tx-fuse-rope`):
+// the same rotation, one pass over x, and on `split_heads(z)` applied to z
+// so the fused attention reads Q and K in place.
+//
 //===----------------------------------------------------------------------===//
 #include "FusionStats.h"
 
@@ -244,9 +251,8 @@ private:
         scores = masked.getInput();
         continue;
       } else if (isa<AddOp>(def)) {
-        return decline(why, "an additive mask (tx has no bool-to-f32 "
-                            "conversion to write one that tx.attention can "
-                            "take)");
+        return decline(why, "an additive mask (an arbitrary f32 tensor; "
+                            "tx.attention takes a keep mask)");
       } else {
         return decline(why, "the scores pass through " +
                                 def->getName().getStringRef() + " at " +
@@ -427,7 +433,158 @@ struct FuseAttentionPass
     : mlir::tx::impl::FuseAttentionPassBase<FuseAttentionPass> {
   using FuseAttentionPassBase::FuseAttentionPassBase;
 
+  //===--------------------------------------------------------------------===//
+  // Rotary embeddings written out
+  //===--------------------------------------------------------------------===//
+
+  /// `x[..., lo:lo + n]` over the last axis of x (every other axis whole,
+  /// unit strides), as `slice`.
+  static bool isLastAxisSlice(Value v, Value x, int64_t lo, int64_t n) {
+    auto slice = v.getDefiningOp<SliceOp>();
+    if (!slice || slice.getInput() != x)
+      return false;
+    auto in = cast<RankedTensorType>(x.getType());
+    auto out = cast<RankedTensorType>(slice.getType());
+    ArrayRef<int64_t> starts = slice.getStarts();
+    if (auto strides = slice.getStrides())
+      if (llvm::any_of(*strides, [](int64_t s) { return s != 1; }))
+        return false;
+    int64_t rank = in.getRank();
+    for (int64_t a = 0; a + 1 < rank; ++a)
+      if (starts[a] != 0 || out.getShape()[a] != in.getShape()[a] ||
+          getShape(out)[a] != getShape(in)[a])
+        return false;
+    return starts[rank - 1] == lo && out.getShape()[rank - 1] == n;
+  }
+
+  static bool isLastAxis(int64_t axis, int64_t rank) {
+    return axis == -1 || axis == rank - 1;
+  }
+
+  /// `concat(-x[..., h:], x[..., :h])` (Llama's rotate_half) of x.
+  static bool isRotateHalf(Value v, Value x) {
+    auto concat = v.getDefiningOp<ConcatOp>();
+    auto type = cast<RankedTensorType>(x.getType());
+    int64_t d = type.getShape().back();
+    if (!concat || concat.getInputs().size() != 2 ||
+        !isLastAxis(concat.getAxis(), type.getRank()) ||
+        ShapedType::isDynamic(d) || d % 2 != 0)
+      return false;
+    auto neg = concat.getInputs()[0].getDefiningOp<NegOp>();
+    return neg && isLastAxisSlice(neg.getInput(), x, d / 2, d / 2) &&
+           isLastAxisSlice(concat.getInputs()[1], x, 0, d / 2);
+  }
+
+  /// F of `concat(F, F)` over the last axis, or null.
+  static Value doubledTable(Value emb) {
+    auto concat = emb.getDefiningOp<ConcatOp>();
+    if (!concat || concat.getInputs().size() != 2 ||
+        concat.getInputs()[0] != concat.getInputs()[1] ||
+        !isLastAxis(concat.getAxis(), concat.getType().getRank()))
+      return nullptr;
+    return concat.getInputs()[0];
+  }
+
+  /// `x * cos(emb) + rotate_half(x) * sin(emb)` (products and the sum in
+  /// either order) -> tx.rope x angles F.
+  void fuseWrittenRope(AddOp add, FusionStats &report) {
+    for (int side = 0; side < 2; ++side) {
+      auto cosProduct = (side == 0 ? add.getLhs() : add.getRhs())
+                            .getDefiningOp<MulOp>();
+      auto sinProduct = (side == 0 ? add.getRhs() : add.getLhs())
+                            .getDefiningOp<MulOp>();
+      if (!cosProduct || !sinProduct)
+        continue;
+      for (int c = 0; c < 2; ++c) {
+        Value x = c == 0 ? cosProduct.getLhs() : cosProduct.getRhs();
+        auto cos = (c == 0 ? cosProduct.getRhs() : cosProduct.getLhs())
+                       .getDefiningOp<CosOp>();
+        if (!cos)
+          continue;
+        for (int s = 0; s < 2; ++s) {
+          Value rotated = s == 0 ? sinProduct.getLhs() : sinProduct.getRhs();
+          auto sin = (s == 0 ? sinProduct.getRhs() : sinProduct.getLhs())
+                         .getDefiningOp<SinOp>();
+          if (!sin || sin.getInput() != cos.getInput() ||
+              !isRotateHalf(rotated, x))
+            continue;
+          Value table = doubledTable(cos.getInput());
+          auto xType = cast<RankedTensorType>(x.getType());
+          if (!table || add.getType() != xType || xType.getRank() < 2)
+            continue;
+          // The table is [T, d/2] for x [..., T, d]: one angle per position
+          // and pair, the same for every batch row and head.
+          Shape want = {getShape(xType)[xType.getRank() - 2],
+                        Dim::fixed(xType.getShape().back() / 2)};
+          if (getShape(cast<RankedTensorType>(table.getType())) != want) {
+            report.declined(add.getLoc(), "rotary angles are not one [T, d/2] "
+                                          "table for every row and head");
+            return;
+          }
+          if (dependsOnParameter(table)) {
+            report.declined(add.getLoc(), "rotary angles depend on a "
+                                          "parameter (their gradient is not "
+                                          "implemented in tx.rope)");
+            return;
+          }
+          rewriteRope(add, x, table);
+          report.fused();
+          return;
+        }
+      }
+    }
+  }
+
+  /// The rope of `x` by `table` in `add`'s place; on split_heads(z) it
+  /// rotates z (heads = the split's) and splits the result.
+  static void rewriteRope(AddOp add, Value x, Value table) {
+    OpBuilder builder(add);
+    Location loc = add.getLoc();
+    auto attrs = [&](int64_t heads) {
+      return SmallVector<NamedAttribute>{
+          builder.getNamedAttr("heads", builder.getI64IntegerAttr(heads))};
+    };
+    Value result;
+    auto split = x.getDefiningOp<SplitHeadsOp>();
+    if (split && cast<RankedTensorType>(x.getType()).getRank() == 4) {
+      int64_t heads = int64_t(split.getHeads());
+      auto rope = builder.create<RopeOp>(
+          loc, TypeRange{split.getInput().getType()},
+          ValueRange{split.getInput(), table}, attrs(heads));
+      result = builder.create<SplitHeadsOp>(
+          loc, TypeRange{x.getType()}, ValueRange{rope.getResult()},
+          ArrayRef<NamedAttribute>{builder.getNamedAttr(
+              "heads", builder.getI64IntegerAttr(heads))});
+    } else {
+      result = builder.create<RopeOp>(loc, TypeRange{x.getType()},
+                                      ValueRange{x, table}, attrs(1))
+                   .getResult();
+    }
+    add.getResult().replaceAllUsesWith(result);
+    // The written chain, now unused, goes (users before their operands).
+    SmallVector<Operation *> work = {add};
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      if (!op->use_empty() || isa<ParamOp>(op) ||
+          op->getNumRegions() != 0)
+        continue;
+      SmallVector<Operation *> operands;
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp())
+          operands.push_back(def);
+      op->erase();
+      for (Operation *def : operands)
+        if (llvm::is_contained(work, def) == false)
+          work.push_back(def);
+    }
+  }
+
   void runOnOperation() override {
+    FusionStats ropeReport("tx-fuse-rope");
+    SmallVector<AddOp> adds;
+    getOperation().walk([&](AddOp add) { adds.push_back(add); });
+    for (AddOp add : adds)
+      fuseWrittenRope(add, ropeReport);
     FusionStats report("tx-fuse-attention");
     SmallVector<SoftmaxOp> softmaxes;
     getOperation().walk([&](SoftmaxOp softmax) {
@@ -445,8 +602,11 @@ struct FuseAttentionPass
       report.fused();
     }
     eraseDeadLeftovers();
-    if (stats)
+    if (stats) {
+      if (!ropeReport.empty())
+        ropeReport.print(llvm::errs());
       report.print(llvm::errs());
+    }
   }
 
   //===--------------------------------------------------------------------===//

@@ -1,11 +1,18 @@
-//===- FuseLinear.cpp - activations and residuals into linear epilogues ---===//
+//===- FuseLinear.cpp - activations, gates and residuals into linears -----===//
 //
-// tx-fuse-linear: an activation or a residual add right after a tx.linear
-// becomes part of the linear's epilogue (oneDNN post-ops in libtxrt), so the
-// intermediate never travels to memory. Only single-use linears are fused;
-// the activation is applied before the residual, as tx.linear defines. A
-// linear written by hand, `matmul(x, transpose(W)) + b`, first becomes a
-// tx.linear with bias, so its epilogue fuses the same way.
+// tx-fuse-linear: an activation, a gate (an element-wise product: GLU,
+// SwiGLU, GeGLU) or a residual add right after a tx.linear becomes part of
+// the linear's epilogue (oneDNN post-ops in libtxrt), so the intermediate
+// never travels to memory. Only single-use linears are fused; the epilogue
+// applies the activation, then the gate, then the residual, as tx.linear
+// defines. A linear written by hand, `matmul(x, transpose(W)) + b`, first
+// becomes a tx.linear with bias, so its epilogue fuses the same way.
+//
+// In the train entry an epilogue whose gradient needs the pre-activation
+// (gelu, gelu_tanh, silu, any gate) is left unfused: fused, the backward
+// pass would have to recompute x·Wᵀ with another matrix product, which
+// costs far more than the memory pass the fusion saves. relu (whose
+// gradient reads the output) and residuals fuse everywhere.
 //
 //===----------------------------------------------------------------------===//
 #include "FusionStats.h"
@@ -14,6 +21,7 @@
 
 #include "tx/Dialect/TxDialect.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::tx {
@@ -26,14 +34,18 @@ using namespace mlir::tx;
 
 namespace {
 
-/// A copy of `linear` at the builder's point with `activation` and
+/// A copy of `linear` at the builder's point with `activation`, `gate` and
 /// `residual` (null: keep the linear's own).
 LinearOp rebuild(OpBuilder &builder, LinearOp linear, Activation activation,
-                 Value residual) {
+                 Value gate, Value residual) {
   SmallVector<Value> operands = {linear.getInput(), linear.getWeight()};
   int32_t hasBias = linear.getBias() ? 1 : 0;
   if (hasBias)
     operands.push_back(linear.getBias());
+  if (!gate)
+    gate = linear.getGate();
+  if (gate)
+    operands.push_back(gate);
   if (!residual)
     residual = linear.getResidual();
   if (residual)
@@ -41,13 +53,38 @@ LinearOp rebuild(OpBuilder &builder, LinearOp linear, Activation activation,
   return builder.create<LinearOp>(
       linear.getLoc(), TypeRange{linear.getType()}, operands,
       ArrayRef<NamedAttribute>{
-          builder.getNamedAttr("operandSegmentSizes",
-                               builder.getDenseI32ArrayAttr(
-                                   {1, 1, hasBias, residual ? 1 : 0})),
+          builder.getNamedAttr(
+              "operandSegmentSizes",
+              builder.getDenseI32ArrayAttr(
+                  {1, 1, hasBias, gate ? 1 : 0, residual ? 1 : 0})),
           builder.getNamedAttr("activation",
                                ActivationAttr::get(builder.getContext(),
                                                    activation))});
 }
+
+/// Whether `op` is in the train entry (tx-autodiff differentiates it).
+bool inTrainEntry(Operation *op) {
+  auto func = op->getParentOfType<func::FuncOp>();
+  auto kind = func ? func->getAttrOfType<StringAttr>("tx.entry") : nullptr;
+  return kind && kind.getValue() == "train";
+}
+
+/// The epilogue activation an element-wise op computes, if any.
+std::optional<Activation> activationOf(Operation *op) {
+  if (isa<ReluOp>(op))
+    return Activation::relu;
+  if (isa<GeluOp>(op))
+    return Activation::gelu;
+  if (isa<GeluTanhOp>(op))
+    return Activation::gelu_tanh;
+  if (isa<SiluOp>(op))
+    return Activation::silu;
+  return std::nullopt;
+}
+
+constexpr const char *kRecomputeReason =
+    "train entry: the backward pass needs the pre-activation (fused, it "
+    "would recompute x·Wᵀ)";
 
 /// The `[N, K]` weight `W` of `matmul(x, transpose(W))` (or `transpose_rhs`),
 /// or null.
@@ -72,6 +109,7 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
     FusionStats report("tx-fuse-linear");
     fuseHandWrittenLinears(report);
     fuseActivations(report);
+    fuseGates(report);
     fuseResiduals(report);
     if (stats)
       report.print(llvm::errs());
@@ -106,7 +144,7 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
         OpBuilder builder(add);
         auto linear = builder.create<LinearOp>(
             add.getLoc(), add.getType(), matmul.getLhs(), weight, bias,
-            /*residual=*/Value(), Activation::none);
+            /*gate=*/Value(), /*residual=*/Value(), Activation::none);
         add.getResult().replaceAllUsesWith(linear.getResult());
         add.erase();
         Operation *transpose = matmul.getRhs().getDefiningOp<TransposeOp>();
@@ -119,31 +157,79 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
     }
   }
 
-  /// Activations first (they come before the residual in the epilogue).
+  /// Activations first (they come before the gate and the residual in the
+  /// epilogue).
   void fuseActivations(FusionStats &report) {
     SmallVector<Operation *> activations;
     getOperation().walk([&](Operation *op) {
-      if (isa<ReluOp, GeluOp>(op))
+      if (activationOf(op))
         activations.push_back(op);
     });
     for (Operation *op : activations) {
       auto linear = op->getOperand(0).getDefiningOp<LinearOp>();
       if (!linear)
         continue;
+      Activation activation = *activationOf(op);
       if (!linear->hasOneUse()) {
         report.declined(op->getLoc(), "the linear has other users");
         continue;
       }
-      if (linear.getActivation() != Activation::none || linear.getResidual()) {
+      if (linear.getActivation() != Activation::none || linear.getGate() ||
+          linear.getResidual()) {
         report.declined(op->getLoc(), "the linear already has an epilogue");
         continue;
       }
+      if (activation != Activation::relu && inTrainEntry(op)) {
+        report.declined(op->getLoc(), kRecomputeReason);
+        continue;
+      }
       OpBuilder builder(op);
-      LinearOp fused = rebuild(
-          builder, linear, isa<ReluOp>(op) ? Activation::relu : Activation::gelu,
-          nullptr);
+      LinearOp fused = rebuild(builder, linear, activation, nullptr, nullptr);
       op->getResult(0).replaceAllUsesWith(fused.getResult());
       op->erase();
+      linear.erase();
+      report.fused();
+    }
+  }
+
+  /// `act(linear(x, W)) * g` -> `linear(x, W, activation, gate = g)` for a
+  /// `g` of the result's type (GLU and its variants; in SwiGLU `g` is
+  /// itself a linear). The activated side hosts the epilogue.
+  void fuseGates(FusionStats &report) {
+    SmallVector<MulOp> muls;
+    getOperation().walk([&](MulOp mul) { muls.push_back(mul); });
+    for (MulOp mul : muls) {
+      auto host = [&](Value v) -> LinearOp {
+        auto linear = v.getDefiningOp<LinearOp>();
+        if (!linear || !linear->hasOneUse() || linear.getGate() ||
+            linear.getResidual() || mul.getLhs() == mul.getRhs())
+          return nullptr;
+        return linear;
+      };
+      LinearOp lhs = host(mul.getLhs()), rhs = host(mul.getRhs());
+      if (!lhs && !rhs)
+        continue;
+      LinearOp linear = lhs;
+      if (!lhs || (rhs && lhs.getActivation() == Activation::none &&
+                   rhs.getActivation() != Activation::none))
+        linear = rhs;
+      Value gate = linear == lhs ? mul.getRhs() : mul.getLhs();
+      if (gate.getType() != mul.getType() ||
+          linear.getType() != mul.getType()) {
+        report.declined(mul.getLoc(), "the gate product broadcasts");
+        continue;
+      }
+      if (inTrainEntry(mul)) {
+        report.declined(mul.getLoc(), kRecomputeReason);
+        continue;
+      }
+      // The fused linear takes the product's place, where the gate (an
+      // operand of the product) and the host's operands are all defined.
+      OpBuilder builder(mul);
+      LinearOp fused =
+          rebuild(builder, linear, linear.getActivation(), gate, nullptr);
+      mul.getResult().replaceAllUsesWith(fused.getResult());
+      mul.erase();
       linear.erase();
       report.fused();
     }
@@ -173,7 +259,7 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
           continue;
         OpBuilder builder(add);
         LinearOp rebuilt =
-            rebuild(builder, linear, linear.getActivation(), other);
+            rebuild(builder, linear, linear.getActivation(), nullptr, other);
         add.getResult().replaceAllUsesWith(rebuilt.getResult());
         add.erase();
         linear.erase();

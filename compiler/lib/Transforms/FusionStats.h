@@ -31,6 +31,8 @@ public:
     declines.push_back({formatLocation(loc), why.str()});
   }
 
+  /// Whether nothing was fused or declined.
+  bool empty() const { return numFused == 0 && declines.empty(); }
   /// `pass: fused N, declined M`, then one line per declined candidate.
   void print(llvm::raw_ostream &os) const {
     os << pass << ": fused " << numFused << ", declined " << declines.size()

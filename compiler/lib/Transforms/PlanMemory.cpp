@@ -5,7 +5,8 @@
 // arena. Sizes come from the upper bounds of symbolic dimensions, lifetimes
 // from the (single-block) program order, and placement is greedy by size
 // with best fit among the gaps left by buffers whose lifetimes overlap.
-// `tx.reshape` shares its operand's buffer; element-wise ops whose first
+// `tx.reshape` shares its operand's buffer, and so does a contiguous slice
+// or split piece, at an offset inside it; element-wise ops whose first
 // operand dies at them write in place. Every size, offset and total is
 // computed with checked arithmetic: a tensor over the size limits
 // (TxShape.h) or an arena over kMaxArenaBytes is an error at the op or
@@ -20,6 +21,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/CheckedArithmetic.h"
 
@@ -118,6 +120,14 @@ bool mlir::tx::isStridedView(Operation *op) {
   return true;
 }
 
+bool mlir::tx::isOffsetView(Operation *op) {
+  if (auto slice = dyn_cast<SliceOp>(op))
+    return slice.isContiguous();
+  if (auto split = dyn_cast<SplitOp>(op))
+    return split.isContiguous();
+  return false;
+}
+
 namespace {
 
 /// `bytes` rounded up to a multiple of `alignment`, or nullopt on overflow.
@@ -153,7 +163,8 @@ bool writesInPlace(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, NegOp, ReluOp, GeluOp, ScaleOp,
              DropoutOp, MaskedFillOp, NotOp, DropoutGradOp>(op) ||
          // Tensor math (TxMathOps.td), element-wise glue too.
-         isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, SigmoidOp, SiluOp,
+         isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, CosOp, SinOp,
+             SigmoidOp, SiluOp,
              GeluTanhOp, PowOp, MinimumOp, MaximumOp, ClampOp, UnaryGradOp>(
              op);
 }
@@ -353,6 +364,8 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
       return end;
     };
 
+    // Views that start inside their buffer rather than at its start.
+    llvm::DenseSet<Value> innerViews;
     for (Operation &op : func.front()) {
       if (needsNoBuffer(&op))
         continue;
@@ -373,18 +386,25 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
                  << func.getSymName()
                  << "' has more tensor bytes than int64 can count";
         tensorBytes = *sum;
-        if (isa<ReshapeOp, CacheWriteOp>(op) || isStridedView(&op)) {
-          auto it = bufferOf.find(op.getOperand(0));
+        if (isa<ReshapeOp, CacheWriteOp>(op) || isStridedView(&op) ||
+            isOffsetView(&op)) {
+          Value source = op.getOperand(0);
+          auto it = bufferOf.find(source);
           if (it != bufferOf.end())
             join(result, it->second);
-          // A view (reshape, or a transpose / split_heads read through
-          // strides) of an argument, parameter or constant needs no buffer.
+          if (isOffsetView(&op) || innerViews.count(source))
+            innerViews.insert(result);
+          // A view (reshape, a transpose / split_heads read through
+          // strides, a contiguous slice or split piece) of an argument,
+          // parameter or constant needs no buffer.
           continue;
         }
         bool joined = false;
         if (result == op.getResult(0))
           for (Value operand : inPlaceCandidates(&op)) {
-            if (operand.getType() != result.getType())
+            // Writing at the buffer's start would not be in place.
+            if (operand.getType() != result.getType() ||
+                innerViews.count(operand))
               continue;
             auto it = bufferOf.find(operand);
             if (it != bufferOf.end() && bufferEnd(it->second) <= at) {
@@ -405,7 +425,9 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
     auto ret = cast<func::ReturnOp>(func.front().getTerminator());
     for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
       auto it = bufferOf.find(value);
-      if (it != bufferOf.end() && buffers[it->second].output < 0)
+      // An inner view is copied out: its buffer holds more than it.
+      if (it != bufferOf.end() && buffers[it->second].output < 0 &&
+          !innerViews.count(value))
         buffers[it->second].output = i;
     }
     size_t overLimit = 0;

@@ -73,6 +73,8 @@ enum {
   TXRT_ACTIVATION_GELU = 2,
   /** PyTorch's GELU(approximate='tanh'). */
   TXRT_ACTIVATION_GELU_TANH = 3,
+  /** x * sigmoid(x) (SiLU, swish), PyTorch's F.silu. */
+  TXRT_ACTIVATION_SILU = 4,
 };
 
 /** Elementwise binary operations of txrt_binary. */
@@ -211,6 +213,19 @@ txrt_status txrt_linear_fwd(txrt_context *ctx, int64_t site, int64_t m,
                             const float *w, const float *bias,
                             int32_t activation, const float *residual,
                             float *y);
+
+/** Gated linear layer (GLU, SwiGLU, GeGLU) with a fused epilogue:
+ *
+ *    y[m, n] = act(x[m, k] * w[n, k]^T + bias[n]) * gate[m, n] + residual[m, n]
+ *
+ *  As txrt_linear_fwd with the element-wise gate product after the
+ *  activation (a oneDNN binary_mul post-op). gate is required; y may be the
+ *  residual (accumulated in place) but not the gate. */
+txrt_status txrt_linear_gated_fwd(txrt_context *ctx, int64_t site, int64_t m,
+                                  int64_t n, int64_t k, const float *x,
+                                  const float *w, const float *bias,
+                                  int32_t activation, const float *gate,
+                                  const float *residual, float *y);
 
 /** Gradients of y = x * w^T + bias given dy [m, n] (the gradient at the
  *  linear's output, i.e. after the caller applied any activation gradient):
@@ -386,6 +401,30 @@ txrt_status txrt_embedding_bwd(txrt_context *ctx, int64_t site, int64_t n,
                                int32_t padding_idx, float *dtable,
                                int32_t accumulate);
 
+/** Gather along one axis: src viewed as [outer, n, inner] elements of
+ *  element_bytes bytes (4 for f32 and i32, 1 for bool), out as
+ *  [outer, count, inner]:
+ *
+ *    out[o, k, :] = src[o, i, :],  i = ids[k] (n + ids[k] when negative)
+ *
+ *  PyTorch's advanced indexing along one axis (index_select with negative
+ *  indices). Fails with TXRT_ERROR_INVALID_ARGUMENT naming the first index
+ *  outside [-n, n). */
+txrt_status txrt_gather(txrt_context *ctx, int64_t site, int64_t outer,
+                        int64_t n, int64_t inner, int64_t element_bytes,
+                        const int32_t *ids, int64_t count, const void *src,
+                        void *out);
+
+/** Scatter-add gradient of txrt_gather (f32) with respect to src: dsrc
+ *  [outer, n, inner] is zeroed, then
+ *
+ *    dsrc[o, i, :] += dout[o, k, :]   for every k, i as in txrt_gather
+ *
+ *  in the order of k. Deterministic (no atomics). */
+txrt_status txrt_gather_bwd(txrt_context *ctx, int64_t site, int64_t outer,
+                            int64_t n, int64_t inner, const int32_t *ids,
+                            int64_t count, const float *dout, float *dsrc);
+
 /** Cross-entropy of logits [n, classes] against targets [n], fused with the
  *  log-softmax, as PyTorch's F.cross_entropy(ignore_index, label_smoothing):
  *
@@ -489,6 +528,14 @@ txrt_status txrt_rope(txrt_context *ctx, int64_t site, int64_t outer,
                       int64_t seq, int64_t heads, int64_t head_dim,
                       const float *x, float *y, int64_t pos_offset, float base,
                       int32_t inverse);
+
+/** txrt_rope with the angles given: theta = angles[t * head_dim/2 + i] for
+ *  position t (no offset) and pair i, angles [seq, head_dim/2] (rotary
+ *  embeddings written out, whose table the program computes). */
+txrt_status txrt_rope_angles(txrt_context *ctx, int64_t site, int64_t outer,
+                             int64_t seq, int64_t heads, int64_t head_dim,
+                             const float *x, float *y, const float *angles,
+                             int32_t inverse);
 
 /*===----------------------------------------------------------------------===*
  * Fused attention (flash-style: scores never travel to memory in full)

@@ -18,7 +18,7 @@ eltwiseForwardDesc(Context &ctx, int32_t activation, int64_t n,
                    const dnnl::primitive_attr &attr) {
   dnnl::eltwise_forward::desc desc(dnnl::prop_kind::forward_training,
                                    eltwiseAlgorithm(activation), denseDesc({n}),
-                                   0.0f, 0.0f);
+                                   eltwiseAlpha(activation), 0.0f);
   return {desc, attr, ctx.engine()};
 }
 
@@ -77,7 +77,7 @@ txrt_status txrt_activation_bwd(txrt_context *ctx, int64_t site,
               eltwiseForwardDesc(c, activation, n, dnnl::primitive_attr());
           dnnl::eltwise_backward::desc desc(eltwiseAlgorithm(activation),
                                             denseDesc({n}), denseDesc({n}),
-                                            0.0f, 0.0f);
+                                            eltwiseAlpha(activation), 0.0f);
           dnnl::eltwise_backward::primitive_desc pd(desc, userScratchpadAttr(),
                                                     c.engine(), hint);
           return Primitive(

@@ -94,6 +94,40 @@ txrt_status txrt_matmul(txrt_context *ctx, int64_t site, int64_t batch0,
       });
 }
 
+namespace {
+
+/// y = act(x · wᵀ + bias) * gate + residual (gate, bias, residual optional).
+void linearForward(Context &c, int64_t site, int64_t m, int64_t n, int64_t k,
+                   const float *x, const float *w, const float *bias,
+                   int32_t activation, const float *gate,
+                   const float *residual, float *y) {
+  require(m >= 0 && n >= 0 && k >= 0, "sizes must be non-negative");
+  if (m == 0 || n == 0 || k == 0)
+    return;
+  require(x != nullptr, "x is NULL");
+  require(w != nullptr, "w is NULL");
+  require(y != nullptr, "y is NULL");
+  MatmulSpec spec;
+  spec.m = m;
+  spec.n = n;
+  spec.k = k;
+  spec.aStrides = {0, 0, k, 1};
+  spec.bStrides = {0, 0, 1, k}; // w^T: element (p, j) is w[j*k + p]
+  spec.cStrides = {0, 0, n, 1};
+  spec.hasBias = bias != nullptr;
+  spec.activation = activation;
+  spec.hasGate = gate != nullptr;
+  if (residual == y) {
+    spec.beta = 1.0f;
+    residual = nullptr;
+  }
+  spec.hasResidual = residual != nullptr;
+  cachedMatmul(c, site, Kernel::Matmul, spec)
+      .run(c, x, w, y, bias, residual, gate);
+}
+
+} // namespace
+
 txrt_status txrt_linear_fwd(txrt_context *ctx, int64_t site, int64_t m,
                             int64_t n, int64_t k, const float *x,
                             const float *w, const float *bias,
@@ -102,28 +136,26 @@ txrt_status txrt_linear_fwd(txrt_context *ctx, int64_t site, int64_t m,
   return runKernel(
       ctx, "txrt_linear_fwd", [&] { return shapes("m", m, "n", n, "k", k); },
       [&](Context &c) {
-        require(m >= 0 && n >= 0 && k >= 0, "sizes must be non-negative");
-        if (m == 0 || n == 0 || k == 0)
-          return;
-        require(x != nullptr, "x is NULL");
-        require(w != nullptr, "w is NULL");
-        require(y != nullptr, "y is NULL");
-        MatmulSpec spec;
-        spec.m = m;
-        spec.n = n;
-        spec.k = k;
-        spec.aStrides = {0, 0, k, 1};
-        spec.bStrides = {0, 0, 1, k}; // w^T: element (p, j) is w[j*k + p]
-        spec.cStrides = {0, 0, n, 1};
-        spec.hasBias = bias != nullptr;
-        spec.activation = activation;
-        if (residual == y) {
-          spec.beta = 1.0f;
-          residual = nullptr;
+        linearForward(c, site, m, n, k, x, w, bias, activation, nullptr,
+                      residual, y);
+      });
+}
+
+txrt_status txrt_linear_gated_fwd(txrt_context *ctx, int64_t site, int64_t m,
+                                  int64_t n, int64_t k, const float *x,
+                                  const float *w, const float *bias,
+                                  int32_t activation, const float *gate,
+                                  const float *residual, float *y) {
+  return runKernel(
+      ctx, "txrt_linear_gated_fwd",
+      [&] { return shapes("m", m, "n", n, "k", k); },
+      [&](Context &c) {
+        if (m > 0 && n > 0 && k > 0) {
+          require(gate != nullptr, "gate is NULL");
+          require(gate != y, "gate and y must not be the same buffer");
         }
-        spec.hasResidual = residual != nullptr;
-        cachedMatmul(c, site, Kernel::Matmul, spec)
-            .run(c, x, w, y, bias, residual);
+        linearForward(c, site, m, n, k, x, w, bias, activation, gate,
+                      residual, y);
       });
 }
 

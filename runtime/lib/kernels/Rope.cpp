@@ -18,22 +18,22 @@ using namespace txrt;
 
 namespace {
 
+/// Rotates x into y by the angles `angle(t, i)` (a float per position t and
+/// pair i < d/2): cos and sin in double, rounded once, into a table.
+template <typename Angle>
 void ropeForward(Context &ctx, int64_t outer, int64_t seq, int64_t heads,
-                 int64_t d, const float *x, float *y, int64_t offset,
-                 float base, bool inverse) {
+                 int64_t d, const float *x, float *y, bool inverse,
+                 Angle angle) {
   const int64_t half = d / 2, width = heads * d;
   // The table: cos then sin, [seq x half] each.
   float *table = ctx.statsWork.as<float>(2 * size_t(seq) * size_t(half));
   float *cosTable = table, *sinTable = table + seq * half;
-  std::vector<float> invFreq(static_cast<size_t>(half));
-  for (int64_t i = 0; i < half; ++i)
-    invFreq[i] = 1.0f / std::pow(base, float(2 * i) / float(d));
   const double sign = inverse ? -1.0 : 1.0;
   for (int64_t t = 0; t < seq; ++t)
     for (int64_t i = 0; i < half; ++i) {
-      const float angle = float(offset + t) * invFreq[i];
-      cosTable[t * half + i] = float(std::cos(double(angle)));
-      sinTable[t * half + i] = float(sign * std::sin(double(angle)));
+      const float a = angle(t, i);
+      cosTable[t * half + i] = float(std::cos(double(a)));
+      sinTable[t * half + i] = float(sign * std::sin(double(a)));
     }
 #pragma omp parallel for collapse(2) num_threads(ctx.numThreads()) \
     schedule(static)
@@ -77,8 +77,37 @@ txrt_status txrt_rope(txrt_context *ctx, int64_t /*site*/, int64_t outer,
         if (outer == 0 || seq == 0 || heads == 0 || head_dim == 0)
           return;
         require(x && y, "x and y must not be NULL");
-        ropeForward(c, outer, seq, heads, head_dim, x, y, pos_offset, base,
-                    inverse != 0);
+        const int64_t half = head_dim / 2;
+        std::vector<float> invFreq(static_cast<size_t>(half));
+        for (int64_t i = 0; i < half; ++i)
+          invFreq[i] = 1.0f / std::pow(base, float(2 * i) / float(head_dim));
+        ropeForward(c, outer, seq, heads, head_dim, x, y, inverse != 0,
+                    [&](int64_t t, int64_t i) {
+                      return float(pos_offset + t) * invFreq[i];
+                    });
+      });
+}
+
+txrt_status txrt_rope_angles(txrt_context *ctx, int64_t /*site*/,
+                             int64_t outer, int64_t seq, int64_t heads,
+                             int64_t head_dim, const float *x, float *y,
+                             const float *angles, int32_t inverse) {
+  return runKernel(
+      ctx, "txrt_rope_angles",
+      [&] {
+        return shapes("outer", outer, "seq", seq, "heads", heads, "head_dim",
+                      head_dim);
+      },
+      [&](Context &c) {
+        require(outer >= 0 && seq >= 0 && heads >= 0 && head_dim >= 0,
+                "sizes must be non-negative");
+        require(head_dim % 2 == 0, "head_dim must be even");
+        if (outer == 0 || seq == 0 || heads == 0 || head_dim == 0)
+          return;
+        require(x && y && angles, "x, y and angles must not be NULL");
+        const int64_t half = head_dim / 2;
+        ropeForward(c, outer, seq, heads, head_dim, x, y, inverse != 0,
+                    [&](int64_t t, int64_t i) { return angles[t * half + i]; });
       });
 }
 

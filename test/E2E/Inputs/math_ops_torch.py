@@ -39,6 +39,7 @@ def block(params, x, sel):
         + b.abs() - a
     v = torch.tanh(a) + torch.sigmoid(b) + F.silu(a) \
         + F.gelu(b, approximate="tanh") + F.gelu(a)
+    v = v + torch.cos(a * 3) + torch.sin(b * 3) * math.cos(0.5)
     w = a ** 2 + b.pow(3) + p ** -0.5 + p.pow(0.5) + p ** -1 + p ** -2
     w = w + p ** 1.7 + b.pow(1) + b ** 0 + 0.1 * torch.sqrt(p) ** 3
     c = torch.clamp(a, -0.3, 0.3)
@@ -50,7 +51,7 @@ def block(params, x, sel):
         + torch.maximum(torch.tensor(1.0), b.mean(1, keepdim=True))
     k = torch.where(a > b, a, b * 2) + torch.where(b > 0, 1.5, b) \
         + torch.where(a < 0, a, 0.0)
-    z = torch.where(sel > 0, a, t)
+    z = torch.where(sel > 0, a, t) + (sel > 0).float() * 0.25
     r = torch.amax(z, 1, keepdim=True) + torch.amax(a, -1, keepdim=True)
     r = r + b.mean(1, keepdim=True) + torch.amax(b, 0)
     return linear("out", u + v + w + m + k + r)

@@ -73,6 +73,27 @@ inline std::string sexpr(const ast::Expr *e) {
     }
     return out + ")";
   }
+  case Expr::Kind::Subscript: {
+    const auto *s = static_cast<const SubscriptExpr *>(e);
+    std::string out = "(index " + sexpr(s->base.get());
+    for (const Index &index : s->indices) {
+      out += " ";
+      switch (index.kind) {
+      case Index::Kind::Ellipsis:
+        out += "...";
+        break;
+      case Index::Kind::Single:
+        out += sexpr(index.value.get());
+        break;
+      case Index::Kind::Slice:
+        out += (index.start ? sexpr(index.start.get()) : "") + ":" +
+               (index.stop ? sexpr(index.stop.get()) : "") +
+               (index.step ? ":" + sexpr(index.step.get()) : "");
+        break;
+      }
+    }
+    return out + ")";
+  }
   }
   return "?";
 }

@@ -185,7 +185,8 @@ std::string mutate(const std::string &text, std::mt19937 &rng) {
       "(",       ")",  "[",  "]",      ",",       "=",   "+",   "*",
       "..",      "as", "!",  "&",      "0",       "-1",  "1e9", "x",
       "d_model", "B",  "S",  "linear", "softmax", "for", "{",   "}",
-      "return",  "#",  "\n", "bool",   "i32",     "1.5", "T",   "heads"};
+      "return",  "#",  "\n", "bool",   "i32",     "1.5", "T",   "heads",
+      ":",       "...", "::", "-9",    "chunk",   "a, b"};
   if (text.empty())
     return text;
   std::uniform_int_distribution<size_t> pos(0, text.size() - 1);
@@ -238,6 +239,60 @@ TEST_F(MLIRGenTest, MutatedSpecsNeverCrash) {
   // Most mutations break the spec; some (inside comments) do not.
   EXPECT_GT(rejected, static_cast<unsigned>(iterations));
   RecordProperty("accepted", accepted);
+}
+
+/// Subscripts and the indexing builtins, for the mutation tests.
+const char *indexingSpec = R"(model idx
+config d = 8, max_len = 16, vocab = 32
+dim B <= 4, T <= max_len
+def rotate_half(x) {
+  return concat(-x[..., d/2:], x[..., :d/2], axis = -1)
+}
+entry train(ids: i32[B, T], r: [B, d]) -> loss {
+  wte = param(vocab, d) as wte
+  wpe = param(max_len, d) as wpe
+  h = wte[ids] + wpe[arange(T)] + wpe[:T][None]
+  u = (ids != 0)[:, None, None, :]
+  a, b = chunk(rotate_half(h), 2, axis = -1)
+  p, q = split(stack(a, b, axis = -1)[..., 0], 3, 1, axis = 2)
+  c = concat(p, index_select(q, 1, ids[0]), h[:, :, 1:8:2], axis = -1)
+  loss = reduce_sum(reduce_sum(select(c, 1, -1) * r, -1), -1)
+}
+optimizer adam(lr = 0.001)
+)";
+
+TEST_F(MLIRGenTest, IndexingSpecGeneratesVerifiedIR) {
+  Result r = generate(indexingSpec);
+  ASSERT_TRUE(r.module) << r.errors;
+  EXPECT_TRUE(succeeded(verify(*r.module)));
+}
+
+TEST_F(MLIRGenTest, MutatedIndexingSpecsNeverCrash) {
+  const char *iterationsEnv = std::getenv("TXC_FUZZ_ITERATIONS");
+  int iterations = iterationsEnv ? std::atoi(iterationsEnv) : 1500;
+  const char *seedEnv = std::getenv("TXC_FUZZ_SEED");
+  std::mt19937 rng(seedEnv ? std::atoi(seedEnv) : 20260514);
+  unsigned rejected = 0;
+  for (int i = 0; i < iterations; ++i) {
+    std::string text = indexingSpec;
+    for (unsigned n = 1 + rng() % 3; n > 0; --n)
+      text = mutate(text, rng);
+    Result r = generate(text);
+    if (r.module) {
+      ASSERT_TRUE(succeeded(verify(*r.module))) << text;
+    } else {
+      ASSERT_GT(r.numErrors, 0u) << "no module and no error for:\n" << text;
+      ++rejected;
+    }
+  }
+  EXPECT_GT(rejected, static_cast<unsigned>(iterations / 2));
+  std::string original = indexingSpec;
+  for (size_t end = 0; end < original.size(); end += 3) {
+    Result r = generate(original.substr(0, end));
+    if (!r.module) {
+      ASSERT_GT(r.numErrors, 0u) << original.substr(0, end);
+    }
+  }
 }
 
 TEST_F(MLIRGenTest, EveryPrefixOfASpecIsHandled) {

@@ -82,7 +82,19 @@ INSTANTIATE_TEST_SUITE_P(
         PrecedenceCase{"masked_fill(s, !m, -1e9)",
                        "(call masked_fill s (! m) (- 1e9))"},
         PrecedenceCase{"true | false", "(| true false)"},
-        PrecedenceCase{"a\n+\nb", "(+ a b)"}));
+        PrecedenceCase{"a\n+\nb", "(+ a b)"},
+        // Subscripts bind tighter than every operator and chain.
+        PrecedenceCase{"x[:, 0, :]", "(index x : 0 :)"},
+        PrecedenceCase{"x[a:b:2]", "(index x a:b:2)"},
+        PrecedenceCase{"x[..., :d / 2]", "(index x ... :(/ d 2))"},
+        PrecedenceCase{"x[1:]", "(index x 1:)"},
+        PrecedenceCase{"x[::-1]", "(index x ::(- 1))"},
+        PrecedenceCase{"-x[0] ** 2", "(- (** (index x 0) 2))"},
+        PrecedenceCase{"x[0][:, 1]", "(index (index x 0) : 1)"},
+        PrecedenceCase{"wpe[arange(T)]", "(index wpe (call arange T))"},
+        PrecedenceCase{"f(x)[-1]", "(index (call f x) (- 1))"},
+        PrecedenceCase{"(f(x) as s)[0]", "(index (call f x as s) 0)"},
+        PrecedenceCase{"x[ids[0]]", "(index x (index ids 0))"}));
 
 TEST(ParserTest, Locations) {
   Parsed p("def f(x) {\n  y = a + g(x, k = 2) as s[i]\n  return -y\n}");
@@ -272,7 +284,9 @@ TEST(ParserTest, PrintedExpressionsKeepTheirShape) {
       "a - (b - c)",     "a / (b * c)",       "(a ** b) ** c", "a ** b ** c",
       "-(a + b)",        "!(a == b)",         "(a == b) == c", "a == (b == c)",
       "(f(x) as s) * 2", "-(2 ** 2)",         "(-2) ** 2",     "a | b | c",
-      "a | (b | c)",     "(a & b) | (c & d)", "2 ** (-x)",     "x ** (y * 2)"};
+      "a | (b | c)",     "(a & b) | (c & d)", "2 ** (-x)",     "x ** (y * 2)",
+      "x[:, 0, ::2]",    "(f(x) as s)[..., :4]", "(a + b)[0]", "x[0][1:]",
+      "(-x)[0]",         "x[a:b:c, ...]"};
   for (const char *text : exprs) {
     SCOPED_TRACE(text);
     SourceFile file("e.tx", text);
@@ -468,6 +482,43 @@ TEST(ParserTest, NestingIsCapped) {
   EXPECT_GE(p.errors(), 1u);
   EXPECT_NE(p.report().find("'for' loops are nested too deeply"),
             std::string::npos);
+}
+
+TEST(ParserTest, TupleAssignment) {
+  Parsed p("entry e(x: [2, 8]) -> z {\n  a, b = chunk(x, 2)\n  z = a\n}\n");
+  ASSERT_EQ(p.errors(), 0u) << p.report();
+  const auto &entry = as<EntryDecl>(*p.module->decls[0]);
+  const auto &assign = as<AssignStmt>(*entry.body[0]);
+  ASSERT_EQ(assign.targets.size(), 2u);
+  EXPECT_EQ(assign.targets[0].name, "a");
+  EXPECT_EQ(assign.targets[1].name, "b");
+  EXPECT_EQ(assign.targets[1].loc.col, 6u);
+  EXPECT_EQ(test::sexpr(assign.value.get()), "(call chunk x 2)");
+  EXPECT_EQ(as<AssignStmt>(*entry.body[1]).targets.size(), 1u);
+}
+
+TEST(ParserTest, SubscriptErrors) {
+  struct Case {
+    const char *text, *error;
+  } cases[] = {
+      {"x[]", "expected an index in '[...]'"},
+      {"x[0,]", "expected an index after ','"},
+      {"x[, 1]", "expected an index before ','"},
+      {"x[0, , 1]", "expected an index before ','"},
+      {"x[0 1]", "expected ',' between indices"},
+      {"x[0", "expected ']' to close the subscript opened at"},
+      {"x[..., 0, ...]", "a subscript has at most one '...'"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.text);
+    std::string errors;
+    parseToSexpr(c.text, &errors);
+    EXPECT_NE(errors.find(c.error), std::string::npos) << errors;
+  }
+  Parsed p("entry e(x: [2, 8]) -> z {\n  z = linear(x, 8) as p[0]\n}\n");
+  EXPECT_EQ(p.errors(), 0u) << p.report(); // `as p[0]` is a scope index
+  Parsed q("entry e(x: [2, 8]) -> z {\n  z = (linear(x, 8) as p)[0]\n}\n");
+  EXPECT_EQ(q.errors(), 0u) << q.report();
 }
 
 TEST(ParserTest, ParseExpressionRejectsTrailingTokens) {

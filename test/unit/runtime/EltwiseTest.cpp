@@ -16,6 +16,8 @@ double referenceActivation(int32_t activation, double x) {
   case TXRT_ACTIVATION_GELU_TANH:
     return 0.5 * x *
            (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  case TXRT_ACTIVATION_SILU:
+    return x / (1 + std::exp(-x));
   default:
     return x;
   }
@@ -25,7 +27,8 @@ class EltwiseTest : public RuntimeTest {};
 
 TEST_F(EltwiseTest, ForwardAndBackward) {
   for (int32_t act : {TXRT_ACTIVATION_NONE, TXRT_ACTIVATION_RELU,
-                      TXRT_ACTIVATION_GELU, TXRT_ACTIVATION_GELU_TANH}) {
+                      TXRT_ACTIVATION_GELU, TXRT_ACTIVATION_GELU_TANH,
+                      TXRT_ACTIVATION_SILU}) {
     SCOPED_TRACE("activation " + std::to_string(act));
     for (int64_t n : {1, 7, 63, 65, 1000}) {
       Floats x = randomFloats(n, uint32_t(n + act), -3, 3);

@@ -20,6 +20,8 @@ double activate(int32_t activation, double x) {
   case TXRT_ACTIVATION_GELU_TANH:
     return 0.5 * x *
            (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  case TXRT_ACTIVATION_SILU:
+    return x / (1 + std::exp(-x));
   default:
     return x;
   }
@@ -151,7 +153,8 @@ TEST_F(MatmulTest, HeadSplitViewsWithoutCopies) {
 TEST_F(MatmulTest, Epilogues) {
   uint32_t seed = 300;
   for (int32_t act : {TXRT_ACTIVATION_NONE, TXRT_ACTIVATION_RELU,
-                      TXRT_ACTIVATION_GELU, TXRT_ACTIVATION_GELU_TANH})
+                      TXRT_ACTIVATION_GELU, TXRT_ACTIVATION_GELU_TANH,
+                      TXRT_ACTIVATION_SILU})
     for (bool bias : {false, true})
       for (bool residual : {false, true})
         for (auto [alpha, beta] :
@@ -273,6 +276,60 @@ TEST_F(MatmulTest, LinearForwardWithEpilogue) {
           expected[i] = activate(act, expected[i]) + (residual ? r[i] : 0.0);
         expectClose(y, expected, 1e-4, 1e-4, "linear");
       }
+}
+
+// GLU epilogues: act(x·wᵀ + bias) * gate + residual, also accumulated in
+// place (y is the residual).
+TEST_F(MatmulTest, GatedLinearForward) {
+  uint32_t seed = 450;
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 7, 63},
+                         {65, 63, 7},
+                         {63, 130, 65}})
+    for (int32_t act : {TXRT_ACTIVATION_NONE, TXRT_ACTIVATION_SILU,
+                        TXRT_ACTIVATION_GELU, TXRT_ACTIVATION_GELU_TANH,
+                        TXRT_ACTIVATION_RELU})
+      for (int residual : {0, 1, 2}) { // none, separate, in place
+        for (bool bias : {false, true}) {
+          SCOPED_TRACE("m=" + std::to_string(m) + " act=" +
+                       std::to_string(act) + " residual=" +
+                       std::to_string(residual) + " bias=" +
+                       std::to_string(bias));
+          Floats x = randomFloats(m * k, seed++),
+                 w = randomFloats(n * k, seed++), b = randomFloats(n, seed++),
+                 g = randomFloats(m * n, seed++),
+                 r = randomFloats(m * n, seed++);
+          Floats y = residual == 2 ? r : Floats(m * n);
+          const float *res = residual == 0   ? nullptr
+                             : residual == 1 ? r.data()
+                                             : y.data();
+          expectOk(txrt_linear_gated_fwd(ctx_, seed, m, n, k, x.data(),
+                                         w.data(), bias ? b.data() : nullptr,
+                                         act, g.data(), res, y.data()));
+          Floats zero(n, 0.0f);
+          Doubles expected =
+              referenceLinear(m, n, k, toDoubles(x), toDoubles(w),
+                              toDoubles(bias ? b : zero));
+          for (int64_t i = 0; i < m * n; ++i)
+            expected[i] = activate(act, expected[i]) * g[i] +
+                          (residual ? r[i] : 0.0);
+          expectClose(y, expected, 1e-4, 1e-4, "gated linear");
+        }
+      }
+}
+
+TEST_F(MatmulTest, GatedLinearRejectsBadGates) {
+  Floats x(4 * 3, 1.0f), w(2 * 3, 1.0f), y(4 * 2);
+  EXPECT_EQ(txrt_linear_gated_fwd(ctx_, 0, 4, 2, 3, x.data(), w.data(),
+                                  nullptr, TXRT_ACTIVATION_SILU, nullptr,
+                                  nullptr, y.data()),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(txrt_linear_gated_fwd(ctx_, 0, 4, 2, 3, x.data(), w.data(),
+                                  nullptr, TXRT_ACTIVATION_SILU, y.data(),
+                                  nullptr, y.data()),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(txrt_linear_gated_fwd(ctx_, 0, 4, 2, 3, x.data(), w.data(),
+                                  nullptr, 99, x.data(), nullptr, y.data()),
+            TXRT_ERROR_INVALID_ARGUMENT);
 }
 
 TEST_F(MatmulTest, LinearBackwardMatchesFiniteDifferences) {

@@ -70,6 +70,30 @@ TEST_F(RopeTest, OtherBase) {
               1e-5, "y, base 500000 (Llama 3)");
 }
 
+// With the angles given as a table, the rotation is the same as txrt_rope's
+// when the table holds txrt_rope's angles, and the inverse undoes it.
+TEST_F(RopeTest, AngleTableMatchesTheBuiltinAngles) {
+  const int64_t outer = 3, seq = 5, heads = 2, d = 8, half = d / 2;
+  Floats x = randomFloats(outer * seq * heads * d, 7), y(x.size()),
+         z(x.size()), back(x.size());
+  Floats angles(seq * half);
+  for (int64_t t = 0; t < seq; ++t)
+    for (int64_t i = 0; i < half; ++i)
+      angles[t * half + i] =
+          float(t) * (1.0f / std::pow(1e4f, float(2 * i) / float(d)));
+  expectOk(txrt_rope(ctx_, 1, outer, seq, heads, d, x.data(), y.data(), 0,
+                     1e4f, 0));
+  expectOk(txrt_rope_angles(ctx_, 2, outer, seq, heads, d, x.data(),
+                            z.data(), angles.data(), 0));
+  expectClose(z, toDoubles(y), 0, 0, "rope by table");
+  expectOk(txrt_rope_angles(ctx_, 3, outer, seq, heads, d, z.data(),
+                            back.data(), angles.data(), 1));
+  expectClose(back, toDoubles(x), 1e-6, 1e-6, "inverse");
+  EXPECT_EQ(txrt_rope_angles(ctx_, 4, outer, seq, heads, d, x.data(),
+                             z.data(), nullptr, 0),
+            TXRT_ERROR_INVALID_ARGUMENT);
+}
+
 TEST_F(RopeTest, BadArgumentsAreErrors) {
   Floats x(6), y(6);
   EXPECT_EQ(txrt_rope(ctx_, 1, 1, 2, 1, 3, x.data(), y.data(), 0, 1e4f, 0),

@@ -42,6 +42,14 @@ std::optional<int64_t> getUpperBoundBytes(Type type);
 /// operand's.
 bool isStridedView(Operation *op);
 
+/// A tx.slice or tx.split whose results are each one contiguous run of its
+/// operand (SliceOp::isContiguous, SplitOp::isContiguous): every result is
+/// a view at an element offset into the operand's data, lowered to no code,
+/// and shares the operand's buffer. Such a view (and a reshape or strided
+/// view of it) does not start where its buffer starts, so it never lends
+/// its buffer to an in-place result or to an entry output.
+bool isOffsetView(Operation *op);
+
 /// Prints, per entry, each buffer (value, op, type, bytes, offset, live
 /// range) and the arena size against the sum of all tensor sizes.
 void printMemoryPlan(ModuleOp module, llvm::raw_ostream &os);

@@ -37,6 +37,12 @@ def StripDropoutPass : Pass<"tx-strip-dropout", "mlir::ModuleOp"> {
 def FuseAttentionPass : Pass<"tx-fuse-attention", "mlir::ModuleOp"> {
   let summary = "fuses scaled dot-product attention into tx.attention";
   let description = [{
+    First, rotary embeddings written out, `x * cos(emb) + rotate_half(x) *
+    sin(emb)` with `emb = concat(F, F)` and `rotate_half(x) =
+    concat(-x[..., h:], x[..., :h])`, become `tx.rope x angles F` (on
+    `split_heads(z)`: a rope of z, then the split), when F is one `[T, d/2]`
+    table that depends on no parameter (reported as `tx-fuse-rope`).
+
     Rewrites attention written out from primitives,
     `matmul(softmax(masked_fill(matmul(Q, Kᵀ) · scale, fill_mask, v)), V)`
     with an optional `tx.dropout` on the probabilities, into one
@@ -66,11 +72,15 @@ def FuseAttentionPass : Pass<"tx-fuse-attention", "mlir::ModuleOp"> {
 }
 
 def FuseAddNormPass : Pass<"tx-fuse-add-norm", "mlir::ModuleOp"> {
-  let summary = "fuses layer_norm(x + y) into tx.add_layer_norm";
+  let summary = "fuses layer_norm / rms_norm(x + y) into tx.add_layer_norm / tx.add_rms_norm";
   let description = [{
-    Rewrites `tx.layer_norm(tx.add(x, y), weight, bias)` into one
+    First recognizes RMSNorm written out, `w * (x * rsqrt(mean(x ** 2, -1,
+    keepdim) + eps))` (or `x * x`, `x / sqrt(...)`, any factor order) whose
+    intermediates have no other users, as `tx.rms_norm x, w`. Then rewrites
+    `tx.layer_norm(tx.add(x, y), weight, bias)` into one
     `tx.add_layer_norm x, y, weight, bias` (one pass over memory in the
-    runtime), for either operand order. When the sum has other users, they
+    runtime), and `tx.rms_norm(tx.add(x, y), weight)` into
+    `tx.add_rms_norm`, for either operand order. When the sum has other users, they
     use the fused op's second result (only when they come after the norm).
     Adds whose operands have different types (broadcasting) are left
     alone.
@@ -82,13 +92,18 @@ def FuseAddNormPass : Pass<"tx-fuse-add-norm", "mlir::ModuleOp"> {
 }
 
 def FuseLinearPass : Pass<"tx-fuse-linear", "mlir::ModuleOp"> {
-  let summary = "folds activations and residual adds into tx.linear epilogues";
+  let summary = "folds activations, gates and residual adds into tx.linear epilogues";
   let description = [{
-    `relu(linear(x))` / `gelu(linear(x))` become `linear(x)` with that
-    `activation`, and `linear(x) + r` (either order, same type, no
-    broadcasting) becomes `linear(x)` with `residual r` — oneDNN post-ops in
-    the runtime. A linear whose result has other users, or that already has
-    the epilogue part, is left alone. A linear written by hand,
+    `act(linear(x))` for act in relu, gelu, gelu_tanh, silu becomes
+    `linear(x)` with that `activation`; `linear(x) * g` (either order, same
+    type) becomes `linear(x)` with `gate g` (GLU, SwiGLU, GeGLU; when both
+    factors are linears the activated one hosts it); `linear(x) + r` (either
+    order, same type, no broadcasting) becomes `linear(x)` with `residual r`
+    — oneDNN post-ops in the runtime. A linear whose result has other users,
+    or that already has the epilogue part, is left alone. In the train entry
+    an activation other than relu, and any gate, is left unfused: its
+    gradient needs the pre-activation, which the fused form would recompute
+    with another matrix product. A linear written by hand,
     `matmul(x, transpose(W)) + b` (or `transpose_rhs`) with a `[N, K]`
     weight and a rank-1 bias `[N]`, first becomes `tx.linear x, W bias b`
     when the product has no other user.

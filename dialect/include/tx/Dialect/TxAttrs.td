@@ -32,7 +32,9 @@ def Tx_DimsAttr : AttrDef<Tx_Dialect, "Dims"> {
 def Tx_Activation : I32EnumAttr<"Activation", "linear epilogue activation", [
     I32EnumAttrCase<"none", 0>,
     I32EnumAttrCase<"relu", 1>,
-    I32EnumAttrCase<"gelu", 2>]> {
+    I32EnumAttrCase<"gelu", 2>,
+    I32EnumAttrCase<"gelu_tanh", 3>,
+    I32EnumAttrCase<"silu", 4>]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::tx";
 }

@@ -39,6 +39,10 @@ LogicalResult inferBroadcastResult(std::optional<Location> loc, Type lhs,
                                    Type rhs, Type resultElement,
                                    SmallVectorImpl<Type> &types);
 
+/// Whether `value` is computed from a tx.param (through any ops): such a
+/// value takes a gradient in the train entry.
+bool dependsOnParameter(Value value);
+
 /// Shared result-type inference for reductions over `axes`.
 LogicalResult inferReduceResult(std::optional<Location> loc, Type input,
                                 ArrayRef<int64_t> axes, bool keepdim,

@@ -88,6 +88,45 @@ def Tx_TanhOp : Tx_UnaryOp<"tanh", "element-wise hyperbolic tangent"> {
   }];
 }
 
+def Tx_CosOp : Tx_UnaryOp<"cos", "element-wise cosine"> {
+  let description = [{
+    `cos(x)` of radians, element-wise (PyTorch `torch.cos`), as libm
+    computes it. The result has the input's type.
+
+    ```mlir
+    %r = tx.cos %x : (tensor<?x8xf32, #tx.dims<T: 64>>) -> tensor<?x8xf32, #tx.dims<T: 64>>
+    ```
+  }];
+}
+
+def Tx_SinOp : Tx_UnaryOp<"sin", "element-wise sine"> {
+  let description = [{
+    `sin(x)` of radians, element-wise (PyTorch `torch.sin`), as libm
+    computes it. The result has the input's type.
+
+    ```mlir
+    %r = tx.sin %x : (tensor<?x8xf32, #tx.dims<T: 64>>) -> tensor<?x8xf32, #tx.dims<T: 64>>
+    ```
+  }];
+}
+
+def Tx_ToFloatOp : Tx_InferOp<"to_float"> {
+  let summary = "converts integer ids or a mask to f32";
+  let description = [{
+    `float(x)` of an i32 tensor (exact up to 2^24 in magnitude, rounded to
+    nearest beyond) or of a bool mask (1.0 where true, 0.0 where false),
+    element-wise (PyTorch `x.float()`); the result has the input's shape.
+    Its input is never differentiable (integers), so neither is it.
+
+    ```mlir
+    %t = tx.to_float %pos : (tensor<?xi32, #tx.dims<T: 64>>) -> tensor<?xf32, #tx.dims<T: 64>>
+    ```
+  }];
+  let arguments = (ins Tx_TensorOf<[I32, I1], "i32 or i1">:$input);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 def Tx_SigmoidOp : Tx_UnaryOp<"sigmoid", "element-wise logistic sigmoid"> {
   let description = [{
     `1 / (1 + e^-x)`, element-wise (PyTorch `torch.sigmoid`): exactly 0
@@ -236,7 +275,8 @@ def Tx_UnaryFn : I32EnumAttr<"UnaryFn", "element-wise function of tx.unary_grad"
     I32EnumAttrCase<"sqrt", 2>, I32EnumAttrCase<"rsqrt", 3>,
     I32EnumAttrCase<"abs", 4>, I32EnumAttrCase<"tanh", 5>,
     I32EnumAttrCase<"sigmoid", 6>, I32EnumAttrCase<"silu", 7>,
-    I32EnumAttrCase<"gelu_tanh", 8>]> {
+    I32EnumAttrCase<"gelu_tanh", 8>, I32EnumAttrCase<"cos", 9>,
+    I32EnumAttrCase<"sin", 10>]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::tx";
 }
@@ -261,6 +301,8 @@ def Tx_UnaryGradOp : Tx_InferOp<"unary_grad"> {
     | tanh | y | `dy · (1 - y²)` |
     | sigmoid | y | `dy · (1 - y) · y` |
     | silu | x | `dy · s · (1 + x (1 - s))`, `s = sigmoid(x)` |
+    | cos | x | `-dy · sin(x)` |
+    | sin | x | `dy · cos(x)` |
     | gelu_tanh | x | `dy · (0.5 (1 + t) + 0.5 x (1 - t²) √(2/π) (1 + 3 · 0.044715 x²))`, `t` the forward's tanh |
 
     At the edges of a domain this gives what PyTorch gives: `±inf` for log

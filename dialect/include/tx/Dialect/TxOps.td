@@ -154,16 +154,23 @@ def Tx_RopeOp : Tx_InferOp<"rope", [TxDifferentiable]> {
     one head (`heads = 1`); on `[B, T, h * d]`, before `tx.split_heads`, the
     attention kernel reads the result in place.
 
+    With `angles` `[T, d/2]` (rotary embeddings written out, `x * cos(emb)
+    + rotate_half(x) * sin(emb)` with `emb = concat(angles, angles)`, which
+    tx-fuse-attention finds), `theta = angles[t, i]` instead and `base` is
+    unused; the angles take no gradient (they may not depend on a
+    parameter).
+
     ```mlir
     %q = tx.rope %x {heads = 8 : i64, base = 1.000000e+04 : f32} : (tensor<?x?x512xf32, #tx.dims<B: 64, T: 256>>) -> tensor<?x?x512xf32, #tx.dims<B: 64, T: 256>>
+    %k = tx.rope %y angles %a {heads = 8 : i64} : (tensor<?x?x512xf32, #tx.dims<B: 64, T: 256>>, tensor<?x32xf32, #tx.dims<T: 256>>) -> tensor<?x?x512xf32, #tx.dims<B: 64, T: 256>>
     ```
   }];
-  let arguments = (ins Tx_F32Tensor:$input,
+  let arguments = (ins Tx_F32Tensor:$input, Optional<Tx_F32Tensor>:$angles,
                        DefaultValuedAttr<I64Attr, "1">:$heads,
                        DefaultValuedAttr<F32Attr, "10000.0f">:$base,
                        UnitAttr:$inverse);
   let results = (outs Tx_F32Tensor:$result);
-  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$input (`angles` $angles^)? attr-dict `:` functional-type(operands, results)";
 }
 
 def Tx_PaddingMaskOp : Tx_InferOp<"padding_mask"> {
@@ -405,25 +412,30 @@ def Tx_LinearOp : Tx_InferOp<"linear", [TxDifferentiable,
     AttrSizedOperandSegments]> {
   let summary = "affine map with an optional epilogue";
   let description = [{
-    `y = act(x · weightᵀ + bias) + residual` with PyTorch's layout: `x` is
-    `[..., in]`, `weight` is `[out, in]`, the optional `bias` is `[out]`, the
-    result is `[..., out]`. The epilogue — `activation` (none, relu, gelu)
-    and the optional `residual` (same type as the result) — maps to oneDNN
-    post-ops; tx-fuse-linear forms it from separate ops.
+    `y = act(x · weightᵀ + bias) * gate + residual` with PyTorch's layout:
+    `x` is `[..., in]`, `weight` is `[out, in]`, the optional `bias` is
+    `[out]`, the result is `[..., out]`. The epilogue — `activation` (none,
+    relu, gelu, gelu_tanh, silu), the optional `gate` and the optional
+    `residual` (both of the result's type) — maps to oneDNN post-ops
+    (eltwise, binary_mul, binary_add); tx-fuse-linear forms it from
+    separate ops. A gated linear is a GLU: SwiGLU's `silu(x·W1ᵀ) * (x·W3ᵀ)`
+    is `linear(x, W1, activation = silu, gate = linear(x, W3))`.
 
     ```mlir
     %h = tx.linear %x, %w1 bias %b1 {activation = #tx.activation<relu>} : (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<2048x512xf32>, tensor<2048xf32>) -> tensor<?x2048xf32, #tx.dims<N: 4096>>
+    %g = tx.linear %x, %w1 gate %u {activation = #tx.activation<silu>} : (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<1376x512xf32>, tensor<?x1376xf32, #tx.dims<N: 4096>>) -> tensor<?x1376xf32, #tx.dims<N: 4096>>
     ```
   }];
   let arguments = (ins Tx_F32Tensor:$input, Tx_F32Tensor:$weight,
                        Optional<Tx_F32Tensor>:$bias,
+                       Optional<Tx_F32Tensor>:$gate,
                        Optional<Tx_F32Tensor>:$residual,
                        DefaultValuedAttr<Tx_ActivationAttr,
                                          "::mlir::tx::Activation::none">:$activation);
   let results = (outs Tx_F32Tensor:$result);
   let assemblyFormat = [{
-    $input `,` $weight (`bias` $bias^)? (`residual` $residual^)? attr-dict
-    `:` functional-type(operands, results)
+    $input `,` $weight (`bias` $bias^)? (`gate` $gate^)?
+    (`residual` $residual^)? attr-dict `:` functional-type(operands, results)
   }];
 }
 
@@ -756,7 +768,7 @@ def Tx_AttentionGradOp : Tx_InferOp<"attention_grad"> {
 }
 
 def Tx_ActivationGradOp : Tx_InferOp<"activation_grad"> {
-  let summary = "gradient of relu or gelu";
+  let summary = "gradient of a linear epilogue's activation";
   let description = [{
     `dx = dy * act'(x)` with `x` the activation's input (for relu, its output
     works as well). Same type as `dy`.
@@ -1027,5 +1039,6 @@ def Tx_CacheWriteOp : Tx_Op<"cache_write", [AllTypesMatch<["cache", "result"]>]>
 //===----------------------------------------------------------------------===//
 
 include "tx/Dialect/TxMathOps.td"
+include "tx/Dialect/TxIndexOps.td"
 
 #endif // TX_OPS_TD

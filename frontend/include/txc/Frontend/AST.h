@@ -31,7 +31,7 @@ namespace ast {
 
 class Expr {
 public:
-  enum class Kind { Number, Bool, Name, Unary, Binary, Call };
+  enum class Kind { Number, Bool, Name, Unary, Binary, Call, Subscript };
   Expr(Kind kind, SourceLoc loc) : kind(kind), loc(loc) {}
   virtual ~Expr() = default;
   Kind getKind() const { return kind; }
@@ -128,6 +128,28 @@ public:
   static bool classof(const Expr *e) { return e->getKind() == Kind::Call; }
 };
 
+/// One entry of a subscript: an index (`0`, `-1`, `i`, `ids`), a slice
+/// (`1:5:2`, `:T`, `d // 2:`, `:`, each bound optional) or `...`.
+struct Index {
+  enum class Kind { Single, Slice, Ellipsis };
+  SourceLoc loc;
+  Kind kind = Kind::Single;
+  ExprPtr value;             // Single
+  ExprPtr start, stop, step; // Slice: null where not written
+};
+
+/// `base[index, ...]` (PyTorch indexing). `loc` is the `[`.
+class SubscriptExpr : public Expr {
+public:
+  SubscriptExpr(SourceLoc loc, ExprPtr base)
+      : Expr(Kind::Subscript, loc), base(std::move(base)) {}
+  ExprPtr base;
+  std::vector<Index> indices;
+  static bool classof(const Expr *e) {
+    return e->getKind() == Kind::Subscript;
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Types
 //===----------------------------------------------------------------------===//
@@ -167,13 +189,20 @@ private:
 using StmtPtr = std::unique_ptr<Stmt>;
 using Block = std::vector<StmtPtr>;
 
-/// `name = value`.
+/// One name on the left of an assignment.
+struct AssignTarget {
+  SourceLoc loc;
+  std::string name;
+};
+
+/// `name = value`, or `a, b, ... = value` for a value that is several
+/// tensors (`chunk`, `split`).
 class AssignStmt : public Stmt {
 public:
-  AssignStmt(SourceLoc loc, std::string target, ExprPtr value)
-      : Stmt(Kind::Assign, loc), target(std::move(target)),
+  AssignStmt(SourceLoc loc, std::vector<AssignTarget> targets, ExprPtr value)
+      : Stmt(Kind::Assign, loc), targets(std::move(targets)),
         value(std::move(value)) {}
-  std::string target;
+  std::vector<AssignTarget> targets; // at least one
   ExprPtr value;
   static bool classof(const Stmt *s) { return s->getKind() == Kind::Assign; }
 };

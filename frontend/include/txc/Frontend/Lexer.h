@@ -56,6 +56,7 @@ enum class TokenKind {
   Colon,    // :
   Dot,      // .
   DotDot,   // ..
+  Ellipsis, // ...
   Equal,    // =
   Arrow,    // ->
   // Operators.
