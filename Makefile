@@ -1,9 +1,11 @@
-# txc — the README's commands. `make demo` runs the main job, `make check` every test.
+# txc — the README's commands. `make demo` runs the main job, `make check` every test,
+# `make check-sanitize` every test again under ASan + UBSan (in build-sanitize/).
 BUILD ?= build
+SANITIZE_BUILD ?= build-sanitize
 JOBS  ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build demo check clean
+.PHONY: all deps configure build demo check check-sanitize clean
 
 all: build
 
@@ -23,6 +25,9 @@ demo: build
 
 check: build
 	@bash scripts/check.sh $(BUILD)
+
+check-sanitize:
+	@JOBS=$(JOBS) bash scripts/check-sanitize.sh $(SANITIZE_BUILD)
 
 clean:
 	rm -rf $(BUILD)

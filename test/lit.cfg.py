@@ -12,7 +12,7 @@ config.name = "TXC"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".tx", ".test"]
 config.excludes = ["Inputs", "CMakeLists.txt", "README.md", "lit.cfg.py",
-                   "lit.site.cfg.py", "unit", "utils"]
+                   "lit.site.cfg.py", "unit", "utils", "fuzz"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.txc_obj_root, "test")
 
@@ -21,6 +21,11 @@ config.substitutions.append(("%txc_src", config.txc_src_root))
 config.substitutions.append(("%txc_obj", config.txc_obj_root))
 config.substitutions.append(("%examples", os.path.join(config.txc_src_root, "examples")))
 config.substitutions.append(("%python", config.python_executable))
+# The C++ compiler that links programs with libtxrt: `c++`, or in a
+# sanitizer build (-DTXC_SANITIZE=...) the compiler that built libtxrt with
+# its -fsanitize flags, which link the sanitizer runtime its code needs.
+config.substitutions.append(
+    ("%txrt-cxx", (config.txc_link_compiler + " " + config.txc_sanitize_flags).strip()))
 config.substitutions.append(("%golden", os.path.join(config.txc_src_root, "test", "golden", "data")))
 
 # End-to-end tests need libtxrt and the executable driver (TXC_BUILD_RUNTIME).

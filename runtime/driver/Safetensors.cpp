@@ -122,8 +122,9 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
       }
       continue;
     }
+    const std::string &tensorName = name; // lambdas cannot capture bindings
     auto bad = [&](const std::string &why) {
-      return corrupt("tensor '" + name + "' " + why);
+      return corrupt("tensor '" + tensorName + "' " + why);
     };
     if (!value.is_object())
       throw bad("is not described by an object");

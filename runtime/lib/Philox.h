@@ -122,7 +122,9 @@ constexpr int kDropoutChunk = 4 * kPhiloxBatch;
 // shift intrinsics as (maybe-)uninitialized wherever they are inlined; it is
 // not.
 #pragma GCC diagnostic push
+#ifndef __clang__ // a GCC-only warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #pragma GCC diagnostic ignored "-Wuninitialized"
 /// philoxBatch on 16 counters held in the lanes of four vectors: lane i of
 /// words[w] is word w of counter firstBlock + i. 32 x 32 -> 64-bit products

@@ -120,7 +120,9 @@ struct Simd {
 // scalef intrinsics as maybe-uninitialized wherever they are inlined; it is
 // not.
 #pragma GCC diagnostic push
+#ifndef __clang__ // a GCC-only warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #pragma GCC diagnostic ignored "-Wuninitialized"
 inline Simd::Vec Simd::exp(Vec x) {
 #if defined(__AVX512F__)

@@ -211,7 +211,9 @@ void txrt::tileGemm(int64_t m, int64_t n, int64_t k, float alpha,
 // GCC 12 reports its own _mm512_undefined_ps() (inside the unpack and
 // shuffle intrinsics) as maybe-uninitialized here; it is not.
 #pragma GCC diagnostic push
+#ifndef __clang__ // a GCC-only warning
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 namespace {
 
 /// Transposes the block src[0..rows) x [0..cols) (rows, cols <= 16) into

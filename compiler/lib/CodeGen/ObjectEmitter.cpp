@@ -186,9 +186,10 @@ LogicalResult mlir::tx::linkExecutable(llvm::StringRef object,
                                        llvm::StringRef output,
                                        llvm::StringRef libDir,
                                        std::string &error) {
-  llvm::ErrorOr<std::string> compiler = llvm::sys::findProgramByName("c++");
+  llvm::ErrorOr<std::string> compiler =
+      llvm::sys::findProgramByName(TXC_LINK_COMPILER);
   if (!compiler) {
-    error = "no C++ compiler ('c++') on PATH to link with";
+    error = "no C++ compiler ('" TXC_LINK_COMPILER "') to link with";
     return failure();
   }
   // The driver (with main), its core, the kernels: in link order.

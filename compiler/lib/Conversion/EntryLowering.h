@@ -155,7 +155,8 @@ private:
   /// size is only known at run time) and runtime `sizes`.
   Value viewWithSizes(Value ptr, ArrayRef<int64_t> shape,
                       ArrayRef<Value> sizes, Type element) {
-    Value bytes = builder.create<arith::MulIOp>(loc, product(sizes),
+    Value elements = product(sizes); // sequenced: see LowerMath.cpp
+    Value bytes = builder.create<arith::MulIOp>(loc, elements,
                                                 index(elementBytes(element)));
     Value base = byteMemRef(ptr, bytes);
     SmallVector<Value> dynamic;

@@ -337,9 +337,11 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
                   l, b.create<arith::SIToFPOp>(l, f32Type, p), w);
               Value isOdd = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ne,
                                                     odd, b.create<arith::ConstantIntOp>(l, 0, 64));
-              return b.create<arith::SelectOp>(
-                  l, isOdd, b.create<math::CosOp>(l, angle),
-                  b.create<math::SinOp>(l, angle));
+              // One op per statement: argument order is unspecified in C++,
+              // and the IR must not depend on the compiler that built txc.
+              Value sine = b.create<math::SinOp>(l, angle);
+              Value cosine = b.create<math::CosOp>(l, angle);
+              return b.create<arith::SelectOp>(l, isOdd, cosine, sine);
             });
         return success();
       })
@@ -352,11 +354,15 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         Value cacheView = view(write.getCache());
         Value start = builder.create<arith::SubIOp>(loc, cacheSizes[1],
                                                     updateSizes[1]);
-        Value target = builder.create<memref::SubViewOp>(
-            loc, cacheView, ArrayRef<OpFoldResult>{index(0), start, index(0)},
-            ArrayRef<OpFoldResult>{updateSizes[0], updateSizes[1],
-                                   updateSizes[2]},
-            ArrayRef<OpFoldResult>{index(1), index(1), index(1)});
+        // The index constants in their own statements: the IR must not
+        // depend on the order a compiler evaluates arguments in.
+        SmallVector<OpFoldResult> strides = {index(1), index(1), index(1)};
+        SmallVector<OpFoldResult> offsets = {index(0), start, index(0)};
+        SmallVector<OpFoldResult> sizes = {updateSizes[0], updateSizes[1],
+                                           updateSizes[2]};
+        Value target = builder.create<memref::SubViewOp>(loc, cacheView,
+                                                         offsets, sizes,
+                                                         strides);
         permuteCopy(view(write.getUpdate()), target,
                     AffineMap::getMultiDimIdentityMap(3, context));
         return success();
@@ -368,8 +374,12 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         SmallVector<AffineExpr> exprs(perm.size());
         for (auto [k, p] : llvm::enumerate(perm))
           exprs[p] = getAffineDimExpr(k, context);
-        permuteCopy(view(transpose.getInput()), view(transpose.getResult()),
-                    AffineMap::get(perm.size(), 0, exprs, context));
+        // Each view in its own statement, here and below: the IR must not
+        // depend on the order a compiler evaluates arguments in
+        // (LowerMath.cpp).
+        Value out = view(transpose.getResult());
+        Value in = view(transpose.getInput());
+        permuteCopy(in, out, AffineMap::get(perm.size(), 0, exprs, context));
         return success();
       })
       .Case([&](SplitHeadsOp split) {
@@ -379,7 +389,9 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         RankedTensorType in4 = getTensorType({o[0], o[2], o[1], o[3]},
                                              out.getElementType());
         auto map = AffineMap::getPermutationMap(ArrayRef<unsigned>{0, 2, 1, 3}, context);
-        permuteCopy(viewAs(split.getInput(), in4), view(split.getResult()), map);
+        Value outView = view(split.getResult());
+        Value inView = viewAs(split.getInput(), in4);
+        permuteCopy(inView, outView, map);
         return success();
       })
       .Case([&](MergeHeadsOp merge) {
@@ -390,13 +402,16 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         if (isa_and_nonnull<AttentionOp, AttentionTrainOp, AttentionGradOp>(
                 merge.getInput().getDefiningOp())) {
           // tx.attention already wrote [B, T, h, d]: a plain copy.
-          builder.create<memref::CopyOp>(loc, viewAs(merge.getInput(), out4),
-                                         viewAs(merge.getResult(), out4));
+          Value to = viewAs(merge.getResult(), out4);
+          Value from = viewAs(merge.getInput(), out4);
+          builder.create<memref::CopyOp>(loc, from, to);
           return success();
         }
         // out[b, t, h, k] = in[b, h, t, k]
         auto map = AffineMap::getPermutationMap(ArrayRef<unsigned>{0, 2, 1, 3}, context);
-        permuteCopy(view(merge.getInput()), viewAs(merge.getResult(), out4), map);
+        Value outView = viewAs(merge.getResult(), out4);
+        Value inView = view(merge.getInput());
+        permuteCopy(inView, outView, map);
         return success();
       })
       .Case([&](DropoutOp dropout) {

@@ -8,6 +8,11 @@
 // silu x / (1 + exp(-x)), pow special-cases the exponents PyTorch does.
 // reduce_max is a glue reduction with maximumf, which keeps NaN.
 //
+// Every op is created in its own statement, never two in the arguments of
+// one call: C++ leaves the order of evaluating arguments unspecified (GCC
+// goes right to left, clang left to right), and the IR txc emits must not
+// depend on the compiler that built txc.
+//
 //===----------------------------------------------------------------------===//
 #include "EntryLowering.h"
 
@@ -22,7 +27,8 @@ using mlir::tx::detail::EntryLowering;
 
 namespace {
 
-/// Builds arith / math ops in a glue body.
+/// Builds arith / math ops in a glue body. Callers sequence the ops: at
+/// most one argument of a call may create an op (see the file header).
 struct Body {
   OpBuilder &b;
   Location l;
@@ -53,10 +59,19 @@ struct Body {
   static constexpr double kKappa = 0.044715;
   Value geluInner(Value x) {
     Value cube = mul(mul(x, x), x);
-    return mul(c(kBeta), add(x, mul(c(kKappa), cube)));
+    Value sum = add(x, mul(c(kKappa), cube));
+    return mul(c(kBeta), sum);
+  }
+  /// 1 + exp(-x).
+  Value onePlusExpNeg(Value x) {
+    Value expNeg = exp(neg(x));
+    return add(c(1), expNeg);
   }
   /// 1 / (1 + exp(-x)).
-  Value sigmoid(Value x) { return div(c(1), add(c(1), exp(neg(x)))); }
+  Value sigmoid(Value x) {
+    Value denominator = onePlusExpNeg(x);
+    return div(c(1), denominator);
+  }
 };
 
 Value unaryForward(Body &e, Operation *op, Value x) {
@@ -70,10 +85,12 @@ Value unaryForward(Body &e, Operation *op, Value x) {
       .Case([&](CosOp) { return e.b.create<math::CosOp>(e.l, x); })
       .Case([&](SinOp) { return e.b.create<math::SinOp>(e.l, x); })
       .Case([&](SigmoidOp) { return e.sigmoid(x); })
-      .Case([&](SiluOp) { return e.div(x, e.add(e.c(1), e.exp(e.neg(x)))); })
+      .Case([&](SiluOp) { return e.div(x, e.onePlusExpNeg(x)); })
       .Case([&](GeluTanhOp) {
         Value t = e.tanh(e.geluInner(x));
-        return e.mul(e.mul(e.c(0.5), x), e.add(e.c(1), t));
+        Value onePlusT = e.add(e.c(1), t);
+        Value half = e.mul(e.c(0.5), x);
+        return e.mul(half, onePlusT);
       });
 }
 
@@ -87,19 +104,30 @@ Value unaryBackward(Body &e, UnaryFn function, Value o, Value dy) {
     return e.div(dy, o);
   case UnaryFn::sqrt:
     return e.div(dy, e.mul(e.c(2), o));
-  case UnaryFn::rsqrt:
-    return e.mul(e.mul(e.c(-0.5), dy), e.mul(e.mul(o, o), o));
+  case UnaryFn::rsqrt: {
+    Value cube = e.mul(e.mul(o, o), o);
+    Value scaled = e.mul(e.c(-0.5), dy);
+    return e.mul(scaled, cube);
+  }
   case UnaryFn::abs: {
-    // sign(x): 1, -1, 0 at ±0, NaN at NaN (x itself).
+    // sign(x): 1, -1, 0 at ±0, NaN at NaN (x itself); built innermost
+    // select first.
     using P = arith::CmpFPredicate;
-    Value sign =
-        e.select(e.cmp(P::OGT, o, e.c(0)), e.c(1),
-                 e.select(e.cmp(P::OLT, o, e.c(0)), e.c(-1),
-                          e.select(e.cmp(P::OEQ, o, e.c(0)), e.c(0), o)));
+    Value zero = e.c(0);
+    Value isZero = e.cmp(P::OEQ, o, e.c(0));
+    Value zeroOrNaN = e.select(isZero, zero, o);
+    Value minusOne = e.c(-1);
+    Value isNegative = e.cmp(P::OLT, o, e.c(0));
+    Value notPositive = e.select(isNegative, minusOne, zeroOrNaN);
+    Value one = e.c(1);
+    Value isPositive = e.cmp(P::OGT, o, e.c(0));
+    Value sign = e.select(isPositive, one, notPositive);
     return e.mul(dy, sign);
   }
-  case UnaryFn::tanh:
-    return e.mul(dy, e.sub(e.c(1), e.mul(o, o)));
+  case UnaryFn::tanh: {
+    Value square = e.mul(o, o);
+    return e.mul(dy, e.sub(e.c(1), square));
+  }
   case UnaryFn::cos: {
     // One op per statement: C++ leaves argument order unspecified.
     Value minusDy = e.neg(dy);
@@ -112,16 +140,22 @@ Value unaryBackward(Body &e, UnaryFn function, Value o, Value dy) {
     return e.mul(e.mul(dy, e.sub(e.c(1), o)), o);
   case UnaryFn::silu: {
     Value s = e.sigmoid(o);
-    return e.mul(e.mul(dy, s), e.add(e.c(1), e.mul(o, e.sub(e.c(1), s))));
+    Value oTimesOneMinusS = e.mul(o, e.sub(e.c(1), s));
+    Value factor = e.add(e.c(1), oTimesOneMinusS);
+    Value dyS = e.mul(dy, s);
+    return e.mul(dyS, factor);
   }
   case UnaryFn::gelu_tanh: {
     Value square = e.mul(o, o);
     Value t = e.tanh(e.geluInner(o));
     Value left = e.mul(e.c(0.5), o);
-    Value leftDerivative = e.mul(e.c(0.5), e.add(e.c(1), t));
-    Value tanhDerivative = e.sub(e.c(1), e.mul(t, t));
-    Value innerDerivative = e.mul(
-        e.c(Body::kBeta), e.add(e.c(1), e.mul(e.c(3 * Body::kKappa), square)));
+    Value onePlusT = e.add(e.c(1), t);
+    Value leftDerivative = e.mul(e.c(0.5), onePlusT);
+    Value tSquare = e.mul(t, t);
+    Value tanhDerivative = e.sub(e.c(1), tSquare);
+    Value scaledSquare = e.mul(e.c(3 * Body::kKappa), square);
+    Value onePlusScaled = e.add(e.c(1), scaledSquare);
+    Value innerDerivative = e.mul(e.c(Body::kBeta), onePlusScaled);
     Value rightDerivative = e.mul(e.mul(left, tanhDerivative), innerDerivative);
     return e.mul(dy, e.add(leftDerivative, rightDerivative));
   }
@@ -141,8 +175,10 @@ Value power(Body &e, Value x, float c) {
     return e.mul(e.mul(x, x), x);
   if (c == -1.0f)
     return e.div(e.c(1), x);
-  if (c == -2.0f)
-    return e.div(e.c(1), e.mul(x, x));
+  if (c == -2.0f) {
+    Value square = e.mul(x, x);
+    return e.div(e.c(1), square);
+  }
   if (c == 0.5f)
     return e.sqrt(x);
   if (c == -0.5f)

@@ -278,8 +278,11 @@ LogicalResult EntryLowering::lowerGradOp(Operation *op) {
         FailureOr<Value> slot = paramSlot(store, store.getNameAttr(), "grad_offset");
         if (failed(slot))
           return failure();
-        builder.create<memref::CopyOp>(loc, view(store.getGrad()),
-                                       viewAt(*slot, typeOf(store.getGrad())));
+        // Views in their own statements: the IR must not depend on the
+        // order a compiler evaluates arguments in (LowerMath.cpp).
+        Value to = viewAt(*slot, typeOf(store.getGrad()));
+        Value from = view(store.getGrad());
+        builder.create<memref::CopyOp>(loc, from, to);
         return success();
       })
       .Case([&](AdamUpdateOp adam) -> LogicalResult {
