@@ -10,6 +10,11 @@
 // symbolic dimension. Gathers and their scatter-add gradients call libtxrt
 // (txrt_gather, txrt_gather_bwd), which checks every index. arange is glue.
 //
+// Where a call takes two values that each create ops (the two views of a
+// copy), they are made in statements of their own, destination first: C++
+// leaves the order of evaluating arguments unspecified, and the IR must not
+// depend on the compiler that built txc (LowerMath.cpp).
+//
 //===----------------------------------------------------------------------===//
 #include "EntryLowering.h"
 
@@ -114,15 +119,18 @@ std::optional<LogicalResult> EntryLowering::lowerIndexOp(Operation *op) {
   auto around = [&](RankedTensorType type, int64_t axis) {
     SmallVector<Value> sizes = dimSizes(type);
     ArrayRef<Value> all(sizes);
-    return std::make_tuple(toI64(product(all.take_front(axis))),
-                           toI64(sizes[axis]),
-                           toI64(product(all.drop_front(axis + 1))));
+    Value inner = toI64(product(all.drop_front(axis + 1)));
+    Value n = toI64(sizes[axis]);
+    Value outer = toI64(product(all.take_front(axis)));
+    return std::make_tuple(outer, n, inner);
   };
   return llvm::TypeSwitch<Operation *, Result>(op)
       .Case([&](SliceOp slice) -> Result {
-        copy(stridedWindow(slice.getInput(), slice.getStarts(),
-                           typeOf(slice.getResult()), slice.getStrideValues()),
-             view(slice.getResult()));
+        Value to = view(slice.getResult());
+        Value from =
+            stridedWindow(slice.getInput(), slice.getStarts(),
+                          typeOf(slice.getResult()), slice.getStrideValues());
+        copy(from, to);
         return success();
       })
       .Case([&](SliceGradOp grad) -> Result {
@@ -134,9 +142,11 @@ std::optional<LogicalResult> EntryLowering::lowerIndexOp(Operation *op) {
                   return b.create<arith::ConstantFloatOp>(l, APFloat(0.0f),
                                                           b.getF32Type());
                 });
-        copy(view(grad.getDresult()),
-             stridedWindow(grad.getResult(), grad.getStarts(),
-                           typeOf(grad.getDresult()), grad.getStrideValues()));
+        Value to =
+            stridedWindow(grad.getResult(), grad.getStarts(),
+                          typeOf(grad.getDresult()), grad.getStrideValues());
+        Value from = view(grad.getDresult());
+        copy(from, to);
         return success();
       })
       .Case([&](ConcatOp concat) -> Result {
@@ -147,9 +157,10 @@ std::optional<LogicalResult> EntryLowering::lowerIndexOp(Operation *op) {
           SmallVector<int64_t> starts(type.getRank(), 0);
           starts[axis] = offset;
           offset += typeOf(input).getDimSize(axis);
-          copy(view(input),
-               stridedWindow(concat.getResult(), starts, typeOf(input),
-                             SmallVector<int64_t>(type.getRank(), 1)));
+          Value to = stridedWindow(concat.getResult(), starts, typeOf(input),
+                                   SmallVector<int64_t>(type.getRank(), 1));
+          Value from = view(input);
+          copy(from, to);
         }
         return success();
       })
@@ -161,9 +172,10 @@ std::optional<LogicalResult> EntryLowering::lowerIndexOp(Operation *op) {
           SmallVector<int64_t> starts(type.getRank(), 0);
           starts[axis] = offset;
           offset += typeOf(result).getDimSize(axis);
-          copy(stridedWindow(split.getInput(), starts, typeOf(result),
-                             SmallVector<int64_t>(type.getRank(), 1)),
-               view(result));
+          Value to = view(result);
+          Value from = stridedWindow(split.getInput(), starts, typeOf(result),
+                                     SmallVector<int64_t>(type.getRank(), 1));
+          copy(from, to);
         }
         return success();
       })
