@@ -72,8 +72,10 @@ TEST_F(RmsNormTest, ForwardMatchesReference) {
 }
 
 TEST_F(RmsNormTest, BackwardMatchesFiniteDifferences) {
-  for (auto [rows, cols] :
-       {std::pair<int64_t, int64_t>{3, 7}, {2, 33}, {2, 70}}) {
+  for (auto shape : {std::pair<int64_t, int64_t>{3, 7}, {2, 33}, {2, 70}}) {
+    // Named copies, not a structured binding: the lambdas below capture
+    // them (a C++20 extension for bindings, which clang warns about).
+    const int64_t rows = shape.first, cols = shape.second;
     SCOPED_TRACE("rows=" + std::to_string(rows) +
                  " cols=" + std::to_string(cols));
     const float eps = 1e-5f;
