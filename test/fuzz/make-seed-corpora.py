@@ -42,8 +42,10 @@ def write(target, name, data):
 
 
 def spec_seeds():
-    for example in ("copy", "translate", "transformer"):
+    for example in sorted(os.listdir(os.path.join(ROOT, "examples"))):
         folder = os.path.join(ROOT, "examples", example)
+        if not os.path.isdir(folder):
+            continue
         for name in sorted(os.listdir(folder)):
             if name.endswith(".tx"):
                 with open(os.path.join(folder, name), "rb") as f:
