@@ -10,6 +10,8 @@
 // a gather's the scatter-add tx.gather_grad.
 //
 //===----------------------------------------------------------------------===//
+#include "VJPBuilders.h"
+
 #include "tx/Dialect/TxDialect.h"
 #include "tx/Dialect/TxShape.h"
 
@@ -20,6 +22,7 @@
 
 using namespace mlir;
 using namespace mlir::tx;
+using namespace mlir::tx::vjp;
 
 namespace {
 
@@ -151,17 +154,6 @@ bool isContiguousSlice(const Shape &in, const Shape &out,
     if (!isWhole(in[i], out[i], starts[i], strides[i]))
       return false;
   return true;
-}
-
-/// Builds a tx op with inferred result types; returns its first result.
-template <typename Op>
-Value make(OpBuilder &b, Location loc, ValueRange operands,
-           ArrayRef<NamedAttribute> attrs = {}) {
-  return b.create<Op>(loc, operands, attrs)->getResult(0);
-}
-
-NamedAttribute named(OpBuilder &b, StringRef name, Attribute value) {
-  return b.getNamedAttr(name, value);
 }
 
 } // namespace

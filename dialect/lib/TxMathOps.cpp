@@ -9,6 +9,8 @@
 // operand's type: broadcasting is undone with tx.sum_to.
 //
 //===----------------------------------------------------------------------===//
+#include "VJPBuilders.h"
+
 #include "tx/Dialect/TxDialect.h"
 #include "tx/Dialect/TxShape.h"
 
@@ -19,6 +21,7 @@
 
 using namespace mlir;
 using namespace mlir::tx;
+using namespace mlir::tx::vjp;
 
 namespace {
 
@@ -49,24 +52,6 @@ LogicalResult checkTensor(std::optional<Location> loc, Value value,
 //===----------------------------------------------------------------------===//
 // VJP builders
 //===----------------------------------------------------------------------===//
-
-/// Builds a tx op with inferred result types; returns its first result.
-template <typename Op>
-Value make(OpBuilder &b, Location loc, ValueRange operands,
-           ArrayRef<NamedAttribute> attrs = {}) {
-  return b.create<Op>(loc, operands, attrs)->getResult(0);
-}
-
-NamedAttribute named(OpBuilder &b, StringRef name, Attribute value) {
-  return b.getNamedAttr(name, value);
-}
-
-/// `grad` summed down to `type` (undoing broadcasting).
-Value sumTo(OpBuilder &b, Location loc, Value grad, Type type) {
-  if (grad.getType() == type)
-    return grad;
-  return b.create<SumToOp>(loc, type, grad);
-}
 
 /// A 0-d f32 constant.
 Value scalar(OpBuilder &b, Location loc, float value) {

@@ -10,6 +10,8 @@
 // cross_entropy_grad, dropout_grad); the rest are forward ops.
 //
 //===----------------------------------------------------------------------===//
+#include "VJPBuilders.h"
+
 #include "tx/Dialect/TxDialect.h"
 #include "tx/Dialect/TxShape.h"
 
@@ -18,27 +20,9 @@
 
 using namespace mlir;
 using namespace mlir::tx;
+using namespace mlir::tx::vjp;
 
 namespace {
-
-/// Builds a tx op with inferred result types; returns its first result.
-template <typename Op>
-Value make(OpBuilder &b, Location loc, ValueRange operands,
-           ArrayRef<NamedAttribute> attrs = {}) {
-  return b.create<Op>(loc, operands, attrs)->getResult(0);
-}
-
-NamedAttribute named(OpBuilder &b, StringRef name, Attribute value) {
-  return b.getNamedAttr(name, value);
-}
-
-/// `grad` summed down to `type` (undoing broadcasting); `grad` itself when
-/// it already has that type.
-Value sumTo(OpBuilder &b, Location loc, Value grad, Type type) {
-  if (grad.getType() == type)
-    return grad;
-  return b.create<SumToOp>(loc, type, grad);
-}
 
 /// The tx.rng key of a random op, copied onto its gradient.
 SmallVector<NamedAttribute> rngOf(Operation *op) {
