@@ -34,7 +34,7 @@ using namespace txc::detail;
 namespace {
 
 /// The driver's tokenizer puts these first in every vocabulary
-/// (runtime/driver/Tokenizer.h, kNumSpecialTokens).
+/// (runtime/driver/data/Tokenizer.h, kNumSpecialTokens).
 constexpr int64_t kNumSpecialTokens = 4;
 constexpr int64_t kMaxTokenId = INT32_MAX;
 
@@ -151,7 +151,7 @@ private:
   }
 
   /// The config value the driver checks ids of `input` against
-  /// (runtime/driver/InputValidation.cpp, vocabKeyFor).
+  /// (runtime/driver/data/InputValidation.cpp, vocabKeyFor).
   static const ConfigInt *vocabFor(StringRef input,
                                    const std::map<std::string, ConfigInt> &vocabs) {
     auto find = [&](const char *key) -> const ConfigInt * {

@@ -6,8 +6,8 @@
 // model's executable.
 //
 //===----------------------------------------------------------------------===//
-#include "Driver.h"
-#include "ModelAbi.h"
+#include "commands/Driver.h"
+#include "core/ModelAbi.h"
 
 extern "C" {
 extern const char txc_model_json[];

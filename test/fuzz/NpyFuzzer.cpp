@@ -12,9 +12,9 @@
 //===----------------------------------------------------------------------===//
 #include "FuzzInputFile.h"
 
-#include "Error.h"
-#include "InputFiles.h"
-#include "Npy.h"
+#include "core/Error.h"
+#include "data/InputFiles.h"
+#include "formats/Npy.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -12,10 +12,10 @@
 //    are checked against the sentences.
 //
 //===----------------------------------------------------------------------===//
-#include "Batching.h"
-#include "Error.h"
-#include "ParallelText.h"
-#include "Tokenizer.h"
+#include "data/Batching.h"
+#include "core/Error.h"
+#include "data/ParallelText.h"
+#include "data/Tokenizer.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -13,11 +13,11 @@
 //===----------------------------------------------------------------------===//
 #include "FuzzInputFile.h"
 
-#include "Checkpoint.h"
-#include "Error.h"
-#include "ModelInfo.h"
-#include "Parameters.h"
-#include "Safetensors.h"
+#include "loop/Checkpoint.h"
+#include "core/Error.h"
+#include "core/ModelInfo.h"
+#include "core/Parameters.h"
+#include "formats/Safetensors.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -9,8 +9,8 @@
 //    decode back to itself.
 //
 //===----------------------------------------------------------------------===//
-#include "Error.h"
-#include "Tokenizer.h"
+#include "core/Error.h"
+#include "data/Tokenizer.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """make-checkpoint WEIGHTS.safetensors TOKENIZER.json DATA.tsv --batch N
 [--step K] --out CKPT.safetensors: turns parameters into a training
-checkpoint (docs/driver.md, runtime/driver/Checkpoint.h) so that an
+checkpoint (docs/driver.md, runtime/driver/loop/Checkpoint.h) so that an
 executable's `train --resume CKPT --data DATA.tsv` continues Adam from these
 weights: every parameter with its `<name>.exp_avg` / `<name>.exp_avg_sq`
 (taken from WEIGHTS when it has them, e.g. a reference's optimizer state,

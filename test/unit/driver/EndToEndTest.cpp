@@ -5,9 +5,9 @@
 // its outputs, messages and exit codes.
 //
 //===----------------------------------------------------------------------===//
-#include "Init.h"
-#include "Npy.h"
-#include "Safetensors.h"
+#include "core/Init.h"
+#include "formats/Npy.h"
+#include "formats/Safetensors.h"
 #include "TestUtil.h"
 
 using namespace txrt::driver;

@@ -16,7 +16,7 @@
 // TxrtDriverTests for in-process runs of the driver.
 //
 //===----------------------------------------------------------------------===//
-#include "ModelAbi.h"
+#include "core/ModelAbi.h"
 
 #include "txrt/txrt.h"
 

@@ -23,7 +23,7 @@
 // `fake-seq2seq` executable under txc's names.
 //
 //===----------------------------------------------------------------------===//
-#include "ModelAbi.h"
+#include "core/ModelAbi.h"
 
 #include "txrt/txrt.h"
 

@@ -1,6 +1,6 @@
 //===- TestUtil.cpp - helpers of the driver's unit tests ------------------===//
 #include "TestUtil.h"
-#include "Driver.h"
+#include "commands/Driver.h"
 
 #include <cstdio>
 #include <cstdlib>

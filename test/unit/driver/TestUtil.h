@@ -8,8 +8,8 @@
 #ifndef TXRT_DRIVER_TEST_TESTUTIL_H
 #define TXRT_DRIVER_TEST_TESTUTIL_H
 
-#include "ModelAbi.h"
-#include "Tensor.h"
+#include "core/ModelAbi.h"
+#include "core/Tensor.h"
 
 #include <gtest/gtest.h>
 

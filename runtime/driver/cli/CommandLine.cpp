@@ -1,0 +1,275 @@
+//===- CommandLine.cpp - the driver's command-line grammar ----------------===//
+//
+// A small hand-written parser (no getopt: it must never exit or print by
+// itself) and the usage texts printed by --help and on every usage error.
+//
+//===----------------------------------------------------------------------===//
+#include "cli/CommandLine.h"
+#include "cli/CommandLineParsing.h"
+#include "core/Error.h"
+
+namespace txrt::driver {
+
+namespace {
+
+constexpr const char *kTopUsage = R"(usage: PROGRAM <command> [options]
+
+Runs the Transformer model that txc compiled into this executable.
+
+commands:
+  info              show the model: entries, dims, parameters, arena sizes
+  run ENTRY         run an entry on inputs from files, write outputs as .npy
+  train             train on TSV parallel text, save a checkpoint
+  eval              loss, token accuracy and BLEU of a checkpoint on TSV data
+  translate         translate sentences (arguments or stdin lines)
+  bench             time the train step and decoding on synthetic batches
+  help [COMMAND]    show this text, or the options of COMMAND
+
+Run 'PROGRAM COMMAND --help' for the options of a command.
+Exit codes: 0 success, 1 runtime failure, 2 bad input (arguments, files,
+shapes, token ids); every error is one 'error: ...' line per problem.
+)";
+
+constexpr const char *kInfoUsage = R"(usage: PROGRAM info [--json]
+
+Shows the model: source and compile flags, config, dims with their bounds,
+entries with their input/output signatures and arena sizes (the planned
+activation arena against the bytes of all its tensors unplanned), and the
+parameters with shapes and initializers, their count and the parameter
+arena size.
+
+options:
+  --json            print the metadata txc embedded, as JSON
+  -h, --help        show this text
+)";
+
+constexpr const char *kRunUsage =
+    R"(usage: PROGRAM run ENTRY [options] [[NAME=]FILE ...]
+
+Runs ENTRY on inputs read from files and writes each output to DIR/NAME.npy
+(float32, int32 or bool).
+
+inputs:
+  --input [NAME=]FILE   an input of ENTRY; without NAME= the inputs are taken
+                        in the entry's order (arguments after ENTRY count as
+                        --input too). FILE is an .npy file (bool, int8..int64,
+                        uint8..uint64, float32/64; converted to the input's
+                        dtype with range checks) or a text file of numbers
+                        separated by whitespace, one row per line; ragged
+                        rows of token ids are right-padded with config 'pad'.
+parameters (one of; default --init 0):
+  --load FILE           load parameters by name from a .safetensors file;
+                        tensors named __* (optimizer state) are ignored
+  --init SEED           initialize every parameter from its initializer with
+                        a deterministic generator keyed by SEED
+options:
+  --out-dir DIR         directory for the outputs (default: .; created)
+  --save FILE           after the run, save the parameters to FILE
+                        (safetensors, written atomically)
+  --threads N           kernel threads (default: TXRT_NUM_THREADS or all cores)
+  --dim NAME=N          the value of dim NAME when no input determines it
+  --repeat N            run the entry N times (benchmarking: the first run
+                        creates the kernels' primitives; the time of every run
+                        is reported as min and median)
+training entries (kind train_step / train_grad):
+  --step N              the update number the entry is told (default 1)
+  --seed S              the dropout seed it is told (default 0)
+  --save-grads FILE     after the run, write every parameter's gradient
+                        (named like the parameter) to FILE (safetensors)
+  -h, --help            show this text
+
+Inputs are checked before anything runs: rank, static dims, symbolic dims
+(equal across inputs, 1 <= value <= bound) and ids: an i32 input must hold
+what the compiled program indexes with it (an embedding's rows, the classes
+of a cross-entropy or its ignore_index); `info --json` shows each input's
+"ids" range.
+)";
+
+std::string substituteProgram(std::string text, std::string_view program) {
+  const std::string placeholder = "PROGRAM";
+  for (size_t pos = text.find(placeholder); pos != std::string::npos;
+       pos = text.find(placeholder, pos + program.size()))
+    text.replace(pos, placeholder.size(), program);
+  return text;
+}
+
+InputArg parseInputArg(const std::string &text) {
+  if (auto split = splitNameValue(text))
+    return InputArg{split->first, split->second};
+  return InputArg{"", text};
+}
+
+void parseRun(ArgCursor &cursor, CommandLine &line) {
+  RunOptions &run = line.run;
+  bool haveEntry = false;
+  while (!cursor.done()) {
+    std::string arg = cursor.next();
+    if (isHelpFlag(arg)) {
+      line.command = CommandLine::Command::Help;
+      line.helpTopic = "run";
+      return;
+    }
+    if (arg == "--load") {
+      if (run.loadPath)
+        cursor.fail("--load is given twice");
+      run.loadPath = cursor.value(arg);
+    } else if (arg == "--init") {
+      std::string text = cursor.value(arg);
+      auto seed = parseInteger<uint64_t>(text);
+      if (!seed)
+        cursor.fail("--init expects a non-negative integer seed, got '" + text +
+                    "'");
+      if (run.initSeed)
+        cursor.fail("--init is given twice");
+      run.initSeed = seed;
+    } else if (arg == "--input") {
+      std::string text = cursor.value(arg);
+      if (text.empty())
+        cursor.fail("--input needs a file ([NAME=]FILE)");
+      run.inputs.push_back(parseInputArg(text));
+    } else if (arg == "--out-dir") {
+      run.outDir = cursor.value(arg);
+      if (run.outDir.empty())
+        cursor.fail("--out-dir needs a directory");
+    } else if (arg == "--save") {
+      run.savePath = cursor.value(arg);
+      if (run.savePath->empty())
+        cursor.fail("--save needs a file name");
+    } else if (arg == "--threads") {
+      std::string text = cursor.value(arg);
+      auto threads = parseInteger<int32_t>(text);
+      if (!threads || *threads < 1 || *threads > 4096)
+        cursor.fail("--threads expects an integer in [1, 4096], got '" + text +
+                    "'");
+      run.threads = *threads;
+    } else if (arg == "--repeat") {
+      std::string text = cursor.value(arg);
+      auto repeat = parseInteger<int32_t>(text);
+      if (!repeat || *repeat < 1 || *repeat > 100000)
+        cursor.fail("--repeat expects an integer in [1, 100000], got '" +
+                    text + "'");
+      run.repeat = *repeat;
+    } else if (arg == "--save-grads") {
+      run.saveGradsPath = pathOption(cursor, arg);
+    } else if (arg == "--step") {
+      run.trainStep = integerOption<int64_t>(cursor, arg, 1, int64_t(1) << 62);
+    } else if (arg == "--seed") {
+      run.trainSeed = integerOption<uint64_t>(cursor, arg, 0, ~uint64_t(0));
+    } else if (arg == "--dim") {
+      std::string text = cursor.value(arg);
+      auto split = splitNameValue(text);
+      std::optional<int64_t> value;
+      if (split)
+        value = parseInteger<int64_t>(split->second);
+      if (!value)
+        cursor.fail("--dim expects NAME=N, got '" + text + "'");
+      run.dims.emplace_back(split->first, *value);
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      cursor.fail("unknown option '" + arg + "'");
+    } else if (!haveEntry) {
+      run.entry = arg;
+      haveEntry = true;
+    } else {
+      run.inputs.push_back(parseInputArg(arg));
+    }
+  }
+  if (!haveEntry)
+    cursor.fail("run needs the name of an entry");
+  if (run.loadPath && run.initSeed)
+    cursor.fail("--load and --init exclude each other");
+}
+
+void parseInfo(ArgCursor &cursor, CommandLine &line) {
+  while (!cursor.done()) {
+    std::string arg = cursor.next();
+    if (isHelpFlag(arg)) {
+      line.command = CommandLine::Command::Help;
+      line.helpTopic = "info";
+      return;
+    }
+    if (arg == "--json") {
+      cursor.noValue(arg);
+      line.info.json = true;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      cursor.fail("unknown option '" + arg + "'");
+    } else {
+      cursor.fail("unexpected argument '" + arg + "'");
+    }
+  }
+}
+
+} // namespace
+
+std::optional<std::pair<std::string, std::string>>
+splitNameValue(std::string_view text) {
+  size_t eq = text.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    return std::nullopt;
+  std::string_view name = text.substr(0, eq);
+  auto isStart = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
+  };
+  if (!isStart(name[0]))
+    return std::nullopt;
+  for (char c : name)
+    if (!isStart(c) && !(c >= '0' && c <= '9') && c != '.')
+      return std::nullopt;
+  return std::make_pair(std::string(name), std::string(text.substr(eq + 1)));
+}
+
+CommandLine parseCommandLine(const std::vector<std::string> &args) {
+  CommandLine line;
+  if (args.empty())
+    throw UsageError("no command given", "");
+  const std::string &command = args[0];
+  if (isHelpFlag(command) || command == "help") {
+    line.command = CommandLine::Command::Help;
+    if (command == "help" && args.size() > 1) {
+      if (args[1] != "info" && args[1] != "run" && !trainingUsage(args[1]))
+        throw UsageError("no help for '" + args[1] + "'", "");
+      line.helpTopic = args[1];
+    }
+    if (args.size() > 2)
+      throw UsageError("unexpected argument '" + args[2] + "'", "");
+    return line;
+  }
+  if (command == "info") {
+    line.command = CommandLine::Command::Info;
+    ArgCursor cursor(args, 1, "info");
+    parseInfo(cursor, line);
+    return line;
+  }
+  if (command == "run") {
+    line.command = CommandLine::Command::Run;
+    ArgCursor cursor(args, 1, "run");
+    parseRun(cursor, line);
+    return line;
+  }
+  using Parser = void (*)(ArgCursor &, CommandLine &);
+  const std::pair<const char *, std::pair<CommandLine::Command, Parser>>
+      commands[] = {
+          {"train", {CommandLine::Command::Train, parseTrain}},
+          {"eval", {CommandLine::Command::Eval, parseEval}},
+          {"translate", {CommandLine::Command::Translate, parseTranslate}},
+          {"bench", {CommandLine::Command::Bench, parseBench}},
+      };
+  for (const auto &[name, parser] : commands) {
+    if (command != name)
+      continue;
+    line.command = parser.first;
+    ArgCursor cursor(args, 1, name);
+    parser.second(cursor, line);
+    return line;
+  }
+  throw UsageError("unknown command '" + command + "'", "");
+}
+
+std::string usageText(std::string_view command, std::string_view program) {
+  const char *text = command == "info"           ? kInfoUsage
+                     : command == "run"          ? kRunUsage
+                     : trainingUsage(command) != nullptr ? trainingUsage(command)
+                                                  : kTopUsage;
+  return substituteProgram(text, program);
+}
+
+} // namespace txrt::driver

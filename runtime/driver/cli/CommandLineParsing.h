@@ -1,0 +1,114 @@
+//===- CommandLineParsing.h - pieces shared by the command parsers -*- C++ -*-===//
+//
+// Internal to CommandLine*.cpp: the argument cursor (`--opt VALUE` and
+// `--opt=VALUE`), number parsing, and the parsers of each command.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_COMMANDLINEPARSING_H
+#define TXRT_DRIVER_COMMANDLINEPARSING_H
+
+#include "cli/CommandLine.h"
+#include "core/Error.h"
+
+#include <charconv>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace txrt::driver {
+
+inline bool isHelpFlag(const std::string &arg) {
+  return arg == "-h" || arg == "--help";
+}
+
+template <typename T> std::optional<T> parseInteger(std::string_view text) {
+  T value{};
+  auto result = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (result.ec != std::errc() || result.ptr != text.data() + text.size())
+    return std::nullopt;
+  return value;
+}
+
+/// Walks the arguments of one command, handling `--opt VALUE` and
+/// `--opt=VALUE`.
+class ArgCursor {
+public:
+  ArgCursor(const std::vector<std::string> &args, size_t start,
+            std::string command)
+      : args_(args), pos_(start), command_(std::move(command)) {}
+
+  bool done() const { return pos_ >= args_.size(); }
+
+  /// The next argument; splits "--opt=value" into option and pending value.
+  std::string next() {
+    std::string arg = args_[pos_++];
+    pending_.reset();
+    if (arg.rfind("--", 0) == 0) {
+      size_t eq = arg.find('=');
+      if (eq != std::string::npos) {
+        pending_ = arg.substr(eq + 1);
+        arg.resize(eq);
+      }
+    }
+    return arg;
+  }
+
+  std::string value(const std::string &option) {
+    if (pending_) {
+      std::string value = *pending_;
+      pending_.reset();
+      return value;
+    }
+    if (done())
+      fail("option '" + option + "' needs a value");
+    return args_[pos_++];
+  }
+
+  void noValue(const std::string &option) {
+    if (pending_)
+      fail("option '" + option + "' takes no value");
+  }
+
+  [[noreturn]] void fail(const std::string &message) const {
+    throw UsageError(message, command_);
+  }
+
+private:
+  const std::vector<std::string> &args_;
+  size_t pos_;
+  std::string command_;
+  std::optional<std::string> pending_;
+};
+
+/// An integer option in [minimum, maximum]; fails with the option's name.
+template <typename T>
+T integerOption(ArgCursor &cursor, const std::string &option, T minimum,
+                T maximum) {
+  std::string text = cursor.value(option);
+  std::optional<T> value = parseInteger<T>(text);
+  if (!value || *value < minimum || *value > maximum)
+    cursor.fail(option + " expects an integer in [" + std::to_string(minimum) +
+                ", " + std::to_string(maximum) + "], got '" + text + "'");
+  return *value;
+}
+
+/// A non-empty string option.
+inline std::string pathOption(ArgCursor &cursor, const std::string &option) {
+  std::string value = cursor.value(option);
+  if (value.empty())
+    cursor.fail(option + " needs a file name");
+  return value;
+}
+
+void parseTrain(ArgCursor &cursor, CommandLine &line);
+void parseEval(ArgCursor &cursor, CommandLine &line);
+void parseTranslate(ArgCursor &cursor, CommandLine &line);
+void parseBench(ArgCursor &cursor, CommandLine &line);
+
+/// Usage texts of train, eval, translate and bench (nullptr for others).
+const char *trainingUsage(std::string_view command);
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_COMMANDLINEPARSING_H

@@ -1,0 +1,290 @@
+//===- CommandLineTraining.cpp - train, eval, translate, bench options ----===//
+//
+// The grammar and usage texts of the commands that work on text data and
+// checkpoints. Like CommandLine.cpp: pure parsing, UsageError on anything
+// malformed; files are checked when the command runs.
+//
+//===----------------------------------------------------------------------===//
+#include "cli/CommandLineParsing.h"
+
+#include <cstdlib>
+
+namespace txrt::driver {
+
+namespace {
+
+constexpr int64_t kMaxCount = int64_t(1) << 40;
+
+constexpr const char *kTrainUsage =
+    R"(usage: PROGRAM train --data FILE.tsv [options]
+
+Trains the model on parallel text (one 'source<TAB>target' pair per line),
+with the train_step entry txc compiled (forward, backward and the optimizer
+update in one call). Builds word-level source and target vocabularies from
+the data (stored inside the checkpoint, with a copy CKPT.tokenizer.json
+beside it), batches the pairs by length and prints progress (a bar on a
+terminal, lines otherwise). Stops (exit 1) without saving when the loss or
+an update turns non-finite.
+
+length:
+  --steps N         train until update N (counting a resumed run's updates)
+  --epochs N        train for N passes over the data (default 1)
+data:
+  --data FILE.tsv   the training pairs (required)
+  --batch N         sentences per batch (default: the bound of dim B)
+  --seed S          the seed of the batch order and of dropout (default 0)
+  --min-freq K      words seen fewer than K times become [UNK] (default 1)
+checkpoints:
+  --save FILE       write the checkpoint (safetensors: parameters, Adam
+                    moments, step, tokenizer) at the end and every --every
+                    steps; written to a temporary file and renamed, never
+                    half-written
+  --every N         also save every N steps (default: only at the end)
+  --resume FILE     continue a run from its checkpoint (and the tokenizer in
+                    it); the result is bit-identical to an uninterrupted run
+  --init SEED       initialize the parameters with SEED (default 0)
+  --log FILE.csv    the loss curve (step, loss, lr, tokens/s) as CSV, and as
+                    an SVG plot beside it (default with --save: CKPT.loss.csv)
+options:
+  --threads N       kernel threads (default: TXRT_NUM_THREADS or all cores)
+  --quiet           no progress output
+  -h, --help        show this text
+)";
+
+constexpr const char *kEvalUsage =
+    R"(usage: PROGRAM eval --load FILE --data FILE.tsv [options]
+
+Evaluates a checkpoint on parallel text with the encode and decode entries:
+the teacher-forced loss (mean cross-entropy over the non-pad target tokens,
+no label smoothing), the token accuracy (argmax == target) and the corpus
+BLEU-4 of greedy translations against the targets.
+
+options:
+  --load FILE         the checkpoint (parameters by name)
+  --data FILE.tsv     'source<TAB>target' pairs
+  --tokenizer FILE    the vocabularies (default: the ones inside the
+                      checkpoint; when given, they must be the same)
+  --batch N           sentences per batch (default: the bound of dim B)
+  --max-len N         at most N generated tokens per sentence for BLEU
+                      (default: the bound of the target dim)
+  --no-bleu           skip the translations (loss and accuracy only)
+  --threads N         kernel threads
+  -h, --help          show this text
+)";
+
+constexpr const char *kTranslateUsage =
+    R"(usage: PROGRAM translate --load FILE [options] [SENTENCE ...]
+
+Translates each SENTENCE, or each line of stdin when none is given, and
+prints one line per input. Words are lowercased and split like the training
+data; words the source vocabulary lacks become [UNK].
+
+options:
+  --load FILE         the checkpoint (parameters by name)
+  --tokenizer FILE    the vocabularies (default: the ones inside the
+                      checkpoint; when given, they must be the same)
+  --max-len N         at most N generated tokens ([EOS] included; default and
+                      limit: the bound of the target dim)
+  --beam N            beam search with N hypotheses (default 1: greedy)
+  --alpha A           beam length penalty ((5 + len) / 6)^A (default 0.6)
+  --no-kv-cache       re-run the whole prefix at every step instead of the
+                      compiled incremental decode_step (same output, slower)
+  --batch N           sentences decoded together (default: the bound of B)
+  --threads N         kernel threads
+  -h, --help          show this text
+)";
+
+constexpr const char *kBenchUsage =
+    R"(usage: PROGRAM bench [options]
+
+Times the train step and greedy decoding (the prefix re-run every step) on
+synthetic batches of random token ids, after one warm-up call each, and
+prints ms/step, tokens/s, ms/token and the peak resident memory.
+
+options:
+  --steps N           timed train steps (default 10)
+  --batch N           sentences per batch (default: the bound of dim B)
+  --src-len N         source length (default: the bound of the source dim)
+  --tgt-len N         target length (default: the bound of the target dim)
+  --load FILE         parameters from a checkpoint (default: --init 0)
+  --seed S            the seed of the synthetic ids (default 0)
+  --threads N         kernel threads
+  -h, --help          show this text
+)";
+
+bool help(const std::string &arg, CommandLine &line, const char *topic) {
+  if (!isHelpFlag(arg))
+    return false;
+  line.command = CommandLine::Command::Help;
+  line.helpTopic = topic;
+  return true;
+}
+
+int32_t threadsOption(ArgCursor &cursor, const std::string &arg) {
+  return integerOption<int32_t>(cursor, arg, 1, 4096);
+}
+
+[[noreturn]] void unexpected(ArgCursor &cursor, const std::string &arg) {
+  if (arg.size() > 1 && arg[0] == '-')
+    cursor.fail("unknown option '" + arg + "'");
+  cursor.fail("unexpected argument '" + arg + "'");
+}
+
+} // namespace
+
+void parseTrain(ArgCursor &cursor, CommandLine &line) {
+  TrainOptions &train = line.train;
+  bool haveData = false;
+  while (!cursor.done()) {
+    std::string arg = cursor.next();
+    if (help(arg, line, "train"))
+      return;
+    if (arg == "--data") {
+      train.dataPath = pathOption(cursor, arg);
+      haveData = true;
+    } else if (arg == "--steps") {
+      train.steps = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--epochs") {
+      train.epochs = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--batch") {
+      train.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--seed") {
+      train.seed = integerOption<uint64_t>(cursor, arg, 0, ~uint64_t(0));
+    } else if (arg == "--min-freq") {
+      train.minFreq = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--save") {
+      train.savePath = pathOption(cursor, arg);
+    } else if (arg == "--every") {
+      train.every = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--resume") {
+      train.resumePath = pathOption(cursor, arg);
+    } else if (arg == "--init") {
+      train.initSeed = integerOption<uint64_t>(cursor, arg, 0, ~uint64_t(0));
+    } else if (arg == "--log") {
+      train.logPath = pathOption(cursor, arg);
+    } else if (arg == "--threads") {
+      train.threads = threadsOption(cursor, arg);
+    } else if (arg == "--quiet") {
+      cursor.noValue(arg);
+      train.quiet = true;
+    } else {
+      unexpected(cursor, arg);
+    }
+  }
+  if (!haveData)
+    cursor.fail("train needs --data FILE.tsv");
+  if (train.steps && train.epochs)
+    cursor.fail("--steps and --epochs exclude each other");
+  if (train.resumePath && train.initSeed)
+    cursor.fail("--resume and --init exclude each other");
+  if (train.every && !train.savePath)
+    cursor.fail("--every needs --save FILE");
+}
+
+void parseEval(ArgCursor &cursor, CommandLine &line) {
+  EvalOptions &eval = line.eval;
+  while (!cursor.done()) {
+    std::string arg = cursor.next();
+    if (help(arg, line, "eval"))
+      return;
+    if (arg == "--load") {
+      eval.loadPath = pathOption(cursor, arg);
+    } else if (arg == "--data") {
+      eval.dataPath = pathOption(cursor, arg);
+    } else if (arg == "--tokenizer") {
+      eval.tokenizerPath = pathOption(cursor, arg);
+    } else if (arg == "--batch") {
+      eval.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--max-len") {
+      eval.maxLength = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--no-bleu") {
+      cursor.noValue(arg);
+      eval.noBleu = true;
+    } else if (arg == "--threads") {
+      eval.threads = threadsOption(cursor, arg);
+    } else {
+      unexpected(cursor, arg);
+    }
+  }
+  if (eval.loadPath.empty())
+    cursor.fail("eval needs --load CHECKPOINT");
+  if (eval.dataPath.empty())
+    cursor.fail("eval needs --data FILE.tsv");
+}
+
+void parseTranslate(ArgCursor &cursor, CommandLine &line) {
+  TranslateOptions &translate = line.translate;
+  while (!cursor.done()) {
+    std::string arg = cursor.next();
+    if (help(arg, line, "translate"))
+      return;
+    if (arg == "--load") {
+      translate.loadPath = pathOption(cursor, arg);
+    } else if (arg == "--tokenizer") {
+      translate.tokenizerPath = pathOption(cursor, arg);
+    } else if (arg == "--max-len") {
+      translate.maxLength = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--beam") {
+      translate.beam = integerOption<int32_t>(cursor, arg, 1, 1024);
+    } else if (arg == "--no-kv-cache") {
+      translate.kvCache = false;
+    } else if (arg == "--alpha") {
+      std::string text = cursor.value(arg);
+      char *end = nullptr;
+      double alpha = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(alpha >= 0 && alpha <= 10))
+        cursor.fail("--alpha expects a number in [0, 10], got '" + text + "'");
+      translate.alpha = alpha;
+    } else if (arg == "--batch") {
+      translate.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--threads") {
+      translate.threads = threadsOption(cursor, arg);
+    } else if (arg.size() > 1 && arg[0] == '-' && arg != "--") {
+      unexpected(cursor, arg);
+    } else {
+      translate.sentences.push_back(arg);
+    }
+  }
+  if (translate.loadPath.empty())
+    cursor.fail("translate needs --load CHECKPOINT");
+}
+
+void parseBench(ArgCursor &cursor, CommandLine &line) {
+  BenchOptions &bench = line.bench;
+  while (!cursor.done()) {
+    std::string arg = cursor.next();
+    if (help(arg, line, "bench"))
+      return;
+    if (arg == "--steps") {
+      bench.steps = integerOption<int64_t>(cursor, arg, 1, 1000000);
+    } else if (arg == "--batch") {
+      bench.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--src-len") {
+      bench.sourceLength = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--tgt-len") {
+      bench.targetLength = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--load") {
+      bench.loadPath = pathOption(cursor, arg);
+    } else if (arg == "--seed") {
+      bench.seed = integerOption<uint64_t>(cursor, arg, 0, ~uint64_t(0));
+    } else if (arg == "--threads") {
+      bench.threads = threadsOption(cursor, arg);
+    } else {
+      unexpected(cursor, arg);
+    }
+  }
+}
+
+const char *trainingUsage(std::string_view command) {
+  if (command == "train")
+    return kTrainUsage;
+  if (command == "eval")
+    return kEvalUsage;
+  if (command == "translate")
+    return kTranslateUsage;
+  if (command == "bench")
+    return kBenchUsage;
+  return nullptr;
+}
+
+} // namespace txrt::driver

@@ -1,0 +1,112 @@
+//===- OutputPaths.cpp - outputs never clobber the inputs -----------------===//
+#include "cli/OutputPaths.h"
+#include "core/Error.h"
+#include "formats/FileIO.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <sys/stat.h>
+
+namespace txrt::driver {
+
+namespace {
+
+/// How a path is compared: device and inode when it exists, else its
+/// canonical path (symlinks of the existing prefix resolved).
+struct FileIdentity {
+  bool exists = false;
+  dev_t device = 0;
+  ino_t inode = 0;
+  std::string canonical;
+};
+
+FileIdentity identify(const std::string &path) {
+  FileIdentity identity;
+  struct stat info;
+  if (::stat(path.c_str(), &info) == 0) {
+    identity.exists = true;
+    identity.device = info.st_dev;
+    identity.inode = info.st_ino;
+    return identity;
+  }
+  std::error_code error;
+  std::filesystem::path canonical =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(path), error);
+  identity.canonical =
+      error ? std::filesystem::absolute(path).lexically_normal().string()
+            : canonical.string();
+  return identity;
+}
+
+bool same(const FileIdentity &a, const FileIdentity &b) {
+  if (a.exists != b.exists)
+    return false;
+  if (a.exists)
+    return a.device == b.device && a.inode == b.inode;
+  return a.canonical == b.canonical;
+}
+
+std::string describe(const NamedPath &named) {
+  return named.what + " '" + named.path + "'";
+}
+
+} // namespace
+
+bool sameFile(const std::string &a, const std::string &b) {
+  return same(identify(a), identify(b));
+}
+
+void checkOutputPaths(
+    const std::vector<NamedPath> &outputs, const std::vector<NamedPath> &inputs,
+    const std::vector<std::pair<std::string, std::string>> &allowedSame) {
+  std::vector<std::string> problems;
+  auto collect = [&](auto check) {
+    try {
+      check();
+    } catch (const InputError &error) {
+      problems.push_back(error.what());
+    }
+  };
+  std::vector<FileIdentity> outputIds, inputIds;
+  std::vector<std::string> directories; // each missing one reported once
+  for (const NamedPath &output : outputs) {
+    std::string directory =
+        std::filesystem::path(output.path).parent_path().string();
+    if (std::find(directories.begin(), directories.end(), directory) ==
+        directories.end()) {
+      directories.push_back(directory);
+      collect([&] { checkParentDirectory(output.path, output.what); });
+    }
+    collect([&] { checkReplaceable(output.path, output.what); });
+    outputIds.push_back(identify(output.path));
+  }
+  for (const NamedPath &input : inputs)
+    inputIds.push_back(identify(input.path));
+
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (size_t j = 0; j < i; ++j)
+      if (same(outputIds[i], outputIds[j]))
+        problems.push_back(describe(outputs[i]) + " is the same file as " +
+                           describe(outputs[j]) +
+                           "; each output needs its own file");
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      bool allowed =
+          std::find(allowedSame.begin(), allowedSame.end(),
+                    std::make_pair(outputs[i].what, inputs[j].what)) !=
+          allowedSame.end();
+      if (!allowed && same(outputIds[i], inputIds[j]))
+        problems.push_back(describe(outputs[i]) + " is the same file as " +
+                           describe(inputs[j]) + "; writing it would destroy " +
+                           "the input");
+    }
+  }
+  if (problems.empty())
+    return;
+  std::string message;
+  for (const std::string &problem : problems)
+    message += (message.empty() ? "" : "\n") + problem;
+  throw InputError(message);
+}
+
+} // namespace txrt::driver

@@ -1,0 +1,250 @@
+//===- BenchCommand.cpp - `PROGRAM bench`: time training and decoding -----===//
+#include "commands/BenchCommand.h"
+#include "data/Batching.h"
+#include "decoding/Decoding.h"
+#include "core/Error.h"
+#include "core/Init.h"
+#include "data/InputValidation.h"
+#include "core/Memory.h"
+#include "core/ModelRunner.h"
+#include "data/ParallelText.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <sys/resource.h>
+
+namespace txrt::driver {
+
+double peakResidentMiB() {
+  struct rusage usage {};
+  if (getrusage(RUSAGE_SELF, &usage) != 0)
+    return 0;
+  return double(usage.ru_maxrss) / 1024.0; // KiB on Linux
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double millisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
+}
+
+int64_t sizeOption(const std::optional<int64_t> &requested,
+                   const LengthBound &bound, const char *option) {
+  if (!requested)
+    return bound.bound;
+  if (*requested > bound.bound)
+    throw InputError(std::string(option) + " " + std::to_string(*requested) +
+                     " is larger than " + bound.describe());
+  return *requested;
+}
+
+/// Random ids in [kNumSpecialTokens, vocab) (vocab from the config key of
+/// `input`), `rows` x `length`.
+std::vector<TokenIds> randomIds(const ModelInfo &model, const char *input,
+                                int64_t rows, int64_t length, uint64_t key) {
+  std::string vocabKey = vocabKeyFor(model, input);
+  int64_t vocab = vocabKey.empty() ? 64 : *model.configCount(vocabKey);
+  uint64_t span = uint64_t(std::max<int64_t>(vocab - kNumSpecialTokens, 1));
+  std::vector<TokenIds> ids(static_cast<size_t>(rows));
+  uint64_t draw = 0;
+  for (TokenIds &row : ids)
+    for (int64_t i = 0; i < length; ++i)
+      row.push_back(int32_t(
+          std::min<int64_t>(kNumSpecialTokens + int64_t(uniformBelow(
+                                                     key, draw++, span)),
+                            vocab - 1)));
+  return ids;
+}
+
+/// saturating a * b and a + b, for size estimates.
+uint64_t timesSaturated(uint64_t a, uint64_t b) {
+  uint64_t product;
+  return __builtin_mul_overflow(a, b, &product) ? UINT64_MAX : product;
+}
+uint64_t plusSaturated(uint64_t a, uint64_t b) {
+  uint64_t sum;
+  return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
+}
+
+/// The bytes bench holds besides the arenas: the synthetic ids (as vectors
+/// and padded tensors) and every input and output of the entries it runs,
+/// at the bench's sizes (other dims at their bounds).
+uint64_t benchDataBytes(const ModelInfo &model,
+                        const std::vector<const EntryInfo *> &entries,
+                        const EntryInfo &srcEntry, const EntryInfo &tgtEntry,
+                        int64_t batch, int64_t srcLen, int64_t tgtLen) {
+  std::vector<int64_t> dims;
+  for (const DimInfo &dim : model.dims)
+    dims.push_back(dim.bound);
+  auto bind = [&](const EntryInfo &entry, const char *name, size_t axis,
+                  int64_t value) {
+    for (const TensorSig &sig : entry.inputs)
+      if (sig.name == name && sig.shape.size() > axis &&
+          sig.shape[axis].isSymbolic())
+        dims[size_t(sig.shape[axis].dim)] = value;
+  };
+  bind(srcEntry, "src", 0, batch);
+  bind(srcEntry, "src", 1, srcLen);
+  bind(tgtEntry, "tgt_in", 1, tgtLen);
+  bind(tgtEntry, "tgt", 1, tgtLen);
+  // The id vectors: sources, targets and two copies of the targets, plus
+  // a vector header per row.
+  uint64_t perRow =
+      plusSaturated(uint64_t(srcLen), timesSaturated(3, uint64_t(tgtLen)));
+  uint64_t total = timesSaturated(
+      uint64_t(batch), plusSaturated(timesSaturated(perRow, 4), 4 * 24));
+  for (const EntryInfo *entry : entries)
+    for (const auto *sigs : {&entry->inputs, &entry->outputs})
+      for (const TensorSig &sig : *sigs) {
+        uint64_t bytes = dtypeSize(sig.dtype);
+        for (int64_t size : concreteShape(sig, dims))
+          bytes = timesSaturated(bytes, uint64_t(size));
+        total = plusSaturated(total, bytes);
+      }
+  return total;
+}
+
+} // namespace
+
+int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
+                 const BenchOptions &options, std::ostream &out,
+                 std::ostream &err) {
+  ModelRunner runner(model, entryTable, options.threads);
+  if (options.loadPath)
+    runner.params().load(*options.loadPath);
+  else
+    runner.params().initialize(0);
+  const EntryInfo *train = model.findEntryOfKind(EntryKind::TrainStep);
+  const EntryInfo *encode = model.findEntry("encode");
+  const EntryInfo *decode = model.findEntry("decode");
+  if (!train && !(encode && decode))
+    throw InputError("model '" + model.model +
+                     "' has neither a train_step entry nor encode and decode "
+                     "entries to benchmark");
+  SequenceBounds bounds = train ? sequenceBounds(model, *train, *train)
+                                : sequenceBounds(model, *encode, *decode);
+  const int64_t batch = sizeOption(options.batch, bounds.batch, "--batch");
+  const int64_t srcLen =
+      sizeOption(options.sourceLength, bounds.source, "--src-len");
+  const int64_t tgtLen =
+      sizeOption(options.targetLength, bounds.target, "--tgt-len");
+  const int32_t pad = modelPadId(model);
+
+  // Memory first: the arenas, then a check that the synthetic data and the
+  // entries' inputs and outputs fit, and only then is anything built.
+  std::vector<const EntryInfo *> used;
+  if (train)
+    used.push_back(train);
+  if (encode && decode) {
+    used.push_back(encode);
+    used.push_back(decode);
+    if (CachedDecoder::available(model))
+      for (const char *name : {"decode_init", "decode_step"})
+        if (const EntryInfo *entry = model.findEntry(name))
+          used.push_back(entry);
+  }
+  for (const EntryInfo *entry : used)
+    runner.reserveArena(*entry);
+  checkAvailableMemory(
+      benchDataBytes(model, used, train ? *train : *encode,
+                     train ? *train : *decode, batch, srcLen, tgtLen),
+      "bench's synthetic batches and the entries' inputs and outputs "
+      "(batch " +
+          std::to_string(batch) + ", source length " + std::to_string(srcLen) +
+          ", target length " + std::to_string(tgtLen) +
+          "; --batch, --src-len and --tgt-len make them smaller)");
+
+  uint64_t key = initStreamKey(options.seed, "bench");
+  std::vector<TokenIds> sources = randomIds(model, "src", batch, srcLen, key);
+  std::vector<TokenIds> targets =
+      randomIds(model, "tgt", batch, tgtLen, key ^ 1);
+  char line[200];
+  std::snprintf(line, sizeof(line),
+                "bench '%s': batch %lld, source length %lld, target length "
+                "%lld, %d threads\n",
+                model.model.c_str(), static_cast<long long>(batch),
+                static_cast<long long>(srcLen), static_cast<long long>(tgtLen),
+                txrt_context_num_threads(runner.context()));
+  out << line;
+
+  if (train) {
+    Batch data;
+    data.src = padSequences(sources, pad);
+    std::vector<TokenIds> in, outIds;
+    for (const TokenIds &target : targets) {
+      // [SOS] / [EOS] are ids 2 / 3 for pad 0; any ids time the same.
+      in.push_back(TokenIds(target.begin(), target.end()));
+      outIds.push_back(TokenIds(target.begin(), target.end()));
+    }
+    data.tgtIn = padSequences(in, pad);
+    data.tgtOut = padSequences(outIds, pad);
+    std::vector<const Tensor *> inputs;
+    for (const TensorSig &sig : train->inputs)
+      inputs.push_back(sig.name == "src"      ? &data.src
+                       : sig.name == "tgt_in" ? &data.tgtIn
+                                              : &data.tgtOut);
+    runner.setTrainState(1, options.seed);
+    runner.call(*train, inputs); // warm-up
+    std::vector<double> times;
+    for (int64_t step = 0; step < options.steps; ++step) {
+      runner.setTrainState(step + 2, options.seed);
+      auto start = Clock::now();
+      runner.call(*train, inputs);
+      times.push_back(millisecondsSince(start));
+    }
+    std::sort(times.begin(), times.end());
+    double median = times[times.size() / 2];
+    std::snprintf(line, sizeof(line),
+                  "train step   %.3f ms/step (median of %lld, min %.3f), "
+                  "%.0f target tokens/s\n",
+                  median, static_cast<long long>(times.size()), times.front(),
+                  double(batch * tgtLen) / (median / 1000.0));
+    out << line;
+  } else {
+    err << "note: no train_step entry; timing decoding only\n";
+  }
+
+  if (encode && decode) {
+    DecodeOptions decoding;
+    decoding.sos = 2;
+    decoding.eos = -1; // never stop early: time the full length
+    decoding.pad = pad;
+    decoding.maxLength = tgtLen;
+    // Greedy decoding with the KV cache (when compiled) and by re-running
+    // the prefix, interleaved, medians of 3.
+    std::vector<std::pair<std::string, std::unique_ptr<NextTokenModel>>> ways;
+    if (CachedDecoder::available(runner.model()))
+      ways.emplace_back("KV cache", makeDecoder(runner, pad, true));
+    ways.emplace_back("prefix re-run", makeDecoder(runner, pad, false));
+    std::vector<std::vector<double>> times(ways.size());
+    for (int round = 0; round < 4; ++round)
+      for (size_t w = 0; w < ways.size(); ++w) {
+        auto start = Clock::now();
+        greedyDecode(*ways[w].second, sources, decoding);
+        if (round > 0) // the first round warms up
+          times[w].push_back(millisecondsSince(start));
+      }
+    double generated = double(batch * tgtLen);
+    for (size_t w = 0; w < ways.size(); ++w) {
+      std::sort(times[w].begin(), times[w].end());
+      double total = times[w][times[w].size() / 2];
+      std::snprintf(line, sizeof(line),
+                    "greedy       %.3f ms/token (%.1f ms for %lld x %lld "
+                    "tokens, %s), %.0f tokens/s\n",
+                    total / generated, total, static_cast<long long>(batch),
+                    static_cast<long long>(tgtLen), ways[w].first.c_str(),
+                    generated / (total / 1000.0));
+      out << line;
+    }
+  }
+  std::snprintf(line, sizeof(line), "peak memory  %.1f MB (resident)\n",
+                peakResidentMiB());
+  out << line;
+  return kExitOk;
+}
+
+} // namespace txrt::driver

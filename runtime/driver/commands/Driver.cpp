@@ -1,0 +1,115 @@
+//===- Driver.cpp - the entry point of a compiled model executable --------===//
+//
+// Dispatch and the one place where exceptions become exit codes.
+//
+//===----------------------------------------------------------------------===//
+#include "commands/Driver.h"
+#include "cli/CommandLine.h"
+#include "core/Error.h"
+#include "commands/InfoCommand.h"
+#include "core/ModelInfo.h"
+#include "commands/RunCommand.h"
+#include "commands/BenchCommand.h"
+#include "commands/EvalCommand.h"
+#include "loop/Progress.h"
+#include "commands/TrainCommand.h"
+#include "commands/TranslateCommand.h"
+
+#include <csignal>
+#include <iostream>
+#include <new>
+
+namespace txrt::driver {
+
+namespace {
+
+void printErrorLines(std::ostream &err, const std::string &message) {
+  size_t start = 0;
+  while (true) {
+    size_t end = message.find('\n', start);
+    err << "error: " << message.substr(start, end - start) << "\n";
+    if (end == std::string::npos)
+      break;
+    start = end + 1;
+  }
+}
+
+int dispatch(const std::string &program, const std::vector<std::string> &args,
+             const char *modelJson, const txc_entry_fn *entryTable,
+             std::ostream &out, std::ostream &err) {
+  CommandLine line = parseCommandLine(args);
+  if (line.command == CommandLine::Command::Help) {
+    out << usageText(line.helpTopic, program);
+    return kExitOk;
+  }
+  if (line.command == CommandLine::Command::Info && line.info.json) {
+    out << (modelJson ? modelJson : "") << "\n";
+    return kExitOk;
+  }
+  ModelInfo model = ModelInfo::parse(modelJson ? modelJson : "");
+  if (line.command == CommandLine::Command::Info) {
+    printModelInfo(model, out);
+    return kExitOk;
+  }
+  switch (line.command) {
+  case CommandLine::Command::Train:
+    // A progress bar only when writing to a terminal's stderr.
+    return trainCommand(model, entryTable, line.train, out, err,
+                        &err == &std::cerr && stderrIsTerminal());
+  case CommandLine::Command::Eval:
+    return evalCommand(model, entryTable, line.eval, out, err);
+  case CommandLine::Command::Translate:
+    return translateCommand(model, entryTable, line.translate, std::cin, out,
+                            err);
+  case CommandLine::Command::Bench:
+    return benchCommand(model, entryTable, line.bench, out, err);
+  default:
+    return runCommand(model, entryTable, line.run, out, err);
+  }
+}
+
+} // namespace
+
+int runDriver(const std::string &program, const std::vector<std::string> &args,
+              const char *modelJson, const txc_entry_fn *entryTable,
+              std::ostream &out, std::ostream &err) {
+  try {
+    return dispatch(program, args, modelJson, entryTable, out, err);
+  } catch (const UsageError &error) {
+    printErrorLines(err, error.what());
+    err << "\n" << usageText(error.command(), program);
+    return error.exitCode();
+  } catch (const DriverError &error) {
+    printErrorLines(err, error.what());
+    return error.exitCode();
+  } catch (const std::bad_alloc &) {
+    err << "error: out of memory\n";
+    return kExitFailure;
+  } catch (const std::exception &error) {
+    printErrorLines(err, std::string("internal error: ") + error.what());
+    return kExitFailure;
+  } catch (...) {
+    err << "error: internal error: unknown exception\n";
+    return kExitFailure;
+  }
+}
+
+int driverMain(int argc, char **argv, const char *modelJson,
+               const txc_entry_fn *entryTable) {
+  // Past a file size limit (ulimit -f), write() then fails with EFBIG and
+  // the error names the file, instead of SIGXFSZ killing the process.
+  std::signal(SIGXFSZ, SIG_IGN);
+  std::string program = argc > 0 && argv[0] ? argv[0] : "model";
+  size_t slash = program.find_last_of('/');
+  if (slash != std::string::npos)
+    program = program.substr(slash + 1);
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i)
+    args.emplace_back(argv[i]);
+  int code =
+      runDriver(program, args, modelJson, entryTable, std::cout, std::cerr);
+  std::cout.flush();
+  return code;
+}
+
+} // namespace txrt::driver

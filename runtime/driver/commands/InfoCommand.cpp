@@ -1,0 +1,80 @@
+//===- InfoCommand.cpp - `PROGRAM info`: describe the compiled model ------===//
+//
+// A plain-text report in aligned columns, stable enough for tests to grep:
+// one line per config key, dim, entry signature and parameter.
+//
+//===----------------------------------------------------------------------===//
+#include "commands/InfoCommand.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace txrt::driver {
+
+namespace {
+std::string padRight(std::string text, size_t width) {
+  if (text.size() < width)
+    text.append(width - text.size(), ' ');
+  return text;
+}
+
+std::string formatSignatures(const ModelInfo &model,
+                             const std::vector<TensorSig> &sigs) {
+  std::string text;
+  for (const TensorSig &sig : sigs)
+    text += (text.empty() ? "" : ", ") + model.formatSignature(sig);
+  return text;
+}
+} // namespace
+
+void printModelInfo(const ModelInfo &model, std::ostream &out) {
+  out << "model          " << model.model << "\n";
+  out << "source         " << (model.source.empty() ? "-" : model.source)
+      << "\n";
+  out << "compile flags  "
+      << (model.compileFlags.empty() ? "(none)" : model.compileFlags) << "\n";
+
+  out << "\nconfig\n";
+  size_t keyWidth = 0;
+  for (const ConfigValue &value : model.config)
+    keyWidth = std::max(keyWidth, value.key.size());
+  for (const ConfigValue &value : model.config)
+    out << "  " << padRight(value.key, keyWidth) << " = " << value.json << "\n";
+
+  out << "\ndims\n";
+  for (const DimInfo &dim : model.dims)
+    out << "  " << dim.name << " <= " << dim.bound << "\n";
+
+  out << "\nentries\n";
+  for (const EntryInfo &entry : model.entries) {
+    out << "  " << entry.name << "(" << formatSignatures(model, entry.inputs)
+        << ") -> (" << formatSignatures(model, entry.outputs) << ")\n";
+    out << "      activation arena " << formatBytes(entry.arenaBytes) << " ("
+        << entry.arenaBytes << " bytes)";
+    if (entry.tensorBytes > 0) {
+      char saving[32];
+      std::snprintf(
+          saving, sizeof(saving), "%.1f%%",
+          100.0 * (1.0 - double(entry.arenaBytes) / double(entry.tensorBytes)));
+      out << ", unplanned tensors " << formatBytes(entry.tensorBytes)
+          << ", saving " << saving;
+    }
+    out << "\n";
+  }
+
+  out << "\nparameters: " << model.totalParamElements() << " values in "
+      << model.params.size() << " tensors, parameter arena "
+      << formatBytes(model.paramArenaBytes) << " (" << model.paramArenaBytes
+      << " bytes)\n";
+  size_t nameWidth = 0, shapeWidth = 0;
+  for (const ParamInfo &param : model.params) {
+    nameWidth = std::max(nameWidth, param.name.size());
+    shapeWidth = std::max(shapeWidth, formatShape(param.shape).size());
+  }
+  for (const ParamInfo &param : model.params)
+    out << "  " << padRight(param.name, nameWidth) << "  "
+        << padRight(formatShape(param.shape), shapeWidth) << "  "
+        << initKindName(param.init) << "\n";
+}
+
+} // namespace txrt::driver

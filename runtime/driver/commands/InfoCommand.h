@@ -1,0 +1,25 @@
+//===- InfoCommand.h - `PROGRAM info`: describe the model -------*- C++ -*-===//
+//
+// The report of `PROGRAM info`: model, source, compile flags, config, dims
+// with bounds, entries with signatures and arena sizes (the planned
+// activation arena against all its tensors unplanned: the planner's
+// saving), parameters with shapes and initializers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_INFOCOMMAND_H
+#define TXRT_DRIVER_INFOCOMMAND_H
+
+#include "core/Memory.h" // formatBytes
+#include "core/ModelInfo.h"
+
+#include <ostream>
+
+namespace txrt::driver {
+
+/// Prints model, source, compile flags, config, dims, entries (signatures,
+/// activation arena vs unplanned tensor bytes) and parameters.
+void printModelInfo(const ModelInfo &model, std::ostream &out);
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_INFOCOMMAND_H

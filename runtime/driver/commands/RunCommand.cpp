@@ -1,0 +1,267 @@
+//===- RunCommand.cpp - `PROGRAM run ENTRY`: run a compiled entry ---------===//
+//
+// The order matters: everything a user can get wrong (arguments, input
+// files, shapes, ids, the checkpoint, the output directory) is checked
+// before the context is created and the entry is called.
+//
+//===----------------------------------------------------------------------===//
+#include "commands/RunCommand.h"
+#include "core/Error.h"
+#include "formats/FileIO.h"
+#include "data/InputValidation.h"
+#include "core/Memory.h"
+#include "core/ModelRunner.h"
+#include "formats/Npy.h"
+#include "cli/OutputPaths.h"
+#include "core/Parameters.h"
+
+#include "txrt/txrt.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+namespace txrt::driver {
+
+namespace {
+
+std::string listNames(const std::vector<TensorSig> &sigs) {
+  std::string text;
+  for (const TensorSig &sig : sigs)
+    text += (text.empty() ? "" : ", ") + sig.name;
+  return text.empty() ? "none" : text;
+}
+
+std::string listEntries(const ModelInfo &model) {
+  std::string text;
+  for (const EntryInfo &entry : model.entries)
+    text += (text.empty() ? "" : ", ") + entry.name;
+  return text.empty() ? "none" : text;
+}
+
+std::optional<int64_t> padValue(const ModelInfo &model) {
+  std::optional<double> pad = model.configNumber("pad");
+  if (!pad || *pad != std::floor(*pad))
+    return std::nullopt;
+  return int64_t(*pad);
+}
+
+void prepareOutputDirectory(const std::string &dir) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error)
+    throw InputError("cannot create the output directory '" + dir +
+                     "': " + error.message());
+  if (!std::filesystem::is_directory(dir, error))
+    throw InputError("--out-dir '" + dir + "' is not a directory");
+}
+
+std::string outputPath(const RunOptions &options, const TensorSig &sig) {
+  return (std::filesystem::path(options.outDir) / (sig.name + ".npy")).string();
+}
+
+/// Fails early (before the entry runs) when an output cannot be written or
+/// would replace an input or another output.
+void checkRunOutputs(const EntryInfo &entry, const RunOptions &options,
+                     const std::vector<InputSource> &sources) {
+  std::vector<NamedPath> outputs, inputs;
+  for (const TensorSig &sig : entry.outputs)
+    outputs.push_back({outputPath(options, sig), "output '" + sig.name + "'"});
+  if (options.saveGradsPath)
+    outputs.push_back({*options.saveGradsPath, "--save-grads"});
+  if (options.savePath)
+    outputs.push_back({*options.savePath, "--save"});
+  for (const InputSource &source : sources)
+    inputs.push_back({source.path, "input '" + source.name + "'"});
+  if (options.loadPath)
+    inputs.push_back({*options.loadPath, "--load"});
+  checkOutputPaths(outputs, inputs, {{"--save", "--load"}});
+}
+
+} // namespace
+
+std::vector<InputSource> resolveInputs(const EntryInfo &entry,
+                                       const std::vector<InputArg> &args) {
+  const size_t count = entry.inputs.size();
+  std::vector<InputSource> sources(count);
+  std::vector<bool> given(count, false);
+  auto fail = [](const std::string &message) {
+    throw UsageError(message, "run");
+  };
+  for (const InputArg &arg : args) {
+    if (arg.name.empty())
+      continue;
+    size_t i = 0;
+    while (i < count && entry.inputs[i].name != arg.name)
+      ++i;
+    if (i == count)
+      fail("entry '" + entry.name + "' has no input '" + arg.name +
+           "' (inputs: " + listNames(entry.inputs) + ")");
+    if (given[i])
+      fail("input '" + arg.name + "' is given twice");
+    given[i] = true;
+    sources[i] = InputSource{arg.name, arg.path};
+  }
+  size_t next = 0;
+  for (const InputArg &arg : args) {
+    if (!arg.name.empty())
+      continue;
+    while (next < count && given[next])
+      ++next;
+    if (next == count)
+      fail("entry '" + entry.name + "' takes " + std::to_string(count) +
+           " input(s) (" + listNames(entry.inputs) +
+           ") but more files were given ('" + arg.path + "' is left over)");
+    given[next] = true;
+    sources[next] = InputSource{entry.inputs[next].name, arg.path};
+  }
+  for (size_t i = 0; i < count; ++i)
+    if (!given[i])
+      fail("missing input '" + entry.inputs[i].name + "' of entry '" +
+           entry.name + "' (pass --input " + entry.inputs[i].name + "=FILE)");
+  return sources;
+}
+
+namespace {
+
+/// Reads every input file as its input's dtype.
+std::vector<Tensor> readInputs(const ModelInfo &model, const EntryInfo &entry,
+                               const std::vector<InputSource> &sources) {
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < sources.size(); ++i)
+    inputs.push_back(readInputFile(sources[i], entry.inputs[i].dtype,
+                                   entry.inputs[i].shape.size(),
+                                   padValue(model)));
+  return inputs;
+}
+
+/// --load, --init, or --init 0 with a note.
+void fillParameters(ParameterArena &params, const RunOptions &options,
+                    std::ostream &err) {
+  if (options.loadPath) {
+    params.load(*options.loadPath);
+    return;
+  }
+  if (!options.initSeed)
+    err << "note: neither --load nor --init given; initializing the "
+           "parameters with --init 0\n";
+  params.initialize(options.initSeed.value_or(0));
+}
+
+/// Calls the entry; a failure status becomes a KernelError.
+void callEntry(txc_entry_fn function, const EntryInfo &entry,
+               ParameterArena &params, const std::vector<int64_t> &dims,
+               std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
+               const RunOptions &options, std::ostream &err) {
+  const int32_t threads = options.threads, repeat = options.repeat;
+  std::vector<void *> inputPointers, outputPointers;
+  for (Tensor &tensor : inputs)
+    inputPointers.push_back(tensor.data());
+  for (Tensor &tensor : outputs)
+    outputPointers.push_back(tensor.data());
+  // Never NULL, even for an entry that needs no scratch.
+  AlignedBuffer arena =
+      allocateBuffer(uint64_t(entry.arenaBytes),
+                     "the activation arena of entry '" + entry.name + "'");
+  ContextPtr ctx = createContext(threads);
+
+  std::vector<double> times;
+  for (int32_t run = 0; run < std::max<int32_t>(repeat, 1); ++run) {
+    // Training entries read the update number and the dropout seed.
+    if (entry.kind != EntryKind::Forward)
+      txrt_context_set_train_state(ctx.get(), options.trainStep,
+                                   options.trainSeed);
+    auto start = std::chrono::steady_clock::now();
+    int32_t status =
+        function(ctx.get(), params.data(), arena.data(), dims.data(),
+                 inputPointers.data(), outputPointers.data());
+    times.push_back(std::chrono::duration<double, std::milli>(
+                        std::chrono::steady_clock::now() - start)
+                        .count());
+    if (status != TXRT_OK)
+      throw KernelError("entry '" + entry.name + "' failed (" +
+                        txrt_status_string(status) +
+                        "): " + txrt_last_error(ctx.get()));
+  }
+  char elapsed[96];
+  if (times.size() == 1) {
+    std::snprintf(elapsed, sizeof(elapsed), "%.3f ms", times[0]);
+  } else {
+    double first = times[0];
+    std::vector<double> warm(times.begin() + 1, times.end());
+    std::sort(warm.begin(), warm.end());
+    std::snprintf(elapsed, sizeof(elapsed),
+                  "%zu times: first %.3f ms, then min %.3f ms, median %.3f ms",
+                  times.size(), first, warm.front(), warm[warm.size() / 2]);
+  }
+  err << "ran '" << entry.name << "' " << (times.size() == 1 ? "in " : "")
+      << elapsed << "\n";
+}
+
+} // namespace
+
+int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
+               const RunOptions &options, std::ostream &out,
+               std::ostream &err) {
+  const EntryInfo *entry = model.findEntry(options.entry);
+  if (!entry)
+    throw UsageError("model '" + model.model + "' has no entry '" +
+                         options.entry + "' (entries: " + listEntries(model) +
+                         ")",
+                     "run");
+  txc_entry_fn function = entryTable[size_t(entry - model.entries.data())];
+  if (!function)
+    throw ModelError("the entry table has no function for '" + entry->name +
+                     "'");
+
+  // Everything the user can get wrong is checked before the entry runs.
+  if (options.saveGradsPath) {
+    if (entry->kind == EntryKind::Forward || !model.hasTrainingState())
+      throw UsageError(
+          "--save-grads needs a train_grad or train_step entry; '" +
+              entry->name + "' is a " + entryKindName(entry->kind) + " entry",
+          "run");
+  }
+  std::vector<InputSource> sources = resolveInputs(*entry, options.inputs);
+  std::vector<Tensor> inputs = readInputs(model, *entry, sources);
+  std::vector<int64_t> dims =
+      bindDims(model, *entry, inputs, sources, options.dims);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    checkIds(entry->inputs[i], inputs[i], sources[i]);
+  ParameterArena params(model);
+  fillParameters(params, options, err);
+  prepareOutputDirectory(options.outDir);
+  checkRunOutputs(*entry, options, sources);
+
+  std::vector<Tensor> outputs;
+  for (const TensorSig &sig : entry->outputs)
+    outputs.push_back(allocateTensor(sig.dtype, concreteShape(sig, dims),
+                                     "output '" + sig.name + "'"));
+  callEntry(function, *entry, params, dims, inputs, outputs, options, err);
+
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string path = outputPath(options, entry->outputs[i]);
+    writeNpy(path, outputs[i]);
+    out << entry->outputs[i].name << ": " << dtypeName(outputs[i].dtype)
+        << formatShape(outputs[i].shape) << " -> " << path << "\n";
+  }
+  if (options.saveGradsPath) {
+    params.saveGradients(*options.saveGradsPath,
+                         {{"format", "txc-gradients"},
+                          {"model", model.model},
+                          {"entry", entry->name},
+                          {"step", std::to_string(options.trainStep)},
+                          {"seed", std::to_string(options.trainSeed)}});
+    out << "saved the gradients to " << *options.saveGradsPath << "\n";
+  }
+  if (options.savePath) {
+    params.save(*options.savePath, {{"format", "txc"}, {"model", model.model}});
+    out << "saved the parameters to " << *options.savePath << "\n";
+  }
+  return kExitOk;
+}
+
+} // namespace txrt::driver

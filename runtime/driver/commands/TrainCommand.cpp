@@ -1,0 +1,359 @@
+//===- TrainCommand.cpp - `PROGRAM train`: train on TSV parallel text -----===//
+//
+// Everything the user can get wrong (options, data, vocabulary sizes,
+// sentence lengths, the checkpoint to resume, the destination directories)
+// is checked before the first step runs.
+//
+//===----------------------------------------------------------------------===//
+#include "commands/TrainCommand.h"
+#include "data/Batching.h"
+#include "loop/Checkpoint.h"
+#include "loop/Divergence.h"
+#include "core/Error.h"
+#include "formats/FileIO.h"
+#include "loop/LossCurve.h"
+#include "core/ModelRunner.h"
+#include "cli/OutputPaths.h"
+#include "data/ParallelText.h"
+#include "loop/Progress.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+
+namespace txrt::driver {
+
+namespace {
+
+const EntryInfo &trainEntry(const ModelInfo &model) {
+  const EntryInfo *entry = model.findEntryOfKind(EntryKind::TrainStep);
+  if (!entry)
+    throw InputError(
+        "model '" + model.model +
+        "' cannot train: it has no train_step entry (compile a spec with a "
+        "`train` entry and an `optimizer` into metadata version 2; this one "
+        "is version " +
+        std::to_string(model.version) + ")");
+  if (entry->outputs.empty() || entry->outputs[0].dtype != DType::F32 ||
+      !entry->outputs[0].shape.empty())
+    throw ModelError("train_step entry '" + entry->name +
+                     "' must output the loss as f32[] first");
+  return *entry;
+}
+
+/// The batch size: --batch (checked against the B bound) or the bound.
+int64_t batchSize(const std::optional<int64_t> &requested,
+                  const LengthBound &bound) {
+  if (!requested)
+    return bound.bound;
+  if (*requested > bound.bound)
+    throw InputError("--batch " + std::to_string(*requested) +
+                     " is larger than " + bound.describe());
+  return *requested;
+}
+
+/// Inputs of the train entry in declaration order.
+std::vector<const Tensor *> trainInputs(const EntryInfo &entry,
+                                        const Batch &batch) {
+  std::vector<const Tensor *> inputs;
+  for (const TensorSig &sig : entry.inputs) {
+    if (sig.name == "src")
+      inputs.push_back(&batch.src);
+    else if (sig.name == "tgt_in")
+      inputs.push_back(&batch.tgtIn);
+    else if (sig.name == "tgt_out")
+      inputs.push_back(&batch.tgtOut);
+    else
+      throw ModelError("train entry '" + entry.name + "' has an input '" +
+                       sig.name + "'; the driver feeds src, tgt_in, tgt_out");
+  }
+  return inputs;
+}
+
+/// Notes where a resumed run's options differ from the checkpoint's.
+void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
+                     int64_t batch, uint64_t dataHash, std::ostream &err) {
+  auto note = [&](const std::string &what) {
+    err << "note: " << what
+        << " differs from the checkpoint's; the run will not match an "
+           "uninterrupted one\n";
+  };
+  if (batch != saved.batchSize)
+    note("--batch " + std::to_string(batch));
+  if (options.seed && *options.seed != saved.seed)
+    note("--seed " + std::to_string(*options.seed));
+  if (dataHash != saved.dataHash)
+    note("the content of --data '" + options.dataPath + "'");
+}
+
+/// Every file train writes, checked against each other and the inputs.
+void checkTrainOutputs(const TrainOptions &options,
+                       const std::optional<std::string> &logPath) {
+  std::vector<NamedPath> outputs, inputs = {{options.dataPath, "--data"}};
+  if (options.resumePath)
+    inputs.push_back({*options.resumePath, "--resume"});
+  if (options.savePath) {
+    outputs.push_back({*options.savePath, "--save"});
+    outputs.push_back({checkpointSibling(*options.savePath, kTokenizerSuffix),
+                       "the tokenizer copy of --save"});
+  }
+  if (logPath) {
+    std::string what = options.logPath ? "--log" : "the loss curve of --save";
+    outputs.push_back({*logPath, what});
+    outputs.push_back({svgPathFor(*logPath), "the plot of " + what});
+  }
+  // --resume C --save C continues in place: C is read before it is written.
+  checkOutputPaths(outputs, inputs, {{"--save", "--resume"}});
+}
+
+std::string formatSeconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.2f s", seconds);
+  return text;
+}
+
+} // namespace
+
+int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
+                 const TrainOptions &options, std::ostream &out,
+                 std::ostream &err, bool interactive) {
+  const EntryInfo &entry = trainEntry(model);
+  const OptimizerInfo &optimizer = *model.optimizer;
+  std::optional<std::string> logPath = options.logPath;
+  if (!logPath && options.savePath)
+    logPath = checkpointSibling(*options.savePath, kLossCurveSuffix);
+  checkTrainOutputs(options, logPath);
+  SequenceBounds bounds = sequenceBounds(model, entry, entry);
+  ParallelText data = readParallelText(options.dataPath);
+
+  // The resumed checkpoint fixes the tokenizer and the defaults.
+  std::unique_ptr<SafetensorsReader> resumed;
+  std::optional<Tokenizer> resumedTokenizer;
+  if (options.resumePath) {
+    resumed = std::make_unique<SafetensorsReader>(*options.resumePath);
+    resumedTokenizer = loadModelTokenizer(model, *resumed, std::nullopt, err);
+  }
+  int64_t minFreq = options.minFreq.value_or(
+      resumedTokenizer ? resumedTokenizer->minFreq : 1);
+  Tokenizer tokenizer = resumedTokenizer
+                            ? *resumedTokenizer
+                            : buildTokenizer(model, data, minFreq);
+  std::vector<EncodedPair> pairs =
+      encodeParallelText(data, tokenizer, bounds);
+  int32_t pad = modelPadId(model);
+
+  ModelRunner runner(model, entryTable, options.threads);
+  runner.reserveArena(entry); // too large for the machine: fail before work
+  TrainingPosition position;
+  int64_t batch = 0;
+  std::vector<LossPoint> curve;
+  if (options.resumePath) {
+    // Validate everything before the arena changes: loadCheckpoint does.
+    position = loadCheckpoint(*resumed, model, runner.params());
+    batch = options.batch ? batchSize(options.batch, bounds.batch)
+                          : batchSize(position.batchSize, bounds.batch);
+    noteDifferences(position, options, batch, data.hash, err);
+    position.seed = options.seed.value_or(position.seed);
+    if (logPath) {
+      std::error_code error;
+      if (std::filesystem::exists(*logPath, error))
+        for (const LossPoint &point : parseLossCsv(readWholeFile(*logPath)))
+          if (point.step <= position.step)
+            curve.push_back(point);
+    }
+  } else {
+    batch = batchSize(options.batch, bounds.batch);
+    position.seed = options.seed.value_or(0);
+    runner.params().initialize(options.initSeed.value_or(0));
+  }
+  position.batchSize = batch;
+  position.minFreq = minFreq;
+  position.dataPath = options.dataPath;
+  position.dataHash = data.hash;
+
+  std::vector<std::pair<int64_t, int64_t>> lengths;
+  for (const EncodedPair &pair : pairs)
+    lengths.emplace_back(int64_t(pair.source.size()),
+                         int64_t(pair.target.size()));
+  BatchPlan plan(std::move(lengths), batch, position.seed);
+  int64_t lastStep = 0;
+  if (options.steps) {
+    lastStep = *options.steps;
+  } else if (__builtin_mul_overflow(options.epochs.value_or(1),
+                                    plan.batchesPerEpoch(), &lastStep) ||
+             lastStep > kMaxTrainingCount) {
+    throw InputError("--epochs " + std::to_string(*options.epochs) + " of " +
+                     std::to_string(plan.batchesPerEpoch()) +
+                     " batches is more than " +
+                     std::to_string(kMaxTrainingCount) + " steps");
+  }
+  const int64_t firstStep = position.step + 1;
+
+  // What a failed run leaves at --save, for its error message.
+  int64_t lastSavedStep = -1;
+  std::error_code existsError;
+  const bool saveExisted =
+      options.savePath &&
+      std::filesystem::exists(*options.savePath, existsError);
+  auto savedNote = [&]() -> std::string {
+    if (!options.savePath)
+      return "";
+    if (lastSavedStep >= 0)
+      return " ('" + *options.savePath + "' keeps its save of step " +
+             std::to_string(lastSavedStep) + ")";
+    if (saveExisted)
+      return " ('" + *options.savePath + "' is left as it was)";
+    return " (nothing was saved to '" + *options.savePath + "')";
+  };
+
+  // Where a replay (Divergence.h) restarts: the last save, else the start.
+  std::unique_ptr<SafetensorsReader> lastSave;
+  auto restore = [&] {
+    if (lastSave || resumed)
+      loadCheckpoint(lastSave ? *lastSave : *resumed, model, runner.params());
+    else
+      runner.params().initialize(options.initSeed.value_or(0));
+  };
+
+  auto save = [&](int64_t step) {
+    if (!options.savePath)
+      return;
+    TrainingPosition at = position;
+    at.step = step;
+    auto [epoch, index] = plan.positionOfStep(step + 1);
+    at.epoch = epoch;
+    at.batchInEpoch = index;
+    // The checkpoint holds the tokenizer; the copy beside it comes after,
+    // so an interrupted save never pairs a new tokenizer with an old
+    // checkpoint.
+    saveCheckpoint(*options.savePath, model, runner.params(), at, tokenizer);
+    lastSavedStep = step;
+    // Keeps this file (its inode) readable for a replay even after the
+    // next save replaces the name.
+    lastSave = std::make_unique<SafetensorsReader>(*options.savePath);
+    tokenizer.save(checkpointSibling(*options.savePath, kTokenizerSuffix));
+  };
+
+  err << "training '" << model.model << "' on " << pairs.size()
+      << " pairs from " << options.dataPath << ": vocabularies "
+      << tokenizer.source.size() << " / " << tokenizer.target.size()
+      << ", batch " << batch << ", " << plan.batchesPerEpoch()
+      << " batches per epoch, steps " << firstStep << ".." << lastStep
+      << ", " << describeOptimizer(optimizer) << "\n";
+  if (firstStep > lastStep)
+    err << "note: the checkpoint is already at step " << position.step
+        << "; nothing to train\n";
+
+  /// One update: the batch of `step`, the train state, the entry.
+  struct StepResult {
+    double loss, seconds;
+    int64_t epoch, targetTokens;
+  };
+  int64_t cachedEpoch = -1;
+  std::vector<std::vector<size_t>> epochBatches;
+  auto runStep = [&](int64_t step) {
+    auto [epoch, index] = plan.positionOfStep(step);
+    if (epoch != cachedEpoch) {
+      epochBatches = plan.epoch(epoch);
+      cachedEpoch = epoch;
+    }
+    Batch current = makeBatch(pairs, epochBatches[size_t(index)],
+                              tokenizer.target, pad);
+    auto stepStart = std::chrono::steady_clock::now();
+    runner.setTrainState(step, position.seed);
+    std::vector<Tensor> outputs =
+        runner.call(entry, trainInputs(entry, current));
+    double seconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - stepStart)
+                         .count();
+    return StepResult{double(outputs[0].as<float>()[0]), seconds, epoch,
+                      current.targetTokens};
+  };
+
+  // The loss comes from before the update: what the update wrote
+  // (parameters and moments) is checked before every save, at the end and
+  // within a time budget after updates (Divergence.h).
+  DivergenceWatch watch(
+      runner.params(), position.step,
+      [&](int64_t step) { return runStep(step).loss; }, restore);
+  TrainingProgress progress(err, interactive, firstStep, lastStep);
+  auto diverged = [&](const Divergence &divergence) {
+    progress.finish();
+    return KernelError(divergence.describe() + "; stopping without saving" +
+                       savedNote());
+  };
+  auto start = std::chrono::steady_clock::now();
+  double lastLoss = NAN;
+  int64_t tokens = 0;
+  for (int64_t step = firstStep; step <= lastStep; ++step) {
+    StepResult result = runStep(step);
+    lastLoss = result.loss;
+    if (!std::isfinite(lastLoss)) {
+      // Often an earlier update made a parameter non-finite: name it.
+      if (std::optional<Divergence> divergence = watch.check(step, lastLoss))
+        throw diverged(*divergence);
+      progress.finish();
+      throw KernelError("the loss is " + std::to_string(lastLoss) +
+                        " at step " + std::to_string(step) + " (epoch " +
+                        std::to_string(result.epoch) +
+                        "); stopping without saving" + savedNote());
+    }
+    if (std::optional<Divergence> divergence =
+            watch.afterStep(step, result.seconds, lastLoss))
+      throw diverged(*divergence);
+    tokens += result.targetTokens;
+    double tokensPerSecond =
+        result.seconds > 0 ? double(result.targetTokens) / result.seconds : 0.0;
+    double lr = learningRate(optimizer.lr, step);
+    curve.push_back({step, lastLoss, lr, tokensPerSecond});
+    if (!options.quiet)
+      progress.update(step, lastLoss, lr, tokensPerSecond);
+    if (options.every && step % options.every == 0 && step != lastStep) {
+      if (options.savePath) {
+        if (std::optional<Divergence> divergence = watch.check(step, lastLoss))
+          throw diverged(*divergence);
+        save(step);
+        watch.savedAt(step);
+      }
+      if (logPath)
+        writeLossCurve(*logPath, curve, model.model + " training loss");
+    }
+  }
+  if (firstStep <= lastStep)
+    if (std::optional<Divergence> divergence = watch.check(lastStep, lastLoss))
+      throw diverged(*divergence);
+  if (!options.quiet)
+    progress.finish();
+  double elapsed = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start)
+                       .count();
+  int64_t finalStep = std::max(lastStep, position.step);
+  if (firstStep <= lastStep) {
+    char line[160];
+    std::snprintf(line, sizeof(line),
+                  "trained steps %lld..%lld in %s (%.0f target tokens/s); "
+                  "final loss %.4f\n",
+                  static_cast<long long>(firstStep),
+                  static_cast<long long>(lastStep),
+                  formatSeconds(elapsed).c_str(),
+                  elapsed > 0 ? double(tokens) / elapsed : 0.0, lastLoss);
+    out << line;
+  }
+  if (options.savePath) {
+    save(finalStep);
+    out << "saved " << *options.savePath << " (step " << finalStep
+        << ") and "
+        << checkpointSibling(*options.savePath, kTokenizerSuffix) << "\n";
+  } else {
+    err << "note: no --save given; the trained parameters are discarded\n";
+  }
+  if (logPath) {
+    writeLossCurve(*logPath, curve, model.model + " training loss");
+    out << "loss curve: " << *logPath << ", " << svgPathFor(*logPath) << "\n";
+  }
+  return kExitOk;
+}
+
+} // namespace txrt::driver

@@ -1,0 +1,128 @@
+//===- TranslateCommand.cpp - `PROGRAM translate`: decode sentences -------===//
+#include "commands/TranslateCommand.h"
+#include "core/Error.h"
+#include "core/ModelRunner.h"
+
+#include <algorithm>
+
+namespace txrt::driver {
+
+std::vector<TokenIds> translateAll(NextTokenModel &decoder,
+                                   const std::vector<TokenIds> &sources,
+                                   int64_t batch,
+                                   const DecodeOptions &options) {
+  std::vector<TokenIds> outputs;
+  if (options.beamSize > 1) {
+    for (const TokenIds &source : sources)
+      outputs.push_back(beamDecode(decoder, source, options));
+    return outputs;
+  }
+  for (size_t begin = 0; begin < sources.size(); begin += size_t(batch)) {
+    size_t end = std::min(sources.size(), begin + size_t(batch));
+    std::vector<TokenIds> chunk(sources.begin() + std::ptrdiff_t(begin),
+                                sources.begin() + std::ptrdiff_t(end));
+    for (TokenIds &words : greedyDecode(decoder, chunk, options))
+      outputs.push_back(std::move(words));
+  }
+  return outputs;
+}
+
+DecodeOptions decodeOptionsFor(const Vocabulary &target,
+                               const SequenceBounds &bounds,
+                               const std::optional<int64_t> &maxLength) {
+  DecodeOptions options;
+  options.sos = target.sosId();
+  options.eos = target.eosId();
+  options.pad = target.padId();
+  options.maxLength = bounds.target.bound;
+  if (maxLength) {
+    if (*maxLength > bounds.target.bound)
+      throw InputError("--max-len " + std::to_string(*maxLength) +
+                       " is larger than " + bounds.target.describe());
+    options.maxLength = *maxLength;
+  }
+  return options;
+}
+
+namespace {
+
+/// Encodes one sentence, checking the source bound; `where` names it.
+TokenIds encodeSentence(const std::string &sentence, const Tokenizer &tokenizer,
+                        const SequenceBounds &bounds,
+                        const std::string &where) {
+  std::vector<std::string> words = splitWords(sentence);
+  if (int64_t(words.size()) > bounds.source.bound)
+    throw InputError(where + ": the sentence has " +
+                     std::to_string(words.size()) + " words, more than " +
+                     bounds.source.describe());
+  return tokenizer.source.encode(words);
+}
+
+} // namespace
+
+int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
+                     const TranslateOptions &options, std::istream &in,
+                     std::ostream &out, std::ostream &err) {
+  ModelRunner runner(model, entryTable, options.threads);
+  const EntryInfo &encode = runner.entry("encode", "translate");
+  const EntryInfo &decode = runner.entry("decode", "translate");
+  runner.reserveArena(encode);
+  runner.reserveArena(decode);
+  SequenceBounds bounds = sequenceBounds(model, encode, decode);
+  // One open file for the tokenizer and the parameters: a checkpoint
+  // replaced meanwhile (train --every) cannot mix two of them.
+  SafetensorsReader checkpoint(options.loadPath);
+  Tokenizer tokenizer =
+      loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
+  runner.params().load(checkpoint);
+  DecodeOptions decoding =
+      decodeOptionsFor(tokenizer.target, bounds, options.maxLength);
+  decoding.beamSize = options.beam;
+  decoding.lengthPenaltyAlpha = options.alpha;
+  if (options.beam > bounds.batch.bound)
+    throw InputError("--beam " + std::to_string(options.beam) +
+                     " needs that many rows, more than " +
+                     bounds.batch.describe());
+  int64_t batch = options.batch.value_or(bounds.batch.bound);
+  if (batch > bounds.batch.bound)
+    throw InputError("--batch " + std::to_string(batch) +
+                     " is larger than " + bounds.batch.describe());
+
+  // Read (and check) every sentence first; empty lines pass through.
+  std::vector<std::string> lines = options.sentences;
+  std::vector<std::string> where;
+  if (lines.empty()) {
+    std::string line;
+    while (std::getline(in, line)) {
+      if (!line.empty() && line.back() == '\r')
+        line.pop_back();
+      lines.push_back(line);
+      where.push_back("<stdin>:" + std::to_string(lines.size()));
+    }
+  } else {
+    for (size_t i = 0; i < lines.size(); ++i)
+      where.push_back("sentence " + std::to_string(i + 1));
+  }
+  std::vector<TokenIds> sources;
+  std::vector<size_t> rows; // lines with words
+  for (size_t i = 0; i < lines.size(); ++i) {
+    TokenIds ids = encodeSentence(lines[i], tokenizer, bounds, where[i]);
+    if (ids.empty())
+      continue;
+    rows.push_back(i);
+    sources.push_back(std::move(ids));
+  }
+
+  std::unique_ptr<NextTokenModel> decoder =
+      makeDecoder(runner, tokenizer.source.padId(), options.kvCache);
+  std::vector<TokenIds> outputs =
+      translateAll(*decoder, sources, batch, decoding);
+  std::vector<std::string> translations(lines.size());
+  for (size_t k = 0; k < rows.size(); ++k)
+    translations[rows[k]] = joinWords(tokenizer.target.decode(outputs[k]));
+  for (const std::string &translation : translations)
+    out << translation << "\n";
+  return kExitOk;
+}
+
+} // namespace txrt::driver

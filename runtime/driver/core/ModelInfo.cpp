@@ -1,0 +1,546 @@
+//===- ModelInfo.cpp - parse and validate the embedded model metadata -----===//
+//
+// Field accessors that turn every missing or mistyped member into a
+// ModelError naming its path ("entries[1].inputs[0].shape"), then the
+// cross-checks: dims referenced by name exist, parameters fit the arena
+// without overlapping, names are unique.
+//
+//===----------------------------------------------------------------------===//
+#include "core/ModelInfo.h"
+#include "core/Error.h"
+#include "formats/Json.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace txrt::driver {
+
+namespace {
+
+const Json &member(const Json &object, const char *key,
+                   const std::string &path) {
+  const Json *value = jsonMember(object, key);
+  if (!value)
+    throw ModelError(path + " has no member '" + key + "'");
+  return *value;
+}
+
+std::string getString(const Json &object, const char *key,
+                      const std::string &path, bool required = true) {
+  const Json *value = jsonMember(object, key);
+  if (!value && !required)
+    return "";
+  if (!value || !value->is_string())
+    throw ModelError(path + "." + key + " must be a string");
+  return jsonString(*value);
+}
+
+int64_t getInteger(const Json &object, const char *key, const std::string &path,
+                   int64_t minimum = 0) {
+  std::optional<int64_t> value = jsonInteger(member(object, key, path));
+  if (!value || *value < minimum)
+    throw ModelError(path + "." + key +
+                     " must be an integer >= " + std::to_string(minimum));
+  return *value;
+}
+
+double getNumber(const Json &object, const char *key, const std::string &path,
+                 std::optional<double> fallback) {
+  const Json *value = jsonMember(object, key);
+  if (!value && fallback)
+    return *fallback;
+  if (!value || !value->is_number())
+    throw ModelError(path + "." + key + " must be a number");
+  return value->get<double>();
+}
+
+const Json &getArray(const Json &object, const char *key,
+                     const std::string &path) {
+  const Json &value = member(object, key, path);
+  if (!value.is_array())
+    throw ModelError(path + "." + key + " must be an array");
+  return value;
+}
+
+DType getDType(const Json &object, const std::string &path) {
+  std::string name = getString(object, "dtype", path);
+  std::optional<DType> dtype = parseDTypeName(name);
+  if (!dtype)
+    throw ModelError(path + ".dtype '" + name + "' is not a known dtype");
+  return *dtype;
+}
+
+std::string at(const std::string &path, size_t index) {
+  return path + "[" + std::to_string(index) + "]";
+}
+
+TensorSig parseSignature(const Json &value, const std::string &path,
+                         const std::vector<DimInfo> &dims) {
+  if (!value.is_object())
+    throw ModelError(path + " must be an object");
+  TensorSig sig;
+  sig.name = getString(value, "name", path);
+  sig.dtype = getDType(value, path);
+  if (sig.dtype != DType::F32 && sig.dtype != DType::I32 &&
+      sig.dtype != DType::Bool)
+    throw ModelError(path + ".dtype must be f32, i32 or bool");
+  const Json &shape = getArray(value, "shape", path);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    DimRef ref;
+    std::optional<int64_t> size = jsonInteger(shape[i]);
+    if (size && *size >= 0) {
+      ref.size = *size;
+    } else if (shape[i].is_string()) {
+      auto found = std::find_if(dims.begin(), dims.end(), [&](const auto &d) {
+        return d.name == jsonString(shape[i]);
+      });
+      if (found == dims.end())
+        throw ModelError(at(path + ".shape", i) + " names an unknown dim '" +
+                         jsonString(shape[i]) + "'");
+      ref.dim = int(found - dims.begin());
+    } else {
+      throw ModelError(at(path + ".shape", i) +
+                       " must be a non-negative integer or a dim name");
+    }
+    sig.shape.push_back(ref);
+  }
+  if (const Json *ids = jsonMember(value, "ids")) {
+    const std::string idsPath = path + ".ids";
+    if (sig.dtype != DType::I32 || !ids->is_object())
+      throw ModelError(idsPath + " must be an object, on an i32 tensor");
+    IdRange range;
+    range.begin = getInteger(*ids, "begin", idsPath,
+                             std::numeric_limits<int64_t>::min());
+    range.end = getInteger(*ids, "end", idsPath, range.begin);
+    for (const Json &id : getArray(*ids, "also", idsPath)) {
+      std::optional<int64_t> also = jsonInteger(id);
+      if (!also)
+        throw ModelError(idsPath + ".also must hold integers");
+      range.also.push_back(*also);
+    }
+    range.what = getString(*ids, "what", idsPath);
+    sig.ids = std::move(range);
+  }
+  return sig;
+}
+
+std::vector<TensorSig> parseSignatures(const Json &entry, const char *key,
+                                       const std::string &path,
+                                       const std::vector<DimInfo> &dims) {
+  std::vector<TensorSig> sigs;
+  std::set<std::string> names;
+  const Json &list = getArray(entry, key, path);
+  for (size_t i = 0; i < list.size(); ++i) {
+    sigs.push_back(parseSignature(list[i], at(path + "." + key, i), dims));
+    if (!names.insert(sigs.back().name).second)
+      throw ModelError(path + " has two " + key + " named '" +
+                       sigs.back().name + "'");
+  }
+  return sigs;
+}
+
+ParamInfo parseParam(const Json &value, const std::string &path,
+                     int64_t arenaBytes) {
+  if (!value.is_object())
+    throw ModelError(path + " must be an object");
+  ParamInfo param;
+  param.name = getString(value, "name", path);
+  param.dtype = getDType(value, path);
+  if (param.dtype != DType::F32)
+    throw ModelError(path + " ('" + param.name + "') must be f32");
+  for (const Json &dim : getArray(value, "shape", path)) {
+    std::optional<int64_t> size = jsonInteger(dim);
+    if (!size || *size < 0)
+      throw ModelError(path + ".shape must hold non-negative integers");
+    param.shape.push_back(*size);
+  }
+  std::string init = getString(value, "init", path);
+  std::optional<InitKind> kind = parseInitKind(init);
+  if (!kind)
+    throw ModelError(path + ".init '" + init +
+                     "' is not one of "
+                     "xavier_uniform, zeros, ones, normal");
+  param.init = *kind;
+  if (param.init == InitKind::XavierUniform && param.shape.size() < 2)
+    throw ModelError(path + " ('" + param.name +
+                     "'): xavier_uniform needs a rank >= 2 shape");
+  if (jsonMember(value, "init_std")) {
+    double std = getNumber(value, "init_std", path, std::nullopt);
+    if (param.init != InitKind::Normal || !(std > 0.0) || !std::isfinite(std))
+      throw ModelError(path + ".init_std must be a positive number, with "
+                              "init normal");
+    param.initStd = std;
+  }
+  param.offset = getInteger(value, "offset", path);
+  std::optional<int64_t> bytes =
+      checkedByteSize(param.shape, int64_t(dtypeSize(param.dtype)));
+  if (!bytes)
+    throw ModelError(path + ".shape is too large");
+  param.byteSize = *bytes;
+  param.numElements = *bytes / int64_t(dtypeSize(param.dtype));
+  if (param.offset % int64_t(dtypeSize(param.dtype)) != 0 ||
+      param.offset > arenaBytes || param.byteSize > arenaBytes - param.offset)
+    throw ModelError(path + " ('" + param.name + "') at offset " +
+                     std::to_string(param.offset) + " with " +
+                     std::to_string(param.byteSize) +
+                     " bytes does not fit the parameter arena of " +
+                     std::to_string(arenaBytes) + " bytes");
+  const char *stateKeys[] = {"grad_offset", "exp_avg_offset",
+                             "exp_avg_sq_offset"};
+  int64_t *stateOffsets[] = {&param.gradOffset, &param.expAvgOffset,
+                             &param.expAvgSqOffset};
+  int present = 0;
+  for (int i = 0; i < 3; ++i) {
+    if (!jsonMember(value, stateKeys[i]))
+      continue;
+    ++present;
+    int64_t offset = getInteger(value, stateKeys[i], path);
+    if (offset % int64_t(dtypeSize(param.dtype)) != 0 || offset > arenaBytes ||
+        param.byteSize > arenaBytes - offset)
+      throw ModelError(path + "." + stateKeys[i] + " ('" + param.name +
+                       "') at offset " + std::to_string(offset) + " with " +
+                       std::to_string(param.byteSize) +
+                       " bytes does not fit the parameter arena of " +
+                       std::to_string(arenaBytes) + " bytes");
+    *stateOffsets[i] = offset;
+  }
+  if (present != 0 && present != 3)
+    throw ModelError(path + " ('" + param.name +
+                     "') must have all of grad_offset, exp_avg_offset and "
+                     "exp_avg_sq_offset or none");
+  return param;
+}
+
+/// One region of the parameter arena, for the overlap check.
+struct ArenaRegion {
+  int64_t offset, bytes;
+  std::string what;
+};
+
+/// Parameters, gradients and moments never share bytes.
+void checkNoOverlap(const std::vector<ParamInfo> &params) {
+  std::vector<ArenaRegion> regions;
+  for (const ParamInfo &param : params) {
+    if (param.byteSize == 0)
+      continue;
+    regions.push_back({param.offset, param.byteSize,
+                       "parameter '" + param.name + "'"});
+    if (!param.hasTrainingState())
+      continue;
+    regions.push_back({param.gradOffset, param.byteSize,
+                       "the gradient of '" + param.name + "'"});
+    regions.push_back({param.expAvgOffset, param.byteSize,
+                       "exp_avg of '" + param.name + "'"});
+    regions.push_back({param.expAvgSqOffset, param.byteSize,
+                       "exp_avg_sq of '" + param.name + "'"});
+  }
+  std::stable_sort(regions.begin(), regions.end(),
+                   [](const ArenaRegion &a, const ArenaRegion &b) {
+                     return a.offset < b.offset;
+                   });
+  for (size_t i = 1; i < regions.size(); ++i)
+    if (regions[i - 1].offset + regions[i - 1].bytes > regions[i].offset) {
+      // Keep the message of version 1 for two parameters.
+      if (regions[i - 1].what.rfind("parameter ", 0) == 0 &&
+          regions[i].what.rfind("parameter ", 0) == 0)
+        throw ModelError("parameters " + regions[i - 1].what.substr(10) +
+                         " and " + regions[i].what.substr(10) +
+                         " overlap in the parameter arena");
+      throw ModelError(regions[i - 1].what + " and " + regions[i].what +
+                       " overlap in the parameter arena");
+    }
+}
+
+/// Every entry input and output must have a byte size that fits int64 at
+/// the bounds of its dims: the compiler plans the arenas at the bounds, so
+/// if these overflow, the planned offsets did too and running the entry
+/// would write outside its arena.
+void checkEntrySizesAtBounds(const ModelInfo &info) {
+  for (const EntryInfo &entry : info.entries)
+    for (const auto *sigs : {&entry.inputs, &entry.outputs})
+      for (const TensorSig &sig : *sigs) {
+        int64_t bytes = int64_t(dtypeSize(sig.dtype));
+        bool overflows = false;
+        std::string bounds, keys;
+        for (const DimRef &ref : sig.shape) {
+          int64_t size = ref.size;
+          if (ref.isSymbolic()) {
+            const DimInfo &dim = info.dims[size_t(ref.dim)];
+            size = dim.bound;
+            bounds += (bounds.empty() ? "" : ", ") + dim.name +
+                      " <= " + std::to_string(dim.bound);
+            std::string key = info.configKeyForBound(dim);
+            if (!key.empty() && keys.find(key) == std::string::npos)
+              keys += (keys.empty() ? "" : ", ") + ("txc -D " + key + "=N");
+          }
+          overflows = overflows || __builtin_mul_overflow(bytes, size, &bytes);
+        }
+        if (!overflows)
+          continue;
+        throw ModelError(
+            "entry '" + entry.name + "' " +
+            (sigs == &entry.inputs ? "input" : "output") + " '" +
+            info.formatSignature(sig) + "' needs more than " +
+            std::to_string(INT64_MAX) + " bytes at the bounds of its dims (" +
+            bounds +
+            "), so the compiled arena sizes and offsets overflowed; "
+            "recompile with smaller bounds" +
+            (keys.empty() ? std::string() : " (" + keys + ")"));
+      }
+}
+
+std::optional<EntryKind> parseEntryKind(std::string_view name) {
+  if (name == "forward")
+    return EntryKind::Forward;
+  if (name == "train_step")
+    return EntryKind::TrainStep;
+  if (name == "train_grad")
+    return EntryKind::TrainGrad;
+  return std::nullopt;
+}
+
+OptimizerInfo parseOptimizer(const Json &value) {
+  const std::string path = "metadata.optimizer";
+  if (!value.is_object())
+    throw ModelError(path + " must be an object");
+  OptimizerInfo optimizer;
+  optimizer.name = getString(value, "name", path);
+  if (optimizer.name != "adam")
+    throw ModelError(path + ".name '" + optimizer.name +
+                     "' is not a known optimizer (adam)");
+  optimizer.beta1 = getNumber(value, "beta1", path, 0.9);
+  optimizer.beta2 = getNumber(value, "beta2", path, 0.999);
+  optimizer.eps = getNumber(value, "eps", path, 1e-8);
+  optimizer.weightDecay = getNumber(value, "weight_decay", path, 0.0);
+  optimizer.clip = getNumber(value, "clip", path, 0.0);
+  if (!(optimizer.beta1 >= 0 && optimizer.beta1 < 1 && optimizer.beta2 >= 0 &&
+        optimizer.beta2 < 1))
+    throw ModelError(path + ": beta1 and beta2 must lie in [0, 1)");
+  const Json &lr = member(value, "lr", path);
+  const std::string lrPath = path + ".lr";
+  if (!lr.is_object())
+    throw ModelError(lrPath + " must be an object");
+  std::string schedule = getString(lr, "schedule", lrPath);
+  if (schedule == "noam") {
+    optimizer.lr.kind = LearningRateSchedule::Kind::Noam;
+    optimizer.lr.dModel = getNumber(lr, "d_model", lrPath, std::nullopt);
+    optimizer.lr.warmup = getNumber(lr, "warmup", lrPath, std::nullopt);
+    optimizer.lr.factor = getNumber(lr, "factor", lrPath, 1.0);
+    if (!(optimizer.lr.dModel > 0) || !(optimizer.lr.warmup > 0))
+      throw ModelError(lrPath + ": d_model and warmup must be positive");
+  } else if (schedule == "constant") {
+    optimizer.lr.kind = LearningRateSchedule::Kind::Constant;
+    optimizer.lr.value = getNumber(lr, "value", lrPath, std::nullopt);
+  } else {
+    throw ModelError(lrPath + ".schedule '" + schedule +
+                     "' is not one of noam, constant");
+  }
+  return optimizer;
+}
+
+} // namespace
+
+ModelInfo ModelInfo::parse(std::string_view json) {
+  Json root;
+  try {
+    root = parseJson(json);
+  } catch (const JsonError &error) {
+    throw ModelError(std::string("invalid JSON: ") + error.what());
+  }
+  if (!root.is_object())
+    throw ModelError("the metadata must be a JSON object");
+  ModelInfo info;
+  const std::string top = "metadata";
+  info.version = getInteger(root, "version", top);
+  if (info.version != 1 && info.version != 2)
+    throw ModelError("unsupported metadata version " +
+                     std::to_string(info.version) +
+                     " (this driver reads 1 and 2)");
+  info.model = getString(root, "model", top);
+  info.source = getString(root, "source", top, /*required=*/false);
+  info.compileFlags = getString(root, "compile_flags", top, false);
+  if (const Json *config = jsonMember(root, "config")) {
+    if (!config->is_object())
+      throw ModelError("metadata.config must be an object");
+    for (const auto &[key, value] : config->items())
+      info.config.push_back({key, toJson(value),
+                             value.is_number()
+                                 ? std::optional<double>(value.get<double>())
+                                 : std::nullopt});
+  }
+
+  std::set<std::string> names;
+  const Json &dims = getArray(root, "dims", top);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    std::string path = at("dims", i);
+    if (!dims[i].is_object())
+      throw ModelError(path + " must be an object");
+    DimInfo dim{getString(dims[i], "name", path),
+                getInteger(dims[i], "bound", path, 1)};
+    if (!names.insert(dim.name).second)
+      throw ModelError("two dims are named '" + dim.name + "'");
+    info.dims.push_back(dim);
+  }
+
+  info.paramArenaBytes = getInteger(root, "param_arena_bytes", top);
+  names.clear();
+  const Json &params = getArray(root, "params", top);
+  for (size_t i = 0; i < params.size(); ++i) {
+    info.params.push_back(
+        parseParam(params[i], at("params", i), info.paramArenaBytes));
+    if (!names.insert(info.params.back().name).second)
+      throw ModelError("two parameters are named '" + info.params.back().name +
+                       "'");
+  }
+  checkNoOverlap(info.params);
+  bool anyState = std::any_of(info.params.begin(), info.params.end(),
+                              [](auto &p) { return p.hasTrainingState(); });
+  if (anyState && info.version < 2)
+    throw ModelError("gradient and moment offsets need metadata version 2");
+  if (anyState && !info.hasTrainingState())
+    throw ModelError("some parameters have gradient and moment offsets and "
+                     "others do not");
+  if (const Json *optimizer = jsonMember(root, "optimizer")) {
+    if (info.version < 2)
+      throw ModelError("metadata.optimizer needs metadata version 2");
+    info.optimizer = parseOptimizer(*optimizer);
+  }
+
+  names.clear();
+  const Json &entries = getArray(root, "entries", top);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    std::string path = at("entries", i);
+    if (!entries[i].is_object())
+      throw ModelError(path + " must be an object");
+    EntryInfo entry;
+    entry.name = getString(entries[i], "name", path);
+    if (info.version >= 2) {
+      std::string kind = getString(entries[i], "kind", path);
+      std::optional<EntryKind> parsed = parseEntryKind(kind);
+      if (!parsed)
+        throw ModelError(path + ".kind '" + kind +
+                         "' is not one of forward, train_step, train_grad");
+      entry.kind = *parsed;
+      if (entry.kind != EntryKind::Forward && !info.hasTrainingState())
+        throw ModelError(path + " ('" + entry.name + "') is a " + kind +
+                         " entry but the parameters have no gradient and "
+                         "moment offsets");
+      if (entry.kind == EntryKind::TrainStep && !info.optimizer)
+        throw ModelError(path + " ('" + entry.name +
+                         "') is a train_step entry but the metadata has no "
+                         "optimizer");
+    }
+    entry.arenaBytes = getInteger(entries[i], "arena_bytes", path);
+    entry.tensorBytes = jsonMember(entries[i], "tensor_bytes")
+                            ? getInteger(entries[i], "tensor_bytes", path)
+                            : 0;
+    entry.inputs = parseSignatures(entries[i], "inputs", path, info.dims);
+    entry.outputs = parseSignatures(entries[i], "outputs", path, info.dims);
+    if (!names.insert(entry.name).second)
+      throw ModelError("two entries are named '" + entry.name + "'");
+    info.entries.push_back(std::move(entry));
+  }
+  checkEntrySizesAtBounds(info);
+  return info;
+}
+
+const EntryInfo *ModelInfo::findEntry(std::string_view name) const {
+  for (const EntryInfo &entry : entries)
+    if (entry.name == name)
+      return &entry;
+  return nullptr;
+}
+
+const EntryInfo *ModelInfo::findEntryOfKind(EntryKind kind) const {
+  for (const EntryInfo &entry : entries)
+    if (entry.kind == kind)
+      return &entry;
+  return nullptr;
+}
+
+const char *entryKindName(EntryKind kind) {
+  switch (kind) {
+  case EntryKind::Forward:
+    return "forward";
+  case EntryKind::TrainStep:
+    return "train_step";
+  case EntryKind::TrainGrad:
+    return "train_grad";
+  }
+  return "?";
+}
+
+bool ModelInfo::hasTrainingState() const {
+  return !params.empty() &&
+         std::all_of(params.begin(), params.end(),
+                     [](const ParamInfo &p) { return p.hasTrainingState(); });
+}
+
+std::string ModelInfo::configKeyForBound(const DimInfo &dim) const {
+  std::vector<std::string> candidates;
+  for (const ConfigValue &value : config)
+    if (value.number && *value.number == double(dim.bound))
+      candidates.push_back(value.key);
+  if (candidates.size() == 1)
+    return candidates[0];
+  // Several keys share the value (batch = max_len = 16): prefer the one the
+  // dim's role suggests.
+  const char *hint = dim.name == "B" ? "batch" : "len";
+  std::string found;
+  for (const std::string &key : candidates)
+    if (key.find(hint) != std::string::npos) {
+      if (!found.empty())
+        return "";
+      found = key;
+    }
+  return found;
+}
+
+const ParamInfo *ModelInfo::findParam(std::string_view name) const {
+  for (const ParamInfo &param : params)
+    if (param.name == name)
+      return &param;
+  return nullptr;
+}
+
+std::optional<double> ModelInfo::configNumber(std::string_view key) const {
+  for (const ConfigValue &value : config)
+    if (value.key == key && value.number)
+      return value.number;
+  return std::nullopt;
+}
+
+std::optional<int64_t> ModelInfo::configCount(std::string_view key) const {
+  std::optional<double> value = configNumber(key);
+  if (!value || std::isnan(*value))
+    return std::nullopt;
+  constexpr double kLargest = 9007199254740992.0; // 2^53
+  return int64_t(std::clamp(std::floor(*value), 0.0, kLargest));
+}
+
+int64_t ModelInfo::totalParamElements() const {
+  int64_t total = 0;
+  for (const ParamInfo &param : params)
+    total += param.numElements;
+  return total;
+}
+
+std::string ModelInfo::formatSignatureShape(const TensorSig &sig) const {
+  std::string text = "[";
+  for (size_t i = 0; i < sig.shape.size(); ++i) {
+    if (i)
+      text += ", ";
+    const DimRef &ref = sig.shape[i];
+    text += ref.isSymbolic() ? dims[size_t(ref.dim)].name
+                             : std::to_string(ref.size);
+  }
+  return text + "]";
+}
+
+std::string ModelInfo::formatSignature(const TensorSig &sig) const {
+  return sig.name + ": " + dtypeName(sig.dtype) + formatSignatureShape(sig);
+}
+
+} // namespace txrt::driver

@@ -1,0 +1,150 @@
+//===- ModelInfo.h - the compiled model's metadata, parsed ------*- C++ -*-===//
+//
+// The typed view of txc_model_json (see ModelAbi.h): config, symbolic dims
+// with bounds, parameters with their arena offsets and initializers, and the
+// entries with their input/output signatures and arena sizes. Parsing
+// validates everything the driver later relies on (known dtypes and
+// initializers, dim names, parameters inside the arena and not overlapping,
+// entry inputs and outputs whose byte size at the dims' bounds fits int64),
+// so a malformed metadata string is a ModelError, never a crash.
+//
+// Versions 1 and 2 are read. Version 2 adds training (ModelAbi.h): an entry
+// kind, per-parameter gradient and Adam moment offsets (validated like the
+// parameters: inside the arena, no two regions overlapping) and the
+// optimizer. A version 1 entry is a forward entry.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_MODELINFO_H
+#define TXRT_DRIVER_MODELINFO_H
+
+#include "core/Init.h"
+#include "core/Optimizer.h"
+#include "core/Tensor.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace txrt::driver {
+
+/// A symbolic size with its upper bound.
+struct DimInfo {
+  std::string name;
+  int64_t bound = 0;
+};
+
+/// One dimension of an entry signature: a constant, or model dim `dim`.
+struct DimRef {
+  int64_t size = 0; ///< the constant (when dim < 0)
+  int dim = -1;     ///< index into ModelInfo::dims, or -1
+  bool isSymbolic() const { return dim >= 0; }
+};
+
+/// The ids an i32 input may hold: [begin, end) or one of `also` (an
+/// ignore_index), as the ops that read it need (metadata "ids").
+struct IdRange {
+  int64_t begin = 0, end = 0;
+  std::vector<int64_t> also;
+  /// What the ids index: "the 20 rows of the embedding 'emb.weight' at
+  /// model.tx:3:7".
+  std::string what;
+  bool accepts(int64_t id) const {
+    return (id >= begin && id < end) ||
+           std::find(also.begin(), also.end(), id) != also.end();
+  }
+};
+
+/// An input or output of an entry.
+struct TensorSig {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<DimRef> shape;
+  /// i32 inputs that index something (absent: any value is valid).
+  std::optional<IdRange> ids;
+};
+
+/// A parameter and where it lives in the parameter arena.
+struct ParamInfo {
+  std::string name;
+  DType dtype = DType::F32;
+  Shape shape;
+  InitKind init = InitKind::Zeros;
+  double initStd = 1.0; ///< the normal initializer's standard deviation
+  int64_t offset = 0;   ///< bytes from the start of the arena
+  int64_t numElements = 0;
+  int64_t byteSize = 0;
+  /// Version 2: where the gradient and Adam's moments live (same dtype and
+  /// shape as the parameter); -1 when the model has no training state.
+  int64_t gradOffset = -1, expAvgOffset = -1, expAvgSqOffset = -1;
+  bool hasTrainingState() const { return gradOffset >= 0; }
+};
+
+/// What an entry does (metadata "kind"; version 1 entries are Forward).
+enum class EntryKind {
+  Forward,   ///< inputs -> outputs, parameters untouched
+  TrainStep, ///< forward, backward and the optimizer update; outputs the loss
+  TrainGrad, ///< forward and backward; gradients left in the arena
+};
+
+/// "forward", "train_step", "train_grad".
+const char *entryKindName(EntryKind kind);
+
+/// A compiled entry point.
+struct EntryInfo {
+  std::string name;
+  EntryKind kind = EntryKind::Forward;
+  int64_t arenaBytes = 0;  ///< the planned activation arena
+  int64_t tensorBytes = 0; ///< all its tensors without planning
+  std::vector<TensorSig> inputs, outputs;
+};
+
+/// A config value: its JSON text as the metadata wrote it, and its value
+/// when it is a number.
+struct ConfigValue {
+  std::string key;
+  std::string json;
+  std::optional<double> number;
+};
+
+struct ModelInfo {
+  int64_t version = 0;
+  std::string model, source, compileFlags;
+  std::vector<ConfigValue> config; ///< in the metadata's order
+  std::vector<DimInfo> dims;
+  int64_t paramArenaBytes = 0;
+  std::vector<ParamInfo> params;
+  std::vector<EntryInfo> entries;
+  /// Version 2 models that can train.
+  std::optional<OptimizerInfo> optimizer;
+
+  /// Parses and validates the metadata; throws ModelError.
+  static ModelInfo parse(std::string_view json);
+
+  const EntryInfo *findEntry(std::string_view name) const;
+  /// The first entry of `kind`, or nullptr.
+  const EntryInfo *findEntryOfKind(EntryKind kind) const;
+  const ParamInfo *findParam(std::string_view name) const;
+  /// A numeric config value, or nullopt when absent or not a number.
+  std::optional<double> configNumber(std::string_view key) const;
+  /// A config value that is a whole number, clamped to [0, 2^53] (a
+  /// vocabulary size or an id: never converted from an out-of-range double).
+  std::optional<int64_t> configCount(std::string_view key) const;
+  /// The config key whose value is a dim's bound ("max_len" for
+  /// `S <= max_len`), or "" when no config key or several have that value.
+  std::string configKeyForBound(const DimInfo &dim) const;
+  /// Whether every parameter has a gradient and Adam moments.
+  bool hasTrainingState() const;
+  /// The total number of parameter elements.
+  int64_t totalParamElements() const;
+
+  /// "[B, S, 512]".
+  std::string formatSignatureShape(const TensorSig &sig) const;
+  /// "src: i32[B, S]".
+  std::string formatSignature(const TensorSig &sig) const;
+};
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_MODELINFO_H

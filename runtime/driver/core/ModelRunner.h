@@ -1,0 +1,72 @@
+//===- ModelRunner.h - call compiled entries on in-memory tensors -*- C++ -*-===//
+//
+// What train, eval, translate and bench share: the txrt context, the
+// parameter arena, one activation arena per entry (allocated on first use
+// and reused, or up front with reserveArena), and a call that derives the
+// dims from the input shapes (bindDims), allocates the outputs and turns a
+// failure status into a KernelError naming the entry. Allocations go
+// through Memory.h, so running out of memory names the arena or output.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_MODELRUNNER_H
+#define TXRT_DRIVER_MODELRUNNER_H
+
+#include "core/ModelAbi.h"
+#include "core/ModelInfo.h"
+#include "core/Parameters.h"
+#include "core/Tensor.h"
+
+#include "txrt/txrt.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace txrt::driver {
+
+struct ContextDeleter {
+  void operator()(txrt_context *ctx) const { txrt_context_destroy(ctx); }
+};
+using ContextPtr = std::unique_ptr<txrt_context, ContextDeleter>;
+
+/// A txrt context with `threads` threads (0: the default); InputError for a
+/// bad thread count, KernelError otherwise.
+ContextPtr createContext(int32_t threads);
+
+class ModelRunner {
+public:
+  ModelRunner(const ModelInfo &model, const txc_entry_fn *entryTable,
+              int32_t threads);
+
+  const ModelInfo &model() const { return model_; }
+  ParameterArena &params() { return params_; }
+  txrt_context *context() { return ctx_.get(); }
+
+  /// The entry named `name`; ModelError naming `purpose` when absent.
+  const EntryInfo &entry(const std::string &name,
+                     const std::string &purpose) const;
+
+  /// Runs `entry` on `inputs` (one per entry input, in order, with the
+  /// declared dtypes) and returns its outputs.
+  std::vector<Tensor> call(const EntryInfo &entry,
+                           const std::vector<const Tensor *> &inputs);
+
+  /// txrt_context_set_train_state before a training entry.
+  void setTrainState(int64_t step, uint64_t seed);
+
+  /// Allocates the activation arena of `entry` now (call() does on first
+  /// use); a ResourceError names the entry and the size.
+  void reserveArena(const EntryInfo &entry);
+
+private:
+  const ModelInfo &model_;
+  const txc_entry_fn *entryTable_;
+  ParameterArena params_;
+  ContextPtr ctx_;
+  std::map<const EntryInfo *, AlignedBuffer> arenas_;
+};
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_MODELRUNNER_H

@@ -1,0 +1,163 @@
+//===- Parameters.cpp - the parameter arena: init, load, save -------------===//
+//
+// Matching a checkpoint to the model by name, with an error message per
+// mismatch that names the tensor, the file and both shapes.
+//
+//===----------------------------------------------------------------------===//
+#include "core/Parameters.h"
+#include "core/Error.h"
+#include "loop/FiniteCheck.h"
+#include "core/Memory.h"
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+namespace txrt::driver {
+
+ParameterArena::ParameterArena(const ModelInfo &model)
+    : model_(model), buffer_(allocateBuffer(uint64_t(model.paramArenaBytes),
+                                            "the parameter arena")) {}
+
+float *ParameterArena::param(const ParamInfo &info) {
+  return reinterpret_cast<float *>(static_cast<char *>(buffer_.data()) +
+                                   info.offset);
+}
+
+const float *ParameterArena::param(const ParamInfo &info) const {
+  return reinterpret_cast<const float *>(
+      static_cast<const char *>(buffer_.data()) + info.offset);
+}
+
+void ParameterArena::initialize(uint64_t seed) {
+  for (const ParamInfo &info : model_.params)
+    initializeParameter(info.init, info.shape, seed, info.name, param(info),
+                        info.initStd);
+  clearTrainingState();
+}
+
+void ParameterArena::clearTrainingState() {
+  for (const ParamInfo &info : model_.params) {
+    if (!info.hasTrainingState())
+      continue;
+    // Gradients are not cleared: every training call writes them before
+    // anything reads them, and leaving the region untouched keeps it out of
+    // resident memory when only the fused step (train) runs.
+    std::memset(expAvg(info), 0, size_t(info.byteSize));
+    std::memset(expAvgSq(info), 0, size_t(info.byteSize));
+  }
+}
+
+std::optional<ParameterArena::NonFiniteValue>
+ParameterArena::findNonFinite() const {
+  for (const ParamInfo &info : model_.params) {
+    struct Region {
+      const float *data;
+      const char *what;
+    };
+    std::vector<Region> regions = {{param(info), ""}};
+    if (info.hasTrainingState()) {
+      regions.push_back({expAvg(info), "exp_avg of "});
+      regions.push_back({expAvgSq(info), "exp_avg_sq of "});
+    }
+    for (const Region &region : regions) {
+      int64_t bad = firstNonFinite(region.data, info.numElements);
+      if (bad >= 0)
+        return NonFiniteValue{std::string(region.what) + "'" + info.name + "'",
+                              describeNonFinite(region.data, bad, info.shape)};
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+bool endsWith(const std::string &text, const std::string &suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+} // namespace
+
+bool isMomentName(const ModelInfo &model, const std::string &name) {
+  for (const char *suffix : {kExpAvgSuffix, kExpAvgSqSuffix})
+    if (endsWith(name, suffix) &&
+        model.findParam(name.substr(0, name.size() - std::strlen(suffix))))
+      return true;
+  return false;
+}
+
+std::vector<std::string>
+checkCheckpointAgainstModel(const SafetensorsReader &file,
+                            const ModelInfo &model) {
+  std::vector<std::string> problems;
+  const std::string &path = file.path();
+  for (const ParamInfo &info : model.params) {
+    const SafetensorsEntry *entry = file.find(info.name);
+    if (!entry) {
+      problems.push_back("tensor '" + info.name + "' is missing from '" + path +
+                         "' (the model expects F32 " + formatShape(info.shape) +
+                         ")");
+      continue;
+    }
+    if (entry->dtype != "F32")
+      problems.push_back("tensor '" + info.name + "' has dtype " +
+                         entry->dtype + " in '" + path +
+                         "' but the model expects F32");
+    if (entry->shape != info.shape)
+      problems.push_back("tensor '" + info.name + "' has shape " +
+                         formatShape(entry->shape) + " in '" + path +
+                         "' but the model expects " + formatShape(info.shape));
+  }
+  for (const SafetensorsEntry &entry : file.tensors()) {
+    if (entry.name.rfind(kTrainingStatePrefix, 0) == 0 ||
+        isMomentName(model, entry.name))
+      continue;
+    if (!model.findParam(entry.name))
+      problems.push_back("tensor '" + entry.name + "' " +
+                         formatShape(entry.shape) + " in '" + path +
+                         "' is not a parameter of model '" + model.model + "'");
+  }
+  return problems;
+}
+
+void ParameterArena::load(const std::string &path) {
+  load(SafetensorsReader(path));
+}
+
+void ParameterArena::load(const SafetensorsReader &file) {
+  const std::string &path = file.path();
+  std::vector<std::string> problems = checkCheckpointAgainstModel(file, model_);
+  if (!problems.empty()) {
+    std::string message;
+    for (size_t i = 0; i < problems.size() && i < kMaxReportedProblems; ++i)
+      message += (i ? "\n" : "") + problems[i];
+    if (problems.size() > kMaxReportedProblems)
+      message += "\n... and " +
+                 std::to_string(problems.size() - kMaxReportedProblems) +
+                 " more mismatches between '" + path + "' and model '" +
+                 model_.model + "'";
+    throw InputError(message);
+  }
+  for (const ParamInfo &info : model_.params) {
+    file.read(*file.find(info.name), param(info));
+    checkFinite(param(info), info.numElements, info.shape,
+                "tensor '" + info.name + "' in '" + path + "'");
+  }
+}
+
+void ParameterArena::save(const std::string &path,
+                          const SafetensorsMetadata &metadata) const {
+  std::vector<SafetensorsTensorView> views;
+  for (const ParamInfo &info : model_.params)
+    views.push_back({info.name, DType::F32, info.shape, param(info)});
+  writeSafetensors(path, views, metadata);
+}
+
+void ParameterArena::saveGradients(const std::string &path,
+                                   const SafetensorsMetadata &metadata) const {
+  std::vector<SafetensorsTensorView> views;
+  for (const ParamInfo &info : model_.params)
+    views.push_back({info.name, DType::F32, info.shape, gradient(info)});
+  writeSafetensors(path, views, metadata);
+}
+
+} // namespace txrt::driver

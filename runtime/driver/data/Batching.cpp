@@ -1,0 +1,116 @@
+//===- Batching.cpp - deterministic, length-bucketed batches --------------===//
+#include "data/Batching.h"
+#include "core/Init.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace txrt::driver {
+
+uint64_t uniformBelow(uint64_t key, uint64_t index, uint64_t n) {
+  // Lemire's multiply-shift: the high 64 bits of bits * n.
+  unsigned __int128 product =
+      static_cast<unsigned __int128>(randomBits(key, index)) * n;
+  return uint64_t(product >> 64);
+}
+
+namespace {
+
+template <typename T>
+void shuffle(std::vector<T> &items, uint64_t key) {
+  for (size_t i = items.size(); i > 1; --i) {
+    size_t j = size_t(uniformBelow(key, i, i));
+    std::swap(items[i - 1], items[j]);
+  }
+}
+
+uint64_t streamKey(uint64_t seed, int64_t epoch, const char *purpose) {
+  return initStreamKey(mix64(seed) ^ uint64_t(epoch), purpose);
+}
+
+} // namespace
+
+BatchPlan::BatchPlan(std::vector<std::pair<int64_t, int64_t>> lengths,
+                     int64_t batchSize, uint64_t seed)
+    : lengths_(std::move(lengths)), batchSize_(std::max<int64_t>(batchSize, 1)),
+      seed_(seed) {
+  // Windows are whole multiples of the batch size, so only the last window
+  // of an epoch can give a partial batch.
+  // n / b rounded up, without n + b - 1 (b may be a huge bound).
+  int64_t n = int64_t(lengths_.size());
+  batchesPerEpoch_ = n / batchSize_ + (n % batchSize_ != 0);
+}
+
+std::vector<std::vector<size_t>> BatchPlan::epoch(int64_t epoch) const {
+  std::vector<size_t> order(lengths_.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  shuffle(order, streamKey(seed_, epoch, "examples"));
+
+  // kBucketWindowBatches batches, at most the whole epoch (and never 0,
+  // which a wrapped batch * 16 would give).
+  uint64_t window = 0;
+  if (__builtin_mul_overflow(uint64_t(batchSize_),
+                             uint64_t(kBucketWindowBatches), &window) ||
+      window > order.size())
+    window = order.size();
+  window = std::max<uint64_t>(window, 1);
+  std::vector<std::vector<size_t>> batches;
+  for (size_t begin = 0; begin < order.size(); begin += window) {
+    auto first = order.begin() + std::ptrdiff_t(begin);
+    auto last = order.begin() + std::ptrdiff_t(std::min(order.size(),
+                                                         begin + window));
+    std::stable_sort(first, last, [&](size_t a, size_t b) {
+      return lengths_[a] < lengths_[b];
+    });
+    for (auto it = first; it < last; it += std::min<std::ptrdiff_t>(
+                                         batchSize_, last - it))
+      batches.emplace_back(it, it + std::min<std::ptrdiff_t>(batchSize_,
+                                                               last - it));
+  }
+  shuffle(batches, streamKey(seed_, epoch, "batches"));
+  return batches;
+}
+
+std::pair<int64_t, int64_t> BatchPlan::positionOfStep(int64_t step) const {
+  int64_t index = std::max<int64_t>(step, 1) - 1;
+  return {index / batchesPerEpoch_, index % batchesPerEpoch_};
+}
+
+Tensor padSequences(const std::vector<std::vector<int32_t>> &sequences,
+                    int32_t pad, int64_t minLength) {
+  int64_t longest = minLength;
+  for (const auto &sequence : sequences)
+    longest = std::max(longest, int64_t(sequence.size()));
+  Tensor tensor(DType::I32, {int64_t(sequences.size()), longest});
+  int32_t *ids = tensor.as<int32_t>();
+  std::fill(ids, ids + tensor.numElements(), pad);
+  for (size_t row = 0; row < sequences.size(); ++row)
+    std::copy(sequences[row].begin(), sequences[row].end(),
+              ids + int64_t(row) * longest);
+  return tensor;
+}
+
+Batch makeBatch(const std::vector<EncodedPair> &pairs,
+                const std::vector<size_t> &indices, const Vocabulary &target,
+                int32_t pad) {
+  std::vector<std::vector<int32_t>> src, tgtIn, tgtOut;
+  Batch batch;
+  for (size_t index : indices) {
+    const EncodedPair &pair = pairs[index];
+    src.push_back(pair.source);
+    std::vector<int32_t> in = {target.sosId()};
+    in.insert(in.end(), pair.target.begin(), pair.target.end());
+    std::vector<int32_t> out = pair.target;
+    out.push_back(target.eosId());
+    tgtIn.push_back(std::move(in));
+    tgtOut.push_back(std::move(out));
+    batch.sourceTokens += int64_t(pair.source.size());
+    batch.targetTokens += int64_t(pair.target.size()) + 1;
+  }
+  batch.src = padSequences(src, pad);
+  batch.tgtIn = padSequences(tgtIn, pad);
+  batch.tgtOut = padSequences(tgtOut, pad);
+  return batch;
+}
+
+} // namespace txrt::driver

@@ -1,0 +1,73 @@
+//===- Batching.h - deterministic, length-bucketed batches ------*- C++ -*-===//
+//
+// The order of an epoch is a pure function of (seed, epoch), so the batch of
+// update `step` is a pure function of (seed, step) and --resume continues
+// exactly where a run stopped:
+//
+//   1. shuffle the example indices (Fisher-Yates, generator keyed by seed,
+//      epoch and "examples");
+//   2. cut them into windows of kBucketWindowBatches * batch examples; sort
+//      each window by (source length, target length), stable;
+//   3. cut each window into batches of `batch` (the last one of the epoch may
+//      be smaller); shuffle the list of batches (keyed by seed, epoch and
+//      "batches").
+//
+// A batch becomes three [b, len] i32 tensors padded with the pad id to the
+// batch's longest sentence: src, tgt_in = [SOS] + target, tgt_out = target +
+// [EOS].
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_BATCHING_H
+#define TXRT_DRIVER_BATCHING_H
+
+#include "data/ParallelText.h"
+#include "core/Tensor.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace txrt::driver {
+
+constexpr int64_t kBucketWindowBatches = 16;
+
+/// Uniform integer in [0, n) from draw `index` of stream `key`.
+uint64_t uniformBelow(uint64_t key, uint64_t index, uint64_t n);
+
+class BatchPlan {
+public:
+  /// `lengths[i]` = (source, target) lengths of example i.
+  BatchPlan(std::vector<std::pair<int64_t, int64_t>> lengths,
+            int64_t batchSize, uint64_t seed);
+
+  int64_t batchesPerEpoch() const { return batchesPerEpoch_; }
+  /// The batches of `epoch` (0-based), each a list of example indices.
+  std::vector<std::vector<size_t>> epoch(int64_t epoch) const;
+  /// Epoch and batch index of update `step` (1-based).
+  std::pair<int64_t, int64_t> positionOfStep(int64_t step) const;
+
+private:
+  std::vector<std::pair<int64_t, int64_t>> lengths_;
+  int64_t batchSize_;
+  uint64_t seed_;
+  int64_t batchesPerEpoch_;
+};
+
+/// The tensors of one batch.
+struct Batch {
+  Tensor src, tgtIn, tgtOut;
+  int64_t targetTokens = 0; ///< non-pad tokens of tgt_out
+  int64_t sourceTokens = 0; ///< non-pad tokens of src
+};
+
+/// Pads the examples `indices` of `pairs` into a Batch.
+Batch makeBatch(const std::vector<EncodedPair> &pairs,
+                const std::vector<size_t> &indices, const Vocabulary &target,
+                int32_t pad);
+
+/// A [rows, longest] i32 tensor of `sequences` right-padded with `pad`.
+Tensor padSequences(const std::vector<std::vector<int32_t>> &sequences,
+                    int32_t pad, int64_t minLength = 1);
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_BATCHING_H

@@ -1,0 +1,281 @@
+//===- InputFiles.cpp - read entry inputs from .npy or text files ---------===//
+//
+// Text parsing (std::from_chars, locale-free), ragged-row padding and the
+// checked element conversions shared by text and .npy inputs.
+//
+//===----------------------------------------------------------------------===//
+#include "data/InputFiles.h"
+#include "core/Error.h"
+#include "formats/FileIO.h"
+#include "core/Memory.h"
+#include "formats/Npy.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+namespace txrt::driver {
+
+std::string InputSource::describe() const {
+  return "input '" + name + "' ('" + path + "')";
+}
+
+namespace {
+
+/// "[1, 2]": the multi-index of flat element `flat` in `shape`.
+std::string formatIndex(int64_t flat, const Shape &shape) {
+  Shape index(shape.size(), 0);
+  for (size_t i = shape.size(); i-- > 0;) {
+    if (shape[i] > 0) {
+      index[i] = flat % shape[i];
+      flat /= shape[i];
+    }
+  }
+  return formatShape(index);
+}
+
+/// One element as an exact integer (integer and bool sources) or a double.
+struct Element {
+  bool isInteger;
+  int64_t integer; // valid when isInteger
+  bool tooLarge;   // an unsigned value above INT64_MAX
+  double real;
+};
+
+template <typename T> T loadAs(const void *data, int64_t i) {
+  T value;
+  std::memcpy(&value, static_cast<const char *>(data) + i * int64_t(sizeof(T)),
+              sizeof(T));
+  return value;
+}
+
+Element loadElement(const Tensor &tensor, int64_t i) {
+  const void *data = tensor.data();
+  auto integer = [](int64_t v) { return Element{true, v, false, double(v)}; };
+  switch (tensor.dtype) {
+  case DType::Bool:
+    return integer(loadAs<uint8_t>(data, i) != 0);
+  case DType::I8:
+    return integer(loadAs<int8_t>(data, i));
+  case DType::U8:
+    return integer(loadAs<uint8_t>(data, i));
+  case DType::I16:
+    return integer(loadAs<int16_t>(data, i));
+  case DType::U16:
+    return integer(loadAs<uint16_t>(data, i));
+  case DType::I32:
+    return integer(loadAs<int32_t>(data, i));
+  case DType::U32:
+    return integer(loadAs<uint32_t>(data, i));
+  case DType::I64:
+    return integer(loadAs<int64_t>(data, i));
+  case DType::U64: {
+    uint64_t v = loadAs<uint64_t>(data, i);
+    if (v > uint64_t(std::numeric_limits<int64_t>::max()))
+      return Element{true, 0, true, double(v)};
+    return integer(int64_t(v));
+  }
+  case DType::F32:
+    return Element{false, 0, false, double(loadAs<float>(data, i))};
+  case DType::F64:
+    return Element{false, 0, false, loadAs<double>(data, i)};
+  case DType::F16:
+    break; // rejected before
+  }
+  return Element{false, 0, false, 0.0};
+}
+
+/// A token for an error message: at most 24 characters, non-printable bytes
+/// as '?'.
+std::string printable(std::string_view token) {
+  std::string out;
+  for (char c : token.substr(0, 24))
+    out += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
+  return token.size() > 24 ? out + "..." : out;
+}
+
+std::string formatElement(const Element &element) {
+  if (element.isInteger && !element.tooLarge)
+    return std::to_string(element.integer);
+  char buffer[32];
+  auto result = std::to_chars(buffer, buffer + sizeof(buffer), element.real);
+  return std::string(buffer, result.ptr);
+}
+
+} // namespace
+
+Tensor convertTensor(const Tensor &tensor, DType dtype,
+                     const InputSource &source) {
+  if (tensor.dtype == DType::F16)
+    throw InputError(source.describe() +
+                     ": float16 data is not supported; save it as float32");
+  Tensor result = allocateTensor(dtype, tensor.shape, source.describe());
+  int64_t count = result.numElements();
+  for (int64_t i = 0; i < count; ++i) {
+    Element element = loadElement(tensor, i);
+    auto bad = [&](const std::string &why) {
+      return InputError(source.describe() + ": value " +
+                        formatElement(element) + " at " +
+                        formatIndex(i, tensor.shape) + " " + why);
+    };
+    switch (dtype) {
+    case DType::F32: {
+      float value = float(element.real);
+      // float64 (or text) values beyond float32's range would become inf.
+      if (std::isfinite(element.real) && !std::isfinite(value))
+        throw bad("does not fit float32 (the input is f32; its largest "
+                  "magnitude is 3.4028235e+38)");
+      result.as<float>()[i] = value;
+      break;
+    }
+    case DType::I32: {
+      if (!element.isInteger && (!std::isfinite(element.real) ||
+                                 element.real != std::floor(element.real)))
+        throw bad("is not an integer (the input is i32)");
+      double asReal =
+          element.isInteger ? double(element.integer) : element.real;
+      if (element.tooLarge || asReal < double(INT32_MIN) ||
+          asReal > double(INT32_MAX))
+        throw bad("does not fit int32");
+      result.as<int32_t>()[i] =
+          element.isInteger ? int32_t(element.integer) : int32_t(element.real);
+      break;
+    }
+    case DType::Bool: {
+      double value = element.isInteger ? double(element.integer) : element.real;
+      if (element.tooLarge || (value != 0.0 && value != 1.0))
+        throw bad("is not 0 or 1 (the input is bool)");
+      result.as<uint8_t>()[i] = value != 0.0;
+      break;
+    }
+    default:
+      throw std::logic_error("convertTensor: unsupported target dtype");
+    }
+  }
+  return result;
+}
+
+Tensor parseTextTensor(const std::string &text, const InputSource &source,
+                       DType dtype, size_t rank, std::optional<int64_t> pad) {
+  if (rank > 2)
+    throw InputError(source.describe() + ": the input has rank " +
+                     std::to_string(rank) +
+                     " but text files hold rank 0, 1 or 2 data; use an .npy "
+                     "file");
+  std::vector<std::vector<double>> rows;
+  std::vector<int> lineNumbers;
+  size_t pos = 0;
+  int lineNumber = 0;
+  bool wantInteger = dtype != DType::F32;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string::npos)
+      end = text.size();
+    ++lineNumber;
+    std::vector<double> row;
+    size_t i = pos;
+    while (i < end) {
+      while (i < end && std::isspace(static_cast<unsigned char>(text[i])))
+        ++i;
+      if (i >= end)
+        break;
+      size_t tokenEnd = i;
+      while (tokenEnd < end &&
+             !std::isspace(static_cast<unsigned char>(text[tokenEnd])))
+        ++tokenEnd;
+      std::string_view token(text.data() + i, tokenEnd - i);
+      const char *first = token.data();
+      if (!token.empty() && token[0] == '+')
+        ++first;
+      double value = 0;
+      auto parsed = std::from_chars(first, token.data() + token.size(), value);
+      if (parsed.ec != std::errc() || parsed.ptr != token.data() + token.size())
+        throw InputError(source.describe() + " line " +
+                         std::to_string(lineNumber) + ": '" + printable(token) +
+                         "' is not a number");
+      if (wantInteger && value != std::floor(value))
+        throw InputError(source.describe() + " line " +
+                         std::to_string(lineNumber) + ": '" + printable(token) +
+                         "' is not an integer (the input is " +
+                         dtypeName(dtype) + ")");
+      row.push_back(value);
+      i = tokenEnd;
+    }
+    if (!row.empty()) {
+      rows.push_back(std::move(row));
+      lineNumbers.push_back(lineNumber);
+    }
+    pos = end + 1;
+  }
+  if (rows.empty())
+    throw InputError(source.describe() + ": the file holds no values");
+
+  size_t width = 0;
+  bool ragged = false;
+  for (const auto &row : rows) {
+    ragged |= width != 0 && row.size() != width;
+    width = std::max(width, row.size());
+  }
+  if (ragged && !(dtype == DType::I32 && pad)) {
+    size_t odd = 1;
+    while (rows[odd].size() == rows[0].size())
+      ++odd;
+    throw InputError(
+        source.describe() + ": line " + std::to_string(lineNumbers[odd]) +
+        " has " + std::to_string(rows[odd].size()) + " values but line " +
+        std::to_string(lineNumbers[0]) + " has " +
+        std::to_string(rows[0].size()) +
+        (dtype == DType::I32
+             ? " (ragged rows are padded only when the model's config has "
+               "'pad')"
+             : " (ragged rows are padded only for token-id inputs)"));
+  }
+
+  Shape shape{int64_t(rows.size()), int64_t(width)};
+  if (rank == 1) {
+    if (rows.size() != 1)
+      throw InputError(source.describe() + ": the input has rank 1 but the " +
+                       "file has " + std::to_string(rows.size()) +
+                       " lines; put the values on one line");
+    shape = {int64_t(width)};
+  } else if (rank == 0) {
+    if (rows.size() != 1 || width != 1)
+      throw InputError(source.describe() +
+                       ": the input is a scalar but the file holds " +
+                       std::to_string(rows.size() * width) + " values");
+    shape = {};
+  }
+  // Ragged rows padded to the longest can be far larger than the file.
+  Tensor values = allocateTensor(DType::F64, shape, source.describe());
+  double *out = values.as<double>();
+  for (const auto &row : rows) {
+    for (size_t j = 0; j < width; ++j)
+      *out++ = j < row.size() ? row[j] : double(pad.value_or(0));
+  }
+  return convertTensor(values, dtype, source);
+}
+
+Tensor readInputFile(const InputSource &source, DType dtype, size_t rank,
+                     std::optional<int64_t> pad) {
+  std::string content;
+  {
+    BinaryFile file(source.path);
+    char magic[6] = {};
+    if (file.size() >= 6)
+      file.readAt(0, magic, 6);
+    if (std::memcmp(magic, "\x93NUMPY", 6) == 0)
+      return convertTensor(readNpy(source.path), dtype, source);
+    if (source.path.size() >= 4 &&
+        source.path.compare(source.path.size() - 4, 4, ".npy") == 0)
+      throw InputError("'" + source.path +
+                       "' is not a valid .npy file: the magic string "
+                       "\\x93NUMPY is missing");
+  }
+  content = readWholeFile(source.path);
+  return parseTextTensor(content, source, dtype, rank, pad);
+}
+
+} // namespace txrt::driver

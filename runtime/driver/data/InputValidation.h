@@ -1,0 +1,58 @@
+//===- InputValidation.h - inputs against a signature -----------*- C++ -*-===//
+//
+// Before an entry runs, its inputs are checked against the signature and the
+// runtime value of every model dim is derived from them:
+//
+//  - rank: each input has the rank of its signature;
+//  - static dims equal the signature's constants;
+//  - a symbolic dim takes the same value in every input that uses it (and in
+//    --dim NAME=N when given), with 1 <= value <= bound;
+//  - ids: an i32 input whose signature has an id range (what the compiled
+//    program indexes with it: embedding rows, cross-entropy classes and its
+//    ignore_index) holds only ids in it; other i32 inputs take any value.
+//
+// Dims used by neither inputs nor outputs get the value 1; a dim only an
+// output uses must come from --dim. Errors are InputErrors naming the input,
+// the file, the dim and both values.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_INPUTVALIDATION_H
+#define TXRT_DRIVER_INPUTVALIDATION_H
+
+#include "data/InputFiles.h"
+#include "core/ModelInfo.h"
+#include "core/Tensor.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace txrt::driver {
+
+/// `--dim NAME=N` values.
+using DimOverrides = std::vector<std::pair<std::string, int64_t>>;
+
+/// The config key bounding the ids of i32 input `inputName`, "" for none
+/// (what the data commands build vocabularies for; `run` checks ids by
+/// checkIds).
+std::string vocabKeyFor(const ModelInfo &model, std::string_view inputName);
+
+/// Checks ranks, static and symbolic dims of `inputs` (one per entry input,
+/// in order, already converted to the declared dtypes) and returns the value
+/// of every model dim, in the order of ModelInfo::dims.
+std::vector<int64_t> bindDims(const ModelInfo &model, const EntryInfo &entry,
+                              const std::vector<Tensor> &inputs,
+                              const std::vector<InputSource> &sources,
+                              const DimOverrides &overrides = {});
+
+/// Checks that every id of `input` is one its signature's id range accepts
+/// (nothing to check without a range).
+void checkIds(const TensorSig &sig, const Tensor &input,
+              const InputSource &source);
+
+/// The concrete shape of an output under the bound dims.
+Shape concreteShape(const TensorSig &sig, const std::vector<int64_t> &dims);
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_INPUTVALIDATION_H

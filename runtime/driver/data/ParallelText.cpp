@@ -1,0 +1,314 @@
+//===- ParallelText.cpp - TSV parallel text: read, check, encode ----------===//
+#include "data/ParallelText.h"
+#include "loop/Checkpoint.h"
+#include "core/Error.h"
+#include "formats/FileIO.h"
+#include "core/Init.h"
+#include "data/InputValidation.h"
+#include "core/Parameters.h"
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <stdexcept>
+
+namespace txrt::driver {
+
+namespace {
+
+/// Collects problems and throws them as one InputError.
+class ProblemList {
+public:
+  void add(std::string problem) {
+    ++count_;
+    if (lines_.size() < kMaxReportedProblems)
+      lines_.push_back(std::move(problem));
+  }
+  void throwIfAny(const std::string &what) const {
+    if (count_ == 0)
+      return;
+    std::string message;
+    for (size_t i = 0; i < lines_.size(); ++i)
+      message += (i ? "\n" : "") + lines_[i];
+    if (count_ > lines_.size())
+      message += "\n... and " + std::to_string(count_ - lines_.size()) +
+                 " more " + what;
+    throw InputError(message);
+  }
+
+private:
+  std::vector<std::string> lines_;
+  size_t count_ = 0;
+};
+
+std::string where(const std::string &path, int64_t line) {
+  return path + ":" + std::to_string(line) + ": ";
+}
+
+} // namespace
+
+ParallelText parseParallelText(std::string_view content,
+                               const std::string &path) {
+  ParallelText text;
+  text.path = path;
+  text.hash = fnv1a64(content);
+  ProblemList problems;
+  int64_t lineNumber = 0;
+  size_t start = 0;
+  while (start < content.size()) {
+    size_t end = content.find('\n', start);
+    if (end == std::string_view::npos)
+      end = content.size();
+    std::string_view line = content.substr(start, end - start);
+    start = end + 1;
+    ++lineNumber;
+    if (!line.empty() && line.back() == '\r')
+      line.remove_suffix(1);
+    std::string at = where(path, lineNumber);
+    // Words become JSON strings in the tokenizer: they must be UTF-8.
+    if (size_t bad = findInvalidUtf8(line); bad != std::string_view::npos) {
+      problems.add(at + "invalid UTF-8 at byte " + std::to_string(bad + 1) +
+                   " of the line (the data must be UTF-8 text)");
+      continue;
+    }
+    if (line.find_first_not_of(" \t\v\f") == std::string_view::npos) {
+      problems.add(at + "empty line (expected 'source<TAB>target')");
+      continue;
+    }
+    size_t tab = line.find('\t');
+    if (tab == std::string_view::npos) {
+      problems.add(at + "no tab between source and target (expected "
+                        "'source<TAB>target')");
+      continue;
+    }
+    if (line.find('\t', tab + 1) != std::string_view::npos) {
+      problems.add(at + "more than one tab (expected 'source<TAB>target')");
+      continue;
+    }
+    SentencePair pair;
+    pair.line = lineNumber;
+    pair.source = splitWords(line.substr(0, tab));
+    pair.target = splitWords(line.substr(tab + 1));
+    if (pair.source.empty())
+      problems.add(at + "the source side is empty");
+    if (pair.target.empty())
+      problems.add(at + "the target side is empty");
+    if (!pair.source.empty() && !pair.target.empty())
+      text.pairs.push_back(std::move(pair));
+  }
+  problems.throwIfAny("bad lines in '" + path + "'");
+  if (text.pairs.empty())
+    throw InputError("'" + path + "' holds no sentence pairs");
+  return text;
+}
+
+ParallelText readParallelText(const std::string &path) {
+  return parseParallelText(readWholeFile(path), path);
+}
+
+//===----------------------------------------------------------------------===//
+// Bounds
+//===----------------------------------------------------------------------===//
+
+std::string LengthBound::describe() const {
+  std::string text = "dim " + dim + " <= " + std::to_string(bound);
+  if (configKey.empty())
+    return text + " (recompile with a larger bound to raise it)";
+  return text + " (config " + configKey + "; recompile with txc -D " +
+         configKey + "=N to raise it)";
+}
+
+namespace {
+
+const TensorSig *findInput(const EntryInfo &entry,
+                           std::initializer_list<const char *> names) {
+  for (const char *name : names)
+    for (const TensorSig &sig : entry.inputs)
+      if (sig.name == name)
+        return &sig;
+  return nullptr;
+}
+
+LengthBound boundOf(const ModelInfo &model, const TensorSig &sig, size_t axis,
+                    const EntryInfo &entry) {
+  if (sig.shape.size() != 2 || sig.dtype != DType::I32)
+    throw ModelError("input '" + sig.name + "' of entry '" + entry.name +
+                     "' must be i32[batch, length], not " +
+                     model.formatSignature(sig));
+  const DimRef &ref = sig.shape[axis];
+  LengthBound bound;
+  if (ref.isSymbolic()) {
+    const DimInfo &dim = model.dims[size_t(ref.dim)];
+    bound.dim = dim.name;
+    bound.bound = dim.bound;
+    bound.configKey = model.configKeyForBound(dim);
+  } else {
+    bound.dim = std::to_string(ref.size);
+    bound.bound = ref.size;
+  }
+  return bound;
+}
+
+} // namespace
+
+SequenceBounds sequenceBounds(const ModelInfo &model, const EntryInfo &srcEntry,
+                              const EntryInfo &tgtEntry) {
+  const TensorSig *src = findInput(srcEntry, {"src"});
+  const TensorSig *tgt = findInput(tgtEntry, {"tgt_in", "tgt"});
+  if (!src)
+    throw ModelError("entry '" + srcEntry.name + "' has no input 'src'");
+  if (!tgt)
+    throw ModelError("entry '" + tgtEntry.name +
+                     "' has no input 'tgt_in' or 'tgt'");
+  SequenceBounds bounds;
+  bounds.batch = boundOf(model, *src, 0, srcEntry);
+  bounds.source = boundOf(model, *src, 1, srcEntry);
+  bounds.target = boundOf(model, *tgt, 1, tgtEntry);
+  return bounds;
+}
+
+std::vector<EncodedPair> encodeParallelText(const ParallelText &text,
+                                            const Tokenizer &tokenizer,
+                                            const SequenceBounds &bounds) {
+  std::vector<EncodedPair> encoded;
+  encoded.reserve(text.pairs.size());
+  ProblemList problems;
+  for (const SentencePair &pair : text.pairs) {
+    std::string at = where(text.path, pair.line);
+    int64_t sourceLength = int64_t(pair.source.size());
+    int64_t targetLength = int64_t(pair.target.size());
+    if (sourceLength > bounds.source.bound)
+      problems.add(at + "the source sentence has " +
+                   std::to_string(sourceLength) + " words, more than " +
+                   bounds.source.describe());
+    if (targetLength + 1 > bounds.target.bound)
+      problems.add(at + "the target sentence has " +
+                   std::to_string(targetLength) + " words; with [SOS] / [EOS] " +
+                   "that is " + std::to_string(targetLength + 1) +
+                   " positions, more than " + bounds.target.describe());
+    encoded.push_back({tokenizer.source.encode(pair.source),
+                       tokenizer.target.encode(pair.target), pair.line});
+  }
+  problems.throwIfAny("sentences too long in '" + text.path + "'");
+  return encoded;
+}
+
+//===----------------------------------------------------------------------===//
+// Vocabularies against the model
+//===----------------------------------------------------------------------===//
+
+int32_t modelPadId(const ModelInfo &model) {
+  std::optional<double> pad = model.configNumber("pad");
+  if (!pad)
+    return 0;
+  if (*pad != std::floor(*pad) || *pad < 0 ||
+      *pad > double(std::numeric_limits<int32_t>::max()))
+    throw ModelError("config pad must be an integer in 0.." +
+                     std::to_string(std::numeric_limits<int32_t>::max()) +
+                     " (txc checks it: a compiler bug)");
+  return int32_t(*pad);
+}
+
+namespace {
+
+void checkFits(const ModelInfo &model, const Vocabulary &vocab,
+               const char *inputName, const char *side,
+               const std::string &origin, ProblemList &problems) {
+  std::string key = vocabKeyFor(model, inputName);
+  if (key.empty())
+    return;
+  int64_t limit = *model.configCount(key);
+  if (vocab.size() <= limit)
+    return;
+  problems.add("the " + std::string(side) + " vocabulary " + origin +
+               " needs " + std::to_string(vocab.size()) +
+               " ids (4 specials + " +
+               std::to_string(vocab.size() - kNumSpecialTokens) +
+               " words) but the model's config " + key + " is " +
+               std::to_string(limit) + "; recompile with txc -D " + key + "=" +
+               std::to_string(vocab.size()) +
+               " (or drop rare words with --min-freq)");
+}
+
+} // namespace
+
+Tokenizer buildTokenizer(const ModelInfo &model, const ParallelText &text,
+                         int64_t minFreq) {
+  std::vector<std::vector<std::string>> sources, targets;
+  for (const SentencePair &pair : text.pairs) {
+    sources.push_back(pair.source);
+    targets.push_back(pair.target);
+  }
+  int32_t pad = modelPadId(model);
+  Tokenizer tokenizer;
+  tokenizer.minFreq = minFreq;
+  try {
+    tokenizer.source = Vocabulary::build(sources, minFreq, pad);
+    tokenizer.target = Vocabulary::build(targets, minFreq, pad);
+  } catch (const std::invalid_argument &error) {
+    throw InputError("cannot build the vocabularies of '" + text.path +
+                     "' with config pad = " + std::to_string(pad) + ": " +
+                     error.what());
+  }
+  ProblemList problems;
+  std::string origin = "of '" + text.path + "'";
+  checkFits(model, tokenizer.source, "src", "source", origin, problems);
+  checkFits(model, tokenizer.target, "tgt", "target", origin, problems);
+  problems.throwIfAny("problems");
+  return tokenizer;
+}
+
+void checkTokenizerFitsModel(const ModelInfo &model, const Tokenizer &tokenizer,
+                             const std::string &origin) {
+  ProblemList problems;
+  checkFits(model, tokenizer.source, "src", "source", "in " + origin, problems);
+  checkFits(model, tokenizer.target, "tgt", "target", "in " + origin, problems);
+  int32_t pad = modelPadId(model);
+  if (tokenizer.source.padId() != pad || tokenizer.target.padId() != pad)
+    problems.add(origin + " has [PAD] at id " +
+                 std::to_string(tokenizer.source.padId()) +
+                 " but the model's config pad is " + std::to_string(pad));
+  problems.throwIfAny("problems");
+}
+
+Tokenizer loadModelTokenizer(const ModelInfo &model,
+                             const SafetensorsReader &checkpoint,
+                             const std::optional<std::string> &explicitPath,
+                             std::ostream &err) {
+  const std::string &checkpointPath = checkpoint.path();
+  std::optional<Tokenizer> stored = checkpointTokenizer(checkpoint);
+  std::string origin = "the tokenizer inside '" + checkpointPath + "'";
+  Tokenizer tokenizer;
+  if (explicitPath) {
+    tokenizer = Tokenizer::load(*explicitPath);
+    if (stored && !stored->sameVocabularies(tokenizer))
+      throw InputError("--tokenizer '" + *explicitPath +
+                       "' does not match the tokenizer stored inside '" +
+                       checkpointPath +
+                       "' (their vocabularies differ); the checkpoint was "
+                       "trained with its own, so leave out --tokenizer");
+    origin = "'" + *explicitPath + "'";
+  } else if (stored) {
+    tokenizer = std::move(*stored);
+  } else {
+    std::string path = checkpointSibling(checkpointPath, kTokenizerSuffix);
+    std::error_code error;
+    if (!std::filesystem::exists(path, error))
+      throw InputError("no tokenizer for '" + checkpointPath +
+                       "': it has "
+                       "none inside and '" +
+                       path +
+                       "' does not exist (train "
+                       "--save writes one; pass --tokenizer FILE to use "
+                       "another)");
+    err << "note: '" << checkpointPath << "' has no tokenizer inside (it "
+        << "predates txc storing it there); using '" << path
+        << "', which cannot be checked against it\n";
+    tokenizer = Tokenizer::load(path);
+    origin = "'" + path + "'";
+  }
+  checkTokenizerFitsModel(model, tokenizer, origin);
+  return tokenizer;
+}
+
+} // namespace txrt::driver

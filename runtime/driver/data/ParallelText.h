@@ -1,0 +1,111 @@
+//===- ParallelText.h - TSV parallel text: read, check, encode --*- C++ -*-===//
+//
+// Training and evaluation data is UTF-8 text, one pair per line:
+//
+//   source sentence<TAB>target sentence
+//
+// A trailing '\r' is dropped (CRLF files). Every line must have exactly one
+// tab and words (splitWords) on both sides; the errors name FILE:LINE:
+//   empty line, missing tab, more than one tab, empty source / target side,
+// and, once the model's bounds are known, a sentence longer than the bound
+// of its dim: a source sentence has at most S words (S = the bound of the
+// `src` input's sequence dim), a target at most T - 1 ([SOS] + target and
+// target + [EOS] both have T positions). The message names the dim, its
+// bound, the config key that sets it and the txc flag that raises it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_PARALLELTEXT_H
+#define TXRT_DRIVER_PARALLELTEXT_H
+
+#include "core/ModelInfo.h"
+#include "formats/Safetensors.h"
+#include "data/Tokenizer.h"
+
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace txrt::driver {
+
+struct SentencePair {
+  std::vector<std::string> source, target; ///< words (splitWords)
+  int64_t line = 0;                        ///< 1-based line in the file
+};
+
+struct ParallelText {
+  std::string path;
+  std::vector<SentencePair> pairs;
+  uint64_t hash = 0; ///< FNV-1a of the file's bytes
+};
+
+/// Reads and checks a TSV file; throws InputError listing every bad line
+/// (at most kMaxReportedProblems).
+ParallelText readParallelText(const std::string &path);
+
+/// Parses TSV content (as readParallelText does; `path` names it in errors).
+ParallelText parseParallelText(std::string_view content,
+                               const std::string &path);
+
+/// The length bounds of one side of the data, from a model entry input.
+struct LengthBound {
+  std::string dim;       ///< "S"
+  int64_t bound = 0;     ///< the dim's bound (positions)
+  std::string configKey; ///< "max_len", or "" when unknown
+  /// "dim S <= 16 (config max_len; recompile with txc -D max_len=N to
+  /// raise it)".
+  std::string describe() const;
+};
+
+/// Bounds of the batches a model takes: B, S (source positions) and T
+/// (target positions).
+struct SequenceBounds {
+  LengthBound batch, source, target;
+};
+
+/// The bounds from a [B, S] `src` input and a [B, T] target input of the
+/// model's entries (the train entry's, else encode's and decode's); throws
+/// ModelError when the entries do not have that shape.
+SequenceBounds sequenceBounds(const ModelInfo &model, const EntryInfo &srcEntry,
+                              const EntryInfo &tgtEntry);
+
+/// Ids of one pair: src words, and the target words (no [SOS] / [EOS]).
+struct EncodedPair {
+  std::vector<int32_t> source, target;
+  int64_t line = 0;
+};
+
+/// Encodes `text` with `tokenizer`, checking every sentence against
+/// `bounds` (errors with FILE:LINE, at most kMaxReportedProblems).
+std::vector<EncodedPair> encodeParallelText(const ParallelText &text,
+                                            const Tokenizer &tokenizer,
+                                            const SequenceBounds &bounds);
+
+/// Builds a tokenizer from `text` and checks that each vocabulary fits the
+/// model's config `src_vocab` / `tgt_vocab` (or `vocab`), else InputError
+/// naming the key, the size needed and the txc -D flag.
+Tokenizer buildTokenizer(const ModelInfo &model, const ParallelText &text,
+                         int64_t minFreq);
+
+/// Checks a loaded tokenizer against the model's vocabulary sizes; `origin`
+/// names it in errors ("'t.json'", "the tokenizer inside 'ckpt'").
+void checkTokenizerFitsModel(const ModelInfo &model, const Tokenizer &tokenizer,
+                             const std::string &origin);
+
+/// The tokenizer of `checkpoint`, checked against the model: the one stored
+/// inside it (Checkpoint.h); `explicitPath` (--tokenizer) when given, which
+/// must then equal the stored one; for a checkpoint without one, its
+/// CKPT.tokenizer.json (with a note on `err` that the pair cannot be
+/// verified).
+Tokenizer loadModelTokenizer(const ModelInfo &model,
+                             const SafetensorsReader &checkpoint,
+                             const std::optional<std::string> &explicitPath,
+                             std::ostream &err);
+
+/// The model's config `pad` (0 when absent).
+int32_t modelPadId(const ModelInfo &model);
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_PARALLELTEXT_H

@@ -1,0 +1,254 @@
+//===- Tokenizer.cpp - word-level vocabularies built from the data --------===//
+#include "data/Tokenizer.h"
+#include "core/Error.h"
+#include "formats/FileIO.h"
+#include "formats/Json.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace txrt::driver {
+
+namespace {
+
+bool isSpace(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' ||
+         c == '\f';
+}
+
+/// ASCII punctuation that becomes a word of its own.
+bool isSeparatePunctuation(unsigned char c) {
+  if (c == '\'' || c == '-')
+    return false;
+  return (c >= '!' && c <= '/') || (c >= ':' && c <= '@') ||
+         (c >= '[' && c <= '`') || (c >= '{' && c <= '~');
+}
+
+} // namespace
+
+std::vector<std::string> splitWords(std::string_view text) {
+  std::vector<std::string> words;
+  std::string current;
+  auto flush = [&] {
+    if (!current.empty())
+      words.push_back(std::move(current));
+    current.clear();
+  };
+  for (char ch : text) {
+    unsigned char c = static_cast<unsigned char>(ch);
+    if (isSpace(c)) {
+      flush();
+    } else if (isSeparatePunctuation(c)) {
+      flush();
+      words.emplace_back(1, ch);
+    } else {
+      current += (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : ch;
+    }
+  }
+  flush();
+  return words;
+}
+
+std::string joinWords(const std::vector<std::string> &words) {
+  std::string text;
+  for (const std::string &word : words)
+    text += (text.empty() ? "" : " ") + word;
+  return text;
+}
+
+size_t findInvalidUtf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    unsigned char lead = static_cast<unsigned char>(text[i]);
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    // The length of the sequence and the range of its second byte
+    // (RFC 3629's table: no overlong forms, surrogates or > U+10FFFF).
+    size_t length = 0;
+    unsigned char low = 0x80, high = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      low = lead == 0xE0 ? 0xA0 : 0x80;
+      high = lead == 0xED ? 0x9F : 0xBF;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      low = lead == 0xF0 ? 0x90 : 0x80;
+      high = lead == 0xF4 ? 0x8F : 0xBF;
+    } else {
+      return i;
+    }
+    if (i + length > text.size())
+      return i;
+    for (size_t k = 1; k < length; ++k) {
+      unsigned char next = static_cast<unsigned char>(text[i + k]);
+      if (next < (k == 1 ? low : 0x80) || next > (k == 1 ? high : 0xBF))
+        return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+//===----------------------------------------------------------------------===//
+// Vocabulary
+//===----------------------------------------------------------------------===//
+
+Vocabulary
+Vocabulary::build(const std::vector<std::vector<std::string>> &sentences,
+                  int64_t minFreq, int32_t padId) {
+  std::unordered_map<std::string, int64_t> counts;
+  for (const auto &sentence : sentences)
+    for (const std::string &word : sentence)
+      ++counts[word];
+  std::vector<std::pair<std::string, int64_t>> ranked;
+  for (auto &[word, count] : counts)
+    if (count >= minFreq && word != kUnkToken && word != kPadToken &&
+        word != kSosToken && word != kEosToken)
+      ranked.emplace_back(word, count);
+  std::sort(ranked.begin(), ranked.end(), [](const auto &a, const auto &b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  });
+
+  std::vector<std::string> rest = {kUnkToken, kSosToken, kEosToken};
+  for (auto &[word, count] : ranked)
+    rest.push_back(word);
+  if (padId < 0 || size_t(padId) > rest.size())
+    throw std::invalid_argument(
+        "the pad id " + std::to_string(padId) + " lies outside the " +
+        std::to_string(rest.size() + 1) + " ids of the vocabulary");
+  std::vector<std::string> words;
+  for (size_t i = 0; i < rest.size(); ++i) {
+    if (words.size() == size_t(padId))
+      words.push_back(kPadToken);
+    words.push_back(std::move(rest[i]));
+  }
+  if (words.size() == size_t(padId))
+    words.push_back(kPadToken);
+  return fromWords(std::move(words));
+}
+
+Vocabulary Vocabulary::fromWords(std::vector<std::string> words) {
+  Vocabulary vocab;
+  vocab.words_ = std::move(words);
+  for (size_t i = 0; i < vocab.words_.size(); ++i)
+    if (!vocab.ids_.emplace(vocab.words_[i], int32_t(i)).second)
+      throw std::invalid_argument("the word '" + vocab.words_[i] +
+                                  "' appears twice");
+  auto special = [&](const char *name) {
+    auto found = vocab.ids_.find(name);
+    if (found == vocab.ids_.end())
+      throw std::invalid_argument(std::string("the special ") + name +
+                                  " is missing");
+    return found->second;
+  };
+  vocab.unk_ = special(kUnkToken);
+  vocab.pad_ = special(kPadToken);
+  vocab.sos_ = special(kSosToken);
+  vocab.eos_ = special(kEosToken);
+  return vocab;
+}
+
+int32_t Vocabulary::id(const std::string &word) const {
+  auto found = ids_.find(word);
+  return found == ids_.end() ? unk_ : found->second;
+}
+
+std::vector<int32_t>
+Vocabulary::encode(const std::vector<std::string> &words) const {
+  std::vector<int32_t> ids;
+  ids.reserve(words.size());
+  for (const std::string &word : words)
+    ids.push_back(id(word));
+  return ids;
+}
+
+std::vector<std::string>
+Vocabulary::decode(const std::vector<int32_t> &ids) const {
+  std::vector<std::string> words;
+  for (int32_t id : ids) {
+    if (id == eos_)
+      break;
+    if (id < 0 || id >= size() || id == pad_ || id == sos_)
+      continue;
+    words.push_back(words_[size_t(id)]);
+  }
+  return words;
+}
+
+//===----------------------------------------------------------------------===//
+// Tokenizer
+//===----------------------------------------------------------------------===//
+
+std::string Tokenizer::toJson() const {
+  Json root = Json::object();
+  root["format"] = "txc-tokenizer";
+  root["version"] = 1;
+  root["lowercase"] = true;
+  root["min_freq"] = minFreq;
+  root["source"] = source.words();
+  root["target"] = target.words();
+  try {
+    return txrt::driver::toJson(root) + "\n";
+  } catch (const JsonError &error) {
+    // The data reader refuses text that is not UTF-8, so a word never is.
+    throw std::invalid_argument(std::string("the tokenizer: ") + error.what());
+  }
+}
+
+Tokenizer Tokenizer::fromJson(std::string_view text,
+                              const std::string &origin) {
+  auto bad = [&](const std::string &why) {
+    return InputError(origin + " is not a valid tokenizer file: " + why);
+  };
+  Json root;
+  try {
+    root = parseJson(text);
+  } catch (const JsonError &error) {
+    throw bad(error.what());
+  }
+  const Json *format = jsonMember(root, "format");
+  if (!format || !format->is_string() || jsonString(*format) != "txc-tokenizer")
+    throw bad("'format' is not \"txc-tokenizer\"");
+  const Json *version = jsonMember(root, "version");
+  if (!version || jsonInteger(*version) != std::optional<int64_t>(1))
+    throw bad("'version' is not 1");
+  Tokenizer tokenizer;
+  if (const Json *minFreq = jsonMember(root, "min_freq"))
+    if (std::optional<int64_t> value = jsonInteger(*minFreq))
+      tokenizer.minFreq = *value;
+  auto side = [&](const char *key) {
+    const Json *list = jsonMember(root, key);
+    if (!list || !list->is_array())
+      throw bad(std::string("'") + key + "' is not an array of words");
+    std::vector<std::string> words;
+    for (const Json &word : *list) {
+      if (!word.is_string())
+        throw bad(std::string("'") + key + "' holds a non-string");
+      words.push_back(jsonString(word));
+    }
+    try {
+      return Vocabulary::fromWords(std::move(words));
+    } catch (const std::invalid_argument &error) {
+      throw bad(std::string("'") + key + "': " + error.what());
+    }
+  };
+  tokenizer.source = side("source");
+  tokenizer.target = side("target");
+  return tokenizer;
+}
+
+void Tokenizer::save(const std::string &path) const {
+  AtomicFileWriter writer(path);
+  writer.write(toJson());
+  writer.commit();
+}
+
+Tokenizer Tokenizer::load(const std::string &path) {
+  return fromJson(readWholeFile(path), "'" + path + "'");
+}
+
+} // namespace txrt::driver

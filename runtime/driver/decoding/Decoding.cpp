@@ -1,0 +1,369 @@
+//===- Decoding.cpp - greedy and beam-search decoding ---------------------===//
+#include "decoding/Decoding.h"
+#include "data/Batching.h"
+#include "core/Error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+namespace txrt::driver {
+
+//===----------------------------------------------------------------------===//
+// RerunDecoder
+//===----------------------------------------------------------------------===//
+
+RerunDecoder::RerunDecoder(ModelRunner &runner, int32_t pad)
+    : runner_(runner), encode_(runner.entry("encode", "decoding")),
+      decode_(runner.entry("decode", "decoding")), pad_(pad) {
+  if (encode_.outputs.size() != 1 || decode_.outputs.size() != 1 ||
+      decode_.inputs.size() != 3 || decode_.outputs[0].shape.size() != 3)
+    throw ModelError("decoding needs encode(src) -> memory and "
+                     "decode(tgt, memory, src) -> logits [B, T, V]");
+}
+
+int64_t RerunDecoder::vocabSize() const {
+  const DimRef &vocab = decode_.outputs[0].shape[2];
+  if (vocab.isSymbolic())
+    throw ModelError("the vocabulary dim of decode's logits must be static");
+  return vocab.size;
+}
+
+void RerunDecoder::start(const std::vector<TokenIds> &sources) {
+  src_ = padSequences(sources, pad_);
+  std::vector<Tensor> outputs = runner_.call(encode_, {&src_});
+  memory_ = std::move(outputs[0]);
+}
+
+std::vector<float> RerunDecoder::next(const std::vector<TokenIds> &prefixes) {
+  Tensor tgt = padSequences(prefixes, pad_);
+  const int64_t rows = tgt.shape[0], length = tgt.shape[1];
+  // decode's inputs in their declared order: tgt, memory, src by name.
+  std::vector<const Tensor *> inputs;
+  for (const TensorSig &sig : decode_.inputs)
+    inputs.push_back(sig.name == "memory" ? &memory_
+                     : sig.name == "src"  ? &src_
+                                          : &tgt);
+  std::vector<Tensor> outputs = runner_.call(decode_, inputs);
+  const int64_t vocab = outputs[0].shape[2];
+  std::vector<float> logits(size_t(rows * vocab));
+  const float *all = outputs[0].as<float>();
+  for (int64_t row = 0; row < rows; ++row)
+    std::copy_n(all + (row * length + length - 1) * vocab, vocab,
+                logits.begin() + row * vocab);
+  return logits;
+}
+
+//===----------------------------------------------------------------------===//
+// CachedDecoder
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+bool isCacheInput(const std::string &name) {
+  return name.rfind("self_k.", 0) == 0 || name.rfind("self_v.", 0) == 0;
+}
+
+/// A copy of `cache` [rows, positions, d] with its rows picked by `from`
+/// and one more (zero) position per row.
+Tensor regrowCache(const Tensor &cache, const std::vector<size_t> &from) {
+  const int64_t positions = cache.shape[1], width = cache.shape[2];
+  Tensor grown(DType::F32,
+               {int64_t(from.size()), positions + 1, width});
+  for (size_t row = 0; row < from.size(); ++row)
+    std::copy_n(cache.as<float>() + int64_t(from[row]) * positions * width,
+                positions * width,
+                grown.as<float>() + int64_t(row) * (positions + 1) * width);
+  return grown;
+}
+
+} // namespace
+
+bool CachedDecoder::available(const ModelInfo &model) {
+  return model.findEntry("encode") && model.findEntry("decode_step");
+}
+
+CachedDecoder::CachedDecoder(ModelRunner &runner, int32_t pad)
+    : runner_(runner), encode_(runner.entry("encode", "decoding")),
+      step_(runner.entry("decode_step", "incremental decoding")),
+      init_(runner.model().findEntry("decode_init")), pad_(pad) {
+  if (step_.outputs.size() != 1 || step_.outputs[0].shape.size() != 3)
+    throw ModelError("decode_step must return logits [B, T, V]");
+  if (init_)
+    for (const TensorSig &sig : init_->outputs)
+      crossNames_.push_back(sig.name);
+  for (const TensorSig &sig : step_.inputs) {
+    bool known = sig.name == "tgt" || sig.name == "src" ||
+                 isCacheInput(sig.name) ||
+                 std::find(crossNames_.begin(), crossNames_.end(), sig.name) !=
+                     crossNames_.end();
+    if (!known)
+      throw ModelError("decode_step input '" + sig.name +
+                       "' is none of tgt, src, decode_init's outputs and the "
+                       "caches self_k.N / self_v.N");
+  }
+}
+
+int64_t CachedDecoder::vocabSize() const {
+  const DimRef &vocab = step_.outputs[0].shape[2];
+  if (vocab.isSymbolic())
+    throw ModelError("the vocabulary dim of decode_step's logits must be "
+                     "static");
+  return vocab.size;
+}
+
+void CachedDecoder::start(const std::vector<TokenIds> &sources) {
+  sources_ = sources;
+  src_ = padSequences(sources, pad_);
+  std::vector<Tensor> memory = runner_.call(encode_, {&src_});
+  cross_.clear();
+  if (init_)
+    cross_ = runner_.call(*init_, {&memory[0]});
+  caches_.clear();
+  cached_.clear();
+}
+
+std::vector<float> CachedDecoder::step(const std::vector<TokenIds> &prefixes,
+                                       size_t length) {
+  const int64_t rows = int64_t(prefixes.size());
+  Tensor tgt(DType::I32, {rows, 1});
+  for (int64_t row = 0; row < rows; ++row)
+    tgt.as<int32_t>()[row] = prefixes[size_t(row)][length - 1];
+  std::vector<const Tensor *> inputs;
+  for (size_t i = 0; i < step_.inputs.size(); ++i) {
+    const std::string &name = step_.inputs[i].name;
+    if (name == "tgt")
+      inputs.push_back(&tgt);
+    else if (name == "src")
+      inputs.push_back(&src_);
+    else if (isCacheInput(name))
+      inputs.push_back(&caches_[i]);
+    else
+      inputs.push_back(&cross_[size_t(
+          std::find(crossNames_.begin(), crossNames_.end(), name) -
+          crossNames_.begin())]);
+  }
+  std::vector<Tensor> outputs = runner_.call(step_, inputs);
+  const int64_t vocab = outputs[0].shape[2];
+  std::vector<float> logits(size_t(rows * vocab));
+  std::copy_n(outputs[0].as<float>(), rows * vocab, logits.begin());
+  return logits;
+}
+
+std::vector<float> CachedDecoder::next(const std::vector<TokenIds> &prefixes) {
+  const size_t rows = prefixes.size(), length = prefixes.front().size();
+  if (int64_t(rows) != src_.shape[0])
+    throw ModelError("incremental decoding got " + std::to_string(rows) +
+                     " prefixes for " + std::to_string(src_.shape[0]) +
+                     " sources");
+  // Which cached row each prefix extends by one token: the row itself when
+  // it does (greedy), else another row (beam search reorders hypotheses).
+  // The caches hold keys and values computed through the cross-attention of
+  // a row's own source, so only a row of the same source may be taken: the
+  // same target prefix under another source has other caches.
+  std::vector<size_t> from(rows);
+  bool extends = !cached_.empty() && cached_.front().size() + 1 == length;
+  auto holds = [&](size_t cachedRow, size_t row) {
+    const TokenIds &held = cached_[cachedRow];
+    return sources_[cachedRow] == sources_[row] &&
+           std::equal(held.begin(), held.end(), prefixes[row].begin());
+  };
+  for (size_t row = 0; extends && row < rows; ++row) {
+    if (row < cached_.size() && holds(row, row)) {
+      from[row] = row;
+      continue;
+    }
+    size_t found = 0;
+    while (found < cached_.size() && !holds(found, row))
+      ++found;
+    extends = found < cached_.size();
+    from[row] = found;
+  }
+  std::vector<float> logits;
+  if (extends) {
+    for (size_t i = 0; i < step_.inputs.size(); ++i)
+      if (isCacheInput(step_.inputs[i].name))
+        caches_[i] = regrowCache(caches_[i], from);
+    logits = step(prefixes, length);
+  } else {
+    // Replay every prefix from empty caches, one token at a time.
+    caches_.clear();
+    caches_.resize(step_.inputs.size());
+    std::vector<size_t> identity(rows);
+    for (size_t row = 0; row < rows; ++row)
+      identity[row] = row;
+    for (size_t i = 0; i < step_.inputs.size(); ++i)
+      if (isCacheInput(step_.inputs[i].name)) {
+        const DimRef &width = step_.inputs[i].shape.back();
+        caches_[i] = Tensor(DType::F32, {int64_t(rows), 0, width.size});
+      }
+    for (size_t t = 1; t <= length; ++t) {
+      for (size_t i = 0; i < step_.inputs.size(); ++i)
+        if (isCacheInput(step_.inputs[i].name))
+          caches_[i] = regrowCache(caches_[i], identity);
+      logits = step(prefixes, t);
+    }
+  }
+  cached_ = prefixes;
+  return logits;
+}
+
+std::unique_ptr<NextTokenModel> makeDecoder(ModelRunner &runner, int32_t pad,
+                                            bool incremental) {
+  if (incremental && CachedDecoder::available(runner.model()))
+    return std::make_unique<CachedDecoder>(runner, pad);
+  return std::make_unique<RerunDecoder>(runner, pad);
+}
+
+//===----------------------------------------------------------------------===//
+// Greedy
+//===----------------------------------------------------------------------===//
+
+std::vector<TokenIds> greedyDecode(NextTokenModel &model,
+                                   const std::vector<TokenIds> &sources,
+                                   const DecodeOptions &options) {
+  const size_t rows = sources.size();
+  std::vector<TokenIds> prefixes(rows, TokenIds{options.sos});
+  std::vector<bool> done(rows, false);
+  if (rows == 0)
+    return {};
+  model.start(sources);
+  const int64_t vocab = model.vocabSize();
+  for (int64_t step = 0; step < options.maxLength; ++step) {
+    std::vector<float> logits = model.next(prefixes);
+    bool allDone = true;
+    for (size_t row = 0; row < rows; ++row) {
+      if (done[row]) {
+        prefixes[row].push_back(options.pad);
+        continue;
+      }
+      const float *scores = logits.data() + int64_t(row) * vocab;
+      int32_t best = int32_t(std::max_element(scores, scores + vocab) - scores);
+      prefixes[row].push_back(best);
+      done[row] = best == options.eos;
+      allDone = allDone && done[row];
+    }
+    if (allDone)
+      break;
+  }
+  std::vector<TokenIds> outputs;
+  for (const TokenIds &prefix : prefixes) {
+    TokenIds words;
+    for (size_t i = 1; i < prefix.size() && prefix[i] != options.eos; ++i)
+      words.push_back(prefix[i]);
+    outputs.push_back(std::move(words));
+  }
+  return outputs;
+}
+
+//===----------------------------------------------------------------------===//
+// Beam search
+//===----------------------------------------------------------------------===//
+
+double lengthPenalty(int64_t length, double alpha) {
+  return std::pow((5.0 + double(length)) / 6.0, alpha);
+}
+
+namespace {
+
+struct Hypothesis {
+  TokenIds tokens; ///< [SOS] first
+  double logProb = 0;
+};
+
+/// log-softmax of one row, in double.
+std::vector<double> logSoftmax(const float *scores, int64_t vocab) {
+  double top = *std::max_element(scores, scores + vocab);
+  double sum = 0;
+  for (int64_t i = 0; i < vocab; ++i)
+    sum += std::exp(double(scores[i]) - top);
+  double logSum = top + std::log(sum);
+  std::vector<double> out(static_cast<size_t>(vocab));
+  for (int64_t i = 0; i < vocab; ++i)
+    out[size_t(i)] = double(scores[i]) - logSum;
+  return out;
+}
+
+} // namespace
+
+TokenIds beamDecode(NextTokenModel &model, const TokenIds &source,
+                    const DecodeOptions &options) {
+  const size_t beam = size_t(std::max<int32_t>(options.beamSize, 1));
+  model.start(std::vector<TokenIds>(beam, source));
+  const int64_t vocab = model.vocabSize();
+  std::vector<Hypothesis> alive = {Hypothesis{{options.sos}, 0.0}};
+  std::vector<std::pair<double, TokenIds>> finished;
+  auto normalized = [&](const Hypothesis &h, int64_t length) {
+    return h.logProb / lengthPenalty(length, options.lengthPenaltyAlpha);
+  };
+
+  for (int64_t step = 0; step < options.maxLength && !alive.empty(); ++step) {
+    // Always `beam` rows (the encoded batch); extra rows repeat row 0.
+    std::vector<TokenIds> prefixes;
+    for (size_t i = 0; i < beam; ++i)
+      prefixes.push_back(alive[i < alive.size() ? i : 0].tokens);
+    std::vector<float> logits = model.next(prefixes);
+
+    struct Candidate {
+      double logProb;
+      size_t parent;
+      int32_t token;
+    };
+    std::vector<Candidate> candidates;
+    for (size_t h = 0; h < alive.size(); ++h) {
+      std::vector<double> logProbs =
+          logSoftmax(logits.data() + int64_t(h) * vocab, vocab);
+      std::vector<int32_t> order(static_cast<size_t>(vocab));
+      std::iota(order.begin(), order.end(), 0);
+      size_t keep = std::min(beam, order.size());
+      std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(keep),
+                        order.end(), [&](int32_t a, int32_t b) {
+                          return logProbs[size_t(a)] != logProbs[size_t(b)]
+                                     ? logProbs[size_t(a)] > logProbs[size_t(b)]
+                                     : a < b;
+                        });
+      for (size_t k = 0; k < keep; ++k)
+        candidates.push_back({alive[h].logProb + logProbs[size_t(order[k])], h,
+                              order[k]});
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate &a, const Candidate &b) {
+                       return a.logProb > b.logProb;
+                     });
+    std::vector<Hypothesis> next;
+    for (const Candidate &candidate : candidates) {
+      if (next.size() == beam)
+        break;
+      Hypothesis extended = alive[candidate.parent];
+      extended.tokens.push_back(candidate.token);
+      extended.logProb = candidate.logProb;
+      if (candidate.token == options.eos) {
+        int64_t length = int64_t(extended.tokens.size()) - 1;
+        finished.emplace_back(normalized(extended, length), extended.tokens);
+      } else {
+        next.push_back(std::move(extended));
+      }
+    }
+    alive = std::move(next);
+    if (finished.size() >= beam)
+      break;
+  }
+  if (finished.empty())
+    for (const Hypothesis &h : alive)
+      finished.emplace_back(normalized(h, int64_t(h.tokens.size()) - 1),
+                            h.tokens);
+  if (finished.empty())
+    return {};
+  auto best = std::max_element(
+      finished.begin(), finished.end(),
+      [](const auto &a, const auto &b) { return a.first < b.first; });
+  TokenIds words;
+  for (size_t i = 1; i < best->second.size() && best->second[i] != options.eos;
+       ++i)
+    words.push_back(best->second[i]);
+  return words;
+}
+
+} // namespace txrt::driver
+

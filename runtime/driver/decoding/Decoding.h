@@ -1,0 +1,125 @@
+//===- Decoding.h - greedy and beam-search decoding -------------*- C++ -*-===//
+//
+// Decoding asks a NextTokenModel for the logits of the token after each
+// row's prefix. RerunDecoder implements it with the compiled `encode`
+// (src -> memory) and `decode` (tgt prefix, memory, src -> logits [B, T, V])
+// entries, re-running the whole prefix at every step; an incremental
+// implementation over a KV-cache entry ("decode_step") plugs in behind the
+// same interface.
+//
+//   greedy  every row takes the argmax (ties: the lowest id) until it emits
+//           [EOS] or has maxLength tokens; rows are decoded together.
+//   beam    per sentence, `beamSize` hypotheses extended by their best
+//           beamSize tokens each, the best beamSize kept by log-probability;
+//           finished hypotheses ([EOS]) are ranked by log P / lp(length),
+//           lp = ((5 + length) / 6)^alpha (GNMT, alpha 0.6, length counting
+//           [EOS]); search ends when beamSize hypotheses finished or the
+//           length bound is reached (then unfinished ones compete too).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_DECODING_H
+#define TXRT_DRIVER_DECODING_H
+
+#include "core/ModelRunner.h"
+#include "core/Tensor.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace txrt::driver {
+
+using TokenIds = std::vector<int32_t>;
+
+/// Scores the next token of each row of a batch of prefixes.
+class NextTokenModel {
+public:
+  virtual ~NextTokenModel() = default;
+  /// Starts a batch of source rows (already encoded, unpadded).
+  virtual void start(const std::vector<TokenIds> &sources) = 0;
+  /// `prefixes` (one per source row, equal lengths, starting with [SOS]) ->
+  /// logits [rows * vocab] of the next token of each row.
+  virtual std::vector<float> next(const std::vector<TokenIds> &prefixes) = 0;
+  virtual int64_t vocabSize() const = 0;
+};
+
+/// The compiled encode + decode entries, re-running the prefix each step.
+class RerunDecoder : public NextTokenModel {
+public:
+  RerunDecoder(ModelRunner &runner, int32_t pad);
+  void start(const std::vector<TokenIds> &sources) override;
+  std::vector<float> next(const std::vector<TokenIds> &prefixes) override;
+  int64_t vocabSize() const override;
+
+private:
+  ModelRunner &runner_;
+  const EntryInfo &encode_, &decode_;
+  int32_t pad_;
+  Tensor src_, memory_;
+};
+
+/// Incremental decoding with the compiled KV-cache entries (txc's
+/// tx-decode-step): `decode_init` (memory -> cross-attention keys and
+/// values, once per batch of sentences) and `decode_step` (the newest token
+/// of each row, src, those, and the self-attention caches self_k.j /
+/// self_v.j [rows, positions, d], which the step extends in place) -> the
+/// next token's logits. A step costs one token's work. The caches follow
+/// the rows: when a prefix is an earlier row's prefix plus one token under
+/// the same source (greedy keeps rows, beam search reorders them), that
+/// row's caches move with it; otherwise the prefix is replayed token by
+/// token.
+class CachedDecoder : public NextTokenModel {
+public:
+  CachedDecoder(ModelRunner &runner, int32_t pad);
+  /// Whether the model has the entries (encode, decode_step).
+  static bool available(const ModelInfo &model);
+  void start(const std::vector<TokenIds> &sources) override;
+  std::vector<float> next(const std::vector<TokenIds> &prefixes) override;
+  int64_t vocabSize() const override;
+
+private:
+  /// Runs decode_step on the last token of each prefix's first `length`
+  /// tokens, growing the caches by one position; returns the logits.
+  std::vector<float> step(const std::vector<TokenIds> &prefixes,
+                          size_t length);
+
+  ModelRunner &runner_;
+  const EntryInfo &encode_, &step_;
+  const EntryInfo *init_;
+  int32_t pad_;
+  std::vector<TokenIds> sources_;        ///< the batch's source rows
+  Tensor src_;
+  std::vector<Tensor> cross_;            ///< decode_init's outputs
+  std::vector<std::string> crossNames_;  ///< their names
+  std::vector<Tensor> caches_;           ///< per step input, or empty
+  std::vector<TokenIds> cached_;         ///< what the caches hold, per row
+};
+
+/// The best decoder the model supports: CachedDecoder when it has the
+/// KV-cache entries (and `incremental`), else RerunDecoder.
+std::unique_ptr<NextTokenModel> makeDecoder(ModelRunner &runner, int32_t pad,
+                                            bool incremental = true);
+
+struct DecodeOptions {
+  int32_t sos = 0, eos = 0, pad = 0;
+  int64_t maxLength = 1; ///< tokens generated per row, [EOS] included
+  int32_t beamSize = 1;
+  double lengthPenaltyAlpha = 0.6;
+};
+
+/// Greedy decoding of a batch; the outputs exclude [SOS] and [EOS].
+std::vector<TokenIds> greedyDecode(NextTokenModel &model,
+                                   const std::vector<TokenIds> &sources,
+                                   const DecodeOptions &options);
+
+/// Beam search of one sentence; the output excludes [SOS] and [EOS].
+TokenIds beamDecode(NextTokenModel &model, const TokenIds &source,
+                    const DecodeOptions &options);
+
+/// GNMT's length penalty ((5 + length) / 6)^alpha.
+double lengthPenalty(int64_t length, double alpha);
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_DECODING_H

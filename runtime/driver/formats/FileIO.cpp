@@ -1,0 +1,274 @@
+//===- FileIO.cpp - checked file reading and atomic file writing ----------===//
+//
+// POSIX file descriptors (open/pread/write/fsync/rename) so every error
+// carries errno; EINTR and short transfers are retried. Files are opened
+// with O_NONBLOCK so that opening a FIFO returns at once and fstat can
+// refuse it.
+//
+//===----------------------------------------------------------------------===//
+#include "formats/FileIO.h"
+#include "core/Error.h"
+
+#include <filesystem>
+#include <random>
+
+#include <cctype>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace txrt::driver {
+
+namespace {
+
+std::string systemError(const std::string &what, const std::string &path) {
+  return "cannot " + what + " '" + path + "': " + std::strerror(errno);
+}
+
+/// "a directory", "a FIFO (named pipe)", ... for a non-regular file.
+std::string describeFileType(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO (named pipe)";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+
+int openForReading(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0)
+    throw InputError(systemError("open", path));
+  struct stat info;
+  if (::fstat(fd, &info) != 0) {
+    std::string message = systemError("stat", path);
+    ::close(fd);
+    throw InputError(message);
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    throw InputError("cannot read '" + path + "': it is " +
+                     describeFileType(info.st_mode) + ", not a regular file");
+  }
+  return fd;
+}
+
+/// Errors of creating a file that come from where the user pointed us.
+bool isDestinationErrno(int error) {
+  return error == EACCES || error == EPERM || error == EROFS ||
+         error == ENOENT || error == ENOTDIR || error == EISDIR ||
+         error == ENAMETOOLONG || error == ELOOP;
+}
+
+std::string directoryOf(const std::string &path) {
+  std::string parent = std::filesystem::path(path).parent_path().string();
+  return parent.empty() ? "." : parent;
+}
+
+std::string fileNameOf(const std::string &path) {
+  return std::filesystem::path(path).filename().string();
+}
+
+/// Removes temporaries of `path` whose writer process no longer exists.
+void removeStaleTemporaries(const std::string &path) {
+  std::string dir = directoryOf(path), target = fileNameOf(path);
+  DIR *listing = ::opendir(dir.c_str());
+  if (!listing)
+    return;
+  while (const struct dirent *entry = ::readdir(listing)) {
+    long pid = 0;
+    if (!isTemporaryOf(entry->d_name, target, &pid) || pid == long(::getpid()))
+      continue;
+    if (::kill(pid_t(pid), 0) == 0 || errno != ESRCH)
+      continue; // its writer may still run (or belongs to another user)
+    ::unlink((dir + "/" + entry->d_name).c_str());
+  }
+  ::closedir(listing);
+}
+
+std::string randomSuffix() {
+  static std::random_device device;
+  char text[17];
+  std::snprintf(text, sizeof(text), "%08x%08x", device(), device());
+  return text;
+}
+
+} // namespace
+
+std::string readWholeFile(const std::string &path) {
+  BinaryFile file(path);
+  std::string content(size_t(file.size()), '\0');
+  file.readAt(0, content.data(), content.size());
+  return content;
+}
+
+void checkParentDirectory(const std::string &path, const std::string &what) {
+  std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code error;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, error))
+    throw InputError(what + ": cannot write '" + path + "': '" +
+                     parent.string() + "' is not a directory");
+}
+
+void checkReplaceable(const std::string &path, const std::string &what) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0 || S_ISREG(info.st_mode))
+    return;
+  throw InputError(what + ": cannot write '" + path + "': it is " +
+                   describeFileType(info.st_mode) +
+                   ", not a regular file (only regular files are replaced)");
+}
+
+bool isTemporaryOf(const std::string &name, const std::string &target,
+                   long *pid) {
+  // TARGET.tmp.<pid>.<16 hex digits>
+  const std::string prefix = target + ".tmp.";
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix))
+    return false;
+  size_t pos = prefix.size(), digits = 0;
+  long value = 0;
+  while (pos < name.size() && name[pos] >= '0' && name[pos] <= '9' &&
+         digits < 10) {
+    value = value * 10 + (name[pos++] - '0');
+    ++digits;
+  }
+  if (digits == 0 || pos >= name.size() || name[pos] != '.' ||
+      name.size() - pos - 1 != 16)
+    return false;
+  for (size_t i = pos + 1; i < name.size(); ++i)
+    if (!std::isxdigit(static_cast<unsigned char>(name[i])))
+      return false;
+  if (pid)
+    *pid = value;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// BinaryFile
+//===----------------------------------------------------------------------===//
+
+BinaryFile::BinaryFile(const std::string &path)
+    : path_(path), fd_(openForReading(path)) {
+  struct stat info;
+  if (::fstat(fd_, &info) != 0) {
+    std::string message = systemError("stat", path);
+    ::close(fd_);
+    throw InputError(message);
+  }
+  size_ = uint64_t(info.st_size);
+}
+
+BinaryFile::~BinaryFile() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+void BinaryFile::readAt(uint64_t offset, void *out, size_t bytes) const {
+  if (offset > size_ || bytes > size_ - offset)
+    throw InputError("'" + path_ + "' is truncated: " + std::to_string(bytes) +
+                     " bytes needed at offset " + std::to_string(offset) +
+                     " but the file has " + std::to_string(size_) + " bytes");
+  char *dest = static_cast<char *>(out);
+  while (bytes > 0) {
+    ssize_t got = ::pread(fd_, dest, bytes, off_t(offset));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0)
+      throw InputError(systemError("read", path_));
+    if (got == 0)
+      throw InputError("'" + path_ + "' is truncated (changed while reading)");
+    dest += got;
+    offset += uint64_t(got);
+    bytes -= size_t(got);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// AtomicFileWriter
+//===----------------------------------------------------------------------===//
+
+AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
+  checkReplaceable(path_, "output");
+  removeStaleTemporaries(path_);
+  for (int attempt = 0; fd_ < 0; ++attempt) {
+    tmpPath_ = path_ + ".tmp." + std::to_string(long(::getpid())) + "." +
+               randomSuffix();
+    fd_ =
+        ::open(tmpPath_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd_ >= 0)
+      break;
+    if (errno == EEXIST && attempt < 8)
+      continue;
+    std::string message = systemError("create", tmpPath_);
+    if (isDestinationErrno(errno))
+      throw InputError(message);
+    throw ResourceError(message);
+  }
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0)
+    ::close(fd_);
+  if (!committed_)
+    ::unlink(tmpPath_.c_str());
+}
+
+void AtomicFileWriter::fail(const std::string &operation) {
+  std::string message = "cannot " + operation + " '" + path_ +
+                        "': " + std::strerror(errno) + " ('" + path_ +
+                        "' is left as it was)";
+  throw ResourceError(message); // the destructor removes the temporary
+}
+
+void AtomicFileWriter::write(const void *data, size_t bytes) {
+  const char *source = static_cast<const char *>(data);
+  while (bytes > 0) {
+    ssize_t put = ::write(fd_, source, bytes);
+    if (put < 0 && errno == EINTR)
+      continue;
+    if (put < 0)
+      fail("write");
+    source += put;
+    bytes -= size_t(put);
+  }
+}
+
+void AtomicFileWriter::commit() {
+  if (::fsync(fd_) != 0)
+    fail("sync");
+  int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0)
+    fail("close");
+  // The destination may have become a FIFO or device since the writer was
+  // created; never replace one.
+  checkReplaceable(path_, "output");
+  if (::rename(tmpPath_.c_str(), path_.c_str()) != 0)
+    fail("rename '" + tmpPath_ + "' to");
+  committed_ = true;
+  // Make the rename itself durable.
+  std::string dir = directoryOf(path_);
+  int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirFd < 0)
+    throw ResourceError(systemError("open the directory", dir));
+  int synced = ::fsync(dirFd);
+  int syncErrno = errno;
+  ::close(dirFd);
+  if (synced != 0) {
+    errno = syncErrno;
+    throw ResourceError(systemError("sync the directory", dir) +
+                        " after writing '" + path_ + "'");
+  }
+}
+
+} // namespace txrt::driver

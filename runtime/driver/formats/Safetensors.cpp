@@ -1,0 +1,279 @@
+//===- Safetensors.cpp - safetensors reader and writer --------------------===//
+//
+// Header validation turns every inconsistency into an InputError naming the
+// file and the tensor; the writer lays tensors out back to back after a
+// header padded with spaces to a multiple of 8 bytes.
+//
+//===----------------------------------------------------------------------===//
+#include "formats/Safetensors.h"
+#include "core/Error.h"
+#include "formats/Json.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+namespace txrt::driver {
+
+namespace {
+
+struct DTypeRow {
+  const char *name;
+  size_t size;
+};
+constexpr DTypeRow kSafetensorsDTypes[] = {
+    {"BOOL", 1}, {"U8", 1},  {"I8", 1},  {"F8_E5M2", 1}, {"F8_E4M3", 1},
+    {"I16", 2},  {"U16", 2}, {"F16", 2}, {"BF16", 2},    {"I32", 4},
+    {"U32", 4},  {"F32", 4}, {"I64", 8}, {"U64", 8},     {"F64", 8},
+};
+
+uint64_t readU64LittleEndian(const unsigned char *bytes) {
+  uint64_t value = 0;
+  for (int i = 7; i >= 0; --i)
+    value = (value << 8) | bytes[i];
+  return value;
+}
+
+} // namespace
+
+const char *safetensorsDTypeName(DType dtype) {
+  switch (dtype) {
+  case DType::Bool:
+    return "BOOL";
+  case DType::I8:
+    return "I8";
+  case DType::U8:
+    return "U8";
+  case DType::I16:
+    return "I16";
+  case DType::U16:
+    return "U16";
+  case DType::I32:
+    return "I32";
+  case DType::U32:
+    return "U32";
+  case DType::I64:
+    return "I64";
+  case DType::U64:
+    return "U64";
+  case DType::F16:
+    return "F16";
+  case DType::F32:
+    return "F32";
+  case DType::F64:
+    return "F64";
+  }
+  return "?";
+}
+
+std::optional<size_t> safetensorsDTypeSize(std::string_view dtype) {
+  for (const DTypeRow &row : kSafetensorsDTypes)
+    if (dtype == row.name)
+      return row.size;
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Reader
+//===----------------------------------------------------------------------===//
+
+SafetensorsReader::SafetensorsReader(const std::string &path)
+    : file_(std::make_unique<BinaryFile>(path)) {
+  auto corrupt = [&](const std::string &why) {
+    return InputError("'" + path + "' is not a valid safetensors file: " + why);
+  };
+  if (file_->size() < 8)
+    throw InputError("'" + path + "' is truncated: it has " +
+                     std::to_string(file_->size()) +
+                     " bytes, less than the 8-byte header length");
+  unsigned char lengthBytes[8];
+  file_->readAt(0, lengthBytes, 8);
+  uint64_t headerBytes = readU64LittleEndian(lengthBytes);
+  if (headerBytes > kMaxSafetensorsHeaderBytes)
+    throw corrupt("the header is too large (" + std::to_string(headerBytes) +
+                  " bytes; the limit is " +
+                  std::to_string(kMaxSafetensorsHeaderBytes) + ")");
+  if (headerBytes > file_->size() - 8)
+    throw InputError("'" + path + "' is truncated: the header needs " +
+                     std::to_string(headerBytes) + " bytes but the file has " +
+                     std::to_string(file_->size() - 8) + " after the length");
+  std::string header(size_t(headerBytes), '\0');
+  file_->readAt(8, header.data(), header.size());
+  dataStart_ = 8 + headerBytes;
+  uint64_t dataBytes = file_->size() - dataStart_;
+
+  Json root;
+  try {
+    root = parseJson(header);
+  } catch (const JsonError &error) {
+    throw corrupt(std::string("invalid header JSON (") + error.what() + ")");
+  }
+  if (!root.is_object())
+    throw corrupt("the header is not a JSON object");
+
+  for (const auto &[name, value] : root.items()) {
+    if (name == "__metadata__") {
+      if (!value.is_object())
+        throw corrupt("__metadata__ is not an object");
+      for (const auto &[key, text] : value.items()) {
+        if (!text.is_string())
+          throw corrupt("__metadata__ value '" + key + "' is not a string");
+        metadata_.emplace_back(key, jsonString(text));
+      }
+      continue;
+    }
+    const std::string &tensorName = name; // lambdas cannot capture bindings
+    auto bad = [&](const std::string &why) {
+      return corrupt("tensor '" + tensorName + "' " + why);
+    };
+    if (!value.is_object())
+      throw bad("is not described by an object");
+    const Json *dtype = jsonMember(value, "dtype");
+    const Json *shape = jsonMember(value, "shape");
+    const Json *offsets = jsonMember(value, "data_offsets");
+    if (!dtype || !dtype->is_string() || !shape || !shape->is_array() ||
+        !offsets || !offsets->is_array())
+      throw bad("lacks a string 'dtype', an array 'shape' or an array "
+                "'data_offsets'");
+    SafetensorsEntry entry;
+    entry.name = name;
+    entry.dtype = jsonString(*dtype);
+    std::optional<size_t> elementSize = safetensorsDTypeSize(entry.dtype);
+    if (!elementSize)
+      throw bad("has an unknown dtype '" + entry.dtype + "'");
+    for (const Json &dim : *shape) {
+      std::optional<int64_t> size = jsonInteger(dim);
+      if (!size || *size < 0)
+        throw bad("has a shape that is not a list of non-negative integers");
+      entry.shape.push_back(*size);
+    }
+    std::optional<int64_t> begin, end;
+    if (offsets->size() == 2) {
+      begin = jsonInteger((*offsets)[0]);
+      end = jsonInteger((*offsets)[1]);
+    }
+    if (!begin || !end || *begin < 0 || *end < *begin)
+      throw bad("has invalid data_offsets (expected [begin, end] with "
+                "0 <= begin <= end)");
+    entry.begin = uint64_t(*begin);
+    entry.end = uint64_t(*end);
+    if (entry.end > dataBytes)
+      throw InputError("'" + path + "' is truncated: tensor '" + name +
+                       "' needs data bytes [" + std::to_string(entry.begin) +
+                       ", " + std::to_string(entry.end) +
+                       ") but the data section has " +
+                       std::to_string(dataBytes) + " bytes");
+    std::optional<int64_t> bytes =
+        checkedByteSize(entry.shape, int64_t(*elementSize));
+    if (!bytes)
+      throw bad("has a shape too large to address");
+    if (uint64_t(*bytes) != entry.end - entry.begin)
+      throw bad("has " + std::to_string(entry.end - entry.begin) +
+                " data bytes but shape " + formatShape(entry.shape) + " of " +
+                entry.dtype + " needs " + std::to_string(*bytes));
+    tensors_.push_back(std::move(entry));
+  }
+  checkDataLayout(path, dataBytes);
+}
+
+void SafetensorsReader::checkDataLayout(const std::string &path,
+                                        uint64_t dataBytes) const {
+  // The tensors must tile the data section: back to back from offset 0 to
+  // its end, as the reference implementation requires. Overlapping or
+  // shifted ranges would load one tensor's bytes as another's.
+  std::vector<const SafetensorsEntry *> order;
+  for (const SafetensorsEntry &entry : tensors_)
+    order.push_back(&entry);
+  std::stable_sort(order.begin(), order.end(), [](auto *a, auto *b) {
+    return a->begin != b->begin ? a->begin < b->begin : a->end < b->end;
+  });
+  auto range = [](const SafetensorsEntry &entry) {
+    return "[" + std::to_string(entry.begin) + ", " +
+           std::to_string(entry.end) + ")";
+  };
+  auto corrupt = [&](const std::string &why) {
+    return InputError("'" + path + "' is not a valid safetensors file: " + why);
+  };
+  uint64_t expected = 0;
+  const SafetensorsEntry *previous = nullptr;
+  for (const SafetensorsEntry *entry : order) {
+    if (entry->begin < expected)
+      throw corrupt("tensor '" + entry->name + "' has data_offsets " +
+                    range(*entry) + " that overlap tensor '" + previous->name +
+                    "' " + range(*previous));
+    if (entry->begin > expected)
+      throw corrupt("tensor '" + entry->name + "' has data_offsets " +
+                    range(*entry) + " but the previous tensor ends at " +
+                    std::to_string(expected) +
+                    " (tensors must be stored back to back)");
+    expected = entry->end;
+    previous = entry;
+  }
+  if (expected != dataBytes)
+    throw corrupt("the data section has " + std::to_string(dataBytes) +
+                  " bytes but its tensors cover " + std::to_string(expected));
+}
+
+const SafetensorsEntry *SafetensorsReader::find(std::string_view name) const {
+  for (const SafetensorsEntry &entry : tensors_)
+    if (entry.name == name)
+      return &entry;
+  return nullptr;
+}
+
+void SafetensorsReader::read(const SafetensorsEntry &entry, void *out) const {
+  file_->readAt(dataStart_ + entry.begin, out, size_t(entry.end - entry.begin));
+}
+
+//===----------------------------------------------------------------------===//
+// Writer
+//===----------------------------------------------------------------------===//
+
+void writeSafetensors(const std::string &path,
+                      const std::vector<SafetensorsTensorView> &tensors,
+                      const SafetensorsMetadata &metadata) {
+  Json header = Json::object();
+  if (!metadata.empty()) {
+    Json meta = Json::object();
+    for (const auto &[key, value] : metadata)
+      meta[key] = value;
+    header["__metadata__"] = std::move(meta);
+  }
+  std::set<std::string> names;
+  uint64_t offset = 0;
+  std::vector<uint64_t> sizes;
+  for (const SafetensorsTensorView &tensor : tensors) {
+    if (tensor.name == "__metadata__" || !names.insert(tensor.name).second)
+      throw std::invalid_argument("writeSafetensors: duplicate or reserved "
+                                  "tensor name '" +
+                                  tensor.name + "'");
+    std::optional<int64_t> bytes =
+        checkedByteSize(tensor.shape, int64_t(dtypeSize(tensor.dtype)));
+    if (!bytes)
+      throw std::invalid_argument("writeSafetensors: tensor '" + tensor.name +
+                                  "' has an invalid shape");
+    Json description = Json::object();
+    description["dtype"] = safetensorsDTypeName(tensor.dtype);
+    description["shape"] = tensor.shape;
+    description["data_offsets"] = {offset, offset + uint64_t(*bytes)};
+    header[tensor.name] = std::move(description);
+    sizes.push_back(uint64_t(*bytes));
+    offset += uint64_t(*bytes);
+  }
+  // Metadata values may hold paths that are not UTF-8 (--data): written
+  // with U+FFFD rather than failing at the end of a training run.
+  std::string text = toJson(header, /*replaceInvalidUtf8=*/true);
+  text.append((8 - text.size() % 8) % 8, ' ');
+
+  unsigned char length[8];
+  for (int i = 0; i < 8; ++i)
+    length[i] = static_cast<unsigned char>((uint64_t(text.size()) >> (8 * i)));
+  AtomicFileWriter writer(path);
+  writer.write(length, 8);
+  writer.write(text);
+  for (size_t i = 0; i < tensors.size(); ++i)
+    writer.write(tensors[i].data, size_t(sizes[i]));
+  writer.commit();
+}
+
+} // namespace txrt::driver

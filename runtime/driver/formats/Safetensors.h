@@ -1,0 +1,88 @@
+//===- Safetensors.h - safetensors files: read and write --------*- C++ -*-===//
+//
+// The format: an 8-byte little-endian header length N, N bytes of JSON
+// {NAME: {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,
+// "__metadata__": {KEY: STRING}}, then the data section; offsets are
+// relative to its start. Opening a file validates the whole header (size
+// limit, JSON, every entry's dtype, shape and offsets against the data
+// section, the tensors stored back to back without overlap or gap), so
+// later reads cannot go out of bounds or read one tensor's bytes as
+// another's. Writing is atomic (FileIO.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_SAFETENSORS_H
+#define TXRT_DRIVER_SAFETENSORS_H
+
+#include "formats/FileIO.h"
+#include "core/Tensor.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace txrt::driver {
+
+/// Headers larger than this are rejected (the reference implementation's
+/// limit).
+constexpr uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
+
+/// A tensor listed in a safetensors header.
+struct SafetensorsEntry {
+  std::string name;
+  std::string dtype; ///< as written: "F32", "BF16", "I64", ...
+  Shape shape;
+  uint64_t begin = 0, end = 0; ///< byte range in the data section
+};
+
+using SafetensorsMetadata = std::vector<std::pair<std::string, std::string>>;
+
+/// An open, validated safetensors file.
+class SafetensorsReader {
+public:
+  /// Opens `path` and validates its header; throws InputError.
+  explicit SafetensorsReader(const std::string &path);
+
+  const std::string &path() const { return file_->path(); }
+  const std::vector<SafetensorsEntry> &tensors() const { return tensors_; }
+  const SafetensorsMetadata &metadata() const { return metadata_; }
+  const SafetensorsEntry *find(std::string_view name) const;
+
+  /// Copies the entry's end - begin bytes to `out`.
+  void read(const SafetensorsEntry &entry, void *out) const;
+
+private:
+  /// Tensors tile the data section: no overlap, no gap, nothing after.
+  void checkDataLayout(const std::string &path, uint64_t dataBytes) const;
+
+  std::unique_ptr<BinaryFile> file_;
+  uint64_t dataStart_ = 0;
+  std::vector<SafetensorsEntry> tensors_;
+  SafetensorsMetadata metadata_;
+};
+
+/// A tensor to write: `data` holds numElements(shape) elements of `dtype`.
+struct SafetensorsTensorView {
+  std::string name;
+  DType dtype = DType::F32;
+  Shape shape;
+  const void *data = nullptr;
+};
+
+/// Writes `tensors` (in this order) and `metadata` to `path` atomically.
+/// Throws InputError on I/O failure, std::invalid_argument on duplicate
+/// names or an unsupported dtype (F16 has no element type here).
+void writeSafetensors(const std::string &path,
+                      const std::vector<SafetensorsTensorView> &tensors,
+                      const SafetensorsMetadata &metadata = {});
+
+/// The safetensors spelling of a dtype ("F32", "I32", "BOOL", ...).
+const char *safetensorsDTypeName(DType dtype);
+
+/// Bytes per element of a safetensors dtype string, nullopt if unknown.
+std::optional<size_t> safetensorsDTypeSize(std::string_view dtype);
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_SAFETENSORS_H

@@ -1,0 +1,209 @@
+//===- Checkpoint.cpp - training checkpoints: params, moments, position ---===//
+//
+// Every mismatch between a checkpoint and the model is collected first and
+// reported together (at most kMaxReportedProblems lines), before any byte
+// of the arena changes.
+//
+//===----------------------------------------------------------------------===//
+#include "loop/Checkpoint.h"
+#include "core/Error.h"
+#include "loop/FiniteCheck.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <limits>
+
+namespace txrt::driver {
+
+namespace {
+
+constexpr const char *kFormat = "txc-checkpoint";
+constexpr const char *kTokenizerKey = "tokenizer";
+
+const std::string *findMetadata(const SafetensorsMetadata &metadata,
+                                const std::string &key) {
+  for (const auto &[name, value] : metadata)
+    if (name == key)
+      return &value;
+  return nullptr;
+}
+
+template <typename T>
+T metadataInteger(const SafetensorsReader &file, const std::string &key,
+                  int base = 10, T maximum = std::numeric_limits<T>::max()) {
+  const std::string *text = findMetadata(file.metadata(), key);
+  T value{};
+  if (!text)
+    throw InputError("'" + file.path() +
+                     "' is not a training checkpoint: its __metadata__ has "
+                     "no '" +
+                     key + "' (train --save writes one)");
+  auto result =
+      std::from_chars(text->data(), text->data() + text->size(), value, base);
+  if (result.ec != std::errc() || result.ptr != text->data() + text->size())
+    throw InputError("'" + file.path() + "' has an invalid __metadata__ '" +
+                     key + "': '" + *text + "'");
+  if (value > maximum)
+    throw InputError("'" + file.path() + "' has an invalid __metadata__ '" +
+                     key + "': " + *text + " is more than " +
+                     std::to_string(maximum));
+  return value;
+}
+
+void failWithProblems(const std::vector<std::string> &problems,
+                      const std::string &path, const ModelInfo &model) {
+  std::string message;
+  for (size_t i = 0; i < problems.size() && i < kMaxReportedProblems; ++i)
+    message += (i ? "\n" : "") + problems[i];
+  if (problems.size() > kMaxReportedProblems)
+    message += "\n... and " +
+               std::to_string(problems.size() - kMaxReportedProblems) +
+               " more mismatches between '" + path + "' and model '" +
+               model.model + "'";
+  throw InputError(message);
+}
+
+} // namespace
+
+std::string hexHash(uint64_t hash) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx",
+                static_cast<unsigned long long>(hash));
+  return text;
+}
+
+void saveCheckpoint(const std::string &path, const ModelInfo &model,
+                    const ParameterArena &params,
+                    const TrainingPosition &position,
+                    const Tokenizer &tokenizer) {
+  std::vector<SafetensorsTensorView> views;
+  for (const ParamInfo &info : model.params) {
+    views.push_back({info.name, DType::F32, info.shape, params.param(info)});
+    if (!info.hasTrainingState())
+      continue;
+    views.push_back({info.name + kExpAvgSuffix, DType::F32, info.shape,
+                     params.expAvg(info)});
+    views.push_back({info.name + kExpAvgSqSuffix, DType::F32, info.shape,
+                     params.expAvgSq(info)});
+  }
+  SafetensorsMetadata metadata = {
+      {"format", kFormat},
+      {"model", model.model},
+      {"step", std::to_string(position.step)},
+      {"seed", std::to_string(position.seed)},
+      {"epoch", std::to_string(position.epoch)},
+      {"batch_in_epoch", std::to_string(position.batchInEpoch)},
+      {"batch_size", std::to_string(position.batchSize)},
+      {"min_freq", std::to_string(position.minFreq)},
+      {"data", position.dataPath},
+      {"data_fnv1a64", hexHash(position.dataHash)},
+      {kTokenizerKey, tokenizer.toJson()},
+  };
+  writeSafetensors(path, views, metadata);
+}
+
+TrainingPosition loadCheckpoint(const SafetensorsReader &file,
+                                const ModelInfo &model,
+                                ParameterArena &params) {
+  const std::string &path = file.path();
+  const std::string *format = findMetadata(file.metadata(), "format");
+  if (!format || *format != kFormat)
+    throw InputError("'" + path +
+                     "' is not a training checkpoint (its __metadata__ "
+                     "'format' is not '" +
+                     kFormat + "'); --resume needs a file written by train");
+  const std::string *name = findMetadata(file.metadata(), "model");
+  if (name && *name != model.model)
+    throw InputError("'" + path + "' is a checkpoint of model '" + *name +
+                     "', not of '" + model.model + "'");
+  std::vector<std::string> problems = checkCheckpointAgainstModel(file, model);
+  for (const ParamInfo &info : model.params) {
+    if (!info.hasTrainingState())
+      continue;
+    for (const char *suffix : {kExpAvgSuffix, kExpAvgSqSuffix}) {
+      std::string moment = info.name + suffix;
+      const SafetensorsEntry *entry = file.find(moment);
+      if (!entry)
+        problems.push_back("tensor '" + moment + "' is missing from '" + path +
+                           "' (the model expects F32 " +
+                           formatShape(info.shape) + ")");
+      else if (entry->dtype != "F32" || entry->shape != info.shape)
+        problems.push_back("tensor '" + moment + "' is " + entry->dtype + " " +
+                           formatShape(entry->shape) + " in '" + path +
+                           "' but the model expects F32 " +
+                           formatShape(info.shape));
+    }
+  }
+  if (!problems.empty())
+    failWithProblems(problems, path, model);
+
+  TrainingPosition position;
+  position.step = metadataInteger<int64_t>(file, "step", 10, kMaxTrainingCount);
+  position.seed = metadataInteger<uint64_t>(file, "seed");
+  position.epoch =
+      metadataInteger<int64_t>(file, "epoch", 10, kMaxTrainingCount);
+  position.batchInEpoch =
+      metadataInteger<int64_t>(file, "batch_in_epoch", 10, kMaxTrainingCount);
+  position.batchSize =
+      metadataInteger<int64_t>(file, "batch_size", 10, kMaxTrainingCount);
+  position.minFreq =
+      metadataInteger<int64_t>(file, "min_freq", 10, kMaxTrainingCount);
+  position.dataHash = metadataInteger<uint64_t>(file, "data_fnv1a64", 16);
+  if (const std::string *data = findMetadata(file.metadata(), "data"))
+    position.dataPath = *data;
+  if (position.step < 0 || position.batchSize < 1 || position.minFreq < 1 ||
+      position.epoch < 0 || position.batchInEpoch < 0)
+    throw InputError("'" + path + "' has an invalid training position (step " +
+                     std::to_string(position.step) + ", epoch " +
+                     std::to_string(position.epoch) + ", batch_in_epoch " +
+                     std::to_string(position.batchInEpoch) + ", batch_size " +
+                     std::to_string(position.batchSize) + ", min_freq " +
+                     std::to_string(position.minFreq) + ")");
+
+  // The mismatch checks above ran before any byte of the arena changed; a
+  // non-finite value is found while reading, and the error ends the run.
+  auto readTensor = [&](const std::string &name, float *destination) {
+    const SafetensorsEntry &entry = *file.find(name);
+    file.read(entry, destination);
+    checkFinite(destination, int64_t(entry.end - entry.begin) / 4, entry.shape,
+                "tensor '" + name + "' in '" + path + "'");
+  };
+  for (const ParamInfo &info : model.params) {
+    readTensor(info.name, params.param(info));
+    if (!info.hasTrainingState())
+      continue;
+    readTensor(info.name + kExpAvgSuffix, params.expAvg(info));
+    readTensor(info.name + kExpAvgSqSuffix, params.expAvgSq(info));
+    std::fill(params.gradient(info), params.gradient(info) + info.numElements,
+              0.0f);
+  }
+  return position;
+}
+
+TrainingPosition loadCheckpoint(const std::string &path, const ModelInfo &model,
+                                ParameterArena &params) {
+  return loadCheckpoint(SafetensorsReader(path), model, params);
+}
+
+std::optional<Tokenizer> checkpointTokenizer(const SafetensorsReader &file) {
+  const std::string *text = findMetadata(file.metadata(), kTokenizerKey);
+  if (!text)
+    return std::nullopt;
+  return Tokenizer::fromJson(*text, "__metadata__ '" +
+                                        std::string(kTokenizerKey) + "' of '" +
+                                        file.path() + "'");
+}
+
+std::string checkpointSibling(const std::string &checkpointPath,
+                              const std::string &suffix) {
+  const std::string extension = ".safetensors";
+  std::string stem = checkpointPath;
+  if (stem.size() > extension.size() &&
+      stem.compare(stem.size() - extension.size(), extension.size(),
+                   extension) == 0)
+    stem.resize(stem.size() - extension.size());
+  return stem + suffix;
+}
+
+} // namespace txrt::driver

@@ -1,0 +1,90 @@
+//===- Checkpoint.h - training checkpoints: params, moments, position -*- C++ -*-===//
+//
+// A training checkpoint is a safetensors file (written atomically through a
+// temporary file, FileIO.h, so a crash or a failed run never leaves half a
+// file or replaces a good one) holding, in the model's parameter order:
+//
+//   <param>              the parameter (F32, the model's shape)
+//   <param>.exp_avg      Adam's first moment   (only for models that train)
+//   <param>.exp_avg_sq   Adam's second moment
+//
+// and __metadata__ (all strings): "format": "txc-checkpoint", "model",
+// "step" (updates taken), "seed", "epoch" and "batch_in_epoch" (the data
+// position of the next step), "batch_size", "min_freq", "data" (the TSV
+// path), "data_fnv1a64" (its content hash, hex) and "tokenizer" (the
+// tokenizer's JSON, Tokenizer.h). Everything in it is a function of the
+// run's inputs, so two runs that did the same work write byte-identical
+// files.
+//
+// The tokenizer lives inside the checkpoint so the two can only change
+// together: one file, one rename. `train` also writes a copy beside it
+// (CKPT.tokenizer.json, after the checkpoint) for other tools; the driver
+// reads the copy only for checkpoints written before the tokenizer moved
+// inside (they have no "tokenizer" key), and refuses a --tokenizer file
+// that differs from the one inside.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_CHECKPOINT_H
+#define TXRT_DRIVER_CHECKPOINT_H
+
+#include "core/ModelInfo.h"
+#include "core/Parameters.h"
+#include "formats/Safetensors.h"
+#include "data/Tokenizer.h"
+
+#include <cstdint>
+#include <string>
+
+namespace txrt::driver {
+
+/// Where a training run stands, as a checkpoint records it.
+struct TrainingPosition {
+  int64_t step = 0;         ///< updates taken so far
+  uint64_t seed = 0;        ///< --seed of the run
+  int64_t epoch = 0;        ///< data position of the next update
+  int64_t batchInEpoch = 0;
+  int64_t batchSize = 0;
+  int64_t minFreq = 1;
+  std::string dataPath;
+  uint64_t dataHash = 0;
+};
+
+/// Limits on a checkpoint's training position (a corrupt or hand-edited
+/// file must not overflow the step arithmetic): the flags' own limit.
+constexpr int64_t kMaxTrainingCount = int64_t(1) << 40;
+
+/// The tokenizer copy and loss-curve files beside a checkpoint.
+constexpr const char *kTokenizerSuffix = ".tokenizer.json";
+constexpr const char *kLossCurveSuffix = ".loss.csv";
+
+/// Writes params and moments (when the model has them) with `position` and
+/// `tokenizer`.
+void saveCheckpoint(const std::string &path, const ModelInfo &model,
+                    const ParameterArena &params,
+                    const TrainingPosition &position,
+                    const Tokenizer &tokenizer);
+
+/// Loads params and moments for --resume; throws InputError naming the
+/// tensor (missing, wrong dtype or shape, extra, a non-finite value) or the
+/// metadata key (missing, not a number, out of range) before touching
+/// `params` when the file does not fit the model.
+TrainingPosition loadCheckpoint(const SafetensorsReader &file,
+                                const ModelInfo &model, ParameterArena &params);
+TrainingPosition loadCheckpoint(const std::string &path, const ModelInfo &model,
+                                ParameterArena &params);
+
+/// The tokenizer stored in a checkpoint's __metadata__, nullopt for files
+/// without one; InputError when it is malformed.
+std::optional<Tokenizer> checkpointTokenizer(const SafetensorsReader &file);
+
+/// "ckpt.safetensors" -> "ckpt" + suffix ("ckpt.tokenizer.json"); a path
+/// without the .safetensors extension gets the suffix appended.
+std::string checkpointSibling(const std::string &checkpointPath,
+                              const std::string &suffix);
+
+/// 64-bit FNV-1a of a file's bytes, for "data_fnv1a64".
+std::string hexHash(uint64_t hash);
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_CHECKPOINT_H

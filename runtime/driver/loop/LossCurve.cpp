@@ -1,0 +1,169 @@
+//===- LossCurve.cpp - the loss curve as CSV and as an SVG plot -----------===//
+#include "loop/LossCurve.h"
+#include "formats/FileIO.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace txrt::driver {
+
+std::string lossCsv(const std::vector<LossPoint> &points) {
+  std::string text = "step,loss,lr,tokens_per_second\n";
+  char row[128];
+  for (const LossPoint &point : points) {
+    std::snprintf(row, sizeof(row), "%lld,%.9g,%.9g,%.1f\n",
+                  static_cast<long long>(point.step), point.loss, point.lr,
+                  point.tokensPerSecond);
+    text += row;
+  }
+  return text;
+}
+
+std::vector<LossPoint> parseLossCsv(const std::string &text) {
+  std::vector<LossPoint> points;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    LossPoint point;
+    long long step = 0;
+    if (std::sscanf(line.c_str(), "%lld,%lf,%lf,%lf", &step, &point.loss,
+                    &point.lr, &point.tokensPerSecond) != 4)
+      continue;
+    point.step = step;
+    points.push_back(point);
+  }
+  return points;
+}
+
+namespace {
+
+std::string escapeXml(const std::string &text) {
+  std::string out;
+  for (char c : text) {
+    switch (c) {
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '&': out += "&amp;"; break;
+    case '"': out += "&quot;"; break;
+    default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.4g", value);
+  return text;
+}
+
+std::string coordinate(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f", value);
+  return text;
+}
+
+} // namespace
+
+std::string lossSvg(const std::vector<LossPoint> &points,
+                    const std::string &title) {
+  const double width = 640, height = 400;
+  const double left = 70, right = 20, top = 40, bottom = 50;
+  const double plotW = width - left - right, plotH = height - top - bottom;
+  double minStep = 0, maxStep = 1, minLoss = 0, maxLoss = 1;
+  std::vector<const LossPoint *> finite;
+  for (const LossPoint &p : points)
+    if (std::isfinite(p.loss))
+      finite.push_back(&p);
+  if (!finite.empty()) {
+    minStep = maxStep = double(finite[0]->step);
+    minLoss = maxLoss = finite[0]->loss;
+    for (const LossPoint *p : finite) {
+      minStep = std::min(minStep, double(p->step));
+      maxStep = std::max(maxStep, double(p->step));
+      minLoss = std::min(minLoss, p->loss);
+      maxLoss = std::max(maxLoss, p->loss);
+    }
+    minLoss = std::min(minLoss, 0.0);
+    if (maxStep == minStep)
+      maxStep = minStep + 1;
+    if (maxLoss == minLoss)
+      maxLoss = minLoss + 1;
+  }
+  auto x = [&](double step) {
+    return left + (step - minStep) / (maxStep - minStep) * plotW;
+  };
+  auto y = [&](double loss) {
+    return top + (1.0 - (loss - minLoss) / (maxLoss - minLoss)) * plotH;
+  };
+
+  std::string svg =
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" "
+      "height=\"400\" viewBox=\"0 0 640 400\" font-family=\"sans-serif\" "
+      "font-size=\"12\">\n"
+      "<rect width=\"640\" height=\"400\" fill=\"white\"/>\n";
+  svg += "<text x=\"320\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" +
+         escapeXml(title) + "</text>\n";
+  // Axes.
+  svg += "<line x1=\"" + coordinate(left) + "\" y1=\"" + coordinate(top) +
+         "\" x2=\"" + coordinate(left) + "\" y2=\"" +
+         coordinate(top + plotH) + "\" stroke=\"black\"/>\n";
+  svg += "<line x1=\"" + coordinate(left) + "\" y1=\"" +
+         coordinate(top + plotH) + "\" x2=\"" + coordinate(left + plotW) +
+         "\" y2=\"" + coordinate(top + plotH) + "\" stroke=\"black\"/>\n";
+  for (int i = 0; i <= 4; ++i) {
+    double step = minStep + (maxStep - minStep) * i / 4.0;
+    double loss = minLoss + (maxLoss - minLoss) * i / 4.0;
+    svg += "<line x1=\"" + coordinate(x(step)) + "\" y1=\"" +
+           coordinate(top + plotH) + "\" x2=\"" + coordinate(x(step)) +
+           "\" y2=\"" + coordinate(top + plotH + 5) +
+           "\" stroke=\"black\"/>\n";
+    svg += "<text x=\"" + coordinate(x(step)) + "\" y=\"" +
+           coordinate(top + plotH + 18) + "\" text-anchor=\"middle\">" +
+           number(std::round(step)) + "</text>\n";
+    svg += "<line x1=\"" + coordinate(left - 5) + "\" y1=\"" +
+           coordinate(y(loss)) + "\" x2=\"" + coordinate(left) + "\" y2=\"" +
+           coordinate(y(loss)) + "\" stroke=\"black\"/>\n";
+    svg += "<text x=\"" + coordinate(left - 8) + "\" y=\"" +
+           coordinate(y(loss) + 4) + "\" text-anchor=\"end\">" +
+           number(loss) + "</text>\n";
+  }
+  svg += "<text x=\"" + coordinate(left + plotW / 2) + "\" y=\"" +
+         coordinate(height - 10) + "\" text-anchor=\"middle\">step</text>\n";
+  svg += "<text x=\"16\" y=\"" + coordinate(top + plotH / 2) +
+         "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " +
+         coordinate(top + plotH / 2) + ")\">loss</text>\n";
+  if (!finite.empty()) {
+    svg += "<polyline fill=\"none\" stroke=\"#1f77b4\" stroke-width=\"1.5\" "
+           "points=\"";
+    for (size_t i = 0; i < finite.size(); ++i)
+      svg += (i ? " " : "") + coordinate(x(double(finite[i]->step))) + "," +
+             coordinate(y(finite[i]->loss));
+    svg += "\"/>\n";
+  }
+  return svg + "</svg>\n";
+}
+
+std::string svgPathFor(const std::string &csvPath) {
+  const std::string extension = ".csv";
+  if (csvPath.size() > extension.size() &&
+      csvPath.compare(csvPath.size() - extension.size(), extension.size(),
+                      extension) == 0)
+    return csvPath.substr(0, csvPath.size() - extension.size()) + ".svg";
+  return csvPath + ".svg";
+}
+
+void writeLossCurve(const std::string &csvPath,
+                    const std::vector<LossPoint> &points,
+                    const std::string &title) {
+  AtomicFileWriter csv(csvPath);
+  csv.write(lossCsv(points));
+  csv.commit();
+  AtomicFileWriter svg(svgPathFor(csvPath));
+  svg.write(lossSvg(points, title));
+  svg.commit();
+}
+
+} // namespace txrt::driver

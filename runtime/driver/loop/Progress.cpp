@@ -1,0 +1,75 @@
+//===- Progress.cpp - training progress: a bar on a TTY, lines otherwise --===//
+#include "loop/Progress.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <unistd.h>
+
+namespace txrt::driver {
+
+bool stderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }
+
+TrainingProgress::TrainingProgress(std::ostream &out, bool interactive,
+                                   int64_t firstStep, int64_t lastStep)
+    : out_(out), interactive_(interactive), firstStep_(firstStep),
+      lastStep_(lastStep),
+      interval_(std::max<int64_t>(1, (lastStep - firstStep + 1) / 20)),
+      start_(std::chrono::steady_clock::now()) {}
+
+std::string TrainingProgress::formatDuration(double seconds) {
+  int64_t total = int64_t(std::max(0.0, seconds) + 0.5);
+  char text[32];
+  if (total >= 3600)
+    std::snprintf(text, sizeof(text), "%lld:%02lld:%02lld",
+                  static_cast<long long>(total / 3600),
+                  static_cast<long long>(total / 60 % 60),
+                  static_cast<long long>(total % 60));
+  else
+    std::snprintf(text, sizeof(text), "%lld:%02lld",
+                  static_cast<long long>(total / 60),
+                  static_cast<long long>(total % 60));
+  return text;
+}
+
+void TrainingProgress::update(int64_t step, double loss, double lr,
+                              double tokensPerSecond) {
+  bool last = step == lastStep_;
+  if (!interactive_ && !last && step != firstStep_ &&
+      (step - firstStep_ + 1) % interval_ != 0)
+    return;
+  double elapsed = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start_)
+                       .count();
+  double done = double(step - firstStep_ + 1);
+  double eta = elapsed / done * double(lastStep_ - step);
+  char stats[160];
+  if (interactive_) {
+    const int width = 20;
+    int64_t total = std::max<int64_t>(lastStep_ - firstStep_ + 1, 1);
+    int filled = int(double(width) * done / double(total));
+    std::string bar(size_t(filled), '=');
+    if (filled < width)
+      bar += '>' + std::string(size_t(width - filled - 1), ' ');
+    std::snprintf(stats, sizeof(stats),
+                  " %lld/%lld  loss %.4f  lr %.1e  %.0f tok/s  ETA %s",
+                  static_cast<long long>(step),
+                  static_cast<long long>(lastStep_), loss, lr, tokensPerSecond,
+                  formatDuration(eta).c_str());
+    out_ << "\r[" << bar << "]" << stats << "\x1b[K" << std::flush;
+    drawn_ = true;
+    return;
+  }
+  std::snprintf(stats, sizeof(stats),
+                "step %lld/%lld  loss %.4f  lr %.1e  tokens/s %.0f  eta %s",
+                static_cast<long long>(step), static_cast<long long>(lastStep_),
+                loss, lr, tokensPerSecond, formatDuration(eta).c_str());
+  out_ << stats << "\n" << std::flush;
+}
+
+void TrainingProgress::finish() {
+  if (interactive_ && drawn_)
+    out_ << "\n" << std::flush;
+  drawn_ = false;
+}
+
+} // namespace txrt::driver

@@ -1,0 +1,144 @@
+//===- CommandLineTest.cpp - the driver's command-line grammar ------------===//
+#include "cli/CommandLine.h"
+#include "core/Error.h"
+#include "TestUtil.h"
+
+using namespace txrt::driver;
+
+namespace {
+
+CommandLine parse(std::vector<std::string> args) {
+  return parseCommandLine(args);
+}
+
+TEST(CommandLineTest, ParsesRunWithEveryOption) {
+  CommandLine line =
+      parse({"run", "decode", "--load", "w.safetensors", "--input", "tgt=t.txt",
+             "--input=m.npy", "--out-dir=out", "--threads", "2", "--dim", "T=4",
+             "--save", "ck.safetensors", "src=s.npy", "x.txt"});
+  EXPECT_EQ(line.command, CommandLine::Command::Run);
+  const RunOptions &run = line.run;
+  EXPECT_EQ(run.entry, "decode");
+  EXPECT_EQ(run.loadPath, "w.safetensors");
+  EXPECT_FALSE(run.initSeed.has_value());
+  ASSERT_EQ(run.inputs.size(), 4u);
+  EXPECT_EQ(run.inputs[0].name, "tgt");
+  EXPECT_EQ(run.inputs[0].path, "t.txt");
+  EXPECT_EQ(run.inputs[1].name, "");
+  EXPECT_EQ(run.inputs[1].path, "m.npy");
+  EXPECT_EQ(run.inputs[2].name, "src");
+  EXPECT_EQ(run.inputs[3].path, "x.txt");
+  EXPECT_EQ(run.outDir, "out");
+  EXPECT_EQ(run.threads, 2);
+  ASSERT_EQ(run.dims.size(), 1u);
+  EXPECT_EQ(run.dims[0], std::make_pair(std::string("T"), int64_t(4)));
+  EXPECT_EQ(run.savePath, "ck.safetensors");
+}
+
+TEST(CommandLineTest, InitSeedAndDefaults) {
+  CommandLine line = parse({"run", "apply", "--init", "18446744073709551615"});
+  EXPECT_EQ(line.run.initSeed, UINT64_MAX);
+  EXPECT_EQ(line.run.outDir, ".");
+  EXPECT_EQ(line.run.threads, 0);
+  EXPECT_FALSE(parse({"run", "apply"}).run.initSeed.has_value());
+}
+
+TEST(CommandLineTest, HelpForms) {
+  for (auto args :
+       std::vector<std::vector<std::string>>{{"--help"}, {"-h"}, {"help"}}) {
+    CommandLine line = parse(args);
+    EXPECT_EQ(line.command, CommandLine::Command::Help);
+    EXPECT_EQ(line.helpTopic, "");
+  }
+  EXPECT_EQ(parse({"help", "run"}).helpTopic, "run");
+  EXPECT_EQ(parse({"run", "--help"}).helpTopic, "run");
+  EXPECT_EQ(parse({"run", "apply", "--init", "3", "-h"}).helpTopic, "run");
+  EXPECT_EQ(parse({"info", "--help"}).helpTopic, "info");
+  EXPECT_TRUE(parse({"info", "--json"}).info.json);
+}
+
+TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string command, fragment;
+  };
+  const std::vector<Case> cases = {
+      {{}, "", "no command given"},
+      {{"fit"}, "", "unknown command 'fit'"},
+      {{"help", "fit"}, "", "no help for 'fit'"},
+      {{"train"}, "train", "train needs --data FILE.tsv"},
+      {{"train", "--data", "d", "--steps", "1", "--epochs", "1"},
+       "train",
+       "--steps and --epochs exclude each other"},
+      {{"train", "--data", "d", "--every", "5"}, "train",
+       "--every needs --save FILE"},
+      {{"train", "--data", "d", "--batch", "0"}, "train",
+       "--batch expects an integer in [1, "},
+      {{"eval", "--data", "d"}, "eval", "eval needs --load CHECKPOINT"},
+      {{"translate", "--load", "c", "--beam", "x"}, "translate",
+       "--beam expects an integer in [1, 1024], got 'x'"},
+      {{"translate", "--load", "c", "--alpha", "-1"}, "translate",
+       "--alpha expects a number in [0, 10]"},
+      {{"bench", "--steps", "0"}, "bench", "--steps expects an integer"},
+      {{"run", "a", "--step", "0"}, "run", "--step expects an integer in [1, "},
+      {{"info", "--verbose"}, "info", "unknown option '--verbose'"},
+      {{"info", "extra"}, "info", "unexpected argument 'extra'"},
+      {{"info", "--json=1"}, "info", "option '--json' takes no value"},
+      {{"run"}, "run", "run needs the name of an entry"},
+      {{"run", "a", "--load"}, "run", "option '--load' needs a value"},
+      {{"run", "a", "--init", "-1"},
+       "run",
+       "--init expects a non-negative integer seed, got '-1'"},
+      {{"run", "a", "--init", "12x"}, "run", "got '12x'"},
+      {{"run", "a", "--init", "1", "--init", "2"},
+       "run",
+       "--init is given twice"},
+      {{"run", "a", "--load", "w", "--init", "1"},
+       "run",
+       "--load and --init exclude each other"},
+      {{"run", "a", "--threads", "0"},
+       "run",
+       "--threads expects an integer in [1, 4096], got '0'"},
+      {{"run", "a", "--dim", "T"}, "run", "--dim expects NAME=N, got 'T'"},
+      {{"run", "a", "--dim", "T=x"}, "run", "got 'T=x'"},
+      {{"run", "a", "--bogus", "1"}, "run", "unknown option '--bogus'"},
+      {{"run", "a", "--input="}, "run", "--input needs a file"},
+  };
+  for (const Case &c : cases) {
+    std::string joined;
+    for (const std::string &arg : c.args)
+      joined += arg + " ";
+    SCOPED_TRACE(joined);
+    try {
+      parse(c.args);
+      ADD_FAILURE() << "no error";
+    } catch (const UsageError &error) {
+      EXPECT_EQ(error.command(), c.command);
+      EXPECT_EQ(error.exitCode(), kExitBadInput);
+      EXPECT_NE(std::string(error.what()).find(c.fragment), std::string::npos)
+          << error.what();
+    }
+  }
+}
+
+TEST(CommandLineTest, NameValueSplitting) {
+  EXPECT_EQ(splitNameValue("src=a.txt"),
+            std::make_pair(std::string("src"), std::string("a.txt")));
+  EXPECT_EQ(splitNameValue("tgt_in=x=y")->second, "x=y");
+  EXPECT_FALSE(splitNameValue("./a=b.npy").has_value());
+  EXPECT_FALSE(splitNameValue("=a").has_value());
+  EXPECT_FALSE(splitNameValue("plain.npy").has_value());
+  EXPECT_FALSE(splitNameValue("1x=a").has_value());
+}
+
+TEST(CommandLineTest, UsageTextsNameTheProgram) {
+  std::string top = usageText("", "translate");
+  EXPECT_NE(top.find("usage: translate <command>"), std::string::npos);
+  EXPECT_EQ(top.find("PROGRAM"), std::string::npos);
+  EXPECT_NE(usageText("run", "m").find("usage: m run ENTRY"),
+            std::string::npos);
+  EXPECT_NE(usageText("info", "m").find("usage: m info [--json]"),
+            std::string::npos);
+}
+
+} // namespace

@@ -1,0 +1,236 @@
+//===- TrainingTest.cpp - train, resume, eval, translate on FakeSeq2Seq ---===//
+//
+// The training commands in-process on the trainable fake model: the loss
+// goes down, a resumed run is byte-identical to an uninterrupted one, bad
+// data fails with FILE:LINE and exit 2 without touching an existing
+// checkpoint, and eval / translate / run --save-grads read what train wrote.
+//
+//===----------------------------------------------------------------------===//
+#include "commands/Driver.h"
+#include "loop/LossCurve.h"
+#include "formats/Safetensors.h"
+#include "TestUtil.h"
+
+#include <cmath>
+#include <sstream>
+
+extern "C" const char fake_seq2seq_json[];
+extern "C" const txc_entry_fn fake_seq2seq_entry_table[];
+extern "C" const char txc_model_json[];
+extern "C" const txc_entry_fn txc_entry_table[];
+
+using namespace txrt::driver;
+using namespace txrt_driver_test;
+
+namespace {
+
+using Result = DriverResult;
+
+Result drive(std::vector<std::string> args) {
+  return runDriverCaptured("fake-seq2seq", args, fake_seq2seq_json,
+                           fake_seq2seq_entry_table);
+}
+
+constexpr const char *kToyData = "i love you\tte amo\n"
+                                 "you love me\tme amas\n"
+                                 "i see you\tte veo\n"
+                                 "you see me\tme ves\n"
+                                 "i like pizza\tme gusta pizza\n"
+                                 "you like cake\tte gusta pastel\n"
+                                 "i eat pizza\tyo como pizza\n"
+                                 "you eat cake\ttú comes pastel\n";
+
+class TrainingTest : public ::testing::Test {
+protected:
+  void SetUp() override { writeFile(data(), kToyData); }
+  std::string data() const { return dir.file("train.tsv"); }
+  ScratchDir dir;
+};
+
+TEST_F(TrainingTest, LossDecreasesAndEvalAndTranslateReadTheCheckpoint) {
+  Result train = drive({"train", "--data", data(), "--steps", "150",
+                        "--batch", "4", "--seed", "3", "--save",
+                        dir.file("ckpt.safetensors"), "--threads", "1"});
+  ASSERT_EQ(train.code, 0) << train.err;
+  EXPECT_NE(train.out.find("trained steps 1..150"), std::string::npos)
+      << train.out;
+  EXPECT_NE(train.err.find("step 150/150  loss "), std::string::npos)
+      << train.err;
+  EXPECT_NE(train.err.find("vocabularies 13 / 17, batch 4, 2 batches per "
+                           "epoch, steps 1..150"),
+            std::string::npos)
+      << train.err;
+
+  std::vector<LossPoint> curve =
+      parseLossCsv(readFile(dir.file("ckpt.loss.csv")));
+  ASSERT_EQ(curve.size(), 150u);
+  EXPECT_EQ(curve[0].lr, 0.05);
+  double first = (curve[0].loss + curve[1].loss) / 2;
+  double last = (curve[148].loss + curve[149].loss) / 2;
+  EXPECT_LT(last, first / 4) << first << " -> " << last;
+  EXPECT_NE(readFile(dir.file("ckpt.loss.svg")).find("<polyline"),
+            std::string::npos);
+  EXPECT_NE(readFile(dir.file("ckpt.tokenizer.json")).find("\"te\""),
+            std::string::npos);
+
+  Result eval = drive({"eval", "--load", dir.file("ckpt.safetensors"),
+                       "--data", data()});
+  ASSERT_EQ(eval.code, 0) << eval.err;
+  EXPECT_NE(eval.out.find("examples   8"), std::string::npos) << eval.out;
+  EXPECT_NE(eval.out.find("tokens, perplexity"), std::string::npos);
+  EXPECT_NE(eval.out.find("bleu       BLEU = "), std::string::npos);
+  double loss = std::stod(eval.out.substr(eval.out.find("loss ") + 5));
+  EXPECT_LT(loss, first / 4);
+
+  Result translate =
+      drive({"translate", "--load", dir.file("ckpt.safetensors"),
+             "i love you", "You eat CAKE", "i love unknownword"});
+  ASSERT_EQ(translate.code, 0) << translate.err;
+  EXPECT_EQ(std::count(translate.out.begin(), translate.out.end(), '\n'), 3);
+  Result beam = drive({"translate", "--load", dir.file("ckpt.safetensors"),
+                       "--beam", "3", "i love you"});
+  ASSERT_EQ(beam.code, 0) << beam.err;
+  EXPECT_EQ(std::count(beam.out.begin(), beam.out.end(), '\n'), 1);
+
+  Result tooLong =
+      drive({"translate", "--load", dir.file("ckpt.safetensors"),
+             "one two three four five six seven eight"});
+  EXPECT_EQ(tooLong.code, 2);
+  EXPECT_NE(tooLong.err.find("error: sentence 1: the sentence has 8 words, "
+                             "more than dim S <= 7 (config max_len; "
+                             "recompile with txc -D max_len=N"),
+            std::string::npos)
+      << tooLong.err;
+}
+
+TEST_F(TrainingTest, ResumeIsByteIdenticalToAnUninterruptedRun) {
+  auto train = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"train", "--data", data(), "--batch",
+                                     "3", "--seed", "7", "--init", "5",
+                                     "--threads", "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    if (std::find(args.begin(), args.end(), "--resume") != args.end())
+      args.erase(args.begin() + 7, args.begin() + 9); // no --init
+    Result result = drive(args);
+    EXPECT_EQ(result.code, 0) << result.err;
+    return result;
+  };
+  train({"--steps", "10", "--save", dir.file("full.safetensors")});
+  train({"--steps", "5", "--save", dir.file("half.safetensors")});
+  train({"--steps", "10", "--resume", dir.file("half.safetensors"), "--save",
+         dir.file("resumed.safetensors")});
+  std::string full = readFile(dir.file("full.safetensors"));
+  ASSERT_FALSE(full.empty());
+  EXPECT_TRUE(full == readFile(dir.file("resumed.safetensors")));
+  EXPECT_EQ(readFile(dir.file("full.tokenizer.json")),
+            readFile(dir.file("resumed.tokenizer.json")));
+  // The checkpoint's metadata records the step.
+  SafetensorsReader resumed(dir.file("resumed.safetensors"));
+  bool sawStep = false;
+  for (const auto &[key, value] : resumed.metadata())
+    if (key == "step") {
+      EXPECT_EQ(value, "10");
+      sawStep = true;
+    }
+  EXPECT_TRUE(sawStep);
+  // A different seed changes the result.
+  Result other = drive({"train", "--data", data(), "--batch", "3", "--seed",
+                        "8", "--init", "5", "--steps", "10", "--save",
+                        dir.file("other.safetensors")});
+  ASSERT_EQ(other.code, 0);
+  EXPECT_FALSE(full == readFile(dir.file("other.safetensors")));
+}
+
+TEST_F(TrainingTest, BadDataFailsWithFileLineAndKeepsTheCheckpoint) {
+  writeFile(dir.file("ckpt.safetensors"), "previous checkpoint");
+  writeFile(dir.file("bad.tsv"), "i love you\tte amo\nno tab\n\tx\n");
+  Result bad = drive({"train", "--data", dir.file("bad.tsv"), "--steps", "3",
+                      "--save", dir.file("ckpt.safetensors")});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("error: " + dir.file("bad.tsv") +
+                         ":2: no tab between source and target"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_NE(bad.err.find(":3: the source side is empty"), std::string::npos);
+  EXPECT_EQ(readFile(dir.file("ckpt.safetensors")), "previous checkpoint");
+
+  writeFile(dir.file("long.tsv"), "a b c d e f g h\tx\n");
+  Result tooLong = drive({"train", "--data", dir.file("long.tsv")});
+  EXPECT_EQ(tooLong.code, 2);
+  EXPECT_NE(tooLong.err.find("long.tsv:1: the source sentence has 8 words, "
+                             "more than dim S <= 7"),
+            std::string::npos);
+
+  Result batch = drive({"train", "--data", data(), "--batch", "9"});
+  EXPECT_EQ(batch.code, 2);
+  EXPECT_NE(batch.err.find("--batch 9 is larger than dim B <= 8 (config "
+                           "batch; recompile with txc -D batch=N"),
+            std::string::npos)
+      << batch.err;
+
+  Result resume = drive({"train", "--data", data(), "--resume",
+                         dir.file("ckpt.safetensors")});
+  EXPECT_EQ(resume.code, 2);
+  EXPECT_NE(resume.err.find("ckpt.safetensors' is not a valid safetensors "
+                            "file"),
+            std::string::npos)
+      << resume.err;
+  EXPECT_EQ(readFile(dir.file("ckpt.safetensors")), "previous checkpoint");
+}
+
+TEST_F(TrainingTest, VersionOneModelsCannotTrain) {
+  std::ostringstream out, err;
+  int code = runDriver("fake-model", {"train", "--data", data()},
+                       txc_model_json, txc_entry_table, out, err);
+  EXPECT_EQ(code, 2);
+  EXPECT_NE(err.str().find("model 'fake' cannot train: it has no train_step "
+                           "entry"),
+            std::string::npos)
+      << err.str();
+}
+
+TEST_F(TrainingTest, SaveGradsWritesEveryGradientByName) {
+  writeFile(dir.file("src.txt"), "4 5 6\n7 8\n");
+  writeFile(dir.file("in.txt"), "2 4 5\n2 6\n");
+  writeFile(dir.file("out.txt"), "4 5 3\n6 3\n");
+  Result run = drive({"run", "train_grad", "--init", "1", "src=" +
+                      dir.file("src.txt"), "tgt_in=" + dir.file("in.txt"),
+                      "tgt_out=" + dir.file("out.txt"), "--out-dir",
+                      dir.path(), "--save-grads", dir.file("g.safetensors")});
+  ASSERT_EQ(run.code, 0) << run.err;
+  SafetensorsReader grads(dir.file("g.safetensors"));
+  ASSERT_EQ(grads.tensors().size(), 4u);
+  const SafetensorsEntry *bias = grads.find("out.bias");
+  ASSERT_NE(bias, nullptr);
+  std::vector<float> values(20);
+  grads.read(*bias, values.data());
+  // Softmax cross-entropy: the bias gradient sums to 0 and is not all 0.
+  double sum = 0, norm = 0;
+  for (float v : values) {
+    sum += v;
+    norm += std::fabs(v);
+  }
+  EXPECT_NEAR(sum, 0.0, 1e-6);
+  EXPECT_GT(norm, 0.1);
+
+  Result forward = drive({"run", "decode", "--save-grads",
+                          dir.file("x.safetensors"), "tgt=" +
+                          dir.file("in.txt")});
+  EXPECT_EQ(forward.code, 2);
+  EXPECT_NE(forward.err.find("--save-grads needs a train_grad or train_step "
+                             "entry; 'decode' is a forward entry"),
+            std::string::npos)
+      << forward.err;
+}
+
+TEST_F(TrainingTest, BenchPrintsTimings) {
+  Result bench = drive({"bench", "--steps", "3", "--threads", "1"});
+  ASSERT_EQ(bench.code, 0) << bench.err;
+  EXPECT_NE(bench.out.find("train step   "), std::string::npos) << bench.out;
+  EXPECT_NE(bench.out.find("ms/step"), std::string::npos);
+  EXPECT_NE(bench.out.find("greedy       "), std::string::npos);
+  EXPECT_NE(bench.out.find("ms/token"), std::string::npos);
+  EXPECT_NE(bench.out.find("peak memory  "), std::string::npos);
+}
+
+} // namespace

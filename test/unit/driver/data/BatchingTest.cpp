@@ -1,0 +1,95 @@
+//===- BatchingTest.cpp - bucketed batches: deterministic and complete ----===//
+#include "data/Batching.h"
+#include "TestUtil.h"
+
+#include <algorithm>
+
+using namespace txrt::driver;
+
+namespace {
+
+std::vector<std::pair<int64_t, int64_t>> someLengths(int n) {
+  std::vector<std::pair<int64_t, int64_t>> lengths;
+  for (int i = 0; i < n; ++i)
+    lengths.emplace_back(1 + (i * 7) % 5, 1 + (i * 3) % 4);
+  return lengths;
+}
+
+TEST(BatchingTest, EveryExampleOncePerEpoch) {
+  BatchPlan plan(someLengths(37), 4, 9);
+  EXPECT_EQ(plan.batchesPerEpoch(), 10);
+  for (int64_t epoch = 0; epoch < 3; ++epoch) {
+    std::vector<size_t> seen;
+    auto batches = plan.epoch(epoch);
+    EXPECT_EQ(int64_t(batches.size()), plan.batchesPerEpoch());
+    for (const auto &batch : batches) {
+      EXPECT_LE(batch.size(), 4u);
+      seen.insert(seen.end(), batch.begin(), batch.end());
+    }
+    std::sort(seen.begin(), seen.end());
+    for (size_t i = 0; i < seen.size(); ++i)
+      EXPECT_EQ(seen[i], i);
+    EXPECT_EQ(seen.size(), 37u);
+  }
+}
+
+TEST(BatchingTest, HugeBatchSizesNeitherOverflowNorHang) {
+  // The default batch is the bound of B, which a model may set to 2^62:
+  // batch * 16 wrapped to 0 and the epoch never ended.
+  for (int64_t batch : {int64_t(1) << 59, int64_t(1) << 62, INT64_MAX}) {
+    SCOPED_TRACE(batch);
+    BatchPlan plan(someLengths(8), batch, 3);
+    EXPECT_EQ(plan.batchesPerEpoch(), 1);
+    auto batches = plan.epoch(0);
+    ASSERT_EQ(batches.size(), 1u);
+    EXPECT_EQ(batches[0].size(), 8u);
+    EXPECT_EQ(plan.positionOfStep(int64_t(1) << 40),
+              std::make_pair((int64_t(1) << 40) - 1, int64_t(0)));
+  }
+}
+
+TEST(BatchingTest, OrderIsAFunctionOfSeedAndEpoch) {
+  BatchPlan a(someLengths(50), 4, 1), b(someLengths(50), 4, 1),
+      c(someLengths(50), 4, 2);
+  EXPECT_EQ(a.epoch(0), b.epoch(0));
+  EXPECT_EQ(a.epoch(3), b.epoch(3));
+  EXPECT_NE(a.epoch(0), a.epoch(1));
+  EXPECT_NE(a.epoch(0), c.epoch(0));
+  EXPECT_EQ(a.positionOfStep(1), (std::pair<int64_t, int64_t>{0, 0}));
+  EXPECT_EQ(a.positionOfStep(13), (std::pair<int64_t, int64_t>{0, 12}));
+  EXPECT_EQ(a.positionOfStep(14), (std::pair<int64_t, int64_t>{1, 0}));
+}
+
+TEST(BatchingTest, BatchesWithinAWindowAreSortedByLength) {
+  auto lengths = someLengths(64); // one window of 16 batches of 4
+  BatchPlan plan(lengths, 4, 5);
+  auto batches = plan.epoch(0);
+  std::vector<std::pair<int64_t, int64_t>> firsts;
+  for (const auto &batch : batches) {
+    for (size_t i = 1; i < batch.size(); ++i)
+      EXPECT_LE(lengths[batch[i - 1]], lengths[batch[i]]);
+    firsts.push_back(lengths[batch.front()]);
+  }
+  // The batches themselves are shuffled, not left in length order.
+  EXPECT_FALSE(std::is_sorted(firsts.begin(), firsts.end()));
+}
+
+TEST(BatchingTest, PadsToTheLongestWithSosAndEos) {
+  Vocabulary target = Vocabulary::build({{"x", "y"}}, 1, 0);
+  std::vector<EncodedPair> pairs = {{{5, 6, 7}, {4}, 1}, {{5}, {4, 5}, 2}};
+  Batch batch = makeBatch(pairs, {1, 0}, target, 0);
+  EXPECT_EQ(batch.src.shape, (Shape{2, 3}));
+  EXPECT_EQ(std::vector<int32_t>(batch.src.as<int32_t>(),
+                                 batch.src.as<int32_t>() + 6),
+            (std::vector<int32_t>{5, 0, 0, 5, 6, 7}));
+  EXPECT_EQ(batch.tgtIn.shape, (Shape{2, 3}));
+  EXPECT_EQ(std::vector<int32_t>(batch.tgtIn.as<int32_t>(),
+                                 batch.tgtIn.as<int32_t>() + 6),
+            (std::vector<int32_t>{2, 4, 5, 2, 4, 0}));
+  EXPECT_EQ(std::vector<int32_t>(batch.tgtOut.as<int32_t>(),
+                                 batch.tgtOut.as<int32_t>() + 6),
+            (std::vector<int32_t>{4, 5, 3, 4, 3, 0}));
+  EXPECT_EQ(batch.targetTokens, 5);
+}
+
+} // namespace

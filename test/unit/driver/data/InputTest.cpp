@@ -1,0 +1,260 @@
+//===- InputTest.cpp - reading inputs and checking them against an entry --===//
+#include "core/Error.h"
+#include "data/InputFiles.h"
+#include "data/InputValidation.h"
+#include "formats/Npy.h"
+#include "TestUtil.h"
+
+#include <algorithm>
+
+using namespace txrt::driver;
+using namespace txrt_driver_test;
+
+namespace {
+
+const char *kModel = R"({"version": 1, "model": "t",
+  "config": {"src_vocab": 50, "tgt_vocab": 60, "pad": 0},
+  "dims": [{"name": "B", "bound": 4}, {"name": "S", "bound": 6},
+           {"name": "T", "bound": 5}, {"name": "K", "bound": 9}],
+  "param_arena_bytes": 0, "params": [],
+  "entries": [
+    {"name": "decode", "arena_bytes": 0,
+     "inputs": [{"name": "tgt", "dtype": "i32", "shape": ["B", "T"]},
+                {"name": "memory", "dtype": "f32", "shape": ["B", "S", 2]},
+                {"name": "src", "dtype": "i32", "shape": ["B", "S"]}],
+     "outputs": [{"name": "logits", "dtype": "f32", "shape": ["B", "T", 60]}]},
+    {"name": "sample", "arena_bytes": 0,
+     "inputs": [{"name": "x", "dtype": "f32", "shape": ["B"]}],
+     "outputs": [{"name": "y", "dtype": "f32", "shape": ["B", "K"]}]}]})";
+
+InputSource source(const std::string &name) { return {name, name + ".txt"}; }
+
+TEST(InputFilesTest, ParsesTextRowsAndPadsRaggedIds) {
+  Tensor ids = parseTextTensor("1 2 3\n\n4 5\n  6\t7 8 9\n", source("src"),
+                               DType::I32, 2, 0);
+  EXPECT_EQ(ids.shape, (Shape{3, 4}));
+  const int32_t expect[] = {1, 2, 3, 0, 4, 5, 0, 0, 6, 7, 8, 9};
+  EXPECT_TRUE(std::equal(expect, expect + 12, ids.as<int32_t>()));
+
+  Tensor row = parseTextTensor("0.5 -1e-3 +2\n", source("x"), DType::F32, 1,
+                               std::nullopt);
+  EXPECT_EQ(row.shape, Shape{3});
+  EXPECT_EQ(row.as<float>()[1], -1e-3f);
+  EXPECT_EQ(row.as<float>()[2], 2.0f);
+  Tensor scalar =
+      parseTextTensor(" 7 \n", source("k"), DType::I32, 0, std::nullopt);
+  EXPECT_TRUE(scalar.shape.empty());
+  EXPECT_EQ(scalar.as<int32_t>()[0], 7);
+}
+
+TEST(InputFilesTest, TextErrorsNameTheFileAndLine) {
+  EXPECT_THROW_MESSAGE(parseTextTensor("1 2 3\n4 5\n", source("src"),
+                                       DType::I32, 2, std::nullopt),
+                       InputError, "input 'src' ('src.txt')",
+                       "line 2 has 2 values", "line 1 has 3",
+                       "config has 'pad'");
+  EXPECT_THROW_MESSAGE(
+      parseTextTensor("1 2\n3\n", source("x"), DType::F32, 2, 0), InputError,
+      "ragged rows are padded only for token-id inputs");
+  EXPECT_THROW_MESSAGE(
+      parseTextTensor("1 2\n3 x4\n", source("src"), DType::I32, 2, 0),
+      InputError, "line 2: 'x4' is not a number");
+  EXPECT_THROW_MESSAGE(
+      parseTextTensor("1 2.5\n", source("src"), DType::I32, 2, 0), InputError,
+      "'2.5' is not an integer (the input is i32)");
+  EXPECT_THROW_MESSAGE(
+      parseTextTensor("\n \n", source("src"), DType::I32, 2, 0), InputError,
+      "the file holds no values");
+  EXPECT_THROW_MESSAGE(
+      parseTextTensor("1\n2\n", source("x"), DType::F32, 1, std::nullopt),
+      InputError, "rank 1 but the file has 2 lines");
+  EXPECT_THROW_MESSAGE(
+      parseTextTensor("1 2\n", source("memory"), DType::F32, 3, std::nullopt),
+      InputError, "rank 3", "use an .npy file");
+  EXPECT_THROW_MESSAGE(
+      parseTextTensor("99999999999\n", source("src"), DType::I32, 2, 0),
+      InputError, "does not fit int32");
+  EXPECT_THROW_MESSAGE(
+      parseTextTensor("\x01\x02garbage\n", source("src"), DType::I32, 2, 0),
+      InputError, "'??garbage' is not a number");
+}
+
+TEST(InputFilesTest, ConvertsNpyDTypesWithChecks) {
+  InputSource src{"src", "src.npy"};
+  Tensor wide(DType::I64, {2});
+  wide.as<int64_t>()[0] = 5;
+  wide.as<int64_t>()[1] = int64_t(1) << 40;
+  EXPECT_THROW_MESSAGE(convertTensor(wide, DType::I32, src), InputError,
+                       "input 'src' ('src.npy')", "value 1099511627776 at [1]",
+                       "does not fit int32");
+  wide.as<int64_t>()[1] = -3;
+  Tensor narrow = convertTensor(wide, DType::I32, src);
+  EXPECT_EQ(narrow.as<int32_t>()[1], -3);
+
+  Tensor reals = floatTensor({2}, {1.0f, 2.5f});
+  EXPECT_THROW_MESSAGE(convertTensor(reals, DType::I32, src), InputError,
+                       "value 2.5 at [1] is not an integer");
+  EXPECT_EQ(
+      convertTensor(floatTensor({1}, {4.0f}), DType::I32, src).as<int32_t>()[0],
+      4);
+  EXPECT_THROW_MESSAGE(
+      convertTensor(intTensor({1, 2}, {0, 2}), DType::Bool, src), InputError,
+      "value 2 at [0, 1] is not 0 or 1");
+  Tensor mask = convertTensor(intTensor({2}, {1, 0}), DType::Bool, src);
+  EXPECT_EQ(mask.as<uint8_t>()[0], 1);
+  Tensor f64(DType::F64, {1});
+  f64.as<double>()[0] = 0.1;
+  EXPECT_EQ(convertTensor(f64, DType::F32, src).as<float>()[0], 0.1f);
+  // Beyond float32's range: an error naming the file and the index, not
+  // a silent infinity.
+  Tensor huge(DType::F64, {2, 2});
+  std::fill_n(huge.as<double>(), 4, 1.0);
+  huge.as<double>()[3] = 1e300;
+  EXPECT_THROW_MESSAGE(convertTensor(huge, DType::F32, src), InputError,
+                       "input 'src' ('src.npy'): value 1e+300 at [1, 1] does "
+                       "not fit float32");
+  huge.as<double>()[3] = -1e39;
+  EXPECT_THROW_MESSAGE(convertTensor(huge, DType::F32, src), InputError,
+                       "value -1e+39 at [1, 1] does not fit float32");
+  huge.as<double>()[3] = 3.4e38; // still a float
+  EXPECT_EQ(convertTensor(huge, DType::F32, src).as<float>()[3], 3.4e38f);
+  Tensor boolean(DType::Bool, {1});
+  boolean.as<uint8_t>()[0] = 1;
+  EXPECT_EQ(convertTensor(boolean, DType::F32, src).as<float>()[0], 1.0f);
+  EXPECT_THROW_MESSAGE(convertTensor(Tensor(DType::F16, {1}), DType::F32, src),
+                       InputError, "float16");
+}
+
+TEST(InputFilesTest, DetectsNpyByContent) {
+  ScratchDir dir;
+  writeNpy(dir.file("ids.data"), intTensor({1, 2}, {3, 4}));
+  Tensor tensor =
+      readInputFile({"src", dir.file("ids.data")}, DType::I32, 2, 0);
+  EXPECT_EQ(tensor.shape, (Shape{1, 2}));
+  writeFile(dir.file("ids.npy"), "1 2 3\n");
+  EXPECT_THROW_MESSAGE(
+      readInputFile({"src", dir.file("ids.npy")}, DType::I32, 2, 0), InputError,
+      "is not a valid .npy file");
+  writeFile(dir.file("ids.txt"), "1 2 3\n");
+  EXPECT_EQ(readInputFile({"src", dir.file("ids.txt")}, DType::I32, 2, 0).shape,
+            (Shape{1, 3}));
+  EXPECT_THROW_MESSAGE(
+      readInputFile({"src", dir.file("none.txt")}, DType::I32, 2, 0),
+      InputError, "cannot open", "none.txt");
+}
+
+class ValidationTest : public ::testing::Test {
+protected:
+  ModelInfo model = ModelInfo::parse(kModel);
+  const EntryInfo &decode = *model.findEntry("decode");
+  std::vector<InputSource> sources = {
+      {"tgt", "tgt.txt"}, {"memory", "m.npy"}, {"src", "src.txt"}};
+
+  std::vector<int64_t> bind(const Shape &tgt, const Shape &memory,
+                            const Shape &src, const DimOverrides &dims = {}) {
+    std::vector<Tensor> inputs;
+    inputs.emplace_back(DType::I32, tgt);
+    inputs.emplace_back(DType::F32, memory);
+    inputs.emplace_back(DType::I32, src);
+    return bindDims(model, decode, inputs, sources, dims);
+  }
+};
+
+TEST_F(ValidationTest, DerivesDims) {
+  EXPECT_EQ(bind({2, 5}, {2, 6, 2}, {2, 6}),
+            (std::vector<int64_t>{2, 6, 5, 1}));
+  EXPECT_EQ(concreteShape(decode.outputs[0], {2, 6, 5, 1}), (Shape{2, 5, 60}));
+}
+
+TEST_F(ValidationTest, ErrorsNameInputDimAndBothValues) {
+  EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 6}, {2, 6}), InputError,
+                       "input 'memory' ('m.npy')",
+                       "expected rank 3 [B, S, 2] but the file has rank 2 "
+                       "[2, 6]");
+  EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 6, 3}, {2, 6}), InputError,
+                       "input 'memory' ('m.npy'): dim 2 is 3 but the model "
+                       "expects 2");
+  EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 6, 2}, {3, 6}), InputError,
+                       "input 'src' ('src.txt'): dim 0 (B) is 3 but input "
+                       "'tgt' ('tgt.txt') has B=2");
+  EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 6, 2}, {2, 7}), InputError,
+                       "input 'src' ('src.txt'): dim 1 (S) is 7, over its "
+                       "bound 6");
+  EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 5, 2}, {2, 6}), InputError,
+                       "input 'src' ('src.txt'): dim 1 (S) is 6 but input "
+                       "'memory' ('m.npy') has S=5");
+  EXPECT_THROW_MESSAGE(bind({2, 9}, {2, 6, 2}, {2, 6}), InputError,
+                       "input 'tgt' ('tgt.txt'): dim 1 (T) is 9, over its "
+                       "bound 5");
+  EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 0, 2}, {2, 6}), InputError,
+                       "dim 1 (S) is 0 but dims must be at least 1");
+}
+
+TEST_F(ValidationTest, DimOverrides) {
+  EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 6, 2}, {2, 6}, {{"B", 3}}), InputError,
+                       "dim 0 (B) is 2 but --dim B=3");
+  EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 6, 2}, {2, 6}, {{"Q", 3}}), InputError,
+                       "the model has no dim 'Q'");
+  EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 6, 2}, {2, 6}, {{"K", 10}}), InputError,
+                       "--dim K=10 is outside [1, 9]");
+  const EntryInfo &sample = *model.findEntry("sample");
+  std::vector<Tensor> inputs;
+  inputs.emplace_back(DType::F32, Shape{3});
+  std::vector<InputSource> xs = {{"x", "x.txt"}};
+  EXPECT_THROW_MESSAGE(bindDims(model, sample, inputs, xs), InputError,
+                       "output 'y' of entry 'sample' uses dim K that no input "
+                       "determines; pass --dim K=N");
+  EXPECT_EQ(bindDims(model, sample, inputs, xs, {{"K", 4}}),
+            (std::vector<int64_t>{3, 1, 1, 4}));
+}
+
+TEST_F(ValidationTest, VocabularyKeysByName) {
+  EXPECT_EQ(vocabKeyFor(model, "src"), "src_vocab");
+  EXPECT_EQ(vocabKeyFor(model, "tgt_in"), "tgt_vocab");
+  EXPECT_EQ(vocabKeyFor(model, "ids"), ""); // no "vocab" key in this config
+  ModelInfo single = ModelInfo::parse(
+      R"({"version": 1, "model": "m", "config": {"vocab": 10},
+          "dims": [], "param_arena_bytes": 0, "params": [], "entries": []})");
+  EXPECT_EQ(vocabKeyFor(single, "src"), "vocab");
+  EXPECT_EQ(vocabKeyFor(single, "ids"), "vocab");
+}
+
+/// One entry whose i32 inputs carry the metadata's "ids" ranges.
+ModelInfo modelWithIdRanges(const std::string &ids) {
+  return ModelInfo::parse(
+      R"({"version": 1, "model": "m", "config": {"vocab": 10},
+          "dims": [], "param_arena_bytes": 0, "params": [],
+          "entries": [{"name": "loss", "arena_bytes": 0, "tensor_bytes": 0,
+                       "inputs": [{"name": "targets", "dtype": "i32",
+                                   "shape": [3])" +
+      ids + R"(}], "outputs": []}]})");
+}
+
+TEST_F(ValidationTest, IdsAreCheckedAgainstWhatTheyIndex) {
+  // Cross-entropy targets: the classes or the ignore_index, whatever the
+  // input is called and whatever the config's vocab says.
+  ModelInfo classes = modelWithIdRanges(
+      R"(, "ids": {"begin": 0, "end": 20, "also": [-100],
+                  "what": "the 20 classes of cross_entropy at m.tx:9:3"})");
+  const TensorSig &sig = classes.findEntry("loss")->inputs[0];
+  ASSERT_TRUE(sig.ids.has_value());
+  InputSource targets{"targets", "t.txt"};
+  EXPECT_NO_THROW(checkIds(sig, intTensor({3}, {0, 19, -100}), targets));
+  EXPECT_THROW_MESSAGE(
+      checkIds(sig, intTensor({3}, {0, 20, 1}), targets), InputError,
+      "input 'targets' ('t.txt'): id 20 at [1] is outside [0, 20), the 20 "
+      "classes of cross_entropy at m.tx:9:3 (also allowed: -100)");
+  EXPECT_THROW_MESSAGE(checkIds(sig, intTensor({3}, {-1, 2, 3}), targets),
+                       InputError, "id -1 at [0]");
+  // Without a range (ids only compared with a pad id) anything goes.
+  ModelInfo free = modelWithIdRanges("");
+  EXPECT_NO_THROW(checkIds(free.findEntry("loss")->inputs[0],
+                           intTensor({3}, {-7, 1 << 30, 0}), targets));
+  // A malformed range is the metadata's fault.
+  EXPECT_THROW_MESSAGE(
+      modelWithIdRanges(R"(, "ids": {"begin": 5, "end": 1, "also": [],
+                                   "what": ""})"),
+      ModelError, "entries[0].inputs[0].ids.end must be an integer >= 5");
+}
+
+} // namespace

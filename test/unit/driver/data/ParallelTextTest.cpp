@@ -1,0 +1,82 @@
+//===- ParallelTextTest.cpp - TSV data: errors with FILE:LINE, bounds -----===//
+#include "core/Error.h"
+#include "core/ModelInfo.h"
+#include "data/ParallelText.h"
+#include "TestUtil.h"
+
+extern "C" const char fake_seq2seq_json[]; // FakeSeq2Seq.cpp
+
+using namespace txrt::driver;
+using namespace txrt_driver_test;
+
+namespace {
+
+TEST(ParallelTextTest, ReadsPairsAndCrlf) {
+  ParallelText text =
+      parseParallelText("I love you\tTe amo\r\nyou see me\tme ves\n", "d.tsv");
+  ASSERT_EQ(text.pairs.size(), 2u);
+  EXPECT_EQ(text.pairs[0].source,
+            (std::vector<std::string>{"i", "love", "you"}));
+  EXPECT_EQ(text.pairs[0].target, (std::vector<std::string>{"te", "amo"}));
+  EXPECT_EQ(text.pairs[1].line, 2);
+}
+
+TEST(ParallelTextTest, EveryBadLineIsReportedWithFileAndLine) {
+  EXPECT_THROW_MESSAGE(
+      parseParallelText("a\tb\n\nno tab here\n\tonly target\nsource only\t \n"
+                        "x\ty\tz\n",
+                        "data.tsv"),
+      InputError, "data.tsv:2: empty line",
+      "data.tsv:3: no tab between source and target",
+      "data.tsv:4: the source side is empty",
+      "data.tsv:5: the target side is empty", "data.tsv:6: more than one tab");
+  EXPECT_THROW_MESSAGE(parseParallelText("", "empty.tsv"), InputError,
+                       "'empty.tsv' holds no sentence pairs");
+}
+
+TEST(ParallelTextTest, TextThatIsNotUtf8IsRefusedWithFileAndLine) {
+  // Words end up as JSON strings in the tokenizer, which must be UTF-8:
+  // Latin-1 data fails before training instead of at the save.
+  EXPECT_THROW_MESSAGE(
+      parseParallelText("tu\tt\xc3\xba\ncaf\xe9 au lait\tcoffee\n",
+                        "latin1.tsv"),
+      InputError,
+      "latin1.tsv:2: invalid UTF-8 at byte 4 of the line (the data must be "
+      "UTF-8 text)");
+}
+
+TEST(ParallelTextTest, SentencesLongerThanTheBoundsNameTheDimAndFlag) {
+  ModelInfo model = ModelInfo::parse(fake_seq2seq_json);
+  const EntryInfo &train = *model.findEntry("train");
+  SequenceBounds bounds = sequenceBounds(model, train, train);
+  EXPECT_EQ(bounds.batch.bound, 8);
+  EXPECT_EQ(bounds.batch.configKey, "batch");
+  EXPECT_EQ(bounds.source.bound, 7);
+  EXPECT_EQ(bounds.source.configKey, "max_len");
+  ParallelText text = parseParallelText(
+      "a b c d e f g h\tx\nok\tv w x y z u v\nfine\tfine\n", "long.tsv");
+  Tokenizer tokenizer = buildTokenizer(model, text, 1);
+  EXPECT_THROW_MESSAGE(
+      encodeParallelText(text, tokenizer, bounds), InputError,
+      "long.tsv:1: the source sentence has 8 words, more than dim S <= 7 "
+      "(config max_len; recompile with txc -D max_len=N to raise it)",
+      "long.tsv:2: the target sentence has 7 words; with [SOS] / [EOS] that "
+      "is 8 positions, more than dim T <= 7");
+}
+
+TEST(ParallelTextTest, VocabularyTooLargeNamesTheConfigKey) {
+  ModelInfo model = ModelInfo::parse(fake_seq2seq_json);
+  std::string data;
+  for (int i = 0; i < 17; ++i)
+    data += "w" + std::to_string(i) + "\tok\n";
+  ParallelText text = parseParallelText(data, "big.tsv");
+  EXPECT_THROW_MESSAGE(buildTokenizer(model, text, 1), InputError,
+                       "the source vocabulary of 'big.tsv' needs 21 ids",
+                       "config src_vocab is 20",
+                       "recompile with txc -D src_vocab=21");
+  // Dropping the rare words makes it fit.
+  Tokenizer fits = buildTokenizer(model, text, 2);
+  EXPECT_EQ(fits.source.size(), 4);
+}
+
+} // namespace

@@ -1,0 +1,201 @@
+//===- SafetensorsTest.cpp - safetensors round trips and corrupt files ----===//
+#include "formats/Safetensors.h"
+#include "core/Error.h"
+#include "TestUtil.h"
+
+#include <cstring>
+#include <filesystem>
+
+using namespace txrt::driver;
+using namespace txrt_driver_test;
+
+namespace {
+
+std::string withLength(const std::string &header, const std::string &data) {
+  std::string out;
+  uint64_t length = header.size();
+  for (int i = 0; i < 8; ++i)
+    out += char((length >> (8 * i)) & 0xFF);
+  return out + header + data;
+}
+
+TEST(SafetensorsTest, RoundTripsTensorsAndMetadata) {
+  ScratchDir dir;
+  std::vector<float> a = {1, 2, 3, 4, 5, 6};
+  std::vector<int32_t> b = {-1, 7};
+  uint8_t c[3] = {1, 0, 1};
+  double d = 2.5;
+  std::string path = dir.file("w.safetensors");
+  writeSafetensors(path,
+                   {{"layer.a", DType::F32, {2, 3}, a.data()},
+                    {"b", DType::I32, {2}, b.data()},
+                    {"mask", DType::Bool, {3}, c},
+                    {"scalar", DType::F64, {}, &d}},
+                   {{"format", "txc"}, {"step", "12"}});
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+
+  SafetensorsReader reader(path);
+  ASSERT_EQ(reader.tensors().size(), 4u);
+  EXPECT_EQ(reader.metadata(),
+            (SafetensorsMetadata{{"format", "txc"}, {"step", "12"}}));
+  const SafetensorsEntry *entry = reader.find("layer.a");
+  ASSERT_NE(entry, nullptr);
+  EXPECT_EQ(entry->dtype, "F32");
+  EXPECT_EQ(entry->shape, (Shape{2, 3}));
+  std::vector<float> readA(6);
+  reader.read(*entry, readA.data());
+  EXPECT_EQ(readA, a);
+  std::vector<int32_t> readB(2);
+  reader.read(*reader.find("b"), readB.data());
+  EXPECT_EQ(readB, b);
+  EXPECT_EQ(reader.find("mask")->dtype, "BOOL");
+  EXPECT_EQ(reader.find("scalar")->shape, Shape{});
+  double readD = 0;
+  reader.read(*reader.find("scalar"), &readD);
+  EXPECT_EQ(readD, 2.5);
+  EXPECT_EQ(reader.find("nothing"), nullptr);
+
+  // The header is padded to 8 bytes, so the data section is aligned.
+  std::string bytes = readFile(path);
+  uint64_t headerBytes = 0;
+  std::memcpy(&headerBytes, bytes.data(), 8);
+  EXPECT_EQ(headerBytes % 8, 0u);
+  EXPECT_EQ(bytes.size(), 8 + headerBytes + 24 + 8 + 3 + 8);
+}
+
+TEST(SafetensorsTest, WriterRejectsDuplicateNames) {
+  ScratchDir dir;
+  float x = 0;
+  EXPECT_THROW(
+      writeSafetensors(dir.file("d.safetensors"), {{"a", DType::F32, {1}, &x},
+                                                   {"a", DType::F32, {1}, &x}}),
+      std::invalid_argument);
+  EXPECT_FALSE(std::filesystem::exists(dir.file("d.safetensors.tmp")));
+}
+
+TEST(SafetensorsTest, WriteReplacesAtomically) {
+  ScratchDir dir;
+  std::string path = dir.file("w.safetensors");
+  float one = 1, two = 2;
+  writeSafetensors(path, {{"x", DType::F32, {1}, &one}});
+  writeSafetensors(path, {{"x", DType::F32, {1}, &two}});
+  SafetensorsReader reader(path);
+  float value = 0;
+  reader.read(*reader.find("x"), &value);
+  EXPECT_EQ(value, 2.0f);
+  EXPECT_THROW_MESSAGE(writeSafetensors(dir.file("missing-dir/w.safetensors"),
+                                        {{"x", DType::F32, {1}, &one}}),
+                       InputError, "cannot create",
+                       "missing-dir/w.safetensors.tmp");
+}
+
+TEST(SafetensorsTest, RejectsCorruptFiles) {
+  ScratchDir dir;
+  const std::string good =
+      R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})";
+  std::string hugeLength(8, '\0');
+  hugeLength[4] = 1; // 2^32 bytes
+  struct Case {
+    std::string name, content;
+    std::vector<std::string> fragments;
+  };
+  const std::vector<Case> cases = {
+      {"empty", "", {"is truncated", "less than the 8-byte header length"}},
+      {"short-header",
+       withLength(good, "").substr(0, 20),
+       {"is truncated", "the header needs"}},
+      {"short-data",
+       withLength(good, std::string(5, '\0')),
+       {"is truncated", "tensor 'x' needs data bytes [0, 8)",
+        "data section has 5 bytes"}},
+      {"huge-header", hugeLength + "{}", {"header is too large", "4294967296"}},
+      {"not-json", withLength("{\"x\": [1,", ""), {"invalid header JSON"}},
+      {"not-object", withLength("[1, 2]", ""), {"not a JSON object"}},
+      {"unknown-dtype",
+       withLength(R"({"x":{"dtype":"Q7","shape":[2],"data_offsets":[0,8]}})",
+                  std::string(8, '\0')),
+       {"tensor 'x' has an unknown dtype 'Q7'"}},
+      {"size-mismatch",
+       withLength(R"({"x":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})",
+                  std::string(8, '\0')),
+       {"tensor 'x' has 8 data bytes but shape [3] of F32 needs 12"}},
+      {"bad-offsets",
+       withLength(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})",
+                  std::string(8, '\0')),
+       {"tensor 'x' has invalid data_offsets"}},
+      {"bad-shape",
+       withLength(R"({"x":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})",
+                  std::string(8, '\0')),
+       {"tensor 'x' has a shape that is not a list"}},
+      {"no-dtype",
+       withLength(R"({"x":{"shape":[2]}})", ""),
+       {"tensor 'x' lacks a string 'dtype'"}},
+      {"bad-metadata",
+       withLength(R"({"__metadata__":{"step":3}})", ""),
+       {"__metadata__ value 'step' is not a string"}},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string path = dir.file(c.name + ".safetensors");
+    writeFile(path, c.content);
+    try {
+      SafetensorsReader reader(path);
+      ADD_FAILURE() << "no error";
+    } catch (const InputError &error) {
+      std::string message = error.what();
+      EXPECT_NE(message.find(path), std::string::npos) << message;
+      for (const std::string &fragment : c.fragments)
+        EXPECT_NE(message.find(fragment), std::string::npos)
+            << message << "\nmissing: " << fragment;
+    }
+  }
+  EXPECT_THROW_MESSAGE(SafetensorsReader(dir.file("absent.safetensors")),
+                       InputError, "cannot open", "No such file");
+}
+
+TEST(SafetensorsTest, TensorsMustTileTheDataSection) {
+  // Each range is inside the data section and has the right size, but the
+  // tensors overlap, leave a gap, are shifted, or leave bytes unused: one
+  // tensor would be read from another's bytes.
+  ScratchDir dir;
+  auto two = [](const char *a, const char *b) {
+    return std::string(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":)") +
+           a + R"(},"b":{"dtype":"F32","shape":[2],"data_offsets":)" + b + "}}";
+  };
+  struct Case {
+    std::string name, content, fragment;
+  };
+  const std::vector<Case> cases = {
+      {"overlap", withLength(two("[0,8]", "[4,12]"), std::string(12, '\0')),
+       "tensor 'b' has data_offsets [4, 12) that overlap tensor 'a' [0, 8)"},
+      {"same", withLength(two("[0,8]", "[0,8]"), std::string(8, '\0')),
+       "tensor 'b' has data_offsets [0, 8) that overlap tensor 'a' [0, 8)"},
+      {"shifted",
+       withLength(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                  std::string(12, '\0')),
+       "tensor 'a' has data_offsets [4, 12) but the previous tensor ends at 0"},
+      {"gap", withLength(two("[0,8]", "[12,20]"), std::string(20, '\0')),
+       "tensor 'b' has data_offsets [12, 20) but the previous tensor ends at "
+       "8"},
+      {"trailing", withLength(two("[0,8]", "[8,16]"), std::string(20, '\0')),
+       "the data section has 20 bytes but its tensors cover 16"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string path = dir.file(c.name + ".safetensors");
+    writeFile(path, c.content);
+    EXPECT_THROW_MESSAGE(SafetensorsReader reader(path), InputError,
+                         "'" + path + "' is not a valid safetensors file",
+                         c.fragment);
+  }
+  // Back to back in any header order, zero-size tensors anywhere: fine.
+  writeFile(
+      dir.file("ok.safetensors"),
+      withLength(R"({"b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"
+                 R"("e":{"dtype":"F32","shape":[0],"data_offsets":[8,8]},)"
+                 R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                 std::string(16, '\0')));
+  EXPECT_NO_THROW(SafetensorsReader(dir.file("ok.safetensors")));
+}
+
+} // namespace

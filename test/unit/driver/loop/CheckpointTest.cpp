@@ -1,0 +1,168 @@
+//===- CheckpointTest.cpp - metadata v2, training checkpoints -------------===//
+#include "loop/Checkpoint.h"
+#include "core/Error.h"
+#include "core/ModelInfo.h"
+#include "core/Optimizer.h"
+#include "formats/Safetensors.h"
+#include "TestUtil.h"
+
+#include <cmath>
+#include <cstring>
+
+extern "C" const char fake_seq2seq_json[]; // FakeSeq2Seq.cpp
+
+using namespace txrt::driver;
+using namespace txrt_driver_test;
+
+namespace {
+
+TEST(ModelInfoV2Test, ParsesKindsOffsetsAndOptimizer) {
+  ModelInfo model = ModelInfo::parse(fake_seq2seq_json);
+  EXPECT_EQ(model.version, 2);
+  EXPECT_TRUE(model.hasTrainingState());
+  EXPECT_EQ(model.findEntry("train")->kind, EntryKind::TrainStep);
+  EXPECT_EQ(model.findEntry("train_grad")->kind, EntryKind::TrainGrad);
+  EXPECT_EQ(model.findEntry("decode")->kind, EntryKind::Forward);
+  EXPECT_EQ(model.findEntryOfKind(EntryKind::TrainStep)->name, "train");
+  const ParamInfo *bias = model.findParam("out.bias");
+  EXPECT_EQ(bias->gradOffset, 3920);
+  EXPECT_EQ(bias->expAvgOffset, 5920);
+  EXPECT_EQ(bias->expAvgSqOffset, 7920);
+  ASSERT_TRUE(model.optimizer.has_value());
+  EXPECT_EQ(model.optimizer->beta2, 0.98);
+  EXPECT_EQ(learningRate(model.optimizer->lr, 10), 0.05);
+  EXPECT_EQ(describeOptimizer(*model.optimizer),
+            "adam(lr = 0.05, beta1 = 0.9, beta2 = 0.98, eps = 1e-09)");
+}
+
+TEST(ModelInfoV2Test, NoamSchedule) {
+  LearningRateSchedule noam;
+  noam.kind = LearningRateSchedule::Kind::Noam;
+  noam.dModel = 512;
+  noam.warmup = 4000;
+  noam.factor = 1;
+  // Rises linearly to the warmup step, then decays as step^-0.5.
+  EXPECT_NEAR(learningRate(noam, 1), std::pow(512, -0.5) * std::pow(4000, -1.5),
+              1e-15);
+  EXPECT_NEAR(learningRate(noam, 4000),
+              std::pow(512, -0.5) * std::pow(4000, -0.5), 1e-15);
+  EXPECT_NEAR(learningRate(noam, 16000),
+              std::pow(512, -0.5) * std::pow(16000, -0.5), 1e-15);
+}
+
+std::string withParam(const std::string &param) {
+  return R"({"version": 2, "model": "m", "dims": [], "param_arena_bytes": 64,
+    "params": [)" + param + R"(], "entries": []})";
+}
+
+TEST(ModelInfoV2Test, RejectsBadStateOffsets) {
+  EXPECT_THROW_MESSAGE(
+      ModelInfo::parse(withParam(
+          R"({"name": "w", "dtype": "f32", "shape": [4], "init": "zeros",
+              "offset": 0, "grad_offset": 16, "exp_avg_offset": 24,
+              "exp_avg_sq_offset": 48})")),
+      ModelError, "the gradient of 'w' and exp_avg of 'w' overlap");
+  EXPECT_THROW_MESSAGE(
+      ModelInfo::parse(withParam(
+          R"({"name": "w", "dtype": "f32", "shape": [4], "init": "zeros",
+              "offset": 0, "grad_offset": 16, "exp_avg_offset": 32,
+              "exp_avg_sq_offset": 56})")),
+      ModelError, "params[0].exp_avg_sq_offset ('w') at offset 56",
+      "does not fit the parameter arena of 64 bytes");
+  EXPECT_THROW_MESSAGE(
+      ModelInfo::parse(withParam(
+          R"({"name": "w", "dtype": "f32", "shape": [4], "init": "zeros",
+              "offset": 0, "grad_offset": 16})")),
+      ModelError, "must have all of grad_offset");
+  std::string badKind = R"({"version": 2, "model": "m", "dims": [],
+    "param_arena_bytes": 0, "params": [], "entries": [{"name": "e",
+    "kind": "sideways", "arena_bytes": 0, "inputs": [], "outputs": []}]})";
+  EXPECT_THROW_MESSAGE(ModelInfo::parse(badKind), ModelError,
+                       "entries[0].kind 'sideways' is not one of forward");
+}
+
+TEST(CheckpointTest, RoundTripWithMomentsAndPosition) {
+  ScratchDir dir;
+  ModelInfo model = ModelInfo::parse(fake_seq2seq_json);
+  ParameterArena params(model);
+  params.initialize(3);
+  for (const ParamInfo &info : model.params)
+    for (int64_t i = 0; i < info.numElements; ++i) {
+      EXPECT_EQ(params.expAvg(info)[i], 0.0f);
+      params.expAvg(info)[i] = float(i) * 0.5f;
+      params.expAvgSq(info)[i] = float(i) * 0.25f;
+    }
+  TrainingPosition position;
+  position.step = 12;
+  position.seed = 99;
+  position.epoch = 1;
+  position.batchInEpoch = 4;
+  position.batchSize = 8;
+  position.minFreq = 2;
+  position.dataPath = "train.tsv";
+  position.dataHash = 0xfeedface12345678ull;
+  Tokenizer tokenizer;
+  tokenizer.source = Vocabulary::build({{"hello", "world"}}, 1, 0);
+  tokenizer.target = Vocabulary::build({{"hola", "mundo", "hola"}}, 1, 0);
+  saveCheckpoint(dir.file("c.safetensors"), model, params, position, tokenizer);
+
+  SafetensorsReader file(dir.file("c.safetensors"));
+  EXPECT_NE(file.find("out.weight.exp_avg"), nullptr);
+  EXPECT_NE(file.find("out.weight.exp_avg_sq"), nullptr);
+  // The tokenizer is inside the checkpoint.
+  std::optional<Tokenizer> stored = checkpointTokenizer(file);
+  ASSERT_TRUE(stored);
+  EXPECT_TRUE(stored->sameVocabularies(tokenizer));
+  EXPECT_EQ(stored->target.words()[4], "hola");
+
+  ParameterArena loaded(model);
+  TrainingPosition back =
+      loadCheckpoint(dir.file("c.safetensors"), model, loaded);
+  EXPECT_EQ(back.step, 12);
+  EXPECT_EQ(back.seed, 99u);
+  EXPECT_EQ(back.batchSize, 8);
+  EXPECT_EQ(back.minFreq, 2);
+  EXPECT_EQ(back.dataHash, position.dataHash);
+  EXPECT_EQ(std::memcmp(loaded.data(), params.data(), 2000), 0);
+  EXPECT_EQ(std::memcmp(static_cast<char *>(loaded.data()) + 4000,
+                        static_cast<char *>(params.data()) + 4000, 4000),
+            0);
+
+  // The parameters alone load into run/translate/eval.
+  ParameterArena paramsOnly(model);
+  paramsOnly.load(dir.file("c.safetensors"));
+  EXPECT_EQ(std::memcmp(paramsOnly.data(), params.data(), 2000), 0);
+}
+
+TEST(CheckpointTest, MismatchedCheckpointsAreRefusedNamingTheTensor) {
+  ScratchDir dir;
+  ModelInfo model = ModelInfo::parse(fake_seq2seq_json);
+  ParameterArena params(model);
+  params.initialize(0);
+  params.save(dir.file("params.safetensors"));
+  EXPECT_THROW_MESSAGE(
+      loadCheckpoint(dir.file("params.safetensors"), model, params),
+      InputError, "is not a training checkpoint");
+
+  std::vector<float> zeros(160, 0.0f);
+  writeSafetensors(dir.file("bad.safetensors"),
+                   {{"src_embed.weight", DType::F32, {20, 8}, zeros.data()},
+                    {"src_embed.weight.exp_avg", DType::F32, {8, 20},
+                     zeros.data()}},
+                   {{"format", "txc-checkpoint"}, {"model", "fake_seq2seq"}});
+  EXPECT_THROW_MESSAGE(
+      loadCheckpoint(dir.file("bad.safetensors"), model, params), InputError,
+      "tensor 'tgt_embed.weight' is missing",
+      "tensor 'src_embed.weight.exp_avg' is F32 [8, 20]",
+      "tensor 'src_embed.weight.exp_avg_sq' is missing");
+
+  writeFile(dir.file("corrupt.safetensors"), std::string("\x10\0\0\0\0\0\0\0{", 9));
+  EXPECT_THROW_MESSAGE(
+      loadCheckpoint(dir.file("corrupt.safetensors"), model, params),
+      InputError, "corrupt.safetensors' is truncated");
+  EXPECT_EQ(checkpointSibling("a/ckpt.safetensors", ".tokenizer.json"),
+            "a/ckpt.tokenizer.json");
+  EXPECT_EQ(checkpointSibling("ckpt.bin", ".loss.csv"), "ckpt.bin.loss.csv");
+}
+
+} // namespace

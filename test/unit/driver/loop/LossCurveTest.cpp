@@ -1,0 +1,45 @@
+//===- LossCurveTest.cpp - CSV and SVG of the loss curve ------------------===//
+#include "loop/LossCurve.h"
+#include "TestUtil.h"
+
+using namespace txrt::driver;
+using namespace txrt_driver_test;
+
+namespace {
+
+TEST(LossCurveTest, CsvRoundTrip) {
+  std::vector<LossPoint> points = {{1, 2.5, 0.05, 1000}, {2, 1.25, 0.05, 980}};
+  std::string csv = lossCsv(points);
+  EXPECT_EQ(csv, "step,loss,lr,tokens_per_second\n1,2.5,0.05,1000.0\n"
+                 "2,1.25,0.05,980.0\n");
+  std::vector<LossPoint> back = parseLossCsv(csv);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[1].step, 2);
+  EXPECT_EQ(back[1].loss, 1.25);
+}
+
+TEST(LossCurveTest, SvgHasAxesLabelsAndAPolyline) {
+  std::string svg = lossSvg({{1, 4, 0, 0}, {2, 2, 0, 0}, {3, 1, 0, 0}},
+                            "fake <loss>");
+  EXPECT_EQ(svg.rfind("<svg xmlns=\"http://www.w3.org/2000/svg\"", 0), 0u);
+  EXPECT_NE(svg.find("fake &lt;loss&gt;"), std::string::npos);
+  EXPECT_NE(svg.find(">step</text>"), std::string::npos);
+  EXPECT_NE(svg.find(">loss</text>"), std::string::npos);
+  // Step 1 at the left edge, loss 4 at the top, loss 0 at the bottom.
+  EXPECT_NE(svg.find("points=\"70.0,40.0 345.0,195.0 620.0,272.5\""),
+            std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find("</svg>"), std::string::npos);
+  EXPECT_NE(lossSvg({}, "empty").find("</svg>"), std::string::npos);
+}
+
+TEST(LossCurveTest, WritesBothFiles) {
+  ScratchDir dir;
+  writeLossCurve(dir.file("run.csv"), {{1, 1, 1, 1}}, "t");
+  EXPECT_EQ(svgPathFor(dir.file("run.csv")), dir.file("run.svg"));
+  EXPECT_NE(readFile(dir.file("run.svg")).find("<polyline"),
+            std::string::npos);
+  EXPECT_EQ(readFile(dir.file("run.csv")).rfind("step,loss", 0), 0u);
+}
+
+} // namespace
