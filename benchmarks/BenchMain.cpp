@@ -14,6 +14,7 @@ int main(int argc, char **argv) {
   txrt_bench::registerAddLayerNormBenchmarks();
   txrt_bench::registerAddRmsNormBenchmarks();
   txrt_bench::registerRopeAttentionBenchmarks();
+  txrt_bench::registerDenormalsBenchmarks();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv))
     return 1;

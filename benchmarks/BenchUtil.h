@@ -85,6 +85,7 @@ void registerAttentionBenchmarks();
 void registerAddLayerNormBenchmarks();
 void registerAddRmsNormBenchmarks();
 void registerRopeAttentionBenchmarks();
+void registerDenormalsBenchmarks();
 
 } // namespace txrt_bench
 

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Context.h"
+#include "Denormals.h"
 #include "Kernel.h"
 
 #include <omp.h>
@@ -12,6 +13,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <new>
+#include <string_view>
 
 using namespace txrt;
 
@@ -86,11 +88,45 @@ size_t CacheKey::hash() const {
 //===----------------------------------------------------------------------===//
 
 txrt_context::txrt_context(int numThreads)
-    : numThreads_(numThreads), engine_(dnnl::engine::kind::cpu, 0),
-      threadWork_(numThreads), threadScratchpad_(numThreads) {
+    : numThreads_(numThreads),
+      flushDenormals_(txrt::flushDenormalsFromEnvironment()),
+      engine_(dnnl::engine::kind::cpu, 0), threadWork_(numThreads),
+      threadScratchpad_(numThreads) {
   streams_.reserve(numThreads);
   for (int i = 0; i < numThreads; ++i)
     streams_.emplace_back(engine_);
+  if (flushDenormals_)
+    txrt::setFlushDenormalsOnWorkers(true, numThreads_);
+}
+
+void txrt_context::setFlushDenormals(bool flush) {
+  flushDenormals_ = flush;
+  txrt::setFlushDenormalsOnWorkers(flush, numThreads_);
+}
+
+bool txrt::flushDenormalsFromEnvironment() {
+  const char *env = std::getenv("TXRT_DENORMALS");
+  if (!env || !*env || std::string_view(env) == "flush")
+    return true;
+  if (std::string_view(env) == "keep")
+    return false;
+  throw Error(TXRT_ERROR_INVALID_ARGUMENT,
+              std::string("TXRT_DENORMALS='") + env +
+                  "' is neither 'flush' nor 'keep'");
+}
+
+void txrt::setFlushDenormalsOnWorkers(bool flush, int threads) {
+  // Every thread of a team of either size runs the body once. The calling
+  // thread is the teams' master: its own mode is the caller's business
+  // (runKernel sets it per call), so it is restored.
+  uint32_t callerMode = readFloatControl();
+  for (int team : {threads, omp_get_num_procs()}) {
+    if (team < 1)
+      continue;
+#pragma omp parallel num_threads(team)
+    setFlushDenormals(flush);
+  }
+  writeFloatControl(callerMode);
 }
 
 int txrt::defaultThreadCount() {
@@ -235,6 +271,19 @@ const char *txrt_status_string(txrt_status status) {
   }
 }
 
+int32_t txrt_context_flushes_denormals(const txrt_context *ctx) {
+  return ctx && ctx->flushDenormals() ? 1 : 0;
+}
+
+uint32_t txrt_denormals_enter(const txrt_context *ctx) {
+  return txrt::setFlushDenormals(ctx && ctx->flushDenormals());
+}
+
+void txrt_denormals_leave(uint32_t saved) {
+  if (txrt::readFloatControl() != saved)
+    txrt::writeFloatControl(saved);
+}
+
 int32_t txrt_context_num_threads(const txrt_context *ctx) {
   return ctx ? ctx->numThreads() : 0;
 }
@@ -281,6 +330,12 @@ txrt_status txrt_context_set_option(txrt_context *ctx, int32_t option,
       ctx, "txrt_context_set_option",
       [&] { return shapes("option", option, "value", value); },
       [&](Context &c) {
+        if (option == TXRT_OPTION_FLUSH_DENORMALS) {
+          require(value == 0 || value == 1,
+                  "TXRT_OPTION_FLUSH_DENORMALS takes 0 or 1");
+          c.setFlushDenormals(value == 1);
+          return;
+        }
         require(value > 0, "option values must be positive");
         switch (option) {
         case TXRT_OPTION_ATTENTION_BLOCK_Q:

@@ -140,6 +140,10 @@ struct txrt_context {
   txrt_context &operator=(const txrt_context &) = delete;
 
   int numThreads() const { return numThreads_; }
+  /// Whether kernels compute with FTZ and DAZ set (Denormals.h).
+  bool flushDenormals() const { return flushDenormals_; }
+  /// Changes the policy and applies it to the worker threads at once.
+  void setFlushDenormals(bool flush);
   const dnnl::engine &engine() const { return engine_; }
   /// The stream a kernel running on OpenMP thread `thread` executes on.
   dnnl::stream &stream(int thread = 0) { return streams_[thread]; }
@@ -180,6 +184,7 @@ struct txrt_context {
 
 private:
   int numThreads_;
+  bool flushDenormals_ = true;
   dnnl::engine engine_;
   std::vector<dnnl::stream> streams_;
   std::vector<txrt::Workspace> threadWork_;

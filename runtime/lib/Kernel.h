@@ -11,6 +11,7 @@
 #define TXRT_LIB_KERNEL_H
 
 #include "Context.h"
+#include "Denormals.h"
 
 #include <exception>
 #include <sstream>
@@ -85,6 +86,7 @@ txrt_status runKernel(Context *ctx, const char *kernel, Describe &&describe,
   }
   try {
     ThreadCountScope threads(ctx->numThreads());
+    FlushDenormalsScope denormals(ctx->flushDenormals());
     body(*ctx);
     return TXRT_OK;
   } catch (...) {

@@ -83,9 +83,13 @@ std::vector<Tensor> ModelRunner::call(const EntryInfo &entry,
     outputPointers.push_back(outputs.back().data());
   }
   auto arena = arenas_.find(&entry);
+  // The entry's own loops run in the context's denormal mode, as its
+  // txrt_ calls do (txrt.h, txrt_denormals_enter).
+  uint32_t savedFloatMode = txrt_denormals_enter(ctx_.get());
   int32_t status = function(ctx_.get(), params_.data(), arena->second.data(),
                             dims.data(), inputPointers.data(),
                             outputPointers.data());
+  txrt_denormals_leave(savedFloatMode);
   if (status != TXRT_OK)
     throw KernelError("entry '" + entry.name + "' failed (" +
                       txrt_status_string(status) +

@@ -110,6 +110,9 @@ enum {
   TXRT_OPTION_ATTENTION_BLOCK_Q = 1,
   /** Key rows per block of the fused attention kernels (default 256). */
   TXRT_OPTION_ATTENTION_BLOCK_K = 2,
+  /** 1 (the default unless TXRT_DENORMALS=keep): kernels compute with
+   *  flush-to-zero and denormals-are-zero; 0: IEEE gradual underflow. */
+  TXRT_OPTION_FLUSH_DENORMALS = 3,
 };
 
 /*===----------------------------------------------------------------------===*
@@ -141,6 +144,23 @@ const char *txrt_last_error(const txrt_context *ctx);
 
 /** A short constant name for a status code ("ok", "invalid argument", ...). */
 const char *txrt_status_string(txrt_status status);
+
+/** Denormal floats. A context flushes them by default: its OpenMP worker
+ *  threads get MXCSR's flush-to-zero and denormals-are-zero bits when it is
+ *  created, and every txrt_ call sets them on the calling thread and
+ *  restores the caller's mode on return (results below FLT_MIN become 0,
+ *  inputs below it read as 0; denormal arithmetic takes a slow path on x86,
+ *  and Adam's moments of rarely seen rows decay into that range).
+ *  TXRT_DENORMALS=keep at creation (or TXRT_OPTION_FLUSH_DENORMALS = 0)
+ *  keeps IEEE gradual underflow; any other value than "keep" or "flush"
+ *  makes txrt_context_create fail.
+ *  txrt_context_flushes_denormals: 1 when the context flushes.
+ *  txrt_denormals_enter / txrt_denormals_leave: run code that is not a txrt_
+ *  call (a compiled entry's own loops) in the context's mode: enter sets it
+ *  on the calling thread and returns the previous mode, leave restores it. */
+int32_t txrt_context_flushes_denormals(const txrt_context *ctx);
+uint32_t txrt_denormals_enter(const txrt_context *ctx);
+void txrt_denormals_leave(uint32_t saved);
 
 /** The number of threads the kernels of this context use. */
 int32_t txrt_context_num_threads(const txrt_context *ctx);

@@ -519,9 +519,10 @@ TEST_F(AttentionTest, EmptyRowsGiveZerosNotNaN) {
           EXPECT_EQ(r.dq[(b * c.tq + i) * ld + x], 0.0f);
         }
       }
-      for (int64_t h = 0; h < c.heads; ++h)
+      for (int64_t h = 0; h < c.heads; ++h) {
         if (empty)
           EXPECT_TRUE(std::isinf(r.lse[(b * c.heads + h) * c.tq + i]));
+      }
     }
   for (float g : r.dk)
     EXPECT_TRUE(std::isfinite(g));
