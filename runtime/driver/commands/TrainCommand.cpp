@@ -98,6 +98,9 @@ void checkTrainOutputs(const TrainOptions &options,
     outputs.push_back({*options.savePath, "--save"});
     outputs.push_back({checkpointSibling(*options.savePath, kTokenizerSuffix),
                        "the tokenizer copy of --save"});
+    for (const char *suffix : {kSourceTokenizerSuffix, kTargetTokenizerSuffix})
+      outputs.push_back({checkpointSibling(*options.savePath, suffix),
+                         "the Hugging Face tokenizer of --save"});
   }
   if (logPath) {
     std::string what = options.logPath ? "--log" : "the loss curve of --save";
@@ -234,6 +237,7 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     // next save replaces the name.
     lastSave = std::make_unique<SafetensorsReader>(*options.savePath);
     tokenizer.save(checkpointSibling(*options.savePath, kTokenizerSuffix));
+    tokenizer.saveHuggingFace(checkpointSibling(*options.savePath, ""));
   };
 
   err << "training '" << model.model << "' on " << pairs.size()
