@@ -14,10 +14,14 @@ PACKAGES=(
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
   python3-torch libopenblas0-openmp nlohmann-json3-dev
   libclang-rt-19-dev libomp-19-dev
+  libsentencepiece-dev wordnet-base apertium-eng-spa
 )
 # libclang-rt-19-dev (libFuzzer, the ASan/UBSan runtimes) and libomp-19-dev
 # (clang's OpenMP runtime) are for the sanitizer and fuzzing build
 # (scripts/check-sanitize.sh, scripts/fuzz.sh); the default build uses g++.
+# libsentencepiece-dev: subword vocabularies (runtime/driver/data/
+# SentencePiece.h); wordnet-base and apertium-eng-spa: the English->Spanish
+# corpus of examples/enes/make-corpus.sh.
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

@@ -6,7 +6,11 @@
 //    be an InputError;
 //  - a tokenizer it accepts must write (toJson) a file that reads back as
 //    the same vocabularies, and every word must encode to its own id and
-//    decode back to itself.
+//    decode back to itself;
+//  - the same text as one side of a Hugging Face pair
+//    (Vocabulary::fromHuggingFaceJson): failures are InputErrors, and an
+//    accepted vocabulary writes (toHuggingFaceJson) a file that reads back
+//    as the same words.
 //
 //===----------------------------------------------------------------------===//
 #include "core/Error.h"
@@ -38,10 +42,30 @@ void checkVocabulary(const Vocabulary &vocab) {
   }
 }
 
+void checkHuggingFace(std::string_view text) {
+  Vocabulary vocab;
+  try {
+    vocab = Vocabulary::fromHuggingFaceJson(text, "'fuzz.json'");
+  } catch (const InputError &) {
+    return;
+  }
+  checkVocabulary(vocab);
+  try {
+    if (Vocabulary::fromHuggingFaceJson(vocab.toHuggingFaceJson(),
+                                        "'written.json'")
+            .words() != vocab.words())
+      fail("a Hugging Face file does not read back as the one written");
+  } catch (const InputError &error) {
+    std::fprintf(stderr, "%s\n", error.what());
+    fail("a file written by toHuggingFaceJson does not read back");
+  }
+}
+
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string_view text(reinterpret_cast<const char *>(data), size);
+  checkHuggingFace(text);
   Tokenizer tokenizer;
   try {
     tokenizer = Tokenizer::fromJson(text, "'fuzz.json'");

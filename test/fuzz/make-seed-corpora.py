@@ -187,6 +187,21 @@ def tokenizer_seeds():
           '{"format": "txc-tokenizer", "version": 1, "lowercase": true, '
           '"min_freq": 3, "source": ["[PAD]", "[UNK]", "[SOS]", "[EOS]"], '
           '"target": ["[PAD]", "[UNK]", "[SOS]", "[EOS]", "\\u00e9\\ud83d\\ude00"]}\n')
+    write("tokenizer-json", "huggingface.json", json.dumps({
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": i, "content": t, "single_word": False,
+                          "lstrip": False, "rstrip": False,
+                          "normalized": False, "special": True}
+                         for i, t in enumerate(SPECIALS)],
+        "normalizer": {"type": "Lowercase"},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "WhitespaceSplit"},
+            {"type": "Split", "pattern": {"Regex": "[!-&(-,./:-@\\[-`{-~]"},
+             "behavior": "Isolated", "invert": False}]},
+        "post_processor": None, "decoder": None,
+        "model": {"type": "WordLevel",
+                  "vocab": {w: i for i, w in enumerate(SPECIALS + ["te", "amo"])},
+                  "unk_token": "[UNK]"}}, separators=(",", ":")) + "\n")
 
 
 def main():

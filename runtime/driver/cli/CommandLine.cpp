@@ -23,6 +23,7 @@ commands:
   eval              loss, token accuracy and BLEU of a checkpoint on TSV data
   translate         translate sentences (arguments or stdin lines)
   bench             time the train step and decoding on synthetic batches
+  export W          write a checkpoint's parameters alone as safetensors
   help [COMMAND]    show this text, or the options of COMMAND
 
 Run 'PROGRAM COMMAND --help' for the options of a command.
@@ -225,7 +226,8 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
   if (isHelpFlag(command) || command == "help") {
     line.command = CommandLine::Command::Help;
     if (command == "help" && args.size() > 1) {
-      if (args[1] != "info" && args[1] != "run" && !trainingUsage(args[1]))
+      if (args[1] != "info" && args[1] != "run" && args[1] != "export" &&
+          !trainingUsage(args[1]))
         throw UsageError("no help for '" + args[1] + "'", "");
       line.helpTopic = args[1];
     }
@@ -252,6 +254,7 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
           {"eval", {CommandLine::Command::Eval, parseEval}},
           {"translate", {CommandLine::Command::Translate, parseTranslate}},
           {"bench", {CommandLine::Command::Bench, parseBench}},
+          {"export", {CommandLine::Command::Export, parseExport}},
       };
   for (const auto &[name, parser] : commands) {
     if (command != name)
@@ -267,6 +270,7 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
 std::string usageText(std::string_view command, std::string_view program) {
   const char *text = command == "info"           ? kInfoUsage
                      : command == "run"          ? kRunUsage
+                     : command == "export"       ? kExportUsage
                      : trainingUsage(command) != nullptr ? trainingUsage(command)
                                                   : kTopUsage;
   return substituteProgram(text, program);

@@ -8,6 +8,7 @@
 //   PROGRAM eval --load F --data F.tsv [...]
 //   PROGRAM translate --load F [--beam N] [--max-len N] [--no-kv-cache] [SENTENCE...]
 //   PROGRAM bench [--steps N] [--batch N] [...]
+//   PROGRAM export W.safetensors --load FILE
 //   PROGRAM help [COMMAND] | --help | COMMAND --help
 //
 // (the usage texts in CommandLine.cpp / CommandLineTraining.cpp list every
@@ -67,6 +68,8 @@ struct TrainOptions {
   std::optional<std::string> savePath, resumePath, logPath;
   int64_t every = 0; ///< checkpoint every N steps (0: only at the end)
   std::optional<uint64_t> initSeed;
+  /// --init-from W.safetensors: parameters only (moments zero, step 0).
+  std::optional<std::string> initFromPath;
   int32_t threads = 0;
   bool quiet = false; ///< no progress output
 };
@@ -98,8 +101,12 @@ struct BenchOptions {
   int32_t threads = 0;
 };
 
+struct ExportOptions {
+  std::string outputPath, loadPath;
+};
+
 struct CommandLine {
-  enum class Command { Help, Info, Run, Train, Eval, Translate, Bench };
+  enum class Command { Help, Info, Run, Train, Eval, Translate, Bench, Export };
   Command command = Command::Help;
   std::string helpTopic; ///< for Help: "" or a command
   InfoOptions info;
@@ -108,6 +115,7 @@ struct CommandLine {
   EvalOptions eval;
   TranslateOptions translate;
   BenchOptions bench;
+  ExportOptions exportOptions;
 };
 
 /// Parses the arguments after the program name; throws UsageError.

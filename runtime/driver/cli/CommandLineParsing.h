@@ -109,6 +109,10 @@ void parseBench(ArgCursor &cursor, CommandLine &line);
 /// Usage texts of train, eval, translate and bench (nullptr for others).
 const char *trainingUsage(std::string_view command);
 
+/// `export` (CommandLineExport.cpp).
+void parseExport(ArgCursor &cursor, CommandLine &line);
+extern const char *const kExportUsage;
+
 } // namespace txrt::driver
 
 #endif // TXRT_DRIVER_COMMANDLINEPARSING_H

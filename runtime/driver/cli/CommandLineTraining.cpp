@@ -43,6 +43,9 @@ checkpoints:
   --resume FILE     continue a run from its checkpoint (and the tokenizer in
                     it); the result is bit-identical to an uninterrupted run
   --init SEED       initialize the parameters with SEED (default 0)
+  --init-from W     start from the parameters in W.safetensors (from export,
+                    or PyTorch's state_dict by the same names and shapes);
+                    Adam moments zero, step 0
   --log FILE.csv    the loss curve (step, loss, lr, tokens/s) as CSV, and as
                     an SVG plot beside it (default with --save: CKPT.loss.csv)
 options:
@@ -160,6 +163,8 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.resumePath = pathOption(cursor, arg);
     } else if (arg == "--init") {
       train.initSeed = integerOption<uint64_t>(cursor, arg, 0, ~uint64_t(0));
+    } else if (arg == "--init-from") {
+      train.initFromPath = pathOption(cursor, arg);
     } else if (arg == "--log") {
       train.logPath = pathOption(cursor, arg);
     } else if (arg == "--threads") {
@@ -177,6 +182,10 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
     cursor.fail("--steps and --epochs exclude each other");
   if (train.resumePath && train.initSeed)
     cursor.fail("--resume and --init exclude each other");
+  if (train.initFromPath && (train.resumePath || train.initSeed))
+    cursor.fail(std::string("--init-from and ") +
+                (train.resumePath ? "--resume" : "--init") +
+                " exclude each other");
   if (train.every && !train.savePath)
     cursor.fail("--every needs --save FILE");
 }

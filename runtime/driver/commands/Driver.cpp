@@ -11,6 +11,7 @@
 #include "commands/RunCommand.h"
 #include "commands/BenchCommand.h"
 #include "commands/EvalCommand.h"
+#include "commands/ExportCommand.h"
 #include "loop/Progress.h"
 #include "commands/TrainCommand.h"
 #include "commands/TranslateCommand.h"
@@ -63,6 +64,8 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
                             err);
   case CommandLine::Command::Bench:
     return benchCommand(model, entryTable, line.bench, out, err);
+  case CommandLine::Command::Export:
+    return exportCommand(model, line.exportOptions, out);
   default:
     return runCommand(model, entryTable, line.run, out, err);
   }

@@ -94,10 +94,15 @@ void checkTrainOutputs(const TrainOptions &options,
   std::vector<NamedPath> outputs, inputs = {{options.dataPath, "--data"}};
   if (options.resumePath)
     inputs.push_back({*options.resumePath, "--resume"});
+  if (options.initFromPath)
+    inputs.push_back({*options.initFromPath, "--init-from"});
   if (options.savePath) {
     outputs.push_back({*options.savePath, "--save"});
     outputs.push_back({checkpointSibling(*options.savePath, kTokenizerSuffix),
                        "the tokenizer copy of --save"});
+    for (const char *suffix : {kSourceTokenizerSuffix, kTargetTokenizerSuffix})
+      outputs.push_back({checkpointSibling(*options.savePath, suffix),
+                         "the Hugging Face tokenizer of --save"});
   }
   if (logPath) {
     std::string what = options.logPath ? "--log" : "the loss curve of --save";
@@ -149,6 +154,17 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   TrainingPosition position;
   int64_t batch = 0;
   std::vector<LossPoint> curve;
+  // A fresh start: --init SEED, or the weights of --init-from (checked
+  // like --load before anything runs).
+  std::unique_ptr<SafetensorsReader> initFrom;
+  if (options.initFromPath)
+    initFrom = std::make_unique<SafetensorsReader>(*options.initFromPath);
+  auto initialize = [&] {
+    if (initFrom)
+      initializeFromWeights(*initFrom, runner.params());
+    else
+      runner.params().initialize(options.initSeed.value_or(0));
+  };
   if (options.resumePath) {
     // Validate everything before the arena changes: loadCheckpoint does.
     position = loadCheckpoint(*resumed, model, runner.params());
@@ -166,7 +182,7 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   } else {
     batch = batchSize(options.batch, bounds.batch);
     position.seed = options.seed.value_or(0);
-    runner.params().initialize(options.initSeed.value_or(0));
+    initialize();
   }
   position.batchSize = batch;
   position.minFreq = minFreq;
@@ -214,7 +230,7 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (lastSave || resumed)
       loadCheckpoint(lastSave ? *lastSave : *resumed, model, runner.params());
     else
-      runner.params().initialize(options.initSeed.value_or(0));
+      initialize();
   };
 
   auto save = [&](int64_t step) {
@@ -234,6 +250,7 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     // next save replaces the name.
     lastSave = std::make_unique<SafetensorsReader>(*options.savePath);
     tokenizer.save(checkpointSibling(*options.savePath, kTokenizerSuffix));
+    tokenizer.saveHuggingFace(checkpointSibling(*options.savePath, ""));
   };
 
   err << "training '" << model.model << "' on " << pairs.size()

@@ -180,6 +180,126 @@ Vocabulary::decode(const std::vector<int32_t> &ids) const {
 }
 
 //===----------------------------------------------------------------------===//
+// Hugging Face tokenizer.json
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// splitWords' punctuation (ASCII, apostrophe and hyphen excepted) as an
+/// Oniguruma character class.
+constexpr const char *kPunctuationRegex = "[!-&(-,./:-@\\[-`{-~]";
+
+Json huggingFaceObject(const char *type) {
+  Json object = Json::object();
+  object["type"] = type;
+  return object;
+}
+
+bool endsWith(const std::string &text, const std::string &suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+} // namespace
+
+std::string Vocabulary::toHuggingFaceJson() const {
+  Json root = Json::object();
+  root["version"] = "1.0";
+  root["truncation"] = nullptr;
+  root["padding"] = nullptr;
+  Json added = Json::array();
+  for (int32_t id = 0; id < size(); ++id) {
+    if (!isSpecial(id))
+      continue;
+    Json token = Json::object();
+    token["id"] = id;
+    token["content"] = words_[size_t(id)];
+    token["single_word"] = false;
+    token["lstrip"] = false;
+    token["rstrip"] = false;
+    token["normalized"] = false;
+    token["special"] = true;
+    added.push_back(std::move(token));
+  }
+  root["added_tokens"] = std::move(added);
+  root["normalizer"] = huggingFaceObject("Lowercase");
+  Json split = huggingFaceObject("Split");
+  split["pattern"] = Json::object({{"Regex", kPunctuationRegex}});
+  split["behavior"] = "Isolated";
+  split["invert"] = false;
+  Json preTokenizer = huggingFaceObject("Sequence");
+  preTokenizer["pretokenizers"] =
+      Json::array({huggingFaceObject("WhitespaceSplit"), std::move(split)});
+  root["pre_tokenizer"] = std::move(preTokenizer);
+  root["post_processor"] = nullptr;
+  root["decoder"] = nullptr;
+  Json model = huggingFaceObject("WordLevel");
+  Json vocab = Json::object();
+  for (size_t id = 0; id < words_.size(); ++id)
+    vocab[words_[id]] = int64_t(id);
+  model["vocab"] = std::move(vocab);
+  model["unk_token"] = kUnkToken;
+  root["model"] = std::move(model);
+  try {
+    return txrt::driver::toJson(root) + "\n";
+  } catch (const JsonError &error) {
+    throw std::invalid_argument(std::string("the tokenizer: ") + error.what());
+  }
+}
+
+Vocabulary Vocabulary::fromHuggingFaceJson(std::string_view text,
+                                           const std::string &origin) {
+  auto bad = [&](const std::string &why) {
+    return InputError(origin + " is not a word-level Hugging Face tokenizer "
+                               "file txc can use: " +
+                      why);
+  };
+  Json root;
+  try {
+    root = parseJson(text);
+  } catch (const JsonError &error) {
+    throw bad(error.what());
+  }
+  const Json *model = jsonMember(root, "model");
+  const Json *type = model ? jsonMember(*model, "type") : nullptr;
+  if (!type || !type->is_string() || jsonString(*type) != "WordLevel")
+    throw bad("'model.type' is not \"WordLevel\"");
+  const Json *unk = jsonMember(*model, "unk_token");
+  if (!unk || !unk->is_string() || jsonString(*unk) != kUnkToken)
+    throw bad(std::string("'model.unk_token' is not \"") + kUnkToken + "\"");
+  const Json *vocab = jsonMember(*model, "vocab");
+  if (!vocab || !vocab->is_object())
+    throw bad("'model.vocab' is not an object of word: id");
+  // Ids must be exactly 0..n-1, each once.
+  std::vector<std::string> words(vocab->size());
+  std::vector<bool> seen(vocab->size(), false);
+  for (const auto &[word, idValue] : vocab->items()) {
+    std::optional<int64_t> id = jsonInteger(idValue);
+    if (!id || *id < 0 || *id >= int64_t(words.size()))
+      throw bad("'model.vocab' gives '" + word + "' the id " +
+                idValue.dump() + ", not one of 0.." +
+                std::to_string(words.size() - 1));
+    if (seen[size_t(*id)])
+      throw bad("'model.vocab' gives the id " + std::to_string(*id) +
+                " to both '" + words[size_t(*id)] + "' and '" + word + "'");
+    seen[size_t(*id)] = true;
+    words[size_t(*id)] = word;
+  }
+  const Json *normalizer = jsonMember(root, "normalizer");
+  const Json *normalizerType =
+      normalizer ? jsonMember(*normalizer, "type") : nullptr;
+  if (!normalizerType || !normalizerType->is_string() ||
+      jsonString(*normalizerType) != "Lowercase")
+    throw bad("'normalizer' is not {\"type\": \"Lowercase\"} (txc's words "
+              "are lowercase)");
+  try {
+    return fromWords(std::move(words));
+  } catch (const std::invalid_argument &error) {
+    throw bad(std::string("'model.vocab': ") + error.what());
+  }
+}
+
+//===----------------------------------------------------------------------===//
 // Tokenizer
 //===----------------------------------------------------------------------===//
 
@@ -248,7 +368,41 @@ void Tokenizer::save(const std::string &path) const {
 }
 
 Tokenizer Tokenizer::load(const std::string &path) {
-  return fromJson(readWholeFile(path), "'" + path + "'");
+  std::string text = readWholeFile(path);
+  bool source = endsWith(path, kSourceTokenizerSuffix);
+  if (!source && !endsWith(path, kTargetTokenizerSuffix))
+    return fromJson(text, "'" + path + "'");
+  // One side of a Hugging Face pair (or a txc-tokenizer file so named).
+  Json root;
+  try {
+    root = parseJson(text);
+  } catch (const JsonError &) {
+  }
+  if (!jsonMember(root, "model"))
+    return fromJson(text, "'" + path + "'");
+  std::string stem = path.substr(
+      0, path.size() -
+             std::string(source ? kSourceTokenizerSuffix : kTargetTokenizerSuffix)
+                 .size());
+  std::string other =
+      stem + (source ? kTargetTokenizerSuffix : kSourceTokenizerSuffix);
+  Tokenizer tokenizer;
+  Vocabulary mine = Vocabulary::fromHuggingFaceJson(text, "'" + path + "'");
+  Vocabulary theirs =
+      Vocabulary::fromHuggingFaceJson(readWholeFile(other), "'" + other + "'");
+  tokenizer.source = source ? std::move(mine) : std::move(theirs);
+  tokenizer.target = source ? std::move(theirs) : std::move(mine);
+  return tokenizer;
+}
+
+void Tokenizer::saveHuggingFace(const std::string &stem) const {
+  for (const auto &[suffix, vocab] :
+       {std::pair{kSourceTokenizerSuffix, &source},
+        std::pair{kTargetTokenizerSuffix, &target}}) {
+    AtomicFileWriter writer(stem + suffix);
+    writer.write(vocab->toHuggingFaceJson());
+    writer.commit();
+  }
 }
 
 } // namespace txrt::driver

@@ -23,6 +23,29 @@
 // where a word's position in its list is its id. Words are UTF-8 (JSON
 // strings are), so the data they come from must be.
 //
+// For other tools each vocabulary is also written as a Hugging Face
+// `tokenizers` file (tokenizer.json, loadable with
+// tokenizers.Tokenizer.from_file), one per side: CKPT.source.tokenizer.json
+// and CKPT.target.tokenizer.json:
+//   {"version": "1.0", "truncation": null, "padding": null,
+//    "added_tokens": [{"id": 0, "content": "[PAD]", "single_word": false,
+//        "lstrip": false, "rstrip": false, "normalized": false,
+//        "special": true}, ...the four specials by id],
+//    "normalizer": {"type": "Lowercase"},
+//    "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+//        {"type": "WhitespaceSplit"},
+//        {"type": "Split", "pattern": {"Regex": "[!-&(-,./:-@\\[-`{-~]"},
+//         "behavior": "Isolated", "invert": false}]},
+//    "post_processor": null, "decoder": null,
+//    "model": {"type": "WordLevel", "vocab": {"[PAD]": 0, ...},
+//              "unk_token": "[UNK]"}}
+// The same split as splitWords for ASCII text. For other text the two
+// differ: Lowercase lowercases every letter ("Ú" -> "ú", which splitWords
+// keeps), and WhitespaceSplit also splits at non-ASCII spaces (U+00A0...).
+// Tokenizer::load reads either format: a Hugging Face file is one side, and
+// the other side is read from its sibling (X.source.tokenizer.json <->
+// X.target.tokenizer.json).
+//
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_TOKENIZER_H
 #define TXRT_DRIVER_TOKENIZER_H
@@ -40,6 +63,10 @@ constexpr const char *kPadToken = "[PAD]";
 constexpr const char *kSosToken = "[SOS]";
 constexpr const char *kEosToken = "[EOS]";
 constexpr int32_t kNumSpecialTokens = 4;
+
+/// The names of a Hugging Face tokenizer pair: STEM + suffix.
+constexpr const char *kSourceTokenizerSuffix = ".source.tokenizer.json";
+constexpr const char *kTargetTokenizerSuffix = ".target.tokenizer.json";
 
 /// Splits and lowercases a sentence as documented above.
 std::vector<std::string> splitWords(std::string_view text);
@@ -80,6 +107,13 @@ public:
     return id == unk_ || id == pad_ || id == sos_ || id == eos_;
   }
 
+  /// The Hugging Face tokenizer.json documented above.
+  std::string toHuggingFaceJson() const;
+  /// Parses one; throws InputError naming `origin` when it is malformed or
+  /// is not a word-level tokenizer with the four specials.
+  static Vocabulary fromHuggingFaceJson(std::string_view text,
+                                        const std::string &origin);
+
   std::vector<int32_t> encode(const std::vector<std::string> &words) const;
   /// The words of `ids` up to the first [EOS], without specials other than
   /// [UNK].
@@ -107,9 +141,15 @@ struct Tokenizer {
            target.words() == other.target.words();
   }
 
-  /// Writes atomically / reads `path`.
+  /// Writes atomically / reads `path`: a txc-tokenizer file, or either
+  /// file of a Hugging Face pair (see above).
   void save(const std::string &path) const;
   static Tokenizer load(const std::string &path);
+
+  /// Writes the Hugging Face pair STEM.source.tokenizer.json and
+  /// STEM.target.tokenizer.json, each atomically.
+  void saveHuggingFace(const std::string &stem) const;
+
 };
 
 } // namespace txrt::driver

@@ -15,6 +15,26 @@
 // as sacrebleu's effective order does; `order` says how many were used. The
 // words are the tokenizer's (lowercased, punctuation split).
 //
+// sacreBleu() is the number people report: sacreBLEU 2.x's corpus_bleu
+// with its defaults (`sacrebleu REF < HYP`), on detokenized strings:
+//
+//   tokenize13a  mteval-v13a as sacreBLEU writes it: drop "<skipped>",
+//                join "-\n", newlines to spaces, unescape &quot; &amp; &lt;
+//                &gt;; then, on " line ", four regex passes in order:
+//                  ([{-~[-` -&(-+:-@/])  -> " \1 "  (punctuation apart from
+//                                                  ' , - . becomes a token)
+//                  ([^0-9])([.,])       -> "\1 \2 " (. and , split off ...
+//                  ([.,])([^0-9])       -> " \1 \2" ... unless inside a number)
+//                  ([0-9])(-)           -> "\1 \2 " (a dash after a digit)
+//                and whitespace-split. Case is kept (lowercase=False); the
+//                hypothesis is right-stripped first, as sacreBLEU does.
+//   smoothing    'exp' (the default): the k-th order with 0 matches gets
+//                p_n = 100 / (2^k * total_n) instead of 0.
+//   order        always 4 (use_effective_order=False for corpus BLEU): an
+//                order with no hypothesis n-grams at all stops the loop and
+//                leaves p_n = 0, whose log sacreBLEU takes as -9999999999,
+//                so the score is 0.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_BLEU_H
 #define TXRT_DRIVER_BLEU_H
@@ -22,6 +42,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace txrt::driver {
@@ -43,11 +64,23 @@ public:
   void add(const std::vector<std::string> &hypothesis,
            const std::vector<std::string> &reference);
   BleuScore score() const;
+  /// sacreBLEU's corpus score of the same statistics (exp smoothing, no
+  /// effective order), for words from tokenize13a.
+  BleuScore sacreBleuScore() const;
 
 private:
   std::array<int64_t, kBleuMaxOrder> matches_{}, totals_{};
   int64_t hypothesisLength_ = 0, referenceLength_ = 0;
 };
+
+/// sacreBLEU's default tokenization of one detokenized sentence.
+std::vector<std::string> tokenize13a(std::string_view line);
+
+/// Corpus BLEU as `sacrebleu REFERENCES < HYPOTHESES` prints it (defaults:
+/// 13a, exp smoothing, case-sensitive); one reference per hypothesis.
+/// Throws std::invalid_argument when the counts differ.
+BleuScore sacreBleu(const std::vector<std::string> &hypotheses,
+                    const std::vector<std::string> &references);
 
 /// "BLEU = 45.67 (82.1/56.0/40.0/30.0, BP 1.000, ratio 1.050, hyp 21, ref 20)".
 std::string formatBleu(const BleuScore &score);

@@ -186,6 +186,17 @@ TrainingPosition loadCheckpoint(const std::string &path, const ModelInfo &model,
   return loadCheckpoint(SafetensorsReader(path), model, params);
 }
 
+void initializeFromWeights(const SafetensorsReader &file,
+                           ParameterArena &params) {
+  params.load(file);
+  params.clearTrainingState();
+}
+
+void exportParameters(const std::string &path, const ModelInfo &model,
+                      const ParameterArena &params) {
+  params.save(path, {{"format", "pt"}, {"model", model.model}});
+}
+
 std::optional<Tokenizer> checkpointTokenizer(const SafetensorsReader &file) {
   const std::string *text = findMetadata(file.metadata(), kTokenizerKey);
   if (!text)

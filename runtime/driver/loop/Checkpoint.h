@@ -73,6 +73,19 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
 TrainingPosition loadCheckpoint(const std::string &path, const ModelInfo &model,
                                 ParameterArena &params);
 
+/// Parameters from elsewhere (`export`, a PyTorch state_dict saved as
+/// safetensors): every parameter is checked as --load checks it (missing,
+/// extra, dtype, shape, non-finite; Adam moments in the file are ignored),
+/// then the moments are zeroed: a run from step 0 on these weights.
+void initializeFromWeights(const SafetensorsReader &file,
+                           ParameterArena &params);
+
+/// Writes the parameters alone, named as the model names them, with
+/// __metadata__ {"format": "pt"} (what PyTorch's safetensors writer puts
+/// there), atomically.
+void exportParameters(const std::string &path, const ModelInfo &model,
+                      const ParameterArena &params);
+
 /// The tokenizer stored in a checkpoint's __metadata__, nullopt for files
 /// without one; InputError when it is malformed.
 std::optional<Tokenizer> checkpointTokenizer(const SafetensorsReader &file);

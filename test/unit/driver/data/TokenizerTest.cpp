@@ -2,6 +2,12 @@
 #include "core/Error.h"
 #include "TestUtil.h"
 #include "data/Tokenizer.h"
+#include "formats/Json.h"
+
+#include <cctype>
+#include <cstdio>
+#include <regex>
+#include <sstream>
 
 using namespace txrt::driver;
 using namespace txrt_driver_test;
@@ -86,6 +92,144 @@ TEST(TokenizerTest, InvalidUtf8IsRefused) {
   EXPECT_EQ(findInvalidUtf8("\xed\xa0\x80"), 0u);      // a surrogate
   EXPECT_EQ(findInvalidUtf8("x\xf4\x90\x80\x80"), 1u); // above U+10FFFF
   EXPECT_EQ(findInvalidUtf8("x\xe2\x82"), 1u);         // cut short
+}
+
+//===----------------------------------------------------------------------===//
+// Hugging Face tokenizer.json
+//===----------------------------------------------------------------------===//
+
+/// What the `tokenizers` library does with the file's pre_tokenizer:
+/// WhitespaceSplit, then Split(Regex, Isolated) on each piece, lowercased
+/// (the normalizer), for ASCII text.
+Words huggingFaceSplit(const Json &file, const std::string &text) {
+  const Json &steps = file["pre_tokenizer"]["pretokenizers"];
+  std::regex pattern(jsonString(steps[1]["pattern"]["Regex"]));
+  std::string lower = text;
+  for (char &c : lower)
+    c = char(std::tolower(static_cast<unsigned char>(c)));
+  Words words;
+  std::istringstream pieces(lower);
+  std::string piece;
+  while (pieces >> piece) {
+    size_t last = 0;
+    for (auto match = std::sregex_iterator(piece.begin(), piece.end(), pattern);
+         match != std::sregex_iterator(); ++match) {
+      size_t at = size_t(match->position());
+      if (at > last)
+        words.push_back(piece.substr(last, at - last));
+      words.push_back(match->str());
+      last = at + size_t(match->length());
+    }
+    if (last < piece.size())
+      words.push_back(piece.substr(last));
+  }
+  return words;
+}
+
+TEST(TokenizerTest, HuggingFaceFileHasTheLibrarysFields) {
+  Vocabulary vocab = Vocabulary::build({{"te", "amo", "te"}}, 1, 2);
+  Json file = parseJson(vocab.toHuggingFaceJson());
+  std::vector<std::string> keys;
+  for (const auto &[key, value] : file.items())
+    keys.push_back(key);
+  EXPECT_EQ(keys, (Words{"version", "truncation", "padding", "added_tokens",
+                         "normalizer", "pre_tokenizer", "post_processor",
+                         "decoder", "model"}));
+  EXPECT_EQ(file["version"], "1.0");
+  EXPECT_TRUE(file["truncation"].is_null());
+  EXPECT_TRUE(file["padding"].is_null());
+  EXPECT_TRUE(file["post_processor"].is_null());
+  EXPECT_TRUE(file["decoder"].is_null());
+
+  // The specials by id, with every AddedToken field.
+  const Json &added = file["added_tokens"];
+  ASSERT_EQ(added.size(), 4u);
+  Words specials;
+  for (const Json &token : added) {
+    int64_t id = *jsonInteger(token["id"]);
+    specials.push_back(jsonString(token["content"]));
+    EXPECT_EQ(vocab.word(int32_t(id)), specials.back());
+    EXPECT_EQ(token["special"], true);
+    EXPECT_EQ(token["normalized"], false);
+    EXPECT_EQ(token["single_word"], false);
+    EXPECT_EQ(token["lstrip"], false);
+    EXPECT_EQ(token["rstrip"], false);
+  }
+  // pad = 2: [UNK] 0, [SOS] 1, [PAD] 2, [EOS] 3.
+  EXPECT_EQ(specials, (Words{"[UNK]", "[SOS]", "[PAD]", "[EOS]"}));
+
+  EXPECT_EQ(file["normalizer"], Json::parse(R"({"type":"Lowercase"})"));
+  EXPECT_EQ(file["pre_tokenizer"],
+            Json::parse(R"({"type":"Sequence","pretokenizers":[
+                {"type":"WhitespaceSplit"},
+                {"type":"Split","pattern":{"Regex":"[!-&(-,./:-@\\[-`{-~]"},
+                 "behavior":"Isolated","invert":false}]})"));
+  const Json &model = file["model"];
+  EXPECT_EQ(model["type"], "WordLevel");
+  EXPECT_EQ(model["unk_token"], "[UNK]");
+  ASSERT_EQ(model["vocab"].size(), size_t(vocab.size()));
+  for (int32_t id = 0; id < vocab.size(); ++id)
+    EXPECT_EQ(model["vocab"][vocab.word(id)], id) << vocab.word(id);
+}
+
+TEST(TokenizerTest, HuggingFacePreTokenizerSplitsLikeSplitWords) {
+  Json file = parseJson(Vocabulary::build({}, 1, 0).toHuggingFaceJson());
+  for (const char *text :
+       {"Hello, World!", "don't stop well-known (x) [y] {z} a/b $5 #1 @me",
+        "\"quoted\" a;b:c?d.e~f|g\\h^i_j`k<l>m=n+o*p%q&r", "  spaced\tout  "})
+    EXPECT_EQ(huggingFaceSplit(file, text), splitWords(text)) << text;
+}
+
+TEST(TokenizerTest, HuggingFacePairRoundTrip) {
+  ScratchDir dir;
+  Tokenizer tokenizer;
+  tokenizer.source = Vocabulary::build({{"i", "love", "you"}}, 1, 0);
+  tokenizer.target = Vocabulary::build({{"te", "amo", "tú"}}, 1, 0);
+  tokenizer.saveHuggingFace(dir.file("c"));
+  for (const char *name : {"c.source.tokenizer.json", "c.target.tokenizer.json"}) {
+    Tokenizer loaded = Tokenizer::load(dir.file(name));
+    EXPECT_TRUE(loaded.sameVocabularies(tokenizer)) << name;
+  }
+  // The txc-tokenizer format still loads under either name.
+  tokenizer.save(dir.file("old.source.tokenizer.json"));
+  EXPECT_TRUE(Tokenizer::load(dir.file("old.source.tokenizer.json"))
+                  .sameVocabularies(tokenizer));
+}
+
+TEST(TokenizerTest, HuggingFaceFileErrorsNameTheFile) {
+  ScratchDir dir;
+  Tokenizer tokenizer;
+  tokenizer.source = Vocabulary::build({{"a"}}, 1, 0);
+  tokenizer.target = Vocabulary::build({{"b"}}, 1, 0);
+  tokenizer.saveHuggingFace(dir.file("c"));
+  std::remove(dir.file("c.target.tokenizer.json").c_str());
+  EXPECT_THROW_MESSAGE(Tokenizer::load(dir.file("c.source.tokenizer.json")),
+                       InputError, "c.target.tokenizer.json");
+
+  auto refused = [&](const std::string &json, const std::string &why) {
+    writeFile(dir.file("x.source.tokenizer.json"), json);
+    tokenizer.saveHuggingFace(dir.file("y"));
+    std::rename(dir.file("y.target.tokenizer.json").c_str(),
+                dir.file("x.target.tokenizer.json").c_str());
+    EXPECT_THROW_MESSAGE(Tokenizer::load(dir.file("x.source.tokenizer.json")),
+                         InputError,
+                         "x.source.tokenizer.json' is not a word-level "
+                         "Hugging Face tokenizer",
+                         why);
+  };
+  std::string good = tokenizer.source.toHuggingFaceJson();
+  auto with = [&](const std::string &from, const std::string &to) {
+    std::string text = good;
+    text.replace(text.find(from), from.size(), to);
+    return text;
+  };
+  refused(with("\"WordLevel\"", "\"BPE\""), "'model.type'");
+  refused(with("\"[EOS]\":3", "\"[EOS]\":7"), "the id 7");
+  refused(with("\"[EOS]\":3", "\"[EOS]\":2"), "the id 2 to both");
+  refused(with("\"[EOS]\":3", "\"[EOZ]\":3"), "[EOS] is missing");
+  refused(with("\"Lowercase\"", "\"NFC\""), "'normalizer'");
+  refused(with("\"unk_token\":\"[UNK]\"", "\"unk_token\":\"<unk>\""),
+          "'model.unk_token'");
 }
 
 } // namespace

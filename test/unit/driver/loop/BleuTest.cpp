@@ -76,4 +76,68 @@ TEST(BleuTest, OrdersWithoutNgramsAreLeftOut) {
   EXPECT_NE(formatBleu(score).find("effective order 3"), std::string::npos);
 }
 
+//===----------------------------------------------------------------------===//
+// sacreBLEU (13a tokenization, exp smoothing). The expected numbers come
+// from an independent Python implementation of sacreBLEU 2.x's
+// tokenizer_13a (its four re.sub passes) and compute_bleu, and the
+// arithmetic is spelled out beside each.
+//===----------------------------------------------------------------------===//
+
+TEST(BleuTest, Tokenize13aSplitsPunctuationButNotNumbers) {
+  std::vector<std::string> expected = {
+      "Hello", ",", "world", "!", "It's", "3.14", "and", "1,000", "e-mail",
+      "5",     "-", "6",     "(", "x",    ")",    "\"",  "q",     "\"",
+      "a",     ".", "b",     "\"", "tú",  ".",    "\""};
+  EXPECT_EQ(tokenize13a("Hello, world! It's 3.14 and 1,000 e-mail 5-6 (x) "
+                        "&quot;q&quot; a.b \"tú.\""),
+            expected);
+  EXPECT_EQ(tokenize13a("a<skipped>b  c\u00a0d"),
+            (std::vector<std::string>{"ab", "c", "d"}));
+  EXPECT_TRUE(tokenize13a(" \t ").empty());
+}
+
+TEST(BleuTest, SacreBleuIsCaseSensitiveOn13aTokens) {
+  // 13a tokens: "The cat sat on the mat ." / "A dog barked loudly at 3pm !"
+  // against "The cat sat on a mat ." / "The dog barked at 3 pm !":
+  // matches 10/14, 5/12, 2/10, 1/8; c = r = 14, BP 1;
+  // BLEU = 100 * (10/14 * 5/12 * 2/10 * 1/8)^(1/4) = 29.369745473496...
+  BleuScore score = sacreBleu(
+      {"The cat sat on the mat.", "A dog barked loudly at 3pm!  "},
+      {"The cat sat on a mat.", "The dog barked at 3 pm!"});
+  EXPECT_NEAR(score.bleu, 29.369745473496074, 1e-9);
+  EXPECT_NEAR(score.precisions[0], 100.0 * 10 / 14, 1e-9);
+  EXPECT_NEAR(score.precisions[3], 12.5, 1e-9);
+  EXPECT_EQ(score.hypothesisLength, 14);
+  EXPECT_EQ(score.referenceLength, 14);
+}
+
+TEST(BleuTest, SacreBleuExpSmoothing) {
+  // No n-gram matches: the k-th zero gets 100 / (2^k * total):
+  // p = 100/(2*5), 100/(4*4), 100/(8*3), 100/(16*2) = 10, 6.25, 4.1667,
+  // 3.125; c = 5, r = 7: BP = exp(1 - 7/5);
+  // BLEU = BP * (10 * 6.25 * 4.1667 * 3.125)^(1/4) = 3.5802380724744...
+  BleuScore score = sacreBleu({"x y z w v"}, {"a b c d e f g"});
+  EXPECT_NEAR(score.bleu, 3.5802380724744265, 1e-9);
+  EXPECT_NEAR(score.precisions[2], 100.0 / 24, 1e-9);
+  EXPECT_NEAR(score.brevityPenalty, std::exp(-0.4), 1e-12);
+}
+
+TEST(BleuTest, SacreBleuHasNoEffectiveOrder) {
+  // Perfect matches but no 4-grams in the corpus: sacreBLEU's corpus score
+  // keeps order 4, p_4 = 0 and log 0 taken as -9999999999: BLEU 0 (the
+  // word-level score() leaves the order out instead).
+  BleuScore score = sacreBleu({"the cat sat", "a b"}, {"the cat sat", "a b"});
+  EXPECT_EQ(score.bleu, 0.0);
+  EXPECT_NEAR(score.precisions[2], 100.0, 1e-12);
+  EXPECT_EQ(score.precisions[3], 0.0);
+  EXPECT_DOUBLE_EQ(sacreBleu({"the cat sat on the mat"},
+                             {"the cat sat on the mat"})
+                       .bleu,
+                   100.0);
+}
+
+TEST(BleuTest, SacreBleuNeedsOneReferencePerHypothesis) {
+  EXPECT_THROW(sacreBleu({"a"}, {}), std::invalid_argument);
+}
+
 } // namespace

@@ -1,0 +1,54 @@
+//===- CommandLineExport.cpp - the grammar of `PROGRAM export` ------------===//
+//
+//   PROGRAM export W.safetensors --load FILE
+//
+//===----------------------------------------------------------------------===//
+#include "cli/CommandLine.h"
+#include "cli/CommandLineParsing.h"
+
+namespace txrt::driver {
+
+const char *const kExportUsage =
+    R"(usage: PROGRAM export W.safetensors --load FILE
+
+Writes the model's parameters alone (no Adam moments, no training position,
+no tokenizer) to W.safetensors, F32, named exactly as the model names them
+(PyTorch's module naming, so torch's load_state_dict(strict=True) takes
+them), with __metadata__ {"format": "pt"}. Written to a temporary file and
+renamed, never half-written. `train --init-from W.safetensors` reads such a
+file back.
+
+options:
+  --load FILE       the checkpoint (train --save) or parameter file (run
+                    --save, export) to read (required)
+  -h, --help        show this text
+)";
+
+void parseExport(ArgCursor &cursor, CommandLine &line) {
+  ExportOptions &options = line.exportOptions;
+  bool haveLoad = false;
+  while (!cursor.done()) {
+    std::string arg = cursor.next();
+    if (isHelpFlag(arg)) {
+      line.command = CommandLine::Command::Help;
+      line.helpTopic = "export";
+      return;
+    }
+    if (arg == "--load") {
+      options.loadPath = pathOption(cursor, arg);
+      haveLoad = true;
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      cursor.fail("unknown option '" + arg + "'");
+    } else if (options.outputPath.empty()) {
+      options.outputPath = arg;
+    } else {
+      cursor.fail("unexpected argument '" + arg + "'");
+    }
+  }
+  if (options.outputPath.empty())
+    cursor.fail("export needs the file to write (W.safetensors)");
+  if (!haveLoad)
+    cursor.fail("export needs --load FILE");
+}
+
+} // namespace txrt::driver

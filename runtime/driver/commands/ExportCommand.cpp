@@ -1,0 +1,25 @@
+//===- ExportCommand.cpp - `PROGRAM export`: parameters for other tools ---===//
+#include "commands/ExportCommand.h"
+#include "cli/OutputPaths.h"
+#include "core/Error.h"
+#include "loop/Checkpoint.h"
+
+namespace txrt::driver {
+
+int exportCommand(const ModelInfo &model, const ExportOptions &options,
+                  std::ostream &out) {
+  checkOutputPaths({{options.outputPath, "the export file"}},
+                   {{options.loadPath, "--load"}});
+  ParameterArena params(model);
+  params.load(options.loadPath);
+  exportParameters(options.outputPath, model, params);
+  int64_t count = 0;
+  for (const ParamInfo &info : model.params)
+    count += info.numElements;
+  out << "exported " << model.params.size() << " parameters (" << count
+      << " values) of '" << model.model << "' from " << options.loadPath
+      << " to " << options.outputPath << "\n";
+  return kExitOk;
+}
+
+} // namespace txrt::driver

@@ -1,0 +1,154 @@
+//===- SentencePiece.cpp - subword vocabularies with SentencePiece --------===//
+#include "data/SentencePiece.h"
+#include "core/Error.h"
+#include "data/Tokenizer.h"
+#include "formats/FileIO.h"
+
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <stdexcept>
+#include <unordered_map>
+
+namespace txrt::driver {
+
+namespace {
+
+/// Feeds in-memory sentences to the trainer.
+class SentenceList : public sentencepiece::SentenceIterator {
+public:
+  explicit SentenceList(const std::vector<std::string> &sentences)
+      : sentences_(sentences) {}
+  bool done() const override { return next_ >= sentences_.size(); }
+  void Next() override { ++next_; }
+  const std::string &value() const override { return sentences_[next_]; }
+  sentencepiece::util::Status status() const override { return {}; }
+
+private:
+  const std::vector<std::string> &sentences_;
+  size_t next_ = 0;
+};
+
+} // namespace
+
+SentencePieceModel::SentencePieceModel()
+    : processor_(std::make_unique<sentencepiece::SentencePieceProcessor>()) {}
+SentencePieceModel::SentencePieceModel(SentencePieceModel &&) noexcept =
+    default;
+SentencePieceModel &
+SentencePieceModel::operator=(SentencePieceModel &&) noexcept = default;
+SentencePieceModel::~SentencePieceModel() = default;
+
+SentencePieceModel
+SentencePieceModel::train(const std::vector<std::string> &sentences,
+                          const SentencePieceOptions &options) {
+  if (options.padId < 0 || options.padId >= kNumSpecialTokens)
+    throw std::invalid_argument("the pad id " + std::to_string(options.padId) +
+                                " is not one of the special ids 0..3");
+  if (options.vocabSize <= kNumSpecialTokens)
+    throw std::invalid_argument("a vocabulary of " +
+                                std::to_string(options.vocabSize) +
+                                " pieces has no room beside the 4 specials");
+  // [UNK] [SOS] [EOS] in order in the ids 0..3 that [PAD] leaves.
+  int32_t ids[3], next = 0;
+  for (int32_t &id : ids) {
+    if (next == options.padId)
+      ++next;
+    id = next++;
+  }
+  std::unordered_map<std::string, std::string> args = {
+      {"model_type", options.algorithm == SentencePieceOptions::Algorithm::Bpe
+                         ? "bpe"
+                         : "unigram"},
+      {"vocab_size", std::to_string(options.vocabSize)},
+      {"character_coverage", std::to_string(options.characterCoverage)},
+      {"pad_id", std::to_string(options.padId)},
+      {"unk_id", std::to_string(ids[0])},
+      {"bos_id", std::to_string(ids[1])},
+      {"eos_id", std::to_string(ids[2])},
+      {"pad_piece", kPadToken},
+      {"unk_piece", kUnkToken},
+      {"bos_piece", kSosToken},
+      {"eos_piece", kEosToken},
+      {"num_threads", "1"},
+      {"input_sentence_size", "0"},
+      {"shuffle_input_sentence", "false"},
+      {"minloglevel", "2"},
+  };
+  SentenceList list(sentences);
+  std::string bytes;
+  sentencepiece::util::Status status =
+      sentencepiece::SentencePieceTrainer::Train(args, &list, &bytes);
+  if (!status.ok())
+    throw InputError(std::string("SentencePiece could not train a ") +
+                     std::to_string(options.vocabSize) +
+                     "-piece model on " + std::to_string(sentences.size()) +
+                     " sentences: " + status.message());
+  return fromBytes(std::move(bytes), "the trained SentencePiece model");
+}
+
+SentencePieceModel SentencePieceModel::fromBytes(std::string bytes,
+                                                 const std::string &origin) {
+  SentencePieceModel model;
+  sentencepiece::util::Status status =
+      model.processor_->LoadFromSerializedProto(bytes);
+  if (!status.ok())
+    throw InputError(origin + " is not a SentencePiece model: " +
+                     status.message());
+  for (auto [id, name] : {std::pair{model.padId(), kPadToken},
+                          std::pair{model.sosId(), kSosToken},
+                          std::pair{model.eosId(), kEosToken}})
+    if (id < 0)
+      throw InputError(origin + " has no " + name +
+                       " piece (train it with pad_id, bos_id and eos_id)");
+  model.bytes_ = std::move(bytes);
+  return model;
+}
+
+SentencePieceModel SentencePieceModel::load(const std::string &path) {
+  return fromBytes(readWholeFile(path), "'" + path + "'");
+}
+
+void SentencePieceModel::save(const std::string &path) const {
+  AtomicFileWriter writer(path);
+  writer.write(bytes_);
+  writer.commit();
+}
+
+std::vector<int32_t> SentencePieceModel::encode(std::string_view text) const {
+  std::vector<int> ids;
+  sentencepiece::util::Status status = processor_->Encode(
+      std::string(text), &ids);
+  if (!status.ok())
+    throw InputError(std::string("SentencePiece could not encode '") +
+                     std::string(text) + "': " + status.message());
+  return std::vector<int32_t>(ids.begin(), ids.end());
+}
+
+std::string SentencePieceModel::decode(const std::vector<int32_t> &ids) const {
+  std::vector<int> kept;
+  for (int32_t id : ids) {
+    if (id == eosId())
+      break;
+    if (id < 0 || id >= size() || id == padId() || id == sosId())
+      continue;
+    kept.push_back(id);
+  }
+  std::string text;
+  sentencepiece::util::Status status = processor_->Decode(kept, &text);
+  if (!status.ok())
+    throw InputError(std::string("SentencePiece could not decode: ") +
+                     status.message());
+  return text;
+}
+
+std::string SentencePieceModel::piece(int32_t id) const {
+  return processor_->IdToPiece(id);
+}
+int32_t SentencePieceModel::size() const { return processor_->GetPieceSize(); }
+int32_t SentencePieceModel::padId() const { return processor_->pad_id(); }
+int32_t SentencePieceModel::unkId() const { return processor_->unk_id(); }
+int32_t SentencePieceModel::sosId() const { return processor_->bos_id(); }
+int32_t SentencePieceModel::eosId() const { return processor_->eos_id(); }
+
+} // namespace txrt::driver
