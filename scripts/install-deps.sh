@@ -13,11 +13,12 @@ PACKAGES=(
   libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
   python3-torch libopenblas0-openmp nlohmann-json3-dev
-  libclang-rt-19-dev libomp-19-dev
+  libclang-rt-19-dev libomp-19-dev graphviz
 )
 # libclang-rt-19-dev (libFuzzer, the ASan/UBSan runtimes) and libomp-19-dev
 # (clang's OpenMP runtime) are for the sanitizer and fuzzing build
 # (scripts/check-sanitize.sh, scripts/fuzz.sh); the default build uses g++.
+# graphviz renders txc --emit=svg (docs/graphs.md).
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do
