@@ -13,7 +13,7 @@ PACKAGES=(
   libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
   python3-torch libopenblas0-openmp nlohmann-json3-dev
-  libclang-rt-19-dev libomp-19-dev
+  libclang-rt-19-dev libomp-19-dev graphviz
   libsentencepiece-dev wordnet-base apertium-eng-spa
 )
 # libclang-rt-19-dev (libFuzzer, the ASan/UBSan runtimes) and libomp-19-dev
@@ -22,6 +22,7 @@ PACKAGES=(
 # libsentencepiece-dev: subword vocabularies (runtime/driver/data/
 # SentencePiece.h); wordnet-base and apertium-eng-spa: the English->Spanish
 # corpus of examples/enes/make-corpus.sh.
+# graphviz renders txc --emit=svg (docs/graphs.md).
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

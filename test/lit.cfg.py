@@ -31,6 +31,13 @@ config.substitutions.append(("%golden", os.path.join(config.txc_src_root, "test"
 # End-to-end tests need libtxrt and the executable driver (TXC_BUILD_RUNTIME).
 if os.path.exists(os.path.join(config.txc_obj_root, "lib", "libtxrt_driver.a")):
     config.available_features.add("runtime")
+# txc --emit=svg renders with Graphviz's dot (Debian graphviz).
+import shutil
+if shutil.which("dot"):
+    config.available_features.add("graphviz")
+config.substitutions.append(
+    ("%check-dot", config.python_executable + " " +
+     os.path.join(config.txc_src_root, "test", "utils", "check-dot.py")))
 config.substitutions.append(
     ("%expect-exit", config.python_executable + " " +
      os.path.join(config.txc_src_root, "test", "utils", "expect-exit.py")))

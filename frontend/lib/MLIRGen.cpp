@@ -65,7 +65,15 @@ MLIRGenImpl::MLIRGenImpl(MLIRContext &context, const ast::Module &module,
 }
 
 Location MLIRGenImpl::getLoc(SourceLoc loc) {
-  return FileLineColLoc::get(fileName, loc.line, loc.col);
+  Location file = FileLineColLoc::get(fileName, loc.line, loc.col);
+  if (scope.empty())
+    return file;
+  // Inside inlined defs: the `as` path of the defs ("h.0.attn") names the
+  // location, which txc --emit=dot groups by (diagnostics look through it).
+  std::string path;
+  for (const std::string &part : scope)
+    path += (path.empty() ? "" : ".") + part;
+  return NameLoc::get(StringAttr::get(&context, path), file);
 }
 
 //===----------------------------------------------------------------------===//

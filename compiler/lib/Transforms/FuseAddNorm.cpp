@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 #include "FusionStats.h"
 
+#include "txc/Transforms/FusedLocation.h"
 #include "txc/Transforms/Passes.h"
 
 #include "tx/Dialect/TxDialect.h"
@@ -233,11 +234,11 @@ struct FuseAddNormPass
                                   add.getType()};
     if (auto layer = dyn_cast<LayerNormOp>(norm))
       return builder.create<AddLayerNormOp>(
-          norm->getLoc(), types, operands,
+          fusedLocation(norm->getLoc(), {add, norm}), types, operands,
           ArrayRef<NamedAttribute>{
               builder.getNamedAttr("epsilon", layer.getEpsilonAttr())});
     return builder.create<AddRmsNormOp>(
-        norm->getLoc(), types, operands,
+        fusedLocation(norm->getLoc(), {add, norm}), types, operands,
         ArrayRef<NamedAttribute>{builder.getNamedAttr(
             "epsilon", cast<RmsNormOp>(norm).getEpsilonAttr())});
   }

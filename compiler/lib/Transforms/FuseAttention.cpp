@@ -34,6 +34,7 @@
 //===----------------------------------------------------------------------===//
 #include "FusionStats.h"
 
+#include "txc/Transforms/FusedLocation.h"
 #include "txc/Transforms/Passes.h"
 
 #include "tx/Dialect/TxDialect.h"
@@ -786,7 +787,7 @@ struct FuseAttentionPass
     Value mask = keepMask(m, causal);
     OpBuilder builder(m.result.getDefiningOp());
     auto fused = builder.create<AttentionOp>(
-        m.output.getLoc(), m.result.getType(), m.query, m.key, m.value, mask,
+        fusedLocation(m.output.getLoc(), m.replaced), m.result.getType(), m.query, m.key, m.value, mask,
         builder.getF32FloatAttr(float(m.scale)),
         causal ? builder.getUnitAttr() : UnitAttr(),
         m.fillMask ? builder.getF32FloatAttr(float(m.fill)) : FloatAttr(),

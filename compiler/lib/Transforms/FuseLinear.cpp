@@ -17,6 +17,7 @@
 //===----------------------------------------------------------------------===//
 #include "FusionStats.h"
 
+#include "txc/Transforms/FusedLocation.h"
 #include "txc/Transforms/Passes.h"
 
 #include "tx/Dialect/TxDialect.h"
@@ -143,7 +144,7 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
         }
         OpBuilder builder(add);
         auto linear = builder.create<LinearOp>(
-            add.getLoc(), add.getType(), matmul.getLhs(), weight, bias,
+            fusedLocation(add.getLoc(), {matmul, add}), add.getType(), matmul.getLhs(), weight, bias,
             /*gate=*/Value(), /*residual=*/Value(), Activation::none);
         add.getResult().replaceAllUsesWith(linear.getResult());
         add.erase();
@@ -185,6 +186,7 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
       }
       OpBuilder builder(op);
       LinearOp fused = rebuild(builder, linear, activation, nullptr, nullptr);
+      fused->setLoc(fusedLocation(linear.getLoc(), {linear, op}));
       op->getResult(0).replaceAllUsesWith(fused.getResult());
       op->erase();
       linear.erase();
@@ -228,6 +230,7 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
       OpBuilder builder(mul);
       LinearOp fused =
           rebuild(builder, linear, linear.getActivation(), gate, nullptr);
+      fused->setLoc(fusedLocation(linear.getLoc(), {linear, mul}));
       mul.getResult().replaceAllUsesWith(fused.getResult());
       mul.erase();
       linear.erase();
@@ -260,6 +263,7 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
         OpBuilder builder(add);
         LinearOp rebuilt =
             rebuild(builder, linear, linear.getActivation(), nullptr, other);
+        rebuilt->setLoc(fusedLocation(linear.getLoc(), {linear, add}));
         add.getResult().replaceAllUsesWith(rebuilt.getResult());
         add.erase();
         linear.erase();

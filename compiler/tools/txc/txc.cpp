@@ -15,6 +15,7 @@
 #include "txc/Frontend/MLIRGen.h"
 #include "txc/Frontend/Parser.h"
 #include "txc/CodeGen/CodeGen.h"
+#include "txc/Graph/GraphDot.h"
 #include "txc/Transforms/MemoryPlan.h"
 #include "txc/Transforms/Passes.h"
 
@@ -24,6 +25,7 @@
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -31,6 +33,7 @@
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -42,7 +45,8 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Stage { Ast, Tx, Fused, Grad, Planned, Llvm, Obj, Exe };
+enum class Stage { Ast, Tx, Fused, Grad, Planned, Dot, Svg, Llvm, Obj, Exe };
+enum class GraphDetail { Forward, Full };
 
 cl::OptionCategory txcCategory("txc options");
 
@@ -59,6 +63,10 @@ cl::opt<Stage> emit(
         clEnumValN(Stage::Fused, "fused", "tx IR after the fusion passes"),
         clEnumValN(Stage::Grad, "grad", "tx IR with backward and optimizer"),
         clEnumValN(Stage::Planned, "planned", "buffers with arena offsets"),
+        clEnumValN(Stage::Dot, "dot",
+                   "the model graph in Graphviz DOT, one digraph per entry"),
+        clEnumValN(Stage::Svg, "svg",
+                   "the model graph rendered by Graphviz (one SVG per entry)"),
         clEnumValN(Stage::Llvm, "llvm", "LLVM IR"),
         clEnumValN(Stage::Obj, "obj", "an object file and a C header"),
         clEnumValN(Stage::Exe, "exe", "a native executable (default)")),
@@ -85,6 +93,19 @@ cl::opt<bool> fusionStats(
     cl::desc("Print to stderr what each fusion pass fused and what it "
              "declined, with the spec location and the reason"),
     cl::cat(txcCategory));
+cl::opt<GraphDetail> graphDetail(
+    "graph-detail", cl::desc("What --emit=dot/svg draws of a training entry"),
+    cl::init(GraphDetail::Forward),
+    cl::values(clEnumValN(GraphDetail::Forward, "forward",
+                          "the forward; backward and optimizer folded into "
+                          "one node (default)"),
+               clEnumValN(GraphDetail::Full, "full",
+                          "every op of the differentiated entry")),
+    cl::cat(txcCategory));
+cl::list<std::string> graphEntries(
+    "graph-entry", cl::CommaSeparated,
+    cl::desc("Entries --emit=dot/svg draws (default: all)"),
+    cl::value_desc("name,..."), cl::cat(txcCategory));
 cl::opt<bool> summary("summary",
                       cl::desc("Print a summary of the spec and of each "
                                "compiler stage"),
@@ -97,6 +118,8 @@ const char *stageName(Stage stage) {
   case Stage::Fused: return "fused";
   case Stage::Grad: return "grad";
   case Stage::Planned: return "planned";
+  case Stage::Dot: return "dot";
+  case Stage::Svg: return "svg";
   case Stage::Llvm: return "llvm";
   case Stage::Obj: return "obj";
   case Stage::Exe: return "exe";
@@ -106,6 +129,8 @@ const char *stageName(Stage stage) {
 
 /// Stages that this build of txc can produce.
 bool isAvailable(Stage) { return true; }
+
+bool isGraph(Stage stage) { return stage == Stage::Dot || stage == Stage::Svg; }
 
 bool isNative(Stage stage) {
   return stage == Stage::Llvm || stage == Stage::Obj || stage == Stage::Exe;
@@ -202,6 +227,123 @@ bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
                                             : "")
                << "\n";
   return false;
+}
+
+/// --emit=dot / --emit=svg: the graph of each selected entry (GraphDot.h).
+/// `module` is after fusion; a copy is differentiated to fold (or, with
+/// --graph-detail=full, draw) the training entries' backward and optimizer.
+int emitGraph(ModuleOp module) {
+  OwningOpRef<ModuleOp> differentiated = module.clone();
+  {
+    PassManager pm(module.getContext());
+    pm.addPass(tx::createAutodiffPass());
+    pm.addPass(tx::createOptimizerPass());
+    if (failed(pm.run(*differentiated)))
+      return 1;
+  }
+  txc::GraphOptions options;
+  options.full = graphDetail == GraphDetail::Full;
+  options.entries.assign(graphEntries.begin(), graphEntries.end());
+  std::string unknown;
+  std::vector<std::string> entries =
+      txc::selectEntries(module, options, unknown);
+  if (!unknown.empty()) {
+    txc::GraphOptions all;
+    std::string ignored;
+    llvm::errs() << "txc: error: --graph-entry=" << unknown
+                 << ": the spec has no entry '" << unknown << "' (entries: "
+                 << llvm::join(txc::selectEntries(module, all, ignored), ", ")
+                 << ")\n";
+    return 1;
+  }
+  auto dotOf = [&](llvm::StringRef entry) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    txc::writeEntryDot(module, *differentiated, entry, options, os);
+    return text;
+  };
+
+  if (emit == Stage::Dot) {
+    if (!checkOutputPath(outputFile, OutputKind::Text))
+      return 1;
+    std::string errorMessage;
+    auto output = mlir::openOutputFile(outputFile, &errorMessage);
+    if (!output) {
+      llvm::errs() << "txc: error: " << errorMessage << "\n";
+      return 1;
+    }
+    for (const std::string &entry : entries)
+      output->os() << dotOf(entry);
+    output->keep();
+    return 0;
+  }
+
+  // SVG: Graphviz's dot renders each entry to its own file.
+  llvm::ErrorOr<std::string> dot = llvm::sys::findProgramByName("dot");
+  if (!dot) {
+    llvm::errs() << "txc: error: --emit=svg needs Graphviz's `dot` on PATH "
+                    "(Debian: apt-get install graphviz; scripts/install-deps.sh "
+                    "installs it); --emit=dot writes the graph without it\n";
+    return 1;
+  }
+  if (entries.size() > 1 && outputFile == "-") {
+    llvm::errs() << "txc: error: --emit=svg draws one picture per entry and "
+                    "the spec has "
+                 << entries.size()
+                 << ": give -o FILE.svg (writes FILE.<entry>.svg) or pick one "
+                    "with --graph-entry=NAME\n";
+    return 1;
+  }
+  for (const std::string &entry : entries) {
+    std::string target = outputFile;
+    if (entries.size() > 1) {
+      llvm::SmallString<256> path(outputFile);
+      llvm::sys::path::replace_extension(path, "");
+      target = (path + "." + entry + ".svg").str();
+    }
+    if (!checkOutputPath(target, OutputKind::Text))
+      return 1;
+    llvm::SmallString<128> dotFile, svgFile;
+    if (llvm::sys::fs::createTemporaryFile("txc-graph", "dot", dotFile) ||
+        llvm::sys::fs::createTemporaryFile("txc-graph", "svg", svgFile)) {
+      llvm::errs() << "txc: error: cannot create a temporary file\n";
+      return 1;
+    }
+    auto cleanup = llvm::make_scope_exit([&] {
+      llvm::sys::fs::remove(dotFile);
+      llvm::sys::fs::remove(svgFile);
+    });
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(dotFile, ec);
+      if (ec) {
+        llvm::errs() << "txc: error: " << dotFile << ": " << ec.message()
+                     << "\n";
+        return 1;
+      }
+      os << dotOf(entry);
+    }
+    std::string errorMessage;
+    llvm::StringRef args[] = {*dot, "-Tsvg", dotFile, "-o", svgFile};
+    int code = llvm::sys::ExecuteAndWait(*dot, args, std::nullopt, {}, 0, 0,
+                                         &errorMessage);
+    if (code != 0) {
+      llvm::errs() << "txc: error: Graphviz's dot failed on entry '" << entry
+                   << "'" << (errorMessage.empty() ? "" : ": ")
+                   << errorMessage << "\n";
+      return 1;
+    }
+    auto svg = llvm::MemoryBuffer::getFile(svgFile);
+    auto output = svg ? mlir::openOutputFile(target, &errorMessage) : nullptr;
+    if (!output) {
+      llvm::errs() << "txc: error: "
+                   << (svg ? errorMessage : svg.getError().message()) << "\n";
+      return 1;
+    }
+    output->os() << (*svg)->getBuffer();
+    output->keep();
+  }
+  return 0;
 }
 
 /// Compiles a planned module to LLVM IR, an object file (+ C header) or an
@@ -479,7 +621,7 @@ int main(int argc, char **argv) {
   if (!isAvailable(emit)) {
     llvm::errs() << "txc: error: --emit=" << stageName(emit)
                  << " is not yet available in this version of txc; "
-                    "available: ast, tx, fused, planned, llvm, obj, exe (see --help)\n";
+                    "available: ast, tx, fused, planned, dot, svg, llvm, obj, exe (see --help)\n";
     return 1;
   }
 
@@ -512,7 +654,7 @@ int main(int argc, char **argv) {
       }
     }
     bool fuses = emit == Stage::Fused || emit == Stage::Grad ||
-                 emit == Stage::Planned || isNative(emit);
+                 emit == Stage::Planned || isGraph(emit) || isNative(emit);
     if (printsIR && fuses && fuseAttention)
       pm.addPass(tx::createFuseAttentionPass({fusionStats}));
     if (printsIR && fuses && fuseAddNorm)
@@ -545,6 +687,13 @@ int main(int argc, char **argv) {
       printSummary(*module, output->os());
     output->keep();
     return 0;
+  }
+
+  if (isGraph(emit)) {
+    int code = emitGraph(*module);
+    if (diags.hasErrors())
+      return reportAndExit();
+    return code;
   }
 
   std::string flags;
