@@ -59,7 +59,9 @@ struct RunOptions {
 };
 
 struct TrainOptions {
-  std::string dataPath;
+  std::string dataPath; ///< --data (seq2seq, classifier)
+  std::string textPath; ///< --text (language model)
+  std::optional<int64_t> block; ///< --block: LM positions per block
   std::optional<int64_t> steps, epochs; ///< at most one
   std::optional<int64_t> batch;         ///< default: the B bound
   std::optional<uint64_t> seed;         ///< default 0 (or the checkpoint's)

@@ -16,21 +16,30 @@ namespace {
 constexpr int64_t kMaxCount = int64_t(1) << 40;
 
 constexpr const char *kTrainUsage =
-    R"(usage: PROGRAM train --data FILE.tsv [options]
+    R"(usage: PROGRAM train (--data FILE.tsv | --text FILE.txt) [options]
 
-Trains the model on parallel text (one 'source<TAB>target' pair per line),
-with the train_step entry txc compiled (forward, backward and the optimizer
-update in one call). Builds word-level source and target vocabularies from
-the data (stored inside the checkpoint, with a copy CKPT.tokenizer.json
-beside it), batches the pairs by length and prints progress (a bar on a
-terminal, lines otherwise). Stops (exit 1) without saving when the loss or
-an update turns non-finite.
+Trains the model with the train_step entry txc compiled (forward, backward
+and the optimizer update in one call), on the data of its kind:
+  seq2seq          --data FILE.tsv, one 'source<TAB>target' pair per line
+  language model   --text FILE.txt, plain text, a blank line between
+                   documents; [EOS] ends each document, the token stream is
+                   cut into blocks of --block positions (default: the bound
+                   of the length dim), targets shifted by one
+  classifier       --data FILE.tsv, one 'label<TAB>text' line each; the
+                   label set is saved beside the checkpoint as
+                   CKPT.labels.json
+Builds word-level vocabularies from the data (stored inside the checkpoint,
+with a copy CKPT.tokenizer.json beside it), batches the examples and prints
+progress (a bar on a terminal, lines otherwise). Stops (exit 1) without
+saving when the loss or an update turns non-finite.
 
 length:
   --steps N         train until update N (counting a resumed run's updates)
   --epochs N        train for N passes over the data (default 1)
 data:
-  --data FILE.tsv   the training pairs (required)
+  --data FILE.tsv   the training pairs or labeled texts
+  --text FILE.txt   the training text (language models)
+  --block N         positions per block of --text (default: the T bound)
   --batch N         sentences per batch (default: the bound of dim B)
   --seed S          the seed of the batch order and of dropout (default 0)
   --min-freq K      words seen fewer than K times become [UNK] (default 1)
@@ -134,7 +143,7 @@ int32_t threadsOption(ArgCursor &cursor, const std::string &arg) {
 
 void parseTrain(ArgCursor &cursor, CommandLine &line) {
   TrainOptions &train = line.train;
-  bool haveData = false;
+  bool haveData = false, haveText = false;
   while (!cursor.done()) {
     std::string arg = cursor.next();
     if (help(arg, line, "train"))
@@ -142,6 +151,11 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
     if (arg == "--data") {
       train.dataPath = pathOption(cursor, arg);
       haveData = true;
+    } else if (arg == "--text") {
+      train.textPath = pathOption(cursor, arg);
+      haveText = true;
+    } else if (arg == "--block") {
+      train.block = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--steps") {
       train.steps = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--epochs") {
@@ -171,8 +185,13 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       unexpected(cursor, arg);
     }
   }
-  if (!haveData)
-    cursor.fail("train needs --data FILE.tsv");
+  if (!haveData && !haveText)
+    cursor.fail("train needs --data FILE.tsv (seq2seq, classifier) or --text "
+                "FILE.txt (language model)");
+  if (haveData && haveText)
+    cursor.fail("--data and --text exclude each other");
+  if (train.block && !haveText)
+    cursor.fail("--block applies to --text (language models)");
   if (train.steps && train.epochs)
     cursor.fail("--steps and --epochs exclude each other");
   if (train.resumePath && train.initSeed)

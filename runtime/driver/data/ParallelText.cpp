@@ -151,6 +151,11 @@ LengthBound boundOf(const ModelInfo &model, const TensorSig &sig, size_t axis,
 
 } // namespace
 
+LengthBound inputBound(const ModelInfo &model, const EntryInfo &entry,
+                       const TensorSig &sig, size_t axis) {
+  return boundOf(model, sig, axis, entry);
+}
+
 SequenceBounds sequenceBounds(const ModelInfo &model, const EntryInfo &srcEntry,
                               const EntryInfo &tgtEntry) {
   const TensorSig *src = findInput(srcEntry, {"src"});

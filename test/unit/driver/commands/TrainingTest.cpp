@@ -178,13 +178,13 @@ TEST_F(TrainingTest, BadDataFailsWithFileLineAndKeepsTheCheckpoint) {
   EXPECT_EQ(readFile(dir.file("ckpt.safetensors")), "previous checkpoint");
 }
 
-TEST_F(TrainingTest, VersionOneModelsCannotTrain) {
+TEST_F(TrainingTest, ModelsWithoutKindCannotTrain) {
   std::ostringstream out, err;
   int code = runDriver("fake-model", {"train", "--data", data()},
                        txc_model_json, txc_entry_table, out, err);
   EXPECT_EQ(code, 2);
-  EXPECT_NE(err.str().find("model 'fake' cannot train: it has no train_step "
-                           "entry"),
+  EXPECT_NE(err.str().find("'fake' declares no model kind, so it supports "
+                           "only run, info and bench, not train"),
             std::string::npos)
       << err.str();
 }
