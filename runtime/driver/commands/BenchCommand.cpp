@@ -44,9 +44,9 @@ int64_t sizeOption(const std::optional<int64_t> &requested,
 
 /// Random ids in [kNumSpecialTokens, vocab) (vocab from the config key of
 /// `input`), `rows` x `length`.
-std::vector<TokenIds> randomIds(const ModelInfo &model, const char *input,
+std::vector<TokenIds> randomIds(const ModelInfo &model, const char *role,
                                 int64_t rows, int64_t length, uint64_t key) {
-  std::string vocabKey = vocabKeyFor(model, input);
+  std::string vocabKey = vocabKeyFor(model, role);
   int64_t vocab = vocabKey.empty() ? 64 : *model.configCount(vocabKey);
   uint64_t span = uint64_t(std::max<int64_t>(vocab - kNumSpecialTokens, 1));
   std::vector<TokenIds> ids(static_cast<size_t>(rows));
@@ -159,9 +159,9 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
           "; --batch, --src-len and --tgt-len make them smaller)");
 
   uint64_t key = initStreamKey(options.seed, "bench");
-  std::vector<TokenIds> sources = randomIds(model, "src", batch, srcLen, key);
+  std::vector<TokenIds> sources = randomIds(model, "source", batch, srcLen, key);
   std::vector<TokenIds> targets =
-      randomIds(model, "tgt", batch, tgtLen, key ^ 1);
+      randomIds(model, "target_in", batch, tgtLen, key ^ 1);
   char line[200];
   std::snprintf(line, sizeof(line),
                 "bench '%s': batch %lld, source length %lld, target length "

@@ -6,6 +6,7 @@
 #include "core/Error.h"
 #include "core/ModelRunner.h"
 #include "data/ParallelText.h"
+#include "commands/TrainingData.h"
 #include "commands/TranslateCommand.h"
 
 #include <cmath>
@@ -44,8 +45,8 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                 const EvalOptions &options, std::ostream &out,
                 std::ostream &err) {
   ModelRunner runner(model, entryTable, options.threads);
-  const EntryInfo &encode = runner.entry("encode", "eval");
-  const EntryInfo &decode = runner.entry("decode", "eval");
+  const EntryInfo &encode = entryWithRole(model, "encode", "eval");
+  const EntryInfo &decode = entryWithRole(model, "decode", "eval");
   runner.reserveArena(encode);
   runner.reserveArena(decode);
   SequenceBounds bounds = sequenceBounds(model, encode, decode);
@@ -74,9 +75,9 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     std::vector<Tensor> memory = runner.call(encode, {&current.src});
     std::vector<const Tensor *> inputs;
     for (const TensorSig &sig : decode.inputs)
-      inputs.push_back(sig.name == "memory" ? &memory[0]
-                       : sig.name == "src"  ? &current.src
-                                            : &current.tgtIn);
+      inputs.push_back(sig.role == "memory"   ? &memory[0]
+                       : sig.role == "source" ? &current.src
+                                              : &current.tgtIn);
     std::vector<Tensor> logits = runner.call(decode, inputs);
     accumulateTokenStats(logits[0], current.tgtOut, pad, stats);
   }

@@ -49,6 +49,21 @@ void requireKind(const ModelInfo &model, const std::string &command) {
                    "roles)");
 }
 
+void requireModelKind(const ModelInfo &model, ModelKind kind,
+                      const std::string &command) {
+  requireKind(model, command);
+  if (model.kind == kind)
+    return;
+  std::string instead = model.kind == ModelKind::LanguageModel
+                            ? "train --text, eval --text and generate"
+                        : model.kind == ModelKind::Classifier
+                            ? "train --data, eval --data and predict"
+                            : "train --data, eval --data and translate";
+  throw InputError(command + " is for " + kindPhrase(kind) + "; '" +
+                   model.model + "' is " + kindPhrase(model.kind) +
+                   " (it supports " + instead + ")");
+}
+
 const EntryInfo &entryWithRole(const ModelInfo &model, std::string_view role,
                                const std::string &command) {
   if (const EntryInfo *entry = model.findEntryByRole(role))

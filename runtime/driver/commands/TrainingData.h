@@ -33,6 +33,11 @@ namespace txrt::driver {
 /// InputError naming `command` and the commands such a model supports.
 void requireKind(const ModelInfo &model, const std::string &command);
 
+/// InputError unless `model` is of `kind`: names the model's kind and the
+/// command that does the same for it (translate -> generate, ...).
+void requireModelKind(const ModelInfo &model, ModelKind kind,
+                      const std::string &command);
+
 /// The entry with `role`; ModelError naming `command` when absent.
 const EntryInfo &entryWithRole(const ModelInfo &model, std::string_view role,
                                const std::string &command);
