@@ -19,9 +19,12 @@ Runs the Transformer model that txc compiled into this executable.
 commands:
   info              show the model: entries, dims, parameters, arena sizes
   run ENTRY         run an entry on inputs from files, write outputs as .npy
-  train             train on TSV parallel text, save a checkpoint
-  eval              loss, token accuracy and BLEU of a checkpoint on TSV data
-  translate         translate sentences (arguments or stdin lines)
+  train             train on the data of the model's kind, save a checkpoint
+  eval              evaluate a checkpoint (loss, accuracy, BLEU, perplexity,
+                    macro-F1: what the kind has)
+  translate         seq2seq: translate sentences (arguments or stdin lines)
+  generate          language model: continue prompts (arguments or stdin)
+  predict           classifier: label texts (arguments or stdin lines)
   bench             time the train step and decoding on synthetic batches
   help [COMMAND]    show this text, or the options of COMMAND
 
@@ -225,7 +228,8 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
   if (isHelpFlag(command) || command == "help") {
     line.command = CommandLine::Command::Help;
     if (command == "help" && args.size() > 1) {
-      if (args[1] != "info" && args[1] != "run" && !trainingUsage(args[1]))
+      if (args[1] != "info" && args[1] != "run" && !trainingUsage(args[1]) &&
+          !kindUsage(args[1]))
         throw UsageError("no help for '" + args[1] + "'", "");
       line.helpTopic = args[1];
     }
@@ -251,6 +255,8 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
           {"train", {CommandLine::Command::Train, parseTrain}},
           {"eval", {CommandLine::Command::Eval, parseEval}},
           {"translate", {CommandLine::Command::Translate, parseTranslate}},
+          {"generate", {CommandLine::Command::Generate, parseGenerate}},
+          {"predict", {CommandLine::Command::Predict, parsePredict}},
           {"bench", {CommandLine::Command::Bench, parseBench}},
       };
   for (const auto &[name, parser] : commands) {
@@ -268,6 +274,7 @@ std::string usageText(std::string_view command, std::string_view program) {
   const char *text = command == "info"           ? kInfoUsage
                      : command == "run"          ? kRunUsage
                      : trainingUsage(command) != nullptr ? trainingUsage(command)
+                     : kindUsage(command) != nullptr ? kindUsage(command)
                                                   : kTopUsage;
   return substituteProgram(text, program);
 }

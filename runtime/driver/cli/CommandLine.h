@@ -7,6 +7,8 @@
 //   PROGRAM train --data F.tsv [--steps N | --epochs N] [--batch N] ...
 //   PROGRAM eval --load F --data F.tsv [...]
 //   PROGRAM translate --load F [--beam N] [--max-len N] [--no-kv-cache] [SENTENCE...]
+//   PROGRAM generate --load F [--temperature T] [--top-k K] [--top-p P] [PROMPT...]
+//   PROGRAM predict --load F [TEXT...]
 //   PROGRAM bench [--steps N] [--batch N] [...]
 //   PROGRAM help [COMMAND] | --help | COMMAND --help
 //
@@ -75,6 +77,7 @@ struct TrainOptions {
 
 struct EvalOptions {
   std::string loadPath, dataPath;
+  std::string textPath; ///< --text (language models)
   std::optional<std::string> tokenizerPath; ///< default: beside --load
   std::optional<int64_t> batch, maxLength;
   bool noBleu = false;
@@ -92,6 +95,28 @@ struct TranslateOptions {
   int32_t threads = 0;
 };
 
+struct GenerateOptions {
+  std::string loadPath;
+  std::optional<std::string> tokenizerPath;
+  std::optional<int64_t> batch;
+  int64_t maxNewTokens = 20;
+  double temperature = 0.0; ///< 0: greedy
+  int64_t topK = 0;         ///< 0: no limit
+  double topP = 1.0;
+  uint64_t seed = 0;
+  bool kvCache = true; ///< --no-cache: re-run the logits entry
+  std::vector<std::string> prompts; ///< empty: read stdin
+  int32_t threads = 0;
+};
+
+struct PredictOptions {
+  std::string loadPath;
+  std::optional<std::string> tokenizerPath;
+  std::optional<int64_t> batch;
+  std::vector<std::string> texts; ///< empty: read stdin
+  int32_t threads = 0;
+};
+
 struct BenchOptions {
   std::optional<std::string> loadPath;
   int64_t steps = 10;
@@ -101,7 +126,9 @@ struct BenchOptions {
 };
 
 struct CommandLine {
-  enum class Command { Help, Info, Run, Train, Eval, Translate, Bench };
+  enum class Command {
+    Help, Info, Run, Train, Eval, Translate, Generate, Predict, Bench
+  };
   Command command = Command::Help;
   std::string helpTopic; ///< for Help: "" or a command
   InfoOptions info;
@@ -109,6 +136,8 @@ struct CommandLine {
   TrainOptions train;
   EvalOptions eval;
   TranslateOptions translate;
+  GenerateOptions generate;
+  PredictOptions predict;
   BenchOptions bench;
 };
 

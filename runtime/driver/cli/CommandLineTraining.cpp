@@ -61,16 +61,21 @@ options:
 )";
 
 constexpr const char *kEvalUsage =
-    R"(usage: PROGRAM eval --load FILE --data FILE.tsv [options]
+    R"(usage: PROGRAM eval --load FILE (--data FILE.tsv | --text FILE.txt) [options]
 
-Evaluates a checkpoint on parallel text with the encode and decode entries:
-the teacher-forced loss (mean cross-entropy over the non-pad target tokens,
-no label smoothing), the token accuracy (argmax == target) and the corpus
-BLEU-4 of greedy translations against the targets.
+Evaluates a checkpoint on the data of the model's kind:
+  seq2seq          --data: the teacher-forced loss (mean cross-entropy over
+                   the non-pad target tokens, no label smoothing), the token
+                   accuracy (argmax == target) and the corpus BLEU-4 of
+                   greedy translations against the targets
+  language model   --text: the mean next-token loss, perplexity and
+                   next-token accuracy over blocks of the T bound
+  classifier       --data: accuracy, macro-F1 and the confusion table
 
 options:
   --load FILE         the checkpoint (parameters by name)
-  --data FILE.tsv     'source<TAB>target' pairs
+  --data FILE.tsv     'source<TAB>target' pairs or 'label<TAB>text' lines
+  --text FILE.txt     plain text (language models)
   --tokenizer FILE    the vocabularies (default: the ones inside the
                       checkpoint; when given, they must be the same)
   --batch N           sentences per batch (default: the bound of dim B)
@@ -210,6 +215,8 @@ void parseEval(ArgCursor &cursor, CommandLine &line) {
       eval.loadPath = pathOption(cursor, arg);
     } else if (arg == "--data") {
       eval.dataPath = pathOption(cursor, arg);
+    } else if (arg == "--text") {
+      eval.textPath = pathOption(cursor, arg);
     } else if (arg == "--tokenizer") {
       eval.tokenizerPath = pathOption(cursor, arg);
     } else if (arg == "--batch") {
@@ -227,8 +234,11 @@ void parseEval(ArgCursor &cursor, CommandLine &line) {
   }
   if (eval.loadPath.empty())
     cursor.fail("eval needs --load CHECKPOINT");
-  if (eval.dataPath.empty())
-    cursor.fail("eval needs --data FILE.tsv");
+  if (eval.dataPath.empty() && eval.textPath.empty())
+    cursor.fail("eval needs --data FILE.tsv (seq2seq, classifier) or --text "
+                "FILE.txt (language model)");
+  if (!eval.dataPath.empty() && !eval.textPath.empty())
+    cursor.fail("--data and --text exclude each other");
 }
 
 void parseTranslate(ArgCursor &cursor, CommandLine &line) {

@@ -11,6 +11,8 @@
 #include "commands/RunCommand.h"
 #include "commands/BenchCommand.h"
 #include "commands/EvalCommand.h"
+#include "commands/GenerateCommand.h"
+#include "commands/PredictCommand.h"
 #include "loop/Progress.h"
 #include "commands/TrainCommand.h"
 #include "commands/TranslateCommand.h"
@@ -61,6 +63,11 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
   case CommandLine::Command::Translate:
     return translateCommand(model, entryTable, line.translate, std::cin, out,
                             err);
+  case CommandLine::Command::Generate:
+    return generateCommand(model, entryTable, line.generate, std::cin, out,
+                           err);
+  case CommandLine::Command::Predict:
+    return predictCommand(model, entryTable, line.predict, std::cin, out, err);
   case CommandLine::Command::Bench:
     return benchCommand(model, entryTable, line.bench, out, err);
   default:
