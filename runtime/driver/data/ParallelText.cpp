@@ -217,7 +217,8 @@ void checkFits(const ModelInfo &model, const Vocabulary &vocab,
   int64_t limit = *model.configCount(key);
   if (vocab.size() <= limit)
     return;
-  problems.add("the " + std::string(side) + " vocabulary " + origin +
+  problems.add("the " + std::string(side) + (*side ? " " : "") +
+               "vocabulary " + origin +
                " needs " + std::to_string(vocab.size()) +
                " ids (4 specials + " +
                std::to_string(vocab.size() - kNumSpecialTokens) +
@@ -258,10 +259,16 @@ Tokenizer buildTokenizer(const ModelInfo &model, const ParallelText &text,
 void checkTokenizerFitsModel(const ModelInfo &model, const Tokenizer &tokenizer,
                              const std::string &origin) {
   ProblemList problems;
-  checkFits(model, tokenizer.source, "source", "source", "in " + origin,
-            problems);
-  checkFits(model, tokenizer.target, "target_in", "target", "in " + origin,
-            problems);
+  if (tokenizer.source.words() == tokenizer.target.words()) {
+    // One vocabulary (language models, classifiers, shared seq2seq).
+    checkFits(model, tokenizer.source, "tokens", "", "in " + origin,
+              problems);
+  } else {
+    checkFits(model, tokenizer.source, "source", "source", "in " + origin,
+              problems);
+    checkFits(model, tokenizer.target, "target_in", "target", "in " + origin,
+              problems);
+  }
   int32_t pad = modelPadId(model);
   if (tokenizer.source.padId() != pad || tokenizer.target.padId() != pad)
     problems.add(origin + " has [PAD] at id " +
