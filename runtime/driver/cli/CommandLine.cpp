@@ -62,20 +62,26 @@ inputs:
                         rows of token ids are right-padded with config 'pad'.
 parameters (one of; default --init 0):
   --load FILE           load parameters by name from a .safetensors file;
-                        tensors named __* (optimizer state) are ignored
+                        from a training checkpoint (train --save, or run
+                        --save of a train_step entry) a train_step entry
+                        also gets Adam's moments and the step
   --init SEED           initialize every parameter from its initializer with
                         a deterministic generator keyed by SEED
 options:
   --out-dir DIR         directory for the outputs (default: .; created)
   --save FILE           after the run, save the parameters to FILE
-                        (safetensors, written atomically)
+                        (safetensors, written atomically); after a
+                        train_step entry a training checkpoint with Adam's
+                        moments and the step, which --load continues
   --threads N           kernel threads (default: TXRT_NUM_THREADS or all cores)
   --dim NAME=N          the value of dim NAME when no input determines it
   --repeat N            run the entry N times (benchmarking: the first run
                         creates the kernels' primitives; the time of every run
-                        is reported as min and median)
+                        is reported as min and median); a train_step entry
+                        takes N updates, steps N0..N0+N-1
 training entries (kind train_step / train_grad):
-  --step N              the update number the entry is told (default 1)
+  --step N              the update number the (first) run is told (default:
+                        the loaded checkpoint's step + 1, else 1)
   --seed S              the dropout seed it is told (default 0)
   --save-grads FILE     after the run, write every parameter's gradient
                         (named like the parameter) to FILE (safetensors)

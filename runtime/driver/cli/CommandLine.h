@@ -56,7 +56,9 @@ struct RunOptions {
   int32_t repeat = 1; ///< runs of the entry; timing reports min and median
   /// Training entries: after the call write every gradient here.
   std::optional<std::string> saveGradsPath;
-  int64_t trainStep = 1; ///< --step: the train state of training entries
+  /// --step: the update number of the first run of a training entry
+  /// (default: one past a loaded training checkpoint's step, else 1).
+  std::optional<int64_t> trainStep;
   uint64_t trainSeed = 0; ///< --seed
 };
 
