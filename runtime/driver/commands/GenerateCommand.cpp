@@ -11,6 +11,8 @@
 #include "core/ModelRunner.h"
 #include "decoding/Generation.h"
 
+#include <memory>
+
 namespace txrt::driver {
 
 int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
@@ -49,10 +51,11 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     prompts.push_back(std::move(ids));
   }
 
-  if (options.kvCache && model.findEntryByRole("lm_step"))
-    err << "note: the lm_step entry is not used yet; re-running '"
-        << logits.name << "' over the whole prefix\n";
-  LogitsRerun decoder(runner, modelPadId(model));
+  std::unique_ptr<PrefixModel> decoder;
+  if (options.kvCache && LmStepCached::available(model))
+    decoder = std::make_unique<LmStepCached>(runner, modelPadId(model));
+  else
+    decoder = std::make_unique<LogitsRerun>(runner, modelPadId(model));
   GenerateSettings settings;
   settings.eos = vocabulary.eosId();
   settings.maxNewTokens = options.maxNewTokens;
@@ -65,7 +68,7 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     std::vector<TokenIds> chunk(prompts.begin() + std::ptrdiff_t(begin),
                                 prompts.begin() + std::ptrdiff_t(end));
     std::vector<TokenIds> continuations =
-        generateTokens(decoder, chunk, settings, begin);
+        generateTokens(*decoder, chunk, settings, begin);
     for (size_t k = 0; k < chunk.size(); ++k) {
       std::vector<std::string> words = splitWords(lines[begin + k]);
       for (const std::string &word : vocabulary.decode(continuations[k]))

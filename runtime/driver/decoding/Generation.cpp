@@ -65,6 +65,109 @@ std::vector<float> LogitsRerun::next(const std::vector<TokenIds> &prefixes) {
   return logits;
 }
 
+//===----------------------------------------------------------------------===//
+// LmStepCached
+//===----------------------------------------------------------------------===//
+
+bool LmStepCached::available(const ModelInfo &model) {
+  return model.findEntryByRole("lm_step") != nullptr;
+}
+
+LmStepCached::LmStepCached(ModelRunner &runner, int32_t pad)
+    : runner_(runner), step_(*runner.model().findEntryByRole("lm_step")),
+      rerun_(runner, pad), pad_(pad) {
+  const TensorSig *tokens = step_.findInputByRole("tokens");
+  if (!tokens || !step_.findInputByRole("cache_ids") ||
+      step_.outputs.size() != 1 || step_.outputs[0].shape.size() != 3)
+    throw ModelError("entry '" + step_.name + "' must map tokens, cache_ids "
+                     "and caches to logits [B, T, V]");
+  for (const TensorSig &sig : step_.inputs)
+    if (sig.role != "tokens" && sig.role != "cache_ids" &&
+        (sig.role != "cache" || sig.shape.size() != 3 ||
+         sig.shape[2].isSymbolic()))
+      throw ModelError("input '" + sig.name + "' of entry '" + step_.name +
+                       "' is none of tokens, cache_ids and caches [B, "
+                       "cache, d]");
+  const DimRef &length = tokens->shape[1];
+  window_ = length.isSymbolic() ? runner.model().dims[size_t(length.dim)].bound
+                                : length.size;
+}
+
+namespace {
+
+/// `cache` [rows, positions, d] with `more` zero positions appended.
+Tensor growCache(const Tensor &cache, int64_t more) {
+  const int64_t rows = cache.shape[0], positions = cache.shape[1],
+                width = cache.shape[2];
+  Tensor grown(DType::F32, {rows, positions + more, width});
+  for (int64_t row = 0; row < rows; ++row)
+    std::copy_n(cache.as<float>() + row * positions * width,
+                positions * width,
+                grown.as<float>() + row * (positions + more) * width);
+  return grown;
+}
+
+/// Whether `prefix` [rows, n] starts with `held` [rows, n - 1].
+bool extendsByOne(const Tensor &held, const Tensor &prefix) {
+  if (held.shape.size() != 2 || held.shape[0] != prefix.shape[0] ||
+      held.shape[1] + 1 != prefix.shape[1])
+    return false;
+  const int64_t rows = held.shape[0], n = held.shape[1];
+  for (int64_t row = 0; row < rows; ++row)
+    if (!std::equal(held.as<int32_t>() + row * n,
+                    held.as<int32_t>() + (row + 1) * n,
+                    prefix.as<int32_t>() + row * (n + 1)))
+      return false;
+  return true;
+}
+
+} // namespace
+
+std::vector<float> LmStepCached::next(const std::vector<TokenIds> &prefixes) {
+  Tensor all = leftPad(prefixes, pad_);
+  const int64_t rows = all.shape[0], length = all.shape[1];
+  if (length > window_) {
+    caches_.clear();
+    held_ = Tensor();
+    return rerun_.next(prefixes);
+  }
+  int64_t fresh = length; // new positions this call
+  if (extendsByOne(held_, all)) {
+    fresh = 1;
+  } else {
+    caches_.clear();
+    caches_.resize(step_.inputs.size());
+    for (size_t i = 0; i < step_.inputs.size(); ++i)
+      if (step_.inputs[i].role == "cache")
+        caches_[i] =
+            Tensor(DType::F32, {rows, 0, step_.inputs[i].shape[2].size});
+  }
+  Tensor tokens(DType::I32, {rows, fresh});
+  for (int64_t row = 0; row < rows; ++row)
+    std::copy_n(all.as<int32_t>() + row * length + length - fresh, fresh,
+                tokens.as<int32_t>() + row * fresh);
+  std::vector<const Tensor *> inputs;
+  for (size_t i = 0; i < step_.inputs.size(); ++i) {
+    const std::string &role = step_.inputs[i].role;
+    if (role == "tokens") {
+      inputs.push_back(&tokens);
+    } else if (role == "cache_ids") {
+      inputs.push_back(&all);
+    } else {
+      caches_[i] = growCache(caches_[i], fresh);
+      inputs.push_back(&caches_[i]);
+    }
+  }
+  std::vector<Tensor> outputs = runner_.call(step_, inputs);
+  held_ = std::move(all);
+  const int64_t vocab = outputs[0].shape[2];
+  std::vector<float> logits(size_t(rows * vocab));
+  for (int64_t row = 0; row < rows; ++row)
+    std::copy_n(outputs[0].as<float>() + (row * fresh + fresh - 1) * vocab,
+                vocab, logits.begin() + row * vocab);
+  return logits;
+}
+
 std::vector<TokenIds> generateTokens(PrefixModel &model,
                                      const std::vector<TokenIds> &prompts,
                                      const GenerateSettings &settings,

@@ -10,8 +10,13 @@
 //                re-run over the whole (left-padded) prefix each step; a
 //                prefix longer than the T bound keeps its last T tokens.
 //
-// An incremental implementation over the `lm_step` entry (a KV cache)
-// plugs in behind the same interface.
+//   LmStepCached the compiled `lm_step` entry (ModelAbi.h: tokens [B, T] of
+//                the new positions, cache_ids [B, cache] every id so far,
+//                the key / value caches [B, cache, d] updated in place ->
+//                logits [B, T, V]): the first call runs the whole
+//                left-padded prompt batch, each later one the newest token;
+//                past the T bound it re-runs the logits entry instead, as
+//                LogitsRerun does, so both give the same greedy text.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_GENERATION_H
@@ -53,6 +58,25 @@ private:
   const EntryInfo &logits_;
   int32_t pad_;
   int64_t window_; ///< the bound of the tokens input's length dim
+};
+
+/// The compiled `lm_step` entry with its KV caches.
+class LmStepCached : public PrefixModel {
+public:
+  LmStepCached(ModelRunner &runner, int32_t pad);
+  /// Whether the model has an `lm_step` entry.
+  static bool available(const ModelInfo &model);
+  std::vector<float> next(const std::vector<TokenIds> &prefixes) override;
+  int64_t vocabSize() const override { return rerun_.vocabSize(); }
+
+private:
+  ModelRunner &runner_;
+  const EntryInfo &step_;
+  LogitsRerun rerun_;
+  int32_t pad_;
+  int64_t window_;
+  Tensor held_;                ///< the left-padded ids the caches hold
+  std::vector<Tensor> caches_; ///< per step input (empty for non-caches)
 };
 
 struct GenerateSettings {
