@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tx/Dialect/TxDialect.h"
+#include "tx/Dialect/TxRoles.h"
 #include "tx/Dialect/TxShape.h"
 #include "txc/Frontend/ConstEval.h"
 #include "txc/Frontend/Diagnostics.h"
@@ -42,7 +43,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Stage { Ast, Tx, Fused, Grad, Planned, Llvm, Obj, Exe };
+enum class Stage { Ast, Tx, Fused, Grad, Planned, Metadata, Llvm, Obj, Exe };
 
 cl::OptionCategory txcCategory("txc options");
 
@@ -59,6 +60,9 @@ cl::opt<Stage> emit(
         clEnumValN(Stage::Fused, "fused", "tx IR after the fusion passes"),
         clEnumValN(Stage::Grad, "grad", "tx IR with backward and optimizer"),
         clEnumValN(Stage::Planned, "planned", "buffers with arena offsets"),
+        clEnumValN(Stage::Metadata, "metadata",
+                   "the executable's metadata (JSON, as `info --json` "
+                   "prints it)"),
         clEnumValN(Stage::Llvm, "llvm", "LLVM IR"),
         clEnumValN(Stage::Obj, "obj", "an object file and a C header"),
         clEnumValN(Stage::Exe, "exe", "a native executable (default)")),
@@ -97,6 +101,7 @@ const char *stageName(Stage stage) {
   case Stage::Fused: return "fused";
   case Stage::Grad: return "grad";
   case Stage::Planned: return "planned";
+  case Stage::Metadata: return "metadata";
   case Stage::Llvm: return "llvm";
   case Stage::Obj: return "obj";
   case Stage::Exe: return "exe";
@@ -109,6 +114,12 @@ bool isAvailable(Stage) { return true; }
 
 bool isNative(Stage stage) {
   return stage == Stage::Llvm || stage == Stage::Obj || stage == Stage::Exe;
+}
+
+/// Stages that run the whole pipeline, memory planning included.
+bool plans(Stage stage) {
+  return stage == Stage::Planned || stage == Stage::Metadata ||
+         isNative(stage);
 }
 
 /// `dir/base.tx` -> `base`.
@@ -376,12 +387,20 @@ void printSummary(ModuleOp module, llvm::raw_ostream &os) {
     ++count;
   }
   os << "params   " << total << " in " << count << " tensors\n";
+  auto kind = module->getAttrOfType<StringAttr>(tx::kKindAttr);
+  os << "kind     " << (kind ? kind.getValue() : "none");
+  if (module->hasAttr(tx::kKindInferredAttr))
+    os << " (roles inferred from input names; declare them with `kind` and "
+          "`@role`)";
+  os << "\n";
   for (auto func : module.getOps<func::FuncOp>()) {
     os << "entry    " << func.getSymName() << "(";
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       auto name = func.getArgAttrOfType<StringAttr>(i, "tx.name");
       os << (i ? ", " : "") << (name ? name.getValue() : "?") << ": "
          << tx::formatType(func.getArgument(i).getType());
+      if (auto role = func.getArgAttrOfType<StringAttr>(i, tx::kRoleAttr))
+        os << " @" << role.getValue();
     }
     os << ") ->";
     for (unsigned i = 0; i < func.getNumResults(); ++i) {
@@ -389,6 +408,8 @@ void printSummary(ModuleOp module, llvm::raw_ostream &os) {
       os << (i ? ", " : " ") << (name ? name.getValue() : "?") << ": "
          << tx::formatType(func.getFunctionType().getResult(i));
     }
+    if (auto role = func->getAttrOfType<StringAttr>(tx::kRoleAttr))
+      os << "  (role " << role.getValue() << ")";
     llvm::MapVector<StringRef, int> ops;
     int numOps = 0;
     func.walk([&](Operation *op) {
@@ -511,24 +532,22 @@ int main(int argc, char **argv) {
         return 1;
       }
     }
-    bool fuses = emit == Stage::Fused || emit == Stage::Grad ||
-                 emit == Stage::Planned || isNative(emit);
+    bool fuses = emit == Stage::Fused || emit == Stage::Grad || plans(emit);
     if (printsIR && fuses && fuseAttention)
       pm.addPass(tx::createFuseAttentionPass({fusionStats}));
     if (printsIR && fuses && fuseAddNorm)
       pm.addPass(tx::createFuseAddNormPass({fusionStats}));
     if (printsIR && fuses && fuseLinear)
       pm.addPass(tx::createFuseLinearPass({fusionStats}));
-    bool differentiates = emit == Stage::Grad || emit == Stage::Planned ||
-                          isNative(emit);
-    if ((emit == Stage::Planned || isNative(emit)) && printsIR)
+    bool differentiates = emit == Stage::Grad || plans(emit);
+    if (plans(emit) && printsIR)
       pm.addPass(tx::createDecodeStepPass());
     if (differentiates && printsIR) {
       pm.addPass(tx::createAutodiffPass());
       pm.addPass(tx::createOptimizerPass());
       pm.addPass(tx::createShapeCheckPass());
     }
-    if ((emit == Stage::Planned || isNative(emit)) && printsIR) {
+    if (plans(emit) && printsIR) {
       pm.addPass(tx::createStripDropoutPass());
       pm.addPass(tx::createPlanMemoryPass());
     }
@@ -559,6 +578,11 @@ int main(int argc, char **argv) {
 
   if (!openOutput())
     return 1;
+  if (emit == Stage::Metadata) {
+    output->os() << tx::buildModelMetadata(*module, inputFile, flags) << "\n";
+    output->keep();
+    return 0;
+  }
   if (emit == Stage::Planned)
     tx::printMemoryPlan(*module, output->os());
   module->print(output->os());

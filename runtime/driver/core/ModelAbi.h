@@ -88,11 +88,15 @@
  *                       mask over the cache reads it)
  *       classifier:     "tokens", "segments" (token-type ids), "label"
  *                       (class ids, i32[B])
- *     and every entry output "role": "cache" (decode_step's and lm_step's
- *     updated caches, in the order of their cache inputs) or "".
- *   - lm_step(tokens [B, T], cache_ids [B, cache], caches [B, cache, d]...)
- *     -> (logits [B, T, V], caches...): T new positions, written at rows
- *     cache-T .. cache-1 of the caches; batched prompts are left-padded.
+ *     and every entry output "role": "" (or "cache", reserved for caches
+ *     returned as outputs; today's caches are updated in place).
+ *   - decode_step's and lm_step's "cache" inputs ([B, cache, d], one key and
+ *     one value cache per self-attention, in order) are updated in place:
+ *     the T new positions' keys and values are written at rows
+ *     cache-T .. cache-1; the entries return only the logits.
+ *   - lm_step(tokens [B, T], cache_ids [B, cache], caches...) -> logits
+ *     [B, T, V]: tokens are the T new positions' ids, cache_ids all ids so
+ *     far (the new ones last); batched prompts are left-padded.
  *
  *===----------------------------------------------------------------------===*/
 #ifndef TXRT_DRIVER_MODELABI_H
