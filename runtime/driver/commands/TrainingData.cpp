@@ -43,7 +43,7 @@ void requireKind(const ModelInfo &model, const std::string &command) {
   if (model.kind != ModelKind::None)
     return;
   throw InputError("'" + model.model + "' declares no model kind, so it "
-                   "supports only run, info and bench, not " + command +
+                   "supports only run and info, not " + command +
                    " (write `kind seq2seq`, `kind language_model` or `kind "
                    "classifier` in the spec and mark the entry inputs with "
                    "roles)");
