@@ -300,6 +300,8 @@ void printParams(const std::vector<Param> &params, std::string &out) {
       out += ": ";
       printType(*params[i].type, out);
     }
+    if (!params[i].role.empty())
+      out += " @" + params[i].role;
   }
   out += ')';
 }
@@ -349,6 +351,9 @@ void printDecl(const Decl &decl, std::string &out) {
   switch (decl.getKind()) {
   case Decl::Kind::Model:
     out += "model " + static_cast<const ModelDecl &>(decl).name + "\n";
+    return;
+  case Decl::Kind::ModelKind:
+    out += "kind " + static_cast<const KindDecl &>(decl).name + "\n";
     return;
   case Decl::Kind::Config: {
     const auto &config = static_cast<const ConfigDecl &>(decl);

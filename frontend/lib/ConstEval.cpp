@@ -728,6 +728,8 @@ ConfigEnv evaluateConfig(const Module &m,
     if (!decl)
       continue;
     switch (decl->getKind()) {
+    case Decl::Kind::ModelKind:
+      break;
     case Decl::Kind::Model:
       if (env.modelName.empty())
         env.modelName = static_cast<const ModelDecl &>(*decl).name;

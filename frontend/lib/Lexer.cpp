@@ -40,6 +40,7 @@ bool canStartToken(char c) {
   case '}':
   case ',':
   case ':':
+  case '@':
   case '.':
   case '=':
   case '-':
@@ -207,6 +208,8 @@ const char *spelling(TokenKind kind) {
     return "|";
   case TokenKind::Bang:
     return "!";
+  case TokenKind::At:
+    return "@";
   }
   return "token";
 }
@@ -330,6 +333,9 @@ Token Lexer::next() {
       break;
     case ':':
       token = op(TokenKind::Colon, 1);
+      break;
+    case '@':
+      token = op(TokenKind::At, 1);
       break;
     case '+':
       token = op(TokenKind::Plus, 1);

@@ -119,6 +119,8 @@ OwningOpRef<ModuleOp> MLIRGenImpl::generate() {
                 "add one, e.g. `entry encode(src: i32[B, S]) -> memory { ... }`");
 
   if (!diags.hasErrors())
+    checkModelRoles(module, ast, diags);
+  if (!diags.hasErrors())
     checkModelContract(module, ast, env, diags);
   emitParameters();
   setModuleAttributes();
@@ -182,6 +184,8 @@ static const char *derivedFrom(StringRef name) {
     return "decode";
   if (name == "train_grad")
     return "train";
+  if (name == "lm_step")
+    return "logits";
   return nullptr;
 }
 
@@ -190,10 +194,11 @@ bool MLIRGenImpl::checkEntryName(const ast::EntryDecl &entry) {
   if (!source)
     return true;
   std::string why =
-      std::string(source) == "decode"
-          ? "txc derives it from 'decode' for incremental decoding"
-          : "txc derives it from 'train' (the gradients without the "
-            "optimizer step)";
+      std::string(source) == "train"
+          ? "txc derives it from 'train' (the gradients without the "
+            "optimizer step)"
+          : "txc derives it from '" + std::string(source) +
+                "' for incremental decoding";
   diags.error(entry.getLoc(),
               "entry name '" + entry.name + "' is reserved: " + why,
               "rename the entry; the executable would run the derived one in "

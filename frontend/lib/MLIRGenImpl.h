@@ -105,6 +105,13 @@ std::vector<std::string> builtinNames();
 /// Compile-time math functions evaluated by ConstEval (sqrt, exp, ...).
 bool isConstFunction(llvm::StringRef name);
 
+/// Checks the spec's `kind` and `@role`s against the generated entries,
+/// infers a legacy seq2seq spec's, derives each entry's role, and records
+/// them as `tx.kind` / `tx.kind_inferred` / `tx.role` attributes
+/// (ModelRoles.cpp, TxRoles.h). Reports at the kind or the role.
+void checkModelRoles(mlir::ModuleOp module, const ast::Module &ast,
+                     DiagnosticEngine &diags);
+
 /// Checks what the executable's driver needs of the generated `module`: the
 /// config values it reads (`pad`, `src_vocab`, `tgt_vocab`, `vocab`) against
 /// the embeddings they feed and the tokenizer of a seq2seq model

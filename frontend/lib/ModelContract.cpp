@@ -1,26 +1,27 @@
 //===- ModelContract.cpp - what the executable's driver needs of a spec ---===//
 //
 // The compiled program's driver (runtime/driver, docs/driver.md) reads some
-// config values by name and some entries by name:
+// config values by name and finds entry inputs by role (ModelRoles.cpp):
 //  - `pad` is the id it pads token (i32) inputs with and where its tokenizer
 //    puts [PAD];
-//  - a `train` entry taking `src` and `tgt_in`, or `encode` taking `src` and
-//    `decode` taking `tgt`, make a seq2seq model: its text commands (train,
-//    eval, translate, bench) fill the inputs src, tgt, tgt_in and tgt_out
-//    with ids of word vocabularies sized by `src_vocab` (src) and
-//    `tgt_vocab` (tgt*), or `vocab`, that start with the 4 special tokens
-//    [PAD] [UNK] [SOS] [EOS], padded with `pad` (vocabKeyFor in
-//    InputValidation.cpp). So the embeddings of those inputs need at least
+//  - a model of a kind (seq2seq, language_model, classifier) has text
+//    commands that fill the token inputs (@source, @target_in, @target_out,
+//    @tokens, @targets) with ids of word vocabularies sized by `src_vocab`
+//    (@source) and `tgt_vocab` (@target_*), or `vocab`, that start with the
+//    4 special tokens [PAD] [UNK] [SOS] [EOS], padded with `pad` (vocabKeyFor
+//    in InputValidation.cpp). So the embeddings of those inputs need at least
 //    that many rows, and `pad` must be one of them. (`run` checks any input's
-//    ids against the table it indexes: other inputs, such as position ids,
-//    need nothing here.)
+//    ids against the table it indexes: other inputs, such as position or
+//    segment ids, need nothing here.)
 // A spec the driver cannot run that way is an error here, at the config item
 // or the embedding concerned, instead of a failure at run time. Sizes that
 // are fine for `run` alone (an embedding of one row) are errors only where a
-// seq2seq command needs more.
+// kind's commands need more.
 //
 //===----------------------------------------------------------------------===//
 #include "MLIRGenImpl.h"
+
+#include "tx/Dialect/TxRoles.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -48,6 +49,7 @@ struct ConfigInt {
 /// An embedding whose ids are an entry input: what the driver feeds it.
 struct InputEmbedding {
   std::string input; // the entry parameter's name
+  std::string role;  // its role (@source, @tokens, ...)
   int64_t rows = 0;  // the table's vocabulary
   SourceLoc loc;
 };
@@ -74,13 +76,13 @@ public:
               readInt(key, 1, kMaxTokenId, "a vocabulary size",
                       "the executable checks token ids against it"))
         vocabs[key] = *vocab;
-    std::string seq2seq = seq2seqReason();
-    if (seq2seq.empty())
+    std::string kind = kindReason();
+    if (kind.empty())
       return;
     collectEmbeddings();
     const InputEmbedding *smallest = nullptr;
     for (const InputEmbedding &embedding : embeddings) {
-      if (const ConfigInt *vocab = vocabFor(embedding.input, vocabs);
+      if (const ConfigInt *vocab = vocabFor(embedding.role, vocabs);
           vocab && vocab->value > embedding.rows)
         diags.error(embedding.loc,
                     "the executable accepts ids of '" + embedding.input +
@@ -103,7 +105,7 @@ public:
       diags.note(smallest->loc,
                  "the embedding of '" + smallest->input + "' is here");
     }
-    checkSeq2Seq(vocabs, seq2seq);
+    checkSpecialTokens(vocabs, kind);
   }
 
 private:
@@ -129,6 +131,13 @@ private:
     return ConfigInt{name, static_cast<int64_t>(number), loc};
   }
 
+  /// The input roles the text commands fill with token ids.
+  static bool isTokenRole(StringRef role) {
+    return llvm::is_contained({"source", "target_in", "target_out", "tokens",
+                               "targets"},
+                              role);
+  }
+
   void collectEmbeddings() {
     for (auto func : module.getOps<func::FuncOp>()) {
       if (!func->hasAttr("tx.entry") || func.isExternal())
@@ -137,71 +146,58 @@ private:
         auto arg = dyn_cast<BlockArgument>(embedding.getIds());
         if (!arg || arg.getOwner() != &func.front())
           return;
+        auto role =
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kRoleAttr);
+        if (!role || !isTokenRole(role.getValue()))
+          return;
         auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                       "tx.name");
-        // Only the inputs the text commands fill with token ids.
-        if (!name || !llvm::is_contained(
-                         {"src", "tgt", "tgt_in", "tgt_out"}, name.getValue()))
-          return;
         auto table = cast<RankedTensorType>(embedding.getTable().getType());
-        embeddings.push_back({name ? name.str() : "?", table.getDimSize(0),
+        embeddings.push_back({name ? name.str() : "?", role.str(),
+                              table.getDimSize(0),
                               specLocOf(embedding.getLoc())});
       });
     }
   }
 
-  /// The config value the driver checks ids of `input` against
-  /// (runtime/driver/data/InputValidation.cpp, vocabKeyFor).
-  static const ConfigInt *vocabFor(StringRef input,
+  /// The config value the driver checks ids of an input with `role`
+  /// against (runtime/driver/data/InputValidation.cpp, vocabKeyFor).
+  static const ConfigInt *vocabFor(StringRef role,
                                    const std::map<std::string, ConfigInt> &vocabs) {
     auto find = [&](const char *key) -> const ConfigInt * {
       auto it = vocabs.find(key);
       return it == vocabs.end() ? nullptr : &it->second;
     };
-    if (input.starts_with("src") && find("src_vocab"))
+    if (role == "source" && find("src_vocab"))
       return find("src_vocab");
-    if (input.starts_with("tgt") && find("tgt_vocab"))
+    if (role.starts_with("target_") && find("tgt_vocab"))
       return find("tgt_vocab");
     return find("vocab");
   }
 
-  /// The names of entry `name`'s inputs, or nullopt when there is none.
-  std::optional<std::vector<std::string>> inputsOf(StringRef name) {
-    auto func = module.lookupSymbol<func::FuncOp>(name);
-    if (!func || !func->hasAttr("tx.entry"))
-      return std::nullopt;
-    std::vector<std::string> names;
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      if (auto attr = func.getArgAttrOfType<StringAttr>(i, "tx.name"))
-        names.push_back(attr.str());
-    return names;
+  /// Why the driver's text commands fill token inputs, or "" (kind none).
+  std::string kindReason() {
+    auto kind = module->getAttrOfType<StringAttr>(kKindAttr);
+    if (!kind || kind.getValue() == "none")
+      return "";
+    if (module->hasAttr(kKindInferredAttr))
+      return "the spec is " + kind.str() +
+             " (inferred from the input names src, tgt_in, tgt_out)";
+    return "the spec is " + kind.str() + " (`kind " + kind.str() + "`)";
   }
 
-  /// Why the driver's text commands treat the spec as seq2seq, or "".
-  std::string seq2seqReason() {
-    auto has = [](const std::optional<std::vector<std::string>> &inputs,
-                  std::initializer_list<const char *> names) {
-      return inputs && llvm::any_of(names, [&](const char *name) {
-               return llvm::is_contained(*inputs, name);
-             });
-    };
-    std::optional<std::vector<std::string>> train = inputsOf("train"),
-                                            encode = inputsOf("encode"),
-                                            decode = inputsOf("decode");
-    if (has(train, {"src"}) && has(train, {"tgt_in", "tgt"}))
-      return "entry 'train' takes 'src' and a target";
-    if (has(encode, {"src"}) && has(decode, {"tgt_in", "tgt"}))
-      return "entries 'encode' and 'decode' take 'src' and 'tgt'";
-    return "";
-  }
-
-  /// A seq2seq model's text commands put 4 special tokens in each
-  /// vocabulary: its src and tgt vocabularies need room for them.
-  void checkSeq2Seq(const std::map<std::string, ConfigInt> &vocabs,
-                    const std::string &why) {
+  /// A model of a kind has text commands that put 4 special tokens in each
+  /// vocabulary: its vocabularies need room for them.
+  void checkSpecialTokens(const std::map<std::string, ConfigInt> &vocabs,
+                          const std::string &why) {
     std::set<std::string> reported;
-    for (const char *input : {"src", "tgt"}) {
-      const ConfigInt *vocab = vocabFor(input, vocabs);
+    std::set<std::string> roles;
+    for (const InputEmbedding &embedding : embeddings)
+      roles.insert(embedding.role);
+    if (module->getAttrOfType<StringAttr>(kKindAttr).getValue() == "seq2seq")
+      roles.insert({"source", "target_in"});
+    for (const std::string &role : roles) {
+      const ConfigInt *vocab = vocabFor(role, vocabs);
       if (!vocab || vocab->value >= kNumSpecialTokens ||
           !reported.insert(vocab->name).second)
         continue;
@@ -210,9 +206,10 @@ private:
                       std::to_string(vocab->value) +
                       " leaves no room for the 4 special tokens ([PAD] [UNK] "
                       "[SOS] [EOS]) the executable's tokenizer puts in every "
-                      "vocabulary of a seq2seq model",
-                  "the spec is seq2seq (" + why +
-                      "); give it a vocabulary of at least 4 ids");
+                      "vocabulary of a " +
+                      module->getAttrOfType<StringAttr>(kKindAttr).str() +
+                      " model",
+                  why + "; give it a vocabulary of at least 4 ids");
     }
   }
 

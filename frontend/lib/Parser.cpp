@@ -288,6 +288,7 @@ private:
   // Grammar
   //===--------------------------------------------------------------------===//
   bool parseModel(Module &module);
+  bool parseKind(Module &module);
   bool parseConfig(Module &module);
   bool parseDims(Module &module);
   bool parseDef(Module &module);
@@ -331,7 +332,7 @@ private:
   /// but would need it to walk.
   unsigned lastHeight = 0;
 
-  std::optional<SourceLoc> modelLoc, optimizerLoc;
+  std::optional<SourceLoc> modelLoc, kindLoc, optimizerLoc;
   std::map<std::string, SourceLoc> defLocs, entryLocs;
 };
 
@@ -496,6 +497,12 @@ std::unique_ptr<Module> Parser::parseModule() {
       take();
       break;
     default: {
+      // `kind` is a keyword only here, so specs may still name things kind.
+      if (t.is(TokenKind::Identifier) && t.text == "kind" &&
+          peek(1).is(TokenKind::Identifier) && !peek(1).startsLine) {
+        ok = parseKind(*module);
+        break;
+      }
       if (atAssignment() || atTupleAssignment() ||
           t.is(TokenKind::KwReturn) || t.is(TokenKind::KwFor)) {
         error(t.loc, "statements must be inside the body of a 'def' or an "
@@ -504,13 +511,14 @@ std::unique_ptr<Module> Parser::parseModule() {
         std::string hint;
         if (t.is(TokenKind::Identifier)) {
           std::string match = closestMatch(
-              t.text, {"model", "config", "dim", "def", "entry", "optimizer"});
+              t.text, {"model", "kind", "config", "dim", "def", "entry",
+                       "optimizer"});
           if (!match.empty())
             hint = "did you mean '" + match + "'?";
         }
         error(t.loc,
-              "expected a declaration (model, config, dim, def, entry or "
-              "optimizer), found " +
+              "expected a declaration (model, kind, config, dim, def, entry "
+              "or optimizer), found " +
                   describe(t),
               hint);
       }
@@ -541,6 +549,21 @@ bool Parser::parseModel(Module &module) {
   }
   modelLoc = keyword.loc;
   module.decls.push_back(std::make_unique<ModelDecl>(keyword.loc, name));
+  return true;
+}
+
+bool Parser::parseKind(Module &module) {
+  const Token &keyword = take();
+  const Token &name = take();
+  if (kindLoc) {
+    softError(keyword.loc, "duplicate 'kind' declaration",
+              "a spec declares one kind of model");
+    note(*kindLoc, "the kind is first declared here");
+    return true;
+  }
+  kindLoc = keyword.loc;
+  module.decls.push_back(
+      std::make_unique<KindDecl>(keyword.loc, name.text, name.loc));
   return true;
 }
 
@@ -782,6 +805,14 @@ bool Parser::parseParams(std::vector<Param> &params, const std::string &owner) {
       if (!parseType(type))
         return false;
       param.type = std::move(type);
+    }
+    if (at(TokenKind::At)) {
+      SourceLoc atLoc = take().loc;
+      if (!takeName("a role name", "after '@'",
+                    "e.g. 'ids: i32[B, T] @tokens'", param.role,
+                    param.roleLoc))
+        return false;
+      param.roleLoc = atLoc;
     }
     params.push_back(std::move(param));
     if (consumeIf(TokenKind::Comma))

@@ -10,6 +10,7 @@
 #include "txc/Transforms/MemoryPlan.h"
 
 #include "tx/Dialect/TxDialect.h"
+#include "tx/Dialect/TxRoles.h"
 #include "tx/Dialect/TxShape.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -65,10 +66,14 @@ llvm::json::Array tensorsJson(func::FuncOp func, TypeRange types,
     auto tensor = cast<RankedTensorType>(type);
     StringAttr name = results ? func.getResultAttrOfType<StringAttr>(i, "tx.name")
                               : func.getArgAttrOfType<StringAttr>(i, "tx.name");
+    StringAttr role = results
+                          ? func.getResultAttrOfType<StringAttr>(i, kRoleAttr)
+                          : func.getArgAttrOfType<StringAttr>(i, kRoleAttr);
     llvm::json::Object object{
         {"name", name ? name.getValue().str() : "t" + std::to_string(i)},
         {"dtype", dtypeName(tensor.getElementType())},
-        {"shape", shapeJson(tensor)}};
+        {"shape", shapeJson(tensor)},
+        {"role", role ? role.getValue().str() : ""}};
     if (!results)
       if (std::optional<IdRange> ids = inputIdRange(func.getArgument(i))) {
         llvm::json::Array also;
@@ -94,6 +99,9 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
   root["model"] = planned.getSymName().value_or("model").str();
   root["source"] = source.str();
   root["compile_flags"] = flags.str();
+  auto kind = planned->getAttrOfType<StringAttr>(kKindAttr);
+  root["kind"] = kind ? kind.getValue().str() : "none";
+  root["kind_inferred"] = planned->hasAttr(kKindInferredAttr);
   if (auto config = planned->getAttrOfType<DictionaryAttr>("tx.config"))
     root["config"] = attrJson(config);
   if (auto optimizer = planned->getAttrOfType<DictionaryAttr>("tx.optimizer")) {
@@ -140,12 +148,14 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
     auto arena = func->getAttrOfType<IntegerAttr>("tx.arena_bytes");
     auto tensors = func->getAttrOfType<IntegerAttr>("tx.tensor_bytes");
     auto trainKind = func->getAttrOfType<StringAttr>("tx.train_kind");
+    auto role = func->getAttrOfType<StringAttr>(kRoleAttr);
     std::string kind = !trainKind ? "forward"
                        : trainKind.getValue() == "step" ? "train_step"
                                                         : "train_grad";
     entries.push_back(llvm::json::Object{
         {"name", func.getSymName().str()},
         {"kind", kind},
+        {"role", role ? role.getValue().str() : ""},
         {"symbol", ("txc_entry_" + func.getSymName()).str()},
         {"arena_bytes", arena ? arena.getInt() : 0},
         {"tensor_bytes", tensors ? tensors.getInt() : 0},

@@ -24,6 +24,7 @@
 #include "txc/Transforms/Passes.h"
 
 #include "tx/Dialect/TxDialect.h"
+#include "tx/Dialect/TxRoles.h"
 #include "tx/Dialect/TxShape.h"
 
 #include "mlir/IR/Builders.h"
@@ -214,6 +215,10 @@ void buildInit(ModuleOp module, func::FuncOp decode,
       decode.getLoc(), "decode_init",
       builder.getFunctionType({memory.getType()}, resultTypes));
   init->setAttr("tx.entry", builder.getStringAttr("decode_init"));
+  if (decode->hasAttr(kRoleAttr)) {
+    init->setAttr(kRoleAttr, builder.getStringAttr("decode_init"));
+    init.setArgAttr(0, kRoleAttr, builder.getStringAttr("memory"));
+  }
   if (StringAttr name = argName(decode, memory.getArgNumber()))
     init.setArgAttr(0, "tx.name", name);
   Block *body = init.addEntryBlock();
@@ -233,6 +238,9 @@ void buildInit(ModuleOp module, func::FuncOp decode,
                        builder.getStringAttr("cross_k." + std::to_string(i)));
     init.setResultAttr(2 * i + 1, "tx.name",
                        builder.getStringAttr("cross_v." + std::to_string(i)));
+    if (decode->hasAttr(kRoleAttr))
+      for (unsigned r : {2 * unsigned(i), 2 * unsigned(i) + 1})
+        init.setResultAttr(r, kRoleAttr, builder.getStringAttr("cache"));
   }
   builder.create<func::ReturnOp>(decode.getLoc(), results);
 }
@@ -245,6 +253,10 @@ func::FuncOp buildStep(ModuleOp module, func::FuncOp decode,
   module.getBody()->getOperations().insertAfter(Block::iterator(decode),
                                                 step.getOperation());
   step->setAttr("tx.entry", StringAttr::get(module.getContext(), "decode_step"));
+  bool roles = decode->hasAttr(kRoleAttr);
+  if (roles)
+    step->setAttr(kRoleAttr,
+                  StringAttr::get(module.getContext(), "decode_step"));
   std::string why;
   SmallVector<Attention> attentions = *analyze(step, why);
   OpBuilder builder(module.getContext());
@@ -253,6 +265,8 @@ func::FuncOp buildStep(ModuleOp module, func::FuncOp decode,
     unsigned index = step.getNumArguments();
     (void)step.insertArgument(index, type, {}, step.getLoc());
     step.setArgAttr(index, "tx.name", builder.getStringAttr(name));
+    if (roles)
+      step.setArgAttr(index, kRoleAttr, builder.getStringAttr("cache"));
     return body.getArgument(index);
   };
   int crossIndex = 0, selfIndex = 0;
@@ -317,7 +331,12 @@ struct DecodeStepPass : mlir::tx::impl::DecodeStepPassBase<DecodeStepPass> {
       auto kind = func->getAttrOfType<StringAttr>("tx.entry");
       if (kind && kind.getValue() == "decode_step")
         return; // already derived
-      if (kind && kind.getValue() == "decode" && func.getSymName() == "decode")
+      // The seq2seq model's decode entry; by name in IR without roles.
+      auto role = func->getAttrOfType<StringAttr>(kRoleAttr);
+      if (role ? role.getValue() == "decode"
+               : !module->hasAttr(kKindAttr) && kind &&
+                     kind.getValue() == "decode" &&
+                     func.getSymName() == "decode")
         decode = func;
     }
     if (!decode)

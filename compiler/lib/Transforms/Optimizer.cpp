@@ -10,6 +10,7 @@
 #include "txc/Transforms/Passes.h"
 
 #include "tx/Dialect/TxDialect.h"
+#include "tx/Dialect/TxRoles.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -122,6 +123,8 @@ struct OptimizerPass : mlir::tx::impl::OptimizerPassBase<OptimizerPass> {
     for (func::FuncOp train : trains) {
       func::FuncOp grad = train.clone();
       grad.setSymName((train.getSymName() + "_grad").str());
+      if (grad->hasAttr(kRoleAttr))
+        grad->setAttr(kRoleAttr, StringAttr::get(&getContext(), "train_grad"));
       module.getBody()->getOperations().insertAfter(
           Block::iterator(train), grad.getOperation());
       train->setAttr("tx.train_kind", StringAttr::get(&getContext(), "step"));

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "tx/Dialect/TxDialect.h"
+#include "tx/Dialect/TxRoles.h"
 #include "tx/Dialect/TxShape.h"
 #include "txc/Frontend/ConstEval.h"
 #include "txc/Frontend/Diagnostics.h"
@@ -45,7 +46,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Stage { Ast, Tx, Fused, Grad, Planned, Dot, Svg, Llvm, Obj, Exe };
+enum class Stage { Ast, Tx, Fused, Grad, Planned, Metadata, Dot, Svg, Llvm, Obj, Exe };
 enum class GraphDetail { Forward, Full };
 
 cl::OptionCategory txcCategory("txc options");
@@ -63,6 +64,9 @@ cl::opt<Stage> emit(
         clEnumValN(Stage::Fused, "fused", "tx IR after the fusion passes"),
         clEnumValN(Stage::Grad, "grad", "tx IR with backward and optimizer"),
         clEnumValN(Stage::Planned, "planned", "buffers with arena offsets"),
+        clEnumValN(Stage::Metadata, "metadata",
+                   "the executable's metadata (JSON, as `info --json` "
+                   "prints it)"),
         clEnumValN(Stage::Dot, "dot",
                    "the model graph in Graphviz DOT, one digraph per entry"),
         clEnumValN(Stage::Svg, "svg",
@@ -118,6 +122,7 @@ const char *stageName(Stage stage) {
   case Stage::Fused: return "fused";
   case Stage::Grad: return "grad";
   case Stage::Planned: return "planned";
+  case Stage::Metadata: return "metadata";
   case Stage::Dot: return "dot";
   case Stage::Svg: return "svg";
   case Stage::Llvm: return "llvm";
@@ -134,6 +139,12 @@ bool isGraph(Stage stage) { return stage == Stage::Dot || stage == Stage::Svg; }
 
 bool isNative(Stage stage) {
   return stage == Stage::Llvm || stage == Stage::Obj || stage == Stage::Exe;
+}
+
+/// Stages that run the whole pipeline, memory planning included.
+bool plans(Stage stage) {
+  return stage == Stage::Planned || stage == Stage::Metadata ||
+         isNative(stage);
 }
 
 /// `dir/base.tx` -> `base`.
@@ -518,12 +529,20 @@ void printSummary(ModuleOp module, llvm::raw_ostream &os) {
     ++count;
   }
   os << "params   " << total << " in " << count << " tensors\n";
+  auto kind = module->getAttrOfType<StringAttr>(tx::kKindAttr);
+  os << "kind     " << (kind ? kind.getValue() : "none");
+  if (module->hasAttr(tx::kKindInferredAttr))
+    os << " (roles inferred from input names; declare them with `kind` and "
+          "`@role`)";
+  os << "\n";
   for (auto func : module.getOps<func::FuncOp>()) {
     os << "entry    " << func.getSymName() << "(";
     for (unsigned i = 0; i < func.getNumArguments(); ++i) {
       auto name = func.getArgAttrOfType<StringAttr>(i, "tx.name");
       os << (i ? ", " : "") << (name ? name.getValue() : "?") << ": "
          << tx::formatType(func.getArgument(i).getType());
+      if (auto role = func.getArgAttrOfType<StringAttr>(i, tx::kRoleAttr))
+        os << " @" << role.getValue();
     }
     os << ") ->";
     for (unsigned i = 0; i < func.getNumResults(); ++i) {
@@ -531,6 +550,8 @@ void printSummary(ModuleOp module, llvm::raw_ostream &os) {
       os << (i ? ", " : " ") << (name ? name.getValue() : "?") << ": "
          << tx::formatType(func.getFunctionType().getResult(i));
     }
+    if (auto role = func->getAttrOfType<StringAttr>(tx::kRoleAttr))
+      os << "  (role " << role.getValue() << ")";
     llvm::MapVector<StringRef, int> ops;
     int numOps = 0;
     func.walk([&](Operation *op) {
@@ -654,23 +675,22 @@ int main(int argc, char **argv) {
       }
     }
     bool fuses = emit == Stage::Fused || emit == Stage::Grad ||
-                 emit == Stage::Planned || isGraph(emit) || isNative(emit);
+                 isGraph(emit) || plans(emit);
     if (printsIR && fuses && fuseAttention)
       pm.addPass(tx::createFuseAttentionPass({fusionStats}));
     if (printsIR && fuses && fuseAddNorm)
       pm.addPass(tx::createFuseAddNormPass({fusionStats}));
     if (printsIR && fuses && fuseLinear)
       pm.addPass(tx::createFuseLinearPass({fusionStats}));
-    bool differentiates = emit == Stage::Grad || emit == Stage::Planned ||
-                          isNative(emit);
-    if ((emit == Stage::Planned || isNative(emit)) && printsIR)
+    bool differentiates = emit == Stage::Grad || plans(emit);
+    if (plans(emit) && printsIR)
       pm.addPass(tx::createDecodeStepPass());
     if (differentiates && printsIR) {
       pm.addPass(tx::createAutodiffPass());
       pm.addPass(tx::createOptimizerPass());
       pm.addPass(tx::createShapeCheckPass());
     }
-    if ((emit == Stage::Planned || isNative(emit)) && printsIR) {
+    if (plans(emit) && printsIR) {
       pm.addPass(tx::createStripDropoutPass());
       pm.addPass(tx::createPlanMemoryPass());
     }
@@ -708,6 +728,11 @@ int main(int argc, char **argv) {
 
   if (!openOutput())
     return 1;
+  if (emit == Stage::Metadata) {
+    output->os() << tx::buildModelMetadata(*module, inputFile, flags) << "\n";
+    output->keep();
+    return 0;
+  }
   if (emit == Stage::Planned)
     tx::printMemoryPlan(*module, output->os());
   module->print(output->os());

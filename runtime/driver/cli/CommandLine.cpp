@@ -19,9 +19,12 @@ Runs the Transformer model that txc compiled into this executable.
 commands:
   info              show the model: entries, dims, parameters, arena sizes
   run ENTRY         run an entry on inputs from files, write outputs as .npy
-  train             train on TSV parallel text, save a checkpoint
-  eval              loss, token accuracy and BLEU of a checkpoint on TSV data
-  translate         translate sentences (arguments or stdin lines)
+  train             train on the data of the model's kind, save a checkpoint
+  eval              evaluate a checkpoint (loss, accuracy, BLEU, perplexity,
+                    macro-F1: what the kind has)
+  translate         seq2seq: translate sentences (arguments or stdin lines)
+  generate          language model: continue prompts (arguments or stdin)
+  predict           classifier: label texts (arguments or stdin lines)
   bench             time the train step and decoding on synthetic batches
   export W          write a checkpoint's parameters alone as safetensors
   help [COMMAND]    show this text, or the options of COMMAND
@@ -60,20 +63,26 @@ inputs:
                         rows of token ids are right-padded with config 'pad'.
 parameters (one of; default --init 0):
   --load FILE           load parameters by name from a .safetensors file;
-                        tensors named __* (optimizer state) are ignored
+                        from a training checkpoint (train --save, or run
+                        --save of a train_step entry) a train_step entry
+                        also gets Adam's moments and the step
   --init SEED           initialize every parameter from its initializer with
                         a deterministic generator keyed by SEED
 options:
   --out-dir DIR         directory for the outputs (default: .; created)
   --save FILE           after the run, save the parameters to FILE
-                        (safetensors, written atomically)
+                        (safetensors, written atomically); after a
+                        train_step entry a training checkpoint with Adam's
+                        moments and the step, which --load continues
   --threads N           kernel threads (default: TXRT_NUM_THREADS or all cores)
   --dim NAME=N          the value of dim NAME when no input determines it
   --repeat N            run the entry N times (benchmarking: the first run
                         creates the kernels' primitives; the time of every run
-                        is reported as min and median)
+                        is reported as min and median); a train_step entry
+                        takes N updates, steps N0..N0+N-1
 training entries (kind train_step / train_grad):
-  --step N              the update number the entry is told (default 1)
+  --step N              the update number the (first) run is told (default:
+                        the loaded checkpoint's step + 1, else 1)
   --seed S              the dropout seed it is told (default 0)
   --save-grads FILE     after the run, write every parameter's gradient
                         (named like the parameter) to FILE (safetensors)
@@ -227,7 +236,7 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
     line.command = CommandLine::Command::Help;
     if (command == "help" && args.size() > 1) {
       if (args[1] != "info" && args[1] != "run" && args[1] != "export" &&
-          !trainingUsage(args[1]))
+          !trainingUsage(args[1]) && !kindUsage(args[1]))
         throw UsageError("no help for '" + args[1] + "'", "");
       line.helpTopic = args[1];
     }
@@ -253,6 +262,8 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
           {"train", {CommandLine::Command::Train, parseTrain}},
           {"eval", {CommandLine::Command::Eval, parseEval}},
           {"translate", {CommandLine::Command::Translate, parseTranslate}},
+          {"generate", {CommandLine::Command::Generate, parseGenerate}},
+          {"predict", {CommandLine::Command::Predict, parsePredict}},
           {"bench", {CommandLine::Command::Bench, parseBench}},
           {"export", {CommandLine::Command::Export, parseExport}},
       };
@@ -272,6 +283,7 @@ std::string usageText(std::string_view command, std::string_view program) {
                      : command == "run"          ? kRunUsage
                      : command == "export"       ? kExportUsage
                      : trainingUsage(command) != nullptr ? trainingUsage(command)
+                     : kindUsage(command) != nullptr ? kindUsage(command)
                                                   : kTopUsage;
   return substituteProgram(text, program);
 }

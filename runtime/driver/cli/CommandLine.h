@@ -7,6 +7,8 @@
 //   PROGRAM train --data F.tsv [--steps N | --epochs N] [--batch N] ...
 //   PROGRAM eval --load F --data F.tsv [...]
 //   PROGRAM translate --load F [--beam N] [--max-len N] [--no-kv-cache] [SENTENCE...]
+//   PROGRAM generate --load F [--temperature T] [--top-k K] [--top-p P] [PROMPT...]
+//   PROGRAM predict --load F [TEXT...]
 //   PROGRAM bench [--steps N] [--batch N] [...]
 //   PROGRAM export W.safetensors --load FILE
 //   PROGRAM help [COMMAND] | --help | COMMAND --help
@@ -55,12 +57,16 @@ struct RunOptions {
   int32_t repeat = 1; ///< runs of the entry; timing reports min and median
   /// Training entries: after the call write every gradient here.
   std::optional<std::string> saveGradsPath;
-  int64_t trainStep = 1; ///< --step: the train state of training entries
+  /// --step: the update number of the first run of a training entry
+  /// (default: one past a loaded training checkpoint's step, else 1).
+  std::optional<int64_t> trainStep;
   uint64_t trainSeed = 0; ///< --seed
 };
 
 struct TrainOptions {
-  std::string dataPath;
+  std::string dataPath; ///< --data (seq2seq, classifier)
+  std::string textPath; ///< --text (language model)
+  std::optional<int64_t> block; ///< --block: LM positions per block
   std::optional<int64_t> steps, epochs; ///< at most one
   std::optional<int64_t> batch;         ///< default: the B bound
   std::optional<uint64_t> seed;         ///< default 0 (or the checkpoint's)
@@ -76,6 +82,7 @@ struct TrainOptions {
 
 struct EvalOptions {
   std::string loadPath, dataPath;
+  std::string textPath; ///< --text (language models)
   std::optional<std::string> tokenizerPath; ///< default: beside --load
   std::optional<int64_t> batch, maxLength;
   bool noBleu = false;
@@ -93,6 +100,28 @@ struct TranslateOptions {
   int32_t threads = 0;
 };
 
+struct GenerateOptions {
+  std::string loadPath;
+  std::optional<std::string> tokenizerPath;
+  std::optional<int64_t> batch;
+  int64_t maxNewTokens = 20;
+  double temperature = 0.0; ///< 0: greedy
+  int64_t topK = 0;         ///< 0: no limit
+  double topP = 1.0;
+  uint64_t seed = 0;
+  bool kvCache = true; ///< --no-cache: re-run the logits entry
+  std::vector<std::string> prompts; ///< empty: read stdin
+  int32_t threads = 0;
+};
+
+struct PredictOptions {
+  std::string loadPath;
+  std::optional<std::string> tokenizerPath;
+  std::optional<int64_t> batch;
+  std::vector<std::string> texts; ///< empty: read stdin
+  int32_t threads = 0;
+};
+
 struct BenchOptions {
   std::optional<std::string> loadPath;
   int64_t steps = 10;
@@ -106,7 +135,9 @@ struct ExportOptions {
 };
 
 struct CommandLine {
-  enum class Command { Help, Info, Run, Train, Eval, Translate, Bench, Export };
+  enum class Command {
+    Help, Info, Run, Train, Eval, Translate, Generate, Predict, Bench, Export
+  };
   Command command = Command::Help;
   std::string helpTopic; ///< for Help: "" or a command
   InfoOptions info;
@@ -114,6 +145,8 @@ struct CommandLine {
   TrainOptions train;
   EvalOptions eval;
   TranslateOptions translate;
+  GenerateOptions generate;
+  PredictOptions predict;
   BenchOptions bench;
   ExportOptions exportOptions;
 };

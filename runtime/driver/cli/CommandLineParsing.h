@@ -105,9 +105,13 @@ void parseTrain(ArgCursor &cursor, CommandLine &line);
 void parseEval(ArgCursor &cursor, CommandLine &line);
 void parseTranslate(ArgCursor &cursor, CommandLine &line);
 void parseBench(ArgCursor &cursor, CommandLine &line);
+void parseGenerate(ArgCursor &cursor, CommandLine &line);
+void parsePredict(ArgCursor &cursor, CommandLine &line);
 
 /// Usage texts of train, eval, translate and bench (nullptr for others).
 const char *trainingUsage(std::string_view command);
+/// Usage texts of generate and predict (nullptr for others).
+const char *kindUsage(std::string_view command);
 
 /// `export` (CommandLineExport.cpp).
 void parseExport(ArgCursor &cursor, CommandLine &line);

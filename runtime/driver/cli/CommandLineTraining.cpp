@@ -16,21 +16,30 @@ namespace {
 constexpr int64_t kMaxCount = int64_t(1) << 40;
 
 constexpr const char *kTrainUsage =
-    R"(usage: PROGRAM train --data FILE.tsv [options]
+    R"(usage: PROGRAM train (--data FILE.tsv | --text FILE.txt) [options]
 
-Trains the model on parallel text (one 'source<TAB>target' pair per line),
-with the train_step entry txc compiled (forward, backward and the optimizer
-update in one call). Builds word-level source and target vocabularies from
-the data (stored inside the checkpoint, with a copy CKPT.tokenizer.json
-beside it), batches the pairs by length and prints progress (a bar on a
-terminal, lines otherwise). Stops (exit 1) without saving when the loss or
-an update turns non-finite.
+Trains the model with the train_step entry txc compiled (forward, backward
+and the optimizer update in one call), on the data of its kind:
+  seq2seq          --data FILE.tsv, one 'source<TAB>target' pair per line
+  language model   --text FILE.txt, plain text, a blank line between
+                   documents; [EOS] ends each document, the token stream is
+                   cut into blocks of --block positions (default: the bound
+                   of the length dim), targets shifted by one
+  classifier       --data FILE.tsv, one 'label<TAB>text' line each; the
+                   label set is saved beside the checkpoint as
+                   CKPT.labels.json
+Builds word-level vocabularies from the data (stored inside the checkpoint,
+with a copy CKPT.tokenizer.json beside it), batches the examples and prints
+progress (a bar on a terminal, lines otherwise). Stops (exit 1) without
+saving when the loss or an update turns non-finite.
 
 length:
   --steps N         train until update N (counting a resumed run's updates)
   --epochs N        train for N passes over the data (default 1)
 data:
-  --data FILE.tsv   the training pairs (required)
+  --data FILE.tsv   the training pairs or labeled texts
+  --text FILE.txt   the training text (language models)
+  --block N         positions per block of --text (default: the T bound)
   --batch N         sentences per batch (default: the bound of dim B)
   --seed S          the seed of the batch order and of dropout (default 0)
   --min-freq K      words seen fewer than K times become [UNK] (default 1)
@@ -55,16 +64,21 @@ options:
 )";
 
 constexpr const char *kEvalUsage =
-    R"(usage: PROGRAM eval --load FILE --data FILE.tsv [options]
+    R"(usage: PROGRAM eval --load FILE (--data FILE.tsv | --text FILE.txt) [options]
 
-Evaluates a checkpoint on parallel text with the encode and decode entries:
-the teacher-forced loss (mean cross-entropy over the non-pad target tokens,
-no label smoothing), the token accuracy (argmax == target) and the corpus
-BLEU-4 of greedy translations against the targets.
+Evaluates a checkpoint on the data of the model's kind:
+  seq2seq          --data: the teacher-forced loss (mean cross-entropy over
+                   the non-pad target tokens, no label smoothing), the token
+                   accuracy (argmax == target) and the corpus BLEU-4 of
+                   greedy translations against the targets
+  language model   --text: the mean next-token loss, perplexity and
+                   next-token accuracy over blocks of the T bound
+  classifier       --data: accuracy, macro-F1 and the confusion table
 
 options:
   --load FILE         the checkpoint (parameters by name)
-  --data FILE.tsv     'source<TAB>target' pairs
+  --data FILE.tsv     'source<TAB>target' pairs or 'label<TAB>text' lines
+  --text FILE.txt     plain text (language models)
   --tokenizer FILE    the vocabularies (default: the ones inside the
                       checkpoint; when given, they must be the same)
   --batch N           sentences per batch (default: the bound of dim B)
@@ -137,7 +151,7 @@ int32_t threadsOption(ArgCursor &cursor, const std::string &arg) {
 
 void parseTrain(ArgCursor &cursor, CommandLine &line) {
   TrainOptions &train = line.train;
-  bool haveData = false;
+  bool haveData = false, haveText = false;
   while (!cursor.done()) {
     std::string arg = cursor.next();
     if (help(arg, line, "train"))
@@ -145,6 +159,11 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
     if (arg == "--data") {
       train.dataPath = pathOption(cursor, arg);
       haveData = true;
+    } else if (arg == "--text") {
+      train.textPath = pathOption(cursor, arg);
+      haveText = true;
+    } else if (arg == "--block") {
+      train.block = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--steps") {
       train.steps = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--epochs") {
@@ -176,8 +195,13 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       unexpected(cursor, arg);
     }
   }
-  if (!haveData)
-    cursor.fail("train needs --data FILE.tsv");
+  if (!haveData && !haveText)
+    cursor.fail("train needs --data FILE.tsv (seq2seq, classifier) or --text "
+                "FILE.txt (language model)");
+  if (haveData && haveText)
+    cursor.fail("--data and --text exclude each other");
+  if (train.block && !haveText)
+    cursor.fail("--block applies to --text (language models)");
   if (train.steps && train.epochs)
     cursor.fail("--steps and --epochs exclude each other");
   if (train.resumePath && train.initSeed)
@@ -200,6 +224,8 @@ void parseEval(ArgCursor &cursor, CommandLine &line) {
       eval.loadPath = pathOption(cursor, arg);
     } else if (arg == "--data") {
       eval.dataPath = pathOption(cursor, arg);
+    } else if (arg == "--text") {
+      eval.textPath = pathOption(cursor, arg);
     } else if (arg == "--tokenizer") {
       eval.tokenizerPath = pathOption(cursor, arg);
     } else if (arg == "--batch") {
@@ -217,8 +243,11 @@ void parseEval(ArgCursor &cursor, CommandLine &line) {
   }
   if (eval.loadPath.empty())
     cursor.fail("eval needs --load CHECKPOINT");
-  if (eval.dataPath.empty())
-    cursor.fail("eval needs --data FILE.tsv");
+  if (eval.dataPath.empty() && eval.textPath.empty())
+    cursor.fail("eval needs --data FILE.tsv (seq2seq, classifier) or --text "
+                "FILE.txt (language model)");
+  if (!eval.dataPath.empty() && !eval.textPath.empty())
+    cursor.fail("--data and --text exclude each other");
 }
 
 void parseTranslate(ArgCursor &cursor, CommandLine &line) {

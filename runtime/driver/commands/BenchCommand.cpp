@@ -44,9 +44,9 @@ int64_t sizeOption(const std::optional<int64_t> &requested,
 
 /// Random ids in [kNumSpecialTokens, vocab) (vocab from the config key of
 /// `input`), `rows` x `length`.
-std::vector<TokenIds> randomIds(const ModelInfo &model, const char *input,
+std::vector<TokenIds> randomIds(const ModelInfo &model, const char *role,
                                 int64_t rows, int64_t length, uint64_t key) {
-  std::string vocabKey = vocabKeyFor(model, input);
+  std::string vocabKey = vocabKeyFor(model, role);
   int64_t vocab = vocabKey.empty() ? 64 : *model.configCount(vocabKey);
   uint64_t span = uint64_t(std::max<int64_t>(vocab - kNumSpecialTokens, 1));
   std::vector<TokenIds> ids(static_cast<size_t>(rows));
@@ -80,17 +80,16 @@ uint64_t benchDataBytes(const ModelInfo &model,
   std::vector<int64_t> dims;
   for (const DimInfo &dim : model.dims)
     dims.push_back(dim.bound);
-  auto bind = [&](const EntryInfo &entry, const char *name, size_t axis,
+  auto bind = [&](const EntryInfo &entry, const char *role, size_t axis,
                   int64_t value) {
     for (const TensorSig &sig : entry.inputs)
-      if (sig.name == name && sig.shape.size() > axis &&
+      if (sig.role == role && sig.shape.size() > axis &&
           sig.shape[axis].isSymbolic())
         dims[size_t(sig.shape[axis].dim)] = value;
   };
-  bind(srcEntry, "src", 0, batch);
-  bind(srcEntry, "src", 1, srcLen);
-  bind(tgtEntry, "tgt_in", 1, tgtLen);
-  bind(tgtEntry, "tgt", 1, tgtLen);
+  bind(srcEntry, "source", 0, batch);
+  bind(srcEntry, "source", 1, srcLen);
+  bind(tgtEntry, "target_in", 1, tgtLen);
   // The id vectors: sources, targets and two copies of the targets, plus
   // a vector header per row.
   uint64_t perRow =
@@ -113,14 +112,25 @@ uint64_t benchDataBytes(const ModelInfo &model,
 int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                  const BenchOptions &options, std::ostream &out,
                  std::ostream &err) {
+  if (model.kind != ModelKind::Seq2Seq)
+    throw InputError("bench times the train step and decoding of seq2seq "
+                     "models; '" + model.model + "' is " +
+                     (model.kind == ModelKind::None
+                          ? std::string("a model without a kind")
+                          : std::string("a ") + modelKindName(model.kind)) +
+                     ": time an entry with `run ENTRY --repeat N` (a "
+                     "train_step entry takes N updates), or a language model "
+                     "with scripts/bench-lm.sh");
   ModelRunner runner(model, entryTable, options.threads);
   if (options.loadPath)
     runner.params().load(*options.loadPath);
   else
     runner.params().initialize(0);
-  const EntryInfo *train = model.findEntryOfKind(EntryKind::TrainStep);
-  const EntryInfo *encode = model.findEntry("encode");
-  const EntryInfo *decode = model.findEntry("decode");
+  const EntryInfo *train = model.findEntryByRole("train");
+  if (train && train->kind != EntryKind::TrainStep)
+    train = nullptr;
+  const EntryInfo *encode = model.findEntryByRole("encode");
+  const EntryInfo *decode = model.findEntryByRole("decode");
   if (!train && !(encode && decode))
     throw InputError("model '" + model.model +
                      "' has neither a train_step entry nor encode and decode "
@@ -143,8 +153,8 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     used.push_back(encode);
     used.push_back(decode);
     if (CachedDecoder::available(model))
-      for (const char *name : {"decode_init", "decode_step"})
-        if (const EntryInfo *entry = model.findEntry(name))
+      for (const char *role : {"decode_init", "decode_step"})
+        if (const EntryInfo *entry = model.findEntryByRole(role))
           used.push_back(entry);
   }
   for (const EntryInfo *entry : used)
@@ -159,9 +169,9 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
           "; --batch, --src-len and --tgt-len make them smaller)");
 
   uint64_t key = initStreamKey(options.seed, "bench");
-  std::vector<TokenIds> sources = randomIds(model, "src", batch, srcLen, key);
+  std::vector<TokenIds> sources = randomIds(model, "source", batch, srcLen, key);
   std::vector<TokenIds> targets =
-      randomIds(model, "tgt", batch, tgtLen, key ^ 1);
+      randomIds(model, "target_in", batch, tgtLen, key ^ 1);
   char line[200];
   std::snprintf(line, sizeof(line),
                 "bench '%s': batch %lld, source length %lld, target length "
@@ -184,9 +194,9 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     data.tgtOut = padSequences(outIds, pad);
     std::vector<const Tensor *> inputs;
     for (const TensorSig &sig : train->inputs)
-      inputs.push_back(sig.name == "src"      ? &data.src
-                       : sig.name == "tgt_in" ? &data.tgtIn
-                                              : &data.tgtOut);
+      inputs.push_back(sig.role == "source"      ? &data.src
+                       : sig.role == "target_in" ? &data.tgtIn
+                                                 : &data.tgtOut);
     runner.setTrainState(1, options.seed);
     runner.call(*train, inputs); // warm-up
     std::vector<double> times;

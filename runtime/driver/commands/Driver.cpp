@@ -12,6 +12,8 @@
 #include "commands/BenchCommand.h"
 #include "commands/EvalCommand.h"
 #include "commands/ExportCommand.h"
+#include "commands/GenerateCommand.h"
+#include "commands/PredictCommand.h"
 #include "loop/Progress.h"
 #include "commands/TrainCommand.h"
 #include "commands/TranslateCommand.h"
@@ -62,6 +64,11 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
   case CommandLine::Command::Translate:
     return translateCommand(model, entryTable, line.translate, std::cin, out,
                             err);
+  case CommandLine::Command::Generate:
+    return generateCommand(model, entryTable, line.generate, std::cin, out,
+                           err);
+  case CommandLine::Command::Predict:
+    return predictCommand(model, entryTable, line.predict, std::cin, out, err);
   case CommandLine::Command::Bench:
     return benchCommand(model, entryTable, line.bench, out, err);
   case CommandLine::Command::Export:

@@ -1,4 +1,11 @@
-//===- EvalCommand.cpp - `PROGRAM eval`: loss, accuracy, BLEU -------------===//
+//===- EvalCommand.cpp - `PROGRAM eval`: what each model kind is scored by ===//
+//
+//   seq2seq         teacher-forced loss, token accuracy, greedy BLEU
+//   language model  next-token loss, perplexity and accuracy over blocks of
+//                   the T bound (the logits entry)
+//   classifier      accuracy, macro-F1, the confusion table (classify)
+//
+//===----------------------------------------------------------------------===//
 #include "commands/EvalCommand.h"
 #include "data/Batching.h"
 #include "loop/Bleu.h"
@@ -6,7 +13,10 @@
 #include "core/Error.h"
 #include "core/ModelRunner.h"
 #include "data/ParallelText.h"
+#include "commands/TrainingData.h"
+#include "commands/PredictCommand.h"
 #include "commands/TranslateCommand.h"
+#include "loop/ClassifierMetrics.h"
 
 #include <cmath>
 #include <cstdio>
@@ -40,12 +50,139 @@ void accumulateTokenStats(const Tensor &logits, const Tensor &targets,
   }
 }
 
+namespace {
+
+int64_t evalBatch(const EvalOptions &options, const LengthBound &bound) {
+  int64_t batch = options.batch.value_or(bound.bound);
+  if (batch > bound.bound)
+    throw InputError("--batch " + std::to_string(batch) +
+                     " is larger than " + bound.describe());
+  return batch;
+}
+
+void printLossLines(const TokenStats &stats, const char *what,
+                    std::ostream &out) {
+  char line[200];
+  std::snprintf(line, sizeof(line),
+                "loss       %.4f (mean cross-entropy over %lld %s, "
+                "perplexity %.3f)\n",
+                stats.tokens ? stats.lossSum / double(stats.tokens) : 0.0,
+                static_cast<long long>(stats.tokens), what,
+                stats.tokens ? std::exp(stats.lossSum / double(stats.tokens))
+                             : 0.0);
+  out << line;
+  std::snprintf(line, sizeof(line), "accuracy   %.2f%% (%lld / %lld tokens)\n",
+                stats.tokens ? 100.0 * double(stats.correct) /
+                                   double(stats.tokens)
+                             : 0.0,
+                static_cast<long long>(stats.correct),
+                static_cast<long long>(stats.tokens));
+  out << line;
+}
+
+int evalLanguageModel(const ModelInfo &model, const txc_entry_fn *entryTable,
+                      const EvalOptions &options, std::ostream &out,
+                      std::ostream &err) {
+  if (options.textPath.empty())
+    throw InputError("eval --data does not apply: '" + model.model +
+                     "' is a language model; give --text FILE.txt");
+  const EntryInfo &logits = entryWithRole(model, "logits", "eval");
+  const TensorSig &tokens = inputWithRole(logits, "tokens");
+  int64_t batch = evalBatch(options, inputBound(model, logits, tokens, 0));
+  LengthBound length = inputBound(model, logits, tokens, 1);
+  ModelRunner runner(model, entryTable, options.threads);
+  runner.reserveArena(logits);
+  SafetensorsReader checkpoint(options.loadPath);
+  Tokenizer tokenizer =
+      loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
+  runner.params().load(checkpoint);
+  const int32_t pad = modelPadId(model);
+  TextCorpus corpus = readTextCorpus(options.textPath);
+  TokenBlocks blocks(encodeCorpus(corpus, tokenizer.source), length.bound,
+                     pad);
+  TokenStats stats;
+  for (int64_t begin = 0; begin < blocks.size(); begin += batch) {
+    std::vector<size_t> indices(size_t(std::min(blocks.size() - begin, batch)));
+    std::iota(indices.begin(), indices.end(), size_t(begin));
+    Tensor input = blocks.tokens(indices), targets = blocks.targets(indices);
+    std::vector<Tensor> outputs = runner.call(logits, {&input});
+    accumulateTokenStats(outputs[0], targets, pad, stats);
+  }
+  out << "blocks     " << blocks.size() << " of " << length.bound
+      << " tokens (" << options.textPath << ")\n";
+  printLossLines(stats, "next tokens", out);
+  return kExitOk;
+}
+
+int evalClassifier(const ModelInfo &model, const txc_entry_fn *entryTable,
+                   const EvalOptions &options, std::ostream &out,
+                   std::ostream &err) {
+  if (!options.textPath.empty())
+    throw InputError("eval --text does not apply: '" + model.model +
+                     "' is a classifier; give --data FILE.tsv");
+  const EntryInfo &classify = entryWithRole(model, "classify", "eval");
+  const TensorSig &tokens = inputWithRole(classify, "tokens");
+  int64_t batch = evalBatch(options, inputBound(model, classify, tokens, 0));
+  LengthBound length = inputBound(model, classify, tokens, 1);
+  ModelRunner runner(model, entryTable, options.threads);
+  runner.reserveArena(classify);
+  SafetensorsReader checkpoint(options.loadPath);
+  Tokenizer tokenizer =
+      loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
+  LabelSet labels = loadModelLabels(model, options.loadPath);
+  runner.params().load(checkpoint);
+  LabeledText text = readLabeledText(options.dataPath);
+  std::vector<EncodedExample> examples =
+      encodeLabeledText(text, tokenizer, labels, length);
+  std::vector<std::vector<int32_t>> texts;
+  for (const EncodedExample &example : examples)
+    texts.push_back(example.tokens);
+  std::vector<std::vector<double>> probabilities = classifyEncoded(
+      runner, classify, texts, modelPadId(model), batch);
+  ConfusionMatrix matrix(labels.size());
+  double lossSum = 0;
+  for (size_t i = 0; i < examples.size(); ++i) {
+    const std::vector<double> &p = probabilities[i];
+    int64_t best = 0;
+    for (int64_t c = 1; c < labels.size(); ++c)
+      if (p[size_t(c)] > p[size_t(best)])
+        best = c;
+    matrix.add(examples[i].label, best);
+    lossSum -= std::log(std::max(p[size_t(examples[i].label)], 1e-300));
+  }
+  char line[200];
+  out << "examples   " << examples.size() << " (" << options.dataPath
+      << ")\n";
+  std::snprintf(line, sizeof(line), "loss       %.4f (mean cross-entropy)\n",
+                examples.empty() ? 0.0 : lossSum / double(examples.size()));
+  out << line;
+  std::snprintf(line, sizeof(line), "accuracy   %.2f%% (%lld / %lld)\n",
+                100.0 * matrix.accuracy(),
+                static_cast<long long>(std::llround(matrix.accuracy() *
+                                                    double(matrix.total()))),
+                static_cast<long long>(matrix.total()));
+  out << line;
+  std::snprintf(line, sizeof(line), "macro-F1   %.4f\n", matrix.macroF1());
+  out << line << "\n" << matrix.formatTable(labels.labels());
+  return kExitOk;
+}
+
+} // namespace
+
 int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                 const EvalOptions &options, std::ostream &out,
                 std::ostream &err) {
+  requireKind(model, "eval");
+  if (model.kind == ModelKind::LanguageModel)
+    return evalLanguageModel(model, entryTable, options, out, err);
+  if (model.kind == ModelKind::Classifier)
+    return evalClassifier(model, entryTable, options, out, err);
+  if (!options.textPath.empty())
+    throw InputError("eval --text does not apply: '" + model.model +
+                     "' is a seq2seq model; give --data FILE.tsv");
   ModelRunner runner(model, entryTable, options.threads);
-  const EntryInfo &encode = runner.entry("encode", "eval");
-  const EntryInfo &decode = runner.entry("decode", "eval");
+  const EntryInfo &encode = entryWithRole(model, "encode", "eval");
+  const EntryInfo &decode = entryWithRole(model, "decode", "eval");
   runner.reserveArena(encode);
   runner.reserveArena(decode);
   SequenceBounds bounds = sequenceBounds(model, encode, decode);
@@ -74,9 +211,9 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     std::vector<Tensor> memory = runner.call(encode, {&current.src});
     std::vector<const Tensor *> inputs;
     for (const TensorSig &sig : decode.inputs)
-      inputs.push_back(sig.name == "memory" ? &memory[0]
-                       : sig.name == "src"  ? &current.src
-                                            : &current.tgtIn);
+      inputs.push_back(sig.role == "memory"   ? &memory[0]
+                       : sig.role == "source" ? &current.src
+                                              : &current.tgtIn);
     std::vector<Tensor> logits = runner.call(decode, inputs);
     accumulateTokenStats(logits[0], current.tgtOut, pad, stats);
   }
@@ -93,23 +230,8 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       bleu.add(tokenizer.target.decode(outputs[i]), data.pairs[i].target);
   }
 
-  char line[200];
   out << "examples   " << pairs.size() << " (" << options.dataPath << ")\n";
-  std::snprintf(line, sizeof(line),
-                "loss       %.4f (mean cross-entropy over %lld target "
-                "tokens, perplexity %.3f)\n",
-                stats.tokens ? stats.lossSum / double(stats.tokens) : 0.0,
-                static_cast<long long>(stats.tokens),
-                stats.tokens ? std::exp(stats.lossSum / double(stats.tokens))
-                             : 0.0);
-  out << line;
-  std::snprintf(line, sizeof(line), "accuracy   %.2f%% (%lld / %lld tokens)\n",
-                stats.tokens ? 100.0 * double(stats.correct) /
-                                   double(stats.tokens)
-                             : 0.0,
-                static_cast<long long>(stats.correct),
-                static_cast<long long>(stats.tokens));
-  out << line;
+  printLossLines(stats, "target tokens", out);
   if (!options.noBleu)
     out << "bleu       " << formatBleu(bleu.score())
         << " (greedy, corpus BLEU-4)\n";

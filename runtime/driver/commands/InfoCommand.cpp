@@ -25,6 +25,27 @@ std::string formatSignatures(const ModelInfo &model,
     text += (text.empty() ? "" : ", ") + model.formatSignature(sig);
   return text;
 }
+
+/// "role train: src @source, tgt_in @target_in", or "role none (only
+/// run)"; cache inputs are counted, not listed.
+std::string formatRoles(const EntryInfo &entry) {
+  std::string text =
+      "role " + (entry.role.empty() ? std::string("none (only run)") : entry.role);
+  std::string inputs;
+  int caches = 0;
+  for (const TensorSig &sig : entry.inputs) {
+    if (sig.role == "cache") {
+      ++caches;
+      continue;
+    }
+    if (!sig.role.empty())
+      inputs += (inputs.empty() ? "" : ", ") + sig.name + " @" + sig.role;
+  }
+  if (caches)
+    inputs += (inputs.empty() ? "" : ", ") + std::to_string(caches) +
+              " @cache";
+  return inputs.empty() ? text : text + ": " + inputs;
+}
 } // namespace
 
 void printModelInfo(const ModelInfo &model, std::ostream &out) {
@@ -33,6 +54,11 @@ void printModelInfo(const ModelInfo &model, std::ostream &out) {
       << "\n";
   out << "compile flags  "
       << (model.compileFlags.empty() ? "(none)" : model.compileFlags) << "\n";
+  out << "kind           " << modelKindName(model.kind);
+  if (model.kindInferred)
+    out << " (roles inferred from input names; declare them with `kind` and "
+           "`@role`)";
+  out << "\n";
 
   out << "\nconfig\n";
   size_t keyWidth = 0;
@@ -49,6 +75,8 @@ void printModelInfo(const ModelInfo &model, std::ostream &out) {
   for (const EntryInfo &entry : model.entries) {
     out << "  " << entry.name << "(" << formatSignatures(model, entry.inputs)
         << ") -> (" << formatSignatures(model, entry.outputs) << ")\n";
+    if (model.kind != ModelKind::None)
+      out << "      " << formatRoles(entry) << "\n";
     out << "      activation arena " << formatBytes(entry.arenaBytes) << " ("
         << entry.arenaBytes << " bytes)";
     if (entry.tensorBytes > 0) {

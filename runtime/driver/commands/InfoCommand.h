@@ -1,8 +1,8 @@
 //===- InfoCommand.h - `PROGRAM info`: describe the model -------*- C++ -*-===//
 //
-// The report of `PROGRAM info`: model, source, compile flags, config, dims
-// with bounds, entries with signatures and arena sizes (the planned
-// activation arena against all its tensors unplanned: the planner's
+// The report of `PROGRAM info`: model, source, compile flags, kind, config,
+// dims with bounds, entries with signatures, roles and arena sizes (the
+// planned activation arena against all its tensors unplanned: the planner's
 // saving), parameters with shapes and initializers.
 //
 //===----------------------------------------------------------------------===//
@@ -16,8 +16,9 @@
 
 namespace txrt::driver {
 
-/// Prints model, source, compile flags, config, dims, entries (signatures,
-/// activation arena vs unplanned tensor bytes) and parameters.
+/// Prints model, source, compile flags, kind, config, dims, entries
+/// (signatures, roles, activation arena vs unplanned tensor bytes) and
+/// parameters.
 void printModelInfo(const ModelInfo &model, std::ostream &out);
 
 } // namespace txrt::driver

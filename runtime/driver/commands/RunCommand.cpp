@@ -14,6 +14,7 @@
 #include "formats/Npy.h"
 #include "cli/OutputPaths.h"
 #include "core/Parameters.h"
+#include "loop/Checkpoint.h"
 
 #include "txrt/txrt.h"
 
@@ -138,24 +139,62 @@ std::vector<Tensor> readInputs(const ModelInfo &model, const EntryInfo &entry,
   return inputs;
 }
 
-/// --load, --init, or --init 0 with a note.
-void fillParameters(ParameterArena &params, const RunOptions &options,
-                    std::ostream &err) {
+/// Whether `file` is a training checkpoint (train --save, run --save after
+/// a train_step entry): parameters, Adam's moments and the step.
+bool isTrainingCheckpoint(const SafetensorsReader &file) {
+  for (const auto &[key, value] : file.metadata())
+    if (key == "format")
+      return value == "txc-checkpoint";
+  return false;
+}
+
+/// The tokenizer inside a loaded training checkpoint (kept when run --save
+/// writes one), else an empty one (run reads ids, not text).
+Tokenizer loadedTokenizer(const RunOptions &options) {
+  if (!options.loadPath)
+    return Tokenizer{};
+  SafetensorsReader file(*options.loadPath);
+  if (!isTrainingCheckpoint(file))
+    return Tokenizer{};
+  try {
+    return checkpointTokenizer(file).value_or(Tokenizer{});
+  } catch (const InputError &) {
+    return Tokenizer{}; // run --save wrote an empty one: no text involved
+  }
+}
+
+/// --load, --init, or --init 0 with a note. A train_step entry loads a
+/// training checkpoint whole (moments and step, so updates continue);
+/// returns the step it holds, or nullopt.
+std::optional<TrainingPosition> fillParameters(const ModelInfo &model,
+                                               const EntryInfo &entry,
+                                               ParameterArena &params,
+                                               const RunOptions &options,
+                                               std::ostream &err) {
   if (options.loadPath) {
-    params.load(*options.loadPath);
-    return;
+    SafetensorsReader file(*options.loadPath);
+    if (entry.kind == EntryKind::TrainStep && model.hasTrainingState() &&
+        isTrainingCheckpoint(file))
+      return loadCheckpoint(file, model, params);
+    params.load(file);
+    return std::nullopt;
   }
   if (!options.initSeed)
     err << "note: neither --load nor --init given; initializing the "
            "parameters with --init 0\n";
   params.initialize(options.initSeed.value_or(0));
+  return std::nullopt;
 }
 
-/// Calls the entry; a failure status becomes a KernelError.
+/// Calls the entry; a failure status becomes a KernelError. A train_step
+/// entry run N times takes N updates: steps firstStep,
+/// firstStep + 1, ... (the learning-rate warmup and Adam's bias correction
+/// advance); other training entries are told firstStep every time.
 void callEntry(txc_entry_fn function, const EntryInfo &entry,
                ParameterArena &params, const std::vector<int64_t> &dims,
                std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
-               const RunOptions &options, std::ostream &err) {
+               const RunOptions &options, int64_t firstStep,
+               std::ostream &err) {
   const int32_t threads = options.threads, repeat = options.repeat;
   std::vector<void *> inputPointers, outputPointers;
   for (Tensor &tensor : inputs)
@@ -172,8 +211,10 @@ void callEntry(txc_entry_fn function, const EntryInfo &entry,
   for (int32_t run = 0; run < std::max<int32_t>(repeat, 1); ++run) {
     // Training entries read the update number and the dropout seed.
     if (entry.kind != EntryKind::Forward)
-      txrt_context_set_train_state(ctx.get(), options.trainStep,
-                                   options.trainSeed);
+      txrt_context_set_train_state(
+          ctx.get(),
+          entry.kind == EntryKind::TrainStep ? firstStep + run : firstStep,
+          options.trainSeed);
     auto start = std::chrono::steady_clock::now();
     int32_t status =
         function(ctx.get(), params.data(), arena.data(), dims.data(),
@@ -232,7 +273,13 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   for (size_t i = 0; i < inputs.size(); ++i)
     checkIds(entry->inputs[i], inputs[i], sources[i]);
   ParameterArena params(model);
-  fillParameters(params, options, err);
+  std::optional<TrainingPosition> loaded =
+      fillParameters(model, *entry, params, options, err);
+  const int64_t firstStep =
+      options.trainStep.value_or(loaded ? loaded->step + 1 : 1);
+  const int64_t runs = std::max<int32_t>(options.repeat, 1);
+  const int64_t lastStep =
+      entry->kind == EntryKind::TrainStep ? firstStep + runs - 1 : firstStep;
   prepareOutputDirectory(options.outDir);
   checkRunOutputs(*entry, options, sources);
 
@@ -240,7 +287,8 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   for (const TensorSig &sig : entry->outputs)
     outputs.push_back(allocateTensor(sig.dtype, concreteShape(sig, dims),
                                      "output '" + sig.name + "'"));
-  callEntry(function, *entry, params, dims, inputs, outputs, options, err);
+  callEntry(function, *entry, params, dims, inputs, outputs, options,
+            firstStep, err);
 
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::string path = outputPath(options, entry->outputs[i]);
@@ -253,11 +301,22 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                          {{"format", "txc-gradients"},
                           {"model", model.model},
                           {"entry", entry->name},
-                          {"step", std::to_string(options.trainStep)},
+                          {"step", std::to_string(lastStep)},
                           {"seed", std::to_string(options.trainSeed)}});
     out << "saved the gradients to " << *options.saveGradsPath << "\n";
   }
-  if (options.savePath) {
+  if (options.savePath && entry->kind == EntryKind::TrainStep &&
+      model.hasTrainingState()) {
+    // Parameters, Adam's moments and the step: --load continues from here.
+    TrainingPosition position = loaded.value_or(TrainingPosition{});
+    position.step = lastStep;
+    position.seed = options.trainSeed;
+    position.batchSize = std::max<int64_t>(position.batchSize, 1);
+    saveCheckpoint(*options.savePath, model, params, position,
+                   loadedTokenizer(options));
+    out << "saved the parameters, Adam's moments and step " << lastStep
+        << " to " << *options.savePath << "\n";
+  } else if (options.savePath) {
     params.save(*options.savePath, {{"format", "txc"}, {"model", model.model}});
     out << "saved the parameters to " << *options.savePath << "\n";
   }

@@ -1,12 +1,15 @@
-//===- TrainCommand.cpp - `PROGRAM train`: train on TSV parallel text -----===//
+//===- TrainCommand.cpp - `PROGRAM train`: one training loop for every kind ===//
 //
-// Everything the user can get wrong (options, data, vocabulary sizes,
-// sentence lengths, the checkpoint to resume, the destination directories)
-// is checked before the first step runs.
+// The data of the model's kind (TrainingData.h: parallel text, plain text or
+// labeled text) becomes a BatchSource that fills the train entry's inputs by
+// role; checkpoints, --resume, progress, the loss curve and the divergence
+// watch are the same for every kind. Everything the user can get wrong
+// (options, data, vocabulary sizes, lengths, labels, the checkpoint to
+// resume, the destination directories) is checked before the first step.
 //
 //===----------------------------------------------------------------------===//
 #include "commands/TrainCommand.h"
-#include "data/Batching.h"
+#include "commands/TrainingData.h"
 #include "loop/Checkpoint.h"
 #include "loop/Divergence.h"
 #include "core/Error.h"
@@ -14,7 +17,6 @@
 #include "loop/LossCurve.h"
 #include "core/ModelRunner.h"
 #include "cli/OutputPaths.h"
-#include "data/ParallelText.h"
 #include "loop/Progress.h"
 
 #include <chrono>
@@ -28,13 +30,14 @@ namespace txrt::driver {
 namespace {
 
 const EntryInfo &trainEntry(const ModelInfo &model) {
-  const EntryInfo *entry = model.findEntryOfKind(EntryKind::TrainStep);
-  if (!entry)
+  requireKind(model, "train");
+  const EntryInfo *entry = model.findEntryByRole("train");
+  if (!entry || entry->kind != EntryKind::TrainStep)
     throw InputError(
         "model '" + model.model +
-        "' cannot train: it has no train_step entry (compile a spec with a "
-        "`train` entry and an `optimizer` into metadata version 2; this one "
-        "is version " +
+        "' cannot train: it has no train_step entry with role 'train' "
+        "(compile a spec with a `train` entry and an `optimizer` into "
+        "metadata version 2; this one is version " +
         std::to_string(model.version) + ")");
   if (entry->outputs.empty() || entry->outputs[0].dtype != DType::F32 ||
       !entry->outputs[0].shape.empty())
@@ -54,27 +57,10 @@ int64_t batchSize(const std::optional<int64_t> &requested,
   return *requested;
 }
 
-/// Inputs of the train entry in declaration order.
-std::vector<const Tensor *> trainInputs(const EntryInfo &entry,
-                                        const Batch &batch) {
-  std::vector<const Tensor *> inputs;
-  for (const TensorSig &sig : entry.inputs) {
-    if (sig.name == "src")
-      inputs.push_back(&batch.src);
-    else if (sig.name == "tgt_in")
-      inputs.push_back(&batch.tgtIn);
-    else if (sig.name == "tgt_out")
-      inputs.push_back(&batch.tgtOut);
-    else
-      throw ModelError("train entry '" + entry.name + "' has an input '" +
-                       sig.name + "'; the driver feeds src, tgt_in, tgt_out");
-  }
-  return inputs;
-}
-
 /// Notes where a resumed run's options differ from the checkpoint's.
 void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
-                     int64_t batch, uint64_t dataHash, std::ostream &err) {
+                     int64_t batch, const TrainingData &data,
+                     std::ostream &err) {
   auto note = [&](const std::string &what) {
     err << "note: " << what
         << " differs from the checkpoint's; the run will not match an "
@@ -84,14 +70,17 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
     note("--batch " + std::to_string(batch));
   if (options.seed && *options.seed != saved.seed)
     note("--seed " + std::to_string(*options.seed));
-  if (dataHash != saved.dataHash)
-    note("the content of --data '" + options.dataPath + "'");
+  if (data.hash != saved.dataHash)
+    note("the content of " + data.flag + " '" + data.path + "'");
 }
 
 /// Every file train writes, checked against each other and the inputs.
-void checkTrainOutputs(const TrainOptions &options,
+void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
                        const std::optional<std::string> &logPath) {
-  std::vector<NamedPath> outputs, inputs = {{options.dataPath, "--data"}};
+  std::vector<NamedPath> outputs;
+  std::vector<NamedPath> inputs = {
+      options.textPath.empty() ? NamedPath{options.dataPath, "--data"}
+                               : NamedPath{options.textPath, "--text"}};
   if (options.resumePath)
     inputs.push_back({*options.resumePath, "--resume"});
   if (options.initFromPath)
@@ -103,6 +92,9 @@ void checkTrainOutputs(const TrainOptions &options,
     for (const char *suffix : {kSourceTokenizerSuffix, kTargetTokenizerSuffix})
       outputs.push_back({checkpointSibling(*options.savePath, suffix),
                          "the Hugging Face tokenizer of --save"});
+    if (model.kind == ModelKind::Classifier)
+      outputs.push_back({checkpointSibling(*options.savePath, kLabelsSuffix),
+                         "the label file of --save"});
   }
   if (logPath) {
     std::string what = options.logPath ? "--log" : "the loss curve of --save";
@@ -129,25 +121,26 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   std::optional<std::string> logPath = options.logPath;
   if (!logPath && options.savePath)
     logPath = checkpointSibling(*options.savePath, kLossCurveSuffix);
-  checkTrainOutputs(options, logPath);
-  SequenceBounds bounds = sequenceBounds(model, entry, entry);
-  ParallelText data = readParallelText(options.dataPath);
+  checkTrainOutputs(model, options, logPath);
 
-  // The resumed checkpoint fixes the tokenizer and the defaults.
+  // The resumed checkpoint fixes the tokenizer, the labels and the defaults.
   std::unique_ptr<SafetensorsReader> resumed;
-  std::optional<Tokenizer> resumedTokenizer;
+  TrainDataOptions dataOptions;
+  dataOptions.dataPath = options.dataPath;
+  dataOptions.textPath = options.textPath;
+  dataOptions.block = options.block;
   if (options.resumePath) {
     resumed = std::make_unique<SafetensorsReader>(*options.resumePath);
-    resumedTokenizer = loadModelTokenizer(model, *resumed, std::nullopt, err);
+    dataOptions.tokenizer =
+        loadModelTokenizer(model, *resumed, std::nullopt, err);
+    if (model.kind == ModelKind::Classifier)
+      dataOptions.labels = loadModelLabels(model, *options.resumePath);
   }
   int64_t minFreq = options.minFreq.value_or(
-      resumedTokenizer ? resumedTokenizer->minFreq : 1);
-  Tokenizer tokenizer = resumedTokenizer
-                            ? *resumedTokenizer
-                            : buildTokenizer(model, data, minFreq);
-  std::vector<EncodedPair> pairs =
-      encodeParallelText(data, tokenizer, bounds);
-  int32_t pad = modelPadId(model);
+      dataOptions.tokenizer ? dataOptions.tokenizer->minFreq : 1);
+  dataOptions.minFreq = minFreq;
+  TrainingData data = loadTrainingData(model, entry, dataOptions);
+  const Tokenizer &tokenizer = data.tokenizer;
 
   ModelRunner runner(model, entryTable, options.threads);
   runner.reserveArena(entry); // too large for the machine: fail before work
@@ -168,9 +161,9 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (options.resumePath) {
     // Validate everything before the arena changes: loadCheckpoint does.
     position = loadCheckpoint(*resumed, model, runner.params());
-    batch = options.batch ? batchSize(options.batch, bounds.batch)
-                          : batchSize(position.batchSize, bounds.batch);
-    noteDifferences(position, options, batch, data.hash, err);
+    batch = options.batch ? batchSize(options.batch, data.batchBound)
+                          : batchSize(position.batchSize, data.batchBound);
+    noteDifferences(position, options, batch, data, err);
     position.seed = options.seed.value_or(position.seed);
     if (logPath) {
       std::error_code error;
@@ -180,20 +173,17 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
             curve.push_back(point);
     }
   } else {
-    batch = batchSize(options.batch, bounds.batch);
+    batch = batchSize(options.batch, data.batchBound);
     position.seed = options.seed.value_or(0);
     initialize();
   }
   position.batchSize = batch;
   position.minFreq = minFreq;
-  position.dataPath = options.dataPath;
+  position.dataPath = data.path;
   position.dataHash = data.hash;
 
-  std::vector<std::pair<int64_t, int64_t>> lengths;
-  for (const EncodedPair &pair : pairs)
-    lengths.emplace_back(int64_t(pair.source.size()),
-                         int64_t(pair.target.size()));
-  BatchPlan plan(std::move(lengths), batch, position.seed);
+  std::unique_ptr<BatchSource> source = data.makeSource(batch, position.seed);
+  const BatchPlan &plan = source->plan();
   int64_t lastStep = 0;
   if (options.steps) {
     lastStep = *options.steps;
@@ -251,11 +241,11 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     lastSave = std::make_unique<SafetensorsReader>(*options.savePath);
     tokenizer.save(checkpointSibling(*options.savePath, kTokenizerSuffix));
     tokenizer.saveHuggingFace(checkpointSibling(*options.savePath, ""));
+    if (data.labels)
+      data.labels->save(checkpointSibling(*options.savePath, kLabelsSuffix));
   };
 
-  err << "training '" << model.model << "' on " << pairs.size()
-      << " pairs from " << options.dataPath << ": vocabularies "
-      << tokenizer.source.size() << " / " << tokenizer.target.size()
+  err << "training '" << model.model << "' on " << data.summary
       << ", batch " << batch << ", " << plan.batchesPerEpoch()
       << " batches per epoch, steps " << firstStep << ".." << lastStep
       << ", " << describeOptimizer(optimizer) << "\n";
@@ -268,20 +258,12 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     double loss, seconds;
     int64_t epoch, targetTokens;
   };
-  int64_t cachedEpoch = -1;
-  std::vector<std::vector<size_t>> epochBatches;
   auto runStep = [&](int64_t step) {
-    auto [epoch, index] = plan.positionOfStep(step);
-    if (epoch != cachedEpoch) {
-      epochBatches = plan.epoch(epoch);
-      cachedEpoch = epoch;
-    }
-    Batch current = makeBatch(pairs, epochBatches[size_t(index)],
-                              tokenizer.target, pad);
+    int64_t epoch = plan.positionOfStep(step).first;
+    TrainBatch current = source->batch(entry, step);
     auto stepStart = std::chrono::steady_clock::now();
     runner.setTrainState(step, position.seed);
-    std::vector<Tensor> outputs =
-        runner.call(entry, trainInputs(entry, current));
+    std::vector<Tensor> outputs = runner.call(entry, current.inputs);
     double seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - stepStart)
                          .count();
@@ -350,19 +332,23 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (firstStep <= lastStep) {
     char line[160];
     std::snprintf(line, sizeof(line),
-                  "trained steps %lld..%lld in %s (%.0f target tokens/s); "
+                  "trained steps %lld..%lld in %s (%.0f %s/s); "
                   "final loss %.4f\n",
                   static_cast<long long>(firstStep),
                   static_cast<long long>(lastStep),
                   formatSeconds(elapsed).c_str(),
-                  elapsed > 0 ? double(tokens) / elapsed : 0.0, lastLoss);
+                  elapsed > 0 ? double(tokens) / elapsed : 0.0,
+                  data.unit.c_str(), lastLoss);
     out << line;
   }
   if (options.savePath) {
     save(finalStep);
     out << "saved " << *options.savePath << " (step " << finalStep
         << ") and "
-        << checkpointSibling(*options.savePath, kTokenizerSuffix) << "\n";
+        << checkpointSibling(*options.savePath, kTokenizerSuffix);
+    if (data.labels)
+      out << ", " << checkpointSibling(*options.savePath, kLabelsSuffix);
+    out << "\n";
   } else {
     err << "note: no --save given; the trained parameters are discarded\n";
   }

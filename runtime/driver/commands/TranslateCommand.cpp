@@ -1,5 +1,6 @@
 //===- TranslateCommand.cpp - `PROGRAM translate`: decode sentences -------===//
 #include "commands/TranslateCommand.h"
+#include "commands/TrainingData.h"
 #include "core/Error.h"
 #include "core/ModelRunner.h"
 
@@ -63,9 +64,10 @@ TokenIds encodeSentence(const std::string &sentence, const Tokenizer &tokenizer,
 int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                      const TranslateOptions &options, std::istream &in,
                      std::ostream &out, std::ostream &err) {
+  requireModelKind(model, ModelKind::Seq2Seq, "translate");
   ModelRunner runner(model, entryTable, options.threads);
-  const EntryInfo &encode = runner.entry("encode", "translate");
-  const EntryInfo &decode = runner.entry("decode", "translate");
+  const EntryInfo &encode = entryWithRole(model, "encode", "translate");
+  const EntryInfo &decode = entryWithRole(model, "decode", "translate");
   runner.reserveArena(encode);
   runner.reserveArena(decode);
   SequenceBounds bounds = sequenceBounds(model, encode, decode);

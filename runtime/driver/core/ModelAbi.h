@@ -62,6 +62,42 @@
  *     dropout masks together with step. Same (params, moments, step, seed,
  *     batch) -> bit-identical results, which makes --resume exact.
  *
+ *
+ * Roles (version 2; absent keys read as kind "none" and empty roles): what
+ * kind of model it is and what each entry and input means, so the driver
+ * never matches names.
+ *   - root "kind": "seq2seq" | "language_model" | "classifier" | "none"
+ *     (declared by the spec's `kind` line; "none": only run, info, bench)
+ *     and "kind_inferred": true when the spec declared no kind and txc
+ *     inferred seq2seq from the legacy names (train(src, tgt_in, tgt_out),
+ *     encode(src), decode(tgt, memory, src)).
+ *   - every entry "role" (unique among entries, "" = only `run`):
+ *       seq2seq:        "train", "train_grad", "encode", "decode",
+ *                       "decode_init", "decode_step"
+ *       language_model: "train", "train_grad", "logits", "lm_step"
+ *       classifier:     "train", "train_grad", "classify"
+ *   - every entry input "role" (at most once per entry, except "cache"):
+ *       seq2seq:        "source" (ids), "target_in" (decoder input: the
+ *                       target shifted right, [SOS] first; the prefix in
+ *                       decode), "target_out" (labels), "memory" (encoder
+ *                       output), "cache"
+ *       language_model: "tokens" (ids), "targets" (the next token at each
+ *                       position, pad where there is none), "cache",
+ *                       "cache_ids" (lm_step: the ids of every cached
+ *                       position, [B, cache], new ones last; the padding
+ *                       mask over the cache reads it)
+ *       classifier:     "tokens", "segments" (token-type ids), "label"
+ *                       (class ids, i32[B])
+ *     and every entry output "role": "" (or "cache", reserved for caches
+ *     returned as outputs; today's caches are updated in place).
+ *   - decode_step's and lm_step's "cache" inputs ([B, cache, d], one key and
+ *     one value cache per self-attention, in order) are updated in place:
+ *     the T new positions' keys and values are written at rows
+ *     cache-T .. cache-1; the entries return only the logits.
+ *   - lm_step(tokens [B, T], cache_ids [B, cache], caches...) -> logits
+ *     [B, T, V]: tokens are the T new positions' ids, cache_ids all ids so
+ *     far (the new ones last); batched prompts are left-padded.
+ *
  *===----------------------------------------------------------------------===*/
 #ifndef TXRT_DRIVER_MODELABI_H
 #define TXRT_DRIVER_MODELABI_H

@@ -291,6 +291,74 @@ void checkEntrySizesAtBounds(const ModelInfo &info) {
       }
 }
 
+/// The entry roles and input roles a model kind may use (ModelAbi.h).
+struct KindRoles {
+  std::vector<std::string_view> entries, inputs;
+};
+
+KindRoles rolesOfKind(ModelKind kind) {
+  switch (kind) {
+  case ModelKind::None:
+    return {{}, {}};
+  case ModelKind::Seq2Seq:
+    return {{"train", "train_grad", "encode", "decode", "decode_init",
+             "decode_step"},
+            {"source", "target_in", "target_out", "memory", "cache"}};
+  case ModelKind::LanguageModel:
+    return {{"train", "train_grad", "logits", "lm_step"},
+            {"tokens", "targets", "cache", "cache_ids"}};
+  case ModelKind::Classifier:
+    return {{"train", "train_grad", "classify"},
+            {"tokens", "segments", "label"}};
+  }
+  return {};
+}
+
+std::string joinRoles(const std::vector<std::string_view> &roles) {
+  std::string text;
+  for (std::string_view role : roles)
+    text += (text.empty() ? "" : ", ") + std::string(role);
+  return text.empty() ? "none" : text;
+}
+
+/// Reads an optional "role" member: absent is "", anything else must be one
+/// of `allowed`.
+std::string getRole(const Json &object, const std::string &path,
+                    const std::vector<std::string_view> &allowed,
+                    ModelKind kind) {
+  std::string role = getString(object, "role", path, /*required=*/false);
+  if (!role.empty() &&
+      std::find(allowed.begin(), allowed.end(), role) == allowed.end())
+    throw ModelError(path + ".role '" + role + "' is not a role of a " +
+                     modelKindName(kind) + " model (" + joinRoles(allowed) +
+                     ")");
+  return role;
+}
+
+/// Roles of an entry's inputs and outputs; no role twice in one entry's
+/// inputs except "cache" (one per cached tensor).
+void parseSignatureRoles(const Json &entry, const std::string &path,
+                         ModelKind kind, EntryInfo &info) {
+  std::vector<std::string_view> inputRoles = rolesOfKind(kind).inputs;
+  std::set<std::string> seen;
+  const Json &inputs = getArray(entry, "inputs", path);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    TensorSig &sig = info.inputs[i];
+    sig.role = getRole(inputs[i], at(path + ".inputs", i), inputRoles, kind);
+    if (!sig.role.empty() && sig.role != "cache" &&
+        !seen.insert(sig.role).second)
+      throw ModelError(path + " ('" + info.name + "') has two inputs with role '" +
+                       sig.role + "'");
+  }
+  std::vector<std::string_view> outputRoles;
+  if (kind != ModelKind::None)
+    outputRoles = {"cache"};
+  const Json &outputs = getArray(entry, "outputs", path);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    info.outputs[i].role =
+        getRole(outputs[i], at(path + ".outputs", i), outputRoles, kind);
+}
+
 std::optional<EntryKind> parseEntryKind(std::string_view name) {
   if (name == "forward")
     return EntryKind::Forward;
@@ -371,6 +439,21 @@ ModelInfo ModelInfo::parse(std::string_view json) {
                                  : std::nullopt});
   }
 
+  std::string kindName = getString(root, "kind", top, /*required=*/false);
+  if (!kindName.empty()) {
+    std::optional<ModelKind> kind = parseModelKindName(kindName);
+    if (!kind)
+      throw ModelError("metadata.kind '" + kindName +
+                       "' is not one of none, seq2seq, language_model, "
+                       "classifier");
+    info.kind = *kind;
+  }
+  if (const Json *inferred = jsonMember(root, "kind_inferred")) {
+    if (!inferred->is_boolean())
+      throw ModelError("metadata.kind_inferred must be true or false");
+    info.kindInferred = inferred->get<bool>();
+  }
+
   std::set<std::string> names;
   const Json &dims = getArray(root, "dims", top);
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -438,8 +521,15 @@ ModelInfo ModelInfo::parse(std::string_view json) {
                             : 0;
     entry.inputs = parseSignatures(entries[i], "inputs", path, info.dims);
     entry.outputs = parseSignatures(entries[i], "outputs", path, info.dims);
+    entry.role = getRole(entries[i], path, rolesOfKind(info.kind).entries,
+                         info.kind);
+    parseSignatureRoles(entries[i], path, info.kind, entry);
     if (!names.insert(entry.name).second)
       throw ModelError("two entries are named '" + entry.name + "'");
+    if (!entry.role.empty())
+      if (const EntryInfo *other = info.findEntryByRole(entry.role))
+        throw ModelError("entries '" + other->name + "' and '" + entry.name +
+                         "' both have role '" + entry.role + "'");
     info.entries.push_back(std::move(entry));
   }
   checkEntrySizesAtBounds(info);
@@ -458,6 +548,51 @@ const EntryInfo *ModelInfo::findEntryOfKind(EntryKind kind) const {
     if (entry.kind == kind)
       return &entry;
   return nullptr;
+}
+
+const EntryInfo *ModelInfo::findEntryByRole(std::string_view role) const {
+  if (role.empty())
+    return nullptr;
+  for (const EntryInfo &entry : entries)
+    if (entry.role == role)
+      return &entry;
+  return nullptr;
+}
+
+const TensorSig *EntryInfo::findInputByRole(std::string_view role) const {
+  int index = findInputIndexByRole(role);
+  return index < 0 ? nullptr : &inputs[size_t(index)];
+}
+
+int EntryInfo::findInputIndexByRole(std::string_view role) const {
+  if (role.empty())
+    return -1;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].role == role)
+      return int(i);
+  return -1;
+}
+
+const char *modelKindName(ModelKind kind) {
+  switch (kind) {
+  case ModelKind::None:
+    return "none";
+  case ModelKind::Seq2Seq:
+    return "seq2seq";
+  case ModelKind::LanguageModel:
+    return "language_model";
+  case ModelKind::Classifier:
+    return "classifier";
+  }
+  return "?";
+}
+
+std::optional<ModelKind> parseModelKindName(std::string_view name) {
+  for (ModelKind kind : {ModelKind::None, ModelKind::Seq2Seq,
+                         ModelKind::LanguageModel, ModelKind::Classifier})
+    if (name == modelKindName(kind))
+      return kind;
+  return std::nullopt;
 }
 
 const char *entryKindName(EntryKind kind) {

@@ -13,6 +13,10 @@
 // parameters: inside the arena, no two regions overlapping) and the
 // optimizer. A version 1 entry is a forward entry.
 //
+// Roles (ModelAbi.h) say what kind of model it is and what each entry and
+// entry input means; the driver dispatches on them, never on names.
+// Metadata without them (older models) reads as kind None with empty roles.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_MODELINFO_H
 #define TXRT_DRIVER_MODELINFO_H
@@ -63,6 +67,9 @@ struct TensorSig {
   std::vector<DimRef> shape;
   /// i32 inputs that index something (absent: any value is valid).
   std::optional<IdRange> ids;
+  /// What the input means ("tokens", "target_in", "cache", ...; see
+  /// ModelAbi.h), or "" (outputs: "cache" or "").
+  std::string role;
 };
 
 /// A parameter and where it lives in the parameter arena.
@@ -95,10 +102,31 @@ const char *entryKindName(EntryKind kind);
 struct EntryInfo {
   std::string name;
   EntryKind kind = EntryKind::Forward;
+  /// What the entry is for in its model kind ("train", "encode", "decode",
+  /// "logits", "classify", "decode_init", "decode_step", "lm_step",
+  /// "train_grad"), or "" (only `run` calls it).
+  std::string role;
   int64_t arenaBytes = 0;  ///< the planned activation arena
   int64_t tensorBytes = 0; ///< all its tensors without planning
   std::vector<TensorSig> inputs, outputs;
+
+  /// The first input with `role`, or nullptr.
+  const TensorSig *findInputByRole(std::string_view role) const;
+  /// The index of the first input with `role` in `inputs`, or -1.
+  int findInputIndexByRole(std::string_view role) const;
 };
+
+/// What kind of model the spec declares (metadata "kind").
+enum class ModelKind {
+  None,          ///< no kind: only run, info and bench apply
+  Seq2Seq,       ///< encoder-decoder: train, encode, decode
+  LanguageModel, ///< decoder-only: train, logits (lm_step with a KV cache)
+  Classifier,    ///< sequence classifier: train, classify
+};
+
+/// "none", "seq2seq", "language_model", "classifier".
+const char *modelKindName(ModelKind kind);
+std::optional<ModelKind> parseModelKindName(std::string_view name);
 
 /// A config value: its JSON text as the metadata wrote it, and its value
 /// when it is a number.
@@ -118,6 +146,10 @@ struct ModelInfo {
   std::vector<EntryInfo> entries;
   /// Version 2 models that can train.
   std::optional<OptimizerInfo> optimizer;
+  ModelKind kind = ModelKind::None;
+  /// The spec declared no `kind`; txc inferred it (and the roles) from the
+  /// legacy input names (src, tgt_in, tgt_out, tgt, memory).
+  bool kindInferred = false;
 
   /// Parses and validates the metadata; throws ModelError.
   static ModelInfo parse(std::string_view json);
@@ -125,6 +157,8 @@ struct ModelInfo {
   const EntryInfo *findEntry(std::string_view name) const;
   /// The first entry of `kind`, or nullptr.
   const EntryInfo *findEntryOfKind(EntryKind kind) const;
+  /// The entry with `role` (roles are unique), or nullptr; "" finds none.
+  const EntryInfo *findEntryByRole(std::string_view role) const;
   const ParamInfo *findParam(std::string_view name) const;
   /// A numeric config value, or nullopt when absent or not a number.
   std::optional<double> configNumber(std::string_view key) const;

@@ -9,13 +9,13 @@
 
 namespace txrt::driver {
 
-std::string vocabKeyFor(const ModelInfo &model, std::string_view inputName) {
+std::string vocabKeyFor(const ModelInfo &model, std::string_view role) {
   auto has = [&](const char *key) {
     return model.configNumber(key).has_value();
   };
-  if (inputName.rfind("src", 0) == 0 && has("src_vocab"))
+  if (role == "source" && has("src_vocab"))
     return "src_vocab";
-  if (inputName.rfind("tgt", 0) == 0 && has("tgt_vocab"))
+  if ((role == "target_in" || role == "target_out") && has("tgt_vocab"))
     return "tgt_vocab";
   if (has("vocab"))
     return "vocab";

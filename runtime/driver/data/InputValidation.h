@@ -32,10 +32,11 @@ namespace txrt::driver {
 /// `--dim NAME=N` values.
 using DimOverrides = std::vector<std::pair<std::string, int64_t>>;
 
-/// The config key bounding the ids of i32 input `inputName`, "" for none
+/// The config key bounding the ids of an i32 input with `role`, "" for none
 /// (what the data commands build vocabularies for; `run` checks ids by
-/// checkIds).
-std::string vocabKeyFor(const ModelInfo &model, std::string_view inputName);
+/// checkIds): src_vocab for "source", tgt_vocab for "target_in" and
+/// "target_out" (when the config has them), else vocab.
+std::string vocabKeyFor(const ModelInfo &model, std::string_view role);
 
 /// Checks ranks, static and symbolic dims of `inputs` (one per entry input,
 /// in order, already converted to the declared dtypes) and returns the value

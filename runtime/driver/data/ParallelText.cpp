@@ -120,15 +120,6 @@ std::string LengthBound::describe() const {
 
 namespace {
 
-const TensorSig *findInput(const EntryInfo &entry,
-                           std::initializer_list<const char *> names) {
-  for (const char *name : names)
-    for (const TensorSig &sig : entry.inputs)
-      if (sig.name == name)
-        return &sig;
-  return nullptr;
-}
-
 LengthBound boundOf(const ModelInfo &model, const TensorSig &sig, size_t axis,
                     const EntryInfo &entry) {
   if (sig.shape.size() != 2 || sig.dtype != DType::I32)
@@ -151,15 +142,21 @@ LengthBound boundOf(const ModelInfo &model, const TensorSig &sig, size_t axis,
 
 } // namespace
 
+LengthBound inputBound(const ModelInfo &model, const EntryInfo &entry,
+                       const TensorSig &sig, size_t axis) {
+  return boundOf(model, sig, axis, entry);
+}
+
 SequenceBounds sequenceBounds(const ModelInfo &model, const EntryInfo &srcEntry,
                               const EntryInfo &tgtEntry) {
-  const TensorSig *src = findInput(srcEntry, {"src"});
-  const TensorSig *tgt = findInput(tgtEntry, {"tgt_in", "tgt"});
+  const TensorSig *src = srcEntry.findInputByRole("source");
+  const TensorSig *tgt = tgtEntry.findInputByRole("target_in");
   if (!src)
-    throw ModelError("entry '" + srcEntry.name + "' has no input 'src'");
+    throw ModelError("entry '" + srcEntry.name +
+                     "' has no input with role 'source'");
   if (!tgt)
     throw ModelError("entry '" + tgtEntry.name +
-                     "' has no input 'tgt_in' or 'tgt'");
+                     "' has no input with role 'target_in'");
   SequenceBounds bounds;
   bounds.batch = boundOf(model, *src, 0, srcEntry);
   bounds.source = boundOf(model, *src, 1, srcEntry);
@@ -212,15 +209,16 @@ int32_t modelPadId(const ModelInfo &model) {
 namespace {
 
 void checkFits(const ModelInfo &model, const Vocabulary &vocab,
-               const char *inputName, const char *side,
+               const char *role, const char *side,
                const std::string &origin, ProblemList &problems) {
-  std::string key = vocabKeyFor(model, inputName);
+  std::string key = vocabKeyFor(model, role);
   if (key.empty())
     return;
   int64_t limit = *model.configCount(key);
   if (vocab.size() <= limit)
     return;
-  problems.add("the " + std::string(side) + " vocabulary " + origin +
+  problems.add("the " + std::string(side) + (*side ? " " : "") +
+               "vocabulary " + origin +
                " needs " + std::to_string(vocab.size()) +
                " ids (4 specials + " +
                std::to_string(vocab.size() - kNumSpecialTokens) +
@@ -252,8 +250,8 @@ Tokenizer buildTokenizer(const ModelInfo &model, const ParallelText &text,
   }
   ProblemList problems;
   std::string origin = "of '" + text.path + "'";
-  checkFits(model, tokenizer.source, "src", "source", origin, problems);
-  checkFits(model, tokenizer.target, "tgt", "target", origin, problems);
+  checkFits(model, tokenizer.source, "source", "source", origin, problems);
+  checkFits(model, tokenizer.target, "target_in", "target", origin, problems);
   problems.throwIfAny("problems");
   return tokenizer;
 }
@@ -261,8 +259,16 @@ Tokenizer buildTokenizer(const ModelInfo &model, const ParallelText &text,
 void checkTokenizerFitsModel(const ModelInfo &model, const Tokenizer &tokenizer,
                              const std::string &origin) {
   ProblemList problems;
-  checkFits(model, tokenizer.source, "src", "source", "in " + origin, problems);
-  checkFits(model, tokenizer.target, "tgt", "target", "in " + origin, problems);
+  if (tokenizer.source.words() == tokenizer.target.words()) {
+    // One vocabulary (language models, classifiers, shared seq2seq).
+    checkFits(model, tokenizer.source, "tokens", "", "in " + origin,
+              problems);
+  } else {
+    checkFits(model, tokenizer.source, "source", "source", "in " + origin,
+              problems);
+    checkFits(model, tokenizer.target, "target_in", "target", "in " + origin,
+              problems);
+  }
   int32_t pad = modelPadId(model);
   if (tokenizer.source.padId() != pad || tokenizer.target.padId() != pad)
     problems.add(origin + " has [PAD] at id " +

@@ -64,6 +64,11 @@ struct SequenceBounds {
   LengthBound batch, source, target;
 };
 
+/// The bound of `axis` of the i32[batch, length] input `sig` of `entry`;
+/// ModelError when the input does not have that shape.
+LengthBound inputBound(const ModelInfo &model, const EntryInfo &entry,
+                       const TensorSig &sig, size_t axis);
+
 /// The bounds from a [B, S] `src` input and a [B, T] target input of the
 /// model's entries (the train entry's, else encode's and decode's); throws
 /// ModelError when the entries do not have that shape.

@@ -10,17 +10,39 @@
 
 namespace txrt::driver {
 
+namespace {
+
+/// The entry with `role`; ModelError naming `purpose` when absent.
+const EntryInfo &entryByRole(const ModelRunner &runner, std::string_view role,
+                             const std::string &purpose) {
+  if (const EntryInfo *entry = runner.model().findEntryByRole(role))
+    return *entry;
+  throw ModelError("model '" + runner.model().model +
+                   "' has no entry with role '" + std::string(role) +
+                   "', which " + purpose + " needs");
+}
+
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // RerunDecoder
 //===----------------------------------------------------------------------===//
 
 RerunDecoder::RerunDecoder(ModelRunner &runner, int32_t pad)
-    : runner_(runner), encode_(runner.entry("encode", "decoding")),
-      decode_(runner.entry("decode", "decoding")), pad_(pad) {
+    : runner_(runner), encode_(entryByRole(runner, "encode", "decoding")),
+      decode_(entryByRole(runner, "decode", "decoding")), pad_(pad) {
   if (encode_.outputs.size() != 1 || decode_.outputs.size() != 1 ||
-      decode_.inputs.size() != 3 || decode_.outputs[0].shape.size() != 3)
-    throw ModelError("decoding needs encode(src) -> memory and "
-                     "decode(tgt, memory, src) -> logits [B, T, V]");
+      decode_.outputs[0].shape.size() != 3 ||
+      !decode_.findInputByRole("target_in"))
+    throw ModelError("decoding needs encode(source) -> memory and "
+                     "decode(target_in[, memory][, source]) -> logits "
+                     "[B, T, V]");
+  for (const TensorSig &sig : decode_.inputs)
+    if (sig.role != "memory" && sig.role != "source" &&
+        sig.role != "target_in")
+      throw ModelError("decode input '" + sig.name + "' has role '" +
+                       sig.role + "'; decoding feeds target_in, memory and "
+                       "source");
 }
 
 int64_t RerunDecoder::vocabSize() const {
@@ -39,12 +61,12 @@ void RerunDecoder::start(const std::vector<TokenIds> &sources) {
 std::vector<float> RerunDecoder::next(const std::vector<TokenIds> &prefixes) {
   Tensor tgt = padSequences(prefixes, pad_);
   const int64_t rows = tgt.shape[0], length = tgt.shape[1];
-  // decode's inputs in their declared order: tgt, memory, src by name.
+  // decode's inputs in their declared order, by role.
   std::vector<const Tensor *> inputs;
   for (const TensorSig &sig : decode_.inputs)
-    inputs.push_back(sig.name == "memory" ? &memory_
-                     : sig.name == "src"  ? &src_
-                                          : &tgt);
+    inputs.push_back(sig.role == "memory"   ? &memory_
+                     : sig.role == "source" ? &src_
+                                            : &tgt);
   std::vector<Tensor> outputs = runner_.call(decode_, inputs);
   const int64_t vocab = outputs[0].shape[2];
   std::vector<float> logits(size_t(rows * vocab));
@@ -61,9 +83,6 @@ std::vector<float> RerunDecoder::next(const std::vector<TokenIds> &prefixes) {
 
 namespace {
 
-bool isCacheInput(const std::string &name) {
-  return name.rfind("self_k.", 0) == 0 || name.rfind("self_v.", 0) == 0;
-}
 
 /// A copy of `cache` [rows, positions, d] with its rows picked by `from`
 /// and one more (zero) position per row.
@@ -81,27 +100,37 @@ Tensor regrowCache(const Tensor &cache, const std::vector<size_t> &from) {
 } // namespace
 
 bool CachedDecoder::available(const ModelInfo &model) {
-  return model.findEntry("encode") && model.findEntry("decode_step");
+  return model.findEntryByRole("encode") &&
+         model.findEntryByRole("decode_step");
+}
+
+bool CachedDecoder::isCacheInput(size_t input) const {
+  const TensorSig &sig = step_.inputs[input];
+  return sig.role == "cache" &&
+         std::find(crossNames_.begin(), crossNames_.end(), sig.name) ==
+             crossNames_.end();
 }
 
 CachedDecoder::CachedDecoder(ModelRunner &runner, int32_t pad)
-    : runner_(runner), encode_(runner.entry("encode", "decoding")),
-      step_(runner.entry("decode_step", "incremental decoding")),
-      init_(runner.model().findEntry("decode_init")), pad_(pad) {
+    : runner_(runner), encode_(entryByRole(runner, "encode", "decoding")),
+      step_(entryByRole(runner, "decode_step", "incremental decoding")),
+      init_(runner.model().findEntryByRole("decode_init")), pad_(pad) {
   if (step_.outputs.size() != 1 || step_.outputs[0].shape.size() != 3)
     throw ModelError("decode_step must return logits [B, T, V]");
   if (init_)
     for (const TensorSig &sig : init_->outputs)
       crossNames_.push_back(sig.name);
+  // decode_init's outputs feed decode_step's inputs of the same names (the
+  // cross-attention keys and values); the rest go by role.
   for (const TensorSig &sig : step_.inputs) {
-    bool known = sig.name == "tgt" || sig.name == "src" ||
-                 isCacheInput(sig.name) ||
+    bool known = sig.role == "target_in" || sig.role == "source" ||
+                 sig.role == "cache" ||
                  std::find(crossNames_.begin(), crossNames_.end(), sig.name) !=
                      crossNames_.end();
     if (!known)
-      throw ModelError("decode_step input '" + sig.name +
-                       "' is none of tgt, src, decode_init's outputs and the "
-                       "caches self_k.N / self_v.N");
+      throw ModelError("decode_step input '" + sig.name + "' (role '" +
+                       sig.role + "') is none of target_in, source, cache "
+                       "and decode_init's outputs");
   }
 }
 
@@ -133,11 +162,12 @@ std::vector<float> CachedDecoder::step(const std::vector<TokenIds> &prefixes,
   std::vector<const Tensor *> inputs;
   for (size_t i = 0; i < step_.inputs.size(); ++i) {
     const std::string &name = step_.inputs[i].name;
-    if (name == "tgt")
+    const std::string &role = step_.inputs[i].role;
+    if (role == "target_in")
       inputs.push_back(&tgt);
-    else if (name == "src")
+    else if (role == "source")
       inputs.push_back(&src_);
-    else if (isCacheInput(name))
+    else if (isCacheInput(i))
       inputs.push_back(&caches_[i]);
     else
       inputs.push_back(&cross_[size_t(
@@ -183,7 +213,7 @@ std::vector<float> CachedDecoder::next(const std::vector<TokenIds> &prefixes) {
   std::vector<float> logits;
   if (extends) {
     for (size_t i = 0; i < step_.inputs.size(); ++i)
-      if (isCacheInput(step_.inputs[i].name))
+      if (isCacheInput(i))
         caches_[i] = regrowCache(caches_[i], from);
     logits = step(prefixes, length);
   } else {
@@ -194,13 +224,13 @@ std::vector<float> CachedDecoder::next(const std::vector<TokenIds> &prefixes) {
     for (size_t row = 0; row < rows; ++row)
       identity[row] = row;
     for (size_t i = 0; i < step_.inputs.size(); ++i)
-      if (isCacheInput(step_.inputs[i].name)) {
+      if (isCacheInput(i)) {
         const DimRef &width = step_.inputs[i].shape.back();
         caches_[i] = Tensor(DType::F32, {int64_t(rows), 0, width.size});
       }
     for (size_t t = 1; t <= length; ++t) {
       for (size_t i = 0; i < step_.inputs.size(); ++i)
-        if (isCacheInput(step_.inputs[i].name))
+        if (isCacheInput(i))
           caches_[i] = regrowCache(caches_[i], identity);
       logits = step(prefixes, t);
     }

@@ -1,11 +1,11 @@
 //===- Decoding.h - greedy and beam-search decoding -------------*- C++ -*-===//
 //
 // Decoding asks a NextTokenModel for the logits of the token after each
-// row's prefix. RerunDecoder implements it with the compiled `encode`
-// (src -> memory) and `decode` (tgt prefix, memory, src -> logits [B, T, V])
-// entries, re-running the whole prefix at every step; an incremental
-// implementation over a KV-cache entry ("decode_step") plugs in behind the
-// same interface.
+// row's prefix. RerunDecoder implements it with the compiled entries of
+// roles `encode` (source -> memory) and `decode` (target_in prefix, memory,
+// source -> logits [B, T, V]), inputs found by role, re-running the whole
+// prefix at every step; an incremental implementation over a KV-cache entry
+// (role "decode_step") plugs in behind the same interface.
 //
 //   greedy  every row takes the argmax (ties: the lowest id) until it emits
 //           [EOS] or has maxLength tokens; rows are decoded together.
@@ -79,6 +79,8 @@ public:
   int64_t vocabSize() const override;
 
 private:
+  /// Whether decode_step's input `input` is a self-attention cache.
+  bool isCacheInput(size_t input) const;
   /// Runs decode_step on the last token of each prefix's first `length`
   /// tokens, growing the caches by one position; returns the logits.
   std::vector<float> step(const std::vector<TokenIds> &prefixes,

@@ -30,7 +30,7 @@ struct Lexed {
 using K = TokenKind;
 
 TEST(LexerTest, EveryPunctuationAndOperator) {
-  Lexed l("( ) [ ] { } , : . .. = -> + - * / // % ** == != < <= > >= & | !");
+  Lexed l("( ) [ ] { } , : . .. = -> + - * / // % ** == != < <= > >= & | ! @");
   EXPECT_EQ(l.diags.getNumErrors(), 0u);
   std::vector<K> expected = {
       K::LParen,    K::RParen,     K::LBracket,  K::RBracket, K::LBrace,
@@ -38,7 +38,7 @@ TEST(LexerTest, EveryPunctuationAndOperator) {
       K::Equal,     K::Arrow,      K::Plus,      K::Minus,    K::Star,
       K::Slash,     K::SlashSlash, K::Percent,   K::StarStar, K::EqualEqual,
       K::BangEqual, K::Less,       K::LessEqual, K::Greater,  K::GreaterEqual,
-      K::Amp,       K::Pipe,       K::Bang,      K::Eof};
+      K::Amp,       K::Pipe,       K::Bang,      K::At,       K::Eof};
   EXPECT_EQ(l.kinds(), expected);
   for (const Token &t : l.tokens) {
     if (!t.is(K::Eof)) {
@@ -133,7 +133,7 @@ TEST(LexerTest, EmptyAndCommentOnlyFiles) {
 }
 
 TEST(LexerTest, StrayCharacterIsReportedAndLexingGoesOn) {
-  Lexed l("x = 3 $ 4\ny = @@@ 5");
+  Lexed l("x = 3 $ 4\ny = ??? 5");
   ASSERT_EQ(l.diags.getNumErrors(), 2u);
   const Diagnostic &first = l.diags.getDiagnostics()[0];
   EXPECT_EQ(first.loc.line, 1u);
@@ -142,7 +142,7 @@ TEST(LexerTest, StrayCharacterIsReportedAndLexingGoesOn) {
   const Diagnostic &second = l.diags.getDiagnostics()[1];
   EXPECT_EQ(second.loc.line, 2u);
   EXPECT_EQ(second.loc.col, 5u);
-  EXPECT_EQ(second.message, "unexpected character '@' (and 2 more after it)");
+  EXPECT_EQ(second.message, "unexpected character '?' (and 2 more after it)");
   std::vector<K> expected = {K::Identifier, K::Equal,      K::Number, K::Error,
                              K::Number,     K::Identifier, K::Equal,  K::Error,
                              K::Number,     K::Eof};

@@ -270,6 +270,38 @@ optimizer adam(lr = noam(512, warmup = 4000))
 )");
 }
 
+TEST(ParserTest, KindAndRoles) {
+  Parsed p("model m\nkind   language_model\n"
+           "entry logits(ids:i32[B,T]@tokens, x) -> y { y = x }\n"
+           "config kind = 1\n");
+  ASSERT_EQ(p.errors(), 0u) << p.report();
+  const auto *kind = static_cast<const KindDecl *>(p.module->decls[1].get());
+  ASSERT_EQ(kind->getKind(), Decl::Kind::ModelKind);
+  EXPECT_EQ(kind->name, "language_model");
+  EXPECT_EQ(kind->nameLoc.col, 8u);
+  const auto *entry = static_cast<const EntryDecl *>(p.module->decls[2].get());
+  ASSERT_EQ(entry->getKind(), Decl::Kind::Entry);
+  EXPECT_EQ(entry->params[0].role, "tokens");
+  EXPECT_EQ(entry->params[0].roleLoc.col, 26u);
+  EXPECT_EQ(entry->params[1].role, "");
+  // `kind` stays a name everywhere else.
+  EXPECT_EQ(print(*p.module), R"(model m
+kind language_model
+
+entry logits(ids: i32[B, T] @tokens, x) -> y {
+  y = x
+}
+
+config kind = 1
+)");
+  Parsed twice("kind seq2seq\nkind classifier\n");
+  ASSERT_EQ(twice.errors(), 1u) << twice.report();
+  EXPECT_EQ(twice.diags->getDiagnostics()[0].message,
+            "duplicate 'kind' declaration");
+  Parsed noName("entry e(x: [B] @) -> y { y = x }\n");
+  EXPECT_EQ(noName.errors(), 1u) << noName.report();
+}
+
 TEST(ParserTest, PrintIsAFixedPointOfParsing) {
   Parsed first(sampleSpec());
   ASSERT_EQ(first.errors(), 0u) << first.report();
@@ -416,10 +448,10 @@ TEST(ParserTest, BrokenForHeaderKeepsBodyBraces) {
 }
 
 TEST(ParserTest, StrayCharactersDoNotCascade) {
-  Parsed p("def f(x) {\n  y = x $ 2\n  z = @\n  return z\n}\n");
+  Parsed p("def f(x) {\n  y = x $ 2\n  z = ?\n  return z\n}\n");
   ASSERT_EQ(p.errors(), 2u) << p.report();
   EXPECT_EQ(p.diags->getDiagnostics()[0].message, "unexpected character '$'");
-  EXPECT_EQ(p.diags->getDiagnostics()[1].message, "unexpected character '@'");
+  EXPECT_EQ(p.diags->getDiagnostics()[1].message, "unexpected character '?'");
 }
 
 TEST(ParserTest, DuplicatesAreReportedWithNotes) {

@@ -38,8 +38,28 @@ def Tx_Dialect : Dialect {
     aligned at their last dimension; a missing leading dimension or a static
     dimension of size 1 stretches to the other operand's dimension; any other
     pair of dimensions must be equal. The result has the broadcast shape.
+
+    **Roles.** What kind of model the module is and what each entry and
+    entry input means to the executable's driver (docs/spec-language.md):
+    `tx.kind` (a string: none, seq2seq, language_model, classifier) and
+    `tx.kind_inferred` (unit: inferred from legacy input names) on the
+    module; `tx.role` on an entry function (its entry role), on its
+    arguments (input roles) and on its results (`"cache"`):
+
+    ```mlir
+    module @gpt attributes {tx.kind = "language_model"} {
+      func.func @logits(%ids: tensor<?x?xi32, #tx.dims<B: 8, T: 64>>
+                          {tx.name = "ids", tx.role = "tokens"}) -> ...
+          attributes {tx.entry = "logits", tx.role = "logits"}
+    }
+    ```
   }];
   let useDefaultAttributePrinterParser = 1;
+  // tx.kind / tx.kind_inferred on the module, tx.role on entries, their
+  // arguments and results (TxRoles.h).
+  let hasOperationAttrVerify = 1;
+  let hasRegionArgAttrVerify = 1;
+  let hasRegionResultAttrVerify = 1;
   let usePropertiesForAttributes = 0;
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }

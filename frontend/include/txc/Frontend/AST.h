@@ -164,10 +164,14 @@ struct TypeExpr {
 };
 
 /// A parameter of a `def` or an `entry`; the type is optional for `def`.
+/// Entry parameters may carry a role after the type (`ids: i32[B, T]
+/// @tokens`): what the input means to the executable's driver.
 struct Param {
   SourceLoc loc;
   std::string name;
   std::optional<TypeExpr> type;
+  std::string role; ///< "" when none is written
+  SourceLoc roleLoc;
 };
 
 //===----------------------------------------------------------------------===//
@@ -234,7 +238,7 @@ public:
 
 class Decl {
 public:
-  enum class Kind { Model, Config, Dim, Def, Entry, Optimizer };
+  enum class Kind { Model, ModelKind, Config, Dim, Def, Entry, Optimizer };
   Decl(Kind kind, SourceLoc loc) : kind(kind), loc(loc) {}
   virtual ~Decl() = default;
   Kind getKind() const { return kind; }
@@ -253,6 +257,17 @@ public:
       : Decl(Kind::Model, loc), name(std::move(name)) {}
   std::string name;
   static bool classof(const Decl *d) { return d->getKind() == Kind::Model; }
+};
+
+/// `kind language_model`: what kind of model the spec is (checked against
+/// the known kinds by checkModelRoles, not by the parser).
+class KindDecl : public Decl {
+public:
+  KindDecl(SourceLoc loc, std::string name, SourceLoc nameLoc)
+      : Decl(Kind::ModelKind, loc), name(std::move(name)), nameLoc(nameLoc) {}
+  std::string name;
+  SourceLoc nameLoc;
+  static bool classof(const Decl *d) { return d->getKind() == Kind::ModelKind; }
 };
 
 /// `config a = 1, b = a * 2`.

@@ -59,6 +59,7 @@ enum class TokenKind {
   Ellipsis, // ...
   Equal,    // =
   Arrow,    // ->
+  At,       // @ (an entry parameter's role: `ids: i32[B, T] @tokens`)
   // Operators.
   Plus,         // +
   Minus,        // -

@@ -178,13 +178,13 @@ TEST_F(TrainingTest, BadDataFailsWithFileLineAndKeepsTheCheckpoint) {
   EXPECT_EQ(readFile(dir.file("ckpt.safetensors")), "previous checkpoint");
 }
 
-TEST_F(TrainingTest, VersionOneModelsCannotTrain) {
+TEST_F(TrainingTest, ModelsWithoutKindCannotTrain) {
   std::ostringstream out, err;
   int code = runDriver("fake-model", {"train", "--data", data()},
                        txc_model_json, txc_entry_table, out, err);
   EXPECT_EQ(code, 2);
-  EXPECT_NE(err.str().find("model 'fake' cannot train: it has no train_step "
-                           "entry"),
+  EXPECT_NE(err.str().find("'fake' declares no model kind, so it supports "
+                           "only run and info, not train"),
             std::string::npos)
       << err.str();
 }
@@ -234,3 +234,67 @@ TEST_F(TrainingTest, BenchPrintsTimings) {
 }
 
 } // namespace
+
+namespace {
+
+/// Runs the fake's train_step entry on a fixed batch.
+Result runTrainStep(const ScratchDir &dir, std::vector<std::string> extra) {
+  writeFile(dir.file("src.txt"), "4 5 6\n7 8\n");
+  writeFile(dir.file("in.txt"), "2 4 5\n2 6\n");
+  writeFile(dir.file("out.txt"), "4 5 3\n6 3\n");
+  std::vector<std::string> args = {
+      "run", "train", "src=" + dir.file("src.txt"),
+      "tgt_in=" + dir.file("in.txt"), "tgt_out=" + dir.file("out.txt"),
+      "--out-dir", dir.path()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return drive(args);
+}
+
+std::vector<float> tensorValues(const std::string &path,
+                                const std::string &name) {
+  SafetensorsReader file(path);
+  const SafetensorsEntry *entry = file.find(name);
+  EXPECT_NE(entry, nullptr) << name;
+  if (!entry)
+    return {};
+  std::vector<float> values(size_t(entry->end - entry->begin) / 4);
+  file.read(*entry, values.data());
+  return values;
+}
+
+} // namespace
+
+TEST_F(TrainingTest, RunRepeatTakesUpdatesAndSaveLoadKeepsAdamState) {
+  // Three updates in one run ...
+  Result repeated = runTrainStep(dir, {"--init", "1", "--repeat", "3",
+                                       "--save", dir.file("three.safetensors")});
+  ASSERT_EQ(repeated.code, 0) << repeated.err;
+  EXPECT_NE(repeated.out.find("saved the parameters, Adam's moments and "
+                              "step 3 to"),
+            std::string::npos)
+      << repeated.out;
+  // ... equal three runs of one, each loading the last one's save (the
+  // moments and the step travel with the parameters).
+  ASSERT_EQ(runTrainStep(dir, {"--init", "1", "--save",
+                               dir.file("one.safetensors")})
+                .code,
+            0);
+  for (const char *next : {"two", "three-separately"}) {
+    std::string from = std::string(next) == "two" ? "one" : "two";
+    Result step = runTrainStep(
+        dir, {"--load", dir.file(from + ".safetensors"), "--save",
+              dir.file(std::string(next) + ".safetensors")});
+    ASSERT_EQ(step.code, 0) << step.err;
+  }
+  for (const char *name : {"out.weight", "out.weight.exp_avg_sq"})
+    EXPECT_EQ(tensorValues(dir.file("three.safetensors"), name),
+              tensorValues(dir.file("three-separately.safetensors"), name))
+        << name;
+  // A stuck step (each run at step 1, moments zeroed) would differ.
+  Result stuck = runTrainStep(dir, {"--load", dir.file("one.safetensors"),
+                                    "--step", "1", "--save",
+                                    dir.file("stuck.safetensors")});
+  ASSERT_EQ(stuck.code, 0) << stuck.err;
+  EXPECT_NE(tensorValues(dir.file("stuck.safetensors"), "out.weight"),
+            tensorValues(dir.file("two.safetensors"), "out.weight"));
+}

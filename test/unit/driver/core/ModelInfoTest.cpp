@@ -36,6 +36,127 @@ TEST(ModelInfoTest, ParsesTheFakeModel) {
   EXPECT_EQ(model.findEntry("nope"), nullptr);
 }
 
+TEST(ModelInfoTest, MetadataWithoutRolesIsKindNone) {
+  ModelInfo model = ModelInfo::parse(txc_model_json);
+  EXPECT_EQ(model.kind, ModelKind::None);
+  EXPECT_FALSE(model.kindInferred);
+  for (const EntryInfo &entry : model.entries) {
+    EXPECT_EQ(entry.role, "");
+    for (const TensorSig &sig : entry.inputs)
+      EXPECT_EQ(sig.role, "");
+  }
+  EXPECT_EQ(model.findEntryByRole(""), nullptr);
+  EXPECT_EQ(model.findEntryByRole("train"), nullptr);
+  EXPECT_EQ(model.findEntry("lengths")->findInputByRole("tokens"), nullptr);
+}
+
+/// A language model's metadata with `entries` and root members `extra`.
+std::string languageModel(const std::string &entries,
+                          const std::string &extra = R"("kind": "language_model",)") {
+  return R"({"version": 2, "model": "gpt", )" + extra +
+         R"( "dims": [{"name": "B", "bound": 4}, {"name": "T", "bound": 8},
+                      {"name": "cache", "bound": 8}],
+             "param_arena_bytes": 0, "params": [], "entries": [)" +
+         entries + "]}";
+}
+
+const char *const kLogitsEntry =
+    R"({"name": "logits", "kind": "forward", "role": "logits", "arena_bytes": 0,
+        "inputs": [{"name": "ids", "dtype": "i32", "shape": ["B", "T"],
+                    "role": "tokens"}],
+        "outputs": [{"name": "logits", "dtype": "f32", "shape": ["B", "T", 16]}]})";
+
+TEST(ModelInfoTest, ParsesKindAndRoles) {
+  const std::string step =
+      R"({"name": "lm_step", "kind": "forward", "role": "lm_step", "arena_bytes": 0,
+          "inputs": [{"name": "ids", "dtype": "i32", "shape": ["B", "T"], "role": "tokens"},
+                     {"name": "cache_ids", "dtype": "i32", "shape": ["B", "cache"],
+                      "role": "cache_ids"},
+                     {"name": "self_k.0", "dtype": "f32", "shape": ["B", "cache", 8],
+                      "role": "cache"},
+                     {"name": "self_v.0", "dtype": "f32", "shape": ["B", "cache", 8],
+                      "role": "cache"}],
+          "outputs": [{"name": "logits", "dtype": "f32", "shape": ["B", "T", 16]},
+                      {"name": "self_k.0", "dtype": "f32", "shape": ["B", "cache", 8],
+                       "role": "cache"},
+                      {"name": "self_v.0", "dtype": "f32", "shape": ["B", "cache", 8],
+                       "role": "cache"}]},
+          {"name": "probe", "kind": "forward", "role": "", "arena_bytes": 0,
+           "inputs": [], "outputs": []})";
+  ModelInfo model = ModelInfo::parse(
+      languageModel(std::string(kLogitsEntry) + ", " + step,
+                    R"("kind": "language_model", "kind_inferred": false,)"));
+  EXPECT_EQ(model.kind, ModelKind::LanguageModel);
+  EXPECT_FALSE(model.kindInferred);
+  EXPECT_STREQ(modelKindName(model.kind), "language_model");
+  const EntryInfo *logits = model.findEntryByRole("logits");
+  ASSERT_NE(logits, nullptr);
+  EXPECT_EQ(logits->name, "logits");
+  ASSERT_NE(logits->findInputByRole("tokens"), nullptr);
+  EXPECT_EQ(logits->findInputByRole("tokens")->name, "ids");
+  EXPECT_EQ(logits->findInputByRole("targets"), nullptr);
+  const EntryInfo *lmStep = model.findEntryByRole("lm_step");
+  ASSERT_NE(lmStep, nullptr);
+  EXPECT_EQ(lmStep->findInputIndexByRole("cache_ids"), 1);
+  EXPECT_EQ(lmStep->findInputIndexByRole("cache"), 2);
+  EXPECT_EQ(lmStep->outputs[0].role, "");
+  EXPECT_EQ(lmStep->outputs[2].role, "cache");
+  EXPECT_EQ(model.findEntry("probe")->role, "");
+  EXPECT_EQ(model.findEntryByRole("train"), nullptr);
+  EXPECT_EQ(model.findEntryByRole(""), nullptr);
+
+  ModelInfo inferred = ModelInfo::parse(
+      languageModel("", R"("kind": "seq2seq", "kind_inferred": true,)"));
+  EXPECT_EQ(inferred.kind, ModelKind::Seq2Seq);
+  EXPECT_TRUE(inferred.kindInferred);
+  EXPECT_EQ(parseModelKindName("classifier"), ModelKind::Classifier);
+  EXPECT_EQ(parseModelKindName("none"), ModelKind::None);
+  EXPECT_FALSE(parseModelKindName("gpt").has_value());
+}
+
+TEST(ModelInfoTest, UnknownKindsAndRolesAreModelErrors) {
+  const std::string logits = kLogitsEntry;
+  auto withRole = [&](const std::string &from, const std::string &to) {
+    std::string text = logits;
+    return text.replace(text.find(from), from.size(), to);
+  };
+  struct Case {
+    std::string json, message;
+  };
+  const std::vector<Case> cases = {
+      {languageModel(logits, R"("kind": "gpt",)"),
+       "metadata.kind 'gpt' is not one of none, seq2seq, language_model, "
+       "classifier"},
+      {languageModel(logits, R"("kind": "language_model", "kind_inferred": 1,)"),
+       "metadata.kind_inferred must be true or false"},
+      {languageModel(withRole(R"("role": "logits")", R"("role": "decode")")),
+       "entries[0].role 'decode' is not a role of a language_model model "
+       "(train, train_grad, logits, lm_step)"},
+      {languageModel(withRole(R"("role": "tokens")", R"("role": "source")")),
+       "entries[0].inputs[0].role 'source' is not a role of a language_model "
+       "model (tokens, targets, cache, cache_ids)"},
+      {languageModel(withRole(R"("role": "tokens")", R"("role": 3)")),
+       "entries[0].inputs[0].role must be a string"},
+      {languageModel(logits, ""),
+       "entries[0].role 'logits' is not a role of a none model (none)"},
+      {languageModel(logits + ", " + withRole(R"("name": "logits")",
+                                              R"("name": "logits2")")),
+       "entries 'logits' and 'logits2' both have role 'logits'"},
+      {languageModel(withRole(
+           R"("role": "tokens"})",
+           R"("role": "tokens"}, {"name": "more", "dtype": "i32",
+               "shape": ["B", "T"], "role": "tokens"})")),
+       "entries[0] ('logits') has two inputs with role 'tokens'"},
+      {languageModel(withRole(R"(16]})", R"(16], "role": "tokens"})")),
+       "entries[0].outputs[0].role 'tokens' is not a role of a language_model "
+       "model (cache)"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.json);
+    EXPECT_THROW_MESSAGE(ModelInfo::parse(c.json), ModelError, c.message);
+  }
+}
+
 TEST(ModelInfoTest, EntrySizesMustFitAtTheirBounds) {
   // txc -D batch=2**62: the arenas were planned at the bounds with sizes
   // that overflowed, so running any entry would write outside them.

@@ -208,15 +208,17 @@ TEST_F(ValidationTest, DimOverrides) {
             (std::vector<int64_t>{3, 1, 1, 4}));
 }
 
-TEST_F(ValidationTest, VocabularyKeysByName) {
-  EXPECT_EQ(vocabKeyFor(model, "src"), "src_vocab");
-  EXPECT_EQ(vocabKeyFor(model, "tgt_in"), "tgt_vocab");
-  EXPECT_EQ(vocabKeyFor(model, "ids"), ""); // no "vocab" key in this config
+TEST_F(ValidationTest, VocabularyKeysByRole) {
+  EXPECT_EQ(vocabKeyFor(model, "source"), "src_vocab");
+  EXPECT_EQ(vocabKeyFor(model, "target_in"), "tgt_vocab");
+  EXPECT_EQ(vocabKeyFor(model, "target_out"), "tgt_vocab");
+  EXPECT_EQ(vocabKeyFor(model, "src"), ""); // a name, not a role
+  EXPECT_EQ(vocabKeyFor(model, "tokens"), ""); // no "vocab" key in this config
   ModelInfo single = ModelInfo::parse(
       R"({"version": 1, "model": "m", "config": {"vocab": 10},
           "dims": [], "param_arena_bytes": 0, "params": [], "entries": []})");
-  EXPECT_EQ(vocabKeyFor(single, "src"), "vocab");
-  EXPECT_EQ(vocabKeyFor(single, "ids"), "vocab");
+  EXPECT_EQ(vocabKeyFor(single, "source"), "vocab");
+  EXPECT_EQ(vocabKeyFor(single, "tokens"), "vocab");
 }
 
 /// One entry whose i32 inputs carry the metadata's "ids" ranges.

@@ -1,0 +1,161 @@
+//===- CommandLineKinds.cpp - generate and predict options ----------------===//
+//
+// The commands of language models (generate) and classifiers (predict).
+// Like CommandLine.cpp: pure parsing, UsageError on anything malformed.
+//
+//===----------------------------------------------------------------------===//
+#include "cli/CommandLineParsing.h"
+
+#include <cstdlib>
+
+namespace txrt::driver {
+
+namespace {
+
+constexpr int64_t kMaxCount = int64_t(1) << 40;
+
+constexpr const char *kGenerateUsage =
+    R"(usage: PROGRAM generate --load FILE [options] [PROMPT ...]
+
+Language models: continues each PROMPT, or each line of stdin when none is
+given, and prints one line per prompt (the prompt's words, then the
+continuation). Generation stops at the end-of-text token [EOS] or after
+--max-new-tokens. Prompts decoded together are left-padded to the longest
+(the model's padding mask hides the pad positions). Uses the compiled
+lm_step entry (a KV cache) when the model has one, else re-runs the logits
+entry over the whole prefix; at temperature 0 both give the same text.
+
+options:
+  --load FILE           the checkpoint (parameters by name)
+  --tokenizer FILE      the vocabulary (default: the one inside the
+                        checkpoint; when given, it must be the same)
+  --max-new-tokens N    at most N generated tokens per prompt (default 20)
+  --temperature T       0 (default): greedy; > 0: sample from softmax(l / T)
+  --top-k K             sample among the K most likely tokens (0: all)
+  --top-p P             sample among the most likely tokens whose
+                        probability reaches P (default 1: all)
+  --seed S              the seed of the draws (default 0); the same seed
+                        gives the same text
+  --no-cache            re-run the whole prefix at every step
+  --batch N             prompts decoded together (default: the bound of B)
+  --threads N           kernel threads
+  -h, --help            show this text
+)";
+
+constexpr const char *kPredictUsage =
+    R"(usage: PROGRAM predict --load FILE [options] [TEXT ...]
+
+Classifiers: labels each TEXT, or each line of stdin when none is given,
+and prints one 'label<TAB>probability' line per input (the softmax
+probability of the predicted label). The label set is CKPT.labels.json
+beside the checkpoint.
+
+options:
+  --load FILE         the checkpoint (parameters by name)
+  --tokenizer FILE    the vocabulary (default: the one inside the
+                      checkpoint; when given, it must be the same)
+  --batch N           texts classified together (default: the bound of B)
+  --threads N         kernel threads
+  -h, --help          show this text
+)";
+
+bool help(const std::string &arg, CommandLine &line, const char *topic) {
+  if (!isHelpFlag(arg))
+    return false;
+  line.command = CommandLine::Command::Help;
+  line.helpTopic = topic;
+  return true;
+}
+
+/// A number in `range` ("[0, 100]", "(0, 1]": whether the minimum is
+/// allowed follows its bracket).
+double numberOption(ArgCursor &cursor, const std::string &option,
+                    double minimum, double maximum, const char *range) {
+  std::string text = cursor.value(option);
+  char *end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  bool inRange = range[0] == '(' ? value > minimum : value >= minimum;
+  if (text.empty() || *end != '\0' || !inRange || !(value <= maximum))
+    cursor.fail(option + " expects a number in " + range + ", got '" + text +
+                "'");
+  return value;
+}
+
+[[noreturn]] void unexpected(ArgCursor &cursor, const std::string &arg) {
+  if (arg.size() > 1 && arg[0] == '-')
+    cursor.fail("unknown option '" + arg + "'");
+  cursor.fail("unexpected argument '" + arg + "'");
+}
+
+} // namespace
+
+void parseGenerate(ArgCursor &cursor, CommandLine &line) {
+  GenerateOptions &generate = line.generate;
+  while (!cursor.done()) {
+    std::string arg = cursor.next();
+    if (help(arg, line, "generate"))
+      return;
+    if (arg == "--load") {
+      generate.loadPath = pathOption(cursor, arg);
+    } else if (arg == "--tokenizer") {
+      generate.tokenizerPath = pathOption(cursor, arg);
+    } else if (arg == "--max-new-tokens") {
+      generate.maxNewTokens = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--temperature") {
+      generate.temperature = numberOption(cursor, arg, 0, 100, "[0, 100]");
+    } else if (arg == "--top-k") {
+      generate.topK = integerOption<int64_t>(cursor, arg, 0, kMaxCount);
+    } else if (arg == "--top-p") {
+      generate.topP = numberOption(cursor, arg, 0, 1, "(0, 1]");
+    } else if (arg == "--seed") {
+      generate.seed = integerOption<uint64_t>(cursor, arg, 0, ~uint64_t(0));
+    } else if (arg == "--no-cache") {
+      cursor.noValue(arg);
+      generate.kvCache = false;
+    } else if (arg == "--batch") {
+      generate.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--threads") {
+      generate.threads = integerOption<int32_t>(cursor, arg, 1, 4096);
+    } else if (arg.size() > 1 && arg[0] == '-' && arg != "--") {
+      unexpected(cursor, arg);
+    } else {
+      generate.prompts.push_back(arg);
+    }
+  }
+  if (generate.loadPath.empty())
+    cursor.fail("generate needs --load CHECKPOINT");
+}
+
+void parsePredict(ArgCursor &cursor, CommandLine &line) {
+  PredictOptions &predict = line.predict;
+  while (!cursor.done()) {
+    std::string arg = cursor.next();
+    if (help(arg, line, "predict"))
+      return;
+    if (arg == "--load") {
+      predict.loadPath = pathOption(cursor, arg);
+    } else if (arg == "--tokenizer") {
+      predict.tokenizerPath = pathOption(cursor, arg);
+    } else if (arg == "--batch") {
+      predict.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--threads") {
+      predict.threads = integerOption<int32_t>(cursor, arg, 1, 4096);
+    } else if (arg.size() > 1 && arg[0] == '-' && arg != "--") {
+      unexpected(cursor, arg);
+    } else {
+      predict.texts.push_back(arg);
+    }
+  }
+  if (predict.loadPath.empty())
+    cursor.fail("predict needs --load CHECKPOINT");
+}
+
+const char *kindUsage(std::string_view command) {
+  if (command == "generate")
+    return kGenerateUsage;
+  if (command == "predict")
+    return kPredictUsage;
+  return nullptr;
+}
+
+} // namespace txrt::driver

@@ -1,0 +1,117 @@
+//===- PredictCommand.cpp - `PROGRAM predict`: label texts ----------------===//
+#include "commands/PredictCommand.h"
+#include "commands/TrainingData.h"
+#include "core/Error.h"
+#include "data/Batching.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace txrt::driver {
+
+std::vector<std::vector<double>>
+classifyEncoded(ModelRunner &runner, const EntryInfo &classify,
+                const std::vector<std::vector<int32_t>> &texts, int32_t pad,
+                int64_t batch) {
+  if (classify.outputs.size() != 1 || classify.outputs[0].shape.size() != 2)
+    throw ModelError("entry '" + classify.name +
+                     "' must return class logits [B, C]");
+  std::vector<std::vector<double>> probabilities;
+  for (size_t begin = 0; begin < texts.size(); begin += size_t(batch)) {
+    size_t end = std::min(texts.size(), begin + size_t(batch));
+    std::vector<std::vector<int32_t>> chunk(
+        texts.begin() + std::ptrdiff_t(begin),
+        texts.begin() + std::ptrdiff_t(end));
+    Tensor tokens = padSequences(chunk, pad);
+    Tensor segments(DType::I32, tokens.shape); // one segment: zeros
+    std::vector<const Tensor *> inputs;
+    for (const TensorSig &sig : classify.inputs) {
+      if (sig.role == "tokens")
+        inputs.push_back(&tokens);
+      else if (sig.role == "segments")
+        inputs.push_back(&segments);
+      else
+        throw ModelError("input '" + sig.name + "' of entry '" +
+                         classify.name + "' has role '" + sig.role +
+                         "'; classify feeds tokens and segments");
+    }
+    std::vector<Tensor> outputs = runner.call(classify, inputs);
+    const int64_t classes = outputs[0].shape[1];
+    const float *logits = outputs[0].as<float>();
+    for (size_t row = 0; row < chunk.size(); ++row) {
+      const float *scores = logits + int64_t(row) * classes;
+      double top = *std::max_element(scores, scores + classes), sum = 0;
+      std::vector<double> p(static_cast<size_t>(classes));
+      for (int64_t c = 0; c < classes; ++c)
+        sum += p[size_t(c)] = std::exp(double(scores[c]) - top);
+      for (double &value : p)
+        value /= sum;
+      probabilities.push_back(std::move(p));
+    }
+  }
+  return probabilities;
+}
+
+int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
+                   const PredictOptions &options, std::istream &in,
+                   std::ostream &out, std::ostream &err) {
+  requireModelKind(model, ModelKind::Classifier, "predict");
+  const EntryInfo &classify = entryWithRole(model, "classify", "predict");
+  const TensorSig &tokensSig = inputWithRole(classify, "tokens");
+  LengthBound batchBound = inputBound(model, classify, tokensSig, 0);
+  LengthBound length = inputBound(model, classify, tokensSig, 1);
+  int64_t batch = options.batch.value_or(batchBound.bound);
+  if (batch > batchBound.bound)
+    throw InputError("--batch " + std::to_string(batch) + " is larger than " +
+                     batchBound.describe());
+  ModelRunner runner(model, entryTable, options.threads);
+  runner.reserveArena(classify);
+  SafetensorsReader checkpoint(options.loadPath);
+  Tokenizer tokenizer =
+      loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
+  LabelSet labels = loadModelLabels(model, options.loadPath);
+  runner.params().load(checkpoint);
+
+  std::vector<std::string> lines = options.texts, where;
+  if (lines.empty()) {
+    std::string line;
+    while (std::getline(in, line)) {
+      if (!line.empty() && line.back() == '\r')
+        line.pop_back();
+      lines.push_back(line);
+      where.push_back("<stdin>:" + std::to_string(lines.size()));
+    }
+  } else {
+    for (size_t i = 0; i < lines.size(); ++i)
+      where.push_back("text " + std::to_string(i + 1));
+  }
+  std::vector<std::vector<int32_t>> texts;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    std::vector<std::string> words = splitWords(lines[i]);
+    if (int64_t(words.size()) + 1 > length.bound)
+      throw InputError(where[i] + ": the text has " +
+                       std::to_string(words.size()) +
+                       " words; with the leading [SOS] that is more than " +
+                       length.describe());
+    std::vector<int32_t> ids = {tokenizer.source.sosId()};
+    for (int32_t id : tokenizer.source.encode(words))
+      ids.push_back(id);
+    texts.push_back(std::move(ids));
+  }
+  std::vector<std::vector<double>> probabilities =
+      classifyEncoded(runner, classify, texts, modelPadId(model), batch);
+  for (const std::vector<double> &p : probabilities) {
+    // Only the trained labels compete (the model may have more classes).
+    int64_t best = 0;
+    for (int64_t c = 1; c < labels.size(); ++c)
+      if (p[size_t(c)] > p[size_t(best)])
+        best = c;
+    char probability[32];
+    std::snprintf(probability, sizeof(probability), "%.4f", p[size_t(best)]);
+    out << labels.label(best) << "\t" << probability << "\n";
+  }
+  return kExitOk;
+}
+
+} // namespace txrt::driver

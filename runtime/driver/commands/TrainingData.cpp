@@ -1,0 +1,282 @@
+//===- TrainingData.cpp - what each model kind trains and evaluates on ----===//
+#include "commands/TrainingData.h"
+#include "core/Error.h"
+#include "data/InputValidation.h"
+#include "loop/Checkpoint.h"
+
+#include <filesystem>
+
+namespace txrt::driver {
+
+namespace {
+
+std::string kindPhrase(ModelKind kind) {
+  switch (kind) {
+  case ModelKind::Seq2Seq:
+    return "a seq2seq model";
+  case ModelKind::LanguageModel:
+    return "a language model";
+  case ModelKind::Classifier:
+    return "a classifier";
+  case ModelKind::None:
+    break;
+  }
+  return "a model without a kind";
+}
+
+/// Names the right data flag for the model's kind.
+[[noreturn]] void wrongDataFlag(const ModelInfo &model,
+                                const std::string &given) {
+  std::string right = model.kind == ModelKind::LanguageModel
+                          ? "--text FILE.txt (plain text, a blank line "
+                            "between documents)"
+                      : model.kind == ModelKind::Classifier
+                          ? "--data FILE.tsv ('label<TAB>text' lines)"
+                          : "--data FILE.tsv ('source<TAB>target' lines)";
+  throw InputError(given + " does not apply: '" + model.model + "' is " +
+                   kindPhrase(model.kind) + "; give " + right);
+}
+
+} // namespace
+
+void requireKind(const ModelInfo &model, const std::string &command) {
+  if (model.kind != ModelKind::None)
+    return;
+  throw InputError("'" + model.model + "' declares no model kind, so it "
+                   "supports only run and info, not " + command +
+                   " (write `kind seq2seq`, `kind language_model` or `kind "
+                   "classifier` in the spec and mark the entry inputs with "
+                   "roles)");
+}
+
+void requireModelKind(const ModelInfo &model, ModelKind kind,
+                      const std::string &command) {
+  requireKind(model, command);
+  if (model.kind == kind)
+    return;
+  std::string instead = model.kind == ModelKind::LanguageModel
+                            ? "train --text, eval --text and generate"
+                        : model.kind == ModelKind::Classifier
+                            ? "train --data, eval --data and predict"
+                            : "train --data, eval --data and translate";
+  throw InputError(command + " is for " + kindPhrase(kind) + "; '" +
+                   model.model + "' is " + kindPhrase(model.kind) +
+                   " (it supports " + instead + ")");
+}
+
+const EntryInfo &entryWithRole(const ModelInfo &model, std::string_view role,
+                               const std::string &command) {
+  if (const EntryInfo *entry = model.findEntryByRole(role))
+    return *entry;
+  throw ModelError("'" + model.model + "' (" + kindPhrase(model.kind) +
+                   ") has no entry with role '" + std::string(role) +
+                   "', which " + command + " needs");
+}
+
+const TensorSig &inputWithRole(const EntryInfo &entry, std::string_view role) {
+  if (const TensorSig *sig = entry.findInputByRole(role))
+    return *sig;
+  throw ModelError("entry '" + entry.name + "' has no input with role '" +
+                   std::string(role) + "'");
+}
+
+Tokenizer buildSingleTokenizer(
+    const ModelInfo &model,
+    const std::vector<std::vector<std::string>> &documents, int64_t minFreq,
+    const std::string &path) {
+  int32_t pad = modelPadId(model);
+  Tokenizer tokenizer;
+  tokenizer.minFreq = minFreq;
+  try {
+    tokenizer.source = Vocabulary::build(documents, minFreq, pad);
+  } catch (const std::invalid_argument &error) {
+    throw InputError("cannot build the vocabulary of '" + path +
+                     "' with config pad = " + std::to_string(pad) + ": " +
+                     error.what());
+  }
+  tokenizer.target = tokenizer.source;
+  checkTokenizerFitsModel(model, tokenizer, "'" + path + "'");
+  return tokenizer;
+}
+
+int64_t classCount(const ModelInfo &model) {
+  if (const EntryInfo *classify = model.findEntryByRole("classify"))
+    if (!classify->outputs.empty() && !classify->outputs[0].shape.empty() &&
+        !classify->outputs[0].shape.back().isSymbolic())
+      return classify->outputs[0].shape.back().size;
+  if (std::optional<int64_t> classes = model.configCount("classes"))
+    return *classes;
+  throw ModelError("'" + model.model + "' has no classify entry with a "
+                   "constant class dim and no config classes");
+}
+
+void checkLabelsFitModel(const ModelInfo &model, const LabelSet &labels,
+                         const std::string &origin) {
+  int64_t classes = classCount(model);
+  if (labels.size() <= classes)
+    return;
+  std::string list;
+  for (const std::string &label : labels.labels())
+    list += (list.empty() ? "" : ", ") + label;
+  std::string fix = model.configCount("classes")
+                        ? "; recompile with txc -D classes=" +
+                              std::to_string(labels.size())
+                        : "";
+  throw InputError(origin + " has " + std::to_string(labels.size()) +
+                   " labels (" + list + ") but '" + model.model + "' has " +
+                   std::to_string(classes) + " classes" + fix);
+}
+
+LabelSet loadModelLabels(const ModelInfo &model,
+                         const std::string &checkpointPath) {
+  std::string path = checkpointSibling(checkpointPath, kLabelsSuffix);
+  std::error_code error;
+  if (!std::filesystem::exists(path, error))
+    throw InputError("no label file for '" + checkpointPath + "': '" + path +
+                     "' does not exist (train --save writes it beside the "
+                     "checkpoint of a classifier)");
+  LabelSet labels = LabelSet::load(path);
+  checkLabelsFitModel(model, labels, "'" + path + "'");
+  return labels;
+}
+
+std::vector<EncodedExample> encodeLabeledText(const LabeledText &text,
+                                              const Tokenizer &tokenizer,
+                                              const LabelSet &labels,
+                                              const LengthBound &length) {
+  std::vector<EncodedExample> encoded;
+  std::string problems;
+  size_t count = 0;
+  auto problem = [&](const LabeledExample &example, const std::string &what) {
+    if (count++ < kMaxReportedProblems)
+      problems += (problems.empty() ? "" : "\n") + text.path + ":" +
+                  std::to_string(example.line) + ": " + what;
+  };
+  for (const LabeledExample &example : text.examples) {
+    std::optional<int64_t> label = labels.id(example.label);
+    if (!label) {
+      problem(example, "the label '" + example.label +
+                           "' is not one the model was trained on");
+      continue;
+    }
+    if (int64_t(example.words.size()) + 1 > length.bound) {
+      problem(example, "the text has " + std::to_string(example.words.size()) +
+                           " words; with the leading [SOS] that is " +
+                           std::to_string(example.words.size() + 1) +
+                           " positions, more than " + length.describe());
+      continue;
+    }
+    EncodedExample out;
+    out.tokens.push_back(tokenizer.source.sosId());
+    for (int32_t id : tokenizer.source.encode(example.words))
+      out.tokens.push_back(id);
+    out.label = int32_t(*label);
+    encoded.push_back(std::move(out));
+  }
+  if (count) {
+    if (count > kMaxReportedProblems)
+      problems += "\n... and " + std::to_string(count - kMaxReportedProblems) +
+                  " more bad lines in '" + text.path + "'";
+    throw InputError(problems);
+  }
+  return encoded;
+}
+
+TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
+                              const TrainDataOptions &options) {
+  requireKind(model, "train");
+  TrainingData data;
+  const int32_t pad = modelPadId(model);
+  if (model.kind == ModelKind::LanguageModel) {
+    if (options.textPath.empty())
+      wrongDataFlag(model, "--data");
+    const TensorSig &tokens = inputWithRole(train, "tokens");
+    data.batchBound = inputBound(model, train, tokens, 0);
+    LengthBound length = inputBound(model, train, tokens, 1);
+    int64_t block = length.bound;
+    if (options.block) {
+      if (*options.block > length.bound)
+        throw InputError("--block " + std::to_string(*options.block) +
+                         " is longer than " + length.describe());
+      block = *options.block;
+    }
+    TextCorpus corpus = readTextCorpus(options.textPath);
+    data.path = options.textPath;
+    data.flag = "--text";
+    data.hash = corpus.hash;
+    data.tokenizer = options.tokenizer
+                         ? *options.tokenizer
+                         : buildSingleTokenizer(model, corpus.documents,
+                                                options.minFreq, data.path);
+    TokenBlocks blocks(encodeCorpus(corpus, data.tokenizer.source), block, pad);
+    if (blocks.size() == 0)
+      throw InputError("'" + data.path + "' has too few words for one "
+                       "next-token block");
+    data.summary = std::to_string(blocks.size()) + " blocks of " +
+                   std::to_string(block) + " tokens (" +
+                   std::to_string(blocks.streamLength()) + " tokens, " +
+                   std::to_string(corpus.documents.size()) +
+                   " documents) from " + data.path + ": vocabulary " +
+                   std::to_string(data.tokenizer.source.size());
+    data.unit = "tokens";
+    data.makeSource = [blocks = std::move(blocks)](int64_t batch,
+                                                   uint64_t seed) {
+      return std::make_unique<LanguageModelBatches>(blocks, batch, seed);
+    };
+    return data;
+  }
+  if (!options.textPath.empty())
+    wrongDataFlag(model, "--text");
+  data.path = options.dataPath;
+  data.flag = "--data";
+  if (model.kind == ModelKind::Classifier) {
+    const TensorSig &tokens = inputWithRole(train, "tokens");
+    inputWithRole(train, "label");
+    data.batchBound = inputBound(model, train, tokens, 0);
+    LengthBound length = inputBound(model, train, tokens, 1);
+    LabeledText text = readLabeledText(data.path);
+    data.hash = text.hash;
+    std::vector<std::vector<std::string>> documents;
+    for (const LabeledExample &example : text.examples)
+      documents.push_back(example.words);
+    data.tokenizer = options.tokenizer
+                         ? *options.tokenizer
+                         : buildSingleTokenizer(model, documents,
+                                                options.minFreq, data.path);
+    data.labels = options.labels ? *options.labels : LabelSet::fromData(text);
+    checkLabelsFitModel(model, *data.labels, "'" + data.path + "'");
+    std::vector<EncodedExample> examples =
+        encodeLabeledText(text, data.tokenizer, *data.labels, length);
+    data.summary = std::to_string(examples.size()) + " examples from " +
+                   data.path + ": vocabulary " +
+                   std::to_string(data.tokenizer.source.size()) + ", " +
+                   std::to_string(data.labels->size()) + " labels";
+    data.unit = "examples";
+    data.makeSource = [examples = std::move(examples), pad](int64_t batch,
+                                                            uint64_t seed) {
+      return std::make_unique<ClassifierBatches>(examples, pad, batch, seed);
+    };
+    return data;
+  }
+  SequenceBounds bounds = sequenceBounds(model, train, train);
+  data.batchBound = bounds.batch;
+  ParallelText text = readParallelText(data.path);
+  data.hash = text.hash;
+  data.tokenizer = options.tokenizer
+                       ? *options.tokenizer
+                       : buildTokenizer(model, text, options.minFreq);
+  std::vector<EncodedPair> pairs =
+      encodeParallelText(text, data.tokenizer, bounds);
+  data.summary = std::to_string(pairs.size()) + " pairs from " + data.path +
+                 ": vocabularies " +
+                 std::to_string(data.tokenizer.source.size()) + " / " +
+                 std::to_string(data.tokenizer.target.size());
+  data.unit = "target tokens";
+  data.makeSource = [pairs = std::move(pairs), target = data.tokenizer.target,
+                     pad](int64_t batch, uint64_t seed) {
+    return std::make_unique<Seq2SeqBatches>(pairs, target, pad, batch, seed);
+  };
+  return data;
+}
+
+} // namespace txrt::driver

@@ -1,0 +1,104 @@
+//===- TrainingData.h - what each model kind trains and evaluates on -*- C++ -*-===//
+//
+// The kind-specific half of train and eval: reading the data file, building
+// or checking the tokenizer (and a classifier's label set), checking
+// lengths against the model's bounds, and the BatchSource of the training
+// loop. The loop itself (TrainCommand.cpp) is the same for every kind.
+//
+//   seq2seq         --data FILE.tsv  'source<TAB>target' (ParallelText.h)
+//   language_model  --text FILE.txt  documents split by blank lines
+//                                    (TextCorpus.h), one vocabulary
+//   classifier      --data FILE.tsv  'label<TAB>text' (LabeledText.h), one
+//                                    vocabulary, the label set
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_TRAININGDATA_H
+#define TXRT_DRIVER_TRAININGDATA_H
+
+#include "core/ModelInfo.h"
+#include "data/BatchSource.h"
+#include "data/LabeledText.h"
+#include "data/ParallelText.h"
+#include "data/TextCorpus.h"
+#include "data/Tokenizer.h"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace txrt::driver {
+
+/// "seq2seq", "language model", "classifier"; ModelKind::None is an
+/// InputError naming `command` and the commands such a model supports.
+void requireKind(const ModelInfo &model, const std::string &command);
+
+/// InputError unless `model` is of `kind`: names the model's kind and the
+/// command that does the same for it (translate -> generate, ...).
+void requireModelKind(const ModelInfo &model, ModelKind kind,
+                      const std::string &command);
+
+/// The entry with `role`; ModelError naming `command` when absent.
+const EntryInfo &entryWithRole(const ModelInfo &model, std::string_view role,
+                               const std::string &command);
+/// The input of `entry` with `role`; ModelError when absent.
+const TensorSig &inputWithRole(const EntryInfo &entry, std::string_view role);
+
+/// One vocabulary (both sides of the Tokenizer) from `documents`, checked
+/// against the model's config vocab.
+Tokenizer buildSingleTokenizer(const ModelInfo &model,
+                               const std::vector<std::vector<std::string>> &documents,
+                               int64_t minFreq, const std::string &path);
+
+/// The number of classes of a classifier: the constant last dim of the
+/// `classify` entry's output, else config `classes`.
+int64_t classCount(const ModelInfo &model);
+/// Checks that `labels` fit the model's classes.
+void checkLabelsFitModel(const ModelInfo &model, const LabelSet &labels,
+                         const std::string &origin);
+
+/// The label set of a classifier checkpoint: CKPT.labels.json beside it
+/// (InputError when missing or malformed), checked against the model.
+LabelSet loadModelLabels(const ModelInfo &model,
+                         const std::string &checkpointPath);
+
+/// Encodes labeled text: [SOS] + words (at most `length` positions) and the
+/// label's id (a label outside `labels` is an error naming FILE:LINE).
+std::vector<EncodedExample> encodeLabeledText(const LabeledText &text,
+                                              const Tokenizer &tokenizer,
+                                              const LabelSet &labels,
+                                              const LengthBound &length);
+
+/// Everything the training loop needs from the data, whatever the kind.
+struct TrainingData {
+  std::string path;   ///< the data file
+  std::string flag;   ///< "--data" or "--text"
+  uint64_t hash = 0;  ///< FNV-1a of its bytes
+  Tokenizer tokenizer;
+  std::optional<LabelSet> labels; ///< classifiers
+  LengthBound batchBound;
+  /// "412 pairs from F: vocabularies 120 / 140"
+  std::string summary;
+  /// "target tokens", "tokens", "examples": what targetTokens counts.
+  std::string unit;
+  /// The batches, once batch size and seed are known.
+  std::function<std::unique_ptr<BatchSource>(int64_t batch, uint64_t seed)>
+      makeSource;
+};
+
+struct TrainDataOptions {
+  std::string dataPath, textPath;
+  std::optional<int64_t> block;
+  int64_t minFreq = 1;
+  /// A resumed run's tokenizer and labels (fixed), else built from the data.
+  std::optional<Tokenizer> tokenizer;
+  std::optional<LabelSet> labels;
+};
+
+/// Reads and encodes the training data of `model`'s kind for `train`.
+TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
+                              const TrainDataOptions &options);
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_TRAININGDATA_H

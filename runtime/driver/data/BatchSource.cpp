@@ -1,0 +1,121 @@
+//===- BatchSource.cpp - the train entry's inputs, by role, per model kind ===//
+#include "data/BatchSource.h"
+#include "core/Error.h"
+
+namespace txrt::driver {
+
+namespace {
+
+std::vector<std::pair<int64_t, int64_t>>
+pairLengths(const std::vector<EncodedPair> &pairs) {
+  std::vector<std::pair<int64_t, int64_t>> lengths;
+  for (const EncodedPair &pair : pairs)
+    lengths.emplace_back(int64_t(pair.source.size()),
+                         int64_t(pair.target.size()));
+  return lengths;
+}
+
+std::vector<std::pair<int64_t, int64_t>>
+exampleLengths(const std::vector<EncodedExample> &examples) {
+  std::vector<std::pair<int64_t, int64_t>> lengths;
+  for (const EncodedExample &example : examples)
+    lengths.emplace_back(int64_t(example.tokens.size()), 0);
+  return lengths;
+}
+
+} // namespace
+
+const Tensor *RoleTensors::find(std::string_view role) const {
+  for (const auto &[name, tensor] : tensors)
+    if (name == role)
+      return &tensor;
+  return nullptr;
+}
+
+BatchSource::BatchSource(std::vector<std::pair<int64_t, int64_t>> lengths,
+                         int64_t batchSize, uint64_t seed)
+    : plan_(lengths, batchSize, seed), examples_(int64_t(lengths.size())) {}
+
+void bindInputsByRole(const EntryInfo &entry, const std::string &roles,
+                      TrainBatch &batch) {
+  batch.inputs.clear();
+  for (const TensorSig &sig : entry.inputs) {
+    const Tensor *tensor = batch.byRole.find(sig.role);
+    if (!tensor)
+      throw ModelError("input '" + sig.name + "' of entry '" + entry.name +
+                       "' has role '" + sig.role +
+                       "'; the driver feeds this model kind's roles " + roles);
+    batch.inputs.push_back(tensor);
+  }
+}
+
+TrainBatch BatchSource::batch(const EntryInfo &entry, int64_t step) {
+  auto [epoch, index] = plan_.positionOfStep(step);
+  if (epoch != cachedEpoch_) {
+    epochBatches_ = plan_.epoch(epoch);
+    cachedEpoch_ = epoch;
+  }
+  TrainBatch batch;
+  batch.byRole = make(epochBatches_[size_t(index)]);
+  batch.targetTokens = batch.byRole.targetTokens;
+  bindInputsByRole(entry, roles(), batch);
+  return batch;
+}
+
+Seq2SeqBatches::Seq2SeqBatches(std::vector<EncodedPair> pairs,
+                               Vocabulary target, int32_t pad,
+                               int64_t batchSize, uint64_t seed)
+    : BatchSource(pairLengths(pairs), batchSize, seed),
+      pairs_(std::move(pairs)), target_(std::move(target)), pad_(pad) {}
+
+RoleTensors Seq2SeqBatches::make(const std::vector<size_t> &indices) const {
+  Batch batch = makeBatch(pairs_, indices, target_, pad_);
+  RoleTensors out;
+  out.tensors.emplace_back("source", std::move(batch.src));
+  out.tensors.emplace_back("target_in", std::move(batch.tgtIn));
+  out.tensors.emplace_back("target_out", std::move(batch.tgtOut));
+  out.targetTokens = batch.targetTokens;
+  return out;
+}
+
+LanguageModelBatches::LanguageModelBatches(TokenBlocks blocks,
+                                           int64_t batchSize, uint64_t seed)
+    : BatchSource(std::vector<std::pair<int64_t, int64_t>>(
+                      size_t(blocks.size()),
+                      {blocks.blockLength(), blocks.blockLength()}),
+                  batchSize, seed),
+      blocks_(std::move(blocks)) {}
+
+RoleTensors
+LanguageModelBatches::make(const std::vector<size_t> &indices) const {
+  RoleTensors out;
+  out.tensors.emplace_back("tokens", blocks_.tokens(indices));
+  out.tensors.emplace_back("targets", blocks_.targets(indices));
+  out.targetTokens = blocks_.targetCount(indices);
+  return out;
+}
+
+ClassifierBatches::ClassifierBatches(std::vector<EncodedExample> examples,
+                                     int32_t pad, int64_t batchSize,
+                                     uint64_t seed)
+    : BatchSource(exampleLengths(examples), batchSize, seed),
+      examples_(std::move(examples)), pad_(pad) {}
+
+RoleTensors ClassifierBatches::make(const std::vector<size_t> &indices) const {
+  std::vector<std::vector<int32_t>> tokens;
+  Tensor labels(DType::I32, {int64_t(indices.size())});
+  for (size_t row = 0; row < indices.size(); ++row) {
+    tokens.push_back(examples_[indices[row]].tokens);
+    labels.as<int32_t>()[row] = examples_[indices[row]].label;
+  }
+  RoleTensors out;
+  Tensor ids = padSequences(tokens, pad_);
+  Tensor segments(DType::I32, ids.shape); // zero-filled: one segment
+  out.tensors.emplace_back("tokens", std::move(ids));
+  out.tensors.emplace_back("segments", std::move(segments));
+  out.tensors.emplace_back("label", std::move(labels));
+  out.targetTokens = int64_t(indices.size());
+  return out;
+}
+
+} // namespace txrt::driver

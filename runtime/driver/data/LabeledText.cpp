@@ -1,0 +1,177 @@
+//===- LabeledText.cpp - classification data: 'label<TAB>text' lines ------===//
+#include "data/LabeledText.h"
+#include "core/Error.h"
+#include "core/Init.h"
+#include "core/Parameters.h"
+#include "data/Tokenizer.h"
+#include "formats/FileIO.h"
+#include "formats/Json.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+namespace txrt::driver {
+
+namespace {
+
+std::string_view trimBlanks(std::string_view text) {
+  size_t begin = text.find_first_not_of(" \t\v\f");
+  if (begin == std::string_view::npos)
+    return {};
+  size_t end = text.find_last_not_of(" \t\v\f");
+  return text.substr(begin, end - begin + 1);
+}
+
+} // namespace
+
+LabeledText parseLabeledText(std::string_view content,
+                             const std::string &path) {
+  LabeledText text;
+  text.path = path;
+  text.hash = fnv1a64(content);
+  std::vector<std::string> problems;
+  size_t problemCount = 0;
+  auto problem = [&](int64_t line, const std::string &what) {
+    if (problems.size() < kMaxReportedProblems)
+      problems.push_back(path + ":" + std::to_string(line) + ": " + what);
+    ++problemCount;
+  };
+  int64_t lineNumber = 0;
+  size_t start = 0;
+  while (start < content.size()) {
+    size_t end = content.find('\n', start);
+    if (end == std::string_view::npos)
+      end = content.size();
+    std::string_view line = content.substr(start, end - start);
+    start = end + 1;
+    ++lineNumber;
+    if (!line.empty() && line.back() == '\r')
+      line.remove_suffix(1);
+    if (size_t bad = findInvalidUtf8(line); bad != std::string_view::npos) {
+      problem(lineNumber, "invalid UTF-8 at byte " + std::to_string(bad + 1) +
+                              " of the line (the data must be UTF-8 text)");
+      continue;
+    }
+    if (line.find_first_not_of(" \t\v\f") == std::string_view::npos) {
+      problem(lineNumber, "empty line (expected 'label<TAB>text')");
+      continue;
+    }
+    size_t tab = line.find('\t');
+    if (tab == std::string_view::npos) {
+      problem(lineNumber, "no tab between label and text (expected "
+                          "'label<TAB>text')");
+      continue;
+    }
+    if (line.find('\t', tab + 1) != std::string_view::npos) {
+      problem(lineNumber, "more than one tab (expected 'label<TAB>text')");
+      continue;
+    }
+    LabeledExample example;
+    example.line = lineNumber;
+    example.label = std::string(trimBlanks(line.substr(0, tab)));
+    example.words = splitWords(line.substr(tab + 1));
+    if (example.label.empty())
+      problem(lineNumber, "the label is empty");
+    else if (example.words.empty())
+      problem(lineNumber, "the text is empty");
+    else
+      text.examples.push_back(std::move(example));
+  }
+  if (problemCount) {
+    std::string message;
+    for (size_t i = 0; i < problems.size(); ++i)
+      message += (i ? "\n" : "") + problems[i];
+    if (problemCount > problems.size())
+      message += "\n... and " + std::to_string(problemCount - problems.size()) +
+                 " more bad lines in '" + path + "'";
+    throw InputError(message);
+  }
+  if (text.examples.empty())
+    throw InputError("'" + path + "' holds no labeled lines");
+  return text;
+}
+
+LabeledText readLabeledText(const std::string &path) {
+  return parseLabeledText(readWholeFile(path), path);
+}
+
+LabelSet LabelSet::fromData(const LabeledText &text) {
+  std::set<std::string> labels;
+  for (const LabeledExample &example : text.examples)
+    labels.insert(example.label);
+  LabelSet set;
+  set.labels_.assign(labels.begin(), labels.end());
+  return set;
+}
+
+LabelSet LabelSet::fromLabels(std::vector<std::string> labels) {
+  if (labels.empty())
+    throw std::invalid_argument("the label list is empty");
+  std::set<std::string> seen;
+  for (const std::string &label : labels)
+    if (!seen.insert(label).second)
+      throw std::invalid_argument("the label '" + label + "' repeats");
+  LabelSet set;
+  set.labels_ = std::move(labels);
+  return set;
+}
+
+std::optional<int64_t> LabelSet::id(const std::string &label) const {
+  auto it = std::find(labels_.begin(), labels_.end(), label);
+  if (it == labels_.end())
+    return std::nullopt;
+  return int64_t(it - labels_.begin());
+}
+
+std::string LabelSet::toJson() const {
+  Json root = Json::object();
+  root["format"] = "txc-labels";
+  root["version"] = 1;
+  root["labels"] = labels_;
+  return txrt::driver::toJson(root) + "\n";
+}
+
+LabelSet LabelSet::fromJson(std::string_view text, const std::string &origin) {
+  auto bad = [&](const std::string &why) {
+    return InputError(origin + " is not a valid label file: " + why);
+  };
+  Json root;
+  try {
+    root = parseJson(text);
+  } catch (const JsonError &error) {
+    throw bad(error.what());
+  }
+  const Json *format = jsonMember(root, "format");
+  if (!format || !format->is_string() || jsonString(*format) != "txc-labels")
+    throw bad("'format' is not \"txc-labels\"");
+  const Json *version = jsonMember(root, "version");
+  if (!version || jsonInteger(*version) != std::optional<int64_t>(1))
+    throw bad("'version' is not 1");
+  const Json *list = jsonMember(root, "labels");
+  if (!list || !list->is_array())
+    throw bad("'labels' is not a list");
+  std::vector<std::string> labels;
+  for (const Json &label : *list) {
+    if (!label.is_string() || jsonString(label).empty())
+      throw bad("a label is not a non-empty string");
+    labels.push_back(jsonString(label));
+  }
+  try {
+    return fromLabels(std::move(labels));
+  } catch (const std::invalid_argument &error) {
+    throw bad(error.what());
+  }
+}
+
+void LabelSet::save(const std::string &path) const {
+  AtomicFileWriter writer(path);
+  writer.write(toJson());
+  writer.commit();
+}
+
+LabelSet LabelSet::load(const std::string &path) {
+  return fromJson(readWholeFile(path), "'" + path + "'");
+}
+
+} // namespace txrt::driver

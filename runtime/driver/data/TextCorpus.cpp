@@ -1,0 +1,107 @@
+//===- TextCorpus.cpp - plain text for language models: documents, blocks ===//
+#include "data/TextCorpus.h"
+#include "core/Error.h"
+#include "core/Init.h"
+#include "formats/FileIO.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace txrt::driver {
+
+TextCorpus parseTextCorpus(std::string_view content, const std::string &path) {
+  TextCorpus corpus;
+  corpus.path = path;
+  corpus.hash = fnv1a64(content);
+  std::vector<std::string> document;
+  auto endDocument = [&] {
+    if (!document.empty())
+      corpus.documents.push_back(std::move(document));
+    document.clear();
+  };
+  int64_t lineNumber = 0;
+  size_t start = 0;
+  while (start < content.size()) {
+    size_t end = content.find('\n', start);
+    if (end == std::string_view::npos)
+      end = content.size();
+    std::string_view line = content.substr(start, end - start);
+    start = end + 1;
+    ++lineNumber;
+    if (size_t bad = findInvalidUtf8(line); bad != std::string_view::npos)
+      throw InputError(path + ":" + std::to_string(lineNumber) +
+                       ": invalid UTF-8 at byte " + std::to_string(bad + 1) +
+                       " of the line (the text must be UTF-8)");
+    if (line.find_first_not_of(" \t\v\f\r") == std::string_view::npos) {
+      endDocument();
+      continue;
+    }
+    for (std::string &word : splitWords(line))
+      document.push_back(std::move(word));
+  }
+  endDocument();
+  if (corpus.documents.empty())
+    throw InputError("'" + path + "' holds no words");
+  return corpus;
+}
+
+TextCorpus readTextCorpus(const std::string &path) {
+  return parseTextCorpus(readWholeFile(path), path);
+}
+
+std::vector<int32_t> encodeCorpus(const TextCorpus &corpus,
+                                  const Vocabulary &vocabulary) {
+  std::vector<int32_t> stream;
+  for (const auto &document : corpus.documents) {
+    std::vector<int32_t> ids = vocabulary.encode(document);
+    stream.insert(stream.end(), ids.begin(), ids.end());
+    stream.push_back(vocabulary.eosId());
+  }
+  return stream;
+}
+
+TokenBlocks::TokenBlocks(std::vector<int32_t> stream, int64_t block,
+                         int32_t pad)
+    : stream_(std::move(stream)), block_(block), pad_(pad) {
+  if (block < 1)
+    throw std::invalid_argument("block length must be positive");
+  // Positions with a next token: stream size - 1.
+  int64_t predicted = std::max<int64_t>(int64_t(stream_.size()) - 1, 0);
+  count_ = (predicted + block_ - 1) / block_;
+}
+
+Tensor TokenBlocks::gather(const std::vector<size_t> &indices,
+                           int64_t shift) const {
+  Tensor tensor(DType::I32, {int64_t(indices.size()), block_});
+  int32_t *out = tensor.as<int32_t>();
+  const int64_t predicted = int64_t(stream_.size()) - 1;
+  for (size_t row = 0; row < indices.size(); ++row) {
+    int64_t begin = int64_t(indices[row]) * block_;
+    for (int64_t position = 0; position < block_; ++position) {
+      // Input position p exists when it has a target: p < predicted.
+      bool present = begin + position < predicted;
+      out[int64_t(row) * block_ + position] =
+          present ? stream_[size_t(begin + position + shift)] : pad_;
+    }
+  }
+  return tensor;
+}
+
+Tensor TokenBlocks::tokens(const std::vector<size_t> &indices) const {
+  return gather(indices, 0);
+}
+
+Tensor TokenBlocks::targets(const std::vector<size_t> &indices) const {
+  return gather(indices, 1);
+}
+
+int64_t TokenBlocks::targetCount(const std::vector<size_t> &indices) const {
+  const int64_t predicted = int64_t(stream_.size()) - 1;
+  int64_t count = 0;
+  for (size_t index : indices)
+    count += std::clamp<int64_t>(predicted - int64_t(index) * block_, 0,
+                                 block_);
+  return count;
+}
+
+} // namespace txrt::driver

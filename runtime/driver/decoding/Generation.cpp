@@ -1,0 +1,200 @@
+//===- Generation.cpp - continuing prompts with a language model ----------===//
+#include "decoding/Generation.h"
+#include "core/Error.h"
+
+#include <algorithm>
+
+namespace txrt::driver {
+
+Tensor leftPad(const std::vector<TokenIds> &rows, int32_t pad,
+               int64_t window) {
+  int64_t longest = 1;
+  for (const TokenIds &row : rows)
+    longest = std::max(longest, int64_t(row.size()));
+  if (window > 0)
+    longest = std::min(longest, window);
+  Tensor tensor(DType::I32, {int64_t(rows.size()), longest});
+  int32_t *ids = tensor.as<int32_t>();
+  std::fill(ids, ids + tensor.numElements(), pad);
+  for (size_t r = 0; r < rows.size(); ++r) {
+    int64_t keep = std::min(longest, int64_t(rows[r].size()));
+    std::copy(rows[r].end() - keep, rows[r].end(),
+              ids + int64_t(r + 1) * longest - keep);
+  }
+  return tensor;
+}
+
+LogitsRerun::LogitsRerun(ModelRunner &runner, int32_t pad)
+    : runner_(runner), logits_([&]() -> const EntryInfo & {
+        const EntryInfo *entry = runner.model().findEntryByRole("logits");
+        if (!entry)
+          throw ModelError("model '" + runner.model().model +
+                           "' has no entry with role 'logits', which "
+                           "generate needs");
+        return *entry;
+      }()),
+      pad_(pad) {
+  const TensorSig *tokens = logits_.findInputByRole("tokens");
+  if (!tokens || logits_.inputs.size() != 1 || tokens->shape.size() != 2 ||
+      logits_.outputs.size() != 1 || logits_.outputs[0].shape.size() != 3)
+    throw ModelError("entry '" + logits_.name + "' must map tokens [B, T] to "
+                     "logits [B, T, V]");
+  const DimRef &length = tokens->shape[1];
+  window_ = length.isSymbolic() ? runner.model().dims[size_t(length.dim)].bound
+                                : length.size;
+}
+
+int64_t LogitsRerun::vocabSize() const {
+  const DimRef &vocab = logits_.outputs[0].shape[2];
+  if (vocab.isSymbolic())
+    throw ModelError("the vocabulary dim of '" + logits_.name +
+                     "' must be static");
+  return vocab.size;
+}
+
+std::vector<float> LogitsRerun::next(const std::vector<TokenIds> &prefixes) {
+  Tensor tokens = leftPad(prefixes, pad_, window_);
+  const int64_t rows = tokens.shape[0], length = tokens.shape[1];
+  std::vector<Tensor> outputs = runner_.call(logits_, {&tokens});
+  const int64_t vocab = outputs[0].shape[2];
+  std::vector<float> logits(size_t(rows * vocab));
+  const float *all = outputs[0].as<float>();
+  for (int64_t row = 0; row < rows; ++row)
+    std::copy_n(all + (row * length + length - 1) * vocab, vocab,
+                logits.begin() + row * vocab);
+  return logits;
+}
+
+//===----------------------------------------------------------------------===//
+// LmStepCached
+//===----------------------------------------------------------------------===//
+
+bool LmStepCached::available(const ModelInfo &model) {
+  return model.findEntryByRole("lm_step") != nullptr;
+}
+
+LmStepCached::LmStepCached(ModelRunner &runner, int32_t pad)
+    : runner_(runner), step_(*runner.model().findEntryByRole("lm_step")),
+      rerun_(runner, pad), pad_(pad) {
+  const TensorSig *tokens = step_.findInputByRole("tokens");
+  if (!tokens || !step_.findInputByRole("cache_ids") ||
+      step_.outputs.size() != 1 || step_.outputs[0].shape.size() != 3)
+    throw ModelError("entry '" + step_.name + "' must map tokens, cache_ids "
+                     "and caches to logits [B, T, V]");
+  for (const TensorSig &sig : step_.inputs)
+    if (sig.role != "tokens" && sig.role != "cache_ids" &&
+        (sig.role != "cache" || sig.shape.size() != 3 ||
+         sig.shape[2].isSymbolic()))
+      throw ModelError("input '" + sig.name + "' of entry '" + step_.name +
+                       "' is none of tokens, cache_ids and caches [B, "
+                       "cache, d]");
+  const DimRef &length = tokens->shape[1];
+  window_ = length.isSymbolic() ? runner.model().dims[size_t(length.dim)].bound
+                                : length.size;
+}
+
+namespace {
+
+/// `cache` [rows, positions, d] with `more` zero positions appended.
+Tensor growCache(const Tensor &cache, int64_t more) {
+  const int64_t rows = cache.shape[0], positions = cache.shape[1],
+                width = cache.shape[2];
+  Tensor grown(DType::F32, {rows, positions + more, width});
+  for (int64_t row = 0; row < rows; ++row)
+    std::copy_n(cache.as<float>() + row * positions * width,
+                positions * width,
+                grown.as<float>() + row * (positions + more) * width);
+  return grown;
+}
+
+/// Whether `prefix` [rows, n] starts with `held` [rows, n - 1].
+bool extendsByOne(const Tensor &held, const Tensor &prefix) {
+  if (held.shape.size() != 2 || held.shape[0] != prefix.shape[0] ||
+      held.shape[1] + 1 != prefix.shape[1])
+    return false;
+  const int64_t rows = held.shape[0], n = held.shape[1];
+  for (int64_t row = 0; row < rows; ++row)
+    if (!std::equal(held.as<int32_t>() + row * n,
+                    held.as<int32_t>() + (row + 1) * n,
+                    prefix.as<int32_t>() + row * (n + 1)))
+      return false;
+  return true;
+}
+
+} // namespace
+
+std::vector<float> LmStepCached::next(const std::vector<TokenIds> &prefixes) {
+  Tensor all = leftPad(prefixes, pad_);
+  const int64_t rows = all.shape[0], length = all.shape[1];
+  if (length > window_) {
+    caches_.clear();
+    held_ = Tensor();
+    return rerun_.next(prefixes);
+  }
+  int64_t fresh = length; // new positions this call
+  if (extendsByOne(held_, all)) {
+    fresh = 1;
+  } else {
+    caches_.clear();
+    caches_.resize(step_.inputs.size());
+    for (size_t i = 0; i < step_.inputs.size(); ++i)
+      if (step_.inputs[i].role == "cache")
+        caches_[i] =
+            Tensor(DType::F32, {rows, 0, step_.inputs[i].shape[2].size});
+  }
+  Tensor tokens(DType::I32, {rows, fresh});
+  for (int64_t row = 0; row < rows; ++row)
+    std::copy_n(all.as<int32_t>() + row * length + length - fresh, fresh,
+                tokens.as<int32_t>() + row * fresh);
+  std::vector<const Tensor *> inputs;
+  for (size_t i = 0; i < step_.inputs.size(); ++i) {
+    const std::string &role = step_.inputs[i].role;
+    if (role == "tokens") {
+      inputs.push_back(&tokens);
+    } else if (role == "cache_ids") {
+      inputs.push_back(&all);
+    } else {
+      caches_[i] = growCache(caches_[i], fresh);
+      inputs.push_back(&caches_[i]);
+    }
+  }
+  std::vector<Tensor> outputs = runner_.call(step_, inputs);
+  held_ = std::move(all);
+  const int64_t vocab = outputs[0].shape[2];
+  std::vector<float> logits(size_t(rows * vocab));
+  for (int64_t row = 0; row < rows; ++row)
+    std::copy_n(outputs[0].as<float>() + (row * fresh + fresh - 1) * vocab,
+                vocab, logits.begin() + row * vocab);
+  return logits;
+}
+
+std::vector<TokenIds> generateTokens(PrefixModel &model,
+                                     const std::vector<TokenIds> &prompts,
+                                     const GenerateSettings &settings,
+                                     uint64_t firstRow) {
+  const int64_t vocab = model.vocabSize();
+  std::vector<TokenIds> prefixes = prompts, outputs(prompts.size());
+  std::vector<bool> done(prompts.size(), false);
+  for (int64_t position = 0; position < settings.maxNewTokens; ++position) {
+    if (std::all_of(done.begin(), done.end(), [](bool d) { return d; }))
+      break;
+    // Finished rows stay in the batch (growing by [EOS], ignored): every
+    // row keeps the left padding it started with, so its positions do not
+    // change while the batch is decoded.
+    std::vector<float> logits = model.next(prefixes);
+    for (size_t row = 0; row < prompts.size(); ++row) {
+      int32_t id = done[row] ? settings.eos
+                             : sampleToken(logits.data() + int64_t(row) * vocab,
+                                           vocab, settings.sampling,
+                                           firstRow + row, uint64_t(position));
+      prefixes[row].push_back(id);
+      if (id == settings.eos)
+        done[row] = true;
+      else
+        outputs[row].push_back(id);
+    }
+  }
+  return outputs;
+}
+
+} // namespace txrt::driver

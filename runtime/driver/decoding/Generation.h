@@ -1,0 +1,98 @@
+//===- Generation.h - continuing prompts with a language model --*- C++ -*-===//
+//
+// `generate` asks a PrefixModel for the logits of the token after each row
+// of a batch of prompts and picks it with Sampling.h; a row stops at the
+// end-of-text id or after maxNewTokens. Rows are LEFT-padded to a common
+// length (the model's padding mask hides the pad keys), so every row's
+// newest token is the last column.
+//
+//   LogitsRerun  the compiled `logits` entry (tokens [B, T] -> [B, T, V])
+//                re-run over the whole (left-padded) prefix each step; a
+//                prefix longer than the T bound keeps its last T tokens.
+//
+//   LmStepCached the compiled `lm_step` entry (ModelAbi.h: tokens [B, T] of
+//                the new positions, cache_ids [B, cache] every id so far,
+//                the key / value caches [B, cache, d] updated in place ->
+//                logits [B, T, V]): the first call runs the whole
+//                left-padded prompt batch, each later one the newest token;
+//                past the T bound it re-runs the logits entry instead, as
+//                LogitsRerun does, so both give the same greedy text.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_GENERATION_H
+#define TXRT_DRIVER_GENERATION_H
+
+#include "core/ModelRunner.h"
+#include "decoding/Sampling.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace txrt::driver {
+
+using TokenIds = std::vector<int32_t>;
+
+/// [rows, longest] i32 of `rows` left-padded with `pad`, keeping at most
+/// the last `window` tokens of each (0: all).
+Tensor leftPad(const std::vector<TokenIds> &rows, int32_t pad,
+               int64_t window = 0);
+
+/// Scores the next token of each row of a batch of prefixes.
+class PrefixModel {
+public:
+  virtual ~PrefixModel() = default;
+  /// `prefixes` -> logits [rows * vocab] of each row's next token.
+  virtual std::vector<float> next(const std::vector<TokenIds> &prefixes) = 0;
+  virtual int64_t vocabSize() const = 0;
+};
+
+/// The compiled `logits` entry, re-running the whole prefix every step.
+class LogitsRerun : public PrefixModel {
+public:
+  LogitsRerun(ModelRunner &runner, int32_t pad);
+  std::vector<float> next(const std::vector<TokenIds> &prefixes) override;
+  int64_t vocabSize() const override;
+
+private:
+  ModelRunner &runner_;
+  const EntryInfo &logits_;
+  int32_t pad_;
+  int64_t window_; ///< the bound of the tokens input's length dim
+};
+
+/// The compiled `lm_step` entry with its KV caches.
+class LmStepCached : public PrefixModel {
+public:
+  LmStepCached(ModelRunner &runner, int32_t pad);
+  /// Whether the model has an `lm_step` entry.
+  static bool available(const ModelInfo &model);
+  std::vector<float> next(const std::vector<TokenIds> &prefixes) override;
+  int64_t vocabSize() const override { return rerun_.vocabSize(); }
+
+private:
+  ModelRunner &runner_;
+  const EntryInfo &step_;
+  LogitsRerun rerun_;
+  int32_t pad_;
+  int64_t window_;
+  Tensor held_;                ///< the left-padded ids the caches hold
+  std::vector<Tensor> caches_; ///< per step input (empty for non-caches)
+};
+
+struct GenerateSettings {
+  int32_t eos = 0;
+  int64_t maxNewTokens = 1;
+  SamplingOptions sampling;
+};
+
+/// Continues each prompt (non-empty); `firstRow` is the index of prompts[0]
+/// among all prompts (the draws are keyed by it). The outputs exclude the
+/// prompt and the end-of-text id.
+std::vector<TokenIds> generateTokens(PrefixModel &model,
+                                     const std::vector<TokenIds> &prompts,
+                                     const GenerateSettings &settings,
+                                     uint64_t firstRow = 0);
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_GENERATION_H

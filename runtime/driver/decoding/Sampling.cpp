@@ -1,0 +1,96 @@
+//===- Sampling.cpp - next-token choice: greedy, temperature, top-k, top-p ===//
+//
+// See Sampling.h. The generator is SplitMix64's finalizer over a key mixed
+// from (seed, row, position): counter-based, so no state is carried.
+//
+//===----------------------------------------------------------------------===//
+#include "decoding/Sampling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace txrt::driver {
+
+namespace {
+
+uint64_t mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+int32_t argmax(const float *logits, int64_t vocab) {
+  int64_t best = 0;
+  for (int64_t id = 1; id < vocab; ++id)
+    if (logits[id] > logits[best])
+      best = id;
+  return int32_t(best);
+}
+
+} // namespace
+
+double uniformDraw(uint64_t seed, uint64_t row, uint64_t position) {
+  uint64_t bits = mix(mix(mix(seed) ^ row) ^ position);
+  return double(bits >> 11) * 0x1.0p-53;
+}
+
+std::vector<std::pair<int32_t, double>>
+samplingDistribution(const float *logits, int64_t vocab,
+                     const SamplingOptions &options) {
+  if (options.temperature <= 0.0 || vocab == 1)
+    return {{argmax(logits, vocab), 1.0}};
+  std::vector<int32_t> order(static_cast<size_t>(vocab));
+  std::iota(order.begin(), order.end(), 0);
+  size_t keep = size_t(vocab);
+  if (options.topK > 0 && options.topK < vocab)
+    keep = size_t(options.topK);
+  auto moreLikely = [&](int32_t a, int32_t b) {
+    return logits[a] > logits[b] || (logits[a] == logits[b] && a < b);
+  };
+  std::partial_sort(order.begin(), order.begin() + keep, order.end(),
+                    moreLikely);
+  order.resize(keep);
+  std::vector<std::pair<int32_t, double>> out;
+  out.reserve(keep);
+  double top = double(logits[order[0]]) / options.temperature, total = 0.0;
+  for (int32_t id : order) {
+    double weight = std::exp(double(logits[id]) / options.temperature - top);
+    out.emplace_back(id, weight);
+    total += weight;
+  }
+  for (auto &entry : out)
+    entry.second /= total;
+  if (options.topP < 1.0) {
+    double cumulative = 0.0;
+    size_t nucleus = 0;
+    while (nucleus < out.size()) {
+      cumulative += out[nucleus++].second;
+      if (cumulative >= options.topP)
+        break;
+    }
+    out.resize(nucleus);
+    for (auto &entry : out)
+      entry.second /= cumulative;
+  }
+  return out;
+}
+
+int32_t sampleToken(const float *logits, int64_t vocab,
+                    const SamplingOptions &options, uint64_t row,
+                    uint64_t position) {
+  if (options.temperature <= 0.0)
+    return argmax(logits, vocab);
+  std::vector<std::pair<int32_t, double>> candidates =
+      samplingDistribution(logits, vocab, options);
+  double draw = uniformDraw(options.seed, row, position), cumulative = 0.0;
+  for (const auto &[id, probability] : candidates) {
+    cumulative += probability;
+    if (draw < cumulative)
+      return id;
+  }
+  return candidates.back().first;
+}
+
+} // namespace txrt::driver

@@ -1,0 +1,56 @@
+//===- LabeledTextTest.cpp - 'label<TAB>text' lines and the label file -----===//
+#include "data/LabeledText.h"
+#include "TestUtil.h"
+#include "core/Error.h"
+#include "data/Tokenizer.h"
+
+using namespace txrt::driver;
+using txrt_driver_test::ScratchDir;
+
+namespace {
+
+TEST(LabeledTextTest, ParsesLabelsAndWords) {
+  LabeledText text =
+      parseLabeledText("sports\tThe match!\r\n food \tbread\n", "d.tsv");
+  ASSERT_EQ(text.examples.size(), 2u);
+  EXPECT_EQ(text.examples[0].label, "sports");
+  EXPECT_EQ(joinWords(text.examples[0].words), "the match !");
+  EXPECT_EQ(text.examples[1].label, "food");
+  EXPECT_EQ(text.examples[1].line, 2);
+}
+
+TEST(LabeledTextTest, EveryBadLineIsReported) {
+  EXPECT_THROW_MESSAGE(
+      parseLabeledText("ok\tfine\nno tab here\n\ta text\nx\t \n\na\tb\tc\n",
+                       "bad.tsv"),
+      InputError, "bad.tsv:2: no tab between label and text",
+      "bad.tsv:3: the label is empty", "bad.tsv:4: the text is empty",
+      "bad.tsv:5: empty line", "bad.tsv:6: more than one tab");
+  EXPECT_THROW_MESSAGE(parseLabeledText("", "e.tsv"), InputError,
+                       "'e.tsv' holds no labeled lines");
+}
+
+TEST(LabeledTextTest, LabelSetIsSortedAndRoundTrips) {
+  LabeledText text =
+      parseLabeledText("b\tx\na\ty\nb\tz\nc\tw\n", "d.tsv");
+  LabelSet labels = LabelSet::fromData(text);
+  EXPECT_EQ(labels.labels(), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(labels.id("c"), std::optional<int64_t>(2));
+  EXPECT_EQ(labels.id("d"), std::nullopt);
+  ScratchDir dir;
+  labels.save(dir.file("l.labels.json"));
+  EXPECT_EQ(LabelSet::load(dir.file("l.labels.json")).labels(),
+            labels.labels());
+}
+
+TEST(LabeledTextTest, MalformedLabelFilesAreInputErrors) {
+  EXPECT_THROW_MESSAGE(LabelSet::fromJson("{}", "'x'"), InputError,
+                       "'x' is not a valid label file");
+  EXPECT_THROW_MESSAGE(
+      LabelSet::fromJson(
+          R"({"format": "txc-labels", "version": 1, "labels": ["a", "a"]})",
+          "'y'"),
+      InputError, "the label 'a' repeats");
+}
+
+} // namespace

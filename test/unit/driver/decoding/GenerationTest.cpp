@@ -1,0 +1,169 @@
+//===- GenerationTest.cpp - left padding and the generation loop ----------===//
+#include "decoding/Generation.h"
+#include "TestUtil.h"
+#include "core/ModelInfo.h"
+#include "core/ModelRunner.h"
+
+#include <cmath>
+
+using namespace txrt::driver;
+
+namespace {
+
+TEST(GenerationTest, LeftPadsToTheLongestRow) {
+  Tensor tensor = leftPad({{5, 6, 7}, {8}, {}}, 0);
+  ASSERT_EQ(tensor.shape, (Shape{3, 3}));
+  std::vector<int32_t> ids(tensor.as<int32_t>(), tensor.as<int32_t>() + 9);
+  EXPECT_EQ(ids, (std::vector<int32_t>{5, 6, 7, 0, 0, 8, 0, 0, 0}));
+}
+
+TEST(GenerationTest, WindowKeepsTheLastTokens) {
+  Tensor tensor = leftPad({{1, 2, 3, 4, 5}, {6, 7}}, 9, 3);
+  ASSERT_EQ(tensor.shape, (Shape{2, 3}));
+  std::vector<int32_t> ids(tensor.as<int32_t>(), tensor.as<int32_t>() + 6);
+  EXPECT_EQ(ids, (std::vector<int32_t>{3, 4, 5, 9, 6, 7}));
+}
+
+/// Next token = last token + 1, end-of-text after 4; records what it saw.
+class CountingModel : public PrefixModel {
+public:
+  std::vector<float> next(const std::vector<TokenIds> &prefixes) override {
+    seen.push_back(prefixes);
+    std::vector<float> logits(prefixes.size() * 8, 0.0f);
+    for (size_t row = 0; row < prefixes.size(); ++row) {
+      int32_t last = prefixes[row].back();
+      logits[row * 8 + size_t(last >= 4 ? 0 : last + 1)] = 10.0f;
+    }
+    return logits;
+  }
+  int64_t vocabSize() const override { return 8; }
+  std::vector<std::vector<TokenIds>> seen;
+};
+
+TEST(GenerationTest, RowsStopAtEndOfTextAndKeepTheirPadding) {
+  CountingModel model;
+  GenerateSettings settings;
+  settings.eos = 0;
+  settings.maxNewTokens = 6;
+  std::vector<TokenIds> out = generateTokens(model, {{1}, {3}}, settings);
+  EXPECT_EQ(out[0], (TokenIds{2, 3, 4}));
+  EXPECT_EQ(out[1], (TokenIds{4}));
+  // The finished row stays in the batch, so both rows grow together.
+  for (const std::vector<TokenIds> &step : model.seen)
+    EXPECT_EQ(step[0].size(), step[1].size());
+  EXPECT_EQ(model.seen.size(), 4u); // stops once every row has ended
+}
+
+TEST(GenerationTest, MaxNewTokensBoundsTheOutput) {
+  CountingModel model;
+  GenerateSettings settings;
+  settings.eos = 0;
+  settings.maxNewTokens = 2;
+  EXPECT_EQ(generateTokens(model, {{1}}, settings)[0], (TokenIds{2, 3}));
+}
+
+//===----------------------------------------------------------------------===//
+// A hand-written language model with logits and lm_step entries
+//===----------------------------------------------------------------------===//
+
+// V = 7 ids, pad 0. logits[b, t, v] = W[id_t, v] + 0.5 W[id_{t-1}, (v + 1)
+// mod V] (a non-pad previous id) + 0.01 t v. lm_step computes the same for
+// its new positions but reads the previous id from the cache (position p
+// holds id_p as a float), so lost or misplaced caches change its logits.
+const char kFakeLmJson[] = R"json({
+  "version": 1, "model": "fake_lm", "kind": "language_model",
+  "config": {"vocab": 7, "pad": 0},
+  "dims": [{"name": "B", "bound": 4}, {"name": "T", "bound": 12},
+           {"name": "C", "bound": 12}],
+  "param_arena_bytes": 196,
+  "params": [{"name": "w", "dtype": "f32", "shape": [7, 7], "init": "normal",
+              "std": 1.0, "offset": 0}],
+  "entries": [
+    {"name": "logits", "role": "logits", "arena_bytes": 0,
+     "inputs": [{"name": "ids", "role": "tokens", "dtype": "i32",
+                 "shape": ["B", "T"]}],
+     "outputs": [{"name": "logits", "dtype": "f32", "shape": ["B", "T", 7]}]},
+    {"name": "lm_step", "role": "lm_step", "arena_bytes": 0,
+     "inputs": [{"name": "ids", "role": "tokens", "dtype": "i32",
+                 "shape": ["B", "T"]},
+                {"name": "cache_ids", "role": "cache_ids", "dtype": "i32",
+                 "shape": ["B", "C"]},
+                {"name": "k.0", "role": "cache", "dtype": "f32",
+                 "shape": ["B", "C", 1]}],
+     "outputs": [{"name": "logits", "dtype": "f32", "shape": ["B", "T", 7]}]}
+  ]
+})json";
+
+constexpr int64_t kV = 7;
+
+float fakeLogit(const float *w, int32_t id, int32_t previous, int64_t t,
+                int64_t v) {
+  float value = w[id * kV + v] + 0.01f * float(t) * float(v);
+  if (previous != 0)
+    value += 0.5f * w[previous * kV + (v + 1) % kV];
+  return value;
+}
+
+int32_t fakeLogits(void *, void *params, void *, const int64_t *dims,
+                   void *const *inputs, void *const *outputs) {
+  const float *w = static_cast<const float *>(params);
+  const int32_t *ids = static_cast<const int32_t *>(inputs[0]);
+  float *out = static_cast<float *>(outputs[0]);
+  const int64_t rows = dims[0], length = dims[1];
+  for (int64_t b = 0; b < rows; ++b)
+    for (int64_t t = 0; t < length; ++t)
+      for (int64_t v = 0; v < kV; ++v)
+        out[(b * length + t) * kV + v] =
+            fakeLogit(w, ids[b * length + t],
+                      t ? ids[b * length + t - 1] : 0, t, v);
+  return 0;
+}
+
+int32_t fakeLmStep(void *, void *params, void *, const int64_t *dims,
+                   void *const *inputs, void *const *outputs) {
+  const float *w = static_cast<const float *>(params);
+  const int32_t *ids = static_cast<const int32_t *>(inputs[0]);
+  float *cache = static_cast<float *>(inputs[2]);
+  float *out = static_cast<float *>(outputs[0]);
+  const int64_t rows = dims[0], fresh = dims[1], held = dims[2];
+  for (int64_t b = 0; b < rows; ++b)
+    for (int64_t j = 0; j < fresh; ++j) {
+      int64_t p = held - fresh + j;
+      int32_t id = ids[b * fresh + j];
+      cache[b * held + p] = float(id);
+      int32_t previous = p ? int32_t(cache[b * held + p - 1]) : 0;
+      for (int64_t v = 0; v < kV; ++v)
+        out[(b * fresh + j) * kV + v] = fakeLogit(w, id, previous, p, v);
+    }
+  return 0;
+}
+
+const txc_entry_fn kFakeLmTable[] = {fakeLogits, fakeLmStep};
+
+TEST(GenerationTest, LmStepCacheMatchesTheRerunAtTemperatureZero) {
+  ModelInfo model = ModelInfo::parse(kFakeLmJson);
+  ModelRunner runner(model, kFakeLmTable, 1);
+  runner.params().initialize(3);
+  ASSERT_TRUE(LmStepCached::available(model));
+  GenerateSettings settings;
+  settings.eos = 3;
+  settings.maxNewTokens = 8;
+  // Prompts of different lengths: left-padded, the cache grows per step.
+  std::vector<TokenIds> prompts = {{4, 5, 6}, {1}, {2, 6}};
+  LogitsRerun rerun(runner, 0);
+  LmStepCached cached(runner, 0);
+  std::vector<TokenIds> expected = generateTokens(rerun, prompts, settings);
+  EXPECT_EQ(generateTokens(cached, prompts, settings), expected);
+  // Sampling too: the same draws over the same logits.
+  settings.sampling.temperature = 1.0;
+  settings.sampling.seed = 11;
+  EXPECT_EQ(generateTokens(cached, prompts, settings),
+            generateTokens(rerun, prompts, settings));
+  // Past the T bound (12) the cached model re-runs the last 12 tokens.
+  settings.maxNewTokens = 14;
+  settings.eos = -1;
+  EXPECT_EQ(generateTokens(cached, prompts, settings),
+            generateTokens(rerun, prompts, settings));
+}
+
+} // namespace
