@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <ctime>
 #include <new>
 #include <string_view>
 
@@ -102,6 +103,12 @@ txrt_context::txrt_context(int numThreads)
 void txrt_context::setFlushDenormals(bool flush) {
   flushDenormals_ = flush;
   txrt::setFlushDenormalsOnWorkers(flush, numThreads_);
+}
+
+int64_t txrt::profileClockNs() noexcept {
+  timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return int64_t(now.tv_sec) * 1000000000 + now.tv_nsec;
 }
 
 bool txrt::flushDenormalsFromEnvironment() {
@@ -270,6 +277,32 @@ const char *txrt_status_string(txrt_status status) {
     return "unknown status";
   }
 }
+
+void txrt_context_set_profiling(txrt_context *ctx, int32_t enable) {
+  if (!ctx)
+    return;
+  if (enable && !ctx->profiling) {
+    ctx->profileEvents.clear();
+    ctx->droppedProfileEvents = 0;
+  }
+  ctx->profiling = enable != 0;
+}
+
+int64_t txrt_profile_event_count(const txrt_context *ctx) {
+  return ctx ? int64_t(ctx->profileEvents.size()) : 0;
+}
+
+const txrt_profile_event *txrt_profile_events(const txrt_context *ctx) {
+  return ctx && !ctx->profileEvents.empty() ? ctx->profileEvents.data()
+                                            : nullptr;
+}
+
+void txrt_profile_clear(txrt_context *ctx) {
+  if (ctx)
+    ctx->profileEvents.clear();
+}
+
+int64_t txrt_profile_clock_ns(void) { return txrt::profileClockNs(); }
 
 int32_t txrt_context_flushes_denormals(const txrt_context *ctx) {
   return ctx && ctx->flushDenormals() ? 1 : 0;

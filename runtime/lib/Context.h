@@ -182,6 +182,22 @@ struct txrt_context {
 
   std::string lastError;
 
+  /// Profiling (txrt_context_set_profiling): whether calls are recorded,
+  /// the records, and the FLOPs the running kernel reported.
+  bool profiling = false;
+  std::vector<txrt_profile_event> profileEvents;
+  int64_t droppedProfileEvents = 0;
+  double currentFlops = 0.0;
+  void noteFlops(double flops) { currentFlops = flops; }
+  void recordProfileEvent(const char *kernel, int64_t site, int64_t start,
+                          int64_t duration) noexcept {
+    try {
+      profileEvents.push_back({kernel, site, start, duration, currentFlops});
+    } catch (...) {
+      ++droppedProfileEvents;
+    }
+  }
+
 private:
   int numThreads_;
   bool flushDenormals_ = true;
@@ -199,6 +215,9 @@ private:
 namespace txrt {
 
 using Context = ::txrt_context;
+
+/// The clock of profile events: CLOCK_MONOTONIC in nanoseconds.
+int64_t profileClockNs() noexcept;
 
 /// The number of threads the environment asks for (TXRT_NUM_THREADS), or
 /// the number of cores; throws Error for a malformed value.

@@ -99,6 +99,26 @@ txrt_status runKernel(Context *ctx, const char *kernel, Describe &&describe,
   }
 }
 
+/// Runs body(ctx) as the ABI function `kernel` called from call site `site`
+/// (-1: none). `describe` yields the shape text of the message and is only
+/// called on failure. While the context profiles, the call is timed and
+/// recorded (txrt_profile_*); otherwise that costs one branch.
+template <typename Describe, typename Body>
+txrt_status runKernel(Context *ctx, int64_t site, const char *kernel,
+                      Describe &&describe, Body &&body) noexcept {
+  if (ctx && ctx->profiling) {
+    int64_t start = profileClockNs();
+    ctx->noteFlops(0.0);
+    txrt_status status =
+        runKernel(ctx, kernel, std::forward<Describe>(describe),
+                  std::forward<Body>(body));
+    ctx->recordProfileEvent(kernel, site, start, profileClockNs() - start);
+    return status;
+  }
+  return runKernel(ctx, kernel, std::forward<Describe>(describe),
+                   std::forward<Body>(body));
+}
+
 //===----------------------------------------------------------------------===//
 // Exceptions inside OpenMP regions
 //===----------------------------------------------------------------------===//

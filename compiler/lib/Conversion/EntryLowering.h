@@ -43,6 +43,10 @@ public:
 
   LogicalResult lower();
 
+  /// Where the call sites go (the module's "tx.sites" table, SiteTable.h);
+  /// null: not recorded.
+  std::vector<Attribute> *siteTable = nullptr;
+
 private:
   //===--------------------------------------------------------------------===//
   // Small builders
@@ -67,7 +71,12 @@ private:
     return builder.create<arith::IndexCastOp>(loc, builder.getI64Type(),
                                               indexValue);
   }
-  Value site() { return i64(nextSite++); }
+  Value site() {
+    recordSite(nextSite);
+    return i64(nextSite++);
+  }
+  /// Adds call site `id` of the op being lowered to siteTable.
+  void recordSite(int64_t id);
   Value offsetPtr(Value base, Value byteOffsetI64) {
     return builder.create<LLVM::GEPOp>(loc, ptrType(), builder.getI8Type(),
                                        base, ValueRange{byteOffsetI64});

@@ -121,6 +121,21 @@ LogicalResult EntryLowering::lower() {
   return success();
 }
 
+void EntryLowering::recordSite(int64_t id) {
+  if (!siteTable)
+    return;
+  Builder b(context);
+  Operation *op = currentOp;
+  siteTable->push_back(b.getDictionaryAttr({
+      b.getNamedAttr("site", b.getI64IntegerAttr(id)),
+      b.getNamedAttr("entry", b.getStringAttr(entry.getSymName())),
+      b.getNamedAttr("op", b.getStringAttr(op ? op->getName().stripDialect()
+                                              : StringRef("entry"))),
+      b.getNamedAttr("loc", op ? Attribute(op->getLoc())
+                               : Attribute(entry.getLoc())),
+  }));
+}
+
 LogicalResult EntryLowering::lowerOp(Operation *op) {
   loc = op->getLoc();
   currentOp = op;
@@ -780,11 +795,16 @@ struct LowerEntriesPass
         entries.push_back(func);
     int64_t nextSite = 1, nextGlobal = 0;
     std::map<std::string, func::FuncOp> kernels;
+    std::vector<Attribute> sites;
     for (func::FuncOp entry : entries) {
       EntryLowering lowering(module, entry, nextSite, nextGlobal, kernels);
+      lowering.siteTable = &sites;
       if (failed(lowering.lower()))
         return signalPassFailure();
     }
+    // Which op of the spec each runtime call site is: the profiler's table
+    // (txc puts it in the metadata, SiteTable.h).
+    module->setAttr("tx.sites", ArrayAttr::get(module.getContext(), sites));
     for (func::FuncOp entry : entries)
       entry.erase();
     for (auto param : llvm::make_early_inc_range(module.getOps<ParameterOp>()))

@@ -408,6 +408,7 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
   if (failed(pm.run(module)))
     return 1;
   timer.done("lower to LLVM dialect");
+  json = tx::addSiteTable(json, module);
   if (failed(tx::addModelGlobals(module, json, entrySymbols)))
     return 1;
   llvm::LLVMContext llvmContext;

@@ -86,10 +86,14 @@ std::vector<Tensor> ModelRunner::call(const EntryInfo &entry,
   // The entry's own loops run in the context's denormal mode, as its
   // txrt_ calls do (txrt.h, txrt_denormals_enter).
   uint32_t savedFloatMode = txrt_denormals_enter(ctx_.get());
+  int64_t startNs = onCall ? txrt_profile_clock_ns() : 0;
   int32_t status = function(ctx_.get(), params_.data(), arena->second.data(),
                             dims.data(), inputPointers.data(),
                             outputPointers.data());
+  int64_t endNs = onCall ? txrt_profile_clock_ns() : 0;
   txrt_denormals_leave(savedFloatMode);
+  if (onCall && status == TXRT_OK)
+    onCall(entry, startNs, endNs);
   if (status != TXRT_OK)
     throw KernelError("entry '" + entry.name + "' failed (" +
                       txrt_status_string(status) +

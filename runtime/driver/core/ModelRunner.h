@@ -18,6 +18,7 @@
 
 #include "txrt/txrt.h"
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -51,6 +52,12 @@ public:
   /// declared dtypes) and returns its outputs.
   std::vector<Tensor> call(const EntryInfo &entry,
                            const std::vector<const Tensor *> &inputs);
+
+  /// Called after every entry call with its start and end on
+  /// txrt_profile_clock_ns's clock (loop/Profile.h sets it, with the
+  /// context's profiling on); empty: entry calls are not timed.
+  std::function<void(const EntryInfo &, int64_t startNs, int64_t endNs)>
+      onCall;
 
   /// txrt_context_set_train_state before a training entry.
   void setTrainState(int64_t step, uint64_t seed);

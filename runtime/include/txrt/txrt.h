@@ -162,6 +162,29 @@ int32_t txrt_context_flushes_denormals(const txrt_context *ctx);
 uint32_t txrt_denormals_enter(const txrt_context *ctx);
 void txrt_denormals_leave(uint32_t saved);
 
+/** Profiling. While enabled, every kernel call on the context is timed and
+ *  recorded: the ABI function's name (a static string), the call site the
+ *  compiled code passed (-1 for calls without one; the metadata's "sites"
+ *  table says which spec op each site is), the start on
+ *  txrt_profile_clock_ns's clock, the duration, and the floating-point
+ *  operations the kernel did when it counts them (matmuls, linears,
+ *  attention; 0 otherwise). Off (the default) it costs one branch per call.
+ *  Enabling clears the records. */
+typedef struct txrt_profile_event {
+  const char *kernel;
+  int64_t site;
+  int64_t start_ns;
+  int64_t duration_ns;
+  double flops;
+} txrt_profile_event;
+void txrt_context_set_profiling(txrt_context *ctx, int32_t enable);
+int64_t txrt_profile_event_count(const txrt_context *ctx);
+/** The records, valid until the next call on ctx. */
+const txrt_profile_event *txrt_profile_events(const txrt_context *ctx);
+void txrt_profile_clear(txrt_context *ctx);
+/** CLOCK_MONOTONIC in nanoseconds, the clock of the records. */
+int64_t txrt_profile_clock_ns(void);
+
 /** The number of threads the kernels of this context use. */
 int32_t txrt_context_num_threads(const txrt_context *ctx);
 

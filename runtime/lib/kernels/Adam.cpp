@@ -52,12 +52,12 @@ void adamUpdate(Context &c, int64_t n, float *param, const float *grad,
 
 } // namespace
 
-txrt_status txrt_adam_update(txrt_context *ctx, int64_t /*site*/, int64_t n,
+txrt_status txrt_adam_update(txrt_context *ctx, int64_t site, int64_t n,
                              float *param, const float *grad, float *m,
                              float *v, float lr, float beta1, float beta2,
                              float eps, float weight_decay, int64_t step) {
   return runKernel(
-      ctx, "txrt_adam_update", [&] { return shapes("n", n, "step", step); },
+      ctx, site, "txrt_adam_update", [&] { return shapes("n", n, "step", step); },
       [&](Context &c) {
         adamUpdate(c, n, param, grad, m, v, lr, beta1, beta2, eps,
                    weight_decay, step, nullptr);
@@ -73,13 +73,13 @@ float txrt_learning_rate(int32_t schedule, double lr, double d_model,
                std::min(1.0 / std::sqrt(s), s * std::pow(warmup, -1.5)));
 }
 
-txrt_status txrt_adam_step(txrt_context *ctx, int64_t /*site*/, int64_t n,
+txrt_status txrt_adam_step(txrt_context *ctx, int64_t site, int64_t n,
                            float *param, const float *grad, float *m, float *v,
                            const float *grad_scale, int32_t schedule, float lr,
                            float d_model, float warmup, float beta1,
                            float beta2, float eps, float weight_decay) {
   return runKernel(
-      ctx, "txrt_adam_step",
+      ctx, site, "txrt_adam_step",
       [&] { return shapes("n", n, "step", ctx ? ctx->trainStep : 0); },
       [&](Context &c) {
         require(schedule == TXRT_LR_CONSTANT ||
@@ -95,10 +95,10 @@ txrt_status txrt_adam_step(txrt_context *ctx, int64_t /*site*/, int64_t n,
       });
 }
 
-txrt_status txrt_sum_squares(txrt_context *ctx, int64_t /*site*/, int64_t n,
+txrt_status txrt_sum_squares(txrt_context *ctx, int64_t site, int64_t n,
                              const float *x, float *accumulator) {
   return runKernel(
-      ctx, "txrt_sum_squares", [&] { return shapes("n", n); },
+      ctx, site, "txrt_sum_squares", [&] { return shapes("n", n); },
       [&](Context &c) {
         require(n >= 0, "n must be non-negative");
         require((x || n == 0) && accumulator,

@@ -219,13 +219,13 @@ void addLayerNormBackward(Context &ctx, int64_t rows, int64_t cols,
 
 extern "C" {
 
-txrt_status txrt_add_layer_norm_fwd(txrt_context *ctx, int64_t /*site*/,
+txrt_status txrt_add_layer_norm_fwd(txrt_context *ctx, int64_t site,
                                     int64_t rows, int64_t cols, const float *x,
                                     const float *r, const float *gamma,
                                     const float *beta, float eps, float *y,
                                     float *out_sum, float *mean, float *var) {
   return runKernel(
-      ctx, "txrt_add_layer_norm_fwd",
+      ctx, site, "txrt_add_layer_norm_fwd",
       [&] { return shapes("rows", rows, "cols", cols); },
       [&](Context &c) {
         require(rows >= 0 && cols >= 0, "sizes must be non-negative");
@@ -240,13 +240,13 @@ txrt_status txrt_add_layer_norm_fwd(txrt_context *ctx, int64_t /*site*/,
 }
 
 txrt_status txrt_add_layer_norm_bwd(
-    txrt_context *ctx, int64_t /*site*/, int64_t rows, int64_t cols,
+    txrt_context *ctx, int64_t site, int64_t rows, int64_t cols,
     const float *x, const float *r, const float *sum, const float *gamma,
     const float *mean, const float *var, float eps, const float *dy,
     const float *dsum, float *dx, float *dgamma, float *dbeta,
     int32_t accumulate_dx, int32_t accumulate_params) {
   return runKernel(
-      ctx, "txrt_add_layer_norm_bwd",
+      ctx, site, "txrt_add_layer_norm_bwd",
       [&] { return shapes("rows", rows, "cols", cols); },
       [&](Context &c) {
         require(rows >= 0 && cols >= 0, "sizes must be non-negative");

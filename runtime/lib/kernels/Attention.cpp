@@ -743,13 +743,14 @@ txrt_status txrt_attention_fwd(
     int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
     float scale, float fill, float dropout_p, uint64_t seed, int64_t step) {
   return runKernel(
-      ctx, "txrt_attention_fwd",
+      ctx, site, "txrt_attention_fwd",
       [&] {
         return shapes("batch", batch, "heads", heads, "kv_heads", kv_heads,
                       "tq", tq, "tk", tk, "head_dim", head_dim, "ldq", ldq,
                       "ldk", ldk, "ldv", ldv, "ldo", ldo, "causal", causal);
       },
       [&](Context &c) {
+        c.noteFlops(4.0 * double(batch) * double(heads) * double(tq) * double(tk) * double(head_dim) * (causal ? 0.5 : 1.0));
         MaskArgs maskArgs{mask,           mask_stride_batch, mask_stride_head,
                           mask_stride_query, mask_stride_key, fill};
         validate(batch, heads, kv_heads, tq, tk, head_dim, ldq, ldk, ldv, ldo,
@@ -765,7 +766,7 @@ txrt_status txrt_attention_fwd(
 }
 
 txrt_status txrt_attention_bwd(
-    txrt_context *ctx, int64_t /*site*/, int64_t fwd_site, int64_t batch,
+    txrt_context *ctx, int64_t site, int64_t fwd_site, int64_t batch,
     int64_t heads, int64_t kv_heads, int64_t tq, int64_t tk, int64_t head_dim,
     const float *q, int64_t ldq, const float *k, int64_t ldk, const float *v,
     int64_t ldv, const float *o, int64_t ldo, const float *lse,
@@ -775,13 +776,14 @@ txrt_status txrt_attention_bwd(
     int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
     float scale, float fill, float dropout_p, uint64_t seed, int64_t step) {
   return runKernel(
-      ctx, "txrt_attention_bwd",
+      ctx, site, "txrt_attention_bwd",
       [&] {
         return shapes("batch", batch, "heads", heads, "kv_heads", kv_heads,
                       "tq", tq, "tk", tk, "head_dim", head_dim, "ldq", ldq,
                       "ldk", ldk, "ldv", ldv, "ldo", ldo, "causal", causal);
       },
       [&](Context &c) {
+        c.noteFlops(10.0 * double(batch) * double(heads) * double(tq) * double(tk) * double(head_dim) * (causal ? 0.5 : 1.0));
         MaskArgs maskArgs{mask,           mask_stride_batch, mask_stride_head,
                           mask_stride_query, mask_stride_key, fill};
         validate(batch, heads, kv_heads, tq, tk, head_dim, ldq, ldk, ldv, ldo,

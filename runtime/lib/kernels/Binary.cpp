@@ -147,7 +147,7 @@ txrt_status txrt_binary(txrt_context *ctx, int64_t site, int32_t op,
                         int32_t rank, const int64_t *a_dims, const float *a,
                         const int64_t *b_dims, const float *b, float *c) {
   return runKernel(
-      ctx, "txrt_binary",
+      ctx, site, "txrt_binary",
       [&] {
         int shown = rank >= 1 && rank <= kMaxRank ? rank : 0;
         return shapes("op", op, "a", dimsString(a_dims, shown), "b",

@@ -42,7 +42,7 @@ int64_t countTargets(const int32_t *targets, int64_t n, int64_t classes,
 
 extern "C" {
 
-txrt_status txrt_cross_entropy_fwd(txrt_context *ctx, int64_t /*site*/,
+txrt_status txrt_cross_entropy_fwd(txrt_context *ctx, int64_t site,
                                    int64_t n, int64_t classes,
                                    const float *logits, const int32_t *targets,
                                    int32_t ignore_index, float label_smoothing,
@@ -50,7 +50,7 @@ txrt_status txrt_cross_entropy_fwd(txrt_context *ctx, int64_t /*site*/,
                                    float *lse, float *out_row_loss,
                                    int64_t *out_count) {
   return runKernel(
-      ctx, "txrt_cross_entropy_fwd",
+      ctx, site, "txrt_cross_entropy_fwd",
       [&] { return shapes("n", n, "classes", classes); },
       [&](Context &c) {
         requireReduction(reduction);
@@ -99,14 +99,14 @@ txrt_status txrt_cross_entropy_fwd(txrt_context *ctx, int64_t /*site*/,
       });
 }
 
-txrt_status txrt_cross_entropy_bwd(txrt_context *ctx, int64_t /*site*/,
+txrt_status txrt_cross_entropy_bwd(txrt_context *ctx, int64_t site,
                                    int64_t n, int64_t classes,
                                    const float *logits, const int32_t *targets,
                                    const float *lse, int32_t ignore_index,
                                    float label_smoothing, int32_t reduction,
                                    const float *dloss, float *dlogits) {
   return runKernel(
-      ctx, "txrt_cross_entropy_bwd",
+      ctx, site, "txrt_cross_entropy_bwd",
       [&] { return shapes("n", n, "classes", classes); },
       [&](Context &c) {
         requireReduction(reduction);

@@ -53,7 +53,7 @@ txrt_status txrt_dropout_fwd(txrt_context *ctx, int64_t site, int64_t n,
                              float p, uint64_t seed, int64_t step,
                              const float *x, float *y) {
   return runKernel(
-      ctx, "txrt_dropout_fwd", [&] { return shapes("n", n, "p", p); },
+      ctx, site, "txrt_dropout_fwd", [&] { return shapes("n", n, "p", p); },
       [&](Context &c) {
         requireDropout(n, p);
         if (n == 0)
@@ -67,7 +67,7 @@ txrt_status txrt_dropout_bwd(txrt_context *ctx, int64_t fwd_site, int64_t n,
                              float p, uint64_t seed, int64_t step,
                              const float *dy, float *dx) {
   return runKernel(
-      ctx, "txrt_dropout_bwd", [&] { return shapes("n", n, "p", p); },
+      ctx, fwd_site, "txrt_dropout_bwd", [&] { return shapes("n", n, "p", p); },
       [&](Context &c) {
         requireDropout(n, p);
         if (n == 0)

@@ -35,7 +35,7 @@ txrt_status txrt_activation_fwd(txrt_context *ctx, int64_t site,
                                 int32_t activation, int64_t n, const float *x,
                                 float *y) {
   return runKernel(
-      ctx, "txrt_activation_fwd",
+      ctx, site, "txrt_activation_fwd",
       [&] { return shapes("activation", activation, "n", n); },
       [&](Context &c) {
         requireActivation(activation);
@@ -60,7 +60,7 @@ txrt_status txrt_activation_bwd(txrt_context *ctx, int64_t site,
                                 int32_t activation, int64_t n, const float *x,
                                 const float *dy, float *dx) {
   return runKernel(
-      ctx, "txrt_activation_bwd",
+      ctx, site, "txrt_activation_bwd",
       [&] { return shapes("activation", activation, "n", n); },
       [&](Context &c) {
         requireActivation(activation);

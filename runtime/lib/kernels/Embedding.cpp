@@ -35,12 +35,12 @@ void requireIds(const int32_t *ids, int64_t n, int64_t vocab,
 
 extern "C" {
 
-txrt_status txrt_embedding_fwd(txrt_context *ctx, int64_t /*site*/, int64_t n,
+txrt_status txrt_embedding_fwd(txrt_context *ctx, int64_t site, int64_t n,
                                int64_t vocab, int64_t dim, const int32_t *ids,
                                const float *table, float scale,
                                const float *pos, int64_t seq_len, float *out) {
   return runKernel(
-      ctx, "txrt_embedding_fwd",
+      ctx, site, "txrt_embedding_fwd",
       [&] {
         return shapes("n", n, "vocab", vocab, "dim", dim, "seq_len", seq_len);
       },
@@ -69,13 +69,13 @@ txrt_status txrt_embedding_fwd(txrt_context *ctx, int64_t /*site*/, int64_t n,
       });
 }
 
-txrt_status txrt_embedding_bwd(txrt_context *ctx, int64_t /*site*/, int64_t n,
+txrt_status txrt_embedding_bwd(txrt_context *ctx, int64_t site, int64_t n,
                                int64_t vocab, int64_t dim, const int32_t *ids,
                                const float *dout, float scale,
                                int32_t padding_idx, float *dtable,
                                int32_t accumulate) {
   return runKernel(
-      ctx, "txrt_embedding_bwd",
+      ctx, site, "txrt_embedding_bwd",
       [&] {
         return shapes("n", n, "vocab", vocab, "dim", dim, "padding_idx",
                       padding_idx);

@@ -35,12 +35,12 @@ int64_t wrap(int32_t id, int64_t n) { return id < 0 ? n + id : id; }
 
 extern "C" {
 
-txrt_status txrt_gather(txrt_context *ctx, int64_t /*site*/, int64_t outer,
+txrt_status txrt_gather(txrt_context *ctx, int64_t site, int64_t outer,
                         int64_t n, int64_t inner, int64_t element_bytes,
                         const int32_t *ids, int64_t count, const void *src,
                         void *out) {
   return runKernel(
-      ctx, "txrt_gather",
+      ctx, site, "txrt_gather",
       [&] {
         return shapes("outer", outer, "n", n, "inner", inner, "element_bytes",
                       element_bytes, "count", count);
@@ -67,11 +67,11 @@ txrt_status txrt_gather(txrt_context *ctx, int64_t /*site*/, int64_t outer,
       });
 }
 
-txrt_status txrt_gather_bwd(txrt_context *ctx, int64_t /*site*/, int64_t outer,
+txrt_status txrt_gather_bwd(txrt_context *ctx, int64_t site, int64_t outer,
                             int64_t n, int64_t inner, const int32_t *ids,
                             int64_t count, const float *dout, float *dsrc) {
   return runKernel(
-      ctx, "txrt_gather_bwd",
+      ctx, site, "txrt_gather_bwd",
       [&] {
         return shapes("outer", outer, "n", n, "inner", inner, "count", count);
       },

@@ -51,7 +51,7 @@ txrt_status txrt_layer_norm_fwd(txrt_context *ctx, int64_t site, int64_t rows,
                                 const float *gamma, const float *beta,
                                 float eps, float *y, float *mean, float *var) {
   return runKernel(
-      ctx, "txrt_layer_norm_fwd",
+      ctx, site, "txrt_layer_norm_fwd",
       [&] { return shapes("rows", rows, "cols", cols); },
       [&](Context &c) {
         require(rows >= 0 && cols >= 0, "sizes must be non-negative");
@@ -99,7 +99,7 @@ txrt_status txrt_layer_norm_bwd(txrt_context *ctx, int64_t site, int64_t rows,
                                 int32_t accumulate_dx,
                                 int32_t accumulate_params) {
   return runKernel(
-      ctx, "txrt_layer_norm_bwd",
+      ctx, site, "txrt_layer_norm_bwd",
       [&] { return shapes("rows", rows, "cols", cols); },
       [&](Context &c) {
         require(rows >= 0 && cols >= 0, "sizes must be non-negative");

@@ -54,7 +54,7 @@ txrt_status txrt_matmul(txrt_context *ctx, int64_t site, int64_t batch0,
                         int32_t activation, const float *residual, float alpha,
                         float beta) {
   return runKernel(
-      ctx, "txrt_matmul",
+      ctx, site, "txrt_matmul",
       [&] {
         return shapes("batch0", batch0, "batch1", batch1, "m", m, "n", n, "k",
                       k, "a_strides", dimsString(a_strides, 4), "b_strides",
@@ -62,6 +62,7 @@ txrt_status txrt_matmul(txrt_context *ctx, int64_t site, int64_t batch0,
                       dimsString(c_strides, 4));
       },
       [&](Context &c_) {
+        c_.noteFlops(2.0 * double(batch0) * double(batch1) * double(m) * double(n) * double(k));
         require(batch0 >= 0 && batch1 >= 0 && m >= 0 && n >= 0 && k >= 0,
                 "sizes must be non-negative");
         if (batch0 == 0 || batch1 == 0 || m == 0 || n == 0 || k == 0)
@@ -134,8 +135,9 @@ txrt_status txrt_linear_fwd(txrt_context *ctx, int64_t site, int64_t m,
                             int32_t activation, const float *residual,
                             float *y) {
   return runKernel(
-      ctx, "txrt_linear_fwd", [&] { return shapes("m", m, "n", n, "k", k); },
+      ctx, site, "txrt_linear_fwd", [&] { return shapes("m", m, "n", n, "k", k); },
       [&](Context &c) {
+        c.noteFlops(2.0 * double(m) * double(n) * double(k));
         linearForward(c, site, m, n, k, x, w, bias, activation, nullptr,
                       residual, y);
       });
@@ -147,9 +149,10 @@ txrt_status txrt_linear_gated_fwd(txrt_context *ctx, int64_t site, int64_t m,
                                   int32_t activation, const float *gate,
                                   const float *residual, float *y) {
   return runKernel(
-      ctx, "txrt_linear_gated_fwd",
+      ctx, site, "txrt_linear_gated_fwd",
       [&] { return shapes("m", m, "n", n, "k", k); },
       [&](Context &c) {
+        c.noteFlops(4.0 * double(m) * double(n) * double(k));
         if (m > 0 && n > 0 && k > 0) {
           require(gate != nullptr, "gate is NULL");
           require(gate != y, "gate and y must not be the same buffer");
@@ -165,8 +168,9 @@ txrt_status txrt_linear_bwd(txrt_context *ctx, int64_t site, int64_t m,
                             float *dw, float *dbias, int32_t accumulate_dx,
                             int32_t accumulate_params) {
   return runKernel(
-      ctx, "txrt_linear_bwd", [&] { return shapes("m", m, "n", n, "k", k); },
+      ctx, site, "txrt_linear_bwd", [&] { return shapes("m", m, "n", n, "k", k); },
       [&](Context &c) {
+        c.noteFlops(2.0 * double(m) * double(n) * double(k) * ((dx ? 1.0 : 0.0) + (dw ? 1.0 : 0.0)));
         require(m >= 0 && n >= 0 && k >= 0, "sizes must be non-negative");
         if (m == 0 || n == 0 || k == 0)
           return;

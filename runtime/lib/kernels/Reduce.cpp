@@ -115,7 +115,7 @@ txrt_status txrt_reduce(txrt_context *ctx, int64_t site, int32_t op,
                         int32_t rank, const int64_t *x_dims, const float *x,
                         const int64_t *y_dims, float *y) {
   return runKernel(
-      ctx, "txrt_reduce",
+      ctx, site, "txrt_reduce",
       [&] {
         int shown = rank >= 1 && rank <= kMaxRank ? rank : 0;
         return shapes("op", op, "x", dimsString(x_dims, shown), "y",
@@ -178,10 +178,10 @@ txrt_status txrt_reduce(txrt_context *ctx, int64_t site, int32_t op,
       });
 }
 
-txrt_status txrt_argmax(txrt_context *ctx, int64_t /*site*/, int64_t rows,
+txrt_status txrt_argmax(txrt_context *ctx, int64_t site, int64_t rows,
                         int64_t cols, const float *x, int32_t *out) {
   return runKernel(
-      ctx, "txrt_argmax", [&] { return shapes("rows", rows, "cols", cols); },
+      ctx, site, "txrt_argmax", [&] { return shapes("rows", rows, "cols", cols); },
       [&](Context &c) {
         require(rows >= 0 && cols >= 0, "sizes must be non-negative");
         if (rows == 0)

@@ -188,12 +188,12 @@ void rmsNormBackward(Context &ctx, int64_t rows, int64_t cols, const float *x,
 
 extern "C" {
 
-txrt_status txrt_rms_norm_fwd(txrt_context *ctx, int64_t /*site*/,
+txrt_status txrt_rms_norm_fwd(txrt_context *ctx, int64_t site,
                               int64_t rows, int64_t cols, const float *x,
                               const float *r, const float *gamma, float eps,
                               float *y, float *out_sum) {
   return runKernel(
-      ctx, "txrt_rms_norm_fwd",
+      ctx, site, "txrt_rms_norm_fwd",
       [&] { return shapes("rows", rows, "cols", cols); },
       [&](Context &c) {
         require(rows >= 0 && cols >= 0, "sizes must be non-negative");
@@ -206,14 +206,14 @@ txrt_status txrt_rms_norm_fwd(txrt_context *ctx, int64_t /*site*/,
       });
 }
 
-txrt_status txrt_rms_norm_bwd(txrt_context *ctx, int64_t /*site*/,
+txrt_status txrt_rms_norm_bwd(txrt_context *ctx, int64_t site,
                               int64_t rows, int64_t cols, const float *x,
                               const float *r, const float *gamma, float eps,
                               const float *dy, const float *dsum, float *dx,
                               float *dgamma, int32_t accumulate_dx,
                               int32_t accumulate_params) {
   return runKernel(
-      ctx, "txrt_rms_norm_bwd",
+      ctx, site, "txrt_rms_norm_bwd",
       [&] { return shapes("rows", rows, "cols", cols); },
       [&](Context &c) {
         require(rows >= 0 && cols >= 0, "sizes must be non-negative");

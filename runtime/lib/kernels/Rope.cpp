@@ -57,12 +57,12 @@ void ropeForward(Context &ctx, int64_t outer, int64_t seq, int64_t heads,
 
 extern "C" {
 
-txrt_status txrt_rope(txrt_context *ctx, int64_t /*site*/, int64_t outer,
+txrt_status txrt_rope(txrt_context *ctx, int64_t site, int64_t outer,
                       int64_t seq, int64_t heads, int64_t head_dim,
                       const float *x, float *y, int64_t pos_offset, float base,
                       int32_t inverse) {
   return runKernel(
-      ctx, "txrt_rope",
+      ctx, site, "txrt_rope",
       [&] {
         return shapes("outer", outer, "seq", seq, "heads", heads, "head_dim",
                       head_dim, "pos_offset", pos_offset);
@@ -88,12 +88,12 @@ txrt_status txrt_rope(txrt_context *ctx, int64_t /*site*/, int64_t outer,
       });
 }
 
-txrt_status txrt_rope_angles(txrt_context *ctx, int64_t /*site*/,
+txrt_status txrt_rope_angles(txrt_context *ctx, int64_t site,
                              int64_t outer, int64_t seq, int64_t heads,
                              int64_t head_dim, const float *x, float *y,
                              const float *angles, int32_t inverse) {
   return runKernel(
-      ctx, "txrt_rope_angles",
+      ctx, site, "txrt_rope_angles",
       [&] {
         return shapes("outer", outer, "seq", seq, "heads", heads, "head_dim",
                       head_dim);

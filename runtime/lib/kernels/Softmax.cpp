@@ -33,7 +33,7 @@ txrt_status txrt_softmax_fwd(txrt_context *ctx, int64_t site, int64_t rows,
                              int64_t cols, const float *x, float *y,
                              int32_t log_softmax) {
   return runKernel(
-      ctx, "txrt_softmax_fwd",
+      ctx, site, "txrt_softmax_fwd",
       [&] {
         return shapes("rows", rows, "cols", cols, "log_softmax", log_softmax);
       },
@@ -58,7 +58,7 @@ txrt_status txrt_softmax_bwd(txrt_context *ctx, int64_t site, int64_t rows,
                              int64_t cols, const float *y, const float *dy,
                              float *dx, int32_t log_softmax) {
   return runKernel(
-      ctx, "txrt_softmax_bwd",
+      ctx, site, "txrt_softmax_bwd",
       [&] {
         return shapes("rows", rows, "cols", cols, "log_softmax", log_softmax);
       },

@@ -29,6 +29,12 @@ std::string buildModelMetadata(ModuleOp planned, llvm::StringRef source,
 /// metadata, the entry functions and their buffer layout) for `planned`.
 std::string buildCHeader(ModuleOp planned, llvm::StringRef guardName);
 
+/// The metadata `json` with the module's call-site table (the "tx.sites"
+/// attribute LowerEntries leaves, removed here) added as "sites": which
+/// entry, op, spec location and scope each runtime call site is
+/// (SiteTable.cpp).
+std::string addSiteTable(llvm::StringRef json, ModuleOp lowered);
+
 /// Adds to `module` (tx-lower-entries already run) the passes that bring it
 /// to the LLVM dialect: linalg to loops, SCF to CF, memref/arith/math/func/cf
 /// to LLVM.

@@ -1,0 +1,81 @@
+//===- Profile.h - where an entry's time goes, by spec line -----*- C++ -*-===//
+//
+// `run ENTRY --profile` and `bench --profile`: the context records every
+// runtime call (txrt_profile_*: kernel, call site, start, duration, FLOPs);
+// the metadata's "sites" table (txc, SiteTable.cpp) says which spec op each
+// site is. A Profile collects the records of each entry call and reports:
+//  - a table grouped by spec location and op: calls, total ms, share of the
+//    entry calls' time, GFLOP/s where the kernel counts FLOPs; the time
+//    between runtime calls (the compiled code's own loops: glue, copies) is
+//    its own row, "generated code";
+//  - a Chrome trace-event JSON (chrome://tracing, Perfetto): one complete
+//    event ("ph": "X") per entry call and per runtime call;
+//  - the arenas: the planned activation arena of each entry profiled and
+//    the parameter arena (the static plan is the high-water mark).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_PROFILE_H
+#define TXRT_DRIVER_PROFILE_H
+
+#include "txrt/txrt.h"
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace txrt::driver {
+
+struct ModelInfo;
+
+/// A runtime call site as the metadata describes it.
+struct SiteInfo {
+  std::string entry, op, loc, scope;
+  std::vector<std::string> fused;
+};
+
+/// The metadata's "sites" table by site id (empty when absent); throws
+/// ModelError on a malformed table.
+std::map<int64_t, SiteInfo> parseSiteTable(std::string_view metadataJson);
+
+class Profile {
+public:
+  explicit Profile(std::map<int64_t, SiteInfo> sites)
+      : sites_(std::move(sites)) {}
+
+  /// Records one call of `entry` that took [startNs, endNs) and the
+  /// runtime calls the context recorded meanwhile (then clears them).
+  void addEntryCall(const std::string &entry, int64_t startNs, int64_t endNs,
+                    txrt_context *ctx);
+
+  /// The sum of the entry calls' durations, in ns.
+  int64_t totalNs() const;
+  bool empty() const { return calls_.empty(); }
+
+  /// The table, at most `maxRows` rows by total time (0: all).
+  void writeTable(std::ostream &os, size_t maxRows = 0) const;
+  /// Chrome's trace-event format (a JSON object with "traceEvents").
+  void writeTrace(std::ostream &os) const;
+  /// The activation arenas of the entries profiled and the parameters.
+  void writeArenas(std::ostream &os, const ModelInfo &model) const;
+
+private:
+  struct Call {
+    std::string kernel;
+    int64_t site, startNs, durationNs;
+    double flops;
+  };
+  struct EntryCall {
+    std::string entry;
+    int64_t startNs, endNs;
+    std::vector<Call> calls;
+  };
+  std::map<int64_t, SiteInfo> sites_;
+  std::vector<EntryCall> calls_;
+};
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_PROFILE_H
