@@ -80,6 +80,14 @@ options:
                         creates the kernels' primitives; the time of every run
                         is reported as min and median); a train_step entry
                         takes N updates, steps N0..N0+N-1
+  --profile             time every runtime call and print where the time
+                        goes by spec line and op kind (runs after the first
+                        when --repeat N > 1; docs/profiling.md); with
+                        --repeat N >= 3, every other run is left unprofiled
+                        and the overhead is printed
+  --profile-trace FILE  --profile, and write a Chrome trace-event JSON
+                        (chrome://tracing, Perfetto) to FILE
+  --profile-rows N      rows of the by-location table (default 15, 0: all)
 training entries (kind train_step / train_grad):
   --step N              the update number the (first) run is told (default:
                         the loaded checkpoint's step + 1, else 1)
@@ -161,6 +169,13 @@ void parseRun(ArgCursor &cursor, CommandLine &line) {
       run.repeat = *repeat;
     } else if (arg == "--save-grads") {
       run.saveGradsPath = pathOption(cursor, arg);
+    } else if (arg == "--profile") {
+      run.profile = true;
+    } else if (arg == "--profile-trace") {
+      run.profile = true;
+      run.profileTracePath = pathOption(cursor, arg);
+    } else if (arg == "--profile-rows") {
+      run.profileRows = integerOption<int64_t>(cursor, arg, 0, 1000000);
     } else if (arg == "--step") {
       run.trainStep = integerOption<int64_t>(cursor, arg, 1, int64_t(1) << 62);
     } else if (arg == "--seed") {

@@ -25,7 +25,10 @@
 #ifndef TXRT_DRIVER_COMMANDLINE_H
 #define TXRT_DRIVER_COMMANDLINE_H
 
+#include "loop/Profile.h"
+
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -61,6 +64,14 @@ struct RunOptions {
   /// (default: one past a loaded training checkpoint's step, else 1).
   std::optional<int64_t> trainStep;
   uint64_t trainSeed = 0; ///< --seed
+  /// --profile: time every runtime call and report by spec line
+  /// (loop/Profile.h); --profile-trace FILE also writes a Chrome trace.
+  bool profile = false;
+  std::optional<std::string> profileTracePath;
+  int64_t profileRows = 15; ///< --profile-rows: rows of the location table
+  /// The metadata's call-site table (filled by the dispatcher when
+  /// profiling).
+  std::map<int64_t, SiteInfo> profileSites;
 };
 
 struct TrainOptions {
@@ -128,6 +139,14 @@ struct BenchOptions {
   std::optional<int64_t> batch, sourceLength, targetLength;
   uint64_t seed = 0;
   int32_t threads = 0;
+  /// --profile: time every runtime call and report by spec line
+  /// (loop/Profile.h); --profile-trace FILE also writes a Chrome trace.
+  bool profile = false;
+  std::optional<std::string> profileTracePath;
+  int64_t profileRows = 15; ///< --profile-rows: rows of the location table
+  /// The metadata's call-site table (filled by the dispatcher when
+  /// profiling).
+  std::map<int64_t, SiteInfo> profileSites;
 };
 
 struct ExportOptions {

@@ -126,6 +126,10 @@ options:
   --load FILE         parameters from a checkpoint (default: --init 0)
   --seed S            the seed of the synthetic ids (default 0)
   --threads N         kernel threads
+  --profile           time every runtime call of the timed train steps and
+                      print where the time goes by spec line and op kind
+  --profile-trace F   --profile, and write a Chrome trace-event JSON to F
+  --profile-rows N    rows of the by-location table (default 15, 0: all)
   -h, --help          show this text
 )";
 
@@ -307,6 +311,13 @@ void parseBench(ArgCursor &cursor, CommandLine &line) {
       bench.seed = integerOption<uint64_t>(cursor, arg, 0, ~uint64_t(0));
     } else if (arg == "--threads") {
       bench.threads = threadsOption(cursor, arg);
+    } else if (arg == "--profile") {
+      bench.profile = true;
+    } else if (arg == "--profile-trace") {
+      bench.profile = true;
+      bench.profileTracePath = pathOption(cursor, arg);
+    } else if (arg == "--profile-rows") {
+      bench.profileRows = integerOption<int64_t>(cursor, arg, 0, 1000000);
     } else {
       unexpected(cursor, arg);
     }

@@ -7,11 +7,15 @@
 #include "data/InputValidation.h"
 #include "core/Memory.h"
 #include "core/ModelRunner.h"
+#include "formats/FileIO.h"
+#include "loop/Profile.h"
 #include "data/ParallelText.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
+#include <sstream>
 #include <sys/resource.h>
 
 namespace txrt::driver {
@@ -199,12 +203,37 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                                                  : &data.tgtOut);
     runner.setTrainState(1, options.seed);
     runner.call(*train, inputs); // warm-up
+    // --profile: the timed steps are profiled (loop/Profile.h).
+    std::optional<Profile> profile;
+    if (options.profile) {
+      profile.emplace(options.profileSites);
+      txrt_context_set_profiling(runner.context(), 1);
+      runner.onCall = [&](const EntryInfo &called, int64_t startNs,
+                          int64_t endNs) {
+        profile->addEntryCall(called.name, startNs, endNs, runner.context());
+      };
+    }
     std::vector<double> times;
     for (int64_t step = 0; step < options.steps; ++step) {
       runner.setTrainState(step + 2, options.seed);
       auto start = Clock::now();
       runner.call(*train, inputs);
       times.push_back(millisecondsSince(start));
+    }
+    if (profile) {
+      txrt_context_set_profiling(runner.context(), 0);
+      runner.onCall = nullptr;
+      profile->writeTable(out, size_t(options.profileRows));
+      profile->writeArenas(out, model);
+      if (options.profileTracePath) {
+        std::ostringstream trace;
+        profile->writeTrace(trace);
+        AtomicFileWriter writer(*options.profileTracePath);
+        writer.write(trace.str());
+        writer.commit();
+        out << "wrote the Chrome trace to " << *options.profileTracePath
+            << "\n";
+      }
     }
     std::sort(times.begin(), times.end());
     double median = times[times.size() / 2];

@@ -15,6 +15,7 @@
 #include "cli/OutputPaths.h"
 #include "core/Parameters.h"
 #include "loop/Checkpoint.h"
+#include "loop/Profile.h"
 
 #include "txrt/txrt.h"
 
@@ -24,6 +25,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <sstream>
 
 namespace txrt::driver {
 
@@ -190,11 +193,12 @@ std::optional<TrainingPosition> fillParameters(const ModelInfo &model,
 /// entry run N times takes N updates: steps firstStep,
 /// firstStep + 1, ... (the learning-rate warmup and Adam's bias correction
 /// advance); other training entries are told firstStep every time.
-void callEntry(txc_entry_fn function, const EntryInfo &entry,
+void callEntry(const ModelInfo &model, txc_entry_fn function,
+               const EntryInfo &entry,
                ParameterArena &params, const std::vector<int64_t> &dims,
                std::vector<Tensor> &inputs, std::vector<Tensor> &outputs,
                const RunOptions &options, int64_t firstStep,
-               std::ostream &err) {
+               std::ostream &out, std::ostream &err) {
   const int32_t threads = options.threads, repeat = options.repeat;
   std::vector<void *> inputPointers, outputPointers;
   for (Tensor &tensor : inputs)
@@ -207,7 +211,14 @@ void callEntry(txc_entry_fn function, const EntryInfo &entry,
                      "the activation arena of entry '" + entry.name + "'");
   ContextPtr ctx = createContext(threads);
 
-  std::vector<double> times;
+  // --profile: the first run creates the kernels' primitives, so with
+  // --repeat N > 1 the runs after it are profiled; with N >= 3 every other
+  // one is left unprofiled to measure what profiling costs.
+  std::optional<Profile> profile;
+  if (options.profile)
+    profile.emplace(options.profileSites);
+  std::vector<double> times, profiledTimes, plainTimes;
+  uint32_t floatMode = txrt_denormals_enter(ctx.get());
   for (int32_t run = 0; run < std::max<int32_t>(repeat, 1); ++run) {
     // Training entries read the update number and the dropout seed.
     if (entry.kind != EntryKind::Forward)
@@ -215,13 +226,19 @@ void callEntry(txc_entry_fn function, const EntryInfo &entry,
           ctx.get(),
           entry.kind == EntryKind::TrainStep ? firstStep + run : firstStep,
           options.trainSeed);
-    auto start = std::chrono::steady_clock::now();
+    bool profiled = profile && (repeat == 1 || (run > 0 && (repeat < 3 ||
+                                                           run % 2 == 1)));
+    txrt_context_set_profiling(ctx.get(), profiled ? 1 : 0);
+    int64_t startNs = txrt_profile_clock_ns();
     int32_t status =
         function(ctx.get(), params.data(), arena.data(), dims.data(),
                  inputPointers.data(), outputPointers.data());
-    times.push_back(std::chrono::duration<double, std::milli>(
-                        std::chrono::steady_clock::now() - start)
-                        .count());
+    int64_t endNs = txrt_profile_clock_ns();
+    times.push_back(double(endNs - startNs) / 1e6);
+    if (profiled)
+      profile->addEntryCall(entry.name, startNs, endNs, ctx.get());
+    if (profile && run > 0)
+      (profiled ? profiledTimes : plainTimes).push_back(times.back());
     if (status != TXRT_OK)
       throw KernelError("entry '" + entry.name + "' failed (" +
                         txrt_status_string(status) +
@@ -240,6 +257,32 @@ void callEntry(txc_entry_fn function, const EntryInfo &entry,
   }
   err << "ran '" << entry.name << "' " << (times.size() == 1 ? "in " : "")
       << elapsed << "\n";
+  txrt_denormals_leave(floatMode);
+  if (profile) {
+    txrt_context_set_profiling(ctx.get(), 0);
+    profile->writeTable(out, size_t(options.profileRows));
+    profile->writeArenas(out, model);
+    if (!profiledTimes.empty() && !plainTimes.empty()) {
+      // The fastest run of each kind: the least disturbed by the machine.
+      double on = *std::min_element(profiledTimes.begin(), profiledTimes.end());
+      double off = *std::min_element(plainTimes.begin(), plainTimes.end());
+      char line[160];
+      std::snprintf(line, sizeof(line),
+                    "profiling overhead: fastest profiled run %.3f ms, "
+                    "fastest unprofiled run %.3f ms (%+.1f %%)\n",
+                    on, off, 100.0 * (on - off) / off);
+      out << line;
+    }
+    if (options.profileTracePath) {
+      std::ostringstream trace;
+      profile->writeTrace(trace);
+      AtomicFileWriter writer(*options.profileTracePath);
+      writer.write(trace.str());
+      writer.commit();
+      out << "wrote the Chrome trace to " << *options.profileTracePath
+          << "\n";
+    }
+  }
 }
 
 } // namespace
@@ -287,8 +330,8 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   for (const TensorSig &sig : entry->outputs)
     outputs.push_back(allocateTensor(sig.dtype, concreteShape(sig, dims),
                                      "output '" + sig.name + "'"));
-  callEntry(function, *entry, params, dims, inputs, outputs, options,
-            firstStep, err);
+  callEntry(model, function, *entry, params, dims, inputs, outputs, options,
+            firstStep, out, err);
 
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::string path = outputPath(options, entry->outputs[i]);
