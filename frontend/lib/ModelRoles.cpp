@@ -102,6 +102,10 @@ public:
     for (const ast::DeclPtr &decl : ast.decls) {
       if (auto *kind = llvm::dyn_cast_or_null<ast::KindDecl>(decl.get()))
         kindDecl = kind;
+      if (auto *def = llvm::dyn_cast_or_null<ast::DefDecl>(decl.get()))
+        for (const ast::Param &param : def->params)
+          if (!param.role.empty())
+            defParamsWithRoles.push_back(&param);
       if (auto *entry = llvm::dyn_cast_or_null<ast::EntryDecl>(decl.get()))
         if (auto func = module.lookupSymbol<func::FuncOp>(entry->name);
             func && func->hasAttr("tx.entry"))
@@ -121,6 +125,12 @@ public:
       kind = *parsed;
     }
     unsigned errors = diags.getNumErrorReports();
+    for (const ast::Param *param : defParamsWithRoles)
+      diags.error(param->roleLoc,
+                  "role '@" + param->role + "' on '" + param->name +
+                      "', a parameter of a def",
+                  "roles say what an entry's inputs are; move it to the "
+                  "entry parameter that feeds this one");
     for (const Entry &entry : entries)
       checkWrittenRoles(entry);
     if (diags.getNumErrorReports() != errors)
@@ -339,6 +349,7 @@ private:
   ModuleOp module;
   txc::DiagnosticEngine &diags;
   const ast::KindDecl *kindDecl = nullptr;
+  std::vector<const ast::Param *> defParamsWithRoles;
   ModelKind kind = ModelKind::None;
   std::vector<Entry> entries;
 };
