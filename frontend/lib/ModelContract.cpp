@@ -133,9 +133,8 @@ private:
 
   /// The input roles the text commands fill with token ids.
   static bool isTokenRole(StringRef role) {
-    return llvm::is_contained({"source", "target_in", "target_out", "tokens",
-                               "targets"},
-                              role);
+    return llvm::is_contained(
+        {"source", "target_in", "target_out", "tokens", "targets"}, role);
   }
 
   void collectEmbeddings() {
@@ -150,8 +149,8 @@ private:
             func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kRoleAttr);
         if (!role || !isTokenRole(role.getValue()))
           return;
-        auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                      "tx.name");
+        auto name =
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tx.name");
         auto table = cast<RankedTensorType>(embedding.getTable().getType());
         embeddings.push_back({name ? name.str() : "?", role.str(),
                               table.getDimSize(0),
@@ -162,8 +161,8 @@ private:
 
   /// The config value the driver checks ids of an input with `role`
   /// against (runtime/driver/data/InputValidation.cpp, vocabKeyFor).
-  static const ConfigInt *vocabFor(StringRef role,
-                                   const std::map<std::string, ConfigInt> &vocabs) {
+  static const ConfigInt *
+  vocabFor(StringRef role, const std::map<std::string, ConfigInt> &vocabs) {
     auto find = [&](const char *key) -> const ConfigInt * {
       auto it = vocabs.find(key);
       return it == vocabs.end() ? nullptr : &it->second;
@@ -201,15 +200,14 @@ private:
       if (!vocab || vocab->value >= kNumSpecialTokens ||
           !reported.insert(vocab->name).second)
         continue;
-      diags.error(vocab->loc,
-                  "config '" + vocab->name + "' = " +
-                      std::to_string(vocab->value) +
-                      " leaves no room for the 4 special tokens ([PAD] [UNK] "
-                      "[SOS] [EOS]) the executable's tokenizer puts in every "
-                      "vocabulary of a " +
-                      module->getAttrOfType<StringAttr>(kKindAttr).str() +
-                      " model",
-                  why + "; give it a vocabulary of at least 4 ids");
+      diags.error(
+          vocab->loc,
+          "config '" + vocab->name + "' = " + std::to_string(vocab->value) +
+              " leaves no room for the 4 special tokens ([PAD] [UNK] "
+              "[SOS] [EOS]) the executable's tokenizer puts in every "
+              "vocabulary of a " +
+              module->getAttrOfType<StringAttr>(kKindAttr).str() + " model",
+          why + "; give it a vocabulary of at least 4 ids");
     }
   }
 

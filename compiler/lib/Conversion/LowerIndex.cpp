@@ -204,10 +204,12 @@ std::optional<LogicalResult> EntryLowering::lowerIndexOp(Operation *op) {
         // In an incremental decoding step (tx.position_offset = the cache
         // dim) the positions follow the cached ones: start + cache - T.
         Value start = i64(arange.getStart());
-        if (auto dim = arange->getAttrOfType<StringAttr>("tx.position_offset")) {
+        if (auto dim =
+                arange->getAttrOfType<StringAttr>("tx.position_offset")) {
           Value total = dimValues.lookup(dim);
           if (!total)
-            return fail(arange, "tx.position_offset names an unknown dimension");
+            return fail(arange,
+                        "tx.position_offset names an unknown dimension");
           Value length = dimSizes(typeOf(arange.getResult()))[0];
           start = builder.create<arith::AddIOp>(
               loc, start,
@@ -223,7 +225,8 @@ std::optional<LogicalResult> EntryLowering::lowerIndexOp(Operation *op) {
                   Value i = b.create<arith::IndexCastOp>(
                       l, b.getI64Type(), b.create<linalg::IndexOp>(l, 0));
                   return b.create<arith::TruncIOp>(
-                      l, b.getI32Type(), b.create<arith::AddIOp>(l, i, args[0]));
+                      l, b.getI32Type(),
+                      b.create<arith::AddIOp>(l, i, args[0]));
                 });
         return success();
       })

@@ -115,10 +115,10 @@ bool actsPerPosition(Operation *op, std::string &why) {
     return false;
   }
   // Ops that treat every position on its own.
-  if (isa<ParamOp, ConstantOp, EmbeddingOp, PositionalEncodingOp, AddOp,
-          SubOp, MulOp, DivOp, NegOp, ScaleOp, ReluOp, GeluOp, DropoutOp,
-          LinearOp, SplitHeadsOp, MergeHeadsOp, LayerNormOp,
-          AddLayerNormOp, RmsNormOp, AddRmsNormOp, RopeOp>(op))
+  if (isa<ParamOp, ConstantOp, EmbeddingOp, PositionalEncodingOp, AddOp, SubOp,
+          MulOp, DivOp, NegOp, ScaleOp, ReluOp, GeluOp, DropoutOp, LinearOp,
+          SplitHeadsOp, MergeHeadsOp, LayerNormOp, AddLayerNormOp, RmsNormOp,
+          AddRmsNormOp, RopeOp>(op))
     return true;
   // Indexing (TxIndexOps.td) that leaves positions alone: concat and
   // split cut static axes only, a slice that keeps every symbolic axis
@@ -137,9 +137,8 @@ bool actsPerPosition(Operation *op, std::string &why) {
       return true;
   }
   // Tensor math (TxMathOps.td) is element-wise too.
-  if (isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, CosOp, SinOp,
-          SigmoidOp, SiluOp,
-          GeluTanhOp, PowOp, MinimumOp, MaximumOp, ClampOp>(op))
+  if (isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, CosOp, SinOp, SigmoidOp,
+          SiluOp, GeluTanhOp, PowOp, MinimumOp, MaximumOp, ClampOp>(op))
     return true;
   // A product with a tensor without symbolic axes (a weight, the tied
   // output projection `matmul(x, transpose(wte))`), and the transpose of
@@ -381,8 +380,7 @@ bool movesUnitAxes(ReshapeOp reshape) {
 
 /// Walks a mask made of `padding_mask(tokens)` and `causal_mask(tokens)`
 /// joined by `&` and unit-axis reshapes; false for anything else.
-bool maskParts(Value mask, Value tokens, PaddingMaskOp &padding,
-               bool &causal) {
+bool maskParts(Value mask, Value tokens, PaddingMaskOp &padding, bool &causal) {
   Operation *def = mask.getDefiningOp();
   if (auto pad = dyn_cast_or_null<PaddingMaskOp>(def)) {
     if (pad.getIds() != tokens || (padding && padding != pad))
@@ -405,8 +403,8 @@ bool maskParts(Value mask, Value tokens, PaddingMaskOp &padding,
 
 /// The attentions of a language model's `logits` entry, or failure with
 /// the reason when it cannot decode incrementally.
-FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits,
-                                              Value tokens, std::string &why) {
+FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
+                                              std::string &why) {
   Dim positions = getShape(cast<RankedTensorType>(tokens.getType()))[1];
   if (!positions.isSymbolic()) {
     why = "the sequence length of the @tokens input is not a symbolic dim";
@@ -414,7 +412,9 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits,
   }
   SmallVector<LmAttention> attentions;
   auto isMask = [](Value value) {
-    return cast<RankedTensorType>(value.getType()).getElementType().isInteger(1);
+    return cast<RankedTensorType>(value.getType())
+        .getElementType()
+        .isInteger(1);
   };
   WalkResult result = logits.walk([&](Operation *op) {
     if (isa<func::FuncOp, func::ReturnOp>(op))
@@ -520,8 +520,8 @@ func::FuncOp buildLmStep(ModuleOp module, func::FuncOp logits,
       Value cache =
           addArg(getTensorType(shape, type.getElementType()), name, "cache");
       builder.setInsertionPoint(split);
-      Value written = builder.create<CacheWriteOp>(fresh.getLoc(),
-                                                   cache.getType(), cache, fresh);
+      Value written = builder.create<CacheWriteOp>(
+          fresh.getLoc(), cache.getType(), cache, fresh);
       split->setOperand(0, written);
       SmallVector<Type> types;
       (void)SplitHeadsOp::inferReturnTypes(
@@ -543,7 +543,8 @@ func::FuncOp buildLmStep(ModuleOp module, func::FuncOp logits,
       SmallVector<Type> types;
       (void)PaddingMaskOp::inferReturnTypes(
           context, mask.getLoc(),
-          PaddingMaskOp::Adaptor(mask->getOperands(), mask->getAttrDictionary()),
+          PaddingMaskOp::Adaptor(mask->getOperands(),
+                                 mask->getAttrDictionary()),
           types);
       mask.getResult().setType(cast<RankedTensorType>(types[0]));
       attention.getMaskMutable().assign(mask.getResult());
@@ -554,8 +555,8 @@ func::FuncOp buildLmStep(ModuleOp module, func::FuncOp logits,
       op->setAttr("tx.position_offset", builder.getStringAttr(kCacheDim));
   });
   eraseDeadOps(step.front());
-  step.setType(builder.getFunctionType(body.getArgumentTypes(),
-                                       step.getResultTypes()));
+  step.setType(
+      builder.getFunctionType(body.getArgumentTypes(), step.getResultTypes()));
   return step;
 }
 
@@ -563,8 +564,7 @@ func::FuncOp buildLmStep(ModuleOp module, func::FuncOp logits,
 /// the spec already has one.
 FailureOr<Dim> addCacheDim(ModuleOp module, const Dim &like) {
   MLIRContext *context = module.getContext();
-  Dim cacheDim =
-      Dim::symbolic(StringAttr::get(context, kCacheDim), like.bound);
+  Dim cacheDim = Dim::symbolic(StringAttr::get(context, kCacheDim), like.bound);
   SmallVector<NamedAttribute> dims;
   if (auto existing = module->getAttrOfType<DictionaryAttr>("tx.dims")) {
     if (existing.get(kCacheDim))
@@ -676,8 +676,8 @@ struct DecodeStepPass : mlir::tx::impl::DecodeStepPassBase<DecodeStepPass> {
     Dim length = getShape(cast<RankedTensorType>(tokens.getType()))[1];
     FailureOr<Dim> cacheDim = addCacheDim(module, length);
     if (failed(cacheDim))
-      return decline("the spec already has a dim named '" +
-                     kCacheDim.str() + "'");
+      return decline("the spec already has a dim named '" + kCacheDim.str() +
+                     "'");
     buildLmStep(module, logits, unsigned(tokensIndex), *cacheDim);
   }
 };

@@ -42,8 +42,8 @@ int main() {
   if (txrt_context_create(&ctx) != TXRT_OK)
     return 1;
   auto *params = static_cast<float *>(alignedAlloc(TXC_PARAM_ARENA_BYTES));
-  void *arena = alignedAlloc(std::max<size_t>(TXC_LOGITS_ARENA_BYTES,
-                                              TXC_LM_STEP_ARENA_BYTES));
+  void *arena = alignedAlloc(
+      std::max<size_t>(TXC_LOGITS_ARENA_BYTES, TXC_LM_STEP_ARENA_BYTES));
   uint32_t state = 12345;
   for (size_t i = 0; i < TXC_PARAM_ARENA_BYTES / sizeof(float); ++i) {
     state = state * 1664525u + 1013904223u;
