@@ -137,12 +137,15 @@ private:
         {"source", "target_in", "target_out", "tokens", "targets"}, role);
   }
 
+  /// Embeddings of token inputs: `embedding(ids, ...)` and the lookup
+  /// `table[ids]` (a gather along the rows of a rank-2 table, as gpt's
+  /// `wte[ids]`).
   void collectEmbeddings() {
     for (auto func : module.getOps<func::FuncOp>()) {
       if (!func->hasAttr("tx.entry") || func.isExternal())
         continue;
-      func.walk([&](EmbeddingOp embedding) {
-        auto arg = dyn_cast<BlockArgument>(embedding.getIds());
+      auto add = [&](Value ids, Value table, Location loc) {
+        auto arg = dyn_cast<BlockArgument>(ids);
         if (!arg || arg.getOwner() != &func.front())
           return;
         auto role =
@@ -151,10 +154,20 @@ private:
           return;
         auto name =
             func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tx.name");
-        auto table = cast<RankedTensorType>(embedding.getTable().getType());
+        auto type = cast<RankedTensorType>(table.getType());
         embeddings.push_back({name ? name.str() : "?", role.str(),
-                              table.getDimSize(0),
-                              specLocOf(embedding.getLoc())});
+                              type.getDimSize(0), specLocOf(loc)});
+      };
+      func.walk([&](Operation *op) {
+        if (auto embedding = dyn_cast<EmbeddingOp>(op))
+          add(embedding.getIds(), embedding.getTable(), op->getLoc());
+        if (auto gather = dyn_cast<GatherOp>(op))
+          if (int64_t(gather.getAxis()) == 0 &&
+              cast<RankedTensorType>(gather.getInput().getType()).getRank() ==
+                  2 &&
+              !cast<RankedTensorType>(gather.getInput().getType())
+                   .isDynamicDim(0))
+            add(gather.getIndices(), gather.getInput(), op->getLoc());
       });
     }
   }
