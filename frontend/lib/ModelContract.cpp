@@ -9,8 +9,9 @@
 //    @tokens, @targets) with ids of word vocabularies sized by `src_vocab`
 //    (@source) and `tgt_vocab` (@target_*), or `vocab`, that start with the
 //    4 special tokens [PAD] [UNK] [SOS] [EOS], padded with `pad` (vocabKeyFor
-//    in InputValidation.cpp). So the embeddings of those inputs need at least
-//    that many rows, and `pad` must be one of them. (`run` checks any input's
+//    in InputValidation.cpp). So the embeddings of those inputs
+//    (`embedding(ids, ...)` or a lookup `table[ids]`) need at least that
+//    many rows, and `pad` must be one of them. (`run` checks any input's
 //    ids against the table it indexes: other inputs, such as position or
 //    segment ids, need nothing here.)
 // A spec the driver cannot run that way is an error here, at the config item
