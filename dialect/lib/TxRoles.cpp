@@ -25,9 +25,8 @@ const llvm::StringRef kLanguageModelInputs[] = {"tokens", "targets"};
 const llvm::StringRef kClassifierInputs[] = {"tokens", "segments", "label"};
 const llvm::StringRef kDerivedInputs[] = {"cache", "cache_ids"};
 
-const llvm::StringRef kSeq2SeqEntries[] = {"train",  "train_grad",
-                                           "encode", "decode",
-                                           "decode_init", "decode_step"};
+const llvm::StringRef kSeq2SeqEntries[] = {
+    "train", "train_grad", "encode", "decode", "decode_init", "decode_step"};
 const llvm::StringRef kLanguageModelEntries[] = {"train", "train_grad",
                                                  "logits", "lm_step"};
 const llvm::StringRef kClassifierEntries[] = {"train", "train_grad",
@@ -133,8 +132,7 @@ LogicalResult TxDialect::verifyOperationAttribute(Operation *op,
   }
   if (name == kRoleAttr) {
     auto role = dyn_cast<StringAttr>(attr.getValue());
-    if (!isa<FunctionOpInterface>(op) || !role ||
-        !isEntryRole(role.getValue()))
+    if (!isa<FunctionOpInterface>(op) || !role || !isEntryRole(role.getValue()))
       return op->emitError() << "'" << kRoleAttr
                              << "' on an operation must be an entry role "
                                 "string on a function";

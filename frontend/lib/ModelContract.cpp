@@ -9,8 +9,9 @@
 //    @tokens, @targets) with ids of word vocabularies sized by `src_vocab`
 //    (@source) and `tgt_vocab` (@target_*), or `vocab`, that start with the
 //    4 special tokens [PAD] [UNK] [SOS] [EOS], padded with `pad` (vocabKeyFor
-//    in InputValidation.cpp). So the embeddings of those inputs need at least
-//    that many rows, and `pad` must be one of them. (`run` checks any input's
+//    in InputValidation.cpp). So the embeddings of those inputs
+//    (`embedding(ids, ...)` or a lookup `table[ids]`) need at least that
+//    many rows, and `pad` must be one of them. (`run` checks any input's
 //    ids against the table it indexes: other inputs, such as position or
 //    segment ids, need nothing here.)
 // A spec the driver cannot run that way is an error here, at the config item
@@ -133,37 +134,49 @@ private:
 
   /// The input roles the text commands fill with token ids.
   static bool isTokenRole(StringRef role) {
-    return llvm::is_contained({"source", "target_in", "target_out", "tokens",
-                               "targets"},
-                              role);
+    return llvm::is_contained(
+        {"source", "target_in", "target_out", "tokens", "targets"}, role);
   }
 
+  /// Embeddings of token inputs: `embedding(ids, ...)` and the lookup
+  /// `table[ids]` (a gather along the rows of a rank-2 table, as gpt's
+  /// `wte[ids]`).
   void collectEmbeddings() {
     for (auto func : module.getOps<func::FuncOp>()) {
       if (!func->hasAttr("tx.entry") || func.isExternal())
         continue;
-      func.walk([&](EmbeddingOp embedding) {
-        auto arg = dyn_cast<BlockArgument>(embedding.getIds());
+      auto add = [&](Value ids, Value table, Location loc) {
+        auto arg = dyn_cast<BlockArgument>(ids);
         if (!arg || arg.getOwner() != &func.front())
           return;
         auto role =
             func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kRoleAttr);
         if (!role || !isTokenRole(role.getValue()))
           return;
-        auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                      "tx.name");
-        auto table = cast<RankedTensorType>(embedding.getTable().getType());
+        auto name =
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tx.name");
+        auto type = cast<RankedTensorType>(table.getType());
         embeddings.push_back({name ? name.str() : "?", role.str(),
-                              table.getDimSize(0),
-                              specLocOf(embedding.getLoc())});
+                              type.getDimSize(0), specLocOf(loc)});
+      };
+      func.walk([&](Operation *op) {
+        if (auto embedding = dyn_cast<EmbeddingOp>(op))
+          add(embedding.getIds(), embedding.getTable(), op->getLoc());
+        if (auto gather = dyn_cast<GatherOp>(op))
+          if (int64_t(gather.getAxis()) == 0 &&
+              cast<RankedTensorType>(gather.getInput().getType()).getRank() ==
+                  2 &&
+              !cast<RankedTensorType>(gather.getInput().getType())
+                   .isDynamicDim(0))
+            add(gather.getIndices(), gather.getInput(), op->getLoc());
       });
     }
   }
 
   /// The config value the driver checks ids of an input with `role`
   /// against (runtime/driver/data/InputValidation.cpp, vocabKeyFor).
-  static const ConfigInt *vocabFor(StringRef role,
-                                   const std::map<std::string, ConfigInt> &vocabs) {
+  static const ConfigInt *
+  vocabFor(StringRef role, const std::map<std::string, ConfigInt> &vocabs) {
     auto find = [&](const char *key) -> const ConfigInt * {
       auto it = vocabs.find(key);
       return it == vocabs.end() ? nullptr : &it->second;
@@ -201,15 +214,14 @@ private:
       if (!vocab || vocab->value >= kNumSpecialTokens ||
           !reported.insert(vocab->name).second)
         continue;
-      diags.error(vocab->loc,
-                  "config '" + vocab->name + "' = " +
-                      std::to_string(vocab->value) +
-                      " leaves no room for the 4 special tokens ([PAD] [UNK] "
-                      "[SOS] [EOS]) the executable's tokenizer puts in every "
-                      "vocabulary of a " +
-                      module->getAttrOfType<StringAttr>(kKindAttr).str() +
-                      " model",
-                  why + "; give it a vocabulary of at least 4 ids");
+      diags.error(
+          vocab->loc,
+          "config '" + vocab->name + "' = " + std::to_string(vocab->value) +
+              " leaves no room for the 4 special tokens ([PAD] [UNK] "
+              "[SOS] [EOS]) the executable's tokenizer puts in every "
+              "vocabulary of a " +
+              module->getAttrOfType<StringAttr>(kKindAttr).str() + " model",
+          why + "; give it a vocabulary of at least 4 ids");
     }
   }
 

@@ -102,6 +102,10 @@ public:
     for (const ast::DeclPtr &decl : ast.decls) {
       if (auto *kind = llvm::dyn_cast_or_null<ast::KindDecl>(decl.get()))
         kindDecl = kind;
+      if (auto *def = llvm::dyn_cast_or_null<ast::DefDecl>(decl.get()))
+        for (const ast::Param &param : def->params)
+          if (!param.role.empty())
+            defParamsWithRoles.push_back(&param);
       if (auto *entry = llvm::dyn_cast_or_null<ast::EntryDecl>(decl.get()))
         if (auto func = module.lookupSymbol<func::FuncOp>(entry->name);
             func && func->hasAttr("tx.entry"))
@@ -121,6 +125,12 @@ public:
       kind = *parsed;
     }
     unsigned errors = diags.getNumErrorReports();
+    for (const ast::Param *param : defParamsWithRoles)
+      diags.error(param->roleLoc,
+                  "role '@" + param->role + "' on '" + param->name +
+                      "', a parameter of a def",
+                  "roles say what an entry's inputs are; move it to the "
+                  "entry parameter that feeds this one");
     for (const Entry &entry : entries)
       checkWrittenRoles(entry);
     if (diags.getNumErrorReports() != errors)
@@ -146,10 +156,10 @@ private:
         continue;
       std::string at = "'@" + param.role + "' on '" + param.name + "'";
       if (!kindDecl) {
-        diags.error(param.roleLoc,
-                    "role " + at + " needs a `kind` declaration",
+        diags.error(param.roleLoc, "role " + at + " needs a `kind` declaration",
                     "declare what the model is, e.g. `kind language_model` "
-                    "(one of " + declarableKinds() + ")");
+                    "(one of " +
+                        declarableKinds() + ")");
         continue;
       }
       llvm::ArrayRef<llvm::StringRef> allowed = inputRolesOf(kind);
@@ -164,8 +174,7 @@ private:
                         " model are " + joinRoles(allowed));
         continue;
       }
-      auto type = cast<RankedTensorType>(
-          entry.func.getArgumentTypes()[index]);
+      auto type = cast<RankedTensorType>(entry.func.getArgumentTypes()[index]);
       std::optional<RoleType> want = roleType(param.role);
       if (want && (type.getRank() != int64_t(want->rank) ||
                    (want->isFloat ? !type.getElementType().isF32()
@@ -178,9 +187,9 @@ private:
       }
       if (auto [first, inserted] = seen.emplace(param.role, param.roleLoc);
           !inserted) {
-        diags.error(param.roleLoc, "role '@" + param.role +
-                                       "' is given twice in entry '" +
-                                       entry.decl->name + "'",
+        diags.error(param.roleLoc,
+                    "role '@" + param.role + "' is given twice in entry '" +
+                        entry.decl->name + "'",
                     "an entry has one input of each role");
         diags.note(first->second, "'@" + param.role + "' is first given here");
         continue;
@@ -204,10 +213,10 @@ private:
                           decode = names("decode");
     // As the driver has always told seq2seq specs: a train entry taking
     // src and a target, or encode taking src and decode taking tgt.
-    bool trains = train.count("src") &&
-                  (train.count("tgt_in") || train.count("tgt"));
-    bool decodes = encode.count("src") &&
-                   (decode.count("tgt") || decode.count("tgt_in"));
+    bool trains =
+        train.count("src") && (train.count("tgt_in") || train.count("tgt"));
+    bool decodes =
+        encode.count("src") && (decode.count("tgt") || decode.count("tgt_in"));
     if (!trains && !decodes)
       return false;
     kind = ModelKind::Seq2Seq;
@@ -219,8 +228,8 @@ private:
         std::optional<llvm::StringRef> role = legacyRole(param.name);
         if (!role)
           continue;
-        auto type = cast<RankedTensorType>(
-            entry.func.getArgumentTypes()[index]);
+        auto type =
+            cast<RankedTensorType>(entry.func.getArgumentTypes()[index]);
         std::optional<RoleType> want = roleType(*role);
         if (want && type.getRank() == int64_t(want->rank) &&
             (want->isFloat ? type.getElementType().isF32()
@@ -320,8 +329,10 @@ private:
                    entry.func.getSymName().str() + "'";
         diags.error(kindDecl->getLoc(),
                     "a " + kindName + " model needs a '" + role.role.str() +
-                        "' entry: " + role.description + "; none of the "
-                        "entries (" + names + ") fits",
+                        "' entry: " + role.description +
+                        "; none of the "
+                        "entries (" +
+                        names + ") fits",
                     "add that entry, or declare another kind");
         continue;
       }
@@ -339,6 +350,7 @@ private:
   ModuleOp module;
   txc::DiagnosticEngine &diags;
   const ast::KindDecl *kindDecl = nullptr;
+  std::vector<const ast::Param *> defParamsWithRoles;
   ModelKind kind = ModelKind::None;
   std::vector<Entry> entries;
 };

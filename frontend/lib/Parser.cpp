@@ -510,9 +510,9 @@ std::unique_ptr<Module> Parser::parseModule() {
       } else {
         std::string hint;
         if (t.is(TokenKind::Identifier)) {
-          std::string match = closestMatch(
-              t.text, {"model", "kind", "config", "dim", "def", "entry",
-                       "optimizer"});
+          std::string match =
+              closestMatch(t.text, {"model", "kind", "config", "dim", "def",
+                                    "entry", "optimizer"});
           if (!match.empty())
             hint = "did you mean '" + match + "'?";
         }
@@ -808,9 +808,8 @@ bool Parser::parseParams(std::vector<Param> &params, const std::string &owner) {
     }
     if (at(TokenKind::At)) {
       SourceLoc atLoc = take().loc;
-      if (!takeName("a role name", "after '@'",
-                    "e.g. 'ids: i32[B, T] @tokens'", param.role,
-                    param.roleLoc))
+      if (!takeName("a role name", "after '@'", "e.g. 'ids: i32[B, T] @tokens'",
+                    param.role, param.roleLoc))
         return false;
       param.roleLoc = atLoc;
     }

@@ -78,7 +78,8 @@ func.func @copies(%x: tensor<?x?x8xf32, #tx.dims<B: 4, T: 16>> {tx.name = "x"}, 
 // piece and the first row of the other: views; their concat: copies; a
 // split of [1, 8] along axis 0: a view.
 // CHECK-LABEL: func.func @txc_entry_positions(
-// CHECK: call @__txc_kernel_[[ARANGE:[0-9]+]]_arange(%{{.+}}) : (memref<?xi32>) -> ()
+// CHECK: memref.store %c3_i64, %[[START:.+]][] : memref<i64>
+// CHECK: call @__txc_kernel_[[ARANGE:[0-9]+]]_arange(%[[START]], %{{.+}}) : (memref<i64>, memref<?xi32>) -> ()
 // CHECK: memref.subview %{{.+}}[0, 0] [%{{.+}}, 3] [1, 1] : memref<?x8xf32> to memref<?x3xf32, strided<[8, 1]>>
 // CHECK-NEXT: call @__txc_kernel_[[#]]_split(
 // CHECK: memref.subview %{{.+}}[0, 3] [%{{.+}}, 5] [1, 1] : memref<?x8xf32> to memref<?x5xf32, strided<[8, 1], offset: 3>>
@@ -111,9 +112,12 @@ func.func @positions(%x: tensor<?x8xf32, #tx.dims<T: 16>> {tx.name = "x"}) -> (t
 // CHECK-LABEL: func.func private @__txc_kernel_{{[0-9]+}}_slice_grad(
 // CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK: linalg.yield %[[ZERO]] : f32
+// The start (3, or start + cache - T with tx.position_offset) comes in a
+// rank-0 buffer.
 // CHECK: func.func private @__txc_kernel_[[ARANGE]]_arange(
-// CHECK: %[[I:.+]] = linalg.index 0 : index
-// CHECK-NEXT: %[[I32:.+]] = arith.index_cast %[[I]] : index to i32
-// CHECK-NEXT: %[[THREE:.+]] = arith.constant 3 : i32
-// CHECK-NEXT: arith.addi %[[I32]], %[[THREE]] : i32
+// CHECK: ^bb0(%[[START:.+]]: i64, %{{.+}}: i32):
+// CHECK-NEXT: %[[I:.+]] = linalg.index 0 : index
+// CHECK-NEXT: %[[I64:.+]] = arith.index_cast %[[I]] : index to i64
+// CHECK-NEXT: %[[P:.+]] = arith.addi %[[I64]], %[[START]] : i64
+// CHECK-NEXT: arith.trunci %[[P]] : i64 to i32
 }

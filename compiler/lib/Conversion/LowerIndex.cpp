@@ -201,14 +201,32 @@ std::optional<LogicalResult> EntryLowering::lowerIndexOp(Operation *op) {
         return success();
       })
       .Case([&](ArangeOp arange) -> Result {
-        int64_t start = arange.getStart();
-        generic({view(arange.getResult())},
-                {AffineMap::getMultiDimIdentityMap(1, context)},
-                [&](OpBuilder &b, Location l, ValueRange) -> Value {
+        // In an incremental decoding step (tx.position_offset = the cache
+        // dim) the positions follow the cached ones: start + cache - T.
+        Value start = i64(arange.getStart());
+        if (auto dim =
+                arange->getAttrOfType<StringAttr>("tx.position_offset")) {
+          Value total = dimValues.lookup(dim);
+          if (!total)
+            return fail(arange,
+                        "tx.position_offset names an unknown dimension");
+          Value length = dimSizes(typeOf(arange.getResult()))[0];
+          start = builder.create<arith::AddIOp>(
+              loc, start,
+              toI64(builder.create<arith::SubIOp>(loc, total, length)));
+        }
+        Value startBuffer = builder.create<memref::AllocaOp>(
+            loc, MemRefType::get({}, builder.getI64Type()));
+        builder.create<memref::StoreOp>(loc, start, startBuffer, ValueRange{});
+        generic({startBuffer, view(arange.getResult())},
+                {AffineMap::get(1, 0, {}, context),
+                 AffineMap::getMultiDimIdentityMap(1, context)},
+                [&](OpBuilder &b, Location l, ValueRange args) -> Value {
                   Value i = b.create<arith::IndexCastOp>(
-                      l, b.getI32Type(), b.create<linalg::IndexOp>(l, 0));
-                  Value first = b.create<arith::ConstantIntOp>(l, start, 32);
-                  return b.create<arith::AddIOp>(l, i, first);
+                      l, b.getI64Type(), b.create<linalg::IndexOp>(l, 0));
+                  return b.create<arith::TruncIOp>(
+                      l, b.getI32Type(),
+                      b.create<arith::AddIOp>(l, i, args[0]));
                 });
         return success();
       })

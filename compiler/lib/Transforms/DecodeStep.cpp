@@ -19,6 +19,17 @@
 // independently, apart from the attentions: it declines (and leaves the
 // module alone) otherwise, and drivers fall back to re-running the prefix.
 //
+// For a language model (tx.kind = "language_model") it derives, from the
+// entry with role `logits`:
+//
+//   lm_step(ids, cache_ids, self_k.j / self_v.j ...) -> logits
+//       ids [B, T] the new positions, cache_ids [B, cache] the ids of every
+//       position so far (new ones last). Each causal self-attention caches
+//       what its keys and values split_heads (rotated keys included; GQA:
+//       the key/value heads only) and attends over the cache with the
+//       padding mask of cache_ids and causality aligned to the newest rows;
+//       positions (positional_encoding, rope, arange) start at cache-T.
+//
 //===----------------------------------------------------------------------===//
 #include "txc/Transforms/DeadOps.h"
 #include "txc/Transforms/Passes.h"
@@ -87,6 +98,62 @@ bool keepsSymbolicAxes(SliceOp slice) {
   return true;
 }
 
+/// Whether `op` treats every position on its own (apart from attention and
+/// masks, which the callers check); sets `why` when it rules the entry out
+/// for a reason worth more than the op's name.
+bool actsPerPosition(Operation *op, std::string &why) {
+  if (auto softmax = dyn_cast<SoftmaxOp>(op))
+    if (static_cast<int64_t>(softmax.getAxis()) == -1)
+      return true;
+  if (auto softmax = dyn_cast<LogSoftmaxOp>(op))
+    if (static_cast<int64_t>(softmax.getAxis()) == -1)
+      return true;
+  // A rope with an angle table (written out): its table is indexed by
+  // position from 0, not from the cache offset.
+  if (auto rope = dyn_cast<RopeOp>(op); rope && rope.getAngles()) {
+    why = "a rotary embedding with its own angle table";
+    return false;
+  }
+  // Ops that treat every position on its own.
+  if (isa<ParamOp, ConstantOp, EmbeddingOp, PositionalEncodingOp, AddOp, SubOp,
+          MulOp, DivOp, NegOp, ScaleOp, ReluOp, GeluOp, DropoutOp, LinearOp,
+          SplitHeadsOp, MergeHeadsOp, LayerNormOp, AddLayerNormOp, RmsNormOp,
+          AddRmsNormOp, RopeOp>(op))
+    return true;
+  // Indexing (TxIndexOps.td) that leaves positions alone: concat and
+  // split cut static axes only, a slice that keeps every symbolic axis
+  // whole, a gather along a static axis (`wte[ids]`, `x[..., idx]`).
+  // Slices that make positions (`wpe[:T]`) and arange would need the
+  // cache offset, and a gather along a symbolic axis mixes positions.
+  if (isa<ConcatOp, SplitOp>(op))
+    return true;
+  if (auto slice = dyn_cast<SliceOp>(op))
+    if (keepsSymbolicAxes(slice))
+      return true;
+  if (auto gather = dyn_cast<GatherOp>(op)) {
+    Shape in = getShape(cast<RankedTensorType>(gather.getInput().getType()));
+    int64_t axis = static_cast<int64_t>(gather.getAxis());
+    if (!in[axis < 0 ? axis + int64_t(in.size()) : axis].isSymbolic())
+      return true;
+  }
+  // Tensor math (TxMathOps.td) is element-wise too.
+  if (isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, CosOp, SinOp, SigmoidOp,
+          SiluOp, GeluTanhOp, PowOp, MinimumOp, MaximumOp, ClampOp>(op))
+    return true;
+  // A product with a tensor without symbolic axes (a weight, the tied
+  // output projection `matmul(x, transpose(wte))`), and the transpose of
+  // one: the same for every position.
+  auto fixed = [](Value value) {
+    return llvm::none_of(getShape(cast<RankedTensorType>(value.getType())),
+                         [](const Dim &dim) { return dim.isSymbolic(); });
+  };
+  if (auto matmul = dyn_cast<MatmulOp>(op))
+    return !matmul.getTransposeLhs() && fixed(matmul.getRhs());
+  if (auto transpose = dyn_cast<TransposeOp>(op))
+    return fixed(transpose.getInput());
+  return false;
+}
+
 /// The attentions of `decode`, or failure with the reason when the entry
 /// cannot decode incrementally.
 FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
@@ -140,45 +207,10 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
         }
       return WalkResult::advance();
     }
-    if (auto softmax = dyn_cast<SoftmaxOp>(op))
-      if (static_cast<int64_t>(softmax.getAxis()) == -1)
-        return WalkResult::advance();
-    if (auto softmax = dyn_cast<LogSoftmaxOp>(op))
-      if (static_cast<int64_t>(softmax.getAxis()) == -1)
-        return WalkResult::advance();
-    // A rope with an angle table (written out): its table is indexed by
-    // position from 0, not from the cache offset.
-    if (auto rope = dyn_cast<RopeOp>(op); rope && rope.getAngles()) {
-      why = "a rotary embedding with its own angle table";
+    if (actsPerPosition(op, why))
+      return WalkResult::advance();
+    if (!why.empty())
       return WalkResult::interrupt();
-    }
-    // Ops that treat every position on its own.
-    if (isa<ParamOp, ConstantOp, EmbeddingOp, PositionalEncodingOp, AddOp,
-            SubOp, MulOp, DivOp, NegOp, ScaleOp, ReluOp, GeluOp, DropoutOp,
-            LinearOp, SplitHeadsOp, MergeHeadsOp, LayerNormOp,
-            AddLayerNormOp, RmsNormOp, AddRmsNormOp, RopeOp>(op))
-      return WalkResult::advance();
-    // Indexing (TxIndexOps.td) that leaves positions alone: concat and
-    // split cut static axes only, a slice that keeps every symbolic axis
-    // whole, a gather along a static axis (`wte[ids]`, `x[..., idx]`).
-    // Slices that make positions (`wpe[:T]`) and arange would need the
-    // cache offset, and a gather along a symbolic axis mixes positions.
-    if (isa<ConcatOp, SplitOp>(op))
-      return WalkResult::advance();
-    if (auto slice = dyn_cast<SliceOp>(op))
-      if (keepsSymbolicAxes(slice))
-        return WalkResult::advance();
-    if (auto gather = dyn_cast<GatherOp>(op)) {
-      Shape in = getShape(cast<RankedTensorType>(gather.getInput().getType()));
-      int64_t axis = static_cast<int64_t>(gather.getAxis());
-      if (!in[axis < 0 ? axis + int64_t(in.size()) : axis].isSymbolic())
-        return WalkResult::advance();
-    }
-    // Tensor math (TxMathOps.td) is element-wise too.
-    if (isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, CosOp, SinOp,
-            SigmoidOp, SiluOp,
-            GeluTanhOp, PowOp, MinimumOp, MaximumOp, ClampOp>(op))
-      return WalkResult::advance();
     why = "'" + op->getName().getStringRef().str() +
           "' may mix positions";
     return WalkResult::interrupt();
@@ -321,11 +353,239 @@ func::FuncOp buildStep(ModuleOp module, func::FuncOp decode,
   return step;
 }
 
+//===----------------------------------------------------------------------===//
+// lm_step: a decoder-only language model's logits with a KV cache
+//===----------------------------------------------------------------------===//
+
+/// A causal self-attention of `logits`: the split_heads of its keys and
+/// values (what the cache holds, rotated keys included) and the parts of
+/// its mask.
+struct LmAttention {
+  AttentionOp op;
+  SplitHeadsOp key, value;
+  PaddingMaskOp padding; // padding_mask(tokens) in the mask, or null
+};
+
+/// Whether a reshape only adds or drops axes of size 1.
+bool movesUnitAxes(ReshapeOp reshape) {
+  auto nonUnit = [](Value value) {
+    SmallVector<Dim> dims;
+    for (const Dim &dim : getShape(cast<RankedTensorType>(value.getType())))
+      if (dim.isSymbolic() || dim.size != 1)
+        dims.push_back(dim);
+    return dims;
+  };
+  return nonUnit(reshape.getInput()) == nonUnit(reshape.getResult());
+}
+
+/// Walks a mask made of `padding_mask(tokens)` and `causal_mask(tokens)`
+/// joined by `&` and unit-axis reshapes; false for anything else.
+bool maskParts(Value mask, Value tokens, PaddingMaskOp &padding, bool &causal) {
+  Operation *def = mask.getDefiningOp();
+  if (auto pad = dyn_cast_or_null<PaddingMaskOp>(def)) {
+    if (pad.getIds() != tokens || (padding && padding != pad))
+      return false;
+    padding = pad;
+    return true;
+  }
+  if (auto causalMask = dyn_cast_or_null<CausalMaskOp>(def)) {
+    causal = true;
+    return causalMask->getOperand(0) == tokens;
+  }
+  if (auto both = dyn_cast_or_null<AndOp>(def))
+    return maskParts(both.getLhs(), tokens, padding, causal) &&
+           maskParts(both.getRhs(), tokens, padding, causal);
+  if (auto reshape = dyn_cast_or_null<ReshapeOp>(def))
+    return movesUnitAxes(reshape) &&
+           maskParts(reshape.getInput(), tokens, padding, causal);
+  return false;
+}
+
+/// The attentions of a language model's `logits` entry, or failure with
+/// the reason when it cannot decode incrementally.
+FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
+                                              std::string &why) {
+  Dim positions = getShape(cast<RankedTensorType>(tokens.getType()))[1];
+  if (!positions.isSymbolic()) {
+    why = "the sequence length of the @tokens input is not a symbolic dim";
+    return failure();
+  }
+  SmallVector<LmAttention> attentions;
+  auto isMask = [](Value value) {
+    return cast<RankedTensorType>(value.getType())
+        .getElementType()
+        .isInteger(1);
+  };
+  WalkResult result = logits.walk([&](Operation *op) {
+    if (isa<func::FuncOp, func::ReturnOp>(op))
+      return WalkResult::advance();
+    if (auto attention = dyn_cast<AttentionOp>(op)) {
+      LmAttention a{attention, attention.getKey().getDefiningOp<SplitHeadsOp>(),
+                    attention.getValue().getDefiningOp<SplitHeadsOp>(),
+                    nullptr};
+      if (!a.key || !a.value || !a.key->hasOneUse() || !a.value->hasOneUse()) {
+        why = "an attention's keys and values are not split_heads(...)";
+        return WalkResult::interrupt();
+      }
+      if (isa<BlockArgument>(a.key.getInput()) ||
+          isa<BlockArgument>(a.value.getInput())) {
+        why = "an attention reads keys or values from an entry argument";
+        return WalkResult::interrupt();
+      }
+      bool causal = attention.getCausal();
+      if (Value mask = attention.getMask())
+        if (!maskParts(mask, tokens, a.padding, causal)) {
+          why = "an attention's mask is not made of padding_mask and "
+                "causal_mask of the @tokens input";
+          return WalkResult::interrupt();
+        }
+      if (!causal) {
+        why = "a self-attention is not causal";
+        return WalkResult::interrupt();
+      }
+      attentions.push_back(a);
+      return WalkResult::advance();
+    }
+    // Masks feed attentions only (checked there), through & and reshapes.
+    if (isa<PaddingMaskOp, CausalMaskOp, AndOp, ReshapeOp>(op) &&
+        isMask(op->getResult(0))) {
+      for (Operation *user : op->getUsers())
+        if (!isa<AttentionOp, AndOp, ReshapeOp>(user)) {
+          why = "a mask is used outside attention";
+          return WalkResult::interrupt();
+        }
+      return WalkResult::advance();
+    }
+    // Position ids: arange over the sequence length becomes the absolute
+    // positions cache-T .. cache-1.
+    if (auto arange = dyn_cast<ArangeOp>(op)) {
+      Shape shape = getShape(cast<RankedTensorType>(arange.getType()));
+      if (shape.size() == 1 && shape[0] == positions)
+        return WalkResult::advance();
+      why = "an arange is not over the sequence length";
+      return WalkResult::interrupt();
+    }
+    if (actsPerPosition(op, why))
+      return WalkResult::advance();
+    if (why.empty())
+      why = "'" + op->getName().getStringRef().str() + "' may mix positions";
+    return WalkResult::interrupt();
+  });
+  if (result.wasInterrupted())
+    return failure();
+  if (attentions.empty()) {
+    why = "it has no attention";
+    return failure();
+  }
+  return attentions;
+}
+
+/// lm_step(tokens, cache_ids, self_k.j / self_v.j ...) -> logits, from
+/// `logits`.
+func::FuncOp buildLmStep(ModuleOp module, func::FuncOp logits,
+                         unsigned tokensIndex, const Dim &cacheDim) {
+  func::FuncOp step = logits.clone();
+  step.setSymName("lm_step");
+  module.getBody()->getOperations().insertAfter(Block::iterator(logits),
+                                                step.getOperation());
+  MLIRContext *context = module.getContext();
+  OpBuilder builder(context);
+  step->setAttr("tx.entry", builder.getStringAttr("lm_step"));
+  step->setAttr(kRoleAttr, builder.getStringAttr("lm_step"));
+  Block &body = step.front();
+  Value tokens = body.getArgument(tokensIndex);
+  std::string why;
+  SmallVector<LmAttention> attentions = *analyzeLm(step, tokens, why);
+  auto addArg = [&](Type type, StringRef name, StringRef role) {
+    unsigned index = step.getNumArguments();
+    (void)step.insertArgument(index, type, {}, step.getLoc());
+    step.setArgAttr(index, "tx.name", builder.getStringAttr(name));
+    step.setArgAttr(index, kRoleAttr, builder.getStringAttr(role));
+    return body.getArgument(index);
+  };
+  // The ids of every cached position, for the padding masks.
+  auto tokensType = cast<RankedTensorType>(tokens.getType());
+  Shape idsShape = getShape(tokensType);
+  idsShape[1] = cacheDim;
+  Value cacheIds = addArg(getTensorType(idsShape, tokensType.getElementType()),
+                          "cache_ids", "cache_ids");
+  for (auto [j, a] : llvm::enumerate(attentions)) {
+    for (auto [split, name] :
+         {std::make_pair(a.key, "self_k." + std::to_string(j)),
+          std::make_pair(a.value, "self_v." + std::to_string(j))}) {
+      Value fresh = split.getInput();
+      auto type = cast<RankedTensorType>(fresh.getType());
+      Shape shape = getShape(type);
+      shape[1] = cacheDim;
+      Value cache =
+          addArg(getTensorType(shape, type.getElementType()), name, "cache");
+      builder.setInsertionPoint(split);
+      Value written = builder.create<CacheWriteOp>(
+          fresh.getLoc(), cache.getType(), cache, fresh);
+      split->setOperand(0, written);
+      SmallVector<Type> types;
+      (void)SplitHeadsOp::inferReturnTypes(
+          context, split.getLoc(),
+          SplitHeadsOp::Adaptor(split->getOperands(),
+                                split->getAttrDictionary()),
+          types);
+      split.getResult().setType(cast<RankedTensorType>(types[0]));
+    }
+    // The keys are every cached position: padding over all their ids, and
+    // causality aligned to the last rows (the new positions).
+    AttentionOp attention = a.op;
+    attention.getMaskMutable().clear();
+    attention.setCausal(true);
+    if (a.padding) {
+      builder.setInsertionPoint(attention);
+      auto mask = cast<PaddingMaskOp>(builder.clone(*a.padding));
+      mask->setOperand(0, cacheIds);
+      SmallVector<Type> types;
+      (void)PaddingMaskOp::inferReturnTypes(
+          context, mask.getLoc(),
+          PaddingMaskOp::Adaptor(mask->getOperands(),
+                                 mask->getAttrDictionary()),
+          types);
+      mask.getResult().setType(cast<RankedTensorType>(types[0]));
+      attention.getMaskMutable().assign(mask.getResult());
+    }
+  }
+  step.walk([&](Operation *op) {
+    if (isa<PositionalEncodingOp, RopeOp, ArangeOp>(op))
+      op->setAttr("tx.position_offset", builder.getStringAttr(kCacheDim));
+  });
+  eraseDeadOps(step.front());
+  step.setType(
+      builder.getFunctionType(body.getArgumentTypes(), step.getResultTypes()));
+  return step;
+}
+
+/// Adds the dim `cache` (bounded like `like`) to the module, or fails when
+/// the spec already has one.
+FailureOr<Dim> addCacheDim(ModuleOp module, const Dim &like) {
+  MLIRContext *context = module.getContext();
+  Dim cacheDim = Dim::symbolic(StringAttr::get(context, kCacheDim), like.bound);
+  SmallVector<NamedAttribute> dims;
+  if (auto existing = module->getAttrOfType<DictionaryAttr>("tx.dims")) {
+    if (existing.get(kCacheDim))
+      return failure();
+    dims.assign(existing.begin(), existing.end());
+  }
+  dims.push_back(NamedAttribute(
+      StringAttr::get(context, kCacheDim),
+      IntegerAttr::get(IntegerType::get(context, 64), cacheDim.bound)));
+  module->setAttr("tx.dims", DictionaryAttr::get(context, dims));
+  return cacheDim;
+}
+
 struct DecodeStepPass : mlir::tx::impl::DecodeStepPassBase<DecodeStepPass> {
   using DecodeStepPassBase::DecodeStepPassBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    auto kind = module->getAttrOfType<StringAttr>(kKindAttr);
+    if (kind && kind.getValue() == modelKindName(ModelKind::LanguageModel))
+      return deriveLmStep(module);
     func::FuncOp decode;
     for (auto func : module.getOps<func::FuncOp>()) {
       auto kind = func->getAttrOfType<StringAttr>("tx.entry");
@@ -382,6 +642,43 @@ struct DecodeStepPass : mlir::tx::impl::DecodeStepPassBase<DecodeStepPass> {
     func::FuncOp step = buildStep(module, decode, cacheDim);
     if (hasCross)
       buildInit(module, decode, *attentions, step);
+  }
+
+  /// lm_step from the language model's `logits` entry.
+  void deriveLmStep(ModuleOp module) {
+    func::FuncOp logits;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      auto role = func->getAttrOfType<StringAttr>(kRoleAttr);
+      if (role && role.getValue() == "lm_step")
+        return; // already derived
+      if (role && role.getValue() == "logits")
+        logits = func;
+    }
+    if (!logits)
+      return;
+    auto decline = [&](const std::string &why) {
+      if (verbose)
+        llvm::errs() << "tx-decode-step: no incremental decoding (lm_step) "
+                        "for @"
+                     << logits.getSymName() << ": " << why << "\n";
+    };
+    int tokensIndex = -1;
+    for (unsigned i = 0; i < logits.getNumArguments(); ++i)
+      if (auto role = logits.getArgAttrOfType<StringAttr>(i, kRoleAttr);
+          role && role.getValue() == "tokens")
+        tokensIndex = int(i);
+    if (tokensIndex < 0 || logits.getNumArguments() != 1)
+      return decline("it does not take only a @tokens input");
+    Value tokens = logits.getArgument(tokensIndex);
+    std::string why;
+    if (failed(analyzeLm(logits, tokens, why)))
+      return decline(why);
+    Dim length = getShape(cast<RankedTensorType>(tokens.getType()))[1];
+    FailureOr<Dim> cacheDim = addCacheDim(module, length);
+    if (failed(cacheDim))
+      return decline("the spec already has a dim named '" + kCacheDim.str() +
+                     "'");
+    buildLmStep(module, logits, unsigned(tokensIndex), *cacheDim);
   }
 };
 

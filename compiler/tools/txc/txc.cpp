@@ -685,7 +685,7 @@ int main(int argc, char **argv) {
       pm.addPass(tx::createFuseLinearPass({fusionStats}));
     bool differentiates = emit == Stage::Grad || plans(emit);
     if (plans(emit) && printsIR)
-      pm.addPass(tx::createDecodeStepPass());
+      pm.addPass(tx::createDecodeStepPass({fusionStats}));
     if (differentiates && printsIR) {
       pm.addPass(tx::createAutodiffPass());
       pm.addPass(tx::createOptimizerPass());

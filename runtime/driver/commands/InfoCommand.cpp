@@ -30,7 +30,8 @@ std::string formatSignatures(const ModelInfo &model,
 /// run)"; cache inputs are counted, not listed.
 std::string formatRoles(const EntryInfo &entry) {
   std::string text =
-      "role " + (entry.role.empty() ? std::string("none (only run)") : entry.role);
+      "role " +
+      (entry.role.empty() ? std::string("none (only run)") : entry.role);
   std::string inputs;
   int caches = 0;
   for (const TensorSig &sig : entry.inputs) {
@@ -42,8 +43,7 @@ std::string formatRoles(const EntryInfo &entry) {
       inputs += (inputs.empty() ? "" : ", ") + sig.name + " @" + sig.role;
   }
   if (caches)
-    inputs += (inputs.empty() ? "" : ", ") + std::to_string(caches) +
-              " @cache";
+    inputs += (inputs.empty() ? "" : ", ") + std::to_string(caches) + " @cache";
   return inputs.empty() ? text : text + ": " + inputs;
 }
 } // namespace

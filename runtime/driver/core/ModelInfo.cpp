@@ -347,8 +347,8 @@ void parseSignatureRoles(const Json &entry, const std::string &path,
     sig.role = getRole(inputs[i], at(path + ".inputs", i), inputRoles, kind);
     if (!sig.role.empty() && sig.role != "cache" &&
         !seen.insert(sig.role).second)
-      throw ModelError(path + " ('" + info.name + "') has two inputs with role '" +
-                       sig.role + "'");
+      throw ModelError(path + " ('" + info.name +
+                       "') has two inputs with role '" + sig.role + "'");
   }
   std::vector<std::string_view> outputRoles;
   if (kind != ModelKind::None)
@@ -521,8 +521,8 @@ ModelInfo ModelInfo::parse(std::string_view json) {
                             : 0;
     entry.inputs = parseSignatures(entries[i], "inputs", path, info.dims);
     entry.outputs = parseSignatures(entries[i], "outputs", path, info.dims);
-    entry.role = getRole(entries[i], path, rolesOfKind(info.kind).entries,
-                         info.kind);
+    entry.role =
+        getRole(entries[i], path, rolesOfKind(info.kind).entries, info.kind);
     parseSignatureRoles(entries[i], path, info.kind, entry);
     if (!names.insert(entry.name).second)
       throw ModelError("two entries are named '" + entry.name + "'");

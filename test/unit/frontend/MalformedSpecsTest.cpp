@@ -109,8 +109,8 @@ const MalformedSpec kSpecs[] = {
     {"DimJunkAfterBound", "dim B <= 4 )\n", 1, 12,
      "unexpected ')' after the bound of dim 'B'"},
     {"NotADeclaration", "confg a = 1\n", 1, 1,
-     "expected a declaration (model, config, dim, def, entry or optimizer), "
-     "found identifier 'confg'",
+     "expected a declaration (model, kind, config, dim, def, entry or "
+     "optimizer), found identifier 'confg'",
      "did you mean 'config'?"},
     {"TopLevelStatement", "x = 1\n", 1, 1,
      "statements must be inside the body of a 'def' or an 'entry'"},

@@ -115,7 +115,7 @@ def FuseLinearPass : Pass<"tx-fuse-linear", "mlir::ModuleOp"> {
 }
 
 def DecodeStepPass : Pass<"tx-decode-step", "mlir::ModuleOp"> {
-  let summary = "derives KV-cached incremental decoding entries from @decode";
+  let summary = "derives KV-cached incremental decoding entries (decode_step, lm_step)";
   let description = [{
     From the fused `decode` entry, builds `decode_init` (memory -> the keys
     and values of every cross-attention, `cross_k.i` / `cross_v.i`) and
@@ -127,10 +127,19 @@ def DecodeStepPass : Pass<"tx-decode-step", "mlir::ModuleOp"> {
     symbolic dim `cache` (bounded like the target length) counts the cached
     positions. Declines, leaving the module alone, unless every other op of
     decode works position by position.
+
+    In a language model (`tx.kind = "language_model"`) it derives
+    `lm_step(ids, cache_ids, self_k.j, self_v.j ...) -> logits` from the
+    entry with role `logits` the same way: the caches hold what each causal
+    self-attention's keys and values split (GQA: the key/value heads),
+    `cache_ids` [B, cache] gives the padding mask over every cached position,
+    and positional encodings, rope and arange start at `cache - T`. The
+    attentions' masks must be made of padding_mask and causal_mask of the
+    `@tokens` input.
   }];
   let options = [
     Option<"verbose", "verbose", "bool", /*default=*/"false",
-           "say on stderr why no decode_step was derived">,
+           "say on stderr why no decode_step (or lm_step) was derived">,
   ];
 }
 

@@ -1,4 +1,5 @@
-//===- TxRoles.h - model kinds, entry roles and input roles ------*- C++ -*-===//
+//===- TxRoles.h - model kinds, entry roles and input roles ------*- C++
+//-*-===//
 //
 // What a spec's `kind` and `@role`s may say (docs/spec-language.md, "Roles
 // and model kinds"), in one place for the frontend that checks them, the
@@ -42,7 +43,7 @@ bool isEntryRole(llvm::StringRef role);
 /// What an input with `role` must be: rank and element type.
 struct RoleType {
   unsigned rank;
-  bool isFloat; ///< f32, else i32
+  bool isFloat;     ///< f32, else i32
   const char *what; ///< "i32 token ids [B, T]"
 };
 /// Roles written in specs; nullopt for "cache" (any f32 tensor).

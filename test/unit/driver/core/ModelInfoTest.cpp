@@ -51,8 +51,9 @@ TEST(ModelInfoTest, MetadataWithoutRolesIsKindNone) {
 }
 
 /// A language model's metadata with `entries` and root members `extra`.
-std::string languageModel(const std::string &entries,
-                          const std::string &extra = R"("kind": "language_model",)") {
+std::string
+languageModel(const std::string &entries,
+              const std::string &extra = R"("kind": "language_model",)") {
   return R"({"version": 2, "model": "gpt", )" + extra +
          R"( "dims": [{"name": "B", "bound": 4}, {"name": "T", "bound": 8},
                       {"name": "cache", "bound": 8}],
@@ -127,7 +128,8 @@ TEST(ModelInfoTest, UnknownKindsAndRolesAreModelErrors) {
       {languageModel(logits, R"("kind": "gpt",)"),
        "metadata.kind 'gpt' is not one of none, seq2seq, language_model, "
        "classifier"},
-      {languageModel(logits, R"("kind": "language_model", "kind_inferred": 1,)"),
+      {languageModel(logits,
+                     R"("kind": "language_model", "kind_inferred": 1,)"),
        "metadata.kind_inferred must be true or false"},
       {languageModel(withRole(R"("role": "logits")", R"("role": "decode")")),
        "entries[0].role 'decode' is not a role of a language_model model "
@@ -139,12 +141,12 @@ TEST(ModelInfoTest, UnknownKindsAndRolesAreModelErrors) {
        "entries[0].inputs[0].role must be a string"},
       {languageModel(logits, ""),
        "entries[0].role 'logits' is not a role of a none model (none)"},
-      {languageModel(logits + ", " + withRole(R"("name": "logits")",
-                                              R"("name": "logits2")")),
+      {languageModel(logits + ", " +
+                     withRole(R"("name": "logits")", R"("name": "logits2")")),
        "entries 'logits' and 'logits2' both have role 'logits'"},
-      {languageModel(withRole(
-           R"("role": "tokens"})",
-           R"("role": "tokens"}, {"name": "more", "dtype": "i32",
+      {languageModel(
+           withRole(R"("role": "tokens"})",
+                    R"("role": "tokens"}, {"name": "more", "dtype": "i32",
                "shape": ["B", "T"], "role": "tokens"})")),
        "entries[0] ('logits') has two inputs with role 'tokens'"},
       {languageModel(withRole(R"(16]})", R"(16], "role": "tokens"})")),
