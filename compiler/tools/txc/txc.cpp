@@ -85,6 +85,20 @@ cl::opt<bool> fusionStats(
     cl::desc("Print to stderr what each fusion pass fused and what it "
              "declined, with the spec location and the reason"),
     cl::cat(txcCategory));
+cl::opt<std::string> targetName(
+    "target", cl::desc("Device the executable runs on: cpu (default) or cuda"),
+    cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::cat(txcCategory));
+cl::opt<std::string> mcpu(
+    "mcpu",
+    cl::desc("CPU to generate host code for, as llc's -mcpu (default: the "
+             "host; e.g. x86-64-v3 for executables that run on any AVX2 "
+             "machine)"),
+    cl::value_desc("cpu-name"), cl::cat(txcCategory));
+cl::list<std::string> mattr(
+    "mattr", cl::CommaSeparated,
+    cl::desc("CPU features to enable or disable, as llc's -mattr "
+             "(+avx2,-avx512f)"),
+    cl::value_desc("+a1,-a2,..."), cl::cat(txcCategory));
 cl::opt<bool> summary("summary",
                       cl::desc("Print a summary of the spec and of each "
                                "compiler stage"),
@@ -224,6 +238,41 @@ private:
   std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
 };
 
+/// The host CPU of native code, from --mcpu / --mattr.
+tx::CpuTarget cpuTarget() {
+  return {mcpu, std::vector<std::string>(mattr.begin(), mattr.end())};
+}
+
+/// Checks --target, --mcpu and --mattr before any work; reports and returns
+/// false when one is wrong (txc then exits with 2, a usage error).
+bool checkTargetFlags() {
+  if (targetName != "cpu" && targetName != "cuda") {
+    llvm::errs() << "txc: error: --target=" << targetName
+                 << ": unknown target; the targets are cpu (default) and "
+                    "cuda\n";
+    return false;
+  }
+  if (targetName == "cuda") {
+#ifdef TXC_HAS_CUDA
+    llvm::errs() << "txc: error: --target=cuda: executables for the CUDA "
+                    "target are not generated yet (this txc has the CUDA "
+                    "runtime backend only; docs/cuda.md says what is built "
+                    "and what is left)\n";
+#else
+    llvm::errs() << "txc: error: this txc was built without CUDA (reconfigure "
+                    "with the CUDA toolkit, see README \"Building with "
+                    "CUDA\")\n";
+#endif
+    return false;
+  }
+  std::string error;
+  if (failed(tx::verifyCpuTarget(cpuTarget(), error))) {
+    llvm::errs() << "txc: error: " << error << "\n";
+    return false;
+  }
+  return true;
+}
+
 int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
   // Check every path written before the long stages run.
   std::string stem = stemOf(inputFile);
@@ -260,7 +309,7 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
   llvm::LLVMContext llvmContext;
   std::string error;
   std::unique_ptr<llvm::Module> llvmModule =
-      tx::translateAndOptimize(module, llvmContext, error);
+      tx::translateAndOptimize(module, llvmContext, error, cpuTarget());
   if (!llvmModule) {
     llvm::errs() << "txc: error: " << error << "\n";
     return 1;
@@ -278,7 +327,7 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
     return 0;
   }
   if (emit == Stage::Obj) {
-    if (failed(tx::writeObjectFile(*llvmModule, target, error))) {
+    if (failed(tx::writeObjectFile(*llvmModule, target, error, cpuTarget()))) {
       llvm::errs() << "txc: error: " << error << "\n";
       return 1;
     }
@@ -302,7 +351,7 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
     return 1;
   }
   llvm::FileRemover removeObject(object);
-  if (failed(tx::writeObjectFile(*llvmModule, object, error))) {
+  if (failed(tx::writeObjectFile(*llvmModule, object, error, cpuTarget()))) {
     llvm::errs() << "txc: error: " << error << "\n";
     return 1;
   }
@@ -420,7 +469,11 @@ int main(int argc, char **argv) {
       "txc: compiles a Transformer spec (.tx) through the tx dialect\n\n"
       "  txc model.tx --emit=tx          tx IR as written\n"
       "  txc model.tx --list-params      parameter names, shapes, count\n"
-      "  txc model.tx -D d_model=128 ... override config values\n");
+      "  txc model.tx -D d_model=128 ... override config values\n"
+      "  txc model.tx --mcpu=x86-64-v3  an executable for any AVX2 CPU\n");
+
+  if (!checkTargetFlags())
+    return 2;
 
   std::string readError;
   std::optional<std::string> text = readSpec(inputFile, readError);
