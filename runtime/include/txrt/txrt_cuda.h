@@ -1,0 +1,205 @@
+/*===- txrt_cuda.h - libtxrt_cuda: the runtime calls on an NVIDIA GPU -*- C -*-===*
+ *
+ * The CUDA backend of libtxrt (docs/cuda.md). Each kernel mirrors the CPU
+ * call of the same name in txrt.h (txrt_linear_fwd -> txrt_cuda_linear_fwd):
+ * the same arguments in the same order and the same semantics, except that
+ *
+ *  - the context is a txrt_cuda_context (device, stream, cuBLASLt handle and
+ *    workspace), and every float / int32_t buffer is a DEVICE pointer
+ *    (txrt_cuda_malloc); host scalars stay host values;
+ *  - kernels are queued on the context's stream and return at once; results
+ *    are visible on the host after txrt_cuda_synchronize (or a copy back,
+ *    which synchronizes). A failure of an earlier launch may be reported by
+ *    a later call or by txrt_cuda_synchronize;
+ *  - outputs that the CPU call returns as host values (the loss of
+ *    txrt_cuda_cross_entropy_fwd, its row count) are device buffers here too.
+ *
+ * Arithmetic is strict fp32 (cuBLASLt with CUBLAS_COMPUTE_32F) unless
+ * TXRT_CUDA_OPTION_ALLOW_TF32 is set to 1 (PyTorch's allow_tf32). Dropout
+ * draws from the CPU kernel's Philox4x32-10 stream: the same (seed, step,
+ * site) drops the same elements on both devices.
+ *
+ * Nothing here links the CUDA driver: libcuda.so.1 is loaded with dlopen on
+ * first use, so a program built with this backend starts on a machine
+ * without an NVIDIA driver and txrt_cuda_probe says what is missing. The same
+ * holds for cuBLASLt (libcublasLt.so.13, found on the library path or at
+ * TXRT_CUBLASLT=/path/libcublasLt.so.13).
+ *
+ *===----------------------------------------------------------------------===*/
+#ifndef TXRT_TXRT_CUDA_H
+#define TXRT_TXRT_CUDA_H
+
+#include "txrt/txrt.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*===----------------------------------------------------------------------===*
+ * Devices, context, buffers
+ *===----------------------------------------------------------------------===*/
+
+/** Loads the CUDA driver (dlopen libcuda.so.1) and counts the devices. On
+ *  failure (no driver library, a driver older than the CUDA runtime this was
+ *  built with, no device) returns TXRT_ERROR_BACKEND with one line in
+ *  txrt_cuda_last_error(NULL) naming what is missing. out_devices may be
+ *  NULL. */
+txrt_status txrt_cuda_probe(int32_t *out_devices);
+
+typedef struct txrt_cuda_context txrt_cuda_context;
+
+/** Creates a context on device `device` (0-based): a non-blocking stream,
+ *  a cuBLASLt handle and its workspace. On failure *out_ctx is NULL and the
+ *  message is available from txrt_cuda_last_error(NULL). */
+txrt_status txrt_cuda_context_create(int32_t device,
+                                     txrt_cuda_context **out_ctx);
+
+/** Waits for the context's work and releases it. NULL is a no-op. */
+void txrt_cuda_context_destroy(txrt_cuda_context *ctx);
+
+/** The message of the last failure on ctx (or of probe / create with NULL);
+ *  "" when none. Valid until the next call on the same context. */
+const char *txrt_cuda_last_error(const txrt_cuda_context *ctx);
+
+/** Options of txrt_cuda_context_set_option. */
+enum {
+  /** 1: fp32 GEMMs may use TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32);
+   *  0 (default): strict fp32. */
+  TXRT_CUDA_OPTION_ALLOW_TF32 = 1,
+};
+
+txrt_status txrt_cuda_context_set_option(txrt_cuda_context *ctx,
+                                         int32_t option, int64_t value);
+
+/** The device's name, its memory in bytes and its compute capability. */
+txrt_status txrt_cuda_device_info(txrt_cuda_context *ctx, char *out_name,
+                                  size_t name_size, uint64_t *out_bytes,
+                                  int32_t *out_major, int32_t *out_minor);
+
+/** Device memory: bytes (0 gives NULL); failure names the size and what
+ *  the device has free. */
+txrt_status txrt_cuda_malloc(txrt_cuda_context *ctx, size_t bytes,
+                             void **out_ptr);
+txrt_status txrt_cuda_free(txrt_cuda_context *ctx, void *ptr);
+/** Copies on the context's stream; the _to_host copy waits for it. */
+txrt_status txrt_cuda_copy_to_device(txrt_cuda_context *ctx, void *dst,
+                                     const void *src, size_t bytes);
+txrt_status txrt_cuda_copy_to_host(txrt_cuda_context *ctx, void *dst,
+                                   const void *src, size_t bytes);
+/** Waits for every kernel queued on ctx; reports the first failure. */
+txrt_status txrt_cuda_synchronize(txrt_cuda_context *ctx);
+
+/*===----------------------------------------------------------------------===*
+ * GEMM (cuBLASLt)
+ *===----------------------------------------------------------------------===*/
+
+/** As txrt_linear_fwd: y = act(x w^T + bias) + residual. ReLU and GELU-tanh
+ *  run in cuBLASLt's epilogue with the bias; exact GELU and SiLU and the
+ *  residual after an activation in a kernel of our own. */
+txrt_status txrt_cuda_linear_fwd(txrt_cuda_context *ctx, int64_t site,
+                                 int64_t m, int64_t n, int64_t k,
+                                 const float *x, const float *w,
+                                 const float *bias, int32_t activation,
+                                 const float *residual, float *y);
+
+/** As txrt_linear_bwd. */
+txrt_status txrt_cuda_linear_bwd(txrt_cuda_context *ctx, int64_t site,
+                                 int64_t m, int64_t n, int64_t k,
+                                 const float *x, const float *w,
+                                 const float *dy, float *dx, float *dw,
+                                 float *dbias, int32_t accumulate_dx,
+                                 int32_t accumulate_params);
+
+/*===----------------------------------------------------------------------===*
+ * Own kernels (runtime/cuda/*.cu, built for sm_80 and sm_90)
+ *===----------------------------------------------------------------------===*/
+
+/** As txrt_layer_norm_fwd (mean and var may be NULL). */
+txrt_status txrt_cuda_layer_norm_fwd(txrt_cuda_context *ctx, int64_t site,
+                                     int64_t rows, int64_t cols,
+                                     const float *x, const float *gamma,
+                                     const float *beta, float eps, float *y,
+                                     float *mean, float *var);
+
+/** As txrt_layer_norm_bwd, from saved mean and var (not NULL here). */
+txrt_status txrt_cuda_layer_norm_bwd(
+    txrt_cuda_context *ctx, int64_t site, int64_t rows, int64_t cols,
+    const float *x, const float *gamma, const float *mean, const float *var,
+    float eps, const float *dy, float *dx, float *dgamma, float *dbeta,
+    int32_t accumulate_dx, int32_t accumulate_params);
+
+/** As txrt_add_layer_norm_fwd (gamma not NULL). */
+txrt_status txrt_cuda_add_layer_norm_fwd(
+    txrt_cuda_context *ctx, int64_t site, int64_t rows, int64_t cols,
+    const float *x, const float *r, const float *gamma, const float *beta,
+    float eps, float *y, float *out_sum, float *mean, float *var);
+
+/** As txrt_add_layer_norm_bwd; here `sum` (x + r) and mean / var are
+ *  required. */
+txrt_status txrt_cuda_add_layer_norm_bwd(
+    txrt_cuda_context *ctx, int64_t site, int64_t rows, int64_t cols,
+    const float *sum, const float *gamma, const float *mean, const float *var,
+    float eps, const float *dy, const float *dsum, float *dx, float *dgamma,
+    float *dbeta, int32_t accumulate_dx, int32_t accumulate_params);
+
+/** As txrt_cross_entropy_fwd; out_loss [1] and out_count [1] (or NULL) are
+ *  device buffers. A counted target outside [0, classes) is not reported:
+ *  its row loss (and so the loss) is NaN. Without out_row_loss the row
+ *  losses go to the context's workspace (at most 8M rows). */
+txrt_status txrt_cuda_cross_entropy_fwd(
+    txrt_cuda_context *ctx, int64_t site, int64_t n, int64_t classes,
+    const float *logits, const int32_t *targets, int32_t ignore_index,
+    float label_smoothing, int32_t reduction, float *out_loss, float *lse,
+    float *out_row_loss, int64_t *out_count);
+
+/** As txrt_cross_entropy_bwd, from the saved lse (not NULL here); dloss [1]
+ *  is a device buffer. */
+txrt_status txrt_cuda_cross_entropy_bwd(
+    txrt_cuda_context *ctx, int64_t site, int64_t n, int64_t classes,
+    const float *logits, const int32_t *targets, const float *lse,
+    int32_t ignore_index, float label_smoothing, int32_t reduction,
+    const float *dloss, float *dlogits);
+
+/** As txrt_embedding_fwd, except that an id outside [0, vocab) is not
+ *  reported (ids live on the device): its row is scale * 0 (+ pos), and its
+ *  gradient is dropped. Validate ids on the host where they come from. */
+txrt_status txrt_cuda_embedding_fwd(txrt_cuda_context *ctx, int64_t site,
+                                    int64_t n, int64_t vocab, int64_t dim,
+                                    const int32_t *ids, const float *table,
+                                    float scale, const float *pos,
+                                    int64_t seq_len, float *out);
+
+/** As txrt_embedding_bwd, with one difference: the scatter-add uses atomics,
+ *  so sums over repeated ids are not bitwise deterministic (they agree with
+ *  the CPU's to rounding). */
+txrt_status txrt_cuda_embedding_bwd(txrt_cuda_context *ctx, int64_t site,
+                                    int64_t n, int64_t vocab, int64_t dim,
+                                    const int32_t *ids, const float *dout,
+                                    float scale, int32_t padding_idx,
+                                    float *dtable, int32_t accumulate);
+
+/** As txrt_dropout_fwd: bit-identical masks to the CPU kernel's. */
+txrt_status txrt_cuda_dropout_fwd(txrt_cuda_context *ctx, int64_t site,
+                                  int64_t n, float p, uint64_t seed,
+                                  int64_t step, const float *x, float *y);
+
+/** As txrt_dropout_bwd. */
+txrt_status txrt_cuda_dropout_bwd(txrt_cuda_context *ctx, int64_t fwd_site,
+                                  int64_t n, float p, uint64_t seed,
+                                  int64_t step, const float *dy, float *dx);
+
+/** As txrt_adam_update (one pass over a whole arena). */
+txrt_status txrt_cuda_adam_update(txrt_cuda_context *ctx, int64_t site,
+                                  int64_t n, float *param, const float *grad,
+                                  float *m, float *v, float lr, float beta1,
+                                  float beta2, float eps, float weight_decay,
+                                  int64_t step);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* TXRT_TXRT_CUDA_H */
