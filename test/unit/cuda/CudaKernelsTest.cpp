@@ -1,0 +1,303 @@
+//===- CudaKernelsTest.cpp - each CUDA kernel against the CPU kernel ------===//
+//
+// Inputs are random (never zeros), outputs are poisoned with NaN before each
+// run so an unwritten element fails, and every comparison is with libtxrt's
+// CPU kernel of the same name on the same inputs: 1e-5 relative in strict
+// fp32, 5e-3 under TF32, dropout bit for bit.
+//
+//===----------------------------------------------------------------------===//
+#include "CudaTestUtil.h"
+
+#include <cstring>
+#include <limits>
+
+using namespace txrt_cuda_test;
+
+namespace {
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr double kStrict = 1e-5;
+
+class CudaLinearTest : public CudaTest {};
+
+TEST_F(CudaLinearTest, ForwardEveryEpilogueMatchesCpu) {
+  const int64_t m = 37, n = 53, k = 29;
+  Floats x = randomFloats(m * k, 1), w = randomFloats(n * k, 2),
+         bias = randomFloats(n, 3), residual = randomFloats(m * n, 4);
+  DeviceBuffer<float> dx(gpu_, x), dw(gpu_, w), dbias(gpu_, bias),
+      dres(gpu_, residual);
+  for (int32_t act : {TXRT_ACTIVATION_NONE, TXRT_ACTIVATION_RELU,
+                      TXRT_ACTIVATION_GELU, TXRT_ACTIVATION_GELU_TANH,
+                      TXRT_ACTIVATION_SILU}) {
+    for (bool withBias : {false, true}) {
+      for (bool withResidual : {false, true}) {
+        std::string what = "act " + std::to_string(act) +
+                           (withBias ? " bias" : "") +
+                           (withResidual ? " residual" : "");
+        Floats expected(m * n);
+        expectCpuOk(txrt_linear_fwd(cpu_, 1, m, n, k, x.data(), w.data(),
+                                    withBias ? bias.data() : nullptr, act,
+                                    withResidual ? residual.data() : nullptr,
+                                    expected.data()));
+        DeviceBuffer<float> y(gpu_, m * n, kNaN);
+        expectGpuOk(txrt_cuda_linear_fwd(
+            gpu_, 1, m, n, k, dx.get(), dw.get(),
+            withBias ? dbias.get() : nullptr, act,
+            withResidual ? dres.get() : nullptr, y.get()));
+        expectNear(y.read(), expected, kStrict, what);
+      }
+    }
+  }
+}
+
+TEST_F(CudaLinearTest, BackwardMatchesCpuAndAccumulates) {
+  const int64_t m = 41, n = 23, k = 31;
+  Floats x = randomFloats(m * k, 5), w = randomFloats(n * k, 6),
+         dy = randomFloats(m * n, 7);
+  Floats dx0 = randomFloats(m * k, 8), dw0 = randomFloats(n * k, 9),
+         db0 = randomFloats(n, 10);
+  DeviceBuffer<float> gx(gpu_, x), gw(gpu_, w), gdy(gpu_, dy);
+  for (int32_t accumulate : {0, 1}) {
+    Floats dx = dx0, dw = dw0, db = db0;
+    expectCpuOk(txrt_linear_bwd(cpu_, 2, m, n, k, x.data(), w.data(),
+                                dy.data(), dx.data(), dw.data(), db.data(),
+                                accumulate, accumulate));
+    DeviceBuffer<float> gdx(gpu_, accumulate ? dx0 : Floats(m * k, kNaN));
+    DeviceBuffer<float> gdw(gpu_, accumulate ? dw0 : Floats(n * k, kNaN));
+    DeviceBuffer<float> gdb(gpu_, accumulate ? db0 : Floats(n, kNaN));
+    expectGpuOk(txrt_cuda_linear_bwd(gpu_, 2, m, n, k, gx.get(), gw.get(),
+                                     gdy.get(), gdx.get(), gdw.get(),
+                                     gdb.get(), accumulate, accumulate));
+    std::string what = accumulate ? " (accumulate)" : "";
+    expectNear(gdx.read(), dx, kStrict, "dx" + what);
+    expectNear(gdw.read(), dw, kStrict, "dw" + what);
+    expectNear(gdb.read(), db, kStrict, "dbias" + what);
+  }
+}
+
+TEST_F(CudaLinearTest, Tf32OnlyUnderTheOptionWithinItsBound) {
+  const int64_t m = 64, n = 64, k = 256;
+  Floats x = randomFloats(m * k, 11), w = randomFloats(n * k, 12);
+  Floats expected(m * n);
+  expectCpuOk(txrt_linear_fwd(cpu_, 3, m, n, k, x.data(), w.data(), nullptr,
+                              TXRT_ACTIVATION_NONE, nullptr, expected.data()));
+  DeviceBuffer<float> gx(gpu_, x), gw(gpu_, w), y(gpu_, m * n, kNaN);
+  expectGpuOk(txrt_cuda_linear_fwd(gpu_, 3, m, n, k, gx.get(), gw.get(),
+                                   nullptr, TXRT_ACTIVATION_NONE, nullptr,
+                                   y.get()));
+  expectNear(y.read(), expected, kStrict, "strict fp32");
+  expectGpuOk(
+      txrt_cuda_context_set_option(gpu_, TXRT_CUDA_OPTION_ALLOW_TF32, 1));
+  expectGpuOk(txrt_cuda_linear_fwd(gpu_, 3, m, n, k, gx.get(), gw.get(),
+                                   nullptr, TXRT_ACTIVATION_NONE, nullptr,
+                                   y.get()));
+  // TF32 keeps 10 mantissa bits: a relative error near 1e-3 on dot products
+  // of k = 256 terms; 5e-3 of the tensor's scale is the stated bound.
+  expectNear(y.read(), expected, 5e-3, "tf32");
+}
+
+class CudaLayerNormTest : public CudaTest {};
+
+TEST_F(CudaLayerNormTest, ForwardAndBackwardMatchCpu) {
+  const int64_t rows = 19, cols = 300;
+  const float eps = 1e-5f;
+  Floats x = randomFloats(rows * cols, 20, -2.0f, 3.0f),
+         gamma = randomFloats(cols, 21, 0.5f, 1.5f),
+         beta = randomFloats(cols, 22), dy = randomFloats(rows * cols, 23);
+  Floats y(rows * cols), mean(rows), var(rows);
+  expectCpuOk(txrt_layer_norm_fwd(cpu_, 4, rows, cols, x.data(), gamma.data(),
+                                  beta.data(), eps, y.data(), mean.data(),
+                                  var.data()));
+  DeviceBuffer<float> gx(gpu_, x), gg(gpu_, gamma), gb(gpu_, beta),
+      gdy(gpu_, dy), gy(gpu_, rows * cols, kNaN), gmean(gpu_, rows, kNaN),
+      gvar(gpu_, rows, kNaN);
+  expectGpuOk(txrt_cuda_layer_norm_fwd(gpu_, 4, rows, cols, gx.get(),
+                                       gg.get(), gb.get(), eps, gy.get(),
+                                       gmean.get(), gvar.get()));
+  expectNear(gy.read(), y, kStrict, "y");
+  expectNear(gmean.read(), mean, kStrict, "mean");
+  expectNear(gvar.read(), var, kStrict, "var");
+
+  Floats dx(rows * cols), dgamma(cols), dbeta(cols);
+  expectCpuOk(txrt_layer_norm_bwd(cpu_, 4, rows, cols, x.data(), gamma.data(),
+                                  mean.data(), var.data(), eps, dy.data(),
+                                  dx.data(), dgamma.data(), dbeta.data(), 0,
+                                  0));
+  DeviceBuffer<float> gdx(gpu_, rows * cols, kNaN), gdg(gpu_, cols, kNaN),
+      gdb(gpu_, cols, kNaN);
+  expectGpuOk(txrt_cuda_layer_norm_bwd(
+      gpu_, 4, rows, cols, gx.get(), gg.get(), gmean.get(), gvar.get(), eps,
+      gdy.get(), gdx.get(), gdg.get(), gdb.get(), 0, 0));
+  expectNear(gdx.read(), dx, kStrict, "dx");
+  expectNear(gdg.read(), dgamma, kStrict, "dgamma");
+  expectNear(gdb.read(), dbeta, kStrict, "dbeta");
+}
+
+TEST_F(CudaLayerNormTest, AddLayerNormForwardAndBackwardMatchCpu) {
+  const int64_t rows = 13, cols = 512;
+  const float eps = 1e-6f;
+  Floats x = randomFloats(rows * cols, 30), r = randomFloats(rows * cols, 31),
+         gamma = randomFloats(cols, 32, 0.5f, 1.5f),
+         beta = randomFloats(cols, 33), dy = randomFloats(rows * cols, 34),
+         dsum = randomFloats(rows * cols, 35);
+  Floats y(rows * cols), sum(rows * cols), mean(rows), var(rows);
+  expectCpuOk(txrt_add_layer_norm_fwd(cpu_, 5, rows, cols, x.data(), r.data(),
+                                      gamma.data(), beta.data(), eps, y.data(),
+                                      sum.data(), mean.data(), var.data()));
+  DeviceBuffer<float> gx(gpu_, x), gr(gpu_, r), gg(gpu_, gamma),
+      gb(gpu_, beta), gdy(gpu_, dy), gdsum(gpu_, dsum),
+      gy(gpu_, rows * cols, kNaN), gsum(gpu_, rows * cols, kNaN),
+      gmean(gpu_, rows, kNaN), gvar(gpu_, rows, kNaN);
+  expectGpuOk(txrt_cuda_add_layer_norm_fwd(
+      gpu_, 5, rows, cols, gx.get(), gr.get(), gg.get(), gb.get(), eps,
+      gy.get(), gsum.get(), gmean.get(), gvar.get()));
+  expectNear(gy.read(), y, kStrict, "y");
+  expectNear(gsum.read(), sum, kStrict, "sum");
+
+  Floats dx(rows * cols), dgamma(cols), dbeta(cols);
+  expectCpuOk(txrt_add_layer_norm_bwd(
+      cpu_, 5, rows, cols, x.data(), r.data(), sum.data(), gamma.data(),
+      mean.data(), var.data(), eps, dy.data(), dsum.data(), dx.data(),
+      dgamma.data(), dbeta.data(), 0, 0));
+  DeviceBuffer<float> gdx(gpu_, rows * cols, kNaN), gdg(gpu_, cols, kNaN),
+      gdb(gpu_, cols, kNaN);
+  expectGpuOk(txrt_cuda_add_layer_norm_bwd(
+      gpu_, 5, rows, cols, gsum.get(), gg.get(), gmean.get(), gvar.get(), eps,
+      gdy.get(), gdsum.get(), gdx.get(), gdg.get(), gdb.get(), 0, 0));
+  expectNear(gdx.read(), dx, kStrict, "dx");
+  expectNear(gdg.read(), dgamma, kStrict, "dgamma");
+  expectNear(gdb.read(), dbeta, kStrict, "dbeta");
+}
+
+class CudaCrossEntropyTest : public CudaTest {};
+
+TEST_F(CudaCrossEntropyTest, SmoothingIgnoreIndexBothReductions) {
+  const int64_t n = 29, classes = 1000;
+  const int32_t ignore = 0;
+  Floats logits = randomFloats(n * classes, 40, -4.0f, 4.0f);
+  Ints targets(n);
+  for (int64_t i = 0; i < n; ++i)
+    targets[i] = int32_t((i * 37 + 5) % classes);
+  targets[3] = targets[11] = ignore;
+  DeviceBuffer<float> gl(gpu_, logits);
+  DeviceBuffer<int32_t> gt(gpu_, targets);
+  for (int32_t reduction : {TXRT_LOSS_MEAN, TXRT_LOSS_SUM}) {
+    for (float smoothing : {0.0f, 0.1f}) {
+      std::string what = std::string(reduction ? "sum" : "mean") +
+                         " smoothing " + std::to_string(smoothing);
+      float loss = 0.0f;
+      int64_t count = 0;
+      Floats lse(n), rowLoss(n);
+      expectCpuOk(txrt_cross_entropy_fwd(
+          cpu_, 6, n, classes, logits.data(), targets.data(), ignore,
+          smoothing, reduction, &loss, lse.data(), rowLoss.data(), &count));
+      DeviceBuffer<float> gloss(gpu_, 1, kNaN), glse(gpu_, n, kNaN),
+          grow(gpu_, n, kNaN);
+      DeviceBuffer<int64_t> gcount(gpu_, 1, -1);
+      expectGpuOk(txrt_cuda_cross_entropy_fwd(
+          gpu_, 6, n, classes, gl.get(), gt.get(), ignore, smoothing,
+          reduction, gloss.get(), glse.get(), grow.get(), gcount.get()));
+      expectNear(gloss.read(), Floats{loss}, kStrict, "loss " + what);
+      expectNear(glse.read(), lse, kStrict, "lse " + what);
+      expectNear(grow.read(), rowLoss, kStrict, "row loss " + what);
+      EXPECT_EQ(gcount.read()[0], count) << what;
+
+      const float dloss = 0.75f;
+      Floats dlogits(n * classes);
+      expectCpuOk(txrt_cross_entropy_bwd(
+          cpu_, 6, n, classes, logits.data(), targets.data(), lse.data(),
+          ignore, smoothing, reduction, &dloss, dlogits.data()));
+      DeviceBuffer<float> gdloss(gpu_, Floats{dloss}),
+          gdl(gpu_, n * classes, kNaN);
+      expectGpuOk(txrt_cuda_cross_entropy_bwd(
+          gpu_, 6, n, classes, gl.get(), gt.get(), glse.get(), ignore,
+          smoothing, reduction, gdloss.get(), gdl.get()));
+      expectNear(gdl.read(), dlogits, kStrict, "dlogits " + what);
+    }
+  }
+}
+
+class CudaEmbeddingTest : public CudaTest {};
+
+TEST_F(CudaEmbeddingTest, GatherWithPositionsAndScatterAdd) {
+  const int64_t vocab = 50, dim = 64, seqLen = 7, n = 3 * seqLen;
+  const float scale = 8.0f;
+  Floats table = randomFloats(vocab * dim, 50), pos = randomFloats(seqLen * dim, 51),
+         dout = randomFloats(n * dim, 52), dtable0 = randomFloats(vocab * dim, 53);
+  Ints ids(n);
+  for (int64_t i = 0; i < n; ++i)
+    ids[i] = int32_t((i * 7) % 11); // repeats, and the padding id 0
+  Floats out(n * dim);
+  expectCpuOk(txrt_embedding_fwd(cpu_, 7, n, vocab, dim, ids.data(),
+                                 table.data(), scale, pos.data(), seqLen,
+                                 out.data()));
+  DeviceBuffer<float> gtable(gpu_, table), gpos(gpu_, pos), gdout(gpu_, dout),
+      gout(gpu_, n * dim, kNaN);
+  DeviceBuffer<int32_t> gids(gpu_, ids);
+  expectGpuOk(txrt_cuda_embedding_fwd(gpu_, 7, n, vocab, dim, gids.get(),
+                                      gtable.get(), scale, gpos.get(), seqLen,
+                                      gout.get()));
+  expectNear(gout.read(), out, kStrict, "out");
+  for (int32_t accumulate : {0, 1}) {
+    Floats dtable = dtable0;
+    expectCpuOk(txrt_embedding_bwd(cpu_, 7, n, vocab, dim, ids.data(),
+                                   dout.data(), scale, 0, dtable.data(),
+                                   accumulate));
+    DeviceBuffer<float> gdt(gpu_, accumulate ? dtable0 : Floats(vocab * dim, kNaN));
+    expectGpuOk(txrt_cuda_embedding_bwd(gpu_, 7, n, vocab, dim, gids.get(),
+                                        gdout.get(), scale, 0, gdt.get(),
+                                        accumulate));
+    expectNear(gdt.read(), dtable, kStrict,
+               accumulate ? "dtable (accumulate)" : "dtable");
+  }
+}
+
+class CudaDropoutTest : public CudaTest {};
+
+TEST_F(CudaDropoutTest, SameMaskAndValuesAsCpuBitForBit) {
+  for (int64_t n : {1, 3, 63, 64, 65, 1000, 100003}) {
+    for (float p : {0.0f, 0.1f, 0.5f}) {
+      Floats x = randomFloats(n, uint32_t(n), 0.5f, 1.5f), y(n);
+      expectCpuOk(txrt_dropout_fwd(cpu_, 17, n, p, 0x123456789ull, 42,
+                                   x.data(), y.data()));
+      DeviceBuffer<float> gx(gpu_, x), gy(gpu_, n, kNaN);
+      expectGpuOk(txrt_cuda_dropout_fwd(gpu_, 17, n, p, 0x123456789ull, 42,
+                                        gx.get(), gy.get()));
+      Floats got = gy.read();
+      ASSERT_EQ(std::memcmp(got.data(), y.data(), n * sizeof(float)), 0)
+          << "forward n " << n << " p " << p;
+      Floats dx(n);
+      expectCpuOk(txrt_dropout_bwd(cpu_, 17, n, p, 0x123456789ull, 42,
+                                   x.data(), dx.data()));
+      DeviceBuffer<float> gdx(gpu_, n, kNaN);
+      expectGpuOk(txrt_cuda_dropout_bwd(gpu_, 17, n, p, 0x123456789ull, 42,
+                                        gx.get(), gdx.get()));
+      got = gdx.read();
+      ASSERT_EQ(std::memcmp(got.data(), dx.data(), n * sizeof(float)), 0)
+          << "backward n " << n << " p " << p;
+    }
+  }
+}
+
+class CudaAdamTest : public CudaTest {};
+
+TEST_F(CudaAdamTest, ThreeStepsMatchCpu) {
+  const int64_t n = 10007;
+  Floats param = randomFloats(n, 60), m(n, 0.0f), v(n, 0.0f);
+  DeviceBuffer<float> gp(gpu_, param), gm(gpu_, m), gv(gpu_, v);
+  for (int64_t step = 1; step <= 3; ++step) {
+    Floats grad = randomFloats(n, uint32_t(60 + step));
+    DeviceBuffer<float> gg(gpu_, grad);
+    expectCpuOk(txrt_adam_update(cpu_, 8, n, param.data(), grad.data(),
+                                 m.data(), v.data(), 1e-3f, 0.9f, 0.98f, 1e-9f,
+                                 0.01f, step));
+    expectGpuOk(txrt_cuda_adam_update(gpu_, 8, n, gp.get(), gg.get(), gm.get(),
+                                      gv.get(), 1e-3f, 0.9f, 0.98f, 1e-9f,
+                                      0.01f, step));
+  }
+  expectNear(gp.read(), param, kStrict, "param");
+  expectNear(gm.read(), m, kStrict, "m");
+  expectNear(gv.read(), v, kStrict, "v");
+}
+
+} // namespace
