@@ -15,6 +15,7 @@
 #include "txc/Frontend/MLIRGen.h"
 #include "txc/Frontend/Parser.h"
 #include "txc/CodeGen/CodeGen.h"
+#include "txc/GPU/GluePipeline.h"
 #include "txc/Transforms/MemoryPlan.h"
 #include "txc/Transforms/Passes.h"
 
@@ -42,7 +43,7 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Stage { Ast, Tx, Fused, Grad, Planned, Llvm, Obj, Exe };
+enum class Stage { Ast, Tx, Fused, Grad, Planned, Gpu, Llvm, Obj, Exe };
 
 cl::OptionCategory txcCategory("txc options");
 
@@ -59,6 +60,9 @@ cl::opt<Stage> emit(
         clEnumValN(Stage::Fused, "fused", "tx IR after the fusion passes"),
         clEnumValN(Stage::Grad, "grad", "tx IR with backward and optimizer"),
         clEnumValN(Stage::Planned, "planned", "buffers with arena offsets"),
+        clEnumValN(Stage::Gpu, "gpu",
+                   "entries with the glue outlined to gpu.func kernels "
+                   "(--target=cuda)"),
         clEnumValN(Stage::Llvm, "llvm", "LLVM IR"),
         clEnumValN(Stage::Obj, "obj", "an object file and a C header"),
         clEnumValN(Stage::Exe, "exe", "a native executable (default)")),
@@ -111,6 +115,7 @@ const char *stageName(Stage stage) {
   case Stage::Fused: return "fused";
   case Stage::Grad: return "grad";
   case Stage::Planned: return "planned";
+  case Stage::Gpu: return "gpu";
   case Stage::Llvm: return "llvm";
   case Stage::Obj: return "obj";
   case Stage::Exe: return "exe";
@@ -123,6 +128,11 @@ bool isAvailable(Stage) { return true; }
 
 bool isNative(Stage stage) {
   return stage == Stage::Llvm || stage == Stage::Obj || stage == Stage::Exe;
+}
+
+/// Stages that start from the memory plan.
+bool isPlanned(Stage stage) {
+  return stage == Stage::Planned || stage == Stage::Gpu || isNative(stage);
 }
 
 /// `dir/base.tx` -> `base`.
@@ -254,15 +264,22 @@ bool checkTargetFlags() {
   }
   if (targetName == "cuda") {
 #ifdef TXC_HAS_CUDA
-    llvm::errs() << "txc: error: --target=cuda: executables for the CUDA "
-                    "target are not generated yet (this txc has the CUDA "
-                    "runtime backend only; docs/cuda.md says what is built "
-                    "and what is left)\n";
+    if (isNative(emit)) {
+      llvm::errs() << "txc: error: --target=cuda: executables for the CUDA "
+                      "target are not generated yet (this txc has the CUDA "
+                      "runtime backend and --emit=gpu; docs/cuda.md says what "
+                      "is built and what is left)\n";
+      return false;
+    }
 #else
     llvm::errs() << "txc: error: this txc was built without CUDA (reconfigure "
                     "with the CUDA toolkit, see README \"Building with "
                     "CUDA\")\n";
+    return false;
 #endif
+  } else if (emit == Stage::Gpu) {
+    llvm::errs() << "txc: error: --emit=gpu is a stage of the CUDA target; "
+                    "add --target=cuda\n";
     return false;
   }
   std::string error;
@@ -565,23 +582,22 @@ int main(int argc, char **argv) {
       }
     }
     bool fuses = emit == Stage::Fused || emit == Stage::Grad ||
-                 emit == Stage::Planned || isNative(emit);
+                 isPlanned(emit);
     if (printsIR && fuses && fuseAttention)
       pm.addPass(tx::createFuseAttentionPass({fusionStats}));
     if (printsIR && fuses && fuseAddNorm)
       pm.addPass(tx::createFuseAddNormPass({fusionStats}));
     if (printsIR && fuses && fuseLinear)
       pm.addPass(tx::createFuseLinearPass({fusionStats}));
-    bool differentiates = emit == Stage::Grad || emit == Stage::Planned ||
-                          isNative(emit);
-    if ((emit == Stage::Planned || isNative(emit)) && printsIR)
+    bool differentiates = emit == Stage::Grad || isPlanned(emit);
+    if (isPlanned(emit) && printsIR)
       pm.addPass(tx::createDecodeStepPass());
     if (differentiates && printsIR) {
       pm.addPass(tx::createAutodiffPass());
       pm.addPass(tx::createOptimizerPass());
       pm.addPass(tx::createShapeCheckPass());
     }
-    if ((emit == Stage::Planned || isNative(emit)) && printsIR) {
+    if (isPlanned(emit) && printsIR) {
       pm.addPass(tx::createStripDropoutPass());
       pm.addPass(tx::createPlanMemoryPass());
     }
@@ -612,6 +628,13 @@ int main(int argc, char **argv) {
 
   if (!openOutput())
     return 1;
+  if (emit == Stage::Gpu) {
+    PassManager pm(&context);
+    pm.addPass(tx::createLowerEntriesPass());
+    if (failed(pm.run(*module)) || failed(tx::outlineGlueToGpu(*module)) ||
+        diags.hasErrors())
+      return reportAndExit();
+  }
   if (emit == Stage::Planned)
     tx::printMemoryPlan(*module, output->os());
   module->print(output->os());
