@@ -145,8 +145,6 @@ txrt_status txrt_cuda_linear_fwd(txrt_cuda_context *ctx, int64_t site,
       epilogueDone = true;
     } else if (activation == TXRT_ACTIVATION_RELU) {
       g.epilogue = bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-    } else if (activation == TXRT_ACTIVATION_GELU_TANH) {
-      g.epilogue = bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
     }
     if (g.epilogue != CUBLASLT_EPILOGUE_DEFAULT)
       g.bias = bias;
@@ -154,7 +152,9 @@ txrt_status txrt_cuda_linear_fwd(txrt_cuda_context *ctx, int64_t site,
     if (epilogueDone)
       return;
     if (g.epilogue == CUBLASLT_EPILOGUE_DEFAULT)
-      // Exact GELU, SiLU: bias and activation here.
+      // GELU (exact or tanh), SiLU: bias and activation here. cuBLASLt's
+      // GELU epilogue is its own tanh approximation; ours is PyTorch's
+      // formula, as the CPU kernel computes it.
       launchEpilogue(c.stream, m, n, y, bias, activation, residual);
     else if (residual)
       launchEpilogue(c.stream, m, n, y, nullptr, TXRT_ACTIVATION_NONE,

@@ -96,9 +96,10 @@ txrt_status txrt_cuda_synchronize(txrt_cuda_context *ctx);
  * GEMM (cuBLASLt)
  *===----------------------------------------------------------------------===*/
 
-/** As txrt_linear_fwd: y = act(x w^T + bias) + residual. ReLU and GELU-tanh
- *  run in cuBLASLt's epilogue with the bias; exact GELU and SiLU and the
- *  residual after an activation in a kernel of our own. */
+/** As txrt_linear_fwd: y = act(x w^T + bias) + residual. The bias alone,
+ *  or with ReLU, runs in cuBLASLt's epilogue (a residual without activation
+ *  as its C); GELU (both forms), SiLU and a residual after an activation in
+ *  a kernel of our own. */
 txrt_status txrt_cuda_linear_fwd(txrt_cuda_context *ctx, int64_t site,
                                  int64_t m, int64_t n, int64_t k,
                                  const float *x, const float *w,
@@ -197,6 +198,31 @@ txrt_status txrt_cuda_adam_update(txrt_cuda_context *ctx, int64_t site,
                                   float *m, float *v, float lr, float beta1,
                                   float beta2, float eps, float weight_decay,
                                   int64_t step);
+
+/** As txrt_attention_fwd (every mask, fill, causal, GQA and dropout form),
+ *  for tk <= 8192 and head_dim + tk <= 12288. mask is a device buffer. Not
+ *  yet tiled: one block per query row (docs/cuda.md). */
+txrt_status txrt_cuda_attention_fwd(
+    txrt_cuda_context *ctx, int64_t site, int64_t batch, int64_t heads,
+    int64_t kv_heads, int64_t tq, int64_t tk, int64_t head_dim, const float *q,
+    int64_t ldq, const float *k, int64_t ldk, const float *v, int64_t ldv,
+    float *o, int64_t ldo, float *lse, const uint8_t *mask,
+    int64_t mask_stride_batch, int64_t mask_stride_head,
+    int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
+    float scale, float fill, float dropout_p, uint64_t seed, int64_t step);
+
+/** As txrt_attention_bwd, with lse required; dk and dv are summed with
+ *  atomics (not bitwise deterministic). 2 * (head_dim + tk) <= 12288. */
+txrt_status txrt_cuda_attention_bwd(
+    txrt_cuda_context *ctx, int64_t site, int64_t fwd_site, int64_t batch,
+    int64_t heads, int64_t kv_heads, int64_t tq, int64_t tk, int64_t head_dim,
+    const float *q, int64_t ldq, const float *k, int64_t ldk, const float *v,
+    int64_t ldv, const float *o, int64_t ldo, const float *lse,
+    const float *d_o, int64_t lddo, float *dq, int64_t lddq, float *dk,
+    int64_t lddk, float *dv, int64_t lddv, const uint8_t *mask,
+    int64_t mask_stride_batch, int64_t mask_stride_head,
+    int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
+    float scale, float fill, float dropout_p, uint64_t seed, int64_t step);
 
 #ifdef __cplusplus
 } /* extern "C" */
