@@ -137,6 +137,11 @@ txrt_status txrt_cuda_context_create(int32_t device,
     check(cudaMalloc(&c.workspace, kWorkspaceBytes),
           "cudaMalloc(cuBLASLt workspace)");
     c.workspaceBytes = kWorkspaceBytes;
+    check(cudaMalloc(&c.fault, sizeof(txrt_cuda_device_fault)),
+          "cudaMalloc(fault)");
+    check(cudaMemsetAsync(c.fault, 0, sizeof(txrt_cuda_device_fault),
+                          c.stream),
+          "cudaMemsetAsync(fault)");
   });
   if (status != TXRT_OK) {
     globalError() = ctx->lastError;
@@ -156,6 +161,8 @@ void txrt_cuda_context_destroy(txrt_cuda_context *ctx) {
     destroyCublasLt(ctx->lt);
   if (ctx->workspace)
     cudaFree(ctx->workspace);
+  if (ctx->fault)
+    cudaFree(ctx->fault);
   if (ctx->stream)
     cudaStreamDestroy(ctx->stream);
   delete ctx;
@@ -247,6 +254,20 @@ txrt_status txrt_cuda_copy_to_host(txrt_cuda_context *ctx, void *dst,
 txrt_status txrt_cuda_synchronize(txrt_cuda_context *ctx) {
   return runCuda(ctx, "txrt_cuda_synchronize", [&](auto &c) {
     check(cudaStreamSynchronize(c.stream), "cudaStreamSynchronize");
+    txrt_cuda_device_fault fault;
+    check(cudaMemcpy(&fault, c.fault, sizeof(fault), cudaMemcpyDeviceToHost),
+          "cudaMemcpy(fault)");
+    if (fault.kind == kNoFault)
+      return;
+    check(cudaMemset(c.fault, 0, sizeof(fault)), "cudaMemset(fault)");
+    std::string where = fault.kind == kEmbeddingIdOutOfRange
+                            ? "txrt_cuda_embedding_fwd / _bwd: id "
+                            : "txrt_cuda_cross_entropy_fwd / _bwd: target ";
+    throw CudaError(TXRT_ERROR_INVALID_ARGUMENT,
+                    "invalid argument: " + where +
+                        std::to_string(fault.value) + " at index " +
+                        std::to_string(fault.index) + " is outside [0, " +
+                        std::to_string(fault.bound) + ")");
   });
 }
 

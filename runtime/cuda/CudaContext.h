@@ -24,11 +24,45 @@ struct txrt_cuda_context {
   cublasLtContext *lt = nullptr; ///< cublasLtHandle_t (opaque here)
   void *workspace = nullptr;
   size_t workspaceBytes = 0;
+  /// Device memory where kernels report bad input they find (an id out of
+  /// range): a txrt::cuda::DeviceFault; read and cleared by
+  /// txrt_cuda_synchronize.
+  struct txrt_cuda_device_fault *fault = nullptr;
   bool allowTf32 = false;
   std::string lastError;
 };
 
+/// The first bad input a kernel found: which check (0: none), where, what.
+struct txrt_cuda_device_fault {
+  int32_t kind;
+  int32_t value;
+  int64_t index;
+  int64_t bound;
+};
+
 namespace txrt::cuda {
+
+/// Kinds of txrt_cuda_device_fault.
+enum DeviceFaultKind : int32_t {
+  kNoFault = 0,
+  kEmbeddingIdOutOfRange = 1,
+  kCrossEntropyTargetOutOfRange = 2,
+};
+
+#ifdef __CUDACC__
+/// Records the first fault of the context (later ones are dropped).
+__device__ inline void reportFault(txrt_cuda_device_fault *fault, int32_t kind,
+                                   int64_t index, int32_t value,
+                                   int64_t bound) {
+  if (atomicCAS(&fault->kind, 0, -1) == 0) {
+    fault->index = index;
+    fault->value = value;
+    fault->bound = bound;
+    __threadfence();
+    atomicExch(&fault->kind, kind);
+  }
+}
+#endif
 
 /// A failure inside the backend: a status and a message without the call.
 struct CudaError : std::runtime_error {

@@ -6,8 +6,8 @@
 // target is not ignore_index. Backward: one block per row writes
 // g * (softmax - (1 - eps) [j == t] - eps / classes) from the saved lse,
 // with g = dloss / count for the mean (the count is recomputed on the
-// device). A target outside [0, classes) gives that row a NaN loss (the CPU
-// kernel reports it; the device cannot, see docs/cuda.md).
+// device). A target outside [0, classes) gives that row a NaN loss and is
+// reported by the next txrt_cuda_synchronize.
 //
 //===----------------------------------------------------------------------===//
 #include "BlockReduce.cuh"
@@ -23,7 +23,8 @@ constexpr int kThreads = 256;
 
 __global__ void rowLossKernel(int64_t classes, const float *logits,
                               const int32_t *targets, int32_t ignoreIndex,
-                              float smoothing, float *lse, float *rowLoss) {
+                              float smoothing, float *lse, float *rowLoss,
+                              txrt_cuda_device_fault *fault) {
   const int64_t row = blockIdx.x;
   const float *z = logits + row * classes;
   const int32_t target = targets[row];
@@ -52,6 +53,8 @@ __global__ void rowLossKernel(int64_t classes, const float *logits,
     if (target >= 0 && target < classes)
       loss = (1.0f - smoothing) * (rowLse - z[target]) +
              smoothing * (rowLse - sumZ / float(classes));
+    else
+      reportFault(fault, kCrossEntropyTargetOutOfRange, row, target, classes);
     rowLoss[row] = loss;
     if (lse)
       lse[row] = rowLse;
@@ -148,7 +151,7 @@ txrt_status txrt_cuda_cross_entropy_fwd(
     if (n > 0) {
       rowLossKernel<<<unsigned(n), kThreads, 0, c.stream>>>(
           classes, logits, targets, ignore_index, label_smoothing, lse,
-          rowLoss);
+          rowLoss, c.fault);
       checkLaunch("rowLossKernel");
     }
     totalLossKernel<<<1, 1024, 0, c.stream>>>(n, rowLoss, targets,

@@ -89,7 +89,9 @@ txrt_status txrt_cuda_copy_to_device(txrt_cuda_context *ctx, void *dst,
                                      const void *src, size_t bytes);
 txrt_status txrt_cuda_copy_to_host(txrt_cuda_context *ctx, void *dst,
                                    const void *src, size_t bytes);
-/** Waits for every kernel queued on ctx; reports the first failure. */
+/** Waits for every kernel queued on ctx; reports the first failure, and
+ *  the first bad input a kernel found on the device (an embedding id or a
+ *  cross-entropy target out of range) as TXRT_ERROR_INVALID_ARGUMENT. */
 txrt_status txrt_cuda_synchronize(txrt_cuda_context *ctx);
 
 /*===----------------------------------------------------------------------===*
@@ -147,8 +149,8 @@ txrt_status txrt_cuda_add_layer_norm_bwd(
     float *dbeta, int32_t accumulate_dx, int32_t accumulate_params);
 
 /** As txrt_cross_entropy_fwd; out_loss [1] and out_count [1] (or NULL) are
- *  device buffers. A counted target outside [0, classes) is not reported:
- *  its row loss (and so the loss) is NaN. Without out_row_loss the row
+ *  device buffers. A counted target outside [0, classes) gives a NaN row
+ *  loss and is reported by the next txrt_cuda_synchronize. Without out_row_loss the row
  *  losses go to the context's workspace (at most 8M rows). */
 txrt_status txrt_cuda_cross_entropy_fwd(
     txrt_cuda_context *ctx, int64_t site, int64_t n, int64_t classes,
@@ -164,9 +166,10 @@ txrt_status txrt_cuda_cross_entropy_bwd(
     int32_t ignore_index, float label_smoothing, int32_t reduction,
     const float *dloss, float *dlogits);
 
-/** As txrt_embedding_fwd, except that an id outside [0, vocab) is not
- *  reported (ids live on the device): its row is scale * 0 (+ pos), and its
- *  gradient is dropped. Validate ids on the host where they come from. */
+/** As txrt_embedding_fwd, except that an id outside [0, vocab) (ids live on
+ *  the device) is reported by the next txrt_cuda_synchronize, naming the
+ *  first such id and its index; its row is pos only and its gradient is
+ *  dropped. */
 txrt_status txrt_cuda_embedding_fwd(txrt_cuda_context *ctx, int64_t site,
                                     int64_t n, int64_t vocab, int64_t dim,
                                     const int32_t *ids, const float *table,

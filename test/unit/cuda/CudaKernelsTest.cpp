@@ -252,6 +252,36 @@ TEST_F(CudaEmbeddingTest, GatherWithPositionsAndScatterAdd) {
   }
 }
 
+TEST_F(CudaEmbeddingTest, BadIdsAndTargetsAreReportedBySynchronize) {
+  const int64_t vocab = 10, dim = 8, n = 4;
+  Floats table = randomFloats(vocab * dim, 54);
+  DeviceBuffer<float> gtable(gpu_, table), gout(gpu_, n * dim, kNaN);
+  DeviceBuffer<int32_t> gids(gpu_, Ints{1, 2, 12, 3});
+  expectGpuOk(txrt_cuda_embedding_fwd(gpu_, 7, n, vocab, dim, gids.get(),
+                                      gtable.get(), 1.0f, nullptr, 1,
+                                      gout.get()));
+  EXPECT_EQ(txrt_cuda_synchronize(gpu_), TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(txrt_cuda_last_error(gpu_)),
+            "txrt_cuda_synchronize: invalid argument: txrt_cuda_embedding_fwd "
+            "/ _bwd: id 12 at index 2 is outside [0, 10)");
+  // Reported once; the context goes on.
+  expectGpuOk(txrt_cuda_synchronize(gpu_));
+
+  DeviceBuffer<float> glogits(gpu_, randomFloats(2 * 5, 55)),
+      gloss(gpu_, 1, kNaN);
+  DeviceBuffer<int32_t> gtargets(gpu_, Ints{4, -3});
+  expectGpuOk(txrt_cuda_cross_entropy_fwd(gpu_, 6, 2, 5, glogits.get(),
+                                          gtargets.get(), -100, 0.0f,
+                                          TXRT_LOSS_MEAN, gloss.get(), nullptr,
+                                          nullptr, nullptr));
+  EXPECT_EQ(txrt_cuda_synchronize(gpu_), TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(txrt_cuda_last_error(gpu_)),
+            "txrt_cuda_synchronize: invalid argument: "
+            "txrt_cuda_cross_entropy_fwd / _bwd: target -3 at index 1 is "
+            "outside [0, 5)");
+  expectGpuOk(txrt_cuda_synchronize(gpu_));
+}
+
 class CudaDropoutTest : public CudaTest {};
 
 TEST_F(CudaDropoutTest, SameMaskAndValuesAsCpuBitForBit) {
