@@ -7,15 +7,18 @@
 #     $TXC_GPU_BUILD_DIR (default build-gpu, configured if it is not), and
 #     copies them with the non-system shared libraries they load (ldd:
 #     libdnnl.so.2, libgomp, libOpenCL) into build-gpu-pack/, an ignored
-#     folder of at most 60 MiB that a device session carries.
+#     folder of at most 60 MiB that a device session carries. With them goes
+#     the translate example compiled by that build's txc with
+#     --mcpu=x86-64-v3, to show that a portable executable runs there.
 #
 #   scripts/gpu-check.sh run      (on the GPU machine, in the repository root)
 #     Prints nvidia-smi and the CPU's AVX2 support, finds cuBLASLt there,
 #     runs the CUDA unit tests (every test must run: a skip is a failure on
-#     a GPU), then compute-sanitizer memcheck and racecheck on them. Writes
-#     summary.txt, nvidia-smi.txt, unit.txt, unit.xml, memcheck.txt and
-#     racecheck.txt under $OUT (else build-gpu-pack/out). Exit 0 only when
-#     every stage passed.
+#     a GPU), then compute-sanitizer memcheck and racecheck on them, then the
+#     portable translate executable (info, and an encode run). Writes
+#     summary.txt, nvidia-smi.txt, unit.txt, unit.xml, memcheck.txt,
+#     racecheck.txt and translate.txt under $OUT (else build-gpu-pack/out).
+#     Exit 0 only when every stage passed.
 #
 # docs/cuda.md says how a session with a GPU calls it through the `run` tool.
 #
@@ -55,14 +58,20 @@ pack() {
   [[ "$arch" == x86-64-v3 || "$arch" == x86-64-v2 || "$arch" == x86-64 ]] ||
     die "$build is configured with TXRT_ARCH=$arch; the GPU machine's CPU" \
       "is another x86-64: use a build dir with -DTXRT_ARCH=x86-64-v3"
-  echo "== building $TEST_NAME in $build"
-  nice ninja -C "$build" "$TEST_NAME"
+  # Paths relative to the source tree in ccache's keys: objects the main
+  # build compiled with the same flags are reused.
+  export CCACHE_BASEDIR="$ROOT"
+  echo "== building $TEST_NAME, txc and the driver in $build"
+  nice ninja -C "$build" "$TEST_NAME" txc txrt_driver txrt_driver_core
   local binary="$build/test/unit/cuda/$TEST_NAME"
   [[ -x "$binary" ]] || die "$binary was not built (is the CUDA toolkit there?)"
 
   rm -rf "$PACK"
   mkdir -p "$PACK/bin" "$PACK/lib"
   cp "$binary" "$PACK/bin/"
+  echo "== txc examples/translate/model.tx --mcpu=x86-64-v3"
+  "$build/bin/txc" "$ROOT/examples/translate/model.tx" --mcpu=x86-64-v3 \
+    -o "$PACK/bin/translate"
   local line name path
   while read -r line; do
     name="${line%% *}"
@@ -72,9 +81,12 @@ pack() {
     cp -L "$path" "$PACK/lib/$name"
     echo "   $name ($(du -h "$PACK/lib/$name" | cut -f1))"
   done < <(ldd "$binary" | sed 's/^[[:space:]]*//')
-  if objdump -d "$PACK/bin/$TEST_NAME" | grep -q -m1 zmm; then
-    die "$TEST_NAME uses AVX-512 registers: it would not run on an AVX2 host"
-  fi
+  local program
+  for program in "$TEST_NAME" translate; do
+    if objdump -d "$PACK/bin/$program" | grep -q -m1 zmm; then
+      die "$program uses AVX-512 registers: it would not run on an AVX2 host"
+    fi
+  done
   local bytes
   bytes="$(du -sb "$PACK" | cut -f1)"
   ((bytes <= MAX_PACK_BYTES)) ||
@@ -168,6 +180,23 @@ run() {
       failed=1
     fi
   done
+  set +e
+  {
+    "$PACK/bin/translate" info &&
+      printf '4 5 6\n7 8 0\n' >"$out/src.txt" &&
+      "$PACK/bin/translate" run encode --init 3 --input "src=$out/src.txt" \
+        --out-dir "$PACK/run"
+  } >"$out/translate.txt" 2>&1
+  status=$?
+  set -e
+  rm -f "$out/src.txt"
+  tail -3 "$out/translate.txt"
+  if ((status == 0)); then
+    note "PASS portable executable (--mcpu=x86-64-v3): info and encode ran"
+  else
+    note "FAIL portable executable (exit $status): see translate.txt"
+    failed=1
+  fi
   echo "== summary ($out)"
   cat "$summary"
   return "$failed"
