@@ -148,6 +148,23 @@ txrt_status txrt_cuda_add_layer_norm_bwd(
     float eps, const float *dy, const float *dsum, float *dx, float *dgamma,
     float *dbeta, int32_t accumulate_dx, int32_t accumulate_params);
 
+/** As txrt_softmax_fwd (y may alias x). */
+txrt_status txrt_cuda_softmax_fwd(txrt_cuda_context *ctx, int64_t site,
+                                  int64_t rows, int64_t cols, const float *x,
+                                  float *y, int32_t log_softmax);
+
+/** As txrt_softmax_bwd (dx may alias dy). */
+txrt_status txrt_cuda_softmax_bwd(txrt_cuda_context *ctx, int64_t site,
+                                  int64_t rows, int64_t cols, const float *y,
+                                  const float *dy, float *dx,
+                                  int32_t log_softmax);
+
+/** As txrt_sum_squares: accumulator[0] (a device buffer) += sum x^2, summed
+ *  in double by one block (a gradient norm over an arena). */
+txrt_status txrt_cuda_sum_squares(txrt_cuda_context *ctx, int64_t site,
+                                  int64_t n, const float *x,
+                                  float *accumulator);
+
 /** As txrt_cross_entropy_fwd; out_loss [1] and out_count [1] (or NULL) are
  *  device buffers. A counted target outside [0, classes) gives a NaN row
  *  loss and is reported by the next txrt_cuda_synchronize. Without out_row_loss the row

@@ -169,6 +169,40 @@ TEST_F(CudaLayerNormTest, AddLayerNormForwardAndBackwardMatchCpu) {
   expectNear(gdb.read(), dbeta, kStrict, "dbeta");
 }
 
+class CudaSoftmaxTest : public CudaTest {};
+
+TEST_F(CudaSoftmaxTest, SoftmaxAndLogSoftmaxForwardBackwardMatchCpu) {
+  const int64_t rows = 17, cols = 1000;
+  Floats x = randomFloats(rows * cols, 80, -5.0f, 5.0f),
+         dy = randomFloats(rows * cols, 81);
+  DeviceBuffer<float> gx(gpu_, x), gdy(gpu_, dy);
+  for (int32_t log : {0, 1}) {
+    std::string what = log ? "log_softmax " : "softmax ";
+    Floats y(rows * cols), dx(rows * cols);
+    expectCpuOk(txrt_softmax_fwd(cpu_, 9, rows, cols, x.data(), y.data(), log));
+    expectCpuOk(txrt_softmax_bwd(cpu_, 9, rows, cols, y.data(), dy.data(),
+                                 dx.data(), log));
+    DeviceBuffer<float> gy(gpu_, rows * cols, kNaN),
+        gdx(gpu_, rows * cols, kNaN);
+    expectGpuOk(
+        txrt_cuda_softmax_fwd(gpu_, 9, rows, cols, gx.get(), gy.get(), log));
+    expectNear(gy.read(), y, kStrict, what + "y");
+    expectGpuOk(txrt_cuda_softmax_bwd(gpu_, 9, rows, cols, gy.get(),
+                                      gdy.get(), gdx.get(), log));
+    expectNear(gdx.read(), dx, kStrict, what + "dx");
+  }
+}
+
+TEST_F(CudaSoftmaxTest, SumSquaresAccumulates) {
+  const int64_t n = 300007;
+  Floats x = randomFloats(n, 82);
+  float expected = 0.5f;
+  expectCpuOk(txrt_sum_squares(cpu_, 10, n, x.data(), &expected));
+  DeviceBuffer<float> gx(gpu_, x), acc(gpu_, Floats{0.5f});
+  expectGpuOk(txrt_cuda_sum_squares(gpu_, 10, n, gx.get(), acc.get()));
+  expectNear(acc.read(), Floats{expected}, kStrict, "sum of squares");
+}
+
 class CudaCrossEntropyTest : public CudaTest {};
 
 TEST_F(CudaCrossEntropyTest, SmoothingIgnoreIndexBothReductions) {
