@@ -148,6 +148,22 @@ txrt_status txrt_cuda_add_layer_norm_bwd(
     float eps, const float *dy, const float *dsum, float *dx, float *dgamma,
     float *dbeta, int32_t accumulate_dx, int32_t accumulate_params);
 
+/** As txrt_rms_norm_fwd (y may alias x or r). */
+txrt_status txrt_cuda_rms_norm_fwd(txrt_cuda_context *ctx, int64_t site,
+                                   int64_t rows, int64_t cols, const float *x,
+                                   const float *r, const float *gamma,
+                                   float eps, float *y, float *out_sum);
+
+/** As txrt_rms_norm_bwd (the row statistics are recomputed, as on the CPU,
+ *  into the context's workspace). */
+txrt_status txrt_cuda_rms_norm_bwd(txrt_cuda_context *ctx, int64_t site,
+                                   int64_t rows, int64_t cols, const float *x,
+                                   const float *r, const float *gamma,
+                                   float eps, const float *dy,
+                                   const float *dsum, float *dx, float *dgamma,
+                                   int32_t accumulate_dx,
+                                   int32_t accumulate_params);
+
 /** As txrt_softmax_fwd (y may alias x). */
 txrt_status txrt_cuda_softmax_fwd(txrt_cuda_context *ctx, int64_t site,
                                   int64_t rows, int64_t cols, const float *x,

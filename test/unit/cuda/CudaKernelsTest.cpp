@@ -169,6 +169,51 @@ TEST_F(CudaLayerNormTest, AddLayerNormForwardAndBackwardMatchCpu) {
   expectNear(gdb.read(), dbeta, kStrict, "dbeta");
 }
 
+TEST_F(CudaLayerNormTest, RmsNormWithResidualForwardAndBackwardMatchCpu) {
+  const int64_t rows = 11, cols = 384;
+  const float eps = 1e-6f;
+  Floats x = randomFloats(rows * cols, 90), r = randomFloats(rows * cols, 91),
+         gamma = randomFloats(cols, 92, 0.5f, 1.5f),
+         dy = randomFloats(rows * cols, 93), dsum = randomFloats(rows * cols, 94),
+         dx0 = randomFloats(rows * cols, 95), dg0 = randomFloats(cols, 96);
+  DeviceBuffer<float> gx(gpu_, x), gr(gpu_, r), gg(gpu_, gamma), gdy(gpu_, dy),
+      gdsum(gpu_, dsum);
+  for (bool residual : {false, true}) {
+    std::string what = residual ? "rms residual " : "rms ";
+    const float *rr = residual ? r.data() : nullptr;
+    const float *grr = residual ? gr.get() : nullptr;
+    Floats y(rows * cols), sum(rows * cols);
+    expectCpuOk(txrt_rms_norm_fwd(cpu_, 11, rows, cols, x.data(), rr,
+                                  gamma.data(), eps, y.data(),
+                                  residual ? sum.data() : nullptr));
+    DeviceBuffer<float> gy(gpu_, rows * cols, kNaN),
+        gsum(gpu_, rows * cols, kNaN);
+    expectGpuOk(txrt_cuda_rms_norm_fwd(gpu_, 11, rows, cols, gx.get(), grr,
+                                       gg.get(), eps, gy.get(),
+                                       residual ? gsum.get() : nullptr));
+    expectNear(gy.read(), y, kStrict, what + "y");
+    if (residual)
+      expectNear(gsum.read(), sum, kStrict, what + "sum");
+    for (int32_t accumulate : {0, 1}) {
+      Floats dx = dx0, dgamma = dg0;
+      expectCpuOk(txrt_rms_norm_bwd(cpu_, 11, rows, cols, x.data(), rr,
+                                    gamma.data(), eps, dy.data(),
+                                    residual ? dsum.data() : nullptr,
+                                    dx.data(), dgamma.data(), accumulate,
+                                    accumulate));
+      DeviceBuffer<float> gdx(gpu_, accumulate ? dx0 : Floats(rows * cols, kNaN)),
+          gdg(gpu_, accumulate ? dg0 : Floats(cols, kNaN));
+      expectGpuOk(txrt_cuda_rms_norm_bwd(
+          gpu_, 11, rows, cols, gx.get(), grr, gg.get(), eps, gdy.get(),
+          residual ? gdsum.get() : nullptr, gdx.get(), gdg.get(), accumulate,
+          accumulate));
+      std::string suffix = accumulate ? " (accumulate)" : "";
+      expectNear(gdx.read(), dx, kStrict, what + "dx" + suffix);
+      expectNear(gdg.read(), dgamma, kStrict, what + "dgamma" + suffix);
+    }
+  }
+}
+
 class CudaSoftmaxTest : public CudaTest {};
 
 TEST_F(CudaSoftmaxTest, SoftmaxAndLogSoftmaxForwardBackwardMatchCpu) {
