@@ -182,6 +182,23 @@ txrt_status txrt_cuda_context_set_option(txrt_cuda_context *ctx,
   });
 }
 
+void txrt_cuda_context_set_train_state(txrt_cuda_context *ctx, int64_t step,
+                                       uint64_t seed) {
+  if (!ctx)
+    return;
+  ctx->trainStep = step;
+  ctx->trainSeed = seed;
+}
+
+txrt_status txrt_cuda_train_state(txrt_cuda_context *ctx, int64_t *out_step,
+                                  int64_t *out_seed) {
+  return runCuda(ctx, "txrt_cuda_train_state", [&](auto &c) {
+    require(out_step && out_seed, "out_step and out_seed must not be NULL");
+    *out_step = c.trainStep;
+    *out_seed = int64_t(c.trainSeed);
+  });
+}
+
 txrt_status txrt_cuda_device_info(txrt_cuda_context *ctx, char *out_name,
                                   size_t name_size, uint64_t *out_bytes,
                                   int32_t *out_major, int32_t *out_minor) {

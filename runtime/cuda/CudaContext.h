@@ -29,6 +29,8 @@ struct txrt_cuda_context {
   /// txrt_cuda_synchronize.
   struct txrt_cuda_device_fault *fault = nullptr;
   bool allowTf32 = false;
+  int64_t trainStep = 0; ///< txrt_cuda_context_set_train_state
+  uint64_t trainSeed = 0;
   std::string lastError;
 };
 

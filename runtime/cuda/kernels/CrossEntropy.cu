@@ -6,7 +6,7 @@
 // target is not ignore_index. Backward: one block per row writes
 // g * (softmax - (1 - eps) [j == t] - eps / classes) from the saved lse,
 // with g = dloss / count for the mean (the count is recomputed on the
-// device). A target outside [0, classes) gives that row a NaN loss and is
+// device; lse too when none was saved). A target outside [0, classes) gives that row a NaN loss and is
 // reported by the next txrt_cuda_synchronize.
 //
 //===----------------------------------------------------------------------===//
@@ -108,7 +108,19 @@ __global__ void gradientKernel(int64_t classes, const float *logits,
   float g = dloss[0];
   if (count)
     g = count[0] > 0.0f ? g / count[0] : 0.0f;
-  const float rowLse = lse[row];
+  float rowLse;
+  if (lse) {
+    rowLse = lse[row];
+  } else { // recomputed, as the CPU kernel does without a saved lse
+    float maximum = -INFINITY;
+    for (int64_t j = threadIdx.x; j < classes; j += blockDim.x)
+      maximum = fmaxf(maximum, z[j]);
+    maximum = blockMax(maximum);
+    float sumExp = 0.0f;
+    for (int64_t j = threadIdx.x; j < classes; j += blockDim.x)
+      sumExp += expf(z[j] - maximum);
+    rowLse = maximum + logf(blockSum(sumExp));
+  }
   const float uniform = smoothing / float(classes);
   // dlogits may alias logits: each element is read, then written, by one
   // thread.
@@ -173,8 +185,6 @@ txrt_status txrt_cuda_cross_entropy_bwd(
       return;
     require(logits && targets && dloss && dlogits,
             "logits, targets, dloss and dlogits must not be NULL");
-    require(lse, "the saved lse must not be NULL (the CUDA backend does not "
-                 "recompute it)");
     float *count = nullptr;
     if (reduction == TXRT_LOSS_MEAN) {
       count = static_cast<float *>(c.workspace);

@@ -1,8 +1,10 @@
 //===- Elementwise.cu - GEMM epilogues and column sums ---------------------===//
 //
 // What cuBLASLt's epilogues do not compute as the CPU kernels define it:
-// exact (erf) GELU and SiLU, a residual added after an activation, and the
-// bias gradient (a column sum, accumulated in double).
+// GELU (erf and tanh forms) and SiLU, a residual added after an activation,
+// the bias gradient (a column sum, accumulated in double); and
+// txrt_cuda_activation_{fwd,bwd}, the activations and their derivatives
+// (relu'(0) = 0, as oneDNN's).
 //
 //===----------------------------------------------------------------------===//
 #include "Kernels.h"
@@ -27,6 +29,53 @@ __device__ float activate(float x, int32_t activation) {
   default:
     return x;
   }
+}
+
+__device__ float activationDerivative(float x, int32_t activation) {
+  switch (activation) {
+  case TXRT_ACTIVATION_RELU:
+    return x > 0.0f ? 1.0f : 0.0f;
+  case TXRT_ACTIVATION_GELU: {
+    float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
+    float pdf = 0.3989422804014327f * expf(-0.5f * x * x);
+    return cdf + x * pdf;
+  }
+  case TXRT_ACTIVATION_GELU_TANH: {
+    const float k = 0.7978845608028654f;
+    float inner = k * (x + 0.044715f * x * x * x);
+    float t = tanhf(inner);
+    return 0.5f * (1.0f + t) +
+           0.5f * x * (1.0f - t * t) * k * (1.0f + 3.0f * 0.044715f * x * x);
+  }
+  case TXRT_ACTIVATION_SILU: {
+    float s = 1.0f / (1.0f + expf(-x));
+    return s * (1.0f + x * (1.0f - s));
+  }
+  default:
+    return 1.0f;
+  }
+}
+
+__global__ void activationForward(int64_t n, int32_t activation,
+                                  const float *x, float *y) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    y[i] = activate(x[i], activation);
+}
+
+__global__ void activationBackward(int64_t n, int32_t activation,
+                                   const float *x, const float *dy,
+                                   float *dx) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
+       i += int64_t(gridDim.x) * blockDim.x)
+    dx[i] = dy[i] * activationDerivative(x[i], activation);
+}
+
+void requireActivation(int64_t n, int32_t activation) {
+  txrt::cuda::require(n >= 0, "n must be non-negative");
+  txrt::cuda::require(activation >= TXRT_ACTIVATION_NONE &&
+                          activation <= TXRT_ACTIVATION_SILU,
+                      "unknown activation");
 }
 
 __global__ void epilogueKernel(int64_t rows, int64_t cols, float *y,
@@ -77,3 +126,38 @@ void txrt::cuda::launchColumnSum(cudaStream_t stream, int64_t rows,
                                                            accumulate);
   checkLaunch("columnSumKernel");
 }
+
+extern "C" {
+
+txrt_status txrt_cuda_activation_fwd(txrt_cuda_context *ctx, int64_t site,
+                                     int32_t activation, int64_t n,
+                                     const float *x, float *y) {
+  return txrt::cuda::runCuda(
+      ctx, "txrt_cuda_activation_fwd", [&](txrt_cuda_context &c) {
+        requireActivation(n, activation);
+        if (n == 0)
+          return;
+        txrt::cuda::require(x && y, "x and y must not be NULL");
+        activationForward<<<txrt::cuda::gridFor(n, 256), 256, 0, c.stream>>>(
+            n, activation, x, y);
+        txrt::cuda::checkLaunch("activationForward");
+      });
+}
+
+txrt_status txrt_cuda_activation_bwd(txrt_cuda_context *ctx, int64_t site,
+                                     int32_t activation, int64_t n,
+                                     const float *x, const float *dy,
+                                     float *dx) {
+  return txrt::cuda::runCuda(
+      ctx, "txrt_cuda_activation_bwd", [&](txrt_cuda_context &c) {
+        requireActivation(n, activation);
+        if (n == 0)
+          return;
+        txrt::cuda::require(x && dy && dx, "x, dy and dx must not be NULL");
+        activationBackward<<<txrt::cuda::gridFor(n, 256), 256, 0, c.stream>>>(
+            n, activation, x, dy, dx);
+        txrt::cuda::checkLaunch("activationBackward");
+      });
+}
+
+} // extern "C"

@@ -3,7 +3,9 @@
 // Forward: one block per row, two passes over the row (mean, then the biased
 // variance of the centred values) as txrt_layer_norm_fwd defines it, then
 // y = (s - mean) * rstd * gamma + beta with s = x (+ r). Backward: one block
-// per row for ds, one thread per column (rows looped, summed in double) for
+// per row for ds (s read from `sum` or recomputed as x + r; mean and var
+// read or recomputed, as the CPU kernels do, and left in the context's
+// workspace), one thread per column (rows looped, summed in double) for
 // dgamma and dbeta.
 //
 //===----------------------------------------------------------------------===//
@@ -55,28 +57,58 @@ __global__ void layerNormForward(int64_t cols, const float *x, const float *r,
   }
 }
 
+/// The normalised input s = sum, or x + r (r may be NULL), at `at`.
+struct NormInput {
+  const float *sum, *x, *r;
+  __device__ float operator()(int64_t at) const {
+    return sum ? sum[at] : x[at] + (r ? r[at] : 0.0f);
+  }
+};
+
 /// dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) + dsum, g = dy * gamma.
-__global__ void layerNormBackwardData(int64_t cols, const float *s,
+/// Writes the row's mean and var to rowMean / rowVar for the dgamma kernel.
+__global__ void layerNormBackwardData(int64_t cols, NormInput s,
                                       const float *gamma, const float *mean,
                                       const float *var, float eps,
                                       const float *dy, const float *dsum,
-                                      float *dx, bool accumulate) {
+                                      float *dx, bool accumulate,
+                                      float *rowMean, float *rowVar) {
   const int64_t row = blockIdx.x;
-  const float mu = mean[row];
-  const float rstd = 1.0f / sqrtf(var[row] + eps);
-  const float *sr = s + row * cols, *dyr = dy + row * cols;
+  const int64_t offset = row * cols;
+  float mu, sigma2;
+  if (mean && var) {
+    mu = mean[row];
+    sigma2 = var[row];
+  } else {
+    float total = 0.0f;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+      total += s(offset + j);
+    mu = blockSum(total) / float(cols);
+    float squares = 0.0f;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
+      float d = s(offset + j) - mu;
+      squares += d * d;
+    }
+    sigma2 = blockSum(squares) / float(cols);
+  }
+  if (threadIdx.x == 0) {
+    rowMean[row] = mu;
+    rowVar[row] = sigma2;
+  }
+  const float rstd = 1.0f / sqrtf(sigma2 + eps);
+  const float *dyr = dy + offset;
   float sumG = 0.0f, sumGX = 0.0f;
   for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
     float g = dyr[j] * (gamma ? gamma[j] : 1.0f);
     sumG += g;
-    sumGX += g * (sr[j] - mu) * rstd;
+    sumGX += g * (s(offset + j) - mu) * rstd;
   }
   const float meanG = blockSum(sumG) / float(cols);
   const float meanGX = blockSum(sumGX) / float(cols);
   for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
     const int64_t at = row * cols + j;
     float g = dyr[j] * (gamma ? gamma[j] : 1.0f);
-    float xhat = (sr[j] - mu) * rstd;
+    float xhat = (s(at) - mu) * rstd;
     float value = rstd * (g - meanG - xhat * meanGX);
     if (dsum)
       value += dsum[at];
@@ -85,7 +117,7 @@ __global__ void layerNormBackwardData(int64_t cols, const float *s,
 }
 
 __global__ void layerNormBackwardParams(int64_t rows, int64_t cols,
-                                        const float *s, const float *mean,
+                                        NormInput s, const float *mean,
                                         const float *var, float eps,
                                         const float *dy, float *dgamma,
                                         float *dbeta, bool accumulate) {
@@ -95,7 +127,7 @@ __global__ void layerNormBackwardParams(int64_t rows, int64_t cols,
     for (int64_t i = 0; i < rows; ++i) {
       float rstd = 1.0f / sqrtf(var[i] + eps);
       float d = dy[i * cols + j];
-      sumGamma += double(d) * double((s[i * cols + j] - mean[i]) * rstd);
+      sumGamma += double(d) * double((s(i * cols + j) - mean[i]) * rstd);
       sumBeta += d;
     }
     if (dgamma)
@@ -120,7 +152,7 @@ void forward(txrt_cuda_context &c, int64_t rows, int64_t cols, const float *x,
 }
 
 void backward(txrt_cuda_context &c, int64_t rows, int64_t cols,
-              const float *s, const float *gamma, const float *mean,
+              NormInput s, const float *gamma, const float *mean,
               const float *var, float eps, const float *dy, const float *dsum,
               float *dx, float *dgamma, float *dbeta, int32_t accumulateDx,
               int32_t accumulateParams) {
@@ -141,15 +173,19 @@ void backward(txrt_cuda_context &c, int64_t rows, int64_t cols,
     }
     return;
   }
-  require(s && dy && dx, "the input, dy and dx must not be NULL");
-  require(mean && var, "the saved mean and var must not be NULL (the CUDA "
-                       "backend does not recompute them)");
+  require((s.sum || s.x) && dy && dx, "the input, dy and dx must not be NULL");
+  require((mean == nullptr) == (var == nullptr),
+          "mean and var must both be given or both be NULL");
+  require(2 * size_t(rows) * sizeof(float) <= c.workspaceBytes,
+          "too many rows for the workspace's row statistics");
+  float *rowMean = static_cast<float *>(c.workspace), *rowVar = rowMean + rows;
   layerNormBackwardData<<<unsigned(rows), kThreads, 0, c.stream>>>(
-      cols, s, gamma, mean, var, eps, dy, dsum, dx, accumulateDx != 0);
+      cols, s, gamma, mean, var, eps, dy, dsum, dx, accumulateDx != 0, rowMean,
+      rowVar);
   checkLaunch("layerNormBackwardData");
   if (dgamma || dbeta) {
     layerNormBackwardParams<<<gridFor(cols, 128), 128, 0, c.stream>>>(
-        rows, cols, s, mean, var, eps, dy, dgamma, dbeta,
+        rows, cols, s, rowMean, rowVar, eps, dy, dgamma, dbeta,
         accumulateParams != 0);
     checkLaunch("layerNormBackwardParams");
   }
@@ -176,8 +212,9 @@ txrt_status txrt_cuda_layer_norm_bwd(
     float eps, const float *dy, float *dx, float *dgamma, float *dbeta,
     int32_t accumulate_dx, int32_t accumulate_params) {
   return runCuda(ctx, "txrt_cuda_layer_norm_bwd", [&](txrt_cuda_context &c) {
-    backward(c, rows, cols, x, gamma, mean, var, eps, dy, nullptr, dx, dgamma,
-             dbeta, accumulate_dx, accumulate_params);
+    backward(c, rows, cols, NormInput{nullptr, x, nullptr}, gamma, mean, var,
+             eps, dy, nullptr, dx, dgamma, dbeta, accumulate_dx,
+             accumulate_params);
   });
 }
 
@@ -196,14 +233,17 @@ txrt_status txrt_cuda_add_layer_norm_fwd(
 
 txrt_status txrt_cuda_add_layer_norm_bwd(
     txrt_cuda_context *ctx, int64_t site, int64_t rows, int64_t cols,
-    const float *sum, const float *gamma, const float *mean, const float *var,
-    float eps, const float *dy, const float *dsum, float *dx, float *dgamma,
-    float *dbeta, int32_t accumulate_dx, int32_t accumulate_params) {
+    const float *x, const float *r, const float *sum, const float *gamma,
+    const float *mean, const float *var, float eps, const float *dy,
+    const float *dsum, float *dx, float *dgamma, float *dbeta,
+    int32_t accumulate_dx, int32_t accumulate_params) {
   return runCuda(ctx, "txrt_cuda_add_layer_norm_bwd",
                  [&](txrt_cuda_context &c) {
-                   backward(c, rows, cols, sum, gamma, mean, var, eps, dy,
-                            dsum, dx, dgamma, dbeta, accumulate_dx,
-                            accumulate_params);
+                   require(rows == 0 || cols == 0 || sum || (x && r),
+                           "x and r must not be NULL without sum");
+                   backward(c, rows, cols, NormInput{sum, x, r}, gamma, mean,
+                            var, eps, dy, dsum, dx, dgamma, dbeta,
+                            accumulate_dx, accumulate_params);
                  });
 }
 

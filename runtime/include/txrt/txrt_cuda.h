@@ -74,6 +74,14 @@ enum {
 txrt_status txrt_cuda_context_set_option(txrt_cuda_context *ctx,
                                          int32_t option, int64_t value);
 
+/** As txrt_context_set_train_state / txrt_train_state: the 1-based
+ *  optimizer step and the dropout seed that compiled train steps read (host
+ *  values). */
+void txrt_cuda_context_set_train_state(txrt_cuda_context *ctx, int64_t step,
+                                       uint64_t seed);
+txrt_status txrt_cuda_train_state(txrt_cuda_context *ctx, int64_t *out_step,
+                                  int64_t *out_seed);
+
 /** The device's name, its memory in bytes and its compute capability. */
 txrt_status txrt_cuda_device_info(txrt_cuda_context *ctx, char *out_name,
                                   size_t name_size, uint64_t *out_bytes,
@@ -127,7 +135,7 @@ txrt_status txrt_cuda_layer_norm_fwd(txrt_cuda_context *ctx, int64_t site,
                                      const float *beta, float eps, float *y,
                                      float *mean, float *var);
 
-/** As txrt_layer_norm_bwd, from saved mean and var (not NULL here). */
+/** As txrt_layer_norm_bwd (mean and var both NULL: recomputed). */
 txrt_status txrt_cuda_layer_norm_bwd(
     txrt_cuda_context *ctx, int64_t site, int64_t rows, int64_t cols,
     const float *x, const float *gamma, const float *mean, const float *var,
@@ -140,13 +148,14 @@ txrt_status txrt_cuda_add_layer_norm_fwd(
     const float *x, const float *r, const float *gamma, const float *beta,
     float eps, float *y, float *out_sum, float *mean, float *var);
 
-/** As txrt_add_layer_norm_bwd; here `sum` (x + r) and mean / var are
- *  required. */
+/** As txrt_add_layer_norm_bwd (sum NULL: x + r; mean and var NULL:
+ *  recomputed). */
 txrt_status txrt_cuda_add_layer_norm_bwd(
     txrt_cuda_context *ctx, int64_t site, int64_t rows, int64_t cols,
-    const float *sum, const float *gamma, const float *mean, const float *var,
-    float eps, const float *dy, const float *dsum, float *dx, float *dgamma,
-    float *dbeta, int32_t accumulate_dx, int32_t accumulate_params);
+    const float *x, const float *r, const float *sum, const float *gamma,
+    const float *mean, const float *var, float eps, const float *dy,
+    const float *dsum, float *dx, float *dgamma, float *dbeta,
+    int32_t accumulate_dx, int32_t accumulate_params);
 
 /** As txrt_rms_norm_fwd (y may alias x or r). */
 txrt_status txrt_cuda_rms_norm_fwd(txrt_cuda_context *ctx, int64_t site,
@@ -163,6 +172,17 @@ txrt_status txrt_cuda_rms_norm_bwd(txrt_cuda_context *ctx, int64_t site,
                                    const float *dsum, float *dx, float *dgamma,
                                    int32_t accumulate_dx,
                                    int32_t accumulate_params);
+
+/** As txrt_activation_fwd (y may alias x). */
+txrt_status txrt_cuda_activation_fwd(txrt_cuda_context *ctx, int64_t site,
+                                     int32_t activation, int64_t n,
+                                     const float *x, float *y);
+
+/** As txrt_activation_bwd (dx may alias dy). */
+txrt_status txrt_cuda_activation_bwd(txrt_cuda_context *ctx, int64_t site,
+                                     int32_t activation, int64_t n,
+                                     const float *x, const float *dy,
+                                     float *dx);
 
 /** As txrt_softmax_fwd (y may alias x). */
 txrt_status txrt_cuda_softmax_fwd(txrt_cuda_context *ctx, int64_t site,
@@ -191,8 +211,8 @@ txrt_status txrt_cuda_cross_entropy_fwd(
     float label_smoothing, int32_t reduction, float *out_loss, float *lse,
     float *out_row_loss, int64_t *out_count);
 
-/** As txrt_cross_entropy_bwd, from the saved lse (not NULL here); dloss [1]
- *  is a device buffer. */
+/** As txrt_cross_entropy_bwd (lse NULL: recomputed); dloss [1] is a device
+ *  buffer. */
 txrt_status txrt_cuda_cross_entropy_bwd(
     txrt_cuda_context *ctx, int64_t site, int64_t n, int64_t classes,
     const float *logits, const int32_t *targets, const float *lse,
@@ -259,6 +279,16 @@ txrt_status txrt_cuda_attention_bwd(
     int64_t mask_stride_batch, int64_t mask_stride_head,
     int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
     float scale, float fill, float dropout_p, uint64_t seed, int64_t step);
+
+/** As txrt_adam_step: Adam at the context's training step with the
+ *  learning rate of `schedule` (txrt_learning_rate); grad_scale is NULL or a
+ *  device buffer [1] multiplying every gradient. */
+txrt_status txrt_cuda_adam_step(txrt_cuda_context *ctx, int64_t site,
+                                int64_t n, float *param, const float *grad,
+                                float *m, float *v, const float *grad_scale,
+                                int32_t schedule, float lr, float d_model,
+                                float warmup, float beta1, float beta2,
+                                float eps, float weight_decay);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -2,8 +2,9 @@
 //
 // Inputs are random (never zeros), outputs are poisoned with NaN before each
 // run so an unwritten element fails, and every comparison is with libtxrt's
-// CPU kernel of the same name on the same inputs: 1e-5 relative in strict
-// fp32, 5e-3 under TF32, dropout bit for bit.
+// CPU kernel of the same name on the same inputs and options (saved or
+// recomputed statistics alike): 1e-5 relative in strict fp32, 5e-3 under
+// TF32 (expectNear says how), dropout bit for bit.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaTestUtil.h"
@@ -123,14 +124,22 @@ TEST_F(CudaLayerNormTest, ForwardAndBackwardMatchCpu) {
                                   mean.data(), var.data(), eps, dy.data(),
                                   dx.data(), dgamma.data(), dbeta.data(), 0,
                                   0));
-  DeviceBuffer<float> gdx(gpu_, rows * cols, kNaN), gdg(gpu_, cols, kNaN),
-      gdb(gpu_, cols, kNaN);
-  expectGpuOk(txrt_cuda_layer_norm_bwd(
-      gpu_, 4, rows, cols, gx.get(), gg.get(), gmean.get(), gvar.get(), eps,
-      gdy.get(), gdx.get(), gdg.get(), gdb.get(), 0, 0));
-  expectNear(gdx.read(), dx, kStrict, "dx");
-  expectNear(gdg.read(), dgamma, kStrict, "dgamma");
-  expectNear(gdb.read(), dbeta, kStrict, "dbeta");
+  for (bool saved : {true, false}) {
+    std::string what = saved ? " (saved)" : " (recomputed)";
+    expectCpuOk(txrt_layer_norm_bwd(
+        cpu_, 4, rows, cols, x.data(), gamma.data(),
+        saved ? mean.data() : nullptr, saved ? var.data() : nullptr, eps,
+        dy.data(), dx.data(), dgamma.data(), dbeta.data(), 0, 0));
+    DeviceBuffer<float> gdx(gpu_, rows * cols, kNaN), gdg(gpu_, cols, kNaN),
+        gdb(gpu_, cols, kNaN);
+    expectGpuOk(txrt_cuda_layer_norm_bwd(
+        gpu_, 4, rows, cols, gx.get(), gg.get(),
+        saved ? gmean.get() : nullptr, saved ? gvar.get() : nullptr, eps,
+        gdy.get(), gdx.get(), gdg.get(), gdb.get(), 0, 0));
+    expectNear(gdx.read(), dx, kStrict, "dx" + what);
+    expectNear(gdg.read(), dgamma, kStrict, "dgamma" + what);
+    expectNear(gdb.read(), dbeta, kStrict, "dbeta" + what);
+  }
 }
 
 TEST_F(CudaLayerNormTest, AddLayerNormForwardAndBackwardMatchCpu) {
@@ -159,14 +168,24 @@ TEST_F(CudaLayerNormTest, AddLayerNormForwardAndBackwardMatchCpu) {
       cpu_, 5, rows, cols, x.data(), r.data(), sum.data(), gamma.data(),
       mean.data(), var.data(), eps, dy.data(), dsum.data(), dx.data(),
       dgamma.data(), dbeta.data(), 0, 0));
-  DeviceBuffer<float> gdx(gpu_, rows * cols, kNaN), gdg(gpu_, cols, kNaN),
-      gdb(gpu_, cols, kNaN);
-  expectGpuOk(txrt_cuda_add_layer_norm_bwd(
-      gpu_, 5, rows, cols, gsum.get(), gg.get(), gmean.get(), gvar.get(), eps,
-      gdy.get(), gdsum.get(), gdx.get(), gdg.get(), gdb.get(), 0, 0));
-  expectNear(gdx.read(), dx, kStrict, "dx");
-  expectNear(gdg.read(), dgamma, kStrict, "dgamma");
-  expectNear(gdb.read(), dbeta, kStrict, "dbeta");
+  // From the saved sum and statistics, and with both recomputed.
+  for (bool saved : {true, false}) {
+    std::string what = saved ? " (saved)" : " (recomputed)";
+    expectCpuOk(txrt_add_layer_norm_bwd(
+        cpu_, 5, rows, cols, x.data(), r.data(), saved ? sum.data() : nullptr,
+        gamma.data(), saved ? mean.data() : nullptr,
+        saved ? var.data() : nullptr, eps, dy.data(), dsum.data(), dx.data(),
+        dgamma.data(), dbeta.data(), 0, 0));
+    DeviceBuffer<float> gdx(gpu_, rows * cols, kNaN), gdg(gpu_, cols, kNaN),
+        gdb(gpu_, cols, kNaN);
+    expectGpuOk(txrt_cuda_add_layer_norm_bwd(
+        gpu_, 5, rows, cols, gx.get(), gr.get(), saved ? gsum.get() : nullptr,
+        gg.get(), saved ? gmean.get() : nullptr, saved ? gvar.get() : nullptr,
+        eps, gdy.get(), gdsum.get(), gdx.get(), gdg.get(), gdb.get(), 0, 0));
+    expectNear(gdx.read(), dx, kStrict, "dx" + what);
+    expectNear(gdg.read(), dgamma, kStrict, "dgamma" + what);
+    expectNear(gdb.read(), dbeta, kStrict, "dbeta" + what);
+  }
 }
 
 TEST_F(CudaLayerNormTest, RmsNormWithResidualForwardAndBackwardMatchCpu) {
@@ -211,6 +230,29 @@ TEST_F(CudaLayerNormTest, RmsNormWithResidualForwardAndBackwardMatchCpu) {
       expectNear(gdx.read(), dx, kStrict, what + "dx" + suffix);
       expectNear(gdg.read(), dgamma, kStrict, what + "dgamma" + suffix);
     }
+  }
+}
+
+class CudaActivationTest : public CudaTest {};
+
+TEST_F(CudaActivationTest, ForwardAndBackwardOfEachMatchCpu) {
+  const int64_t n = 5003;
+  Floats x = randomFloats(n, 100, -4.0f, 4.0f), dy = randomFloats(n, 101);
+  x[0] = 0.0f; // relu'(0) = 0, as oneDNN's
+  DeviceBuffer<float> gx(gpu_, x), gdy(gpu_, dy);
+  for (int32_t act : {TXRT_ACTIVATION_RELU, TXRT_ACTIVATION_GELU,
+                      TXRT_ACTIVATION_GELU_TANH, TXRT_ACTIVATION_SILU}) {
+    std::string what = "activation " + std::to_string(act);
+    Floats y(n), dx(n);
+    expectCpuOk(txrt_activation_fwd(cpu_, 12, act, n, x.data(), y.data()));
+    expectCpuOk(
+        txrt_activation_bwd(cpu_, 12, act, n, x.data(), dy.data(), dx.data()));
+    DeviceBuffer<float> gy(gpu_, n, kNaN), gdx(gpu_, n, kNaN);
+    expectGpuOk(txrt_cuda_activation_fwd(gpu_, 12, act, n, gx.get(), gy.get()));
+    expectGpuOk(txrt_cuda_activation_bwd(gpu_, 12, act, n, gx.get(), gdy.get(),
+                                         gdx.get()));
+    expectNear(gy.read(), y, kStrict, what + " y");
+    expectNear(gdx.read(), dx, kStrict, what + " dx");
   }
 }
 
@@ -286,12 +328,20 @@ TEST_F(CudaCrossEntropyTest, SmoothingIgnoreIndexBothReductions) {
       expectCpuOk(txrt_cross_entropy_bwd(
           cpu_, 6, n, classes, logits.data(), targets.data(), lse.data(),
           ignore, smoothing, reduction, &dloss, dlogits.data()));
-      DeviceBuffer<float> gdloss(gpu_, Floats{dloss}),
-          gdl(gpu_, n * classes, kNaN);
-      expectGpuOk(txrt_cuda_cross_entropy_bwd(
-          gpu_, 6, n, classes, gl.get(), gt.get(), glse.get(), ignore,
-          smoothing, reduction, gdloss.get(), gdl.get()));
-      expectNear(gdl.read(), dlogits, kStrict, "dlogits " + what);
+      DeviceBuffer<float> gdloss(gpu_, Floats{dloss});
+      for (bool saved : {true, false}) {
+        expectCpuOk(txrt_cross_entropy_bwd(
+            cpu_, 6, n, classes, logits.data(), targets.data(),
+            saved ? lse.data() : nullptr, ignore, smoothing, reduction, &dloss,
+            dlogits.data()));
+        DeviceBuffer<float> gdl(gpu_, n * classes, kNaN);
+        expectGpuOk(txrt_cuda_cross_entropy_bwd(
+            gpu_, 6, n, classes, gl.get(), gt.get(),
+            saved ? glse.get() : nullptr, ignore, smoothing, reduction,
+            gdloss.get(), gdl.get()));
+        expectNear(gdl.read(), dlogits, kStrict,
+                   "dlogits " + what + (saved ? " (saved lse)" : ""));
+      }
     }
   }
 }
@@ -404,6 +454,35 @@ TEST_F(CudaAdamTest, ThreeStepsMatchCpu) {
                                       gv.get(), 1e-3f, 0.9f, 0.98f, 1e-9f,
                                       0.01f, step));
   }
+  expectNear(gp.read(), param, kStrict, "param");
+  expectNear(gm.read(), m, kStrict, "m");
+  expectNear(gv.read(), v, kStrict, "v");
+}
+
+TEST_F(CudaAdamTest, StepUsesTheTrainStateScheduleAndGradScale) {
+  const int64_t n = 4099;
+  Floats param = randomFloats(n, 64), m = randomFloats(n, 65, 0.0f, 0.1f),
+         v = randomFloats(n, 66, 0.0f, 0.1f), grad = randomFloats(n, 67);
+  DeviceBuffer<float> gp(gpu_, param), gm(gpu_, m), gv(gpu_, v),
+      gg(gpu_, grad), gscale(gpu_, Floats{0.5f});
+  // Without a training step it is an error, as on the CPU.
+  EXPECT_EQ(txrt_cuda_adam_step(gpu_, 13, n, gp.get(), gg.get(), gm.get(),
+                                gv.get(), nullptr, TXRT_LR_NOAM, 1.0f, 64.0f,
+                                100.0f, 0.9f, 0.98f, 1e-9f, 0.0f),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  txrt_context_set_train_state(cpu_, 7, 42);
+  txrt_cuda_context_set_train_state(gpu_, 7, 42);
+  int64_t step = 0, seed = 0;
+  expectGpuOk(txrt_cuda_train_state(gpu_, &step, &seed));
+  EXPECT_EQ(step, 7);
+  EXPECT_EQ(seed, 42);
+  const float scale = 0.5f;
+  expectCpuOk(txrt_adam_step(cpu_, 13, n, param.data(), grad.data(), m.data(),
+                             v.data(), &scale, TXRT_LR_NOAM, 1.0f, 64.0f,
+                             100.0f, 0.9f, 0.98f, 1e-9f, 0.0f));
+  expectGpuOk(txrt_cuda_adam_step(gpu_, 13, n, gp.get(), gg.get(), gm.get(),
+                                  gv.get(), gscale.get(), TXRT_LR_NOAM, 1.0f,
+                                  64.0f, 100.0f, 0.9f, 0.98f, 1e-9f, 0.0f));
   expectNear(gp.read(), param, kStrict, "param");
   expectNear(gm.read(), m, kStrict, "m");
   expectNear(gv.read(), v, kStrict, "v");
