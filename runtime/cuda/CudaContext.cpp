@@ -14,6 +14,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 
 using namespace txrt::cuda;
@@ -286,6 +287,60 @@ txrt_status txrt_cuda_synchronize(txrt_cuda_context *ctx) {
                         std::to_string(fault.index) + " is outside [0, " +
                         std::to_string(fault.bound) + ")");
   });
+}
+
+} // extern "C"
+
+//===----------------------------------------------------------------------===//
+// CUDA graphs
+//===----------------------------------------------------------------------===//
+
+struct txrt_cuda_graph {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+};
+
+extern "C" {
+
+txrt_status txrt_cuda_capture_begin(txrt_cuda_context *ctx) {
+  return runCuda(ctx, "txrt_cuda_capture_begin", [&](auto &c) {
+    check(cudaStreamBeginCapture(c.stream, cudaStreamCaptureModeThreadLocal),
+          "cudaStreamBeginCapture");
+  });
+}
+
+txrt_status txrt_cuda_capture_end(txrt_cuda_context *ctx,
+                                  txrt_cuda_graph **out_graph) {
+  return runCuda(ctx, "txrt_cuda_capture_end", [&](auto &c) {
+    require(out_graph, "out_graph is NULL");
+    *out_graph = nullptr;
+    auto graph = std::make_unique<txrt_cuda_graph>();
+    check(cudaStreamEndCapture(c.stream, &graph->graph),
+          "cudaStreamEndCapture");
+    cudaError_t error =
+        cudaGraphInstantiate(&graph->exec, graph->graph, 0);
+    if (error != cudaSuccess) {
+      cudaGraphDestroy(graph->graph);
+      check(error, "cudaGraphInstantiate");
+    }
+    *out_graph = graph.release();
+  });
+}
+
+txrt_status txrt_cuda_graph_launch(txrt_cuda_context *ctx,
+                                   txrt_cuda_graph *graph) {
+  return runCuda(ctx, "txrt_cuda_graph_launch", [&](auto &c) {
+    require(graph, "graph is NULL");
+    check(cudaGraphLaunch(graph->exec, c.stream), "cudaGraphLaunch");
+  });
+}
+
+void txrt_cuda_graph_destroy(txrt_cuda_graph *graph) {
+  if (!graph)
+    return;
+  cudaGraphExecDestroy(graph->exec);
+  cudaGraphDestroy(graph->graph);
+  delete graph;
 }
 
 } // extern "C"

@@ -103,6 +103,29 @@ txrt_status txrt_cuda_copy_to_host(txrt_cuda_context *ctx, void *dst,
 txrt_status txrt_cuda_synchronize(txrt_cuda_context *ctx);
 
 /*===----------------------------------------------------------------------===*
+ * CUDA graphs: a step captured once, replayed
+ *===----------------------------------------------------------------------===*/
+
+typedef struct txrt_cuda_graph txrt_cuda_graph;
+
+/** Starts capturing the calls queued on ctx's stream into a graph instead of
+ *  running them (cudaStreamBeginCapture). Every txrt_cuda_* kernel may be
+ *  captured; copies to the host and txrt_cuda_synchronize may not. */
+txrt_status txrt_cuda_capture_begin(txrt_cuda_context *ctx);
+
+/** Ends the capture and instantiates the graph: *out_graph replays the
+ *  captured calls with the same buffers and scalars. */
+txrt_status txrt_cuda_capture_end(txrt_cuda_context *ctx,
+                                  txrt_cuda_graph **out_graph);
+
+/** Queues one replay of `graph` on ctx's stream. */
+txrt_status txrt_cuda_graph_launch(txrt_cuda_context *ctx,
+                                   txrt_cuda_graph *graph);
+
+/** Releases a graph. NULL is a no-op. */
+void txrt_cuda_graph_destroy(txrt_cuda_graph *graph);
+
+/*===----------------------------------------------------------------------===*
  * GEMM (cuBLASLt)
  *===----------------------------------------------------------------------===*/
 
