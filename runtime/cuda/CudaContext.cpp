@@ -278,13 +278,18 @@ txrt_status txrt_cuda_synchronize(txrt_cuda_context *ctx) {
     if (fault.kind == kNoFault)
       return;
     check(cudaMemset(c.fault, 0, sizeof(fault)), "cudaMemset(fault)");
-    std::string where = fault.kind == kEmbeddingIdOutOfRange
-                            ? "txrt_cuda_embedding_fwd / _bwd: id "
-                            : "txrt_cuda_cross_entropy_fwd / _bwd: target ";
+    std::string where =
+        fault.kind == kEmbeddingIdOutOfRange ? "txrt_cuda_embedding_fwd / _bwd: id "
+        : fault.kind == kGatherIndexOutOfRange
+            ? "txrt_cuda_gather / _bwd: index "
+            : "txrt_cuda_cross_entropy_fwd / _bwd: target ";
+    std::string range = fault.kind == kGatherIndexOutOfRange
+                            ? "[-" + std::to_string(fault.bound) + ", "
+                            : "[0, ";
     throw CudaError(TXRT_ERROR_INVALID_ARGUMENT,
                     "invalid argument: " + where +
                         std::to_string(fault.value) + " at index " +
-                        std::to_string(fault.index) + " is outside [0, " +
+                        std::to_string(fault.index) + " is outside " + range +
                         std::to_string(fault.bound) + ")");
   });
 }

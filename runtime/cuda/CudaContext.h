@@ -49,6 +49,7 @@ enum DeviceFaultKind : int32_t {
   kNoFault = 0,
   kEmbeddingIdOutOfRange = 1,
   kCrossEntropyTargetOutOfRange = 2,
+  kGatherIndexOutOfRange = 3,
 };
 
 #ifdef __CUDACC__

@@ -13,10 +13,10 @@
 
 namespace txrt::cuda {
 
-/// y[i, j] = act(y[i, j] + bias[j]) + residual[i, j] over [rows, cols];
-/// bias, residual may be NULL.
+/// y[i, j] = act(y[i, j] + bias[j]) * gate[i, j] + residual[i, j] over
+/// [rows, cols]; bias, gate, residual may be NULL.
 void launchEpilogue(cudaStream_t stream, int64_t rows, int64_t cols, float *y,
-                    const float *bias, int32_t activation,
+                    const float *bias, int32_t activation, const float *gate,
                     const float *residual);
 
 /// out[j] = (accumulate ? out[j] : 0) + sum_i x[i, j] over [rows, cols].

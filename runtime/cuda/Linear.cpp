@@ -50,7 +50,11 @@ struct Descriptors {
   }
 };
 
-void runGemm(txrt_cuda_context &ctx, const Gemm &g) {
+/// Runs `g` with the first `workspaceBytes` of the context's workspace
+/// (all of it by default).
+void runGemm(txrt_cuda_context &ctx, const Gemm &g, size_t workspaceBytes = 0) {
+  if (workspaceBytes == 0)
+    workspaceBytes = ctx.workspaceBytes;
   const CublasLtApi &api = cublasLt();
   Descriptors desc{api};
   cublasComputeType_t compute =
@@ -86,7 +90,7 @@ void runGemm(txrt_cuda_context &ctx, const Gemm &g) {
               "cublasLtMatrixLayoutCreate(D)");
   checkCublas(api.preferenceCreate(&desc.preference),
               "cublasLtMatmulPreferenceCreate");
-  uint64_t workspace = ctx.workspaceBytes;
+  uint64_t workspace = workspaceBytes;
   checkCublas(api.preferenceSetAttribute(
                   desc.preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
                   &workspace, sizeof(workspace)),
@@ -105,7 +109,7 @@ void runGemm(txrt_cuda_context &ctx, const Gemm &g) {
   const float *c = g.c ? g.c : g.d;
   checkCublas(api.matmul(handle, desc.op, &alpha, g.a, desc.a, g.b, desc.b,
                          &g.beta, c, desc.d, g.d, desc.d, &heuristic.algo,
-                         ctx.workspace, ctx.workspaceBytes, ctx.stream),
+                         ctx.workspace, workspaceBytes, ctx.stream),
               "cublasLtMatmul");
 }
 
@@ -130,7 +134,7 @@ txrt_status txrt_cuda_linear_fwd(txrt_cuda_context *ctx, int64_t site,
       // An empty product: y = act(bias) + residual.
       check(cudaMemsetAsync(y, 0, size_t(m * n) * sizeof(float), c.stream),
             "cudaMemsetAsync");
-      launchEpilogue(c.stream, m, n, y, bias, activation, residual);
+      launchEpilogue(c.stream, m, n, y, bias, activation, nullptr, residual);
       return;
     }
     require(x && w, "x and w must not be NULL");
@@ -155,10 +159,46 @@ txrt_status txrt_cuda_linear_fwd(txrt_cuda_context *ctx, int64_t site,
       // GELU (exact or tanh), SiLU: bias and activation here. cuBLASLt's
       // GELU epilogue is its own tanh approximation; ours is PyTorch's
       // formula, as the CPU kernel computes it.
-      launchEpilogue(c.stream, m, n, y, bias, activation, residual);
+      launchEpilogue(c.stream, m, n, y, bias, activation, nullptr, residual);
     else if (residual)
       launchEpilogue(c.stream, m, n, y, nullptr, TXRT_ACTIVATION_NONE,
-                     residual);
+                     nullptr, residual);
+  });
+}
+
+txrt_status txrt_cuda_linear_gated_fwd(txrt_cuda_context *ctx, int64_t site,
+                                       int64_t m, int64_t n, int64_t k,
+                                       const float *x, const float *w,
+                                       const float *bias, int32_t activation,
+                                       const float *gate,
+                                       const float *residual, float *y) {
+  return runCuda(ctx, "txrt_cuda_linear_gated_fwd", [&](txrt_cuda_context &c) {
+    require(m >= 0 && n >= 0 && k >= 0, "m, n and k must be non-negative");
+    require(activation >= TXRT_ACTIVATION_NONE &&
+                activation <= TXRT_ACTIVATION_SILU,
+            "unknown activation");
+    if (m == 0 || n == 0)
+      return;
+    require(y && gate, "y and gate must not be NULL");
+    require(y != gate, "y must not be the gate");
+    // y may be the residual: the product goes to the workspace first.
+    require(size_t(m * n) * sizeof(float) <= c.workspaceBytes / 2,
+            "m * n over half the workspace (16 MiB)");
+    float *product = static_cast<float *>(c.workspace) +
+                     c.workspaceBytes / 2 / sizeof(float);
+    if (k == 0) {
+      check(cudaMemsetAsync(product, 0, size_t(m * n) * sizeof(float),
+                            c.stream),
+            "cudaMemsetAsync");
+    } else {
+      require(x && w, "x and w must not be NULL");
+      Gemm g{n, m, k, w, k, true, x, k, false, product, n};
+      runGemm(c, g, c.workspaceBytes / 2);
+    }
+    launchEpilogue(c.stream, m, n, product, bias, activation, gate, residual);
+    check(cudaMemcpyAsync(y, product, size_t(m * n) * sizeof(float),
+                          cudaMemcpyDeviceToDevice, c.stream),
+          "cudaMemcpyAsync");
   });
 }
 

@@ -80,7 +80,7 @@ void requireActivation(int64_t n, int32_t activation) {
 
 __global__ void epilogueKernel(int64_t rows, int64_t cols, float *y,
                                const float *bias, int32_t activation,
-                               const float *residual) {
+                               const float *gate, const float *residual) {
   const int64_t total = rows * cols;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
        i += int64_t(gridDim.x) * blockDim.x) {
@@ -88,6 +88,8 @@ __global__ void epilogueKernel(int64_t rows, int64_t cols, float *y,
     if (bias)
       value += bias[i % cols];
     value = activate(value, activation);
+    if (gate)
+      value *= gate[i];
     if (residual)
       value += residual[i];
     y[i] = value;
@@ -109,11 +111,12 @@ __global__ void columnSumKernel(int64_t rows, int64_t cols, const float *x,
 
 void txrt::cuda::launchEpilogue(cudaStream_t stream, int64_t rows,
                                 int64_t cols, float *y, const float *bias,
-                                int32_t activation, const float *residual) {
+                                int32_t activation, const float *gate,
+                                const float *residual) {
   if (rows * cols == 0)
     return;
   epilogueKernel<<<gridFor(rows * cols, 256), 256, 0, stream>>>(
-      rows, cols, y, bias, activation, residual);
+      rows, cols, y, bias, activation, gate, residual);
   checkLaunch("epilogueKernel");
 }
 

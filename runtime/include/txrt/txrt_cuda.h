@@ -139,6 +139,16 @@ txrt_status txrt_cuda_linear_fwd(txrt_cuda_context *ctx, int64_t site,
                                  const float *bias, int32_t activation,
                                  const float *residual, float *y);
 
+/** As txrt_linear_gated_fwd: y = act(x w^T + bias) * gate + residual; y
+ *  may be the residual, not the gate (m * n <= 4M: the product is staged in
+ *  the context's workspace). */
+txrt_status txrt_cuda_linear_gated_fwd(txrt_cuda_context *ctx, int64_t site,
+                                       int64_t m, int64_t n, int64_t k,
+                                       const float *x, const float *w,
+                                       const float *bias, int32_t activation,
+                                       const float *gate,
+                                       const float *residual, float *y);
+
 /** As txrt_linear_bwd. */
 txrt_status txrt_cuda_linear_bwd(txrt_cuda_context *ctx, int64_t site,
                                  int64_t m, int64_t n, int64_t k,
@@ -260,6 +270,32 @@ txrt_status txrt_cuda_embedding_bwd(txrt_cuda_context *ctx, int64_t site,
                                     const int32_t *ids, const float *dout,
                                     float scale, int32_t padding_idx,
                                     float *dtable, int32_t accumulate);
+
+/** As txrt_gather (ids, src, out on the device); an index outside [-n, n)
+ *  is reported by the next txrt_cuda_synchronize. */
+txrt_status txrt_cuda_gather(txrt_cuda_context *ctx, int64_t site,
+                             int64_t outer, int64_t n, int64_t inner,
+                             int64_t element_bytes, const int32_t *ids,
+                             int64_t count, const void *src, void *out);
+
+/** As txrt_gather_bwd, with atomics (not bitwise deterministic where ids
+ *  repeat). */
+txrt_status txrt_cuda_gather_bwd(txrt_cuda_context *ctx, int64_t site,
+                                 int64_t outer, int64_t n, int64_t inner,
+                                 const int32_t *ids, int64_t count,
+                                 const float *dout, float *dsrc);
+
+/** As txrt_rope (head_dim <= 512; y may alias x). */
+txrt_status txrt_cuda_rope(txrt_cuda_context *ctx, int64_t site,
+                           int64_t outer, int64_t seq, int64_t heads,
+                           int64_t head_dim, const float *x, float *y,
+                           int64_t pos_offset, float base, int32_t inverse);
+
+/** As txrt_rope_angles (angles a device buffer [seq, head_dim/2]). */
+txrt_status txrt_cuda_rope_angles(txrt_cuda_context *ctx, int64_t site,
+                                  int64_t outer, int64_t seq, int64_t heads,
+                                  int64_t head_dim, const float *x, float *y,
+                                  const float *angles, int32_t inverse);
 
 /** As txrt_dropout_fwd: bit-identical masks to the CPU kernel's. */
 txrt_status txrt_cuda_dropout_fwd(txrt_cuda_context *ctx, int64_t site,
