@@ -217,6 +217,22 @@ txrt_status txrt_cuda_activation_bwd(txrt_cuda_context *ctx, int64_t site,
                                      const float *x, const float *dy,
                                      float *dx);
 
+/** As txrt_binary (dims are host arrays, tensors device buffers). */
+txrt_status txrt_cuda_binary(txrt_cuda_context *ctx, int64_t site, int32_t op,
+                             int32_t rank, const int64_t *a_dims,
+                             const float *a, const int64_t *b_dims,
+                             const float *b, float *c);
+
+/** As txrt_reduce (summed in double). */
+txrt_status txrt_cuda_reduce(txrt_cuda_context *ctx, int64_t site, int32_t op,
+                             int32_t rank, const int64_t *x_dims,
+                             const float *x, const int64_t *y_dims, float *y);
+
+/** As txrt_argmax (the first maximum of each row). */
+txrt_status txrt_cuda_argmax(txrt_cuda_context *ctx, int64_t site,
+                             int64_t rows, int64_t cols, const float *x,
+                             int32_t *out);
+
 /** As txrt_softmax_fwd (y may alias x). */
 txrt_status txrt_cuda_softmax_fwd(txrt_cuda_context *ctx, int64_t site,
                                   int64_t rows, int64_t cols, const float *x,

@@ -256,6 +256,60 @@ TEST_F(CudaActivationTest, ForwardAndBackwardOfEachMatchCpu) {
   }
 }
 
+class CudaBroadcastTest : public CudaTest {};
+
+TEST_F(CudaBroadcastTest, BinaryOpsBroadcastLikeTheCpu) {
+  const std::vector<int64_t> aDims = {2, 1, 5, 4}, bDims = {1, 3, 5, 1};
+  const int64_t aSize = 2 * 5 * 4, bSize = 3 * 5, cSize = 2 * 3 * 5 * 4;
+  Floats a = randomFloats(aSize, 150), b = randomFloats(bSize, 151, 0.5f, 2.0f);
+  DeviceBuffer<float> ga(gpu_, a), gb(gpu_, b);
+  for (int32_t op = TXRT_BINARY_ADD; op <= TXRT_BINARY_MIN; ++op) {
+    Floats c(cSize);
+    expectCpuOk(txrt_binary(cpu_, 20, op, 4, aDims.data(), a.data(),
+                            bDims.data(), b.data(), c.data()));
+    DeviceBuffer<float> gc(gpu_, cSize, kNaN);
+    expectGpuOk(txrt_cuda_binary(gpu_, 20, op, 4, aDims.data(), ga.get(),
+                                 bDims.data(), gb.get(), gc.get()));
+    expectNear(gc.read(), c, kStrict, "binary op " + std::to_string(op));
+  }
+}
+
+TEST_F(CudaBroadcastTest, ReductionsOverSeveralDims) {
+  const std::vector<int64_t> xDims = {3, 4, 5, 6};
+  Floats x = randomFloats(3 * 4 * 5 * 6, 152);
+  DeviceBuffer<float> gx(gpu_, x);
+  for (std::vector<int64_t> yDims :
+       {std::vector<int64_t>{3, 1, 5, 1}, std::vector<int64_t>{1, 4, 5, 6},
+        std::vector<int64_t>{1, 1, 1, 1}, std::vector<int64_t>{3, 4, 5, 1}}) {
+    int64_t ySize = yDims[0] * yDims[1] * yDims[2] * yDims[3];
+    for (int32_t op = TXRT_REDUCE_SUM; op <= TXRT_REDUCE_MIN; ++op) {
+      Floats y(ySize);
+      expectCpuOk(txrt_reduce(cpu_, 21, op, 4, xDims.data(), x.data(),
+                              yDims.data(), y.data()));
+      DeviceBuffer<float> gy(gpu_, ySize, kNaN);
+      expectGpuOk(txrt_cuda_reduce(gpu_, 21, op, 4, xDims.data(), gx.get(),
+                                   yDims.data(), gy.get()));
+      expectNear(gy.read(), y, kStrict,
+                 "reduce op " + std::to_string(op) + " to " +
+                     std::to_string(ySize));
+    }
+  }
+}
+
+TEST_F(CudaBroadcastTest, ArgmaxTakesTheFirstMaximum) {
+  const int64_t rows = 6, cols = 1000;
+  Floats x = randomFloats(rows * cols, 153);
+  x[1 * cols + 10] = x[1 * cols + 700] = 5.0f; // a tie: the first wins
+  x[2 * cols + 999] = 9.0f;
+  std::vector<int32_t> out(rows);
+  expectCpuOk(txrt_argmax(cpu_, 22, rows, cols, x.data(), out.data()));
+  DeviceBuffer<float> gx(gpu_, x);
+  DeviceBuffer<int32_t> gout(gpu_, rows, -1);
+  expectGpuOk(txrt_cuda_argmax(gpu_, 22, rows, cols, gx.get(), gout.get()));
+  EXPECT_EQ(gout.read(), out);
+  EXPECT_EQ(out[1], 10);
+}
+
 class CudaSoftmaxTest : public CudaTest {};
 
 TEST_F(CudaSoftmaxTest, SoftmaxAndLogSoftmaxForwardBackwardMatchCpu) {
