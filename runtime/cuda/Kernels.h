@@ -19,6 +19,18 @@ void launchEpilogue(cudaStream_t stream, int64_t rows, int64_t cols, float *y,
                     const float *bias, int32_t activation, const float *gate,
                     const float *residual);
 
+/// txrt_matmul's epilogue, as the CPU's oneDNN post-ops order it: for
+/// every batch (i0, i1) and element (i, j) of the dense products,
+///   c = act(product + bias[j]) + residual + beta * c_old
+/// with c and residual at c_strides (residual and bias may be NULL; c_old is
+/// not read when beta is 0).
+void launchStridedEpilogue(cudaStream_t stream, int64_t batch0,
+                           int64_t batch1, int64_t m, int64_t n,
+                           const float *product, float *c,
+                           const int64_t *cStrides, const float *bias,
+                           int32_t activation, const float *residual,
+                           float beta);
+
 /// out[j] = (accumulate ? out[j] : 0) + sum_i x[i, j] over [rows, cols].
 void launchColumnSum(cudaStream_t stream, int64_t rows, int64_t cols,
                      const float *x, float *out, bool accumulate);

@@ -28,6 +28,7 @@ struct Gemm {
   float *d;
   int64_t ldd;
   float beta = 0.0f;
+  float alpha = 1.0f;
   const float *c = nullptr; ///< NULL: D's old value when beta != 0
   cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
   const float *bias = nullptr;
@@ -105,9 +106,8 @@ void runGemm(txrt_cuda_context &ctx, const Gemm &g, size_t workspaceBytes = 0) {
   if (found == 0)
     throw CudaError(TXRT_ERROR_BACKEND,
                     "cuBLASLt has no algorithm for this GEMM");
-  const float alpha = 1.0f;
   const float *c = g.c ? g.c : g.d;
-  checkCublas(api.matmul(handle, desc.op, &alpha, g.a, desc.a, g.b, desc.b,
+  checkCublas(api.matmul(handle, desc.op, &g.alpha, g.a, desc.a, g.b, desc.b,
                          &g.beta, c, desc.d, g.d, desc.d, &heuristic.algo,
                          ctx.workspace, workspaceBytes, ctx.stream),
               "cublasLtMatmul");
@@ -199,6 +199,68 @@ txrt_status txrt_cuda_linear_gated_fwd(txrt_cuda_context *ctx, int64_t site,
     check(cudaMemcpyAsync(y, product, size_t(m * n) * sizeof(float),
                           cudaMemcpyDeviceToDevice, c.stream),
           "cudaMemcpyAsync");
+  });
+}
+
+txrt_status txrt_cuda_matmul(txrt_cuda_context *ctx, int64_t site,
+                             int64_t batch0, int64_t batch1, int64_t m,
+                             int64_t n, int64_t k, const float *a,
+                             const int64_t *a_strides, const float *b,
+                             const int64_t *b_strides, float *c,
+                             const int64_t *c_strides, const float *bias,
+                             int32_t activation, const float *residual,
+                             float alpha, float beta) {
+  return runCuda(ctx, "txrt_cuda_matmul", [&](txrt_cuda_context &cx) {
+    require(batch0 >= 0 && batch1 >= 0 && m >= 0 && n >= 0 && k >= 0,
+            "sizes must be non-negative");
+    require(activation >= TXRT_ACTIVATION_NONE &&
+                activation <= TXRT_ACTIVATION_SILU,
+            "unknown activation");
+    // As the CPU kernel: an empty product leaves c as it is.
+    if (batch0 == 0 || batch1 == 0 || m == 0 || n == 0 || k == 0)
+      return;
+    require(a && b && c, "a, b and c must not be NULL");
+    require(a_strides && b_strides && c_strides, "strides must not be NULL");
+    require(a_strides[2] == 1 || a_strides[3] == 1,
+            "a: the row or the column stride must be 1");
+    require(b_strides[2] == 1 || b_strides[3] == 1,
+            "b: the row or the column stride must be 1");
+    const int64_t perBatch = m * n, total = batch0 * batch1 * perBatch;
+    // alpha A.B of every batch, dense [batch0 * batch1, m, n], in the second
+    // half of the workspace; the first half is cuBLASLt's.
+    require(size_t(total) * sizeof(float) <= cx.workspaceBytes / 2,
+            "batch0 * batch1 * m * n over 4M floats (the workspace's half)");
+    float *product = static_cast<float *>(cx.workspace) +
+                     cx.workspaceBytes / 2 / sizeof(float);
+    // Column-major: product^T [n x m] (ld n) = op(B^T) [n x k] . op(A^T)
+    // [k x m]. B^T is B stored row-major (column stride 1, ld = row stride)
+    // or B column-major transposed; likewise A^T.
+    auto layout = [](const int64_t *strides, int64_t rows, int64_t cols,
+                     bool &transposed, int64_t &ld) {
+      if (strides[3] == 1) { // row-major: X^T column-major
+        transposed = false;
+        ld = rows > 1 ? strides[2] : cols;
+      } else { // column-major X: transpose it
+        transposed = true;
+        ld = cols > 1 ? strides[3] : rows;
+      }
+    };
+    bool transB, transA;
+    int64_t ldb, lda;
+    layout(b_strides, k, n, transB, ldb);
+    layout(a_strides, m, k, transA, lda);
+    for (int64_t i0 = 0; i0 < batch0; ++i0) {
+      for (int64_t i1 = 0; i1 < batch1; ++i1) {
+        const float *aBatch = a + i0 * a_strides[0] + i1 * a_strides[1];
+        const float *bBatch = b + i0 * b_strides[0] + i1 * b_strides[1];
+        float *out = product + (i0 * batch1 + i1) * perBatch;
+        Gemm g{n, m, k, bBatch, ldb, transB, aBatch, lda, transA, out, n};
+        g.alpha = alpha;
+        runGemm(cx, g, cx.workspaceBytes / 2);
+      }
+    }
+    launchStridedEpilogue(cx.stream, batch0, batch1, m, n, product, c,
+                          c_strides, bias, activation, residual, beta);
   });
 }
 

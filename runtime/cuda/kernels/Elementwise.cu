@@ -107,7 +107,49 @@ __global__ void columnSumKernel(int64_t rows, int64_t cols, const float *x,
   }
 }
 
+struct Strides4 {
+  int64_t s[4];
+};
+
+__global__ void stridedEpilogueKernel(int64_t batch1, int64_t m, int64_t n,
+                                      int64_t total, const float *product,
+                                      float *c, Strides4 cs,
+                                      const float *bias, int32_t activation,
+                                      const float *residual, float beta) {
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t j = e % n, i = e / n % m, i1 = e / n / m % batch1,
+                  i0 = e / n / m / batch1;
+    const int64_t at = i0 * cs.s[0] + i1 * cs.s[1] + i * cs.s[2] + j * cs.s[3];
+    float value = product[e];
+    if (bias)
+      value += bias[j];
+    value = activate(value, activation);
+    if (residual)
+      value += residual[at];
+    if (beta != 0.0f)
+      value += beta * c[at];
+    c[at] = value;
+  }
+}
+
 } // namespace
+
+void txrt::cuda::launchStridedEpilogue(cudaStream_t stream, int64_t batch0,
+                                       int64_t batch1, int64_t m, int64_t n,
+                                       const float *product, float *c,
+                                       const int64_t *cStrides,
+                                       const float *bias, int32_t activation,
+                                       const float *residual, float beta) {
+  const int64_t total = batch0 * batch1 * m * n;
+  if (total == 0)
+    return;
+  Strides4 strides = {{cStrides[0], cStrides[1], cStrides[2], cStrides[3]}};
+  stridedEpilogueKernel<<<gridFor(total, 256), 256, 0, stream>>>(
+      batch1, m, n, total, product, c, strides, bias, activation, residual,
+      beta);
+  checkLaunch("stridedEpilogueKernel");
+}
 
 void txrt::cuda::launchEpilogue(cudaStream_t stream, int64_t rows,
                                 int64_t cols, float *y, const float *bias,

@@ -139,6 +139,19 @@ txrt_status txrt_cuda_linear_fwd(txrt_cuda_context *ctx, int64_t site,
                                  const float *bias, int32_t activation,
                                  const float *residual, float *y);
 
+/** As txrt_matmul (strides are host arrays): one cuBLASLt GEMM per batch
+ *  into the workspace (batch0 * batch1 * m * n <= 4M), then
+ *  c = act(alpha A.B + bias) + residual + beta c_old at c's strides, the
+ *  order of the CPU kernel's oneDNN post-ops. */
+txrt_status txrt_cuda_matmul(txrt_cuda_context *ctx, int64_t site,
+                             int64_t batch0, int64_t batch1, int64_t m,
+                             int64_t n, int64_t k, const float *a,
+                             const int64_t *a_strides, const float *b,
+                             const int64_t *b_strides, float *c,
+                             const int64_t *c_strides, const float *bias,
+                             int32_t activation, const float *residual,
+                             float alpha, float beta);
+
 /** As txrt_linear_gated_fwd: y = act(x w^T + bias) * gate + residual; y
  *  may be the residual, not the gate (m * n <= 4M: the product is staged in
  *  the context's workspace). */

@@ -97,6 +97,57 @@ TEST_F(CudaLinearTest, Tf32OnlyUnderTheOptionWithinItsBound) {
   expectNear(y.read(), expected, 5e-3, "tf32");
 }
 
+struct MatmulCase {
+  const char *name;
+  int64_t batch0, batch1, m, n, k;
+  std::vector<int64_t> aStrides, bStrides, cStrides;
+  int64_t aSize, bSize, cSize;
+  bool bias, residual;
+  int32_t activation;
+  float alpha, beta;
+};
+
+TEST_F(CudaLinearTest, StridedBatchedMatmulMatchesCpu) {
+  const int64_t B = 2, h = 3, T = 5, S = 7, d = 4, m = 6, n = 9, k = 8;
+  const std::vector<MatmulCase> cases = {
+      {"dense", 1, 1, m, n, k, {0, 0, k, 1}, {0, 0, n, 1}, {0, 0, n, 1},
+       m * k, k * n, m * n, false, false, TXRT_ACTIVATION_NONE, 1.0f, 0.0f},
+      {"x w^T, epilogue, accumulate", 1, 1, m, n, k, {0, 0, k, 1},
+       {0, 0, 1, k}, {0, 0, n, 1}, m * k, n * k, m * n, true, true,
+       TXRT_ACTIVATION_GELU, 0.5f, 1.0f},
+      // Q K^T of [B, T, h*d] and [B, S, h*d] as heads, into [B, h, T, S].
+      {"heads", B, h, T, S, d, {T * h * d, d, h * d, 1},
+       {S * h * d, d, 1, h * d}, {h * T * S, T * S, S, 1}, B * T * h * d,
+       B * S * h * d, B * h * T * S, false, false, TXRT_ACTIVATION_NONE,
+       0.5f, 0.0f},
+      {"broadcast b", B, h, m, n, k, {h * m * k, m * k, k, 1}, {0, 0, n, 1},
+       {h * m * n, m * n, n, 1}, B * h * m * k, k * n, B * h * m * n, true,
+       false, TXRT_ACTIVATION_RELU, 1.0f, 0.0f},
+  };
+  for (const MatmulCase &c : cases) {
+    Floats a = randomFloats(c.aSize, 160), b = randomFloats(c.bSize, 161),
+           bias = randomFloats(c.n, 162), residual = randomFloats(c.cSize, 163),
+           c0 = randomFloats(c.cSize, 164);
+    Floats expected = c0;
+    expectCpuOk(txrt_matmul(cpu_, 23, c.batch0, c.batch1, c.m, c.n, c.k,
+                            a.data(), c.aStrides.data(), b.data(),
+                            c.bStrides.data(), expected.data(),
+                            c.cStrides.data(), c.bias ? bias.data() : nullptr,
+                            c.activation,
+                            c.residual ? residual.data() : nullptr, c.alpha,
+                            c.beta));
+    DeviceBuffer<float> ga(gpu_, a), gb(gpu_, b), gbias(gpu_, bias),
+        gres(gpu_, residual),
+        gc(gpu_, c.beta != 0.0f ? c0 : Floats(c.cSize, kNaN));
+    expectGpuOk(txrt_cuda_matmul(
+        gpu_, 23, c.batch0, c.batch1, c.m, c.n, c.k, ga.get(),
+        c.aStrides.data(), gb.get(), c.bStrides.data(), gc.get(),
+        c.cStrides.data(), c.bias ? gbias.get() : nullptr, c.activation,
+        c.residual ? gres.get() : nullptr, c.alpha, c.beta));
+    expectNear(gc.read(), expected, kStrict, c.name);
+  }
+}
+
 class CudaLayerNormTest : public CudaTest {};
 
 TEST_F(CudaLayerNormTest, ForwardAndBackwardMatchCpu) {
