@@ -14,7 +14,9 @@
 #   scripts/gpu-check.sh run      (on the GPU machine, in the repository root)
 #     Prints nvidia-smi and the CPU's AVX2 support, finds cuBLASLt there,
 #     runs the CUDA unit tests (every test must run: a skip is a failure on
-#     a GPU), then compute-sanitizer memcheck and racecheck on them, then the
+#     a GPU), then compute-sanitizer memcheck and racecheck on them (180 s
+#     each at most, GPU_CHECK_SANITIZER_SECONDS; the tests 120 s: the whole
+#     run fits one 10-minute device call), then the
 #     portable translate executable (info, and an encode run). Writes
 #     summary.txt, nvidia-smi.txt, unit.txt, unit.xml, memcheck.txt,
 #     racecheck.txt and translate.txt under $OUT (else build-gpu-pack/out).
@@ -142,14 +144,18 @@ run() {
 
   local binary="$PACK/bin/$TEST_NAME"
   set +e
-  "$binary" --gtest_output="xml:$out/unit.xml" >"$out/unit.txt" 2>&1
+  timeout 120 "$binary" --gtest_output="xml:$out/unit.xml" \
+    >"$out/unit.txt" 2>&1
   local status=$?
   set -e
   tail -40 "$out/unit.txt"
   local skipped
   skipped="$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\{0,1\}, listed below:/\1/p' "$out/unit.txt")"
   skipped="${skipped:-0}"
-  if ((status != 0)); then
+  if ((status == 124)); then
+    note "FAIL unit tests: timed out after 120 s (a hang?)"
+    failed=1
+  elif ((status != 0)); then
     note "FAIL unit tests (exit $status): $(grep -c '^\[  FAILED  \] [A-Za-z]' "$out/unit.txt" || true) failed"
     failed=1
   elif ((skipped > 0)); then
@@ -168,12 +174,18 @@ run() {
       continue
     fi
     set +e
-    compute-sanitizer --tool "$tool" --error-exitcode 99 "$binary" \
+    # Bounded, so that a slow sanitizer still leaves the device call time
+    # to return what it found (the run tool stops a call at 10 minutes).
+    timeout "${GPU_CHECK_SANITIZER_SECONDS:-180}" \
+      compute-sanitizer --tool "$tool" --error-exitcode 99 "$binary" \
       --gtest_filter='Cuda*' >"$out/$tool.txt" 2>&1
     status=$?
     set -e
     tail -5 "$out/$tool.txt"
-    if ((status == 0)); then
+    if ((status == 124)); then
+      note "FAIL $tool: timed out after ${GPU_CHECK_SANITIZER_SECONDS:-180} s"
+      failed=1
+    elif ((status == 0)); then
       note "PASS $tool: $(grep -m1 'ERROR SUMMARY' "$out/$tool.txt" || echo 'no errors')"
     else
       note "FAIL $tool (exit $status): $(grep -m1 'ERROR SUMMARY' "$out/$tool.txt" || echo 'see $tool.txt')"
