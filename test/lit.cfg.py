@@ -42,6 +42,11 @@ config.substitutions.append(
     ("%expect-exit", config.python_executable + " " +
      os.path.join(config.txc_src_root, "test", "utils", "expect-exit.py")))
 
+# A build with the CUDA toolkit (TXC_CUDA): the CUDA backend and txc's CUDA
+# target are built.
+if config.txc_cuda == "ON":
+    config.available_features.add("cuda")
+
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

@@ -2,7 +2,8 @@
 //
 // Lowers entries to the LLVM dialect, adds the exported model globals,
 // translates to LLVM IR, optimizes at O3 for the host CPU (its name and
-// features, so loops vectorize to its widest units), emits an object file
+// features, so loops vectorize to its widest units) or the CPU and
+// attributes of txc's --mcpu / --mattr, emits an object file
 // through an in-process TargetMachine, and links it with libtxrt and the
 // driver using the system C++ compiler.
 //
@@ -29,6 +30,7 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
@@ -95,28 +97,79 @@ LogicalResult mlir::tx::addModelGlobals(ModuleOp module, llvm::StringRef json,
 
 namespace {
 
-/// A TargetMachine for the CPU txc runs on.
-std::unique_ptr<llvm::TargetMachine> createHostTargetMachine(std::string &error) {
+bool isHostCpu(const CpuTarget &target) {
+  return target.cpu.empty() || target.cpu == "native";
+}
+
+/// The target of the host triple, its registry entry initialised once.
+const llvm::Target *lookupHostTarget(std::string &triple, std::string &error) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  std::string triple = llvm::sys::getProcessTriple();
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  triple = llvm::sys::getProcessTriple();
+  return llvm::TargetRegistry::lookupTarget(triple, error);
+}
+
+/// A TargetMachine for `cpu` (the host CPU and its features by default).
+std::unique_ptr<llvm::TargetMachine>
+createCpuTargetMachine(const CpuTarget &cpu, std::string &error) {
+  std::string triple;
+  const llvm::Target *target = lookupHostTarget(triple, error);
   if (!target)
     return nullptr;
   llvm::SubtargetFeatures features;
-  for (const auto &feature : llvm::sys::getHostCPUFeatures())
-    features.AddFeature(feature.first(), feature.second);
+  std::string cpuName = cpu.cpu;
+  if (isHostCpu(cpu)) {
+    cpuName = llvm::sys::getHostCPUName().str();
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      features.AddFeature(feature.first(), feature.second);
+  }
+  for (const std::string &attribute : cpu.attributes)
+    features.AddFeature(attribute);
   llvm::TargetOptions options;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      triple, llvm::sys::getHostCPUName(), features.getString(), options,
-      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Default));
+      triple, cpuName, features.getString(), options, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Default));
 }
 
 } // namespace
 
+LogicalResult mlir::tx::verifyCpuTarget(const CpuTarget &cpu,
+                                        std::string &error) {
+  std::string triple;
+  const llvm::Target *target = lookupHostTarget(triple, error);
+  if (!target)
+    return failure();
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (!isHostCpu(cpu) && !info->isCPUStringValid(cpu.cpu)) {
+    error = "--mcpu=" + cpu.cpu + ": unknown CPU for " + triple +
+            " (LLVM's names, e.g. x86-64, x86-64-v2, x86-64-v3, x86-64-v4, "
+            "skylake-avx512, znver4; 'native' is the host)";
+    return failure();
+  }
+  for (const std::string &attribute : cpu.attributes) {
+    llvm::StringRef name(attribute);
+    if (!name.consume_front("+") && !name.consume_front("-")) {
+      error = "--mattr=" + attribute +
+              ": an attribute is '+name' (enable) or '-name' (disable)";
+      return failure();
+    }
+    bool known = llvm::any_of(info->getAllProcessorFeatures(),
+                              [&](const llvm::SubtargetFeatureKV &feature) {
+                                return name == feature.Key;
+                              });
+    if (!known) {
+      error = "--mattr=" + attribute + ": unknown feature '" + name.str() +
+              "' for " + triple + " (e.g. avx2, fma, avx512f)";
+      return failure();
+    }
+  }
+  return success();
+}
+
 std::unique_ptr<llvm::Module>
 mlir::tx::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
-                               std::string &error) {
+                               std::string &error, const CpuTarget &cpu) {
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
@@ -127,17 +180,18 @@ mlir::tx::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
     error = "translation to LLVM IR failed";
     return nullptr;
   }
-  std::unique_ptr<llvm::TargetMachine> machine = createHostTargetMachine(error);
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createCpuTargetMachine(cpu, error);
   if (!machine)
     return nullptr;
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(machine->getTargetTriple().str());
-  std::string cpu = machine->getTargetCPU().str();
+  std::string cpuName = machine->getTargetCPU().str();
   std::string featureString = machine->getTargetFeatureString().str();
   for (llvm::Function &function : *llvmModule) {
     if (function.isDeclaration())
       continue;
-    function.addFnAttr("target-cpu", cpu);
+    function.addFnAttr("target-cpu", cpuName);
     function.addFnAttr("target-features", featureString);
     function.addFnAttr("prefer-vector-width", "512");
   }
@@ -161,8 +215,10 @@ mlir::tx::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
 
 LogicalResult mlir::tx::writeObjectFile(llvm::Module &module,
                                         llvm::StringRef path,
-                                        std::string &error) {
-  std::unique_ptr<llvm::TargetMachine> machine = createHostTargetMachine(error);
+                                        std::string &error,
+                                        const CpuTarget &cpu) {
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createCpuTargetMachine(cpu, error);
   if (!machine)
     return failure();
   std::error_code ec;

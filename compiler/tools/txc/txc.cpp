@@ -16,6 +16,7 @@
 #include "txc/Frontend/MLIRGen.h"
 #include "txc/Frontend/Parser.h"
 #include "txc/CodeGen/CodeGen.h"
+#include "txc/GPU/GluePipeline.h"
 #include "txc/Graph/GraphDot.h"
 #include "txc/Transforms/MemoryPlan.h"
 #include "txc/Transforms/Passes.h"
@@ -46,7 +47,9 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Stage { Ast, Tx, Fused, Grad, Planned, Metadata, Dot, Svg, Llvm, Obj, Exe };
+enum class Stage {
+  Ast, Tx, Fused, Grad, Planned, Metadata, Dot, Svg, Gpu, Llvm, Obj, Exe
+};
 enum class GraphDetail { Forward, Full };
 
 cl::OptionCategory txcCategory("txc options");
@@ -71,6 +74,9 @@ cl::opt<Stage> emit(
                    "the model graph in Graphviz DOT, one digraph per entry"),
         clEnumValN(Stage::Svg, "svg",
                    "the model graph rendered by Graphviz (one SVG per entry)"),
+        clEnumValN(Stage::Gpu, "gpu",
+                   "entries with the glue outlined to gpu.func kernels "
+                   "(--target=cuda)"),
         clEnumValN(Stage::Llvm, "llvm", "LLVM IR"),
         clEnumValN(Stage::Obj, "obj", "an object file and a C header"),
         clEnumValN(Stage::Exe, "exe", "a native executable (default)")),
@@ -110,6 +116,20 @@ cl::list<std::string> graphEntries(
     "graph-entry", cl::CommaSeparated,
     cl::desc("Entries --emit=dot/svg draws (default: all)"),
     cl::value_desc("name,..."), cl::cat(txcCategory));
+cl::opt<std::string> targetName(
+    "target", cl::desc("Device the executable runs on: cpu (default) or cuda"),
+    cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::cat(txcCategory));
+cl::opt<std::string> mcpu(
+    "mcpu",
+    cl::desc("CPU to generate host code for, as llc's -mcpu (default: the "
+             "host; e.g. x86-64-v3 for executables that run on any AVX2 "
+             "machine)"),
+    cl::value_desc("cpu-name"), cl::cat(txcCategory));
+cl::list<std::string> mattr(
+    "mattr", cl::CommaSeparated,
+    cl::desc("CPU features to enable or disable, as llc's -mattr "
+             "(+avx2,-avx512f)"),
+    cl::value_desc("+a1,-a2,..."), cl::cat(txcCategory));
 cl::opt<bool> summary("summary",
                       cl::desc("Print a summary of the spec and of each "
                                "compiler stage"),
@@ -125,6 +145,7 @@ const char *stageName(Stage stage) {
   case Stage::Metadata: return "metadata";
   case Stage::Dot: return "dot";
   case Stage::Svg: return "svg";
+  case Stage::Gpu: return "gpu";
   case Stage::Llvm: return "llvm";
   case Stage::Obj: return "obj";
   case Stage::Exe: return "exe";
@@ -144,7 +165,7 @@ bool isNative(Stage stage) {
 /// Stages that run the whole pipeline, memory planning included.
 bool plans(Stage stage) {
   return stage == Stage::Planned || stage == Stage::Metadata ||
-         isNative(stage);
+         stage == Stage::Gpu || isNative(stage);
 }
 
 /// `dir/base.tx` -> `base`.
@@ -377,6 +398,48 @@ private:
   std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
 };
 
+/// The host CPU of native code, from --mcpu / --mattr.
+tx::CpuTarget cpuTarget() {
+  return {mcpu, std::vector<std::string>(mattr.begin(), mattr.end())};
+}
+
+/// Checks --target, --mcpu and --mattr before any work; reports and returns
+/// false when one is wrong (txc then exits with 2, a usage error).
+bool checkTargetFlags() {
+  if (targetName != "cpu" && targetName != "cuda") {
+    llvm::errs() << "txc: error: --target=" << targetName
+                 << ": unknown target; the targets are cpu (default) and "
+                    "cuda\n";
+    return false;
+  }
+  if (targetName == "cuda") {
+#ifdef TXC_HAS_CUDA
+    if (isNative(emit)) {
+      llvm::errs() << "txc: error: --target=cuda: executables for the CUDA "
+                      "target are not generated yet (this txc has the CUDA "
+                      "runtime backend and --emit=gpu; docs/cuda.md says what "
+                      "is built and what is left)\n";
+      return false;
+    }
+#else
+    llvm::errs() << "txc: error: this txc was built without CUDA (reconfigure "
+                    "with the CUDA toolkit, see README \"Building with "
+                    "CUDA\")\n";
+    return false;
+#endif
+  } else if (emit == Stage::Gpu) {
+    llvm::errs() << "txc: error: --emit=gpu is a stage of the CUDA target; "
+                    "add --target=cuda\n";
+    return false;
+  }
+  std::string error;
+  if (failed(tx::verifyCpuTarget(cpuTarget(), error))) {
+    llvm::errs() << "txc: error: " << error << "\n";
+    return false;
+  }
+  return true;
+}
+
 int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
   // Check every path written before the long stages run.
   std::string stem = stemOf(inputFile);
@@ -414,7 +477,7 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
   llvm::LLVMContext llvmContext;
   std::string error;
   std::unique_ptr<llvm::Module> llvmModule =
-      tx::translateAndOptimize(module, llvmContext, error);
+      tx::translateAndOptimize(module, llvmContext, error, cpuTarget());
   if (!llvmModule) {
     llvm::errs() << "txc: error: " << error << "\n";
     return 1;
@@ -432,7 +495,7 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
     return 0;
   }
   if (emit == Stage::Obj) {
-    if (failed(tx::writeObjectFile(*llvmModule, target, error))) {
+    if (failed(tx::writeObjectFile(*llvmModule, target, error, cpuTarget()))) {
       llvm::errs() << "txc: error: " << error << "\n";
       return 1;
     }
@@ -456,7 +519,7 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
     return 1;
   }
   llvm::FileRemover removeObject(object);
-  if (failed(tx::writeObjectFile(*llvmModule, object, error))) {
+  if (failed(tx::writeObjectFile(*llvmModule, object, error, cpuTarget()))) {
     llvm::errs() << "txc: error: " << error << "\n";
     return 1;
   }
@@ -584,7 +647,11 @@ int main(int argc, char **argv) {
       "txc: compiles a Transformer spec (.tx) through the tx dialect\n\n"
       "  txc model.tx --emit=tx          tx IR as written\n"
       "  txc model.tx --list-params      parameter names, shapes, count\n"
-      "  txc model.tx -D d_model=128 ... override config values\n");
+      "  txc model.tx -D d_model=128 ... override config values\n"
+      "  txc model.tx --mcpu=x86-64-v3  an executable for any AVX2 CPU\n");
+
+  if (!checkTargetFlags())
+    return 2;
 
   std::string readError;
   std::optional<std::string> text = readSpec(inputFile, readError);
@@ -733,6 +800,14 @@ int main(int argc, char **argv) {
     output->os() << tx::buildModelMetadata(*module, inputFile, flags) << "\n";
     output->keep();
     return 0;
+  }
+  if (emit == Stage::Gpu) {
+    PassManager pm(&context);
+    pm.addPass(tx::createLowerEntriesPass());
+    if (failed(pm.run(*module)) || failed(tx::outlineGlueToGpu(*module)) ||
+        diags.hasErrors())
+      return reportAndExit();
+    module->removeAttr("tx.sites"); // the metadata's profile table
   }
   if (emit == Stage::Planned)
     tx::printMemoryPlan(*module, output->os());

@@ -16,6 +16,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace mlir::tx {
 
@@ -45,15 +46,28 @@ void buildLowerToLLVMPipeline(OpPassManager &pm);
 LogicalResult addModelGlobals(ModuleOp llvmModule, llvm::StringRef json,
                               llvm::ArrayRef<std::string> entrySymbols);
 
-/// Translates an LLVM-dialect module to LLVM IR and optimizes it at O3 for
-/// the host CPU. Returns null and sets `error` on failure.
-std::unique_ptr<llvm::Module> translateAndOptimize(ModuleOp llvmModule,
-                                                   llvm::LLVMContext &context,
-                                                   std::string &error);
+/// The CPU that native code is generated for, as llc's -mcpu / -mattr: an
+/// empty `cpu` (or "native") is the host with its features; `attributes`
+/// ("+avx2", "-avx512f") are added after the CPU's own.
+struct CpuTarget {
+  std::string cpu;
+  std::vector<std::string> attributes;
+};
 
-/// Writes `module` as an object file for the host CPU.
+/// Checks `target` against LLVM's lists for the host triple: the CPU must be
+/// one LLVM knows, each attribute "+name" or "-name" of a known feature.
+/// Returns failure with a message in `error` (naming the valid choices).
+LogicalResult verifyCpuTarget(const CpuTarget &target, std::string &error);
+
+/// Translates an LLVM-dialect module to LLVM IR and optimizes it at O3 for
+/// `cpu` (default: the host). Returns null and sets `error` on failure.
+std::unique_ptr<llvm::Module>
+translateAndOptimize(ModuleOp llvmModule, llvm::LLVMContext &context,
+                     std::string &error, const CpuTarget &cpu = {});
+
+/// Writes `module` as an object file for `cpu` (default: the host).
 LogicalResult writeObjectFile(llvm::Module &module, llvm::StringRef path,
-                              std::string &error);
+                              std::string &error, const CpuTarget &cpu = {});
 
 /// Links `object` with libtxrt, the executable driver and oneDNN into
 /// `output` with the system C++ compiler. `libDir` holds libtxrt.a and

@@ -1,0 +1,130 @@
+//===- CudaContext.h - the CUDA backend's context and error boundary -*- C++ -*-===//
+//
+// A txrt_cuda_context is one device with one stream, a cuBLASLt handle and
+// its workspace. Kernels report failures by throwing CudaError inside the
+// library; runCuda turns them into a txrt_status and a message naming the
+// call, so no exception crosses the C ABI (txrt_cuda.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_CUDA_CUDACONTEXT_H
+#define TXRT_CUDA_CUDACONTEXT_H
+
+#include "txrt/txrt_cuda.h"
+
+#include <cuda_runtime.h>
+
+#include <stdexcept>
+#include <string>
+
+struct cublasLtContext;
+
+struct txrt_cuda_context {
+  int device = 0;
+  cudaStream_t stream = nullptr;
+  cublasLtContext *lt = nullptr; ///< cublasLtHandle_t (opaque here)
+  void *workspace = nullptr;
+  size_t workspaceBytes = 0;
+  /// Device memory where kernels report bad input they find (an id out of
+  /// range): a txrt::cuda::DeviceFault; read and cleared by
+  /// txrt_cuda_synchronize.
+  struct txrt_cuda_device_fault *fault = nullptr;
+  bool allowTf32 = false;
+  int64_t trainStep = 0; ///< txrt_cuda_context_set_train_state
+  uint64_t trainSeed = 0;
+  std::string lastError;
+};
+
+/// The first bad input a kernel found: which check (0: none), where, what.
+struct txrt_cuda_device_fault {
+  int32_t kind;
+  int32_t value;
+  int64_t index;
+  int64_t bound;
+};
+
+namespace txrt::cuda {
+
+/// Kinds of txrt_cuda_device_fault.
+enum DeviceFaultKind : int32_t {
+  kNoFault = 0,
+  kEmbeddingIdOutOfRange = 1,
+  kCrossEntropyTargetOutOfRange = 2,
+  kGatherIndexOutOfRange = 3,
+};
+
+#ifdef __CUDACC__
+/// Records the first fault of the context (later ones are dropped).
+__device__ inline void reportFault(txrt_cuda_device_fault *fault, int32_t kind,
+                                   int64_t index, int32_t value,
+                                   int64_t bound) {
+  if (atomicCAS(&fault->kind, 0, -1) == 0) {
+    fault->index = index;
+    fault->value = value;
+    fault->bound = bound;
+    __threadfence();
+    atomicExch(&fault->kind, kind);
+  }
+}
+#endif
+
+/// A failure inside the backend: a status and a message without the call.
+struct CudaError : std::runtime_error {
+  CudaError(txrt_status status, const std::string &message)
+      : std::runtime_error(message), status(status) {}
+  txrt_status status;
+};
+
+/// Throws TXRT_ERROR_INVALID_ARGUMENT with `message` unless `condition`.
+inline void require(bool condition, const char *message) {
+  if (!condition)
+    throw CudaError(TXRT_ERROR_INVALID_ARGUMENT,
+                    std::string("invalid argument: ") + message);
+}
+
+/// Throws TXRT_ERROR_BACKEND naming `what` unless `error` is cudaSuccess.
+void check(cudaError_t error, const char *what);
+
+/// Throws for the last launch error (after a <<<>>> launch).
+inline void checkLaunch(const char *kernel) {
+  check(cudaGetLastError(), kernel);
+}
+
+/// The message of failures with no context (probe, create).
+std::string &globalError();
+
+/// Runs body(ctx) and turns a CudaError or any exception into a status and
+/// ctx->lastError = "name: message".
+template <typename Body>
+txrt_status runCuda(txrt_cuda_context *ctx, const char *name, Body &&body) {
+  std::string &error = ctx ? ctx->lastError : globalError();
+  try {
+    if (!ctx)
+      throw CudaError(TXRT_ERROR_INVALID_ARGUMENT,
+                      "invalid argument: the context is NULL");
+    body(*ctx);
+    error.clear();
+    return TXRT_OK;
+  } catch (const CudaError &e) {
+    error = std::string(name) + ": " + e.what();
+    return e.status;
+  } catch (const std::bad_alloc &) {
+    error = std::string(name) + ": out of host memory";
+    return TXRT_ERROR_OUT_OF_MEMORY;
+  } catch (const std::exception &e) {
+    error = std::string(name) + ": internal error: " + e.what();
+    return TXRT_ERROR_INTERNAL;
+  }
+}
+
+/// Blocks of `threads` covering n items, capped so the grid stays valid
+/// (kernels loop with a grid stride).
+inline unsigned gridFor(int64_t n, unsigned threads) {
+  int64_t blocks = (n + threads - 1) / threads;
+  if (blocks > 65535 * 16)
+    blocks = 65535 * 16;
+  return unsigned(blocks < 1 ? 1 : blocks);
+}
+
+} // namespace txrt::cuda
+
+#endif // TXRT_CUDA_CUDACONTEXT_H

@@ -1,0 +1,222 @@
+#!/usr/bin/env bash
+#===- scripts/gpu-check.sh - pack the CUDA tests here, run them on a GPU --===#
+#
+#   scripts/gpu-check.sh [pack]   (on the build machine, no GPU needed)
+#     Builds the CUDA unit tests for a portable host CPU (-DTXRT_ARCH=
+#     x86-64-v3, so they run on the GPU machine's different x86-64) in
+#     $TXC_GPU_BUILD_DIR (default build-gpu, configured if it is not), and
+#     copies them with the non-system shared libraries they load (ldd:
+#     libdnnl.so.2, libgomp, libOpenCL) into build-gpu-pack/, an ignored
+#     folder of at most 60 MiB that a device session carries. With them goes
+#     the translate example compiled by that build's txc with
+#     --mcpu=x86-64-v3, to show that a portable executable runs there.
+#
+#   scripts/gpu-check.sh run      (on the GPU machine, in the repository root)
+#     Prints nvidia-smi and the CPU's AVX2 support, finds cuBLASLt there,
+#     runs the CUDA unit tests (every test must run: a skip is a failure on
+#     a GPU), then compute-sanitizer memcheck and racecheck on them (180 s
+#     each at most, GPU_CHECK_SANITIZER_SECONDS; the tests 120 s: the whole
+#     run fits one 10-minute device call), then the
+#     portable translate executable (info, and an encode run). Writes
+#     summary.txt, nvidia-smi.txt, unit.txt, unit.xml, memcheck.txt,
+#     racecheck.txt and translate.txt under $OUT (else build-gpu-pack/out).
+#     Exit 0 only when every stage passed.
+#
+# docs/cuda.md says how a session with a GPU calls it through the `run` tool.
+#
+#===------------------------------------------------------------------------===#
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+PACK="$ROOT/build-gpu-pack"
+TEST_NAME=TxrtCudaTests
+MAX_PACK_BYTES=$((60 << 20))
+
+die() {
+  echo "gpu-check.sh: error: $*" >&2
+  exit 2
+}
+
+# Libraries every Linux machine has (and that must come from that machine).
+is_system_library() {
+  case "$1" in
+  linux-vdso.so* | ld-linux*.so* | libc.so* | libm.so* | libdl.so* | \
+    libpthread.so* | librt.so* | libstdc++.so* | libgcc_s.so*)
+    return 0 ;;
+  esac
+  return 1
+}
+
+pack() {
+  local build="${TXC_GPU_BUILD_DIR:-$ROOT/build-gpu}"
+  [[ "$build" = /* ]] || build="$ROOT/$build"
+  if [[ ! -f "$build/build.ninja" ]]; then
+    echo "== configuring $build (TXRT_ARCH=x86-64-v3, TXC_CUDA=ON)"
+    nice cmake -G Ninja -S "$ROOT" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+      -DTXRT_ARCH=x86-64-v3 -DTXC_CUDA=ON >/dev/null
+  fi
+  local arch
+  arch="$(sed -n 's/^TXRT_ARCH:STRING=//p' "$build/CMakeCache.txt")"
+  [[ "$arch" == x86-64-v3 || "$arch" == x86-64-v2 || "$arch" == x86-64 ]] ||
+    die "$build is configured with TXRT_ARCH=$arch; the GPU machine's CPU" \
+      "is another x86-64: use a build dir with -DTXRT_ARCH=x86-64-v3"
+  # Paths relative to the source tree in ccache's keys: objects the main
+  # build compiled with the same flags are reused.
+  export CCACHE_BASEDIR="$ROOT"
+  echo "== building $TEST_NAME, txc and the driver in $build"
+  nice ninja -C "$build" "$TEST_NAME" txc txrt_driver txrt_driver_core
+  local binary="$build/test/unit/cuda/$TEST_NAME"
+  [[ -x "$binary" ]] || die "$binary was not built (is the CUDA toolkit there?)"
+
+  rm -rf "$PACK"
+  mkdir -p "$PACK/bin" "$PACK/lib"
+  cp "$binary" "$PACK/bin/"
+  echo "== txc examples/translate/model.tx --mcpu=x86-64-v3"
+  "$build/bin/txc" "$ROOT/examples/translate/model.tx" --mcpu=x86-64-v3 \
+    -o "$PACK/bin/translate"
+  local line name path
+  while read -r line; do
+    name="${line%% *}"
+    path="$(echo "$line" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p')"
+    [[ -n "$path" ]] || continue
+    is_system_library "$name" && continue
+    cp -L "$path" "$PACK/lib/$name"
+    echo "   $name ($(du -h "$PACK/lib/$name" | cut -f1))"
+  done < <(ldd "$binary" | sed 's/^[[:space:]]*//')
+  local program
+  for program in "$TEST_NAME" translate; do
+    if objdump -d "$PACK/bin/$program" | grep -q -m1 zmm; then
+      die "$program uses AVX-512 registers: it would not run on an AVX2 host"
+    fi
+  done
+  local bytes
+  bytes="$(du -sb "$PACK" | cut -f1)"
+  ((bytes <= MAX_PACK_BYTES)) ||
+    die "the pack is $((bytes >> 20)) MiB, over the 60 MiB a device call carries"
+  echo "== packed $PACK ($((bytes >> 20)) MiB): run it on a GPU machine with"
+  echo "   carry=[\"build-gpu-pack\"], command=\"scripts/gpu-check.sh run\""
+}
+
+# cuBLASLt of the GPU machine: its CUDA toolkit, or the copy PyTorch's
+# nvidia-cublas wheel installs.
+find_cublaslt() {
+  local candidate
+  for candidate in /usr/local/cuda/lib64/libcublasLt.so.13 \
+    /usr/local/cuda/targets/x86_64-linux/lib/libcublasLt.so.13; do
+    [[ -e "$candidate" ]] && { echo "$candidate"; return; }
+  done
+  candidate="$(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib", "libcublasLt.so.13"))' 2>/dev/null || true)"
+  [[ -n "$candidate" && -e "$candidate" ]] && { echo "$candidate"; return; }
+  find / -xdev -name 'libcublasLt.so.13*' -type f 2>/dev/null | head -1
+}
+
+run() {
+  [[ -x "$PACK/bin/$TEST_NAME" ]] ||
+    die "no $PACK/bin/$TEST_NAME: run 'scripts/gpu-check.sh pack' on the" \
+      "build machine and carry build-gpu-pack"
+  local out="${OUT:-$PACK/out}"
+  mkdir -p "$out"
+  local summary="$out/summary.txt" failed=0
+  : >"$summary"
+  note() { echo "$*" | tee -a "$summary"; }
+
+  nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
+  head -20 "$out/nvidia-smi.txt"
+  note "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)," \
+    "avx2: $(grep -q -m1 ' avx2' /proc/cpuinfo && echo yes || echo NO)," \
+    "avx512f: $(grep -q -m1 ' avx512f' /proc/cpuinfo && echo yes || echo no)"
+
+  export LD_LIBRARY_PATH="$PACK/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # compute-sanitizer ships with the toolkit, not always on PATH.
+  export PATH="$PATH:/usr/local/cuda/bin"
+  local cublaslt
+  cublaslt="$(find_cublaslt)"
+  if [[ -n "$cublaslt" ]]; then
+    export TXRT_CUBLASLT="$cublaslt"
+    note "cuBLASLt: $cublaslt"
+  else
+    note "cuBLASLt: NOT FOUND (the GEMM tests will fail)"
+  fi
+  if ldd "$PACK/bin/$TEST_NAME" | grep 'not found'; then
+    note "FAIL libraries: the lines above are missing on this machine"
+    failed=1
+  fi
+
+  local binary="$PACK/bin/$TEST_NAME"
+  set +e
+  timeout 120 "$binary" --gtest_output="xml:$out/unit.xml" \
+    >"$out/unit.txt" 2>&1
+  local status=$?
+  set -e
+  tail -40 "$out/unit.txt"
+  local skipped
+  skipped="$(sed -n 's/^\[  SKIPPED \] \([0-9]*\) tests\{0,1\}, listed below:/\1/p' "$out/unit.txt")"
+  skipped="${skipped:-0}"
+  if ((status == 124)); then
+    note "FAIL unit tests: timed out after 120 s (a hang?)"
+    failed=1
+  elif ((status != 0)); then
+    note "FAIL unit tests (exit $status): $(grep -c '^\[  FAILED  \] [A-Za-z]' "$out/unit.txt" || true) failed"
+    failed=1
+  elif ((skipped > 0)); then
+    note "FAIL unit tests: $skipped skipped on a GPU machine:" \
+      "$(grep -m1 -A1 'Skipped' "$out/unit.txt" | tail -1)"
+    failed=1
+  else
+    note "PASS unit tests: $(grep -m1 '^\[  PASSED  \]' "$out/unit.txt")"
+  fi
+
+  local tool
+  for tool in memcheck racecheck; do
+    if ! command -v compute-sanitizer >/dev/null; then
+      note "FAIL $tool: compute-sanitizer is not on PATH"
+      failed=1
+      continue
+    fi
+    set +e
+    # Bounded, so that a slow sanitizer still leaves the device call time
+    # to return what it found (the run tool stops a call at 10 minutes).
+    timeout "${GPU_CHECK_SANITIZER_SECONDS:-180}" \
+      compute-sanitizer --tool "$tool" --error-exitcode 99 "$binary" \
+      --gtest_filter='Cuda*' >"$out/$tool.txt" 2>&1
+    status=$?
+    set -e
+    tail -5 "$out/$tool.txt"
+    if ((status == 124)); then
+      note "FAIL $tool: timed out after ${GPU_CHECK_SANITIZER_SECONDS:-180} s"
+      failed=1
+    elif ((status == 0)); then
+      note "PASS $tool: $(grep -m1 'ERROR SUMMARY' "$out/$tool.txt" || echo 'no errors')"
+    else
+      note "FAIL $tool (exit $status): $(grep -m1 'ERROR SUMMARY' "$out/$tool.txt" || echo 'see $tool.txt')"
+      failed=1
+    fi
+  done
+  set +e
+  {
+    "$PACK/bin/translate" info &&
+      printf '4 5 6\n7 8 0\n' >"$out/src.txt" &&
+      "$PACK/bin/translate" run encode --init 3 --input "src=$out/src.txt" \
+        --out-dir "$PACK/run"
+  } >"$out/translate.txt" 2>&1
+  status=$?
+  set -e
+  rm -f "$out/src.txt"
+  tail -3 "$out/translate.txt"
+  if ((status == 0)); then
+    note "PASS portable executable (--mcpu=x86-64-v3): info and encode ran"
+  else
+    note "FAIL portable executable (exit $status): see translate.txt"
+    failed=1
+  fi
+  echo "== summary ($out)"
+  cat "$summary"
+  return "$failed"
+}
+
+case "${1:-pack}" in
+pack) pack ;;
+run) run ;;
+-h | --help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' ;;
+*) die "unknown mode '$1' (pack or run)" ;;
+esac

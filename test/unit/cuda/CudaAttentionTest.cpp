@@ -1,0 +1,121 @@
+//===- CudaAttentionTest.cpp - CUDA attention against the CPU kernel ------===//
+//
+// Forward (O, lse) and backward (dq, dk, dv) of txrt_cuda_attention_* against
+// txrt_attention_* on the same inputs: grouped-query heads, row strides
+// wider than the heads (a packed projection), a padding mask, causal,
+// dropout, a -inf fill with a fully masked batch (O = 0, lse = -inf) and a
+// finite fill (masked keys counted; a fully masked row averages V).
+//
+//===----------------------------------------------------------------------===//
+#include "CudaTestUtil.h"
+
+#include <limits>
+
+using namespace txrt_cuda_test;
+
+namespace {
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+const float kInf = std::numeric_limits<float>::infinity();
+
+struct Case {
+  const char *name;
+  int64_t batch, heads, kvHeads, tq, tk, headDim;
+  bool padding, causal;
+  float fill, dropout;
+};
+
+/// -inf in both (rows with no key) compares equal; the rest as expectNear.
+void expectLseNear(Floats gpu, Floats cpu, const std::string &what) {
+  ASSERT_EQ(gpu.size(), cpu.size());
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    if (cpu[i] == -kInf) {
+      EXPECT_EQ(gpu[i], -kInf) << what << "[" << i << "]";
+      gpu[i] = cpu[i] = 0.0f;
+    }
+  }
+  expectNear(gpu, cpu, 1e-5, what);
+}
+
+class CudaAttentionTest : public CudaTest {
+protected:
+  void check(const Case &c) {
+    const int64_t hd = c.headDim;
+    const int64_t ldq = c.heads * hd + 3, ldkv = c.kvHeads * hd + 5,
+                  ldo = c.heads * hd;
+    Floats q = randomFloats(c.batch * c.tq * ldq, 70),
+           k = randomFloats(c.batch * c.tk * ldkv, 71),
+           v = randomFloats(c.batch * c.tk * ldkv, 72),
+           dO = randomFloats(c.batch * c.tq * ldo, 73);
+    // Padding: batch b sees its first tk - b keys; the last batch none.
+    std::vector<uint8_t> mask(c.batch * c.tk, 1);
+    for (int64_t b = 0; b < c.batch; ++b)
+      for (int64_t j = 0; j < c.tk; ++j)
+        mask[b * c.tk + j] =
+            b == c.batch - 1 && c.batch > 1 ? 0 : j < c.tk - b;
+    const uint8_t *cpuMask = c.padding ? mask.data() : nullptr;
+    const float scale = 1.0f / std::sqrt(float(hd));
+    const uint64_t seed = 99;
+    const int64_t step = 5, site = 31;
+
+    Floats o(c.batch * c.tq * ldo), lse(c.batch * c.heads * c.tq);
+    expectCpuOk(txrt_attention_fwd(
+        cpu_, site, c.batch, c.heads, c.kvHeads, c.tq, c.tk, hd, q.data(), ldq,
+        k.data(), ldkv, v.data(), ldkv, o.data(), ldo, lse.data(), cpuMask,
+        c.tk, 0, 0, 1, c.causal, scale, c.fill, c.dropout, seed, step));
+    DeviceBuffer<float> gq(gpu_, q), gk(gpu_, k), gv(gpu_, v), gdo(gpu_, dO),
+        go(gpu_, o.size(), kNaN), glse(gpu_, lse.size(), kNaN);
+    DeviceBuffer<uint8_t> gmask(gpu_, mask);
+    const uint8_t *gpuMask = c.padding ? gmask.get() : nullptr;
+    expectGpuOk(txrt_cuda_attention_fwd(
+        gpu_, site, c.batch, c.heads, c.kvHeads, c.tq, c.tk, hd, gq.get(), ldq,
+        gk.get(), ldkv, gv.get(), ldkv, go.get(), ldo, glse.get(), gpuMask,
+        c.tk, 0, 0, 1, c.causal, scale, c.fill, c.dropout, seed, step));
+    std::string name = c.name;
+    expectNear(go.read(), o, 1e-5, name + " o");
+    expectLseNear(glse.read(), lse, name + " lse");
+
+    Floats dq(c.batch * c.tq * ldq, 0.0f), dk(c.batch * c.tk * ldkv, 0.0f),
+        dv(c.batch * c.tk * ldkv, 0.0f);
+    expectCpuOk(txrt_attention_bwd(
+        cpu_, site + 1, site, c.batch, c.heads, c.kvHeads, c.tq, c.tk, hd,
+        q.data(), ldq, k.data(), ldkv, v.data(), ldkv, o.data(), ldo,
+        lse.data(), dO.data(), ldo, dq.data(), ldq, dk.data(), ldkv, dv.data(),
+        ldkv, cpuMask, c.tk, 0, 0, 1, c.causal, scale, c.fill, c.dropout, seed,
+        step));
+    // The padding columns between rows are not written by either kernel.
+    DeviceBuffer<float> gdq(gpu_, dq.size(), 0.0f), gdk(gpu_, dk.size(), 0.0f),
+        gdv(gpu_, dv.size(), 0.0f);
+    expectGpuOk(txrt_cuda_attention_bwd(
+        gpu_, site + 1, site, c.batch, c.heads, c.kvHeads, c.tq, c.tk, hd,
+        gq.get(), ldq, gk.get(), ldkv, gv.get(), ldkv, go.get(), ldo,
+        glse.get(), gdo.get(), ldo, gdq.get(), ldq, gdk.get(), ldkv, gdv.get(),
+        ldkv, gpuMask, c.tk, 0, 0, 1, c.causal, scale, c.fill, c.dropout, seed,
+        step));
+    expectNear(gdq.read(), dq, 1e-5, name + " dq");
+    expectNear(gdk.read(), dk, 1e-5, name + " dk");
+    expectNear(gdv.read(), dv, 1e-5, name + " dv");
+  }
+};
+
+TEST_F(CudaAttentionTest, GroupedQueryPaddingMask) {
+  check({"gqa padding", 3, 4, 2, 5, 7, 16, true, false, -kInf, 0.0f});
+}
+
+TEST_F(CudaAttentionTest, CausalWithDropout) {
+  check({"causal dropout", 2, 2, 2, 6, 6, 32, false, true, -kInf, 0.1f});
+}
+
+TEST_F(CudaAttentionTest, DecodingWithACacheIsCausalOnTheLastRows) {
+  check({"cache", 2, 4, 1, 3, 9, 8, true, true, -kInf, 0.0f});
+}
+
+TEST_F(CudaAttentionTest, FiniteFillCountsMaskedKeys) {
+  check({"finite fill", 3, 2, 1, 4, 6, 16, true, false, -3.0f, 0.0f});
+}
+
+TEST_F(CudaAttentionTest, LongerKeysThanOneBlock) {
+  check({"long", 1, 2, 2, 3, 700, 64, false, true, -kInf, 0.2f});
+}
+
+} // namespace

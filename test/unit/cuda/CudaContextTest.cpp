@@ -1,0 +1,77 @@
+//===- CudaContextTest.cpp - probing, contexts, errors at the C ABI -------===//
+//
+// The probe runs everywhere: without a driver it must fail cleanly with one
+// line naming what is missing (this is what CI and the build machine check),
+// with one it must count the devices. Argument errors are reported by name
+// without touching the device.
+//
+//===----------------------------------------------------------------------===//
+#include "CudaTestUtil.h"
+
+using namespace txrt_cuda_test;
+
+namespace {
+
+TEST(CudaProbeTest, SucceedsOrNamesWhatIsMissing) {
+  int32_t devices = -1;
+  txrt_status status = txrt_cuda_probe(&devices);
+  std::string message = txrt_cuda_last_error(nullptr);
+  if (status == TXRT_OK) {
+    EXPECT_GT(devices, 0);
+    EXPECT_EQ(message, "");
+    return;
+  }
+  EXPECT_EQ(status, TXRT_ERROR_BACKEND);
+  EXPECT_EQ(devices, 0);
+  EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  EXPECT_TRUE(message.find("libcuda.so.1") != std::string::npos ||
+              message.find("no CUDA device") != std::string::npos ||
+              message.find("driver supports CUDA") != std::string::npos)
+      << message;
+  // Creating a context fails the same way, without a crash.
+  txrt_cuda_context *ctx = reinterpret_cast<txrt_cuda_context *>(1);
+  EXPECT_EQ(txrt_cuda_context_create(0, &ctx), TXRT_ERROR_BACKEND);
+  EXPECT_EQ(ctx, nullptr);
+  EXPECT_NE(std::string(txrt_cuda_last_error(nullptr)).find(
+                "txrt_cuda_context_create: "),
+            std::string::npos);
+}
+
+TEST(CudaProbeTest, NullContextIsAnArgumentError) {
+  EXPECT_EQ(txrt_cuda_synchronize(nullptr), TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(txrt_cuda_last_error(nullptr)),
+            "txrt_cuda_synchronize: invalid argument: the context is NULL");
+}
+
+class CudaContextTest : public CudaTest {};
+
+TEST_F(CudaContextTest, DeviceInfoAndBadArguments) {
+  char name[256];
+  uint64_t bytes = 0;
+  int32_t major = 0, minor = 0;
+  expectGpuOk(
+      txrt_cuda_device_info(gpu_, name, sizeof(name), &bytes, &major, &minor));
+  EXPECT_GT(bytes, uint64_t(1) << 30) << name;
+  EXPECT_GE(major, 8) << name << ": built for sm_80 and sm_90";
+  std::printf("CUDA device 0: %s, %.1f GiB, compute capability %d.%d\n", name,
+              double(bytes) / (1 << 30), major, minor);
+
+  txrt_cuda_context *other = nullptr;
+  EXPECT_EQ(txrt_cuda_context_create(1000, &other),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(txrt_cuda_last_error(nullptr)).find("no CUDA device 1000"),
+            std::string::npos);
+  EXPECT_EQ(txrt_cuda_dropout_fwd(gpu_, 0, 10, 1.5f, 1, 1, nullptr, nullptr),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(txrt_cuda_last_error(gpu_)),
+            "txrt_cuda_dropout_fwd: invalid argument: p must be in [0, 1)");
+  void *huge = nullptr;
+  EXPECT_EQ(txrt_cuda_malloc(gpu_, size_t(1) << 50, &huge),
+            TXRT_ERROR_OUT_OF_MEMORY);
+  EXPECT_NE(std::string(txrt_cuda_last_error(gpu_)).find("out of device memory"),
+            std::string::npos)
+      << txrt_cuda_last_error(gpu_);
+  expectGpuOk(txrt_cuda_synchronize(gpu_));
+}
+
+} // namespace
