@@ -807,7 +807,7 @@ int main(int argc, char **argv) {
     if (failed(pm.run(*module)) || failed(tx::outlineGlueToGpu(*module)) ||
         diags.hasErrors())
       return reportAndExit();
-    module->removeAttr("tx.sites"); // the metadata's profile table
+    (*module)->removeAttr("tx.sites"); // the metadata's profile table
   }
   if (emit == Stage::Planned)
     tx::printMemoryPlan(*module, output->os());
