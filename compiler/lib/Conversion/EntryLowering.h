@@ -396,8 +396,10 @@ private:
   /// The call site of a random op: its tx.rng key (shared with its
   /// gradient, so backward regenerates the mask), else a fresh one.
   Value rngSite(Operation *op) {
-    if (auto key = op->getAttrOfType<IntegerAttr>("tx.rng"))
+    if (auto key = op->getAttrOfType<IntegerAttr>("tx.rng")) {
+      recordSite(key.getInt());
       return i64(key.getInt());
+    }
     return site();
   }
   /// Address of a parameter's slot (`offset`, `grad_offset`, ...).
