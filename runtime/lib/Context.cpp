@@ -90,19 +90,21 @@ size_t CacheKey::hash() const {
 
 txrt_context::txrt_context(int numThreads)
     : numThreads_(numThreads),
-      flushDenormals_(txrt::flushDenormalsFromEnvironment()),
+      denormalMode_(txrt::denormalModeFromEnvironment()),
       engine_(dnnl::engine::kind::cpu, 0), threadWork_(numThreads),
       threadScratchpad_(numThreads) {
   streams_.reserve(numThreads);
   for (int i = 0; i < numThreads; ++i)
     streams_.emplace_back(engine_);
-  if (flushDenormals_)
+  if (flushDenormals())
     txrt::setFlushDenormalsOnWorkers(true, numThreads_);
 }
 
-void txrt_context::setFlushDenormals(bool flush) {
-  flushDenormals_ = flush;
-  txrt::setFlushDenormalsOnWorkers(flush, numThreads_);
+void txrt_context::setDenormalMode(int mode) {
+  bool wasFlushing = flushDenormals();
+  denormalMode_ = mode;
+  if (wasFlushing != flushDenormals())
+    txrt::setFlushDenormalsOnWorkers(flushDenormals(), numThreads_);
 }
 
 int64_t txrt::profileClockNs() noexcept {
@@ -111,15 +113,17 @@ int64_t txrt::profileClockNs() noexcept {
   return int64_t(now.tv_sec) * 1000000000 + now.tv_nsec;
 }
 
-bool txrt::flushDenormalsFromEnvironment() {
+int txrt::denormalModeFromEnvironment() {
   const char *env = std::getenv("TXRT_DENORMALS");
-  if (!env || !*env || std::string_view(env) == "flush")
-    return true;
+  if (!env || !*env || std::string_view(env) == "moments")
+    return TXRT_DENORMALS_FLUSH_MOMENTS;
   if (std::string_view(env) == "keep")
-    return false;
+    return TXRT_DENORMALS_KEEP;
+  if (std::string_view(env) == "flush")
+    return TXRT_DENORMALS_FLUSH_ALL;
   throw Error(TXRT_ERROR_INVALID_ARGUMENT,
               std::string("TXRT_DENORMALS='") + env +
-                  "' is neither 'flush' nor 'keep'");
+                  "' is not 'keep', 'moments' or 'flush'");
 }
 
 void txrt::setFlushDenormalsOnWorkers(bool flush, int threads) {
@@ -304,8 +308,8 @@ void txrt_profile_clear(txrt_context *ctx) {
 
 int64_t txrt_profile_clock_ns(void) { return txrt::profileClockNs(); }
 
-int32_t txrt_context_flushes_denormals(const txrt_context *ctx) {
-  return ctx && ctx->flushDenormals() ? 1 : 0;
+int32_t txrt_context_denormal_mode(const txrt_context *ctx) {
+  return ctx ? ctx->denormalMode() : TXRT_DENORMALS_KEEP;
 }
 
 uint32_t txrt_denormals_enter(const txrt_context *ctx) {
@@ -363,10 +367,12 @@ txrt_status txrt_context_set_option(txrt_context *ctx, int32_t option,
       ctx, "txrt_context_set_option",
       [&] { return shapes("option", option, "value", value); },
       [&](Context &c) {
-        if (option == TXRT_OPTION_FLUSH_DENORMALS) {
-          require(value == 0 || value == 1,
-                  "TXRT_OPTION_FLUSH_DENORMALS takes 0 or 1");
-          c.setFlushDenormals(value == 1);
+        if (option == TXRT_OPTION_DENORMALS) {
+          require(value >= TXRT_DENORMALS_KEEP &&
+                      value <= TXRT_DENORMALS_FLUSH_ALL,
+                  "TXRT_OPTION_DENORMALS takes a TXRT_DENORMALS_* mode (0, 1 "
+                  "or 2)");
+          c.setDenormalMode(int(value));
           return;
         }
         require(value > 0, "option values must be positive");

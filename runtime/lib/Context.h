@@ -140,10 +140,15 @@ struct txrt_context {
   txrt_context &operator=(const txrt_context &) = delete;
 
   int numThreads() const { return numThreads_; }
-  /// Whether kernels compute with FTZ and DAZ set (Denormals.h).
-  bool flushDenormals() const { return flushDenormals_; }
-  /// Changes the policy and applies it to the worker threads at once.
-  void setFlushDenormals(bool flush);
+  /// The TXRT_DENORMALS_* mode (Denormals.h): whether kernels compute with
+  /// FTZ and DAZ set, and whether Adam flushes its moments.
+  int denormalMode() const { return denormalMode_; }
+  bool flushDenormals() const {
+    return denormalMode_ == TXRT_DENORMALS_FLUSH_ALL;
+  }
+  bool flushMoments() const { return denormalMode_ != TXRT_DENORMALS_KEEP; }
+  /// Changes the mode and applies it to the worker threads at once.
+  void setDenormalMode(int mode);
   const dnnl::engine &engine() const { return engine_; }
   /// The stream a kernel running on OpenMP thread `thread` executes on.
   dnnl::stream &stream(int thread = 0) { return streams_[thread]; }
@@ -200,7 +205,7 @@ struct txrt_context {
 
 private:
   int numThreads_;
-  bool flushDenormals_ = true;
+  int denormalMode_ = TXRT_DENORMALS_FLUSH_MOMENTS;
   dnnl::engine engine_;
   std::vector<dnnl::stream> streams_;
   std::vector<txrt::Workspace> threadWork_;

@@ -3,10 +3,12 @@
 // Denormal (subnormal) floats make x86 arithmetic take a slow path: Adam's
 // moments of rarely seen embedding rows decay geometrically into that range
 // and then slow every step that touches them (issue: long runs get slower).
-// As TensorFlow's executor does, the runtime computes with MXCSR's
-// flush-to-zero (FTZ: denormal results become 0) and denormals-are-zero
-// (DAZ: denormal inputs read as 0) bits set:
-//  - on the runtime's OpenMP worker threads, set when a context is created
+// The modes are txrt.h's TXRT_DENORMALS_*: by default Adam stores moments
+// below FLT_MIN as 0 (kernels/Adam.cpp) and all other arithmetic is IEEE,
+// as PyTorch's. In TXRT_DENORMALS_FLUSH_ALL the runtime computes with
+// MXCSR's flush-to-zero (FTZ) and denormals-are-zero (DAZ) bits set, as
+// TensorFlow's executor does:
+//  - on the runtime's OpenMP worker threads, set when the mode is chosen
 //    (threads the pool makes later are created by a thread inside a txrt
 //    call, and a new thread inherits its creator's floating-point
 //    environment);
@@ -15,8 +17,6 @@
 //    that embeds the runtime keeps its own mode outside the calls; the
 //    driver also wraps each compiled entry, so generated glue code runs
 //    flushed too.
-// TXRT_DENORMALS=keep (or txrt_context_set_option) turns it off: IEEE
-// gradual underflow everywhere, as PyTorch computes by default.
 // On targets without SSE the scope is a no-op.
 //
 //===----------------------------------------------------------------------===//
@@ -86,9 +86,10 @@ private:
   uint32_t previous_;
 };
 
-/// The policy TXRT_DENORMALS asks for: unset, "" or "flush" -> true,
-/// "keep" -> false; throws Error for anything else.
-bool flushDenormalsFromEnvironment();
+/// The TXRT_DENORMALS_* mode TXRT_DENORMALS asks for: unset, "" or
+/// "moments" -> FLUSH_MOMENTS, "keep" -> KEEP, "flush" -> FLUSH_ALL; throws
+/// Error for anything else.
+int denormalModeFromEnvironment();
 
 /// Sets (or clears) FTZ and DAZ on every thread of the OpenMP pool, for
 /// teams of up to `threads` threads and of omp_get_num_procs() threads; the

@@ -110,9 +110,8 @@ enum {
   TXRT_OPTION_ATTENTION_BLOCK_Q = 1,
   /** Key rows per block of the fused attention kernels (default 256). */
   TXRT_OPTION_ATTENTION_BLOCK_K = 2,
-  /** 1 (the default unless TXRT_DENORMALS=keep): kernels compute with
-   *  flush-to-zero and denormals-are-zero; 0: IEEE gradual underflow. */
-  TXRT_OPTION_FLUSH_DENORMALS = 3,
+  /** How denormal floats are treated: a TXRT_DENORMALS_* mode. */
+  TXRT_OPTION_DENORMALS = 3,
 };
 
 /*===----------------------------------------------------------------------===*
@@ -145,20 +144,33 @@ const char *txrt_last_error(const txrt_context *ctx);
 /** A short constant name for a status code ("ok", "invalid argument", ...). */
 const char *txrt_status_string(txrt_status status);
 
-/** Denormal floats. A context flushes them by default: its OpenMP worker
- *  threads get MXCSR's flush-to-zero and denormals-are-zero bits when it is
- *  created, and every txrt_ call sets them on the calling thread and
- *  restores the caller's mode on return (results below FLT_MIN become 0,
- *  inputs below it read as 0; denormal arithmetic takes a slow path on x86,
- *  and Adam's moments of rarely seen rows decay into that range).
- *  TXRT_DENORMALS=keep at creation (or TXRT_OPTION_FLUSH_DENORMALS = 0)
- *  keeps IEEE gradual underflow; any other value than "keep" or "flush"
- *  makes txrt_context_create fail.
- *  txrt_context_flushes_denormals: 1 when the context flushes.
+/** Denormal floats (below FLT_MIN = 1.18e-38) make x86 arithmetic take a
+ *  slow path; Adam's moments of rarely seen rows decay into that range and
+ *  then slow every step. The modes (TXRT_DENORMALS=keep|moments|flush when
+ *  the context is created, or TXRT_OPTION_DENORMALS; any other value of the
+ *  variable makes txrt_context_create fail):
+ *  - TXRT_DENORMALS_KEEP: IEEE gradual underflow everywhere, as PyTorch.
+ *  - TXRT_DENORMALS_FLUSH_MOMENTS (the default): IEEE arithmetic everywhere,
+ *    but Adam stores moments below FLT_MIN as 0. Parameters are unchanged by
+ *    it (the update such a moment makes is below 1e-30 of the learning rate);
+ *    the stored moments differ from PyTorch's only where PyTorch's are
+ *    denormal.
+ *  - TXRT_DENORMALS_FLUSH_ALL: MXCSR's flush-to-zero and denormals-are-zero
+ *    on the context's OpenMP worker threads (set when the mode is chosen)
+ *    and on the calling thread for the duration of every txrt_ call
+ *    (restored on return). Fastest; results that would be denormal become 0,
+ *    so answers differ from PyTorch's at the extremes (the gradient of
+ *    log(x) at x = 3e38 is 0, not 1).
+ *  txrt_context_denormal_mode: the context's mode.
  *  txrt_denormals_enter / txrt_denormals_leave: run code that is not a txrt_
  *  call (a compiled entry's own loops) in the context's mode: enter sets it
  *  on the calling thread and returns the previous mode, leave restores it. */
-int32_t txrt_context_flushes_denormals(const txrt_context *ctx);
+enum {
+  TXRT_DENORMALS_KEEP = 0,
+  TXRT_DENORMALS_FLUSH_MOMENTS = 1,
+  TXRT_DENORMALS_FLUSH_ALL = 2,
+};
+int32_t txrt_context_denormal_mode(const txrt_context *ctx);
 uint32_t txrt_denormals_enter(const txrt_context *ctx);
 void txrt_denormals_leave(uint32_t saved);
 

@@ -2,19 +2,47 @@
 //
 // One streaming pass over (param, grad, m, v), the same arithmetic as
 // torch.optim.Adam's single-tensor path: denom = sqrt(v) / sqrt(1 - b2^t) +
-// eps, param -= (lr / (1 - b1^t)) * (m / denom), m updated as a lerp.
+// eps, param -= (lr / (1 - b1^t)) * (m / denom), m updated as a lerp. By
+// default (TXRT_DENORMALS_FLUSH_MOMENTS) moments below FLT_MIN are stored
+// as 0: Adam's moments of rarely seen rows otherwise decay into the denormal
+// range, where every later step takes x86's slow path over them; the update
+// they would make (below 1e-30 of lr) changes no parameter of normal size.
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 
 using namespace txrt;
 
-extern "C" {
-
 namespace {
+
+/// One pass of the update over [0, n). With FlushMoments, moments below
+/// FLT_MIN are stored as 0 (txrt.h, TXRT_DENORMALS_FLUSH_MOMENTS).
+template <bool FlushMoments>
+void adamLoop(Context &c, int64_t n, float *param, const float *grad, float *m,
+              float *v, float beta2, float eps, float weight_decay,
+              float stepSize, float sqrtCorrection2, float oneMinusBeta1,
+              float oneMinusBeta2, float scale) {
+#pragma omp parallel for simd num_threads(c.numThreads()) if (n > 32768)
+  for (int64_t i = 0; i < n; ++i) {
+    float g = grad[i] * scale;
+    if (weight_decay != 0.0f)
+      g += weight_decay * param[i];
+    float mi = m[i] + oneMinusBeta1 * (g - m[i]); // lerp, as torch
+    float vi = beta2 * v[i] + oneMinusBeta2 * g * g;
+    if (FlushMoments) {
+      mi = std::fabs(mi) < FLT_MIN ? 0.0f : mi;
+      vi = vi < FLT_MIN ? 0.0f : vi;
+    }
+    m[i] = mi;
+    v[i] = vi;
+    float denom = std::sqrt(vi) / sqrtCorrection2 + eps;
+    param[i] -= stepSize * (mi / denom);
+  }
+}
 
 /// The update of txrt_adam_update; grad_scale (NULL: 1) multiplies every
 /// gradient first (gradient clipping).
@@ -36,21 +64,18 @@ void adamUpdate(Context &c, int64_t n, float *param, const float *grad,
   const float oneMinusBeta1 = 1.0f - beta1;
   const float oneMinusBeta2 = 1.0f - beta2;
   const float scale = grad_scale ? *grad_scale : 1.0f;
-#pragma omp parallel for simd num_threads(c.numThreads()) if (n > 32768)
-  for (int64_t i = 0; i < n; ++i) {
-    float g = grad[i] * scale;
-    if (weight_decay != 0.0f)
-      g += weight_decay * param[i];
-    float mi = m[i] + oneMinusBeta1 * (g - m[i]); // lerp, as torch
-    float vi = beta2 * v[i] + oneMinusBeta2 * g * g;
-    m[i] = mi;
-    v[i] = vi;
-    float denom = std::sqrt(vi) / sqrtCorrection2 + eps;
-    param[i] -= stepSize * (mi / denom);
-  }
+  if (c.flushMoments())
+    adamLoop<true>(c, n, param, grad, m, v, beta2, eps, weight_decay, stepSize,
+                   sqrtCorrection2, oneMinusBeta1, oneMinusBeta2, scale);
+  else
+    adamLoop<false>(c, n, param, grad, m, v, beta2, eps, weight_decay,
+                    stepSize, sqrtCorrection2, oneMinusBeta1, oneMinusBeta2,
+                    scale);
 }
 
 } // namespace
+
+extern "C" {
 
 txrt_status txrt_adam_update(txrt_context *ctx, int64_t site, int64_t n,
                              float *param, const float *grad, float *m,

@@ -1,8 +1,8 @@
-//===- DenormalsTest.cpp - flush-to-zero / denormals-are-zero -------------===//
+//===- DenormalsTest.cpp - the TXRT_DENORMALS_* modes ---------------------===//
 //
-// A context flushes denormals on its worker threads and, for the duration
-// of each call, on the calling thread (restored after); TXRT_DENORMALS=keep
-// and TXRT_OPTION_FLUSH_DENORMALS keep IEEE gradual underflow.
+// Default: IEEE arithmetic, Adam stores moments below FLT_MIN as 0. KEEP:
+// IEEE everywhere. FLUSH_ALL: FTZ + DAZ on the worker threads and, for the
+// duration of each call, on the calling thread (restored after).
 //
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <cfloat>
 #include <cstdlib>
-#include <limits>
 #include <string>
 #include <vector>
 
@@ -23,90 +22,120 @@ namespace {
 
 constexpr uint32_t kFtzDaz = 0x8040u;
 
-class DenormalsTest : public RuntimeTest {};
+class DenormalsTest : public RuntimeTest {
+protected:
+  void TearDown() override {
+    txrt_context_set_option(ctx_, TXRT_OPTION_DENORMALS,
+                            TXRT_DENORMALS_FLUSH_MOMENTS);
+    RuntimeTest::TearDown();
+  }
+};
 
-/// Adam with every value tiny: m = beta1 * m stays denormal under IEEE
-/// arithmetic and becomes 0 when flushed.
-float adamMomentAfterOneStep(txrt_context *ctx) {
+/// One Adam step with every moment tiny and no gradient: m = 0.9 m stays
+/// denormal under IEEE arithmetic. Returns m[0] (all are equal).
+float adamMomentAfterOneStep(txrt_context *ctx, float m0 = 1e-39f) {
   const int64_t n = 4096;
   std::vector<float> param(n, 1.0f), grad(n, 0.0f), v(n, 0.0f);
-  std::vector<float> m(n, 1e-39f); // denormal: below FLT_MIN = 1.18e-38
+  std::vector<float> m(n, m0);
   EXPECT_EQ(txrt_adam_update(ctx, 0, n, param.data(), grad.data(), m.data(),
                              v.data(), 1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 1),
             TXRT_OK)
       << txrt_last_error(ctx);
   for (int64_t i = 1; i < n; ++i)
     EXPECT_EQ(m[i], m[0]);
+  if (m0 < FLT_MIN)
+    for (float p : param)
+      EXPECT_EQ(p, 1.0f); // the tiny update changes no parameter
   return m[0];
 }
 
-TEST_F(DenormalsTest, FlushedByDefaultKeptOnRequest) {
-  ASSERT_EQ(txrt_context_flushes_denormals(ctx_), 1);
-  EXPECT_EQ(adamMomentAfterOneStep(ctx_), 0.0f);
+std::vector<uint32_t> workerModes(int threads) {
+  std::vector<uint32_t> modes(size_t(threads), 0);
+#pragma omp parallel num_threads(threads)
+  modes[size_t(omp_get_thread_num())] = _mm_getcsr();
+  return modes;
+}
 
-  ASSERT_EQ(txrt_context_set_option(ctx_, TXRT_OPTION_FLUSH_DENORMALS, 0),
+TEST_F(DenormalsTest, DefaultFlushesAdamMomentsOnly) {
+  ASSERT_EQ(txrt_context_denormal_mode(ctx_), TXRT_DENORMALS_FLUSH_MOMENTS);
+  EXPECT_EQ(adamMomentAfterOneStep(ctx_), 0.0f);
+  // Moments of normal size are what IEEE arithmetic gives.
+  EXPECT_FLOAT_EQ(adamMomentAfterOneStep(ctx_, 1e-3f), 0.9f * 1e-3f);
+  // No thread computes with FTZ / DAZ.
+  for (uint32_t mode : workerModes(std::max(2, txrt_context_num_threads(ctx_))))
+    EXPECT_EQ(mode & kFtzDaz, 0u);
+  uint32_t saved = txrt_denormals_enter(ctx_);
+  EXPECT_EQ(_mm_getcsr() & kFtzDaz, 0u);
+  txrt_denormals_leave(saved);
+}
+
+TEST_F(DenormalsTest, KeepStoresDenormalMoments) {
+  ASSERT_EQ(txrt_context_set_option(ctx_, TXRT_OPTION_DENORMALS,
+                                    TXRT_DENORMALS_KEEP),
             TXRT_OK);
-  EXPECT_EQ(txrt_context_flushes_denormals(ctx_), 0);
   float kept = adamMomentAfterOneStep(ctx_);
   EXPECT_GT(kept, 0.0f);
   EXPECT_LT(kept, FLT_MIN);
   EXPECT_FLOAT_EQ(kept, 0.9f * 1e-39f);
-
-  ASSERT_EQ(txrt_context_set_option(ctx_, TXRT_OPTION_FLUSH_DENORMALS, 1),
-            TXRT_OK);
-  EXPECT_EQ(adamMomentAfterOneStep(ctx_), 0.0f);
-  EXPECT_EQ(txrt_context_set_option(ctx_, TXRT_OPTION_FLUSH_DENORMALS, 2),
+  EXPECT_EQ(txrt_context_set_option(ctx_, TXRT_OPTION_DENORMALS, 3),
             TXRT_ERROR_INVALID_ARGUMENT);
 }
 
-TEST_F(DenormalsTest, EveryWorkerThreadFlushes) {
+TEST_F(DenormalsTest, FlushAllSetsWorkersAndEachCallOnly) {
+  ASSERT_EQ(txrt_context_set_option(ctx_, TXRT_OPTION_DENORMALS,
+                                    TXRT_DENORMALS_FLUSH_ALL),
+            TXRT_OK);
+  uint32_t before = _mm_getcsr();
+  _mm_setcsr(before & ~kFtzDaz);
   int threads = std::max(2, txrt_context_num_threads(ctx_));
-  std::vector<uint32_t> modes(size_t(threads), 0);
-#pragma omp parallel num_threads(threads)
-  modes[size_t(omp_get_thread_num())] = _mm_getcsr();
-  // Thread 0 is this one: a context leaves its caller's mode alone.
+  std::vector<uint32_t> modes = workerModes(threads);
+  // Thread 0 is this one: the runtime leaves its caller's mode alone.
   EXPECT_EQ(modes[0] & kFtzDaz, 0u);
   for (int t = 1; t < threads; ++t)
     EXPECT_EQ(modes[size_t(t)] & kFtzDaz, kFtzDaz) << "thread " << t;
-}
 
-TEST_F(DenormalsTest, CallerModeIsRestoredAfterEachCall) {
-  uint32_t before = _mm_getcsr();
-  _mm_setcsr(before & ~kFtzDaz);
   EXPECT_EQ(adamMomentAfterOneStep(ctx_), 0.0f);
-  EXPECT_EQ(_mm_getcsr() & kFtzDaz, 0u);
-
+  EXPECT_EQ(_mm_getcsr() & kFtzDaz, 0u); // restored after the call
   uint32_t saved = txrt_denormals_enter(ctx_);
   EXPECT_EQ(_mm_getcsr() & kFtzDaz, kFtzDaz);
   volatile float tiny = 1e-39f;
   EXPECT_EQ(tiny * 0.5f, 0.0f); // DAZ: the denormal input reads as 0
   txrt_denormals_leave(saved);
-  EXPECT_EQ(_mm_getcsr() & kFtzDaz, 0u);
   EXPECT_GT(tiny * 0.5f, 0.0f);
+
+  // Leaving FLUSH_ALL clears the workers again.
+  ASSERT_EQ(txrt_context_set_option(ctx_, TXRT_OPTION_DENORMALS,
+                                    TXRT_DENORMALS_FLUSH_MOMENTS),
+            TXRT_OK);
+  for (uint32_t mode : workerModes(threads))
+    EXPECT_EQ(mode & kFtzDaz, 0u);
   _mm_setcsr(before);
 }
 
-TEST_F(DenormalsTest, EnvironmentChoosesThePolicy) {
-  txrt_context *ctx = nullptr;
-  ::setenv("TXRT_DENORMALS", "keep", 1);
-  ASSERT_EQ(txrt_context_create_with_threads(2, &ctx), TXRT_OK);
-  EXPECT_EQ(txrt_context_flushes_denormals(ctx), 0);
-  EXPECT_GT(adamMomentAfterOneStep(ctx), 0.0f);
-  txrt_context_destroy(ctx);
-
+TEST_F(DenormalsTest, EnvironmentChoosesTheMode) {
+  struct Case {
+    const char *value;
+    int mode;
+  };
+  for (Case c : {Case{"keep", TXRT_DENORMALS_KEEP},
+                 Case{"moments", TXRT_DENORMALS_FLUSH_MOMENTS},
+                 Case{"flush", TXRT_DENORMALS_FLUSH_ALL}}) {
+    ::setenv("TXRT_DENORMALS", c.value, 1);
+    txrt_context *ctx = nullptr;
+    ASSERT_EQ(txrt_context_create_with_threads(2, &ctx), TXRT_OK);
+    EXPECT_EQ(txrt_context_denormal_mode(ctx), c.mode) << c.value;
+    txrt_context_destroy(ctx);
+  }
   ::setenv("TXRT_DENORMALS", "sometimes", 1);
+  txrt_context *ctx = nullptr;
   EXPECT_EQ(txrt_context_create_with_threads(2, &ctx),
             TXRT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(txrt_last_error(nullptr)).find("TXRT_DENORMALS"),
             std::string::npos);
-
-  ::setenv("TXRT_DENORMALS", "flush", 1);
-  ASSERT_EQ(txrt_context_create_with_threads(2, &ctx), TXRT_OK);
-  EXPECT_EQ(txrt_context_flushes_denormals(ctx), 1);
-  txrt_context_destroy(ctx);
   ::unsetenv("TXRT_DENORMALS");
-  // The fixture's context is the process's last: put its workers back.
-  ASSERT_EQ(txrt_context_set_option(ctx_, TXRT_OPTION_FLUSH_DENORMALS, 1),
+  // The "flush" context set the pool's threads: put them back.
+  ASSERT_EQ(txrt_context_set_option(ctx_, TXRT_OPTION_DENORMALS,
+                                    TXRT_DENORMALS_FLUSH_ALL),
             TXRT_OK);
 }
 
