@@ -169,13 +169,8 @@ void parseRun(ArgCursor &cursor, CommandLine &line) {
       run.repeat = *repeat;
     } else if (arg == "--save-grads") {
       run.saveGradsPath = pathOption(cursor, arg);
-    } else if (arg == "--profile") {
-      run.profile = true;
-    } else if (arg == "--profile-trace") {
-      run.profile = true;
-      run.profileTracePath = pathOption(cursor, arg);
-    } else if (arg == "--profile-rows") {
-      run.profileRows = integerOption<int64_t>(cursor, arg, 0, 1000000);
+    } else if (profileOption(cursor, arg, run.profile)) {
+      continue;
     } else if (arg == "--step") {
       run.trainStep = integerOption<int64_t>(cursor, arg, 1, int64_t(1) << 62);
     } else if (arg == "--seed") {

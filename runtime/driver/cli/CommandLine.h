@@ -28,7 +28,6 @@
 #include "loop/Profile.h"
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -64,14 +63,7 @@ struct RunOptions {
   /// (default: one past a loaded training checkpoint's step, else 1).
   std::optional<int64_t> trainStep;
   uint64_t trainSeed = 0; ///< --seed
-  /// --profile: time every runtime call and report by spec line
-  /// (loop/Profile.h); --profile-trace FILE also writes a Chrome trace.
-  bool profile = false;
-  std::optional<std::string> profileTracePath;
-  int64_t profileRows = 15; ///< --profile-rows: rows of the location table
-  /// The metadata's call-site table (filled by the dispatcher when
-  /// profiling).
-  std::map<int64_t, SiteInfo> profileSites;
+  ProfileOptions profile; ///< --profile* (loop/Profile.h)
 };
 
 struct TrainOptions {
@@ -139,14 +131,7 @@ struct BenchOptions {
   std::optional<int64_t> batch, sourceLength, targetLength;
   uint64_t seed = 0;
   int32_t threads = 0;
-  /// --profile: time every runtime call and report by spec line
-  /// (loop/Profile.h); --profile-trace FILE also writes a Chrome trace.
-  bool profile = false;
-  std::optional<std::string> profileTracePath;
-  int64_t profileRows = 15; ///< --profile-rows: rows of the location table
-  /// The metadata's call-site table (filled by the dispatcher when
-  /// profiling).
-  std::map<int64_t, SiteInfo> profileSites;
+  ProfileOptions profile; ///< --profile* (loop/Profile.h)
 };
 
 struct ExportOptions {

@@ -29,20 +29,16 @@ void parseExport(ArgCursor &cursor, CommandLine &line) {
   bool haveLoad = false;
   while (!cursor.done()) {
     std::string arg = cursor.next();
-    if (isHelpFlag(arg)) {
-      line.command = CommandLine::Command::Help;
-      line.helpTopic = "export";
+    if (help(arg, line, "export"))
       return;
-    }
     if (arg == "--load") {
       options.loadPath = pathOption(cursor, arg);
       haveLoad = true;
-    } else if (arg.size() > 1 && arg[0] == '-') {
-      cursor.fail("unknown option '" + arg + "'");
-    } else if (options.outputPath.empty()) {
+    } else if (options.outputPath.empty() &&
+               !(arg.size() > 1 && arg[0] == '-')) {
       options.outputPath = arg;
     } else {
-      cursor.fail("unexpected argument '" + arg + "'");
+      unexpected(cursor, arg);
     }
   }
   if (options.outputPath.empty())

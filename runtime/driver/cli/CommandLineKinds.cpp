@@ -59,14 +59,6 @@ options:
   -h, --help          show this text
 )";
 
-bool help(const std::string &arg, CommandLine &line, const char *topic) {
-  if (!isHelpFlag(arg))
-    return false;
-  line.command = CommandLine::Command::Help;
-  line.helpTopic = topic;
-  return true;
-}
-
 /// A number in `range` ("[0, 100]", "(0, 1]": whether the minimum is
 /// allowed follows its bracket).
 double numberOption(ArgCursor &cursor, const std::string &option,
@@ -79,12 +71,6 @@ double numberOption(ArgCursor &cursor, const std::string &option,
     cursor.fail(option + " expects a number in " + range + ", got '" + text +
                 "'");
   return value;
-}
-
-[[noreturn]] void unexpected(ArgCursor &cursor, const std::string &arg) {
-  if (arg.size() > 1 && arg[0] == '-')
-    cursor.fail("unknown option '" + arg + "'");
-  cursor.fail("unexpected argument '" + arg + "'");
 }
 
 } // namespace
@@ -115,7 +101,7 @@ void parseGenerate(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--batch") {
       generate.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--threads") {
-      generate.threads = integerOption<int32_t>(cursor, arg, 1, 4096);
+      generate.threads = threadsOption(cursor, arg);
     } else if (arg.size() > 1 && arg[0] == '-' && arg != "--") {
       unexpected(cursor, arg);
     } else {
@@ -139,7 +125,7 @@ void parsePredict(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--batch") {
       predict.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--threads") {
-      predict.threads = integerOption<int32_t>(cursor, arg, 1, 4096);
+      predict.threads = threadsOption(cursor, arg);
     } else if (arg.size() > 1 && arg[0] == '-' && arg != "--") {
       unexpected(cursor, arg);
     } else {

@@ -101,6 +101,48 @@ inline std::string pathOption(ArgCursor &cursor, const std::string &option) {
   return value;
 }
 
+/// Whether `arg` asks for help; if so, the command line becomes help on
+/// `topic`.
+inline bool help(const std::string &arg, CommandLine &line,
+                 const char *topic) {
+  if (!isHelpFlag(arg))
+    return false;
+  line.command = CommandLine::Command::Help;
+  line.helpTopic = topic;
+  return true;
+}
+
+/// --threads N: kernel threads, 1..4096.
+inline int32_t threadsOption(ArgCursor &cursor, const std::string &arg) {
+  return integerOption<int32_t>(cursor, arg, 1, 4096);
+}
+
+/// An option no parser took, or a stray argument.
+[[noreturn]] inline void unexpected(ArgCursor &cursor,
+                                    const std::string &arg) {
+  if (arg.size() > 1 && arg[0] == '-')
+    cursor.fail("unknown option '" + arg + "'");
+  cursor.fail("unexpected argument '" + arg + "'");
+}
+
+/// --profile, --profile-trace FILE, --profile-rows N (run and bench):
+/// parses `arg` into `profile` and returns true, or returns false for other
+/// options.
+inline bool profileOption(ArgCursor &cursor, const std::string &arg,
+                          ProfileOptions &profile) {
+  if (arg == "--profile") {
+    profile.enabled = true;
+  } else if (arg == "--profile-trace") {
+    profile.enabled = true;
+    profile.tracePath = pathOption(cursor, arg);
+  } else if (arg == "--profile-rows") {
+    profile.rows = integerOption<int64_t>(cursor, arg, 0, 1000000);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 void parseTrain(ArgCursor &cursor, CommandLine &line);
 void parseEval(ArgCursor &cursor, CommandLine &line);
 void parseTranslate(ArgCursor &cursor, CommandLine &line);

@@ -133,23 +133,6 @@ options:
   -h, --help          show this text
 )";
 
-bool help(const std::string &arg, CommandLine &line, const char *topic) {
-  if (!isHelpFlag(arg))
-    return false;
-  line.command = CommandLine::Command::Help;
-  line.helpTopic = topic;
-  return true;
-}
-
-int32_t threadsOption(ArgCursor &cursor, const std::string &arg) {
-  return integerOption<int32_t>(cursor, arg, 1, 4096);
-}
-
-[[noreturn]] void unexpected(ArgCursor &cursor, const std::string &arg) {
-  if (arg.size() > 1 && arg[0] == '-')
-    cursor.fail("unknown option '" + arg + "'");
-  cursor.fail("unexpected argument '" + arg + "'");
-}
 
 } // namespace
 
@@ -311,13 +294,8 @@ void parseBench(ArgCursor &cursor, CommandLine &line) {
       bench.seed = integerOption<uint64_t>(cursor, arg, 0, ~uint64_t(0));
     } else if (arg == "--threads") {
       bench.threads = threadsOption(cursor, arg);
-    } else if (arg == "--profile") {
-      bench.profile = true;
-    } else if (arg == "--profile-trace") {
-      bench.profile = true;
-      bench.profileTracePath = pathOption(cursor, arg);
-    } else if (arg == "--profile-rows") {
-      bench.profileRows = integerOption<int64_t>(cursor, arg, 0, 1000000);
+    } else if (profileOption(cursor, arg, bench.profile)) {
+      continue;
     } else {
       unexpected(cursor, arg);
     }

@@ -205,8 +205,8 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     runner.call(*train, inputs); // warm-up
     // --profile: the timed steps are profiled (loop/Profile.h).
     std::optional<Profile> profile;
-    if (options.profile) {
-      profile.emplace(options.profileSites);
+    if (options.profile.enabled) {
+      profile.emplace(options.profile.sites);
       txrt_context_set_profiling(runner.context(), 1);
       runner.onCall = [&](const EntryInfo &called, int64_t startNs,
                           int64_t endNs) {
@@ -223,17 +223,8 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (profile) {
       txrt_context_set_profiling(runner.context(), 0);
       runner.onCall = nullptr;
-      profile->writeTable(out, size_t(options.profileRows));
-      profile->writeArenas(out, model);
-      if (options.profileTracePath) {
-        std::ostringstream trace;
-        profile->writeTrace(trace);
-        AtomicFileWriter writer(*options.profileTracePath);
-        writer.write(trace.str());
-        writer.commit();
-        out << "wrote the Chrome trace to " << *options.profileTracePath
-            << "\n";
-      }
+      profile->writeReport(out, model, options.profile);
+      profile->writeTraceFile(out, options.profile);
     }
     std::sort(times.begin(), times.end());
     double median = times[times.size() / 2];

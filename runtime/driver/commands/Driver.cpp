@@ -51,10 +51,9 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
   }
   ModelInfo model = ModelInfo::parse(modelJson ? modelJson : "");
   // Profiles name spec lines through the metadata's call-site table.
-  if (line.run.profile)
-    line.run.profileSites = parseSiteTable(modelJson ? modelJson : "");
-  if (line.bench.profile)
-    line.bench.profileSites = parseSiteTable(modelJson ? modelJson : "");
+  for (ProfileOptions *profile : {&line.run.profile, &line.bench.profile})
+    if (profile->enabled)
+      profile->sites = parseSiteTable(modelJson ? modelJson : "");
   if (line.command == CommandLine::Command::Info) {
     printModelInfo(model, out);
     return kExitOk;

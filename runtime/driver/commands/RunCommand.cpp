@@ -215,8 +215,8 @@ void callEntry(const ModelInfo &model, txc_entry_fn function,
   // --repeat N > 1 the runs after it are profiled; with N >= 3 every other
   // one is left unprofiled to measure what profiling costs.
   std::optional<Profile> profile;
-  if (options.profile)
-    profile.emplace(options.profileSites);
+  if (options.profile.enabled)
+    profile.emplace(options.profile.sites);
   std::vector<double> times, profiledTimes, plainTimes;
   uint32_t floatMode = txrt_denormals_enter(ctx.get());
   for (int32_t run = 0; run < std::max<int32_t>(repeat, 1); ++run) {
@@ -260,8 +260,7 @@ void callEntry(const ModelInfo &model, txc_entry_fn function,
   txrt_denormals_leave(floatMode);
   if (profile) {
     txrt_context_set_profiling(ctx.get(), 0);
-    profile->writeTable(out, size_t(options.profileRows));
-    profile->writeArenas(out, model);
+    profile->writeReport(out, model, options.profile);
     if (!profiledTimes.empty() && !plainTimes.empty()) {
       // The fastest run of each kind: the least disturbed by the machine.
       double on = *std::min_element(profiledTimes.begin(), profiledTimes.end());
@@ -273,15 +272,7 @@ void callEntry(const ModelInfo &model, txc_entry_fn function,
                     on, off, 100.0 * (on - off) / off);
       out << line;
     }
-    if (options.profileTracePath) {
-      std::ostringstream trace;
-      profile->writeTrace(trace);
-      AtomicFileWriter writer(*options.profileTracePath);
-      writer.write(trace.str());
-      writer.commit();
-      out << "wrote the Chrome trace to " << *options.profileTracePath
-          << "\n";
-    }
+    profile->writeTraceFile(out, options.profile);
   }
 }
 

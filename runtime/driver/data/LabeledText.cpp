@@ -137,17 +137,9 @@ LabelSet LabelSet::fromJson(std::string_view text, const std::string &origin) {
     return InputError(origin + " is not a valid label file: " + why);
   };
   Json root;
-  try {
-    root = parseJson(text);
-  } catch (const JsonError &error) {
-    throw bad(error.what());
-  }
-  const Json *format = jsonMember(root, "format");
-  if (!format || !format->is_string() || jsonString(*format) != "txc-labels")
-    throw bad("'format' is not \"txc-labels\"");
-  const Json *version = jsonMember(root, "version");
-  if (!version || jsonInteger(*version) != std::optional<int64_t>(1))
-    throw bad("'version' is not 1");
+  std::string why = parseFormattedJson(text, "txc-labels", 1, root);
+  if (!why.empty())
+    throw bad(why);
   const Json *list = jsonMember(root, "labels");
   if (!list || !list->is_array())
     throw bad("'labels' is not a list");

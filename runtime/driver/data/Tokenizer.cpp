@@ -325,17 +325,9 @@ Tokenizer Tokenizer::fromJson(std::string_view text,
     return InputError(origin + " is not a valid tokenizer file: " + why);
   };
   Json root;
-  try {
-    root = parseJson(text);
-  } catch (const JsonError &error) {
-    throw bad(error.what());
-  }
-  const Json *format = jsonMember(root, "format");
-  if (!format || !format->is_string() || jsonString(*format) != "txc-tokenizer")
-    throw bad("'format' is not \"txc-tokenizer\"");
-  const Json *version = jsonMember(root, "version");
-  if (!version || jsonInteger(*version) != std::optional<int64_t>(1))
-    throw bad("'version' is not 1");
+  std::string why = parseFormattedJson(text, "txc-tokenizer", 1, root);
+  if (!why.empty())
+    throw bad(why);
   Tokenizer tokenizer;
   if (const Json *minFreq = jsonMember(root, "min_freq"))
     if (std::optional<int64_t> value = jsonInteger(*minFreq))

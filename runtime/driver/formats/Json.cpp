@@ -92,6 +92,22 @@ Json parseJson(std::string_view text) {
   }
 }
 
+std::string parseFormattedJson(std::string_view text, std::string_view format,
+                               int64_t version, Json &root) {
+  try {
+    root = parseJson(text);
+  } catch (const JsonError &error) {
+    return error.what();
+  }
+  const Json *name = jsonMember(root, "format");
+  if (!name || !name->is_string() || jsonString(*name) != format)
+    return "'format' is not \"" + std::string(format) + "\"";
+  const Json *number = jsonMember(root, "version");
+  if (!number || jsonInteger(*number) != std::optional<int64_t>(version))
+    return "'version' is not " + std::to_string(version);
+  return "";
+}
+
 const Json *jsonMember(const Json &object, std::string_view key) {
   if (!object.is_object())
     return nullptr;

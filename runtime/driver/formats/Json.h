@@ -48,6 +48,12 @@ private:
 /// the file comment. Throws JsonError.
 Json parseJson(std::string_view text);
 
+/// Parses a txc file of `format` ("txc-labels") and `version` into `root`;
+/// returns why it is not one ("'format' is not \"txc-labels\"", a JSON
+/// syntax error), or "" when it is.
+std::string parseFormattedJson(std::string_view text, std::string_view format,
+                               int64_t version, Json &root);
+
 /// The member `key` of an object, or nullptr (also for non-objects).
 const Json *jsonMember(const Json &object, std::string_view key);
 

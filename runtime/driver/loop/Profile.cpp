@@ -2,12 +2,14 @@
 #include "loop/Profile.h"
 #include "core/Error.h"
 #include "core/ModelInfo.h"
+#include "formats/FileIO.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <sstream>
 
 namespace txrt::driver {
 
@@ -257,6 +259,24 @@ void Profile::writeTrace(std::ostream &os) const {
   }
   nlohmann::json root = {{"traceEvents", events}, {"displayTimeUnit", "ms"}};
   os << root.dump() << "\n";
+}
+
+void Profile::writeReport(std::ostream &os, const ModelInfo &model,
+                          const ProfileOptions &options) const {
+  writeTable(os, size_t(options.rows));
+  writeArenas(os, model);
+}
+
+void Profile::writeTraceFile(std::ostream &os,
+                             const ProfileOptions &options) const {
+  if (!options.tracePath)
+    return;
+  std::ostringstream trace;
+  writeTrace(trace);
+  AtomicFileWriter writer(*options.tracePath);
+  writer.write(trace.str());
+  writer.commit();
+  os << "wrote the Chrome trace to " << *options.tracePath << "\n";
 }
 
 void Profile::writeArenas(std::ostream &os, const ModelInfo &model) const {

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -39,6 +40,16 @@ struct SiteInfo {
 /// The metadata's "sites" table by site id (empty when absent); throws
 /// ModelError on a malformed table.
 std::map<int64_t, SiteInfo> parseSiteTable(std::string_view metadataJson);
+
+/// --profile, --profile-trace FILE, --profile-rows N of `run` and `bench`.
+struct ProfileOptions {
+  bool enabled = false;
+  std::optional<std::string> tracePath;
+  int64_t rows = 15; ///< rows of the by-location table (0: all)
+  /// The metadata's call-site table (filled by the dispatcher when
+  /// enabled).
+  std::map<int64_t, SiteInfo> sites;
+};
 
 class Profile {
 public:
@@ -60,6 +71,12 @@ public:
   void writeTrace(std::ostream &os) const;
   /// The activation arenas of the entries profiled and the parameters.
   void writeArenas(std::ostream &os, const ModelInfo &model) const;
+  /// The table (options.rows rows) and the arenas.
+  void writeReport(std::ostream &os, const ModelInfo &model,
+                   const ProfileOptions &options) const;
+  /// The trace to options.tracePath (written atomically) when set, and a
+  /// line saying so on `os`.
+  void writeTraceFile(std::ostream &os, const ProfileOptions &options) const;
 
 private:
   struct Call {
