@@ -63,18 +63,27 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   settings.sampling.topK = options.topK;
   settings.sampling.topP = options.topP;
   settings.sampling.seed = options.seed;
-  for (size_t begin = 0; begin < prompts.size(); begin += size_t(batch)) {
-    size_t end = std::min(prompts.size(), begin + size_t(batch));
-    std::vector<TokenIds> chunk(prompts.begin() + std::ptrdiff_t(begin),
-                                prompts.begin() + std::ptrdiff_t(end));
-    std::vector<TokenIds> continuations =
-        generateTokens(*decoder, chunk, settings, begin);
-    for (size_t k = 0; k < chunk.size(); ++k) {
-      std::vector<std::string> words = splitWords(lines[begin + k]);
-      for (const std::string &word : vocabulary.decode(continuations[k]))
-        words.push_back(word);
-      out << joinWords(words) << "\n";
+  // Only prompts of one length share a batch: no row is padded, so a
+  // prompt's text does not depend on its batch mates (Generation.h).
+  std::vector<TokenIds> continuations(prompts.size());
+  for (const std::vector<size_t> &rows :
+       equalLengthBatches(prompts, size_t(batch))) {
+    std::vector<TokenIds> chunk;
+    std::vector<uint64_t> keys;
+    for (size_t index : rows) {
+      chunk.push_back(prompts[index]);
+      keys.push_back(index);
     }
+    std::vector<TokenIds> generated =
+        generateTokens(*decoder, chunk, settings, keys);
+    for (size_t k = 0; k < rows.size(); ++k)
+      continuations[rows[k]] = std::move(generated[k]);
+  }
+  for (size_t index = 0; index < prompts.size(); ++index) {
+    std::vector<std::string> words = splitWords(lines[index]);
+    for (const std::string &word : vocabulary.decode(continuations[index]))
+      words.push_back(word);
+    out << joinWords(words) << "\n";
   }
   return kExitOk;
 }

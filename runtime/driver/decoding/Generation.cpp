@@ -3,6 +3,7 @@
 #include "core/Error.h"
 
 #include <algorithm>
+#include <map>
 
 namespace txrt::driver {
 
@@ -171,7 +172,7 @@ std::vector<float> LmStepCached::next(const std::vector<TokenIds> &prefixes) {
 std::vector<TokenIds> generateTokens(PrefixModel &model,
                                      const std::vector<TokenIds> &prompts,
                                      const GenerateSettings &settings,
-                                     uint64_t firstRow) {
+                                     const std::vector<uint64_t> &rowKeys) {
   const int64_t vocab = model.vocabSize();
   std::vector<TokenIds> prefixes = prompts, outputs(prompts.size());
   std::vector<bool> done(prompts.size(), false);
@@ -186,7 +187,8 @@ std::vector<TokenIds> generateTokens(PrefixModel &model,
       int32_t id = done[row] ? settings.eos
                              : sampleToken(logits.data() + int64_t(row) * vocab,
                                            vocab, settings.sampling,
-                                           firstRow + row, uint64_t(position));
+                                           rowKeys.empty() ? row : rowKeys[row],
+                                           uint64_t(position));
       prefixes[row].push_back(id);
       if (id == settings.eos)
         done[row] = true;
@@ -195,6 +197,22 @@ std::vector<TokenIds> generateTokens(PrefixModel &model,
     }
   }
   return outputs;
+}
+
+std::vector<std::vector<size_t>>
+equalLengthBatches(const std::vector<TokenIds> &prompts, size_t batch) {
+  std::vector<std::vector<size_t>> batches;
+  std::map<size_t, size_t> open; // prompt length -> its batch being filled
+  for (size_t index = 0; index < prompts.size(); ++index) {
+    size_t length = prompts[index].size();
+    auto it = open.find(length);
+    if (it == open.end() || batches[it->second].size() >= batch) {
+      batches.emplace_back();
+      it = open.insert_or_assign(length, batches.size() - 1).first;
+    }
+    batches[it->second].push_back(index);
+  }
+  return batches;
 }
 
 } // namespace txrt::driver

@@ -2,9 +2,13 @@
 //
 // `generate` asks a PrefixModel for the logits of the token after each row
 // of a batch of prompts and picks it with Sampling.h; a row stops at the
-// end-of-text id or after maxNewTokens. Rows are LEFT-padded to a common
-// length (the model's padding mask hides the pad keys), so every row's
-// newest token is the last column.
+// end-of-text id or after maxNewTokens. `generate` batches only prompts of
+// the same length (equalLengthBatches), so no row is padded and a prompt's
+// text never depends on what it is batched with, whatever the model's
+// positions (learned absolute positions shift under padding). The
+// PrefixModels still LEFT-pad rows of different lengths (the model's
+// padding mask hides the pad keys), so every row's newest token is the
+// last column.
 //
 //   LogitsRerun  the compiled `logits` entry (tokens [B, T] -> [B, T, V])
 //                re-run over the whole (left-padded) prefix each step; a
@@ -85,13 +89,19 @@ struct GenerateSettings {
   SamplingOptions sampling;
 };
 
-/// Continues each prompt (non-empty); `firstRow` is the index of prompts[0]
-/// among all prompts (the draws are keyed by it). The outputs exclude the
-/// prompt and the end-of-text id.
+/// Continues each prompt (non-empty); `rowKeys[k]` is prompts[k]'s index
+/// among all prompts (the draws are keyed by it; empty: 0, 1, 2, ...). The
+/// outputs exclude the prompt and the end-of-text id.
 std::vector<TokenIds> generateTokens(PrefixModel &model,
                                      const std::vector<TokenIds> &prompts,
                                      const GenerateSettings &settings,
-                                     uint64_t firstRow = 0);
+                                     const std::vector<uint64_t> &rowKeys = {});
+
+/// Splits prompt indices into batches of at most `batch` (>= 1) prompts of
+/// the same length, in the order of their first prompt; indices ascend
+/// within a batch.
+std::vector<std::vector<size_t>>
+equalLengthBatches(const std::vector<TokenIds> &prompts, size_t batch);
 
 } // namespace txrt::driver
 

@@ -62,6 +62,32 @@ TEST(GenerationTest, MaxNewTokensBoundsTheOutput) {
   EXPECT_EQ(generateTokens(model, {{1}}, settings)[0], (TokenIds{2, 3}));
 }
 
+TEST(GenerationTest, BatchesHoldPromptsOfOneLength) {
+  std::vector<TokenIds> prompts = {{1, 2}, {3}, {4, 5}, {6, 7}, {8}, {9, 1}};
+  std::vector<std::vector<size_t>> batches = equalLengthBatches(prompts, 2);
+  EXPECT_EQ(batches, (std::vector<std::vector<size_t>>{
+                         {0, 2}, {1, 4}, {3, 5}}));
+  for (const std::vector<size_t> &batch : batches)
+    for (size_t index : batch)
+      EXPECT_EQ(prompts[index].size(), prompts[batch[0]].size());
+  EXPECT_TRUE(equalLengthBatches({}, 4).empty());
+}
+
+TEST(GenerationTest, DrawsAreKeyedByThePromptsIndex) {
+  // Sampling at a high temperature: row k's draws depend on its key only,
+  // so a prompt sampled alone with key 5 gives what it gives in a batch.
+  CountingModel model;
+  GenerateSettings settings;
+  settings.eos = 0;
+  settings.maxNewTokens = 3;
+  settings.sampling.temperature = 100.0;
+  settings.sampling.seed = 7;
+  std::vector<TokenIds> batched =
+      generateTokens(model, {{1}, {2}, {3}}, settings, {9, 5, 2});
+  EXPECT_EQ(generateTokens(model, {{2}}, settings, {5})[0], batched[1]);
+  EXPECT_EQ(generateTokens(model, {{3}}, settings, {2})[0], batched[2]);
+}
+
 //===----------------------------------------------------------------------===//
 // A hand-written language model with logits and lm_step entries
 //===----------------------------------------------------------------------===//
