@@ -18,6 +18,7 @@
 #include "core/ModelRunner.h"
 #include "cli/OutputPaths.h"
 #include "loop/Progress.h"
+#include "data/SentencePiece.h"
 
 #include <chrono>
 #include <cmath>
@@ -83,12 +84,17 @@ void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
                                : NamedPath{options.textPath, "--text"}};
   if (options.resumePath)
     inputs.push_back({*options.resumePath, "--resume"});
+  if (options.tokenizer != "word" && options.tokenizer != "spm")
+    inputs.push_back({options.tokenizer, "--tokenizer"});
   if (options.initFromPath)
     inputs.push_back({*options.initFromPath, "--init-from"});
   if (options.savePath) {
     outputs.push_back({*options.savePath, "--save"});
     outputs.push_back({checkpointSibling(*options.savePath, kTokenizerSuffix),
                        "the tokenizer copy of --save"});
+    outputs.push_back(
+        {checkpointSibling(*options.savePath, kSentencePieceSuffix),
+         "the SentencePiece model of --save"});
     for (const char *suffix : {kSourceTokenizerSuffix, kTargetTokenizerSuffix})
       outputs.push_back({checkpointSibling(*options.savePath, suffix),
                          "the Hugging Face tokenizer of --save"});
@@ -117,6 +123,10 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                  const TrainOptions &options, std::ostream &out,
                  std::ostream &err, bool interactive) {
   const EntryInfo &entry = trainEntry(model);
+  if (options.maxTokens || options.validPath)
+    throw InputError(std::string(options.maxTokens ? "--max-tokens"
+                                                   : "--valid") +
+                     " is not implemented yet");
   const OptimizerInfo &optimizer = *model.optimizer;
   std::optional<std::string> logPath = options.logPath;
   if (!logPath && options.savePath)
@@ -129,6 +139,9 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   dataOptions.dataPath = options.dataPath;
   dataOptions.textPath = options.textPath;
   dataOptions.block = options.block;
+  dataOptions.tokenizerKind = options.tokenizer;
+  dataOptions.vocabSize = options.vocabSize;
+  dataOptions.spmBpe = options.spmBpe;
   if (options.resumePath) {
     resumed = std::make_unique<SafetensorsReader>(*options.resumePath);
     dataOptions.tokenizer =
@@ -241,6 +254,9 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     lastSave = std::make_unique<SafetensorsReader>(*options.savePath);
     tokenizer.save(checkpointSibling(*options.savePath, kTokenizerSuffix));
     tokenizer.saveHuggingFace(checkpointSibling(*options.savePath, ""));
+    if (tokenizer.subwords)
+      tokenizer.subwords->save(
+          checkpointSibling(*options.savePath, kSentencePieceSuffix));
     if (data.labels)
       data.labels->save(checkpointSibling(*options.savePath, kLabelsSuffix));
   };
