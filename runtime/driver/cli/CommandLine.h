@@ -86,7 +86,6 @@ struct TrainOptions {
   std::string tokenizer = "word";
   std::optional<int64_t> vocabSize; ///< --vocab-size (spm)
   bool spmBpe = false;              ///< --spm-type bpe (default unigram)
-  std::optional<int64_t> maxTokens; ///< --max-tokens: batches by tokens
   /// --valid FILE.tsv, validated every --valid-every N steps.
   std::optional<std::string> validPath;
   int64_t validEvery = 0;

@@ -43,9 +43,6 @@ data:
   --batch N         sentences per batch (default: the bound of dim B)
   --seed S          the seed of the batch order and of dropout (default 0)
   --min-freq K      words seen fewer than K times become [UNK] (default 1)
-  --max-tokens N    batches by size instead of --batch: as many sentences
-                    (length-bucketed) as keep rows x longest row <= N on
-                    the source and the target side, padding counted
 tokenizer:
   --tokenizer word  word-level vocabularies built from the data (default)
   --tokenizer spm   train ONE SentencePiece model on the source and target
@@ -60,7 +57,7 @@ tokenizer:
 validation:
   --valid FILE.tsv  pairs to validate on: loss and token accuracy (teacher
                     forced) and BLEU (greedy, sacreBLEU 13a) on the whole
-                    file, printed as one line and added to the loss curve
+                    file, printed as one line
   --valid-every N   validate every N steps (and after the last)
   --keep-best       keep the checkpoint with the best validation score as
                     CKPT.best.safetensors (needs --save and --valid)
@@ -217,8 +214,6 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       if (type != "unigram" && type != "bpe")
         cursor.fail("--spm-type expects unigram or bpe, got '" + type + "'");
       train.spmBpe = type == "bpe";
-    } else if (arg == "--max-tokens") {
-      train.maxTokens = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--valid") {
       train.validPath = pathOption(cursor, arg);
     } else if (arg == "--valid-every") {
@@ -257,8 +252,6 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
   if ((train.vocabSize || train.spmBpe) && train.tokenizer != "spm")
     cursor.fail(std::string(train.vocabSize ? "--vocab-size" : "--spm-type") +
                 " applies to --tokenizer spm");
-  if (train.maxTokens && train.batch)
-    cursor.fail("--max-tokens and --batch exclude each other");
   if (train.validPath && !train.validEvery)
     cursor.fail("--valid needs --valid-every N");
   if (!train.validPath && train.validEvery)
