@@ -81,6 +81,17 @@ struct TrainOptions {
   std::optional<std::string> initFromPath;
   int32_t threads = 0;
   bool quiet = false; ///< no progress output
+  /// --tokenizer: "word" (default), "spm" (train a joint SentencePiece
+  /// model), or a .model file to use.
+  std::string tokenizer = "word";
+  std::optional<int64_t> vocabSize; ///< --vocab-size (spm)
+  bool spmBpe = false;              ///< --spm-type bpe (default unigram)
+  /// --valid FILE.tsv, validated every --valid-every N steps.
+  std::optional<std::string> validPath;
+  int64_t validEvery = 0;
+  bool keepBest = false;   ///< --keep-best: CKPT.best.safetensors
+  bool bestByLoss = false; ///< --best-by loss (default bleu)
+  int64_t patience = 0;    ///< --patience P (0: never stop early)
 };
 
 struct EvalOptions {

@@ -43,6 +43,27 @@ data:
   --batch N         sentences per batch (default: the bound of dim B)
   --seed S          the seed of the batch order and of dropout (default 0)
   --min-freq K      words seen fewer than K times become [UNK] (default 1)
+tokenizer:
+  --tokenizer word  word-level vocabularies built from the data (default)
+  --tokenizer spm   train ONE SentencePiece model on the source and target
+                    sides together (shared subwords, one vocabulary for
+                    encoder and decoder; it must fit both the spec's source
+                    and target vocabulary sizes), saved inside the
+                    checkpoint and as CKPT.spm.model beside it
+  --tokenizer F.model  use an existing SentencePiece model
+  --vocab-size N    pieces of the spm model, specials included (default:
+                    the smaller of the spec's source / target vocab sizes)
+  --spm-type T      unigram (default) or bpe
+validation:
+  --valid FILE.tsv  pairs to validate on: loss and token accuracy (teacher
+                    forced) and BLEU (greedy, sacreBLEU 13a) on the whole
+                    file, printed as one line
+  --valid-every N   validate every N steps (and after the last)
+  --keep-best       keep the checkpoint with the best validation score as
+                    CKPT.best.safetensors (needs --save and --valid)
+  --best-by M       bleu (default) or loss: what --keep-best and --patience
+                    compare
+  --patience P      stop after P validations in a row without improvement
 checkpoints:
   --save FILE       write the checkpoint (safetensors: parameters, Adam
                     moments, step, tokenizer) at the end and every --every
@@ -178,6 +199,35 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--quiet") {
       cursor.noValue(arg);
       train.quiet = true;
+    } else if (arg == "--tokenizer") {
+      train.tokenizer = pathOption(cursor, arg);
+      if (train.tokenizer != "word" && train.tokenizer != "spm" &&
+          (train.tokenizer.size() < 6 ||
+           train.tokenizer.compare(train.tokenizer.size() - 6, 6,
+                                   ".model") != 0))
+        cursor.fail("--tokenizer expects word, spm or a SentencePiece "
+                    "FILE.model, got '" + train.tokenizer + "'");
+    } else if (arg == "--vocab-size") {
+      train.vocabSize = integerOption<int64_t>(cursor, arg, 5, 1 << 24);
+    } else if (arg == "--spm-type") {
+      std::string type = cursor.value(arg);
+      if (type != "unigram" && type != "bpe")
+        cursor.fail("--spm-type expects unigram or bpe, got '" + type + "'");
+      train.spmBpe = type == "bpe";
+    } else if (arg == "--valid") {
+      train.validPath = pathOption(cursor, arg);
+    } else if (arg == "--valid-every") {
+      train.validEvery = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--keep-best") {
+      cursor.noValue(arg);
+      train.keepBest = true;
+    } else if (arg == "--best-by") {
+      std::string metric = cursor.value(arg);
+      if (metric != "bleu" && metric != "loss")
+        cursor.fail("--best-by expects bleu or loss, got '" + metric + "'");
+      train.bestByLoss = metric == "loss";
+    } else if (arg == "--patience") {
+      train.patience = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else {
       unexpected(cursor, arg);
     }
@@ -199,6 +249,18 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
                 " exclude each other");
   if (train.every && !train.savePath)
     cursor.fail("--every needs --save FILE");
+  if ((train.vocabSize || train.spmBpe) && train.tokenizer != "spm")
+    cursor.fail(std::string(train.vocabSize ? "--vocab-size" : "--spm-type") +
+                " applies to --tokenizer spm");
+  if (train.validPath && !train.validEvery)
+    cursor.fail("--valid needs --valid-every N");
+  if (!train.validPath && train.validEvery)
+    cursor.fail("--valid-every needs --valid FILE.tsv");
+  if ((train.keepBest || train.patience) && !train.validPath)
+    cursor.fail(std::string(train.keepBest ? "--keep-best" : "--patience") +
+                " needs --valid FILE.tsv");
+  if (train.keepBest && !train.savePath)
+    cursor.fail("--keep-best needs --save FILE");
 }
 
 void parseEval(ArgCursor &cursor, CommandLine &line) {

@@ -219,6 +219,7 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   }
 
   BleuAccumulator bleu;
+  std::vector<std::string> hypotheses, references;
   if (!options.noBleu) {
     std::unique_ptr<NextTokenModel> decoder = makeDecoder(runner, pad);
     std::vector<TokenIds> sources;
@@ -226,13 +227,22 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       sources.push_back(pair.source);
     std::vector<TokenIds> outputs =
         translateAll(*decoder, sources, batch, decoding);
-    for (size_t i = 0; i < pairs.size(); ++i)
-      bleu.add(tokenizer.target.decode(outputs[i]), data.pairs[i].target);
+    for (size_t i = 0; i < pairs.size(); ++i) {
+      if (tokenizer.subwords) {
+        hypotheses.push_back(tokenizer.decodeTarget(outputs[i]));
+        references.push_back(data.pairs[i].targetText);
+      } else {
+        bleu.add(tokenizer.target.decode(outputs[i]), data.pairs[i].target);
+      }
+    }
   }
 
   out << "examples   " << pairs.size() << " (" << options.dataPath << ")\n";
   printLossLines(stats, "target tokens", out);
-  if (!options.noBleu)
+  if (!options.noBleu && tokenizer.subwords)
+    out << "bleu       " << formatBleu(sacreBleu(hypotheses, references))
+        << " (greedy, detokenized, sacreBLEU 13a)\n";
+  else if (!options.noBleu)
     out << "bleu       " << formatBleu(bleu.score())
         << " (greedy, corpus BLEU-4)\n";
   return kExitOk;

@@ -18,6 +18,8 @@
 #include "core/ModelRunner.h"
 #include "cli/OutputPaths.h"
 #include "loop/Progress.h"
+#include "loop/Validation.h"
+#include "data/SentencePiece.h"
 
 #include <chrono>
 #include <cmath>
@@ -83,12 +85,17 @@ void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
                                : NamedPath{options.textPath, "--text"}};
   if (options.resumePath)
     inputs.push_back({*options.resumePath, "--resume"});
+  if (options.tokenizer != "word" && options.tokenizer != "spm")
+    inputs.push_back({options.tokenizer, "--tokenizer"});
   if (options.initFromPath)
     inputs.push_back({*options.initFromPath, "--init-from"});
   if (options.savePath) {
     outputs.push_back({*options.savePath, "--save"});
     outputs.push_back({checkpointSibling(*options.savePath, kTokenizerSuffix),
                        "the tokenizer copy of --save"});
+    outputs.push_back(
+        {checkpointSibling(*options.savePath, kSentencePieceSuffix),
+         "the SentencePiece model of --save"});
     for (const char *suffix : {kSourceTokenizerSuffix, kTargetTokenizerSuffix})
       outputs.push_back({checkpointSibling(*options.savePath, suffix),
                          "the Hugging Face tokenizer of --save"});
@@ -129,6 +136,9 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   dataOptions.dataPath = options.dataPath;
   dataOptions.textPath = options.textPath;
   dataOptions.block = options.block;
+  dataOptions.tokenizerKind = options.tokenizer;
+  dataOptions.vocabSize = options.vocabSize;
+  dataOptions.spmBpe = options.spmBpe;
   if (options.resumePath) {
     resumed = std::make_unique<SafetensorsReader>(*options.resumePath);
     dataOptions.tokenizer =
@@ -223,26 +233,67 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       initialize();
   };
 
-  auto save = [&](int64_t step) {
-    if (!options.savePath)
-      return;
+  auto writeCheckpoint = [&](const std::string &path, int64_t step) {
     TrainingPosition at = position;
     at.step = step;
     auto [epoch, index] = plan.positionOfStep(step + 1);
     at.epoch = epoch;
     at.batchInEpoch = index;
+    saveCheckpoint(path, model, runner.params(), at, tokenizer);
+  };
+  auto save = [&](int64_t step) {
+    if (!options.savePath)
+      return;
     // The checkpoint holds the tokenizer; the copy beside it comes after,
     // so an interrupted save never pairs a new tokenizer with an old
     // checkpoint.
-    saveCheckpoint(*options.savePath, model, runner.params(), at, tokenizer);
+    writeCheckpoint(*options.savePath, step);
     lastSavedStep = step;
     // Keeps this file (its inode) readable for a replay even after the
     // next save replaces the name.
     lastSave = std::make_unique<SafetensorsReader>(*options.savePath);
     tokenizer.save(checkpointSibling(*options.savePath, kTokenizerSuffix));
     tokenizer.saveHuggingFace(checkpointSibling(*options.savePath, ""));
+    if (tokenizer.subwords)
+      tokenizer.subwords->save(
+          checkpointSibling(*options.savePath, kSentencePieceSuffix));
     if (data.labels)
       data.labels->save(checkpointSibling(*options.savePath, kLabelsSuffix));
+  };
+
+  // --valid: scored every --valid-every steps (loop/Validation.h); the
+  // best is kept as CKPT.best.safetensors with --keep-best.
+  std::unique_ptr<Validator> validator;
+  if (options.validPath)
+    validator = std::make_unique<Validator>(model, runner, tokenizer,
+                                            *options.validPath, batch,
+                                            options.bestByLoss);
+  std::optional<std::string> bestPath;
+  if (options.keepBest)
+    bestPath = checkpointSibling(*options.savePath, kBestCheckpointSuffix);
+  /// Validates; whether --patience says to stop.
+  auto validate = [&](int64_t step) {
+    ValidationScore score = validator->run(step);
+    err << score.describe() << (validator->improved() ? " (best)" : "")
+        << "\n";
+    if (score.allEmpty)
+      err << "warning: every validation output is empty; the model "
+             "predicts [EOS] first (check the learning-rate schedule "
+             "(warmup) and train longer)\n";
+    else if (score.allSame)
+      err << "warning: every validation output is the same sentence; the "
+             "model ignores its input (check the learning-rate schedule "
+             "(warmup))\n";
+    if (bestPath && validator->improved())
+      writeCheckpoint(*bestPath, step);
+    if (options.patience && validator->sinceBest() >= options.patience) {
+      err << "stopping early at step " << step << ": " << options.patience
+          << " validations without improving on step "
+          << validator->best().step << " ("
+          << (options.bestByLoss ? "loss" : "BLEU") << ")\n";
+      return true;
+    }
+    return false;
   };
 
   err << "training '" << model.model << "' on " << data.summary
@@ -319,6 +370,12 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       if (logPath)
         writeLossCurve(*logPath, curve, model.model + " training loss");
     }
+    if (validator &&
+        (step % options.validEvery == 0 || step == lastStep) &&
+        validate(step)) {
+      lastStep = step;
+      break;
+    }
   }
   if (firstStep <= lastStep)
     if (std::optional<Divergence> divergence = watch.check(lastStep, lastLoss))
@@ -352,6 +409,9 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   } else {
     err << "note: no --save given; the trained parameters are discarded\n";
   }
+  if (bestPath && validator->best().step > 0)
+    out << "best: " << *bestPath << " (" << validator->best().describe()
+        << ")\n";
   if (logPath) {
     writeLossCurve(*logPath, curve, model.model + " training loss");
     out << "loss curve: " << *logPath << ", " << svgPathFor(*logPath) << "\n";

@@ -2,9 +2,11 @@
 #include "commands/TrainingData.h"
 #include "core/Error.h"
 #include "data/InputValidation.h"
+#include "data/SentencePiece.h"
 #include "loop/Checkpoint.h"
 
 #include <filesystem>
+#include <limits>
 
 namespace txrt::driver {
 
@@ -182,9 +184,61 @@ std::vector<EncodedExample> encodeLabeledText(const LabeledText &text,
   return encoded;
 }
 
+Tokenizer trainSubwordTokenizer(const ModelInfo &model,
+                                const ParallelText &text,
+                                std::optional<int64_t> vocabSize, bool bpe) {
+  // One model for both sides: it must fit the smaller vocabulary.
+  std::string smallestKey;
+  int64_t smallest = std::numeric_limits<int32_t>::max();
+  for (const char *role : {"source", "target_in"}) {
+    std::string key = vocabKeyFor(model, role);
+    if (!key.empty() && *model.configCount(key) < smallest) {
+      smallest = *model.configCount(key);
+      smallestKey = key;
+    }
+  }
+  int64_t size = vocabSize.value_or(smallest);
+  if (size > smallest)
+    throw InputError("--vocab-size " + std::to_string(size) +
+                     " does not fit '" + model.model + "': its config " +
+                     smallestKey + " is " + std::to_string(smallest) +
+                     " (one SentencePiece model serves the source and the "
+                     "target side, so it must fit both); give --vocab-size " +
+                     std::to_string(smallest) + " or less, or recompile with "
+                     "txc -D " + smallestKey + "=" + std::to_string(size));
+  if (size <= kNumSpecialTokens)
+    throw InputError("--vocab-size " + std::to_string(size) +
+                     " leaves no room beside the 4 specials");
+  std::vector<std::string> sentences;
+  sentences.reserve(text.pairs.size() * 2);
+  for (const SentencePair &pair : text.pairs) {
+    sentences.push_back(pair.sourceText);
+    sentences.push_back(pair.targetText);
+  }
+  SentencePieceOptions options;
+  options.algorithm = bpe ? SentencePieceOptions::Algorithm::Bpe
+                          : SentencePieceOptions::Algorithm::Unigram;
+  options.vocabSize = int32_t(size);
+  options.padId = modelPadId(model);
+  if (options.padId >= kNumSpecialTokens)
+    throw InputError("--tokenizer spm needs the model's config pad in 0..3, "
+                     "not " + std::to_string(options.padId));
+  try {
+    return Tokenizer::fromSentencePiece(
+        SentencePieceModel::train(sentences, options));
+  } catch (const InputError &error) {
+    throw InputError(std::string(error.what()) + " (from '" + text.path +
+                     "'; a smaller --vocab-size may fit the data)");
+  }
+}
+
 TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                               const TrainDataOptions &options) {
   requireKind(model, "train");
+  if (options.tokenizerKind != "word" && model.kind != ModelKind::Seq2Seq)
+    throw InputError("--tokenizer " + options.tokenizerKind +
+                     " applies to seq2seq models; '" + model.model + "' is " +
+                     kindPhrase(model.kind));
   TrainingData data;
   const int32_t pad = modelPadId(model);
   if (model.kind == ModelKind::LanguageModel) {
@@ -262,15 +316,29 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
   data.batchBound = bounds.batch;
   ParallelText text = readParallelText(data.path);
   data.hash = text.hash;
-  data.tokenizer = options.tokenizer
-                       ? *options.tokenizer
-                       : buildTokenizer(model, text, options.minFreq);
+  if (options.tokenizer)
+    data.tokenizer = *options.tokenizer;
+  else if (options.tokenizerKind == "spm")
+    data.tokenizer =
+        trainSubwordTokenizer(model, text, options.vocabSize, options.spmBpe);
+  else if (options.tokenizerKind != "word")
+    data.tokenizer = Tokenizer::load(options.tokenizerKind);
+  else
+    data.tokenizer = buildTokenizer(model, text, options.minFreq);
+  if (data.tokenizer.subwords)
+    checkTokenizerFitsModel(model, data.tokenizer,
+                            "the SentencePiece model");
   std::vector<EncodedPair> pairs =
       encodeParallelText(text, data.tokenizer, bounds);
   data.summary = std::to_string(pairs.size()) + " pairs from " + data.path +
-                 ": vocabularies " +
-                 std::to_string(data.tokenizer.source.size()) + " / " +
-                 std::to_string(data.tokenizer.target.size());
+                 (data.tokenizer.subwords
+                      ? ": one SentencePiece vocabulary of " +
+                            std::to_string(data.tokenizer.source.size()) +
+                            " pieces"
+                      : ": vocabularies " +
+                            std::to_string(data.tokenizer.source.size()) +
+                            " / " +
+                            std::to_string(data.tokenizer.target.size()));
   data.unit = "target tokens";
   data.makeSource = [pairs = std::move(pairs), target = data.tokenizer.target,
                      pad](int64_t batch, uint64_t seed) {

@@ -90,10 +90,23 @@ struct TrainDataOptions {
   std::string dataPath, textPath;
   std::optional<int64_t> block;
   int64_t minFreq = 1;
+  /// "word", "spm" or a SentencePiece FILE.model (seq2seq only), with
+  /// --vocab-size and --spm-type for "spm".
+  std::string tokenizerKind = "word";
+  std::optional<int64_t> vocabSize;
+  bool spmBpe = false;
   /// A resumed run's tokenizer and labels (fixed), else built from the data.
   std::optional<Tokenizer> tokenizer;
   std::optional<LabelSet> labels;
 };
+
+/// A joint SentencePiece tokenizer trained on both sides of `text`, of
+/// `vocabSize` pieces (default: the smaller of the model's source and
+/// target vocabulary sizes); InputError naming the config key when
+/// `vocabSize` exceeds either.
+Tokenizer trainSubwordTokenizer(const ModelInfo &model,
+                                const ParallelText &text,
+                                std::optional<int64_t> vocabSize, bool bpe);
 
 /// Reads and encodes the training data of `model`'s kind for `train`.
 TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,

@@ -51,12 +51,12 @@ namespace {
 TokenIds encodeSentence(const std::string &sentence, const Tokenizer &tokenizer,
                         const SequenceBounds &bounds,
                         const std::string &where) {
-  std::vector<std::string> words = splitWords(sentence);
-  if (int64_t(words.size()) > bounds.source.bound)
+  TokenIds ids = tokenizer.encodeSource(sentence);
+  if (int64_t(ids.size()) > bounds.source.bound)
     throw InputError(where + ": the sentence has " +
-                     std::to_string(words.size()) + " words, more than " +
-                     bounds.source.describe());
-  return tokenizer.source.encode(words);
+                     std::to_string(ids.size()) + " " + tokenizer.unit() +
+                     ", more than " + bounds.source.describe());
+  return ids;
 }
 
 } // namespace
@@ -121,7 +121,7 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       translateAll(*decoder, sources, batch, decoding);
   std::vector<std::string> translations(lines.size());
   for (size_t k = 0; k < rows.size(); ++k)
-    translations[rows[k]] = joinWords(tokenizer.target.decode(outputs[k]));
+    translations[rows[k]] = tokenizer.decodeTarget(outputs[k]);
   for (const std::string &translation : translations)
     out << translation << "\n";
   return kExitOk;

@@ -87,8 +87,10 @@ ParallelText parseParallelText(std::string_view content,
     }
     SentencePair pair;
     pair.line = lineNumber;
-    pair.source = splitWords(line.substr(0, tab));
-    pair.target = splitWords(line.substr(tab + 1));
+    pair.sourceText = std::string(line.substr(0, tab));
+    pair.targetText = std::string(line.substr(tab + 1));
+    pair.source = splitWords(pair.sourceText);
+    pair.target = splitWords(pair.targetText);
     if (pair.source.empty())
       problems.add(at + "the source side is empty");
     if (pair.target.empty())
@@ -172,19 +174,25 @@ std::vector<EncodedPair> encodeParallelText(const ParallelText &text,
   ProblemList problems;
   for (const SentencePair &pair : text.pairs) {
     std::string at = where(text.path, pair.line);
-    int64_t sourceLength = int64_t(pair.source.size());
-    int64_t targetLength = int64_t(pair.target.size());
+    EncodedPair ids{tokenizer.subwords ? tokenizer.encodeSource(pair.sourceText)
+                                       : tokenizer.source.encode(pair.source),
+                    tokenizer.subwords ? tokenizer.encodeTarget(pair.targetText)
+                                       : tokenizer.target.encode(pair.target),
+                    pair.line};
+    const std::string unit = tokenizer.unit();
+    int64_t sourceLength = int64_t(ids.source.size());
+    int64_t targetLength = int64_t(ids.target.size());
     if (sourceLength > bounds.source.bound)
       problems.add(at + "the source sentence has " +
-                   std::to_string(sourceLength) + " words, more than " +
-                   bounds.source.describe());
+                   std::to_string(sourceLength) + " " + unit +
+                   ", more than " + bounds.source.describe());
     if (targetLength + 1 > bounds.target.bound)
       problems.add(at + "the target sentence has " +
-                   std::to_string(targetLength) + " words; with [SOS] / [EOS] " +
-                   "that is " + std::to_string(targetLength + 1) +
+                   std::to_string(targetLength) + " " + unit +
+                   "; with [SOS] / [EOS] " + "that is " +
+                   std::to_string(targetLength + 1) +
                    " positions, more than " + bounds.target.describe());
-    encoded.push_back({tokenizer.source.encode(pair.source),
-                       tokenizer.target.encode(pair.target), pair.line});
+    encoded.push_back(std::move(ids));
   }
   problems.throwIfAny("sentences too long in '" + text.path + "'");
   return encoded;
@@ -259,8 +267,9 @@ Tokenizer buildTokenizer(const ModelInfo &model, const ParallelText &text,
 void checkTokenizerFitsModel(const ModelInfo &model, const Tokenizer &tokenizer,
                              const std::string &origin) {
   ProblemList problems;
-  if (tokenizer.source.words() == tokenizer.target.words()) {
-    // One vocabulary (language models, classifiers, shared seq2seq).
+  if (tokenizer.source.words() == tokenizer.target.words() &&
+      model.kind != ModelKind::Seq2Seq) {
+    // One vocabulary (language models, classifiers).
     checkFits(model, tokenizer.source, "tokens", "", "in " + origin,
               problems);
   } else {

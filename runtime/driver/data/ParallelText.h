@@ -31,6 +31,7 @@ namespace txrt::driver {
 
 struct SentencePair {
   std::vector<std::string> source, target; ///< words (splitWords)
+  std::string sourceText, targetText;      ///< the sides as written
   int64_t line = 0;                        ///< 1-based line in the file
 };
 
@@ -81,8 +82,9 @@ struct EncodedPair {
   int64_t line = 0;
 };
 
-/// Encodes `text` with `tokenizer`, checking every sentence against
-/// `bounds` (errors with FILE:LINE, at most kMaxReportedProblems).
+/// Encodes `text` with `tokenizer` (its words, or the sides as written
+/// for a subword tokenizer), checking every sentence against `bounds`
+/// (errors with FILE:LINE, at most kMaxReportedProblems).
 std::vector<EncodedPair> encodeParallelText(const ParallelText &text,
                                             const Tokenizer &tokenizer,
                                             const SequenceBounds &bounds);

@@ -18,8 +18,8 @@
 // order (0.1.97 has no seed option; nothing in training is random then), so
 // the same sentences and options give byte-identical .model files.
 //
-// Not yet used by the driver: train / eval / translate take word-level
-// vocabularies (Tokenizer.h) until the training loop learns subwords.
+// The driver uses it through Tokenizer::fromSentencePiece (Tokenizer.h):
+// train --tokenizer spm trains one model for both sides.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_SENTENCEPIECE_H

@@ -1,10 +1,13 @@
 //===- Tokenizer.cpp - word-level vocabularies built from the data --------===//
 #include "data/Tokenizer.h"
 #include "core/Error.h"
+#include "data/SentencePiece.h"
 #include "formats/FileIO.h"
 #include "formats/Json.h"
 
 #include <algorithm>
+#include <cstring>
+#include <optional>
 #include <stdexcept>
 
 namespace txrt::driver {
@@ -303,6 +306,88 @@ Vocabulary Vocabulary::fromHuggingFaceJson(std::string_view text,
 // Tokenizer
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+constexpr const char *kBase64Digits =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+std::string toBase64(const std::string &bytes) {
+  std::string text;
+  text.reserve((bytes.size() + 2) / 3 * 4);
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t group = uint32_t(uint8_t(bytes[i])) << 16;
+    if (i + 1 < bytes.size())
+      group |= uint32_t(uint8_t(bytes[i + 1])) << 8;
+    if (i + 2 < bytes.size())
+      group |= uint32_t(uint8_t(bytes[i + 2]));
+    for (size_t k = 0; k < 4; ++k)
+      text += k <= bytes.size() - i ? kBase64Digits[(group >> (18 - 6 * k)) & 63]
+                                    : '=';
+  }
+  return text;
+}
+
+/// nullopt when `text` is not base64.
+std::optional<std::string> fromBase64(const std::string &text) {
+  if (text.size() % 4 != 0)
+    return std::nullopt;
+  std::string bytes;
+  bytes.reserve(text.size() / 4 * 3);
+  uint32_t group = 0;
+  int bits = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '=') {
+      if (i + 2 < text.size())
+        return std::nullopt;
+      continue;
+    }
+    const char *digit = std::strchr(kBase64Digits, c);
+    if (!digit || c == 0)
+      return std::nullopt;
+    group = (group << 6) | uint32_t(digit - kBase64Digits);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      bytes += char((group >> bits) & 0xff);
+    }
+  }
+  return bytes;
+}
+
+} // namespace
+
+Tokenizer Tokenizer::fromSentencePiece(SentencePieceModel model) {
+  std::vector<std::string> pieces;
+  for (int32_t id = 0; id < model.size(); ++id)
+    pieces.push_back(model.piece(id));
+  Tokenizer tokenizer;
+  try {
+    tokenizer.source = Vocabulary::fromWords(std::move(pieces));
+  } catch (const std::invalid_argument &error) {
+    throw InputError(std::string("the SentencePiece model does not have "
+                                 "txc's specials [PAD] [UNK] [SOS] [EOS] in "
+                                 "ids 0..3: ") +
+                     error.what());
+  }
+  tokenizer.target = tokenizer.source;
+  tokenizer.subwords =
+      std::make_shared<const SentencePieceModel>(std::move(model));
+  return tokenizer;
+}
+
+std::vector<int32_t> Tokenizer::encodeSource(std::string_view text) const {
+  return subwords ? subwords->encode(text) : source.encode(splitWords(text));
+}
+
+std::vector<int32_t> Tokenizer::encodeTarget(std::string_view text) const {
+  return subwords ? subwords->encode(text) : target.encode(splitWords(text));
+}
+
+std::string Tokenizer::decodeTarget(const std::vector<int32_t> &ids) const {
+  return subwords ? subwords->decode(ids) : joinWords(target.decode(ids));
+}
+
 std::string Tokenizer::toJson() const {
   Json root = Json::object();
   root["format"] = "txc-tokenizer";
@@ -311,6 +396,8 @@ std::string Tokenizer::toJson() const {
   root["min_freq"] = minFreq;
   root["source"] = source.words();
   root["target"] = target.words();
+  if (subwords)
+    root["sentencepiece"] = toBase64(subwords->bytes());
   try {
     return txrt::driver::toJson(root) + "\n";
   } catch (const JsonError &error) {
@@ -348,6 +435,17 @@ Tokenizer Tokenizer::fromJson(std::string_view text,
       throw bad(std::string("'") + key + "': " + error.what());
     }
   };
+  if (const Json *model = jsonMember(root, "sentencepiece")) {
+    std::optional<std::string> bytes;
+    if (model->is_string())
+      bytes = fromBase64(jsonString(*model));
+    if (!bytes)
+      throw bad("'sentencepiece' is not a base64 string");
+    Tokenizer subword = fromSentencePiece(SentencePieceModel::fromBytes(
+        std::move(*bytes), "'sentencepiece' of " + origin));
+    subword.minFreq = tokenizer.minFreq;
+    return subword;
+  }
   tokenizer.source = side("source");
   tokenizer.target = side("target");
   return tokenizer;
@@ -360,6 +458,8 @@ void Tokenizer::save(const std::string &path) const {
 }
 
 Tokenizer Tokenizer::load(const std::string &path) {
+  if (endsWith(path, ".model"))
+    return fromSentencePiece(SentencePieceModel::load(path));
   std::string text = readWholeFile(path);
   bool source = endsWith(path, kSourceTokenizerSuffix);
   if (!source && !endsWith(path, kTargetTokenizerSuffix))
@@ -388,6 +488,8 @@ Tokenizer Tokenizer::load(const std::string &path) {
 }
 
 void Tokenizer::saveHuggingFace(const std::string &stem) const {
+  if (subwords)
+    return;
   for (const auto &[suffix, vocab] :
        {std::pair{kSourceTokenizerSuffix, &source},
         std::pair{kTargetTokenizerSuffix, &target}}) {

@@ -46,17 +46,30 @@
 // the other side is read from its sibling (X.source.tokenizer.json <->
 // X.target.tokenizer.json).
 //
+// Subwords (train --tokenizer spm, docs/data.md): a Tokenizer may instead
+// hold ONE SentencePiece model (SentencePiece.h) for both sides. Joint, not
+// one per side: English and Spanish share most subwords (names, numbers,
+// Latin stems), one vocabulary serves the encoder and the decoder, and
+// `translate` needs one file. Then source and target are both the model's
+// pieces in id order (so every size and [PAD] check above applies
+// unchanged), text is encoded and decoded by SentencePiece (cased, no word
+// split, detokenized output), and the JSON above carries the .model bytes
+// too: "sentencepiece": "<base64>".
+//
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_TOKENIZER_H
 #define TXRT_DRIVER_TOKENIZER_H
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 namespace txrt::driver {
+
+class SentencePieceModel;
 
 constexpr const char *kUnkToken = "[UNK]";
 constexpr const char *kPadToken = "[PAD]";
@@ -128,6 +141,20 @@ private:
 struct Tokenizer {
   Vocabulary source, target;
   int64_t minFreq = 1;
+  /// The joint SentencePiece model of a subword tokenizer; null for words.
+  std::shared_ptr<const SentencePieceModel> subwords;
+
+  /// Both sides from one SentencePiece model.
+  static Tokenizer fromSentencePiece(SentencePieceModel model);
+  /// "pieces" or "words": what a sentence's length counts.
+  const char *unit() const { return subwords ? "pieces" : "words"; }
+  /// A sentence's ids (no [SOS] / [EOS]): SentencePiece's, or splitWords
+  /// then the side's vocabulary.
+  std::vector<int32_t> encodeSource(std::string_view text) const;
+  std::vector<int32_t> encodeTarget(std::string_view text) const;
+  /// Target ids back to text (up to [EOS], specials dropped):
+  /// SentencePiece's detokenized text, or the words joined by spaces.
+  std::string decodeTarget(const std::vector<int32_t> &ids) const;
 
   /// The JSON text documented above.
   std::string toJson() const;
@@ -141,13 +168,14 @@ struct Tokenizer {
            target.words() == other.target.words();
   }
 
-  /// Writes atomically / reads `path`: a txc-tokenizer file, or either
-  /// file of a Hugging Face pair (see above).
+  /// Writes atomically / reads `path`: a txc-tokenizer file, either file
+  /// of a Hugging Face pair (see above), or a SentencePiece .model file.
   void save(const std::string &path) const;
   static Tokenizer load(const std::string &path);
 
   /// Writes the Hugging Face pair STEM.source.tokenizer.json and
-  /// STEM.target.tokenizer.json, each atomically.
+  /// STEM.target.tokenizer.json, each atomically (nothing for subwords:
+  /// that format is word-level).
   void saveHuggingFace(const std::string &stem) const;
 
 };

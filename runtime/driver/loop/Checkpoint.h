@@ -56,6 +56,10 @@ constexpr int64_t kMaxTrainingCount = int64_t(1) << 40;
 /// The tokenizer copy and loss-curve files beside a checkpoint.
 constexpr const char *kTokenizerSuffix = ".tokenizer.json";
 constexpr const char *kLossCurveSuffix = ".loss.csv";
+/// A subword tokenizer's SentencePiece model (also inside the checkpoint).
+constexpr const char *kSentencePieceSuffix = ".spm.model";
+/// train --keep-best: the checkpoint with the best validation score.
+constexpr const char *kBestCheckpointSuffix = ".best.safetensors";
 
 /// Writes params and moments (when the model has them) with `position` and
 /// `tokenizer`.

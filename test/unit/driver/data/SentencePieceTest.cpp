@@ -1,6 +1,7 @@
 //===- SentencePieceTest.cpp - training, ids, round trips, bad files ------===//
 #include "core/Error.h"
 #include "data/SentencePiece.h"
+#include "data/Tokenizer.h"
 #include "TestUtil.h"
 
 #include <algorithm>
@@ -132,3 +133,45 @@ TEST(SentencePieceTest, BadFilesAndOptionsAreErrors) {
 }
 
 } // namespace
+
+TEST(SentencePieceTest, SubwordTokenizerKeepsTheModelThroughItsJson) {
+  SentencePieceOptions opts = options(SentencePieceOptions::Algorithm::Unigram);
+  Tokenizer tokenizer = Tokenizer::fromSentencePiece(
+      SentencePieceModel::train(smallCorpus(), opts));
+  ASSERT_TRUE(tokenizer.subwords);
+  EXPECT_STREQ(tokenizer.unit(), "pieces");
+  EXPECT_EQ(tokenizer.source.size(), opts.vocabSize);
+  EXPECT_EQ(tokenizer.source.words(), tokenizer.target.words());
+  EXPECT_EQ(tokenizer.source.padId(), 0);
+  EXPECT_EQ(tokenizer.source.eosId(), 3);
+
+  // Cased text in, the same text out: no word split, no lowercasing.
+  std::string text = smallCorpus().front();
+  std::vector<int32_t> ids = tokenizer.encodeSource(text);
+  EXPECT_EQ(ids, tokenizer.encodeTarget(text));
+  EXPECT_EQ(tokenizer.decodeTarget(ids), text);
+
+  // The checkpoint stores the JSON: the .model bytes travel in it.
+  Tokenizer loaded = Tokenizer::fromJson(tokenizer.toJson(), "'t.json'");
+  ASSERT_TRUE(loaded.subwords);
+  EXPECT_EQ(loaded.subwords->bytes(), tokenizer.subwords->bytes());
+  EXPECT_TRUE(loaded.sameVocabularies(tokenizer));
+  EXPECT_EQ(loaded.encodeSource(text), ids);
+
+  // A broken base64 payload is an error naming the file.
+  std::string json = tokenizer.toJson();
+  size_t at = json.find("\"sentencepiece\"");
+  ASSERT_NE(at, std::string::npos);
+  json.insert(json.find('"', at + 16) + 1, "!");
+  EXPECT_THROW(
+      {
+        try {
+          Tokenizer::fromJson(json, "'t.json'");
+        } catch (const InputError &error) {
+          EXPECT_NE(std::string(error.what()).find("'t.json'"),
+                    std::string::npos);
+          throw;
+        }
+      },
+      InputError);
+}

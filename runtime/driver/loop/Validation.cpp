@@ -1,0 +1,98 @@
+//===- Validation.cpp - train --valid: loss, accuracy and BLEU ------------===//
+#include "loop/Validation.h"
+#include "commands/EvalCommand.h"
+#include "commands/TrainingData.h"
+#include "commands/TranslateCommand.h"
+#include "core/Error.h"
+#include "data/Batching.h"
+#include "decoding/Decoding.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+namespace txrt::driver {
+
+std::string ValidationScore::describe() const {
+  char line[160];
+  std::snprintf(line, sizeof(line),
+                "validation step %lld: loss %.4f, accuracy %.2f%%, BLEU %.2f",
+                static_cast<long long>(step), loss, 100 * accuracy,
+                bleu.bleu);
+  return line;
+}
+
+Validator::Validator(const ModelInfo &model, ModelRunner &runner,
+                     const Tokenizer &tokenizer, const std::string &path,
+                     int64_t batch, bool bestByLoss)
+    : model_(model), runner_(runner), tokenizer_(tokenizer), batch_(batch),
+      bestByLoss_(bestByLoss) {
+  const EntryInfo &encode = entryWithRole(model, "encode", "train --valid");
+  const EntryInfo &decode = entryWithRole(model, "decode", "train --valid");
+  runner.reserveArena(encode);
+  runner.reserveArena(decode);
+  bounds_ = sequenceBounds(model, encode, decode);
+  batch_ = std::min(batch_, bounds_.batch.bound);
+  ParallelText text = readParallelText(path);
+  pairs_ = encodeParallelText(text, tokenizer, bounds_);
+  for (const SentencePair &pair : text.pairs)
+    references_.push_back(tokenizer.subwords ? pair.targetText
+                                             : joinWords(pair.target));
+}
+
+ValidationScore Validator::run(int64_t step) {
+  const EntryInfo &encode = *model_.findEntryByRole("encode");
+  const EntryInfo &decode = *model_.findEntryByRole("decode");
+  const int32_t pad = modelPadId(model_);
+  TokenStats stats;
+  for (size_t begin = 0; begin < pairs_.size(); begin += size_t(batch_)) {
+    std::vector<size_t> indices(
+        std::min(pairs_.size() - begin, size_t(batch_)));
+    std::iota(indices.begin(), indices.end(), begin);
+    Batch current = makeBatch(pairs_, indices, tokenizer_.target, pad);
+    std::vector<Tensor> memory = runner_.call(encode, {&current.src});
+    std::vector<const Tensor *> inputs;
+    for (const TensorSig &sig : decode.inputs)
+      inputs.push_back(sig.role == "memory"   ? &memory[0]
+                       : sig.role == "source" ? &current.src
+                                              : &current.tgtIn);
+    std::vector<Tensor> logits = runner_.call(decode, inputs);
+    accumulateTokenStats(logits[0], current.tgtOut, pad, stats);
+  }
+  std::unique_ptr<NextTokenModel> decoder = makeDecoder(runner_, pad);
+  std::vector<TokenIds> sources;
+  for (const EncodedPair &pair : pairs_)
+    sources.push_back(pair.source);
+  std::vector<TokenIds> outputs = translateAll(
+      *decoder, sources, batch_,
+      decodeOptionsFor(tokenizer_.target, bounds_, std::nullopt));
+  std::vector<std::string> hypotheses;
+  for (const TokenIds &ids : outputs)
+    hypotheses.push_back(tokenizer_.decodeTarget(ids));
+
+  ValidationScore score;
+  score.step = step;
+  score.loss = stats.tokens ? stats.lossSum / double(stats.tokens) : 0.0;
+  score.accuracy =
+      stats.tokens ? double(stats.correct) / double(stats.tokens) : 0.0;
+  score.bleu = sacreBleu(hypotheses, references_);
+  score.allEmpty = std::all_of(hypotheses.begin(), hypotheses.end(),
+                               [](const std::string &h) { return h.empty(); });
+  score.allSame =
+      hypotheses.size() > 1 &&
+      std::all_of(hypotheses.begin(), hypotheses.end(),
+                  [&](const std::string &h) { return h == hypotheses[0]; });
+
+  improved_ = !haveBest_ || (bestByLoss_ ? score.loss < best_.loss
+                                         : score.bleu.bleu > best_.bleu.bleu);
+  if (improved_) {
+    best_ = score;
+    haveBest_ = true;
+    sinceBest_ = 0;
+  } else {
+    ++sinceBest_;
+  }
+  return score;
+}
+
+} // namespace txrt::driver

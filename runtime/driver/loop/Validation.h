@@ -1,0 +1,71 @@
+//===- Validation.h - train --valid: loss, accuracy and BLEU on held-out pairs -*- C++ -*-===//
+//
+// Every --valid-every N steps the training loop runs the model over the
+// whole validation file with the weights it has now:
+//   loss, accuracy  teacher forced through the encode and decode entries
+//                   (mean cross-entropy over the non-pad target tokens, no
+//                   label smoothing; argmax == target), as `eval` computes
+//   BLEU            greedy decoding of every source sentence, detokenized,
+//                   scored with sacreBLEU's defaults against the targets as
+//                   written (word-level tokenizers: the words joined)
+// and keeps what --keep-best, --patience and the warnings need: the best
+// score so far and how many validations in a row did not improve it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_VALIDATION_H
+#define TXRT_DRIVER_VALIDATION_H
+
+#include "core/ModelInfo.h"
+#include "core/ModelRunner.h"
+#include "data/ParallelText.h"
+#include "data/Tokenizer.h"
+#include "loop/Bleu.h"
+
+#include <string>
+#include <vector>
+
+namespace txrt::driver {
+
+struct ValidationScore {
+  int64_t step = 0;
+  double loss = 0, accuracy = 0;
+  BleuScore bleu;
+  bool allEmpty = false, allSame = false; ///< of the greedy outputs
+  /// "validation step 400: loss 3.2100, accuracy 41.20%, BLEU 12.34"
+  std::string describe() const;
+};
+
+class Validator {
+public:
+  /// Reads and encodes `path` with `tokenizer` (errors name FILE:LINE).
+  Validator(const ModelInfo &model, ModelRunner &runner,
+            const Tokenizer &tokenizer, const std::string &path,
+            int64_t batch, bool bestByLoss);
+
+  /// Scores the runner's current weights; records the best.
+  ValidationScore run(int64_t step);
+
+  /// Whether the last run() improved on every earlier one.
+  bool improved() const { return improved_; }
+  /// Validations in a row, up to the last, without improvement.
+  int64_t sinceBest() const { return sinceBest_; }
+  const ValidationScore &best() const { return best_; }
+  size_t pairs() const { return pairs_.size(); }
+
+private:
+  const ModelInfo &model_;
+  ModelRunner &runner_;
+  const Tokenizer &tokenizer_;
+  std::vector<EncodedPair> pairs_;
+  std::vector<std::string> references_;
+  SequenceBounds bounds_;
+  int64_t batch_;
+  bool bestByLoss_;
+  bool haveBest_ = false, improved_ = false;
+  int64_t sinceBest_ = 0;
+  ValidationScore best_;
+};
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_VALIDATION_H
