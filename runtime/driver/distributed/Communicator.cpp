@@ -5,6 +5,9 @@
 #include <initializer_list>
 
 #ifdef TXC_HAVE_MPI
+// The C API only: no MPI C++ bindings (libmpi_cxx) to link.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 #endif
 
