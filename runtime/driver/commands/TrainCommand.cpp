@@ -354,6 +354,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                   elapsed > 0 ? double(tokens) / elapsed : 0.0,
                   data.unit.c_str(), lastLoss);
     out << line;
+    if (ranks.parallel())
+      err << update.trafficSummary() << "\n";
   }
   if (options.savePath) {
     save(finalStep);

@@ -92,9 +92,24 @@ DataParallelUpdate::run(BatchSource &source, int64_t step, uint64_t seed) {
     weightedLoss += double(outputs[0].as<float>()[0]) * share;
   }
   check(ctx, txrt_context_finish_update(ctx), "the gradient allreduce");
+  ++updates_;
   check(ctx, txrt_context_set_gradient_mode(ctx, TXRT_GRADIENTS_UPDATE, 1.0f),
         "setting the gradient mode");
   return {communicator_.sum(weightedLoss), int64_t(tokens)};
+}
+
+std::string DataParallelUpdate::trafficSummary() const {
+  double waited = 0.0;
+  int64_t bytes = 0;
+  txrt_context_allreduce_stats(runner_.context(), &waited, &bytes);
+  char text[160];
+  std::snprintf(text, sizeof(text),
+                "allreduce: %lld updates, %.1f MB each, %.3f s waiting "
+                "(%.1f ms per update)",
+                static_cast<long long>(updates_),
+                updates_ ? double(bytes) / double(updates_) / 1e6 : 0.0,
+                waited, updates_ ? 1e3 * waited / double(updates_) : 0.0);
+  return text;
 }
 
 } // namespace txrt::driver

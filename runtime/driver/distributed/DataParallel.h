@@ -19,6 +19,7 @@
 #include "distributed/Communicator.h"
 
 #include <cstdint>
+#include <string>
 
 namespace txrt::driver {
 
@@ -47,6 +48,10 @@ public:
   /// rank alike) when the batch has fewer rows than pieces.
   Result run(BatchSource &source, int64_t step, uint64_t seed);
 
+  /// "allreduce: 12 updates, 3.4 MB each, 0.52 s waiting (43 ms per
+  /// update)": what the ranks exchanged and how long this rank waited.
+  std::string trafficSummary() const;
+
   /// One micro-batch on one rank: the train entry as it is.
   bool plain() const { return updateFreq_ == 1 && !communicator_.parallel(); }
 
@@ -55,6 +60,7 @@ private:
   const EntryInfo &entry_;
   int64_t updateFreq_;
   Communicator &communicator_;
+  int64_t updates_ = 0;
 };
 
 } // namespace txrt::driver
