@@ -381,6 +381,7 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                  const TrainOptions &options, std::ostream &out,
                  std::ostream &err, bool interactive) {
   Communicator &ranks = Communicator::world();
+  ranks.requireMpiIfLaunched();
   if (!ranks.parallel())
     return trainOnThisRank(model, entryTable, options, out, err, interactive,
                            ranks);

@@ -1,8 +1,10 @@
 //===- Communicator.cpp - MPI when built with it, one process otherwise ---===//
 #include "distributed/Communicator.h"
+#include "core/Error.h"
 
 #include <cstdlib>
 #include <initializer_list>
+#include <string>
 
 #ifdef TXC_HAVE_MPI
 // The C API only: no MPI C++ bindings (libmpi_cxx) to link.
@@ -15,7 +17,6 @@ namespace txrt::driver {
 
 namespace {
 
-#ifdef TXC_HAVE_MPI
 /// Whether an MPI launcher (Open MPI's mpirun, or a PMI/PMIx one such as
 /// MPICH's or Slurm's) started this process.
 bool launchedByMpi() {
@@ -24,6 +25,16 @@ bool launchedByMpi() {
       return true;
   return false;
 }
+
+/// How many processes the launcher started (0: not known).
+[[maybe_unused]] int launchedCopies() {
+  for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char *value = std::getenv(name))
+      return std::atoi(value);
+  return 0;
+}
+
+#ifdef TXC_HAVE_MPI
 
 int32_t allreduceStart(void *, float *data, int64_t n, void **out_request) {
   auto *request = new MPI_Request;
@@ -84,9 +95,11 @@ Communicator &Communicator::world() {
 }
 
 void Communicator::initialize() {
-#ifdef TXC_HAVE_MPI
   if (!launchedByMpi())
     return;
+#ifndef TXC_HAVE_MPI
+  copiesWithoutMpi_ = launchedCopies();
+#else
   int provided = 0;
   // Only the main thread calls MPI (OpenMP threads run the kernels).
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
@@ -96,6 +109,16 @@ void Communicator::initialize() {
   hooks_ = txrt_communicator{this, size_, allreduceStart, allreduceTest,
                              allreduceWait};
 #endif
+}
+
+void Communicator::requireMpiIfLaunched() const {
+  if (copiesWithoutMpi_ > 1)
+    throw InputError(
+        "this executable was built without MPI (TXC_MPI=OFF, or no MPI "
+        "found), but mpirun started " +
+        std::to_string(copiesWithoutMpi_) +
+        " copies of it, which would train separately: rebuild txc with "
+        "MPI (docs/distributed.md) or run it without mpirun");
 }
 
 double Communicator::sum(double value) {

@@ -35,6 +35,9 @@ public:
   const txrt_communicator *runtimeHooks() const {
     return parallel() ? &hooks_ : nullptr;
   }
+  /// InputError when an MPI launcher started several copies of an
+  /// executable built without MPI (each would train alone).
+  void requireMpiIfLaunched() const;
   /// Ends every rank with `code` (MPI_Abort); exit(code) with one rank.
   [[noreturn]] void abort(int code);
 
@@ -46,6 +49,7 @@ private:
 
   int rank_ = 0;
   int size_ = 1;
+  int copiesWithoutMpi_ = 0;
   txrt_communicator hooks_{};
 };
 
