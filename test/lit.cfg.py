@@ -2,6 +2,7 @@
 # lit configuration for txc: IR tests (Dialect/, Transforms/), spec tests
 # (Frontend/, Examples/). Tools come from the build's bin/ and LLVM's.
 import os
+import shutil
 import subprocess
 
 import lit.formats
@@ -46,6 +47,14 @@ config.substitutions.append(
 # target are built.
 if config.txc_cuda == "ON":
     config.available_features.add("cuda")
+
+# A build with MPI (TXC_MPI) and Open MPI's mpirun: the data-parallel tests
+# run 2 ranks on this machine over shared memory (docs/distributed.md).
+if config.txc_mpi == "ON" and shutil.which("mpirun"):
+    config.available_features.add("mpi")
+    config.substitutions.append(
+        ("%mpirun", "mpirun --oversubscribe --allow-run-as-root "
+         "--mca btl self,vader --mca pml ob1 -x TXRT_NUM_THREADS=1"))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

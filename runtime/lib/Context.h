@@ -9,6 +9,7 @@
 #ifndef TXRT_LIB_CONTEXT_H
 #define TXRT_LIB_CONTEXT_H
 
+#include "GradientExchange.h"
 #include "txrt/txrt.h"
 
 #include <dnnl.hpp>
@@ -184,6 +185,8 @@ struct txrt_context {
   /// Statistics backward kernels recompute when none were saved.
   txrt::Workspace statsWork;
   uint64_t trainSeed = 0;
+  /// Accumulated gradients and their allreduce (txrt_context_set_gradient_mode).
+  txrt::GradientExchange gradients;
 
   std::string lastError;
 

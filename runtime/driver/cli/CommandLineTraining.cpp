@@ -42,6 +42,10 @@ data:
   --block N         positions per block of --text (default: the T bound)
   --batch N         sentences per batch (default: the bound of dim B)
   --seed S          the seed of the batch order and of dropout (default 0)
+  --update-freq K   one update per K batches of --batch, their gradients
+                    accumulated: the update of one batch K times larger
+                    (default 1); under mpirun --batch is the global batch,
+                    split over the ranks (docs/distributed.md)
   --min-freq K      words seen fewer than K times become [UNK] (default 1)
 tokenizer:
   --tokenizer word  word-level vocabularies built from the data (default)
@@ -184,6 +188,8 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.minFreq = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--save") {
       train.savePath = pathOption(cursor, arg);
+    } else if (arg == "--update-freq") {
+      train.updateFreq = integerOption<int64_t>(cursor, arg, 1, 1 << 16);
     } else if (arg == "--every") {
       train.every = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--resume") {

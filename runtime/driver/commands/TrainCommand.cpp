@@ -20,6 +20,7 @@
 #include "loop/Progress.h"
 #include "loop/Validation.h"
 #include "data/SentencePiece.h"
+#include "distributed/DataParallel.h"
 
 #include <chrono>
 #include <cmath>
@@ -48,13 +49,16 @@ const EntryInfo &trainEntry(const ModelInfo &model) {
   return *entry;
 }
 
-/// The batch size: --batch (checked against the B bound) or the bound.
+/// The batch size: --batch (checked against the B bound: each of `ranks`
+/// takes its share) or the bound.
 int64_t batchSize(const std::optional<int64_t> &requested,
-                  const LengthBound &bound) {
+                  const LengthBound &bound, int ranks = 1) {
   if (!requested)
     return bound.bound;
-  if (*requested > bound.bound)
+  if ((*requested + ranks - 1) / ranks > bound.bound)
     throw InputError("--batch " + std::to_string(*requested) +
+                     (ranks > 1 ? " over " + std::to_string(ranks) + " ranks"
+                                : std::string()) +
                      " is larger than " + bound.describe());
   return *requested;
 }
@@ -120,9 +124,12 @@ std::string formatSeconds(double seconds) {
 
 } // namespace
 
-int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
-                 const TrainOptions &options, std::ostream &out,
-                 std::ostream &err, bool interactive) {
+namespace {
+
+int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
+                    const TrainOptions &options, std::ostream &out,
+                    std::ostream &err, bool interactive,
+                    Communicator &ranks) {
   const EntryInfo &entry = trainEntry(model);
   const OptimizerInfo &optimizer = *model.optimizer;
   std::optional<std::string> logPath = options.logPath;
@@ -171,8 +178,9 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (options.resumePath) {
     // Validate everything before the arena changes: loadCheckpoint does.
     position = loadCheckpoint(*resumed, model, runner.params());
-    batch = options.batch ? batchSize(options.batch, data.batchBound)
-                          : batchSize(position.batchSize, data.batchBound);
+    batch = options.batch
+                ? batchSize(options.batch, data.batchBound, ranks.size())
+                : batchSize(position.batchSize, data.batchBound, ranks.size());
     noteDifferences(position, options, batch, data, err);
     position.seed = options.seed.value_or(position.seed);
     if (logPath) {
@@ -183,7 +191,7 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
             curve.push_back(point);
     }
   } else {
-    batch = batchSize(options.batch, data.batchBound);
+    batch = batchSize(options.batch, data.batchBound, ranks.size());
     position.seed = options.seed.value_or(0);
     initialize();
   }
@@ -192,7 +200,9 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   position.dataPath = data.path;
   position.dataHash = data.hash;
 
-  std::unique_ptr<BatchSource> source = data.makeSource(batch, position.seed);
+  // --update-freq K: an update takes K batches (DataParallel.h).
+  std::unique_ptr<BatchSource> source =
+      data.makeSource(batch * options.updateFreq, position.seed);
   const BatchPlan &plan = source->plan();
   int64_t lastStep = 0;
   if (options.steps) {
@@ -299,7 +309,12 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   err << "training '" << model.model << "' on " << data.summary
       << ", batch " << batch << ", " << plan.batchesPerEpoch()
       << " batches per epoch, steps " << firstStep << ".." << lastStep
-      << ", " << describeOptimizer(optimizer) << "\n";
+      << ", " << describeOptimizer(optimizer);
+  if (options.updateFreq > 1)
+    err << ", update-freq " << options.updateFreq;
+  if (ranks.parallel())
+    err << ", " << ranks.size() << " ranks";
+  err << "\n";
   if (firstStep > lastStep)
     err << "note: the checkpoint is already at step " << position.step
         << "; nothing to train\n";
@@ -309,17 +324,16 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     double loss, seconds;
     int64_t epoch, targetTokens;
   };
+  DataParallelUpdate update(runner, entry, options.updateFreq, ranks);
   auto runStep = [&](int64_t step) {
     int64_t epoch = plan.positionOfStep(step).first;
-    TrainBatch current = source->batch(entry, step);
     auto stepStart = std::chrono::steady_clock::now();
-    runner.setTrainState(step, position.seed);
-    std::vector<Tensor> outputs = runner.call(entry, current.inputs);
+    DataParallelUpdate::Result result =
+        update.run(*source, step, position.seed);
     double seconds = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - stepStart)
                          .count();
-    return StepResult{double(outputs[0].as<float>()[0]), seconds, epoch,
-                      current.targetTokens};
+    return StepResult{result.loss, seconds, epoch, result.targetTokens};
   };
 
   // The loss comes from before the update: what the update wrote
@@ -397,6 +411,8 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                   elapsed > 0 ? double(tokens) / elapsed : 0.0,
                   data.unit.c_str(), lastLoss);
     out << line;
+    if (ranks.parallel())
+      err << update.trafficSummary() << "\n";
   }
   if (options.savePath) {
     save(finalStep);
@@ -417,6 +433,42 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     out << "loss curve: " << *logPath << ", " << svgPathFor(*logPath) << "\n";
   }
   return kExitOk;
+}
+
+} // namespace
+
+int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
+                 const TrainOptions &options, std::ostream &out,
+                 std::ostream &err, bool interactive) {
+  Communicator &ranks = Communicator::world();
+  ranks.requireMpiIfLaunched();
+  if (!ranks.parallel())
+    return trainOnThisRank(model, entryTable, options, out, err, interactive,
+                           ranks);
+  // Rank 0 prints and writes files; the others train silently. A failure
+  // on any rank ends them all (the last checkpoint stays as it was saved).
+  std::ostream silent(nullptr);
+  TrainOptions rankOptions = options;
+  if (ranks.rank() != 0) {
+    rankOptions.savePath.reset();
+    rankOptions.logPath.reset();
+    rankOptions.quiet = true;
+  }
+  try {
+    return trainOnThisRank(model, entryTable, rankOptions,
+                           ranks.rank() == 0 ? out : silent,
+                           ranks.rank() == 0 ? err : silent,
+                           interactive && ranks.rank() == 0, ranks);
+  } catch (const DriverError &error) {
+    err << "error: rank " << ranks.rank() << ": " << error.what() << "\n";
+    err.flush();
+    ranks.abort(error.exitCode());
+  } catch (const std::exception &error) {
+    err << "error: rank " << ranks.rank() << ": internal error: "
+        << error.what() << "\n";
+    err.flush();
+    ranks.abort(kExitFailure);
+  }
 }
 
 } // namespace txrt::driver

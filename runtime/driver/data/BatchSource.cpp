@@ -49,14 +49,33 @@ void bindInputsByRole(const EntryInfo &entry, const std::string &roles,
   }
 }
 
-TrainBatch BatchSource::batch(const EntryInfo &entry, int64_t step) {
+const std::vector<size_t> &BatchSource::indicesOfStep(int64_t step) {
   auto [epoch, index] = plan_.positionOfStep(step);
   if (epoch != cachedEpoch_) {
     epochBatches_ = plan_.epoch(epoch);
     cachedEpoch_ = epoch;
   }
+  return epochBatches_[size_t(index)];
+}
+
+int64_t BatchSource::rowsOfStep(int64_t step) {
+  return int64_t(indicesOfStep(step).size());
+}
+
+TrainBatch BatchSource::batchRows(const EntryInfo &entry, int64_t step,
+                                  int64_t first, int64_t count) {
+  const std::vector<size_t> &all = indicesOfStep(step);
+  std::vector<size_t> rows(all.begin() + first, all.begin() + first + count);
   TrainBatch batch;
-  batch.byRole = make(epochBatches_[size_t(index)]);
+  batch.byRole = make(rows);
+  batch.targetTokens = batch.byRole.targetTokens;
+  bindInputsByRole(entry, roles(), batch);
+  return batch;
+}
+
+TrainBatch BatchSource::batch(const EntryInfo &entry, int64_t step) {
+  TrainBatch batch;
+  batch.byRole = make(indicesOfStep(step));
   batch.targetTokens = batch.byRole.targetTokens;
   bindInputsByRole(entry, roles(), batch);
   return batch;

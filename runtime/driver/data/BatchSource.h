@@ -56,6 +56,12 @@ public:
   /// The batch of update `step` for `entry`; ModelError naming the input
   /// when the entry has an input whose role this source does not make.
   TrainBatch batch(const EntryInfo &entry, int64_t step);
+  /// Rows [first, first + count) of that batch (gradient accumulation and
+  /// data-parallel ranks take a share each, distributed/DataParallel.h).
+  TrainBatch batchRows(const EntryInfo &entry, int64_t step, int64_t first,
+                       int64_t count);
+  /// The number of examples in the batch of update `step`.
+  int64_t rowsOfStep(int64_t step);
 
   /// The tensors of the examples `indices`, by role.
   virtual RoleTensors make(const std::vector<size_t> &indices) const = 0;
@@ -63,6 +69,8 @@ public:
   virtual std::string roles() const = 0;
 
 private:
+  const std::vector<size_t> &indicesOfStep(int64_t step);
+
   BatchPlan plan_;
   int64_t examples_;
   int64_t cachedEpoch_ = -1;

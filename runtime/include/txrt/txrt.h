@@ -221,6 +221,62 @@ uint64_t txrt_context_train_seed(const txrt_context *ctx);
 txrt_status txrt_train_state(txrt_context *ctx, int64_t *out_step,
                              int64_t *out_seed);
 
+/*===----------------------------------------------------------------------===*
+ * Gradient accumulation and data parallelism (docs/distributed.md)
+ *===----------------------------------------------------------------------===*/
+
+/** What txrt_adam_step does with a call's gradient (the train step's
+ *  gradient mode, txrt_context_set_gradient_mode). */
+enum {
+  /** Adam on this call's gradient at once, as a plain train step. */
+  TXRT_GRADIENTS_UPDATE = 0,
+  /** Add scale * gradient into the site's accumulator; no update. */
+  TXRT_GRADIENTS_ACCUMULATE = 1,
+  /** Add scale * gradient into the accumulator, sum the accumulators over
+   *  the communicator's ranks (when one is set), run Adam on the sum and
+   *  clear it. With a communicator the updates wait for
+   *  txrt_context_finish_update. */
+  TXRT_GRADIENTS_APPLY = 2,
+};
+
+/** Sets the gradient mode of the next training calls and the factor their
+ *  gradients are multiplied by (ACCUMULATE and APPLY: this call's share of
+ *  the loss-counted tokens of the whole update). A fresh context is in
+ *  UPDATE mode, where the accumulators are never touched. Gradient clipping
+ *  (a grad_scale operand) works in UPDATE mode only. */
+txrt_status txrt_context_set_gradient_mode(txrt_context *ctx, int32_t mode,
+                                           float scale);
+
+/** An allreduce (sum of floats, in place) over the ranks of a data-parallel
+ *  run, as callbacks: the runtime stays free of MPI; the driver implements
+ *  them (MPI_Iallreduce). Every callback returns 0 on success. Requests are
+ *  started in the same order on every rank. */
+typedef struct txrt_communicator {
+  void *state;
+  int32_t ranks;
+  int32_t (*allreduce_start)(void *state, float *data, int64_t n,
+                             void **out_request);
+  /** Lets the request progress; *out_done = 1 when it has completed. */
+  int32_t (*allreduce_test)(void *state, void *request, int32_t *out_done);
+  int32_t (*allreduce_wait)(void *state, void *request);
+} txrt_communicator;
+
+/** Sets the communicator APPLY mode sums over (NULL: one process, nothing
+ *  is exchanged). The struct must outlive its use. */
+void txrt_context_set_communicator(txrt_context *ctx,
+                                   const txrt_communicator *communicator);
+
+/** Ends an APPLY call with a communicator: waits for every bucket's
+ *  allreduce and runs the Adam updates that waited for them. Nothing to do
+ *  (returns 0) otherwise. */
+txrt_status txrt_context_finish_update(txrt_context *ctx);
+
+/** Seconds spent waiting for allreduces (in txrt_context_finish_update) and
+ *  bytes sent to them since the context was made. */
+void txrt_context_allreduce_stats(const txrt_context *ctx,
+                                  double *out_wait_seconds,
+                                  int64_t *out_bytes);
+
 /** Sets a tuning option (TXRT_OPTION_*); values must be positive. */
 txrt_status txrt_context_set_option(txrt_context *ctx, int32_t option,
                                     int64_t value);

@@ -73,6 +73,23 @@ void adamUpdate(Context &c, int64_t n, float *param, const float *grad,
                     scale);
 }
 
+/// txrt_adam_step outside TXRT_GRADIENTS_UPDATE mode: the gradient joins
+/// the site's accumulator (GradientExchange.h), and Adam runs on the sum
+/// when the update is applied.
+void accumulateOrApply(Context &c, int64_t site, int64_t n, float *param,
+                       const float *grad, float *m, float *v,
+                       const float *grad_scale, float rate, float beta1,
+                       float beta2, float eps, float weight_decay) {
+  require(!grad_scale,
+          "gradient clipping needs the whole update's gradient norm: it "
+          "works without gradient accumulation and on one process only");
+  int64_t step = c.trainStep;
+  c.gradients.add(site, n, grad, [=, &c](const float *sum) {
+    adamUpdate(c, n, param, sum, m, v, rate, beta1, beta2, eps, weight_decay,
+               step, nullptr);
+  });
+}
+
 } // namespace
 
 extern "C" {
@@ -115,6 +132,11 @@ txrt_status txrt_adam_step(txrt_context *ctx, int64_t site, int64_t n,
                                   "txrt_context_set_train_state with step >= 1)");
         float rate = txrt_learning_rate(schedule, lr, d_model, warmup,
                                         c.trainStep);
+        if (c.gradients.mode != TXRT_GRADIENTS_UPDATE) {
+          accumulateOrApply(c, site, n, param, grad, m, v, grad_scale, rate,
+                            beta1, beta2, eps, weight_decay);
+          return;
+        }
         adamUpdate(c, n, param, grad, m, v, rate, beta1, beta2, eps,
                    weight_decay, c.trainStep, grad_scale);
       });

@@ -1,0 +1,115 @@
+//===- DataParallel.cpp - one update over micro-batches and ranks ---------===//
+#include "distributed/DataParallel.h"
+#include "core/Error.h"
+#include "core/Optimizer.h"
+
+#include <cstdio>
+#include <optional>
+
+#include <string>
+#include <vector>
+
+namespace txrt::driver {
+
+namespace {
+
+void check(txrt_context *ctx, txrt_status status, const char *what) {
+  if (status != TXRT_OK)
+    throw KernelError(std::string(what) + " failed: " + txrt_last_error(ctx));
+}
+
+} // namespace
+
+RowRange shareOfBatch(int64_t rows, int64_t micro, int64_t updateFreq,
+                      int rank, int ranks) {
+  const int64_t pieces = updateFreq * ranks;
+  const int64_t piece = micro * ranks + rank;
+  int64_t first = piece * rows / pieces;
+  int64_t end = (piece + 1) * rows / pieces;
+  return {first, end - first};
+}
+
+DataParallelUpdate::DataParallelUpdate(ModelRunner &runner,
+                                       const EntryInfo &entry,
+                                       int64_t updateFreq,
+                                       Communicator &communicator)
+    : runner_(runner), entry_(entry), updateFreq_(updateFreq),
+      communicator_(communicator) {
+  const std::optional<OptimizerInfo> &optimizer = runner.model().optimizer;
+  if (!plain() && optimizer && optimizer->clip > 0) {
+    char clip[32];
+    std::snprintf(clip, sizeof(clip), "%g", optimizer->clip);
+    throw InputError(
+        std::string(updateFreq > 1 ? "--update-freq" : "training on several "
+                                                       "ranks") +
+        " does not work with gradient clipping yet (the model's optimizer "
+        "has clip = " +
+        clip + "): the norm would be of a part of the batch's gradient");
+  }
+  txrt_context_set_communicator(runner_.context(),
+                                communicator_.runtimeHooks());
+}
+
+DataParallelUpdate::Result
+DataParallelUpdate::run(BatchSource &source, int64_t step, uint64_t seed) {
+  txrt_context *ctx = runner_.context();
+  if (plain()) {
+    TrainBatch batch = source.batch(entry_, step);
+    runner_.setTrainState(step, seed);
+    std::vector<Tensor> outputs = runner_.call(entry_, batch.inputs);
+    return {double(outputs[0].as<float>()[0]), batch.targetTokens};
+  }
+  const int64_t rows = source.rowsOfStep(step);
+  std::vector<TrainBatch> pieces;
+  int64_t localTokens = 0;
+  for (int64_t micro = 0; micro < updateFreq_; ++micro) {
+    RowRange share = shareOfBatch(rows, micro, updateFreq_,
+                                  communicator_.rank(), communicator_.size());
+    if (share.count == 0)
+      throw InputError(
+          "the batch of step " + std::to_string(step) + " has " +
+          std::to_string(rows) + " examples, fewer than --update-freq " +
+          std::to_string(updateFreq_) + " x " +
+          std::to_string(communicator_.size()) +
+          " ranks: use a larger --batch (or fewer ranks)");
+    pieces.push_back(source.batchRows(entry_, step, share.first, share.count));
+    localTokens += pieces.back().targetTokens;
+  }
+  const double tokens = communicator_.sum(double(localTokens));
+  double weightedLoss = 0.0;
+  for (int64_t micro = 0; micro < updateFreq_; ++micro) {
+    const TrainBatch &piece = pieces[size_t(micro)];
+    const double share = tokens > 0 ? double(piece.targetTokens) / tokens : 0;
+    check(ctx,
+          txrt_context_set_gradient_mode(
+              ctx,
+              micro + 1 == updateFreq_ ? TXRT_GRADIENTS_APPLY
+                                       : TXRT_GRADIENTS_ACCUMULATE,
+              float(share)),
+          "setting the gradient mode");
+    runner_.setTrainState(step, seed);
+    std::vector<Tensor> outputs = runner_.call(entry_, piece.inputs);
+    weightedLoss += double(outputs[0].as<float>()[0]) * share;
+  }
+  check(ctx, txrt_context_finish_update(ctx), "the gradient allreduce");
+  ++updates_;
+  check(ctx, txrt_context_set_gradient_mode(ctx, TXRT_GRADIENTS_UPDATE, 1.0f),
+        "setting the gradient mode");
+  return {communicator_.sum(weightedLoss), int64_t(tokens)};
+}
+
+std::string DataParallelUpdate::trafficSummary() const {
+  double waited = 0.0;
+  int64_t bytes = 0;
+  txrt_context_allreduce_stats(runner_.context(), &waited, &bytes);
+  char text[160];
+  std::snprintf(text, sizeof(text),
+                "allreduce: %lld updates, %.1f MB each, %.3f s waiting "
+                "(%.1f ms per update)",
+                static_cast<long long>(updates_),
+                updates_ ? double(bytes) / double(updates_) / 1e6 : 0.0,
+                waited, updates_ ? 1e3 * waited / double(updates_) : 0.0);
+  return text;
+}
+
+} // namespace txrt::driver

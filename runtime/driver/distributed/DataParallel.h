@@ -1,0 +1,68 @@
+//===- DataParallel.h - one update over micro-batches and ranks -*- C++ -*-===//
+//
+// An update is the batch of its step (--batch examples, the global batch)
+// cut into updateFreq x ranks contiguous pieces, micro-batch major: rank r
+// trains micro-batch k on piece k * ranks + r. Every piece's gradient is
+// scaled by its share of the loss-counted tokens of the whole batch, so the
+// accumulated (and, over ranks, summed) gradient is the gradient of the
+// whole batch's mean loss: the first updateFreq - 1 calls accumulate
+// (TXRT_GRADIENTS_ACCUMULATE), the last applies (TXRT_GRADIENTS_APPLY), and
+// with several ranks the runtime sums the buckets over them before Adam.
+// One micro-batch on one rank is the plain train step, untouched.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_DATAPARALLEL_H
+#define TXRT_DRIVER_DATAPARALLEL_H
+
+#include "core/ModelRunner.h"
+#include "data/BatchSource.h"
+#include "distributed/Communicator.h"
+
+#include <cstdint>
+#include <string>
+
+namespace txrt::driver {
+
+/// Rows [first, first + count) of a batch.
+struct RowRange {
+  int64_t first = 0;
+  int64_t count = 0;
+};
+
+/// The rows of a batch of `rows` examples that micro-batch `micro` (of
+/// `updateFreq`) of rank `rank` (of `ranks`) trains on.
+RowRange shareOfBatch(int64_t rows, int64_t micro, int64_t updateFreq,
+                      int rank, int ranks);
+
+class DataParallelUpdate {
+public:
+  DataParallelUpdate(ModelRunner &runner, const EntryInfo &entry,
+                     int64_t updateFreq, Communicator &communicator);
+
+  /// The whole batch's mean loss and loss-counted tokens (all ranks).
+  struct Result {
+    double loss = 0.0;
+    int64_t targetTokens = 0;
+  };
+  /// Runs update `step` with dropout seed `seed`. InputError (on every
+  /// rank alike) when the batch has fewer rows than pieces.
+  Result run(BatchSource &source, int64_t step, uint64_t seed);
+
+  /// "allreduce: 12 updates, 3.4 MB each, 0.52 s waiting (43 ms per
+  /// update)": what the ranks exchanged and how long this rank waited.
+  std::string trafficSummary() const;
+
+  /// One micro-batch on one rank: the train entry as it is.
+  bool plain() const { return updateFreq_ == 1 && !communicator_.parallel(); }
+
+private:
+  ModelRunner &runner_;
+  const EntryInfo &entry_;
+  int64_t updateFreq_;
+  Communicator &communicator_;
+  int64_t updates_ = 0;
+};
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_DATAPARALLEL_H

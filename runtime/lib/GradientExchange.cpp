@@ -1,0 +1,194 @@
+//===- GradientExchange.cpp - accumulated gradients in allreduce buckets ---===//
+#include "GradientExchange.h"
+#include "Context.h"
+#include "Kernel.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <string>
+
+namespace txrt {
+
+namespace {
+
+int64_t bucketFloatsFromEnvironment() {
+  double megabytes = 8.0;
+  if (const char *env = std::getenv("TXRT_BUCKET_MB")) {
+    char *end = nullptr;
+    double value = std::strtod(env, &end);
+    if (end != env && *end == '\0' && value > 0)
+      megabytes = value;
+  }
+  return std::max<int64_t>(1, int64_t(megabytes * (1 << 20) / sizeof(float)));
+}
+
+void check(int32_t status, const char *what) {
+  if (status != 0)
+    throw Error(TXRT_ERROR_BACKEND,
+                std::string("the communicator's ") + what + " failed (" +
+                    std::to_string(status) + ")");
+}
+
+} // namespace
+
+const BucketPlan::Slot &BucketPlan::place(int64_t site, int64_t n) {
+  auto it = slots_.find(site);
+  if (it != slots_.end()) {
+    require(it->second.size == n,
+            "an Adam site's gradient changed size between calls");
+    return it->second;
+  }
+  if (bucketSizes_.empty() ||
+      (bucketSizes_.back() > 0 && bucketSizes_.back() + n > bucketFloats_)) {
+    bucketSizes_.push_back(0);
+    bucketSiteCounts_.push_back(0);
+  }
+  Slot slot{buckets() - 1, bucketSizes_.back(), n};
+  bucketSizes_.back() += n;
+  ++bucketSiteCounts_.back();
+  return slots_.emplace(site, slot).first->second;
+}
+
+GradientExchange::GradientExchange() : plan_(bucketFloatsFromEnvironment()) {
+  if (const char *env = std::getenv("TXRT_ALLREDUCE_OVERLAP"))
+    overlap_ = std::string(env) != "0";
+}
+
+void GradientExchange::add(int64_t site, int64_t n, const float *gradient,
+                           Update update) {
+  require(n >= 0 && (gradient || n == 0),
+          "the gradient must not be NULL");
+  int64_t before = plan_.buckets();
+  BucketPlan::Slot slot = plan_.place(site, n);
+  for (int64_t b = int64_t(storage_.size()); b < plan_.buckets(); ++b) {
+    storage_.emplace_back();
+    arrived_.push_back(0);
+    requests_.push_back(nullptr);
+    started_.push_back(0);
+  }
+  std::vector<float> &bucket = storage_[size_t(slot.bucket)];
+  if (int64_t(bucket.size()) < plan_.bucketSize(slot.bucket))
+    bucket.resize(size_t(plan_.bucketSize(slot.bucket)), 0.0f);
+  float *sum = bucket.data() + slot.offset;
+  const float factor = scale;
+  for (int64_t i = 0; i < n; ++i)
+    sum[i] += factor * gradient[i];
+  if (mode != TXRT_GRADIENTS_APPLY)
+    return;
+  if (!communicator) {
+    update(sum);
+    std::fill(sum, sum + n, 0.0f);
+    return;
+  }
+  waiting_.emplace_back(slot, std::move(update));
+  ++arrived_[size_t(slot.bucket)];
+  if (overlap_) {
+    // A new bucket closes the one before it (first update only).
+    if (plan_.buckets() > before && slot.bucket > 0 &&
+        !started_[size_t(slot.bucket - 1)] &&
+        arrived_[size_t(slot.bucket - 1)] ==
+            plan_.bucketSites(slot.bucket - 1))
+      start(slot.bucket - 1);
+    if (plan_.closed(slot.bucket) &&
+        arrived_[size_t(slot.bucket)] == plan_.bucketSites(slot.bucket))
+      start(slot.bucket);
+    poll();
+  }
+}
+
+void GradientExchange::start(int64_t b) {
+  std::vector<float> &bucket = storage_[size_t(b)];
+  void *request = nullptr;
+  check(communicator->allreduce_start(communicator->state, bucket.data(),
+                                      int64_t(bucket.size()), &request),
+        "allreduce start");
+  requests_[size_t(b)] = request;
+  started_[size_t(b)] = 1;
+  bytesSent += int64_t(bucket.size() * sizeof(float));
+}
+
+void GradientExchange::poll() {
+  // MPI progresses nonblocking collectives inside MPI calls: test the
+  // buckets in flight so they move while the backward pass runs.
+  for (size_t b = 0; b < requests_.size(); ++b) {
+    if (!started_[b] || !requests_[b])
+      continue;
+    int32_t done = 0;
+    check(communicator->allreduce_test(communicator->state, requests_[b],
+                                       &done),
+          "allreduce test");
+    if (done)
+      requests_[b] = nullptr;
+  }
+}
+
+void GradientExchange::finish() {
+  if (!communicator || waiting_.empty())
+    return;
+  for (int64_t b = 0; b < plan_.buckets(); ++b)
+    if (!started_[size_t(b)])
+      start(b);
+  auto begin = std::chrono::steady_clock::now();
+  for (size_t b = 0; b < requests_.size(); ++b)
+    if (requests_[b]) {
+      check(communicator->allreduce_wait(communicator->state, requests_[b]),
+            "allreduce wait");
+      requests_[b] = nullptr;
+    }
+  waitSeconds += std::chrono::duration<double>(
+                     std::chrono::steady_clock::now() - begin)
+                     .count();
+  for (auto &[slot, update] : waiting_)
+    update(storage_[size_t(slot.bucket)].data() + slot.offset);
+  waiting_.clear();
+  for (size_t b = 0; b < storage_.size(); ++b) {
+    std::fill(storage_[b].begin(), storage_[b].end(), 0.0f);
+    arrived_[b] = 0;
+    started_[b] = 0;
+  }
+}
+
+} // namespace txrt
+
+using namespace txrt;
+
+extern "C" {
+
+txrt_status txrt_context_set_gradient_mode(txrt_context *ctx, int32_t mode,
+                                           float scale) {
+  return runKernel(
+      ctx, "txrt_context_set_gradient_mode",
+      [&] { return std::string("mode ") + std::to_string(mode); },
+      [&](Context &c) {
+        require(mode == TXRT_GRADIENTS_UPDATE ||
+                    mode == TXRT_GRADIENTS_ACCUMULATE ||
+                    mode == TXRT_GRADIENTS_APPLY,
+                "mode must be TXRT_GRADIENTS_UPDATE, _ACCUMULATE or _APPLY");
+        c.gradients.mode = mode;
+        c.gradients.scale = scale;
+      });
+}
+
+void txrt_context_set_communicator(txrt_context *ctx,
+                                   const txrt_communicator *communicator) {
+  if (ctx)
+    ctx->gradients.communicator = communicator;
+}
+
+txrt_status txrt_context_finish_update(txrt_context *ctx) {
+  return runKernel(
+      ctx, "txrt_context_finish_update", [&] { return std::string(); },
+      [&](Context &c) { c.gradients.finish(); });
+}
+
+void txrt_context_allreduce_stats(const txrt_context *ctx,
+                                  double *out_wait_seconds,
+                                  int64_t *out_bytes) {
+  if (out_wait_seconds)
+    *out_wait_seconds = ctx ? ctx->gradients.waitSeconds : 0.0;
+  if (out_bytes)
+    *out_bytes = ctx ? ctx->gradients.bytesSent : 0;
+}
+
+} // extern "C"
