@@ -72,6 +72,9 @@ struct TrainOptions {
   std::optional<int64_t> block; ///< --block: LM positions per block
   std::optional<int64_t> steps, epochs; ///< at most one
   std::optional<int64_t> batch;         ///< default: the B bound
+  /// --max-tokens N: batches of at most N padded tokens per side (rows
+  /// capped by the B bound); excludes --batch.
+  std::optional<int64_t> maxTokens;
   std::optional<uint64_t> seed;         ///< default 0 (or the checkpoint's)
   std::optional<int64_t> minFreq;       ///< default 1 (or the checkpoint's)
   std::optional<std::string> savePath, resumePath, logPath;

@@ -41,6 +41,9 @@ data:
   --text FILE.txt   the training text (language models)
   --block N         positions per block of --text (default: the T bound)
   --batch N         sentences per batch (default: the bound of dim B)
+  --max-tokens N    batches by size instead: at most N padded tokens on each
+                    side (rows x longest row), at most the bound of B rows,
+                    length-bucketed; excludes --batch
   --seed S          the seed of the batch order and of dropout (default 0)
   --min-freq K      words seen fewer than K times become [UNK] (default 1)
 tokenizer:
@@ -178,6 +181,8 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.epochs = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--batch") {
       train.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--max-tokens") {
+      train.maxTokens = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--seed") {
       train.seed = integerOption<uint64_t>(cursor, arg, 0, ~uint64_t(0));
     } else if (arg == "--min-freq") {
@@ -241,6 +246,8 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
     cursor.fail("--block applies to --text (language models)");
   if (train.steps && train.epochs)
     cursor.fail("--steps and --epochs exclude each other");
+  if (train.batch && train.maxTokens)
+    cursor.fail("--batch and --max-tokens exclude each other");
   if (train.resumePath && train.initSeed)
     cursor.fail("--resume and --init exclude each other");
   if (train.initFromPath && (train.resumePath || train.initSeed))

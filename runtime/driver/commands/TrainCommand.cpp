@@ -61,14 +61,17 @@ int64_t batchSize(const std::optional<int64_t> &requested,
 
 /// Notes where a resumed run's options differ from the checkpoint's.
 void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
-                     int64_t batch, const TrainingData &data,
-                     std::ostream &err) {
+                     int64_t batch, int64_t maxTokens,
+                     const TrainingData &data, std::ostream &err) {
   auto note = [&](const std::string &what) {
     err << "note: " << what
         << " differs from the checkpoint's; the run will not match an "
            "uninterrupted one\n";
   };
-  if (batch != saved.batchSize)
+  if (maxTokens != saved.maxTokens)
+    note(maxTokens ? "--max-tokens " + std::to_string(maxTokens)
+                   : "--batch " + std::to_string(batch) + " (not --max-tokens)");
+  else if (batch != saved.batchSize)
     note("--batch " + std::to_string(batch));
   if (options.seed && *options.seed != saved.seed)
     note("--seed " + std::to_string(*options.seed));
@@ -156,6 +159,8 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   runner.reserveArena(entry); // too large for the machine: fail before work
   TrainingPosition position;
   int64_t batch = 0;
+  // --max-tokens: the B bound caps the rows of a token batch.
+  int64_t maxTokens = options.maxTokens.value_or(0);
   std::vector<LossPoint> curve;
   // A fresh start: --init SEED, or the weights of --init-from (checked
   // like --load before anything runs).
@@ -171,9 +176,12 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (options.resumePath) {
     // Validate everything before the arena changes: loadCheckpoint does.
     position = loadCheckpoint(*resumed, model, runner.params());
-    batch = options.batch ? batchSize(options.batch, data.batchBound)
-                          : batchSize(position.batchSize, data.batchBound);
-    noteDifferences(position, options, batch, data, err);
+    if (!options.batch && !options.maxTokens)
+      maxTokens = position.maxTokens;
+    batch = maxTokens        ? data.batchBound.bound
+            : options.batch ? batchSize(options.batch, data.batchBound)
+                            : batchSize(position.batchSize, data.batchBound);
+    noteDifferences(position, options, batch, maxTokens, data, err);
     position.seed = options.seed.value_or(position.seed);
     if (logPath) {
       std::error_code error;
@@ -188,18 +196,19 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     initialize();
   }
   position.batchSize = batch;
+  position.maxTokens = maxTokens;
   position.minFreq = minFreq;
   position.dataPath = data.path;
   position.dataHash = data.hash;
 
-  std::unique_ptr<BatchSource> source = data.makeSource(batch, position.seed);
+  std::unique_ptr<BatchSource> source =
+      data.makeSource(batch, maxTokens, position.seed);
   const BatchPlan &plan = source->plan();
   int64_t lastStep = 0;
   if (options.steps) {
     lastStep = *options.steps;
-  } else if (__builtin_mul_overflow(options.epochs.value_or(1),
-                                    plan.batchesPerEpoch(), &lastStep) ||
-             lastStep > kMaxTrainingCount) {
+  } else if (!plan.stepsOfEpochs(options.epochs.value_or(1),
+                                 kMaxTrainingCount, lastStep)) {
     throw InputError("--epochs " + std::to_string(*options.epochs) + " of " +
                      std::to_string(plan.batchesPerEpoch()) +
                      " batches is more than " +
@@ -296,9 +305,14 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     return false;
   };
 
-  err << "training '" << model.model << "' on " << data.summary
-      << ", batch " << batch << ", " << plan.batchesPerEpoch()
-      << " batches per epoch, steps " << firstStep << ".." << lastStep
+  err << "training '" << model.model << "' on " << data.summary << ", "
+      << (maxTokens ? "at most " + std::to_string(maxTokens) +
+                          " padded tokens and " + std::to_string(batch) +
+                          " rows per batch"
+                    : "batch " + std::to_string(batch))
+      << ", " << plan.batchesPerEpoch()
+      << (maxTokens ? " batches in epoch 1" : " batches per epoch")
+      << ", steps " << firstStep << ".." << lastStep
       << ", " << describeOptimizer(optimizer) << "\n";
   if (firstStep > lastStep)
     err << "note: the checkpoint is already at step " << position.step

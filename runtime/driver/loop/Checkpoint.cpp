@@ -100,6 +100,8 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
       {"data_fnv1a64", hexHash(position.dataHash)},
       {kTokenizerKey, tokenizer.toJson()},
   };
+  if (position.maxTokens)
+    metadata.push_back({"max_tokens", std::to_string(position.maxTokens)});
   writeSafetensors(path, views, metadata);
 }
 
@@ -149,6 +151,9 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
       metadataInteger<int64_t>(file, "batch_size", 10, kMaxTrainingCount);
   position.minFreq =
       metadataInteger<int64_t>(file, "min_freq", 10, kMaxTrainingCount);
+  if (findMetadata(file.metadata(), "max_tokens"))
+    position.maxTokens =
+        metadataInteger<int64_t>(file, "max_tokens", 10, kMaxTrainingCount);
   position.dataHash = metadataInteger<uint64_t>(file, "data_fnv1a64", 16);
   if (const std::string *data = findMetadata(file.metadata(), "data"))
     position.dataPath = *data;

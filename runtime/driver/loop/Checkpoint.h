@@ -10,7 +10,8 @@
 //
 // and __metadata__ (all strings): "format": "txc-checkpoint", "model",
 // "step" (updates taken), "seed", "epoch" and "batch_in_epoch" (the data
-// position of the next step), "batch_size", "min_freq", "data" (the TSV
+// position of the next step), "batch_size" (the row cap with
+// "max_tokens", which is present only for token batches), "min_freq", "data" (the TSV
 // path), "data_fnv1a64" (its content hash, hex) and "tokenizer" (the
 // tokenizer's JSON, Tokenizer.h). Everything in it is a function of the
 // run's inputs, so two runs that did the same work write byte-identical
@@ -44,6 +45,7 @@ struct TrainingPosition {
   int64_t epoch = 0;        ///< data position of the next update
   int64_t batchInEpoch = 0;
   int64_t batchSize = 0;
+  int64_t maxTokens = 0; ///< --max-tokens (0: fixed rows of batchSize)
   int64_t minFreq = 1;
   std::string dataPath;
   uint64_t dataHash = 0;
