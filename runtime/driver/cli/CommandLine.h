@@ -95,6 +95,9 @@ struct TrainOptions {
   bool keepBest = false;   ///< --keep-best: CKPT.best.safetensors
   bool bestByLoss = false; ///< --best-by loss (default bleu)
   int64_t patience = 0;    ///< --patience P (0: never stop early)
+  /// --ema DECAY in (0, 1): validate with and save an average of the
+  /// weights (loop/Ema.h).
+  std::optional<double> ema;
 };
 
 struct EvalOptions {
@@ -103,6 +106,7 @@ struct EvalOptions {
   std::optional<std::string> tokenizerPath; ///< default: beside --load
   std::optional<int64_t> batch, maxLength;
   bool noBleu = false;
+  bool noEma = false; ///< --no-ema: the raw weights, not the average
   int32_t threads = 0;
 };
 
@@ -113,6 +117,7 @@ struct TranslateOptions {
   int32_t beam = 1;
   double alpha = 0.6;
   bool kvCache = true; ///< --no-kv-cache: re-run the prefix every step
+  bool noEma = false;  ///< --no-ema: the raw weights, not the average
   std::vector<std::string> sentences; ///< empty: read stdin
   int32_t threads = 0;
 };

@@ -67,6 +67,10 @@ validation:
   --best-by M       bleu (default) or loss: what --keep-best and --patience
                     compare
   --patience P      stop after P validations in a row without improvement
+  --ema DECAY       keep an exponential moving average of the weights
+                    (ema = DECAY * ema + (1 - DECAY) * weights after every
+                    update, e.g. 0.999): validation and --keep-best use it,
+                    the checkpoint holds it (translate and eval use it)
 checkpoints:
   --save FILE       write the checkpoint (safetensors: parameters, Adam
                     moments, step, tokenizer) at the end and every --every
@@ -109,6 +113,8 @@ options:
   --max-len N         at most N generated tokens per sentence for BLEU
                       (default: the bound of the target dim)
   --no-bleu           skip the translations (loss and accuracy only)
+  --no-ema            the raw weights, not the average a train --ema
+                      checkpoint holds (default: the average)
   --threads N         kernel threads
   -h, --help          show this text
 )";
@@ -130,6 +136,8 @@ options:
   --alpha A           beam length penalty ((5 + len) / 6)^A (default 0.6)
   --no-kv-cache       re-run the whole prefix at every step instead of the
                       compiled incremental decode_step (same output, slower)
+  --no-ema            the raw weights, not the average a train --ema
+                      checkpoint holds (default: the average)
   --batch N           sentences decoded together (default: the bound of B)
   --threads N         kernel threads
   -h, --help          show this text
@@ -233,6 +241,14 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.bestByLoss = metric == "loss";
     } else if (arg == "--patience") {
       train.patience = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--ema") {
+      std::string text = cursor.value(arg);
+      char *end = nullptr;
+      double decay = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(decay > 0 && decay < 1))
+        cursor.fail("--ema expects a decay in (0, 1), e.g. 0.999, got '" +
+                    text + "'");
+      train.ema = decay;
     } else {
       unexpected(cursor, arg);
     }
@@ -288,6 +304,9 @@ void parseEval(ArgCursor &cursor, CommandLine &line) {
       eval.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--max-len") {
       eval.maxLength = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--no-ema") {
+      cursor.noValue(arg);
+      eval.noEma = true;
     } else if (arg == "--no-bleu") {
       cursor.noValue(arg);
       eval.noBleu = true;
@@ -322,6 +341,8 @@ void parseTranslate(ArgCursor &cursor, CommandLine &line) {
       translate.beam = integerOption<int32_t>(cursor, arg, 1, 1024);
     } else if (arg == "--no-kv-cache") {
       translate.kvCache = false;
+    } else if (arg == "--no-ema") {
+      translate.noEma = true;
     } else if (arg == "--alpha") {
       std::string text = cursor.value(arg);
       char *end = nullptr;

@@ -12,6 +12,7 @@
 #include "commands/TrainingData.h"
 #include "loop/Checkpoint.h"
 #include "loop/Divergence.h"
+#include "loop/Ema.h"
 #include "core/Error.h"
 #include "formats/FileIO.h"
 #include "loop/LossCurve.h"
@@ -115,6 +116,24 @@ void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   checkOutputPaths(outputs, inputs, {{"--save", "--resume"}});
 }
 
+/// The --ema average: a resumed checkpoint's (its decay unless --ema
+/// gives one), else a new one from the current weights; null without.
+std::unique_ptr<WeightAverage>
+startWeightAverage(const ModelInfo &model, const ParameterArena &params,
+                   const TrainOptions &options,
+                   const SafetensorsReader *resumed, std::ostream &err) {
+  std::optional<double> decay = options.ema;
+  if (resumed && !decay)
+    decay = checkpointDecay(*resumed);
+  if (!decay)
+    return nullptr;
+  auto average = std::make_unique<WeightAverage>(model, params, *decay);
+  if (resumed && !average->load(*resumed))
+    err << "note: '" << resumed->path()
+        << "' has no weight average; --ema starts from its weights\n";
+  return average;
+}
+
 std::string formatSeconds(double seconds) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.2f s", seconds);
@@ -201,6 +220,10 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   position.dataPath = data.path;
   position.dataHash = data.hash;
 
+  // --ema (or the resumed checkpoint's average): from the weights now.
+  std::unique_ptr<WeightAverage> average =
+      startWeightAverage(model, runner.params(), options, resumed.get(), err);
+
   std::unique_ptr<BatchSource> source =
       data.makeSource(batch, maxTokens, position.seed);
   const BatchPlan &plan = source->plan();
@@ -248,7 +271,8 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     auto [epoch, index] = plan.positionOfStep(step + 1);
     at.epoch = epoch;
     at.batchInEpoch = index;
-    saveCheckpoint(path, model, runner.params(), at, tokenizer);
+    saveCheckpoint(path, model, runner.params(), at, tokenizer,
+                   average.get());
   };
   auto save = [&](int64_t step) {
     if (!options.savePath)
@@ -282,7 +306,12 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     bestPath = checkpointSibling(*options.savePath, kBestCheckpointSuffix);
   /// Validates; whether --patience says to stop.
   auto validate = [&](int64_t step) {
+    // With --ema the average is scored (and so kept as the best).
+    if (average)
+      average->swap(runner.params());
     ValidationScore score = validator->run(step);
+    if (average)
+      average->swap(runner.params());
     err << score.describe() << (validator->improved() ? " (best)" : "")
         << "\n";
     if (score.allEmpty)
@@ -367,6 +396,8 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (std::optional<Divergence> divergence =
             watch.afterStep(step, result.seconds, lastLoss))
       throw diverged(*divergence);
+    if (average)
+      average->update(runner.params());
     tokens += result.targetTokens;
     double tokensPerSecond =
         result.seconds > 0 ? double(result.targetTokens) / result.seconds : 0.0;

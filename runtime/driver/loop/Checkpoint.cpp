@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "loop/Checkpoint.h"
+#include "loop/Ema.h"
 #include "core/Error.h"
 #include "loop/FiniteCheck.h"
 
@@ -76,7 +77,8 @@ std::string hexHash(uint64_t hash) {
 void saveCheckpoint(const std::string &path, const ModelInfo &model,
                     const ParameterArena &params,
                     const TrainingPosition &position,
-                    const Tokenizer &tokenizer) {
+                    const Tokenizer &tokenizer,
+                    const WeightAverage *average) {
   std::vector<SafetensorsTensorView> views;
   for (const ParamInfo &info : model.params) {
     views.push_back({info.name, DType::F32, info.shape, params.param(info)});
@@ -102,6 +104,11 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
   };
   if (position.maxTokens)
     metadata.push_back({"max_tokens", std::to_string(position.maxTokens)});
+  if (average) {
+    for (SafetensorsTensorView &view : average->views())
+      views.push_back(std::move(view));
+    metadata.push_back({kEmaDecayKey, formatDecay(average->decay())});
+  }
   writeSafetensors(path, views, metadata);
 }
 
