@@ -314,6 +314,11 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       average->swap(runner.params());
     err << score.describe() << (validator->improved() ? " (best)" : "")
         << "\n";
+    if (!curve.empty() && curve.back().step == step) {
+      curve.back().validLoss = score.loss;
+      curve.back().validAccuracy = score.accuracy;
+      curve.back().validBleu = score.bleu.bleu;
+    }
     if (score.allEmpty)
       err << "warning: every validation output is empty; the model "
              "predicts [EOS] first (check the learning-rate schedule "
