@@ -19,6 +19,7 @@
 #include "core/ModelRunner.h"
 #include "cli/OutputPaths.h"
 #include "loop/Progress.h"
+#include "loop/UnigramWatch.h"
 #include "loop/Validation.h"
 #include "data/SentencePiece.h"
 
@@ -382,6 +383,7 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     return KernelError(divergence.describe() + "; stopping without saving" +
                        savedNote());
   };
+  UnigramWatch unigram(data.targetEntropy);
   auto start = std::chrono::steady_clock::now();
   double lastLoss = NAN;
   int64_t tokens = 0;
@@ -403,6 +405,10 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       throw diverged(*divergence);
     if (average)
       average->update(runner.params());
+    if (std::optional<std::string> warning = unigram.afterStep(step, lastLoss)) {
+      progress.finish();
+      err << "warning: " << *warning << "\n";
+    }
     tokens += result.targetTokens;
     double tokensPerSecond =
         result.seconds > 0 ? double(result.targetTokens) / result.seconds : 0.0;
