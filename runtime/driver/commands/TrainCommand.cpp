@@ -305,6 +305,7 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   std::optional<std::string> bestPath;
   if (options.keepBest)
     bestPath = checkpointSibling(*options.savePath, kBestCheckpointSuffix);
+  double lastValidBleu = -1; // for the progress line
   /// Validates; whether --patience says to stop.
   auto validate = [&](int64_t step) {
     // With --ema the average is scored (and so kept as the best).
@@ -315,6 +316,7 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       average->swap(runner.params());
     err << score.describe() << (validator->improved() ? " (best)" : "")
         << "\n";
+    lastValidBleu = score.bleu.bleu;
     if (!curve.empty() && curve.back().step == step) {
       curve.back().validLoss = score.loss;
       curve.back().validAccuracy = score.accuracy;
@@ -414,8 +416,10 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
         result.seconds > 0 ? double(result.targetTokens) / result.seconds : 0.0;
     double lr = learningRate(optimizer.lr, step);
     curve.push_back({step, lastLoss, lr, tokensPerSecond});
-    if (!options.quiet)
+    if (!options.quiet) {
+      progress.setEpoch(result.epoch + 1);
       progress.update(step, lastLoss, lr, tokensPerSecond);
+    }
     if (options.every && step % options.every == 0 && step != lastStep) {
       if (options.savePath) {
         if (std::optional<Divergence> divergence = watch.check(step, lastLoss))
@@ -427,10 +431,13 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
         writeLossCurve(*logPath, curve, model.model + " training loss");
     }
     if (validator &&
-        (step % options.validEvery == 0 || step == lastStep) &&
-        validate(step)) {
-      lastStep = step;
-      break;
+        (step % options.validEvery == 0 || step == lastStep)) {
+      progress.finish(); // the validation lines start on their own line
+      if (validate(step)) {
+        lastStep = step;
+        break;
+      }
+      progress.setValidationBleu(lastValidBleu);
     }
   }
   if (firstStep <= lastStep)
