@@ -72,6 +72,9 @@ struct TrainOptions {
   std::optional<int64_t> block; ///< --block: LM positions per block
   std::optional<int64_t> steps, epochs; ///< at most one
   std::optional<int64_t> batch;         ///< default: the B bound
+  /// --max-tokens N: batches of at most N padded tokens per side (rows
+  /// capped by the B bound); excludes --batch.
+  std::optional<int64_t> maxTokens;
   std::optional<uint64_t> seed;         ///< default 0 (or the checkpoint's)
   std::optional<int64_t> minFreq;       ///< default 1 (or the checkpoint's)
   std::optional<std::string> savePath, resumePath, logPath;
@@ -93,6 +96,9 @@ struct TrainOptions {
   bool keepBest = false;   ///< --keep-best: CKPT.best.safetensors
   bool bestByLoss = false; ///< --best-by loss (default bleu)
   int64_t patience = 0;    ///< --patience P (0: never stop early)
+  /// --ema DECAY in (0, 1): validate with and save an average of the
+  /// weights (loop/Ema.h).
+  std::optional<double> ema;
 };
 
 struct EvalOptions {
@@ -101,6 +107,7 @@ struct EvalOptions {
   std::optional<std::string> tokenizerPath; ///< default: beside --load
   std::optional<int64_t> batch, maxLength;
   bool noBleu = false;
+  bool noEma = false; ///< --no-ema: the raw weights, not the average
   int32_t threads = 0;
 };
 
@@ -111,6 +118,7 @@ struct TranslateOptions {
   int32_t beam = 1;
   double alpha = 0.6;
   bool kvCache = true; ///< --no-kv-cache: re-run the prefix every step
+  bool noEma = false;  ///< --no-ema: the raw weights, not the average
   std::vector<std::string> sentences; ///< empty: read stdin
   int32_t threads = 0;
 };

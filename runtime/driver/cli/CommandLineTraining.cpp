@@ -41,6 +41,9 @@ data:
   --text FILE.txt   the training text (language models)
   --block N         positions per block of --text (default: the T bound)
   --batch N         sentences per batch (default: the bound of dim B)
+  --max-tokens N    batches by size instead: at most N padded tokens on each
+                    side (rows x longest row), at most the bound of B rows,
+                    length-bucketed; excludes --batch
   --seed S          the seed of the batch order and of dropout (default 0)
   --update-freq K   one update per K batches of --batch, their gradients
                     accumulated: the update of one batch K times larger
@@ -68,6 +71,10 @@ validation:
   --best-by M       bleu (default) or loss: what --keep-best and --patience
                     compare
   --patience P      stop after P validations in a row without improvement
+  --ema DECAY       keep an exponential moving average of the weights
+                    (ema = DECAY * ema + (1 - DECAY) * weights after every
+                    update, e.g. 0.999): validation and --keep-best use it,
+                    the checkpoint holds it (translate and eval use it)
 checkpoints:
   --save FILE       write the checkpoint (safetensors: parameters, Adam
                     moments, step, tokenizer) at the end and every --every
@@ -110,6 +117,8 @@ options:
   --max-len N         at most N generated tokens per sentence for BLEU
                       (default: the bound of the target dim)
   --no-bleu           skip the translations (loss and accuracy only)
+  --no-ema            the raw weights, not the average a train --ema
+                      checkpoint holds (default: the average)
   --threads N         kernel threads
   -h, --help          show this text
 )";
@@ -131,6 +140,8 @@ options:
   --alpha A           beam length penalty ((5 + len) / 6)^A (default 0.6)
   --no-kv-cache       re-run the whole prefix at every step instead of the
                       compiled incremental decode_step (same output, slower)
+  --no-ema            the raw weights, not the average a train --ema
+                      checkpoint holds (default: the average)
   --batch N           sentences decoded together (default: the bound of B)
   --threads N         kernel threads
   -h, --help          show this text
@@ -182,6 +193,8 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.epochs = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--batch") {
       train.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--max-tokens") {
+      train.maxTokens = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--seed") {
       train.seed = integerOption<uint64_t>(cursor, arg, 0, ~uint64_t(0));
     } else if (arg == "--min-freq") {
@@ -234,6 +247,14 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.bestByLoss = metric == "loss";
     } else if (arg == "--patience") {
       train.patience = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--ema") {
+      std::string text = cursor.value(arg);
+      char *end = nullptr;
+      double decay = std::strtod(text.c_str(), &end);
+      if (text.empty() || *end != '\0' || !(decay > 0 && decay < 1))
+        cursor.fail("--ema expects a decay in (0, 1), e.g. 0.999, got '" +
+                    text + "'");
+      train.ema = decay;
     } else {
       unexpected(cursor, arg);
     }
@@ -247,6 +268,8 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
     cursor.fail("--block applies to --text (language models)");
   if (train.steps && train.epochs)
     cursor.fail("--steps and --epochs exclude each other");
+  if (train.batch && train.maxTokens)
+    cursor.fail("--batch and --max-tokens exclude each other");
   if (train.resumePath && train.initSeed)
     cursor.fail("--resume and --init exclude each other");
   if (train.initFromPath && (train.resumePath || train.initSeed))
@@ -287,6 +310,9 @@ void parseEval(ArgCursor &cursor, CommandLine &line) {
       eval.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--max-len") {
       eval.maxLength = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--no-ema") {
+      cursor.noValue(arg);
+      eval.noEma = true;
     } else if (arg == "--no-bleu") {
       cursor.noValue(arg);
       eval.noBleu = true;
@@ -321,6 +347,8 @@ void parseTranslate(ArgCursor &cursor, CommandLine &line) {
       translate.beam = integerOption<int32_t>(cursor, arg, 1, 1024);
     } else if (arg == "--no-kv-cache") {
       translate.kvCache = false;
+    } else if (arg == "--no-ema") {
+      translate.noEma = true;
     } else if (arg == "--alpha") {
       std::string text = cursor.value(arg);
       char *end = nullptr;

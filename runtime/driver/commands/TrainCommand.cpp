@@ -12,12 +12,14 @@
 #include "commands/TrainingData.h"
 #include "loop/Checkpoint.h"
 #include "loop/Divergence.h"
+#include "loop/Ema.h"
 #include "core/Error.h"
 #include "formats/FileIO.h"
 #include "loop/LossCurve.h"
 #include "core/ModelRunner.h"
 #include "cli/OutputPaths.h"
 #include "loop/Progress.h"
+#include "loop/UnigramWatch.h"
 #include "loop/Validation.h"
 #include "data/SentencePiece.h"
 #include "distributed/DataParallel.h"
@@ -65,14 +67,17 @@ int64_t batchSize(const std::optional<int64_t> &requested,
 
 /// Notes where a resumed run's options differ from the checkpoint's.
 void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
-                     int64_t batch, const TrainingData &data,
-                     std::ostream &err) {
+                     int64_t batch, int64_t maxTokens,
+                     const TrainingData &data, std::ostream &err) {
   auto note = [&](const std::string &what) {
     err << "note: " << what
         << " differs from the checkpoint's; the run will not match an "
            "uninterrupted one\n";
   };
-  if (batch != saved.batchSize)
+  if (maxTokens != saved.maxTokens)
+    note(maxTokens ? "--max-tokens " + std::to_string(maxTokens)
+                   : "--batch " + std::to_string(batch) + " (not --max-tokens)");
+  else if (batch != saved.batchSize)
     note("--batch " + std::to_string(batch));
   if (options.seed && *options.seed != saved.seed)
     note("--seed " + std::to_string(*options.seed));
@@ -114,6 +119,24 @@ void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   }
   // --resume C --save C continues in place: C is read before it is written.
   checkOutputPaths(outputs, inputs, {{"--save", "--resume"}});
+}
+
+/// The --ema average: a resumed checkpoint's (its decay unless --ema
+/// gives one), else a new one from the current weights; null without.
+std::unique_ptr<WeightAverage>
+startWeightAverage(const ModelInfo &model, const ParameterArena &params,
+                   const TrainOptions &options,
+                   const SafetensorsReader *resumed, std::ostream &err) {
+  std::optional<double> decay = options.ema;
+  if (resumed && !decay)
+    decay = checkpointDecay(*resumed);
+  if (!decay)
+    return nullptr;
+  auto average = std::make_unique<WeightAverage>(model, params, *decay);
+  if (resumed && !average->load(*resumed))
+    err << "note: '" << resumed->path()
+        << "' has no weight average; --ema starts from its weights\n";
+  return average;
 }
 
 std::string formatSeconds(double seconds) {
@@ -163,6 +186,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   runner.reserveArena(entry); // too large for the machine: fail before work
   TrainingPosition position;
   int64_t batch = 0;
+  // --max-tokens: the B bound caps the rows of a token batch.
+  int64_t maxTokens = options.maxTokens.value_or(0);
   std::vector<LossPoint> curve;
   // A fresh start: --init SEED, or the weights of --init-from (checked
   // like --load before anything runs).
@@ -178,10 +203,13 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (options.resumePath) {
     // Validate everything before the arena changes: loadCheckpoint does.
     position = loadCheckpoint(*resumed, model, runner.params());
-    batch = options.batch
+    if (!options.batch && !options.maxTokens)
+      maxTokens = position.maxTokens;
+    batch = maxTokens ? data.batchBound.bound * ranks.size()
+            : options.batch
                 ? batchSize(options.batch, data.batchBound, ranks.size())
                 : batchSize(position.batchSize, data.batchBound, ranks.size());
-    noteDifferences(position, options, batch, data, err);
+    noteDifferences(position, options, batch, maxTokens, data, err);
     position.seed = options.seed.value_or(position.seed);
     if (logPath) {
       std::error_code error;
@@ -191,25 +219,40 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
             curve.push_back(point);
     }
   } else {
-    batch = batchSize(options.batch, data.batchBound, ranks.size());
+    // --max-tokens: each rank's rows are capped by the B bound.
+    batch = maxTokens ? data.batchBound.bound * ranks.size()
+                      : batchSize(options.batch, data.batchBound, ranks.size());
     position.seed = options.seed.value_or(0);
     initialize();
   }
+  // Each rank takes a share of every batch (the last of an epoch may be
+  // shorter: DataParallel.h gives an empty share a zero-weight row).
+  if (!maxTokens && batch < ranks.size())
+    throw InputError("--batch " + std::to_string(batch) +
+                     " has fewer examples than the " +
+                     std::to_string(ranks.size()) +
+                     " ranks: use a larger --batch (or fewer ranks)");
   position.batchSize = batch;
+  position.maxTokens = maxTokens;
   position.minFreq = minFreq;
   position.dataPath = data.path;
   position.dataHash = data.hash;
 
-  // --update-freq K: an update takes K batches (DataParallel.h).
+  // --ema (or the resumed checkpoint's average): from the weights now.
+  std::unique_ptr<WeightAverage> average =
+      startWeightAverage(model, runner.params(), options, resumed.get(), err);
+
+  // --update-freq K: an update takes a batch K times larger (K x the rows,
+  // or K x the tokens), cut into K pieces (DataParallel.h).
   std::unique_ptr<BatchSource> source =
-      data.makeSource(batch * options.updateFreq, position.seed);
+      data.makeSource(batch * options.updateFreq,
+                      maxTokens * options.updateFreq, position.seed);
   const BatchPlan &plan = source->plan();
   int64_t lastStep = 0;
   if (options.steps) {
     lastStep = *options.steps;
-  } else if (__builtin_mul_overflow(options.epochs.value_or(1),
-                                    plan.batchesPerEpoch(), &lastStep) ||
-             lastStep > kMaxTrainingCount) {
+  } else if (!plan.stepsOfEpochs(options.epochs.value_or(1),
+                                 kMaxTrainingCount, lastStep)) {
     throw InputError("--epochs " + std::to_string(*options.epochs) + " of " +
                      std::to_string(plan.batchesPerEpoch()) +
                      " batches is more than " +
@@ -249,7 +292,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     auto [epoch, index] = plan.positionOfStep(step + 1);
     at.epoch = epoch;
     at.batchInEpoch = index;
-    saveCheckpoint(path, model, runner.params(), at, tokenizer);
+    saveCheckpoint(path, model, runner.params(), at, tokenizer,
+                   average.get());
   };
   auto save = [&](int64_t step) {
     if (!options.savePath)
@@ -281,11 +325,23 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   std::optional<std::string> bestPath;
   if (options.keepBest)
     bestPath = checkpointSibling(*options.savePath, kBestCheckpointSuffix);
+  double lastValidBleu = -1; // for the progress line
   /// Validates; whether --patience says to stop.
   auto validate = [&](int64_t step) {
+    // With --ema the average is scored (and so kept as the best).
+    if (average)
+      average->swap(runner.params());
     ValidationScore score = validator->run(step);
+    if (average)
+      average->swap(runner.params());
     err << score.describe() << (validator->improved() ? " (best)" : "")
         << "\n";
+    lastValidBleu = score.bleu.bleu;
+    if (!curve.empty() && curve.back().step == step) {
+      curve.back().validLoss = score.loss;
+      curve.back().validAccuracy = score.accuracy;
+      curve.back().validBleu = score.bleu.bleu;
+    }
     if (score.allEmpty)
       err << "warning: every validation output is empty; the model "
              "predicts [EOS] first (check the learning-rate schedule "
@@ -306,9 +362,14 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     return false;
   };
 
-  err << "training '" << model.model << "' on " << data.summary
-      << ", batch " << batch << ", " << plan.batchesPerEpoch()
-      << " batches per epoch, steps " << firstStep << ".." << lastStep
+  err << "training '" << model.model << "' on " << data.summary << ", "
+      << (maxTokens ? "at most " + std::to_string(maxTokens) +
+                          " padded tokens and " + std::to_string(batch) +
+                          " rows per batch"
+                    : "batch " + std::to_string(batch))
+      << ", " << plan.batchesPerEpoch()
+      << (maxTokens ? " batches in epoch 1" : " batches per epoch")
+      << ", steps " << firstStep << ".." << lastStep
       << ", " << describeOptimizer(optimizer);
   if (options.updateFreq > 1)
     err << ", update-freq " << options.updateFreq;
@@ -348,6 +409,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     return KernelError(divergence.describe() + "; stopping without saving" +
                        savedNote());
   };
+  UnigramWatch unigram(data.targetEntropy);
   auto start = std::chrono::steady_clock::now();
   double lastLoss = NAN;
   int64_t tokens = 0;
@@ -367,13 +429,21 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (std::optional<Divergence> divergence =
             watch.afterStep(step, result.seconds, lastLoss))
       throw diverged(*divergence);
+    if (average)
+      average->update(runner.params());
+    if (std::optional<std::string> warning = unigram.afterStep(step, lastLoss)) {
+      progress.finish();
+      err << "warning: " << *warning << "\n";
+    }
     tokens += result.targetTokens;
     double tokensPerSecond =
         result.seconds > 0 ? double(result.targetTokens) / result.seconds : 0.0;
     double lr = learningRate(optimizer.lr, step);
     curve.push_back({step, lastLoss, lr, tokensPerSecond});
-    if (!options.quiet)
+    if (!options.quiet) {
+      progress.setEpoch(result.epoch + 1);
       progress.update(step, lastLoss, lr, tokensPerSecond);
+    }
     if (options.every && step % options.every == 0 && step != lastStep) {
       if (options.savePath) {
         if (std::optional<Divergence> divergence = watch.check(step, lastLoss))
@@ -385,10 +455,13 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         writeLossCurve(*logPath, curve, model.model + " training loss");
     }
     if (validator &&
-        (step % options.validEvery == 0 || step == lastStep) &&
-        validate(step)) {
-      lastStep = step;
-      break;
+        (step % options.validEvery == 0 || step == lastStep)) {
+      progress.finish(); // the validation lines start on their own line
+      if (validate(step)) {
+        lastStep = step;
+        break;
+      }
+      progress.setValidationBleu(lastValidBleu);
     }
   }
   if (firstStep <= lastStep)

@@ -1,5 +1,6 @@
 //===- TrainingData.cpp - what each model kind trains and evaluates on ----===//
 #include "commands/TrainingData.h"
+#include "loop/UnigramWatch.h"
 #include "core/Error.h"
 #include "data/InputValidation.h"
 #include "data/SentencePiece.h"
@@ -273,9 +274,10 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                    " documents) from " + data.path + ": vocabulary " +
                    std::to_string(data.tokenizer.source.size());
     data.unit = "tokens";
-    data.makeSource = [blocks = std::move(blocks)](int64_t batch,
-                                                   uint64_t seed) {
-      return std::make_unique<LanguageModelBatches>(blocks, batch, seed);
+    data.makeSource = [blocks = std::move(blocks)](
+                          int64_t batch, int64_t maxTokens, uint64_t seed) {
+      return std::make_unique<LanguageModelBatches>(blocks, batch, seed,
+                                                    maxTokens);
     };
     return data;
   }
@@ -306,9 +308,10 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                    std::to_string(data.tokenizer.source.size()) + ", " +
                    std::to_string(data.labels->size()) + " labels";
     data.unit = "examples";
-    data.makeSource = [examples = std::move(examples), pad](int64_t batch,
-                                                            uint64_t seed) {
-      return std::make_unique<ClassifierBatches>(examples, pad, batch, seed);
+    data.makeSource = [examples = std::move(examples),
+                       pad](int64_t batch, int64_t maxTokens, uint64_t seed) {
+      return std::make_unique<ClassifierBatches>(examples, pad, batch, seed,
+                                                 maxTokens);
     };
     return data;
   }
@@ -340,9 +343,17 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                             " / " +
                             std::to_string(data.tokenizer.target.size()));
   data.unit = "target tokens";
+  std::vector<int64_t> targetCounts(size_t(data.tokenizer.target.size()), 0);
+  for (const EncodedPair &pair : pairs) {
+    for (int32_t id : pair.target)
+      ++targetCounts[size_t(id)];
+    ++targetCounts[size_t(data.tokenizer.target.eosId())];
+  }
+  data.targetEntropy = unigramEntropy(targetCounts);
   data.makeSource = [pairs = std::move(pairs), target = data.tokenizer.target,
-                     pad](int64_t batch, uint64_t seed) {
-    return std::make_unique<Seq2SeqBatches>(pairs, target, pad, batch, seed);
+                     pad](int64_t batch, int64_t maxTokens, uint64_t seed) {
+    return std::make_unique<Seq2SeqBatches>(pairs, target, pad, batch, seed,
+                                            maxTokens);
   };
   return data;
 }

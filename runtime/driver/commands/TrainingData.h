@@ -81,8 +81,13 @@ struct TrainingData {
   std::string summary;
   /// "target tokens", "tokens", "examples": what targetTokens counts.
   std::string unit;
-  /// The batches, once batch size and seed are known.
-  std::function<std::unique_ptr<BatchSource>(int64_t batch, uint64_t seed)>
+  /// Seq2seq: the unigram entropy (nats) of the target_out tokens (target
+  /// + [EOS]), for the loop's UnigramWatch; 0 (no watch) for other kinds.
+  double targetEntropy = 0;
+  /// The batches, once batch size (rows, or the row cap with a token
+  /// budget), --max-tokens (0: none) and seed are known.
+  std::function<std::unique_ptr<BatchSource>(int64_t batch, int64_t maxTokens,
+                                             uint64_t seed)>
       makeSource;
 };
 

@@ -1,5 +1,6 @@
 //===- TranslateCommand.cpp - `PROGRAM translate`: decode sentences -------===//
 #include "commands/TranslateCommand.h"
+#include "loop/Ema.h"
 #include "commands/TrainingData.h"
 #include "core/Error.h"
 #include "core/ModelRunner.h"
@@ -76,7 +77,8 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   SafetensorsReader checkpoint(options.loadPath);
   Tokenizer tokenizer =
       loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
-  runner.params().load(checkpoint);
+  loadWeightsForInference(checkpoint, model, runner.params(), options.noEma,
+                          err);
   DecodeOptions decoding =
       decodeOptionsFor(tokenizer.target, bounds, options.maxLength);
   decoding.beamSize = options.beam;

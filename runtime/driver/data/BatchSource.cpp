@@ -11,7 +11,7 @@ pairLengths(const std::vector<EncodedPair> &pairs) {
   std::vector<std::pair<int64_t, int64_t>> lengths;
   for (const EncodedPair &pair : pairs)
     lengths.emplace_back(int64_t(pair.source.size()),
-                         int64_t(pair.target.size()));
+                         int64_t(pair.target.size()) + 1); // + [EOS]
   return lengths;
 }
 
@@ -33,8 +33,10 @@ const Tensor *RoleTensors::find(std::string_view role) const {
 }
 
 BatchSource::BatchSource(std::vector<std::pair<int64_t, int64_t>> lengths,
-                         int64_t batchSize, uint64_t seed)
-    : plan_(lengths, batchSize, seed), examples_(int64_t(lengths.size())) {}
+                         int64_t batchSize, uint64_t seed, int64_t maxTokens)
+    : plan_(maxTokens ? BatchPlan(lengths, batchSize, maxTokens, seed)
+                      : BatchPlan(lengths, batchSize, seed)),
+      examples_(int64_t(lengths.size())) {}
 
 void bindInputsByRole(const EntryInfo &entry, const std::string &roles,
                       TrainBatch &batch) {
@@ -83,8 +85,9 @@ TrainBatch BatchSource::batch(const EntryInfo &entry, int64_t step) {
 
 Seq2SeqBatches::Seq2SeqBatches(std::vector<EncodedPair> pairs,
                                Vocabulary target, int32_t pad,
-                               int64_t batchSize, uint64_t seed)
-    : BatchSource(pairLengths(pairs), batchSize, seed),
+                               int64_t batchSize, uint64_t seed,
+                               int64_t maxTokens)
+    : BatchSource(pairLengths(pairs), batchSize, seed, maxTokens),
       pairs_(std::move(pairs)), target_(std::move(target)), pad_(pad) {}
 
 RoleTensors Seq2SeqBatches::make(const std::vector<size_t> &indices) const {
@@ -98,11 +101,12 @@ RoleTensors Seq2SeqBatches::make(const std::vector<size_t> &indices) const {
 }
 
 LanguageModelBatches::LanguageModelBatches(TokenBlocks blocks,
-                                           int64_t batchSize, uint64_t seed)
+                                           int64_t batchSize, uint64_t seed,
+                                           int64_t maxTokens)
     : BatchSource(std::vector<std::pair<int64_t, int64_t>>(
                       size_t(blocks.size()),
                       {blocks.blockLength(), blocks.blockLength()}),
-                  batchSize, seed),
+                  batchSize, seed, maxTokens),
       blocks_(std::move(blocks)) {}
 
 RoleTensors
@@ -116,8 +120,8 @@ LanguageModelBatches::make(const std::vector<size_t> &indices) const {
 
 ClassifierBatches::ClassifierBatches(std::vector<EncodedExample> examples,
                                      int32_t pad, int64_t batchSize,
-                                     uint64_t seed)
-    : BatchSource(exampleLengths(examples), batchSize, seed),
+                                     uint64_t seed, int64_t maxTokens)
+    : BatchSource(exampleLengths(examples), batchSize, seed, maxTokens),
       examples_(std::move(examples)), pad_(pad) {}
 
 RoleTensors ClassifierBatches::make(const std::vector<size_t> &indices) const {

@@ -46,8 +46,10 @@ struct TrainBatch {
 
 class BatchSource {
 public:
+  /// `maxTokens` > 0: batches by padded tokens (TokenBatches.h), at most
+  /// `batchSize` rows; else `batchSize` rows.
   BatchSource(std::vector<std::pair<int64_t, int64_t>> lengths,
-              int64_t batchSize, uint64_t seed);
+              int64_t batchSize, uint64_t seed, int64_t maxTokens = 0);
   virtual ~BatchSource() = default;
 
   const BatchPlan &plan() const { return plan_; }
@@ -84,7 +86,8 @@ void bindInputsByRole(const EntryInfo &entry, const std::string &roles,
 class Seq2SeqBatches : public BatchSource {
 public:
   Seq2SeqBatches(std::vector<EncodedPair> pairs, Vocabulary target,
-                 int32_t pad, int64_t batchSize, uint64_t seed);
+                 int32_t pad, int64_t batchSize, uint64_t seed,
+                 int64_t maxTokens = 0);
   RoleTensors make(const std::vector<size_t> &indices) const override;
   std::string roles() const override {
     return "source, target_in, target_out";
@@ -99,7 +102,8 @@ private:
 
 class LanguageModelBatches : public BatchSource {
 public:
-  LanguageModelBatches(TokenBlocks blocks, int64_t batchSize, uint64_t seed);
+  LanguageModelBatches(TokenBlocks blocks, int64_t batchSize, uint64_t seed,
+                       int64_t maxTokens = 0);
   RoleTensors make(const std::vector<size_t> &indices) const override;
   std::string roles() const override { return "tokens, targets"; }
   const TokenBlocks &blocks() const { return blocks_; }
@@ -118,7 +122,7 @@ struct EncodedExample {
 class ClassifierBatches : public BatchSource {
 public:
   ClassifierBatches(std::vector<EncodedExample> examples, int32_t pad,
-                    int64_t batchSize, uint64_t seed);
+                    int64_t batchSize, uint64_t seed, int64_t maxTokens = 0);
   RoleTensors make(const std::vector<size_t> &indices) const override;
   std::string roles() const override { return "tokens, segments, label"; }
 

@@ -41,6 +41,36 @@ BatchPlan::BatchPlan(std::vector<std::pair<int64_t, int64_t>> lengths,
   batchesPerEpoch_ = n / batchSize_ + (n % batchSize_ != 0);
 }
 
+BatchPlan::BatchPlan(std::vector<std::pair<int64_t, int64_t>> lengths,
+                     int64_t maxRows, int64_t maxTokens, uint64_t seed)
+    : BatchPlan(std::move(lengths), maxRows, seed) {
+  checkFitsMaxTokens(lengths_, maxTokens);
+  maxTokens_ = maxTokens;
+}
+
+int64_t BatchPlan::batchesInEpoch(int64_t epoch) const {
+  if (!maxTokens_)
+    return batchesPerEpoch_;
+  while (int64_t(epochCounts_.size()) <= epoch)
+    epochCounts_.push_back(
+        int64_t(this->epoch(int64_t(epochCounts_.size())).size()));
+  return epochCounts_[size_t(epoch)];
+}
+
+bool BatchPlan::stepsOfEpochs(int64_t epochs, int64_t limit,
+                              int64_t &steps) const {
+  if (!maxTokens_)
+    return !__builtin_mul_overflow(epochs, batchesPerEpoch_, &steps) &&
+           steps <= limit;
+  steps = 0;
+  for (int64_t epoch = 0; epoch < epochs; ++epoch) {
+    steps += batchesInEpoch(epoch);
+    if (steps > limit)
+      return false;
+  }
+  return true;
+}
+
 std::vector<std::vector<size_t>> BatchPlan::epoch(int64_t epoch) const {
   std::vector<size_t> order(lengths_.size());
   std::iota(order.begin(), order.end(), size_t(0));
@@ -62,6 +92,11 @@ std::vector<std::vector<size_t>> BatchPlan::epoch(int64_t epoch) const {
     std::stable_sort(first, last, [&](size_t a, size_t b) {
       return lengths_[a] < lengths_[b];
     });
+    if (maxTokens_) {
+      cutPoolByTokens(&*first, &*first + (last - first), lengths_, batchSize_,
+                      maxTokens_, batches);
+      continue;
+    }
     for (auto it = first; it < last; it += std::min<std::ptrdiff_t>(
                                          batchSize_, last - it))
       batches.emplace_back(it, it + std::min<std::ptrdiff_t>(batchSize_,
@@ -73,7 +108,14 @@ std::vector<std::vector<size_t>> BatchPlan::epoch(int64_t epoch) const {
 
 std::pair<int64_t, int64_t> BatchPlan::positionOfStep(int64_t step) const {
   int64_t index = std::max<int64_t>(step, 1) - 1;
-  return {index / batchesPerEpoch_, index % batchesPerEpoch_};
+  if (!maxTokens_)
+    return {index / batchesPerEpoch_, index % batchesPerEpoch_};
+  // Token batches: count the epochs before (each one's order is a pure
+  // function of (seed, epoch), so a resumed run finds the same position).
+  int64_t epoch = 0;
+  while (index >= batchesInEpoch(epoch))
+    index -= batchesInEpoch(epoch++);
+  return {epoch, index};
 }
 
 Tensor padSequences(const std::vector<std::vector<int32_t>> &sequences,

@@ -12,6 +12,10 @@
 //      be smaller); shuffle the list of batches (keyed by seed, epoch and
 //      "batches").
 //
+// With a token budget (`train --max-tokens`, TokenBatches.h) step 3 cuts each
+// window by padded tokens instead of rows, windows are kBucketWindowBatches *
+// the row bound, and the number of batches varies by epoch.
+//
 // A batch becomes three [b, len] i32 tensors padded with the pad id to the
 // batch's longest sentence: src, tgt_in = [SOS] + target, tgt_out = target +
 // [EOS].
@@ -21,6 +25,7 @@
 #define TXRT_DRIVER_BATCHING_H
 
 #include "data/ParallelText.h"
+#include "data/TokenBatches.h"
 #include "core/Tensor.h"
 
 #include <cstdint>
@@ -38,8 +43,16 @@ public:
   /// `lengths[i]` = (source, target) lengths of example i.
   BatchPlan(std::vector<std::pair<int64_t, int64_t>> lengths,
             int64_t batchSize, uint64_t seed);
+  /// Batches of at most `maxTokens` padded tokens per side and `maxRows`
+  /// rows; InputError when an example alone exceeds `maxTokens`.
+  BatchPlan(std::vector<std::pair<int64_t, int64_t>> lengths, int64_t maxRows,
+            int64_t maxTokens, uint64_t seed);
 
-  int64_t batchesPerEpoch() const { return batchesPerEpoch_; }
+  /// The batches of epoch 0 (with a token budget other epochs may differ).
+  int64_t batchesPerEpoch() const { return batchesInEpoch(0); }
+  int64_t batchesInEpoch(int64_t epoch) const;
+  /// The updates of `epochs` whole epochs; false when over `limit`.
+  bool stepsOfEpochs(int64_t epochs, int64_t limit, int64_t &steps) const;
   /// The batches of `epoch` (0-based), each a list of example indices.
   std::vector<std::vector<size_t>> epoch(int64_t epoch) const;
   /// Epoch and batch index of update `step` (1-based).
@@ -48,8 +61,11 @@ public:
 private:
   std::vector<std::pair<int64_t, int64_t>> lengths_;
   int64_t batchSize_;
+  int64_t maxTokens_ = 0; ///< 0: fixed rows
   uint64_t seed_;
   int64_t batchesPerEpoch_;
+  /// Batches per epoch with a token budget, counted as epochs are asked.
+  mutable std::vector<int64_t> epochCounts_;
 };
 
 /// The tensors of one batch.

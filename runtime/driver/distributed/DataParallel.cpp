@@ -65,13 +65,15 @@ DataParallelUpdate::run(BatchSource &source, int64_t step, uint64_t seed) {
   for (int64_t micro = 0; micro < updateFreq_; ++micro) {
     RowRange share = shareOfBatch(rows, micro, updateFreq_,
                                   communicator_.rank(), communicator_.size());
-    if (share.count == 0)
-      throw InputError(
-          "the batch of step " + std::to_string(step) + " has " +
-          std::to_string(rows) + " examples, fewer than --update-freq " +
-          std::to_string(updateFreq_) + " x " +
-          std::to_string(communicator_.size()) +
-          " ranks: use a larger --batch (or fewer ranks)");
+    if (share.count == 0) {
+      // A batch with fewer rows than pieces (the last of an epoch, or a
+      // token batch of a few long rows): this piece runs one real row with
+      // weight 0, so every rank still takes part in every allreduce.
+      TrainBatch filler = source.batchRows(entry_, step, 0, 1);
+      filler.targetTokens = 0;
+      pieces.push_back(std::move(filler));
+      continue;
+    }
     pieces.push_back(source.batchRows(entry_, step, share.first, share.count));
     localTokens += pieces.back().targetTokens;
   }

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "loop/Checkpoint.h"
+#include "loop/Ema.h"
 #include "core/Error.h"
 #include "loop/FiniteCheck.h"
 
@@ -76,7 +77,8 @@ std::string hexHash(uint64_t hash) {
 void saveCheckpoint(const std::string &path, const ModelInfo &model,
                     const ParameterArena &params,
                     const TrainingPosition &position,
-                    const Tokenizer &tokenizer) {
+                    const Tokenizer &tokenizer,
+                    const WeightAverage *average) {
   std::vector<SafetensorsTensorView> views;
   for (const ParamInfo &info : model.params) {
     views.push_back({info.name, DType::F32, info.shape, params.param(info)});
@@ -100,6 +102,13 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
       {"data_fnv1a64", hexHash(position.dataHash)},
       {kTokenizerKey, tokenizer.toJson()},
   };
+  if (position.maxTokens)
+    metadata.push_back({"max_tokens", std::to_string(position.maxTokens)});
+  if (average) {
+    for (SafetensorsTensorView &view : average->views())
+      views.push_back(std::move(view));
+    metadata.push_back({kEmaDecayKey, formatDecay(average->decay())});
+  }
   writeSafetensors(path, views, metadata);
 }
 
@@ -149,6 +158,9 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
       metadataInteger<int64_t>(file, "batch_size", 10, kMaxTrainingCount);
   position.minFreq =
       metadataInteger<int64_t>(file, "min_freq", 10, kMaxTrainingCount);
+  if (findMetadata(file.metadata(), "max_tokens"))
+    position.maxTokens =
+        metadataInteger<int64_t>(file, "max_tokens", 10, kMaxTrainingCount);
   position.dataHash = metadataInteger<uint64_t>(file, "data_fnv1a64", 16);
   if (const std::string *data = findMetadata(file.metadata(), "data"))
     position.dataPath = *data;

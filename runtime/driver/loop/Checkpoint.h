@@ -10,9 +10,11 @@
 //
 // and __metadata__ (all strings): "format": "txc-checkpoint", "model",
 // "step" (updates taken), "seed", "epoch" and "batch_in_epoch" (the data
-// position of the next step), "batch_size", "min_freq", "data" (the TSV
+// position of the next step), "batch_size" (the row cap with
+// "max_tokens", which is present only for token batches), "min_freq", "data" (the TSV
 // path), "data_fnv1a64" (its content hash, hex) and "tokenizer" (the
-// tokenizer's JSON, Tokenizer.h). Everything in it is a function of the
+// tokenizer's JSON, Tokenizer.h). With train --ema the average of every
+// parameter follows as "__ema.<param>", with "ema_decay" (Ema.h). Everything in it is a function of the
 // run's inputs, so two runs that did the same work write byte-identical
 // files.
 //
@@ -44,6 +46,7 @@ struct TrainingPosition {
   int64_t epoch = 0;        ///< data position of the next update
   int64_t batchInEpoch = 0;
   int64_t batchSize = 0;
+  int64_t maxTokens = 0; ///< --max-tokens (0: fixed rows of batchSize)
   int64_t minFreq = 1;
   std::string dataPath;
   uint64_t dataHash = 0;
@@ -61,12 +64,15 @@ constexpr const char *kSentencePieceSuffix = ".spm.model";
 /// train --keep-best: the checkpoint with the best validation score.
 constexpr const char *kBestCheckpointSuffix = ".best.safetensors";
 
+class WeightAverage;
+
 /// Writes params and moments (when the model has them) with `position` and
-/// `tokenizer`.
+/// `tokenizer`, and `average` (train --ema, Ema.h) when given.
 void saveCheckpoint(const std::string &path, const ModelInfo &model,
                     const ParameterArena &params,
                     const TrainingPosition &position,
-                    const Tokenizer &tokenizer);
+                    const Tokenizer &tokenizer,
+                    const WeightAverage *average = nullptr);
 
 /// Loads params and moments for --resume; throws InputError naming the
 /// tensor (missing, wrong dtype or shape, extra, a non-finite value) or the

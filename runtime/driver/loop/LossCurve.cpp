@@ -10,13 +10,22 @@
 namespace txrt::driver {
 
 std::string lossCsv(const std::vector<LossPoint> &points) {
-  std::string text = "step,loss,lr,tokens_per_second\n";
-  char row[128];
+  std::string text = "step,loss,lr,tokens_per_second,valid_loss,"
+                     "valid_accuracy,valid_bleu\n";
+  char row[256];
   for (const LossPoint &point : points) {
-    std::snprintf(row, sizeof(row), "%lld,%.9g,%.9g,%.1f\n",
+    std::snprintf(row, sizeof(row), "%lld,%.9g,%.9g,%.1f,",
                   static_cast<long long>(point.step), point.loss, point.lr,
                   point.tokensPerSecond);
     text += row;
+    if (point.validated()) {
+      std::snprintf(row, sizeof(row), "%.9g,%.9g,%.9g", point.validLoss,
+                    point.validAccuracy, point.validBleu);
+      text += row;
+    } else {
+      text += ",,";
+    }
+    text += "\n";
   }
   return text;
 }
@@ -32,6 +41,18 @@ std::vector<LossPoint> parseLossCsv(const std::string &text) {
                     &point.lr, &point.tokensPerSecond) != 4)
       continue;
     point.step = step;
+    // The validation columns, when the row has them filled.
+    double valid[3];
+    size_t comma = 0;
+    for (int i = 0; i < 4 && comma != std::string::npos; ++i)
+      comma = line.find(',', comma ? comma + 1 : 0);
+    if (comma != std::string::npos &&
+        std::sscanf(line.c_str() + comma, ",%lf,%lf,%lf", &valid[0],
+                    &valid[1], &valid[2]) == 3) {
+      point.validLoss = valid[0];
+      point.validAccuracy = valid[1];
+      point.validBleu = valid[2];
+    }
     points.push_back(point);
   }
   return points;
@@ -65,6 +86,49 @@ std::string coordinate(double value) {
   return text;
 }
 
+/// Validation loss as dots on the loss axis, BLEU as squares on a right
+/// axis from 0 to the highest BLEU, and a legend; empty without any.
+template <typename X, typename Y>
+std::string validationMarks(const std::vector<const LossPoint *> &points,
+                            X x, Y y, double rightEdge, double top,
+                            double plotH) {
+  double maxBleu = 0;
+  bool any = false;
+  for (const LossPoint *p : points)
+    if (p->validated() && std::isfinite(p->validLoss)) {
+      any = true;
+      if (std::isfinite(p->validBleu))
+        maxBleu = std::max(maxBleu, p->validBleu);
+    }
+  if (!any)
+    return "";
+  double bleuTop = maxBleu > 0 ? maxBleu : 1;
+  std::string svg;
+  for (const LossPoint *p : points) {
+    if (!p->validated() || !std::isfinite(p->validLoss))
+      continue;
+    std::string px = coordinate(x(double(p->step)));
+    svg += "<circle class=\"valid-loss\" cx=\"" + px + "\" cy=\"" +
+           coordinate(y(p->validLoss)) + "\" r=\"3.5\" fill=\"#ff7f0e\"/>\n";
+    if (std::isfinite(p->validBleu)) {
+      double by = top + (1.0 - p->validBleu / bleuTop) * plotH;
+      svg += "<rect class=\"valid-bleu\" x=\"" +
+             coordinate(x(double(p->step)) - 3) + "\" y=\"" +
+             coordinate(by - 3) +
+             "\" width=\"6\" height=\"6\" fill=\"#2ca02c\"/>\n";
+    }
+  }
+  svg += "<text x=\"" + coordinate(rightEdge) + "\" y=\"" +
+         coordinate(top - 6) + "\" text-anchor=\"end\" fill=\"#2ca02c\">BLEU " +
+         number(bleuTop) + " at top</text>\n";
+  svg += "<text x=\"" + coordinate(rightEdge) + "\" y=\"" +
+         coordinate(top + 14) +
+         "\" text-anchor=\"end\"><tspan fill=\"#1f77b4\">train loss</tspan> "
+         "<tspan fill=\"#ff7f0e\">valid loss</tspan> "
+         "<tspan fill=\"#2ca02c\">valid BLEU</tspan></text>\n";
+  return svg;
+}
+
 } // namespace
 
 std::string lossSvg(const std::vector<LossPoint> &points,
@@ -85,6 +149,8 @@ std::string lossSvg(const std::vector<LossPoint> &points,
       maxStep = std::max(maxStep, double(p->step));
       minLoss = std::min(minLoss, p->loss);
       maxLoss = std::max(maxLoss, p->loss);
+      if (std::isfinite(p->validLoss))
+        maxLoss = std::max(maxLoss, p->validLoss);
     }
     minLoss = std::min(minLoss, 0.0);
     if (maxStep == minStep)
@@ -143,6 +209,7 @@ std::string lossSvg(const std::vector<LossPoint> &points,
              coordinate(y(finite[i]->loss));
     svg += "\"/>\n";
   }
+  svg += validationMarks(finite, x, y, left + plotW, top, plotH);
   return svg + "</svg>\n";
 }
 

@@ -1,8 +1,12 @@
 //===- LossCurve.h - the loss curve as CSV and as an SVG plot ---*- C++ -*-===//
 //
-// CSV: a header "step,loss,lr,tokens_per_second" and one row per step.
+// CSV: a header "step,loss,lr,tokens_per_second,valid_loss,valid_accuracy,
+// valid_bleu" and one row per step; the validation columns (train --valid:
+// loss, accuracy in 0..1, BLEU in 0..100) are empty on steps without one.
 // SVG: a self-contained 640x400 plot, the loss as a polyline over the steps
-// with labelled axes (5 ticks each) and a title; no scripts, no fonts
+// with labelled axes (5 ticks each) and a title; validations add the
+// validation loss as orange dots on the same axis and the BLEU as green
+// squares on a right axis (0 to the highest BLEU); no scripts, no fonts
 // beyond the generic sans-serif.
 //
 // A resumed run keeps the rows of the existing CSV up to the step it
@@ -12,6 +16,7 @@
 #ifndef TXRT_DRIVER_LOSSCURVE_H
 #define TXRT_DRIVER_LOSSCURVE_H
 
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -21,6 +26,9 @@ namespace txrt::driver {
 struct LossPoint {
   int64_t step = 0;
   double loss = 0, lr = 0, tokensPerSecond = 0;
+  /// The validation after this step; NaN when there was none.
+  double validLoss = NAN, validAccuracy = NAN, validBleu = NAN;
+  bool validated() const { return !std::isnan(validLoss); }
 };
 
 std::string lossCsv(const std::vector<LossPoint> &points);

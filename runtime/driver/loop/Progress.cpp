@@ -42,7 +42,13 @@ void TrainingProgress::update(int64_t step, double loss, double lr,
                        .count();
   double done = double(step - firstStep_ + 1);
   double eta = elapsed / done * double(lastStep_ - step);
-  char stats[160];
+  char epoch[32] = "", bleu[32] = "";
+  if (epoch_ > 0)
+    std::snprintf(epoch, sizeof(epoch), "  epoch %lld",
+                  static_cast<long long>(epoch_));
+  if (bleu_ >= 0)
+    std::snprintf(bleu, sizeof(bleu), "  BLEU %.2f", bleu_);
+  char stats[224];
   if (interactive_) {
     const int width = 20;
     int64_t total = std::max<int64_t>(lastStep_ - firstStep_ + 1, 1);
@@ -51,18 +57,19 @@ void TrainingProgress::update(int64_t step, double loss, double lr,
     if (filled < width)
       bar += '>' + std::string(size_t(width - filled - 1), ' ');
     std::snprintf(stats, sizeof(stats),
-                  " %lld/%lld  loss %.4f  lr %.1e  %.0f tok/s  ETA %s",
+                  " %lld/%lld%s  loss %.4f  lr %.1e  %.0f tok/s%s  ETA %s",
                   static_cast<long long>(step),
-                  static_cast<long long>(lastStep_), loss, lr, tokensPerSecond,
-                  formatDuration(eta).c_str());
+                  static_cast<long long>(lastStep_), epoch, loss, lr,
+                  tokensPerSecond, bleu, formatDuration(eta).c_str());
     out_ << "\r[" << bar << "]" << stats << "\x1b[K" << std::flush;
     drawn_ = true;
     return;
   }
   std::snprintf(stats, sizeof(stats),
-                "step %lld/%lld  loss %.4f  lr %.1e  tokens/s %.0f  eta %s",
+                "step %lld/%lld%s  loss %.4f  lr %.1e  tokens/s %.0f%s  eta %s",
                 static_cast<long long>(step), static_cast<long long>(lastStep_),
-                loss, lr, tokensPerSecond, formatDuration(eta).c_str());
+                epoch, loss, lr, tokensPerSecond, bleu,
+                formatDuration(eta).c_str());
   out_ << stats << "\n" << std::flush;
 }
 

@@ -1,10 +1,14 @@
 //===- Progress.h - training progress: a bar on a TTY, lines otherwise -*- C++ -*-===//
 //
 // On a terminal one line is redrawn in place ('\r'):
-//   [=========>          ] 120/400  loss 1.2345  lr 3.1e-04  5123 tok/s  ETA 0:07
+//   [=========>          ] 120/400  epoch 3  loss 1.2345  lr 3.1e-04
+//       5123 tok/s  BLEU 12.34  ETA 0:07                 (one line)
 // Elsewhere (a file, a pipe, a test) plain lines, about 20 per run plus the
 // first and the last step:
-//   step 120/400  loss 1.2345  lr 3.1e-04  tokens/s 5123  eta 0:07
+//   step 120/400  epoch 3  loss 1.2345  lr 3.1e-04  tokens/s 5123
+//       BLEU 12.34  eta 0:07                              (one line)
+// "epoch" shows once setEpoch() was called, "BLEU" (the last validation's)
+// once setValidationBleu() was.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_PROGRESS_H
@@ -27,6 +31,10 @@ public:
   void update(int64_t step, double loss, double lr, double tokensPerSecond);
   /// Ends the bar's line (interactive) — call once after the last update.
   void finish();
+  /// The epoch (1-based) of the steps that follow.
+  void setEpoch(int64_t epoch) { epoch_ = epoch; }
+  /// The BLEU of the last validation.
+  void setValidationBleu(double bleu) { bleu_ = bleu; }
 
   /// "1:02:03" / "2:03".
   static std::string formatDuration(double seconds);
@@ -37,6 +45,8 @@ private:
   int64_t firstStep_, lastStep_, interval_;
   std::chrono::steady_clock::time_point start_;
   bool drawn_ = false;
+  int64_t epoch_ = 0; ///< 0: not shown
+  double bleu_ = -1;  ///< < 0: not shown
 };
 
 /// Whether stderr is a terminal.

@@ -54,7 +54,7 @@ TEST_F(TrainingTest, LossDecreasesAndEvalAndTranslateReadTheCheckpoint) {
   ASSERT_EQ(train.code, 0) << train.err;
   EXPECT_NE(train.out.find("trained steps 1..150"), std::string::npos)
       << train.out;
-  EXPECT_NE(train.err.find("step 150/150  loss "), std::string::npos)
+  EXPECT_NE(train.err.find("step 150/150  epoch 75  loss "), std::string::npos)
       << train.err;
   EXPECT_NE(train.err.find("vocabularies 13 / 17, batch 4, 2 batches per "
                            "epoch, steps 1..150"),

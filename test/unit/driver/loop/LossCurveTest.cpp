@@ -10,12 +10,45 @@ namespace {
 TEST(LossCurveTest, CsvRoundTrip) {
   std::vector<LossPoint> points = {{1, 2.5, 0.05, 1000}, {2, 1.25, 0.05, 980}};
   std::string csv = lossCsv(points);
-  EXPECT_EQ(csv, "step,loss,lr,tokens_per_second\n1,2.5,0.05,1000.0\n"
-                 "2,1.25,0.05,980.0\n");
+  EXPECT_EQ(csv, "step,loss,lr,tokens_per_second,valid_loss,valid_accuracy,"
+                 "valid_bleu\n1,2.5,0.05,1000.0,,,\n2,1.25,0.05,980.0,,,\n");
   std::vector<LossPoint> back = parseLossCsv(csv);
   ASSERT_EQ(back.size(), 2u);
   EXPECT_EQ(back[1].step, 2);
   EXPECT_EQ(back[1].loss, 1.25);
+}
+
+TEST(LossCurveTest, ValidationColumnsRoundTripAndEmptyWithout) {
+  LossPoint validated{2, 1.25, 0.05, 980};
+  validated.validLoss = 1.5;
+  validated.validAccuracy = 0.25;
+  validated.validBleu = 12.5;
+  std::string csv = lossCsv({{1, 2.5, 0.05, 1000}, validated});
+  EXPECT_NE(csv.find("\n1,2.5,0.05,1000.0,,,\n2,1.25,0.05,980.0,1.5,0.25,"
+                     "12.5\n"),
+            std::string::npos)
+      << csv;
+  std::vector<LossPoint> back = parseLossCsv(csv);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_FALSE(back[0].validated());
+  EXPECT_TRUE(back[1].validated());
+  EXPECT_EQ(back[1].validLoss, 1.5);
+  EXPECT_EQ(back[1].validAccuracy, 0.25);
+  EXPECT_EQ(back[1].validBleu, 12.5);
+  // A CSV from before the columns still reads.
+  EXPECT_EQ(parseLossCsv("step,loss,lr,tokens_per_second\n3,1,0,0\n")[0].step,
+            3);
+
+  // The plot: a dot per validation loss, a square per BLEU (at the top:
+  // the highest BLEU), none without validations.
+  std::string svg = lossSvg({{1, 4, 0, 0}, validated}, "t");
+  EXPECT_NE(svg.find("<circle class=\"valid-loss\" cx=\"620.0\""),
+            std::string::npos)
+      << svg;
+  EXPECT_NE(svg.find("<rect class=\"valid-bleu\" x=\"617.0\" y=\"37.0\""),
+            std::string::npos)
+      << svg;
+  EXPECT_EQ(lossSvg({{1, 4, 0, 0}}, "t").find("valid-"), std::string::npos);
 }
 
 TEST(LossCurveTest, SvgHasAxesLabelsAndAPolyline) {

@@ -26,6 +26,35 @@ TEST(ProgressTest, PlainLinesAboutTwentyTimesPlusFirstAndLast) {
   EXPECT_NE(text.find("step 100/100  loss 0.0100"), std::string::npos);
 }
 
+TEST(ProgressTest, EpochAndTheLastValidationBleuWhenSet) {
+  std::ostringstream out;
+  TrainingProgress progress(out, /*interactive=*/false, 1, 2);
+  progress.setEpoch(3);
+  progress.update(1, 1.0, 1e-3, 500);
+  progress.setValidationBleu(12.345);
+  progress.update(2, 0.5, 1e-3, 500);
+  std::string text = out.str();
+  EXPECT_EQ(text.rfind("step 1/2  epoch 3  loss 1.0000  lr 1.0e-03  "
+                       "tokens/s 500  eta ",
+                       0),
+            0u)
+      << text;
+  EXPECT_NE(text.find("step 2/2  epoch 3  loss 0.5000  lr 1.0e-03  "
+                      "tokens/s 500  BLEU 12.35  eta 0:00"),
+            std::string::npos)
+      << text;
+
+  std::ostringstream bar;
+  TrainingProgress terminal(bar, /*interactive=*/true, 1, 2);
+  terminal.setEpoch(1);
+  terminal.setValidationBleu(7.5);
+  terminal.update(2, 0.5, 1e-3, 500);
+  EXPECT_NE(bar.str().find("2/2  epoch 1  loss 0.5000  lr 1.0e-03  500 tok/s  "
+                           "BLEU 7.50  ETA "),
+            std::string::npos)
+      << bar.str();
+}
+
 TEST(ProgressTest, TerminalBarRedrawsOneLine) {
   std::ostringstream out;
   TrainingProgress progress(out, /*interactive=*/true, 11, 20);
