@@ -49,6 +49,8 @@ def main():
     p.add_argument("--vocab", type=int, default=8000)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--autocast", choices=["none", "bf16"], default="none",
+                   help="train under torch.autocast(cpu, bfloat16)")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -76,8 +78,11 @@ def main():
 
         def step():
             optimizer.zero_grad()
-            logits = model(src, tgt)
-            loss = criterion(logits.reshape(-1, logits.size(-1)), tgt.reshape(-1))
+            with torch.autocast("cpu", dtype=torch.bfloat16,
+                                enabled=args.autocast == "bf16"):
+                logits = model(src, tgt)
+                loss = criterion(logits.reshape(-1, logits.size(-1)).float(),
+                                 tgt.reshape(-1))
             loss.backward()
             optimizer.step()
             schedule.step()

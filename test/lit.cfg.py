@@ -56,6 +56,18 @@ if config.txc_mpi == "ON" and shutil.which("mpirun"):
         ("%mpirun", "mpirun --oversubscribe --allow-run-as-root "
          "--mca btl self,vader --mca pml ob1 -x TXRT_NUM_THREADS=1"))
 
+# Executables compiled with --precision=bf16 run only on CPUs with
+# AVX512_BF16 or AMX_BF16 (runtime/lib/kernels/Bf16.cpp checks the same).
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        cpu_flags = set(cpuinfo.read().split())
+except OSError:
+    cpu_flags = set()
+if cpu_flags & {"avx512_bf16", "amx_bf16"}:
+    config.available_features.add("bf16-cpu")
+else:
+    lit_config.note("no avx512_bf16/amx_bf16: tests that need bf16 are skipped")
+
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

@@ -180,10 +180,15 @@ LogicalResult LinearGradOp::inferReturnTypes(MLIRContext *,
     return fail(loc, "linear_grad dresult must be " + formatShape(expected) +
                          " for input " + formatShape(in) + " and weight " +
                          formatType(weight));
-  types.push_back(input);
-  types.push_back(weight);
-  types.push_back(getTensorType({Dim::fixed(weight.getShape()[0])},
-                                weight.getElementType()));
+  if (input.getElementType() != weight.getElementType())
+    return fail(loc, "linear_grad input " + formatType(input) +
+                         " and weight " + formatType(weight) +
+                         " must have the same element type");
+  // Gradients are f32 whatever the operands' precision.
+  Type f32 = Float32Type::get(input.getContext());
+  types.push_back(input.clone(f32));
+  types.push_back(weight.clone(f32));
+  types.push_back(getTensorType({Dim::fixed(weight.getShape()[0])}, f32));
   return success();
 }
 

@@ -421,10 +421,15 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
                          dimText(input.back()) + " features but weight " +
                          formatShape(weight) + " expects " +
                          dimText(weight[1]));
+  if (inputType.getElementType() != weightType.getElementType())
+    return fail(loc, "linear input " + formatType(inputType) +
+                         " and weight " + formatType(weightType) +
+                         " must have the same element type");
+  // bf16 operands accumulate and write f32 (docs/precision.md).
   Shape result = input;
   result.back() = weight[0];
   RankedTensorType resultType =
-      getTensorType(result, inputType.getElementType());
+      getTensorType(result, Float32Type::get(inputType.getContext()));
   if (Value bias = adaptor.getBias()) {
     if (failed(readTensor(loc, bias, "bias", type, shape)))
       return failure();
@@ -779,3 +784,22 @@ LogicalResult AddRmsNormOp::inferReturnTypes(MLIRContext *,
 
 #define GET_OP_CLASSES
 #include "tx/Dialect/TxOps.cpp.inc"
+
+//===----------------------------------------------------------------------===//
+// CastOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult CastOp::verify() {
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto result = cast<RankedTensorType>(getResult().getType());
+  if (input.getShape() != result.getShape() ||
+      input.getEncoding() != result.getEncoding())
+    return emitOpError() << "result " << formatType(result)
+                         << " must have the input's shape "
+                         << formatType(input);
+  if (input.getElementType() == result.getElementType())
+    return emitOpError() << "casts between f32 and bf16; input and result "
+                            "are both "
+                         << input.getElementType();
+  return success();
+}

@@ -78,6 +78,7 @@ std::string mlir::tx::formatType(Type type) {
   }
   Type element = tensor.getElementType();
   std::string prefix = element.isF32()         ? "f32"
+                       : element.isBF16()      ? "bf16"
                        : element.isInteger(32) ? "i32"
                        : element.isInteger(1)  ? "bool"
                                                : "?";

@@ -441,6 +441,17 @@ LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b, ValueRange grads,
 // Shapes and reductions
 //===----------------------------------------------------------------------===//
 
+LogicalResult CastOp::buildVJP(OpBuilder &b, ValueRange grads,
+                               SmallVectorImpl<Value> &out) {
+  // The gradient flows back in the input's type.
+  if (grads[0].getType() == getInput().getType())
+    out.push_back(grads[0]);
+  else
+    out.push_back(
+        b.create<CastOp>(getLoc(), getInput().getType(), grads[0]));
+  return success();
+}
+
 LogicalResult ReshapeOp::buildVJP(OpBuilder &b, ValueRange grads,
                                   SmallVectorImpl<Value> &out) {
   out.push_back(

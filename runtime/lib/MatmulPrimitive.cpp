@@ -23,7 +23,7 @@ void MatmulSpec::appendTo(CacheKey &key) const {
     for (int64_t s : *strides)
       key << s;
   key << int64_t(hasBias) << int64_t(activation) << int64_t(hasGate)
-      << int64_t(hasResidual) << alpha << beta;
+      << int64_t(hasResidual) << alpha << beta << int64_t(bf16);
 }
 
 void txrt::requireActivation(int32_t activation) {
@@ -54,7 +54,8 @@ namespace {
 /// where the batch is > 1 (as 1 where the operand's batch stride is 0).
 memory::desc operandDesc(const MatmulSpec &spec,
                          const std::array<int64_t, 4> &strides, int64_t rows,
-                         int64_t cols) {
+                         int64_t cols,
+                         memory::data_type type = memory::data_type::f32) {
   Dims dims, dimStrides;
   const int64_t batches[2] = {spec.batch0, spec.batch1};
   for (int i = 0; i < 2; ++i) {
@@ -72,7 +73,7 @@ memory::desc operandDesc(const MatmulSpec &spec,
   for (size_t i = 0; i + 2 < dims.size(); ++i)
     if (dims[i] == 1)
       dimStrides[i] = rows * cols;
-  return stridedDesc(dims, dimStrides);
+  return memory::desc(dims, type, dimStrides);
 }
 
 int batchRank(const MatmulSpec &spec) {
@@ -91,8 +92,10 @@ Primitive txrt::makeMatmulPrimitive(Context &ctx, const MatmulSpec &spec,
           "the output cannot be broadcast over a batch dimension");
   requireActivation(spec.activation);
 
-  memory::desc a = operandDesc(spec, spec.aStrides, spec.m, spec.k);
-  memory::desc b = operandDesc(spec, spec.bStrides, spec.k, spec.n);
+  const memory::data_type inputs =
+      spec.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+  memory::desc a = operandDesc(spec, spec.aStrides, spec.m, spec.k, inputs);
+  memory::desc b = operandDesc(spec, spec.bStrides, spec.k, spec.n, inputs);
   memory::desc c = operandDesc(spec, spec.cStrides, spec.m, spec.n);
 
   // oneDNN scales the bias together with the product (alpha * (A.B +
@@ -160,7 +163,8 @@ namespace {
 /// Whether to split k: a single product, no epilogue besides beta, k much
 /// larger than the output's sides, and at least 256 of k per thread.
 bool splitsK(const Context &ctx, const MatmulSpec &spec) {
-  return ctx.numThreads() > 1 && spec.batch0 == 1 && spec.batch1 == 1 &&
+  return ctx.numThreads() > 1 && !spec.bf16 && spec.batch0 == 1 &&
+         spec.batch1 == 1 &&
          !spec.hasBias && spec.activation == TXRT_ACTIVATION_NONE &&
          !spec.hasGate && !spec.hasResidual && spec.k >= 4 * std::max(spec.m, spec.n) &&
          spec.k >= 256 * ctx.numThreads();
@@ -187,11 +191,12 @@ MatmulPlan::MatmulPlan(Context &ctx, const MatmulSpec &spec) : spec_(spec) {
   last_ = makeMatmulPrimitive(ctx, part, ctx.numThreads());
 }
 
-void MatmulPlan::run(Context &ctx, const float *a, const float *b, float *c,
+void MatmulPlan::run(Context &ctx, const void *a, const void *b, float *c,
                      const float *bias, const float *residual,
                      const float *gate) {
-  if (parts_ > 1)
-    return runSplit(ctx, a, b, c);
+  if (parts_ > 1) // never for bf16 (splitsK)
+    return runSplit(ctx, static_cast<const float *>(a),
+                    static_cast<const float *>(b), c);
   const void *args[6] = {a, b, c};
   int count = 3;
   for (const float *extra : {bias, gate, residual})

@@ -25,6 +25,8 @@ struct MatmulSpec {
   bool hasGate = false; // C's layout, multiplied in after the activation
   bool hasResidual = false;
   float alpha = 1.0f, beta = 0.0f;
+  /// A and B are bf16 (C, bias, gate, residual stay f32; f32 accumulation).
+  bool bf16 = false;
 
   /// Appends every field to a cache key.
   void appendTo(CacheKey &key) const;
@@ -46,7 +48,7 @@ public:
   MatmulPlan(Context &ctx, const MatmulSpec &spec);
   /// C = the spec's product of a and b (bias, residual, gate: NULL unless
   /// the spec has them).
-  void run(Context &ctx, const float *a, const float *b, float *c,
+  void run(Context &ctx, const void *a, const void *b, float *c,
            const float *bias, const float *residual,
            const float *gate = nullptr);
 

@@ -102,6 +102,9 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
   auto kind = planned->getAttrOfType<StringAttr>(kKindAttr);
   root["kind"] = kind ? kind.getValue().str() : "none";
   root["kind_inferred"] = planned->hasAttr(kKindInferredAttr);
+  // tx-precision's choice; the executable refuses bf16 on CPUs without it.
+  auto precision = planned->getAttrOfType<StringAttr>("tx.precision");
+  root["precision"] = precision ? precision.getValue().str() : "fp32";
   if (auto config = planned->getAttrOfType<DictionaryAttr>("tx.config"))
     root["config"] = attrJson(config);
   if (auto optimizer = planned->getAttrOfType<DictionaryAttr>("tx.optimizer")) {

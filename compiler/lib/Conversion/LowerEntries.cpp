@@ -453,8 +453,21 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         args.push_back(linear.getResidual() ? ptrs.lookup(linear.getResidual())
                                             : nullPtr());
         args.push_back(ptrs.lookup(linear.getResult()));
-        call(linear.getGate() ? RuntimeFn::LinearGatedFwd : RuntimeFn::LinearFwd,
+        bool bf16 = in.getElementType().isBF16();
+        if (bf16 && linear.getGate())
+          return fail(linear, "a gated linear has no bf16 kernel");
+        call(linear.getGate() ? RuntimeFn::LinearGatedFwd
+             : bf16           ? RuntimeFn::LinearFwdBf16
+                              : RuntimeFn::LinearFwd,
              args);
+        return success();
+      })
+      .Case([&](CastOp castOp) {
+        RankedTensorType in = typeOf(castOp.getInput());
+        call(in.getElementType().isBF16() ? RuntimeFn::CastBf16ToF32
+                                          : RuntimeFn::CastF32ToBf16,
+             {toI64(numElements(in)), ptrs.lookup(castOp.getInput()),
+              ptrs.lookup(castOp.getResult())});
         return success();
       })
       .Case([&](MatmulOp matmul) { return lowerMatmul(matmul); })

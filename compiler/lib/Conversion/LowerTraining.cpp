@@ -216,7 +216,8 @@ LogicalResult EntryLowering::lowerGradOp(Operation *op) {
       })
       .Case([&](LinearGradOp grad) {
         RankedTensorType w = typeOf(grad.getWeight());
-        call(RuntimeFn::LinearBwd,
+        call(w.getElementType().isBF16() ? RuntimeFn::LinearBwdBf16
+                                         : RuntimeFn::LinearBwd,
              {site(), toI64(rows(typeOf(grad.getInput()))), i64(w.getShape()[0]),
               i64(w.getShape()[1]), ptrs.lookup(grad.getInput()),
               ptrs.lookup(grad.getWeight()), ptrs.lookup(grad.getDresult()),

@@ -80,6 +80,18 @@ const std::vector<Entry> &registry() {
        {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64,
         A::Ptr, A::I64, A::Ptr, A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I32, A::F32, A::F32, A::F32, A::I64,
         A::I64}},
+      // ctx, n, src, dst
+      {RuntimeFn::CastF32ToBf16, "txrt_cast_f32_to_bf16",
+       {A::Ptr, A::I64, A::Ptr, A::Ptr}},
+      {RuntimeFn::CastBf16ToF32, "txrt_cast_bf16_to_f32",
+       {A::Ptr, A::I64, A::Ptr, A::Ptr}},
+      // ctx, site, m, n, k, x (bf16), w (bf16), bias, activation, residual, y
+      {RuntimeFn::LinearFwdBf16, "txrt_linear_fwd_bf16",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::I32, A::Ptr, A::Ptr}},
+      // ctx, site, m, n, k, x (bf16), w (bf16), dy, dx, dw, dbias,
+      // accumulate_dx, accumulate_params
+      {RuntimeFn::LinearBwdBf16, "txrt_linear_bwd_bf16",
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::I32, A::I32}},
       // ctx, site, m, n, k, x, w, dy, dx, dw, dbias, accumulate_dx,
       // accumulate_params
       {RuntimeFn::LinearBwd, "txrt_linear_bwd",

@@ -130,6 +130,11 @@ cl::list<std::string> mattr(
     cl::desc("CPU features to enable or disable, as llc's -mattr "
              "(+avx2,-avx512f)"),
     cl::value_desc("+a1,-a2,..."), cl::cat(txcCategory));
+cl::opt<std::string> precisionName(
+    "precision",
+    cl::desc("Precision of the products: fp32 (default) or bf16 (linears "
+             "read bf16 and accumulate f32; docs/precision.md)"),
+    cl::value_desc("fp32|bf16"), cl::init("fp32"), cl::cat(txcCategory));
 cl::opt<bool> summary("summary",
                       cl::desc("Print a summary of the spec and of each "
                                "compiler stage"),
@@ -432,6 +437,17 @@ bool checkTargetFlags() {
                     "add --target=cuda\n";
     return false;
   }
+  if (precisionName != "fp32" && precisionName != "bf16") {
+    llvm::errs() << "txc: error: --precision=" << precisionName
+                 << ": unknown precision; the precisions are fp32 (default) "
+                    "and bf16\n";
+    return false;
+  }
+  if (precisionName == "bf16" && targetName == "cuda") {
+    llvm::errs() << "txc: error: --precision=bf16 is implemented for the cpu "
+                    "target only (docs/precision.md)\n";
+    return false;
+  }
   std::string error;
   if (failed(tx::verifyCpuTarget(cpuTarget(), error))) {
     llvm::errs() << "txc: error: " << error << "\n";
@@ -593,6 +609,10 @@ void printSummary(ModuleOp module, llvm::raw_ostream &os) {
     ++count;
   }
   os << "params   " << total << " in " << count << " tensors\n";
+  os << "precision " << precisionName
+     << (precisionName == "bf16" ? " (linears read bf16, accumulate f32)"
+                                 : "")
+     << "\n";
   auto kind = module->getAttrOfType<StringAttr>(tx::kKindAttr);
   os << "kind     " << (kind ? kind.getValue() : "none");
   if (module->hasAttr(tx::kKindInferredAttr))
@@ -760,6 +780,7 @@ int main(int argc, char **argv) {
     }
     if (plans(emit) && printsIR) {
       pm.addPass(tx::createStripDropoutPass());
+      pm.addPass(tx::createPrecisionPass({precisionName}));
       pm.addPass(tx::createPlanMemoryPass());
     }
     if (failed(pm.run(*module)) || diags.hasErrors())
@@ -787,6 +808,9 @@ int main(int argc, char **argv) {
   std::string flags;
   for (const std::string &define : defines)
     flags += (flags.empty() ? "-D " : " -D ") + define;
+  if (precisionName != "fp32")
+    flags += (flags.empty() ? "--precision=" : " --precision=") +
+             precisionName.getValue();
   if (isNative(emit)) {
     int code = emitNative(*module, flags, argv[0]);
     if (diags.hasErrors())

@@ -17,6 +17,7 @@
 #include "loop/Progress.h"
 #include "commands/TrainCommand.h"
 #include "commands/TranslateCommand.h"
+#include "txrt/txrt.h"
 
 #include <csignal>
 #include <iostream>
@@ -57,6 +58,13 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
   if (line.command == CommandLine::Command::Info) {
     printModelInfo(model, out);
     return kExitOk;
+  }
+  // Before any work: a bf16 model needs the CPU's bf16 instructions.
+  if (model.precision == "bf16" && !txrt_cpu_has_bf16()) {
+    err << "error: this model was compiled with --precision=bf16 and this "
+           "CPU has neither avx512_bf16 nor amx_bf16; recompile it with "
+           "--precision=fp32\n";
+    return kExitBadInput;
   }
   switch (line.command) {
   case CommandLine::Command::Train:

@@ -54,6 +54,10 @@ void printModelInfo(const ModelInfo &model, std::ostream &out) {
       << "\n";
   out << "compile flags  "
       << (model.compileFlags.empty() ? "(none)" : model.compileFlags) << "\n";
+  out << "precision      " << model.precision
+      << (model.precision == "bf16" ? " (linears read bf16, accumulate f32)"
+                                    : "")
+      << "\n";
   out << "kind           " << modelKindName(model.kind);
   if (model.kindInferred)
     out << " (roles inferred from input names; declare them with `kind` and "

@@ -429,6 +429,13 @@ ModelInfo ModelInfo::parse(std::string_view json) {
   info.model = getString(root, "model", top);
   info.source = getString(root, "source", top, /*required=*/false);
   info.compileFlags = getString(root, "compile_flags", top, false);
+  std::string precision = getString(root, "precision", top, false);
+  if (!precision.empty()) {
+    if (precision != "fp32" && precision != "bf16")
+      throw ModelError("metadata.precision '" + precision +
+                       "' is not one of fp32, bf16");
+    info.precision = precision;
+  }
   if (const Json *config = jsonMember(root, "config")) {
     if (!config->is_object())
       throw ModelError("metadata.config must be an object");

@@ -139,6 +139,8 @@ struct ConfigValue {
 struct ModelInfo {
   int64_t version = 0;
   std::string model, source, compileFlags;
+  /// "fp32" or "bf16" (txc --precision; docs/precision.md).
+  std::string precision = "fp32";
   std::vector<ConfigValue> config; ///< in the metadata's order
   std::vector<DimInfo> dims;
   int64_t paramArenaBytes = 0;

@@ -717,6 +717,44 @@ txrt_status txrt_attention_bwd(
     int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
     float scale, float fill, float dropout_p, uint64_t seed, int64_t step);
 
+/*===----------------------------------------------------------------------===*
+ * bf16 precision (txc --precision=bf16, docs/precision.md)
+ *===----------------------------------------------------------------------===*/
+
+/** A bfloat16 value: the high 16 bits of an IEEE float. */
+typedef uint16_t txrt_bf16;
+
+/** dst[i] = src[i] rounded to bf16 (nearest, ties to even; NaN stays NaN). */
+txrt_status txrt_cast_f32_to_bf16(txrt_context *ctx, int64_t n,
+                                  const float *src, txrt_bf16 *dst);
+
+/** dst[i] = src[i] widened to f32 (exact). */
+txrt_status txrt_cast_bf16_to_f32(txrt_context *ctx, int64_t n,
+                                  const txrt_bf16 *src, float *dst);
+
+/** txrt_linear_fwd with bf16 x and w: a oneDNN bf16 matmul that accumulates
+ *  in f32 and writes f32 y (bias, residual f32). */
+txrt_status txrt_linear_fwd_bf16(txrt_context *ctx, int64_t site, int64_t m,
+                                 int64_t n, int64_t k, const txrt_bf16 *x,
+                                 const txrt_bf16 *w, const float *bias,
+                                 int32_t activation, const float *residual,
+                                 float *y);
+
+/** txrt_linear_bwd with bf16 x and w: dy (f32) is rounded to bf16 once, then
+ *  dx = dy * w and dw = dy^T * x run as bf16 matmuls with f32 accumulation;
+ *  dbias sums the f32 dy. dx, dw, dbias are f32. */
+txrt_status txrt_linear_bwd_bf16(txrt_context *ctx, int64_t site, int64_t m,
+                                 int64_t n, int64_t k, const txrt_bf16 *x,
+                                 const txrt_bf16 *w, const float *dy,
+                                 float *dx, float *dw, float *dbias,
+                                 int32_t accumulate_dx,
+                                 int32_t accumulate_params);
+
+/** Whether this CPU runs bf16 products natively: 1 with AVX512_BF16 or
+ *  AMX_BF16 (cpuid, and the OS saves the AVX-512 state), else 0. The
+ *  environment variable TXRT_ASSUME_NO_BF16=1 makes it answer 0 (tests). */
+int32_t txrt_cpu_has_bf16(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

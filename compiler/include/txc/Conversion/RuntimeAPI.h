@@ -47,6 +47,11 @@ enum class RuntimeFn {
   AdamStep,
   SumSquares,
   TrainState,
+  // bf16 precision (docs/precision.md).
+  CastF32ToBf16,
+  CastBf16ToF32,
+  LinearFwdBf16,
+  LinearBwdBf16,
 };
 
 /// The C symbol of `fn` (e.g. "txrt_linear_fwd").

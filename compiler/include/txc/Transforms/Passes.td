@@ -172,6 +172,24 @@ def OptimizerPass : Pass<"tx-optimizer", "mlir::ModuleOp"> {
   }];
 }
 
+def PrecisionPass : Pass<"tx-precision", "mlir::ModuleOp"> {
+  let summary = "runs the linears in bf16 (txc --precision=bf16)";
+  let description = [{
+    Records the module's precision as `tx.precision` ("fp32" or "bf16").
+    With bf16, after tx-autodiff and tx-optimizer: every `tx.linear` without
+    a gate and every `tx.linear_grad` reads its input and weight through a
+    `tx.cast` to bf16 (one cast per value, placed after its definition, so
+    a forward linear and its gradient share the bf16 activation and the
+    f32 activation can die early); results and gradients stay f32. Every
+    other op (norms, softmax, attention, the loss, reductions, the
+    optimizer) stays f32. docs/precision.md gives the policy per op.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "fp32 or bf16">,
+  ];
+}
+
 def PlanMemoryPass : Pass<"tx-plan-memory", "mlir::ModuleOp"> {
   let summary = "assigns every tensor an offset in an arena from liveness";
   let description = [{

@@ -31,6 +31,8 @@ def Tx_IdTensor : Tx_TensorOf<[I32], "i32">;
 def Tx_MaskTensor : Tx_TensorOf<[I1], "i1">;
 def Tx_NumTensor : Tx_TensorOf<[F32, I32], "f32 or i32">;
 def Tx_AnyTensor : Tx_TensorOf<[F32, I32, I1], "f32, i32 or i1">;
+/// The operands a bf16 product may read (docs/precision.md).
+def Tx_FloatTensor : Tx_TensorOf<[F32, BF16], "f32 or bf16">;
 
 /// Ops with a VJP rule (dialect/lib/TxVJP.cpp).
 def TxDifferentiable : DeclareOpInterfaceMethods<DifferentiableOpInterface,
@@ -101,6 +103,24 @@ def Tx_ParamOp : Tx_Op<"param", [Pure,
   let arguments = (ins FlatSymbolRefAttr:$name);
   let results = (outs Tx_F32Tensor:$result);
   let assemblyFormat = "$name attr-dict `:` type($result)";
+}
+
+def Tx_CastOp : Tx_Op<"cast", [Pure, TxDifferentiable]> {
+  let summary = "converts between f32 and bf16";
+  let description = [{
+    The same tensor in the other floating-point type: f32 to bf16 rounds to
+    nearest, ties to even (NaN stays NaN); bf16 to f32 is exact. Operand and
+    result have the same shape and #tx.dims. tx-precision inserts casts in
+    front of the products it runs in bf16; the VJP casts the gradient back.
+
+    ```mlir
+    %xb = tx.cast %x : tensor<?x512xf32, #tx.dims<N: 4096>> to tensor<?x512xbf16, #tx.dims<N: 4096>>
+    ```
+  }];
+  let arguments = (ins Tx_FloatTensor:$input);
+  let results = (outs Tx_FloatTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
+  let hasVerifier = 1;
 }
 
 //===----------------------------------------------------------------------===//
@@ -426,7 +446,7 @@ def Tx_LinearOp : Tx_InferOp<"linear", [TxDifferentiable,
     %g = tx.linear %x, %w1 gate %u {activation = #tx.activation<silu>} : (tensor<?x512xf32, #tx.dims<N: 4096>>, tensor<1376x512xf32>, tensor<?x1376xf32, #tx.dims<N: 4096>>) -> tensor<?x1376xf32, #tx.dims<N: 4096>>
     ```
   }];
-  let arguments = (ins Tx_F32Tensor:$input, Tx_F32Tensor:$weight,
+  let arguments = (ins Tx_FloatTensor:$input, Tx_FloatTensor:$weight,
                        Optional<Tx_F32Tensor>:$bias,
                        Optional<Tx_F32Tensor>:$gate,
                        Optional<Tx_F32Tensor>:$residual,
@@ -861,7 +881,7 @@ def Tx_LinearGradOp : Tx_InferOp<"linear_grad"> {
     %dx, %dw, %db = tx.linear_grad %x, %w, %dy : (tensor<8x16xf32>, tensor<32x16xf32>, tensor<8x32xf32>) -> (tensor<8x16xf32>, tensor<32x16xf32>, tensor<32xf32>)
     ```
   }];
-  let arguments = (ins Tx_F32Tensor:$input, Tx_F32Tensor:$weight,
+  let arguments = (ins Tx_FloatTensor:$input, Tx_FloatTensor:$weight,
                        Tx_F32Tensor:$dresult);
   let results = (outs Tx_F32Tensor:$dinput, Tx_F32Tensor:$dweight,
                       Tx_F32Tensor:$dbias);

@@ -1,0 +1,82 @@
+//===- Precision.cpp - run the linears in bf16 ----------------------------===//
+//
+// tx-precision: with precision=bf16, every linear (forward, recomputed
+// pre-activation, and linear_grad) reads bf16 copies of its input and
+// weight made by tx.cast, and accumulates and writes f32. The cast of a
+// value is made once, right after its definition, and shared by all its
+// bf16 readers: a forward linear and its linear_grad read the same bf16
+// activation, so the backward keeps that activation in bf16.
+//
+//===----------------------------------------------------------------------===//
+#include "txc/Transforms/Passes.h"
+
+#include "tx/Dialect/TxDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::tx {
+#define GEN_PASS_DEF_PRECISIONPASS
+#include "txc/Transforms/Passes.h.inc"
+} // namespace mlir::tx
+
+using namespace mlir;
+using namespace mlir::tx;
+
+namespace {
+
+/// The bf16 copy of f32 values, made once per value.
+class Bf16Casts {
+public:
+  explicit Bf16Casts(MLIRContext *context) : builder(context) {}
+
+  Value of(Value value) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (!type.getElementType().isF32())
+      return value;
+    Value &copy = casts[value];
+    if (!copy) {
+      builder.setInsertionPointAfterValue(value);
+      copy = builder.create<CastOp>(value.getLoc(),
+                                    type.clone(builder.getBF16Type()), value);
+    }
+    return copy;
+  }
+
+private:
+  OpBuilder builder;
+  llvm::DenseMap<Value, Value> casts;
+};
+
+struct PrecisionPass : mlir::tx::impl::PrecisionPassBase<PrecisionPass> {
+  using PrecisionPassBase::PrecisionPassBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (precision != "fp32" && precision != "bf16") {
+      module.emitError() << "unknown precision '" << precision
+                         << "'; the precisions are fp32 and bf16";
+      return signalPassFailure();
+    }
+    module->setAttr("tx.precision",
+                    StringAttr::get(module.getContext(), precision));
+    if (precision == "fp32")
+      return;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      Bf16Casts casts(module.getContext());
+      func.walk([&](Operation *op) {
+        if (auto linear = dyn_cast<LinearOp>(op)) {
+          if (linear.getGate())
+            return; // the gated form stays f32 (no bf16 kernel yet)
+          linear.getInputMutable().assign(casts.of(linear.getInput()));
+          linear.getWeightMutable().assign(casts.of(linear.getWeight()));
+        } else if (auto grad = dyn_cast<LinearGradOp>(op)) {
+          grad.getInputMutable().assign(casts.of(grad.getInput()));
+          grad.getWeightMutable().assign(casts.of(grad.getWeight()));
+        }
+      });
+    }
+  }
+};
+
+} // namespace

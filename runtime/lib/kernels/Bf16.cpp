@@ -1,0 +1,205 @@
+//===- Bf16.cpp - bf16 casts, bf16 linears and the CPU check --------------===//
+//
+// The kernels of txc --precision=bf16 (docs/precision.md): f32 <-> bf16
+// casts (round to nearest even), the linear forward and backward as oneDNN
+// bf16 matmuls with f32 accumulation and f32 outputs (oneDNN picks
+// brg:avx512_core_bf16 or the AMX kernel), and the cpuid check the
+// executable runs at startup.
+//
+//===----------------------------------------------------------------------===//
+#include "Kernel.h"
+#include "MatmulPrimitive.h"
+
+#include <cpuid.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+using namespace txrt;
+
+namespace {
+
+/// f32 -> bf16, round to nearest, ties to even; NaN stays a (quiet) NaN.
+inline txrt_bf16 toBf16(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    return txrt_bf16((bits >> 16) | 0x40u);
+  bits += 0x7fffu + ((bits >> 16) & 1u);
+  return txrt_bf16(bits >> 16);
+}
+
+inline float toF32(txrt_bf16 value) {
+  uint32_t bits = uint32_t(value) << 16;
+  float result;
+  std::memcpy(&result, &bits, sizeof result);
+  return result;
+}
+
+void castToBf16(Context &c, int64_t n, const float *src, txrt_bf16 *dst) {
+#pragma omp parallel for num_threads(c.numThreads()) schedule(static)
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = toBf16(src[i]);
+}
+
+/// db[j] (+)= sum_i dy[i, j] over dy [rows, cols].
+void columnSum(Context &c, const float *dy, int64_t rows, int64_t cols,
+               float *db, bool accumulate) {
+#pragma omp parallel for num_threads(c.numThreads()) schedule(static)
+  for (int64_t j = 0; j < cols; ++j) {
+    float sum = accumulate ? db[j] : 0.0f;
+    for (int64_t i = 0; i < rows; ++i)
+      sum += dy[i * cols + j];
+    db[j] = sum;
+  }
+}
+
+void requireSizes(int64_t m, int64_t n, int64_t k) {
+  require(m >= 0 && n >= 0 && k >= 0, "sizes must be non-negative");
+}
+
+} // namespace
+
+extern "C" {
+
+txrt_status txrt_cast_f32_to_bf16(txrt_context *ctx, int64_t n,
+                                  const float *src, txrt_bf16 *dst) {
+  return runKernel(
+      ctx, "txrt_cast_f32_to_bf16", [&] { return shapes("n", n); },
+      [&](Context &c) {
+        require(n >= 0, "n must be non-negative");
+        if (n == 0)
+          return;
+        require(src != nullptr && dst != nullptr, "src or dst is NULL");
+        castToBf16(c, n, src, dst);
+      });
+}
+
+txrt_status txrt_cast_bf16_to_f32(txrt_context *ctx, int64_t n,
+                                  const txrt_bf16 *src, float *dst) {
+  return runKernel(
+      ctx, "txrt_cast_bf16_to_f32", [&] { return shapes("n", n); },
+      [&](Context &c) {
+        require(n >= 0, "n must be non-negative");
+        if (n == 0)
+          return;
+        require(src != nullptr && dst != nullptr, "src or dst is NULL");
+#pragma omp parallel for num_threads(c.numThreads()) schedule(static)
+        for (int64_t i = 0; i < n; ++i)
+          dst[i] = toF32(src[i]);
+      });
+}
+
+txrt_status txrt_linear_fwd_bf16(txrt_context *ctx, int64_t site, int64_t m,
+                                 int64_t n, int64_t k, const txrt_bf16 *x,
+                                 const txrt_bf16 *w, const float *bias,
+                                 int32_t activation, const float *residual,
+                                 float *y) {
+  return runKernel(
+      ctx, site, "txrt_linear_fwd_bf16",
+      [&] { return shapes("m", m, "n", n, "k", k); },
+      [&](Context &c) {
+        c.noteFlops(2.0 * double(m) * double(n) * double(k));
+        requireSizes(m, n, k);
+        if (m == 0 || n == 0 || k == 0)
+          return;
+        require(x != nullptr, "x is NULL");
+        require(w != nullptr, "w is NULL");
+        require(y != nullptr, "y is NULL");
+        MatmulSpec spec;
+        spec.bf16 = true;
+        spec.m = m;
+        spec.n = n;
+        spec.k = k;
+        spec.aStrides = {0, 0, k, 1};
+        spec.bStrides = {0, 0, 1, k}; // w^T
+        spec.cStrides = {0, 0, n, 1};
+        spec.hasBias = bias != nullptr;
+        spec.activation = activation;
+        if (residual == y) {
+          spec.beta = 1.0f;
+          residual = nullptr;
+        }
+        spec.hasResidual = residual != nullptr;
+        cachedMatmul(c, site, Kernel::Matmul, spec)
+            .run(c, x, w, y, bias, residual);
+      });
+}
+
+txrt_status txrt_linear_bwd_bf16(txrt_context *ctx, int64_t site, int64_t m,
+                                 int64_t n, int64_t k, const txrt_bf16 *x,
+                                 const txrt_bf16 *w, const float *dy,
+                                 float *dx, float *dw, float *dbias,
+                                 int32_t accumulate_dx,
+                                 int32_t accumulate_params) {
+  return runKernel(
+      ctx, site, "txrt_linear_bwd_bf16",
+      [&] { return shapes("m", m, "n", n, "k", k); },
+      [&](Context &c) {
+        c.noteFlops(2.0 * double(m) * double(n) * double(k) *
+                    ((dx ? 1.0 : 0.0) + (dw ? 1.0 : 0.0)));
+        requireSizes(m, n, k);
+        if (m == 0 || n == 0 || k == 0)
+          return;
+        require(dy != nullptr, "dy is NULL");
+        // oneDNN 2.6 has no matmul with f32 src and bf16 weights: dy is
+        // rounded to bf16 once for both products.
+        txrt_bf16 *dyBf16 = nullptr;
+        if (dx || dw) {
+          dyBf16 = c.temp(0).as<txrt_bf16>(size_t(m) * size_t(n));
+          castToBf16(c, m * n, dy, dyBf16);
+        }
+        if (dx) {
+          require(w != nullptr, "w is NULL (needed for dx)");
+          MatmulSpec spec; // dx[m, k] = dy[m, n] . w[n, k]
+          spec.bf16 = true;
+          spec.m = m;
+          spec.n = k;
+          spec.k = n;
+          spec.aStrides = {0, 0, n, 1};
+          spec.bStrides = {0, 0, k, 1};
+          spec.cStrides = {0, 0, k, 1};
+          spec.beta = accumulate_dx ? 1.0f : 0.0f;
+          cachedMatmul(c, site, Kernel::LinearBwdData, spec)
+              .run(c, dyBf16, w, dx, nullptr, nullptr);
+        }
+        if (dw) {
+          require(x != nullptr, "x is NULL (needed for dw)");
+          MatmulSpec spec; // dw[n, k] = dy^T[n, m] . x[m, k]
+          spec.bf16 = true;
+          spec.m = n;
+          spec.n = k;
+          spec.k = m;
+          spec.aStrides = {0, 0, 1, n};
+          spec.bStrides = {0, 0, k, 1};
+          spec.cStrides = {0, 0, k, 1};
+          spec.beta = accumulate_params ? 1.0f : 0.0f;
+          cachedMatmul(c, site, Kernel::LinearBwdWeights, spec)
+              .run(c, dyBf16, x, dw, nullptr, nullptr);
+        }
+        if (dbias)
+          columnSum(c, dy, m, n, dbias, accumulate_params != 0);
+      });
+}
+
+int32_t txrt_cpu_has_bf16(void) {
+  const char *assumeNo = std::getenv("TXRT_ASSUME_NO_BF16");
+  if (assumeNo && *assumeNo && std::strcmp(assumeNo, "0") != 0)
+    return 0;
+  unsigned eax, ebx, ecx, edx;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx) || !(ecx & (1u << 27)))
+    return 0; // no OSXSAVE: the OS does not save vector state
+  unsigned xcr0Low, xcr0High;
+  __asm__ volatile("xgetbv" : "=a"(xcr0Low), "=d"(xcr0High) : "c"(0));
+  if (!__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx))
+    return 0;
+  const bool amxBf16 = (edx & (1u << 22)) && (xcr0Low & 0x60000u) == 0x60000u;
+  const unsigned subleaves = eax;
+  bool avx512Bf16 = false;
+  if (subleaves >= 1 && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx))
+    avx512Bf16 = (eax & (1u << 5)) && (xcr0Low & 0xe6u) == 0xe6u;
+  return (amxBf16 || avx512Bf16) ? 1 : 0;
+}
+
+} // extern "C"

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+#===- bench-bf16.sh - base.tx train step: fp32, bf16, PyTorch autocast ----===#
+#
+# Usage: scripts/bench-bf16.sh [BUILD_DIR] [STEPS] [ROUNDS]
+# Compiles examples/transformer/base.tx at B=8, S=T=64 (vocabulary 8000)
+# twice, with --precision=fp32 and --precision=bf16, and in one run on the
+# same machine and thread count (TXRT_NUM_THREADS, default 2) times:
+#   - one training step (forward, backward, Adam) of each executable
+#     (`run train --repeat STEPS`) and of the seeds' PyTorch loop under
+#     torch.autocast(cpu, bfloat16) (scripts/bench_torch.py --autocast bf16),
+#     alternating for ROUNDS rounds;
+#   - the bare oneDNN matmuls of the step's linears (forward, data and
+#     weight gradients: every product tx-precision runs in bf16), in f32 and
+#     in bf16 (scripts/bench-bf16-matmul.cpp): the limit a step could reach
+#     if all else were free, and the step's efficiency against it.
+# Medians; the CPU's name and its bf16 instructions are printed first.
+#
+#===------------------------------------------------------------------------===#
+set -euo pipefail
+BUILD=${1:-build}
+STEPS=${2:-5}
+ROUNDS=${3:-3}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+OUT="$BUILD/bench-bf16"
+mkdir -p "$OUT"
+PY=/usr/bin/python3
+THREADS=${TXRT_NUM_THREADS:-2}
+
+cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+flags=$(grep -m1 "^flags" /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx512_bf16|amx_bf16)$' | tr '\n' ' ')
+echo "== CPU: $cpu; bf16 instructions: ${flags:-none}; $THREADS threads"
+
+echo "== compile"
+"$BUILD/bin/txc" examples/transformer/base.tx -D batch=8 -D max_len=64 -o "$OUT/base-fp32"
+"$BUILD/bin/txc" examples/transformer/base.tx -D batch=8 -D max_len=64 --precision=bf16 -o "$OUT/base-bf16"
+c++ -O2 -std=c++17 scripts/bench-bf16-matmul.cpp -ldnnl -o "$OUT/matmul"
+
+"$PY" - "$OUT" <<'PYEOF'
+import sys
+import numpy as np
+rng = np.random.default_rng(0)
+out = sys.argv[1]
+for name in ("src", "tgt_in", "tgt_out"):
+    np.save("%s/%s.npy" % (out, name), rng.integers(4, 8000, size=(8, 64), dtype=np.int32))
+PYEOF
+
+step_ms() { # executable -> median ms of `run train --repeat STEPS`
+  TXRT_NUM_THREADS=$THREADS "$1" run train --init 0 --input src="$OUT/src.npy" \
+    --input tgt_in="$OUT/tgt_in.npy" --input tgt_out="$OUT/tgt_out.npy" --out-dir "$OUT/out" \
+    --repeat "$STEPS" 2>&1 >/dev/null | grep "ran 'train'" | sed -E 's/.*median ([0-9.]+) ms.*/\1/'
+}
+: > "$OUT/train.txt"
+for round in $(seq "$ROUNDS"); do
+  f=$(step_ms "$OUT/base-fp32")
+  b=$(step_ms "$OUT/base-bf16")
+  p=$("$PY" scripts/bench_torch.py train --autocast bf16 --threads "$THREADS" --repeat "$STEPS" | awk '{print $2}')
+  echo "round $round: fp32 $f ms, bf16 $b ms, PyTorch autocast $p ms" | tee -a "$OUT/train.txt"
+done
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+fp32=$(sed -E 's/.*fp32 ([0-9.]+) ms.*/\1/' "$OUT/train.txt" | median)
+bf16=$(sed -E 's/.*bf16 ([0-9.]+) ms.*/\1/' "$OUT/train.txt" | median)
+torch=$(sed -E 's/.*autocast ([0-9.]+) ms.*/\1/' "$OUT/train.txt" | median)
+
+# The step's linears (M = 512 tokens): per layer and direction, forward
+# M x out x in, data gradient M x in x out, weight gradient out x in x M.
+# Encoder: 4 attention projections + FFN; decoder: 8 projections + FFN;
+# the vocabulary projection once.
+shapes=()
+add() { # m n k count: forward, dX and dW products
+  shapes+=("$1,$2,$3,$4" "$1,$3,$2,$4" "$2,$3,$1,$4")
+}
+add 512 512 512 72
+add 512 2048 512 12
+add 512 512 2048 12
+add 512 8000 512 1
+echo "== bare oneDNN matmuls over the step's linear shapes"
+OMP_NUM_THREADS=$THREADS "$OUT/matmul" f32 3 "${shapes[@]}" | tee "$OUT/matmul-f32.txt" | tail -1
+OMP_NUM_THREADS=$THREADS "$OUT/matmul" bf16 3 "${shapes[@]}" | tee "$OUT/matmul-bf16.txt"
+mm_f32=$(tail -1 "$OUT/matmul-f32.txt" | sed -E 's/total ([0-9.]+) ms.*/\1/')
+mm_bf16=$(tail -1 "$OUT/matmul-bf16.txt" | sed -E 's/total ([0-9.]+) ms.*/\1/')
+
+echo
+echo "CPU: $cpu ($THREADS threads)"
+printf "train step B=8 S=T=64: fp32 %.0f ms, bf16 %.0f ms (%.2fx), PyTorch eager bf16 autocast %.0f ms (bf16 vs PyTorch %.2fx)\n" \
+  "$fp32" "$bf16" "$(echo "$fp32 / $bf16" | bc -l)" "$torch" "$(echo "$torch / $bf16" | bc -l)"
+printf "bare oneDNN matmuls of the step's linears: f32 %.0f ms, bf16 %.0f ms (%.2fx); step efficiency vs that limit: fp32 %.0f%%, bf16 %.0f%%\n" \
+  "$mm_f32" "$mm_bf16" "$(echo "$mm_f32 / $mm_bf16" | bc -l)" \
+  "$(echo "100 * $mm_f32 / $fp32" | bc -l)" "$(echo "100 * $mm_bf16 / $bf16" | bc -l)"

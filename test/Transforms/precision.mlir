@@ -1,0 +1,45 @@
+// RUN: tx-opt %s -split-input-file --tx-precision=precision=bf16 | FileCheck %s
+// RUN: tx-opt %s -split-input-file --tx-precision | FileCheck %s --check-prefix=FP32
+//
+// tx-precision with bf16: each linear and linear_grad reads one shared
+// bf16 cast of its input and of its weight, placed after the value's
+// definition; results, gradients and every other op stay f32; the module
+// records its precision. With the default (fp32) nothing but the record
+// changes.
+
+// CHECK: module attributes {tx.precision = "bf16"}
+// FP32: module attributes {tx.precision = "fp32"}
+// FP32-NOT: tx.cast
+// CHECK-LABEL: func.func @train
+// CHECK-NEXT: %[[XB:.+]] = tx.cast %arg0 : tensor<4x8xf32> to tensor<4x8xbf16>
+// CHECK-NEXT: %[[W:.+]] = tx.param @w
+// CHECK-NEXT: %[[WB:.+]] = tx.cast %[[W]] : tensor<6x8xf32> to tensor<6x8xbf16>
+// CHECK-NEXT: %[[B:.+]] = tx.param @b
+// CHECK-NEXT: %[[Y:.+]] = tx.linear %[[XB]], %[[WB]] bias %[[B]] : (tensor<4x8xbf16>, tensor<6x8xbf16>, tensor<6xf32>) -> tensor<4x6xf32>
+// CHECK-NEXT: tx.param @g
+// CHECK-NEXT: %[[N:.+]] = tx.layer_norm %[[Y]], %{{.+}} : (tensor<4x6xf32>, tensor<6xf32>) -> tensor<4x6xf32>
+// CHECK-NEXT: tx.linear_grad %[[XB]], %[[WB]], %[[N]] : (tensor<4x8xbf16>, tensor<6x8xbf16>, tensor<4x6xf32>) -> (tensor<4x8xf32>, tensor<6x8xf32>, tensor<6xf32>)
+// CHECK-NOT: tx.cast
+tx.parameter @w : tensor<6x8xf32> {init = #tx.init<normal>}
+tx.parameter @b : tensor<6xf32> {init = #tx.init<zeros>}
+tx.parameter @g : tensor<6xf32> {init = #tx.init<ones>}
+func.func @train(%x: tensor<4x8xf32>) -> tensor<6x8xf32> attributes {tx.entry = "train"} {
+  %w = tx.param @w : tensor<6x8xf32>
+  %b = tx.param @b : tensor<6xf32>
+  %y = tx.linear %x, %w bias %b : (tensor<4x8xf32>, tensor<6x8xf32>, tensor<6xf32>) -> tensor<4x6xf32>
+  %g = tx.param @g : tensor<6xf32>
+  %n = tx.layer_norm %y, %g : (tensor<4x6xf32>, tensor<6xf32>) -> tensor<4x6xf32>
+  %dx, %dw, %db = tx.linear_grad %x, %w, %n : (tensor<4x8xf32>, tensor<6x8xf32>, tensor<4x6xf32>) -> (tensor<4x8xf32>, tensor<6x8xf32>, tensor<6xf32>)
+  return %dw : tensor<6x8xf32>
+}
+
+// -----
+
+// A gated linear stays f32 (there is no bf16 gated kernel).
+// CHECK-LABEL: func.func @gated
+// CHECK-NOT: tx.cast
+// CHECK: tx.linear %arg0, %arg1 gate %arg2
+func.func @gated(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>, %u: tensor<4x6xf32>) -> tensor<4x6xf32> {
+  %y = tx.linear %x, %w gate %u {activation = #tx.activation<silu>} : (tensor<4x8xf32>, tensor<6x8xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  return %y : tensor<4x6xf32>
+}

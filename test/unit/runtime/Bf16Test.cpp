@@ -1,0 +1,152 @@
+//===- Bf16Test.cpp - bf16 casts, bf16 linears, the CPU check -------------===//
+//
+// The casts against hand-computed bit patterns (round to nearest even, NaN,
+// infinity, overflow), and txrt_linear_fwd_bf16 / _bwd_bf16 against a naive
+// double-precision product of the bf16-rounded operands: what remains is
+// f32 accumulation error only.
+//
+//===----------------------------------------------------------------------===//
+#include "TestUtil.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace txrt_test;
+
+namespace {
+
+float fromBits(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+class Bf16Test : public RuntimeTest {
+protected:
+  void SetUp() override {
+    if (!txrt_cpu_has_bf16())
+      GTEST_SKIP() << "this CPU has neither avx512_bf16 nor amx_bf16";
+  }
+
+  /// The values rounded through bf16 (txrt_cast_*), and their bf16 bits.
+  std::vector<txrt_bf16> toBf16(const Floats &values) {
+    std::vector<txrt_bf16> out(values.size());
+    expectOk(txrt_cast_f32_to_bf16(ctx_, values.size(), values.data(),
+                                   out.data()));
+    return out;
+  }
+  Floats toF32(const std::vector<txrt_bf16> &values) {
+    Floats out(values.size());
+    expectOk(txrt_cast_bf16_to_f32(ctx_, values.size(), values.data(),
+                                   out.data()));
+    return out;
+  }
+};
+
+TEST_F(Bf16Test, CastRoundsToNearestEven) {
+  Floats in = {1.0f,
+               fromBits(0x3f808000u), // halfway, even below: down
+               fromBits(0x3f818000u), // halfway, odd below: up
+               fromBits(0x3f808001u), // above halfway: up
+               -2.5f,
+               fromBits(0x7f7fffffu), // FLT_MAX rounds to infinity
+               INFINITY,
+               -0.0f,
+               fromBits(0x00000001u)}; // the smallest denormal: to +0
+  std::vector<txrt_bf16> expected = {0x3f80, 0x3f80, 0x3f82, 0x3f81, 0xc020,
+                                     0x7f80, 0x7f80, 0x8000, 0x0000};
+  EXPECT_EQ(toBf16(in), expected);
+  std::vector<txrt_bf16> nan = toBf16({NAN});
+  EXPECT_TRUE(std::isnan(toF32(nan)[0]));
+}
+
+TEST_F(Bf16Test, WideningIsExact) {
+  std::vector<txrt_bf16> bits = {0x3f80, 0xc020, 0x7f80, 0x0001, 0x4049};
+  Floats out = toF32(bits);
+  for (size_t i = 0; i < bits.size(); ++i)
+    EXPECT_EQ(fromBits(uint32_t(bits[i]) << 16), out[i]) << i;
+}
+
+/// y = act(x · wᵀ + bias) + residual over the bf16-rounded x and w.
+Doubles linearReference(const Floats &x, const Floats &w, const Floats &bias,
+                        const Floats &residual, int64_t m, int64_t n,
+                        int64_t k, bool relu) {
+  Doubles y(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = bias.empty() ? 0.0 : bias[j];
+      for (int64_t p = 0; p < k; ++p)
+        sum += double(x[i * k + p]) * w[j * k + p];
+      if (relu && sum < 0)
+        sum = 0;
+      y[i * n + j] = sum + (residual.empty() ? 0.0 : residual[i * n + j]);
+    }
+  return y;
+}
+
+TEST_F(Bf16Test, LinearForwardAccumulatesInF32) {
+  const int64_t m = 37, n = 48, k = 96;
+  std::vector<txrt_bf16> x = toBf16(randomFloats(m * k, 1));
+  std::vector<txrt_bf16> w = toBf16(randomFloats(n * k, 2));
+  Floats bias = randomFloats(n, 3), residual = randomFloats(m * n, 4);
+  Floats y(m * n);
+  expectOk(txrt_linear_fwd_bf16(ctx_, 1, m, n, k, x.data(), w.data(),
+                                bias.data(), TXRT_ACTIVATION_RELU,
+                                residual.data(), y.data()));
+  expectClose(y, linearReference(toF32(x), toF32(w), bias, residual, m, n, k,
+                                 true),
+              1e-4, 1e-4, "y");
+  expectOk(txrt_linear_fwd_bf16(ctx_, 2, m, n, k, x.data(), w.data(),
+                                nullptr, TXRT_ACTIVATION_NONE, nullptr,
+                                y.data()));
+  expectClose(y, linearReference(toF32(x), toF32(w), {}, {}, m, n, k, false),
+              1e-4, 1e-4, "y without epilogue");
+}
+
+TEST_F(Bf16Test, LinearBackwardRoundsDyOnce) {
+  const int64_t m = 29, n = 40, k = 24;
+  std::vector<txrt_bf16> x = toBf16(randomFloats(m * k, 5));
+  std::vector<txrt_bf16> w = toBf16(randomFloats(n * k, 6));
+  Floats dy = randomFloats(m * n, 7);
+  Floats dyRounded = toF32(toBf16(dy)), xf = toF32(x), wf = toF32(w);
+  Floats dx(m * k, 0.5f), dw(n * k, 0.25f), db(n, 1.0f);
+  expectOk(txrt_linear_bwd_bf16(ctx_, 3, m, n, k, x.data(), w.data(),
+                                dy.data(), dx.data(), dw.data(), db.data(),
+                                /*accumulate_dx=*/1,
+                                /*accumulate_params=*/0));
+  Doubles dxRef(m * k, 0.5), dwRef(n * k), dbRef(n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double g = dyRounded[i * n + j];
+      dbRef[j] += dy[i * n + j];
+      for (int64_t p = 0; p < k; ++p) {
+        dxRef[i * k + p] += g * wf[j * k + p];
+        dwRef[j * k + p] += g * xf[i * k + p];
+      }
+    }
+  expectClose(dx, dxRef, 1e-4, 1e-4, "dx");
+  expectClose(dw, dwRef, 1e-4, 1e-4, "dw");
+  expectClose(db, dbRef, 1e-5, 1e-5, "dbias (from the f32 dy)");
+}
+
+TEST_F(Bf16Test, NullOperandIsAnError) {
+  Floats y(4);
+  EXPECT_EQ(txrt_linear_fwd_bf16(ctx_, 4, 2, 2, 2, nullptr, nullptr, nullptr,
+                                 TXRT_ACTIVATION_NONE, nullptr, y.data()),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(txrt_last_error(ctx_)).find("x is NULL"),
+            std::string::npos);
+}
+
+TEST(Bf16CpuCheck, EnvironmentOverrideSaysNo) {
+  const char *previous = std::getenv("TXRT_ASSUME_NO_BF16");
+  std::string saved = previous ? previous : "";
+  setenv("TXRT_ASSUME_NO_BF16", "1", 1);
+  EXPECT_EQ(txrt_cpu_has_bf16(), 0);
+  if (previous)
+    setenv("TXRT_ASSUME_NO_BF16", saved.c_str(), 1);
+  else
+    unsetenv("TXRT_ASSUME_NO_BF16");
+}
+
+} // namespace
