@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <sstream>
 #include <sys/resource.h>
@@ -28,6 +29,16 @@ double peakResidentMiB() {
 }
 
 namespace {
+
+/// How libgomp's idle threads wait in this process (txrt's default is set
+/// before libgomp starts: txrt_apply_default_wait_policy).
+std::string waitPolicyText() {
+  if (const char *policy = std::getenv("OMP_WAIT_POLICY"))
+    return std::string("OMP_WAIT_POLICY=") + policy;
+  if (const char *spins = std::getenv("GOMP_SPINCOUNT"))
+    return std::string("GOMP_SPINCOUNT=") + spins;
+  return "libgomp's default (spin 300000, then sleep)";
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -184,6 +195,7 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                 static_cast<long long>(srcLen), static_cast<long long>(tgtLen),
                 txrt_context_num_threads(runner.context()));
   out << line;
+  out << "idle threads " << waitPolicyText() << "\n";
 
   if (train) {
     Batch data;
