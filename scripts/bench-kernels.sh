@@ -14,6 +14,8 @@
 #   adam_denormals  Adam steps over 8M params, moments below     >= 1.5x (denormal
 #                   FLT_MIN stored as 0 vs IEEE (kept) and vs    moments), >= 0.95x
 #                   FTZ/DAZ everywhere (flush_all)               (normal moments)
+#   adam_bandwidth  Adam over 8M params vs a parallel copy of    >= 0.8x
+#                   the same bytes (7 x 4 bytes a parameter)
 # Each benchmark runs REPS repetitions, interleaved in random order with all
 # the others, so that a busy spell on a shared machine hits kernels and
 # baselines alike; the figures are medians over the repetitions (the ratio
@@ -104,6 +106,8 @@ def target(group):
         return 1.2 if group.endswith("/fwd") else None
     if group.startswith("rope_attention/"):
         return 1 / 1.1
+    if group.startswith("adam_bandwidth/"):
+        return 0.8  # Adam's bytes/s over a parallel copy's of the same bytes
     if group.startswith("adam_denormals/"):
         # Flushing the moments must remove the slow path and cost nothing
         # on normal values (vs "keep"); "flush_all" is shown for reference.
@@ -137,7 +141,7 @@ for group in sorted(groups):
     impls = groups[group]
     if "txrt" not in impls:
         continue
-    for base_name in ("sgemm", "unfused", "unfused_split", "no_rope", "keep", "flush_all"):
+    for base_name in ("sgemm", "unfused", "unfused_split", "no_rope", "keep", "flush_all", "copy"):
         if base_name in impls:
             goal = target(group) if base_name not in ("unfused_split", "flush_all") else None
             row(group, impls["txrt"], base_name, impls[base_name], goal)

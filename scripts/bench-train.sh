@@ -10,7 +10,11 @@
 #     (scripts/bench_torch.py train), alternating for ROUNDS rounds;
 #   - greedy decoding of 64 tokens for 8 sentences, ms per token: the
 #     executable with its KV cache (decode_step) and with the prefix re-run,
-#     vs the seeds' PyTorch re-run of the prefix.
+#     vs the seeds' PyTorch re-run of the prefix;
+#   - the step's matmul-bound limit: bare dnnl_sgemm time of exactly the
+#     step's matmuls (txrt-matmul-limit over a ONEDNN_VERBOSE=1 log of one
+#     step) and the efficiency = limit / step; fails if any matmul fell back
+#     from brgemm to gemm:jit.
 # Medians, with the ratios. Debian python3-torch with libopenblas0-openmp.
 #
 #===------------------------------------------------------------------------===#
@@ -51,6 +55,22 @@ done
 txc_step=$(sed -E 's/.*txc ([0-9.]+) ms.*/\1/' "$OUT/train.txt" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 torch_step=$(sed -E 's/.*PyTorch ([0-9.]+) ms.*/\1/' "$OUT/train.txt" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
 
+# The step's matmul-bound limit: one step under ONEDNN_VERBOSE=1, then bare
+# dnnl_sgemm over exactly its matmul shapes and transposes
+# (txrt-matmul-limit); efficiency = that sum / the step's median. A matmul
+# that fell back from brgemm to gemm:jit fails the benchmark.
+echo "== matmul-bound limit ($THREADS threads)"
+TXRT_NUM_THREADS=$THREADS ONEDNN_VERBOSE=1 "$OUT/base" run train --init 0 --input src="$OUT/src.npy" \
+  --input tgt_in="$OUT/tgt_in.npy" --input tgt_out="$OUT/tgt_out.npy" --out-dir "$OUT/out" > "$OUT/verbose.txt"
+if ! TXRT_NUM_THREADS=$THREADS "$BUILD/bin/txrt-matmul-limit" --reps 5 --require-brgemm \
+     < "$OUT/verbose.txt" > "$OUT/limit.txt"; then
+  cat "$OUT/limit.txt"
+  echo "bench-train: a matmul of the train step did not run on brgemm (see above)" >&2
+  exit 1
+fi
+grep -E "^(matmul-limit|fallbacks)" "$OUT/limit.txt"
+matmul_limit=$(sed -nE 's/^matmul-limit ([0-9.]+) ms.*/\1/p' "$OUT/limit.txt")
+
 echo "== greedy decoding ($THREADS threads)"
 txc=$(TXRT_NUM_THREADS=$THREADS "$OUT/base" bench --steps 1 --batch 8 --src-len 64 --tgt-len 64)
 echo "$txc" | grep greedy
@@ -62,6 +82,8 @@ torch_tok=$(echo "$torch_greedy" | awk '{print $2}')
 echo
 printf "train step (fwd+bwd+Adam), B=8 S=T=64, medians of the round medians: txc %.0f ms, PyTorch %.0f ms, speedup %.2fx\n" \
   "$txc_step" "$torch_step" "$(echo "$torch_step / $txc_step" | bc -l)"
+printf "train step efficiency: bare sgemm of its matmuls %.0f ms / step %.0f ms = %.2f (target >= 0.85)\n" \
+  "$matmul_limit" "$txc_step" "$(echo "$matmul_limit / $txc_step" | bc -l)"
 if [ -n "$txc_cache" ]; then
   printf "greedy decoding, ms/token: txc KV cache %.3f, txc prefix re-run %.3f, PyTorch prefix re-run %.3f; KV cache vs PyTorch %.2fx\n" \
     "$txc_cache" "$txc_rerun" "$torch_tok" "$(echo "$torch_tok / $txc_cache" | bc -l)"

@@ -73,6 +73,8 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.txc_tools_dir, config.llvm_tools_dir]
 tools = ["txc", "tx-opt"]
+if "runtime" in config.available_features:
+    tools.append("txrt-matmul-limit")
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 # Tests that compare against PyTorch need Debian's python3-torch.

@@ -161,13 +161,21 @@ float txrt::eltwiseAlpha(int32_t activation) {
 namespace {
 
 /// Whether to split k: a single product, no epilogue besides beta, k much
-/// larger than the output's sides, and at least 256 of k per thread.
+/// larger than the output's sides, at least 256 of k per thread, and an
+/// output too small to give every thread 4 of brgemm's 32x64 blocks. A
+/// larger output keeps the whole product: oneDNN parallelises it well, and
+/// its k slices (A with a row stride wider than the slice) would fall back
+/// from brgemm to gemm:jit (base.tx's 512x2048.2048x512 data gradients ran
+/// no faster split on Zen 4).
 bool splitsK(const Context &ctx, const MatmulSpec &spec) {
+  const int64_t outputBlocks = ((spec.m + 31) / 32) * ((spec.n + 63) / 64);
   return ctx.numThreads() > 1 && !spec.bf16 && spec.batch0 == 1 &&
          spec.batch1 == 1 &&
          !spec.hasBias && spec.activation == TXRT_ACTIVATION_NONE &&
-         !spec.hasGate && !spec.hasResidual && spec.k >= 4 * std::max(spec.m, spec.n) &&
-         spec.k >= 256 * ctx.numThreads();
+         !spec.hasGate && !spec.hasResidual &&
+         spec.k >= 4 * std::max(spec.m, spec.n) &&
+         spec.k >= 256 * ctx.numThreads() &&
+         outputBlocks < 4 * ctx.numThreads();
 }
 
 } // namespace

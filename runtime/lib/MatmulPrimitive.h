@@ -52,6 +52,13 @@ public:
            const float *bias, const float *residual,
            const float *gate = nullptr);
 
+  /// Whether the product is split over k (MatmulPrimitive.cpp, splitsK).
+  bool splitsOverK() const { return parts_ > 1; }
+  /// oneDNN's implementation of the whole product, or of the first k slice.
+  const char *implementation() const {
+    return (parts_ > 1 ? first_ : whole_).implementation();
+  }
+
 private:
   void runSplit(Context &ctx, const float *a, const float *b, float *c);
 

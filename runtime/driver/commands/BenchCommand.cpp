@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <sstream>
 #include <sys/resource.h>
@@ -28,6 +29,40 @@ double peakResidentMiB() {
 }
 
 namespace {
+
+std::string formatMiB(double mib) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f", mib);
+  return text;
+}
+
+/// The memory no run can do without: the parameters and, with training
+/// state, their gradients and Adam's two moments.
+std::string memoryFloorText(const ModelInfo &model) {
+  double params = 0, state = 0;
+  for (const ParamInfo &param : model.params) {
+    params += double(param.byteSize);
+    if (param.hasTrainingState())
+      state += double(param.byteSize);
+  }
+  const double mib = 1.0 / (1024.0 * 1024.0);
+  std::string text = "floor: parameters " + formatMiB(params * mib) + " MB";
+  if (state > 0)
+    text += " + gradients " + formatMiB(state * mib) + " + Adam moments " +
+            formatMiB(2 * state * mib) + " = " +
+            formatMiB((params + 3 * state) * mib) + " MB";
+  return text;
+}
+
+/// How libgomp's idle threads wait in this process (txrt's default is set
+/// before libgomp starts: txrt_apply_default_wait_policy).
+std::string waitPolicyText() {
+  if (const char *policy = std::getenv("OMP_WAIT_POLICY"))
+    return std::string("OMP_WAIT_POLICY=") + policy;
+  if (const char *spins = std::getenv("GOMP_SPINCOUNT"))
+    return std::string("GOMP_SPINCOUNT=") + spins;
+  return "libgomp's default (spin 300000, then sleep)";
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -184,6 +219,7 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                 static_cast<long long>(srcLen), static_cast<long long>(tgtLen),
                 txrt_context_num_threads(runner.context()));
   out << line;
+  out << "idle threads " << waitPolicyText() << "\n";
 
   if (train) {
     Batch data;
@@ -234,6 +270,8 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                   median, static_cast<long long>(times.size()), times.front(),
                   double(batch * tgtLen) / (median / 1000.0));
     out << line;
+    out << "peak memory  " << formatMiB(peakResidentMiB())
+        << " MB (resident) after the train steps\n";
   } else {
     err << "note: no train_step entry; timing decoding only\n";
   }
@@ -271,9 +309,8 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       out << line;
     }
   }
-  std::snprintf(line, sizeof(line), "peak memory  %.1f MB (resident)\n",
-                peakResidentMiB());
-  out << line;
+  out << "peak memory  " << formatMiB(peakResidentMiB()) << " MB (resident; "
+      << memoryFloorText(model) << ")\n";
   return kExitOk;
 }
 

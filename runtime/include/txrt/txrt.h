@@ -132,6 +132,16 @@ txrt_status txrt_context_create(txrt_context **out_ctx);
 txrt_status txrt_context_create_with_threads(int32_t num_threads,
                                              txrt_context **out_ctx);
 
+/** Makes idle OpenMP threads spin briefly, then sleep (GOMP_SPINCOUNT=1000)
+ *  unless the environment sets OMP_WAIT_POLICY or GOMP_SPINCOUNT: libgomp's
+ *  default long spin makes a 2-thread step many times slower when another
+ *  process wants a core. libgomp reads its environment once, when it is
+ *  loaded, so this only sets the variable: a program calls it first thing
+ *  and, when it returns 1, re-executes itself (as the compiled executable's
+ *  main does). Returns 1 when it set the variable, 0 when the environment
+ *  had a policy. */
+int32_t txrt_apply_default_wait_policy(void);
+
 /** Destroys a context and everything it cached. NULL is ignored. */
 void txrt_context_destroy(txrt_context *ctx);
 

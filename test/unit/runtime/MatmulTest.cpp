@@ -1,4 +1,5 @@
 //===- MatmulTest.cpp - txrt_matmul, txrt_linear_fwd / _bwd ---------------===//
+#include "MatmulPrimitive.h"
 #include "TestUtil.h"
 
 #include <array>
@@ -391,3 +392,38 @@ TEST_F(MatmulTest, LinearBackwardLargeShapesAndAccumulation) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// Which products split over k
+//===----------------------------------------------------------------------===//
+
+TEST_F(MatmulTest, LargeOutputsKeepTheWholeProductOnBrgemm) {
+  // base.tx's data gradient dx = dy . W of the first FFN linear (512 tokens,
+  // d_ff 2048, d_model 512): k is 4x the sides, but the 512x512 output has
+  // blocks enough for every thread; split, its k slices (A with row stride
+  // 2048) fell back to gemm:jit. A small output with a long k still splits.
+  txrt::MatmulSpec large;
+  large.m = 512;
+  large.n = 512;
+  large.k = 2048;
+  large.aStrides = {0, 0, 2048, 1};
+  large.bStrides = {0, 0, 512, 1};
+  large.cStrides = {0, 0, 512, 1};
+  txrt::MatmulPlan whole(*ctx_, large);
+  EXPECT_FALSE(whole.splitsOverK());
+  // The same product dense and square picks oneDNN's best; the large one
+  // must get the same (brgemm where the CPU has AVX-512).
+  txrt::MatmulSpec square = large;
+  square.k = 512;
+  square.aStrides = {0, 0, 512, 1};
+  txrt::MatmulPlan reference(*ctx_, square);
+  EXPECT_STREQ(whole.implementation(), reference.implementation());
+
+  txrt::MatmulSpec small = large;
+  small.m = 63;
+  small.n = 65;
+  small.aStrides = {0, 0, 2048, 1};
+  small.bStrides = {0, 0, 65, 1};
+  small.cStrides = {0, 0, 65, 1};
+  EXPECT_TRUE(txrt::MatmulPlan(*ctx_, small).splitsOverK());
+}
