@@ -75,6 +75,21 @@ private:
 MatmulPlan &cachedMatmul(Context &ctx, int64_t site, Kernel kernel,
                          const MatmulSpec &spec);
 
+/// A linear's forward, y = act(x . w^T + bias) * gate + residual (gate,
+/// bias, residual optional), on f32 or (`bf16`) bf16 x and w; y is f32.
+void linearForward(Context &c, int64_t site, bool bf16, int64_t m, int64_t n,
+                   int64_t k, const void *x, const void *w, const float *bias,
+                   int32_t activation, const float *gate,
+                   const float *residual, float *y);
+
+/// A linear's backward products, dx = dy . w and dw = dy^T . x (each when
+/// its output is non-NULL), on f32 or (`bf16`) bf16 dy, x and w.
+void linearBackwardProducts(Context &c, int64_t site, bool bf16, int64_t m,
+                            int64_t n, int64_t k, const void *dy,
+                            const void *x, const void *w, float *dx,
+                            float *dw, bool accumulateDx,
+                            bool accumulateParams);
+
 /// Throws TXRT_ERROR_INVALID_ARGUMENT unless `activation` is a known
 /// TXRT_ACTIVATION_* value.
 void requireActivation(int32_t activation);

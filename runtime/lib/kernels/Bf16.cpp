@@ -101,29 +101,8 @@ txrt_status txrt_linear_fwd_bf16(txrt_context *ctx, int64_t site, int64_t m,
       [&] { return shapes("m", m, "n", n, "k", k); },
       [&](Context &c) {
         c.noteFlops(2.0 * double(m) * double(n) * double(k));
-        requireSizes(m, n, k);
-        if (m == 0 || n == 0 || k == 0)
-          return;
-        require(x != nullptr, "x is NULL");
-        require(w != nullptr, "w is NULL");
-        require(y != nullptr, "y is NULL");
-        MatmulSpec spec;
-        spec.bf16 = true;
-        spec.m = m;
-        spec.n = n;
-        spec.k = k;
-        spec.aStrides = {0, 0, k, 1};
-        spec.bStrides = {0, 0, 1, k}; // w^T
-        spec.cStrides = {0, 0, n, 1};
-        spec.hasBias = bias != nullptr;
-        spec.activation = activation;
-        if (residual == y) {
-          spec.beta = 1.0f;
-          residual = nullptr;
-        }
-        spec.hasResidual = residual != nullptr;
-        cachedMatmul(c, site, Kernel::Matmul, spec)
-            .run(c, x, w, y, bias, residual);
+        linearForward(c, site, /*bf16=*/true, m, n, k, x, w, bias, activation,
+                      nullptr, residual, y);
       });
 }
 
@@ -150,34 +129,9 @@ txrt_status txrt_linear_bwd_bf16(txrt_context *ctx, int64_t site, int64_t m,
           dyBf16 = c.temp(0).as<txrt_bf16>(size_t(m) * size_t(n));
           castToBf16(c, m * n, dy, dyBf16);
         }
-        if (dx) {
-          require(w != nullptr, "w is NULL (needed for dx)");
-          MatmulSpec spec; // dx[m, k] = dy[m, n] . w[n, k]
-          spec.bf16 = true;
-          spec.m = m;
-          spec.n = k;
-          spec.k = n;
-          spec.aStrides = {0, 0, n, 1};
-          spec.bStrides = {0, 0, k, 1};
-          spec.cStrides = {0, 0, k, 1};
-          spec.beta = accumulate_dx ? 1.0f : 0.0f;
-          cachedMatmul(c, site, Kernel::LinearBwdData, spec)
-              .run(c, dyBf16, w, dx, nullptr, nullptr);
-        }
-        if (dw) {
-          require(x != nullptr, "x is NULL (needed for dw)");
-          MatmulSpec spec; // dw[n, k] = dy^T[n, m] . x[m, k]
-          spec.bf16 = true;
-          spec.m = n;
-          spec.n = k;
-          spec.k = m;
-          spec.aStrides = {0, 0, 1, n};
-          spec.bStrides = {0, 0, k, 1};
-          spec.cStrides = {0, 0, k, 1};
-          spec.beta = accumulate_params ? 1.0f : 0.0f;
-          cachedMatmul(c, site, Kernel::LinearBwdWeights, spec)
-              .run(c, dyBf16, x, dw, nullptr, nullptr);
-        }
+        linearBackwardProducts(c, site, /*bf16=*/true, m, n, k, dyBf16, x, w,
+                               dx, dw, accumulate_dx != 0,
+                               accumulate_params != 0);
         if (dbias)
           columnSum(c, dy, m, n, dbias, accumulate_params != 0);
       });

@@ -44,6 +44,71 @@ void columnSum(Context &ctx, const float *dy, int64_t rows, int64_t cols,
 
 } // namespace
 
+void txrt::linearForward(Context &c, int64_t site, bool bf16, int64_t m,
+                         int64_t n, int64_t k, const void *x, const void *w,
+                         const float *bias, int32_t activation,
+                         const float *gate, const float *residual, float *y) {
+  require(m >= 0 && n >= 0 && k >= 0, "sizes must be non-negative");
+  if (m == 0 || n == 0 || k == 0)
+    return;
+  require(x != nullptr, "x is NULL");
+  require(w != nullptr, "w is NULL");
+  require(y != nullptr, "y is NULL");
+  MatmulSpec spec;
+  spec.bf16 = bf16;
+  spec.m = m;
+  spec.n = n;
+  spec.k = k;
+  spec.aStrides = {0, 0, k, 1};
+  spec.bStrides = {0, 0, 1, k}; // w^T: element (p, j) is w[j*k + p]
+  spec.cStrides = {0, 0, n, 1};
+  spec.hasBias = bias != nullptr;
+  spec.activation = activation;
+  spec.hasGate = gate != nullptr;
+  if (residual == y) {
+    spec.beta = 1.0f;
+    residual = nullptr;
+  }
+  spec.hasResidual = residual != nullptr;
+  cachedMatmul(c, site, Kernel::Matmul, spec)
+      .run(c, x, w, y, bias, residual, gate);
+}
+
+void txrt::linearBackwardProducts(Context &c, int64_t site, bool bf16,
+                                  int64_t m, int64_t n, int64_t k,
+                                  const void *dy, const void *x, const void *w,
+                                  float *dx, float *dw, bool accumulateDx,
+                                  bool accumulateParams) {
+  if (dx) {
+    require(w != nullptr, "w is NULL (needed for dx)");
+    MatmulSpec spec; // dx[m, k] = dy[m, n] . w[n, k]
+    spec.bf16 = bf16;
+    spec.m = m;
+    spec.n = k;
+    spec.k = n;
+    spec.aStrides = {0, 0, n, 1};
+    spec.bStrides = {0, 0, k, 1};
+    spec.cStrides = {0, 0, k, 1};
+    spec.beta = accumulateDx ? 1.0f : 0.0f;
+    cachedMatmul(c, site, Kernel::LinearBwdData, spec)
+        .run(c, dy, w, dx, nullptr, nullptr);
+  }
+  if (dw) {
+    require(x != nullptr, "x is NULL (needed for dw)");
+    MatmulSpec spec; // dw[n, k] = dy^T[n, m] . x[m, k]
+    spec.bf16 = bf16;
+    spec.m = n;
+    spec.n = k;
+    spec.k = m;
+    spec.aStrides = {0, 0, 1, n};
+    spec.bStrides = {0, 0, k, 1};
+    spec.cStrides = {0, 0, k, 1};
+    spec.beta = accumulateParams ? 1.0f : 0.0f;
+    cachedMatmul(c, site, Kernel::LinearBwdWeights, spec)
+        .run(c, dy, x, dw, nullptr, nullptr);
+  }
+}
+
 extern "C" {
 
 txrt_status txrt_matmul(txrt_context *ctx, int64_t site, int64_t batch0,
@@ -95,40 +160,6 @@ txrt_status txrt_matmul(txrt_context *ctx, int64_t site, int64_t batch0,
       });
 }
 
-namespace {
-
-/// y = act(x · wᵀ + bias) * gate + residual (gate, bias, residual optional).
-void linearForward(Context &c, int64_t site, int64_t m, int64_t n, int64_t k,
-                   const float *x, const float *w, const float *bias,
-                   int32_t activation, const float *gate,
-                   const float *residual, float *y) {
-  require(m >= 0 && n >= 0 && k >= 0, "sizes must be non-negative");
-  if (m == 0 || n == 0 || k == 0)
-    return;
-  require(x != nullptr, "x is NULL");
-  require(w != nullptr, "w is NULL");
-  require(y != nullptr, "y is NULL");
-  MatmulSpec spec;
-  spec.m = m;
-  spec.n = n;
-  spec.k = k;
-  spec.aStrides = {0, 0, k, 1};
-  spec.bStrides = {0, 0, 1, k}; // w^T: element (p, j) is w[j*k + p]
-  spec.cStrides = {0, 0, n, 1};
-  spec.hasBias = bias != nullptr;
-  spec.activation = activation;
-  spec.hasGate = gate != nullptr;
-  if (residual == y) {
-    spec.beta = 1.0f;
-    residual = nullptr;
-  }
-  spec.hasResidual = residual != nullptr;
-  cachedMatmul(c, site, Kernel::Matmul, spec)
-      .run(c, x, w, y, bias, residual, gate);
-}
-
-} // namespace
-
 txrt_status txrt_linear_fwd(txrt_context *ctx, int64_t site, int64_t m,
                             int64_t n, int64_t k, const float *x,
                             const float *w, const float *bias,
@@ -138,7 +169,7 @@ txrt_status txrt_linear_fwd(txrt_context *ctx, int64_t site, int64_t m,
       ctx, site, "txrt_linear_fwd", [&] { return shapes("m", m, "n", n, "k", k); },
       [&](Context &c) {
         c.noteFlops(2.0 * double(m) * double(n) * double(k));
-        linearForward(c, site, m, n, k, x, w, bias, activation, nullptr,
+        linearForward(c, site, /*bf16=*/false, m, n, k, x, w, bias, activation, nullptr,
                       residual, y);
       });
 }
@@ -157,7 +188,7 @@ txrt_status txrt_linear_gated_fwd(txrt_context *ctx, int64_t site, int64_t m,
           require(gate != nullptr, "gate is NULL");
           require(gate != y, "gate and y must not be the same buffer");
         }
-        linearForward(c, site, m, n, k, x, w, bias, activation, gate,
+        linearForward(c, site, /*bf16=*/false, m, n, k, x, w, bias, activation, gate,
                       residual, y);
       });
 }
@@ -175,32 +206,9 @@ txrt_status txrt_linear_bwd(txrt_context *ctx, int64_t site, int64_t m,
         if (m == 0 || n == 0 || k == 0)
           return;
         require(dy != nullptr, "dy is NULL");
-        if (dx) {
-          require(w != nullptr, "w is NULL (needed for dx)");
-          MatmulSpec spec; // dx[m, k] = dy[m, n] . w[n, k]
-          spec.m = m;
-          spec.n = k;
-          spec.k = n;
-          spec.aStrides = {0, 0, n, 1};
-          spec.bStrides = {0, 0, k, 1};
-          spec.cStrides = {0, 0, k, 1};
-          spec.beta = accumulate_dx ? 1.0f : 0.0f;
-          cachedMatmul(c, site, Kernel::LinearBwdData, spec)
-              .run(c, dy, w, dx, nullptr, nullptr);
-        }
-        if (dw) {
-          require(x != nullptr, "x is NULL (needed for dw)");
-          MatmulSpec spec; // dw[n, k] = dy^T[n, m] . x[m, k]
-          spec.m = n;
-          spec.n = k;
-          spec.k = m;
-          spec.aStrides = {0, 0, 1, n};
-          spec.bStrides = {0, 0, k, 1};
-          spec.cStrides = {0, 0, k, 1};
-          spec.beta = accumulate_params ? 1.0f : 0.0f;
-          cachedMatmul(c, site, Kernel::LinearBwdWeights, spec)
-              .run(c, dy, x, dw, nullptr, nullptr);
-        }
+        linearBackwardProducts(c, site, /*bf16=*/false, m, n, k, dy, x, w, dx,
+                               dw, accumulate_dx != 0,
+                               accumulate_params != 0);
         if (dbias)
           columnSum(c, dy, m, n, dbias, accumulate_params != 0);
       });
