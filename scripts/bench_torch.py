@@ -13,6 +13,11 @@ config.
   greedy  the seeds' (004) greedy decoding: encode once, then re-run the
           decoder on the whole prefix for every new token, eval mode;
           prints `torch_greedy_ms_per_token MEDIAN MIN`.
+  onnx    exports the eval-mode model (encode + teacher-forced decode:
+          (src, tgt) -> logits) with torch.onnx.export into --out DIR as
+          model.onnx, with its weights as weights.safetensors (the names txc
+          gives base.tx's parameters), src.npy / tgt.npy (int32, rows
+          right-padded with 0 to different lengths) and PyTorch's logits.npy.
 """
 import argparse
 import os
@@ -22,7 +27,8 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "golden"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "..", "test", "golden"), os.path.join(HERE, "..", "test", "utils")]
 from seed_model import Transformer  # noqa: E402
 
 
@@ -36,9 +42,44 @@ def timed(fn, repeat, warmup=2):
     return statistics.median(times), min(times)
 
 
+def padded(ids, lengths):
+    """Right-pads row b of ids with 0 from lengths[b] on."""
+    for b, n in enumerate(lengths):
+        ids[b, n:] = 0
+    return ids
+
+
+def export_onnx(model, args):
+    import numpy as np
+    from safetensors_np import write_safetensors
+    if not args.out:
+        sys.exit("error: onnx needs --out DIR")
+    os.makedirs(args.out, exist_ok=True)
+    model.eval()
+    b, s_len, t_len = args.batch, args.src_len, args.tgt_len
+    generator = torch.Generator().manual_seed(1)
+    src = padded(torch.randint(4, args.vocab, (b, s_len), generator=generator),
+                 [max(1, s_len - 3 * i) for i in range(b)])
+    tgt = padded(torch.randint(4, args.vocab, (b, t_len), generator=generator),
+                 [max(1, t_len - 2 * i) for i in range(b)])
+    with torch.no_grad():
+        logits = model(src, tgt)
+        torch.onnx.export(model, (src, tgt), os.path.join(args.out, "model.onnx"),
+                          input_names=["src", "tgt"], output_names=["logits"],
+                          opset_version=14, do_constant_folding=True)
+    write_safetensors(os.path.join(args.out, "weights.safetensors"),
+                      {name: t.detach().contiguous().numpy().astype("<f4")
+                       for name, t in model.state_dict().items()}, {"format": "pt"})
+    np.save(os.path.join(args.out, "src.npy"), src.numpy().astype(np.int32))
+    np.save(os.path.join(args.out, "tgt.npy"), tgt.numpy().astype(np.int32))
+    np.save(os.path.join(args.out, "logits.npy"), logits.numpy().astype(np.float32))
+    print("wrote %s: model.onnx, weights.safetensors, src.npy %s, tgt.npy %s, logits.npy"
+          % (args.out, list(src.shape), list(tgt.shape)))
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["forward", "train", "greedy"])
+    p.add_argument("what", choices=["forward", "train", "greedy", "onnx"])
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--src_len", type=int, default=64)
     p.add_argument("--tgt_len", type=int, default=64)
@@ -49,6 +90,7 @@ def main():
     p.add_argument("--vocab", type=int, default=8000)
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--out", help="onnx: output directory")
     p.add_argument("--autocast", choices=["none", "bf16"], default="none",
                    help="train under torch.autocast(cpu, bfloat16)")
     args = p.parse_args()
@@ -58,6 +100,9 @@ def main():
                         args.d_ff, 0.1)
     src = torch.randint(4, args.vocab, (args.batch, args.src_len))
     tgt = torch.randint(4, args.vocab, (args.batch, args.tgt_len))
+    if args.what == "onnx":
+        export_onnx(model, args)
+        return
     if args.what == "forward":
         model.eval()
 
