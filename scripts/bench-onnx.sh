@@ -5,7 +5,7 @@
 # One-time setup: (cd bench/onnx && npm install --ignore-scripts), which puts
 # onnxruntime-node (its Linux x64 libonnxruntime.so ships in the package)
 # under bench/onnx/node_modules. Without it the script prints a skip line
-# and exits 0.
+# and exits 0. NODE names the node binary (default: node on the PATH).
 #
 # The PyTorch twin of base.tx (test/golden/seed_model.py, base config,
 # vocabulary 8000, eval mode) is exported with torch.onnx.export
@@ -29,18 +29,19 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
 PY=/usr/bin/python3
 THREADS=${TXRT_NUM_THREADS:-2}
+NODE=${NODE:-node}
 RT=()
 [ "${BENCH_RT:-0}" = 1 ] && RT=(chrt -r 10)
 
-if ! (cd bench/onnx && node -e "require('onnxruntime-node')") > /dev/null 2>&1; then
-  echo "bench-onnx: skipped: onnxruntime-node is not installed (run: cd bench/onnx && npm install --ignore-scripts)"
+if ! (cd bench/onnx && "$NODE" -e "require('onnxruntime-node')") > /dev/null 2>&1; then
+  echo "bench-onnx: skipped: onnxruntime-node does not load with $NODE (install it once: cd bench/onnx && npm install --ignore-scripts)"
   exit 0
 fi
 OUT="$BUILD/bench-onnx"
 mkdir -p "$OUT"
 CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 echo "cpu: $CPU ($(nproc) cores), threads $THREADS, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
-echo "onnxruntime-node $(cd bench/onnx && node -e "console.log(require('onnxruntime-node').env.versions.node)")"
+echo "onnxruntime-node $(cd bench/onnx && "$NODE" -e "console.log(require('onnxruntime-node').env.versions.node)")"
 
 echo "== export (PyTorch $("$PY" -c 'import torch; print(torch.__version__)'))"
 "$PY" scripts/bench_torch.py onnx --out "$OUT" --threads "$THREADS" 2>/dev/null
@@ -55,7 +56,7 @@ for round in $(seq "$ROUNDS"); do
           --input tgt="$OUT/tgt.npy" --input memory="$OUT/txc/memory.npy" --input src="$OUT/src.npy" \
           --out-dir "$OUT/txc" --repeat "$REPEAT" 2>&1 >/dev/null | grep "ran 'decode'")
   t=$(echo "$(echo "$enc" | median) + $(echo "$dec" | median)" | bc -l)
-  o=$("${RT[@]}" node bench/onnx/forward.js "$OUT/model.onnx" "$OUT" "$REPEAT" "$THREADS" | awk '{print $2}')
+  o=$("${RT[@]}" "$NODE" bench/onnx/forward.js "$OUT/model.onnx" "$OUT" "$REPEAT" "$THREADS" | awk '{print $2}')
   printf "round %d: txc %.1f ms (encode %s + decode %s), ONNX Runtime %.1f ms\n" "$round" "$t" \
     "$(echo "$enc" | median)" "$(echo "$dec" | median)" "$o" | tee -a "$OUT/rounds.txt"
 done
