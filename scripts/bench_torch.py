@@ -24,7 +24,11 @@ config.
           --tokens-out F.npy writes the tokens (int32 [B, tgt_len]);
           --check-rerun also decodes by re-running the prefix and fails
           unless the tokens agree. Prints `torch_greedy_cache_ms_per_token
-          MEDIAN MIN` and `torch_greedy_cache_tokens_per_s MEDIAN`.
+          MEDIAN MIN` and `torch_greedy_cache_tokens_per_s MEDIAN`. --beam N
+          also runs txc's beam search (no end token, one sentence at a time,
+          N hypotheses as the rows of the cache) once over the sources and
+          prints `torch_beam_cache_tokens_per_s`; --beam-out F.npy writes
+          its tokens.
   onnx    exports the eval-mode model (encode + teacher-forced decode:
           (src, tgt) -> logits) with torch.onnx.export into --out DIR as
           model.onnx, with its weights as weights.safetensors (the names txc
@@ -74,41 +78,98 @@ def attend(attn, q, k, v, keep):
     return attn.W_o(out.transpose(1, 2).contiguous().view(b, t, -1))
 
 
-def cached_greedy(model, src, length, sos=2):
-    """Greedy tokens [B, length] with per-layer self-attention K/V caches and
-    the cross-attention K/V computed once (model in eval mode)."""
-    decoder = model.decoder
-    src_keep = (src != model.pad).unsqueeze(1).unsqueeze(2)
-    memory = model.encoder(src, src_keep)
-    cross = [(layer.cross_attn.split_heads(layer.cross_attn.W_k(memory)),
-              layer.cross_attn.split_heads(layer.cross_attn.W_v(memory)))
-             for layer in decoder.layers]
-    cache = [None] * len(decoder.layers)
-    pe = positional_encoding(length, decoder.d_model)
-    token = torch.full((src.size(0),), sos, dtype=torch.long)
-    keep = None
-    out = []
-    for pos in range(length):
-        x = decoder.embedding(token[:, None]) * math.sqrt(decoder.d_model) + pe[pos]
+class CachedDecoder:
+    """The decoder one token at a time: per-layer self-attention K/V caches
+    appended each step, cross-attention K/V computed once (eval mode)."""
+
+    def __init__(self, model, src):
+        self.model, self.decoder = model, model.decoder
+        self.src_keep = (src != model.pad).unsqueeze(1).unsqueeze(2)
+        memory = model.encoder(src, self.src_keep)
+        self.cross = [(layer.cross_attn.split_heads(layer.cross_attn.W_k(memory)),
+                       layer.cross_attn.split_heads(layer.cross_attn.W_v(memory)))
+                      for layer in self.decoder.layers]
+        self.cache = [None] * len(self.decoder.layers)
+        self.keep = None
+        self.pos = 0
+
+    def step(self, token):
+        """Logits [rows, vocab] of the next token after `token` [rows]."""
+        decoder = self.decoder
+        pe = positional_encoding(self.pos + 1, decoder.d_model)[self.pos]
+        self.pos += 1
+        x = decoder.embedding(token[:, None]) * math.sqrt(decoder.d_model) + pe
         # The re-run's target mask: earlier tokens that are the pad id are
         # not attended to (a greedy step may pick it).
-        step_keep = (token != model.pad)[:, None, None, None]
-        keep = step_keep if keep is None else torch.cat([keep, step_keep], dim=-1)
+        step_keep = (token != self.model.pad)[:, None, None, None]
+        self.keep = step_keep if self.keep is None else torch.cat([self.keep, step_keep], -1)
         for i, layer in enumerate(decoder.layers):
             attn = layer.self_attn
             q, k, v = (attn.split_heads(w(x)) for w in (attn.W_q, attn.W_k, attn.W_v))
-            if cache[i] is not None:
-                k = torch.cat([cache[i][0], k], dim=2)
-                v = torch.cat([cache[i][1], v], dim=2)
-            cache[i] = (k, v)
-            x = layer.norm1(x + attend(attn, q, k, v, keep))
+            if self.cache[i] is not None:
+                k = torch.cat([self.cache[i][0], k], dim=2)
+                v = torch.cat([self.cache[i][1], v], dim=2)
+            self.cache[i] = (k, v)
+            x = layer.norm1(x + attend(attn, q, k, v, self.keep))
             cross_attn = layer.cross_attn
             q = cross_attn.split_heads(cross_attn.W_q(x))
-            x = layer.norm2(x + attend(cross_attn, q, cross[i][0], cross[i][1], src_keep))
+            x = layer.norm2(x + attend(cross_attn, q, self.cross[i][0], self.cross[i][1],
+                                       self.src_keep))
             x = layer.norm3(x + layer.feed_forward(x))
-        token = model.final_linear(x[:, 0]).argmax(-1)
+        return self.model.final_linear(x[:, 0])
+
+    def reorder(self, rows):
+        """Row r of every cache becomes the old row rows[r] (beam search)."""
+        index = torch.tensor(rows, dtype=torch.long)
+        self.cache = [(k.index_select(0, index), v.index_select(0, index))
+                      for k, v in self.cache]
+        self.keep = self.keep.index_select(0, index)
+
+
+def cached_greedy(model, src, length, sos=2):
+    """Greedy tokens [B, length] through CachedDecoder."""
+    decoder = CachedDecoder(model, src)
+    token = torch.full((src.size(0),), sos, dtype=torch.long)
+    out = []
+    for _ in range(length):
+        token = decoder.step(token).argmax(-1)
         out.append(token)
     return torch.stack(out, dim=1)
+
+
+def cached_beam(model, source, beam, length, sos=2):
+    """txc's beam search (runtime/driver/decoding/Decoding.cpp) without an
+    end token: `beam` rows of one source, each hypothesis extended by its
+    best `beam` tokens (log-softmax in float64, ties to the lower id), the
+    best `beam` kept (stable order), `length` steps; returns the best
+    hypothesis' tokens."""
+    decoder = CachedDecoder(model, source.expand(beam, -1))
+    alive = [([sos], 0.0)]
+    for _ in range(length):
+        rows = [alive[i if i < len(alive) else 0] for i in range(beam)]
+        logits = decoder.step(torch.tensor([h[0][-1] for h in rows], dtype=torch.long))
+        log_probs = torch.log_softmax(logits.double(), dim=-1).numpy()
+        candidates = []
+        for h, (tokens, score) in enumerate(alive):
+            row = log_probs[h]
+            order = sorted(range(len(row)), key=lambda t: (-row[t], t))[:beam] \
+                if len(row) <= 64 else _top(row, beam)
+            candidates += [(score + row[t], h, int(t)) for t in order]
+        candidates.sort(key=lambda c: -c[0])  # stable
+        kept = candidates[:beam]
+        alive = [(alive[h][0] + [t], score) for score, h, t in kept]
+        decoder.reorder([h for _, h, _ in kept] + [kept[0][1]] * (beam - len(kept)))
+    best = max(range(len(alive)), key=lambda i: (alive[i][1], -i))
+    return alive[best][0][1:]
+
+
+def _top(row, k):
+    """The k largest entries' ids, by value then lower id."""
+    import numpy as np
+    part = np.argpartition(-row, k)[:k + 8]
+    threshold = row[part].min()
+    ids = np.nonzero(row >= threshold)[0]
+    return sorted(ids.tolist(), key=lambda t: (-row[t], t))[:k]
 
 
 def rerun_greedy(model, src, length, sos=2):
@@ -150,6 +211,16 @@ def greedy_cache(model, src, args):
     generated = tokens.numel()
     print("torch_greedy_cache_ms_per_token %.3f %.3f" % (median / generated, fastest / generated))
     print("torch_greedy_cache_tokens_per_s %.0f" % (generated / median * 1000))
+    if args.beam:
+        with torch.no_grad():
+            cached_beam(model, src[:1], args.beam, args.tgt_len)  # warm-up
+            start = time.perf_counter()
+            best = [cached_beam(model, src[i:i + 1], args.beam, args.tgt_len)
+                    for i in range(src.size(0))]
+            seconds = time.perf_counter() - start
+        if args.beam_out:
+            np.save(args.beam_out, np.array(best, dtype=np.int32))
+        print("torch_beam_cache_tokens_per_s %.0f" % (generated / seconds))
 
 
 def write_twin(model, args):
@@ -211,6 +282,9 @@ def main():
     p.add_argument("--sources", help="greedy-cache: int32 [B, S] source ids")
     p.add_argument("--tokens-out", help="greedy-cache: write the tokens here")
     p.add_argument("--check-rerun", action="store_true")
+    p.add_argument("--beam", type=int, default=0,
+                   help="greedy-cache: also time beam search, N hypotheses")
+    p.add_argument("--beam-out", help="greedy-cache: write the beam's tokens here")
     p.add_argument("--autocast", choices=["none", "bf16"], default="none",
                    help="train under torch.autocast(cpu, bfloat16)")
     args = p.parse_args()

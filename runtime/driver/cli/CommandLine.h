@@ -155,6 +155,8 @@ struct BenchOptions {
   std::optional<std::string> sourcesPath;   ///< --sources F.npy: [B, S] ids
   std::optional<std::string> decodeOutPath; ///< --decode-out F.npy
   bool decodeOnly = false; ///< --decode-only: greedy with the KV cache only
+  int32_t beam = 0;        ///< --beam N: also time beam search (0: not)
+  std::optional<std::string> beamOutPath; ///< --beam-out F.npy
 };
 
 struct ExportOptions {

@@ -168,6 +168,9 @@ options:
                       compiled KV cache, no prefix re-run
   --decode-out F.npy  write the greedy tokens (int32 [B, target length],
                       the first timed way) to F
+  --beam N            also time beam search with N hypotheses, one sentence
+                      at a time (with the KV cache when compiled)
+  --beam-out F.npy    write the beam search's tokens to F (needs --beam)
   --threads N         kernel threads
   --profile           time every runtime call of the timed train steps and
                       print where the time goes by spec line and op kind
@@ -401,6 +404,10 @@ void parseBench(ArgCursor &cursor, CommandLine &line) {
       bench.decodeOutPath = pathOption(cursor, arg);
     } else if (arg == "--decode-only") {
       bench.decodeOnly = true;
+    } else if (arg == "--beam") {
+      bench.beam = integerOption<int32_t>(cursor, arg, 1, 1024);
+    } else if (arg == "--beam-out") {
+      bench.beamOutPath = pathOption(cursor, arg);
     } else if (arg == "--threads") {
       bench.threads = threadsOption(cursor, arg);
     } else if (profileOption(cursor, arg, bench.profile)) {
@@ -412,6 +419,8 @@ void parseBench(ArgCursor &cursor, CommandLine &line) {
   if (bench.sourcesPath && (bench.batch || bench.sourceLength))
     cursor.fail("--sources sets the batch and the source length; drop "
                 "--batch and --src-len");
+  if (bench.beamOutPath && bench.beam == 0)
+    cursor.fail("--beam-out needs --beam N");
   if (bench.decodeOnly && bench.profile.enabled)
     cursor.fail("--profile times the train step, which --decode-only skips");
 }

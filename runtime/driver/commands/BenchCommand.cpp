@@ -213,13 +213,17 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                      ": time an entry with `run ENTRY --repeat N` (a "
                      "train_step entry takes N updates), or a language model "
                      "with scripts/bench-lm.sh");
-  if (options.decodeOutPath) {
-    std::vector<NamedPath> inputs;
+  if (options.decodeOutPath || options.beamOutPath) {
+    std::vector<NamedPath> inputs, outputs;
     if (options.loadPath)
       inputs.push_back({*options.loadPath, "--load"});
     if (options.sourcesPath)
       inputs.push_back({*options.sourcesPath, "--sources"});
-    checkOutputPaths({{*options.decodeOutPath, "--decode-out"}}, inputs);
+    if (options.decodeOutPath)
+      outputs.push_back({*options.decodeOutPath, "--decode-out"});
+    if (options.beamOutPath)
+      outputs.push_back({*options.beamOutPath, "--beam-out"});
+    checkOutputPaths(outputs, inputs);
   }
   ModelRunner runner(model, entryTable, options.threads);
   if (options.loadPath)
@@ -231,8 +235,9 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     train = nullptr;
   const EntryInfo *encode = model.findEntryByRole("encode");
   const EntryInfo *decode = model.findEntryByRole("decode");
-  if (options.decodeOnly && !(encode && decode))
-    throw InputError("--decode-only: model '" + model.model +
+  if ((options.decodeOnly || options.beam > 0) && !(encode && decode))
+    throw InputError(std::string(options.decodeOnly ? "--decode-only" : "--beam") +
+                     ": model '" + model.model +
                      "' has no encode and decode entries to decode with");
   if (!train && !(encode && decode))
     throw InputError("model '" + model.model +
@@ -256,6 +261,10 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   const char *lengthFlag =
       options.sourcesPath ? "--sources' longest row" : "--src-len";
   const int64_t batch = sizeOption(givenBatch, bounds.batch, batchFlag);
+  if (options.beam > bounds.batch.bound)
+    throw InputError("--beam " + std::to_string(options.beam) +
+                     " is larger than " + bounds.batch.describe() +
+                     " (the hypotheses are the rows of one batch)");
   const int64_t srcLen =
       sizeOption(givenSourceLength, bounds.source, lengthFlag);
   const int64_t tgtLen =
@@ -394,6 +403,31 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                     static_cast<long long>(tgtLen), ways[w].first.c_str(),
                     generated / (total / 1000.0));
       out << line;
+    }
+    if (options.beam > 0) {
+      // One sentence at a time, N hypotheses as the rows of one batch, the
+      // first sentence once more to warm up; no early stop.
+      decoding.beamSize = options.beam;
+      std::unique_ptr<NextTokenModel> searcher =
+          makeDecoder(runner, pad, CachedDecoder::available(runner.model()));
+      beamDecode(*searcher, sources.front(), decoding);
+      std::vector<TokenIds> best;
+      auto start = Clock::now();
+      for (const TokenIds &source : sources)
+        best.push_back(beamDecode(*searcher, source, decoding));
+      double total = millisecondsSince(start);
+      std::snprintf(line, sizeof(line),
+                    "beam %-7d %.3f ms/token (%.1f ms for %lld x %lld tokens, "
+                    "%s), %.0f tokens/s\n",
+                    options.beam, total / generated, total,
+                    static_cast<long long>(batch),
+                    static_cast<long long>(tgtLen),
+                    CachedDecoder::available(runner.model()) ? "KV cache"
+                                                             : "prefix re-run",
+                    generated / (total / 1000.0));
+      out << line;
+      if (options.beamOutPath)
+        writeNpy(*options.beamOutPath, tokenTensor(best, tgtLen, pad));
     }
   }
   out << "peak memory  " << formatMiB(peakResidentMiB()) << " MB (resident; "

@@ -37,12 +37,15 @@ TEST(CommandLineTest, ParsesRunWithEveryOption) {
 
 TEST(CommandLineTest, ParsesBenchDecodeOptions) {
   CommandLine line = parse({"bench", "--sources", "src.npy", "--decode-only",
-                            "--decode-out=tokens.npy", "--tgt-len", "16"});
+                            "--decode-out=tokens.npy", "--tgt-len", "16",
+                            "--beam", "4", "--beam-out", "beam.npy"});
   EXPECT_EQ(line.command, CommandLine::Command::Bench);
   EXPECT_EQ(line.bench.sourcesPath, "src.npy");
   EXPECT_EQ(line.bench.decodeOutPath, "tokens.npy");
   EXPECT_TRUE(line.bench.decodeOnly);
   EXPECT_EQ(line.bench.targetLength, 16);
+  EXPECT_EQ(line.bench.beam, 4);
+  EXPECT_EQ(line.bench.beamOutPath, "beam.npy");
   EXPECT_FALSE(parse({"bench"}).bench.decodeOnly);
 }
 
@@ -100,6 +103,7 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
        "bench",
        "--sources sets the batch and the source length; drop --batch and "
        "--src-len"},
+      {{"bench", "--beam-out", "b.npy"}, "bench", "--beam-out needs --beam N"},
       {{"bench", "--decode-only", "--profile"},
        "bench",
        "--profile times the train step, which --decode-only skips"},
