@@ -10,8 +10,7 @@
 # (scripts/bench_torch.py train, one untimed step, then STEPS), one after
 # the other in the same run, on THREADS threads (TXRT_NUM_THREADS, default
 # 2). Prints a table of medians with the ratio PyTorch / txc and the
-# target tokens per second of both; the last column says whether the ratio
-# fell against the smallest configuration. BENCH_RT=1 runs both sides under
+# target tokens per second of both. BENCH_RT=1 runs both sides under
 # SCHED_RR (chrt -r 10, root) on a shared machine.
 #
 #===------------------------------------------------------------------------===#
