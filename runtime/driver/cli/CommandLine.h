@@ -152,6 +152,11 @@ struct BenchOptions {
   uint64_t seed = 0;
   int32_t threads = 0;
   ProfileOptions profile; ///< --profile* (loop/Profile.h)
+  std::optional<std::string> sourcesPath;   ///< --sources F.npy: [B, S] ids
+  std::optional<std::string> decodeOutPath; ///< --decode-out F.npy
+  bool decodeOnly = false; ///< --decode-only: greedy with the KV cache only
+  int32_t beam = 0;        ///< --beam N: also time beam search (0: not)
+  std::optional<std::string> beamOutPath; ///< --beam-out F.npy
 };
 
 struct ExportOptions {

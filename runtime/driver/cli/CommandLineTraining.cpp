@@ -161,6 +161,16 @@ options:
   --tgt-len N         target length (default: the bound of the target dim)
   --load FILE         parameters from a checkpoint (default: --init 0)
   --seed S            the seed of the synthetic ids (default 0)
+  --sources F.npy     the source ids instead (int32 [B, S], rows
+                      right-padded with the pad id): sets the batch and
+                      the source length
+  --decode-only       time greedy decoding only: no train step, and with a
+                      compiled KV cache, no prefix re-run
+  --decode-out F.npy  write the greedy tokens (int32 [B, target length],
+                      the first timed way) to F
+  --beam N            also time beam search with N hypotheses, one sentence
+                      at a time (with the KV cache when compiled)
+  --beam-out F.npy    write the beam search's tokens to F (needs --beam)
   --threads N         kernel threads
   --profile           time every runtime call of the timed train steps and
                       print where the time goes by spec line and op kind
@@ -388,6 +398,16 @@ void parseBench(ArgCursor &cursor, CommandLine &line) {
       bench.loadPath = pathOption(cursor, arg);
     } else if (arg == "--seed") {
       bench.seed = integerOption<uint64_t>(cursor, arg, 0, ~uint64_t(0));
+    } else if (arg == "--sources") {
+      bench.sourcesPath = pathOption(cursor, arg);
+    } else if (arg == "--decode-out") {
+      bench.decodeOutPath = pathOption(cursor, arg);
+    } else if (arg == "--decode-only") {
+      bench.decodeOnly = true;
+    } else if (arg == "--beam") {
+      bench.beam = integerOption<int32_t>(cursor, arg, 1, 1024);
+    } else if (arg == "--beam-out") {
+      bench.beamOutPath = pathOption(cursor, arg);
     } else if (arg == "--threads") {
       bench.threads = threadsOption(cursor, arg);
     } else if (profileOption(cursor, arg, bench.profile)) {
@@ -396,6 +416,13 @@ void parseBench(ArgCursor &cursor, CommandLine &line) {
       unexpected(cursor, arg);
     }
   }
+  if (bench.sourcesPath && (bench.batch || bench.sourceLength))
+    cursor.fail("--sources sets the batch and the source length; drop "
+                "--batch and --src-len");
+  if (bench.beamOutPath && bench.beam == 0)
+    cursor.fail("--beam-out needs --beam N");
+  if (bench.decodeOnly && bench.profile.enabled)
+    cursor.fail("--profile times the train step, which --decode-only skips");
 }
 
 const char *trainingUsage(std::string_view command) {

@@ -7,7 +7,9 @@
 #include "data/InputValidation.h"
 #include "core/Memory.h"
 #include "core/ModelRunner.h"
+#include "cli/OutputPaths.h"
 #include "formats/FileIO.h"
+#include "formats/Npy.h"
 #include "loop/Profile.h"
 #include "data/ParallelText.h"
 
@@ -99,6 +101,57 @@ std::vector<TokenIds> randomIds(const ModelInfo &model, const char *role,
   return ids;
 }
 
+/// --sources F.npy: int32 [B, S] source ids in [0, vocab), each row
+/// right-padded with the pad id (dropped here); no row all padding.
+std::vector<TokenIds> readSources(const std::string &path,
+                                  const ModelInfo &model, int32_t pad) {
+  Tensor ids = readNpy(path);
+  const std::string what = "--sources '" + path + "'";
+  if (ids.dtype != DType::I32 || ids.shape.size() != 2)
+    throw InputError(what + ": expected int32 ids of shape [B, S], got " +
+                     dtypeName(ids.dtype) + " of rank " +
+                     std::to_string(ids.shape.size()));
+  const int64_t rows = ids.shape[0], length = ids.shape[1];
+  if (rows < 1 || length < 1)
+    throw InputError(what + ": holds no ids (shape [" + std::to_string(rows) +
+                     ", " + std::to_string(length) + "])");
+  std::string vocabKey = vocabKeyFor(model, "source");
+  const int64_t vocab =
+      vocabKey.empty() ? INT32_MAX : *model.configCount(vocabKey);
+  std::vector<TokenIds> sources(static_cast<size_t>(rows));
+  const int32_t *data = ids.as<int32_t>();
+  for (int64_t row = 0; row < rows; ++row) {
+    TokenIds &source = sources[size_t(row)];
+    for (int64_t i = 0; i < length; ++i) {
+      int32_t id = data[row * length + i];
+      if (id < 0 || id >= vocab)
+        throw InputError(what + ": id " + std::to_string(id) + " at [" +
+                         std::to_string(row) + ", " + std::to_string(i) +
+                         "] is outside [0, " + std::to_string(vocab) +
+                         "), the source vocabulary");
+      source.push_back(id);
+    }
+    while (!source.empty() && source.back() == pad)
+      source.pop_back();
+    if (source.empty())
+      throw InputError(what + ": row " + std::to_string(row) +
+                       " is all padding");
+  }
+  return sources;
+}
+
+/// The greedy tokens as int32 [rows, length] (pad after a row's end).
+Tensor tokenTensor(const std::vector<TokenIds> &rows, int64_t length,
+                   int32_t pad) {
+  Tensor tokens(DType::I32, {int64_t(rows.size()), length});
+  int32_t *data = tokens.as<int32_t>();
+  for (size_t row = 0; row < rows.size(); ++row)
+    for (int64_t i = 0; i < length; ++i)
+      data[int64_t(row) * length + i] =
+          i < int64_t(rows[row].size()) ? rows[row][size_t(i)] : pad;
+  return tokens;
+}
+
 /// saturating a * b and a + b, for size estimates.
 uint64_t timesSaturated(uint64_t a, uint64_t b) {
   uint64_t product;
@@ -160,28 +213,62 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                      ": time an entry with `run ENTRY --repeat N` (a "
                      "train_step entry takes N updates), or a language model "
                      "with scripts/bench-lm.sh");
+  if (options.decodeOutPath || options.beamOutPath) {
+    std::vector<NamedPath> inputs, outputs;
+    if (options.loadPath)
+      inputs.push_back({*options.loadPath, "--load"});
+    if (options.sourcesPath)
+      inputs.push_back({*options.sourcesPath, "--sources"});
+    if (options.decodeOutPath)
+      outputs.push_back({*options.decodeOutPath, "--decode-out"});
+    if (options.beamOutPath)
+      outputs.push_back({*options.beamOutPath, "--beam-out"});
+    checkOutputPaths(outputs, inputs);
+  }
   ModelRunner runner(model, entryTable, options.threads);
   if (options.loadPath)
     runner.params().load(*options.loadPath);
   else
     runner.params().initialize(0);
   const EntryInfo *train = model.findEntryByRole("train");
-  if (train && train->kind != EntryKind::TrainStep)
+  if (train && (train->kind != EntryKind::TrainStep || options.decodeOnly))
     train = nullptr;
   const EntryInfo *encode = model.findEntryByRole("encode");
   const EntryInfo *decode = model.findEntryByRole("decode");
+  if ((options.decodeOnly || options.beam > 0) && !(encode && decode))
+    throw InputError(std::string(options.decodeOnly ? "--decode-only" : "--beam") +
+                     ": model '" + model.model +
+                     "' has no encode and decode entries to decode with");
   if (!train && !(encode && decode))
     throw InputError("model '" + model.model +
                      "' has neither a train_step entry nor encode and decode "
                      "entries to benchmark");
   SequenceBounds bounds = train ? sequenceBounds(model, *train, *train)
                                 : sequenceBounds(model, *encode, *decode);
-  const int64_t batch = sizeOption(options.batch, bounds.batch, "--batch");
+  const int32_t pad = modelPadId(model);
+  std::vector<TokenIds> sources;
+  std::optional<int64_t> givenBatch = options.batch,
+                         givenSourceLength = options.sourceLength;
+  if (options.sourcesPath) {
+    sources = readSources(*options.sourcesPath, model, pad);
+    givenBatch = int64_t(sources.size());
+    givenSourceLength = 0;
+    for (const TokenIds &source : sources)
+      givenSourceLength =
+          std::max<int64_t>(*givenSourceLength, int64_t(source.size()));
+  }
+  const char *batchFlag = options.sourcesPath ? "--sources' rows" : "--batch";
+  const char *lengthFlag =
+      options.sourcesPath ? "--sources' longest row" : "--src-len";
+  const int64_t batch = sizeOption(givenBatch, bounds.batch, batchFlag);
+  if (options.beam > bounds.batch.bound)
+    throw InputError("--beam " + std::to_string(options.beam) +
+                     " is larger than " + bounds.batch.describe() +
+                     " (the hypotheses are the rows of one batch)");
   const int64_t srcLen =
-      sizeOption(options.sourceLength, bounds.source, "--src-len");
+      sizeOption(givenSourceLength, bounds.source, lengthFlag);
   const int64_t tgtLen =
       sizeOption(options.targetLength, bounds.target, "--tgt-len");
-  const int32_t pad = modelPadId(model);
 
   // Memory first: the arenas, then a check that the synthetic data and the
   // entries' inputs and outputs fit, and only then is anything built.
@@ -208,7 +295,8 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
           "; --batch, --src-len and --tgt-len make them smaller)");
 
   uint64_t key = initStreamKey(options.seed, "bench");
-  std::vector<TokenIds> sources = randomIds(model, "source", batch, srcLen, key);
+  if (!options.sourcesPath)
+    sources = randomIds(model, "source", batch, srcLen, key);
   std::vector<TokenIds> targets =
       randomIds(model, "target_in", batch, tgtLen, key ^ 1);
   char line[200];
@@ -272,7 +360,7 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     out << line;
     out << "peak memory  " << formatMiB(peakResidentMiB())
         << " MB (resident) after the train steps\n";
-  } else {
+  } else if (!options.decodeOnly) {
     err << "note: no train_step entry; timing decoding only\n";
   }
 
@@ -285,17 +373,25 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     // Greedy decoding with the KV cache (when compiled) and by re-running
     // the prefix, interleaved, medians of 3.
     std::vector<std::pair<std::string, std::unique_ptr<NextTokenModel>>> ways;
-    if (CachedDecoder::available(runner.model()))
+    const bool cached = CachedDecoder::available(runner.model());
+    if (cached)
       ways.emplace_back("KV cache", makeDecoder(runner, pad, true));
-    ways.emplace_back("prefix re-run", makeDecoder(runner, pad, false));
+    if (!cached || !options.decodeOnly)
+      ways.emplace_back("prefix re-run", makeDecoder(runner, pad, false));
     std::vector<std::vector<double>> times(ways.size());
+    std::vector<TokenIds> tokens;
     for (int round = 0; round < 4; ++round)
       for (size_t w = 0; w < ways.size(); ++w) {
         auto start = Clock::now();
-        greedyDecode(*ways[w].second, sources, decoding);
+        std::vector<TokenIds> decoded =
+            greedyDecode(*ways[w].second, sources, decoding);
         if (round > 0) // the first round warms up
           times[w].push_back(millisecondsSince(start));
+        else if (w == 0)
+          tokens = std::move(decoded);
       }
+    if (options.decodeOutPath)
+      writeNpy(*options.decodeOutPath, tokenTensor(tokens, tgtLen, pad));
     double generated = double(batch * tgtLen);
     for (size_t w = 0; w < ways.size(); ++w) {
       std::sort(times[w].begin(), times[w].end());
@@ -307,6 +403,31 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                     static_cast<long long>(tgtLen), ways[w].first.c_str(),
                     generated / (total / 1000.0));
       out << line;
+    }
+    if (options.beam > 0) {
+      // One sentence at a time, N hypotheses as the rows of one batch, the
+      // first sentence once more to warm up; no early stop.
+      decoding.beamSize = options.beam;
+      std::unique_ptr<NextTokenModel> searcher =
+          makeDecoder(runner, pad, CachedDecoder::available(runner.model()));
+      beamDecode(*searcher, sources.front(), decoding);
+      std::vector<TokenIds> best;
+      auto start = Clock::now();
+      for (const TokenIds &source : sources)
+        best.push_back(beamDecode(*searcher, source, decoding));
+      double total = millisecondsSince(start);
+      std::snprintf(line, sizeof(line),
+                    "beam %-7d %.3f ms/token (%.1f ms for %lld x %lld tokens, "
+                    "%s), %.0f tokens/s\n",
+                    options.beam, total / generated, total,
+                    static_cast<long long>(batch),
+                    static_cast<long long>(tgtLen),
+                    CachedDecoder::available(runner.model()) ? "KV cache"
+                                                             : "prefix re-run",
+                    generated / (total / 1000.0));
+      out << line;
+      if (options.beamOutPath)
+        writeNpy(*options.beamOutPath, tokenTensor(best, tgtLen, pad));
     }
   }
   out << "peak memory  " << formatMiB(peakResidentMiB()) << " MB (resident; "

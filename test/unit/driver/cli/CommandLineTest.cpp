@@ -35,6 +35,20 @@ TEST(CommandLineTest, ParsesRunWithEveryOption) {
   EXPECT_EQ(run.savePath, "ck.safetensors");
 }
 
+TEST(CommandLineTest, ParsesBenchDecodeOptions) {
+  CommandLine line = parse({"bench", "--sources", "src.npy", "--decode-only",
+                            "--decode-out=tokens.npy", "--tgt-len", "16",
+                            "--beam", "4", "--beam-out", "beam.npy"});
+  EXPECT_EQ(line.command, CommandLine::Command::Bench);
+  EXPECT_EQ(line.bench.sourcesPath, "src.npy");
+  EXPECT_EQ(line.bench.decodeOutPath, "tokens.npy");
+  EXPECT_TRUE(line.bench.decodeOnly);
+  EXPECT_EQ(line.bench.targetLength, 16);
+  EXPECT_EQ(line.bench.beam, 4);
+  EXPECT_EQ(line.bench.beamOutPath, "beam.npy");
+  EXPECT_FALSE(parse({"bench"}).bench.decodeOnly);
+}
+
 TEST(CommandLineTest, InitSeedAndDefaults) {
   CommandLine line = parse({"run", "apply", "--init", "18446744073709551615"});
   EXPECT_EQ(line.run.initSeed, UINT64_MAX);
@@ -85,6 +99,14 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
       {{"translate", "--load", "c", "--alpha", "-1"}, "translate",
        "--alpha expects a number in [0, 10]"},
       {{"bench", "--steps", "0"}, "bench", "--steps expects an integer"},
+      {{"bench", "--sources", "s.npy", "--src-len", "4"},
+       "bench",
+       "--sources sets the batch and the source length; drop --batch and "
+       "--src-len"},
+      {{"bench", "--beam-out", "b.npy"}, "bench", "--beam-out needs --beam N"},
+      {{"bench", "--decode-only", "--profile"},
+       "bench",
+       "--profile times the train step, which --decode-only skips"},
       {{"run", "a", "--step", "0"}, "run", "--step expects an integer in [1, "},
       {{"info", "--verbose"}, "info", "unknown option '--verbose'"},
       {{"info", "extra"}, "info", "unexpected argument 'extra'"},
