@@ -9,17 +9,22 @@
 #     libdnnl.so.2, libgomp, libOpenCL) into build-gpu-pack/, an ignored
 #     folder of at most 60 MiB that a device session carries. With them goes
 #     the translate example compiled by that build's txc with
-#     --mcpu=x86-64-v3, to show that a portable executable runs there.
+#     --mcpu=x86-64-v3, to show that a portable executable runs there, and
+#     the same spec compiled with --target=cuda (translate-cuda).
 #
 #   scripts/gpu-check.sh run      (on the GPU machine, in the repository root)
 #     Prints nvidia-smi and the CPU's AVX2 support, finds cuBLASLt there,
 #     runs the CUDA unit tests (every test must run: a skip is a failure on
-#     a GPU), then compute-sanitizer memcheck and racecheck on them (180 s
-#     each at most, GPU_CHECK_SANITIZER_SECONDS; the tests 120 s: the whole
-#     run fits one 10-minute device call), then the
-#     portable translate executable (info, and an encode run). Writes
+#     a GPU), then compute-sanitizer memcheck and racecheck on them (150 s
+#     each at most, GPU_CHECK_SANITIZER_SECONDS, default 150; the tests
+#     120 s: the whole run fits one 10-minute device call), then the
+#     portable translate executable (info, and an encode run), then the
+#     --target=cuda executable against it (test/GPU/Inputs/
+#     train-translate-gpu.sh: one step agrees, 600 steps reach 8 of 8, the
+#     GPU checkpoint translates on the CPU; 150 s at most). Writes
 #     summary.txt, nvidia-smi.txt, unit.txt, unit.xml, memcheck.txt,
-#     racecheck.txt and translate.txt under $OUT (else build-gpu-pack/out).
+#     racecheck.txt, translate.txt and cuda-translate.txt under $OUT (else
+#     build-gpu-pack/out).
 #     Exit 0 only when every stage passed.
 #
 # docs/cuda.md says how a session with a GPU calls it through the `run` tool.
@@ -64,7 +69,8 @@ pack() {
   # build compiled with the same flags are reused.
   export CCACHE_BASEDIR="$ROOT"
   echo "== building $TEST_NAME, txc and the driver in $build"
-  nice ninja -C "$build" "$TEST_NAME" txc txrt_driver txrt_driver_core
+  nice ninja -C "$build" "$TEST_NAME" txc txrt_driver txrt_driver_core \
+    txrt_cuda txrt_driver_cuda
   local binary="$build/test/unit/cuda/$TEST_NAME"
   [[ -x "$binary" ]] || die "$binary was not built (is the CUDA toolkit there?)"
 
@@ -74,6 +80,9 @@ pack() {
   echo "== txc examples/translate/model.tx --mcpu=x86-64-v3"
   "$build/bin/txc" "$ROOT/examples/translate/model.tx" --mcpu=x86-64-v3 \
     -o "$PACK/bin/translate"
+  echo "== txc examples/translate/model.tx --target=cuda --mcpu=x86-64-v3"
+  "$build/bin/txc" "$ROOT/examples/translate/model.tx" --target=cuda \
+    --mcpu=x86-64-v3 -o "$PACK/bin/translate-cuda"
   local line name path
   while read -r line; do
     name="${line%% *}"
@@ -84,7 +93,7 @@ pack() {
     echo "   $name ($(du -h "$PACK/lib/$name" | cut -f1))"
   done < <(ldd "$binary" | sed 's/^[[:space:]]*//')
   local program
-  for program in "$TEST_NAME" translate; do
+  for program in "$TEST_NAME" translate translate-cuda; do
     if objdump -d "$PACK/bin/$program" | grep -q -m1 zmm; then
       die "$program uses AVX-512 registers: it would not run on an AVX2 host"
     fi
@@ -176,14 +185,14 @@ run() {
     set +e
     # Bounded, so that a slow sanitizer still leaves the device call time
     # to return what it found (the run tool stops a call at 10 minutes).
-    timeout "${GPU_CHECK_SANITIZER_SECONDS:-180}" \
+    timeout "${GPU_CHECK_SANITIZER_SECONDS:-150}" \
       compute-sanitizer --tool "$tool" --error-exitcode 99 "$binary" \
       --gtest_filter='Cuda*' >"$out/$tool.txt" 2>&1
     status=$?
     set -e
     tail -5 "$out/$tool.txt"
     if ((status == 124)); then
-      note "FAIL $tool: timed out after ${GPU_CHECK_SANITIZER_SECONDS:-180} s"
+      note "FAIL $tool: timed out after ${GPU_CHECK_SANITIZER_SECONDS:-150} s"
       failed=1
     elif ((status == 0)); then
       note "PASS $tool: $(grep -m1 'ERROR SUMMARY' "$out/$tool.txt" || echo 'no errors')"
@@ -207,6 +216,20 @@ run() {
     note "PASS portable executable (--mcpu=x86-64-v3): info and encode ran"
   else
     note "FAIL portable executable (exit $status): see translate.txt"
+    failed=1
+  fi
+  set +e
+  timeout 150 "$ROOT/test/GPU/Inputs/train-translate-gpu.sh" \
+    "$PACK/bin/translate" "$PACK/bin/translate-cuda" \
+    "$ROOT/examples/translate/data/train.tsv" "$PACK/cuda-translate" \
+    >"$out/cuda-translate.txt" 2>&1
+  status=$?
+  set -e
+  cat "$out/cuda-translate.txt"
+  if ((status == 0)); then
+    note "PASS --target=cuda executable: $(grep -h 'exact' "$out/cuda-translate.txt" | tr '\n' ' ')"
+  else
+    note "FAIL --target=cuda executable (exit $status): see cuda-translate.txt"
     failed=1
   fi
   echo "== summary ($out)"

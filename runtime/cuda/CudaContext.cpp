@@ -150,12 +150,14 @@ txrt_status txrt_cuda_context_create(int32_t device,
     return status;
   }
   *out_ctx = ctx;
+  txrt_cuda_context_make_current(ctx);
   return TXRT_OK;
 }
 
 void txrt_cuda_context_destroy(txrt_cuda_context *ctx) {
   if (!ctx)
     return;
+  forgetCurrentContext(ctx);
   if (ctx->stream)
     cudaStreamSynchronize(ctx->stream);
   if (ctx->lt)
@@ -272,6 +274,11 @@ txrt_status txrt_cuda_copy_to_host(txrt_cuda_context *ctx, void *dst,
 txrt_status txrt_cuda_synchronize(txrt_cuda_context *ctx) {
   return runCuda(ctx, "txrt_cuda_synchronize", [&](auto &c) {
     check(cudaStreamSynchronize(c.stream), "cudaStreamSynchronize");
+    if (!c.launchError.empty()) {
+      std::string message = c.launchError;
+      c.launchError.clear();
+      throw CudaError(TXRT_ERROR_BACKEND, message);
+    }
     txrt_cuda_device_fault fault;
     check(cudaMemcpy(&fault, c.fault, sizeof(fault), cudaMemcpyDeviceToHost),
           "cudaMemcpy(fault)");

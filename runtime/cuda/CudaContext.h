@@ -32,6 +32,9 @@ struct txrt_cuda_context {
   int64_t trainStep = 0; ///< txrt_cuda_context_set_train_state
   uint64_t trainSeed = 0;
   std::string lastError;
+  /// The first failure of a generated kernel's load or launch
+  /// (GeneratedKernels.cpp); reported and cleared by txrt_cuda_synchronize.
+  std::string launchError;
 };
 
 /// The first bad input a kernel found: which check (0: none), where, what.
@@ -88,6 +91,9 @@ void check(cudaError_t error, const char *what);
 inline void checkLaunch(const char *kernel) {
   check(cudaGetLastError(), kernel);
 }
+
+/// Clears the thread's current context (GeneratedKernels.cpp) if it is ctx.
+void forgetCurrentContext(txrt_cuda_context *ctx);
 
 /// The message of failures with no context (probe, create).
 std::string &globalError();

@@ -5,7 +5,9 @@ registered symbol is declared there, returns txrt_status, and takes the same
 number of arguments of the same kinds (pointer, i64, i32, f32).
 
   check-runtime-api.py RuntimeAPI.cpp txrt.h
-prints one line per mismatch and `N functions match` when there are none."""
+  check-runtime-api.py RuntimeAPI.cpp txrt_cuda.h --cuda
+(the second form checks each function's CUDA symbol, skipping those the
+registry gives none) prints one line per mismatch and `N functions match` when there are none."""
 import re
 import sys
 
@@ -24,7 +26,11 @@ def header_kind(param):
 def main():
     registry = open(sys.argv[1]).read()
     header = open(sys.argv[2]).read()
-    entries = re.findall(r'\{RuntimeFn::\w+,\s*"(\w+)",\s*\{([^}]*)\}\}', registry)
+    rows = re.findall(
+        r'\{RuntimeFn::\w+,\s*"(\w+)",\s*(?:"(\w+)"|nullptr),\s*\{([^}]*)\}\}',
+        registry)
+    cuda = "--cuda" in sys.argv[3:]
+    entries = [(c if cuda else s, a) for s, c, a in rows if c or not cuda]
     problems = []
     for symbol, args in entries:
         kinds = [a.strip().replace("A::", "") for a in args.split(",") if a.strip()]

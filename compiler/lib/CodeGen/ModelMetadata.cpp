@@ -99,6 +99,9 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
   root["model"] = planned.getSymName().value_or("model").str();
   root["source"] = source.str();
   root["compile_flags"] = flags.str();
+  // Only a CUDA build says: a model without "target" runs on the CPU.
+  if (auto target = planned->getAttrOfType<StringAttr>("tx.target"))
+    root["target"] = target.getValue();
   auto kind = planned->getAttrOfType<StringAttr>(kKindAttr);
   root["kind"] = kind ? kind.getValue().str() : "none";
   root["kind_inferred"] = planned->hasAttr(kKindInferredAttr);

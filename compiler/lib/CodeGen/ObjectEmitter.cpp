@@ -16,6 +16,7 @@
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
@@ -43,7 +44,7 @@
 using namespace mlir;
 using namespace mlir::tx;
 
-void mlir::tx::buildLowerToLLVMPipeline(OpPassManager &pm) {
+void mlir::tx::buildLowerToLLVMPipeline(OpPassManager &pm, bool gpuLaunches) {
   // Lowering builds each operand's sizes and memref view where it is used;
   // CSE shares them across the entry (the entry is straight-line code, so an
   // earlier value dominates every later use).
@@ -59,6 +60,8 @@ void mlir::tx::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  if (gpuLaunches) // --target=cuda: gpu.launch_func to mgpu* calls
+    pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }
@@ -241,7 +244,7 @@ LogicalResult mlir::tx::writeObjectFile(llvm::Module &module,
 LogicalResult mlir::tx::linkExecutable(llvm::StringRef object,
                                        llvm::StringRef output,
                                        llvm::StringRef libDir,
-                                       std::string &error) {
+                                       std::string &error, bool cuda) {
   llvm::ErrorOr<std::string> compiler =
       llvm::sys::findProgramByName(TXC_LINK_COMPILER);
   if (!compiler) {
@@ -250,8 +253,12 @@ LogicalResult mlir::tx::linkExecutable(llvm::StringRef object,
   }
   // The driver (with main), its core, the kernels: in link order.
   std::vector<std::string> args = {*compiler, "-o", output.str(), object.str()};
-  for (const char *name : {"libtxrt_driver.a", "libtxrt_driver_core.a",
-                           "libtxrt.a"}) {
+  std::vector<const char *> libraries = {"libtxrt_driver.a",
+                                         "libtxrt_driver_core.a", "libtxrt.a"};
+  if (cuda) // the CUDA driver backend uses the core; the kernels use libtxrt
+    libraries = {"libtxrt_driver.a", "libtxrt_driver_cuda.a",
+                 "libtxrt_driver_core.a", "libtxrt_cuda.a", "libtxrt.a"};
+  for (const char *name : libraries) {
     std::string library = (libDir + "/" + name).str();
     if (!llvm::sys::fs::exists(library)) {
       error = "runtime library '" + library +
@@ -260,6 +267,10 @@ LogicalResult mlir::tx::linkExecutable(llvm::StringRef object,
     }
     args.push_back(library);
   }
+  if (cuda)
+    for (llvm::StringRef flag : llvm::split(TXC_CUDA_LINK_FLAGS, ';'))
+      if (!flag.empty())
+        args.push_back(flag.str());
   for (llvm::StringRef flag : llvm::split(TXC_RUNTIME_LINK_FLAGS, ';'))
     if (!flag.empty())
       args.push_back(flag.str());

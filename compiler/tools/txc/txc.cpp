@@ -16,6 +16,7 @@
 #include "txc/Frontend/MLIRGen.h"
 #include "txc/Frontend/Parser.h"
 #include "txc/CodeGen/CodeGen.h"
+#include "txc/GPU/CudaLowering.h"
 #include "txc/GPU/GluePipeline.h"
 #include "txc/Graph/GraphDot.h"
 #include "txc/Transforms/MemoryPlan.h"
@@ -403,6 +404,18 @@ private:
   std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
 };
 
+/// The CUDA toolkit whose libdevice the glue kernels link: $CUDA_HOME, else
+/// the one this txc was configured with.
+std::string cudaToolkitPath() {
+  if (const char *home = std::getenv("CUDA_HOME"); home && *home)
+    return home;
+#ifdef TXC_CUDA_TOOLKIT
+  return TXC_CUDA_TOOLKIT;
+#else
+  return "";
+#endif
+}
+
 /// The host CPU of native code, from --mcpu / --mattr.
 tx::CpuTarget cpuTarget() {
   return {mcpu, std::vector<std::string>(mattr.begin(), mattr.end())};
@@ -418,15 +431,7 @@ bool checkTargetFlags() {
     return false;
   }
   if (targetName == "cuda") {
-#ifdef TXC_HAS_CUDA
-    if (isNative(emit)) {
-      llvm::errs() << "txc: error: --target=cuda: executables for the CUDA "
-                      "target are not generated yet (this txc has the CUDA "
-                      "runtime backend and --emit=gpu; docs/cuda.md says what "
-                      "is built and what is left)\n";
-      return false;
-    }
-#else
+#ifndef TXC_HAS_CUDA
     llvm::errs() << "txc: error: this txc was built without CUDA (reconfigure "
                     "with the CUDA toolkit, see README \"Building with "
                     "CUDA\")\n";
@@ -474,6 +479,9 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
       (emit == Stage::Obj && !checkOutputPath(headerPath, OutputKind::Native)))
     return 1;
   StageTimer timer;
+  bool cuda = targetName == "cuda";
+  if (cuda) // the driver runs a CUDA executable on the GPU (ModelAbi.h)
+    module->setAttr("tx.target", StringAttr::get(module.getContext(), "cuda"));
   std::string json = tx::buildModelMetadata(module, inputFile, flags);
   std::string header = tx::buildCHeader(module, "txc_" + stemOf(inputFile));
   std::vector<std::string> entrySymbols;
@@ -483,9 +491,19 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
 
   PassManager pm(module.getContext());
   pm.addPass(tx::createLowerEntriesPass());
-  tx::buildLowerToLLVMPipeline(pm);
+  if (!cuda)
+    tx::buildLowerToLLVMPipeline(pm);
   if (failed(pm.run(module)))
     return 1;
+  if (cuda) {
+    if (failed(tx::lowerEntriesForCuda(module, cudaToolkitPath())))
+      return 1;
+    timer.done("glue kernels to PTX");
+    PassManager host(module.getContext());
+    tx::buildLowerToLLVMPipeline(host, /*gpuLaunches=*/true);
+    if (failed(host.run(module)))
+      return 1;
+  }
   timer.done("lower to LLVM dialect");
   json = tx::addSiteTable(json, module);
   if (failed(tx::addModelGlobals(module, json, entrySymbols)))
@@ -545,7 +563,7 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
   std::string libDir =
       (llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)) + "/lib")
           .str();
-  if (failed(tx::linkExecutable(object, exe, libDir, error))) {
+  if (failed(tx::linkExecutable(object, exe, libDir, error, cuda))) {
     llvm::errs() << "txc: error: " << error << "\n";
     return 1;
   }

@@ -8,6 +8,7 @@
 #include "core/Error.h"
 #include "commands/InfoCommand.h"
 #include "core/ModelInfo.h"
+#include "core/ModelRunner.h"
 #include "commands/RunCommand.h"
 #include "commands/BenchCommand.h"
 #include "commands/EvalCommand.h"
@@ -38,10 +39,28 @@ void printErrorLines(std::ostream &err, const std::string &message) {
   }
 }
 
+/// Takes `--device NAME` / `--device=NAME` (any command; the device the
+/// model's entries run on, core/ModelRunner.h) out of `args`.
+std::vector<std::string> takeDeviceOption(const std::vector<std::string> &args) {
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--device") {
+      if (i + 1 == args.size())
+        throw InputError("--device needs a value: cpu, cuda or cuda:N");
+      setRequestedDevice(args[++i]);
+    } else if (args[i].rfind("--device=", 0) == 0) {
+      setRequestedDevice(args[i].substr(9));
+    } else {
+      rest.push_back(args[i]);
+    }
+  }
+  return rest;
+}
+
 int dispatch(const std::string &program, const std::vector<std::string> &args,
              const char *modelJson, const txc_entry_fn *entryTable,
              std::ostream &out, std::ostream &err) {
-  CommandLine line = parseCommandLine(args);
+  CommandLine line = parseCommandLine(takeDeviceOption(args));
   if (line.command == CommandLine::Command::Help) {
     out << usageText(line.helpTopic, program);
     return kExitOk;
@@ -65,6 +84,15 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
            "CPU has neither avx512_bf16 nor amx_bf16; recompile it with "
            "--precision=fp32\n";
     return kExitBadInput;
+  }
+  // The device before any work: no GPU or no driver is one exit-2 error
+  // here (the command opens its own context again).
+  if (line.command != CommandLine::Command::Export) {
+    std::unique_ptr<Device> device = openDevice(model);
+    if (device && line.command == CommandLine::Command::Run)
+      throw InputError("run: calling one entry on " + device->describe() +
+                       " is not supported yet; train, eval, translate, "
+                       "generate, predict and bench run on the GPU");
   }
   switch (line.command) {
   case CommandLine::Command::Train:

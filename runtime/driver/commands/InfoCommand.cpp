@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "commands/InfoCommand.h"
+#include "core/ModelRunner.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -58,6 +59,16 @@ void printModelInfo(const ModelInfo &model, std::ostream &out) {
       << (model.precision == "bf16" ? " (linears read bf16, accumulate f32)"
                                     : "")
       << "\n";
+  // A CUDA executable: its target and the devices it can run on.
+  const CudaSupport *cuda = cudaSupport();
+  if (model.target == "cuda") {
+    out << "target         cuda (--device cuda[:N]; default cuda:0)\n";
+    out << "cuda devices\n";
+    if (cuda)
+      cuda->list(out);
+    else
+      out << "  none: this executable lacks the CUDA backend\n";
+  }
   out << "kind           " << modelKindName(model.kind);
   if (model.kindInferred)
     out << " (roles inferred from input names; declare them with `kind` and "

@@ -436,6 +436,13 @@ ModelInfo ModelInfo::parse(std::string_view json) {
                        "' is not one of fp32, bf16");
     info.precision = precision;
   }
+  std::string target = getString(root, "target", top, false);
+  if (!target.empty()) {
+    if (target != "cpu" && target != "cuda")
+      throw ModelError("metadata.target '" + target +
+                       "' is not one of cpu, cuda");
+    info.target = target;
+  }
   if (const Json *config = jsonMember(root, "config")) {
     if (!config->is_object())
       throw ModelError("metadata.config must be an object");

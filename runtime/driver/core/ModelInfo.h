@@ -141,6 +141,8 @@ struct ModelInfo {
   std::string model, source, compileFlags;
   /// "fp32" or "bf16" (txc --precision; docs/precision.md).
   std::string precision = "fp32";
+  /// "cpu" or "cuda" (txc --target; absent in the metadata: cpu).
+  std::string target = "cpu";
   std::vector<ConfigValue> config; ///< in the metadata's order
   std::vector<DimInfo> dims;
   int64_t paramArenaBytes = 0;

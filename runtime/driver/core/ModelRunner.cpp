@@ -21,10 +21,69 @@ ContextPtr createContext(int32_t threads) {
   return ContextPtr(ctx);
 }
 
+// The CUDA executable's backend (runtime/cuda/DriverDevice.cpp); a CPU
+// executable does not link it and the weak reference stays null.
+extern "C" const CudaSupport *txrt_driver_cuda_backend() __attribute__((weak));
+
+namespace {
+std::string &requested() {
+  static std::string device;
+  return device;
+}
+} // namespace
+
+void setRequestedDevice(const std::string &device) { requested() = device; }
+
+const CudaSupport *cudaSupport() {
+  return txrt_driver_cuda_backend ? txrt_driver_cuda_backend() : nullptr;
+}
+
+std::unique_ptr<Device> openDevice(const ModelInfo &model) {
+  std::string device = requested().empty() ? model.target : requested();
+  std::string flag = "--device " + device;
+  if (device == "cpu") {
+    if (model.target == "cuda")
+      throw InputError(flag + ": this executable was compiled with "
+                              "--target=cuda and runs on CUDA devices only "
+                              "(compile the spec without --target for the CPU)");
+    return nullptr;
+  }
+  int32_t index = 0;
+  if (device.rfind("cuda:", 0) == 0) {
+    std::string number = device.substr(5);
+    if (number.empty() || number.size() > 4 ||
+        number.find_first_not_of("0123456789") != std::string::npos)
+      throw InputError(flag + ": the device number must be 0 or more, as in "
+                              "cuda:1");
+    index = std::stoi(number);
+  } else if (device != "cuda") {
+    throw InputError(flag + ": unknown device; the devices are cpu and "
+                            "cuda[:N]");
+  }
+  const CudaSupport *cuda = cudaSupport();
+  if (!cuda || model.target != "cuda")
+    throw InputError(flag + ": this executable was compiled for the CPU "
+                            "(compile the spec with txc --target=cuda to run "
+                            "it on a GPU)");
+  return cuda->open(index);
+}
+
 ModelRunner::ModelRunner(const ModelInfo &model,
                          const txc_entry_fn *entryTable, int32_t threads)
     : model_(model), entryTable_(entryTable), params_(model),
-      ctx_(createContext(threads)) {}
+      ctx_(createContext(threads)), device_(openDevice(model)) {
+  if (device_)
+    deviceParams_ = device_->allocate(uint64_t(model.paramArenaBytes),
+                                      "the parameter arena");
+}
+
+ModelRunner::~ModelRunner() {
+  if (!device_)
+    return;
+  for (auto &[entry, arena] : deviceArenas_)
+    device_->release(arena);
+  device_->release(deviceParams_);
+}
 
 const EntryInfo &ModelRunner::entry(const std::string &name,
                                     const std::string &purpose) const {
@@ -36,6 +95,13 @@ const EntryInfo &ModelRunner::entry(const std::string &name,
 }
 
 void ModelRunner::reserveArena(const EntryInfo &entry) {
+  if (device_) {
+    if (!deviceArenas_.count(&entry))
+      deviceArenas_[&entry] = device_->allocate(
+          uint64_t(entry.arenaBytes),
+          "the activation arena of entry '" + entry.name + "'");
+    return;
+  }
   if (arenas_.count(&entry))
     return;
   arenas_.emplace(&entry, allocateBuffer(uint64_t(entry.arenaBytes),
@@ -45,6 +111,8 @@ void ModelRunner::reserveArena(const EntryInfo &entry) {
 
 void ModelRunner::setTrainState(int64_t step, uint64_t seed) {
   txrt_context_set_train_state(ctx_.get(), step, seed);
+  if (device_)
+    device_->setTrainState(step, seed);
 }
 
 std::vector<Tensor> ModelRunner::call(const EntryInfo &entry,
@@ -82,6 +150,8 @@ std::vector<Tensor> ModelRunner::call(const EntryInfo &entry,
                                          entry.name + "'"));
     outputPointers.push_back(outputs.back().data());
   }
+  if (device_)
+    return callOnDevice(entry, inputs, dims, std::move(outputs));
   auto arena = arenas_.find(&entry);
   // The entry's own loops run in the context's denormal mode, as its
   // txrt_ calls do (txrt.h, txrt_denormals_enter).
@@ -98,6 +168,73 @@ std::vector<Tensor> ModelRunner::call(const EntryInfo &entry,
     throw KernelError("entry '" + entry.name + "' failed (" +
                       txrt_status_string(status) +
                       "): " + txrt_last_error(ctx_.get()));
+  return outputs;
+}
+
+// Device buffers for the inputs and outputs of one call, released after it.
+namespace {
+struct DeviceBuffers {
+  Device &device;
+  std::vector<void *> pointers;
+  ~DeviceBuffers() {
+    for (void *pointer : pointers)
+      device.release(pointer);
+  }
+  void *add(uint64_t bytes, const std::string &what) {
+    pointers.push_back(device.allocate(bytes, what));
+    return pointers.back();
+  }
+};
+} // namespace
+
+std::vector<Tensor>
+ModelRunner::callOnDevice(const EntryInfo &entry,
+                          const std::vector<const Tensor *> &inputs,
+                          const std::vector<int64_t> &dims,
+                          std::vector<Tensor> outputs) {
+  txc_entry_fn function =
+      entryTable_[size_t(&entry - model_.entries.data())];
+  Device &device = *device_;
+  // The host arena is the parameters' home (init, checkpoints, the
+  // optimizer's view): the device copy follows it on every call.
+  device.toDevice(deviceParams_, params_.data(),
+                  uint64_t(model_.paramArenaBytes));
+  DeviceBuffers buffers{device, {}};
+  std::vector<void *> inputPointers, outputPointers;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    uint64_t bytes = inputs[i]->byteSize();
+    void *copy = buffers.add(bytes, "input '" + entry.inputs[i].name +
+                                        "' of entry '" + entry.name + "'");
+    device.toDevice(copy, inputs[i]->data(), bytes);
+    inputPointers.push_back(copy);
+  }
+  for (size_t i = 0; i < outputs.size(); ++i)
+    outputPointers.push_back(
+        buffers.add(outputs[i].byteSize(), "output '" + entry.outputs[i].name +
+                                               "' of entry '" + entry.name +
+                                               "'"));
+  int64_t startNs = onCall ? txrt_profile_clock_ns() : 0;
+  int32_t status =
+      function(device.context(), deviceParams_, deviceArenas_.at(&entry),
+               dims.data(), inputPointers.data(), outputPointers.data());
+  if (status != TXRT_OK)
+    throw KernelError("entry '" + entry.name + "' failed (" +
+                      txrt_status_string(status) + ") on " +
+                      device.describe() + ": " + device.lastError());
+  device.finish("entry '" + entry.name + "'");
+  int64_t endNs = onCall ? txrt_profile_clock_ns() : 0;
+  if (onCall)
+    onCall(entry, startNs, endNs);
+  for (size_t i = 0; i < outputs.size(); ++i)
+    device.toHost(outputs[i].data(), outputPointers[i], outputs[i].byteSize());
+  // Caches are inputs updated in place (decode_step, lm_step: ModelAbi.h).
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (entry.inputs[i].role == "cache")
+      device.toHost(const_cast<void *>(inputs[i]->data()), inputPointers[i],
+                    inputs[i]->byteSize());
+  if (entry.kind != EntryKind::Forward) // gradients, moments, parameters
+    device.toHost(params_.data(), deviceParams_,
+                  uint64_t(model_.paramArenaBytes));
   return outputs;
 }
 

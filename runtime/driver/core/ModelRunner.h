@@ -19,6 +19,7 @@
 #include "txrt/txrt.h"
 
 #include <functional>
+#include <iosfwd>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,10 +36,54 @@ using ContextPtr = std::unique_ptr<txrt_context, ContextDeleter>;
 /// bad thread count, KernelError otherwise.
 ContextPtr createContext(int32_t threads);
 
+/// A device other than the CPU whose memory a model's entries run on (a
+/// --target=cuda executable): its context (what the entries get as ctx),
+/// memory and copies. The CUDA one is runtime/cuda/DriverDevice.cpp, linked
+/// only into CUDA executables.
+class Device {
+public:
+  virtual ~Device() = default;
+  /// "cuda:0 (NVIDIA H100, 79.1 GiB, sm_90)".
+  virtual std::string describe() = 0;
+  virtual void *context() = 0;
+  /// Device memory; ResourceError naming `what` and the size.
+  virtual void *allocate(uint64_t bytes, const std::string &what) = 0;
+  virtual void release(void *ptr) = 0;
+  virtual void toDevice(void *dst, const void *src, uint64_t bytes) = 0;
+  virtual void toHost(void *dst, const void *src, uint64_t bytes) = 0;
+  virtual void setTrainState(int64_t step, uint64_t seed) = 0;
+  /// The message of the last failed call on the context.
+  virtual std::string lastError() = 0;
+  /// Waits for the queued work; KernelError naming `what` on a failure.
+  virtual void finish(const std::string &what) = 0;
+};
+
+/// What a CUDA executable links in (txrt_driver_cuda_backend).
+struct CudaSupport {
+  /// Opens device `index`; InputError naming --device and what is missing.
+  std::unique_ptr<Device> (*open)(int32_t index);
+  /// One line per device (name, memory, compute capability), or one line
+  /// saying why there is none.
+  void (*list)(std::ostream &out);
+};
+
+/// The --device of this run: "cpu", "cuda" or "cuda:N"; empty: the target
+/// the executable was compiled for (Driver.cpp sets it).
+void setRequestedDevice(const std::string &device);
+
+/// The CUDA backend linked into this executable, or nullptr (a CPU build).
+const CudaSupport *cudaSupport();
+
+/// The device `model` runs on for the requested device: nullptr for the
+/// CPU. InputError for an unknown name, a device this executable cannot
+/// use, or one that is not there.
+std::unique_ptr<Device> openDevice(const ModelInfo &model);
+
 class ModelRunner {
 public:
   ModelRunner(const ModelInfo &model, const txc_entry_fn *entryTable,
               int32_t threads);
+  ~ModelRunner();
 
   const ModelInfo &model() const { return model_; }
   ParameterArena &params() { return params_; }
@@ -72,6 +117,16 @@ private:
   ParameterArena params_;
   ContextPtr ctx_;
   std::map<const EntryInfo *, AlignedBuffer> arenas_;
+  /// On a device: the parameter arena's copy there (uploaded before every
+  /// call, read back after training calls) and each entry's arena.
+  std::unique_ptr<Device> device_;
+  void *deviceParams_ = nullptr;
+  std::map<const EntryInfo *, void *> deviceArenas_;
+
+  std::vector<Tensor> callOnDevice(const EntryInfo &entry,
+                                   const std::vector<const Tensor *> &inputs,
+                                   const std::vector<int64_t> &dims,
+                                   std::vector<Tensor> outputs);
 };
 
 } // namespace txrt::driver

@@ -57,6 +57,12 @@ typedef struct txrt_cuda_context txrt_cuda_context;
 txrt_status txrt_cuda_context_create(int32_t device,
                                      txrt_cuda_context **out_ctx);
 
+/** Makes ctx the context whose stream runs the kernels that txc generates
+ *  (the glue of a --target=cuda executable, launched through the mgpu*
+ *  functions of runtime/cuda/GeneratedKernels.cpp) on the calling thread.
+ *  txrt_cuda_context_create makes the new context current. */
+void txrt_cuda_context_make_current(txrt_cuda_context *ctx);
+
 /** Waits for the context's work and releases it. NULL is a no-op. */
 void txrt_cuda_context_destroy(txrt_cuda_context *ctx);
 

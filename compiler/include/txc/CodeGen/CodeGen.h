@@ -38,8 +38,9 @@ std::string addSiteTable(llvm::StringRef json, ModuleOp lowered);
 
 /// Adds to `module` (tx-lower-entries already run) the passes that bring it
 /// to the LLVM dialect: linalg to loops, SCF to CF, memref/arith/math/func/cf
-/// to LLVM.
-void buildLowerToLLVMPipeline(OpPassManager &pm);
+/// to LLVM. With `gpuLaunches` (--target=cuda, after lowerEntriesForCuda),
+/// also gpu.launch_func to the mgpu* calls of runtime/cuda.
+void buildLowerToLLVMPipeline(OpPassManager &pm, bool gpuLaunches = false);
 
 /// Adds the exported globals `txc_model_json` and `txc_entry_table` to a
 /// module in the LLVM dialect.
@@ -71,9 +72,12 @@ LogicalResult writeObjectFile(llvm::Module &module, llvm::StringRef path,
 
 /// Links `object` with libtxrt, the executable driver and oneDNN into
 /// `output` with the system C++ compiler. `libDir` holds libtxrt.a and
-/// libtxrt_driver.a.
+/// libtxrt_driver.a. With `cuda`, also the CUDA backend (libtxrt_cuda.a),
+/// the driver's CUDA device (libtxrt_driver_cuda.a) and the static CUDA
+/// runtime.
 LogicalResult linkExecutable(llvm::StringRef object, llvm::StringRef output,
-                             llvm::StringRef libDir, std::string &error);
+                             llvm::StringRef libDir, std::string &error,
+                             bool cuda = false);
 
 } // namespace mlir::tx
 

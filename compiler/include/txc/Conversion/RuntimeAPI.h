@@ -57,6 +57,18 @@ enum class RuntimeFn {
 /// The C symbol of `fn` (e.g. "txrt_linear_fwd").
 StringRef getRuntimeSymbol(RuntimeFn fn);
 
+/// The device whose runtime the generated code calls.
+enum class RuntimeTarget { Cpu, Cuda };
+
+/// The symbol of `fn` on `target` ("txrt_cuda_linear_fwd" for Cuda), or
+/// nullptr where that backend has no such function.
+const char *getRuntimeSymbol(RuntimeFn fn, RuntimeTarget target);
+
+/// Renames every runtime function declared in `module` (and its calls) to
+/// its `target` symbol; the lowering itself declares the CPU symbols. Fails
+/// with an error on the declaration when `target` has no counterpart.
+LogicalResult retargetRuntimeCalls(ModuleOp module, RuntimeTarget target);
+
 /// The declaration of `fn` in `module` (created at the module's end on first
 /// use), with its C signature in builtin/LLVM types: pointers are !llvm.ptr,
 /// int64_t is i64, int32_t and the status are i32, float is f32.

@@ -1,0 +1,155 @@
+//===- CudaLowering.cpp - entries for the CUDA target ---------------------===//
+//
+// tx-lower-entries writes entries that call libtxrt and `__txc_kernel_*`
+// glue functions (one linalg.generic each) on buffers in the arenas. For
+// --target=cuda the arenas and the entry's inputs and outputs are device
+// memory (the driver allocates and copies them), so everything that touches
+// them must run on the device: the runtime calls are renamed to the CUDA
+// backend's (RuntimeAPI's registry), the glue and the buffer copies become
+// gpu.func kernels, and the few host scalars a kernel reads (a rank-0
+// alloca holding a position offset) are loaded on the host and passed by
+// value. The kernels go through NVVM to PTX in a gpu.binary; the host side's
+// gpu.launch_func becomes mgpu* calls in gpu-to-llvm.
+//
+//===----------------------------------------------------------------------===//
+#include "txc/GPU/CudaLowering.h"
+#include "txc/Conversion/RuntimeAPI.h"
+#include "txc/GPU/GluePipeline.h"
+
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+
+namespace {
+
+bool isGlueKernel(func::FuncOp func) {
+  return func.getSymName().starts_with("__txc_kernel_");
+}
+
+/// For each glue kernel, its rank-0 memref arguments that every call passes
+/// a memref.alloca for: host memory the device cannot read. Each is loaded
+/// once on the host and the generic's block argument replaced by the value,
+/// which outlining then passes to the kernel by value.
+void passHostScalarsByValue(ModuleOp module) {
+  llvm::DenseMap<Operation *, llvm::SmallVector<bool>> hostScalars;
+  module.walk([&](func::CallOp call) {
+    auto callee = module.lookupSymbol<func::FuncOp>(call.getCallee());
+    if (!callee || !isGlueKernel(callee))
+      return;
+    auto &flags = hostScalars[callee];
+    if (flags.empty())
+      flags.assign(call.getNumOperands(), true);
+    for (auto [i, operand] : llvm::enumerate(call.getOperands())) {
+      auto type = dyn_cast<MemRefType>(operand.getType());
+      flags[i] = flags[i] && type && type.getRank() == 0 &&
+                 operand.getDefiningOp<memref::AllocaOp>();
+    }
+  });
+  for (auto &[op, flags] : hostScalars) {
+    auto callee = cast<func::FuncOp>(op);
+    callee.walk([&](linalg::GenericOp generic) {
+      for (OpOperand *input : generic.getDpsInputOperands()) {
+        auto arg = dyn_cast<BlockArgument>(input->get());
+        if (!arg || arg.getOwner() != &callee.getBody().front() ||
+            !flags[arg.getArgNumber()])
+          continue;
+        OpBuilder builder(generic);
+        Value value = builder.create<memref::LoadOp>(generic.getLoc(), arg);
+        generic.getMatchingBlockArgument(input).replaceAllUsesWith(value);
+      }
+    });
+  }
+}
+
+/// memref.copy between buffers (device memory) as linalg.copy, which the
+/// glue pipeline turns into a kernel like any other.
+void copiesToLinalg(ModuleOp module) {
+  SmallVector<memref::CopyOp> copies;
+  module.walk([&](memref::CopyOp copy) { copies.push_back(copy); });
+  for (memref::CopyOp copy : copies) {
+    OpBuilder builder(copy);
+    builder.create<linalg::CopyOp>(copy.getLoc(), copy.getSource(),
+                                   copy.getTarget());
+    copy.erase();
+  }
+}
+
+/// After outlining, host code may touch buffers only outside loops (a host
+/// scalar's load): a loop left on the host over buffers is glue the GPU
+/// mapping did not take (a reduction to a scalar), which would read device
+/// memory on the host. An error names the function.
+LogicalResult checkNoHostLoops(ModuleOp module) {
+  WalkResult result = module.walk([&](Operation *op) {
+    if (!isa<memref::LoadOp, memref::StoreOp>(op) ||
+        op->getParentOfType<gpu::GPUModuleOp>() ||
+        !op->getParentOfType<LoopLikeOpInterface>())
+      return WalkResult::advance();
+    auto func = op->getParentOfType<func::FuncOp>();
+    op->emitError("--target=cuda: glue in @")
+        << (func ? func.getSymName() : StringRef("?"))
+        << " stays a loop on the host (a reduction the GPU mapping does not "
+           "take yet; docs/cuda.md)";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
+void registerGpuTranslations(MLIRContext *context) {
+  DialectRegistry registry;
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  context->appendDialectRegistry(registry);
+}
+
+} // namespace
+
+LogicalResult mlir::tx::lowerEntriesForCuda(ModuleOp module,
+                                            llvm::StringRef toolkitPath) {
+  MLIRContext *context = module.getContext();
+  context->loadDialect<linalg::LinalgDialect, NVVM::NVVMDialect>();
+  registerGpuTranslations(context);
+  if (failed(retargetRuntimeCalls(module, RuntimeTarget::Cuda)))
+    return failure();
+  passHostScalarsByValue(module);
+  copiesToLinalg(module);
+  if (failed(outlineGlueToGpu(module)) || failed(checkNoHostLoops(module)))
+    return failure();
+
+  PassManager pm(context);
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createConvertSCFToCFPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = kCudaPtxChip;
+  target.optLevel = 3;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.toolkitPath = toolkitPath.str();
+  binary.compilationTarget = "isa";
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  return pm.run(module);
+}

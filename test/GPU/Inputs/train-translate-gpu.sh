@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# train-translate-gpu.sh CPU_EXE CUDA_EXE DATA OUT [PYTHON]: the translate
+# example on the GPU against the CPU build of the same spec (docs/cuda.md).
+#   1. `info` lists the CUDA device.
+#   2. One train step from the same initialization (--seed 1) on each
+#      device: every tensor of the two checkpoints (parameters, Adam's
+#      moments) within 1e-4 norm-wise relative error.
+#   3. 600 steps on the GPU (the README's recipe): all eight pairs translate
+#      exactly, on the GPU and by the CPU executable from the GPU's
+#      checkpoint (a GPU checkpoint resumes on the CPU).
+# Prints one PASS / FAIL line per stage; exits 1 if any failed.
+set -u
+cpu=$1 cuda=$2 data=$3 out=$4 python=${5:-python3}
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+mkdir -p "$out"
+failed=0
+stage() { # stage NAME COMMAND...
+  local name=$1
+  shift
+  if "$@" >"$out/$name.txt" 2>&1; then
+    echo "PASS $name: $(tail -1 "$out/$name.txt")"
+  else
+    echo "FAIL $name: $(tail -3 "$out/$name.txt" | tr '\n' ' ')"
+    failed=1
+  fi
+}
+exact() { # exact EXE CHECKPOINT: "exact N of 8"
+  cut -f1 "$data" | "$1" translate --load "$2" >"$out/translated.txt" &&
+    cut -f2 "$data" | paste - "$out/translated.txt" |
+    awk -F'\t' '$1 == $2 { n++ } END { print "exact", n + 0, "of", NR; exit n != NR }'
+}
+stage info bash -c "'$cuda' info | grep -A4 '^cuda devices' && '$cuda' info | grep -q '^  cuda:0 '"
+stage step1-cpu "$cpu" train --data "$data" --steps 1 --seed 1 --threads 1 \
+  --save "$out/cpu1.safetensors" --quiet
+stage step1-gpu "$cuda" train --data "$data" --steps 1 --seed 1 \
+  --save "$out/gpu1.safetensors" --quiet
+stage step1-compare "$python" "$here/compare_checkpoints.py" \
+  "$out/gpu1.safetensors" "$out/cpu1.safetensors" --rtol 1e-4
+stage train600-gpu "$cuda" train --data "$data" --steps 600 --seed 1 \
+  --save "$out/gpu600.safetensors" --quiet
+stage exact-gpu exact "$cuda" "$out/gpu600.safetensors"
+stage exact-cpu-from-gpu exact "$cpu" "$out/gpu600.safetensors"
+exit $failed
