@@ -141,7 +141,8 @@ createCpuTargetMachine(const CpuTarget &cpu, std::string &error) {
 /// block chain); the calls they make take milliseconds each at run time.
 void compileEntriesFast(llvm::Module &module) {
   for (llvm::Function &function : module) {
-    if (function.isDeclaration() || !function.getName().starts_with("txc_entry_"))
+    if (function.isDeclaration() ||
+        !function.getName().starts_with("txc_entry_"))
       continue;
     function.addFnAttr(llvm::Attribute::NoInline);
     function.addFnAttr(llvm::Attribute::OptimizeNone);

@@ -338,7 +338,8 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
       if (!region || *region > (kMaxArenaBytes - offset) / 3) {
         std::optional<int64_t> needed;
         if (region)
-          if (std::optional<int64_t> regions = llvm::checkedMul(*region, int64_t(3)))
+          if (std::optional<int64_t> regions =
+                  llvm::checkedMul(*region, int64_t(3)))
             needed = llvm::checkedAdd(offset, *regions);
         return (*trainer).emitError("the parameter arena with gradients and "
                                     "Adam's two moments would need ")

@@ -102,8 +102,8 @@ TEST_F(AdamTest, VectorLanesAndTailsAgreeWithOneElementCalls) {
       int64_t mismatches = 0;
       for (int64_t i = shift; i < n + shift; ++i)
         mismatches += param[i] != one[i] || m[i] != oneM[i] || v[i] != oneV[i];
-      EXPECT_EQ(mismatches, 0) << "weight decay " << weightDecay << ", shift "
-                               << shift;
+      EXPECT_EQ(mismatches, 0)
+          << "weight decay " << weightDecay << ", shift " << shift;
     }
   }
 }
