@@ -57,7 +57,7 @@ tx.parameter @p13 : tensor<1048576x1048576xf32> {init = #tx.init<zeros>}
 tx.parameter @p14 : tensor<1048576x1048576xf32> {init = #tx.init<zeros>}
 tx.parameter @p15 : tensor<1048576x1048576xf32> {init = #tx.init<zeros>}
 tx.parameter @p16 : tensor<1048576x1048576xf32> {init = #tx.init<zeros>}
-// expected-error @+1 {{the parameter arena with gradients and Adam's two moments would need 299067162755072 bytes, over the limit of 281474976710656 (2^48): parameters may take at most a quarter of it}}
+// expected-error @+1 {{the parameter arena with gradients and Adam's two moments would need 299067162758144 bytes, over the limit of 281474976710656 (2^48): parameters may take at most a quarter of it}}
 func.func @train() attributes {tx.entry = "train", tx.train_kind = "grad"} {
   return
 }

@@ -151,6 +151,23 @@ std::optional<int64_t> addWithinArena(int64_t total, int64_t bytes,
   return sum;
 }
 
+/// The distance between the starts of the parameter arena's training
+/// regions (parameters, gradients, Adam's first and second moments), for
+/// parameters taking `paramBytes`: that size rounded up to 4 KiB, plus a
+/// skew of 1 KiB (or `alignment`, if larger). A parameter, its gradient and
+/// its moments then start 1, 2 and 3 KiB apart modulo 4 KiB: aligned alike,
+/// Adam's seven streams over them alias in the L1 cache's sets and its
+/// update ran 1.5-3x slower (docs/benchmarks.md). nullopt on overflow.
+std::optional<int64_t> trainingRegionStride(int64_t paramBytes,
+                                            int64_t alignment) {
+  constexpr int64_t kPage = 4096, kSkew = 1024;
+  std::optional<int64_t> rounded =
+      alignTo(paramBytes, std::max(kPage, alignment));
+  if (!rounded)
+    return std::nullopt;
+  return llvm::checkedAdd(*rounded, std::max(kSkew, alignment));
+}
+
 /// Why `type` cannot be planned: the phrase of checkSizeLimits.
 std::string whyUnplannable(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -310,27 +327,35 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
       offset = *end;
     }
     // A module that trains keeps, after the parameters, a region of the
-    // same layout for each of: gradients, Adam's first and second moments.
+    // same layout for each of: gradients, Adam's first and second moments,
+    // trainingRegionStride bytes apart.
     auto trainer = llvm::find_if(module.getOps<func::FuncOp>(), [](auto func) {
       return func->hasAttr("tx.train_kind");
     });
     bool trains = trainer != module.getOps<func::FuncOp>().end();
-    if (trains && offset > kMaxArenaBytes / 4)
-      return (*trainer).emitError("the parameter arena with gradients and "
-                                  "Adam's two moments would need ")
-             << 4 * offset << " bytes, over the limit of " << kMaxArenaBytes
-             << " (2^48): parameters may take at most a quarter of it";
     if (trains) {
-      int64_t region = offset;
+      std::optional<int64_t> region = trainingRegionStride(offset, alignment);
+      if (!region || *region > (kMaxArenaBytes - offset) / 3) {
+        std::optional<int64_t> needed;
+        if (region)
+          if (std::optional<int64_t> regions =
+                  llvm::checkedMul(*region, int64_t(3)))
+            needed = llvm::checkedAdd(offset, *regions);
+        return (*trainer).emitError("the parameter arena with gradients and "
+                                    "Adam's two moments would need ")
+               << (needed ? std::to_string(*needed) : std::string("over 2^63"))
+               << " bytes, over the limit of " << kMaxArenaBytes
+               << " (2^48): parameters may take at most a quarter of it";
+      }
       for (auto param : module.getOps<ParameterOp>()) {
         int64_t at = param->getAttrOfType<IntegerAttr>("offset").getInt();
-        param->setAttr("grad_offset", builder.getI64IntegerAttr(at + region));
+        param->setAttr("grad_offset", builder.getI64IntegerAttr(at + *region));
         param->setAttr("exp_avg_offset",
-                       builder.getI64IntegerAttr(at + 2 * region));
+                       builder.getI64IntegerAttr(at + 2 * *region));
         param->setAttr("exp_avg_sq_offset",
-                       builder.getI64IntegerAttr(at + 3 * region));
+                       builder.getI64IntegerAttr(at + 3 * *region));
       }
-      offset = 4 * region;
+      offset += 3 * *region;
     }
     module->setAttr("tx.param_arena_bytes", builder.getI64IntegerAttr(offset));
     return success();

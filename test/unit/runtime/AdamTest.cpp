@@ -73,6 +73,41 @@ TEST_F(AdamTest, StepUsesTheContextStepScheduleAndGradientScale) {
             TXRT_ERROR_INVALID_ARGUMENT);
 }
 
+// The loop is vectorised (zmm, ymm or xmm lanes, a peeled head and a
+// masked or scalar tail, split across threads): every element must get the
+// update a call on that element alone gives, bit for bit, wherever it falls
+// (tiny gradients in step 3 drive some moments below FLT_MIN, so the
+// flushing selects are exercised too).
+TEST_F(AdamTest, VectorLanesAndTailsAgreeWithOneElementCalls) {
+  const int64_t n = 70001; // above the parallel threshold, an odd tail
+  for (float weightDecay : {0.0f, 0.01f}) {
+    for (int64_t shift : {0, 1, 3}) { // misaligned starts: a peeled head
+      Floats param = randomFloats(n + shift, 7), m(n + shift, 0.0f),
+             v(n + shift, 0.0f);
+      Floats one = param, oneM = m, oneV = v;
+      for (int64_t step = 1; step <= 4; ++step) {
+        Floats grad = randomFloats(n + shift, uint32_t(40 + step));
+        if (step == 3)
+          for (float &g : grad)
+            g *= 1e-25f;
+        expectOk(txrt_adam_update(ctx_, 1, n, param.data() + shift,
+                                  grad.data() + shift, m.data() + shift,
+                                  v.data() + shift, 1e-3f, 0.9f, 0.98f, 1e-9f,
+                                  weightDecay, step));
+        for (int64_t i = shift; i < n + shift; ++i)
+          expectOk(txrt_adam_update(ctx_, 1, 1, &one[i], &grad[i], &oneM[i],
+                                    &oneV[i], 1e-3f, 0.9f, 0.98f, 1e-9f,
+                                    weightDecay, step));
+      }
+      int64_t mismatches = 0;
+      for (int64_t i = shift; i < n + shift; ++i)
+        mismatches += param[i] != one[i] || m[i] != oneM[i] || v[i] != oneV[i];
+      EXPECT_EQ(mismatches, 0)
+          << "weight decay " << weightDecay << ", shift " << shift;
+    }
+  }
+}
+
 TEST_F(AdamTest, SumSquaresAccumulates) {
   const int64_t n = 70001; // above the parallel threshold
   Floats x = randomFloats(n, 5);

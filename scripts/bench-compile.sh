@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+#===- bench-compile.sh - txc's time and memory against model depth --------===#
+#
+# Usage: scripts/bench-compile.sh [BUILD_DIR] [DEPTHS...]
+# Compiles examples/transformer/base.tx (all entries, to an executable) and
+# examples/copy/model.tx at each depth (-D layers=N; default 6 24 96 128),
+# each to an executable, under /usr/bin/time -v, and prints the wall time,
+# peak resident memory (RSS) and txc's own stage times (--time-stages) per
+# run, then the time and memory per layer between the smallest and largest
+# depth next to their values at the smallest: linear growth keeps the two
+# per-layer figures flat. BENCH_RT=1 runs txc under chrt -f 10 (root) on a
+# busy machine.
+#
+#===------------------------------------------------------------------------===#
+set -euo pipefail
+BUILD=${1:-build}
+shift || true
+DEPTHS=("$@")
+[ ${#DEPTHS[@]} -gt 0 ] || DEPTHS=(6 24 96 128)
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+OUT="$BUILD/bench-compile"
+mkdir -p "$OUT"
+RT=()
+[ "${BENCH_RT:-0}" = 1 ] && RT=(chrt -f 10)
+[ -x /usr/bin/time ] || { echo "bench-compile.sh: needs /usr/bin/time (Debian: time)" >&2; exit 2; }
+
+# One compile: prints "label  wall s  peak MB  stages".
+compile() {
+  local label=$1 spec=$2
+  shift 2
+  local log="$OUT/$label.log"
+  "${RT[@]}" /usr/bin/time -v "$BUILD/bin/txc" "$spec" "$@" -o "$OUT/$label" \
+    --time-stages 2>"$log" >/dev/null || { cat "$log" >&2; exit 1; }
+  local wall rss stages
+  wall=$(sed -nE 's/.*Elapsed \(wall clock\) time.*: ([0-9:.]+)$/\1/p' "$log" |
+         awk -F: '{ s = 0; for (i = 1; i <= NF; ++i) s = s * 60 + $i; printf "%.2f", s }')
+  rss=$(sed -nE 's/.*Maximum resident set size \(kbytes\): ([0-9]+)/\1/p' "$log")
+  stages=$(sed -nE 's/^txc: (.*): ([0-9]+) ms$/\1 \2/p' "$log" |
+           awk '{ n = $NF; $NF = ""; sub(/ $/, ""); printf "%s%s %s ms", sep, $0, n; sep = ", " }')
+  printf '%-22s %7s s %8.1f MB   %s\n' "$label" "$wall" "$(echo "$rss / 1024" | bc -l)" "$stages"
+  echo "$label $wall $rss" >> "$OUT/results.txt"
+}
+
+: > "$OUT/results.txt"
+echo "txc on $(hostname): $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -Is)"
+printf '%-22s %9s %11s   %s\n' "spec" "wall" "peak RSS" "stages (txc --time-stages)"
+compile base examples/transformer/base.tx
+for depth in "${DEPTHS[@]}"; do
+  compile "copy-$depth-layers" examples/copy/model.tx -D layers="$depth"
+done
+
+# Growth per layer between the smallest and the largest depth.
+awk -v first="copy-${DEPTHS[0]}-layers" -v last="copy-${DEPTHS[-1]}-layers" \
+    -v d0="${DEPTHS[0]}" -v d1="${DEPTHS[-1]}" '
+  $1 == first { t0 = $2; m0 = $3 }
+  $1 == last { t1 = $2; m1 = $3 }
+  END {
+    if (d1 == d0) exit
+    printf "per layer from %d to %d layers: %.1f ms, %.2f MB (at %d layers: %.1f ms, %.2f MB a layer)\n",
+      d0, d1, 1000 * (t1 - t0) / (d1 - d0), (m1 - m0) / 1024 / (d1 - d0),
+      d0, 1000 * t0 / d0, m0 / 1024 / d0
+  }' "$OUT/results.txt"
