@@ -4,12 +4,16 @@
 // tx-precision with bf16: each linear and linear_grad reads one shared
 // bf16 cast of its input and of its weight, placed after the value's
 // definition; results, gradients and every other op stay f32; the module
-// records its precision. With the default (fp32) nothing but the record
-// changes.
+// records its precision. A parameter whose read is cast is marked
+// bf16_copy: tx-plan-memory gives it a bf16 copy, which the cast lowers
+// to. With the default (fp32) nothing but the record changes.
 
 // CHECK: module attributes {tx.precision = "bf16"}
+// CHECK: tx.parameter @w : tensor<6x8xf32> {bf16_copy, init = #tx.init<normal>}
+// CHECK: tx.parameter @b : tensor<6xf32> {init = #tx.init<zeros>}
 // FP32: module attributes {tx.precision = "fp32"}
 // FP32-NOT: tx.cast
+// FP32-NOT: bf16
 // CHECK-LABEL: func.func @train
 // CHECK-NEXT: %[[XB:.+]] = tx.cast %arg0 : tensor<4x8xf32> to tensor<4x8xbf16>
 // CHECK-NEXT: %[[W:.+]] = tx.param @w
@@ -42,4 +46,27 @@ func.func @train(%x: tensor<4x8xf32>) -> tensor<6x8xf32> attributes {tx.entry = 
 func.func @gated(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>, %u: tensor<4x6xf32>) -> tensor<4x6xf32> {
   %y = tx.linear %x, %w gate %u {activation = #tx.activation<silu>} : (tensor<4x8xf32>, tensor<6x8xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
   return %y : tensor<4x6xf32>
+}
+
+// -----
+
+// A weight that is not a parameter read is cast all the same, and its
+// parameter-less cast marks nothing; a parameter an f32 op reads too keeps
+// that f32 read.
+// CHECK: tx.parameter @e : tensor<6x8xf32> {bf16_copy, init = #tx.init<normal>}
+// CHECK-LABEL: func.func @mixed
+// CHECK-DAG: %[[XB:.+]] = tx.cast %arg0 : tensor<4x8xf32> to tensor<4x8xbf16>
+// CHECK-DAG: %[[WB:.+]] = tx.cast %arg1 : tensor<6x8xf32> to tensor<6x8xbf16>
+// CHECK: %[[E:.+]] = tx.param @e : tensor<6x8xf32>
+// CHECK-NEXT: %[[EB:.+]] = tx.cast %[[E]] : tensor<6x8xf32> to tensor<6x8xbf16>
+// CHECK-NEXT: tx.linear %[[XB]], %[[EB]] :
+// CHECK-NEXT: tx.linear %[[XB]], %[[WB]] :
+// CHECK-NEXT: tx.add %[[E]], %[[E]] :
+tx.parameter @e : tensor<6x8xf32> {init = #tx.init<normal>}
+func.func @mixed(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>, tensor<6x8xf32>) {
+  %e = tx.param @e : tensor<6x8xf32>
+  %y = tx.linear %x, %e : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %z = tx.linear %x, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %s = tx.add %e, %e : (tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<6x8xf32>
+  return %y, %z, %s : tensor<4x6xf32>, tensor<4x6xf32>, tensor<6x8xf32>
 }

@@ -141,7 +141,8 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
         {"offset", offset ? offset.getInt() : -1}};
     if (std::optional<APFloat> std = param.getStd())
       object["init_std"] = std->convertToDouble();
-    for (const char *key : {"grad_offset", "exp_avg_offset", "exp_avg_sq_offset"})
+    for (const char *key : {"grad_offset", "exp_avg_offset", "exp_avg_sq_offset",
+                            "bf16_offset"})
       if (auto at = param->getAttrOfType<IntegerAttr>(key))
         object[key] = at.getInt();
     params.push_back(std::move(object));

@@ -151,6 +151,17 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
     }
     if (auto constant = dyn_cast<ConstantOp>(op))
       return lowerConstant(constant);
+    // The bf16 cast of a parameter with a bf16 copy (tx-precision) is that
+    // copy: the Adam step and the driver keep it current.
+    if (auto castOp = dyn_cast<CastOp>(op))
+      if (auto param = castOp.getInput().getDefiningOp<ParamOp>()) {
+        auto decl = module.lookupSymbol<ParameterOp>(param.getNameAttr());
+        if (auto copy = decl ? decl->getAttrOfType<IntegerAttr>("bf16_offset")
+                             : nullptr) {
+          ptrs[castOp.getResult()] = offsetPtr(params, i64(copy.getInt()));
+          return success();
+        }
+      }
     if (auto reshape = dyn_cast<ReshapeOp>(op)) {
       ptrs[reshape.getResult()] = ptrs.lookup(reshape.getInput());
       return success();

@@ -294,13 +294,26 @@ LogicalResult EntryLowering::lowerGradOp(Operation *op) {
           return failure();
         bool noam = adam.getSchedule() == "noam";
         auto f = [&](llvm::APFloat value) { return f32(value.convertToDouble()); };
-        call(RuntimeFn::AdamStep,
-             {site(), toI64(numElements(typeOf(adam.getGrad()))), *param,
-              ptrs.lookup(adam.getGrad()), *m, *v,
-              adam.getScale() ? ptrs.lookup(adam.getScale()) : nullPtr(),
-              i32(noam ? 1 : 0), f(adam.getLr()), f(adam.getDModel()),
-              f(adam.getWarmup()), f(adam.getBeta1()), f(adam.getBeta2()),
-              f(adam.getEps()), f(adam.getWeightDecay())});
+        SmallVector<Value> args = {
+            site(), toI64(numElements(typeOf(adam.getGrad()))), *param,
+            ptrs.lookup(adam.getGrad()), *m, *v,
+            adam.getScale() ? ptrs.lookup(adam.getScale()) : nullPtr(),
+            i32(noam ? 1 : 0), f(adam.getLr()), f(adam.getDModel()),
+            f(adam.getWarmup()), f(adam.getBeta1()), f(adam.getBeta2()),
+            f(adam.getEps()), f(adam.getWeightDecay())};
+        // A parameter with a bf16 copy (tx-precision) has it rewritten by
+        // the same pass.
+        auto decl = module.lookupSymbol<ParameterOp>(adam.getNameAttr());
+        if (!decl || !decl->hasAttr("bf16_offset")) {
+          call(RuntimeFn::AdamStep, args);
+          return success();
+        }
+        FailureOr<Value> copy =
+            paramSlot(adam, adam.getNameAttr(), "bf16_offset");
+        if (failed(copy))
+          return failure();
+        args.push_back(*copy);
+        call(RuntimeFn::AdamStepBf16, args);
         return success();
       })
       .Case([&](GradNormOp norm) {

@@ -149,6 +149,10 @@ const std::vector<Entry> &registry() {
       {RuntimeFn::AdamStep, "txrt_adam_step", "txrt_cuda_adam_step",
        {A::Ptr, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::I32, A::F32, A::F32, A::F32, A::F32, A::F32,
         A::F32, A::F32}},
+      // as txrt_adam_step, then param_bf16
+      {RuntimeFn::AdamStepBf16, "txrt_adam_step_bf16",
+       {A::Ptr, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::I32, A::F32, A::F32, A::F32, A::F32, A::F32,
+        A::F32, A::F32, A::Ptr}},
       // ctx, site, n, x, accumulator
       {RuntimeFn::SumSquares, "txrt_sum_squares", "txrt_cuda_sum_squares",
        {A::Ptr, A::I64, A::I64, A::Ptr, A::Ptr}},

@@ -203,8 +203,23 @@ SmallVector<Value, 2> inPlaceCandidates(Operation *op) {
   return {};
 }
 
+/// Whether `op` is a tx.cast of a parameter read whose result is the
+/// parameter's bf16 copy in the parameter arena (tx-precision marked the
+/// parameter bf16_copy; planBf16Copies places the copy).
+bool readsBf16Copy(Operation *op) {
+  auto cast = dyn_cast<CastOp>(op);
+  auto param = cast ? cast.getInput().getDefiningOp<ParamOp>() : ParamOp();
+  if (!param)
+    return false;
+  auto decl = SymbolTable::lookupNearestSymbolFrom<ParameterOp>(
+      op, param.getNameAttr());
+  return decl && decl->hasAttr("bf16_copy");
+}
+
 /// Values that live outside the activation arena.
-bool needsNoBuffer(Operation *op) { return isa<ParamOp, ConstantOp>(op); }
+bool needsNoBuffer(Operation *op) {
+  return isa<ParamOp, ConstantOp>(op) || readsBf16Copy(op);
+}
 
 /// Program positions of one entry: op index and the last use of each value.
 struct Liveness {
@@ -294,7 +309,7 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
           << alignment;
       return signalPassFailure();
     }
-    if (failed(planParameters()))
+    if (failed(planParameters()) || failed(planBf16Copies()))
       return signalPassFailure();
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (!func->hasAttr("tx.entry") || func.isExternal())
@@ -356,6 +371,33 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
                        builder.getI64IntegerAttr(at + 3 * *region));
       }
       offset += 3 * *region;
+    }
+    module->setAttr("tx.param_arena_bytes", builder.getI64IntegerAttr(offset));
+    return success();
+  }
+
+  /// After everything planParameters placed: the bf16 copy of each
+  /// parameter tx-precision marked ("bf16_copy"), at "bf16_offset".
+  /// Checkpoints never hold them: the Adam step and the driver write them.
+  LogicalResult planBf16Copies() {
+    ModuleOp module = getOperation();
+    OpBuilder builder(module.getContext());
+    int64_t offset =
+        module->getAttrOfType<IntegerAttr>("tx.param_arena_bytes").getInt();
+    for (auto param : module.getOps<ParameterOp>()) {
+      if (!param->hasAttr("bf16_copy"))
+        continue;
+      RankedTensorType copy =
+          param.getTensorType().clone(builder.getBF16Type());
+      std::optional<int64_t> bytes = getUpperBoundBytes(copy);
+      std::optional<int64_t> end =
+          bytes ? addWithinArena(offset, *bytes, alignment) : std::nullopt;
+      if (!end)
+        return param.emitError("the parameter arena would exceed ")
+               << kMaxArenaBytes << " bytes (2^48, the limit) at the bf16 "
+               << "copy of '" << param.getSymName() << "'";
+      param->setAttr("bf16_offset", builder.getI64IntegerAttr(offset));
+      offset = *end;
     }
     module->setAttr("tx.param_arena_bytes", builder.getI64IntegerAttr(offset));
     return success();

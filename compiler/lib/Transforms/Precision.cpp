@@ -5,7 +5,12 @@
 // weight made by tx.cast, and accumulates and writes f32. The cast of a
 // value is made once, right after its definition, and shared by all its
 // bf16 readers: a forward linear and its linear_grad read the same bf16
-// activation, so the backward keeps that activation in bf16.
+// activation, so the backward keeps that activation in bf16. The cast of a
+// weight read straight from a tx.param marks the parameter `bf16_copy`:
+// tx-plan-memory gives it a bf16 copy in the parameter arena, and the cast
+// lowers to a read of that copy (no runtime work). The Adam step writes the
+// copy as it updates the f32 master weight, and the driver after loading,
+// so no entry call rounds weights.
 //
 //===----------------------------------------------------------------------===//
 #include "txc/Transforms/Passes.h"
@@ -25,25 +30,31 @@ using namespace mlir::tx;
 
 namespace {
 
-/// The bf16 copy of f32 values, made once per value.
+/// The bf16 copy of f32 values, made once per value: a tx.cast (of a
+/// parameter read: its bf16 copy, the parameter marked bf16_copy).
 class Bf16Casts {
 public:
-  explicit Bf16Casts(MLIRContext *context) : builder(context) {}
+  explicit Bf16Casts(ModuleOp module)
+      : module(module), builder(module.getContext()) {}
 
   Value of(Value value) {
     auto type = cast<RankedTensorType>(value.getType());
     if (!type.getElementType().isF32())
       return value;
     Value &copy = casts[value];
-    if (!copy) {
-      builder.setInsertionPointAfterValue(value);
-      copy = builder.create<CastOp>(value.getLoc(),
-                                    type.clone(builder.getBF16Type()), value);
-    }
+    if (copy)
+      return copy;
+    builder.setInsertionPointAfterValue(value);
+    if (auto param = value.getDefiningOp<ParamOp>())
+      if (auto decl = module.lookupSymbol<ParameterOp>(param.getNameAttr()))
+        decl->setAttr("bf16_copy", builder.getUnitAttr());
+    copy = builder.create<CastOp>(value.getLoc(),
+                                  type.clone(builder.getBF16Type()), value);
     return copy;
   }
 
 private:
+  ModuleOp module;
   OpBuilder builder;
   llvm::DenseMap<Value, Value> casts;
 };
@@ -63,7 +74,7 @@ struct PrecisionPass : mlir::tx::impl::PrecisionPassBase<PrecisionPass> {
     if (precision == "fp32")
       return;
     for (auto func : module.getOps<func::FuncOp>()) {
-      Bf16Casts casts(module.getContext());
+      Bf16Casts casts(module);
       func.walk([&](Operation *op) {
         if (auto linear = dyn_cast<LinearOp>(op)) {
           if (linear.getGate())
@@ -75,6 +86,7 @@ struct PrecisionPass : mlir::tx::impl::PrecisionPassBase<PrecisionPass> {
           grad.getWeightMutable().assign(casts.of(grad.getWeight()));
         }
       });
+
     }
   }
 };

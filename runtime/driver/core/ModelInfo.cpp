@@ -210,6 +210,18 @@ ParamInfo parseParam(const Json &value, const std::string &path,
     throw ModelError(path + " ('" + param.name +
                      "') must have all of grad_offset, exp_avg_offset and "
                      "exp_avg_sq_offset or none");
+  if (jsonMember(value, "bf16_offset")) {
+    int64_t offset = getInteger(value, "bf16_offset", path);
+    const int64_t copyBytes = param.byteSize / 2;
+    if (offset % 2 != 0 || offset < 0 ||
+        offset > arenaBytes || copyBytes > arenaBytes - offset)
+      throw ModelError(path + ".bf16_offset ('" + param.name +
+                       "') at offset " + std::to_string(offset) + " with " +
+                       std::to_string(copyBytes) +
+                       " bytes does not fit the parameter arena of " +
+                       std::to_string(arenaBytes) + " bytes");
+    param.bf16Offset = offset;
+  }
   return param;
 }
 
@@ -227,6 +239,9 @@ void checkNoOverlap(const std::vector<ParamInfo> &params) {
       continue;
     regions.push_back({param.offset, param.byteSize,
                        "parameter '" + param.name + "'"});
+    if (param.bf16Offset >= 0)
+      regions.push_back({param.bf16Offset, param.byteSize / 2,
+                         "the bf16 copy of '" + param.name + "'"});
     if (!param.hasTrainingState())
       continue;
     regions.push_back({param.gradOffset, param.byteSize,

@@ -85,6 +85,9 @@ struct ParamInfo {
   /// Version 2: where the gradient and Adam's moments live (same dtype and
   /// shape as the parameter); -1 when the model has no training state.
   int64_t gradOffset = -1, expAvgOffset = -1, expAvgSqOffset = -1;
+  /// Where the bf16 copy that bf16 linears read lives (txc
+  /// --precision=bf16; byteSize / 2 bytes); -1 for none.
+  int64_t bf16Offset = -1;
   bool hasTrainingState() const { return gradOffset >= 0; }
 };
 

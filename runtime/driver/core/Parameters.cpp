@@ -8,6 +8,7 @@
 #include "core/Error.h"
 #include "loop/FiniteCheck.h"
 #include "core/Memory.h"
+#include "txrt/txrt.h"
 
 #include <algorithm>
 #include <cstring>
@@ -19,7 +20,22 @@ ParameterArena::ParameterArena(const ModelInfo &model)
     : model_(model), buffer_(allocateBuffer(uint64_t(model.paramArenaBytes),
                                             "the parameter arena")) {}
 
+void *ParameterArena::data() {
+  if (bf16CopiesStale_) {
+    char *base = static_cast<char *>(buffer_.data());
+    for (const ParamInfo &info : model_.params)
+      if (info.bf16Offset >= 0)
+        txrt_round_to_bf16(
+            info.numElements,
+            reinterpret_cast<const float *>(base + info.offset),
+            reinterpret_cast<txrt_bf16 *>(base + info.bf16Offset));
+    bf16CopiesStale_ = false;
+  }
+  return buffer_.data();
+}
+
 float *ParameterArena::param(const ParamInfo &info) {
+  bf16CopiesStale_ = true;
   return reinterpret_cast<float *>(static_cast<char *>(buffer_.data()) +
                                    info.offset);
 }

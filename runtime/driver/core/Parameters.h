@@ -14,7 +14,11 @@
 // tensors whose names start with "__" (kTrainingStatePrefix).
 //
 // A version 2 model's arena also holds every parameter's gradient and Adam
-// moments (ModelInfo.h); initialize() zero-fills them.
+// moments (ModelInfo.h); initialize() zero-fills them. A model compiled with
+// --precision=bf16 also holds bf16 copies of the weights its bf16 linears
+// read: never saved or loaded, they are rounded from the parameters by
+// data() after anything wrote parameters through param() (--init, --load,
+// --resume, EMA swaps); the train step's Adam keeps them current itself.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_PARAMETERS_H
@@ -44,7 +48,10 @@ class ParameterArena {
 public:
   explicit ParameterArena(const ModelInfo &model);
 
-  void *data() { return buffer_.data(); }
+  /// The arena as compiled entries read it: the bf16 copies are refreshed
+  /// first when a parameter may have been written through param() since.
+  void *data();
+  /// A parameter to write (marks the bf16 copies stale).
   float *param(const ParamInfo &info);
   const float *param(const ParamInfo &info) const;
   /// The gradient and the moments of a parameter with training state.
@@ -108,6 +115,7 @@ private:
 
   const ModelInfo &model_;
   AlignedBuffer buffer_;
+  bool bf16CopiesStale_ = true;
 };
 
 /// Whether `name` is "<param>.exp_avg" or "<param>.exp_avg_sq" of a

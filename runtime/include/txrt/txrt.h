@@ -738,6 +738,11 @@ typedef uint16_t txrt_bf16;
 txrt_status txrt_cast_f32_to_bf16(txrt_context *ctx, int64_t n,
                                   const float *src, txrt_bf16 *dst);
 
+/** txrt_cast_f32_to_bf16 without a context, on the calling thread: the
+ *  driver refreshes the parameters' bf16 copies with it after --init,
+ *  --load and --resume. */
+void txrt_round_to_bf16(int64_t n, const float *src, txrt_bf16 *dst);
+
 /** dst[i] = src[i] widened to f32 (exact). */
 txrt_status txrt_cast_bf16_to_f32(txrt_context *ctx, int64_t n,
                                   const txrt_bf16 *src, float *dst);
@@ -759,6 +764,18 @@ txrt_status txrt_linear_bwd_bf16(txrt_context *ctx, int64_t site, int64_t m,
                                  float *dx, float *dw, float *dbias,
                                  int32_t accumulate_dx,
                                  int32_t accumulate_params);
+
+/** txrt_adam_step that also stores every updated parameter, rounded to
+ *  bf16 (nearest, ties to even), into param_bf16[0, n): the copy the bf16
+ *  linears read, written in the same pass as the f32 master weight (under
+ *  gradient accumulation, when the update is applied). */
+txrt_status txrt_adam_step_bf16(txrt_context *ctx, int64_t site, int64_t n,
+                                float *param, const float *grad, float *m,
+                                float *v, const float *grad_scale,
+                                int32_t schedule, float lr, float d_model,
+                                float warmup, float beta1, float beta2,
+                                float eps, float weight_decay,
+                                txrt_bf16 *param_bf16);
 
 /** Whether this CPU runs bf16 products natively: 1 with AVX512_BF16 or
  *  AMX_BF16 (cpuid, and the OS saves the AVX-512 state), else 0. The

@@ -7,8 +7,11 @@
 // as 0: Adam's moments of rarely seen rows otherwise decay into the denormal
 // range, where every later step takes x86's slow path over them; the update
 // they would make (below 1e-30 of lr) changes no parameter of normal size.
+// txrt_adam_step_bf16 (--precision=bf16) also stores each updated parameter
+// rounded to bf16 in the same pass: the copy the bf16 linears read.
 //
 //===----------------------------------------------------------------------===//
+#include "Bf16Round.h"
 #include "Kernel.h"
 
 #include <algorithm>
@@ -20,19 +23,20 @@ using namespace txrt;
 namespace {
 
 /// One pass of the update over [0, n). With FlushMoments, moments below
-/// FLT_MIN are stored as 0 (txrt.h, TXRT_DENORMALS_FLUSH_MOMENTS). The loop
-/// body has no branch (weight decay is a template parameter) and Adam.cpp is
-/// built with -fno-math-errno, so GCC vectorises it for the target ISA
-/// (zmm on AVX-512, ymm on AVX2, xmm on x86-64-v2) with the scalar body's
-/// arithmetic: sqrt and division are correctly rounded in every lane. A
-/// scalar sqrt that could set errno and a branch per element kept it scalar
-/// before, and a scalar sqrt and division per parameter made the pass
-/// compute-bound at about a quarter of the memory bandwidth.
-template <bool FlushMoments, bool WeightDecay>
+/// FLT_MIN are stored as 0 (txrt.h, TXRT_DENORMALS_FLUSH_MOMENTS); with
+/// WriteCopy, copy[i] is the updated param[i] rounded to bf16. The loop
+/// body has no branch (weight decay and the copy are template parameters)
+/// and Adam.cpp is built with -fno-math-errno, so GCC vectorises it for the
+/// target ISA (zmm on AVX-512, ymm on AVX2, xmm on x86-64-v2) with the
+/// scalar body's arithmetic: sqrt and division are correctly rounded in
+/// every lane. A scalar sqrt that could set errno and a branch per element
+/// kept it scalar before, and a scalar sqrt and division per parameter made
+/// the pass compute-bound at about a quarter of the memory bandwidth.
+template <bool FlushMoments, bool WeightDecay, bool WriteCopy>
 void adamLoop(Context &c, int64_t n, float *param, const float *grad, float *m,
-              float *v, float beta2, float eps, float weight_decay,
-              float stepSize, float sqrtCorrection2, float oneMinusBeta1,
-              float oneMinusBeta2, float scale) {
+              float *v, txrt_bf16 *copy, float beta2, float eps,
+              float weight_decay, float stepSize, float sqrtCorrection2,
+              float oneMinusBeta1, float oneMinusBeta2, float scale) {
 #pragma omp parallel for simd num_threads(c.numThreads()) if (n > 32768)
   for (int64_t i = 0; i < n; ++i) {
     float g = grad[i] * scale;
@@ -47,32 +51,53 @@ void adamLoop(Context &c, int64_t n, float *param, const float *grad, float *m,
     m[i] = mi;
     v[i] = vi;
     float denom = std::sqrt(vi) / sqrtCorrection2 + eps;
-    param[i] -= stepSize * (mi / denom);
+    const float updated = param[i] - stepSize * (mi / denom);
+    param[i] = updated;
+    if (WriteCopy)
+      copy[i] = roundToBf16(updated);
   }
 }
 
 /// adamLoop for the run-time flags.
-template <bool FlushMoments>
-void adamLoop(Context &c, int64_t n, float *param, const float *grad, float *m,
-              float *v, float beta2, float eps, float weight_decay,
-              float stepSize, float sqrtCorrection2, float oneMinusBeta1,
-              float oneMinusBeta2, float scale) {
+template <bool FlushMoments, bool WriteCopy>
+void adamLoopDecaying(Context &c, int64_t n, float *param, const float *grad,
+                      float *m, float *v, txrt_bf16 *copy, float beta2,
+                      float eps, float weight_decay, float stepSize,
+                      float sqrtCorrection2, float oneMinusBeta1,
+                      float oneMinusBeta2, float scale) {
   if (weight_decay != 0.0f)
-    adamLoop<FlushMoments, true>(c, n, param, grad, m, v, beta2, eps,
-                                 weight_decay, stepSize, sqrtCorrection2,
-                                 oneMinusBeta1, oneMinusBeta2, scale);
+    adamLoop<FlushMoments, true, WriteCopy>(
+        c, n, param, grad, m, v, copy, beta2, eps, weight_decay, stepSize,
+        sqrtCorrection2, oneMinusBeta1, oneMinusBeta2, scale);
   else
-    adamLoop<FlushMoments, false>(c, n, param, grad, m, v, beta2, eps,
-                                  weight_decay, stepSize, sqrtCorrection2,
-                                  oneMinusBeta1, oneMinusBeta2, scale);
+    adamLoop<FlushMoments, false, WriteCopy>(
+        c, n, param, grad, m, v, copy, beta2, eps, weight_decay, stepSize,
+        sqrtCorrection2, oneMinusBeta1, oneMinusBeta2, scale);
+}
+
+template <bool FlushMoments>
+void adamLoopCopying(Context &c, int64_t n, float *param, const float *grad,
+                     float *m, float *v, txrt_bf16 *copy, float beta2,
+                     float eps, float weight_decay, float stepSize,
+                     float sqrtCorrection2, float oneMinusBeta1,
+                     float oneMinusBeta2, float scale) {
+  if (copy)
+    adamLoopDecaying<FlushMoments, true>(
+        c, n, param, grad, m, v, copy, beta2, eps, weight_decay, stepSize,
+        sqrtCorrection2, oneMinusBeta1, oneMinusBeta2, scale);
+  else
+    adamLoopDecaying<FlushMoments, false>(
+        c, n, param, grad, m, v, copy, beta2, eps, weight_decay, stepSize,
+        sqrtCorrection2, oneMinusBeta1, oneMinusBeta2, scale);
 }
 
 /// The update of txrt_adam_update; grad_scale (NULL: 1) multiplies every
-/// gradient first (gradient clipping).
+/// gradient first (gradient clipping); copy (NULL: none) receives the
+/// updated parameters rounded to bf16.
 void adamUpdate(Context &c, int64_t n, float *param, const float *grad,
                 float *m, float *v, float lr, float beta1, float beta2,
                 float eps, float weight_decay, int64_t step,
-                const float *grad_scale) {
+                const float *grad_scale, txrt_bf16 *copy = nullptr) {
   require(n >= 0, "n must be non-negative");
   require(step >= 1, "step must be >= 1 (the count including this one)");
   require(beta1 >= 0.0f && beta1 < 1.0f && beta2 >= 0.0f && beta2 < 1.0f,
@@ -88,12 +113,13 @@ void adamUpdate(Context &c, int64_t n, float *param, const float *grad,
   const float oneMinusBeta2 = 1.0f - beta2;
   const float scale = grad_scale ? *grad_scale : 1.0f;
   if (c.flushMoments())
-    adamLoop<true>(c, n, param, grad, m, v, beta2, eps, weight_decay, stepSize,
-                   sqrtCorrection2, oneMinusBeta1, oneMinusBeta2, scale);
+    adamLoopCopying<true>(c, n, param, grad, m, v, copy, beta2, eps,
+                          weight_decay, stepSize, sqrtCorrection2,
+                          oneMinusBeta1, oneMinusBeta2, scale);
   else
-    adamLoop<false>(c, n, param, grad, m, v, beta2, eps, weight_decay,
-                    stepSize, sqrtCorrection2, oneMinusBeta1, oneMinusBeta2,
-                    scale);
+    adamLoopCopying<false>(c, n, param, grad, m, v, copy, beta2, eps,
+                           weight_decay, stepSize, sqrtCorrection2,
+                           oneMinusBeta1, oneMinusBeta2, scale);
 }
 
 /// txrt_adam_step outside TXRT_GRADIENTS_UPDATE mode: the gradient joins
@@ -102,15 +128,38 @@ void adamUpdate(Context &c, int64_t n, float *param, const float *grad,
 void accumulateOrApply(Context &c, int64_t site, int64_t n, float *param,
                        const float *grad, float *m, float *v,
                        const float *grad_scale, float rate, float beta1,
-                       float beta2, float eps, float weight_decay) {
+                       float beta2, float eps, float weight_decay,
+                       txrt_bf16 *copy) {
   require(!grad_scale,
           "gradient clipping needs the whole update's gradient norm: it "
           "works without gradient accumulation and on one process only");
   int64_t step = c.trainStep;
   c.gradients.add(site, n, grad, [=, &c](const float *sum) {
     adamUpdate(c, n, param, sum, m, v, rate, beta1, beta2, eps, weight_decay,
-               step, nullptr);
+               step, nullptr, copy);
   });
+}
+
+/// txrt_adam_step and txrt_adam_step_bf16 (copy non-NULL).
+void adamStep(Context &c, int64_t site, int64_t n, float *param,
+              const float *grad, float *m, float *v, const float *grad_scale,
+              int32_t schedule, float lr, float d_model, float warmup,
+              float beta1, float beta2, float eps, float weight_decay,
+              txrt_bf16 *copy) {
+  require(schedule == TXRT_LR_CONSTANT ||
+              (schedule == TXRT_LR_NOAM && d_model > 0 && warmup > 0),
+          "schedule must be constant, or noam with positive d_model "
+          "and warmup");
+  require(c.trainStep >= 1, "the training step is not set (call "
+                            "txrt_context_set_train_state with step >= 1)");
+  float rate = txrt_learning_rate(schedule, lr, d_model, warmup, c.trainStep);
+  if (c.gradients.mode != TXRT_GRADIENTS_UPDATE) {
+    accumulateOrApply(c, site, n, param, grad, m, v, grad_scale, rate, beta1,
+                      beta2, eps, weight_decay, copy);
+    return;
+  }
+  adamUpdate(c, n, param, grad, m, v, rate, beta1, beta2, eps, weight_decay,
+             c.trainStep, grad_scale, copy);
 }
 
 } // namespace
@@ -147,21 +196,26 @@ txrt_status txrt_adam_step(txrt_context *ctx, int64_t site, int64_t n,
       ctx, site, "txrt_adam_step",
       [&] { return shapes("n", n, "step", ctx ? ctx->trainStep : 0); },
       [&](Context &c) {
-        require(schedule == TXRT_LR_CONSTANT ||
-                    (schedule == TXRT_LR_NOAM && d_model > 0 && warmup > 0),
-                "schedule must be constant, or noam with positive d_model "
-                "and warmup");
-        require(c.trainStep >= 1, "the training step is not set (call "
-                                  "txrt_context_set_train_state with step >= 1)");
-        float rate = txrt_learning_rate(schedule, lr, d_model, warmup,
-                                        c.trainStep);
-        if (c.gradients.mode != TXRT_GRADIENTS_UPDATE) {
-          accumulateOrApply(c, site, n, param, grad, m, v, grad_scale, rate,
-                            beta1, beta2, eps, weight_decay);
-          return;
-        }
-        adamUpdate(c, n, param, grad, m, v, rate, beta1, beta2, eps,
-                   weight_decay, c.trainStep, grad_scale);
+        adamStep(c, site, n, param, grad, m, v, grad_scale, schedule, lr,
+                 d_model, warmup, beta1, beta2, eps, weight_decay, nullptr);
+      });
+}
+
+txrt_status txrt_adam_step_bf16(txrt_context *ctx, int64_t site, int64_t n,
+                                float *param, const float *grad, float *m,
+                                float *v, const float *grad_scale,
+                                int32_t schedule, float lr, float d_model,
+                                float warmup, float beta1, float beta2,
+                                float eps, float weight_decay,
+                                txrt_bf16 *param_bf16) {
+  return runKernel(
+      ctx, site, "txrt_adam_step_bf16",
+      [&] { return shapes("n", n, "step", ctx ? ctx->trainStep : 0); },
+      [&](Context &c) {
+        require(param_bf16 != nullptr || n == 0, "param_bf16 is NULL");
+        adamStep(c, site, n, param, grad, m, v, grad_scale, schedule, lr,
+                 d_model, warmup, beta1, beta2, eps, weight_decay,
+                 param_bf16);
       });
 }
 

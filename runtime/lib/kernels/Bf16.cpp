@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
+#include "Bf16Round.h"
 #include "MatmulPrimitive.h"
 
 #include <cpuid.h>
@@ -20,27 +21,10 @@ using namespace txrt;
 
 namespace {
 
-/// f32 -> bf16, round to nearest, ties to even; NaN stays a (quiet) NaN.
-inline txrt_bf16 toBf16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  if ((bits & 0x7fffffffu) > 0x7f800000u)
-    return txrt_bf16((bits >> 16) | 0x40u);
-  bits += 0x7fffu + ((bits >> 16) & 1u);
-  return txrt_bf16(bits >> 16);
-}
-
-inline float toF32(txrt_bf16 value) {
-  uint32_t bits = uint32_t(value) << 16;
-  float result;
-  std::memcpy(&result, &bits, sizeof result);
-  return result;
-}
-
 void castToBf16(Context &c, int64_t n, const float *src, txrt_bf16 *dst) {
 #pragma omp parallel for num_threads(c.numThreads()) schedule(static)
   for (int64_t i = 0; i < n; ++i)
-    dst[i] = toBf16(src[i]);
+    dst[i] = roundToBf16(src[i]);
 }
 
 /// db[j] (+)= sum_i dy[i, j] over dy [rows, cols].
@@ -76,6 +60,11 @@ txrt_status txrt_cast_f32_to_bf16(txrt_context *ctx, int64_t n,
       });
 }
 
+void txrt_round_to_bf16(int64_t n, const float *src, txrt_bf16 *dst) {
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = roundToBf16(src[i]);
+}
+
 txrt_status txrt_cast_bf16_to_f32(txrt_context *ctx, int64_t n,
                                   const txrt_bf16 *src, float *dst) {
   return runKernel(
@@ -87,7 +76,7 @@ txrt_status txrt_cast_bf16_to_f32(txrt_context *ctx, int64_t n,
         require(src != nullptr && dst != nullptr, "src or dst is NULL");
 #pragma omp parallel for num_threads(c.numThreads()) schedule(static)
         for (int64_t i = 0; i < n; ++i)
-          dst[i] = toF32(src[i]);
+          dst[i] = widenBf16(src[i]);
       });
 }
 

@@ -3,7 +3,8 @@
 // The casts against hand-computed bit patterns (round to nearest even, NaN,
 // infinity, overflow), and txrt_linear_fwd_bf16 / _bwd_bf16 against a naive
 // double-precision product of the bf16-rounded operands: what remains is
-// f32 accumulation error only.
+// f32 accumulation error only. txrt_adam_step_bf16's copy against the
+// rounded master weights, bit for bit (no bf16 instructions needed).
 //
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
@@ -135,6 +136,81 @@ TEST_F(Bf16Test, NullOperandIsAnError) {
                                  TXRT_ACTIVATION_NONE, nullptr, y.data()),
             TXRT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(txrt_last_error(ctx_)).find("x is NULL"),
+            std::string::npos);
+}
+
+/// The bf16 bits of `values` as txrt_round_to_bf16 rounds them.
+std::vector<txrt_bf16> rounded(const Floats &values) {
+  std::vector<txrt_bf16> out(values.size());
+  txrt_round_to_bf16(int64_t(values.size()), values.data(), out.data());
+  return out;
+}
+
+class Bf16AdamTest : public RuntimeTest {};
+
+TEST_F(Bf16AdamTest, CopyIsTheRoundedMasterWeightAfterEveryStep) {
+  const int64_t n = 40001; // above the parallel threshold
+  Floats param = randomFloats(n, 3), m(n, 0.0f), v(n, 0.0f);
+  Floats twin = param, twinM = m, twinV = v; // txrt_adam_step's run
+  std::vector<txrt_bf16> copy(n, 0);
+  const float scale = 0.5f;
+  for (int64_t step = 1; step <= 3; ++step) {
+    Floats grad = randomFloats(n, uint32_t(40 + step));
+    txrt_context_set_train_state(ctx_, step, 0);
+    expectOk(txrt_adam_step_bf16(ctx_, 1, n, param.data(), grad.data(),
+                                 m.data(), v.data(), &scale, TXRT_LR_NOAM,
+                                 2.0f, 64.0f, 100.0f, 0.9f, 0.98f, 1e-9f,
+                                 0.01f, copy.data()));
+    expectOk(txrt_adam_step(ctx_, 2, n, twin.data(), grad.data(),
+                            twinM.data(), twinV.data(), &scale, TXRT_LR_NOAM,
+                            2.0f, 64.0f, 100.0f, 0.9f, 0.98f, 1e-9f, 0.01f));
+    // The copy is the updated master weight rounded to nearest even, bit
+    // for bit.
+    ASSERT_EQ(copy, rounded(param)) << "step " << step;
+  }
+  // The f32 update is txrt_adam_step's (up to the compiler's contraction of
+  // the two loops into fused multiply-adds).
+  expectClose(param, toDoubles(twin), 1e-6, 1e-6, "param");
+  expectClose(m, toDoubles(twinM), 1e-6, 1e-6, "m");
+  // The context-free rounding is txrt_cast_f32_to_bf16's.
+  std::vector<txrt_bf16> cast(n);
+  expectOk(txrt_cast_f32_to_bf16(ctx_, n, param.data(), cast.data()));
+  EXPECT_EQ(copy, cast);
+}
+
+TEST_F(Bf16AdamTest, AccumulatedGradientsWriteTheCopyWhenApplied) {
+  const int64_t n = 1000;
+  Floats param = randomFloats(n, 5), m(n, 0.0f), v(n, 0.0f);
+  Floats grad = randomFloats(n, 6);
+  std::vector<txrt_bf16> copy(n, 0), before = rounded(param);
+  std::fill(copy.begin(), copy.end(), before[0] ^ 1u);
+  txrt_context_set_train_state(ctx_, 1, 0);
+  auto step = [&] {
+    expectOk(txrt_adam_step_bf16(ctx_, 1, n, param.data(), grad.data(),
+                                 m.data(), v.data(), nullptr,
+                                 TXRT_LR_CONSTANT, 1e-2f, 0, 0, 0.9f, 0.98f,
+                                 1e-9f, 0.0f, copy.data()));
+  };
+  ASSERT_EQ(txrt_context_set_gradient_mode(ctx_, TXRT_GRADIENTS_ACCUMULATE,
+                                           0.5f),
+            TXRT_OK);
+  step();
+  EXPECT_EQ(copy[0], txrt_bf16(before[0] ^ 1u)) << "no update, no copy yet";
+  ASSERT_EQ(txrt_context_set_gradient_mode(ctx_, TXRT_GRADIENTS_APPLY, 0.5f),
+            TXRT_OK);
+  step();
+  EXPECT_EQ(copy, rounded(param));
+  EXPECT_NE(copy, before) << "the update moved the weights";
+}
+
+TEST_F(Bf16AdamTest, NullCopyIsAnError) {
+  float p = 0, g = 0, m = 0, v = 0;
+  txrt_context_set_train_state(ctx_, 1, 0);
+  EXPECT_EQ(txrt_adam_step_bf16(ctx_, 1, 1, &p, &g, &m, &v, nullptr,
+                                TXRT_LR_CONSTANT, 1e-3f, 0, 0, 0.9f, 0.98f,
+                                1e-9f, 0.0f, nullptr),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(txrt_last_error(ctx_)).find("param_bf16 is NULL"),
             std::string::npos);
 }
 

@@ -52,6 +52,7 @@ enum class RuntimeFn {
   CastBf16ToF32,
   LinearFwdBf16,
   LinearBwdBf16,
+  AdamStepBf16,
 };
 
 /// The C symbol of `fn` (e.g. "txrt_linear_fwd").

@@ -146,3 +146,61 @@ TEST_F(ParametersTest, TruncatedCheckpointIsAnError) {
 }
 
 } // namespace
+
+namespace {
+
+// A --precision=bf16 model: w has a bf16 copy at bf16_offset 192; b none.
+const char *kBf16Model = R"({"version": 1, "model": "tiny", "precision": "bf16",
+  "dims": [], "param_arena_bytes": 256,
+  "params": [
+    {"name": "w", "dtype": "f32", "shape": [4, 4], "init": "ones", "offset": 0,
+     "bf16_offset": 192},
+    {"name": "b", "dtype": "f32", "shape": [4], "init": "zeros", "offset": 64}],
+  "entries": []})";
+
+/// Element i of w's bf16 copy, as the compiled entries read it.
+uint16_t copyBits(ParameterArena &arena, int i) {
+  uint16_t bits;
+  std::memcpy(&bits, static_cast<char *>(arena.data()) + 192 + 2 * i, 2);
+  return bits;
+}
+
+TEST(ParametersBf16Test, CopiesAreRoundedAfterInitWriteAndLoad) {
+  ModelInfo model = ModelInfo::parse(kBf16Model);
+  const ParamInfo &w = *model.findParam("w");
+  ASSERT_EQ(w.bf16Offset, 192);
+  EXPECT_EQ(model.findParam("b")->bf16Offset, -1);
+  ParameterArena arena(model);
+  arena.initialize(0);
+  EXPECT_EQ(copyBits(arena, 0), 0x3f80); // 1.0f
+  // 1 + 2^-8 + 2^-9 lies above the halfway point: rounds up.
+  arena.param(w)[5] = 1.0f + 1.0f / 256 + 1.0f / 512;
+  EXPECT_EQ(copyBits(arena, 5), 0x3f81);
+  // A load writes the copies too.
+  ScratchDir dir;
+  std::vector<float> values(16, -2.5f), bias(4, 0.0f);
+  values[3] = 1.0f + 1.0f / 256; // halfway, even below: stays 1.0
+  std::string path = dir.file("p.safetensors");
+  writeSafetensors(path, {{"w", DType::F32, {4, 4}, values.data()},
+                          {"b", DType::F32, {4}, bias.data()}});
+  arena.load(path);
+  EXPECT_EQ(copyBits(arena, 0), 0xc020);
+  EXPECT_EQ(copyBits(arena, 3), 0x3f80);
+  EXPECT_EQ(copyBits(arena, 5), 0xc020);
+}
+
+TEST(ParametersBf16Test, CopyOutsideTheArenaIsAModelError) {
+  std::string json = kBf16Model;
+  json.replace(json.find("192"), 3, "250");
+  EXPECT_THROW_MESSAGE(ModelInfo::parse(json), ModelError, "bf16_offset",
+                       "does not fit the parameter arena");
+}
+
+TEST(ParametersBf16Test, CopyOverlappingAParameterIsAModelError) {
+  std::string json = kBf16Model;
+  json.replace(json.find("192"), 3, "64");
+  EXPECT_THROW_MESSAGE(ModelInfo::parse(json), ModelError,
+                       "the bf16 copy of 'w'", "overlap");
+}
+
+} // namespace
