@@ -150,7 +150,7 @@ const std::vector<Entry> &registry() {
        {A::Ptr, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::I32, A::F32, A::F32, A::F32, A::F32, A::F32,
         A::F32, A::F32}},
       // as txrt_adam_step, then param_bf16
-      {RuntimeFn::AdamStepBf16, "txrt_adam_step_bf16",
+      {RuntimeFn::AdamStepBf16, "txrt_adam_step_bf16", nullptr,
        {A::Ptr, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::I32, A::F32, A::F32, A::F32, A::F32, A::F32,
         A::F32, A::F32, A::Ptr}},
       // ctx, site, n, x, accumulator
