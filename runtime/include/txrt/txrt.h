@@ -226,6 +226,18 @@ void txrt_context_set_train_state(txrt_context *ctx, int64_t step,
 int64_t txrt_context_train_step(const txrt_context *ctx);
 uint64_t txrt_context_train_seed(const txrt_context *ctx);
 
+/** The rows of the update's batch the next training calls run on: rows
+ *  [first_row, first_row + rows) of it, padded to the whole batch's lengths.
+ *  Dropout keys row b of a call's tensor as row first_row + b of the batch:
+ *  a tensor of n elements whose leading dimension is the `rows` rows draws
+ *  element i's mask at index first_row * (n / rows) + i of the stream (the
+ *  fused attention at batch first_row + b), so a share of a batch (a
+ *  micro-batch, a rank's) draws the masks the whole batch draws for those
+ *  rows. A tensor whose size is not a multiple of `rows` gets no offset.
+ *  A fresh context has (0, 0): no offset. */
+void txrt_context_set_batch_rows(txrt_context *ctx, int64_t first_row,
+                                 int64_t rows);
+
 /** The training state as compiled code reads it: *out_step and *out_seed
  *  (the seed's bits as int64). Fails only on NULL arguments. */
 txrt_status txrt_train_state(txrt_context *ctx, int64_t *out_step,
@@ -582,8 +594,10 @@ txrt_status txrt_cross_entropy_bwd(txrt_context *ctx, int64_t site, int64_t n,
 
 /** Inverted dropout: y[i] = keep(i) ? x[i] / (1 - p) : 0, with keep(i) drawn
  *  from a Philox4x32-10 counter-based generator keyed by (seed, step, site)
- *  at counter i, so the mask is a pure function of those and i. p in [0, 1);
- *  p = 0 copies. y may alias x. */
+ *  at counter i, so the mask is a pure function of those and i (i counted
+ *  from the call's first row in the whole batch when the context's batch
+ *  rows are set, txrt_context_set_batch_rows). p in [0, 1); p = 0 copies.
+ *  y may alias x. */
 txrt_status txrt_dropout_fwd(txrt_context *ctx, int64_t site, int64_t n,
                              float p, uint64_t seed, int64_t step,
                              const float *x, float *y);
