@@ -30,6 +30,22 @@ void check(int32_t status, const char *what) {
                     std::to_string(status) + ")");
 }
 
+/// sum[i] += factor * gradient[i] with the product rounded before the sum
+/// (no FMA contraction): a bucket of one call then holds round(factor * g),
+/// and the allreduce of two ranks adds two rounded products, as one process
+/// with two micro-batches does, so both give the same bits.
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+void accumulateScaled(float *sum, const float *gradient, float factor,
+                      int64_t n) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+  for (int64_t i = 0; i < n; ++i)
+    sum[i] += factor * gradient[i];
+}
+
 } // namespace
 
 const BucketPlan::Slot &BucketPlan::place(int64_t site, int64_t n) {
@@ -71,9 +87,7 @@ void GradientExchange::add(int64_t site, int64_t n, const float *gradient,
   if (int64_t(bucket.size()) < plan_.bucketSize(slot.bucket))
     bucket.resize(size_t(plan_.bucketSize(slot.bucket)), 0.0f);
   float *sum = bucket.data() + slot.offset;
-  const float factor = scale;
-  for (int64_t i = 0; i < n; ++i)
-    sum[i] += factor * gradient[i];
+  accumulateScaled(sum, gradient, scale, n);
   if (mode != TXRT_GRADIENTS_APPLY)
     return;
   if (!communicator) {
