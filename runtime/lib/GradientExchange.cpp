@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -72,9 +73,12 @@ GradientExchange::GradientExchange() : plan_(bucketFloatsFromEnvironment()) {
 }
 
 void GradientExchange::add(int64_t site, int64_t n, const float *gradient,
-                           Update update) {
+                           bool clips, Update update) {
   require(n >= 0 && (gradient || n == 0),
           "the gradient must not be NULL");
+  require(!clips || clip > 0.0f,
+          "gradient clipping over accumulated or exchanged gradients needs "
+          "the bound (txrt_context_set_gradient_clip)");
   int64_t before = plan_.buckets();
   BucketPlan::Slot slot = plan_.place(site, n);
   for (int64_t b = int64_t(storage_.size()); b < plan_.buckets(); ++b) {
@@ -90,12 +94,15 @@ void GradientExchange::add(int64_t site, int64_t n, const float *gradient,
   accumulateScaled(sum, gradient, scale, n);
   if (mode != TXRT_GRADIENTS_APPLY)
     return;
-  if (!communicator) {
-    update(sum);
+  if (!communicator && !clips) {
+    update(sum, nullptr);
     std::fill(sum, sum + n, 0.0f);
     return;
   }
+  clipping_ = clipping_ || clips;
   waiting_.emplace_back(slot, std::move(update));
+  if (!communicator)
+    return;
   ++arrived_[size_t(slot.bucket)];
   if (overlap_) {
     // A new bucket closes the one before it (first update only).
@@ -138,24 +145,43 @@ void GradientExchange::poll() {
 }
 
 void GradientExchange::finish() {
-  if (!communicator || waiting_.empty())
+  if (waiting_.empty())
     return;
-  for (int64_t b = 0; b < plan_.buckets(); ++b)
-    if (!started_[size_t(b)])
-      start(b);
-  auto begin = std::chrono::steady_clock::now();
-  for (size_t b = 0; b < requests_.size(); ++b)
-    if (requests_[b]) {
-      check(communicator->allreduce_wait(communicator->state, requests_[b]),
-            "allreduce wait");
-      requests_[b] = nullptr;
+  if (communicator) {
+    for (int64_t b = 0; b < plan_.buckets(); ++b)
+      if (!started_[size_t(b)])
+        start(b);
+    auto begin = std::chrono::steady_clock::now();
+    for (size_t b = 0; b < requests_.size(); ++b)
+      if (requests_[b]) {
+        check(communicator->allreduce_wait(communicator->state, requests_[b]),
+              "allreduce wait");
+        requests_[b] = nullptr;
+      }
+    waitSeconds += std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - begin)
+                       .count();
+  }
+  const float *clipScale = nullptr;
+  lastClipScale = 1.0f;
+  if (clipping_) {
+    // The norm of the whole gradient, in the sites' order (the same on
+    // every rank), as the compiled step computes it for one batch:
+    // min(1, clip / (norm + 1e-6)).
+    double squares = 0.0;
+    for (const auto &[slot, update] : waiting_) {
+      const float *sum = storage_[size_t(slot.bucket)].data() + slot.offset;
+      for (int64_t i = 0; i < slot.size; ++i)
+        squares += double(sum[i]) * double(sum[i]);
     }
-  waitSeconds += std::chrono::duration<double>(
-                     std::chrono::steady_clock::now() - begin)
-                     .count();
+    lastClipScale =
+        std::min(1.0f, clip / (float(std::sqrt(squares)) + 1e-6f));
+    clipScale = &lastClipScale;
+  }
   for (auto &[slot, update] : waiting_)
-    update(storage_[size_t(slot.bucket)].data() + slot.offset);
+    update(storage_[size_t(slot.bucket)].data() + slot.offset, clipScale);
   waiting_.clear();
+  clipping_ = false;
   for (size_t b = 0; b < storage_.size(); ++b) {
     std::fill(storage_[b].begin(), storage_[b].end(), 0.0f);
     arrived_[b] = 0;
@@ -181,6 +207,17 @@ txrt_status txrt_context_set_gradient_mode(txrt_context *ctx, int32_t mode,
                 "mode must be TXRT_GRADIENTS_UPDATE, _ACCUMULATE or _APPLY");
         c.gradients.mode = mode;
         c.gradients.scale = scale;
+      });
+}
+
+txrt_status txrt_context_set_gradient_clip(txrt_context *ctx, float clip) {
+  return runKernel(
+      ctx, "txrt_context_set_gradient_clip",
+      [&] { return std::string("clip ") + std::to_string(clip); },
+      [&](Context &c) {
+        require(clip >= 0.0f && std::isfinite(clip),
+                "clip must be a finite number >= 0");
+        c.gradients.clip = clip;
       });
 }
 

@@ -67,16 +67,11 @@ DataParallelUpdate::DataParallelUpdate(ModelRunner &runner,
     : runner_(runner), entry_(entry), updateFreq_(updateFreq),
       communicator_(communicator) {
   const std::optional<OptimizerInfo> &optimizer = runner.model().optimizer;
-  if (!plain() && optimizer && optimizer->clip > 0) {
-    char clip[32];
-    std::snprintf(clip, sizeof(clip), "%g", optimizer->clip);
-    throw InputError(
-        std::string(updateFreq > 1 ? "--update-freq" : "training on several "
-                                                       "ranks") +
-        " does not work with gradient clipping yet (the model's optimizer "
-        "has clip = " +
-        clip + "): the norm would be of a part of the batch's gradient");
-  }
+  if (!plain() && optimizer && optimizer->clip > 0)
+    check(runner_.context(),
+          txrt_context_set_gradient_clip(runner_.context(),
+                                         float(optimizer->clip)),
+          "setting the gradient clip");
   txrt_context_set_communicator(runner_.context(),
                                 communicator_.runtimeHooks());
 }

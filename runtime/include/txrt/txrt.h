@@ -264,10 +264,20 @@ enum {
 /** Sets the gradient mode of the next training calls and the factor their
  *  gradients are multiplied by (ACCUMULATE and APPLY: this call's share of
  *  the loss-counted tokens of the whole update). A fresh context is in
- *  UPDATE mode, where the accumulators are never touched. Gradient clipping
- *  (a grad_scale operand) works in UPDATE mode only. */
+ *  UPDATE mode, where the accumulators are never touched. A train step that
+ *  clips (a grad_scale operand of txrt_adam_step) needs the bound set with
+ *  txrt_context_set_gradient_clip in the other modes. */
 txrt_status txrt_context_set_gradient_mode(txrt_context *ctx, int32_t mode,
                                            float scale);
+
+/** The bound of gradient clipping (the optimizer's `clip`) for ACCUMULATE
+ *  and APPLY: the compiled step's grad_scale is of one call's gradient, so
+ *  the updates wait for txrt_context_finish_update, which scales every
+ *  summed (and, with a communicator, exchanged) gradient by
+ *  min(1, clip / (norm + 1e-6)), the norm of all of them together: the
+ *  factor one step on the whole batch computes, the same on every rank.
+ *  0 (the default): not set; a clipping step then fails in those modes. */
+txrt_status txrt_context_set_gradient_clip(txrt_context *ctx, float clip);
 
 /** An allreduce (sum of floats, in place) over the ranks of a data-parallel
  *  run, as callbacks: the runtime stays free of MPI; the driver implements
@@ -288,9 +298,9 @@ typedef struct txrt_communicator {
 void txrt_context_set_communicator(txrt_context *ctx,
                                    const txrt_communicator *communicator);
 
-/** Ends an APPLY call with a communicator: waits for every bucket's
- *  allreduce and runs the Adam updates that waited for them. Nothing to do
- *  (returns 0) otherwise. */
+/** Ends an APPLY call with a communicator or with gradient clipping: waits
+ *  for every bucket's allreduce and runs the Adam updates that waited for
+ *  them. Nothing to do (returns 0) otherwise. */
 txrt_status txrt_context_finish_update(txrt_context *ctx);
 
 /** Seconds spent waiting for allreduces (in txrt_context_finish_update) and

@@ -103,8 +103,9 @@ TEST_F(DropoutTest, RowsOfABatchDrawTheBatchMasks) {
         txrt_context_set_batch_rows(ctx_, 0, 0);
         expectOk(txrt_dropout_fwd(ctx_, 4, m, 0.4f, 9, 2, part.data(),
                                   y.data()));
-        if (first > 0)
+        if (first > 0) {
           EXPECT_NE(y, expected);
+        }
       }
   }
   // A tensor whose size is not a multiple of the rows gets no offset.
