@@ -342,6 +342,14 @@ void txrt_context_set_train_state(txrt_context *ctx, int64_t step,
   }
 }
 
+void txrt_context_set_batch_rows(txrt_context *ctx, int64_t first_row,
+                                 int64_t rows) {
+  if (ctx && first_row >= 0 && rows >= 0) {
+    ctx->batchFirstRow = first_row;
+    ctx->batchRows = rows;
+  }
+}
+
 int64_t txrt_context_train_step(const txrt_context *ctx) {
   return ctx ? ctx->trainStep : 0;
 }

@@ -185,6 +185,15 @@ struct txrt_context {
   /// Statistics backward kernels recompute when none were saved.
   txrt::Workspace statsWork;
   uint64_t trainSeed = 0;
+  /// The call's rows within the update's batch (txrt_context_set_batch_rows).
+  int64_t batchFirstRow = 0;
+  int64_t batchRows = 0;
+  /// The index of element 0 of an n-element tensor in the whole batch's
+  /// dropout stream: batchFirstRow rows of n / batchRows elements.
+  int64_t dropoutOffset(int64_t n) const {
+    return batchRows > 0 && n % batchRows == 0 ? batchFirstRow * (n / batchRows)
+                                               : 0;
+  }
   /// Accumulated gradients and their allreduce (txrt_context_set_gradient_mode).
   txrt::GradientExchange gradients;
 

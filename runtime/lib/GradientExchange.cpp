@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <string>
 
@@ -28,6 +29,22 @@ void check(int32_t status, const char *what) {
     throw Error(TXRT_ERROR_BACKEND,
                 std::string("the communicator's ") + what + " failed (" +
                     std::to_string(status) + ")");
+}
+
+/// sum[i] += factor * gradient[i] with the product rounded before the sum
+/// (no FMA contraction): a bucket of one call then holds round(factor * g),
+/// and the allreduce of two ranks adds two rounded products, as one process
+/// with two micro-batches does, so both give the same bits.
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((optimize("fp-contract=off")))
+#endif
+void accumulateScaled(float *sum, const float *gradient, float factor,
+                      int64_t n) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+  for (int64_t i = 0; i < n; ++i)
+    sum[i] += factor * gradient[i];
 }
 
 } // namespace
@@ -56,9 +73,12 @@ GradientExchange::GradientExchange() : plan_(bucketFloatsFromEnvironment()) {
 }
 
 void GradientExchange::add(int64_t site, int64_t n, const float *gradient,
-                           Update update) {
+                           bool clips, Update update) {
   require(n >= 0 && (gradient || n == 0),
           "the gradient must not be NULL");
+  require(!clips || clip > 0.0f,
+          "gradient clipping over accumulated or exchanged gradients needs "
+          "the bound (txrt_context_set_gradient_clip)");
   int64_t before = plan_.buckets();
   BucketPlan::Slot slot = plan_.place(site, n);
   for (int64_t b = int64_t(storage_.size()); b < plan_.buckets(); ++b) {
@@ -71,17 +91,18 @@ void GradientExchange::add(int64_t site, int64_t n, const float *gradient,
   if (int64_t(bucket.size()) < plan_.bucketSize(slot.bucket))
     bucket.resize(size_t(plan_.bucketSize(slot.bucket)), 0.0f);
   float *sum = bucket.data() + slot.offset;
-  const float factor = scale;
-  for (int64_t i = 0; i < n; ++i)
-    sum[i] += factor * gradient[i];
+  accumulateScaled(sum, gradient, scale, n);
   if (mode != TXRT_GRADIENTS_APPLY)
     return;
-  if (!communicator) {
-    update(sum);
+  if (!communicator && !clips) {
+    update(sum, nullptr);
     std::fill(sum, sum + n, 0.0f);
     return;
   }
+  clipping_ = clipping_ || clips;
   waiting_.emplace_back(slot, std::move(update));
+  if (!communicator)
+    return;
   ++arrived_[size_t(slot.bucket)];
   if (overlap_) {
     // A new bucket closes the one before it (first update only).
@@ -124,24 +145,43 @@ void GradientExchange::poll() {
 }
 
 void GradientExchange::finish() {
-  if (!communicator || waiting_.empty())
+  if (waiting_.empty())
     return;
-  for (int64_t b = 0; b < plan_.buckets(); ++b)
-    if (!started_[size_t(b)])
-      start(b);
-  auto begin = std::chrono::steady_clock::now();
-  for (size_t b = 0; b < requests_.size(); ++b)
-    if (requests_[b]) {
-      check(communicator->allreduce_wait(communicator->state, requests_[b]),
-            "allreduce wait");
-      requests_[b] = nullptr;
+  if (communicator) {
+    for (int64_t b = 0; b < plan_.buckets(); ++b)
+      if (!started_[size_t(b)])
+        start(b);
+    auto begin = std::chrono::steady_clock::now();
+    for (size_t b = 0; b < requests_.size(); ++b)
+      if (requests_[b]) {
+        check(communicator->allreduce_wait(communicator->state, requests_[b]),
+              "allreduce wait");
+        requests_[b] = nullptr;
+      }
+    waitSeconds += std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - begin)
+                       .count();
+  }
+  const float *clipScale = nullptr;
+  lastClipScale = 1.0f;
+  if (clipping_) {
+    // The norm of the whole gradient, in the sites' order (the same on
+    // every rank), as the compiled step computes it for one batch:
+    // min(1, clip / (norm + 1e-6)).
+    double squares = 0.0;
+    for (const auto &[slot, update] : waiting_) {
+      const float *sum = storage_[size_t(slot.bucket)].data() + slot.offset;
+      for (int64_t i = 0; i < slot.size; ++i)
+        squares += double(sum[i]) * double(sum[i]);
     }
-  waitSeconds += std::chrono::duration<double>(
-                     std::chrono::steady_clock::now() - begin)
-                     .count();
+    lastClipScale =
+        std::min(1.0f, clip / (float(std::sqrt(squares)) + 1e-6f));
+    clipScale = &lastClipScale;
+  }
   for (auto &[slot, update] : waiting_)
-    update(storage_[size_t(slot.bucket)].data() + slot.offset);
+    update(storage_[size_t(slot.bucket)].data() + slot.offset, clipScale);
   waiting_.clear();
+  clipping_ = false;
   for (size_t b = 0; b < storage_.size(); ++b) {
     std::fill(storage_[b].begin(), storage_[b].end(), 0.0f);
     arrived_[b] = 0;
@@ -167,6 +207,17 @@ txrt_status txrt_context_set_gradient_mode(txrt_context *ctx, int32_t mode,
                 "mode must be TXRT_GRADIENTS_UPDATE, _ACCUMULATE or _APPLY");
         c.gradients.mode = mode;
         c.gradients.scale = scale;
+      });
+}
+
+txrt_status txrt_context_set_gradient_clip(txrt_context *ctx, float clip) {
+  return runKernel(
+      ctx, "txrt_context_set_gradient_clip",
+      [&] { return std::string("clip ") + std::to_string(clip); },
+      [&](Context &c) {
+        require(clip >= 0.0f && std::isfinite(clip),
+                "clip must be a finite number >= 0");
+        c.gradients.clip = clip;
       });
 }
 

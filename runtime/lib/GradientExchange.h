@@ -8,7 +8,9 @@
 // with no communicator, runs Adam on the slot at once and clears it; with
 // one, starts the bucket's allreduce as soon as its last site arrived
 // (TXRT_ALLREDUCE_OVERLAP=0: only in finish()) and keeps the Adam update,
-// which finish() runs after waiting for every bucket.
+// which finish() runs after waiting for every bucket. A train step that
+// clips its gradients keeps every update for finish() (with or without a
+// communicator): the factor needs the norm of the whole summed gradient.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_LIB_GRADIENTEXCHANGE_H
@@ -58,14 +60,26 @@ public:
   int32_t mode = TXRT_GRADIENTS_UPDATE;
   float scale = 1.0f;
   const txrt_communicator *communicator = nullptr;
+  /// The bound on the whole update's gradient norm of a train step that
+  /// clips (txrt_context_set_gradient_clip); 0: not set.
+  float clip = 0.0f;
 
-  /// The Adam update of one site given its summed gradient.
-  using Update = std::function<void(const float *gradient)>;
+  /// The Adam update of one site given its summed gradient and the factor
+  /// gradient clipping multiplies it by (NULL: none).
+  using Update = std::function<void(const float *gradient,
+                                    const float *clipScale)>;
 
-  /// ACCUMULATE or APPLY for one site's gradient (n floats).
-  void add(int64_t site, int64_t n, const float *gradient, Update update);
-  /// Waits for the buckets in flight and runs the waiting updates.
+  /// ACCUMULATE or APPLY for one site's gradient (n floats); `clips`: the
+  /// train step clips its gradients (the update needs the norm of all).
+  void add(int64_t site, int64_t n, const float *gradient, bool clips,
+           Update update);
+  /// Waits for the buckets in flight and runs the waiting updates; with
+  /// clipping, first scales them by min(1, clip / (norm + 1e-6)), the norm
+  /// of the whole summed gradient (every rank holds the same sums, so every
+  /// rank computes the same factor).
   void finish();
+  /// The clipping factor finish() last applied (1 when it did not clip).
+  float lastClipScale = 1.0f;
 
   double waitSeconds = 0.0;
   int64_t bytesSent = 0;
@@ -82,6 +96,7 @@ private:
   std::vector<void *> requests_;
   std::vector<char> started_;
   std::vector<std::pair<BucketPlan::Slot, Update>> waiting_;
+  bool clipping_ = false;
 };
 
 } // namespace txrt

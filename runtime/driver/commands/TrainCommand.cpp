@@ -79,6 +79,8 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
                    : "--batch " + std::to_string(batch) + " (not --max-tokens)");
   else if (batch != saved.batchSize)
     note("--batch " + std::to_string(batch));
+  if (options.updateFreq != saved.updateFreq)
+    note("--update-freq " + std::to_string(options.updateFreq));
   if (options.seed && *options.seed != saved.seed)
     note("--seed " + std::to_string(*options.seed));
   if (data.hash != saved.dataHash)
@@ -209,6 +211,10 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
             : options.batch
                 ? batchSize(options.batch, data.batchBound, ranks.size())
                 : batchSize(position.batchSize, data.batchBound, ranks.size());
+    err << "resuming '" << *options.resumePath << "' at step "
+        << position.step << " (trained with update-freq "
+        << position.updateFreq << " on " << position.ranks
+        << (position.ranks == 1 ? " rank" : " ranks") << ")\n";
     noteDifferences(position, options, batch, maxTokens, data, err);
     position.seed = options.seed.value_or(position.seed);
     if (logPath) {
@@ -234,6 +240,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                      " ranks: use a larger --batch (or fewer ranks)");
   position.batchSize = batch;
   position.maxTokens = maxTokens;
+  position.updateFreq = options.updateFreq;
+  position.ranks = ranks.size();
   position.minFreq = minFreq;
   position.dataPath = data.path;
   position.dataHash = data.hash;
@@ -533,12 +541,14 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                            ranks.rank() == 0 ? err : silent,
                            interactive && ranks.rank() == 0, ranks);
   } catch (const DriverError &error) {
-    err << "error: rank " << ranks.rank() << ": " << error.what() << "\n";
+    // One write: mpirun's own abort message must not land inside the line.
+    err << "error: rank " + std::to_string(ranks.rank()) + ": " +
+               error.what() + "\n";
     err.flush();
     ranks.abort(error.exitCode());
   } catch (const std::exception &error) {
-    err << "error: rank " << ranks.rank() << ": internal error: "
-        << error.what() << "\n";
+    err << "error: rank " + std::to_string(ranks.rank()) +
+               ": internal error: " + error.what() + "\n";
     err.flush();
     ranks.abort(kExitFailure);
   }

@@ -4,6 +4,7 @@
 #include "core/Optimizer.h"
 
 #include <cstdio>
+#include <cstring>
 #include <optional>
 
 #include <string>
@@ -29,6 +30,36 @@ RowRange shareOfBatch(int64_t rows, int64_t micro, int64_t updateFreq,
   return {first, end - first};
 }
 
+Tensor sliceRows(const Tensor &tensor, RowRange rows) {
+  Shape shape = tensor.shape;
+  const int64_t total = shape.empty() ? 0 : shape[0];
+  if (rows.first < 0 || rows.count < 0 || rows.first + rows.count > total)
+    throw DriverError("rows out of range of a tensor of " +
+                          formatShape(tensor.shape),
+                      kExitFailure);
+  const size_t rowBytes = total ? tensor.byteSize() / size_t(total) : 0;
+  shape[0] = rows.count;
+  Tensor out(tensor.dtype, shape);
+  if (rows.count)
+    std::memcpy(out.data(),
+                static_cast<const char *>(tensor.data()) +
+                    size_t(rows.first) * rowBytes,
+                size_t(rows.count) * rowBytes);
+  return out;
+}
+
+void padLikeBatch(const TrainBatch &whole, RowRange share, TrainBatch &piece) {
+  for (auto &[role, tensor] : piece.byRole.tensors) {
+    const Tensor *all = whole.byRole.find(role);
+    if (!all || all->shape.empty() || tensor.shape.empty() ||
+        all->shape.size() != tensor.shape.size() ||
+        tensor.shape[0] != share.count)
+      continue;
+    // Assigned in place: piece.inputs still point at the same elements.
+    tensor = sliceRows(*all, share);
+  }
+}
+
 DataParallelUpdate::DataParallelUpdate(ModelRunner &runner,
                                        const EntryInfo &entry,
                                        int64_t updateFreq,
@@ -36,16 +67,11 @@ DataParallelUpdate::DataParallelUpdate(ModelRunner &runner,
     : runner_(runner), entry_(entry), updateFreq_(updateFreq),
       communicator_(communicator) {
   const std::optional<OptimizerInfo> &optimizer = runner.model().optimizer;
-  if (!plain() && optimizer && optimizer->clip > 0) {
-    char clip[32];
-    std::snprintf(clip, sizeof(clip), "%g", optimizer->clip);
-    throw InputError(
-        std::string(updateFreq > 1 ? "--update-freq" : "training on several "
-                                                       "ranks") +
-        " does not work with gradient clipping yet (the model's optimizer "
-        "has clip = " +
-        clip + "): the norm would be of a part of the batch's gradient");
-  }
+  if (!plain() && optimizer && optimizer->clip > 0)
+    check(runner_.context(),
+          txrt_context_set_gradient_clip(runner_.context(),
+                                         float(optimizer->clip)),
+          "setting the gradient clip");
   txrt_context_set_communicator(runner_.context(),
                                 communicator_.runtimeHooks());
 }
@@ -59,8 +85,10 @@ DataParallelUpdate::run(BatchSource &source, int64_t step, uint64_t seed) {
     std::vector<Tensor> outputs = runner_.call(entry_, batch.inputs);
     return {double(outputs[0].as<float>()[0]), batch.targetTokens};
   }
+  const TrainBatch whole = source.batch(entry_, step);
   const int64_t rows = source.rowsOfStep(step);
   std::vector<TrainBatch> pieces;
+  std::vector<RowRange> shares;
   int64_t localTokens = 0;
   for (int64_t micro = 0; micro < updateFreq_; ++micro) {
     RowRange share = shareOfBatch(rows, micro, updateFreq_,
@@ -69,12 +97,17 @@ DataParallelUpdate::run(BatchSource &source, int64_t step, uint64_t seed) {
       // A batch with fewer rows than pieces (the last of an epoch, or a
       // token batch of a few long rows): this piece runs one real row with
       // weight 0, so every rank still takes part in every allreduce.
+      share = {0, 1};
       TrainBatch filler = source.batchRows(entry_, step, 0, 1);
+      padLikeBatch(whole, share, filler);
       filler.targetTokens = 0;
       pieces.push_back(std::move(filler));
+      shares.push_back(share);
       continue;
     }
     pieces.push_back(source.batchRows(entry_, step, share.first, share.count));
+    padLikeBatch(whole, share, pieces.back());
+    shares.push_back(share);
     localTokens += pieces.back().targetTokens;
   }
   const double tokens = communicator_.sum(double(localTokens));
@@ -90,9 +123,12 @@ DataParallelUpdate::run(BatchSource &source, int64_t step, uint64_t seed) {
               float(share)),
           "setting the gradient mode");
     runner_.setTrainState(step, seed);
+    txrt_context_set_batch_rows(ctx, shares[size_t(micro)].first,
+                                shares[size_t(micro)].count);
     std::vector<Tensor> outputs = runner_.call(entry_, piece.inputs);
     weightedLoss += double(outputs[0].as<float>()[0]) * share;
   }
+  txrt_context_set_batch_rows(ctx, 0, 0);
   check(ctx, txrt_context_finish_update(ctx), "the gradient allreduce");
   ++updates_;
   check(ctx, txrt_context_set_gradient_mode(ctx, TXRT_GRADIENTS_UPDATE, 1.0f),

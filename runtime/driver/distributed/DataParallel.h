@@ -8,6 +8,9 @@
 // whole batch's mean loss: the first updateFreq - 1 calls accumulate
 // (TXRT_GRADIENTS_ACCUMULATE), the last applies (TXRT_GRADIENTS_APPLY), and
 // with several ranks the runtime sums the buckets over them before Adam.
+// Every piece is padded to the whole batch's lengths and trains with its
+// rows' place in the batch set on the context, so its dropout masks are
+// those the whole batch draws for its rows.
 // One micro-batch on one rank is the plain train step, untouched.
 //
 //===----------------------------------------------------------------------===//
@@ -33,6 +36,17 @@ struct RowRange {
 /// `updateFreq`) of rank `rank` (of `ranks`) trains on.
 RowRange shareOfBatch(int64_t rows, int64_t micro, int64_t updateFreq,
                       int rank, int ranks);
+
+/// Rows `rows` of `tensor` (its leading dimension), copied.
+Tensor sliceRows(const Tensor &tensor, RowRange rows);
+
+/// The piece of `whole` (the batch of an update) that `share` names, with
+/// the tokens `piece` (the same rows, from BatchSource::batchRows) counts:
+/// every tensor of `piece` is replaced by the rows of `whole`'s tensor of the
+/// same role, so the piece is padded to the whole batch's lengths and its row
+/// b holds what row share.first + b of the batch holds, element for element
+/// (what keys the dropout masks alike, txrt_context_set_batch_rows).
+void padLikeBatch(const TrainBatch &whole, RowRange share, TrainBatch &piece);
 
 class DataParallelUpdate {
 public:

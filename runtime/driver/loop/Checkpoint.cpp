@@ -97,6 +97,8 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
       {"epoch", std::to_string(position.epoch)},
       {"batch_in_epoch", std::to_string(position.batchInEpoch)},
       {"batch_size", std::to_string(position.batchSize)},
+      {"update_freq", std::to_string(position.updateFreq)},
+      {"ranks", std::to_string(position.ranks)},
       {"min_freq", std::to_string(position.minFreq)},
       {"data", position.dataPath},
       {"data_fnv1a64", hexHash(position.dataHash)},
@@ -161,17 +163,27 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
   if (findMetadata(file.metadata(), "max_tokens"))
     position.maxTokens =
         metadataInteger<int64_t>(file, "max_tokens", 10, kMaxTrainingCount);
+  // Written since data-parallel training; older checkpoints: one process.
+  if (findMetadata(file.metadata(), "update_freq"))
+    position.updateFreq =
+        metadataInteger<int64_t>(file, "update_freq", 10, kMaxTrainingCount);
+  if (findMetadata(file.metadata(), "ranks"))
+    position.ranks =
+        metadataInteger<int64_t>(file, "ranks", 10, kMaxTrainingCount);
   position.dataHash = metadataInteger<uint64_t>(file, "data_fnv1a64", 16);
   if (const std::string *data = findMetadata(file.metadata(), "data"))
     position.dataPath = *data;
   if (position.step < 0 || position.batchSize < 1 || position.minFreq < 1 ||
-      position.epoch < 0 || position.batchInEpoch < 0)
+      position.epoch < 0 || position.batchInEpoch < 0 ||
+      position.updateFreq < 1 || position.ranks < 1)
     throw InputError("'" + path + "' has an invalid training position (step " +
                      std::to_string(position.step) + ", epoch " +
                      std::to_string(position.epoch) + ", batch_in_epoch " +
                      std::to_string(position.batchInEpoch) + ", batch_size " +
                      std::to_string(position.batchSize) + ", min_freq " +
-                     std::to_string(position.minFreq) + ")");
+                     std::to_string(position.minFreq) + ", update_freq " +
+                     std::to_string(position.updateFreq) + ", ranks " +
+                     std::to_string(position.ranks) + ")");
 
   // The mismatch checks above ran before any byte of the arena changed; a
   // non-finite value is found while reading, and the error ends the run.

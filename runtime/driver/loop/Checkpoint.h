@@ -11,7 +11,9 @@
 // and __metadata__ (all strings): "format": "txc-checkpoint", "model",
 // "step" (updates taken), "seed", "epoch" and "batch_in_epoch" (the data
 // position of the next step), "batch_size" (the row cap with
-// "max_tokens", which is present only for token batches), "min_freq", "data" (the TSV
+// "max_tokens", which is present only for token batches), "update_freq" and
+// "ranks" (the --update-freq and the number of ranks that trained it;
+// 1 when absent), "min_freq", "data" (the TSV
 // path), "data_fnv1a64" (its content hash, hex) and "tokenizer" (the
 // tokenizer's JSON, Tokenizer.h). With train --ema the average of every
 // parameter follows as "__ema.<param>", with "ema_decay" (Ema.h). Everything in it is a function of the
@@ -47,6 +49,8 @@ struct TrainingPosition {
   int64_t batchInEpoch = 0;
   int64_t batchSize = 0;
   int64_t maxTokens = 0; ///< --max-tokens (0: fixed rows of batchSize)
+  int64_t updateFreq = 1; ///< --update-freq of the run that wrote it
+  int64_t ranks = 1;      ///< its number of ranks (mpirun -np)
   int64_t minFreq = 1;
   std::string dataPath;
   uint64_t dataHash = 0;

@@ -226,6 +226,18 @@ void txrt_context_set_train_state(txrt_context *ctx, int64_t step,
 int64_t txrt_context_train_step(const txrt_context *ctx);
 uint64_t txrt_context_train_seed(const txrt_context *ctx);
 
+/** The rows of the update's batch the next training calls run on: rows
+ *  [first_row, first_row + rows) of it, padded to the whole batch's lengths.
+ *  Dropout keys row b of a call's tensor as row first_row + b of the batch:
+ *  a tensor of n elements whose leading dimension is the `rows` rows draws
+ *  element i's mask at index first_row * (n / rows) + i of the stream (the
+ *  fused attention at batch first_row + b), so a share of a batch (a
+ *  micro-batch, a rank's) draws the masks the whole batch draws for those
+ *  rows. A tensor whose size is not a multiple of `rows` gets no offset.
+ *  A fresh context has (0, 0): no offset. */
+void txrt_context_set_batch_rows(txrt_context *ctx, int64_t first_row,
+                                 int64_t rows);
+
 /** The training state as compiled code reads it: *out_step and *out_seed
  *  (the seed's bits as int64). Fails only on NULL arguments. */
 txrt_status txrt_train_state(txrt_context *ctx, int64_t *out_step,
@@ -252,10 +264,20 @@ enum {
 /** Sets the gradient mode of the next training calls and the factor their
  *  gradients are multiplied by (ACCUMULATE and APPLY: this call's share of
  *  the loss-counted tokens of the whole update). A fresh context is in
- *  UPDATE mode, where the accumulators are never touched. Gradient clipping
- *  (a grad_scale operand) works in UPDATE mode only. */
+ *  UPDATE mode, where the accumulators are never touched. A train step that
+ *  clips (a grad_scale operand of txrt_adam_step) needs the bound set with
+ *  txrt_context_set_gradient_clip in the other modes. */
 txrt_status txrt_context_set_gradient_mode(txrt_context *ctx, int32_t mode,
                                            float scale);
+
+/** The bound of gradient clipping (the optimizer's `clip`) for ACCUMULATE
+ *  and APPLY: the compiled step's grad_scale is of one call's gradient, so
+ *  the updates wait for txrt_context_finish_update, which scales every
+ *  summed (and, with a communicator, exchanged) gradient by
+ *  min(1, clip / (norm + 1e-6)), the norm of all of them together: the
+ *  factor one step on the whole batch computes, the same on every rank.
+ *  0 (the default): not set; a clipping step then fails in those modes. */
+txrt_status txrt_context_set_gradient_clip(txrt_context *ctx, float clip);
 
 /** An allreduce (sum of floats, in place) over the ranks of a data-parallel
  *  run, as callbacks: the runtime stays free of MPI; the driver implements
@@ -276,9 +298,9 @@ typedef struct txrt_communicator {
 void txrt_context_set_communicator(txrt_context *ctx,
                                    const txrt_communicator *communicator);
 
-/** Ends an APPLY call with a communicator: waits for every bucket's
- *  allreduce and runs the Adam updates that waited for them. Nothing to do
- *  (returns 0) otherwise. */
+/** Ends an APPLY call with a communicator or with gradient clipping: waits
+ *  for every bucket's allreduce and runs the Adam updates that waited for
+ *  them. Nothing to do (returns 0) otherwise. */
 txrt_status txrt_context_finish_update(txrt_context *ctx);
 
 /** Seconds spent waiting for allreduces (in txrt_context_finish_update) and
@@ -582,8 +604,10 @@ txrt_status txrt_cross_entropy_bwd(txrt_context *ctx, int64_t site, int64_t n,
 
 /** Inverted dropout: y[i] = keep(i) ? x[i] / (1 - p) : 0, with keep(i) drawn
  *  from a Philox4x32-10 counter-based generator keyed by (seed, step, site)
- *  at counter i, so the mask is a pure function of those and i. p in [0, 1);
- *  p = 0 copies. y may alias x. */
+ *  at counter i, so the mask is a pure function of those and i (i counted
+ *  from the call's first row in the whole batch when the context's batch
+ *  rows are set, txrt_context_set_batch_rows). p in [0, 1); p = 0 copies.
+ *  y may alias x. */
 txrt_status txrt_dropout_fwd(txrt_context *ctx, int64_t site, int64_t n,
                              float p, uint64_t seed, int64_t step,
                              const float *x, float *y);

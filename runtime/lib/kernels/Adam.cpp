@@ -130,14 +130,14 @@ void accumulateOrApply(Context &c, int64_t site, int64_t n, float *param,
                        const float *grad_scale, float rate, float beta1,
                        float beta2, float eps, float weight_decay,
                        txrt_bf16 *copy) {
-  require(!grad_scale,
-          "gradient clipping needs the whole update's gradient norm: it "
-          "works without gradient accumulation and on one process only");
+  // The compiled step's grad_scale is of this call's part of the gradient:
+  // the exchange computes the whole update's factor instead.
   int64_t step = c.trainStep;
-  c.gradients.add(site, n, grad, [=, &c](const float *sum) {
-    adamUpdate(c, n, param, sum, m, v, rate, beta1, beta2, eps, weight_decay,
-               step, nullptr, copy);
-  });
+  c.gradients.add(site, n, grad, grad_scale != nullptr,
+                  [=, &c](const float *sum, const float *clipScale) {
+                    adamUpdate(c, n, param, sum, m, v, rate, beta1, beta2,
+                               eps, weight_decay, step, clipScale, copy);
+                  });
 }
 
 /// txrt_adam_step and txrt_adam_step_bf16 (copy non-NULL).

@@ -177,16 +177,26 @@ struct Dropout {
   PhiloxKey key;
   uint32_t threshold;
   float keepScale;
-  Dropout(float p, uint64_t seed, int64_t step, int64_t site)
+  /// Where the call's probabilities start in the whole batch's stream
+  /// (txrt_context_set_batch_rows), as txrt_dropout_fwd counts them.
+  int64_t offset;
+  Dropout(float p, uint64_t seed, int64_t step, int64_t site, int64_t offset)
       : enabled(p > 0.0f), key(philoxKey(seed, step, site)),
-        threshold(dropoutThreshold(p)), keepScale(1.0f / (1.0f - p)) {}
+        threshold(dropoutThreshold(p)), keepScale(1.0f / (1.0f - p)),
+        offset(offset) {}
   /// Scales of query i (of batch b, head h) for keys [k0, k0 + count).
   void scales(const Geometry &g, int64_t b, int64_t h, int64_t i, int64_t k0,
               int64_t count, float *out) const {
-    uint64_t first = uint64_t(((b * g.heads + h) * g.tq + i) * g.tk + k0);
+    uint64_t first =
+        uint64_t(offset + ((b * g.heads + h) * g.tq + i) * g.tk + k0);
     dropoutScales(key, first, count, threshold, keepScale, out);
   }
 };
+
+/// The number of attention probabilities, [batch, heads, tq, tk].
+int64_t probsElements(const Geometry &g) {
+  return g.batch * g.heads * g.tq * g.tk;
+}
 
 /// Allocates every thread's workspace before a parallel region (nothing may
 /// throw inside one) and returns the number of floats each holds.
@@ -761,7 +771,9 @@ txrt_status txrt_attention_fwd(
         Geometry g = makeGeometry(c, batch, heads, kv_heads, tq, tk, head_dim,
                                   maskArgs, causal);
         ForwardArgs args{q, k, v, ldq, ldk, ldv, o, lse, ldo, scale};
-        attentionForward(c, g, args, Dropout(dropout_p, seed, step, site));
+        attentionForward(c, g, args,
+                         Dropout(dropout_p, seed, step, site,
+                                 c.dropoutOffset(probsElements(g))));
       });
 }
 
@@ -809,7 +821,9 @@ txrt_status txrt_attention_bwd(
                                   maskArgs, causal);
         BackwardArgs args{q,   k,    v,  o,  lse, d_o,  ldq,  ldk,  ldv,
                           ldo, lddo, dq, dk, dv,  lddq, lddk, lddv, scale};
-        attentionBackward(c, g, args, Dropout(dropout_p, seed, step, fwd_site));
+        attentionBackward(c, g, args,
+                          Dropout(dropout_p, seed, step, fwd_site,
+                                  c.dropoutOffset(probsElements(g))));
       });
 }
 

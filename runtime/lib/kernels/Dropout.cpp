@@ -1,9 +1,11 @@
 //===- Dropout.cpp - inverted dropout with a regenerated Philox mask ------===//
 //
 // The mask is never stored: element i keeps iff word i of the Philox stream
-// keyed by (seed, step, site) is >= p * 2^32. Work is split in chunks of
-// kDropoutChunk (64) elements, each mask generated with one vectorised
-// batch of 16 Philox counters (Philox.h).
+// keyed by (seed, step, site) is >= p * 2^32; with the context's batch rows
+// set (txrt_context_set_batch_rows), i is counted from the call's first row
+// in the whole batch. Work is split in chunks of kDropoutChunk (64) elements
+// of the stream, each mask generated with one vectorised batch of 16 Philox
+// counters (Philox.h).
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
@@ -26,17 +28,28 @@ void dropout(Context &ctx, int64_t site, int64_t n, float p, uint64_t seed,
   const uint32_t threshold = dropoutThreshold(p);
   const float keepScale = 1.0f / (1.0f - p);
   constexpr int64_t kChunk = kDropoutChunk;
-  const int64_t chunks = (n + kChunk - 1) / kChunk;
+  // Element i is element offset + i of the whole batch's stream; chunks are
+  // those of the stream, so the first and last may be partial.
+  const int64_t offset = ctx.dropoutOffset(n);
+  const int64_t firstChunk = offset / kChunk;
+  const int64_t chunks = (offset + n + kChunk - 1) / kChunk - firstChunk;
 #pragma omp parallel for num_threads(ctx.numThreads())                         \
     schedule(static) if (n > 16384)
-  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t chunk = firstChunk + c;
     const uint64_t bits =
         dropoutKeepBits(key, uint64_t(chunk) * kPhiloxBatch, threshold);
-    int64_t begin = chunk * kChunk;
-    int64_t width = n - begin < kChunk ? n - begin : kChunk;
+    const int64_t chunkStart = chunk * kChunk;
+    const int64_t from = chunkStart > offset ? chunkStart : offset;
+    const int64_t to =
+        chunkStart + kChunk < offset + n ? chunkStart + kChunk : offset + n;
+    const int64_t shift = from - chunkStart;
+    const float *in = src + (from - offset);
+    float *out = dst + (from - offset);
+    const int64_t width = to - from;
 #pragma omp simd
     for (int64_t j = 0; j < width; ++j)
-      dst[begin + j] = (bits >> j) & 1u ? src[begin + j] * keepScale : 0.0f;
+      out[j] = (bits >> (shift + j)) & 1u ? in[j] * keepScale : 0.0f;
   }
 }
 

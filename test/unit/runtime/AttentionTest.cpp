@@ -582,4 +582,47 @@ TEST_F(AttentionTest, BadArgumentsAreErrors) {
             TXRT_ERROR_INVALID_ARGUMENT);
 }
 
+TEST_F(AttentionTest, RowsOfABatchDrawTheBatchDropout) {
+  // Batches 1..2 of a batch of 3, run alone with their place set on the
+  // context (txrt_context_set_batch_rows), give the outputs and gradients
+  // the whole batch gives them: the same dropout masks.
+  AttentionCase c = makeCase(3, 2, 9, 9, 8, MaskKind::None, true);
+  c.dropout = 0.3f;
+  Run whole = run(ctx_, c, true, 300);
+  AttentionCase share = c;
+  share.batch = 2;
+  auto rows = [](const Floats &all, int64_t perBatch) {
+    return Floats(all.begin() + perBatch, all.begin() + 3 * perBatch);
+  };
+  const int64_t qRow = c.tq * c.ld(), kRow = c.tk * c.kvLd();
+  Run r;
+  r.q = rows(whole.q, qRow);
+  r.k = rows(whole.k, kRow);
+  r.v = rows(whole.v, kRow);
+  r.dO = rows(whole.dO, qRow);
+  r.o.assign(r.q.size(), 0.0f);
+  r.lse.assign(2 * c.heads * c.tq, 0.0f);
+  r.dq.assign(r.q.size(), 0.0f);
+  r.dk.assign(r.k.size(), 0.0f);
+  r.dv.assign(r.v.size(), 0.0f);
+  txrt_context_set_batch_rows(ctx_, 1, 2);
+  ASSERT_EQ(forward(ctx_, share, r), TXRT_OK) << txrt_last_error(ctx_);
+  ASSERT_EQ(txrt_attention_bwd(
+                ctx_, share.site + 1, share.site, share.batch, share.heads,
+                share.kvh(), share.tq, share.tk, share.d, r.q.data(),
+                share.ld(), r.k.data(), share.kvLd(), r.v.data(),
+                share.kvLd(), r.o.data(), share.ld(), r.lse.data(),
+                r.dO.data(), share.ld(), r.dq.data(), share.ld(),
+                r.dk.data(), share.kvLd(), r.dv.data(), share.kvLd(),
+                nullptr, 0, 0, 0, 0, share.causal, share.scale(), share.fill,
+                share.dropout, share.seed, share.step),
+            TXRT_OK)
+      << txrt_last_error(ctx_);
+  txrt_context_set_batch_rows(ctx_, 0, 0);
+  EXPECT_EQ(r.o, rows(whole.o, qRow));
+  EXPECT_EQ(r.dq, rows(whole.dq, qRow));
+  EXPECT_EQ(r.dk, rows(whole.dk, kRow));
+  EXPECT_EQ(r.dv, rows(whole.dv, kRow));
+}
+
 } // namespace

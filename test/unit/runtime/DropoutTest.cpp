@@ -71,4 +71,50 @@ TEST_F(DropoutTest, BackwardRegeneratesTheMask) {
   }
 }
 
+TEST_F(DropoutTest, RowsOfABatchDrawTheBatchMasks) {
+  // Rows [first, first + count) of a batch, run alone with their place set
+  // on the context, draw the masks the whole batch draws for them: what
+  // lets a micro-batch or a rank train on a share of the batch with its
+  // dropout. Rows of 37 and of 7001 elements: shares that start inside a
+  // 64-element chunk of the stream, and the parallel path (n > 16384).
+  for (int64_t rowSize : {37, 7001}) {
+    const int64_t rows = 5, n = rows * rowSize;
+    Floats x = randomFloats(n, 3, 0.5f, 1.5f), whole(n), wholeGrad(n);
+    expectOk(txrt_dropout_fwd(ctx_, 4, n, 0.4f, 9, 2, x.data(), whole.data()));
+    expectOk(
+        txrt_dropout_bwd(ctx_, 4, n, 0.4f, 9, 2, x.data(), wholeGrad.data()));
+    for (int64_t first : {0, 1, 3})
+      for (int64_t count : {1, 2}) {
+        const int64_t m = count * rowSize;
+        Floats part(x.begin() + first * rowSize,
+                    x.begin() + first * rowSize + m),
+            y(m), dx(m);
+        txrt_context_set_batch_rows(ctx_, first, count);
+        expectOk(txrt_dropout_fwd(ctx_, 4, m, 0.4f, 9, 2, part.data(),
+                                  y.data()));
+        expectOk(txrt_dropout_bwd(ctx_, 4, m, 0.4f, 9, 2, part.data(),
+                                  dx.data()));
+        const Floats expected(whole.begin() + first * rowSize,
+                              whole.begin() + first * rowSize + m);
+        EXPECT_EQ(y, expected) << "rows " << first << "+" << count;
+        EXPECT_EQ(dx, Floats(wholeGrad.begin() + first * rowSize,
+                             wholeGrad.begin() + first * rowSize + m));
+        // Without the rows set, the share draws the stream's first masks.
+        txrt_context_set_batch_rows(ctx_, 0, 0);
+        expectOk(txrt_dropout_fwd(ctx_, 4, m, 0.4f, 9, 2, part.data(),
+                                  y.data()));
+        if (first > 0) {
+          EXPECT_NE(y, expected);
+        }
+      }
+  }
+  // A tensor whose size is not a multiple of the rows gets no offset.
+  Floats x(10, 1.0f), a(10), b(10);
+  expectOk(txrt_dropout_fwd(ctx_, 4, 10, 0.4f, 9, 2, x.data(), a.data()));
+  txrt_context_set_batch_rows(ctx_, 2, 3);
+  expectOk(txrt_dropout_fwd(ctx_, 4, 10, 0.4f, 9, 2, x.data(), b.data()));
+  txrt_context_set_batch_rows(ctx_, 0, 0);
+  EXPECT_EQ(a, b);
+}
+
 } // namespace

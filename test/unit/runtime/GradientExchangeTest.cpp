@@ -3,6 +3,8 @@
 
 #include "Context.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <vector>
 
@@ -85,17 +87,89 @@ TEST_F(GradientExchangeTest, AccumulateThenApplyIsOneStepOnTheScaledSum) {
   expectClose(param, toDoubles(again), 1e-7, 1e-6, "param");
 }
 
-TEST_F(GradientExchangeTest, ClippingIsRefusedWhenAccumulating) {
+TEST_F(GradientExchangeTest, ClippingWithoutTheBoundIsAnError) {
   Floats param(8, 1.0f), grad(8, 1.0f), m(8, 0.0f), v(8, 0.0f);
   float scale = 0.5f;
   ASSERT_EQ(txrt_context_set_gradient_mode(ctx_, TXRT_GRADIENTS_ACCUMULATE,
                                            1.0f),
             TXRT_OK);
   EXPECT_EQ(adam(1, param, grad, m, v, &scale), TXRT_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(std::string(txrt_last_error(ctx_)).find("gradient clipping"),
+  EXPECT_NE(std::string(txrt_last_error(ctx_))
+                .find("txrt_context_set_gradient_clip"),
             std::string::npos);
   EXPECT_EQ(txrt_context_set_gradient_mode(ctx_, 7, 1.0f),
             TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(txrt_context_set_gradient_clip(ctx_, -1.0f),
+            TXRT_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(GradientExchangeTest, ClippingScalesByTheNormOfTheWholeSum) {
+  // Two sites, two micro-batches: the updates wait for finish_update and
+  // are scaled by min(1, clip / (norm + 1e-6)) of the summed gradient of
+  // both sites, not by the compiled step's factor of one call's part.
+  const size_t n = 100;
+  const float clip = 0.5f;
+  std::vector<Floats> params, ms, vs, refs, refMs, refVs, sums;
+  std::vector<Floats> g1, g2;
+  double squares = 0.0;
+  for (int site = 0; site < 2; ++site) {
+    params.push_back(randomFloats(n, 30 + site));
+    ms.push_back(Floats(n, 0.0f));
+    vs.push_back(Floats(n, 0.0f));
+    g1.push_back(randomFloats(n, 40 + site));
+    g2.push_back(randomFloats(n, 50 + site));
+    Floats sum(n);
+    for (size_t i = 0; i < n; ++i) {
+      sum[i] = 0.5f * g1.back()[i] + 0.5f * g2.back()[i];
+      squares += double(sum[i]) * sum[i];
+    }
+    sums.push_back(sum);
+  }
+  float expected = std::min(1.0f, clip / (float(std::sqrt(squares)) + 1e-6f));
+  ASSERT_LT(expected, 0.5f); // the bound bites
+  for (int site = 0; site < 2; ++site) {
+    refs.push_back(params[site]);
+    refMs.push_back(ms[site]);
+    refVs.push_back(vs[site]);
+    ASSERT_EQ(adam(site, refs[site], sums[site], refMs[site], refVs[site],
+                   &expected),
+              TXRT_OK);
+  }
+
+  ASSERT_EQ(txrt_context_set_gradient_clip(ctx_, clip), TXRT_OK);
+  float partScale = 0.9f; // what the compiled step computed: ignored
+  ASSERT_EQ(txrt_context_set_gradient_mode(ctx_, TXRT_GRADIENTS_ACCUMULATE,
+                                           0.5f),
+            TXRT_OK);
+  for (int site = 0; site < 2; ++site)
+    ASSERT_EQ(adam(site, params[site], g1[site], ms[site], vs[site],
+                   &partScale),
+              TXRT_OK);
+  ASSERT_EQ(txrt_context_set_gradient_mode(ctx_, TXRT_GRADIENTS_APPLY, 0.5f),
+            TXRT_OK);
+  for (int site = 0; site < 2; ++site) {
+    Floats before = params[site];
+    ASSERT_EQ(adam(site, params[site], g2[site], ms[site], vs[site],
+                   &partScale),
+              TXRT_OK);
+    EXPECT_EQ(params[site], before) << "Adam ran before the norm was known";
+  }
+  ASSERT_EQ(txrt_context_finish_update(ctx_), TXRT_OK);
+  for (int site = 0; site < 2; ++site) {
+    expectClose(params[site], toDoubles(refs[site]), 1e-7, 1e-6, "param");
+    expectClose(ms[site], toDoubles(refMs[site]), 1e-7, 1e-6, "m");
+  }
+  // The next update starts from cleared sums: one micro-batch whose norm
+  // is under the bound is not scaled.
+  Floats small(n, 1e-4f), ref = params[0], refM = ms[0], refV = vs[0];
+  ASSERT_EQ(txrt_context_set_gradient_mode(ctx_, TXRT_GRADIENTS_UPDATE, 1.0f),
+            TXRT_OK);
+  ASSERT_EQ(adam(0, ref, small, refM, refV), TXRT_OK);
+  ASSERT_EQ(txrt_context_set_gradient_mode(ctx_, TXRT_GRADIENTS_APPLY, 1.0f),
+            TXRT_OK);
+  ASSERT_EQ(adam(0, params[0], small, ms[0], vs[0], &partScale), TXRT_OK);
+  ASSERT_EQ(txrt_context_finish_update(ctx_), TXRT_OK);
+  expectClose(params[0], toDoubles(ref), 1e-7, 1e-6, "param, unclipped");
 }
 
 /// Two ranks with the same gradients: the sum doubles them. Records the

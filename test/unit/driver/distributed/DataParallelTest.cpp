@@ -1,6 +1,7 @@
 //===- DataParallelTest.cpp - batch shares and the one-process communicator ===//
 #include "distributed/Communicator.h"
 #include "distributed/DataParallel.h"
+#include "core/Error.h"
 #include "TestUtil.h"
 
 #include <vector>
@@ -74,6 +75,38 @@ TEST(DataParallelTest, BatchRowsAreSlicesOfTheBatch) {
   EXPECT_EQ(joined, std::vector<int32_t>(all.as<int32_t>(),
                                          all.as<int32_t>() + 12));
   EXPECT_EQ(head.targetTokens + tail.targetTokens, whole.targetTokens);
+}
+
+TEST(DataParallelTest, PiecesArePaddedLikeTheWholeBatch) {
+  // A batch of 3 rows padded to 4 columns; the piece of rows 1..2 as
+  // BatchSource::batchRows makes it, padded to its own 2 columns.
+  TrainBatch whole;
+  Tensor all(DType::I32, {3, 4});
+  for (int32_t i = 0; i < 12; ++i)
+    all.as<int32_t>()[i] = i;
+  whole.byRole.tensors.emplace_back("source", std::move(all));
+  Tensor labels(DType::I32, {3});
+  whole.byRole.tensors.emplace_back("label", std::move(labels));
+
+  TrainBatch piece;
+  piece.byRole.tensors.emplace_back("source", Tensor(DType::I32, {2, 2}));
+  piece.byRole.tensors.emplace_back("label", Tensor(DType::I32, {2}));
+  piece.byRole.tensors.emplace_back("extra", Tensor(DType::I32, {2, 2}));
+  piece.inputs = {&piece.byRole.tensors[0].second,
+                  &piece.byRole.tensors[2].second};
+  piece.targetTokens = 5;
+  padLikeBatch(whole, {1, 2}, piece);
+  const Tensor &source = *piece.inputs[0];
+  EXPECT_EQ(source.shape, (Shape{2, 4}));
+  EXPECT_EQ(std::vector<int32_t>(source.as<int32_t>(),
+                                 source.as<int32_t>() + 8),
+            (std::vector<int32_t>{4, 5, 6, 7, 8, 9, 10, 11}));
+  EXPECT_EQ(piece.byRole.tensors[1].second.shape, (Shape{2}));
+  // A role the whole batch does not have stays as it was; so do the counts.
+  EXPECT_EQ(piece.inputs[1]->shape, (Shape{2, 2}));
+  EXPECT_EQ(piece.targetTokens, 5);
+
+  EXPECT_THROW(sliceRows(*whole.byRole.find("source"), {2, 2}), DriverError);
 }
 
 } // namespace

@@ -99,6 +99,8 @@ TEST(CheckpointTest, RoundTripWithMomentsAndPosition) {
   position.batchInEpoch = 4;
   position.batchSize = 8;
   position.minFreq = 2;
+  position.updateFreq = 4;
+  position.ranks = 2;
   position.dataPath = "train.tsv";
   position.dataHash = 0xfeedface12345678ull;
   Tokenizer tokenizer;
@@ -122,6 +124,8 @@ TEST(CheckpointTest, RoundTripWithMomentsAndPosition) {
   EXPECT_EQ(back.seed, 99u);
   EXPECT_EQ(back.batchSize, 8);
   EXPECT_EQ(back.minFreq, 2);
+  EXPECT_EQ(back.updateFreq, 4);
+  EXPECT_EQ(back.ranks, 2);
   EXPECT_EQ(back.dataHash, position.dataHash);
   EXPECT_EQ(std::memcmp(loaded.data(), params.data(), 2000), 0);
   EXPECT_EQ(std::memcmp(static_cast<char *>(loaded.data()) + 4000,
