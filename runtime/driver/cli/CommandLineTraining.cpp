@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cli/CommandLineParsing.h"
+#include "loop/StopRequest.h"
 
 #include <cstdlib>
 
@@ -36,6 +37,10 @@ saving when the loss or an update turns non-finite.
 length:
   --steps N         train until update N (counting a resumed run's updates)
   --epochs N        train for N passes over the data (default 1)
+  --stop-time D     stop after D of training (90s, 40m, 1.5h): the current
+                    update finishes, then the final validation and the
+                    save run as after the last step. The first SIGINT or
+                    SIGTERM stops the same way; a second ends at once
 data:
   --data FILE.tsv   the training pairs or labeled texts
   --text FILE.txt   the training text (language models)
@@ -191,6 +196,12 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.steps = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--epochs") {
       train.epochs = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--stop-time") {
+      train.stopTimeText = cursor.value(arg);
+      train.stopSeconds = parseDuration(train.stopTimeText);
+      if (!train.stopSeconds)
+        cursor.fail("--stop-time expects a duration such as 90s, 40m or "
+                    "1.5h, got '" + train.stopTimeText + "'");
     } else if (arg == "--batch") {
       train.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--max-tokens") {
