@@ -5,6 +5,7 @@
 #include "formats/FileIO.h"
 #include "core/Init.h"
 #include "data/InputValidation.h"
+#include "data/TabbedLines.h"
 #include "core/Parameters.h"
 
 #include <cmath>
@@ -14,90 +15,28 @@
 
 namespace txrt::driver {
 
-namespace {
-
-/// Collects problems and throws them as one InputError.
-class ProblemList {
-public:
-  void add(std::string problem) {
-    ++count_;
-    if (lines_.size() < kMaxReportedProblems)
-      lines_.push_back(std::move(problem));
-  }
-  void throwIfAny(const std::string &what) const {
-    if (count_ == 0)
-      return;
-    std::string message;
-    for (size_t i = 0; i < lines_.size(); ++i)
-      message += (i ? "\n" : "") + lines_[i];
-    if (count_ > lines_.size())
-      message += "\n... and " + std::to_string(count_ - lines_.size()) +
-                 " more " + what;
-    throw InputError(message);
-  }
-
-private:
-  std::vector<std::string> lines_;
-  size_t count_ = 0;
-};
-
-std::string where(const std::string &path, int64_t line) {
-  return path + ":" + std::to_string(line) + ": ";
-}
-
-} // namespace
-
 ParallelText parseParallelText(std::string_view content,
                                const std::string &path) {
   ParallelText text;
   text.path = path;
   text.hash = fnv1a64(content);
   ProblemList problems;
-  int64_t lineNumber = 0;
-  size_t start = 0;
-  while (start < content.size()) {
-    size_t end = content.find('\n', start);
-    if (end == std::string_view::npos)
-      end = content.size();
-    std::string_view line = content.substr(start, end - start);
-    start = end + 1;
-    ++lineNumber;
-    if (!line.empty() && line.back() == '\r')
-      line.remove_suffix(1);
-    std::string at = where(path, lineNumber);
-    // Words become JSON strings in the tokenizer: they must be UTF-8.
-    if (size_t bad = findInvalidUtf8(line); bad != std::string_view::npos) {
-      problems.add(at + "invalid UTF-8 at byte " + std::to_string(bad + 1) +
-                   " of the line (the data must be UTF-8 text)");
-      continue;
-    }
-    if (line.find_first_not_of(" \t\v\f") == std::string_view::npos) {
-      problems.add(at + "empty line (expected 'source<TAB>target')");
-      continue;
-    }
-    size_t tab = line.find('\t');
-    if (tab == std::string_view::npos) {
-      problems.add(at + "no tab between source and target (expected "
-                        "'source<TAB>target')");
-      continue;
-    }
-    if (line.find('\t', tab + 1) != std::string_view::npos) {
-      problems.add(at + "more than one tab (expected 'source<TAB>target')");
-      continue;
-    }
-    SentencePair pair;
-    pair.line = lineNumber;
-    pair.sourceText = std::string(line.substr(0, tab));
-    pair.targetText = std::string(line.substr(tab + 1));
-    pair.source = splitWords(pair.sourceText);
-    pair.target = splitWords(pair.targetText);
-    if (pair.source.empty())
-      problems.add(at + "the source side is empty");
-    if (pair.target.empty())
-      problems.add(at + "the target side is empty");
-    if (!pair.source.empty() && !pair.target.empty())
-      text.pairs.push_back(std::move(pair));
-  }
+  forEachTabbedLine(content, path, {"source", "target"}, problems,
+                    [&](const TabbedLine &line) {
+                      SentencePair pair;
+                      pair.line = line.number;
+                      pair.sourceText = std::string(line.left);
+                      pair.targetText = std::string(line.right);
+                      pair.source = splitWords(pair.sourceText);
+                      pair.target = splitWords(pair.targetText);
+                      std::string at = fileLine(path, line.number);
+                      if (pair.source.empty())
+                        problems.add(at + "the source side is empty");
+                      if (pair.target.empty())
+                        problems.add(at + "the target side is empty");
+                      if (!pair.source.empty() && !pair.target.empty())
+                        text.pairs.push_back(std::move(pair));
+                    });
   problems.throwIfAny("bad lines in '" + path + "'");
   if (text.pairs.empty())
     throw InputError("'" + path + "' holds no sentence pairs");
@@ -173,7 +112,7 @@ std::vector<EncodedPair> encodeParallelText(const ParallelText &text,
   encoded.reserve(text.pairs.size());
   ProblemList problems;
   for (const SentencePair &pair : text.pairs) {
-    std::string at = where(text.path, pair.line);
+    std::string at = fileLine(text.path, pair.line);
     EncodedPair ids{tokenizer.subwords ? tokenizer.encodeSource(pair.sourceText)
                                        : tokenizer.source.encode(pair.source),
                     tokenizer.subwords ? tokenizer.encodeTarget(pair.targetText)
