@@ -359,7 +359,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       writeCheckpoint(*bestPath, step);
     if (options.patience && validator->sinceBest() >= options.patience) {
       err << "stopping early at step " << step << ": " << options.patience
-          << " validations without improving on step "
+          << (options.patience == 1 ? " validation" : " validations")
+          << " without improving on step "
           << validator->best().step << " ("
           << (options.bestByLoss ? "loss" : "BLEU") << ")\n";
       return true;
