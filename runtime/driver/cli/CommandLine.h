@@ -89,6 +89,7 @@ struct TrainOptions {
   std::optional<std::string> initFromPath;
   int32_t threads = 0;
   bool quiet = false; ///< no progress output
+  bool verbose = false; ///< --verbose: what the stored corpus takes
   /// --tokenizer: "word" (default), "spm" (train a joint SentencePiece
   /// model), or a .model file to use.
   std::string tokenizer = "word";

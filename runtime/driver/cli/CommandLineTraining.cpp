@@ -97,6 +97,8 @@ checkpoints:
 options:
   --threads N       kernel threads (default: TXRT_NUM_THREADS or all cores)
   --quiet           no progress output
+  --verbose         also print what the encoded training data takes in
+                    memory (seq2seq: pairs, token ids, bytes)
   -h, --help        show this text
 )";
 
@@ -229,6 +231,9 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--quiet") {
       cursor.noValue(arg);
       train.quiet = true;
+    } else if (arg == "--verbose") {
+      cursor.noValue(arg);
+      train.verbose = true;
     } else if (arg == "--tokenizer") {
       train.tokenizer = pathOption(cursor, arg);
       if (train.tokenizer != "word" && train.tokenizer != "spm" &&

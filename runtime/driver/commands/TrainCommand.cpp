@@ -382,6 +382,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (ranks.parallel())
     err << ", " << ranks.size() << " ranks";
   err << "\n";
+  if (options.verbose && !data.storage.empty())
+    err << data.storage << "\n";
   if (firstStep > lastStep)
     err << "note: the checkpoint is already at step " << position.step
         << "; nothing to train\n";
