@@ -388,11 +388,15 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
   // The ids move into the source (no copy of the corpus): a second call
   // would find them gone, so it is an error.
   data.makeSource = [pairs = std::move(pairs), target = data.tokenizer.target,
-                     pad, made = false](int64_t batch, int64_t maxTokens,
+                     pad, path = data.path, made = false](int64_t batch, int64_t maxTokens,
                                         uint64_t seed) mutable {
     if (made)
       throw std::logic_error("makeSource called twice on seq2seq data");
     made = true;
+    if (maxTokens)
+      checkFitsMaxTokens(pairLengths(pairs), maxTokens, [&](size_t i) {
+        return "the pair at " + path + ":" + std::to_string(pairs.line(i));
+      });
     return std::make_unique<Seq2SeqBatches>(std::move(pairs), target, pad,
                                             batch, seed, maxTokens);
   };

@@ -6,7 +6,9 @@ namespace txrt::driver {
 
 namespace {
 
-std::vector<std::pair<int64_t, int64_t>> pairLengths(const PairIds &pairs) {
+} // namespace
+
+ExampleLengths pairLengths(const PairIds &pairs) {
   std::vector<std::pair<int64_t, int64_t>> lengths;
   lengths.reserve(pairs.size());
   for (size_t i = 0; i < pairs.size(); ++i)
@@ -14,6 +16,8 @@ std::vector<std::pair<int64_t, int64_t>> pairLengths(const PairIds &pairs) {
                          int64_t(pairs.target(i).size()) + 1); // + [EOS]
   return lengths;
 }
+
+namespace {
 
 std::vector<std::pair<int64_t, int64_t>>
 exampleLengths(const std::vector<EncodedExample> &examples) {

@@ -83,6 +83,9 @@ private:
 void bindInputsByRole(const EntryInfo &entry, const std::string &roles,
                       TrainBatch &batch);
 
+/// The (source, target + [EOS]) widths of every pair.
+ExampleLengths pairLengths(const PairIds &pairs);
+
 class Seq2SeqBatches : public BatchSource {
 public:
   Seq2SeqBatches(PairIds pairs, Vocabulary target, int32_t pad,
