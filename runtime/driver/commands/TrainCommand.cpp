@@ -412,6 +412,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       runner.params(), position.step,
       [&](int64_t step) { return runStep(step).loss; }, restore);
   TrainingProgress progress(err, interactive, firstStep, lastStep);
+  if (options.stopSeconds)
+    progress.setTimeLimit(*options.stopSeconds);
   auto diverged = [&](const Divergence &divergence) {
     progress.finish();
     return KernelError(divergence.describe() + "; stopping without saving" +
