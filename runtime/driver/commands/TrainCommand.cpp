@@ -419,7 +419,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     return KernelError(divergence.describe() + "; stopping without saving" +
                        savedNote());
   };
-  UnigramWatch unigram(data.targetEntropy);
+  UnigramWatch unigram(data.targetEntropy, data.targetUnit);
   // Ranks agree on a stop (each has its own clock and signals): one sum
   // per update.
   stop.startClock();

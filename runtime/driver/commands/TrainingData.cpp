@@ -289,7 +289,12 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                          ? *options.tokenizer
                          : buildSingleTokenizer(model, corpus.documents,
                                                 options.minFreq, data.path);
-    TokenBlocks blocks(encodeCorpus(corpus, data.tokenizer.source), block, pad);
+    std::vector<int32_t> stream = encodeCorpus(corpus, data.tokenizer.source);
+    std::vector<int64_t> tokenCounts(size_t(data.tokenizer.source.size()), 0);
+    for (int32_t id : stream)
+      ++tokenCounts[size_t(id)];
+    data.targetEntropy = unigramEntropy(tokenCounts);
+    TokenBlocks blocks(std::move(stream), block, pad);
     if (blocks.size() == 0)
       throw InputError("'" + data.path + "' has too few words for one "
                        "next-token block");
@@ -329,6 +334,11 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     checkLabelsFitModel(model, *data.labels, "'" + data.path + "'");
     std::vector<EncodedExample> examples =
         encodeLabeledText(text, data.tokenizer, *data.labels, length);
+    std::vector<int64_t> labelCounts(size_t(data.labels->size()), 0);
+    for (const EncodedExample &example : examples)
+      ++labelCounts[size_t(example.label)];
+    data.targetEntropy = unigramEntropy(labelCounts);
+    data.targetUnit = "label";
     data.summary = std::to_string(examples.size()) + " examples from " +
                    data.path + ": vocabulary " +
                    std::to_string(data.tokenizer.source.size()) + ", " +

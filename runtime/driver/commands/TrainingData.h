@@ -81,9 +81,12 @@ struct TrainingData {
   std::string summary;
   /// "target tokens", "tokens", "examples": what targetTokens counts.
   std::string unit;
-  /// Seq2seq: the unigram entropy (nats) of the target_out tokens (target
-  /// + [EOS]), for the loop's UnigramWatch; 0 (no watch) for other kinds.
+  /// The unigram entropy (nats) of what the loss predicts, for the loop's
+  /// UnigramWatch: seq2seq the target_out tokens (target + [EOS]), a
+  /// language model the token stream, a classifier the labels (unit
+  /// "label").
   double targetEntropy = 0;
+  std::string targetUnit = "token";
   /// Seq2seq: what the stored corpus takes (PairIds.h), for train
   /// --verbose: "held: 8 pairs, 56 token ids in 456 bytes (57.0 a pair)".
   std::string storage;
