@@ -43,6 +43,17 @@ config.substitutions.append(
     ("%expect-exit", config.python_executable + " " +
      os.path.join(config.txc_src_root, "test", "utils", "expect-exit.py")))
 
+# examples/enes/make-corpus.sh needs WordNet (wordnet-base) and Apertium's
+# eng-spa pair (apertium-eng-spa).
+if shutil.which("apertium") and os.path.exists("/usr/share/wordnet/data.noun"):
+    try:
+        pairs = subprocess.run(["apertium", "-l"], capture_output=True,
+                               text=True, timeout=60).stdout.split()
+    except Exception:
+        pairs = []
+    if "eng-spa" in pairs:
+        config.available_features.add("apertium-eng-spa")
+
 # A build with the CUDA toolkit (TXC_CUDA): the CUDA backend and txc's CUDA
 # target are built.
 if config.txc_cuda == "ON":

@@ -71,6 +71,10 @@ struct TrainOptions {
   std::string textPath; ///< --text (language model)
   std::optional<int64_t> block; ///< --block: LM positions per block
   std::optional<int64_t> steps, epochs; ///< at most one
+  /// --stop-time DURATION: stop cleanly after this many seconds of
+  /// training (stopTimeText: as written, for messages).
+  std::optional<double> stopSeconds;
+  std::string stopTimeText;
   std::optional<int64_t> batch;         ///< default: the B bound
   /// --max-tokens N: batches of at most N padded tokens per side (rows
   /// capped by the B bound); excludes --batch.
@@ -85,6 +89,7 @@ struct TrainOptions {
   std::optional<std::string> initFromPath;
   int32_t threads = 0;
   bool quiet = false; ///< no progress output
+  bool verbose = false; ///< --verbose: what the stored corpus takes
   /// --tokenizer: "word" (default), "spm" (train a joint SentencePiece
   /// model), or a .model file to use.
   std::string tokenizer = "word";

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cli/CommandLineParsing.h"
+#include "loop/StopRequest.h"
 
 #include <cstdlib>
 
@@ -36,6 +37,10 @@ saving when the loss or an update turns non-finite.
 length:
   --steps N         train until update N (counting a resumed run's updates)
   --epochs N        train for N passes over the data (default 1)
+  --stop-time D     stop after D of training (90s, 40m, 1.5h): the current
+                    update finishes, then the final validation and the
+                    save run as after the last step. The first SIGINT or
+                    SIGTERM stops the same way; a second ends at once
 data:
   --data FILE.tsv   the training pairs or labeled texts
   --text FILE.txt   the training text (language models)
@@ -92,6 +97,8 @@ checkpoints:
 options:
   --threads N       kernel threads (default: TXRT_NUM_THREADS or all cores)
   --quiet           no progress output
+  --verbose         also print what the encoded training data takes in
+                    memory (seq2seq: pairs, token ids, bytes)
   -h, --help        show this text
 )";
 
@@ -201,6 +208,12 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.steps = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--epochs") {
       train.epochs = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--stop-time") {
+      train.stopTimeText = cursor.value(arg);
+      train.stopSeconds = parseDuration(train.stopTimeText);
+      if (!train.stopSeconds)
+        cursor.fail("--stop-time expects a duration such as 90s, 40m or "
+                    "1.5h, got '" + train.stopTimeText + "'");
     } else if (arg == "--batch") {
       train.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--max-tokens") {
@@ -228,6 +241,9 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--quiet") {
       cursor.noValue(arg);
       train.quiet = true;
+    } else if (arg == "--verbose") {
+      cursor.noValue(arg);
+      train.verbose = true;
     } else if (arg == "--tokenizer") {
       train.tokenizer = pathOption(cursor, arg);
       if (train.tokenizer != "word" && train.tokenizer != "spm" &&

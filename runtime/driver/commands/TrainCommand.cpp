@@ -19,6 +19,7 @@
 #include "core/ModelRunner.h"
 #include "cli/OutputPaths.h"
 #include "loop/Progress.h"
+#include "loop/StopRequest.h"
 #include "loop/UnigramWatch.h"
 #include "loop/Validation.h"
 #include "data/SentencePiece.h"
@@ -161,6 +162,10 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (!logPath && options.savePath)
     logPath = checkpointSibling(*options.savePath, kLossCurveSuffix);
   checkTrainOutputs(model, options, logPath);
+  // From here a SIGINT / SIGTERM stops after the first update (or the
+  // current one) and saves; --stop-time counts from the first update.
+  StopRequest stop(options.stopSeconds, options.stopTimeText,
+                   /*catchSignals=*/true);
 
   // The resumed checkpoint fixes the tokenizer, the labels and the defaults.
   std::unique_ptr<SafetensorsReader> resumed;
@@ -362,7 +367,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       writeCheckpoint(*bestPath, step);
     if (options.patience && validator->sinceBest() >= options.patience) {
       err << "stopping early at step " << step << ": " << options.patience
-          << " validations without improving on step "
+          << (options.patience == 1 ? " validation" : " validations")
+          << " without improving on step "
           << validator->best().step << " ("
           << (options.bestByLoss ? "loss" : "BLEU") << ")\n";
       return true;
@@ -384,6 +390,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (ranks.parallel())
     err << ", " << ranks.size() << " ranks";
   err << "\n";
+  if (options.verbose && !data.storage.empty())
+    err << data.storage << "\n";
   if (firstStep > lastStep)
     err << "note: the checkpoint is already at step " << position.step
         << "; nothing to train\n";
@@ -412,12 +420,25 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       runner.params(), position.step,
       [&](int64_t step) { return runStep(step).loss; }, restore);
   TrainingProgress progress(err, interactive, firstStep, lastStep);
+  if (options.stopSeconds)
+    progress.setTimeLimit(*options.stopSeconds);
   auto diverged = [&](const Divergence &divergence) {
     progress.finish();
     return KernelError(divergence.describe() + "; stopping without saving" +
                        savedNote());
   };
-  UnigramWatch unigram(data.targetEntropy);
+  UnigramWatch unigram(data.targetEntropy, data.targetUnit);
+  // Ranks agree on a stop (each has its own clock and signals): one sum
+  // per update.
+  stop.startClock();
+  auto stopReason = [&]() -> std::optional<std::string> {
+    std::optional<std::string> why = stop.reason();
+    if (!ranks.parallel())
+      return why;
+    if (ranks.sum(why ? 1.0 : 0.0) == 0)
+      return std::nullopt;
+    return why ? why : std::string("another rank stopped");
+  };
   auto start = std::chrono::steady_clock::now();
   double lastLoss = NAN;
   int64_t tokens = 0;
@@ -470,6 +491,15 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         break;
       }
       progress.setValidationBleu(lastValidBleu);
+    }
+    // --stop-time or a signal: end here as if this were the last step.
+    if (std::optional<std::string> why = stopReason(); why && step < lastStep) {
+      progress.finish();
+      err << "stopping at step " << step << ": " << *why << "\n";
+      if (validator && step % options.validEvery != 0)
+        validate(step);
+      lastStep = step;
+      break;
     }
   }
   if (firstStep <= lastStep)

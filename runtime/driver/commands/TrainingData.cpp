@@ -6,8 +6,11 @@
 #include "data/SentencePiece.h"
 #include "loop/Checkpoint.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <limits>
+#include <random>
+#include <stdexcept>
 
 namespace txrt::driver {
 
@@ -185,8 +188,35 @@ std::vector<EncodedExample> encodeLabeledText(const LabeledText &text,
   return encoded;
 }
 
+std::vector<std::string> sampleSentences(const std::string &path,
+                                         size_t maxPairs) {
+  // Reservoir sampling (Vitter's algorithm R) with a fixed generator: the
+  // same file gives the same sample; a file of at most maxPairs pairs
+  // gives all of them in file order.
+  std::vector<std::pair<std::string, std::string>> sample;
+  std::mt19937_64 random(0x5eed);
+  size_t seen = 0;
+  forEachSentencePair(path, [&](const TabbedLine &line) {
+    ++seen;
+    if (sample.size() < maxPairs) {
+      sample.emplace_back(line.left, line.right);
+      return;
+    }
+    size_t slot = size_t(random() % seen);
+    if (slot < maxPairs)
+      sample[slot] = {std::string(line.left), std::string(line.right)};
+  });
+  std::vector<std::string> sentences;
+  sentences.reserve(sample.size() * 2);
+  for (auto &[source, target] : sample) {
+    sentences.push_back(std::move(source));
+    sentences.push_back(std::move(target));
+  }
+  return sentences;
+}
+
 Tokenizer trainSubwordTokenizer(const ModelInfo &model,
-                                const ParallelText &text,
+                                const std::string &path,
                                 std::optional<int64_t> vocabSize, bool bpe) {
   // One model for both sides: it must fit the smaller vocabulary.
   std::string smallestKey;
@@ -210,12 +240,8 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
   if (size <= kNumSpecialTokens)
     throw InputError("--vocab-size " + std::to_string(size) +
                      " leaves no room beside the 4 specials");
-  std::vector<std::string> sentences;
-  sentences.reserve(text.pairs.size() * 2);
-  for (const SentencePair &pair : text.pairs) {
-    sentences.push_back(pair.sourceText);
-    sentences.push_back(pair.targetText);
-  }
+  std::vector<std::string> sentences =
+      sampleSentences(path, kSubwordSamplePairs);
   SentencePieceOptions options;
   options.algorithm = bpe ? SentencePieceOptions::Algorithm::Bpe
                           : SentencePieceOptions::Algorithm::Unigram;
@@ -228,7 +254,7 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
     return Tokenizer::fromSentencePiece(
         SentencePieceModel::train(sentences, options));
   } catch (const InputError &error) {
-    throw InputError(std::string(error.what()) + " (from '" + text.path +
+    throw InputError(std::string(error.what()) + " (from '" + path +
                      "'; a smaller --vocab-size may fit the data)");
   }
 }
@@ -263,7 +289,12 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                          ? *options.tokenizer
                          : buildSingleTokenizer(model, corpus.documents,
                                                 options.minFreq, data.path);
-    TokenBlocks blocks(encodeCorpus(corpus, data.tokenizer.source), block, pad);
+    std::vector<int32_t> stream = encodeCorpus(corpus, data.tokenizer.source);
+    std::vector<int64_t> tokenCounts(size_t(data.tokenizer.source.size()), 0);
+    for (int32_t id : stream)
+      ++tokenCounts[size_t(id)];
+    data.targetEntropy = unigramEntropy(tokenCounts);
+    TokenBlocks blocks(std::move(stream), block, pad);
     if (blocks.size() == 0)
       throw InputError("'" + data.path + "' has too few words for one "
                        "next-token block");
@@ -303,6 +334,11 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     checkLabelsFitModel(model, *data.labels, "'" + data.path + "'");
     std::vector<EncodedExample> examples =
         encodeLabeledText(text, data.tokenizer, *data.labels, length);
+    std::vector<int64_t> labelCounts(size_t(data.labels->size()), 0);
+    for (const EncodedExample &example : examples)
+      ++labelCounts[size_t(example.label)];
+    data.targetEntropy = unigramEntropy(labelCounts);
+    data.targetUnit = "label";
     data.summary = std::to_string(examples.size()) + " examples from " +
                    data.path + ": vocabulary " +
                    std::to_string(data.tokenizer.source.size()) + ", " +
@@ -317,22 +353,23 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
   }
   SequenceBounds bounds = sequenceBounds(model, train, train);
   data.batchBound = bounds.batch;
-  ParallelText text = readParallelText(data.path);
-  data.hash = text.hash;
+  // The file is streamed: once to build the tokenizer (word counts, or a
+  // sample for SentencePiece) when the run does not bring one, once to
+  // encode. Only the ids stay (data/PairIds.h).
   if (options.tokenizer)
     data.tokenizer = *options.tokenizer;
   else if (options.tokenizerKind == "spm")
-    data.tokenizer =
-        trainSubwordTokenizer(model, text, options.vocabSize, options.spmBpe);
+    data.tokenizer = trainSubwordTokenizer(model, data.path,
+                                           options.vocabSize, options.spmBpe);
   else if (options.tokenizerKind != "word")
     data.tokenizer = Tokenizer::load(options.tokenizerKind);
   else
-    data.tokenizer = buildTokenizer(model, text, options.minFreq);
+    data.tokenizer = buildTokenizer(model, data.path, options.minFreq);
   if (data.tokenizer.subwords)
     checkTokenizerFitsModel(model, data.tokenizer,
                             "the SentencePiece model");
-  std::vector<EncodedPair> pairs =
-      encodeParallelText(text, data.tokenizer, bounds);
+  PairIds pairs =
+      readEncodedParallelText(data.path, data.tokenizer, bounds, data.hash);
   data.summary = std::to_string(pairs.size()) + " pairs from " + data.path +
                  (data.tokenizer.subwords
                       ? ": one SentencePiece vocabulary of " +
@@ -344,16 +381,34 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                             std::to_string(data.tokenizer.target.size()));
   data.unit = "target tokens";
   std::vector<int64_t> targetCounts(size_t(data.tokenizer.target.size()), 0);
-  for (const EncodedPair &pair : pairs) {
-    for (int32_t id : pair.target)
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    for (int32_t id : pairs.target(i))
       ++targetCounts[size_t(id)];
     ++targetCounts[size_t(data.tokenizer.target.eosId())];
   }
+  {
+    char line[160];
+    std::snprintf(line, sizeof(line),
+                  "held: %zu pairs, %zu token ids in %zu bytes (%.1f a pair)",
+                  pairs.size(), pairs.tokens(), pairs.bytes(),
+                  double(pairs.bytes()) / double(pairs.size()));
+    data.storage = line;
+  }
   data.targetEntropy = unigramEntropy(targetCounts);
+  // The ids move into the source (no copy of the corpus): a second call
+  // would find them gone, so it is an error.
   data.makeSource = [pairs = std::move(pairs), target = data.tokenizer.target,
-                     pad](int64_t batch, int64_t maxTokens, uint64_t seed) {
-    return std::make_unique<Seq2SeqBatches>(pairs, target, pad, batch, seed,
-                                            maxTokens);
+                     pad, path = data.path, made = false](int64_t batch, int64_t maxTokens,
+                                        uint64_t seed) mutable {
+    if (made)
+      throw std::logic_error("makeSource called twice on seq2seq data");
+    made = true;
+    if (maxTokens)
+      checkFitsMaxTokens(pairLengths(pairs), maxTokens, [&](size_t i) {
+        return "the pair at " + path + ":" + std::to_string(pairs.line(i));
+      });
+    return std::make_unique<Seq2SeqBatches>(std::move(pairs), target, pad,
+                                            batch, seed, maxTokens);
   };
   return data;
 }

@@ -81,11 +81,18 @@ struct TrainingData {
   std::string summary;
   /// "target tokens", "tokens", "examples": what targetTokens counts.
   std::string unit;
-  /// Seq2seq: the unigram entropy (nats) of the target_out tokens (target
-  /// + [EOS]), for the loop's UnigramWatch; 0 (no watch) for other kinds.
+  /// The unigram entropy (nats) of what the loss predicts, for the loop's
+  /// UnigramWatch: seq2seq the target_out tokens (target + [EOS]), a
+  /// language model the token stream, a classifier the labels (unit
+  /// "label").
   double targetEntropy = 0;
+  std::string targetUnit = "token";
+  /// Seq2seq: what the stored corpus takes (PairIds.h), for train
+  /// --verbose: "held: 8 pairs, 56 token ids in 456 bytes (57.0 a pair)".
+  std::string storage;
   /// The batches, once batch size (rows, or the row cap with a token
-  /// budget), --max-tokens (0: none) and seed are known.
+  /// budget), --max-tokens (0: none) and seed are known. Called once (the
+  /// seq2seq corpus moves into the source).
   std::function<std::unique_ptr<BatchSource>(int64_t batch, int64_t maxTokens,
                                              uint64_t seed)>
       makeSource;
@@ -105,12 +112,22 @@ struct TrainDataOptions {
   std::optional<LabelSet> labels;
 };
 
-/// A joint SentencePiece tokenizer trained on both sides of `text`, of
+/// The pairs SentencePiece trains on: at most this many, sampled
+/// (reservoir, fixed seed) from a larger file.
+constexpr size_t kSubwordSamplePairs = 200000;
+
+/// Both sides (source, target, source, ...) of at most `maxPairs` pairs of
+/// the TSV file `path`: all of them in file order when it has no more, else
+/// a deterministic uniform sample.
+std::vector<std::string> sampleSentences(const std::string &path,
+                                         size_t maxPairs);
+
+/// A joint SentencePiece tokenizer trained on both sides of the TSV file
+/// `path` (a sample of kSubwordSamplePairs pairs when larger), of
 /// `vocabSize` pieces (default: the smaller of the model's source and
 /// target vocabulary sizes); InputError naming the config key when
 /// `vocabSize` exceeds either.
-Tokenizer trainSubwordTokenizer(const ModelInfo &model,
-                                const ParallelText &text,
+Tokenizer trainSubwordTokenizer(const ModelInfo &model, const std::string &path,
                                 std::optional<int64_t> vocabSize, bool bpe);
 
 /// Reads and encodes the training data of `model`'s kind for `train`.

@@ -6,14 +6,18 @@ namespace txrt::driver {
 
 namespace {
 
-std::vector<std::pair<int64_t, int64_t>>
-pairLengths(const std::vector<EncodedPair> &pairs) {
+} // namespace
+
+ExampleLengths pairLengths(const PairIds &pairs) {
   std::vector<std::pair<int64_t, int64_t>> lengths;
-  for (const EncodedPair &pair : pairs)
-    lengths.emplace_back(int64_t(pair.source.size()),
-                         int64_t(pair.target.size()) + 1); // + [EOS]
+  lengths.reserve(pairs.size());
+  for (size_t i = 0; i < pairs.size(); ++i)
+    lengths.emplace_back(int64_t(pairs.source(i).size()),
+                         int64_t(pairs.target(i).size()) + 1); // + [EOS]
   return lengths;
 }
+
+namespace {
 
 std::vector<std::pair<int64_t, int64_t>>
 exampleLengths(const std::vector<EncodedExample> &examples) {
@@ -83,7 +87,7 @@ TrainBatch BatchSource::batch(const EntryInfo &entry, int64_t step) {
   return batch;
 }
 
-Seq2SeqBatches::Seq2SeqBatches(std::vector<EncodedPair> pairs,
+Seq2SeqBatches::Seq2SeqBatches(PairIds pairs,
                                Vocabulary target, int32_t pad,
                                int64_t batchSize, uint64_t seed,
                                int64_t maxTokens)

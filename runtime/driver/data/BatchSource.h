@@ -83,19 +83,21 @@ private:
 void bindInputsByRole(const EntryInfo &entry, const std::string &roles,
                       TrainBatch &batch);
 
+/// The (source, target + [EOS]) widths of every pair.
+ExampleLengths pairLengths(const PairIds &pairs);
+
 class Seq2SeqBatches : public BatchSource {
 public:
-  Seq2SeqBatches(std::vector<EncodedPair> pairs, Vocabulary target,
-                 int32_t pad, int64_t batchSize, uint64_t seed,
-                 int64_t maxTokens = 0);
+  Seq2SeqBatches(PairIds pairs, Vocabulary target, int32_t pad,
+                 int64_t batchSize, uint64_t seed, int64_t maxTokens = 0);
   RoleTensors make(const std::vector<size_t> &indices) const override;
   std::string roles() const override {
     return "source, target_in, target_out";
   }
-  const std::vector<EncodedPair> &pairs() const { return pairs_; }
+  const PairIds &pairs() const { return pairs_; }
 
 private:
-  std::vector<EncodedPair> pairs_;
+  PairIds pairs_;
   Vocabulary target_;
   int32_t pad_;
 };

@@ -132,27 +132,38 @@ Tensor padSequences(const std::vector<std::vector<int32_t>> &sequences,
   return tensor;
 }
 
-Batch makeBatch(const std::vector<EncodedPair> &pairs,
-                const std::vector<size_t> &indices, const Vocabulary &target,
-                int32_t pad) {
+Batch makeBatch(const PairIds &pairs, const std::vector<size_t> &indices,
+                const Vocabulary &target, int32_t pad) {
   std::vector<std::vector<int32_t>> src, tgtIn, tgtOut;
   Batch batch;
   for (size_t index : indices) {
-    const EncodedPair &pair = pairs[index];
-    src.push_back(pair.source);
+    IdSpan source = pairs.source(index), words = pairs.target(index);
+    src.push_back(source.toVector());
     std::vector<int32_t> in = {target.sosId()};
-    in.insert(in.end(), pair.target.begin(), pair.target.end());
-    std::vector<int32_t> out = pair.target;
+    in.insert(in.end(), words.begin(), words.end());
+    std::vector<int32_t> out = words.toVector();
     out.push_back(target.eosId());
     tgtIn.push_back(std::move(in));
     tgtOut.push_back(std::move(out));
-    batch.sourceTokens += int64_t(pair.source.size());
-    batch.targetTokens += int64_t(pair.target.size()) + 1;
+    batch.sourceTokens += int64_t(source.size());
+    batch.targetTokens += int64_t(words.size()) + 1;
   }
   batch.src = padSequences(src, pad);
   batch.tgtIn = padSequences(tgtIn, pad);
   batch.tgtOut = padSequences(tgtOut, pad);
   return batch;
+}
+
+Batch makeBatch(const std::vector<EncodedPair> &pairs,
+                const std::vector<size_t> &indices, const Vocabulary &target,
+                int32_t pad) {
+  PairIds chosen;
+  for (size_t index : indices)
+    chosen.add(pairs[index].source, pairs[index].target, pairs[index].line);
+  std::vector<size_t> all(indices.size());
+  for (size_t i = 0; i < all.size(); ++i)
+    all[i] = i;
+  return makeBatch(chosen, all, target, pad);
 }
 
 } // namespace txrt::driver

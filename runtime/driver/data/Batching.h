@@ -24,6 +24,7 @@
 #ifndef TXRT_DRIVER_BATCHING_H
 #define TXRT_DRIVER_BATCHING_H
 
+#include "data/PairIds.h"
 #include "data/ParallelText.h"
 #include "data/TokenBatches.h"
 #include "core/Tensor.h"
@@ -76,6 +77,8 @@ struct Batch {
 };
 
 /// Pads the examples `indices` of `pairs` into a Batch.
+Batch makeBatch(const PairIds &pairs, const std::vector<size_t> &indices,
+                const Vocabulary &target, int32_t pad);
 Batch makeBatch(const std::vector<EncodedPair> &pairs,
                 const std::vector<size_t> &indices, const Vocabulary &target,
                 int32_t pad);

@@ -3,6 +3,7 @@
 #include "core/Error.h"
 #include "core/Init.h"
 #include "core/Parameters.h"
+#include "data/TabbedLines.h"
 #include "data/Tokenizer.h"
 #include "formats/FileIO.h"
 #include "formats/Json.h"
@@ -30,63 +31,22 @@ LabeledText parseLabeledText(std::string_view content,
   LabeledText text;
   text.path = path;
   text.hash = fnv1a64(content);
-  std::vector<std::string> problems;
-  size_t problemCount = 0;
-  auto problem = [&](int64_t line, const std::string &what) {
-    if (problems.size() < kMaxReportedProblems)
-      problems.push_back(path + ":" + std::to_string(line) + ": " + what);
-    ++problemCount;
-  };
-  int64_t lineNumber = 0;
-  size_t start = 0;
-  while (start < content.size()) {
-    size_t end = content.find('\n', start);
-    if (end == std::string_view::npos)
-      end = content.size();
-    std::string_view line = content.substr(start, end - start);
-    start = end + 1;
-    ++lineNumber;
-    if (!line.empty() && line.back() == '\r')
-      line.remove_suffix(1);
-    if (size_t bad = findInvalidUtf8(line); bad != std::string_view::npos) {
-      problem(lineNumber, "invalid UTF-8 at byte " + std::to_string(bad + 1) +
-                              " of the line (the data must be UTF-8 text)");
-      continue;
-    }
-    if (line.find_first_not_of(" \t\v\f") == std::string_view::npos) {
-      problem(lineNumber, "empty line (expected 'label<TAB>text')");
-      continue;
-    }
-    size_t tab = line.find('\t');
-    if (tab == std::string_view::npos) {
-      problem(lineNumber, "no tab between label and text (expected "
-                          "'label<TAB>text')");
-      continue;
-    }
-    if (line.find('\t', tab + 1) != std::string_view::npos) {
-      problem(lineNumber, "more than one tab (expected 'label<TAB>text')");
-      continue;
-    }
-    LabeledExample example;
-    example.line = lineNumber;
-    example.label = std::string(trimBlanks(line.substr(0, tab)));
-    example.words = splitWords(line.substr(tab + 1));
-    if (example.label.empty())
-      problem(lineNumber, "the label is empty");
-    else if (example.words.empty())
-      problem(lineNumber, "the text is empty");
-    else
-      text.examples.push_back(std::move(example));
-  }
-  if (problemCount) {
-    std::string message;
-    for (size_t i = 0; i < problems.size(); ++i)
-      message += (i ? "\n" : "") + problems[i];
-    if (problemCount > problems.size())
-      message += "\n... and " + std::to_string(problemCount - problems.size()) +
-                 " more bad lines in '" + path + "'";
-    throw InputError(message);
-  }
+  ProblemList problems;
+  forEachTabbedLine(content, path, {"label", "text"}, problems,
+                    [&](const TabbedLine &line) {
+                      LabeledExample example;
+                      example.line = line.number;
+                      example.label = std::string(trimBlanks(line.left));
+                      example.words = splitWords(line.right);
+                      std::string at = fileLine(path, line.number);
+                      if (example.label.empty())
+                        problems.add(at + "the label is empty");
+                      else if (example.words.empty())
+                        problems.add(at + "the text is empty");
+                      else
+                        text.examples.push_back(std::move(example));
+                    });
+  problems.throwIfAny("bad lines in '" + path + "'");
   if (text.examples.empty())
     throw InputError("'" + path + "' holds no labeled lines");
   return text;

@@ -5,6 +5,7 @@
 #include "formats/FileIO.h"
 #include "core/Init.h"
 #include "data/InputValidation.h"
+#include "data/TabbedLines.h"
 #include "core/Parameters.h"
 
 #include <cmath>
@@ -16,34 +17,22 @@ namespace txrt::driver {
 
 namespace {
 
-/// Collects problems and throws them as one InputError.
-class ProblemList {
-public:
-  void add(std::string problem) {
-    ++count_;
-    if (lines_.size() < kMaxReportedProblems)
-      lines_.push_back(std::move(problem));
-  }
-  void throwIfAny(const std::string &what) const {
-    if (count_ == 0)
-      return;
-    std::string message;
-    for (size_t i = 0; i < lines_.size(); ++i)
-      message += (i ? "\n" : "") + lines_[i];
-    if (count_ > lines_.size())
-      message += "\n... and " + std::to_string(count_ - lines_.size()) +
-                 " more " + what;
-    throw InputError(message);
-  }
-
-private:
-  std::vector<std::string> lines_;
-  size_t count_ = 0;
-};
-
-std::string where(const std::string &path, int64_t line) {
-  return path + ":" + std::to_string(line) + ": ";
+bool isBlank(std::string_view text) {
+  return text.find_first_not_of(" \t\n\r\v\f") == std::string_view::npos;
 }
+
+/// Whether both sides of `line` hold a word; problems for those that don't.
+bool bothSidesPresent(const TabbedLine &line, const std::string &path,
+                      ProblemList &problems) {
+  bool source = !isBlank(line.left), target = !isBlank(line.right);
+  if (!source)
+    problems.add(fileLine(path, line.number) + "the source side is empty");
+  if (!target)
+    problems.add(fileLine(path, line.number) + "the target side is empty");
+  return source && target;
+}
+
+constexpr TabbedColumns kPairColumns = {"source", "target"};
 
 } // namespace
 
@@ -53,55 +42,39 @@ ParallelText parseParallelText(std::string_view content,
   text.path = path;
   text.hash = fnv1a64(content);
   ProblemList problems;
-  int64_t lineNumber = 0;
-  size_t start = 0;
-  while (start < content.size()) {
-    size_t end = content.find('\n', start);
-    if (end == std::string_view::npos)
-      end = content.size();
-    std::string_view line = content.substr(start, end - start);
-    start = end + 1;
-    ++lineNumber;
-    if (!line.empty() && line.back() == '\r')
-      line.remove_suffix(1);
-    std::string at = where(path, lineNumber);
-    // Words become JSON strings in the tokenizer: they must be UTF-8.
-    if (size_t bad = findInvalidUtf8(line); bad != std::string_view::npos) {
-      problems.add(at + "invalid UTF-8 at byte " + std::to_string(bad + 1) +
-                   " of the line (the data must be UTF-8 text)");
-      continue;
-    }
-    if (line.find_first_not_of(" \t\v\f") == std::string_view::npos) {
-      problems.add(at + "empty line (expected 'source<TAB>target')");
-      continue;
-    }
-    size_t tab = line.find('\t');
-    if (tab == std::string_view::npos) {
-      problems.add(at + "no tab between source and target (expected "
-                        "'source<TAB>target')");
-      continue;
-    }
-    if (line.find('\t', tab + 1) != std::string_view::npos) {
-      problems.add(at + "more than one tab (expected 'source<TAB>target')");
-      continue;
-    }
-    SentencePair pair;
-    pair.line = lineNumber;
-    pair.sourceText = std::string(line.substr(0, tab));
-    pair.targetText = std::string(line.substr(tab + 1));
-    pair.source = splitWords(pair.sourceText);
-    pair.target = splitWords(pair.targetText);
-    if (pair.source.empty())
-      problems.add(at + "the source side is empty");
-    if (pair.target.empty())
-      problems.add(at + "the target side is empty");
-    if (!pair.source.empty() && !pair.target.empty())
-      text.pairs.push_back(std::move(pair));
-  }
+  forEachTabbedLine(content, path, kPairColumns, problems,
+                    [&](const TabbedLine &line) {
+                      if (!bothSidesPresent(line, path, problems))
+                        return;
+                      SentencePair pair;
+                      pair.line = line.number;
+                      pair.sourceText = std::string(line.left);
+                      pair.targetText = std::string(line.right);
+                      pair.source = splitWords(pair.sourceText);
+                      pair.target = splitWords(pair.targetText);
+                      text.pairs.push_back(std::move(pair));
+                    });
   problems.throwIfAny("bad lines in '" + path + "'");
   if (text.pairs.empty())
     throw InputError("'" + path + "' holds no sentence pairs");
   return text;
+}
+
+uint64_t forEachSentencePair(const std::string &path,
+                             const SentencePairVisitor &visit) {
+  ProblemList problems;
+  int64_t pairs = 0;
+  uint64_t hash = forEachTabbedLineInFile(
+      path, kPairColumns, problems, [&](const TabbedLine &line) {
+        if (!bothSidesPresent(line, path, problems))
+          return;
+        ++pairs;
+        visit(line);
+      });
+  problems.throwIfAny("bad lines in '" + path + "'");
+  if (pairs == 0)
+    throw InputError("'" + path + "' holds no sentence pairs");
+  return hash;
 }
 
 ParallelText readParallelText(const std::string &path) {
@@ -166,36 +139,65 @@ SequenceBounds sequenceBounds(const ModelInfo &model, const EntryInfo &srcEntry,
   return bounds;
 }
 
+namespace {
+
+/// Problems for a pair whose ids do not fit `bounds`.
+void checkPairLength(size_t sourceLength, size_t targetLength,
+                     const SequenceBounds &bounds, const std::string &unit,
+                     const std::string &at, ProblemList &problems) {
+  if (int64_t(sourceLength) > bounds.source.bound)
+    problems.add(at + "the source sentence has " +
+                 std::to_string(sourceLength) + " " + unit + ", more than " +
+                 bounds.source.describe());
+  if (int64_t(targetLength) + 1 > bounds.target.bound)
+    problems.add(at + "the target sentence has " +
+                 std::to_string(targetLength) + " " + unit +
+                 "; with [SOS] / [EOS] " + "that is " +
+                 std::to_string(targetLength + 1) + " positions, more than " +
+                 bounds.target.describe());
+}
+
+} // namespace
+
 std::vector<EncodedPair> encodeParallelText(const ParallelText &text,
                                             const Tokenizer &tokenizer,
                                             const SequenceBounds &bounds) {
   std::vector<EncodedPair> encoded;
   encoded.reserve(text.pairs.size());
   ProblemList problems;
+  const std::string unit = tokenizer.unit();
   for (const SentencePair &pair : text.pairs) {
-    std::string at = where(text.path, pair.line);
     EncodedPair ids{tokenizer.subwords ? tokenizer.encodeSource(pair.sourceText)
                                        : tokenizer.source.encode(pair.source),
                     tokenizer.subwords ? tokenizer.encodeTarget(pair.targetText)
                                        : tokenizer.target.encode(pair.target),
                     pair.line};
-    const std::string unit = tokenizer.unit();
-    int64_t sourceLength = int64_t(ids.source.size());
-    int64_t targetLength = int64_t(ids.target.size());
-    if (sourceLength > bounds.source.bound)
-      problems.add(at + "the source sentence has " +
-                   std::to_string(sourceLength) + " " + unit +
-                   ", more than " + bounds.source.describe());
-    if (targetLength + 1 > bounds.target.bound)
-      problems.add(at + "the target sentence has " +
-                   std::to_string(targetLength) + " " + unit +
-                   "; with [SOS] / [EOS] " + "that is " +
-                   std::to_string(targetLength + 1) +
-                   " positions, more than " + bounds.target.describe());
+    checkPairLength(ids.source.size(), ids.target.size(), bounds, unit,
+                    fileLine(text.path, pair.line), problems);
     encoded.push_back(std::move(ids));
   }
   problems.throwIfAny("sentences too long in '" + text.path + "'");
   return encoded;
+}
+
+PairIds readEncodedParallelText(const std::string &path,
+                                const Tokenizer &tokenizer,
+                                const SequenceBounds &bounds,
+                                uint64_t &outHash) {
+  PairIds pairs;
+  ProblemList problems;
+  const std::string unit = tokenizer.unit();
+  outHash = forEachSentencePair(path, [&](const TabbedLine &line) {
+    std::vector<int32_t> source = tokenizer.encodeSource(line.left);
+    std::vector<int32_t> target = tokenizer.encodeTarget(line.right);
+    checkPairLength(source.size(), target.size(), bounds, unit,
+                    fileLine(path, line.number), problems);
+    if (problems.count() == 0)
+      pairs.add(source, target, line.number);
+  });
+  problems.throwIfAny("sentences too long in '" + path + "'");
+  pairs.shrinkToFit();
+  return pairs;
 }
 
 //===----------------------------------------------------------------------===//
@@ -240,24 +242,44 @@ void checkFits(const ModelInfo &model, const Vocabulary &vocab,
 
 Tokenizer buildTokenizer(const ModelInfo &model, const ParallelText &text,
                          int64_t minFreq) {
-  std::vector<std::vector<std::string>> sources, targets;
+  WordCounts sources, targets;
   for (const SentencePair &pair : text.pairs) {
-    sources.push_back(pair.source);
-    targets.push_back(pair.target);
+    for (const std::string &word : pair.source)
+      ++sources[word];
+    for (const std::string &word : pair.target)
+      ++targets[word];
   }
+  return buildTokenizer(model, sources, targets, minFreq, text.path);
+}
+
+Tokenizer buildTokenizer(const ModelInfo &model, const std::string &path,
+                         int64_t minFreq) {
+  WordCounts sources, targets;
+  forEachSentencePair(path, [&](const TabbedLine &line) {
+    for (std::string &word : splitWords(line.left))
+      ++sources[std::move(word)];
+    for (std::string &word : splitWords(line.right))
+      ++targets[std::move(word)];
+  });
+  return buildTokenizer(model, sources, targets, minFreq, path);
+}
+
+Tokenizer buildTokenizer(const ModelInfo &model, const WordCounts &sources,
+                         const WordCounts &targets, int64_t minFreq,
+                         const std::string &path) {
   int32_t pad = modelPadId(model);
   Tokenizer tokenizer;
   tokenizer.minFreq = minFreq;
   try {
-    tokenizer.source = Vocabulary::build(sources, minFreq, pad);
-    tokenizer.target = Vocabulary::build(targets, minFreq, pad);
+    tokenizer.source = Vocabulary::fromCounts(sources, minFreq, pad);
+    tokenizer.target = Vocabulary::fromCounts(targets, minFreq, pad);
   } catch (const std::invalid_argument &error) {
-    throw InputError("cannot build the vocabularies of '" + text.path +
+    throw InputError("cannot build the vocabularies of '" + path +
                      "' with config pad = " + std::to_string(pad) + ": " +
                      error.what());
   }
   ProblemList problems;
-  std::string origin = "of '" + text.path + "'";
+  std::string origin = "of '" + path + "'";
   checkFits(model, tokenizer.source, "source", "source", origin, problems);
   checkFits(model, tokenizer.target, "target_in", "target", origin, problems);
   problems.throwIfAny("problems");

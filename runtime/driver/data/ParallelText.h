@@ -19,9 +19,12 @@
 
 #include "core/ModelInfo.h"
 #include "formats/Safetensors.h"
+#include "data/PairIds.h"
+#include "data/TabbedLines.h"
 #include "data/Tokenizer.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -48,6 +51,15 @@ ParallelText readParallelText(const std::string &path);
 /// Parses TSV content (as readParallelText does; `path` names it in errors).
 ParallelText parseParallelText(std::string_view content,
                                const std::string &path);
+
+using SentencePairVisitor = std::function<void(const TabbedLine &)>;
+
+/// Streams `path` in blocks, checking each line as readParallelText does,
+/// and visits every good pair (its sides as written: line.left the source,
+/// line.right the target); throws the bad lines at the end. Returns the
+/// FNV-1a hash of the file. Nothing of the text is kept.
+uint64_t forEachSentencePair(const std::string &path,
+                             const SentencePairVisitor &visit);
 
 /// The length bounds of one side of the data, from a model entry input.
 struct LengthBound {
@@ -89,11 +101,27 @@ std::vector<EncodedPair> encodeParallelText(const ParallelText &text,
                                             const Tokenizer &tokenizer,
                                             const SequenceBounds &bounds);
 
+/// Streams the TSV file `path` (forEachSentencePair) and encodes each pair
+/// as it is read, checking it against `bounds` like encodeParallelText:
+/// only the ids are kept (PairIds.h). `outHash`: the file's FNV-1a.
+PairIds readEncodedParallelText(const std::string &path,
+                                const Tokenizer &tokenizer,
+                                const SequenceBounds &bounds,
+                                uint64_t &outHash);
+
 /// Builds a tokenizer from `text` and checks that each vocabulary fits the
 /// model's config `src_vocab` / `tgt_vocab` (or `vocab`), else InputError
 /// naming the key, the size needed and the txc -D flag.
 Tokenizer buildTokenizer(const ModelInfo &model, const ParallelText &text,
                          int64_t minFreq);
+/// The same from the file `path`, streamed (the words are counted, the
+/// text is not kept).
+Tokenizer buildTokenizer(const ModelInfo &model, const std::string &path,
+                         int64_t minFreq);
+/// The same from counted words (`path` names the data in errors).
+Tokenizer buildTokenizer(const ModelInfo &model, const WordCounts &sources,
+                         const WordCounts &targets, int64_t minFreq,
+                         const std::string &path);
 
 /// Checks a loaded tokenizer against the model's vocabulary sizes; `origin`
 /// names it in errors ("'t.json'", "the tokenizer inside 'ckpt'").

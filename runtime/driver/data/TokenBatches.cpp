@@ -39,13 +39,15 @@ void cutPoolByTokens(const size_t *first, const size_t *last,
     batches.push_back(std::move(batch));
 }
 
-void checkFitsMaxTokens(const ExampleLengths &lengths, int64_t maxTokens) {
+void checkFitsMaxTokens(const ExampleLengths &lengths, int64_t maxTokens,
+                        const std::function<std::string(size_t)> &name) {
   for (size_t i = 0; i < lengths.size(); ++i)
     if (paddedTokens(1, lengths[i]) > maxTokens)
       throw InputError(
-          "--max-tokens " + std::to_string(maxTokens) +
-          " is smaller than example " + std::to_string(i + 1) +
-          " of the training data, which alone takes " +
+          "--max-tokens " + std::to_string(maxTokens) + " is smaller than " +
+          (name ? name(i)
+                : "example " + std::to_string(i + 1) + " of the training data") +
+          ", which alone takes " +
           std::to_string(paddedTokens(1, lengths[i])) +
           " positions (" + std::to_string(lengths[i].first) + " source, " +
           std::to_string(lengths[i].second) +

@@ -15,6 +15,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -36,8 +38,11 @@ void cutPoolByTokens(const size_t *first, const size_t *last,
                      std::vector<std::vector<size_t>> &batches);
 
 /// InputError when an example alone exceeds `maxTokens`: names the flag,
-/// the example (1-based, in data order) and its size.
-void checkFitsMaxTokens(const ExampleLengths &lengths, int64_t maxTokens);
+/// the example and its size. `name(i)` names example i ("the pair at
+/// train.tsv:5"); without it, "example i+1 of the training data".
+void checkFitsMaxTokens(
+    const ExampleLengths &lengths, int64_t maxTokens,
+    const std::function<std::string(size_t)> &name = nullptr);
 
 } // namespace txrt::driver
 

@@ -103,10 +103,15 @@ size_t findInvalidUtf8(std::string_view text) {
 Vocabulary
 Vocabulary::build(const std::vector<std::vector<std::string>> &sentences,
                   int64_t minFreq, int32_t padId) {
-  std::unordered_map<std::string, int64_t> counts;
+  WordCounts counts;
   for (const auto &sentence : sentences)
     for (const std::string &word : sentence)
       ++counts[word];
+  return fromCounts(counts, minFreq, padId);
+}
+
+Vocabulary Vocabulary::fromCounts(const WordCounts &counts, int64_t minFreq,
+                                  int32_t padId) {
   std::vector<std::pair<std::string, int64_t>> ranked;
   for (auto &[word, count] : counts)
     if (count >= minFreq && word != kUnkToken && word != kPadToken &&

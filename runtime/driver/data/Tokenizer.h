@@ -92,6 +92,9 @@ std::string joinWords(const std::vector<std::string> &words);
 /// not), or std::string_view::npos when it all is.
 size_t findInvalidUtf8(std::string_view text);
 
+/// Occurrences of each word.
+using WordCounts = std::unordered_map<std::string, int64_t>;
+
 class Vocabulary {
 public:
   Vocabulary() = default;
@@ -100,6 +103,9 @@ public:
   /// std::invalid_argument when padId is negative or leaves a gap.
   static Vocabulary build(const std::vector<std::vector<std::string>> &sentences,
                           int64_t minFreq, int32_t padId);
+  /// The same from counted words.
+  static Vocabulary fromCounts(const WordCounts &counts, int64_t minFreq,
+                               int32_t padId);
 
   /// From the id-ordered word list; throws std::invalid_argument when a
   /// special is missing or a word repeats.

@@ -34,14 +34,21 @@ std::string TrainingProgress::formatDuration(double seconds) {
 void TrainingProgress::update(int64_t step, double loss, double lr,
                               double tokensPerSecond) {
   bool last = step == lastStep_;
-  if (!interactive_ && !last && step != firstStep_ &&
-      (step - firstStep_ + 1) % interval_ != 0)
-    return;
   double elapsed = std::chrono::duration<double>(
                        std::chrono::steady_clock::now() - start_)
                        .count();
+  // With a time limit a line is also due every twentieth of it.
+  bool timed = timeLimit_ > 0 && elapsed >= nextTimedLine_;
+  if (!interactive_ && !last && !timed && step != firstStep_ &&
+      (step - firstStep_ + 1) % interval_ != 0)
+    return;
+  if (timeLimit_ > 0)
+    while (nextTimedLine_ <= elapsed)
+      nextTimedLine_ += timeLimit_ / 20;
   double done = double(step - firstStep_ + 1);
   double eta = elapsed / done * double(lastStep_ - step);
+  if (timeLimit_ > 0)
+    eta = std::max(0.0, std::min(eta, timeLimit_ - elapsed));
   char epoch[32] = "", bleu[32] = "";
   if (epoch_ > 0)
     std::snprintf(epoch, sizeof(epoch), "  epoch %lld",

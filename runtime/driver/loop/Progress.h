@@ -35,6 +35,13 @@ public:
   void setEpoch(int64_t epoch) { epoch_ = epoch; }
   /// The BLEU of the last validation.
   void setValidationBleu(double bleu) { bleu_ = bleu; }
+  /// --stop-time: the run ends after `seconds` (from construction); the
+  /// ETA is at most what is left of it, and plain lines also come every
+  /// twentieth of it.
+  void setTimeLimit(double seconds) {
+    timeLimit_ = seconds;
+    nextTimedLine_ = seconds / 20;
+  }
 
   /// "1:02:03" / "2:03".
   static std::string formatDuration(double seconds);
@@ -47,6 +54,7 @@ private:
   bool drawn_ = false;
   int64_t epoch_ = 0; ///< 0: not shown
   double bleu_ = -1;  ///< < 0: not shown
+  double timeLimit_ = 0, nextTimedLine_ = 0; ///< 0: no --stop-time
 };
 
 /// Whether stderr is a terminal.

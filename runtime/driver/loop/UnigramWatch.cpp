@@ -38,9 +38,9 @@ std::optional<std::string> UnigramWatch::afterStep(int64_t step,
   char line[320];
   std::snprintf(line, sizeof(line),
                 "the loss (%.4f) is at the unigram entropy of the targets "
-                "(%.4f) after %lld steps: the model predicts token "
+                "(%.4f) after %lld steps: the model predicts %s "
                 "frequencies only; check the learning-rate schedule (warmup)",
-                mean, entropy_, static_cast<long long>(step));
+                mean, entropy_, static_cast<long long>(step), unit_.c_str());
   return std::string(line);
 }
 

@@ -30,7 +30,10 @@ public:
   static constexpr size_t kWindow = 50;
   static constexpr double kTolerance = 0.02;
 
-  explicit UnigramWatch(double entropy) : entropy_(entropy) {}
+  /// `unit`: what the targets are ("token", a classifier's "label"), for
+  /// the message.
+  explicit UnigramWatch(double entropy, std::string unit = "token")
+      : entropy_(entropy), unit_(std::move(unit)) {}
 
   /// After update `step` with loss `loss`: the warning line (without
   /// "warning: ") the first time the loss sits at the entropy.
@@ -38,6 +41,7 @@ public:
 
 private:
   double entropy_;
+  std::string unit_;
   std::deque<double> recent_;
   double sum_ = 0;
   bool warned_ = false;

@@ -67,7 +67,8 @@ TEST(BatchSourceTest, ClassifierBatchesPadTokensZeroSegmentsAndLabels) {
 
 TEST(BatchSourceTest, Seq2SeqBatchesByRole) {
   Vocabulary target = Vocabulary::build({{"a", "b"}}, 1, 0);
-  Seq2SeqBatches source({{{5, 6}, {target.id("a")}, 1}}, target, 0, 1, 0);
+  Seq2SeqBatches source(PairIds::fromPairs({{{5, 6}, {target.id("a")}, 1}}),
+                        target, 0, 1, 0);
   EntryInfo entry = entryWithRoles({{"x", "source"},
                                     {"y_in", "target_in"},
                                     {"y_out", "target_out"}});

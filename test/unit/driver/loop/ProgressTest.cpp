@@ -3,7 +3,9 @@
 #include "TestUtil.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
+#include <thread>
 
 using namespace txrt::driver;
 
@@ -53,6 +55,38 @@ TEST(ProgressTest, EpochAndTheLastValidationBleuWhenSet) {
                            "BLEU 7.50  ETA "),
             std::string::npos)
       << bar.str();
+}
+
+TEST(ProgressTest, ATimeLimitBoundsTheEtaAndPacesTheLines) {
+  std::ostringstream out;
+  // 10^9 steps, but the run stops after 10 minutes: the ETA is at most
+  // 10:00, not the billion steps'.
+  TrainingProgress progress(out, /*interactive=*/false, 1, 1000000000);
+  progress.setTimeLimit(600);
+  // 2 ms a step: the steps alone would say 2 * 10^6 s.
+  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  progress.update(1, 1.0, 1e-3, 500);
+  std::string text = out.str();
+  size_t at = text.find("eta ");
+  ASSERT_NE(at, std::string::npos) << text;
+  int minutes = -1, seconds = -1;
+  char rest = 0;
+  ASSERT_EQ(std::sscanf(text.c_str() + at, "eta %d:%d%c", &minutes, &seconds,
+                        &rest),
+            3)
+      << text;
+  EXPECT_EQ(rest, '\n') << text; // m:ss, no hours
+  EXPECT_LE(minutes * 60 + seconds, 600) << text;
+  // A limit that has passed makes the next update's line due whatever
+  // the step count says.
+  std::ostringstream paced;
+  TrainingProgress quick(paced, /*interactive=*/false, 1, 1000000000);
+  quick.setTimeLimit(1e-9);
+  quick.update(1, 1.0, 1e-3, 500);
+  quick.update(2, 1.0, 1e-3, 500);
+  EXPECT_NE(paced.str().find("step 2/1000000000"), std::string::npos)
+      << paced.str();
+  EXPECT_NE(paced.str().find("eta 0:00"), std::string::npos) << paced.str();
 }
 
 TEST(ProgressTest, TerminalBarRedrawsOneLine) {

@@ -31,6 +31,17 @@ TEST(UnigramWatchTest, WarnsOnceAfterEnoughStepsAtTheEntropy) {
   EXPECT_FALSE(watch.afterStep(201, 5.0));
 }
 
+TEST(UnigramWatchTest, AClassifierIsToldAboutLabels) {
+  UnigramWatch watch(std::log(3.0), "label");
+  std::optional<std::string> warning;
+  for (int64_t step = 1; step <= 200 && !warning; ++step)
+    warning = watch.afterStep(step, std::log(3.0));
+  ASSERT_TRUE(warning);
+  EXPECT_NE(warning->find("the model predicts label frequencies only"),
+            std::string::npos)
+      << *warning;
+}
+
 TEST(UnigramWatchTest, ALossBelowTheEntropyOrAResumedRunsFewStepsStaySilent) {
   UnigramWatch learning(5.0);
   for (int64_t step = 1; step <= 400; ++step)

@@ -1,0 +1,121 @@
+//===- TabbedLines.cpp - 'left<TAB>right' lines, checked -------------------===//
+#include "data/TabbedLines.h"
+#include "core/Error.h"
+#include "core/Parameters.h"
+#include "data/Tokenizer.h"
+#include "formats/FileIO.h"
+
+#include <algorithm>
+
+namespace txrt::driver {
+
+void ProblemList::add(std::string problem) {
+  ++count_;
+  if (lines_.size() < kMaxReportedProblems)
+    lines_.push_back(std::move(problem));
+}
+
+void ProblemList::throwIfAny(const std::string &what) const {
+  if (count_ == 0)
+    return;
+  std::string message;
+  for (size_t i = 0; i < lines_.size(); ++i)
+    message += (i ? "\n" : "") + lines_[i];
+  if (count_ > lines_.size())
+    message += "\n... and " + std::to_string(count_ - lines_.size()) +
+               " more " + what;
+  throw InputError(message);
+}
+
+std::string fileLine(const std::string &path, int64_t line) {
+  return path + ":" + std::to_string(line) + ": ";
+}
+
+namespace {
+
+/// Checks one line (its '\n' removed) and visits it when it is good.
+void visitLine(std::string_view line, int64_t number, const std::string &path,
+               TabbedColumns columns, ProblemList &problems,
+               const TabbedLineVisitor &visit) {
+  if (!line.empty() && line.back() == '\r')
+    line.remove_suffix(1);
+  std::string expected = std::string("(expected '") + columns.left +
+                         "<TAB>" + columns.right + "')";
+  // Words become JSON strings in the tokenizer: they must be UTF-8.
+  if (size_t bad = findInvalidUtf8(line); bad != std::string_view::npos) {
+    problems.add(fileLine(path, number) + "invalid UTF-8 at byte " +
+                 std::to_string(bad + 1) +
+                 " of the line (the data must be UTF-8 text)");
+    return;
+  }
+  if (line.find_first_not_of(" \t\v\f") == std::string_view::npos) {
+    problems.add(fileLine(path, number) + "empty line " + expected);
+    return;
+  }
+  size_t tab = line.find('\t');
+  if (tab == std::string_view::npos) {
+    problems.add(fileLine(path, number) + "no tab between " + columns.left +
+                 " and " + columns.right + " " + expected);
+    return;
+  }
+  if (line.find('\t', tab + 1) != std::string_view::npos) {
+    problems.add(fileLine(path, number) + "more than one tab " + expected);
+    return;
+  }
+  visit(TabbedLine{number, line.substr(0, tab), line.substr(tab + 1)});
+}
+
+uint64_t continueFnv1a64(uint64_t hash, std::string_view bytes) {
+  for (char c : bytes) {
+    hash ^= static_cast<unsigned char>(c);
+    hash *= 0x100000001B3ull;
+  }
+  return hash;
+}
+
+} // namespace
+
+void forEachTabbedLine(std::string_view content, const std::string &path,
+                       TabbedColumns columns, ProblemList &problems,
+                       const TabbedLineVisitor &visit) {
+  int64_t number = 0;
+  size_t start = 0;
+  while (start < content.size()) {
+    size_t end = content.find('\n', start);
+    if (end == std::string_view::npos)
+      end = content.size();
+    visitLine(content.substr(start, end - start), ++number, path, columns,
+              problems, visit);
+    start = end + 1;
+  }
+}
+
+uint64_t forEachTabbedLineInFile(const std::string &path,
+                                 TabbedColumns columns, ProblemList &problems,
+                                 const TabbedLineVisitor &visit) {
+  constexpr size_t kBlock = size_t(1) << 20;
+  BinaryFile file(path);
+  uint64_t hash = 0xCBF29CE484222325ull; // fnv1a64's offset basis
+  std::string buffer;                    // the unfinished line, then a block
+  int64_t number = 0;
+  for (uint64_t offset = 0; offset < file.size();) {
+    size_t bytes = size_t(std::min<uint64_t>(kBlock, file.size() - offset));
+    size_t kept = buffer.size();
+    buffer.resize(kept + bytes);
+    file.readAt(offset, buffer.data() + kept, bytes);
+    offset += bytes;
+    hash = continueFnv1a64(hash, std::string_view(buffer).substr(kept));
+    std::string_view text(buffer);
+    size_t start = 0;
+    for (size_t end; (end = text.find('\n', start)) != std::string_view::npos;
+         start = end + 1)
+      visitLine(text.substr(start, end - start), ++number, path, columns,
+                problems, visit);
+    buffer.erase(0, start);
+  }
+  if (!buffer.empty())
+    visitLine(buffer, ++number, path, columns, problems, visit);
+  return hash;
+}
+
+} // namespace txrt::driver

@@ -1,0 +1,113 @@
+//===- StopRequest.cpp - train --stop-time and SIGINT/SIGTERM -------------===//
+//
+// The handlers only store the signal number (async-signal-safe); a second
+// signal restores the default action and raises it again.
+//
+//===----------------------------------------------------------------------===//
+#include "loop/StopRequest.h"
+
+#include <csignal>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace txrt::driver {
+
+namespace {
+
+volatile std::sig_atomic_t caught = 0;
+
+void onStopSignal(int signal) {
+  if (caught) {
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+    return;
+  }
+  caught = signal;
+}
+
+struct sigaction previousInt, previousTerm;
+
+std::string describeSeconds(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f s", seconds);
+  return text;
+}
+
+} // namespace
+
+std::optional<double> parseDuration(const std::string &text) {
+  if (text.size() < 2)
+    return std::nullopt;
+  double unit = 0;
+  switch (text.back()) {
+  case 's':
+    unit = 1;
+    break;
+  case 'm':
+    unit = 60;
+    break;
+  case 'h':
+    unit = 3600;
+    break;
+  default:
+    return std::nullopt;
+  }
+  std::string number = text.substr(0, text.size() - 1);
+  // Digits and at most one '.': no signs, exponents, "inf" or "nan".
+  if (number.find_first_not_of("0123456789.") != std::string::npos ||
+      number.find('.') != number.rfind('.') || number == ".")
+    return std::nullopt;
+  double value = std::strtod(number.c_str(), nullptr);
+  double seconds = value * unit;
+  if (!(seconds > 0) || !std::isfinite(seconds) || seconds > 1e9)
+    return std::nullopt;
+  return seconds;
+}
+
+StopRequest::StopRequest(std::optional<double> stopSeconds,
+                         std::string stopTimeText, bool catchSignals)
+    : stopSeconds_(stopSeconds), stopTimeText_(std::move(stopTimeText)),
+      catchSignals_(catchSignals), start_(std::chrono::steady_clock::now()) {
+  if (!catchSignals_)
+    return;
+  caught = 0;
+  struct sigaction action = {};
+  action.sa_handler = onStopSignal;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(SIGINT, &action, &previousInt);
+  sigaction(SIGTERM, &action, &previousTerm);
+}
+
+StopRequest::~StopRequest() {
+  if (!catchSignals_)
+    return;
+  sigaction(SIGINT, &previousInt, nullptr);
+  sigaction(SIGTERM, &previousTerm, nullptr);
+}
+
+std::optional<std::string> StopRequest::reason() const {
+  if (caught)
+    return std::string(caught == SIGINT ? "SIGINT" : "SIGTERM") +
+           " received (a second one ends the process at once)";
+  if (std::optional<double> left = secondsLeft(); left && *left <= 0)
+    return "--stop-time " + stopTimeText_ + " passed (" +
+           describeSeconds(*stopSeconds_ - *left) + " of training)";
+  return std::nullopt;
+}
+
+std::optional<double> StopRequest::secondsLeft() const {
+  if (!stopSeconds_)
+    return std::nullopt;
+  double elapsed = std::chrono::duration<double>(
+                       std::chrono::steady_clock::now() - start_)
+                       .count();
+  return *stopSeconds_ - elapsed;
+}
+
+int StopRequest::caughtSignal() { return caught; }
+
+void StopRequest::resetForTesting() { caught = 0; }
+
+} // namespace txrt::driver

@@ -1,0 +1,72 @@
+//===- TabbedLinesTest.cpp - 'left<TAB>right' lines from text and files ---===//
+#include "data/TabbedLines.h"
+#include "core/Error.h"
+#include "core/Init.h"
+#include "TestUtil.h"
+
+using namespace txrt::driver;
+using namespace txrt_driver_test;
+
+namespace {
+
+std::vector<std::string> visitAll(std::string_view content, ProblemList &problems) {
+  std::vector<std::string> seen;
+  forEachTabbedLine(content, "d.tsv", {"source", "target"}, problems,
+                    [&](const TabbedLine &line) {
+                      seen.push_back(std::to_string(line.number) + ":" +
+                                     std::string(line.left) + "|" +
+                                     std::string(line.right));
+                    });
+  return seen;
+}
+
+TEST(TabbedLinesTest, GoodLinesAreVisitedAndBadOnesNamed) {
+  ProblemList problems;
+  std::vector<std::string> seen = visitAll(
+      "a b\tc\r\n\nno tab\nx\ty\tz\n\xff\tq\nlast\tline", problems);
+  EXPECT_EQ(seen, (std::vector<std::string>{"1:a b|c", "6:last|line"}));
+  EXPECT_EQ(problems.count(), 4u);
+  EXPECT_THROW_MESSAGE(
+      problems.throwIfAny("bad lines"), InputError,
+      "d.tsv:2: empty line (expected 'source<TAB>target')\n"
+      "d.tsv:3: no tab between source and target (expected "
+      "'source<TAB>target')\n"
+      "d.tsv:4: more than one tab (expected 'source<TAB>target')\n"
+      "d.tsv:5: invalid UTF-8 at byte 1 of the line (the data must be UTF-8 "
+      "text)");
+}
+
+TEST(TabbedLinesTest, AFileReadInBlocksGivesTheSameLinesAndHash) {
+  // Lines of every length up to past the 1 MiB block, so that lines cross
+  // block boundaries; no final newline.
+  std::string content;
+  for (int i = 0; content.size() < (size_t(5) << 20); ++i)
+    content += std::string(size_t(1 + (i * 7919) % 300000), 'a') + "\tt" +
+               std::to_string(i) + (i % 3 ? "\n" : "\r\n");
+  content += "end\tend";
+  ScratchDir dir;
+  std::string path = dir.file("big.tsv");
+  writeFile(path, content);
+
+  ProblemList fromText, fromFile;
+  std::vector<std::string> expected = visitAll(content, fromText);
+  std::vector<std::string> seen;
+  uint64_t hash = forEachTabbedLineInFile(
+      path, {"source", "target"}, fromFile, [&](const TabbedLine &line) {
+        seen.push_back(std::to_string(line.number) + ":" +
+                       std::string(line.left) + "|" + std::string(line.right));
+      });
+  EXPECT_EQ(fromFile.count(), 0u);
+  EXPECT_EQ(seen.size(), expected.size());
+  EXPECT_TRUE(seen == expected);
+  EXPECT_EQ(hash, fnv1a64(content));
+}
+
+TEST(TabbedLinesTest, AMissingFileIsAnInputError) {
+  ProblemList problems;
+  EXPECT_THROW(forEachTabbedLineInFile("/nonexistent/x.tsv", {"a", "b"},
+                                       problems, [](const TabbedLine &) {}),
+               InputError);
+}
+
+} // namespace

@@ -1,0 +1,54 @@
+//===- StopRequestTest.cpp - --stop-time durations and the stop signals ---===//
+#include "loop/StopRequest.h"
+#include "TestUtil.h"
+
+#include <csignal>
+
+using namespace txrt::driver;
+
+namespace {
+
+TEST(StopRequestTest, DurationsTakeANumberAndAUnit) {
+  EXPECT_EQ(parseDuration("90s"), 90.0);
+  EXPECT_EQ(parseDuration("40m"), 2400.0);
+  EXPECT_EQ(parseDuration("1.5h"), 5400.0);
+  EXPECT_EQ(parseDuration("0.5s"), 0.5);
+  for (const char *bad : {"", "s", "90", "90x", "-1s", "0s", "1e3s", "1..5h",
+                          ".s", "inf s", "nanh", " 9s", "9 s", "2H"})
+    EXPECT_FALSE(parseDuration(bad)) << "'" << bad << "'";
+}
+
+TEST(StopRequestTest, StopsWhenTheTimePasses) {
+  StopRequest none(std::nullopt, "", /*catchSignals=*/false);
+  EXPECT_FALSE(none.reason());
+  EXPECT_FALSE(none.secondsLeft());
+
+  StopRequest later(3600.0, "1h", /*catchSignals=*/false);
+  EXPECT_FALSE(later.reason());
+  EXPECT_GT(*later.secondsLeft(), 3590.0);
+
+  StopRequest passed(1e-9, "1ns", /*catchSignals=*/false);
+  std::optional<std::string> why = passed.reason();
+  ASSERT_TRUE(why);
+  EXPECT_EQ(why->rfind("--stop-time 1ns passed (", 0), 0u) << *why;
+}
+
+TEST(StopRequestTest, TheFirstSignalAsksToStopAndTheHandlerGoesAway) {
+  {
+    StopRequest stop(std::nullopt, "", /*catchSignals=*/true);
+    EXPECT_FALSE(stop.reason());
+    std::raise(SIGTERM); // caught: the process goes on
+    EXPECT_EQ(StopRequest::caughtSignal(), SIGTERM);
+    std::optional<std::string> why = stop.reason();
+    ASSERT_TRUE(why);
+    EXPECT_EQ(*why, "SIGTERM received (a second one ends the process at once)");
+  }
+  StopRequest::resetForTesting();
+  // The previous (default) handler is back: a SIGINT now would end the
+  // test binary, so only check that the action is no longer ours.
+  struct sigaction current = {};
+  sigaction(SIGINT, nullptr, &current);
+  EXPECT_EQ(current.sa_handler, SIG_DFL);
+}
+
+} // namespace
