@@ -24,6 +24,7 @@ needed; `--score HYP REF` scores any two files with the same code.
 import argparse
 import collections
 import math
+import pathlib
 import random
 import re
 import sys
@@ -120,87 +121,23 @@ def detokenize(words):
 # --- the model of notebook 004 ----------------------------------------------
 
 def build_model(torch, nn, src_vocab, tgt_vocab, d_model, layers, heads, d_ff, dropout, max_len):
-    F = torch.nn.functional
-
-    def attention(q, k, v, mask):
-        scores = torch.matmul(q, k.transpose(-2, -1)) / math.sqrt(q.size(-1))
-        if mask is not None:
-            scores = scores.masked_fill(mask == 0, -1e9)
-        return torch.matmul(F.softmax(scores, dim=-1), v)
-
-    class MultiHeadAttention(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.h, self.d_k = heads, d_model // heads
-            self.W_q = nn.Linear(d_model, d_model)
-            self.W_k = nn.Linear(d_model, d_model)
-            self.W_v = nn.Linear(d_model, d_model)
-            self.W_o = nn.Linear(d_model, d_model)
-
-        def split_heads(self, x):
-            b, t, _ = x.size()
-            return x.view(b, t, self.h, self.d_k).transpose(1, 2)
-
-        def forward(self, q, k, v, mask=None):
-            out = attention(self.split_heads(self.W_q(q)), self.split_heads(self.W_k(k)),
-                            self.split_heads(self.W_v(v)), mask)
-            b, _, t, _ = out.size()
-            return self.W_o(out.transpose(1, 2).contiguous().view(b, t, d_model))
-
-    class FeedForward(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.linear1 = nn.Linear(d_model, d_ff)
-            self.linear2 = nn.Linear(d_ff, d_model)
-
-        def forward(self, x):
-            return self.linear2(torch.relu(self.linear1(x)))
-
-    class PositionalEncoding(nn.Module):
-        def __init__(self):
-            super().__init__()
-            pe = torch.zeros(max_len, d_model)
-            position = torch.arange(0, max_len, dtype=torch.float).unsqueeze(1)
-            div = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
-            pe[:, 0::2] = torch.sin(position * div)
-            pe[:, 1::2] = torch.cos(position * div)
-            self.register_buffer("pe", pe.unsqueeze(0))
-
-        def forward(self, x):
-            return x + self.pe[:, :x.size(1)]
-
-    class EncoderLayer(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.self_attn, self.feed_forward = MultiHeadAttention(), FeedForward()
-            self.norm1, self.norm2 = nn.LayerNorm(d_model), nn.LayerNorm(d_model)
-            self.dropout = nn.Dropout(dropout)
-
-        def forward(self, x, mask):
-            x = self.norm1(x + self.dropout(self.self_attn(x, x, x, mask)))
-            return self.norm2(x + self.dropout(self.feed_forward(x)))
-
-    class DecoderLayer(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.self_attn, self.cross_attn = MultiHeadAttention(), MultiHeadAttention()
-            self.feed_forward = FeedForward()
-            self.norm1, self.norm2, self.norm3 = (nn.LayerNorm(d_model) for _ in range(3))
-            self.dropout = nn.Dropout(dropout)
-
-        def forward(self, x, memory, src_mask, tgt_mask):
-            x = self.norm1(x + self.dropout(self.self_attn(x, x, x, tgt_mask)))
-            x = self.norm2(x + self.dropout(self.cross_attn(x, memory, memory, src_mask)))
-            return self.norm3(x + self.dropout(self.feed_forward(x)))
+    """Notebook 004's Transformer: the layers of test/golden/seed_model.py (the
+    project's PyTorch twin of the seeds), but 004's top level, which neither
+    scales the embeddings by sqrt(d_model) nor re-initializes the matrices
+    (the twin follows txc's spec and notebook 001 there)."""
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "test" / "golden"))
+    from seed_model import DecoderLayer, EncoderLayer, positional_encoding
 
     class Transformer(nn.Module):
         def __init__(self):
             super().__init__()
             self.src_embedding = nn.Embedding(src_vocab, d_model)
             self.tgt_embedding = nn.Embedding(tgt_vocab, d_model)
-            self.pos = PositionalEncoding()
-            self.encoder_layers = nn.ModuleList(EncoderLayer() for _ in range(layers))
-            self.decoder_layers = nn.ModuleList(DecoderLayer() for _ in range(layers))
+            self.register_buffer("pe", positional_encoding(max_len, d_model).unsqueeze(0))
+            self.encoder_layers = nn.ModuleList(
+                EncoderLayer(d_model, heads, d_ff, dropout) for _ in range(layers))
+            self.decoder_layers = nn.ModuleList(
+                DecoderLayer(d_model, heads, d_ff, dropout) for _ in range(layers))
             self.dropout = nn.Dropout(dropout)
             self.final_linear = nn.Linear(d_model, tgt_vocab)
 
@@ -208,9 +145,12 @@ def build_model(torch, nn, src_vocab, tgt_vocab, d_model, layers, heads, d_ff, d
         def padding_mask(seq):
             return (seq != PAD).unsqueeze(1).unsqueeze(2)
 
+        def embed(self, embedding, ids):
+            return self.dropout(embedding(ids) + self.pe[:, :ids.size(1)])
+
         def encode(self, src):
             src_mask = self.padding_mask(src)
-            x = self.dropout(self.pos(self.src_embedding(src)))
+            x = self.embed(self.src_embedding, src)
             for layer in self.encoder_layers:
                 x = layer(x, src_mask)
             return x, src_mask
@@ -219,7 +159,7 @@ def build_model(torch, nn, src_vocab, tgt_vocab, d_model, layers, heads, d_ff, d
             t = tgt.size(1)
             look_ahead = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1) == 0
             tgt_mask = self.padding_mask(tgt) & look_ahead
-            x = self.dropout(self.pos(self.tgt_embedding(tgt)))
+            x = self.embed(self.tgt_embedding, tgt)
             for layer in self.decoder_layers:
                 x = layer(x, memory, src_mask, tgt_mask)
             return self.final_linear(x)
