@@ -29,7 +29,9 @@ commands:
   export W          write a checkpoint's parameters alone as safetensors
   help [COMMAND]    show this text, or the options of COMMAND
 
-Run 'PROGRAM COMMAND --help' for the options of a command.
+Run 'PROGRAM COMMAND --help' for the options of a command. Every command
+also takes --device cpu|cuda[:N] (default: the target txc built the
+executable for; a CUDA executable lists its devices in 'info'; docs/cuda.md).
 Exit codes: 0 success, 1 runtime failure, 2 bad input (arguments, files,
 shapes, token ids); every error is one 'error: ...' line per problem.
 )";
