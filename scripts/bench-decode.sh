@@ -33,10 +33,7 @@ mkdir -p "$OUT"
 PY=/usr/bin/python3
 THREADS=${TXRT_NUM_THREADS:-2}
 BEAM=${BEAM:-4}
-RT=()
-[ "${BENCH_RT:-0}" = 1 ] && RT=(chrt -r 10)
-CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-echo "cpu: $CPU ($(nproc) cores), threads $THREADS, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
+. scripts/bench-prologue.sh
 
 "$PY" scripts/bench_torch.py weights --out "$OUT" --batch 32 --src_len 64 --tgt_len "$TGT_LEN"
 "$BUILD/bin/txc" examples/transformer/base.tx -D batch=32 -D max_len=64 -o "$OUT/base"

@@ -30,8 +30,6 @@ cd "$ROOT"
 PY=/usr/bin/python3
 THREADS=${TXRT_NUM_THREADS:-2}
 NODE=${NODE:-node}
-RT=()
-[ "${BENCH_RT:-0}" = 1 ] && RT=(chrt -r 10)
 
 if ! (cd bench/onnx && "$NODE" -e "require('onnxruntime-node')") > /dev/null 2>&1; then
   echo "bench-onnx: skipped: onnxruntime-node does not load with $NODE (install it once: cd bench/onnx && npm install --ignore-scripts)"
@@ -39,8 +37,7 @@ if ! (cd bench/onnx && "$NODE" -e "require('onnxruntime-node')") > /dev/null 2>&
 fi
 OUT="$BUILD/bench-onnx"
 mkdir -p "$OUT"
-CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-echo "cpu: $CPU ($(nproc) cores), threads $THREADS, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
+. scripts/bench-prologue.sh
 echo "onnxruntime-node $(cd bench/onnx && "$NODE" -e "console.log(require('onnxruntime-node').env.versions.node)")"
 
 echo "== export (PyTorch $("$PY" -c 'import torch; print(torch.__version__)'))"

@@ -27,10 +27,7 @@ OUT="$BUILD/bench-shapes"
 mkdir -p "$OUT"
 PY=/usr/bin/python3
 THREADS=${TXRT_NUM_THREADS:-2}
-RT=()
-[ "${BENCH_RT:-0}" = 1 ] && RT=(chrt -r 10)
-CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-echo "cpu: $CPU ($(nproc) cores), threads $THREADS, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
+. scripts/bench-prologue.sh
 
 : > "$OUT/table.txt"
 for config in "${CONFIGS[@]}"; do

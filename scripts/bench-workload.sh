@@ -29,10 +29,7 @@ OUT="$BUILD/bench-workload"
 mkdir -p "$OUT"
 PY=/usr/bin/python3
 THREADS=${TXRT_NUM_THREADS:-2}
-RT=()
-[ "${BENCH_RT:-0}" = 1 ] && RT=(chrt -r 10)
-CPU=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
-echo "cpu: $CPU ($(nproc) cores), threads $THREADS, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
+. scripts/bench-prologue.sh
 
 [ -f "$OUT/corpus.tsv" ] || "$PY" scripts/bench_workload.py corpus --out "$OUT/corpus.tsv"
 "$BUILD/bin/txc" examples/translate/model.tx -D d_model=256 -D heads=4 -D layers=3 -D d_ff=1024 \
