@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaContext.h"
 #include "CublasLt.h"
+#include "GradientExchange.h"
 
 #include <dlfcn.h>
 
@@ -160,6 +161,7 @@ void txrt_cuda_context_destroy(txrt_cuda_context *ctx) {
   forgetCurrentContext(ctx);
   if (ctx->stream)
     cudaStreamSynchronize(ctx->stream);
+  delete ctx->gradients;
   if (ctx->lt)
     destroyCublasLt(ctx->lt);
   if (ctx->workspace)

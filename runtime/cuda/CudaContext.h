@@ -17,6 +17,9 @@
 #include <string>
 
 struct cublasLtContext;
+namespace txrt::cuda {
+class GradientExchange;
+}
 
 struct txrt_cuda_context {
   int device = 0;
@@ -35,6 +38,10 @@ struct txrt_cuda_context {
   /// The first failure of a generated kernel's load or launch
   /// (GeneratedKernels.cpp); reported and cleared by txrt_cuda_synchronize.
   std::string launchError;
+  /// Gradient accumulation and exchange (GradientExchange.h), made by the
+  /// first txrt_cuda_context_set_gradient_mode or _join_ranks; NULL: every
+  /// txrt_cuda_adam_step updates at once.
+  txrt::cuda::GradientExchange *gradients = nullptr;
 };
 
 /// The first bad input a kernel found: which check (0: none), where, what.

@@ -35,6 +35,19 @@ void launchStridedEpilogue(cudaStream_t stream, int64_t batch0,
 void launchColumnSum(cudaStream_t stream, int64_t rows, int64_t cols,
                      const float *x, float *out, bool accumulate);
 
+/// sum[i] += factor * gradient[i], the product rounded first (no FMA).
+void launchAccumulateScaled(cudaStream_t stream, float *sum,
+                            const float *gradient, float factor, int64_t n);
+
+/// *squares += sum_i x[i]^2, in double, one block (a fixed order).
+void launchSumSquares(cudaStream_t stream, const float *x, int64_t n,
+                      double *squares);
+
+/// *factor = min(1, clip / (sqrt(*squares) + 1e-6)), the compiled step's
+/// gradient clipping factor.
+void launchClipFactor(cudaStream_t stream, const double *squares, float clip,
+                      float *factor);
+
 } // namespace txrt::cuda
 
 #endif // TXRT_CUDA_KERNELS_H

@@ -11,9 +11,7 @@
 
 namespace txrt {
 
-namespace {
-
-int64_t bucketFloatsFromEnvironment() {
+int64_t BucketPlan::floatsFromEnvironment() {
   double megabytes = 8.0;
   if (const char *env = std::getenv("TXRT_BUCKET_MB")) {
     char *end = nullptr;
@@ -23,6 +21,13 @@ int64_t bucketFloatsFromEnvironment() {
   }
   return std::max<int64_t>(1, int64_t(megabytes * (1 << 20) / sizeof(float)));
 }
+
+bool allreduceOverlapFromEnvironment() {
+  const char *env = std::getenv("TXRT_ALLREDUCE_OVERLAP");
+  return !env || std::string(env) != "0";
+}
+
+namespace {
 
 void check(int32_t status, const char *what) {
   if (status != 0)
@@ -67,10 +72,9 @@ const BucketPlan::Slot &BucketPlan::place(int64_t site, int64_t n) {
   return slots_.emplace(site, slot).first->second;
 }
 
-GradientExchange::GradientExchange() : plan_(bucketFloatsFromEnvironment()) {
-  if (const char *env = std::getenv("TXRT_ALLREDUCE_OVERLAP"))
-    overlap_ = std::string(env) != "0";
-}
+GradientExchange::GradientExchange()
+    : plan_(BucketPlan::floatsFromEnvironment()),
+      overlap_(allreduceOverlapFromEnvironment()) {}
 
 void GradientExchange::add(int64_t site, int64_t n, const float *gradient,
                            bool clips, Update update) {

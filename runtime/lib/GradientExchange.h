@@ -35,6 +35,11 @@ public:
     int64_t size = 0;
   };
   explicit BucketPlan(int64_t bucketFloats) : bucketFloats_(bucketFloats) {}
+  /// TXRT_BUCKET_MB (default 8) in floats.
+  static int64_t floatsFromEnvironment();
+  /// The most floats a bucket of several sites holds (one larger site has a
+  /// bucket of its own).
+  int64_t bucketFloats() const { return bucketFloats_; }
 
   /// The slot of `site` (n floats), placed on first sight.
   const Slot &place(int64_t site, int64_t n);
@@ -52,6 +57,10 @@ private:
   std::vector<int64_t> bucketSizes_;
   std::vector<int64_t> bucketSiteCounts_;
 };
+
+/// Whether buckets start as soon as they are complete (the default), or
+/// all at the end of the update (TXRT_ALLREDUCE_OVERLAP=0).
+bool allreduceOverlapFromEnvironment();
 
 class GradientExchange {
 public:

@@ -5,11 +5,14 @@
 // writes it, v, then the step. txrt_cuda_adam_step takes Adam's t from the
 // context's training state and the learning rate of txrt_learning_rate (the
 // CPU library's, so both devices schedule alike); grad_scale is read on the
-// device. One launch covers a whole arena, which is
+// device. Outside TXRT_GRADIENTS_UPDATE mode the gradient goes to the
+// context's GradientExchange, which runs this update later on the sum.
+// One launch covers a whole arena, which is
 // what a multi-tensor Adam buys on a GPU when the parameters are contiguous.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaContext.h"
+#include "GradientExchange.h"
 
 #include <cmath>
 
@@ -38,10 +41,13 @@ __global__ void adamKernel(int64_t n, float *param, const float *grad,
   }
 }
 
-void adamUpdate(txrt_cuda_context &c, int64_t n, float *param,
-              const float *grad, const float *gradScale, float *m, float *v,
-              float lr, float beta1, float beta2, float eps,
-              float weight_decay, int64_t step) {
+} // namespace
+
+void txrt::cuda::adamUpdate(txrt_cuda_context &c, int64_t n, float *param,
+                            const float *grad, const float *gradScale,
+                            float *m, float *v, float lr, float beta1,
+                            float beta2, float eps, float weight_decay,
+                            int64_t step) {
   require(n >= 0, "n must be non-negative");
   require(step >= 1, "step must be >= 1 (the count including this one)");
   require(beta1 >= 0.0f && beta1 < 1.0f && beta2 >= 0.0f && beta2 < 1.0f,
@@ -57,8 +63,6 @@ void adamUpdate(txrt_cuda_context &c, int64_t n, float *param,
       weight_decay);
   checkLaunch("adamKernel");
 }
-
-} // namespace
 
 extern "C" {
 
@@ -89,6 +93,18 @@ txrt_status txrt_cuda_adam_step(txrt_cuda_context *ctx, int64_t site,
                               ">= 1)");
     float rate =
         txrt_learning_rate(schedule, lr, d_model, warmup, c.trainStep);
+    if (c.gradients && c.gradients->mode != TXRT_GRADIENTS_UPDATE) {
+      // The gradient joins the site's bucket (GradientExchange.h); the
+      // compiled step's grad_scale is of this call's part of it, so the
+      // exchange computes the whole update's clipping factor instead.
+      const int64_t step = c.trainStep;
+      c.gradients->add(site, n, grad, grad_scale != nullptr,
+                       [=, &c](const float *sum, const float *clipScale) {
+                         adamUpdate(c, n, param, sum, clipScale, m, v, rate,
+                                    beta1, beta2, eps, weight_decay, step);
+                       });
+      return;
+    }
     adamUpdate(c, n, param, grad, grad_scale, m, v, rate, beta1, beta2, eps,
                weight_decay, c.trainStep);
   });

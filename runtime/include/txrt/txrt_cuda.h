@@ -88,6 +88,50 @@ void txrt_cuda_context_set_train_state(txrt_cuda_context *ctx, int64_t step,
 txrt_status txrt_cuda_train_state(txrt_cuda_context *ctx, int64_t *out_step,
                                   int64_t *out_seed);
 
+/*===----------------------------------------------------------------------===*
+ * Gradient accumulation and data parallelism over NCCL (docs/distributed.md)
+ *===----------------------------------------------------------------------===*/
+
+/** As txrt_context_set_gradient_mode (TXRT_GRADIENTS_UPDATE, _ACCUMULATE,
+ *  _APPLY from txrt.h): what txrt_cuda_adam_step does with the gradients of
+ *  the next training calls. The accumulators are device buffers of the
+ *  context, in allreduce buckets laid out as the CPU's. */
+txrt_status txrt_cuda_context_set_gradient_mode(txrt_cuda_context *ctx,
+                                                int32_t mode, float scale);
+
+/** As txrt_context_set_gradient_clip. */
+txrt_status txrt_cuda_context_set_gradient_clip(txrt_cuda_context *ctx,
+                                                float clip);
+
+/** Bytes of the id txrt_cuda_nccl_unique_id makes (NCCL_UNIQUE_ID_BYTES). */
+#define TXRT_CUDA_NCCL_ID_BYTES 128
+
+/** NCCL's version code (2.28.9: 22809), opening libnccl.so.2 (or the path
+ *  in TXRT_NCCL) on first use; fails with the reason when it cannot. */
+txrt_status txrt_cuda_nccl_version(int32_t *out_version);
+
+/** A fresh NCCL id into out_id (TXRT_CUDA_NCCL_ID_BYTES): rank 0 makes it,
+ *  the launcher's channel (MPI_Bcast) gives it to every rank. */
+txrt_status txrt_cuda_nccl_unique_id(void *out_id, size_t bytes);
+
+/** Joins rank `rank` of `ranks` over NCCL on the context's device (one
+ *  rank per GPU; blocks until every rank has joined). Every later APPLY
+ *  sums the buckets over the ranks (ncclAllReduce on a second stream, each
+ *  bucket as soon as the backward pass completed it) and keeps the Adam
+ *  updates for txrt_cuda_context_finish_update. */
+txrt_status txrt_cuda_context_join_ranks(txrt_cuda_context *ctx, int32_t rank,
+                                         int32_t ranks, const void *nccl_id,
+                                         size_t id_bytes);
+
+/** As txrt_context_finish_update: waits for every bucket's allreduce and
+ *  enqueues the updates that waited for it (the caller synchronizes). */
+txrt_status txrt_cuda_context_finish_update(txrt_cuda_context *ctx);
+
+/** As txrt_context_allreduce_stats. */
+void txrt_cuda_context_allreduce_stats(const txrt_cuda_context *ctx,
+                                       double *out_wait_seconds,
+                                       int64_t *out_bytes);
+
 /** The device's name, its memory in bytes and its compute capability. */
 txrt_status txrt_cuda_device_info(txrt_cuda_context *ctx, char *out_name,
                                   size_t name_size, uint64_t *out_bytes,
