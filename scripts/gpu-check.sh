@@ -21,9 +21,12 @@
 #     portable translate executable (info, and an encode run), then the
 #     --target=cuda executable against it (test/GPU/Inputs/
 #     train-translate-gpu.sh: one step agrees, 600 steps reach 8 of 8, the
-#     GPU checkpoint translates on the CPU; 150 s at most). Writes
-#     summary.txt, nvidia-smi.txt, unit.txt, unit.xml, memcheck.txt,
-#     racecheck.txt, translate.txt and cuda-translate.txt under $OUT (else
+#     GPU checkpoint translates on the CPU; 150 s at most), then, where
+#     the machine has mpirun, data-parallel training over NCCL
+#     (test/GPU/Inputs/train-mpi-nccl.sh: mpirun -np 1 and -np 2 against
+#     the CPU; 150 s at most). Writes summary.txt, nvidia-smi.txt,
+#     unit.txt, unit.xml, memcheck.txt, racecheck.txt, translate.txt,
+#     cuda-translate.txt and nccl.txt under $OUT (else
 #     build-gpu-pack/out).
 #     Exit 0 only when every stage passed.
 #
@@ -83,17 +86,29 @@ pack() {
   echo "== txc examples/translate/model.tx --target=cuda --mcpu=x86-64-v3"
   "$build/bin/txc" "$ROOT/examples/translate/model.tx" --target=cuda \
     --mcpu=x86-64-v3 -o "$PACK/bin/translate-cuda"
-  local line name path
-  while read -r line; do
-    name="${line%% *}"
-    path="$(echo "$line" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p')"
-    [[ -n "$path" ]] || continue
-    is_system_library "$name" && continue
-    cp -L "$path" "$PACK/lib/$name"
-    echo "   $name ($(du -h "$PACK/lib/$name" | cut -f1))"
-  done < <(ldd "$binary" | sed 's/^[[:space:]]*//')
-  local program
-  for program in "$TEST_NAME" translate translate-cuda; do
+  # The NCCL check (test/GPU/Inputs/train-mpi-nccl.sh) compares dropout-0
+  # builds of both targets.
+  echo "== the same two with -D dropout=0.0 (the NCCL check)"
+  "$build/bin/txc" "$ROOT/examples/translate/model.tx" -D dropout=0.0 \
+    --mcpu=x86-64-v3 -o "$PACK/bin/translate-d0"
+  "$build/bin/txc" "$ROOT/examples/translate/model.tx" -D dropout=0.0 \
+    --target=cuda --mcpu=x86-64-v3 -o "$PACK/bin/translate-cuda-d0"
+  local line name path program
+  # The executables' libraries too (libmpi, libsentencepiece, ...): they
+  # must start on a machine without this one's packages.
+  for program in "$binary" "$PACK/bin/translate" "$PACK/bin/translate-cuda"; do
+    while read -r line; do
+      name="${line%% *}"
+      path="$(echo "$line" | sed -n 's/.*=> \(\/[^ ]*\) .*/\1/p')"
+      [[ -n "$path" ]] || continue
+      is_system_library "$name" && continue
+      [[ -e "$PACK/lib/$name" ]] && continue
+      cp -L "$path" "$PACK/lib/$name"
+      echo "   $name ($(du -h "$PACK/lib/$name" | cut -f1))"
+    done < <(ldd "$program" | sed 's/^[[:space:]]*//')
+  done
+  for program in "$TEST_NAME" translate translate-cuda translate-d0 \
+    translate-cuda-d0; do
     if objdump -d "$PACK/bin/$program" | grep -q -m1 zmm; then
       die "$program uses AVX-512 registers: it would not run on an AVX2 host"
     fi
@@ -117,6 +132,18 @@ find_cublaslt() {
   candidate="$(python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib", "libcublasLt.so.13"))' 2>/dev/null || true)"
   [[ -n "$candidate" && -e "$candidate" ]] && { echo "$candidate"; return; }
   find / -xdev -name 'libcublasLt.so.13*' -type f 2>/dev/null | head -1
+}
+
+# NCCL of the GPU machine: its CUDA toolkit, or PyTorch's nvidia-nccl wheel.
+find_nccl() {
+  local candidate
+  for candidate in /usr/local/cuda/lib64/libnccl.so.2 /usr/local/cuda/lib/libnccl.so.2 \
+    /usr/local/cuda/targets/x86_64-linux/lib/libnccl.so.2; do
+    [[ -e "$candidate" ]] && { echo "$candidate"; return; }
+  done
+  candidate="$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null || true)"
+  [[ -n "$candidate" && -e "$candidate" ]] && { echo "$candidate"; return; }
+  find / -xdev -name 'libnccl.so.2*' -type f 2>/dev/null | head -1
 }
 
 run() {
@@ -145,6 +172,14 @@ run() {
     note "cuBLASLt: $cublaslt"
   else
     note "cuBLASLt: NOT FOUND (the GEMM tests will fail)"
+  fi
+  local nccl
+  nccl="$(find_nccl)"
+  if [[ -n "$nccl" ]]; then
+    export TXRT_NCCL="$nccl"
+    note "NCCL: $nccl"
+  else
+    note "NCCL: NOT FOUND (NcclTest and the NCCL check will fail)"
   fi
   if ldd "$PACK/bin/$TEST_NAME" | grep 'not found'; then
     note "FAIL libraries: the lines above are missing on this machine"
@@ -231,6 +266,26 @@ run() {
   else
     note "FAIL --target=cuda executable (exit $status): see cuda-translate.txt"
     failed=1
+  fi
+  if command -v mpirun >/dev/null; then
+    set +e
+    timeout 150 "$ROOT/test/GPU/Inputs/train-mpi-nccl.sh" \
+      "$PACK/bin/translate-d0" "$PACK/bin/translate-cuda-d0" \
+      "$ROOT/examples/translate/data/train.tsv" "$PACK/nccl" python3 \
+      mpirun --oversubscribe --allow-run-as-root -x TXRT_NCCL \
+      -x LD_LIBRARY_PATH >"$out/nccl.txt" 2>&1
+    status=$?
+    set -e
+    grep -E '^(PASS|FAIL) ' "$out/nccl.txt"
+    if ((status == 0)); then
+      note "PASS NCCL (mpirun): $(grep -c '^PASS' "$out/nccl.txt") stages"
+    else
+      note "FAIL NCCL (mpirun, exit $status): see nccl.txt"
+      failed=1
+    fi
+  else
+    note "SKIP NCCL: no mpirun on this machine (the executables carry" \
+      "libmpi; Open MPI's launcher is not packed)"
   fi
   echo "== summary ($out)"
   cat "$summary"

@@ -7,6 +7,8 @@
 // a CPU executable needs no CUDA library. Errors are the driver's: no
 // driver or device is an InputError naming --device and what is missing
 // (exit 2), running out of device memory a ResourceError with the sizes.
+// Its DeviceGradients is the context's NCCL gradient exchange
+// (GradientExchange.h, docs/distributed.md).
 //
 //===----------------------------------------------------------------------===//
 #include "core/Error.h"
@@ -15,6 +17,9 @@
 #include "txrt/txrt_cuda.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
 #include <ostream>
 
 namespace txrt::driver {
@@ -39,10 +44,65 @@ std::string describeContext(txrt_cuda_context *ctx) {
          std::to_string(major) + std::to_string(minor);
 }
 
+/// The gradient exchange of a txrt_cuda_context (GradientExchange.h): NCCL
+/// between the ranks, bootstrapped by the driver's launcher (MPI_Bcast of
+/// rank 0's id).
+class CudaGradients : public DeviceGradients {
+public:
+  CudaGradients(int32_t index, txrt_cuda_context *ctx)
+      : index_(index), ctx_(ctx) {}
+
+  void joinRanks(int rank, int ranks,
+                 const std::function<void(void *, size_t)> &broadcast) override {
+    char id[TXRT_CUDA_NCCL_ID_BYTES] = {};
+    // Every rank learns whether rank 0 could make the id (a byte before
+    // it), so a missing NCCL ends every rank with rank 0's reason instead
+    // of leaving the others waiting in ncclCommInitRank.
+    char made = 1;
+    std::string failure;
+    if (rank == 0 && txrt_cuda_nccl_unique_id(id, sizeof(id)) != TXRT_OK) {
+      made = 0;
+      failure = txrt_cuda_last_error(nullptr);
+    }
+    broadcast(&made, 1);
+    if (!made)
+      throw KernelError(rank == 0 ? failure
+                                  : "rank 0 could not start NCCL (its "
+                                    "error says why)");
+    broadcast(id, sizeof(id));
+    check(txrt_cuda_context_join_ranks(ctx_, rank, ranks, id, sizeof(id)),
+          "joining the ranks over NCCL");
+  }
+  void setMode(int32_t mode, float scale) override {
+    check(txrt_cuda_context_set_gradient_mode(ctx_, mode, scale),
+          "setting the gradient mode");
+  }
+  void setClip(float clip) override {
+    check(txrt_cuda_context_set_gradient_clip(ctx_, clip),
+          "setting the gradient clip");
+  }
+  void finishUpdate() override {
+    check(txrt_cuda_context_finish_update(ctx_), "the gradient allreduce");
+  }
+  void stats(double &waitSeconds, int64_t &bytes) override {
+    txrt_cuda_context_allreduce_stats(ctx_, &waitSeconds, &bytes);
+  }
+
+private:
+  void check(txrt_status status, const std::string &what) {
+    if (status != TXRT_OK)
+      throw KernelError(what + " failed on cuda:" + std::to_string(index_) +
+                        ": " + txrt_cuda_last_error(ctx_));
+  }
+
+  int32_t index_;
+  txrt_cuda_context *ctx_;
+};
+
 class CudaDevice : public Device {
 public:
   CudaDevice(int32_t index, txrt_cuda_context *ctx)
-      : index_(index), ctx_(ctx) {}
+      : index_(index), ctx_(ctx), gradients_(index, ctx) {}
   ~CudaDevice() override { txrt_cuda_context_destroy(ctx_); }
 
   std::string describe() override {
@@ -78,6 +138,7 @@ public:
   void finish(const std::string &what) override {
     check(txrt_cuda_synchronize(ctx_), what);
   }
+  DeviceGradients *gradients() override { return &gradients_; }
 
 private:
   void check(txrt_status status, const std::string &what) {
@@ -88,9 +149,19 @@ private:
 
   int32_t index_;
   txrt_cuda_context *ctx_;
+  CudaGradients gradients_;
 };
 
 std::unique_ptr<Device> openCuda(int32_t index) {
+  if (index < 0) {
+    // Under mpirun: the rank's place on its machine picks the GPU.
+    int32_t devices = 0;
+    if (txrt_cuda_probe(&devices) != TXRT_OK)
+      throw InputError("--device cuda: " +
+                       std::string(txrt_cuda_last_error(nullptr)));
+    const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    index = devices > 0 && local ? int32_t(std::atoi(local) % devices) : 0;
+  }
   txrt_cuda_context *ctx = nullptr;
   if (txrt_cuda_context_create(index, &ctx) != TXRT_OK)
     throw InputError("--device cuda:" + std::to_string(index) + ": " +
@@ -98,10 +169,22 @@ std::unique_ptr<Device> openCuda(int32_t index) {
   return std::make_unique<CudaDevice>(index, ctx);
 }
 
+/// "  nccl 2.28.9 (mpirun -np N: one rank per GPU)", or why there is none.
+void listNccl(std::ostream &out) {
+  int32_t code = 0;
+  if (txrt_cuda_nccl_version(&code) != TXRT_OK) {
+    out << "  nccl: unavailable (" << txrt_cuda_last_error(nullptr) << ")\n";
+    return;
+  }
+  out << "  nccl " << code / 10000 << "." << code % 10000 / 100 << "."
+      << code % 100 << " (mpirun -np N: one rank per GPU)\n";
+}
+
 void listCuda(std::ostream &out) {
   int32_t devices = 0;
   if (txrt_cuda_probe(&devices) != TXRT_OK) {
     out << "  none: " << txrt_cuda_last_error(nullptr) << "\n";
+    listNccl(out);
     return;
   }
   for (int32_t i = 0; i < devices; ++i) {
@@ -114,6 +197,7 @@ void listCuda(std::ostream &out) {
     out << "  cuda:" << i << "  " << describeContext(ctx) << "\n";
     txrt_cuda_context_destroy(ctx);
   }
+  listNccl(out);
 }
 
 const CudaSupport kCudaSupport = {openCuda, listCuda};

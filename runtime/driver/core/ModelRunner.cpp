@@ -5,6 +5,7 @@
 #include "core/Memory.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace txrt::driver {
 
@@ -48,7 +49,10 @@ std::unique_ptr<Device> openDevice(const ModelInfo &model) {
                               "(compile the spec without --target for the CPU)");
     return nullptr;
   }
-  int32_t index = 0;
+  // "cuda" under an MPI launcher: one GPU per rank of a machine.
+  int32_t index = device == "cuda" && std::getenv("OMPI_COMM_WORLD_LOCAL_RANK")
+                      ? -1
+                      : 0;
   if (device.rfind("cuda:", 0) == 0) {
     std::string number = device.substr(5);
     if (number.empty() || number.size() > 4 ||
@@ -107,6 +111,14 @@ void ModelRunner::reserveArena(const EntryInfo &entry) {
   arenas_.emplace(&entry, allocateBuffer(uint64_t(entry.arenaBytes),
                                          "the activation arena of entry '" +
                                              entry.name + "'"));
+}
+
+void ModelRunner::pullParams() {
+  if (!device_)
+    return;
+  device_->finish("the parameter update");
+  device_->toHost(params_.data(), deviceParams_,
+                  uint64_t(model_.paramArenaBytes));
 }
 
 void ModelRunner::setTrainState(int64_t step, uint64_t seed) {

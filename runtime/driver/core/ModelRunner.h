@@ -36,6 +36,24 @@ using ContextPtr = std::unique_ptr<txrt_context, ContextDeleter>;
 /// bad thread count, KernelError otherwise.
 ContextPtr createContext(int32_t threads);
 
+/// A device's side of gradient accumulation and data parallelism
+/// (distributed/DataParallel.h): txrt_context_set_gradient_mode and its kin
+/// for the device's context, and the ranks joined over the device's own
+/// collective library (NCCL). Failures throw KernelError.
+class DeviceGradients {
+public:
+  virtual ~DeviceGradients() = default;
+  /// Joins rank `rank` of `ranks`; `broadcast` gives every rank the bytes
+  /// rank 0 passes it (the launcher's channel, MPI_Bcast).
+  virtual void joinRanks(int rank, int ranks,
+                         const std::function<void(void *, size_t)> &broadcast) = 0;
+  virtual void setMode(int32_t mode, float scale) = 0;
+  virtual void setClip(float clip) = 0;
+  /// Waits for the exchange and runs the updates that waited for it.
+  virtual void finishUpdate() = 0;
+  virtual void stats(double &waitSeconds, int64_t &bytes) = 0;
+};
+
 /// A device other than the CPU whose memory a model's entries run on (a
 /// --target=cuda executable): its context (what the entries get as ctx),
 /// memory and copies. The CUDA one is runtime/cuda/DriverDevice.cpp, linked
@@ -56,11 +74,14 @@ public:
   virtual std::string lastError() = 0;
   /// Waits for the queued work; KernelError naming `what` on a failure.
   virtual void finish(const std::string &what) = 0;
+  /// Gradient accumulation and exchange on the device; nullptr: none.
+  virtual DeviceGradients *gradients() { return nullptr; }
 };
 
 /// What a CUDA executable links in (txrt_driver_cuda_backend).
 struct CudaSupport {
-  /// Opens device `index`; InputError naming --device and what is missing.
+  /// Opens device `index` (-1: the launcher's local rank modulo the
+  /// devices); InputError naming --device and what is missing.
   std::unique_ptr<Device> (*open)(int32_t index);
   /// One line per device (name, memory, compute capability), or one line
   /// saying why there is none.
@@ -88,6 +109,11 @@ public:
   const ModelInfo &model() const { return model_; }
   ParameterArena &params() { return params_; }
   txrt_context *context() { return ctx_.get(); }
+  /// The device the entries run on; nullptr: the CPU.
+  Device *device() { return device_.get(); }
+  /// Copies the device's parameter arena (parameters, gradients, moments)
+  /// to the host's, after updates that ran outside a training call.
+  void pullParams();
 
   /// The entry named `name`; ModelError naming `purpose` when absent.
   const EntryInfo &entry(const std::string &name,

@@ -104,6 +104,7 @@ void Communicator::initialize() {
   // Only the main thread calls MPI (OpenMP threads run the kernels).
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
   std::atexit(finalize);
+  launched_ = true;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
   MPI_Comm_size(MPI_COMM_WORLD, &size_);
   hooks_ = txrt_communicator{this, size_, allreduceStart, allreduceTest,
@@ -130,6 +131,14 @@ double Communicator::sum(double value) {
   }
 #endif
   return value;
+}
+
+void Communicator::broadcast([[maybe_unused]] void *data,
+                             [[maybe_unused]] size_t bytes) {
+#ifdef TXC_HAVE_MPI
+  if (launched_)
+    MPI_Bcast(data, int(bytes), MPI_BYTE, 0, MPI_COMM_WORLD);
+#endif
 }
 
 void Communicator::abort(int code) {

@@ -3,7 +3,8 @@
 // The processes `mpirun -np N ./model train ...` starts, as the training
 // loop sees them: this process's rank, their number, a blocking sum of a
 // number over all of them, and the txrt_communicator the runtime sums the
-// gradient buckets with (MPI_Iallreduce, in place, MPI_FLOAT, MPI_SUM).
+// gradient buckets with (MPI_Iallreduce, in place, MPI_FLOAT, MPI_SUM), or,
+// on a GPU, the broadcast that gives every rank NCCL's id.
 // Built without MPI (TXC_MPI=OFF, or no MPI found), or started without
 // mpirun, it is one process: rank 0 of 1, sums are the value itself, and
 // the runtime gets no communicator.
@@ -13,6 +14,8 @@
 #define TXRT_DRIVER_COMMUNICATOR_H
 
 #include "txrt/txrt.h"
+
+#include <cstddef>
 
 namespace txrt::driver {
 
@@ -28,6 +31,13 @@ public:
   int rank() const { return rank_; }
   int size() const { return size_; }
   bool parallel() const { return size_ > 1; }
+  /// Whether MPI was initialized (an MPI launcher started this process, one
+  /// rank or more, and the executable has MPI).
+  bool launched() const { return launched_; }
+
+  /// Gives every rank rank 0's `bytes` bytes at `data` (blocking; every
+  /// rank calls it): how the ranks share NCCL's id.
+  void broadcast(void *data, size_t bytes);
 
   /// The sum of `value` over every rank (blocking; every rank calls it).
   double sum(double value);
@@ -50,6 +60,7 @@ private:
   int rank_ = 0;
   int size_ = 1;
   int copiesWithoutMpi_ = 0;
+  bool launched_ = false;
   txrt_communicator hooks_{};
 };
 

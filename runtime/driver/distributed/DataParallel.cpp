@@ -65,15 +65,48 @@ DataParallelUpdate::DataParallelUpdate(ModelRunner &runner,
                                        int64_t updateFreq,
                                        Communicator &communicator)
     : runner_(runner), entry_(entry), updateFreq_(updateFreq),
-      communicator_(communicator) {
+      communicator_(communicator),
+      device_(runner.device() ? runner.device()->gradients() : nullptr) {
+  if (runner.device() && !device_ && !plain())
+    throw InputError("--update-freq and mpirun: " +
+                     runner.device()->describe() +
+                     " has no gradient accumulation");
   const std::optional<OptimizerInfo> &optimizer = runner.model().optimizer;
-  if (!plain() && optimizer && optimizer->clip > 0)
-    check(runner_.context(),
-          txrt_context_set_gradient_clip(runner_.context(),
-                                         float(optimizer->clip)),
-          "setting the gradient clip");
-  txrt_context_set_communicator(runner_.context(),
-                                communicator_.runtimeHooks());
+  if (!plain() && optimizer && optimizer->clip > 0) {
+    if (device_)
+      device_->setClip(float(optimizer->clip));
+    else
+      check(runner_.context(),
+            txrt_context_set_gradient_clip(runner_.context(),
+                                           float(optimizer->clip)),
+            "setting the gradient clip");
+  }
+  if (device_ && communicator_.launched())
+    // NCCL between the GPUs, MPI only to hand rank 0's id to the others.
+    device_->joinRanks(communicator_.rank(), communicator_.size(),
+                       [&](void *data, size_t bytes) {
+                         communicator_.broadcast(data, bytes);
+                       });
+  else
+    txrt_context_set_communicator(runner_.context(),
+                                  communicator_.runtimeHooks());
+}
+
+bool DataParallelUpdate::plain() const {
+  // A GPU under an MPI launcher takes the NCCL path even as one rank (a
+  // one-GPU communicator: what a machine with one GPU can test).
+  return updateFreq_ == 1 && !communicator_.parallel() &&
+         !(device_ && communicator_.launched());
+}
+
+void DataParallelUpdate::setMode(int32_t mode, float scale) {
+  if (device_) {
+    device_->setMode(mode, scale);
+    return;
+  }
+  check(runner_.context(),
+        txrt_context_set_gradient_mode(runner_.context(), mode, scale),
+        "setting the gradient mode");
 }
 
 DataParallelUpdate::Result
@@ -115,13 +148,9 @@ DataParallelUpdate::run(BatchSource &source, int64_t step, uint64_t seed) {
   for (int64_t micro = 0; micro < updateFreq_; ++micro) {
     const TrainBatch &piece = pieces[size_t(micro)];
     const double share = tokens > 0 ? double(piece.targetTokens) / tokens : 0;
-    check(ctx,
-          txrt_context_set_gradient_mode(
-              ctx,
-              micro + 1 == updateFreq_ ? TXRT_GRADIENTS_APPLY
-                                       : TXRT_GRADIENTS_ACCUMULATE,
-              float(share)),
-          "setting the gradient mode");
+    setMode(micro + 1 == updateFreq_ ? TXRT_GRADIENTS_APPLY
+                                     : TXRT_GRADIENTS_ACCUMULATE,
+            float(share));
     runner_.setTrainState(step, seed);
     txrt_context_set_batch_rows(ctx, shares[size_t(micro)].first,
                                 shares[size_t(micro)].count);
@@ -129,17 +158,25 @@ DataParallelUpdate::run(BatchSource &source, int64_t step, uint64_t seed) {
     weightedLoss += double(outputs[0].as<float>()[0]) * share;
   }
   txrt_context_set_batch_rows(ctx, 0, 0);
-  check(ctx, txrt_context_finish_update(ctx), "the gradient allreduce");
+  if (device_) {
+    // The updates ran after the last call copied the arena back.
+    device_->finishUpdate();
+    runner_.pullParams();
+  } else {
+    check(ctx, txrt_context_finish_update(ctx), "the gradient allreduce");
+  }
   ++updates_;
-  check(ctx, txrt_context_set_gradient_mode(ctx, TXRT_GRADIENTS_UPDATE, 1.0f),
-        "setting the gradient mode");
+  setMode(TXRT_GRADIENTS_UPDATE, 1.0f);
   return {communicator_.sum(weightedLoss), int64_t(tokens)};
 }
 
 std::string DataParallelUpdate::trafficSummary() const {
   double waited = 0.0;
   int64_t bytes = 0;
-  txrt_context_allreduce_stats(runner_.context(), &waited, &bytes);
+  if (device_)
+    device_->stats(waited, bytes);
+  else
+    txrt_context_allreduce_stats(runner_.context(), &waited, &bytes);
   char text[160];
   std::snprintf(text, sizeof(text),
                 "allreduce: %lld updates, %.1f MB each, %.3f s waiting "

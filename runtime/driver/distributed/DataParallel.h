@@ -11,7 +11,10 @@
 // Every piece is padded to the whole batch's lengths and trains with its
 // rows' place in the batch set on the context, so its dropout masks are
 // those the whole batch draws for its rows.
-// One micro-batch on one rank is the plain train step, untouched.
+// One micro-batch on one rank is the plain train step, untouched. On a GPU
+// (a --target=cuda executable) the same modes go to the device context's
+// exchange, and the ranks sum the buckets over NCCL, not MPI (MPI hands
+// rank 0's NCCL id to the others and sums the two scalars per update).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_DATAPARALLEL_H
@@ -66,15 +69,21 @@ public:
   /// update)": what the ranks exchanged and how long this rank waited.
   std::string trafficSummary() const;
 
-  /// One micro-batch on one rank: the train entry as it is.
-  bool plain() const { return updateFreq_ == 1 && !communicator_.parallel(); }
+  /// One micro-batch on one rank: the train entry as it is (on a GPU
+  /// under an MPI launcher, never: NCCL joins even one rank).
+  bool plain() const;
 
 private:
+  /// The gradient mode on the device the entries run on.
+  void setMode(int32_t mode, float scale);
+
   ModelRunner &runner_;
   const EntryInfo &entry_;
   int64_t updateFreq_;
   Communicator &communicator_;
   int64_t updates_ = 0;
+  /// The device's exchange (NCCL on a GPU); nullptr: the CPU's context.
+  DeviceGradients *device_ = nullptr;
 };
 
 } // namespace txrt::driver
