@@ -36,7 +36,7 @@ Exit codes: 0 success, 1 runtime failure, 2 bad input (arguments, files,
 shapes, token ids); every error is one 'error: ...' line per problem.
 )";
 
-constexpr const char *kInfoUsage = R"(usage: PROGRAM info [--json]
+constexpr const char *kInfoUsage = R"(usage: PROGRAM info [--json] [--load CKPT]
 
 Shows the model: source and compile flags, config, dims with their bounds,
 entries with their input/output signatures and arena sizes (the planned
@@ -46,6 +46,9 @@ arena size.
 
 options:
   --json            print the metadata txc embedded, as JSON
+  --load CKPT       also the checkpoint's training position (step, epoch,
+                    batch, seed, update frequency and ranks that trained it,
+                    data), after checking that it fits the model
   -h, --help        show this text
 )";
 
@@ -212,6 +215,10 @@ void parseInfo(ArgCursor &cursor, CommandLine &line) {
     if (arg == "--json") {
       cursor.noValue(arg);
       line.info.json = true;
+    } else if (arg == "--load") {
+      if (line.info.loadPath)
+        cursor.fail("--load is given twice");
+      line.info.loadPath = cursor.value(arg);
     } else if (arg.size() > 1 && arg[0] == '-') {
       cursor.fail("unknown option '" + arg + "'");
     } else {

@@ -45,6 +45,8 @@ struct InputArg {
 
 struct InfoOptions {
   bool json = false; ///< print the raw metadata JSON
+  /// info --load CKPT: also where the checkpoint's training stands.
+  std::optional<std::string> loadPath;
 };
 
 struct RunOptions {

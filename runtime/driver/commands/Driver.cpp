@@ -75,7 +75,12 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
     if (profile->enabled)
       profile->sites = parseSiteTable(modelJson ? modelJson : "");
   if (line.command == CommandLine::Command::Info) {
+    // The checkpoint first: a file that does not fit prints nothing else.
+    std::string checkpoint =
+        line.info.loadPath ? describeCheckpoint(model, *line.info.loadPath)
+                           : std::string();
     printModelInfo(model, out);
+    out << checkpoint;
     return kExitOk;
   }
   // Before any work: a bf16 model needs the CPU's bf16 instructions.

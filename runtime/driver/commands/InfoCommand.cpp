@@ -6,9 +6,12 @@
 //===----------------------------------------------------------------------===//
 #include "commands/InfoCommand.h"
 #include "core/ModelRunner.h"
+#include "core/Parameters.h"
+#include "loop/Checkpoint.h"
 
 #include <algorithm>
 #include <cstdio>
+#include <sstream>
 
 namespace txrt::driver {
 
@@ -118,6 +121,31 @@ void printModelInfo(const ModelInfo &model, std::ostream &out) {
     out << "  " << padRight(param.name, nameWidth) << "  "
         << padRight(formatShape(param.shape), shapeWidth) << "  "
         << initKindName(param.init) << "\n";
+}
+
+std::string describeCheckpoint(const ModelInfo &model,
+                               const std::string &path) {
+  // Read as --resume reads it: a file that does not fit is its error.
+  ParameterArena params(model);
+  TrainingPosition position = loadCheckpoint(path, model, params);
+  std::ostringstream out;
+  out << "\ncheckpoint     " << path << "\n";
+  out << "  step         " << position.step << " (next: batch "
+      << position.batchInEpoch + 1 << " of epoch " << position.epoch + 1
+      << ")\n";
+  out << "  batch        ";
+  if (position.maxTokens)
+    out << "at most " << position.maxTokens << " padded tokens, "
+        << position.batchSize << " rows\n";
+  else
+    out << position.batchSize << "\n";
+  out << "  update-freq  " << position.updateFreq << "\n";
+  out << "  ranks        " << position.ranks << "\n";
+  out << "  seed         " << position.seed << "\n";
+  out << "  data         "
+      << (position.dataPath.empty() ? std::string("-") : position.dataPath)
+      << " (fnv1a64 " << hexHash(position.dataHash) << ")\n";
+  return out.str();
 }
 
 } // namespace txrt::driver

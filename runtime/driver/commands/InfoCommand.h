@@ -13,6 +13,7 @@
 #include "core/ModelInfo.h"
 
 #include <ostream>
+#include <string>
 
 namespace txrt::driver {
 
@@ -20,6 +21,13 @@ namespace txrt::driver {
 /// (signatures, roles, activation arena vs unplanned tensor bytes) and
 /// parameters.
 void printModelInfo(const ModelInfo &model, std::ostream &out);
+
+/// `info --load CKPT`: the lines on the checkpoint's training position
+/// (step, next batch, batch size, the update frequency and ranks that
+/// trained it, seed, data). InputError (exit 2) when the file does not fit
+/// the model, as for --resume.
+std::string describeCheckpoint(const ModelInfo &model,
+                               const std::string &path);
 
 } // namespace txrt::driver
 
