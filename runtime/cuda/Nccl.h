@@ -33,8 +33,9 @@ int32_t ncclVersionCode();
 /// A fresh ncclUniqueId (what rank 0 makes and every rank joins with).
 void ncclMakeUniqueId(void *out_id, size_t bytes);
 
-/// "ncclAllReduce: invalid argument (ncclInvalidArgument, 4)" for a result
-/// code of NCCL (the opened library's string; without it, the name only).
+/// "ncclAllReduce: invalid argument (run with NCCL_DEBUG=WARN for details)
+/// (ncclInvalidArgument, 4)" for a result code of NCCL (the opened
+/// library's string; without the library, "failed").
 std::string ncclDescribe(const char *call, int32_t result);
 
 class NcclCommunicator {
