@@ -69,6 +69,9 @@ TEST(CommandLineTest, HelpForms) {
   EXPECT_EQ(parse({"run", "apply", "--init", "3", "-h"}).helpTopic, "run");
   EXPECT_EQ(parse({"info", "--help"}).helpTopic, "info");
   EXPECT_TRUE(parse({"info", "--json"}).info.json);
+  EXPECT_EQ(parse({"info", "--load", "c.safetensors"}).info.loadPath,
+            std::optional<std::string>("c.safetensors"));
+  EXPECT_FALSE(parse({"info"}).info.loadPath);
 }
 
 TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
@@ -115,6 +118,8 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
       {{"info", "--verbose"}, "info", "unknown option '--verbose'"},
       {{"info", "extra"}, "info", "unexpected argument 'extra'"},
       {{"info", "--json=1"}, "info", "option '--json' takes no value"},
+      {{"info", "--load"}, "info", "option '--load' needs a value"},
+      {{"info", "--load", "a", "--load", "b"}, "info", "--load is given twice"},
       {{"run"}, "run", "run needs the name of an entry"},
       {{"run", "a", "--load"}, "run", "option '--load' needs a value"},
       {{"run", "a", "--init", "-1"},
