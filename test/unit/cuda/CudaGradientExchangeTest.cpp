@@ -111,7 +111,7 @@ TEST_F(CudaGradientExchangeTest, OneRankNcclSumsTheBucketsBeforeAdam) {
   runUpdate(true, 0.0f);
 }
 
-TEST_F(CudaGradientExchangeTest, ClippingScalesByTheNormOfTheWholeUpdate) {
+TEST_F(CudaGradientExchangeTest, ClippingOverNcclScalesByTheNormOfTheWholeUpdate) {
   // The gradients' norm is about 100: a bound of 1 bites.
   runUpdate(true, 1.0f);
 }
