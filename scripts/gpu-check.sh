@@ -86,13 +86,6 @@ pack() {
   echo "== txc examples/translate/model.tx --target=cuda --mcpu=x86-64-v3"
   "$build/bin/txc" "$ROOT/examples/translate/model.tx" --target=cuda \
     --mcpu=x86-64-v3 -o "$PACK/bin/translate-cuda"
-  # The NCCL check (test/GPU/Inputs/train-mpi-nccl.sh) compares dropout-0
-  # builds of both targets.
-  echo "== the same two with -D dropout=0.0 (the NCCL check)"
-  "$build/bin/txc" "$ROOT/examples/translate/model.tx" -D dropout=0.0 \
-    --mcpu=x86-64-v3 -o "$PACK/bin/translate-d0"
-  "$build/bin/txc" "$ROOT/examples/translate/model.tx" -D dropout=0.0 \
-    --target=cuda --mcpu=x86-64-v3 -o "$PACK/bin/translate-cuda-d0"
   local line name path program
   # The executables' libraries too (libmpi, libsentencepiece, ...): they
   # must start on a machine without this one's packages.
@@ -107,8 +100,7 @@ pack() {
       echo "   $name ($(du -h "$PACK/lib/$name" | cut -f1))"
     done < <(ldd "$program" | sed 's/^[[:space:]]*//')
   done
-  for program in "$TEST_NAME" translate translate-cuda translate-d0 \
-    translate-cuda-d0; do
+  for program in "$TEST_NAME" translate translate-cuda; do
     if objdump -d "$PACK/bin/$program" | grep -q -m1 zmm; then
       die "$program uses AVX-512 registers: it would not run on an AVX2 host"
     fi
@@ -272,7 +264,7 @@ run() {
   if command -v mpirun >/dev/null; then
     set +e
     timeout 150 "$ROOT/test/GPU/Inputs/train-mpi-nccl.sh" \
-      "$PACK/bin/translate-d0" "$PACK/bin/translate-cuda-d0" \
+      "$PACK/bin/translate" "$PACK/bin/translate-cuda" \
       "$ROOT/examples/translate/data/train.tsv" "$PACK/nccl" python3 \
       mpirun --oversubscribe --allow-run-as-root -x TXRT_NCCL \
       -x LD_LIBRARY_PATH >"$out/nccl.txt" 2>&1
