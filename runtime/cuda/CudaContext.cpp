@@ -195,6 +195,14 @@ void txrt_cuda_context_set_train_state(txrt_cuda_context *ctx, int64_t step,
   ctx->trainSeed = seed;
 }
 
+void txrt_cuda_context_set_batch_rows(txrt_cuda_context *ctx,
+                                      int64_t first_row, int64_t rows) {
+  if (ctx && first_row >= 0 && rows >= 0) {
+    ctx->batchFirstRow = first_row;
+    ctx->batchRows = rows;
+  }
+}
+
 txrt_status txrt_cuda_train_state(txrt_cuda_context *ctx, int64_t *out_step,
                                   int64_t *out_seed) {
   return runCuda(ctx, "txrt_cuda_train_state", [&](auto &c) {

@@ -34,6 +34,17 @@ struct txrt_cuda_context {
   bool allowTf32 = false;
   int64_t trainStep = 0; ///< txrt_cuda_context_set_train_state
   uint64_t trainSeed = 0;
+  /// The call's rows within the update's batch
+  /// (txrt_cuda_context_set_batch_rows).
+  int64_t batchFirstRow = 0;
+  int64_t batchRows = 0;
+  /// The index of element 0 of an n-element tensor in the whole batch's
+  /// dropout stream: batchFirstRow rows of n / batchRows elements (the
+  /// CPU's Context::dropoutOffset).
+  int64_t dropoutOffset(int64_t n) const {
+    return batchRows > 0 && n % batchRows == 0 ? batchFirstRow * (n / batchRows)
+                                               : 0;
+  }
   std::string lastError;
   /// The first failure of a generated kernel's load or launch
   /// (GeneratedKernels.cpp); reported and cleared by txrt_cuda_synchronize.

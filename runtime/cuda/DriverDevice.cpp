@@ -77,6 +77,9 @@ public:
     check(txrt_cuda_context_set_gradient_mode(ctx_, mode, scale),
           "setting the gradient mode");
   }
+  void setBatchRows(int64_t firstRow, int64_t rows) override {
+    txrt_cuda_context_set_batch_rows(ctx_, firstRow, rows);
+  }
   void setClip(float clip) override {
     check(txrt_cuda_context_set_gradient_clip(ctx_, clip),
           "setting the gradient clip");

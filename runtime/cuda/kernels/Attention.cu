@@ -33,6 +33,9 @@ struct Attention {
   PhiloxStream key;
   uint32_t threshold;
   float keepScale;
+  /// Where P starts in the whole batch's dropout stream
+  /// (txrt_cuda_context_set_batch_rows), as the CPU kernel counts it.
+  int64_t offset;
 
   __device__ bool visible(int64_t b, int64_t h, int64_t i, int64_t j) const {
     if (causal && j > i + (tk - tq))
@@ -45,7 +48,8 @@ struct Attention {
                               int64_t j) const {
     if (!dropout)
       return 1.0f;
-    uint64_t element = uint64_t(((b * heads + h) * tq + i) * tk + j);
+    uint64_t element =
+        uint64_t(offset + ((b * heads + h) * tq + i) * tk + j);
     return keepsElement(key, element, threshold) ? keepScale : 0.0f;
   }
 };
@@ -199,6 +203,7 @@ Attention describe(int64_t heads, int64_t kvHeads, int64_t tq, int64_t tk,
   a.key = philoxStream(seed, step, site);
   a.threshold = keepThreshold(dropoutP);
   a.keepScale = 1.0f / (1.0f - dropoutP);
+  a.offset = 0;
   return a;
 }
 
@@ -220,6 +225,7 @@ txrt_status txrt_cuda_attention_fwd(
                            mask, mask_stride_batch, mask_stride_head,
                            mask_stride_query, mask_stride_key, causal, scale,
                            fill, dropout_p, seed, step, site);
+    a.offset = c.dropoutOffset(batch * heads * tq * tk);
     require(ldo >= heads * head_dim, "ldo must be >= heads * head_dim");
     const int64_t rows = batch * heads * tq;
     if (rows == 0)
@@ -251,6 +257,7 @@ txrt_status txrt_cuda_attention_bwd(
                            mask, mask_stride_batch, mask_stride_head,
                            mask_stride_query, mask_stride_key, causal, scale,
                            fill, dropout_p, seed, step, fwd_site);
+    a.offset = c.dropoutOffset(batch * heads * tq * tk);
     require(ldo >= heads * head_dim && lddo >= heads * head_dim &&
                 lddq >= heads * head_dim,
             "ldo, lddo and lddq must be >= heads * head_dim");

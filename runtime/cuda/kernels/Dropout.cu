@@ -13,17 +13,23 @@ using namespace txrt::cuda;
 
 namespace {
 
-__global__ void dropoutKernel(int64_t n, PhiloxStream key, uint32_t threshold,
-                              float keepScale, const float *x, float *y) {
-  const int64_t counters = (n + 3) / 4;
-  for (int64_t b = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-       b < counters; b += int64_t(gridDim.x) * blockDim.x) {
+/// Element i is element offset + i of the whole batch's stream
+/// (txrt_cuda_context_set_batch_rows): one thread per counter of the
+/// stream's [offset, offset + n), so the first and last may be partial.
+__global__ void dropoutKernel(int64_t n, int64_t offset, PhiloxStream key,
+                              uint32_t threshold, float keepScale,
+                              const float *x, float *y) {
+  const int64_t first = offset / 4;
+  const int64_t counters = (offset + n + 3) / 4 - first;
+  for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       c < counters; c += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t b = first + c;
     uint32_t words[4];
     philoxWords(key, uint64_t(b), words);
 #pragma unroll
     for (int w = 0; w < 4; ++w) {
-      int64_t i = 4 * b + w;
-      if (i < n)
+      int64_t i = 4 * b + w - offset;
+      if (i >= 0 && i < n)
         y[i] = words[w] >= threshold ? x[i] * keepScale : 0.0f;
     }
   }
@@ -46,8 +52,10 @@ txrt_status dropout(txrt_cuda_context *ctx, const char *name, int64_t site,
       return;
     }
     const float keepScale = 1.0f / (1.0f - p);
-    dropoutKernel<<<gridFor((n + 3) / 4, 256), 256, 0, c.stream>>>(
-        n, philoxStream(seed, step, site), keepThreshold(p), keepScale, x, y);
+    const int64_t offset = c.dropoutOffset(n);
+    dropoutKernel<<<gridFor((offset % 4 + n + 3) / 4, 256), 256, 0,
+                    c.stream>>>(n, offset, philoxStream(seed, step, site),
+                                keepThreshold(p), keepScale, x, y);
     checkLaunch("dropoutKernel");
   });
 }

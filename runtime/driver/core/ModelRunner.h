@@ -49,6 +49,8 @@ public:
                          const std::function<void(void *, size_t)> &broadcast) = 0;
   virtual void setMode(int32_t mode, float scale) = 0;
   virtual void setClip(float clip) = 0;
+  /// txrt_context_set_batch_rows: the next calls' rows within the batch.
+  virtual void setBatchRows(int64_t firstRow, int64_t rows) = 0;
   /// Waits for the exchange and runs the updates that waited for it.
   virtual void finishUpdate() = 0;
   virtual void stats(double &waitSeconds, int64_t &bytes) = 0;

@@ -154,11 +154,15 @@ DataParallelUpdate::run(BatchSource &source, int64_t step, uint64_t seed) {
     runner_.setTrainState(step, seed);
     txrt_context_set_batch_rows(ctx, shares[size_t(micro)].first,
                                 shares[size_t(micro)].count);
+    if (device_)
+      device_->setBatchRows(shares[size_t(micro)].first,
+                            shares[size_t(micro)].count);
     std::vector<Tensor> outputs = runner_.call(entry_, piece.inputs);
     weightedLoss += double(outputs[0].as<float>()[0]) * share;
   }
   txrt_context_set_batch_rows(ctx, 0, 0);
   if (device_) {
+    device_->setBatchRows(0, 0);
     // The updates ran after the last call copied the arena back.
     device_->finishUpdate();
     runner_.pullParams();

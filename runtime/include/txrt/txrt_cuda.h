@@ -88,6 +88,13 @@ void txrt_cuda_context_set_train_state(txrt_cuda_context *ctx, int64_t step,
 txrt_status txrt_cuda_train_state(txrt_cuda_context *ctx, int64_t *out_step,
                                   int64_t *out_seed);
 
+/** As txrt_context_set_batch_rows: the next calls train rows
+ *  [first_row, first_row + rows) of the update's batch, so dropout (and
+ *  the fused attention's) draws the masks of those rows in the whole batch;
+ *  rows 0 (the default): the call is the whole batch. */
+void txrt_cuda_context_set_batch_rows(txrt_cuda_context *ctx,
+                                      int64_t first_row, int64_t rows);
+
 /*===----------------------------------------------------------------------===*
  * Gradient accumulation and data parallelism over NCCL (docs/distributed.md)
  *===----------------------------------------------------------------------===*/

@@ -106,6 +106,14 @@ TEST_F(CudaAttentionTest, CausalWithDropout) {
   check({"causal dropout", 2, 2, 2, 6, 6, 32, false, true, -kInf, 0.1f});
 }
 
+TEST_F(CudaAttentionTest, APieceOfTheBatchDrawsItsRowsDropout) {
+  // Batches 3 and 4 of a larger batch (a micro-batch or a rank's share):
+  // P's dropout elements are counted from row 3's, on both devices.
+  txrt_context_set_batch_rows(cpu_, 3, 2);
+  txrt_cuda_context_set_batch_rows(gpu_, 3, 2);
+  check({"piece dropout", 2, 2, 2, 6, 6, 32, false, true, -kInf, 0.3f});
+}
+
 TEST_F(CudaAttentionTest, DecodingWithACacheIsCausalOnTheLastRows) {
   check({"cache", 2, 4, 1, 3, 9, 8, true, true, -kInf, 0.0f});
 }

@@ -543,6 +543,33 @@ TEST_F(CudaDropoutTest, SameMaskAndValuesAsCpuBitForBit) {
   }
 }
 
+TEST_F(CudaDropoutTest, APieceOfTheBatchDrawsItsRowsMasks) {
+  // Rows [first, first + count) of a batch of 7 rows of `width` elements
+  // (widths that do and do not fill Philox's 4-word counters) drop what
+  // the whole batch drops in those rows, as on the CPU.
+  for (int64_t width : {1, 3, 4, 37}) {
+    const int64_t rows = 7, n = rows * width;
+    Floats x = randomFloats(size_t(n), uint32_t(width), 0.5f, 1.5f), whole(n);
+    expectCpuOk(txrt_dropout_fwd(cpu_, 5, n, 0.3f, 99, 3, x.data(),
+                                 whole.data()));
+    for (int64_t first : {0, 1, 2, 5}) {
+      const int64_t count = rows - first < 2 ? rows - first : 2;
+      const int64_t m = count * width;
+      Floats piece(x.begin() + first * width, x.begin() + first * width + m);
+      txrt_cuda_context_set_batch_rows(gpu_, first, count);
+      DeviceBuffer<float> gx(gpu_, piece), gy(gpu_, m, kNaN);
+      expectGpuOk(txrt_cuda_dropout_fwd(gpu_, 5, m, 0.3f, 99, 3, gx.get(),
+                                        gy.get()));
+      Floats got = gy.read();
+      ASSERT_EQ(std::memcmp(got.data(), whole.data() + first * width,
+                            size_t(m) * sizeof(float)),
+                0)
+          << "width " << width << " rows " << first << ".." << first + count;
+    }
+    txrt_cuda_context_set_batch_rows(gpu_, 0, 0);
+  }
+}
+
 class CudaAdamTest : public CudaTest {};
 
 TEST_F(CudaAdamTest, ThreeStepsMatchCpu) {

@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace txrt::driver;
@@ -86,6 +87,7 @@ const txc_entry_fn kEntries[] = {trainEntry};
 /// What the driver asked of the device's exchange.
 struct Calls {
   std::vector<int32_t> modes;
+  std::vector<std::pair<int64_t, int64_t>> batchRows;
   int finishes = 0;
   int joins = 0;
   float clip = 0.0f;
@@ -105,6 +107,9 @@ public:
   void setMode(int32_t mode, float scale) override {
     calls().modes.push_back(mode);
     ASSERT_EQ(txrt_context_set_gradient_mode(ctx_, mode, scale), TXRT_OK);
+  }
+  void setBatchRows(int64_t firstRow, int64_t rows) override {
+    calls().batchRows.emplace_back(firstRow, rows);
   }
   void setClip(float clip) override {
     calls().clip = clip;
@@ -188,6 +193,11 @@ TEST(DeviceDataParallelTest, MicroBatchesOnTheDeviceAreOneStepOnTheBatch) {
   EXPECT_EQ(calls().modes,
             (std::vector<int32_t>{1, 2, 0, 1, 2, 0, 1, 2, 0}));
   EXPECT_EQ(calls().finishes, 3);
+  // Each micro-batch's rows in the batch (its dropout masks), then none.
+  EXPECT_EQ(calls().batchRows,
+            (std::vector<std::pair<int64_t, int64_t>>{
+                {0, 4}, {4, 4}, {0, 0}, {0, 4}, {4, 4}, {0, 0}, {0, 4},
+                {4, 4}, {0, 0}}));
   EXPECT_EQ(calls().clip, 0.5f);
   EXPECT_EQ(calls().joins, 0) << "not started by mpirun: no ranks to join";
   for (int j = 0; j < 4; ++j) {
