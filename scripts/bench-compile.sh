@@ -9,7 +9,9 @@
 # run, then the time and memory per layer between the smallest and largest
 # depth next to their values at the smallest: linear growth keeps the two
 # per-layer figures flat. BENCH_RT=1 runs txc under chrt -f 10 (root) on a
-# busy machine.
+# busy machine. BASELINE=DIR (a build directory, or one with bin/txc and a
+# lib/ link to the runtime libraries) compiles each spec with DIR's txc
+# first, then with BUILD's, and prints both: before/after in one run.
 #
 #===------------------------------------------------------------------------===#
 set -euo pipefail
@@ -25,12 +27,12 @@ RT=()
 [ "${BENCH_RT:-0}" = 1 ] && RT=(chrt -f 10)
 [ -x /usr/bin/time ] || { echo "bench-compile.sh: needs /usr/bin/time (Debian: time)" >&2; exit 2; }
 
-# One compile: prints "label  wall s  peak MB  stages".
-compile() {
-  local label=$1 spec=$2
-  shift 2
+# One compile with BUILD_DIR's txc: prints "label  wall s  peak MB  stages".
+compile_with() {
+  local build=$1 label=$2 spec=$3
+  shift 3
   local log="$OUT/$label.log"
-  "${RT[@]}" /usr/bin/time -v "$BUILD/bin/txc" "$spec" "$@" -o "$OUT/$label" \
+  "${RT[@]}" /usr/bin/time -v "$build/bin/txc" "$spec" "$@" -o "$OUT/$label" \
     --time-stages 2>"$log" >/dev/null || { cat "$log" >&2; exit 1; }
   local wall rss stages
   wall=$(sed -nE 's/.*Elapsed \(wall clock\) time.*: ([0-9:.]+)$/\1/p' "$log" |
@@ -38,26 +40,40 @@ compile() {
   rss=$(sed -nE 's/.*Maximum resident set size \(kbytes\): ([0-9]+)/\1/p' "$log")
   stages=$(sed -nE 's/^txc: (.*): ([0-9]+) ms$/\1 \2/p' "$log" |
            awk '{ n = $NF; $NF = ""; sub(/ $/, ""); printf "%s%s %s ms", sep, $0, n; sep = ", " }')
-  printf '%-22s %7s s %8.1f MB   %s\n' "$label" "$wall" "$(echo "$rss / 1024" | bc -l)" "$stages"
+  printf '%-31s %7s s %8.1f MB   %s\n' "$label" "$wall" "$(echo "$rss / 1024" | bc -l)" "$stages"
   echo "$label $wall $rss" >> "$OUT/results.txt"
+}
+
+# One spec: with BASELINE's txc first (label "... (baseline)"), then BUILD's.
+compile() {
+  local label=$1
+  shift
+  [ -z "${BASELINE:-}" ] || compile_with "$BASELINE" "$label-baseline" "$@"
+  compile_with "$BUILD" "$label" "$@"
 }
 
 : > "$OUT/results.txt"
 echo "txc on $(hostname): $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg), $(date -Is)"
-printf '%-22s %9s %11s   %s\n' "spec" "wall" "peak RSS" "stages (txc --time-stages)"
+[ -z "${BASELINE:-}" ] || echo "baseline: $BASELINE/bin/txc (rows *-baseline), then $BUILD/bin/txc"
+printf '%-31s %9s %11s   %s\n' "spec" "wall" "peak RSS" "stages (txc --time-stages)"
 compile base examples/transformer/base.tx
 for depth in "${DEPTHS[@]}"; do
   compile "copy-$depth-layers" examples/copy/model.tx -D layers="$depth"
 done
 
 # Growth per layer between the smallest and the largest depth.
-awk -v first="copy-${DEPTHS[0]}-layers" -v last="copy-${DEPTHS[-1]}-layers" \
-    -v d0="${DEPTHS[0]}" -v d1="${DEPTHS[-1]}" '
-  $1 == first { t0 = $2; m0 = $3 }
-  $1 == last { t1 = $2; m1 = $3 }
-  END {
-    if (d1 == d0) exit
-    printf "per layer from %d to %d layers: %.1f ms, %.2f MB (at %d layers: %.1f ms, %.2f MB a layer)\n",
-      d0, d1, 1000 * (t1 - t0) / (d1 - d0), (m1 - m0) / 1024 / (d1 - d0),
-      d0, 1000 * t0 / d0, m0 / 1024 / d0
-  }' "$OUT/results.txt"
+per_layer() {
+  local suffix=$1
+  awk -v first="copy-${DEPTHS[0]}-layers$suffix" -v last="copy-${DEPTHS[-1]}-layers$suffix" \
+      -v d0="${DEPTHS[0]}" -v d1="${DEPTHS[-1]}" -v name="${suffix:+ (baseline)}" '
+    $1 == first { t0 = $2; m0 = $3 }
+    $1 == last { t1 = $2; m1 = $3 }
+    END {
+      if (d1 == d0) exit
+      printf "per layer from %d to %d layers%s: %.1f ms, %.2f MB (at %d layers: %.1f ms, %.2f MB a layer)\n",
+        d0, d1, name, 1000 * (t1 - t0) / (d1 - d0), (m1 - m0) / 1024 / (d1 - d0),
+        d0, 1000 * t0 / d0, m0 / 1024 / d0
+    }' "$OUT/results.txt"
+}
+[ -z "${BASELINE:-}" ] || per_layer -baseline
+per_layer ""

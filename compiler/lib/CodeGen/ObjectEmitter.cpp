@@ -1,11 +1,15 @@
 //===- ObjectEmitter.cpp - LLVM dialect to an object file and an exe ------===//
 //
 // Lowers entries to the LLVM dialect, adds the exported model globals,
-// translates to LLVM IR, optimizes at O3 for the host CPU (its name and
-// features, so loops vectorize to its widest units) or the CPU and
-// attributes of txc's --mcpu / --mattr, emits an object file
-// through an in-process TargetMachine, and links it with libtxrt and the
-// driver using the system C++ compiler.
+// translates to LLVM IR and splits it in two modules: the glue kernels and
+// globals, optimized at O3 for the host CPU (its name and features, so loops
+// vectorize to its widest units) or the CPU and attributes of txc's --mcpu /
+// --mattr and compiled by the full code generator; and the entries
+// (straight-line runtime calls), compiled as they are by the fast code
+// generator (CodeGenOptLevel::None), whose time is linear in their length.
+// Each becomes an object file through an in-process TargetMachine; the two
+// are linked with libtxrt and the driver, or into one relocatable object,
+// using the system C++ compiler.
 //
 //===----------------------------------------------------------------------===//
 #include "txc/CodeGen/CodeGen.h"
@@ -31,6 +35,7 @@
 #include "mlir/Transforms/Passes.h"
 
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/Linker/Linker.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
@@ -40,6 +45,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 using namespace mlir;
 using namespace mlir::tx;
@@ -63,7 +69,13 @@ void mlir::tx::buildLowerToLLVMPipeline(OpPassManager &pm, bool gpuLaunches) {
   if (gpuLaunches) // --target=cuda: gpu.launch_func to mgpu* calls
     pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
-  pm.addPass(createCanonicalizerPass());
+  // Folding only: region simplification (block merging, liveness over the
+  // entries' thousands of blocks) grew faster than the entries and changed
+  // nothing in txc's output (same LLVM IR for base.tx, translate and copy
+  // at 96 layers).
+  GreedyRewriteConfig config;
+  config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
+  pm.addPass(createCanonicalizerPass(config));
 }
 
 LogicalResult mlir::tx::addModelGlobals(ModuleOp module, llvm::StringRef json,
@@ -112,9 +124,11 @@ const llvm::Target *lookupHostTarget(std::string &triple, std::string &error) {
   return llvm::TargetRegistry::lookupTarget(triple, error);
 }
 
-/// A TargetMachine for `cpu` (the host CPU and its features by default).
+/// A TargetMachine for `cpu` (the host CPU and its features by default),
+/// generating code at `level`.
 std::unique_ptr<llvm::TargetMachine>
-createCpuTargetMachine(const CpuTarget &cpu, std::string &error) {
+createCpuTargetMachine(const CpuTarget &cpu, std::string &error,
+                       llvm::CodeGenOptLevel level) {
   std::string triple;
   const llvm::Target *target = lookupHostTarget(triple, error);
   if (!target)
@@ -131,25 +145,119 @@ createCpuTargetMachine(const CpuTarget &cpu, std::string &error) {
   llvm::TargetOptions options;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
       triple, cpuName, features.getString(), options, llvm::Reloc::PIC_,
-      std::nullopt, llvm::CodeGenOptLevel::Default));
+      std::nullopt, level));
 }
 
-/// Marks the entries (`txc_entry_*`) optnone after O3, so that instruction
-/// selection and register allocation take LLVM's fast paths for them. An
-/// entry is straight-line code: a few thousand calls into libtxrt and the
-/// glue kernels, with a status check after each; the kernels' loops stay
-/// in their own functions and are compiled as before. The full code
-/// generator spent about 60 % of txc's object-code time on base.tx's train
-/// entries (selection DAGs and the greedy allocator over one 4,000-line
-/// block chain); the calls they make take milliseconds each at run time.
-void compileEntriesFast(llvm::Module &module) {
-  for (llvm::Function &function : module) {
-    if (function.isDeclaration() ||
-        !function.getName().starts_with("txc_entry_"))
+/// The name prefix of a local symbol the entries share with the kernels.
+std::string localPrefix(llvm::GlobalValue::LinkageTypes linkage) {
+  return linkage == llvm::GlobalValue::PrivateLinkage ? "__txc_private."
+                                                      : "__txc_internal.";
+}
+
+bool isEntry(const llvm::GlobalValue &value) {
+  return llvm::isa<llvm::Function>(value) &&
+         value.getName().starts_with("txc_entry_");
+}
+
+/// Moves the entries (`txc_entry_*`) of `module` into a module of their
+/// own and leaves declarations of them behind. An entry is straight-line
+/// code: thousands of calls into libtxrt and the glue kernels, each
+/// followed by a status check, with no loops of its own; the calls take
+/// milliseconds each at run time. LLVM's optimizer and full code generator
+/// grow faster than linearly over such a function (the greedy register
+/// allocator and live intervals over values live across thousands of
+/// blocks: docs/benchmarks.md, "Compile time"), while the fast code
+/// generator is linear. What the entries use of the rest (the private
+/// constants, the CUDA target's kernel images) becomes hidden external
+/// symbols named `__txc_private.*` or `__txc_internal.*` after their
+/// linkage, so the two objects link (joinModules makes them local again).
+std::unique_ptr<llvm::Module> splitEntries(llvm::Module &module) {
+  llvm::ValueToValueMapTy map;
+  std::unique_ptr<llvm::Module> entries =
+      llvm::CloneModule(module, map, [](const llvm::GlobalValue *value) {
+        return isEntry(*value);
+      });
+  entries->setModuleIdentifier("txc_entries");
+  // What the clone only declares and the entries use: a local symbol of
+  // the original becomes a hidden external one, defined there.
+  unsigned unnamed = 0;
+  for (llvm::GlobalValue &original : module.global_values()) {
+    auto *copy = llvm::cast_or_null<llvm::GlobalValue>(map.lookup(&original));
+    if (!copy || isEntry(original))
       continue;
-    function.addFnAttr(llvm::Attribute::NoInline);
-    function.addFnAttr(llvm::Attribute::OptimizeNone);
+    if (copy->use_empty()) {
+      copy->eraseFromParent();
+      continue;
+    }
+    if (!original.hasLocalLinkage())
+      continue;
+    std::string name =
+        localPrefix(original.getLinkage()) +
+        (original.hasName() ? original.getName().str()
+                            : std::to_string(unnamed++));
+    original.setName(name);
+    original.setLinkage(llvm::GlobalValue::ExternalLinkage);
+    original.setVisibility(llvm::GlobalValue::HiddenVisibility);
+    original.setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::None);
+    copy->setName(original.getName());
+    copy->setVisibility(llvm::GlobalValue::HiddenVisibility);
   }
+  for (llvm::Function &function : module)
+    if (isEntry(function))
+      function.deleteBody();
+  for (llvm::Function &function : *entries)
+    if (isEntry(function)) {
+      // As they are compiled; also what llc sees in --emit=llvm.
+      function.addFnAttr(llvm::Attribute::NoInline);
+      function.addFnAttr(llvm::Attribute::OptimizeNone);
+    }
+  return entries;
+}
+
+LogicalResult emitObject(llvm::Module &module, llvm::StringRef path,
+                         std::string &error, const CpuTarget &cpu,
+                         llvm::CodeGenOptLevel level) {
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createCpuTargetMachine(cpu, error, level);
+  if (!machine)
+    return failure();
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
+  if (ec) {
+    error = "cannot write '" + path.str() + "': " + ec.message();
+    return failure();
+  }
+  llvm::legacy::PassManager passes;
+  if (machine->addPassesToEmitFile(passes, os, nullptr,
+                                   llvm::CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit object files";
+    return failure();
+  }
+  passes.run(module);
+  os.flush();
+  return success();
+}
+
+/// Runs the link compiler (TXC_LINK_COMPILER) with `args` after its name.
+LogicalResult runLinkCompiler(std::vector<std::string> args,
+                              std::string &error) {
+  llvm::ErrorOr<std::string> compiler =
+      llvm::sys::findProgramByName(TXC_LINK_COMPILER);
+  if (!compiler) {
+    error = "no C++ compiler ('" TXC_LINK_COMPILER "') to link with";
+    return failure();
+  }
+  args.insert(args.begin(), *compiler);
+  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(*compiler, argRefs, std::nullopt, {},
+                                         0, 0, &message);
+  if (status != 0) {
+    error = "linking failed (" + llvm::join(argRefs, " ") + ")" +
+            (message.empty() ? "" : ": " + message);
+    return failure();
+  }
+  return success();
 }
 
 } // namespace
@@ -188,9 +296,10 @@ LogicalResult mlir::tx::verifyCpuTarget(const CpuTarget &cpu,
   return success();
 }
 
-std::unique_ptr<llvm::Module>
-mlir::tx::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
-                               std::string &error, const CpuTarget &cpu) {
+NativeModules mlir::tx::translateAndOptimize(ModuleOp module,
+                                             llvm::LLVMContext &context,
+                                             std::string &error,
+                                             const CpuTarget &cpu) {
   DialectRegistry registry;
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
@@ -199,12 +308,12 @@ mlir::tx::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
       translateModuleToLLVMIR(module, context, "txc_model");
   if (!llvmModule) {
     error = "translation to LLVM IR failed";
-    return nullptr;
+    return {};
   }
   std::unique_ptr<llvm::TargetMachine> machine =
-      createCpuTargetMachine(cpu, error);
+      createCpuTargetMachine(cpu, error, llvm::CodeGenOptLevel::Default);
   if (!machine)
-    return nullptr;
+    return {};
   llvmModule->setDataLayout(machine->createDataLayout());
   llvmModule->setTargetTriple(machine->getTargetTriple().str());
   std::string cpuName = machine->getTargetCPU().str();
@@ -216,6 +325,9 @@ mlir::tx::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
     function.addFnAttr("target-features", featureString);
     function.addFnAttr("prefer-vector-width", "512");
   }
+  NativeModules modules;
+  modules.entries = splitEntries(*llvmModule);
+  modules.kernels = std::move(llvmModule);
 
   llvm::LoopAnalysisManager loopAnalyses;
   llvm::FunctionAnalysisManager functionAnalyses;
@@ -230,48 +342,67 @@ mlir::tx::translateAndOptimize(ModuleOp module, llvm::LLVMContext &context,
                                    cgsccAnalyses, moduleAnalyses);
   llvm::ModulePassManager passes =
       passBuilder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-  passes.run(*llvmModule, moduleAnalyses);
-  compileEntriesFast(*llvmModule);
-  return llvmModule;
+  passes.run(*modules.kernels, moduleAnalyses);
+  return modules;
 }
 
-LogicalResult mlir::tx::writeObjectFile(llvm::Module &module,
-                                        llvm::StringRef path,
-                                        std::string &error,
-                                        const CpuTarget &cpu) {
-  std::unique_ptr<llvm::TargetMachine> machine =
-      createCpuTargetMachine(cpu, error);
-  if (!machine)
-    return failure();
-  std::error_code ec;
-  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_None);
-  if (ec) {
-    error = "cannot write '" + path.str() + "': " + ec.message();
-    return failure();
+std::unique_ptr<llvm::Module> mlir::tx::joinModules(NativeModules modules,
+                                                    std::string &error) {
+  if (llvm::Linker::linkModules(*modules.kernels,
+                                std::move(modules.entries))) {
+    error = "cannot join the entries' and the kernels' LLVM IR";
+    return nullptr;
   }
-  llvm::legacy::PassManager passes;
-  if (machine->addPassesToEmitFile(passes, os, nullptr,
-                                   llvm::CodeGenFileType::ObjectFile)) {
-    error = "the target cannot emit object files";
-    return failure();
-  }
-  passes.run(module);
-  os.flush();
-  return success();
+  // The symbols splitEntries exported local again, the entries first: as
+  // MLIR's module has them.
+  llvm::Module &joined = *modules.kernels;
+  for (llvm::GlobalValue &value : joined.global_values())
+    for (auto linkage : {llvm::GlobalValue::PrivateLinkage,
+                         llvm::GlobalValue::InternalLinkage}) {
+      llvm::StringRef name = value.getName();
+      if (!name.consume_front(localPrefix(linkage)))
+        continue;
+      value.setName(name.str());
+      value.setVisibility(llvm::GlobalValue::DefaultVisibility);
+      value.setLinkage(linkage);
+    }
+  llvm::SmallVector<llvm::Function *> entries;
+  for (llvm::Function &function : joined)
+    if (isEntry(function) && !function.isDeclaration())
+      entries.push_back(&function);
+  auto &functions = joined.getFunctionList();
+  for (llvm::Function *entry : llvm::reverse(entries))
+    functions.splice(functions.begin(), functions, entry->getIterator());
+  return std::move(modules.kernels);
 }
 
-LogicalResult mlir::tx::linkExecutable(llvm::StringRef object,
+LogicalResult mlir::tx::writeObjectFiles(NativeModules &modules,
+                                         llvm::StringRef kernelsPath,
+                                         llvm::StringRef entriesPath,
+                                         std::string &error,
+                                         const CpuTarget &cpu) {
+  if (failed(emitObject(*modules.kernels, kernelsPath, error, cpu,
+                        llvm::CodeGenOptLevel::Default)))
+    return failure();
+  return emitObject(*modules.entries, entriesPath, error, cpu,
+                    llvm::CodeGenOptLevel::None);
+}
+
+LogicalResult mlir::tx::linkRelocatable(llvm::ArrayRef<std::string> objects,
+                                        llvm::StringRef output,
+                                        std::string &error) {
+  std::vector<std::string> args = {"-r", "-nostdlib", "-o", output.str()};
+  args.insert(args.end(), objects.begin(), objects.end());
+  return runLinkCompiler(std::move(args), error);
+}
+
+LogicalResult mlir::tx::linkExecutable(llvm::ArrayRef<std::string> objects,
                                        llvm::StringRef output,
                                        llvm::StringRef libDir,
                                        std::string &error, bool cuda) {
-  llvm::ErrorOr<std::string> compiler =
-      llvm::sys::findProgramByName(TXC_LINK_COMPILER);
-  if (!compiler) {
-    error = "no C++ compiler ('" TXC_LINK_COMPILER "') to link with";
-    return failure();
-  }
   // The driver (with main), its core, the kernels: in link order.
-  std::vector<std::string> args = {*compiler, "-o", output.str(), object.str()};
+  std::vector<std::string> args = {"-o", output.str()};
+  args.insert(args.end(), objects.begin(), objects.end());
   std::vector<const char *> libraries = {"libtxrt_driver.a",
                                          "libtxrt_driver_core.a", "libtxrt.a"};
   if (cuda) // the CUDA driver backend uses the core; the kernels use libtxrt
@@ -293,14 +424,5 @@ LogicalResult mlir::tx::linkExecutable(llvm::StringRef object,
   for (llvm::StringRef flag : llvm::split(TXC_RUNTIME_LINK_FLAGS, ';'))
     if (!flag.empty())
       args.push_back(flag.str());
-  std::vector<llvm::StringRef> argRefs(args.begin(), args.end());
-  std::string message;
-  int status = llvm::sys::ExecuteAndWait(*compiler, argRefs, std::nullopt, {},
-                                         0, 0, &message);
-  if (status != 0) {
-    error = "linking failed (" + llvm::join(argRefs, " ") + ")" +
-            (message.empty() ? "" : ": " + message);
-    return failure();
-  }
-  return success();
+  return runLinkCompiler(std::move(args), error);
 }

@@ -24,7 +24,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -416,6 +418,15 @@ std::string cudaToolkitPath() {
 #endif
 }
 
+/// Applies MLIR's pass-manager flags (--mlir-timing, --mlir-print-ir-*) to
+/// one of txc's pipelines.
+LogicalResult applyPassManagerOptions(PassManager &pm) {
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  applyDefaultTimingPassManagerCLOptions(pm);
+  return success();
+}
+
 /// The host CPU of native code, from --mcpu / --mattr.
 tx::CpuTarget cpuTarget() {
   return {mcpu, std::vector<std::string>(mattr.begin(), mattr.end())};
@@ -490,6 +501,11 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
       entrySymbols.push_back(("txc_entry_" + func.getSymName()).str());
 
   PassManager pm(module.getContext());
+  if (failed(applyPassManagerOptions(pm)))
+    return 2;
+  // Verified once at the end: verifying after each of the lowering's
+  // passes took a third of its time on deep models (docs/benchmarks.md).
+  pm.enableVerifier(false);
   pm.addPass(tx::createLowerEntriesPass());
   if (!cuda)
     tx::buildLowerToLLVMPipeline(pm);
@@ -500,36 +516,65 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
       return 1;
     timer.done("glue kernels to PTX");
     PassManager host(module.getContext());
+    host.enableVerifier(false);
     tx::buildLowerToLLVMPipeline(host, /*gpuLaunches=*/true);
     if (failed(host.run(module)))
       return 1;
   }
+  if (failed(verify(module)))
+    return 1;
   timer.done("lower to LLVM dialect");
   json = tx::addSiteTable(json, module);
   if (failed(tx::addModelGlobals(module, json, entrySymbols)))
     return 1;
   llvm::LLVMContext llvmContext;
   std::string error;
-  std::unique_ptr<llvm::Module> llvmModule =
+  tx::NativeModules modules =
       tx::translateAndOptimize(module, llvmContext, error, cpuTarget());
-  if (!llvmModule) {
+  if (!modules) {
     llvm::errs() << "txc: error: " << error << "\n";
     return 1;
   }
   timer.done("translate + O3");
   if (emit == Stage::Llvm) {
+    std::unique_ptr<llvm::Module> joined =
+        tx::joinModules(std::move(modules), error);
+    if (!joined) {
+      llvm::errs() << "txc: error: " << error << "\n";
+      return 1;
+    }
     std::string message;
     auto output = mlir::openOutputFile(outputFile, &message);
     if (!output) {
       llvm::errs() << "txc: error: " << message << "\n";
       return 1;
     }
-    llvmModule->print(output->os(), nullptr);
+    joined->print(output->os(), nullptr);
     output->keep();
     return 0;
   }
+  // The kernels' and the entries' objects, in temporary files.
+  std::vector<std::string> objects;
+  std::vector<std::unique_ptr<llvm::FileRemover>> removers;
+  for (const char *half : {"kernels", "entries"}) {
+    llvm::SmallString<128> object;
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "txc-" + stem + "-" + half, "o", object)) {
+      llvm::errs() << "txc: error: cannot create a temporary file: "
+                   << ec.message() << "\n";
+      return 1;
+    }
+    objects.push_back(object.str().str());
+    removers.push_back(std::make_unique<llvm::FileRemover>(object));
+  }
+  if (failed(tx::writeObjectFiles(modules, objects[0], objects[1], error,
+                                  cpuTarget()))) {
+    llvm::errs() << "txc: error: " << error << "\n";
+    return 1;
+  }
+  timer.done("object code");
   if (emit == Stage::Obj) {
-    if (failed(tx::writeObjectFile(*llvmModule, target, error, cpuTarget()))) {
+    if (failed(tx::linkRelocatable(objects, target, error))) {
       llvm::errs() << "txc: error: " << error << "\n";
       return 1;
     }
@@ -541,29 +586,17 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
       return 1;
     }
     headerOut << header;
+    timer.done("link");
     return 0;
   }
-  // An executable: object in a temporary file, linked with the runtime.
+  // An executable: the objects linked with the runtime.
   const std::string &exe = target;
-  llvm::SmallString<128> object;
-  if (std::error_code ec =
-          llvm::sys::fs::createTemporaryFile("txc-" + stem, "o", object)) {
-    llvm::errs() << "txc: error: cannot create a temporary file: "
-                 << ec.message() << "\n";
-    return 1;
-  }
-  llvm::FileRemover removeObject(object);
-  if (failed(tx::writeObjectFile(*llvmModule, object, error, cpuTarget()))) {
-    llvm::errs() << "txc: error: " << error << "\n";
-    return 1;
-  }
-  timer.done("object code");
   std::string self =
       llvm::sys::fs::getMainExecutable(argv0, reinterpret_cast<void *>(&stemOf));
   std::string libDir =
       (llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)) + "/lib")
           .str();
-  if (failed(tx::linkExecutable(object, exe, libDir, error, cuda))) {
+  if (failed(tx::linkExecutable(objects, exe, libDir, error, cuda))) {
     llvm::errs() << "txc: error: " << error << "\n";
     return 1;
   }
@@ -679,6 +712,10 @@ void printSummary(ModuleOp module, llvm::raw_ostream &os) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // MLIR's pass-manager flags (--mlir-timing, --mlir-print-ir-after=...)
+  // work on txc's pipelines but stay out of --help.
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(txcCategory);
   cl::ParseCommandLineOptions(
       argc, argv,
@@ -761,6 +798,8 @@ int main(int argc, char **argv) {
 
   {
     PassManager pm(&context);
+    if (failed(applyPassManagerOptions(pm)))
+      return 2;
     pm.addPass(tx::createShapeCheckPass());
     bool printsIR = !listParams && !summary;
     bool fuseAttention = true, fuseAddNorm = true, fuseLinear = true;

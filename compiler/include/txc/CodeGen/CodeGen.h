@@ -2,9 +2,10 @@
 //
 // The back half of txc: model metadata (JSON embedded in the object, and a C
 // header for embedding), the pass pipeline from lowered entries to the LLVM
-// dialect, translation to LLVM IR optimized at O3 for the host CPU, object
-// emission through an in-process TargetMachine, and linking with libtxrt and
-// the driver into an executable.
+// dialect, translation to LLVM IR (the glue kernels optimized at O3 for the
+// host CPU, the entries split off and compiled fast), object emission
+// through in-process TargetMachines, and linking with libtxrt and the driver
+// into an executable.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXC_CODEGEN_CODEGEN_H
@@ -60,24 +61,49 @@ struct CpuTarget {
 /// Returns failure with a message in `error` (naming the valid choices).
 LogicalResult verifyCpuTarget(const CpuTarget &target, std::string &error);
 
-/// Translates an LLVM-dialect module to LLVM IR and optimizes it at O3 for
-/// `cpu` (default: the host). Returns null and sets `error` on failure.
-std::unique_ptr<llvm::Module>
-translateAndOptimize(ModuleOp llvmModule, llvm::LLVMContext &context,
-                     std::string &error, const CpuTarget &cpu = {});
+/// A model's native code in two LLVM modules, compiled differently: the
+/// glue kernels and the exported globals (O3, the full code generator), and
+/// the entries `txc_entry_*` (no IR passes, the fast code generator: their
+/// compile time is linear in their length; docs/codegen.md).
+struct NativeModules {
+  std::unique_ptr<llvm::Module> kernels;
+  std::unique_ptr<llvm::Module> entries;
+  explicit operator bool() const { return kernels && entries; }
+};
 
-/// Writes `module` as an object file for `cpu` (default: the host).
-LogicalResult writeObjectFile(llvm::Module &module, llvm::StringRef path,
-                              std::string &error, const CpuTarget &cpu = {});
+/// Translates an LLVM-dialect module to LLVM IR, splits off the entries and
+/// optimizes the kernels at O3 for `cpu` (default: the host). Returns empty
+/// modules and sets `error` on failure.
+NativeModules translateAndOptimize(ModuleOp llvmModule,
+                                   llvm::LLVMContext &context,
+                                   std::string &error,
+                                   const CpuTarget &cpu = {});
 
-/// Links `object` with libtxrt, the executable driver and oneDNN into
+/// Links the two halves back into one module (for --emit=llvm; the entries
+/// keep `optnone`, so llc compiles them as txc does).
+std::unique_ptr<llvm::Module> joinModules(NativeModules modules,
+                                          std::string &error);
+
+/// Writes `modules` as two object files for `cpu` (default: the host): the
+/// kernels at CodeGenOptLevel::Default, the entries at None.
+LogicalResult writeObjectFiles(NativeModules &modules,
+                               llvm::StringRef kernelsPath,
+                               llvm::StringRef entriesPath, std::string &error,
+                               const CpuTarget &cpu = {});
+
+/// Links `objects` into one relocatable object `output` (`c++ -r`), the
+/// object file of --emit=obj.
+LogicalResult linkRelocatable(llvm::ArrayRef<std::string> objects,
+                              llvm::StringRef output, std::string &error);
+
+/// Links `objects` with libtxrt, the executable driver and oneDNN into
 /// `output` with the system C++ compiler. `libDir` holds libtxrt.a and
 /// libtxrt_driver.a. With `cuda`, also the CUDA backend (libtxrt_cuda.a),
 /// the driver's CUDA device (libtxrt_driver_cuda.a) and the static CUDA
 /// runtime.
-LogicalResult linkExecutable(llvm::StringRef object, llvm::StringRef output,
-                             llvm::StringRef libDir, std::string &error,
-                             bool cuda = false);
+LogicalResult linkExecutable(llvm::ArrayRef<std::string> objects,
+                             llvm::StringRef output, llvm::StringRef libDir,
+                             std::string &error, bool cuda = false);
 
 } // namespace mlir::tx
 
