@@ -191,7 +191,9 @@ private:
   //===--------------------------------------------------------------------===//
 
   void call(RuntimeFn fn, ArrayRef<Value> args) {
-    func::FuncOp callee = getOrDeclareRuntimeFn(module, fn);
+    func::FuncOp &callee = runtimeFns[static_cast<unsigned>(fn)];
+    if (!callee)
+      callee = getOrDeclareRuntimeFn(module, fn);
     SmallVector<Value> operands = {ctx};
     operands.append(args.begin(), args.end());
     Value status =
@@ -405,6 +407,10 @@ private:
   /// Address of a parameter's slot (`offset`, `grad_offset`, ...).
   FailureOr<Value> paramSlot(Operation *op, FlatSymbolRefAttr name,
                              StringRef which);
+  /// The module's `tx.parameter` named `name` (null if none), from a table
+  /// built on the first call: `module.lookupSymbol` scans the whole module,
+  /// once per parameter read that made lowering quadratic in depth.
+  ParameterOp parameterDecl(FlatSymbolRefAttr name);
   LogicalResult lowerConstant(ConstantOp op);
   LogicalResult fail(Operation *op, const Twine &why) {
     return op->emitOpError("cannot be lowered to native code: ") << why;
@@ -424,6 +430,11 @@ private:
   Block *exitBlock = nullptr;
   llvm::DenseMap<StringAttr, Value> dimValues;
   llvm::DenseMap<Value, Value> ptrs; // tx tensor -> address of its data
+  // Lookups that would otherwise scan the module each time (see
+  // parameterDecl); entry lowering adds no parameters and declares each
+  // runtime function once.
+  std::optional<llvm::DenseMap<StringAttr, ParameterOp>> parameterDecls;
+  llvm::DenseMap<unsigned, func::FuncOp> runtimeFns;
   bool isTrain = false;
   Value stepValue, seedValue; // the training step and seed (i64)
 };

@@ -142,7 +142,7 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
   // Where the op's (first) result lives.
   if (op->getNumResults() > 0) {
     if (auto param = dyn_cast<ParamOp>(op)) {
-      auto decl = module.lookupSymbol<ParameterOp>(param.getNameAttr());
+      auto decl = parameterDecl(param.getNameAttr());
       auto offset = decl ? decl->getAttrOfType<IntegerAttr>("offset") : nullptr;
       if (!offset)
         return fail(op, "parameter has no planned offset (run tx-plan-memory)");
@@ -155,7 +155,7 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
     // copy: the Adam step and the driver keep it current.
     if (auto castOp = dyn_cast<CastOp>(op))
       if (auto param = castOp.getInput().getDefiningOp<ParamOp>()) {
-        auto decl = module.lookupSymbol<ParameterOp>(param.getNameAttr());
+        auto decl = parameterDecl(param.getNameAttr());
         if (auto copy = decl ? decl->getAttrOfType<IntegerAttr>("bf16_offset")
                              : nullptr) {
           ptrs[castOp.getResult()] = offsetPtr(params, i64(copy.getInt()));

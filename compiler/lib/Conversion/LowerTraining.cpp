@@ -140,9 +140,18 @@ LogicalResult EntryLowering::lowerAttentionGrad(AttentionGradOp op) {
   return success();
 }
 
+ParameterOp EntryLowering::parameterDecl(FlatSymbolRefAttr name) {
+  if (!parameterDecls) {
+    parameterDecls.emplace();
+    for (auto decl : module.getOps<ParameterOp>())
+      parameterDecls->try_emplace(decl.getSymNameAttr(), decl);
+  }
+  return parameterDecls->lookup(name.getAttr());
+}
+
 FailureOr<Value> EntryLowering::paramSlot(Operation *op, FlatSymbolRefAttr name,
                                           StringRef which) {
-  auto decl = module.lookupSymbol<ParameterOp>(name.getAttr());
+  auto decl = parameterDecl(name);
   auto offset = decl ? decl->getAttrOfType<IntegerAttr>(which) : nullptr;
   if (!offset)
     return fail(op, "parameter has no planned " + which +
@@ -303,7 +312,7 @@ LogicalResult EntryLowering::lowerGradOp(Operation *op) {
             f(adam.getEps()), f(adam.getWeightDecay())};
         // A parameter with a bf16 copy (tx-precision) has it rewritten by
         // the same pass.
-        auto decl = module.lookupSymbol<ParameterOp>(adam.getNameAttr());
+        auto decl = parameterDecl(adam.getNameAttr());
         if (!decl || !decl->hasAttr("bf16_offset")) {
           call(RuntimeFn::AdamStep, args);
           return success();
