@@ -13,7 +13,9 @@
 #     weight gradients: every product tx-precision runs in bf16), in f32 and
 #     in bf16 (scripts/bench-bf16-matmul.cpp): the limit a step could reach
 #     if all else were free, and the step's efficiency against it.
-# Medians; the CPU's name and its bf16 instructions are printed first.
+# Medians; the CPU's name and its bf16 instructions are printed first, then
+# the machine line (load average) of scripts/bench-prologue.sh; BENCH_RT=1
+# runs every timed command at real-time priority (chrt, root).
 #
 #===------------------------------------------------------------------------===#
 set -euo pipefail
@@ -30,6 +32,7 @@ THREADS=${TXRT_NUM_THREADS:-2}
 cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 flags=$(grep -m1 "^flags" /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx512_bf16|amx_bf16)$' | tr '\n' ' ')
 echo "== CPU: $cpu; bf16 instructions: ${flags:-none}; $THREADS threads"
+. scripts/bench-prologue.sh
 
 echo "== compile"
 "$BUILD/bin/txc" examples/transformer/base.tx -D batch=8 -D max_len=64 -o "$OUT/base-fp32"
@@ -46,7 +49,7 @@ for name in ("src", "tgt_in", "tgt_out"):
 PYEOF
 
 step_ms() { # executable -> median ms of `run train --repeat STEPS`
-  TXRT_NUM_THREADS=$THREADS "$1" run train --init 0 --input src="$OUT/src.npy" \
+  TXRT_NUM_THREADS=$THREADS "${RT[@]}" "$1" run train --init 0 --input src="$OUT/src.npy" \
     --input tgt_in="$OUT/tgt_in.npy" --input tgt_out="$OUT/tgt_out.npy" --out-dir "$OUT/out" \
     --repeat "$STEPS" 2>&1 >/dev/null | grep "ran 'train'" | sed -E 's/.*median ([0-9.]+) ms.*/\1/'
 }
@@ -54,7 +57,7 @@ step_ms() { # executable -> median ms of `run train --repeat STEPS`
 for round in $(seq "$ROUNDS"); do
   f=$(step_ms "$OUT/base-fp32")
   b=$(step_ms "$OUT/base-bf16")
-  p=$("$PY" scripts/bench_torch.py train --autocast bf16 --threads "$THREADS" --repeat "$STEPS" | awk '{print $2}')
+  p=$("${RT[@]}" "$PY" scripts/bench_torch.py train --autocast bf16 --threads "$THREADS" --repeat "$STEPS" | awk '{print $2}')
   echo "round $round: fp32 $f ms, bf16 $b ms, PyTorch autocast $p ms" | tee -a "$OUT/train.txt"
 done
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -75,8 +78,8 @@ add 512 2048 512 12
 add 512 512 2048 12
 add 512 8000 512 1
 echo "== bare oneDNN matmuls over the step's linear shapes"
-OMP_NUM_THREADS=$THREADS "$OUT/matmul" f32 3 "${shapes[@]}" | tee "$OUT/matmul-f32.txt" | tail -1
-OMP_NUM_THREADS=$THREADS "$OUT/matmul" bf16 3 "${shapes[@]}" | tee "$OUT/matmul-bf16.txt"
+OMP_NUM_THREADS=$THREADS "${RT[@]}" "$OUT/matmul" f32 3 "${shapes[@]}" | tee "$OUT/matmul-f32.txt" | tail -1
+OMP_NUM_THREADS=$THREADS "${RT[@]}" "$OUT/matmul" bf16 3 "${shapes[@]}" | tee "$OUT/matmul-bf16.txt"
 mm_f32=$(tail -1 "$OUT/matmul-f32.txt" | sed -E 's/total ([0-9.]+) ms.*/\1/')
 mm_bf16=$(tail -1 "$OUT/matmul-bf16.txt" | sed -E 's/total ([0-9.]+) ms.*/\1/')
 

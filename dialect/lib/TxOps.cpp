@@ -801,5 +801,17 @@ LogicalResult CastOp::verify() {
     return emitOpError() << "casts between f32 and bf16; input and result "
                             "are both "
                          << input.getElementType();
+  if (getByProducer()) {
+    if (!result.getElementType().isBF16())
+      return emitOpError() << "by_producer rounds to bf16; this cast widens "
+                           << formatType(input);
+    auto producer = dyn_cast<OpResult>(getInput());
+    if (!producer || producer.getResultNumber() != 0 ||
+        !isa<AddLayerNormOp, RmsNormOp, AddRmsNormOp>(producer.getOwner()))
+      return emitOpError()
+             << "by_producer needs the first result of a tx.add_layer_norm, "
+                "tx.rms_norm or tx.add_rms_norm (the ops that can write a "
+                "bf16 copy of it)";
+  }
   return success();
 }

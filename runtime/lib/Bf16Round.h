@@ -1,8 +1,8 @@
 //===- Bf16Round.h - f32 <-> bf16 conversion of one value -------*- C++ -*-===//
 //
 // The rounding every bf16 kernel shares (casts, the Adam step's bf16 copy,
-// the driver's refresh of the copies): round to nearest, ties to even; a
-// NaN stays a quiet NaN. Written without branches on the value so that
+// the driver's refresh of the copies, the norms' bf16 outputs): round to
+// nearest, ties to even; a NaN stays a quiet NaN. Written without branches on the value so that
 // loops over it vectorise.
 //
 //===----------------------------------------------------------------------===//
@@ -32,6 +32,14 @@ inline float widenBf16(txrt_bf16 value) {
   float result;
   std::memcpy(&result, &bits, sizeof result);
   return result;
+}
+
+/// dst[0, n) = src[0, n) rounded, one row from L1: the norms write the bf16
+/// copy of their output with it in the pass that wrote the f32 row.
+inline void roundRowToBf16(int64_t n, const float *src, txrt_bf16 *dst) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i)
+    dst[i] = roundToBf16(src[i]);
 }
 
 } // namespace txrt

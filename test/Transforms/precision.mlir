@@ -70,3 +70,32 @@ func.func @mixed(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>) -> (tensor<4x6xf32>, 
   %s = tx.add %e, %e : (tensor<6x8xf32>, tensor<6x8xf32>) -> tensor<6x8xf32>
   return %y, %z, %s : tensor<4x6xf32>, tensor<4x6xf32>, tensor<6x8xf32>
 }
+
+// -----
+
+// The cast of a norm's output (add + layer norm, RMS norm, add + RMS norm)
+// is marked by_producer: the norm's kernel writes it. The cast of another
+// op's output (here the sum of the add + layer norm) is a cast of its own.
+// CHECK-LABEL: func.func @norms
+// CHECK-NEXT: %[[WB:.+]] = tx.cast %arg2 : tensor<6x8xf32> to tensor<6x8xbf16>
+// CHECK-NEXT: %[[Y:[^,]+]], %[[S:.+]] = tx.add_layer_norm
+// CHECK-NEXT: %[[SB:.+]] = tx.cast %[[S]] : tensor<4x8xf32> to tensor<4x8xbf16>
+// CHECK-NEXT: %[[YB:.+]] = tx.cast %[[Y]] {by_producer} : tensor<4x8xf32> to tensor<4x8xbf16>
+// CHECK-NEXT: %[[R:.+]] = tx.rms_norm
+// CHECK-NEXT: %[[RB:.+]] = tx.cast %[[R]] {by_producer} : tensor<4x8xf32> to tensor<4x8xbf16>
+// CHECK-NEXT: %[[A:[^,]+]], %{{.+}} = tx.add_rms_norm
+// CHECK-NEXT: %[[AB:.+]] = tx.cast %[[A]] {by_producer} : tensor<4x8xf32> to tensor<4x8xbf16>
+// CHECK-NEXT: tx.linear %[[YB]], %[[WB]] :
+// CHECK-NEXT: tx.linear %[[SB]], %[[WB]] :
+// CHECK-NEXT: tx.linear %[[RB]], %[[WB]] :
+// CHECK-NEXT: tx.linear %[[AB]], %[[WB]] :
+func.func @norms(%x: tensor<4x8xf32>, %g: tensor<8xf32>, %w: tensor<6x8xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>) {
+  %y:2 = tx.add_layer_norm %x, %x, %g, %g : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  %r = tx.rms_norm %x, %g : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %a:2 = tx.add_rms_norm %x, %x, %g : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>)
+  %l0 = tx.linear %y#0, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %l1 = tx.linear %y#1, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %l2 = tx.linear %r, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %l3 = tx.linear %a#0, %w : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  return %l0, %l1, %l2, %l3 : tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>
+}

@@ -368,6 +368,11 @@ private:
   //===--------------------------------------------------------------------===//
 
   LogicalResult lowerOp(Operation *op);
+  /// The cast to bf16 that the op defining `value` writes itself
+  /// (tx.cast by_producer), or null.
+  static CastOp copyByProducer(Value value);
+  /// Where `copy`'s planned buffer lives (the producer's bf16 output).
+  FailureOr<Value> plannedPtr(Operation *op, Value copy);
   LogicalResult lowerMatmul(MatmulOp op);
   LogicalResult lowerAttention(Operation *op, Value query, Value key,
                                Value value, Value mask, Value lse,

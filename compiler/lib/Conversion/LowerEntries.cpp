@@ -136,6 +136,24 @@ void EntryLowering::recordSite(int64_t id) {
   }));
 }
 
+CastOp EntryLowering::copyByProducer(Value value) {
+  for (Operation *user : value.getUsers())
+    if (auto castOp = dyn_cast<CastOp>(user))
+      if (castOp.getByProducer() && castOp.getInput() == value)
+        return castOp;
+  return nullptr;
+}
+
+FailureOr<Value> EntryLowering::plannedPtr(Operation *op, Value copy) {
+  if (std::optional<int64_t> output = getPlannedOutput(copy))
+    return loadPtr(outputs, *output);
+  std::optional<int64_t> offset = getPlannedOffset(copy);
+  if (!offset)
+    return fail(op, "the bf16 copy of the result has no planned offset (run "
+                    "tx-plan-memory)");
+  return offsetPtr(arena, i64(*offset));
+}
+
 LogicalResult EntryLowering::lowerOp(Operation *op) {
   loc = op->getLoc();
   currentOp = op;
@@ -190,6 +208,22 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
     }
   }
   auto typeOf = [](Value v) { return cast<RankedTensorType>(v.getType()); };
+  // A norm whose output has a cast its kernel writes (tx.cast by_producer)
+  // calls the kernel's bf16 form with that cast's buffer as y_bf16.
+  auto callNorm = [&](Operation *norm, RuntimeFn plain, RuntimeFn withCopy,
+                      SmallVector<Value> &args) -> LogicalResult {
+    CastOp copy = copyByProducer(norm->getResult(0));
+    if (!copy) {
+      call(plain, args);
+      return success();
+    }
+    FailureOr<Value> copyPtr = plannedPtr(norm, copy.getResult());
+    if (failed(copyPtr))
+      return failure();
+    args.push_back(*copyPtr);
+    call(withCopy, args);
+    return success();
+  };
 
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AddOp, SubOp, MulOp, DivOp>([&](auto binary) {
@@ -474,6 +508,9 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         return success();
       })
       .Case([&](CastOp castOp) {
+        // Written by its producer's bf16 kernel (tx.cast by_producer).
+        if (copyByProducer(castOp.getInput()) == castOp)
+          return success();
         RankedTensorType in = typeOf(castOp.getInput());
         call(in.getElementType().isBF16() ? RuntimeFn::CastBf16ToF32
                                           : RuntimeFn::CastF32ToBf16,
@@ -496,14 +533,15 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         RankedTensorType in = typeOf(norm.getLhs());
         Value sum = norm.getSum().use_empty() ? nullPtr()
                                               : ptrs.lookup(norm.getSum());
-        call(RuntimeFn::AddLayerNormFwd,
-             {site(), toI64(rows(in)), toI64(dimSizes(in).back()),
-              ptrs.lookup(norm.getLhs()), ptrs.lookup(norm.getRhs()),
-              ptrs.lookup(norm.getWeight()),
-              norm.getBias() ? ptrs.lookup(norm.getBias()) : nullPtr(),
-              f32(norm.getEpsilon().convertToDouble()),
-              ptrs.lookup(norm.getResult()), sum, nullPtr(), nullPtr()});
-        return success();
+        SmallVector<Value> args = {
+            site(), toI64(rows(in)), toI64(dimSizes(in).back()),
+            ptrs.lookup(norm.getLhs()), ptrs.lookup(norm.getRhs()),
+            ptrs.lookup(norm.getWeight()),
+            norm.getBias() ? ptrs.lookup(norm.getBias()) : nullPtr(),
+            f32(norm.getEpsilon().convertToDouble()),
+            ptrs.lookup(norm.getResult()), sum, nullPtr(), nullPtr()};
+        return callNorm(norm, RuntimeFn::AddLayerNormFwd,
+                        RuntimeFn::AddLayerNormFwdBf16, args);
       })
       .Case([&](RopeOp rope) {
         // Positions start at 0, or, in an incremental decoding step
@@ -541,25 +579,27 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
       })
       .Case([&](RmsNormOp norm) {
         RankedTensorType in = typeOf(norm.getInput());
-        call(RuntimeFn::RmsNormFwd,
-             {site(), toI64(rows(in)), toI64(dimSizes(in).back()),
-              ptrs.lookup(norm.getInput()), nullPtr(),
-              ptrs.lookup(norm.getWeight()),
-              f32(norm.getEpsilon().convertToDouble()),
-              ptrs.lookup(norm.getResult()), nullPtr()});
-        return success();
+        SmallVector<Value> args = {
+            site(), toI64(rows(in)), toI64(dimSizes(in).back()),
+            ptrs.lookup(norm.getInput()), nullPtr(),
+            ptrs.lookup(norm.getWeight()),
+            f32(norm.getEpsilon().convertToDouble()),
+            ptrs.lookup(norm.getResult()), nullPtr()};
+        return callNorm(norm, RuntimeFn::RmsNormFwd, RuntimeFn::RmsNormFwdBf16,
+                        args);
       })
       .Case([&](AddRmsNormOp norm) {
         RankedTensorType in = typeOf(norm.getLhs());
         Value sum = norm.getSum().use_empty() ? nullPtr()
                                               : ptrs.lookup(norm.getSum());
-        call(RuntimeFn::RmsNormFwd,
-             {site(), toI64(rows(in)), toI64(dimSizes(in).back()),
-              ptrs.lookup(norm.getLhs()), ptrs.lookup(norm.getRhs()),
-              ptrs.lookup(norm.getWeight()),
-              f32(norm.getEpsilon().convertToDouble()),
-              ptrs.lookup(norm.getResult()), sum});
-        return success();
+        SmallVector<Value> args = {
+            site(), toI64(rows(in)), toI64(dimSizes(in).back()),
+            ptrs.lookup(norm.getLhs()), ptrs.lookup(norm.getRhs()),
+            ptrs.lookup(norm.getWeight()),
+            f32(norm.getEpsilon().convertToDouble()),
+            ptrs.lookup(norm.getResult()), sum};
+        return callNorm(norm, RuntimeFn::RmsNormFwd, RuntimeFn::RmsNormFwdBf16,
+                        args);
       })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) {
         RankedTensorType in = typeOf(softmax.getInput());

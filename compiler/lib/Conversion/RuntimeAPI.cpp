@@ -91,6 +91,14 @@ const std::vector<Entry> &registry() {
        {A::Ptr, A::I64, A::Ptr, A::Ptr}},
       {RuntimeFn::CastBf16ToF32, "txrt_cast_bf16_to_f32", nullptr,
        {A::Ptr, A::I64, A::Ptr, A::Ptr}},
+      // ctx, site, rows, cols, x, r, gamma, beta, eps, y, out_sum, mean, var,
+      // y_bf16
+      {RuntimeFn::AddLayerNormFwdBf16, "txrt_add_layer_norm_fwd_bf16", nullptr,
+       {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::F32, A::Ptr, A::Ptr, A::Ptr, A::Ptr,
+        A::Ptr}},
+      // ctx, site, rows, cols, x, r, gamma, eps, y, out_sum, y_bf16
+      {RuntimeFn::RmsNormFwdBf16, "txrt_rms_norm_fwd_bf16", nullptr,
+       {A::Ptr, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::F32, A::Ptr, A::Ptr, A::Ptr}},
       // ctx, site, m, n, k, x (bf16), w (bf16), bias, activation, residual, y
       {RuntimeFn::LinearFwdBf16, "txrt_linear_fwd_bf16", nullptr,
        {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::I32, A::Ptr, A::Ptr}},

@@ -242,6 +242,18 @@ struct Liveness {
   llvm::DenseMap<Value, int64_t> lastUse;
 };
 
+/// Where the buffers of `op`'s results start: at the op, or, for a cast
+/// its producer writes (tx.cast by_producer), at the producer, so that the
+/// cast's buffer shares no memory with what the producer reads.
+int64_t startOf(Operation *op, Liveness &liveness) {
+  if (auto castOp = dyn_cast<CastOp>(op))
+    if (castOp.getByProducer())
+      if (Operation *producer = castOp.getInput().getDefiningOp())
+        if (liveness.index.count(producer))
+          return liveness.index[producer];
+  return liveness.index[op];
+}
+
 struct Buffer {
   int64_t bytes = 0;
   int64_t start = 0, end = 0;
@@ -436,7 +448,7 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
     for (Operation &op : func.front()) {
       if (needsNoBuffer(&op))
         continue;
-      int64_t at = liveness.index[&op];
+      int64_t at = startOf(&op, liveness);
       for (Value result : op.getResults()) {
         if (!isa<RankedTensorType>(result.getType()))
           continue;
@@ -570,8 +582,12 @@ void mlir::tx::printMemoryPlan(ModuleOp module, llvm::raw_ostream &os) {
         if (!offset && !output)
           continue;
         int64_t at = liveness.index[&op];
+        std::string kind = op.getName().getStringRef().str();
+        auto castOp = dyn_cast<CastOp>(op);
+        if (castOp && castOp.getByProducer())
+          kind += " by_producer";
         os << "//   " << llvm::left_justify("#" + std::to_string(at), 6)
-           << llvm::left_justify(op.getName().getStringRef(), 24)
+           << llvm::left_justify(kind, 24)
            << llvm::left_justify(formatType(result.getType()), 28)
            << llvm::right_justify(
                   std::to_string(getUpperBoundBytes(result.getType()).value_or(-1)),
@@ -579,8 +595,8 @@ void mlir::tx::printMemoryPlan(ModuleOp module, llvm::raw_ostream &os) {
            << llvm::right_justify(offset ? std::to_string(*offset)
                                          : "out" + std::to_string(*output),
                                   12)
-           << "  [" << at
-           << ", " << liveness.lastUse[result] << "]\n";
+           << "  [" << startOf(&op, liveness) << ", "
+           << liveness.lastUse[result] << "]\n";
       }
     }
   }

@@ -10,7 +10,10 @@
 // tx-plan-memory gives it a bf16 copy in the parameter arena, and the cast
 // lowers to a read of that copy (no runtime work). The Adam step writes the
 // copy as it updates the f32 master weight, and the driver after loading,
-// so no entry call rounds weights.
+// so no entry call rounds weights. The cast of a norm's output (add + layer
+// norm, RMS norm, add + RMS norm: every sublayer's input) is marked
+// `by_producer`: the norm's kernel writes the bf16 copy in the pass that
+// writes its f32 output, and the cast is no pass of its own.
 //
 //===----------------------------------------------------------------------===//
 #include "txc/Transforms/Passes.h"
@@ -48,12 +51,23 @@ public:
     if (auto param = value.getDefiningOp<ParamOp>())
       if (auto decl = module.lookupSymbol<ParameterOp>(param.getNameAttr()))
         decl->setAttr("bf16_copy", builder.getUnitAttr());
-    copy = builder.create<CastOp>(value.getLoc(),
-                                  type.clone(builder.getBF16Type()), value);
+    auto castOp = builder.create<CastOp>(
+        value.getLoc(), type.clone(builder.getBF16Type()), value);
+    if (writesBf16Copy(value))
+      castOp.setByProducer(true);
+    copy = castOp;
     return copy;
   }
 
 private:
+  /// Whether the op defining `value` has a kernel that also writes it in
+  /// bf16 (txrt_add_layer_norm_fwd_bf16, txrt_rms_norm_fwd_bf16).
+  static bool writesBf16Copy(Value value) {
+    auto result = dyn_cast<OpResult>(value);
+    return result && result.getResultNumber() == 0 &&
+           isa<AddLayerNormOp, RmsNormOp, AddRmsNormOp>(result.getOwner());
+  }
+
   ModuleOp module;
   OpBuilder builder;
   llvm::DenseMap<Value, Value> casts;

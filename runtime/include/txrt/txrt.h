@@ -789,6 +789,24 @@ txrt_status txrt_linear_bwd_bf16(txrt_context *ctx, int64_t site, int64_t m,
                                  int32_t accumulate_dx,
                                  int32_t accumulate_params);
 
+/** txrt_add_layer_norm_fwd that also writes y rounded to bf16 (nearest,
+ *  ties to even) into y_bf16 [rows, cols], from each row while it is in
+ *  cache: the bf16 copy of a norm's output that bf16 linears read, bit for
+ *  bit txrt_cast_f32_to_bf16 of y, without a second pass over y. */
+txrt_status txrt_add_layer_norm_fwd_bf16(
+    txrt_context *ctx, int64_t site, int64_t rows, int64_t cols,
+    const float *x, const float *r, const float *gamma, const float *beta,
+    float eps, float *y, float *out_sum, float *mean, float *var,
+    txrt_bf16 *y_bf16);
+
+/** txrt_rms_norm_fwd that also writes y rounded to bf16 into y_bf16
+ *  [rows, cols] in the same pass (as txrt_add_layer_norm_fwd_bf16). */
+txrt_status txrt_rms_norm_fwd_bf16(txrt_context *ctx, int64_t site,
+                                   int64_t rows, int64_t cols, const float *x,
+                                   const float *r, const float *gamma,
+                                   float eps, float *y, float *out_sum,
+                                   txrt_bf16 *y_bf16);
+
 /** txrt_adam_step that also stores every updated parameter, rounded to
  *  bf16 (nearest, ties to even), into param_bf16[0, n): the copy the bf16
  *  linears read, written in the same pass as the f32 master weight (under

@@ -3,13 +3,15 @@
 // One pass over memory per direction. Forward, per row: s = x + r into the
 // output row (and out_sum), mean and biased variance from the row while it
 // is in L1, then y = (s - mean) * rstd * gamma + beta in place (beta may be
-// NULL: no shift). Backward, per
+// NULL: no shift), and, for --precision=bf16, y rounded to bf16 into a
+// second output from the same row in L1 (txrt_add_layer_norm_fwd_bf16). Backward, per
 // row: xhat and dy*gamma, their means, then ds; dgamma / dbeta accumulate in
 // per-thread partial rows that are summed at the end (no atomics, and the
 // result does not depend on the schedule beyond the thread count).
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
+#include "Bf16Round.h"
 #include "RowStats.h"
 #include "Simd.h"
 
@@ -24,13 +26,14 @@ namespace {
 /// One row of the forward: y = s = x + r (and sumOut = s), the mean and
 /// biased variance of s, then y = (s - mean) * rstd * gamma + beta in place;
 /// returns {mean, var}. The row is read from memory once; the second and
-/// third passes read it back from L1.
+/// third passes read it back from L1. yBf16 (or NULL) receives y rounded to
+/// bf16.
 struct MeanVar {
   float mean, var;
 };
 MeanVar addNormRow(int64_t cols, const float *x, const float *r,
                    const float *gamma, const float *beta, float eps,
-                   float invCols, float *y, float *sumOut) {
+                   float invCols, float *y, float *sumOut, txrt_bf16 *yBf16) {
   int64_t j = 0;
   float total = 0.0f;
 #if TXRT_HAS_SIMD
@@ -87,19 +90,22 @@ MeanVar addNormRow(int64_t cols, const float *x, const float *r,
     for (int64_t k = 0; k < cols; ++k)
       y[k] = (y[k] - mean) * rstd * gamma[k];
   }
+  if (yBf16)
+    roundRowToBf16(cols, y, yBf16);
   return {mean, var};
 }
 
 void addLayerNormForward(Context &ctx, int64_t rows, int64_t cols,
                          const float *x, const float *r, const float *gamma,
                          const float *beta, float eps, float *y, float *sumOut,
-                         float *meanOut, float *varOut) {
+                         float *meanOut, float *varOut, txrt_bf16 *yBf16) {
   const float invCols = 1.0f / float(cols);
 #pragma omp parallel for num_threads(ctx.numThreads()) schedule(static)
   for (int64_t i = 0; i < rows; ++i) {
     const MeanVar stats =
         addNormRow(cols, x + i * cols, r + i * cols, gamma, beta, eps, invCols,
-                   y + i * cols, sumOut ? sumOut + i * cols : nullptr);
+                   y + i * cols, sumOut ? sumOut + i * cols : nullptr,
+                   yBf16 ? yBf16 + i * cols : nullptr);
     if (meanOut) {
       meanOut[i] = stats.mean;
       varOut[i] = stats.var;
@@ -235,7 +241,28 @@ txrt_status txrt_add_layer_norm_fwd(txrt_context *ctx, int64_t site,
         require((mean == nullptr) == (var == nullptr),
                 "mean and var must both be given (training) or both be NULL");
         addLayerNormForward(c, rows, cols, x, r, gamma, beta, eps, y, out_sum,
-                            mean, var);
+                            mean, var, nullptr);
+      });
+}
+
+txrt_status txrt_add_layer_norm_fwd_bf16(
+    txrt_context *ctx, int64_t site, int64_t rows, int64_t cols,
+    const float *x, const float *r, const float *gamma, const float *beta,
+    float eps, float *y, float *out_sum, float *mean, float *var,
+    txrt_bf16 *y_bf16) {
+  return runKernel(
+      ctx, site, "txrt_add_layer_norm_fwd_bf16",
+      [&] { return shapes("rows", rows, "cols", cols); },
+      [&](Context &c) {
+        require(rows >= 0 && cols >= 0, "sizes must be non-negative");
+        if (rows == 0 || cols == 0)
+          return;
+        require(x && r && gamma && y && y_bf16,
+                "x, r, gamma, y and y_bf16 must not be NULL");
+        require((mean == nullptr) == (var == nullptr),
+                "mean and var must both be given (training) or both be NULL");
+        addLayerNormForward(c, rows, cols, x, r, gamma, beta, eps, y, out_sum,
+                            mean, var, y_bf16);
       });
 }
 

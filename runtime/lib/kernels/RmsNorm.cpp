@@ -8,10 +8,13 @@
 // rstd from s, xhat = s * rstd, g = dy * gamma, c = mean(g * xhat), then
 // ds = rstd * (g - xhat * c) (+ dsum); dgamma accumulates dy * xhat in
 // per-thread partial rows summed at the end (no atomics). Row sums use two
-// vector accumulators (Simd.h: AVX-512, AVX2 or portable loops).
+// vector accumulators (Simd.h: AVX-512, AVX2 or portable loops). For
+// --precision=bf16 the forward also rounds each y row to bf16 into a second
+// output while the row is in L1 (txrt_rms_norm_fwd_bf16).
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
+#include "Bf16Round.h"
 #include "Simd.h"
 
 #include <omp.h>
@@ -98,7 +101,7 @@ float gradientDot(int64_t cols, const float *dy, const float *gamma,
 
 void rmsNormForward(Context &ctx, int64_t rows, int64_t cols, const float *x,
                     const float *r, const float *gamma, float eps, float *y,
-                    float *sumOut) {
+                    float *sumOut, txrt_bf16 *yBf16) {
   const float invCols = 1.0f / float(cols);
 #pragma omp parallel for num_threads(ctx.numThreads()) schedule(static)
   for (int64_t i = 0; i < rows; ++i) {
@@ -118,6 +121,8 @@ void rmsNormForward(Context &ctx, int64_t rows, int64_t cols, const float *x,
 #pragma omp simd
     for (int64_t j = 0; j < cols; ++j)
       yRow[j] = sRow[j] * rstd * gamma[j];
+    if (yBf16)
+      roundRowToBf16(cols, yRow, yBf16 + i * cols);
   }
 }
 
@@ -202,7 +207,27 @@ txrt_status txrt_rms_norm_fwd(txrt_context *ctx, int64_t site,
           return;
         require(x && gamma && y, "x, gamma and y must not be NULL");
         require(r || !out_sum, "out_sum needs r (the fused residual add)");
-        rmsNormForward(c, rows, cols, x, r, gamma, eps, y, out_sum);
+        rmsNormForward(c, rows, cols, x, r, gamma, eps, y, out_sum, nullptr);
+      });
+}
+
+txrt_status txrt_rms_norm_fwd_bf16(txrt_context *ctx, int64_t site,
+                                   int64_t rows, int64_t cols, const float *x,
+                                   const float *r, const float *gamma,
+                                   float eps, float *y, float *out_sum,
+                                   txrt_bf16 *y_bf16) {
+  return runKernel(
+      ctx, site, "txrt_rms_norm_fwd_bf16",
+      [&] { return shapes("rows", rows, "cols", cols); },
+      [&](Context &c) {
+        require(rows >= 0 && cols >= 0, "sizes must be non-negative");
+        require(eps > 0.0f, "eps must be positive");
+        if (rows == 0 || cols == 0)
+          return;
+        require(x && gamma && y && y_bf16,
+                "x, gamma, y and y_bf16 must not be NULL");
+        require(r || !out_sum, "out_sum needs r (the fused residual add)");
+        rmsNormForward(c, rows, cols, x, r, gamma, eps, y, out_sum, y_bf16);
       });
 }
 

@@ -50,6 +50,8 @@ enum class RuntimeFn {
   // bf16 precision (docs/precision.md).
   CastF32ToBf16,
   CastBf16ToF32,
+  AddLayerNormFwdBf16,
+  RmsNormFwdBf16,
   LinearFwdBf16,
   LinearBwdBf16,
   AdamStepBf16,

@@ -113,11 +113,21 @@ def Tx_CastOp : Tx_Op<"cast", [Pure, TxDifferentiable]> {
     result have the same shape and #tx.dims. tx-precision inserts casts in
     front of the products it runs in bf16; the VJP casts the gradient back.
 
+    `by_producer` (set by tx-precision) says that the op defining the input
+    writes the rounded copy itself, in the pass that writes its f32 result
+    (the same values: rounding in the producer is rounding after it), so
+    the cast is no pass of its own: the planner makes its buffer live from
+    the producer on and the lowering passes that buffer to the producer's
+    bf16 kernel. Only an f32 to bf16 cast of the first result of a
+    `tx.add_layer_norm`, `tx.rms_norm` or `tx.add_rms_norm` may carry it.
+
     ```mlir
     %xb = tx.cast %x : tensor<?x512xf32, #tx.dims<N: 4096>> to tensor<?x512xbf16, #tx.dims<N: 4096>>
+    %y, %s = tx.add_layer_norm %a, %b, %g, %beta : (...) -> (...)
+    %yb = tx.cast %y {by_producer} : tensor<?x512xf32, #tx.dims<N: 4096>> to tensor<?x512xbf16, #tx.dims<N: 4096>>
     ```
   }];
-  let arguments = (ins Tx_FloatTensor:$input);
+  let arguments = (ins Tx_FloatTensor:$input, UnitAttr:$by_producer);
   let results = (outs Tx_FloatTensor:$result);
   let assemblyFormat = "$input attr-dict `:` type($input) `to` type($result)";
   let hasVerifier = 1;
