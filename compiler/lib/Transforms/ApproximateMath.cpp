@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "txc/Transforms/Passes.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Approximation.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -26,9 +27,25 @@ struct ApproximateMathPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populatePolynomialApproximateTanhPattern(patterns);
-    if (failed(
-            applyPatternsAndFoldGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    // Only the functions that hold a math.tanh (glue kernels) are
+    // rewritten, with patterns and folding only. The entries have none, and
+    // rewriting the whole module (every op folded, region simplification
+    // over the entries' thousands of blocks) took time that grew faster
+    // than the model's depth; the final canonicalizer folds them.
+    GreedyRewriteConfig config;
+    config.enableRegionSimplification = GreedySimplifyRegionLevel::Disabled;
+    for (Operation &op : getOperation().getBody()->getOperations()) {
+      if (op.getNumRegions() == 0)
+        continue;
+      WalkResult found =
+          op.walk([](math::TanhOp) { return WalkResult::interrupt(); });
+      if (!found.wasInterrupted())
+        continue;
+      for (Region &region : op.getRegions())
+        if (failed(applyPatternsAndFoldGreedily(region, frozen, config)))
+          return signalPassFailure();
+    }
   }
 };
 
