@@ -245,8 +245,10 @@ def ApproximateMathPass : Pass<"tx-approximate-math", "mlir::ModuleOp"> {
     MLIR's rational approximation of arith ops (a few ulp, exact 0 and ±1 at
     the ends, NaN kept), which LLVM vectorizes; the other math ops of glue
     kernels (exp, log, sqrt, rsqrt, abs, powf, sin, cos) have LLVM
-    intrinsics and are left to convert-math-to-llvm (libm accuracy). Runs
-    in the lowering to LLVM, after tx-lower-entries.
+    intrinsics and are left to convert-math-to-llvm (libm accuracy). Only
+    the functions that hold a `math.tanh` are rewritten (and folded, without
+    region simplification); the others, the entries, are left as they are.
+    Runs in the lowering to LLVM, after tx-lower-entries.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
