@@ -44,6 +44,15 @@ std::string describeContext(txrt_cuda_context *ctx) {
          std::to_string(major) + std::to_string(minor);
 }
 
+/// Throws KernelError "WHAT failed on cuda:N: <the context's last error>"
+/// unless `status` is TXRT_OK.
+void checkCuda(txrt_status status, const std::string &what, int32_t index,
+               txrt_cuda_context *ctx) {
+  if (status != TXRT_OK)
+    throw KernelError(what + " failed on cuda:" + std::to_string(index) +
+                      ": " + txrt_cuda_last_error(ctx));
+}
+
 /// The gradient exchange of a txrt_cuda_context (GradientExchange.h): NCCL
 /// between the ranks, bootstrapped by the driver's launcher (MPI_Bcast of
 /// rank 0's id).
@@ -93,9 +102,7 @@ public:
 
 private:
   void check(txrt_status status, const std::string &what) {
-    if (status != TXRT_OK)
-      throw KernelError(what + " failed on cuda:" + std::to_string(index_) +
-                        ": " + txrt_cuda_last_error(ctx_));
+    checkCuda(status, what, index_, ctx_);
   }
 
   int32_t index_;
@@ -145,9 +152,7 @@ public:
 
 private:
   void check(txrt_status status, const std::string &what) {
-    if (status != TXRT_OK)
-      throw KernelError(what + " failed on cuda:" + std::to_string(index_) +
-                        ": " + txrt_cuda_last_error(ctx_));
+    checkCuda(status, what, index_, ctx_);
   }
 
   int32_t index_;
