@@ -36,22 +36,6 @@ inline void rowMeanVar(Context &c, int64_t rows, int64_t cols, const float *x,
   }
 }
 
-/// lse[i] = log sum_j exp(z[i, j]).
-inline void rowLogSumExp(Context &c, int64_t rows, int64_t cols,
-                         const float *z, float *lse) {
-#pragma omp parallel for num_threads(c.numThreads()) schedule(static)
-  for (int64_t i = 0; i < rows; ++i) {
-    const float *zi = z + i * cols;
-    float max = zi[0];
-    for (int64_t j = 1; j < cols; ++j)
-      max = zi[j] > max ? zi[j] : max;
-    double sum = 0.0;
-    for (int64_t j = 0; j < cols; ++j)
-      sum += std::exp(double(zi[j] - max));
-    lse[i] = max + float(std::log(sum));
-  }
-}
-
 } // namespace txrt
 
 #endif // TXRT_LIB_ROWSTATS_H

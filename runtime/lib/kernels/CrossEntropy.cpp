@@ -7,7 +7,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
-#include "RowStats.h"
 #include "VecMath.h"
 
 #include <cmath>
@@ -36,6 +35,23 @@ int64_t countTargets(const int32_t *targets, int64_t n, int64_t classes,
     ++count;
   }
   return count;
+}
+
+/// The log-sum-exp of one row of logits, as the forward computes and saves
+/// it; also the row's plain sum when `sumZ` is non-null. The backward
+/// recomputes a missing lse with this same function, so its gradient is the
+/// one the saved lse gives, bit for bit.
+float rowLogSumExpAndSum(const float *z, int64_t classes, float *sumZ) {
+  float m = rowMax(z, classes);
+  float sumExp = 0.0f, sum = 0.0f;
+#pragma omp simd reduction(+ : sumExp, sum)
+  for (int64_t j = 0; j < classes; ++j) {
+    sumExp += expApprox(z[j] - m);
+    sum += z[j];
+  }
+  if (sumZ)
+    *sumZ = sum;
+  return m + std::log(sumExp);
 }
 
 } // namespace
@@ -75,14 +91,8 @@ txrt_status txrt_cross_entropy_fwd(txrt_context *ctx, int64_t site,
             continue;
           }
           const float *z = logits + i * classes;
-          float m = rowMax(z, classes);
-          float sumExp = 0.0f, sumZ = 0.0f;
-#pragma omp simd reduction(+ : sumExp, sumZ)
-          for (int64_t j = 0; j < classes; ++j) {
-            sumExp += expApprox(z[j] - m);
-            sumZ += z[j];
-          }
-          float rowLse = m + std::log(sumExp);
+          float sumZ = 0.0f;
+          float rowLse = rowLogSumExpAndSum(z, classes, &sumZ);
           float loss = (1.0f - eps) * (rowLse - z[t]) +
                        eps * (rowLse - sumZ * invClasses);
           if (lse)
@@ -115,11 +125,6 @@ txrt_status txrt_cross_entropy_bwd(txrt_context *ctx, int64_t site,
           return;
         require(logits && targets && dloss && dlogits,
                 "logits, targets, dloss and dlogits must not be NULL");
-        if (!lse) { // recompute the forward's log-sum-exp
-          float *saved = c.statsWork.as<float>(n);
-          rowLogSumExp(c, n, classes, logits, saved);
-          lse = saved;
-        }
         int64_t count = countTargets(targets, n, classes, ignore_index);
         float g = dloss[0];
         if (reduction == TXRT_LOSS_MEAN)
@@ -137,7 +142,9 @@ txrt_status txrt_cross_entropy_bwd(txrt_context *ctx, int64_t site,
             continue;
           }
           const float *z = logits + i * classes;
-          float rowLse = lse[i];
+          // Without a saved lse, the forward's, recomputed from the row while
+          // it is in cache (one pass more over it, not over the whole batch).
+          float rowLse = lse ? lse[i] : rowLogSumExpAndSum(z, classes, nullptr);
 #pragma omp simd
           for (int64_t j = 0; j < classes; ++j)
             d[j] = g * expApprox(z[j] - rowLse) - smooth;
