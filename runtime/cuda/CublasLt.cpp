@@ -7,8 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "CublasLt.h"
 #include "CudaContext.h"
-
-#include <dlfcn.h>
+#include "DynamicLibrary.h"
 
 #include <cstdlib>
 #include <mutex>
@@ -23,14 +22,6 @@ std::string libraryName() {
   return "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
 }
 
-template <typename Fn>
-void lookup(void *library, const char *symbol, Fn &slot) {
-  slot = reinterpret_cast<Fn>(dlsym(library, symbol));
-  if (!slot)
-    throw CudaError(TXRT_ERROR_BACKEND,
-                    "cuBLASLt: " + libraryName() + " has no " + symbol);
-}
-
 } // namespace
 
 const CublasLtApi &txrt::cuda::cublasLt() {
@@ -38,31 +29,24 @@ const CublasLtApi &txrt::cuda::cublasLt() {
   static CublasLtApi api;
   static std::string failure;
   std::call_once(once, [] {
-    const char *path = std::getenv("TXRT_CUBLASLT");
-    std::string name = path && *path ? path : libraryName();
-    void *library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-      const char *reason = dlerror();
-      failure = "cannot load cuBLASLt (" + name + "): " +
-                (reason ? reason : "not found") +
-                "; put it on LD_LIBRARY_PATH or set TXRT_CUBLASLT";
-      return;
-    }
     try {
-      lookup(library, "cublasLtCreate", api.create);
-      lookup(library, "cublasLtDestroy", api.destroy);
-      lookup(library, "cublasLtMatmulDescCreate", api.descCreate);
-      lookup(library, "cublasLtMatmulDescDestroy", api.descDestroy);
-      lookup(library, "cublasLtMatmulDescSetAttribute", api.descSetAttribute);
-      lookup(library, "cublasLtMatrixLayoutCreate", api.layoutCreate);
-      lookup(library, "cublasLtMatrixLayoutDestroy", api.layoutDestroy);
-      lookup(library, "cublasLtMatmulPreferenceCreate", api.preferenceCreate);
-      lookup(library, "cublasLtMatmulPreferenceDestroy",
-             api.preferenceDestroy);
-      lookup(library, "cublasLtMatmulPreferenceSetAttribute",
-             api.preferenceSetAttribute);
-      lookup(library, "cublasLtMatmulAlgoGetHeuristic", api.algoGetHeuristic);
-      lookup(library, "cublasLtMatmul", api.matmul);
+      const char *path = std::getenv("TXRT_CUBLASLT");
+      DynamicLibrary library("cuBLASLt", path && *path ? path : libraryName(),
+                             "put it on LD_LIBRARY_PATH or set TXRT_CUBLASLT");
+      library.lookup("cublasLtCreate", api.create);
+      library.lookup("cublasLtDestroy", api.destroy);
+      library.lookup("cublasLtMatmulDescCreate", api.descCreate);
+      library.lookup("cublasLtMatmulDescDestroy", api.descDestroy);
+      library.lookup("cublasLtMatmulDescSetAttribute", api.descSetAttribute);
+      library.lookup("cublasLtMatrixLayoutCreate", api.layoutCreate);
+      library.lookup("cublasLtMatrixLayoutDestroy", api.layoutDestroy);
+      library.lookup("cublasLtMatmulPreferenceCreate", api.preferenceCreate);
+      library.lookup("cublasLtMatmulPreferenceDestroy",
+                     api.preferenceDestroy);
+      library.lookup("cublasLtMatmulPreferenceSetAttribute",
+                     api.preferenceSetAttribute);
+      library.lookup("cublasLtMatmulAlgoGetHeuristic", api.algoGetHeuristic);
+      library.lookup("cublasLtMatmul", api.matmul);
     } catch (const CudaError &e) {
       failure = e.what();
     }

@@ -14,7 +14,8 @@
 #include <string>
 
 #ifdef TXC_HAVE_NCCL
-#include <dlfcn.h>
+#include "DynamicLibrary.h"
+
 #include <nccl.h>
 #endif
 
@@ -42,40 +43,25 @@ std::string libraryName() {
   return path && *path ? path : "libnccl.so." + std::to_string(NCCL_MAJOR);
 }
 
-template <typename Fn>
-void lookup(void *library, const char *symbol, Fn &slot, bool required = true) {
-  slot = reinterpret_cast<Fn>(dlsym(library, symbol));
-  if (!slot && required)
-    throw CudaError(TXRT_ERROR_BACKEND,
-                    "NCCL: " + libraryName() + " has no " + symbol);
-}
-
 /// The opened library; CudaError with the reason when it cannot be opened.
 const NcclApi &nccl() {
   static std::once_flag once;
   static NcclApi api;
   static std::string failure;
   std::call_once(once, [] {
-    std::string name = libraryName();
-    void *library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-      const char *reason = dlerror();
-      failure = "cannot load NCCL (" + name + "): " +
-                (reason ? reason : "not found") +
-                "; install NCCL (it comes with the CUDA toolkit), put it on "
-                "LD_LIBRARY_PATH or set TXRT_NCCL";
-      return;
-    }
     try {
-      lookup(library, "ncclGetVersion", api.getVersion);
-      lookup(library, "ncclGetUniqueId", api.getUniqueId);
-      lookup(library, "ncclCommInitRank", api.commInitRank);
-      lookup(library, "ncclCommDestroy", api.commDestroy);
-      lookup(library, "ncclCommAbort", api.commAbort);
-      lookup(library, "ncclCommGetAsyncError", api.commGetAsyncError);
-      lookup(library, "ncclAllReduce", api.allReduce);
-      lookup(library, "ncclGetErrorString", api.getErrorString);
-      lookup(library, "ncclGetLastError", api.getLastError, false);
+      DynamicLibrary library("NCCL", libraryName(),
+                             "install NCCL (it comes with the CUDA toolkit), "
+                             "put it on LD_LIBRARY_PATH or set TXRT_NCCL");
+      library.lookup("ncclGetVersion", api.getVersion);
+      library.lookup("ncclGetUniqueId", api.getUniqueId);
+      library.lookup("ncclCommInitRank", api.commInitRank);
+      library.lookup("ncclCommDestroy", api.commDestroy);
+      library.lookup("ncclCommAbort", api.commAbort);
+      library.lookup("ncclCommGetAsyncError", api.commGetAsyncError);
+      library.lookup("ncclAllReduce", api.allReduce);
+      library.lookup("ncclGetErrorString", api.getErrorString);
+      library.lookup("ncclGetLastError", api.getLastError, false);
     } catch (const CudaError &e) {
       failure = e.what();
     }
