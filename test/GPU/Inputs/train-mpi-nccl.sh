@@ -19,17 +19,7 @@ shift 5
 mpirun=("$@")
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 mkdir -p "$out"
-failed=0
-stage() { # stage NAME COMMAND...
-  local name=$1
-  shift
-  if "$@" >"$out/$name.txt" 2>&1; then
-    echo "PASS $name: $(tail -1 "$out/$name.txt")"
-  else
-    echo "FAIL $name: $(tail -3 "$out/$name.txt" | tr '\n' ' ')"
-    failed=1
-  fi
-}
+. "$here/stages.sh"
 compare() { # compare A B RTOL
   "$python" "$here/../../E2E/Inputs/compare-checkpoints.py" "$1" "$2" \
     --rtol "$3" --exclude 'W_k\.bias'

@@ -13,17 +13,7 @@ set -u
 cpu=$1 cuda=$2 data=$3 out=$4 python=${5:-python3}
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 mkdir -p "$out"
-failed=0
-stage() { # stage NAME COMMAND...
-  local name=$1
-  shift
-  if "$@" >"$out/$name.txt" 2>&1; then
-    echo "PASS $name: $(tail -1 "$out/$name.txt")"
-  else
-    echo "FAIL $name: $(tail -3 "$out/$name.txt" | tr '\n' ' ')"
-    failed=1
-  fi
-}
+. "$here/stages.sh"
 exact() { # exact EXE CHECKPOINT: "exact N of 8"
   cut -f1 "$data" | "$1" translate --load "$2" >"$out/translated.txt" &&
     cut -f2 "$data" | paste - "$out/translated.txt" |
