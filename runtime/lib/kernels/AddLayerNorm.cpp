@@ -221,6 +221,32 @@ void addLayerNormBackward(Context &ctx, int64_t rows, int64_t cols,
   }
 }
 
+/// Both forward entry points: checks the arguments, then the shared
+/// forward; the bf16 one (`bf16`: `y_bf16` required) also writes the
+/// rounded copy.
+txrt_status addLayerNormForwardEntry(const char *name, bool bf16,
+                                     txrt_context *ctx, int64_t site,
+                                     int64_t rows, int64_t cols,
+                                     const float *x, const float *r,
+                                     const float *gamma, const float *beta,
+                                     float eps, float *y, float *out_sum,
+                                     float *mean, float *var,
+                                     txrt_bf16 *y_bf16) {
+  return runKernel(
+      ctx, site, name, [&] { return shapes("rows", rows, "cols", cols); },
+      [&](Context &c) {
+        require(rows >= 0 && cols >= 0, "sizes must be non-negative");
+        if (rows == 0 || cols == 0)
+          return;
+        require(x && r && gamma && y, "x, r, gamma and y must not be NULL");
+        require(!bf16 || y_bf16, "y_bf16 must not be NULL");
+        require((mean == nullptr) == (var == nullptr),
+                "mean and var must both be given (training) or both be NULL");
+        addLayerNormForward(c, rows, cols, x, r, gamma, beta, eps, y, out_sum,
+                            mean, var, y_bf16);
+      });
+}
+
 } // namespace
 
 extern "C" {
@@ -230,19 +256,9 @@ txrt_status txrt_add_layer_norm_fwd(txrt_context *ctx, int64_t site,
                                     const float *r, const float *gamma,
                                     const float *beta, float eps, float *y,
                                     float *out_sum, float *mean, float *var) {
-  return runKernel(
-      ctx, site, "txrt_add_layer_norm_fwd",
-      [&] { return shapes("rows", rows, "cols", cols); },
-      [&](Context &c) {
-        require(rows >= 0 && cols >= 0, "sizes must be non-negative");
-        if (rows == 0 || cols == 0)
-          return;
-        require(x && r && gamma && y, "x, r, gamma and y must not be NULL");
-        require((mean == nullptr) == (var == nullptr),
-                "mean and var must both be given (training) or both be NULL");
-        addLayerNormForward(c, rows, cols, x, r, gamma, beta, eps, y, out_sum,
-                            mean, var, nullptr);
-      });
+  return addLayerNormForwardEntry("txrt_add_layer_norm_fwd", false, ctx, site,
+                                  rows, cols, x, r, gamma, beta, eps, y, out_sum,
+                                  mean, var, nullptr);
 }
 
 txrt_status txrt_add_layer_norm_fwd_bf16(
@@ -250,20 +266,9 @@ txrt_status txrt_add_layer_norm_fwd_bf16(
     const float *x, const float *r, const float *gamma, const float *beta,
     float eps, float *y, float *out_sum, float *mean, float *var,
     txrt_bf16 *y_bf16) {
-  return runKernel(
-      ctx, site, "txrt_add_layer_norm_fwd_bf16",
-      [&] { return shapes("rows", rows, "cols", cols); },
-      [&](Context &c) {
-        require(rows >= 0 && cols >= 0, "sizes must be non-negative");
-        if (rows == 0 || cols == 0)
-          return;
-        require(x && r && gamma && y && y_bf16,
-                "x, r, gamma, y and y_bf16 must not be NULL");
-        require((mean == nullptr) == (var == nullptr),
-                "mean and var must both be given (training) or both be NULL");
-        addLayerNormForward(c, rows, cols, x, r, gamma, beta, eps, y, out_sum,
-                            mean, var, y_bf16);
-      });
+  return addLayerNormForwardEntry("txrt_add_layer_norm_fwd_bf16", true, ctx,
+                                  site, rows, cols, x, r, gamma, beta, eps, y,
+                                  out_sum, mean, var, y_bf16);
 }
 
 txrt_status txrt_add_layer_norm_bwd(

@@ -189,6 +189,28 @@ void rmsNormBackward(Context &ctx, int64_t rows, int64_t cols, const float *x,
   }
 }
 
+/// Both forward entry points: checks the arguments, then the shared
+/// forward; the bf16 one (`bf16`: `y_bf16` required) also writes the
+/// rounded copy.
+txrt_status rmsNormForwardEntry(const char *name, bool bf16, txrt_context *ctx,
+                                int64_t site, int64_t rows, int64_t cols,
+                                const float *x, const float *r,
+                                const float *gamma, float eps, float *y,
+                                float *out_sum, txrt_bf16 *y_bf16) {
+  return runKernel(
+      ctx, site, name, [&] { return shapes("rows", rows, "cols", cols); },
+      [&](Context &c) {
+        require(rows >= 0 && cols >= 0, "sizes must be non-negative");
+        require(eps > 0.0f, "eps must be positive");
+        if (rows == 0 || cols == 0)
+          return;
+        require(x && gamma && y, "x, gamma and y must not be NULL");
+        require(!bf16 || y_bf16, "y_bf16 must not be NULL");
+        require(r || !out_sum, "out_sum needs r (the fused residual add)");
+        rmsNormForward(c, rows, cols, x, r, gamma, eps, y, out_sum, y_bf16);
+      });
+}
+
 } // namespace
 
 extern "C" {
@@ -197,18 +219,8 @@ txrt_status txrt_rms_norm_fwd(txrt_context *ctx, int64_t site,
                               int64_t rows, int64_t cols, const float *x,
                               const float *r, const float *gamma, float eps,
                               float *y, float *out_sum) {
-  return runKernel(
-      ctx, site, "txrt_rms_norm_fwd",
-      [&] { return shapes("rows", rows, "cols", cols); },
-      [&](Context &c) {
-        require(rows >= 0 && cols >= 0, "sizes must be non-negative");
-        require(eps > 0.0f, "eps must be positive");
-        if (rows == 0 || cols == 0)
-          return;
-        require(x && gamma && y, "x, gamma and y must not be NULL");
-        require(r || !out_sum, "out_sum needs r (the fused residual add)");
-        rmsNormForward(c, rows, cols, x, r, gamma, eps, y, out_sum, nullptr);
-      });
+  return rmsNormForwardEntry("txrt_rms_norm_fwd", false, ctx, site, rows, cols,
+                             x, r, gamma, eps, y, out_sum, nullptr);
 }
 
 txrt_status txrt_rms_norm_fwd_bf16(txrt_context *ctx, int64_t site,
@@ -216,19 +228,8 @@ txrt_status txrt_rms_norm_fwd_bf16(txrt_context *ctx, int64_t site,
                                    const float *r, const float *gamma,
                                    float eps, float *y, float *out_sum,
                                    txrt_bf16 *y_bf16) {
-  return runKernel(
-      ctx, site, "txrt_rms_norm_fwd_bf16",
-      [&] { return shapes("rows", rows, "cols", cols); },
-      [&](Context &c) {
-        require(rows >= 0 && cols >= 0, "sizes must be non-negative");
-        require(eps > 0.0f, "eps must be positive");
-        if (rows == 0 || cols == 0)
-          return;
-        require(x && gamma && y && y_bf16,
-                "x, gamma, y and y_bf16 must not be NULL");
-        require(r || !out_sum, "out_sum needs r (the fused residual add)");
-        rmsNormForward(c, rows, cols, x, r, gamma, eps, y, out_sum, y_bf16);
-      });
+  return rmsNormForwardEntry("txrt_rms_norm_fwd_bf16", true, ctx, site, rows,
+                             cols, x, r, gamma, eps, y, out_sum, y_bf16);
 }
 
 txrt_status txrt_rms_norm_bwd(txrt_context *ctx, int64_t site,
