@@ -203,13 +203,13 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     initFrom = std::make_unique<SafetensorsReader>(*options.initFromPath);
   auto initialize = [&] {
     if (initFrom)
-      initializeFromWeights(*initFrom, runner.params());
+      initializeFromWeights(*initFrom, runner.params().write());
     else
-      runner.params().initialize(options.initSeed.value_or(0));
+      runner.params().write().initialize(options.initSeed.value_or(0));
   };
   if (options.resumePath) {
     // Validate everything before the arena changes: loadCheckpoint does.
-    position = loadCheckpoint(*resumed, model, runner.params());
+    position = loadCheckpoint(*resumed, model, runner.params().write());
     if (!options.batch && !options.maxTokens)
       maxTokens = position.maxTokens;
     batch = maxTokens ? data.batchBound.bound * ranks.size()
@@ -253,7 +253,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   // --ema (or the resumed checkpoint's average): from the weights now.
   std::unique_ptr<WeightAverage> average =
-      startWeightAverage(model, runner.params(), options, resumed.get(), err);
+      startWeightAverage(model, runner.params().read(), options, resumed.get(), err);
 
   // --update-freq K: an update takes a batch K times larger (K x the rows,
   // or K x the tokens), cut into K pieces (DataParallel.h).
@@ -294,7 +294,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   std::unique_ptr<SafetensorsReader> lastSave;
   auto restore = [&] {
     if (lastSave || resumed)
-      loadCheckpoint(lastSave ? *lastSave : *resumed, model, runner.params());
+      loadCheckpoint(lastSave ? *lastSave : *resumed, model,
+                     runner.params().write());
     else
       initialize();
   };
@@ -305,7 +306,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     auto [epoch, index] = plan.positionOfStep(step + 1);
     at.epoch = epoch;
     at.batchInEpoch = index;
-    saveCheckpoint(path, model, runner.params(), at, tokenizer,
+    saveCheckpoint(path, model, runner.params().read(), at, tokenizer,
                    average.get());
   };
   auto save = [&](int64_t step) {
@@ -343,10 +344,10 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   auto validate = [&](int64_t step) {
     // With --ema the average is scored (and so kept as the best).
     if (average)
-      average->swap(runner.params());
+      average->swap(runner.params().write());
     ValidationScore score = validator->run(step);
     if (average)
-      average->swap(runner.params());
+      average->swap(runner.params().write());
     err << score.describe() << (validator->improved() ? " (best)" : "")
         << "\n";
     lastValidBleu = score.bleu.bleu;
@@ -417,7 +418,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // (parameters and moments) is checked before every save, at the end and
   // within a time budget after updates (Divergence.h).
   DivergenceWatch watch(
-      runner.params(), position.step,
+      [&]() -> const ParameterArena & { return runner.params().read(); },
+      position.step,
       [&](int64_t step) { return runStep(step).loss; }, restore);
   TrainingProgress progress(err, interactive, firstStep, lastStep);
   if (options.stopSeconds)
@@ -459,7 +461,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
             watch.afterStep(step, result.seconds, lastLoss))
       throw diverged(*divergence);
     if (average)
-      average->update(runner.params());
+      average->update(runner.params().read());
     if (std::optional<std::string> warning = unigram.afterStep(step, lastLoss)) {
       progress.finish();
       err << "warning: " << *warning << "\n";

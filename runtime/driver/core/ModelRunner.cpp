@@ -74,19 +74,14 @@ std::unique_ptr<Device> openDevice(const ModelInfo &model) {
 
 ModelRunner::ModelRunner(const ModelInfo &model,
                          const txc_entry_fn *entryTable, int32_t threads)
-    : model_(model), entryTable_(entryTable), params_(model),
-      ctx_(createContext(threads)), device_(openDevice(model)) {
-  if (device_)
-    deviceParams_ = device_->allocate(uint64_t(model.paramArenaBytes),
-                                      "the parameter arena");
-}
+    : model_(model), entryTable_(entryTable), ctx_(createContext(threads)),
+      device_(openDevice(model)), params_(model, device_.get()) {}
 
 ModelRunner::~ModelRunner() {
   if (!device_)
     return;
   for (auto &[entry, arena] : deviceArenas_)
     device_->release(arena);
-  device_->release(deviceParams_);
 }
 
 const EntryInfo &ModelRunner::entry(const std::string &name,
@@ -111,14 +106,6 @@ void ModelRunner::reserveArena(const EntryInfo &entry) {
   arenas_.emplace(&entry, allocateBuffer(uint64_t(entry.arenaBytes),
                                          "the activation arena of entry '" +
                                              entry.name + "'"));
-}
-
-void ModelRunner::pullParams() {
-  if (!device_)
-    return;
-  device_->finish("the parameter update");
-  device_->toHost(params_.data(), deviceParams_,
-                  uint64_t(model_.paramArenaBytes));
 }
 
 void ModelRunner::setTrainState(int64_t step, uint64_t seed) {
@@ -169,7 +156,8 @@ std::vector<Tensor> ModelRunner::call(const EntryInfo &entry,
   // txrt_ calls do (txrt.h, txrt_denormals_enter).
   uint32_t savedFloatMode = txrt_denormals_enter(ctx_.get());
   int64_t startNs = onCall ? txrt_profile_clock_ns() : 0;
-  int32_t status = function(ctx_.get(), params_.data(), arena->second.data(),
+  int32_t status = function(ctx_.get(), params_.forEntry(entry.kind),
+                            arena->second.data(),
                             dims.data(), inputPointers.data(),
                             outputPointers.data());
   int64_t endNs = onCall ? txrt_profile_clock_ns() : 0;
@@ -207,10 +195,6 @@ ModelRunner::callOnDevice(const EntryInfo &entry,
   txc_entry_fn function =
       entryTable_[size_t(&entry - model_.entries.data())];
   Device &device = *device_;
-  // The host arena is the parameters' home (init, checkpoints, the
-  // optimizer's view): the device copy follows it on every call.
-  device.toDevice(deviceParams_, params_.data(),
-                  uint64_t(model_.paramArenaBytes));
   DeviceBuffers buffers{device, {}};
   std::vector<void *> inputPointers, outputPointers;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -225,9 +209,12 @@ ModelRunner::callOnDevice(const EntryInfo &entry,
         buffers.add(outputs[i].byteSize(), "output '" + entry.outputs[i].name +
                                                "' of entry '" + entry.name +
                                                "'"));
+  // The parameter arena stays on the device (ParameterHome.h): copied in
+  // only when the host wrote it, never back here.
+  void *deviceParams = params_.forEntry(entry.kind);
   int64_t startNs = onCall ? txrt_profile_clock_ns() : 0;
   int32_t status =
-      function(device.context(), deviceParams_, deviceArenas_.at(&entry),
+      function(device.context(), deviceParams, deviceArenas_.at(&entry),
                dims.data(), inputPointers.data(), outputPointers.data());
   if (status != TXRT_OK)
     throw KernelError("entry '" + entry.name + "' failed (" +
@@ -244,9 +231,6 @@ ModelRunner::callOnDevice(const EntryInfo &entry,
     if (entry.inputs[i].role == "cache")
       device.toHost(const_cast<void *>(inputs[i]->data()), inputPointers[i],
                     inputs[i]->byteSize());
-  if (entry.kind != EntryKind::Forward) // gradients, moments, parameters
-    device.toHost(params_.data(), deviceParams_,
-                  uint64_t(model_.paramArenaBytes));
   return outputs;
 }
 

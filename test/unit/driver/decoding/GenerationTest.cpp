@@ -169,7 +169,7 @@ const txc_entry_fn kFakeLmTable[] = {fakeLogits, fakeLmStep};
 TEST(GenerationTest, LmStepCacheMatchesTheRerunAtTemperatureZero) {
   ModelInfo model = ModelInfo::parse(kFakeLmJson);
   ModelRunner runner(model, kFakeLmTable, 1);
-  runner.params().initialize(3);
+  runner.params().write().initialize(3);
   ASSERT_TRUE(LmStepCached::available(model));
   GenerateSettings settings;
   settings.eos = 3;
