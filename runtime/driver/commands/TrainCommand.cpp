@@ -16,6 +16,7 @@
 #include "core/Error.h"
 #include "formats/FileIO.h"
 #include "loop/LossCurve.h"
+#include "core/Memory.h"
 #include "core/ModelRunner.h"
 #include "cli/OutputPaths.h"
 #include "loop/Progress.h"
@@ -538,6 +539,11 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   } else {
     err << "note: no --save given; the trained parameters are discarded\n";
   }
+  if (options.verbose && runner.device())
+    err << "parameter arena (" << formatBytes(model.paramArenaBytes) << ") on "
+        << runner.device()->describe() << ": copied in "
+        << runner.params().copiesToDevice() << "x, back "
+        << runner.params().copiesToHost() << "x\n";
   if (bestPath && validator->best().step > 0)
     out << "best: " << *bestPath << " (" << validator->best().describe()
         << ")\n";

@@ -82,6 +82,10 @@ ModelRunner::~ModelRunner() {
     return;
   for (auto &[entry, arena] : deviceArenas_)
     device_->release(arena);
+  for (auto &[entry, buffers] : callBuffers_)
+    for (DeviceBuffer &buffer : buffers)
+      if (buffer.pointer)
+        device_->release(buffer.pointer);
 }
 
 const EntryInfo &ModelRunner::entry(const std::string &name,
@@ -171,21 +175,21 @@ std::vector<Tensor> ModelRunner::call(const EntryInfo &entry,
   return outputs;
 }
 
-// Device buffers for the inputs and outputs of one call, released after it.
-namespace {
-struct DeviceBuffers {
-  Device &device;
-  std::vector<void *> pointers;
-  ~DeviceBuffers() {
-    for (void *pointer : pointers)
-      device.release(pointer);
+void *ModelRunner::callBuffer(const EntryInfo &entry, size_t slot,
+                              uint64_t bytes, const std::string &what) {
+  std::vector<DeviceBuffer> &buffers = callBuffers_[&entry];
+  if (buffers.size() <= slot)
+    buffers.resize(slot + 1);
+  DeviceBuffer &buffer = buffers[slot];
+  if (!buffer.pointer || bytes > buffer.bytes) {
+    if (buffer.pointer)
+      device_->release(buffer.pointer);
+    buffer.pointer = nullptr; // a failed allocation leaves none to release
+    buffer.pointer = device_->allocate(bytes, what);
+    buffer.bytes = bytes;
   }
-  void *add(uint64_t bytes, const std::string &what) {
-    pointers.push_back(device.allocate(bytes, what));
-    return pointers.back();
-  }
-};
-} // namespace
+  return buffer.pointer;
+}
 
 std::vector<Tensor>
 ModelRunner::callOnDevice(const EntryInfo &entry,
@@ -195,20 +199,22 @@ ModelRunner::callOnDevice(const EntryInfo &entry,
   txc_entry_fn function =
       entryTable_[size_t(&entry - model_.entries.data())];
   Device &device = *device_;
-  DeviceBuffers buffers{device, {}};
+  // Each input and output has its buffer on the device, kept from call
+  // to call and grown when a call needs more.
   std::vector<void *> inputPointers, outputPointers;
   for (size_t i = 0; i < inputs.size(); ++i) {
     uint64_t bytes = inputs[i]->byteSize();
-    void *copy = buffers.add(bytes, "input '" + entry.inputs[i].name +
-                                        "' of entry '" + entry.name + "'");
+    void *copy = callBuffer(entry, i, bytes,
+                            "input '" + entry.inputs[i].name + "' of entry '" +
+                                entry.name + "'");
     device.toDevice(copy, inputs[i]->data(), bytes);
     inputPointers.push_back(copy);
   }
   for (size_t i = 0; i < outputs.size(); ++i)
-    outputPointers.push_back(
-        buffers.add(outputs[i].byteSize(), "output '" + entry.outputs[i].name +
-                                               "' of entry '" + entry.name +
-                                               "'"));
+    outputPointers.push_back(callBuffer(
+        entry, inputs.size() + i, outputs[i].byteSize(),
+        "output '" + entry.outputs[i].name + "' of entry '" + entry.name +
+            "'"));
   // The parameter arena stays on the device (ParameterHome.h): copied in
   // only when the host wrote it, never back here.
   void *deviceParams = params_.forEntry(entry.kind);

@@ -25,6 +25,7 @@ void ParameterHome::pullToHost() {
   device_->finish("the parameter update");
   device_->toHost(host_.data(), deviceArena_, uint64_t(model_.paramArenaBytes));
   hostStale_ = false;
+  ++copiesToHost_;
 }
 
 const ParameterArena &ParameterHome::read() {
@@ -47,6 +48,7 @@ void *ParameterHome::forEntry(EntryKind kind) {
     device_->toDevice(deviceArena_, host_.data(),
                       uint64_t(model_.paramArenaBytes));
     deviceStale_ = false;
+    ++copiesToDevice_;
   }
   // A training entry writes gradients (and its update parameters and
   // moments) on the device; stale from the call on, so a failed call

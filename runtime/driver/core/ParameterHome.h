@@ -65,6 +65,9 @@ public:
   bool hostCurrent() const { return !hostStale_; }
   /// Whether the device copy is current (always on the CPU).
   bool deviceCurrent() const { return !deviceStale_; }
+  /// The whole-arena copies made so far, each way (0 on the CPU).
+  int64_t copiesToDevice() const { return copiesToDevice_; }
+  int64_t copiesToHost() const { return copiesToHost_; }
 
 private:
   void pullToHost();
@@ -75,6 +78,7 @@ private:
   void *deviceArena_ = nullptr;
   bool hostStale_ = false;
   bool deviceStale_ = false;
+  int64_t copiesToDevice_ = 0, copiesToHost_ = 0;
 };
 
 } // namespace txrt::driver

@@ -38,6 +38,7 @@ public:
     std::memset(pointer, 0xff, bytes ? bytes : 1);
     if (what == "the parameter arena")
       arena_ = pointer;
+    ++fakeDeviceCounts().allocations;
     ++fakeDeviceCounts().liveAllocations;
     return pointer;
   }

@@ -29,8 +29,8 @@ struct FakeDeviceCounts {
   int64_t arenaToDevice = 0, arenaToHost = 0;
   /// Every other copy (a call's inputs, outputs and caches).
   int64_t otherToDevice = 0, otherToHost = 0;
-  /// Device allocations not yet released.
-  int64_t liveAllocations = 0;
+  /// Device allocations made, and those not yet released.
+  int64_t allocations = 0, liveAllocations = 0;
   int64_t opened = 0;
 };
 FakeDeviceCounts &fakeDeviceCounts();

@@ -129,9 +129,14 @@ TEST_F(ParameterHomeTest, TrainingStepsCopyNothingAndEveryHostReadIsCurrent) {
   EXPECT_FALSE(device.params().deviceCurrent());
   EXPECT_EQ(counts().arenaToDevice, 0) << "copied before an entry needs it";
 
-  // --init reaches the device once; the updates stay there.
-  for (int64_t step = 1; step <= 5; ++step)
+  // --init reaches the device once; the updates stay there, and the
+  // calls reuse their input and output buffers.
+  stepBoth(cpu, device, 1);
+  const int64_t allocationsOfOneStep = counts().allocations;
+  for (int64_t step = 2; step <= 5; ++step)
     stepBoth(cpu, device, step);
+  EXPECT_EQ(counts().allocations, allocationsOfOneStep);
+  EXPECT_EQ(device.params().copiesToDevice(), 1);
   EXPECT_EQ(counts().arenaToDevice, 1);
   EXPECT_EQ(counts().arenaToHost, 0) << "training steps copied the arena back";
   EXPECT_FALSE(device.params().hostCurrent());
@@ -195,6 +200,8 @@ TEST_F(ParameterHomeTest, TrainingStepsCopyNothingAndEveryHostReadIsCurrent) {
   EXPECT_FALSE(device.params().hostCurrent());
   expectSameArena(cpuModel, cpu.params().read(), device.params().read());
   EXPECT_EQ(counts().arenaToHost, 5);
+  EXPECT_EQ(device.params().copiesToHost(), 5);
+  EXPECT_EQ(cpu.params().copiesToDevice() + cpu.params().copiesToHost(), 0);
 }
 
 TEST_F(ParameterHomeTest, ResumeCopiesTheCheckpointInOnce) {
@@ -264,7 +271,7 @@ protected:
     std::vector<std::string> args = {
         "train", "--data", dir.file("train.tsv"), "--batch", "2", "--seed",
         "7", "--threads", "1", "--steps", std::to_string(steps), "--every",
-        "2", "--save", file(onDevice, save)};
+        "2", "--save", file(onDevice, save), "--verbose"};
     if (ema)
       args.insert(args.end(), {"--ema", "0.5", "--valid", dir.file("train.tsv"),
                                "--valid-every", "3", "--keep-best"});
@@ -326,14 +333,22 @@ TEST_F(ParameterHomeDriverTest, TrainEmaValidateResumeEvalMatchTheCpu) {
 }
 
 TEST_F(ParameterHomeDriverTest, WithoutEmaOnlySavesAndScansCopyBack) {
-  train(false, 6, "plain.safetensors", false);
-  train(true, 6, "plain.safetensors", false);
+  DriverResult cpu = train(false, 6, "plain.safetensors", false);
+  DriverResult device = train(true, 6, "plain.safetensors", false);
   expectSameFile("plain.safetensors");
   EXPECT_EQ(fakeDeviceCounts().arenaToDevice, 1);
   // Saves at steps 2, 4 and 6 each read the weights; the divergence scan
   // may read after other updates within its time budget.
   EXPECT_GE(fakeDeviceCounts().arenaToHost, 3);
   EXPECT_LE(fakeDeviceCounts().arenaToHost, 6);
+  // --verbose says so on a device, and nothing of it on the CPU.
+  EXPECT_NE(device.err.find("parameter arena (7.8 KiB) on cuda:0 (host "
+                            "stand-in): copied in 1x, back " +
+                            std::to_string(fakeDeviceCounts().arenaToHost) +
+                            "x\n"),
+            std::string::npos)
+      << device.err;
+  EXPECT_EQ(cpu.err.find("parameter arena"), std::string::npos) << cpu.err;
 }
 
 } // namespace
