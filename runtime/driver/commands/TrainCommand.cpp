@@ -462,7 +462,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
             watch.afterStep(step, result.seconds, lastLoss))
       throw diverged(*divergence);
     if (average)
-      average->update(runner.params().read());
+      average->update(runner.params().readParameters());
     if (std::optional<std::string> warning = unigram.afterStep(step, lastLoss)) {
       progress.finish();
       err << "warning: " << *warning << "\n";
@@ -543,7 +543,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     err << "parameter arena (" << formatBytes(model.paramArenaBytes) << ") on "
         << runner.device()->describe() << ": copied in "
         << runner.params().copiesToDevice() << "x, back "
-        << runner.params().copiesToHost() << "x\n";
+        << runner.params().copiesToHost() << "x, the parameters alone back "
+        << runner.params().parameterCopiesToHost() << "x\n";
   if (bestPath && validator->best().step > 0)
     out << "best: " << *bestPath << " (" << validator->best().describe()
         << ")\n";

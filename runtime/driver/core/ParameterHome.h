@@ -13,12 +13,14 @@
 //   device stale  the host copy was written (--init, --load, --resume, an
 //                 EMA swap, a replay's restore) since it was last copied in
 //
-// There is no other way to the arena than these three, so a missed copy
+// There is no other way to the arena than these, so a missed copy
 // cannot be written:
 //
 //   read()      the host arena, current (copies the device's back first
-//               when the host is stale): checkpoints, EMA updates, the
-//               divergence scan, printing
+//               when the host is stale): checkpoints, the divergence scan
+//   readParameters()
+//               the parameters alone, current (copies back only their
+//               ranges when they are stale): --ema's update after a step
 //   write()     the same, and the device copy becomes stale: whatever the
 //               caller writes reaches the device before the next entry
 //   forEntry()  the arena an entry gets: the host's on the CPU; on a device
@@ -40,6 +42,7 @@
 #include "core/Parameters.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace txrt::driver {
 
@@ -55,6 +58,9 @@ public:
 
   /// The host arena with the current values, to read.
   const ParameterArena &read();
+  /// The parameters with their current values (gradients and moments may
+  /// be stale on the host and cannot be reached through it).
+  ParameterValues readParameters();
   /// The host arena with the current values, to write; the device copy is
   /// stale until the next entry call.
   ParameterArena &write();
@@ -65,20 +71,29 @@ public:
   bool hostCurrent() const { return !hostStale_; }
   /// Whether the device copy is current (always on the CPU).
   bool deviceCurrent() const { return !deviceStale_; }
-  /// The whole-arena copies made so far, each way (0 on the CPU).
+  /// The whole-arena copies made so far, each way, and the copies of the
+  /// parameters alone back (readParameters); 0 on the CPU.
   int64_t copiesToDevice() const { return copiesToDevice_; }
   int64_t copiesToHost() const { return copiesToHost_; }
+  int64_t parameterCopiesToHost() const { return parameterCopiesToHost_; }
 
 private:
   void pullToHost();
+  /// The parameters' byte ranges in the arena, adjacent ones merged.
+  struct Range {
+    int64_t offset, bytes;
+  };
+  std::vector<Range> parameterRanges_;
 
   const ModelInfo &model_;
   ParameterArena host_;
   Device *device_;
   void *deviceArena_ = nullptr;
-  bool hostStale_ = false;
+  /// hostStale_: something in the host arena is behind the device's;
+  /// hostParamsStale_: its parameters are (readParameters clears only it).
+  bool hostStale_ = false, hostParamsStale_ = false;
   bool deviceStale_ = false;
-  int64_t copiesToDevice_ = 0, copiesToHost_ = 0;
+  int64_t copiesToDevice_ = 0, copiesToHost_ = 0, parameterCopiesToHost_ = 0;
 };
 
 } // namespace txrt::driver

@@ -36,26 +36,32 @@ public:
   void *allocate(uint64_t bytes, const std::string &what) override {
     void *pointer = std::malloc(bytes ? bytes : 1);
     std::memset(pointer, 0xff, bytes ? bytes : 1);
-    if (what == "the parameter arena")
-      arena_ = pointer;
+    if (what == "the parameter arena") {
+      arena_ = static_cast<char *>(pointer);
+      arenaBytes_ = bytes;
+    }
     ++fakeDeviceCounts().allocations;
     ++fakeDeviceCounts().liveAllocations;
     return pointer;
   }
   void release(void *pointer) override {
     if (pointer == arena_)
-      arena_ = nullptr;
+      arena_ = nullptr, arenaBytes_ = 0;
     --fakeDeviceCounts().liveAllocations;
     std::free(pointer);
   }
   void toDevice(void *dst, const void *src, uint64_t bytes) override {
-    ++(dst == arena_ ? fakeDeviceCounts().arenaToDevice
-                     : fakeDeviceCounts().otherToDevice);
+    ++(inArena(dst) ? fakeDeviceCounts().arenaToDevice
+                    : fakeDeviceCounts().otherToDevice);
     std::memcpy(dst, src, bytes);
   }
   void toHost(void *dst, const void *src, uint64_t bytes) override {
-    ++(src == arena_ ? fakeDeviceCounts().arenaToHost
-                     : fakeDeviceCounts().otherToHost);
+    if (inArena(src)) {
+      ++fakeDeviceCounts().arenaToHost;
+      fakeDeviceCounts().arenaBytesToHost += int64_t(bytes);
+    } else {
+      ++fakeDeviceCounts().otherToHost;
+    }
     std::memcpy(dst, src, bytes);
   }
   void setTrainState(int64_t step, uint64_t seed) override {
@@ -66,9 +72,15 @@ public:
   DeviceGradients *gradients() override { return gradients_.get(); }
 
 private:
+  bool inArena(const void *pointer) const {
+    const char *byte = static_cast<const char *>(pointer);
+    return arena_ && byte >= arena_ && byte < arena_ + arenaBytes_;
+  }
+
   ContextPtr ctx_;
   std::unique_ptr<DeviceGradients> gradients_;
-  void *arena_ = nullptr;
+  char *arena_ = nullptr;
+  uint64_t arenaBytes_ = 0;
 };
 
 std::unique_ptr<Device> openFake(int32_t) {

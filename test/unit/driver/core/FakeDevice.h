@@ -25,8 +25,9 @@ namespace txrt_driver_test {
 
 /// What the fake devices did since the last reset (fakeDeviceCounts() = {}).
 struct FakeDeviceCounts {
-  /// Copies of the whole parameter arena, host to device and back.
-  int64_t arenaToDevice = 0, arenaToHost = 0;
+  /// Copies into or out of the parameter arena (all of it or a part),
+  /// host to device and back, and the bytes copied back.
+  int64_t arenaToDevice = 0, arenaToHost = 0, arenaBytesToHost = 0;
   /// Every other copy (a call's inputs, outputs and caches).
   int64_t otherToDevice = 0, otherToHost = 0;
   /// Device allocations made, and those not yet released.
