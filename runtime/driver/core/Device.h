@@ -55,6 +55,15 @@ public:
   /// Device memory; ResourceError naming `what` and the size.
   virtual void *allocate(uint64_t bytes, const std::string &what) = 0;
   virtual void release(void *ptr) = 0;
+  /// Page-locked host memory for staging copies (cudaHostAlloc): copies
+  /// from and to it run at the bus's speed and need no driver staging.
+  /// nullptr when the device has none to give (the caller copies from
+  /// ordinary memory instead).
+  virtual void *allocatePinned(uint64_t /*bytes*/) { return nullptr; }
+  virtual void releasePinned(void * /*ptr*/) {}
+  /// Copies on the device's stream; toDevice may return before the copy
+  /// is done when `src` is pinned (the next finish() waits for it), toHost
+  /// returns with `dst` written.
   virtual void toDevice(void *dst, const void *src, uint64_t bytes) = 0;
   virtual void toHost(void *dst, const void *src, uint64_t bytes) = 0;
   virtual void setTrainState(int64_t step, uint64_t seed) = 0;

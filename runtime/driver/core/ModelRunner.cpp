@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 namespace txrt::driver {
 
@@ -83,9 +84,12 @@ ModelRunner::~ModelRunner() {
   for (auto &[entry, arena] : deviceArenas_)
     device_->release(arena);
   for (auto &[entry, buffers] : callBuffers_)
-    for (DeviceBuffer &buffer : buffers)
-      if (buffer.pointer)
-        device_->release(buffer.pointer);
+    for (DeviceBuffer &buffer : buffers) {
+      if (buffer.device)
+        device_->release(buffer.device);
+      if (buffer.pinned)
+        device_->releasePinned(buffer.pinned);
+    }
 }
 
 const EntryInfo &ModelRunner::entry(const std::string &name,
@@ -175,20 +179,36 @@ std::vector<Tensor> ModelRunner::call(const EntryInfo &entry,
   return outputs;
 }
 
-void *ModelRunner::callBuffer(const EntryInfo &entry, size_t slot,
-                              uint64_t bytes, const std::string &what) {
-  std::vector<DeviceBuffer> &buffers = callBuffers_[&entry];
-  if (buffers.size() <= slot)
-    buffers.resize(slot + 1);
-  DeviceBuffer &buffer = buffers[slot];
-  if (!buffer.pointer || bytes > buffer.bytes) {
-    if (buffer.pointer)
-      device_->release(buffer.pointer);
-    buffer.pointer = nullptr; // a failed allocation leaves none to release
-    buffer.pointer = device_->allocate(bytes, what);
-    buffer.bytes = bytes;
+void ModelRunner::reserveCallBuffer(DeviceBuffer &buffer, uint64_t bytes,
+                                    const std::string &what) {
+  if (buffer.device && bytes <= buffer.bytes)
+    return;
+  if (buffer.device)
+    device_->release(buffer.device);
+  if (buffer.pinned)
+    device_->releasePinned(buffer.pinned);
+  buffer = DeviceBuffer(); // a failed allocation leaves none to release
+  buffer.device = device_->allocate(bytes, what);
+  buffer.pinned = device_->allocatePinned(bytes);
+  buffer.bytes = bytes;
+}
+
+void ModelRunner::copyIn(DeviceBuffer &buffer, const void *src,
+                         uint64_t bytes) {
+  if (buffer.pinned && bytes) {
+    std::memcpy(buffer.pinned, src, bytes);
+    src = buffer.pinned;
   }
-  return buffer.pointer;
+  device_->toDevice(buffer.device, src, bytes);
+}
+
+void ModelRunner::copyOut(void *dst, DeviceBuffer &buffer, uint64_t bytes) {
+  if (buffer.pinned && bytes) {
+    device_->toHost(buffer.pinned, buffer.device, bytes);
+    std::memcpy(dst, buffer.pinned, bytes);
+    return;
+  }
+  device_->toHost(dst, buffer.device, bytes);
 }
 
 std::vector<Tensor>
@@ -199,22 +219,27 @@ ModelRunner::callOnDevice(const EntryInfo &entry,
   txc_entry_fn function =
       entryTable_[size_t(&entry - model_.entries.data())];
   Device &device = *device_;
-  // Each input and output has its buffer on the device, kept from call
-  // to call and grown when a call needs more.
+  // Each input and output has its buffer on the device, and one in pinned
+  // host memory to copy through, kept from call to call and grown when a
+  // call needs more: the inputs' first, then the outputs'.
+  std::vector<DeviceBuffer> &slots = callBuffers_[&entry];
+  slots.resize(inputs.size() + outputs.size());
   std::vector<void *> inputPointers, outputPointers;
   for (size_t i = 0; i < inputs.size(); ++i) {
     uint64_t bytes = inputs[i]->byteSize();
-    void *copy = callBuffer(entry, i, bytes,
-                            "input '" + entry.inputs[i].name + "' of entry '" +
-                                entry.name + "'");
-    device.toDevice(copy, inputs[i]->data(), bytes);
-    inputPointers.push_back(copy);
+    reserveCallBuffer(slots[i], bytes,
+                      "input '" + entry.inputs[i].name + "' of entry '" +
+                          entry.name + "'");
+    copyIn(slots[i], inputs[i]->data(), bytes);
+    inputPointers.push_back(slots[i].device);
   }
-  for (size_t i = 0; i < outputs.size(); ++i)
-    outputPointers.push_back(callBuffer(
-        entry, inputs.size() + i, outputs[i].byteSize(),
-        "output '" + entry.outputs[i].name + "' of entry '" + entry.name +
-            "'"));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    DeviceBuffer &slot = slots[inputs.size() + i];
+    reserveCallBuffer(slot, outputs[i].byteSize(),
+                      "output '" + entry.outputs[i].name + "' of entry '" +
+                          entry.name + "'");
+    outputPointers.push_back(slot.device);
+  }
   // The parameter arena stays on the device (ParameterHome.h): copied in
   // only when the host wrote it, never back here.
   void *deviceParams = params_.forEntry(entry.kind);
@@ -231,12 +256,13 @@ ModelRunner::callOnDevice(const EntryInfo &entry,
   if (onCall)
     onCall(entry, startNs, endNs);
   for (size_t i = 0; i < outputs.size(); ++i)
-    device.toHost(outputs[i].data(), outputPointers[i], outputs[i].byteSize());
+    copyOut(outputs[i].data(), slots[inputs.size() + i],
+            outputs[i].byteSize());
   // Caches are inputs updated in place (decode_step, lm_step: ModelAbi.h).
   for (size_t i = 0; i < inputs.size(); ++i)
     if (entry.inputs[i].role == "cache")
-      device.toHost(const_cast<void *>(inputs[i]->data()), inputPointers[i],
-                    inputs[i]->byteSize());
+      copyOut(const_cast<void *>(inputs[i]->data()), slots[i],
+              inputs[i]->byteSize());
   return outputs;
 }
 

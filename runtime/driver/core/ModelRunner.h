@@ -96,16 +96,21 @@ private:
   std::unique_ptr<Device> device_;
   ParameterHome params_;
   std::map<const EntryInfo *, void *> deviceArenas_;
-  /// Each entry's input and output buffers on the device, in the order of
-  /// its inputs then outputs: kept between calls, grown when too small.
+  /// Each entry's input and output buffers on the device, and the pinned
+  /// host memory their copies go through (nullptr: the device gives none),
+  /// in the order of its inputs then outputs: kept between calls, grown
+  /// when too small.
   struct DeviceBuffer {
-    void *pointer = nullptr;
+    void *device = nullptr;
+    void *pinned = nullptr;
     uint64_t bytes = 0;
   };
   std::map<const EntryInfo *, std::vector<DeviceBuffer>> callBuffers_;
 
-  void *callBuffer(const EntryInfo &entry, size_t slot, uint64_t bytes,
-                   const std::string &what);
+  void reserveCallBuffer(DeviceBuffer &buffer, uint64_t bytes,
+                         const std::string &what);
+  void copyIn(DeviceBuffer &buffer, const void *src, uint64_t bytes);
+  void copyOut(void *dst, DeviceBuffer &buffer, uint64_t bytes);
 
   std::vector<Tensor> callOnDevice(const EntryInfo &entry,
                                    const std::vector<const Tensor *> &inputs,

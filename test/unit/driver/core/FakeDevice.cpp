@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <ostream>
 #include <string>
 
@@ -50,7 +51,19 @@ public:
     --fakeDeviceCounts().liveAllocations;
     std::free(pointer);
   }
+  void *allocatePinned(uint64_t bytes) override {
+    void *pointer = std::malloc(bytes ? bytes : 1);
+    pinned_.insert(pointer);
+    ++fakeDeviceCounts().livePinned;
+    return pointer;
+  }
+  void releasePinned(void *pointer) override {
+    pinned_.erase(pointer);
+    --fakeDeviceCounts().livePinned;
+    std::free(pointer);
+  }
   void toDevice(void *dst, const void *src, uint64_t bytes) override {
+    fakeDeviceCounts().otherPinned += pinned_.count(src);
     ++(inArena(dst) ? fakeDeviceCounts().arenaToDevice
                     : fakeDeviceCounts().otherToDevice);
     std::memcpy(dst, src, bytes);
@@ -61,6 +74,7 @@ public:
       fakeDeviceCounts().arenaBytesToHost += int64_t(bytes);
     } else {
       ++fakeDeviceCounts().otherToHost;
+      fakeDeviceCounts().otherPinned += pinned_.count(dst);
     }
     std::memcpy(dst, src, bytes);
   }
@@ -81,6 +95,7 @@ private:
   std::unique_ptr<DeviceGradients> gradients_;
   char *arena_ = nullptr;
   uint64_t arenaBytes_ = 0;
+  std::set<const void *> pinned_;
 };
 
 std::unique_ptr<Device> openFake(int32_t) {

@@ -28,8 +28,11 @@ struct FakeDeviceCounts {
   /// Copies into or out of the parameter arena (all of it or a part),
   /// host to device and back, and the bytes copied back.
   int64_t arenaToDevice = 0, arenaToHost = 0, arenaBytesToHost = 0;
-  /// Every other copy (a call's inputs, outputs and caches).
-  int64_t otherToDevice = 0, otherToHost = 0;
+  /// Every other copy (a call's inputs, outputs and caches), and those of
+  /// them from or to pinned memory (allocatePinned).
+  int64_t otherToDevice = 0, otherToHost = 0, otherPinned = 0;
+  /// Pinned host buffers not yet released.
+  int64_t livePinned = 0;
   /// Device allocations made, and those not yet released.
   int64_t allocations = 0, liveAllocations = 0;
   int64_t opened = 0;

@@ -166,6 +166,9 @@ TEST_F(ParameterHomeTest, TrainingStepsCopyNothingAndEveryHostReadIsCurrent) {
   EXPECT_EQ(counts().arenaToHost, 1);
   EXPECT_GT(counts().otherToDevice, 0) << "the inputs go in per call";
   EXPECT_GT(counts().otherToHost, 0) << "the outputs come back per call";
+  EXPECT_EQ(counts().otherPinned,
+            counts().otherToDevice + counts().otherToHost)
+      << "a call's copies go through its pinned buffers";
 
   // --ema: the average reads the parameters after every update (their
   // 2000 of the arena's 8000 bytes back each time); scoring it swaps it in
@@ -244,8 +247,10 @@ TEST_F(ParameterHomeTest, TheRunnerReleasesEveryDeviceBuffer) {
     trainStep(device, 1);
     translate(device);
     EXPECT_GT(counts().liveAllocations, 0);
+    EXPECT_GT(counts().livePinned, 0);
   }
   EXPECT_EQ(counts().liveAllocations, 0);
+  EXPECT_EQ(counts().livePinned, 0);
 }
 
 /// The whole driver: what `train` writes on the fake device is what it
