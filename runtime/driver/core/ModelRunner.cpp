@@ -247,10 +247,18 @@ ModelRunner::callOnDevice(const EntryInfo &entry,
   int32_t status =
       function(device.context(), deviceParams, deviceArenas_.at(&entry),
                dims.data(), inputPointers.data(), outputPointers.data());
-  if (status != TXRT_OK)
-    throw KernelError("entry '" + entry.name + "' failed (" +
-                      txrt_status_string(status) + ") on " +
-                      device.describe() + ": " + device.lastError());
+  if (status != TXRT_OK) {
+    std::string message = "entry '" + entry.name + "' failed (" +
+                          txrt_status_string(status) + ") on " +
+                          device.describe() + ": " + device.lastError();
+    // The inputs' copies may still read the pinned buffers: wait for them
+    // (the call's own error is the one to report).
+    try {
+      device.finish("entry '" + entry.name + "'");
+    } catch (const DriverError &) {
+    }
+    throw KernelError(message);
+  }
   device.finish("entry '" + entry.name + "'");
   int64_t endNs = onCall ? txrt_profile_clock_ns() : 0;
   if (onCall)

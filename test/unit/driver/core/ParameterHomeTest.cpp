@@ -12,18 +12,22 @@
 //
 //===----------------------------------------------------------------------===//
 #include "commands/Driver.h"
+#include "core/Error.h"
 #include "core/FakeDevice.h"
 #include "core/ModelRunner.h"
 #include "loop/Checkpoint.h"
 #include "loop/Ema.h"
 #include "TestUtil.h"
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
 extern "C" const char fake_seq2seq_json[];
 extern "C" const txc_entry_fn fake_seq2seq_entry_table[];
+extern "C" const char txc_model_json[];
+extern "C" const txc_entry_fn txc_entry_table[];
 
 using namespace txrt::driver;
 using namespace txrt_driver_test;
@@ -251,6 +255,20 @@ TEST_F(ParameterHomeTest, TheRunnerReleasesEveryDeviceBuffer) {
   }
   EXPECT_EQ(counts().liveAllocations, 0);
   EXPECT_EQ(counts().livePinned, 0);
+}
+
+TEST_F(ParameterHomeTest, AFailedCallOnTheDeviceNamesTheEntryAndTheDevice) {
+  ModelInfo model = ModelInfo::parse(onFakeDevice(txc_model_json));
+  ModelRunner device(model, txc_entry_table, 1);
+  ASSERT_NE(device.device(), nullptr);
+  Tensor x = floatTensor({2, 3}, {1, 2, 3, 4, 5, 6});
+  EXPECT_THROW_MESSAGE(device.call(device.entry("fail", "the test"), {&x}),
+                       KernelError, "entry 'fail' failed (",
+                       ") on cuda:0 (host stand-in): ", "txrt_linear_fwd");
+  // The runner still works after it.
+  std::vector<Tensor> y = device.call(device.entry("apply", "the test"), {&x});
+  ASSERT_EQ(y.size(), 1u);
+  EXPECT_TRUE(std::isfinite(y[0].as<float>()[0]));
 }
 
 /// The whole driver: what `train` writes on the fake device is what it
