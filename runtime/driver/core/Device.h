@@ -1,4 +1,4 @@
-//===- Device.h - a device other than the CPU that entries run on -*- C++ -*-===//
+//===- Device.h - a device other than the CPU for entries -------*- C++ -*-===//
 //
 // The driver's view of an accelerator (a --target=cuda executable's GPU):
 // its context, memory and copies (Device), its side of gradient
@@ -31,8 +31,9 @@ public:
   virtual ~DeviceGradients() = default;
   /// Joins rank `rank` of `ranks`; `broadcast` gives every rank the bytes
   /// rank 0 passes it (the launcher's channel, MPI_Bcast).
-  virtual void joinRanks(int rank, int ranks,
-                         const std::function<void(void *, size_t)> &broadcast) = 0;
+  virtual void
+  joinRanks(int rank, int ranks,
+            const std::function<void(void *, size_t)> &broadcast) = 0;
   virtual void setMode(int32_t mode, float scale) = 0;
   virtual void setClip(float clip) = 0;
   /// txrt_context_set_batch_rows: the next calls' rows within the batch.

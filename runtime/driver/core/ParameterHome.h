@@ -1,4 +1,4 @@
-//===- ParameterHome.h - where the parameter arena's current values are -*- C++ -*-===//
+//===- ParameterHome.h - where the parameter arena is current ---*- C++ -*-===//
 //
 // A run's parameter arena (parameters, gradients, Adam moments: ModelInfo.h)
 // and, on a device (a --target=cuda executable), its copy in device memory.
@@ -30,8 +30,8 @@
 // The references read() and write() return are for the statement (or the
 // block without entry calls) that asks for them; code that looks at the
 // arena again after entry calls asks again (DivergenceWatch keeps a
-// function that calls read(), not the arena). On the CPU read() and write() return the one arena
-// and copy nothing, so the CPU path is what it was.
+// function that calls read(), not the arena). On the CPU read() and write()
+// return the one arena and copy nothing, so the CPU path is what it was.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_PARAMETERHOME_H

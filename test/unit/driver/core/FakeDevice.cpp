@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <set>
 #include <ostream>
+#include <set>
 #include <string>
 
 using namespace txrt::driver;

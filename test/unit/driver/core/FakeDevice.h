@@ -1,4 +1,4 @@
-//===- FakeDevice.h - a stand-in for a GPU, on host memory -------*- C++ -*-===//
+//===- FakeDevice.h - a stand-in for a GPU, on host memory ------*- C++ -*-===//
 //
 // What the driver's tests use for a --target=cuda executable's device,
 // with no GPU: this binary links a CUDA backend (txrt_driver_cuda_backend,

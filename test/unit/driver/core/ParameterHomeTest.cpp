@@ -11,13 +11,13 @@
 // must write byte-identical checkpoints.
 //
 //===----------------------------------------------------------------------===//
+#include "TestUtil.h"
 #include "commands/Driver.h"
 #include "core/Error.h"
 #include "core/FakeDevice.h"
 #include "core/ModelRunner.h"
 #include "loop/Checkpoint.h"
 #include "loop/Ema.h"
-#include "TestUtil.h"
 
 #include <cmath>
 #include <cstring>
@@ -170,8 +170,7 @@ TEST_F(ParameterHomeTest, TrainingStepsCopyNothingAndEveryHostReadIsCurrent) {
   EXPECT_EQ(counts().arenaToHost, 1);
   EXPECT_GT(counts().otherToDevice, 0) << "the inputs go in per call";
   EXPECT_GT(counts().otherToHost, 0) << "the outputs come back per call";
-  EXPECT_EQ(counts().otherPinned,
-            counts().otherToDevice + counts().otherToHost)
+  EXPECT_EQ(counts().otherPinned, counts().otherToDevice + counts().otherToHost)
       << "a call's copies go through its pinned buffers";
 
   // --ema: the average reads the parameters after every update (their
@@ -287,8 +286,7 @@ protected:
   }
   DriverResult drive(bool onDevice, std::vector<std::string> args) {
     DriverResult result = runDriverCaptured(
-        "fake-seq2seq", args,
-        onDevice ? deviceJson.c_str() : fake_seq2seq_json,
+        "fake-seq2seq", args, onDevice ? deviceJson.c_str() : fake_seq2seq_json,
         fake_seq2seq_entry_table);
     EXPECT_EQ(result.code, 0) << result.err;
     return result;
@@ -297,10 +295,22 @@ protected:
   /// "device"), with --ema and validation every 3 steps when `ema`.
   DriverResult train(bool onDevice, int64_t steps, const std::string &save,
                      bool ema, const std::string &resume = "") {
-    std::vector<std::string> args = {
-        "train", "--data", dir.file("train.tsv"), "--batch", "2", "--seed",
-        "7", "--threads", "1", "--steps", std::to_string(steps), "--every",
-        "2", "--save", file(onDevice, save), "--verbose"};
+    std::vector<std::string> args = {"train",
+                                     "--data",
+                                     dir.file("train.tsv"),
+                                     "--batch",
+                                     "2",
+                                     "--seed",
+                                     "7",
+                                     "--threads",
+                                     "1",
+                                     "--steps",
+                                     std::to_string(steps),
+                                     "--every",
+                                     "2",
+                                     "--save",
+                                     file(onDevice, save),
+                                     "--verbose"};
     if (ema)
       args.insert(args.end(), {"--ema", "0.5", "--valid", dir.file("train.tsv"),
                                "--valid-every", "3", "--keep-best"});
@@ -354,8 +364,9 @@ TEST_F(ParameterHomeDriverTest, TrainEmaValidateResumeEvalMatchTheCpu) {
   for (bool onDevice : {false, true}) {
     fakeDeviceCounts() = {};
     evalOut[onDevice] =
-        drive(onDevice, {"eval", "--load", file(onDevice, "resumed.safetensors"),
-                         "--data", dir.file("train.tsv"), "--threads", "1"})
+        drive(onDevice,
+              {"eval", "--load", file(onDevice, "resumed.safetensors"),
+               "--data", dir.file("train.tsv"), "--threads", "1"})
             .out;
   }
   EXPECT_EQ(fakeDeviceCounts().arenaToDevice, 1);
