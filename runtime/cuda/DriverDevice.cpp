@@ -8,13 +8,17 @@
 // driver or device is an InputError naming --device and what is missing
 // (exit 2), running out of device memory a ResourceError with the sizes.
 // Its DeviceGradients is the context's NCCL gradient exchange
-// (GradientExchange.h, docs/distributed.md).
+// (GradientExchange.h, docs/distributed.md); its pinned memory (the
+// staging buffers of each call's inputs and outputs) comes from
+// cudaHostAlloc, and a refusal there leaves the copies to ordinary memory.
 //
 //===----------------------------------------------------------------------===//
 #include "core/Error.h"
 #include "core/ModelRunner.h"
 
 #include "txrt/txrt_cuda.h"
+
+#include <cuda_runtime_api.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -134,6 +138,19 @@ public:
     return pointer;
   }
   void release(void *pointer) override { txrt_cuda_free(ctx_, pointer); }
+  void *allocatePinned(uint64_t bytes) override {
+    if (bytes == 0)
+      return nullptr;
+    txrt_cuda_context_make_current(ctx_);
+    void *pointer = nullptr;
+    if (cudaHostAlloc(&pointer, size_t(bytes), cudaHostAllocPortable) !=
+        cudaSuccess) {
+      (void)cudaGetLastError(); // not sticky: the copies go from ordinary
+      return nullptr;           // memory instead
+    }
+    return pointer;
+  }
+  void releasePinned(void *pointer) override { cudaFreeHost(pointer); }
   void toDevice(void *dst, const void *src, uint64_t bytes) override {
     check(txrt_cuda_copy_to_device(ctx_, dst, src, size_t(bytes)),
           "a copy to the device");

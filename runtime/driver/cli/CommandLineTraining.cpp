@@ -98,7 +98,8 @@ options:
   --threads N       kernel threads (default: TXRT_NUM_THREADS or all cores)
   --quiet           no progress output
   --verbose         also print what the encoded training data takes in
-                    memory (seq2seq: pairs, token ids, bytes)
+                    memory (seq2seq: pairs, token ids, bytes) and, on a
+                    GPU, how often the parameter arena crossed to the host
   -h, --help        show this text
 )";
 

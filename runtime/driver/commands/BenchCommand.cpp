@@ -227,9 +227,9 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   }
   ModelRunner runner(model, entryTable, options.threads);
   if (options.loadPath)
-    runner.params().load(*options.loadPath);
+    runner.params().write().load(*options.loadPath);
   else
-    runner.params().initialize(0);
+    runner.params().write().initialize(0);
   const EntryInfo *train = model.findEntryByRole("train");
   if (train && (train->kind != EntryKind::TrainStep || options.decodeOnly))
     train = nullptr;

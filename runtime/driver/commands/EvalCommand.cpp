@@ -96,8 +96,8 @@ int evalLanguageModel(const ModelInfo &model, const txc_entry_fn *entryTable,
   SafetensorsReader checkpoint(options.loadPath);
   Tokenizer tokenizer =
       loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
-  loadWeightsForInference(checkpoint, model, runner.params(), options.noEma,
-                          err);
+  loadWeightsForInference(checkpoint, model, runner.params().write(),
+                          options.noEma, err);
   const int32_t pad = modelPadId(model);
   TextCorpus corpus = readTextCorpus(options.textPath);
   TokenBlocks blocks(encodeCorpus(corpus, tokenizer.source), length.bound,
@@ -132,8 +132,8 @@ int evalClassifier(const ModelInfo &model, const txc_entry_fn *entryTable,
   Tokenizer tokenizer =
       loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
   LabelSet labels = loadModelLabels(model, options.loadPath);
-  loadWeightsForInference(checkpoint, model, runner.params(), options.noEma,
-                          err);
+  loadWeightsForInference(checkpoint, model, runner.params().write(),
+                          options.noEma, err);
   LabeledText text = readLabeledText(options.dataPath);
   std::vector<EncodedExample> examples =
       encodeLabeledText(text, tokenizer, labels, length);
@@ -196,8 +196,8 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
   ParallelText data = readParallelText(options.dataPath);
   std::vector<EncodedPair> pairs = encodeParallelText(data, tokenizer, bounds);
-  loadWeightsForInference(checkpoint, model, runner.params(), options.noEma,
-                          err);
+  loadWeightsForInference(checkpoint, model, runner.params().write(),
+                          options.noEma, err);
   int64_t batch = options.batch.value_or(bounds.batch.bound);
   if (batch > bounds.batch.bound)
     throw InputError("--batch " + std::to_string(batch) +

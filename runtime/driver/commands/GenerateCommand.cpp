@@ -31,7 +31,7 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   SafetensorsReader checkpoint(options.loadPath);
   Tokenizer tokenizer =
       loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
-  runner.params().load(checkpoint);
+  runner.params().write().load(checkpoint);
   const Vocabulary &vocabulary = tokenizer.source;
 
   std::vector<std::string> lines = options.prompts;

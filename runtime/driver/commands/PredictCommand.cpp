@@ -71,7 +71,7 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   Tokenizer tokenizer =
       loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
   LabelSet labels = loadModelLabels(model, options.loadPath);
-  runner.params().load(checkpoint);
+  runner.params().write().load(checkpoint);
 
   std::vector<std::string> lines = options.texts, where;
   if (lines.empty()) {

@@ -16,6 +16,7 @@
 #include "core/Error.h"
 #include "formats/FileIO.h"
 #include "loop/LossCurve.h"
+#include "core/Memory.h"
 #include "core/ModelRunner.h"
 #include "cli/OutputPaths.h"
 #include "loop/Progress.h"
@@ -203,13 +204,13 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     initFrom = std::make_unique<SafetensorsReader>(*options.initFromPath);
   auto initialize = [&] {
     if (initFrom)
-      initializeFromWeights(*initFrom, runner.params());
+      initializeFromWeights(*initFrom, runner.params().write());
     else
-      runner.params().initialize(options.initSeed.value_or(0));
+      runner.params().write().initialize(options.initSeed.value_or(0));
   };
   if (options.resumePath) {
     // Validate everything before the arena changes: loadCheckpoint does.
-    position = loadCheckpoint(*resumed, model, runner.params());
+    position = loadCheckpoint(*resumed, model, runner.params().write());
     if (!options.batch && !options.maxTokens)
       maxTokens = position.maxTokens;
     batch = maxTokens ? data.batchBound.bound * ranks.size()
@@ -253,7 +254,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   // --ema (or the resumed checkpoint's average): from the weights now.
   std::unique_ptr<WeightAverage> average =
-      startWeightAverage(model, runner.params(), options, resumed.get(), err);
+      startWeightAverage(model, runner.params().read(), options, resumed.get(), err);
 
   // --update-freq K: an update takes a batch K times larger (K x the rows,
   // or K x the tokens), cut into K pieces (DataParallel.h).
@@ -294,7 +295,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   std::unique_ptr<SafetensorsReader> lastSave;
   auto restore = [&] {
     if (lastSave || resumed)
-      loadCheckpoint(lastSave ? *lastSave : *resumed, model, runner.params());
+      loadCheckpoint(lastSave ? *lastSave : *resumed, model,
+                     runner.params().write());
     else
       initialize();
   };
@@ -305,7 +307,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     auto [epoch, index] = plan.positionOfStep(step + 1);
     at.epoch = epoch;
     at.batchInEpoch = index;
-    saveCheckpoint(path, model, runner.params(), at, tokenizer,
+    saveCheckpoint(path, model, runner.params().read(), at, tokenizer,
                    average.get());
   };
   auto save = [&](int64_t step) {
@@ -343,10 +345,10 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   auto validate = [&](int64_t step) {
     // With --ema the average is scored (and so kept as the best).
     if (average)
-      average->swap(runner.params());
+      average->swap(runner.params().write());
     ValidationScore score = validator->run(step);
     if (average)
-      average->swap(runner.params());
+      average->swap(runner.params().write());
     err << score.describe() << (validator->improved() ? " (best)" : "")
         << "\n";
     lastValidBleu = score.bleu.bleu;
@@ -417,7 +419,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // (parameters and moments) is checked before every save, at the end and
   // within a time budget after updates (Divergence.h).
   DivergenceWatch watch(
-      runner.params(), position.step,
+      [&]() -> const ParameterArena & { return runner.params().read(); },
+      position.step,
       [&](int64_t step) { return runStep(step).loss; }, restore);
   TrainingProgress progress(err, interactive, firstStep, lastStep);
   if (options.stopSeconds)
@@ -459,7 +462,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
             watch.afterStep(step, result.seconds, lastLoss))
       throw diverged(*divergence);
     if (average)
-      average->update(runner.params());
+      average->update(runner.params().readParameters());
     if (std::optional<std::string> warning = unigram.afterStep(step, lastLoss)) {
       progress.finish();
       err << "warning: " << *warning << "\n";
@@ -536,6 +539,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   } else {
     err << "note: no --save given; the trained parameters are discarded\n";
   }
+  if (options.verbose && runner.device())
+    err << "parameter arena (" << formatBytes(model.paramArenaBytes) << ") on "
+        << runner.device()->describe() << ": copied in "
+        << runner.params().copiesToDevice() << "x, back "
+        << runner.params().copiesToHost() << "x, the parameters alone back "
+        << runner.params().parameterCopiesToHost() << "x\n";
   if (bestPath && validator->best().step > 0)
     out << "best: " << *bestPath << " (" << validator->best().describe()
         << ")\n";

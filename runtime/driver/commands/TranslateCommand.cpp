@@ -77,8 +77,8 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   SafetensorsReader checkpoint(options.loadPath);
   Tokenizer tokenizer =
       loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
-  loadWeightsForInference(checkpoint, model, runner.params(), options.noEma,
-                          err);
+  loadWeightsForInference(checkpoint, model, runner.params().write(),
+                          options.noEma, err);
   DecodeOptions decoding =
       decodeOptionsFor(tokenizer.target, bounds, options.maxLength);
   decoding.beamSize = options.beam;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 
 namespace txrt::driver {
 
@@ -74,19 +75,21 @@ std::unique_ptr<Device> openDevice(const ModelInfo &model) {
 
 ModelRunner::ModelRunner(const ModelInfo &model,
                          const txc_entry_fn *entryTable, int32_t threads)
-    : model_(model), entryTable_(entryTable), params_(model),
-      ctx_(createContext(threads)), device_(openDevice(model)) {
-  if (device_)
-    deviceParams_ = device_->allocate(uint64_t(model.paramArenaBytes),
-                                      "the parameter arena");
-}
+    : model_(model), entryTable_(entryTable), ctx_(createContext(threads)),
+      device_(openDevice(model)), params_(model, device_.get()) {}
 
 ModelRunner::~ModelRunner() {
   if (!device_)
     return;
   for (auto &[entry, arena] : deviceArenas_)
     device_->release(arena);
-  device_->release(deviceParams_);
+  for (auto &[entry, buffers] : callBuffers_)
+    for (DeviceBuffer &buffer : buffers) {
+      if (buffer.device)
+        device_->release(buffer.device);
+      if (buffer.pinned)
+        device_->releasePinned(buffer.pinned);
+    }
 }
 
 const EntryInfo &ModelRunner::entry(const std::string &name,
@@ -111,14 +114,6 @@ void ModelRunner::reserveArena(const EntryInfo &entry) {
   arenas_.emplace(&entry, allocateBuffer(uint64_t(entry.arenaBytes),
                                          "the activation arena of entry '" +
                                              entry.name + "'"));
-}
-
-void ModelRunner::pullParams() {
-  if (!device_)
-    return;
-  device_->finish("the parameter update");
-  device_->toHost(params_.data(), deviceParams_,
-                  uint64_t(model_.paramArenaBytes));
 }
 
 void ModelRunner::setTrainState(int64_t step, uint64_t seed) {
@@ -169,7 +164,8 @@ std::vector<Tensor> ModelRunner::call(const EntryInfo &entry,
   // txrt_ calls do (txrt.h, txrt_denormals_enter).
   uint32_t savedFloatMode = txrt_denormals_enter(ctx_.get());
   int64_t startNs = onCall ? txrt_profile_clock_ns() : 0;
-  int32_t status = function(ctx_.get(), params_.data(), arena->second.data(),
+  int32_t status = function(ctx_.get(), params_.forEntry(entry.kind),
+                            arena->second.data(),
                             dims.data(), inputPointers.data(),
                             outputPointers.data());
   int64_t endNs = onCall ? txrt_profile_clock_ns() : 0;
@@ -183,21 +179,37 @@ std::vector<Tensor> ModelRunner::call(const EntryInfo &entry,
   return outputs;
 }
 
-// Device buffers for the inputs and outputs of one call, released after it.
-namespace {
-struct DeviceBuffers {
-  Device &device;
-  std::vector<void *> pointers;
-  ~DeviceBuffers() {
-    for (void *pointer : pointers)
-      device.release(pointer);
+void ModelRunner::reserveCallBuffer(DeviceBuffer &buffer, uint64_t bytes,
+                                    const std::string &what) {
+  if (buffer.device && bytes <= buffer.bytes)
+    return;
+  if (buffer.device)
+    device_->release(buffer.device);
+  if (buffer.pinned)
+    device_->releasePinned(buffer.pinned);
+  buffer = DeviceBuffer(); // a failed allocation leaves none to release
+  buffer.device = device_->allocate(bytes, what);
+  buffer.pinned = device_->allocatePinned(bytes);
+  buffer.bytes = bytes;
+}
+
+void ModelRunner::copyIn(DeviceBuffer &buffer, const void *src,
+                         uint64_t bytes) {
+  if (buffer.pinned && bytes) {
+    std::memcpy(buffer.pinned, src, bytes);
+    src = buffer.pinned;
   }
-  void *add(uint64_t bytes, const std::string &what) {
-    pointers.push_back(device.allocate(bytes, what));
-    return pointers.back();
+  device_->toDevice(buffer.device, src, bytes);
+}
+
+void ModelRunner::copyOut(void *dst, DeviceBuffer &buffer, uint64_t bytes) {
+  if (buffer.pinned && bytes) {
+    device_->toHost(buffer.pinned, buffer.device, bytes);
+    std::memcpy(dst, buffer.pinned, bytes);
+    return;
   }
-};
-} // namespace
+  device_->toHost(dst, buffer.device, bytes);
+}
 
 std::vector<Tensor>
 ModelRunner::callOnDevice(const EntryInfo &entry,
@@ -207,46 +219,58 @@ ModelRunner::callOnDevice(const EntryInfo &entry,
   txc_entry_fn function =
       entryTable_[size_t(&entry - model_.entries.data())];
   Device &device = *device_;
-  // The host arena is the parameters' home (init, checkpoints, the
-  // optimizer's view): the device copy follows it on every call.
-  device.toDevice(deviceParams_, params_.data(),
-                  uint64_t(model_.paramArenaBytes));
-  DeviceBuffers buffers{device, {}};
+  // Each input and output has its buffer on the device, and one in pinned
+  // host memory to copy through, kept from call to call and grown when a
+  // call needs more: the inputs' first, then the outputs'.
+  std::vector<DeviceBuffer> &slots = callBuffers_[&entry];
+  slots.resize(inputs.size() + outputs.size());
   std::vector<void *> inputPointers, outputPointers;
   for (size_t i = 0; i < inputs.size(); ++i) {
     uint64_t bytes = inputs[i]->byteSize();
-    void *copy = buffers.add(bytes, "input '" + entry.inputs[i].name +
-                                        "' of entry '" + entry.name + "'");
-    device.toDevice(copy, inputs[i]->data(), bytes);
-    inputPointers.push_back(copy);
+    reserveCallBuffer(slots[i], bytes,
+                      "input '" + entry.inputs[i].name + "' of entry '" +
+                          entry.name + "'");
+    copyIn(slots[i], inputs[i]->data(), bytes);
+    inputPointers.push_back(slots[i].device);
   }
-  for (size_t i = 0; i < outputs.size(); ++i)
-    outputPointers.push_back(
-        buffers.add(outputs[i].byteSize(), "output '" + entry.outputs[i].name +
-                                               "' of entry '" + entry.name +
-                                               "'"));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    DeviceBuffer &slot = slots[inputs.size() + i];
+    reserveCallBuffer(slot, outputs[i].byteSize(),
+                      "output '" + entry.outputs[i].name + "' of entry '" +
+                          entry.name + "'");
+    outputPointers.push_back(slot.device);
+  }
+  // The parameter arena stays on the device (ParameterHome.h): copied in
+  // only when the host wrote it, never back here.
+  void *deviceParams = params_.forEntry(entry.kind);
   int64_t startNs = onCall ? txrt_profile_clock_ns() : 0;
   int32_t status =
-      function(device.context(), deviceParams_, deviceArenas_.at(&entry),
+      function(device.context(), deviceParams, deviceArenas_.at(&entry),
                dims.data(), inputPointers.data(), outputPointers.data());
-  if (status != TXRT_OK)
-    throw KernelError("entry '" + entry.name + "' failed (" +
-                      txrt_status_string(status) + ") on " +
-                      device.describe() + ": " + device.lastError());
+  if (status != TXRT_OK) {
+    std::string message = "entry '" + entry.name + "' failed (" +
+                          txrt_status_string(status) + ") on " +
+                          device.describe() + ": " + device.lastError();
+    // The inputs' copies may still read the pinned buffers: wait for them
+    // (the call's own error is the one to report).
+    try {
+      device.finish("entry '" + entry.name + "'");
+    } catch (const DriverError &) {
+    }
+    throw KernelError(message);
+  }
   device.finish("entry '" + entry.name + "'");
   int64_t endNs = onCall ? txrt_profile_clock_ns() : 0;
   if (onCall)
     onCall(entry, startNs, endNs);
   for (size_t i = 0; i < outputs.size(); ++i)
-    device.toHost(outputs[i].data(), outputPointers[i], outputs[i].byteSize());
+    copyOut(outputs[i].data(), slots[inputs.size() + i],
+            outputs[i].byteSize());
   // Caches are inputs updated in place (decode_step, lm_step: ModelAbi.h).
   for (size_t i = 0; i < inputs.size(); ++i)
     if (entry.inputs[i].role == "cache")
-      device.toHost(const_cast<void *>(inputs[i]->data()), inputPointers[i],
-                    inputs[i]->byteSize());
-  if (entry.kind != EntryKind::Forward) // gradients, moments, parameters
-    device.toHost(params_.data(), deviceParams_,
-                  uint64_t(model_.paramArenaBytes));
+      copyOut(const_cast<void *>(inputs[i]->data()), slots[i],
+              inputs[i]->byteSize());
   return outputs;
 }
 

@@ -1,19 +1,22 @@
 //===- ModelRunner.h - call compiled entries on in-memory tensors -*- C++ -*-===//
 //
 // What train, eval, translate and bench share: the txrt context, the
-// parameter arena, one activation arena per entry (allocated on first use
-// and reused, or up front with reserveArena), and a call that derives the
-// dims from the input shapes (bindDims), allocates the outputs and turns a
-// failure status into a KernelError naming the entry. Allocations go
-// through Memory.h, so running out of memory names the arena or output.
+// parameter arena (ParameterHome.h: on a device it lives there, and the host
+// reaches it only through read() and write()), one activation arena per
+// entry (allocated on first use and reused, or up front with reserveArena),
+// and a call that derives the dims from the input shapes (bindDims),
+// allocates the outputs and turns a failure status into a KernelError
+// naming the entry. Allocations go through Memory.h, so running out of
+// memory names the arena or output.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_MODELRUNNER_H
 #define TXRT_DRIVER_MODELRUNNER_H
 
+#include "core/Device.h"
 #include "core/ModelAbi.h"
 #include "core/ModelInfo.h"
-#include "core/Parameters.h"
+#include "core/ParameterHome.h"
 #include "core/Tensor.h"
 
 #include "txrt/txrt.h"
@@ -36,60 +39,6 @@ using ContextPtr = std::unique_ptr<txrt_context, ContextDeleter>;
 /// bad thread count, KernelError otherwise.
 ContextPtr createContext(int32_t threads);
 
-/// A device's side of gradient accumulation and data parallelism
-/// (distributed/DataParallel.h): txrt_context_set_gradient_mode and its kin
-/// for the device's context, and the ranks joined over the device's own
-/// collective library (NCCL). Failures throw KernelError.
-class DeviceGradients {
-public:
-  virtual ~DeviceGradients() = default;
-  /// Joins rank `rank` of `ranks`; `broadcast` gives every rank the bytes
-  /// rank 0 passes it (the launcher's channel, MPI_Bcast).
-  virtual void joinRanks(int rank, int ranks,
-                         const std::function<void(void *, size_t)> &broadcast) = 0;
-  virtual void setMode(int32_t mode, float scale) = 0;
-  virtual void setClip(float clip) = 0;
-  /// txrt_context_set_batch_rows: the next calls' rows within the batch.
-  virtual void setBatchRows(int64_t firstRow, int64_t rows) = 0;
-  /// Waits for the exchange and runs the updates that waited for it.
-  virtual void finishUpdate() = 0;
-  virtual void stats(double &waitSeconds, int64_t &bytes) = 0;
-};
-
-/// A device other than the CPU whose memory a model's entries run on (a
-/// --target=cuda executable): its context (what the entries get as ctx),
-/// memory and copies. The CUDA one is runtime/cuda/DriverDevice.cpp, linked
-/// only into CUDA executables.
-class Device {
-public:
-  virtual ~Device() = default;
-  /// "cuda:0 (NVIDIA H100, 79.1 GiB, sm_90)".
-  virtual std::string describe() = 0;
-  virtual void *context() = 0;
-  /// Device memory; ResourceError naming `what` and the size.
-  virtual void *allocate(uint64_t bytes, const std::string &what) = 0;
-  virtual void release(void *ptr) = 0;
-  virtual void toDevice(void *dst, const void *src, uint64_t bytes) = 0;
-  virtual void toHost(void *dst, const void *src, uint64_t bytes) = 0;
-  virtual void setTrainState(int64_t step, uint64_t seed) = 0;
-  /// The message of the last failed call on the context.
-  virtual std::string lastError() = 0;
-  /// Waits for the queued work; KernelError naming `what` on a failure.
-  virtual void finish(const std::string &what) = 0;
-  /// Gradient accumulation and exchange on the device; nullptr: none.
-  virtual DeviceGradients *gradients() { return nullptr; }
-};
-
-/// What a CUDA executable links in (txrt_driver_cuda_backend).
-struct CudaSupport {
-  /// Opens device `index` (-1: the launcher's local rank modulo the
-  /// devices); InputError naming --device and what is missing.
-  std::unique_ptr<Device> (*open)(int32_t index);
-  /// One line per device (name, memory, compute capability), or one line
-  /// saying why there is none.
-  void (*list)(std::ostream &out);
-};
-
 /// The --device of this run: "cpu", "cuda" or "cuda:N"; empty: the target
 /// the executable was compiled for (Driver.cpp sets it).
 void setRequestedDevice(const std::string &device);
@@ -109,13 +58,11 @@ public:
   ~ModelRunner();
 
   const ModelInfo &model() const { return model_; }
-  ParameterArena &params() { return params_; }
+  /// The parameter arena: params().read() / params().write() on the host.
+  ParameterHome &params() { return params_; }
   txrt_context *context() { return ctx_.get(); }
   /// The device the entries run on; nullptr: the CPU.
   Device *device() { return device_.get(); }
-  /// Copies the device's parameter arena (parameters, gradients, moments)
-  /// to the host's, after updates that ran outside a training call.
-  void pullParams();
 
   /// The entry named `name`; ModelError naming `purpose` when absent.
   const EntryInfo &entry(const std::string &name,
@@ -142,14 +89,28 @@ public:
 private:
   const ModelInfo &model_;
   const txc_entry_fn *entryTable_;
-  ParameterArena params_;
   ContextPtr ctx_;
   std::map<const EntryInfo *, AlignedBuffer> arenas_;
-  /// On a device: the parameter arena's copy there (uploaded before every
-  /// call, read back after training calls) and each entry's arena.
+  /// On a device: the device, then (destroyed before it) the parameter
+  /// arena's home and each entry's activation arena there.
   std::unique_ptr<Device> device_;
-  void *deviceParams_ = nullptr;
+  ParameterHome params_;
   std::map<const EntryInfo *, void *> deviceArenas_;
+  /// Each entry's input and output buffers on the device, and the pinned
+  /// host memory their copies go through (nullptr: the device gives none),
+  /// in the order of its inputs then outputs: kept between calls, grown
+  /// when too small.
+  struct DeviceBuffer {
+    void *device = nullptr;
+    void *pinned = nullptr;
+    uint64_t bytes = 0;
+  };
+  std::map<const EntryInfo *, std::vector<DeviceBuffer>> callBuffers_;
+
+  void reserveCallBuffer(DeviceBuffer &buffer, uint64_t bytes,
+                         const std::string &what);
+  void copyIn(DeviceBuffer &buffer, const void *src, uint64_t bytes);
+  void copyOut(void *dst, DeviceBuffer &buffer, uint64_t bytes);
 
   std::vector<Tensor> callOnDevice(const EntryInfo &entry,
                                    const std::vector<const Tensor *> &inputs,

@@ -51,6 +51,9 @@ public:
   /// The arena as compiled entries read it: the bf16 copies are refreshed
   /// first when a parameter may have been written through param() since.
   void *data();
+  /// The arena's bytes as they are, bf16 copies not refreshed: for copying
+  /// a device's arena over it (ParameterHome).
+  void *bytes() { return buffer_.data(); }
   /// A parameter to write (marks the bf16 copies stale).
   float *param(const ParamInfo &info);
   const float *param(const ParamInfo &info) const;
@@ -116,6 +119,21 @@ private:
   const ModelInfo &model_;
   AlignedBuffer buffer_;
   bool bf16CopiesStale_ = true;
+};
+
+/// The parameters of an arena alone, read-only: what a reader that needs no
+/// gradient or moment takes (WeightAverage::update), so that a device's
+/// arena can bring back just the parameters for it
+/// (ParameterHome::readParameters). A whole arena converts to it.
+class ParameterValues {
+public:
+  ParameterValues(const ParameterArena &arena) : arena_(arena) {}
+  const float *param(const ParamInfo &info) const {
+    return arena_.param(info);
+  }
+
+private:
+  const ParameterArena &arena_;
 };
 
 /// Whether `name` is "<param>.exp_avg" or "<param>.exp_avg_sq" of a

@@ -163,9 +163,9 @@ DataParallelUpdate::run(BatchSource &source, int64_t step, uint64_t seed) {
   txrt_context_set_batch_rows(ctx, 0, 0);
   if (device_) {
     device_->setBatchRows(0, 0);
-    // The updates ran after the last call copied the arena back.
+    // The updates wait for the exchange; they stay on the device with the
+    // arena (the next host read waits for them: ParameterHome.h).
     device_->finishUpdate();
-    runner_.pullParams();
   } else {
     check(ctx, txrt_context_finish_update(ctx), "the gradient allreduce");
   }

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <utility>
 
 namespace txrt::driver {
 
@@ -18,10 +19,10 @@ std::string Divergence::describe() const {
          std::to_string(step);
 }
 
-DivergenceWatch::DivergenceWatch(const ParameterArena &params,
-                                 int64_t startStep, StepFunction replayStep,
+DivergenceWatch::DivergenceWatch(ArenaView params, int64_t startStep,
+                                 StepFunction replayStep,
                                  RestoreFunction restore, double budget)
-    : params_(params), replayStep_(std::move(replayStep)),
+    : params_(std::move(params)), replayStep_(std::move(replayStep)),
       restore_(std::move(restore)), budget_(budget), restoreStep_(startStep),
       cleanStep_(startStep) {}
 
@@ -35,7 +36,8 @@ DivergenceWatch::afterStep(int64_t step, double seconds, double loss) {
 
 std::optional<Divergence> DivergenceWatch::check(int64_t step, double loss) {
   auto start = std::chrono::steady_clock::now();
-  std::optional<ParameterArena::NonFiniteValue> found = params_.findNonFinite();
+  std::optional<ParameterArena::NonFiniteValue> found =
+      params_().findNonFinite();
   scanSeconds_ +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
@@ -67,7 +69,7 @@ DivergenceWatch::locate(int64_t step, double loss,
       if (replayed <= cleanStep_)
         continue;
       if (std::optional<ParameterArena::NonFiniteValue> bad =
-              params_.findNonFinite())
+              params_().findNonFinite())
         return Divergence{replayed, replayed, bad->tensor, bad->value,
                           replayedLoss};
     }

@@ -13,7 +13,8 @@
 // scans are budgeted: after an update, scan only while the time spent
 // scanning stays within `budget` (default 1%) of the time spent in updates;
 // larger models, whose steps cost far more per parameter, get a scan after
-// every update within the same budget. The caller also asks for a scan
+// every update within the same budget. On a device the scan's time
+// includes copying the arena back, so the budget bounds those copies too. The caller also asks for a scan
 // where it matters (before every save, at the end, after a non-finite
 // loss). A non-finite value never becomes finite again under Adam, so when
 // a scan finds one after updates that were not scanned, the first bad
@@ -56,10 +57,13 @@ public:
   using StepFunction = std::function<double(int64_t step)>;
   /// Puts the arena back to the restore point.
   using RestoreFunction = std::function<void()>;
+  /// The arena's current values on the host, asked for at every scan (a
+  /// device's arena is copied back then: ModelRunner::params().read()).
+  using ArenaView = std::function<const ParameterArena &()>;
 
   /// `startStep`: the updates the arena holds now (finite: initialized or
   /// loaded and checked); it is the first restore point.
-  DivergenceWatch(const ParameterArena &params, int64_t startStep,
+  DivergenceWatch(ArenaView params, int64_t startStep,
                   StepFunction replayStep, RestoreFunction restore,
                   double budget = 0.01);
 
@@ -79,7 +83,7 @@ private:
   std::optional<Divergence> locate(int64_t step, double loss,
                                    const ParameterArena::NonFiniteValue &found);
 
-  const ParameterArena &params_;
+  ArenaView params_;
   StepFunction replayStep_;
   RestoreFunction restore_;
   double budget_;

@@ -52,7 +52,7 @@ void WeightAverage::reset(const ParameterArena &params) {
   }
 }
 
-void WeightAverage::update(const ParameterArena &params) {
+void WeightAverage::update(ParameterValues params) {
   for (size_t i = 0; i < model_.params.size(); ++i)
     updateAverage(tensors_[i].data(), params.param(model_.params[i]),
                   model_.params[i].numElements, float(decay_));

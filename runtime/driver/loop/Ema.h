@@ -52,7 +52,7 @@ public:
 
   double decay() const { return decay_; }
   /// After an update: folds the arena's parameters in.
-  void update(const ParameterArena &params);
+  void update(ParameterValues params);
   /// Exchanges the average with the arena's parameters (twice: undone).
   void swap(ParameterArena &params);
   /// Resets the average to the arena's parameters.

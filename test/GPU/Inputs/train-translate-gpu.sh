@@ -5,7 +5,12 @@
 #   2. One train step from the same initialization (--seed 1) on each
 #      device: every tensor of the two checkpoints (parameters, Adam's
 #      moments) within 1e-4 norm-wise relative error.
-#   3. 600 steps on the GPU (the README's recipe): all eight pairs translate
+#   3. The parameter arena stays on the GPU (docs/cuda.md, "Memory"): 20
+#      steps with --ema and a save every 10 copy it in once (`train
+#      --verbose` counts the copies), and a run resumed at step 10 (the
+#      checkpoint copied in once more) ends where the uninterrupted run does
+#      (1e-4: the embedding gradient's atomicAdd is not bitwise repeatable).
+#   4. 600 steps on the GPU (the README's recipe): all eight pairs translate
 #      exactly, on the GPU and by the CPU executable from the GPU's
 #      checkpoint (a GPU checkpoint resumes on the CPU).
 # Prints one PASS / FAIL line per stage; exits 1 if any failed.
@@ -26,6 +31,16 @@ stage step1-gpu "$cuda" train --data "$data" --steps 1 --seed 1 \
   --save "$out/gpu1.safetensors" --quiet
 stage step1-compare "$python" "$here/compare_checkpoints.py" \
   "$out/gpu1.safetensors" "$out/cpu1.safetensors" --rtol 1e-4
+stage resident-gpu bash -c "'$cuda' train --data '$data' --steps 20 --seed 1 \
+  --ema 0.9 --every 10 --save '$out/gpu20.safetensors' --quiet --verbose 2>&1 |
+  grep 'parameter arena .* copied in 1x'"
+stage resume10-gpu "$cuda" train --data "$data" --steps 10 --seed 1 \
+  --ema 0.9 --save "$out/gpu10.safetensors" --quiet
+stage resume20-gpu bash -c "'$cuda' train --data '$data' --steps 20 \
+  --resume '$out/gpu10.safetensors' --save '$out/gpu20r.safetensors' \
+  --quiet --verbose 2>&1 | grep 'parameter arena .* copied in 1x'"
+stage resume-compare "$python" "$here/compare_checkpoints.py" \
+  "$out/gpu20r.safetensors" "$out/gpu20.safetensors" --rtol 1e-4
 stage train600-gpu "$cuda" train --data "$data" --steps 600 --seed 1 \
   --save "$out/gpu600.safetensors" --quiet
 stage exact-gpu exact "$cuda" "$out/gpu600.safetensors"

@@ -3,10 +3,13 @@
 #include "TestUtil.h"
 #include "core/ModelInfo.h"
 #include "core/ModelRunner.h"
+#include "core/FakeDevice.h"
 
 #include <cmath>
 
 using namespace txrt::driver;
+using txrt_driver_test::fakeDeviceCounts;
+using txrt_driver_test::onFakeDevice;
 
 namespace {
 
@@ -169,7 +172,7 @@ const txc_entry_fn kFakeLmTable[] = {fakeLogits, fakeLmStep};
 TEST(GenerationTest, LmStepCacheMatchesTheRerunAtTemperatureZero) {
   ModelInfo model = ModelInfo::parse(kFakeLmJson);
   ModelRunner runner(model, kFakeLmTable, 1);
-  runner.params().initialize(3);
+  runner.params().write().initialize(3);
   ASSERT_TRUE(LmStepCached::available(model));
   GenerateSettings settings;
   settings.eos = 3;
@@ -190,6 +193,31 @@ TEST(GenerationTest, LmStepCacheMatchesTheRerunAtTemperatureZero) {
   settings.eos = -1;
   EXPECT_EQ(generateTokens(cached, prompts, settings),
             generateTokens(rerun, prompts, settings));
+}
+
+// On a device (FakeDevice.h) the caches go in and come back with every
+// lm_step call, through the call's pinned buffers: the same tokens.
+TEST(GenerationTest, LmStepCacheOnADeviceMatchesTheCpu) {
+  ModelInfo cpuModel = ModelInfo::parse(kFakeLmJson);
+  ModelInfo deviceModel = ModelInfo::parse(onFakeDevice(kFakeLmJson));
+  ModelRunner cpu(cpuModel, kFakeLmTable, 1);
+  ModelRunner device(deviceModel, kFakeLmTable, 1);
+  ASSERT_NE(device.device(), nullptr);
+  cpu.params().write().initialize(3);
+  device.params().write().initialize(3);
+  fakeDeviceCounts() = {};
+  GenerateSettings settings;
+  settings.eos = -1;
+  settings.maxNewTokens = 6;
+  std::vector<TokenIds> prompts = {{4, 5, 6}, {1}, {2, 6}};
+  LogitsRerun rerun(cpu, 0);
+  LmStepCached cached(device, 0);
+  EXPECT_EQ(generateTokens(cached, prompts, settings),
+            generateTokens(rerun, prompts, settings));
+  EXPECT_EQ(fakeDeviceCounts().arenaToDevice, 1);
+  EXPECT_GT(fakeDeviceCounts().otherPinned, 0);
+  EXPECT_EQ(fakeDeviceCounts().otherPinned,
+            fakeDeviceCounts().otherToDevice + fakeDeviceCounts().otherToHost);
 }
 
 } // namespace

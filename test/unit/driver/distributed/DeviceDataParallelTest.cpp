@@ -1,17 +1,16 @@
 //===- DeviceDataParallelTest.cpp - accumulation on a device, in the driver ===//
 //
 // What a --target=cuda executable's driver does with --update-freq and
-// mpirun, run here without a GPU: this binary links a stand-in for the
-// CUDA backend (txrt_driver_cuda_backend) whose "device" memory is host
-// memory and whose context is a CPU txrt_context, and whose gradient
-// exchange forwards to that context's gradient modes while recording the
-// calls. A model of target "cuda" with one parameter tensor and a train
-// step that ends in txrt_adam_step, with clipping (so every update waits
-// for the device's finishUpdate), then trains: two micro-batches must give
+// mpirun, run here without a GPU on the fake device (core/FakeDevice.h),
+// given a gradient exchange that forwards to its context's gradient modes
+// while recording the calls. A model of target "cuda" with one parameter
+// tensor and a train step that ends in txrt_adam_step, with clipping (so
+// every update waits for the device's finishUpdate), then trains: two micro-batches must give
 // one step on the whole batch, which needs the driver to set the modes on
-// the device, finish there and copy the arena back afterwards.
+// the device, finish there and read the arena back afterwards.
 //
 //===----------------------------------------------------------------------===//
+#include "core/FakeDevice.h"
 #include "core/ModelRunner.h"
 #include "data/BatchSource.h"
 #include "data/TextCorpus.h"
@@ -27,6 +26,7 @@
 #include <vector>
 
 using namespace txrt::driver;
+using txrt_driver_test::setFakeDeviceGradients;
 
 namespace {
 
@@ -128,46 +128,15 @@ private:
   txrt_context *ctx_;
 };
 
-/// Host memory standing in for a GPU's: what the entries see is separate
-/// from the runner's host arena, as device memory is.
-class HostDevice : public Device {
-public:
-  HostDevice() : ctx_(createContext(1)), gradients_(ctx_.get()) {}
-  std::string describe() override { return "cuda:0 (host stand-in)"; }
-  void *context() override { return ctx_.get(); }
-  void *allocate(uint64_t bytes, const std::string &) override {
-    return std::calloc(1, bytes ? bytes : 1);
-  }
-  void release(void *pointer) override { std::free(pointer); }
-  void toDevice(void *dst, const void *src, uint64_t bytes) override {
-    std::memcpy(dst, src, bytes);
-  }
-  void toHost(void *dst, const void *src, uint64_t bytes) override {
-    std::memcpy(dst, src, bytes);
-  }
-  void setTrainState(int64_t step, uint64_t seed) override {
-    txrt_context_set_train_state(ctx_.get(), step, seed);
-  }
-  std::string lastError() override { return txrt_last_error(ctx_.get()); }
-  void finish(const std::string &) override {}
-  DeviceGradients *gradients() override { return &gradients_; }
-
-private:
-  ContextPtr ctx_;
-  HostGradients gradients_;
-};
-
-std::unique_ptr<Device> openHost(int32_t) {
-  return std::make_unique<HostDevice>();
-}
-void listHost(std::ostream &out) { out << "  cuda:0  host stand-in\n"; }
-const CudaSupport kHostSupport = {openHost, listHost};
-
 /// w after `steps` updates of `updateFreq` micro-batches of batch/updateFreq
 /// rows each (the batches of one step on `batch` rows).
 std::vector<float> train(int64_t batch, int64_t updateFreq, int64_t steps) {
+  setFakeDeviceGradients([](txrt_context *ctx) {
+    return std::make_unique<HostGradients>(ctx);
+  });
   ModelInfo model = ModelInfo::parse(kModelJson);
   ModelRunner runner(model, kEntries, 1);
+  setFakeDeviceGradients({});
   EXPECT_NE(runner.device(), nullptr);
   std::vector<int32_t> stream;
   for (int32_t i = 1; i <= 25; ++i)
@@ -177,7 +146,7 @@ std::vector<float> train(int64_t batch, int64_t updateFreq, int64_t steps) {
   DataParallelUpdate update(runner, entry, updateFreq, Communicator::world());
   for (int64_t step = 1; step <= steps; ++step)
     update.run(source, step, 5);
-  const auto *w = static_cast<const float *>(runner.params().data());
+  const float *w = runner.params().read().param(model.params[0]);
   return std::vector<float>(w, w + 4);
 }
 
@@ -209,9 +178,3 @@ TEST(DeviceDataParallelTest, MicroBatchesOnTheDeviceAreOneStepOnTheBatch) {
 }
 
 } // namespace
-
-// The CUDA backend of this test binary (core/ModelRunner.cpp looks it up
-// through a weak reference; no other driver test compiles for "cuda").
-extern "C" const CudaSupport *txrt_driver_cuda_backend() {
-  return &kHostSupport;
-}

@@ -38,12 +38,16 @@ protected:
   }
   DivergenceWatch watch(double budget) {
     return DivergenceWatch(
-        params, 0, [this](int64_t s) { return step(s); },
+        view(), 0, [this](int64_t s) { return step(s); },
         [this] {
           ++restores;
           params.initialize(1);
         },
         budget);
+  }
+
+  DivergenceWatch::ArenaView view() {
+    return [this]() -> const ParameterArena & { return params; };
   }
 
   ModelInfo model;
@@ -104,7 +108,7 @@ TEST_F(DivergenceTest, ReplayStartsFromTheLastSave) {
 TEST_F(DivergenceTest, ReplayThatDoesNotMeetItAgainGivesTheRange) {
   // Replayed updates change nothing, so the replay never meets the NaN.
   DivergenceWatch w(
-      params, 0, [](int64_t) { return 0.0; }, [this] { params.initialize(1); },
+      view(), 0, [](int64_t) { return 0.0; }, [this] { params.initialize(1); },
       /*budget=*/0);
   EXPECT_FALSE(w.check(2, 0.0));
   params.expAvgSq(*model.findParam("src_embed.weight"))[9] = NAN;

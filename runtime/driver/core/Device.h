@@ -1,0 +1,91 @@
+//===- Device.h - a device other than the CPU for entries -------*- C++ -*-===//
+//
+// The driver's view of an accelerator (a --target=cuda executable's GPU):
+// its context, memory and copies (Device), its side of gradient
+// accumulation and data parallelism (DeviceGradients), and what a CUDA
+// executable links in to open one (CudaSupport). The CUDA implementation is
+// runtime/cuda/DriverDevice.cpp; the driver's unit tests use a stand-in on
+// host memory (test/unit/driver/core/FakeDevice.h). Which of the host's and
+// the device's copies of the parameter arena is current is not kept here
+// but in ParameterHome.h, the one place that copies it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_DEVICE_H
+#define TXRT_DRIVER_DEVICE_H
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <string>
+
+namespace txrt::driver {
+
+/// A device's side of gradient accumulation and data parallelism
+/// (distributed/DataParallel.h): txrt_context_set_gradient_mode and its kin
+/// for the device's context, and the ranks joined over the device's own
+/// collective library (NCCL). Failures throw KernelError.
+class DeviceGradients {
+public:
+  virtual ~DeviceGradients() = default;
+  /// Joins rank `rank` of `ranks`; `broadcast` gives every rank the bytes
+  /// rank 0 passes it (the launcher's channel, MPI_Bcast).
+  virtual void
+  joinRanks(int rank, int ranks,
+            const std::function<void(void *, size_t)> &broadcast) = 0;
+  virtual void setMode(int32_t mode, float scale) = 0;
+  virtual void setClip(float clip) = 0;
+  /// txrt_context_set_batch_rows: the next calls' rows within the batch.
+  virtual void setBatchRows(int64_t firstRow, int64_t rows) = 0;
+  /// Waits for the exchange and runs the updates that waited for it.
+  virtual void finishUpdate() = 0;
+  virtual void stats(double &waitSeconds, int64_t &bytes) = 0;
+};
+
+/// A device other than the CPU whose memory a model's entries run on (a
+/// --target=cuda executable): its context (what the entries get as ctx),
+/// memory and copies. The CUDA one is runtime/cuda/DriverDevice.cpp, linked
+/// only into CUDA executables.
+class Device {
+public:
+  virtual ~Device() = default;
+  /// "cuda:0 (NVIDIA H100, 79.1 GiB, sm_90)".
+  virtual std::string describe() = 0;
+  virtual void *context() = 0;
+  /// Device memory; ResourceError naming `what` and the size.
+  virtual void *allocate(uint64_t bytes, const std::string &what) = 0;
+  virtual void release(void *ptr) = 0;
+  /// Page-locked host memory for staging copies (cudaHostAlloc): copies
+  /// from and to it run at the bus's speed and need no driver staging.
+  /// nullptr when the device has none to give (the caller copies from
+  /// ordinary memory instead).
+  virtual void *allocatePinned(uint64_t /*bytes*/) { return nullptr; }
+  virtual void releasePinned(void * /*ptr*/) {}
+  /// Copies on the device's stream; toDevice may return before the copy
+  /// is done when `src` is pinned (the next finish() waits for it), toHost
+  /// returns with `dst` written.
+  virtual void toDevice(void *dst, const void *src, uint64_t bytes) = 0;
+  virtual void toHost(void *dst, const void *src, uint64_t bytes) = 0;
+  virtual void setTrainState(int64_t step, uint64_t seed) = 0;
+  /// The message of the last failed call on the context.
+  virtual std::string lastError() = 0;
+  /// Waits for the queued work; KernelError naming `what` on a failure.
+  virtual void finish(const std::string &what) = 0;
+  /// Gradient accumulation and exchange on the device; nullptr: none.
+  virtual DeviceGradients *gradients() { return nullptr; }
+};
+
+/// What a CUDA executable links in (txrt_driver_cuda_backend).
+struct CudaSupport {
+  /// Opens device `index` (-1: the launcher's local rank modulo the
+  /// devices); InputError naming --device and what is missing.
+  std::unique_ptr<Device> (*open)(int32_t index);
+  /// One line per device (name, memory, compute capability), or one line
+  /// saying why there is none.
+  void (*list)(std::ostream &out);
+};
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_DEVICE_H

@@ -1,0 +1,101 @@
+//===- ParameterHome.h - where the parameter arena is current ---*- C++ -*-===//
+//
+// A run's parameter arena (parameters, gradients, Adam moments: ModelInfo.h)
+// and, on a device (a --target=cuda executable), its copy in device memory.
+// On the CPU there is one arena and nothing to track. On a device the
+// device copy is the home of the values while the run trains: it is
+// allocated once, entries read and update it in place, and the host copy
+// is brought up to date only when the driver asks for host values. Two
+// flags say which side is behind:
+//
+//   host stale    a training entry (train_step, train_grad) ran on the
+//                 device since the host copy was last brought back
+//   device stale  the host copy was written (--init, --load, --resume, an
+//                 EMA swap, a replay's restore) since it was last copied in
+//
+// There is no other way to the arena than these, so a missed copy
+// cannot be written:
+//
+//   read()      the host arena, current (copies the device's back first
+//               when the host is stale): checkpoints, the divergence scan
+//   readParameters()
+//               the parameters alone, current (copies back only their
+//               ranges when they are stale): --ema's update after a step
+//   write()     the same, and the device copy becomes stale: whatever the
+//               caller writes reaches the device before the next entry
+//   forEntry()  the arena an entry gets: the host's on the CPU; on a device
+//               the device's, copied in first when stale; a training entry
+//               makes the host stale
+//
+// The references read() and write() return are for the statement (or the
+// block without entry calls) that asks for them; code that looks at the
+// arena again after entry calls asks again (DivergenceWatch keeps a
+// function that calls read(), not the arena). On the CPU read() and write()
+// return the one arena and copy nothing, so the CPU path is what it was.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_PARAMETERHOME_H
+#define TXRT_DRIVER_PARAMETERHOME_H
+
+#include "core/Device.h"
+#include "core/ModelInfo.h"
+#include "core/Parameters.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace txrt::driver {
+
+class ParameterHome {
+public:
+  /// The host arena, and with `device` (not owned; nullptr: the CPU) its
+  /// device copy, allocated now (a ResourceError names it and the size).
+  /// The device copy starts stale: the first entry copies the host's in.
+  ParameterHome(const ModelInfo &model, Device *device);
+  ~ParameterHome();
+  ParameterHome(const ParameterHome &) = delete;
+  ParameterHome &operator=(const ParameterHome &) = delete;
+
+  /// The host arena with the current values, to read.
+  const ParameterArena &read();
+  /// The parameters with their current values (gradients and moments may
+  /// be stale on the host and cannot be reached through it).
+  ParameterValues readParameters();
+  /// The host arena with the current values, to write; the device copy is
+  /// stale until the next entry call.
+  ParameterArena &write();
+  /// The parameter arena to pass to an entry of `kind` now.
+  void *forEntry(EntryKind kind);
+
+  /// Whether the host copy is current (always on the CPU).
+  bool hostCurrent() const { return !hostStale_; }
+  /// Whether the device copy is current (always on the CPU).
+  bool deviceCurrent() const { return !deviceStale_; }
+  /// The whole-arena copies made so far, each way, and the copies of the
+  /// parameters alone back (readParameters); 0 on the CPU.
+  int64_t copiesToDevice() const { return copiesToDevice_; }
+  int64_t copiesToHost() const { return copiesToHost_; }
+  int64_t parameterCopiesToHost() const { return parameterCopiesToHost_; }
+
+private:
+  void pullToHost();
+  /// The parameters' byte ranges in the arena, adjacent ones merged.
+  struct Range {
+    int64_t offset, bytes;
+  };
+  std::vector<Range> parameterRanges_;
+
+  const ModelInfo &model_;
+  ParameterArena host_;
+  Device *device_;
+  void *deviceArena_ = nullptr;
+  /// hostStale_: something in the host arena is behind the device's;
+  /// hostParamsStale_: its parameters are (readParameters clears only it).
+  bool hostStale_ = false, hostParamsStale_ = false;
+  bool deviceStale_ = false;
+  int64_t copiesToDevice_ = 0, copiesToHost_ = 0, parameterCopiesToHost_ = 0;
+};
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_PARAMETERHOME_H

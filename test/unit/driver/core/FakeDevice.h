@@ -1,0 +1,55 @@
+//===- FakeDevice.h - a stand-in for a GPU, on host memory ------*- C++ -*-===//
+//
+// What the driver's tests use for a --target=cuda executable's device,
+// with no GPU: this binary links a CUDA backend (txrt_driver_cuda_backend,
+// FakeDevice.cpp) whose "device" memory is host memory apart from the
+// runner's, whose context is a CPU txrt_context, and which counts every
+// copy, telling the parameter arena's apart from the per-call ones. Fresh
+// device memory is filled with 0xff bytes (NaN as f32), as cudaMalloc's is
+// garbage, so an entry that reads an arena nobody copied in goes wrong
+// visibly. Any model whose metadata says "target": "cuda" runs on it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_TEST_FAKEDEVICE_H
+#define TXRT_DRIVER_TEST_FAKEDEVICE_H
+
+#include "core/Device.h"
+
+#include "txrt/txrt.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+namespace txrt_driver_test {
+
+/// What the fake devices did since the last reset (fakeDeviceCounts() = {}).
+struct FakeDeviceCounts {
+  /// Copies into or out of the parameter arena (all of it or a part),
+  /// host to device and back, and the bytes copied back.
+  int64_t arenaToDevice = 0, arenaToHost = 0, arenaBytesToHost = 0;
+  /// Every other copy (a call's inputs, outputs and caches), and those of
+  /// them from or to pinned memory (allocatePinned).
+  int64_t otherToDevice = 0, otherToHost = 0, otherPinned = 0;
+  /// Pinned host buffers not yet released.
+  int64_t livePinned = 0;
+  /// Device allocations made, and those not yet released.
+  int64_t allocations = 0, liveAllocations = 0;
+  int64_t opened = 0;
+};
+FakeDeviceCounts &fakeDeviceCounts();
+
+/// How the next opened fake device makes its gradients() from its context;
+/// empty (the default): it has none.
+using FakeGradientsMaker =
+    std::function<std::unique_ptr<txrt::driver::DeviceGradients>(
+        txrt_context *)>;
+void setFakeDeviceGradients(FakeGradientsMaker maker);
+
+/// `json` (a model's metadata) with "target": "cuda" added, so the driver
+/// runs it on the fake device.
+std::string onFakeDevice(const char *json);
+
+} // namespace txrt_driver_test
+
+#endif // TXRT_DRIVER_TEST_FAKEDEVICE_H

@@ -1,0 +1,397 @@
+//===- ParameterHomeTest.cpp - the parameter arena lives on the device ----===//
+//
+// The fake seq2seq model (FakeSeq2Seq.cpp) run twice side by side: on the
+// CPU, and as a --target=cuda model on the fake device (FakeDevice.h),
+// whose memory starts as NaN and which counts the parameter arena's copies.
+// Every host read must give the CPU's values bit for bit, and the arena
+// must cross only when the design says: once in before the first entry,
+// never during training steps or forward entries, once back at the first
+// host read after updates, once in after each host write. Then the whole
+// driver (train with --every, --ema and --valid, --resume, eval) on both
+// must write byte-identical checkpoints.
+//
+//===----------------------------------------------------------------------===//
+#include "TestUtil.h"
+#include "commands/Driver.h"
+#include "core/Error.h"
+#include "core/FakeDevice.h"
+#include "core/ModelRunner.h"
+#include "loop/Checkpoint.h"
+#include "loop/Ema.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern "C" const char fake_seq2seq_json[];
+extern "C" const txc_entry_fn fake_seq2seq_entry_table[];
+extern "C" const char txc_model_json[];
+extern "C" const txc_entry_fn txc_entry_table[];
+
+using namespace txrt::driver;
+using namespace txrt_driver_test;
+
+namespace {
+
+struct Batch {
+  Tensor src, tgtIn, tgtOut;
+};
+
+/// A different small batch for every step.
+Batch batchOfStep(int64_t step) {
+  int32_t k = int32_t(step % 5);
+  return {intTensor({2, 3}, {4 + k, 5, 6, 7, 8 + k, 0}),
+          intTensor({2, 3}, {2, 4 + k, 5, 2, 6, 0}),
+          intTensor({2, 3}, {4 + k, 5, 3, 6, 3, 0})};
+}
+
+uint32_t bitsOf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+/// Whether every parameter, gradient and moment of `a` and `b` has the
+/// same bits.
+void expectSameArena(const ModelInfo &model, const ParameterArena &a,
+                     const ParameterArena &b) {
+  for (const ParamInfo &param : model.params) {
+    size_t bytes = size_t(param.byteSize);
+    EXPECT_EQ(std::memcmp(a.param(param), b.param(param), bytes), 0)
+        << param.name;
+    EXPECT_EQ(std::memcmp(a.gradient(param), b.gradient(param), bytes), 0)
+        << "gradient of " << param.name;
+    EXPECT_EQ(std::memcmp(a.expAvg(param), b.expAvg(param), bytes), 0)
+        << "exp_avg of " << param.name;
+    EXPECT_EQ(std::memcmp(a.expAvgSq(param), b.expAvgSq(param), bytes), 0)
+        << "exp_avg_sq of " << param.name;
+  }
+}
+
+void expectSameTensors(const std::vector<Tensor> &a,
+                       const std::vector<Tensor> &b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].byteSize(), b[i].byteSize());
+    EXPECT_EQ(std::memcmp(a[i].data(), b[i].data(), a[i].byteSize()), 0)
+        << "output " << i;
+  }
+}
+
+/// The CPU runner and the fake device's, with the same model but the
+/// target.
+class ParameterHomeTest : public ::testing::Test {
+protected:
+  ParameterHomeTest()
+      : cpuModel(ModelInfo::parse(fake_seq2seq_json)),
+        deviceModel(ModelInfo::parse(onFakeDevice(fake_seq2seq_json))) {
+    fakeDeviceCounts() = {};
+  }
+
+  float trainStep(ModelRunner &runner, int64_t step) {
+    runner.setTrainState(step, 9);
+    Batch batch = batchOfStep(step);
+    return runner
+        .call(runner.entry("train", "the test"),
+              {&batch.src, &batch.tgtIn, &batch.tgtOut})[0]
+        .as<float>()[0];
+  }
+  /// Both runners take update `step`; the losses must agree bit for bit.
+  void stepBoth(ModelRunner &cpu, ModelRunner &device, int64_t step) {
+    float expected = trainStep(cpu, step);
+    EXPECT_EQ(bitsOf(trainStep(device, step)), bitsOf(expected))
+        << "the loss of step " << step;
+  }
+  /// encode, then decode on its memory.
+  std::vector<Tensor> translate(ModelRunner &runner) {
+    Batch batch = batchOfStep(1);
+    std::vector<Tensor> memory =
+        runner.call(runner.entry("encode", "the test"), {&batch.src});
+    std::vector<Tensor> logits =
+        runner.call(runner.entry("decode", "the test"),
+                    {&batch.tgtIn, &memory[0], &batch.src});
+    memory.push_back(std::move(logits[0]));
+    return memory;
+  }
+
+  const FakeDeviceCounts &counts() { return fakeDeviceCounts(); }
+
+  ModelInfo cpuModel, deviceModel;
+  ScratchDir dir;
+};
+
+TEST_F(ParameterHomeTest, TrainingStepsCopyNothingAndEveryHostReadIsCurrent) {
+  ModelRunner cpu(cpuModel, fake_seq2seq_entry_table, 1);
+  ModelRunner device(deviceModel, fake_seq2seq_entry_table, 1);
+  ASSERT_EQ(cpu.device(), nullptr);
+  ASSERT_NE(device.device(), nullptr);
+  EXPECT_EQ(counts().opened, 1);
+
+  cpu.params().write().initialize(1);
+  device.params().write().initialize(1);
+  EXPECT_FALSE(device.params().deviceCurrent());
+  EXPECT_EQ(counts().arenaToDevice, 0) << "copied before an entry needs it";
+
+  // --init reaches the device once; the updates stay there, and the
+  // calls reuse their input and output buffers.
+  stepBoth(cpu, device, 1);
+  const int64_t allocationsOfOneStep = counts().allocations;
+  for (int64_t step = 2; step <= 5; ++step)
+    stepBoth(cpu, device, step);
+  EXPECT_EQ(counts().allocations, allocationsOfOneStep);
+  EXPECT_EQ(device.params().copiesToDevice(), 1);
+  EXPECT_EQ(counts().arenaToDevice, 1);
+  EXPECT_EQ(counts().arenaToHost, 0) << "training steps copied the arena back";
+  EXPECT_FALSE(device.params().hostCurrent());
+
+  // The first host read after updates copies the arena back, once.
+  expectSameArena(cpuModel, cpu.params().read(), device.params().read());
+  EXPECT_EQ(counts().arenaToHost, 1);
+  expectSameArena(cpuModel, cpu.params().read(), device.params().read());
+  EXPECT_EQ(counts().arenaToHost, 1) << "a current host copy was copied again";
+
+  // A save reads the current host copy: no copy when it is current, one
+  // when updates ran since; the files are the CPU's, byte for byte.
+  Tokenizer tokenizer;
+  TrainingPosition position;
+  position.step = 5;
+  saveCheckpoint(dir.file("cpu.safetensors"), cpuModel, cpu.params().read(),
+                 position, tokenizer);
+  saveCheckpoint(dir.file("device.safetensors"), deviceModel,
+                 device.params().read(), position, tokenizer);
+  EXPECT_EQ(counts().arenaToHost, 1);
+  EXPECT_EQ(readFile(dir.file("cpu.safetensors")),
+            readFile(dir.file("device.safetensors")));
+
+  // Forward entries read the device's arena and copy none of it.
+  expectSameTensors(translate(cpu), translate(device));
+  EXPECT_EQ(counts().arenaToDevice, 1);
+  EXPECT_EQ(counts().arenaToHost, 1);
+  EXPECT_GT(counts().otherToDevice, 0) << "the inputs go in per call";
+  EXPECT_GT(counts().otherToHost, 0) << "the outputs come back per call";
+  EXPECT_EQ(counts().otherPinned, counts().otherToDevice + counts().otherToHost)
+      << "a call's copies go through its pinned buffers";
+
+  // --ema: the average reads the parameters after every update (their
+  // 2000 of the arena's 8000 bytes back each time); scoring it swaps it in
+  // (the whole arena back, then in), and the raw weights go back in before
+  // the next update (one more).
+  WeightAverage cpuAverage(cpuModel, cpu.params().read(), 0.5);
+  WeightAverage deviceAverage(deviceModel, device.params().read(), 0.5);
+  for (int64_t step = 6; step <= 7; ++step) {
+    stepBoth(cpu, device, step);
+    cpuAverage.update(cpu.params().readParameters());
+    deviceAverage.update(device.params().readParameters());
+  }
+  EXPECT_EQ(counts().arenaToHost, 3);
+  EXPECT_EQ(counts().arenaBytesToHost, 8000 + 2 * 2000);
+  EXPECT_EQ(device.params().parameterCopiesToHost(), 2);
+  EXPECT_FALSE(device.params().hostCurrent()) << "the moments are not back";
+  cpuAverage.swap(cpu.params().write());
+  deviceAverage.swap(device.params().write());
+  EXPECT_EQ(counts().arenaToHost, 4);
+  expectSameTensors(translate(cpu), translate(device));
+  EXPECT_EQ(counts().arenaToDevice, 2);
+  cpuAverage.swap(cpu.params().write());
+  deviceAverage.swap(device.params().write());
+  stepBoth(cpu, device, 8);
+  EXPECT_EQ(counts().arenaToDevice, 3);
+  EXPECT_EQ(counts().arenaToHost, 4);
+  expectSameArena(cpuModel, cpu.params().read(), device.params().read());
+  EXPECT_EQ(counts().arenaToHost, 5);
+
+  // train_grad writes only gradients, on the device; they are read back.
+  Batch batch = batchOfStep(3);
+  for (ModelRunner *runner : {&cpu, &device}) {
+    runner->setTrainState(9, 9);
+    runner->call(runner->entry("train_grad", "the test"),
+                 {&batch.src, &batch.tgtIn, &batch.tgtOut});
+  }
+  EXPECT_FALSE(device.params().hostCurrent());
+  expectSameArena(cpuModel, cpu.params().read(), device.params().read());
+  EXPECT_EQ(counts().arenaToHost, 6);
+  EXPECT_EQ(device.params().copiesToHost(), 4);
+  EXPECT_EQ(device.params().parameterCopiesToHost(), 2);
+  EXPECT_EQ(cpu.params().copiesToDevice() + cpu.params().copiesToHost(), 0);
+}
+
+TEST_F(ParameterHomeTest, ResumeCopiesTheCheckpointInOnce) {
+  Tokenizer tokenizer;
+  TrainingPosition position;
+  position.step = 3;
+  position.epoch = 1;
+  position.batchSize = 2;
+  {
+    ModelRunner cpu(cpuModel, fake_seq2seq_entry_table, 1);
+    cpu.params().write().initialize(4);
+    for (int64_t step = 1; step <= 3; ++step)
+      trainStep(cpu, step);
+    saveCheckpoint(dir.file("ckpt.safetensors"), cpuModel, cpu.params().read(),
+                   position, tokenizer);
+  }
+  ModelRunner cpu(cpuModel, fake_seq2seq_entry_table, 1);
+  ModelRunner device(deviceModel, fake_seq2seq_entry_table, 1);
+  loadCheckpoint(dir.file("ckpt.safetensors"), cpuModel, cpu.params().write());
+  loadCheckpoint(dir.file("ckpt.safetensors"), deviceModel,
+                 device.params().write());
+  for (int64_t step = 4; step <= 6; ++step)
+    stepBoth(cpu, device, step);
+  EXPECT_EQ(counts().arenaToDevice, 1);
+  EXPECT_EQ(counts().arenaToHost, 0);
+  expectSameArena(cpuModel, cpu.params().read(), device.params().read());
+  EXPECT_EQ(counts().arenaToHost, 1);
+}
+
+TEST_F(ParameterHomeTest, TheRunnerReleasesEveryDeviceBuffer) {
+  {
+    ModelRunner device(deviceModel, fake_seq2seq_entry_table, 1);
+    device.params().write().initialize(1);
+    trainStep(device, 1);
+    translate(device);
+    EXPECT_GT(counts().liveAllocations, 0);
+    EXPECT_GT(counts().livePinned, 0);
+  }
+  EXPECT_EQ(counts().liveAllocations, 0);
+  EXPECT_EQ(counts().livePinned, 0);
+}
+
+TEST_F(ParameterHomeTest, AFailedCallOnTheDeviceNamesTheEntryAndTheDevice) {
+  ModelInfo model = ModelInfo::parse(onFakeDevice(txc_model_json));
+  ModelRunner device(model, txc_entry_table, 1);
+  ASSERT_NE(device.device(), nullptr);
+  Tensor x = floatTensor({2, 3}, {1, 2, 3, 4, 5, 6});
+  EXPECT_THROW_MESSAGE(device.call(device.entry("fail", "the test"), {&x}),
+                       KernelError, "entry 'fail' failed (",
+                       ") on cuda:0 (host stand-in): ", "txrt_linear_fwd");
+  // The runner still works after it.
+  std::vector<Tensor> y = device.call(device.entry("apply", "the test"), {&x});
+  ASSERT_EQ(y.size(), 1u);
+  EXPECT_TRUE(std::isfinite(y[0].as<float>()[0]));
+}
+
+/// The whole driver: what `train` writes on the fake device is what it
+/// writes on the CPU, byte for byte, through saves, --ema, validation and
+/// --resume; eval reads the same numbers.
+class ParameterHomeDriverTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    writeFile(dir.file("train.tsv"), "i love you\tte amo\n"
+                                     "you love me\tme amas\n"
+                                     "i see you\tte veo\n"
+                                     "you see me\tme ves\n"
+                                     "i like pizza\tme gusta pizza\n");
+    deviceJson = onFakeDevice(fake_seq2seq_json);
+    fakeDeviceCounts() = {};
+  }
+  DriverResult drive(bool onDevice, std::vector<std::string> args) {
+    DriverResult result = runDriverCaptured(
+        "fake-seq2seq", args, onDevice ? deviceJson.c_str() : fake_seq2seq_json,
+        fake_seq2seq_entry_table);
+    EXPECT_EQ(result.code, 0) << result.err;
+    return result;
+  }
+  /// train (or resume) to `steps`, saving at `save` (prefix "cpu" or
+  /// "device"), with --ema and validation every 3 steps when `ema`.
+  DriverResult train(bool onDevice, int64_t steps, const std::string &save,
+                     bool ema, const std::string &resume = "") {
+    std::vector<std::string> args = {"train",
+                                     "--data",
+                                     dir.file("train.tsv"),
+                                     "--batch",
+                                     "2",
+                                     "--seed",
+                                     "7",
+                                     "--threads",
+                                     "1",
+                                     "--steps",
+                                     std::to_string(steps),
+                                     "--every",
+                                     "2",
+                                     "--save",
+                                     file(onDevice, save),
+                                     "--verbose"};
+    if (ema)
+      args.insert(args.end(), {"--ema", "0.5", "--valid", dir.file("train.tsv"),
+                               "--valid-every", "3", "--keep-best"});
+    if (resume.empty()) {
+      args.push_back("--init");
+      args.push_back("5");
+    } else {
+      args.push_back("--resume");
+      args.push_back(file(onDevice, resume));
+    }
+    return drive(onDevice, args);
+  }
+  std::string file(bool onDevice, const std::string &name) {
+    return dir.file((onDevice ? "device-" : "cpu-") + name);
+  }
+  void expectSameFile(const std::string &name) {
+    std::string cpu = readFile(file(false, name));
+    ASSERT_FALSE(cpu.empty()) << name;
+    EXPECT_TRUE(cpu == readFile(file(true, name))) << name << " differs";
+  }
+
+  ScratchDir dir;
+  std::string deviceJson;
+};
+
+TEST_F(ParameterHomeDriverTest, TrainEmaValidateResumeEvalMatchTheCpu) {
+  train(false, 6, "ema.safetensors", true);
+  fakeDeviceCounts() = {};
+  train(true, 6, "ema.safetensors", true);
+  expectSameFile("ema.safetensors");
+  expectSameFile("ema.best.safetensors");
+  // --init goes in once, and each of the two validations swaps the average
+  // in (a copy in) and the weights back (a copy in before the next step;
+  // none after the last). After each of the 6 updates the first read copies
+  // back the parameters (the average's) or all (a scan's); a save or
+  // validation after a parameters-only copy takes the rest.
+  EXPECT_EQ(fakeDeviceCounts().arenaToDevice, 1 + 2 + 1);
+  EXPECT_GE(fakeDeviceCounts().arenaToHost, 6);
+  EXPECT_LE(fakeDeviceCounts().arenaToHost, 6 + 4);
+
+  train(false, 9, "resumed.safetensors", true, "ema.safetensors");
+  fakeDeviceCounts() = {};
+  train(true, 9, "resumed.safetensors", true, "ema.safetensors");
+  expectSameFile("resumed.safetensors");
+  EXPECT_EQ(fakeDeviceCounts().arenaToDevice, 1 + 1) << "resume, validation";
+  EXPECT_GE(fakeDeviceCounts().arenaToHost, 3);
+  EXPECT_LE(fakeDeviceCounts().arenaToHost, 3 + 1);
+
+  // eval loads the average (a copy in) and runs forward entries only.
+  std::string evalOut[2];
+  for (bool onDevice : {false, true}) {
+    fakeDeviceCounts() = {};
+    evalOut[onDevice] =
+        drive(onDevice,
+              {"eval", "--load", file(onDevice, "resumed.safetensors"),
+               "--data", dir.file("train.tsv"), "--threads", "1"})
+            .out;
+  }
+  EXPECT_EQ(fakeDeviceCounts().arenaToDevice, 1);
+  EXPECT_EQ(fakeDeviceCounts().arenaToHost, 0);
+  EXPECT_NE(evalOut[0].find("loss "), std::string::npos) << evalOut[0];
+  EXPECT_EQ(evalOut[0], evalOut[1]);
+}
+
+TEST_F(ParameterHomeDriverTest, WithoutEmaOnlySavesAndScansCopyBack) {
+  DriverResult cpu = train(false, 6, "plain.safetensors", false);
+  DriverResult device = train(true, 6, "plain.safetensors", false);
+  expectSameFile("plain.safetensors");
+  EXPECT_EQ(fakeDeviceCounts().arenaToDevice, 1);
+  // Saves at steps 2, 4 and 6 each read the weights; the divergence scan
+  // may read after other updates within its time budget.
+  EXPECT_GE(fakeDeviceCounts().arenaToHost, 3);
+  EXPECT_LE(fakeDeviceCounts().arenaToHost, 6);
+  // --verbose says so on a device, and nothing of it on the CPU.
+  EXPECT_NE(device.err.find("parameter arena (7.8 KiB) on cuda:0 (host "
+                            "stand-in): copied in 1x, back " +
+                            std::to_string(fakeDeviceCounts().arenaToHost) +
+                            "x, the parameters alone back 0x\n"),
+            std::string::npos)
+      << device.err;
+  EXPECT_EQ(cpu.err.find("parameter arena"), std::string::npos) << cpu.err;
+}
+
+} // namespace
