@@ -62,6 +62,23 @@ LogicalResult AttentionTrainOp::inferReturnTypes(MLIRContext *context,
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Loss
+//===----------------------------------------------------------------------===//
+
+LogicalResult CrossEntropyTrainOp::inferReturnTypes(
+    MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  CrossEntropyOp::Adaptor forward(adaptor.getOperands(),
+                                  adaptor.getAttributes());
+  if (failed(CrossEntropyOp::inferReturnTypes(context, loc, forward, types)))
+    return failure();
+  Shape logits = getShape(cast<RankedTensorType>(adaptor.getLogits().getType()));
+  types.push_back(getTensorType(ArrayRef<Dim>(logits).drop_back(),
+                                Float32Type::get(context)));
+  return success();
+}
+
 LogicalResult AttentionGradOp::inferReturnTypes(MLIRContext *context,
                                                 std::optional<Location> loc,
                                                 Adaptor adaptor,
@@ -217,6 +234,13 @@ LogicalResult CrossEntropyGradOp::inferReturnTypes(MLIRContext *,
   RankedTensorType dloss = tensorOf(adaptor.getDloss());
   if (!logits || !dloss || dloss.getRank() != 0)
     return fail(loc, "cross_entropy_grad needs logits and a scalar dloss");
+  if (Value lse = adaptor.getLse()) {
+    RankedTensorType lseType = tensorOf(lse);
+    if (!lseType || lseType.getRank() == 0 ||
+        lseType.getShape() != logits.getShape().drop_back())
+      return fail(loc, "cross_entropy_grad lse must be the logits' shape "
+                       "without the class dimension");
+  }
   types.push_back(logits);
   return success();
 }

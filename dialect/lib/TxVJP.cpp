@@ -429,8 +429,20 @@ LogicalResult RopeOp::buildVJP(OpBuilder &b, ValueRange grads,
 
 LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b, ValueRange grads,
                                        SmallVectorImpl<Value> &out) {
+  // tx-autodiff turns the training loss into tx.cross_entropy_train, which
+  // saves the lse; without it the gradient recomputes each row's.
   out.push_back(make<CrossEntropyGradOp>(
       b, getLoc(), {getLogits(), getTargets(), grads[0]},
+      {named(b, "ignore_index", getIgnoreIndexAttr()),
+       named(b, "label_smoothing", getLabelSmoothingAttr())}));
+  out.push_back(nullptr);
+  return success();
+}
+
+LogicalResult CrossEntropyTrainOp::buildVJP(OpBuilder &b, ValueRange grads,
+                                            SmallVectorImpl<Value> &out) {
+  out.push_back(make<CrossEntropyGradOp>(
+      b, getLoc(), {getLogits(), getTargets(), grads[0], getLse()},
       {named(b, "ignore_index", getIgnoreIndexAttr()),
        named(b, "label_smoothing", getLabelSmoothingAttr())}));
   out.push_back(nullptr);

@@ -632,6 +632,24 @@ func.func @cross_entropy_grad_dloss(%z: tensor<4x16xf32>, %t: tensor<4xi32>, %dl
 
 // -----
 
+func.func @cross_entropy_grad_lse(%z: tensor<4x16xf32>, %t: tensor<4xi32>, %dl: tensor<f32>, %lse: tensor<5xf32>) {
+  // expected-error @+2 {{cross_entropy_grad lse must be the logits' shape without the class dimension}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.cross_entropy_grad %z, %t, %dl lse %lse : (tensor<4x16xf32>, tensor<4xi32>, tensor<f32>, tensor<5xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+func.func @cross_entropy_train_targets(%l: tensor<4x16xf32>, %t: tensor<5xi32>) {
+  // expected-error @+2 {{cross_entropy targets must be the logits' shape without the class dimension: logits [4, 16], targets [5]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = tx.cross_entropy_train %l, %t : (tensor<4x16xf32>, tensor<5xi32>) -> (tensor<f32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
 func.func @dropout_grad_rate(%dy: tensor<4x8xf32>) {
   // expected-error @+2 {{dropout_grad rate must be in [0, 1)}}
   // expected-error @+1 {{failed to infer returned types}}

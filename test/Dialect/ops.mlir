@@ -176,6 +176,10 @@ func.func @gradient_ops(%x: tensor<?x8xf32, #tx.dims<N: 64>>, %dy: tensor<?x8xf3
   %e = tx.embedding_grad %ids, %dy {vocab = 16 : i64} : (tensor<?xi32, #tx.dims<N: 64>>, tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<16x8xf32>
   // CHECK: tx.cross_entropy_grad %{{.+}}, %{{.+}}, %{{.+}} {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?xi32, #tx.dims<N: 64>>, tensor<f32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   %c = tx.cross_entropy_grad %x, %ids, %dl {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?xi32, #tx.dims<N: 64>>, tensor<f32>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  // CHECK: %{{.+}}, %[[LSE:.+]] = tx.cross_entropy_train %{{.+}}, %{{.+}} {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?xi32, #tx.dims<N: 64>>) -> (tensor<f32>, tensor<?xf32, #tx.dims<N: 64>>)
+  %ct:2 = tx.cross_entropy_train %x, %ids {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?xi32, #tx.dims<N: 64>>) -> (tensor<f32>, tensor<?xf32, #tx.dims<N: 64>>)
+  // CHECK: tx.cross_entropy_grad %{{.+}}, %{{.+}}, %{{.+}} lse %[[LSE]] {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?xi32, #tx.dims<N: 64>>, tensor<f32>, tensor<?xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
+  %cl = tx.cross_entropy_grad %x, %ids, %dl lse %ct#1 {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<?xi32, #tx.dims<N: 64>>, tensor<f32>, tensor<?xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   // CHECK: tx.dropout_grad %{{.+}} {rate = 1.000000e-01 : f32, tx.rng = 7 : i64} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   %d = tx.dropout_grad %dy {rate = 1.000000e-01 : f32, tx.rng = 7 : i64} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x8xf32, #tx.dims<N: 64>>
   // CHECK: tx.sum_to %{{.+}} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<8xf32>

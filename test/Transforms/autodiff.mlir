@@ -632,15 +632,16 @@ func.func @embedding(%ids: tensor<?x?xi32, #tx.dims<B: 4, S: 9>>) -> tensor<f32>
 
 // -----
 
-// cross_entropy -> cross_entropy_grad of the logits with the forward's
+// cross_entropy -> cross_entropy_train, which saves each row's lse, and
+// cross_entropy_grad of the logits from that lse with the forward's
 // ignore_index and label_smoothing; the loss's own gradient is 1.
 // CHECK-LABEL: func.func @cross_entropy
 // CHECK-SAME: (%[[X:.+]]: tensor<?x?x8xf32, #tx.dims<B: 4, T: 9>>, %[[TGT:.+]]: tensor<?x?xi32, #tx.dims<B: 4, T: 9>>)
 // CHECK-NEXT: %[[W:.+]] = tx.param @w
 // CHECK-NEXT: %[[Z:.+]] = tx.linear %[[X]], %[[W]]
-// CHECK-NEXT: %[[L:.+]] = tx.cross_entropy %[[Z]], %[[TGT]]
+// CHECK-NEXT: %[[L:.+]], %[[LSE:.+]] = tx.cross_entropy_train %[[Z]], %[[TGT]] {{.+}} -> (tensor<f32>, tensor<?x?xf32, #tx.dims<B: 4, T: 9>>)
 // CHECK-NEXT: %[[ONE:.+]] = tx.constant dense<1.000000e+00> : tensor<f32>
-// CHECK-NEXT: %[[DZ:.+]] = tx.cross_entropy_grad %[[Z]], %[[TGT]], %[[ONE]] {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : (tensor<?x?x16xf32, #tx.dims<B: 4, T: 9>>, tensor<?x?xi32, #tx.dims<B: 4, T: 9>>, tensor<f32>) -> tensor<?x?x16xf32, #tx.dims<B: 4, T: 9>>
+// CHECK-NEXT: %[[DZ:.+]] = tx.cross_entropy_grad %[[Z]], %[[TGT]], %[[ONE]] lse %[[LSE]] {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : (tensor<?x?x16xf32, #tx.dims<B: 4, T: 9>>, tensor<?x?xi32, #tx.dims<B: 4, T: 9>>, tensor<f32>, tensor<?x?xf32, #tx.dims<B: 4, T: 9>>) -> tensor<?x?x16xf32, #tx.dims<B: 4, T: 9>>
 // CHECK-NEXT: %{{.+}}, %[[DW:.+]], %{{.+}} = tx.linear_grad %[[X]], %[[W]], %[[DZ]]
 // CHECK-NEXT: tx.store_grad @w, %[[DW]]
 // CHECK-NEXT: return %[[L]]
@@ -871,9 +872,9 @@ func.func @off_path(%x: tensor<4x8xf32>) -> tensor<f32> attributes {tx.entry = "
 // CHECK-NEXT: %[[X:.+]] = tx.add %[[E]], %[[PE]]
 // CHECK-NEXT: %[[F:.+]] = tx.masked_fill %[[X]], %[[M]]
 // CHECK-NEXT: %[[Z:.+]] = tx.matmul %[[F]], %[[T]] {transpose_rhs}
-// CHECK-NEXT: %[[L:.+]] = tx.cross_entropy %[[Z]], %[[TGT]]
+// CHECK-NEXT: %[[L:.+]], %[[LSE:.+]] = tx.cross_entropy_train %[[Z]], %[[TGT]]
 // CHECK-NEXT: %[[ONE:.+]] = tx.constant
-// CHECK-NEXT: %[[DZ:.+]] = tx.cross_entropy_grad %[[Z]], %[[TGT]], %[[ONE]]
+// CHECK-NEXT: %[[DZ:.+]] = tx.cross_entropy_grad %[[Z]], %[[TGT]], %[[ONE]] lse %[[LSE]]
 // CHECK-NEXT: %[[DF:.+]] = tx.matmul %[[DZ]], %[[T]] :
 // CHECK-NEXT: %[[DTB:.+]] = tx.matmul %[[DZ]], %[[F]] {transpose_lhs} : (tensor<2x5x16xf32>, tensor<2x5x8xf32>) -> tensor<2x16x8xf32>
 // CHECK-NEXT: %[[DT1:.+]] = tx.sum_to %[[DTB]] : (tensor<2x16x8xf32>) -> tensor<16x8xf32>

@@ -80,6 +80,9 @@ std::optional<IdRange> readerRange(Operation *user, Value ids) {
   if (auto loss = dyn_cast<CrossEntropyOp>(user))
     return crossEntropy(loss.getLogits(), loss.getTargets(),
                         loss.getIgnoreIndex());
+  if (auto loss = dyn_cast<CrossEntropyTrainOp>(user))
+    return crossEntropy(loss.getLogits(), loss.getTargets(),
+                        loss.getIgnoreIndex());
   return std::nullopt;
 }
 

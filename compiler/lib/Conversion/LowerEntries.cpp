@@ -23,6 +23,7 @@
 
 #include <cmath>
 #include <functional>
+#include <type_traits>
 
 namespace mlir::tx {
 #define GEN_PASS_DEF_LOWERENTRIESPASS
@@ -622,15 +623,18 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
               f32(1.0), nullPtr(), i64(1), ptrs.lookup(embedding.getResult())});
         return success();
       })
-      .Case([&](CrossEntropyOp loss) {
+      .Case<CrossEntropyOp, CrossEntropyTrainOp>([&](auto loss) {
         RankedTensorType logits = typeOf(loss.getLogits());
+        Value lse = nullPtr();
+        if constexpr (std::is_same_v<decltype(loss), CrossEntropyTrainOp>)
+          lse = ptrs.lookup(loss.getLse());
         call(RuntimeFn::CrossEntropyFwd,
              {site(), toI64(rows(logits)), toI64(dimSizes(logits).back()),
               ptrs.lookup(loss.getLogits()), ptrs.lookup(loss.getTargets()),
               i32(loss.getIgnoreIndex()),
               f32(loss.getLabelSmoothing().convertToDouble()),
-              i32(0 /*TXRT_LOSS_MEAN*/), ptrs.lookup(loss.getResult()),
-              nullPtr(), nullPtr(), nullPtr()});
+              i32(0 /*TXRT_LOSS_MEAN*/), ptrs.lookup(loss.getResult()), lse,
+              nullPtr(), nullPtr()});
         return success();
       })
       .Case<ReduceSumOp, ReduceMeanOp>([&](auto reduce) {

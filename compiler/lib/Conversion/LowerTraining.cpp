@@ -248,7 +248,8 @@ LogicalResult EntryLowering::lowerGradOp(Operation *op) {
         call(RuntimeFn::CrossEntropyBwd,
              {site(), toI64(rows(logits)), toI64(dimSizes(logits).back()),
               ptrs.lookup(grad.getLogits()), ptrs.lookup(grad.getTargets()),
-              nullPtr(), i32(grad.getIgnoreIndex()),
+              grad.getLse() ? ptrs.lookup(grad.getLse()) : nullPtr(),
+              i32(grad.getIgnoreIndex()),
               f32(grad.getLabelSmoothing().convertToDouble()),
               i32(0 /*TXRT_LOSS_MEAN*/), ptrs.lookup(grad.getDloss()),
               ptrs.lookup(grad.getResult())});

@@ -41,27 +41,38 @@ bool isRandom(Operation *op) {
   return false;
 }
 
-/// Gives every random op a key and makes attention save its lse. Keys go
-/// to random ops only, in program order, so a program and its fused form
-/// (where tx.attention takes the place of the dropout on its probabilities)
-/// draw the same masks.
+/// Replaces `op` by its training form `TrainOp`, which has the same operands
+/// and attributes and also saves a statistic (its second result) for the
+/// backward.
+template <typename TrainOp>
+void replaceByTrainingForm(OpBuilder &builder, Operation *op) {
+  builder.setInsertionPoint(op);
+  auto trained = builder.create<TrainOp>(op->getLoc(), op->getOperands(),
+                                         op->getAttrs());
+  op->getResult(0).replaceAllUsesWith(trained.getResult());
+  op->erase();
+}
+
+/// Gives every random op a key and makes attention and the loss save their
+/// log-sum-exps. Keys go to random ops only, in program order, so a program
+/// and its fused form (where tx.attention takes the place of the dropout on
+/// its probabilities) draw the same masks.
 void prepareForward(func::FuncOp train) {
   OpBuilder builder(train.getContext());
   int64_t nextKey = kFirstRngKey;
-  SmallVector<AttentionOp> attentions;
+  SmallVector<Operation *> attentions, losses;
   train.walk([&](Operation *op) {
     if (isRandom(op))
       op->setAttr("tx.rng", builder.getI64IntegerAttr(nextKey++));
-    if (auto attention = dyn_cast<AttentionOp>(op))
-      attentions.push_back(attention);
+    if (isa<AttentionOp>(op))
+      attentions.push_back(op);
+    if (isa<CrossEntropyOp>(op))
+      losses.push_back(op);
   });
-  for (AttentionOp attention : attentions) {
-    builder.setInsertionPoint(attention);
-    auto trained = builder.create<AttentionTrainOp>(
-        attention.getLoc(), attention->getOperands(), attention->getAttrs());
-    attention.getResult().replaceAllUsesWith(trained.getResult());
-    attention.erase();
-  }
+  for (Operation *attention : attentions)
+    replaceByTrainingForm<AttentionTrainOp>(builder, attention);
+  for (Operation *loss : losses)
+    replaceByTrainingForm<CrossEntropyTrainOp>(builder, loss);
 }
 
 LogicalResult differentiate(func::FuncOp train) {

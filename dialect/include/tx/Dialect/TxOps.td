@@ -769,6 +769,26 @@ def Tx_AttentionTrainOp : Tx_InferOp<"attention_train", [TxDifferentiable]> {
   }];
 }
 
+def Tx_CrossEntropyTrainOp : Tx_InferOp<"cross_entropy_train", [TxDifferentiable]> {
+  let summary = "tx.cross_entropy that also saves the log-sum-exp for backward";
+  let description = [{
+    The forward of `tx.cross_entropy` in a training entry: `result` as
+    tx.cross_entropy computes it, and `lse [...]`, the log-sum-exp of each
+    position's logits (the logits' shape without the class dimension), from
+    which `tx.cross_entropy_grad` computes the softmax without reading each
+    row once more for its statistics.
+
+    ```mlir
+    %l, %lse = tx.cross_entropy_train %logits, %tgt {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : (tensor<?x?x8000xf32, #tx.dims<B: 64, T: 256>>, tensor<?x?xi32, #tx.dims<B: 64, T: 256>>) -> (tensor<f32>, tensor<?x?xf32, #tx.dims<B: 64, T: 256>>)
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$logits, Tx_IdTensor:$targets,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$label_smoothing);
+  let results = (outs Tx_F32Tensor:$result, Tx_F32Tensor:$lse);
+  let assemblyFormat = "$logits `,` $targets attr-dict `:` functional-type(operands, results)";
+}
+
 def Tx_AttentionGradOp : Tx_InferOp<"attention_grad"> {
   let summary = "gradient of fused attention";
   let description = [{
@@ -919,17 +939,19 @@ def Tx_CrossEntropyGradOp : Tx_InferOp<"cross_entropy_grad"> {
   let description = [{
     `dlogits = dloss * (softmax(logits) - (1 - eps) * onehot(t) - eps / C) /
     count` on rows whose target is not `ignore_index`, zero on the others.
+    With `lse` (the forward's, from tx.cross_entropy_train) the softmax is
+    `exp(logits - lse)`; without it each row's log-sum-exp is recomputed.
 
     ```mlir
-    %dz = tx.cross_entropy_grad %z, %t, %dl {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : (tensor<?x?x8000xf32, #tx.dims<B: 64, T: 256>>, tensor<?x?xi32, #tx.dims<B: 64, T: 256>>, tensor<f32>) -> tensor<?x?x8000xf32, #tx.dims<B: 64, T: 256>>
+    %dz = tx.cross_entropy_grad %z, %t, %dl lse %lse {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : (tensor<?x?x8000xf32, #tx.dims<B: 64, T: 256>>, tensor<?x?xi32, #tx.dims<B: 64, T: 256>>, tensor<f32>, tensor<?x?xf32, #tx.dims<B: 64, T: 256>>) -> tensor<?x?x8000xf32, #tx.dims<B: 64, T: 256>>
     ```
   }];
   let arguments = (ins Tx_F32Tensor:$logits, Tx_IdTensor:$targets,
-                       Tx_F32Tensor:$dloss,
+                       Tx_F32Tensor:$dloss, Optional<Tx_F32Tensor>:$lse,
                        DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
                        DefaultValuedAttr<F32Attr, "0.0f">:$label_smoothing);
   let results = (outs Tx_F32Tensor:$result);
-  let assemblyFormat = "$logits `,` $targets `,` $dloss attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$logits `,` $targets `,` $dloss (`lse` $lse^)? attr-dict `:` functional-type(operands, results)";
 }
 
 def Tx_DropoutGradOp : Tx_InferOp<"dropout_grad"> {
