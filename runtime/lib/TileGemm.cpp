@@ -11,9 +11,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "TileGemm.h"
+#include "Bf16Round.h"
 #include "Simd.h"
 
 #include <algorithm>
+#include <atomic>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 using namespace txrt;
 
@@ -340,4 +345,231 @@ void txrt::transposeTile(int64_t rows, int64_t cols, const float *src,
 #endif
     }
   }
+}
+
+//===----------------------------------------------------------------------===//
+// bf16 block products
+//===----------------------------------------------------------------------===//
+//
+// Both paths visit k in slices of kBf16Slice and n in panels of kBf16Panel:
+// the B panel [slice x panel] is rounded once and every row strip of A runs
+// over it. The native path packs the panel as vdpbf16ps reads it (32-bit
+// pairs: rows 2q and 2q + 1 of a column side by side, a zero past an odd k;
+// zero columns past n) and each 6-row strip of A as broadcastable pairs,
+// then runs a 6 x 64 register tile (24 zmm accumulators). The other path
+// rounds the panel and 32-row chunks of A into f32 copies and calls
+// tileGemm on them.
+
+namespace {
+
+constexpr int64_t kBf16Slice = 128; // k per slice (even)
+constexpr int64_t kBf16Panel = 64;  // columns per panel
+constexpr int64_t kBf16Rows = 6;    // rows per native strip
+constexpr int64_t kPortableRows = 32;
+
+/// A(i, p) of an A operand in `layout`.
+inline float elementOfA(const float *a, int64_t lda, ALayout layout, int64_t i,
+                        int64_t p) {
+  return layout == ALayout::ColumnMajor ? a[i + p * lda] : a[i * lda + p];
+}
+
+void tileGemmBf16Portable(int64_t m, int64_t n, int64_t k, float alpha,
+                          const float *a, int64_t lda, ALayout layout,
+                          const float *b, int64_t ldb, float *c, int64_t ldc,
+                          bool accumulate) {
+  alignas(64) float bRounded[kBf16Slice * kBf16Panel];
+  alignas(64) float aRounded[kPortableRows * kBf16Slice];
+  for (int64_t p0 = 0; p0 < k; p0 += kBf16Slice) {
+    const int64_t depth = std::min(kBf16Slice, k - p0);
+    for (int64_t j0 = 0; j0 < n; j0 += kBf16Panel) {
+      const int64_t width = std::min(kBf16Panel, n - j0);
+      for (int64_t p = 0; p < depth; ++p) {
+        const float *from = b + (p0 + p) * ldb + j0;
+        float *to = bRounded + p * kBf16Panel;
+#pragma omp simd
+        for (int64_t j = 0; j < width; ++j)
+          to[j] = widenBf16(roundToBf16(from[j]));
+      }
+      for (int64_t i0 = 0; i0 < m; i0 += kPortableRows) {
+        const int64_t rows = std::min(kPortableRows, m - i0);
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t p = 0; p < depth; ++p)
+            aRounded[i * depth + p] = widenBf16(
+                roundToBf16(elementOfA(a, lda, layout, i0 + i, p0 + p)));
+        tileGemm(rows, width, depth, alpha, aRounded, depth, ALayout::RowMajor,
+                 bRounded, kBf16Panel, c + i0 * ldc + j0, ldc,
+                 accumulate || p0 > 0);
+      }
+    }
+  }
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define TXRT_BF16_TARGET                                                       \
+  __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+
+/// The pair (x(2q), x(2q + 1)) as vdpbf16ps reads it: the even element in
+/// the low half.
+inline uint32_t bf16Pair(float even, float odd) {
+  return uint32_t(roundToBf16(even)) | uint32_t(roundToBf16(odd)) << 16;
+}
+
+template <int MR>
+TXRT_BF16_TARGET void
+bf16MicroKernel(int64_t pairs, float alpha, const uint32_t *aPack,
+                const uint32_t *bPack, float *c, int64_t ldc, bool accumulate,
+                int64_t width) {
+  __m512 acc[MR][4];
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i)
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v)
+      acc[i][v] = _mm512_setzero_ps();
+  for (int64_t q = 0; q < pairs; ++q) {
+    __m512i bv[4];
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v)
+      bv[v] = _mm512_loadu_si512(bPack + q * kBf16Panel + 16 * v);
+#pragma GCC unroll 8
+    for (int i = 0; i < MR; ++i) {
+      const __m512i av = _mm512_set1_epi32(int(aPack[q * MR + i]));
+#pragma GCC unroll 4
+      for (int v = 0; v < 4; ++v)
+        acc[i][v] = _mm512_dpbf16_ps(acc[i][v], (__m512bh)av, (__m512bh)bv[v]);
+    }
+  }
+  const __m512 scale = _mm512_set1_ps(alpha);
+#pragma GCC unroll 8
+  for (int i = 0; i < MR; ++i) {
+    float *cRow = c + i * ldc;
+#pragma GCC unroll 4
+    for (int v = 0; v < 4; ++v) {
+      const int64_t lanes = std::min<int64_t>(16, width - 16 * v);
+      if (lanes <= 0)
+        break;
+      const __mmask16 mask = __mmask16((1u << lanes) - 1u);
+      __m512 result = _mm512_mul_ps(acc[i][v], scale);
+      if (accumulate)
+        result = _mm512_add_ps(result,
+                               _mm512_maskz_loadu_ps(mask, cRow + 16 * v));
+      _mm512_mask_storeu_ps(cRow + 16 * v, mask, result);
+    }
+  }
+}
+
+TXRT_BF16_TARGET void
+tileGemmBf16Native(int64_t m, int64_t n, int64_t k, float alpha,
+                   const float *a, int64_t lda, ALayout layout, const float *b,
+                   int64_t ldb, float *c, int64_t ldc, bool accumulate) {
+  alignas(64) uint32_t bPack[kBf16Slice / 2 * kBf16Panel];
+  alignas(64) uint32_t aPack[kBf16Slice / 2 * kBf16Rows];
+  for (int64_t p0 = 0; p0 < k; p0 += kBf16Slice) {
+    const int64_t depth = std::min(kBf16Slice, k - p0);
+    const int64_t pairs = (depth + 1) / 2;
+    for (int64_t j0 = 0; j0 < n; j0 += kBf16Panel) {
+      const int64_t width = std::min(kBf16Panel, n - j0);
+      for (int64_t q = 0; q < pairs; ++q) {
+        const float *even = b + (p0 + 2 * q) * ldb + j0;
+        const float *odd = 2 * q + 1 < depth ? even + ldb : nullptr;
+        uint32_t *to = bPack + q * kBf16Panel;
+        if (odd) {
+#pragma omp simd
+          for (int64_t j = 0; j < width; ++j)
+            to[j] = bf16Pair(even[j], odd[j]);
+        } else {
+#pragma omp simd
+          for (int64_t j = 0; j < width; ++j)
+            to[j] = roundToBf16(even[j]);
+        }
+        std::fill(to + width, to + kBf16Panel, 0u);
+      }
+      for (int64_t i0 = 0; i0 < m; i0 += kBf16Rows) {
+        const int64_t rows = std::min(kBf16Rows, m - i0);
+        for (int64_t q = 0; q < pairs; ++q)
+          for (int64_t i = 0; i < rows; ++i) {
+            const int64_t p = p0 + 2 * q;
+            const float even = elementOfA(a, lda, layout, i0 + i, p);
+            const float odd = 2 * q + 1 < depth
+                                  ? elementOfA(a, lda, layout, i0 + i, p + 1)
+                                  : 0.0f;
+            aPack[q * rows + i] = bf16Pair(even, odd);
+          }
+        float *cStrip = c + i0 * ldc + j0;
+        const bool into = accumulate || p0 > 0;
+        switch (rows) {
+        case 6:
+          bf16MicroKernel<6>(pairs, alpha, aPack, bPack, cStrip, ldc, into,
+                             width);
+          break;
+        case 5:
+          bf16MicroKernel<5>(pairs, alpha, aPack, bPack, cStrip, ldc, into,
+                             width);
+          break;
+        case 4:
+          bf16MicroKernel<4>(pairs, alpha, aPack, bPack, cStrip, ldc, into,
+                             width);
+          break;
+        case 3:
+          bf16MicroKernel<3>(pairs, alpha, aPack, bPack, cStrip, ldc, into,
+                             width);
+          break;
+        case 2:
+          bf16MicroKernel<2>(pairs, alpha, aPack, bPack, cStrip, ldc, into,
+                             width);
+          break;
+        default:
+          bf16MicroKernel<1>(pairs, alpha, aPack, bPack, cStrip, ldc, into,
+                             width);
+          break;
+        }
+      }
+    }
+  }
+}
+
+bool cpuHasAvx512Bf16() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512bf16") &&
+         __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vl");
+}
+#define TXRT_HAS_BF16_PRODUCTS 1
+#else
+#define TXRT_HAS_BF16_PRODUCTS 0
+bool cpuHasAvx512Bf16() { return false; }
+#endif
+
+std::atomic<bool> &nativeBf16Flag() {
+  static std::atomic<bool> flag(cpuHasAvx512Bf16());
+  return flag;
+}
+
+} // namespace
+
+bool txrt::nativeBf16Products() {
+  return nativeBf16Flag().load(std::memory_order_relaxed);
+}
+
+void txrt::useNativeBf16Products(bool enabled) {
+  nativeBf16Flag().store(enabled && cpuHasAvx512Bf16(),
+                         std::memory_order_relaxed);
+}
+
+void txrt::tileGemmBf16(int64_t m, int64_t n, int64_t k, float alpha,
+                        const float *a, int64_t lda, ALayout layout,
+                        const float *b, int64_t ldb, float *c, int64_t ldc,
+                        bool accumulate) {
+  if (m <= 0 || n <= 0)
+    return;
+  if (k <= 0) {
+    tileGemm(m, n, 0, alpha, a, lda, layout, b, ldb, c, ldc, accumulate);
+    return;
+  }
+#if TXRT_HAS_BF16_PRODUCTS
+  if (nativeBf16Products())
+    return tileGemmBf16Native(m, n, k, alpha, a, lda, layout, b, ldb, c, ldc,
+                              accumulate);
+#endif
+  tileGemmBf16Portable(m, n, k, alpha, a, lda, layout, b, ldb, c, ldc,
+                       accumulate);
 }
