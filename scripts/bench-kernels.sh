@@ -156,6 +156,13 @@ for group in sorted({g.rsplit("/", 1)[0] for g in groups if g.startswith("attent
             row(group + "/fwd+bwd", plus(fwd["txrt"], bwd["txrt"]), base_name,
                 plus(fwd[base_name], bwd[base_name]), None)
 
+# The bf16 block products (txrt_attention_*_bf16) against the f32 kernel:
+# ratio = f32 time / bf16 time.
+for group in sorted(groups):
+    impls = groups[group]
+    if group.startswith("attention/") and "bf16" in impls and "txrt" in impls:
+        row(group + " bf16", impls["bf16"], "txrt f32", impls["txrt"], None)
+
 print()
 print("all targets met" if not below else "below target: " + ", ".join(below))
 PY
