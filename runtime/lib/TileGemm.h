@@ -32,11 +32,14 @@ void tileGemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a,
               float *c, int64_t ldc, bool accumulate);
 
 /// tileGemm with every element of A and B rounded to bf16 (nearest, ties to
-/// even, as txrt_cast_f32_to_bf16) before its product; the products are
+/// even, as txrt_cast_f32_to_bf16; the vdpbf16ps path flushes f32 denormals,
+/// below 1.2e-38, to zero) before its product; the products are
 /// exact in f32 and accumulate in f32, then alpha scales the sum as in
 /// tileGemm. Operands are f32 in memory: the function rounds and packs them
-/// itself (brgemm style: a B panel of at most 128 x 64 and 6-row strips of
-/// A, on the stack). Where the CPU has AVX512_BF16 (checked once at run
+/// itself (brgemm style, on the stack: per slice of 128 k, A in chunks of
+/// 96 rows and B in panels of 64 columns, each rounded once with
+/// vcvtne2ps2bf16 and read by a 6 x 64 register tile). Where the CPU has
+/// AVX512_BF16 (checked once at run
 /// time, whatever -march built the library) the products run as vdpbf16ps
 /// over pairs of k; otherwise tileGemm runs on rounded copies (AVX2,
 /// AVX-512 without bf16, portable). The two differ only in the order and
