@@ -168,20 +168,19 @@ struct Unfused {
 /// (txrt_attention_fwd_bf16 / _bwd_bf16, "bf16" below).
 txrt_status fusedForward(Tensors &x, bool causal, bool bf16 = false) {
   const int64_t T = x.t, ld = H * D;
-  return (bf16 ? txrt_attention_fwd_bf16 : txrt_attention_fwd)(context(), 10, B, H, H, T, T, D, x.q.data(), ld,
-                            x.k.data(), ld, x.v.data(), ld, x.o.data(), ld,
-                            x.lse.data(), x.keep.data(), T, 0, 0, 1, causal,
-                            1.0f / std::sqrt(float(D)), kNoFill, 0.0f, 0, 0);
+  return (bf16 ? txrt_attention_fwd_bf16 : txrt_attention_fwd)(
+      context(), 10, B, H, H, T, T, D, x.q.data(), ld, x.k.data(), ld,
+      x.v.data(), ld, x.o.data(), ld, x.lse.data(), x.keep.data(), T, 0, 0, 1,
+      causal, 1.0f / std::sqrt(float(D)), kNoFill, 0.0f, 0, 0);
 }
 
 txrt_status fusedBackward(Tensors &x, bool causal, bool bf16 = false) {
   const int64_t T = x.t, ld = H * D;
-  return (bf16 ? txrt_attention_bwd_bf16 : txrt_attention_bwd)(context(), 11, 10, B, H, H, T, T, D, x.q.data(),
-                            ld, x.k.data(), ld, x.v.data(), ld, x.o.data(), ld,
-                            x.lse.data(), x.dO.data(), ld, x.dq.data(), ld,
-                            x.dk.data(), ld, x.dv.data(), ld, x.keep.data(), T,
-                            0, 0, 1, causal, 1.0f / std::sqrt(float(D)),
-                            kNoFill, 0.0f, 0, 0);
+  return (bf16 ? txrt_attention_bwd_bf16 : txrt_attention_bwd)(
+      context(), 11, 10, B, H, H, T, T, D, x.q.data(), ld, x.k.data(), ld,
+      x.v.data(), ld, x.o.data(), ld, x.lse.data(), x.dO.data(), ld,
+      x.dq.data(), ld, x.dk.data(), ld, x.dv.data(), ld, x.keep.data(), T, 0, 0,
+      1, causal, 1.0f / std::sqrt(float(D)), kNoFill, 0.0f, 0, 0);
 }
 
 void registerCase(int64_t t, bool causal, bool leftPad = false) {

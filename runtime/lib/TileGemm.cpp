@@ -414,16 +414,17 @@ void tileGemmBf16Portable(int64_t m, int64_t n, int64_t k, float alpha,
 /// [e0, o0, e1, o1, ...], the pairs (x(2q), x(2q + 1)) as vdpbf16ps reads
 /// them (the even element in the low half of each 32-bit lane).
 TXRT_BF16_TARGET inline __m512i interleavePairs(__m512i v) {
-  const __m512i index = _mm512_set_epi16(
-      31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8, 23, 7, 22,
-      6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+  const __m512i index = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11,
+                                         26, 10, 25, 9, 24, 8, 23, 7, 22, 6, 21,
+                                         5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
   return _mm512_permutexvar_epi16(index, v);
 }
 
 /// The lanes [0, n) of a 16-lane mask (n clamped to [0, 16]).
 inline __mmask16 lanes(int64_t n) {
-  return n >= 16 ? __mmask16(0xffff)
-                 : n <= 0 ? __mmask16(0) : __mmask16((1u << n) - 1u);
+  return n >= 16  ? __mmask16(0xffff)
+         : n <= 0 ? __mmask16(0)
+                  : __mmask16((1u << n) - 1u);
 }
 
 /// Rounds B rows [2q, 2q + 2) of a panel into pairs: out[j] = (b(2q, j),
@@ -433,8 +434,8 @@ TXRT_BF16_TARGET void packPairRows(const float *even, const float *odd,
   for (int64_t j = 0; j < kBf16Panel; j += 16) {
     const __mmask16 mask = lanes(width - j);
     const __m512 e = _mm512_maskz_loadu_ps(mask, even + j);
-    const __m512 o = odd ? _mm512_maskz_loadu_ps(mask, odd + j)
-                         : _mm512_setzero_ps();
+    const __m512 o =
+        odd ? _mm512_maskz_loadu_ps(mask, odd + j) : _mm512_setzero_ps();
     _mm512_storeu_si512(out + j,
                         interleavePairs((__m512i)_mm512_cvtne2ps_pbh(o, e)));
   }
@@ -467,8 +468,8 @@ TXRT_BF16_TARGET void packA(int64_t rows, int64_t depth, const float *a,
     for (int64_t i = 0; i < rows; i += 16) {
       const __mmask16 mask = lanes(rows - i);
       const __m512 e = _mm512_maskz_loadu_ps(mask, even + i);
-      const __m512 o = odd ? _mm512_maskz_loadu_ps(mask, odd + i)
-                           : _mm512_setzero_ps();
+      const __m512 o =
+          odd ? _mm512_maskz_loadu_ps(mask, odd + i) : _mm512_setzero_ps();
       _mm512_mask_storeu_epi32(
           out + q * pairStride + i, mask,
           interleavePairs((__m512i)_mm512_cvtne2ps_pbh(o, e)));
@@ -514,17 +515,18 @@ bf16MicroKernel(int64_t pairs, float alpha, const uint32_t *a,
       const __mmask16 mask = lanes(width - 16 * v);
       __m512 result = _mm512_mul_ps(acc[i][v], scale);
       if (accumulate)
-        result = _mm512_add_ps(result,
-                               _mm512_maskz_loadu_ps(mask, cRow + 16 * v));
+        result =
+            _mm512_add_ps(result, _mm512_maskz_loadu_ps(mask, cRow + 16 * v));
       _mm512_mask_storeu_ps(cRow + 16 * v, mask, result);
     }
   }
 }
 
-TXRT_BF16_TARGET void
-tileGemmBf16Native(int64_t m, int64_t n, int64_t k, float alpha,
-                   const float *a, int64_t lda, ALayout layout, const float *b,
-                   int64_t ldb, float *c, int64_t ldc, bool accumulate) {
+TXRT_BF16_TARGET void tileGemmBf16Native(int64_t m, int64_t n, int64_t k,
+                                         float alpha, const float *a,
+                                         int64_t lda, ALayout layout,
+                                         const float *b, int64_t ldb, float *c,
+                                         int64_t ldc, bool accumulate) {
   // A is packed once per slice of k and chunk of rows, B once per panel.
   constexpr int64_t kChunkRows = 96;
   constexpr int64_t kPairs = kBf16Slice / 2;
@@ -539,9 +541,8 @@ tileGemmBf16Native(int64_t m, int64_t n, int64_t k, float alpha,
       const bool rowMajor = layout == ALayout::RowMajor;
       const int64_t rowStride = rowMajor ? kPairs : 1;
       const int64_t pairStride = rowMajor ? 1 : kChunkRows;
-      packA(chunk, depth,
-            rowMajor ? a + r0 * lda + p0 : a + r0 + p0 * lda, lda, layout,
-            aPack, rowStride, pairStride);
+      packA(chunk, depth, rowMajor ? a + r0 * lda + p0 : a + r0 + p0 * lda, lda,
+            layout, aPack, rowStride, pairStride);
       for (int64_t j0 = 0; j0 < n; j0 += kBf16Panel) {
         const int64_t width = std::min(kBf16Panel, n - j0);
         for (int64_t q = 0; q < pairs; ++q) {

@@ -44,9 +44,9 @@ void tileGemm(int64_t m, int64_t n, int64_t k, float alpha, const float *a,
 /// over pairs of k; otherwise tileGemm runs on rounded copies (AVX2,
 /// AVX-512 without bf16, portable). The two differ only in the order and
 /// rounding of the f32 sums (and vdpbf16ps flushes denormals).
-void tileGemmBf16(int64_t m, int64_t n, int64_t k, float alpha,
-                  const float *a, int64_t lda, ALayout layout, const float *b,
-                  int64_t ldb, float *c, int64_t ldc, bool accumulate);
+void tileGemmBf16(int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                  int64_t lda, ALayout layout, const float *b, int64_t ldb,
+                  float *c, int64_t ldc, bool accumulate);
 
 /// Whether tileGemmBf16 runs vdpbf16ps (the CPU has AVX512_BF16 and
 /// useNativeBf16Products has not turned it off).

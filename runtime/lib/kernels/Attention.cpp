@@ -560,10 +560,9 @@ float copyAndDot(int64_t n, const float *a, const float *b, float *copy) {
 
 /// C rows [0, rows) of a product over keys: the rows below `written` are
 /// accumulated into, the others overwritten (dK and dV are not zeroed).
-void keyRowsGemm(BlockProduct product, int64_t rows, int64_t written,
-                 int64_t n, int64_t k, float alpha, const float *a,
-                 int64_t lda, const float *b, int64_t ldb, float *c,
-                 int64_t ldc) {
+void keyRowsGemm(BlockProduct product, int64_t rows, int64_t written, int64_t n,
+                 int64_t k, float alpha, const float *a, int64_t lda,
+                 const float *b, int64_t ldb, float *c, int64_t ldc) {
   int64_t split = std::clamp<int64_t>(written, 0, rows);
   if (split > 0)
     product(split, n, k, alpha, a, lda, ALayout::ColumnMajor, b, ldb, c, ldc,
@@ -669,9 +668,8 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
     const float *dropped = dropout.enabled ? w.dropped : w.probs;
     // dV += P^T dO and dK += scale dS^T Q: P and dS are column-major as A^T.
     const int64_t written = keysWritten - k0;
-    keyRowsGemm(x.product, cols, written, d, rows, 1.0f, dropped, ldt,
-                w.gradO, ldd, x.dv + (b * g.tk + k0) * x.lddv + kvHeadOffset,
-                x.lddv);
+    keyRowsGemm(x.product, cols, written, d, rows, 1.0f, dropped, ldt, w.gradO,
+                ldd, x.dv + (b * g.tk + k0) * x.lddv + kvHeadOffset, x.lddv);
     keyRowsGemm(x.product, cols, written, d, rows, x.scale, w.dscores, ldt,
                 w.query, ldd, x.dk + (b * g.tk + k0) * x.lddk + kvHeadOffset,
                 x.lddk);
@@ -757,11 +755,11 @@ void attentionBackward(Context &ctx, const Geometry &g, const BackwardArgs &x,
 /// txrt_attention_fwd and txrt_attention_fwd_bf16 (`name`), which differ in
 /// their block product only.
 txrt_status attentionForwardCall(
-    const char *name, BlockProduct product, txrt_context *ctx, int64_t site, int64_t batch, int64_t heads,
-    int64_t kv_heads, int64_t tq, int64_t tk, int64_t head_dim, const float *q,
-    int64_t ldq, const float *k, int64_t ldk, const float *v, int64_t ldv,
-    float *o, int64_t ldo, float *lse, const uint8_t *mask,
-    int64_t mask_stride_batch, int64_t mask_stride_head,
+    const char *name, BlockProduct product, txrt_context *ctx, int64_t site,
+    int64_t batch, int64_t heads, int64_t kv_heads, int64_t tq, int64_t tk,
+    int64_t head_dim, const float *q, int64_t ldq, const float *k, int64_t ldk,
+    const float *v, int64_t ldv, float *o, int64_t ldo, float *lse,
+    const uint8_t *mask, int64_t mask_stride_batch, int64_t mask_stride_head,
     int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
     float scale, float fill, float dropout_p, uint64_t seed, int64_t step) {
   return runKernel(
@@ -791,13 +789,13 @@ txrt_status attentionForwardCall(
 
 /// txrt_attention_bwd and txrt_attention_bwd_bf16 (`name`).
 txrt_status attentionBackwardCall(
-    const char *name, BlockProduct product, txrt_context *ctx, int64_t site, int64_t fwd_site, int64_t batch,
-    int64_t heads, int64_t kv_heads, int64_t tq, int64_t tk, int64_t head_dim,
-    const float *q, int64_t ldq, const float *k, int64_t ldk, const float *v,
-    int64_t ldv, const float *o, int64_t ldo, const float *lse,
-    const float *d_o, int64_t lddo, float *dq, int64_t lddq, float *dk,
-    int64_t lddk, float *dv, int64_t lddv, const uint8_t *mask,
-    int64_t mask_stride_batch, int64_t mask_stride_head,
+    const char *name, BlockProduct product, txrt_context *ctx, int64_t site,
+    int64_t fwd_site, int64_t batch, int64_t heads, int64_t kv_heads,
+    int64_t tq, int64_t tk, int64_t head_dim, const float *q, int64_t ldq,
+    const float *k, int64_t ldk, const float *v, int64_t ldv, const float *o,
+    int64_t ldo, const float *lse, const float *d_o, int64_t lddo, float *dq,
+    int64_t lddq, float *dk, int64_t lddk, float *dv, int64_t lddv,
+    const uint8_t *mask, int64_t mask_stride_batch, int64_t mask_stride_head,
     int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
     float scale, float fill, float dropout_p, uint64_t seed, int64_t step) {
   return runKernel(
@@ -832,15 +830,14 @@ txrt_status attentionBackwardCall(
                 "q, k, v, o, lse, d_o and dq must not be NULL");
         Geometry g = makeGeometry(c, batch, heads, kv_heads, tq, tk, head_dim,
                                   maskArgs, causal);
-        BackwardArgs args{q,   k,    v,  o,  lse, d_o,  ldq,  ldk,  ldv,
-                          ldo, lddo, dq, dk, dv,  lddq, lddk, lddv, scale,
-                          product};
+        BackwardArgs args{q,    k,    v,    o,     lse,    d_o, ldq,
+                          ldk,  ldv,  ldo,  lddo,  dq,     dk,  dv,
+                          lddq, lddk, lddv, scale, product};
         attentionBackward(c, g, args,
                           Dropout(dropout_p, seed, step, fwd_site,
                                   c.dropoutOffset(probsElements(g))));
       });
 }
-
 
 } // namespace
 
@@ -855,10 +852,10 @@ txrt_status txrt_attention_fwd(
     int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
     float scale, float fill, float dropout_p, uint64_t seed, int64_t step) {
   return attentionForwardCall(
-      "txrt_attention_fwd", tileGemm, ctx, site, batch, heads, kv_heads, tq, tk, head_dim, q, ldq, k, ldk, v,
-      ldv, o, ldo, lse, mask, mask_stride_batch, mask_stride_head,
-      mask_stride_query, mask_stride_key, causal, scale, fill, dropout_p, seed,
-      step);
+      "txrt_attention_fwd", tileGemm, ctx, site, batch, heads, kv_heads, tq, tk,
+      head_dim, q, ldq, k, ldk, v, ldv, o, ldo, lse, mask, mask_stride_batch,
+      mask_stride_head, mask_stride_query, mask_stride_key, causal, scale, fill,
+      dropout_p, seed, step);
 }
 
 txrt_status txrt_attention_fwd_bf16(
@@ -870,10 +867,10 @@ txrt_status txrt_attention_fwd_bf16(
     int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
     float scale, float fill, float dropout_p, uint64_t seed, int64_t step) {
   return attentionForwardCall(
-      "txrt_attention_fwd_bf16", tileGemmBf16, ctx, site, batch, heads, kv_heads, tq, tk, head_dim, q, ldq, k, ldk, v,
-      ldv, o, ldo, lse, mask, mask_stride_batch, mask_stride_head,
-      mask_stride_query, mask_stride_key, causal, scale, fill, dropout_p, seed,
-      step);
+      "txrt_attention_fwd_bf16", tileGemmBf16, ctx, site, batch, heads,
+      kv_heads, tq, tk, head_dim, q, ldq, k, ldk, v, ldv, o, ldo, lse, mask,
+      mask_stride_batch, mask_stride_head, mask_stride_query, mask_stride_key,
+      causal, scale, fill, dropout_p, seed, step);
 }
 
 txrt_status txrt_attention_bwd(
@@ -887,10 +884,11 @@ txrt_status txrt_attention_bwd(
     int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
     float scale, float fill, float dropout_p, uint64_t seed, int64_t step) {
   return attentionBackwardCall(
-      "txrt_attention_bwd", tileGemm, ctx, site, fwd_site, batch, heads, kv_heads, tq, tk, head_dim, q, ldq, k,
-      ldk, v, ldv, o, ldo, lse, d_o, lddo, dq, lddq, dk, lddk, dv, lddv, mask,
-      mask_stride_batch, mask_stride_head, mask_stride_query, mask_stride_key,
-      causal, scale, fill, dropout_p, seed, step);
+      "txrt_attention_bwd", tileGemm, ctx, site, fwd_site, batch, heads,
+      kv_heads, tq, tk, head_dim, q, ldq, k, ldk, v, ldv, o, ldo, lse, d_o,
+      lddo, dq, lddq, dk, lddk, dv, lddv, mask, mask_stride_batch,
+      mask_stride_head, mask_stride_query, mask_stride_key, causal, scale, fill,
+      dropout_p, seed, step);
 }
 
 txrt_status txrt_attention_bwd_bf16(
@@ -904,10 +902,11 @@ txrt_status txrt_attention_bwd_bf16(
     int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
     float scale, float fill, float dropout_p, uint64_t seed, int64_t step) {
   return attentionBackwardCall(
-      "txrt_attention_bwd_bf16", tileGemmBf16, ctx, site, fwd_site, batch, heads, kv_heads, tq, tk, head_dim, q, ldq, k,
-      ldk, v, ldv, o, ldo, lse, d_o, lddo, dq, lddq, dk, lddk, dv, lddv, mask,
-      mask_stride_batch, mask_stride_head, mask_stride_query, mask_stride_key,
-      causal, scale, fill, dropout_p, seed, step);
+      "txrt_attention_bwd_bf16", tileGemmBf16, ctx, site, fwd_site, batch,
+      heads, kv_heads, tq, tk, head_dim, q, ldq, k, ldk, v, ldv, o, ldo, lse,
+      d_o, lddo, dq, lddq, dk, lddk, dv, lddv, mask, mask_stride_batch,
+      mask_stride_head, mask_stride_query, mask_stride_key, causal, scale, fill,
+      dropout_p, seed, step);
 }
 
 } // extern "C"

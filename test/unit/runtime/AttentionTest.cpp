@@ -701,8 +701,8 @@ protected:
     SCOPED_TRACE(c.name());
     Run bf16 = run(ctx, c, backward, seed, Precision::Bf16);
     Run f32 = run(ctx, c, backward, seed, Precision::F32);
-    Doubles q = toDoubles(bf16.q), k = toDoubles(bf16.k),
-            v = toDoubles(bf16.v), drop = dropoutScales(ctx, c);
+    Doubles q = toDoubles(bf16.q), k = toDoubles(bf16.k), v = toDoubles(bf16.v),
+            drop = dropoutScales(ctx, c);
     Doubles lse(c.batch * c.heads * c.tq);
     Doubles o = referenceAttention(c, q, k, v, drop, &lse);
     const double error = errorOfScale(bf16.o, o);
@@ -719,8 +719,8 @@ protected:
     }
     if (!backward)
       return error;
-    Gradients g = referenceAttentionBackward(c, q, k, v, drop,
-                                             toDoubles(bf16.dO));
+    Gradients g =
+        referenceAttentionBackward(c, q, k, v, drop, toDoubles(bf16.dO));
     EXPECT_LE(errorOfScale(bf16.dq, g.dq), kBf16GradientBound) << "dq";
     EXPECT_LE(errorOfScale(bf16.dk, g.dk), kBf16GradientBound) << "dk";
     EXPECT_LE(errorOfScale(bf16.dv, g.dv), kBf16GradientBound) << "dv";
