@@ -789,6 +789,31 @@ TEST_P(AttentionBf16Test, FullyMaskedRowsAsTheF32Kernel) {
     }
 }
 
+TEST_F(AttentionTest, Bf16BadArgumentsAreErrors) {
+  // The bf16 entry points check their arguments as the f32 ones do, and
+  // their messages name them.
+  Floats q(2 * 8), o(2 * 8), lse(4), dq(2 * 8), dk(2 * 12), dv(2 * 12);
+  EXPECT_EQ(txrt_attention_fwd_bf16(ctx_, 1, 1, 2, 3, 2, 2, 4, q.data(), 8,
+                                    q.data(), 12, q.data(), 12, o.data(), 8,
+                                    lse.data(), nullptr, 0, 0, 0, 0, 0, 0.5f,
+                                    kNoFill, 0.0f, 0, 0),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  std::string message = txrt_last_error(ctx_);
+  EXPECT_NE(message.find("txrt_attention_fwd_bf16"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("kv_heads = 3"), std::string::npos) << message;
+  EXPECT_EQ(txrt_attention_bwd_bf16(
+                ctx_, 2, 1, 1, 2, 2, 2, 2, 4, q.data(), 8, q.data(), 8,
+                q.data(), 8, o.data(), 8, lse.data(), o.data(), 8, dq.data(),
+                8, dk.data(), 8, dv.data(), 8, nullptr, 0, 0, 0, 0, 0, 0.5f,
+                kNoFill, 1.5f, 0, 0),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  message = txrt_last_error(ctx_);
+  EXPECT_NE(message.find("txrt_attention_bwd_bf16"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("dropout_p"), std::string::npos) << message;
+}
+
 INSTANTIATE_TEST_SUITE_P(Products, AttentionBf16Test,
                          ::testing::Values(true, false),
                          [](const ::testing::TestParamInfo<bool> &info) {
