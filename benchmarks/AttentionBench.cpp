@@ -11,7 +11,9 @@
 // keep mask (all visible, so both do the full work; the kernel takes its
 // key-length path); "causal" adds the causal mask to both; "leftpad" masks
 // the first key of every row (left padding: the kernel reads the mask key by
-// key, with the same work otherwise).
+// key, with the same work otherwise). "bf16" is the fused kernel with bf16
+// block products (txrt_attention_fwd_bf16 / _bwd_bf16); scripts/
+// bench-kernels.sh prints it against the f32 kernel ("txrt").
 //
 //===----------------------------------------------------------------------===//
 #include "BenchUtil.h"
@@ -162,22 +164,23 @@ struct Unfused {
   }
 };
 
-txrt_status fusedForward(Tensors &x, bool causal) {
+/// The fused kernel in f32 or with bf16 block products
+/// (txrt_attention_fwd_bf16 / _bwd_bf16, "bf16" below).
+txrt_status fusedForward(Tensors &x, bool causal, bool bf16 = false) {
   const int64_t T = x.t, ld = H * D;
-  return txrt_attention_fwd(context(), 10, B, H, H, T, T, D, x.q.data(), ld,
-                            x.k.data(), ld, x.v.data(), ld, x.o.data(), ld,
-                            x.lse.data(), x.keep.data(), T, 0, 0, 1, causal,
-                            1.0f / std::sqrt(float(D)), kNoFill, 0.0f, 0, 0);
+  return (bf16 ? txrt_attention_fwd_bf16 : txrt_attention_fwd)(
+      context(), 10, B, H, H, T, T, D, x.q.data(), ld, x.k.data(), ld,
+      x.v.data(), ld, x.o.data(), ld, x.lse.data(), x.keep.data(), T, 0, 0, 1,
+      causal, 1.0f / std::sqrt(float(D)), kNoFill, 0.0f, 0, 0);
 }
 
-txrt_status fusedBackward(Tensors &x, bool causal) {
+txrt_status fusedBackward(Tensors &x, bool causal, bool bf16 = false) {
   const int64_t T = x.t, ld = H * D;
-  return txrt_attention_bwd(context(), 11, 10, B, H, H, T, T, D, x.q.data(),
-                            ld, x.k.data(), ld, x.v.data(), ld, x.o.data(), ld,
-                            x.lse.data(), x.dO.data(), ld, x.dq.data(), ld,
-                            x.dk.data(), ld, x.dv.data(), ld, x.keep.data(), T,
-                            0, 0, 1, causal, 1.0f / std::sqrt(float(D)),
-                            kNoFill, 0.0f, 0, 0);
+  return (bf16 ? txrt_attention_bwd_bf16 : txrt_attention_bwd)(
+      context(), 11, 10, B, H, H, T, T, D, x.q.data(), ld, x.k.data(), ld,
+      x.v.data(), ld, x.o.data(), ld, x.lse.data(), x.dO.data(), ld,
+      x.dq.data(), ld, x.dk.data(), ld, x.dv.data(), ld, x.keep.data(), T, 0, 0,
+      1, causal, 1.0f / std::sqrt(float(D)), kNoFill, 0.0f, 0, 0);
 }
 
 void registerCase(int64_t t, bool causal, bool leftPad = false) {
@@ -196,6 +199,20 @@ void registerCase(int64_t t, bool causal, bool leftPad = false) {
       return;
     for (auto _ : state)
       if (!ok(state, fusedBackward(x, causal)))
+        break;
+  });
+  add(prefix + "/fwd/bf16", [t, causal, leftPad](benchmark::State &state) {
+    Tensors x(t, causal, leftPad);
+    for (auto _ : state)
+      if (!ok(state, fusedForward(x, causal, true)))
+        break;
+  });
+  add(prefix + "/bwd/bf16", [t, causal, leftPad](benchmark::State &state) {
+    Tensors x(t, causal, leftPad);
+    if (!ok(state, fusedForward(x, causal, true)))
+      return;
+    for (auto _ : state)
+      if (!ok(state, fusedBackward(x, causal, true)))
         break;
   });
   for (bool split : {false, true}) {

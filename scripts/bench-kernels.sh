@@ -7,6 +7,8 @@
 #   matmul          txrt linear products vs bare dnnl_sgemm    speed >= 0.85x
 #   attention       fused vs unfused oneDNN chain              >= 1.0x (T=64),
 #                                                              >= 1.3x (T=256)
+#   attention bf16  fused with bf16 block products vs the      (no target;
+#                   fused f32 kernel (txrt_attention_*_bf16)   docs/precision.md)
 #   add_layer_norm  fused vs oneDNN add + layer norm (fwd)     >= 1.2x
 #   add_rms_norm    fused vs oneDNN add + RMS norm (fwd)       >= 1.2x
 #   rope_attention  rope(Q), rope(K) + attention vs attention  >= 0.91x
@@ -46,7 +48,7 @@ while [[ $# -gt 0 ]]; do
     --min-time) MIN_TIME=$2; shift 2 ;;
     --json) JSON=$2; shift 2 ;;
     --rt) RT=(chrt -f 10); shift ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "bench-kernels: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -155,6 +157,13 @@ for group in sorted({g.rsplit("/", 1)[0] for g in groups if g.startswith("attent
         if all(k in fwd and k in bwd for k in ("txrt", base_name)):
             row(group + "/fwd+bwd", plus(fwd["txrt"], bwd["txrt"]), base_name,
                 plus(fwd[base_name], bwd[base_name]), None)
+
+# The bf16 block products (txrt_attention_*_bf16) against the f32 kernel:
+# ratio = f32 time / bf16 time.
+for group in sorted(groups):
+    impls = groups[group]
+    if group.startswith("attention/") and "bf16" in impls and "txrt" in impls:
+        row(group + " bf16", impls["bf16"], "txrt f32", impls["txrt"], None)
 
 print()
 print("all targets met" if not below else "below target: " + ", ".join(below))

@@ -728,6 +728,12 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   if (!std::isfinite(scale) || scale == 0.0)
     return fail(loc, "attention scale must be finite and non-zero, got " +
                          number(scale));
+  // tx-precision marks the attention ops whose block products run in bf16
+  // (txrt_attention_fwd_bf16 / _bwd_bf16); a unit flag, nothing else.
+  if (Attribute bf16 = adaptor.getAttributes().get("bf16");
+      bf16 && !isa<UnitAttr>(bf16))
+    return fail(loc, "attention bf16 must be a unit attribute (it marks "
+                     "bf16 block products)");
   if (FloatAttr fill = adaptor.getFillAttr()) {
     double value = fill.getValueAsDouble();
     if (std::isnan(value) || value == std::numeric_limits<double>::infinity())

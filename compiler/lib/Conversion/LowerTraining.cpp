@@ -83,7 +83,9 @@ LogicalResult EntryLowering::lowerAttention(Operation *op, Value query,
                maskArgs.back(),
                f32(isTrain ? dropout.getValueAsDouble() : 0.0), seedValue,
                stepValue});
-  call(RuntimeFn::AttentionFwd, args);
+  call(op->hasAttr("bf16") ? RuntimeFn::AttentionFwdBf16
+                           : RuntimeFn::AttentionFwd,
+       args);
   return success();
 }
 
@@ -136,7 +138,9 @@ LogicalResult EntryLowering::lowerAttentionGrad(AttentionGradOp op) {
   args.append({i32(op.getCausal() ? 1 : 0),
                f32(op.getScale().convertToDouble()), maskArgs.back(),
                f32(op.getDropout().convertToDouble()), seedValue, stepValue});
-  call(RuntimeFn::AttentionBwd, args);
+  call(op->hasAttr("bf16") ? RuntimeFn::AttentionBwdBf16
+                           : RuntimeFn::AttentionBwd,
+       args);
   return success();
 }
 

@@ -152,6 +152,15 @@ const std::vector<Entry> &registry() {
        {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr,
         A::I64, A::Ptr, A::I64, A::Ptr, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64,
         A::I64, A::I64, A::I64, A::I32, A::F32, A::F32, A::F32, A::I64, A::I64}},
+      // as txrt_attention_fwd / _bwd (f32 buffers; bf16 block products)
+      {RuntimeFn::AttentionFwdBf16, "txrt_attention_fwd_bf16", nullptr,
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64,
+        A::Ptr, A::I64, A::Ptr, A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I32, A::F32, A::F32, A::F32, A::I64,
+        A::I64}},
+      {RuntimeFn::AttentionBwdBf16, "txrt_attention_bwd_bf16", nullptr,
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr,
+        A::I64, A::Ptr, A::I64, A::Ptr, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64,
+        A::I64, A::I64, A::I64, A::I32, A::F32, A::F32, A::F32, A::I64, A::I64}},
       // ctx, site, n, param, grad, m, v, grad_scale, schedule, lr, d_model,
       // warmup, beta1, beta2, eps, weight_decay
       {RuntimeFn::AdamStep, "txrt_adam_step", "txrt_cuda_adam_step",

@@ -13,7 +13,11 @@
 // so no entry call rounds weights. The cast of a norm's output (add + layer
 // norm, RMS norm, add + RMS norm: every sublayer's input) is marked
 // `by_producer`: the norm's kernel writes the bf16 copy in the pass that
-// writes its f32 output, and the cast is no pass of its own.
+// writes its f32 output, and the cast is no pass of its own. The fused
+// attention ops (tx.attention, tx.attention_train, tx.attention_grad) are
+// marked `bf16`: their block products round Q, K, V, P, dO and dS to bf16
+// inside the kernel (txrt_attention_fwd_bf16, _bwd_bf16), so their operands
+// stay f32 and no cast is made for them.
 //
 //===----------------------------------------------------------------------===//
 #include "txc/Transforms/Passes.h"
@@ -98,6 +102,8 @@ struct PrecisionPass : mlir::tx::impl::PrecisionPassBase<PrecisionPass> {
         } else if (auto grad = dyn_cast<LinearGradOp>(op)) {
           grad.getInputMutable().assign(casts.of(grad.getInput()));
           grad.getWeightMutable().assign(casts.of(grad.getWeight()));
+        } else if (isa<AttentionOp, AttentionTrainOp, AttentionGradOp>(op)) {
+          op->setAttr("bf16", UnitAttr::get(op->getContext()));
         }
       });
 

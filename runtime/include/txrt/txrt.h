@@ -779,6 +779,40 @@ txrt_status txrt_linear_fwd_bf16(txrt_context *ctx, int64_t site, int64_t m,
                                  int32_t activation, const float *residual,
                                  float *y);
 
+/** txrt_attention_fwd with bf16 block products: Q, K, V and the
+ *  probabilities P are rounded to bf16 (nearest even) as the kernel's block
+ *  products read them, and S = scale Q K^T and O += P V accumulate in f32
+ *  (vdpbf16ps where the CPU has AVX512_BF16, else exact f32 products of the
+ *  rounded values). The softmax statistics (running max, sum, lse), the
+ *  rescaling, masks, fill and dropout are f32 as in txrt_attention_fwd;
+ *  the arguments (all f32 pointers) and the outputs are the same. Rows whose
+ *  masked keys count (a finite fill near the row's scores) are computed
+ *  whole in f32. */
+txrt_status txrt_attention_fwd_bf16(
+    txrt_context *ctx, int64_t site, int64_t batch, int64_t heads,
+    int64_t kv_heads, int64_t tq, int64_t tk, int64_t head_dim, const float *q,
+    int64_t ldq, const float *k, int64_t ldk, const float *v, int64_t ldv,
+    float *o, int64_t ldo, float *lse, const uint8_t *mask,
+    int64_t mask_stride_batch, int64_t mask_stride_head,
+    int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
+    float scale, float fill, float dropout_p, uint64_t seed, int64_t step);
+
+/** txrt_attention_bwd with bf16 block products (S = Q K^T, dP = dO V^T,
+ *  dV += P^T dO, dK += dS^T Q, dQ += dS K: operands rounded to bf16, sums in
+ *  f32); P = exp(S - lse), D = rowsum(dO * O) and dS = P * (dP - D) in f32.
+ *  The arguments are txrt_attention_bwd's; pair it with
+ *  txrt_attention_fwd_bf16 (its lse). */
+txrt_status txrt_attention_bwd_bf16(
+    txrt_context *ctx, int64_t site, int64_t fwd_site, int64_t batch,
+    int64_t heads, int64_t kv_heads, int64_t tq, int64_t tk, int64_t head_dim,
+    const float *q, int64_t ldq, const float *k, int64_t ldk, const float *v,
+    int64_t ldv, const float *o, int64_t ldo, const float *lse,
+    const float *d_o, int64_t lddo, float *dq, int64_t lddq, float *dk,
+    int64_t lddk, float *dv, int64_t lddv, const uint8_t *mask,
+    int64_t mask_stride_batch, int64_t mask_stride_head,
+    int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
+    float scale, float fill, float dropout_p, uint64_t seed, int64_t step);
+
 /** txrt_linear_bwd with bf16 x and w: dy (f32) is rounded to bf16 once, then
  *  dx = dy * w and dw = dy^T * x run as bf16 matmuls with f32 accumulation;
  *  dbias sums the f32 dy. dx, dw, dbias are f32. */

@@ -19,7 +19,13 @@
 // contribution overwrites, so nothing is zeroed first). One thread owns a
 // (batch, key/value head), so there are no write races.
 //
-// Block products are tileGemm's register-blocked loops (TileGemm.h). Q, K,
+// Block products are tileGemm's register-blocked loops (TileGemm.h); the
+// bf16 entry points (txrt_attention_fwd_bf16, _bwd_bf16) run the same code
+// with tileGemmBf16 instead: every product's operands (Q, K, V, P, dO, dS)
+// are rounded to bf16 as the product packs them and accumulate in f32,
+// while the softmax statistics (m, l, lse), the rescaling, D, dS, masks
+// and dropout stay f32 and the outputs are f32. The rare rows whose masked
+// keys count (below) are computed whole in f32 in both. Q, K,
 // V, O and the gradients are read and written in place through their leading
 // dimensions ([B, T, h, d] with any row stride): no head-split copies. With
 // grouped-query attention (kv_heads < heads) query head h reads key/value
@@ -300,12 +306,16 @@ float wholeRowScores(const Geometry &g, const float *q, int64_t ldq,
 // Forward
 //===----------------------------------------------------------------------===//
 
+/// The block product: tileGemm (f32) or tileGemmBf16.
+using BlockProduct = decltype(&tileGemm);
+
 struct ForwardArgs {
   const float *q, *k, *v;
   int64_t ldq, ldk, ldv;
   float *o, *lse;
   int64_t ldo;
   float scale;
+  BlockProduct product;
 };
 
 /// Per-thread buffers of the forward.
@@ -378,8 +388,8 @@ void forwardQueryBlock(const Geometry &g, const ForwardArgs &x,
   for (int64_t k0 = 0; k0 < keyStop; k0 += g.blockK) {
     const int64_t cols = std::min(g.blockK, keyStop - k0);
     // S [rows x cols] = scale * Q K_block^T.
-    tileGemm(rows, cols, d, x.scale, qBlock, x.ldq, ALayout::RowMajor,
-             w.keysT + k0, w.ld.keys, w.scores, ldt, false);
+    x.product(rows, cols, d, x.scale, qBlock, x.ldq, ALayout::RowMajor,
+              w.keysT + k0, w.ld.keys, w.scores, ldt, false);
     // Online softmax over the visible keys of each row.
     for (int64_t i = 0; i < rows; ++i) {
       float *row = w.scores + i * ldt;
@@ -415,8 +425,8 @@ void forwardQueryBlock(const Geometry &g, const ForwardArgs &x,
       }
     }
     // acc [rows x d] += P V_block.
-    tileGemm(rows, d, cols, 1.0f, w.scores, ldt, ALayout::RowMajor,
-             vHead + (b * g.tk + k0) * x.ldv, x.ldv, w.acc, ldd, true);
+    x.product(rows, d, cols, 1.0f, w.scores, ldt, ALayout::RowMajor,
+              vHead + (b * g.tk + k0) * x.ldv, x.ldv, w.acc, ldd, true);
   }
 
   float *oBlock = x.o + (b * g.tq + q0) * x.ldo + h * d;
@@ -481,6 +491,7 @@ struct BackwardArgs {
   float *dq, *dk, *dv;
   int64_t lddq, lddk, lddv;
   float scale;
+  BlockProduct product;
 };
 
 /// Per-thread buffers of the backward.
@@ -549,16 +560,16 @@ float copyAndDot(int64_t n, const float *a, const float *b, float *copy) {
 
 /// C rows [0, rows) of a product over keys: the rows below `written` are
 /// accumulated into, the others overwritten (dK and dV are not zeroed).
-void keyRowsGemm(int64_t rows, int64_t written, int64_t n, int64_t k,
-                 float alpha, const float *a, int64_t lda, const float *b,
-                 int64_t ldb, float *c, int64_t ldc) {
+void keyRowsGemm(BlockProduct product, int64_t rows, int64_t written, int64_t n,
+                 int64_t k, float alpha, const float *a, int64_t lda,
+                 const float *b, int64_t ldb, float *c, int64_t ldc) {
   int64_t split = std::clamp<int64_t>(written, 0, rows);
   if (split > 0)
-    tileGemm(split, n, k, alpha, a, lda, ALayout::ColumnMajor, b, ldb, c, ldc,
-             true);
+    product(split, n, k, alpha, a, lda, ALayout::ColumnMajor, b, ldb, c, ldc,
+            true);
   if (split < rows)
-    tileGemm(rows - split, n, k, alpha, a + split, lda, ALayout::ColumnMajor, b,
-             ldb, c + split * ldc, ldc, false);
+    product(rows - split, n, k, alpha, a + split, lda, ALayout::ColumnMajor, b,
+            ldb, c + split * ldc, ldc, false);
 }
 
 /// One query block of head h; returns the number of keys it saw (its dK /
@@ -609,10 +620,10 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
   for (int64_t k0 = 0; k0 < keyStop; k0 += bk) {
     const int64_t cols = std::min(bk, keyStop - k0);
     // S = scale * Q K^T and dP = dO V^T, both [rows x cols].
-    tileGemm(rows, cols, d, x.scale, w.query, ldd, ALayout::RowMajor,
-             w.keysT + k0, w.ld.keys, w.probs, ldt, false);
-    tileGemm(rows, cols, d, 1.0f, w.gradO, ldd, ALayout::RowMajor,
-             w.valuesT + k0, w.ld.keys, w.dscores, ldt, false);
+    x.product(rows, cols, d, x.scale, w.query, ldd, ALayout::RowMajor,
+              w.keysT + k0, w.ld.keys, w.probs, ldt, false);
+    x.product(rows, cols, d, 1.0f, w.gradO, ldd, ALayout::RowMajor,
+              w.valuesT + k0, w.ld.keys, w.dscores, ldt, false);
     for (int64_t i = 0; i < rows; ++i) {
       float *p = w.probs + i * ldt;
       float *ds = w.dscores + i * ldt;
@@ -657,13 +668,14 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
     const float *dropped = dropout.enabled ? w.dropped : w.probs;
     // dV += P^T dO and dK += scale dS^T Q: P and dS are column-major as A^T.
     const int64_t written = keysWritten - k0;
-    keyRowsGemm(cols, written, d, rows, 1.0f, dropped, ldt, w.gradO, ldd,
-                x.dv + (b * g.tk + k0) * x.lddv + kvHeadOffset, x.lddv);
-    keyRowsGemm(cols, written, d, rows, x.scale, w.dscores, ldt, w.query, ldd,
-                x.dk + (b * g.tk + k0) * x.lddk + kvHeadOffset, x.lddk);
+    keyRowsGemm(x.product, cols, written, d, rows, 1.0f, dropped, ldt, w.gradO,
+                ldd, x.dv + (b * g.tk + k0) * x.lddv + kvHeadOffset, x.lddv);
+    keyRowsGemm(x.product, cols, written, d, rows, x.scale, w.dscores, ldt,
+                w.query, ldd, x.dk + (b * g.tk + k0) * x.lddk + kvHeadOffset,
+                x.lddk);
     // dQ += scale dS K.
-    tileGemm(rows, d, cols, x.scale, w.dscores, ldt, ALayout::RowMajor,
-             w.keys + k0 * ldd, ldd, dqBlock, x.lddq, k0 > 0);
+    x.product(rows, d, cols, x.scale, w.dscores, ldt, ALayout::RowMajor,
+              w.keys + k0 * ldd, ldd, dqBlock, x.lddq, k0 > 0);
   }
   return keyStop;
 }
@@ -740,20 +752,18 @@ void attentionBackward(Context &ctx, const Geometry &g, const BackwardArgs &x,
   }
 }
 
-} // namespace
-
-extern "C" {
-
-txrt_status txrt_attention_fwd(
-    txrt_context *ctx, int64_t site, int64_t batch, int64_t heads,
-    int64_t kv_heads, int64_t tq, int64_t tk, int64_t head_dim, const float *q,
-    int64_t ldq, const float *k, int64_t ldk, const float *v, int64_t ldv,
-    float *o, int64_t ldo, float *lse, const uint8_t *mask,
-    int64_t mask_stride_batch, int64_t mask_stride_head,
+/// txrt_attention_fwd and txrt_attention_fwd_bf16 (`name`), which differ in
+/// their block product only.
+txrt_status attentionForwardCall(
+    const char *name, BlockProduct product, txrt_context *ctx, int64_t site,
+    int64_t batch, int64_t heads, int64_t kv_heads, int64_t tq, int64_t tk,
+    int64_t head_dim, const float *q, int64_t ldq, const float *k, int64_t ldk,
+    const float *v, int64_t ldv, float *o, int64_t ldo, float *lse,
+    const uint8_t *mask, int64_t mask_stride_batch, int64_t mask_stride_head,
     int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
     float scale, float fill, float dropout_p, uint64_t seed, int64_t step) {
   return runKernel(
-      ctx, site, "txrt_attention_fwd",
+      ctx, site, name,
       [&] {
         return shapes("batch", batch, "heads", heads, "kv_heads", kv_heads,
                       "tq", tq, "tk", tk, "head_dim", head_dim, "ldq", ldq,
@@ -770,25 +780,26 @@ txrt_status txrt_attention_fwd(
         require(q && k && v && o, "q, k, v and o must not be NULL");
         Geometry g = makeGeometry(c, batch, heads, kv_heads, tq, tk, head_dim,
                                   maskArgs, causal);
-        ForwardArgs args{q, k, v, ldq, ldk, ldv, o, lse, ldo, scale};
+        ForwardArgs args{q, k, v, ldq, ldk, ldv, o, lse, ldo, scale, product};
         attentionForward(c, g, args,
                          Dropout(dropout_p, seed, step, site,
                                  c.dropoutOffset(probsElements(g))));
       });
 }
 
-txrt_status txrt_attention_bwd(
-    txrt_context *ctx, int64_t site, int64_t fwd_site, int64_t batch,
-    int64_t heads, int64_t kv_heads, int64_t tq, int64_t tk, int64_t head_dim,
-    const float *q, int64_t ldq, const float *k, int64_t ldk, const float *v,
-    int64_t ldv, const float *o, int64_t ldo, const float *lse,
-    const float *d_o, int64_t lddo, float *dq, int64_t lddq, float *dk,
-    int64_t lddk, float *dv, int64_t lddv, const uint8_t *mask,
-    int64_t mask_stride_batch, int64_t mask_stride_head,
+/// txrt_attention_bwd and txrt_attention_bwd_bf16 (`name`).
+txrt_status attentionBackwardCall(
+    const char *name, BlockProduct product, txrt_context *ctx, int64_t site,
+    int64_t fwd_site, int64_t batch, int64_t heads, int64_t kv_heads,
+    int64_t tq, int64_t tk, int64_t head_dim, const float *q, int64_t ldq,
+    const float *k, int64_t ldk, const float *v, int64_t ldv, const float *o,
+    int64_t ldo, const float *lse, const float *d_o, int64_t lddo, float *dq,
+    int64_t lddq, float *dk, int64_t lddk, float *dv, int64_t lddv,
+    const uint8_t *mask, int64_t mask_stride_batch, int64_t mask_stride_head,
     int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
     float scale, float fill, float dropout_p, uint64_t seed, int64_t step) {
   return runKernel(
-      ctx, site, "txrt_attention_bwd",
+      ctx, site, name,
       [&] {
         return shapes("batch", batch, "heads", heads, "kv_heads", kv_heads,
                       "tq", tq, "tk", tk, "head_dim", head_dim, "ldq", ldq,
@@ -819,12 +830,83 @@ txrt_status txrt_attention_bwd(
                 "q, k, v, o, lse, d_o and dq must not be NULL");
         Geometry g = makeGeometry(c, batch, heads, kv_heads, tq, tk, head_dim,
                                   maskArgs, causal);
-        BackwardArgs args{q,   k,    v,  o,  lse, d_o,  ldq,  ldk,  ldv,
-                          ldo, lddo, dq, dk, dv,  lddq, lddk, lddv, scale};
+        BackwardArgs args{q,    k,    v,    o,     lse,    d_o, ldq,
+                          ldk,  ldv,  ldo,  lddo,  dq,     dk,  dv,
+                          lddq, lddk, lddv, scale, product};
         attentionBackward(c, g, args,
                           Dropout(dropout_p, seed, step, fwd_site,
                                   c.dropoutOffset(probsElements(g))));
       });
+}
+
+} // namespace
+
+extern "C" {
+
+txrt_status txrt_attention_fwd(
+    txrt_context *ctx, int64_t site, int64_t batch, int64_t heads,
+    int64_t kv_heads, int64_t tq, int64_t tk, int64_t head_dim, const float *q,
+    int64_t ldq, const float *k, int64_t ldk, const float *v, int64_t ldv,
+    float *o, int64_t ldo, float *lse, const uint8_t *mask,
+    int64_t mask_stride_batch, int64_t mask_stride_head,
+    int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
+    float scale, float fill, float dropout_p, uint64_t seed, int64_t step) {
+  return attentionForwardCall(
+      "txrt_attention_fwd", tileGemm, ctx, site, batch, heads, kv_heads, tq, tk,
+      head_dim, q, ldq, k, ldk, v, ldv, o, ldo, lse, mask, mask_stride_batch,
+      mask_stride_head, mask_stride_query, mask_stride_key, causal, scale, fill,
+      dropout_p, seed, step);
+}
+
+txrt_status txrt_attention_fwd_bf16(
+    txrt_context *ctx, int64_t site, int64_t batch, int64_t heads,
+    int64_t kv_heads, int64_t tq, int64_t tk, int64_t head_dim, const float *q,
+    int64_t ldq, const float *k, int64_t ldk, const float *v, int64_t ldv,
+    float *o, int64_t ldo, float *lse, const uint8_t *mask,
+    int64_t mask_stride_batch, int64_t mask_stride_head,
+    int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
+    float scale, float fill, float dropout_p, uint64_t seed, int64_t step) {
+  return attentionForwardCall(
+      "txrt_attention_fwd_bf16", tileGemmBf16, ctx, site, batch, heads,
+      kv_heads, tq, tk, head_dim, q, ldq, k, ldk, v, ldv, o, ldo, lse, mask,
+      mask_stride_batch, mask_stride_head, mask_stride_query, mask_stride_key,
+      causal, scale, fill, dropout_p, seed, step);
+}
+
+txrt_status txrt_attention_bwd(
+    txrt_context *ctx, int64_t site, int64_t fwd_site, int64_t batch,
+    int64_t heads, int64_t kv_heads, int64_t tq, int64_t tk, int64_t head_dim,
+    const float *q, int64_t ldq, const float *k, int64_t ldk, const float *v,
+    int64_t ldv, const float *o, int64_t ldo, const float *lse,
+    const float *d_o, int64_t lddo, float *dq, int64_t lddq, float *dk,
+    int64_t lddk, float *dv, int64_t lddv, const uint8_t *mask,
+    int64_t mask_stride_batch, int64_t mask_stride_head,
+    int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
+    float scale, float fill, float dropout_p, uint64_t seed, int64_t step) {
+  return attentionBackwardCall(
+      "txrt_attention_bwd", tileGemm, ctx, site, fwd_site, batch, heads,
+      kv_heads, tq, tk, head_dim, q, ldq, k, ldk, v, ldv, o, ldo, lse, d_o,
+      lddo, dq, lddq, dk, lddk, dv, lddv, mask, mask_stride_batch,
+      mask_stride_head, mask_stride_query, mask_stride_key, causal, scale, fill,
+      dropout_p, seed, step);
+}
+
+txrt_status txrt_attention_bwd_bf16(
+    txrt_context *ctx, int64_t site, int64_t fwd_site, int64_t batch,
+    int64_t heads, int64_t kv_heads, int64_t tq, int64_t tk, int64_t head_dim,
+    const float *q, int64_t ldq, const float *k, int64_t ldk, const float *v,
+    int64_t ldv, const float *o, int64_t ldo, const float *lse,
+    const float *d_o, int64_t lddo, float *dq, int64_t lddq, float *dk,
+    int64_t lddk, float *dv, int64_t lddv, const uint8_t *mask,
+    int64_t mask_stride_batch, int64_t mask_stride_head,
+    int64_t mask_stride_query, int64_t mask_stride_key, int32_t causal,
+    float scale, float fill, float dropout_p, uint64_t seed, int64_t step) {
+  return attentionBackwardCall(
+      "txrt_attention_bwd_bf16", tileGemmBf16, ctx, site, fwd_site, batch,
+      heads, kv_heads, tq, tk, head_dim, q, ldq, k, ldk, v, ldv, o, ldo, lse,
+      d_o, lddo, dq, lddq, dk, lddk, dv, lddv, mask, mask_stride_batch,
+      mask_stride_head, mask_stride_query, mask_stride_key, causal, scale, fill,
+      dropout_p, seed, step);
 }
 
 } // extern "C"

@@ -10,8 +10,16 @@
 // checked against finite differences of the reference on small shapes and
 // against the reference's analytic gradient on larger ones.
 //
+// The bf16 kernels (txrt_attention_fwd_bf16, _bwd_bf16) run the same cases
+// against the same double-precision reference on the unrounded inputs, and
+// against the f32 kernel, held to a bound relative to each output's scale
+// (kBf16ForwardBound below says where it comes from), on both paths of
+// their block products (vdpbf16ps and rounded copies); rows the f32 kernel
+// computes whole (fully masked rows) equal the f32 kernel's bit for bit.
+//
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
+#include "TileGemm.h"
 
 #include <cmath>
 #include <limits>
@@ -250,15 +258,19 @@ Gradients referenceAttentionBackward(const AttentionCase &c, const Doubles &q,
   return g;
 }
 
+/// Which entry points a run calls.
+enum class Precision { F32, Bf16 };
+
 class AttentionTest : public RuntimeTest {
 protected:
   struct Run {
     Floats q, k, v, o, lse, dO, dq, dk, dv;
   };
 
-  static txrt_status forward(txrt_context *ctx, const AttentionCase &c,
-                             Run &r) {
-    return txrt_attention_fwd(
+  static txrt_status forward(txrt_context *ctx, const AttentionCase &c, Run &r,
+                             Precision precision = Precision::F32) {
+    return (precision == Precision::Bf16 ? txrt_attention_fwd_bf16
+                                         : txrt_attention_fwd)(
         ctx, c.site, c.batch, c.heads, c.kvh(), c.tq, c.tk, c.d, r.q.data(),
         c.ld(), r.k.data(), c.kvLd(), r.v.data(), c.kvLd(), r.o.data(), c.ld(),
         r.lse.data(), c.maskData(), c.stride[0], c.stride[1], c.stride[2],
@@ -267,14 +279,14 @@ protected:
 
   /// Runs the kernels forward (and backward) on random data.
   static Run run(txrt_context *ctx, const AttentionCase &c, bool backward,
-                 uint32_t seed) {
+                 uint32_t seed, Precision precision = Precision::F32) {
     Run r;
     r.q = randomFloats(c.batch * c.tq * c.ld(), seed, -1.5f, 1.5f);
     r.k = randomFloats(c.batch * c.tk * c.kvLd(), seed + 1, -1.5f, 1.5f);
     r.v = randomFloats(c.batch * c.tk * c.kvLd(), seed + 2);
     r.o.assign(c.batch * c.tq * c.ld(), 0.0f);
     r.lse.assign(c.batch * c.heads * c.tq, 0.0f);
-    EXPECT_EQ(forward(ctx, c, r), TXRT_OK) << txrt_last_error(ctx);
+    EXPECT_EQ(forward(ctx, c, r, precision), TXRT_OK) << txrt_last_error(ctx);
     if (!backward)
       return r;
     r.dO = randomFloats(c.batch * c.tq * c.ld(), seed + 3);
@@ -282,7 +294,8 @@ protected:
     r.dq.assign(r.q.size(), 7.0f);
     r.dk.assign(r.k.size(), 7.0f);
     r.dv.assign(r.v.size(), 7.0f);
-    EXPECT_EQ(txrt_attention_bwd(
+    EXPECT_EQ((precision == Precision::Bf16 ? txrt_attention_bwd_bf16
+                                            : txrt_attention_bwd)(
                   ctx, c.site + 1, c.site, c.batch, c.heads, c.kvh(), c.tq,
                   c.tk, c.d, r.q.data(), c.ld(), r.k.data(), c.kvLd(),
                   r.v.data(), c.kvLd(), r.o.data(), c.ld(), r.lse.data(),
@@ -624,5 +637,188 @@ TEST_F(AttentionTest, RowsOfABatchDrawTheBatchDropout) {
   EXPECT_EQ(r.dk, rows(whole.dk, kRow));
   EXPECT_EQ(r.dv, rows(whole.dv, kRow));
 }
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// bf16 block products
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The bound on |bf16 kernel - reference| relative to the output's scale
+/// (its largest magnitude). bf16 keeps 8 significant bits: rounding to
+/// nearest errs by at most u = 2^-8 ~ 3.9e-3 of the value, so a product of
+/// two rounded operands by at most 2u ~ 7.8e-3 of |a b| (the product itself
+/// is exact in f32; the f32 sums add ~1e-7). A score errs by that much of
+/// scale * sum |q k| at worst, much less with head_dim terms of random
+/// sign, and shifts P by its error relatively; P and V are rounded again for
+/// P V (2u more per term, averaged over the keys). So the output's error is
+/// about u of its scale: 1e-2 (1.3 times 2u, the error of a single product)
+/// bounds it; the cases below reach 4.7e-3, and the f32 kernel is held to
+/// 1e-4. Gradients pass through two rounded products each (dS from
+/// dP = dO V^T and the recomputed P, then dS K, dS^T Q; P^T dO), and
+/// dS = P (dP - D) subtracts the row's mean, leaving the larger terms'
+/// rounding in a smaller difference: 2e-2 of each gradient's scale (the
+/// cases reach 6.8e-3).
+constexpr double kBf16ForwardBound = 1e-2;
+constexpr double kBf16GradientBound = 2e-2;
+
+/// max |actual - expected| / max(1e-6, max |expected|): the error in units
+/// of the output's scale.
+double errorOfScale(const Floats &actual, const Doubles &expected) {
+  double worst = 0, scale = 1e-6;
+  for (size_t n = 0; n < expected.size(); ++n) {
+    scale = std::max(scale, std::fabs(expected[n]));
+    worst = std::max(worst, std::fabs(double(actual[n]) - expected[n]));
+  }
+  return worst / scale;
+}
+
+double errorOfScale(const Floats &actual, const Floats &expected) {
+  return errorOfScale(actual, toDoubles(expected));
+}
+
+class AttentionBf16Test : public AttentionTest,
+                          public ::testing::WithParamInterface<bool> {
+protected:
+  /// The parameter: vdpbf16ps (true) or the rounded copies (false).
+  void SetUp() override {
+    AttentionTest::SetUp();
+    if (GetParam() && !txrt::nativeBf16Products())
+      GTEST_SKIP() << "this CPU has no AVX512_BF16 (vdpbf16ps)";
+    txrt::useNativeBf16Products(GetParam());
+  }
+  void TearDown() override {
+    txrt::useNativeBf16Products(true);
+    AttentionTest::TearDown();
+  }
+
+  /// Forward and (when `backward`) backward in bf16 against the reference
+  /// and the f32 kernel; returns the forward's error against the reference.
+  static double checkBf16(txrt_context *ctx, const AttentionCase &c,
+                          uint32_t seed, bool backward) {
+    SCOPED_TRACE(c.name());
+    Run bf16 = run(ctx, c, backward, seed, Precision::Bf16);
+    Run f32 = run(ctx, c, backward, seed, Precision::F32);
+    Doubles q = toDoubles(bf16.q), k = toDoubles(bf16.k), v = toDoubles(bf16.v),
+            drop = dropoutScales(ctx, c);
+    Doubles lse(c.batch * c.heads * c.tq);
+    Doubles o = referenceAttention(c, q, k, v, drop, &lse);
+    const double error = errorOfScale(bf16.o, o);
+    EXPECT_LE(error, kBf16ForwardBound) << "o against the reference";
+    EXPECT_LE(errorOfScale(bf16.o, f32.o), kBf16ForwardBound)
+        << "o against the f32 kernel";
+    for (size_t i = 0; i < lse.size(); ++i) {
+      if (std::isinf(lse[i]))
+        EXPECT_TRUE(std::isinf(bf16.lse[i]) && bf16.lse[i] < 0) << "lse " << i;
+      else // the scores' error, absolute: lse is a score
+        EXPECT_NEAR(bf16.lse[i], lse[i],
+                    kBf16ForwardBound * std::max(1.0, std::fabs(lse[i])))
+            << "lse " << i;
+    }
+    if (!backward)
+      return error;
+    Gradients g =
+        referenceAttentionBackward(c, q, k, v, drop, toDoubles(bf16.dO));
+    EXPECT_LE(errorOfScale(bf16.dq, g.dq), kBf16GradientBound) << "dq";
+    EXPECT_LE(errorOfScale(bf16.dk, g.dk), kBf16GradientBound) << "dk";
+    EXPECT_LE(errorOfScale(bf16.dv, g.dv), kBf16GradientBound) << "dv";
+    EXPECT_LE(errorOfScale(bf16.dq, f32.dq), kBf16GradientBound) << "dq f32";
+    EXPECT_LE(errorOfScale(bf16.dk, f32.dk), kBf16GradientBound) << "dk f32";
+    EXPECT_LE(errorOfScale(bf16.dv, f32.dv), kBf16GradientBound) << "dv f32";
+    return error;
+  }
+};
+
+TEST_P(AttentionBf16Test, EveryMaskFormForwardAndBackward) {
+  txrt_context *ctx = smallBlocks();
+  uint32_t seed = 2000;
+  double largest = 0;
+  for (const AttentionCase &c : maskCases(2, 3, 37, 29, 24))
+    largest = std::max(largest, checkBf16(ctx_, c, seed++, true));
+  for (const AttentionCase &c : generalCases(3, 2, 33, 41, 16))
+    largest = std::max(largest, checkBf16(ctx, c, seed++, true));
+  // The products did run in bf16: an f32 kernel is within 1e-4.
+  EXPECT_GT(largest, 1e-4);
+  txrt_context_destroy(ctx);
+}
+
+TEST_P(AttentionBf16Test, GroupedQueryHeadsDropoutAndTails) {
+  txrt_context *ctx = smallBlocks();
+  uint32_t seed = 2100;
+  for (int64_t kvHeads : {1, 2})
+    for (AttentionCase c : maskCases(2, 4, 33, 19, 9)) {
+      c.kvHeads = kvHeads;
+      c.pad = 3;
+      c.dropout = 0.2f;
+      checkBf16(ctx, c, seed++, true);
+    }
+  // One key block of 65 keys and head_dim 64 in the default blocks (the
+  // model's shapes), odd sizes elsewhere.
+  for (AttentionCase c : maskCases(1, 2, 65, 65, 64))
+    checkBf16(ctx_, c, seed++, true);
+  for (AttentionCase c : maskCases(2, 1, 7, 5, 3))
+    checkBf16(ctx_, c, seed++, true);
+  txrt_context_destroy(ctx);
+}
+
+TEST_P(AttentionBf16Test, FullyMaskedRowsAsTheF32Kernel) {
+  // Batch 2 keeps no key: with fill -inf its rows are zeros, with -1e9 the
+  // mean of V, both computed as the f32 kernel computes them (bit for bit).
+  for (float fill : {kNoFill, -1e9f})
+    for (bool causal : {false, true}) {
+      AttentionCase c =
+          makeCase(3, 2, 6, 5, 4, MaskKind::RightPadding, causal, fill);
+      SCOPED_TRACE(c.name());
+      Run bf16 = run(ctx_, c, true, 810, Precision::Bf16);
+      Run f32 = run(ctx_, c, true, 810, Precision::F32);
+      const int64_t first = 2 * c.tq * c.ld(), last = 3 * c.tq * c.ld();
+      for (int64_t n = first; n < last; ++n) {
+        EXPECT_EQ(bf16.o[n], f32.o[n]) << "o " << n;
+        EXPECT_EQ(bf16.dq[n], f32.dq[n]) << "dq " << n;
+        if (fill == kNoFill) {
+          EXPECT_EQ(bf16.o[n], 0.0f) << "o " << n;
+          EXPECT_EQ(bf16.dq[n], 0.0f) << "dq " << n;
+        }
+      }
+      for (int64_t n = 2 * c.tk * c.kvLd(); n < 3 * c.tk * c.kvLd(); ++n) {
+        EXPECT_EQ(bf16.dk[n], f32.dk[n]) << "dk " << n;
+        EXPECT_EQ(bf16.dv[n], f32.dv[n]) << "dv " << n;
+      }
+    }
+}
+
+TEST_F(AttentionTest, Bf16BadArgumentsAreErrors) {
+  // The bf16 entry points check their arguments as the f32 ones do, and
+  // their messages name them.
+  Floats q(2 * 8), o(2 * 8), lse(4), dq(2 * 8), dk(2 * 12), dv(2 * 12);
+  EXPECT_EQ(txrt_attention_fwd_bf16(ctx_, 1, 1, 2, 3, 2, 2, 4, q.data(), 8,
+                                    q.data(), 12, q.data(), 12, o.data(), 8,
+                                    lse.data(), nullptr, 0, 0, 0, 0, 0, 0.5f,
+                                    kNoFill, 0.0f, 0, 0),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  std::string message = txrt_last_error(ctx_);
+  EXPECT_NE(message.find("txrt_attention_fwd_bf16"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("kv_heads = 3"), std::string::npos) << message;
+  EXPECT_EQ(txrt_attention_bwd_bf16(
+                ctx_, 2, 1, 1, 2, 2, 2, 2, 4, q.data(), 8, q.data(), 8,
+                q.data(), 8, o.data(), 8, lse.data(), o.data(), 8, dq.data(),
+                8, dk.data(), 8, dv.data(), 8, nullptr, 0, 0, 0, 0, 0, 0.5f,
+                kNoFill, 1.5f, 0, 0),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  message = txrt_last_error(ctx_);
+  EXPECT_NE(message.find("txrt_attention_bwd_bf16"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("dropout_p"), std::string::npos) << message;
+}
+
+INSTANTIATE_TEST_SUITE_P(Products, AttentionBf16Test,
+                         ::testing::Values(true, false),
+                         [](const ::testing::TestParamInfo<bool> &info) {
+                           return std::string(info.param ? "DotProducts"
+                                                         : "RoundedCopies");
+                         });
 
 } // namespace

@@ -55,6 +55,8 @@ enum class RuntimeFn {
   LinearFwdBf16,
   LinearBwdBf16,
   AdamStepBf16,
+  AttentionFwdBf16,
+  AttentionBwdBf16,
 };
 
 /// The C symbol of `fn` (e.g. "txrt_linear_fwd").

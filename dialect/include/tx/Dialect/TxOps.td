@@ -688,6 +688,13 @@ def Tx_AttentionOp : Tx_InferOp<"attention", [TxDifferentiable]> {
     gives the mean of `value`. Without `fill`, masked keys drop out and a row
     with no visible key gives zeros.
 
+    `bf16` (a unit attribute, set by tx-precision under `--precision=bf16`)
+    runs the block products (`query · keyᵀ`, probabilities · `value`) on
+    operands rounded to bf16 with f32 accumulation; the softmax statistics,
+    masks and dropout stay f32 and the operands and result stay f32 tensors
+    (`txrt_attention_fwd_bf16`). tx.attention_train and tx.attention_grad
+    take it too (`txrt_attention_bwd_bf16`).
+
     ```mlir
     %o = tx.attention %q, %k, %v mask %m {scale = 1.250000e-01 : f32, causal} : (tensor<?x8x?x64xf32, #tx.dims<B: 64, T: 256>>, tensor<?x8x?x64xf32, #tx.dims<B: 64, T: 256>>, tensor<?x8x?x64xf32, #tx.dims<B: 64, T: 256>>, tensor<?x1x1x?xi1, #tx.dims<B: 64, T: 256>>) -> tensor<?x8x?x64xf32, #tx.dims<B: 64, T: 256>>
     ```
