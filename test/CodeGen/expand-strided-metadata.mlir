@@ -2,20 +2,24 @@
 
 // tx-expand-strided-metadata: a subview becomes a reinterpret_cast of its
 // source's base buffer at the computed offset, folded where the sizes are
-// static; each function is rewritten on its own, without region
-// simplification (the unreachable block stays).
+// static; each function is rewritten on its own. Unreachable blocks are
+// erased (the dialect conversions would skip them), but no other region
+// simplification runs: the dead block argument of ^bb1 stays.
 
 // CHECK-LABEL: func.func @entry
 // CHECK-NEXT: %[[BASE:.+]], %{{.+}}, %{{.+}}:2, %{{.+}}:2 = memref.extract_strided_metadata %arg0
 // CHECK-NEXT: %[[VIEW:.+]] = memref.reinterpret_cast %[[BASE]] to offset: [136], sizes: [4, 4], strides: [64, 1]
+// CHECK-NEXT: cf.br ^bb1(%arg1 : index)
+// CHECK-NEXT: ^bb1(%{{.+}}: index):
 // CHECK-NEXT: return %[[VIEW]]
-// CHECK-NEXT: ^bb1:
-// CHECK-NEXT: return %[[VIEW]]
-func.func @entry(%buffer: memref<64x64xf32>) -> memref<4x4xf32, strided<[64, 1], offset: 136>> {
+// CHECK-NEXT: }
+func.func @entry(%buffer: memref<64x64xf32>, %unused: index) -> memref<4x4xf32, strided<[64, 1], offset: 136>> {
   %view = memref.subview %buffer[2, 8] [4, 4] [1, 1]
       : memref<64x64xf32> to memref<4x4xf32, strided<[64, 1], offset: 136>>
+  cf.br ^bb1(%unused : index)
+^bb1(%dead: index):
   return %view : memref<4x4xf32, strided<[64, 1], offset: 136>>
-^bb1:
+^bb2:
   return %view : memref<4x4xf32, strided<[64, 1], offset: 136>>
 }
 
