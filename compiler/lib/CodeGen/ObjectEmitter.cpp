@@ -55,8 +55,11 @@ void mlir::tx::buildLowerToLLVMPipeline(OpPassManager &pm, bool gpuLaunches) {
   // CSE shares them across the entry (the entry is straight-line code, so an
   // earlier value dominates every later use).
   pm.addPass(createCSEPass());
-  pm.addPass(createConvertLinalgToLoopsPass());
-  pm.addPass(memref::createExpandStridedMetadataPass());
+  // MLIR's convert-linalg-to-loops and expand-strided-metadata, applied
+  // per function without region simplification (theirs simplify the whole
+  // module's regions and grew faster than the model's depth).
+  pm.addPass(tx::createLinalgToLoopsPass());
+  pm.addPass(tx::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertSCFToCFPass());
   pm.addPass(tx::createApproximateMathPass());

@@ -294,6 +294,10 @@ std::optional<int64_t> placeBuffers(std::vector<Buffer> &buffers,
       if (gap >= buffer.bytes && (best < 0 || gap < bestGap)) {
         best = cursor;
         bestGap = gap;
+        // A gap of exactly the buffer's size is the best fit, and a later
+        // one only ties it: the lowest wins, so the scan can stop here.
+        if (gap == buffer.bytes)
+          break;
       }
       cursor = std::max(cursor, other.offset + other.bytes);
     }

@@ -1,7 +1,8 @@
 //===- tx-opt.cpp - mlir-opt for the tx dialect ---------------------------===//
 //
 // An mlir-opt-style driver with the tx dialect, func (and arith and math,
-// which glue kernels use) and every txc pass registered (plus MLIR's generic
+// which glue kernels use; linalg, memref and cf, which tx-lower-entries
+// leaves) and every txc pass registered (plus MLIR's generic
 // canonicalize/CSE). lit tests run IR through it.
 //
 //===----------------------------------------------------------------------===//
@@ -22,7 +23,9 @@ int main(int argc, char **argv) {
 
   mlir::DialectRegistry registry;
   registry.insert<mlir::tx::TxDialect, mlir::func::FuncDialect,
-                  mlir::arith::ArithDialect, mlir::math::MathDialect>();
+                  mlir::arith::ArithDialect, mlir::math::MathDialect,
+                  mlir::linalg::LinalgDialect, mlir::memref::MemRefDialect,
+                  mlir::cf::ControlFlowDialect>();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "tx optimizer driver\n", registry));
 }

@@ -1,7 +1,9 @@
 //===- Passes.td - txc passes -------------------------------*- tablegen -*-===//
 //
-// Every txc pass is declared here and implemented in one file of
-// compiler/lib/Transforms named after it (without the Pass suffix).
+// Every txc pass is declared here and implemented in one file named after it
+// (without the Pass suffix): in compiler/lib/Transforms, or in
+// compiler/lib/Conversion (tx-lower-entries) and compiler/lib/CodeGen (the
+// lowering to LLVM's own passes).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXC_TRANSFORMS_PASSES_TD
@@ -252,6 +254,44 @@ def ApproximateMathPass : Pass<"tx-approximate-math", "mlir::ModuleOp"> {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+  ];
+}
+
+def LinalgToLoopsPass : Pass<"tx-linalg-to-loops", "mlir::ModuleOp"> {
+  let summary = "lowers the glue kernels' linalg ops to scf.for loops";
+  let description = [{
+    Rewrites every `linalg` op on buffers into a nest of `scf.for` loops
+    (MLIR's `linalg::linalgOpToLoops`) and folds what that leaves (affine
+    applies, `memref.dim`), as MLIR's convert-linalg-to-loops does, but only
+    in the functions that hold a linalg op (the glue kernels) and without
+    region simplification. MLIR's pass rewrites and folds the whole module:
+    the entries, thousands of status-check blocks on deep models, with
+    region simplification over them, took time that grew faster than the
+    model's depth (docs/benchmarks.md). Runs in the lowering to LLVM, after
+    tx-lower-entries.
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
+def ExpandStridedMetadataPass
+    : Pass<"tx-expand-strided-metadata", "mlir::ModuleOp"> {
+  let summary = "expands memref views into their base, offset, sizes and strides";
+  let description = [{
+    MLIR's expand-strided-metadata patterns (`memref.subview`,
+    `expand_shape`, `collapse_shape` and `extract_aligned_pointer_as_index`
+    of a view rewritten over `memref.extract_strided_metadata` and
+    `memref.reinterpret_cast`, which finalize-memref-to-llvm lowers), with
+    folding, one function at a time and without region simplification: the
+    same rewrite as MLIR's pass, whose region simplification over the
+    entries' thousands of blocks grew faster than the model's depth.
+  }];
+  let dependentDialects = [
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::memref::MemRefDialect",
   ];
 }
 
