@@ -427,25 +427,37 @@ LogicalResult RopeOp::buildVJP(OpBuilder &b, ValueRange grads,
   return success();
 }
 
+namespace {
+
+/// The logits' gradient of a cross-entropy (tx.cross_entropy or its
+/// training form) from the saved `lse`, or recomputing it when `lse` is
+/// null; the targets get none.
+template <typename Loss>
+void crossEntropyGrads(OpBuilder &b, Loss loss, Value dloss, Value lse,
+                       SmallVectorImpl<Value> &out) {
+  SmallVector<Value> operands = {loss.getLogits(), loss.getTargets(), dloss};
+  if (lse)
+    operands.push_back(lse);
+  out.push_back(make<CrossEntropyGradOp>(
+      b, loss.getLoc(), operands,
+      {named(b, "ignore_index", loss.getIgnoreIndexAttr()),
+       named(b, "label_smoothing", loss.getLabelSmoothingAttr())}));
+  out.push_back(nullptr);
+}
+
+} // namespace
+
 LogicalResult CrossEntropyOp::buildVJP(OpBuilder &b, ValueRange grads,
                                        SmallVectorImpl<Value> &out) {
   // tx-autodiff turns the training loss into tx.cross_entropy_train, which
   // saves the lse; without it the gradient recomputes each row's.
-  out.push_back(make<CrossEntropyGradOp>(
-      b, getLoc(), {getLogits(), getTargets(), grads[0]},
-      {named(b, "ignore_index", getIgnoreIndexAttr()),
-       named(b, "label_smoothing", getLabelSmoothingAttr())}));
-  out.push_back(nullptr);
+  crossEntropyGrads(b, *this, grads[0], /*lse=*/nullptr, out);
   return success();
 }
 
 LogicalResult CrossEntropyTrainOp::buildVJP(OpBuilder &b, ValueRange grads,
                                             SmallVectorImpl<Value> &out) {
-  out.push_back(make<CrossEntropyGradOp>(
-      b, getLoc(), {getLogits(), getTargets(), grads[0], getLse()},
-      {named(b, "ignore_index", getIgnoreIndexAttr()),
-       named(b, "label_smoothing", getLabelSmoothingAttr())}));
-  out.push_back(nullptr);
+  crossEntropyGrads(b, *this, grads[0], getLse(), out);
   return success();
 }
 

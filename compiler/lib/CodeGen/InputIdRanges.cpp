@@ -14,6 +14,7 @@
 #include "tx/Dialect/TxDialect.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <algorithm>
 #include <limits>
@@ -77,13 +78,12 @@ std::optional<IdRange> readerRange(Operation *user, Value ids) {
       range.also.push_back(ignore);
     return range;
   };
-  if (auto loss = dyn_cast<CrossEntropyOp>(user))
-    return crossEntropy(loss.getLogits(), loss.getTargets(),
-                        loss.getIgnoreIndex());
-  if (auto loss = dyn_cast<CrossEntropyTrainOp>(user))
-    return crossEntropy(loss.getLogits(), loss.getTargets(),
-                        loss.getIgnoreIndex());
-  return std::nullopt;
+  return llvm::TypeSwitch<Operation *, std::optional<IdRange>>(user)
+      .Case<CrossEntropyOp, CrossEntropyTrainOp>([&](auto loss) {
+        return crossEntropy(loss.getLogits(), loss.getTargets(),
+                            loss.getIgnoreIndex());
+      })
+      .Default([](Operation *) { return std::nullopt; });
 }
 
 /// Narrows `range` to the values `other` accepts too.
