@@ -39,11 +39,17 @@ func.func @train(%x: tensor<4x8xf32>) -> tensor<6x8xf32> attributes {tx.entry = 
 
 // -----
 
-// A gated linear stays f32 (there is no bf16 gated kernel).
+// A gated linear (SwiGLU: silu(x w^T) * (x v^T)) reads bf16 too, the same
+// shared cast of x as its sibling; its gate and result stay f32.
 // CHECK-LABEL: func.func @gated
+// CHECK-DAG: %[[XB:.+]] = tx.cast %arg0 : tensor<4x8xf32> to tensor<4x8xbf16>
+// CHECK-DAG: %[[WB:.+]] = tx.cast %arg1 : tensor<6x8xf32> to tensor<6x8xbf16>
+// CHECK-DAG: %[[VB:.+]] = tx.cast %arg2 : tensor<6x8xf32> to tensor<6x8xbf16>
+// CHECK: %[[U:.+]] = tx.linear %[[XB]], %[[VB]] : (tensor<4x8xbf16>, tensor<6x8xbf16>) -> tensor<4x6xf32>
+// CHECK: tx.linear %[[XB]], %[[WB]] gate %[[U]] {activation = #tx.activation<silu>} : (tensor<4x8xbf16>, tensor<6x8xbf16>, tensor<4x6xf32>) -> tensor<4x6xf32>
 // CHECK-NOT: tx.cast
-// CHECK: tx.linear %arg0, %arg1 gate %arg2
-func.func @gated(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>, %u: tensor<4x6xf32>) -> tensor<4x6xf32> {
+func.func @gated(%x: tensor<4x8xf32>, %w: tensor<6x8xf32>, %v: tensor<6x8xf32>) -> tensor<4x6xf32> {
+  %u = tx.linear %x, %v : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
   %y = tx.linear %x, %w gate %u {activation = #tx.activation<silu>} : (tensor<4x8xf32>, tensor<6x8xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
   return %y : tensor<4x6xf32>
 }

@@ -500,9 +500,8 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
                                             : nullPtr());
         args.push_back(ptrs.lookup(linear.getResult()));
         bool bf16 = in.getElementType().isBF16();
-        if (bf16 && linear.getGate())
-          return fail(linear, "a gated linear has no bf16 kernel");
-        call(linear.getGate() ? RuntimeFn::LinearGatedFwd
+        call(linear.getGate() ? (bf16 ? RuntimeFn::LinearGatedFwdBf16
+                                      : RuntimeFn::LinearGatedFwd)
              : bf16           ? RuntimeFn::LinearFwdBf16
                               : RuntimeFn::LinearFwd,
              args);

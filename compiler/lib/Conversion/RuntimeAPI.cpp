@@ -102,6 +102,10 @@ const std::vector<Entry> &registry() {
       // ctx, site, m, n, k, x (bf16), w (bf16), bias, activation, residual, y
       {RuntimeFn::LinearFwdBf16, "txrt_linear_fwd_bf16", nullptr,
        {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::I32, A::Ptr, A::Ptr}},
+      // ctx, site, m, n, k, x (bf16), w (bf16), bias, activation, gate,
+      // residual, y
+      {RuntimeFn::LinearGatedFwdBf16, "txrt_linear_gated_fwd_bf16", nullptr,
+       {A::Ptr, A::I64, A::I64, A::I64, A::I64, A::Ptr, A::Ptr, A::Ptr, A::I32, A::Ptr, A::Ptr, A::Ptr}},
       // ctx, site, m, n, k, x (bf16), w (bf16), dy, dx, dw, dbias,
       // accumulate_dx, accumulate_params
       {RuntimeFn::LinearBwdBf16, "txrt_linear_bwd_bf16", nullptr,

@@ -95,8 +95,7 @@ struct PrecisionPass : mlir::tx::impl::PrecisionPassBase<PrecisionPass> {
       Bf16Casts casts(module);
       func.walk([&](Operation *op) {
         if (auto linear = dyn_cast<LinearOp>(op)) {
-          if (linear.getGate())
-            return; // the gated form stays f32 (no bf16 kernel yet)
+          // Gated or not: the epilogue (gate f32) runs on the f32 sum.
           linear.getInputMutable().assign(casts.of(linear.getInput()));
           linear.getWeightMutable().assign(casts.of(linear.getWeight()));
         } else if (auto grad = dyn_cast<LinearGradOp>(op)) {

@@ -661,8 +661,9 @@ void printSummary(ModuleOp module, llvm::raw_ostream &os) {
   }
   os << "params   " << total << " in " << count << " tensors\n";
   os << "precision " << precisionName
-     << (precisionName == "bf16" ? " (linears read bf16, accumulate f32)"
-                                 : "")
+     << (precisionName == "bf16"
+             ? " (linears and attention products read bf16, accumulate f32)"
+             : "")
      << "\n";
   auto kind = module->getAttrOfType<StringAttr>(tx::kKindAttr);
   os << "kind     " << (kind ? kind.getValue() : "none");

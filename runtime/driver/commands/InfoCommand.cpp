@@ -59,8 +59,9 @@ void printModelInfo(const ModelInfo &model, std::ostream &out) {
   out << "compile flags  "
       << (model.compileFlags.empty() ? "(none)" : model.compileFlags) << "\n";
   out << "precision      " << model.precision
-      << (model.precision == "bf16" ? " (linears read bf16, accumulate f32)"
-                                    : "")
+      << (model.precision == "bf16"
+              ? " (linears and attention products read bf16, accumulate f32)"
+              : "")
       << "\n";
   // A CUDA executable: its target and the devices it can run on.
   const CudaSupport *cuda = cudaSupport();

@@ -779,6 +779,17 @@ txrt_status txrt_linear_fwd_bf16(txrt_context *ctx, int64_t site, int64_t m,
                                  int32_t activation, const float *residual,
                                  float *y);
 
+/** txrt_linear_gated_fwd with bf16 x and w (SwiGLU, GeGLU under
+ *  --precision=bf16): the product accumulates in f32 and the activation,
+ *  the gate product (gate f32) and the residual run on the f32 accumulator;
+ *  y is f32. */
+txrt_status txrt_linear_gated_fwd_bf16(txrt_context *ctx, int64_t site,
+                                       int64_t m, int64_t n, int64_t k,
+                                       const txrt_bf16 *x, const txrt_bf16 *w,
+                                       const float *bias, int32_t activation,
+                                       const float *gate,
+                                       const float *residual, float *y);
+
 /** txrt_attention_fwd with bf16 block products: Q, K, V and the
  *  probabilities P are rounded to bf16 (nearest even) as the kernel's block
  *  products read them, and S = scale Q K^T and O += P V accumulate in f32

@@ -95,6 +95,26 @@ txrt_status txrt_linear_fwd_bf16(txrt_context *ctx, int64_t site, int64_t m,
       });
 }
 
+txrt_status txrt_linear_gated_fwd_bf16(txrt_context *ctx, int64_t site,
+                                       int64_t m, int64_t n, int64_t k,
+                                       const txrt_bf16 *x, const txrt_bf16 *w,
+                                       const float *bias, int32_t activation,
+                                       const float *gate,
+                                       const float *residual, float *y) {
+  return runKernel(
+      ctx, site, "txrt_linear_gated_fwd_bf16",
+      [&] { return shapes("m", m, "n", n, "k", k); },
+      [&](Context &c) {
+        c.noteFlops(2.0 * double(m) * double(n) * double(k));
+        if (m > 0 && n > 0 && k > 0) {
+          require(gate != nullptr, "gate is NULL");
+          require(gate != y, "gate and y must not be the same buffer");
+        }
+        linearForward(c, site, /*bf16=*/true, m, n, k, x, w, bias, activation,
+                      gate, residual, y);
+      });
+}
+
 txrt_status txrt_linear_bwd_bf16(txrt_context *ctx, int64_t site, int64_t m,
                                  int64_t n, int64_t k, const txrt_bf16 *x,
                                  const txrt_bf16 *w, const float *dy,

@@ -183,7 +183,7 @@ txrt_status txrt_linear_gated_fwd(txrt_context *ctx, int64_t site, int64_t m,
       ctx, site, "txrt_linear_gated_fwd",
       [&] { return shapes("m", m, "n", n, "k", k); },
       [&](Context &c) {
-        c.noteFlops(4.0 * double(m) * double(n) * double(k));
+        c.noteFlops(2.0 * double(m) * double(n) * double(k));
         if (m > 0 && n > 0 && k > 0) {
           require(gate != nullptr, "gate is NULL");
           require(gate != y, "gate and y must not be the same buffer");

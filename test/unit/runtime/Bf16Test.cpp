@@ -1,7 +1,8 @@
 //===- Bf16Test.cpp - bf16 casts, bf16 linears, the CPU check -------------===//
 //
 // The casts against hand-computed bit patterns (round to nearest even, NaN,
-// infinity, overflow), and txrt_linear_fwd_bf16 / _bwd_bf16 against a naive
+// infinity, overflow), and txrt_linear_fwd_bf16, _gated_fwd_bf16 and
+// _bwd_bf16 against a naive
 // double-precision product of the bf16-rounded operands: what remains is
 // f32 accumulation error only. txrt_adam_step_bf16's copy against the
 // rounded master weights, bit for bit (no bf16 instructions needed).
@@ -102,6 +103,60 @@ TEST_F(Bf16Test, LinearForwardAccumulatesInF32) {
                                 y.data()));
   expectClose(y, linearReference(toF32(x), toF32(w), {}, {}, m, n, k, false),
               1e-4, 1e-4, "y without epilogue");
+}
+
+TEST_F(Bf16Test, GatedLinearForwardRunsTheEpilogueInF32) {
+  // y = silu(x · wᵀ + bias) * gate + residual: SwiGLU's gated half.
+  const int64_t m = 21, n = 40, k = 72;
+  std::vector<txrt_bf16> x = toBf16(randomFloats(m * k, 11));
+  std::vector<txrt_bf16> w = toBf16(randomFloats(n * k, 12));
+  Floats bias = randomFloats(n, 13), gate = randomFloats(m * n, 14),
+         residual = randomFloats(m * n, 15);
+  Doubles pre = linearReference(toF32(x), toF32(w), bias, {}, m, n, k, false);
+  Doubles expected(m * n), expectedNoResidual(m * n);
+  for (int64_t i = 0; i < m * n; ++i) {
+    double silu = pre[i] / (1.0 + std::exp(-pre[i]));
+    expectedNoResidual[i] = silu * gate[i];
+    expected[i] = expectedNoResidual[i] + residual[i];
+  }
+  Floats y(m * n);
+  expectOk(txrt_linear_gated_fwd_bf16(ctx_, 5, m, n, k, x.data(), w.data(),
+                                      bias.data(), TXRT_ACTIVATION_SILU,
+                                      gate.data(), residual.data(), y.data()));
+  expectClose(y, expected, 1e-4, 1e-4, "y");
+  // The residual accumulated in place, as the f32 kernel allows.
+  Floats acc = residual;
+  expectOk(txrt_linear_gated_fwd_bf16(ctx_, 6, m, n, k, x.data(), w.data(),
+                                      bias.data(), TXRT_ACTIVATION_SILU,
+                                      gate.data(), acc.data(), acc.data()));
+  expectClose(acc, expected, 1e-4, 1e-4, "y accumulated into the residual");
+  expectOk(txrt_linear_gated_fwd_bf16(ctx_, 7, m, n, k, x.data(), w.data(),
+                                      bias.data(), TXRT_ACTIVATION_SILU,
+                                      gate.data(), nullptr, y.data()));
+  expectClose(y, expectedNoResidual, 1e-4, 1e-4, "y without residual");
+  // The same values as the f32 kernel on the widened operands.
+  Floats yF32(m * n);
+  Floats xf = toF32(x), wf = toF32(w);
+  expectOk(txrt_linear_gated_fwd(ctx_, 8, m, n, k, xf.data(), wf.data(),
+                                 bias.data(), TXRT_ACTIVATION_SILU,
+                                 gate.data(), nullptr, yF32.data()));
+  expectClose(y, Doubles(yF32.begin(), yF32.end()), 1e-5, 1e-5,
+              "y against txrt_linear_gated_fwd");
+}
+
+TEST_F(Bf16Test, GatedLinearWithoutGateOrOntoItIsAnError) {
+  std::vector<txrt_bf16> x(4, 0x3f80), w(4, 0x3f80);
+  Floats y(4);
+  EXPECT_EQ(txrt_linear_gated_fwd_bf16(ctx_, 9, 2, 2, 2, x.data(), w.data(),
+                                       nullptr, TXRT_ACTIVATION_SILU, nullptr,
+                                       nullptr, y.data()),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(txrt_last_error(ctx_)).find("gate is NULL"),
+            std::string::npos);
+  EXPECT_EQ(txrt_linear_gated_fwd_bf16(ctx_, 9, 2, 2, 2, x.data(), w.data(),
+                                       nullptr, TXRT_ACTIVATION_SILU, y.data(),
+                                       nullptr, y.data()),
+            TXRT_ERROR_INVALID_ARGUMENT);
 }
 
 TEST_F(Bf16Test, LinearBackwardRoundsDyOnce) {

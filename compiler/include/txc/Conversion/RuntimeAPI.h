@@ -53,6 +53,7 @@ enum class RuntimeFn {
   AddLayerNormFwdBf16,
   RmsNormFwdBf16,
   LinearFwdBf16,
+  LinearGatedFwdBf16,
   LinearBwdBf16,
   AdamStepBf16,
   AttentionFwdBf16,
