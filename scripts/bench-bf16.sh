@@ -12,7 +12,12 @@
 #   - the bare oneDNN matmuls of the step's linears (forward, data and
 #     weight gradients: every product tx-precision runs in bf16), in f32 and
 #     in bf16 (scripts/bench-bf16-matmul.cpp): the limit a step could reach
-#     if all else were free, and the step's efficiency against it.
+#     if all else were free, and the step's efficiency against it;
+#   - inference in both precisions, alternating for ROUNDS rounds: the
+#     forward (encode + decode over the full target, B=8, S=T=64: `run
+#     encode` and `run decode --repeat STEPS`) and greedy decoding of 64
+#     tokens with the KV cache at batch 1 and batch 8 (`bench --decode-only`),
+#     ms/token.
 # Medians; the CPU's name and its bf16 instructions are printed first, then
 # the machine line (load average) of scripts/bench-prologue.sh; BENCH_RT=1
 # runs every timed command at real-time priority (chrt, root).
@@ -28,6 +33,10 @@ OUT="$BUILD/bench-bf16"
 mkdir -p "$OUT"
 PY=/usr/bin/python3
 THREADS=${TXRT_NUM_THREADS:-2}
+if ! [ "$STEPS" -ge 2 ] 2>/dev/null; then
+  echo "bench-bf16.sh: error: STEPS must be a number >= 2 (the first call is a warm-up; got '$STEPS')" >&2
+  exit 2
+fi
 
 cpu=$(grep -m1 "model name" /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 flags=$(grep -m1 "^flags" /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx512_bf16|amx_bf16)$' | tr '\n' ' ')
@@ -61,6 +70,35 @@ for round in $(seq "$ROUNDS"); do
   echo "round $round: fp32 $f ms, bf16 $b ms, PyTorch autocast $p ms" | tee -a "$OUT/train.txt"
 done
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+echo "== inference: forward (encode + decode over the full target) and greedy decoding"
+forward_ms() { # executable -> median ms of encode plus median ms of decode
+  local dir="$OUT/forward-$(basename "$1")" enc dec
+  mkdir -p "$dir"
+  enc=$(TXRT_NUM_THREADS=$THREADS "${RT[@]}" "$1" run encode --init 0 --input src="$OUT/src.npy" \
+    --out-dir "$dir" --repeat "$STEPS" 2>&1 >/dev/null | grep "ran 'encode'" | sed -E 's/.*median ([0-9.]+) ms.*/\1/')
+  dec=$(TXRT_NUM_THREADS=$THREADS "${RT[@]}" "$1" run decode --init 0 --input tgt="$OUT/tgt_in.npy" \
+    --input memory="$dir/memory.npy" --input src="$OUT/src.npy" --out-dir "$dir" \
+    --repeat "$STEPS" 2>&1 >/dev/null | grep "ran 'decode'" | sed -E 's/.*median ([0-9.]+) ms.*/\1/')
+  echo "$enc + $dec" | bc -l
+}
+greedy_ms() { # executable batch -> ms/token of greedy decoding with the KV cache
+  TXRT_NUM_THREADS=$THREADS "${RT[@]}" "$1" bench --decode-only --batch "$2" --src-len 64 --tgt-len 64 |
+    sed -nE 's/^greedy +([0-9.]+) ms\/token.*KV cache.*/\1/p'
+}
+: > "$OUT/inference.txt"
+for round in $(seq "$ROUNDS"); do
+  line="round $round:"
+  for p in fp32 bf16; do
+    line="$line $p forward $(forward_ms "$OUT/base-$p") ms"
+    line="$line $p greedy1 $(greedy_ms "$OUT/base-$p" 1) ms/token"
+    line="$line $p greedy8 $(greedy_ms "$OUT/base-$p" 8) ms/token"
+  done
+  echo "$line" | tee -a "$OUT/inference.txt"
+done
+inference() { # precision measure -> the median over the rounds
+  sed -E "s/.* $1 $2 ([0-9.]+) ms.*/\1/" "$OUT/inference.txt" | median
+}
 fp32=$(sed -E 's/.*fp32 ([0-9.]+) ms.*/\1/' "$OUT/train.txt" | median)
 bf16=$(sed -E 's/.*bf16 ([0-9.]+) ms.*/\1/' "$OUT/train.txt" | median)
 torch=$(sed -E 's/.*autocast ([0-9.]+) ms.*/\1/' "$OUT/train.txt" | median)
@@ -90,3 +128,11 @@ printf "train step B=8 S=T=64: fp32 %.0f ms, bf16 %.0f ms (%.2fx), PyTorch eager
 printf "bare oneDNN matmuls of the step's linears: f32 %.0f ms, bf16 %.0f ms (%.2fx); step efficiency vs that limit: fp32 %.0f%%, bf16 %.0f%%\n" \
   "$mm_f32" "$mm_bf16" "$(echo "$mm_f32 / $mm_bf16" | bc -l)" \
   "$(echo "100 * $mm_f32 / $fp32" | bc -l)" "$(echo "100 * $mm_bf16 / $bf16" | bc -l)"
+printf "forward (encode + decode), B=8 S=T=64: fp32 %.1f ms, bf16 %.1f ms (%.2fx)\n" \
+  "$(inference fp32 forward)" "$(inference bf16 forward)" \
+  "$(echo "$(inference fp32 forward) / $(inference bf16 forward)" | bc -l)"
+for batch in 1 8; do
+  printf "greedy decoding with the KV cache, batch %d, 64 tokens: fp32 %.3f ms/token, bf16 %.3f ms/token (%.2fx)\n" \
+    "$batch" "$(inference fp32 greedy$batch)" "$(inference bf16 greedy$batch)" \
+    "$(echo "$(inference fp32 greedy$batch) / $(inference bf16 greedy$batch)" | bc -l)"
+done
