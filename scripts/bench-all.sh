@@ -31,11 +31,12 @@
 #                   eight shapes, 3 rounds where the scripts alternate.
 #                   HOURS on a 2-core machine (the workload and steadiness
 #                   runs alone take 1-3 hours each).
-#   BENCH_ALL=quick  minutes: one round, a step or two each, 2 shapes,
-#                   compile at 6 / 12 / 24 layers, workload 60 steps,
-#                   steadiness 60 steps (late = after step 40). Checks the
-#                   plumbing; its figures are not the issue's measurements,
-#                   and the table's header says so.
+#   BENCH_ALL=quick  minutes: one round, one or two steps each, decoding
+#                   16 tokens without beam search (unless BEAM is set), 2
+#                   shapes, compile at 6 / 12 / 24 layers, workload 60
+#                   steps, steadiness 60 steps (late = after step 40).
+#                   Checks the plumbing; its figures are not the issue's
+#                   measurements, and the table's header says so.
 #   BENCH_ALL_SKIP="onnx busy"  parts not to run (a table row says so).
 #   TXRT_NUM_THREADS, BENCH_RT and the scripts' own variables pass through.
 # A part that fails keeps its output in its log, gets a FAILED row, and the
@@ -52,10 +53,13 @@ cd "$ROOT"
 MODE=${BENCH_ALL:-full}
 PARTS=(train onnx decode busy compile shapes workload steady)
 
-# Each part's arguments after BUILD_DIR, per mode.
+# Each part's arguments after BUILD_DIR, per mode (read through ARGS; the
+# train step needs 2 steps at least: `run --repeat 1` prints no median).
+# shellcheck disable=SC2034
 declare -A QUICK=(
-  [train]="1 1" [onnx]="2 1" [decode]="1 16" [busy]="1" [compile]="6 12 24"
+  [train]="2 1" [onnx]="2 1" [decode]="1 16" [busy]="1" [compile]="6 12 24"
   [shapes]="1 8x64x8000 8x64x32000" [workload]="60 30" [steady]="60 20 40")
+# shellcheck disable=SC2034
 declare -A FULL=(
   [train]="5 3" [onnx]="10 3" [decode]="2 64" [busy]="3" [compile]="6 24 96 128"
   [shapes]="2" [workload]="2000 200" [steady]="2500 200 2000")
@@ -76,6 +80,7 @@ LOGS="$BUILD/bench-all"
 mkdir -p "$LOGS"
 rm -f "$LOGS"/*.log "$LOGS/summary.txt"
 MAIN="$LOGS/bench-all.log"
+# shellcheck disable=SC2034 # read by bench-prologue.sh
 THREADS=${TXRT_NUM_THREADS:-2}
 {
   . scripts/bench-prologue.sh
@@ -98,7 +103,9 @@ for part in "${PARTS[@]}"; do
   echo "== $part: scripts/bench-$part.sh $BUILD ${args[*]} (log $log)" | tee -a "$MAIN"
   start=$(date +%s)
   set +e
-  scripts/"bench-$part.sh" "$BUILD" "${args[@]}" 2>&1 | tee "$log"
+  env=()
+  if [ "$MODE" = quick ] && [ "$part" = decode ]; then env=(BEAM="${BEAM:-0}"); fi
+  env "${env[@]}" scripts/"bench-$part.sh" "$BUILD" "${args[@]}" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   set -e
   logs+=("$log")
