@@ -7,7 +7,8 @@
 # --repeat 3`, median) and greedy decoding of 32 tokens with the KV cache
 # (`bench`, ms/token), each quiet and with one competing CPU-bound process (a shell
 # busy loop at the same nice level), alternating for ROUNDS rounds. Prints
-# the medians and busy/quiet ratios (target: <= 2.5x). Extra environment
+# the medians and busy/quiet ratios (target: <= 2.5x), then their FIGURE
+# lines for scripts/bench_summary.py. Extra environment
 # (OMP_WAIT_POLICY, GOMP_SPINCOUNT, ...) is passed through, so the wait
 # policies can be compared by running the script under each.
 # On a machine shared with other work, BENCH_RT=1 runs the model and the busy
@@ -61,3 +62,6 @@ printf "busy machine (%s threads, one busy loop; OMP_WAIT_POLICY=%s GOMP_SPINCOU
   "$THREADS" "${OMP_WAIT_POLICY:-unset}" "${GOMP_SPINCOUNT:-unset (the executable sets 1000)}"
 printf "  train step: quiet %.0f ms, busy %.0f ms, %.2fx (target <= 2.5x)\n" "$tq" "$tb" "$(echo "$tb / $tq" | bc -l)"
 printf "  greedy decode: quiet %.3f ms/token, busy %.3f ms/token, %.2fx (target <= 2.5x)\n" "$dq" "$db" "$(echo "$db / $dq" | bc -l)"
+# One FIGURE line per figure (scripts/bench_summary.py reads them).
+printf "FIGURE busy.train %.1f ms ratio=%.3f vs=quiet target=<=2.5\n" "$tb" "$(echo "$tb / $tq" | bc -l)"
+printf "FIGURE busy.decode %.3f ms ratio=%.3f vs=quiet target=<=2.5\n" "$db" "$(echo "$db / $dq" | bc -l)"

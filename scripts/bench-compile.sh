@@ -8,10 +8,11 @@
 # peak resident memory (RSS) and txc's own stage times (--time-stages) per
 # run, then the time and memory per layer between the smallest and largest
 # depth next to their values at the smallest: linear growth keeps the two
-# per-layer figures flat. BENCH_RT=1 runs txc under chrt -f 10 (root) on a
-# busy machine. BASELINE=DIR (a build directory, or one with bin/txc and a
-# lib/ link to the runtime libraries) compiles each spec with DIR's txc
-# first, then with BUILD's, and prints both: before/after in one run.
+# per-layer figures flat; then the FIGURE lines for scripts/bench_summary.py.
+# BENCH_RT=1 runs txc under chrt -f 10 (root) on a busy machine.
+# BASELINE=DIR (a build directory, or one with bin/txc and a lib/ link to
+# the runtime libraries) compiles each spec with DIR's txc first, then with
+# BUILD's, and prints both: before/after in one run.
 #
 #===------------------------------------------------------------------------===#
 set -euo pipefail
@@ -77,3 +78,31 @@ per_layer() {
 }
 [ -z "${BASELINE:-}" ] || per_layer -baseline
 per_layer ""
+
+# One FIGURE line per figure (scripts/bench_summary.py reads them), from
+# BUILD's rows: base.tx's compile, the time and memory per layer from the
+# smallest to the largest depth, the growth of the time per layer (from
+# the second to the largest depth over from the smallest to the second:
+# 1 when linear; with three depths or more) and the peak memory at the
+# largest depth (target under 1 GiB at 128 layers: no gigabytes).
+awk -v d="${DEPTHS[*]}" '
+  { wall[$1] = $2; rss[$1] = $3 }
+  END {
+    n = split(d, depth, " ")
+    printf "FIGURE compile.base %.2f s target=<=1\n", wall["base"]
+    printf "FIGURE compile.base_peak_rss %.1f MB\n", rss["base"] / 1024
+    first = "copy-" depth[1] "-layers"; last = "copy-" depth[n] "-layers"
+    if (n >= 2 && depth[n] != depth[1]) {
+      printf "FIGURE compile.per_layer %.1f ms/layer\n", 1000 * (wall[last] - wall[first]) / (depth[n] - depth[1])
+      printf "FIGURE compile.per_layer_memory %.2f MB/layer\n", (rss[last] - rss[first]) / 1024 / (depth[n] - depth[1])
+    }
+    if (n >= 3 && depth[2] != depth[1] && depth[n] != depth[2]) {
+      second = "copy-" depth[2] "-layers"
+      early = (wall[second] - wall[first]) / (depth[2] - depth[1])
+      late = (wall[last] - wall[second]) / (depth[n] - depth[2])
+      if (early > 0)
+        printf "FIGURE compile.per_layer_growth %.3f x vs=%d_to_%d_layers\n", late / early, depth[1], depth[2]
+    }
+    printf "FIGURE compile.peak_rss.copy%d %.1f MB%s\n", depth[n], rss[last] / 1024,
+      depth[n] >= 128 ? " target=<1024" : ""
+  }' "$OUT/results.txt"

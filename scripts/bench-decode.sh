@@ -18,7 +18,8 @@
 # PyTorch the same search over its cache (`greedy-cache --beam`).
 # ROUNDS (default 2) alternating rounds; prints tokens/s of both (median of
 # the rounds), the ratio, and whether the tokens are identical (else how
-# many rows agree and where the first difference is). BENCH_RT=1 runs
+# many rows agree and where the first difference is), then one FIGURE line
+# per search and batch for scripts/bench_summary.py. BENCH_RT=1 runs
 # both under SCHED_RR (chrt -r 10, root) on a shared machine.
 #
 #===------------------------------------------------------------------------===#
@@ -80,6 +81,7 @@ for line in open(out + "/rounds.txt"):
 print("decoding, %s tokens per row, KV cache on both sides (median of the rounds)" % length)
 print("| search | batch | txc tokens/s | PyTorch tokens/s | ratio | tokens |")
 print("|---|---|---|---|---|---|")
+figures = []
 for (search, b), pairs in sorted(rates.items(), key=lambda kv: (kv[0][0] != "greedy", kv[0])):
     txc = statistics.median(p[0] for p in pairs)
     torch = statistics.median(p[1] for p in pairs)
@@ -93,4 +95,8 @@ for (search, b), pairs in sorted(rates.items(), key=lambda kv: (kv[0][0] != "gre
         first = min(int(np.argmax(a[r] != t[r])) for r in rows)
         same = "%d of %d rows differ (first at position %d)" % (len(rows), len(a), first)
     print("| %s | %d | %.0f | %.0f | %.2fx | %s |" % (search, b, txc, torch, txc / torch, same))
+    figures.append("FIGURE decode.%s.batch%d %.0f tokens/s ratio=%.3f vs=pytorch_kv_cache"
+                   % (search.replace(" ", ""), b, txc, txc / torch))
+# One FIGURE line per figure (scripts/bench_summary.py reads them).
+print("\n".join(figures))
 PYEOF

@@ -17,8 +17,9 @@
 # ONNX Runtime: intra-op THREADS, inter-op 1). ROUNDS alternating rounds of
 # REPEAT timed runs each (medians per round, then the median of the rounds);
 # prints the logits' max abs difference against PyTorch for both, the ms
-# per forward and the ratio (target >= 1.3x). BENCH_RT=1 runs both sides
-# under SCHED_RR (chrt -r 10, root) on a shared machine.
+# per forward and the ratio (target >= 1.3x), then its FIGURE line for
+# scripts/bench_summary.py. BENCH_RT=1 runs both sides under SCHED_RR
+# (chrt -r 10, root) on a shared machine.
 #
 #===------------------------------------------------------------------------===#
 set -euo pipefail
@@ -74,3 +75,6 @@ ort_ms=$(sed -E 's/.*ONNX Runtime ([0-9.]+) ms.*/\1/' "$OUT/rounds.txt" | mid)
 printf "forward (encode + decode), base.tx B=8 S=T=64 vocabulary 8000, median of %d rounds: txc %.1f ms, ONNX Runtime %.1f ms, speedup %.2fx (target >= 1.3x)\n" \
   "$ROUNDS" "$txc_ms" "$ort_ms" "$(echo "$ort_ms / $txc_ms" | bc -l)"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+# One FIGURE line per figure (scripts/bench_summary.py reads them).
+printf "FIGURE forward.vs_onnx %.1f ms ratio=%.3f vs=onnxruntime target=>=1.3\n" \
+  "$txc_ms" "$(echo "$ort_ms / $txc_ms" | bc -l)"

@@ -10,8 +10,10 @@
 # (scripts/bench_torch.py train, one untimed step, then STEPS), one after
 # the other in the same run, on THREADS threads (TXRT_NUM_THREADS, default
 # 2). Prints a table of medians with the ratio PyTorch / txc and the
-# target tokens per second of both. BENCH_RT=1 runs both sides under
-# SCHED_RR (chrt -r 10, root) on a shared machine.
+# target tokens per second of both, then the FIGURE lines for
+# scripts/bench_summary.py (each configuration; the ratio at the most work
+# over the ratio at the least). BENCH_RT=1 runs both sides under SCHED_RR
+# (chrt -r 10, root) on a shared machine.
 #
 #===------------------------------------------------------------------------===#
 set -euo pipefail
@@ -64,4 +66,15 @@ for b, t, v, txc, torch in rows:
     print("| %s | %s | %s | %.0f | %.0f | %.2fx | %.0f | %.0f |" % (
         b, t, v, float(txc), float(torch), float(torch) / float(txc),
         tokens / float(txc) * 1000, tokens / float(torch) * 1000))
+# One FIGURE line per figure (scripts/bench_summary.py reads them): each
+# configuration, and the ratio at the most work (B x T, then vocabulary)
+# over the ratio at the least, which must not fall (target >= 1).
+for b, t, v, txc, torch in rows:
+    print("FIGURE shapes.%sx%sx%s %.0f ms ratio=%.3f vs=pytorch_eager"
+          % (b, t, v, float(txc), float(torch) / float(txc)))
+if len(rows) > 1:
+    work = sorted(rows, key=lambda r: (int(r[0]) * int(r[1]), int(r[2])))
+    ratio = [float(r[4]) / float(r[3]) for r in (work[0], work[-1])]
+    print("FIGURE shapes.ratio_most_over_least_work %.3f x vs=%sx%sx%s target=>=1"
+          % (ratio[1] / ratio[0], *work[0][:3]))
 PYEOF

@@ -12,7 +12,8 @@
 # (default 200) and of steps after LATE (default 2000), their ratio
 # (target: >= 0.95), and how many of the checkpoint's stored values are
 # denormal floats (per tensor kind: parameters, exp_avg, exp_avg_sq), the
-# cause of the decay the issue measured. TXRT_DENORMALS (runtime: moments
+# cause of the decay the issue measured; then the FIGURE lines for
+# scripts/bench_summary.py. TXRT_DENORMALS (runtime: moments
 # by default, keep, flush) passes through, so `TXRT_DENORMALS=keep`
 # shows the run without the fix. BENCH_RT=1 runs under SCHED_RR (root).
 # At 2 threads on a 2-core Zen 4 a step takes ~0.8 s: 2500 steps ~35 min.
@@ -82,5 +83,9 @@ with open(out + "/steady.safetensors", "rb") as f:
         kinds[kind] = (n + x.size, d + int(np.count_nonzero((x != 0) & (np.abs(x) < np.finfo(np.float32).tiny))))
 for kind, (n, d) in sorted(kinds.items()):
     print("denormal values in the checkpoint's %s: %d of %d (%.3f %%)" % (kind, d, n, 100.0 * d / n))
+# One FIGURE line per figure (scripts/bench_summary.py reads them).
+print("FIGURE steady.late_vs_early %.0f tokens/s ratio=%.3f vs=steps_1-%d target=>=0.95" % (b, b / a, first))
+for kind, (n, d) in sorted(kinds.items()):
+    print("FIGURE steady.denormals.%s %d values" % (kind, d))
 PYEOF
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -15,7 +15,10 @@
 #     step's matmuls (txrt-matmul-limit over a ONEDNN_VERBOSE=1 log of one
 #     step) and the efficiency = limit / step; fails if any matmul fell back
 #     from brgemm to gemm:jit.
-# Medians, with the ratios. Debian python3-torch with libopenblas0-openmp.
+# Medians, with the ratios, then one FIGURE line per figure (the step and
+# its ratio, the efficiency, fallbacks, decoding, the peak memory of
+# `bench` beside its floor) for scripts/bench_summary.py. Debian
+# python3-torch with libopenblas0-openmp.
 #
 #===------------------------------------------------------------------------===#
 set -euo pipefail
@@ -88,3 +91,16 @@ if [ -n "$txc_cache" ]; then
   printf "greedy decoding, ms/token: txc KV cache %.3f, txc prefix re-run %.3f, PyTorch prefix re-run %.3f; KV cache vs PyTorch %.2fx\n" \
     "$txc_cache" "$txc_rerun" "$torch_tok" "$(echo "$torch_tok / $txc_cache" | bc -l)"
 fi
+
+# One FIGURE line per figure (scripts/bench_summary.py reads them).
+fallbacks=$(sed -nE 's/^fallbacks ([0-9]+).*/\1/p' "$OUT/limit.txt")
+peak_train=$(echo "$txc" | sed -nE 's/^peak memory +([0-9.]+) MB.*after the train steps.*/\1/p')
+peak_end=$(echo "$txc" | sed -nE 's/^peak memory +([0-9.]+) MB.*floor:.* ([0-9.]+) MB\)$/\1/p')
+floor=$(echo "$txc" | sed -nE 's/^peak memory +([0-9.]+) MB.*floor:.* ([0-9.]+) MB\)$/\2/p')
+printf "FIGURE train.step %.1f ms ratio=%.3f vs=pytorch_eager\n" "$txc_step" "$(echo "$torch_step / $txc_step" | bc -l)"
+printf "FIGURE train.efficiency %.3f x vs=matmul_limit target=>=0.85\n" "$(echo "$matmul_limit / $txc_step" | bc -l)"
+[ -z "$fallbacks" ] || echo "FIGURE train.matmul_fallbacks $fallbacks matmuls target=<=0"
+[ -z "$txc_cache" ] || printf "FIGURE decode.greedy_ms_per_token %.3f ms ratio=%.3f vs=pytorch_prefix_rerun\n" \
+  "$txc_cache" "$(echo "$torch_tok / $txc_cache" | bc -l)"
+[ -z "$peak_train" ] || echo "FIGURE memory.peak_train $peak_train MB${floor:+ floor=$floor}"
+[ -z "$peak_end" ] || echo "FIGURE memory.peak_end $peak_end MB${floor:+ floor=$floor}"

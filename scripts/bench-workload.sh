@@ -15,8 +15,9 @@
 # (TXRT_NUM_THREADS, default 2), one after the other. Prints the target
 # tokens/s over the whole run (non-pad tgt_out tokens / the steps' time)
 # and the ratio, the median per-step tokens/s of the first FIRST steps
-# (default 100) and of the steps after them for both, and the losses at the
-# end. BENCH_RT=1 runs both under SCHED_RR (chrt -r 10, root).
+# (default 100) and of the steps after them for both, the losses at the
+# end, and the FIGURE lines for scripts/bench_summary.py. BENCH_RT=1 runs
+# both under SCHED_RR (chrt -r 10, root).
 #
 #===------------------------------------------------------------------------===#
 set -euo pipefail
@@ -69,5 +70,11 @@ for name, rate in (("txc", txc_rate), ("PyTorch", torch_rate)):
         print("%s: median per-step tokens/s, steps 1-%d %.0f, steps %d-%d %.0f (%.2fx of the first)"
               % (name, first, a, first + 1, len(rate), b, b / a))
 print("loss at the last step: txc %s, PyTorch %s" % (txc_rows[-1]["loss"], torch_rows[-1]["loss"]))
+# One FIGURE line per figure (scripts/bench_summary.py reads them).
+print("FIGURE workload.tokens_per_s %.0f tokens/s ratio=%.3f vs=pytorch_eager target=>=1.5"
+      % (txc_whole, txc_whole / torch_whole))
+if len(txc_rate) > first:
+    a, b = statistics.median(txc_rate[:first]), statistics.median(txc_rate[first:])
+    print("FIGURE workload.late_vs_early %.0f tokens/s ratio=%.3f vs=steps_1-%d" % (b, b / a, first))
 PYEOF
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
