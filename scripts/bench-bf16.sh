@@ -18,7 +18,8 @@
 #     encode` and `run decode --repeat STEPS`) and greedy decoding of 64
 #     tokens with the KV cache at batch 1 and batch 8 (`bench --decode-only`),
 #     ms/token.
-# Medians; the CPU's name and its bf16 instructions are printed first, then
+# Medians, then one FIGURE line per figure (scripts/bench_summary.py);
+# the CPU's name and its bf16 instructions are printed first, then
 # the machine line (load average) of scripts/bench-prologue.sh; BENCH_RT=1
 # runs every timed command at real-time priority (chrt, root).
 #
@@ -134,5 +135,18 @@ printf "forward (encode + decode), B=8 S=T=64: fp32 %.1f ms, bf16 %.1f ms (%.2fx
 for batch in 1 8; do
   printf "greedy decoding with the KV cache, batch %d, 64 tokens: fp32 %.3f ms/token, bf16 %.3f ms/token (%.2fx)\n" \
     "$batch" "$(inference fp32 greedy$batch)" "$(inference bf16 greedy$batch)" \
+    "$(echo "$(inference fp32 greedy$batch) / $(inference bf16 greedy$batch)" | bc -l)"
+done
+
+# One FIGURE line per figure (scripts/bench_summary.py reads them). The
+# step target is issue 19's for a CPU with AVX512_BF16 only (>= 1.5x the
+# fp32 step; with AMX it asks 3x).
+printf "FIGURE bf16.step %.1f ms ratio=%.3f vs=fp32_step target=>=1.5\n" "$bf16" "$(echo "$fp32 / $bf16" | bc -l)"
+printf "FIGURE bf16.step_vs_pytorch_autocast %.1f ms ratio=%.3f vs=pytorch_autocast\n" "$bf16" "$(echo "$torch / $bf16" | bc -l)"
+printf "FIGURE bf16.efficiency %.3f x vs=bf16_matmul_limit\n" "$(echo "$mm_bf16 / $bf16" | bc -l)"
+printf "FIGURE bf16.forward %.1f ms ratio=%.3f vs=fp32_forward\n" "$(inference bf16 forward)" \
+  "$(echo "$(inference fp32 forward) / $(inference bf16 forward)" | bc -l)"
+for batch in 1 8; do
+  printf "FIGURE bf16.greedy_batch%d %.3f ms ratio=%.3f vs=fp32_greedy\n" "$batch" "$(inference bf16 greedy$batch)" \
     "$(echo "$(inference fp32 greedy$batch) / $(inference bf16 greedy$batch)" | bc -l)"
 done

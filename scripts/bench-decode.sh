@@ -56,11 +56,11 @@ for round in $(seq "$ROUNDS"); do
       --sources "$OUT/src$b.npy" --tgt_len "$TGT_LEN" --repeat 3 --tokens-out "$OUT/torch$b.npy" \
       "${beam_torch[@]}" > "$OUT/torch.txt"
     t=$(sed -nE 's/^greedy .* ([0-9]+) tokens\/s$/\1/p' "$OUT/txc.txt")
-    p=$(sed -nE 's/^torch_greedy_cache_tokens_per_s ([0-9]+)$/\1/p' "$OUT/torch.txt")
+    p=$(sed -nE 's/^torch_greedy_cache_tokens_per_s ([0-9.]+)$/\1/p' "$OUT/torch.txt")
     echo "round $round batch $b: txc $t tokens/s, PyTorch $p tokens/s" | tee -a "$OUT/rounds.txt"
     if [ "$BEAM" -gt 0 ]; then
       t=$(sed -nE 's/^beam .* ([0-9]+) tokens\/s$/\1/p' "$OUT/txc.txt")
-      p=$(sed -nE 's/^torch_beam_cache_tokens_per_s ([0-9]+)$/\1/p' "$OUT/torch.txt")
+      p=$(sed -nE 's/^torch_beam_cache_tokens_per_s ([0-9.]+)$/\1/p' "$OUT/torch.txt")
       echo "round $round beam $BEAM batch $b: txc $t tokens/s, PyTorch $p tokens/s" | tee -a "$OUT/rounds.txt"
     fi
   done
@@ -75,9 +75,9 @@ import numpy as np
 out, length = sys.argv[1], sys.argv[2]
 rates = {}
 for line in open(out + "/rounds.txt"):
-    m = re.match(r"round \d+ (beam \d+ )?batch (\d+): txc (\d+) tokens/s, PyTorch (\d+) tokens/s", line)
+    m = re.match(r"round \d+ (beam \d+ )?batch (\d+): txc ([0-9.]+) tokens/s, PyTorch ([0-9.]+) tokens/s", line)
     key = ((m.group(1) or "greedy").strip(), int(m.group(2)))
-    rates.setdefault(key, []).append((int(m.group(3)), int(m.group(4))))
+    rates.setdefault(key, []).append((float(m.group(3)), float(m.group(4))))
 print("decoding, %s tokens per row, KV cache on both sides (median of the rounds)" % length)
 print("| search | batch | txc tokens/s | PyTorch tokens/s | ratio | tokens |")
 print("|---|---|---|---|---|---|")
@@ -94,9 +94,13 @@ for (search, b), pairs in sorted(rates.items(), key=lambda kv: (kv[0][0] != "gre
         rows = [r for r in range(len(a)) if not (a[r] == t[r]).all()]
         first = min(int(np.argmax(a[r] != t[r])) for r in rows)
         same = "%d of %d rows differ (first at position %d)" % (len(rows), len(a), first)
-    print("| %s | %d | %.0f | %.0f | %.2fx | %s |" % (search, b, txc, torch, txc / torch, same))
-    figures.append("FIGURE decode.%s.batch%d %.0f tokens/s ratio=%.3f vs=pytorch_kv_cache"
-                   % (search.replace(" ", ""), b, txc, txc / torch))
+    # PyTorch's rate below 0.05 tokens/s prints as 0: no finite ratio.
+    ratio = txc / torch if torch > 0 else float("inf")
+    print("| %s | %d | %.0f | %.1f | %.2fx | %s |" % (search, b, txc, torch, ratio, same))
+    # Without a PyTorch rate the line has no ratio (no number to print).
+    figures.append("FIGURE decode.%s.batch%d %.0f tokens/s%s vs=pytorch_kv_cache"
+                   % (search.replace(" ", ""), b, txc,
+                      " ratio=%.3f" % ratio if torch > 0 else ""))
 # One FIGURE line per figure (scripts/bench_summary.py reads them).
 print("\n".join(figures))
 PYEOF

@@ -31,6 +31,10 @@ OUT="$BUILD/bench-train"
 mkdir -p "$OUT"
 PY=/usr/bin/python3
 THREADS=${TXRT_NUM_THREADS:-2}
+if ! [ "$STEPS" -ge 2 ] 2>/dev/null; then
+  echo "bench-train.sh: error: STEPS must be a number >= 2 (the first call is a warm-up; got '$STEPS')" >&2
+  exit 2
+fi
 
 echo "== compile"
 /usr/bin/time -f "compile base.tx to an executable: %e s" \

@@ -210,7 +210,7 @@ def greedy_cache(model, src, args):
         np.save(args.tokens_out, tokens.numpy().astype(np.int32))
     generated = tokens.numel()
     print("torch_greedy_cache_ms_per_token %.3f %.3f" % (median / generated, fastest / generated))
-    print("torch_greedy_cache_tokens_per_s %.0f" % (generated / median * 1000))
+    print("torch_greedy_cache_tokens_per_s %.1f" % (generated / median * 1000))
     if args.beam:
         with torch.no_grad():
             cached_beam(model, src[:1], args.beam, args.tgt_len)  # warm-up
@@ -220,7 +220,7 @@ def greedy_cache(model, src, args):
             seconds = time.perf_counter() - start
         if args.beam_out:
             np.save(args.beam_out, np.array(best, dtype=np.int32))
-        print("torch_beam_cache_tokens_per_s %.0f" % (generated / seconds))
+        print("torch_beam_cache_tokens_per_s %.1f" % (generated / seconds))
 
 
 def write_twin(model, args):
