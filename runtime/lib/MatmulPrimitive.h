@@ -77,10 +77,18 @@ MatmulPlan &cachedMatmul(Context &ctx, int64_t site, Kernel kernel,
 
 /// A linear's forward, y = act(x . w^T + bias) * gate + residual (gate,
 /// bias, residual optional), on f32 or (`bf16`) bf16 x and w; y is f32.
+/// Counts the product's flops on `c`.
 void linearForward(Context &c, int64_t site, bool bf16, int64_t m, int64_t n,
                    int64_t k, const void *x, const void *w, const float *bias,
                    int32_t activation, const float *gate,
                    const float *residual, float *y);
+
+/// linearForward of a gated linear (txrt_linear_gated_fwd and its bf16
+/// form): the gate is required and must not be y.
+void gatedLinearForward(Context &c, int64_t site, bool bf16, int64_t m,
+                        int64_t n, int64_t k, const void *x, const void *w,
+                        const float *bias, int32_t activation,
+                        const float *gate, const float *residual, float *y);
 
 /// A linear's backward products, dx = dy . w and dw = dy^T . x (each when
 /// its output is non-NULL), on f32 or (`bf16`) bf16 dy, x and w.

@@ -89,7 +89,6 @@ txrt_status txrt_linear_fwd_bf16(txrt_context *ctx, int64_t site, int64_t m,
       ctx, site, "txrt_linear_fwd_bf16",
       [&] { return shapes("m", m, "n", n, "k", k); },
       [&](Context &c) {
-        c.noteFlops(2.0 * double(m) * double(n) * double(k));
         linearForward(c, site, /*bf16=*/true, m, n, k, x, w, bias, activation,
                       nullptr, residual, y);
       });
@@ -105,13 +104,8 @@ txrt_status txrt_linear_gated_fwd_bf16(txrt_context *ctx, int64_t site,
       ctx, site, "txrt_linear_gated_fwd_bf16",
       [&] { return shapes("m", m, "n", n, "k", k); },
       [&](Context &c) {
-        c.noteFlops(2.0 * double(m) * double(n) * double(k));
-        if (m > 0 && n > 0 && k > 0) {
-          require(gate != nullptr, "gate is NULL");
-          require(gate != y, "gate and y must not be the same buffer");
-        }
-        linearForward(c, site, /*bf16=*/true, m, n, k, x, w, bias, activation,
-                      gate, residual, y);
+        gatedLinearForward(c, site, /*bf16=*/true, m, n, k, x, w, bias,
+                           activation, gate, residual, y);
       });
 }
 

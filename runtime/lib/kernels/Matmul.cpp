@@ -48,6 +48,7 @@ void txrt::linearForward(Context &c, int64_t site, bool bf16, int64_t m,
                          int64_t n, int64_t k, const void *x, const void *w,
                          const float *bias, int32_t activation,
                          const float *gate, const float *residual, float *y) {
+  c.noteFlops(2.0 * double(m) * double(n) * double(k));
   require(m >= 0 && n >= 0 && k >= 0, "sizes must be non-negative");
   if (m == 0 || n == 0 || k == 0)
     return;
@@ -72,6 +73,19 @@ void txrt::linearForward(Context &c, int64_t site, bool bf16, int64_t m,
   spec.hasResidual = residual != nullptr;
   cachedMatmul(c, site, Kernel::Matmul, spec)
       .run(c, x, w, y, bias, residual, gate);
+}
+
+void txrt::gatedLinearForward(Context &c, int64_t site, bool bf16, int64_t m,
+                              int64_t n, int64_t k, const void *x,
+                              const void *w, const float *bias,
+                              int32_t activation, const float *gate,
+                              const float *residual, float *y) {
+  if (m > 0 && n > 0 && k > 0) {
+    require(gate != nullptr, "gate is NULL");
+    require(gate != y, "gate and y must not be the same buffer");
+  }
+  linearForward(c, site, bf16, m, n, k, x, w, bias, activation, gate,
+                residual, y);
 }
 
 void txrt::linearBackwardProducts(Context &c, int64_t site, bool bf16,
@@ -168,7 +182,6 @@ txrt_status txrt_linear_fwd(txrt_context *ctx, int64_t site, int64_t m,
   return runKernel(
       ctx, site, "txrt_linear_fwd", [&] { return shapes("m", m, "n", n, "k", k); },
       [&](Context &c) {
-        c.noteFlops(2.0 * double(m) * double(n) * double(k));
         linearForward(c, site, /*bf16=*/false, m, n, k, x, w, bias, activation, nullptr,
                       residual, y);
       });
@@ -183,13 +196,8 @@ txrt_status txrt_linear_gated_fwd(txrt_context *ctx, int64_t site, int64_t m,
       ctx, site, "txrt_linear_gated_fwd",
       [&] { return shapes("m", m, "n", n, "k", k); },
       [&](Context &c) {
-        c.noteFlops(2.0 * double(m) * double(n) * double(k));
-        if (m > 0 && n > 0 && k > 0) {
-          require(gate != nullptr, "gate is NULL");
-          require(gate != y, "gate and y must not be the same buffer");
-        }
-        linearForward(c, site, /*bf16=*/false, m, n, k, x, w, bias, activation, gate,
-                      residual, y);
+        gatedLinearForward(c, site, /*bf16=*/false, m, n, k, x, w, bias,
+                           activation, gate, residual, y);
       });
 }
 
