@@ -45,160 +45,134 @@ const Packing kPackings[] = {
 /// [512, COUNT*d] is not sliced: each separate call has its own [512, d]
 /// output, as the compiled step does).
 struct Buffers {
-  int64_t count, kModel;
   Buffer x, w, bias, yPacked, dyPacked, dx, dw;
   std::vector<Buffer> ySeparate, dySeparate;
   std::vector<txrt_bf16> xBf16, wBf16;
-  Buffers(int64_t count, int64_t model)
-      : count(count), kModel(model), x(randomBuffer(kTokens * kModel, 1)),
-        w(randomBuffer(count * kModel * kModel, 2, 0.05f)),
-        bias(randomBuffer(count * kModel, 3)), yPacked(kTokens * count * kModel),
-        dyPacked(randomBuffer(kTokens * count * kModel, 4)),
-        dx(kTokens * kModel), dw(count * kModel * kModel),
-        xBf16(x.size()), wBf16(w.size()) {
+  Buffers(int64_t count, int64_t d)
+      : x(randomBuffer(kTokens * d, 1)),
+        w(randomBuffer(count * d * d, 2, 0.05f)),
+        bias(randomBuffer(count * d, 3)), yPacked(kTokens * count * d),
+        dyPacked(randomBuffer(kTokens * count * d, 4)), dx(kTokens * d),
+        dw(count * d * d), xBf16(x.size()), wBf16(w.size()) {
     for (int64_t i = 0; i < count; ++i) {
-      ySeparate.emplace_back(kTokens * kModel);
-      dySeparate.push_back(randomBuffer(kTokens * kModel, 5 + unsigned(i)));
+      ySeparate.emplace_back(kTokens * d);
+      dySeparate.push_back(randomBuffer(kTokens * d, 5 + unsigned(i)));
     }
     txrt_round_to_bf16(int64_t(x.size()), x.data(), xBf16.data());
     txrt_round_to_bf16(int64_t(w.size()), w.data(), wBf16.data());
   }
-  const float *wSlice(int64_t i) const {
-    return w.data() + i * kModel * kModel;
-  }
-  const txrt_bf16 *wBf16Slice(int64_t i) const {
-    return wBf16.data() + i * kModel * kModel;
-  }
 };
 
-void setFlops(benchmark::State &state, int64_t count, int64_t kModel) {
-  state.counters["GFLOPS"] = benchmark::Counter(
-      2.0 * double(kTokens) * double(count * kModel) * double(kModel) *
-          double(state.iterations()) * 1e-9,
-      benchmark::Counter::kIsRate);
+/// GFLOPS of `products` [512 x d] . [d x d] products per iteration.
+void setFlops(benchmark::State &state, int64_t products, int64_t d) {
+  state.counters["GFLOPS"] =
+      benchmark::Counter(2.0 * double(kTokens) * double(products * d) *
+                             double(d) * double(state.iterations()) * 1e-9,
+                         benchmark::Counter::kIsRate);
 }
 
 // Call sites: one per product, distinct from every other benchmark's, so
 // that each call keeps its own cached primitive as in a compiled step.
 constexpr int64_t kPackedSite = 100, kSeparateSite = 110;
 
+/// Registers `name`: each iteration runs `call(b, i)` for i in [0, calls)
+/// on one set of buffers, stopping at the first failing status. `products`
+/// is how many [512 x d x d] products the iteration computes (for GFLOPS).
+template <typename Call>
+void addCase(const std::string &name, const Packing &p, int64_t calls,
+             int64_t products, Call call) {
+  add(name, [=](benchmark::State &state) {
+    Buffers b(p.count, p.model);
+    for (auto _ : state)
+      for (int64_t i = 0; i < calls; ++i)
+        if (!ok(state, call(b, i)))
+          return;
+    setFlops(state, products, p.model);
+  });
+}
+
 void registerPacking(const Packing &p) {
   const std::string prefix = std::string("matmul_packed/") + p.name;
-  const int64_t count = p.count, kModel = p.model, wide = p.count * kModel;
+  const int64_t count = p.count, d = p.model, wide = count * d;
+  const int64_t block = d * d; // one projection's weights
+  auto packed = [&](const char *kind, int64_t site, int64_t products,
+                    auto call) {
+    addCase(prefix + "/" + kind + "/txrt", p, 1, products,
+            [=](Buffers &b, int64_t) { return call(b, site); });
+  };
+  auto separate = [&](const char *kind, int64_t firstSite, int64_t products,
+                      auto call) {
+    addCase(prefix + "/" + kind + "/separate", p, count, products,
+            [=](Buffers &b, int64_t i) { return call(b, firstSite + i, i); });
+  };
 
-  add(prefix + "/fwd/txrt", [=](benchmark::State &state) {
-    Buffers b(count, kModel);
-    for (auto _ : state)
-      if (!ok(state, txrt_linear_fwd(context(), kPackedSite, kTokens, wide,
-                                     kModel, b.x.data(), b.w.data(),
-                                     b.bias.data(), TXRT_ACTIVATION_NONE,
-                                     nullptr, b.yPacked.data())))
-        break;
-    setFlops(state, count, kModel);
+  // Forward: y = x . W^T + b, one [512, COUNT*d] product or COUNT [512, d].
+  packed("fwd", kPackedSite, count, [=](Buffers &b, int64_t site) {
+    return txrt_linear_fwd(context(), site, kTokens, wide, d, b.x.data(),
+                           b.w.data(), b.bias.data(), TXRT_ACTIVATION_NONE,
+                           nullptr, b.yPacked.data());
   });
-  add(prefix + "/fwd/separate", [=](benchmark::State &state) {
-    Buffers b(count, kModel);
-    for (auto _ : state)
-      for (int64_t i = 0; i < count; ++i)
-        if (!ok(state, txrt_linear_fwd(context(), kSeparateSite + i, kTokens,
-                                       kModel, kModel, b.x.data(), b.wSlice(i),
-                                       b.bias.data() + i * kModel,
-                                       TXRT_ACTIVATION_NONE, nullptr,
-                                       b.ySeparate[i].data())))
-          return;
-    setFlops(state, count, kModel);
+  separate("fwd", kSeparateSite, count,
+           [=](Buffers &b, int64_t site, int64_t i) {
+             return txrt_linear_fwd(context(), site, kTokens, d, d, b.x.data(),
+                                    b.w.data() + i * block,
+                                    b.bias.data() + i * d, TXRT_ACTIVATION_NONE,
+                                    nullptr, b.ySeparate[i].data());
+           });
+  // Data gradient: dx = dy . W (K = COUNT*d), or COUNT products summed.
+  packed("bwd_data", kPackedSite + 1, count, [=](Buffers &b, int64_t site) {
+    return txrt_linear_bwd(context(), site, kTokens, wide, d, b.x.data(),
+                           b.w.data(), b.dyPacked.data(), b.dx.data(), nullptr,
+                           nullptr, 0, 0);
   });
-  add(prefix + "/bwd_data/txrt", [=](benchmark::State &state) {
-    Buffers b(count, kModel);
-    for (auto _ : state)
-      if (!ok(state, txrt_linear_bwd(context(), kPackedSite + 1, kTokens, wide,
-                                     kModel, b.x.data(), b.w.data(),
-                                     b.dyPacked.data(), b.dx.data(), nullptr,
-                                     nullptr, 0, 0)))
-        break;
-    setFlops(state, count, kModel);
+  separate("bwd_data", kSeparateSite + 3, count,
+           [=](Buffers &b, int64_t site, int64_t i) {
+             return txrt_linear_bwd(context(), site, kTokens, d, d, b.x.data(),
+                                    b.w.data() + i * block,
+                                    b.dySeparate[i].data(), b.dx.data(),
+                                    nullptr, nullptr, i > 0 ? 1 : 0, 0);
+           });
+  // Weight gradient: dW = dy^T . x over the stacked weights, or per block.
+  packed("bwd_weights", kPackedSite + 2, count, [=](Buffers &b, int64_t site) {
+    return txrt_linear_bwd(context(), site, kTokens, wide, d, b.x.data(),
+                           b.w.data(), b.dyPacked.data(), nullptr, b.dw.data(),
+                           nullptr, 0, 0);
   });
-  add(prefix + "/bwd_data/separate", [=](benchmark::State &state) {
-    Buffers b(count, kModel);
-    for (auto _ : state)
-      for (int64_t i = 0; i < count; ++i)
-        if (!ok(state, txrt_linear_bwd(context(), kSeparateSite + 3 + i,
-                                       kTokens, kModel, kModel, b.x.data(),
-                                       b.wSlice(i), b.dySeparate[i].data(),
-                                       b.dx.data(), nullptr, nullptr,
-                                       i > 0 ? 1 : 0, 0)))
-          return;
-    setFlops(state, count, kModel);
-  });
-  add(prefix + "/bwd_weights/txrt", [=](benchmark::State &state) {
-    Buffers b(count, kModel);
-    for (auto _ : state)
-      if (!ok(state, txrt_linear_bwd(context(), kPackedSite + 2, kTokens, wide,
-                                     kModel, b.x.data(), b.w.data(),
-                                     b.dyPacked.data(), nullptr, b.dw.data(),
-                                     nullptr, 0, 0)))
-        break;
-    setFlops(state, count, kModel);
-  });
-  add(prefix + "/bwd_weights/separate", [=](benchmark::State &state) {
-    Buffers b(count, kModel);
-    for (auto _ : state)
-      for (int64_t i = 0; i < count; ++i)
-        if (!ok(state, txrt_linear_bwd(
-                           context(), kSeparateSite + 6 + i, kTokens, kModel,
-                           kModel, b.x.data(), b.wSlice(i),
-                           b.dySeparate[i].data(), nullptr,
-                           b.dw.data() + i * kModel * kModel, nullptr, 0, 0)))
-          return;
-    setFlops(state, count, kModel);
-  });
+  separate("bwd_weights", kSeparateSite + 6, count,
+           [=](Buffers &b, int64_t site, int64_t i) {
+             return txrt_linear_bwd(context(), site, kTokens, d, d, b.x.data(),
+                                    b.w.data() + i * block,
+                                    b.dySeparate[i].data(), nullptr,
+                                    b.dw.data() + i * block, nullptr, 0, 0);
+           });
 
-  // bf16: the same calls through the bf16 kernels (bf16 x and weights).
-  add(prefix + "/fwd_bf16/txrt", [=](benchmark::State &state) {
-    Buffers b(count, kModel);
-    for (auto _ : state)
-      if (!ok(state, txrt_linear_fwd_bf16(
-                         context(), kPackedSite + 3, kTokens, wide, kModel,
-                         b.xBf16.data(), b.wBf16.data(), b.bias.data(),
-                         TXRT_ACTIVATION_NONE, nullptr, b.yPacked.data())))
-        break;
-    setFlops(state, count, kModel);
+  // bf16: the same calls through the bf16 kernels (bf16 x and weights); the
+  // backward computes both gradients in one call.
+  packed("fwd_bf16", kPackedSite + 3, count, [=](Buffers &b, int64_t site) {
+    return txrt_linear_fwd_bf16(
+        context(), site, kTokens, wide, d, b.xBf16.data(), b.wBf16.data(),
+        b.bias.data(), TXRT_ACTIVATION_NONE, nullptr, b.yPacked.data());
   });
-  add(prefix + "/fwd_bf16/separate", [=](benchmark::State &state) {
-    Buffers b(count, kModel);
-    for (auto _ : state)
-      for (int64_t i = 0; i < count; ++i)
-        if (!ok(state, txrt_linear_fwd_bf16(
-                           context(), kSeparateSite + 9 + i, kTokens, kModel,
-                           kModel, b.xBf16.data(), b.wBf16Slice(i),
-                           b.bias.data() + i * kModel, TXRT_ACTIVATION_NONE,
-                           nullptr, b.ySeparate[i].data())))
-          return;
-    setFlops(state, count, kModel);
+  separate("fwd_bf16", kSeparateSite + 9, count,
+           [=](Buffers &b, int64_t site, int64_t i) {
+             return txrt_linear_fwd_bf16(
+                 context(), site, kTokens, d, d, b.xBf16.data(),
+                 b.wBf16.data() + i * block, b.bias.data() + i * d,
+                 TXRT_ACTIVATION_NONE, nullptr, b.ySeparate[i].data());
+           });
+  packed("bwd_bf16", kPackedSite + 4, 2 * count, [=](Buffers &b, int64_t site) {
+    return txrt_linear_bwd_bf16(
+        context(), site, kTokens, wide, d, b.xBf16.data(), b.wBf16.data(),
+        b.dyPacked.data(), b.dx.data(), b.dw.data(), nullptr, 0, 0);
   });
-  add(prefix + "/bwd_bf16/txrt", [=](benchmark::State &state) {
-    Buffers b(count, kModel);
-    for (auto _ : state)
-      if (!ok(state, txrt_linear_bwd_bf16(
-                         context(), kPackedSite + 4, kTokens, wide, kModel,
-                         b.xBf16.data(), b.wBf16.data(), b.dyPacked.data(),
-                         b.dx.data(), b.dw.data(), nullptr, 0, 0)))
-        break;
-    setFlops(state, 2 * count, kModel);
-  });
-  add(prefix + "/bwd_bf16/separate", [=](benchmark::State &state) {
-    Buffers b(count, kModel);
-    for (auto _ : state)
-      for (int64_t i = 0; i < count; ++i)
-        if (!ok(state, txrt_linear_bwd_bf16(
-                           context(), kSeparateSite + 12 + i, kTokens, kModel,
-                           kModel, b.xBf16.data(), b.wBf16Slice(i),
-                           b.dySeparate[i].data(), b.dx.data(),
-                           b.dw.data() + i * kModel * kModel, nullptr,
-                           i > 0 ? 1 : 0, 0)))
-          return;
-    setFlops(state, 2 * count, kModel);
-  });
+  separate("bwd_bf16", kSeparateSite + 12, 2 * count,
+           [=](Buffers &b, int64_t site, int64_t i) {
+             return txrt_linear_bwd_bf16(
+                 context(), site, kTokens, d, d, b.xBf16.data(),
+                 b.wBf16.data() + i * block, b.dySeparate[i].data(),
+                 b.dx.data(), b.dw.data() + i * block, nullptr, i > 0 ? 1 : 0,
+                 0);
+           });
 }
 
 } // namespace
