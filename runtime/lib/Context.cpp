@@ -334,6 +334,20 @@ void txrt_context_clear_cache(txrt_context *ctx) {
     ctx->clearCache();
 }
 
+void txrt_context_set_frozen_parameters(txrt_context *ctx, const void *base,
+                                        size_t bytes) {
+  if (ctx)
+    ctx->packedWeights.freeze(base, bytes);
+}
+
+void txrt_context_packed_weights(const txrt_context *ctx, int64_t *out_count,
+                                 int64_t *out_bytes) {
+  if (out_count)
+    *out_count = ctx ? ctx->packedWeights.count() : 0;
+  if (out_bytes)
+    *out_bytes = ctx ? int64_t(ctx->packedWeights.bytes()) : 0;
+}
+
 void txrt_context_set_train_state(txrt_context *ctx, int64_t step,
                                   uint64_t seed) {
   if (ctx) {

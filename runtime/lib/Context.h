@@ -10,6 +10,7 @@
 #define TXRT_LIB_CONTEXT_H
 
 #include "GradientExchange.h"
+#include "PackedWeights.h"
 #include "txrt/txrt.h"
 
 #include <dnnl.hpp>
@@ -176,6 +177,10 @@ struct txrt_context {
   void countPrimitiveCreation() { ++primitiveCreations_; }
   int64_t primitiveCreations() const { return primitiveCreations_; }
   void clearCache() { cache_.clear(); }
+
+  /// Weights of a frozen range kept packed for the linear products
+  /// (txrt_context_set_frozen_parameters, PackedWeights.h).
+  txrt::PackedWeights packedWeights;
 
   int64_t attentionBlockQ = 96;
   int64_t attentionBlockK = 256;

@@ -23,7 +23,8 @@ void MatmulSpec::appendTo(CacheKey &key) const {
     for (int64_t s : *strides)
       key << s;
   key << int64_t(hasBias) << int64_t(activation) << int64_t(hasGate)
-      << int64_t(hasResidual) << alpha << beta << int64_t(bf16);
+      << int64_t(hasResidual) << alpha << beta << int64_t(bf16)
+      << int64_t(packedB);
 }
 
 void txrt::requireActivation(int32_t activation) {
@@ -83,7 +84,7 @@ int batchRank(const MatmulSpec &spec) {
 } // namespace
 
 Primitive txrt::makeMatmulPrimitive(Context &ctx, const MatmulSpec &spec,
-                                    int threadSlots) {
+                                    int threadSlots, memory::desc *bLayout) {
   for (const auto *strides : {&spec.aStrides, &spec.bStrides, &spec.cStrides})
     require((*strides)[2] == 1 || (*strides)[3] == 1,
             "each matrix needs a unit row or column stride");
@@ -95,7 +96,10 @@ Primitive txrt::makeMatmulPrimitive(Context &ctx, const MatmulSpec &spec,
   const memory::data_type inputs =
       spec.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
   memory::desc a = operandDesc(spec, spec.aStrides, spec.m, spec.k, inputs);
-  memory::desc b = operandDesc(spec, spec.bStrides, spec.k, spec.n, inputs);
+  memory::desc b =
+      spec.packedB && batchRank(spec) == 0
+          ? memory::desc({spec.k, spec.n}, inputs, memory::format_tag::any)
+          : operandDesc(spec, spec.bStrides, spec.k, spec.n, inputs);
   memory::desc c = operandDesc(spec, spec.cStrides, spec.m, spec.n);
 
   // oneDNN scales the bias together with the product (alpha * (A.B +
@@ -140,6 +144,8 @@ Primitive txrt::makeMatmulPrimitive(Context &ctx, const MatmulSpec &spec,
     dnnl::matmul::desc desc(a, b, c);
     pd = dnnl::matmul::primitive_desc(desc, attr, ctx.engine());
   }
+  if (bLayout)
+    *bLayout = pd.weights_desc();
   if (biasPostOp)
     args.push_back(DNNL_ARG_ATTR_MULTIPLE_POST_OP(biasIndex) | DNNL_ARG_SRC_1);
   if (spec.hasGate)
@@ -181,8 +187,22 @@ bool splitsK(const Context &ctx, const MatmulSpec &spec) {
 } // namespace
 
 MatmulPlan::MatmulPlan(Context &ctx, const MatmulSpec &spec) : spec_(spec) {
+  if (spec.packedB && spec.batch0 == 1 && spec.batch1 == 1) {
+    const memory::data_type inputs =
+        spec.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    plainB_ = operandDesc(spec, spec.bStrides, spec.k, spec.n, inputs);
+    packed_ = makeMatmulPrimitive(ctx, spec, 1, &packedB_);
+    hasPacked_ = packedB_ != plainB_;
+    if (!hasPacked_) { // oneDNN reads the plain layout: nothing to pack
+      whole_ = std::move(packed_);
+      hasWhole_ = true;
+    }
+    return;
+  }
+  spec_.packedB = false;
   if (!splitsK(ctx, spec)) {
-    whole_ = makeMatmulPrimitive(ctx, spec);
+    whole_ = makeMatmulPrimitive(ctx, spec_);
+    hasWhole_ = true;
     return;
   }
   parts_ = ctx.numThreads();
@@ -205,12 +225,25 @@ void MatmulPlan::run(Context &ctx, const void *a, const void *b, float *c,
   if (parts_ > 1) // never for bf16 (splitsK)
     return runSplit(ctx, static_cast<const float *>(a),
                     static_cast<const float *>(b), c);
+  Primitive *primitive = &whole_;
+  if (hasPacked_) {
+    if (const void *copy = ctx.packedWeights.get(ctx.engine(), ctx.stream(),
+                                                 b, plainB_, packedB_)) {
+      b = copy;
+      primitive = &packed_;
+    } else if (!hasWhole_) { // no copy (over the budget): read B as it lies
+      MatmulSpec plain = spec_;
+      plain.packedB = false;
+      whole_ = makeMatmulPrimitive(ctx, plain);
+      hasWhole_ = true;
+    }
+  }
   const void *args[6] = {a, b, c};
   int count = 3;
   for (const float *extra : {bias, gate, residual})
     if (extra)
       args[count++] = extra;
-  whole_.execute(ctx, args, count, /*thread=*/0);
+  primitive->execute(ctx, args, count, /*thread=*/0);
 }
 
 void MatmulPlan::runSplit(Context &ctx, const float *a, const float *b,

@@ -27,6 +27,9 @@ struct MatmulSpec {
   float alpha = 1.0f, beta = 0.0f;
   /// A and B are bf16 (C, bias, gate, residual stay f32; f32 accumulation).
   bool bf16 = false;
+  /// B lies in the context's frozen range (PackedWeights.h): a single
+  /// product reads it from a copy in the layout oneDNN prefers.
+  bool packedB = false;
 
   /// Appends every field to a cache key.
   void appendTo(CacheKey &key) const;
@@ -34,15 +37,20 @@ struct MatmulSpec {
 
 /// Builds the primitive of `spec`. Its execute() takes, in order: a, b, c,
 /// then bias (if hasBias), gate (if hasGate), residual (if hasResidual).
+/// With spec.packedB (a single product) B's layout is oneDNN's choice,
+/// returned in `bLayout`.
 Primitive makeMatmulPrimitive(Context &ctx, const MatmulSpec &spec,
-                              int threadSlots = 1);
+                              int threadSlots = 1,
+                              memory::desc *bLayout = nullptr);
 
 /// How one call site runs a MatmulSpec: one primitive, or, for a single
 /// product whose k dwarfs m and n (e.g. the data gradient of the vocabulary
 /// projection), k split across the threads. oneDNN 2.6 parallelises matmul
 /// over m and n only, so there every thread would pack all of B; split, each
 /// runs a single-threaded primitive on its slice of k and the partial
-/// products are summed.
+/// products are summed. With spec.packedB the product reads B from the
+/// context's packed copy (never split: the packing was the split's reason)
+/// and falls back to the plain primitive when there is no copy.
 class MatmulPlan : public CacheEntry {
 public:
   MatmulPlan(Context &ctx, const MatmulSpec &spec);
@@ -54,16 +62,26 @@ public:
 
   /// Whether the product is split over k (MatmulPrimitive.cpp, splitsK).
   bool splitsOverK() const { return parts_ > 1; }
-  /// oneDNN's implementation of the whole product, or of the first k slice.
+  /// oneDNN's implementation of the whole product (over the packed B when
+  /// there is one), or of the first k slice.
   const char *implementation() const {
-    return (parts_ > 1 ? first_ : whole_).implementation();
+    return (parts_ > 1 ? first_ : hasPacked_ ? packed_ : whole_)
+        .implementation();
   }
+  /// Whether the product reads B from the context's packed copy.
+  bool readsPackedB() const { return hasPacked_; }
 
 private:
   void runSplit(Context &ctx, const float *a, const float *b, float *c);
 
   MatmulSpec spec_;
   Primitive whole_;
+  bool hasWhole_ = false;
+  // spec.packedB: the primitive over the blocked B and the plain B's layout
+  // the copy is made from (hasPacked_ false when oneDNN chose the plain one).
+  Primitive packed_;
+  bool hasPacked_ = false;
+  memory::desc plainB_, packedB_;
   // Split over k: `parts` slices of `chunk` (the last one `tail`); the first
   // accumulates into C with the spec's beta, the others into temporaries.
   int parts_ = 1;

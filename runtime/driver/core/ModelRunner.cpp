@@ -76,7 +76,7 @@ std::unique_ptr<Device> openDevice(const ModelInfo &model) {
 ModelRunner::ModelRunner(const ModelInfo &model,
                          const txc_entry_fn *entryTable, int32_t threads)
     : model_(model), entryTable_(entryTable), ctx_(createContext(threads)),
-      device_(openDevice(model)), params_(model, device_.get()) {}
+      device_(openDevice(model)), params_(model, device_.get(), ctx_.get()) {}
 
 ModelRunner::~ModelRunner() {
   if (!device_)

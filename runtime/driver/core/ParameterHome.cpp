@@ -5,8 +5,9 @@
 
 namespace txrt::driver {
 
-ParameterHome::ParameterHome(const ModelInfo &model, Device *device)
-    : model_(model), host_(model), device_(device) {
+ParameterHome::ParameterHome(const ModelInfo &model, Device *device,
+                             txrt_context *ctx)
+    : model_(model), host_(model), device_(device), ctx_(ctx) {
   if (!device_)
     return;
   deviceArena_ =
@@ -28,6 +29,7 @@ ParameterHome::ParameterHome(const ModelInfo &model, Device *device)
 }
 
 ParameterHome::~ParameterHome() {
+  thaw();
   if (device_)
     device_->release(deviceArena_);
 }
@@ -63,7 +65,14 @@ const ParameterArena &ParameterHome::read() {
   return host_;
 }
 
+void ParameterHome::thaw() {
+  if (frozen_)
+    txrt_context_set_frozen_parameters(ctx_, nullptr, 0);
+  frozen_ = false;
+}
+
 ParameterArena &ParameterHome::write() {
+  thaw();
   pullToHost();
   if (device_)
     deviceStale_ = true;
@@ -71,8 +80,19 @@ ParameterArena &ParameterHome::write() {
 }
 
 void *ParameterHome::forEntry(EntryKind kind) {
-  if (!device_)
-    return host_.data();
+  if (!device_) {
+    if (kind != EntryKind::Forward) {
+      thaw(); // the entry updates parameters (or leaves gradients)
+      return host_.data();
+    }
+    void *arena = host_.data(); // rounds bf16 copies first, if any are due
+    if (!frozen_ && ctx_) {
+      txrt_context_set_frozen_parameters(ctx_, arena,
+                                         size_t(model_.paramArenaBytes));
+      frozen_ = true;
+    }
+    return arena;
+  }
   if (deviceStale_) {
     // data() rounds the bf16 copies first when parameters were written.
     device_->toDevice(deviceArena_, host_.data(),

@@ -33,6 +33,13 @@
 // function that calls read(), not the arena). On the CPU read() and write()
 // return the one arena and copy nothing, so the CPU path is what it was.
 //
+// Because these are the only ways in, they also say when the arena is
+// constant: on the CPU, forEntry() of a forward entry freezes the arena in
+// the txrt context (txrt_context_set_frozen_parameters: the linears then
+// read their weights from copies packed once), and write() or a training
+// entry thaws it first, which drops the copies before anything can change
+// the values they were made from.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_PARAMETERHOME_H
 #define TXRT_DRIVER_PARAMETERHOME_H
@@ -40,6 +47,8 @@
 #include "core/Device.h"
 #include "core/ModelInfo.h"
 #include "core/Parameters.h"
+
+#include "txrt/txrt.h"
 
 #include <cstdint>
 #include <vector>
@@ -51,7 +60,10 @@ public:
   /// The host arena, and with `device` (not owned; nullptr: the CPU) its
   /// device copy, allocated now (a ResourceError names it and the size).
   /// The device copy starts stale: the first entry copies the host's in.
-  ParameterHome(const ModelInfo &model, Device *device);
+  /// `ctx` (not owned; may be nullptr): the context whose entries read the
+  /// host arena, told when it is frozen (the CPU only).
+  ParameterHome(const ModelInfo &model, Device *device,
+                txrt_context *ctx = nullptr);
   ~ParameterHome();
   ParameterHome(const ParameterHome &) = delete;
   ParameterHome &operator=(const ParameterHome &) = delete;
@@ -76,9 +88,13 @@ public:
   int64_t copiesToDevice() const { return copiesToDevice_; }
   int64_t copiesToHost() const { return copiesToHost_; }
   int64_t parameterCopiesToHost() const { return parameterCopiesToHost_; }
+  /// Whether the host arena is frozen in the context now.
+  bool frozen() const { return frozen_; }
 
 private:
   void pullToHost();
+  /// Ends the context's promise that the host arena is constant.
+  void thaw();
   /// The parameters' byte ranges in the arena, adjacent ones merged.
   struct Range {
     int64_t offset, bytes;
@@ -93,6 +109,8 @@ private:
   /// hostParamsStale_: its parameters are (readParameters clears only it).
   bool hostStale_ = false, hostParamsStale_ = false;
   bool deviceStale_ = false;
+  txrt_context *ctx_;
+  bool frozen_ = false;
   int64_t copiesToDevice_ = 0, copiesToHost_ = 0, parameterCopiesToHost_ = 0;
 };
 

@@ -137,6 +137,12 @@ void Profile::addEntryCall(const std::string &entry, int64_t startNs,
                           events[i].duration_ns, events[i].flops});
   txrt_profile_clear(ctx);
   calls_.push_back(std::move(call));
+  int64_t packed = 0, packedBytes = 0;
+  txrt_context_packed_weights(ctx, &packed, &packedBytes);
+  if (packedBytes > packedBytes_) {
+    packedCount_ = packed;
+    packedBytes_ = packedBytes;
+  }
 }
 
 int64_t Profile::totalNs() const {
@@ -290,6 +296,9 @@ void Profile::writeArenas(std::ostream &os, const ModelInfo &model) const {
     if (seen.count(entry.name))
       os << ", activations of '" << entry.name << "' " << mib(entry.arenaBytes)
          << " MiB (" << mib(entry.tensorBytes) << " MiB unplanned)";
+  if (packedCount_ > 0)
+    os << "; weights packed for the products: " << packedCount_ << " ("
+       << mib(packedBytes_) << " MiB)";
   os << "\n";
 }
 

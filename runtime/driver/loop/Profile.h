@@ -11,7 +11,8 @@
 //  - a Chrome trace-event JSON (chrome://tracing, Perfetto): one complete
 //    event ("ph": "X") per entry call and per runtime call;
 //  - the arenas: the planned activation arena of each entry profiled and
-//    the parameter arena (the static plan is the high-water mark).
+//    the parameter arena (the static plan is the high-water mark), and the
+//    weights kept packed beside it (txrt_context_set_frozen_parameters).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_PROFILE_H
@@ -91,6 +92,8 @@ private:
   };
   std::map<int64_t, SiteInfo> sites_;
   std::vector<EntryCall> calls_;
+  /// The most packed weight copies the context held after a call.
+  int64_t packedCount_ = 0, packedBytes_ = 0;
 };
 
 } // namespace txrt::driver

@@ -40,6 +40,7 @@
 #ifndef TXRT_TXRT_H
 #define TXRT_TXRT_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -216,6 +217,26 @@ int64_t txrt_context_primitive_creations(const txrt_context *ctx);
 
 /** Drops every cached primitive (the next call of each site recreates). */
 void txrt_context_clear_cache(txrt_context *ctx);
+
+/** Promises that the `bytes` bytes at `base` (e.g. a parameter arena) do
+ *  not change until the next call of this function: no kernel call and
+ *  nothing outside writes them. While the promise holds, txrt_linear_fwd and
+ *  the gated linear (f32 and bf16) read weights that lie in the range from a
+ *  copy packed once in the layout their product reads fastest (oneDNN's
+ *  blocked layout; at a decoding step's few rows the plain layout costs
+ *  about twice the time). Every call drops the copies made so far, so call
+ *  it again, or with base NULL or bytes 0 to promise nothing, before
+ *  anything writes the range (an Adam update of a weight in the range drops
+ *  them too). The copies take about the memory of the weights they copy,
+ *  never over 2 * bytes; TXRT_PACK_WEIGHTS=0 in the environment turns
+ *  packing off. */
+void txrt_context_set_frozen_parameters(txrt_context *ctx, const void *base,
+                                        size_t bytes);
+
+/** The packed weight copies the context holds: how many, and their bytes
+ *  (either pointer may be NULL). */
+void txrt_context_packed_weights(const txrt_context *ctx, int64_t *out_count,
+                                 int64_t *out_bytes);
 
 /** The training state compiled train steps read: `step` is the 1-based number
  *  of the optimizer step being taken (Adam's t, the learning-rate schedule's

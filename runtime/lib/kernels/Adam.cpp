@@ -105,6 +105,11 @@ void adamUpdate(Context &c, int64_t n, float *param, const float *grad,
   if (n == 0)
     return;
   require(param && grad && m && v, "param, grad, m and v must not be NULL");
+  // A host that froze the parameters and updates them anyway broke its
+  // promise (txrt_context_set_frozen_parameters): drop the packed copies.
+  c.packedWeights.noteWrite(param, size_t(n) * sizeof(float));
+  if (copy)
+    c.packedWeights.noteWrite(copy, size_t(n) * sizeof(txrt_bf16));
   const double correction1 = 1.0 - std::pow(double(beta1), double(step));
   const double correction2 = 1.0 - std::pow(double(beta2), double(step));
   const float stepSize = float(double(lr) / correction1);

@@ -71,6 +71,9 @@ void txrt::linearForward(Context &c, int64_t site, bool bf16, int64_t m,
     residual = nullptr;
   }
   spec.hasResidual = residual != nullptr;
+  // A weight the host froze is read from a copy packed once (PackedWeights.h).
+  spec.packedB =
+      c.packedWeights.covers(w, size_t(n) * size_t(k) * (bf16 ? 2 : 4));
   cachedMatmul(c, site, Kernel::Matmul, spec)
       .run(c, x, w, y, bias, residual, gate);
 }

@@ -244,6 +244,31 @@ TEST_F(ParameterHomeTest, ResumeCopiesTheCheckpointInOnce) {
   EXPECT_EQ(counts().arenaToHost, 1);
 }
 
+// The host arena is frozen in the context (its linears may read packed
+// weights) from a forward entry until anything could change it: a host
+// write or a training entry thaws it first. A device arena is never frozen.
+TEST_F(ParameterHomeTest,
+       ForwardEntriesFreezeTheHostArenaUntilAWriteOrATrainingStep) {
+  ModelRunner cpu(cpuModel, fake_seq2seq_entry_table, 1);
+  cpu.params().write().initialize(1);
+  EXPECT_FALSE(cpu.params().frozen());
+  translate(cpu);
+  EXPECT_TRUE(cpu.params().frozen());
+  cpu.params().read();
+  EXPECT_TRUE(cpu.params().frozen()) << "a read changes nothing";
+  trainStep(cpu, 1);
+  EXPECT_FALSE(cpu.params().frozen()) << "a training entry updates the arena";
+  translate(cpu);
+  EXPECT_TRUE(cpu.params().frozen());
+  cpu.params().write();
+  EXPECT_FALSE(cpu.params().frozen()) << "a host write";
+
+  ModelRunner device(deviceModel, fake_seq2seq_entry_table, 1);
+  device.params().write().initialize(1);
+  translate(device);
+  EXPECT_FALSE(device.params().frozen());
+}
+
 TEST_F(ParameterHomeTest, TheRunnerReleasesEveryDeviceBuffer) {
   {
     ModelRunner device(deviceModel, fake_seq2seq_entry_table, 1);
