@@ -172,6 +172,23 @@ int evalClassifier(const ModelInfo &model, const txc_entry_fn *entryTable,
 
 } // namespace
 
+BleuScore translationBleu(const Tokenizer &tokenizer,
+                          const std::vector<std::vector<int32_t>> &outputs,
+                          const ParallelText &text) {
+  if (tokenizer.subwords) {
+    std::vector<std::string> hypotheses, references;
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      hypotheses.push_back(tokenizer.decodeTarget(outputs[i]));
+      references.push_back(text.pairs[i].targetText);
+    }
+    return sacreBleu(hypotheses, references);
+  }
+  BleuAccumulator bleu;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    bleu.add(tokenizer.target.decode(outputs[i]), text.pairs[i].target);
+  return bleu.score();
+}
+
 int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                 const EvalOptions &options, std::ostream &out,
                 std::ostream &err) {
@@ -222,33 +239,22 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     accumulateTokenStats(logits[0], current.tgtOut, pad, stats);
   }
 
-  BleuAccumulator bleu;
-  std::vector<std::string> hypotheses, references;
+  BleuScore bleu;
   if (!options.noBleu) {
     std::unique_ptr<NextTokenModel> decoder = makeDecoder(runner, pad);
     std::vector<TokenIds> sources;
     for (const EncodedPair &pair : pairs)
       sources.push_back(pair.source);
-    std::vector<TokenIds> outputs =
-        translateAll(*decoder, sources, batch, decoding);
-    for (size_t i = 0; i < pairs.size(); ++i) {
-      if (tokenizer.subwords) {
-        hypotheses.push_back(tokenizer.decodeTarget(outputs[i]));
-        references.push_back(data.pairs[i].targetText);
-      } else {
-        bleu.add(tokenizer.target.decode(outputs[i]), data.pairs[i].target);
-      }
-    }
+    bleu = translationBleu(
+        tokenizer, translateAll(*decoder, sources, batch, decoding), data);
   }
 
   out << "examples   " << pairs.size() << " (" << options.dataPath << ")\n";
   printLossLines(stats, "target tokens", out);
-  if (!options.noBleu && tokenizer.subwords)
-    out << "bleu       " << formatBleu(sacreBleu(hypotheses, references))
-        << " (greedy, detokenized, sacreBLEU 13a)\n";
-  else if (!options.noBleu)
-    out << "bleu       " << formatBleu(bleu.score())
-        << " (greedy, corpus BLEU-4)\n";
+  if (!options.noBleu)
+    out << "bleu       " << formatBleu(bleu)
+        << (tokenizer.subwords ? " (greedy, detokenized, sacreBLEU 13a)\n"
+                               : " (greedy, corpus BLEU-4)\n");
   return kExitOk;
 }
 

@@ -8,8 +8,10 @@
 //             (teacher forcing, no label smoothing);
 //   accuracy  the share of those tokens whose argmax (lowest id on ties) is
 //             the target;
-//   BLEU      corpus BLEU-4 (Bleu.h) of greedy translations against the
-//             target sentences, both as tokenizer words.
+//   BLEU      of greedy translations against the targets (translationBleu:
+//             sacreBLEU's defaults on detokenized text with a subword
+//             tokenizer, corpus BLEU-4 on the tokenizer's words otherwise);
+//             `train --valid` reports the same numbers.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_EVALCOMMAND_H
@@ -19,6 +21,9 @@
 #include "core/ModelAbi.h"
 #include "core/ModelInfo.h"
 #include "core/Tensor.h"
+#include "data/ParallelText.h"
+#include "data/Tokenizer.h"
+#include "loop/Bleu.h"
 
 #include <ostream>
 
@@ -33,6 +38,15 @@ struct TokenStats {
 /// Adds logits [B, T, V] against targets [B, T] (pad tokens skipped).
 void accumulateTokenStats(const Tensor &logits, const Tensor &targets,
                           int32_t pad, TokenStats &stats);
+
+/// The BLEU `eval` and `train --valid` report for the greedy `outputs` of
+/// the pairs of `text` (in order): with a subword tokenizer sacreBLEU's
+/// defaults (sacreBleu, Bleu.h) on the detokenized outputs against the
+/// targets as written; with a word-level one corpus BLEU-4 on the
+/// tokenizer's words (BleuAccumulator: no smoothing, effective order).
+BleuScore translationBleu(const Tokenizer &tokenizer,
+                          const std::vector<std::vector<int32_t>> &outputs,
+                          const ParallelText &text);
 
 int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                 const EvalOptions &options, std::ostream &out,

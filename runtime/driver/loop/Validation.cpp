@@ -35,9 +35,7 @@ Validator::Validator(const ModelInfo &model, ModelRunner &runner,
   batch_ = std::min(batch_, bounds_.batch.bound);
   ParallelText text = readParallelText(path);
   pairs_ = encodeParallelText(text, tokenizer, bounds_);
-  for (const SentencePair &pair : text.pairs)
-    references_.push_back(tokenizer.subwords ? pair.targetText
-                                             : joinWords(pair.target));
+  text_ = std::move(text);
 }
 
 ValidationScore Validator::run(int64_t step) {
@@ -75,7 +73,7 @@ ValidationScore Validator::run(int64_t step) {
   score.loss = stats.tokens ? stats.lossSum / double(stats.tokens) : 0.0;
   score.accuracy =
       stats.tokens ? double(stats.correct) / double(stats.tokens) : 0.0;
-  score.bleu = sacreBleu(hypotheses, references_);
+  score.bleu = translationBleu(tokenizer_, outputs, text_);
   score.allEmpty = std::all_of(hypotheses.begin(), hypotheses.end(),
                                [](const std::string &h) { return h.empty(); });
   score.allSame =

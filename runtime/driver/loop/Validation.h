@@ -5,9 +5,10 @@
 //   loss, accuracy  teacher forced through the encode and decode entries
 //                   (mean cross-entropy over the non-pad target tokens, no
 //                   label smoothing; argmax == target), as `eval` computes
-//   BLEU            greedy decoding of every source sentence, detokenized,
-//                   scored with sacreBLEU's defaults against the targets as
-//                   written (word-level tokenizers: the words joined)
+//   BLEU            greedy decoding of every source sentence, scored as
+//                   `eval` scores it (translationBleu, EvalCommand.h:
+//                   sacreBLEU on detokenized text with a subword tokenizer,
+//                   BLEU-4 on the tokenizer's words otherwise)
 // and keeps what --keep-best, --patience and the warnings need: the best
 // score so far and how many validations in a row did not improve it.
 //
@@ -57,7 +58,7 @@ private:
   ModelRunner &runner_;
   const Tokenizer &tokenizer_;
   std::vector<EncodedPair> pairs_;
-  std::vector<std::string> references_;
+  ParallelText text_; ///< the pairs as read (the BLEU references)
   SequenceBounds bounds_;
   int64_t batch_;
   bool bestByLoss_;
