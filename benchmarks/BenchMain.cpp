@@ -11,6 +11,7 @@ int main(int argc, char **argv) {
       std::to_string(txrt_context_num_threads(txrt_bench::context())));
   txrt_bench::registerMatmulBenchmarks();
   txrt_bench::registerPackedProjectionBenchmarks();
+  txrt_bench::registerPackedWeightsBenchmarks();
   txrt_bench::registerAttentionBenchmarks();
   txrt_bench::registerAddLayerNormBenchmarks();
   txrt_bench::registerAddRmsNormBenchmarks();

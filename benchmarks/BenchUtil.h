@@ -82,6 +82,7 @@ template <typename Body> void add(const std::string &name, Body &&body) {
 /// Registers every benchmark of a file (called from main).
 void registerMatmulBenchmarks();
 void registerPackedProjectionBenchmarks();
+void registerPackedWeightsBenchmarks();
 void registerAttentionBenchmarks();
 void registerAddLayerNormBenchmarks();
 void registerAddRmsNormBenchmarks();

@@ -21,6 +21,8 @@
 #   matmul_packed   Q/K/V (or K/V) projections as one GEMM over  (no target: the
 #                   stacked weights vs the 3 (2) calls the step   question whether
 #                   makes today, f32 and bf16                    packing pays)
+#   linear_frozen   linears on frozen weights (packed once) vs   (no target)
+#                   plain weights, at 1-512 rows
 # Each benchmark runs REPS repetitions, interleaved in random order with all
 # the others, so that a busy spell on a shared machine hits kernels and
 # baselines alike; the figures are medians over the repetitions (the ratio
@@ -146,7 +148,7 @@ for group in sorted(groups):
     impls = groups[group]
     if "txrt" not in impls:
         continue
-    for base_name in ("sgemm", "unfused", "unfused_split", "no_rope", "keep", "flush_all", "copy", "separate"):
+    for base_name in ("sgemm", "unfused", "unfused_split", "no_rope", "keep", "flush_all", "copy", "separate", "plain"):
         if base_name in impls:
             goal = target(group) if base_name not in ("unfused_split", "flush_all") else None
             row(group, impls["txrt"], base_name, impls[base_name], goal)
