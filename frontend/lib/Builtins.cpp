@@ -329,8 +329,30 @@ Val genMergeHeads(MLIRGenImpl &gen, const ast::CallExpr &call,
 template <typename OpTy>
 Val genSoftmaxLike(MLIRGenImpl &gen, const ast::CallExpr &call,
                    const BoundArgs &args) {
-  return gen.createValue<OpTy>(call.getLoc(), args.tensor(0),
-                               {i64Attr(gen, "axis", args.integer(1))});
+  Value x = args.tensor(0);
+  std::optional<int64_t> axis = checkAxis(gen, args.locs[1], x, args.integer(1));
+  if (!axis)
+    return {};
+  const int64_t last = rankOf(x) - 1;
+  if (*axis == last)
+    return gen.createValue<OpTy>(call.getLoc(), x,
+                                 {i64Attr(gen, "axis", args.integer(1))});
+  // The kernels normalize rows: over another axis, that axis is swapped
+  // to the last place and back (the transposes are views to the lowering).
+  SmallVector<int64_t> permutation(last + 1);
+  for (int64_t i = 0; i <= last; ++i)
+    permutation[i] = i;
+  std::swap(permutation[*axis], permutation[last]);
+  mlir::NamedAttribute swap = gen.getBuilder().getNamedAttr(
+      "permutation", gen.getBuilder().getDenseI64ArrayAttr(permutation));
+  Val swapped = gen.createValue<TransposeOp>(call.getLoc(), x, {swap});
+  if (!swapped.isTensor())
+    return {};
+  Val normalized = gen.createValue<OpTy>(call.getLoc(), swapped.tensor,
+                                         {i64Attr(gen, "axis", -1)});
+  if (!normalized.isTensor())
+    return {};
+  return gen.createValue<TransposeOp>(call.getLoc(), normalized.tensor, {swap});
 }
 
 Val genDropout(MLIRGenImpl &gen, const ast::CallExpr &call,
