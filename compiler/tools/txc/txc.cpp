@@ -244,24 +244,47 @@ bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
     return false;
   }
   llvm::sys::fs::file_status status;
-  if (llvm::sys::fs::status(path, status))
-    return true; // does not exist (or cannot be read): written fresh
+  if (llvm::sys::fs::status(path, status)) {
+    // Written fresh: its directory must exist and take new files (found
+    // now, not by the linker after the whole compile).
+    llvm::SmallString<256> parent(llvm::sys::path::parent_path(path));
+    if (parent.empty())
+      parent = ".";
+    if (!llvm::sys::fs::is_directory(parent)) {
+      llvm::errs() << "txc: error: the output '" << path << "': directory '"
+                   << parent << "' does not exist\n";
+      return false;
+    }
+    if (llvm::sys::fs::access(parent, llvm::sys::fs::AccessMode::Write)) {
+      llvm::errs() << "txc: error: the output '" << path
+                   << "': cannot create files in directory '" << parent
+                   << "'\n";
+      return false;
+    }
+    return true;
+  }
   llvm::sys::fs::file_type type = status.type();
   using llvm::sys::fs::file_type;
-  if (type == file_type::regular_file)
+  if (type == file_type::regular_file) {
+    if (llvm::sys::fs::access(path, llvm::sys::fs::AccessMode::Write)) {
+      llvm::errs() << "txc: error: the output '" << path
+                   << "' exists and cannot be written\n";
+      return false;
+    }
     return true;
+  }
   if (type == file_type::directory_file) {
-    llvm::errs() << "txc: error: the output '" << path
-                 << "' is a directory\n";
+    llvm::errs() << "txc: error: the output '" << path << "' is a directory\n";
     return false;
   }
-  bool streams = type == file_type::fifo_file ||
-                 type == file_type::character_file;
+  bool streams =
+      type == file_type::fifo_file || type == file_type::character_file;
   if (kind == OutputKind::Text && streams)
     return true;
   llvm::errs() << "txc: error: the output '" << path
                << "' is not a regular file; txc writes "
-               << (kind == OutputKind::Text ? "text" : "objects and executables")
+               << (kind == OutputKind::Text ? "text"
+                                            : "objects and executables")
                << " only to regular files"
                << (kind == OutputKind::Text ? ", pipes and character devices"
                                             : "")
