@@ -254,8 +254,17 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
     return Tokenizer::fromSentencePiece(
         SentencePieceModel::train(sentences, options));
   } catch (const InputError &error) {
-    throw InputError(std::string(error.what()) + " (from '" + path +
-                     "'; a smaller --vocab-size may fit the data)");
+    // SentencePiece refuses a vocabulary below the data's characters
+    // ("... smaller than required_chars. 30 vs 33") or above what the
+    // data can fill ("Vocabulary size too high").
+    const std::string what = error.what();
+    const bool tooSmall = what.find("required_chars") != std::string::npos;
+    throw InputError(what + " (from '" + path + "'; " +
+                     (tooSmall ? "the data has more distinct characters than "
+                                 "that: a larger --vocab-size is needed, "
+                                 "within the model's vocabulary"
+                               : "a smaller --vocab-size may fit the data") +
+                     ")");
   }
 }
 
