@@ -396,7 +396,17 @@ Val genPaddingMask(MLIRGenImpl &gen, const ast::CallExpr &call,
 
 Val genCausalMask(MLIRGenImpl &gen, const ast::CallExpr &call,
                   const BoundArgs &args) {
-  return gen.createValue<CausalMaskOp>(call.getLoc(), args.tensor(0));
+  // The mask is [T, T] over the ids' positions; of any other tensor the
+  // last axis would be taken for T (d of a [B, T, d] activation).
+  Value ids = args.tensor(0);
+  auto type = cast<RankedTensorType>(ids.getType());
+  if (type.getRank() != 2 || !type.getElementType().isInteger(32)) {
+    gen.getDiags().error(args.locs[0],
+                         "causal_mask takes token ids i32[B, T], got " +
+                             formatType(ids.getType()));
+    return {};
+  }
+  return gen.createValue<CausalMaskOp>(call.getLoc(), ids);
 }
 
 Val genPositionalEncoding(MLIRGenImpl &gen, const ast::CallExpr &call,
