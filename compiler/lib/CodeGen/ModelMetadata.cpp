@@ -2,7 +2,8 @@
 //
 // The executable's driver reads the JSON to know the model (config, dims,
 // parameters and their offsets in the parameter arena, entries with their
-// inputs, outputs and arena sizes); --emit=obj users read the C header.
+// inputs, outputs and arena sizes, the id ranges of i32 inputs and the rows
+// an entry writes into a cache input); --emit=obj users read the C header.
 //
 //===----------------------------------------------------------------------===//
 #include "txc/CodeGen/CodeGen.h"
@@ -84,6 +85,20 @@ llvm::json::Array tensorsJson(func::FuncOp func, TypeRange types,
                                            {"also", std::move(also)},
                                            {"what", ids->what}};
       }
+    // A cache the entry writes in place: its last rows (as many as the
+    // update's axis 1) take the new positions, so the driver checks that
+    // the cache holds at least that many.
+    if (!results)
+      for (Operation *user : func.getArgument(i).getUsers())
+        if (auto write = dyn_cast<CacheWriteOp>(user);
+            write && write.getCache() == func.getArgument(i)) {
+          Dim rows =
+              getShape(cast<RankedTensorType>(write.getUpdate().getType()))[1];
+          object["writes_last_rows"] =
+              rows.isSymbolic() ? llvm::json::Value(rows.symbol.getValue().str())
+                                : llvm::json::Value(rows.size);
+          break;
+        }
     tensors.push_back(std::move(object));
   }
   return tensors;

@@ -1,8 +1,10 @@
 //===- RunCommand.cpp - `PROGRAM run ENTRY`: run a compiled entry ---------===//
 //
 // The order matters: everything a user can get wrong (arguments, input
-// files, shapes, ids, the checkpoint, the output directory) is checked
-// before the context is created and the entry is called.
+// files, shapes, ids, caches shorter than the new positions, the
+// checkpoint, the output directory, a --save that would write less over a
+// training checkpoint) is checked before the context is created and the
+// entry is called.
 //
 //===----------------------------------------------------------------------===//
 #include "commands/RunCommand.h"
@@ -15,6 +17,7 @@
 #include "cli/OutputPaths.h"
 #include "core/Parameters.h"
 #include "loop/Checkpoint.h"
+#include "loop/Ema.h"
 #include "loop/Profile.h"
 
 #include "txrt/txrt.h"
@@ -164,6 +167,85 @@ Tokenizer loadedTokenizer(const RunOptions &options) {
   } catch (const InputError &) {
     return Tokenizer{}; // run --save wrote an empty one: no text involved
   }
+}
+
+/// Whether `--save` after `entry` writes a training checkpoint (parameters,
+/// moments, step, tokenizer) rather than the parameters alone.
+bool savesTrainingCheckpoint(const ModelInfo &model, const EntryInfo &entry) {
+  return entry.kind == EntryKind::TrainStep && model.hasTrainingState();
+}
+
+/// A training checkpoint already at `path`, or nullptr (no file, or a file
+/// that is not one: parameters, gradients, something else).
+std::unique_ptr<SafetensorsReader> existingCheckpoint(const std::string &path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error))
+    return nullptr;
+  try {
+    auto file = std::make_unique<SafetensorsReader>(path);
+    return isTrainingCheckpoint(*file) ? std::move(file) : nullptr;
+  } catch (const InputError &) {
+    return nullptr; // not a safetensors file: no training state to lose
+  }
+}
+
+/// What a training checkpoint holds beyond the parameters, for the refusal.
+std::string trainingState(const SafetensorsReader &file,
+                          const ModelInfo &model) {
+  std::string step = "?";
+  for (const auto &[key, value] : file.metadata())
+    if (key == "step")
+      step = value;
+  bool tokenizer = false;
+  try {
+    std::optional<Tokenizer> inside = checkpointTokenizer(file);
+    tokenizer = inside && (inside->subwords || inside->source.size() > 0);
+  } catch (const InputError &) {
+    // The empty one run --save writes after a train_step entry.
+  }
+  return "Adam's moments, step " + step + (tokenizer ? ", the tokenizer" : "") +
+         (hasAveragedWeights(file, model) ? ", the --ema average" : "");
+}
+
+/// `run` never writes over a training checkpoint a file that holds less:
+/// the parameters alone (--save after a forward or train_grad entry) or
+/// gradients (--save-grads) would drop its moments, step and tokenizer, and
+/// a train_step entry continuing it (--load C --save C) keeps all of that
+/// but cannot update a train --ema average. Checked before anything runs.
+void checkCheckpointOverwrites(const ModelInfo &model, const EntryInfo &entry,
+                               const RunOptions &options) {
+  auto refuse = [&](const std::string &flag, const std::string &path,
+                    const SafetensorsReader &file, const std::string &what,
+                    const std::string &lost, const std::string &instead) {
+    throw InputError(flag + " '" + path +
+                     "' is a training checkpoint (parameters, " +
+                     trainingState(file, model) + ") and " + what +
+                     ": writing over it would drop " + lost + "; " + instead);
+  };
+  if (options.saveGradsPath)
+    if (auto file = existingCheckpoint(*options.saveGradsPath))
+      refuse("--save-grads", *options.saveGradsPath, *file,
+             "--save-grads writes gradients only", "all of it",
+             "pass --save-grads a new file");
+  if (!options.savePath)
+    return;
+  auto file = existingCheckpoint(*options.savePath);
+  if (!file)
+    return;
+  if (!savesTrainingCheckpoint(model, entry))
+    refuse("--save", *options.savePath, *file,
+           "entry '" + entry.name + "' (" + entryKindName(entry.kind) +
+               ") saves the parameters only",
+           "all but the parameters",
+           "--save to another file (`export W.safetensors --load " +
+               *options.savePath + "` writes its parameters)");
+  if (options.loadPath && sameFile(*options.loadPath, *options.savePath) &&
+      hasAveragedWeights(*file, model))
+    refuse("--save", *options.savePath, *file,
+           "entry '" + entry.name +
+               "' continues its updates without its --ema average",
+           "the average",
+           "--save to another file, or continue it with train --resume");
 }
 
 /// --load, --init, or --init 0 with a note. A train_step entry loads a
@@ -321,6 +403,7 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       entry->kind == EntryKind::TrainStep ? firstStep + runs - 1 : firstStep;
   prepareOutputDirectory(options.outDir);
   checkRunOutputs(*entry, options, sources);
+  checkCheckpointOverwrites(model, *entry, options);
 
   std::vector<Tensor> outputs;
   for (const TensorSig &sig : entry->outputs)
@@ -344,8 +427,7 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                           {"seed", std::to_string(options.trainSeed)}});
     out << "saved the gradients to " << *options.saveGradsPath << "\n";
   }
-  if (options.savePath && entry->kind == EntryKind::TrainStep &&
-      model.hasTrainingState()) {
+  if (options.savePath && savesTrainingCheckpoint(model, *entry)) {
     // Parameters, Adam's moments and the step: --load continues from here.
     TrainingPosition position = loaded.value_or(TrainingPosition{});
     position.step = lastStep;

@@ -32,6 +32,11 @@
  *   cross-entropy's classes and ignore_index); `run` refuses other ids,
  *   naming `what`. Without it any i32 value is valid (e.g. ids only compared
  *   with a pad id).
+ *   An input the entry updates in place as a KV cache (decode_step's and
+ *   lm_step's self-attention caches) has "writes_last_rows": a dim name or
+ *   int: the entry writes that many rows (the new positions) at the end of
+ *   its axis 1, rows N-rows .. N-1, so `run` refuses it when axis 1 has
+ *   fewer rows (the write would start before the buffer).
  *
  * Version 2 adds training (present when the spec has a `train` entry and an
  * `optimizer`; a version 1 model, or one compiled without them, cannot

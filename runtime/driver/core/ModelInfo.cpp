@@ -76,6 +76,27 @@ std::string at(const std::string &path, size_t index) {
   return path + "[" + std::to_string(index) + "]";
 }
 
+/// A constant size or the name of a model dim.
+DimRef parseDimRef(const Json &value, const std::string &path,
+                   const std::vector<DimInfo> &dims) {
+  DimRef ref;
+  std::optional<int64_t> size = jsonInteger(value);
+  if (size && *size >= 0) {
+    ref.size = *size;
+  } else if (value.is_string()) {
+    auto found = std::find_if(dims.begin(), dims.end(), [&](const auto &d) {
+      return d.name == jsonString(value);
+    });
+    if (found == dims.end())
+      throw ModelError(path + " names an unknown dim '" + jsonString(value) +
+                       "'");
+    ref.dim = int(found - dims.begin());
+  } else {
+    throw ModelError(path + " must be a non-negative integer or a dim name");
+  }
+  return ref;
+}
+
 TensorSig parseSignature(const Json &value, const std::string &path,
                          const std::vector<DimInfo> &dims) {
   if (!value.is_object())
@@ -87,24 +108,12 @@ TensorSig parseSignature(const Json &value, const std::string &path,
       sig.dtype != DType::Bool)
     throw ModelError(path + ".dtype must be f32, i32 or bool");
   const Json &shape = getArray(value, "shape", path);
-  for (size_t i = 0; i < shape.size(); ++i) {
-    DimRef ref;
-    std::optional<int64_t> size = jsonInteger(shape[i]);
-    if (size && *size >= 0) {
-      ref.size = *size;
-    } else if (shape[i].is_string()) {
-      auto found = std::find_if(dims.begin(), dims.end(), [&](const auto &d) {
-        return d.name == jsonString(shape[i]);
-      });
-      if (found == dims.end())
-        throw ModelError(at(path + ".shape", i) + " names an unknown dim '" +
-                         jsonString(shape[i]) + "'");
-      ref.dim = int(found - dims.begin());
-    } else {
-      throw ModelError(at(path + ".shape", i) +
-                       " must be a non-negative integer or a dim name");
-    }
-    sig.shape.push_back(ref);
+  for (size_t i = 0; i < shape.size(); ++i)
+    sig.shape.push_back(parseDimRef(shape[i], at(path + ".shape", i), dims));
+  if (const Json *rows = jsonMember(value, "writes_last_rows")) {
+    if (sig.shape.size() < 2)
+      throw ModelError(path + ".writes_last_rows needs a tensor of rank >= 2");
+    sig.writesLastRows = parseDimRef(*rows, path + ".writes_last_rows", dims);
   }
   if (const Json *ids = jsonMember(value, "ids")) {
     const std::string idsPath = path + ".ids";

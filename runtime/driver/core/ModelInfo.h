@@ -70,6 +70,10 @@ struct TensorSig {
   /// What the input means ("tokens", "target_in", "cache", ...; see
   /// ModelAbi.h), or "" (outputs: "cache" or "").
   std::string role;
+  /// A cache input the entry updates in place (metadata
+  /// "writes_last_rows"): it writes this many rows (the new positions) at the
+  /// end of axis 1, so axis 1 must hold at least that many.
+  std::optional<DimRef> writesLastRows;
 };
 
 /// A parameter and where it lives in the parameter arena.

@@ -7,6 +7,8 @@
 #include "data/InputValidation.h"
 #include "core/Error.h"
 
+#include <algorithm>
+
 namespace txrt::driver {
 
 std::string vocabKeyFor(const ModelInfo &model, std::string_view role) {
@@ -48,6 +50,59 @@ void checkIds(const TensorSig &sig, const Tensor &input,
                      (also.empty() ? "" : " (also allowed: " + also + ")"));
   }
 }
+
+namespace {
+
+/// A cache the entry writes in place takes the new positions at its last
+/// rows: with fewer rows than new positions the write would start before its
+/// buffer, so such inputs are refused, naming both sides.
+void checkCacheWrites(const ModelInfo &model, const EntryInfo &entry,
+                      const std::vector<Tensor> &inputs,
+                      const std::vector<InputSource> &sources,
+                      const std::vector<int64_t> &values) {
+  for (size_t i = 0; i < entry.inputs.size(); ++i) {
+    const std::optional<DimRef> &rows = entry.inputs[i].writesLastRows;
+    if (!rows)
+      continue;
+    const int64_t held = inputs[i].shape[1];
+    const int64_t written =
+        rows->isSymbolic() ? values[size_t(rows->dim)] : rows->size;
+    if (written <= held)
+      continue;
+    // Who has the new positions: the first input with that dim.
+    std::string fresh = "the entry writes " + std::to_string(written) +
+                        " new position(s)";
+    if (rows->isSymbolic()) {
+      const std::string &name = model.dims[size_t(rows->dim)].name;
+      fresh = "--dim " + name + "=" + std::to_string(written) + " gives " +
+              std::to_string(written) + " new position(s)";
+      for (size_t j = 0; j < entry.inputs.size(); ++j) {
+        const std::vector<DimRef> &shape = entry.inputs[j].shape;
+        auto axis = std::find_if(shape.begin(), shape.end(), [&](auto &ref) {
+          return ref.dim == rows->dim;
+        });
+        if (axis == shape.end())
+          continue;
+        fresh = sources[j].describe() + " has " + std::to_string(written) +
+                " new position(s) (dim " +
+                std::to_string(axis - shape.begin()) + ", " + name + ")";
+        break;
+      }
+    }
+    const DimRef &cacheAxis = entry.inputs[i].shape[1];
+    throw InputError(
+        fresh + " but the cache " + sources[i].describe() + " holds only " +
+        std::to_string(held) + " (dim 1" +
+        (cacheAxis.isSymbolic()
+             ? ", " + model.dims[size_t(cacheAxis.dim)].name
+             : std::string()) +
+        "); entry '" + entry.name +
+        "' writes the new positions at the cache's last rows, so the cache "
+        "must hold every position so far, the new ones last");
+  }
+}
+
+} // namespace
 
 std::vector<int64_t> bindDims(const ModelInfo &model, const EntryInfo &entry,
                               const std::vector<Tensor> &inputs,
@@ -130,6 +185,7 @@ std::vector<int64_t> bindDims(const ModelInfo &model, const EntryInfo &entry,
   for (int64_t &value : values)
     if (value == 0)
       value = 1; // a dim this entry does not use
+  checkCacheWrites(model, entry, inputs, sources, values);
   return values;
 }
 

@@ -10,6 +10,10 @@
 //  - ids: an i32 input whose signature has an id range (what the compiled
 //    program indexes with it: embedding rows, cross-entropy classes and its
 //    ignore_index) holds only ids in it; other i32 inputs take any value.
+//  - caches: an input the entry updates in place as a KV cache
+//    ("writes_last_rows", decode_step's and lm_step's self-attention caches)
+//    holds at least as many positions (dim 1) as there are new ones (T):
+//    they are written at its last rows.
 //
 // Dims used by neither inputs nor outputs get the value 1; a dim only an
 // output uses must come from --dim. Errors are InputErrors naming the input,
@@ -39,8 +43,9 @@ using DimOverrides = std::vector<std::pair<std::string, int64_t>>;
 std::string vocabKeyFor(const ModelInfo &model, std::string_view role);
 
 /// Checks ranks, static and symbolic dims of `inputs` (one per entry input,
-/// in order, already converted to the declared dtypes) and returns the value
-/// of every model dim, in the order of ModelInfo::dims.
+/// in order, already converted to the declared dtypes) and the caches' rows
+/// against the new positions, and returns the value of every model dim, in
+/// the order of ModelInfo::dims.
 std::vector<int64_t> bindDims(const ModelInfo &model, const EntryInfo &entry,
                               const std::vector<Tensor> &inputs,
                               const std::vector<InputSource> &sources,

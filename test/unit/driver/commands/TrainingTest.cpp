@@ -264,6 +264,50 @@ std::vector<float> tensorValues(const std::string &path,
 
 } // namespace
 
+TEST_F(TrainingTest, RunNeverWritesLessOverATrainingCheckpoint) {
+  const std::string ckpt = dir.file("ckpt.safetensors");
+  ASSERT_EQ(runTrainStep(dir, {"--init", "1", "--save", ckpt}).code, 0);
+  const std::string before = readFile(ckpt);
+  // A train_grad entry saves the parameters only, --save-grads gradients
+  // only: both would drop the moments and the step. Refused before the
+  // entry runs; the checkpoint is left as it was.
+  std::vector<std::string> grad = {
+      "run", "train_grad", "src=" + dir.file("src.txt"),
+      "tgt_in=" + dir.file("in.txt"), "tgt_out=" + dir.file("out.txt"),
+      "--out-dir", dir.path(), "--load", ckpt};
+  std::vector<std::string> params = grad, grads = grad;
+  params.insert(params.end(), {"--save", ckpt});
+  grads[grads.size() - 2] = "--init"; // --load ckpt --save-grads ckpt is
+  grads.back() = "1";                  // refused as the same file already
+  grads.insert(grads.end(), {"--save-grads", ckpt});
+  Result paramsOnly = drive(params);
+  EXPECT_EQ(paramsOnly.code, 2);
+  EXPECT_NE(paramsOnly.err.find(
+                "error: --save '" + ckpt +
+                "' is a training checkpoint (parameters, Adam's moments, "
+                "step 1) and entry 'train_grad' (train_grad) saves the "
+                "parameters only: writing over it would drop all but the "
+                "parameters; --save to another file"),
+            std::string::npos)
+      << paramsOnly.err;
+  EXPECT_EQ(paramsOnly.err.find("ran '"), std::string::npos);
+  Result gradsOnly = drive(grads);
+  EXPECT_EQ(gradsOnly.code, 2);
+  EXPECT_NE(gradsOnly.err.find("--save-grads writes gradients only"),
+            std::string::npos)
+      << gradsOnly.err;
+  EXPECT_EQ(readFile(ckpt), before);
+  // A train_step entry continues it: parameters, moments and step.
+  Result step = runTrainStep(dir, {"--load", ckpt, "--save", ckpt});
+  ASSERT_EQ(step.code, 0) << step.err;
+  EXPECT_NE(step.out.find("Adam's moments and step 2"), std::string::npos);
+  // Parameters-only files are written as before.
+  params.back() = dir.file("params.safetensors");
+  EXPECT_EQ(drive(params).code, 0);
+  params[params.size() - 3] = dir.file("params.safetensors");
+  EXPECT_EQ(drive(params).code, 0);
+}
+
 TEST_F(TrainingTest, RunRepeatTakesUpdatesAndSaveLoadKeepsAdamState) {
   // Three updates in one run ...
   Result repeated = runTrainStep(dir, {"--init", "1", "--repeat", "3",

@@ -259,4 +259,56 @@ TEST_F(ValidationTest, IdsAreCheckedAgainstWhatTheyIndex) {
       ModelError, "entries[0].inputs[0].ids.end must be an integer >= 5");
 }
 
+/// decode_step's shape: new target positions [B, T] and a self-attention
+/// cache [B, cache, 2] the entry writes the T new positions into.
+ModelInfo modelWithCacheWrite(const std::string &rows) {
+  return ModelInfo::parse(
+      R"({"version": 1, "model": "m",
+          "dims": [{"name": "B", "bound": 4}, {"name": "T", "bound": 8},
+                   {"name": "cache", "bound": 8}],
+          "param_arena_bytes": 0, "params": [],
+          "entries": [{"name": "decode_step", "arena_bytes": 0,
+                       "inputs": [{"name": "tgt", "dtype": "i32",
+                                   "shape": ["B", "T"]},
+                                  {"name": "self_k.0", "dtype": "f32",
+                                   "shape": ["B", "cache", 2],
+                                   "writes_last_rows": )" +
+      rows + R"(}], "outputs": []}]})");
+}
+
+TEST_F(ValidationTest, CachesHoldAtLeastTheNewPositions) {
+  ModelInfo step = modelWithCacheWrite(R"("T")");
+  const EntryInfo &entry = *step.findEntry("decode_step");
+  ASSERT_TRUE(entry.inputs[1].writesLastRows.has_value());
+  std::vector<InputSource> names = {{"tgt", "t.npy"}, {"self_k.0", "k.npy"}};
+  auto bindStep = [&](int64_t t, int64_t cache, const DimOverrides &dims = {}) {
+    std::vector<Tensor> inputs;
+    inputs.emplace_back(DType::I32, Shape{1, t});
+    inputs.emplace_back(DType::F32, Shape{1, cache, 2});
+    return bindDims(step, entry, inputs, names, dims);
+  };
+  // The cache holds every position so far, the new ones last.
+  EXPECT_EQ(bindStep(1, 1), (std::vector<int64_t>{1, 1, 1}));
+  EXPECT_EQ(bindStep(1, 6), (std::vector<int64_t>{1, 1, 6}));
+  EXPECT_EQ(bindStep(5, 5), (std::vector<int64_t>{1, 5, 5}));
+  // More new positions than the cache holds: the write would start before
+  // the cache's buffer.
+  EXPECT_THROW_MESSAGE(bindStep(5, 1), InputError,
+                       "input 'tgt' ('t.npy') has 5 new position(s) (dim 1, "
+                       "T) but the cache input 'self_k.0' ('k.npy') holds "
+                       "only 1 (dim 1, cache); entry 'decode_step' writes");
+  EXPECT_THROW_MESSAGE(bindStep(5, 2), InputError, "holds only 2 (dim 1");
+  // A constant number of new rows.
+  ModelInfo single = modelWithCacheWrite("3");
+  std::vector<Tensor> inputs;
+  inputs.emplace_back(DType::I32, Shape{1, 1});
+  inputs.emplace_back(DType::F32, Shape{1, 2, 2});
+  EXPECT_THROW_MESSAGE(
+      bindDims(single, *single.findEntry("decode_step"), inputs, names),
+      InputError, "the entry writes 3 new position(s) but the cache");
+  // The metadata names a dim it declares.
+  EXPECT_THROW_MESSAGE(modelWithCacheWrite(R"("Q")"), ModelError,
+                       "writes_last_rows names an unknown dim 'Q'");
+}
+
 } // namespace
