@@ -301,12 +301,15 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       initialize();
   };
 
+  // --valid (below); its best so far goes into every checkpoint.
+  std::unique_ptr<Validator> validator;
   auto writeCheckpoint = [&](const std::string &path, int64_t step) {
     TrainingPosition at = position;
     at.step = step;
     auto [epoch, index] = plan.positionOfStep(step + 1);
     at.epoch = epoch;
     at.batchInEpoch = index;
+    at.validation = validator ? validator->record() : std::nullopt;
     saveCheckpoint(path, model, runner.params().read(), at, tokenizer,
                    average.get());
   };
@@ -332,11 +335,27 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   // --valid: scored every --valid-every steps (loop/Validation.h); the
   // best is kept as CKPT.best.safetensors with --keep-best.
-  std::unique_ptr<Validator> validator;
-  if (options.validPath)
+  if (options.validPath) {
     validator = std::make_unique<Validator>(model, runner, tokenizer,
                                             *options.validPath, batch,
                                             options.bestByLoss);
+    // The resumed best continues only where it is comparable.
+    if (const std::optional<ValidationRecord> &record = position.validation)
+      if (!validator->resumeFrom(*record))
+        err << "note: the checkpoint's best validation (step "
+            << record->bestStep << ", by "
+            << (record->byLoss ? "loss" : "BLEU") << " on '"
+            << record->validPath << "') is not comparable with --valid '"
+            << *options.validPath << "' by "
+            << (options.bestByLoss ? "loss" : "BLEU")
+            << "; validation starts a new best"
+            << (options.keepBest ? " (the first validation replaces " +
+                                       checkpointSibling(*options.savePath,
+                                                         kBestCheckpointSuffix) +
+                                       ")"
+                                 : std::string())
+            << "\n";
+  }
   std::optional<std::string> bestPath;
   if (options.keepBest)
     bestPath = checkpointSibling(*options.savePath, kBestCheckpointSuffix);
@@ -476,6 +495,17 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       progress.setEpoch(result.epoch + 1);
       progress.update(step, lastLoss, lr, tokensPerSecond);
     }
+    // Validation first: a save of this step records its score, so a run
+    // resumed from it continues the best as this one does.
+    if (validator &&
+        (step % options.validEvery == 0 || step == lastStep)) {
+      progress.finish(); // the validation lines start on their own line
+      if (validate(step)) {
+        lastStep = step;
+        break;
+      }
+      progress.setValidationBleu(lastValidBleu);
+    }
     if (options.every && step % options.every == 0 && step != lastStep) {
       if (options.savePath) {
         if (std::optional<Divergence> divergence = watch.check(step, lastLoss))
@@ -485,15 +515,6 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       }
       if (logPath)
         writeLossCurve(*logPath, curve, model.model + " training loss");
-    }
-    if (validator &&
-        (step % options.validEvery == 0 || step == lastStep)) {
-      progress.finish(); // the validation lines start on their own line
-      if (validate(step)) {
-        lastStep = step;
-        break;
-      }
-      progress.setValidationBleu(lastValidBleu);
     }
     // --stop-time or a signal: end here as if this were the last step.
     if (std::optional<std::string> why = stopReason(); why && step < lastStep) {

@@ -12,6 +12,7 @@
 #include "TestUtil.h"
 
 #include <cmath>
+#include <map>
 #include <sstream>
 
 extern "C" const char fake_seq2seq_json[];
@@ -139,6 +140,39 @@ TEST_F(TrainingTest, ResumeIsByteIdenticalToAnUninterruptedRun) {
                         dir.file("other.safetensors")});
   ASSERT_EQ(other.code, 0);
   EXPECT_FALSE(full == readFile(dir.file("other.safetensors")));
+}
+
+TEST_F(TrainingTest, ResumedValidationContinuesOnlyAComparableBest) {
+  auto train = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"train", "--data", data(), "--valid", data(),
+                               "--valid-every", "2", "--threads", "1",
+                               "--save", dir.file("c.safetensors")});
+    Result result = drive(args);
+    EXPECT_EQ(result.code, 0) << result.err;
+    return result;
+  };
+  train({"--steps", "2", "--best-by", "loss"});
+  SafetensorsReader saved(dir.file("c.safetensors"));
+  std::map<std::string, std::string> metadata(saved.metadata().begin(),
+                                              saved.metadata().end());
+  EXPECT_EQ(metadata["best_by"], "loss");
+  EXPECT_EQ(metadata["best_step"], "2");
+  EXPECT_EQ(metadata["valid_since_best"], "0");
+  Result same = train({"--steps", "4", "--best-by", "loss", "--resume",
+                       dir.file("c.safetensors")});
+  EXPECT_EQ(same.err.find("not comparable"), std::string::npos) << same.err;
+  Result other = train({"--steps", "6", "--best-by", "bleu", "--resume",
+                        dir.file("c.safetensors")});
+  EXPECT_NE(other.err.find("note: the checkpoint's best validation (step "),
+            std::string::npos)
+      << other.err;
+  EXPECT_NE(other.err.find("by loss on '" + data() +
+                           "') is not comparable with --valid '" + data() +
+                           "' by BLEU; validation starts a new best\n"),
+            std::string::npos)
+      << other.err;
+  EXPECT_NE(other.err.find("validation step 6: "), std::string::npos);
+  EXPECT_NE(other.err.find("(best)"), std::string::npos) << other.err;
 }
 
 TEST_F(TrainingTest, BadDataFailsWithFileLineAndKeepsTheCheckpoint) {
