@@ -69,7 +69,7 @@ int64_t batchSize(const std::optional<int64_t> &requested,
 
 /// Notes where a resumed run's options differ from the checkpoint's.
 void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
-                     int64_t batch, int64_t maxTokens,
+                     int64_t batch, int64_t maxTokens, int64_t updateFreq,
                      const TrainingData &data, std::ostream &err) {
   auto note = [&](const std::string &what) {
     err << "note: " << what
@@ -81,8 +81,8 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
                    : "--batch " + std::to_string(batch) + " (not --max-tokens)");
   else if (batch != saved.batchSize)
     note("--batch " + std::to_string(batch));
-  if (options.updateFreq != saved.updateFreq)
-    note("--update-freq " + std::to_string(options.updateFreq));
+  if (updateFreq != saved.updateFreq)
+    note("--update-freq " + std::to_string(updateFreq));
   if (options.seed && *options.seed != saved.seed)
     note("--seed " + std::to_string(*options.seed));
   if (data.hash != saved.dataHash)
@@ -196,6 +196,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   int64_t batch = 0;
   // --max-tokens: the B bound caps the rows of a token batch.
   int64_t maxTokens = options.maxTokens.value_or(0);
+  // --update-freq: the checkpoint's unless given, like the batch.
+  int64_t updateFreq = options.updateFreq.value_or(1);
   std::vector<LossPoint> curve;
   // A fresh start: --init SEED, or the weights of --init-from (checked
   // like --load before anything runs).
@@ -213,6 +215,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     position = loadCheckpoint(*resumed, model, runner.params().write());
     if (!options.batch && !options.maxTokens)
       maxTokens = position.maxTokens;
+    updateFreq = options.updateFreq.value_or(position.updateFreq);
     batch = maxTokens ? data.batchBound.bound * ranks.size()
             : options.batch
                 ? batchSize(options.batch, data.batchBound, ranks.size())
@@ -221,7 +224,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         << position.step << " (trained with update-freq "
         << position.updateFreq << " on " << position.ranks
         << (position.ranks == 1 ? " rank" : " ranks") << ")\n";
-    noteDifferences(position, options, batch, maxTokens, data, err);
+    noteDifferences(position, options, batch, maxTokens, updateFreq, data,
+                    err);
     position.seed = options.seed.value_or(position.seed);
     if (logPath) {
       std::error_code error;
@@ -246,7 +250,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                      " ranks: use a larger --batch (or fewer ranks)");
   position.batchSize = batch;
   position.maxTokens = maxTokens;
-  position.updateFreq = options.updateFreq;
+  position.updateFreq = updateFreq;
   position.ranks = ranks.size();
   position.minFreq = minFreq;
   position.dataPath = data.path;
@@ -259,8 +263,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // --update-freq K: an update takes a batch K times larger (K x the rows,
   // or K x the tokens), cut into K pieces (DataParallel.h).
   std::unique_ptr<BatchSource> source =
-      data.makeSource(batch * options.updateFreq,
-                      maxTokens * options.updateFreq, position.seed);
+      data.makeSource(batch * updateFreq, maxTokens * updateFreq,
+                      position.seed);
   const BatchPlan &plan = source->plan();
   int64_t lastStep = 0;
   if (options.steps) {
@@ -406,8 +410,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       << (maxTokens ? " batches in epoch 1" : " batches per epoch")
       << ", steps " << firstStep << ".." << lastStep
       << ", " << describeOptimizer(optimizer);
-  if (options.updateFreq > 1)
-    err << ", update-freq " << options.updateFreq;
+  if (updateFreq > 1)
+    err << ", update-freq " << updateFreq;
   if (ranks.parallel())
     err << ", " << ranks.size() << " ranks";
   err << "\n";
@@ -422,7 +426,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     double loss, seconds;
     int64_t epoch, targetTokens;
   };
-  DataParallelUpdate update(runner, entry, options.updateFreq, ranks);
+  DataParallelUpdate update(runner, entry, updateFreq, ranks);
   auto runStep = [&](int64_t step) {
     int64_t epoch = plan.positionOfStep(step).first;
     auto stepStart = std::chrono::steady_clock::now();

@@ -142,6 +142,38 @@ TEST_F(TrainingTest, ResumeIsByteIdenticalToAnUninterruptedRun) {
   EXPECT_FALSE(full == readFile(dir.file("other.safetensors")));
 }
 
+TEST_F(TrainingTest, ResumeKeepsTheCheckpointsUpdateFreq) {
+  auto train = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"train", "--data", data(), "--seed", "7",
+                               "--threads", "1"});
+    Result result = drive(args);
+    EXPECT_EQ(result.code, 0) << result.err;
+    return result;
+  };
+  train({"--batch", "2", "--update-freq", "2", "--steps", "6", "--save",
+         dir.file("full.safetensors")});
+  train({"--batch", "2", "--update-freq", "2", "--steps", "3", "--save",
+         dir.file("half.safetensors")});
+  // Neither --batch nor --update-freq: both come from the checkpoint.
+  Result resumed = train({"--steps", "6", "--resume",
+                          dir.file("half.safetensors"), "--save",
+                          dir.file("resumed.safetensors")});
+  EXPECT_EQ(resumed.err.find("differs"), std::string::npos) << resumed.err;
+  EXPECT_NE(resumed.err.find("update-freq 2"), std::string::npos);
+  EXPECT_TRUE(readFile(dir.file("full.safetensors")) ==
+              readFile(dir.file("resumed.safetensors")));
+  // Given explicitly, another one wins (and is noted).
+  Result other = train({"--steps", "6", "--update-freq", "1", "--resume",
+                        dir.file("half.safetensors"), "--save",
+                        dir.file("other.safetensors")});
+  EXPECT_NE(other.err.find("note: --update-freq 1 differs from the "
+                           "checkpoint's"),
+            std::string::npos)
+      << other.err;
+  EXPECT_FALSE(readFile(dir.file("full.safetensors")) ==
+               readFile(dir.file("other.safetensors")));
+}
+
 TEST_F(TrainingTest, ResumedValidationContinuesOnlyAComparableBest) {
   auto train = [&](std::vector<std::string> args) {
     args.insert(args.begin(), {"train", "--data", data(), "--valid", data(),
