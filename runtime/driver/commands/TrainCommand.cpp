@@ -115,7 +115,13 @@ void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
     if (model.kind == ModelKind::Classifier)
       outputs.push_back({checkpointSibling(*options.savePath, kLabelsSuffix),
                          "the label file of --save"});
+    if (options.keepBest)
+      outputs.push_back(
+          {checkpointSibling(*options.savePath, kBestCheckpointSuffix),
+           "the --keep-best checkpoint of --save"});
   }
+  if (options.validPath)
+    inputs.push_back({*options.validPath, "--valid"});
   if (logPath) {
     std::string what = options.logPath ? "--log" : "the loss curve of --save";
     outputs.push_back({*logPath, what});
@@ -123,6 +129,7 @@ void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   }
   // --resume C --save C continues in place: C is read before it is written.
   checkOutputPaths(outputs, inputs, {{"--save", "--resume"}});
+  checkWritableDirectories(outputs);
 }
 
 /// The --ema average: a resumed checkpoint's (its decay unless --ema
