@@ -166,6 +166,13 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                     Communicator &ranks) {
   const EntryInfo &entry = trainEntry(model);
   const OptimizerInfo &optimizer = *model.optimizer;
+  if (options.validPath)
+    requireSeq2SeqOption(model, "--valid",
+                         " (score a checkpoint of it with eval --load C " +
+                             std::string(model.kind == ModelKind::LanguageModel
+                                             ? "--text"
+                                             : "--data") +
+                             " V)");
   std::optional<std::string> logPath = options.logPath;
   if (!logPath && options.savePath)
     logPath = checkpointSibling(*options.savePath, kLossCurveSuffix);
