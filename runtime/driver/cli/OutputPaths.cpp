@@ -74,9 +74,9 @@ void checkWritableDirectories(const std::vector<NamedPath> &outputs) {
     std::string probe = directory + "/.txc-write-probe.XXXXXX";
     int fd = ::mkstemp(probe.data());
     if (fd < 0) {
-      problems.push_back(describe(output) + " cannot be written: creating a "
-                         "file in '" + directory + "' fails: " +
-                         std::strerror(errno));
+      problems.push_back(describe(output) +
+                         " cannot be written: creating a file in '" +
+                         directory + "' fails: " + std::strerror(errno));
       continue;
     }
     ::close(fd);

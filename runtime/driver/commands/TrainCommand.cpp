@@ -238,8 +238,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         << position.step << " (trained with update-freq "
         << position.updateFreq << " on " << position.ranks
         << (position.ranks == 1 ? " rank" : " ranks") << ")\n";
-    noteDifferences(position, options, batch, maxTokens, updateFreq, data,
-                    err);
+    noteDifferences(position, options, batch, maxTokens, updateFreq, data, err);
     position.seed = options.seed.value_or(position.seed);
     if (logPath) {
       std::error_code error;
@@ -276,9 +275,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   // --update-freq K: an update takes a batch K times larger (K x the rows,
   // or K x the tokens), cut into K pieces (DataParallel.h).
-  std::unique_ptr<BatchSource> source =
-      data.makeSource(batch * updateFreq, maxTokens * updateFreq,
-                      position.seed);
+  std::unique_ptr<BatchSource> source = data.makeSource(
+      batch * updateFreq, maxTokens * updateFreq, position.seed);
   const BatchPlan &plan = source->plan();
   int64_t lastStep = 0;
   if (options.steps) {
@@ -353,30 +351,26 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   // --valid: scored every --valid-every steps (loop/Validation.h); the
   // best is kept as CKPT.best.safetensors with --keep-best.
-  if (options.validPath) {
+  if (options.validPath)
     validator = std::make_unique<Validator>(model, runner, tokenizer,
                                             *options.validPath, batch,
                                             options.bestByLoss);
-    // The resumed best continues only where it is comparable.
-    if (const std::optional<ValidationRecord> &record = position.validation)
-      if (!validator->resumeFrom(*record))
-        err << "note: the checkpoint's best validation (step "
-            << record->bestStep << ", by "
-            << (record->byLoss ? "loss" : "BLEU") << " on '"
-            << record->validPath << "') is not comparable with --valid '"
-            << *options.validPath << "' by "
-            << (options.bestByLoss ? "loss" : "BLEU")
-            << "; validation starts a new best"
-            << (options.keepBest ? " (the first validation replaces " +
-                                       checkpointSibling(*options.savePath,
-                                                         kBestCheckpointSuffix) +
-                                       ")"
-                                 : std::string())
-            << "\n";
-  }
   std::optional<std::string> bestPath;
   if (options.keepBest)
     bestPath = checkpointSibling(*options.savePath, kBestCheckpointSuffix);
+  // The resumed best continues only where it is comparable.
+  if (const std::optional<ValidationRecord> &record = position.validation)
+    if (validator && !validator->resumeFrom(*record)) {
+      auto metric = [](bool byLoss) { return byLoss ? "loss" : "BLEU"; };
+      err << "note: the checkpoint's best validation (step " << record->bestStep
+          << ", by " << metric(record->byLoss) << " on '" << record->validPath
+          << "') is not comparable with --valid '" << *options.validPath
+          << "' by " << metric(options.bestByLoss)
+          << "; validation starts a new best";
+      if (bestPath)
+        err << " (the first validation replaces " << *bestPath << ")";
+      err << "\n";
+    }
   double lastValidBleu = -1; // for the progress line
   /// Validates; whether --patience says to stop.
   auto validate = [&](int64_t step) {
@@ -515,8 +509,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     }
     // Validation first: a save of this step records its score, so a run
     // resumed from it continues the best as this one does.
-    if (validator &&
-        (step % options.validEvery == 0 || step == lastStep)) {
+    if (validator && (step % options.validEvery == 0 || step == lastStep)) {
       progress.finish(); // the validation lines start on their own line
       if (validate(step)) {
         lastStep = step;

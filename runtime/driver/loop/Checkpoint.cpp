@@ -13,8 +13,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace txrt::driver {
@@ -74,8 +74,8 @@ std::string formatNumber(double value) {
 }
 
 /// The "best_*" keys, when "best_step" is there.
-std::optional<ValidationRecord> loadValidationRecord(
-    const SafetensorsReader &file) {
+std::optional<ValidationRecord>
+loadValidationRecord(const SafetensorsReader &file) {
   if (!findMetadata(file.metadata(), "best_step"))
     return std::nullopt;
   ValidationRecord record;
@@ -161,8 +161,7 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
     metadata.push_back({"best_loss", formatNumber(record->bestLoss)});
     metadata.push_back({"best_accuracy", formatNumber(record->bestAccuracy)});
     metadata.push_back({"best_bleu", formatNumber(record->bestBleu)});
-    metadata.push_back(
-        {"valid_since_best", std::to_string(record->sinceBest)});
+    metadata.push_back({"valid_since_best", std::to_string(record->sinceBest)});
   }
   if (average) {
     for (SafetensorsTensorView &view : average->views())

@@ -4,8 +4,8 @@
 #include "commands/TrainingData.h"
 #include "commands/TranslateCommand.h"
 #include "core/Error.h"
-#include "data/Batching.h"
 #include "core/Init.h"
+#include "data/Batching.h"
 #include "decoding/Decoding.h"
 #include "formats/FileIO.h"
 

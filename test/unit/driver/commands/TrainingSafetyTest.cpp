@@ -13,8 +13,9 @@
 //    tensor, and the last save stays;
 //  - a corrupt checkpoint (NaN weights, an absurd step) is refused when it
 //    is loaded;
-//  - outputs never replace inputs, each other, or non-regular files, and
-//    --data on a FIFO fails instead of blocking.
+//  - outputs never replace inputs, each other, or non-regular files, a
+//    directory that takes no new file fails the run before the first
+//    step, and --data on a FIFO fails instead of blocking.
 //
 //===----------------------------------------------------------------------===//
 #include "commands/Driver.h"
@@ -407,7 +408,8 @@ TEST_F(TrainingSafetyTest, OutputsOntoTheDataAreRefused) {
   }
 }
 
-TEST_F(TrainingSafetyTest, UnwritableOutputDirectoriesAreRefusedBeforeTraining) {
+TEST_F(TrainingSafetyTest,
+       UnwritableOutputDirectoriesAreRefusedBeforeTraining) {
   // Root may write anywhere: /sys refuses new files even to root.
   std::string readOnly = dir.file("ro");
   ASSERT_EQ(mkdir(readOnly.c_str(), 0555), 0);
@@ -425,15 +427,15 @@ TEST_F(TrainingSafetyTest, UnwritableOutputDirectoriesAreRefusedBeforeTraining) 
   EXPECT_EQ(save.code, 2);
   EXPECT_EQ(save.err, "error: --save '" + readOnly +
                           "/c.safetensors' cannot be written: creating a "
-                          "file in '" + readOnly + "' fails: Permission "
-                          "denied\n");
+                          "file in '" +
+                          readOnly + "' fails: Permission denied\n");
   EXPECT_EQ(save.out, "");
   // --log too, and the outputs in a writable directory stay untouched.
-  Result log = drive({"train", "--data", data(), "--steps", "2", "--every",
-                      "1", "--save", ckpt(), "--log", readOnly + "/l.csv"});
+  Result log = drive({"train", "--data", data(), "--steps", "2", "--every", "1",
+                      "--save", ckpt(), "--log", readOnly + "/l.csv"});
   EXPECT_EQ(log.code, 2);
-  EXPECT_NE(log.err.find("error: --log '" + readOnly + "/l.csv' cannot be "
-                         "written"),
+  EXPECT_NE(log.err.find("error: --log '" + readOnly +
+                         "/l.csv' cannot be written"),
             std::string::npos)
       << log.err;
   EXPECT_FALSE(std::filesystem::exists(ckpt()));

@@ -144,8 +144,8 @@ TEST_F(TrainingTest, ResumeIsByteIdenticalToAnUninterruptedRun) {
 
 TEST_F(TrainingTest, ResumeKeepsTheCheckpointsUpdateFreq) {
   auto train = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {"train", "--data", data(), "--seed", "7",
-                               "--threads", "1"});
+    args.insert(args.begin(),
+                {"train", "--data", data(), "--seed", "7", "--threads", "1"});
     Result result = drive(args);
     EXPECT_EQ(result.code, 0) << result.err;
     return result;
@@ -155,9 +155,9 @@ TEST_F(TrainingTest, ResumeKeepsTheCheckpointsUpdateFreq) {
   train({"--batch", "2", "--update-freq", "2", "--steps", "3", "--save",
          dir.file("half.safetensors")});
   // Neither --batch nor --update-freq: both come from the checkpoint.
-  Result resumed = train({"--steps", "6", "--resume",
-                          dir.file("half.safetensors"), "--save",
-                          dir.file("resumed.safetensors")});
+  Result resumed =
+      train({"--steps", "6", "--resume", dir.file("half.safetensors"), "--save",
+             dir.file("resumed.safetensors")});
   EXPECT_EQ(resumed.err.find("differs"), std::string::npos) << resumed.err;
   EXPECT_NE(resumed.err.find("update-freq 2"), std::string::npos);
   EXPECT_TRUE(readFile(dir.file("full.safetensors")) ==
@@ -176,9 +176,9 @@ TEST_F(TrainingTest, ResumeKeepsTheCheckpointsUpdateFreq) {
 
 TEST_F(TrainingTest, ResumedValidationContinuesOnlyAComparableBest) {
   auto train = [&](std::vector<std::string> args) {
-    args.insert(args.begin(), {"train", "--data", data(), "--valid", data(),
-                               "--valid-every", "2", "--threads", "1",
-                               "--save", dir.file("c.safetensors")});
+    args.insert(args.begin(),
+                {"train", "--data", data(), "--valid", data(), "--valid-every",
+                 "2", "--threads", "1", "--save", dir.file("c.safetensors")});
     Result result = drive(args);
     EXPECT_EQ(result.code, 0) << result.err;
     return result;
