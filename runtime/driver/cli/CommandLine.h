@@ -85,7 +85,8 @@ struct TrainOptions {
   std::optional<int64_t> minFreq;       ///< default 1 (or the checkpoint's)
   std::optional<std::string> savePath, resumePath, logPath;
   int64_t every = 0; ///< checkpoint every N steps (0: only at the end)
-  int64_t updateFreq = 1; ///< --update-freq: batches per update
+  /// --update-freq: batches per update (default 1, or the checkpoint's)
+  std::optional<int64_t> updateFreq;
   std::optional<uint64_t> initSeed;
   /// --init-from W.safetensors: parameters only (moments zero, step 0).
   std::optional<std::string> initFromPath;

@@ -52,8 +52,9 @@ data:
   --seed S          the seed of the batch order and of dropout (default 0)
   --update-freq K   one update per K batches of --batch, their gradients
                     accumulated: the update of one batch K times larger
-                    (default 1); under mpirun --batch is the global batch,
-                    split over the ranks (docs/distributed.md)
+                    (default 1, or the --resume checkpoint's); under mpirun
+                    --batch is the global batch, split over the ranks
+                    (docs/distributed.md)
   --min-freq K      words seen fewer than K times become [UNK] (default 1)
 tokenizer:
   --tokenizer word  word-level vocabularies built from the data (default)
@@ -67,9 +68,12 @@ tokenizer:
                     the smaller of the spec's source / target vocab sizes)
   --spm-type T      unigram (default) or bpe
 validation:
-  --valid FILE.tsv  pairs to validate on: loss and token accuracy (teacher
-                    forced) and BLEU (greedy, sacreBLEU 13a) on the whole
-                    file, printed as one line
+  --valid FILE.tsv  pairs to validate on (seq2seq): loss and token accuracy
+                    (teacher forced) and BLEU of greedy translations on the
+                    whole file, printed as one line; BLEU as eval scores it
+                    (sacreBLEU 13a on detokenized text with a subword
+                    tokenizer, corpus BLEU-4 with effective order on the
+                    tokenizer's words otherwise)
   --valid-every N   validate every N steps (and after the last)
   --keep-best       keep the checkpoint with the best validation score as
                     CKPT.best.safetensors (needs --save and --valid)
@@ -86,8 +90,10 @@ checkpoints:
                     steps; written to a temporary file and renamed, never
                     half-written
   --every N         also save every N steps (default: only at the end)
-  --resume FILE     continue a run from its checkpoint (and the tokenizer in
-                    it); the result is bit-identical to an uninterrupted run
+  --resume FILE     continue a run from its checkpoint (and the tokenizer,
+                    --batch or --max-tokens, --update-freq and the best
+                    validation in it); the result is bit-identical to an
+                    uninterrupted run
   --init SEED       initialize the parameters with SEED (default 0)
   --init-from W     start from the parameters in W.safetensors (from export,
                     or PyTorch's state_dict by the same names and shapes);

@@ -4,9 +4,13 @@
 #include "formats/FileIO.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace txrt::driver {
 
@@ -52,6 +56,39 @@ std::string describe(const NamedPath &named) {
 }
 
 } // namespace
+
+void checkWritableDirectories(const std::vector<NamedPath> &outputs) {
+  std::vector<std::string> directories, problems;
+  for (const NamedPath &output : outputs) {
+    std::string directory =
+        std::filesystem::path(output.path).parent_path().string();
+    if (directory.empty())
+      directory = ".";
+    if (std::find(directories.begin(), directories.end(), directory) !=
+        directories.end())
+      continue;
+    directories.push_back(directory);
+    struct stat info;
+    if (::stat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+      continue; // checkOutputPaths names it
+    std::string probe = directory + "/.txc-write-probe.XXXXXX";
+    int fd = ::mkstemp(probe.data());
+    if (fd < 0) {
+      problems.push_back(describe(output) +
+                         " cannot be written: creating a file in '" +
+                         directory + "' fails: " + std::strerror(errno));
+      continue;
+    }
+    ::close(fd);
+    ::unlink(probe.c_str());
+  }
+  if (problems.empty())
+    return;
+  std::string message;
+  for (const std::string &problem : problems)
+    message += (message.empty() ? "" : "\n") + problem;
+  throw InputError(message);
+}
 
 bool sameFile(const std::string &a, const std::string &b) {
   return same(identify(a), identify(b));

@@ -36,6 +36,15 @@ void checkOutputPaths(
     const std::vector<NamedPath> &outputs, const std::vector<NamedPath> &inputs,
     const std::vector<std::pair<std::string, std::string>> &allowedSame = {});
 
+/// Throws InputError (one line per directory) when a file cannot be created
+/// in the existing directory of an output (permission denied, a read-only
+/// file system): each directory gets a probe file, created exclusively and
+/// removed at once. Outputs are written through a temporary in their
+/// directory and renamed (FileIO.h), so what the directory allows is what
+/// counts, not the permissions of an existing file. Missing directories
+/// are checkOutputPaths' to report.
+void checkWritableDirectories(const std::vector<NamedPath> &outputs);
+
 /// Whether `a` and `b` name the same file (see the file comment).
 bool sameFile(const std::string &a, const std::string &b);
 

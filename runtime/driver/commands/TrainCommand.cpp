@@ -69,7 +69,7 @@ int64_t batchSize(const std::optional<int64_t> &requested,
 
 /// Notes where a resumed run's options differ from the checkpoint's.
 void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
-                     int64_t batch, int64_t maxTokens,
+                     int64_t batch, int64_t maxTokens, int64_t updateFreq,
                      const TrainingData &data, std::ostream &err) {
   auto note = [&](const std::string &what) {
     err << "note: " << what
@@ -81,8 +81,8 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
                    : "--batch " + std::to_string(batch) + " (not --max-tokens)");
   else if (batch != saved.batchSize)
     note("--batch " + std::to_string(batch));
-  if (options.updateFreq != saved.updateFreq)
-    note("--update-freq " + std::to_string(options.updateFreq));
+  if (updateFreq != saved.updateFreq)
+    note("--update-freq " + std::to_string(updateFreq));
   if (options.seed && *options.seed != saved.seed)
     note("--seed " + std::to_string(*options.seed));
   if (data.hash != saved.dataHash)
@@ -115,7 +115,13 @@ void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
     if (model.kind == ModelKind::Classifier)
       outputs.push_back({checkpointSibling(*options.savePath, kLabelsSuffix),
                          "the label file of --save"});
+    if (options.keepBest)
+      outputs.push_back(
+          {checkpointSibling(*options.savePath, kBestCheckpointSuffix),
+           "the --keep-best checkpoint of --save"});
   }
+  if (options.validPath)
+    inputs.push_back({*options.validPath, "--valid"});
   if (logPath) {
     std::string what = options.logPath ? "--log" : "the loss curve of --save";
     outputs.push_back({*logPath, what});
@@ -123,6 +129,7 @@ void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   }
   // --resume C --save C continues in place: C is read before it is written.
   checkOutputPaths(outputs, inputs, {{"--save", "--resume"}});
+  checkWritableDirectories(outputs);
 }
 
 /// The --ema average: a resumed checkpoint's (its decay unless --ema
@@ -159,6 +166,13 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                     Communicator &ranks) {
   const EntryInfo &entry = trainEntry(model);
   const OptimizerInfo &optimizer = *model.optimizer;
+  if (options.validPath)
+    requireSeq2SeqOption(model, "--valid",
+                         " (score a checkpoint of it with eval --load C " +
+                             std::string(model.kind == ModelKind::LanguageModel
+                                             ? "--text"
+                                             : "--data") +
+                             " V)");
   std::optional<std::string> logPath = options.logPath;
   if (!logPath && options.savePath)
     logPath = checkpointSibling(*options.savePath, kLossCurveSuffix);
@@ -196,6 +210,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   int64_t batch = 0;
   // --max-tokens: the B bound caps the rows of a token batch.
   int64_t maxTokens = options.maxTokens.value_or(0);
+  // --update-freq: the checkpoint's unless given, like the batch.
+  int64_t updateFreq = options.updateFreq.value_or(1);
   std::vector<LossPoint> curve;
   // A fresh start: --init SEED, or the weights of --init-from (checked
   // like --load before anything runs).
@@ -213,6 +229,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     position = loadCheckpoint(*resumed, model, runner.params().write());
     if (!options.batch && !options.maxTokens)
       maxTokens = position.maxTokens;
+    updateFreq = options.updateFreq.value_or(position.updateFreq);
     batch = maxTokens ? data.batchBound.bound * ranks.size()
             : options.batch
                 ? batchSize(options.batch, data.batchBound, ranks.size())
@@ -221,7 +238,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         << position.step << " (trained with update-freq "
         << position.updateFreq << " on " << position.ranks
         << (position.ranks == 1 ? " rank" : " ranks") << ")\n";
-    noteDifferences(position, options, batch, maxTokens, data, err);
+    noteDifferences(position, options, batch, maxTokens, updateFreq, data, err);
     position.seed = options.seed.value_or(position.seed);
     if (logPath) {
       std::error_code error;
@@ -246,7 +263,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                      " ranks: use a larger --batch (or fewer ranks)");
   position.batchSize = batch;
   position.maxTokens = maxTokens;
-  position.updateFreq = options.updateFreq;
+  position.updateFreq = updateFreq;
   position.ranks = ranks.size();
   position.minFreq = minFreq;
   position.dataPath = data.path;
@@ -258,9 +275,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   // --update-freq K: an update takes a batch K times larger (K x the rows,
   // or K x the tokens), cut into K pieces (DataParallel.h).
-  std::unique_ptr<BatchSource> source =
-      data.makeSource(batch * options.updateFreq,
-                      maxTokens * options.updateFreq, position.seed);
+  std::unique_ptr<BatchSource> source = data.makeSource(
+      batch * updateFreq, maxTokens * updateFreq, position.seed);
   const BatchPlan &plan = source->plan();
   int64_t lastStep = 0;
   if (options.steps) {
@@ -301,12 +317,15 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       initialize();
   };
 
+  // --valid (below); its best so far goes into every checkpoint.
+  std::unique_ptr<Validator> validator;
   auto writeCheckpoint = [&](const std::string &path, int64_t step) {
     TrainingPosition at = position;
     at.step = step;
     auto [epoch, index] = plan.positionOfStep(step + 1);
     at.epoch = epoch;
     at.batchInEpoch = index;
+    at.validation = validator ? validator->record() : std::nullopt;
     saveCheckpoint(path, model, runner.params().read(), at, tokenizer,
                    average.get());
   };
@@ -332,7 +351,6 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   // --valid: scored every --valid-every steps (loop/Validation.h); the
   // best is kept as CKPT.best.safetensors with --keep-best.
-  std::unique_ptr<Validator> validator;
   if (options.validPath)
     validator = std::make_unique<Validator>(model, runner, tokenizer,
                                             *options.validPath, batch,
@@ -340,6 +358,19 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   std::optional<std::string> bestPath;
   if (options.keepBest)
     bestPath = checkpointSibling(*options.savePath, kBestCheckpointSuffix);
+  // The resumed best continues only where it is comparable.
+  if (const std::optional<ValidationRecord> &record = position.validation)
+    if (validator && !validator->resumeFrom(*record)) {
+      auto metric = [](bool byLoss) { return byLoss ? "loss" : "BLEU"; };
+      err << "note: the checkpoint's best validation (step " << record->bestStep
+          << ", by " << metric(record->byLoss) << " on '" << record->validPath
+          << "') is not comparable with --valid '" << *options.validPath
+          << "' by " << metric(options.bestByLoss)
+          << "; validation starts a new best";
+      if (bestPath)
+        err << " (the first validation replaces " << *bestPath << ")";
+      err << "\n";
+    }
   double lastValidBleu = -1; // for the progress line
   /// Validates; whether --patience says to stop.
   auto validate = [&](int64_t step) {
@@ -387,8 +418,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       << (maxTokens ? " batches in epoch 1" : " batches per epoch")
       << ", steps " << firstStep << ".." << lastStep
       << ", " << describeOptimizer(optimizer);
-  if (options.updateFreq > 1)
-    err << ", update-freq " << options.updateFreq;
+  if (updateFreq > 1)
+    err << ", update-freq " << updateFreq;
   if (ranks.parallel())
     err << ", " << ranks.size() << " ranks";
   err << "\n";
@@ -403,7 +434,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     double loss, seconds;
     int64_t epoch, targetTokens;
   };
-  DataParallelUpdate update(runner, entry, options.updateFreq, ranks);
+  DataParallelUpdate update(runner, entry, updateFreq, ranks);
   auto runStep = [&](int64_t step) {
     int64_t epoch = plan.positionOfStep(step).first;
     auto stepStart = std::chrono::steady_clock::now();
@@ -476,6 +507,16 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       progress.setEpoch(result.epoch + 1);
       progress.update(step, lastLoss, lr, tokensPerSecond);
     }
+    // Validation first: a save of this step records its score, so a run
+    // resumed from it continues the best as this one does.
+    if (validator && (step % options.validEvery == 0 || step == lastStep)) {
+      progress.finish(); // the validation lines start on their own line
+      if (validate(step)) {
+        lastStep = step;
+        break;
+      }
+      progress.setValidationBleu(lastValidBleu);
+    }
     if (options.every && step % options.every == 0 && step != lastStep) {
       if (options.savePath) {
         if (std::optional<Divergence> divergence = watch.check(step, lastLoss))
@@ -485,15 +526,6 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       }
       if (logPath)
         writeLossCurve(*logPath, curve, model.model + " training loss");
-    }
-    if (validator &&
-        (step % options.validEvery == 0 || step == lastStep)) {
-      progress.finish(); // the validation lines start on their own line
-      if (validate(step)) {
-        lastStep = step;
-        break;
-      }
-      progress.setValidationBleu(lastValidBleu);
     }
     // --stop-time or a signal: end here as if this were the last step.
     if (std::optional<std::string> why = stopReason(); why && step < lastStep) {

@@ -70,6 +70,14 @@ void requireModelKind(const ModelInfo &model, ModelKind kind,
                    " (it supports " + instead + ")");
 }
 
+void requireSeq2SeqOption(const ModelInfo &model, const std::string &option,
+                          const std::string &otherKinds) {
+  if (model.kind == ModelKind::Seq2Seq)
+    return;
+  throw InputError(option + " applies to seq2seq models; '" + model.model +
+                   "' is " + kindPhrase(model.kind) + otherKinds);
+}
+
 const EntryInfo &entryWithRole(const ModelInfo &model, std::string_view role,
                                const std::string &command) {
   if (const EntryInfo *entry = model.findEntryByRole(role))
@@ -271,10 +279,8 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
 TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                               const TrainDataOptions &options) {
   requireKind(model, "train");
-  if (options.tokenizerKind != "word" && model.kind != ModelKind::Seq2Seq)
-    throw InputError("--tokenizer " + options.tokenizerKind +
-                     " applies to seq2seq models; '" + model.model + "' is " +
-                     kindPhrase(model.kind));
+  if (options.tokenizerKind != "word")
+    requireSeq2SeqOption(model, "--tokenizer " + options.tokenizerKind);
   TrainingData data;
   const int32_t pad = modelPadId(model);
   if (model.kind == ModelKind::LanguageModel) {

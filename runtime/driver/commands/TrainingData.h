@@ -32,6 +32,10 @@ namespace txrt::driver {
 /// "seq2seq", "language model", "classifier"; ModelKind::None is an
 /// InputError naming `command` and the commands such a model supports.
 void requireKind(const ModelInfo &model, const std::string &command);
+/// InputError unless `model` is seq2seq: "OPTION applies to seq2seq
+/// models; 'NAME' is a language model" + `otherKinds` (what to use instead).
+void requireSeq2SeqOption(const ModelInfo &model, const std::string &option,
+                          const std::string &otherKinds = "");
 
 /// InputError unless `model` is of `kind`: names the model's kind and the
 /// command that does the same for it (translate -> generate, ...).

@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 
 namespace txrt::driver {
@@ -50,6 +52,51 @@ T metadataInteger(const SafetensorsReader &file, const std::string &key,
                      key + "': " + *text + " is more than " +
                      std::to_string(maximum));
   return value;
+}
+
+double metadataNumber(const SafetensorsReader &file, const std::string &key) {
+  const std::string *text = findMetadata(file.metadata(), key);
+  if (!text)
+    throw InputError("'" + file.path() + "' has no __metadata__ '" + key +
+                     "' beside 'best_step'");
+  char *end = nullptr;
+  double value = std::strtod(text->c_str(), &end);
+  if (text->empty() || *end != '\0' || !std::isfinite(value))
+    throw InputError("'" + file.path() + "' has an invalid __metadata__ '" +
+                     key + "': '" + *text + "'");
+  return value;
+}
+
+std::string formatNumber(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.17g", value);
+  return text;
+}
+
+/// The "best_*" keys, when "best_step" is there.
+std::optional<ValidationRecord>
+loadValidationRecord(const SafetensorsReader &file) {
+  if (!findMetadata(file.metadata(), "best_step"))
+    return std::nullopt;
+  ValidationRecord record;
+  record.bestStep =
+      metadataInteger<int64_t>(file, "best_step", 10, kMaxTrainingCount);
+  record.sinceBest =
+      metadataInteger<int64_t>(file, "valid_since_best", 10, kMaxTrainingCount);
+  record.validHash = metadataInteger<uint64_t>(file, "valid_fnv1a64", 16);
+  if (const std::string *valid = findMetadata(file.metadata(), "valid"))
+    record.validPath = *valid;
+  const std::string *by = findMetadata(file.metadata(), "best_by");
+  if (!by || (*by != "loss" && *by != "bleu"))
+    throw InputError("'" + file.path() +
+                     "' has an invalid __metadata__ 'best_by': " +
+                     (by ? "'" + *by + "'" : std::string("missing")) +
+                     " (expected loss or bleu)");
+  record.byLoss = *by == "loss";
+  record.bestLoss = metadataNumber(file, "best_loss");
+  record.bestAccuracy = metadataNumber(file, "best_accuracy");
+  record.bestBleu = metadataNumber(file, "best_bleu");
+  return record;
 }
 
 void failWithProblems(const std::vector<std::string> &problems,
@@ -106,6 +153,16 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
   };
   if (position.maxTokens)
     metadata.push_back({"max_tokens", std::to_string(position.maxTokens)});
+  if (const std::optional<ValidationRecord> &record = position.validation) {
+    metadata.push_back({"valid", record->validPath});
+    metadata.push_back({"valid_fnv1a64", hexHash(record->validHash)});
+    metadata.push_back({"best_by", record->byLoss ? "loss" : "bleu"});
+    metadata.push_back({"best_step", std::to_string(record->bestStep)});
+    metadata.push_back({"best_loss", formatNumber(record->bestLoss)});
+    metadata.push_back({"best_accuracy", formatNumber(record->bestAccuracy)});
+    metadata.push_back({"best_bleu", formatNumber(record->bestBleu)});
+    metadata.push_back({"valid_since_best", std::to_string(record->sinceBest)});
+  }
   if (average) {
     for (SafetensorsTensorView &view : average->views())
       views.push_back(std::move(view));
@@ -173,6 +230,7 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
   position.dataHash = metadataInteger<uint64_t>(file, "data_fnv1a64", 16);
   if (const std::string *data = findMetadata(file.metadata(), "data"))
     position.dataPath = *data;
+  position.validation = loadValidationRecord(file);
   if (position.step < 0 || position.batchSize < 1 || position.minFreq < 1 ||
       position.epoch < 0 || position.batchInEpoch < 0 ||
       position.updateFreq < 1 || position.ranks < 1)

@@ -16,9 +16,14 @@
 // 1 when absent), "min_freq", "data" (the TSV
 // path), "data_fnv1a64" (its content hash, hex) and "tokenizer" (the
 // tokenizer's JSON, Tokenizer.h). With train --ema the average of every
-// parameter follows as "__ema.<param>", with "ema_decay" (Ema.h). Everything in it is a function of the
-// run's inputs, so two runs that did the same work write byte-identical
-// files.
+// parameter follows as "__ema.<param>", with "ema_decay" (Ema.h). With
+// train --valid the best validation so far follows (what --keep-best and
+// --patience continue from after --resume, Validation.h): "valid" and
+// "valid_fnv1a64" (the --valid file and its content hash), "best_by"
+// ("loss" or "bleu"), "best_step", "best_loss", "best_accuracy",
+// "best_bleu" (the numbers printed, %.17g) and "valid_since_best". Everything
+// in it is a function of the run's inputs, so two runs that did the same
+// work write byte-identical files.
 //
 // The tokenizer lives inside the checkpoint so the two can only change
 // together: one file, one rename. `train` also writes a copy beside it
@@ -37,9 +42,20 @@
 #include "data/Tokenizer.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace txrt::driver {
+
+/// train --valid's best validation so far and the validations since it.
+struct ValidationRecord {
+  std::string validPath;  ///< --valid, as given
+  uint64_t validHash = 0; ///< its content (fnv1a64)
+  bool byLoss = false;    ///< --best-by loss (else BLEU)
+  int64_t bestStep = 0;
+  double bestLoss = 0, bestAccuracy = 0, bestBleu = 0;
+  int64_t sinceBest = 0; ///< validations after the best, none better
+};
 
 /// Where a training run stands, as a checkpoint records it.
 struct TrainingPosition {
@@ -54,6 +70,8 @@ struct TrainingPosition {
   int64_t minFreq = 1;
   std::string dataPath;
   uint64_t dataHash = 0;
+  /// With --valid, once a validation ran (absent in older checkpoints).
+  std::optional<ValidationRecord> validation;
 };
 
 /// Limits on a checkpoint's training position (a corrupt or hand-edited

@@ -4,8 +4,10 @@
 #include "commands/TrainingData.h"
 #include "commands/TranslateCommand.h"
 #include "core/Error.h"
+#include "core/Init.h"
 #include "data/Batching.h"
 #include "decoding/Decoding.h"
+#include "formats/FileIO.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -25,14 +27,15 @@ std::string ValidationScore::describe() const {
 Validator::Validator(const ModelInfo &model, ModelRunner &runner,
                      const Tokenizer &tokenizer, const std::string &path,
                      int64_t batch, bool bestByLoss)
-    : model_(model), runner_(runner), tokenizer_(tokenizer), batch_(batch),
-      bestByLoss_(bestByLoss) {
+    : model_(model), runner_(runner), tokenizer_(tokenizer), path_(path),
+      batch_(batch), bestByLoss_(bestByLoss) {
   const EntryInfo &encode = entryWithRole(model, "encode", "train --valid");
   const EntryInfo &decode = entryWithRole(model, "decode", "train --valid");
   runner.reserveArena(encode);
   runner.reserveArena(decode);
   bounds_ = sequenceBounds(model, encode, decode);
   batch_ = std::min(batch_, bounds_.batch.bound);
+  hash_ = fnv1a64(readWholeFile(path));
   ParallelText text = readParallelText(path);
   pairs_ = encodeParallelText(text, tokenizer, bounds_);
   text_ = std::move(text);
@@ -91,6 +94,35 @@ ValidationScore Validator::run(int64_t step) {
     ++sinceBest_;
   }
   return score;
+}
+
+std::optional<ValidationRecord> Validator::record() const {
+  if (!haveBest_)
+    return std::nullopt;
+  ValidationRecord record;
+  record.validPath = path_;
+  record.validHash = hash_;
+  record.byLoss = bestByLoss_;
+  record.bestStep = best_.step;
+  record.bestLoss = best_.loss;
+  record.bestAccuracy = best_.accuracy;
+  record.bestBleu = best_.bleu.bleu;
+  record.sinceBest = sinceBest_;
+  return record;
+}
+
+bool Validator::resumeFrom(const ValidationRecord &record) {
+  if (record.validHash != hash_ || record.byLoss != bestByLoss_)
+    return false;
+  best_ = ValidationScore();
+  best_.step = record.bestStep;
+  best_.loss = record.bestLoss;
+  best_.accuracy = record.bestAccuracy;
+  best_.bleu.bleu = record.bestBleu;
+  haveBest_ = true;
+  improved_ = false;
+  sinceBest_ = record.sinceBest;
+  return true;
 }
 
 } // namespace txrt::driver

@@ -10,7 +10,12 @@
 //                   sacreBLEU on detokenized text with a subword tokenizer,
 //                   BLEU-4 on the tokenizer's words otherwise)
 // and keeps what --keep-best, --patience and the warnings need: the best
-// score so far and how many validations in a row did not improve it.
+// score so far and how many validations in a row did not improve it. The
+// checkpoint carries both (ValidationRecord, Checkpoint.h), so a --resume
+// on the same --valid content and --best-by continues them: the resumed
+// run keeps, replaces and stops exactly as the uninterrupted one. A record
+// of other validation data or another --best-by is not comparable; the
+// resumed run then starts a new best (TrainCommand notes it).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_VALIDATION_H
@@ -21,6 +26,7 @@
 #include "data/ParallelText.h"
 #include "data/Tokenizer.h"
 #include "loop/Bleu.h"
+#include "loop/Checkpoint.h"
 
 #include <string>
 #include <vector>
@@ -53,10 +59,18 @@ public:
   const ValidationScore &best() const { return best_; }
   size_t pairs() const { return pairs_.size(); }
 
+  /// The best so far for a checkpoint; nullopt before the first run().
+  std::optional<ValidationRecord> record() const;
+  /// Whether `record` was judged by this validation (the same --valid
+  /// content and --best-by); if so, continues from it.
+  bool resumeFrom(const ValidationRecord &record);
+
 private:
   const ModelInfo &model_;
   ModelRunner &runner_;
   const Tokenizer &tokenizer_;
+  std::string path_;
+  uint64_t hash_ = 0; ///< of the file's bytes
   std::vector<EncodedPair> pairs_;
   ParallelText text_; ///< the pairs as read (the BLEU references)
   SequenceBounds bounds_;

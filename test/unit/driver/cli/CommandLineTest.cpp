@@ -177,4 +177,15 @@ TEST(CommandLineTest, UsageTextsNameTheProgram) {
             std::string::npos);
 }
 
+TEST(CommandLineTest, TrainHelpDescribesValidationAndResumeAsTheyAre) {
+  std::string train = usageText("train", "m");
+  // BLEU as eval computes it (translationBleu), not always sacreBLEU.
+  EXPECT_EQ(train.find("greedy, sacreBLEU 13a"), std::string::npos);
+  EXPECT_NE(train.find("BLEU as eval scores it"), std::string::npos);
+  EXPECT_NE(train.find("corpus BLEU-4 with effective order"),
+            std::string::npos);
+  EXPECT_NE(train.find("(default 1, or the --resume checkpoint's)"),
+            std::string::npos);
+}
+
 } // namespace

@@ -13,8 +13,9 @@
 //    tensor, and the last save stays;
 //  - a corrupt checkpoint (NaN weights, an absurd step) is refused when it
 //    is loaded;
-//  - outputs never replace inputs, each other, or non-regular files, and
-//    --data on a FIFO fails instead of blocking.
+//  - outputs never replace inputs, each other, or non-regular files, a
+//    directory that takes no new file fails the run before the first
+//    step, and --data on a FIFO fails instead of blocking.
 //
 //===----------------------------------------------------------------------===//
 #include "commands/Driver.h"
@@ -31,6 +32,7 @@
 #include <functional>
 #include <sstream>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -404,6 +406,39 @@ TEST_F(TrainingSafetyTest, OutputsOntoTheDataAreRefused) {
         << result.err;
     EXPECT_EQ(readFile(data()), kToyData);
   }
+}
+
+TEST_F(TrainingSafetyTest,
+       UnwritableOutputDirectoriesAreRefusedBeforeTraining) {
+  // Root may write anywhere: /sys refuses new files even to root.
+  std::string readOnly = dir.file("ro");
+  ASSERT_EQ(mkdir(readOnly.c_str(), 0555), 0);
+  if (access(readOnly.c_str(), W_OK) == 0)
+    readOnly = "/sys";
+  std::string probe = readOnly + "/probe";
+  int fd = open(probe.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0644);
+  if (fd >= 0) {
+    close(fd);
+    unlink(probe.c_str());
+    GTEST_SKIP() << "no directory here refuses new files";
+  }
+  Result save = drive({"train", "--data", data(), "--steps", "2", "--save",
+                       readOnly + "/c.safetensors"});
+  EXPECT_EQ(save.code, 2);
+  EXPECT_EQ(save.err, "error: --save '" + readOnly +
+                          "/c.safetensors' cannot be written: creating a "
+                          "file in '" +
+                          readOnly + "' fails: Permission denied\n");
+  EXPECT_EQ(save.out, "");
+  // --log too, and the outputs in a writable directory stay untouched.
+  Result log = drive({"train", "--data", data(), "--steps", "2", "--every", "1",
+                      "--save", ckpt(), "--log", readOnly + "/l.csv"});
+  EXPECT_EQ(log.code, 2);
+  EXPECT_NE(log.err.find("error: --log '" + readOnly +
+                         "/l.csv' cannot be written"),
+            std::string::npos)
+      << log.err;
+  EXPECT_FALSE(std::filesystem::exists(ckpt()));
 }
 
 TEST_F(TrainingSafetyTest, SaveOntoAFifoIsRefused) {

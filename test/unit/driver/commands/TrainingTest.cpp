@@ -12,6 +12,7 @@
 #include "TestUtil.h"
 
 #include <cmath>
+#include <map>
 #include <sstream>
 
 extern "C" const char fake_seq2seq_json[];
@@ -139,6 +140,71 @@ TEST_F(TrainingTest, ResumeIsByteIdenticalToAnUninterruptedRun) {
                         dir.file("other.safetensors")});
   ASSERT_EQ(other.code, 0);
   EXPECT_FALSE(full == readFile(dir.file("other.safetensors")));
+}
+
+TEST_F(TrainingTest, ResumeKeepsTheCheckpointsUpdateFreq) {
+  auto train = [&](std::vector<std::string> args) {
+    args.insert(args.begin(),
+                {"train", "--data", data(), "--seed", "7", "--threads", "1"});
+    Result result = drive(args);
+    EXPECT_EQ(result.code, 0) << result.err;
+    return result;
+  };
+  train({"--batch", "2", "--update-freq", "2", "--steps", "6", "--save",
+         dir.file("full.safetensors")});
+  train({"--batch", "2", "--update-freq", "2", "--steps", "3", "--save",
+         dir.file("half.safetensors")});
+  // Neither --batch nor --update-freq: both come from the checkpoint.
+  Result resumed =
+      train({"--steps", "6", "--resume", dir.file("half.safetensors"), "--save",
+             dir.file("resumed.safetensors")});
+  EXPECT_EQ(resumed.err.find("differs"), std::string::npos) << resumed.err;
+  EXPECT_NE(resumed.err.find("update-freq 2"), std::string::npos);
+  EXPECT_TRUE(readFile(dir.file("full.safetensors")) ==
+              readFile(dir.file("resumed.safetensors")));
+  // Given explicitly, another one wins (and is noted).
+  Result other = train({"--steps", "6", "--update-freq", "1", "--resume",
+                        dir.file("half.safetensors"), "--save",
+                        dir.file("other.safetensors")});
+  EXPECT_NE(other.err.find("note: --update-freq 1 differs from the "
+                           "checkpoint's"),
+            std::string::npos)
+      << other.err;
+  EXPECT_FALSE(readFile(dir.file("full.safetensors")) ==
+               readFile(dir.file("other.safetensors")));
+}
+
+TEST_F(TrainingTest, ResumedValidationContinuesOnlyAComparableBest) {
+  auto train = [&](std::vector<std::string> args) {
+    args.insert(args.begin(),
+                {"train", "--data", data(), "--valid", data(), "--valid-every",
+                 "2", "--threads", "1", "--save", dir.file("c.safetensors")});
+    Result result = drive(args);
+    EXPECT_EQ(result.code, 0) << result.err;
+    return result;
+  };
+  train({"--steps", "2", "--best-by", "loss"});
+  SafetensorsReader saved(dir.file("c.safetensors"));
+  std::map<std::string, std::string> metadata(saved.metadata().begin(),
+                                              saved.metadata().end());
+  EXPECT_EQ(metadata["best_by"], "loss");
+  EXPECT_EQ(metadata["best_step"], "2");
+  EXPECT_EQ(metadata["valid_since_best"], "0");
+  Result same = train({"--steps", "4", "--best-by", "loss", "--resume",
+                       dir.file("c.safetensors")});
+  EXPECT_EQ(same.err.find("not comparable"), std::string::npos) << same.err;
+  Result other = train({"--steps", "6", "--best-by", "bleu", "--resume",
+                        dir.file("c.safetensors")});
+  EXPECT_NE(other.err.find("note: the checkpoint's best validation (step "),
+            std::string::npos)
+      << other.err;
+  EXPECT_NE(other.err.find("by loss on '" + data() +
+                           "') is not comparable with --valid '" + data() +
+                           "' by BLEU; validation starts a new best\n"),
+            std::string::npos)
+      << other.err;
+  EXPECT_NE(other.err.find("validation step 6: "), std::string::npos);
+  EXPECT_NE(other.err.find("(best)"), std::string::npos) << other.err;
 }
 
 TEST_F(TrainingTest, BadDataFailsWithFileLineAndKeepsTheCheckpoint) {

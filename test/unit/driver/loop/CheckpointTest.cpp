@@ -127,6 +127,7 @@ TEST(CheckpointTest, RoundTripWithMomentsAndPosition) {
   EXPECT_EQ(back.updateFreq, 4);
   EXPECT_EQ(back.ranks, 2);
   EXPECT_EQ(back.dataHash, position.dataHash);
+  EXPECT_FALSE(back.validation); // no --valid, no best
   EXPECT_EQ(std::memcmp(loaded.data(), params.data(), 2000), 0);
   EXPECT_EQ(std::memcmp(static_cast<char *>(loaded.data()) + 4000,
                         static_cast<char *>(params.data()) + 4000, 4000),
@@ -136,6 +137,41 @@ TEST(CheckpointTest, RoundTripWithMomentsAndPosition) {
   ParameterArena paramsOnly(model);
   paramsOnly.load(dir.file("c.safetensors"));
   EXPECT_EQ(std::memcmp(paramsOnly.data(), params.data(), 2000), 0);
+}
+
+TEST(CheckpointTest, BestValidationRoundTripsExactly) {
+  ScratchDir dir;
+  ModelInfo model = ModelInfo::parse(fake_seq2seq_json);
+  ParameterArena params(model);
+  params.initialize(3);
+  TrainingPosition position;
+  position.batchSize = 2;
+  ValidationRecord record;
+  record.validPath = "valid.tsv";
+  record.validHash = 0x0123456789abcdefull;
+  record.byLoss = true;
+  record.bestStep = 20;
+  record.bestLoss = 2.7388123456789012;
+  record.bestAccuracy = 1.0 / 6.0;
+  record.bestBleu = 10.213;
+  record.sinceBest = 3;
+  position.validation = record;
+  saveCheckpoint(dir.file("c.safetensors"), model, params, position,
+                 Tokenizer());
+
+  ParameterArena loaded(model);
+  TrainingPosition back =
+      loadCheckpoint(dir.file("c.safetensors"), model, loaded);
+  ASSERT_TRUE(back.validation);
+  EXPECT_EQ(back.validation->validPath, "valid.tsv");
+  EXPECT_EQ(back.validation->validHash, record.validHash);
+  EXPECT_TRUE(back.validation->byLoss);
+  EXPECT_EQ(back.validation->bestStep, 20);
+  // Bit-exact, so a resumed run compares as the uninterrupted one does.
+  EXPECT_EQ(back.validation->bestLoss, record.bestLoss);
+  EXPECT_EQ(back.validation->bestAccuracy, record.bestAccuracy);
+  EXPECT_EQ(back.validation->bestBleu, record.bestBleu);
+  EXPECT_EQ(back.validation->sinceBest, 3);
 }
 
 TEST(CheckpointTest, MismatchedCheckpointsAreRefusedNamingTheTensor) {
