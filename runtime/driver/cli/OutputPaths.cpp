@@ -55,6 +55,16 @@ std::string describe(const NamedPath &named) {
   return named.what + " '" + named.path + "'";
 }
 
+/// Throws every problem in one InputError, a line each (none: returns).
+void throwProblems(const std::vector<std::string> &problems) {
+  if (problems.empty())
+    return;
+  std::string message;
+  for (const std::string &problem : problems)
+    message += (message.empty() ? "" : "\n") + problem;
+  throw InputError(message);
+}
+
 } // namespace
 
 void checkWritableDirectories(const std::vector<NamedPath> &outputs) {
@@ -82,12 +92,7 @@ void checkWritableDirectories(const std::vector<NamedPath> &outputs) {
     ::close(fd);
     ::unlink(probe.c_str());
   }
-  if (problems.empty())
-    return;
-  std::string message;
-  for (const std::string &problem : problems)
-    message += (message.empty() ? "" : "\n") + problem;
-  throw InputError(message);
+  throwProblems(problems);
 }
 
 bool sameFile(const std::string &a, const std::string &b) {
@@ -138,12 +143,7 @@ void checkOutputPaths(
                            "the input");
     }
   }
-  if (problems.empty())
-    return;
-  std::string message;
-  for (const std::string &problem : problems)
-    message += (message.empty() ? "" : "\n") + problem;
-  throw InputError(message);
+  throwProblems(problems);
 }
 
 } // namespace txrt::driver
