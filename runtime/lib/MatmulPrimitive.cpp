@@ -77,6 +77,11 @@ memory::desc operandDesc(const MatmulSpec &spec,
   return memory::desc(dims, type, dimStrides);
 }
 
+/// The type of A and B (C, bias, gate and residual are f32).
+memory::data_type inputType(const MatmulSpec &spec) {
+  return spec.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+}
+
 int batchRank(const MatmulSpec &spec) {
   return (spec.batch0 > 1) + (spec.batch1 > 1);
 }
@@ -93,8 +98,7 @@ Primitive txrt::makeMatmulPrimitive(Context &ctx, const MatmulSpec &spec,
           "the output cannot be broadcast over a batch dimension");
   requireActivation(spec.activation);
 
-  const memory::data_type inputs =
-      spec.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+  const memory::data_type inputs = inputType(spec);
   memory::desc a = operandDesc(spec, spec.aStrides, spec.m, spec.k, inputs);
   memory::desc b =
       spec.packedB && batchRank(spec) == 0
@@ -188,8 +192,7 @@ bool splitsK(const Context &ctx, const MatmulSpec &spec) {
 
 MatmulPlan::MatmulPlan(Context &ctx, const MatmulSpec &spec) : spec_(spec) {
   if (spec.packedB && spec.batch0 == 1 && spec.batch1 == 1) {
-    const memory::data_type inputs =
-        spec.bf16 ? memory::data_type::bf16 : memory::data_type::f32;
+    const memory::data_type inputs = inputType(spec);
     plainB_ = operandDesc(spec, spec.bStrides, spec.k, spec.n, inputs);
     packed_ = makeMatmulPrimitive(ctx, spec, 1, &packedB_);
     hasPacked_ = packedB_ != plainB_;

@@ -145,15 +145,6 @@ std::vector<Tensor> readInputs(const ModelInfo &model, const EntryInfo &entry,
   return inputs;
 }
 
-/// Whether `file` is a training checkpoint (train --save, run --save after
-/// a train_step entry): parameters, Adam's moments and the step.
-bool isTrainingCheckpoint(const SafetensorsReader &file) {
-  for (const auto &[key, value] : file.metadata())
-    if (key == "format")
-      return value == "txc-checkpoint";
-  return false;
-}
-
 /// The tokenizer inside a loaded training checkpoint (kept when run --save
 /// writes one), else an empty one (run reads ids, not text).
 Tokenizer loadedTokenizer(const RunOptions &options) {
@@ -192,10 +183,8 @@ std::unique_ptr<SafetensorsReader> existingCheckpoint(const std::string &path) {
 /// What a training checkpoint holds beyond the parameters, for the refusal.
 std::string trainingState(const SafetensorsReader &file,
                           const ModelInfo &model) {
-  std::string step = "?";
-  for (const auto &[key, value] : file.metadata())
-    if (key == "step")
-      step = value;
+  const std::string *stored = file.metadataValue("step");
+  const std::string step = stored ? *stored : "?";
   bool tokenizer = false;
   try {
     std::optional<Tokenizer> inside = checkpointTokenizer(file);

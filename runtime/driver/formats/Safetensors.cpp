@@ -221,6 +221,14 @@ const SafetensorsEntry *SafetensorsReader::find(std::string_view name) const {
   return nullptr;
 }
 
+const std::string *
+SafetensorsReader::metadataValue(std::string_view key) const {
+  for (const auto &[name, value] : metadata_)
+    if (name == key)
+      return &value;
+  return nullptr;
+}
+
 void SafetensorsReader::read(const SafetensorsEntry &entry, void *out) const {
   file_->readAt(dataStart_ + entry.begin, out, size_t(entry.end - entry.begin));
 }

@@ -48,6 +48,8 @@ public:
   const std::vector<SafetensorsEntry> &tensors() const { return tensors_; }
   const SafetensorsMetadata &metadata() const { return metadata_; }
   const SafetensorsEntry *find(std::string_view name) const;
+  /// The __metadata__ value of `key`, or nullptr.
+  const std::string *metadataValue(std::string_view key) const;
 
   /// Copies the entry's end - begin bytes to `out`.
   void read(const SafetensorsEntry &entry, void *out) const;

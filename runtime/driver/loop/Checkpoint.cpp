@@ -24,18 +24,10 @@ namespace {
 constexpr const char *kFormat = "txc-checkpoint";
 constexpr const char *kTokenizerKey = "tokenizer";
 
-const std::string *findMetadata(const SafetensorsMetadata &metadata,
-                                const std::string &key) {
-  for (const auto &[name, value] : metadata)
-    if (name == key)
-      return &value;
-  return nullptr;
-}
-
 template <typename T>
 T metadataInteger(const SafetensorsReader &file, const std::string &key,
                   int base = 10, T maximum = std::numeric_limits<T>::max()) {
-  const std::string *text = findMetadata(file.metadata(), key);
+  const std::string *text = file.metadataValue(key);
   T value{};
   if (!text)
     throw InputError("'" + file.path() +
@@ -55,7 +47,7 @@ T metadataInteger(const SafetensorsReader &file, const std::string &key,
 }
 
 double metadataNumber(const SafetensorsReader &file, const std::string &key) {
-  const std::string *text = findMetadata(file.metadata(), key);
+  const std::string *text = file.metadataValue(key);
   if (!text)
     throw InputError("'" + file.path() + "' has no __metadata__ '" + key +
                      "' beside 'best_step'");
@@ -76,7 +68,7 @@ std::string formatNumber(double value) {
 /// The "best_*" keys, when "best_step" is there.
 std::optional<ValidationRecord>
 loadValidationRecord(const SafetensorsReader &file) {
-  if (!findMetadata(file.metadata(), "best_step"))
+  if (!file.metadataValue("best_step"))
     return std::nullopt;
   ValidationRecord record;
   record.bestStep =
@@ -84,9 +76,9 @@ loadValidationRecord(const SafetensorsReader &file) {
   record.sinceBest =
       metadataInteger<int64_t>(file, "valid_since_best", 10, kMaxTrainingCount);
   record.validHash = metadataInteger<uint64_t>(file, "valid_fnv1a64", 16);
-  if (const std::string *valid = findMetadata(file.metadata(), "valid"))
+  if (const std::string *valid = file.metadataValue("valid"))
     record.validPath = *valid;
-  const std::string *by = findMetadata(file.metadata(), "best_by");
+  const std::string *by = file.metadataValue("best_by");
   if (!by || (*by != "loss" && *by != "bleu"))
     throw InputError("'" + file.path() +
                      "' has an invalid __metadata__ 'best_by': " +
@@ -171,17 +163,21 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
   writeSafetensors(path, views, metadata);
 }
 
+bool isTrainingCheckpoint(const SafetensorsReader &file) {
+  const std::string *format = file.metadataValue("format");
+  return format && *format == kFormat;
+}
+
 TrainingPosition loadCheckpoint(const SafetensorsReader &file,
                                 const ModelInfo &model,
                                 ParameterArena &params) {
   const std::string &path = file.path();
-  const std::string *format = findMetadata(file.metadata(), "format");
-  if (!format || *format != kFormat)
+  if (!isTrainingCheckpoint(file))
     throw InputError("'" + path +
                      "' is not a training checkpoint (its __metadata__ "
                      "'format' is not '" +
                      kFormat + "'); --resume needs a file written by train");
-  const std::string *name = findMetadata(file.metadata(), "model");
+  const std::string *name = file.metadataValue("model");
   if (name && *name != model.model)
     throw InputError("'" + path + "' is a checkpoint of model '" + *name +
                      "', not of '" + model.model + "'");
@@ -217,18 +213,18 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
       metadataInteger<int64_t>(file, "batch_size", 10, kMaxTrainingCount);
   position.minFreq =
       metadataInteger<int64_t>(file, "min_freq", 10, kMaxTrainingCount);
-  if (findMetadata(file.metadata(), "max_tokens"))
+  if (file.metadataValue("max_tokens"))
     position.maxTokens =
         metadataInteger<int64_t>(file, "max_tokens", 10, kMaxTrainingCount);
   // Written since data-parallel training; older checkpoints: one process.
-  if (findMetadata(file.metadata(), "update_freq"))
+  if (file.metadataValue("update_freq"))
     position.updateFreq =
         metadataInteger<int64_t>(file, "update_freq", 10, kMaxTrainingCount);
-  if (findMetadata(file.metadata(), "ranks"))
+  if (file.metadataValue("ranks"))
     position.ranks =
         metadataInteger<int64_t>(file, "ranks", 10, kMaxTrainingCount);
   position.dataHash = metadataInteger<uint64_t>(file, "data_fnv1a64", 16);
-  if (const std::string *data = findMetadata(file.metadata(), "data"))
+  if (const std::string *data = file.metadataValue("data"))
     position.dataPath = *data;
   position.validation = loadValidationRecord(file);
   if (position.step < 0 || position.batchSize < 1 || position.minFreq < 1 ||
@@ -280,7 +276,7 @@ void exportParameters(const std::string &path, const ModelInfo &model,
 }
 
 std::optional<Tokenizer> checkpointTokenizer(const SafetensorsReader &file) {
-  const std::string *text = findMetadata(file.metadata(), kTokenizerKey);
+  const std::string *text = file.metadataValue(kTokenizerKey);
   if (!text)
     return std::nullopt;
   return Tokenizer::fromJson(*text, "__metadata__ '" +

@@ -96,6 +96,10 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
                     const Tokenizer &tokenizer,
                     const WeightAverage *average = nullptr);
 
+/// Whether `file` is a training checkpoint (train --save, run --save after
+/// a train_step entry): its __metadata__ "format" is "txc-checkpoint".
+bool isTrainingCheckpoint(const SafetensorsReader &file);
+
 /// Loads params and moments for --resume; throws InputError naming the
 /// tensor (missing, wrong dtype or shape, extra, a non-finite value) or the
 /// metadata key (missing, not a number, out of range) before touching

@@ -16,10 +16,7 @@ std::string formatDecay(double decay) {
 }
 
 std::optional<double> checkpointDecay(const SafetensorsReader &file) {
-  const std::string *text = nullptr;
-  for (const auto &[key, value] : file.metadata())
-    if (key == kEmaDecayKey)
-      text = &value;
+  const std::string *text = file.metadataValue(kEmaDecayKey);
   if (!text)
     return std::nullopt;
   char *end = nullptr;
