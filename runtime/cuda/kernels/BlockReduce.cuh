@@ -1,7 +1,9 @@
-//===- BlockReduce.cuh - sums and maxima over a thread block ----*- CUDA -*-===//
+//===- BlockReduce.cuh - sums and maxima over a thread block ----*- CUDA
+//-*-===//
 //
 // Warp shuffles, then one value per warp through shared memory. Every thread
-// of the block must call these (they synchronize) and gets the result.
+// of the block must call blockSum / blockMax (they synchronize) and gets the
+// result; warpSum / warpMax reduce one warp's lanes, every lane calling.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_CUDA_KERNELS_BLOCKREDUCE_CUH
@@ -9,8 +11,7 @@
 
 namespace txrt::cuda {
 
-template <typename T, typename Op>
-__device__ T blockReduce(T value, Op op) {
+template <typename T, typename Op> __device__ T blockReduce(T value, Op op) {
   __shared__ T partial[32];
   __shared__ T result;
   for (int offset = 16; offset > 0; offset /= 2)
@@ -33,6 +34,22 @@ __device__ T blockReduce(T value, Op op) {
   }
   __syncthreads();
   return result;
+}
+
+/// The sum over the 32 lanes of a warp, in every lane (all lanes call it).
+template <typename T> __device__ T warpSum(T value) {
+  for (int offset = 16; offset > 0; offset /= 2)
+    value += __shfl_xor_sync(0xFFFFFFFFu, value, offset);
+  return value;
+}
+
+/// The maximum over the 32 lanes of a warp, in every lane.
+template <typename T> __device__ T warpMax(T value) {
+  for (int offset = 16; offset > 0; offset /= 2) {
+    T other = __shfl_xor_sync(0xFFFFFFFFu, value, offset);
+    value = value > other ? value : other;
+  }
+  return value;
 }
 
 template <typename T> __device__ T blockSum(T value) {

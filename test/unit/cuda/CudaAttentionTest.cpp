@@ -4,11 +4,15 @@
 // txrt_attention_* on the same inputs: grouped-query heads, row strides
 // wider than the heads (a packed projection), a padding mask, causal,
 // dropout, a -inf fill with a fully masked batch (O = 0, lse = -inf) and a
-// finite fill (masked keys counted; a fully masked row averages V).
+// finite fill (masked keys counted; a fully masked row averages V). Each
+// case runs the tiled kernels (the default) and the per-row reference
+// kernels (TXRT_CUDA_ATTENTION=rows), at head dimensions and lengths that
+// end tiles part way.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaTestUtil.h"
 
+#include <cstdlib>
 #include <limits>
 
 using namespace txrt_cuda_test;
@@ -39,7 +43,19 @@ void expectLseNear(Floats gpu, Floats cpu, const std::string &what) {
 
 class CudaAttentionTest : public CudaTest {
 protected:
+  void TearDown() override {
+    unsetenv("TXRT_CUDA_ATTENTION");
+    CudaTest::TearDown();
+  }
+  /// The case with the tiled kernels, then with the per-row kernels.
   void check(const Case &c) {
+    unsetenv("TXRT_CUDA_ATTENTION");
+    checkKernels(c, "tiled");
+    setenv("TXRT_CUDA_ATTENTION", "rows", 1);
+    checkKernels(c, "rows");
+    unsetenv("TXRT_CUDA_ATTENTION");
+  }
+  void checkKernels(const Case &c, const std::string &kernels) {
     const int64_t hd = c.headDim;
     const int64_t ldq = c.heads * hd + 3, ldkv = c.kvHeads * hd + 5,
                   ldo = c.heads * hd;
@@ -51,8 +67,7 @@ protected:
     std::vector<uint8_t> mask(c.batch * c.tk, 1);
     for (int64_t b = 0; b < c.batch; ++b)
       for (int64_t j = 0; j < c.tk; ++j)
-        mask[b * c.tk + j] =
-            b == c.batch - 1 && c.batch > 1 ? 0 : j < c.tk - b;
+        mask[b * c.tk + j] = b == c.batch - 1 && c.batch > 1 ? 0 : j < c.tk - b;
     const uint8_t *cpuMask = c.padding ? mask.data() : nullptr;
     const float scale = 1.0f / std::sqrt(float(hd));
     const uint64_t seed = 99;
@@ -71,7 +86,7 @@ protected:
         gpu_, site, c.batch, c.heads, c.kvHeads, c.tq, c.tk, hd, gq.get(), ldq,
         gk.get(), ldkv, gv.get(), ldkv, go.get(), ldo, glse.get(), gpuMask,
         c.tk, 0, 0, 1, c.causal, scale, c.fill, c.dropout, seed, step));
-    std::string name = c.name;
+    std::string name = std::string(c.name) + " (" + kernels + ")";
     expectNear(go.read(), o, 1e-5, name + " o");
     expectLseNear(glse.read(), lse, name + " lse");
 
@@ -127,3 +142,28 @@ TEST_F(CudaAttentionTest, LongerKeysThanOneBlock) {
 }
 
 } // namespace
+
+TEST_F(CudaAttentionTest, HeadDimensionsThatEndALaneGroupPartWay) {
+  check({"head dim 7", 2, 3, 3, 17, 33, 7, true, false, -kInf, 0.0f});
+  check({"head dim 100", 2, 6, 2, 20, 45, 100, true, true, -kInf, 0.1f});
+}
+
+TEST_F(CudaAttentionTest, TheWidestTiledHeadWithAFiniteFill) {
+  check({"head dim 128", 2, 2, 1, 40, 40, 128, true, true, -2.0f, 0.0f});
+}
+
+TEST_F(CudaAttentionTest, HeadsWiderThanTheTilesUseTheRowKernels) {
+  check({"head dim 160", 1, 2, 2, 5, 37, 160, true, true, -kInf, 0.1f});
+}
+
+TEST_F(CudaAttentionTest, OneNewRowAgainstALongCache) {
+  check({"decode", 3, 4, 2, 1, 70, 64, true, true, -kInf, 0.0f});
+}
+
+TEST_F(CudaAttentionTest, MoreKeysThanTheRowKernelHolds) {
+  // 9000 keys: over the per-row kernel's 8192, which refuses them; the
+  // tiled kernels walk any number.
+  unsetenv("TXRT_CUDA_ATTENTION");
+  checkKernels({"9000 keys", 1, 2, 1, 3, 9000, 32, false, false, -kInf, 0.0f},
+               "tiled");
+}

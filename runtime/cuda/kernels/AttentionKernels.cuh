@@ -1,0 +1,598 @@
+//===- AttentionKernels.cuh - attention's device code --------*- CUDA -*-===//
+//
+// The device code of txrt_cuda_attention_{fwd,bwd} (Attention.cu launches
+// it): the function's description (Attention), the per-row reference
+// kernels and the tiled kernels. It includes no CUDA header, so the same
+// code also compiles for the host under test/unit/cuda/emulated/
+// CudaEmulation.h, which runs a kernel's threads as host threads: the
+// kernels are checked against the CPU kernel in every build, GPU or not.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_CUDA_KERNELS_ATTENTIONKERNELS_CUH
+#define TXRT_CUDA_KERNELS_ATTENTIONKERNELS_CUH
+
+#include "BlockReduce.cuh"
+#include "PhiloxDevice.h"
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#ifdef __CUDACC__
+/// A kernel's dynamic shared memory: `name` points at it.
+#define TXRT_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
+#endif
+
+namespace txrt::cuda::attention {
+
+constexpr int kThreads = 128;
+constexpr int64_t kMaxKeys = 8192;
+
+struct Attention {
+  int64_t heads, kvHeads, tq, tk, headDim;
+  const uint8_t *mask;
+  int64_t maskBatch, maskHead, maskQuery, maskKey;
+  bool causal;
+  float scale, fill;
+  bool dropout;
+  PhiloxStream key;
+  uint32_t threshold;
+  float keepScale;
+  /// Where P starts in the whole batch's dropout stream
+  /// (txrt_cuda_context_set_batch_rows), as the CPU kernel counts it.
+  int64_t offset;
+
+  __device__ bool visible(int64_t b, int64_t h, int64_t i, int64_t j) const {
+    if (causal && j > i + (tk - tq))
+      return false;
+    return !mask ||
+           mask[b * maskBatch + h * maskHead + i * maskQuery + j * maskKey] !=
+               0;
+  }
+  /// The dropout factor of P[b, h, i, j]: 1, or keepScale / 0.
+  __device__ float dropFactor(int64_t b, int64_t h, int64_t i,
+                              int64_t j) const {
+    if (!dropout)
+      return 1.0f;
+    uint64_t element = uint64_t(offset + ((b * heads + h) * tq + i) * tk + j);
+    return keepsElement(key, element, threshold) ? keepScale : 0.0f;
+  }
+};
+
+__device__ inline float dot(const float *a, const float *b, int64_t n) {
+  float sum = 0.0f;
+  for (int64_t d = 0; d < n; ++d)
+    sum += a[d] * b[d];
+  return sum;
+}
+
+__global__ void attentionForward(Attention a, const float *q, int64_t ldq,
+                                 const float *k, int64_t ldk, const float *v,
+                                 int64_t ldv, float *o, int64_t ldo,
+                                 float *lse) {
+  TXRT_DYNAMIC_SHARED(float, shared);
+  float *qRow = shared, *p = shared + a.headDim;
+  const int64_t row = blockIdx.x; // (b * heads + h) * tq + i
+  const int64_t i = row % a.tq, h = row / a.tq % a.heads,
+                b = row / a.tq / a.heads;
+  const int64_t g = h / (a.heads / a.kvHeads);
+  const int64_t hd = a.headDim;
+  for (int64_t d = threadIdx.x; d < hd; d += blockDim.x)
+    qRow[d] = q[(b * a.tq + i) * ldq + h * hd + d];
+  __syncthreads();
+  float maximum = -INFINITY;
+  for (int64_t j = threadIdx.x; j < a.tk; j += blockDim.x) {
+    float s = a.visible(b, h, i, j)
+                  ? a.scale * dot(qRow, k + (b * a.tk + j) * ldk + g * hd, hd)
+                  : a.fill;
+    p[j] = s;
+    maximum = fmaxf(maximum, s);
+  }
+  maximum = blockMax(maximum);
+  float *out = o + (b * a.tq + i) * ldo + h * hd;
+  if (maximum == -INFINITY) { // no visible key, fill -inf
+    for (int64_t d = threadIdx.x; d < hd; d += blockDim.x)
+      out[d] = 0.0f;
+    if (lse && threadIdx.x == 0)
+      lse[row] = -INFINITY;
+    return;
+  }
+  float sum = 0.0f;
+  for (int64_t j = threadIdx.x; j < a.tk; j += blockDim.x)
+    sum += expf(p[j] - maximum);
+  const float rowLse = maximum + logf(blockSum(sum));
+  if (lse && threadIdx.x == 0)
+    lse[row] = rowLse;
+  for (int64_t j = threadIdx.x; j < a.tk; j += blockDim.x)
+    p[j] = expf(p[j] - rowLse) * a.dropFactor(b, h, i, j);
+  __syncthreads();
+  for (int64_t d = threadIdx.x; d < hd; d += blockDim.x) {
+    float acc = 0.0f;
+    for (int64_t j = 0; j < a.tk; ++j)
+      acc += p[j] * v[(b * a.tk + j) * ldv + g * hd + d];
+    out[d] = acc;
+  }
+}
+
+__global__ void attentionBackward(Attention a, const float *q, int64_t ldq,
+                                  const float *k, int64_t ldk, const float *v,
+                                  int64_t ldv, const float *o, int64_t ldo,
+                                  const float *lse, const float *dO,
+                                  int64_t lddo, float *dq, int64_t lddq,
+                                  float *dk, int64_t lddk, float *dv,
+                                  int64_t lddv) {
+  TXRT_DYNAMIC_SHARED(float, shared);
+  const int64_t hd = a.headDim;
+  float *qRow = shared, *doRow = shared + hd, *pDrop = shared + 2 * hd,
+        *dS = shared + 2 * hd + a.tk;
+  const int64_t row = blockIdx.x;
+  const int64_t i = row % a.tq, h = row / a.tq % a.heads,
+                b = row / a.tq / a.heads;
+  const int64_t g = h / (a.heads / a.kvHeads);
+  float partial = 0.0f;
+  for (int64_t d = threadIdx.x; d < hd; d += blockDim.x) {
+    qRow[d] = q[(b * a.tq + i) * ldq + h * hd + d];
+    doRow[d] = dO[(b * a.tq + i) * lddo + h * hd + d];
+    partial += doRow[d] * o[(b * a.tq + i) * ldo + h * hd + d];
+  }
+  const float rowD = blockSum(partial); // sum_j P'_ij dP'_ij = dO_i . O_i
+  const float rowLse = lse[row];
+  float *dqRow = dq + (b * a.tq + i) * lddq + h * hd;
+  if (rowLse == -INFINITY) { // no key: no gradient
+    for (int64_t d = threadIdx.x; d < hd; d += blockDim.x)
+      dqRow[d] = 0.0f;
+    return;
+  }
+  for (int64_t j = threadIdx.x; j < a.tk; j += blockDim.x) {
+    const bool seen = a.visible(b, h, i, j);
+    const float *kRow = k + (b * a.tk + j) * ldk + g * hd;
+    const float s = seen ? a.scale * dot(qRow, kRow, hd) : a.fill;
+    const float prob = expf(s - rowLse);
+    const float factor = a.dropFactor(b, h, i, j);
+    const float dP = dot(doRow, v + (b * a.tk + j) * ldv + g * hd, hd) * factor;
+    pDrop[j] = prob * factor;
+    // A masked key's score is the constant fill: no gradient to q or k.
+    dS[j] = seen ? prob * (dP - rowD) : 0.0f;
+  }
+  __syncthreads();
+  for (int64_t d = threadIdx.x; d < hd; d += blockDim.x) {
+    float acc = 0.0f;
+    for (int64_t j = 0; j < a.tk; ++j)
+      acc += dS[j] * k[(b * a.tk + j) * ldk + g * hd + d];
+    dqRow[d] = a.scale * acc;
+  }
+  for (int64_t j = 0; j < a.tk; ++j) {
+    const float ds = dS[j] * a.scale, pj = pDrop[j];
+    float *dkRow = dk + (b * a.tk + j) * lddk + g * hd;
+    float *dvRow = dv + (b * a.tk + j) * lddv + g * hd;
+    for (int64_t d = threadIdx.x; d < hd; d += blockDim.x) {
+      if (ds != 0.0f)
+        atomicAdd(&dkRow[d], ds * qRow[d]);
+      if (pj != 0.0f)
+        atomicAdd(&dvRow[d], pj * doRow[d]);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Tiled kernels (flash-attention style): the default where head_dim <= 128
+// and their tiles fit the device's shared memory; the per-row kernels above
+// stay the reference (TXRT_CUDA_ATTENTION=rows selects them).
+//
+// Forward and dq: a block holds kRowTile query rows of one (batch, head),
+// kRowsPerWarp per warp, and walks the keys in tiles of kKeyTile through
+// shared memory. Lane j scores key j of the tile against a row (the row's
+// q broadcast from shared memory, the keys' rows at an odd stride so the 32
+// lanes hit 32 banks); the row's running maximum and sum are warp
+// reductions; then lane d accumulates dimensions d, d + 32, ... of the
+// output in registers from the tile's probabilities. dk and dv: a block of
+// one warp owns kKeyTile keys of one (batch, kv head), lane j key j, and
+// walks every query row of the heads that share the kv head, accumulating
+// its key's dk and dv rows in shared memory: each element has one writer,
+// so there are no atomics and the sums are deterministic.
+//===----------------------------------------------------------------------===//
+
+constexpr int kKeyTile = 32;
+constexpr int kRowsPerWarp = 4;
+constexpr int kTiledWarps = 4;
+constexpr int kRowTile = kRowsPerWarp * kTiledWarps;
+constexpr int kBackwardRowTile = 16;
+constexpr int64_t kMaxTiledHeadDim = 128;
+
+/// The stride of a tile whose rows one lane each reads: odd, so lane j's
+/// element d falls in bank (j * stride + d) % 32, a different bank for
+/// every lane.
+__host__ __device__ inline int64_t laneStride(int64_t headDim) {
+  return headDim | 1;
+}
+
+/// The last key any of rows [i0, iEnd) may see, plus one: under a causal
+/// mask with a -inf fill the later keys drop out of the softmax and carry
+/// no gradient, so the kernels skip them; with a finite fill they count.
+__device__ inline int64_t keyLimit(const Attention &a, int64_t iEnd) {
+  if (!a.causal || a.fill != -INFINITY)
+    return a.tk;
+  int64_t limit = iEnd - 1 + (a.tk - a.tq) + 1;
+  return limit < 0 ? 0 : (limit > a.tk ? a.tk : limit);
+}
+
+/// Copies rows [first, first + count) of a head's slice (`width` floats at
+/// column `column` of rows `ld` apart, rows past `rows` as zeros) into a
+/// shared tile of `stride` floats a row, all threads of the block taking
+/// part.
+__device__ inline void loadTile(float *tile, int64_t stride, const float *src,
+                                int64_t ld, int64_t column, int64_t first,
+                                int64_t count, int64_t rows, int64_t width) {
+  for (int64_t idx = threadIdx.x; idx < count * width; idx += blockDim.x) {
+    const int64_t r = idx / width, d = idx % width;
+    tile[r * stride + d] =
+        first + r < rows ? src[(first + r) * ld + column + d] : 0.0f;
+  }
+}
+
+template <int kDims>
+__global__ void __launch_bounds__(kTiledWarps * 32)
+    attentionForwardTiled(Attention a, const float *q, int64_t ldq,
+                          const float *k, int64_t ldk, const float *v,
+                          int64_t ldv, float *o, int64_t ldo, float *lse) {
+  TXRT_DYNAMIC_SHARED(float, shared);
+  const int64_t hd = a.headDim, ks = laneStride(hd);
+  float *qTile = shared, *kTile = qTile + kRowTile * hd,
+        *vTile = kTile + kKeyTile * ks, *pTile = vTile + kKeyTile * hd;
+  const int64_t bh = blockIdx.x, b = bh / a.heads, h = bh % a.heads;
+  const int64_t g = h / (a.heads / a.kvHeads);
+  const int64_t i0 = int64_t(blockIdx.y) * kRowTile;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  loadTile(qTile, hd, q + b * a.tq * ldq, ldq, h * hd, i0, kRowTile, a.tq, hd);
+  float m[kRowsPerWarp], l[kRowsPerWarp], acc[kRowsPerWarp][kDims];
+#pragma unroll
+  for (int r = 0; r < kRowsPerWarp; ++r) {
+    m[r] = -INFINITY;
+    l[r] = 0.0f;
+#pragma unroll
+    for (int c = 0; c < kDims; ++c)
+      acc[r][c] = 0.0f;
+  }
+  const int64_t rowEnd = i0 + kRowTile < a.tq ? i0 + kRowTile : a.tq;
+  const int64_t keyEnd = keyLimit(a, rowEnd);
+  const float *kBase = k + b * a.tk * ldk, *vBase = v + b * a.tk * ldv;
+  for (int64_t j0 = 0; j0 < keyEnd; j0 += kKeyTile) {
+    __syncthreads(); // the previous tile is read (and the q tile written)
+    loadTile(kTile, ks, kBase, ldk, g * hd, j0, kKeyTile, a.tk, hd);
+    loadTile(vTile, hd, vBase, ldv, g * hd, j0, kKeyTile, a.tk, hd);
+    __syncthreads();
+    const int64_t j = j0 + lane;
+    const int64_t keys = a.tk - j0 < kKeyTile ? a.tk - j0 : kKeyTile;
+#pragma unroll
+    for (int r = 0; r < kRowsPerWarp; ++r) {
+      const int row = warp * kRowsPerWarp + r;
+      const int64_t i = i0 + row;
+      if (i >= a.tq) // the same for every lane
+        continue;
+      float s = -INFINITY;
+      if (j < a.tk)
+        s = a.visible(b, h, i, j)
+                ? a.scale * dot(qTile + row * hd, kTile + lane * ks, hd)
+                : a.fill;
+      const float mNew = fmaxf(m[r], warpMax(s));
+      if (mNew == -INFINITY) // no key yet; the same for every lane
+        continue;
+      const float correction = m[r] == -INFINITY ? 0.0f : expf(m[r] - mNew);
+      const float p = s == -INFINITY ? 0.0f : expf(s - mNew);
+      l[r] = l[r] * correction + warpSum(p);
+      m[r] = mNew;
+      float *pRow = pTile + row * kKeyTile;
+      pRow[lane] = j < a.tk ? p * a.dropFactor(b, h, i, j) : 0.0f;
+      __syncwarp();
+#pragma unroll
+      for (int c = 0; c < kDims; ++c)
+        acc[r][c] *= correction;
+      for (int64_t jj = 0; jj < keys; ++jj) {
+        const float pj = pRow[jj];
+#pragma unroll
+        for (int c = 0; c < kDims; ++c) {
+          const int64_t d = lane + 32 * c;
+          if (d < hd)
+            acc[r][c] += pj * vTile[jj * hd + d];
+        }
+      }
+      __syncwarp(); // pRow is read before the next tile writes it
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kRowsPerWarp; ++r) {
+    const int64_t i = i0 + warp * kRowsPerWarp + r;
+    if (i >= a.tq)
+      continue;
+    float *out = o + (b * a.tq + i) * ldo + h * hd;
+    const bool none = m[r] == -INFINITY; // no visible key, fill -inf
+    const float inverse = none ? 0.0f : 1.0f / l[r];
+#pragma unroll
+    for (int c = 0; c < kDims; ++c) {
+      const int64_t d = lane + 32 * c;
+      if (d < hd)
+        out[d] = none ? 0.0f : acc[r][c] * inverse;
+    }
+    if (lse && lane == 0)
+      lse[bh * a.tq + i] = none ? -INFINITY : m[r] + logf(l[r]);
+  }
+}
+
+template <int kDims>
+__global__ void __launch_bounds__(kTiledWarps * 32)
+    attentionBackwardQueryTiled(Attention a, const float *q, int64_t ldq,
+                                const float *k, int64_t ldk, const float *v,
+                                int64_t ldv, const float *o, int64_t ldo,
+                                const float *lse, const float *dO, int64_t lddo,
+                                float *dq, int64_t lddq) {
+  TXRT_DYNAMIC_SHARED(float, shared);
+  const int64_t hd = a.headDim, ks = laneStride(hd);
+  float *qTile = shared, *doTile = qTile + kRowTile * hd,
+        *kTile = doTile + kRowTile * hd, *vTile = kTile + kKeyTile * ks,
+        *dsTile = vTile + kKeyTile * ks;
+  const int64_t bh = blockIdx.x, b = bh / a.heads, h = bh % a.heads;
+  const int64_t g = h / (a.heads / a.kvHeads);
+  const int64_t i0 = int64_t(blockIdx.y) * kRowTile;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  loadTile(qTile, hd, q + b * a.tq * ldq, ldq, h * hd, i0, kRowTile, a.tq, hd);
+  loadTile(doTile, hd, dO + b * a.tq * lddo, lddo, h * hd, i0, kRowTile, a.tq,
+           hd);
+  __syncthreads();
+  // Per row: lse and D = sum_j P'_ij dP'_ij = dO_i . O_i.
+  float rowLse[kRowsPerWarp], rowD[kRowsPerWarp], acc[kRowsPerWarp][kDims];
+#pragma unroll
+  for (int r = 0; r < kRowsPerWarp; ++r) {
+    const int row = warp * kRowsPerWarp + r;
+    const int64_t i = i0 + row;
+    rowLse[r] = -INFINITY;
+    rowD[r] = 0.0f;
+#pragma unroll
+    for (int c = 0; c < kDims; ++c)
+      acc[r][c] = 0.0f;
+    if (i >= a.tq)
+      continue;
+    const float *oRow = o + (b * a.tq + i) * ldo + h * hd;
+    float partial = 0.0f;
+    for (int64_t d = lane; d < hd; d += 32)
+      partial += doTile[row * hd + d] * oRow[d];
+    rowD[r] = warpSum(partial);
+    rowLse[r] = lse[bh * a.tq + i];
+  }
+  const int64_t rowEnd = i0 + kRowTile < a.tq ? i0 + kRowTile : a.tq;
+  const int64_t keyEnd = keyLimit(a, rowEnd);
+  const float *kBase = k + b * a.tk * ldk, *vBase = v + b * a.tk * ldv;
+  for (int64_t j0 = 0; j0 < keyEnd; j0 += kKeyTile) {
+    __syncthreads();
+    loadTile(kTile, ks, kBase, ldk, g * hd, j0, kKeyTile, a.tk, hd);
+    loadTile(vTile, ks, vBase, ldv, g * hd, j0, kKeyTile, a.tk, hd);
+    __syncthreads();
+    const int64_t j = j0 + lane;
+    const int64_t keys = a.tk - j0 < kKeyTile ? a.tk - j0 : kKeyTile;
+#pragma unroll
+    for (int r = 0; r < kRowsPerWarp; ++r) {
+      const int row = warp * kRowsPerWarp + r;
+      const int64_t i = i0 + row;
+      if (i >= a.tq || rowLse[r] == -INFINITY) // no key: no gradient
+        continue;
+      float ds = 0.0f;
+      if (j < a.tk) {
+        const bool seen = a.visible(b, h, i, j);
+        const float s =
+            seen ? a.scale * dot(qTile + row * hd, kTile + lane * ks, hd)
+                 : a.fill;
+        const float prob = expf(s - rowLse[r]);
+        const float dP = dot(doTile + row * hd, vTile + lane * ks, hd) *
+                         a.dropFactor(b, h, i, j);
+        // A masked key's score is the constant fill: no gradient.
+        ds = seen ? prob * (dP - rowD[r]) : 0.0f;
+      }
+      float *dsRow = dsTile + row * kKeyTile;
+      dsRow[lane] = ds;
+      __syncwarp();
+      for (int64_t jj = 0; jj < keys; ++jj) {
+        const float dsj = dsRow[jj];
+#pragma unroll
+        for (int c = 0; c < kDims; ++c) {
+          const int64_t d = lane + 32 * c;
+          if (d < hd)
+            acc[r][c] += dsj * kTile[jj * ks + d];
+        }
+      }
+      __syncwarp();
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kRowsPerWarp; ++r) {
+    const int64_t i = i0 + warp * kRowsPerWarp + r;
+    if (i >= a.tq)
+      continue;
+    float *dqRow = dq + (b * a.tq + i) * lddq + h * hd;
+#pragma unroll
+    for (int c = 0; c < kDims; ++c) {
+      const int64_t d = lane + 32 * c;
+      if (d < hd)
+        dqRow[d] = a.scale * acc[r][c];
+    }
+  }
+}
+
+/// One warp: kKeyTile keys of one (batch, kv head).
+__global__ void __launch_bounds__(32)
+    attentionBackwardKeysTiled(Attention a, const float *q, int64_t ldq,
+                               const float *k, int64_t ldk, const float *v,
+                               int64_t ldv, const float *o, int64_t ldo,
+                               const float *lse, const float *dO, int64_t lddo,
+                               float *dk, int64_t lddk, float *dv,
+                               int64_t lddv) {
+  TXRT_DYNAMIC_SHARED(float, shared);
+  const int64_t hd = a.headDim, ks = laneStride(hd);
+  float *kTile = shared, *vTile = kTile + kKeyTile * ks,
+        *dkTile = vTile + kKeyTile * ks, *dvTile = dkTile + kKeyTile * ks,
+        *qTile = dvTile + kKeyTile * ks,
+        *doTile = qTile + kBackwardRowTile * hd,
+        *lseTile = doTile + kBackwardRowTile * hd,
+        *dTile = lseTile + kBackwardRowTile;
+  const int64_t bg = blockIdx.x, b = bg / a.kvHeads, g = bg % a.kvHeads;
+  const int64_t j0 = int64_t(blockIdx.y) * kKeyTile;
+  const int lane = threadIdx.x;
+  const int64_t j = j0 + lane;
+  loadTile(kTile, ks, k + b * a.tk * ldk, ldk, g * hd, j0, kKeyTile, a.tk, hd);
+  loadTile(vTile, ks, v + b * a.tk * ldv, ldv, g * hd, j0, kKeyTile, a.tk, hd);
+  for (int64_t d = 0; d < hd; ++d) {
+    dkTile[lane * ks + d] = 0.0f;
+    dvTile[lane * ks + d] = 0.0f;
+  }
+  // Under a causal mask with a -inf fill, rows before the tile's first key
+  // see none of its keys.
+  int64_t iBegin = 0;
+  if (a.causal && a.fill == -INFINITY && j0 - (a.tk - a.tq) > 0)
+    iBegin = j0 - (a.tk - a.tq);
+  const int64_t group = a.heads / a.kvHeads;
+  for (int64_t hh = 0; hh < group; ++hh) {
+    const int64_t h = g * group + hh;
+    for (int64_t i0 = iBegin; i0 < a.tq; i0 += kBackwardRowTile) {
+      const int64_t rows =
+          a.tq - i0 < kBackwardRowTile ? a.tq - i0 : kBackwardRowTile;
+      __syncwarp(); // the previous rows are read
+      loadTile(qTile, hd, q + b * a.tq * ldq, ldq, h * hd, i0, rows, a.tq, hd);
+      loadTile(doTile, hd, dO + b * a.tq * lddo, lddo, h * hd, i0, rows, a.tq,
+               hd);
+      __syncwarp();
+      for (int64_t r = 0; r < rows; ++r) {
+        const float *oRow = o + (b * a.tq + i0 + r) * ldo + h * hd;
+        float partial = 0.0f;
+        for (int64_t d = lane; d < hd; d += 32)
+          partial += doTile[r * hd + d] * oRow[d];
+        partial = warpSum(partial);
+        if (lane == 0) {
+          dTile[r] = partial;
+          lseTile[r] = lse[(b * a.heads + h) * a.tq + i0 + r];
+        }
+      }
+      __syncwarp();
+      for (int64_t r = 0; j < a.tk && r < rows; ++r) {
+        const float rowLse = lseTile[r];
+        if (rowLse == -INFINITY) // a row with no key: no gradient
+          continue;
+        const int64_t i = i0 + r;
+        const bool seen = a.visible(b, h, i, j);
+        const float s =
+            seen ? a.scale * dot(qTile + r * hd, kTile + lane * ks, hd)
+                 : a.fill;
+        const float prob = expf(s - rowLse);
+        const float factor = a.dropFactor(b, h, i, j);
+        const float dP = dot(doTile + r * hd, vTile + lane * ks, hd) * factor;
+        const float pDrop = prob * factor;
+        const float ds = seen ? prob * (dP - dTile[r]) * a.scale : 0.0f;
+        if (pDrop != 0.0f)
+          for (int64_t d = 0; d < hd; ++d)
+            dvTile[lane * ks + d] += pDrop * doTile[r * hd + d];
+        if (ds != 0.0f)
+          for (int64_t d = 0; d < hd; ++d)
+            dkTile[lane * ks + d] += ds * qTile[r * hd + d];
+      }
+    }
+  }
+  __syncwarp();
+  const int64_t keys = a.tk - j0 < kKeyTile ? a.tk - j0 : kKeyTile;
+  for (int64_t idx = lane; idx < keys * hd; idx += 32) {
+    const int64_t jj = idx / hd, d = idx % hd;
+    dk[(b * a.tk + j0 + jj) * lddk + g * hd + d] = dkTile[jj * ks + d];
+    dv[(b * a.tk + j0 + jj) * lddv + g * hd + d] = dvTile[jj * ks + d];
+  }
+}
+
+/// A kernel's launch: grid (x, y), threads a block, dynamic shared bytes.
+struct Launch {
+  int64_t gridX, gridY;
+  unsigned threads;
+  size_t sharedBytes;
+};
+
+/// The forward and dq kernels: a block per (batch * heads, kRowTile rows).
+inline Launch tiledForwardLaunch(int64_t batch, const Attention &a) {
+  const int64_t hd = a.headDim;
+  return {batch * a.heads, (a.tq + kRowTile - 1) / kRowTile, kTiledWarps * 32,
+          size_t(kRowTile * hd + kKeyTile * laneStride(hd) + kKeyTile * hd +
+                 kRowTile * kKeyTile) *
+              sizeof(float)};
+}
+inline Launch tiledQueryLaunch(int64_t batch, const Attention &a) {
+  const int64_t hd = a.headDim;
+  return {batch * a.heads, (a.tq + kRowTile - 1) / kRowTile, kTiledWarps * 32,
+          size_t(2 * kRowTile * hd + 2 * kKeyTile * laneStride(hd) +
+                 kRowTile * kKeyTile) *
+              sizeof(float)};
+}
+/// dk and dv: a warp per (batch * kv heads, kKeyTile keys).
+inline Launch tiledKeysLaunch(int64_t batch, const Attention &a) {
+  const int64_t hd = a.headDim;
+  return {batch * a.kvHeads, (a.tk + kKeyTile - 1) / kKeyTile, 32,
+          size_t(4 * kKeyTile * laneStride(hd) + 2 * kBackwardRowTile * hd +
+                 2 * kBackwardRowTile) *
+              sizeof(float)};
+}
+/// The per-row kernels: a block per query row.
+inline Launch rowForwardLaunch(int64_t batch, const Attention &a) {
+  return {batch * a.heads * a.tq, 1, kThreads,
+          size_t(a.headDim + a.tk) * sizeof(float)};
+}
+inline Launch rowBackwardLaunch(int64_t batch, const Attention &a) {
+  return {batch * a.heads * a.tq, 1, kThreads,
+          size_t(2 * a.headDim + 2 * a.tk) * sizeof(float)};
+}
+
+/// Calls body(Pick<n>::kernel), n the registers a lane needs for headDim
+/// (32 dimensions a lane each).
+template <template <int> class Pick, typename Body>
+void withDims(int64_t headDim, Body &&body) {
+  if (headDim <= 32)
+    body(Pick<1>::kernel);
+  else if (headDim <= 64)
+    body(Pick<2>::kernel);
+  else if (headDim <= 96)
+    body(Pick<3>::kernel);
+  else
+    body(Pick<4>::kernel);
+}
+
+template <int kDims> struct ForwardTiled {
+  static constexpr auto kernel = attentionForwardTiled<kDims>;
+};
+template <int kDims> struct QueryTiled {
+  static constexpr auto kernel = attentionBackwardQueryTiled<kDims>;
+};
+
+/// The attention these arguments describe (Attention.cu's describe checks
+/// them first).
+inline Attention makeAttention(int64_t heads, int64_t kvHeads, int64_t tq,
+                               int64_t tk, int64_t headDim, const uint8_t *mask,
+                               int64_t msb, int64_t msh, int64_t msq,
+                               int64_t msk, int32_t causal, float scale,
+                               float fill, float dropoutP, uint64_t seed,
+                               int64_t step, int64_t site) {
+  Attention a;
+  a.heads = heads;
+  a.kvHeads = kvHeads;
+  a.tq = tq;
+  a.tk = tk;
+  a.headDim = headDim;
+  a.mask = mask;
+  a.maskBatch = msb;
+  a.maskHead = msh;
+  a.maskQuery = msq;
+  a.maskKey = msk;
+  a.causal = causal != 0;
+  a.scale = scale;
+  a.fill = fill;
+  a.dropout = dropoutP > 0.0f;
+  a.key = philoxStream(seed, step, site);
+  a.threshold = keepThreshold(dropoutP);
+  a.keepScale = 1.0f / (1.0f - dropoutP);
+  a.offset = 0;
+  return a;
+}
+
+} // namespace txrt::cuda::attention
+
+#endif // TXRT_CUDA_KERNELS_ATTENTIONKERNELS_CUH

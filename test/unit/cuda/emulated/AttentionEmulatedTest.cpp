@@ -1,0 +1,282 @@
+//===- AttentionEmulatedTest.cpp - the CUDA attention kernels, emulated ---===//
+//
+// The device code of txrt_cuda_attention_{fwd,bwd}
+// (runtime/cuda/kernels/AttentionKernels.cuh), tiled and per-row, run on
+// the host under CudaEmulation.h with the launches Attention.cu makes, and
+// compared with the CPU kernel (txrt_attention_*): O, lse, dq, dk, dv at
+// 1e-5. No GPU is needed, so every build checks the kernels' indexing,
+// tiling, masks, fills, causal limits, grouped-query heads and dropout; a
+// GPU machine runs the same cases on the device (CudaAttentionTest).
+//
+//===----------------------------------------------------------------------===//
+#include "CudaEmulation.h"
+
+#include "kernels/AttentionKernels.cuh"
+
+#include "txrt/txrt.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace txrt::cuda::attention;
+
+namespace {
+
+using Floats = std::vector<float>;
+
+const float kInf = std::numeric_limits<float>::infinity();
+
+struct Case {
+  const char *name;
+  int64_t batch, heads, kvHeads, tq, tk, headDim;
+  bool padding, causal;
+  float fill, dropout;
+};
+
+Floats randomFloats(size_t n, unsigned seed) {
+  std::mt19937 generator(seed);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  Floats values(n);
+  for (float &value : values)
+    value = uniform(generator);
+  return values;
+}
+
+/// Equal within `tolerance` relative to the larger magnitude (at least 1);
+/// -inf equals -inf.
+void expectNear(const Floats &got, const Floats &want, const std::string &what,
+                float tolerance = 1e-5f) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int reported = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i] == -kInf && got[i] == -kInf)
+      continue;
+    const float scale = std::max(1.0f, std::fabs(want[i]));
+    if (!(std::fabs(got[i] - want[i]) <= tolerance * scale) && reported++ < 5)
+      ADD_FAILURE() << what << "[" << i << "]: " << got[i] << " vs " << want[i];
+  }
+}
+
+/// The inputs of a case, rows wider than the heads (a packed projection).
+struct Inputs {
+  explicit Inputs(const Case &c)
+      : ldq(c.heads * c.headDim + 3), ldkv(c.kvHeads * c.headDim + 5),
+        ldo(c.heads * c.headDim), q(randomFloats(c.batch * c.tq * ldq, 70)),
+        k(randomFloats(c.batch * c.tk * ldkv, 71)),
+        v(randomFloats(c.batch * c.tk * ldkv, 72)),
+        dO(randomFloats(c.batch * c.tq * ldo, 73)), mask(c.batch * c.tk) {
+    // Padding: batch b sees its first tk - b keys; the last batch none.
+    for (int64_t b = 0; b < c.batch; ++b)
+      for (int64_t j = 0; j < c.tk; ++j)
+        mask[b * c.tk + j] = b == c.batch - 1 && c.batch > 1 ? 0 : j < c.tk - b;
+  }
+  int64_t ldq, ldkv, ldo;
+  Floats q, k, v, dO;
+  std::vector<uint8_t> mask;
+};
+
+struct Outputs {
+  Floats o, lse, dq, dk, dv;
+};
+
+const uint64_t kSeed = 99;
+const int64_t kStep = 5, kSite = 31;
+
+/// Sets every column of `rows` rows `ld` apart below `width` to `value`.
+void fillRows(Floats &data, int64_t rows, int64_t ld, int64_t width,
+              float value) {
+  for (int64_t r = 0; r < rows; ++r)
+    std::fill(data.begin() + r * ld, data.begin() + r * ld + width, value);
+}
+
+/// Compares the first `width` columns of each row.
+void expectRowsNear(const Floats &got, const Floats &want, int64_t ld,
+                    int64_t width, const std::string &what) {
+  Floats a, b;
+  for (size_t r = 0; r * ld < want.size(); ++r) {
+    a.insert(a.end(), got.begin() + r * ld, got.begin() + r * ld + width);
+    b.insert(b.end(), want.begin() + r * ld, want.begin() + r * ld + width);
+  }
+  expectNear(a, b, what);
+}
+
+class AttentionEmulatedTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    ASSERT_EQ(txrt_context_create_with_threads(2, &cpu_), TXRT_OK);
+  }
+  void TearDown() override { txrt_context_destroy(cpu_); }
+
+  Outputs runCpu(const Case &c, const Inputs &in) {
+    Outputs out;
+    const int64_t hd = c.headDim;
+    const uint8_t *mask = c.padding ? in.mask.data() : nullptr;
+    const float scale = 1.0f / std::sqrt(float(hd));
+    out.o.assign(c.batch * c.tq * in.ldo, 0.0f);
+    out.lse.assign(c.batch * c.heads * c.tq, 0.0f);
+    EXPECT_EQ(txrt_attention_fwd(
+                  cpu_, kSite, c.batch, c.heads, c.kvHeads, c.tq, c.tk, hd,
+                  in.q.data(), in.ldq, in.k.data(), in.ldkv, in.v.data(),
+                  in.ldkv, out.o.data(), in.ldo, out.lse.data(), mask, c.tk, 0,
+                  0, 1, c.causal, scale, c.fill, c.dropout, kSeed, kStep),
+              TXRT_OK)
+        << txrt_last_error(cpu_);
+    out.dq.assign(c.batch * c.tq * in.ldq, 0.0f);
+    out.dk.assign(c.batch * c.tk * in.ldkv, 0.0f);
+    out.dv.assign(c.batch * c.tk * in.ldkv, 0.0f);
+    EXPECT_EQ(txrt_attention_bwd(
+                  cpu_, kSite + 1, kSite, c.batch, c.heads, c.kvHeads, c.tq,
+                  c.tk, hd, in.q.data(), in.ldq, in.k.data(), in.ldkv,
+                  in.v.data(), in.ldkv, out.o.data(), in.ldo, out.lse.data(),
+                  in.dO.data(), in.ldo, out.dq.data(), in.ldq, out.dk.data(),
+                  in.ldkv, out.dv.data(), in.ldkv, mask, c.tk, 0, 0, 1,
+                  c.causal, scale, c.fill, c.dropout, kSeed, kStep),
+              TXRT_OK)
+        << txrt_last_error(cpu_);
+    return out;
+  }
+
+  /// The CUDA kernels as Attention.cu launches them; `firstRow` of
+  /// `batchRows`: txrt_cuda_context_set_batch_rows.
+  Outputs runEmulated(const Case &c, const Inputs &in, bool tiled,
+                      int64_t firstRow = 0, int64_t batchRows = 0) {
+    const int64_t hd = c.headDim;
+    Attention a = makeAttention(c.heads, c.kvHeads, c.tq, c.tk, hd,
+                                c.padding ? in.mask.data() : nullptr, c.tk, 0,
+                                0, 1, c.causal, 1.0f / std::sqrt(float(hd)),
+                                c.fill, c.dropout, kSeed, kStep, kSite);
+    const int64_t n = c.batch * c.heads * c.tq * c.tk;
+    a.offset = batchRows > 0 ? firstRow * (n / batchRows) : 0;
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    Outputs out;
+    out.o.assign(c.batch * c.tq * in.ldo, nan);
+    out.lse.assign(c.batch * c.heads * c.tq, nan);
+    const float *q = in.q.data(), *k = in.k.data(), *v = in.v.data(),
+                *dO = in.dO.data();
+    float *o = out.o.data(), *lse = out.lse.data();
+    const int64_t ldq = in.ldq, ldkv = in.ldkv, ldo = in.ldo;
+    if (tiled) {
+      const Launch launch = tiledForwardLaunch(c.batch, a);
+      withDims<ForwardTiled>(hd, [&](auto kernel) {
+        emu::launch(grid(launch), {launch.threads}, launch.sharedBytes,
+                    [&] { kernel(a, q, ldq, k, ldkv, v, ldkv, o, ldo, lse); });
+      });
+    } else {
+      const Launch launch = rowForwardLaunch(c.batch, a);
+      emu::launch(grid(launch), {launch.threads}, launch.sharedBytes, [&] {
+        attentionForward(a, q, ldq, k, ldkv, v, ldkv, o, ldo, lse);
+      });
+    }
+    // The backward reads the CPU's O and lse, as the GPU test's does its
+    // own: each direction is compared on its own.
+    Outputs cpu = runCpu(c, in);
+    const float *oIn = cpu.o.data(), *lseIn = cpu.lse.data();
+    out.dq.assign(c.batch * c.tq * ldq, 0.0f);
+    fillRows(out.dq, c.batch * c.tq, ldq, c.heads * hd, nan);
+    // txrt_cuda_attention_bwd zeroes dk and dv's rows first.
+    out.dk.assign(c.batch * c.tk * ldkv, 0.0f);
+    out.dv.assign(c.batch * c.tk * ldkv, 0.0f);
+    float *dq = out.dq.data(), *dk = out.dk.data(), *dv = out.dv.data();
+    if (tiled) {
+      // Poison instead: the tiled dk / dv kernel writes every element.
+      fillRows(out.dk, c.batch * c.tk, ldkv, c.kvHeads * hd, nan);
+      fillRows(out.dv, c.batch * c.tk, ldkv, c.kvHeads * hd, nan);
+      const Launch query = tiledQueryLaunch(c.batch, a);
+      withDims<QueryTiled>(hd, [&](auto kernel) {
+        emu::launch(grid(query), {query.threads}, query.sharedBytes, [&] {
+          kernel(a, q, ldq, k, ldkv, v, ldkv, oIn, ldo, lseIn, dO, ldo, dq,
+                 ldq);
+        });
+      });
+      const Launch keys = tiledKeysLaunch(c.batch, a);
+      emu::launch(grid(keys), {keys.threads}, keys.sharedBytes, [&] {
+        attentionBackwardKeysTiled(a, q, ldq, k, ldkv, v, ldkv, oIn, ldo, lseIn,
+                                   dO, ldo, dk, ldkv, dv, ldkv);
+      });
+    } else {
+      const Launch launch = rowBackwardLaunch(c.batch, a);
+      emu::launch(grid(launch), {launch.threads}, launch.sharedBytes, [&] {
+        attentionBackward(a, q, ldq, k, ldkv, v, ldkv, oIn, ldo, lseIn, dO, ldo,
+                          dq, ldq, dk, ldkv, dv, ldkv);
+      });
+    }
+    return out;
+  }
+
+  static emu::Dim3 grid(const Launch &launch) {
+    return {unsigned(launch.gridX), unsigned(launch.gridY), 1};
+  }
+
+  void check(const Case &c, int64_t firstRow = 0, int64_t batchRows = 0) {
+    if (batchRows > 0)
+      txrt_context_set_batch_rows(cpu_, firstRow, batchRows);
+    Inputs in(c);
+    Outputs cpu = runCpu(c, in);
+    for (bool tiled : {true, false}) {
+      if (tiled && c.headDim > kMaxTiledHeadDim)
+        continue; // Attention.cu launches the per-row kernels there
+      if (!tiled && c.tk > 200)
+        continue; // the per-row kernel: one block per row, slow emulated
+      const std::string name =
+          std::string(c.name) + (tiled ? " (tiled)" : " (rows)");
+      Outputs gpu = runEmulated(c, in, tiled, firstRow, batchRows);
+      const int64_t hd = c.headDim;
+      expectNear(gpu.o, cpu.o, name + " o");
+      expectNear(gpu.lse, cpu.lse, name + " lse");
+      expectRowsNear(gpu.dq, cpu.dq, in.ldq, c.heads * hd, name + " dq");
+      expectRowsNear(gpu.dk, cpu.dk, in.ldkv, c.kvHeads * hd, name + " dk");
+      expectRowsNear(gpu.dv, cpu.dv, in.ldkv, c.kvHeads * hd, name + " dv");
+    }
+  }
+
+  txrt_context *cpu_ = nullptr;
+};
+
+TEST_F(AttentionEmulatedTest, GroupedQueryPaddingMask) {
+  check({"gqa padding", 3, 4, 2, 5, 7, 16, true, false, -kInf, 0.0f});
+}
+
+TEST_F(AttentionEmulatedTest, CausalWithDropout) {
+  check({"causal dropout", 2, 2, 2, 6, 6, 32, false, true, -kInf, 0.1f});
+}
+
+TEST_F(AttentionEmulatedTest, APieceOfTheBatchDrawsItsRowsDropout) {
+  check({"piece dropout", 2, 2, 2, 6, 6, 32, false, true, -kInf, 0.3f}, 3, 2);
+}
+
+TEST_F(AttentionEmulatedTest, DecodingWithACacheIsCausalOnTheLastRows) {
+  check({"cache", 2, 4, 1, 3, 9, 8, true, true, -kInf, 0.0f});
+  check({"one row", 3, 4, 2, 1, 70, 64, true, true, -kInf, 0.0f});
+}
+
+TEST_F(AttentionEmulatedTest, FiniteFillCountsMaskedKeys) {
+  check({"finite fill", 3, 2, 1, 4, 6, 16, true, false, -3.0f, 0.0f});
+  check({"finite fill causal", 2, 2, 1, 20, 37, 128, true, true, -2.0f, 0.0f});
+}
+
+TEST_F(AttentionEmulatedTest, MoreRowsAndKeysThanOneTile) {
+  check({"tiles", 2, 3, 3, 35, 70, 48, true, true, -kInf, 0.2f});
+  check({"more queries than keys", 1, 2, 1, 40, 33, 24, false, true, -kInf,
+         0.0f});
+}
+
+TEST_F(AttentionEmulatedTest, HeadDimensionsThatEndALaneGroupPartWay) {
+  check({"head dim 7", 2, 3, 3, 17, 33, 7, true, false, -kInf, 0.0f});
+  check({"head dim 100", 2, 6, 2, 20, 45, 100, true, true, -kInf, 0.1f});
+}
+
+TEST_F(AttentionEmulatedTest, HeadsWiderThanTheTilesUseTheRowKernels) {
+  // Attention.cu launches the per-row kernels over 128 dimensions.
+  check({"head dim 160", 1, 2, 2, 5, 37, 160, true, true, -kInf, 0.1f});
+}
+
+TEST_F(AttentionEmulatedTest, LongerKeysThanOneBlock) {
+  check({"long", 1, 2, 2, 3, 700, 64, false, true, -kInf, 0.2f});
+}
+
+} // namespace

@@ -1,0 +1,197 @@
+//===- CudaEmulation.h - CUDA kernels run as host threads -------*- C++ -*-===//
+//
+// Just enough of CUDA's thread model to run a kernel's device code on the
+// host, for the tests of kernels that a machine without a GPU must still
+// check (AttentionKernels.cuh): every thread of a block is a fiber
+// (ucontext) on one host thread, running until it reaches __syncthreads or
+// __syncwarp, which release when the whole block or warp has arrived; warp
+// shuffles exchange through a slot a thread between two warp barriers;
+// __shared__ variables are statics (one block runs at a time) and the
+// dynamic shared memory is one buffer per launch. Blocks run one after
+// another, deterministically. Include it before the device code.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_TEST_CUDA_EMULATED_CUDAEMULATION_H
+#define TXRT_TEST_CUDA_EMULATED_CUDAEMULATION_H
+
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include <ucontext.h>
+
+namespace emu {
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+/// One kernel thread: a context of its own on a stack of its own.
+struct Fiber {
+  enum State { Ready, AtBlockBarrier, AtWarpBarrier, Done };
+  ucontext_t context;
+  std::vector<char> stack;
+  State state = Ready;
+  unsigned index = 0;
+};
+
+inline Dim3 threadIndex, blockIndex, blockDimension, gridDimension;
+inline ucontext_t schedulerContext;
+inline Fiber *currentFiber = nullptr;
+inline const std::function<void()> *currentKernel = nullptr;
+inline std::vector<uint64_t> exchangeSlots; ///< one a thread, for shuffles
+inline std::vector<unsigned char> dynamicSharedMemory;
+
+/// Parks the running thread at a barrier until the scheduler releases it.
+inline void waitAt(Fiber::State barrier) {
+  currentFiber->state = barrier;
+  swapcontext(&currentFiber->context, &schedulerContext);
+}
+inline void syncThreads() { waitAt(Fiber::AtBlockBarrier); }
+inline void syncWarp() { waitAt(Fiber::AtWarpBarrier); }
+
+/// The value `lane` of this thread's warp holds.
+template <typename T> T exchangeWith(T value, unsigned lane) {
+  static_assert(sizeof(T) <= sizeof(uint64_t), "shuffle of a wide type");
+  const unsigned self = threadIndex.x, base = self / 32 * 32;
+  uint64_t slot = 0;
+  std::memcpy(&slot, &value, sizeof(T));
+  exchangeSlots[self] = slot;
+  syncWarp();
+  T result;
+  slot = exchangeSlots[base + (lane % 32)];
+  std::memcpy(&result, &slot, sizeof(T));
+  syncWarp();
+  return result;
+}
+
+template <typename T> T shuffleXor(unsigned, T value, int mask) {
+  return exchangeWith(value, (threadIndex.x % 32) ^ unsigned(mask));
+}
+
+template <typename T> T shuffleDown(unsigned, T value, unsigned delta) {
+  const unsigned lane = threadIndex.x % 32;
+  return exchangeWith(value, lane + delta < 32 ? lane + delta : lane);
+}
+
+/// Threads switch only at barriers, so an add is already atomic.
+inline float atomicAddFloat(float *address, float value) {
+  const float old = *address;
+  *address = old + value;
+  return old;
+}
+
+template <typename T> T *dynamicShared() {
+  return reinterpret_cast<T *>(dynamicSharedMemory.data());
+}
+
+inline void fiberEntry() {
+  (*currentKernel)();
+  currentFiber->state = Fiber::Done;
+}
+
+/// Makes `fiber` thread `index`, about to run the kernel from its start
+/// (apart from launch: getcontext returns twice, as setjmp does).
+[[gnu::noinline]] inline void startFiber(Fiber &fiber, unsigned index) {
+  fiber.state = Fiber::Ready;
+  fiber.index = index;
+  getcontext(&fiber.context);
+  fiber.context.uc_stack.ss_sp = fiber.stack.data();
+  fiber.context.uc_stack.ss_size = fiber.stack.size();
+  fiber.context.uc_link = &schedulerContext;
+  makecontext(&fiber.context, fiberEntry, 0);
+}
+
+/// Releases the barriers every thread they name has reached: the block's
+/// when all unfinished threads wait there, a warp's when its 32 do. False
+/// when none can be released.
+inline bool releaseBarriers(std::vector<Fiber> &fibers) {
+  bool released = false, allAtBlock = true;
+  for (const Fiber &fiber : fibers)
+    allAtBlock &=
+        fiber.state == Fiber::Done || fiber.state == Fiber::AtBlockBarrier;
+  for (size_t warp = 0; warp * 32 < fibers.size(); ++warp) {
+    bool allAtWarp = true;
+    for (size_t t = warp * 32; t < warp * 32 + 32; ++t)
+      allAtWarp &= fibers[t].state == Fiber::AtWarpBarrier;
+    for (size_t t = warp * 32; allAtWarp && t < warp * 32 + 32; ++t)
+      fibers[t].state = Fiber::Ready;
+    released |= allAtWarp;
+  }
+  for (Fiber &fiber : fibers)
+    if (allAtBlock && fiber.state == Fiber::AtBlockBarrier) {
+      fiber.state = Fiber::Ready;
+      released = true;
+    }
+  return released;
+}
+
+/// Runs kernel() on grid x block threads, `sharedBytes` of dynamic shared
+/// memory (poisoned with NaN bytes, as a GPU's holds anything). The threads
+/// of a block take turns on this host thread, each running until it
+/// reaches a barrier; a kernel whose threads wait at barriers that can
+/// never all be reached throws. A block's size must be a multiple of 32.
+inline void launch(Dim3 grid, Dim3 block, size_t sharedBytes,
+                   const std::function<void()> &kernel) {
+  if (block.x % 32 != 0 || block.y != 1 || block.z != 1)
+    throw std::invalid_argument("emulated blocks are 1-D, whole warps");
+  dynamicSharedMemory.assign(sharedBytes, 0xFF);
+  exchangeSlots.assign(block.x, 0);
+  gridDimension = grid;
+  blockDimension = block;
+  currentKernel = &kernel;
+  std::vector<Fiber> fibers(block.x);
+  for (Fiber &fiber : fibers)
+    fiber.stack.resize(256 * 1024);
+  for (unsigned z = 0; z < grid.z; ++z)
+    for (unsigned y = 0; y < grid.y; ++y)
+      for (unsigned x = 0; x < grid.x; ++x) {
+        blockIndex = {x, y, z};
+        for (unsigned t = 0; t < block.x; ++t)
+          startFiber(fibers[t], t);
+        for (;;) {
+          bool running = false;
+          for (Fiber &fiber : fibers) {
+            if (fiber.state != Fiber::Ready)
+              continue;
+            running = true;
+            currentFiber = &fiber;
+            threadIndex = {fiber.index, 0, 0};
+            swapcontext(&schedulerContext, &fiber.context);
+          }
+          bool done = true;
+          for (const Fiber &fiber : fibers)
+            done &= fiber.state == Fiber::Done;
+          if (done)
+            break;
+          if (!releaseBarriers(fibers) && !running)
+            throw std::logic_error("emulated kernel: its threads wait at "
+                                   "barriers that can never all be reached");
+        }
+      }
+}
+
+} // namespace emu
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+#define __syncthreads() ::emu::syncThreads()
+#define __syncwarp(...) ::emu::syncWarp()
+#define __shfl_xor_sync ::emu::shuffleXor
+#define __shfl_down_sync ::emu::shuffleDown
+#define atomicAdd ::emu::atomicAddFloat
+#define threadIdx (::emu::threadIndex)
+#define blockIdx (::emu::blockIndex)
+#define blockDim (::emu::blockDimension)
+#define gridDim (::emu::gridDimension)
+#define TXRT_DYNAMIC_SHARED(type, name)                                        \
+  type *name = ::emu::dynamicShared<type>()
+
+#endif // TXRT_TEST_CUDA_EMULATED_CUDAEMULATION_H
