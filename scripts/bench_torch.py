@@ -36,6 +36,16 @@ config.
           right-padded with 0 to different lengths) and PyTorch's logits.npy.
   weights the same weights.safetensors, src.npy and tgt.npy without the
           export.
+  attention
+          torch.nn.functional.scaled_dot_product_attention, causal, fp32,
+          [batch, heads, src_len, 64]: prints `torch_sdpa_fwd_ms MEDIAN` and
+          `torch_sdpa_bwd_ms MEDIAN` (the backward alone) and which SDPA
+          backend ran (scripts/bench-gpu.sh, beside txrt-cuda-bench).
+
+--device cuda runs forward, train, greedy-cache and attention on the GPU
+(timings end with torch.cuda.synchronize()); --compile wraps the model in
+torch.compile (forward, train); --tf32 lets matmuls use TF32 (default: strict
+fp32, as txc without its TF32 flag).
 """
 import argparse
 import math
@@ -51,11 +61,18 @@ sys.path[:0] = [os.path.join(HERE, "..", "test", "golden"), os.path.join(HERE, "
 from seed_model import Transformer, positional_encoding  # noqa: E402
 
 
+def synchronize():
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+
+
 def timed(fn, repeat, warmup=2):
     times = []
     for i in range(repeat + warmup):
+        synchronize()
         start = time.perf_counter()
         fn()
+        synchronize()
         if i >= warmup:
             times.append((time.perf_counter() - start) * 1000)
     return statistics.median(times), min(times)
@@ -96,7 +113,7 @@ class CachedDecoder:
     def step(self, token):
         """Logits [rows, vocab] of the next token after `token` [rows]."""
         decoder = self.decoder
-        pe = positional_encoding(self.pos + 1, decoder.d_model)[self.pos]
+        pe = positional_encoding(self.pos + 1, decoder.d_model, token.device)[self.pos]
         self.pos += 1
         x = decoder.embedding(token[:, None]) * math.sqrt(decoder.d_model) + pe
         # The re-run's target mask: earlier tokens that are the pad id are
@@ -120,7 +137,7 @@ class CachedDecoder:
 
     def reorder(self, rows):
         """Row r of every cache becomes the old row rows[r] (beam search)."""
-        index = torch.tensor(rows, dtype=torch.long)
+        index = torch.tensor(rows, dtype=torch.long, device=self.keep.device)
         self.cache = [(k.index_select(0, index), v.index_select(0, index))
                       for k, v in self.cache]
         self.keep = self.keep.index_select(0, index)
@@ -129,7 +146,7 @@ class CachedDecoder:
 def cached_greedy(model, src, length, sos=2):
     """Greedy tokens [B, length] through CachedDecoder."""
     decoder = CachedDecoder(model, src)
-    token = torch.full((src.size(0),), sos, dtype=torch.long)
+    token = torch.full((src.size(0),), sos, dtype=torch.long, device=src.device)
     out = []
     for _ in range(length):
         token = decoder.step(token).argmax(-1)
@@ -147,8 +164,9 @@ def cached_beam(model, source, beam, length, sos=2):
     alive = [([sos], 0.0)]
     for _ in range(length):
         rows = [alive[i if i < len(alive) else 0] for i in range(beam)]
-        logits = decoder.step(torch.tensor([h[0][-1] for h in rows], dtype=torch.long))
-        log_probs = torch.log_softmax(logits.double(), dim=-1).numpy()
+        logits = decoder.step(torch.tensor([h[0][-1] for h in rows], dtype=torch.long,
+                                           device=source.device))
+        log_probs = torch.log_softmax(logits.double(), dim=-1).cpu().numpy()
         candidates = []
         for h, (tokens, score) in enumerate(alive):
             row = log_probs[h]
@@ -191,7 +209,7 @@ def greedy_cache(model, src, args):
         model.load_state_dict({name: torch.from_numpy(array.copy())
                                for name, array in tensors.items()}, strict=True)
     if args.sources:
-        src = torch.from_numpy(np.load(args.sources).astype(np.int64))
+        src = torch.from_numpy(np.load(args.sources).astype(np.int64)).to(args.device)
     model.eval()
     result = {}
 
@@ -207,7 +225,7 @@ def greedy_cache(model, src, args):
             sys.exit("error: KV-cache greedy tokens differ from the prefix re-run's")
         print("torch_greedy_cache_vs_rerun identical")
     if args.tokens_out:
-        np.save(args.tokens_out, tokens.numpy().astype(np.int32))
+        np.save(args.tokens_out, tokens.cpu().numpy().astype(np.int32))
     generated = tokens.numel()
     print("torch_greedy_cache_ms_per_token %.3f %.3f" % (median / generated, fastest / generated))
     print("torch_greedy_cache_tokens_per_s %.1f" % (generated / median * 1000))
@@ -221,6 +239,34 @@ def greedy_cache(model, src, args):
         if args.beam_out:
             np.save(args.beam_out, np.array(best, dtype=np.int32))
         print("torch_beam_cache_tokens_per_s %.1f" % (generated / seconds))
+
+
+def attention(args):
+    """SDPA forward and backward of one causal fp32 shape on --device."""
+    import torch.nn.functional as F
+    if not hasattr(F, "scaled_dot_product_attention"):
+        sys.exit("error: attention needs PyTorch 2.0 or later (this is %s)" % torch.__version__)
+    shape = (args.batch, args.heads, args.src_len, 64)
+    generator = torch.Generator().manual_seed(0)
+    q, k, v, grad = (torch.rand(shape, generator=generator).mul_(2).sub_(1).to(args.device)
+                     for _ in range(4))
+    for t in (q, k, v):
+        t.requires_grad_(True)
+
+    def forward():
+        with torch.no_grad():
+            F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    def backward():
+        torch.autograd.grad(out, (q, k, v), grad, retain_graph=True)
+    print("# B=%d heads=%d T=%d head_dim=64 causal, fp32, PyTorch %s on %s, SDPA backend %s"
+          % (args.batch, args.heads, args.src_len, torch.__version__, args.device,
+             out.grad_fn.name() if out.grad_fn else "?"))
+    median, _ = timed(forward, args.repeat, args.warmup)
+    print("torch_sdpa_fwd_ms %.4f" % median)
+    median, _ = timed(backward, args.repeat, args.warmup)
+    print("torch_sdpa_bwd_ms %.4f" % median)
 
 
 def write_twin(model, args):
@@ -263,7 +309,7 @@ def export_onnx(model, args):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("what", choices=["forward", "train", "greedy", "greedy-cache", "onnx",
-                                      "weights"])
+                                      "weights", "attention"])
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--src_len", type=int, default=64)
     p.add_argument("--tgt_len", type=int, default=64)
@@ -286,15 +332,35 @@ def main():
                    help="greedy-cache: also time beam search, N hypotheses")
     p.add_argument("--beam-out", help="greedy-cache: write the beam's tokens here")
     p.add_argument("--autocast", choices=["none", "bf16"], default="none",
-                   help="train under torch.autocast(cpu, bfloat16)")
+                   help="train under torch.autocast(DEVICE, bfloat16)")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p.add_argument("--compile", action="store_true",
+                   help="forward, train: torch.compile the model")
+    p.add_argument("--tf32", action="store_true", help="cuda: allow TF32 matmuls")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
+    if args.device == "cuda":
+        if not torch.cuda.is_available():
+            sys.exit("error: --device cuda: PyTorch sees no CUDA device")
+        torch.backends.cuda.matmul.allow_tf32 = args.tf32
+        torch.backends.cudnn.allow_tf32 = args.tf32
+    if args.what == "attention":
+        attention(args)
+        return
     torch.manual_seed(0)
     model = Transformer(args.src_vocab or args.vocab, args.tgt_vocab or args.vocab,
                         args.d_model, args.layers, args.heads,
                         args.d_ff, 0.1)
     src = torch.randint(4, args.vocab, (args.batch, args.src_len))
     tgt = torch.randint(4, args.vocab, (args.batch, args.tgt_len))
+    if args.what in ("forward", "train", "greedy-cache"):
+        model.to(args.device)
+        src, tgt = src.to(args.device), tgt.to(args.device)
+    if args.compile and args.what in ("forward", "train"):
+        if not hasattr(torch, "compile"):
+            sys.exit("error: --compile needs PyTorch 2.0 or later (this is %s)"
+                     % torch.__version__)
+        model = torch.compile(model)
     if args.what == "onnx":
         export_onnx(model, args)
         return
@@ -326,7 +392,7 @@ def main():
 
         def step():
             optimizer.zero_grad()
-            with torch.autocast("cpu", dtype=torch.bfloat16,
+            with torch.autocast(args.device, dtype=torch.bfloat16,
                                 enabled=args.autocast == "bf16"):
                 logits = model(src, tgt)
                 loss = criterion(logits.reshape(-1, logits.size(-1)).float(),

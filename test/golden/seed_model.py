@@ -50,10 +50,11 @@ class PositionwiseFeedForward(nn.Module):
         return self.linear2(torch.relu(self.linear1(x)))
 
 
-def positional_encoding(t, d_model):
-    pe = torch.zeros(t, d_model)
-    position = torch.arange(0, t, dtype=torch.float).unsqueeze(1)
-    div = torch.exp(torch.arange(0, d_model, 2).float() * (-math.log(10000.0) / d_model))
+def positional_encoding(t, d_model, device=None):
+    pe = torch.zeros(t, d_model, device=device)
+    position = torch.arange(0, t, dtype=torch.float, device=device).unsqueeze(1)
+    div = torch.exp(torch.arange(0, d_model, 2, device=device).float()
+                    * (-math.log(10000.0) / d_model))
     pe[:, 0::2] = torch.sin(position * div)
     pe[:, 1::2] = torch.cos(position * div)
     return pe
@@ -100,7 +101,8 @@ class Stack(nn.Module):
 
     def embed(self, ids):
         x = self.embedding(ids) * math.sqrt(self.d_model)
-        return self.dropout(x + positional_encoding(ids.size(1), self.d_model))
+        return self.dropout(x + positional_encoding(ids.size(1), self.d_model,
+                                                     ids.device))
 
 
 class Encoder(Stack):
@@ -138,7 +140,8 @@ class Transformer(nn.Module):
 
     def masks(self, src, tgt):
         src_mask = (src != self.pad).unsqueeze(1).unsqueeze(2)
-        causal = torch.tril(torch.ones(tgt.size(1), tgt.size(1), dtype=torch.bool))
+        causal = torch.tril(torch.ones(tgt.size(1), tgt.size(1), dtype=torch.bool,
+                                       device=tgt.device))
         tgt_mask = (tgt != self.pad).unsqueeze(1).unsqueeze(2) & causal
         return src_mask, tgt_mask
 
