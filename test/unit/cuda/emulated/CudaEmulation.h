@@ -102,6 +102,13 @@ template <typename T> T atomicExchange(T *address, T value) {
 }
 inline void threadFence() {}
 
+/// __fadd_rn / __fmul_rn: one rounded operation each. Not inlined, so the
+/// host compiler cannot contract a product and a sum into an FMA.
+[[gnu::noinline]] inline float addRounded(float a, float b) { return a + b; }
+[[gnu::noinline]] inline float multiplyRounded(float a, float b) {
+  return a * b;
+}
+
 template <typename T> T *dynamicShared() {
   return reinterpret_cast<T *>(dynamicSharedMemory.data());
 }
@@ -214,6 +221,8 @@ inline void launch(Dim3 grid, Dim3 block, size_t sharedBytes,
 #define atomicCAS ::emu::atomicCompareSwap
 #define atomicExch ::emu::atomicExchange
 #define __threadfence() ::emu::threadFence()
+#define __fadd_rn ::emu::addRounded
+#define __fmul_rn ::emu::multiplyRounded
 #define threadIdx (::emu::threadIndex)
 #define blockIdx (::emu::blockIndex)
 #define blockDim (::emu::blockDimension)
