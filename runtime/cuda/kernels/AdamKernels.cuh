@@ -1,4 +1,4 @@
-//===- AdamKernels.cuh - Adam's device code ----------------------*- CUDA -*-===//
+//===- AdamKernels.cuh - Adam's device code --------------------*- CUDA -*-===//
 //
 // The kernel of txrt_cuda_adam_update / _step (Adam.cu launches it), the
 // host arithmetic of its constants and its launch geometry: the CPU
@@ -21,10 +21,9 @@ namespace txrt::cuda::adam {
 
 __global__ void adamKernel(int64_t n, float *param, const float *grad,
                            const float *gradScale, float *m, float *v,
-                           float stepSize,
-                           float sqrtCorrection2, float oneMinusBeta1,
-                           float beta2, float oneMinusBeta2, float eps,
-                           float weightDecay) {
+                           float stepSize, float sqrtCorrection2,
+                           float oneMinusBeta1, float beta2,
+                           float oneMinusBeta2, float eps, float weightDecay) {
   const float scale = gradScale ? *gradScale : 1.0f;
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {

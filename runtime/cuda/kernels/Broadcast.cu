@@ -73,9 +73,8 @@ txrt_status txrt_cuda_reduce(txrt_cuda_context *ctx, int64_t site, int32_t op,
   });
 }
 
-txrt_status txrt_cuda_argmax(txrt_cuda_context *ctx, int64_t site,
-                             int64_t rows, int64_t cols, const float *x,
-                             int32_t *out) {
+txrt_status txrt_cuda_argmax(txrt_cuda_context *ctx, int64_t site, int64_t rows,
+                             int64_t cols, const float *x, int32_t *out) {
   return runCuda(ctx, "txrt_cuda_argmax", [&](txrt_cuda_context &c) {
     require(rows >= 0 && cols >= 0, "rows and cols must be non-negative");
     require(rows <= 0x7FFFFFFF, "more than 2^31 - 1 rows");

@@ -68,8 +68,8 @@ __global__ void binaryKernel(int32_t op, Dims d, int64_t total, const float *a,
 }
 
 /// y[e] = reduce of x over the dims where d.b (y) is 1 and d.a (x) is not.
-__global__ void reduceKernel(int32_t op, Dims d, int64_t total,
-                             int64_t reduced, const float *x, float *y) {
+__global__ void reduceKernel(int32_t op, Dims d, int64_t total, int64_t reduced,
+                             const float *x, float *y) {
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
        e += int64_t(gridDim.x) * blockDim.x) {
     // The x offset of y's element e (reduced dims at 0).
@@ -94,8 +94,8 @@ __global__ void reduceKernel(int32_t op, Dims d, int64_t total,
       }
       const float v = x[base + offset];
       sum += v;
-      best = op == TXRT_REDUCE_MAX ? (v > best ? v : best)
-                                   : (v < best ? v : best);
+      best =
+          op == TXRT_REDUCE_MAX ? (v > best ? v : best) : (v < best ? v : best);
     }
     y[e] = op == TXRT_REDUCE_SUM    ? float(sum)
            : op == TXRT_REDUCE_MEAN ? float(sum / double(reduced))
@@ -117,9 +117,8 @@ __global__ void argmaxKernel(int64_t cols, const float *x, int32_t *out) {
   const float top = blockMax(best);
   // The first index that holds the maximum.
   long long first = (best == top && at < cols) ? at : (long long)cols;
-  first = blockReduce(first, [](long long p, long long q) {
-    return p < q ? p : q;
-  });
+  first = blockReduce(first,
+                      [](long long p, long long q) { return p < q ? p : q; });
   if (threadIdx.x == 0)
     out[blockIdx.x] = int32_t(first == cols ? 0 : first);
 }

@@ -36,7 +36,8 @@ txrt_status txrt_cuda_cross_entropy_fwd(
   return runCuda(ctx, "txrt_cuda_cross_entropy_fwd", [&](txrt_cuda_context &c) {
     checkShapes(n, classes, label_smoothing, reduction);
     require(n == 0 || classes > 0, "classes must be positive");
-    require(n == 0 || (logits && targets), "logits and targets must not be NULL");
+    require(n == 0 || (logits && targets),
+            "logits and targets must not be NULL");
     float *rowLoss = out_row_loss;
     if (!rowLoss) {
       require(size_t(n) * sizeof(float) <= c.workspaceBytes,
@@ -46,8 +47,8 @@ txrt_status txrt_cuda_cross_entropy_fwd(
     if (n > 0) {
       const KernelLaunch rows = rowLaunch(n);
       rowLossKernel<<<rows.blocks, rows.threads, 0, c.stream>>>(
-          classes, logits, targets, ignore_index, label_smoothing, lse,
-          rowLoss, c.fault);
+          classes, logits, targets, ignore_index, label_smoothing, lse, rowLoss,
+          c.fault);
       checkLaunch("rowLossKernel");
     }
     const KernelLaunch total = totalLaunch();

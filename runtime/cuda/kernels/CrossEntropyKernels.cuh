@@ -79,8 +79,8 @@ __global__ void totalLossKernel(int64_t n, const float *rowLoss,
   count = blockSum(count);
   if (threadIdx.x == 0) {
     if (outLoss)
-      outLoss[0] = mean ? (count ? float(sum / double(count)) : 0.0f)
-                        : float(sum);
+      outLoss[0] =
+          mean ? (count ? float(sum / double(count)) : 0.0f) : float(sum);
     if (outCount)
       outCount[0] = count;
   }

@@ -1,4 +1,4 @@
-//===- DeviceFault.cuh - bad input a kernel finds, for the host --*- CUDA -*-===//
+//===- DeviceFault.cuh - bad input a kernel finds --------------*- CUDA -*-===//
 //
 // A kernel that meets an input it cannot use (an id out of range) records
 // the first such fault in the context's device memory

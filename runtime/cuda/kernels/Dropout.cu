@@ -44,8 +44,7 @@ extern "C" {
 txrt_status txrt_cuda_dropout_fwd(txrt_cuda_context *ctx, int64_t site,
                                   int64_t n, float p, uint64_t seed,
                                   int64_t step, const float *x, float *y) {
-  return runDropout(ctx, "txrt_cuda_dropout_fwd", site, n, p, seed, step, x,
-                    y);
+  return runDropout(ctx, "txrt_cuda_dropout_fwd", site, n, p, seed, step, x, y);
 }
 
 txrt_status txrt_cuda_dropout_bwd(txrt_cuda_context *ctx, int64_t fwd_site,

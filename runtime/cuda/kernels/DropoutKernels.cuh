@@ -1,4 +1,4 @@
-//===- DropoutKernels.cuh - dropout's device code ----------------*- CUDA -*-===//
+//===- DropoutKernels.cuh - dropout's device code --------------*- CUDA -*-===//
 //
 // The kernel of txrt_cuda_dropout_{fwd,bwd} (Dropout.cu launches it) and
 // its launch geometry: a thread a Philox counter, counter b giving the keep
@@ -27,8 +27,8 @@ __global__ void dropoutKernel(int64_t n, int64_t offset, PhiloxStream key,
                               const float *x, float *y) {
   const int64_t first = offset / 4;
   const int64_t counters = (offset + n + 3) / 4 - first;
-  for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-       c < counters; c += int64_t(gridDim.x) * blockDim.x) {
+  for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < counters;
+       c += int64_t(gridDim.x) * blockDim.x) {
     const int64_t b = first + c;
     uint32_t words[4];
     philoxWords(key, uint64_t(b), words);

@@ -1,4 +1,4 @@
-//===- Elementwise.cu - GEMM epilogues and column sums ---------------------===//
+//===- Elementwise.cu - GEMM epilogues and column sums --------------------===//
 //
 // The host side of ElementwiseKernels.cuh: the launchers of Kernels.h
 // (the GEMM epilogues and the bias gradient, Linear.cpp's) and
@@ -39,10 +39,9 @@ void txrt::cuda::launchStridedEpilogue(cudaStream_t stream, int64_t batch0,
   checkLaunch("stridedEpilogueKernel");
 }
 
-void txrt::cuda::launchEpilogue(cudaStream_t stream, int64_t rows,
-                                int64_t cols, float *y, const float *bias,
-                                int32_t activation, const float *gate,
-                                const float *residual) {
+void txrt::cuda::launchEpilogue(cudaStream_t stream, int64_t rows, int64_t cols,
+                                float *y, const float *bias, int32_t activation,
+                                const float *gate, const float *residual) {
   if (rows * cols == 0)
     return;
   const KernelLaunch elements = elementLaunch(rows * cols);
@@ -91,8 +90,8 @@ txrt_status txrt_cuda_activation_bwd(txrt_cuda_context *ctx, int64_t site,
           return;
         txrt::cuda::require(x && dy && dx, "x, dy and dx must not be NULL");
         const txrt::cuda::KernelLaunch elements = elementLaunch(n);
-        activationBackward<<<elements.blocks, elements.threads, 0,
-                             c.stream>>>(n, activation, x, dy, dx);
+        activationBackward<<<elements.blocks, elements.threads, 0, c.stream>>>(
+            n, activation, x, dy, dx);
         txrt::cuda::checkLaunch("activationBackward");
       });
 }

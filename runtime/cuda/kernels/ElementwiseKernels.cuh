@@ -63,16 +63,15 @@ __device__ float activationDerivative(float x, int32_t activation) {
   }
 }
 
-__global__ void activationForward(int64_t n, int32_t activation,
-                                  const float *x, float *y) {
+__global__ void activationForward(int64_t n, int32_t activation, const float *x,
+                                  float *y) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x)
     y[i] = activate(x[i], activation);
 }
 
 __global__ void activationBackward(int64_t n, int32_t activation,
-                                   const float *x, const float *dy,
-                                   float *dx) {
+                                   const float *x, const float *dy, float *dx) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x)
     dx[i] = dy[i] * activationDerivative(x[i], activation);
@@ -113,9 +112,9 @@ struct Strides4 {
 
 __global__ void stridedEpilogueKernel(int64_t batch1, int64_t m, int64_t n,
                                       int64_t total, const float *product,
-                                      float *c, Strides4 cs,
-                                      const float *bias, int32_t activation,
-                                      const float *residual, float beta) {
+                                      float *c, Strides4 cs, const float *bias,
+                                      int32_t activation, const float *residual,
+                                      float beta) {
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
        e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t j = e % n, i = e / n % m, i1 = e / n / m % batch1,

@@ -1,4 +1,4 @@
-//===- Embedding.cu - embedding gather and scatter-add ---------------------===//
+//===- Embedding.cu - embedding gather and scatter-add --------------------===//
 //
 // The host side: checks, dtable zeroed unless accumulating, then the
 // launches of EmbeddingKernels.cuh's kernels. The first id out of range is

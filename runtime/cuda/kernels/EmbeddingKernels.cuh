@@ -40,8 +40,7 @@ __global__ void gatherKernel(int64_t n, int64_t vocab, int64_t dim,
 
 __global__ void scatterAddKernel(int64_t n, int64_t vocab, int64_t dim,
                                  const int32_t *ids, const float *dout,
-                                 float scale, int32_t paddingIdx,
-                                 float *dtable,
+                                 float scale, int32_t paddingIdx, float *dtable,
                                  txrt_cuda_device_fault *fault) {
   const int64_t total = n * dim;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;

@@ -1,4 +1,4 @@
-//===- GatherKernels.cuh - gather's device code ------------------*- CUDA -*-===//
+//===- GatherKernels.cuh - gather's device code ----------------*- CUDA -*-===//
 //
 // The kernels of txrt_cuda_gather / _gather_bwd (Gather.cu launches them)
 // and their launch geometry: out[o, k, :] = src[o, i, :] with i = ids[k]

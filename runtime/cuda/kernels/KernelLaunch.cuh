@@ -1,4 +1,4 @@
-//===- KernelLaunch.cuh - a 1-D kernel launch's geometry --------*- CUDA -*-===//
+//===- KernelLaunch.cuh - a 1-D kernel launch's geometry -------*- CUDA -*-===//
 //
 // The blocks and threads of a kernel's launch, computed by a host function
 // beside the kernel (<Name>Kernels.cuh) so that the .cu launching it on a

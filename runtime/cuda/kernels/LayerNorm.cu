@@ -1,4 +1,4 @@
-//===- LayerNorm.cu - layer norm and residual add + layer norm -------------===//
+//===- LayerNorm.cu - layer norm and residual add + layer norm ------------===//
 //
 // The host side: checks, then the launches of LayerNormKernels.cuh's
 // kernels. Backward reads s from `sum` or recomputes it as x + r, reads or
@@ -29,10 +29,10 @@ void forward(txrt_cuda_context &c, int64_t rows, int64_t cols, const float *x,
   checkLaunch("layerNormForward");
 }
 
-void backward(txrt_cuda_context &c, int64_t rows, int64_t cols,
-              NormInput s, const float *gamma, const float *mean,
-              const float *var, float eps, const float *dy, const float *dsum,
-              float *dx, float *dgamma, float *dbeta, int32_t accumulateDx,
+void backward(txrt_cuda_context &c, int64_t rows, int64_t cols, NormInput s,
+              const float *gamma, const float *mean, const float *var,
+              float eps, const float *dy, const float *dsum, float *dx,
+              float *dgamma, float *dbeta, int32_t accumulateDx,
               int32_t accumulateParams) {
   require(rows >= 0 && cols >= 0, "rows and cols must be non-negative");
   require(rows <= 0x7FFFFFFF, "more than 2^31 - 1 rows");
@@ -58,8 +58,7 @@ void backward(txrt_cuda_context &c, int64_t rows, int64_t cols,
           "too many rows for the workspace's row statistics");
   float *rowMean = static_cast<float *>(c.workspace), *rowVar = rowMean + rows;
   const KernelLaunch rowsLaunch = rowLaunch(rows);
-  layerNormBackwardData<<<rowsLaunch.blocks, rowsLaunch.threads, 0,
-                          c.stream>>>(
+  layerNormBackwardData<<<rowsLaunch.blocks, rowsLaunch.threads, 0, c.stream>>>(
       cols, s, gamma, mean, var, eps, dy, dsum, dx, accumulateDx != 0, rowMean,
       rowVar);
   checkLaunch("layerNormBackwardData");
@@ -77,21 +76,22 @@ void backward(txrt_cuda_context &c, int64_t rows, int64_t cols,
 extern "C" {
 
 txrt_status txrt_cuda_layer_norm_fwd(txrt_cuda_context *ctx, int64_t site,
-                                     int64_t rows, int64_t cols,
-                                     const float *x, const float *gamma,
-                                     const float *beta, float eps, float *y,
-                                     float *mean, float *var) {
+                                     int64_t rows, int64_t cols, const float *x,
+                                     const float *gamma, const float *beta,
+                                     float eps, float *y, float *mean,
+                                     float *var) {
   return runCuda(ctx, "txrt_cuda_layer_norm_fwd", [&](txrt_cuda_context &c) {
-    forward(c, rows, cols, x, nullptr, gamma, beta, eps, y, nullptr, mean,
-            var);
+    forward(c, rows, cols, x, nullptr, gamma, beta, eps, y, nullptr, mean, var);
   });
 }
 
-txrt_status txrt_cuda_layer_norm_bwd(
-    txrt_cuda_context *ctx, int64_t site, int64_t rows, int64_t cols,
-    const float *x, const float *gamma, const float *mean, const float *var,
-    float eps, const float *dy, float *dx, float *dgamma, float *dbeta,
-    int32_t accumulate_dx, int32_t accumulate_params) {
+txrt_status txrt_cuda_layer_norm_bwd(txrt_cuda_context *ctx, int64_t site,
+                                     int64_t rows, int64_t cols, const float *x,
+                                     const float *gamma, const float *mean,
+                                     const float *var, float eps,
+                                     const float *dy, float *dx, float *dgamma,
+                                     float *dbeta, int32_t accumulate_dx,
+                                     int32_t accumulate_params) {
   return runCuda(ctx, "txrt_cuda_layer_norm_bwd", [&](txrt_cuda_context &c) {
     backward(c, rows, cols, NormInput{nullptr, x, nullptr}, gamma, mean, var,
              eps, dy, nullptr, dx, dgamma, dbeta, accumulate_dx,
@@ -99,17 +99,18 @@ txrt_status txrt_cuda_layer_norm_bwd(
   });
 }
 
-txrt_status txrt_cuda_add_layer_norm_fwd(
-    txrt_cuda_context *ctx, int64_t site, int64_t rows, int64_t cols,
-    const float *x, const float *r, const float *gamma, const float *beta,
-    float eps, float *y, float *out_sum, float *mean, float *var) {
-  return runCuda(ctx, "txrt_cuda_add_layer_norm_fwd",
-                 [&](txrt_cuda_context &c) {
-                   require(rows == 0 || cols == 0 || (r && gamma),
-                           "r and gamma must not be NULL");
-                   forward(c, rows, cols, x, r, gamma, beta, eps, y, out_sum,
-                           mean, var);
-                 });
+txrt_status txrt_cuda_add_layer_norm_fwd(txrt_cuda_context *ctx, int64_t site,
+                                         int64_t rows, int64_t cols,
+                                         const float *x, const float *r,
+                                         const float *gamma, const float *beta,
+                                         float eps, float *y, float *out_sum,
+                                         float *mean, float *var) {
+  return runCuda(
+      ctx, "txrt_cuda_add_layer_norm_fwd", [&](txrt_cuda_context &c) {
+        require(rows == 0 || cols == 0 || (r && gamma),
+                "r and gamma must not be NULL");
+        forward(c, rows, cols, x, r, gamma, beta, eps, y, out_sum, mean, var);
+      });
 }
 
 txrt_status txrt_cuda_add_layer_norm_bwd(
@@ -118,14 +119,13 @@ txrt_status txrt_cuda_add_layer_norm_bwd(
     const float *mean, const float *var, float eps, const float *dy,
     const float *dsum, float *dx, float *dgamma, float *dbeta,
     int32_t accumulate_dx, int32_t accumulate_params) {
-  return runCuda(ctx, "txrt_cuda_add_layer_norm_bwd",
-                 [&](txrt_cuda_context &c) {
-                   require(rows == 0 || cols == 0 || sum || (x && r),
-                           "x and r must not be NULL without sum");
-                   backward(c, rows, cols, NormInput{sum, x, r}, gamma, mean,
-                            var, eps, dy, dsum, dx, dgamma, dbeta,
-                            accumulate_dx, accumulate_params);
-                 });
+  return runCuda(
+      ctx, "txrt_cuda_add_layer_norm_bwd", [&](txrt_cuda_context &c) {
+        require(rows == 0 || cols == 0 || sum || (x && r),
+                "x and r must not be NULL without sum");
+        backward(c, rows, cols, NormInput{sum, x, r}, gamma, mean, var, eps, dy,
+                 dsum, dx, dgamma, dbeta, accumulate_dx, accumulate_params);
+      });
 }
 
 } // extern "C"

@@ -121,11 +121,11 @@ __global__ void layerNormBackwardData(int64_t cols, NormInput s,
   }
 }
 
-__global__ void layerNormBackwardParams(int64_t rows, int64_t cols,
-                                        NormInput s, const float *mean,
-                                        const float *var, float eps,
-                                        const float *dy, float *dgamma,
-                                        float *dbeta, bool accumulate) {
+__global__ void layerNormBackwardParams(int64_t rows, int64_t cols, NormInput s,
+                                        const float *mean, const float *var,
+                                        float eps, const float *dy,
+                                        float *dgamma, float *dbeta,
+                                        bool accumulate) {
   for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < cols;
        j += int64_t(gridDim.x) * blockDim.x) {
     double sumGamma = 0.0, sumBeta = 0.0;

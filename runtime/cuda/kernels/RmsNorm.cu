@@ -44,9 +44,9 @@ txrt_status txrt_cuda_rms_norm_bwd(txrt_cuda_context *ctx, int64_t site,
       return;
     if (rows == 0) {
       if (dgamma && !accumulate_params)
-        check(cudaMemsetAsync(dgamma, 0, size_t(cols) * sizeof(float),
-                              c.stream),
-              "cudaMemsetAsync");
+        check(
+            cudaMemsetAsync(dgamma, 0, size_t(cols) * sizeof(float), c.stream),
+            "cudaMemsetAsync");
       return;
     }
     require(x && gamma && dy && dx, "x, gamma, dy and dx must not be NULL");

@@ -1,4 +1,4 @@
-//===- RmsNormKernels.cuh - RMS norm's device code --------------*- CUDA -*-===//
+//===- RmsNormKernels.cuh - RMS norm's device code -------------*- CUDA -*-===//
 //
 // The kernels of txrt_cuda_rms_norm_{fwd,bwd} (RmsNorm.cu launches them)
 // and their launch geometry: s = x (+ r), y = s * rstd * gamma with
@@ -72,10 +72,10 @@ __global__ void rmsNormBackwardData(int64_t cols, const float *x,
   }
 }
 
-__global__ void rmsNormBackwardGamma(int64_t rows, int64_t cols,
-                                     const float *x, const float *r,
-                                     const float *dy, const float *rowRstds,
-                                     float *dgamma, bool accumulate) {
+__global__ void rmsNormBackwardGamma(int64_t rows, int64_t cols, const float *x,
+                                     const float *r, const float *dy,
+                                     const float *rowRstds, float *dgamma,
+                                     bool accumulate) {
   for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < cols;
        j += int64_t(gridDim.x) * blockDim.x) {
     double sum = 0.0;

@@ -1,4 +1,4 @@
-//===- Rope.cu - rotary position embeddings --------------------------------===//
+//===- Rope.cu - rotary position embeddings -------------------------------===//
 //
 // The host side of RopeKernels.cuh: checks, the inverse frequencies (none
 // with an angle table), and the launch.
@@ -38,10 +38,10 @@ void runRope(txrt_cuda_context &c, int64_t outer, int64_t seq, int64_t heads,
 
 extern "C" {
 
-txrt_status txrt_cuda_rope(txrt_cuda_context *ctx, int64_t site,
-                           int64_t outer, int64_t seq, int64_t heads,
-                           int64_t head_dim, const float *x, float *y,
-                           int64_t pos_offset, float base, int32_t inverse) {
+txrt_status txrt_cuda_rope(txrt_cuda_context *ctx, int64_t site, int64_t outer,
+                           int64_t seq, int64_t heads, int64_t head_dim,
+                           const float *x, float *y, int64_t pos_offset,
+                           float base, int32_t inverse) {
   return runCuda(ctx, "txrt_cuda_rope", [&](txrt_cuda_context &c) {
     runRope(c, outer, seq, heads, head_dim, x, y, pos_offset, base, nullptr,
             inverse);

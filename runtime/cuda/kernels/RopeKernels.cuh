@@ -1,4 +1,4 @@
-//===- RopeKernels.cuh - rotary embeddings' device code ---------*- CUDA -*-===//
+//===- RopeKernels.cuh - rotary embeddings' device code --------*- CUDA -*-===//
 //
 // The kernel of txrt_cuda_rope / _rope_angles (Rope.cu launches it), its
 // inverse frequencies and its launch geometry. The CPU kernel's rotation
@@ -38,8 +38,8 @@ __global__ void ropeKernel(int64_t outer, int64_t seq, int64_t heads,
        e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t i = e % half, h = e / half % heads,
                   t = e / half / heads % seq, o = e / half / heads / seq;
-    const float angle = angles ? angles[t * half + i]
-                               : float(posOffset + t) * inv.values[i];
+    const float angle =
+        angles ? angles[t * half + i] : float(posOffset + t) * inv.values[i];
     const float c = float(cos(double(angle)));
     const float s = float((inverse ? -1.0 : 1.0) * sin(double(angle)));
     const int64_t base = (o * seq + t) * heads * headDim + h * headDim;

@@ -32,8 +32,8 @@ txrt_status txrt_cuda_softmax_fwd(txrt_cuda_context *ctx, int64_t site,
       return;
     require(x && y, "x and y must not be NULL");
     const KernelLaunch perRow = rowLaunch(rows);
-    softmaxForward<<<perRow.blocks, perRow.threads, 0, c.stream>>>(
-        cols, x, y, log_softmax);
+    softmaxForward<<<perRow.blocks, perRow.threads, 0, c.stream>>>(cols, x, y,
+                                                                   log_softmax);
     checkLaunch("softmaxForward");
   });
 }

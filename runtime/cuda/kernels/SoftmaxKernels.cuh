@@ -1,4 +1,4 @@
-//===- SoftmaxKernels.cuh - softmax's device code ---------------*- CUDA -*-===//
+//===- SoftmaxKernels.cuh - softmax's device code --------------*- CUDA -*-===//
 //
 // The kernels of txrt_cuda_softmax_{fwd,bwd} and txrt_cuda_sum_squares
 // (Softmax.cu launches them) and their launch geometry: softmax and
@@ -37,8 +37,7 @@ __global__ void softmaxForward(int64_t cols, const float *x, float *y,
   const float logSum = logf(sum);
   // y may alias x: each element is read, then written, by one thread.
   for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
-    yr[j] = logSoftmax ? xr[j] - maximum - logSum
-                       : expf(xr[j] - maximum) / sum;
+    yr[j] = logSoftmax ? xr[j] - maximum - logSum : expf(xr[j] - maximum) / sum;
 }
 
 __global__ void softmaxBackward(int64_t cols, const float *y, const float *dy,
@@ -50,8 +49,8 @@ __global__ void softmaxBackward(int64_t cols, const float *y, const float *dy,
   const float total = blockSum(partial);
   for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
     const int64_t at = offset + j;
-    dx[at] = logSoftmax ? dy[at] - expf(y[at]) * total
-                        : y[at] * (dy[at] - total);
+    dx[at] =
+        logSoftmax ? dy[at] - expf(y[at]) * total : y[at] * (dy[at] - total);
   }
 }
 

@@ -62,9 +62,8 @@ TEST(AccumulateEmulatedTest, SumOfSquaresAndTheClipFactor) {
       want += double(value) * double(value);
   double squares = 0.0;
   for (const Floats *x : {&first, &second})
-    launch(sumSquaresLaunch(), [&] {
-      sumSquaresKernel(x->data(), int64_t(x->size()), &squares);
-    });
+    launch(sumSquaresLaunch(),
+           [&] { sumSquaresKernel(x->data(), int64_t(x->size()), &squares); });
   EXPECT_NEAR(squares, want, 1e-12 * want);
   for (float clip : {1.0f, 1e3f}) {
     float factor = kNaN;
@@ -72,8 +71,7 @@ TEST(AccumulateEmulatedTest, SumOfSquaresAndTheClipFactor) {
     // thread writes the same value.
     launch(KernelLaunch{1, 32},
            [&] { clipFactorKernel(&squares, clip, &factor); });
-    EXPECT_EQ(factor,
-              std::min(1.0f, clip / (float(std::sqrt(want)) + 1e-6f)))
+    EXPECT_EQ(factor, std::min(1.0f, clip / (float(std::sqrt(want)) + 1e-6f)))
         << "clip " << clip;
   }
 }

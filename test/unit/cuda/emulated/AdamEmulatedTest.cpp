@@ -63,12 +63,12 @@ protected:
     for (int64_t step = 1; step <= 3; ++step) {
       const Floats grad = randomFloats(n, uint32_t(60 + step));
       ASSERT_EQ(txrt_adam_update(cpu_, 8, n, cpu.param.data(), grad.data(),
-                                 cpu.m.data(), cpu.v.data(), 1e-3f, 0.9f,
-                                 0.98f, 1e-9f, 0.01f, step),
+                                 cpu.m.data(), cpu.v.data(), 1e-3f, 0.9f, 0.98f,
+                                 1e-9f, 0.01f, step),
                 TXRT_OK)
           << txrt_last_error(cpu_);
-      emulatedUpdate(gpu, grad, nullptr, 1e-3f, 0.9f, 0.98f, 1e-9f, 0.01f,
-                     step, blocks);
+      emulatedUpdate(gpu, grad, nullptr, 1e-3f, 0.9f, 0.98f, 1e-9f, 0.01f, step,
+                     blocks);
     }
     expectSame(gpu, cpu, "n " + std::to_string(n));
   }

@@ -87,8 +87,7 @@ protected:
       if (blocks)
         elements.blocks = blocks;
       launch(elements, [&] {
-        reduceKernel(op, d, counts.total, counts.reduced, x.data(),
-                     got.data());
+        reduceKernel(op, d, counts.total, counts.reduced, x.data(), got.data());
       });
       const std::string what = "reduce op " + std::to_string(op) + " to " +
                                std::to_string(counts.total);
@@ -113,9 +112,9 @@ TEST_F(BroadcastEmulatedTest, BinaryOpsBroadcastLikeTheCpu) {
 }
 
 TEST_F(BroadcastEmulatedTest, ReductionsOverSeveralDims) {
-  for (const Shape &yDims : {Shape{3, 1, 5, 1}, Shape{1, 4, 5, 6},
-                             Shape{1, 1, 1, 1}, Shape{3, 4, 5, 1},
-                             Shape{3, 4, 5, 6}})
+  for (const Shape &yDims :
+       {Shape{3, 1, 5, 1}, Shape{1, 4, 5, 6}, Shape{1, 1, 1, 1},
+        Shape{3, 4, 5, 1}, Shape{3, 4, 5, 6}})
     checkReduce({3, 4, 5, 6}, yDims);
 }
 

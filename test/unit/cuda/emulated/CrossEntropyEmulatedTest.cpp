@@ -45,14 +45,13 @@ protected:
   /// CrossEntropy.cu's forward launches (out_row_loss given).
   Forward emulatedForward(int64_t n, int64_t classes, const Floats &logits,
                           const Ints &targets, int32_t ignore, float smoothing,
-                          int32_t reduction,
-                          txrt_cuda_device_fault &fault) {
+                          int32_t reduction, txrt_cuda_device_fault &fault) {
     Forward out{kNaN, -1, Floats(n, kNaN), Floats(n, kNaN)};
     fault = {};
     if (n > 0)
       launch(rowLaunch(n), [&] {
-        rowLossKernel(classes, logits.data(), targets.data(), ignore,
-                      smoothing, out.lse.data(), out.rowLoss.data(), &fault);
+        rowLossKernel(classes, logits.data(), targets.data(), ignore, smoothing,
+                      out.lse.data(), out.rowLoss.data(), &fault);
       });
     launch(totalLaunch(), [&] {
       totalLossKernel(n, out.rowLoss.data(), targets.data(), ignore,
@@ -64,9 +63,8 @@ protected:
   /// CrossEntropy.cu's backward launches: the count (for the mean) in the
   /// workspace, then the gradient.
   Floats emulatedBackward(int64_t n, int64_t classes, const Floats &logits,
-                          const Ints &targets, const float *lse,
-                          int32_t ignore, float smoothing, int32_t reduction,
-                          float dloss) {
+                          const Ints &targets, const float *lse, int32_t ignore,
+                          float smoothing, int32_t reduction, float dloss) {
     Floats dlogits(n * classes, kNaN);
     float workspace = kNaN, *count = nullptr;
     if (reduction == TXRT_LOSS_MEAN) {
@@ -94,10 +92,10 @@ protected:
                                  (reduction ? " sum" : " mean") +
                                  " smoothing " + std::to_string(smoothing);
         Forward want{0.0f, 0, Floats(c.n), Floats(c.n)};
-        ASSERT_EQ(txrt_cross_entropy_fwd(
-                      cpu_, 6, c.n, c.classes, logits.data(), targets.data(),
-                      c.ignore, smoothing, reduction, &want.loss,
-                      want.lse.data(), want.rowLoss.data(), &want.count),
+        ASSERT_EQ(txrt_cross_entropy_fwd(cpu_, 6, c.n, c.classes, logits.data(),
+                                         targets.data(), c.ignore, smoothing,
+                                         reduction, &want.loss, want.lse.data(),
+                                         want.rowLoss.data(), &want.count),
                   TXRT_OK)
             << txrt_last_error(cpu_);
         txrt_cuda_device_fault fault;
@@ -179,8 +177,8 @@ TEST_F(CrossEntropyEmulatedTest, ATargetOutOfRangeIsAFault) {
   const Floats logits = randomFloats(3 * 5, 55);
   const Ints targets = {4, -3, 7};
   txrt_cuda_device_fault fault;
-  const Forward got = emulatedForward(3, 5, logits, targets, -100, 0.0f,
-                                      TXRT_LOSS_MEAN, fault);
+  const Forward got =
+      emulatedForward(3, 5, logits, targets, -100, 0.0f, TXRT_LOSS_MEAN, fault);
   EXPECT_FALSE(std::isnan(got.rowLoss[0]));
   EXPECT_TRUE(std::isnan(got.rowLoss[1]));
   EXPECT_TRUE(std::isnan(got.rowLoss[2]));

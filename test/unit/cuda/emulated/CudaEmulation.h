@@ -4,10 +4,10 @@
 // host, for the tests of kernels that a machine without a GPU must still
 // check (runtime/cuda/kernels/*Kernels.cuh): every thread of a block is a
 // fiber (ucontext) on one host thread, running until it reaches
-// __syncthreads or __syncwarp, which release when the whole block or warp has arrived; warp
-// shuffles exchange through a slot a thread between two warp barriers;
-// __shared__ variables are statics (one block runs at a time) and the
-// dynamic shared memory is one buffer per launch; atomics are plain
+// __syncthreads or __syncwarp, which release when the whole block or warp
+// has arrived; warp shuffles exchange through a slot a thread between two
+// warp barriers; __shared__ variables are statics (one block runs at a time)
+// and the dynamic shared memory is one buffer per launch; atomics are plain
 // read-modify-writes (a thread is never interrupted between barriers).
 // Blocks run one after another, deterministically. Include it before the
 // device code.

@@ -43,8 +43,8 @@ protected:
     if (blocks > 0)
       counters.blocks = blocks;
     launch(counters, [&] {
-      dropoutKernel(n, offset, philoxStream(seed, step, site),
-                    keepThreshold(p), keepScaleOf(p), x.data(), y.data());
+      dropoutKernel(n, offset, philoxStream(seed, step, site), keepThreshold(p),
+                    keepScaleOf(p), x.data(), y.data());
     });
     return y;
   }
@@ -65,12 +65,11 @@ TEST_F(DropoutEmulatedTest, SameMaskAndValuesAsCpuBitForBit) {
     for (float p : {0.1f, 0.5f}) {
       const Floats x = randomFloats(n, uint32_t(n), 0.5f, 1.5f);
       Floats y(n), dx(n);
-      ASSERT_EQ(txrt_dropout_fwd(cpu_, 17, n, p, kSeed, 42, x.data(),
-                                 y.data()),
+      ASSERT_EQ(txrt_dropout_fwd(cpu_, 17, n, p, kSeed, 42, x.data(), y.data()),
                 TXRT_OK);
-      ASSERT_EQ(txrt_dropout_bwd(cpu_, 17, n, p, kSeed, 42, x.data(),
-                                 dx.data()),
-                TXRT_OK);
+      ASSERT_EQ(
+          txrt_dropout_bwd(cpu_, 17, n, p, kSeed, 42, x.data(), dx.data()),
+          TXRT_OK);
       const std::string what =
           "n " + std::to_string(n) + " p " + std::to_string(p);
       expectSameBits(emulated(x, p, kSeed, 42, 17), y, "forward " + what);
@@ -88,8 +87,7 @@ TEST_F(DropoutEmulatedTest, APieceOfTheBatchDrawsItsRowsMasks) {
     const int64_t rows = 7, n = rows * width;
     const Floats x = randomFloats(size_t(n), uint32_t(width), 0.5f, 1.5f);
     Floats whole(n);
-    ASSERT_EQ(txrt_dropout_fwd(cpu_, 5, n, 0.3f, 99, 3, x.data(),
-                               whole.data()),
+    ASSERT_EQ(txrt_dropout_fwd(cpu_, 5, n, 0.3f, 99, 3, x.data(), whole.data()),
               TXRT_OK);
     for (int64_t first : {0, 1, 2, 5}) {
       const int64_t count = std::min<int64_t>(rows - first, 2);
@@ -112,13 +110,12 @@ TEST_F(DropoutEmulatedTest, AGridSmallerThanTheCountersLoops) {
   const int64_t n = 3000, offset = 3;
   const Floats x = randomFloats(n + offset, 7, 0.5f, 1.5f);
   Floats whole(n + offset);
-  ASSERT_EQ(txrt_dropout_fwd(cpu_, 9, n + offset, 0.2f, 5, 1, x.data(),
-                             whole.data()),
-            TXRT_OK);
+  ASSERT_EQ(
+      txrt_dropout_fwd(cpu_, 9, n + offset, 0.2f, 5, 1, x.data(), whole.data()),
+      TXRT_OK);
   const Floats got =
       emulated(Floats(x.begin() + offset, x.end()), 0.2f, 5, 1, 9, offset, 1);
-  expectSameBits(got, Floats(whole.begin() + offset, whole.end()),
-                 "one block");
+  expectSameBits(got, Floats(whole.begin() + offset, whole.end()), "one block");
 }
 
 } // namespace

@@ -24,8 +24,7 @@ using namespace txrt::cuda::elementwise;
 namespace {
 
 const int32_t kActivations[] = {TXRT_ACTIVATION_NONE, TXRT_ACTIVATION_RELU,
-                                TXRT_ACTIVATION_GELU,
-                                TXRT_ACTIVATION_GELU_TANH,
+                                TXRT_ACTIVATION_GELU, TXRT_ACTIVATION_GELU_TANH,
                                 TXRT_ACTIVATION_SILU};
 
 class ElementwiseEmulatedTest : public ::testing::Test {
@@ -45,14 +44,14 @@ TEST_F(ElementwiseEmulatedTest, ActivationsAndDerivativesMatchCpu) {
     const Floats dy = randomFloats(n, 101);
     x[0] = 0.0f; // relu'(0) = 0, as oneDNN's
     for (int32_t act : kActivations) {
-      const std::string what = "activation " + std::to_string(act) +
-                               (blocks ? " (3 blocks)" : "");
+      const std::string what =
+          "activation " + std::to_string(act) + (blocks ? " (3 blocks)" : "");
       Floats y(n), dx(n);
       ASSERT_EQ(txrt_activation_fwd(cpu_, 12, act, n, x.data(), y.data()),
                 TXRT_OK);
-      ASSERT_EQ(txrt_activation_bwd(cpu_, 12, act, n, x.data(), dy.data(),
-                                    dx.data()),
-                TXRT_OK);
+      ASSERT_EQ(
+          txrt_activation_bwd(cpu_, 12, act, n, x.data(), dy.data(), dx.data()),
+          TXRT_OK);
       KernelLaunch elements = elementLaunch(n);
       if (blocks)
         elements.blocks = blocks;
@@ -83,10 +82,9 @@ TEST_F(ElementwiseEmulatedTest, LinearEpilogueOnTheCpuProduct) {
     for (bool withBias : {false, true})
       for (bool withGate : {false, true})
         for (bool withResidual : {false, true}) {
-          const std::string what = "act " + std::to_string(act) +
-                                   (withBias ? " bias" : "") +
-                                   (withGate ? " gate" : "") +
-                                   (withResidual ? " residual" : "");
+          const std::string what =
+              "act " + std::to_string(act) + (withBias ? " bias" : "") +
+              (withGate ? " gate" : "") + (withResidual ? " residual" : "");
           const float *b = withBias ? bias.data() : nullptr,
                       *r = withResidual ? residual.data() : nullptr;
           Floats want(m * n);
@@ -96,8 +94,8 @@ TEST_F(ElementwiseEmulatedTest, LinearEpilogueOnTheCpuProduct) {
                                             want.data()),
                       TXRT_OK);
           else
-            ASSERT_EQ(txrt_linear_fwd(cpu_, 1, m, n, k, x.data(), w.data(),
-                                      b, act, r, want.data()),
+            ASSERT_EQ(txrt_linear_fwd(cpu_, 1, m, n, k, x.data(), w.data(), b,
+                                      act, r, want.data()),
                       TXRT_OK);
           Floats got = product;
           launch(elementLaunch(m * n), [&] {
@@ -115,17 +113,16 @@ TEST_F(ElementwiseEmulatedTest, BiasGradientIsAColumnSum) {
   for (bool accumulate : {false, true})
     for (unsigned blocks : {0u, 1u}) {
       Floats dx(m * k), dw(n * k), db = db0;
-      ASSERT_EQ(txrt_linear_bwd(cpu_, 2, m, n, k, x.data(), w.data(),
-                                dy.data(), dx.data(), dw.data(), db.data(),
-                                accumulate, accumulate),
+      ASSERT_EQ(txrt_linear_bwd(cpu_, 2, m, n, k, x.data(), w.data(), dy.data(),
+                                dx.data(), dw.data(), db.data(), accumulate,
+                                accumulate),
                 TXRT_OK);
       Floats got = accumulate ? db0 : Floats(n, kNaN);
       KernelLaunch columns = columnLaunch(n);
       if (blocks)
         columns.blocks = blocks; // 128 threads for 300 columns
-      launch(columns, [&] {
-        columnSumKernel(m, n, dy.data(), got.data(), accumulate);
-      });
+      launch(columns,
+             [&] { columnSumKernel(m, n, dy.data(), got.data(), accumulate); });
       expectNear(got, db, kStrict,
                  std::string("dbias") + (accumulate ? " (accumulate)" : "") +
                      (blocks ? " (1 block)" : ""));
@@ -143,11 +140,12 @@ TEST_F(ElementwiseEmulatedTest, StridedMatmulEpilogueWithBeta) {
   const int64_t cSize = b0 * b1 * m * n;
   const Floats a = randomFloats(b0 * b1 * m * k, 160),
                b = randomFloats(k * n, 161), bias = randomFloats(n, 162),
-               residual = randomFloats(cSize, 163), c0 = randomFloats(cSize, 164);
+               residual = randomFloats(cSize, 163),
+               c0 = randomFloats(cSize, 164);
   const float alpha = 0.5f;
   Floats product(cSize);
-  ASSERT_EQ(txrt_matmul(cpu_, 23, b0, b1, m, n, k, a.data(), aStrides,
-                        b.data(), bStrides, product.data(), dense, nullptr,
+  ASSERT_EQ(txrt_matmul(cpu_, 23, b0, b1, m, n, k, a.data(), aStrides, b.data(),
+                        bStrides, product.data(), dense, nullptr,
                         TXRT_ACTIVATION_NONE, nullptr, alpha, 0.0f),
             TXRT_OK)
       << txrt_last_error(cpu_);
@@ -164,8 +162,7 @@ TEST_F(ElementwiseEmulatedTest, StridedMatmulEpilogueWithBeta) {
           {cStrides[0], cStrides[1], cStrides[2], cStrides[3]}};
       launch(elementLaunch(cSize), [&] {
         stridedEpilogueKernel(b1, m, n, cSize, product.data(), got.data(),
-                              strides, bias.data(), act, residual.data(),
-                              beta);
+                              strides, bias.data(), act, residual.data(), beta);
       });
       expectNear(got, want, kStrict,
                  "beta " + std::to_string(beta) + " act " +

@@ -101,12 +101,12 @@ protected:
                                    dtable.data(), accumulate),
                 TXRT_OK)
           << txrt_last_error(cpu_);
-      expectNear(emulatedBackward(c, ids, dout,
-                                  accumulate ? dtable0
-                                             : Floats(dtable0.size(), kNaN),
-                                  accumulate, fault, blocks),
-                 dtable, kStrict,
-                 name + (accumulate ? " dtable (accumulate)" : " dtable"));
+      expectNear(
+          emulatedBackward(c, ids, dout,
+                           accumulate ? dtable0 : Floats(dtable0.size(), kNaN),
+                           accumulate, fault, blocks),
+          dtable, kStrict,
+          name + (accumulate ? " dtable (accumulate)" : " dtable"));
       EXPECT_EQ(fault.kind, kNoFault) << name;
     }
   }
@@ -150,8 +150,9 @@ TEST_F(EmbeddingEmulatedTest, AnIdOutOfRangeIsAZeroRowSkippedAndAFault) {
       c, ids, dout, Floats(c.vocab * c.dim, kNaN), false, fault);
   for (int64_t v = 0; v < c.vocab; ++v)
     for (int64_t d = 0; d < c.dim; ++d)
-      EXPECT_EQ(dtable[v * c.dim + d],
-                v == 1 ? dout[d] : v == 2 ? dout[c.dim + d] : 0.0f)
+      EXPECT_EQ(dtable[v * c.dim + d], v == 1   ? dout[d]
+                                       : v == 2 ? dout[c.dim + d]
+                                                : 0.0f)
           << v << ", " << d;
   EXPECT_EQ(fault.kind, kEmbeddingIdOutOfRange);
   EXPECT_EQ(fault.index, 2);

@@ -1,4 +1,4 @@
-//===- EmulatedTestUtil.h - helpers of the emulated kernel tests -*- C++ -*-===//
+//===- EmulatedTestUtil.h - the emulated tests' helpers ---------*- C++ -*-===//
 //
 // What the tests of runtime/cuda/kernels/*Kernels.cuh under CudaEmulation.h
 // share: random inputs, NaN poison, a launch with a kernel's own geometry

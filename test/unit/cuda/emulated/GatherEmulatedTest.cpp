@@ -38,10 +38,9 @@ protected:
   /// Gather.cu's launches; `blocks` > 0 launches fewer blocks than the
   /// elements need (the grid stride).
   template <typename T>
-  std::vector<T> emulatedGather(const Shape &s, const Ints &ids,
-                                const std::vector<T> &src, T poison,
-                                txrt_cuda_device_fault &fault,
-                                unsigned blocks = 0) {
+  std::vector<T>
+  emulatedGather(const Shape &s, const Ints &ids, const std::vector<T> &src,
+                 T poison, txrt_cuda_device_fault &fault, unsigned blocks = 0) {
     const int64_t count = int64_t(ids.size());
     std::vector<T> out(s.outer * count * s.inner, poison);
     fault = {};
@@ -76,8 +75,8 @@ protected:
     const Floats src = randomFloats(s.outer * s.n * s.inner, 120),
                  dout = randomFloats(s.outer * count * s.inner, 121);
     Floats out(s.outer * count * s.inner), dsrc(s.outer * s.n * s.inner);
-    ASSERT_EQ(txrt_gather(cpu_, 14, s.outer, s.n, s.inner, 4, ids.data(),
-                          count, src.data(), out.data()),
+    ASSERT_EQ(txrt_gather(cpu_, 14, s.outer, s.n, s.inner, 4, ids.data(), count,
+                          src.data(), out.data()),
               TXRT_OK)
         << txrt_last_error(cpu_);
     ASSERT_EQ(txrt_gather_bwd(cpu_, 14, s.outer, s.n, s.inner, ids.data(),
@@ -96,11 +95,10 @@ protected:
     std::vector<uint8_t> mask(src.size()), maskOut(out.size());
     for (size_t i = 0; i < mask.size(); ++i)
       mask[i] = uint8_t((i * 7) % 3 == 0);
-    ASSERT_EQ(txrt_gather(cpu_, 15, s.outer, s.n, s.inner, 1, ids.data(),
-                          count, mask.data(), maskOut.data()),
+    ASSERT_EQ(txrt_gather(cpu_, 15, s.outer, s.n, s.inner, 1, ids.data(), count,
+                          mask.data(), maskOut.data()),
               TXRT_OK);
-    EXPECT_EQ(emulatedGather<uint8_t>(s, ids, mask, 7, fault, blocks),
-              maskOut);
+    EXPECT_EQ(emulatedGather<uint8_t>(s, ids, mask, 7, fault, blocks), maskOut);
   }
 
   txrt_context *cpu_ = nullptr;
@@ -128,7 +126,8 @@ TEST_F(GatherEmulatedTest, AnIndexOutOfRangeIsZerosSkippedAndAFault) {
   const Floats out = emulatedGather(s, ids, src, kNaN, fault);
   for (int64_t o = 0; o < s.outer; ++o)
     for (int64_t j = 0; j < s.inner; ++j) {
-      EXPECT_EQ(out[(o * 3 + 0) * s.inner + j], src[(o * s.n + 1) * s.inner + j]);
+      EXPECT_EQ(out[(o * 3 + 0) * s.inner + j],
+                src[(o * s.n + 1) * s.inner + j]);
       EXPECT_EQ(out[(o * 3 + 1) * s.inner + j], 0.0f);
       EXPECT_EQ(out[(o * 3 + 2) * s.inner + j], 0.0f);
     }

@@ -68,9 +68,9 @@ protected:
                 TXRT_OK)
           << txrt_last_error(cpu_);
     else
-      EXPECT_EQ(txrt_layer_norm_fwd(cpu_, 4, c.rows, c.cols, in.x.data(),
-                                    gamma, beta, c.eps, out.y.data(),
-                                    out.mean.data(), out.var.data()),
+      EXPECT_EQ(txrt_layer_norm_fwd(cpu_, 4, c.rows, c.cols, in.x.data(), gamma,
+                                    beta, c.eps, out.y.data(), out.mean.data(),
+                                    out.var.data()),
                 TXRT_OK)
           << txrt_last_error(cpu_);
     return out;
@@ -86,8 +86,8 @@ protected:
                 *beta = c.affine ? in.beta.data() : nullptr;
     float *sum = c.residual ? out.sum.data() : nullptr;
     launch(rowLaunch(c.rows), [&] {
-      layerNormForward(c.cols, in.x.data(), r, gamma, beta, c.eps,
-                       out.y.data(), sum, out.mean.data(), out.var.data());
+      layerNormForward(c.cols, in.x.data(), r, gamma, beta, c.eps, out.y.data(),
+                       sum, out.mean.data(), out.var.data());
     });
     return out;
   }
@@ -110,8 +110,8 @@ protected:
                 TXRT_OK)
           << txrt_last_error(cpu_);
     else
-      EXPECT_EQ(txrt_layer_norm_bwd(cpu_, 4, c.rows, c.cols, in.x.data(),
-                                    gamma, mean, var, c.eps, in.dy.data(),
+      EXPECT_EQ(txrt_layer_norm_bwd(cpu_, 4, c.rows, c.cols, in.x.data(), gamma,
+                                    mean, var, c.eps, in.dy.data(),
                                     out.dx.data(), dgamma, out.dbeta.data(),
                                     accumulate, accumulate),
                 TXRT_OK)
@@ -130,8 +130,8 @@ protected:
     Backward out{accumulate ? in.dx0 : Floats(n, kNaN),
                  accumulate ? in.dgamma0 : Floats(c.cols, kNaN),
                  accumulate ? in.dbeta0 : Floats(c.cols, kNaN)};
-    const NormInput s{c.residual && saved ? f.sum.data() : nullptr,
-                      in.x.data(), c.residual ? in.r.data() : nullptr};
+    const NormInput s{c.residual && saved ? f.sum.data() : nullptr, in.x.data(),
+                      c.residual ? in.r.data() : nullptr};
     const float *mean = saved ? f.mean.data() : nullptr,
                 *var = saved ? f.var.data() : nullptr;
     const float *gamma = c.affine ? in.gamma.data() : nullptr;

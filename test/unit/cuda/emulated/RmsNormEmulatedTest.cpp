@@ -40,9 +40,9 @@ protected:
                  dx0 = randomFloats(rows * cols, 95),
                  dg0 = randomFloats(cols, 96);
     for (bool residual : {false, true}) {
-      const std::string what = std::string(residual ? "rms residual " : "rms ") +
-                               std::to_string(rows) + "x" +
-                               std::to_string(cols) + " ";
+      const std::string what =
+          std::string(residual ? "rms residual " : "rms ") +
+          std::to_string(rows) + "x" + std::to_string(cols) + " ";
       const float *rr = residual ? r.data() : nullptr;
       const float *ds = residual ? dsum.data() : nullptr;
       Floats y(rows * cols), sum(rows * cols);
@@ -61,9 +61,8 @@ protected:
       for (bool accumulate : {false, true}) {
         Floats dx = dx0, dgamma = dg0;
         ASSERT_EQ(txrt_rms_norm_bwd(cpu_, 11, rows, cols, x.data(), rr,
-                                    gamma.data(), eps, dy.data(), ds,
-                                    dx.data(), dgamma.data(), accumulate,
-                                    accumulate),
+                                    gamma.data(), eps, dy.data(), ds, dx.data(),
+                                    dgamma.data(), accumulate, accumulate),
                   TXRT_OK);
         // RmsNorm.cu: the data kernel leaves each row's rstd in the
         // workspace for the dgamma kernel.
@@ -71,9 +70,8 @@ protected:
                gotDg = accumulate ? dg0 : Floats(cols, kNaN),
                rowRstds(rows, kNaN);
         launch(rowLaunch(rows), [&] {
-          rmsNormBackwardData(cols, x.data(), rr, gamma.data(), eps,
-                              dy.data(), ds, gotDx.data(), accumulate,
-                              rowRstds.data());
+          rmsNormBackwardData(cols, x.data(), rr, gamma.data(), eps, dy.data(),
+                              ds, gotDx.data(), accumulate, rowRstds.data());
         });
         KernelLaunch columns = gammaLaunch(cols);
         if (gammaBlocks > 0)

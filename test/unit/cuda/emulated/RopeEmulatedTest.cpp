@@ -61,9 +61,8 @@ protected:
       ASSERT_EQ(txrt_rope(cpu_, 17, c.outer, c.seq, c.heads, c.headDim,
                           x.data(), y.data(), 1000, 10000.0f, inverse),
                 TXRT_OK);
-      ASSERT_EQ(txrt_rope_angles(cpu_, 18, c.outer, c.seq, c.heads,
-                                 c.headDim, x.data(), z.data(), angles.data(),
-                                 inverse),
+      ASSERT_EQ(txrt_rope_angles(cpu_, 18, c.outer, c.seq, c.heads, c.headDim,
+                                 x.data(), z.data(), angles.data(), inverse),
                 TXRT_OK);
       Floats gotY(size, kNaN), gotZ = x;
       emulated(c, x.data(), gotY.data(), 1000, 10000.0f, nullptr, inverse,

@@ -70,7 +70,8 @@ TEST_F(SoftmaxEmulatedTest, SumSquaresAccumulates) {
     float want = 0.5f, got = 0.5f;
     ASSERT_EQ(txrt_sum_squares(cpu_, 10, n, x.data(), &want), TXRT_OK);
     launch(sumSquaresLaunch(), [&] { sumSquaresKernel(n, x.data(), &got); });
-    expectNear({got}, {want}, kStrict, "sum of squares of " + std::to_string(n));
+    expectNear({got}, {want}, kStrict,
+               "sum of squares of " + std::to_string(n));
   }
 }
 
