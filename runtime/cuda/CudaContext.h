@@ -9,6 +9,8 @@
 #ifndef TXRT_CUDA_CUDACONTEXT_H
 #define TXRT_CUDA_CUDACONTEXT_H
 
+#include "kernels/DeviceFault.cuh"
+#include "kernels/KernelLaunch.cuh"
 #include "txrt/txrt_cuda.h"
 
 #include <cuda_runtime.h>
@@ -55,38 +57,7 @@ struct txrt_cuda_context {
   txrt::cuda::GradientExchange *gradients = nullptr;
 };
 
-/// The first bad input a kernel found: which check (0: none), where, what.
-struct txrt_cuda_device_fault {
-  int32_t kind;
-  int32_t value;
-  int64_t index;
-  int64_t bound;
-};
-
 namespace txrt::cuda {
-
-/// Kinds of txrt_cuda_device_fault.
-enum DeviceFaultKind : int32_t {
-  kNoFault = 0,
-  kEmbeddingIdOutOfRange = 1,
-  kCrossEntropyTargetOutOfRange = 2,
-  kGatherIndexOutOfRange = 3,
-};
-
-#ifdef __CUDACC__
-/// Records the first fault of the context (later ones are dropped).
-__device__ inline void reportFault(txrt_cuda_device_fault *fault, int32_t kind,
-                                   int64_t index, int32_t value,
-                                   int64_t bound) {
-  if (atomicCAS(&fault->kind, 0, -1) == 0) {
-    fault->index = index;
-    fault->value = value;
-    fault->bound = bound;
-    __threadfence();
-    atomicExch(&fault->kind, kind);
-  }
-}
-#endif
 
 /// A failure inside the backend: a status and a message without the call.
 struct CudaError : std::runtime_error {
@@ -138,15 +109,6 @@ txrt_status runCuda(txrt_cuda_context *ctx, const char *name, Body &&body) {
     error = std::string(name) + ": internal error: " + e.what();
     return TXRT_ERROR_INTERNAL;
   }
-}
-
-/// Blocks of `threads` covering n items, capped so the grid stays valid
-/// (kernels loop with a grid stride).
-inline unsigned gridFor(int64_t n, unsigned threads) {
-  int64_t blocks = (n + threads - 1) / threads;
-  if (blocks > 65535 * 16)
-    blocks = 65535 * 16;
-  return unsigned(blocks < 1 ? 1 : blocks);
 }
 
 } // namespace txrt::cuda

@@ -1,53 +1,24 @@
-//===- Adam.cu - Adam over a parameter arena in one pass -------------------===//
+//===- Adam.cu - Adam over a parameter arena in one pass ------------------===//
 //
-// The CPU kernel's arithmetic (runtime/lib/kernels/Adam.cpp) element for
-// element: the bias corrections in double on the host, m as a lerp as torch
-// writes it, v, then the step. txrt_cuda_adam_step takes Adam's t from the
-// context's training state and the learning rate of txrt_learning_rate (the
-// CPU library's, so both devices schedule alike); grad_scale is read on the
-// device. Outside TXRT_GRADIENTS_UPDATE mode the gradient goes to the
-// context's GradientExchange, which runs this update later on the sum.
-// One launch covers a whole arena, which is
-// what a multi-tensor Adam buys on a GPU when the parameters are contiguous.
+// The host side of AdamKernels.cuh: checks and the launch.
+// txrt_cuda_adam_step takes Adam's t from the context's training state and
+// the learning rate of txrt_learning_rate (the CPU library's, so both
+// devices schedule alike); grad_scale is read on the device. Outside
+// TXRT_GRADIENTS_UPDATE mode the gradient goes to the context's
+// GradientExchange, which runs this update later on the sum.
 //
 //===----------------------------------------------------------------------===//
+#include "AdamKernels.cuh"
 #include "CudaContext.h"
 #include "GradientExchange.h"
 
-#include <cmath>
-
 using namespace txrt::cuda;
-
-namespace {
-
-__global__ void adamKernel(int64_t n, float *param, const float *grad,
-                           const float *gradScale, float *m, float *v,
-                           float stepSize,
-                           float sqrtCorrection2, float oneMinusBeta1,
-                           float beta2, float oneMinusBeta2, float eps,
-                           float weightDecay) {
-  const float scale = gradScale ? *gradScale : 1.0f;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    float g = grad[i] * scale;
-    if (weightDecay != 0.0f)
-      g += weightDecay * param[i];
-    float mi = m[i] + oneMinusBeta1 * (g - m[i]);
-    float vi = beta2 * v[i] + oneMinusBeta2 * g * g;
-    m[i] = mi;
-    v[i] = vi;
-    float denom = sqrtf(vi) / sqrtCorrection2 + eps;
-    param[i] -= stepSize * (mi / denom);
-  }
-}
-
-} // namespace
+using namespace txrt::cuda::adam;
 
 void txrt::cuda::adamUpdate(txrt_cuda_context &c, int64_t n, float *param,
-                            const float *grad, const float *gradScale,
-                            float *m, float *v, float lr, float beta1,
-                            float beta2, float eps, float weight_decay,
-                            int64_t step) {
+                            const float *grad, const float *gradScale, float *m,
+                            float *v, float lr, float beta1, float beta2,
+                            float eps, float weight_decay, int64_t step) {
   require(n >= 0, "n must be non-negative");
   require(step >= 1, "step must be >= 1 (the count including this one)");
   require(beta1 >= 0.0f && beta1 < 1.0f && beta2 >= 0.0f && beta2 < 1.0f,
@@ -55,12 +26,11 @@ void txrt::cuda::adamUpdate(txrt_cuda_context &c, int64_t n, float *param,
   if (n == 0)
     return;
   require(param && grad && m && v, "param, grad, m and v must not be NULL");
-  const double correction1 = 1.0 - std::pow(double(beta1), double(step));
-  const double correction2 = 1.0 - std::pow(double(beta2), double(step));
-  adamKernel<<<gridFor(n, 256), 256, 0, c.stream>>>(
-      n, param, grad, gradScale, m, v, float(double(lr) / correction1),
-      float(std::sqrt(correction2)), 1.0f - beta1, beta2, 1.0f - beta2, eps,
-      weight_decay);
+  const AdamConstants k = adamConstants(lr, beta1, beta2, step);
+  const KernelLaunch elements = adamLaunch(n);
+  adamKernel<<<elements.blocks, elements.threads, 0, c.stream>>>(
+      n, param, grad, gradScale, m, v, k.stepSize, k.sqrtCorrection2,
+      k.oneMinusBeta1, k.beta2, k.oneMinusBeta2, eps, weight_decay);
   checkLaunch("adamKernel");
 }
 
@@ -77,9 +47,9 @@ txrt_status txrt_cuda_adam_update(txrt_cuda_context *ctx, int64_t site,
   });
 }
 
-txrt_status txrt_cuda_adam_step(txrt_cuda_context *ctx, int64_t site,
-                                int64_t n, float *param, const float *grad,
-                                float *m, float *v, const float *grad_scale,
+txrt_status txrt_cuda_adam_step(txrt_cuda_context *ctx, int64_t site, int64_t n,
+                                float *param, const float *grad, float *m,
+                                float *v, const float *grad_scale,
                                 int32_t schedule, float lr, float d_model,
                                 float warmup, float beta1, float beta2,
                                 float eps, float weight_decay) {
@@ -91,8 +61,7 @@ txrt_status txrt_cuda_adam_step(txrt_cuda_context *ctx, int64_t site,
     require(c.trainStep >= 1, "the training step is not set (call "
                               "txrt_cuda_context_set_train_state with step "
                               ">= 1)");
-    float rate =
-        txrt_learning_rate(schedule, lr, d_model, warmup, c.trainStep);
+    float rate = txrt_learning_rate(schedule, lr, d_model, warmup, c.trainStep);
     if (c.gradients && c.gradients->mode != TXRT_GRADIENTS_UPDATE) {
       // The gradient joins the site's bucket (GradientExchange.h); the
       // compiled step's grad_scale is of this call's part of it, so the

@@ -1,5 +1,4 @@
-//===- BlockReduce.cuh - sums and maxima over a thread block ----*- CUDA
-//-*-===//
+//===- BlockReduce.cuh - sums and maxima over a thread block ---*- CUDA -*-===//
 //
 // Warp shuffles, then one value per warp through shared memory. Every thread
 // of the block must call blockSum / blockMax (they synchronize) and gets the

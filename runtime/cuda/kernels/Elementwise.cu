@@ -1,136 +1,23 @@
-//===- Elementwise.cu - GEMM epilogues and column sums ---------------------===//
+//===- Elementwise.cu - GEMM epilogues and column sums --------------------===//
 //
-// What cuBLASLt's epilogues do not compute as the CPU kernels define it:
-// GELU (erf and tanh forms) and SiLU, a residual added after an activation,
-// the bias gradient (a column sum, accumulated in double); and
-// txrt_cuda_activation_{fwd,bwd}, the activations and their derivatives
-// (relu'(0) = 0, as oneDNN's).
+// The host side of ElementwiseKernels.cuh: the launchers of Kernels.h
+// (the GEMM epilogues and the bias gradient, Linear.cpp's) and
+// txrt_cuda_activation_{fwd,bwd} with their checks.
 //
 //===----------------------------------------------------------------------===//
-#include "Kernels.h"
 #include "CudaContext.h"
+#include "ElementwiseKernels.cuh"
+#include "Kernels.h"
 
-#include "txrt/txrt.h"
+using namespace txrt::cuda::elementwise;
 
 namespace {
-
-__device__ float activate(float x, int32_t activation) {
-  switch (activation) {
-  case TXRT_ACTIVATION_RELU:
-    return x > 0.0f ? x : 0.0f;
-  case TXRT_ACTIVATION_GELU:
-    return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
-  case TXRT_ACTIVATION_GELU_TANH: {
-    float inner = 0.7978845608028654f * (x + 0.044715f * x * x * x);
-    return 0.5f * x * (1.0f + tanhf(inner));
-  }
-  case TXRT_ACTIVATION_SILU:
-    return x / (1.0f + expf(-x));
-  default:
-    return x;
-  }
-}
-
-__device__ float activationDerivative(float x, int32_t activation) {
-  switch (activation) {
-  case TXRT_ACTIVATION_RELU:
-    return x > 0.0f ? 1.0f : 0.0f;
-  case TXRT_ACTIVATION_GELU: {
-    float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752f));
-    float pdf = 0.3989422804014327f * expf(-0.5f * x * x);
-    return cdf + x * pdf;
-  }
-  case TXRT_ACTIVATION_GELU_TANH: {
-    const float k = 0.7978845608028654f;
-    float inner = k * (x + 0.044715f * x * x * x);
-    float t = tanhf(inner);
-    return 0.5f * (1.0f + t) +
-           0.5f * x * (1.0f - t * t) * k * (1.0f + 3.0f * 0.044715f * x * x);
-  }
-  case TXRT_ACTIVATION_SILU: {
-    float s = 1.0f / (1.0f + expf(-x));
-    return s * (1.0f + x * (1.0f - s));
-  }
-  default:
-    return 1.0f;
-  }
-}
-
-__global__ void activationForward(int64_t n, int32_t activation,
-                                  const float *x, float *y) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x)
-    y[i] = activate(x[i], activation);
-}
-
-__global__ void activationBackward(int64_t n, int32_t activation,
-                                   const float *x, const float *dy,
-                                   float *dx) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x)
-    dx[i] = dy[i] * activationDerivative(x[i], activation);
-}
 
 void requireActivation(int64_t n, int32_t activation) {
   txrt::cuda::require(n >= 0, "n must be non-negative");
   txrt::cuda::require(activation >= TXRT_ACTIVATION_NONE &&
                           activation <= TXRT_ACTIVATION_SILU,
                       "unknown activation");
-}
-
-__global__ void epilogueKernel(int64_t rows, int64_t cols, float *y,
-                               const float *bias, int32_t activation,
-                               const float *gate, const float *residual) {
-  const int64_t total = rows * cols;
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < total;
-       i += int64_t(gridDim.x) * blockDim.x) {
-    float value = y[i];
-    if (bias)
-      value += bias[i % cols];
-    value = activate(value, activation);
-    if (gate)
-      value *= gate[i];
-    if (residual)
-      value += residual[i];
-    y[i] = value;
-  }
-}
-
-__global__ void columnSumKernel(int64_t rows, int64_t cols, const float *x,
-                                float *out, bool accumulate) {
-  for (int64_t j = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; j < cols;
-       j += int64_t(gridDim.x) * blockDim.x) {
-    double sum = 0.0;
-    for (int64_t i = 0; i < rows; ++i)
-      sum += x[i * cols + j];
-    out[j] = float(sum + (accumulate ? double(out[j]) : 0.0));
-  }
-}
-
-struct Strides4 {
-  int64_t s[4];
-};
-
-__global__ void stridedEpilogueKernel(int64_t batch1, int64_t m, int64_t n,
-                                      int64_t total, const float *product,
-                                      float *c, Strides4 cs,
-                                      const float *bias, int32_t activation,
-                                      const float *residual, float beta) {
-  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
-       e += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t j = e % n, i = e / n % m, i1 = e / n / m % batch1,
-                  i0 = e / n / m / batch1;
-    const int64_t at = i0 * cs.s[0] + i1 * cs.s[1] + i * cs.s[2] + j * cs.s[3];
-    float value = product[e];
-    if (bias)
-      value += bias[j];
-    value = activate(value, activation);
-    if (residual)
-      value += residual[at];
-    if (beta != 0.0f)
-      value += beta * c[at];
-    c[at] = value;
-  }
 }
 
 } // namespace
@@ -145,19 +32,20 @@ void txrt::cuda::launchStridedEpilogue(cudaStream_t stream, int64_t batch0,
   if (total == 0)
     return;
   Strides4 strides = {{cStrides[0], cStrides[1], cStrides[2], cStrides[3]}};
-  stridedEpilogueKernel<<<gridFor(total, 256), 256, 0, stream>>>(
+  const KernelLaunch elements = elementLaunch(total);
+  stridedEpilogueKernel<<<elements.blocks, elements.threads, 0, stream>>>(
       batch1, m, n, total, product, c, strides, bias, activation, residual,
       beta);
   checkLaunch("stridedEpilogueKernel");
 }
 
-void txrt::cuda::launchEpilogue(cudaStream_t stream, int64_t rows,
-                                int64_t cols, float *y, const float *bias,
-                                int32_t activation, const float *gate,
-                                const float *residual) {
+void txrt::cuda::launchEpilogue(cudaStream_t stream, int64_t rows, int64_t cols,
+                                float *y, const float *bias, int32_t activation,
+                                const float *gate, const float *residual) {
   if (rows * cols == 0)
     return;
-  epilogueKernel<<<gridFor(rows * cols, 256), 256, 0, stream>>>(
+  const KernelLaunch elements = elementLaunch(rows * cols);
+  epilogueKernel<<<elements.blocks, elements.threads, 0, stream>>>(
       rows, cols, y, bias, activation, gate, residual);
   checkLaunch("epilogueKernel");
 }
@@ -167,8 +55,9 @@ void txrt::cuda::launchColumnSum(cudaStream_t stream, int64_t rows,
                                  bool accumulate) {
   if (cols == 0)
     return;
-  columnSumKernel<<<gridFor(cols, 128), 128, 0, stream>>>(rows, cols, x, out,
-                                                           accumulate);
+  const KernelLaunch columns = columnLaunch(cols);
+  columnSumKernel<<<columns.blocks, columns.threads, 0, stream>>>(
+      rows, cols, x, out, accumulate);
   checkLaunch("columnSumKernel");
 }
 
@@ -183,7 +72,8 @@ txrt_status txrt_cuda_activation_fwd(txrt_cuda_context *ctx, int64_t site,
         if (n == 0)
           return;
         txrt::cuda::require(x && y, "x and y must not be NULL");
-        activationForward<<<txrt::cuda::gridFor(n, 256), 256, 0, c.stream>>>(
+        const txrt::cuda::KernelLaunch elements = elementLaunch(n);
+        activationForward<<<elements.blocks, elements.threads, 0, c.stream>>>(
             n, activation, x, y);
         txrt::cuda::checkLaunch("activationForward");
       });
@@ -199,7 +89,8 @@ txrt_status txrt_cuda_activation_bwd(txrt_cuda_context *ctx, int64_t site,
         if (n == 0)
           return;
         txrt::cuda::require(x && dy && dx, "x, dy and dx must not be NULL");
-        activationBackward<<<txrt::cuda::gridFor(n, 256), 256, 0, c.stream>>>(
+        const txrt::cuda::KernelLaunch elements = elementLaunch(n);
+        activationBackward<<<elements.blocks, elements.threads, 0, c.stream>>>(
             n, activation, x, dy, dx);
         txrt::cuda::checkLaunch("activationBackward");
       });

@@ -1,64 +1,17 @@
 //===- Softmax.cu - softmax, log-softmax and the sum of squares -----------===//
 //
-// Softmax and log-softmax over the last dimension, one block per row (max,
-// then the sum of exp(x - max)), and their backward from the output y as
-// txrt_softmax_bwd defines it. txrt_cuda_sum_squares adds sum x^2 (in
-// double) to an accumulator on the device: the gradient norm of clipping.
+// The host side of SoftmaxKernels.cuh: checks and the launches of softmax,
+// log-softmax, their backward, and txrt_cuda_sum_squares (the gradient
+// norm of clipping, accumulated on the device).
 //
 //===----------------------------------------------------------------------===//
-#include "BlockReduce.cuh"
 #include "CudaContext.h"
-
-#include <cmath>
+#include "SoftmaxKernels.cuh"
 
 using namespace txrt::cuda;
+using namespace txrt::cuda::softmax;
 
 namespace {
-
-constexpr int kThreads = 256;
-
-__global__ void softmaxForward(int64_t cols, const float *x, float *y,
-                               bool logSoftmax) {
-  const float *xr = x + blockIdx.x * cols;
-  float *yr = y + blockIdx.x * cols;
-  float maximum = -INFINITY;
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
-    maximum = fmaxf(maximum, xr[j]);
-  maximum = blockMax(maximum);
-  float sum = 0.0f;
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
-    sum += expf(xr[j] - maximum);
-  sum = blockSum(sum);
-  const float logSum = logf(sum);
-  // y may alias x: each element is read, then written, by one thread.
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
-    yr[j] = logSoftmax ? xr[j] - maximum - logSum
-                       : expf(xr[j] - maximum) / sum;
-}
-
-__global__ void softmaxBackward(int64_t cols, const float *y, const float *dy,
-                                float *dx, bool logSoftmax) {
-  const int64_t offset = blockIdx.x * cols;
-  float partial = 0.0f;
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
-    partial += logSoftmax ? dy[offset + j] : dy[offset + j] * y[offset + j];
-  const float total = blockSum(partial);
-  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) {
-    const int64_t at = offset + j;
-    dx[at] = logSoftmax ? dy[at] - expf(y[at]) * total
-                        : y[at] * (dy[at] - total);
-  }
-}
-
-__global__ void sumSquaresKernel(int64_t n, const float *x,
-                                 float *accumulator) {
-  double partial = 0.0;
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x)
-    partial += double(x[i]) * double(x[i]);
-  const double total = blockSum(partial);
-  if (threadIdx.x == 0)
-    accumulator[0] = float(double(accumulator[0]) + total);
-}
 
 void checkRows(int64_t rows, int64_t cols, int32_t logSoftmax) {
   require(rows >= 0 && cols >= 0, "rows and cols must be non-negative");
@@ -78,8 +31,9 @@ txrt_status txrt_cuda_softmax_fwd(txrt_cuda_context *ctx, int64_t site,
     if (rows == 0 || cols == 0)
       return;
     require(x && y, "x and y must not be NULL");
-    softmaxForward<<<unsigned(rows), kThreads, 0, c.stream>>>(cols, x, y,
-                                                              log_softmax);
+    const KernelLaunch perRow = rowLaunch(rows);
+    softmaxForward<<<perRow.blocks, perRow.threads, 0, c.stream>>>(cols, x, y,
+                                                                   log_softmax);
     checkLaunch("softmaxForward");
   });
 }
@@ -93,8 +47,9 @@ txrt_status txrt_cuda_softmax_bwd(txrt_cuda_context *ctx, int64_t site,
     if (rows == 0 || cols == 0)
       return;
     require(y && dy && dx, "y, dy and dx must not be NULL");
-    softmaxBackward<<<unsigned(rows), kThreads, 0, c.stream>>>(cols, y, dy, dx,
-                                                               log_softmax);
+    const KernelLaunch perRow = rowLaunch(rows);
+    softmaxBackward<<<perRow.blocks, perRow.threads, 0, c.stream>>>(
+        cols, y, dy, dx, log_softmax);
     checkLaunch("softmaxBackward");
   });
 }
@@ -108,7 +63,9 @@ txrt_status txrt_cuda_sum_squares(txrt_cuda_context *ctx, int64_t site,
     if (n == 0)
       return;
     require(x, "x must not be NULL");
-    sumSquaresKernel<<<1, 1024, 0, c.stream>>>(n, x, accumulator);
+    const KernelLaunch all = sumSquaresLaunch();
+    sumSquaresKernel<<<all.blocks, all.threads, 0, c.stream>>>(n, x,
+                                                               accumulator);
     checkLaunch("sumSquaresKernel");
   });
 }

@@ -2,13 +2,15 @@
 //
 // Just enough of CUDA's thread model to run a kernel's device code on the
 // host, for the tests of kernels that a machine without a GPU must still
-// check (AttentionKernels.cuh): every thread of a block is a fiber
-// (ucontext) on one host thread, running until it reaches __syncthreads or
-// __syncwarp, which release when the whole block or warp has arrived; warp
-// shuffles exchange through a slot a thread between two warp barriers;
-// __shared__ variables are statics (one block runs at a time) and the
-// dynamic shared memory is one buffer per launch. Blocks run one after
-// another, deterministically. Include it before the device code.
+// check (runtime/cuda/kernels/*Kernels.cuh): every thread of a block is a
+// fiber (ucontext) on one host thread, running until it reaches
+// __syncthreads or __syncwarp, which release when the whole block or warp
+// has arrived; warp shuffles exchange through a slot a thread between two
+// warp barriers; __shared__ variables are statics (one block runs at a time)
+// and the dynamic shared memory is one buffer per launch; atomics are plain
+// read-modify-writes (a thread is never interrupted between barriers).
+// Blocks run one after another, deterministically. Include it before the
+// device code.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_TEST_CUDA_EMULATED_CUDAEMULATION_H
@@ -32,8 +34,10 @@ struct Dim3 {
 /// One kernel thread: a context of its own on a stack of its own.
 struct Fiber {
   enum State { Ready, AtBlockBarrier, AtWarpBarrier, Done };
+  static constexpr size_t kStackBytes = 256 * 1024;
   ucontext_t context;
-  std::vector<char> stack;
+  /// Not zeroed: the pages a thread never touches are never committed.
+  std::unique_ptr<char[]> stack{new char[kStackBytes]};
   State state = Ready;
   unsigned index = 0;
 };
@@ -77,11 +81,32 @@ template <typename T> T shuffleDown(unsigned, T value, unsigned delta) {
   return exchangeWith(value, lane + delta < 32 ? lane + delta : lane);
 }
 
-/// Threads switch only at barriers, so an add is already atomic.
-inline float atomicAddFloat(float *address, float value) {
-  const float old = *address;
+/// Threads switch only at barriers, so a read-modify-write is already
+/// atomic (atomicAdd on any arithmetic type, atomicCAS, atomicExch), and
+/// every write is seen at once (__threadfence).
+template <typename T> T atomicAddValue(T *address, T value) {
+  const T old = *address;
   *address = old + value;
   return old;
+}
+template <typename T> T atomicCompareSwap(T *address, T compare, T value) {
+  const T old = *address;
+  if (old == compare)
+    *address = value;
+  return old;
+}
+template <typename T> T atomicExchange(T *address, T value) {
+  const T old = *address;
+  *address = value;
+  return old;
+}
+inline void threadFence() {}
+
+/// __fadd_rn / __fmul_rn: one rounded operation each. Not inlined, so the
+/// host compiler cannot contract a product and a sum into an FMA.
+[[gnu::noinline]] inline float addRounded(float a, float b) { return a + b; }
+[[gnu::noinline]] inline float multiplyRounded(float a, float b) {
+  return a * b;
 }
 
 template <typename T> T *dynamicShared() {
@@ -99,8 +124,8 @@ inline void fiberEntry() {
   fiber.state = Fiber::Ready;
   fiber.index = index;
   getcontext(&fiber.context);
-  fiber.context.uc_stack.ss_sp = fiber.stack.data();
-  fiber.context.uc_stack.ss_size = fiber.stack.size();
+  fiber.context.uc_stack.ss_sp = fiber.stack.get();
+  fiber.context.uc_stack.ss_size = Fiber::kStackBytes;
   fiber.context.uc_link = &schedulerContext;
   makecontext(&fiber.context, fiberEntry, 0);
 }
@@ -108,12 +133,12 @@ inline void fiberEntry() {
 /// Releases the barriers every thread they name has reached: the block's
 /// when all unfinished threads wait there, a warp's when its 32 do. False
 /// when none can be released.
-inline bool releaseBarriers(std::vector<Fiber> &fibers) {
+inline bool releaseBarriers(Fiber *fibers, size_t count) {
   bool released = false, allAtBlock = true;
-  for (const Fiber &fiber : fibers)
+  for (const Fiber *fiber = fibers; fiber != fibers + count; ++fiber)
     allAtBlock &=
-        fiber.state == Fiber::Done || fiber.state == Fiber::AtBlockBarrier;
-  for (size_t warp = 0; warp * 32 < fibers.size(); ++warp) {
+        fiber->state == Fiber::Done || fiber->state == Fiber::AtBlockBarrier;
+  for (size_t warp = 0; warp * 32 < count; ++warp) {
     bool allAtWarp = true;
     for (size_t t = warp * 32; t < warp * 32 + 32; ++t)
       allAtWarp &= fibers[t].state == Fiber::AtWarpBarrier;
@@ -121,9 +146,9 @@ inline bool releaseBarriers(std::vector<Fiber> &fibers) {
       fibers[t].state = Fiber::Ready;
     released |= allAtWarp;
   }
-  for (Fiber &fiber : fibers)
-    if (allAtBlock && fiber.state == Fiber::AtBlockBarrier) {
-      fiber.state = Fiber::Ready;
+  for (Fiber *fiber = fibers; fiber != fibers + count; ++fiber)
+    if (allAtBlock && fiber->state == Fiber::AtBlockBarrier) {
+      fiber->state = Fiber::Ready;
       released = true;
     }
   return released;
@@ -143,9 +168,13 @@ inline void launch(Dim3 grid, Dim3 block, size_t sharedBytes,
   gridDimension = grid;
   blockDimension = block;
   currentKernel = &kernel;
-  std::vector<Fiber> fibers(block.x);
-  for (Fiber &fiber : fibers)
-    fiber.stack.resize(256 * 1024);
+  // The threads' stacks are kept from launch to launch: a test launches
+  // often, and 256 fresh stacks cost more than a small kernel runs.
+  static std::vector<Fiber> pool;
+  if (pool.size() < block.x)
+    pool.resize(block.x);
+  Fiber *const fibers = pool.data();
+  const size_t count = block.x;
   for (unsigned z = 0; z < grid.z; ++z)
     for (unsigned y = 0; y < grid.y; ++y)
       for (unsigned x = 0; x < grid.x; ++x) {
@@ -154,20 +183,20 @@ inline void launch(Dim3 grid, Dim3 block, size_t sharedBytes,
           startFiber(fibers[t], t);
         for (;;) {
           bool running = false;
-          for (Fiber &fiber : fibers) {
-            if (fiber.state != Fiber::Ready)
+          for (Fiber *fiber = fibers; fiber != fibers + count; ++fiber) {
+            if (fiber->state != Fiber::Ready)
               continue;
             running = true;
-            currentFiber = &fiber;
-            threadIndex = {fiber.index, 0, 0};
-            swapcontext(&schedulerContext, &fiber.context);
+            currentFiber = fiber;
+            threadIndex = {fiber->index, 0, 0};
+            swapcontext(&schedulerContext, &fiber->context);
           }
           bool done = true;
-          for (const Fiber &fiber : fibers)
-            done &= fiber.state == Fiber::Done;
+          for (const Fiber *fiber = fibers; fiber != fibers + count; ++fiber)
+            done &= fiber->state == Fiber::Done;
           if (done)
             break;
-          if (!releaseBarriers(fibers) && !running)
+          if (!releaseBarriers(fibers, count) && !running)
             throw std::logic_error("emulated kernel: its threads wait at "
                                    "barriers that can never all be reached");
         }
@@ -176,6 +205,8 @@ inline void launch(Dim3 grid, Dim3 block, size_t sharedBytes,
 
 } // namespace emu
 
+/// Device code that has a host form under emulation (DeviceFault.cuh).
+#define TXRT_CUDA_EMULATION 1
 #define __global__
 #define __device__
 #define __host__
@@ -186,7 +217,12 @@ inline void launch(Dim3 grid, Dim3 block, size_t sharedBytes,
 #define __syncwarp(...) ::emu::syncWarp()
 #define __shfl_xor_sync ::emu::shuffleXor
 #define __shfl_down_sync ::emu::shuffleDown
-#define atomicAdd ::emu::atomicAddFloat
+#define atomicAdd ::emu::atomicAddValue
+#define atomicCAS ::emu::atomicCompareSwap
+#define atomicExch ::emu::atomicExchange
+#define __threadfence() ::emu::threadFence()
+#define __fadd_rn ::emu::addRounded
+#define __fmul_rn ::emu::multiplyRounded
 #define threadIdx (::emu::threadIndex)
 #define blockIdx (::emu::blockIndex)
 #define blockDim (::emu::blockDimension)
