@@ -220,7 +220,7 @@ Val genParam(MLIRGenImpl &gen, const ast::CallExpr &call,
     return {};
   }
   std::optional<double> std;
-  if (args.number(1) != 0.0) {
+  if (args.values[1].constant->isNumber()) { // given (std = 0 too)
     if (*init != Init::normal) {
       gen.getDiags().error(args.locs[1],
                            "std is for init = normal, not " + initName);
@@ -439,8 +439,10 @@ Val genCrossEntropy(MLIRGenImpl &gen, const ast::CallExpr &call,
 Val genAttention(MLIRGenImpl &gen, const ast::CallExpr &call,
                  const BoundArgs &args) {
   Value q = args.tensor(0);
-  double scale = args.number(4);
-  if (scale == 0) { // default: 1 / sqrt(d_k)
+  // Not given: 1 / sqrt(d_k). A given 0 stays 0, for the verifier to refuse.
+  bool scaleGiven = args.values[4].constant->isNumber();
+  double scale = scaleGiven ? args.number(4) : 0.0;
+  if (!scaleGiven) {
     std::optional<int64_t> dk = gen.staticDim(call.getLoc(), q, -1, "attention");
     if (!dk)
       return {};
@@ -609,7 +611,7 @@ const std::vector<Builtin> &builtins() {
        {{"x", ArgKind::Tensor, {}}, {"eps", ArgKind::Number, F(1e-6)}},
        genRmsNorm, true},
       {"param",
-       {{"init", ArgKind::Name, I(0)}, {"std", ArgKind::Number, F(0.0)}},
+       {{"init", ArgKind::Name, I(0)}, {"std", ArgKind::Number, B(false)}},
        genParam, /*createsParameters=*/true, /*variadic=*/true,
        /*restFirst=*/true},
       {"layer_norm",
@@ -710,7 +712,7 @@ const std::vector<Builtin> &builtins() {
         {"k", ArgKind::Tensor, {}},
         {"v", ArgKind::Tensor, {}},
         {"mask", ArgKind::Tensor, B(false)},
-        {"scale", ArgKind::Number, F(0.0)},
+        {"scale", ArgKind::Number, B(false)},
         {"causal", ArgKind::Bool, B(false)},
         {"dropout", ArgKind::Number, F(0.0)}},
        genAttention},
