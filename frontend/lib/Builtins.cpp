@@ -157,6 +157,8 @@ Val genRope(MLIRGenImpl &gen, const ast::CallExpr &call,
       split->erase();
     return result;
   }
+  // One head: the attribute is read by shape inference, so it is given.
+  attrs.push_back(i64Attr(gen, "heads", 1));
   return gen.createValue<RopeOp>(call.getLoc(), x, attrs);
 }
 
