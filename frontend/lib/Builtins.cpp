@@ -272,8 +272,20 @@ Val genTranspose(MLIRGenImpl &gen, const ast::CallExpr &call,
                                             formatType(x.getType()));
     return {};
   }
-  std::optional<int64_t> d0 = checkAxis(gen, args.locs[1], x, args.integer(1));
-  std::optional<int64_t> d1 = checkAxis(gen, args.locs[2], x, args.integer(2));
+  // Both axes or none (the last two): PyTorch has no one-axis transpose.
+  bool given0 = args.values[1].constant->isNumber();
+  bool given1 = args.values[2].constant->isNumber();
+  if (given0 != given1) {
+    gen.getDiags().error(call.getLoc(),
+                         "transpose takes two axes or none, got one",
+                         "write transpose(x, d0, d1), or transpose(x) to swap "
+                         "the last two");
+    return {};
+  }
+  std::optional<int64_t> d0 =
+      checkAxis(gen, args.locs[1], x, given0 ? args.integer(1) : -2);
+  std::optional<int64_t> d1 =
+      checkAxis(gen, args.locs[2], x, given1 ? args.integer(2) : -1);
   if (!d0 || !d1)
     return {};
   SmallVector<int64_t> permutation(rank);
@@ -627,8 +639,8 @@ const std::vector<Builtin> &builtins() {
        genMatmul},
       {"transpose",
        {{"x", ArgKind::Tensor, {}},
-        {"dim0", ArgKind::Int, I(-2)},
-        {"dim1", ArgKind::Int, I(-1)}},
+        {"dim0", ArgKind::Int, B(false)},
+        {"dim1", ArgKind::Int, B(false)}},
        genTranspose},
       {"reshape", {{"x", ArgKind::Tensor, {}}}, genReshape, false,
        /*variadic=*/true},
