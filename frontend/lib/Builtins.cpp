@@ -157,6 +157,8 @@ Val genRope(MLIRGenImpl &gen, const ast::CallExpr &call,
       split->erase();
     return result;
   }
+  // One head: the attribute is read by shape inference, so it is given.
+  attrs.push_back(i64Attr(gen, "heads", 1));
   return gen.createValue<RopeOp>(call.getLoc(), x, attrs);
 }
 
@@ -220,7 +222,7 @@ Val genParam(MLIRGenImpl &gen, const ast::CallExpr &call,
     return {};
   }
   std::optional<double> std;
-  if (args.number(1) != 0.0) {
+  if (args.values[1].constant->isNumber()) { // given (std = 0 too)
     if (*init != Init::normal) {
       gen.getDiags().error(args.locs[1],
                            "std is for init = normal, not " + initName);
@@ -270,8 +272,20 @@ Val genTranspose(MLIRGenImpl &gen, const ast::CallExpr &call,
                                             formatType(x.getType()));
     return {};
   }
-  std::optional<int64_t> d0 = checkAxis(gen, args.locs[1], x, args.integer(1));
-  std::optional<int64_t> d1 = checkAxis(gen, args.locs[2], x, args.integer(2));
+  // Both axes or none (the last two): PyTorch has no one-axis transpose.
+  bool given0 = args.values[1].constant->isNumber();
+  bool given1 = args.values[2].constant->isNumber();
+  if (given0 != given1) {
+    gen.getDiags().error(call.getLoc(),
+                         "transpose takes two axes or none, got one",
+                         "write transpose(x, d0, d1), or transpose(x) to swap "
+                         "the last two");
+    return {};
+  }
+  std::optional<int64_t> d0 =
+      checkAxis(gen, args.locs[1], x, given0 ? args.integer(1) : -2);
+  std::optional<int64_t> d1 =
+      checkAxis(gen, args.locs[2], x, given1 ? args.integer(2) : -1);
   if (!d0 || !d1)
     return {};
   SmallVector<int64_t> permutation(rank);
@@ -439,8 +453,10 @@ Val genCrossEntropy(MLIRGenImpl &gen, const ast::CallExpr &call,
 Val genAttention(MLIRGenImpl &gen, const ast::CallExpr &call,
                  const BoundArgs &args) {
   Value q = args.tensor(0);
-  double scale = args.number(4);
-  if (scale == 0) { // default: 1 / sqrt(d_k)
+  // Not given: 1 / sqrt(d_k). A given 0 stays 0, for the verifier to refuse.
+  bool scaleGiven = args.values[4].constant->isNumber();
+  double scale = scaleGiven ? args.number(4) : 0.0;
+  if (!scaleGiven) {
     std::optional<int64_t> dk = gen.staticDim(call.getLoc(), q, -1, "attention");
     if (!dk)
       return {};
@@ -609,7 +625,7 @@ const std::vector<Builtin> &builtins() {
        {{"x", ArgKind::Tensor, {}}, {"eps", ArgKind::Number, F(1e-6)}},
        genRmsNorm, true},
       {"param",
-       {{"init", ArgKind::Name, I(0)}, {"std", ArgKind::Number, F(0.0)}},
+       {{"init", ArgKind::Name, I(0)}, {"std", ArgKind::Number, B(false)}},
        genParam, /*createsParameters=*/true, /*variadic=*/true,
        /*restFirst=*/true},
       {"layer_norm",
@@ -623,8 +639,8 @@ const std::vector<Builtin> &builtins() {
        genMatmul},
       {"transpose",
        {{"x", ArgKind::Tensor, {}},
-        {"dim0", ArgKind::Int, I(-2)},
-        {"dim1", ArgKind::Int, I(-1)}},
+        {"dim0", ArgKind::Int, B(false)},
+        {"dim1", ArgKind::Int, B(false)}},
        genTranspose},
       {"reshape", {{"x", ArgKind::Tensor, {}}}, genReshape, false,
        /*variadic=*/true},
@@ -710,7 +726,7 @@ const std::vector<Builtin> &builtins() {
         {"k", ArgKind::Tensor, {}},
         {"v", ArgKind::Tensor, {}},
         {"mask", ArgKind::Tensor, B(false)},
-        {"scale", ArgKind::Number, F(0.0)},
+        {"scale", ArgKind::Number, B(false)},
         {"causal", ArgKind::Bool, B(false)},
         {"dropout", ArgKind::Number, F(0.0)}},
        genAttention},

@@ -862,6 +862,7 @@ int main(int argc, char **argv) {
     if (plans(emit) && printsIR) {
       pm.addPass(tx::createStripDropoutPass());
       pm.addPass(tx::createPrecisionPass({precisionName}));
+      pm.addPass(tx::createAttentionLayoutPass());
       pm.addPass(tx::createPlanMemoryPass());
     }
     if (failed(pm.run(*module)) || diags.hasErrors())

@@ -192,6 +192,21 @@ def PrecisionPass : Pass<"tx-precision", "mlir::ModuleOp"> {
   ];
 }
 
+def AttentionLayoutPass : Pass<"tx-attention-layout", "mlir::ModuleOp"> {
+  let summary = "routes every other reader of fused attention through its layout";
+  let description = [{
+    After tx-autodiff, before tx-plan-memory. libtxrt's attention kernels
+    read Q, K, V (and dO) through the tx.split_heads that made them and
+    write O (and dQ, dK, dV) in the [B, T, h*d] layout the tx.merge_heads
+    after them reads. An operand made otherwise becomes
+    `split_heads(merge_heads(x))`, and a result that something else reads
+    (a gradient summed with another: Q and K the same tensor, Q also read by
+    a residual; the `attention` builtin's result used as [B, h, T, d]) is read
+    through `split_heads(merge_heads(r))`. Programs of the usual shape are
+    left as they are.
+  }];
+}
+
 def PlanMemoryPass : Pass<"tx-plan-memory", "mlir::ModuleOp"> {
   let summary = "assigns every tensor an offset in an arena from liveness";
   let description = [{
