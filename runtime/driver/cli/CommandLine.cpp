@@ -1,7 +1,8 @@
 //===- CommandLine.cpp - the driver's command-line grammar ----------------===//
 //
 // A small hand-written parser (no getopt: it must never exit or print by
-// itself) and the usage texts printed by --help and on every usage error.
+// itself) and the usage texts printed by --help (a usage error prints one
+// line and a hint naming them).
 //
 //===----------------------------------------------------------------------===//
 #include "cli/CommandLine.h"
