@@ -8,8 +8,10 @@ namespace txrt::driver {
 
 int exportCommand(const ModelInfo &model, const ExportOptions &options,
                   std::ostream &out) {
-  checkOutputPaths({{options.outputPath, "the export file"}},
-                   {{options.loadPath, "--load"}});
+  const std::vector<NamedPath> outputs = {
+      {options.outputPath, "the export file"}};
+  checkOutputPaths(outputs, {{options.loadPath, "--load"}});
+  checkWritableDirectories(outputs);
   ParameterArena params(model);
   params.load(options.loadPath);
   exportParameters(options.outputPath, model, params);

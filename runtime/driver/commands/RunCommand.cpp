@@ -81,11 +81,14 @@ void checkRunOutputs(const EntryInfo &entry, const RunOptions &options,
     outputs.push_back({*options.saveGradsPath, "--save-grads"});
   if (options.savePath)
     outputs.push_back({*options.savePath, "--save"});
+  if (options.profile.tracePath)
+    outputs.push_back({*options.profile.tracePath, "--profile-trace"});
   for (const InputSource &source : sources)
     inputs.push_back({source.path, "input '" + source.name + "'"});
   if (options.loadPath)
     inputs.push_back({*options.loadPath, "--load"});
   checkOutputPaths(outputs, inputs, {{"--save", "--load"}});
+  checkWritableDirectories(outputs);
 }
 
 } // namespace
