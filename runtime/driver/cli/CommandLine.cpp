@@ -47,9 +47,10 @@ arena size.
 
 options:
   --json            print the metadata txc embedded, as JSON
-  --load CKPT       also the checkpoint's training position (step, epoch,
+  --load CKPT       also the checkpoint's training state (step, epoch,
                     batch, seed, update frequency and ranks that trained it,
-                    data), after checking that it fits the model
+                    data, --block, precision, tokenizer, weight average,
+                    best validation), after checking that it fits the model
   -h, --help        show this text
 )";
 

@@ -91,9 +91,9 @@ checkpoints:
                     half-written
   --every N         also save every N steps (default: only at the end)
   --resume FILE     continue a run from its checkpoint (and the tokenizer,
-                    --batch or --max-tokens, --update-freq and the best
-                    validation in it); the result is bit-identical to an
-                    uninterrupted run
+                    --batch or --max-tokens, --update-freq, --block and the
+                    best validation in it); the result is bit-identical to
+                    an uninterrupted run
   --init SEED       initialize the parameters with SEED (default 0)
   --init-from W     start from the parameters in W.safetensors (from export,
                     or PyTorch's state_dict by the same names and shapes);

@@ -70,7 +70,8 @@ int64_t batchSize(const std::optional<int64_t> &requested,
 /// Notes where a resumed run's options differ from the checkpoint's.
 void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
                      int64_t batch, int64_t maxTokens, int64_t updateFreq,
-                     const TrainingData &data, std::ostream &err) {
+                     const TrainingData &data, const std::string &precision,
+                     std::ostream &err) {
   auto note = [&](const std::string &what) {
     err << "note: " << what
         << " differs from the checkpoint's; the run will not match an "
@@ -87,6 +88,10 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
     note("--seed " + std::to_string(*options.seed));
   if (data.hash != saved.dataHash)
     note("the content of " + data.flag + " '" + data.path + "'");
+  if (saved.block && data.block != saved.block)
+    note("--block " + std::to_string(data.block));
+  if (!saved.precision.empty() && saved.precision != precision)
+    note("txc --precision=" + precision);
 }
 
 /// Every file train writes, checked against each other and the inputs.
@@ -197,6 +202,10 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         loadModelTokenizer(model, *resumed, std::nullopt, err);
     if (model.kind == ModelKind::Classifier)
       dataOptions.labels = loadModelLabels(model, *options.resumePath);
+    // A language model's text is cut into the checkpoint's blocks unless
+    // --block says otherwise (the blocks are the examples batches draw).
+    if (!dataOptions.block && recordedBlock(*resumed))
+      dataOptions.block = recordedBlock(*resumed);
   }
   int64_t minFreq = options.minFreq.value_or(
       dataOptions.tokenizer ? dataOptions.tokenizer->minFreq : 1);
@@ -238,7 +247,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         << position.step << " (trained with update-freq "
         << position.updateFreq << " on " << position.ranks
         << (position.ranks == 1 ? " rank" : " ranks") << ")\n";
-    noteDifferences(position, options, batch, maxTokens, updateFreq, data, err);
+    noteDifferences(position, options, batch, maxTokens, updateFreq, data,
+                    model.precision, err);
     position.seed = options.seed.value_or(position.seed);
     if (logPath) {
       std::error_code error;
@@ -268,6 +278,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   position.minFreq = minFreq;
   position.dataPath = data.path;
   position.dataHash = data.hash;
+  position.block = data.block;
 
   // --ema (or the resumed checkpoint's average): from the weights now.
   std::unique_ptr<WeightAverage> average =

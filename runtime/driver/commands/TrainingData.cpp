@@ -296,6 +296,7 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                          " is longer than " + length.describe());
       block = *options.block;
     }
+    data.block = block;
     TextCorpus corpus = readTextCorpus(options.textPath);
     data.path = options.textPath;
     data.flag = "--text";

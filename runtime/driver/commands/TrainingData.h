@@ -81,6 +81,8 @@ struct TrainingData {
   Tokenizer tokenizer;
   std::optional<LabelSet> labels; ///< classifiers
   LengthBound batchBound;
+  /// Language models: the positions of a --text block (else 0).
+  int64_t block = 0;
   /// "412 pairs from F: vocabularies 120 / 140"
   std::string summary;
   /// "target tokens", "tokens", "examples": what targetTokens counts.

@@ -145,6 +145,9 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
   };
   if (position.maxTokens)
     metadata.push_back({"max_tokens", std::to_string(position.maxTokens)});
+  if (position.block)
+    metadata.push_back({"block", std::to_string(position.block)});
+  metadata.push_back({"precision", model.precision});
   if (const std::optional<ValidationRecord> &record = position.validation) {
     metadata.push_back({"valid", record->validPath});
     metadata.push_back({"valid_fnv1a64", hexHash(record->validHash)});
@@ -161,6 +164,17 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
     metadata.push_back({kEmaDecayKey, formatDecay(average->decay())});
   }
   writeSafetensors(path, views, metadata);
+}
+
+int64_t recordedBlock(const SafetensorsReader &file) {
+  if (!file.metadataValue("block"))
+    return 0;
+  int64_t block =
+      metadataInteger<int64_t>(file, "block", 10, kMaxTrainingCount);
+  if (block < 1)
+    throw InputError("'" + file.path() +
+                     "' has an invalid __metadata__ 'block': 0");
+  return block;
 }
 
 bool isTrainingCheckpoint(const SafetensorsReader &file) {
@@ -226,6 +240,9 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
   position.dataHash = metadataInteger<uint64_t>(file, "data_fnv1a64", 16);
   if (const std::string *data = file.metadataValue("data"))
     position.dataPath = *data;
+  position.block = recordedBlock(file);
+  if (const std::string *precision = file.metadataValue("precision"))
+    position.precision = *precision;
   position.validation = loadValidationRecord(file);
   if (position.step < 0 || position.batchSize < 1 || position.minFreq < 1 ||
       position.epoch < 0 || position.batchInEpoch < 0 ||

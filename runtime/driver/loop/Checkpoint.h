@@ -70,6 +70,12 @@ struct TrainingPosition {
   int64_t minFreq = 1;
   std::string dataPath;
   uint64_t dataHash = 0;
+  /// Language models: the length of the --text blocks (0: not recorded,
+  /// as in older checkpoints and other kinds).
+  int64_t block = 0;
+  /// The txc --precision of the executable that wrote it ("fp32", "bf16";
+  /// empty in older checkpoints). saveCheckpoint writes the model's.
+  std::string precision;
   /// With --valid, once a validation ran (absent in older checkpoints).
   std::optional<ValidationRecord> validation;
 };
@@ -108,6 +114,10 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
                                 const ModelInfo &model, ParameterArena &params);
 TrainingPosition loadCheckpoint(const std::string &path, const ModelInfo &model,
                                 ParameterArena &params);
+
+/// The --block a language model's checkpoint records (0: none), read
+/// before the data are: a resumed run cuts its text as the checkpoint's did.
+int64_t recordedBlock(const SafetensorsReader &file);
 
 /// Parameters from elsewhere (`export`, a PyTorch state_dict saved as
 /// safetensors): every parameter is checked as --load checks it (missing,
