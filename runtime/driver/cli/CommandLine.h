@@ -141,6 +141,7 @@ struct GenerateOptions {
   double topP = 1.0;
   uint64_t seed = 0;
   bool kvCache = true; ///< --no-cache: re-run the logits entry
+  bool noEma = false;  ///< --no-ema: the raw weights, not the average
   std::vector<std::string> prompts; ///< empty: read stdin
   int32_t threads = 0;
 };
@@ -149,6 +150,7 @@ struct PredictOptions {
   std::string loadPath;
   std::optional<std::string> tokenizerPath;
   std::optional<int64_t> batch;
+  bool noEma = false; ///< --no-ema: the raw weights, not the average
   std::vector<std::string> texts; ///< empty: read stdin
   int32_t threads = 0;
 };

@@ -9,6 +9,7 @@
 #include "commands/TrainingData.h"
 #include "core/Error.h"
 #include "core/ModelRunner.h"
+#include "loop/Ema.h"
 #include "decoding/Generation.h"
 
 #include <memory>
@@ -31,7 +32,8 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   SafetensorsReader checkpoint(options.loadPath);
   Tokenizer tokenizer =
       loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
-  runner.params().write().load(checkpoint);
+  loadWeightsForInference(checkpoint, model, runner.params().write(),
+                          options.noEma, err);
   const Vocabulary &vocabulary = tokenizer.source;
 
   std::vector<std::string> lines = options.prompts;
