@@ -50,8 +50,8 @@ constexpr const char *kPredictUsage =
 
 Classifiers: labels each TEXT, or each line of stdin when none is given,
 and prints one 'label<TAB>probability' line per input (the softmax
-probability of the predicted label). The label set is CKPT.labels.json
-beside the checkpoint.
+probability of the predicted label). The label set is the one stored
+inside the checkpoint (CKPT.labels.json beside it is a copy).
 
 options:
   --load FILE         the checkpoint (parameters by name)

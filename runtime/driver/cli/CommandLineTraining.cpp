@@ -27,8 +27,8 @@ and the optimizer update in one call), on the data of its kind:
                    cut into blocks of --block positions (default: the bound
                    of the length dim), targets shifted by one
   classifier       --data FILE.tsv, one 'label<TAB>text' line each; the
-                   label set is saved beside the checkpoint as
-                   CKPT.labels.json
+                   label set is stored inside the checkpoint, with a copy
+                   CKPT.labels.json beside it
 Builds word-level vocabularies from the data (stored inside the checkpoint,
 with a copy CKPT.tokenizer.json beside it), batches the examples and prints
 progress (a bar on a terminal, lines otherwise). Stops (exit 1) without

@@ -175,6 +175,12 @@ std::string describeCheckpoint(const ModelInfo &model,
     out << "none inside (an older checkpoint: eval and --resume read "
         << checkpointSibling(path, kTokenizerSuffix) << ")\n";
   }
+  if (std::optional<LabelSet> labels = checkpointLabels(file)) {
+    out << "  labels       inside: " << labels->size() << " (";
+    for (int64_t id = 0; id < labels->size(); ++id)
+      out << (id ? ", " : "") << labels->label(id);
+    out << ")\n";
+  }
   if (std::optional<double> decay = checkpointDecay(file))
     out << "  ema          decay " << *decay
         << " (the weight average beside the weights)\n";

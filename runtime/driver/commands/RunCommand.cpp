@@ -163,6 +163,14 @@ Tokenizer loadedTokenizer(const RunOptions &options) {
   }
 }
 
+/// A classifier checkpoint's labels, carried into what --save writes.
+std::optional<LabelSet> loadedLabels(const RunOptions &options) {
+  if (!options.loadPath)
+    return std::nullopt;
+  SafetensorsReader file(*options.loadPath);
+  return isTrainingCheckpoint(file) ? checkpointLabels(file) : std::nullopt;
+}
+
 /// Whether `--save` after `entry` writes a training checkpoint (parameters,
 /// moments, step, tokenizer) rather than the parameters alone.
 bool savesTrainingCheckpoint(const ModelInfo &model, const EntryInfo &entry) {
@@ -425,8 +433,10 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     position.step = lastStep;
     position.seed = options.trainSeed;
     position.batchSize = std::max<int64_t>(position.batchSize, 1);
+    std::optional<LabelSet> labels = loadedLabels(options);
     saveCheckpoint(*options.savePath, model, params, position,
-                   loadedTokenizer(options));
+                   loadedTokenizer(options), nullptr,
+                   labels ? &*labels : nullptr);
     out << "saved the parameters, Adam's moments and step " << lastStep
         << " to " << *options.savePath << "\n";
   } else if (options.savePath) {

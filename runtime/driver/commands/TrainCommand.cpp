@@ -338,7 +338,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     at.batchInEpoch = index;
     at.validation = validator ? validator->record() : std::nullopt;
     saveCheckpoint(path, model, runner.params().read(), at, tokenizer,
-                   average.get());
+                   average.get(), data.labels ? &*data.labels : nullptr);
   };
   auto save = [&](int64_t step) {
     if (!options.savePath)

@@ -143,6 +143,15 @@ void checkLabelsFitModel(const ModelInfo &model, const LabelSet &labels,
 
 LabelSet loadModelLabels(const ModelInfo &model,
                          const std::string &checkpointPath) {
+  // The labels inside the checkpoint change with its weights in one rename;
+  // the file beside it is a copy for other tools (and all that checkpoints
+  // from before the labels moved inside have).
+  if (std::optional<LabelSet> inside =
+          checkpointLabels(SafetensorsReader(checkpointPath))) {
+    checkLabelsFitModel(model, *inside,
+                        "the labels inside '" + checkpointPath + "'");
+    return *inside;
+  }
   std::string path = checkpointSibling(checkpointPath, kLabelsSuffix);
   std::error_code error;
   if (!std::filesystem::exists(path, error))

@@ -23,6 +23,7 @@ namespace {
 
 constexpr const char *kFormat = "txc-checkpoint";
 constexpr const char *kTokenizerKey = "tokenizer";
+constexpr const char *kLabelsKey = "labels";
 
 template <typename T>
 T metadataInteger(const SafetensorsReader &file, const std::string &key,
@@ -117,7 +118,7 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
                     const ParameterArena &params,
                     const TrainingPosition &position,
                     const Tokenizer &tokenizer,
-                    const WeightAverage *average) {
+                    const WeightAverage *average, const LabelSet *labels) {
   std::vector<SafetensorsTensorView> views;
   for (const ParamInfo &info : model.params) {
     views.push_back({info.name, DType::F32, info.shape, params.param(info)});
@@ -148,6 +149,8 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
   if (position.block)
     metadata.push_back({"block", std::to_string(position.block)});
   metadata.push_back({"precision", model.precision});
+  if (labels)
+    metadata.push_back({kLabelsKey, labels->toJson()});
   if (const std::optional<ValidationRecord> &record = position.validation) {
     metadata.push_back({"valid", record->validPath});
     metadata.push_back({"valid_fnv1a64", hexHash(record->validHash)});
@@ -299,6 +302,14 @@ std::optional<Tokenizer> checkpointTokenizer(const SafetensorsReader &file) {
   return Tokenizer::fromJson(*text, "__metadata__ '" +
                                         std::string(kTokenizerKey) + "' of '" +
                                         file.path() + "'");
+}
+
+std::optional<LabelSet> checkpointLabels(const SafetensorsReader &file) {
+  const std::string *text = file.metadataValue(kLabelsKey);
+  if (!text)
+    return std::nullopt;
+  return LabelSet::fromJson(*text, "__metadata__ '" + std::string(kLabelsKey) +
+                                       "' of '" + file.path() + "'");
 }
 
 std::string checkpointSibling(const std::string &checkpointPath,

@@ -39,6 +39,7 @@
 #include "core/ModelInfo.h"
 #include "core/Parameters.h"
 #include "formats/Safetensors.h"
+#include "data/LabeledText.h"
 #include "data/Tokenizer.h"
 
 #include <cstdint>
@@ -95,12 +96,14 @@ constexpr const char *kBestCheckpointSuffix = ".best.safetensors";
 class WeightAverage;
 
 /// Writes params and moments (when the model has them) with `position` and
-/// `tokenizer`, and `average` (train --ema, Ema.h) when given.
+/// `tokenizer`, `average` (train --ema, Ema.h) and a classifier's `labels`
+/// (__metadata__ "labels", the CKPT.labels.json text) when given.
 void saveCheckpoint(const std::string &path, const ModelInfo &model,
                     const ParameterArena &params,
                     const TrainingPosition &position,
                     const Tokenizer &tokenizer,
-                    const WeightAverage *average = nullptr);
+                    const WeightAverage *average = nullptr,
+                    const LabelSet *labels = nullptr);
 
 /// Whether `file` is a training checkpoint (train --save, run --save after
 /// a train_step entry): its __metadata__ "format" is "txc-checkpoint".
@@ -135,6 +138,10 @@ void exportParameters(const std::string &path, const ModelInfo &model,
 /// The tokenizer stored in a checkpoint's __metadata__, nullopt for files
 /// without one; InputError when it is malformed.
 std::optional<Tokenizer> checkpointTokenizer(const SafetensorsReader &file);
+
+/// The label set stored in a classifier checkpoint's __metadata__, nullopt
+/// for files without one; InputError when it is malformed.
+std::optional<LabelSet> checkpointLabels(const SafetensorsReader &file);
 
 /// "ckpt.safetensors" -> "ckpt" + suffix ("ckpt.tokenizer.json"); a path
 /// without the .safetensors extension gets the suffix appended.
