@@ -171,6 +171,7 @@ struct BenchOptions {
 
 struct ExportOptions {
   std::string outputPath, loadPath;
+  bool noEma = false; ///< --no-ema: the raw weights, not the average
 };
 
 struct CommandLine {

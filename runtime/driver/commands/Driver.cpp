@@ -117,7 +117,7 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
   case CommandLine::Command::Bench:
     return benchCommand(model, entryTable, line.bench, out, err);
   case CommandLine::Command::Export:
-    return exportCommand(model, line.exportOptions, out);
+    return exportCommand(model, line.exportOptions, out, err);
   default:
     return runCommand(model, entryTable, line.run, out, err);
   }
