@@ -28,6 +28,9 @@ TextCorpus parseTextCorpus(std::string_view content, const std::string &path) {
     std::string_view line = content.substr(start, end - start);
     start = end + 1;
     ++lineNumber;
+    // A UTF-8 byte order mark (Windows editors write one) is no text.
+    if (lineNumber == 1 && line.substr(0, 3) == kUtf8ByteOrderMark)
+      line.remove_prefix(3);
     if (size_t bad = findInvalidUtf8(line); bad != std::string_view::npos)
       throw InputError(path + ":" + std::to_string(lineNumber) +
                        ": invalid UTF-8 at byte " + std::to_string(bad + 1) +
