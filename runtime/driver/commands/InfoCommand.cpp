@@ -172,8 +172,9 @@ std::string describeCheckpoint(const ModelInfo &model,
           << tokenizer.target.size() << ", min-freq " << tokenizer.minFreq
           << "\n";
   } else {
-    out << "none inside (an older checkpoint: eval and --resume read "
-        << checkpointSibling(path, kTokenizerSuffix) << ")\n";
+    out << "none inside (eval, generate and --resume read "
+        << checkpointSibling(path, kTokenizerSuffix)
+        << " beside it, or --tokenizer FILE)\n";
   }
   if (std::optional<LabelSet> labels = checkpointLabels(file)) {
     out << "  labels       inside: " << labels->size() << " (";

@@ -142,8 +142,11 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
       {"min_freq", std::to_string(position.minFreq)},
       {"data", position.dataPath},
       {"data_fnv1a64", hexHash(position.dataHash)},
-      {kTokenizerKey, tokenizer.toJson()},
   };
+  // run --save of a train_step entry may have no tokenizer (ids in, no
+  // text): then the file holds none rather than an empty, invalid one.
+  if (tokenizer.source.size() > 0)
+    metadata.push_back({kTokenizerKey, tokenizer.toJson()});
   if (position.maxTokens)
     metadata.push_back({"max_tokens", std::to_string(position.maxTokens)});
   if (position.block)
