@@ -37,7 +37,7 @@ Exit codes: 0 success, 1 runtime failure, 2 bad input (arguments, files,
 shapes, token ids); every error is one 'error: ...' line per problem.
 )";
 
-constexpr const char *kInfoUsage = R"(usage: PROGRAM info [--json] [--load CKPT]
+constexpr const char *kInfoUsage = R"(usage: PROGRAM info [--json | --load CKPT]
 
 Shows the model: source and compile flags, config, dims with their bounds,
 entries with their input/output signatures and arena sizes (the planned
@@ -227,6 +227,11 @@ void parseInfo(ArgCursor &cursor, CommandLine &line) {
       cursor.fail("unexpected argument '" + arg + "'");
     }
   }
+  // --json prints the embedded metadata as it is; it would skip the
+  // checkpoint silently.
+  if (line.info.json && line.info.loadPath)
+    cursor.fail("--json and --load exclude each other (--json prints the "
+                "compiled metadata; info --load C describes the checkpoint)");
 }
 
 } // namespace
