@@ -62,7 +62,8 @@ tokenizer:
                     sides together (shared subwords, one vocabulary for
                     encoder and decoder; it must fit both the spec's source
                     and target vocabulary sizes), saved inside the
-                    checkpoint and as CKPT.spm.model beside it
+                    checkpoint and as CKPT.spm.model beside it; a language
+                    model's is trained on its --text documents as written
   --tokenizer F.model  use an existing SentencePiece model
   --vocab-size N    pieces of the spm model, specials included (default:
                     the smaller of the spec's source / target vocab sizes)

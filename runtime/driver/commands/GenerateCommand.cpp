@@ -47,7 +47,9 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   }
   std::vector<TokenIds> prompts;
   for (const std::string &line : lines) {
-    TokenIds ids = vocabulary.encode(splitWords(line));
+    // A subword tokenizer encodes the prompt as written (TextCorpus.h).
+    TokenIds ids = tokenizer.subwords ? tokenizer.encodeSource(line)
+                                      : vocabulary.encode(splitWords(line));
     if (ids.empty())
       ids.push_back(vocabulary.eosId());
     prompts.push_back(std::move(ids));
@@ -84,6 +86,17 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       continuations[rows[k]] = std::move(generated[k]);
   }
   for (size_t index = 0; index < prompts.size(); ++index) {
+    if (tokenizer.subwords) {
+      // Detokenized: the prompt's pieces and the new ones decoded together
+      // (an empty prompt's context is [EOS], where decoding would stop).
+      TokenIds ids = prompts[index];
+      if (ids.size() == 1 && ids[0] == vocabulary.eosId())
+        ids.clear();
+      ids.insert(ids.end(), continuations[index].begin(),
+                 continuations[index].end());
+      out << tokenizer.decodeTarget(ids) << "\n";
+      continue;
+    }
     std::vector<std::string> words = splitWords(lines[index]);
     for (const std::string &word : vocabulary.decode(continuations[index]))
       words.push_back(word);

@@ -14,10 +14,14 @@ TextCorpus parseTextCorpus(std::string_view content, const std::string &path) {
   corpus.path = path;
   corpus.hash = fnv1a64(content);
   std::vector<std::string> document;
+  std::string text;
   auto endDocument = [&] {
-    if (!document.empty())
+    if (!document.empty()) {
       corpus.documents.push_back(std::move(document));
+      corpus.texts.push_back(std::move(text));
+    }
     document.clear();
+    text.clear();
   };
   int64_t lineNumber = 0;
   size_t start = 0;
@@ -41,6 +45,9 @@ TextCorpus parseTextCorpus(std::string_view content, const std::string &path) {
     }
     for (std::string &word : splitWords(line))
       document.push_back(std::move(word));
+    if (!line.empty() && line.back() == '\r')
+      line.remove_suffix(1);
+    text += (text.empty() ? "" : " ") + std::string(line);
   }
   endDocument();
   if (corpus.documents.empty())
@@ -59,6 +66,19 @@ std::vector<int32_t> encodeCorpus(const TextCorpus &corpus,
     std::vector<int32_t> ids = vocabulary.encode(document);
     stream.insert(stream.end(), ids.begin(), ids.end());
     stream.push_back(vocabulary.eosId());
+  }
+  return stream;
+}
+
+std::vector<int32_t> encodeCorpus(const TextCorpus &corpus,
+                                  const Tokenizer &tokenizer) {
+  if (!tokenizer.subwords)
+    return encodeCorpus(corpus, tokenizer.source);
+  std::vector<int32_t> stream;
+  for (const std::string &text : corpus.texts) {
+    std::vector<int32_t> ids = tokenizer.encodeSource(text);
+    stream.insert(stream.end(), ids.begin(), ids.end());
+    stream.push_back(tokenizer.source.eosId());
   }
   return stream;
 }

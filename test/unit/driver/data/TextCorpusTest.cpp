@@ -33,6 +33,16 @@ TEST(TextCorpusTest, AByteOrderMarkAtTheStartIsNoText) {
             "\xEF\xBB\xBF");
 }
 
+TEST(TextCorpusTest, KeepsEachDocumentsTextAsWritten) {
+  // What a SentencePiece tokenizer encodes: cased, punctuation attached,
+  // lines joined by spaces, no '\r'.
+  TextCorpus corpus =
+      parseTextCorpus("The Cat,\r\nsat.\n\n  Dog!\n", "t.txt");
+  EXPECT_EQ(corpus.texts,
+            (std::vector<std::string>{"The Cat, sat.", "  Dog!"}));
+  EXPECT_EQ(corpus.documents.size(), corpus.texts.size());
+}
+
 TEST(TextCorpusTest, DocumentsEndWithEndOfText) {
   TextCorpus corpus = parseTextCorpus("a b\n\nb\n", "t.txt");
   Vocabulary vocabulary = Vocabulary::build(corpus.documents, 1, 0);
