@@ -103,6 +103,7 @@ struct TrainOptions {
   int64_t validEvery = 0;
   bool keepBest = false;   ///< --keep-best: CKPT.best.safetensors
   bool bestByLoss = false; ///< --best-by loss (default bleu)
+  bool bestByGiven = false; ///< whether --best-by was given
   int64_t patience = 0;    ///< --patience P (0: never stop early)
   /// --ema DECAY in (0, 1): validate with and save an average of the
   /// weights (loop/Ema.h).

@@ -74,12 +74,15 @@ validation:
                     whole file, printed as one line; BLEU as eval scores it
                     (sacreBLEU 13a on detokenized text with a subword
                     tokenizer, corpus BLEU-4 with effective order on the
-                    tokenizer's words otherwise)
+                    tokenizer's words otherwise). A language model's
+                    --valid is plain text (FILE.txt): loss, perplexity and
+                    next-token accuracy as eval --text scores them, judged
+                    by loss
   --valid-every N   validate every N steps (and after the last)
   --keep-best       keep the checkpoint with the best validation score as
                     CKPT.best.safetensors (needs --save and --valid)
   --best-by M       bleu (default) or loss: what --keep-best and --patience
-                    compare
+                    compare (language models: loss)
   --patience P      stop after P validations in a row without improvement
   --ema DECAY       keep an exponential moving average of the weights
                     (ema = DECAY * ema + (1 - DECAY) * weights after every
@@ -279,6 +282,7 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       if (metric != "bleu" && metric != "loss")
         cursor.fail("--best-by expects bleu or loss, got '" + metric + "'");
       train.bestByLoss = metric == "loss";
+      train.bestByGiven = true;
     } else if (arg == "--patience") {
       train.patience = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--ema") {

@@ -188,9 +188,13 @@ std::string describeCheckpoint(const ModelInfo &model,
   out << "  validation   ";
   if (const std::optional<ValidationRecord> &record = position.validation) {
     char numbers[160];
-    std::snprintf(numbers, sizeof(numbers),
-                  "loss %.4f, accuracy %.2f%%, BLEU %.2f", record->bestLoss,
-                  100.0 * record->bestAccuracy, record->bestBleu);
+    if (model.kind == ModelKind::LanguageModel) // no translations, no BLEU
+      std::snprintf(numbers, sizeof(numbers), "loss %.4f, accuracy %.2f%%",
+                    record->bestLoss, 100.0 * record->bestAccuracy);
+    else
+      std::snprintf(numbers, sizeof(numbers),
+                    "loss %.4f, accuracy %.2f%%, BLEU %.2f", record->bestLoss,
+                    100.0 * record->bestAccuracy, record->bestBleu);
     out << "best at step " << record->bestStep << " by "
         << (record->byLoss ? "loss" : "BLEU") << " on '" << record->validPath
         << "': " << numbers << "; " << record->sinceBest

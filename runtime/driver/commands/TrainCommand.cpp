@@ -171,13 +171,19 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                     Communicator &ranks) {
   const EntryInfo &entry = trainEntry(model);
   const OptimizerInfo &optimizer = *model.optimizer;
-  if (options.validPath)
-    requireSeq2SeqOption(model, "--valid",
-                         " (score a checkpoint of it with eval --load C " +
-                             std::string(model.kind == ModelKind::LanguageModel
-                                             ? "--text"
-                                             : "--data") +
-                             " V)");
+  if (options.validPath && model.kind == ModelKind::Classifier)
+    throw InputError("--valid applies to seq2seq models and language models; "
+                     "'" + model.model + "' is a classifier (score a "
+                     "checkpoint of it with eval --load C --data V)");
+  // A language model's validation has no translations: it is judged by
+  // loss (perplexity).
+  const bool bestByLoss =
+      options.bestByLoss || model.kind == ModelKind::LanguageModel;
+  if (options.validPath && model.kind == ModelKind::LanguageModel &&
+      options.bestByGiven && !options.bestByLoss)
+    throw InputError("--best-by bleu does not apply to a language model "
+                     "(its validation scores the --valid text's loss and "
+                     "perplexity, no translations); leave out --best-by");
   std::optional<std::string> logPath = options.logPath;
   if (!logPath && options.savePath)
     logPath = checkpointSibling(*options.savePath, kLossCurveSuffix);
@@ -365,7 +371,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (options.validPath)
     validator = std::make_unique<Validator>(model, runner, tokenizer,
                                             *options.validPath, batch,
-                                            options.bestByLoss);
+                                            bestByLoss);
   std::optional<std::string> bestPath;
   if (options.keepBest)
     bestPath = checkpointSibling(*options.savePath, kBestCheckpointSuffix);
@@ -376,7 +382,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       err << "note: the checkpoint's best validation (step " << record->bestStep
           << ", by " << metric(record->byLoss) << " on '" << record->validPath
           << "') is not comparable with --valid '" << *options.validPath
-          << "' by " << metric(options.bestByLoss)
+          << "' by " << metric(bestByLoss)
           << "; validation starts a new best";
       if (bestPath)
         err << " (the first validation replaces " << *bestPath << ")";
@@ -393,11 +399,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       average->swap(runner.params().write());
     err << score.describe() << (validator->improved() ? " (best)" : "")
         << "\n";
-    lastValidBleu = score.bleu.bleu;
+    if (score.hasBleu)
+      lastValidBleu = score.bleu.bleu;
     if (!curve.empty() && curve.back().step == step) {
       curve.back().validLoss = score.loss;
       curve.back().validAccuracy = score.accuracy;
-      curve.back().validBleu = score.bleu.bleu;
+      curve.back().validBleu = score.hasBleu ? score.bleu.bleu : NAN;
     }
     if (score.allEmpty)
       err << "warning: every validation output is empty; the model "
@@ -414,7 +421,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
           << (options.patience == 1 ? " validation" : " validations")
           << " without improving on step "
           << validator->best().step << " ("
-          << (options.bestByLoss ? "loss" : "BLEU") << ")\n";
+          << (bestByLoss ? "loss" : "BLEU") << ")\n";
       return true;
     }
     return false;
