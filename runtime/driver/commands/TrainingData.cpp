@@ -348,6 +348,16 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     data.unit = "tokens";
     data.makeSource = [blocks = std::move(blocks)](
                           int64_t batch, int64_t maxTokens, uint64_t seed) {
+      // Every block has the same length: name it, not "example 1" and its
+      // source and target sides.
+      if (maxTokens && maxTokens < blocks.blockLength())
+        throw InputError(
+            "--max-tokens " + std::to_string(maxTokens) +
+            " is smaller than one block of the text (" +
+            std::to_string(blocks.blockLength()) +
+            " positions); raise --max-tokens to " +
+            std::to_string(blocks.blockLength()) + " or more, or give --block " +
+            std::to_string(maxTokens) + " or less");
       return std::make_unique<LanguageModelBatches>(blocks, batch, seed,
                                                     maxTokens);
     };
