@@ -1,7 +1,8 @@
 //===- CommandLine.cpp - the driver's command-line grammar ----------------===//
 //
 // A small hand-written parser (no getopt: it must never exit or print by
-// itself) and the usage texts printed by --help and on every usage error.
+// itself) and the usage texts printed by --help (a usage error prints one
+// line and a hint naming them).
 //
 //===----------------------------------------------------------------------===//
 #include "cli/CommandLine.h"
@@ -36,7 +37,7 @@ Exit codes: 0 success, 1 runtime failure, 2 bad input (arguments, files,
 shapes, token ids); every error is one 'error: ...' line per problem.
 )";
 
-constexpr const char *kInfoUsage = R"(usage: PROGRAM info [--json] [--load CKPT]
+constexpr const char *kInfoUsage = R"(usage: PROGRAM info [--json | --load CKPT]
 
 Shows the model: source and compile flags, config, dims with their bounds,
 entries with their input/output signatures and arena sizes (the planned
@@ -46,9 +47,10 @@ arena size.
 
 options:
   --json            print the metadata txc embedded, as JSON
-  --load CKPT       also the checkpoint's training position (step, epoch,
+  --load CKPT       also the checkpoint's training state (step, epoch,
                     batch, seed, update frequency and ranks that trained it,
-                    data), after checking that it fits the model
+                    data, --block, precision, tokenizer, weight average,
+                    best validation), after checking that it fits the model
   -h, --help        show this text
 )";
 
@@ -225,6 +227,11 @@ void parseInfo(ArgCursor &cursor, CommandLine &line) {
       cursor.fail("unexpected argument '" + arg + "'");
     }
   }
+  // --json prints the embedded metadata as it is; it would skip the
+  // checkpoint silently.
+  if (line.info.json && line.info.loadPath)
+    cursor.fail("--json and --load exclude each other (--json prints the "
+                "compiled metadata; info --load C describes the checkpoint)");
 }
 
 } // namespace

@@ -103,6 +103,7 @@ struct TrainOptions {
   int64_t validEvery = 0;
   bool keepBest = false;   ///< --keep-best: CKPT.best.safetensors
   bool bestByLoss = false; ///< --best-by loss (default bleu)
+  bool bestByGiven = false; ///< whether --best-by was given
   int64_t patience = 0;    ///< --patience P (0: never stop early)
   /// --ema DECAY in (0, 1): validate with and save an average of the
   /// weights (loop/Ema.h).
@@ -141,6 +142,7 @@ struct GenerateOptions {
   double topP = 1.0;
   uint64_t seed = 0;
   bool kvCache = true; ///< --no-cache: re-run the logits entry
+  bool noEma = false;  ///< --no-ema: the raw weights, not the average
   std::vector<std::string> prompts; ///< empty: read stdin
   int32_t threads = 0;
 };
@@ -149,6 +151,7 @@ struct PredictOptions {
   std::string loadPath;
   std::optional<std::string> tokenizerPath;
   std::optional<int64_t> batch;
+  bool noEma = false; ///< --no-ema: the raw weights, not the average
   std::vector<std::string> texts; ///< empty: read stdin
   int32_t threads = 0;
 };
@@ -169,6 +172,7 @@ struct BenchOptions {
 
 struct ExportOptions {
   std::string outputPath, loadPath;
+  bool noEma = false; ///< --no-ema: the raw weights, not the average
 };
 
 struct CommandLine {

@@ -1,6 +1,6 @@
 //===- CommandLineExport.cpp - the grammar of `PROGRAM export` ------------===//
 //
-//   PROGRAM export W.safetensors --load FILE
+//   PROGRAM export W.safetensors --load FILE [--no-ema]
 //
 //===----------------------------------------------------------------------===//
 #include "cli/CommandLine.h"
@@ -9,18 +9,21 @@
 namespace txrt::driver {
 
 const char *const kExportUsage =
-    R"(usage: PROGRAM export W.safetensors --load FILE
+    R"(usage: PROGRAM export W.safetensors --load FILE [--no-ema]
 
 Writes the model's parameters alone (no Adam moments, no training position,
 no tokenizer) to W.safetensors, F32, named exactly as the model names them
 (PyTorch's module naming, so torch's load_state_dict(strict=True) takes
 them), with __metadata__ {"format": "pt"}. Written to a temporary file and
 renamed, never half-written. `train --init-from W.safetensors` reads such a
-file back.
+file back. Of a train --ema checkpoint it writes the weight average, the
+weights eval, translate, generate and predict use.
 
 options:
   --load FILE       the checkpoint (train --save) or parameter file (run
                     --save, export) to read (required)
+  --no-ema          the raw weights of a train --ema checkpoint, not their
+                    average
   -h, --help        show this text
 )";
 
@@ -34,6 +37,9 @@ void parseExport(ArgCursor &cursor, CommandLine &line) {
     if (arg == "--load") {
       options.loadPath = pathOption(cursor, arg);
       haveLoad = true;
+    } else if (arg == "--no-ema") {
+      cursor.noValue(arg);
+      options.noEma = true;
     } else if (options.outputPath.empty() &&
                !(arg.size() > 1 && arg[0] == '-')) {
       options.outputPath = arg;

@@ -20,8 +20,9 @@ constexpr const char *kGenerateUsage =
 Language models: continues each PROMPT, or each line of stdin when none is
 given, and prints one line per prompt (the prompt's words, then the
 continuation). Generation stops at the end-of-text token [EOS] or after
---max-new-tokens. Prompts decoded together are left-padded to the longest
-(the model's padding mask hides the pad positions). Uses the compiled
+--max-new-tokens. Only prompts of the same length are decoded together, so
+no row is padded and a prompt's text does not depend on its batch. Picks
+only ids the tokenizer has a word for ([PAD] and [SOS] never). Uses the compiled
 lm_step entry (a KV cache) when the model has one, else re-runs the logits
 entry over the whole prefix; at temperature 0 both give the same text.
 
@@ -37,6 +38,8 @@ options:
   --seed S              the seed of the draws (default 0); the same seed
                         gives the same text
   --no-cache            re-run the whole prefix at every step
+  --no-ema              the raw weights, not the average a train --ema
+                        checkpoint holds (used by default, as eval does)
   --batch N             prompts decoded together (default: the bound of B)
   --threads N           kernel threads
   -h, --help            show this text
@@ -47,14 +50,16 @@ constexpr const char *kPredictUsage =
 
 Classifiers: labels each TEXT, or each line of stdin when none is given,
 and prints one 'label<TAB>probability' line per input (the softmax
-probability of the predicted label). The label set is CKPT.labels.json
-beside the checkpoint.
+probability of the predicted label). The label set is the one stored
+inside the checkpoint (CKPT.labels.json beside it is a copy).
 
 options:
   --load FILE         the checkpoint (parameters by name)
   --tokenizer FILE    the vocabulary (default: the one inside the
                       checkpoint; when given, it must be the same)
   --batch N           texts classified together (default: the bound of B)
+  --no-ema            the raw weights, not the average a train --ema
+                      checkpoint holds (used by default, as eval does)
   --threads N         kernel threads
   -h, --help          show this text
 )";
@@ -98,6 +103,9 @@ void parseGenerate(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--no-cache") {
       cursor.noValue(arg);
       generate.kvCache = false;
+    } else if (arg == "--no-ema") {
+      cursor.noValue(arg);
+      generate.noEma = true;
     } else if (arg == "--batch") {
       generate.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--threads") {
@@ -124,6 +132,9 @@ void parsePredict(ArgCursor &cursor, CommandLine &line) {
       predict.tokenizerPath = pathOption(cursor, arg);
     } else if (arg == "--batch") {
       predict.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--no-ema") {
+      cursor.noValue(arg);
+      predict.noEma = true;
     } else if (arg == "--threads") {
       predict.threads = threadsOption(cursor, arg);
     } else if (arg.size() > 1 && arg[0] == '-' && arg != "--") {

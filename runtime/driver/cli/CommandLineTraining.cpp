@@ -27,8 +27,8 @@ and the optimizer update in one call), on the data of its kind:
                    cut into blocks of --block positions (default: the bound
                    of the length dim), targets shifted by one
   classifier       --data FILE.tsv, one 'label<TAB>text' line each; the
-                   label set is saved beside the checkpoint as
-                   CKPT.labels.json
+                   label set is stored inside the checkpoint, with a copy
+                   CKPT.labels.json beside it
 Builds word-level vocabularies from the data (stored inside the checkpoint,
 with a copy CKPT.tokenizer.json beside it), batches the examples and prints
 progress (a bar on a terminal, lines otherwise). Stops (exit 1) without
@@ -62,7 +62,8 @@ tokenizer:
                     sides together (shared subwords, one vocabulary for
                     encoder and decoder; it must fit both the spec's source
                     and target vocabulary sizes), saved inside the
-                    checkpoint and as CKPT.spm.model beside it
+                    checkpoint and as CKPT.spm.model beside it; a language
+                    model's is trained on its --text documents as written
   --tokenizer F.model  use an existing SentencePiece model
   --vocab-size N    pieces of the spm model, specials included (default:
                     the smaller of the spec's source / target vocab sizes)
@@ -73,12 +74,15 @@ validation:
                     whole file, printed as one line; BLEU as eval scores it
                     (sacreBLEU 13a on detokenized text with a subword
                     tokenizer, corpus BLEU-4 with effective order on the
-                    tokenizer's words otherwise)
+                    tokenizer's words otherwise). A language model's
+                    --valid is plain text (FILE.txt): loss, perplexity and
+                    next-token accuracy as eval --text scores them, judged
+                    by loss
   --valid-every N   validate every N steps (and after the last)
   --keep-best       keep the checkpoint with the best validation score as
                     CKPT.best.safetensors (needs --save and --valid)
   --best-by M       bleu (default) or loss: what --keep-best and --patience
-                    compare
+                    compare (language models: loss)
   --patience P      stop after P validations in a row without improvement
   --ema DECAY       keep an exponential moving average of the weights
                     (ema = DECAY * ema + (1 - DECAY) * weights after every
@@ -91,9 +95,9 @@ checkpoints:
                     half-written
   --every N         also save every N steps (default: only at the end)
   --resume FILE     continue a run from its checkpoint (and the tokenizer,
-                    --batch or --max-tokens, --update-freq and the best
-                    validation in it); the result is bit-identical to an
-                    uninterrupted run
+                    --batch or --max-tokens, --update-freq, --block and the
+                    best validation in it); the result is bit-identical to
+                    an uninterrupted run
   --init SEED       initialize the parameters with SEED (default 0)
   --init-from W     start from the parameters in W.safetensors (from export,
                     or PyTorch's state_dict by the same names and shapes);
@@ -278,6 +282,7 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       if (metric != "bleu" && metric != "loss")
         cursor.fail("--best-by expects bleu or loss, got '" + metric + "'");
       train.bestByLoss = metric == "loss";
+      train.bestByGiven = true;
     } else if (arg == "--patience") {
       train.patience = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--ema") {

@@ -213,7 +213,7 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                      ": time an entry with `run ENTRY --repeat N` (a "
                      "train_step entry takes N updates), or a language model "
                      "with scripts/bench-lm.sh");
-  if (options.decodeOutPath || options.beamOutPath) {
+  {
     std::vector<NamedPath> inputs, outputs;
     if (options.loadPath)
       inputs.push_back({*options.loadPath, "--load"});
@@ -223,7 +223,10 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       outputs.push_back({*options.decodeOutPath, "--decode-out"});
     if (options.beamOutPath)
       outputs.push_back({*options.beamOutPath, "--beam-out"});
+    if (options.profile.tracePath)
+      outputs.push_back({*options.profile.tracePath, "--profile-trace"});
     checkOutputPaths(outputs, inputs);
+    checkWritableDirectories(outputs);
   }
   ModelRunner runner(model, entryTable, options.threads);
   if (options.loadPath)

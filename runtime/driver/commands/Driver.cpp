@@ -117,7 +117,7 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
   case CommandLine::Command::Bench:
     return benchCommand(model, entryTable, line.bench, out, err);
   case CommandLine::Command::Export:
-    return exportCommand(model, line.exportOptions, out);
+    return exportCommand(model, line.exportOptions, out, err);
   default:
     return runCommand(model, entryTable, line.run, out, err);
   }
@@ -132,7 +132,14 @@ int runDriver(const std::string &program, const std::vector<std::string> &args,
     return dispatch(program, args, modelJson, entryTable, out, err);
   } catch (const UsageError &error) {
     printErrorLines(err, error.what());
-    err << "\n" << usageText(error.command(), program);
+    // One line to act on, not the whole usage text (which can bury the
+    // error off screen); the bare program with no command gets the usage.
+    if (args.empty())
+      err << "\n" << usageText("", program);
+    else
+      err << "hint: see '" << program
+          << (error.command().empty() ? "" : " " + error.command())
+          << " --help'\n";
     return error.exitCode();
   } catch (const DriverError &error) {
     printErrorLines(err, error.what());

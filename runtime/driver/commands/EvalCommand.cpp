@@ -100,7 +100,7 @@ int evalLanguageModel(const ModelInfo &model, const txc_entry_fn *entryTable,
                           options.noEma, err);
   const int32_t pad = modelPadId(model);
   TextCorpus corpus = readTextCorpus(options.textPath);
-  TokenBlocks blocks(encodeCorpus(corpus, tokenizer.source), length.bound,
+  TokenBlocks blocks(encodeCorpus(corpus, tokenizer), length.bound,
                      pad);
   TokenStats stats;
   for (int64_t begin = 0; begin < blocks.size(); begin += batch) {

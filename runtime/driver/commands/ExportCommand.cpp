@@ -3,15 +3,19 @@
 #include "cli/OutputPaths.h"
 #include "core/Error.h"
 #include "loop/Checkpoint.h"
+#include "loop/Ema.h"
 
 namespace txrt::driver {
 
 int exportCommand(const ModelInfo &model, const ExportOptions &options,
-                  std::ostream &out) {
-  checkOutputPaths({{options.outputPath, "the export file"}},
-                   {{options.loadPath, "--load"}});
+                  std::ostream &out, std::ostream &err) {
+  const std::vector<NamedPath> outputs = {
+      {options.outputPath, "the export file"}};
+  checkOutputPaths(outputs, {{options.loadPath, "--load"}});
+  checkWritableDirectories(outputs);
   ParameterArena params(model);
-  params.load(options.loadPath);
+  loadWeightsForInference(SafetensorsReader(options.loadPath), model, params,
+                          options.noEma, err);
   exportParameters(options.outputPath, model, params);
   int64_t count = 0;
   for (const ParamInfo &info : model.params)

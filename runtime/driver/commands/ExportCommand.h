@@ -15,10 +15,12 @@
 
 namespace txrt::driver {
 
-/// Loads options.loadPath (every parameter checked as --load checks it)
-/// and writes options.outputPath atomically; returns the exit code.
+/// Loads options.loadPath (every parameter checked as --load checks it;
+/// the weight average of a train --ema checkpoint unless --no-ema, with a
+/// note on `err` as eval gives) and writes options.outputPath atomically;
+/// returns the exit code.
 int exportCommand(const ModelInfo &model, const ExportOptions &options,
-                  std::ostream &out);
+                  std::ostream &out, std::ostream &err);
 
 } // namespace txrt::driver
 

@@ -9,6 +9,7 @@
 #include "commands/TrainingData.h"
 #include "core/Error.h"
 #include "core/ModelRunner.h"
+#include "loop/Ema.h"
 #include "decoding/Generation.h"
 
 #include <memory>
@@ -31,7 +32,8 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   SafetensorsReader checkpoint(options.loadPath);
   Tokenizer tokenizer =
       loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
-  runner.params().write().load(checkpoint);
+  loadWeightsForInference(checkpoint, model, runner.params().write(),
+                          options.noEma, err);
   const Vocabulary &vocabulary = tokenizer.source;
 
   std::vector<std::string> lines = options.prompts;
@@ -45,7 +47,9 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   }
   std::vector<TokenIds> prompts;
   for (const std::string &line : lines) {
-    TokenIds ids = vocabulary.encode(splitWords(line));
+    // A subword tokenizer encodes the prompt as written (TextCorpus.h).
+    TokenIds ids = tokenizer.subwords ? tokenizer.encodeSource(line)
+                                      : vocabulary.encode(splitWords(line));
     if (ids.empty())
       ids.push_back(vocabulary.eosId());
     prompts.push_back(std::move(ids));
@@ -63,6 +67,8 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   settings.sampling.topK = options.topK;
   settings.sampling.topP = options.topP;
   settings.sampling.seed = options.seed;
+  settings.emittable = vocabulary.size();
+  settings.excluded = {vocabulary.padId(), vocabulary.sosId()};
   // Only prompts of one length share a batch: no row is padded, so a
   // prompt's text does not depend on its batch mates (Generation.h).
   std::vector<TokenIds> continuations(prompts.size());
@@ -80,6 +86,17 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       continuations[rows[k]] = std::move(generated[k]);
   }
   for (size_t index = 0; index < prompts.size(); ++index) {
+    if (tokenizer.subwords) {
+      // Detokenized: the prompt's pieces and the new ones decoded together
+      // (an empty prompt's context is [EOS], where decoding would stop).
+      TokenIds ids = prompts[index];
+      if (ids.size() == 1 && ids[0] == vocabulary.eosId())
+        ids.clear();
+      ids.insert(ids.end(), continuations[index].begin(),
+                 continuations[index].end());
+      out << tokenizer.decodeTarget(ids) << "\n";
+      continue;
+    }
     std::vector<std::string> words = splitWords(lines[index]);
     for (const std::string &word : vocabulary.decode(continuations[index]))
       words.push_back(word);

@@ -7,7 +7,9 @@
 #include "commands/InfoCommand.h"
 #include "core/ModelRunner.h"
 #include "core/Parameters.h"
+#include "data/Tokenizer.h"
 #include "loop/Checkpoint.h"
+#include "loop/Ema.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -128,7 +130,8 @@ std::string describeCheckpoint(const ModelInfo &model,
                                const std::string &path) {
   // Read as --resume reads it: a file that does not fit is its error.
   ParameterArena params(model);
-  TrainingPosition position = loadCheckpoint(path, model, params);
+  SafetensorsReader file(path);
+  TrainingPosition position = loadCheckpoint(file, model, params);
   std::ostringstream out;
   out << "\ncheckpoint     " << path << "\n";
   out << "  step         " << position.step << " (next: batch "
@@ -146,6 +149,59 @@ std::string describeCheckpoint(const ModelInfo &model,
   out << "  data         "
       << (position.dataPath.empty() ? std::string("-") : position.dataPath)
       << " (fnv1a64 " << hexHash(position.dataHash) << ")\n";
+  if (position.block)
+    out << "  block        " << position.block << " positions (--text)\n";
+  out << "  precision    ";
+  if (position.precision.empty())
+    out << "not recorded (a checkpoint from before txc recorded it)\n";
+  else
+    out << position.precision
+        << (position.precision == model.precision
+                ? std::string()
+                : " (this executable: " + model.precision + ")")
+        << "\n";
+  out << "  tokenizer    ";
+  if (const std::string *json = file.metadataValue("tokenizer")) {
+    Tokenizer tokenizer =
+        Tokenizer::fromJson(*json, "the tokenizer inside '" + path + "'");
+    if (tokenizer.subwords)
+      out << "inside: SentencePiece, " << tokenizer.source.size()
+          << " pieces\n";
+    else
+      out << "inside: words, vocabularies " << tokenizer.source.size() << " / "
+          << tokenizer.target.size() << ", min-freq " << tokenizer.minFreq
+          << "\n";
+  } else {
+    out << "none inside (eval, generate and --resume read "
+        << checkpointSibling(path, kTokenizerSuffix)
+        << " beside it, or --tokenizer FILE)\n";
+  }
+  if (std::optional<LabelSet> labels = checkpointLabels(file)) {
+    out << "  labels       inside: " << labels->size() << " (";
+    for (int64_t id = 0; id < labels->size(); ++id)
+      out << (id ? ", " : "") << labels->label(id);
+    out << ")\n";
+  }
+  if (std::optional<double> decay = checkpointDecay(file))
+    out << "  ema          decay " << *decay
+        << " (the weight average beside the weights)\n";
+  out << "  validation   ";
+  if (const std::optional<ValidationRecord> &record = position.validation) {
+    char numbers[160];
+    if (model.kind == ModelKind::LanguageModel) // no translations, no BLEU
+      std::snprintf(numbers, sizeof(numbers), "loss %.4f, accuracy %.2f%%",
+                    record->bestLoss, 100.0 * record->bestAccuracy);
+    else
+      std::snprintf(numbers, sizeof(numbers),
+                    "loss %.4f, accuracy %.2f%%, BLEU %.2f", record->bestLoss,
+                    100.0 * record->bestAccuracy, record->bestBleu);
+    out << "best at step " << record->bestStep << " by "
+        << (record->byLoss ? "loss" : "BLEU") << " on '" << record->validPath
+        << "': " << numbers << "; " << record->sinceBest
+        << " validation(s) since\n";
+  } else {
+    out << "none recorded (train --valid records the best)\n";
+  }
   return out.str();
 }
 

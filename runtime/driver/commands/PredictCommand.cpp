@@ -3,6 +3,7 @@
 #include "commands/TrainingData.h"
 #include "core/Error.h"
 #include "data/Batching.h"
+#include "loop/Ema.h"
 
 #include <algorithm>
 #include <cmath>
@@ -71,7 +72,8 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   Tokenizer tokenizer =
       loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
   LabelSet labels = loadModelLabels(model, options.loadPath);
-  runner.params().write().load(checkpoint);
+  loadWeightsForInference(checkpoint, model, runner.params().write(),
+                          options.noEma, err);
 
   std::vector<std::string> lines = options.texts, where;
   if (lines.empty()) {

@@ -81,11 +81,14 @@ void checkRunOutputs(const EntryInfo &entry, const RunOptions &options,
     outputs.push_back({*options.saveGradsPath, "--save-grads"});
   if (options.savePath)
     outputs.push_back({*options.savePath, "--save"});
+  if (options.profile.tracePath)
+    outputs.push_back({*options.profile.tracePath, "--profile-trace"});
   for (const InputSource &source : sources)
     inputs.push_back({source.path, "input '" + source.name + "'"});
   if (options.loadPath)
     inputs.push_back({*options.loadPath, "--load"});
   checkOutputPaths(outputs, inputs, {{"--save", "--load"}});
+  checkWritableDirectories(outputs);
 }
 
 } // namespace
@@ -158,6 +161,14 @@ Tokenizer loadedTokenizer(const RunOptions &options) {
   } catch (const InputError &) {
     return Tokenizer{}; // run --save wrote an empty one: no text involved
   }
+}
+
+/// A classifier checkpoint's labels, carried into what --save writes.
+std::optional<LabelSet> loadedLabels(const RunOptions &options) {
+  if (!options.loadPath)
+    return std::nullopt;
+  SafetensorsReader file(*options.loadPath);
+  return isTrainingCheckpoint(file) ? checkpointLabels(file) : std::nullopt;
 }
 
 /// Whether `--save` after `entry` writes a training checkpoint (parameters,
@@ -422,8 +433,10 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     position.step = lastStep;
     position.seed = options.trainSeed;
     position.batchSize = std::max<int64_t>(position.batchSize, 1);
+    std::optional<LabelSet> labels = loadedLabels(options);
     saveCheckpoint(*options.savePath, model, params, position,
-                   loadedTokenizer(options));
+                   loadedTokenizer(options), nullptr,
+                   labels ? &*labels : nullptr);
     out << "saved the parameters, Adam's moments and step " << lastStep
         << " to " << *options.savePath << "\n";
   } else if (options.savePath) {

@@ -70,7 +70,8 @@ int64_t batchSize(const std::optional<int64_t> &requested,
 /// Notes where a resumed run's options differ from the checkpoint's.
 void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
                      int64_t batch, int64_t maxTokens, int64_t updateFreq,
-                     const TrainingData &data, std::ostream &err) {
+                     const TrainingData &data, const std::string &precision,
+                     std::ostream &err) {
   auto note = [&](const std::string &what) {
     err << "note: " << what
         << " differs from the checkpoint's; the run will not match an "
@@ -87,6 +88,10 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
     note("--seed " + std::to_string(*options.seed));
   if (data.hash != saved.dataHash)
     note("the content of " + data.flag + " '" + data.path + "'");
+  if (saved.block && data.block != saved.block)
+    note("--block " + std::to_string(data.block));
+  if (!saved.precision.empty() && saved.precision != precision)
+    note("txc --precision=" + precision);
 }
 
 /// Every file train writes, checked against each other and the inputs.
@@ -166,13 +171,19 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                     Communicator &ranks) {
   const EntryInfo &entry = trainEntry(model);
   const OptimizerInfo &optimizer = *model.optimizer;
-  if (options.validPath)
-    requireSeq2SeqOption(model, "--valid",
-                         " (score a checkpoint of it with eval --load C " +
-                             std::string(model.kind == ModelKind::LanguageModel
-                                             ? "--text"
-                                             : "--data") +
-                             " V)");
+  if (options.validPath && model.kind == ModelKind::Classifier)
+    throw InputError("--valid applies to seq2seq models and language models; "
+                     "'" + model.model + "' is a classifier (score a "
+                     "checkpoint of it with eval --load C --data V)");
+  // A language model's validation has no translations: it is judged by
+  // loss (perplexity).
+  const bool bestByLoss =
+      options.bestByLoss || model.kind == ModelKind::LanguageModel;
+  if (options.validPath && model.kind == ModelKind::LanguageModel &&
+      options.bestByGiven && !options.bestByLoss)
+    throw InputError("--best-by bleu does not apply to a language model "
+                     "(its validation scores the --valid text's loss and "
+                     "perplexity, no translations); leave out --best-by");
   std::optional<std::string> logPath = options.logPath;
   if (!logPath && options.savePath)
     logPath = checkpointSibling(*options.savePath, kLossCurveSuffix);
@@ -197,6 +208,10 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         loadModelTokenizer(model, *resumed, std::nullopt, err);
     if (model.kind == ModelKind::Classifier)
       dataOptions.labels = loadModelLabels(model, *options.resumePath);
+    // A language model's text is cut into the checkpoint's blocks unless
+    // --block says otherwise (the blocks are the examples batches draw).
+    if (!dataOptions.block && recordedBlock(*resumed))
+      dataOptions.block = recordedBlock(*resumed);
   }
   int64_t minFreq = options.minFreq.value_or(
       dataOptions.tokenizer ? dataOptions.tokenizer->minFreq : 1);
@@ -238,7 +253,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         << position.step << " (trained with update-freq "
         << position.updateFreq << " on " << position.ranks
         << (position.ranks == 1 ? " rank" : " ranks") << ")\n";
-    noteDifferences(position, options, batch, maxTokens, updateFreq, data, err);
+    noteDifferences(position, options, batch, maxTokens, updateFreq, data,
+                    model.precision, err);
     position.seed = options.seed.value_or(position.seed);
     if (logPath) {
       std::error_code error;
@@ -268,6 +284,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   position.minFreq = minFreq;
   position.dataPath = data.path;
   position.dataHash = data.hash;
+  position.block = data.block;
 
   // --ema (or the resumed checkpoint's average): from the weights now.
   std::unique_ptr<WeightAverage> average =
@@ -327,7 +344,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     at.batchInEpoch = index;
     at.validation = validator ? validator->record() : std::nullopt;
     saveCheckpoint(path, model, runner.params().read(), at, tokenizer,
-                   average.get());
+                   average.get(), data.labels ? &*data.labels : nullptr);
   };
   auto save = [&](int64_t step) {
     if (!options.savePath)
@@ -354,7 +371,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (options.validPath)
     validator = std::make_unique<Validator>(model, runner, tokenizer,
                                             *options.validPath, batch,
-                                            options.bestByLoss);
+                                            bestByLoss);
   std::optional<std::string> bestPath;
   if (options.keepBest)
     bestPath = checkpointSibling(*options.savePath, kBestCheckpointSuffix);
@@ -365,7 +382,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       err << "note: the checkpoint's best validation (step " << record->bestStep
           << ", by " << metric(record->byLoss) << " on '" << record->validPath
           << "') is not comparable with --valid '" << *options.validPath
-          << "' by " << metric(options.bestByLoss)
+          << "' by " << metric(bestByLoss)
           << "; validation starts a new best";
       if (bestPath)
         err << " (the first validation replaces " << *bestPath << ")";
@@ -382,11 +399,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       average->swap(runner.params().write());
     err << score.describe() << (validator->improved() ? " (best)" : "")
         << "\n";
-    lastValidBleu = score.bleu.bleu;
+    if (score.hasBleu)
+      lastValidBleu = score.bleu.bleu;
     if (!curve.empty() && curve.back().step == step) {
       curve.back().validLoss = score.loss;
       curve.back().validAccuracy = score.accuracy;
-      curve.back().validBleu = score.bleu.bleu;
+      curve.back().validBleu = score.hasBleu ? score.bleu.bleu : NAN;
     }
     if (score.allEmpty)
       err << "warning: every validation output is empty; the model "
@@ -403,7 +421,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
           << (options.patience == 1 ? " validation" : " validations")
           << " without improving on step "
           << validator->best().step << " ("
-          << (options.bestByLoss ? "loss" : "BLEU") << ")\n";
+          << (bestByLoss ? "loss" : "BLEU") << ")\n";
       return true;
     }
     return false;

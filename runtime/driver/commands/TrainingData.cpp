@@ -143,6 +143,15 @@ void checkLabelsFitModel(const ModelInfo &model, const LabelSet &labels,
 
 LabelSet loadModelLabels(const ModelInfo &model,
                          const std::string &checkpointPath) {
+  // The labels inside the checkpoint change with its weights in one rename;
+  // the file beside it is a copy for other tools (and all that checkpoints
+  // from before the labels moved inside have).
+  if (std::optional<LabelSet> inside =
+          checkpointLabels(SafetensorsReader(checkpointPath))) {
+    checkLabelsFitModel(model, *inside,
+                        "the labels inside '" + checkpointPath + "'");
+    return *inside;
+  }
   std::string path = checkpointSibling(checkpointPath, kLabelsSuffix);
   std::error_code error;
   if (!std::filesystem::exists(path, error))
@@ -225,7 +234,8 @@ std::vector<std::string> sampleSentences(const std::string &path,
 
 Tokenizer trainSubwordTokenizer(const ModelInfo &model,
                                 const std::string &path,
-                                std::optional<int64_t> vocabSize, bool bpe) {
+                                std::optional<int64_t> vocabSize, bool bpe,
+                                const std::vector<std::string> *texts) {
   // One model for both sides: it must fit the smaller vocabulary.
   std::string smallestKey;
   int64_t smallest = std::numeric_limits<int32_t>::max();
@@ -241,15 +251,18 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
     throw InputError("--vocab-size " + std::to_string(size) +
                      " does not fit '" + model.model + "': its config " +
                      smallestKey + " is " + std::to_string(smallest) +
-                     " (one SentencePiece model serves the source and the "
-                     "target side, so it must fit both); give --vocab-size " +
+                     (model.kind == ModelKind::LanguageModel
+                          ? std::string()
+                          : " (one SentencePiece model serves the source and "
+                            "the target side, so it must fit both)") +
+                     "; give --vocab-size " +
                      std::to_string(smallest) + " or less, or recompile with "
                      "txc -D " + smallestKey + "=" + std::to_string(size));
   if (size <= kNumSpecialTokens)
     throw InputError("--vocab-size " + std::to_string(size) +
                      " leaves no room beside the 4 specials");
   std::vector<std::string> sentences =
-      sampleSentences(path, kSubwordSamplePairs);
+      texts ? *texts : sampleSentences(path, kSubwordSamplePairs);
   SentencePieceOptions options;
   options.algorithm = bpe ? SentencePieceOptions::Algorithm::Bpe
                           : SentencePieceOptions::Algorithm::Unigram;
@@ -279,8 +292,10 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
 TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                               const TrainDataOptions &options) {
   requireKind(model, "train");
-  if (options.tokenizerKind != "word")
-    requireSeq2SeqOption(model, "--tokenizer " + options.tokenizerKind);
+  if (options.tokenizerKind != "word" && model.kind == ModelKind::Classifier)
+    throw InputError("--tokenizer " + options.tokenizerKind +
+                     " applies to seq2seq models and language models; '" +
+                     model.model + "' is a classifier");
   TrainingData data;
   const int32_t pad = modelPadId(model);
   if (model.kind == ModelKind::LanguageModel) {
@@ -296,15 +311,26 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                          " is longer than " + length.describe());
       block = *options.block;
     }
+    data.block = block;
     TextCorpus corpus = readTextCorpus(options.textPath);
     data.path = options.textPath;
     data.flag = "--text";
     data.hash = corpus.hash;
-    data.tokenizer = options.tokenizer
-                         ? *options.tokenizer
-                         : buildSingleTokenizer(model, corpus.documents,
-                                                options.minFreq, data.path);
-    std::vector<int32_t> stream = encodeCorpus(corpus, data.tokenizer.source);
+    if (options.tokenizer)
+      data.tokenizer = *options.tokenizer;
+    else if (options.tokenizerKind == "spm")
+      data.tokenizer = trainSubwordTokenizer(model, data.path,
+                                             options.vocabSize, options.spmBpe,
+                                             &corpus.texts);
+    else if (options.tokenizerKind != "word")
+      data.tokenizer = Tokenizer::load(options.tokenizerKind);
+    else
+      data.tokenizer = buildSingleTokenizer(model, corpus.documents,
+                                            options.minFreq, data.path);
+    if (data.tokenizer.subwords)
+      checkTokenizerFitsModel(model, data.tokenizer,
+                              "the SentencePiece model");
+    std::vector<int32_t> stream = encodeCorpus(corpus, data.tokenizer);
     std::vector<int64_t> tokenCounts(size_t(data.tokenizer.source.size()), 0);
     for (int32_t id : stream)
       ++tokenCounts[size_t(id)];
@@ -322,6 +348,16 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     data.unit = "tokens";
     data.makeSource = [blocks = std::move(blocks)](
                           int64_t batch, int64_t maxTokens, uint64_t seed) {
+      // Every block has the same length: name it, not "example 1" and its
+      // source and target sides.
+      if (maxTokens && maxTokens < blocks.blockLength())
+        throw InputError(
+            "--max-tokens " + std::to_string(maxTokens) +
+            " is smaller than one block of the text (" +
+            std::to_string(blocks.blockLength()) +
+            " positions); raise --max-tokens to " +
+            std::to_string(blocks.blockLength()) + " or more, or give --block " +
+            std::to_string(maxTokens) + " or less");
       return std::make_unique<LanguageModelBatches>(blocks, batch, seed,
                                                     maxTokens);
     };

@@ -81,6 +81,8 @@ struct TrainingData {
   Tokenizer tokenizer;
   std::optional<LabelSet> labels; ///< classifiers
   LengthBound batchBound;
+  /// Language models: the positions of a --text block (else 0).
+  int64_t block = 0;
   /// "412 pairs from F: vocabularies 120 / 140"
   std::string summary;
   /// "target tokens", "tokens", "examples": what targetTokens counts.
@@ -130,9 +132,12 @@ std::vector<std::string> sampleSentences(const std::string &path,
 /// `path` (a sample of kSubwordSamplePairs pairs when larger), of
 /// `vocabSize` pieces (default: the smaller of the model's source and
 /// target vocabulary sizes); InputError naming the config key when
-/// `vocabSize` exceeds either.
-Tokenizer trainSubwordTokenizer(const ModelInfo &model, const std::string &path,
-                                std::optional<int64_t> vocabSize, bool bpe);
+/// `vocabSize` exceeds either. A language model passes the `sentences` of
+/// its text (TextCorpus::texts) instead; `path` then names them.
+Tokenizer
+trainSubwordTokenizer(const ModelInfo &model, const std::string &path,
+                      std::optional<int64_t> vocabSize, bool bpe,
+                      const std::vector<std::string> *sentences = nullptr);
 
 /// Reads and encodes the training data of `model`'s kind for `train`.
 TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,

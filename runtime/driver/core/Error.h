@@ -4,7 +4,8 @@
 // them and turns them into an `error: ...` line and an exit code:
 //
 //   InputError   bad user input (arguments, files, shapes, ids)  -> exit 2
-//   UsageError   a malformed command line; also prints the usage -> exit 2
+//   UsageError   a malformed command line; also prints a hint naming the
+//                command's --help -> exit 2
 //   ModelError   the embedded model metadata is inconsistent      -> exit 1
 //   KernelError  the compiled entry returned a txrt failure       -> exit 1
 //   ResourceError the machine failed us: a full disk, an I/O error,

@@ -39,6 +39,9 @@ void visitLine(std::string_view line, int64_t number, const std::string &path,
                const TabbedLineVisitor &visit) {
   if (!line.empty() && line.back() == '\r')
     line.remove_suffix(1);
+  // A UTF-8 byte order mark (Windows editors write one) is no text.
+  if (number == 1 && line.substr(0, 3) == kUtf8ByteOrderMark)
+    line.remove_prefix(3);
   std::string expected = std::string("(expected '") + columns.left +
                          "<TAB>" + columns.right + "')";
   // Words become JSON strings in the tokenizer: they must be UTF-8.

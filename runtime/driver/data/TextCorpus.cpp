@@ -14,10 +14,14 @@ TextCorpus parseTextCorpus(std::string_view content, const std::string &path) {
   corpus.path = path;
   corpus.hash = fnv1a64(content);
   std::vector<std::string> document;
+  std::string text;
   auto endDocument = [&] {
-    if (!document.empty())
+    if (!document.empty()) {
       corpus.documents.push_back(std::move(document));
+      corpus.texts.push_back(std::move(text));
+    }
     document.clear();
+    text.clear();
   };
   int64_t lineNumber = 0;
   size_t start = 0;
@@ -28,6 +32,9 @@ TextCorpus parseTextCorpus(std::string_view content, const std::string &path) {
     std::string_view line = content.substr(start, end - start);
     start = end + 1;
     ++lineNumber;
+    // A UTF-8 byte order mark (Windows editors write one) is no text.
+    if (lineNumber == 1 && line.substr(0, 3) == kUtf8ByteOrderMark)
+      line.remove_prefix(3);
     if (size_t bad = findInvalidUtf8(line); bad != std::string_view::npos)
       throw InputError(path + ":" + std::to_string(lineNumber) +
                        ": invalid UTF-8 at byte " + std::to_string(bad + 1) +
@@ -38,6 +45,9 @@ TextCorpus parseTextCorpus(std::string_view content, const std::string &path) {
     }
     for (std::string &word : splitWords(line))
       document.push_back(std::move(word));
+    if (!line.empty() && line.back() == '\r')
+      line.remove_suffix(1);
+    text += (text.empty() ? "" : " ") + std::string(line);
   }
   endDocument();
   if (corpus.documents.empty())
@@ -56,6 +66,19 @@ std::vector<int32_t> encodeCorpus(const TextCorpus &corpus,
     std::vector<int32_t> ids = vocabulary.encode(document);
     stream.insert(stream.end(), ids.begin(), ids.end());
     stream.push_back(vocabulary.eosId());
+  }
+  return stream;
+}
+
+std::vector<int32_t> encodeCorpus(const TextCorpus &corpus,
+                                  const Tokenizer &tokenizer) {
+  if (!tokenizer.subwords)
+    return encodeCorpus(corpus, tokenizer.source);
+  std::vector<int32_t> stream;
+  for (const std::string &text : corpus.texts) {
+    std::vector<int32_t> ids = tokenizer.encodeSource(text);
+    stream.insert(stream.end(), ids.begin(), ids.end());
+    stream.push_back(tokenizer.source.eosId());
   }
   return stream;
 }

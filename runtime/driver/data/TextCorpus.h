@@ -7,6 +7,9 @@
 //
 //   doc 1 ids, [EOS], doc 2 ids, [EOS], ...
 //
+// With a SentencePiece tokenizer each document's text as written (its
+// lines joined by spaces) is encoded instead of its words.
+//
 // The stream is cut into blocks of `block` positions (the T bound, or
 // --block N). Block i reads stream[i*block .. i*block + block) and its
 // targets are the same positions shifted by one; the last block, when the
@@ -29,6 +32,9 @@ namespace txrt::driver {
 struct TextCorpus {
   std::string path;
   std::vector<std::vector<std::string>> documents; ///< words
+  /// Each document's lines as written (no '\r', no byte order mark),
+  /// joined by spaces: what a SentencePiece tokenizer encodes.
+  std::vector<std::string> texts;
   uint64_t hash = 0; ///< FNV-1a of the file's bytes
 };
 
@@ -40,6 +46,10 @@ TextCorpus readTextCorpus(const std::string &path);
 /// The token stream: each document's ids, then [EOS].
 std::vector<int32_t> encodeCorpus(const TextCorpus &corpus,
                                   const Vocabulary &vocabulary);
+/// The same with `tokenizer`: its words, or with a SentencePiece model the
+/// pieces of each document's text as written.
+std::vector<int32_t> encodeCorpus(const TextCorpus &corpus,
+                                  const Tokenizer &tokenizer);
 
 /// Next-token blocks of a token stream.
 class TokenBlocks {

@@ -92,6 +92,9 @@ std::string joinWords(const std::vector<std::string> &words);
 /// not), or std::string_view::npos when it all is.
 size_t findInvalidUtf8(std::string_view text);
 
+/// The UTF-8 byte order mark; the text readers drop it at a file's start.
+constexpr std::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
+
 /// Occurrences of each word.
 using WordCounts = std::unordered_map<std::string, int64_t>;
 

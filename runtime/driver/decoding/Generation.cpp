@@ -3,6 +3,7 @@
 #include "core/Error.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 namespace txrt::driver {
@@ -169,6 +170,20 @@ std::vector<float> LmStepCached::next(const std::vector<TokenIds> &prefixes) {
   return logits;
 }
 
+namespace {
+
+/// Sets the logits of the ids `settings` never picks to -infinity.
+void disallow(float *logits, int64_t vocab, const GenerateSettings &settings) {
+  const float never = -std::numeric_limits<float>::infinity();
+  if (settings.emittable > 0 && settings.emittable < vocab)
+    std::fill(logits + settings.emittable, logits + vocab, never);
+  for (int32_t id : settings.excluded)
+    if (id >= 0 && id < vocab)
+      logits[id] = never;
+}
+
+} // namespace
+
 std::vector<TokenIds> generateTokens(PrefixModel &model,
                                      const std::vector<TokenIds> &prompts,
                                      const GenerateSettings &settings,
@@ -183,6 +198,8 @@ std::vector<TokenIds> generateTokens(PrefixModel &model,
     // row keeps the left padding it started with, so its positions do not
     // change while the batch is decoded.
     std::vector<float> logits = model.next(prefixes);
+    for (size_t row = 0; row < prompts.size(); ++row)
+      disallow(logits.data() + int64_t(row) * vocab, vocab, settings);
     for (size_t row = 0; row < prompts.size(); ++row) {
       int32_t id = done[row] ? settings.eos
                              : sampleToken(logits.data() + int64_t(row) * vocab,

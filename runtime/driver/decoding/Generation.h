@@ -87,11 +87,20 @@ struct GenerateSettings {
   int32_t eos = 0;
   int64_t maxNewTokens = 1;
   SamplingOptions sampling;
+  /// Ids the tokenizer has a word for: [0, emittable) (0: every id of the
+  /// model's logits). A model's vocab dim may be larger than its tokenizer
+  /// (config vocab is a bound); the ids past it have no text.
+  int64_t emittable = 0;
+  /// Ids never picked although emittable ([PAD], which the padding mask
+  /// would hide, and [SOS], which no training text holds).
+  std::vector<int32_t> excluded;
 };
 
 /// Continues each prompt (non-empty); `rowKeys[k]` is prompts[k]'s index
 /// among all prompts (the draws are keyed by it; empty: 0, 1, 2, ...). The
-/// outputs exclude the prompt and the end-of-text id.
+/// outputs exclude the prompt and the end-of-text id. Greedy and sampled
+/// choices see only the ids the settings allow (their logits set to
+/// -infinity), so every generated id has a word.
 std::vector<TokenIds> generateTokens(PrefixModel &model,
                                      const std::vector<TokenIds> &prompts,
                                      const GenerateSettings &settings,

@@ -52,6 +52,11 @@ samplingDistribution(const float *logits, int64_t vocab,
   std::partial_sort(order.begin(), order.begin() + keep, order.end(),
                     moreLikely);
   order.resize(keep);
+  // Ids at -infinity (never to be picked) have no probability; the most
+  // likely id stays.
+  while (order.size() > 1 && std::isinf(logits[order.back()]) &&
+         logits[order.back()] < 0)
+    order.pop_back();
   std::vector<std::pair<int32_t, double>> out;
   out.reserve(keep);
   double top = double(logits[order[0]]) / options.temperature, total = 0.0;

@@ -23,6 +23,7 @@ namespace {
 
 constexpr const char *kFormat = "txc-checkpoint";
 constexpr const char *kTokenizerKey = "tokenizer";
+constexpr const char *kLabelsKey = "labels";
 
 template <typename T>
 T metadataInteger(const SafetensorsReader &file, const std::string &key,
@@ -117,7 +118,7 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
                     const ParameterArena &params,
                     const TrainingPosition &position,
                     const Tokenizer &tokenizer,
-                    const WeightAverage *average) {
+                    const WeightAverage *average, const LabelSet *labels) {
   std::vector<SafetensorsTensorView> views;
   for (const ParamInfo &info : model.params) {
     views.push_back({info.name, DType::F32, info.shape, params.param(info)});
@@ -141,10 +142,18 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
       {"min_freq", std::to_string(position.minFreq)},
       {"data", position.dataPath},
       {"data_fnv1a64", hexHash(position.dataHash)},
-      {kTokenizerKey, tokenizer.toJson()},
   };
+  // run --save of a train_step entry may have no tokenizer (ids in, no
+  // text): then the file holds none rather than an empty, invalid one.
+  if (tokenizer.source.size() > 0)
+    metadata.push_back({kTokenizerKey, tokenizer.toJson()});
   if (position.maxTokens)
     metadata.push_back({"max_tokens", std::to_string(position.maxTokens)});
+  if (position.block)
+    metadata.push_back({"block", std::to_string(position.block)});
+  metadata.push_back({"precision", model.precision});
+  if (labels)
+    metadata.push_back({kLabelsKey, labels->toJson()});
   if (const std::optional<ValidationRecord> &record = position.validation) {
     metadata.push_back({"valid", record->validPath});
     metadata.push_back({"valid_fnv1a64", hexHash(record->validHash)});
@@ -161,6 +170,17 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
     metadata.push_back({kEmaDecayKey, formatDecay(average->decay())});
   }
   writeSafetensors(path, views, metadata);
+}
+
+int64_t recordedBlock(const SafetensorsReader &file) {
+  if (!file.metadataValue("block"))
+    return 0;
+  int64_t block =
+      metadataInteger<int64_t>(file, "block", 10, kMaxTrainingCount);
+  if (block < 1)
+    throw InputError("'" + file.path() +
+                     "' has an invalid __metadata__ 'block': 0");
+  return block;
 }
 
 bool isTrainingCheckpoint(const SafetensorsReader &file) {
@@ -226,6 +246,9 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
   position.dataHash = metadataInteger<uint64_t>(file, "data_fnv1a64", 16);
   if (const std::string *data = file.metadataValue("data"))
     position.dataPath = *data;
+  position.block = recordedBlock(file);
+  if (const std::string *precision = file.metadataValue("precision"))
+    position.precision = *precision;
   position.validation = loadValidationRecord(file);
   if (position.step < 0 || position.batchSize < 1 || position.minFreq < 1 ||
       position.epoch < 0 || position.batchInEpoch < 0 ||
@@ -282,6 +305,14 @@ std::optional<Tokenizer> checkpointTokenizer(const SafetensorsReader &file) {
   return Tokenizer::fromJson(*text, "__metadata__ '" +
                                         std::string(kTokenizerKey) + "' of '" +
                                         file.path() + "'");
+}
+
+std::optional<LabelSet> checkpointLabels(const SafetensorsReader &file) {
+  const std::string *text = file.metadataValue(kLabelsKey);
+  if (!text)
+    return std::nullopt;
+  return LabelSet::fromJson(*text, "__metadata__ '" + std::string(kLabelsKey) +
+                                       "' of '" + file.path() + "'");
 }
 
 std::string checkpointSibling(const std::string &checkpointPath,

@@ -39,6 +39,7 @@
 #include "core/ModelInfo.h"
 #include "core/Parameters.h"
 #include "formats/Safetensors.h"
+#include "data/LabeledText.h"
 #include "data/Tokenizer.h"
 
 #include <cstdint>
@@ -70,6 +71,12 @@ struct TrainingPosition {
   int64_t minFreq = 1;
   std::string dataPath;
   uint64_t dataHash = 0;
+  /// Language models: the length of the --text blocks (0: not recorded,
+  /// as in older checkpoints and other kinds).
+  int64_t block = 0;
+  /// The txc --precision of the executable that wrote it ("fp32", "bf16";
+  /// empty in older checkpoints). saveCheckpoint writes the model's.
+  std::string precision;
   /// With --valid, once a validation ran (absent in older checkpoints).
   std::optional<ValidationRecord> validation;
 };
@@ -89,12 +96,14 @@ constexpr const char *kBestCheckpointSuffix = ".best.safetensors";
 class WeightAverage;
 
 /// Writes params and moments (when the model has them) with `position` and
-/// `tokenizer`, and `average` (train --ema, Ema.h) when given.
+/// `tokenizer`, `average` (train --ema, Ema.h) and a classifier's `labels`
+/// (__metadata__ "labels", the CKPT.labels.json text) when given.
 void saveCheckpoint(const std::string &path, const ModelInfo &model,
                     const ParameterArena &params,
                     const TrainingPosition &position,
                     const Tokenizer &tokenizer,
-                    const WeightAverage *average = nullptr);
+                    const WeightAverage *average = nullptr,
+                    const LabelSet *labels = nullptr);
 
 /// Whether `file` is a training checkpoint (train --save, run --save after
 /// a train_step entry): its __metadata__ "format" is "txc-checkpoint".
@@ -108,6 +117,10 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
                                 const ModelInfo &model, ParameterArena &params);
 TrainingPosition loadCheckpoint(const std::string &path, const ModelInfo &model,
                                 ParameterArena &params);
+
+/// The --block a language model's checkpoint records (0: none), read
+/// before the data are: a resumed run cuts its text as the checkpoint's did.
+int64_t recordedBlock(const SafetensorsReader &file);
 
 /// Parameters from elsewhere (`export`, a PyTorch state_dict saved as
 /// safetensors): every parameter is checked as --load checks it (missing,
@@ -125,6 +138,10 @@ void exportParameters(const std::string &path, const ModelInfo &model,
 /// The tokenizer stored in a checkpoint's __metadata__, nullopt for files
 /// without one; InputError when it is malformed.
 std::optional<Tokenizer> checkpointTokenizer(const SafetensorsReader &file);
+
+/// The label set stored in a classifier checkpoint's __metadata__, nullopt
+/// for files without one; InputError when it is malformed.
+std::optional<LabelSet> checkpointLabels(const SafetensorsReader &file);
 
 /// "ckpt.safetensors" -> "ckpt" + suffix ("ckpt.tokenizer.json"); a path
 /// without the .safetensors extension gets the suffix appended.

@@ -77,7 +77,7 @@ bool hasAveragedWeights(const SafetensorsReader &file, const ModelInfo &model);
 bool loadAveragedWeights(const SafetensorsReader &file, const ModelInfo &model,
                          ParameterArena &params);
 
-/// `translate` / `eval`: loads the parameters of `file`, then its average
+/// `translate`, `eval`, `generate`, `predict`: loads the parameters of `file`, then its average
 /// unless `raw` (--no-ema), with a note on `err` saying which.
 void loadWeightsForInference(const SafetensorsReader &file,
                              const ModelInfo &model, ParameterArena &params,

@@ -19,8 +19,13 @@ std::string lossCsv(const std::vector<LossPoint> &points) {
                   point.tokensPerSecond);
     text += row;
     if (point.validated()) {
-      std::snprintf(row, sizeof(row), "%.9g,%.9g,%.9g", point.validLoss,
-                    point.validAccuracy, point.validBleu);
+      // A language model's validation has no BLEU: its column stays empty.
+      if (std::isnan(point.validBleu))
+        std::snprintf(row, sizeof(row), "%.9g,%.9g,", point.validLoss,
+                      point.validAccuracy);
+      else
+        std::snprintf(row, sizeof(row), "%.9g,%.9g,%.9g", point.validLoss,
+                      point.validAccuracy, point.validBleu);
       text += row;
     } else {
       text += ",,";
@@ -46,12 +51,15 @@ std::vector<LossPoint> parseLossCsv(const std::string &text) {
     size_t comma = 0;
     for (int i = 0; i < 4 && comma != std::string::npos; ++i)
       comma = line.find(',', comma ? comma + 1 : 0);
-    if (comma != std::string::npos &&
-        std::sscanf(line.c_str() + comma, ",%lf,%lf,%lf", &valid[0],
-                    &valid[1], &valid[2]) == 3) {
+    int filled = comma == std::string::npos
+                     ? 0
+                     : std::sscanf(line.c_str() + comma, ",%lf,%lf,%lf",
+                                   &valid[0], &valid[1], &valid[2]);
+    if (filled >= 2) {
       point.validLoss = valid[0];
       point.validAccuracy = valid[1];
-      point.validBleu = valid[2];
+      if (filled == 3)
+        point.validBleu = valid[2];
     }
     points.push_back(point);
   }

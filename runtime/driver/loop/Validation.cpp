@@ -10,6 +10,7 @@
 #include "formats/FileIO.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <numeric>
 
@@ -17,6 +18,14 @@ namespace txrt::driver {
 
 std::string ValidationScore::describe() const {
   char line[160];
+  if (!hasBleu) {
+    std::snprintf(line, sizeof(line),
+                  "validation step %lld: loss %.4f, perplexity %.3f, "
+                  "accuracy %.2f%%",
+                  static_cast<long long>(step), loss, std::exp(loss),
+                  100 * accuracy);
+    return line;
+  }
   std::snprintf(line, sizeof(line),
                 "validation step %lld: loss %.4f, accuracy %.2f%%, BLEU %.2f",
                 static_cast<long long>(step), loss, 100 * accuracy,
@@ -29,6 +38,18 @@ Validator::Validator(const ModelInfo &model, ModelRunner &runner,
                      int64_t batch, bool bestByLoss)
     : model_(model), runner_(runner), tokenizer_(tokenizer), path_(path),
       batch_(batch), bestByLoss_(bestByLoss) {
+  if (model.kind == ModelKind::LanguageModel) {
+    const EntryInfo &logits = entryWithRole(model, "logits", "train --valid");
+    runner.reserveArena(logits);
+    const TensorSig &tokens = inputWithRole(logits, "tokens");
+    batch_ = std::min(batch_, inputBound(model, logits, tokens, 0).bound);
+    TextCorpus corpus = readTextCorpus(path);
+    hash_ = corpus.hash;
+    blocks_ = std::make_unique<TokenBlocks>(
+        encodeCorpus(corpus, tokenizer),
+        inputBound(model, logits, tokens, 1).bound, modelPadId(model));
+    return;
+  }
   const EntryInfo &encode = entryWithRole(model, "encode", "train --valid");
   const EntryInfo &decode = entryWithRole(model, "decode", "train --valid");
   runner.reserveArena(encode);
@@ -42,6 +63,26 @@ Validator::Validator(const ModelInfo &model, ModelRunner &runner,
 }
 
 ValidationScore Validator::run(int64_t step) {
+  ValidationScore score;
+  score.step = step;
+  if (blocks_) {
+    const EntryInfo &logits = *model_.findEntryByRole("logits");
+    TokenStats stats;
+    for (int64_t begin = 0; begin < blocks_->size(); begin += batch_) {
+      std::vector<size_t> indices(
+          size_t(std::min(blocks_->size() - begin, batch_)));
+      std::iota(indices.begin(), indices.end(), size_t(begin));
+      Tensor input = blocks_->tokens(indices);
+      Tensor targets = blocks_->targets(indices);
+      std::vector<Tensor> outputs = runner_.call(logits, {&input});
+      accumulateTokenStats(outputs[0], targets, modelPadId(model_), stats);
+    }
+    score.loss = stats.tokens ? stats.lossSum / double(stats.tokens) : 0.0;
+    score.accuracy =
+        stats.tokens ? double(stats.correct) / double(stats.tokens) : 0.0;
+    score.hasBleu = false;
+    return judge(score);
+  }
   const EntryInfo &encode = *model_.findEntryByRole("encode");
   const EntryInfo &decode = *model_.findEntryByRole("decode");
   const int32_t pad = modelPadId(model_);
@@ -71,8 +112,6 @@ ValidationScore Validator::run(int64_t step) {
   for (const TokenIds &ids : outputs)
     hypotheses.push_back(tokenizer_.decodeTarget(ids));
 
-  ValidationScore score;
-  score.step = step;
   score.loss = stats.tokens ? stats.lossSum / double(stats.tokens) : 0.0;
   score.accuracy =
       stats.tokens ? double(stats.correct) / double(stats.tokens) : 0.0;
@@ -83,7 +122,10 @@ ValidationScore Validator::run(int64_t step) {
       hypotheses.size() > 1 &&
       std::all_of(hypotheses.begin(), hypotheses.end(),
                   [&](const std::string &h) { return h == hypotheses[0]; });
+  return judge(score);
+}
 
+ValidationScore Validator::judge(const ValidationScore &score) {
   improved_ = !haveBest_ || (bestByLoss_ ? score.loss < best_.loss
                                          : score.bleu.bleu > best_.bleu.bleu);
   if (improved_) {

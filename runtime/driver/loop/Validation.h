@@ -9,6 +9,9 @@
 //                   `eval` scores it (translationBleu, EvalCommand.h:
 //                   sacreBLEU on detokenized text with a subword tokenizer,
 //                   BLEU-4 on the tokenizer's words otherwise)
+// (a language model: loss, perplexity and next-token accuracy of the --valid
+// text, teacher forced through the logits entry as `eval --text` computes
+// them, and no BLEU; it is judged by loss)
 // and keeps what --keep-best, --patience and the warnings need: the best
 // score so far and how many validations in a row did not improve it. The
 // checkpoint carries both (ValidationRecord, Checkpoint.h), so a --resume
@@ -24,10 +27,12 @@
 #include "core/ModelInfo.h"
 #include "core/ModelRunner.h"
 #include "data/ParallelText.h"
+#include "data/TextCorpus.h"
 #include "data/Tokenizer.h"
 #include "loop/Bleu.h"
 #include "loop/Checkpoint.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -38,7 +43,11 @@ struct ValidationScore {
   double loss = 0, accuracy = 0;
   BleuScore bleu;
   bool allEmpty = false, allSame = false; ///< of the greedy outputs
-  /// "validation step 400: loss 3.2100, accuracy 41.20%, BLEU 12.34"
+  /// False for a language model: no translations, no BLEU.
+  bool hasBleu = true;
+  /// "validation step 400: loss 3.2100, accuracy 41.20%, BLEU 12.34", or
+  /// for a language model "validation step 400: loss 3.2100, perplexity
+  /// 24.78, accuracy 41.20%".
   std::string describe() const;
 };
 
@@ -66,6 +75,9 @@ public:
   bool resumeFrom(const ValidationRecord &record);
 
 private:
+  /// Compares `score` with the best so far and records it; returns it.
+  ValidationScore judge(const ValidationScore &score);
+
   const ModelInfo &model_;
   ModelRunner &runner_;
   const Tokenizer &tokenizer_;
@@ -73,6 +85,9 @@ private:
   uint64_t hash_ = 0; ///< of the file's bytes
   std::vector<EncodedPair> pairs_;
   ParallelText text_; ///< the pairs as read (the BLEU references)
+  /// A language model's --valid text, cut into blocks of the T bound as
+  /// eval --text cuts it (null for seq2seq models).
+  std::unique_ptr<TokenBlocks> blocks_;
   SequenceBounds bounds_;
   int64_t batch_;
   bool bestByLoss_;

@@ -120,6 +120,10 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
       {{"info", "--json=1"}, "info", "option '--json' takes no value"},
       {{"info", "--load"}, "info", "option '--load' needs a value"},
       {{"info", "--load", "a", "--load", "b"}, "info", "--load is given twice"},
+      {{"info", "--json", "--load", "a"},
+       "info",
+       "--json and --load exclude each other (--json prints the compiled "
+       "metadata; info --load C describes the checkpoint)"},
       {{"run"}, "run", "run needs the name of an entry"},
       {{"run", "a", "--load"}, "run", "option '--load' needs a value"},
       {{"run", "a", "--init", "-1"},
@@ -173,7 +177,7 @@ TEST(CommandLineTest, UsageTextsNameTheProgram) {
   EXPECT_EQ(top.find("PROGRAM"), std::string::npos);
   EXPECT_NE(usageText("run", "m").find("usage: m run ENTRY"),
             std::string::npos);
-  EXPECT_NE(usageText("info", "m").find("usage: m info [--json]"),
+  EXPECT_NE(usageText("info", "m").find("usage: m info [--json | --load CKPT]"),
             std::string::npos);
 }
 

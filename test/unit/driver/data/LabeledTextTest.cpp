@@ -19,6 +19,16 @@ TEST(LabeledTextTest, ParsesLabelsAndWords) {
   EXPECT_EQ(text.examples[1].line, 2);
 }
 
+TEST(LabeledTextTest, AByteOrderMarkAtTheStartIsNoText) {
+  // Before, the first line's label was "\xEF\xBB\xBFpos", a label of its
+  // own beside "pos".
+  LabeledText text =
+      parseLabeledText("\xEF\xBB\xBFpos\tgood\npos\tfine\n", "b.tsv");
+  ASSERT_EQ(text.examples.size(), 2u);
+  EXPECT_EQ(text.examples[0].label, "pos");
+  EXPECT_EQ(LabelSet::fromData(text).size(), 1);
+}
+
 TEST(LabeledTextTest, EveryBadLineIsReported) {
   EXPECT_THROW_MESSAGE(
       parseLabeledText("ok\tfine\nno tab here\n\ta text\nx\t \n\na\tb\tc\n",

@@ -22,6 +22,27 @@ TEST(TextCorpusTest, ErrorsNameTheFileAndLine) {
                        InputError, "u.txt:2: invalid UTF-8 at byte 5");
 }
 
+TEST(TextCorpusTest, AByteOrderMarkAtTheStartIsNoText) {
+  // Before, "\xEF\xBB\xBFthe" became a word of its own beside "the".
+  TextCorpus corpus = parseTextCorpus("\xEF\xBB\xBFthe cat\nthe\n", "b.txt");
+  ASSERT_EQ(corpus.documents.size(), 1u);
+  EXPECT_EQ(corpus.documents[0],
+            (std::vector<std::string>{"the", "cat", "the"}));
+  // Only at the file's start.
+  EXPECT_EQ(parseTextCorpus("a\n\xEF\xBB\xBF\n", "c.txt").documents[0][1],
+            "\xEF\xBB\xBF");
+}
+
+TEST(TextCorpusTest, KeepsEachDocumentsTextAsWritten) {
+  // What a SentencePiece tokenizer encodes: cased, punctuation attached,
+  // lines joined by spaces, no '\r'.
+  TextCorpus corpus =
+      parseTextCorpus("The Cat,\r\nsat.\n\n  Dog!\n", "t.txt");
+  EXPECT_EQ(corpus.texts,
+            (std::vector<std::string>{"The Cat, sat.", "  Dog!"}));
+  EXPECT_EQ(corpus.documents.size(), corpus.texts.size());
+}
+
 TEST(TextCorpusTest, DocumentsEndWithEndOfText) {
   TextCorpus corpus = parseTextCorpus("a b\n\nb\n", "t.txt");
   Vocabulary vocabulary = Vocabulary::build(corpus.documents, 1, 0);

@@ -91,6 +91,44 @@ TEST(GenerationTest, DrawsAreKeyedByThePromptsIndex) {
   EXPECT_EQ(generateTokens(model, {{3}}, settings, {2})[0], batched[2]);
 }
 
+/// Logits favouring the ids past a 5-word tokenizer, then [PAD] (0) and
+/// [SOS] (2), then id 4; end-of-text (3) least.
+class UntrainedRowsModel : public PrefixModel {
+public:
+  std::vector<float> next(const std::vector<TokenIds> &prefixes) override {
+    std::vector<float> logits;
+    for (size_t row = 0; row < prefixes.size(); ++row)
+      logits.insert(logits.end(), {5.0f, 0.0f, 4.0f, -9.0f, 1.0f, 0.0f, 9.0f,
+                                   8.0f});
+    return logits;
+  }
+  int64_t vocabSize() const override { return 8; }
+};
+
+TEST(GenerationTest, PicksOnlyIdsTheTokenizerHasWordsFor) {
+  // The model's vocab dim (8) is larger than the tokenizer (5 ids): ids 5..7
+  // have no word, [PAD] and [SOS] none to print; greedy and sampled picks
+  // alike skip them (before, greedy picked 6 every time and printed nothing).
+  UntrainedRowsModel model;
+  GenerateSettings settings;
+  settings.eos = 3;
+  settings.maxNewTokens = 4;
+  settings.emittable = 5;
+  settings.excluded = {0, 2};
+  EXPECT_EQ(generateTokens(model, {{1}}, settings)[0], (TokenIds{4, 4, 4, 4}));
+  settings.sampling.temperature = 100.0;
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    settings.sampling.seed = seed;
+    std::vector<TokenIds> out = generateTokens(model, {{1}, {4}}, settings);
+    for (int32_t id : out[0])
+      EXPECT_TRUE(id == 1 || id == 4) << "seed " << seed << " picked " << id;
+    for (int32_t id : out[1])
+      EXPECT_TRUE(id == 1 || id == 4) << "seed " << seed << " picked " << id;
+  }
+  settings.sampling.topK = 1; // the most likely allowed id, not id 6
+  EXPECT_EQ(generateTokens(model, {{1}}, settings)[0], (TokenIds{4, 4, 4, 4}));
+}
+
 //===----------------------------------------------------------------------===//
 // A hand-written language model with logits and lm_step entries
 //===----------------------------------------------------------------------===//

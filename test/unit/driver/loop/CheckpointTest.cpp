@@ -139,6 +139,37 @@ TEST(CheckpointTest, RoundTripWithMomentsAndPosition) {
   EXPECT_EQ(std::memcmp(paramsOnly.data(), params.data(), 2000), 0);
 }
 
+TEST(CheckpointTest, BlockAndPrecisionRoundTrip) {
+  // A language model's --block and the writer's precision are recorded, so
+  // --resume cuts the text as before and info --load can show both; older
+  // checkpoints have neither (0 and empty).
+  ScratchDir dir;
+  ModelInfo model = ModelInfo::parse(fake_seq2seq_json);
+  model.precision = "bf16";
+  ParameterArena params(model);
+  params.initialize(1);
+  TrainingPosition position;
+  position.batchSize = 2;
+  position.block = 8;
+  saveCheckpoint(dir.file("c.safetensors"), model, params, position,
+                 Tokenizer());
+  SafetensorsReader file(dir.file("c.safetensors"));
+  EXPECT_EQ(recordedBlock(file), 8);
+  ParameterArena loaded(model);
+  TrainingPosition back = loadCheckpoint(file, model, loaded);
+  EXPECT_EQ(back.block, 8);
+  EXPECT_EQ(back.precision, "bf16");
+
+  position.block = 0;
+  model.precision = "fp32";
+  saveCheckpoint(dir.file("d.safetensors"), model, params, position,
+                 Tokenizer());
+  SafetensorsReader other(dir.file("d.safetensors"));
+  EXPECT_EQ(other.metadataValue("block"), nullptr);
+  EXPECT_EQ(recordedBlock(other), 0);
+  EXPECT_EQ(loadCheckpoint(other, model, loaded).precision, "fp32");
+}
+
 TEST(CheckpointTest, BestValidationRoundTripsExactly) {
   ScratchDir dir;
   ModelInfo model = ModelInfo::parse(fake_seq2seq_json);

@@ -2,6 +2,8 @@
 #include "loop/LossCurve.h"
 #include "TestUtil.h"
 
+#include <cmath>
+
 using namespace txrt::driver;
 using namespace txrt_driver_test;
 
@@ -49,6 +51,25 @@ TEST(LossCurveTest, ValidationColumnsRoundTripAndEmptyWithout) {
             std::string::npos)
       << svg;
   EXPECT_EQ(lossSvg({{1, 4, 0, 0}}, "t").find("valid-"), std::string::npos);
+}
+
+TEST(LossCurveTest, ALanguageModelsValidationHasNoBleu) {
+  // Its BLEU column stays empty (not "nan", not 0) and reads back as none;
+  // the plot draws the loss dot and no BLEU square.
+  LossPoint validated{5, 2.0, 0.01, 900};
+  validated.validLoss = 3.5;
+  validated.validAccuracy = 0.125;
+  std::string csv = lossCsv({validated});
+  EXPECT_NE(csv.find("\n5,2,0.01,900.0,3.5,0.125,\n"), std::string::npos)
+      << csv;
+  std::vector<LossPoint> back = parseLossCsv(csv);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_TRUE(back[0].validated());
+  EXPECT_EQ(back[0].validLoss, 3.5);
+  EXPECT_TRUE(std::isnan(back[0].validBleu));
+  std::string svg = lossSvg({{1, 4, 0, 0}, validated}, "t");
+  EXPECT_NE(svg.find("valid-loss"), std::string::npos);
+  EXPECT_EQ(svg.find("valid-bleu"), std::string::npos);
 }
 
 TEST(LossCurveTest, SvgHasAxesLabelsAndAPolyline) {
