@@ -250,6 +250,26 @@ std::unique_ptr<NextTokenModel> makeDecoder(ModelRunner &runner, int32_t pad,
 // Greedy
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// Sets the logits of the ids `options` never chooses to -infinity, in
+/// every row of `logits`.
+void disallow(std::vector<float> &logits, int64_t vocab,
+              const DecodeOptions &options) {
+  const float never = -std::numeric_limits<float>::infinity();
+  for (size_t start = 0; start + size_t(vocab) <= logits.size();
+       start += size_t(vocab)) {
+    float *row = logits.data() + start;
+    if (options.emittable > 0 && options.emittable < vocab)
+      std::fill(row + options.emittable, row + vocab, never);
+    for (int32_t id : options.excluded)
+      if (id >= 0 && id < vocab)
+        row[id] = never;
+  }
+}
+
+} // namespace
+
 std::vector<TokenIds> greedyDecode(NextTokenModel &model,
                                    const std::vector<TokenIds> &sources,
                                    const DecodeOptions &options) {
@@ -262,6 +282,7 @@ std::vector<TokenIds> greedyDecode(NextTokenModel &model,
   const int64_t vocab = model.vocabSize();
   for (int64_t step = 0; step < options.maxLength; ++step) {
     std::vector<float> logits = model.next(prefixes);
+    disallow(logits, vocab, options);
     bool allDone = true;
     for (size_t row = 0; row < rows; ++row) {
       if (done[row]) {
@@ -334,6 +355,7 @@ TokenIds beamDecode(NextTokenModel &model, const TokenIds &source,
     for (size_t i = 0; i < beam; ++i)
       prefixes.push_back(alive[i < alive.size() ? i : 0].tokens);
     std::vector<float> logits = model.next(prefixes);
+    disallow(logits, vocab, options);
 
     struct Candidate {
       double logProb;
@@ -354,8 +376,9 @@ TokenIds beamDecode(NextTokenModel &model, const TokenIds &source,
                                      : a < b;
                         });
       for (size_t k = 0; k < keep; ++k)
-        candidates.push_back({alive[h].logProb + logProbs[size_t(order[k])], h,
-                              order[k]});
+        if (!std::isinf(logProbs[size_t(order[k])])) // a disallowed id
+          candidates.push_back(
+              {alive[h].logProb + logProbs[size_t(order[k])], h, order[k]});
     }
     std::stable_sort(candidates.begin(), candidates.end(),
                      [](const Candidate &a, const Candidate &b) {

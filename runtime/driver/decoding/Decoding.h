@@ -108,6 +108,13 @@ struct DecodeOptions {
   int64_t maxLength = 1; ///< tokens generated per row, [EOS] included
   int32_t beamSize = 1;
   double lengthPenaltyAlpha = 0.6;
+  /// Ids the target tokenizer has a word for: [0, emittable) (0: every id
+  /// of the logits). A model's vocab dim may be larger than its tokenizer;
+  /// the ids past it have no text.
+  int64_t emittable = 0;
+  /// Ids never chosen although emittable ([PAD], [SOS]: no target holds
+  /// them after the first position, and the detokenizer drops them).
+  std::vector<int32_t> excluded;
 };
 
 /// Greedy decoding of a batch; the outputs exclude [SOS] and [EOS].

@@ -100,6 +100,33 @@ TEST(DecodingTest, BeamFindsTheMoreLikelySequence) {
   EXPECT_EQ(beamDecode(beamModel, {4}, options(5, 3)), (TokenIds{5}));
 }
 
+TEST(DecodingTest, OnlyIdsTheTokenizerCanWriteAreChosen) {
+  // The model's vocab dim (6) is larger than the tokenizer's (5 words: "b"
+  // has none), and it likes [SOS] and [PAD] best at times: both searches
+  // take the best id that is a word ("a"), then [EOS].
+  ScriptedModel::Script script = [](const TokenIds &, const TokenIds &prefix) {
+    std::vector<double> p(kVocab, 1e-6);
+    if (prefix.size() == 1) {
+      p[5] = 0.5; // no word
+      p[2] = 0.3; // [SOS]
+      p[4] = 0.2;
+    } else {
+      p[0] = 0.6; // [PAD]
+      p[3] = 0.4;
+    }
+    return p;
+  };
+  DecodeOptions restricted = options(4, 2);
+  restricted.emittable = 5;
+  restricted.excluded = {0, 2};
+  ScriptedModel unrestricted(script), greedyModel(script), beamModel(script);
+  // Without the restriction: "b" (no word), then [PAD] to the bound.
+  EXPECT_EQ(greedyDecode(unrestricted, {{4}}, options(4))[0],
+            (TokenIds{5, 0, 0, 0}));
+  EXPECT_EQ(greedyDecode(greedyModel, {{4}}, restricted)[0], (TokenIds{4}));
+  EXPECT_EQ(beamDecode(beamModel, {4}, restricted), (TokenIds{4}));
+}
+
 TEST(DecodingTest, LengthPenaltyIsGnmts) {
   EXPECT_DOUBLE_EQ(lengthPenalty(1, 0.6), 1.0);
   EXPECT_NEAR(lengthPenalty(7, 0.6), std::pow(2.0, 0.6), 1e-12);
