@@ -7,8 +7,9 @@
 # each to an executable, under /usr/bin/time -v, and prints the wall time,
 # peak resident memory (RSS) and txc's own stage times (--time-stages) per
 # run, then the time and memory per layer between the smallest and largest
-# depth next to their values at the smallest: linear growth keeps the two
-# per-layer figures flat; then the FIGURE lines for scripts/bench_summary.py.
+# depth next to their values at the smallest, and the time per layer
+# between each two consecutive depths: linear growth keeps the per-layer
+# figures flat; then the FIGURE lines for scripts/bench_summary.py.
 # BENCH_RT=1 runs txc under chrt -f 10 (root) on a busy machine.
 # BASELINE=DIR (a build directory, or one with bin/txc and a lib/ link to
 # the runtime libraries) compiles each spec with DIR's txc first, then with
@@ -76,8 +77,31 @@ per_layer() {
         d0, 1000 * t0 / d0, m0 / 1024 / d0
     }' "$OUT/results.txt"
 }
+# Time a layer between each two consecutive depths: flat when linear.
+per_interval() {
+  local suffix=$1
+  awk -v d="${DEPTHS[*]}" -v suffix="$suffix" -v name="${suffix:+ (baseline)}" '
+    { wall[$1] = $2 }
+    END {
+      n = split(d, depth, " ")
+      if (n < 3) exit
+      line = "ms a layer between depths" name ":"
+      for (i = 2; i <= n; ++i) {
+        a = "copy-" depth[i - 1] "-layers" suffix; b = "copy-" depth[i] "-layers" suffix
+        if (depth[i] == depth[i - 1]) continue
+        ms = 1000 * (wall[b] - wall[a]) / (depth[i] - depth[i - 1])
+        if (i == 2) first = ms
+        line = line sprintf(" %d->%d %.1f,", depth[i - 1], depth[i], ms)
+      }
+      sub(/,$/, "", line)
+      if (first > 0) line = line sprintf(" (last / first %.2fx)", ms / first)
+      print line
+    }' "$OUT/results.txt"
+}
 [ -z "${BASELINE:-}" ] || per_layer -baseline
 per_layer ""
+[ -z "${BASELINE:-}" ] || per_interval -baseline
+per_interval ""
 
 # One FIGURE line per figure (scripts/bench_summary.py reads them), from
 # BUILD's rows: base.tx's compile, the time and memory per layer from the

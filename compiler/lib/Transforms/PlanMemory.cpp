@@ -3,8 +3,10 @@
 // tx-plan-memory: parameters are laid out in a parameter arena, and in each
 // entry every intermediate tensor gets a fixed offset in one activation
 // arena. Sizes come from the upper bounds of symbolic dimensions, lifetimes
-// from the (single-block) program order, and placement is greedy by size
-// with best fit among the gaps left by buffers whose lifetimes overlap.
+// from the (single-block) program order, and placement (placeInArena,
+// PlanMemoryPlacement.cpp) is a best fit among the gaps the buffers whose
+// lifetimes overlap leave: largest first for entries of up to
+// kExactBestFitBuffers buffers, in program order above.
 // `tx.reshape` shares its operand's buffer, and so does a contiguous slice
 // or split piece, at an offset inside it; element-wise ops whose first
 // operand dies at them write in place. Every size, offset and total is
@@ -205,20 +207,18 @@ SmallVector<Value, 2> inPlaceCandidates(Operation *op) {
 
 /// Whether `op` is a tx.cast of a parameter read whose result is the
 /// parameter's bf16 copy in the parameter arena (tx-precision marked the
-/// parameter bf16_copy; planBf16Copies places the copy).
-bool readsBf16Copy(Operation *op) {
+/// parameter bf16_copy, and `bf16Copies` holds its name; planBf16Copies
+/// places the copy).
+bool readsBf16Copy(Operation *op, const llvm::DenseSet<StringAttr> &bf16Copies) {
   auto cast = dyn_cast<CastOp>(op);
   auto param = cast ? cast.getInput().getDefiningOp<ParamOp>() : ParamOp();
-  if (!param)
-    return false;
-  auto decl = SymbolTable::lookupNearestSymbolFrom<ParameterOp>(
-      op, param.getNameAttr());
-  return decl && decl->hasAttr("bf16_copy");
+  return param && bf16Copies.contains(param.getNameAttr().getAttr());
 }
 
 /// Values that live outside the activation arena.
-bool needsNoBuffer(Operation *op) {
-  return isa<ParamOp, ConstantOp>(op) || readsBf16Copy(op);
+bool needsNoBuffer(Operation *op,
+                   const llvm::DenseSet<StringAttr> &bf16Copies) {
+  return isa<ParamOp, ConstantOp>(op) || readsBf16Copy(op, bf16Copies);
 }
 
 /// Program positions of one entry: op index and the last use of each value.
@@ -262,59 +262,6 @@ struct Buffer {
   SmallVector<Value> values;
 };
 
-/// Places buffers largest first, each at the best-fitting gap among the
-/// buffers already placed whose lifetimes overlap its own. Returns the arena
-/// size, or nullopt when buffer `overLimit` would end past kMaxArenaBytes.
-std::optional<int64_t> placeBuffers(std::vector<Buffer> &buffers,
-                                    size_t &overLimit) {
-  std::vector<size_t> order(buffers.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    if (buffers[a].bytes != buffers[b].bytes)
-      return buffers[a].bytes > buffers[b].bytes;
-    return buffers[a].start < buffers[b].start;
-  });
-  // Placed buffers by offset, so those live with a buffer come in offset
-  // order without sorting them for every buffer.
-  std::vector<size_t> placed;
-  int64_t arena = 0;
-  for (size_t i : order) {
-    Buffer &buffer = buffers[i];
-    if (buffer.output >= 0)
-      continue; // lives in the caller's output buffer
-    // Offsets and sizes are at most kMaxArenaBytes (2^48): sums of two of
-    // them cannot overflow.
-    int64_t cursor = 0, best = -1, bestGap = 0;
-    for (size_t j : placed) {
-      const Buffer &other = buffers[j];
-      if (other.end < buffer.start || buffer.end < other.start)
-        continue;
-      int64_t gap = other.offset - cursor;
-      if (gap >= buffer.bytes && (best < 0 || gap < bestGap)) {
-        best = cursor;
-        bestGap = gap;
-        // A gap of exactly the buffer's size is the best fit, and a later
-        // one only ties it: the lowest wins, so the scan can stop here.
-        if (gap == buffer.bytes)
-          break;
-      }
-      cursor = std::max(cursor, other.offset + other.bytes);
-    }
-    buffer.offset = best >= 0 ? best : cursor;
-    if (buffer.bytes > kMaxArenaBytes - buffer.offset) {
-      overLimit = i;
-      return std::nullopt;
-    }
-    arena = std::max(arena, buffer.offset + buffer.bytes);
-    auto at = std::upper_bound(
-        placed.begin(), placed.end(), buffer.offset,
-        [&](int64_t offset, size_t j) { return offset < buffers[j].offset; });
-    placed.insert(at, i);
-  }
-  return arena;
-}
-
 struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
   using PlanMemoryPassBase::PlanMemoryPassBase;
 
@@ -327,6 +274,11 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
     }
     if (failed(planParameters()) || failed(planBf16Copies()))
       return signalPassFailure();
+    // Names of the parameters with a bf16 copy, looked up once: a symbol
+    // lookup per parameter read scans the module (quadratic in depth).
+    for (auto param : getOperation().getOps<ParameterOp>())
+      if (param->hasAttr("bf16_copy"))
+        bf16Copies.insert(param.getSymNameAttr());
     for (auto func : getOperation().getOps<func::FuncOp>()) {
       if (!func->hasAttr("tx.entry") || func.isExternal())
         continue;
@@ -419,6 +371,8 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
     return success();
   }
 
+  llvm::DenseSet<StringAttr> bf16Copies;
+
   LogicalResult planEntry(func::FuncOp func) {
     Liveness liveness(func);
     std::vector<Buffer> buffers;
@@ -431,26 +385,23 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
       buffer.bytes =
           *alignTo(std::max<int64_t>(*getUpperBoundBytes(value.getType()), 1),
                    alignment);
-      buffer.start = buffer.end = at;
+      buffer.start = at;
+      buffer.end = std::max(at, liveness.lastUse[value]);
       buffer.values.push_back(value);
       bufferOf[value] = buffers.size();
       buffers.push_back(buffer);
     };
     auto join = [&](Value value, size_t buffer) {
       buffers[buffer].values.push_back(value);
+      buffers[buffer].end =
+          std::max(buffers[buffer].end, liveness.lastUse[value]);
       bufferOf[value] = buffer;
-    };
-    auto bufferEnd = [&](size_t buffer) {
-      int64_t end = buffers[buffer].start;
-      for (Value value : buffers[buffer].values)
-        end = std::max(end, liveness.lastUse[value]);
-      return end;
     };
 
     // Views that start inside their buffer rather than at its start.
     llvm::DenseSet<Value> innerViews;
     for (Operation &op : func.front()) {
-      if (needsNoBuffer(&op))
+      if (needsNoBuffer(&op, bf16Copies))
         continue;
       int64_t at = startOf(&op, liveness);
       for (Value result : op.getResults()) {
@@ -490,7 +441,7 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
                 innerViews.count(operand))
               continue;
             auto it = bufferOf.find(operand);
-            if (it != bufferOf.end() && bufferEnd(it->second) <= at) {
+            if (it != bufferOf.end() && buffers[it->second].end <= at) {
               join(result, it->second);
               joined = true;
               break;
@@ -500,8 +451,6 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
           startBuffer(result, at);
       }
     }
-    for (size_t i = 0; i < buffers.size(); ++i)
-      buffers[i].end = bufferEnd(i);
     // A returned value is computed straight into the caller's output buffer
     // (with the values that share its buffer in place): no arena space and
     // no final copy.
@@ -513,15 +462,26 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
           !innerViews.count(value))
         buffers[it->second].output = i;
     }
+    // The buffers in the arena (not in an output) to placeInArena.
+    std::vector<size_t> inArena;
+    SmallVector<ArenaBuffer> lifetimes;
+    for (size_t i = 0; i < buffers.size(); ++i)
+      if (buffers[i].output < 0) {
+        inArena.push_back(i);
+        lifetimes.push_back({buffers[i].bytes, buffers[i].start, buffers[i].end});
+      }
+    SmallVector<int64_t> offsets;
     size_t overLimit = 0;
-    std::optional<int64_t> arena = placeBuffers(buffers, overLimit);
+    std::optional<int64_t> arena = placeInArena(lifetimes, offsets, overLimit);
     if (!arena) {
-      Value value = buffers[overLimit].values.front();
+      Value value = buffers[inArena[overLimit]].values.front();
       return emitError(value.getLoc(), "entry '")
              << func.getSymName() << "' needs an activation arena over the "
              << "limit of " << kMaxArenaBytes << " bytes (2^48) to hold "
              << formatType(value.getType()) << " here";
     }
+    for (size_t i = 0; i < inArena.size(); ++i)
+      buffers[inArena[i]].offset = offsets[i];
 
     OpBuilder builder(func.getContext());
     for (Operation &op : func.front()) {

@@ -770,6 +770,8 @@ int main(int argc, char **argv) {
     return 1;
   };
 
+  // --time-stages: the front end and the tx passes, then emitNative's stages.
+  StageTimer timer;
   std::unique_ptr<txc::ast::Module> ast = txc::parseSpec(file, diags);
   if (diags.hasErrors())
     return reportAndExit();
@@ -805,6 +807,7 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = txc::mlirGen(context, *ast, env, diags);
   if (!module || diags.hasErrors())
     return reportAndExit();
+  timer.done("front end");
 
   if (!isAvailable(emit)) {
     llvm::errs() << "txc: error: --emit=" << stageName(emit)
@@ -868,6 +871,7 @@ int main(int argc, char **argv) {
     if (failed(pm.run(*module)) || diags.hasErrors())
       return reportAndExit();
   }
+  timer.done("tx passes");
 
   if (listParams || summary) {
     if (!openOutput())

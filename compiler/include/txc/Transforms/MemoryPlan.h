@@ -50,6 +50,42 @@ bool isStridedView(Operation *op);
 /// its buffer to an in-place result or to an entry output.
 bool isOffsetView(Operation *op);
 
+/// One buffer to place in an arena: its size in bytes (already aligned)
+/// and the program positions over which it is live, both ends included.
+struct ArenaBuffer {
+  int64_t bytes = 0;
+  int64_t start = 0, end = 0;
+};
+
+/// Offsets for `buffers` (into `offsets`, one per buffer) such that no two
+/// buffers whose lifetimes overlap share a byte; returns the arena size, or
+/// nullopt when buffer `overLimit` would end past kMaxArenaBytes. Up to
+/// kExactBestFitBuffers buffers, placeBestFit; above, placeBySweep.
+std::optional<int64_t> placeInArena(ArrayRef<ArenaBuffer> buffers,
+                                    SmallVectorImpl<int64_t> &offsets,
+                                    size_t &overLimit);
+
+/// The most buffers placeInArena places with placeBestFit, whose time grows
+/// as buffers x buffers (about 2 M steps, a few ms, at this size): every
+/// example's entries at their configured depth, and copy at 6 layers.
+constexpr size_t kExactBestFitBuffers = 2048;
+
+/// Largest buffer first, each at the smallest gap that holds it (the lowest
+/// of equal ones) among the buffers already placed whose lifetimes overlap
+/// its own, or above them all. Time: buffers x buffers.
+std::optional<int64_t> placeBestFit(ArrayRef<ArenaBuffer> buffers,
+                                    SmallVectorImpl<int64_t> &offsets,
+                                    size_t &overLimit);
+
+/// In program order (the largest first of those starting together), each
+/// buffer at the smallest free hole that holds it (the lowest of equal
+/// ones) or at the top of the arena, after the buffers last used before its
+/// start have returned their bytes to the free list (merged with their
+/// neighbours). Time: buffers x log(buffers).
+std::optional<int64_t> placeBySweep(ArrayRef<ArenaBuffer> buffers,
+                                    SmallVectorImpl<int64_t> &offsets,
+                                    size_t &overLimit);
+
 /// Prints, per entry, each buffer (value, op, type, bytes, offset, live
 /// range) and the arena size against the sum of all tensor sizes.
 void printMemoryPlan(ModuleOp module, llvm::raw_ostream &os);
