@@ -230,6 +230,25 @@ __device__ inline void loadTile(float *tile, int64_t stride, const float *src,
   }
 }
 
+/// The query rows a forward or dq block holds: kRowTile rows from i0 of
+/// (batch b, head h), kv head g; this thread's warp and lane.
+struct RowTile {
+  int64_t bh, b, h, g, i0;
+  int warp, lane;
+};
+
+__device__ inline RowTile rowTileOfBlock(const Attention &a) {
+  RowTile t;
+  t.bh = blockIdx.x;
+  t.b = t.bh / a.heads;
+  t.h = t.bh % a.heads;
+  t.g = t.h / (a.heads / a.kvHeads);
+  t.i0 = int64_t(blockIdx.y) * kRowTile;
+  t.warp = int(threadIdx.x / 32);
+  t.lane = int(threadIdx.x % 32);
+  return t;
+}
+
 template <int kDims>
 __global__ void __launch_bounds__(kTiledWarps * 32)
     attentionForwardTiled(Attention a, const float *q, int64_t ldq,
@@ -239,10 +258,9 @@ __global__ void __launch_bounds__(kTiledWarps * 32)
   const int64_t hd = a.headDim, ks = laneStride(hd);
   float *qTile = shared, *kTile = qTile + kRowTile * hd,
         *vTile = kTile + kKeyTile * ks, *pTile = vTile + kKeyTile * hd;
-  const int64_t bh = blockIdx.x, b = bh / a.heads, h = bh % a.heads;
-  const int64_t g = h / (a.heads / a.kvHeads);
-  const int64_t i0 = int64_t(blockIdx.y) * kRowTile;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const RowTile t = rowTileOfBlock(a);
+  const int64_t bh = t.bh, b = t.b, h = t.h, g = t.g, i0 = t.i0;
+  const int warp = t.warp, lane = t.lane;
   loadTile(qTile, hd, q + b * a.tq * ldq, ldq, h * hd, i0, kRowTile, a.tq, hd);
   float m[kRowsPerWarp], l[kRowsPerWarp], acc[kRowsPerWarp][kDims];
 #pragma unroll
@@ -330,10 +348,9 @@ __global__ void __launch_bounds__(kTiledWarps * 32)
   float *qTile = shared, *doTile = qTile + kRowTile * hd,
         *kTile = doTile + kRowTile * hd, *vTile = kTile + kKeyTile * ks,
         *dsTile = vTile + kKeyTile * ks;
-  const int64_t bh = blockIdx.x, b = bh / a.heads, h = bh % a.heads;
-  const int64_t g = h / (a.heads / a.kvHeads);
-  const int64_t i0 = int64_t(blockIdx.y) * kRowTile;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const RowTile t = rowTileOfBlock(a);
+  const int64_t bh = t.bh, b = t.b, h = t.h, g = t.g, i0 = t.i0;
+  const int warp = t.warp, lane = t.lane;
   loadTile(qTile, hd, q + b * a.tq * ldq, ldq, h * hd, i0, kRowTile, a.tq, hd);
   loadTile(doTile, hd, dO + b * a.tq * lddo, lddo, h * hd, i0, kRowTile, a.tq,
            hd);
