@@ -102,8 +102,9 @@ struct TrainOptions {
   std::optional<std::string> validPath;
   int64_t validEvery = 0;
   bool keepBest = false;   ///< --keep-best: CKPT.best.safetensors
-  bool bestByLoss = false; ///< --best-by loss (default bleu)
-  bool bestByGiven = false; ///< whether --best-by was given
+  /// --best-by bleu|loss|accuracy; absent: the kind's default (seq2seq
+  /// bleu, language models and classifiers loss).
+  std::optional<std::string> bestBy;
   int64_t patience = 0;    ///< --patience P (0: never stop early)
   /// --ema DECAY in (0, 1): validate with and save an average of the
   /// weights (loop/Ema.h).

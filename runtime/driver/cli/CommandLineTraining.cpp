@@ -76,13 +76,17 @@ validation:
                     tokenizer, corpus BLEU-4 with effective order on the
                     tokenizer's words otherwise). A language model's
                     --valid is plain text (FILE.txt): loss, perplexity and
-                    next-token accuracy as eval --text scores them, judged
-                    by loss
+                    next-token accuracy as eval --text scores them. A
+                    classifier's is 'label<TAB>text' lines (FILE.tsv):
+                    loss, accuracy and macro-F1 as eval --data scores them
+                    (a label the training data lacks is an error)
   --valid-every N   validate every N steps (and after the last)
   --keep-best       keep the checkpoint with the best validation score as
                     CKPT.best.safetensors (needs --save and --valid)
-  --best-by M       bleu (default) or loss: what --keep-best and --patience
-                    compare (language models: loss)
+  --best-by M       bleu, loss or accuracy: what --keep-best and
+                    --patience compare (default: bleu for seq2seq, loss for
+                    language models and classifiers; bleu applies to
+                    seq2seq only)
   --patience P      stop after P validations in a row without improvement
   --ema DECAY       keep an exponential moving average of the weights
                     (ema = DECAY * ema + (1 - DECAY) * weights after every
@@ -279,10 +283,10 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.keepBest = true;
     } else if (arg == "--best-by") {
       std::string metric = cursor.value(arg);
-      if (metric != "bleu" && metric != "loss")
-        cursor.fail("--best-by expects bleu or loss, got '" + metric + "'");
-      train.bestByLoss = metric == "loss";
-      train.bestByGiven = true;
+      if (metric != "bleu" && metric != "loss" && metric != "accuracy")
+        cursor.fail("--best-by expects bleu, loss or accuracy, got '" +
+                    metric + "'");
+      train.bestBy = metric;
     } else if (arg == "--patience") {
       train.patience = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--ema") {
