@@ -118,6 +118,9 @@ struct EvalOptions {
   std::optional<int64_t> batch, maxLength;
   bool noBleu = false;
   bool noEma = false; ///< --no-ema: the raw weights, not the average
+  /// --truncate: a classifier's text longer than the T bound keeps its
+  /// first T positions (else it is an error).
+  bool truncate = false;
   int32_t threads = 0;
 };
 
@@ -153,6 +156,7 @@ struct PredictOptions {
   std::optional<std::string> tokenizerPath;
   std::optional<int64_t> batch;
   bool noEma = false; ///< --no-ema: the raw weights, not the average
+  bool truncate = false; ///< --truncate: keep a long text's first T positions
   std::vector<std::string> texts; ///< empty: read stdin
   int32_t threads = 0;
 };

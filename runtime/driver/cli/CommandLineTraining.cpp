@@ -139,6 +139,9 @@ options:
   --max-len N         at most N generated tokens per sentence for BLEU
                       (default: the bound of the target dim)
   --no-bleu           skip the translations (loss and accuracy only)
+  --truncate          classifiers: a text longer than the T bound keeps its
+                      first T positions ([SOS] included; a note counts the
+                      cut texts); without it such a text is an error
   --no-ema            the raw weights, not the average a train --ema
                       checkpoint holds (default: the average)
   --threads N         kernel threads
@@ -358,6 +361,9 @@ void parseEval(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--no-bleu") {
       cursor.noValue(arg);
       eval.noBleu = true;
+    } else if (arg == "--truncate") {
+      cursor.noValue(arg);
+      eval.truncate = true;
     } else if (arg == "--threads") {
       eval.threads = threadsOption(cursor, arg);
     } else {

@@ -135,8 +135,12 @@ int evalClassifier(const ModelInfo &model, const txc_entry_fn *entryTable,
   loadWeightsForInference(checkpoint, model, runner.params().write(),
                           options.noEma, err);
   LabeledText text = readLabeledText(options.dataPath);
-  std::vector<EncodedExample> examples =
-      encodeLabeledText(text, tokenizer, labels, length);
+  int64_t truncated = 0;
+  std::vector<EncodedExample> examples = encodeLabeledText(
+      text, tokenizer, labels, length, options.truncate, &truncated,
+      "; give --truncate to keep the first " + std::to_string(length.bound));
+  if (truncated)
+    err << truncationNote(truncated, length) << "\n";
   ClassifierScore score = scoreClassifier(runner, classify, examples, labels,
                                           modelPadId(model), batch);
   const ConfusionMatrix &matrix = score.matrix;

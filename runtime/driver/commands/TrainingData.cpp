@@ -163,10 +163,49 @@ LabelSet loadModelLabels(const ModelInfo &model,
   return labels;
 }
 
-std::vector<EncodedExample> encodeLabeledText(const LabeledText &text,
-                                              const Tokenizer &tokenizer,
-                                              const LabelSet &labels,
-                                              const LengthBound &length) {
+std::vector<int32_t> encodeClassifierText(const Tokenizer &tokenizer,
+                                          const std::vector<std::string> &words,
+                                          std::string_view text) {
+  std::vector<int32_t> ids = {tokenizer.source.sosId()};
+  std::vector<int32_t> rest = tokenizer.subwords
+                                  ? tokenizer.encodeSource(text)
+                                  : tokenizer.source.encode(words);
+  ids.insert(ids.end(), rest.begin(), rest.end());
+  return ids;
+}
+
+std::string fitClassifierText(std::vector<int32_t> &ids,
+                              const Tokenizer &tokenizer,
+                              const LengthBound &length, bool truncate,
+                              int64_t *truncated, const std::string &wayOut) {
+  if (int64_t(ids.size()) <= length.bound)
+    return "";
+  if (truncate) {
+    ids.resize(size_t(length.bound));
+    if (truncated)
+      ++*truncated;
+    return "";
+  }
+  return "the text has " + std::to_string(ids.size() - 1) + " " +
+         tokenizer.unit() + "; with the leading [SOS] that is " +
+         std::to_string(ids.size()) + " positions, more than " +
+         length.describe() + wayOut;
+}
+
+std::string truncationNote(int64_t truncated, const LengthBound &length) {
+  const std::string bound = std::to_string(length.bound);
+  return "note: " + std::to_string(truncated) +
+         (truncated == 1 ? " text was" : " texts were") + " longer than the " +
+         bound + " positions of dim " + length.dim + " and " +
+         (truncated == 1 ? "was" : "were") + " cut to the first " + bound +
+         " ([SOS] included)";
+}
+
+std::vector<EncodedExample>
+encodeLabeledText(const LabeledText &text, const Tokenizer &tokenizer,
+                  const LabelSet &labels, const LengthBound &length,
+                  bool truncate, int64_t *truncated,
+                  const std::string &wayOut) {
   std::vector<EncodedExample> encoded;
   std::string problems;
   size_t count = 0;
@@ -182,17 +221,14 @@ std::vector<EncodedExample> encodeLabeledText(const LabeledText &text,
                            "' is not one the model was trained on");
       continue;
     }
-    if (int64_t(example.words.size()) + 1 > length.bound) {
-      problem(example, "the text has " + std::to_string(example.words.size()) +
-                           " words; with the leading [SOS] that is " +
-                           std::to_string(example.words.size() + 1) +
-                           " positions, more than " + length.describe());
+    EncodedExample out;
+    out.tokens = encodeClassifierText(tokenizer, example.words, example.text);
+    std::string tooLong = fitClassifierText(out.tokens, tokenizer, length,
+                                            truncate, truncated, wayOut);
+    if (!tooLong.empty()) {
+      problem(example, tooLong);
       continue;
     }
-    EncodedExample out;
-    out.tokens.push_back(tokenizer.source.sosId());
-    for (int32_t id : tokenizer.source.encode(example.words))
-      out.tokens.push_back(id);
     out.label = int32_t(*label);
     encoded.push_back(std::move(out));
   }
