@@ -63,7 +63,8 @@ tokenizer:
                     encoder and decoder; it must fit both the spec's source
                     and target vocabulary sizes), saved inside the
                     checkpoint and as CKPT.spm.model beside it; a language
-                    model's is trained on its --text documents as written
+                    model's is trained on its --text documents as written,
+                    a classifier's on its --data texts as written
   --tokenizer F.model  use an existing SentencePiece model
   --vocab-size N    pieces of the spm model, specials included (default:
                     the smaller of the spec's source / target vocab sizes)

@@ -287,7 +287,7 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
     throw InputError("--vocab-size " + std::to_string(size) +
                      " does not fit '" + model.model + "': its config " +
                      smallestKey + " is " + std::to_string(smallest) +
-                     (model.kind == ModelKind::LanguageModel
+                     (model.kind != ModelKind::Seq2Seq
                           ? std::string()
                           : " (one SentencePiece model serves the source and "
                             "the target side, so it must fit both)") +
@@ -328,10 +328,6 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
 TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                               const TrainDataOptions &options) {
   requireKind(model, "train");
-  if (options.tokenizerKind != "word" && model.kind == ModelKind::Classifier)
-    throw InputError("--tokenizer " + options.tokenizerKind +
-                     " applies to seq2seq models and language models; '" +
-                     model.model + "' is a classifier");
   TrainingData data;
   const int32_t pad = modelPadId(model);
   if (model.kind == ModelKind::LanguageModel) {
@@ -411,12 +407,25 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     LabeledText text = readLabeledText(data.path);
     data.hash = text.hash;
     std::vector<std::vector<std::string>> documents;
-    for (const LabeledExample &example : text.examples)
+    std::vector<std::string> texts; // as written, for SentencePiece
+    for (const LabeledExample &example : text.examples) {
       documents.push_back(example.words);
-    data.tokenizer = options.tokenizer
-                         ? *options.tokenizer
-                         : buildSingleTokenizer(model, documents,
-                                                options.minFreq, data.path);
+      texts.push_back(example.text);
+    }
+    if (options.tokenizer)
+      data.tokenizer = *options.tokenizer;
+    else if (options.tokenizerKind == "spm")
+      data.tokenizer = trainSubwordTokenizer(model, data.path,
+                                             options.vocabSize, options.spmBpe,
+                                             &texts);
+    else if (options.tokenizerKind != "word")
+      data.tokenizer = Tokenizer::load(options.tokenizerKind);
+    else
+      data.tokenizer = buildSingleTokenizer(model, documents,
+                                            options.minFreq, data.path);
+    if (data.tokenizer.subwords)
+      checkTokenizerFitsModel(model, data.tokenizer,
+                              "the SentencePiece model");
     data.labels = options.labels ? *options.labels : LabelSet::fromData(text);
     checkLabelsFitModel(model, *data.labels, "'" + data.path + "'");
     std::vector<EncodedExample> examples =
@@ -427,7 +436,9 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     data.targetEntropy = unigramEntropy(labelCounts);
     data.targetUnit = "label";
     data.summary = std::to_string(examples.size()) + " examples from " +
-                   data.path + ": vocabulary " +
+                   data.path +
+                   (data.tokenizer.subwords ? ": SentencePiece vocabulary "
+                                            : ": vocabulary ") +
                    std::to_string(data.tokenizer.source.size()) + ", " +
                    std::to_string(data.labels->size()) + " labels";
     data.unit = "examples";

@@ -130,8 +130,8 @@ struct TrainDataOptions {
   std::string dataPath, textPath;
   std::optional<int64_t> block;
   int64_t minFreq = 1;
-  /// "word", "spm" or a SentencePiece FILE.model (seq2seq only), with
-  /// --vocab-size and --spm-type for "spm".
+  /// "word", "spm" or a SentencePiece FILE.model (or a tokenizer file),
+  /// with --vocab-size and --spm-type for "spm".
   std::string tokenizerKind = "word";
   std::optional<int64_t> vocabSize;
   bool spmBpe = false;
@@ -155,7 +155,8 @@ std::vector<std::string> sampleSentences(const std::string &path,
 /// `vocabSize` pieces (default: the smaller of the model's source and
 /// target vocabulary sizes); InputError naming the config key when
 /// `vocabSize` exceeds either. A language model passes the `sentences` of
-/// its text (TextCorpus::texts) instead; `path` then names them.
+/// its text (TextCorpus::texts) instead, a classifier its texts as written
+/// (LabeledExample::text); `path` then names them.
 Tokenizer
 trainSubwordTokenizer(const ModelInfo &model, const std::string &path,
                       std::optional<int64_t> vocabSize, bool bpe,
