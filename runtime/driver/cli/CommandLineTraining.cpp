@@ -67,7 +67,8 @@ tokenizer:
                     a classifier's on its --data texts as written
   --tokenizer F.model  use an existing SentencePiece model
   --vocab-size N    pieces of the spm model, specials included (default:
-                    the smaller of the spec's source / target vocab sizes)
+                    the smaller of the spec's source / target vocab sizes;
+                    config vocab for a language model or classifier)
   --spm-type T      unigram (default) or bpe
 validation:
   --valid FILE.tsv  pairs to validate on (seq2seq): loss and token accuracy
