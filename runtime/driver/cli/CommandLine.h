@@ -102,8 +102,9 @@ struct TrainOptions {
   std::optional<std::string> validPath;
   int64_t validEvery = 0;
   bool keepBest = false;   ///< --keep-best: CKPT.best.safetensors
-  bool bestByLoss = false; ///< --best-by loss (default bleu)
-  bool bestByGiven = false; ///< whether --best-by was given
+  /// --best-by bleu|loss|accuracy; absent: the kind's default (seq2seq
+  /// bleu, language models and classifiers loss).
+  std::optional<std::string> bestBy;
   int64_t patience = 0;    ///< --patience P (0: never stop early)
   /// --ema DECAY in (0, 1): validate with and save an average of the
   /// weights (loop/Ema.h).
@@ -117,6 +118,9 @@ struct EvalOptions {
   std::optional<int64_t> batch, maxLength;
   bool noBleu = false;
   bool noEma = false; ///< --no-ema: the raw weights, not the average
+  /// --truncate: a classifier's text longer than the T bound keeps its
+  /// first T positions (else it is an error).
+  bool truncate = false;
   int32_t threads = 0;
 };
 
@@ -152,6 +156,7 @@ struct PredictOptions {
   std::optional<std::string> tokenizerPath;
   std::optional<int64_t> batch;
   bool noEma = false; ///< --no-ema: the raw weights, not the average
+  bool truncate = false; ///< --truncate: keep a long text's first T positions
   std::vector<std::string> texts; ///< empty: read stdin
   int32_t threads = 0;
 };

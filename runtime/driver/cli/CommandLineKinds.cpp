@@ -58,6 +58,9 @@ options:
   --tokenizer FILE    the vocabulary (default: the one inside the
                       checkpoint; when given, it must be the same)
   --batch N           texts classified together (default: the bound of B)
+  --truncate          a text longer than the T bound keeps its first T
+                      positions ([SOS] included; a note counts the cut
+                      texts); without it such a text is an error
   --no-ema            the raw weights, not the average a train --ema
                       checkpoint holds (used by default, as eval does)
   --threads N         kernel threads
@@ -135,6 +138,9 @@ void parsePredict(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--no-ema") {
       cursor.noValue(arg);
       predict.noEma = true;
+    } else if (arg == "--truncate") {
+      cursor.noValue(arg);
+      predict.truncate = true;
     } else if (arg == "--threads") {
       predict.threads = threadsOption(cursor, arg);
     } else if (arg.size() > 1 && arg[0] == '-' && arg != "--") {

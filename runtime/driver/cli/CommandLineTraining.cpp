@@ -63,10 +63,12 @@ tokenizer:
                     encoder and decoder; it must fit both the spec's source
                     and target vocabulary sizes), saved inside the
                     checkpoint and as CKPT.spm.model beside it; a language
-                    model's is trained on its --text documents as written
+                    model's is trained on its --text documents as written,
+                    a classifier's on its --data texts as written
   --tokenizer F.model  use an existing SentencePiece model
   --vocab-size N    pieces of the spm model, specials included (default:
-                    the smaller of the spec's source / target vocab sizes)
+                    the smaller of the spec's source / target vocab sizes;
+                    config vocab for a language model or classifier)
   --spm-type T      unigram (default) or bpe
 validation:
   --valid FILE.tsv  pairs to validate on (seq2seq): loss and token accuracy
@@ -76,13 +78,17 @@ validation:
                     tokenizer, corpus BLEU-4 with effective order on the
                     tokenizer's words otherwise). A language model's
                     --valid is plain text (FILE.txt): loss, perplexity and
-                    next-token accuracy as eval --text scores them, judged
-                    by loss
+                    next-token accuracy as eval --text scores them. A
+                    classifier's is 'label<TAB>text' lines (FILE.tsv):
+                    loss, accuracy and macro-F1 as eval --data scores them
+                    (a label the training data lacks is an error)
   --valid-every N   validate every N steps (and after the last)
   --keep-best       keep the checkpoint with the best validation score as
                     CKPT.best.safetensors (needs --save and --valid)
-  --best-by M       bleu (default) or loss: what --keep-best and --patience
-                    compare (language models: loss)
+  --best-by M       bleu, loss or accuracy: what --keep-best and
+                    --patience compare (default: bleu for seq2seq, loss for
+                    language models and classifiers; bleu applies to
+                    seq2seq only)
   --patience P      stop after P validations in a row without improvement
   --ema DECAY       keep an exponential moving average of the weights
                     (ema = DECAY * ema + (1 - DECAY) * weights after every
@@ -135,6 +141,9 @@ options:
   --max-len N         at most N generated tokens per sentence for BLEU
                       (default: the bound of the target dim)
   --no-bleu           skip the translations (loss and accuracy only)
+  --truncate          classifiers: a text longer than the T bound keeps its
+                      first T positions ([SOS] included; a note counts the
+                      cut texts); without it such a text is an error
   --no-ema            the raw weights, not the average a train --ema
                       checkpoint holds (default: the average)
   --threads N         kernel threads
@@ -279,10 +288,10 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.keepBest = true;
     } else if (arg == "--best-by") {
       std::string metric = cursor.value(arg);
-      if (metric != "bleu" && metric != "loss")
-        cursor.fail("--best-by expects bleu or loss, got '" + metric + "'");
-      train.bestByLoss = metric == "loss";
-      train.bestByGiven = true;
+      if (metric != "bleu" && metric != "loss" && metric != "accuracy")
+        cursor.fail("--best-by expects bleu, loss or accuracy, got '" +
+                    metric + "'");
+      train.bestBy = metric;
     } else if (arg == "--patience") {
       train.patience = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--ema") {
@@ -354,6 +363,9 @@ void parseEval(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--no-bleu") {
       cursor.noValue(arg);
       eval.noBleu = true;
+    } else if (arg == "--truncate") {
+      cursor.noValue(arg);
+      eval.truncate = true;
     } else if (arg == "--threads") {
       eval.threads = threadsOption(cursor, arg);
     } else {

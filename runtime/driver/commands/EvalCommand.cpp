@@ -135,29 +135,20 @@ int evalClassifier(const ModelInfo &model, const txc_entry_fn *entryTable,
   loadWeightsForInference(checkpoint, model, runner.params().write(),
                           options.noEma, err);
   LabeledText text = readLabeledText(options.dataPath);
-  std::vector<EncodedExample> examples =
-      encodeLabeledText(text, tokenizer, labels, length);
-  std::vector<std::vector<int32_t>> texts;
-  for (const EncodedExample &example : examples)
-    texts.push_back(example.tokens);
-  std::vector<std::vector<double>> probabilities = classifyEncoded(
-      runner, classify, texts, modelPadId(model), batch);
-  ConfusionMatrix matrix(labels.size());
-  double lossSum = 0;
-  for (size_t i = 0; i < examples.size(); ++i) {
-    const std::vector<double> &p = probabilities[i];
-    int64_t best = 0;
-    for (int64_t c = 1; c < labels.size(); ++c)
-      if (p[size_t(c)] > p[size_t(best)])
-        best = c;
-    matrix.add(examples[i].label, best);
-    lossSum -= std::log(std::max(p[size_t(examples[i].label)], 1e-300));
-  }
+  int64_t truncated = 0;
+  std::vector<EncodedExample> examples = encodeLabeledText(
+      text, tokenizer, labels, length, options.truncate, &truncated,
+      "; give --truncate to keep the first " + std::to_string(length.bound));
+  if (truncated)
+    err << truncationNote(truncated, length) << "\n";
+  ClassifierScore score = scoreClassifier(runner, classify, examples, labels,
+                                          modelPadId(model), batch);
+  const ConfusionMatrix &matrix = score.matrix;
   char line[200];
   out << "examples   " << examples.size() << " (" << options.dataPath
       << ")\n";
   std::snprintf(line, sizeof(line), "loss       %.4f (mean cross-entropy)\n",
-                examples.empty() ? 0.0 : lossSum / double(examples.size()));
+                score.loss);
   out << line;
   std::snprintf(line, sizeof(line), "accuracy   %.2f%% (%lld / %lld)\n",
                 100.0 * matrix.accuracy(),
@@ -171,6 +162,32 @@ int evalClassifier(const ModelInfo &model, const txc_entry_fn *entryTable,
 }
 
 } // namespace
+
+ClassifierScore scoreClassifier(ModelRunner &runner, const EntryInfo &classify,
+                                const std::vector<EncodedExample> &examples,
+                                const LabelSet &labels, int32_t pad,
+                                int64_t batch) {
+  std::vector<std::vector<int32_t>> texts;
+  for (const EncodedExample &example : examples)
+    texts.push_back(example.tokens);
+  std::vector<std::vector<double>> probabilities =
+      classifyEncoded(runner, classify, texts, pad, batch);
+  ClassifierScore score;
+  score.matrix = ConfusionMatrix(labels.size());
+  double lossSum = 0;
+  for (size_t i = 0; i < examples.size(); ++i) {
+    const std::vector<double> &p = probabilities[i];
+    // Only the trained labels compete (the model may have more classes).
+    int64_t best = 0;
+    for (int64_t c = 1; c < labels.size(); ++c)
+      if (p[size_t(c)] > p[size_t(best)])
+        best = c;
+    score.matrix.add(examples[i].label, best);
+    lossSum -= std::log(std::max(p[size_t(examples[i].label)], 1e-300));
+  }
+  score.loss = examples.empty() ? 0.0 : lossSum / double(examples.size());
+  return score;
+}
 
 BleuScore translationBleu(const Tokenizer &tokenizer,
                           const std::vector<std::vector<int32_t>> &outputs,

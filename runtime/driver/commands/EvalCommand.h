@@ -23,7 +23,11 @@
 #include "core/Tensor.h"
 #include "data/ParallelText.h"
 #include "data/Tokenizer.h"
+#include "core/ModelRunner.h"
+#include "data/BatchSource.h"
+#include "data/LabeledText.h"
 #include "loop/Bleu.h"
+#include "loop/ClassifierMetrics.h"
 
 #include <ostream>
 
@@ -47,6 +51,21 @@ void accumulateTokenStats(const Tensor &logits, const Tensor &targets,
 BleuScore translationBleu(const Tokenizer &tokenizer,
                           const std::vector<std::vector<int32_t>> &outputs,
                           const ParallelText &text);
+
+/// What `eval --data` of a classifier and its `train --valid` report: the
+/// mean cross-entropy of the true labels (softmax over the model's classes,
+/// in double) and the confusion matrix of argmax predictions among the
+/// trained labels (lowest id on ties).
+struct ClassifierScore {
+  double loss = 0;
+  ConfusionMatrix matrix{1};
+};
+
+/// Scores encoded examples with the `classify` entry, `batch` rows a call.
+ClassifierScore scoreClassifier(ModelRunner &runner, const EntryInfo &classify,
+                                const std::vector<EncodedExample> &examples,
+                                const LabelSet &labels, int32_t pad,
+                                int64_t batch);
 
 int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                 const EvalOptions &options, std::ostream &out,

@@ -188,7 +188,7 @@ std::string describeCheckpoint(const ModelInfo &model,
   out << "  validation   ";
   if (const std::optional<ValidationRecord> &record = position.validation) {
     char numbers[160];
-    if (model.kind == ModelKind::LanguageModel) // no translations, no BLEU
+    if (model.kind != ModelKind::Seq2Seq) // no translations, no BLEU
       std::snprintf(numbers, sizeof(numbers), "loss %.4f, accuracy %.2f%%",
                     record->bestLoss, 100.0 * record->bestAccuracy);
     else
@@ -196,7 +196,8 @@ std::string describeCheckpoint(const ModelInfo &model,
                     "loss %.4f, accuracy %.2f%%, BLEU %.2f", record->bestLoss,
                     100.0 * record->bestAccuracy, record->bestBleu);
     out << "best at step " << record->bestStep << " by "
-        << (record->byLoss ? "loss" : "BLEU") << " on '" << record->validPath
+        << (record->by == BestBy::Bleu ? "BLEU" : bestByName(record->by))
+        << " on '" << record->validPath
         << "': " << numbers << "; " << record->sinceBest
         << " validation(s) since\n";
   } else {

@@ -89,18 +89,20 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       where.push_back("text " + std::to_string(i + 1));
   }
   std::vector<std::vector<int32_t>> texts;
+  int64_t truncated = 0;
+  const std::string wayOut = "; give --truncate to keep the first " +
+                             std::to_string(length.bound);
   for (size_t i = 0; i < lines.size(); ++i) {
-    std::vector<std::string> words = splitWords(lines[i]);
-    if (int64_t(words.size()) + 1 > length.bound)
-      throw InputError(where[i] + ": the text has " +
-                       std::to_string(words.size()) +
-                       " words; with the leading [SOS] that is more than " +
-                       length.describe());
-    std::vector<int32_t> ids = {tokenizer.source.sosId()};
-    for (int32_t id : tokenizer.source.encode(words))
-      ids.push_back(id);
+    std::vector<int32_t> ids =
+        encodeClassifierText(tokenizer, splitWords(lines[i]), lines[i]);
+    std::string tooLong = fitClassifierText(
+        ids, tokenizer, length, options.truncate, &truncated, wayOut);
+    if (!tooLong.empty())
+      throw InputError(where[i] + ": " + tooLong);
     texts.push_back(std::move(ids));
   }
+  if (truncated)
+    err << truncationNote(truncated, length) << "\n";
   std::vector<std::vector<double>> probabilities =
       classifyEncoded(runner, classify, texts, modelPadId(model), batch);
   for (const std::vector<double> &p : probabilities) {

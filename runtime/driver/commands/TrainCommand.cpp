@@ -171,19 +171,24 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                     Communicator &ranks) {
   const EntryInfo &entry = trainEntry(model);
   const OptimizerInfo &optimizer = *model.optimizer;
-  if (options.validPath && model.kind == ModelKind::Classifier)
-    throw InputError("--valid applies to seq2seq models and language models; "
-                     "'" + model.model + "' is a classifier (score a "
-                     "checkpoint of it with eval --load C --data V)");
-  // A language model's validation has no translations: it is judged by
-  // loss (perplexity).
-  const bool bestByLoss =
-      options.bestByLoss || model.kind == ModelKind::LanguageModel;
-  if (options.validPath && model.kind == ModelKind::LanguageModel &&
-      options.bestByGiven && !options.bestByLoss)
-    throw InputError("--best-by bleu does not apply to a language model "
-                     "(its validation scores the --valid text's loss and "
-                     "perplexity, no translations); leave out --best-by");
+  // Only a seq2seq model's validation translates: language models and
+  // classifiers are judged by loss unless --best-by accuracy.
+  const BestBy bestBy =
+      options.bestBy ? *parseBestBy(*options.bestBy)
+      : model.kind == ModelKind::Seq2Seq ? BestBy::Bleu
+                                         : BestBy::Loss;
+  if (options.validPath && model.kind != ModelKind::Seq2Seq &&
+      bestBy == BestBy::Bleu)
+    throw InputError(
+        "--best-by bleu does not apply to " +
+        std::string(model.kind == ModelKind::Classifier
+                        ? "a classifier (its validation scores the --valid "
+                          "labels' loss, accuracy and macro-F1, no "
+                          "translations)"
+                        : "a language model (its validation scores the "
+                          "--valid text's loss and perplexity, no "
+                          "translations)") +
+        "; give --best-by loss or accuracy, or leave it out");
   std::optional<std::string> logPath = options.logPath;
   if (!logPath && options.savePath)
     logPath = checkpointSibling(*options.savePath, kLossCurveSuffix);
@@ -371,18 +376,22 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (options.validPath)
     validator = std::make_unique<Validator>(model, runner, tokenizer,
                                             *options.validPath, batch,
-                                            bestByLoss);
+                                            bestBy,
+                                            data.labels ? &*data.labels
+                                                        : nullptr);
   std::optional<std::string> bestPath;
   if (options.keepBest)
     bestPath = checkpointSibling(*options.savePath, kBestCheckpointSuffix);
   // The resumed best continues only where it is comparable.
   if (const std::optional<ValidationRecord> &record = position.validation)
     if (validator && !validator->resumeFrom(*record)) {
-      auto metric = [](bool byLoss) { return byLoss ? "loss" : "BLEU"; };
+      auto metric = [](BestBy by) {
+        return by == BestBy::Bleu ? "BLEU" : bestByName(by);
+      };
       err << "note: the checkpoint's best validation (step " << record->bestStep
-          << ", by " << metric(record->byLoss) << " on '" << record->validPath
+          << ", by " << metric(record->by) << " on '" << record->validPath
           << "') is not comparable with --valid '" << *options.validPath
-          << "' by " << metric(bestByLoss)
+          << "' by " << metric(bestBy)
           << "; validation starts a new best";
       if (bestPath)
         err << " (the first validation replaces " << *bestPath << ")";
@@ -421,7 +430,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
           << (options.patience == 1 ? " validation" : " validations")
           << " without improving on step "
           << validator->best().step << " ("
-          << (bestByLoss ? "loss" : "BLEU") << ")\n";
+          << (bestBy == BestBy::Bleu ? "BLEU" : bestByName(bestBy))
+          << ")\n";
       return true;
     }
     return false;

@@ -163,10 +163,49 @@ LabelSet loadModelLabels(const ModelInfo &model,
   return labels;
 }
 
-std::vector<EncodedExample> encodeLabeledText(const LabeledText &text,
-                                              const Tokenizer &tokenizer,
-                                              const LabelSet &labels,
-                                              const LengthBound &length) {
+std::vector<int32_t> encodeClassifierText(const Tokenizer &tokenizer,
+                                          const std::vector<std::string> &words,
+                                          std::string_view text) {
+  std::vector<int32_t> ids = {tokenizer.source.sosId()};
+  std::vector<int32_t> rest = tokenizer.subwords
+                                  ? tokenizer.encodeSource(text)
+                                  : tokenizer.source.encode(words);
+  ids.insert(ids.end(), rest.begin(), rest.end());
+  return ids;
+}
+
+std::string fitClassifierText(std::vector<int32_t> &ids,
+                              const Tokenizer &tokenizer,
+                              const LengthBound &length, bool truncate,
+                              int64_t *truncated, const std::string &wayOut) {
+  if (int64_t(ids.size()) <= length.bound)
+    return "";
+  if (truncate) {
+    ids.resize(size_t(length.bound));
+    if (truncated)
+      ++*truncated;
+    return "";
+  }
+  return "the text has " + std::to_string(ids.size() - 1) + " " +
+         tokenizer.unit() + "; with the leading [SOS] that is " +
+         std::to_string(ids.size()) + " positions, more than " +
+         length.describe() + wayOut;
+}
+
+std::string truncationNote(int64_t truncated, const LengthBound &length) {
+  const std::string bound = std::to_string(length.bound);
+  return "note: " + std::to_string(truncated) +
+         (truncated == 1 ? " text was" : " texts were") + " longer than the " +
+         bound + " positions of dim " + length.dim + " and " +
+         (truncated == 1 ? "was" : "were") + " cut to the first " + bound +
+         " ([SOS] included)";
+}
+
+std::vector<EncodedExample>
+encodeLabeledText(const LabeledText &text, const Tokenizer &tokenizer,
+                  const LabelSet &labels, const LengthBound &length,
+                  bool truncate, int64_t *truncated,
+                  const std::string &wayOut) {
   std::vector<EncodedExample> encoded;
   std::string problems;
   size_t count = 0;
@@ -182,17 +221,14 @@ std::vector<EncodedExample> encodeLabeledText(const LabeledText &text,
                            "' is not one the model was trained on");
       continue;
     }
-    if (int64_t(example.words.size()) + 1 > length.bound) {
-      problem(example, "the text has " + std::to_string(example.words.size()) +
-                           " words; with the leading [SOS] that is " +
-                           std::to_string(example.words.size() + 1) +
-                           " positions, more than " + length.describe());
+    EncodedExample out;
+    out.tokens = encodeClassifierText(tokenizer, example.words, example.text);
+    std::string tooLong = fitClassifierText(out.tokens, tokenizer, length,
+                                            truncate, truncated, wayOut);
+    if (!tooLong.empty()) {
+      problem(example, tooLong);
       continue;
     }
-    EncodedExample out;
-    out.tokens.push_back(tokenizer.source.sosId());
-    for (int32_t id : tokenizer.source.encode(example.words))
-      out.tokens.push_back(id);
     out.label = int32_t(*label);
     encoded.push_back(std::move(out));
   }
@@ -251,7 +287,7 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
     throw InputError("--vocab-size " + std::to_string(size) +
                      " does not fit '" + model.model + "': its config " +
                      smallestKey + " is " + std::to_string(smallest) +
-                     (model.kind == ModelKind::LanguageModel
+                     (model.kind != ModelKind::Seq2Seq
                           ? std::string()
                           : " (one SentencePiece model serves the source and "
                             "the target side, so it must fit both)") +
@@ -292,10 +328,6 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
 TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                               const TrainDataOptions &options) {
   requireKind(model, "train");
-  if (options.tokenizerKind != "word" && model.kind == ModelKind::Classifier)
-    throw InputError("--tokenizer " + options.tokenizerKind +
-                     " applies to seq2seq models and language models; '" +
-                     model.model + "' is a classifier");
   TrainingData data;
   const int32_t pad = modelPadId(model);
   if (model.kind == ModelKind::LanguageModel) {
@@ -375,12 +407,25 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     LabeledText text = readLabeledText(data.path);
     data.hash = text.hash;
     std::vector<std::vector<std::string>> documents;
-    for (const LabeledExample &example : text.examples)
+    std::vector<std::string> texts; // as written, for SentencePiece
+    for (const LabeledExample &example : text.examples) {
       documents.push_back(example.words);
-    data.tokenizer = options.tokenizer
-                         ? *options.tokenizer
-                         : buildSingleTokenizer(model, documents,
-                                                options.minFreq, data.path);
+      texts.push_back(example.text);
+    }
+    if (options.tokenizer)
+      data.tokenizer = *options.tokenizer;
+    else if (options.tokenizerKind == "spm")
+      data.tokenizer = trainSubwordTokenizer(model, data.path,
+                                             options.vocabSize, options.spmBpe,
+                                             &texts);
+    else if (options.tokenizerKind != "word")
+      data.tokenizer = Tokenizer::load(options.tokenizerKind);
+    else
+      data.tokenizer = buildSingleTokenizer(model, documents,
+                                            options.minFreq, data.path);
+    if (data.tokenizer.subwords)
+      checkTokenizerFitsModel(model, data.tokenizer,
+                              "the SentencePiece model");
     data.labels = options.labels ? *options.labels : LabelSet::fromData(text);
     checkLabelsFitModel(model, *data.labels, "'" + data.path + "'");
     std::vector<EncodedExample> examples =
@@ -391,7 +436,9 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     data.targetEntropy = unigramEntropy(labelCounts);
     data.targetUnit = "label";
     data.summary = std::to_string(examples.size()) + " examples from " +
-                   data.path + ": vocabulary " +
+                   data.path +
+                   (data.tokenizer.subwords ? ": SentencePiece vocabulary "
+                                            : ": vocabulary ") +
                    std::to_string(data.tokenizer.source.size()) + ", " +
                    std::to_string(data.labels->size()) + " labels";
     data.unit = "examples";

@@ -66,12 +66,34 @@ void checkLabelsFitModel(const ModelInfo &model, const LabelSet &labels,
 LabelSet loadModelLabels(const ModelInfo &model,
                          const std::string &checkpointPath);
 
-/// Encodes labeled text: [SOS] + words (at most `length` positions) and the
-/// label's id (a label outside `labels` is an error naming FILE:LINE).
-std::vector<EncodedExample> encodeLabeledText(const LabeledText &text,
-                                              const Tokenizer &tokenizer,
-                                              const LabelSet &labels,
-                                              const LengthBound &length);
+/// A classifier's input ids of one text: [SOS] + its pieces as written
+/// (SentencePiece) or its words' ids.
+std::vector<int32_t> encodeClassifierText(const Tokenizer &tokenizer,
+                                          const std::vector<std::string> &words,
+                                          std::string_view text);
+
+/// Cuts a classifier's ids to `length` positions when `truncate` (counting
+/// the cut texts in `*truncated`); otherwise an over-long text is the
+/// problem returned ("the text has 70 words; with the leading [SOS] that is
+/// 71 positions, more than ..." + `wayOut`), "" when it fits.
+std::string fitClassifierText(std::vector<int32_t> &ids,
+                              const Tokenizer &tokenizer,
+                              const LengthBound &length, bool truncate,
+                              int64_t *truncated, const std::string &wayOut);
+
+/// The note eval and predict print after cutting texts: "note: 3 texts
+/// were longer than the 16 positions of dim T and were cut to the first 16
+/// ([SOS] included)".
+std::string truncationNote(int64_t truncated, const LengthBound &length);
+
+/// Encodes labeled text: encodeClassifierText (at most `length` positions,
+/// see fitClassifierText) and the label's id (a label outside `labels` is
+/// an error naming FILE:LINE).
+std::vector<EncodedExample>
+encodeLabeledText(const LabeledText &text, const Tokenizer &tokenizer,
+                  const LabelSet &labels, const LengthBound &length,
+                  bool truncate = false, int64_t *truncated = nullptr,
+                  const std::string &wayOut = "");
 
 /// Everything the training loop needs from the data, whatever the kind.
 struct TrainingData {
@@ -108,8 +130,8 @@ struct TrainDataOptions {
   std::string dataPath, textPath;
   std::optional<int64_t> block;
   int64_t minFreq = 1;
-  /// "word", "spm" or a SentencePiece FILE.model (seq2seq only), with
-  /// --vocab-size and --spm-type for "spm".
+  /// "word", "spm" or a SentencePiece FILE.model (or a tokenizer file),
+  /// with --vocab-size and --spm-type for "spm".
   std::string tokenizerKind = "word";
   std::optional<int64_t> vocabSize;
   bool spmBpe = false;
@@ -133,7 +155,8 @@ std::vector<std::string> sampleSentences(const std::string &path,
 /// `vocabSize` pieces (default: the smaller of the model's source and
 /// target vocabulary sizes); InputError naming the config key when
 /// `vocabSize` exceeds either. A language model passes the `sentences` of
-/// its text (TextCorpus::texts) instead; `path` then names them.
+/// its text (TextCorpus::texts) instead, a classifier its texts as written
+/// (LabeledExample::text); `path` then names them.
 Tokenizer
 trainSubwordTokenizer(const ModelInfo &model, const std::string &path,
                       std::optional<int64_t> vocabSize, bool bpe,

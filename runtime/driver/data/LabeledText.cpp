@@ -38,6 +38,7 @@ LabeledText parseLabeledText(std::string_view content,
                       example.line = line.number;
                       example.label = std::string(trimBlanks(line.left));
                       example.words = splitWords(line.right);
+                      example.text = std::string(line.right);
                       std::string at = fileLine(path, line.number);
                       if (example.label.empty())
                         problems.add(at + "the label is empty");

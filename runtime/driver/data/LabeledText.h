@@ -30,6 +30,7 @@ namespace txrt::driver {
 struct LabeledExample {
   std::string label;
   std::vector<std::string> words;
+  std::string text; ///< as written (what SentencePiece encodes)
   int64_t line = 0;
 };
 

@@ -19,6 +19,25 @@
 
 namespace txrt::driver {
 
+const char *bestByName(BestBy by) {
+  switch (by) {
+  case BestBy::Loss:
+    return "loss";
+  case BestBy::Accuracy:
+    return "accuracy";
+  case BestBy::Bleu:
+    break;
+  }
+  return "bleu";
+}
+
+std::optional<BestBy> parseBestBy(std::string_view name) {
+  for (BestBy by : {BestBy::Bleu, BestBy::Loss, BestBy::Accuracy})
+    if (name == bestByName(by))
+      return by;
+  return std::nullopt;
+}
+
 namespace {
 
 constexpr const char *kFormat = "txc-checkpoint";
@@ -80,12 +99,13 @@ loadValidationRecord(const SafetensorsReader &file) {
   if (const std::string *valid = file.metadataValue("valid"))
     record.validPath = *valid;
   const std::string *by = file.metadataValue("best_by");
-  if (!by || (*by != "loss" && *by != "bleu"))
+  std::optional<BestBy> parsed = by ? parseBestBy(*by) : std::nullopt;
+  if (!parsed)
     throw InputError("'" + file.path() +
                      "' has an invalid __metadata__ 'best_by': " +
                      (by ? "'" + *by + "'" : std::string("missing")) +
-                     " (expected loss or bleu)");
-  record.byLoss = *by == "loss";
+                     " (expected loss, accuracy or bleu)");
+  record.by = *parsed;
   record.bestLoss = metadataNumber(file, "best_loss");
   record.bestAccuracy = metadataNumber(file, "best_accuracy");
   record.bestBleu = metadataNumber(file, "best_bleu");
@@ -157,7 +177,7 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
   if (const std::optional<ValidationRecord> &record = position.validation) {
     metadata.push_back({"valid", record->validPath});
     metadata.push_back({"valid_fnv1a64", hexHash(record->validHash)});
-    metadata.push_back({"best_by", record->byLoss ? "loss" : "bleu"});
+    metadata.push_back({"best_by", bestByName(record->by)});
     metadata.push_back({"best_step", std::to_string(record->bestStep)});
     metadata.push_back({"best_loss", formatNumber(record->bestLoss)});
     metadata.push_back({"best_accuracy", formatNumber(record->bestAccuracy)});

@@ -45,14 +45,23 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace txrt::driver {
 
 /// train --valid's best validation so far and the validations since it.
+/// What --keep-best and --patience compare (--best-by): BLEU (higher is
+/// better; seq2seq), the validation loss (lower), or the accuracy (higher).
+enum class BestBy { Bleu, Loss, Accuracy };
+/// "bleu", "loss", "accuracy": the --best-by value and __metadata__ best_by.
+const char *bestByName(BestBy by);
+/// Parses bestByName's values; nullopt for anything else.
+std::optional<BestBy> parseBestBy(std::string_view name);
+
 struct ValidationRecord {
   std::string validPath;  ///< --valid, as given
   uint64_t validHash = 0; ///< its content (fnv1a64)
-  bool byLoss = false;    ///< --best-by loss (else BLEU)
+  BestBy by = BestBy::Bleu; ///< --best-by
   int64_t bestStep = 0;
   double bestLoss = 0, bestAccuracy = 0, bestBleu = 0;
   int64_t sinceBest = 0; ///< validations after the best, none better

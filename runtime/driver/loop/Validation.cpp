@@ -18,6 +18,13 @@ namespace txrt::driver {
 
 std::string ValidationScore::describe() const {
   char line[160];
+  if (!std::isnan(macroF1)) {
+    std::snprintf(line, sizeof(line),
+                  "validation step %lld: loss %.4f, accuracy %.2f%%, "
+                  "macro-F1 %.4f",
+                  static_cast<long long>(step), loss, 100 * accuracy, macroF1);
+    return line;
+  }
   if (!hasBleu) {
     std::snprintf(line, sizeof(line),
                   "validation step %lld: loss %.4f, perplexity %.3f, "
@@ -35,9 +42,24 @@ std::string ValidationScore::describe() const {
 
 Validator::Validator(const ModelInfo &model, ModelRunner &runner,
                      const Tokenizer &tokenizer, const std::string &path,
-                     int64_t batch, bool bestByLoss)
+                     int64_t batch, BestBy bestBy, const LabelSet *labels)
     : model_(model), runner_(runner), tokenizer_(tokenizer), path_(path),
-      batch_(batch), bestByLoss_(bestByLoss) {
+      batch_(batch), bestBy_(bestBy) {
+  if (model.kind == ModelKind::Classifier) {
+    const EntryInfo &classify =
+        entryWithRole(model, "classify", "train --valid");
+    runner.reserveArena(classify);
+    const TensorSig &tokens = inputWithRole(classify, "tokens");
+    batch_ = std::min(batch_, inputBound(model, classify, tokens, 0).bound);
+    if (!labels)
+      throw std::logic_error("a classifier's Validator needs its labels");
+    labels_ = *labels;
+    LabeledText text = readLabeledText(path);
+    hash_ = text.hash;
+    examples_ = encodeLabeledText(text, tokenizer, *labels_,
+                                  inputBound(model, classify, tokens, 1));
+    return;
+  }
   if (model.kind == ModelKind::LanguageModel) {
     const EntryInfo &logits = entryWithRole(model, "logits", "train --valid");
     runner.reserveArena(logits);
@@ -65,6 +87,16 @@ Validator::Validator(const ModelInfo &model, ModelRunner &runner,
 ValidationScore Validator::run(int64_t step) {
   ValidationScore score;
   score.step = step;
+  if (labels_) {
+    ClassifierScore scored =
+        scoreClassifier(runner_, *model_.findEntryByRole("classify"),
+                        examples_, *labels_, modelPadId(model_), batch_);
+    score.loss = scored.loss;
+    score.accuracy = scored.matrix.accuracy();
+    score.macroF1 = scored.matrix.macroF1();
+    score.hasBleu = false;
+    return judge(score);
+  }
   if (blocks_) {
     const EntryInfo &logits = *model_.findEntryByRole("logits");
     TokenStats stats;
@@ -126,8 +158,10 @@ ValidationScore Validator::run(int64_t step) {
 }
 
 ValidationScore Validator::judge(const ValidationScore &score) {
-  improved_ = !haveBest_ || (bestByLoss_ ? score.loss < best_.loss
-                                         : score.bleu.bleu > best_.bleu.bleu);
+  improved_ = !haveBest_ ||
+              (bestBy_ == BestBy::Loss       ? score.loss < best_.loss
+               : bestBy_ == BestBy::Accuracy ? score.accuracy > best_.accuracy
+                                             : score.bleu.bleu > best_.bleu.bleu);
   if (improved_) {
     best_ = score;
     haveBest_ = true;
@@ -144,7 +178,7 @@ std::optional<ValidationRecord> Validator::record() const {
   ValidationRecord record;
   record.validPath = path_;
   record.validHash = hash_;
-  record.byLoss = bestByLoss_;
+  record.by = bestBy_;
   record.bestStep = best_.step;
   record.bestLoss = best_.loss;
   record.bestAccuracy = best_.accuracy;
@@ -154,7 +188,7 @@ std::optional<ValidationRecord> Validator::record() const {
 }
 
 bool Validator::resumeFrom(const ValidationRecord &record) {
-  if (record.validHash != hash_ || record.byLoss != bestByLoss_)
+  if (record.validHash != hash_ || record.by != bestBy_)
     return false;
   best_ = ValidationScore();
   best_.step = record.bestStep;

@@ -11,7 +11,9 @@
 //                   BLEU-4 on the tokenizer's words otherwise)
 // (a language model: loss, perplexity and next-token accuracy of the --valid
 // text, teacher forced through the logits entry as `eval --text` computes
-// them, and no BLEU; it is judged by loss)
+// them, and no BLEU; it is judged by loss; a classifier: loss, accuracy and
+// macro-F1 of the --valid 'label<TAB>text' lines as `eval --data` computes
+// them (scoreClassifier, EvalCommand.h), judged by loss or accuracy)
 // and keeps what --keep-best, --patience and the warnings need: the best
 // score so far and how many validations in a row did not improve it. The
 // checkpoint carries both (ValidationRecord, Checkpoint.h), so a --resume
@@ -26,13 +28,17 @@
 
 #include "core/ModelInfo.h"
 #include "core/ModelRunner.h"
+#include "data/BatchSource.h"
+#include "data/LabeledText.h"
 #include "data/ParallelText.h"
 #include "data/TextCorpus.h"
 #include "data/Tokenizer.h"
 #include "loop/Bleu.h"
 #include "loop/Checkpoint.h"
 
+#include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,20 +49,24 @@ struct ValidationScore {
   double loss = 0, accuracy = 0;
   BleuScore bleu;
   bool allEmpty = false, allSame = false; ///< of the greedy outputs
-  /// False for a language model: no translations, no BLEU.
+  /// False for a language model and a classifier: no translations, no BLEU.
   bool hasBleu = true;
+  /// A classifier's macro-F1 (ClassifierMetrics.h); NaN for other kinds.
+  double macroF1 = NAN;
   /// "validation step 400: loss 3.2100, accuracy 41.20%, BLEU 12.34", or
   /// for a language model "validation step 400: loss 3.2100, perplexity
-  /// 24.78, accuracy 41.20%".
+  /// 24.78, accuracy 41.20%", or for a classifier "validation step 400:
+  /// loss 0.3100, accuracy 91.20%, macro-F1 0.9050".
   std::string describe() const;
 };
 
 class Validator {
 public:
-  /// Reads and encodes `path` with `tokenizer` (errors name FILE:LINE).
+  /// Reads and encodes `path` with `tokenizer` (errors name FILE:LINE; a
+  /// classifier's labels must be among `labels`).
   Validator(const ModelInfo &model, ModelRunner &runner,
             const Tokenizer &tokenizer, const std::string &path,
-            int64_t batch, bool bestByLoss);
+            int64_t batch, BestBy bestBy, const LabelSet *labels = nullptr);
 
   /// Scores the runner's current weights; records the best.
   ValidationScore run(int64_t step);
@@ -88,9 +98,12 @@ private:
   /// A language model's --valid text, cut into blocks of the T bound as
   /// eval --text cuts it (null for seq2seq models).
   std::unique_ptr<TokenBlocks> blocks_;
+  /// A classifier's --valid examples and the label set they are encoded in.
+  std::vector<EncodedExample> examples_;
+  std::optional<LabelSet> labels_;
   SequenceBounds bounds_;
   int64_t batch_;
-  bool bestByLoss_;
+  BestBy bestBy_;
   bool haveBest_ = false, improved_ = false;
   int64_t sinceBest_ = 0;
   ValidationScore best_;

@@ -71,4 +71,17 @@ TEST(CommandLineKindsTest, PredictOptionsAndHelp) {
   EXPECT_NE(usageText("", "gpt").find("generate "), std::string::npos);
 }
 
+TEST(CommandLineKindsTest, TruncateIsForEvalAndPredict) {
+  EXPECT_FALSE(parse({"predict", "--load", "c", "t"}).predict.truncate);
+  EXPECT_TRUE(
+      parse({"predict", "--load", "c", "--truncate", "t"}).predict.truncate);
+  EXPECT_TRUE(parse({"eval", "--load", "c", "--data", "d", "--truncate"})
+                  .eval.truncate);
+  EXPECT_THROW_MESSAGE(parse({"predict", "--load", "c", "--truncate=1"}),
+                       UsageError, "--truncate");
+  EXPECT_NE(usageText("predict", "bert").find("--truncate"),
+            std::string::npos);
+  EXPECT_NE(usageText("eval", "bert").find("--truncate"), std::string::npos);
+}
+
 } // namespace

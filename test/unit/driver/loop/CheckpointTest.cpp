@@ -180,7 +180,7 @@ TEST(CheckpointTest, BestValidationRoundTripsExactly) {
   ValidationRecord record;
   record.validPath = "valid.tsv";
   record.validHash = 0x0123456789abcdefull;
-  record.byLoss = true;
+  record.by = BestBy::Accuracy;
   record.bestStep = 20;
   record.bestLoss = 2.7388123456789012;
   record.bestAccuracy = 1.0 / 6.0;
@@ -196,7 +196,7 @@ TEST(CheckpointTest, BestValidationRoundTripsExactly) {
   ASSERT_TRUE(back.validation);
   EXPECT_EQ(back.validation->validPath, "valid.tsv");
   EXPECT_EQ(back.validation->validHash, record.validHash);
-  EXPECT_TRUE(back.validation->byLoss);
+  EXPECT_EQ(back.validation->by, BestBy::Accuracy);
   EXPECT_EQ(back.validation->bestStep, 20);
   // Bit-exact, so a resumed run compares as the uninterrupted one does.
   EXPECT_EQ(back.validation->bestLoss, record.bestLoss);
