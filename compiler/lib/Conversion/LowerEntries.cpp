@@ -728,7 +728,9 @@ LogicalResult EntryLowering::lowerMatmul(MatmulOp op) {
   };
   std::function<View(Value)> operandView = [&](Value v) -> View {
     Operation *def = v.getDefiningOp();
-    if (def && isStridedView(def)) {
+    // A merge_heads view is its matmul's result, which that matmul wrote in
+    // the merged layout: dense below.
+    if (def && isStridedView(def) && !isa<MergeHeadsOp>(def)) {
       if (auto transpose = dyn_cast<TransposeOp>(def)) {
         View in = operandView(transpose.getInput());
         ArrayRef<int64_t> perm = transpose.getPermutation();
@@ -788,9 +790,12 @@ LogicalResult EntryLowering::lowerMatmul(MatmulOp op) {
   View lhsView = operandView(op.getLhs()), rhsView = operandView(op.getRhs());
   View outView{ptrs.lookup(op.getResult()), denseStrides(outType),
                SmallVector<bool>(outType.getRank(), true)};
-  if (op->hasOneUse() && isStridedView(*op->user_begin())) {
+  if (op->hasOneUse() && isa<MergeHeadsOp>(*op->user_begin()) &&
+      isStridedView(*op->user_begin())) {
     // The merge_heads that consumes the result reads [B, T, h*d]: write the
-    // logical [B, h, T, d] result in that layout.
+    // logical [B, h, T, d] result in that layout. (Any other single reader
+    // that is a strided view, a transpose or a split_heads, reads the
+    // result's own dense layout.)
     SmallVector<Value> sizes = dimSizes(outType); // B, h, T, d
     Value d = sizes[3];
     Value hd = builder.create<arith::MulIOp>(loc, sizes[1], d);
