@@ -622,6 +622,7 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (ranks.rank() != 0) {
     rankOptions.savePath.reset();
     rankOptions.logPath.reset();
+    rankOptions.keepBest = false; // it names a file beside --save
     rankOptions.quiet = true;
   }
   try {
