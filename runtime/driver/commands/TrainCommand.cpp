@@ -14,6 +14,7 @@
 #include "loop/Divergence.h"
 #include "loop/Ema.h"
 #include "core/Error.h"
+#include "core/Init.h"
 #include "formats/FileIO.h"
 #include "loop/LossCurve.h"
 #include "core/Memory.h"
@@ -218,6 +219,9 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   dataOptions.minFreq = minFreq;
   TrainingData data = loadTrainingData(model, entry, dataOptions);
   const Tokenizer &tokenizer = data.tokenizer;
+  requireSameAsRankZero(ranks, data.hash,
+                        (options.textPath.empty() ? "--data '" : "--text '") +
+                            data.path + "'");
 
   ModelRunner runner(model, entryTable, options.threads);
   runner.reserveArena(entry); // too large for the machine: fail before work
@@ -306,6 +310,22 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                      std::to_string(kMaxTrainingCount) + " steps");
   }
   const int64_t firstStep = position.step + 1;
+  // Ranks with other steps (or validations that may stop them) would wait
+  // for each other's allreduces forever.
+  const std::string stepsPlan =
+      "steps " + std::to_string(firstStep) + ".." + std::to_string(lastStep) +
+      ", batch " + std::to_string(batch) + ", max-tokens " +
+      std::to_string(maxTokens) + ", update-freq " +
+      std::to_string(updateFreq) + ", seed " + std::to_string(position.seed) +
+      (options.validPath
+           ? ", valid-every " + std::to_string(options.validEvery) +
+                 ", patience " + std::to_string(options.patience)
+           : std::string());
+  requireSameAsRankZero(ranks, fnv1a64(stepsPlan),
+                        "the training plan (" + stepsPlan + ")");
+  if (ranks.parallel() && options.validPath)
+    requireSameAsRankZero(ranks, fnv1a64(readWholeFile(*options.validPath)),
+                          "--valid '" + *options.validPath + "'");
 
   // What a failed run leaves at --save, for its error message.
   int64_t lastSavedStep = -1;

@@ -60,6 +60,20 @@ void padLikeBatch(const TrainBatch &whole, RowRange share, TrainBatch &piece) {
   }
 }
 
+void requireSameAsRankZero(Communicator &ranks, uint64_t fingerprint,
+                           const std::string &what) {
+  const uint64_t rankZeros = ranks.fromRankZero(fingerprint);
+  if (rankZeros == fingerprint)
+    return;
+  char values[80];
+  std::snprintf(values, sizeof(values), "%016llx here, %016llx on rank 0",
+                static_cast<unsigned long long>(fingerprint),
+                static_cast<unsigned long long>(rankZeros));
+  throw InputError(what + " is not rank 0's (fingerprint " + values +
+                   "): every rank must be given the same data and "
+                   "options");
+}
+
 DataParallelUpdate::DataParallelUpdate(ModelRunner &runner,
                                        const EntryInfo &entry,
                                        int64_t updateFreq,

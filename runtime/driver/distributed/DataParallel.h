@@ -51,6 +51,16 @@ Tensor sliceRows(const Tensor &tensor, RowRange rows);
 /// (what keys the dropout masks alike, txrt_context_set_batch_rows).
 void padLikeBatch(const TrainBatch &whole, RowRange share, TrainBatch &piece);
 
+/// Every rank must train the same steps on the same data: checks this
+/// rank's `fingerprint` of `what` (a hash of its data, or of its plan of
+/// steps) against rank 0's. InputError on a rank whose value differs
+/// ("`what` is not rank 0's (fingerprint X here, Y on rank 0)"), before any
+/// update: a rank with other data or other steps would train another model
+/// in silence, or wait forever for an allreduce the others never start.
+/// Every rank calls it; with one rank it checks nothing.
+void requireSameAsRankZero(Communicator &ranks, uint64_t fingerprint,
+                           const std::string &what);
+
 class DataParallelUpdate {
 public:
   DataParallelUpdate(ModelRunner &runner, const EntryInfo &entry,

@@ -109,4 +109,11 @@ TEST(DataParallelTest, PiecesArePaddedLikeTheWholeBatch) {
   EXPECT_THROW(sliceRows(*whole.byRole.find("source"), {2, 2}), DriverError);
 }
 
+TEST(DataParallelTest, OneProcessIsItsOwnRankZero) {
+  // Without mpirun there is no other rank to disagree with.
+  Communicator one;
+  EXPECT_EQ(one.fromRankZero(0x1234u), 0x1234u);
+  EXPECT_NO_THROW(requireSameAsRankZero(one, 42, "--data 'x.tsv'"));
+}
+
 } // namespace
