@@ -290,6 +290,16 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   position.dataHash = data.hash;
   position.block = data.block;
 
+  if (ranks.parallel())
+    requireSameAsRankZero(
+        ranks, fingerprintOfTrainingState(model, runner.params().read()),
+        options.resumePath ? "--resume '" + *options.resumePath +
+                                 "' (its parameters and moments)"
+        : options.initFromPath
+            ? "--init-from '" + *options.initFromPath + "' (its parameters)"
+            : "--init " + std::to_string(options.initSeed.value_or(0)) +
+                  " (the initial parameters)");
+
   // --ema (or the resumed checkpoint's average): from the weights now.
   std::unique_ptr<WeightAverage> average =
       startWeightAverage(model, runner.params().read(), options, resumed.get(), err);

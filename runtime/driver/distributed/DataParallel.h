@@ -61,6 +61,13 @@ void padLikeBatch(const TrainBatch &whole, RowRange share, TrainBatch &piece);
 void requireSameAsRankZero(Communicator &ranks, uint64_t fingerprint,
                            const std::string &what);
 
+/// A hash of every parameter and Adam moment of `model` in `arena`, bit for
+/// bit: what every rank must start from (checked with
+/// requireSameAsRankZero, so that a stale copy of --resume on one machine
+/// is an error, not a rank that trains other weights).
+uint64_t fingerprintOfTrainingState(const ModelInfo &model,
+                                    const ParameterArena &arena);
+
 class DataParallelUpdate {
 public:
   DataParallelUpdate(ModelRunner &runner, const EntryInfo &entry,
