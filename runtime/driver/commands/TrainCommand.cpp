@@ -222,6 +222,11 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   requireSameAsRankZero(ranks, data.hash,
                         (options.textPath.empty() ? "--data '" : "--text '") +
                             data.path + "'");
+  if (ranks.parallel())
+    requireSameAsRankZero(ranks, fnv1a64(tokenizer.toJson()),
+                          "the vocabulary (--min-freq " +
+                              std::to_string(minFreq) + ", --tokenizer " +
+                              options.tokenizer + ")");
 
   ModelRunner runner(model, entryTable, options.threads);
   runner.reserveArena(entry); // too large for the machine: fail before work
@@ -327,6 +332,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       ", batch " + std::to_string(batch) + ", max-tokens " +
       std::to_string(maxTokens) + ", update-freq " +
       std::to_string(updateFreq) + ", seed " + std::to_string(position.seed) +
+      (data.block ? ", block " + std::to_string(data.block) : std::string()) +
       (options.validPath
            ? ", valid-every " + std::to_string(options.validEvery) +
                  ", patience " + std::to_string(options.patience)
