@@ -325,14 +325,15 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                      std::to_string(kMaxTrainingCount) + " steps");
   }
   const int64_t firstStep = position.step + 1;
-  // Ranks with other steps (or validations that may stop them) would wait
-  // for each other's allreduces forever.
+  // Ranks with other steps (or validations that may stop them: --ema
+  // decides what is scored) would wait for each other's allreduces forever.
   const std::string stepsPlan =
       "steps " + std::to_string(firstStep) + ".." + std::to_string(lastStep) +
       ", batch " + std::to_string(batch) + ", max-tokens " +
       std::to_string(maxTokens) + ", update-freq " +
       std::to_string(updateFreq) + ", seed " + std::to_string(position.seed) +
       (data.block ? ", block " + std::to_string(data.block) : std::string()) +
+      (average ? ", ema " + formatDecay(average->decay()) : std::string()) +
       (options.validPath
            ? ", valid-every " + std::to_string(options.validEvery) +
                  ", patience " + std::to_string(options.patience)
