@@ -566,7 +566,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     // resumed from it continues the best as this one does.
     if (validator && (step % options.validEvery == 0 || step == lastStep)) {
       progress.finish(); // the validation lines start on their own line
-      if (validate(step)) {
+      // Rank 0 decides for every rank: another's scores may differ in the
+      // last bit (other --threads), or its --best-by may differ.
+      bool stopEarly = validate(step);
+      if (ranks.parallel())
+        stopEarly = ranks.fromRankZero(stopEarly ? 1 : 0) != 0;
+      if (stopEarly) {
         lastStep = step;
         break;
       }
