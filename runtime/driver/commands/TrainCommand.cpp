@@ -14,6 +14,7 @@
 #include "loop/Divergence.h"
 #include "loop/Ema.h"
 #include "core/Error.h"
+#include "core/Init.h"
 #include "formats/FileIO.h"
 #include "loop/LossCurve.h"
 #include "core/Memory.h"
@@ -223,6 +224,14 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   dataOptions.minFreq = minFreq;
   TrainingData data = loadTrainingData(model, entry, dataOptions);
   const Tokenizer &tokenizer = data.tokenizer;
+  requireSameAsRankZero(ranks, data.hash,
+                        (options.textPath.empty() ? "--data '" : "--text '") +
+                            data.path + "'");
+  if (ranks.parallel())
+    requireSameAsRankZero(ranks, fnv1a64(tokenizer.toJson()),
+                          "the vocabulary (--min-freq " +
+                              std::to_string(minFreq) + ", --tokenizer " +
+                              options.tokenizer + ")");
 
   ModelRunner runner(model, entryTable, options.threads);
   runner.reserveArena(entry); // too large for the machine: fail before work
@@ -291,6 +300,16 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   position.dataHash = data.hash;
   position.block = data.block;
 
+  if (ranks.parallel())
+    requireSameAsRankZero(
+        ranks, fingerprintOfTrainingState(model, runner.params().read()),
+        options.resumePath ? "--resume '" + *options.resumePath +
+                                 "' (its parameters and moments)"
+        : options.initFromPath
+            ? "--init-from '" + *options.initFromPath + "' (its parameters)"
+            : "--init " + std::to_string(options.initSeed.value_or(0)) +
+                  " (the initial parameters)");
+
   // --ema (or the resumed checkpoint's average): from the weights now.
   std::unique_ptr<WeightAverage> average =
       startWeightAverage(model, runner.params().read(), options, resumed.get(), err);
@@ -311,6 +330,24 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                      std::to_string(kMaxTrainingCount) + " steps");
   }
   const int64_t firstStep = position.step + 1;
+  // Ranks with other steps (or validations that may stop them: --ema
+  // decides what is scored) would wait for each other's allreduces forever.
+  const std::string stepsPlan =
+      "steps " + std::to_string(firstStep) + ".." + std::to_string(lastStep) +
+      ", batch " + std::to_string(batch) + ", max-tokens " +
+      std::to_string(maxTokens) + ", update-freq " +
+      std::to_string(updateFreq) + ", seed " + std::to_string(position.seed) +
+      (data.block ? ", block " + std::to_string(data.block) : std::string()) +
+      (average ? ", ema " + formatDecay(average->decay()) : std::string()) +
+      (options.validPath
+           ? ", valid-every " + std::to_string(options.validEvery) +
+                 ", patience " + std::to_string(options.patience)
+           : std::string());
+  requireSameAsRankZero(ranks, fnv1a64(stepsPlan),
+                        "the training plan (" + stepsPlan + ")");
+  if (ranks.parallel() && options.validPath)
+    requireSameAsRankZero(ranks, fnv1a64(readWholeFile(*options.validPath)),
+                          "--valid '" + *options.validPath + "'");
 
   // What a failed run leaves at --save, for its error message.
   int64_t lastSavedStep = -1;
@@ -539,7 +576,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     // resumed from it continues the best as this one does.
     if (validator && (step % options.validEvery == 0 || step == lastStep)) {
       progress.finish(); // the validation lines start on their own line
-      if (validate(step)) {
+      // Rank 0 decides for every rank: another's scores may differ in the
+      // last bit (other --threads), or its --best-by may differ.
+      bool stopEarly = validate(step);
+      if (ranks.parallel())
+        stopEarly = ranks.fromRankZero(stopEarly ? 1 : 0) != 0;
+      if (stopEarly) {
         lastStep = step;
         break;
       }
@@ -632,6 +674,7 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (ranks.rank() != 0) {
     rankOptions.savePath.reset();
     rankOptions.logPath.reset();
+    rankOptions.keepBest = false; // it names a file beside --save
     rankOptions.quiet = true;
   }
   try {

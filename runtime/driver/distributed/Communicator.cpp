@@ -133,6 +133,12 @@ double Communicator::sum(double value) {
   return value;
 }
 
+uint64_t Communicator::fromRankZero(uint64_t value) {
+  if (parallel())
+    broadcast(&value, sizeof(value));
+  return value;
+}
+
 void Communicator::broadcast([[maybe_unused]] void *data,
                              [[maybe_unused]] size_t bytes) {
 #ifdef TXC_HAVE_MPI

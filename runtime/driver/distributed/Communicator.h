@@ -16,6 +16,7 @@
 #include "txrt/txrt.h"
 
 #include <cstddef>
+#include <cstdint>
 
 namespace txrt::driver {
 
@@ -41,6 +42,9 @@ public:
 
   /// The sum of `value` over every rank (blocking; every rank calls it).
   double sum(double value);
+  /// Rank 0's `value` on every rank (blocking; every rank calls it); the
+  /// value itself with one rank.
+  uint64_t fromRankZero(uint64_t value);
   /// The callbacks txrt_context_set_communicator takes; NULL with one rank.
   const txrt_communicator *runtimeHooks() const {
     return parallel() ? &hooks_ : nullptr;

@@ -60,6 +60,42 @@ void padLikeBatch(const TrainBatch &whole, RowRange share, TrainBatch &piece) {
   }
 }
 
+void requireSameAsRankZero(Communicator &ranks, uint64_t fingerprint,
+                           const std::string &what) {
+  const uint64_t rankZeros = ranks.fromRankZero(fingerprint);
+  if (rankZeros == fingerprint)
+    return;
+  char values[80];
+  std::snprintf(values, sizeof(values), "%016llx here, %016llx on rank 0",
+                static_cast<unsigned long long>(fingerprint),
+                static_cast<unsigned long long>(rankZeros));
+  throw InputError(what + " is not rank 0's (fingerprint " + values +
+                   "): every rank must be given the same data and "
+                   "options");
+}
+
+uint64_t fingerprintOfTrainingState(const ModelInfo &model,
+                                    const ParameterArena &arena) {
+  // FNV-1a's constants over 32-bit words: one pass, a fraction of a second
+  // for hundreds of megabytes.
+  uint64_t hash = 0xcbf29ce484222325ull;
+  auto add = [&](const float *values, int64_t count) {
+    for (int64_t i = 0; i < count; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &values[i], sizeof(bits));
+      hash = (hash ^ bits) * 0x100000001b3ull;
+    }
+  };
+  for (const ParamInfo &info : model.params) {
+    add(arena.param(info), info.numElements);
+    if (info.hasTrainingState()) {
+      add(arena.expAvg(info), info.numElements);
+      add(arena.expAvgSq(info), info.numElements);
+    }
+  }
+  return hash;
+}
+
 DataParallelUpdate::DataParallelUpdate(ModelRunner &runner,
                                        const EntryInfo &entry,
                                        int64_t updateFreq,

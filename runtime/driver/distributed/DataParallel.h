@@ -51,6 +51,23 @@ Tensor sliceRows(const Tensor &tensor, RowRange rows);
 /// (what keys the dropout masks alike, txrt_context_set_batch_rows).
 void padLikeBatch(const TrainBatch &whole, RowRange share, TrainBatch &piece);
 
+/// Every rank must train the same steps on the same data: checks this
+/// rank's `fingerprint` of `what` (a hash of its data, or of its plan of
+/// steps) against rank 0's. InputError on a rank whose value differs
+/// ("`what` is not rank 0's (fingerprint X here, Y on rank 0)"), before any
+/// update: a rank with other data or other steps would train another model
+/// in silence, or wait forever for an allreduce the others never start.
+/// Every rank calls it; with one rank it checks nothing.
+void requireSameAsRankZero(Communicator &ranks, uint64_t fingerprint,
+                           const std::string &what);
+
+/// A hash of every parameter and Adam moment of `model` in `arena`, bit for
+/// bit: what every rank must start from (checked with
+/// requireSameAsRankZero, so that a stale copy of --resume on one machine
+/// is an error, not a rank that trains other weights).
+uint64_t fingerprintOfTrainingState(const ModelInfo &model,
+                                    const ParameterArena &arena);
+
 class DataParallelUpdate {
 public:
   DataParallelUpdate(ModelRunner &runner, const EntryInfo &entry,

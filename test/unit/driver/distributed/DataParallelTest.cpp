@@ -4,6 +4,7 @@
 #include "core/Error.h"
 #include "TestUtil.h"
 
+#include <cstring>
 #include <vector>
 
 using namespace txrt::driver;
@@ -107,6 +108,39 @@ TEST(DataParallelTest, PiecesArePaddedLikeTheWholeBatch) {
   EXPECT_EQ(piece.targetTokens, 5);
 
   EXPECT_THROW(sliceRows(*whole.byRole.find("source"), {2, 2}), DriverError);
+}
+
+TEST(DataParallelTest, OneProcessIsItsOwnRankZero) {
+  // Without mpirun there is no other rank to disagree with.
+  Communicator one;
+  EXPECT_EQ(one.fromRankZero(0x1234u), 0x1234u);
+  EXPECT_NO_THROW(requireSameAsRankZero(one, 42, "--data 'x.tsv'"));
+}
+
+TEST(DataParallelTest, FingerprintSeesEveryParameterBit) {
+  ModelInfo model = ModelInfo::parse(R"({"version": 1, "model": "tiny",
+    "dims": [], "param_arena_bytes": 128,
+    "params": [
+      {"name": "w", "dtype": "f32", "shape": [2, 4], "init": "xavier_uniform", "offset": 0},
+      {"name": "b", "dtype": "f32", "shape": [4], "init": "zeros", "offset": 64}],
+    "entries": []})");
+  ParameterArena a(model), b(model);
+  a.initialize(3);
+  b.initialize(3);
+  EXPECT_EQ(fingerprintOfTrainingState(model, a),
+            fingerprintOfTrainingState(model, b));
+  // The lowest bit of the last element: a stale copy of a checkpoint on one
+  // machine differs by far more.
+  float *last = b.param(*model.findParam("b")) + 3;
+  uint32_t bits;
+  std::memcpy(&bits, last, sizeof(bits));
+  bits ^= 1u;
+  std::memcpy(last, &bits, sizeof(bits));
+  EXPECT_NE(fingerprintOfTrainingState(model, a),
+            fingerprintOfTrainingState(model, b));
+  b.initialize(4);
+  EXPECT_NE(fingerprintOfTrainingState(model, a),
+            fingerprintOfTrainingState(model, b));
 }
 
 } // namespace
