@@ -67,8 +67,7 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   settings.sampling.topK = options.topK;
   settings.sampling.topP = options.topP;
   settings.sampling.seed = options.seed;
-  settings.emittable = vocabulary.size();
-  settings.excluded = {vocabulary.padId(), vocabulary.sosId()};
+  settings.allowed = {vocabulary.size(), {vocabulary.padId(), vocabulary.sosId()}};
   // Only prompts of one length share a batch: no row is padded, so a
   // prompt's text does not depend on its batch mates (Generation.h).
   std::vector<TokenIds> continuations(prompts.size());

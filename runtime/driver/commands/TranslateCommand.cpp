@@ -38,8 +38,7 @@ DecodeOptions decodeOptionsFor(const Vocabulary &target,
   options.pad = target.padId();
   // Only ids the target tokenizer can write out (the model's vocab dim may
   // be larger), and never [PAD] or [SOS].
-  options.emittable = target.size();
-  options.excluded = {target.padId(), target.sosId()};
+  options.allowed = {target.size(), {target.padId(), target.sosId()}};
   options.maxLength = bounds.target.bound;
   if (maxLength) {
     if (*maxLength > bounds.target.bound)

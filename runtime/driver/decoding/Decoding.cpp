@@ -250,25 +250,17 @@ std::unique_ptr<NextTokenModel> makeDecoder(ModelRunner &runner, int32_t pad,
 // Greedy
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// Sets the logits of the ids `options` never chooses to -infinity, in
-/// every row of `logits`.
-void disallow(std::vector<float> &logits, int64_t vocab,
-              const DecodeOptions &options) {
+void AllowedIds::apply(float *logits, int64_t rows, int64_t vocab) const {
   const float never = -std::numeric_limits<float>::infinity();
-  for (size_t start = 0; start + size_t(vocab) <= logits.size();
-       start += size_t(vocab)) {
-    float *row = logits.data() + start;
-    if (options.emittable > 0 && options.emittable < vocab)
-      std::fill(row + options.emittable, row + vocab, never);
-    for (int32_t id : options.excluded)
+  for (int64_t r = 0; r < rows; ++r) {
+    float *row = logits + r * vocab;
+    if (emittable > 0 && emittable < vocab)
+      std::fill(row + emittable, row + vocab, never);
+    for (int32_t id : excluded)
       if (id >= 0 && id < vocab)
         row[id] = never;
   }
 }
-
-} // namespace
 
 std::vector<TokenIds> greedyDecode(NextTokenModel &model,
                                    const std::vector<TokenIds> &sources,
@@ -282,7 +274,8 @@ std::vector<TokenIds> greedyDecode(NextTokenModel &model,
   const int64_t vocab = model.vocabSize();
   for (int64_t step = 0; step < options.maxLength; ++step) {
     std::vector<float> logits = model.next(prefixes);
-    disallow(logits, vocab, options);
+    options.allowed.apply(logits.data(), int64_t(logits.size()) / vocab,
+                             vocab);
     bool allDone = true;
     for (size_t row = 0; row < rows; ++row) {
       if (done[row]) {
@@ -355,7 +348,8 @@ TokenIds beamDecode(NextTokenModel &model, const TokenIds &source,
     for (size_t i = 0; i < beam; ++i)
       prefixes.push_back(alive[i < alive.size() ? i : 0].tokens);
     std::vector<float> logits = model.next(prefixes);
-    disallow(logits, vocab, options);
+    options.allowed.apply(logits.data(), int64_t(logits.size()) / vocab,
+                             vocab);
 
     struct Candidate {
       double logProb;

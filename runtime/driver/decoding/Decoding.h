@@ -103,18 +103,25 @@ private:
 std::unique_ptr<NextTokenModel> makeDecoder(ModelRunner &runner, int32_t pad,
                                             bool incremental = true);
 
+/// The ids a search may choose: [0, emittable) (0: every id of the
+/// logits) less `excluded`. A model's vocab dim may be larger than its
+/// tokenizer (config vocab is a bound), and the ids past it have no text;
+/// [PAD] and [SOS] are excluded where a tokenizer writes the output (no
+/// target holds them after the first position, and the detokenizer drops
+/// them).
+struct AllowedIds {
+  int64_t emittable = 0;
+  std::vector<int32_t> excluded;
+  /// Sets every other id's logit to -infinity in `rows` rows of `vocab`.
+  void apply(float *logits, int64_t rows, int64_t vocab) const;
+};
+
 struct DecodeOptions {
   int32_t sos = 0, eos = 0, pad = 0;
   int64_t maxLength = 1; ///< tokens generated per row, [EOS] included
   int32_t beamSize = 1;
   double lengthPenaltyAlpha = 0.6;
-  /// Ids the target tokenizer has a word for: [0, emittable) (0: every id
-  /// of the logits). A model's vocab dim may be larger than its tokenizer;
-  /// the ids past it have no text.
-  int64_t emittable = 0;
-  /// Ids never chosen although emittable ([PAD], [SOS]: no target holds
-  /// them after the first position, and the detokenizer drops them).
-  std::vector<int32_t> excluded;
+  AllowedIds allowed; ///< the target tokenizer's ids
 };
 
 /// Greedy decoding of a batch; the outputs exclude [SOS] and [EOS].

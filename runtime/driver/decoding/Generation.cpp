@@ -170,20 +170,6 @@ std::vector<float> LmStepCached::next(const std::vector<TokenIds> &prefixes) {
   return logits;
 }
 
-namespace {
-
-/// Sets the logits of the ids `settings` never picks to -infinity.
-void disallow(float *logits, int64_t vocab, const GenerateSettings &settings) {
-  const float never = -std::numeric_limits<float>::infinity();
-  if (settings.emittable > 0 && settings.emittable < vocab)
-    std::fill(logits + settings.emittable, logits + vocab, never);
-  for (int32_t id : settings.excluded)
-    if (id >= 0 && id < vocab)
-      logits[id] = never;
-}
-
-} // namespace
-
 std::vector<TokenIds> generateTokens(PrefixModel &model,
                                      const std::vector<TokenIds> &prompts,
                                      const GenerateSettings &settings,
@@ -199,7 +185,7 @@ std::vector<TokenIds> generateTokens(PrefixModel &model,
     // change while the batch is decoded.
     std::vector<float> logits = model.next(prefixes);
     for (size_t row = 0; row < prompts.size(); ++row)
-      disallow(logits.data() + int64_t(row) * vocab, vocab, settings);
+      settings.allowed.apply(logits.data() + int64_t(row) * vocab, 1, vocab);
     for (size_t row = 0; row < prompts.size(); ++row) {
       int32_t id = done[row] ? settings.eos
                              : sampleToken(logits.data() + int64_t(row) * vocab,

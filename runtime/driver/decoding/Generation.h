@@ -27,6 +27,7 @@
 #define TXRT_DRIVER_GENERATION_H
 
 #include "core/ModelRunner.h"
+#include "decoding/Decoding.h"
 #include "decoding/Sampling.h"
 
 #include <cstdint>
@@ -87,13 +88,7 @@ struct GenerateSettings {
   int32_t eos = 0;
   int64_t maxNewTokens = 1;
   SamplingOptions sampling;
-  /// Ids the tokenizer has a word for: [0, emittable) (0: every id of the
-  /// model's logits). A model's vocab dim may be larger than its tokenizer
-  /// (config vocab is a bound); the ids past it have no text.
-  int64_t emittable = 0;
-  /// Ids never picked although emittable ([PAD], which the padding mask
-  /// would hide, and [SOS], which no training text holds).
-  std::vector<int32_t> excluded;
+  AllowedIds allowed; ///< the tokenizer's ids (Decoding.h)
 };
 
 /// Continues each prompt (non-empty); `rowKeys[k]` is prompts[k]'s index

@@ -117,8 +117,7 @@ TEST(DecodingTest, OnlyIdsTheTokenizerCanWriteAreChosen) {
     return p;
   };
   DecodeOptions restricted = options(4, 2);
-  restricted.emittable = 5;
-  restricted.excluded = {0, 2};
+  restricted.allowed = {5, {0, 2}};
   ScriptedModel unrestricted(script), greedyModel(script), beamModel(script);
   // Without the restriction: "b" (no word), then [PAD] to the bound.
   EXPECT_EQ(greedyDecode(unrestricted, {{4}}, options(4))[0],

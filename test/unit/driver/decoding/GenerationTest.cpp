@@ -113,8 +113,7 @@ TEST(GenerationTest, PicksOnlyIdsTheTokenizerHasWordsFor) {
   GenerateSettings settings;
   settings.eos = 3;
   settings.maxNewTokens = 4;
-  settings.emittable = 5;
-  settings.excluded = {0, 2};
+  settings.allowed = {5, {0, 2}};
   EXPECT_EQ(generateTokens(model, {{1}}, settings)[0], (TokenIds{4, 4, 4, 4}));
   settings.sampling.temperature = 100.0;
   for (uint64_t seed = 0; seed < 20; ++seed) {
