@@ -3,7 +3,6 @@
 #include "core/Error.h"
 
 #include <algorithm>
-#include <limits>
 #include <map>
 
 namespace txrt::driver {
