@@ -154,9 +154,9 @@ std::string DiagnosticEngine::format(const Diagnostic &diag) const {
   return out;
 }
 
-void DiagnosticEngine::print(std::ostream &os) const {
-  for (const Diagnostic &diag : diags)
-    os << format(diag);
+void DiagnosticEngine::print(std::ostream &os, size_t first) const {
+  for (size_t k = first; k < diags.size(); ++k)
+    os << format(diags[k]);
   if (numErrors > kMaxErrors)
     os << "note: " << numErrors - kMaxErrors << " more error"
        << (numErrors - kMaxErrors == 1 ? "" : "s")

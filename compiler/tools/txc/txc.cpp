@@ -761,9 +761,17 @@ int main(int argc, char **argv) {
   }
   txc::SourceFile file(inputFile, std::move(*text));
   txc::DiagnosticEngine diags(file);
+  // Diagnostics printed already: the warnings of a run that went on.
+  size_t shown = 0;
+  auto printWarnings = [&]() {
+    std::ostringstream os;
+    diags.print(os, shown);
+    llvm::errs() << os.str();
+    shown = diags.getDiagnostics().size();
+  };
   auto reportAndExit = [&]() {
     std::ostringstream os;
-    diags.print(os);
+    diags.print(os, shown);
     llvm::errs() << os.str();
     llvm::errs() << diags.getNumErrors() << " error"
                  << (diags.getNumErrors() == 1 ? "" : "s") << " generated.\n";
@@ -800,6 +808,7 @@ int main(int argc, char **argv) {
   txc::ConfigEnv env = txc::evaluateConfig(*ast, defines, diags);
   if (diags.hasErrors())
     return reportAndExit();
+  printWarnings(); // a -D flag that replaces an earlier one
 
   MLIRContext context;
   context.loadDialect<tx::TxDialect, func::FuncDialect>();

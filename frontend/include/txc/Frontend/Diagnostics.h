@@ -81,9 +81,10 @@ public:
   const std::vector<Diagnostic> &getDiagnostics() const { return diags; }
   const SourceFile &getFile() const { return file; }
 
-  /// Prints every diagnostic kept, in the order reported, in the format
-  /// above, then how many errors past kMaxErrors were left out.
-  void print(std::ostream &os) const;
+  /// Prints every diagnostic kept from index `first` on (those before it
+  /// were printed already), in the order reported, in the format above, then
+  /// how many errors past kMaxErrors were left out.
+  void print(std::ostream &os, size_t first = 0) const;
   /// Formats one diagnostic (with its source line and caret).
   std::string format(const Diagnostic &diag) const;
 
