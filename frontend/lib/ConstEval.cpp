@@ -620,6 +620,19 @@ evaluateConst(const Expr &e, const NameLookup &lookup,
 std::optional<ConstValue>
 evaluateConst(const Expr &e, const NameLookup &lookup,
               const CandidateList &candidates, DiagnosticEngine &diags) {
+  return evaluateConstWithHint(
+      e, lookup,
+      [&candidates](const std::string &name) {
+        std::string match = closestMatch(
+            name, candidates ? candidates() : std::vector<std::string>());
+        return match.empty() ? std::string() : "did you mean '" + match + "'?";
+      },
+      diags);
+}
+
+std::optional<ConstValue>
+evaluateConstWithHint(const Expr &e, const NameLookup &lookup,
+                      const UnknownNameHint &hintFor, DiagnosticEngine &diags) {
   Resolver resolver;
   resolver.resolve = [&](const std::string &name, ConstValue &value) {
     std::optional<ConstValue> found = lookup ? lookup(name) : std::nullopt;
@@ -629,9 +642,7 @@ evaluateConst(const Expr &e, const NameLookup &lookup,
     return Resolution::Found;
   };
   resolver.hintFor = [&](const std::string &name) {
-    std::string match =
-        closestMatch(name, candidates ? candidates() : std::vector<std::string>());
-    return match.empty() ? std::string() : "did you mean '" + match + "'?";
+    return hintFor ? hintFor(name) : std::string();
   };
   return Evaluator(resolver, diags).eval(e);
 }

@@ -660,8 +660,15 @@ std::optional<ConstValue> MLIRGenImpl::evalConst(const ast::Expr &expr) {
     }
     return env.lookup(name);
   };
-  return evaluateConst(
-      expr, lookup, [this] { return visibleNames(); }, diags);
+  UnknownNameHint hintFor = [&](const std::string &name) -> std::string {
+    if (dims.count(name) || env.findDim(name))
+      return "'" + name +
+             "' is a dim: its size is known only at run time, so it has no "
+             "value where a compile-time number is needed";
+    std::string match = closestMatch(name, visibleNames());
+    return match.empty() ? std::string() : "did you mean '" + match + "'?";
+  };
+  return evaluateConstWithHint(expr, lookup, hintFor, diags);
 }
 
 Val MLIRGenImpl::genExpr(const ast::Expr &expr) {

@@ -72,6 +72,15 @@ std::optional<ConstValue>
 evaluateConst(const ast::Expr &e, const NameLookup &lookup,
               const CandidateList &candidates, DiagnosticEngine &diags);
 
+/// The hint for an unknown name ("" for none).
+using UnknownNameHint = std::function<std::string(const std::string &)>;
+
+/// evaluateConst with the hint for an unknown name written by the caller
+/// (MLIRGen explains that a dim has no compile-time value).
+std::optional<ConstValue>
+evaluateConstWithHint(const ast::Expr &e, const NameLookup &lookup,
+                      const UnknownNameHint &hintFor, DiagnosticEngine &diags);
+
 /// The builtin functions a constant expression may call.
 const std::vector<std::string> &constBuiltinNames();
 
