@@ -1382,9 +1382,26 @@ bool MLIRGenImpl::checkArgType(const ast::Param &param, const Val &arg,
   }
   expected += "]";
   if (!match) {
-    diags.error(argLoc, "argument '" + param.name + "' of '" + defName +
-                            "' must be " + expected + ", got " +
-                            formatType(type));
+    // Shape variables an earlier argument bound: say what they stand for.
+    std::string bound;
+    for (const ast::ExprPtr &dimExpr : param.type->dims) {
+      auto *name = llvm::dyn_cast<ast::NameExpr>(dimExpr.get());
+      auto it = name ? bindings.find(name->name) : bindings.end();
+      if (it == bindings.end() || bound.find("'" + name->name + "'") !=
+                                      std::string::npos)
+        continue;
+      const Dim &dim = it->second;
+      bound += std::string(bound.empty() ? "" : ", ") + "'" + name->name +
+               "' is " +
+               (dim.isSymbolic() ? dim.symbol.getValue().str()
+                                 : std::to_string(dim.size));
+    }
+    diags.error(argLoc,
+                "argument '" + param.name + "' of '" + defName +
+                    "' must be " + expected + ", got " + formatType(type),
+                bound.empty() ? ""
+                              : bound + " here, bound by an earlier argument "
+                                        "of this call");
     return false;
   }
   bindings = std::move(newBindings);
