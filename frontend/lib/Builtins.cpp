@@ -143,6 +143,19 @@ Val genLayerNorm(MLIRGenImpl &gen, const ast::CallExpr &call,
 Val genRope(MLIRGenImpl &gen, const ast::CallExpr &call,
             const BoundArgs &args) {
   Value x = args.tensor(0);
+  // Pairs of features rotate together (rotate_half): the head size is even.
+  std::optional<int64_t> d = gen.staticDim(call.getLoc(), x, -1, "rope");
+  if (!d)
+    return {};
+  if (*d % 2 != 0) {
+    gen.getDiags().error(call.getLoc(),
+                         "rope rotates pairs of features, so the last "
+                         "dimension of its input must be even, got " +
+                             formatType(x.getType()),
+                         "on split_heads(x, heads) the head size d / heads "
+                         "must be even");
+    return {};
+  }
   SmallVector<NamedAttribute> attrs = {f32Attr(gen, "base", args.number(1))};
   if (auto split = x.getDefiningOp<SplitHeadsOp>()) {
     attrs.push_back(i64Attr(gen, "heads", int64_t(split.getHeads())));
