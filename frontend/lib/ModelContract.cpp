@@ -195,7 +195,9 @@ private:
       return "";
     if (module->hasAttr(kKindInferredAttr))
       return "the spec is " + kind.str() +
-             " (inferred from the input names src, tgt_in, tgt_out)";
+             " (inferred from the seq2seq entries txc knows by name: "
+             "train(src, tgt_in, tgt_out), encode(src), "
+             "decode(tgt, memory, src))";
     return "the spec is " + kind.str() + " (`kind " + kind.str() + "`)";
   }
 
