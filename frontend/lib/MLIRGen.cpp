@@ -1296,9 +1296,8 @@ std::optional<Dim> MLIRGenImpl::resolveDim(const ast::Expr &expr,
       }
       diags.error(expr.getLoc(),
                   "unknown dimension '" + name->name + "'",
-                  hint.empty() ? "declare it with `dim " + name->name +
-                                     " <= bound`"
-                               : "did you mean '" + hint + "'?");
+                  (hint.empty() ? "" : "did you mean '" + hint + "'? or ") +
+                      "declare it with `dim " + name->name + " <= bound`");
       return std::nullopt;
     }
   }
