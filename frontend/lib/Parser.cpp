@@ -509,7 +509,10 @@ std::unique_ptr<Module> Parser::parseModule() {
                      "'entry'");
       } else {
         std::string hint;
-        if (t.is(TokenKind::Identifier)) {
+        if (t.is(TokenKind::Identifier) && t.text == "kind") {
+          hint = "a 'kind' declaration names the kind on the same line, e.g. "
+                 "`kind language_model`";
+        } else if (t.is(TokenKind::Identifier)) {
           std::string match =
               closestMatch(t.text, {"model", "kind", "config", "dim", "def",
                                     "entry", "optimizer"});
