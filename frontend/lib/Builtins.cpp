@@ -166,7 +166,9 @@ Val genRope(MLIRGenImpl &gen, const ast::CallExpr &call,
     Val result = gen.createValue<SplitHeadsOp>(
         call.getLoc(), rotated.tensor,
         {i64Attr(gen, "heads", int64_t(split.getHeads()))});
-    if (split->use_empty()) // the unrotated split was only rope's argument
+    // The unrotated split was only rope's argument: no op reads it and no
+    // name holds it (`h = split_heads(x, 2)` may be read again).
+    if (split->use_empty() && !gen.isNamed(split.getResult()))
       split->erase();
     return result;
   }

@@ -604,6 +604,16 @@ bool MLIRGenImpl::withinLimits(SourceLoc loc, int64_t size) {
 // Expressions
 //===----------------------------------------------------------------------===//
 
+bool MLIRGenImpl::isNamed(Value value) const {
+  for (const Frame &frame : frames)
+    for (const auto &entry : frame.vars) {
+      const Val &var = entry.second;
+      if (var.tensor == value || llvm::is_contained(var.tuple, value))
+        return true;
+    }
+  return false;
+}
+
 std::vector<std::string> MLIRGenImpl::visibleNames() {
   std::vector<std::string> names;
   if (!frames.empty())

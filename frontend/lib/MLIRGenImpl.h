@@ -190,6 +190,10 @@ public:
   }
   /// Whether `expr` is a compile-time value (no tensor in it).
   bool isConstant(const ast::Expr &expr) { return isConstExpr(expr); }
+  /// Whether a local variable of any active frame (an entry's, or a def's
+  /// being inlined) holds `value`: an op whose result has no use may still
+  /// be read through its name, so it must not be erased.
+  bool isNamed(mlir::Value value) const;
   /// The dim `expr` names (a bare name of a declared dim that no local
   /// variable shadows), else nullopt; reports nothing.
   std::optional<mlir::tx::Dim> namedDim(const ast::Expr &expr);
