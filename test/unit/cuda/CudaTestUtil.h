@@ -11,11 +11,12 @@
 #include "txrt/txrt.h"
 #include "txrt/txrt_cuda.h"
 
+#include "TestUtil.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -84,15 +85,7 @@ private:
   size_t size_;
 };
 
-inline Floats randomFloats(size_t n, uint32_t seed, float lo = -1.0f,
-                           float hi = 1.0f) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  Floats values(n);
-  for (float &v : values)
-    v = dist(gen);
-  return values;
-}
+using txrt_test::randomFloats; // test/unit/runtime/TestUtil.h
 
 /// The GPU result agrees with the CPU kernel's to `rel`: the norm-wise
 /// relative error ||gpu - cpu|| / ||cpu|| is at most rel, and no element is

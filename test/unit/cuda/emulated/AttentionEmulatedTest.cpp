@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaEmulation.h"
 
+#include "TestUtil.h"
 #include "kernels/AttentionKernels.cuh"
 
 #include "txrt/txrt.h"
@@ -19,7 +20,6 @@
 
 #include <cmath>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -38,14 +38,7 @@ struct Case {
   float fill, dropout;
 };
 
-Floats randomFloats(size_t n, unsigned seed) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  Floats values(n);
-  for (float &value : values)
-    value = uniform(generator);
-  return values;
-}
+using txrt_test::randomFloats;
 
 /// Equal within `tolerance` relative to the larger magnitude (at least 1);
 /// -inf equals -inf.

@@ -11,6 +11,7 @@
 
 #include "CudaEmulation.h"
 
+#include "TestUtil.h"
 #include "kernels/KernelLaunch.cuh"
 
 #include <gtest/gtest.h>
@@ -19,7 +20,6 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -32,15 +32,7 @@ const float kNaN = std::numeric_limits<float>::quiet_NaN();
 /// CudaKernelsTest's tolerance in strict fp32.
 constexpr double kStrict = 1e-5;
 
-inline Floats randomFloats(size_t n, uint32_t seed, float lo = -1.0f,
-                           float hi = 1.0f) {
-  std::mt19937 generator(seed);
-  std::uniform_real_distribution<float> uniform(lo, hi);
-  Floats values(n);
-  for (float &value : values)
-    value = uniform(generator);
-  return values;
-}
+using txrt_test::randomFloats; // test/unit/runtime/TestUtil.h
 
 /// Runs kernel() with `launch`'s blocks and threads (1-D).
 template <typename Kernel>
