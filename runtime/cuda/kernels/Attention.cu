@@ -59,6 +59,24 @@ bool useTiled(int64_t headDim) {
   return headDim <= kMaxTiledHeadDim;
 }
 
+/// Launches Pick's instance for headDim with `launch`'s geometry and
+/// `args`; false (nothing launched) when the grid or its shared memory does
+/// not fit this device.
+template <template <int> class Pick, typename... Args>
+bool launchTiled(const txrt_cuda_context &c, const Launch &launch,
+                 int64_t headDim, const char *name, Args... args) {
+  bool launched = false;
+  withDims<Pick>(headDim, [&](auto kernel) {
+    if (!fits(launch) || !allowShared(c, kernel, launch.sharedBytes))
+      return;
+    kernel<<<gridOf(launch), launch.threads, launch.sharedBytes, c.stream>>>(
+        args...);
+    checkLaunch(name);
+    launched = true;
+  });
+  return launched;
+}
+
 Attention describe(int64_t heads, int64_t kvHeads, int64_t tq, int64_t tk,
                    int64_t headDim, int64_t ldq, int64_t ldk, int64_t ldv,
                    const uint8_t *mask, int64_t msb, int64_t msh, int64_t msq,
@@ -101,20 +119,11 @@ txrt_status txrt_cuda_attention_fwd(
     if (rows == 0)
       return;
     require(q && o && (tk == 0 || (k && v)), "q, k, v and o must not be NULL");
-    if (useTiled(head_dim)) {
-      const Launch tiled = tiledForwardLaunch(batch, a);
-      bool launched = false;
-      withDims<ForwardTiled>(head_dim, [&](auto kernel) {
-        if (!fits(tiled) || !allowShared(c, kernel, tiled.sharedBytes))
-          return;
-        kernel<<<gridOf(tiled), tiled.threads, tiled.sharedBytes, c.stream>>>(
-            a, q, ldq, k, ldk, v, ldv, o, ldo, lse);
-        checkLaunch("attentionForwardTiled");
-        launched = true;
-      });
-      if (launched)
-        return;
-    }
+    if (useTiled(head_dim) &&
+        launchTiled<ForwardTiled>(c, tiledForwardLaunch(batch, a), head_dim,
+                                  "attentionForwardTiled", a, q, ldq, k, ldk,
+                                  v, ldv, o, ldo, lse))
+      return;
     const Launch perRow = rowForwardLaunch(batch, a);
     require(fits(perRow), "more than 2^31 - 1 query rows");
     require(tk <= kMaxKeys, "more than 8192 keys with a head_dim over 128 "
@@ -170,17 +179,10 @@ txrt_status txrt_cuda_attention_bwd(
     const Launch keys = tiledKeysLaunch(batch, a);
     if (useTiled(head_dim) && fits(keys) &&
         allowShared(c, attentionBackwardKeysTiled, keys.sharedBytes)) {
-      const Launch query = tiledQueryLaunch(batch, a);
-      bool launched = false;
-      withDims<QueryTiled>(head_dim, [&](auto kernel) {
-        if (!fits(query) || !allowShared(c, kernel, query.sharedBytes))
-          return;
-        kernel<<<gridOf(query), query.threads, query.sharedBytes, c.stream>>>(
-            a, q, ldq, k, ldk, v, ldv, o, ldo, lse, d_o, lddo, dq, lddq);
-        checkLaunch("attentionBackwardQueryTiled");
-        launched = true;
-      });
-      if (launched) {
+      if (launchTiled<QueryTiled>(c, tiledQueryLaunch(batch, a), head_dim,
+                                  "attentionBackwardQueryTiled", a, q, ldq, k,
+                                  ldk, v, ldv, o, ldo, lse, d_o, lddo, dq,
+                                  lddq)) {
         if (keys.gridY > 0) {
           attentionBackwardKeysTiled<<<gridOf(keys), keys.threads,
                                        keys.sharedBytes, c.stream>>>(
