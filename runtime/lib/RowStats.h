@@ -2,8 +2,7 @@
 //
 // Backward kernels called without the forward's saved statistics (the
 // compiler recomputes instead of storing them) rebuild them here in one
-// pass over the input: layer-norm mean and biased variance of each row (of
-// x, or of x + r), and the log-sum-exp of each row of logits.
+// pass over the input: layer-norm mean and biased variance of each row.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_LIB_ROWSTATS_H
@@ -16,19 +15,25 @@
 
 namespace txrt {
 
-/// mean[i], var[i] of row i of x (+ r when r is not NULL), rows x cols.
+/// mean[i], var[i] of row i of x, rows x cols, in double (vectorised: the
+/// sums' order is the compiler's, a few ulps of double, far below the
+/// float results). The plain layer norm's backward uses it: its forward is
+/// oneDNN's, whose sums txrt cannot repeat. (The add + layer norm backward
+/// recomputes with its forward's own arithmetic, AddLayerNorm.cpp.)
 inline void rowMeanVar(Context &c, int64_t rows, int64_t cols, const float *x,
-                       const float *r, float *mean, float *var) {
+                       float *mean, float *var) {
 #pragma omp parallel for num_threads(c.numThreads()) schedule(static)
   for (int64_t i = 0; i < rows; ++i) {
     const float *xi = x + i * cols;
-    const float *ri = r ? r + i * cols : nullptr;
     double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
     for (int64_t j = 0; j < cols; ++j)
-      sum += ri ? double(xi[j] + ri[j]) : double(xi[j]);
-    double m = sum / double(cols), sq = 0.0;
+      sum += double(xi[j]);
+    const double m = sum / double(cols);
+    double sq = 0.0;
+#pragma omp simd reduction(+ : sq)
     for (int64_t j = 0; j < cols; ++j) {
-      double d = (ri ? double(xi[j] + ri[j]) : double(xi[j])) - m;
+      const double d = double(xi[j]) - m;
       sq += d * d;
     }
     mean[i] = float(m);

@@ -5,14 +5,15 @@
 // is in L1, then y = (s - mean) * rstd * gamma + beta in place (beta may be
 // NULL: no shift), and, for --precision=bf16, y rounded to bf16 into a
 // second output from the same row in L1 (txrt_add_layer_norm_fwd_bf16). Backward, per
-// row: xhat and dy*gamma, their means, then ds; dgamma / dbeta accumulate in
+// row: the statistics (the forward's, or recomputed from s by the forward's
+// own arithmetic when the compiled code saved none: the same bits), xhat
+// and dy*gamma, their means, then ds; dgamma / dbeta accumulate in
 // per-thread partial rows that are summed at the end (no atomics, and the
 // result does not depend on the schedule beyond the thread count).
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
 #include "Bf16Round.h"
-#include "RowStats.h"
 #include "Simd.h"
 
 #include <omp.h>
@@ -23,44 +24,30 @@ using namespace txrt;
 
 namespace {
 
-/// One row of the forward: y = s = x + r (and sumOut = s), the mean and
-/// biased variance of s, then y = (s - mean) * rstd * gamma + beta in place;
-/// returns {mean, var}. The row is read from memory once; the second and
-/// third passes read it back from L1. yBf16 (or NULL) receives y rounded to
-/// bf16.
 struct MeanVar {
   float mean, var;
 };
-MeanVar addNormRow(int64_t cols, const float *x, const float *r,
-                   const float *gamma, const float *beta, float eps,
-                   float invCols, float *y, float *sumOut, txrt_bf16 *yBf16) {
+
+/// The mean and biased variance of a row s of `cols` values, as the
+/// forward computes them: the sum with two vector accumulators, mean = sum
+/// * invCols, then the squares about the mean likewise. The backward, when
+/// the compiled code saved no statistics, recomputes them with this same
+/// function from the same s, so they are the forward's bit for bit (and it
+/// normalises exactly what the forward normalised).
+MeanVar rowStats(int64_t cols, const float *s, float invCols) {
   int64_t j = 0;
   float total = 0.0f;
 #if TXRT_HAS_SIMD
   constexpr int64_t L = Simd::kLanes;
   Simd::Vec acc0 = Simd::zero(), acc1 = Simd::zero();
   for (; j + 2 * L <= cols; j += 2 * L) {
-    const Simd::Vec s0 = Simd::add(Simd::load(x + j), Simd::load(r + j));
-    const Simd::Vec s1 =
-        Simd::add(Simd::load(x + j + L), Simd::load(r + j + L));
-    Simd::store(y + j, s0);
-    Simd::store(y + j + L, s1);
-    if (sumOut) {
-      Simd::store(sumOut + j, s0);
-      Simd::store(sumOut + j + L, s1);
-    }
-    acc0 = Simd::add(acc0, s0);
-    acc1 = Simd::add(acc1, s1);
+    acc0 = Simd::add(acc0, Simd::load(s + j));
+    acc1 = Simd::add(acc1, Simd::load(s + j + L));
   }
   total = Simd::sum(Simd::add(acc0, acc1));
 #endif
-  for (; j < cols; ++j) {
-    const float s = x[j] + r[j];
-    y[j] = s;
-    if (sumOut)
-      sumOut[j] = s;
-    total += s;
-  }
+  for (; j < cols; ++j)
+    total += s[j];
   const float mean = total * invCols;
   float squares = 0.0f;
   j = 0;
@@ -68,19 +55,46 @@ MeanVar addNormRow(int64_t cols, const float *x, const float *r,
   const Simd::Vec m = Simd::broadcast(mean);
   Simd::Vec sq0 = Simd::zero(), sq1 = Simd::zero();
   for (; j + 2 * L <= cols; j += 2 * L) {
-    const Simd::Vec d0 = Simd::sub(Simd::load(y + j), m);
-    const Simd::Vec d1 = Simd::sub(Simd::load(y + j + L), m);
+    const Simd::Vec d0 = Simd::sub(Simd::load(s + j), m);
+    const Simd::Vec d1 = Simd::sub(Simd::load(s + j + L), m);
     sq0 = Simd::fmadd(d0, d0, sq0);
     sq1 = Simd::fmadd(d1, d1, sq1);
   }
   squares = Simd::sum(Simd::add(sq0, sq1));
 #endif
   for (; j < cols; ++j) {
-    const float d = y[j] - mean;
+    const float d = s[j] - mean;
     squares += d * d;
   }
-  const float var = squares * invCols;
-  const float rstd = 1.0f / std::sqrt(var + eps);
+  return {mean, squares * invCols};
+}
+
+/// s[j] = x[j] + r[j] into `s` (and `copy`, when not NULL).
+void addRow(int64_t cols, const float *x, const float *r, float *s,
+            float *copy) {
+  if (copy) {
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j)
+      copy[j] = s[j] = x[j] + r[j];
+  } else {
+#pragma omp simd
+    for (int64_t j = 0; j < cols; ++j)
+      s[j] = x[j] + r[j];
+  }
+}
+
+/// One row of the forward: y = s = x + r (and sumOut = s), the mean and
+/// biased variance of s (rowStats), then y = (s - mean) * rstd * gamma +
+/// beta in place; returns {mean, var}. The row is read from memory once;
+/// the later passes read it back from L1. yBf16 (or NULL) receives y
+/// rounded to bf16.
+MeanVar addNormRow(int64_t cols, const float *x, const float *r,
+                   const float *gamma, const float *beta, float eps,
+                   float invCols, float *y, float *sumOut, txrt_bf16 *yBf16) {
+  addRow(cols, x, r, y, sumOut);
+  const MeanVar stats = rowStats(cols, y, invCols);
+  const float mean = stats.mean;
+  const float rstd = 1.0f / std::sqrt(stats.var + eps);
   if (beta) {
 #pragma omp simd
     for (int64_t k = 0; k < cols; ++k)
@@ -92,7 +106,7 @@ MeanVar addNormRow(int64_t cols, const float *x, const float *r,
   }
   if (yBf16)
     roundRowToBf16(cols, y, yBf16);
-  return {mean, var};
+  return stats;
 }
 
 void addLayerNormForward(Context &ctx, int64_t rows, int64_t cols,
@@ -170,20 +184,18 @@ void addLayerNormBackward(Context &ctx, int64_t rows, int64_t cols,
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < rows; ++i) {
       const float *dyRow = dy + i * cols;
-      float m = mean[i];
-      float rstd = 1.0f / std::sqrt(var[i] + eps);
-      if (sum) {
-        const float *sRow = sum + i * cols;
+      // s = x + r (or the sum the forward kept), in xhat's row when the
+      // statistics are recomputed from it.
+      const float *sRow = sum ? sum + i * cols : xhat;
+      if (!sum)
+        addRow(cols, x + i * cols, r + i * cols, xhat, nullptr);
+      const MeanVar stats =
+          mean ? MeanVar{mean[i], var[i]} : rowStats(cols, sRow, invCols);
+      const float m = stats.mean;
+      const float rstd = 1.0f / std::sqrt(stats.var + eps);
 #pragma omp simd
-        for (int64_t j = 0; j < cols; ++j)
-          xhat[j] = (sRow[j] - m) * rstd;
-      } else {
-        const float *xRow = x + i * cols;
-        const float *rRow = r + i * cols;
-#pragma omp simd
-        for (int64_t j = 0; j < cols; ++j)
-          xhat[j] = (xRow[j] + rRow[j] - m) * rstd;
-      }
+      for (int64_t j = 0; j < cols; ++j)
+        xhat[j] = (sRow[j] - m) * rstd;
       float sumG = 0.0f, sumGX = 0.0f;
       gradientSums(cols, dyRow, gamma, xhat, sumG, sumGX);
       if (params) {
@@ -288,15 +300,8 @@ txrt_status txrt_add_layer_norm_bwd(
         require(gamma && dy && dx, "gamma, dy and dx must not be NULL");
         require((mean == nullptr) == (var == nullptr),
                 "mean and var must both be given or both be NULL");
-        if (!mean) { // recompute the forward's statistics
-          float *stats = c.statsWork.as<float>(2 * rows);
-          if (sum)
-            rowMeanVar(c, rows, cols, sum, nullptr, stats, stats + rows);
-          else
-            rowMeanVar(c, rows, cols, x, r, stats, stats + rows);
-          mean = stats;
-          var = stats + rows;
-        }
+        // Without mean and var the backward recomputes the forward's
+        // statistics row by row (rowStats: the same values).
         addLayerNormBackward(c, rows, cols, x, r, sum, gamma, mean, var, eps,
                              dy, dsum, dx, dgamma, dbeta, accumulate_dx != 0,
                              accumulate_params != 0);

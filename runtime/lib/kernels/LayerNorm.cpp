@@ -110,7 +110,7 @@ txrt_status txrt_layer_norm_bwd(txrt_context *ctx, int64_t site, int64_t rows,
                 "mean and var must both be given or both be NULL");
         if (!mean) { // recompute the forward's statistics
           float *stats = c.statsWork.as<float>(2 * rows);
-          rowMeanVar(c, rows, cols, x, nullptr, stats, stats + rows);
+          rowMeanVar(c, rows, cols, x, stats, stats + rows);
           mean = stats;
           var = stats + rows;
         }
