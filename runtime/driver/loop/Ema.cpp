@@ -30,6 +30,9 @@ std::optional<double> checkpointDecay(const SafetensorsReader &file) {
 void updateAverage(float *ema, const float *param, int64_t count,
                    float decay) {
   const float keep = decay, take = 1.0f - decay;
+  // Two rounded products, then their rounded sum: this file is compiled
+  // with -ffp-contract=off, so no FMA fuses them (EmaKernels.cuh writes the
+  // same with __fmul_rn / __fadd_rn, which nvcc does not fuse either).
 #pragma omp simd
   for (int64_t i = 0; i < count; ++i)
     ema[i] = keep * ema[i] + take * param[i];
