@@ -7,8 +7,9 @@
 // a CPU executable needs no CUDA library. Errors are the driver's: no
 // driver or device is an InputError naming --device and what is missing
 // (exit 2), running out of device memory a ResourceError with the sizes.
-// Its DeviceGradients is the context's NCCL gradient exchange
-// (GradientExchange.h, docs/distributed.md); its pinned memory (the
+// Its updateAverage is txrt_cuda_update_average (train --ema's update,
+// kernels/Ema.cu). Its DeviceGradients is the context's NCCL gradient
+// exchange (GradientExchange.h, docs/distributed.md); its pinned memory (the
 // staging buffers of each call's inputs and outputs) comes from
 // cudaHostAlloc, and a refusal there leaves the copies to ordinary memory.
 //
@@ -161,6 +162,11 @@ public:
   }
   void setTrainState(int64_t step, uint64_t seed) override {
     txrt_cuda_context_set_train_state(ctx_, step, seed);
+  }
+  void updateAverage(float *average, const float *params, int64_t count,
+                     float decay) override {
+    check(txrt_cuda_update_average(ctx_, average, params, count, decay),
+          "the --ema update");
   }
   void finish(const std::string &what) override {
     check(txrt_cuda_synchronize(ctx_), what);

@@ -139,9 +139,10 @@ void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
 }
 
 /// The --ema average: a resumed checkpoint's (its decay unless --ema
-/// gives one), else a new one from the current weights; null without.
+/// gives one), else a new one from the current weights; null without. On
+/// a device it lives there too (Ema.h).
 std::unique_ptr<WeightAverage>
-startWeightAverage(const ModelInfo &model, const ParameterArena &params,
+startWeightAverage(const ModelInfo &model, ParameterHome &params,
                    const TrainOptions &options,
                    const SafetensorsReader *resumed, std::ostream &err) {
   std::optional<double> decay = options.ema;
@@ -149,7 +150,8 @@ startWeightAverage(const ModelInfo &model, const ParameterArena &params,
     decay = checkpointDecay(*resumed);
   if (!decay)
     return nullptr;
-  auto average = std::make_unique<WeightAverage>(model, params, *decay);
+  auto average = std::make_unique<WeightAverage>(model, params.read(), *decay,
+                                                 params.device());
   if (resumed && !average->load(*resumed))
     err << "note: '" << resumed->path()
         << "' has no weight average; --ema starts from its weights\n";
@@ -312,7 +314,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   // --ema (or the resumed checkpoint's average): from the weights now.
   std::unique_ptr<WeightAverage> average =
-      startWeightAverage(model, runner.params().read(), options, resumed.get(), err);
+      startWeightAverage(model, runner.params(), options, resumed.get(), err);
 
   // --update-freq K: an update takes a batch K times larger (K x the rows,
   // or K x the tokens), cut into K pieces (DataParallel.h).
@@ -558,7 +560,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
             watch.afterStep(step, result.seconds, lastLoss))
       throw diverged(*divergence);
     if (average)
-      average->update(runner.params().readParameters());
+      average->update(runner.params());
     if (std::optional<std::string> warning = unigram.afterStep(step, lastLoss)) {
       progress.finish();
       err << "warning: " << *warning << "\n";
@@ -641,12 +643,17 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   } else {
     err << "note: no --save given; the trained parameters are discarded\n";
   }
-  if (options.verbose && runner.device())
+  if (options.verbose && runner.device()) {
     err << "parameter arena (" << formatBytes(model.paramArenaBytes) << ") on "
         << runner.device()->describe() << ": copied in "
         << runner.params().copiesToDevice() << "x, back "
-        << runner.params().copiesToHost() << "x, the parameters alone back "
-        << runner.params().parameterCopiesToHost() << "x\n";
+        << runner.params().copiesToHost() << "x\n";
+    if (average)
+      err << "weight average (--ema, " << formatBytes(average->bytes())
+          << "): updated on the device " << average->deviceUpdates()
+          << "x, copied in " << average->copiesToDevice() << "x, back "
+          << average->copiesToHost() << "x\n";
+  }
   if (bestPath && validator->best().step > 0)
     out << "best: " << *bestPath << " (" << validator->best().describe()
         << ")\n";

@@ -7,7 +7,8 @@
 // runtime/cuda/DriverDevice.cpp; the driver's unit tests use a stand-in on
 // host memory (test/unit/driver/core/FakeDevice.h). Which of the host's and
 // the device's copies of the parameter arena is current is not kept here
-// but in ParameterHome.h, the one place that copies it.
+// but in ParameterHome.h, the one place that copies it (and for train
+// --ema's average, in loop/Ema.h's WeightAverage).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_DEVICE_H
@@ -68,6 +69,13 @@ public:
   virtual void toDevice(void *dst, const void *src, uint64_t bytes) = 0;
   virtual void toHost(void *dst, const void *src, uint64_t bytes) = 0;
   virtual void setTrainState(int64_t step, uint64_t seed) = 0;
+  /// train --ema's update on the device's stream, both in device memory:
+  ///   average[i] = decay * average[i] + (1 - decay) * params[i]
+  /// for i < count, bit for bit as the host's updateAverage (loop/Ema.h)
+  /// computes it. KernelError when it cannot be queued; a failure while it
+  /// runs is the next finish()'s.
+  virtual void updateAverage(float *average, const float *params, int64_t count,
+                             float decay) = 0;
   /// The message of the last failed call on the context.
   virtual std::string lastError() = 0;
   /// Waits for the queued work; KernelError naming `what` on a failure.

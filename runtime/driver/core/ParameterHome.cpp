@@ -1,7 +1,7 @@
 //===- ParameterHome.cpp - where the parameter arena's current values are -===//
 #include "core/ParameterHome.h"
 
-#include <algorithm>
+#include <stdexcept>
 
 namespace txrt::driver {
 
@@ -13,19 +13,6 @@ ParameterHome::ParameterHome(const ModelInfo &model, Device *device,
   deviceArena_ =
       device_->allocate(uint64_t(model.paramArenaBytes), "the parameter arena");
   deviceStale_ = true; // device memory starts with anything in it
-  std::vector<Range> ranges;
-  for (const ParamInfo &param : model.params)
-    ranges.push_back({param.offset, param.byteSize});
-  std::sort(ranges.begin(), ranges.end(),
-            [](const Range &a, const Range &b) { return a.offset < b.offset; });
-  for (const Range &range : ranges) {
-    if (!parameterRanges_.empty() &&
-        parameterRanges_.back().offset + parameterRanges_.back().bytes ==
-            range.offset)
-      parameterRanges_.back().bytes += range.bytes;
-    else
-      parameterRanges_.push_back(range);
-  }
 }
 
 ParameterHome::~ParameterHome() {
@@ -42,22 +29,18 @@ void ParameterHome::pullToHost() {
   device_->finish("the parameter update");
   device_->toHost(host_.bytes(), deviceArena_,
                   uint64_t(model_.paramArenaBytes));
-  hostStale_ = hostParamsStale_ = false;
+  hostStale_ = false;
   ++copiesToHost_;
 }
 
-ParameterValues ParameterHome::readParameters() {
-  if (hostParamsStale_) {
-    device_->finish("the parameter update");
-    char *host = static_cast<char *>(host_.bytes());
-    for (const Range &range : parameterRanges_)
-      device_->toHost(host + range.offset,
-                      static_cast<char *>(deviceArena_) + range.offset,
-                      uint64_t(range.bytes));
-    hostParamsStale_ = false;
-    ++parameterCopiesToHost_;
-  }
-  return ParameterValues(host_);
+void ParameterHome::pushToDevice() {
+  if (!deviceStale_)
+    return;
+  // data() rounds the bf16 copies first when parameters were written.
+  device_->toDevice(deviceArena_, host_.data(),
+                    uint64_t(model_.paramArenaBytes));
+  deviceStale_ = false;
+  ++copiesToDevice_;
 }
 
 const ParameterArena &ParameterHome::read() {
@@ -93,18 +76,19 @@ void *ParameterHome::forEntry(EntryKind kind) {
     }
     return arena;
   }
-  if (deviceStale_) {
-    // data() rounds the bf16 copies first when parameters were written.
-    device_->toDevice(deviceArena_, host_.data(),
-                      uint64_t(model_.paramArenaBytes));
-    deviceStale_ = false;
-    ++copiesToDevice_;
-  }
+  pushToDevice();
   // A training entry writes gradients (and its update parameters and
   // moments) on the device; stale from the call on, so a failed call
   // leaves the host reading what the device holds, as on the CPU.
   if (kind != EntryKind::Forward)
-    hostStale_ = hostParamsStale_ = true;
+    hostStale_ = true;
+  return deviceArena_;
+}
+
+const void *ParameterHome::onDevice() {
+  if (!device_)
+    throw std::logic_error("ParameterHome::onDevice on the CPU");
+  pushToDevice();
   return deviceArena_;
 }
 

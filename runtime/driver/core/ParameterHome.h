@@ -18,14 +18,14 @@
 //
 //   read()      the host arena, current (copies the device's back first
 //               when the host is stale): checkpoints, the divergence scan
-//   readParameters()
-//               the parameters alone, current (copies back only their
-//               ranges when they are stale): --ema's update after a step
 //   write()     the same, and the device copy becomes stale: whatever the
 //               caller writes reaches the device before the next entry
 //   forEntry()  the arena an entry gets: the host's on the CPU; on a device
 //               the device's, copied in first when stale; a training entry
 //               makes the host stale
+//   onDevice()  on a device, the device's arena for a call of the driver's
+//               own that reads the parameters there (--ema's update after
+//               a step, loop/Ema.h), copied in first when stale
 //
 // The references read() and write() return are for the statement (or the
 // block without entry calls) that asks for them; code that looks at the
@@ -51,7 +51,6 @@
 #include "txrt/txrt.h"
 
 #include <cstdint>
-#include <vector>
 
 namespace txrt::driver {
 
@@ -70,48 +69,43 @@ public:
 
   /// The host arena with the current values, to read.
   const ParameterArena &read();
-  /// The parameters with their current values (gradients and moments may
-  /// be stale on the host and cannot be reached through it).
-  ParameterValues readParameters();
   /// The host arena with the current values, to write; the device copy is
   /// stale until the next entry call.
   ParameterArena &write();
   /// The parameter arena to pass to an entry of `kind` now.
   void *forEntry(EntryKind kind);
+  /// On a device: its arena with the current values, for a device call
+  /// that reads them (and writes none of the arena).
+  const void *onDevice();
+
+  /// The device the arena lives on; nullptr: the CPU.
+  Device *device() const { return device_; }
 
   /// Whether the host copy is current (always on the CPU).
   bool hostCurrent() const { return !hostStale_; }
   /// Whether the device copy is current (always on the CPU).
   bool deviceCurrent() const { return !deviceStale_; }
-  /// The whole-arena copies made so far, each way, and the copies of the
-  /// parameters alone back (readParameters); 0 on the CPU.
+  /// The whole-arena copies made so far, each way; 0 on the CPU.
   int64_t copiesToDevice() const { return copiesToDevice_; }
   int64_t copiesToHost() const { return copiesToHost_; }
-  int64_t parameterCopiesToHost() const { return parameterCopiesToHost_; }
   /// Whether the host arena is frozen in the context now.
   bool frozen() const { return frozen_; }
 
 private:
   void pullToHost();
+  /// Copies the host arena in when the device copy is stale.
+  void pushToDevice();
   /// Ends the context's promise that the host arena is constant.
   void thaw();
-  /// The parameters' byte ranges in the arena, adjacent ones merged.
-  struct Range {
-    int64_t offset, bytes;
-  };
-  std::vector<Range> parameterRanges_;
 
   const ModelInfo &model_;
   ParameterArena host_;
   Device *device_;
   void *deviceArena_ = nullptr;
-  /// hostStale_: something in the host arena is behind the device's;
-  /// hostParamsStale_: its parameters are (readParameters clears only it).
-  bool hostStale_ = false, hostParamsStale_ = false;
-  bool deviceStale_ = false;
+  bool hostStale_ = false, deviceStale_ = false;
   txrt_context *ctx_;
   bool frozen_ = false;
-  int64_t copiesToDevice_ = 0, copiesToHost_ = 0, parameterCopiesToHost_ = 0;
+  int64_t copiesToDevice_ = 0, copiesToHost_ = 0;
 };
 
 } // namespace txrt::driver

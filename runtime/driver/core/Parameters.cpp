@@ -86,6 +86,25 @@ ParameterArena::findNonFinite() const {
   return std::nullopt;
 }
 
+std::vector<ArenaRange> parameterRanges(const ModelInfo &model) {
+  std::vector<ArenaRange> sorted;
+  for (const ParamInfo &param : model.params)
+    sorted.push_back({param.offset, param.byteSize});
+  std::sort(sorted.begin(), sorted.end(),
+            [](const ArenaRange &a, const ArenaRange &b) {
+              return a.offset < b.offset;
+            });
+  std::vector<ArenaRange> merged;
+  for (const ArenaRange &range : sorted) {
+    if (!merged.empty() &&
+        merged.back().offset + merged.back().bytes == range.offset)
+      merged.back().bytes += range.bytes;
+    else
+      merged.push_back(range);
+  }
+  return merged;
+}
+
 namespace {
 bool endsWith(const std::string &text, const std::string &suffix) {
   return text.size() >= suffix.size() &&

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace txrt::driver {
 
@@ -121,20 +122,14 @@ private:
   bool bf16CopiesStale_ = true;
 };
 
-/// The parameters of an arena alone, read-only: what a reader that needs no
-/// gradient or moment takes (WeightAverage::update), so that a device's
-/// arena can bring back just the parameters for it
-/// (ParameterHome::readParameters). A whole arena converts to it.
-class ParameterValues {
-public:
-  ParameterValues(const ParameterArena &arena) : arena_(arena) {}
-  const float *param(const ParamInfo &info) const {
-    return arena_.param(info);
-  }
-
-private:
-  const ParameterArena &arena_;
+/// A run of the arena's bytes.
+struct ArenaRange {
+  int64_t offset, bytes;
 };
+/// The parameters' bytes in the arena, in offset order, adjacent ones
+/// merged: the runs train --ema's average holds back to back and updates
+/// with one device call each (loop/Ema.h).
+std::vector<ArenaRange> parameterRanges(const ModelInfo &model);
 
 /// Whether `name` is "<param>.exp_avg" or "<param>.exp_avg_sq" of a
 /// parameter of `model`.

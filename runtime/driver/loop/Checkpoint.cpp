@@ -137,8 +137,8 @@ std::string hexHash(uint64_t hash) {
 void saveCheckpoint(const std::string &path, const ModelInfo &model,
                     const ParameterArena &params,
                     const TrainingPosition &position,
-                    const Tokenizer &tokenizer,
-                    const WeightAverage *average, const LabelSet *labels) {
+                    const Tokenizer &tokenizer, WeightAverage *average,
+                    const LabelSet *labels) {
   std::vector<SafetensorsTensorView> views;
   for (const ParamInfo &info : model.params) {
     views.push_back({info.name, DType::F32, info.shape, params.param(info)});

@@ -105,13 +105,14 @@ constexpr const char *kBestCheckpointSuffix = ".best.safetensors";
 class WeightAverage;
 
 /// Writes params and moments (when the model has them) with `position` and
-/// `tokenizer`, `average` (train --ema, Ema.h) and a classifier's `labels`
+/// `tokenizer`, `average` (train --ema, Ema.h: its host copy, brought back
+/// from the device first when it is behind) and a classifier's `labels`
 /// (__metadata__ "labels", the CKPT.labels.json text) when given.
 void saveCheckpoint(const std::string &path, const ModelInfo &model,
                     const ParameterArena &params,
                     const TrainingPosition &position,
                     const Tokenizer &tokenizer,
-                    const WeightAverage *average = nullptr,
+                    WeightAverage *average = nullptr,
                     const LabelSet *labels = nullptr);
 
 /// Whether `file` is a training checkpoint (train --save, run --save after

@@ -1,11 +1,13 @@
 //===- Ema.cpp - train --ema: an exponential moving average of the weights ===//
 #include "loop/Ema.h"
 #include "core/Error.h"
+#include "core/Memory.h"
 #include "loop/FiniteCheck.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 
 namespace txrt::driver {
 
@@ -30,42 +32,136 @@ std::optional<double> checkpointDecay(const SafetensorsReader &file) {
 void updateAverage(float *ema, const float *param, int64_t count,
                    float decay) {
   const float keep = decay, take = 1.0f - decay;
+  // Two rounded products, then their rounded sum: this file is compiled
+  // with -ffp-contract=off, so no FMA fuses them (EmaKernels.cuh writes the
+  // same with __fmul_rn / __fadd_rn, which nvcc does not fuse either).
 #pragma omp simd
   for (int64_t i = 0; i < count; ++i)
     ema[i] = keep * ema[i] + take * param[i];
 }
 
 WeightAverage::WeightAverage(const ModelInfo &model,
-                             const ParameterArena &params, double decay)
-    : model_(model), decay_(decay), tensors_(model.params.size()) {
+                             const ParameterArena &params, double decay,
+                             Device *device)
+    : model_(model), decay_(decay), ranges_(parameterRanges(model)),
+      device_(device) {
+  // The ranges back to back: where each starts in the average, then each
+  // parameter by where it lies in its range.
+  std::vector<int64_t> rangeStarts;
+  int64_t floats = 0;
+  for (const ArenaRange &range : ranges_) {
+    rangeStarts.push_back(floats);
+    floats += range.bytes / int64_t(sizeof(float));
+  }
+  for (const ParamInfo &info : model_.params) {
+    auto after = std::upper_bound(ranges_.begin(), ranges_.end(), info.offset,
+                                  [](int64_t offset, const ArenaRange &range) {
+                                    return offset < range.offset;
+                                  });
+    size_t k = size_t(after - ranges_.begin()) - 1;
+    starts_.push_back(rangeStarts[k] + (info.offset - ranges_[k].offset) /
+                                           int64_t(sizeof(float)));
+  }
+  host_.resize(size_t(floats));
+  if (device_)
+    deviceAverage_ = static_cast<float *>(
+        device_->allocate(uint64_t(bytes()), "the --ema weight average (" +
+                                                 formatBytes(bytes()) + ")"));
   reset(params);
 }
 
+WeightAverage::~WeightAverage() {
+  if (device_)
+    device_->release(deviceAverage_);
+}
+
+float *WeightAverage::readHost() {
+  if (hostStale_) {
+    // The updates queued on the device end before the copy; a failure
+    // names what was running.
+    device_->finish("the --ema update");
+    device_->toHost(host_.data(), deviceAverage_, uint64_t(bytes()));
+    hostStale_ = false;
+    ++copiesToHost_;
+  }
+  return host_.data();
+}
+
+float *WeightAverage::writeHost() {
+  float *host = readHost();
+  deviceStale_ = device_ != nullptr;
+  return host;
+}
+
+float *WeightAverage::replaceHost() {
+  hostStale_ = false;
+  deviceStale_ = device_ != nullptr;
+  return host_.data();
+}
+
+float *WeightAverage::onDevice() {
+  if (deviceStale_) {
+    device_->toDevice(deviceAverage_, host_.data(), uint64_t(bytes()));
+    deviceStale_ = false;
+    ++copiesToDevice_;
+  }
+  return deviceAverage_;
+}
+
 void WeightAverage::reset(const ParameterArena &params) {
+  float *host = replaceHost();
   for (size_t i = 0; i < model_.params.size(); ++i) {
     const ParamInfo &info = model_.params[i];
     const float *param = params.param(info);
-    tensors_[i].assign(param, param + info.numElements);
+    std::copy(param, param + info.numElements, host + starts_[i]);
   }
 }
 
-void WeightAverage::update(ParameterValues params) {
+void WeightAverage::update(const ParameterArena &params) {
+  float *host = writeHost();
   for (size_t i = 0; i < model_.params.size(); ++i)
-    updateAverage(tensors_[i].data(), params.param(model_.params[i]),
+    updateAverage(host + starts_[i], params.param(model_.params[i]),
                   model_.params[i].numElements, float(decay_));
 }
 
-void WeightAverage::swap(ParameterArena &params) {
-  for (size_t i = 0; i < model_.params.size(); ++i)
-    std::swap_ranges(tensors_[i].begin(), tensors_[i].end(),
-                     params.param(model_.params[i]));
+void WeightAverage::update(ParameterHome &home) {
+  if (!device_) {
+    update(home.read());
+    return;
+  }
+  if (home.device() != device_)
+    throw std::logic_error("WeightAverage::update: the average and the "
+                           "arena are on different devices");
+  const char *arena = static_cast<const char *>(home.onDevice());
+  float *average = onDevice();
+  // Behind from the first call on: after a failed one the host reads what
+  // the device holds (or the failure), never its own older copy.
+  hostStale_ = true;
+  for (const ArenaRange &range : ranges_) {
+    const int64_t count = range.bytes / int64_t(sizeof(float));
+    device_->updateAverage(
+        average, reinterpret_cast<const float *>(arena + range.offset), count,
+        float(decay_));
+    average += count;
+  }
+  ++deviceUpdates_;
 }
 
-std::vector<SafetensorsTensorView> WeightAverage::views() const {
+void WeightAverage::swap(ParameterArena &params) {
+  float *host = writeHost();
+  for (size_t i = 0; i < model_.params.size(); ++i) {
+    const ParamInfo &info = model_.params[i];
+    std::swap_ranges(host + starts_[i], host + starts_[i] + info.numElements,
+                     params.param(info));
+  }
+}
+
+std::vector<SafetensorsTensorView> WeightAverage::views() {
+  const float *host = readHost();
   std::vector<SafetensorsTensorView> views;
   for (size_t i = 0; i < model_.params.size(); ++i)
     views.push_back({kEmaPrefix + model_.params[i].name, DType::F32,
-                     model_.params[i].shape, tensors_[i].data()});
+                     model_.params[i].shape, host + starts_[i]});
   return views;
 }
 
@@ -109,11 +205,11 @@ bool readAverage(const SafetensorsReader &file, const ModelInfo &model,
 bool WeightAverage::load(const SafetensorsReader &file) {
   if (!hasAveragedWeights(file, model_))
     return false;
-  std::vector<std::vector<float>> loaded(tensors_.size());
-  for (size_t i = 0; i < loaded.size(); ++i)
-    loaded[i].resize(size_t(model_.params[i].numElements));
-  readAverage(file, model_, [&](size_t i) { return loaded[i].data(); });
-  tensors_ = std::move(loaded);
+  std::vector<float> loaded(host_.size());
+  readAverage(file, model_,
+              [&](size_t i) { return loaded.data() + starts_[i]; });
+  replaceHost();
+  host_ = std::move(loaded);
   return true;
 }
 

@@ -154,6 +154,14 @@ txrt_status txrt_cuda_copy_to_device(txrt_cuda_context *ctx, void *dst,
                                      const void *src, size_t bytes);
 txrt_status txrt_cuda_copy_to_host(txrt_cuda_context *ctx, void *dst,
                                    const void *src, size_t bytes);
+/** train --ema's update (the executable's driver calls it after every train
+ *  step, runtime/driver/loop/Ema.h), queued on ctx's stream over n floats
+ *  of device memory: average[i] = decay * average[i] + (1 - decay) *
+ *  params[i], each product rounded before the sum (no FMA), bit for bit as
+ *  the driver's host updateAverage. decay in [0, 1]. */
+txrt_status txrt_cuda_update_average(txrt_cuda_context *ctx, float *average,
+                                     const float *params, int64_t n,
+                                     float decay);
 /** Waits for every kernel queued on ctx; reports the first failure, and
  *  the first bad input a kernel found on the device (an embedding id or a
  *  cross-entropy target out of range) as TXRT_ERROR_INVALID_ARGUMENT. */

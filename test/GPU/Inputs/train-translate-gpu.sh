@@ -7,9 +7,11 @@
 #      moments) within 1e-4 norm-wise relative error.
 #   3. The parameter arena stays on the GPU (docs/cuda.md, "Memory"): 20
 #      steps with --ema and a save every 10 copy it in once (`train
-#      --verbose` counts the copies), and a run resumed at step 10 (the
-#      checkpoint copied in once more) ends where the uninterrupted run does
-#      (1e-4: the embedding gradient's atomicAdd is not bitwise repeatable).
+#      --verbose` counts the copies), the --ema average is updated there 20
+#      times and comes back only for the two saves, and a run resumed at
+#      step 10 (the checkpoint copied in once more) ends where the
+#      uninterrupted run does (1e-4: the embedding gradient's atomicAdd is
+#      not bitwise repeatable).
 #   4. 600 steps on the GPU (the README's recipe): all eight pairs translate
 #      exactly, on the GPU and by the CPU executable from the GPU's
 #      checkpoint (a GPU checkpoint resumes on the CPU).
@@ -32,8 +34,11 @@ stage step1-gpu "$cuda" train --data "$data" --steps 1 --seed 1 \
 stage step1-compare "$python" "$here/compare_checkpoints.py" \
   "$out/gpu1.safetensors" "$out/cpu1.safetensors" --rtol 1e-4
 stage resident-gpu bash -c "'$cuda' train --data '$data' --steps 20 --seed 1 \
-  --ema 0.9 --every 10 --save '$out/gpu20.safetensors' --quiet --verbose 2>&1 |
-  grep 'parameter arena .* copied in 1x'"
+  --ema 0.9 --every 10 --save '$out/gpu20.safetensors' --quiet --verbose \
+  >'$out/resident.log' 2>&1 &&
+  grep 'parameter arena .* copied in 1x' '$out/resident.log' &&
+  grep 'weight average (--ema, .*): updated on the device 20x, copied in 1x, back 2x' \
+    '$out/resident.log'"
 stage resume10-gpu "$cuda" train --data "$data" --steps 10 --seed 1 \
   --ema 0.9 --save "$out/gpu10.safetensors" --quiet
 stage resume20-gpu bash -c "'$cuda' train --data '$data' --steps 20 \

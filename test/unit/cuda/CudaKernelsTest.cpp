@@ -4,10 +4,13 @@
 // run so an unwritten element fails, and every comparison is with libtxrt's
 // CPU kernel of the same name on the same inputs and options (saved or
 // recomputed statistics alike): 1e-5 relative in strict fp32, 5e-3 under
-// TF32 (expectNear says how), dropout bit for bit.
+// TF32 (expectNear says how), dropout and train --ema's update (against
+// the driver's host loop) bit for bit.
 //
 //===----------------------------------------------------------------------===//
 #include "CudaTestUtil.h"
+
+#include "loop/Ema.h"
 
 #include <cstring>
 #include <limits>
@@ -618,6 +621,44 @@ TEST_F(CudaAdamTest, StepUsesTheTrainStateScheduleAndGradScale) {
   expectNear(gp.read(), param, kStrict, "param");
   expectNear(gm.read(), m, kStrict, "m");
   expectNear(gv.read(), v, kStrict, "v");
+}
+
+class CudaEmaTest : public CudaTest {};
+
+// train --ema's device update against the driver's host update
+// (runtime/driver/loop/Ema.cpp) bit for bit: odd sizes, three updates in a
+// row, decays near 1, as DriverDevice.cpp calls it after every step.
+TEST_F(CudaEmaTest, UpdateAverageHasTheHostUpdatesBits) {
+  for (int64_t n : {1, 37, 3001, 1000003})
+    for (float decay : {0.5f, 0.9f, 0.999f}) {
+      const Floats params = randomFloats(size_t(n), uint32_t(70 + n));
+      Floats average = randomFloats(size_t(n), uint32_t(71 + n), -3.0f, 3.0f);
+      DeviceBuffer<float> gp(gpu_, params), ga(gpu_, average);
+      for (int update = 0; update < 3; ++update) {
+        txrt::driver::updateAverage(average.data(), params.data(), n, decay);
+        expectGpuOk(
+            txrt_cuda_update_average(gpu_, ga.get(), gp.get(), n, decay));
+      }
+      const Floats got = ga.read();
+      EXPECT_EQ(std::memcmp(got.data(), average.data(), size_t(n) * 4), 0)
+          << "n " << n << ", decay " << decay;
+    }
+}
+
+TEST_F(CudaEmaTest, UpdateAverageChecksItsArguments) {
+  DeviceBuffer<float> ga(gpu_, Floats{1.0f}), gp(gpu_, Floats{2.0f});
+  EXPECT_EQ(txrt_cuda_update_average(gpu_, ga.get(), gp.get(), -1, 0.5f),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(txrt_cuda_update_average(gpu_, ga.get(), gp.get(), 1, 1.5f),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(txrt_cuda_update_average(gpu_, nullptr, gp.get(), 1, 0.5f),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(txrt_cuda_last_error(gpu_)).find("NULL"),
+            std::string::npos);
+  expectGpuOk(txrt_cuda_update_average(gpu_, nullptr, nullptr, 0, 0.5f));
+  // A decay that rounds to 1 keeps the average, as on the host.
+  expectGpuOk(txrt_cuda_update_average(gpu_, ga.get(), gp.get(), 1, 1.0f));
+  EXPECT_EQ(ga.read(), Floats{1.0f});
 }
 
 } // namespace

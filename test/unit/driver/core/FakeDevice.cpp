@@ -1,5 +1,6 @@
 //===- FakeDevice.cpp - a stand-in for a GPU, on host memory --------------===//
 #include "core/FakeDevice.h"
+#include "core/Error.h"
 #include "core/ModelRunner.h"
 
 #include <cstdlib>
@@ -7,6 +8,7 @@
 #include <map>
 #include <ostream>
 #include <set>
+#include <stdexcept>
 #include <string>
 
 using namespace txrt::driver;
@@ -25,6 +27,29 @@ FakeGradientsMaker &gradientsMaker() {
   return maker;
 }
 
+std::string &allocationFailure() {
+  static std::string what;
+  return what;
+}
+
+/// The allocations the fake device tells apart.
+constexpr const char *kArena = "the parameter arena";
+constexpr const char *kAverage = "the --ema weight average";
+
+bool startsWith(const std::string &text, const std::string &prefix) {
+  return text.compare(0, prefix.size(), prefix) == 0;
+}
+
+/// A device buffer the counts follow.
+struct Region {
+  char *begin = nullptr;
+  uint64_t bytes = 0;
+  bool holds(const void *pointer, uint64_t length) const {
+    const char *byte = static_cast<const char *>(pointer);
+    return begin && byte >= begin && byte + length <= begin + bytes;
+  }
+};
+
 class FakeDevice : public Device {
 public:
   FakeDevice() : ctx_(createContext(1)) {
@@ -35,19 +60,25 @@ public:
   std::string describe() override { return "cuda:0 (host stand-in)"; }
   void *context() override { return ctx_.get(); }
   void *allocate(uint64_t bytes, const std::string &what) override {
+    const std::string &failing = allocationFailure();
+    if (!failing.empty() && startsWith(what, failing))
+      throw ResourceError("cannot allocate " + what + " on " + describe() +
+                          ": out of device memory");
     void *pointer = std::malloc(bytes ? bytes : 1);
     std::memset(pointer, 0xff, bytes ? bytes : 1);
-    if (what == "the parameter arena") {
-      arena_ = static_cast<char *>(pointer);
-      arenaBytes_ = bytes;
-    }
+    if (what == kArena)
+      arena_ = {static_cast<char *>(pointer), bytes};
+    else if (startsWith(what, kAverage))
+      average_ = {static_cast<char *>(pointer), bytes};
     ++fakeDeviceCounts().allocations;
     ++fakeDeviceCounts().liveAllocations;
     return pointer;
   }
   void release(void *pointer) override {
-    if (pointer == arena_)
-      arena_ = nullptr, arenaBytes_ = 0;
+    if (pointer == arena_.begin)
+      arena_ = {};
+    if (pointer == average_.begin)
+      average_ = {};
     --fakeDeviceCounts().liveAllocations;
     std::free(pointer);
   }
@@ -63,15 +94,24 @@ public:
     std::free(pointer);
   }
   void toDevice(void *dst, const void *src, uint64_t bytes) override {
-    fakeDeviceCounts().otherPinned += pinned_.count(src);
-    ++(inArena(dst) ? fakeDeviceCounts().arenaToDevice
-                    : fakeDeviceCounts().otherToDevice);
+    FakeDeviceCounts &counts = fakeDeviceCounts();
+    if (arena_.holds(dst, 1))
+      ++counts.arenaToDevice;
+    else if (average_.holds(dst, 1))
+      ++counts.averageToDevice;
+    else {
+      ++counts.otherToDevice;
+      counts.otherPinned += pinned_.count(src);
+    }
     std::memcpy(dst, src, bytes);
   }
   void toHost(void *dst, const void *src, uint64_t bytes) override {
-    if (inArena(src)) {
+    if (arena_.holds(src, 1)) {
       ++fakeDeviceCounts().arenaToHost;
       fakeDeviceCounts().arenaBytesToHost += int64_t(bytes);
+    } else if (average_.holds(src, 1)) {
+      ++fakeDeviceCounts().averageToHost;
+      fakeDeviceCounts().averageBytesToHost += int64_t(bytes);
     } else {
       ++fakeDeviceCounts().otherToHost;
       fakeDeviceCounts().otherPinned += pinned_.count(dst);
@@ -81,20 +121,24 @@ public:
   void setTrainState(int64_t step, uint64_t seed) override {
     txrt_context_set_train_state(ctx_.get(), step, seed);
   }
+  void updateAverage(float *average, const float *params, int64_t count,
+                     float decay) override {
+    const uint64_t bytes = uint64_t(count) * sizeof(float);
+    if (!average_.holds(average, bytes) || !arena_.holds(params, bytes))
+      throw std::logic_error("the fake device's updateAverage: the average "
+                             "or the parameters lie outside their buffers");
+    ++fakeDeviceCounts().averageUpdateCalls;
+    fakeDeviceCounts().averageElementsUpdated += count;
+    emulateUpdateAverage(average, params, count, decay);
+  }
   std::string lastError() override { return txrt_last_error(ctx_.get()); }
   void finish(const std::string &) override {}
   DeviceGradients *gradients() override { return gradients_.get(); }
 
 private:
-  bool inArena(const void *pointer) const {
-    const char *byte = static_cast<const char *>(pointer);
-    return arena_ && byte >= arena_ && byte < arena_ + arenaBytes_;
-  }
-
   ContextPtr ctx_;
   std::unique_ptr<DeviceGradients> gradients_;
-  char *arena_ = nullptr;
-  uint64_t arenaBytes_ = 0;
+  Region arena_, average_;
   std::set<const void *> pinned_;
 };
 
@@ -108,6 +152,10 @@ const CudaSupport kFakeSupport = {openFake, listFake};
 
 void setFakeDeviceGradients(FakeGradientsMaker maker) {
   gradientsMaker() = std::move(maker);
+}
+
+void setFakeDeviceAllocationFailure(std::string what) {
+  allocationFailure() = std::move(what);
 }
 
 std::string onFakeDevice(const char *json) {

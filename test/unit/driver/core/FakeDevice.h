@@ -4,10 +4,14 @@
 // with no GPU: this binary links a CUDA backend (txrt_driver_cuda_backend,
 // FakeDevice.cpp) whose "device" memory is host memory apart from the
 // runner's, whose context is a CPU txrt_context, and which counts every
-// copy, telling the parameter arena's apart from the per-call ones. Fresh
-// device memory is filled with 0xff bytes (NaN as f32), as cudaMalloc's is
-// garbage, so an entry that reads an arena nobody copied in goes wrong
-// visibly. Any model whose metadata says "target": "cuda" runs on it.
+// copy, telling the parameter arena's and train --ema's average's apart
+// from the per-call ones. Fresh device memory is filled with 0xff bytes
+// (NaN as f32), as cudaMalloc's is garbage, so an entry that reads an arena
+// nobody copied in goes wrong visibly. Its updateAverage runs the CUDA
+// kernel's device code (runtime/cuda/kernels/EmaKernels.cuh) under the
+// host emulation of test/unit/cuda/emulated/CudaEmulation.h, with Ema.cu's
+// launch, and checks that both pointers lie in the buffers they should.
+// Any model whose metadata says "target": "cuda" runs on it.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_TEST_FAKEDEVICE_H
@@ -20,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 namespace txrt_driver_test {
 
@@ -28,6 +33,11 @@ struct FakeDeviceCounts {
   /// Copies into or out of the parameter arena (all of it or a part),
   /// host to device and back, and the bytes copied back.
   int64_t arenaToDevice = 0, arenaToHost = 0, arenaBytesToHost = 0;
+  /// The same for train --ema's average, and its updates (calls of
+  /// updateAverage, one a run of adjacent parameters) and the elements
+  /// they updated.
+  int64_t averageToDevice = 0, averageToHost = 0, averageBytesToHost = 0;
+  int64_t averageUpdateCalls = 0, averageElementsUpdated = 0;
   /// Every other copy (a call's inputs, outputs and caches), and those of
   /// them from or to pinned memory (allocatePinned).
   int64_t otherToDevice = 0, otherToHost = 0, otherPinned = 0;
@@ -45,6 +55,16 @@ using FakeGradientsMaker =
     std::function<std::unique_ptr<txrt::driver::DeviceGradients>(
         txrt_context *)>;
 void setFakeDeviceGradients(FakeGradientsMaker maker);
+
+/// Makes the fake devices refuse the allocations whose
+/// description starts with `what` (a ResourceError as the CUDA device's,
+/// "cannot allocate WHAT on cuda:0 (host stand-in): out of device
+/// memory"); empty (the default): none.
+void setFakeDeviceAllocationFailure(std::string what);
+
+/// updateAverage's device code run on the host (FakeDeviceKernels.cpp).
+void emulateUpdateAverage(float *average, const float *params, int64_t count,
+                          float decay);
 
 /// `json` (a model's metadata) with "target": "cuda" added, so the driver
 /// runs it on the fake device.

@@ -6,7 +6,10 @@
 // Every host read must give the CPU's values bit for bit, and the arena
 // must cross only when the design says: once in before the first entry,
 // never during training steps or forward entries, once back at the first
-// host read after updates, once in after each host write. Then the whole
+// host read after updates, once in after each host write. train --ema's
+// average (loop/Ema.h) lives on the device too: updated there by the
+// fake device's emulated kernel, never copied back after an update, back
+// at the first read after updates, in after each write. Then the whole
 // driver (train with --every, --ema and --valid, --resume, eval) on both
 // must write byte-identical checkpoints.
 //
@@ -15,6 +18,7 @@
 #include "commands/Driver.h"
 #include "core/Error.h"
 #include "core/FakeDevice.h"
+#include "core/Memory.h"
 #include "core/ModelRunner.h"
 #include "loop/Checkpoint.h"
 #include "loop/Ema.h"
@@ -22,6 +26,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -80,15 +85,36 @@ void expectSameTensors(const std::vector<Tensor> &a,
   }
 }
 
+/// Whether the two averages hold the same bits (views(): the host copy,
+/// brought back first when the device's is newer).
+void expectSameAverage(WeightAverage &cpu, WeightAverage &device) {
+  std::vector<SafetensorsTensorView> a = cpu.views(), b = device.views();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].name, b[i].name);
+    ASSERT_EQ(a[i].shape, b[i].shape) << a[i].name;
+    size_t bytes = sizeof(float);
+    for (int64_t dim : a[i].shape)
+      bytes *= size_t(dim);
+    EXPECT_EQ(std::memcmp(a[i].data, b[i].data, bytes), 0) << a[i].name;
+  }
+}
+
+/// The fake seq2seq model's parameters: 500 floats (2000 of the arena's
+/// 8000 bytes).
+constexpr int64_t kParameterFloats = 500;
+
 /// The CPU runner and the fake device's, with the same model but the
 /// target.
 class ParameterHomeTest : public ::testing::Test {
 protected:
   ParameterHomeTest()
       : cpuModel(ModelInfo::parse(fake_seq2seq_json)),
-        deviceModel(ModelInfo::parse(onFakeDevice(fake_seq2seq_json))) {
+        deviceModel(ModelInfo::parse(onFakeDevice(fake_seq2seq_json))),
+        ranges(parameterRanges(deviceModel)) {
     fakeDeviceCounts() = {};
   }
+  ~ParameterHomeTest() override { setFakeDeviceAllocationFailure(""); }
 
   float trainStep(ModelRunner &runner, int64_t step) {
     runner.setTrainState(step, 9);
@@ -119,6 +145,7 @@ protected:
   const FakeDeviceCounts &counts() { return fakeDeviceCounts(); }
 
   ModelInfo cpuModel, deviceModel;
+  std::vector<ArenaRange> ranges;
   ScratchDir dir;
 };
 
@@ -174,33 +201,52 @@ TEST_F(ParameterHomeTest, TrainingStepsCopyNothingAndEveryHostReadIsCurrent) {
   EXPECT_EQ(counts().otherPinned, counts().otherToDevice + counts().otherToHost)
       << "a call's copies go through its pinned buffers";
 
-  // --ema: the average reads the parameters after every update (their
-  // 2000 of the arena's 8000 bytes back each time); scoring it swaps it in
-  // (the whole arena back, then in), and the raw weights go back in before
-  // the next update (one more).
+  // --ema: the average lives on the device beside the arena, and its
+  // updates after steps copy nothing back, of the arena or of itself.
   WeightAverage cpuAverage(cpuModel, cpu.params().read(), 0.5);
-  WeightAverage deviceAverage(deviceModel, device.params().read(), 0.5);
+  WeightAverage deviceAverage(deviceModel, device.params().read(), 0.5,
+                              device.device());
+  EXPECT_FALSE(deviceAverage.deviceCurrent()) << "it starts on the host";
   for (int64_t step = 6; step <= 7; ++step) {
     stepBoth(cpu, device, step);
-    cpuAverage.update(cpu.params().readParameters());
-    deviceAverage.update(device.params().readParameters());
+    cpuAverage.update(cpu.params());
+    deviceAverage.update(device.params());
   }
-  EXPECT_EQ(counts().arenaToHost, 3);
-  EXPECT_EQ(counts().arenaBytesToHost, 8000 + 2 * 2000);
-  EXPECT_EQ(device.params().parameterCopiesToHost(), 2);
-  EXPECT_FALSE(device.params().hostCurrent()) << "the moments are not back";
+  EXPECT_EQ(counts().arenaToHost, 1) << "the --ema updates copied back";
+  EXPECT_EQ(counts().averageToHost, 0) << "the --ema updates copied back";
+  EXPECT_EQ(counts().averageToDevice, 1) << "the start, once";
+  EXPECT_EQ(counts().averageUpdateCalls, 2 * int64_t(ranges.size()));
+  EXPECT_EQ(counts().averageElementsUpdated, 2 * kParameterFloats);
+  EXPECT_EQ(deviceAverage.deviceUpdates(), 2);
+  EXPECT_FALSE(deviceAverage.hostCurrent());
+  EXPECT_FALSE(device.params().hostCurrent());
+  // A checkpoint's read brings it back, once; the CPU's bits.
+  expectSameAverage(cpuAverage, deviceAverage);
+  EXPECT_EQ(counts().averageToHost, 1);
+  EXPECT_EQ(counts().averageBytesToHost, 4 * kParameterFloats);
+  expectSameAverage(cpuAverage, deviceAverage);
+  EXPECT_EQ(counts().averageToHost, 1) << "a current host copy came back";
+  // Scoring it swaps it in (the whole arena back, then in), and both go
+  // back in before the next update.
   cpuAverage.swap(cpu.params().write());
   deviceAverage.swap(device.params().write());
-  EXPECT_EQ(counts().arenaToHost, 4);
+  EXPECT_EQ(counts().arenaToHost, 2);
+  EXPECT_FALSE(deviceAverage.deviceCurrent());
   expectSameTensors(translate(cpu), translate(device));
   EXPECT_EQ(counts().arenaToDevice, 2);
   cpuAverage.swap(cpu.params().write());
   deviceAverage.swap(device.params().write());
   stepBoth(cpu, device, 8);
+  cpuAverage.update(cpu.params());
+  deviceAverage.update(device.params());
   EXPECT_EQ(counts().arenaToDevice, 3);
-  EXPECT_EQ(counts().arenaToHost, 4);
+  EXPECT_EQ(counts().averageToDevice, 2);
+  EXPECT_EQ(counts().arenaToHost, 2);
+  EXPECT_EQ(counts().averageToHost, 1);
+  expectSameAverage(cpuAverage, deviceAverage);
   expectSameArena(cpuModel, cpu.params().read(), device.params().read());
-  EXPECT_EQ(counts().arenaToHost, 5);
+  EXPECT_EQ(counts().arenaToHost, 3);
+  EXPECT_EQ(counts().averageToHost, 2);
 
   // train_grad writes only gradients, on the device; they are read back.
   Batch batch = batchOfStep(3);
@@ -211,10 +257,90 @@ TEST_F(ParameterHomeTest, TrainingStepsCopyNothingAndEveryHostReadIsCurrent) {
   }
   EXPECT_FALSE(device.params().hostCurrent());
   expectSameArena(cpuModel, cpu.params().read(), device.params().read());
-  EXPECT_EQ(counts().arenaToHost, 6);
+  EXPECT_EQ(counts().arenaToHost, 4);
   EXPECT_EQ(device.params().copiesToHost(), 4);
-  EXPECT_EQ(device.params().parameterCopiesToHost(), 2);
   EXPECT_EQ(cpu.params().copiesToDevice() + cpu.params().copiesToHost(), 0);
+  EXPECT_EQ(cpuAverage.copiesToDevice() + cpuAverage.copiesToHost() +
+                cpuAverage.deviceUpdates(),
+            0);
+}
+
+// Every write of the average's host copy (reset, load, one swap alone)
+// reaches the device before its next update, and every read after updates
+// brings the device's back: the average stays the CPU's, bit for bit.
+TEST_F(ParameterHomeTest, EveryWriteOfTheAverageReachesTheDevice) {
+  ModelRunner cpu(cpuModel, fake_seq2seq_entry_table, 1);
+  ModelRunner device(deviceModel, fake_seq2seq_entry_table, 1);
+  cpu.params().write().initialize(2);
+  device.params().write().initialize(2);
+  WeightAverage cpuAverage(cpuModel, cpu.params().read(), 0.75);
+  WeightAverage deviceAverage(deviceModel, device.params().read(), 0.75,
+                              device.device());
+  auto stepAndUpdate = [&](int64_t step) {
+    stepBoth(cpu, device, step);
+    cpuAverage.update(cpu.params());
+    deviceAverage.update(device.params());
+  };
+  stepAndUpdate(1);
+  stepAndUpdate(2);
+  // A checkpoint brings the average back: the CPU's file, byte for byte.
+  Tokenizer tokenizer;
+  TrainingPosition position;
+  position.step = 2;
+  saveCheckpoint(dir.file("cpu.safetensors"), cpuModel, cpu.params().read(),
+                 position, tokenizer, &cpuAverage);
+  saveCheckpoint(dir.file("device.safetensors"), deviceModel,
+                 device.params().read(), position, tokenizer, &deviceAverage);
+  EXPECT_EQ(counts().averageToHost, 1);
+  EXPECT_EQ(readFile(dir.file("cpu.safetensors")),
+            readFile(dir.file("device.safetensors")));
+
+  // reset() overwrites the host copy: nothing comes back, it goes in.
+  cpuAverage.reset(cpu.params().read());
+  deviceAverage.reset(device.params().read());
+  EXPECT_FALSE(deviceAverage.deviceCurrent());
+  stepAndUpdate(3);
+  EXPECT_EQ(counts().averageToDevice, 2);
+  EXPECT_EQ(counts().averageToHost, 1) << "reset() read what it overwrote";
+  expectSameAverage(cpuAverage, deviceAverage);
+
+  // load() (--resume): the saved average (step 2's) goes in.
+  SafetensorsReader saved(dir.file("cpu.safetensors"));
+  ASSERT_TRUE(cpuAverage.load(saved));
+  ASSERT_TRUE(deviceAverage.load(saved));
+  EXPECT_FALSE(deviceAverage.deviceCurrent());
+  stepAndUpdate(4);
+  EXPECT_EQ(counts().averageToDevice, 3);
+  expectSameAverage(cpuAverage, deviceAverage);
+
+  // One swap alone: the host copy now holds the raw weights, and the next
+  // update must start from them on the device too.
+  cpuAverage.swap(cpu.params().write());
+  deviceAverage.swap(device.params().write());
+  stepAndUpdate(5);
+  EXPECT_EQ(counts().averageToDevice, 4);
+  expectSameAverage(cpuAverage, deviceAverage);
+  expectSameArena(cpuModel, cpu.params().read(), device.params().read());
+
+  // An update right after a host write of the arena (no entry between)
+  // folds in the written weights: the arena goes in first.
+  cpu.params().write().initialize(3);
+  device.params().write().initialize(3);
+  cpuAverage.update(cpu.params());
+  deviceAverage.update(device.params());
+  EXPECT_EQ(counts().arenaToDevice, 3);
+  expectSameAverage(cpuAverage, deviceAverage);
+}
+
+TEST_F(ParameterHomeTest, NoDeviceMemoryForTheAverageIsAResourceError) {
+  setFakeDeviceAllocationFailure("the --ema weight average");
+  ModelRunner device(deviceModel, fake_seq2seq_entry_table, 1);
+  device.params().write().initialize(1);
+  EXPECT_THROW_MESSAGE(
+      WeightAverage(deviceModel, device.params().read(), 0.5, device.device()),
+      ResourceError,
+      "cannot allocate the --ema weight average (" +
+          formatBytes(4 * kParameterFloats) + ") on cuda:0 (host stand-in)");
 }
 
 TEST_F(ParameterHomeTest, ResumeCopiesTheCheckpointInOnce) {
@@ -362,49 +488,67 @@ protected:
   std::string deviceJson;
 };
 
-/// The copies back that --verbose reports: {the whole arena, the
-/// parameters alone}.
-struct CopiesBack {
-  int whole = -1, parametersAlone = -1;
+/// What --verbose reports of the copies: the parameter arena's, back, and
+/// with --ema the average's updates and copies; -1 where it says nothing.
+struct VerboseCopies {
+  int arenaBack = -1;
+  int averageUpdates = -1, averageIn = -1, averageBack = -1;
 };
-CopiesBack copiesBack(const std::string &err) {
-  CopiesBack copies;
-  size_t at = err.find("x, back ");
-  if (at != std::string::npos)
-    std::sscanf(err.c_str() + at, "x, back %dx, the parameters alone back %dx",
-                &copies.whole, &copies.parametersAlone);
+VerboseCopies verboseCopies(const std::string &err) {
+  VerboseCopies copies;
+  size_t at = err.find("parameter arena (");
+  if (at != std::string::npos &&
+      (at = err.find("x, back ", at)) != std::string::npos)
+    std::sscanf(err.c_str() + at, "x, back %dx", &copies.arenaBack);
+  at = err.find("weight average (--ema, ");
+  if (at != std::string::npos &&
+      (at = err.find("): ", at)) != std::string::npos)
+    std::sscanf(err.c_str() + at,
+                "): updated on the device %dx, copied in %dx, back %dx",
+                &copies.averageUpdates, &copies.averageIn, &copies.averageBack);
   return copies;
 }
 
 // Which updates the divergence scan follows depends on the clock (its time
-// budget, Divergence.h), so the counts are bounded by what the design
-// guarantees for every timing: only a training entry makes the host stale,
-// so each update brings at most one whole-arena copy back and at most one
-// parameters-only copy (--ema's update when no scan came first); the first
-// update is always scanned; a save or validation after an update always
-// reads the whole arena.
+// budget, Divergence.h), so the arena's copies back are bounded by what the
+// design guarantees for every timing: only a training entry makes the host
+// stale, so each update brings at most one copy back; the first update is
+// always scanned; a save or validation after an update always reads the
+// whole arena. --ema's average copies nothing back after an update: every
+// copy of the arena back is a whole one, and the average comes back only
+// for a save or a validation, which the counts below follow exactly.
 TEST_F(ParameterHomeDriverTest, TrainEmaValidateResumeEvalMatchTheCpu) {
   train(false, 6, "ema.safetensors", true);
   fakeDeviceCounts() = {};
   DriverResult fresh = train(true, 6, "ema.safetensors", true);
   expectSameFile("ema.safetensors");
   expectSameFile("ema.best.safetensors");
+  const FakeDeviceCounts counts = fakeDeviceCounts();
   // --init goes in once, and each of the two validations swaps the average
   // in (a copy in) and the weights back (a copy in before the next step;
   // none after the last).
-  EXPECT_EQ(fakeDeviceCounts().arenaToDevice, 1 + 2 + 1);
+  EXPECT_EQ(counts.arenaToDevice, 1 + 2 + 1);
   // Whole copies back after updates 1 (scan), 2 and 4 (saves), 3 and 6
-  // (validations), and 5 when its scan ran; parameters alone after the
-  // updates 2..6 that were not scanned.
-  CopiesBack copies = copiesBack(fresh.err);
-  EXPECT_GE(copies.whole, 5) << fresh.err;
-  EXPECT_LE(copies.whole, 6) << fresh.err;
-  EXPECT_GE(copies.parametersAlone, 0) << fresh.err;
-  EXPECT_LE(copies.parametersAlone, 5) << fresh.err;
-  // Each parameters-only copy is one transfer per run of adjacent
-  // parameters in the arena.
-  EXPECT_GE(fakeDeviceCounts().arenaToHost,
-            copies.whole + copies.parametersAlone);
+  // (validations), and 5 when its scan ran; nothing else.
+  VerboseCopies copies = verboseCopies(fresh.err);
+  EXPECT_GE(copies.arenaBack, 5) << fresh.err;
+  EXPECT_LE(copies.arenaBack, 6) << fresh.err;
+  EXPECT_EQ(counts.arenaToHost, copies.arenaBack);
+  EXPECT_EQ(counts.arenaBytesToHost, copies.arenaBack * 8000)
+      << "a copy back of less than the arena: parameters for --ema?";
+  // The average: 6 updates on the device, a call per run of parameters;
+  // in at the start and after the validation of step 3 (it swapped); back
+  // for the saves of steps 2 and 4 and the validations of steps 3 and 6
+  // (the best's saves and the last save find it current).
+  EXPECT_EQ(copies.averageUpdates, 6) << fresh.err;
+  EXPECT_EQ(counts.averageUpdateCalls,
+            6 * int64_t(parameterRanges(ModelInfo::parse(deviceJson)).size()));
+  EXPECT_EQ(counts.averageElementsUpdated, 6 * kParameterFloats);
+  EXPECT_EQ(copies.averageIn, 2) << fresh.err;
+  EXPECT_EQ(copies.averageBack, 4) << fresh.err;
+  EXPECT_EQ(counts.averageToDevice, 2);
+  EXPECT_EQ(counts.averageToHost, 4);
+  EXPECT_EQ(counts.averageBytesToHost, 4 * 4 * kParameterFloats);
 
   train(false, 9, "resumed.safetensors", true, "ema.safetensors");
   fakeDeviceCounts() = {};
@@ -412,14 +556,15 @@ TEST_F(ParameterHomeDriverTest, TrainEmaValidateResumeEvalMatchTheCpu) {
       train(true, 9, "resumed.safetensors", true, "ema.safetensors");
   expectSameFile("resumed.safetensors");
   EXPECT_EQ(fakeDeviceCounts().arenaToDevice, 1 + 1) << "resume, validation";
-  // Whole copies after update 7 (scan), 8 (save) and 9 (validation);
-  // parameters alone after 8 and 9 when they were not scanned.
-  copies = copiesBack(resumed.err);
-  EXPECT_EQ(copies.whole, 3) << resumed.err;
-  EXPECT_GE(copies.parametersAlone, 0) << resumed.err;
-  EXPECT_LE(copies.parametersAlone, 2) << resumed.err;
-  EXPECT_GE(fakeDeviceCounts().arenaToHost,
-            copies.whole + copies.parametersAlone);
+  // Whole copies after update 7 (scan), 8 (save) and 9 (validation).
+  copies = verboseCopies(resumed.err);
+  EXPECT_EQ(copies.arenaBack, 3) << resumed.err;
+  EXPECT_EQ(fakeDeviceCounts().arenaToHost, 3);
+  // The resumed average goes in once; back for the save of step 8 and the
+  // validation of step 9.
+  EXPECT_EQ(copies.averageUpdates, 3) << resumed.err;
+  EXPECT_EQ(copies.averageIn, 1) << resumed.err;
+  EXPECT_EQ(copies.averageBack, 2) << resumed.err;
 
   // eval loads the average (a copy in) and runs forward entries only.
   std::string evalOut[2];
@@ -446,14 +591,37 @@ TEST_F(ParameterHomeDriverTest, WithoutEmaOnlySavesAndScansCopyBack) {
   // may read after other updates within its time budget.
   EXPECT_GE(fakeDeviceCounts().arenaToHost, 3);
   EXPECT_LE(fakeDeviceCounts().arenaToHost, 6);
+  EXPECT_EQ(fakeDeviceCounts().averageUpdateCalls, 0);
   // --verbose says so on a device, and nothing of it on the CPU.
   EXPECT_NE(device.err.find("parameter arena (7.8 KiB) on cuda:0 (host "
                             "stand-in): copied in 1x, back " +
                             std::to_string(fakeDeviceCounts().arenaToHost) +
-                            "x, the parameters alone back 0x\n"),
+                            "x\n"),
             std::string::npos)
       << device.err;
+  EXPECT_EQ(device.err.find("weight average"), std::string::npos) << device.err;
   EXPECT_EQ(cpu.err.find("parameter arena"), std::string::npos) << cpu.err;
+}
+
+TEST_F(ParameterHomeDriverTest,
+       NoDeviceMemoryForTheAverageStopsBeforeTraining) {
+  setFakeDeviceAllocationFailure("the --ema weight average");
+  DriverResult result = runDriverCaptured(
+      "fake-seq2seq",
+      {"train", "--data", dir.file("train.tsv"), "--batch", "2", "--steps", "2",
+       "--threads", "1", "--ema", "0.5", "--save", dir.file("oom.safetensors")},
+      deviceJson.c_str(), fake_seq2seq_entry_table);
+  setFakeDeviceAllocationFailure("");
+  EXPECT_EQ(result.code, kExitFailure);
+  EXPECT_NE(
+      result.err.find("error: cannot allocate the --ema weight average (" +
+                      formatBytes(4 * kParameterFloats) +
+                      ") on cuda:0 (host stand-in): out of device "
+                      "memory"),
+      std::string::npos)
+      << result.err;
+  EXPECT_EQ(result.err.find("training '"), std::string::npos) << result.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("oom.safetensors")));
 }
 
 } // namespace

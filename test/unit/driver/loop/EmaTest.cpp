@@ -4,6 +4,7 @@
 #include "loop/Checkpoint.h"
 #include "TestUtil.h"
 
+#include <cmath>
 #include <cstring>
 #include <sstream>
 
@@ -24,6 +25,64 @@ TEST(EmaTest, UpdateIsDecayTimesAveragePlusTheRestTimesWeights) {
   for (int i = 0; i < 200; ++i)
     updateAverage(ema.data(), param.data(), 3, 0.75f);
   EXPECT_NEAR(ema[1], 2.0f, 1e-5);
+}
+
+// Each element is round(round(decay * ema) + round((1 - decay) * param)):
+// the products are rounded before the sum and never fused into an FMA, the
+// bits a device's average must have too (runtime/cuda/kernels/
+// EmaKernels.cuh). The inputs are ones where an FMA, either way round,
+// gives other bits.
+TEST(EmaTest, UpdateRoundsEachProductBeforeTheSum) {
+  const float decay = 0.9f, keep = decay, take = 1.0f - decay;
+  std::vector<float> ema, param;
+  uint32_t state = 12345;
+  auto next = [&] {
+    state = state * 1664525u + 1013904223u;
+    return float(state >> 8) / float(1u << 24) * 4.0f - 2.0f;
+  };
+  while (ema.size() < 257) {
+    float e = next(), p = next();
+    volatile float kept = keep * e, taken = take * p;
+    float separate = kept + taken;
+    if (std::fma(keep, e, taken) != separate &&
+        std::fma(take, p, kept) != separate) {
+      ema.push_back(e);
+      param.push_back(p);
+    }
+  }
+  std::vector<float> got = ema;
+  updateAverage(got.data(), param.data(), int64_t(got.size()), decay);
+  for (size_t i = 0; i < got.size(); ++i) {
+    volatile float kept = keep * ema[i], taken = take * param[i];
+    float want = kept + taken;
+    ASSERT_EQ(std::memcmp(&got[i], &want, sizeof(float)), 0)
+        << "element " << i << ": " << got[i] << " instead of " << want;
+  }
+}
+
+// The average holds every parameter (the host copy keeps them back to back
+// in arena order): each view is its parameter's, updated on its own.
+TEST(EmaTest, EveryParameterHasItsOwnAverage) {
+  ModelInfo model = ModelInfo::parse(fake_seq2seq_json);
+  ParameterArena params(model), start(model);
+  params.initialize(5);
+  start.initialize(5);
+  WeightAverage average(model, params, 0.25);
+  params.initialize(6);
+  average.update(params);
+  std::vector<SafetensorsTensorView> views = average.views();
+  ASSERT_EQ(views.size(), model.params.size());
+  for (size_t i = 0; i < model.params.size(); ++i) {
+    const ParamInfo &info = model.params[i];
+    EXPECT_EQ(views[i].name, kEmaPrefix + info.name);
+    EXPECT_EQ(views[i].shape, info.shape);
+    std::vector<float> want(start.param(info),
+                            start.param(info) + info.numElements);
+    updateAverage(want.data(), params.param(info), info.numElements, 0.25f);
+    EXPECT_EQ(
+        std::memcmp(views[i].data, want.data(), want.size() * sizeof(float)), 0)
+        << info.name;
+  }
 }
 
 TEST(EmaTest, SwapExchangesAndCheckpointsRoundTrip) {
