@@ -588,14 +588,18 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       progress.setValidationBleu(lastValidBleu);
     }
     if (options.every && step % options.every == 0 && step != lastStep) {
-      if (options.savePath) {
+      if (options.savePath)
         if (std::optional<Divergence> divergence = watch.check(step, lastLoss))
           throw diverged(*divergence);
+      // The curve before the checkpoint: a run that ends between the two
+      // leaves rows past the checkpoint's step, which --resume drops, never
+      // a checkpoint past the curve's last row (a gap in the resumed curve).
+      if (logPath)
+        writeLossCurve(*logPath, curve, model.model + " training loss");
+      if (options.savePath) {
         save(step);
         watch.savedAt(step);
       }
-      if (logPath)
-        writeLossCurve(*logPath, curve, model.model + " training loss");
     }
     // --stop-time or a signal: end here as if this were the last step.
     if (std::optional<std::string> why = stopReason(); why && step < lastStep) {
@@ -630,6 +634,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (ranks.parallel())
       err << update.trafficSummary() << "\n";
   }
+  if (logPath) // before the checkpoint, as at --every
+    writeLossCurve(*logPath, curve, model.model + " training loss");
   if (options.savePath) {
     save(finalStep);
     out << "saved " << *options.savePath << " (step " << finalStep
@@ -650,10 +656,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (bestPath && validator->best().step > 0)
     out << "best: " << *bestPath << " (" << validator->best().describe()
         << ")\n";
-  if (logPath) {
-    writeLossCurve(*logPath, curve, model.model + " training loss");
+  if (logPath)
     out << "loss curve: " << *logPath << ", " << svgPathFor(*logPath) << "\n";
-  }
   return kExitOk;
 }
 

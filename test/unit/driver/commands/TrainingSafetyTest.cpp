@@ -13,6 +13,8 @@
 //    tensor, and the last save stays;
 //  - a corrupt checkpoint (NaN weights, an absurd step) is refused when it
 //    is loaded;
+//  - the loss curve is written before each checkpoint, so a run that ends
+//    between the two (killed, or a failed write) resumes with every row;
 //  - outputs never replace inputs, each other, or non-regular files, a
 //    directory that takes no new file fails the run before the first
 //    step, and --data on a FIFO fails instead of blocking.
@@ -496,6 +498,62 @@ TEST_F(TrainingSafetyTest, TemporariesOfKilledWritersAreRemoved) {
   ASSERT_EQ(train.code, 0) << train.err;
   EXPECT_FALSE(std::filesystem::exists(stale));
   EXPECT_TRUE(std::filesystem::exists(live));
+}
+
+//===----------------------------------------------------------------------===//
+// An interrupted run loses no row of its loss curve
+//===----------------------------------------------------------------------===//
+
+/// The fake's train entry; at step gBlockCopyStep it puts a non-empty
+/// directory where the checkpoint's tokenizer copy goes, so the next save
+/// writes the checkpoint and then fails, as a kill between the two would
+/// end it.
+int64_t gBlockCopyStep = 0;
+std::string gBlockedCopy;
+int32_t copyBlockingTrain(void *ctx, void *params, void *arena,
+                          const int64_t *dims, void *const *inputs,
+                          void *const *outputs) {
+  if (txrt_context_train_step(static_cast<txrt_context *>(ctx)) ==
+      gBlockCopyStep) {
+    std::filesystem::remove(gBlockedCopy);
+    std::filesystem::create_directory(gBlockedCopy);
+    writeFile(gBlockedCopy + "/inside", "x");
+  }
+  return fake_seq2seq_entry_table[0](ctx, params, arena, dims, inputs, outputs);
+}
+const txc_entry_fn kCopyBlockingTable[] = {
+    copyBlockingTrain, fake_seq2seq_entry_table[1], fake_seq2seq_entry_table[2],
+    fake_seq2seq_entry_table[3]};
+
+/// The steps of a loss curve CSV, in order.
+std::vector<int64_t> curveSteps(const std::string &path) {
+  std::vector<int64_t> steps;
+  std::istringstream lines(readFile(path));
+  std::string line;
+  std::getline(lines, line); // the header
+  while (std::getline(lines, line))
+    steps.push_back(std::stoll(line.substr(0, line.find(','))));
+  return steps;
+}
+
+TEST_F(TrainingSafetyTest, InterruptedSaveLosesNoRowOfTheLossCurve) {
+  // Before, the curve was written after the checkpoint: a run that ended
+  // between the two (a kill, a failed write) left a checkpoint of step 6
+  // and a curve up to step 4, and the resumed run's curve skipped 5 and 6.
+  gBlockCopyStep = 5;
+  gBlockedCopy = copy();
+  Result cut =
+      driveWith(kCopyBlockingTable,
+                {"train", "--data", data(), "--steps", "10", "--every", "2",
+                 "--batch", "4", "--save", ckpt(), "--threads", "1"});
+  ASSERT_NE(cut.code, 0) << cut.err;
+  EXPECT_EQ(metadataValue(ckpt(), "step"), "6");
+  std::filesystem::remove_all(copy());
+  Result resumed = drive({"train", "--data", data(), "--steps", "10", "--save",
+                          ckpt(), "--resume", ckpt(), "--threads", "1"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  std::vector<int64_t> expected = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  EXPECT_EQ(curveSteps(dir.file("ckpt.loss.csv")), expected);
 }
 
 } // namespace
