@@ -96,8 +96,10 @@ struct TrainOptions {
   /// --tokenizer: "word" (default), "spm" (train a joint SentencePiece
   /// model), or a .model file to use.
   std::string tokenizer = "word";
+  bool tokenizerGiven = false;      ///< --tokenizer was on the command line
   std::optional<int64_t> vocabSize; ///< --vocab-size (spm)
-  bool spmBpe = false;              ///< --spm-type bpe (default unigram)
+  /// --spm-type: "unigram" (the default when absent) or "bpe".
+  std::optional<std::string> spmType;
   /// --valid FILE.tsv, validated every --valid-every N steps.
   std::optional<std::string> validPath;
   int64_t validEvery = 0;

@@ -266,6 +266,7 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.verbose = true;
     } else if (arg == "--tokenizer") {
       train.tokenizer = pathOption(cursor, arg);
+      train.tokenizerGiven = true;
       if (train.tokenizer != "word" && train.tokenizer != "spm" &&
           (train.tokenizer.size() < 6 ||
            train.tokenizer.compare(train.tokenizer.size() - 6, 6,
@@ -278,7 +279,7 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       std::string type = cursor.value(arg);
       if (type != "unigram" && type != "bpe")
         cursor.fail("--spm-type expects unigram or bpe, got '" + type + "'");
-      train.spmBpe = type == "bpe";
+      train.spmType = type;
     } else if (arg == "--valid") {
       train.validPath = pathOption(cursor, arg);
     } else if (arg == "--valid-every") {
@@ -325,9 +326,13 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
                 " exclude each other");
   if (train.every && !train.savePath)
     cursor.fail("--every needs --save FILE");
-  if ((train.vocabSize || train.spmBpe) && train.tokenizer != "spm")
+  if ((train.vocabSize || train.spmType) && train.tokenizer != "spm")
     cursor.fail(std::string(train.vocabSize ? "--vocab-size" : "--spm-type") +
                 " applies to --tokenizer spm");
+  // SentencePiece has no word counts to cut: --min-freq would be ignored.
+  if (train.minFreq && train.tokenizer != "word")
+    cursor.fail("--min-freq applies to --tokenizer word (a SentencePiece "
+                "model keeps --vocab-size pieces)");
   if (train.validPath && !train.validEvery)
     cursor.fail("--valid needs --valid-every N");
   if (!train.validPath && train.validEvery)

@@ -95,6 +95,49 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
     note("txc --precision=" + precision);
 }
 
+/// A resumed run keeps the checkpoint's tokenizer (its ids are the rows of
+/// the embeddings): the tokenizer options given with --resume must describe
+/// it, else they would be ignored without a word. A --tokenizer FILE is
+/// compared by loadModelTokenizer.
+void checkResumedTokenizerOptions(const TrainOptions &options,
+                                  const Tokenizer &saved,
+                                  const std::string &checkpoint) {
+  std::optional<SentencePieceOptions::Algorithm> algorithm;
+  if (saved.subwords)
+    algorithm = saved.subwords->algorithm();
+  std::string kind =
+      !saved.subwords
+          ? "word-level vocabularies (--min-freq " +
+                std::to_string(saved.minFreq) + ")"
+          : "a SentencePiece model (" +
+                std::string(!algorithm ? ""
+                            : *algorithm == SentencePieceOptions::Algorithm::Bpe
+                                ? "bpe, "
+                                : "unigram, ") +
+                std::to_string(saved.source.size()) + " pieces)";
+  auto refuse = [&](const std::string &given) {
+    throw InputError(given + " does not match '" + checkpoint + "': it holds " +
+                     kind +
+                     ", which a resumed run keeps (the checkpoint's weights "
+                     "are trained on its ids); leave out " +
+                     given.substr(0, given.find(' ')) +
+                     ", or train a new run without --resume");
+  };
+  if (options.tokenizer == "spm" && !saved.subwords)
+    refuse("--tokenizer spm");
+  if (options.tokenizerGiven && options.tokenizer == "word" && saved.subwords)
+    refuse("--tokenizer word");
+  if (options.vocabSize && saved.subwords &&
+      *options.vocabSize != saved.source.size())
+    refuse("--vocab-size " + std::to_string(*options.vocabSize));
+  if (options.spmType && algorithm &&
+      (*options.spmType == "bpe") !=
+          (*algorithm == SentencePieceOptions::Algorithm::Bpe))
+    refuse("--spm-type " + *options.spmType);
+  if (options.minFreq && (saved.subwords || *options.minFreq != saved.minFreq))
+    refuse("--min-freq " + std::to_string(*options.minFreq));
+}
+
 /// Every file train writes, checked against each other and the inputs.
 void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
                        const std::optional<std::string> &logPath) {
@@ -207,11 +250,16 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   dataOptions.block = options.block;
   dataOptions.tokenizerKind = options.tokenizer;
   dataOptions.vocabSize = options.vocabSize;
-  dataOptions.spmBpe = options.spmBpe;
+  dataOptions.spmBpe = options.spmType == "bpe";
   if (options.resumePath) {
     resumed = std::make_unique<SafetensorsReader>(*options.resumePath);
+    std::optional<std::string> tokenizerFile;
+    if (options.tokenizer != "word" && options.tokenizer != "spm")
+      tokenizerFile = options.tokenizer;
     dataOptions.tokenizer =
-        loadModelTokenizer(model, *resumed, std::nullopt, err);
+        loadModelTokenizer(model, *resumed, tokenizerFile, err);
+    checkResumedTokenizerOptions(options, *dataOptions.tokenizer,
+                                 *options.resumePath);
     if (model.kind == ModelKind::Classifier)
       dataOptions.labels = loadModelLabels(model, *options.resumePath);
     // A language model's text is cut into the checkpoint's blocks unless

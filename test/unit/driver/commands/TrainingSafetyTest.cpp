@@ -198,6 +198,38 @@ TEST_F(TrainingSafetyTest, TokenizerThatDiffersFromTheCheckpointsIsRefused) {
             0);
 }
 
+TEST_F(TrainingSafetyTest, ResumeRefusesTokenizerOptionsItWouldIgnore) {
+  // A resumed run keeps the checkpoint's tokenizer; before, --min-freq 2 or
+  // --tokenizer spm given with --resume were ignored without a word.
+  trainAndTranslate();
+  std::string saved = readFile(ckpt());
+  auto resume = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"train", "--data", data(), "--resume",
+                                     ckpt(),  "--save", ckpt(), "--steps",
+                                     "62",    "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return drive(args);
+  };
+  Result minFreq = resume({"--min-freq", "2"});
+  EXPECT_EQ(minFreq.code, 2);
+  EXPECT_EQ(minFreq.err,
+            "error: --min-freq 2 does not match '" + ckpt() +
+                "': it holds word-level vocabularies (--min-freq 1), which a "
+                "resumed run keeps (the checkpoint's weights are trained on "
+                "its ids); leave out --min-freq, or train a new run without "
+                "--resume\n");
+  Result spm = resume({"--tokenizer", "spm"});
+  EXPECT_EQ(spm.code, 2);
+  EXPECT_NE(spm.err.find("error: --tokenizer spm does not match '" + ckpt() +
+                         "': it holds word-level vocabularies"),
+            std::string::npos)
+      << spm.err;
+  EXPECT_TRUE(readFile(ckpt()) == saved);
+  // Options that say what the checkpoint holds are fine.
+  Result same = resume({"--min-freq", "1", "--tokenizer", "word"});
+  EXPECT_EQ(same.code, 0) << same.err;
+}
+
 TEST_F(TrainingSafetyTest, CheckpointsFromBeforeTheInnerTokenizerStillLoad) {
   std::string before = trainAndTranslate();
   SafetensorsContent old(ckpt());
