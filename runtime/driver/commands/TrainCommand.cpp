@@ -9,23 +9,24 @@
 //
 //===----------------------------------------------------------------------===//
 #include "commands/TrainCommand.h"
+#include "cli/OutputPaths.h"
 #include "commands/TrainingData.h"
+#include "core/Error.h"
+#include "core/Init.h"
+#include "core/Memory.h"
+#include "core/ModelRunner.h"
+#include "core/Optimizer.h"
+#include "data/SentencePiece.h"
+#include "distributed/DataParallel.h"
+#include "formats/FileIO.h"
 #include "loop/Checkpoint.h"
 #include "loop/Divergence.h"
 #include "loop/Ema.h"
-#include "core/Error.h"
-#include "core/Init.h"
-#include "formats/FileIO.h"
 #include "loop/LossCurve.h"
-#include "core/Memory.h"
-#include "core/ModelRunner.h"
-#include "cli/OutputPaths.h"
 #include "loop/Progress.h"
 #include "loop/StopRequest.h"
 #include "loop/UnigramWatch.h"
 #include "loop/Validation.h"
-#include "data/SentencePiece.h"
-#include "distributed/DataParallel.h"
 
 #include <chrono>
 #include <cmath>
@@ -71,8 +72,9 @@ int64_t batchSize(const std::optional<int64_t> &requested,
 /// Notes where a resumed run's options differ from the checkpoint's.
 void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
                      int64_t batch, int64_t maxTokens, int64_t updateFreq,
-                     const TrainingData &data, const std::string &precision,
+                     const TrainingData &data, const ModelInfo &model,
                      std::ostream &err) {
+  const std::string &precision = model.precision;
   auto note = [&](const std::string &what) {
     err << "note: " << what
         << " differs from the checkpoint's; the run will not match an "
@@ -93,6 +95,41 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
     note("--block " + std::to_string(data.block));
   if (!saved.precision.empty() && saved.precision != precision)
     note("txc --precision=" + precision);
+  // A model compiled otherwise (txc -D, an edited config or optimizer):
+  // the checks of the tensors pass when the shapes do.
+  bool configNoted = false;
+  if (!saved.config.empty()) {
+    std::vector<std::pair<std::string, std::string>> current =
+        modelConfigRecord(model);
+    std::string changes;
+    auto valueOf = [](const auto &record,
+                      const std::string &key) -> std::optional<std::string> {
+      for (const auto &[name, value] : record)
+        if (name == key)
+          return value;
+      return std::nullopt;
+    };
+    auto add = [&](const std::string &text) {
+      changes += (changes.empty() ? "" : ", ") + text;
+    };
+    for (const auto &[key, value] : current) {
+      std::optional<std::string> was = valueOf(saved.config, key);
+      if (!was)
+        add(key + " = " + value + " (new)");
+      else if (*was != value)
+        add(key + " = " + value + " (was " + *was + ")");
+    }
+    for (const auto &[key, value] : saved.config)
+      if (!valueOf(current, key))
+        add(key + " (was " + value + ") is gone");
+    if (!changes.empty())
+      note("the model's config (" + changes + ")");
+    configNoted = !changes.empty();
+  }
+  // The optimizer's values often come from the config: one note for both.
+  if (!configNoted && !saved.optimizer.empty() && model.optimizer &&
+      saved.optimizer != describeOptimizer(*model.optimizer))
+    note("the optimizer " + describeOptimizer(*model.optimizer));
 }
 
 /// A resumed run keeps the checkpoint's tokenizer (its ids are the rows of
@@ -316,7 +353,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         << position.updateFreq << " on " << position.ranks
         << (position.ranks == 1 ? " rank" : " ranks") << ")\n";
     noteDifferences(position, options, batch, maxTokens, updateFreq, data,
-                    model.precision, err);
+                    model, err);
     position.seed = options.seed.value_or(position.seed);
     if (logPath) {
       std::error_code error;

@@ -86,9 +86,19 @@ struct TrainingPosition {
   /// The txc --precision of the executable that wrote it ("fp32", "bf16";
   /// empty in older checkpoints). saveCheckpoint writes the model's.
   std::string precision;
+  /// The config and optimizer of the model that wrote it (__metadata__
+  /// "config", its JSON object, and "optimizer", describeOptimizer's text;
+  /// empty in older checkpoints): train --resume notes a model compiled
+  /// otherwise. Each config value as compact JSON, in the model's order.
+  std::vector<std::pair<std::string, std::string>> config;
+  std::string optimizer;
   /// With --valid, once a validation ran (absent in older checkpoints).
   std::optional<ValidationRecord> validation;
 };
+
+/// A model's config as TrainingPosition::config holds it.
+std::vector<std::pair<std::string, std::string>>
+modelConfigRecord(const ModelInfo &model);
 
 /// Limits on a checkpoint's training position (a corrupt or hand-edited
 /// file must not overflow the step arithmetic): the flags' own limit.

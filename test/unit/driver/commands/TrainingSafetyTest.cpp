@@ -533,6 +533,68 @@ TEST_F(TrainingSafetyTest, TemporariesOfKilledWritersAreRemoved) {
 }
 
 //===----------------------------------------------------------------------===//
+// A resumed run says what differs from the run it continues
+//===----------------------------------------------------------------------===//
+
+TEST_F(TrainingSafetyTest, ResumeNotesAModelCompiledOtherwise) {
+  // The tensors' checks pass whenever the shapes do, so a model recompiled
+  // with another config (txc -D warmup=50, an edited optimizer) resumed
+  // without a word before; the checkpoint now records both.
+  Result first = drive(
+      {"train", "--data", data(), "--steps", "2", "--save", ckpt(), "--quiet"});
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_EQ(metadataValue(ckpt(), "config"),
+            "{\"d_model\":8,\"src_vocab\":20,\"tgt_vocab\":20,"
+            "\"max_len\":7,\"batch\":8,\"pad\":0,"
+            "\"label_smoothing\":0.0}");
+  EXPECT_EQ(metadataValue(ckpt(), "optimizer"),
+            "adam(lr = 0.05, beta1 = 0.9, beta2 = 0.98, eps = 1e-09)");
+  auto resume = [&] {
+    return drive({"train", "--data", data(), "--resume", ckpt(), "--steps", "3",
+                  "--quiet"});
+  };
+  Result same = resume();
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_EQ(same.err.find("differs"), std::string::npos) << same.err;
+
+  SafetensorsContent edited(ckpt());
+  edited.set("config", "{\"d_model\":8,\"src_vocab\":20,\"tgt_vocab\":20,"
+                       "\"max_len\":7,\"batch\":8,\"pad\":0,"
+                       "\"label_smoothing\":0.1,\"warmup\":4000}");
+  edited.write(ckpt());
+  Result config = resume();
+  ASSERT_EQ(config.code, 0) << config.err;
+  EXPECT_NE(config.err.find("note: the model's config (label_smoothing = 0.0 "
+                            "(was 0.1), warmup (was 4000) is gone) differs "
+                            "from the checkpoint's; the run will not match "
+                            "an uninterrupted one\n"),
+            std::string::npos)
+      << config.err;
+
+  edited.set("config", "{\"d_model\":8,\"src_vocab\":20,\"tgt_vocab\":20,"
+                       "\"max_len\":7,\"batch\":8,\"pad\":0,"
+                       "\"label_smoothing\":0.0}");
+  edited.set("optimizer",
+             "adam(lr = 0.01, beta1 = 0.9, beta2 = 0.98, eps = 1e-09)");
+  edited.write(ckpt());
+  Result optimizer = resume();
+  ASSERT_EQ(optimizer.code, 0) << optimizer.err;
+  EXPECT_NE(optimizer.err.find("note: the optimizer adam(lr = 0.05, beta1 = "
+                               "0.9, beta2 = 0.98, eps = 1e-09) differs from "
+                               "the checkpoint's"),
+            std::string::npos)
+      << optimizer.err;
+
+  edited.set("config", "[1, 2]");
+  edited.write(ckpt());
+  Result bad = resume();
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "error: '" + ckpt() +
+                         "' has an invalid __metadata__ 'config' (not a JSON "
+                         "object)\n");
+}
+
+//===----------------------------------------------------------------------===//
 // An interrupted run loses no row of its loss curve
 //===----------------------------------------------------------------------===//
 
