@@ -90,6 +90,9 @@ struct TrainOptions {
   std::optional<uint64_t> initSeed;
   /// --init-from W.safetensors: parameters only (moments zero, step 0).
   std::optional<std::string> initFromPath;
+  /// --no-ema: --init-from takes a train --ema checkpoint's raw weights,
+  /// not their average.
+  bool noEma = false;
   int32_t threads = 0;
   bool quiet = false; ///< no progress output
   bool verbose = false; ///< --verbose: what the stored corpus takes

@@ -106,8 +106,10 @@ checkpoints:
                     an uninterrupted run
   --init SEED       initialize the parameters with SEED (default 0)
   --init-from W     start from the parameters in W.safetensors (from export,
-                    or PyTorch's state_dict by the same names and shapes);
-                    Adam moments zero, step 0
+                    or PyTorch's state_dict by the same names and shapes;
+                    of a train --ema checkpoint the average, as eval
+                    takes it); Adam moments zero, step 0
+  --no-ema          with --init-from: the raw weights, not the average
   --log FILE.csv    the loss curve (step, loss, lr, tokens/s) as CSV, and as
                     an SVG plot beside it (default with --save: CKPT.loss.csv)
 options:
@@ -254,6 +256,9 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.initSeed = integerOption<uint64_t>(cursor, arg, 0, ~uint64_t(0));
     } else if (arg == "--init-from") {
       train.initFromPath = pathOption(cursor, arg);
+    } else if (arg == "--no-ema") {
+      cursor.noValue(arg);
+      train.noEma = true;
     } else if (arg == "--log") {
       train.logPath = pathOption(cursor, arg);
     } else if (arg == "--threads") {
@@ -324,6 +329,9 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
     cursor.fail(std::string("--init-from and ") +
                 (train.resumePath ? "--resume" : "--init") +
                 " exclude each other");
+  if (train.noEma && !train.initFromPath)
+    cursor.fail("--no-ema applies to --init-from (the raw weights of a "
+                "train --ema checkpoint)");
   if (train.every && !train.savePath)
     cursor.fail("--every needs --save FILE");
   if ((train.vocabSize || train.spmType) && train.tokenizer != "spm")

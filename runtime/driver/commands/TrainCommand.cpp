@@ -332,11 +332,14 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   std::unique_ptr<SafetensorsReader> initFrom;
   if (options.initFromPath)
     initFrom = std::make_unique<SafetensorsReader>(*options.initFromPath);
+  bool initialized = false; // the note of --init-from once, not on replays
   auto initialize = [&] {
     if (initFrom)
-      initializeFromWeights(*initFrom, runner.params().write());
+      initializeFromWeights(*initFrom, model, runner.params().write(),
+                            options.noEma, initialized ? nullptr : &err);
     else
       runner.params().write().initialize(options.initSeed.value_or(0));
+    initialized = true;
   };
   if (options.resumePath) {
     // Validate everything before the arena changes: loadCheckpoint does.

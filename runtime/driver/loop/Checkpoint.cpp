@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <sstream>
 
 namespace txrt::driver {
 
@@ -340,8 +341,10 @@ TrainingPosition loadCheckpoint(const std::string &path, const ModelInfo &model,
 }
 
 void initializeFromWeights(const SafetensorsReader &file,
-                           ParameterArena &params) {
-  params.load(file);
+                           const ModelInfo &model, ParameterArena &params,
+                           bool raw, std::ostream *notes) {
+  std::ostringstream unused;
+  loadWeightsForInference(file, model, params, raw, notes ? *notes : unused);
   params.clearTrainingState();
 }
 

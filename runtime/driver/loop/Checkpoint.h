@@ -43,6 +43,7 @@
 #include "data/Tokenizer.h"
 
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -144,9 +145,13 @@ int64_t recordedBlock(const SafetensorsReader &file);
 /// Parameters from elsewhere (`export`, a PyTorch state_dict saved as
 /// safetensors): every parameter is checked as --load checks it (missing,
 /// extra, dtype, shape, non-finite; Adam moments in the file are ignored),
-/// then the moments are zeroed: a run from step 0 on these weights.
+/// then the moments are zeroed: a run from step 0 on these weights. Of a
+/// train --ema checkpoint the weight average, as eval and export take it,
+/// unless `raw` (--no-ema); the note saying which goes to `notes` when
+/// given.
 void initializeFromWeights(const SafetensorsReader &file,
-                           ParameterArena &params);
+                           const ModelInfo &model, ParameterArena &params,
+                           bool raw, std::ostream *notes);
 
 /// Writes the parameters alone, named as the model names them, with
 /// __metadata__ {"format": "pt"} (what PyTorch's safetensors writer puts
