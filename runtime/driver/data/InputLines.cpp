@@ -52,10 +52,11 @@ InputLines readInputLines(const std::vector<std::string> &arguments,
                        std::strerror(errno));
   }
   for (size_t i = 0; i < input.lines.size(); ++i)
-    if (size_t bad = findInvalidUtf8(input.lines[i]); bad != std::string::npos)
-      throw InputError(input.where[i] + ": invalid UTF-8 at byte " +
-                       std::to_string(bad + 1) +
-                       (arguments.empty() ? " of the line" : "") +
+    if (std::string problem =
+            textProblem(input.lines[i], arguments.empty() && i == 0,
+                        arguments.empty() ? "line" : "text");
+        !problem.empty())
+      throw InputError(input.where[i] + ": " + problem +
                        " (texts must be UTF-8)");
   return input;
 }

@@ -44,8 +44,8 @@ TEST(InputLinesTest, InvalidUtf8IsAnErrorNamingTheText) {
                        "(texts must be UTF-8)");
   std::istringstream in;
   EXPECT_THROW_MESSAGE(readInputLines({"ok", "a\xC3"}, "text", in), InputError,
-                       "text 2: invalid UTF-8 at byte 2 (texts must be "
-                       "UTF-8)");
+                       "text 2: invalid UTF-8 at byte 2 of the text (texts "
+                       "must be UTF-8)");
 }
 
 } // namespace
