@@ -90,14 +90,19 @@ struct TrainOptions {
   std::optional<uint64_t> initSeed;
   /// --init-from W.safetensors: parameters only (moments zero, step 0).
   std::optional<std::string> initFromPath;
+  /// --no-ema: --init-from takes a train --ema checkpoint's raw weights,
+  /// not their average.
+  bool noEma = false;
   int32_t threads = 0;
   bool quiet = false; ///< no progress output
   bool verbose = false; ///< --verbose: what the stored corpus takes
   /// --tokenizer: "word" (default), "spm" (train a joint SentencePiece
   /// model), or a .model file to use.
   std::string tokenizer = "word";
+  bool tokenizerGiven = false;      ///< --tokenizer was on the command line
   std::optional<int64_t> vocabSize; ///< --vocab-size (spm)
-  bool spmBpe = false;              ///< --spm-type bpe (default unigram)
+  /// --spm-type: "unigram" (the default when absent) or "bpe".
+  std::optional<std::string> spmType;
   /// --valid FILE.tsv, validated every --valid-every N steps.
   std::optional<std::string> validPath;
   int64_t validEvery = 0;

@@ -106,8 +106,10 @@ checkpoints:
                     an uninterrupted run
   --init SEED       initialize the parameters with SEED (default 0)
   --init-from W     start from the parameters in W.safetensors (from export,
-                    or PyTorch's state_dict by the same names and shapes);
-                    Adam moments zero, step 0
+                    or PyTorch's state_dict by the same names and shapes;
+                    of a train --ema checkpoint the average, as eval
+                    takes it); Adam moments zero, step 0
+  --no-ema          with --init-from: the raw weights, not the average
   --log FILE.csv    the loss curve (step, loss, lr, tokens/s) as CSV, and as
                     an SVG plot beside it (default with --save: CKPT.loss.csv)
 options:
@@ -254,6 +256,9 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.initSeed = integerOption<uint64_t>(cursor, arg, 0, ~uint64_t(0));
     } else if (arg == "--init-from") {
       train.initFromPath = pathOption(cursor, arg);
+    } else if (arg == "--no-ema") {
+      cursor.noValue(arg);
+      train.noEma = true;
     } else if (arg == "--log") {
       train.logPath = pathOption(cursor, arg);
     } else if (arg == "--threads") {
@@ -266,6 +271,7 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.verbose = true;
     } else if (arg == "--tokenizer") {
       train.tokenizer = pathOption(cursor, arg);
+      train.tokenizerGiven = true;
       if (train.tokenizer != "word" && train.tokenizer != "spm" &&
           (train.tokenizer.size() < 6 ||
            train.tokenizer.compare(train.tokenizer.size() - 6, 6,
@@ -278,7 +284,7 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       std::string type = cursor.value(arg);
       if (type != "unigram" && type != "bpe")
         cursor.fail("--spm-type expects unigram or bpe, got '" + type + "'");
-      train.spmBpe = type == "bpe";
+      train.spmType = type;
     } else if (arg == "--valid") {
       train.validPath = pathOption(cursor, arg);
     } else if (arg == "--valid-every") {
@@ -323,11 +329,18 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
     cursor.fail(std::string("--init-from and ") +
                 (train.resumePath ? "--resume" : "--init") +
                 " exclude each other");
+  if (train.noEma && !train.initFromPath)
+    cursor.fail("--no-ema applies to --init-from (the raw weights of a "
+                "train --ema checkpoint)");
   if (train.every && !train.savePath)
     cursor.fail("--every needs --save FILE");
-  if ((train.vocabSize || train.spmBpe) && train.tokenizer != "spm")
+  if ((train.vocabSize || train.spmType) && train.tokenizer != "spm")
     cursor.fail(std::string(train.vocabSize ? "--vocab-size" : "--spm-type") +
                 " applies to --tokenizer spm");
+  // SentencePiece has no word counts to cut: --min-freq would be ignored.
+  if (train.minFreq && train.tokenizer != "word")
+    cursor.fail("--min-freq applies to --tokenizer word (a SentencePiece "
+                "model keeps --vocab-size pieces)");
   if (train.validPath && !train.validEvery)
     cursor.fail("--valid needs --valid-every N");
   if (!train.validPath && train.validEvery)

@@ -9,8 +9,9 @@
 #include "commands/TrainingData.h"
 #include "core/Error.h"
 #include "core/ModelRunner.h"
-#include "loop/Ema.h"
+#include "data/InputLines.h"
 #include "decoding/Generation.h"
+#include "loop/Ema.h"
 
 #include <memory>
 
@@ -36,15 +37,8 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                           options.noEma, err);
   const Vocabulary &vocabulary = tokenizer.source;
 
-  std::vector<std::string> lines = options.prompts;
-  if (lines.empty()) {
-    std::string line;
-    while (std::getline(in, line)) {
-      if (!line.empty() && line.back() == '\r')
-        line.pop_back();
-      lines.push_back(line);
-    }
-  }
+  std::vector<std::string> lines =
+      readInputLines(options.prompts, "prompt", in).lines;
   std::vector<TokenIds> prompts;
   for (const std::string &line : lines) {
     // A subword tokenizer encodes the prompt as written (TextCorpus.h).

@@ -3,6 +3,7 @@
 #include "commands/TrainingData.h"
 #include "core/Error.h"
 #include "data/Batching.h"
+#include "data/InputLines.h"
 #include "loop/Ema.h"
 
 #include <algorithm>
@@ -75,19 +76,7 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   loadWeightsForInference(checkpoint, model, runner.params().write(),
                           options.noEma, err);
 
-  std::vector<std::string> lines = options.texts, where;
-  if (lines.empty()) {
-    std::string line;
-    while (std::getline(in, line)) {
-      if (!line.empty() && line.back() == '\r')
-        line.pop_back();
-      lines.push_back(line);
-      where.push_back("<stdin>:" + std::to_string(lines.size()));
-    }
-  } else {
-    for (size_t i = 0; i < lines.size(); ++i)
-      where.push_back("text " + std::to_string(i + 1));
-  }
+  auto [lines, where] = readInputLines(options.texts, "text", in);
   std::vector<std::vector<int32_t>> texts;
   int64_t truncated = 0;
   const std::string wayOut = "; give --truncate to keep the first " +

@@ -9,23 +9,24 @@
 //
 //===----------------------------------------------------------------------===//
 #include "commands/TrainCommand.h"
+#include "cli/OutputPaths.h"
 #include "commands/TrainingData.h"
+#include "core/Error.h"
+#include "core/Init.h"
+#include "core/Memory.h"
+#include "core/ModelRunner.h"
+#include "core/Optimizer.h"
+#include "data/SentencePiece.h"
+#include "distributed/DataParallel.h"
+#include "formats/FileIO.h"
 #include "loop/Checkpoint.h"
 #include "loop/Divergence.h"
 #include "loop/Ema.h"
-#include "core/Error.h"
-#include "core/Init.h"
-#include "formats/FileIO.h"
 #include "loop/LossCurve.h"
-#include "core/Memory.h"
-#include "core/ModelRunner.h"
-#include "cli/OutputPaths.h"
 #include "loop/Progress.h"
 #include "loop/StopRequest.h"
 #include "loop/UnigramWatch.h"
 #include "loop/Validation.h"
-#include "data/SentencePiece.h"
-#include "distributed/DataParallel.h"
 
 #include <chrono>
 #include <cmath>
@@ -71,8 +72,9 @@ int64_t batchSize(const std::optional<int64_t> &requested,
 /// Notes where a resumed run's options differ from the checkpoint's.
 void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
                      int64_t batch, int64_t maxTokens, int64_t updateFreq,
-                     const TrainingData &data, const std::string &precision,
+                     const TrainingData &data, const ModelInfo &model,
                      std::ostream &err) {
+  const std::string &precision = model.precision;
   auto note = [&](const std::string &what) {
     err << "note: " << what
         << " differs from the checkpoint's; the run will not match an "
@@ -93,6 +95,84 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
     note("--block " + std::to_string(data.block));
   if (!saved.precision.empty() && saved.precision != precision)
     note("txc --precision=" + precision);
+  // A model compiled otherwise (txc -D, an edited config or optimizer):
+  // the checks of the tensors pass when the shapes do.
+  bool configNoted = false;
+  if (!saved.config.empty()) {
+    std::vector<std::pair<std::string, std::string>> current =
+        modelConfigRecord(model);
+    std::string changes;
+    auto valueOf = [](const auto &record,
+                      const std::string &key) -> std::optional<std::string> {
+      for (const auto &[name, value] : record)
+        if (name == key)
+          return value;
+      return std::nullopt;
+    };
+    auto add = [&](const std::string &text) {
+      changes += (changes.empty() ? "" : ", ") + text;
+    };
+    for (const auto &[key, value] : current) {
+      std::optional<std::string> was = valueOf(saved.config, key);
+      if (!was)
+        add(key + " = " + value + " (new)");
+      else if (*was != value)
+        add(key + " = " + value + " (was " + *was + ")");
+    }
+    for (const auto &[key, value] : saved.config)
+      if (!valueOf(current, key))
+        add(key + " (was " + value + ") is gone");
+    if (!changes.empty())
+      note("the model's config (" + changes + ")");
+    configNoted = !changes.empty();
+  }
+  // The optimizer's values often come from the config: one note for both.
+  if (!configNoted && !saved.optimizer.empty() && model.optimizer &&
+      saved.optimizer != describeOptimizer(*model.optimizer))
+    note("the optimizer " + describeOptimizer(*model.optimizer));
+}
+
+/// A resumed run keeps the checkpoint's tokenizer (its ids are the rows of
+/// the embeddings): the tokenizer options given with --resume must describe
+/// it, else they would be ignored without a word. A --tokenizer FILE is
+/// compared by loadModelTokenizer.
+void checkResumedTokenizerOptions(const TrainOptions &options,
+                                  const Tokenizer &saved,
+                                  const std::string &checkpoint) {
+  std::optional<SentencePieceOptions::Algorithm> algorithm;
+  if (saved.subwords)
+    algorithm = saved.subwords->algorithm();
+  std::string kind =
+      !saved.subwords
+          ? "word-level vocabularies (--min-freq " +
+                std::to_string(saved.minFreq) + ")"
+          : "a SentencePiece model (" +
+                std::string(!algorithm ? ""
+                            : *algorithm == SentencePieceOptions::Algorithm::Bpe
+                                ? "bpe, "
+                                : "unigram, ") +
+                std::to_string(saved.source.size()) + " pieces)";
+  auto refuse = [&](const std::string &given) {
+    throw InputError(given + " does not match '" + checkpoint + "': it holds " +
+                     kind +
+                     ", which a resumed run keeps (the checkpoint's weights "
+                     "are trained on its ids); leave out " +
+                     given.substr(0, given.find(' ')) +
+                     ", or train a new run without --resume");
+  };
+  if (options.tokenizer == "spm" && !saved.subwords)
+    refuse("--tokenizer spm");
+  if (options.tokenizerGiven && options.tokenizer == "word" && saved.subwords)
+    refuse("--tokenizer word");
+  if (options.vocabSize && saved.subwords &&
+      *options.vocabSize != saved.source.size())
+    refuse("--vocab-size " + std::to_string(*options.vocabSize));
+  if (options.spmType && algorithm &&
+      (*options.spmType == "bpe") !=
+          (*algorithm == SentencePieceOptions::Algorithm::Bpe))
+    refuse("--spm-type " + *options.spmType);
+  if (options.minFreq && (saved.subwords || *options.minFreq != saved.minFreq))
+    refuse("--min-freq " + std::to_string(*options.minFreq));
 }
 
 /// Every file train writes, checked against each other and the inputs.
@@ -209,11 +289,16 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   dataOptions.block = options.block;
   dataOptions.tokenizerKind = options.tokenizer;
   dataOptions.vocabSize = options.vocabSize;
-  dataOptions.spmBpe = options.spmBpe;
+  dataOptions.spmBpe = options.spmType == "bpe";
   if (options.resumePath) {
     resumed = std::make_unique<SafetensorsReader>(*options.resumePath);
+    std::optional<std::string> tokenizerFile;
+    if (options.tokenizer != "word" && options.tokenizer != "spm")
+      tokenizerFile = options.tokenizer;
     dataOptions.tokenizer =
-        loadModelTokenizer(model, *resumed, std::nullopt, err);
+        loadModelTokenizer(model, *resumed, tokenizerFile, err);
+    checkResumedTokenizerOptions(options, *dataOptions.tokenizer,
+                                 *options.resumePath);
     if (model.kind == ModelKind::Classifier)
       dataOptions.labels = loadModelLabels(model, *options.resumePath);
     // A language model's text is cut into the checkpoint's blocks unless
@@ -249,11 +334,14 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   std::unique_ptr<SafetensorsReader> initFrom;
   if (options.initFromPath)
     initFrom = std::make_unique<SafetensorsReader>(*options.initFromPath);
+  bool initialized = false; // the note of --init-from once, not on replays
   auto initialize = [&] {
     if (initFrom)
-      initializeFromWeights(*initFrom, runner.params().write());
+      initializeFromWeights(*initFrom, model, runner.params().write(),
+                            options.noEma, initialized ? nullptr : &err);
     else
       runner.params().write().initialize(options.initSeed.value_or(0));
+    initialized = true;
   };
   if (options.resumePath) {
     // Validate everything before the arena changes: loadCheckpoint does.
@@ -270,7 +358,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         << position.updateFreq << " on " << position.ranks
         << (position.ranks == 1 ? " rank" : " ranks") << ")\n";
     noteDifferences(position, options, batch, maxTokens, updateFreq, data,
-                    model.precision, err);
+                    model, err);
     position.seed = options.seed.value_or(position.seed);
     if (logPath) {
       std::error_code error;
@@ -590,14 +678,18 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       progress.setValidationBleu(lastValidBleu);
     }
     if (options.every && step % options.every == 0 && step != lastStep) {
-      if (options.savePath) {
+      if (options.savePath)
         if (std::optional<Divergence> divergence = watch.check(step, lastLoss))
           throw diverged(*divergence);
+      // The curve before the checkpoint: a run that ends between the two
+      // leaves rows past the checkpoint's step, which --resume drops, never
+      // a checkpoint past the curve's last row (a gap in the resumed curve).
+      if (logPath)
+        writeLossCurve(*logPath, curve, model.model + " training loss");
+      if (options.savePath) {
         save(step);
         watch.savedAt(step);
       }
-      if (logPath)
-        writeLossCurve(*logPath, curve, model.model + " training loss");
     }
     // --stop-time or a signal: end here as if this were the last step.
     if (std::optional<std::string> why = stopReason(); why && step < lastStep) {
@@ -632,6 +724,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (ranks.parallel())
       err << update.trafficSummary() << "\n";
   }
+  if (logPath) // before the checkpoint, as at --every
+    writeLossCurve(*logPath, curve, model.model + " training loss");
   if (options.savePath) {
     save(finalStep);
     out << "saved " << *options.savePath << " (step " << finalStep
@@ -657,10 +751,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (bestPath && validator->best().step > 0)
     out << "best: " << *bestPath << " (" << validator->best().describe()
         << ")\n";
-  if (logPath) {
-    writeLossCurve(*logPath, curve, model.model + " training loss");
+  if (logPath)
     out << "loss curve: " << *logPath << ", " << svgPathFor(*logPath) << "\n";
-  }
   return kExitOk;
 }
 

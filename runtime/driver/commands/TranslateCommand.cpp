@@ -1,9 +1,10 @@
 //===- TranslateCommand.cpp - `PROGRAM translate`: decode sentences -------===//
 #include "commands/TranslateCommand.h"
-#include "loop/Ema.h"
 #include "commands/TrainingData.h"
 #include "core/Error.h"
 #include "core/ModelRunner.h"
+#include "data/InputLines.h"
+#include "loop/Ema.h"
 
 #include <algorithm>
 
@@ -96,20 +97,7 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                      " is larger than " + bounds.batch.describe());
 
   // Read (and check) every sentence first; empty lines pass through.
-  std::vector<std::string> lines = options.sentences;
-  std::vector<std::string> where;
-  if (lines.empty()) {
-    std::string line;
-    while (std::getline(in, line)) {
-      if (!line.empty() && line.back() == '\r')
-        line.pop_back();
-      lines.push_back(line);
-      where.push_back("<stdin>:" + std::to_string(lines.size()));
-    }
-  } else {
-    for (size_t i = 0; i < lines.size(); ++i)
-      where.push_back("sentence " + std::to_string(i + 1));
-  }
+  auto [lines, where] = readInputLines(options.sentences, "sentence", in);
   std::vector<TokenIds> sources;
   std::vector<size_t> rows; // lines with words
   for (size_t i = 0; i < lines.size(); ++i) {

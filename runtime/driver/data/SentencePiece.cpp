@@ -29,6 +29,75 @@ private:
   size_t next_ = 0;
 };
 
+/// A reader of the protobuf wire format, just enough to find one field of
+/// ModelProto (sentencepiece_model.proto; the library's headers do not
+/// expose it): each call takes the next field, false at the end or on
+/// bytes that are not well formed (then failed() is true).
+class ProtoFields {
+public:
+  explicit ProtoFields(std::string_view bytes) : rest_(bytes) {}
+  struct Field {
+    uint64_t number = 0, varint = 0;
+    std::string_view bytes; ///< a length-delimited field's content
+  };
+  bool next(Field &field) {
+    if (rest_.empty() || failed_)
+      return false;
+    if (!readField(field)) {
+      failed_ = true;
+      return false;
+    }
+    return true;
+  }
+  bool failed() const { return failed_; }
+
+private:
+  bool readField(Field &field) {
+    uint64_t key = 0;
+    if (!readVarint(key))
+      return false;
+    field = Field{key >> 3, 0, {}};
+    switch (key & 7) {
+    case 0:
+      return readVarint(field.varint);
+    case 1:
+      return skip(8);
+    case 2: {
+      uint64_t length = 0;
+      if (!readVarint(length) || length > rest_.size())
+        return false;
+      field.bytes = rest_.substr(0, size_t(length));
+      return skip(size_t(length));
+    }
+    case 5:
+      return skip(4);
+    default:
+      return false; // groups (deprecated) and invalid wire types
+    }
+  }
+  bool readVarint(uint64_t &value) {
+    value = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (rest_.empty())
+        return false;
+      uint8_t byte = uint8_t(rest_.front());
+      rest_.remove_prefix(1);
+      value |= uint64_t(byte & 0x7f) << shift;
+      if (!(byte & 0x80))
+        return true;
+    }
+    return false;
+  }
+  bool skip(size_t count) {
+    if (count > rest_.size())
+      return false;
+    rest_.remove_prefix(count);
+    return true;
+  }
+  std::string_view rest_;
+  bool failed_ = false;
+};
+
 } // namespace
 
 SentencePieceModel::SentencePieceModel()
@@ -145,6 +214,32 @@ std::string SentencePieceModel::decode(const std::vector<int32_t> &ids) const {
 std::string SentencePieceModel::piece(int32_t id) const {
   return processor_->IdToPiece(id);
 }
+std::optional<SentencePieceOptions::Algorithm>
+SentencePieceModel::algorithm() const {
+  // ModelProto field 2 is trainer_spec; TrainerSpec field 3 is model_type
+  // (UNIGRAM = 1, the default when absent; BPE = 2; WORD = 3; CHAR = 4).
+  ProtoFields model(bytes_);
+  ProtoFields::Field field;
+  while (model.next(field)) {
+    if (field.number != 2)
+      continue;
+    uint64_t type = 1;
+    ProtoFields spec(field.bytes);
+    ProtoFields::Field inner;
+    while (spec.next(inner))
+      if (inner.number == 3)
+        type = inner.varint;
+    if (spec.failed())
+      return std::nullopt;
+    if (type == 1)
+      return SentencePieceOptions::Algorithm::Unigram;
+    if (type == 2)
+      return SentencePieceOptions::Algorithm::Bpe;
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 int32_t SentencePieceModel::size() const { return processor_->GetPieceSize(); }
 int32_t SentencePieceModel::padId() const { return processor_->pad_id(); }
 int32_t SentencePieceModel::unkId() const { return processor_->unk_id(); }

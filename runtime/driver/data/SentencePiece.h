@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,6 +74,10 @@ public:
   std::string decode(const std::vector<int32_t> &ids) const;
   /// The piece of `id` ("▁hello", "[PAD]").
   std::string piece(int32_t id) const;
+
+  /// How the model was trained (its trainer_spec's model_type); nullopt
+  /// for another type (word, char) or bytes this reader cannot follow.
+  std::optional<SentencePieceOptions::Algorithm> algorithm() const;
 
   int32_t size() const;
   int32_t padId() const;

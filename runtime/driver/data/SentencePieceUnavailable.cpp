@@ -52,6 +52,10 @@ std::string SentencePieceModel::decode(const std::vector<int32_t> &) const {
   return {};
 }
 std::string SentencePieceModel::piece(int32_t) const { return {}; }
+std::optional<SentencePieceOptions::Algorithm>
+SentencePieceModel::algorithm() const {
+  return std::nullopt;
+}
 int32_t SentencePieceModel::size() const { return 0; }
 int32_t SentencePieceModel::padId() const { return 0; }
 int32_t SentencePieceModel::unkId() const { return 0; }

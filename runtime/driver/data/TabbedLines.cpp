@@ -45,10 +45,9 @@ void visitLine(std::string_view line, int64_t number, const std::string &path,
   std::string expected = std::string("(expected '") + columns.left +
                          "<TAB>" + columns.right + "')";
   // Words become JSON strings in the tokenizer: they must be UTF-8.
-  if (size_t bad = findInvalidUtf8(line); bad != std::string_view::npos) {
-    problems.add(fileLine(path, number) + "invalid UTF-8 at byte " +
-                 std::to_string(bad + 1) +
-                 " of the line (the data must be UTF-8 text)");
+  if (std::string problem = textProblem(line, number == 1); !problem.empty()) {
+    problems.add(fileLine(path, number) + problem +
+                 " (the data must be UTF-8 text)");
     return;
   }
   if (line.find_first_not_of(" \t\v\f") == std::string_view::npos) {

@@ -35,10 +35,10 @@ TextCorpus parseTextCorpus(std::string_view content, const std::string &path) {
     // A UTF-8 byte order mark (Windows editors write one) is no text.
     if (lineNumber == 1 && line.substr(0, 3) == kUtf8ByteOrderMark)
       line.remove_prefix(3);
-    if (size_t bad = findInvalidUtf8(line); bad != std::string_view::npos)
-      throw InputError(path + ":" + std::to_string(lineNumber) +
-                       ": invalid UTF-8 at byte " + std::to_string(bad + 1) +
-                       " of the line (the text must be UTF-8)");
+    if (std::string problem = textProblem(line, lineNumber == 1);
+        !problem.empty())
+      throw InputError(path + ":" + std::to_string(lineNumber) + ": " +
+                       problem + " (the text must be UTF-8)");
     if (line.find_first_not_of(" \t\v\f\r") == std::string_view::npos) {
       endDocument();
       continue;

@@ -96,6 +96,23 @@ size_t findInvalidUtf8(std::string_view text) {
   return std::string_view::npos;
 }
 
+std::string textProblem(std::string_view line, bool firstLine,
+                        const char *unit) {
+  size_t bad = findInvalidUtf8(line);
+  size_t nul = line.find('\0');
+  if (bad == std::string_view::npos && nul == std::string_view::npos)
+    return "";
+  std::string problem =
+      nul < bad ? "a NUL byte at byte " + std::to_string(nul + 1) + " of the " +
+                      unit + ": is it a binary or UTF-16 file?"
+                : "invalid UTF-8 at byte " + std::to_string(bad + 1) +
+                      " of the " + unit;
+  if (firstLine &&
+      (line.substr(0, 2) == "\xFF\xFE" || line.substr(0, 2) == "\xFE\xFF"))
+    problem += ": it starts with a UTF-16 byte order mark; save it as UTF-8";
+  return problem;
+}
+
 //===----------------------------------------------------------------------===//
 // Vocabulary
 //===----------------------------------------------------------------------===//

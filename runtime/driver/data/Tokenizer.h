@@ -95,6 +95,15 @@ size_t findInvalidUtf8(std::string_view text);
 /// The UTF-8 byte order mark; the text readers drop it at a file's start.
 constexpr std::string_view kUtf8ByteOrderMark = "\xEF\xBB\xBF";
 
+/// Why the text readers refuse `line` (its line end removed), or "" when
+/// they take it: a byte that is not UTF-8 ("invalid UTF-8 at byte 3 of the
+/// line") or a NUL byte (U+0000 is UTF-8, but text never holds one: a
+/// binary or UTF-16 file does). `unit` names what `line` is ("line",
+/// "text"); on the `firstLine` of a file a UTF-16 byte order mark is named
+/// (Windows PowerShell writes UTF-16 by default).
+std::string textProblem(std::string_view line, bool firstLine,
+                        const char *unit = "line");
+
 /// Occurrences of each word.
 using WordCounts = std::unordered_map<std::string, int64_t>;
 

@@ -115,9 +115,12 @@ std::string readWholeFile(const std::string &path) {
 void checkParentDirectory(const std::string &path, const std::string &what) {
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code error;
-  if (!parent.empty() && !std::filesystem::is_directory(parent, error))
-    throw InputError(what + ": cannot write '" + path + "': '" +
-                     parent.string() + "' is not a directory");
+  if (parent.empty() || std::filesystem::is_directory(parent, error))
+    return;
+  // Say which: a typo in the directory is the common case.
+  bool exists = std::filesystem::exists(parent, error);
+  throw InputError(what + ": cannot write '" + path + "': '" + parent.string() +
+                   (exists ? "' is not a directory" : "' does not exist"));
 }
 
 void checkReplaceable(const std::string &path, const std::string &what) {

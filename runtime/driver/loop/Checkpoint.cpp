@@ -6,8 +6,10 @@
 //
 //===----------------------------------------------------------------------===//
 #include "loop/Checkpoint.h"
-#include "loop/Ema.h"
 #include "core/Error.h"
+#include "core/Optimizer.h"
+#include "formats/Json.h"
+#include "loop/Ema.h"
 #include "loop/FiniteCheck.h"
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <sstream>
 
 namespace txrt::driver {
 
@@ -42,6 +45,8 @@ namespace {
 
 constexpr const char *kFormat = "txc-checkpoint";
 constexpr const char *kTokenizerKey = "tokenizer";
+constexpr const char *kConfigKey = "config";
+constexpr const char *kOptimizerKey = "optimizer";
 constexpr const char *kLabelsKey = "labels";
 
 template <typename T>
@@ -172,6 +177,12 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
   if (position.block)
     metadata.push_back({"block", std::to_string(position.block)});
   metadata.push_back({"precision", model.precision});
+  Json config = Json::object();
+  for (const auto &[key, value] : modelConfigRecord(model))
+    config[key] = parseJson(value);
+  metadata.push_back({kConfigKey, toJson(config)});
+  if (model.optimizer)
+    metadata.push_back({kOptimizerKey, describeOptimizer(*model.optimizer)});
   if (labels)
     metadata.push_back({kLabelsKey, labels->toJson()});
   if (const std::optional<ValidationRecord> &record = position.validation) {
@@ -190,6 +201,14 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
     metadata.push_back({kEmaDecayKey, formatDecay(average->decay())});
   }
   writeSafetensors(path, views, metadata);
+}
+
+std::vector<std::pair<std::string, std::string>>
+modelConfigRecord(const ModelInfo &model) {
+  std::vector<std::pair<std::string, std::string>> record;
+  for (const ConfigValue &value : model.config)
+    record.push_back({value.key, toJson(parseJson(value.json))});
+  return record;
 }
 
 int64_t recordedBlock(const SafetensorsReader &file) {
@@ -270,6 +289,20 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
   if (const std::string *precision = file.metadataValue("precision"))
     position.precision = *precision;
   position.validation = loadValidationRecord(file);
+  if (const std::string *config = file.metadataValue(kConfigKey)) {
+    Json object;
+    try {
+      object = parseJson(*config);
+    } catch (const JsonError &) {
+    }
+    if (!object.is_object())
+      throw InputError("'" + path + "' has an invalid __metadata__ '" +
+                       kConfigKey + "' (not a JSON object)");
+    for (const auto &[key, value] : object.items())
+      position.config.push_back({key, toJson(value)});
+  }
+  if (const std::string *optimizer = file.metadataValue(kOptimizerKey))
+    position.optimizer = *optimizer;
   if (position.step < 0 || position.batchSize < 1 || position.minFreq < 1 ||
       position.epoch < 0 || position.batchInEpoch < 0 ||
       position.updateFreq < 1 || position.ranks < 1)
@@ -308,8 +341,10 @@ TrainingPosition loadCheckpoint(const std::string &path, const ModelInfo &model,
 }
 
 void initializeFromWeights(const SafetensorsReader &file,
-                           ParameterArena &params) {
-  params.load(file);
+                           const ModelInfo &model, ParameterArena &params,
+                           bool raw, std::ostream *notes) {
+  std::ostringstream unused;
+  loadWeightsForInference(file, model, params, raw, notes ? *notes : unused);
   params.clearTrainingState();
 }
 

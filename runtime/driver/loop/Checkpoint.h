@@ -43,6 +43,7 @@
 #include "data/Tokenizer.h"
 
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -86,9 +87,19 @@ struct TrainingPosition {
   /// The txc --precision of the executable that wrote it ("fp32", "bf16";
   /// empty in older checkpoints). saveCheckpoint writes the model's.
   std::string precision;
+  /// The config and optimizer of the model that wrote it (__metadata__
+  /// "config", its JSON object, and "optimizer", describeOptimizer's text;
+  /// empty in older checkpoints): train --resume notes a model compiled
+  /// otherwise. Each config value as compact JSON, in the model's order.
+  std::vector<std::pair<std::string, std::string>> config;
+  std::string optimizer;
   /// With --valid, once a validation ran (absent in older checkpoints).
   std::optional<ValidationRecord> validation;
 };
+
+/// A model's config as TrainingPosition::config holds it.
+std::vector<std::pair<std::string, std::string>>
+modelConfigRecord(const ModelInfo &model);
 
 /// Limits on a checkpoint's training position (a corrupt or hand-edited
 /// file must not overflow the step arithmetic): the flags' own limit.
@@ -135,9 +146,13 @@ int64_t recordedBlock(const SafetensorsReader &file);
 /// Parameters from elsewhere (`export`, a PyTorch state_dict saved as
 /// safetensors): every parameter is checked as --load checks it (missing,
 /// extra, dtype, shape, non-finite; Adam moments in the file are ignored),
-/// then the moments are zeroed: a run from step 0 on these weights.
+/// then the moments are zeroed: a run from step 0 on these weights. Of a
+/// train --ema checkpoint the weight average, as eval and export take it,
+/// unless `raw` (--no-ema); the note saying which goes to `notes` when
+/// given.
 void initializeFromWeights(const SafetensorsReader &file,
-                           ParameterArena &params);
+                           const ModelInfo &model, ParameterArena &params,
+                           bool raw, std::ostream *notes);
 
 /// Writes the parameters alone, named as the model names them, with
 /// __metadata__ {"format": "pt"} (what PyTorch's safetensors writer puts

@@ -161,6 +161,38 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
   }
 }
 
+TEST(CommandLineTest, SubwordOptionsNeedTheirTokenizer) {
+  TrainOptions train =
+      parseCommandLine({"train", "--data", "d.tsv", "--tokenizer", "spm",
+                        "--vocab-size", "800", "--spm-type", "bpe"})
+          .train;
+  EXPECT_TRUE(train.tokenizerGiven);
+  EXPECT_EQ(train.spmType, std::optional<std::string>("bpe"));
+  TrainOptions defaults = parseCommandLine({"train", "--data", "d.tsv"}).train;
+  EXPECT_FALSE(defaults.tokenizerGiven);
+  EXPECT_EQ(defaults.tokenizer, "word");
+  EXPECT_FALSE(defaults.spmType);
+  // Before, --spm-type unigram without --tokenizer spm, and --min-freq
+  // with a SentencePiece tokenizer, were ignored without a word.
+  EXPECT_THROW_MESSAGE(
+      parseCommandLine({"train", "--data", "d.tsv", "--spm-type", "unigram"}),
+      UsageError, "--spm-type applies to --tokenizer spm");
+  EXPECT_THROW_MESSAGE(
+      parseCommandLine({"train", "--data", "d.tsv", "--tokenizer", "spm",
+                        "--min-freq", "2"}),
+      UsageError,
+      "--min-freq applies to --tokenizer word (a "
+      "SentencePiece model keeps --vocab-size pieces)");
+  EXPECT_THROW_MESSAGE(
+      parseCommandLine({"train", "--data", "d.tsv", "--tokenizer", "m.model",
+                        "--min-freq", "2"}),
+      UsageError, "--min-freq applies to --tokenizer word");
+  EXPECT_EQ(parseCommandLine({"train", "--data", "d.tsv", "--tokenizer", "word",
+                              "--min-freq", "2"})
+                .train.minFreq,
+            std::optional<int64_t>(2));
+}
+
 TEST(CommandLineTest, NameValueSplitting) {
   EXPECT_EQ(splitNameValue("src=a.txt"),
             std::make_pair(std::string("src"), std::string("a.txt")));

@@ -241,8 +241,16 @@ TEST_F(DriverTest, UnwritableSaveDestinationFailsBeforeRunning) {
   EXPECT_EQ(result.code, 2);
   EXPECT_EQ(result.err, "error: --save: cannot write '" +
                             dir.file("none/ck.safetensors") + "': '" +
-                            dir.file("none") + "' is not a directory\n");
+                            dir.file("none") + "' does not exist\n");
   EXPECT_FALSE(std::filesystem::exists(dir.file("y.npy")));
+  // A file where the directory should be is named as such.
+  writeFile(dir.file("plain"), "x");
+  Result file = drive({"run", "apply", x, "--init", "1", "--out-dir",
+                       dir.path(), "--save", dir.file("plain/ck.safetensors")});
+  EXPECT_EQ(file.code, 2);
+  EXPECT_EQ(file.err, "error: --save: cannot write '" +
+                          dir.file("plain/ck.safetensors") + "': '" +
+                          dir.file("plain") + "' is not a directory\n");
 }
 
 TEST_F(DriverTest, RunOutputsNeverReplaceInputsOrEachOther) {

@@ -103,6 +103,43 @@ TEST_F(ExportTest, InitFromStartsAtStepZeroFromTheWeights) {
               trained, 1e-6);
 }
 
+TEST_F(ExportTest, InitFromTakesTheWeightsExportWrites) {
+  // Of a train --ema checkpoint: the average, as export, eval and translate
+  // take it (before, --init-from took the raw weights without a word, so
+  // --init-from C and --init-from on C's export started differently).
+  DriverResult ema =
+      drive({"train", "--data", dir.file("train.tsv"), "--steps", "40",
+             "--batch", "4", "--ema", "0.5", "--save",
+             dir.file("ema.safetensors"), "--threads", "1", "--quiet"});
+  ASSERT_EQ(ema.code, 0) << ema.err;
+  for (bool raw : {false, true}) {
+    std::vector<std::string> exportArgs = {"export", dir.file("w.safetensors"),
+                                           "--load",
+                                           dir.file("ema.safetensors")};
+    std::vector<std::string> initArgs = {"--init-from",
+                                         dir.file("ema.safetensors")};
+    if (raw) {
+      exportArgs.push_back("--no-ema");
+      initArgs.push_back("--no-ema");
+    }
+    ASSERT_EQ(drive(exportArgs).code, 0);
+    double direct = firstLoss(initArgs, "direct");
+    double exported =
+        firstLoss({"--init-from", dir.file("w.safetensors")}, "exported");
+    EXPECT_EQ(direct, exported) << (raw ? "raw" : "average");
+    EXPECT_TRUE(readFile(dir.file("direct.safetensors")) ==
+                readFile(dir.file("exported.safetensors")));
+  }
+  DriverResult noted =
+      drive({"train", "--data", dir.file("train.tsv"), "--steps", "1",
+             "--init-from", dir.file("ema.safetensors"), "--quiet"});
+  EXPECT_NE(noted.err.find("note: the weight average (--ema) of '" +
+                           dir.file("ema.safetensors") +
+                           "'; --no-ema for the raw weights\n"),
+            std::string::npos)
+      << noted.err;
+}
+
 TEST_F(ExportTest, InitFromRefusesWhatLoadRefuses) {
   ASSERT_EQ(drive({"export", dir.file("w.safetensors"), "--load",
                    dir.file("c.safetensors")})
@@ -160,6 +197,8 @@ TEST_F(ExportTest, CommandLineErrors) {
         "--init-from and --init exclude each other");
   usage({"train", "--data", "t.tsv", "--init-from", "w", "--resume", "c"},
         "--init-from and --resume exclude each other");
+  usage({"train", "--data", "t.tsv", "--no-ema"},
+        "--no-ema applies to --init-from");
   DriverResult same = drive({"export", dir.file("c.safetensors"), "--load",
                              dir.file("c.safetensors")});
   EXPECT_EQ(same.code, 2) << same.err;

@@ -13,6 +13,8 @@
 //    tensor, and the last save stays;
 //  - a corrupt checkpoint (NaN weights, an absurd step) is refused when it
 //    is loaded;
+//  - the loss curve is written before each checkpoint, so a run that ends
+//    between the two (killed, or a failed write) resumes with every row;
 //  - outputs never replace inputs, each other, or non-regular files, a
 //    directory that takes no new file fails the run before the first
 //    step, and --data on a FIFO fails instead of blocking.
@@ -194,6 +196,38 @@ TEST_F(TrainingSafetyTest, TokenizerThatDiffersFromTheCheckpointsIsRefused) {
                    "i love you"})
                 .code,
             0);
+}
+
+TEST_F(TrainingSafetyTest, ResumeRefusesTokenizerOptionsItWouldIgnore) {
+  // A resumed run keeps the checkpoint's tokenizer; before, --min-freq 2 or
+  // --tokenizer spm given with --resume were ignored without a word.
+  trainAndTranslate();
+  std::string saved = readFile(ckpt());
+  auto resume = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"train", "--data", data(), "--resume",
+                                     ckpt(),  "--save", ckpt(), "--steps",
+                                     "62",    "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return drive(args);
+  };
+  Result minFreq = resume({"--min-freq", "2"});
+  EXPECT_EQ(minFreq.code, 2);
+  EXPECT_EQ(minFreq.err,
+            "error: --min-freq 2 does not match '" + ckpt() +
+                "': it holds word-level vocabularies (--min-freq 1), which a "
+                "resumed run keeps (the checkpoint's weights are trained on "
+                "its ids); leave out --min-freq, or train a new run without "
+                "--resume\n");
+  Result spm = resume({"--tokenizer", "spm"});
+  EXPECT_EQ(spm.code, 2);
+  EXPECT_NE(spm.err.find("error: --tokenizer spm does not match '" + ckpt() +
+                         "': it holds word-level vocabularies"),
+            std::string::npos)
+      << spm.err;
+  EXPECT_TRUE(readFile(ckpt()) == saved);
+  // Options that say what the checkpoint holds are fine.
+  Result same = resume({"--min-freq", "1", "--tokenizer", "word"});
+  EXPECT_EQ(same.code, 0) << same.err;
 }
 
 TEST_F(TrainingSafetyTest, CheckpointsFromBeforeTheInnerTokenizerStillLoad) {
@@ -496,6 +530,124 @@ TEST_F(TrainingSafetyTest, TemporariesOfKilledWritersAreRemoved) {
   ASSERT_EQ(train.code, 0) << train.err;
   EXPECT_FALSE(std::filesystem::exists(stale));
   EXPECT_TRUE(std::filesystem::exists(live));
+}
+
+//===----------------------------------------------------------------------===//
+// A resumed run says what differs from the run it continues
+//===----------------------------------------------------------------------===//
+
+TEST_F(TrainingSafetyTest, ResumeNotesAModelCompiledOtherwise) {
+  // The tensors' checks pass whenever the shapes do, so a model recompiled
+  // with another config (txc -D warmup=50, an edited optimizer) resumed
+  // without a word before; the checkpoint now records both.
+  Result first = drive(
+      {"train", "--data", data(), "--steps", "2", "--save", ckpt(), "--quiet"});
+  ASSERT_EQ(first.code, 0) << first.err;
+  EXPECT_EQ(metadataValue(ckpt(), "config"),
+            "{\"d_model\":8,\"src_vocab\":20,\"tgt_vocab\":20,"
+            "\"max_len\":7,\"batch\":8,\"pad\":0,"
+            "\"label_smoothing\":0.0}");
+  EXPECT_EQ(metadataValue(ckpt(), "optimizer"),
+            "adam(lr = 0.05, beta1 = 0.9, beta2 = 0.98, eps = 1e-09)");
+  auto resume = [&] {
+    return drive({"train", "--data", data(), "--resume", ckpt(), "--steps", "3",
+                  "--quiet"});
+  };
+  Result same = resume();
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_EQ(same.err.find("differs"), std::string::npos) << same.err;
+
+  SafetensorsContent edited(ckpt());
+  edited.set("config", "{\"d_model\":8,\"src_vocab\":20,\"tgt_vocab\":20,"
+                       "\"max_len\":7,\"batch\":8,\"pad\":0,"
+                       "\"label_smoothing\":0.1,\"warmup\":4000}");
+  edited.write(ckpt());
+  Result config = resume();
+  ASSERT_EQ(config.code, 0) << config.err;
+  EXPECT_NE(config.err.find("note: the model's config (label_smoothing = 0.0 "
+                            "(was 0.1), warmup (was 4000) is gone) differs "
+                            "from the checkpoint's; the run will not match "
+                            "an uninterrupted one\n"),
+            std::string::npos)
+      << config.err;
+
+  edited.set("config", "{\"d_model\":8,\"src_vocab\":20,\"tgt_vocab\":20,"
+                       "\"max_len\":7,\"batch\":8,\"pad\":0,"
+                       "\"label_smoothing\":0.0}");
+  edited.set("optimizer",
+             "adam(lr = 0.01, beta1 = 0.9, beta2 = 0.98, eps = 1e-09)");
+  edited.write(ckpt());
+  Result optimizer = resume();
+  ASSERT_EQ(optimizer.code, 0) << optimizer.err;
+  EXPECT_NE(optimizer.err.find("note: the optimizer adam(lr = 0.05, beta1 = "
+                               "0.9, beta2 = 0.98, eps = 1e-09) differs from "
+                               "the checkpoint's"),
+            std::string::npos)
+      << optimizer.err;
+
+  edited.set("config", "[1, 2]");
+  edited.write(ckpt());
+  Result bad = resume();
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_EQ(bad.err, "error: '" + ckpt() +
+                         "' has an invalid __metadata__ 'config' (not a JSON "
+                         "object)\n");
+}
+
+//===----------------------------------------------------------------------===//
+// An interrupted run loses no row of its loss curve
+//===----------------------------------------------------------------------===//
+
+/// The fake's train entry; at step gBlockCopyStep it puts a non-empty
+/// directory where the checkpoint's tokenizer copy goes, so the next save
+/// writes the checkpoint and then fails, as a kill between the two would
+/// end it.
+int64_t gBlockCopyStep = 0;
+std::string gBlockedCopy;
+int32_t copyBlockingTrain(void *ctx, void *params, void *arena,
+                          const int64_t *dims, void *const *inputs,
+                          void *const *outputs) {
+  if (txrt_context_train_step(static_cast<txrt_context *>(ctx)) ==
+      gBlockCopyStep) {
+    std::filesystem::remove(gBlockedCopy);
+    std::filesystem::create_directory(gBlockedCopy);
+    writeFile(gBlockedCopy + "/inside", "x");
+  }
+  return fake_seq2seq_entry_table[0](ctx, params, arena, dims, inputs, outputs);
+}
+const txc_entry_fn kCopyBlockingTable[] = {
+    copyBlockingTrain, fake_seq2seq_entry_table[1], fake_seq2seq_entry_table[2],
+    fake_seq2seq_entry_table[3]};
+
+/// The steps of a loss curve CSV, in order.
+std::vector<int64_t> curveSteps(const std::string &path) {
+  std::vector<int64_t> steps;
+  std::istringstream lines(readFile(path));
+  std::string line;
+  std::getline(lines, line); // the header
+  while (std::getline(lines, line))
+    steps.push_back(std::stoll(line.substr(0, line.find(','))));
+  return steps;
+}
+
+TEST_F(TrainingSafetyTest, InterruptedSaveLosesNoRowOfTheLossCurve) {
+  // Before, the curve was written after the checkpoint: a run that ended
+  // between the two (a kill, a failed write) left a checkpoint of step 6
+  // and a curve up to step 4, and the resumed run's curve skipped 5 and 6.
+  gBlockCopyStep = 5;
+  gBlockedCopy = copy();
+  Result cut =
+      driveWith(kCopyBlockingTable,
+                {"train", "--data", data(), "--steps", "10", "--every", "2",
+                 "--batch", "4", "--save", ckpt(), "--threads", "1"});
+  ASSERT_NE(cut.code, 0) << cut.err;
+  EXPECT_EQ(metadataValue(ckpt(), "step"), "6");
+  std::filesystem::remove_all(copy());
+  Result resumed = drive({"train", "--data", data(), "--steps", "10", "--save",
+                          ckpt(), "--resume", ckpt(), "--threads", "1"});
+  ASSERT_EQ(resumed.code, 0) << resumed.err;
+  std::vector<int64_t> expected = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  EXPECT_EQ(curveSteps(dir.file("ckpt.loss.csv")), expected);
 }
 
 } // namespace

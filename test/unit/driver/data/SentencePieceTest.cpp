@@ -106,6 +106,20 @@ TEST(SentencePieceTest, TrainingIsDeterministicAndSaveLoadKeepsTheBytes) {
   EXPECT_EQ(loaded.eosId(), 3);
 }
 
+TEST(SentencePieceTest, AlgorithmIsReadBackFromTheModel) {
+  // train --resume compares --spm-type with the checkpoint's model by it.
+  ScratchDir dir;
+  for (auto algorithm : {SentencePieceOptions::Algorithm::Unigram,
+                         SentencePieceOptions::Algorithm::Bpe}) {
+    SentencePieceModel model =
+        SentencePieceModel::train(smallCorpus(), options(algorithm));
+    EXPECT_EQ(model.algorithm(), algorithm);
+    model.save(dir.file("m.model"));
+    EXPECT_EQ(SentencePieceModel::load(dir.file("m.model")).algorithm(),
+              algorithm);
+  }
+}
+
 TEST(SentencePieceTest, BadFilesAndOptionsAreErrors) {
   ScratchDir dir;
   EXPECT_THROW_MESSAGE(SentencePieceModel::load(dir.file("missing.model")),

@@ -36,6 +36,26 @@ TEST(TabbedLinesTest, GoodLinesAreVisitedAndBadOnesNamed) {
       "text)");
 }
 
+TEST(TabbedLinesTest, Utf16FileIsNamedOnItsFirstLine) {
+  // What Windows PowerShell's `>` writes: UTF-16LE with a byte order mark.
+  // Before, only the first and last lines were refused; the others (NUL
+  // bytes between ASCII ones) passed as pairs of NUL-riddled words.
+  std::string utf16;
+  for (char c : std::string("a b\tc\nd\te\n")) {
+    utf16 += c;
+    utf16 += '\0';
+  }
+  ProblemList problems;
+  std::vector<std::string> seen = visitAll("\xff\xfe" + utf16, problems);
+  EXPECT_TRUE(seen.empty());
+  EXPECT_THROW_MESSAGE(
+      problems.throwIfAny("bad lines"), InputError,
+      "d.tsv:1: invalid UTF-8 at byte 1 of the line: it starts with a UTF-16 "
+      "byte order mark; save it as UTF-8 (the data must be UTF-8 text)\n"
+      "d.tsv:2: a NUL byte at byte 1 of the line: is it a binary or UTF-16 "
+      "file? (the data must be UTF-8 text)");
+}
+
 TEST(TabbedLinesTest, AFileReadInBlocksGivesTheSameLinesAndHash) {
   // Lines of every length up to past the 1 MiB block, so that lines cross
   // block boundaries; no final newline.

@@ -94,6 +94,27 @@ TEST(TokenizerTest, InvalidUtf8IsRefused) {
   EXPECT_EQ(findInvalidUtf8("x\xe2\x82"), 1u);         // cut short
 }
 
+TEST(TokenizerTest, TextProblemNamesNulBytesAndUtf16) {
+  EXPECT_EQ(textProblem("plain t\xc3\xba", true), "");
+  EXPECT_EQ(textProblem("caf\xe9", false),
+            "invalid UTF-8 at byte 4 of the line");
+  EXPECT_EQ(textProblem("caf\xe9", false, "text"),
+            "invalid UTF-8 at byte 4 of the text");
+  // Before, NUL bytes passed as U+0000 into words: the lines after the first
+  // of a UTF-16 file became pairs of NUL-riddled words.
+  EXPECT_EQ(textProblem(std::string_view("\0i\0 \0l\0o", 8), false),
+            "a NUL byte at byte 1 of the line: is it a binary or UTF-16 "
+            "file?");
+  EXPECT_EQ(textProblem(std::string_view("\xff\xfei\0", 4), true),
+            "invalid UTF-8 at byte 1 of the line: it starts with a UTF-16 "
+            "byte order mark; save it as UTF-8");
+  EXPECT_EQ(textProblem(std::string_view("\xfe\xff\0i", 4), true),
+            "invalid UTF-8 at byte 1 of the line: it starts with a UTF-16 "
+            "byte order mark; save it as UTF-8");
+  EXPECT_EQ(textProblem("\xff\xfe", false),
+            "invalid UTF-8 at byte 1 of the line");
+}
+
 //===----------------------------------------------------------------------===//
 // Hugging Face tokenizer.json
 //===----------------------------------------------------------------------===//
