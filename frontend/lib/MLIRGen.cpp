@@ -460,6 +460,8 @@ void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
     return;
   }
   auto *loop = llvm::cast<ast::ForStmt>(&stmt);
+  if (!checkBindable(loop->var, loop->varLoc, /*loopVariable=*/true))
+    return;
   std::optional<ConstValue> lo = evalConst(*loop->lo);
   std::optional<ConstValue> hi = evalConst(*loop->hi);
   if (!lo || !hi)
@@ -494,21 +496,31 @@ void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
   }
 }
 
+bool MLIRGenImpl::checkBindable(const std::string &name, SourceLoc loc,
+                                bool loopVariable) {
+  const char *what = env.lookup(name)   ? "config value"
+                     : dims.count(name) ? "dimension"
+                                        : nullptr;
+  if (!what)
+    return true;
+  if (loopVariable)
+    diags.error(loc,
+                std::string("cannot use ") + what + " '" + name +
+                    "' as a loop variable",
+                "config values and dims keep one value in the whole spec; "
+                "name the loop variable otherwise, e.g. `for i in ...`");
+  else if (env.lookup(name))
+    diags.error(loc, "cannot assign to config value '" + name + "'",
+                "use another name, or override it with `-D " + name + "=...`");
+  else
+    diags.error(loc, "cannot assign to dimension '" + name + "'");
+  return false;
+}
+
 void MLIRGenImpl::genAssign(const ast::AssignStmt &assign) {
-  for (const ast::AssignTarget &target : assign.targets) {
-    if (env.lookup(target.name)) {
-      diags.error(target.loc,
-                  "cannot assign to config value '" + target.name + "'",
-                  "use another name, or override it with `-D " + target.name +
-                      "=...`");
+  for (const ast::AssignTarget &target : assign.targets)
+    if (!checkBindable(target.name, target.loc, /*loopVariable=*/false))
       return;
-    }
-    if (dims.count(target.name)) {
-      diags.error(target.loc,
-                  "cannot assign to dimension '" + target.name + "'");
-      return;
-    }
-  }
   if (!withinLimits(assign.getLoc(), 1 + sizeOf(*assign.value)))
     return;
   // Names stay bound even after an error so later uses do not cascade.

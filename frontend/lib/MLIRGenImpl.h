@@ -259,6 +259,10 @@ private:
   /// assignment or a def's `return`).
   Val genValue(const ast::Expr &expr);
   void genAssign(const ast::AssignStmt &assign);
+  /// Whether a statement may bind `name` (an assignment's target, or a loop
+  /// variable when `loopVariable`): config values and dims are constants of
+  /// the whole spec, so binding one is reported at `loc`.
+  bool checkBindable(const std::string &name, SourceLoc loc, bool loopVariable);
   Val genBuiltinCall(const Builtin &builtin, const ast::CallExpr &call);
   Val genDefCall(const ast::DefDecl &def, const ast::CallExpr &call);
   bool isConstExpr(const ast::Expr &expr);

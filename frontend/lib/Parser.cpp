@@ -1038,14 +1038,14 @@ bool Parser::parseFor(Block &block) {
   auto loop = std::make_unique<ForStmt>(keyword.loc, "", nullptr, nullptr);
   bool headerOk = false;
   do {
-    SourceLoc varLoc;
     if (at(TokenKind::KwIn)) {
       errorExpected("expected a loop variable name after 'for'",
                     "write e.g. 'for i in 0..layers { ... }'");
       break;
     }
     if (!takeName("a loop variable name", "after 'for'",
-                  "write e.g. 'for i in 0..layers { ... }'", loop->var, varLoc))
+                  "write e.g. 'for i in 0..layers { ... }'", loop->var,
+                  loop->varLoc))
       break;
     if (!consumeIf(TokenKind::KwIn)) {
       errorExpected("expected 'in' after loop variable '" + loop->var + "'",

@@ -227,6 +227,7 @@ public:
       : Stmt(Kind::For, loc), var(std::move(var)), lo(std::move(lo)),
         hi(std::move(hi)) {}
   std::string var;
+  SourceLoc varLoc; // where the loop variable is written
   ExprPtr lo, hi;
   Block body;
   static bool classof(const Stmt *s) { return s->getKind() == Kind::For; }
