@@ -1023,6 +1023,35 @@ Val MLIRGenImpl::genCall(const ast::CallExpr &call) {
   return {};
 }
 
+/// Sets `want` (and a `hint`) when `tensor`'s element type is not `elem`.
+static void checkElementType(Value tensor, ElemKind elem, std::string &want,
+                             std::string &hint) {
+  Type type = cast<RankedTensorType>(tensor.getType()).getElementType();
+  switch (elem) {
+  case ElemKind::Any:
+    return;
+  case ElemKind::F32:
+    if (type.isF32())
+      return;
+    want = "an f32 tensor";
+    hint = "`float(...)` turns ids or a mask into f32 values";
+    return;
+  case ElemKind::I32:
+    if (type.isInteger(32))
+      return;
+    want = "an i32 tensor of ids";
+    hint = "ids come from an entry input typed `i32[...]` or from `arange`";
+    return;
+  case ElemKind::Bool:
+    if (type.isInteger(1))
+      return;
+    want = "a bool mask";
+    hint = type.isInteger(32) ? "compare ids to make one: `ids != pad`"
+                              : "compare to make one: `x > 0`";
+    return;
+  }
+}
+
 Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
                                 const ast::CallExpr &call) {
   if (builtin.createsParameters && call.scope.empty()) {
@@ -1116,11 +1145,13 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
       ok = false;
       continue;
     }
-    std::string want;
+    std::string want, hint;
     switch (spec.kind) {
     case ArgKind::Tensor:
       if (!value.isTensor())
         want = "a tensor";
+      else
+        checkElementType(value.tensor, spec.elem, want, hint);
       break;
     case ArgKind::Int:
       // A float must be integral and convert to int64 (BoundArgs::integer).
@@ -1148,9 +1179,10 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
     if (!want.empty()) {
       std::string got = value.isTensor() ? formatType(value.tensor.getType())
                                          : value.constant->str();
-      diags.error(arg.loc, "argument '" + std::string(spec.name) + "' of '" +
-                               call.callee + "' must be " + want + ", got " +
-                               got);
+      diags.error(arg.loc,
+                  "argument '" + std::string(spec.name) + "' of '" +
+                      call.callee + "' must be " + want + ", got " + got,
+                  hint);
       ok = false;
       continue;
     }

@@ -60,10 +60,15 @@ struct DimIndex {
 /// number becomes a 0-d constant where the builtin needs it).
 enum class ArgKind { Tensor, Int, Number, Bool, Name, TensorOrNumber };
 
+/// The element type a Tensor parameter requires (Any: the builtin checks it
+/// itself, or takes every type, like `transpose`).
+enum class ElemKind { Any, F32, I32, Bool };
+
 struct ParamSpec {
   const char *name;
   ArgKind kind;
   std::optional<ConstValue> defaultValue; // required when nullopt
+  ElemKind elem = ElemKind::Any;          // ArgKind::Tensor only
 };
 
 class MLIRGenImpl;
