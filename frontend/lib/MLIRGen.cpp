@@ -269,12 +269,12 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
   SmallVector<Value> results;
   SmallVector<std::string> resultNames;
   if (returned) {
-    if (entry.results.size() > 1)
+    if (entry.results.size() > 1) {
       diags.error(entry.getLoc(),
                   "entry '" + entry.name +
                       "' declares several results; assign them instead of "
                       "using `return`");
-    if (returned->isTensor()) {
+    } else if (returned->isTensor()) {
       results.push_back(returned->tensor);
       resultNames.push_back(entry.results.empty() ? "result"
                                                   : entry.results[0].name);
@@ -452,9 +452,13 @@ void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
     return;
   }
   if (auto *ret = llvm::dyn_cast<ast::ReturnStmt>(&stmt)) {
-    if (!withinLimits(ret->getLoc(), 1 + sizeOf(*ret->value)))
+    int64_t size = 1 + sizeOf(*ret->value);
+    for (const ast::ExprPtr &value : ret->rest)
+      size += sizeOf(*value);
+    if (!withinLimits(ret->getLoc(), size))
       return;
-    Val value = genValue(*ret->value);
+    Val value =
+        ret->rest.empty() ? genValue(*ret->value) : genReturnTuple(*ret);
     if (returned)
       *returned = value;
     return;
@@ -515,6 +519,27 @@ bool MLIRGenImpl::checkBindable(const std::string &name, SourceLoc loc,
   else
     diags.error(loc, "cannot assign to dimension '" + name + "'");
   return false;
+}
+
+Val MLIRGenImpl::genReturnTuple(const ast::ReturnStmt &ret) {
+  std::vector<const ast::Expr *> exprs = {ret.value.get()};
+  for (const ast::ExprPtr &value : ret.rest)
+    exprs.push_back(value.get());
+  std::vector<Value> tensors;
+  bool ok = true;
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    Val value = genExpr(*exprs[i]);
+    if (value.isConst())
+      diags.error(exprs[i]->getLoc(),
+                  "value " + std::to_string(i + 1) + " of `return` is the " +
+                      "constant " + value.constant->str() +
+                      "; several values returned together must be tensors");
+    if (!value.isTensor())
+      ok = false;
+    else
+      tensors.push_back(value.tensor);
+  }
+  return ok ? Val::ofTuple(std::move(tensors)) : Val{};
 }
 
 void MLIRGenImpl::genAssign(const ast::AssignStmt &assign) {

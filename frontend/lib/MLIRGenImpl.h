@@ -264,6 +264,9 @@ private:
   /// assignment or a def's `return`).
   Val genValue(const ast::Expr &expr);
   void genAssign(const ast::AssignStmt &assign);
+  /// The tensors of `return a, b, ...` as one tuple value (invalid after an
+  /// error).
+  Val genReturnTuple(const ast::ReturnStmt &ret);
   /// Whether a statement may bind `name` (an assignment's target, or a loop
   /// variable when `loopVariable`): config values and dims are constants of
   /// the whole spec, so binding one is reported at `loc`.

@@ -954,9 +954,18 @@ bool Parser::parseStatement(Block &block) {
   case TokenKind::KwReturn: {
     take();
     ExprPtr value = parseExpr();
-    if (!value || !expectStatementEnd())
+    if (!value)
       return false;
-    block.push_back(std::make_unique<ReturnStmt>(t.loc, std::move(value)));
+    std::vector<ExprPtr> rest;
+    while (consumeIf(TokenKind::Comma)) {
+      rest.push_back(parseExpr());
+      if (!rest.back())
+        return false;
+    }
+    if (!expectStatementEnd())
+      return false;
+    block.push_back(
+        std::make_unique<ReturnStmt>(t.loc, std::move(value), std::move(rest)));
     return true;
   }
   case TokenKind::KwFor:
