@@ -106,14 +106,27 @@ OwningOpRef<ModuleOp> MLIRGenImpl::generate() {
         defs[def->name] = def;
     }
   }
+  const ast::EntryDecl *train = nullptr;
+  const ast::OptimizerDecl *optimizer = nullptr;
   for (const ast::DeclPtr &decl : ast.decls) {
     if (auto *entry = llvm::dyn_cast<ast::EntryDecl>(decl.get())) {
       declareEntry(*entry);
       sawEntry = true;
+      if (entry->name == "train")
+        train = entry;
     } else if (auto *opt = llvm::dyn_cast<ast::OptimizerDecl>(decl.get())) {
       declareOptimizer(*opt);
+      optimizer = opt;
     }
   }
+  // Without an optimizer, tx-autodiff still differentiates `train`, but
+  // tx-optimizer has no update rule to add: the entry only computes the
+  // gradients, and the executable cannot `train`.
+  if (train && !optimizer)
+    diags.warning(train->getLoc(),
+                  "entry 'train' gets its gradients but updates no parameter: "
+                  "the spec declares no optimizer",
+                  "add one, e.g. `optimizer adam(lr = 0.001)`");
   if (!sawEntry && !diags.hasErrors())
     diags.error({1, 1}, "the spec declares no entry",
                 "add one, e.g. `entry encode(src: i32[B, S]) -> memory { ... }`");
