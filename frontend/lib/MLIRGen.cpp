@@ -377,6 +377,7 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
       if (call && call->callee == "noam") {
         // noam(d_model, warmup = 4000, factor = 1.0)
         std::optional<ConstValue> dModel, warmup, factor = ConstValue::ofFloat(1.0);
+        unsigned errorsBefore = diags.getNumErrorReports();
         for (auto [index, noamArg] : llvm::enumerate(call->args)) {
           std::optional<ConstValue> value = evalConst(*noamArg.value);
           if (!value)
@@ -399,8 +400,10 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
                         "noam(d_model, warmup = 4000, factor = 1.0)");
         }
         if (!dModel || !warmup) {
-          diags.error(call->getLoc(), "noam needs d_model and warmup",
-                      "e.g. `lr = noam(d_model, warmup = 4000)`");
+          // An argument reported above is not missing as well.
+          if (diags.getNumErrorReports() == errorsBefore)
+            diags.error(call->getLoc(), "noam needs d_model and warmup",
+                        "e.g. `lr = noam(d_model, warmup = 4000)`");
           continue;
         }
         attrs.push_back(builder.getNamedAttr(
@@ -557,8 +560,13 @@ Val MLIRGenImpl::genReturnTuple(const ast::ReturnStmt &ret) {
 
 void MLIRGenImpl::genAssign(const ast::AssignStmt &assign) {
   for (const ast::AssignTarget &target : assign.targets)
-    if (!checkBindable(target.name, target.loc, /*loopVariable=*/false))
+    if (!checkBindable(target.name, target.loc, /*loopVariable=*/false)) {
+      // The names hold no value from here on: their later reads report
+      // nothing more (`d = x` then `y = d` is one error, not two).
+      for (const ast::AssignTarget &name : assign.targets)
+        frames.back().vars[name.name] = Val{};
       return;
+    }
   if (!withinLimits(assign.getLoc(), 1 + sizeOf(*assign.value)))
     return;
   // Names stay bound even after an error so later uses do not cascade.
