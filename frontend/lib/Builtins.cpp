@@ -335,6 +335,48 @@ Val genReshape(MLIRGenImpl &gen, const ast::CallExpr &call,
       shape, cast<RankedTensorType>(x.getType()).getElementType());
   if (!gen.checkSizes(call.getLoc(), type, ReshapeOp::getOperationName()))
     return {};
+  // What ReshapeOp::verify checks, said in the spec's terms: symbolic dims
+  // carry over one for one, and the static sizes keep their product (both
+  // products are within the size limits checked above).
+  Shape input = getShape(cast<RankedTensorType>(x.getType()));
+  auto symbols = [](const Shape &dims) {
+    SmallVector<StringRef> names;
+    for (const Dim &dim : dims)
+      if (dim.isSymbolic())
+        names.push_back(dim.symbol.getValue());
+    llvm::sort(names);
+    return names;
+  };
+  auto staticCount = [](const Shape &dims) {
+    int64_t count = 1;
+    for (const Dim &dim : dims)
+      if (!dim.isSymbolic())
+        count *= dim.size;
+    return count;
+  };
+  if (symbols(input) != symbols(shape)) {
+    gen.getDiags().error(call.getLoc(),
+                         "reshape must keep each dim of " + formatShape(input) +
+                             " as a dimension of its own, "
+                             "got " +
+                             formatShape(shape),
+                         "a dim's size is known only at run time, so it can "
+                         "be moved but not merged, split, added or dropped");
+    return {};
+  }
+  if (staticCount(input) != staticCount(shape)) {
+    // The count as a product: `B*T*8` (the dims are the same on both sides).
+    std::string dims;
+    for (StringRef name : symbols(input))
+      dims += name.str() + "*";
+    gen.getDiags().error(
+        call.getLoc(),
+        "reshape changes the number of elements: " + formatShape(input) +
+            " has " + dims + std::to_string(staticCount(input)) + ", " +
+            formatShape(shape) + " has " + dims +
+            std::to_string(staticCount(shape)));
+    return {};
+  }
   auto op = gen.getBuilder().create<ReshapeOp>(gen.getLoc(call.getLoc()),
                                                type, x);
   if (failed(op.verify())) {
