@@ -320,11 +320,17 @@ void printStmt(const Stmt &stmt, unsigned indent, std::string &out) {
     out += '\n';
     return;
   }
-  case Stmt::Kind::Return:
+  case Stmt::Kind::Return: {
+    const auto &ret = static_cast<const ReturnStmt &>(stmt);
     out += "return ";
-    printExpr(static_cast<const ReturnStmt &>(stmt).value.get(), out);
+    printExpr(ret.value.get(), out);
+    for (const ExprPtr &value : ret.rest) {
+      out += ", ";
+      printExpr(value.get(), out);
+    }
     out += '\n';
     return;
+  }
   case Stmt::Kind::For: {
     const auto &loop = static_cast<const ForStmt &>(stmt);
     out += "for " + loop.var + " in ";

@@ -335,6 +335,48 @@ Val genReshape(MLIRGenImpl &gen, const ast::CallExpr &call,
       shape, cast<RankedTensorType>(x.getType()).getElementType());
   if (!gen.checkSizes(call.getLoc(), type, ReshapeOp::getOperationName()))
     return {};
+  // What ReshapeOp::verify checks, said in the spec's terms: symbolic dims
+  // carry over one for one, and the static sizes keep their product (both
+  // products are within the size limits checked above).
+  Shape input = getShape(cast<RankedTensorType>(x.getType()));
+  auto symbols = [](const Shape &dims) {
+    SmallVector<StringRef> names;
+    for (const Dim &dim : dims)
+      if (dim.isSymbolic())
+        names.push_back(dim.symbol.getValue());
+    llvm::sort(names);
+    return names;
+  };
+  auto staticCount = [](const Shape &dims) {
+    int64_t count = 1;
+    for (const Dim &dim : dims)
+      if (!dim.isSymbolic())
+        count *= dim.size;
+    return count;
+  };
+  if (symbols(input) != symbols(shape)) {
+    gen.getDiags().error(call.getLoc(),
+                         "reshape must keep each dim of " + formatShape(input) +
+                             " as a dimension of its own, "
+                             "got " +
+                             formatShape(shape),
+                         "a dim's size is known only at run time, so it can "
+                         "be moved but not merged, split, added or dropped");
+    return {};
+  }
+  if (staticCount(input) != staticCount(shape)) {
+    // The count as a product: `B*T*8` (the dims are the same on both sides).
+    std::string dims;
+    for (StringRef name : symbols(input))
+      dims += name.str() + "*";
+    gen.getDiags().error(
+        call.getLoc(),
+        "reshape changes the number of elements: " + formatShape(input) +
+            " has " + dims + std::to_string(staticCount(input)) + ", " +
+            formatShape(shape) + " has " + dims +
+            std::to_string(staticCount(shape)));
+    return {};
+  }
   auto op = gen.getBuilder().create<ReshapeOp>(gen.getLoc(call.getLoc()),
                                                type, x);
   if (failed(op.verify())) {
@@ -624,52 +666,72 @@ Val genWhere(MLIRGenImpl &gen, const ast::CallExpr &call,
 const std::vector<Builtin> &builtins() {
   static const std::vector<Builtin> table = {
       {"linear",
-       {{"x", ArgKind::Tensor, {}},
+       {{"x", ArgKind::Tensor, {}, ElemKind::F32},
         {"out_features", ArgKind::Int, {}},
         {"bias", ArgKind::Bool, B(true)}},
-       genLinear, /*createsParameters=*/true},
+       genLinear,
+       /*createsParameters=*/true},
       {"embedding",
        {{"ids", ArgKind::Tensor, {}},
         {"vocab", ArgKind::Int, {}},
         {"dim", ArgKind::Int, {}}},
-       genEmbedding, true},
+       genEmbedding,
+       true},
       {"rope",
-       {{"x", ArgKind::Tensor, {}}, {"base", ArgKind::Number, F(10000.0)}},
+       {{"x", ArgKind::Tensor, {}, ElemKind::F32},
+        {"base", ArgKind::Number, F(10000.0)}},
        genRope},
       {"rms_norm",
-       {{"x", ArgKind::Tensor, {}}, {"eps", ArgKind::Number, F(1e-6)}},
-       genRmsNorm, true},
+       {{"x", ArgKind::Tensor, {}, ElemKind::F32},
+        {"eps", ArgKind::Number, F(1e-6)}},
+       genRmsNorm,
+       true},
       {"param",
        {{"init", ArgKind::Name, I(0)}, {"std", ArgKind::Number, B(false)}},
-       genParam, /*createsParameters=*/true, /*variadic=*/true,
+       genParam,
+       /*createsParameters=*/true,
+       /*variadic=*/true,
        /*restFirst=*/true},
       {"layer_norm",
-       {{"x", ArgKind::Tensor, {}},
+       {{"x", ArgKind::Tensor, {}, ElemKind::F32},
         {"eps", ArgKind::Number, F(1e-5)},
         {"bias", ArgKind::Bool, B(true)}},
-       genLayerNorm, true},
-      {"positional_encoding", {{"x", ArgKind::Tensor, {}}},
+       genLayerNorm,
+       true},
+      {"positional_encoding",
+       {{"x", ArgKind::Tensor, {}, ElemKind::F32}},
        genPositionalEncoding},
-      {"matmul", {{"a", ArgKind::Tensor, {}}, {"b", ArgKind::Tensor, {}}},
+      {"matmul",
+       {{"a", ArgKind::Tensor, {}, ElemKind::F32},
+        {"b", ArgKind::Tensor, {}, ElemKind::F32}},
        genMatmul},
       {"transpose",
        {{"x", ArgKind::Tensor, {}},
         {"dim0", ArgKind::Int, B(false)},
         {"dim1", ArgKind::Int, B(false)}},
        genTranspose},
-      {"reshape", {{"x", ArgKind::Tensor, {}}}, genReshape, false,
+      {"reshape",
+       {{"x", ArgKind::Tensor, {}}},
+       genReshape,
+       false,
        /*variadic=*/true},
       {"split_heads",
-       {{"x", ArgKind::Tensor, {}}, {"heads", ArgKind::Int, {}}},
+       {{"x", ArgKind::Tensor, {}, ElemKind::F32}, {"heads", ArgKind::Int, {}}},
        genSplitHeads},
-      {"merge_heads", {{"x", ArgKind::Tensor, {}}}, genMergeHeads},
-      {"softmax", {{"x", ArgKind::Tensor, {}}, {"axis", ArgKind::Int, I(-1)}},
+      {"merge_heads",
+       {{"x", ArgKind::Tensor, {}, ElemKind::F32}},
+       genMergeHeads},
+      {"softmax",
+       {{"x", ArgKind::Tensor, {}, ElemKind::F32},
+        {"axis", ArgKind::Int, I(-1)}},
        genSoftmaxLike<SoftmaxOp>},
       {"log_softmax",
-       {{"x", ArgKind::Tensor, {}}, {"axis", ArgKind::Int, I(-1)}},
+       {{"x", ArgKind::Tensor, {}, ElemKind::F32},
+        {"axis", ArgKind::Int, I(-1)}},
        genSoftmaxLike<LogSoftmaxOp>},
-      {"relu", {{"x", ArgKind::Tensor, {}}}, genUnary<ReluOp>},
-      {"gelu", {{"x", ArgKind::Tensor, {}}, {"tanh", ArgKind::Bool, B(false)}},
+      {"relu", {{"x", ArgKind::Tensor, {}, ElemKind::F32}}, genUnary<ReluOp>},
+      {"gelu",
+       {{"x", ArgKind::Tensor, {}}, {"tanh", ArgKind::Bool, B(false)}},
        genGelu},
       // Math functions; with numbers only they are folded by ConstEval
       // before a call reaches this table.
@@ -684,7 +746,8 @@ const std::vector<Builtin> &builtins() {
       {"sin", {{"x", ArgKind::Tensor, {}}}, genMath<SinOp>},
       {"sigmoid", {{"x", ArgKind::Tensor, {}}}, genMath<SigmoidOp>},
       {"silu", {{"x", ArgKind::Tensor, {}}}, genMath<SiluOp>},
-      {"pow", {{"x", ArgKind::Tensor, {}}, {"exponent", ArgKind::Number, {}}},
+      {"pow",
+       {{"x", ArgKind::Tensor, {}}, {"exponent", ArgKind::Number, {}}},
        genPow},
       {"min",
        {{"a", ArgKind::TensorOrNumber, {}}, {"b", ArgKind::TensorOrNumber, {}}},
@@ -702,45 +765,50 @@ const std::vector<Builtin> &builtins() {
         {"a", ArgKind::TensorOrNumber, {}},
         {"b", ArgKind::TensorOrNumber, {}}},
        genWhere},
-      {"dropout", {{"x", ArgKind::Tensor, {}}, {"rate", ArgKind::Number, {}}},
+      {"dropout",
+       {{"x", ArgKind::Tensor, {}, ElemKind::F32},
+        {"rate", ArgKind::Number, {}}},
        genDropout},
-      {"scale", {{"x", ArgKind::Tensor, {}}, {"factor", ArgKind::Number, {}}},
+      {"scale",
+       {{"x", ArgKind::Tensor, {}, ElemKind::F32},
+        {"factor", ArgKind::Number, {}}},
        genScale},
       {"masked_fill",
-       {{"x", ArgKind::Tensor, {}},
-        {"mask", ArgKind::Tensor, {}},
+       {{"x", ArgKind::Tensor, {}, ElemKind::F32},
+        {"mask", ArgKind::Tensor, {}, ElemKind::Bool},
         {"value", ArgKind::Number, {}}},
        genMaskedFill},
       {"padding_mask",
-       {{"ids", ArgKind::Tensor, {}}, {"pad", ArgKind::Int, I(0)}},
+       {{"ids", ArgKind::Tensor, {}, ElemKind::I32},
+        {"pad", ArgKind::Int, I(0)}},
        genPaddingMask},
       {"causal_mask", {{"ids", ArgKind::Tensor, {}}}, genCausalMask},
       {"reduce_sum",
-       {{"x", ArgKind::Tensor, {}},
+       {{"x", ArgKind::Tensor, {}, ElemKind::F32},
         {"axis", ArgKind::Int, I(-1)},
         {"keepdim", ArgKind::Bool, B(false)}},
        genReduce<ReduceSumOp>},
       {"reduce_mean",
-       {{"x", ArgKind::Tensor, {}},
+       {{"x", ArgKind::Tensor, {}, ElemKind::F32},
         {"axis", ArgKind::Int, I(-1)},
         {"keepdim", ArgKind::Bool, B(false)}},
        genReduce<ReduceMeanOp>},
       {"reduce_max",
-       {{"x", ArgKind::Tensor, {}},
+       {{"x", ArgKind::Tensor, {}, ElemKind::F32},
         {"axis", ArgKind::Int, I(-1)},
         {"keepdim", ArgKind::Bool, B(false)}},
        genReduce<ReduceMaxOp>},
       {"cross_entropy",
-       {{"logits", ArgKind::Tensor, {}},
-        {"targets", ArgKind::Tensor, {}},
+       {{"logits", ArgKind::Tensor, {}, ElemKind::F32},
+        {"targets", ArgKind::Tensor, {}, ElemKind::I32},
         {"ignore_index", ArgKind::Int, I(-100)},
         {"label_smoothing", ArgKind::Number, F(0.0)}},
        genCrossEntropy},
       {"attention",
-       {{"q", ArgKind::Tensor, {}},
-        {"k", ArgKind::Tensor, {}},
-        {"v", ArgKind::Tensor, {}},
-        {"mask", ArgKind::Tensor, B(false)},
+       {{"q", ArgKind::Tensor, {}, ElemKind::F32},
+        {"k", ArgKind::Tensor, {}, ElemKind::F32},
+        {"v", ArgKind::Tensor, {}, ElemKind::F32},
+        {"mask", ArgKind::Tensor, B(false), ElemKind::Bool},
         {"scale", ArgKind::Number, B(false)},
         {"causal", ArgKind::Bool, B(false)},
         {"dropout", ArgKind::Number, F(0.0)}},

@@ -106,14 +106,27 @@ OwningOpRef<ModuleOp> MLIRGenImpl::generate() {
         defs[def->name] = def;
     }
   }
+  const ast::EntryDecl *train = nullptr;
+  const ast::OptimizerDecl *optimizer = nullptr;
   for (const ast::DeclPtr &decl : ast.decls) {
     if (auto *entry = llvm::dyn_cast<ast::EntryDecl>(decl.get())) {
       declareEntry(*entry);
       sawEntry = true;
+      if (entry->name == "train")
+        train = entry;
     } else if (auto *opt = llvm::dyn_cast<ast::OptimizerDecl>(decl.get())) {
       declareOptimizer(*opt);
+      optimizer = opt;
     }
   }
+  // Without an optimizer, tx-autodiff still differentiates `train`, but
+  // tx-optimizer has no update rule to add: the entry only computes the
+  // gradients, and the executable cannot `train`.
+  if (train && !optimizer)
+    diags.warning(train->getLoc(),
+                  "entry 'train' gets its gradients but updates no parameter: "
+                  "the spec declares no optimizer",
+                  "add one, e.g. `optimizer adam(lr = 0.001)`");
   if (!sawEntry && !diags.hasErrors())
     diags.error({1, 1}, "the spec declares no entry",
                 "add one, e.g. `entry encode(src: i32[B, S]) -> memory { ... }`");
@@ -269,12 +282,12 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
   SmallVector<Value> results;
   SmallVector<std::string> resultNames;
   if (returned) {
-    if (entry.results.size() > 1)
+    if (entry.results.size() > 1) {
       diags.error(entry.getLoc(),
                   "entry '" + entry.name +
                       "' declares several results; assign them instead of "
                       "using `return`");
-    if (returned->isTensor()) {
+    } else if (returned->isTensor()) {
       results.push_back(returned->tensor);
       resultNames.push_back(entry.results.empty() ? "result"
                                                   : entry.results[0].name);
@@ -364,6 +377,7 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
       if (call && call->callee == "noam") {
         // noam(d_model, warmup = 4000, factor = 1.0)
         std::optional<ConstValue> dModel, warmup, factor = ConstValue::ofFloat(1.0);
+        unsigned errorsBefore = diags.getNumErrorReports();
         for (auto [index, noamArg] : llvm::enumerate(call->args)) {
           std::optional<ConstValue> value = evalConst(*noamArg.value);
           if (!value)
@@ -386,8 +400,10 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
                         "noam(d_model, warmup = 4000, factor = 1.0)");
         }
         if (!dModel || !warmup) {
-          diags.error(call->getLoc(), "noam needs d_model and warmup",
-                      "e.g. `lr = noam(d_model, warmup = 4000)`");
+          // An argument reported above is not missing as well.
+          if (diags.getNumErrorReports() == errorsBefore)
+            diags.error(call->getLoc(), "noam needs d_model and warmup",
+                        "e.g. `lr = noam(d_model, warmup = 4000)`");
           continue;
         }
         attrs.push_back(builder.getNamedAttr(
@@ -452,14 +468,20 @@ void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
     return;
   }
   if (auto *ret = llvm::dyn_cast<ast::ReturnStmt>(&stmt)) {
-    if (!withinLimits(ret->getLoc(), 1 + sizeOf(*ret->value)))
+    int64_t size = 1 + sizeOf(*ret->value);
+    for (const ast::ExprPtr &value : ret->rest)
+      size += sizeOf(*value);
+    if (!withinLimits(ret->getLoc(), size))
       return;
-    Val value = genValue(*ret->value);
+    Val value =
+        ret->rest.empty() ? genValue(*ret->value) : genReturnTuple(*ret);
     if (returned)
       *returned = value;
     return;
   }
   auto *loop = llvm::cast<ast::ForStmt>(&stmt);
+  if (!checkBindable(loop->var, loop->varLoc, /*loopVariable=*/true))
+    return;
   std::optional<ConstValue> lo = evalConst(*loop->lo);
   std::optional<ConstValue> hi = evalConst(*loop->hi);
   if (!lo || !hi)
@@ -494,21 +516,57 @@ void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
   }
 }
 
-void MLIRGenImpl::genAssign(const ast::AssignStmt &assign) {
-  for (const ast::AssignTarget &target : assign.targets) {
-    if (env.lookup(target.name)) {
-      diags.error(target.loc,
-                  "cannot assign to config value '" + target.name + "'",
-                  "use another name, or override it with `-D " + target.name +
-                      "=...`");
-      return;
-    }
-    if (dims.count(target.name)) {
-      diags.error(target.loc,
-                  "cannot assign to dimension '" + target.name + "'");
-      return;
-    }
+bool MLIRGenImpl::checkBindable(const std::string &name, SourceLoc loc,
+                                bool loopVariable) {
+  const char *what = env.lookup(name)   ? "config value"
+                     : dims.count(name) ? "dimension"
+                                        : nullptr;
+  if (!what)
+    return true;
+  if (loopVariable)
+    diags.error(loc,
+                std::string("cannot use ") + what + " '" + name +
+                    "' as a loop variable",
+                "config values and dims keep one value in the whole spec; "
+                "name the loop variable otherwise, e.g. `for i in ...`");
+  else if (env.lookup(name))
+    diags.error(loc, "cannot assign to config value '" + name + "'",
+                "use another name, or override it with `-D " + name + "=...`");
+  else
+    diags.error(loc, "cannot assign to dimension '" + name + "'");
+  return false;
+}
+
+Val MLIRGenImpl::genReturnTuple(const ast::ReturnStmt &ret) {
+  std::vector<const ast::Expr *> exprs = {ret.value.get()};
+  for (const ast::ExprPtr &value : ret.rest)
+    exprs.push_back(value.get());
+  std::vector<Value> tensors;
+  bool ok = true;
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    Val value = genExpr(*exprs[i]);
+    if (value.isConst())
+      diags.error(exprs[i]->getLoc(),
+                  "value " + std::to_string(i + 1) + " of `return` is the " +
+                      "constant " + value.constant->str() +
+                      "; several values returned together must be tensors");
+    if (!value.isTensor())
+      ok = false;
+    else
+      tensors.push_back(value.tensor);
   }
+  return ok ? Val::ofTuple(std::move(tensors)) : Val{};
+}
+
+void MLIRGenImpl::genAssign(const ast::AssignStmt &assign) {
+  for (const ast::AssignTarget &target : assign.targets)
+    if (!checkBindable(target.name, target.loc, /*loopVariable=*/false)) {
+      // The names hold no value from here on: their later reads report
+      // nothing more (`d = x` then `y = d` is one error, not two).
+      for (const ast::AssignTarget &name : assign.targets)
+        frames.back().vars[name.name] = Val{};
+      return;
+    }
   if (!withinLimits(assign.getLoc(), 1 + sizeOf(*assign.value)))
     return;
   // Names stay bound even after an error so later uses do not cascade.
@@ -1011,6 +1069,35 @@ Val MLIRGenImpl::genCall(const ast::CallExpr &call) {
   return {};
 }
 
+/// Sets `want` (and a `hint`) when `tensor`'s element type is not `elem`.
+static void checkElementType(Value tensor, ElemKind elem, std::string &want,
+                             std::string &hint) {
+  Type type = cast<RankedTensorType>(tensor.getType()).getElementType();
+  switch (elem) {
+  case ElemKind::Any:
+    return;
+  case ElemKind::F32:
+    if (type.isF32())
+      return;
+    want = "an f32 tensor";
+    hint = "`float(...)` turns ids or a mask into f32 values";
+    return;
+  case ElemKind::I32:
+    if (type.isInteger(32))
+      return;
+    want = "an i32 tensor of ids";
+    hint = "ids come from an entry input typed `i32[...]` or from `arange`";
+    return;
+  case ElemKind::Bool:
+    if (type.isInteger(1))
+      return;
+    want = "a bool mask";
+    hint = type.isInteger(32) ? "compare ids to make one: `ids != pad`"
+                              : "compare to make one: `x > 0`";
+    return;
+  }
+}
+
 Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
                                 const ast::CallExpr &call) {
   if (builtin.createsParameters && call.scope.empty()) {
@@ -1104,11 +1191,13 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
       ok = false;
       continue;
     }
-    std::string want;
+    std::string want, hint;
     switch (spec.kind) {
     case ArgKind::Tensor:
       if (!value.isTensor())
         want = "a tensor";
+      else
+        checkElementType(value.tensor, spec.elem, want, hint);
       break;
     case ArgKind::Int:
       // A float must be integral and convert to int64 (BoundArgs::integer).
@@ -1136,9 +1225,10 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
     if (!want.empty()) {
       std::string got = value.isTensor() ? formatType(value.tensor.getType())
                                          : value.constant->str();
-      diags.error(arg.loc, "argument '" + std::string(spec.name) + "' of '" +
-                               call.callee + "' must be " + want + ", got " +
-                               got);
+      diags.error(arg.loc,
+                  "argument '" + std::string(spec.name) + "' of '" +
+                      call.callee + "' must be " + want + ", got " + got,
+                  hint);
       ok = false;
       continue;
     }

@@ -60,10 +60,15 @@ struct DimIndex {
 /// number becomes a 0-d constant where the builtin needs it).
 enum class ArgKind { Tensor, Int, Number, Bool, Name, TensorOrNumber };
 
+/// The element type a Tensor parameter requires (Any: the builtin checks it
+/// itself, or takes every type, like `transpose`).
+enum class ElemKind { Any, F32, I32, Bool };
+
 struct ParamSpec {
   const char *name;
   ArgKind kind;
   std::optional<ConstValue> defaultValue; // required when nullopt
+  ElemKind elem = ElemKind::Any;          // ArgKind::Tensor only
 };
 
 class MLIRGenImpl;
@@ -259,6 +264,13 @@ private:
   /// assignment or a def's `return`).
   Val genValue(const ast::Expr &expr);
   void genAssign(const ast::AssignStmt &assign);
+  /// The tensors of `return a, b, ...` as one tuple value (invalid after an
+  /// error).
+  Val genReturnTuple(const ast::ReturnStmt &ret);
+  /// Whether a statement may bind `name` (an assignment's target, or a loop
+  /// variable when `loopVariable`): config values and dims are constants of
+  /// the whole spec, so binding one is reported at `loc`.
+  bool checkBindable(const std::string &name, SourceLoc loc, bool loopVariable);
   Val genBuiltinCall(const Builtin &builtin, const ast::CallExpr &call);
   Val genDefCall(const ast::DefDecl &def, const ast::CallExpr &call);
   bool isConstExpr(const ast::Expr &expr);

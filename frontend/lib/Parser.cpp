@@ -954,9 +954,18 @@ bool Parser::parseStatement(Block &block) {
   case TokenKind::KwReturn: {
     take();
     ExprPtr value = parseExpr();
-    if (!value || !expectStatementEnd())
+    if (!value)
       return false;
-    block.push_back(std::make_unique<ReturnStmt>(t.loc, std::move(value)));
+    std::vector<ExprPtr> rest;
+    while (consumeIf(TokenKind::Comma)) {
+      rest.push_back(parseExpr());
+      if (!rest.back())
+        return false;
+    }
+    if (!expectStatementEnd())
+      return false;
+    block.push_back(
+        std::make_unique<ReturnStmt>(t.loc, std::move(value), std::move(rest)));
     return true;
   }
   case TokenKind::KwFor:
@@ -1038,14 +1047,14 @@ bool Parser::parseFor(Block &block) {
   auto loop = std::make_unique<ForStmt>(keyword.loc, "", nullptr, nullptr);
   bool headerOk = false;
   do {
-    SourceLoc varLoc;
     if (at(TokenKind::KwIn)) {
       errorExpected("expected a loop variable name after 'for'",
                     "write e.g. 'for i in 0..layers { ... }'");
       break;
     }
     if (!takeName("a loop variable name", "after 'for'",
-                  "write e.g. 'for i in 0..layers { ... }'", loop->var, varLoc))
+                  "write e.g. 'for i in 0..layers { ... }'", loop->var,
+                  loop->varLoc))
       break;
     if (!consumeIf(TokenKind::KwIn)) {
       errorExpected("expected 'in' after loop variable '" + loop->var + "'",

@@ -83,8 +83,8 @@ LogicalResult differentiate(func::FuncOp train) {
       !cast<RankedTensorType>(ret.getOperand(0).getType())
            .getElementType()
            .isF32())
-    return train.emitOpError("the train entry must return one scalar f32 "
-                             "loss to be differentiated");
+    return train.emitError("the train entry must return one scalar f32 "
+                           "loss to be differentiated");
   Value loss = ret.getOperand(0);
 
   SmallVector<Operation *> forward;
@@ -113,7 +113,7 @@ LogicalResult differentiate(func::FuncOp train) {
       }
   }
   if (!active.count(loss))
-    return train.emitOpError("the loss does not depend on any parameter");
+    return train.emitError("the loss does not depend on any parameter");
 
   OpBuilder builder(ret);
   llvm::DenseMap<Value, Value> grads;

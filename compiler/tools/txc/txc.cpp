@@ -816,6 +816,7 @@ int main(int argc, char **argv) {
   OwningOpRef<ModuleOp> module = txc::mlirGen(context, *ast, env, diags);
   if (!module || diags.hasErrors())
     return reportAndExit();
+  printWarnings(); // e.g. a train entry without an optimizer
   timer.done("front end");
 
   if (!isAvailable(emit)) {

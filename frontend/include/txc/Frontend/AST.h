@@ -211,12 +211,15 @@ public:
   static bool classof(const Stmt *s) { return s->getKind() == Kind::Assign; }
 };
 
-/// `return value`.
+/// `return value` or, in a def, `return value, rest...` (several tensors,
+/// bound by `a, b = f(x)`).
 class ReturnStmt : public Stmt {
 public:
-  ReturnStmt(SourceLoc loc, ExprPtr value)
-      : Stmt(Kind::Return, loc), value(std::move(value)) {}
+  ReturnStmt(SourceLoc loc, ExprPtr value, std::vector<ExprPtr> rest = {})
+      : Stmt(Kind::Return, loc), value(std::move(value)),
+        rest(std::move(rest)) {}
   ExprPtr value;
+  std::vector<ExprPtr> rest; // the values after the first
   static bool classof(const Stmt *s) { return s->getKind() == Kind::Return; }
 };
 
@@ -227,6 +230,7 @@ public:
       : Stmt(Kind::For, loc), var(std::move(var)), lo(std::move(lo)),
         hi(std::move(hi)) {}
   std::string var;
+  SourceLoc varLoc; // where the loop variable is written
   ExprPtr lo, hi;
   Block body;
   static bool classof(const Stmt *s) { return s->getKind() == Kind::For; }
