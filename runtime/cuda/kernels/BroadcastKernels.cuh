@@ -17,6 +17,7 @@
 #include "BlockReduce.cuh"
 #include "KernelLaunch.cuh"
 
+#include "lib/BinaryOp.h"
 #include "txrt/txrt.h"
 
 #include <cmath>
@@ -30,23 +31,6 @@ struct Dims {
   int32_t rank;
   int64_t a[kMaxRank], b[kMaxRank], c[kMaxRank];
 };
-
-__device__ float apply(int32_t op, float a, float b) {
-  switch (op) {
-  case TXRT_BINARY_ADD:
-    return a + b;
-  case TXRT_BINARY_SUB:
-    return a - b;
-  case TXRT_BINARY_MUL:
-    return a * b;
-  case TXRT_BINARY_DIV:
-    return a / b;
-  case TXRT_BINARY_MAX:
-    return a > b ? a : b;
-  default:
-    return a < b ? a : b;
-  }
-}
 
 __global__ void binaryKernel(int32_t op, Dims d, int64_t total, const float *a,
                              const float *b, float *c) {
@@ -63,7 +47,7 @@ __global__ void binaryKernel(int32_t op, Dims d, int64_t total, const float *a,
       strideA *= d.a[r];
       strideB *= d.b[r];
     }
-    c[e] = apply(op, a[ia], b[ib]);
+    c[e] = applyBinary(op, a[ia], b[ib]);
   }
 }
 

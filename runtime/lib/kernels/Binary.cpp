@@ -7,6 +7,7 @@
 // vectorised loop here.
 //
 //===----------------------------------------------------------------------===//
+#include "BinaryOp.h"
 #include "Kernel.h"
 #include "Primitive.h"
 
@@ -41,23 +42,6 @@ dnnl::algorithm binaryAlgorithm(int32_t op) {
 bool commutative(int32_t op) {
   return op == TXRT_BINARY_ADD || op == TXRT_BINARY_MUL ||
          op == TXRT_BINARY_MAX || op == TXRT_BINARY_MIN;
-}
-
-inline float apply(int32_t op, float a, float b) {
-  switch (op) {
-  case TXRT_BINARY_ADD:
-    return a + b;
-  case TXRT_BINARY_SUB:
-    return a - b;
-  case TXRT_BINARY_MUL:
-    return a * b;
-  case TXRT_BINARY_DIV:
-    return a / b;
-  case TXRT_BINARY_MAX:
-    return a > b ? a : b;
-  default:
-    return a < b ? a : b;
-  }
 }
 
 /// The loop for the cases oneDNN does not take: rows of the innermost
@@ -95,19 +79,19 @@ void broadcastLoop(Context &ctx, int rank, const Dims &aDims, const float *a,
     if (aInner && bInner) {
 #pragma omp simd
       for (int64_t j = 0; j < inner; ++j)
-        cRow[j] = apply(Op, aRow[j], bRow[j]);
+        cRow[j] = applyBinary(Op, aRow[j], bRow[j]);
     } else if (aInner) {
       float bValue = bRow[0];
 #pragma omp simd
       for (int64_t j = 0; j < inner; ++j)
-        cRow[j] = apply(Op, aRow[j], bValue);
+        cRow[j] = applyBinary(Op, aRow[j], bValue);
     } else if (bInner) {
       float aValue = aRow[0];
 #pragma omp simd
       for (int64_t j = 0; j < inner; ++j)
-        cRow[j] = apply(Op, aValue, bRow[j]);
+        cRow[j] = applyBinary(Op, aValue, bRow[j]);
     } else {
-      float value = apply(Op, aRow[0], bRow[0]);
+      float value = applyBinary(Op, aRow[0], bRow[0]);
       for (int64_t j = 0; j < inner; ++j)
         cRow[j] = value;
     }
