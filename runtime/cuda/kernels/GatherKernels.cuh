@@ -20,6 +20,20 @@
 
 namespace txrt::cuda::gather {
 
+/// The source row of ids[k] (n + ids[k] when negative), or -1 outside
+/// [-n, n), then reported as a device fault by the thread that `reports`
+/// (one per id).
+__device__ inline int64_t sourceRow(const int32_t *ids, int64_t k, int64_t n,
+                                    bool reports,
+                                    txrt_cuda_device_fault *fault) {
+  const int64_t i = ids[k] < 0 ? ids[k] + n : ids[k];
+  if (i >= 0 && i < n)
+    return i;
+  if (reports)
+    reportFault(fault, kGatherIndexOutOfRange, k, ids[k], n);
+  return -1;
+}
+
 template <typename T>
 __global__ void gatherKernel(int64_t outer, int64_t n, int64_t inner,
                              const int32_t *ids, int64_t count, const T *src,
@@ -28,16 +42,8 @@ __global__ void gatherKernel(int64_t outer, int64_t n, int64_t inner,
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
        e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t j = e % inner, k = e / inner % count, o = e / inner / count;
-    int64_t i = ids[k];
-    if (i < 0)
-      i += n;
-    if (i < 0 || i >= n) {
-      if (j == 0 && o == 0)
-        reportFault(fault, kGatherIndexOutOfRange, k, ids[k], n);
-      out[e] = T(0);
-      continue;
-    }
-    out[e] = src[(o * n + i) * inner + j];
+    const int64_t i = sourceRow(ids, k, n, j == 0 && o == 0, fault);
+    out[e] = i < 0 ? T(0) : src[(o * n + i) * inner + j];
   }
 }
 
@@ -49,15 +55,9 @@ __global__ void gatherBackwardKernel(int64_t outer, int64_t n, int64_t inner,
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
        e += int64_t(gridDim.x) * blockDim.x) {
     const int64_t j = e % inner, k = e / inner % count, o = e / inner / count;
-    int64_t i = ids[k];
-    if (i < 0)
-      i += n;
-    if (i < 0 || i >= n) {
-      if (j == 0 && o == 0)
-        reportFault(fault, kGatherIndexOutOfRange, k, ids[k], n);
-      continue;
-    }
-    atomicAdd(&dsrc[(o * n + i) * inner + j], dout[e]);
+    const int64_t i = sourceRow(ids, k, n, j == 0 && o == 0, fault);
+    if (i >= 0)
+      atomicAdd(&dsrc[(o * n + i) * inner + j], dout[e]);
   }
 }
 
