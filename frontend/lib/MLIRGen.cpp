@@ -1069,6 +1069,18 @@ Val MLIRGenImpl::genCall(const ast::CallExpr &call) {
   return {};
 }
 
+/// Sets `want` (and a `hint`) when the number `value` is finite but beyond
+/// f32's range: the builtins compute in f32, where it would silently become
+/// an infinity (PyTorch's masked_fill, clamp and full refuse such a value).
+static void checkFitsF32(const ConstValue &value, std::string &want,
+                         std::string &hint) {
+  double number = value.asDouble();
+  if (!std::isfinite(number) || std::isfinite(float(number)))
+    return;
+  want = "a number f32 can hold (at most about 3.4e38 in magnitude)";
+  hint = "in f32 it would become an infinity";
+}
+
 /// Sets `want` (and a `hint`) when `tensor`'s element type is not `elem`.
 static void checkElementType(Value tensor, ElemKind elem, std::string &want,
                              std::string &hint) {
@@ -1210,6 +1222,8 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
     case ArgKind::Number:
       if (!value.isConst() || !value.constant->isNumber())
         want = "a compile-time number";
+      else
+        checkFitsF32(*value.constant, want, hint);
       break;
     case ArgKind::Bool:
       if (!value.isConst() || value.constant->kind != ConstValue::Kind::Bool)
@@ -1218,6 +1232,8 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
     case ArgKind::TensorOrNumber:
       if (!value.isTensor() && !value.constant->isNumber())
         want = "a tensor or a number";
+      else if (!value.isTensor())
+        checkFitsF32(*value.constant, want, hint);
       break;
     case ArgKind::Name:
       break; // bound above
