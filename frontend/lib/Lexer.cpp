@@ -244,7 +244,12 @@ std::string describe(const Token &token) {
 //===----------------------------------------------------------------------===//
 
 Lexer::Lexer(const SourceFile &file, DiagnosticEngine &diags)
-    : text(file.getText()), diags(diags) {}
+    : text(file.getText()), diags(diags) {
+  // A UTF-8 byte order mark (Windows editors write one) starts no token:
+  // skipped, as Python skips it, with the first line's columns unchanged.
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0)
+    pos = 3;
+}
 
 char Lexer::peekChar(size_t ahead) const {
   return pos + ahead < text.size() ? text[pos + ahead] : '\0';
