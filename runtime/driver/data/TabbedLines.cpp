@@ -6,6 +6,7 @@
 #include "formats/FileIO.h"
 
 #include <algorithm>
+#include <vector>
 
 namespace txrt::driver {
 
@@ -33,39 +34,68 @@ std::string fileLine(const std::string &path, int64_t line) {
 
 namespace {
 
-/// Checks one line (its '\n' removed) and visits it when it is good.
-void visitLine(std::string_view line, int64_t number, const std::string &path,
-               TabbedColumns columns, ProblemList &problems,
-               const TabbedLineVisitor &visit) {
-  if (!line.empty() && line.back() == '\r')
-    line.remove_suffix(1);
-  // A UTF-8 byte order mark (Windows editors write one) is no text.
-  if (number == 1 && line.substr(0, 3) == kUtf8ByteOrderMark)
-    line.remove_prefix(3);
-  std::string expected = std::string("(expected '") + columns.left +
-                         "<TAB>" + columns.right + "')";
-  // Words become JSON strings in the tokenizer: they must be UTF-8.
-  if (std::string problem = textProblem(line, number == 1); !problem.empty()) {
-    problems.add(fileLine(path, number) + problem +
-                 " (the data must be UTF-8 text)");
-    return;
+/// Checks lines (their '\n' removed) in order and visits the good ones.
+/// Blank lines at the end of the file (an editor's or a script's trailing
+/// newlines) are no data and are skipped; a blank line before more data is
+/// an error, reported when that data comes.
+class LineChecker {
+public:
+  LineChecker(const std::string &path, TabbedColumns columns,
+              ProblemList &problems, const TabbedLineVisitor &visit)
+      : path_(path), columns_(columns), problems_(problems), visit_(visit),
+        expected_(std::string("(expected '") + columns.left + "<TAB>" +
+                  columns.right + "')") {}
+
+  void line(std::string_view line, int64_t number) {
+    if (!line.empty() && line.back() == '\r')
+      line.remove_suffix(1);
+    // A UTF-8 byte order mark (Windows editors write one) is no text.
+    if (number == 1 && line.substr(0, 3) == kUtf8ByteOrderMark)
+      line.remove_prefix(3);
+    // Words become JSON strings in the tokenizer: they must be UTF-8.
+    if (std::string problem = textProblem(line, number == 1);
+        !problem.empty()) {
+      reportBlanks();
+      problems_.add(fileLine(path_, number) + problem +
+                    " (the data must be UTF-8 text)");
+      return;
+    }
+    if (line.find_first_not_of(" \t\v\f") == std::string_view::npos) {
+      blanks_.push_back(number);
+      return;
+    }
+    reportBlanks();
+    size_t tab = line.find('\t');
+    if (tab == std::string_view::npos) {
+      problems_.add(fileLine(path_, number) + "no tab between " +
+                    columns_.left + " and " + columns_.right + " " +
+                    expected_);
+      return;
+    }
+    if (line.find('\t', tab + 1) != std::string_view::npos) {
+      problems_.add(fileLine(path_, number) + "more than one tab " +
+                    expected_);
+      return;
+    }
+    visit_(TabbedLine{number, line.substr(0, tab), line.substr(tab + 1)});
   }
-  if (line.find_first_not_of(" \t\v\f") == std::string_view::npos) {
-    problems.add(fileLine(path, number) + "empty line " + expected);
-    return;
+
+private:
+  /// The blank lines seen since the last line with text: data follows, so
+  /// each is an error.
+  void reportBlanks() {
+    for (int64_t number : blanks_)
+      problems_.add(fileLine(path_, number) + "empty line " + expected_);
+    blanks_.clear();
   }
-  size_t tab = line.find('\t');
-  if (tab == std::string_view::npos) {
-    problems.add(fileLine(path, number) + "no tab between " + columns.left +
-                 " and " + columns.right + " " + expected);
-    return;
-  }
-  if (line.find('\t', tab + 1) != std::string_view::npos) {
-    problems.add(fileLine(path, number) + "more than one tab " + expected);
-    return;
-  }
-  visit(TabbedLine{number, line.substr(0, tab), line.substr(tab + 1)});
-}
+
+  const std::string &path_;
+  TabbedColumns columns_;
+  ProblemList &problems_;
+  const TabbedLineVisitor &visit_;
+  std::string expected_;
+  std::vector<int64_t> blanks_;
+};
 
 uint64_t continueFnv1a64(uint64_t hash, std::string_view bytes) {
   for (char c : bytes) {
@@ -80,14 +110,14 @@ uint64_t continueFnv1a64(uint64_t hash, std::string_view bytes) {
 void forEachTabbedLine(std::string_view content, const std::string &path,
                        TabbedColumns columns, ProblemList &problems,
                        const TabbedLineVisitor &visit) {
+  LineChecker checker(path, columns, problems, visit);
   int64_t number = 0;
   size_t start = 0;
   while (start < content.size()) {
     size_t end = content.find('\n', start);
     if (end == std::string_view::npos)
       end = content.size();
-    visitLine(content.substr(start, end - start), ++number, path, columns,
-              problems, visit);
+    checker.line(content.substr(start, end - start), ++number);
     start = end + 1;
   }
 }
@@ -97,6 +127,7 @@ uint64_t forEachTabbedLineInFile(const std::string &path,
                                  const TabbedLineVisitor &visit) {
   constexpr size_t kBlock = size_t(1) << 20;
   BinaryFile file(path);
+  LineChecker checker(path, columns, problems, visit);
   uint64_t hash = 0xCBF29CE484222325ull; // fnv1a64's offset basis
   std::string buffer;                    // the unfinished line, then a block
   int64_t number = 0;
@@ -111,12 +142,11 @@ uint64_t forEachTabbedLineInFile(const std::string &path,
     size_t start = 0;
     for (size_t end; (end = text.find('\n', start)) != std::string_view::npos;
          start = end + 1)
-      visitLine(text.substr(start, end - start), ++number, path, columns,
-                problems, visit);
+      checker.line(text.substr(start, end - start), ++number);
     buffer.erase(0, start);
   }
   if (!buffer.empty())
-    visitLine(buffer, ++number, path, columns, problems, visit);
+    checker.line(buffer, ++number);
   return hash;
 }
 

@@ -3,7 +3,8 @@
 // The line reading parallel text ('source<TAB>target', ParallelText.h) and
 // labeled text ('label<TAB>text', LabeledText.h) share: lines end at '\n'
 // (a trailing '\r' is dropped), and a line is bad when it is not UTF-8,
-// blank, has no tab or more than one. Bad lines become problems naming
+// blank with more data after it, has no tab or more than one (blank lines
+// at the end of the file are skipped). Bad lines become problems naming
 // FILE:LINE; the good ones go to the caller with their 1-based number.
 // forEachTabbedLineInFile reads the file in blocks, so a corpus of any
 // size passes through a fixed buffer; it returns the FNV-1a hash of the

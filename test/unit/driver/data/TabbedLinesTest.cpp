@@ -36,6 +36,38 @@ TEST(TabbedLinesTest, GoodLinesAreVisitedAndBadOnesNamed) {
       "text)");
 }
 
+TEST(TabbedLinesTest, BlankLinesAtTheEndAreSkipped) {
+  // An editor's or a script's trailing newlines (and a last line of only
+  // spaces, or a CRLF blank) are no data; before, each was an error.
+  for (const char *tail : {"\n", "\n\n", "\r\n\r\n", "\n  \n\t", "\n \r\n"}) {
+    ProblemList problems;
+    std::vector<std::string> seen =
+        visitAll(std::string("a\tb\nc\td") + tail, problems);
+    EXPECT_EQ(seen, (std::vector<std::string>{"1:a|b", "2:c|d"})) << tail;
+    EXPECT_EQ(problems.count(), 0u) << tail;
+  }
+  // From a file too, with the blank lines crossing nothing special.
+  ScratchDir dir;
+  std::string path = dir.file("t.tsv");
+  writeFile(path, "a\tb\n\n\n");
+  ProblemList problems;
+  int visited = 0;
+  forEachTabbedLineInFile(path, {"source", "target"}, problems,
+                          [&](const TabbedLine &) { ++visited; });
+  EXPECT_EQ(visited, 1);
+  EXPECT_EQ(problems.count(), 0u);
+}
+
+TEST(TabbedLinesTest, BlankLinesBeforeMoreDataAreEachNamed) {
+  ProblemList problems;
+  std::vector<std::string> seen =
+      visitAll("a\tb\n\n \nc\td\n\n", problems);
+  EXPECT_EQ(seen, (std::vector<std::string>{"1:a|b", "4:c|d"}));
+  EXPECT_THROW_MESSAGE(problems.throwIfAny("bad lines"), InputError,
+                       "d.tsv:2: empty line (expected 'source<TAB>target')\n"
+                       "d.tsv:3: empty line (expected 'source<TAB>target')");
+}
+
 TEST(TabbedLinesTest, Utf16FileIsNamedOnItsFirstLine) {
   // What Windows PowerShell's `>` writes: UTF-16LE with a byte order mark.
   // Before, only the first and last lines were refused; the others (NUL
