@@ -70,6 +70,26 @@ func.func @strided_view(%x: tensor<4x4xf32>) -> tensor<4x4xf32> attributes {tx.e
   return %d : tensor<4x4xf32>
 }
 
+// A residual that is also the linear's input (`linear(h) + h`) is still
+// read by the product: the result gets a buffer of its own (here the
+// output), not h's (before, the product overwrote rows of h it had not read
+// yet: wrong sums at d=1024).
+// Add + layer norm of a value with itself adds element for element before
+// it writes a row: it stays in place.
+// CHECK-LABEL: func.func @residual_is_input
+// CHECK-SAME: tx.arena_bytes = 256 : i64
+func.func @residual_is_input(%x: tensor<4x16xf32>) -> tensor<4x16xf32> attributes {tx.entry = "residual_is_input"} {
+  %w = tx.param @w : tensor<16x16xf32>
+  %b = tx.param @b : tensor<16xf32>
+  // CHECK: tx.relu {{.*}}tx.offsets = array<i64: 0>
+  %h = tx.relu %x : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  // CHECK-NEXT: tx.linear {{.*}}tx.offsets = array<i64: -2>
+  %y = tx.linear %h, %w bias %b residual %h : (tensor<4x16xf32>, tensor<16x16xf32>, tensor<16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  // CHECK-NEXT: tx.add_layer_norm {{.*}}tx.offsets = array<i64: -2, 0>
+  %n, %s = tx.add_layer_norm %y, %y, %b, %b : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>)
+  return %n : tensor<4x16xf32>
+}
+
 // A linear accumulates into its residual when the residual dies there, and
 // add + layer norm writes over a dying addend: %r, %y and %n share one
 // buffer, the returned one (output 0).

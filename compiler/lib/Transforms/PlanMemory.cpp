@@ -391,6 +391,32 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
       bufferOf[value] = buffers.size();
       buffers.push_back(buffer);
     };
+    // Whether `op` reads `buffer` through an operand other than the
+    // in-place candidate `candidate`. Writing the result over the candidate
+    // is then unsound unless the op is element-wise and reads the other
+    // operand element for element as the candidate (it is the same value):
+    // a linear whose residual is also its input (`linear(h) + h`) would
+    // overwrite rows of h that its product still reads (wrong outputs before
+    // this check: test/E2E/linear-residual-is-input.test). Add + layer / RMS
+    // norm add their operands element for element before writing a row.
+    auto readsBufferElsewhere = [&](Operation &op, Value candidate,
+                                    size_t buffer) {
+      bool elementWise =
+          writesInPlace(&op) || isa<AddLayerNormOp, AddRmsNormOp>(op);
+      bool candidateSeen = false;
+      for (Value operand : op.getOperands()) {
+        if (operand == candidate && !candidateSeen) {
+          candidateSeen = true;
+          continue;
+        }
+        auto it = bufferOf.find(operand);
+        if (it == bufferOf.end() || it->second != buffer)
+          continue;
+        if (!(elementWise && operand == candidate))
+          return true;
+      }
+      return false;
+    };
     auto join = [&](Value value, size_t buffer) {
       buffers[buffer].values.push_back(value);
       buffers[buffer].end =
@@ -441,7 +467,8 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
                 innerViews.count(operand))
               continue;
             auto it = bufferOf.find(operand);
-            if (it != bufferOf.end() && buffers[it->second].end <= at) {
+            if (it != bufferOf.end() && buffers[it->second].end <= at &&
+                !readsBufferElsewhere(op, operand, it->second)) {
               join(result, it->second);
               joined = true;
               break;
