@@ -203,7 +203,11 @@ LogicalResult LinearGradOp::inferReturnTypes(MLIRContext *,
                          " must have the same element type");
   // Gradients are f32 whatever the operands' precision.
   Type f32 = Float32Type::get(input.getContext());
-  types.push_back(input.clone(f32));
+  RankedTensorType dinput = input.clone(f32);
+  if (Value addend = adaptor.getAddend(); addend && addend.getType() != dinput)
+    return fail(loc, "linear_grad addend " + formatType(addend.getType()) +
+                         " must have dinput's type " + formatType(dinput));
+  types.push_back(dinput);
   types.push_back(weight.clone(f32));
   types.push_back(getTensorType({Dim::fixed(weight.getShape()[0])}, f32));
   return success();

@@ -596,6 +596,15 @@ func.func @linear_grad_ranks(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %dy: ten
 
 // -----
 
+func.func @linear_grad_addend(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %dy: tensor<4x16xf32>, %a: tensor<4x16xf32>) {
+  // expected-error @+2 {{linear_grad addend f32[4, 16] must have dinput's type f32[4, 8]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:3 = tx.linear_grad %x, %w, %dy plus %a : (tensor<4x8xf32>, tensor<16x8xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<16x8xf32>, tensor<16xf32>)
+  return
+}
+
+// -----
+
 func.func @linear_grad_dresult(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %dy: tensor<4x8xf32>) {
   // expected-error @+2 {{linear_grad dresult must be [4, 16] for input [4, 8] and weight f32[16, 8]}}
   // expected-error @+1 {{failed to infer returned types}}

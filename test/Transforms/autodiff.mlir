@@ -783,6 +783,32 @@ func.func @attention_heads(%x: tensor<?x?x8xf32, #tx.dims<B: 4, T: 9>>) -> tenso
 
 // -----
 
+// A value read by two linears (here a relu of a parameter, as the residual
+// stream is read by Q and K): the later linear's input gradient is the
+// addend of the earlier one's linear_grad (`plus`), whose product
+// accumulates into it; no tx.add is left.
+// CHECK-LABEL: func.func @two_linears
+// CHECK: %[[DX1:.+]], %{{.+}}, %{{.+}} = tx.linear_grad %[[X:.+]], %[[W1:.+]], %{{.+}} :
+// CHECK: %[[DX0:.+]], %{{.+}}, %{{.+}} = tx.linear_grad %[[X]], %[[W0:.+]], %{{.+}} plus %[[DX1]] :
+// CHECK-NOT: tx.add
+// CHECK: tx.activation_grad %{{.+}}, %[[DX0]] {activation = #tx.activation<relu>}
+tx.parameter @v : tensor<4x8xf32> {init = #tx.init<normal>}
+tx.parameter @w0 : tensor<6x8xf32> {init = #tx.init<normal>}
+tx.parameter @w1 : tensor<6x8xf32> {init = #tx.init<normal>}
+func.func @two_linears() -> tensor<f32> attributes {tx.entry = "train"} {
+  %v = tx.param @v : tensor<4x8xf32>
+  %x = tx.relu %v : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %w0 = tx.param @w0 : tensor<6x8xf32>
+  %y0 = tx.linear %x, %w0 : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %w1 = tx.param @w1 : tensor<6x8xf32>
+  %y1 = tx.linear %x, %w1 : (tensor<4x8xf32>, tensor<6x8xf32>) -> tensor<4x6xf32>
+  %y = tx.mul %y0, %y1 : (tensor<4x6xf32>, tensor<4x6xf32>) -> tensor<4x6xf32>
+  %l = tx.reduce_sum %y {axes = array<i64: 0, 1>} : (tensor<4x6xf32>) -> tensor<f32>
+  return %l : tensor<f32>
+}
+
+// -----
+
 // A value with two users: their gradients are summed (the later user's
 // first) before flowing on.
 // CHECK-LABEL: func.func @two_users

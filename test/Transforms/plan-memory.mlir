@@ -108,3 +108,45 @@ func.func @residual_in_place(%x: tensor<4x16xf32>) -> tensor<4x16xf32> attribute
   %n, %s = tx.add_layer_norm %y, %x, %b, %b : (tensor<4x16xf32>, tensor<4x16xf32>, tensor<16xf32>, tensor<16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>)
   return %n : tensor<4x16xf32>
 }
+
+// A linear's input gradient with an addend (tx-autodiff's fold of a sum of
+// gradients) accumulates into the addend's buffer when the addend dies
+// there (%a at 1024); not when the addend is also the product's dy, which
+// the product still reads: then it gets a buffer of its own (the output)
+// and the lowering copies the addend into it first.
+// CHECK-LABEL: func.func @linear_grad_addend
+// CHECK: tx.relu {{.*}}tx.offsets = array<i64: 1024>
+// CHECK-NEXT: tx.softmax {{.*}}tx.offsets = array<i64: 1280>
+// CHECK-NEXT: tx.linear_grad {{.*}} plus {{.*}}tx.offsets = array<i64: 1024, 0, 1536>
+// CHECK-NEXT: tx.linear_grad {{.*}} plus {{.*}}tx.offsets = array<i64: -2, 0, 1536>
+func.func @linear_grad_addend(%x: tensor<4x16xf32>) -> tensor<4x16xf32> attributes {tx.entry = "linear_grad_addend"} {
+  %w = tx.param @w : tensor<16x16xf32>
+  %a = tx.relu %x : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %dy = tx.softmax %x : (tensor<4x16xf32>) -> tensor<4x16xf32>
+  %g:3 = tx.linear_grad %x, %w, %dy plus %a : (tensor<4x16xf32>, tensor<16x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<16x16xf32>, tensor<16xf32>)
+  %h:3 = tx.linear_grad %x, %w, %g#0 plus %g#0 : (tensor<4x16xf32>, tensor<16x16xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> (tensor<4x16xf32>, tensor<16x16xf32>, tensor<16xf32>)
+  %s = tx.add %h#0, %dy : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %s : tensor<4x16xf32>
+}
+
+// merge_heads of a fused attention's output is a view (the kernel writes
+// [B, T, h*d]): it shares the attention's buffer, here the output, and the
+// element-wise ops after it write in place. A merge_heads of anything else
+// (%t) is a copy into a buffer of its own.
+// CHECK-LABEL: func.func @attention_merge_view
+// CHECK: tx.attention {{.*}}tx.offsets = array<i64: -2>
+// CHECK-NEXT: tx.merge_heads {{.*}}tx.offsets = array<i64: -2>
+// CHECK-NEXT: tx.relu {{.*}}tx.offsets = array<i64: -2>
+// CHECK: tx.relu {{.*}}tx.offsets = array<i64: 0>
+// CHECK-NEXT: tx.merge_heads {{.*}}tx.offsets = array<i64: 512>
+func.func @attention_merge_view(%q: tensor<2x2x4x8xf32>) -> tensor<2x4x16xf32> attributes {tx.entry = "attention_merge_view"} {
+  %q2 = tx.relu %q : (tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  %o = tx.attention %q2, %q2, %q2 {scale = 0.5 : f32} : (tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>, tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  %m = tx.merge_heads %o : (tensor<2x2x4x8xf32>) -> tensor<2x4x16xf32>
+  %r = tx.relu %m : (tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  %s = tx.add %r, %r : (tensor<2x4x16xf32>, tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  %t = tx.relu %q2 : (tensor<2x2x4x8xf32>) -> tensor<2x2x4x8xf32>
+  %u = tx.merge_heads %t : (tensor<2x2x4x8xf32>) -> tensor<2x4x16xf32>
+  %v = tx.add %s, %u : (tensor<2x4x16xf32>, tensor<2x4x16xf32>) -> tensor<2x4x16xf32>
+  return %v : tensor<2x4x16xf32>
+}

@@ -208,6 +208,26 @@ private:
     builder.setInsertionPointToStart(next);
   }
 
+  /// Copies tensor `from` into tensor `to` (same type) unless the two are
+  /// one buffer, which the plan may or may not have made them: the check is
+  /// on the addresses, at run time, so no copy reads and writes one place.
+  void copyUnlessSame(Value from, Value to) {
+    Value differ = builder.create<LLVM::ICmpOp>(
+        loc, LLVM::ICmpPredicate::ne, ptrs.lookup(from), ptrs.lookup(to));
+    Block *current = builder.getInsertionBlock();
+    Block *copy = builder.createBlock(exitBlock);
+    Block *next = builder.createBlock(exitBlock);
+    builder.setInsertionPointToEnd(current);
+    builder.create<cf::CondBranchOp>(loc, differ, copy, ValueRange{}, next,
+                                     ValueRange{});
+    builder.setInsertionPointToStart(copy);
+    Value source = view(from); // views in their own statements (LowerMath.cpp)
+    Value target = view(to);
+    builder.create<memref::CopyOp>(loc, source, target);
+    builder.create<cf::BranchOp>(loc, next);
+    builder.setInsertionPointToStart(next);
+  }
+
   //===--------------------------------------------------------------------===//
   // linalg glue
   //===--------------------------------------------------------------------===//

@@ -229,13 +229,19 @@ LogicalResult EntryLowering::lowerGradOp(Operation *op) {
       })
       .Case([&](LinearGradOp grad) {
         RankedTensorType w = typeOf(grad.getWeight());
+        // With an addend the product accumulates into dinput, which holds
+        // the addend: the planner gives dinput the addend's buffer when it
+        // can (it dies here, nothing else here reads it), else it is copied.
+        Value addend = grad.getAddend();
+        if (addend)
+          copyUnlessSame(addend, grad.getDinput());
         call(w.getElementType().isBF16() ? RuntimeFn::LinearBwdBf16
                                          : RuntimeFn::LinearBwd,
              {site(), toI64(rows(typeOf(grad.getInput()))), i64(w.getShape()[0]),
               i64(w.getShape()[1]), ptrs.lookup(grad.getInput()),
               ptrs.lookup(grad.getWeight()), ptrs.lookup(grad.getDresult()),
               ptrOrNull(grad.getDinput()), ptrOrNull(grad.getDweight()),
-              ptrOrNull(grad.getDbias()), i32(0), i32(0)});
+              ptrOrNull(grad.getDbias()), i32(addend ? 1 : 0), i32(0)});
         return success();
       })
       .Case([&](EmbeddingGradOp grad) {

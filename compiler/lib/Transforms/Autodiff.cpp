@@ -28,6 +28,55 @@ using namespace mlir::tx;
 
 namespace {
 
+/// Whether `value` is available at `op`, both in `block`: an argument of
+/// the block or the result of an op before `op`.
+bool definedBefore(Value value, Operation *op, Block &block) {
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getOwner() == &block;
+  Operation *def = value.getDefiningOp();
+  return def && def->getBlock() == &block && def->isBeforeInBlock(op);
+}
+
+/// A value with several users sums their gradients; where one of two
+/// addends is a linear's input gradient (dy · weight) read by nothing else,
+/// the sum becomes that tx.linear_grad's addend: libtxrt's product then
+/// accumulates into the other gradient (oneDNN's beta = 1, cuBLASLt's beta)
+/// instead of a pass of glue over both. base.tx's step sums 65 such pairs
+/// (the residual stream read by Q/K/V, the encoder memory read by every
+/// cross-attention's K and V). The addend must already exist where the
+/// linear_grad is; otherwise the tx.add stays.
+void foldSumsIntoLinearGrads(Block &block) {
+  SmallVector<AddOp> adds;
+  for (Operation &op : block)
+    if (auto add = dyn_cast<AddOp>(op))
+      adds.push_back(add);
+  for (AddOp add : adds) {
+    if (add.getLhs().getType() != add.getType() ||
+        add.getRhs().getType() != add.getType())
+      continue; // a broadcasting add
+    for (int side = 1; side >= 0; --side) {
+      Value mine = side ? add.getRhs() : add.getLhs();
+      Value other = side ? add.getLhs() : add.getRhs();
+      auto grad = mine.getDefiningOp<LinearGradOp>();
+      if (!grad || mine != grad.getDinput() || grad.getAddend() ||
+          !mine.hasOneUse() || !definedBefore(other, grad, block))
+        continue;
+      OpBuilder builder(grad);
+      auto folded = builder.create<LinearGradOp>(
+          grad.getLoc(), grad->getResultTypes(),
+          ValueRange{grad.getInput(), grad.getWeight(), grad.getDresult(),
+                     other},
+          grad->getAttrs());
+      add.getResult().replaceAllUsesWith(folded.getDinput());
+      add.erase();
+      grad.getDweight().replaceAllUsesWith(folded.getDweight());
+      grad.getDbias().replaceAllUsesWith(folded.getDbias());
+      grad.erase();
+      break;
+    }
+  }
+}
+
 /// RNG keys start here, above any call-site number the lowering assigns.
 constexpr int64_t kFirstRngKey = 1 << 20;
 
@@ -180,6 +229,7 @@ LogicalResult differentiate(func::FuncOp train) {
   }
   // Gradients of inputs that need none, forward values nobody reads.
   eraseDeadOps(train.front());
+  foldSumsIntoLinearGrads(train.front());
   return success();
 }
 

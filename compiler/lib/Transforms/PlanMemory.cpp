@@ -88,11 +88,24 @@ std::optional<int64_t> mlir::tx::getPlannedOutput(Value value) {
 /// needs no copy, so it emits no code.
 bool mlir::tx::isStridedView(Operation *op) {
   // merge_heads of a matmul used only there: the matmul writes the merged
-  // [B, T, h*d] layout directly.
+  // [B, T, h*d] layout directly. The same for a result of fused attention
+  // (O, or dQ / dK / dV) that only merge_heads and attention_grad read: the
+  // kernels write and read [B, T, h*d] (tx-attention-layout routes every
+  // other reader through merge_heads), so the merge is no copy.
   if (auto merge = dyn_cast<MergeHeadsOp>(op)) {
-    auto matmul = merge.getInput().getDefiningOp<MatmulOp>();
-    return matmul && matmul->hasOneUse() &&
-           cast<RankedTensorType>(matmul.getType()).getRank() == 4;
+    Value input = merge.getInput();
+    if (auto matmul = input.getDefiningOp<MatmulOp>())
+      return matmul->hasOneUse() &&
+             cast<RankedTensorType>(matmul.getType()).getRank() == 4;
+    Operation *producer = input.getDefiningOp();
+    bool fromAttention =
+        isa_and_nonnull<AttentionOp, AttentionGradOp>(producer) ||
+        (isa_and_nonnull<AttentionTrainOp>(producer) &&
+         input == producer->getResult(0));
+    return fromAttention &&
+           llvm::all_of(input.getUsers(), [](Operation *user) {
+             return isa<MergeHeadsOp, AttentionGradOp>(user);
+           });
   }
   if (auto transpose = dyn_cast<TransposeOp>(op)) {
     ArrayRef<int64_t> perm = transpose.getPermutation();
@@ -190,14 +203,17 @@ bool writesInPlace(Operation *op) {
 
 /// The operand whose buffer the op's first result may take when that operand
 /// dies at the op: the first operand of element-wise ops, the residual of a
-/// linear (libtxrt accumulates into it), an addend of add + layer / RMS
-/// norm.
+/// linear and the addend of a linear's gradient (libtxrt accumulates into
+/// them), an addend of add + layer / RMS norm.
 SmallVector<Value, 2> inPlaceCandidates(Operation *op) {
   if (writesInPlace(op) && op->getNumOperands() > 0)
     return {op->getOperand(0)};
   if (auto linear = dyn_cast<LinearOp>(op))
     if (Value residual = linear.getResidual())
       return {residual};
+  if (auto grad = dyn_cast<LinearGradOp>(op))
+    if (Value addend = grad.getAddend())
+      return {addend};
   if (auto norm = dyn_cast<AddLayerNormOp>(op))
     return {norm.getLhs(), norm.getRhs()};
   if (auto norm = dyn_cast<AddRmsNormOp>(op))

@@ -38,8 +38,9 @@ std::optional<int64_t> getUpperBoundBytes(Type type);
 /// A transpose of the last two dimensions, or a split_heads, whose every use
 /// reads it through strides (matmul, attention, or another such view), or a
 /// merge_heads of a rank-4 matmul used only there (the matmul writes the
-/// merged layout): it is lowered to no code, and its buffer is its
-/// operand's.
+/// merged layout) or of a fused attention result read only by merge_heads
+/// and attention_grad (the kernels' layout is the merged one): it is
+/// lowered to no code, and its buffer is its operand's.
 bool isStridedView(Operation *op);
 
 /// A tx.slice or tx.split whose results are each one contiguous run of its

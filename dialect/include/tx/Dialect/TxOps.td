@@ -912,17 +912,25 @@ def Tx_LinearGradOp : Tx_InferOp<"linear_grad"> {
   let description = [{
     Given `dy` (the gradient at the linear's pre-epilogue output), `dinput =
     dy · weight`, `dweight = dyᵀ · x` (rows of all leading dimensions) and
-    `dbias = sum of dy's rows`.
+    `dbias = sum of dy's rows`. With `plus`, `dinput = addend + dy · weight`:
+    tx-autodiff folds the sum of another gradient of the same input into
+    the product (libtxrt accumulates into the addend's buffer, beta = 1)
+    instead of a separate tx.add over both; `addend` has `dinput`'s type.
 
     ```mlir
     %dx, %dw, %db = tx.linear_grad %x, %w, %dy : (tensor<8x16xf32>, tensor<32x16xf32>, tensor<8x32xf32>) -> (tensor<8x16xf32>, tensor<32x16xf32>, tensor<32xf32>)
+    %dx2, %dw2, %db2 = tx.linear_grad %x, %w, %dy plus %dx : (tensor<8x16xf32>, tensor<32x16xf32>, tensor<8x32xf32>, tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<32x16xf32>, tensor<32xf32>)
     ```
   }];
   let arguments = (ins Tx_FloatTensor:$input, Tx_FloatTensor:$weight,
-                       Tx_F32Tensor:$dresult);
+                       Tx_F32Tensor:$dresult,
+                       Optional<Tx_F32Tensor>:$addend);
   let results = (outs Tx_F32Tensor:$dinput, Tx_F32Tensor:$dweight,
                       Tx_F32Tensor:$dbias);
-  let assemblyFormat = "$input `,` $weight `,` $dresult attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $input `,` $weight `,` $dresult (`plus` $addend^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
 }
 
 def Tx_EmbeddingGradOp : Tx_InferOp<"embedding_grad"> {
