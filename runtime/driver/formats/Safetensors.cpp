@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "formats/Safetensors.h"
 #include "core/Error.h"
+#include "formats/ContentHash.h"
 #include "formats/Json.h"
 
 #include <algorithm>
@@ -118,7 +119,10 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
       for (const auto &[key, text] : value.items()) {
         if (!text.is_string())
           throw corrupt("__metadata__ value '" + key + "' is not a string");
-        metadata_.emplace_back(key, jsonString(text));
+        if (key == kSafetensorsChecksumsKey)
+          parseChecksums(jsonString(text), corrupt);
+        else
+          metadata_.emplace_back(key, jsonString(text));
       }
       continue;
     }
@@ -176,6 +180,32 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
   checkDataLayout(path, dataBytes);
 }
 
+void SafetensorsReader::parseChecksums(
+    const std::string &text,
+    const std::function<InputError(const std::string &)> &corrupt) {
+  auto bad = [&] {
+    return corrupt(std::string("__metadata__ '") + kSafetensorsChecksumsKey +
+                   "' is not a JSON object of 16-hex-digit strings");
+  };
+  Json table;
+  try {
+    table = parseJson(text);
+  } catch (const JsonError &) {
+    throw bad();
+  }
+  if (!table.is_object())
+    throw bad();
+  for (const auto &[name, hex] : table.items()) {
+    if (!hex.is_string())
+      throw bad();
+    std::string digits = jsonString(hex);
+    if (digits.size() != 16 ||
+        digits.find_first_not_of("0123456789abcdef") != std::string::npos)
+      throw bad();
+    checksums_.emplace_back(name, std::stoull(digits, nullptr, 16));
+  }
+}
+
 void SafetensorsReader::checkDataLayout(const std::string &path,
                                         uint64_t dataBytes) const {
   // The tensors must tile the data section: back to back from offset 0 to
@@ -229,8 +259,30 @@ SafetensorsReader::metadataValue(std::string_view key) const {
   return nullptr;
 }
 
+bool SafetensorsReader::hasChecksum(std::string_view name) const {
+  for (const auto &[tensor, hash] : checksums_)
+    if (tensor == name)
+      return true;
+  return false;
+}
+
 void SafetensorsReader::read(const SafetensorsEntry &entry, void *out) const {
-  file_->readAt(dataStart_ + entry.begin, out, size_t(entry.end - entry.begin));
+  size_t bytes = size_t(entry.end - entry.begin);
+  file_->readAt(dataStart_ + entry.begin, out, bytes);
+  for (const auto &[tensor, recorded] : checksums_) {
+    if (tensor != entry.name)
+      continue;
+    uint64_t actual = contentHash64(out, bytes);
+    if (actual != recorded)
+      throw InputError(
+          "'" + path() + "' is damaged: the bytes of tensor '" + entry.name +
+          "' do not match the checksum written with them (recorded " +
+          hashHex(recorded) + ", read " + hashHex(actual) +
+          "): the file changed after it was saved. Use another copy; if "
+          "you edited it on purpose, remove '" + kSafetensorsChecksumsKey +
+          "' from its __metadata__");
+    return;
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -241,12 +293,11 @@ void writeSafetensors(const std::string &path,
                       const std::vector<SafetensorsTensorView> &tensors,
                       const SafetensorsMetadata &metadata) {
   Json header = Json::object();
-  if (!metadata.empty()) {
-    Json meta = Json::object();
-    for (const auto &[key, value] : metadata)
+  Json meta = Json::object();
+  for (const auto &[key, value] : metadata)
+    if (key != kSafetensorsChecksumsKey) // the writer's own
       meta[key] = value;
-    header["__metadata__"] = std::move(meta);
-  }
+  Json checksums = Json::object();
   std::set<std::string> names;
   uint64_t offset = 0;
   std::vector<uint64_t> sizes;
@@ -265,9 +316,15 @@ void writeSafetensors(const std::string &path,
     description["shape"] = tensor.shape;
     description["data_offsets"] = {offset, offset + uint64_t(*bytes)};
     header[tensor.name] = std::move(description);
+    checksums[tensor.name] =
+        hashHex(contentHash64(tensor.data, size_t(*bytes)));
     sizes.push_back(uint64_t(*bytes));
     offset += uint64_t(*bytes);
   }
+  if (!tensors.empty())
+    meta[kSafetensorsChecksumsKey] = toJson(checksums, /*replaceInvalidUtf8=*/true);
+  if (!meta.empty())
+    header["__metadata__"] = std::move(meta);
   // Metadata values may hold paths that are not UTF-8 (--data): written
   // with U+FFFD rather than failing at the end of a training run.
   std::string text = toJson(header, /*replaceInvalidUtf8=*/true);

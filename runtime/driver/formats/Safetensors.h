@@ -9,13 +9,24 @@
 // later reads cannot go out of bounds or read one tensor's bytes as
 // another's. Writing is atomic (FileIO.h).
 //
+// Checksums: the writer records a 64-bit hash of every tensor's bytes
+// (ContentHash.h) in __metadata__ "checksums", a JSON object {NAME: 16 hex
+// digits} in a string (other readers ignore it, as they do any metadata);
+// the reader checks a tensor against it as it reads it, so a file damaged
+// or changed after it was written is an error naming the file and the
+// tensor instead of weights loaded silently. Files without the entry (other
+// writers, older txc) are read unchecked. The entry is not part of
+// metadata().
+//
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_SAFETENSORS_H
 #define TXRT_DRIVER_SAFETENSORS_H
 
-#include "formats/FileIO.h"
+#include "core/Error.h"
 #include "core/Tensor.h"
+#include "formats/FileIO.h"
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -51,18 +62,30 @@ public:
   /// The __metadata__ value of `key`, or nullptr.
   const std::string *metadataValue(std::string_view key) const;
 
-  /// Copies the entry's end - begin bytes to `out`.
+  /// Copies the entry's end - begin bytes to `out`; throws InputError when
+  /// they do not match the checksum the file recorded for the tensor.
   void read(const SafetensorsEntry &entry, void *out) const;
+  /// Whether the file recorded a checksum for `name`.
+  bool hasChecksum(std::string_view name) const;
 
 private:
   /// Tensors tile the data section: no overlap, no gap, nothing after.
   void checkDataLayout(const std::string &path, uint64_t dataBytes) const;
+  /// Reads the "checksums" entry of __metadata__ into checksums_.
+  void parseChecksums(
+      const std::string &text,
+      const std::function<InputError(const std::string &)> &corrupt);
 
   std::unique_ptr<BinaryFile> file_;
   uint64_t dataStart_ = 0;
   std::vector<SafetensorsEntry> tensors_;
   SafetensorsMetadata metadata_;
+  std::vector<std::pair<std::string, uint64_t>> checksums_;
 };
+
+/// The __metadata__ key of the per-tensor checksums (reserved: the writer
+/// sets it).
+constexpr const char *kSafetensorsChecksumsKey = "checksums";
 
 /// A tensor to write: `data` holds numElements(shape) elements of `dtype`.
 struct SafetensorsTensorView {

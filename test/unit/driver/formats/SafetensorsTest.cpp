@@ -63,6 +63,75 @@ TEST(SafetensorsTest, RoundTripsTensorsAndMetadata) {
   EXPECT_EQ(bytes.size(), 8 + headerBytes + 24 + 8 + 3 + 8);
 }
 
+TEST(SafetensorsTest, EveryTensorIsReadAgainstItsChecksum) {
+  ScratchDir dir;
+  std::vector<float> a(1000), b(3);
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = float(i) * 0.5f;
+  b = {7, 8, 9};
+  std::string path = dir.file("c.safetensors");
+  writeSafetensors(path, {{"a", DType::F32, {1000}, a.data()},
+                          {"b", DType::F32, {3}, b.data()}},
+                   {{"step", "4"}});
+  {
+    SafetensorsReader reader(path);
+    // The checksums are the format's, not the caller's metadata.
+    EXPECT_EQ(reader.metadata(), (SafetensorsMetadata{{"step", "4"}}));
+    EXPECT_TRUE(reader.hasChecksum("a"));
+    EXPECT_TRUE(reader.hasChecksum("b"));
+    std::vector<float> read(1000);
+    reader.read(*reader.find("a"), read.data());
+    EXPECT_EQ(read, a);
+  }
+  // One bit of a's data flipped on disk (a disk, a copy, an editor): a is
+  // refused with the file and the tensor named, b still reads.
+  std::string bytes = readFile(path);
+  uint64_t headerBytes = 0;
+  std::memcpy(&headerBytes, bytes.data(), 8);
+  bytes[8 + headerBytes + 1234] ^= 0x10;
+  writeFile(path, bytes);
+  SafetensorsReader reader(path);
+  std::vector<float> read(1000);
+  EXPECT_THROW_MESSAGE(reader.read(*reader.find("a"), read.data()), InputError,
+                       "'" + path + "' is damaged: the bytes of tensor 'a' "
+                       "do not match the checksum written with them",
+                       "remove 'checksums' from its __metadata__");
+  std::vector<float> readB(3);
+  reader.read(*reader.find("b"), readB.data());
+  EXPECT_EQ(readB, b);
+}
+
+TEST(SafetensorsTest, FilesWithoutChecksumsAreReadUnchecked) {
+  // Other writers (PyTorch's safetensors, older txc) record none.
+  ScratchDir dir;
+  std::string path = dir.file("plain.safetensors");
+  float x[2] = {1, 2};
+  std::string data(reinterpret_cast<const char *>(x), sizeof(x));
+  writeFile(path,
+            withLength(R"({"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                       data));
+  SafetensorsReader reader(path);
+  EXPECT_FALSE(reader.hasChecksum("x"));
+  float read[2] = {0, 0};
+  reader.read(*reader.find("x"), read);
+  EXPECT_EQ(read[1], 2.0f);
+}
+
+TEST(SafetensorsTest, MalformedChecksumsAreNamed) {
+  ScratchDir dir;
+  for (const char *table :
+       {R"(not json)", R"([1])", R"({\"x\": 5})", R"({\"x\": \"12\"})",
+        R"({\"x\": \"0123456789ABCDEF\"})"}) {
+    std::string path = dir.file("m.safetensors");
+    writeFile(path, withLength(std::string(R"({"__metadata__":{"checksums":")") +
+                                   table + "\"}}",
+                               ""));
+    EXPECT_THROW_MESSAGE(SafetensorsReader reader(path), InputError,
+                         "__metadata__ 'checksums' is not a JSON object of "
+                         "16-hex-digit strings");
+  }
+}
+
 TEST(SafetensorsTest, WriterRejectsDuplicateNames) {
   ScratchDir dir;
   float x = 0;
