@@ -112,6 +112,7 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
   if (!root.is_object())
     throw corrupt("the header is not a JSON object");
 
+  std::optional<std::string> checksums; // __metadata__'s, read after the tensors
   for (const auto &[name, value] : root.items()) {
     if (name == "__metadata__") {
       if (!value.is_object())
@@ -120,7 +121,7 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
         if (!text.is_string())
           throw corrupt("__metadata__ value '" + key + "' is not a string");
         if (key == kSafetensorsChecksumsKey)
-          parseChecksums(jsonString(text), corrupt);
+          checksums = jsonString(text);
         else
           metadata_.emplace_back(key, jsonString(text));
       }
@@ -178,9 +179,11 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
     tensors_.push_back(std::move(entry));
   }
   checkDataLayout(path, dataBytes);
+  if (checksums)
+    attachChecksums(*checksums, corrupt);
 }
 
-void SafetensorsReader::parseChecksums(
+void SafetensorsReader::attachChecksums(
     const std::string &text,
     const std::function<InputError(const std::string &)> &corrupt) {
   auto bad = [&] {
@@ -202,7 +205,11 @@ void SafetensorsReader::parseChecksums(
     if (digits.size() != 16 ||
         digits.find_first_not_of("0123456789abcdef") != std::string::npos)
       throw bad();
-    checksums_.emplace_back(name, std::stoull(digits, nullptr, 16));
+    // A tensor the table does not list (added by another writer) is read
+    // unchecked; a listed name with no tensor is no data.
+    for (SafetensorsEntry &entry : tensors_)
+      if (entry.name == name)
+        entry.checksum = std::stoull(digits, nullptr, 16);
   }
 }
 
@@ -259,30 +266,20 @@ SafetensorsReader::metadataValue(std::string_view key) const {
   return nullptr;
 }
 
-bool SafetensorsReader::hasChecksum(std::string_view name) const {
-  for (const auto &[tensor, hash] : checksums_)
-    if (tensor == name)
-      return true;
-  return false;
-}
-
 void SafetensorsReader::read(const SafetensorsEntry &entry, void *out) const {
   size_t bytes = size_t(entry.end - entry.begin);
   file_->readAt(dataStart_ + entry.begin, out, bytes);
-  for (const auto &[tensor, recorded] : checksums_) {
-    if (tensor != entry.name)
-      continue;
-    uint64_t actual = contentHash64(out, bytes);
-    if (actual != recorded)
-      throw InputError(
-          "'" + path() + "' is damaged: the bytes of tensor '" + entry.name +
-          "' do not match the checksum written with them (recorded " +
-          hashHex(recorded) + ", read " + hashHex(actual) +
-          "): the file changed after it was saved. Use another copy; if "
-          "you edited it on purpose, remove '" + kSafetensorsChecksumsKey +
-          "' from its __metadata__");
+  if (!entry.checksum)
     return;
-  }
+  uint64_t actual = contentHash64(out, bytes);
+  if (actual != *entry.checksum)
+    throw InputError(
+        "'" + path() + "' is damaged: the bytes of tensor '" + entry.name +
+        "' do not match the checksum written with them (recorded " +
+        hashHex(*entry.checksum) + ", read " + hashHex(actual) +
+        "): the file changed after it was saved. Use another copy; if "
+        "you edited it on purpose, remove '" + kSafetensorsChecksumsKey +
+        "' from its __metadata__");
 }
 
 //===----------------------------------------------------------------------===//

@@ -45,6 +45,8 @@ struct SafetensorsEntry {
   std::string dtype; ///< as written: "F32", "BF16", "I64", ...
   Shape shape;
   uint64_t begin = 0, end = 0; ///< byte range in the data section
+  /// The hash of its bytes the writer recorded (ContentHash.h), if any.
+  std::optional<uint64_t> checksum;
 };
 
 using SafetensorsMetadata = std::vector<std::pair<std::string, std::string>>;
@@ -63,16 +65,15 @@ public:
   const std::string *metadataValue(std::string_view key) const;
 
   /// Copies the entry's end - begin bytes to `out`; throws InputError when
-  /// they do not match the checksum the file recorded for the tensor.
+  /// they do not match the entry's checksum.
   void read(const SafetensorsEntry &entry, void *out) const;
-  /// Whether the file recorded a checksum for `name`.
-  bool hasChecksum(std::string_view name) const;
 
 private:
   /// Tensors tile the data section: no overlap, no gap, nothing after.
   void checkDataLayout(const std::string &path, uint64_t dataBytes) const;
-  /// Reads the "checksums" entry of __metadata__ into checksums_.
-  void parseChecksums(
+  /// Gives the tensors the checksums of the "checksums" entry of
+  /// __metadata__ (`text`).
+  void attachChecksums(
       const std::string &text,
       const std::function<InputError(const std::string &)> &corrupt);
 
@@ -80,7 +81,6 @@ private:
   uint64_t dataStart_ = 0;
   std::vector<SafetensorsEntry> tensors_;
   SafetensorsMetadata metadata_;
-  std::vector<std::pair<std::string, uint64_t>> checksums_;
 };
 
 /// The __metadata__ key of the per-tensor checksums (reserved: the writer
