@@ -82,10 +82,14 @@ for round in $(seq "$ROUNDS"); do
   echo "round $round: txc $t ms, matmul limit $l ms, efficiency $(printf "%.3f" "$(echo "$l / $t" | bc -l)"), PyTorch $p ms" |
     tee -a "$OUT/train.txt"
 done
-txc_step=$(sed -E 's/.*txc ([0-9.]+) ms.*/\1/' "$OUT/train.txt" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-torch_step=$(sed -E 's/.*PyTorch ([0-9.]+) ms.*/\1/' "$OUT/train.txt" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-matmul_limit=$(sed -E 's/.*matmul limit ([0-9.]+) ms.*/\1/' "$OUT/train.txt" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-efficiency=$(sed -E 's/.*efficiency ([0-9.]+),.*/\1/' "$OUT/train.txt" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
+# The median over the rounds of the number after LABEL in train.txt.
+round_median() {
+  sed -E "s/.*$1 ([0-9.]+).*/\\1/" "$OUT/train.txt" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
+}
+txc_step=$(round_median txc)
+torch_step=$(round_median PyTorch)
+matmul_limit=$(round_median "matmul limit")
+efficiency=$(round_median efficiency)
 echo "== matmul-bound limit ($THREADS threads)"
 grep -E "^(matmul-limit|fallbacks)" "$OUT/limit.txt"
 
