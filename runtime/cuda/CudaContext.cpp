@@ -162,6 +162,8 @@ void txrt_cuda_context_destroy(txrt_cuda_context *ctx) {
   if (ctx->stream)
     cudaStreamSynchronize(ctx->stream);
   delete ctx->gradients;
+  for (auto &[host, device] : ctx->constants)
+    cudaFree(device);
   if (ctx->lt)
     destroyCublasLt(ctx->lt);
   if (ctx->workspace)

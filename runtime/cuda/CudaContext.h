@@ -15,6 +15,7 @@
 
 #include <cuda_runtime.h>
 
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -48,6 +49,9 @@ struct txrt_cuda_context {
                                                : 0;
   }
   std::string lastError;
+  /// The spec's constants on the device (txrt_cuda_constant): host address
+  /// of the compiled constant -> its device copy, freed with the context.
+  std::map<const void *, void *> constants;
   /// The first failure of a generated kernel's load or launch
   /// (GeneratedKernels.cpp); reported and cleared by txrt_cuda_synchronize.
   std::string launchError;

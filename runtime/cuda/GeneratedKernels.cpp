@@ -75,6 +75,34 @@ void txrt_cuda_context_make_current(txrt_cuda_context *ctx) {
     cudaSetDevice(ctx->device);
 }
 
+void *txrt_cuda_constant(txrt_cuda_context *ctx, const void *host,
+                         int64_t bytes) {
+  if (!ctx || !host || bytes <= 0) {
+    recordLaunchError("txrt_cuda_constant: no context, no constant or no "
+                      "bytes");
+    return nullptr;
+  }
+  auto found = ctx->constants.find(host);
+  if (found != ctx->constants.end())
+    return found->second;
+  void *device = nullptr;
+  cudaError_t error = cudaMalloc(&device, size_t(bytes));
+  if (error == cudaSuccess)
+    error = cudaMemcpyAsync(device, host, size_t(bytes),
+                            cudaMemcpyHostToDevice, ctx->stream);
+  if (error != cudaSuccess) {
+    if (device)
+      cudaFree(device);
+    std::string message = "a constant of the spec (" + std::to_string(bytes) +
+                          " bytes) to the device: " + cudaGetErrorString(error);
+    if (ctx->launchError.empty())
+      ctx->launchError = message;
+    return nullptr;
+  }
+  ctx->constants[host] = device;
+  return device;
+}
+
 void *mgpuModuleLoad(void *data, size_t /*size*/) { return loadImage(data); }
 
 void *mgpuModuleLoadJIT(void *data, int /*optLevel*/) {

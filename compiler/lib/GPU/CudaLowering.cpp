@@ -8,7 +8,9 @@
 // backend's (RuntimeAPI's registry), the glue and the buffer copies become
 // gpu.func kernels, and the few host scalars a kernel reads (a rank-0
 // alloca holding a position offset) are loaded on the host and passed by
-// value. The kernels go through NVVM to PTX in a gpu.binary; the host side's
+// value. The spec's constants (memref.global, host memory) reach the device
+// through txrt_cuda_constant: a device copy made at first use, kept by the
+// context. The kernels go through NVVM to PTX in a gpu.binary; the host side's
 // gpu.launch_func becomes mgpu* calls in gpu-to-llvm.
 //
 //===----------------------------------------------------------------------===//
@@ -22,7 +24,9 @@
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -79,6 +83,79 @@ void passHostScalarsByValue(ModuleOp module) {
   }
 }
 
+/// The spec's constants are memref.globals: host memory, which neither the
+/// glue kernels nor the CUDA backend's calls can read. Every address taken
+/// of one in an entry (memref.extract_aligned_pointer_as_index of its
+/// memref.get_global; tx-lower-entries takes no other) becomes the address
+/// of its device copy, `txrt_cuda_constant(ctx, host, bytes)`, with the
+/// context the entry's first argument. Any other use of a constant on the
+/// host is an error naming the function, never a host pointer on the GPU.
+LogicalResult constantsToDevice(ModuleOp module) {
+  MLIRContext *context = module.getContext();
+  auto ptrType = LLVM::LLVMPointerType::get(context);
+  auto i64Type = IntegerType::get(context, 64);
+  SmallVector<memref::GetGlobalOp> globals;
+  module.walk([&](memref::GetGlobalOp op) {
+    if (!op->getParentOfType<gpu::GPUModuleOp>())
+      globals.push_back(op);
+  });
+  if (globals.empty())
+    return success();
+  func::FuncOp declaration =
+      module.lookupSymbol<func::FuncOp>("txrt_cuda_constant");
+  if (!declaration) {
+    OpBuilder builder(context);
+    builder.setInsertionPointToEnd(module.getBody());
+    declaration = builder.create<func::FuncOp>(
+        module.getLoc(), "txrt_cuda_constant",
+        builder.getFunctionType({ptrType, ptrType, i64Type}, {ptrType}));
+    declaration.setPrivate();
+  }
+  for (memref::GetGlobalOp get : globals) {
+    auto func = get->getParentOfType<func::FuncOp>();
+    auto global =
+        module.lookupSymbol<memref::GlobalOp>(get.getNameAttr());
+    auto type = get.getType();
+    bool entryArgument = func && func.getNumArguments() > 0 &&
+                         isa<LLVM::LLVMPointerType>(
+                             func.getArgument(0).getType());
+    bool onlyAddresses = llvm::all_of(get->getUsers(), [](Operation *user) {
+      return isa<memref::ExtractAlignedPointerAsIndexOp>(user);
+    });
+    if (!global || !global.getConstant() || !type.hasStaticShape() ||
+        !entryArgument || !onlyAddresses)
+      return get.emitError("--target=cuda: constant @")
+             << get.getName() << " in @"
+             << (func ? func.getSymName() : StringRef("?"))
+             << " is read on the host in a way the CUDA lowering cannot "
+                "move to the device (docs/cuda.md)";
+    int64_t elementBytes =
+        (type.getElementType().getIntOrFloatBitWidth() + 7) / 8;
+    int64_t bytes = std::max<int64_t>(type.getNumElements() * elementBytes, 1);
+    for (Operation *user : llvm::to_vector(get->getUsers())) {
+      auto extract = cast<memref::ExtractAlignedPointerAsIndexOp>(user);
+      OpBuilder builder(extract->getContext());
+      builder.setInsertionPointAfter(extract);
+      Location loc = extract.getLoc();
+      Value hostIndex = builder.create<arith::IndexCastOp>(
+          loc, i64Type, extract.getResult());
+      Value host = builder.create<LLVM::IntToPtrOp>(loc, ptrType, hostIndex);
+      Value size = builder.create<arith::ConstantIntOp>(loc, bytes, 64);
+      Value device = builder
+                         .create<func::CallOp>(loc, declaration,
+                                               ValueRange{func.getArgument(0),
+                                                          host, size})
+                         .getResult(0);
+      Value deviceInt = builder.create<LLVM::PtrToIntOp>(loc, i64Type, device);
+      Value deviceIndex = builder.create<arith::IndexCastOp>(
+          loc, builder.getIndexType(), deviceInt);
+      extract.getResult().replaceAllUsesExcept(deviceIndex,
+                                               hostIndex.getDefiningOp());
+    }
+  }
+  return success();
+}
+
 /// memref.copy between buffers (device memory) as linalg.copy, which the
 /// glue pipeline turns into a kernel like any other.
 void copiesToLinalg(ModuleOp module) {
@@ -125,16 +202,24 @@ void registerGpuTranslations(MLIRContext *context) {
 
 } // namespace
 
-LogicalResult mlir::tx::lowerEntriesForCuda(ModuleOp module,
-                                            llvm::StringRef toolkitPath) {
-  MLIRContext *context = module.getContext();
-  context->loadDialect<linalg::LinalgDialect, NVVM::NVVMDialect>();
-  registerGpuTranslations(context);
+LogicalResult mlir::tx::prepareEntriesForCuda(ModuleOp module) {
+  module.getContext()->loadDialect<linalg::LinalgDialect, NVVM::NVVMDialect,
+                                   LLVM::LLVMDialect, arith::ArithDialect>();
   if (failed(retargetRuntimeCalls(module, RuntimeTarget::Cuda)))
     return failure();
   passHostScalarsByValue(module);
+  if (failed(constantsToDevice(module)))
+    return failure();
   copiesToLinalg(module);
-  if (failed(outlineGlueToGpu(module)) || failed(checkNoHostLoops(module)))
+  return failure(failed(outlineGlueToGpu(module)) ||
+                 failed(checkNoHostLoops(module)));
+}
+
+LogicalResult mlir::tx::lowerEntriesForCuda(ModuleOp module,
+                                            llvm::StringRef toolkitPath) {
+  MLIRContext *context = module.getContext();
+  registerGpuTranslations(context);
+  if (failed(prepareEntriesForCuda(module)))
     return failure();
 
   PassManager pm(context);

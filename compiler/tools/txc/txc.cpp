@@ -924,7 +924,7 @@ int main(int argc, char **argv) {
   if (emit == Stage::Gpu) {
     PassManager pm(&context);
     pm.addPass(tx::createLowerEntriesPass());
-    if (failed(pm.run(*module)) || failed(tx::outlineGlueToGpu(*module)) ||
+    if (failed(pm.run(*module)) || failed(tx::prepareEntriesForCuda(*module)) ||
         diags.hasErrors())
       return reportAndExit();
     (*module)->removeAttr("tx.sites"); // the metadata's profile table

@@ -63,6 +63,15 @@ txrt_status txrt_cuda_context_create(int32_t device,
  *  txrt_cuda_context_create makes the new context current. */
 void txrt_cuda_context_make_current(txrt_cuda_context *ctx);
 
+/** The device copy of one of the spec's constants (`host`, `bytes` long, in
+ *  the executable's read-only data), made on `ctx`'s stream at the first
+ *  call and returned again after it; freed with the context. The code
+ *  `txc --target=cuda` generates calls it wherever an entry takes a
+ *  constant's address. NULL on failure, which the next
+ *  txrt_cuda_synchronize reports. */
+void *txrt_cuda_constant(txrt_cuda_context *ctx, const void *host,
+                         int64_t bytes);
+
 /** Waits for the context's work and releases it. NULL is a no-op. */
 void txrt_cuda_context_destroy(txrt_cuda_context *ctx);
 

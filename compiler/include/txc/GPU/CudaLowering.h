@@ -20,10 +20,17 @@ namespace mlir::tx {
 /// device it runs on (sm_80 and newer: A100, H100, H200).
 constexpr const char *kCudaPtxChip = "sm_80";
 
+/// The host side of lowerEntriesForCuda, what `txc --emit=gpu` prints:
+/// runtime calls renamed, host scalars by value, constants' addresses those
+/// of their device copies (txrt_cuda_constant), copies as kernels, the glue
+/// outlined to gpu.funcs; nothing serialized yet.
+LogicalResult prepareEntriesForCuda(ModuleOp module);
+
 /// Lowers the entries of `module` (tx-lower-entries already run) for the
 /// CUDA target: renames the runtime calls to their txrt_cuda_* counterparts,
 /// passes the host scalars that glue kernels read (rank-0 allocas: a
-/// position offset) by value, turns memref.copy into a kernel, outlines the
+/// position offset) by value, gives kernels and calls the device copies of
+/// the spec's constants, turns memref.copy into a kernel, outlines the
 /// glue (outlineGlueToGpu) and serializes every gpu.module to PTX for
 /// kCudaPtxChip (libdevice from `toolkitPath`/nvvm/libdevice) in a
 /// gpu.binary. The host code is then lowered with
