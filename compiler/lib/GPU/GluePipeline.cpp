@@ -1,9 +1,15 @@
 //===- GluePipeline.cpp - glue kernels to gpu.func through MLIR's passes --===//
 //
 // linalg -> scf.parallel (convert-linalg-to-parallel-loops), each outermost
-// loop nest tiled [1, ..., 1, kGlueBlockThreads] without min/max bounds (an
-// scf.if guards the tail), gpu-map-parallel-loops (tiles to blocks, the
-// inner loop to threads), convert-parallel-loops-to-gpu, outlining. The NVVM
+// loop nest collapsed to one dimension and tiled [kGlueBlockThreads]
+// without min/max bounds (an scf.if guards the tail), gpu-map-parallel-loops
+// (tiles to blocks x, the inner loop to threads x),
+// convert-parallel-loops-to-gpu, outlining. Collapsed because the mapping
+// gives a loop's i-th dimension the i-th hardware dimension: a rank-3 nest
+// tiled on its last dimension asked for 256 threads in z (the limit is 64:
+// the launch failed with cudaErrorInvalidValue), and grid y and z stop at
+// 65535 blocks; one dimension has neither limit and keeps every thread of
+// a block busy however narrow the innermost dimension is. The NVVM
 // and PTX steps that follow are those of test/GPU/elementwise-to-ptx.test.
 //
 //===----------------------------------------------------------------------===//
@@ -18,6 +24,8 @@
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -25,18 +33,28 @@ using namespace mlir;
 
 namespace {
 
-/// Tiles every outermost scf.parallel of `module` so that its innermost
-/// dimension runs kGlueBlockThreads iterations a tile.
+/// Collapses every outermost scf.parallel of `module` to one dimension and
+/// tiles it kGlueBlockThreads iterations a tile.
 void tileLoopNestsForBlocks(ModuleOp module) {
   SmallVector<scf::ParallelOp> outermost;
   module.walk([&](scf::ParallelOp loop) {
     if (!loop->getParentOfType<scf::ParallelOp>())
       outermost.push_back(loop);
   });
+  IRRewriter rewriter(module.getContext());
   for (scf::ParallelOp loop : outermost) {
-    SmallVector<int64_t> tileSizes(loop.getNumLoops(), 1);
-    tileSizes.back() = tx::kGlueBlockThreads;
-    scf::tileParallelLoop(loop, tileSizes, /*noMinMaxBounds=*/true);
+    if (loop.getNumLoops() > 1) {
+      std::vector<unsigned> all(loop.getNumLoops());
+      for (unsigned i = 0; i < all.size(); ++i)
+        all[i] = i;
+      // Replaces `loop` by a one-dimensional loop in its place (its bounds'
+      // arithmetic before it); a loop is never its block's last op.
+      Operation *after = loop->getNextNode();
+      collapseParallelLoops(rewriter, loop, {all});
+      loop = cast<scf::ParallelOp>(after->getPrevNode());
+    }
+    scf::tileParallelLoop(loop, {tx::kGlueBlockThreads},
+                          /*noMinMaxBounds=*/true);
   }
 }
 
