@@ -92,13 +92,8 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
   }
   // The device before any work: no GPU or no driver is one exit-2 error
   // here (the command opens its own context again).
-  if (line.command != CommandLine::Command::Export) {
-    std::unique_ptr<Device> device = openDevice(model);
-    if (device && line.command == CommandLine::Command::Run)
-      throw InputError("run: calling one entry on " + device->describe() +
-                       " is not supported yet; train, eval, translate, "
-                       "generate, predict and bench run on the GPU");
-  }
+  if (line.command != CommandLine::Command::Export)
+    openDevice(model);
   switch (line.command) {
   case CommandLine::Command::Train:
     // A progress bar only when writing to a terminal's stderr.

@@ -271,6 +271,25 @@ std::optional<TrainingPosition> fillParameters(const ModelInfo &model,
   return std::nullopt;
 }
 
+/// "ran 'E' in X ms", or with --repeat the first run and the others' min
+/// and median (scripts/bench*.sh read the median).
+void reportTimes(const EntryInfo &entry, const std::vector<double> &times,
+                 std::ostream &err) {
+  char elapsed[96];
+  if (times.size() == 1) {
+    std::snprintf(elapsed, sizeof(elapsed), "%.3f ms", times[0]);
+  } else {
+    double first = times[0];
+    std::vector<double> warm(times.begin() + 1, times.end());
+    std::sort(warm.begin(), warm.end());
+    std::snprintf(elapsed, sizeof(elapsed),
+                  "%zu times: first %.3f ms, then min %.3f ms, median %.3f ms",
+                  times.size(), first, warm.front(), warm[warm.size() / 2]);
+  }
+  err << "ran '" << entry.name << "' " << (times.size() == 1 ? "in " : "")
+      << elapsed << "\n";
+}
+
 /// Calls the entry; a failure status becomes a KernelError. A train_step
 /// entry run N times takes N updates: steps firstStep,
 /// firstStep + 1, ... (the learning-rate warmup and Adam's bias correction
@@ -331,19 +350,7 @@ void callEntry(const ModelInfo &model, txc_entry_fn function,
                         txrt_status_string(status) +
                         "): " + txrt_last_error(ctx.get()));
   }
-  char elapsed[96];
-  if (times.size() == 1) {
-    std::snprintf(elapsed, sizeof(elapsed), "%.3f ms", times[0]);
-  } else {
-    double first = times[0];
-    std::vector<double> warm(times.begin() + 1, times.end());
-    std::sort(warm.begin(), warm.end());
-    std::snprintf(elapsed, sizeof(elapsed),
-                  "%zu times: first %.3f ms, then min %.3f ms, median %.3f ms",
-                  times.size(), first, warm.front(), warm[warm.size() / 2]);
-  }
-  err << "ran '" << entry.name << "' " << (times.size() == 1 ? "in " : "")
-      << elapsed << "\n";
+  reportTimes(entry, times, err);
   txrt_denormals_leave(floatMode);
   if (profile) {
     txrt_context_set_profiling(ctx.get(), 0);
@@ -361,6 +368,30 @@ void callEntry(const ModelInfo &model, txc_entry_fn function,
     }
     profile->writeTraceFile(out, options.profile);
   }
+}
+
+/// callEntry on a device (a --target=cuda executable): the parameter arena
+/// and the entry's buffers live there (ModelRunner), the inputs are copied
+/// in and the outputs back on every call, and each run's time includes
+/// those copies and waiting for the device.
+void callEntryOnDevice(ModelRunner &runner, const EntryInfo &entry,
+                       const std::vector<Tensor> &inputs,
+                       std::vector<Tensor> &outputs, const RunOptions &options,
+                       int64_t firstStep, std::ostream &err) {
+  std::vector<const Tensor *> inputPointers;
+  for (const Tensor &tensor : inputs)
+    inputPointers.push_back(&tensor);
+  std::vector<double> times;
+  for (int32_t run = 0; run < std::max<int32_t>(options.repeat, 1); ++run) {
+    if (entry.kind != EntryKind::Forward)
+      runner.setTrainState(
+          entry.kind == EntryKind::TrainStep ? firstStep + run : firstStep,
+          options.trainSeed);
+    int64_t startNs = txrt_profile_clock_ns();
+    outputs = runner.call(entry, inputPointers);
+    times.push_back(double(txrt_profile_clock_ns() - startNs) / 1e6);
+  }
+  reportTimes(entry, times, err);
 }
 
 } // namespace
@@ -381,10 +412,25 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   // Everything the user can get wrong is checked before the entry runs.
   if (options.saveGradsPath) {
-    if (entry->kind == EntryKind::Forward || !model.hasTrainingState())
+    // A train_step entry hands its gradients straight to Adam's update in
+    // its activation arena: the arena's gradient region is never written,
+    // and saving it would write zeros (or an older train_grad's values).
+    std::string gradEntry;
+    for (const EntryInfo &other : model.entries)
+      if (other.kind == EntryKind::TrainGrad && gradEntry.empty())
+        gradEntry = other.name;
+    if (entry->kind != EntryKind::TrainGrad || !model.hasTrainingState())
       throw UsageError(
-          "--save-grads needs a train_grad or train_step entry; '" +
-              entry->name + "' is a " + entryKindName(entry->kind) + " entry",
+          "--save-grads needs a train_grad entry; '" + entry->name +
+              "' is a " + entryKindName(entry->kind) + " entry" +
+              (entry->kind == EntryKind::TrainStep
+                   ? ", whose gradients go straight into Adam's update and "
+                     "are not kept"
+                   : "") +
+              (gradEntry.empty() ? std::string()
+                                 : "; run '" + gradEntry +
+                                       "' (the same step without the "
+                                       "update) with --save-grads"),
           "run");
   }
   std::vector<InputSource> sources = resolveInputs(*entry, options.inputs);
@@ -393,9 +439,26 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       bindDims(model, *entry, inputs, sources, options.dims);
   for (size_t i = 0; i < inputs.size(); ++i)
     checkIds(entry->inputs[i], inputs[i], sources[i]);
-  ParameterArena params(model);
-  std::optional<TrainingPosition> loaded =
-      fillParameters(model, *entry, params, options, err);
+  // On a device the arena's home is the runner's (ParameterHome): filled
+  // through write() here, read back after the calls for what is saved.
+  std::unique_ptr<ModelRunner> runner;
+  if (openDevice(model)) {
+    if (options.profile.enabled)
+      throw UsageError("--profile times the CPU's runtime calls; on a GPU "
+                       "use `bench` (or Nsight Systems) instead",
+                       "run");
+    if (!options.dims.empty())
+      throw UsageError("--dim is not supported on a GPU yet: give inputs "
+                       "that determine every dim",
+                       "run");
+    runner = std::make_unique<ModelRunner>(model, entryTable, options.threads);
+  }
+  std::optional<ParameterArena> hostParams;
+  if (!runner)
+    hostParams.emplace(model);
+  std::optional<TrainingPosition> loaded = fillParameters(
+      model, *entry, runner ? runner->params().write() : *hostParams, options,
+      err);
   const int64_t firstStep =
       options.trainStep.value_or(loaded ? loaded->step + 1 : 1);
   const int64_t runs = std::max<int32_t>(options.repeat, 1);
@@ -409,8 +472,14 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   for (const TensorSig &sig : entry->outputs)
     outputs.push_back(allocateTensor(sig.dtype, concreteShape(sig, dims),
                                      "output '" + sig.name + "'"));
-  callEntry(model, function, *entry, params, dims, inputs, outputs, options,
-            firstStep, out, err);
+  if (runner)
+    callEntryOnDevice(*runner, *entry, inputs, outputs, options, firstStep,
+                      err);
+  else
+    callEntry(model, function, *entry, *hostParams, dims, inputs, outputs,
+              options, firstStep, out, err);
+  const ParameterArena &params =
+      runner ? runner->params().read() : *hostParams;
 
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::string path = outputPath(options, entry->outputs[i]);

@@ -7,11 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 #include "commands/Driver.h"
+#include "core/FakeDevice.h"
 #include "loop/LossCurve.h"
 #include "formats/Safetensors.h"
 #include "TestUtil.h"
 
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
@@ -317,10 +319,30 @@ TEST_F(TrainingTest, SaveGradsWritesEveryGradientByName) {
                           dir.file("x.safetensors"), "tgt=" +
                           dir.file("in.txt")});
   EXPECT_EQ(forward.code, 2);
-  EXPECT_NE(forward.err.find("--save-grads needs a train_grad or train_step "
-                             "entry; 'decode' is a forward entry"),
+  EXPECT_NE(forward.err.find("--save-grads needs a train_grad entry; 'decode' "
+                             "is a forward entry; run 'train_grad'"),
             std::string::npos)
       << forward.err;
+}
+
+// A train_step entry's gradients live in its activation arena and go
+// straight into Adam's update: --save-grads wrote the untouched gradient
+// region (all zeros) until it was refused.
+TEST_F(TrainingTest, SaveGradsRefusesATrainStepEntry) {
+  writeFile(dir.file("src.txt"), "4 5 6\n7 8\n");
+  writeFile(dir.file("in.txt"), "2 4 5\n2 6\n");
+  writeFile(dir.file("out.txt"), "4 5 3\n6 3\n");
+  Result run = drive({"run", "train", "--init", "1", "src=" +
+                      dir.file("src.txt"), "tgt_in=" + dir.file("in.txt"),
+                      "tgt_out=" + dir.file("out.txt"), "--out-dir",
+                      dir.path(), "--save-grads", dir.file("g.safetensors")});
+  EXPECT_EQ(run.code, 2);
+  EXPECT_NE(run.err.find("--save-grads needs a train_grad entry; 'train' is a "
+                         "train_step entry, whose gradients go straight into "
+                         "Adam's update and are not kept; run 'train_grad'"),
+            std::string::npos)
+      << run.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("g.safetensors")));
 }
 
 TEST_F(TrainingTest, BenchPrintsTimings) {
@@ -441,4 +463,67 @@ TEST_F(TrainingTest, RunRepeatTakesUpdatesAndSaveLoadKeepsAdamState) {
   ASSERT_EQ(stuck.code, 0) << stuck.err;
   EXPECT_NE(tensorValues(dir.file("stuck.safetensors"), "out.weight"),
             tensorValues(dir.file("two.safetensors"), "out.weight"));
+}
+
+namespace {
+
+Result driveOnFakeDevice(std::vector<std::string> args) {
+  static const std::string json = onFakeDevice(fake_seq2seq_json);
+  return runDriverCaptured("fake-seq2seq", args, json.c_str(),
+                           fake_seq2seq_entry_table);
+}
+
+} // namespace
+
+// `run` on a device (a --target=cuda executable; here the fake device,
+// core/FakeDevice.h): the parameters go in once, the entry runs there, and
+// its outputs, the gradients of a train_grad entry and the checkpoint after
+// two train_step updates come back equal to the CPU's. It was refused on a
+// device before ("not supported yet"), which left no way to check one
+// entry of a GPU build against the CPU build.
+TEST_F(TrainingTest, RunOnADeviceGivesTheCpusResults) {
+  writeFile(dir.file("src.txt"), "4 5 6\n7 8\n");
+  writeFile(dir.file("in.txt"), "2 4 5\n2 6\n");
+  writeFile(dir.file("out.txt"), "4 5 3\n6 3\n");
+  auto args = [&](const std::string &entry, const std::string &side,
+                  std::vector<std::string> extra) {
+    std::vector<std::string> all = {
+        "run", entry, "--init", "3", "src=" + dir.file("src.txt"),
+        "tgt_in=" + dir.file("in.txt"), "tgt_out=" + dir.file("out.txt"),
+        "--out-dir", dir.file(side)};
+    all.insert(all.end(), extra.begin(), extra.end());
+    return all;
+  };
+  for (const char *side : {"cpu", "dev"}) {
+    auto run = std::string(side) == "cpu" ? drive : driveOnFakeDevice;
+    Result grads = run(args("train_grad", side,
+                            {"--save-grads", dir.file(std::string(side) +
+                                                      "-g.safetensors")}));
+    ASSERT_EQ(grads.code, 0) << side << ": " << grads.err;
+    Result steps = run(args("train", std::string(side) + "-steps",
+                            {"--repeat", "2", "--save",
+                             dir.file(std::string(side) + "-c.safetensors")}));
+    ASSERT_EQ(steps.code, 0) << side << ": " << steps.err;
+    EXPECT_NE(steps.err.find("ran 'train' 2 times"), std::string::npos)
+        << steps.err;
+    EXPECT_NE(steps.out.find("Adam's moments and step 2"), std::string::npos)
+        << steps.out;
+  }
+  EXPECT_EQ(readFile(dir.file("cpu/loss.npy")),
+            readFile(dir.file("dev/loss.npy")));
+  for (const char *name : {"out.bias", "out.weight"}) {
+    EXPECT_EQ(tensorValues(dir.file("cpu-g.safetensors"), name),
+              tensorValues(dir.file("dev-g.safetensors"), name))
+        << name;
+    for (const std::string suffix : {"", ".exp_avg", ".exp_avg_sq"})
+      EXPECT_EQ(tensorValues(dir.file("cpu-c.safetensors"), name + suffix),
+                tensorValues(dir.file("dev-c.safetensors"), name + suffix))
+          << name << suffix;
+  }
+  // What only the CPU path has is refused by name on a device.
+  Result profiled = driveOnFakeDevice(args("train", "p", {"--profile"}));
+  EXPECT_EQ(profiled.code, 2);
+  EXPECT_NE(profiled.err.find("--profile times the CPU's runtime calls"),
+            std::string::npos)
+      << profiled.err;
 }
