@@ -38,12 +38,16 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PACK="$ROOT/build-gpu-pack"
 TEST_NAME=TxrtCudaTests
-MAX_PACK_BYTES=$((60 << 20))
+CARRY="$ROOT/build-gpu-carry"
+MAX_PACK_BYTES=$((56 << 20))
 
 die() {
   echo "gpu-check.sh: error: $*" >&2
   exit 2
 }
+
+# budget CAP: the stages of one device call share its time limit.
+. "$ROOT/scripts/gpu-budget.sh"
 
 # Libraries every Linux machine has (and that must come from that machine).
 is_system_library() {
@@ -86,6 +90,11 @@ pack() {
   echo "== txc examples/translate/model.tx --target=cuda --mcpu=x86-64-v3"
   "$build/bin/txc" "$ROOT/examples/translate/model.tx" --target=cuda \
     --mcpu=x86-64-v3 -o "$PACK/bin/translate-cuda"
+  echo "== txc examples/transformer/base.tx (B=8, S=T=64) for the CPU and --target=cuda"
+  "$build/bin/txc" "$ROOT/examples/transformer/base.tx" --mcpu=x86-64-v3 \
+    -D batch=8 -D max_len=64 -o "$PACK/bin/base-cpu-8x64"
+  "$build/bin/txc" "$ROOT/examples/transformer/base.tx" --target=cuda \
+    --mcpu=x86-64-v3 -D batch=8 -D max_len=64 -o "$PACK/bin/base-cuda-8x64"
   local line name path program
   # The executables' libraries too (libmpi, libsentencepiece, ...): they
   # must start on a machine without this one's packages.
@@ -100,17 +109,36 @@ pack() {
       echo "   $name ($(du -h "$PACK/lib/$name" | cut -f1))"
     done < <(ldd "$program" | sed 's/^[[:space:]]*//')
   done
-  for program in "$TEST_NAME" translate translate-cuda; do
+  for program in "$TEST_NAME" translate translate-cuda base-cpu-8x64 base-cuda-8x64; do
     if objdump -d "$PACK/bin/$program" | grep -q -m1 zmm; then
       die "$program uses AVX-512 registers: it would not run on an AVX2 host"
     fi
   done
+  [[ -n "${GPU_CHECK_NO_SEAL:-}" ]] || seal
+}
+
+# seal: build-gpu-pack/ as one xz archive, build-gpu-carry/pack.tar.xz, the
+# folder a device call carries (the libraries alone are 40 MiB unpacked,
+# libdnnl 38 of them; the archive is a fifth of that). `run` unpacks it
+# there when build-gpu-pack/ did not travel itself.
+seal() {
+  mkdir -p "$CARRY"
+  echo "== sealing $PACK into $CARRY/pack.tar.xz"
+  tar -C "$PACK" -cf - bin lib | xz -T2 -6 >"$CARRY/pack.tar.xz.tmp"
+  mv "$CARRY/pack.tar.xz.tmp" "$CARRY/pack.tar.xz"
   local bytes
-  bytes="$(du -sb "$PACK" | cut -f1)"
+  bytes="$(stat -c %s "$CARRY/pack.tar.xz")"
   ((bytes <= MAX_PACK_BYTES)) ||
-    die "the pack is $((bytes >> 20)) MiB, over the 60 MiB a device call carries"
-  echo "== packed $PACK ($((bytes >> 20)) MiB): run it on a GPU machine with"
-  echo "   carry=[\"build-gpu-pack\"], command=\"scripts/gpu-check.sh run\""
+    die "the sealed pack is $((bytes >> 20)) MiB, over the 56 MiB a device call carries beside the tree"
+  echo "== sealed $CARRY/pack.tar.xz ($((bytes >> 20)) MiB of $(du -sh "$PACK" | cut -f1)): run it on a GPU machine with"
+  echo "   carry=[\"build-gpu-carry\"], command=\"scripts/gpu-session.sh\" (or gpu-check.sh run)"
+}
+
+# unseal: on the GPU machine, build-gpu-pack/ from the carried archive.
+unseal() {
+  [[ -x "$PACK/bin/$TEST_NAME" || ! -f "$CARRY/pack.tar.xz" ]] && return
+  mkdir -p "$PACK"
+  xz -dc "$CARRY/pack.tar.xz" | tar -C "$PACK" -xf -
 }
 
 # cuBLASLt of the GPU machine: its CUDA toolkit, or the copy PyTorch's
@@ -139,6 +167,7 @@ find_nccl() {
 }
 
 run() {
+  unseal
   [[ -x "$PACK/bin/$TEST_NAME" ]] ||
     die "no $PACK/bin/$TEST_NAME: run 'scripts/gpu-check.sh pack' on the" \
       "build machine and carry build-gpu-pack"
@@ -180,7 +209,7 @@ run() {
 
   local binary="$PACK/bin/$TEST_NAME"
   set +e
-  timeout 120 "$binary" --gtest_output="xml:$out/unit.xml" \
+  timeout "$(budget 120)" "$binary" --gtest_output="xml:$out/unit.xml" \
     >"$out/unit.txt" 2>&1
   local status=$?
   set -e
@@ -202,34 +231,6 @@ run() {
     note "PASS unit tests: $(grep -m1 '^\[  PASSED  \]' "$out/unit.txt")"
   fi
 
-  local tool
-  for tool in memcheck racecheck; do
-    if ! command -v compute-sanitizer >/dev/null; then
-      note "FAIL $tool: compute-sanitizer is not on PATH"
-      failed=1
-      continue
-    fi
-    set +e
-    # Bounded, so that a slow sanitizer still leaves the device call time
-    # to return what it found (the run tool stops a call at 10 minutes).
-    # Not the tests that start NCCL: its own kernels and proxy thread are
-    # not ours to check, and slow under the sanitizer.
-    timeout "${GPU_CHECK_SANITIZER_SECONDS:-150}" \
-      compute-sanitizer --tool "$tool" --error-exitcode 99 "$binary" \
-      --gtest_filter='Cuda*-*Nccl*' >"$out/$tool.txt" 2>&1
-    status=$?
-    set -e
-    tail -5 "$out/$tool.txt"
-    if ((status == 124)); then
-      note "FAIL $tool: timed out after ${GPU_CHECK_SANITIZER_SECONDS:-150} s"
-      failed=1
-    elif ((status == 0)); then
-      note "PASS $tool: $(grep -m1 'ERROR SUMMARY' "$out/$tool.txt" || echo 'no errors')"
-    else
-      note "FAIL $tool (exit $status): $(grep -m1 'ERROR SUMMARY' "$out/$tool.txt" || echo 'see $tool.txt')"
-      failed=1
-    fi
-  done
   set +e
   {
     "$PACK/bin/translate" info &&
@@ -248,7 +249,7 @@ run() {
     failed=1
   fi
   set +e
-  timeout 150 "$ROOT/test/GPU/Inputs/train-translate-gpu.sh" \
+  timeout "$(budget 150)" "$ROOT/test/GPU/Inputs/train-translate-gpu.sh" \
     "$PACK/bin/translate" "$PACK/bin/translate-cuda" \
     "$ROOT/examples/translate/data/train.tsv" "$PACK/cuda-translate" \
     >"$out/cuda-translate.txt" 2>&1
@@ -261,9 +262,59 @@ run() {
     note "FAIL --target=cuda executable (exit $status): see cuda-translate.txt"
     failed=1
   fi
+  set +e
+  timeout "$(budget 120)" "$ROOT/test/GPU/Inputs/base-vs-cpu.sh" \
+    "$PACK/bin/base-cpu-8x64" "$PACK/bin/base-cuda-8x64" "$PACK/base-vs-cpu" \
+    >"$out/base-vs-cpu.txt" 2>&1
+  status=$?
+  set -e
+  cat "$out/base-vs-cpu.txt"
+  if ((status == 0)); then
+    note "PASS base.tx on the GPU vs the CPU: forward, gradients, 20 Adam steps"
+  else
+    note "FAIL base.tx on the GPU vs the CPU (exit $status): see base-vs-cpu.txt"
+    failed=1
+  fi
+  local tool
+  for tool in memcheck racecheck; do
+    if ! command -v compute-sanitizer >/dev/null; then
+      note "FAIL $tool: compute-sanitizer is not on PATH"
+      failed=1
+      continue
+    fi
+    local limit
+    limit="$(budget "${GPU_CHECK_SANITIZER_SECONDS:-150}")"
+    if ((limit <= 1)); then
+      note "SKIP $tool: out of time (GPU_DEADLINE)"
+      failed=1
+      continue
+    fi
+    set +e
+    # Bounded, so that a slow sanitizer still leaves the device call time
+    # to return what it found (the run tool stops a call at 10 minutes).
+    # Not the tests that start NCCL: its own kernels and proxy thread are
+    # not ours to check, and slow under the sanitizer; nor the test that
+    # asks for more memory than the GPU has on purpose (memcheck reports
+    # the failed cudaMalloc it expects).
+    timeout "$limit" \
+      compute-sanitizer --tool "$tool" --error-exitcode 99 "$binary" \
+      --gtest_filter='Cuda*-*Nccl*:CudaContextTest.DeviceInfoAndBadArguments' >"$out/$tool.txt" 2>&1
+    status=$?
+    set -e
+    tail -5 "$out/$tool.txt"
+    if ((status == 124)); then
+      note "FAIL $tool: timed out after $limit s"
+      failed=1
+    elif ((status == 0)); then
+      note "PASS $tool: $(grep -m1 'ERROR SUMMARY' "$out/$tool.txt" || echo 'no errors')"
+    else
+      note "FAIL $tool (exit $status): $(grep -m1 'ERROR SUMMARY' "$out/$tool.txt" || echo 'see $tool.txt')"
+      failed=1
+    fi
+  done
   if command -v mpirun >/dev/null; then
     set +e
-    timeout 150 "$ROOT/test/GPU/Inputs/train-mpi-nccl.sh" \
+    timeout "$(budget 150)" "$ROOT/test/GPU/Inputs/train-mpi-nccl.sh" \
       "$PACK/bin/translate" "$PACK/bin/translate-cuda" \
       "$ROOT/examples/translate/data/train.tsv" "$PACK/nccl" python3 \
       mpirun --oversubscribe --allow-run-as-root -x TXRT_NCCL \
@@ -288,7 +339,9 @@ run() {
 
 case "${1:-pack}" in
 pack) pack ;;
+seal) seal ;;
+unseal) unseal ;;
 run) run ;;
 -h | --help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' ;;
-*) die "unknown mode '$1' (pack or run)" ;;
+*) die "unknown mode '$1' (pack, seal, unseal or run)" ;;
 esac

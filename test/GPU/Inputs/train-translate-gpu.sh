@@ -15,6 +15,10 @@
 #   4. 600 steps on the GPU (the README's recipe): all eight pairs translate
 #      exactly, on the GPU and by the CPU executable from the GPU's
 #      checkpoint (a GPU checkpoint resumes on the CPU).
+# The key projections' bias (W_k.bias) is left out of 2 and 3: its gradient
+# is zero in exact arithmetic, so its moments and values are rounding noise
+# scaled up by Adam (compare_checkpoints.py --skip; the first GPU run found
+# every other tensor within the bounds and these 1.75 and 4.95 apart).
 # Prints one PASS / FAIL line per stage; exits 1 if any failed.
 set -u
 cpu=$1 cuda=$2 data=$3 out=$4 python=${5:-python3}
@@ -32,7 +36,7 @@ stage step1-cpu "$cpu" train --data "$data" --steps 1 --seed 1 --threads 1 \
 stage step1-gpu "$cuda" train --data "$data" --steps 1 --seed 1 \
   --save "$out/gpu1.safetensors" --quiet
 stage step1-compare "$python" "$here/compare_checkpoints.py" \
-  "$out/gpu1.safetensors" "$out/cpu1.safetensors" --rtol 1e-4
+  "$out/gpu1.safetensors" "$out/cpu1.safetensors" --rtol 1e-4 --skip 'W_k\.bias'
 stage resident-gpu bash -c "'$cuda' train --data '$data' --steps 20 --seed 1 \
   --ema 0.9 --every 10 --save '$out/gpu20.safetensors' --quiet --verbose \
   >'$out/resident.log' 2>&1 &&
@@ -45,7 +49,7 @@ stage resume20-gpu bash -c "'$cuda' train --data '$data' --steps 20 \
   --resume '$out/gpu10.safetensors' --save '$out/gpu20r.safetensors' \
   --quiet --verbose 2>&1 | grep 'parameter arena .* copied in 1x'"
 stage resume-compare "$python" "$here/compare_checkpoints.py" \
-  "$out/gpu20r.safetensors" "$out/gpu20.safetensors" --rtol 1e-4
+  "$out/gpu20r.safetensors" "$out/gpu20.safetensors" --rtol 1e-4 --skip 'W_k\.bias'
 stage train600-gpu "$cuda" train --data "$data" --steps 600 --seed 1 \
   --save "$out/gpu600.safetensors" --quiet
 stage exact-gpu exact "$cuda" "$out/gpu600.safetensors"
