@@ -6,29 +6,36 @@
 #     x86-64-v3, so they run on the GPU machine's different x86-64) in
 #     $TXC_GPU_BUILD_DIR (default build-gpu, configured if it is not), and
 #     copies them with the non-system shared libraries they load (ldd:
-#     libdnnl.so.2, libgomp, libOpenCL) into build-gpu-pack/, an ignored
-#     folder of at most 60 MiB that a device session carries. With them goes
-#     the translate example compiled by that build's txc with
-#     --mcpu=x86-64-v3, to show that a portable executable runs there, and
-#     the same spec compiled with --target=cuda (translate-cuda).
+#     libdnnl.so.2, libgomp, libOpenCL, ...) into build-gpu-pack/, with,
+#     compiled by that build's txc with --mcpu=x86-64-v3: the translate
+#     example for the CPU and with --target=cuda (translate-cuda), base.tx
+#     at B=8, S=T=64 for both (base-cpu-8x64, base-cuda-8x64). Then seals
+#     it (below) unless GPU_CHECK_NO_SEAL is set (bench-gpu.sh pack adds to
+#     it first).
+#
+#   scripts/gpu-check.sh seal     build-gpu-pack/ as build-gpu-carry/
+#     pack.tar.xz (xz: a fifth of the size), the folder a device call
+#     carries (at most 56 MiB beside the tree's few).
 #
 #   scripts/gpu-check.sh run      (on the GPU machine, in the repository root)
-#     Prints nvidia-smi and the CPU's AVX2 support, finds cuBLASLt there,
-#     runs the CUDA unit tests (every test must run: a skip is a failure on
-#     a GPU), then compute-sanitizer memcheck and racecheck on them (150 s
-#     each at most, GPU_CHECK_SANITIZER_SECONDS, default 150; the tests
-#     120 s: the whole run fits one 10-minute device call), then the
-#     portable translate executable (info, and an encode run), then the
-#     --target=cuda executable against it (test/GPU/Inputs/
-#     train-translate-gpu.sh: one step agrees, 600 steps reach 8 of 8, the
-#     GPU checkpoint translates on the CPU; 150 s at most), then, where
-#     the machine has mpirun, data-parallel training over NCCL
-#     (test/GPU/Inputs/train-mpi-nccl.sh: mpirun -np 1 and -np 2 against
-#     the CPU; 150 s at most). Writes summary.txt, nvidia-smi.txt,
-#     unit.txt, unit.xml, memcheck.txt, racecheck.txt, translate.txt,
-#     cuda-translate.txt and nccl.txt under $OUT (else
-#     build-gpu-pack/out).
-#     Exit 0 only when every stage passed.
+#     Unpacks the carried archive, prints nvidia-smi and the CPU's AVX2
+#     support, finds cuBLASLt and NCCL there, then, each stage bounded (and
+#     all by GPU_DEADLINE when set: scripts/gpu-budget.sh): the CUDA unit
+#     tests (a skip is a failure on a GPU; 120 s), the portable translate
+#     executable (info, an encode run), the --target=cuda translate
+#     executable against it (test/GPU/Inputs/train-translate-gpu.sh: one
+#     step agrees, --ema and resume, 600 steps reach 8 of 8, the GPU
+#     checkpoint translates on the CPU; 150 s), base.tx's CUDA executable
+#     against its CPU one (test/GPU/Inputs/base-vs-cpu.sh: forward,
+#     gradients, 20 Adam steps; 120 s), compute-sanitizer memcheck and
+#     racecheck on the unit tests (GPU_CHECK_SANITIZER_SECONDS each,
+#     default 150), and, where the machine has mpirun, data-parallel
+#     training over NCCL (test/GPU/Inputs/train-mpi-nccl.sh; 150 s).
+#     Writes summary.txt and each stage's log (unit.txt, unit.xml,
+#     translate.txt, cuda-translate.txt, base-vs-cpu.txt, memcheck.txt,
+#     racecheck.txt, nccl.txt, nvidia-smi.txt) under $OUT (else
+#     build-gpu-pack/out): scripts/gpu-session.sh bundles them into the
+#     few files a device call returns. Exit 0 only when every stage passed.
 #
 # docs/cuda.md says how a session with a GPU calls it through the `run` tool.
 #
@@ -342,6 +349,6 @@ pack) pack ;;
 seal) seal ;;
 unseal) unseal ;;
 run) run ;;
--h | --help) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' ;;
+-h | --help) sed -n '2,/^#===-\{10\}/p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' ;;
 *) die "unknown mode '$1' (pack, seal, unseal or run)" ;;
 esac
