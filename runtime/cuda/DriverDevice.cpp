@@ -129,6 +129,12 @@ public:
     return ctx_;
   }
   std::string lastError() override { return txrt_cuda_last_error(ctx_); }
+  void allowTf32() override {
+    if (txrt_cuda_context_set_option(ctx_, TXRT_CUDA_OPTION_ALLOW_TF32, 1) !=
+        TXRT_OK)
+      throw KernelError("--allow-tf32 on " + describe() + ": " +
+                        txrt_cuda_last_error(ctx_));
+  }
 
   void *allocate(uint64_t bytes, const std::string &what) override {
     void *pointer = nullptr;

@@ -32,7 +32,9 @@ commands:
 
 Run 'PROGRAM COMMAND --help' for the options of a command. Every command
 also takes --device cpu|cuda[:N] (default: the target txc built the
-executable for; a CUDA executable lists its devices in 'info'; docs/cuda.md).
+executable for; a CUDA executable lists its devices in 'info'; docs/cuda.md)
+and, on a GPU, --allow-tf32 (matrix products may round their inputs to TF32
+on the tensor cores, as PyTorch's allow_tf32; default: strict fp32).
 Exit codes: 0 success, 1 runtime failure, 2 bad input (arguments, files,
 shapes, token ids); every error is one 'error: ...' line per problem.
 )";

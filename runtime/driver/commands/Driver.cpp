@@ -39,9 +39,13 @@ void printErrorLines(std::ostream &err, const std::string &message) {
   }
 }
 
-/// Takes `--device NAME` / `--device=NAME` (any command; the device the
-/// model's entries run on, core/ModelRunner.h) out of `args`.
+/// Takes `--device NAME` / `--device=NAME` and `--allow-tf32` (any command;
+/// the device the model's entries run on and how, core/ModelRunner.h) out
+/// of `args`. Both are reset first, and again when runDriver returns: a
+/// run (a test's in-process driver call too) never inherits another's.
 std::vector<std::string> takeDeviceOption(const std::vector<std::string> &args) {
+  setRequestedDevice("");
+  setAllowTf32(false);
   std::vector<std::string> rest;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--device") {
@@ -50,6 +54,8 @@ std::vector<std::string> takeDeviceOption(const std::vector<std::string> &args) 
       setRequestedDevice(args[++i]);
     } else if (args[i].rfind("--device=", 0) == 0) {
       setRequestedDevice(args[i].substr(9));
+    } else if (args[i] == "--allow-tf32") {
+      setAllowTf32(true);
     } else {
       rest.push_back(args[i]);
     }
@@ -123,6 +129,15 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
 int runDriver(const std::string &program, const std::vector<std::string> &args,
               const char *modelJson, const txc_entry_fn *entryTable,
               std::ostream &out, std::ostream &err) {
+  // --device and --allow-tf32 are the run's: gone when it returns, so code
+  // after it in the same process (a test's) opens devices as it would
+  // without them.
+  struct ResetDeviceOptions {
+    ~ResetDeviceOptions() {
+      setRequestedDevice("");
+      setAllowTf32(false);
+    }
+  } reset;
   try {
     return dispatch(program, args, modelJson, entryTable, out, err);
   } catch (const UsageError &error) {

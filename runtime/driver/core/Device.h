@@ -69,6 +69,10 @@ public:
   virtual void toDevice(void *dst, const void *src, uint64_t bytes) = 0;
   virtual void toHost(void *dst, const void *src, uint64_t bytes) = 0;
   virtual void setTrainState(int64_t step, uint64_t seed) = 0;
+  /// --allow-tf32: matrix products may round their inputs to TF32 on the
+  /// tensor cores (PyTorch's torch.backends.cuda.matmul.allow_tf32);
+  /// KernelError when the device refuses.
+  virtual void allowTf32() = 0;
   /// train --ema's update on the device's stream, both in device memory:
   ///   average[i] = decay * average[i] + (1 - decay) * params[i]
   /// for i < count, bit for bit as the host's updateAverage (loop/Ema.h)

@@ -36,6 +36,15 @@ std::string &requested() {
 
 void setRequestedDevice(const std::string &device) { requested() = device; }
 
+namespace {
+bool &tf32Allowed() {
+  static bool allowed = false;
+  return allowed;
+}
+} // namespace
+
+void setAllowTf32(bool allow) { tf32Allowed() = allow; }
+
 const CudaSupport *cudaSupport() {
   return txrt_driver_cuda_backend ? txrt_driver_cuda_backend() : nullptr;
 }
@@ -44,6 +53,10 @@ std::unique_ptr<Device> openDevice(const ModelInfo &model) {
   std::string device = requested().empty() ? model.target : requested();
   std::string flag = "--device " + device;
   if (device == "cpu") {
+    if (tf32Allowed())
+      throw InputError("--allow-tf32: this run is on the CPU, whose matrix "
+                       "products are always fp32 (TF32 is a mode of NVIDIA "
+                       "GPUs' tensor cores; leave the flag out)");
     if (model.target == "cuda")
       throw InputError(flag + ": this executable was compiled with "
                               "--target=cuda and runs on CUDA devices only "
@@ -70,7 +83,10 @@ std::unique_ptr<Device> openDevice(const ModelInfo &model) {
     throw InputError(flag + ": this executable was compiled for the CPU "
                             "(compile the spec with txc --target=cuda to run "
                             "it on a GPU)");
-  return cuda->open(index);
+  std::unique_ptr<Device> opened = cuda->open(index);
+  if (tf32Allowed())
+    opened->allowTf32();
+  return opened;
 }
 
 ModelRunner::ModelRunner(const ModelInfo &model,

@@ -43,6 +43,10 @@ ContextPtr createContext(int32_t threads);
 /// the executable was compiled for (Driver.cpp sets it).
 void setRequestedDevice(const std::string &device);
 
+/// --allow-tf32 for this run: every device openDevice opens allows TF32
+/// matrix products; openDevice refuses it for the CPU.
+void setAllowTf32(bool allow);
+
 /// The CUDA backend linked into this executable, or nullptr (a CPU build).
 const CudaSupport *cudaSupport();
 

@@ -527,3 +527,32 @@ TEST_F(TrainingTest, RunOnADeviceGivesTheCpusResults) {
             std::string::npos)
       << profiled.err;
 }
+
+// --allow-tf32 (PyTorch's allow_tf32) reaches the device of every command
+// and only when given; the CPU refuses it by name, exit 2, before any work.
+TEST_F(TrainingTest, AllowTf32ReachesTheDeviceAndIsRefusedOnTheCpu) {
+  writeFile(dir.file("src.txt"), "4 5 6\n7 8\n");
+  auto encode = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"run", "encode", "--init", "1",
+                                     "src=" + dir.file("src.txt"),
+                                     "--out-dir", dir.path()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  fakeDeviceCounts() = {};
+  Result allowed = driveOnFakeDevice(encode({"--allow-tf32"}));
+  ASSERT_EQ(allowed.code, 0) << allowed.err;
+  EXPECT_GT(fakeDeviceCounts().tf32Allowed, 0);
+  EXPECT_EQ(fakeDeviceCounts().tf32Allowed, fakeDeviceCounts().opened);
+  fakeDeviceCounts() = {};
+  Result strict = driveOnFakeDevice(encode({}));
+  ASSERT_EQ(strict.code, 0) << strict.err;
+  EXPECT_GT(fakeDeviceCounts().opened, 0);
+  EXPECT_EQ(fakeDeviceCounts().tf32Allowed, 0);
+  Result cpu = drive(encode({"--allow-tf32"}));
+  EXPECT_EQ(cpu.code, 2);
+  EXPECT_NE(cpu.err.find("error: --allow-tf32: this run is on the CPU"),
+            std::string::npos)
+      << cpu.err;
+  EXPECT_EQ(cpu.err.find("ran '"), std::string::npos);
+}

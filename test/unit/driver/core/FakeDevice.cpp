@@ -118,6 +118,7 @@ public:
     }
     std::memcpy(dst, src, bytes);
   }
+  void allowTf32() override { ++fakeDeviceCounts().tf32Allowed; }
   void setTrainState(int64_t step, uint64_t seed) override {
     txrt_context_set_train_state(ctx_.get(), step, seed);
   }

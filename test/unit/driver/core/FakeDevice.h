@@ -46,6 +46,8 @@ struct FakeDeviceCounts {
   /// Device allocations made, and those not yet released.
   int64_t allocations = 0, liveAllocations = 0;
   int64_t opened = 0;
+  /// Devices told --allow-tf32 (Device::allowTf32).
+  int64_t tf32Allowed = 0;
 };
 FakeDeviceCounts &fakeDeviceCounts();
 
