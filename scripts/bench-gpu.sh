@@ -17,6 +17,8 @@
 #       - greedy decoding with a KV cache, ms/token at B=8 (`bench`)
 #         against PyTorch eager with its own KV cache (greedy-cache);
 #         target >= 2x;
+#       - the B=64, T=256 step again with TF32 on both sides (txc
+#         --allow-tf32, PyTorch --tf32);
 #       - the attention kernels forward and backward at T=256 and 1024
 #         (txrt-cuda-bench, causal, 8 heads of 64) against
 #         scaled_dot_product_attention; target: within 1.3x (txc / SDPA
@@ -143,6 +145,21 @@ PY
       fi
     done
   done
+
+  # TF32 on both sides (txc --allow-tf32, PyTorch allow_tf32) at the large
+  # shape, where the GEMMs dominate.
+  local tf32_ms torch_tf32_ms
+  tf32_ms="$(timeout "$(budget 240)" "$PACK/bin/base-cuda-64x256" run train --init 0 \
+    --input "src=$work/src-64x256.npy" --input "tgt_in=$work/tgt_in-64x256.npy" \
+    --input "tgt_out=$work/tgt_out-64x256.npy" --out-dir "$work/out" --allow-tf32 \
+    --repeat 8 2>&1 >/dev/null | tee "$out/txc-train-64x256-tf32.txt" | txc_step_ms)" || true
+  torch_tf32_ms="$(timeout "$(budget 240)" "${py[@]}" train --device cuda --tf32 --batch 64 \
+    --src_len 256 --tgt_len 256 --repeat 8 2>&1 | tee "$out/torch-train-64x256-tf32.txt" |
+    awk '/^torch_train_ms/ {print $2}')" || true
+  say "train step B=64 T=256 under TF32: txc ${tf32_ms:-FAILED} ms, PyTorch eager ${torch_tf32_ms:-FAILED} ms"
+  if [[ -n "$tf32_ms" && -n "$torch_tf32_ms" ]]; then
+    say "FIGURE gpu.train_64x256_tf32 $tf32_ms ms ratio=$(ratio "$torch_tf32_ms" "$tf32_ms") vs=pytorch_eager_tf32 target=>=1.5"
+  fi
 
   # torch.compile last: compiling the model takes minutes of the call.
   for config in 8x64 64x256; do
