@@ -78,8 +78,13 @@ void txrt_cuda_context_make_current(txrt_cuda_context *ctx) {
 void *txrt_cuda_constant(txrt_cuda_context *ctx, const void *host,
                          int64_t bytes) {
   if (!ctx || !host || bytes <= 0) {
-    recordLaunchError("txrt_cuda_constant: no context, no constant or no "
-                      "bytes");
+    const std::string message =
+        "txrt_cuda_constant: invalid argument: no context, no constant or no "
+        "bytes";
+    if (!ctx)
+      txrt::cuda::globalError() = message;
+    else if (ctx->launchError.empty())
+      ctx->launchError = message;
     return nullptr;
   }
   auto found = ctx->constants.find(host);
@@ -91,10 +96,15 @@ void *txrt_cuda_constant(txrt_cuda_context *ctx, const void *host,
     error = cudaMemcpyAsync(device, host, size_t(bytes),
                             cudaMemcpyHostToDevice, ctx->stream);
   if (error != cudaSuccess) {
+    // Cleared, so that the next kernel's launch check does not report it
+    // as its own (the first GPU run saw a glue kernel's failed launch
+    // reported by the attention kernel after it).
+    cudaGetLastError();
     if (device)
       cudaFree(device);
-    std::string message = "a constant of the spec (" + std::to_string(bytes) +
-                          " bytes) to the device: " + cudaGetErrorString(error);
+    std::string message = "txrt_cuda_constant: a constant of the spec (" +
+                          std::to_string(bytes) + " bytes) to the device: " +
+                          cudaGetErrorString(error);
     if (ctx->launchError.empty())
       ctx->launchError = message;
     return nullptr;
@@ -150,9 +160,20 @@ void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
       function, dim3(unsigned(gridX), unsigned(gridY), unsigned(gridZ)),
       dim3(unsigned(blockX), unsigned(blockY), unsigned(blockZ)), params,
       size_t(sharedBytes), static_cast<cudaStream_t>(stream));
-  if (error != cudaSuccess)
-    recordLaunchError(std::string("generated kernel launch: ") +
-                      cudaGetErrorString(error));
+  if (error != cudaSuccess) {
+    cudaGetLastError(); // as in txrt_cuda_constant: not the next kernel's
+    const char *name = nullptr;
+    if (cudaFuncGetName(&name, function) != cudaSuccess || !name) {
+      cudaGetLastError();
+      name = "?";
+    }
+    recordLaunchError(
+        std::string("generated kernel ") + name + ": launch of " +
+        std::to_string(gridX) + "x" + std::to_string(gridY) + "x" +
+        std::to_string(gridZ) + " blocks of " + std::to_string(blockX) + "x" +
+        std::to_string(blockY) + "x" + std::to_string(blockZ) +
+        " threads: " + cudaGetErrorString(error));
+  }
 }
 
 } // extern "C"

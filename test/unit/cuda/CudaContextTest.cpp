@@ -74,4 +74,29 @@ TEST_F(CudaContextTest, DeviceInfoAndBadArguments) {
   expectGpuOk(txrt_cuda_synchronize(gpu_));
 }
 
+// A spec constant's device copy (what --target=cuda code calls wherever
+// an entry takes a constant's address): the bytes arrive, a second call
+// returns the same copy, and a bad call is NULL with the reason kept for
+// the next synchronize.
+TEST_F(CudaContextTest, ConstantsAreCopiedOnceAndKept) {
+  static const float kConstant[5] = {8.0f, -1.5f, 0.25f, 3.0e-38f, 7.0f};
+  void *first = txrt_cuda_constant(gpu_, kConstant, sizeof(kConstant));
+  ASSERT_NE(first, nullptr) << txrt_cuda_last_error(gpu_);
+  EXPECT_EQ(txrt_cuda_constant(gpu_, kConstant, sizeof(kConstant)), first);
+  static const float kOther[1] = {2.0f};
+  void *other = txrt_cuda_constant(gpu_, kOther, sizeof(kOther));
+  ASSERT_NE(other, nullptr);
+  EXPECT_NE(other, first);
+  std::vector<float> back(5, 0.0f);
+  expectGpuOk(txrt_cuda_synchronize(gpu_));
+  expectGpuOk(txrt_cuda_copy_to_host(gpu_, back.data(), first,
+                                     sizeof(kConstant)));
+  EXPECT_EQ(back, std::vector<float>(kConstant, kConstant + 5));
+  EXPECT_EQ(txrt_cuda_constant(gpu_, kOther, 0), nullptr);
+  EXPECT_NE(txrt_cuda_synchronize(gpu_), TXRT_OK);
+  EXPECT_NE(std::string(txrt_cuda_last_error(gpu_)).find("txrt_cuda_constant"),
+            std::string::npos)
+      << txrt_cuda_last_error(gpu_);
+}
+
 } // namespace
