@@ -19,6 +19,8 @@
 #         target >= 2x;
 #       - the B=64, T=256 step again with TF32 on both sides (txc
 #         --allow-tf32, PyTorch --tf32);
+#       - every kernel of one B=64, T=256 step timed by ncu, summed by
+#         name (scripts/gpu_kernel_times.py), where ncu is there;
 #       - the attention kernels forward and backward at T=256 and 1024
 #         (txrt-cuda-bench, causal, 8 heads of 64) against
 #         scaled_dot_product_attention; target: within 1.3x (txc / SDPA
@@ -159,6 +161,22 @@ PY
   say "train step B=64 T=256 under TF32: txc ${tf32_ms:-FAILED} ms, PyTorch eager ${torch_tf32_ms:-FAILED} ms"
   if [[ -n "$tf32_ms" && -n "$torch_tf32_ms" ]]; then
     say "FIGURE gpu.train_64x256_tf32 $tf32_ms ms ratio=$(ratio "$torch_tf32_ms" "$tf32_ms") vs=pytorch_eager_tf32 target=>=1.5"
+  fi
+
+  # Where the large step's time goes: every kernel of one B=64, T=256 step
+  # timed by Nsight Compute (where the machine has ncu), summed by name.
+  local ncu
+  ncu="$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)"
+  if [[ -n "$ncu" ]]; then
+    timeout "$(budget 120)" "$ncu" --clock-control none --metrics gpu__time_duration.sum \
+      --csv "$PACK/bin/base-cuda-64x256" run train --init 0 \
+      --input "src=$work/src-64x256.npy" --input "tgt_in=$work/tgt_in-64x256.npy" \
+      --input "tgt_out=$work/tgt_out-64x256.npy" --out-dir "$work/out" \
+      >"$out/ncu-train-64x256.csv" 2>"$out/ncu-train-64x256.err" || true
+    "$python" "$ROOT/scripts/gpu_kernel_times.py" "$out/ncu-train-64x256.csv" 15 |
+      tee "$out/kernels-train-64x256.txt" | sed 's/^/  /' | tee -a "$log"
+  else
+    say "kernel profile: no ncu on this machine"
   fi
 
   # torch.compile last: compiling the model takes minutes of the call.
