@@ -177,19 +177,21 @@ txrt_status txrt_cuda_attention_bwd(
     require(q && o && lse && d_o && dq && (tk == 0 || (k && v)),
             "q, k, v, o, lse, d_o and dq must not be NULL");
     const Launch keys = tiledKeysLaunch(batch, a);
-    if (useTiled(head_dim) && fits(keys) &&
-        allowShared(c, attentionBackwardKeysTiled, keys.sharedBytes)) {
+    bool keysFit = false;
+    if (useTiled(head_dim) && fits(keys))
+      withDims<KeysTiled>(head_dim, [&](auto kernel) {
+        keysFit = allowShared(c, kernel, keys.sharedBytes);
+      });
+    if (keysFit) {
       if (launchTiled<QueryTiled>(c, tiledQueryLaunch(batch, a), head_dim,
                                   "attentionBackwardQueryTiled", a, q, ldq, k,
                                   ldk, v, ldv, o, ldo, lse, d_o, lddo, dq,
                                   lddq)) {
-        if (keys.gridY > 0) {
-          attentionBackwardKeysTiled<<<gridOf(keys), keys.threads,
-                                       keys.sharedBytes, c.stream>>>(
-              a, q, ldq, k, ldk, v, ldv, o, ldo, lse, d_o, lddo, dk, lddk, dv,
-              lddv);
-          checkLaunch("attentionBackwardKeysTiled");
-        }
+        if (keys.gridY > 0)
+          launchTiled<KeysTiled>(c, keys, head_dim,
+                                 "attentionBackwardKeysTiled", a, q, ldq, k,
+                                 ldk, v, ldv, o, ldo, lse, d_o, lddo, dk, lddk,
+                                 dv, lddv);
         return;
       }
     }

@@ -187,9 +187,11 @@ protected:
         });
       });
       const Launch keys = tiledKeysLaunch(c.batch, a);
-      emu::launch(grid(keys), {keys.threads}, keys.sharedBytes, [&] {
-        attentionBackwardKeysTiled(a, q, ldq, k, ldkv, v, ldkv, oIn, ldo, lseIn,
-                                   dO, ldo, dk, ldkv, dv, ldkv);
+      withDims<KeysTiled>(hd, [&](auto kernel) {
+        emu::launch(grid(keys), {keys.threads}, keys.sharedBytes, [&] {
+          kernel(a, q, ldq, k, ldkv, v, ldkv, oIn, ldo, lseIn, dO, ldo, dk,
+                 ldkv, dv, ldkv);
+        });
       });
     } else {
       const Launch launch = rowBackwardLaunch(c.batch, a);
