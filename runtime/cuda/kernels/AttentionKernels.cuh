@@ -66,6 +66,24 @@ __device__ inline float dot(const float *a, const float *b, int64_t n) {
   return sum;
 }
 
+/// dot(rows + r * rowStride, b, n) for r < kRows at once: the kRows sums are
+/// independent chains (a chain of dependent FMAs is latency-bound) and b[d]
+/// is read once for all of them; each sum adds in dot's order, so the
+/// results are dot's bit for bit.
+template <int kRows>
+__device__ inline void dots(const float *rows, int64_t rowStride,
+                            const float *b, int64_t n, float (&sums)[kRows]) {
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+    sums[r] = 0.0f;
+  for (int64_t d = 0; d < n; ++d) {
+    const float bd = b[d];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+      sums[r] += rows[r * rowStride + d] * bd;
+  }
+}
+
 __global__ void attentionForward(Attention a, const float *q, int64_t ldq,
                                  const float *k, int64_t ldk, const float *v,
                                  int64_t ldv, float *o, int64_t ldo,
@@ -281,41 +299,53 @@ __global__ void __launch_bounds__(kTiledWarps * 32)
     __syncthreads();
     const int64_t j = j0 + lane;
     const int64_t keys = a.tk - j0 < kKeyTile ? a.tk - j0 : kKeyTile;
+    // The warp's rows together: their scores against lane j's key (the
+    // key's row read once for all), then each row's online softmax, then
+    // P V with each V element read once for all rows. Each row's sums run
+    // in the order a row at a time ran them.
+    const int row0 = warp * kRowsPerWarp;
+    float scores[kRowsPerWarp];
+    dots(qTile + row0 * hd, hd, kTile + lane * ks, hd, scores);
+    bool active[kRowsPerWarp]; // warp-uniform
 #pragma unroll
     for (int r = 0; r < kRowsPerWarp; ++r) {
-      const int row = warp * kRowsPerWarp + r;
+      const int row = row0 + r;
       const int64_t i = i0 + row;
+      active[r] = false;
       if (i >= a.tq) // the same for every lane
         continue;
       float s = -INFINITY;
       if (j < a.tk)
-        s = a.visible(b, h, i, j)
-                ? a.scale * dot(qTile + row * hd, kTile + lane * ks, hd)
-                : a.fill;
+        s = a.visible(b, h, i, j) ? a.scale * scores[r] : a.fill;
       const float mNew = fmaxf(m[r], warpMax(s));
       if (mNew == -INFINITY) // no key yet; the same for every lane
         continue;
+      active[r] = true;
       const float correction = m[r] == -INFINITY ? 0.0f : expf(m[r] - mNew);
       const float p = s == -INFINITY ? 0.0f : expf(s - mNew);
       l[r] = l[r] * correction + warpSum(p);
       m[r] = mNew;
-      float *pRow = pTile + row * kKeyTile;
-      pRow[lane] = j < a.tk ? p * a.dropFactor(b, h, i, j) : 0.0f;
-      __syncwarp();
+      pTile[row * kKeyTile + lane] = j < a.tk ? p * a.dropFactor(b, h, i, j)
+                                              : 0.0f;
 #pragma unroll
       for (int c = 0; c < kDims; ++c)
         acc[r][c] *= correction;
-      for (int64_t jj = 0; jj < keys; ++jj) {
-        const float pj = pRow[jj];
-#pragma unroll
-        for (int c = 0; c < kDims; ++c) {
-          const int64_t d = lane + 32 * c;
-          if (d < hd)
-            acc[r][c] += pj * vTile[jj * hd + d];
-        }
-      }
-      __syncwarp(); // pRow is read before the next tile writes it
     }
+    __syncwarp();
+    for (int64_t jj = 0; jj < keys; ++jj) {
+#pragma unroll
+      for (int c = 0; c < kDims; ++c) {
+        const int64_t d = lane + 32 * c;
+        if (d >= hd)
+          continue;
+        const float vd = vTile[jj * hd + d];
+#pragma unroll
+        for (int r = 0; r < kRowsPerWarp; ++r)
+          if (active[r])
+            acc[r][c] += pTile[(row0 + r) * kKeyTile + jj] * vd;
+      }
+    }
+    __syncwarp(); // pTile is read before the next tile writes it
   }
 #pragma unroll
   for (int r = 0; r < kRowsPerWarp; ++r) {
@@ -385,38 +415,48 @@ __global__ void __launch_bounds__(kTiledWarps * 32)
     __syncthreads();
     const int64_t j = j0 + lane;
     const int64_t keys = a.tk - j0 < kKeyTile ? a.tk - j0 : kKeyTile;
+    // The warp's rows together, as in attentionForwardTiled: scores and
+    // dP against lane j's key and value rows read once for all, then
+    // dq += dS K with each K element read once; each row's sums in the
+    // order a row at a time ran them.
+    const int row0 = warp * kRowsPerWarp;
+    float scores[kRowsPerWarp], dPs[kRowsPerWarp];
+    dots(qTile + row0 * hd, hd, kTile + lane * ks, hd, scores);
+    dots(doTile + row0 * hd, hd, vTile + lane * ks, hd, dPs);
+    bool active[kRowsPerWarp]; // warp-uniform
 #pragma unroll
     for (int r = 0; r < kRowsPerWarp; ++r) {
-      const int row = warp * kRowsPerWarp + r;
+      const int row = row0 + r;
       const int64_t i = i0 + row;
-      if (i >= a.tq || rowLse[r] == -INFINITY) // no key: no gradient
+      active[r] = i < a.tq && rowLse[r] != -INFINITY; // else no gradient
+      if (!active[r])
         continue;
       float ds = 0.0f;
       if (j < a.tk) {
         const bool seen = a.visible(b, h, i, j);
-        const float s =
-            seen ? a.scale * dot(qTile + row * hd, kTile + lane * ks, hd)
-                 : a.fill;
+        const float s = seen ? a.scale * scores[r] : a.fill;
         const float prob = expf(s - rowLse[r]);
-        const float dP = dot(doTile + row * hd, vTile + lane * ks, hd) *
-                         a.dropFactor(b, h, i, j);
+        const float dP = dPs[r] * a.dropFactor(b, h, i, j);
         // A masked key's score is the constant fill: no gradient.
         ds = seen ? prob * (dP - rowD[r]) : 0.0f;
       }
-      float *dsRow = dsTile + row * kKeyTile;
-      dsRow[lane] = ds;
-      __syncwarp();
-      for (int64_t jj = 0; jj < keys; ++jj) {
-        const float dsj = dsRow[jj];
-#pragma unroll
-        for (int c = 0; c < kDims; ++c) {
-          const int64_t d = lane + 32 * c;
-          if (d < hd)
-            acc[r][c] += dsj * kTile[jj * ks + d];
-        }
-      }
-      __syncwarp();
+      dsTile[row * kKeyTile + lane] = ds;
     }
+    __syncwarp();
+    for (int64_t jj = 0; jj < keys; ++jj) {
+#pragma unroll
+      for (int c = 0; c < kDims; ++c) {
+        const int64_t d = lane + 32 * c;
+        if (d >= hd)
+          continue;
+        const float kd = kTile[jj * ks + d];
+#pragma unroll
+        for (int r = 0; r < kRowsPerWarp; ++r)
+          if (active[r])
+            acc[r][c] += dsTile[(row0 + r) * kKeyTile + jj] * kd;
+      }
+    }
+    __syncwarp(); // dsTile is read before the next tile writes it
   }
 #pragma unroll
   for (int r = 0; r < kRowsPerWarp; ++r) {
