@@ -388,7 +388,7 @@ void callEntryOnDevice(ModelRunner &runner, const EntryInfo &entry,
           entry.kind == EntryKind::TrainStep ? firstStep + run : firstStep,
           options.trainSeed);
     int64_t startNs = txrt_profile_clock_ns();
-    outputs = runner.call(entry, inputPointers);
+    outputs = runner.call(entry, inputPointers, options.dims);
     times.push_back(double(txrt_profile_clock_ns() - startNs) / 1e6);
   }
   reportTimes(entry, times, err);
@@ -446,10 +446,6 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (options.profile.enabled)
       throw UsageError("--profile times the CPU's runtime calls; on a GPU "
                        "use `bench` (or Nsight Systems) instead",
-                       "run");
-    if (!options.dims.empty())
-      throw UsageError("--dim is not supported on a GPU yet: give inputs "
-                       "that determine every dim",
                        "run");
     runner = std::make_unique<ModelRunner>(model, entryTable, options.threads);
   }

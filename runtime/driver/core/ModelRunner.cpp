@@ -139,7 +139,8 @@ void ModelRunner::setTrainState(int64_t step, uint64_t seed) {
 }
 
 std::vector<Tensor> ModelRunner::call(const EntryInfo &entry,
-                                      const std::vector<const Tensor *> &inputs) {
+                                      const std::vector<const Tensor *> &inputs,
+                                      const DimOverrides &dimOverrides) {
   if (inputs.size() != entry.inputs.size())
     throw ModelError("entry '" + entry.name + "' takes " +
                      std::to_string(entry.inputs.size()) + " inputs, not " +
@@ -160,7 +161,8 @@ std::vector<Tensor> ModelRunner::call(const EntryInfo &entry,
     shapeOnly.shape = input->shape;
     views.push_back(std::move(shapeOnly));
   }
-  std::vector<int64_t> dims = bindDims(model_, entry, views, sources);
+  std::vector<int64_t> dims =
+      bindDims(model_, entry, views, sources, dimOverrides);
 
   reserveArena(entry);
   std::vector<Tensor> outputs;

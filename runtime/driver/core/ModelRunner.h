@@ -26,6 +26,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace txrt::driver {
@@ -73,9 +74,12 @@ public:
                      const std::string &purpose) const;
 
   /// Runs `entry` on `inputs` (one per entry input, in order, with the
-  /// declared dtypes) and returns its outputs.
+  /// declared dtypes) and returns its outputs; `dims` gives the dims no
+  /// input determines (run --dim).
   std::vector<Tensor> call(const EntryInfo &entry,
-                           const std::vector<const Tensor *> &inputs);
+                           const std::vector<const Tensor *> &inputs,
+                           const std::vector<std::pair<std::string, int64_t>>
+                               &dims = {});
 
   /// Called after every entry call with its start and end on
   /// txrt_profile_clock_ns's clock (loop/Profile.h sets it, with the
