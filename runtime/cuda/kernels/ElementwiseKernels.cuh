@@ -12,6 +12,7 @@
 #ifndef TXRT_CUDA_KERNELS_ELEMENTWISEKERNELS_CUH
 #define TXRT_CUDA_KERNELS_ELEMENTWISEKERNELS_CUH
 
+#include "ColumnSums.cuh"
 #include "KernelLaunch.cuh"
 
 #include "txrt/txrt.h"
@@ -95,40 +96,15 @@ __global__ void epilogueKernel(int64_t rows, int64_t cols, float *y,
   }
 }
 
-/// columnSumKernel's geometry: a block kColumnTile adjacent columns, its
-/// kColumnThreads threads kColumnThreads / kColumnTile row groups of them.
-constexpr unsigned kColumnTile = 32;
-constexpr unsigned kColumnThreads = 512;
-
-/// out[j] (+)= sum over rows of x[i, j]. Row group g of a block sums rows
-/// g, g + groups, ... of its tile's columns (a warp reads 32 adjacent
-/// floats of one row), then group 0 adds the groups' sums in order: the
-/// same additions at any grid, so a run repeats bit for bit. Each thread
-/// once summed a whole column alone, 16384 rows in sequence at B=64,
-/// T=256: 1.9 ms a call on an H200 (97 calls, 21 % of the step).
+/// out[j] (+)= sum over rows of x[i, j] (ColumnSums.cuh).
 __global__ void columnSumKernel(int64_t rows, int64_t cols, const float *x,
                                 float *out, bool accumulate) {
-  __shared__ double partial[kColumnThreads];
-  const unsigned lane = threadIdx.x % kColumnTile;
-  const unsigned group = threadIdx.x / kColumnTile;
-  const unsigned groups = blockDim.x / kColumnTile;
-  for (int64_t tile = blockIdx.x; tile * kColumnTile < cols;
-       tile += gridDim.x) {
-    const int64_t j = tile * kColumnTile + lane;
-    double sum = 0.0;
-    if (j < cols)
-      for (int64_t i = group; i < rows; i += groups)
-        sum += x[i * cols + j];
-    partial[threadIdx.x] = sum;
-    __syncthreads();
-    if (group == 0 && j < cols) {
-      double total = 0.0;
-      for (unsigned g = 0; g < groups; ++g)
-        total += partial[g * kColumnTile + lane];
-      out[j] = float(total + (accumulate ? double(out[j]) : 0.0));
-    }
-    __syncthreads();
-  }
+  columnTileSums<1>(
+      rows, cols,
+      [&](int64_t i, int64_t j, double(&sums)[1]) { sums[0] += x[i * cols + j]; },
+      [&](int64_t j, const double(&totals)[1]) {
+        out[j] = float(totals[0] + (accumulate ? double(out[j]) : 0.0));
+      });
 }
 
 struct Strides4 {
@@ -162,9 +138,7 @@ inline KernelLaunch elementLaunch(int64_t elements) {
   return gridStrideLaunch(elements, 256);
 }
 /// columnSumKernel: a block a tile of kColumnTile columns.
-inline KernelLaunch columnLaunch(int64_t cols) {
-  return {gridFor(cols, kColumnTile), kColumnThreads};
-}
+inline KernelLaunch columnLaunch(int64_t cols) { return columnTileLaunch(cols); }
 
 } // namespace txrt::cuda::elementwise
 

@@ -14,6 +14,7 @@
 #define TXRT_CUDA_KERNELS_LAYERNORMKERNELS_CUH
 
 #include "BlockReduce.cuh"
+#include "ColumnSums.cuh"
 #include "KernelLaunch.cuh"
 
 #include <cmath>
@@ -121,65 +122,35 @@ __global__ void layerNormBackwardData(int64_t cols, NormInput s,
   }
 }
 
-/// layerNormBackwardParams' geometry: a block kParamsTile adjacent columns,
-/// its kParamsThreads threads kParamsThreads / kParamsTile row groups.
-constexpr unsigned kParamsTile = 32;
-constexpr unsigned kParamsThreads = 512;
-
-/// dgamma[j] (+)= sum_i dy[i, j] * xhat[i, j], dbeta[j] (+)= sum_i dy[i, j].
-/// As columnSumKernel (ElementwiseKernels.cuh): row group g of a block takes
-/// rows g, g + groups, ... of its tile's columns, group 0 adds the groups'
-/// sums in order, so any grid gives the same bits. A thread once took a
-/// whole column alone: 8.5 ms a call at 16384 x 512 on an H200 (29 % of
-/// base.tx's step at B=64, T=256).
+/// dgamma[j] (+)= sum_i dy[i, j] * xhat[i, j], dbeta[j] (+)= sum_i dy[i, j]
+/// (ColumnSums.cuh).
 __global__ void layerNormBackwardParams(int64_t rows, int64_t cols, NormInput s,
                                         const float *mean, const float *var,
                                         float eps, const float *dy,
                                         float *dgamma, float *dbeta,
                                         bool accumulate) {
-  __shared__ double partialGamma[kParamsThreads];
-  __shared__ double partialBeta[kParamsThreads];
-  const unsigned lane = threadIdx.x % kParamsTile;
-  const unsigned group = threadIdx.x / kParamsTile;
-  const unsigned groups = blockDim.x / kParamsTile;
-  for (int64_t tile = blockIdx.x; tile * kParamsTile < cols;
-       tile += gridDim.x) {
-    const int64_t j = tile * kParamsTile + lane;
-    double sumGamma = 0.0, sumBeta = 0.0;
-    if (j < cols)
-      for (int64_t i = group; i < rows; i += groups) {
+  columnTileSums<2>(
+      rows, cols,
+      [&](int64_t i, int64_t j, double(&sums)[2]) {
         float rstd = 1.0f / sqrtf(var[i] + eps);
         float d = dy[i * cols + j];
-        sumGamma += double(d) * double((s(i * cols + j) - mean[i]) * rstd);
-        sumBeta += d;
-      }
-    partialGamma[threadIdx.x] = sumGamma;
-    partialBeta[threadIdx.x] = sumBeta;
-    __syncthreads();
-    if (group == 0 && j < cols) {
-      double totalGamma = 0.0, totalBeta = 0.0;
-      for (unsigned g = 0; g < groups; ++g) {
-        totalGamma += partialGamma[g * kParamsTile + lane];
-        totalBeta += partialBeta[g * kParamsTile + lane];
-      }
-      if (dgamma)
-        dgamma[j] =
-            float(totalGamma + (accumulate ? double(dgamma[j]) : 0.0));
-      if (dbeta)
-        dbeta[j] = float(totalBeta + (accumulate ? double(dbeta[j]) : 0.0));
-    }
-    __syncthreads();
-  }
+        sums[0] += double(d) * double((s(i * cols + j) - mean[i]) * rstd);
+        sums[1] += d;
+      },
+      [&](int64_t j, const double(&totals)[2]) {
+        if (dgamma)
+          dgamma[j] = float(totals[0] + (accumulate ? double(dgamma[j]) : 0.0));
+        if (dbeta)
+          dbeta[j] = float(totals[1] + (accumulate ? double(dbeta[j]) : 0.0));
+      });
 }
 
 /// layerNormForward and layerNormBackwardData: a block a row.
 inline KernelLaunch rowLaunch(int64_t rows) {
   return blockPerRowLaunch(rows, kThreads);
 }
-/// layerNormBackwardParams: a block a tile of kParamsTile columns.
-inline KernelLaunch paramsLaunch(int64_t cols) {
-  return {gridFor(cols, kParamsTile), kParamsThreads};
-}
+/// layerNormBackwardParams: a block a tile of kColumnTile columns.
+inline KernelLaunch paramsLaunch(int64_t cols) { return columnTileLaunch(cols); }
 
 } // namespace txrt::cuda::layernorm
 

@@ -14,6 +14,7 @@
 #define TXRT_CUDA_KERNELS_RMSNORMKERNELS_CUH
 
 #include "BlockReduce.cuh"
+#include "ColumnSums.cuh"
 #include "KernelLaunch.cuh"
 
 #include <cmath>
@@ -72,53 +73,30 @@ __global__ void rmsNormBackwardData(int64_t cols, const float *x,
   }
 }
 
-/// rmsNormBackwardGamma's geometry: a block kGammaTile adjacent columns,
-/// its kGammaThreads threads kGammaThreads / kGammaTile row groups.
-constexpr unsigned kGammaTile = 32;
-constexpr unsigned kGammaThreads = 512;
-
-/// dgamma[j] (+)= sum_i dy[i, j] * s[i, j] * rstd[i], s = x (+ r). As
-/// columnSumKernel (ElementwiseKernels.cuh): row groups of a block take
-/// interleaved rows of its tile's columns, group 0 adds their sums in
-/// order, so any grid gives the same bits (a thread a whole column before).
+/// dgamma[j] (+)= sum_i dy[i, j] * s[i, j] * rstd[i], s = x (+ r)
+/// (ColumnSums.cuh).
 __global__ void rmsNormBackwardGamma(int64_t rows, int64_t cols, const float *x,
                                      const float *r, const float *dy,
                                      const float *rowRstds, float *dgamma,
                                      bool accumulate) {
-  __shared__ double partial[kGammaThreads];
-  const unsigned lane = threadIdx.x % kGammaTile;
-  const unsigned group = threadIdx.x / kGammaTile;
-  const unsigned groups = blockDim.x / kGammaTile;
-  for (int64_t tile = blockIdx.x; tile * kGammaTile < cols;
-       tile += gridDim.x) {
-    const int64_t j = tile * kGammaTile + lane;
-    double sum = 0.0;
-    if (j < cols)
-      for (int64_t i = group; i < rows; i += groups) {
+  columnTileSums<1>(
+      rows, cols,
+      [&](int64_t i, int64_t j, double(&sums)[1]) {
         const int64_t at = i * cols + j;
         float s = x[at] + (r ? r[at] : 0.0f);
-        sum += double(dy[at]) * double(s * rowRstds[i]);
-      }
-    partial[threadIdx.x] = sum;
-    __syncthreads();
-    if (group == 0 && j < cols) {
-      double total = 0.0;
-      for (unsigned g = 0; g < groups; ++g)
-        total += partial[g * kGammaTile + lane];
-      dgamma[j] = float(total + (accumulate ? double(dgamma[j]) : 0.0));
-    }
-    __syncthreads();
-  }
+        sums[0] += double(dy[at]) * double(s * rowRstds[i]);
+      },
+      [&](int64_t j, const double(&totals)[1]) {
+        dgamma[j] = float(totals[0] + (accumulate ? double(dgamma[j]) : 0.0));
+      });
 }
 
 /// rmsNormForward and rmsNormBackwardData: a block a row.
 inline KernelLaunch rowLaunch(int64_t rows) {
   return blockPerRowLaunch(rows, kThreads);
 }
-/// rmsNormBackwardGamma: a block a tile of kGammaTile columns.
-inline KernelLaunch gammaLaunch(int64_t cols) {
-  return {gridFor(cols, kGammaTile), kGammaThreads};
-}
+/// rmsNormBackwardGamma: a block a tile of kColumnTile columns.
+inline KernelLaunch gammaLaunch(int64_t cols) { return columnTileLaunch(cols); }
 
 } // namespace txrt::cuda::rmsnorm
 
