@@ -473,7 +473,20 @@ __global__ void __launch_bounds__(kTiledWarps * 32)
   }
 }
 
-/// One warp: kKeyTile keys of one (batch, kv head).
+/// Head dimensions up to this keep each key's dk and dv rows in the lane's
+/// registers (attentionBackwardKeysTiled<kRegisterDims > 0>): 2 x 64 floats
+/// a lane; wider heads keep them in shared memory.
+constexpr int64_t kMaxRegisterKeysHeadDim = 64;
+
+/// One warp: kKeyTile keys of one (batch, kv head). Lane j's dk and dv rows
+/// accumulate in shared memory (kRegisterDims = 0), or, for head_dim <=
+/// kRegisterDims * 32 <= kMaxRegisterKeysHeadDim, in the lane's registers:
+/// register FMAs instead of a read-modify-write of shared memory (6 instead
+/// of 10 head_dim shared accesses a (row, key) pair) and half the shared
+/// memory a block, so more blocks share an SM (the first GPU run measured
+/// the shared form at 11.8 ms a call, B=64, T=256 on an H200). Both add in
+/// the same order: the same bits.
+template <int kRegisterDims>
 __global__ void __launch_bounds__(32)
     attentionBackwardKeysTiled(Attention a, const float *q, int64_t ldq,
                                const float *k, int64_t ldk, const float *v,
@@ -482,10 +495,14 @@ __global__ void __launch_bounds__(32)
                                float *dk, int64_t lddk, float *dv,
                                int64_t lddv) {
   TXRT_DYNAMIC_SHARED(float, shared);
+  constexpr bool kInRegisters = kRegisterDims > 0;
+  constexpr int kWidth = kInRegisters ? kRegisterDims * 32 : 1;
   const int64_t hd = a.headDim, ks = laneStride(hd);
+  // The dk and dv tiles only where the rows are not in registers.
+  const int64_t accumulatorTiles = kInRegisters ? 0 : 2;
   float *kTile = shared, *vTile = kTile + kKeyTile * ks,
         *dkTile = vTile + kKeyTile * ks, *dvTile = dkTile + kKeyTile * ks,
-        *qTile = dvTile + kKeyTile * ks,
+        *qTile = dkTile + accumulatorTiles * kKeyTile * ks,
         *doTile = qTile + kBackwardRowTile * hd,
         *lseTile = doTile + kBackwardRowTile * hd,
         *dTile = lseTile + kBackwardRowTile;
@@ -495,10 +512,30 @@ __global__ void __launch_bounds__(32)
   const int64_t j = j0 + lane;
   loadTile(kTile, ks, k + b * a.tk * ldk, ldk, g * hd, j0, kKeyTile, a.tk, hd);
   loadTile(vTile, ks, v + b * a.tk * ldv, ldv, g * hd, j0, kKeyTile, a.tk, hd);
-  for (int64_t d = 0; d < hd; ++d) {
-    dkTile[lane * ks + d] = 0.0f;
-    dvTile[lane * ks + d] = 0.0f;
+  float dkAcc[kWidth], dvAcc[kWidth];
+#pragma unroll
+  for (int d = 0; d < kWidth; ++d) {
+    dkAcc[d] = 0.0f;
+    dvAcc[d] = 0.0f;
   }
+  if (!kInRegisters)
+    for (int64_t d = 0; d < hd; ++d) {
+      dkTile[lane * ks + d] = 0.0f;
+      dvTile[lane * ks + d] = 0.0f;
+    }
+  // row += factor * src, row lane j's dk or dv (registers or shared).
+  auto accumulate = [&](float(&acc)[kWidth], float *tile, float factor,
+                        const float *src) {
+    if constexpr (kInRegisters) {
+#pragma unroll
+      for (int d = 0; d < kWidth; ++d)
+        if (d < hd)
+          acc[d] += factor * src[d];
+    } else {
+      for (int64_t d = 0; d < hd; ++d)
+        tile[lane * ks + d] += factor * src[d];
+    }
+  };
   // Under a causal mask with a -inf fill, rows before the tile's first key
   // see none of its keys.
   int64_t iBegin = 0;
@@ -542,134 +579,32 @@ __global__ void __launch_bounds__(32)
         const float pDrop = prob * factor;
         const float ds = seen ? prob * (dP - dTile[r]) * a.scale : 0.0f;
         if (pDrop != 0.0f)
-          for (int64_t d = 0; d < hd; ++d)
-            dvTile[lane * ks + d] += pDrop * doTile[r * hd + d];
+          accumulate(dvAcc, dvTile, pDrop, doTile + r * hd);
         if (ds != 0.0f)
-          for (int64_t d = 0; d < hd; ++d)
-            dkTile[lane * ks + d] += ds * qTile[r * hd + d];
+          accumulate(dkAcc, dkTile, ds, qTile + r * hd);
       }
     }
   }
+  // Rows in registers go out through the K and V tiles (read for the last
+  // time above), so that the stores to dk and dv are a row's adjacent
+  // floats across the lanes.
   __syncwarp();
+  float *dkRows = kInRegisters ? kTile : dkTile;
+  float *dvRows = kInRegisters ? vTile : dvTile;
+  if constexpr (kInRegisters) {
+#pragma unroll
+    for (int d = 0; d < kWidth; ++d)
+      if (d < hd) {
+        dkRows[lane * ks + d] = dkAcc[d];
+        dvRows[lane * ks + d] = dvAcc[d];
+      }
+    __syncwarp();
+  }
   const int64_t keys = a.tk - j0 < kKeyTile ? a.tk - j0 : kKeyTile;
   for (int64_t idx = lane; idx < keys * hd; idx += 32) {
     const int64_t jj = idx / hd, d = idx % hd;
-    dk[(b * a.tk + j0 + jj) * lddk + g * hd + d] = dkTile[jj * ks + d];
-    dv[(b * a.tk + j0 + jj) * lddv + g * hd + d] = dvTile[jj * ks + d];
-  }
-}
-
-/// Head dimensions up to this keep each key's dk and dv rows in the lane's
-/// registers (attentionBackwardKeysRegisters): 2 x 64 floats a lane; wider
-/// heads keep them in shared memory (attentionBackwardKeysTiled).
-constexpr int64_t kMaxRegisterKeysHeadDim = 64;
-
-/// attentionBackwardKeysTiled with lane j's dk and dv rows in registers
-/// (head_dim <= kDims * 32 <= kMaxRegisterKeysHeadDim): each (row, key)
-/// pair updates them with register FMAs instead of a read-modify-write of
-/// shared memory (10 head_dim shared accesses a pair before, 6 now), and
-/// the block needs half the shared memory, so more blocks share an SM (the
-/// first GPU run measured 11.8 ms a call for the shared form at B=64,
-/// T=256 on an H200, 24 % of the step). The same arithmetic in the same
-/// order as attentionBackwardKeysTiled: the same bits.
-template <int kDims>
-__global__ void __launch_bounds__(32)
-    attentionBackwardKeysRegisters(Attention a, const float *q, int64_t ldq,
-                                   const float *k, int64_t ldk, const float *v,
-                                   int64_t ldv, const float *o, int64_t ldo,
-                                   const float *lse, const float *dO,
-                                   int64_t lddo, float *dk, int64_t lddk,
-                                   float *dv, int64_t lddv) {
-  TXRT_DYNAMIC_SHARED(float, shared);
-  constexpr int kWidth = kDims * 32;
-  const int64_t hd = a.headDim, ks = laneStride(hd);
-  float *kTile = shared, *vTile = kTile + kKeyTile * ks,
-        *qTile = vTile + kKeyTile * ks,
-        *doTile = qTile + kBackwardRowTile * hd,
-        *lseTile = doTile + kBackwardRowTile * hd,
-        *dTile = lseTile + kBackwardRowTile;
-  const int64_t bg = blockIdx.x, b = bg / a.kvHeads, g = bg % a.kvHeads;
-  const int64_t j0 = int64_t(blockIdx.y) * kKeyTile;
-  const int lane = threadIdx.x;
-  const int64_t j = j0 + lane;
-  loadTile(kTile, ks, k + b * a.tk * ldk, ldk, g * hd, j0, kKeyTile, a.tk, hd);
-  loadTile(vTile, ks, v + b * a.tk * ldv, ldv, g * hd, j0, kKeyTile, a.tk, hd);
-  float dkAcc[kWidth], dvAcc[kWidth];
-#pragma unroll
-  for (int d = 0; d < kWidth; ++d) {
-    dkAcc[d] = 0.0f;
-    dvAcc[d] = 0.0f;
-  }
-  int64_t iBegin = 0;
-  if (a.causal && a.fill == -INFINITY && j0 - (a.tk - a.tq) > 0)
-    iBegin = j0 - (a.tk - a.tq);
-  const int64_t group = a.heads / a.kvHeads;
-  for (int64_t hh = 0; hh < group; ++hh) {
-    const int64_t h = g * group + hh;
-    for (int64_t i0 = iBegin; i0 < a.tq; i0 += kBackwardRowTile) {
-      const int64_t rows =
-          a.tq - i0 < kBackwardRowTile ? a.tq - i0 : kBackwardRowTile;
-      __syncwarp(); // the previous rows are read
-      loadTile(qTile, hd, q + b * a.tq * ldq, ldq, h * hd, i0, rows, a.tq, hd);
-      loadTile(doTile, hd, dO + b * a.tq * lddo, lddo, h * hd, i0, rows, a.tq,
-               hd);
-      __syncwarp();
-      for (int64_t r = 0; r < rows; ++r) {
-        const float *oRow = o + (b * a.tq + i0 + r) * ldo + h * hd;
-        float partial = 0.0f;
-        for (int64_t d = lane; d < hd; d += 32)
-          partial += doTile[r * hd + d] * oRow[d];
-        partial = warpSum(partial);
-        if (lane == 0) {
-          dTile[r] = partial;
-          lseTile[r] = lse[(b * a.heads + h) * a.tq + i0 + r];
-        }
-      }
-      __syncwarp();
-      for (int64_t r = 0; j < a.tk && r < rows; ++r) {
-        const float rowLse = lseTile[r];
-        if (rowLse == -INFINITY) // a row with no key: no gradient
-          continue;
-        const int64_t i = i0 + r;
-        const bool seen = a.visible(b, h, i, j);
-        const float s =
-            seen ? a.scale * dot(qTile + r * hd, kTile + lane * ks, hd)
-                 : a.fill;
-        const float prob = expf(s - rowLse);
-        const float factor = a.dropFactor(b, h, i, j);
-        const float dP = dot(doTile + r * hd, vTile + lane * ks, hd) * factor;
-        const float pDrop = prob * factor;
-        const float ds = seen ? prob * (dP - dTile[r]) * a.scale : 0.0f;
-        if (pDrop != 0.0f) {
-#pragma unroll
-          for (int d = 0; d < kWidth; ++d)
-            if (d < hd)
-              dvAcc[d] += pDrop * doTile[r * hd + d];
-        }
-        if (ds != 0.0f) {
-#pragma unroll
-          for (int d = 0; d < kWidth; ++d)
-            if (d < hd)
-              dkAcc[d] += ds * qTile[r * hd + d];
-        }
-      }
-    }
-  }
-  // Through the K and V tiles (read for the last time above), so that the
-  // stores to dk and dv are a row's adjacent floats across the lanes.
-  __syncwarp();
-#pragma unroll
-  for (int d = 0; d < kWidth; ++d)
-    if (d < hd) {
-      kTile[lane * ks + d] = dkAcc[d];
-      vTile[lane * ks + d] = dvAcc[d];
-    }
-  __syncwarp();
-  const int64_t keys = a.tk - j0 < kKeyTile ? a.tk - j0 : kKeyTile;
-  for (int64_t idx = lane; idx < keys * hd; idx += 32) {
-    const int64_t jj = idx / hd, d = idx % hd;
-    dk[(b * a.tk + j0 + jj) * lddk + g * hd + d] = kTile[jj * ks + d];
-    dv[(b * a.tk + j0 + jj) * lddv + g * hd + d] = vTile[jj * ks + d];
+    dk[(b * a.tk + j0 + jj) * lddk + g * hd + d] = dkRows[jj * ks + d];
+    dv[(b * a.tk + j0 + jj) * lddv + g * hd + d] = dvRows[jj * ks + d];
   }
 }
 
@@ -738,12 +673,9 @@ template <int kDims> struct QueryTiled {
 /// dk and dv: in registers up to kMaxRegisterKeysHeadDim, else in shared
 /// memory (tiledKeysLaunch sizes the shared memory to match).
 template <int kDims> struct KeysTiled {
-  static constexpr auto kernel = kDims * 32 <= kMaxRegisterKeysHeadDim
-                                     ? attentionBackwardKeysRegisters<
-                                           (kDims * 32 <= kMaxRegisterKeysHeadDim
-                                                ? kDims
-                                                : 1)>
-                                     : attentionBackwardKeysTiled;
+  static constexpr auto kernel =
+      attentionBackwardKeysTiled<(kDims * 32 <= kMaxRegisterKeysHeadDim ? kDims
+                                                                        : 0)>;
 };
 
 /// The attention these arguments describe (Attention.cu's describe checks
