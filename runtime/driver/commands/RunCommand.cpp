@@ -442,7 +442,7 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   // On a device the arena's home is the runner's (ParameterHome): filled
   // through write() here, read back after the calls for what is saved.
   std::unique_ptr<ModelRunner> runner;
-  if (openDevice(model)) {
+  if (runsOnDevice(model)) {
     if (options.profile.enabled)
       throw UsageError("--profile times the CPU's runtime calls; on a GPU "
                        "use `bench` (or Nsight Systems) instead",

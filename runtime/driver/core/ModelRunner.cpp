@@ -49,6 +49,10 @@ const CudaSupport *cudaSupport() {
   return txrt_driver_cuda_backend ? txrt_driver_cuda_backend() : nullptr;
 }
 
+bool runsOnDevice(const ModelInfo &model) {
+  return (requested().empty() ? model.target : requested()) != "cpu";
+}
+
 std::unique_ptr<Device> openDevice(const ModelInfo &model) {
   std::string device = requested().empty() ? model.target : requested();
   std::string flag = "--device " + device;

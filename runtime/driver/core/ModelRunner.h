@@ -51,6 +51,10 @@ void setAllowTf32(bool allow);
 /// The CUDA backend linked into this executable, or nullptr (a CPU build).
 const CudaSupport *cudaSupport();
 
+/// Whether `model` runs on a device (not the CPU) for the requested device,
+/// without opening it (dispatch has checked that openDevice can).
+bool runsOnDevice(const ModelInfo &model);
+
 /// The device `model` runs on for the requested device: nullptr for the
 /// CPU. InputError for an unknown name, a device this executable cannot
 /// use, or one that is not there.
