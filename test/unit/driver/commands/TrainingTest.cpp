@@ -325,26 +325,6 @@ TEST_F(TrainingTest, SaveGradsWritesEveryGradientByName) {
       << forward.err;
 }
 
-// A train_step entry's gradients live in its activation arena and go
-// straight into Adam's update: --save-grads wrote the untouched gradient
-// region (all zeros) until it was refused.
-TEST_F(TrainingTest, SaveGradsRefusesATrainStepEntry) {
-  writeFile(dir.file("src.txt"), "4 5 6\n7 8\n");
-  writeFile(dir.file("in.txt"), "2 4 5\n2 6\n");
-  writeFile(dir.file("out.txt"), "4 5 3\n6 3\n");
-  Result run = drive({"run", "train", "--init", "1", "src=" +
-                      dir.file("src.txt"), "tgt_in=" + dir.file("in.txt"),
-                      "tgt_out=" + dir.file("out.txt"), "--out-dir",
-                      dir.path(), "--save-grads", dir.file("g.safetensors")});
-  EXPECT_EQ(run.code, 2);
-  EXPECT_NE(run.err.find("--save-grads needs a train_grad entry; 'train' is a "
-                         "train_step entry, whose gradients go straight into "
-                         "Adam's update and are not kept; run 'train_grad'"),
-            std::string::npos)
-      << run.err;
-  EXPECT_FALSE(std::filesystem::exists(dir.file("g.safetensors")));
-}
-
 TEST_F(TrainingTest, BenchPrintsTimings) {
   Result bench = drive({"bench", "--steps", "3", "--threads", "1"});
   ASSERT_EQ(bench.code, 0) << bench.err;
@@ -359,11 +339,16 @@ TEST_F(TrainingTest, BenchPrintsTimings) {
 
 namespace {
 
-/// Runs the fake's train_step entry on a fixed batch.
-Result runTrainStep(const ScratchDir &dir, std::vector<std::string> extra) {
+/// The fixed batch the run tests use: src.txt, in.txt and out.txt.
+void writeFixedBatch(const ScratchDir &dir) {
   writeFile(dir.file("src.txt"), "4 5 6\n7 8\n");
   writeFile(dir.file("in.txt"), "2 4 5\n2 6\n");
   writeFile(dir.file("out.txt"), "4 5 3\n6 3\n");
+}
+
+/// Runs the fake's train_step entry on a fixed batch.
+Result runTrainStep(const ScratchDir &dir, std::vector<std::string> extra) {
+  writeFixedBatch(dir);
   std::vector<std::string> args = {
       "run", "train", "src=" + dir.file("src.txt"),
       "tgt_in=" + dir.file("in.txt"), "tgt_out=" + dir.file("out.txt"),
@@ -385,6 +370,21 @@ std::vector<float> tensorValues(const std::string &path,
 }
 
 } // namespace
+
+// A train_step entry's gradients live in its activation arena and go
+// straight into Adam's update: --save-grads wrote the untouched gradient
+// region (all zeros) until it was refused.
+TEST_F(TrainingTest, SaveGradsRefusesATrainStepEntry) {
+  Result run = runTrainStep(
+      dir, {"--init", "1", "--save-grads", dir.file("g.safetensors")});
+  EXPECT_EQ(run.code, 2);
+  EXPECT_NE(run.err.find("--save-grads needs a train_grad entry; 'train' is a "
+                         "train_step entry, whose gradients go straight into "
+                         "Adam's update and are not kept; run 'train_grad'"),
+            std::string::npos)
+      << run.err;
+  EXPECT_FALSE(std::filesystem::exists(dir.file("g.safetensors")));
+}
 
 TEST_F(TrainingTest, RunNeverWritesLessOverATrainingCheckpoint) {
   const std::string ckpt = dir.file("ckpt.safetensors");
@@ -482,9 +482,7 @@ Result driveOnFakeDevice(std::vector<std::string> args) {
 // device before ("not supported yet"), which left no way to check one
 // entry of a GPU build against the CPU build.
 TEST_F(TrainingTest, RunOnADeviceGivesTheCpusResults) {
-  writeFile(dir.file("src.txt"), "4 5 6\n7 8\n");
-  writeFile(dir.file("in.txt"), "2 4 5\n2 6\n");
-  writeFile(dir.file("out.txt"), "4 5 3\n6 3\n");
+  writeFixedBatch(dir);
   auto args = [&](const std::string &entry, const std::string &side,
                   std::vector<std::string> extra) {
     std::vector<std::string> all = {
