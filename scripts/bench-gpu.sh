@@ -67,6 +67,15 @@ txc_step_ms() {
   sed -nE "s/.*ran 'train'.*median ([0-9.]+) ms.*/\1/p"
 }
 
+# txc_train_command CONFIG: sets `train_cmd` to the CUDA executable's
+# `run train` on run()'s inputs for CONFIG (8x64, 64x256); options follow.
+txc_train_command() {
+  local config=$1
+  train_cmd=("$PACK/bin/base-cuda-$config" run train --init 0
+    --input "src=$work/src-$config.npy" --input "tgt_in=$work/tgt_in-$config.npy"
+    --input "tgt_out=$work/tgt_out-$config.npy" --out-dir "$work/out")
+}
+
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "nan" }'; }
 
 run() {
@@ -104,11 +113,10 @@ for name in ("src", "tgt_in", "tgt_out"):
     np.save("%s/%s-%dx%d.npy" % (out, name, batch, length),
             rng.integers(4, 8000, size=(batch, length), dtype=np.int32))
 PY
-    local txc_ms eager_ms compiled_ms
-    txc_ms="$(timeout "$(budget 240)" "$PACK/bin/base-cuda-$config" run train --init 0 \
-      --input "src=$work/src-$config.npy" --input "tgt_in=$work/tgt_in-$config.npy" \
-      --input "tgt_out=$work/tgt_out-$config.npy" --out-dir "$work/out" \
-      --repeat "$steps" 2>&1 >/dev/null | tee "$out/txc-train-$config.txt" | txc_step_ms)" || true
+    local txc_ms eager_ms compiled_ms train_cmd
+    txc_train_command "$config"
+    txc_ms="$(timeout "$(budget 240)" "${train_cmd[@]}" --repeat "$steps" 2>&1 >/dev/null |
+      tee "$out/txc-train-$config.txt" | txc_step_ms)" || true
     eager_ms="$(timeout "$(budget 240)" "${py[@]}" train --device cuda --batch "$batch" \
       --src_len "$len" --tgt_len "$len" --repeat "$steps" 2>&1 | tee "$out/torch-train-$config.txt" |
       awk '/^torch_train_ms/ {print $2}')" || true
@@ -151,10 +159,9 @@ PY
   # TF32 on both sides (txc --allow-tf32, PyTorch allow_tf32) at the large
   # shape, where the GEMMs dominate.
   local tf32_ms torch_tf32_ms
-  tf32_ms="$(timeout "$(budget 240)" "$PACK/bin/base-cuda-64x256" run train --init 0 \
-    --input "src=$work/src-64x256.npy" --input "tgt_in=$work/tgt_in-64x256.npy" \
-    --input "tgt_out=$work/tgt_out-64x256.npy" --out-dir "$work/out" --allow-tf32 \
-    --repeat 8 2>&1 >/dev/null | tee "$out/txc-train-64x256-tf32.txt" | txc_step_ms)" || true
+  txc_train_command 64x256
+  tf32_ms="$(timeout "$(budget 240)" "${train_cmd[@]}" --allow-tf32 --repeat 8 2>&1 >/dev/null |
+    tee "$out/txc-train-64x256-tf32.txt" | txc_step_ms)" || true
   torch_tf32_ms="$(timeout "$(budget 240)" "${py[@]}" train --device cuda --tf32 --batch 64 \
     --src_len 256 --tgt_len 256 --repeat 8 2>&1 | tee "$out/torch-train-64x256-tf32.txt" |
     awk '/^torch_train_ms/ {print $2}')" || true
@@ -168,11 +175,9 @@ PY
   local ncu
   ncu="$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1 || true)"
   if [[ -n "$ncu" ]]; then
+    txc_train_command 64x256
     timeout "$(budget 120)" "$ncu" --clock-control none --metrics gpu__time_duration.sum \
-      --csv "$PACK/bin/base-cuda-64x256" run train --init 0 \
-      --input "src=$work/src-64x256.npy" --input "tgt_in=$work/tgt_in-64x256.npy" \
-      --input "tgt_out=$work/tgt_out-64x256.npy" --out-dir "$work/out" \
-      >"$out/ncu-train-64x256.csv" 2>"$out/ncu-train-64x256.err" || true
+      --csv "${train_cmd[@]}" >"$out/ncu-train-64x256.csv" 2>"$out/ncu-train-64x256.err" || true
     "$python" "$ROOT/scripts/gpu_kernel_times.py" "$out/ncu-train-64x256.csv" 15 |
       tee "$out/kernels-train-64x256.txt" | sed 's/^/  /' | tee -a "$log"
   else
