@@ -8,7 +8,8 @@ Every tensor of A (but those whose name matches --exclude) must be in B
 with the same shape; f32 tensors must agree within ||a - b|| <= rtol * ||a||
 per tensor (2-norms: the relative error of the tensor as a vector), Adam's
 moments (names ending in .exp_avg or .exp_avg_sq) within M when given,
-integer tensors exactly. Prints the worst tensor and exits 1 on a mismatch. Reads the format directly (8-byte header length,
+integer tensors exactly; a NaN or infinity in either is a mismatch.
+Prints the worst tensor and exits 1 on a mismatch. Reads the format directly (8-byte header length,
 JSON header, raw little-endian data) with numpy.
 """
 import argparse
@@ -63,6 +64,10 @@ def main():
                 return 1
             continue
         x64 = x.astype(np.float64)
+        if not (np.isfinite(x64).all() and np.isfinite(y.astype(np.float64)).all()):
+            # A NaN error compares false with every bound: say so instead.
+            print(f"mismatch: {name} is not finite")
+            return 1
         scale = max(float(np.linalg.norm(x64)), 1e-30)
         error = float(np.linalg.norm(x64 - y)) / scale
         moment = name.endswith((".exp_avg", ".exp_avg_sq"))

@@ -17,7 +17,7 @@
 #      checkpoint (a GPU checkpoint resumes on the CPU).
 # The key projections' bias (W_k.bias) is left out of 2 and 3: its gradient
 # is zero in exact arithmetic, so its moments and values are rounding noise
-# scaled up by Adam (compare_checkpoints.py --skip; the first GPU run found
+# scaled up by Adam (compare-checkpoints.py --exclude; the first GPU run found
 # every other tensor within the bounds and these 1.75 and 4.95 apart).
 # Prints one PASS / FAIL line per stage; exits 1 if any failed.
 set -u
@@ -25,6 +25,7 @@ cpu=$1 cuda=$2 data=$3 out=$4 python=${5:-python3}
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 mkdir -p "$out"
 . "$here/stages.sh"
+compare="$here/../../E2E/Inputs/compare-checkpoints.py"
 exact() { # exact EXE CHECKPOINT: "exact N of 8"
   cut -f1 "$data" | "$1" translate --load "$2" >"$out/translated.txt" &&
     cut -f2 "$data" | paste - "$out/translated.txt" |
@@ -35,8 +36,8 @@ stage step1-cpu "$cpu" train --data "$data" --steps 1 --seed 1 --threads 1 \
   --save "$out/cpu1.safetensors" --quiet
 stage step1-gpu "$cuda" train --data "$data" --steps 1 --seed 1 \
   --save "$out/gpu1.safetensors" --quiet
-stage step1-compare "$python" "$here/compare_checkpoints.py" \
-  "$out/gpu1.safetensors" "$out/cpu1.safetensors" --rtol 1e-4 --skip 'W_k\.bias'
+stage step1-compare "$python" "$compare" \
+  "$out/cpu1.safetensors" "$out/gpu1.safetensors" --rtol 1e-4 --exclude 'W_k\.bias'
 stage resident-gpu bash -c "'$cuda' train --data '$data' --steps 20 --seed 1 \
   --ema 0.9 --every 10 --save '$out/gpu20.safetensors' --quiet --verbose \
   >'$out/resident.log' 2>&1 &&
@@ -48,8 +49,8 @@ stage resume10-gpu "$cuda" train --data "$data" --steps 10 --seed 1 \
 stage resume20-gpu bash -c "'$cuda' train --data '$data' --steps 20 \
   --resume '$out/gpu10.safetensors' --save '$out/gpu20r.safetensors' \
   --quiet --verbose 2>&1 | grep 'parameter arena .* copied in 1x'"
-stage resume-compare "$python" "$here/compare_checkpoints.py" \
-  "$out/gpu20r.safetensors" "$out/gpu20.safetensors" --rtol 1e-4 --skip 'W_k\.bias'
+stage resume-compare "$python" "$compare" \
+  "$out/gpu20.safetensors" "$out/gpu20r.safetensors" --rtol 1e-4 --exclude 'W_k\.bias'
 stage train600-gpu "$cuda" train --data "$data" --steps 600 --seed 1 \
   --save "$out/gpu600.safetensors" --quiet
 stage exact-gpu exact "$cuda" "$out/gpu600.safetensors"
