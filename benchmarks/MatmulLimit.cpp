@@ -4,7 +4,8 @@
 // steps and prints, for the step's matmul shapes exactly as executed, the
 // time bare dnnl_sgemm takes for them (same M, N, K and transposes, fastest
 // of --reps repetitions, on $TXRT_NUM_THREADS threads): the step's
-// matmul-bound limit. It also counts the matmuls oneDNN ran on an
+// matmul-bound limit. Its operands are on transparent huge pages, as the
+// executable's arenas are (unless TXRT_HUGE_PAGES=0, as there). It also counts the matmuls oneDNN ran on an
 // implementation other than brgemm (e.g. the `gemm:jit` fallback) and, with
 // --require-brgemm, exits 1 naming them (on a CPU where oneDNN ran no
 // brgemm matmul at all, e.g. AVX2 only, gemm:jit is the best it has and
@@ -29,7 +30,41 @@
 #include <tuple>
 #include <vector>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace {
+
+/// `count` floats set to `value`, 2 MiB aligned and marked MADV_HUGEPAGE
+/// before the first touch, as the driver's arenas (runtime/driver/core/
+/// Tensor.cpp): the limit must not run on better pages than the step.
+class Operand {
+public:
+  Operand(size_t count, float value) : bytes_(count * sizeof(float)) {
+    constexpr size_t kHuge = size_t(2) << 20;
+    size_t rounded = (bytes_ + kHuge - 1) / kHuge * kHuge;
+    data_ = static_cast<float *>(std::aligned_alloc(kHuge, rounded));
+    if (!data_) {
+      std::fprintf(stderr, "error: cannot allocate %zu bytes\n", rounded);
+      std::exit(1);
+    }
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    const char *huge = std::getenv("TXRT_HUGE_PAGES");
+    if (!huge || std::strcmp(huge, "0") != 0)
+      (void)madvise(data_, rounded, MADV_HUGEPAGE);
+#endif
+    std::fill(data_, data_ + count, value);
+  }
+  ~Operand() { std::free(data_); }
+  Operand(const Operand &) = delete;
+  Operand &operator=(const Operand &) = delete;
+  float *data() { return data_; }
+
+private:
+  size_t bytes_;
+  float *data_;
+};
 
 struct Shape {
   long m = 0, n = 0, k = 0, batch = 1;
@@ -74,8 +109,8 @@ bool parseDims(const std::string &s, long &batch, long &rows, long &cols) {
 }
 
 double timeSgemm(const Shape &s, int reps) {
-  std::vector<float> a(size_t(s.m) * s.k, 0.5f), b(size_t(s.k) * s.n, 0.25f),
-      c(size_t(s.m) * s.n);
+  Operand a(size_t(s.m) * s.k, 0.5f), b(size_t(s.k) * s.n, 0.25f),
+      c(size_t(s.m) * s.n, 0.0f);
   const long lda = s.transA ? s.m : s.k, ldb = s.transB ? s.k : s.n;
   double best = 1e30;
   for (int r = 0; r < reps + 1; ++r) { // the first run warms up

@@ -3,6 +3,17 @@
 // Element type names and sizes, shape formatting with overflow-checked
 // element counts, and the zero-filled 64-byte aligned buffer.
 //
+// Large buffers (the parameter and activation arenas, big inputs and
+// outputs) are mapped directly, 2 MiB aligned, and offered to the kernel's
+// transparent huge pages (MADV_HUGEPAGE; Debian's default THP mode is
+// `madvise`, so nothing is huge unless asked for). A train step streams
+// hundreds of MB of arena through every op; with 4 KiB pages each op's
+// first touch of its operands misses the TLB page by page, which in a
+// virtual machine costs a two-level walk. TXRT_HUGE_PAGES=0 keeps 4 KiB
+// pages (docs/driver.md). Pages nobody touches are still never made
+// resident (e.g. the gradient region of a parameter arena while `train`
+// runs the fused step).
+//
 //===----------------------------------------------------------------------===//
 #include "core/Tensor.h"
 
@@ -11,6 +22,10 @@
 #include <cstring>
 #include <new>
 #include <utility>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace txrt::driver {
 
@@ -72,15 +87,59 @@ std::optional<int64_t> checkedByteSize(const Shape &shape,
 // AlignedBuffer
 //===----------------------------------------------------------------------===//
 
+bool hugePagesWanted() {
+  const char *value = std::getenv("TXRT_HUGE_PAGES");
+  return !value || std::strcmp(value, "0") != 0;
+}
+
+namespace {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+/// A fresh, zero-filled mapping of at least `bytes`, its start 2 MiB
+/// aligned and marked MADV_HUGEPAGE; nullptr when mmap fails. `mapped` and
+/// `mappedBytes` receive what to munmap.
+void *mapHuge(size_t bytes, void *&mapped, size_t &mappedBytes) {
+  constexpr size_t kHuge = AlignedBuffer::kHugePageBytes;
+  size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+  if (rounded < bytes || rounded + kHuge < rounded)
+    return nullptr;
+  size_t length = rounded + kHuge;
+  void *raw = mmap(nullptr, length, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED)
+    return nullptr;
+  uintptr_t start = reinterpret_cast<uintptr_t>(raw);
+  uintptr_t aligned = (start + kHuge - 1) / kHuge * kHuge;
+  // Hand the unaligned head and the tail back at once.
+  size_t head = aligned - start, tail = length - head - rounded;
+  if (head)
+    munmap(raw, head);
+  if (tail)
+    munmap(reinterpret_cast<void *>(aligned + rounded), tail);
+  void *data = reinterpret_cast<void *>(aligned);
+  // Only advice: where THP is off ("never") the pages stay 4 KiB.
+  (void)madvise(data, rounded, MADV_HUGEPAGE);
+  mapped = data;
+  mappedBytes = rounded;
+  return data;
+}
+#endif
+} // namespace
+
 AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
   if (bytes == 0)
     return;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (bytes >= kHugePageBytes && hugePagesWanted()) {
+    data_ = mapHuge(bytes, raw_, mappedBytes_);
+    if (data_)
+      return;
+  }
+#endif
   size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
   if (rounded < bytes)
     throw std::bad_alloc();
   // calloc: large blocks come as fresh zero pages from the kernel, so memory
-  // nobody writes (e.g. the gradient region of a parameter arena while
-  // `train` runs the fused step) is never made resident.
+  // nobody writes is never made resident.
   raw_ = std::calloc(1, rounded + kAlignment);
   if (!raw_)
     throw std::bad_alloc();
@@ -92,16 +151,26 @@ AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
 AlignedBuffer::AlignedBuffer(AlignedBuffer &&other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       raw_(std::exchange(other.raw_, nullptr)),
-      size_(std::exchange(other.size_, 0)) {}
+      size_(std::exchange(other.size_, 0)),
+      mappedBytes_(std::exchange(other.mappedBytes_, 0)) {}
 
 AlignedBuffer &AlignedBuffer::operator=(AlignedBuffer &&other) noexcept {
   std::swap(data_, other.data_);
   std::swap(raw_, other.raw_);
   std::swap(size_, other.size_);
+  std::swap(mappedBytes_, other.mappedBytes_);
   return *this;
 }
 
-AlignedBuffer::~AlignedBuffer() { std::free(raw_); }
+AlignedBuffer::~AlignedBuffer() {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (mappedBytes_) {
+    munmap(raw_, mappedBytes_);
+    return;
+  }
+#endif
+  std::free(raw_);
+}
 
 //===----------------------------------------------------------------------===//
 // Tensor

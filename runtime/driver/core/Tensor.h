@@ -46,10 +46,17 @@ inline std::optional<int64_t> checkedNumElements(const Shape &shape) {
   return checkedByteSize(shape, 1);
 }
 
-/// A zero-filled, 64-byte aligned, move-only block of host memory.
+/// Whether large buffers ask for transparent huge pages: yes unless
+/// TXRT_HUGE_PAGES=0.
+bool hugePagesWanted();
+
+/// A zero-filled, 64-byte aligned, move-only block of host memory. Blocks
+/// of kHugePageBytes or more are their own mapping, 2 MiB aligned and
+/// marked for transparent huge pages (Tensor.cpp; TXRT_HUGE_PAGES=0: not).
 class AlignedBuffer {
 public:
   static constexpr size_t kAlignment = 64;
+  static constexpr size_t kHugePageBytes = size_t(2) << 20;
 
   AlignedBuffer() = default;
   /// Throws std::bad_alloc when the allocation fails.
@@ -63,11 +70,14 @@ public:
   void *data() { return data_; }
   const void *data() const { return data_; }
   size_t size() const { return size_; }
+  /// Whether the block is a mapping of its own marked for huge pages.
+  bool hugePageMapped() const { return mappedBytes_ != 0; }
 
 private:
   void *data_ = nullptr; ///< 64-byte aligned, inside raw_
-  void *raw_ = nullptr;  ///< what calloc returned
+  void *raw_ = nullptr;  ///< what calloc returned, or the mapping
   size_t size_ = 0;
+  size_t mappedBytes_ = 0; ///< the mapping's length (0: calloc'd)
 };
 
 /// A dense row-major tensor owning its elements.
