@@ -119,6 +119,20 @@ TEST_F(AdamTest, SumSquaresAccumulates) {
   EXPECT_NEAR(total, expected, 1e-4 * expected);
 }
 
+// The sum runs in 16 double lanes and a tail: every size around the lane
+// count, serial and parallel, gives the double sum rounded once to float.
+TEST_F(AdamTest, SumSquaresOfEveryTailIsTheDoubleSum) {
+  for (int64_t n : {1, 2, 15, 16, 17, 31, 33, 65537, 65551}) {
+    Floats x = randomFloats(n, 11);
+    double expected = 0.0;
+    for (float value : x)
+      expected += double(value) * double(value);
+    float total = 0.0f;
+    expectOk(txrt_sum_squares(ctx_, 1, n, x.data(), &total));
+    EXPECT_NEAR(total, expected, 2e-7 * expected) << "n = " << n;
+  }
+}
+
 TEST_F(AdamTest, StepMustBePositive) {
   float p = 0, g = 0, m = 0, v = 0;
   EXPECT_EQ(txrt_adam_update(ctx_, 1, 1, &p, &g, &m, &v, 1e-3f, 0.9f, 0.98f,
