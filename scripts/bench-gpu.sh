@@ -121,6 +121,14 @@ PY
       --src_len "$len" --tgt_len "$len" --repeat "$steps" 2>&1 | tee "$out/torch-train-$config.txt" |
       awk '/^torch_train_ms/ {print $2}')" || true
     say "train step B=$batch T=$len: txc ${txc_ms:-FAILED} ms, PyTorch eager ${eager_ms:-FAILED} ms"
+    # The same steps run directly, call by call (no CUDA graph replay).
+    local direct_ms
+    direct_ms="$(TXRT_CUDA_GRAPHS=0 timeout "$(budget 120)" "${train_cmd[@]}" --repeat "$steps" \
+      2>&1 >/dev/null | tee "$out/txc-train-$config-direct.txt" | txc_step_ms)" || true
+    say "  txc without CUDA graphs (TXRT_CUDA_GRAPHS=0): ${direct_ms:-FAILED} ms"
+    if [[ -n "$txc_ms" && -n "$direct_ms" ]]; then
+      say "FIGURE gpu.graphs_${config} $txc_ms ms ratio=$(ratio "$direct_ms" "$txc_ms") vs=txc_direct"
+    fi
     eval "txc_ms_$batch=\$txc_ms"
     if [[ -n "$txc_ms" && -n "$eager_ms" ]]; then
       say "FIGURE gpu.train_${config} $txc_ms ms ratio=$(ratio "$eager_ms" "$txc_ms") vs=pytorch_eager target=>=1.5"

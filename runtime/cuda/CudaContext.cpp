@@ -79,6 +79,19 @@ std::string probeDriver(int *outDevices) {
 
 } // namespace
 
+const DeviceTrainState *txrt::cuda::capturedTrainState(txrt_cuda_context &c,
+                                                       uint64_t seed,
+                                                       int64_t step) {
+  if (!c.capturing)
+    return nullptr;
+  if (seed != c.trainSeed || step != c.trainStep)
+    throw CudaError(TXRT_ERROR_BACKEND,
+                    "cannot be captured in a CUDA graph: its seed and step "
+                    "are not the context's training state, which a replay "
+                    "reads");
+  return &c.stepState->train;
+}
+
 std::string &txrt::cuda::globalError() {
   static thread_local std::string error;
   return error;
@@ -170,6 +183,8 @@ void txrt_cuda_context_destroy(txrt_cuda_context *ctx) {
     cudaFree(ctx->workspace);
   if (ctx->fault)
     cudaFree(ctx->fault);
+  if (ctx->stepState)
+    cudaFree(ctx->stepState);
   if (ctx->stream)
     cudaStreamDestroy(ctx->stream);
   delete ctx;
@@ -195,6 +210,17 @@ void txrt_cuda_context_set_train_state(txrt_cuda_context *ctx, int64_t step,
     return;
   ctx->trainStep = step;
   ctx->trainSeed = seed;
+  // Captured steps read it on the device: queue this step's copy before
+  // the replay (a failure is the next txrt_cuda_synchronize's).
+  if (ctx->stepState && !ctx->capturing) {
+    try {
+      uploadStepState(*ctx);
+    } catch (const CudaError &e) {
+      if (ctx->launchError.empty())
+        ctx->launchError = std::string("txrt_cuda_context_set_train_state: ") +
+                           e.what();
+    }
+  }
 }
 
 void txrt_cuda_context_set_batch_rows(txrt_cuda_context *ctx,
@@ -324,12 +350,40 @@ struct txrt_cuda_graph {
   cudaGraphExec_t exec = nullptr;
 };
 
+namespace {
+
+/// Why the context's state now is one a captured step cannot be replayed
+/// in (or captured in); "" when it can. The gradient exchange decides on
+/// the host when updates run and what they sum, and a piece of the batch
+/// (set_batch_rows) fixes the dropout offsets of its calls.
+std::string notReplayable(const txrt_cuda_context &c) {
+  if (c.gradients && (c.gradients->mode != TXRT_GRADIENTS_UPDATE ||
+                      c.gradients->joined()))
+    return "a step with gradient accumulation or data-parallel ranks is not "
+           "captured";
+  if (c.batchRows != 0)
+    return "a step over a piece of the batch "
+           "(txrt_cuda_context_set_batch_rows) is not captured";
+  return "";
+}
+
+} // namespace
+
 extern "C" {
 
 txrt_status txrt_cuda_capture_begin(txrt_cuda_context *ctx) {
   return runCuda(ctx, "txrt_cuda_capture_begin", [&](auto &c) {
+    require(!c.capturing, "the stream is capturing already");
+    const std::string why = notReplayable(c);
+    if (!why.empty())
+      throw CudaError(TXRT_ERROR_BACKEND, why);
+    if (!c.stepState)
+      check(cudaMalloc(&c.stepState, sizeof(StepState)),
+            "cudaMalloc(step state)");
+    uploadStepState(c);
     check(cudaStreamBeginCapture(c.stream, cudaStreamCaptureModeThreadLocal),
           "cudaStreamBeginCapture");
+    c.capturing = true;
   });
 }
 
@@ -338,15 +392,24 @@ txrt_status txrt_cuda_capture_end(txrt_cuda_context *ctx,
   return runCuda(ctx, "txrt_cuda_capture_end", [&](auto &c) {
     require(out_graph, "out_graph is NULL");
     *out_graph = nullptr;
+    c.capturing = false;
     auto graph = std::make_unique<txrt_cuda_graph>();
-    check(cudaStreamEndCapture(c.stream, &graph->graph),
-          "cudaStreamEndCapture");
+    cudaError_t ended = cudaStreamEndCapture(c.stream, &graph->graph);
+    if (ended != cudaSuccess) {
+      // A call inside was refused (its launch error is the capture's, not
+      // the next synchronize's: nothing of the step ran).
+      c.launchError.clear();
+      cudaGetLastError();
+      check(ended, "cudaStreamEndCapture");
+    }
     cudaError_t error =
         cudaGraphInstantiate(&graph->exec, graph->graph, 0);
     if (error != cudaSuccess) {
       cudaGraphDestroy(graph->graph);
       check(error, "cudaGraphInstantiate");
     }
+    // Settings the capture registered get their scalars before the replay.
+    uploadStepState(c);
     *out_graph = graph.release();
   });
 }
@@ -355,8 +418,16 @@ txrt_status txrt_cuda_graph_launch(txrt_cuda_context *ctx,
                                    txrt_cuda_graph *graph) {
   return runCuda(ctx, "txrt_cuda_graph_launch", [&](auto &c) {
     require(graph, "graph is NULL");
+    require(!c.capturing, "the stream is capturing");
+    const std::string why = notReplayable(c);
+    if (!why.empty())
+      throw CudaError(TXRT_ERROR_INVALID_ARGUMENT, why);
     check(cudaGraphLaunch(graph->exec, c.stream), "cudaGraphLaunch");
   });
+}
+
+int32_t txrt_cuda_graph_replayable(const txrt_cuda_context *ctx) {
+  return ctx && !ctx->capturing && notReplayable(*ctx).empty() ? 1 : 0;
 }
 
 void txrt_cuda_graph_destroy(txrt_cuda_graph *graph) {

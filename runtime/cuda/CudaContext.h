@@ -11,11 +11,13 @@
 
 #include "kernels/DeviceFault.cuh"
 #include "kernels/KernelLaunch.cuh"
+#include "kernels/StepState.cuh"
 #include "txrt/txrt_cuda.h"
 
 #include <cuda_runtime.h>
 
 #include <map>
+#include <vector>
 #include <stdexcept>
 #include <string>
 
@@ -59,6 +61,20 @@ struct txrt_cuda_context {
   /// first txrt_cuda_context_set_gradient_mode or _join_ranks; NULL: every
   /// txrt_cuda_adam_step updates at once.
   txrt::cuda::GradientExchange *gradients = nullptr;
+
+  /// CUDA graphs (txrt_cuda_capture_begin / _end): whether the stream is
+  /// capturing now. Inside a capture, dropout, attention and Adam read the
+  /// training step, seed and Adam's step scalars from `stepState` (device
+  /// memory, made by the first capture) instead of taking them as kernel
+  /// arguments, so a replay computes the step it is replayed for.
+  bool capturing = false;
+  txrt::cuda::StepState *stepState = nullptr;
+  /// The optimizer settings captured steps use: slot i of stepState->adam.
+  struct AdamSetting {
+    int32_t schedule;
+    float lr, dModel, warmup, beta1, beta2;
+  };
+  std::vector<AdamSetting> adamSettings;
 };
 
 namespace txrt::cuda {
@@ -114,6 +130,27 @@ txrt_status runCuda(txrt_cuda_context *ctx, const char *name, Body &&body) {
     return TXRT_ERROR_INTERNAL;
   }
 }
+
+/// The device training state a call's Philox key comes from: nullptr
+/// outside a capture (the host derives the key from seed and step); inside
+/// one, the context's stepState->train, after checking that seed and step
+/// are the context's training state (a captured step is replayed with each
+/// step's state, so it may only use that one).
+const DeviceTrainState *capturedTrainState(txrt_cuda_context &c,
+                                           uint64_t seed, int64_t step);
+
+/// The StepState slot of Adam's scalars for this optimizer setting inside a
+/// capture (registered at its first use; throws past
+/// kMaxCapturedAdamSettings); nullptr outside one.
+const AdamStepScalars *capturedAdamScalars(txrt_cuda_context &c,
+                                           int32_t schedule, float lr,
+                                           float dModel, float warmup,
+                                           float beta1, float beta2);
+
+/// Queues the copy of the host's view of stepState (the training step and
+/// seed, each registered Adam setting's scalars at that step) to the
+/// device on c's stream; nothing when no capture made stepState. Adam.cu.
+void uploadStepState(txrt_cuda_context &c);
 
 } // namespace txrt::cuda
 

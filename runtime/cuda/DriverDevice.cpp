@@ -179,6 +179,36 @@ public:
   }
   DeviceGradients *gradients() override { return &gradients_; }
 
+  void *captureGraph(const EntryCall &call, std::string &why) override {
+    txrt_cuda_context_make_current(ctx_);
+    if (txrt_cuda_capture_begin(ctx_) != TXRT_OK) {
+      why = txrt_cuda_last_error(ctx_);
+      return nullptr;
+    }
+    const int32_t status = call.run();
+    std::string callError = status == TXRT_OK ? "" : txrt_cuda_last_error(ctx_);
+    txrt_cuda_graph *graph = nullptr;
+    const txrt_status ended = txrt_cuda_capture_end(ctx_, &graph);
+    if (status != TXRT_OK || ended != TXRT_OK) {
+      // A call the capture refused (or that failed): the graph, if one was
+      // made, holds part of the step. The direct call reports a real error.
+      why = status != TXRT_OK ? callError : txrt_cuda_last_error(ctx_);
+      txrt_cuda_graph_destroy(graph);
+      return nullptr;
+    }
+    return graph;
+  }
+  bool launchGraph(void *graph) override {
+    if (!txrt_cuda_graph_replayable(ctx_))
+      return false;
+    check(txrt_cuda_graph_launch(ctx_, static_cast<txrt_cuda_graph *>(graph)),
+          "a CUDA graph's replay");
+    return true;
+  }
+  void releaseGraph(void *graph) override {
+    txrt_cuda_graph_destroy(static_cast<txrt_cuda_graph *>(graph));
+  }
+
 private:
   void check(txrt_status status, const std::string &what) {
     checkCuda(status, what, index_, ctx_);

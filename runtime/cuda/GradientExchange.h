@@ -22,6 +22,7 @@
 #define TXRT_CUDA_GRADIENTEXCHANGE_H
 
 #include "Nccl.h"
+#include "kernels/StepState.cuh"
 #include "lib/GradientExchange.h"
 
 #include <cuda_runtime.h>
@@ -36,11 +37,14 @@ struct txrt_cuda_context;
 namespace txrt::cuda {
 
 /// Adam over n elements with device pointers, enqueued on the context's
-/// stream (kernels/Adam.cu; gradScale: NULL or a device float).
+/// stream (kernels/Adam.cu; gradScale: NULL or a device float). With
+/// stepScalars (inside a capture: capturedAdamScalars) the kernel reads lr's
+/// and the bias corrections' part from there instead of from lr and step.
 void adamUpdate(txrt_cuda_context &c, int64_t n, float *param,
                 const float *grad, const float *gradScale, float *m, float *v,
                 float lr, float beta1, float beta2, float eps,
-                float weight_decay, int64_t step);
+                float weight_decay, int64_t step,
+                const AdamStepScalars *stepScalars = nullptr);
 
 class GradientExchange {
 public:

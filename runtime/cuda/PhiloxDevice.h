@@ -69,6 +69,33 @@ TXRT_HOST_DEVICE void philoxWords(const PhiloxStream &key, uint64_t block,
   out[3] = c3;
 }
 
+/// The training state a captured step reads on the device: each replay of a
+/// CUDA graph sees the step and seed txrt_cuda_context_set_train_state set
+/// for it (CudaContext.h, StepState), where a kernel argument would keep the
+/// value of the step that was captured.
+struct DeviceTrainState {
+  uint64_t seed;
+  int64_t step;
+};
+
+/// A site's Philox stream as a kernel argument: the key the host derived,
+/// or, with `state` set (a call inside a captured step), derived on the
+/// device from the training state it points at, by the same philoxStream.
+struct PhiloxSource {
+  PhiloxStream key;
+  const DeviceTrainState *state;
+  int64_t site;
+  TXRT_HOST_DEVICE PhiloxStream resolve() const {
+    return state ? philoxStream(state->seed, state->step, site) : key;
+  }
+};
+
+/// The host-derived source of (seed, step, site).
+TXRT_HOST_DEVICE PhiloxSource hostPhilox(uint64_t seed, int64_t step,
+                                         int64_t site) {
+  return {philoxStream(seed, step, site), nullptr, site};
+}
+
 /// txrt::dropoutThreshold: word w keeps iff w >= threshold.
 TXRT_HOST_DEVICE uint32_t keepThreshold(float p) {
   double t = double(p) * 4294967296.0;

@@ -13,18 +13,26 @@
 #define TXRT_CUDA_KERNELS_ADAMKERNELS_CUH
 
 #include "KernelLaunch.cuh"
+#include "StepState.cuh"
 
 #include <cmath>
 #include <cstdint>
 
 namespace txrt::cuda::adam {
 
+/// stepScalars (a captured step's, StepState.cuh) or nullptr: stepSize and
+/// sqrtCorrection2 as arguments.
 __global__ void adamKernel(int64_t n, float *param, const float *grad,
                            const float *gradScale, float *m, float *v,
                            float stepSize, float sqrtCorrection2,
                            float oneMinusBeta1, float beta2,
-                           float oneMinusBeta2, float eps, float weightDecay) {
+                           float oneMinusBeta2, float eps, float weightDecay,
+                           const AdamStepScalars *stepScalars) {
   const float scale = gradScale ? *gradScale : 1.0f;
+  if (stepScalars) {
+    stepSize = stepScalars->stepSize;
+    sqrtCorrection2 = stepScalars->sqrtCorrection2;
+  }
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
     float g = grad[i] * scale;

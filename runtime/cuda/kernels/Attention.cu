@@ -114,6 +114,8 @@ txrt_status txrt_cuda_attention_fwd(
                            mask_stride_query, mask_stride_key, causal, scale,
                            fill, dropout_p, seed, step, site);
     a.offset = c.dropoutOffset(batch * heads * tq * tk);
+    if (a.dropout)
+      a.state = capturedTrainState(c, seed, step);
     require(ldo >= heads * head_dim, "ldo must be >= heads * head_dim");
     const int64_t rows = batch * heads * tq;
     if (rows == 0)
@@ -154,6 +156,8 @@ txrt_status txrt_cuda_attention_bwd(
                            mask_stride_query, mask_stride_key, causal, scale,
                            fill, dropout_p, seed, step, fwd_site);
     a.offset = c.dropoutOffset(batch * heads * tq * tk);
+    if (a.dropout)
+      a.state = capturedTrainState(c, seed, step);
     require(ldo >= heads * head_dim && lddo >= heads * head_dim &&
                 lddq >= heads * head_dim,
             "ldo, lddo and lddq must be >= heads * head_dim");

@@ -36,12 +36,23 @@ struct Attention {
   float scale, fill;
   bool dropout;
   PhiloxStream key;
+  /// Inside a captured step (CUDA graphs): the key is derived on the device
+  /// from the training state `state` points at (site: the call's), so each
+  /// replay draws its step's masks; nullptr: `key` as the host derived it.
+  const DeviceTrainState *state;
+  int64_t site;
   uint32_t threshold;
   float keepScale;
   /// Where P starts in the whole batch's dropout stream
   /// (txrt_cuda_context_set_batch_rows), as the CPU kernel counts it.
   int64_t offset;
 
+  /// Every kernel's first statement: the key from the device state, when
+  /// there is one (the kernel's own copy of its argument).
+  __device__ void resolveKey() {
+    if (dropout && state)
+      key = PhiloxSource{key, state, site}.resolve();
+  }
   __device__ bool visible(int64_t b, int64_t h, int64_t i, int64_t j) const {
     if (causal && j > i + (tk - tq))
       return false;
@@ -88,6 +99,7 @@ __global__ void attentionForward(Attention a, const float *q, int64_t ldq,
                                  const float *k, int64_t ldk, const float *v,
                                  int64_t ldv, float *o, int64_t ldo,
                                  float *lse) {
+  a.resolveKey();
   TXRT_DYNAMIC_SHARED(float, shared);
   float *qRow = shared, *p = shared + a.headDim;
   const int64_t row = blockIdx.x; // (b * heads + h) * tq + i
@@ -139,6 +151,7 @@ __global__ void attentionBackward(Attention a, const float *q, int64_t ldq,
                                   int64_t lddo, float *dq, int64_t lddq,
                                   float *dk, int64_t lddk, float *dv,
                                   int64_t lddv) {
+  a.resolveKey();
   TXRT_DYNAMIC_SHARED(float, shared);
   const int64_t hd = a.headDim;
   float *qRow = shared, *doRow = shared + hd, *pDrop = shared + 2 * hd,
@@ -272,6 +285,7 @@ __global__ void __launch_bounds__(kTiledWarps * 32)
     attentionForwardTiled(Attention a, const float *q, int64_t ldq,
                           const float *k, int64_t ldk, const float *v,
                           int64_t ldv, float *o, int64_t ldo, float *lse) {
+  a.resolveKey();
   TXRT_DYNAMIC_SHARED(float, shared);
   const int64_t hd = a.headDim, ks = laneStride(hd);
   float *qTile = shared, *kTile = qTile + kRowTile * hd,
@@ -373,6 +387,7 @@ __global__ void __launch_bounds__(kTiledWarps * 32)
                                 int64_t ldv, const float *o, int64_t ldo,
                                 const float *lse, const float *dO, int64_t lddo,
                                 float *dq, int64_t lddq) {
+  a.resolveKey();
   TXRT_DYNAMIC_SHARED(float, shared);
   const int64_t hd = a.headDim, ks = laneStride(hd);
   float *qTile = shared, *doTile = qTile + kRowTile * hd,
@@ -494,6 +509,7 @@ __global__ void __launch_bounds__(32)
                                const float *lse, const float *dO, int64_t lddo,
                                float *dk, int64_t lddk, float *dv,
                                int64_t lddv) {
+  a.resolveKey();
   TXRT_DYNAMIC_SHARED(float, shared);
   constexpr bool kInRegisters = kRegisterDims > 0;
   constexpr int kWidth = kInRegisters ? kRegisterDims * 32 : 1;
@@ -702,6 +718,8 @@ inline Attention makeAttention(int64_t heads, int64_t kvHeads, int64_t tq,
   a.fill = fill;
   a.dropout = dropoutP > 0.0f;
   a.key = philoxStream(seed, step, site);
+  a.state = nullptr;
+  a.site = site;
   a.threshold = keepThreshold(dropoutP);
   a.keepScale = 1.0f / (1.0f - dropoutP);
   a.offset = 0;

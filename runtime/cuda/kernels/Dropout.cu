@@ -30,9 +30,10 @@ txrt_status runDropout(txrt_cuda_context *ctx, const char *name, int64_t site,
     }
     const int64_t offset = c.dropoutOffset(n);
     const KernelLaunch counters = counterLaunch(n, offset);
+    PhiloxSource source = hostPhilox(seed, step, site);
+    source.state = capturedTrainState(c, seed, step);
     dropoutKernel<<<counters.blocks, counters.threads, 0, c.stream>>>(
-        n, offset, philoxStream(seed, step, site), keepThreshold(p),
-        keepScaleOf(p), x, y);
+        n, offset, source, keepThreshold(p), keepScaleOf(p), x, y);
     checkLaunch("dropoutKernel");
   });
 }

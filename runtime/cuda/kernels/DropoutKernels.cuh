@@ -22,9 +22,10 @@ namespace txrt::cuda::dropout {
 /// Element i is element offset + i of the whole batch's stream
 /// (txrt_cuda_context_set_batch_rows): one thread per counter of the
 /// stream's [offset, offset + n), so the first and last may be partial.
-__global__ void dropoutKernel(int64_t n, int64_t offset, PhiloxStream key,
+__global__ void dropoutKernel(int64_t n, int64_t offset, PhiloxSource source,
                               uint32_t threshold, float keepScale,
                               const float *x, float *y) {
+  const PhiloxStream key = source.resolve();
   const int64_t first = offset / 4;
   const int64_t counters = (offset + n + 3) / 4 - first;
   for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < counters;

@@ -14,6 +14,8 @@
 #ifndef TXRT_DRIVER_DEVICE_H
 #define TXRT_DRIVER_DEVICE_H
 
+#include "core/ModelAbi.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -22,6 +24,19 @@
 #include <string>
 
 namespace txrt::driver {
+
+/// One call of a compiled entry (ModelAbi.h's txc_entry_fn) with its
+/// arguments: what a captured graph replays.
+struct EntryCall {
+  txc_entry_fn function;
+  void *ctx, *params, *arena;
+  const int64_t *dims;
+  void *const *inputs;
+  void *const *outputs;
+  int32_t run() const {
+    return function(ctx, params, arena, dims, inputs, outputs);
+  }
+};
 
 /// A device's side of gradient accumulation and data parallelism
 /// (distributed/DataParallel.h): txrt_context_set_gradient_mode and its kin
@@ -80,6 +95,22 @@ public:
   /// runs is the next finish()'s.
   virtual void updateAverage(float *average, const float *params, int64_t count,
                              float decay) = 0;
+  /// CUDA graphs (docs/cuda.md "CUDA graphs"): runs `call` (an entry call
+  /// whose buffers and dims stay where they are while the graph lives),
+  /// which queues its work, under stream capture and returns the
+  /// replayable graph, or nullptr with `why` set when the step cannot be
+  /// captured. Either way nothing of the step has run: the caller launches
+  /// the graph, or calls the entry directly. Devices without graphs return
+  /// nullptr.
+  virtual void *captureGraph(const EntryCall & /*call*/, std::string &why) {
+    why = "this device has no graphs";
+    return nullptr;
+  }
+  /// Queues one replay and returns true; false (nothing queued) when the
+  /// device's state now is not one the graph may replay in (gradient
+  /// accumulation, data-parallel ranks); KernelError when it fails.
+  virtual bool launchGraph(void * /*graph*/) { return false; }
+  virtual void releaseGraph(void * /*graph*/) {}
   /// The message of the last failed call on the context.
   virtual std::string lastError() = 0;
   /// Waits for the queued work; KernelError naming `what` on a failure.

@@ -101,6 +101,10 @@ ModelRunner::ModelRunner(const ModelInfo &model,
 ModelRunner::~ModelRunner() {
   if (!device_)
     return;
+  for (auto &[entry, graphs] : graphs_)
+    for (StepGraph &graph : graphs)
+      if (graph.graph)
+        device_->releaseGraph(graph.graph);
   for (auto &[entry, arena] : deviceArenas_)
     device_->release(arena);
   for (auto &[entry, buffers] : callBuffers_)
@@ -266,9 +270,8 @@ ModelRunner::callOnDevice(const EntryInfo &entry,
   // only when the host wrote it, never back here.
   void *deviceParams = params_.forEntry(entry.kind);
   int64_t startNs = onCall ? txrt_profile_clock_ns() : 0;
-  int32_t status =
-      function(device.context(), deviceParams, deviceArenas_.at(&entry),
-               dims.data(), inputPointers.data(), outputPointers.data());
+  int32_t status = runOnDevice(entry, function, dims, inputPointers,
+                               outputPointers, deviceParams);
   if (status != TXRT_OK) {
     std::string message = "entry '" + entry.name + "' failed (" +
                           txrt_status_string(status) + ") on " +
@@ -294,6 +297,80 @@ ModelRunner::callOnDevice(const EntryInfo &entry,
       copyOut(const_cast<void *>(inputs[i]->data()), slots[i],
               inputs[i]->byteSize());
   return outputs;
+}
+
+namespace {
+
+/// TXRT_CUDA_GRAPHS=0 runs every call directly.
+bool graphsWanted() {
+  const char *value = std::getenv("TXRT_CUDA_GRAPHS");
+  return !value || std::string(value) != "0";
+}
+
+} // namespace
+
+int32_t ModelRunner::runOnDevice(const EntryInfo &entry, txc_entry_fn function,
+                                 const std::vector<int64_t> &dims,
+                                 std::vector<void *> &inputs,
+                                 std::vector<void *> &outputs, void *params) {
+  Device &device = *device_;
+  void *arena = deviceArenas_.at(&entry);
+  auto direct = [&] {
+    return function(device.context(), params, arena, dims.data(),
+                    inputs.data(), outputs.data());
+  };
+  // Training steps only: their plan, buffers and shapes repeat step after
+  // step. A decoding step's position changes its dims every call.
+  if ((entry.kind != EntryKind::TrainStep &&
+       entry.kind != EntryKind::TrainGrad) ||
+      !graphsWanted())
+    return direct();
+  std::vector<StepGraph> &graphs = graphs_[&entry];
+  StepGraph *slot = nullptr;
+  for (StepGraph &graph : graphs)
+    if (graph.dims == dims && graph.inputs == inputs &&
+        graph.outputs == outputs && graph.params == params &&
+        graph.arena == arena)
+      slot = &graph;
+  if (!slot) {
+    if (graphs.size() >= kMaxGraphsPerEntry) {
+      auto oldest = std::min_element(
+          graphs.begin(), graphs.end(),
+          [](const StepGraph &a, const StepGraph &b) {
+            return a.lastUse < b.lastUse;
+          });
+      if (oldest->graph)
+        device.releaseGraph(oldest->graph);
+      graphs.erase(oldest);
+    }
+    graphs.push_back({dims, inputs, outputs, params, arena});
+    graphs.back().lastUse = ++graphClock_;
+    return direct(); // the first call: lazy loads and allocations happen
+  }
+  slot->lastUse = ++graphClock_;
+  if (slot->refused)
+    return direct();
+  if (!slot->graph) {
+    // The slot's own copies: they stay put while the graph lives (moving a
+    // StepGraph keeps its vectors' storage).
+    const EntryCall call{function,           device.context(),
+                         slot->params,       slot->arena,
+                         slot->dims.data(),  slot->inputs.data(),
+                         slot->outputs.data()};
+    std::string why;
+    slot->graph = device.captureGraph(call, why);
+    if (!slot->graph) {
+      slot->refused = true;
+      ++graphStats_.refused;
+      graphStats_.lastRefusal = why;
+      return direct();
+    }
+    ++graphStats_.captured;
+  }
+  if (!device.launchGraph(slot->graph))
+    return direct(); // accumulation or ranks now: the graph waits
+  ++graphStats_.replays;
+  return TXRT_OK;
 }
 
 } // namespace txrt::driver

@@ -94,6 +94,17 @@ public:
   /// txrt_context_set_train_state before a training entry.
   void setTrainState(int64_t step, uint64_t seed);
 
+  /// CUDA graphs of the training entries on a device (docs/cuda.md "CUDA
+  /// graphs"): a train_step or train_grad call whose dims and buffers were
+  /// seen before is captured once and replayed after that.
+  struct GraphStats {
+    int64_t captured = 0; ///< graphs made
+    int64_t replays = 0;  ///< calls that ran as a replay
+    int64_t refused = 0;  ///< captures the device refused (run directly)
+    std::string lastRefusal;
+  };
+  const GraphStats &graphStats() const { return graphStats_; }
+
   /// Allocates the activation arena of `entry` now (call() does on first
   /// use); a ResourceError names the entry and the size.
   void reserveArena(const EntryInfo &entry);
@@ -118,6 +129,31 @@ private:
     uint64_t bytes = 0;
   };
   std::map<const EntryInfo *, std::vector<DeviceBuffer>> callBuffers_;
+
+  /// A training entry's call as a graph sees it: the dims and every
+  /// buffer, which the captured launches keep (the entry's host code reads
+  /// these copies while it is captured). graph nullptr: seen once, not
+  /// captured yet (the first call makes the lazy allocations, loads and
+  /// plans a capture may not); refused: the capture failed, run directly.
+  struct StepGraph {
+    std::vector<int64_t> dims;
+    std::vector<void *> inputs, outputs;
+    void *params = nullptr, *arena = nullptr;
+    void *graph = nullptr;
+    bool refused = false;
+    uint64_t lastUse = 0;
+  };
+  /// At most this many an entry (batch shapes differ; the least recently
+  /// used goes).
+  static constexpr size_t kMaxGraphsPerEntry = 8;
+  std::map<const EntryInfo *, std::vector<StepGraph>> graphs_;
+  uint64_t graphClock_ = 0;
+  GraphStats graphStats_;
+  /// Runs the entry on the device: directly, or captured and replayed.
+  int32_t runOnDevice(const EntryInfo &entry, txc_entry_fn function,
+                      const std::vector<int64_t> &dims,
+                      std::vector<void *> &inputs,
+                      std::vector<void *> &outputs, void *params);
 
   void reserveCallBuffer(DeviceBuffer &buffer, uint64_t bytes,
                          const std::string &what);

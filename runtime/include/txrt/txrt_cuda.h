@@ -184,17 +184,35 @@ typedef struct txrt_cuda_graph txrt_cuda_graph;
 
 /** Starts capturing the calls queued on ctx's stream into a graph instead of
  *  running them (cudaStreamBeginCapture). Every txrt_cuda_* kernel may be
- *  captured; copies to the host and txrt_cuda_synchronize may not. */
+ *  captured; copies to the host and txrt_cuda_synchronize may not. Inside a
+ *  capture, dropout, attention (with dropout) and txrt_cuda_adam_step read
+ *  the training step and seed, and Adam's step-dependent scalars, from a
+ *  device buffer of the context that txrt_cuda_context_set_train_state
+ *  rewrites, so each replay computes the step it was set for; their seed
+ *  and step arguments must be the context's training state. Refused
+ *  (TXRT_ERROR_BACKEND) with gradient accumulation, data-parallel ranks or
+ *  a piece of the batch set (txrt_cuda_context_set_batch_rows); a
+ *  txrt_cuda_adam_update inside fails the call. */
 txrt_status txrt_cuda_capture_begin(txrt_cuda_context *ctx);
 
 /** Ends the capture and instantiates the graph: *out_graph replays the
- *  captured calls with the same buffers and scalars. */
+ *  captured calls with the same buffers and scalars (the step-dependent
+ *  ones above read at replay). Fails when a call inside broke the capture
+ *  (nothing of it ran); a host-side failure of a call inside (its status)
+ *  leaves a partial graph the caller must destroy. */
 txrt_status txrt_cuda_capture_end(txrt_cuda_context *ctx,
                                   txrt_cuda_graph **out_graph);
 
-/** Queues one replay of `graph` on ctx's stream. */
+/** Queues one replay of `graph` on ctx's stream;
+ *  TXRT_ERROR_INVALID_ARGUMENT when the context is not replayable now
+ *  (txrt_cuda_graph_replayable). */
 txrt_status txrt_cuda_graph_launch(txrt_cuda_context *ctx,
                                    txrt_cuda_graph *graph);
+
+/** 1 when a captured step may be replayed on ctx now (no gradient
+ *  accumulation, data-parallel ranks or piece of the batch set, not
+ *  capturing), else 0. */
+int32_t txrt_cuda_graph_replayable(const txrt_cuda_context *ctx);
 
 /** Releases a graph. NULL is a no-op. */
 void txrt_cuda_graph_destroy(txrt_cuda_graph *graph);

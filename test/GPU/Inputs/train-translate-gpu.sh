@@ -12,7 +12,10 @@
 #      step 10 (the checkpoint copied in once more) ends where the
 #      uninterrupted run does (1e-4: the embedding gradient's atomicAdd is
 #      not bitwise repeatable).
-#   4. 600 steps on the GPU (the README's recipe): all eight pairs translate
+#   4. CUDA graphs (docs/cuda.md "CUDA graphs"): 20 steps with the train
+#      steps captured and replayed (`train --verbose` counts a capture and
+#      replays) end where 20 steps with TXRT_CUDA_GRAPHS=0 do (1e-4, as 3).
+#   5. 600 steps on the GPU (the README's recipe): all eight pairs translate
 #      exactly, on the GPU and by the CPU executable from the GPU's
 #      checkpoint (a GPU checkpoint resumes on the CPU).
 # The key projections' bias (W_k.bias) is left out of 2 and 3: its gradient
@@ -51,6 +54,15 @@ stage resume20-gpu bash -c "'$cuda' train --data '$data' --steps 20 \
   --quiet --verbose 2>&1 | grep 'parameter arena .* copied in 1x'"
 stage resume-compare "$python" "$compare" \
   "$out/gpu20.safetensors" "$out/gpu20r.safetensors" --rtol 1e-4 --exclude 'W_k\.bias'
+stage graphs-gpu bash -c "'$cuda' train --data '$data' --steps 20 --seed 1 \
+  --save '$out/graphs20.safetensors' --quiet --verbose >'$out/graphs.log' 2>&1 &&
+  grep -E 'CUDA graphs: [1-9][0-9]* captured, [1-9][0-9]* steps replayed' \
+    '$out/graphs.log'"
+stage direct-gpu bash -c "TXRT_CUDA_GRAPHS=0 '$cuda' train --data '$data' \
+  --steps 20 --seed 1 --save '$out/direct20.safetensors' --quiet --verbose \
+  2>&1 | grep 'CUDA graphs: 0 captured, 0 steps replayed'"
+stage graphs-compare "$python" "$compare" \
+  "$out/direct20.safetensors" "$out/graphs20.safetensors" --rtol 1e-4 --exclude 'W_k\.bias'
 stage train600-gpu "$cuda" train --data "$data" --steps 600 --seed 1 \
   --save "$out/gpu600.safetensors" --quiet
 stage exact-gpu exact "$cuda" "$out/gpu600.safetensors"

@@ -15,6 +15,8 @@
 
 #include "txrt/txrt.h"
 
+#include <cstring>
+
 using namespace emu_test;
 using namespace txrt::cuda;
 using namespace txrt::cuda::adam;
@@ -45,7 +47,22 @@ protected:
     launch(elements, [&] {
       adamKernel(n, s.param.data(), grad.data(), gradScale, s.m.data(),
                  s.v.data(), k.stepSize, k.sqrtCorrection2, k.oneMinusBeta1,
-                 k.beta2, k.oneMinusBeta2, eps, weightDecay);
+                 k.beta2, k.oneMinusBeta2, eps, weightDecay, nullptr);
+    });
+  }
+
+  /// The launch a captured step makes: the step-dependent scalars from the
+  /// device's StepState slot, the host arguments stale (those of step 1).
+  void emulatedCapturedUpdate(State &s, const Floats &grad, float beta1,
+                              float beta2, float eps,
+                              const AdamStepScalars *slot) {
+    const int64_t n = int64_t(s.param.size());
+    const AdamConstants stale = adamConstants(1.0f, beta1, beta2, 1);
+    launch(adamLaunch(n), [&] {
+      adamKernel(n, s.param.data(), grad.data(), nullptr, s.m.data(),
+                 s.v.data(), stale.stepSize, stale.sqrtCorrection2,
+                 stale.oneMinusBeta1, stale.beta2, stale.oneMinusBeta2, eps,
+                 0.0f, slot);
     });
   }
 
@@ -105,6 +122,34 @@ TEST_F(AdamEmulatedTest, StepUsesTheScheduleAndGradScale) {
   const float rate = txrt_learning_rate(TXRT_LR_NOAM, 1.0, 64.0, 100.0, step);
   emulatedUpdate(gpu, grad, &scale, rate, 0.9f, 0.98f, 1e-9f, 0.0f, step);
   expectSame(gpu, cpu, "noam step 7");
+}
+
+// A replayed step: the kernel's arguments are the captured step's, its
+// learning rate and bias corrections the StepState slot the host rewrote
+// for this step (with the direct call's own adamConstants): the same
+// bits as the direct launch with that step's constants.
+TEST_F(AdamEmulatedTest, ReplayReadsTheStepsScalarsFromTheDevice) {
+  const int64_t n = 3001;
+  State direct{randomFloats(n, 70), Floats(n, 0.0f), Floats(n, 0.0f)};
+  State replayed = direct;
+  StepState state{};
+  for (int64_t step = 1; step <= 4; ++step) {
+    const Floats grad = randomFloats(n, uint32_t(70 + step));
+    const float rate =
+        txrt_learning_rate(TXRT_LR_NOAM, 1.0, 64.0, 3.0, step);
+    const AdamConstants k = adamConstants(rate, 0.9f, 0.98f, step);
+    state.adam[2] = {k.stepSize, k.sqrtCorrection2};
+    emulatedUpdate(direct, grad, nullptr, rate, 0.9f, 0.98f, 1e-9f, 0.0f, step);
+    emulatedCapturedUpdate(replayed, grad, 0.9f, 0.98f, 1e-9f, &state.adam[2]);
+    ASSERT_EQ(std::memcmp(replayed.param.data(), direct.param.data(),
+                          size_t(n) * sizeof(float)),
+              0)
+        << "step " << step;
+    ASSERT_EQ(std::memcmp(replayed.v.data(), direct.v.data(),
+                          size_t(n) * sizeof(float)),
+              0)
+        << "step " << step;
+  }
 }
 
 } // namespace

@@ -19,10 +19,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <tuple>
 #include <limits>
 #include <string>
 #include <vector>
 
+using namespace txrt::cuda;
 using namespace txrt::cuda::attention;
 
 namespace {
@@ -136,13 +139,20 @@ protected:
 
   /// The CUDA kernels as Attention.cu launches them; `firstRow` of
   /// `batchRows`: txrt_cuda_context_set_batch_rows.
+  /// `state` (a captured step's launch): the kernels derive the key from
+  /// the training state it points at; the host key is left zero.
   Outputs runEmulated(const Case &c, const Inputs &in, bool tiled,
-                      int64_t firstRow = 0, int64_t batchRows = 0) {
+                      int64_t firstRow = 0, int64_t batchRows = 0,
+                      const DeviceTrainState *state = nullptr) {
     const int64_t hd = c.headDim;
     Attention a = makeAttention(c.heads, c.kvHeads, c.tq, c.tk, hd,
                                 c.padding ? in.mask.data() : nullptr, c.tk, 0,
                                 0, 1, c.causal, 1.0f / std::sqrt(float(hd)),
                                 c.fill, c.dropout, kSeed, kStep, kSite);
+    if (state) {
+      a.state = state;
+      a.key = PhiloxStream{};
+    }
     const int64_t n = c.batch * c.heads * c.tq * c.tk;
     a.offset = batchRows > 0 ? firstRow * (n / batchRows) : 0;
     const float nan = std::numeric_limits<float>::quiet_NaN();
@@ -238,6 +248,33 @@ TEST_F(AttentionEmulatedTest, GroupedQueryPaddingMask) {
 
 TEST_F(AttentionEmulatedTest, CausalWithDropout) {
   check({"causal dropout", 2, 2, 2, 6, 6, 32, false, true, -kInf, 0.1f});
+}
+
+// Inside a captured step the kernels take the Philox key from the device's
+// training state: the same masks, so the same outputs bit for bit as the
+// host-keyed launch, tiled and per row.
+TEST_F(AttentionEmulatedTest, DropoutKeyFromTheDeviceStateIsTheHostsKey) {
+  const Case c{"state dropout", 2, 2, 2, 6, 6, 32, false, true, -kInf, 0.3f};
+  Inputs in(c);
+  const DeviceTrainState state{kSeed, kStep};
+  for (bool tiled : {true, false}) {
+    Outputs host = runEmulated(c, in, tiled);
+    Outputs device = runEmulated(c, in, tiled, 0, 0, &state);
+    for (auto [got, want, what] :
+         {std::tuple{&device.o, &host.o, "o"}, {&device.dq, &host.dq, "dq"},
+          {&device.dk, &host.dk, "dk"}, {&device.dv, &host.dv, "dv"}})
+      EXPECT_EQ(std::memcmp(got->data(), want->data(),
+                            want->size() * sizeof(float)),
+                0)
+          << what << (tiled ? " (tiled)" : " (rows)");
+  }
+  // Another step in the state: other masks (the key really is read).
+  const DeviceTrainState later{kSeed, kStep + 1};
+  Outputs host = runEmulated(c, in, true);
+  Outputs device = runEmulated(c, in, true, 0, 0, &later);
+  EXPECT_NE(std::memcmp(device.o.data(), host.o.data(),
+                        host.o.size() * sizeof(float)),
+            0);
 }
 
 TEST_F(AttentionEmulatedTest, APieceOfTheBatchDrawsItsRowsDropout) {

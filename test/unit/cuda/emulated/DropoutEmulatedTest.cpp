@@ -43,8 +43,21 @@ protected:
     if (blocks > 0)
       counters.blocks = blocks;
     launch(counters, [&] {
-      dropoutKernel(n, offset, philoxStream(seed, step, site), keepThreshold(p),
+      dropoutKernel(n, offset, hostPhilox(seed, step, site), keepThreshold(p),
                     keepScaleOf(p), x.data(), y.data());
+    });
+    return y;
+  }
+
+  /// The same launch as a captured step makes it: the key derived in the
+  /// kernel from the training state `state` points at.
+  Floats emulatedFromState(const Floats &x, float p,
+                           const DeviceTrainState *state, int64_t site) {
+    const int64_t n = int64_t(x.size());
+    Floats y(n, kNaN);
+    launch(counterLaunch(n, 0), [&] {
+      dropoutKernel(n, 0, PhiloxSource{PhiloxStream{}, state, site},
+                    keepThreshold(p), keepScaleOf(p), x.data(), y.data());
     });
     return y;
   }
@@ -59,6 +72,30 @@ protected:
 
   txrt_context *cpu_ = nullptr;
 };
+
+// A captured step's dropout reads the step and seed from the device's
+// training state: one launch (the graph's node, its arguments fixed)
+// replayed after the state changed draws the new step's mask, the one the
+// host-keyed launch and the CPU kernel draw for that step.
+TEST_F(DropoutEmulatedTest, KeyFromTheDeviceStateFollowsEachReplaysStep) {
+  const int64_t n = 1029;
+  const Floats x = randomFloats(n, 7, 0.5f, 1.5f);
+  DeviceTrainState state{kSeed, 5};
+  for (int64_t step : {5, 6, 11}) {
+    state.step = step;
+    const Floats replay = emulatedFromState(x, 0.3f, &state, 23);
+    expectSameBits(replay, emulated(x, 0.3f, kSeed, step, 23),
+                   "step " + std::to_string(step));
+    Floats cpu(n);
+    ASSERT_EQ(txrt_dropout_fwd(cpu_, 23, n, 0.3f, kSeed, step, x.data(),
+                               cpu.data()),
+              TXRT_OK);
+    expectSameBits(replay, cpu, "cpu, step " + std::to_string(step));
+  }
+  state.seed = kSeed + 1;
+  expectSameBits(emulatedFromState(x, 0.3f, &state, 23),
+                 emulated(x, 0.3f, kSeed + 1, 11, 23), "new seed");
+}
 
 TEST_F(DropoutEmulatedTest, SameMaskAndValuesAsCpuBitForBit) {
   for (int64_t n : {1, 3, 63, 64, 65, 1000, 1029}) {

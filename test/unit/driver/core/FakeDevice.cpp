@@ -27,6 +27,11 @@ FakeGradientsMaker &gradientsMaker() {
   return maker;
 }
 
+FakeGraphs &graphMode() {
+  static FakeGraphs mode = FakeGraphs::Replay;
+  return mode;
+}
+
 std::string &allocationFailure() {
   static std::string what;
   return what;
@@ -136,6 +141,34 @@ public:
   void finish(const std::string &) override {}
   DeviceGradients *gradients() override { return gradients_.get(); }
 
+  // Graphs: a capture keeps the call (its buffers and dims stay put, as
+  // the device's capture needs) and runs nothing; a replay runs it on the
+  // context's current training state, which is what the CUDA kernels read
+  // from the device inside a captured step.
+  void *captureGraph(const EntryCall &call, std::string &why) override {
+    if (graphMode() == FakeGraphs::Refuse) {
+      why = "the fake device refuses captures";
+      ++fakeDeviceCounts().graphsRefused;
+      return nullptr;
+    }
+    ++fakeDeviceCounts().graphsCaptured;
+    ++fakeDeviceCounts().liveGraphs;
+    return new EntryCall(call);
+  }
+  bool launchGraph(void *graph) override {
+    if (graphMode() == FakeGraphs::NotReplayable)
+      return false;
+    ++fakeDeviceCounts().graphLaunches;
+    if (static_cast<EntryCall *>(graph)->run() != TXRT_OK)
+      throw KernelError("the fake device's replay failed: " +
+                        std::string(txrt_last_error(ctx_.get())));
+    return true;
+  }
+  void releaseGraph(void *graph) override {
+    --fakeDeviceCounts().liveGraphs;
+    delete static_cast<EntryCall *>(graph);
+  }
+
 private:
   ContextPtr ctx_;
   std::unique_ptr<DeviceGradients> gradients_;
@@ -154,6 +187,8 @@ const CudaSupport kFakeSupport = {openFake, listFake};
 void setFakeDeviceGradients(FakeGradientsMaker maker) {
   gradientsMaker() = std::move(maker);
 }
+
+void setFakeDeviceGraphs(FakeGraphs mode) { graphMode() = mode; }
 
 void setFakeDeviceAllocationFailure(std::string what) {
   allocationFailure() = std::move(what);

@@ -48,6 +48,9 @@ struct FakeDeviceCounts {
   int64_t opened = 0;
   /// Devices told --allow-tf32 (Device::allowTf32).
   int64_t tf32Allowed = 0;
+  /// Graphs captured, refused, replayed, and not yet released.
+  int64_t graphsCaptured = 0, graphsRefused = 0, graphLaunches = 0;
+  int64_t liveGraphs = 0;
 };
 FakeDeviceCounts &fakeDeviceCounts();
 
@@ -57,6 +60,13 @@ using FakeGradientsMaker =
     std::function<std::unique_ptr<txrt::driver::DeviceGradients>(
         txrt_context *)>;
 void setFakeDeviceGradients(FakeGradientsMaker maker);
+
+/// What the fake devices do with CUDA graphs: capture and replay (the
+/// default), refuse every capture, or capture but find the state not
+/// replayable at each launch (as gradient accumulation makes the CUDA
+/// device).
+enum class FakeGraphs { Replay, Refuse, NotReplayable };
+void setFakeDeviceGraphs(FakeGraphs mode);
 
 /// Makes the fake devices refuse the allocations whose
 /// description starts with `what` (a ResourceError as the CUDA device's,
