@@ -280,6 +280,31 @@ __device__ inline RowTile rowTileOfBlock(const Attention &a) {
   return t;
 }
 
+/// acc[r][c] += sum over jj < keys of tile[r * kKeyTile + jj] *
+/// m[jj * stride + d] for the warp's active rows r, where lane holds output
+/// dimensions d = lane + 32 c < hd: P V in the forward, dS K for dq. Each
+/// element of m is read once for all rows; each row sums in key order.
+template <int kDims>
+__device__ inline void
+accumulateTileProduct(float (&acc)[kRowsPerWarp][kDims],
+                      const bool (&active)[kRowsPerWarp], const float *tile,
+                      int64_t keys, const float *m, int64_t stride, int64_t hd,
+                      int lane) {
+  for (int64_t jj = 0; jj < keys; ++jj) {
+#pragma unroll
+    for (int c = 0; c < kDims; ++c) {
+      const int64_t d = lane + 32 * c;
+      if (d >= hd)
+        continue;
+      const float md = m[jj * stride + d];
+#pragma unroll
+      for (int r = 0; r < kRowsPerWarp; ++r)
+        if (active[r])
+          acc[r][c] += tile[r * kKeyTile + jj] * md;
+    }
+  }
+}
+
 template <int kDims>
 __global__ void __launch_bounds__(kTiledWarps * 32)
     attentionForwardTiled(Attention a, const float *q, int64_t ldq,
@@ -346,19 +371,8 @@ __global__ void __launch_bounds__(kTiledWarps * 32)
         acc[r][c] *= correction;
     }
     __syncwarp();
-    for (int64_t jj = 0; jj < keys; ++jj) {
-#pragma unroll
-      for (int c = 0; c < kDims; ++c) {
-        const int64_t d = lane + 32 * c;
-        if (d >= hd)
-          continue;
-        const float vd = vTile[jj * hd + d];
-#pragma unroll
-        for (int r = 0; r < kRowsPerWarp; ++r)
-          if (active[r])
-            acc[r][c] += pTile[(row0 + r) * kKeyTile + jj] * vd;
-      }
-    }
+    accumulateTileProduct(acc, active, pTile + row0 * kKeyTile, keys, vTile, hd,
+                          hd, lane);
     __syncwarp(); // pTile is read before the next tile writes it
   }
 #pragma unroll
@@ -458,19 +472,8 @@ __global__ void __launch_bounds__(kTiledWarps * 32)
       dsTile[row * kKeyTile + lane] = ds;
     }
     __syncwarp();
-    for (int64_t jj = 0; jj < keys; ++jj) {
-#pragma unroll
-      for (int c = 0; c < kDims; ++c) {
-        const int64_t d = lane + 32 * c;
-        if (d >= hd)
-          continue;
-        const float kd = kTile[jj * ks + d];
-#pragma unroll
-        for (int r = 0; r < kRowsPerWarp; ++r)
-          if (active[r])
-            acc[r][c] += dsTile[(row0 + r) * kKeyTile + jj] * kd;
-      }
-    }
+    accumulateTileProduct(acc, active, dsTile + row0 * kKeyTile, keys, kTile,
+                          ks, hd, lane);
     __syncwarp(); // dsTile is read before the next tile writes it
   }
 #pragma unroll
