@@ -96,7 +96,11 @@ std::unique_ptr<Device> openDevice(const ModelInfo &model) {
 ModelRunner::ModelRunner(const ModelInfo &model,
                          const txc_entry_fn *entryTable, int32_t threads)
     : model_(model), entryTable_(entryTable), ctx_(createContext(threads)),
-      device_(openDevice(model)), params_(model, device_.get(), ctx_.get()) {}
+      device_(openDevice(model)), params_(model, device_.get(), ctx_.get()) {
+  // TXRT_CUDA_GRAPHS=0 runs every call directly.
+  const char *graphs = std::getenv("TXRT_CUDA_GRAPHS");
+  graphsWanted_ = !graphs || std::string(graphs) != "0";
+}
 
 ModelRunner::~ModelRunner() {
   if (!device_)
@@ -299,38 +303,28 @@ ModelRunner::callOnDevice(const EntryInfo &entry,
   return outputs;
 }
 
-namespace {
-
-/// TXRT_CUDA_GRAPHS=0 runs every call directly.
-bool graphsWanted() {
-  const char *value = std::getenv("TXRT_CUDA_GRAPHS");
-  return !value || std::string(value) != "0";
-}
-
-} // namespace
-
 int32_t ModelRunner::runOnDevice(const EntryInfo &entry, txc_entry_fn function,
                                  const std::vector<int64_t> &dims,
                                  std::vector<void *> &inputs,
                                  std::vector<void *> &outputs, void *params) {
   Device &device = *device_;
-  void *arena = deviceArenas_.at(&entry);
-  auto direct = [&] {
-    return function(device.context(), params, arena, dims.data(),
-                    inputs.data(), outputs.data());
-  };
+  const EntryCall direct{function,    device.context(),
+                         params,      deviceArenas_.at(&entry),
+                         dims.data(), inputs.data(),
+                         outputs.data()};
   // Training steps only: their plan, buffers and shapes repeat step after
   // step. A decoding step's position changes its dims every call.
   if ((entry.kind != EntryKind::TrainStep &&
        entry.kind != EntryKind::TrainGrad) ||
-      !graphsWanted())
-    return direct();
+      !graphsWanted_)
+    return direct.run();
+  // The parameter and activation arenas are the entry's for the runner's
+  // life: the dims and the call's buffers tell its calls apart.
   std::vector<StepGraph> &graphs = graphs_[&entry];
   StepGraph *slot = nullptr;
   for (StepGraph &graph : graphs)
     if (graph.dims == dims && graph.inputs == inputs &&
-        graph.outputs == outputs && graph.params == params &&
-        graph.arena == arena)
+        graph.outputs == outputs)
       slot = &graph;
   if (!slot) {
     if (graphs.size() >= kMaxGraphsPerEntry) {
@@ -343,32 +337,32 @@ int32_t ModelRunner::runOnDevice(const EntryInfo &entry, txc_entry_fn function,
         device.releaseGraph(oldest->graph);
       graphs.erase(oldest);
     }
-    graphs.push_back({dims, inputs, outputs, params, arena});
+    graphs.push_back({dims, inputs, outputs});
     graphs.back().lastUse = ++graphClock_;
-    return direct(); // the first call: lazy loads and allocations happen
+    return direct.run(); // the first call: lazy loads and allocations
   }
   slot->lastUse = ++graphClock_;
   if (slot->refused)
-    return direct();
+    return direct.run();
   if (!slot->graph) {
-    // The slot's own copies: they stay put while the graph lives (moving a
-    // StepGraph keeps its vectors' storage).
-    const EntryCall call{function,           device.context(),
-                         slot->params,       slot->arena,
-                         slot->dims.data(),  slot->inputs.data(),
-                         slot->outputs.data()};
+    // The slot's own copies of dims and buffers: they stay put while the
+    // graph lives (moving a StepGraph keeps its vectors' storage).
+    EntryCall call = direct;
+    call.dims = slot->dims.data();
+    call.inputs = slot->inputs.data();
+    call.outputs = slot->outputs.data();
     std::string why;
     slot->graph = device.captureGraph(call, why);
     if (!slot->graph) {
       slot->refused = true;
       ++graphStats_.refused;
       graphStats_.lastRefusal = why;
-      return direct();
+      return direct.run();
     }
     ++graphStats_.captured;
   }
   if (!device.launchGraph(slot->graph))
-    return direct(); // accumulation or ranks now: the graph waits
+    return direct.run(); // accumulation or ranks now: the graph waits
   ++graphStats_.replays;
   return TXRT_OK;
 }

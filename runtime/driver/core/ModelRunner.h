@@ -130,15 +130,14 @@ private:
   };
   std::map<const EntryInfo *, std::vector<DeviceBuffer>> callBuffers_;
 
-  /// A training entry's call as a graph sees it: the dims and every
-  /// buffer, which the captured launches keep (the entry's host code reads
+  /// A training entry's call as a graph sees it: the dims and the call's
+  /// buffers, which the captured launches keep (the entry's host code reads
   /// these copies while it is captured). graph nullptr: seen once, not
   /// captured yet (the first call makes the lazy allocations, loads and
   /// plans a capture may not); refused: the capture failed, run directly.
   struct StepGraph {
     std::vector<int64_t> dims;
     std::vector<void *> inputs, outputs;
-    void *params = nullptr, *arena = nullptr;
     void *graph = nullptr;
     bool refused = false;
     uint64_t lastUse = 0;
@@ -149,6 +148,7 @@ private:
   std::map<const EntryInfo *, std::vector<StepGraph>> graphs_;
   uint64_t graphClock_ = 0;
   GraphStats graphStats_;
+  bool graphsWanted_ = true; ///< TXRT_CUDA_GRAPHS is not 0
   /// Runs the entry on the device: directly, or captured and replayed.
   int32_t runOnDevice(const EntryInfo &entry, txc_entry_fn function,
                       const std::vector<int64_t> &dims,
