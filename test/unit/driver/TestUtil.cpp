@@ -108,4 +108,19 @@ txrt::driver::Tensor intTensor(const txrt::driver::Shape &shape,
   return tensor;
 }
 
+uint32_t bitsOf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+FakeSeq2SeqBatch fakeSeq2SeqBatch(int64_t step, bool transposed) {
+  const int32_t k = int32_t(step % 5);
+  const txrt::driver::Shape shape =
+      transposed ? txrt::driver::Shape{3, 2} : txrt::driver::Shape{2, 3};
+  return {intTensor(shape, {4 + k, 5, 6, 7, 8 + k, 0}),
+          intTensor(shape, {2, 4 + k, 5, 2, 6, 0}),
+          intTensor(shape, {4 + k, 5, 3, 6, 3, 0})};
+}
+
 } // namespace txrt_driver_test

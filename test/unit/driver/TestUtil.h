@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -70,6 +71,18 @@ txrt::driver::Tensor floatTensor(const txrt::driver::Shape &shape,
 /// An int32 tensor with the given values.
 txrt::driver::Tensor intTensor(const txrt::driver::Shape &shape,
                                const std::vector<int32_t> &values);
+
+/// The bits of `value` (tests that compare floats exactly).
+uint32_t bitsOf(float value);
+
+/// A batch of the fake seq2seq model's train entry (FakeSeq2Seq.cpp).
+struct FakeSeq2SeqBatch {
+  txrt::driver::Tensor src, tgtIn, tgtOut;
+};
+
+/// A different small batch for every step: 2 x 3 tokens, or 3 x 2 when
+/// `transposed` (the same bytes, other dims).
+FakeSeq2SeqBatch fakeSeq2SeqBatch(int64_t step, bool transposed = false);
 
 /// Expects `statement` to throw an exception of type `Type` whose what()
 /// contains every string of `fragments`.

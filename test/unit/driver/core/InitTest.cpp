@@ -6,14 +6,9 @@
 #include <cstring>
 
 using namespace txrt::driver;
+using txrt_driver_test::bitsOf;
 
 namespace {
-
-uint32_t bitsOf(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, 4);
-  return bits;
-}
 
 std::vector<float> init(InitKind kind, const Shape &shape, uint64_t seed,
                         const std::string &name) {

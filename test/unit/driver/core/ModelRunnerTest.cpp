@@ -28,27 +28,6 @@ using namespace txrt_driver_test;
 
 namespace {
 
-struct Batch {
-  Tensor src, tgtIn, tgtOut;
-};
-
-/// Step `step`'s batch: 2 x 3 tokens, or 3 x 2 when `transposed` (the same
-/// bytes, so the same buffers, but other dims).
-Batch batchOfStep(int64_t step, bool transposed = false) {
-  int32_t k = int32_t(step % 5);
-  std::vector<int64_t> shape = transposed ? std::vector<int64_t>{3, 2}
-                                          : std::vector<int64_t>{2, 3};
-  return {intTensor(shape, {4 + k, 5, 6, 7, 8 + k, 0}),
-          intTensor(shape, {2, 4 + k, 5, 2, 6, 0}),
-          intTensor(shape, {4 + k, 5, 3, 6, 3, 0})};
-}
-
-uint32_t bitsOf(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
-
 class ModelRunnerTest : public ::testing::Test {
 protected:
   ModelRunnerTest()
@@ -64,7 +43,7 @@ protected:
 
   float trainStep(ModelRunner &runner, int64_t step, bool transposed) {
     runner.setTrainState(step, 9);
-    Batch batch = batchOfStep(step, transposed);
+    FakeSeq2SeqBatch batch = fakeSeq2SeqBatch(step, transposed);
     return runner
         .call(runner.entry("train", "the test"),
               {&batch.src, &batch.tgtIn, &batch.tgtOut})[0]
@@ -94,7 +73,7 @@ protected:
               0)
         << "the arenas after " << shapes.size() << " steps";
     // Forward entries are never captured: their dims change call by call.
-    Batch batch = batchOfStep(1);
+    FakeSeq2SeqBatch batch = fakeSeq2SeqBatch(1);
     for (int i = 0; i < 3; ++i)
       device.call(device.entry("encode", "the test"), {&batch.src});
     return device.graphStats();

@@ -40,24 +40,6 @@ using namespace txrt_driver_test;
 
 namespace {
 
-struct Batch {
-  Tensor src, tgtIn, tgtOut;
-};
-
-/// A different small batch for every step.
-Batch batchOfStep(int64_t step) {
-  int32_t k = int32_t(step % 5);
-  return {intTensor({2, 3}, {4 + k, 5, 6, 7, 8 + k, 0}),
-          intTensor({2, 3}, {2, 4 + k, 5, 2, 6, 0}),
-          intTensor({2, 3}, {4 + k, 5, 3, 6, 3, 0})};
-}
-
-uint32_t bitsOf(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
-
 /// Whether every parameter, gradient and moment of `a` and `b` has the
 /// same bits.
 void expectSameArena(const ModelInfo &model, const ParameterArena &a,
@@ -118,7 +100,7 @@ protected:
 
   float trainStep(ModelRunner &runner, int64_t step) {
     runner.setTrainState(step, 9);
-    Batch batch = batchOfStep(step);
+    FakeSeq2SeqBatch batch = fakeSeq2SeqBatch(step);
     return runner
         .call(runner.entry("train", "the test"),
               {&batch.src, &batch.tgtIn, &batch.tgtOut})[0]
@@ -132,7 +114,7 @@ protected:
   }
   /// encode, then decode on its memory.
   std::vector<Tensor> translate(ModelRunner &runner) {
-    Batch batch = batchOfStep(1);
+    FakeSeq2SeqBatch batch = fakeSeq2SeqBatch(1);
     std::vector<Tensor> memory =
         runner.call(runner.entry("encode", "the test"), {&batch.src});
     std::vector<Tensor> logits =
@@ -249,7 +231,7 @@ TEST_F(ParameterHomeTest, TrainingStepsCopyNothingAndEveryHostReadIsCurrent) {
   EXPECT_EQ(counts().averageToHost, 2);
 
   // train_grad writes only gradients, on the device; they are read back.
-  Batch batch = batchOfStep(3);
+  FakeSeq2SeqBatch batch = fakeSeq2SeqBatch(3);
   for (ModelRunner *runner : {&cpu, &device}) {
     runner->setTrainState(9, 9);
     runner->call(runner->entry("train_grad", "the test"),
