@@ -108,12 +108,17 @@ TEST_F(AdamTest, VectorLanesAndTailsAgreeWithOneElementCalls) {
   }
 }
 
+/// start + the sum of x[i]^2, in double.
+double sumOfSquaresFrom(double start, const Floats &x) {
+  for (float value : x)
+    start += double(value) * double(value);
+  return start;
+}
+
 TEST_F(AdamTest, SumSquaresAccumulates) {
   const int64_t n = 70001; // above the parallel threshold
   Floats x = randomFloats(n, 5);
-  double expected = 2.5;
-  for (float value : x)
-    expected += double(value) * double(value);
+  const double expected = sumOfSquaresFrom(2.5, x);
   float total = 2.5f;
   expectOk(txrt_sum_squares(ctx_, 1, n, x.data(), &total));
   EXPECT_NEAR(total, expected, 1e-4 * expected);
@@ -124,9 +129,7 @@ TEST_F(AdamTest, SumSquaresAccumulates) {
 TEST_F(AdamTest, SumSquaresOfEveryTailIsTheDoubleSum) {
   for (int64_t n : {1, 2, 15, 16, 17, 31, 33, 65537, 65551}) {
     Floats x = randomFloats(n, 11);
-    double expected = 0.0;
-    for (float value : x)
-      expected += double(value) * double(value);
+    const double expected = sumOfSquaresFrom(0.0, x);
     float total = 0.0f;
     expectOk(txrt_sum_squares(ctx_, 1, n, x.data(), &total));
     EXPECT_NEAR(total, expected, 2e-7 * expected) << "n = " << n;
