@@ -87,17 +87,19 @@ std::optional<int64_t> checkedByteSize(const Shape &shape,
 // AlignedBuffer
 //===----------------------------------------------------------------------===//
 
+namespace {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+/// Whether large buffers ask for transparent huge pages: yes unless
+/// TXRT_HUGE_PAGES=0.
 bool hugePagesWanted() {
   const char *value = std::getenv("TXRT_HUGE_PAGES");
   return !value || std::strcmp(value, "0") != 0;
 }
 
-namespace {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
 /// A fresh, zero-filled mapping of at least `bytes`, its start 2 MiB
-/// aligned and marked MADV_HUGEPAGE; nullptr when mmap fails. `mapped` and
-/// `mappedBytes` receive what to munmap.
-void *mapHuge(size_t bytes, void *&mapped, size_t &mappedBytes) {
+/// aligned and marked MADV_HUGEPAGE, `mappedBytes` long; nullptr when mmap
+/// fails.
+void *mapHuge(size_t bytes, size_t &mappedBytes) {
   constexpr size_t kHuge = AlignedBuffer::kHugePageBytes;
   size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
   if (rounded < bytes || rounded + kHuge < rounded)
@@ -118,7 +120,6 @@ void *mapHuge(size_t bytes, void *&mapped, size_t &mappedBytes) {
   void *data = reinterpret_cast<void *>(aligned);
   // Only advice: where THP is off ("never") the pages stay 4 KiB.
   (void)madvise(data, rounded, MADV_HUGEPAGE);
-  mapped = data;
   mappedBytes = rounded;
   return data;
 }
@@ -130,7 +131,7 @@ AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
     return;
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   if (bytes >= kHugePageBytes && hugePagesWanted()) {
-    data_ = mapHuge(bytes, raw_, mappedBytes_);
+    raw_ = data_ = mapHuge(bytes, mappedBytes_);
     if (data_)
       return;
   }

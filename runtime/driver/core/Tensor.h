@@ -46,10 +46,6 @@ inline std::optional<int64_t> checkedNumElements(const Shape &shape) {
   return checkedByteSize(shape, 1);
 }
 
-/// Whether large buffers ask for transparent huge pages: yes unless
-/// TXRT_HUGE_PAGES=0.
-bool hugePagesWanted();
-
 /// A zero-filled, 64-byte aligned, move-only block of host memory. Blocks
 /// of kHugePageBytes or more are their own mapping, 2 MiB aligned and
 /// marked for transparent huge pages (Tensor.cpp; TXRT_HUGE_PAGES=0: not).
