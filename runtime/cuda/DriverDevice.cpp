@@ -166,6 +166,18 @@ public:
     check(txrt_cuda_copy_to_host(ctx_, dst, src, size_t(bytes)),
           "a copy from the device");
   }
+  void copyRows(void *dst, uint64_t dstPitch, const void *src,
+                uint64_t srcPitch, uint64_t width, uint64_t height) override {
+    check(txrt_cuda_copy_rows(ctx_, dst, size_t(dstPitch), src,
+                              size_t(srcPitch), size_t(width), size_t(height)),
+          "a copy within the device");
+  }
+  void zeroRows(void *dst, uint64_t pitch, uint64_t width,
+                uint64_t height) override {
+    check(txrt_cuda_zero_rows(ctx_, dst, size_t(pitch), size_t(width),
+                              size_t(height)),
+          "zeroing device memory");
+  }
   void setTrainState(int64_t step, uint64_t seed) override {
     txrt_cuda_context_set_train_state(ctx_, step, seed);
   }

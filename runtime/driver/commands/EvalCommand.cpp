@@ -246,14 +246,8 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
         std::min(pairs.size() - begin, size_t(batch)));
     std::iota(indices.begin(), indices.end(), begin);
     Batch current = makeBatch(pairs, indices, tokenizer.target, pad);
-    std::vector<Tensor> memory = runner.call(encode, {&current.src});
-    std::vector<const Tensor *> inputs;
-    for (const TensorSig &sig : decode.inputs)
-      inputs.push_back(sig.role == "memory"   ? &memory[0]
-                       : sig.role == "source" ? &current.src
-                                              : &current.tgtIn);
-    std::vector<Tensor> logits = runner.call(decode, inputs);
-    accumulateTokenStats(logits[0], current.tgtOut, pad, stats);
+    Tensor logits = teacherForcedLogits(runner, current.src, current.tgtIn);
+    accumulateTokenStats(logits, current.tgtOut, pad, stats);
   }
 
   BleuScore bleu;

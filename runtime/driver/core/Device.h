@@ -83,6 +83,17 @@ public:
   /// returns with `dst` written.
   virtual void toDevice(void *dst, const void *src, uint64_t bytes) = 0;
   virtual void toHost(void *dst, const void *src, uint64_t bytes) = 0;
+  /// Within device memory, on the device's stream: `height` rows of
+  /// `width` bytes, row r from src + r * srcPitch to dst + r * dstPitch
+  /// (cudaMemcpy2DAsync); the ranges do not overlap. What ResidentTensor
+  /// moves a KV cache's rows with.
+  virtual void copyRows(void *dst, uint64_t dstPitch, const void *src,
+                        uint64_t srcPitch, uint64_t width,
+                        uint64_t height) = 0;
+  /// Zeroes `height` rows of `width` bytes at dst + r * pitch, on the
+  /// device's stream (cudaMemset2DAsync).
+  virtual void zeroRows(void *dst, uint64_t pitch, uint64_t width,
+                        uint64_t height) = 0;
   virtual void setTrainState(int64_t step, uint64_t seed) = 0;
   /// --allow-tf32: matrix products may round their inputs to TF32 on the
   /// tensor cores (PyTorch's torch.backends.cuda.matmul.allow_tf32);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 namespace txrt::driver {
 
@@ -153,6 +154,35 @@ void ModelRunner::setTrainState(int64_t step, uint64_t seed) {
 std::vector<Tensor> ModelRunner::call(const EntryInfo &entry,
                                       const std::vector<const Tensor *> &inputs,
                                       const DimOverrides &dimOverrides) {
+  std::vector<EntryInput> hostInputs(inputs.begin(), inputs.end());
+  std::vector<Tensor> outputs;
+  std::vector<ResidentTensor> unused;
+  invoke(entry, hostInputs, dimOverrides, false, outputs, unused);
+  return outputs;
+}
+
+std::vector<Tensor> ModelRunner::callWith(const EntryInfo &entry,
+                                          const std::vector<EntryInput> &inputs) {
+  std::vector<Tensor> outputs;
+  std::vector<ResidentTensor> unused;
+  invoke(entry, inputs, {}, false, outputs, unused);
+  return outputs;
+}
+
+std::vector<ResidentTensor>
+ModelRunner::callKeeping(const EntryInfo &entry,
+                         const std::vector<EntryInput> &inputs) {
+  std::vector<Tensor> unused;
+  std::vector<ResidentTensor> outputs;
+  invoke(entry, inputs, {}, true, unused, outputs);
+  return outputs;
+}
+
+void ModelRunner::invoke(const EntryInfo &entry,
+                         const std::vector<EntryInput> &inputs,
+                         const DimOverrides &dimOverrides, bool keep,
+                         std::vector<Tensor> &hostOutputs,
+                         std::vector<ResidentTensor> &keptOutputs) {
   if (inputs.size() != entry.inputs.size())
     throw ModelError("entry '" + entry.name + "' takes " +
                      std::to_string(entry.inputs.size()) + " inputs, not " +
@@ -167,28 +197,45 @@ std::vector<Tensor> ModelRunner::call(const EntryInfo &entry,
   for (size_t i = 0; i < inputs.size(); ++i)
     sources.push_back({entry.inputs[i].name, "(in memory)"});
   // bindDims only reads dtype and shape: check them on light copies.
-  for (const Tensor *input : inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const EntryInput &input = inputs[i];
+    if (input.resident && input.resident->device() != device_.get())
+      throw std::logic_error("input '" + entry.inputs[i].name +
+                             "' of entry '" + entry.name +
+                             "' is resident on another device than the "
+                             "entry runs on");
     Tensor shapeOnly;
-    shapeOnly.dtype = input->dtype;
-    shapeOnly.shape = input->shape;
+    shapeOnly.dtype = input.host ? input.host->dtype : input.resident->dtype();
+    shapeOnly.shape = input.host ? input.host->shape : input.resident->shape();
     views.push_back(std::move(shapeOnly));
   }
   std::vector<int64_t> dims =
       bindDims(model_, entry, views, sources, dimOverrides);
 
   reserveArena(entry);
-  std::vector<Tensor> outputs;
-  std::vector<void *> inputPointers, outputPointers;
-  for (const Tensor *input : inputs)
-    inputPointers.push_back(const_cast<void *>(input->data()));
+  std::vector<void *> outputPointers;
   for (const TensorSig &sig : entry.outputs) {
-    outputs.push_back(allocateTensor(sig.dtype, concreteShape(sig, dims),
-                                     "output '" + sig.name + "' of entry '" +
-                                         entry.name + "'"));
-    outputPointers.push_back(outputs.back().data());
+    std::string what =
+        "output '" + sig.name + "' of entry '" + entry.name + "'";
+    if (keep) {
+      keptOutputs.emplace_back(device_.get(), sig.dtype,
+                               concreteShape(sig, dims), what);
+      outputPointers.push_back(keptOutputs.back().data());
+    } else {
+      hostOutputs.push_back(
+          allocateTensor(sig.dtype, concreteShape(sig, dims), what));
+      outputPointers.push_back(hostOutputs.back().data());
+    }
   }
-  if (device_)
-    return callOnDevice(entry, inputs, dims, std::move(outputs));
+  if (device_) {
+    invokeOnDevice(entry, function, inputs, dims, outputPointers, hostOutputs);
+    return;
+  }
+  std::vector<void *> inputPointers;
+  for (const EntryInput &input : inputs)
+    inputPointers.push_back(input.host
+                                ? const_cast<void *>(input.host->data())
+                                : input.resident->data());
   auto arena = arenas_.find(&entry);
   // The entry's own loops run in the context's denormal mode, as its
   // txrt_ calls do (txrt.h, txrt_denormals_enter).
@@ -206,7 +253,6 @@ std::vector<Tensor> ModelRunner::call(const EntryInfo &entry,
     throw KernelError("entry '" + entry.name + "' failed (" +
                       txrt_status_string(status) +
                       "): " + txrt_last_error(ctx_.get()));
-  return outputs;
 }
 
 void ModelRunner::reserveCallBuffer(DeviceBuffer &buffer, uint64_t bytes,
@@ -241,34 +287,38 @@ void ModelRunner::copyOut(void *dst, DeviceBuffer &buffer, uint64_t bytes) {
   device_->toHost(dst, buffer.device, bytes);
 }
 
-std::vector<Tensor>
-ModelRunner::callOnDevice(const EntryInfo &entry,
-                          const std::vector<const Tensor *> &inputs,
-                          const std::vector<int64_t> &dims,
-                          std::vector<Tensor> outputs) {
-  txc_entry_fn function =
-      entryTable_[size_t(&entry - model_.entries.data())];
+void ModelRunner::invokeOnDevice(const EntryInfo &entry,
+                                 txc_entry_fn function,
+                                 const std::vector<EntryInput> &inputs,
+                                 const std::vector<int64_t> &dims,
+                                 std::vector<void *> &outputPointers,
+                                 std::vector<Tensor> &hostOutputs) {
   Device &device = *device_;
-  // Each input and output has its buffer on the device, and one in pinned
-  // host memory to copy through, kept from call to call and grown when a
-  // call needs more: the inputs' first, then the outputs'.
+  // Each host input and output has its buffer on the device, and one in
+  // pinned host memory to copy through, kept from call to call and grown
+  // when a call needs more: the inputs' first, then the outputs'. Resident
+  // inputs and kept outputs are where the entry reads and writes them.
   std::vector<DeviceBuffer> &slots = callBuffers_[&entry];
-  slots.resize(inputs.size() + outputs.size());
-  std::vector<void *> inputPointers, outputPointers;
+  slots.resize(inputs.size() + outputPointers.size());
+  std::vector<void *> inputPointers;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    uint64_t bytes = inputs[i]->byteSize();
+    if (inputs[i].resident) {
+      inputPointers.push_back(inputs[i].resident->data());
+      continue;
+    }
+    uint64_t bytes = inputs[i].host->byteSize();
     reserveCallBuffer(slots[i], bytes,
                       "input '" + entry.inputs[i].name + "' of entry '" +
                           entry.name + "'");
-    copyIn(slots[i], inputs[i]->data(), bytes);
+    copyIn(slots[i], inputs[i].host->data(), bytes);
     inputPointers.push_back(slots[i].device);
   }
-  for (size_t i = 0; i < outputs.size(); ++i) {
+  for (size_t i = 0; i < hostOutputs.size(); ++i) {
     DeviceBuffer &slot = slots[inputs.size() + i];
-    reserveCallBuffer(slot, outputs[i].byteSize(),
+    reserveCallBuffer(slot, hostOutputs[i].byteSize(),
                       "output '" + entry.outputs[i].name + "' of entry '" +
                           entry.name + "'");
-    outputPointers.push_back(slot.device);
+    outputPointers[i] = slot.device;
   }
   // The parameter arena stays on the device (ParameterHome.h): copied in
   // only when the host wrote it, never back here.
@@ -292,15 +342,15 @@ ModelRunner::callOnDevice(const EntryInfo &entry,
   int64_t endNs = onCall ? txrt_profile_clock_ns() : 0;
   if (onCall)
     onCall(entry, startNs, endNs);
-  for (size_t i = 0; i < outputs.size(); ++i)
-    copyOut(outputs[i].data(), slots[inputs.size() + i],
-            outputs[i].byteSize());
-  // Caches are inputs updated in place (decode_step, lm_step: ModelAbi.h).
+  for (size_t i = 0; i < hostOutputs.size(); ++i)
+    copyOut(hostOutputs[i].data(), slots[inputs.size() + i],
+            hostOutputs[i].byteSize());
+  // Caches are inputs updated in place (decode_step, lm_step: ModelAbi.h);
+  // a host one goes back, a resident one is already where it belongs.
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (entry.inputs[i].role == "cache")
-      copyOut(const_cast<void *>(inputs[i]->data()), slots[i],
-              inputs[i]->byteSize());
-  return outputs;
+    if (entry.inputs[i].role == "cache" && inputs[i].host)
+      copyOut(const_cast<void *>(inputs[i].host->data()), slots[i],
+              inputs[i].host->byteSize());
 }
 
 int32_t ModelRunner::runOnDevice(const EntryInfo &entry, txc_entry_fn function,

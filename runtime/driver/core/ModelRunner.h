@@ -7,7 +7,9 @@
 // and a call that derives the dims from the input shapes (bindDims),
 // allocates the outputs and turns a failure status into a KernelError
 // naming the entry. Allocations go through Memory.h, so running out of
-// memory names the arena or output.
+// memory names the arena or output. An entry's inputs and outputs may also
+// be ResidentTensors (ResidentTensor.h), which stay on the device between
+// calls: callWith takes them as inputs, callKeeping leaves the outputs so.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_MODELRUNNER_H
@@ -17,6 +19,7 @@
 #include "core/ModelAbi.h"
 #include "core/ModelInfo.h"
 #include "core/ParameterHome.h"
+#include "core/ResidentTensor.h"
 #include "core/Tensor.h"
 
 #include "txrt/txrt.h"
@@ -60,6 +63,17 @@ bool runsOnDevice(const ModelInfo &model);
 /// use, or one that is not there.
 std::unique_ptr<Device> openDevice(const ModelInfo &model);
 
+/// An input of ModelRunner::callWith: a host tensor (on a device, copied
+/// in for the call, and a cache input copied back after it) or a resident
+/// one (passed where it is; a cache input the entry writes in place stays
+/// written there).
+struct EntryInput {
+  EntryInput(const Tensor *tensor) : host(tensor) {}
+  EntryInput(ResidentTensor *tensor) : resident(tensor) {}
+  const Tensor *host = nullptr;
+  ResidentTensor *resident = nullptr;
+};
+
 class ModelRunner {
 public:
   ModelRunner(const ModelInfo &model, const txc_entry_fn *entryTable,
@@ -84,6 +98,16 @@ public:
                            const std::vector<const Tensor *> &inputs,
                            const std::vector<std::pair<std::string, int64_t>>
                                &dims = {});
+
+  /// call() with inputs that may be resident tensors of this runner's
+  /// device (ResidentTensor.h; std::logic_error for one of another device);
+  /// the outputs come back to the host.
+  std::vector<Tensor> callWith(const EntryInfo &entry,
+                               const std::vector<EntryInput> &inputs);
+  /// callWith whose outputs stay where the entry wrote them: on a device
+  /// they never come to the host.
+  std::vector<ResidentTensor> callKeeping(const EntryInfo &entry,
+                                          const std::vector<EntryInput> &inputs);
 
   /// Called after every entry call with its start and end on
   /// txrt_profile_clock_ns's clock (loop/Profile.h sets it, with the
@@ -160,10 +184,19 @@ private:
   void copyIn(DeviceBuffer &buffer, const void *src, uint64_t bytes);
   void copyOut(void *dst, DeviceBuffer &buffer, uint64_t bytes);
 
-  std::vector<Tensor> callOnDevice(const EntryInfo &entry,
-                                   const std::vector<const Tensor *> &inputs,
-                                   const std::vector<int64_t> &dims,
-                                   std::vector<Tensor> outputs);
+  /// What call, callWith and callKeeping share: runs `entry` on `inputs`
+  /// and writes its outputs to `hostOutputs` (keep false) or
+  /// `keptOutputs` (keep true).
+  void invoke(const EntryInfo &entry, const std::vector<EntryInput> &inputs,
+              const std::vector<std::pair<std::string, int64_t>> &dims,
+              bool keep,
+              std::vector<Tensor> &hostOutputs,
+              std::vector<ResidentTensor> &keptOutputs);
+  void invokeOnDevice(const EntryInfo &entry, txc_entry_fn function,
+                      const std::vector<EntryInput> &inputs,
+                      const std::vector<int64_t> &dims,
+                      std::vector<void *> &outputPointers,
+                      std::vector<Tensor> &hostOutputs);
 };
 
 } // namespace txrt::driver

@@ -54,7 +54,7 @@ int64_t RerunDecoder::vocabSize() const {
 
 void RerunDecoder::start(const std::vector<TokenIds> &sources) {
   src_ = padSequences(sources, pad_);
-  std::vector<Tensor> outputs = runner_.call(encode_, {&src_});
+  std::vector<ResidentTensor> outputs = runner_.callKeeping(encode_, {&src_});
   memory_ = std::move(outputs[0]);
 }
 
@@ -62,12 +62,12 @@ std::vector<float> RerunDecoder::next(const std::vector<TokenIds> &prefixes) {
   Tensor tgt = padSequences(prefixes, pad_);
   const int64_t rows = tgt.shape[0], length = tgt.shape[1];
   // decode's inputs in their declared order, by role.
-  std::vector<const Tensor *> inputs;
+  std::vector<EntryInput> inputs;
   for (const TensorSig &sig : decode_.inputs)
-    inputs.push_back(sig.role == "memory"   ? &memory_
-                     : sig.role == "source" ? &src_
-                                            : &tgt);
-  std::vector<Tensor> outputs = runner_.call(decode_, inputs);
+    inputs.push_back(sig.role == "memory"   ? EntryInput(&memory_)
+                     : sig.role == "source" ? EntryInput(&src_)
+                                            : EntryInput(&tgt));
+  std::vector<Tensor> outputs = runner_.callWith(decode_, inputs);
   const int64_t vocab = outputs[0].shape[2];
   std::vector<float> logits(size_t(rows * vocab));
   const float *all = outputs[0].as<float>();
@@ -80,24 +80,6 @@ std::vector<float> RerunDecoder::next(const std::vector<TokenIds> &prefixes) {
 //===----------------------------------------------------------------------===//
 // CachedDecoder
 //===----------------------------------------------------------------------===//
-
-namespace {
-
-
-/// A copy of `cache` [rows, positions, d] with its rows picked by `from`
-/// and one more (zero) position per row.
-Tensor regrowCache(const Tensor &cache, const std::vector<size_t> &from) {
-  const int64_t positions = cache.shape[1], width = cache.shape[2];
-  Tensor grown(DType::F32,
-               {int64_t(from.size()), positions + 1, width});
-  for (size_t row = 0; row < from.size(); ++row)
-    std::copy_n(cache.as<float>() + int64_t(from[row]) * positions * width,
-                positions * width,
-                grown.as<float>() + int64_t(row) * (positions + 1) * width);
-  return grown;
-}
-
-} // namespace
 
 bool CachedDecoder::available(const ModelInfo &model) {
   return model.findEntryByRole("encode") &&
@@ -145,10 +127,10 @@ int64_t CachedDecoder::vocabSize() const {
 void CachedDecoder::start(const std::vector<TokenIds> &sources) {
   sources_ = sources;
   src_ = padSequences(sources, pad_);
-  std::vector<Tensor> memory = runner_.call(encode_, {&src_});
+  std::vector<ResidentTensor> memory = runner_.callKeeping(encode_, {&src_});
   cross_.clear();
   if (init_)
-    cross_ = runner_.call(*init_, {&memory[0]});
+    cross_ = runner_.callKeeping(*init_, {&memory[0]});
   caches_.clear();
   cached_.clear();
 }
@@ -159,7 +141,7 @@ std::vector<float> CachedDecoder::step(const std::vector<TokenIds> &prefixes,
   Tensor tgt(DType::I32, {rows, 1});
   for (int64_t row = 0; row < rows; ++row)
     tgt.as<int32_t>()[row] = prefixes[size_t(row)][length - 1];
-  std::vector<const Tensor *> inputs;
+  std::vector<EntryInput> inputs;
   for (size_t i = 0; i < step_.inputs.size(); ++i) {
     const std::string &name = step_.inputs[i].name;
     const std::string &role = step_.inputs[i].role;
@@ -174,7 +156,7 @@ std::vector<float> CachedDecoder::step(const std::vector<TokenIds> &prefixes,
           std::find(crossNames_.begin(), crossNames_.end(), name) -
           crossNames_.begin())]);
   }
-  std::vector<Tensor> outputs = runner_.call(step_, inputs);
+  std::vector<Tensor> outputs = runner_.callWith(step_, inputs);
   const int64_t vocab = outputs[0].shape[2];
   std::vector<float> logits(size_t(rows * vocab));
   std::copy_n(outputs[0].as<float>(), rows * vocab, logits.begin());
@@ -214,7 +196,7 @@ std::vector<float> CachedDecoder::next(const std::vector<TokenIds> &prefixes) {
   if (extends) {
     for (size_t i = 0; i < step_.inputs.size(); ++i)
       if (isCacheInput(i))
-        caches_[i] = regrowCache(caches_[i], from);
+        caches_[i].regrowRows(from, 1);
     logits = step(prefixes, length);
   } else {
     // Replay every prefix from empty caches, one token at a time.
@@ -226,17 +208,33 @@ std::vector<float> CachedDecoder::next(const std::vector<TokenIds> &prefixes) {
     for (size_t i = 0; i < step_.inputs.size(); ++i)
       if (isCacheInput(i)) {
         const DimRef &width = step_.inputs[i].shape.back();
-        caches_[i] = Tensor(DType::F32, {int64_t(rows), 0, width.size});
+        caches_[i] = ResidentTensor(
+            runner_.device(), DType::F32, {int64_t(rows), 0, width.size},
+            "cache '" + step_.inputs[i].name + "' of entry '" + step_.name +
+                "'");
       }
     for (size_t t = 1; t <= length; ++t) {
       for (size_t i = 0; i < step_.inputs.size(); ++i)
         if (isCacheInput(i))
-          caches_[i] = regrowCache(caches_[i], identity);
+          caches_[i].regrowRows(identity, 1);
       logits = step(prefixes, t);
     }
   }
   cached_ = prefixes;
   return logits;
+}
+
+Tensor teacherForcedLogits(ModelRunner &runner, const Tensor &src,
+                           const Tensor &tgtIn) {
+  const EntryInfo &encode = entryByRole(runner, "encode", "teacher forcing");
+  const EntryInfo &decode = entryByRole(runner, "decode", "teacher forcing");
+  std::vector<ResidentTensor> memory = runner.callKeeping(encode, {&src});
+  std::vector<EntryInput> inputs;
+  for (const TensorSig &sig : decode.inputs)
+    inputs.push_back(sig.role == "memory"   ? EntryInput(&memory[0])
+                     : sig.role == "source" ? EntryInput(&src)
+                                            : EntryInput(&tgtIn));
+  return std::move(runner.callWith(decode, inputs)[0]);
 }
 
 std::unique_ptr<NextTokenModel> makeDecoder(ModelRunner &runner, int32_t pad,

@@ -56,7 +56,8 @@ private:
   ModelRunner &runner_;
   const EntryInfo &encode_, &decode_;
   int32_t pad_;
-  Tensor src_, memory_;
+  Tensor src_;
+  ResidentTensor memory_; ///< encode's output, where decode runs
 };
 
 /// Incremental decoding with the compiled KV-cache entries (txc's
@@ -68,7 +69,9 @@ private:
 /// the rows: when a prefix is an earlier row's prefix plus one token under
 /// the same source (greedy keeps rows, beam search reorders them), that
 /// row's caches move with it; otherwise the prefix is replayed token by
-/// token.
+/// token. The caches and decode_init's outputs are ResidentTensors: on a
+/// device they stay there, and a step copies only the newest tokens in and
+/// the logits out.
 class CachedDecoder : public NextTokenModel {
 public:
   CachedDecoder(ModelRunner &runner, int32_t pad);
@@ -92,11 +95,18 @@ private:
   int32_t pad_;
   std::vector<TokenIds> sources_;        ///< the batch's source rows
   Tensor src_;
-  std::vector<Tensor> cross_;            ///< decode_init's outputs
+  std::vector<ResidentTensor> cross_;    ///< decode_init's outputs
   std::vector<std::string> crossNames_;  ///< their names
-  std::vector<Tensor> caches_;           ///< per step input, or empty
+  std::vector<ResidentTensor> caches_;   ///< per step input, or empty
   std::vector<TokenIds> cached_;         ///< what the caches hold, per row
 };
+
+/// decode's logits [B, T, V] for the whole target prefix `tgtIn` [B, T]
+/// (teacher forcing: eval's and validation's loss) of the source rows `src`
+/// [B, S]; encode's memory stays where the entries run
+/// (ModelRunner::callKeeping). ModelError when the model lacks the entries.
+Tensor teacherForcedLogits(ModelRunner &runner, const Tensor &src,
+                           const Tensor &tgtIn);
 
 /// The best decoder the model supports: CachedDecoder when it has the
 /// KV-cache entries (and `incremental`), else RerunDecoder.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 
 namespace txrt::driver {
 
@@ -96,18 +97,6 @@ LmStepCached::LmStepCached(ModelRunner &runner, int32_t pad)
 
 namespace {
 
-/// `cache` [rows, positions, d] with `more` zero positions appended.
-Tensor growCache(const Tensor &cache, int64_t more) {
-  const int64_t rows = cache.shape[0], positions = cache.shape[1],
-                width = cache.shape[2];
-  Tensor grown(DType::F32, {rows, positions + more, width});
-  for (int64_t row = 0; row < rows; ++row)
-    std::copy_n(cache.as<float>() + row * positions * width,
-                positions * width,
-                grown.as<float>() + row * (positions + more) * width);
-  return grown;
-}
-
 /// Whether `prefix` [rows, n] starts with `held` [rows, n - 1].
 bool extendsByOne(const Tensor &held, const Tensor &prefix) {
   if (held.shape.size() != 2 || held.shape[0] != prefix.shape[0] ||
@@ -140,14 +129,19 @@ std::vector<float> LmStepCached::next(const std::vector<TokenIds> &prefixes) {
     caches_.resize(step_.inputs.size());
     for (size_t i = 0; i < step_.inputs.size(); ++i)
       if (step_.inputs[i].role == "cache")
-        caches_[i] =
-            Tensor(DType::F32, {rows, 0, step_.inputs[i].shape[2].size});
+        caches_[i] = ResidentTensor(
+            runner_.device(), DType::F32,
+            {rows, 0, step_.inputs[i].shape[2].size},
+            "cache '" + step_.inputs[i].name + "' of entry '" + step_.name +
+                "'");
   }
+  std::vector<size_t> sameRows(static_cast<size_t>(rows));
+  std::iota(sameRows.begin(), sameRows.end(), size_t(0));
   Tensor tokens(DType::I32, {rows, fresh});
   for (int64_t row = 0; row < rows; ++row)
     std::copy_n(all.as<int32_t>() + row * length + length - fresh, fresh,
                 tokens.as<int32_t>() + row * fresh);
-  std::vector<const Tensor *> inputs;
+  std::vector<EntryInput> inputs;
   for (size_t i = 0; i < step_.inputs.size(); ++i) {
     const std::string &role = step_.inputs[i].role;
     if (role == "tokens") {
@@ -155,11 +149,11 @@ std::vector<float> LmStepCached::next(const std::vector<TokenIds> &prefixes) {
     } else if (role == "cache_ids") {
       inputs.push_back(&all);
     } else {
-      caches_[i] = growCache(caches_[i], fresh);
+      caches_[i].regrowRows(sameRows, fresh);
       inputs.push_back(&caches_[i]);
     }
   }
-  std::vector<Tensor> outputs = runner_.call(step_, inputs);
+  std::vector<Tensor> outputs = runner_.callWith(step_, inputs);
   held_ = std::move(all);
   const int64_t vocab = outputs[0].shape[2];
   std::vector<float> logits(size_t(rows * vocab));

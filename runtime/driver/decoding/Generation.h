@@ -80,8 +80,9 @@ private:
   LogitsRerun rerun_;
   int32_t pad_;
   int64_t window_;
-  Tensor held_;                ///< the left-padded ids the caches hold
-  std::vector<Tensor> caches_; ///< per step input (empty for non-caches)
+  Tensor held_; ///< the left-padded ids the caches hold
+  /// Per step input (empty for non-caches); on a device they stay there.
+  std::vector<ResidentTensor> caches_;
 };
 
 struct GenerateSettings {

@@ -115,8 +115,6 @@ ValidationScore Validator::run(int64_t step) {
     score.hasBleu = false;
     return judge(score);
   }
-  const EntryInfo &encode = *model_.findEntryByRole("encode");
-  const EntryInfo &decode = *model_.findEntryByRole("decode");
   const int32_t pad = modelPadId(model_);
   TokenStats stats;
   for (size_t begin = 0; begin < pairs_.size(); begin += size_t(batch_)) {
@@ -124,14 +122,8 @@ ValidationScore Validator::run(int64_t step) {
         std::min(pairs_.size() - begin, size_t(batch_)));
     std::iota(indices.begin(), indices.end(), begin);
     Batch current = makeBatch(pairs_, indices, tokenizer_.target, pad);
-    std::vector<Tensor> memory = runner_.call(encode, {&current.src});
-    std::vector<const Tensor *> inputs;
-    for (const TensorSig &sig : decode.inputs)
-      inputs.push_back(sig.role == "memory"   ? &memory[0]
-                       : sig.role == "source" ? &current.src
-                                              : &current.tgtIn);
-    std::vector<Tensor> logits = runner_.call(decode, inputs);
-    accumulateTokenStats(logits[0], current.tgtOut, pad, stats);
+    Tensor logits = teacherForcedLogits(runner_, current.src, current.tgtIn);
+    accumulateTokenStats(logits, current.tgtOut, pad, stats);
   }
   std::unique_ptr<NextTokenModel> decoder = makeDecoder(runner_, pad);
   std::vector<TokenIds> sources;

@@ -99,4 +99,31 @@ TEST_F(CudaContextTest, ConstantsAreCopiedOnceAndKept) {
       << txrt_cuda_last_error(gpu_);
 }
 
+// What the driver's resident KV caches are regrown with
+// (runtime/driver/core/ResidentTensor.h): rows copied between pitches
+// within the device, and rows of zeros between kept bytes.
+TEST_F(CudaContextTest, CopyRowsAndZeroRowsKeepTheirPitches) {
+  std::vector<float> source(12);
+  for (size_t i = 0; i < source.size(); ++i)
+    source[i] = float(i + 1);
+  DeviceBuffer<float> src(gpu_, source), dst(gpu_, 15, -1.0f);
+  // Rows of 3 floats at pitch 4 -> rows at pitch 5, the last 2 of each
+  // row of 5 zeroed except the untouched 5th.
+  expectGpuOk(txrt_cuda_copy_rows(gpu_, dst.get(), 5 * 4, src.get(), 4 * 4,
+                                  3 * 4, 3));
+  expectGpuOk(txrt_cuda_zero_rows(gpu_, dst.get() + 3, 5 * 4, 1 * 4, 3));
+  EXPECT_EQ(dst.read(), (std::vector<float>{1, 2, 3, 0, -1, 5, 6, 7, 0, -1,
+                                            9, 10, 11, 0, -1}));
+  // Nothing to do is fine; bad pitches and NULL are argument errors.
+  expectGpuOk(txrt_cuda_copy_rows(gpu_, nullptr, 0, nullptr, 0, 0, 3));
+  expectGpuOk(txrt_cuda_zero_rows(gpu_, nullptr, 0, 4, 0));
+  EXPECT_EQ(txrt_cuda_copy_rows(gpu_, dst.get(), 4, src.get(), 16, 8, 1),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(txrt_cuda_zero_rows(gpu_, nullptr, 4, 4, 1),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(txrt_cuda_last_error(gpu_)).find("txrt_cuda_zero_rows"),
+            std::string::npos);
+  expectGpuOk(txrt_cuda_synchronize(gpu_));
+}
+
 } // namespace

@@ -106,6 +106,7 @@ public:
       ++counts.averageToDevice;
     else {
       ++counts.otherToDevice;
+      counts.otherBytesToDevice += int64_t(bytes);
       counts.otherPinned += pinned_.count(src);
     }
     std::memcpy(dst, src, bytes);
@@ -119,9 +120,25 @@ public:
       fakeDeviceCounts().averageBytesToHost += int64_t(bytes);
     } else {
       ++fakeDeviceCounts().otherToHost;
+      fakeDeviceCounts().otherBytesToHost += int64_t(bytes);
       fakeDeviceCounts().otherPinned += pinned_.count(dst);
     }
     std::memcpy(dst, src, bytes);
+  }
+  void copyRows(void *dst, uint64_t dstPitch, const void *src,
+                uint64_t srcPitch, uint64_t width, uint64_t height) override {
+    ++fakeDeviceCounts().withinDevice;
+    fakeDeviceCounts().withinDeviceBytes += int64_t(width * height);
+    for (uint64_t row = 0; row < height; ++row)
+      std::memcpy(static_cast<char *>(dst) + row * dstPitch,
+                  static_cast<const char *>(src) + row * srcPitch, width);
+  }
+  void zeroRows(void *dst, uint64_t pitch, uint64_t width,
+                uint64_t height) override {
+    ++fakeDeviceCounts().withinDevice;
+    fakeDeviceCounts().withinDeviceBytes += int64_t(width * height);
+    for (uint64_t row = 0; row < height; ++row)
+      std::memset(static_cast<char *>(dst) + row * pitch, 0, width);
   }
   void allowTf32() override { ++fakeDeviceCounts().tf32Allowed; }
   void setTrainState(int64_t step, uint64_t seed) override {

@@ -41,6 +41,10 @@ struct FakeDeviceCounts {
   /// Every other copy (a call's inputs, outputs and caches), and those of
   /// them from or to pinned memory (allocatePinned).
   int64_t otherToDevice = 0, otherToHost = 0, otherPinned = 0;
+  int64_t otherBytesToDevice = 0, otherBytesToHost = 0;
+  /// Copies and zero fills within the device (copyRows, zeroRows) and
+  /// the bytes they moved.
+  int64_t withinDevice = 0, withinDeviceBytes = 0;
   /// Pinned host buffers not yet released.
   int64_t livePinned = 0;
   /// Device allocations made, and those not yet released.

@@ -1,11 +1,16 @@
 //===- DecodingTest.cpp - greedy and beam search on a scripted model ------===//
 #include "decoding/Decoding.h"
 #include "TestUtil.h"
+#include "core/FakeDevice.h"
+#include "core/ModelInfo.h"
+#include "core/ModelRunner.h"
 
 #include <cmath>
 #include <functional>
 
 using namespace txrt::driver;
+using txrt_driver_test::fakeDeviceCounts;
+using txrt_driver_test::onFakeDevice;
 
 namespace {
 
@@ -130,6 +135,202 @@ TEST(DecodingTest, LengthPenaltyIsGnmts) {
   EXPECT_DOUBLE_EQ(lengthPenalty(1, 0.6), 1.0);
   EXPECT_NEAR(lengthPenalty(7, 0.6), std::pow(2.0, 0.6), 1e-12);
   EXPECT_DOUBLE_EQ(lengthPenalty(7, 0.0), 1.0);
+}
+
+//===----------------------------------------------------------------------===//
+// A hand-written translation model with KV-cache entries
+//===----------------------------------------------------------------------===//
+
+// encode: memory[b, s] = (id, id != pad). decode_init: the cross-attention
+// "keys" cross_k.0[b, s] = 0.1 id (0 for pads). The logits of target
+// position p of row b, with token id and previous token prev:
+//   w[id, v] + 0.5 w[prev, (v + 1) mod V] (p > 0) + 0.01 p v
+//            + 0.05 v sum_s cross_k.0[b, s]
+// decode computes them over the whole prefix from memory; decode_step for
+// the newest token, reading prev from its self-attention cache self_k.0
+// (position p holds the id as a float, written by the step) and the source
+// term from decode_init's output: a lost, stale or misplaced cache row
+// changes its logits.
+const char kFakeTranslatorJson[] = R"json({
+  "version": 1, "model": "fake_translator", "kind": "seq2seq",
+  "dims": [{"name": "B", "bound": 8}, {"name": "S", "bound": 16},
+           {"name": "T", "bound": 16}, {"name": "P", "bound": 16}],
+  "param_arena_bytes": 144,
+  "params": [{"name": "w", "dtype": "f32", "shape": [6, 6], "init": "normal",
+              "std": 1.0, "offset": 0}],
+  "entries": [
+    {"name": "encode", "role": "encode", "arena_bytes": 0,
+     "inputs": [{"name": "src", "role": "source", "dtype": "i32",
+                 "shape": ["B", "S"]}],
+     "outputs": [{"name": "memory", "dtype": "f32", "shape": ["B", "S", 2]}]},
+    {"name": "decode_init", "role": "decode_init", "arena_bytes": 0,
+     "inputs": [{"name": "memory", "role": "memory", "dtype": "f32",
+                 "shape": ["B", "S", 2]}],
+     "outputs": [{"name": "cross_k.0", "dtype": "f32",
+                  "shape": ["B", "S", 1]}]},
+    {"name": "decode_step", "role": "decode_step", "arena_bytes": 0,
+     "inputs": [{"name": "tgt", "role": "target_in", "dtype": "i32",
+                 "shape": ["B", 1]},
+                {"name": "src", "role": "source", "dtype": "i32",
+                 "shape": ["B", "S"]},
+                {"name": "cross_k.0", "role": "cache", "dtype": "f32",
+                 "shape": ["B", "S", 1]},
+                {"name": "self_k.0", "role": "cache", "dtype": "f32",
+                 "shape": ["B", "P", 1], "writes_last_rows": 1}],
+     "outputs": [{"name": "logits", "dtype": "f32", "shape": ["B", 1, 6]}]},
+    {"name": "decode", "role": "decode", "arena_bytes": 0,
+     "inputs": [{"name": "tgt", "role": "target_in", "dtype": "i32",
+                 "shape": ["B", "T"]},
+                {"name": "memory", "role": "memory", "dtype": "f32",
+                 "shape": ["B", "S", 2]},
+                {"name": "src", "role": "source", "dtype": "i32",
+                 "shape": ["B", "S"]}],
+     "outputs": [{"name": "logits", "dtype": "f32", "shape": ["B", "T", 6]}]}
+  ]
+})json";
+
+/// cross_k.0's value for a memory position.
+float crossKey(const float *memory) { return 0.1f * memory[0] * memory[1]; }
+
+float translatorLogit(const float *w, int32_t id, int32_t previous, int64_t p,
+                      float sourceSum, int64_t v) {
+  float value = w[id * kVocab + v] + 0.01f * float(p) * float(v);
+  if (previous >= 0)
+    value += 0.5f * w[previous * kVocab + (v + 1) % kVocab];
+  return value + 0.05f * float(v) * sourceSum;
+}
+
+int32_t fakeEncode(void *, void *, void *, const int64_t *dims,
+                   void *const *inputs, void *const *outputs) {
+  const int32_t *src = static_cast<const int32_t *>(inputs[0]);
+  float *memory = static_cast<float *>(outputs[0]);
+  for (int64_t i = 0; i < dims[0] * dims[1]; ++i) {
+    memory[2 * i] = float(src[i]);
+    memory[2 * i + 1] = src[i] != 0 ? 1.0f : 0.0f;
+  }
+  return 0;
+}
+
+int32_t fakeDecodeInit(void *, void *, void *, const int64_t *dims,
+                       void *const *inputs, void *const *outputs) {
+  const float *memory = static_cast<const float *>(inputs[0]);
+  float *cross = static_cast<float *>(outputs[0]);
+  for (int64_t i = 0; i < dims[0] * dims[1]; ++i)
+    cross[i] = crossKey(memory + 2 * i);
+  return 0;
+}
+
+int32_t fakeDecodeStep(void *, void *params, void *, const int64_t *dims,
+                       void *const *inputs, void *const *outputs) {
+  const float *w = static_cast<const float *>(params);
+  const int32_t *tgt = static_cast<const int32_t *>(inputs[0]);
+  const float *cross = static_cast<const float *>(inputs[2]);
+  float *self = static_cast<float *>(inputs[3]);
+  float *logits = static_cast<float *>(outputs[0]);
+  const int64_t rows = dims[0], sources = dims[1], held = dims[3];
+  for (int64_t b = 0; b < rows; ++b) {
+    float sourceSum = 0;
+    for (int64_t s = 0; s < sources; ++s)
+      sourceSum += cross[b * sources + s];
+    const int64_t p = held - 1;
+    self[b * held + p] = float(tgt[b]);
+    const int32_t previous = p > 0 ? int32_t(self[b * held + p - 1]) : -1;
+    for (int64_t v = 0; v < kVocab; ++v)
+      logits[b * kVocab + v] =
+          translatorLogit(w, tgt[b], previous, p, sourceSum, v);
+  }
+  return 0;
+}
+
+int32_t fakeDecode(void *, void *params, void *, const int64_t *dims,
+                   void *const *inputs, void *const *outputs) {
+  const float *w = static_cast<const float *>(params);
+  const int32_t *tgt = static_cast<const int32_t *>(inputs[0]);
+  const float *memory = static_cast<const float *>(inputs[1]);
+  float *logits = static_cast<float *>(outputs[0]);
+  const int64_t rows = dims[0], sources = dims[1], length = dims[2];
+  for (int64_t b = 0; b < rows; ++b) {
+    float sourceSum = 0;
+    for (int64_t s = 0; s < sources; ++s)
+      sourceSum += crossKey(memory + 2 * (b * sources + s));
+    for (int64_t p = 0; p < length; ++p)
+      for (int64_t v = 0; v < kVocab; ++v)
+        logits[(b * length + p) * kVocab + v] = translatorLogit(
+            w, tgt[b * length + p], p > 0 ? tgt[b * length + p - 1] : -1, p,
+            sourceSum, v);
+  }
+  return 0;
+}
+
+const txc_entry_fn kFakeTranslatorTable[] = {fakeEncode, fakeDecodeInit,
+                                             fakeDecodeStep, fakeDecode};
+
+/// Prefixes as beam search moves them: extended, reordered (rows taking
+/// other rows' prefixes), then cut back (replayed from empty caches).
+std::vector<std::vector<TokenIds>> beamLikePrefixes() {
+  return {{{2}, {2}, {2}},
+          {{2, 4}, {2, 5}, {2, 4}},
+          {{2, 5, 4}, {2, 4, 4}, {2, 4, 5}},
+          {{2, 4, 4, 5}, {2, 4, 4, 5}, {2, 5, 4, 4}},
+          {{2, 5}, {2, 4}, {2, 4}}};
+}
+
+/// Every next() of `decoder` over beamLikePrefixes, for three rows of one
+/// source.
+std::vector<std::vector<float>> logitsAlong(NextTokenModel &decoder) {
+  decoder.start({{4, 5, 4}, {4, 5, 4}, {4, 5, 4}});
+  std::vector<std::vector<float>> all;
+  for (const std::vector<TokenIds> &prefixes : beamLikePrefixes())
+    all.push_back(decoder.next(prefixes));
+  return all;
+}
+
+TEST(CachedDecoderTest, MatchesTheRerunAsRowsExtendReorderAndRestart) {
+  ModelInfo model = ModelInfo::parse(kFakeTranslatorJson);
+  ModelRunner runner(model, kFakeTranslatorTable, 1);
+  runner.params().write().initialize(5);
+  ASSERT_TRUE(CachedDecoder::available(model));
+  CachedDecoder cached(runner, 0);
+  RerunDecoder rerun(runner, 0);
+  EXPECT_EQ(logitsAlong(cached), logitsAlong(rerun));
+  // Greedy rows of different sources, and beam search.
+  std::vector<TokenIds> sources = {{4, 5, 4}, {5}, {4, 4}, {5, 5, 5, 4}};
+  DecodeOptions greedy = options(9);
+  EXPECT_EQ(greedyDecode(cached, sources, greedy),
+            greedyDecode(rerun, sources, greedy));
+  for (const TokenIds &source : sources)
+    EXPECT_EQ(beamDecode(cached, source, options(9, 3)),
+              beamDecode(rerun, source, options(9, 3)));
+}
+
+// On a device (FakeDevice.h) decode_init's outputs and the self-attention
+// caches stay in device memory: a step moves its tokens and the source in
+// and the logits out, however long the caches, and gives the CPU's logits.
+TEST(CachedDecoderTest, OnADeviceTheCachesStayThere) {
+  ModelInfo cpuModel = ModelInfo::parse(kFakeTranslatorJson);
+  ModelInfo deviceModel = ModelInfo::parse(onFakeDevice(kFakeTranslatorJson));
+  ModelRunner cpu(cpuModel, kFakeTranslatorTable, 1);
+  ModelRunner device(deviceModel, kFakeTranslatorTable, 1);
+  ASSERT_NE(device.device(), nullptr);
+  cpu.params().write().initialize(5);
+  device.params().write().initialize(5);
+  CachedDecoder onCpu(cpu, 0), onDevice(device, 0);
+  fakeDeviceCounts() = {};
+  EXPECT_EQ(logitsAlong(onDevice), logitsAlong(onCpu));
+  // decode_step calls: 1, 1, 1 (extended, reordered), 1, then 2 (the
+  // restart replays both tokens); 3 rows, a source of 3 ids.
+  const int64_t steps = 6, rows = 3, sourceBytes = rows * 3 * 4;
+  EXPECT_EQ(fakeDeviceCounts().otherBytesToHost, steps * rows * kVocab * 4);
+  EXPECT_EQ(fakeDeviceCounts().otherBytesToDevice,
+            sourceBytes + steps * (rows * 4 + sourceBytes));
+  EXPECT_GT(fakeDeviceCounts().withinDevice, 0);
+
+  std::vector<TokenIds> sources = {{4, 5, 4}, {5}, {4, 4}, {5, 5, 5, 4}};
+  EXPECT_EQ(greedyDecode(onDevice, sources, options(9)),
+            greedyDecode(onCpu, sources, options(9)));
+  for (const TokenIds &source : sources)
+    EXPECT_EQ(beamDecode(onDevice, source, options(9, 3)),
+              beamDecode(onCpu, source, options(9, 3)));
 }
 
 } // namespace

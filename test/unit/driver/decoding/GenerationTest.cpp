@@ -232,8 +232,10 @@ TEST(GenerationTest, LmStepCacheMatchesTheRerunAtTemperatureZero) {
             generateTokens(rerun, prompts, settings));
 }
 
-// On a device (FakeDevice.h) the caches go in and come back with every
-// lm_step call, through the call's pinned buffers: the same tokens.
+// On a device (FakeDevice.h) the caches stay in device memory
+// (ResidentTensor.h): an lm_step call copies its tokens and ids in, through
+// the call's pinned buffers, and only the logits come back. The same
+// tokens as on the CPU.
 TEST(GenerationTest, LmStepCacheOnADeviceMatchesTheCpu) {
   ModelInfo cpuModel = ModelInfo::parse(kFakeLmJson);
   ModelInfo deviceModel = ModelInfo::parse(onFakeDevice(kFakeLmJson));
@@ -252,6 +254,10 @@ TEST(GenerationTest, LmStepCacheOnADeviceMatchesTheCpu) {
   EXPECT_EQ(generateTokens(cached, prompts, settings),
             generateTokens(rerun, prompts, settings));
   EXPECT_EQ(fakeDeviceCounts().arenaToDevice, 1);
+  // The logits of the prompts' 3 positions, then of one token 5 times.
+  EXPECT_EQ(fakeDeviceCounts().otherBytesToHost,
+            (3 * 3 * kV + 5 * 3 * 1 * kV) * 4);
+  EXPECT_GT(fakeDeviceCounts().withinDevice, 0);
   EXPECT_GT(fakeDeviceCounts().otherPinned, 0);
   EXPECT_EQ(fakeDeviceCounts().otherPinned,
             fakeDeviceCounts().otherToDevice + fakeDeviceCounts().otherToHost);

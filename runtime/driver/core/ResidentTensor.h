@@ -1,0 +1,86 @@
+//===- ResidentTensor.h - tensors kept where the entries run ----*- C++ -*-===//
+//
+// A tensor that stays where a ModelRunner's entries run between calls: in
+// device memory when they run on a device (a --target=cuda executable), in
+// host memory on the CPU. Decoding keeps its KV caches, the encoder's memory
+// and the cross-attention keys and values this way, so a token's step on a
+// GPU moves its ids in and its logits out, not every cache both ways
+// (docs/cuda.md "Resident tensors"). The host sees the elements only
+// through read().
+//
+// regrowRows is how a KV cache follows its rows: rows picked by index
+// (greedy keeps them, beam search reorders them) and positions appended,
+// zero-filled, for the step to write. It copies into a second block kept
+// for the purpose and swaps the two, so a cache that grows by a position a
+// token allocates only when it outgrows its blocks (then twice the size).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_DRIVER_RESIDENTTENSOR_H
+#define TXRT_DRIVER_RESIDENTTENSOR_H
+
+#include "core/Device.h"
+#include "core/Tensor.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace txrt::driver {
+
+class ResidentTensor {
+public:
+  ResidentTensor() = default;
+  /// A zero-filled tensor on `device` (nullptr: host memory); a
+  /// ResourceError names `what` ("output 'k.0' of entry 'decode_init'")
+  /// when it cannot be allocated.
+  ResidentTensor(Device *device, DType dtype, Shape shape, std::string what);
+  ResidentTensor(ResidentTensor &&other) noexcept;
+  ResidentTensor &operator=(ResidentTensor &&other) noexcept;
+  ResidentTensor(const ResidentTensor &) = delete;
+  ResidentTensor &operator=(const ResidentTensor &) = delete;
+  ~ResidentTensor();
+
+  /// The device it lives on; nullptr: host memory.
+  Device *device() const { return device_; }
+  DType dtype() const { return dtype_; }
+  const Shape &shape() const { return shape_; }
+  uint64_t byteSize() const { return bytes_; }
+  /// Its elements where they are (device memory on a device).
+  void *data() { return current_.data; }
+  const void *data() const { return current_.data; }
+
+  /// A host copy (on a device: waits for the queued work that writes it).
+  Tensor read() const;
+
+  /// Makes a [rows, positions, ...] tensor [from.size(), positions + more,
+  /// ...]: row r is the old row from[r] (indices may repeat or reorder),
+  /// followed by `more` zero positions. std::logic_error for a rank below 2
+  /// or an index out of range.
+  void regrowRows(const std::vector<size_t> &from, int64_t more);
+
+private:
+  /// A block of device or host memory.
+  struct Block {
+    void *data = nullptr;
+    uint64_t capacity = 0;
+    AlignedBuffer host; ///< the storage when there is no device
+  };
+  Block allocateBlock(uint64_t bytes) const;
+  void releaseBlock(Block &block);
+  /// `height` rows of `width` bytes, row r from src + r * srcPitch to
+  /// dst + r * dstPitch (dst and src in different blocks).
+  void copyRows(void *dst, uint64_t dstPitch, const void *src,
+                uint64_t srcPitch, uint64_t width, uint64_t height);
+  void zeroRows(void *dst, uint64_t pitch, uint64_t width, uint64_t height);
+
+  Device *device_ = nullptr;
+  DType dtype_ = DType::F32;
+  Shape shape_;
+  uint64_t bytes_ = 0;
+  std::string what_;
+  Block current_, spare_;
+};
+
+} // namespace txrt::driver
+
+#endif // TXRT_DRIVER_RESIDENTTENSOR_H
