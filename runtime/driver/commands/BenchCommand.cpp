@@ -433,6 +433,8 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
         writeNpy(*options.beamOutPath, tokenTensor(best, tgtLen, pad));
     }
   }
+  if (runner.device()) // train and decoding steps both (docs/cuda.md)
+    out << runner.graphStats().describe() << "\n";
   out << "peak memory  " << formatMiB(peakResidentMiB()) << " MB (resident; "
       << memoryFloorText(model) << ")\n";
   return kExitOk;

@@ -747,13 +747,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
           << "): updated on the device " << average->deviceUpdates()
           << "x, copied in " << average->copiesToDevice() << "x, back "
           << average->copiesToHost() << "x\n";
-    const ModelRunner::GraphStats &graphs = runner.graphStats();
-    err << "CUDA graphs: " << graphs.captured << " captured, "
-        << graphs.replays << " steps replayed";
-    if (graphs.refused)
-      err << ", " << graphs.refused << " refused (last: "
-          << graphs.lastRefusal << ")";
-    err << "\n";
+    err << runner.graphStats().describe() << "\n";
   }
   if (bestPath && validator->best().step > 0)
     out << "best: " << *bestPath << " (" << validator->best().describe()

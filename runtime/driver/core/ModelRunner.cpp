@@ -107,7 +107,7 @@ ModelRunner::~ModelRunner() {
   if (!device_)
     return;
   for (auto &[entry, graphs] : graphs_)
-    for (StepGraph &graph : graphs)
+    for (auto &[key, graph] : graphs)
       if (graph.graph)
         device_->releaseGraph(graph.graph);
   for (auto &[entry, arena] : deviceArenas_)
@@ -172,10 +172,16 @@ std::vector<Tensor> ModelRunner::callWith(const EntryInfo &entry,
 std::vector<ResidentTensor>
 ModelRunner::callKeeping(const EntryInfo &entry,
                          const std::vector<EntryInput> &inputs) {
-  std::vector<Tensor> unused;
   std::vector<ResidentTensor> outputs;
-  invoke(entry, inputs, {}, true, unused, outputs);
+  callKeeping(entry, inputs, outputs);
   return outputs;
+}
+
+void ModelRunner::callKeeping(const EntryInfo &entry,
+                              const std::vector<EntryInput> &inputs,
+                              std::vector<ResidentTensor> &outputs) {
+  std::vector<Tensor> unused;
+  invoke(entry, inputs, {}, true, unused, outputs);
 }
 
 void ModelRunner::invoke(const EntryInfo &entry,
@@ -213,14 +219,21 @@ void ModelRunner::invoke(const EntryInfo &entry,
       bindDims(model_, entry, views, sources, dimOverrides);
 
   reserveArena(entry);
+  if (keep)
+    keptOutputs.resize(std::min(keptOutputs.size(), entry.outputs.size()));
   std::vector<void *> outputPointers;
   for (const TensorSig &sig : entry.outputs) {
     std::string what =
         "output '" + sig.name + "' of entry '" + entry.name + "'";
     if (keep) {
-      keptOutputs.emplace_back(device_.get(), sig.dtype,
-                               concreteShape(sig, dims), what);
-      outputPointers.push_back(keptOutputs.back().data());
+      const size_t index = outputPointers.size();
+      if (index < keptOutputs.size())
+        keptOutputs[index].assign(device_.get(), sig.dtype,
+                                  concreteShape(sig, dims), what);
+      else
+        keptOutputs.emplace_back(device_.get(), sig.dtype,
+                                 concreteShape(sig, dims), what);
+      outputPointers.push_back(keptOutputs[index].data());
     } else {
       hostOutputs.push_back(
           allocateTensor(sig.dtype, concreteShape(sig, dims), what));
@@ -259,6 +272,11 @@ void ModelRunner::reserveCallBuffer(DeviceBuffer &buffer, uint64_t bytes,
                                     const std::string &what) {
   if (buffer.device && bytes <= buffer.bytes)
     return;
+  // Grown to at least twice what it held: an input that grows a little at
+  // every call (lm_step's cache_ids, a position a token) is not allocated
+  // again at every call, and keeps its address for a graph's replays.
+  if (buffer.device)
+    bytes = std::max(bytes, 2 * buffer.bytes);
   if (buffer.device)
     device_->release(buffer.device);
   if (buffer.pinned)
@@ -353,6 +371,16 @@ void ModelRunner::invokeOnDevice(const EntryInfo &entry,
               inputs[i].host->byteSize());
 }
 
+std::string ModelRunner::GraphStats::describe() const {
+  std::string text = "CUDA graphs: " + std::to_string(captured) +
+                     " captured, " + std::to_string(replays) +
+                     " steps replayed";
+  if (refused)
+    text += ", " + std::to_string(refused) + " refused (last: " +
+            lastRefusal + ")";
+  return text;
+}
+
 int32_t ModelRunner::runOnDevice(const EntryInfo &entry, txc_entry_fn function,
                                  const std::vector<int64_t> &dims,
                                  std::vector<void *> &inputs,
@@ -362,41 +390,53 @@ int32_t ModelRunner::runOnDevice(const EntryInfo &entry, txc_entry_fn function,
                          params,      deviceArenas_.at(&entry),
                          dims.data(), inputs.data(),
                          outputs.data()};
-  // Training steps only: their plan, buffers and shapes repeat step after
-  // step. A decoding step's position changes its dims every call.
-  if ((entry.kind != EntryKind::TrainStep &&
-       entry.kind != EntryKind::TrainGrad) ||
-      !graphsWanted_)
+  // Training steps repeat their plan, buffers and shapes step after step.
+  // A decoding step's dims change with the position at every call, but
+  // repeat batch after batch: the caches (ResidentTensor.h) and the
+  // call's buffers keep their addresses, so each position gets its graph.
+  const bool training = entry.kind == EntryKind::TrainStep ||
+                        entry.kind == EntryKind::TrainGrad;
+  const bool decoding = entry.role == "decode_step" || entry.role == "lm_step";
+  if ((!training && !decoding) || !graphsWanted_)
     return direct.run();
+  const size_t limit =
+      training ? kMaxGraphsPerEntry : kMaxGraphsPerDecodingEntry;
   // The parameter and activation arenas are the entry's for the runner's
   // life: the dims and the call's buffers tell its calls apart.
-  std::vector<StepGraph> &graphs = graphs_[&entry];
-  StepGraph *slot = nullptr;
-  for (StepGraph &graph : graphs)
-    if (graph.dims == dims && graph.inputs == inputs &&
-        graph.outputs == outputs)
-      slot = &graph;
-  if (!slot) {
-    if (graphs.size() >= kMaxGraphsPerEntry) {
+  GraphKey key;
+  key.reserve(dims.size() + inputs.size() + outputs.size());
+  for (int64_t dim : dims)
+    key.push_back(uintptr_t(dim));
+  for (void *buffer : inputs)
+    key.push_back(reinterpret_cast<uintptr_t>(buffer));
+  for (void *buffer : outputs)
+    key.push_back(reinterpret_cast<uintptr_t>(buffer));
+  std::map<GraphKey, StepGraph> &graphs = graphs_[&entry];
+  auto found = graphs.find(key);
+  if (found == graphs.end()) {
+    if (graphs.size() >= limit) {
       auto oldest = std::min_element(
-          graphs.begin(), graphs.end(),
-          [](const StepGraph &a, const StepGraph &b) {
-            return a.lastUse < b.lastUse;
+          graphs.begin(), graphs.end(), [](const auto &a, const auto &b) {
+            return a.second.lastUse < b.second.lastUse;
           });
-      if (oldest->graph)
-        device.releaseGraph(oldest->graph);
+      if (oldest->second.graph)
+        device.releaseGraph(oldest->second.graph);
       graphs.erase(oldest);
     }
-    graphs.push_back({dims, inputs, outputs});
-    graphs.back().lastUse = ++graphClock_;
+    StepGraph &fresh = graphs[std::move(key)];
+    fresh.dims = dims;
+    fresh.inputs = inputs;
+    fresh.outputs = outputs;
+    fresh.lastUse = ++graphClock_;
     return direct.run(); // the first call: lazy loads and allocations
   }
+  StepGraph *slot = &found->second;
   slot->lastUse = ++graphClock_;
   if (slot->refused)
     return direct.run();
   if (!slot->graph) {
     // The slot's own copies of dims and buffers: they stay put while the
-    // graph lives (moving a StepGraph keeps its vectors' storage).
+    // graph lives (a map's entries do not move).
     EntryCall call = direct;
     call.dims = slot->dims.data();
     call.inputs = slot->inputs.data();

@@ -108,6 +108,12 @@ public:
   /// they never come to the host.
   std::vector<ResidentTensor> callKeeping(const EntryInfo &entry,
                                           const std::vector<EntryInput> &inputs);
+  /// callKeeping into `outputs`: tensors of an earlier call keep their
+  /// storage when it holds the new shapes (ResidentTensor::assign), so a
+  /// batch after batch writes to the same addresses; others are made.
+  void callKeeping(const EntryInfo &entry,
+                   const std::vector<EntryInput> &inputs,
+                   std::vector<ResidentTensor> &outputs);
 
   /// Called after every entry call with its start and end on
   /// txrt_profile_clock_ns's clock (loop/Profile.h sets it, with the
@@ -118,14 +124,17 @@ public:
   /// txrt_context_set_train_state before a training entry.
   void setTrainState(int64_t step, uint64_t seed);
 
-  /// CUDA graphs of the training entries on a device (docs/cuda.md "CUDA
-  /// graphs"): a train_step or train_grad call whose dims and buffers were
+  /// CUDA graphs on a device (docs/cuda.md "CUDA graphs"): a train_step,
+  /// train_grad, decode_step or lm_step call whose dims and buffers were
   /// seen before is captured once and replayed after that.
   struct GraphStats {
     int64_t captured = 0; ///< graphs made
     int64_t replays = 0;  ///< calls that ran as a replay
     int64_t refused = 0;  ///< captures the device refused (run directly)
     std::string lastRefusal;
+    /// "CUDA graphs: N captured, M steps replayed[, R refused (last:
+    /// WHY)]".
+    std::string describe() const;
   };
   const GraphStats &graphStats() const { return graphStats_; }
 
@@ -154,11 +163,11 @@ private:
   };
   std::map<const EntryInfo *, std::vector<DeviceBuffer>> callBuffers_;
 
-  /// A training entry's call as a graph sees it: the dims and the call's
-  /// buffers, which the captured launches keep (the entry's host code reads
-  /// these copies while it is captured). graph nullptr: seen once, not
-  /// captured yet (the first call makes the lazy allocations, loads and
-  /// plans a capture may not); refused: the capture failed, run directly.
+  /// An entry's call as a graph sees it: the dims and the call's buffers,
+  /// which the captured launches keep (the entry's host code reads these
+  /// copies while it is captured). graph nullptr: seen once, not captured
+  /// yet (the first call makes the lazy allocations, loads and plans a
+  /// capture may not); refused: the capture failed, run directly.
   struct StepGraph {
     std::vector<int64_t> dims;
     std::vector<void *> inputs, outputs;
@@ -166,10 +175,14 @@ private:
     bool refused = false;
     uint64_t lastUse = 0;
   };
-  /// At most this many an entry (batch shapes differ; the least recently
-  /// used goes).
+  /// The dims, then the inputs' and outputs' addresses, of a call.
+  using GraphKey = std::vector<uintptr_t>;
+  /// At most this many a training entry (batch shapes differ; the least
+  /// recently used goes), and a decoding step's (a graph a position and
+  /// batch shape: 512 positions of one shape, or fewer of several).
   static constexpr size_t kMaxGraphsPerEntry = 8;
-  std::map<const EntryInfo *, std::vector<StepGraph>> graphs_;
+  static constexpr size_t kMaxGraphsPerDecodingEntry = 512;
+  std::map<const EntryInfo *, std::map<GraphKey, StepGraph>> graphs_;
   uint64_t graphClock_ = 0;
   GraphStats graphStats_;
   bool graphsWanted_ = true; ///< TXRT_CUDA_GRAPHS is not 0

@@ -11,18 +11,37 @@
 namespace txrt::driver {
 
 ResidentTensor::ResidentTensor(Device *device, DType dtype, Shape shape,
-                               std::string what)
-    : device_(device), dtype_(dtype), shape_(std::move(shape)),
-      what_(std::move(what)) {
+                               std::string what) {
+  assign(device, dtype, std::move(shape), std::move(what));
+}
+
+void ResidentTensor::assign(Device *device, DType dtype, Shape shape,
+                            std::string what) {
   std::optional<int64_t> bytes =
-      checkedByteSize(shape_, int64_t(dtypeSize(dtype_)));
+      checkedByteSize(shape, int64_t(dtypeSize(dtype)));
   if (!bytes)
-    throw ResourceError("cannot allocate " + what_ + " " +
-                        formatShape(shape_) + ": its size overflows 64 bits");
+    throw ResourceError("cannot allocate " + what + " " + formatShape(shape) +
+                        ": its size overflows 64 bits");
+  if (device != device_) {
+    releaseBlock(current_);
+    releaseBlock(spare_);
+    device_ = device;
+  }
+  if (swapped_) {
+    std::swap(current_, spare_);
+    swapped_ = false;
+  }
+  dtype_ = dtype;
+  shape_ = std::move(shape);
+  what_ = std::move(what);
   bytes_ = uint64_t(*bytes);
-  current_ = allocateBlock(bytes_);
-  if (device_) // host buffers come zeroed
-    zeroRows(current_.data, bytes_, bytes_, 1);
+  if (!current_.data || current_.capacity < bytes_) {
+    releaseBlock(current_);
+    current_ = allocateBlock(bytes_);
+    if (!device_) // host buffers come zeroed
+      return;
+  }
+  zeroRows(current_.data, bytes_, bytes_, 1);
 }
 
 ResidentTensor::ResidentTensor(ResidentTensor &&other) noexcept {
@@ -41,6 +60,7 @@ ResidentTensor &ResidentTensor::operator=(ResidentTensor &&other) noexcept {
   what_ = std::move(other.what_);
   current_ = std::exchange(other.current_, Block());
   spare_ = std::exchange(other.spare_, Block());
+  swapped_ = std::exchange(other.swapped_, false);
   return *this;
 }
 
@@ -150,6 +170,7 @@ void ResidentTensor::regrowRows(const std::vector<size_t> &from,
   }
   zeroRows(dst + oldRow, newRow, newRow - oldRow, from.size());
   std::swap(current_, spare_);
+  swapped_ = !swapped_;
   shape_ = std::move(grown);
   bytes_ = bytes;
 }

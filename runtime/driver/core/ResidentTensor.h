@@ -13,6 +13,10 @@
 // zero-filled, for the step to write. It copies into a second block kept
 // for the purpose and swaps the two, so a cache that grows by a position a
 // token allocates only when it outgrows its blocks (then twice the size).
+// assign starts it over (the next batch of sentences) in the same blocks,
+// the first one current again: once the blocks are large enough, the n-th
+// position of every batch lives at the same address, which is what lets a
+// decoding step's CUDA graph be replayed (docs/cuda.md "CUDA graphs").
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_RESIDENTTENSOR_H
@@ -34,6 +38,10 @@ public:
   /// ResourceError names `what` ("output 'k.0' of entry 'decode_init'")
   /// when it cannot be allocated.
   ResidentTensor(Device *device, DType dtype, Shape shape, std::string what);
+  /// Makes it what the constructor would, zero-filled, but keeps its
+  /// blocks when they are on `device` and large enough (the first block
+  /// current).
+  void assign(Device *device, DType dtype, Shape shape, std::string what);
   ResidentTensor(ResidentTensor &&other) noexcept;
   ResidentTensor &operator=(ResidentTensor &&other) noexcept;
   ResidentTensor(const ResidentTensor &) = delete;
@@ -79,6 +87,7 @@ private:
   uint64_t bytes_ = 0;
   std::string what_;
   Block current_, spare_;
+  bool swapped_ = false; ///< current_ is the block allocated second
 };
 
 } // namespace txrt::driver

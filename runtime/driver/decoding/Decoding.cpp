@@ -127,11 +127,11 @@ int64_t CachedDecoder::vocabSize() const {
 void CachedDecoder::start(const std::vector<TokenIds> &sources) {
   sources_ = sources;
   src_ = padSequences(sources, pad_);
-  std::vector<ResidentTensor> memory = runner_.callKeeping(encode_, {&src_});
-  cross_.clear();
+  // Every resident tensor keeps its storage from batch to batch (a step's
+  // graph replays at the same addresses).
+  runner_.callKeeping(encode_, {&src_}, memory_);
   if (init_)
-    cross_ = runner_.callKeeping(*init_, {&memory[0]});
-  caches_.clear();
+    runner_.callKeeping(*init_, {&memory_[0]}, cross_);
   cached_.clear();
 }
 
@@ -200,7 +200,6 @@ std::vector<float> CachedDecoder::next(const std::vector<TokenIds> &prefixes) {
     logits = step(prefixes, length);
   } else {
     // Replay every prefix from empty caches, one token at a time.
-    caches_.clear();
     caches_.resize(step_.inputs.size());
     std::vector<size_t> identity(rows);
     for (size_t row = 0; row < rows; ++row)
@@ -208,10 +207,10 @@ std::vector<float> CachedDecoder::next(const std::vector<TokenIds> &prefixes) {
     for (size_t i = 0; i < step_.inputs.size(); ++i)
       if (isCacheInput(i)) {
         const DimRef &width = step_.inputs[i].shape.back();
-        caches_[i] = ResidentTensor(
-            runner_.device(), DType::F32, {int64_t(rows), 0, width.size},
-            "cache '" + step_.inputs[i].name + "' of entry '" + step_.name +
-                "'");
+        caches_[i].assign(runner_.device(), DType::F32,
+                          {int64_t(rows), 0, width.size},
+                          "cache '" + step_.inputs[i].name + "' of entry '" +
+                              step_.name + "'");
       }
     for (size_t t = 1; t <= length; ++t) {
       for (size_t i = 0; i < step_.inputs.size(); ++i)

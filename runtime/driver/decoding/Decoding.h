@@ -95,6 +95,7 @@ private:
   int32_t pad_;
   std::vector<TokenIds> sources_;        ///< the batch's source rows
   Tensor src_;
+  std::vector<ResidentTensor> memory_;   ///< encode's output
   std::vector<ResidentTensor> cross_;    ///< decode_init's outputs
   std::vector<std::string> crossNames_;  ///< their names
   std::vector<ResidentTensor> caches_;   ///< per step input, or empty

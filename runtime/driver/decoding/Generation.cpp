@@ -117,7 +117,6 @@ std::vector<float> LmStepCached::next(const std::vector<TokenIds> &prefixes) {
   Tensor all = leftPad(prefixes, pad_);
   const int64_t rows = all.shape[0], length = all.shape[1];
   if (length > window_) {
-    caches_.clear();
     held_ = Tensor();
     return rerun_.next(prefixes);
   }
@@ -125,15 +124,15 @@ std::vector<float> LmStepCached::next(const std::vector<TokenIds> &prefixes) {
   if (extendsByOne(held_, all)) {
     fresh = 1;
   } else {
-    caches_.clear();
+    // The caches keep their storage from prompt batch to prompt batch (a
+    // step's graph replays at the same addresses).
     caches_.resize(step_.inputs.size());
     for (size_t i = 0; i < step_.inputs.size(); ++i)
       if (step_.inputs[i].role == "cache")
-        caches_[i] = ResidentTensor(
-            runner_.device(), DType::F32,
-            {rows, 0, step_.inputs[i].shape[2].size},
-            "cache '" + step_.inputs[i].name + "' of entry '" + step_.name +
-                "'");
+        caches_[i].assign(runner_.device(), DType::F32,
+                          {rows, 0, step_.inputs[i].shape[2].size},
+                          "cache '" + step_.inputs[i].name + "' of entry '" +
+                              step_.name + "'");
   }
   std::vector<size_t> sameRows(static_cast<size_t>(rows));
   std::iota(sameRows.begin(), sameRows.end(), size_t(0));

@@ -15,7 +15,11 @@
 #   4. CUDA graphs (docs/cuda.md "CUDA graphs"): 20 steps with the train
 #      steps captured and replayed (`train --verbose` counts a capture and
 #      replays) end where 20 steps with TXRT_CUDA_GRAPHS=0 do (1e-4, as 3).
-#   5. 600 steps on the GPU (the README's recipe): all eight pairs translate
+#   5. Decoding steps as CUDA graphs: `bench --decode-only` (4 rounds of
+#      the same greedy batch, beam search sentence by sentence) captures and
+#      replays each position's step, and its greedy and beam tokens are
+#      those of the same run with TXRT_CUDA_GRAPHS=0, byte for byte.
+#   6. 600 steps on the GPU (the README's recipe): all eight pairs translate
 #      exactly, on the GPU and by the CPU executable from the GPU's
 #      checkpoint (a GPU checkpoint resumes on the CPU).
 # The key projections' bias (W_k.bias) is left out of 2 and 3: its gradient
@@ -63,6 +67,22 @@ stage direct-gpu bash -c "TXRT_CUDA_GRAPHS=0 '$cuda' train --data '$data' \
   2>&1 | grep 'CUDA graphs: 0 captured, 0 steps replayed'"
 stage graphs-compare "$python" "$compare" \
   "$out/direct20.safetensors" "$out/graphs20.safetensors" --rtol 1e-4 --exclude 'W_k\.bias'
+decodeBench() { # decodeBench NAME [ENV...]: bench's tokens to OUT/NAME-*.npy
+  local name=$1
+  shift
+  env "$@" "$cuda" bench --steps 1 --batch 4 --src-len 16 --tgt-len 16 \
+    --decode-only --beam 2 --decode-out "$out/$name-greedy.npy" \
+    --beam-out "$out/$name-beam.npy"
+}
+stage decode-graphs-gpu bash -c "$(declare -f decodeBench); cuda='$cuda' out='$out'
+  decodeBench decode-graphs | tee '$out/decode-graphs.log' &&
+  grep -E 'CUDA graphs: [1-9][0-9]* captured, [1-9][0-9]* steps replayed' \
+    '$out/decode-graphs.log'"
+stage decode-direct-gpu bash -c "$(declare -f decodeBench); cuda='$cuda' out='$out'
+  decodeBench decode-direct TXRT_CUDA_GRAPHS=0 | grep 'CUDA graphs: 0 captured'"
+stage decode-graphs-compare bash -c "cmp '$out/decode-graphs-greedy.npy' \
+  '$out/decode-direct-greedy.npy' && cmp '$out/decode-graphs-beam.npy' \
+  '$out/decode-direct-beam.npy'"
 stage train600-gpu "$cuda" train --data "$data" --steps 600 --seed 1 \
   --save "$out/gpu600.safetensors" --quiet
 stage exact-gpu exact "$cuda" "$out/gpu600.safetensors"

@@ -122,6 +122,39 @@ TEST_P(ResidentTensorTest, GrowingAPositionATokenRarelyAllocates) {
   }
 }
 
+// What lets a decoding step's graph replay batch after batch: once the
+// blocks are large enough, assign starts over in the first block, so the
+// n-th position of every batch is at the same address, with nothing
+// allocated and the new tensor zero.
+TEST_P(ResidentTensorTest, AssignStartsOverAtTheSameAddresses) {
+  ResidentTensor cache(device(), DType::F32, {2, 0, 4}, "a cache");
+  auto addressesOfABatch = [&](int64_t tokens) {
+    cache.assign(device(), DType::F32, {2, 0, 4}, "a cache");
+    std::vector<const void *> addresses;
+    for (int64_t token = 0; token < tokens; ++token) {
+      cache.regrowRows({0, 1}, 1);
+      addresses.push_back(cache.data());
+    }
+    return addresses;
+  };
+  addressesOfABatch(20); // the blocks grow to what 20 positions need
+  std::vector<const void *> first = addressesOfABatch(20);
+  const int64_t allocations = fakeDeviceCounts().allocations;
+  // An odd and an even number of tokens: the first block current again.
+  EXPECT_EQ(addressesOfABatch(20), first);
+  std::vector<const void *> shorter = addressesOfABatch(7);
+  EXPECT_EQ(shorter, std::vector<const void *>(first.begin(),
+                                               first.begin() + 7));
+  EXPECT_EQ(addressesOfABatch(20), first);
+  EXPECT_EQ(fakeDeviceCounts().allocations, allocations);
+  // A reused block reads as zeros; a larger shape gets a larger block.
+  ResidentTensor values = filled(2, 3);
+  values.assign(device(), DType::F32, {2, 3, 2}, "a test tensor");
+  EXPECT_EQ(elements(values.read()), std::vector<float>(12, 0.0f));
+  values.assign(device(), DType::F32, {64, 64}, "a larger tensor");
+  EXPECT_EQ(elements(values.read()), std::vector<float>(64 * 64, 0.0f));
+}
+
 TEST_P(ResidentTensorTest, RegrowRefusesWhatIsNotRowsOfPositions) {
   ResidentTensor flat(device(), DType::F32, {3}, "a vector");
   EXPECT_THROW(flat.regrowRows({0}, 1), std::logic_error);

@@ -333,4 +333,56 @@ TEST(CachedDecoderTest, OnADeviceTheCachesStayThere) {
               beamDecode(onCpu, source, options(9, 3)));
 }
 
+// Decoding steps as CUDA graphs (docs/cuda.md "CUDA graphs"): a position's
+// step is captured the second time its dims and buffers come, and replayed
+// after that, since the caches and the call's buffers keep their
+// addresses from batch to batch. Greedy and beam search give the CPU's
+// tokens throughout, and the same with every capture refused.
+TEST(CachedDecoderTest, OnADeviceStepsReplayAsGraphs) {
+  for (txrt_driver_test::FakeGraphs mode :
+       {txrt_driver_test::FakeGraphs::Replay,
+        txrt_driver_test::FakeGraphs::Refuse}) {
+    txrt_driver_test::setFakeDeviceGraphs(mode);
+    ModelInfo cpuModel = ModelInfo::parse(kFakeTranslatorJson);
+    ModelInfo deviceModel =
+        ModelInfo::parse(onFakeDevice(kFakeTranslatorJson));
+    ModelRunner cpu(cpuModel, kFakeTranslatorTable, 1);
+    ModelRunner device(deviceModel, kFakeTranslatorTable, 1);
+    cpu.params().write().initialize(6);
+    device.params().write().initialize(6);
+    CachedDecoder onCpu(cpu, 0), onDevice(device, 0);
+    fakeDeviceCounts() = {};
+    // Batches of one shape (3 rows, sources of 3 ids), 8 positions each.
+    const std::vector<std::vector<TokenIds>> batches = {
+        {{4, 5, 4}, {5, 5, 0}, {4, 4, 4}},
+        {{5, 4, 4}, {4, 0, 0}, {5, 5, 5}},
+        {{4, 4, 5}, {5, 4, 0}, {4, 5, 5}}};
+    DecodeOptions greedy = options(8);
+    greedy.eos = -1; // every batch runs all 8 positions
+    for (int round = 0; round < 2; ++round)
+      for (const std::vector<TokenIds> &batch : batches)
+        EXPECT_EQ(greedyDecode(onDevice, batch, greedy),
+                  greedyDecode(onCpu, batch, greedy));
+    const ModelRunner::GraphStats &stats = device.graphStats();
+    if (mode == txrt_driver_test::FakeGraphs::Replay) {
+      // A graph a position, captured in the first batches (while the
+      // caches' blocks still grow, a position may come at a new address);
+      // from the third batch on every step is a replay.
+      EXPECT_EQ(stats.captured, 8);
+      EXPECT_GE(stats.replays, 4 * 8);
+      EXPECT_EQ(stats.refused, 0);
+    } else {
+      EXPECT_EQ(stats.captured, 0);
+      EXPECT_EQ(stats.replays, 0);
+      EXPECT_GT(stats.refused, 0);
+    }
+    // Beam search's rows move between the caches' rows; its graphs replay
+    // the same tokens as the CPU's direct calls.
+    for (const TokenIds &source : {TokenIds{4, 5}, TokenIds{5, 4}, TokenIds{4, 5}})
+      EXPECT_EQ(beamDecode(onDevice, source, options(6, 3)),
+                beamDecode(onCpu, source, options(6, 3)));
+  }
+  txrt_driver_test::setFakeDeviceGraphs(txrt_driver_test::FakeGraphs::Replay);
+}
+
 } // namespace

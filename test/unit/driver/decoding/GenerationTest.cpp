@@ -263,4 +263,27 @@ TEST(GenerationTest, LmStepCacheOnADeviceMatchesTheCpu) {
             fakeDeviceCounts().otherToDevice + fakeDeviceCounts().otherToHost);
 }
 
+// lm_step calls as CUDA graphs: prompt batches of one shape, one after the
+// other, replay each position's step (the caches and cache_ids' buffer
+// keep their addresses); the CPU's tokens throughout.
+TEST(GenerationTest, LmStepsOnADeviceReplayAsGraphs) {
+  ModelInfo cpuModel = ModelInfo::parse(kFakeLmJson);
+  ModelInfo deviceModel = ModelInfo::parse(onFakeDevice(kFakeLmJson));
+  ModelRunner cpu(cpuModel, kFakeLmTable, 1);
+  ModelRunner device(deviceModel, kFakeLmTable, 1);
+  cpu.params().write().initialize(4);
+  device.params().write().initialize(4);
+  GenerateSettings settings;
+  settings.eos = -1;
+  settings.maxNewTokens = 5;
+  LmStepCached onCpu(cpu, 0), onDevice(device, 0);
+  for (const std::vector<TokenIds> &prompts :
+       {std::vector<TokenIds>{{4, 5}, {1, 2}}, {{6, 6}, {3, 1}},
+        {{2, 5}, {5, 4}}, {{1, 1}, {6, 2}}})
+    EXPECT_EQ(generateTokens(onDevice, prompts, settings),
+              generateTokens(onCpu, prompts, settings));
+  EXPECT_EQ(device.graphStats().captured, 5);
+  EXPECT_GE(device.graphStats().replays, 5);
+}
+
 } // namespace
