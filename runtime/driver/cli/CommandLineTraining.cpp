@@ -171,7 +171,9 @@ options:
                       compiled incremental decode_step (same output, slower)
   --no-ema            the raw weights, not the average a train --ema
                       checkpoint holds (default: the average)
-  --batch N           sentences decoded together (default: the bound of B)
+  --batch N           rows decoded together: sentences (greedy) or
+                      sentences x hypotheses (--beam; at least one
+                      sentence) (default: the bound of B)
   --threads N         kernel threads
   -h, --help          show this text
 )";
@@ -198,7 +200,8 @@ options:
   --decode-out F.npy  write the greedy tokens (int32 [B, target length],
                       the first timed way) to F
   --beam N            also time beam search with N hypotheses, one sentence
-                      at a time (with the KV cache when compiled)
+                      at a time and batched as translate runs it (with the
+                      KV cache when compiled)
   --beam-out F.npy    write the beam search's tokens to F (needs --beam)
   --threads N         kernel threads
   --profile           time every runtime call of the timed train steps and

@@ -1,5 +1,6 @@
 //===- BenchCommand.cpp - `PROGRAM bench`: time training and decoding -----===//
 #include "commands/BenchCommand.h"
+#include "commands/TranslateCommand.h"
 #include "data/Batching.h"
 #include "decoding/Decoding.h"
 #include "core/Error.h"
@@ -431,6 +432,27 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       out << line;
       if (options.beamOutPath)
         writeNpy(*options.beamOutPath, tokenTensor(best, tgtLen, pad));
+      // The same searches as `translate --beam` runs them: as many
+      // sentences at a time as the batch bound has rows for.
+      start = Clock::now();
+      std::vector<TokenIds> batched =
+          translateAll(*searcher, sources, bounds.batch.bound, decoding);
+      total = millisecondsSince(start);
+      size_t differ = 0;
+      for (size_t i = 0; i < best.size(); ++i)
+        differ += batched[i] != best[i];
+      std::snprintf(line, sizeof(line),
+                    "batched beam %d: %.3f ms/token (%.1f ms, %lld sentences "
+                    "a batch), %.0f tokens/s, %s\n",
+                    options.beam, total / generated, total,
+                    static_cast<long long>(std::max<int64_t>(
+                        bounds.batch.bound / options.beam, 1)),
+                    generated / (total / 1000.0),
+                    differ ? (std::to_string(differ) +
+                              " sentence(s) differ from one at a time")
+                                 .c_str()
+                           : "the tokens of one at a time");
+      out << line;
     }
   }
   if (runner.device()) // train and decoding steps both (docs/cuda.md)

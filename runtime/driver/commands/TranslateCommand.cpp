@@ -15,16 +15,17 @@ std::vector<TokenIds> translateAll(NextTokenModel &decoder,
                                    int64_t batch,
                                    const DecodeOptions &options) {
   std::vector<TokenIds> outputs;
-  if (options.beamSize > 1) {
-    for (const TokenIds &source : sources)
-      outputs.push_back(beamDecode(decoder, source, options));
-    return outputs;
-  }
-  for (size_t begin = 0; begin < sources.size(); begin += size_t(batch)) {
-    size_t end = std::min(sources.size(), begin + size_t(batch));
+  // Beam search: `batch` rows hold batch / beamSize sentences' hypotheses.
+  const bool beam = options.beamSize > 1;
+  const size_t sentences =
+      beam ? size_t(std::max<int64_t>(batch / options.beamSize, 1))
+           : size_t(batch);
+  for (size_t begin = 0; begin < sources.size(); begin += sentences) {
+    size_t end = std::min(sources.size(), begin + sentences);
     std::vector<TokenIds> chunk(sources.begin() + std::ptrdiff_t(begin),
                                 sources.begin() + std::ptrdiff_t(end));
-    for (TokenIds &words : greedyDecode(decoder, chunk, options))
+    for (TokenIds &words : beam ? beamDecodeBatch(decoder, chunk, options)
+                                : greedyDecode(decoder, chunk, options))
       outputs.push_back(std::move(words));
   }
   return outputs;

@@ -4,8 +4,9 @@
 // from stdin (an empty line gives an empty output line). Each is split like
 // the training data (splitWords), mapped to source ids ([UNK] for unknown
 // words) and checked against the source bound; batches of up to --batch
-// sentences are decoded greedily together (or one at a time with --beam),
-// and every translation is printed on its own line, in input order.
+// sentences are decoded greedily together (with --beam N, --batch / N
+// sentences' hypotheses together), and every translation is printed on its
+// own line, in input order.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_TRANSLATECOMMAND_H
@@ -23,7 +24,9 @@
 namespace txrt::driver {
 
 /// Translates `sources` (source ids, each within the bound) in batches of
-/// `batch`; greedy when options.beamSize == 1.
+/// `batch` rows: greedy (options.beamSize == 1) a sentence a row, beam
+/// search batch / beamSize sentences' hypotheses at once (at least one
+/// sentence, beamDecodeBatch).
 std::vector<TokenIds> translateAll(NextTokenModel &decoder,
                                    const std::vector<TokenIds> &sources,
                                    int64_t batch, const DecodeOptions &options);

@@ -326,40 +326,37 @@ std::vector<double> logSoftmax(const float *scores, int64_t vocab) {
   return out;
 }
 
-} // namespace
+/// One sentence's beam search: `beam` hypotheses (rows), each extended by
+/// its best `beam` tokens, the best `beam` kept.
+class BeamSearch {
+public:
+  BeamSearch(const DecodeOptions &options, size_t beam)
+      : options_(options), beam_(beam), alive_{Hypothesis{{options.sos}, 0}} {}
 
-TokenIds beamDecode(NextTokenModel &model, const TokenIds &source,
-                    const DecodeOptions &options) {
-  const size_t beam = size_t(std::max<int32_t>(options.beamSize, 1));
-  model.start(std::vector<TokenIds>(beam, source));
-  const int64_t vocab = model.vocabSize();
-  std::vector<Hypothesis> alive = {Hypothesis{{options.sos}, 0.0}};
-  std::vector<std::pair<double, TokenIds>> finished;
-  auto normalized = [&](const Hypothesis &h, int64_t length) {
-    return h.logProb / lengthPenalty(length, options.lengthPenaltyAlpha);
-  };
+  /// Whether the search has ended: `beam` hypotheses finished, or none is
+  /// left to extend.
+  bool done() const { return alive_.empty() || finished_.size() >= beam_; }
 
-  for (int64_t step = 0; step < options.maxLength && !alive.empty(); ++step) {
-    // Always `beam` rows (the encoded batch); extra rows repeat row 0.
-    std::vector<TokenIds> prefixes;
-    for (size_t i = 0; i < beam; ++i)
-      prefixes.push_back(alive[i < alive.size() ? i : 0].tokens);
-    std::vector<float> logits = model.next(prefixes);
-    options.allowed.apply(logits.data(), int64_t(logits.size()) / vocab,
-                             vocab);
+  /// The prefix of row `row` < beam (rows past the alive hypotheses repeat
+  /// the first).
+  const TokenIds &prefix(size_t row) const {
+    return alive_[row < alive_.size() ? row : 0].tokens;
+  }
 
+  /// Extends the hypotheses by the logits of the search's rows ([beam *
+  /// vocab], the disallowed ids already -infinity).
+  void advance(const float *logits, int64_t vocab) {
     struct Candidate {
       double logProb;
       size_t parent;
       int32_t token;
     };
     std::vector<Candidate> candidates;
-    for (size_t h = 0; h < alive.size(); ++h) {
-      std::vector<double> logProbs =
-          logSoftmax(logits.data() + int64_t(h) * vocab, vocab);
+    for (size_t h = 0; h < alive_.size(); ++h) {
+      std::vector<double> logProbs = logSoftmax(logits + int64_t(h) * vocab, vocab);
       std::vector<int32_t> order(static_cast<size_t>(vocab));
       std::iota(order.begin(), order.end(), 0);
-      size_t keep = std::min(beam, order.size());
+      size_t keep = std::min(beam_, order.size());
       std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(keep),
                         order.end(), [&](int32_t a, int32_t b) {
                           return logProbs[size_t(a)] != logProbs[size_t(b)]
@@ -369,7 +366,7 @@ TokenIds beamDecode(NextTokenModel &model, const TokenIds &source,
       for (size_t k = 0; k < keep; ++k)
         if (!std::isinf(logProbs[size_t(order[k])])) // a disallowed id
           candidates.push_back(
-              {alive[h].logProb + logProbs[size_t(order[k])], h, order[k]});
+              {alive_[h].logProb + logProbs[size_t(order[k])], h, order[k]});
     }
     std::stable_sort(candidates.begin(), candidates.end(),
                      [](const Candidate &a, const Candidate &b) {
@@ -377,36 +374,100 @@ TokenIds beamDecode(NextTokenModel &model, const TokenIds &source,
                      });
     std::vector<Hypothesis> next;
     for (const Candidate &candidate : candidates) {
-      if (next.size() == beam)
+      if (next.size() == beam_)
         break;
-      Hypothesis extended = alive[candidate.parent];
+      Hypothesis extended = alive_[candidate.parent];
       extended.tokens.push_back(candidate.token);
       extended.logProb = candidate.logProb;
-      if (candidate.token == options.eos) {
+      if (candidate.token == options_.eos) {
         int64_t length = int64_t(extended.tokens.size()) - 1;
-        finished.emplace_back(normalized(extended, length), extended.tokens);
+        finished_.emplace_back(normalized(extended, length), extended.tokens);
       } else {
         next.push_back(std::move(extended));
       }
     }
-    alive = std::move(next);
-    if (finished.size() >= beam)
-      break;
+    alive_ = std::move(next);
   }
-  if (finished.empty())
-    for (const Hypothesis &h : alive)
-      finished.emplace_back(normalized(h, int64_t(h.tokens.size()) - 1),
+
+  /// The best finished hypothesis (the alive ones compete when none
+  /// finished) without [SOS] and [EOS].
+  TokenIds best() const {
+    std::vector<std::pair<double, TokenIds>> ranked = finished_;
+    if (ranked.empty())
+      for (const Hypothesis &h : alive_)
+        ranked.emplace_back(normalized(h, int64_t(h.tokens.size()) - 1),
                             h.tokens);
-  if (finished.empty())
+    if (ranked.empty())
+      return {};
+    auto top = std::max_element(
+        ranked.begin(), ranked.end(),
+        [](const auto &a, const auto &b) { return a.first < b.first; });
+    TokenIds words;
+    for (size_t i = 1; i < top->second.size() && top->second[i] != options_.eos;
+         ++i)
+      words.push_back(top->second[i]);
+    return words;
+  }
+
+private:
+  double normalized(const Hypothesis &h, int64_t length) const {
+    return h.logProb / lengthPenalty(length, options_.lengthPenaltyAlpha);
+  }
+
+  const DecodeOptions &options_;
+  size_t beam_;
+  std::vector<Hypothesis> alive_;
+  std::vector<std::pair<double, TokenIds>> finished_;
+};
+
+} // namespace
+
+std::vector<TokenIds> beamDecodeBatch(NextTokenModel &model,
+                                      const std::vector<TokenIds> &sources,
+                                      const DecodeOptions &options) {
+  if (sources.empty())
     return {};
-  auto best = std::max_element(
-      finished.begin(), finished.end(),
-      [](const auto &a, const auto &b) { return a.first < b.first; });
-  TokenIds words;
-  for (size_t i = 1; i < best->second.size() && best->second[i] != options.eos;
-       ++i)
-    words.push_back(best->second[i]);
-  return words;
+  const size_t beam = size_t(std::max<int32_t>(options.beamSize, 1));
+  // Sentence s owns rows s * beam .. s * beam + beam - 1 of the batch.
+  std::vector<TokenIds> rowSources;
+  for (const TokenIds &source : sources)
+    rowSources.insert(rowSources.end(), beam, source);
+  model.start(rowSources);
+  const int64_t vocab = model.vocabSize();
+  std::vector<BeamSearch> searches(sources.size(), BeamSearch(options, beam));
+  std::vector<TokenIds> prefixes(rowSources.size());
+  for (int64_t step = 0; step < options.maxLength; ++step) {
+    bool searching = false;
+    for (size_t s = 0; s < searches.size(); ++s)
+      for (size_t i = 0; i < beam; ++i) {
+        TokenIds &prefix = prefixes[s * beam + i];
+        if (!searches[s].done()) {
+          prefix = searches[s].prefix(i);
+          searching = true;
+        } else {
+          // An ended search's rows grow by [PAD] (ignored), so every row
+          // keeps the length of the others and extends its own cache.
+          prefix.push_back(options.pad);
+        }
+      }
+    if (!searching)
+      break;
+    std::vector<float> logits = model.next(prefixes);
+    options.allowed.apply(logits.data(), int64_t(logits.size()) / vocab,
+                          vocab);
+    for (size_t s = 0; s < searches.size(); ++s)
+      if (!searches[s].done())
+        searches[s].advance(logits.data() + int64_t(s * beam) * vocab, vocab);
+  }
+  std::vector<TokenIds> outputs;
+  for (const BeamSearch &search : searches)
+    outputs.push_back(search.best());
+  return outputs;
+}
+
+TokenIds beamDecode(NextTokenModel &model, const TokenIds &source,
+                    const DecodeOptions &options) {
+  return beamDecodeBatch(model, {source}, options).front();
 }
 
 } // namespace txrt::driver

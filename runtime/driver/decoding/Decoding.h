@@ -144,6 +144,15 @@ std::vector<TokenIds> greedyDecode(NextTokenModel &model,
 TokenIds beamDecode(NextTokenModel &model, const TokenIds &source,
                     const DecodeOptions &options);
 
+/// Beam search of several sentences at once, as Marian and fairseq batch
+/// it: sentence s's hypotheses are rows s * beamSize ... of one batch, each
+/// sentence searched as beamDecode searches it alone (an ended search's
+/// rows grow by [PAD] until every search has ended). With a model whose
+/// rows do not depend on each other, each output is beamDecode's.
+std::vector<TokenIds> beamDecodeBatch(NextTokenModel &model,
+                                      const std::vector<TokenIds> &sources,
+                                      const DecodeOptions &options);
+
 /// GNMT's length penalty ((5 + length) / 6)^alpha.
 double lengthPenalty(int64_t length, double alpha);
 

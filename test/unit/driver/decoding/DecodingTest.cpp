@@ -105,6 +105,45 @@ TEST(DecodingTest, BeamFindsTheMoreLikelySequence) {
   EXPECT_EQ(beamDecode(beamModel, {4}, options(5, 3)), (TokenIds{5}));
 }
 
+// Sentences searched together give what each gets alone, also when their
+// searches end at different steps (the ended ones' rows grow by [PAD]).
+TEST(DecodingTest, BatchedBeamSearchIsEachSentencesOwn) {
+  // Source {4}: "a" then [EOS] is likely at once; source {5}: "b b b"
+  // before [EOS]; source {4, 5}: mixed, with ties broken by id.
+  ScriptedModel::Script script = [](const TokenIds &source,
+                                    const TokenIds &prefix) {
+    std::vector<double> p(kVocab, 0.02);
+    const size_t at = prefix.size();
+    if (source == TokenIds{4}) {
+      p[at == 1 ? 4 : 3] = 0.8;
+    } else if (source == TokenIds{5}) {
+      p[at < 4 ? 5 : 3] = 0.7;
+      p[4] = 0.2;
+    } else {
+      p[4] = 0.4;
+      p[5] = 0.4;
+      p[3] = at > 2 ? 0.5 : 0.05;
+    }
+    return p;
+  };
+  const std::vector<TokenIds> sources = {{4}, {5}, {4, 5}, {5}};
+  for (int32_t beam : {1, 2, 3}) {
+    std::vector<TokenIds> alone;
+    for (const TokenIds &source : sources) {
+      ScriptedModel model(script);
+      alone.push_back(beamDecode(model, source, options(7, beam)));
+    }
+    ScriptedModel batched(script);
+    EXPECT_EQ(beamDecodeBatch(batched, sources, options(7, beam)), alone)
+        << "beam " << beam;
+    EXPECT_EQ(batched.starts, 1);
+    EXPECT_LE(batched.calls, 7);
+  }
+  ScriptedModel none(script);
+  EXPECT_TRUE(beamDecodeBatch(none, {}, options(7, 2)).empty());
+  EXPECT_EQ(none.starts, 0);
+}
+
 TEST(DecodingTest, OnlyIdsTheTokenizerCanWriteAreChosen) {
   // The model's vocab dim (6) is larger than the tokenizer's (5 words: "b"
   // has none), and it likes [SOS] and [PAD] best at times: both searches
@@ -293,14 +332,24 @@ TEST(CachedDecoderTest, MatchesTheRerunAsRowsExtendReorderAndRestart) {
   CachedDecoder cached(runner, 0);
   RerunDecoder rerun(runner, 0);
   EXPECT_EQ(logitsAlong(cached), logitsAlong(rerun));
-  // Greedy rows of different sources, and beam search.
+  // Greedy rows of different sources, and beam search, a sentence at a
+  // time and batched (each sentence's rows only take their own caches).
   std::vector<TokenIds> sources = {{4, 5, 4}, {5}, {4, 4}, {5, 5, 5, 4}};
   DecodeOptions greedy = options(9);
   EXPECT_EQ(greedyDecode(cached, sources, greedy),
             greedyDecode(rerun, sources, greedy));
-  for (const TokenIds &source : sources)
-    EXPECT_EQ(beamDecode(cached, source, options(9, 3)),
-              beamDecode(rerun, source, options(9, 3)));
+  std::vector<TokenIds> alone;
+  for (const TokenIds &source : sources) {
+    alone.push_back(beamDecode(rerun, source, options(9, 3)));
+    EXPECT_EQ(beamDecode(cached, source, options(9, 3)), alone.back());
+  }
+  // Two sentences a batch (6 of the 8 rows B allows).
+  for (size_t first : {0, 2}) {
+    std::vector<TokenIds> pair = {sources[first], sources[first + 1]};
+    std::vector<TokenIds> want = {alone[first], alone[first + 1]};
+    EXPECT_EQ(beamDecodeBatch(cached, pair, options(9, 3)), want);
+    EXPECT_EQ(beamDecodeBatch(rerun, pair, options(9, 3)), want);
+  }
 }
 
 // On a device (FakeDevice.h) decode_init's outputs and the self-attention
@@ -378,9 +427,14 @@ TEST(CachedDecoderTest, OnADeviceStepsReplayAsGraphs) {
     }
     // Beam search's rows move between the caches' rows; its graphs replay
     // the same tokens as the CPU's direct calls.
-    for (const TokenIds &source : {TokenIds{4, 5}, TokenIds{5, 4}, TokenIds{4, 5}})
+    for (const TokenIds &source :
+         {TokenIds{4, 5}, TokenIds{5, 4}, TokenIds{4, 5}})
       EXPECT_EQ(beamDecode(onDevice, source, options(6, 3)),
                 beamDecode(onCpu, source, options(6, 3)));
+    const std::vector<TokenIds> sentences = {{4, 5}, {5, 4}};
+    for (int round = 0; round < 3; ++round)
+      EXPECT_EQ(beamDecodeBatch(onDevice, sentences, options(6, 3)),
+                beamDecodeBatch(onCpu, sentences, options(6, 3)));
   }
   txrt_driver_test::setFakeDeviceGraphs(txrt_driver_test::FakeGraphs::Replay);
 }
