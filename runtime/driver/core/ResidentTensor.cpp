@@ -125,8 +125,22 @@ Tensor ResidentTensor::read() const {
   return copy;
 }
 
-void ResidentTensor::regrowRows(const std::vector<size_t> &from,
-                                int64_t more) {
+void ResidentTensor::write(const Tensor &host) {
+  if (host.dtype != dtype_ || host.shape != shape_)
+    throw std::logic_error("ResidentTensor::write: " + what_ + " " +
+                           formatShape(shape_) + " written from a tensor " +
+                           formatShape(host.shape) + " of another shape or "
+                           "dtype");
+  if (bytes_ == 0)
+    return;
+  if (device_)
+    device_->toDevice(current_.data, host.data(), bytes_);
+  else
+    std::memcpy(current_.data, host.data(), bytes_);
+}
+
+void ResidentTensor::regrowRows(const std::vector<size_t> &from, int64_t more,
+                                bool zeroNew) {
   if (shape_.size() < 2 || more < 0)
     throw std::logic_error("ResidentTensor::regrowRows: " + what_ + " " +
                            formatShape(shape_) + " is not [rows, positions, "
@@ -168,7 +182,8 @@ void ResidentTensor::regrowRows(const std::vector<size_t> &from,
              oldRow, end - first);
     first = end;
   }
-  zeroRows(dst + oldRow, newRow, newRow - oldRow, from.size());
+  if (zeroNew)
+    zeroRows(dst + oldRow, newRow, newRow - oldRow, from.size());
   std::swap(current_, spare_);
   swapped_ = !swapped_;
   shape_ = std::move(grown);

@@ -59,12 +59,18 @@ public:
 
   /// A host copy (on a device: waits for the queued work that writes it).
   Tensor read() const;
+  /// Copies `host` (its dtype and shape) in. std::logic_error when they
+  /// differ.
+  void write(const Tensor &host);
 
   /// Makes a [rows, positions, ...] tensor [from.size(), positions + more,
   /// ...]: row r is the old row from[r] (indices may repeat or reorder),
-  /// followed by `more` zero positions. std::logic_error for a rank below 2
-  /// or an index out of range.
-  void regrowRows(const std::vector<size_t> &from, int64_t more);
+  /// followed by `more` zero positions (`zeroNew` false: positions left as
+  /// they are, for an entry that writes them before it reads them: a
+  /// cache's `writes_last_rows`). std::logic_error for a rank below 2 or an
+  /// index out of range.
+  void regrowRows(const std::vector<size_t> &from, int64_t more,
+                  bool zeroNew = true);
 
 private:
   /// A block of device or host memory.

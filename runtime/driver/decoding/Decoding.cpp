@@ -86,6 +86,10 @@ bool CachedDecoder::available(const ModelInfo &model) {
          model.findEntryByRole("decode_step");
 }
 
+bool CachedDecoder::writesNewRows(size_t input) const {
+  return step_.inputs[input].writesLastRows.has_value();
+}
+
 bool CachedDecoder::isCacheInput(size_t input) const {
   const TensorSig &sig = step_.inputs[input];
   return sig.role == "cache" &&
@@ -130,6 +134,8 @@ void CachedDecoder::start(const std::vector<TokenIds> &sources) {
   // Every resident tensor keeps its storage from batch to batch (a step's
   // graph replays at the same addresses).
   runner_.callKeeping(encode_, {&src_}, memory_);
+  srcHere_.assign(runner_.device(), src_.dtype, src_.shape, "the source ids");
+  srcHere_.write(src_);
   if (init_)
     runner_.callKeeping(*init_, {&memory_[0]}, cross_);
   cached_.clear();
@@ -148,7 +154,7 @@ std::vector<float> CachedDecoder::step(const std::vector<TokenIds> &prefixes,
     if (role == "target_in")
       inputs.push_back(&tgt);
     else if (role == "source")
-      inputs.push_back(&src_);
+      inputs.push_back(&srcHere_);
     else if (isCacheInput(i))
       inputs.push_back(&caches_[i]);
     else
@@ -196,7 +202,7 @@ std::vector<float> CachedDecoder::next(const std::vector<TokenIds> &prefixes) {
   if (extends) {
     for (size_t i = 0; i < step_.inputs.size(); ++i)
       if (isCacheInput(i))
-        caches_[i].regrowRows(from, 1);
+        caches_[i].regrowRows(from, 1, !writesNewRows(i));
     logits = step(prefixes, length);
   } else {
     // Replay every prefix from empty caches, one token at a time.
@@ -215,7 +221,7 @@ std::vector<float> CachedDecoder::next(const std::vector<TokenIds> &prefixes) {
     for (size_t t = 1; t <= length; ++t) {
       for (size_t i = 0; i < step_.inputs.size(); ++i)
         if (isCacheInput(i))
-          caches_[i].regrowRows(identity, 1);
+          caches_[i].regrowRows(identity, 1, !writesNewRows(i));
       logits = step(prefixes, t);
     }
   }

@@ -84,6 +84,9 @@ public:
 private:
   /// Whether decode_step's input `input` is a self-attention cache.
   bool isCacheInput(size_t input) const;
+  /// Whether decode_step writes that cache's new positions before it
+  /// reads them (its metadata's writes_last_rows): then they need no zeros.
+  bool writesNewRows(size_t input) const;
   /// Runs decode_step on the last token of each prefix's first `length`
   /// tokens, growing the caches by one position; returns the logits.
   std::vector<float> step(const std::vector<TokenIds> &prefixes,
@@ -95,6 +98,7 @@ private:
   int32_t pad_;
   std::vector<TokenIds> sources_;        ///< the batch's source rows
   Tensor src_;
+  ResidentTensor srcHere_;               ///< src_ where the entries run
   std::vector<ResidentTensor> memory_;   ///< encode's output
   std::vector<ResidentTensor> cross_;    ///< decode_init's outputs
   std::vector<std::string> crossNames_;  ///< their names

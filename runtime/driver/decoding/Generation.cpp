@@ -148,7 +148,10 @@ std::vector<float> LmStepCached::next(const std::vector<TokenIds> &prefixes) {
     } else if (role == "cache_ids") {
       inputs.push_back(&all);
     } else {
-      caches_[i].regrowRows(sameRows, fresh);
+      // lm_step writes the new positions (writes_last_rows) before it
+      // reads them: no zeros needed there.
+      caches_[i].regrowRows(sameRows, fresh,
+                            !step_.inputs[i].writesLastRows.has_value());
       inputs.push_back(&caches_[i]);
     }
   }

@@ -155,6 +155,36 @@ TEST_P(ResidentTensorTest, AssignStartsOverAtTheSameAddresses) {
   EXPECT_EQ(elements(values.read()), std::vector<float>(64 * 64, 0.0f));
 }
 
+TEST_P(ResidentTensorTest, WriteCopiesAHostTensorIn) {
+  Tensor ids(DType::I32, {2, 3});
+  for (int i = 0; i < 6; ++i)
+    ids.as<int32_t>()[i] = 10 + i;
+  ResidentTensor here(device(), DType::I32, {2, 3}, "the source ids");
+  here.write(ids);
+  Tensor back = here.read();
+  EXPECT_EQ(std::vector<int32_t>(back.as<int32_t>(), back.as<int32_t>() + 6),
+            std::vector<int32_t>(ids.as<int32_t>(), ids.as<int32_t>() + 6));
+  Tensor other(DType::I32, {3, 2});
+  EXPECT_THROW_MESSAGE(here.write(other), std::logic_error,
+                       "the source ids [2, 3] written from a tensor [3, 2]");
+}
+
+// A cache whose entry writes its new positions first needs no zeros there:
+// only the old rows move (one strided copy a run of rows).
+TEST_P(ResidentTensorTest, RegrowWithoutZeroingOnlyMovesTheRows) {
+  ResidentTensor cache = filled(3, 2);
+  fakeDeviceCounts() = {};
+  cache.regrowRows({0, 1, 2}, 1, false);
+  EXPECT_EQ(cache.shape(), (Shape{3, 3, 2}));
+  Tensor host = cache.read();
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t p = 0; p < 2; ++p)
+      EXPECT_EQ(host.as<float>()[(r * 3 + p) * 2 + 1],
+                float(100 * r + 10 * p + 1));
+  if (device())
+    EXPECT_EQ(fakeDeviceCounts().withinDevice, 1);
+}
+
 TEST_P(ResidentTensorTest, RegrowRefusesWhatIsNotRowsOfPositions) {
   ResidentTensor flat(device(), DType::F32, {3}, "a vector");
   EXPECT_THROW(flat.regrowRows({0}, 1), std::logic_error);

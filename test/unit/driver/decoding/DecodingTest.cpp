@@ -352,9 +352,10 @@ TEST(CachedDecoderTest, MatchesTheRerunAsRowsExtendReorderAndRestart) {
   }
 }
 
-// On a device (FakeDevice.h) decode_init's outputs and the self-attention
-// caches stay in device memory: a step moves its tokens and the source in
-// and the logits out, however long the caches, and gives the CPU's logits.
+// On a device (FakeDevice.h) decode_init's outputs, the self-attention
+// caches and the source ids stay in device memory: a step moves its tokens
+// in and the logits out, however long the caches, and gives the CPU's
+// logits.
 TEST(CachedDecoderTest, OnADeviceTheCachesStayThere) {
   ModelInfo cpuModel = ModelInfo::parse(kFakeTranslatorJson);
   ModelInfo deviceModel = ModelInfo::parse(onFakeDevice(kFakeTranslatorJson));
@@ -370,8 +371,9 @@ TEST(CachedDecoderTest, OnADeviceTheCachesStayThere) {
   // restart replays both tokens); 3 rows, a source of 3 ids.
   const int64_t steps = 6, rows = 3, sourceBytes = rows * 3 * 4;
   EXPECT_EQ(fakeDeviceCounts().otherBytesToHost, steps * rows * kVocab * 4);
+  // The source in twice a batch (encode's input, the steps' copy).
   EXPECT_EQ(fakeDeviceCounts().otherBytesToDevice,
-            sourceBytes + steps * (rows * 4 + sourceBytes));
+            2 * sourceBytes + steps * rows * 4);
   EXPECT_GT(fakeDeviceCounts().withinDevice, 0);
 
   std::vector<TokenIds> sources = {{4, 5, 4}, {5}, {4, 4}, {5, 5, 5, 4}};
