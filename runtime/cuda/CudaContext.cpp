@@ -309,22 +309,6 @@ txrt_status txrt_cuda_copy_to_host(txrt_cuda_context *ctx, void *dst,
   });
 }
 
-txrt_status txrt_cuda_copy_rows(txrt_cuda_context *ctx, void *dst,
-                                size_t dst_pitch, const void *src,
-                                size_t src_pitch, size_t width,
-                                size_t height) {
-  return runCuda(ctx, "txrt_cuda_copy_rows", [&](auto &c) {
-    if (width == 0 || height == 0)
-      return;
-    require(dst && src, "dst and src must not be NULL");
-    require(dst_pitch >= width && src_pitch >= width,
-            "the pitches must be at least the width");
-    check(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, width, height,
-                            cudaMemcpyDeviceToDevice, c.stream),
-          "cudaMemcpy2DAsync");
-  });
-}
-
 txrt_status txrt_cuda_zero_rows(txrt_cuda_context *ctx, void *dst,
                                 size_t pitch, size_t width, size_t height) {
   return runCuda(ctx, "txrt_cuda_zero_rows", [&](auto &c) {

@@ -166,11 +166,15 @@ public:
     check(txrt_cuda_copy_to_host(ctx_, dst, src, size_t(bytes)),
           "a copy from the device");
   }
-  void copyRows(void *dst, uint64_t dstPitch, const void *src,
-                uint64_t srcPitch, uint64_t width, uint64_t height) override {
-    check(txrt_cuda_copy_rows(ctx_, dst, size_t(dstPitch), src,
-                              size_t(srcPitch), size_t(width), size_t(height)),
-          "a copy within the device");
+  void copyRows(const std::vector<RowCopy> &copies) override {
+    std::vector<txrt_cuda_row_copy> rows;
+    rows.reserve(copies.size());
+    for (const RowCopy &copy : copies)
+      rows.push_back({copy.dst, copy.src, size_t(copy.dstPitch),
+                      size_t(copy.srcPitch), size_t(copy.width),
+                      size_t(copy.height)});
+    check(txrt_cuda_copy_rows(ctx_, rows.data(), int64_t(rows.size())),
+          "copies within the device");
   }
   void zeroRows(void *dst, uint64_t pitch, uint64_t width,
                 uint64_t height) override {

@@ -22,6 +22,7 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace txrt::driver {
 
@@ -36,6 +37,14 @@ struct EntryCall {
   int32_t run() const {
     return function(ctx, params, arena, dims, inputs, outputs);
   }
+};
+
+/// A strided copy: `height` rows of `width` bytes, row r from src + r *
+/// srcPitch to dst + r * dstPitch.
+struct RowCopy {
+  void *dst;
+  const void *src;
+  uint64_t dstPitch, srcPitch, width, height;
 };
 
 /// A device's side of gradient accumulation and data parallelism
@@ -83,13 +92,11 @@ public:
   /// returns with `dst` written.
   virtual void toDevice(void *dst, const void *src, uint64_t bytes) = 0;
   virtual void toHost(void *dst, const void *src, uint64_t bytes) = 0;
-  /// Within device memory, on the device's stream: `height` rows of
-  /// `width` bytes, row r from src + r * srcPitch to dst + r * dstPitch
-  /// (cudaMemcpy2DAsync); the ranges do not overlap. What ResidentTensor
-  /// moves a KV cache's rows with.
-  virtual void copyRows(void *dst, uint64_t dstPitch, const void *src,
-                        uint64_t srcPitch, uint64_t width,
-                        uint64_t height) = 0;
+  /// Within device memory, on the device's stream, every copy of
+  /// `copies` (RowCopy; no destination overlaps a source): what
+  /// ResidentTensor moves KV caches' rows with, a model's caches in one
+  /// call (txrt_cuda_copy_rows: one launch for up to 32 copies).
+  virtual void copyRows(const std::vector<RowCopy> &copies) = 0;
   /// Zeroes `height` rows of `width` bytes at dst + r * pitch, on the
   /// device's stream (cudaMemset2DAsync).
   virtual void zeroRows(void *dst, uint64_t pitch, uint64_t width,

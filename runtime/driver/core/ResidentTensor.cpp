@@ -89,19 +89,24 @@ void ResidentTensor::releaseBlock(Block &block) {
   block = Block();
 }
 
-void ResidentTensor::copyRows(void *dst, uint64_t dstPitch, const void *src,
-                              uint64_t srcPitch, uint64_t width,
-                              uint64_t height) {
-  if (width == 0 || height == 0)
+namespace {
+
+/// `copies` on `device`, or with memcpy in host memory (device nullptr).
+void runCopies(Device *device, const std::vector<RowCopy> &copies) {
+  if (copies.empty())
     return;
-  if (device_) {
-    device_->copyRows(dst, dstPitch, src, srcPitch, width, height);
+  if (device) {
+    device->copyRows(copies);
     return;
   }
-  for (uint64_t row = 0; row < height; ++row)
-    std::memcpy(static_cast<char *>(dst) + row * dstPitch,
-                static_cast<const char *>(src) + row * srcPitch, width);
+  for (const RowCopy &copy : copies)
+    for (uint64_t row = 0; row < copy.height; ++row)
+      std::memcpy(static_cast<char *>(copy.dst) + row * copy.dstPitch,
+                  static_cast<const char *>(copy.src) + row * copy.srcPitch,
+                  copy.width);
 }
+
+} // namespace
 
 void ResidentTensor::zeroRows(void *dst, uint64_t pitch, uint64_t width,
                               uint64_t height) {
@@ -141,6 +146,30 @@ void ResidentTensor::write(const Tensor &host) {
 
 void ResidentTensor::regrowRows(const std::vector<size_t> &from, int64_t more,
                                 bool zeroNew) {
+  regrowAll({this}, from, more, zeroNew);
+}
+
+void ResidentTensor::regrowAll(const std::vector<ResidentTensor *> &tensors,
+                               const std::vector<size_t> &from, int64_t more,
+                               bool zeroNew) {
+  std::vector<RowCopy> copies;
+  std::vector<Regrowth> plans;
+  for (ResidentTensor *tensor : tensors) {
+    if (tensor->device_ != tensors.front()->device_)
+      throw std::logic_error("ResidentTensor::regrowAll: " + tensor->what_ +
+                             " is on another device than " +
+                             tensors.front()->what_);
+    plans.push_back(tensor->planRegrowth(from, more, copies));
+  }
+  if (!tensors.empty())
+    runCopies(tensors.front()->device_, copies);
+  for (size_t i = 0; i < tensors.size(); ++i)
+    tensors[i]->finishRegrowth(plans[i], zeroNew);
+}
+
+ResidentTensor::Regrowth
+ResidentTensor::planRegrowth(const std::vector<size_t> &from, int64_t more,
+                             std::vector<RowCopy> &copies) {
   if (shape_.size() < 2 || more < 0)
     throw std::logic_error("ResidentTensor::regrowRows: " + what_ + " " +
                            formatShape(shape_) + " is not [rows, positions, "
@@ -151,43 +180,50 @@ void ResidentTensor::regrowRows(const std::vector<size_t> &from, int64_t more,
       throw std::logic_error("ResidentTensor::regrowRows: row " +
                              std::to_string(row) + " of " + what_ + " " +
                              formatShape(shape_) + " is out of range");
-  Shape grown = shape_;
-  grown[0] = int64_t(from.size());
-  grown[1] += more;
+  Regrowth plan;
+  plan.shape = shape_;
+  plan.shape[0] = int64_t(from.size());
+  plan.shape[1] += more;
   std::optional<int64_t> checked =
-      checkedByteSize(grown, int64_t(dtypeSize(dtype_)));
+      checkedByteSize(plan.shape, int64_t(dtypeSize(dtype_)));
   if (!checked)
     throw ResourceError("cannot allocate " + what_ + " " +
-                        formatShape(grown) + ": its size overflows 64 bits");
-  const uint64_t bytes = uint64_t(*checked);
+                        formatShape(plan.shape) +
+                        ": its size overflows 64 bits");
+  plan.bytes = uint64_t(*checked);
   // The bytes of one position, and of a row before and after.
   uint64_t position = dtypeSize(dtype_);
   for (size_t axis = 2; axis < shape_.size(); ++axis)
     position *= uint64_t(shape_[axis]);
-  const uint64_t oldRow = position * uint64_t(shape_[1]);
-  const uint64_t newRow = position * uint64_t(grown[1]);
-  if (spare_.capacity < bytes) {
+  plan.oldRow = position * uint64_t(shape_[1]);
+  plan.newRow = position * uint64_t(plan.shape[1]);
+  if (spare_.capacity < plan.bytes) {
     releaseBlock(spare_);
-    spare_ = allocateBlock(std::max(bytes, 2 * current_.capacity));
+    spare_ = allocateBlock(std::max(plan.bytes, 2 * current_.capacity));
   }
   char *dst = static_cast<char *>(spare_.data);
   const char *src = static_cast<const char *>(current_.data);
   // Runs of consecutive source rows go in one strided copy (greedy
   // decoding's rows are one run).
-  for (size_t first = 0; first < from.size();) {
+  for (size_t first = 0; first < from.size() && plan.oldRow > 0;) {
     size_t end = first + 1;
     while (end < from.size() && from[end] == from[end - 1] + 1)
       ++end;
-    copyRows(dst + first * newRow, newRow, src + from[first] * oldRow, oldRow,
-             oldRow, end - first);
+    copies.push_back({dst + first * plan.newRow, src + from[first] * plan.oldRow,
+                      plan.newRow, plan.oldRow, plan.oldRow, end - first});
     first = end;
   }
+  return plan;
+}
+
+void ResidentTensor::finishRegrowth(Regrowth &plan, bool zeroNew) {
   if (zeroNew)
-    zeroRows(dst + oldRow, newRow, newRow - oldRow, from.size());
+    zeroRows(static_cast<char *>(spare_.data) + plan.oldRow, plan.newRow,
+             plan.newRow - plan.oldRow, uint64_t(plan.shape[0]));
   std::swap(current_, spare_);
   swapped_ = !swapped_;
-  shape_ = std::move(grown);
-  bytes_ = bytes;
+  shape_ = std::move(plan.shape);
+  bytes_ = plan.bytes;
 }
 
 } // namespace txrt::driver

@@ -71,6 +71,11 @@ public:
   /// index out of range.
   void regrowRows(const std::vector<size_t> &from, int64_t more,
                   bool zeroNew = true);
+  /// regrowRows of several tensors of one device with the same rows: their
+  /// copies in one Device::copyRows call (a model's caches in one launch).
+  static void regrowAll(const std::vector<ResidentTensor *> &tensors,
+                        const std::vector<size_t> &from, int64_t more,
+                        bool zeroNew = true);
 
 private:
   /// A block of device or host memory.
@@ -81,11 +86,17 @@ private:
   };
   Block allocateBlock(uint64_t bytes) const;
   void releaseBlock(Block &block);
-  /// `height` rows of `width` bytes, row r from src + r * srcPitch to
-  /// dst + r * dstPitch (dst and src in different blocks).
-  void copyRows(void *dst, uint64_t dstPitch, const void *src,
-                uint64_t srcPitch, uint64_t width, uint64_t height);
   void zeroRows(void *dst, uint64_t pitch, uint64_t width, uint64_t height);
+  /// A regrowth in two halves: plan (checks, the spare block, the copies
+  /// into it appended to `copies`), then, once the copies ran, finish (the
+  /// new positions zeroed, the blocks swapped).
+  struct Regrowth {
+    Shape shape;
+    uint64_t bytes = 0, oldRow = 0, newRow = 0;
+  };
+  Regrowth planRegrowth(const std::vector<size_t> &from, int64_t more,
+                        std::vector<RowCopy> &copies);
+  void finishRegrowth(Regrowth &plan, bool zeroNew);
 
   Device *device_ = nullptr;
   DType dtype_ = DType::F32;

@@ -86,8 +86,17 @@ bool CachedDecoder::available(const ModelInfo &model) {
          model.findEntryByRole("decode_step");
 }
 
-bool CachedDecoder::writesNewRows(size_t input) const {
-  return step_.inputs[input].writesLastRows.has_value();
+void CachedDecoder::regrowCaches(const std::vector<size_t> &from) {
+  // Every cache in one call (on a device, one launch); the new position
+  // needs no zeros where decode_step writes it first (writes_last_rows).
+  std::vector<ResidentTensor *> caches;
+  bool allWritten = true;
+  for (size_t i = 0; i < step_.inputs.size(); ++i)
+    if (isCacheInput(i)) {
+      caches.push_back(&caches_[i]);
+      allWritten = allWritten && step_.inputs[i].writesLastRows.has_value();
+    }
+  ResidentTensor::regrowAll(caches, from, 1, !allWritten);
 }
 
 bool CachedDecoder::isCacheInput(size_t input) const {
@@ -200,9 +209,7 @@ std::vector<float> CachedDecoder::next(const std::vector<TokenIds> &prefixes) {
   }
   std::vector<float> logits;
   if (extends) {
-    for (size_t i = 0; i < step_.inputs.size(); ++i)
-      if (isCacheInput(i))
-        caches_[i].regrowRows(from, 1, !writesNewRows(i));
+    regrowCaches(from);
     logits = step(prefixes, length);
   } else {
     // Replay every prefix from empty caches, one token at a time.
@@ -219,9 +226,7 @@ std::vector<float> CachedDecoder::next(const std::vector<TokenIds> &prefixes) {
                               step_.name + "'");
       }
     for (size_t t = 1; t <= length; ++t) {
-      for (size_t i = 0; i < step_.inputs.size(); ++i)
-        if (isCacheInput(i))
-          caches_[i].regrowRows(identity, 1, !writesNewRows(i));
+      regrowCaches(identity);
       logits = step(prefixes, t);
     }
   }

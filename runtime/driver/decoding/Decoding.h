@@ -84,9 +84,9 @@ public:
 private:
   /// Whether decode_step's input `input` is a self-attention cache.
   bool isCacheInput(size_t input) const;
-  /// Whether decode_step writes that cache's new positions before it
-  /// reads them (its metadata's writes_last_rows): then they need no zeros.
-  bool writesNewRows(size_t input) const;
+  /// Every self-attention cache: row r becomes row from[r], one more
+  /// position (ResidentTensor::regrowAll).
+  void regrowCaches(const std::vector<size_t> &from);
   /// Runs decode_step on the last token of each prefix's first `length`
   /// tokens, growing the caches by one position; returns the logits.
   std::vector<float> step(const std::vector<TokenIds> &prefixes,

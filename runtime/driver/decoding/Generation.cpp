@@ -141,6 +141,8 @@ std::vector<float> LmStepCached::next(const std::vector<TokenIds> &prefixes) {
     std::copy_n(all.as<int32_t>() + row * length + length - fresh, fresh,
                 tokens.as<int32_t>() + row * fresh);
   std::vector<EntryInput> inputs;
+  std::vector<ResidentTensor *> caches;
+  bool allWritten = true;
   for (size_t i = 0; i < step_.inputs.size(); ++i) {
     const std::string &role = step_.inputs[i].role;
     if (role == "tokens") {
@@ -148,13 +150,15 @@ std::vector<float> LmStepCached::next(const std::vector<TokenIds> &prefixes) {
     } else if (role == "cache_ids") {
       inputs.push_back(&all);
     } else {
-      // lm_step writes the new positions (writes_last_rows) before it
-      // reads them: no zeros needed there.
-      caches_[i].regrowRows(sameRows, fresh,
-                            !step_.inputs[i].writesLastRows.has_value());
+      caches.push_back(&caches_[i]);
+      allWritten = allWritten && step_.inputs[i].writesLastRows.has_value();
       inputs.push_back(&caches_[i]);
     }
   }
+  // Every cache grows in one call (on a device, one launch); lm_step
+  // writes the new positions (writes_last_rows) before it reads them, so
+  // they need no zeros.
+  ResidentTensor::regrowAll(caches, sameRows, fresh, !allWritten);
   std::vector<Tensor> outputs = runner_.callWith(step_, inputs);
   held_ = std::move(all);
   const int64_t vocab = outputs[0].shape[2];

@@ -163,14 +163,21 @@ txrt_status txrt_cuda_copy_to_device(txrt_cuda_context *ctx, void *dst,
                                      const void *src, size_t bytes);
 txrt_status txrt_cuda_copy_to_host(txrt_cuda_context *ctx, void *dst,
                                    const void *src, size_t bytes);
-/** Within device memory, queued on ctx's stream: `height` rows of `width`
- *  bytes, row r from src + r * src_pitch to dst + r * dst_pitch (the
- *  ranges must not overlap); and `height` rows of `width` zero bytes at
- *  dst + r * pitch. The driver's resident KV caches are regrown with them
- *  (runtime/driver/core/ResidentTensor.h). */
-txrt_status txrt_cuda_copy_rows(txrt_cuda_context *ctx, void *dst,
-                                size_t dst_pitch, const void *src,
-                                size_t src_pitch, size_t width, size_t height);
+/** One strided copy of txrt_cuda_copy_rows: `height` rows of `width`
+ *  bytes, row r from src + r * src_pitch to dst + r * dst_pitch. */
+typedef struct txrt_cuda_row_copy {
+  void *dst;
+  const void *src;
+  size_t dst_pitch, src_pitch, width, height;
+} txrt_cuda_row_copy;
+/** Within device memory, queued on ctx's stream: `count` strided copies
+ *  (no destination may overlap a source), up to 32 in one launch; and
+ *  `height` rows of `width` zero bytes at dst + r * pitch. The driver's
+ *  resident KV caches are regrown with them (a model's caches in one
+ *  launch; runtime/driver/core/ResidentTensor.h). */
+txrt_status txrt_cuda_copy_rows(txrt_cuda_context *ctx,
+                                const txrt_cuda_row_copy *copies,
+                                int64_t count);
 txrt_status txrt_cuda_zero_rows(txrt_cuda_context *ctx, void *dst,
                                 size_t pitch, size_t width, size_t height);
 /** train --ema's update (the executable's driver calls it after every train

@@ -101,23 +101,38 @@ TEST_F(CudaContextTest, ConstantsAreCopiedOnceAndKept) {
 
 // What the driver's resident KV caches are regrown with
 // (runtime/driver/core/ResidentTensor.h): rows copied between pitches
-// within the device, and rows of zeros between kept bytes.
+// within the device, several copies a call (more than one launch takes),
+// and rows of zeros between kept bytes.
 TEST_F(CudaContextTest, CopyRowsAndZeroRowsKeepTheirPitches) {
   std::vector<float> source(12);
   for (size_t i = 0; i < source.size(); ++i)
     source[i] = float(i + 1);
   DeviceBuffer<float> src(gpu_, source), dst(gpu_, 15, -1.0f);
-  // Rows of 3 floats at pitch 4 -> rows at pitch 5, the last 2 of each
-  // row of 5 zeroed except the untouched 5th.
-  expectGpuOk(txrt_cuda_copy_rows(gpu_, dst.get(), 5 * 4, src.get(), 4 * 4,
-                                  3 * 4, 3));
+  // Rows of 3 floats at pitch 4 -> rows at pitch 5, the 4th float of each
+  // row of 5 zeroed, the 5th untouched.
+  txrt_cuda_row_copy rows{dst.get(), src.get(), 5 * 4, 4 * 4, 3 * 4, 3};
+  expectGpuOk(txrt_cuda_copy_rows(gpu_, &rows, 1));
   expectGpuOk(txrt_cuda_zero_rows(gpu_, dst.get() + 3, 5 * 4, 1 * 4, 3));
   EXPECT_EQ(dst.read(), (std::vector<float>{1, 2, 3, 0, -1, 5, 6, 7, 0, -1,
                                             9, 10, 11, 0, -1}));
+  // 40 one-float copies (two launches), element i to 39 - i.
+  std::vector<float> values(40);
+  for (size_t i = 0; i < values.size(); ++i)
+    values[i] = float(100 + i);
+  DeviceBuffer<float> from(gpu_, values), to(gpu_, 40, 0.0f);
+  std::vector<txrt_cuda_row_copy> many;
+  for (int i = 0; i < 40; ++i)
+    many.push_back({to.get() + (39 - i), from.get() + i, 4, 4, 4, 1});
+  expectGpuOk(txrt_cuda_copy_rows(gpu_, many.data(), int64_t(many.size())));
+  std::vector<float> reversed(values.rbegin(), values.rend());
+  EXPECT_EQ(to.read(), reversed);
   // Nothing to do is fine; bad pitches and NULL are argument errors.
-  expectGpuOk(txrt_cuda_copy_rows(gpu_, nullptr, 0, nullptr, 0, 0, 3));
+  txrt_cuda_row_copy empty{nullptr, nullptr, 0, 0, 0, 3};
+  expectGpuOk(txrt_cuda_copy_rows(gpu_, &empty, 1));
+  expectGpuOk(txrt_cuda_copy_rows(gpu_, nullptr, 0));
   expectGpuOk(txrt_cuda_zero_rows(gpu_, nullptr, 0, 4, 0));
-  EXPECT_EQ(txrt_cuda_copy_rows(gpu_, dst.get(), 4, src.get(), 16, 8, 1),
+  txrt_cuda_row_copy narrow{dst.get(), src.get(), 4, 16, 8, 1};
+  EXPECT_EQ(txrt_cuda_copy_rows(gpu_, &narrow, 1),
             TXRT_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(txrt_cuda_zero_rows(gpu_, nullptr, 4, 4, 1),
             TXRT_ERROR_INVALID_ARGUMENT);

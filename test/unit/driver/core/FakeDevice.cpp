@@ -125,13 +125,11 @@ public:
     }
     std::memcpy(dst, src, bytes);
   }
-  void copyRows(void *dst, uint64_t dstPitch, const void *src,
-                uint64_t srcPitch, uint64_t width, uint64_t height) override {
+  void copyRows(const std::vector<RowCopy> &copies) override {
     ++fakeDeviceCounts().withinDevice;
-    fakeDeviceCounts().withinDeviceBytes += int64_t(width * height);
-    for (uint64_t row = 0; row < height; ++row)
-      std::memcpy(static_cast<char *>(dst) + row * dstPitch,
-                  static_cast<const char *>(src) + row * srcPitch, width);
+    for (const RowCopy &copy : copies)
+      fakeDeviceCounts().withinDeviceBytes += int64_t(copy.width * copy.height);
+    emulateCopyRows(copies);
   }
   void zeroRows(void *dst, uint64_t pitch, uint64_t width,
                 uint64_t height) override {

@@ -25,6 +25,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace txrt_driver_test {
 
@@ -42,8 +43,8 @@ struct FakeDeviceCounts {
   /// them from or to pinned memory (allocatePinned).
   int64_t otherToDevice = 0, otherToHost = 0, otherPinned = 0;
   int64_t otherBytesToDevice = 0, otherBytesToHost = 0;
-  /// Copies and zero fills within the device (copyRows, zeroRows) and
-  /// the bytes they moved.
+  /// Calls of copyRows (each any number of copies) and zeroRows, and the
+  /// bytes they moved.
   int64_t withinDevice = 0, withinDeviceBytes = 0;
   /// Pinned host buffers not yet released.
   int64_t livePinned = 0;
@@ -77,6 +78,10 @@ void setFakeDeviceGraphs(FakeGraphs mode);
 /// "cannot allocate WHAT on cuda:0 (host stand-in): out of device
 /// memory"); empty (the default): none.
 void setFakeDeviceAllocationFailure(std::string what);
+
+/// copyRows's device code (txrt_cuda_copy_rows) run on the host, with
+/// CopyRows.cu's batching and launches (FakeDeviceKernels.cpp).
+void emulateCopyRows(const std::vector<txrt::driver::RowCopy> &copies);
 
 /// updateAverage's device code run on the host (FakeDeviceKernels.cpp).
 void emulateUpdateAverage(float *average, const float *params, int64_t count,

@@ -11,6 +11,7 @@
 
 #include "CudaEmulation.h"
 
+#include "kernels/CopyRowsKernels.cuh"
 #include "kernels/EmaKernels.cuh"
 
 namespace txrt_driver_test {
@@ -24,6 +25,23 @@ void emulateUpdateAverage(float *average, const float *params, int64_t count,
   emu::launch({elements.blocks, 1, 1}, {elements.threads, 1, 1}, 0, [&] {
     txrt::cuda::ema::updateAverageKernel(average, params, count, decay);
   });
+}
+
+void emulateCopyRows(const std::vector<txrt::driver::RowCopy> &copies) {
+  using namespace txrt::cuda::copyrows;
+  std::vector<RowCopy> rows;
+  for (const txrt::driver::RowCopy &copy : copies)
+    rows.push_back({static_cast<char *>(copy.dst),
+                    static_cast<const char *>(copy.src),
+                    int64_t(copy.dstPitch), int64_t(copy.srcPitch),
+                    int64_t(copy.width), int64_t(copy.height)});
+  forEachLaunch(rows.data(), int64_t(rows.size()),
+                [](const RowCopies &batch, int64_t filled,
+                   const txrt::cuda::KernelLaunch &geometry) {
+                  emu::launch({geometry.blocks, unsigned(filled), 1},
+                              {geometry.threads, 1, 1}, 0,
+                              [&] { copyRowsKernel(batch); });
+                });
 }
 
 } // namespace txrt_driver_test

@@ -185,6 +185,21 @@ TEST_P(ResidentTensorTest, RegrowWithoutZeroingOnlyMovesTheRows) {
     EXPECT_EQ(fakeDeviceCounts().withinDevice, 1);
 }
 
+// A model's caches regrow together: one Device::copyRows call (one launch
+// on a GPU) for all of them, each as regrowRows would make it.
+TEST_P(ResidentTensorTest, RegrowAllMovesEveryTensorInOneCall) {
+  ResidentTensor first = filled(3, 2), second = filled(3, 4);
+  ResidentTensor expectFirst = filled(3, 2), expectSecond = filled(3, 4);
+  expectFirst.regrowRows({1, 1, 0}, 2);
+  expectSecond.regrowRows({1, 1, 0}, 2);
+  fakeDeviceCounts() = {};
+  ResidentTensor::regrowAll({&first, &second}, {1, 1, 0}, 2);
+  EXPECT_EQ(elements(first.read()), elements(expectFirst.read()));
+  EXPECT_EQ(elements(second.read()), elements(expectSecond.read()));
+  if (device()) // one copy call, one zero fill a tensor
+    EXPECT_EQ(fakeDeviceCounts().withinDevice, 1 + 2);
+}
+
 TEST_P(ResidentTensorTest, RegrowRefusesWhatIsNotRowsOfPositions) {
   ResidentTensor flat(device(), DType::F32, {3}, "a vector");
   EXPECT_THROW(flat.regrowRows({0}, 1), std::logic_error);
