@@ -7,6 +7,7 @@
 #include "loop/Ema.h"
 
 #include <algorithm>
+#include <numeric>
 
 namespace txrt::driver {
 
@@ -14,19 +15,32 @@ std::vector<TokenIds> translateAll(NextTokenModel &decoder,
                                    const std::vector<TokenIds> &sources,
                                    int64_t batch,
                                    const DecodeOptions &options) {
-  std::vector<TokenIds> outputs;
+  // Sentences of similar lengths go together (Marian and fairseq batch
+  // by length too): less padding in every batch, and rows that tend to end
+  // together, so a batch stops sooner. Each sentence's translation is its
+  // own (the rows do not depend on each other); the outputs come back in
+  // input order.
+  std::vector<size_t> order(sources.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return sources[a].size() < sources[b].size();
+  });
   // Beam search: `batch` rows hold batch / beamSize sentences' hypotheses.
   const bool beam = options.beamSize > 1;
   const size_t sentences =
       beam ? size_t(std::max<int64_t>(batch / options.beamSize, 1))
            : size_t(batch);
-  for (size_t begin = 0; begin < sources.size(); begin += sentences) {
-    size_t end = std::min(sources.size(), begin + sentences);
-    std::vector<TokenIds> chunk(sources.begin() + std::ptrdiff_t(begin),
-                                sources.begin() + std::ptrdiff_t(end));
-    for (TokenIds &words : beam ? beamDecodeBatch(decoder, chunk, options)
-                                : greedyDecode(decoder, chunk, options))
-      outputs.push_back(std::move(words));
+  std::vector<TokenIds> outputs(sources.size());
+  for (size_t begin = 0; begin < order.size(); begin += sentences) {
+    size_t end = std::min(order.size(), begin + sentences);
+    std::vector<TokenIds> chunk;
+    for (size_t k = begin; k < end; ++k)
+      chunk.push_back(sources[order[k]]);
+    std::vector<TokenIds> words = beam
+                                      ? beamDecodeBatch(decoder, chunk, options)
+                                      : greedyDecode(decoder, chunk, options);
+    for (size_t k = begin; k < end; ++k)
+      outputs[order[k]] = std::move(words[k - begin]);
   }
   return outputs;
 }

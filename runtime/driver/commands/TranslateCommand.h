@@ -4,9 +4,9 @@
 // from stdin (an empty line gives an empty output line). Each is split like
 // the training data (splitWords), mapped to source ids ([UNK] for unknown
 // words) and checked against the source bound; batches of up to --batch
-// sentences are decoded greedily together (with --beam N, --batch / N
-// sentences' hypotheses together), and every translation is printed on its
-// own line, in input order.
+// sentences of similar lengths are decoded greedily together (with --beam
+// N, --batch / N sentences' hypotheses together), and every translation is
+// printed on its own line, in input order.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_TRANSLATECOMMAND_H
@@ -26,7 +26,8 @@ namespace txrt::driver {
 /// Translates `sources` (source ids, each within the bound) in batches of
 /// `batch` rows: greedy (options.beamSize == 1) a sentence a row, beam
 /// search batch / beamSize sentences' hypotheses at once (at least one
-/// sentence, beamDecodeBatch).
+/// sentence, beamDecodeBatch). Batches hold sentences of similar source
+/// lengths (stably sorted); the outputs are in the order of `sources`.
 std::vector<TokenIds> translateAll(NextTokenModel &decoder,
                                    const std::vector<TokenIds> &sources,
                                    int64_t batch, const DecodeOptions &options);
