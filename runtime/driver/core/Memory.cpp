@@ -96,7 +96,8 @@ void checkAvailableMemory(uint64_t bytes, const std::string &what) {
 
 AlignedBuffer allocateBuffer(uint64_t bytes, const std::string &what) {
   bytes = std::max<uint64_t>(bytes, 64); // never NULL, even when empty
-  checkAvailableMemory(bytes, what);
+  if (bytes >= kCheckedAllocationBytes)
+    checkAvailableMemory(bytes, what);
   try {
     return AlignedBuffer(size_t(bytes));
   } catch (const std::bad_alloc &) {
@@ -115,7 +116,8 @@ Tensor allocateTensor(DType dtype, const Shape &shape,
   Tensor tensor;
   tensor.dtype = dtype;
   tensor.shape = shape;
-  checkAvailableMemory(uint64_t(*bytes), what);
+  if (uint64_t(*bytes) >= kCheckedAllocationBytes)
+    checkAvailableMemory(uint64_t(*bytes), what);
   try {
     tensor.buffer = AlignedBuffer(size_t(*bytes));
   } catch (const std::bad_alloc &) {

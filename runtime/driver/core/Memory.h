@@ -38,6 +38,13 @@ std::optional<uint64_t> availableMemoryBytes();
 /// available" when `bytes` is more than availableMemoryBytes().
 void checkAvailableMemory(uint64_t bytes, const std::string &what);
 
+/// allocateBuffer and allocateTensor compare sizes from this one up with
+/// availableMemoryBytes() first. Reading it costs about 45 us (four files
+/// of /proc and /sys), which a decoded token's logits, allocated at every
+/// step, should not pay; a smaller allocation cannot starve the machine on
+/// its own, and its failure is still a ResourceError naming it.
+constexpr uint64_t kCheckedAllocationBytes = uint64_t(16) << 20;
+
 /// A zero-filled, 64-byte aligned buffer of max(bytes, 64) bytes for
 /// `what` ("the parameter arena"); ResourceError naming it when memory is
 /// short or the allocation fails.
