@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <random>
 #include <stdexcept>
 #include <vector>
 
@@ -198,6 +199,75 @@ TEST_P(ResidentTensorTest, RegrowAllMovesEveryTensorInOneCall) {
   EXPECT_EQ(elements(second.read()), elements(expectSecond.read()));
   if (device()) // one copy call, one zero fill a tensor
     EXPECT_EQ(fakeDeviceCounts().withinDevice, 1 + 2);
+}
+
+// Random sequences of what decoders do (grow by 1 or more positions with
+// rows kept, reordered or repeated, several tensors at once, start over)
+// against a plain host model of the same tensors: every element, every
+// time.
+TEST_P(ResidentTensorTest, RandomRegrowthsMatchAHostModel) {
+  std::mt19937 random(GetParam() ? 11 : 12);
+  const int64_t width = 3;
+  // The model: rows x positions x width floats.
+  std::vector<std::vector<float>> model(2);
+  std::vector<int64_t> rows(2, 0), positions(2, 0);
+  std::vector<ResidentTensor> tensors;
+  for (int t = 0; t < 2; ++t)
+    tensors.emplace_back(device(), DType::F32, Shape{0, 0, width}, "cache");
+  auto startOver = [&](int64_t count) {
+    for (int t = 0; t < 2; ++t) {
+      tensors[size_t(t)].assign(device(), DType::F32, {count, 0, width},
+                                "cache");
+      model[size_t(t)].clear();
+      rows[size_t(t)] = count;
+      positions[size_t(t)] = 0;
+    }
+  };
+  float next = 1.0f;
+  startOver(3);
+  for (int step = 0; step < 120; ++step) {
+    if (random() % 15 == 0) {
+      startOver(1 + int64_t(random() % 4));
+      continue;
+    }
+    std::vector<size_t> from(1 + random() % 5);
+    for (size_t &row : from)
+      row = random() % size_t(rows[0]);
+    const int64_t more = 1 + int64_t(random() % 2);
+    if (random() % 2)
+      ResidentTensor::regrowAll({&tensors[0], &tensors[1]}, from, more);
+    else
+      for (ResidentTensor &tensor : tensors)
+        tensor.regrowRows(from, more);
+    for (int t = 0; t < 2; ++t) {
+      const int64_t grown = positions[size_t(t)] + more;
+      std::vector<float> after;
+      for (size_t row : from) {
+        auto begin = model[size_t(t)].begin() +
+                     std::ptrdiff_t(int64_t(row) * positions[size_t(t)] * width);
+        after.insert(after.end(), begin,
+                     begin + std::ptrdiff_t(positions[size_t(t)] * width));
+        after.insert(after.end(), size_t(more * width), 0.0f);
+      }
+      model[size_t(t)] = std::move(after);
+      rows[size_t(t)] = int64_t(from.size());
+      positions[size_t(t)] = grown;
+      ASSERT_EQ(tensors[size_t(t)].shape(),
+                (Shape{rows[size_t(t)], grown, width}));
+      ASSERT_EQ(elements(tensors[size_t(t)].read()), model[size_t(t)])
+          << "step " << step << ", tensor " << t;
+      // The step writes its new positions: here through the host model and
+      // a write of the whole tensor, so later steps move distinct values.
+      for (size_t r = 0; r < from.size(); ++r)
+        for (int64_t k = 0; k < width; ++k)
+          model[size_t(t)][(r * size_t(grown) + size_t(grown) - 1) * width +
+                           size_t(k)] = next++;
+      Tensor host(DType::F32, {rows[size_t(t)], grown, width});
+      std::copy(model[size_t(t)].begin(), model[size_t(t)].end(),
+                host.as<float>());
+      tensors[size_t(t)].write(host);
+    }
+  }
 }
 
 TEST_P(ResidentTensorTest, RegrowRefusesWhatIsNotRowsOfPositions) {
