@@ -110,9 +110,16 @@ std::vector<int64_t> bindDims(const ModelInfo &model, const EntryInfo &entry,
                               const DimOverrides &overrides) {
   const size_t numDims = model.dims.size();
   std::vector<int64_t> values(numDims, 0);
-  // Who fixed each dim, as in "... but input 'src' ('f') has B=3"
-  // or "... but --dim B=3".
-  std::vector<std::string> boundBy(numDims);
+  // Who fixed each dim, as in "... but input 'src' ('f') has B=3" or
+  // "... but --dim B=3": the input's index, kByDimFlag, or kUnbound. The
+  // messages are only built when one is thrown (an entry call of a decoded
+  // token comes here, and should not pay for them).
+  constexpr size_t kUnbound = size_t(-1), kByDimFlag = size_t(-2);
+  std::vector<size_t> boundBy(numDims, kUnbound);
+  auto boundByText = [&](size_t d) {
+    return boundBy[d] == kByDimFlag ? std::string("--dim")
+                                    : sources[boundBy[d]].describe() + " has";
+  };
 
   for (const auto &[name, value] : overrides) {
     size_t d = 0;
@@ -126,49 +133,50 @@ std::vector<int64_t> bindDims(const ModelInfo &model, const EntryInfo &entry,
                        " is outside [1, " +
                        std::to_string(model.dims[d].bound) + "]");
     values[d] = value;
-    boundBy[d] = "--dim";
+    boundBy[d] = kByDimFlag;
   }
 
   for (size_t i = 0; i < entry.inputs.size(); ++i) {
     const TensorSig &sig = entry.inputs[i];
     const Shape &shape = inputs[i].shape;
-    const std::string where = sources[i].describe();
-    const std::string expected = model.formatSignatureShape(sig);
+    auto where = [&] { return sources[i].describe(); };
+    auto expected = [&] { return model.formatSignatureShape(sig); };
     if (shape.size() != sig.shape.size())
-      throw InputError(where + ": expected rank " +
-                       std::to_string(sig.shape.size()) + " " + expected +
+      throw InputError(where() + ": expected rank " +
+                       std::to_string(sig.shape.size()) + " " + expected() +
                        " but the file has rank " +
                        std::to_string(shape.size()) + " " + formatShape(shape));
     for (size_t axis = 0; axis < shape.size(); ++axis) {
       const DimRef &ref = sig.shape[axis];
-      const std::string axisText = "dim " + std::to_string(axis);
+      auto axisText = [&] { return "dim " + std::to_string(axis); };
       if (!ref.isSymbolic()) {
         if (shape[axis] != ref.size)
-          throw InputError(where + ": " + axisText + " is " +
+          throw InputError(where() + ": " + axisText() + " is " +
                            std::to_string(shape[axis]) +
                            " but the model expects " +
-                           std::to_string(ref.size) + " (shape " + expected +
+                           std::to_string(ref.size) + " (shape " + expected() +
                            ", the file has " + formatShape(shape) + ")");
         continue;
       }
       const size_t d = size_t(ref.dim);
       const DimInfo &dim = model.dims[d];
-      const std::string dimText = axisText + " (" + dim.name + ")";
+      auto dimText = [&] { return axisText() + " (" + dim.name + ")"; };
       if (shape[axis] < 1)
-        throw InputError(where + ": " + dimText + " is " +
+        throw InputError(where() + ": " + dimText() + " is " +
                          std::to_string(shape[axis]) +
                          " but dims must be at least 1");
       if (shape[axis] > dim.bound)
-        throw InputError(where + ": " + dimText + " is " +
+        throw InputError(where() + ": " + dimText() + " is " +
                          std::to_string(shape[axis]) + ", over its bound " +
                          std::to_string(dim.bound));
       if (values[d] == 0) {
         values[d] = shape[axis];
-        boundBy[d] = sources[i].describe() + " has";
+        boundBy[d] = i;
       } else if (values[d] != shape[axis]) {
-        throw InputError(where + ": " + dimText + " is " +
-                         std::to_string(shape[axis]) + " but " + boundBy[d] +
-                         " " + dim.name + "=" + std::to_string(values[d]));
+        throw InputError(where() + ": " + dimText() + " is " +
+                         std::to_string(shape[axis]) + " but " +
+                         boundByText(d) + " " + dim.name + "=" +
+                         std::to_string(values[d]));
       }
     }
   }
