@@ -6,7 +6,8 @@
 // and the cross-attention keys and values this way, so a token's step on a
 // GPU moves its ids in and its logits out, not every cache both ways
 // (docs/cuda.md "Resident tensors"). The host sees the elements only
-// through read().
+// through read(). A resident tensor must not outlive its device (the
+// ModelRunner that owns it): the decoders that hold them hold the runner.
 //
 // regrowRows is how a KV cache follows its rows: rows picked by index
 // (greedy keeps them, beam search reorders them) and positions appended,
