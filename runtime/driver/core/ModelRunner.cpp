@@ -275,10 +275,10 @@ void ModelRunner::reserveCallBuffer(DeviceBuffer &buffer, uint64_t bytes,
   // Grown to at least twice what it held: an input that grows a little at
   // every call (lm_step's cache_ids, a position a token) is not allocated
   // again at every call, and keeps its address for a graph's replays.
-  if (buffer.device)
+  if (buffer.device) {
     bytes = std::max(bytes, 2 * buffer.bytes);
-  if (buffer.device)
     device_->release(buffer.device);
+  }
   if (buffer.pinned)
     device_->releasePinned(buffer.pinned);
   buffer = DeviceBuffer(); // a failed allocation leaves none to release
