@@ -137,9 +137,36 @@ int64_t CachedDecoder::vocabSize() const {
   return vocab.size;
 }
 
+namespace {
+
+/// The source rows padded for `encode`: on a device to a multiple of 8
+/// positions (within the source dim's bound), so that batches of nearby
+/// lengths share one shape and a decoding step's graph captured for one
+/// replays for the others (docs/cuda.md "CUDA graphs"). The pads are masked
+/// keys, as every batch's shorter rows are: the same translations.
+Tensor paddedSources(ModelRunner &runner, const EntryInfo &encode,
+                     const std::vector<TokenIds> &sources, int32_t pad) {
+  int64_t longest = 0;
+  for (const TokenIds &source : sources)
+    longest = std::max(longest, int64_t(source.size()));
+  int64_t length = longest;
+  const TensorSig *src = encode.findInputByRole("source");
+  if (!src && !encode.inputs.empty())
+    src = &encode.inputs.front();
+  if (runner.device() && src && src->shape.size() == 2 &&
+      src->shape[1].isSymbolic()) {
+    const int64_t bound =
+        runner.model().dims[size_t(src->shape[1].dim)].bound;
+    length = std::max(longest, std::min(bound, (longest + 7) / 8 * 8));
+  }
+  return padSequences(sources, pad, length);
+}
+
+} // namespace
+
 void CachedDecoder::start(const std::vector<TokenIds> &sources) {
   sources_ = sources;
-  src_ = padSequences(sources, pad_);
+  src_ = paddedSources(runner_, encode_, sources, pad_);
   // Every resident tensor keeps its storage from batch to batch (a step's
   // graph replays at the same addresses).
   runner_.callKeeping(encode_, {&src_}, memory_);

@@ -368,8 +368,9 @@ TEST(CachedDecoderTest, OnADeviceTheCachesStayThere) {
   fakeDeviceCounts() = {};
   EXPECT_EQ(logitsAlong(onDevice), logitsAlong(onCpu));
   // decode_step calls: 1, 1, 1 (extended, reordered), 1, then 2 (the
-  // restart replays both tokens); 3 rows, a source of 3 ids.
-  const int64_t steps = 6, rows = 3, sourceBytes = rows * 3 * 4;
+  // restart replays both tokens); 3 rows, a source of 3 ids, padded to 8
+  // positions on a device.
+  const int64_t steps = 6, rows = 3, sourceBytes = rows * 8 * 4;
   EXPECT_EQ(fakeDeviceCounts().otherBytesToHost, steps * rows * kVocab * 4);
   // The source in twice a batch (encode's input, the steps' copy).
   EXPECT_EQ(fakeDeviceCounts().otherBytesToDevice,
@@ -382,6 +383,40 @@ TEST(CachedDecoderTest, OnADeviceTheCachesStayThere) {
   for (const TokenIds &source : sources)
     EXPECT_EQ(beamDecode(onDevice, source, options(9, 3)),
               beamDecode(onCpu, source, options(9, 3)));
+}
+
+// On a device the sources are padded to a multiple of 8 positions, so
+// batches of nearby source lengths share their steps' graphs; the pads are
+// masked keys: the CPU's tokens, which pads each batch to its longest row.
+TEST(CachedDecoderTest, OnADeviceSourcesOfNearbyLengthsShareGraphs) {
+  ModelInfo cpuModel = ModelInfo::parse(kFakeTranslatorJson);
+  ModelInfo deviceModel = ModelInfo::parse(onFakeDevice(kFakeTranslatorJson));
+  ModelRunner cpu(cpuModel, kFakeTranslatorTable, 1);
+  ModelRunner device(deviceModel, kFakeTranslatorTable, 1);
+  cpu.params().write().initialize(7);
+  device.params().write().initialize(7);
+  CachedDecoder onCpu(cpu, 0), onDevice(device, 0);
+  DecodeOptions greedy = options(6);
+  greedy.eos = -1;
+  // Longest rows of 3, 5, 6, 8, 2 and 7 ids: all one shape on the device.
+  const std::vector<std::vector<TokenIds>> batches = {
+      {{4, 5, 4}, {5}},
+      {{5, 4, 4, 5, 5}, {4, 4}},
+      {{4, 4, 5, 5, 4, 4}, {5, 5, 4}},
+      {{5, 5, 5, 5, 4, 4, 4, 4}, {4}},
+      {{4, 5}, {5, 4}},
+      {{5, 4, 5, 4, 5, 4, 5}, {4, 4, 4}}};
+  for (const std::vector<TokenIds> &batch : batches)
+    EXPECT_EQ(greedyDecode(onDevice, batch, greedy),
+              greedyDecode(onCpu, batch, greedy));
+  // A graph a position; from the third batch on, every step replays.
+  EXPECT_EQ(device.graphStats().captured, 6);
+  EXPECT_GE(device.graphStats().replays, 4 * 6);
+  // Past 8 ids the next bucket (16, the bound): other graphs.
+  const int64_t captured = device.graphStats().captured;
+  EXPECT_EQ(greedyDecode(onDevice, {{4, 5, 4, 5, 4, 5, 4, 5, 4}}, greedy),
+            greedyDecode(onCpu, {{4, 5, 4, 5, 4, 5, 4, 5, 4}}, greedy));
+  EXPECT_EQ(device.graphStats().captured, captured);
 }
 
 // Decoding steps as CUDA graphs (docs/cuda.md "CUDA graphs"): a position's
