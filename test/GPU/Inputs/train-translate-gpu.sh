@@ -15,10 +15,11 @@
 #   4. CUDA graphs (docs/cuda.md "CUDA graphs"): 20 steps with the train
 #      steps captured and replayed (`train --verbose` counts a capture and
 #      replays) end where 20 steps with TXRT_CUDA_GRAPHS=0 do (1e-4, as 3).
-#   5. Decoding steps as CUDA graphs: `bench --decode-only` (4 rounds of
-#      the same greedy batch, beam search sentence by sentence) captures and
-#      replays each position's step, and its greedy and beam tokens are
-#      those of the same run with TXRT_CUDA_GRAPHS=0, byte for byte.
+#   5. Decoding steps as CUDA graphs: `bench --decode-only` (5 rounds of
+#      the same greedy batch on a device, beam search sentence by sentence
+#      and batched) captures and replays each position's step, and its
+#      greedy and beam tokens are those of the same run with
+#      TXRT_CUDA_GRAPHS=0, byte for byte.
 #   6. 600 steps on the GPU (the README's recipe): all eight pairs translate
 #      exactly, on the GPU and by the CPU executable from the GPU's
 #      checkpoint (a GPU checkpoint resumes on the CPU).

@@ -481,6 +481,31 @@ Result driveOnFakeDevice(std::vector<std::string> args) {
 // two train_step updates come back equal to the CPU's. It was refused on a
 // device before ("not supported yet"), which left no way to check one
 // entry of a GPU build against the CPU build.
+// bench on a device: the train step and greedy and beam decoding run there
+// (graphs included), the decoded tokens are the CPU's, and it ends with the
+// graph line.
+TEST_F(TrainingTest, BenchOnADeviceDecodesTheCpusTokens) {
+  for (const char *side : {"cpu", "dev"}) {
+    auto run = std::string(side) == "cpu" ? drive : driveOnFakeDevice;
+    Result bench = run({"bench", "--seed", "2", "--steps", "2", "--batch",
+                        "2", "--src-len", "3", "--tgt-len", "4", "--beam",
+                        "2", "--decode-out",
+                        dir.file(std::string(side) + "-greedy.npy"),
+                        "--beam-out",
+                        dir.file(std::string(side) + "-beam.npy")});
+    ASSERT_EQ(bench.code, 0) << side << ": " << bench.err;
+    EXPECT_NE(bench.out.find("the tokens of one at a time"), std::string::npos)
+        << bench.out;
+    EXPECT_EQ(bench.out.find("CUDA graphs:") != std::string::npos,
+              std::string(side) == "dev")
+        << bench.out;
+  }
+  EXPECT_EQ(readFile(dir.file("cpu-greedy.npy")),
+            readFile(dir.file("dev-greedy.npy")));
+  EXPECT_EQ(readFile(dir.file("cpu-beam.npy")),
+            readFile(dir.file("dev-beam.npy")));
+}
+
 TEST_F(TrainingTest, RunOnADeviceGivesTheCpusResults) {
   writeFixedBatch(dir);
   auto args = [&](const std::string &entry, const std::string &side,
