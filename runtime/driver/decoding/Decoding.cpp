@@ -371,9 +371,22 @@ public:
   BeamSearch(const DecodeOptions &options, size_t beam)
       : options_(options), beam_(beam), alive_{Hypothesis{{options.sos}, 0}} {}
 
-  /// Whether the search has ended: `beam` hypotheses finished, or none is
-  /// left to extend.
-  bool done() const { return alive_.empty() || finished_.size() >= beam_; }
+  /// Whether the search has ended: no hypothesis is left to extend, or
+  /// `beam` have finished and none alive would beat the worst of them were
+  /// it to end at the next step (its log-probability can only fall). A
+  /// beam as wide as the vocabulary takes improbable [EOS] continuations
+  /// at the first steps; they must not end the search on their own.
+  bool done() const {
+    if (alive_.empty())
+      return true;
+    if (finished_.size() < beam_)
+      return false;
+    double bestAlive = -std::numeric_limits<double>::infinity();
+    for (const Hypothesis &h : alive_)
+      bestAlive = std::max(bestAlive,
+                           normalized(h, int64_t(h.tokens.size())));
+    return bestAlive <= worstFinished();
+  }
 
   /// The prefix of row `row` < beam (rows past the alive hypotheses repeat
   /// the first).
@@ -420,6 +433,14 @@ public:
       if (candidate.token == options_.eos) {
         int64_t length = int64_t(extended.tokens.size()) - 1;
         finished_.emplace_back(normalized(extended, length), extended.tokens);
+        // The best `beam` finished hypotheses are kept (the first of equal
+        // scores stays).
+        if (finished_.size() > beam_)
+          finished_.erase(std::min_element(
+              finished_.rbegin(), finished_.rend(),
+              [](const auto &a, const auto &b) { return a.first < b.first; })
+                              .base() -
+                          1);
       } else {
         next.push_back(std::move(extended));
       }
@@ -450,6 +471,12 @@ public:
 private:
   double normalized(const Hypothesis &h, int64_t length) const {
     return h.logProb / lengthPenalty(length, options_.lengthPenaltyAlpha);
+  }
+  double worstFinished() const {
+    double worst = std::numeric_limits<double>::infinity();
+    for (const auto &[score, tokens] : finished_)
+      worst = std::min(worst, score);
+    return worst;
   }
 
   const DecodeOptions &options_;

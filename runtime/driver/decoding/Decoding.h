@@ -13,8 +13,13 @@
 //           beamSize tokens each, the best beamSize kept by log-probability;
 //           finished hypotheses ([EOS]) are ranked by log P / lp(length),
 //           lp = ((5 + length) / 6)^alpha (GNMT, alpha 0.6, length counting
-//           [EOS]); search ends when beamSize hypotheses finished or the
-//           length bound is reached (then unfinished ones compete too).
+//           [EOS]), the best beamSize of them kept; search ends when
+//           beamSize have finished and no alive hypothesis, were it to end
+//           at the next step, would rank above the worst of them, or at
+//           the length bound (then, if none finished, the unfinished ones
+//           compete). Not just "beamSize finished": a beam as wide as the
+//           vocabulary takes improbable [EOS] continuations at the first
+//           steps, and those must not end the search on their own.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_DECODING_H

@@ -144,6 +144,37 @@ TEST(DecodingTest, BatchedBeamSearchIsEachSentencesOwn) {
   EXPECT_EQ(none.starts, 0);
 }
 
+// A beam as wide as the vocabulary takes every continuation at the first
+// steps, [EOS] included however improbable, and the improbable prefixes
+// end at once: those junk hypotheses finish first. The search must not end
+// on them while an alive hypothesis can still beat the worst of them: "a b
+// a b" below (each word 0.9, then [EOS] 0.9), against junk of probability
+// 0.02 or less.
+TEST(DecodingTest, BeamDoesNotStopOnImprobableFinishedHypotheses) {
+  const TokenIds best = {2, 4, 5, 4, 5};
+  ScriptedModel::Script script = [&](const TokenIds &,
+                                     const TokenIds &prefix) {
+    std::vector<double> p(kVocab, 0.02);
+    const bool onPath =
+        std::equal(prefix.begin(), prefix.end(), best.begin(),
+                   best.begin() + std::ptrdiff_t(
+                                      std::min(prefix.size(), best.size())));
+    if (onPath && prefix.size() < best.size()) {
+      p[size_t(best[prefix.size()])] = 0.9;
+      p[3] = 0.001;
+    } else {
+      p[3] = 0.9; // the best path's end, and junk ending at once
+    }
+    return p;
+  };
+  for (int32_t beam : {2, 3, 4, 5, 6}) {
+    ScriptedModel model(script);
+    EXPECT_EQ(beamDecode(model, {4}, options(8, beam)),
+              (TokenIds{4, 5, 4, 5}))
+        << "beam " << beam;
+  }
+}
+
 TEST(DecodingTest, OnlyIdsTheTokenizerCanWriteAreChosen) {
   // The model's vocab dim (6) is larger than the tokenizer's (5 words: "b"
   // has none), and it likes [SOS] and [PAD] best at times: both searches
