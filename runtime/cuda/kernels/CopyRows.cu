@@ -5,8 +5,8 @@
 // (no synchronization: it can be captured).
 //
 //===----------------------------------------------------------------------===//
-#include "CudaContext.h"
 #include "CopyRowsKernels.cuh"
+#include "CudaContext.h"
 
 #include <vector>
 

@@ -134,7 +134,8 @@ void ResidentTensor::write(const Tensor &host) {
   if (host.dtype != dtype_ || host.shape != shape_)
     throw std::logic_error("ResidentTensor::write: " + what_ + " " +
                            formatShape(shape_) + " written from a tensor " +
-                           formatShape(host.shape) + " of another shape or "
+                           formatShape(host.shape) +
+                           " of another shape or "
                            "dtype");
   if (bytes_ == 0)
     return;
@@ -172,7 +173,8 @@ ResidentTensor::planRegrowth(const std::vector<size_t> &from, int64_t more,
                              std::vector<RowCopy> &copies) {
   if (shape_.size() < 2 || more < 0)
     throw std::logic_error("ResidentTensor::regrowRows: " + what_ + " " +
-                           formatShape(shape_) + " is not [rows, positions, "
+                           formatShape(shape_) +
+                           " is not [rows, positions, "
                            "...] or more is negative");
   const uint64_t rows = uint64_t(shape_[0]);
   for (size_t row : from)
@@ -209,8 +211,9 @@ ResidentTensor::planRegrowth(const std::vector<size_t> &from, int64_t more,
     size_t end = first + 1;
     while (end < from.size() && from[end] == from[end - 1] + 1)
       ++end;
-    copies.push_back({dst + first * plan.newRow, src + from[first] * plan.oldRow,
-                      plan.newRow, plan.oldRow, plan.oldRow, end - first});
+    copies.push_back({dst + first * plan.newRow,
+                      src + from[first] * plan.oldRow, plan.newRow, plan.oldRow,
+                      plan.oldRow, end - first});
     first = end;
   }
   return plan;

@@ -31,9 +31,8 @@ struct Case {
   Bytes src, dst;
 };
 
-Case makeCase(int64_t width, int64_t height, int64_t srcPitch,
-              int64_t dstPitch, int64_t srcOffset, int64_t dstOffset,
-              uint32_t seed) {
+Case makeCase(int64_t width, int64_t height, int64_t srcPitch, int64_t dstPitch,
+              int64_t srcOffset, int64_t dstOffset, uint32_t seed) {
   Case c{width, height, srcPitch, dstPitch, srcOffset, dstOffset, {}, {}};
   std::mt19937 random(seed);
   c.src.resize(size_t(srcOffset + srcPitch * height + 64));
@@ -48,10 +47,10 @@ Case makeCase(int64_t width, int64_t height, int64_t srcPitch,
 int runKernel(std::vector<Case> &cases) {
   std::vector<RowCopy> copies;
   for (Case &c : cases)
-    copies.push_back({reinterpret_cast<char *>(c.dst.data()) + c.dstOffset,
-                      reinterpret_cast<const char *>(c.src.data()) +
-                          c.srcOffset,
-                      c.dstPitch, c.srcPitch, c.width, c.height});
+    copies.push_back(
+        {reinterpret_cast<char *>(c.dst.data()) + c.dstOffset,
+         reinterpret_cast<const char *>(c.src.data()) + c.srcOffset, c.dstPitch,
+         c.srcPitch, c.width, c.height});
   int launches = 0;
   forEachLaunch(copies.data(), int64_t(copies.size()),
                 [&](const RowCopies &batch, int64_t filled,
@@ -70,8 +69,7 @@ Bytes expected(const Case &c) {
   Bytes want(c.dst.size(), 0xA5);
   for (int64_t row = 0; row < c.height; ++row)
     std::memcpy(want.data() + c.dstOffset + row * c.dstPitch,
-                c.src.data() + c.srcOffset + row * c.srcPitch,
-                size_t(c.width));
+                c.src.data() + c.srcOffset + row * c.srcPitch, size_t(c.width));
   return want;
 }
 

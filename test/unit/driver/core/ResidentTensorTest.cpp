@@ -144,8 +144,8 @@ TEST_P(ResidentTensorTest, AssignStartsOverAtTheSameAddresses) {
   // An odd and an even number of tokens: the first block current again.
   EXPECT_EQ(addressesOfABatch(20), first);
   std::vector<const void *> shorter = addressesOfABatch(7);
-  EXPECT_EQ(shorter, std::vector<const void *>(first.begin(),
-                                               first.begin() + 7));
+  EXPECT_EQ(shorter,
+            std::vector<const void *>(first.begin(), first.begin() + 7));
   EXPECT_EQ(addressesOfABatch(20), first);
   EXPECT_EQ(fakeDeviceCounts().allocations, allocations);
   // A reused block reads as zeros; a larger shape gets a larger block.
@@ -243,8 +243,9 @@ TEST_P(ResidentTensorTest, RandomRegrowthsMatchAHostModel) {
       const int64_t grown = positions[size_t(t)] + more;
       std::vector<float> after;
       for (size_t row : from) {
-        auto begin = model[size_t(t)].begin() +
-                     std::ptrdiff_t(int64_t(row) * positions[size_t(t)] * width);
+        auto begin =
+            model[size_t(t)].begin() +
+            std::ptrdiff_t(int64_t(row) * positions[size_t(t)] * width);
         after.insert(after.end(), begin,
                      begin + std::ptrdiff_t(positions[size_t(t)] * width));
         after.insert(after.end(), size_t(more * width), 0.0f);
@@ -361,7 +362,7 @@ TEST(ModelRunnerResidentTest, KeptOutputsAndCachesStayOnTheDevice) {
       runner.callKeeping(runner.entry("scale", "the test"), {&x});
   ASSERT_EQ(y.size(), 1u);
   EXPECT_EQ(y[0].device(), runner.device());
-  EXPECT_EQ(fakeDeviceCounts().otherToHost, 0); // y stayed
+  EXPECT_EQ(fakeDeviceCounts().otherToHost, 0);   // y stayed
   EXPECT_EQ(fakeDeviceCounts().otherToDevice, 1); // x went in
 
   // y (resident) feeds append, whose cache is resident too: only the sums
