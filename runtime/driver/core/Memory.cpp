@@ -106,23 +106,29 @@ AlignedBuffer allocateBuffer(uint64_t bytes, const std::string &what) {
   }
 }
 
-Tensor allocateTensor(DType dtype, const Shape &shape,
-                      const std::string &what) {
+uint64_t tensorByteSize(DType dtype, const Shape &shape,
+                        const std::string &what) {
   std::optional<int64_t> bytes =
       checkedByteSize(shape, int64_t(dtypeSize(dtype)));
   if (!bytes)
     throw ResourceError("cannot allocate " + what + " " + formatShape(shape) +
                         ": its size overflows 64 bits");
+  return uint64_t(*bytes);
+}
+
+Tensor allocateTensor(DType dtype, const Shape &shape,
+                      const std::string &what) {
+  const uint64_t bytes = tensorByteSize(dtype, shape, what);
   Tensor tensor;
   tensor.dtype = dtype;
   tensor.shape = shape;
-  if (uint64_t(*bytes) >= kCheckedAllocationBytes)
-    checkAvailableMemory(uint64_t(*bytes), what);
+  if (bytes >= kCheckedAllocationBytes)
+    checkAvailableMemory(bytes, what);
   try {
-    tensor.buffer = AlignedBuffer(size_t(*bytes));
+    tensor.buffer = AlignedBuffer(size_t(bytes));
   } catch (const std::bad_alloc &) {
     throw ResourceError("cannot allocate " + what + ": out of memory for " +
-                        describeSize(uint64_t(*bytes)));
+                        describeSize(bytes));
   }
   return tensor;
 }

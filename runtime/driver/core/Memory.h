@@ -50,6 +50,11 @@ constexpr uint64_t kCheckedAllocationBytes = uint64_t(16) << 20;
 /// short or the allocation fails.
 AlignedBuffer allocateBuffer(uint64_t bytes, const std::string &what);
 
+/// The bytes of a `dtype` tensor of `shape`; ResourceError "cannot
+/// allocate <what> [shape]: its size overflows 64 bits" when they do.
+uint64_t tensorByteSize(DType dtype, const Shape &shape,
+                        const std::string &what);
+
 /// A zero-filled tensor of `shape` for `what` ("output 'logits' of entry
 /// 'decode'"); ResourceError when its size overflows or memory is short.
 Tensor allocateTensor(DType dtype, const Shape &shape, const std::string &what);

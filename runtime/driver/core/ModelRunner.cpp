@@ -198,12 +198,11 @@ void ModelRunner::invoke(const EntryInfo &entry,
   if (!function)
     throw ModelError("the entry table has no function for '" + entry.name +
                      "'");
-  std::vector<InputSource> sources;
-  std::vector<Tensor> views; // bindDims takes tensors; shapes suffice
-  for (size_t i = 0; i < inputs.size(); ++i)
-    sources.push_back({entry.inputs[i].name, "(in memory)"});
   // bindDims only reads dtype and shape: check them on light copies.
+  std::vector<InputSource> sources;
+  std::vector<Tensor> views;
   for (size_t i = 0; i < inputs.size(); ++i) {
+    sources.push_back({entry.inputs[i].name, "(in memory)"});
     const EntryInput &input = inputs[i];
     if (input.resident && input.resident->device() != device_.get())
       throw std::logic_error("input '" + entry.inputs[i].name +

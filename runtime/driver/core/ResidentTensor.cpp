@@ -1,6 +1,5 @@
 //===- ResidentTensor.cpp - tensors kept where the entries run ------------===//
 #include "core/ResidentTensor.h"
-#include "core/Error.h"
 #include "core/Memory.h"
 
 #include <algorithm>
@@ -17,11 +16,7 @@ ResidentTensor::ResidentTensor(Device *device, DType dtype, Shape shape,
 
 void ResidentTensor::assign(Device *device, DType dtype, Shape shape,
                             std::string what) {
-  std::optional<int64_t> bytes =
-      checkedByteSize(shape, int64_t(dtypeSize(dtype)));
-  if (!bytes)
-    throw ResourceError("cannot allocate " + what + " " + formatShape(shape) +
-                        ": its size overflows 64 bits");
+  const uint64_t bytes = tensorByteSize(dtype, shape, what);
   if (device != device_) {
     releaseBlock(current_);
     releaseBlock(spare_);
@@ -34,7 +29,7 @@ void ResidentTensor::assign(Device *device, DType dtype, Shape shape,
   dtype_ = dtype;
   shape_ = std::move(shape);
   what_ = std::move(what);
-  bytes_ = uint64_t(*bytes);
+  bytes_ = bytes;
   if (!current_.data || current_.capacity < bytes_) {
     releaseBlock(current_);
     current_ = allocateBlock(bytes_);
@@ -186,13 +181,7 @@ ResidentTensor::planRegrowth(const std::vector<size_t> &from, int64_t more,
   plan.shape = shape_;
   plan.shape[0] = int64_t(from.size());
   plan.shape[1] += more;
-  std::optional<int64_t> checked =
-      checkedByteSize(plan.shape, int64_t(dtypeSize(dtype_)));
-  if (!checked)
-    throw ResourceError("cannot allocate " + what_ + " " +
-                        formatShape(plan.shape) +
-                        ": its size overflows 64 bits");
-  plan.bytes = uint64_t(*checked);
+  plan.bytes = tensorByteSize(dtype_, plan.shape, what_);
   // The bytes of one position, and of a row before and after.
   uint64_t position = dtypeSize(dtype_);
   for (size_t axis = 2; axis < shape_.size(); ++axis)

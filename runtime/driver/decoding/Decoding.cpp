@@ -22,6 +22,19 @@ const EntryInfo &entryByRole(const ModelRunner &runner, std::string_view role,
                    "', which " + purpose + " needs");
 }
 
+/// decode's inputs in their declared order, by role: the encoder's
+/// memory, the source ids, and the target prefix for target_in.
+std::vector<EntryInput> decodeInputs(const EntryInfo &decode,
+                                     ResidentTensor &memory, const Tensor &src,
+                                     const Tensor &target) {
+  std::vector<EntryInput> inputs;
+  for (const TensorSig &sig : decode.inputs)
+    inputs.push_back(sig.role == "memory"   ? EntryInput(&memory)
+                     : sig.role == "source" ? EntryInput(&src)
+                                            : EntryInput(&target));
+  return inputs;
+}
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -61,13 +74,8 @@ void RerunDecoder::start(const std::vector<TokenIds> &sources) {
 std::vector<float> RerunDecoder::next(const std::vector<TokenIds> &prefixes) {
   Tensor tgt = padSequences(prefixes, pad_);
   const int64_t rows = tgt.shape[0], length = tgt.shape[1];
-  // decode's inputs in their declared order, by role.
-  std::vector<EntryInput> inputs;
-  for (const TensorSig &sig : decode_.inputs)
-    inputs.push_back(sig.role == "memory"   ? EntryInput(&memory_)
-                     : sig.role == "source" ? EntryInput(&src_)
-                                            : EntryInput(&tgt));
-  std::vector<Tensor> outputs = runner_.callWith(decode_, inputs);
+  std::vector<Tensor> outputs =
+      runner_.callWith(decode_, decodeInputs(decode_, memory_, src_, tgt));
   const int64_t vocab = outputs[0].shape[2];
   std::vector<float> logits(size_t(rows * vocab));
   const float *all = outputs[0].as<float>();
@@ -266,12 +274,8 @@ Tensor teacherForcedLogits(ModelRunner &runner, const Tensor &src,
   const EntryInfo &encode = entryByRole(runner, "encode", "teacher forcing");
   const EntryInfo &decode = entryByRole(runner, "decode", "teacher forcing");
   std::vector<ResidentTensor> memory = runner.callKeeping(encode, {&src});
-  std::vector<EntryInput> inputs;
-  for (const TensorSig &sig : decode.inputs)
-    inputs.push_back(sig.role == "memory"   ? EntryInput(&memory[0])
-                     : sig.role == "source" ? EntryInput(&src)
-                                            : EntryInput(&tgtIn));
-  return std::move(runner.callWith(decode, inputs)[0]);
+  return std::move(
+      runner.callWith(decode, decodeInputs(decode, memory[0], src, tgtIn))[0]);
 }
 
 std::unique_ptr<NextTokenModel> makeDecoder(ModelRunner &runner, int32_t pad,
@@ -385,7 +389,7 @@ public:
     for (const Hypothesis &h : alive_)
       bestAlive = std::max(bestAlive,
                            normalized(h, int64_t(h.tokens.size())));
-    return bestAlive <= worstFinished();
+    return bestAlive <= finished_.back().first;
   }
 
   /// The prefix of row `row` < beam (rows past the alive hypotheses repeat
@@ -432,15 +436,17 @@ public:
       extended.logProb = candidate.logProb;
       if (candidate.token == options_.eos) {
         int64_t length = int64_t(extended.tokens.size()) - 1;
-        finished_.emplace_back(normalized(extended, length), extended.tokens);
-        // The best `beam` finished hypotheses are kept (the first of equal
-        // scores stays).
+        // The best `beam` finished hypotheses, best first (an equal score
+        // goes after the earlier ones, so the first of them stays).
+        const double score = normalized(extended, length);
+        finished_.insert(std::upper_bound(finished_.begin(), finished_.end(),
+                                          score,
+                                          [](double value, const auto &kept) {
+                                            return value > kept.first;
+                                          }),
+                         {score, extended.tokens});
         if (finished_.size() > beam_)
-          finished_.erase(std::min_element(
-              finished_.rbegin(), finished_.rend(),
-              [](const auto &a, const auto &b) { return a.first < b.first; })
-                              .base() -
-                          1);
+          finished_.pop_back();
       } else {
         next.push_back(std::move(extended));
       }
@@ -451,20 +457,23 @@ public:
   /// The best finished hypothesis (the alive ones compete when none
   /// finished) without [SOS] and [EOS].
   TokenIds best() const {
-    std::vector<std::pair<double, TokenIds>> ranked = finished_;
-    if (ranked.empty())
-      for (const Hypothesis &h : alive_)
-        ranked.emplace_back(normalized(h, int64_t(h.tokens.size()) - 1),
-                            h.tokens);
-    if (ranked.empty())
+    const TokenIds *top = nullptr;
+    if (!finished_.empty())
+      top = &finished_.front().second;
+    else if (!alive_.empty())
+      top = &std::max_element(alive_.begin(), alive_.end(),
+                              [&](const Hypothesis &a, const Hypothesis &b) {
+                                return normalized(a, int64_t(a.tokens.size()) -
+                                                         1) <
+                                       normalized(b, int64_t(b.tokens.size()) -
+                                                         1);
+                              })
+                  ->tokens;
+    if (!top)
       return {};
-    auto top = std::max_element(
-        ranked.begin(), ranked.end(),
-        [](const auto &a, const auto &b) { return a.first < b.first; });
     TokenIds words;
-    for (size_t i = 1; i < top->second.size() && top->second[i] != options_.eos;
-         ++i)
-      words.push_back(top->second[i]);
+    for (size_t i = 1; i < top->size() && (*top)[i] != options_.eos; ++i)
+      words.push_back((*top)[i]);
     return words;
   }
 
@@ -472,16 +481,11 @@ private:
   double normalized(const Hypothesis &h, int64_t length) const {
     return h.logProb / lengthPenalty(length, options_.lengthPenaltyAlpha);
   }
-  double worstFinished() const {
-    double worst = std::numeric_limits<double>::infinity();
-    for (const auto &[score, tokens] : finished_)
-      worst = std::min(worst, score);
-    return worst;
-  }
 
   const DecodeOptions &options_;
   size_t beam_;
   std::vector<Hypothesis> alive_;
+  /// The best `beam` finished hypotheses (score, tokens), best first.
   std::vector<std::pair<double, TokenIds>> finished_;
 };
 
@@ -501,27 +505,27 @@ std::vector<TokenIds> beamDecodeBatch(NextTokenModel &model,
   const int64_t vocab = model.vocabSize();
   std::vector<BeamSearch> searches(sources.size(), BeamSearch(options, beam));
   std::vector<TokenIds> prefixes(rowSources.size());
+  std::vector<bool> searching(searches.size());
   for (int64_t step = 0; step < options.maxLength; ++step) {
-    bool searching = false;
+    for (size_t s = 0; s < searches.size(); ++s)
+      searching[s] = !searches[s].done();
+    if (std::find(searching.begin(), searching.end(), true) == searching.end())
+      break;
+    // An ended search's rows grow by [PAD] (ignored), so every row keeps
+    // the others' length and extends its own cache.
     for (size_t s = 0; s < searches.size(); ++s)
       for (size_t i = 0; i < beam; ++i) {
         TokenIds &prefix = prefixes[s * beam + i];
-        if (!searches[s].done()) {
+        if (searching[s])
           prefix = searches[s].prefix(i);
-          searching = true;
-        } else {
-          // An ended search's rows grow by [PAD] (ignored), so every row
-          // keeps the length of the others and extends its own cache.
+        else
           prefix.push_back(options.pad);
-        }
       }
-    if (!searching)
-      break;
     std::vector<float> logits = model.next(prefixes);
     options.allowed.apply(logits.data(), int64_t(logits.size()) / vocab,
                           vocab);
     for (size_t s = 0; s < searches.size(); ++s)
-      if (!searches[s].done())
+      if (searching[s])
         searches[s].advance(logits.data() + int64_t(s * beam) * vocab, vocab);
   }
   std::vector<TokenIds> outputs;
