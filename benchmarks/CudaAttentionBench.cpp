@@ -9,7 +9,9 @@
 //   txc_attention_fwd_ms MEDIAN
 //   txc_attention_bwd_ms MEDIAN
 // (the backward alone: its forward's O and lse are computed once first).
-// TXRT_CUDA_ATTENTION=rows times the per-row reference kernels instead.
+// The default kernels are the tensor-core ones (3xTF32);
+// TXRT_CUDA_ATTENTION=simt times the tiled CUDA-core kernels, =rows the
+// per-row reference kernels.
 //
 //===----------------------------------------------------------------------===//
 #include "txrt/txrt_cuda.h"
@@ -150,8 +152,7 @@ int main(int argc, char **argv) {
   std::printf("# B=%lld heads=%lld T=%lld head_dim=%lld causal, fp32, %s "
               "kernels\n",
               (long long)o.batch, (long long)h, (long long)t, (long long)d,
-              kernels && std::strcmp(kernels, "rows") == 0 ? "per-row"
-                                                           : "tiled");
+              kernels && *kernels ? kernels : "tensor-core");
   std::printf("txc_attention_fwd_ms %.4f\n", medianMs(o, forward));
   forward();
   std::printf("txc_attention_bwd_ms %.4f\n", medianMs(o, backward));

@@ -151,6 +151,12 @@ PY
   for t in 256 1024; do
     kernels="$(timeout "$(budget 120)" "$PACK/bin/txrt-cuda-bench" --batch 8 --heads 8 --len "$t" \
       --head-dim 64 2>&1 | tee "$out/txc-attention-$t.txt")" || true
+    # The tiled CUDA-core kernels beside them (not a figure: what the
+    # tensor cores gained).
+    TXRT_CUDA_ATTENTION=simt timeout "$(budget 60)" "$PACK/bin/txrt-cuda-bench" --batch 8 --heads 8 \
+      --len "$t" --head-dim 64 > "$out/txc-attention-simt-$t.txt" 2>&1 || true
+    say "attention T=$t, CUDA-core kernels (TXRT_CUDA_ATTENTION=simt): $(grep -E '^txc_attention_(fwd|bwd)_ms' \
+      "$out/txc-attention-simt-$t.txt" | tr '\n' ' ')"
     sdpa="$(timeout "$(budget 120)" "${py[@]}" attention --device cuda --batch 8 --heads 8 --src_len "$t" \
       --repeat 20 2>&1 | tee "$out/torch-attention-$t.txt")" || true
     for direction in fwd bwd; do

@@ -4,20 +4,24 @@
 // by pointer and strides or causal, a -inf fill dropping masked keys (a row
 // with none gives O = 0, lse = -inf) or a finite fill counted in the
 // softmax, grouped-query heads, dropout on P from the CPU's Philox stream at
-// counter ((b*heads + h)*tq + i)*tk + j. Two forms, their device code in
-// AttentionKernels.cuh and launched here: tiled kernels (flash-attention
-// style, online softmax, no atomics) where head_dim <= 128, and the first,
-// per-row kernels (a block per query row with the row's scores in shared
-// memory, tk <= 8192; dk and dv by atomicAdd), kept as the reference and
-// for wider heads. Backward recomputes P from the saved lse in both.
+// counter ((b*heads + h)*tq + i)*tk + j. Three forms, launched here:
+// where head_dim <= 128 the tensor-core kernels (AttentionTensorCoreKernels
+// .cuh: flash-attention style, online softmax, no atomics, products in
+// 3xTF32), or with TXRT_CUDA_ATTENTION=simt the same tiling on CUDA cores
+// (AttentionKernels.cuh, the first tiled kernels); the per-row kernels (a
+// block per query row with the row's scores in shared memory, tk <= 8192;
+// dk and dv by atomicAdd) for wider heads and as the reference
+// (TXRT_CUDA_ATTENTION=rows). Backward recomputes P from the saved lse in
+// all three.
 //
 //===----------------------------------------------------------------------===//
-#include "AttentionKernels.cuh"
+#include "AttentionTensorCoreKernels.cuh"
 #include "CudaContext.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 using namespace txrt::cuda;
 using namespace txrt::cuda::attention;
@@ -50,13 +54,37 @@ bool allowShared(const txrt_cuda_context &c, Kernel kernel, size_t bytes) {
   return true;
 }
 
-/// Whether the tiled kernels run: TXRT_CUDA_ATTENTION=rows asks for the
-/// per-row reference kernels, and head dimensions over 128 use them.
-bool useTiled(int64_t headDim) {
+/// The kernels that run (a form whose launch does not fit the device falls
+/// back to the next): TXRT_CUDA_ATTENTION unset or `tensor-cores`, the
+/// tensor-core kernels; `simt`, the tiled CUDA-core kernels; `rows`, the
+/// per-row reference kernels, which head dimensions over 128 always use.
+enum class Form { TensorCores, Simt, Rows };
+
+Form formFor(int64_t headDim) {
   const char *choice = std::getenv("TXRT_CUDA_ATTENTION");
-  if (choice && std::strcmp(choice, "rows") == 0)
-    return false;
-  return headDim <= kMaxTiledHeadDim;
+  const std::string name = choice ? choice : "";
+  if (!name.empty() && name != "tensor-cores" && name != "simt" &&
+      name != "rows")
+    throw CudaError(TXRT_ERROR_INVALID_ARGUMENT,
+                    "invalid argument: TXRT_CUDA_ATTENTION must be "
+                    "tensor-cores, simt or rows, not '" +
+                        name + "'");
+  if (name == "rows" || headDim > kMaxTiledHeadDim)
+    return Form::Rows;
+  return name == "simt" ? Form::Simt : Form::TensorCores;
+}
+
+/// Whether Pick's instance for headDim can have `launch`'s grid and shared
+/// memory on this device.
+template <template <int> class Pick>
+bool launchFits(const txrt_cuda_context &c, const Launch &launch,
+                int64_t headDim) {
+  bool fit = false;
+  if (fits(launch))
+    withDims<Pick>(headDim, [&](auto kernel) {
+      fit = allowShared(c, kernel, launch.sharedBytes);
+    });
+  return fit;
 }
 
 /// Launches Pick's instance for headDim with `launch`'s geometry and
@@ -121,7 +149,13 @@ txrt_status txrt_cuda_attention_fwd(
     if (rows == 0)
       return;
     require(q && o && (tk == 0 || (k && v)), "q, k, v and o must not be NULL");
-    if (useTiled(head_dim) &&
+    const Form form = formFor(head_dim);
+    if (form == Form::TensorCores &&
+        launchTiled<ForwardMma>(c, mmaForwardLaunch(batch, a), head_dim,
+                                "attentionForwardMma", a, q, ldq, k, ldk, v,
+                                ldv, o, ldo, lse))
+      return;
+    if (form != Form::Rows &&
         launchTiled<ForwardTiled>(c, tiledForwardLaunch(batch, a), head_dim,
                                   "attentionForwardTiled", a, q, ldq, k, ldk,
                                   v, ldv, o, ldo, lse))
@@ -180,24 +214,30 @@ txrt_status txrt_cuda_attention_bwd(
       return;
     require(q && o && lse && d_o && dq && (tk == 0 || (k && v)),
             "q, k, v, o, lse, d_o and dq must not be NULL");
+    const Form form = formFor(head_dim);
+    const Launch mmaKeys = mmaKeysLaunch(batch, a);
+    if (form == Form::TensorCores &&
+        launchFits<KeysMma>(c, mmaKeys, head_dim) &&
+        launchTiled<QueryMma>(c, mmaQueryLaunch(batch, a), head_dim,
+                              "attentionBackwardQueryMma", a, q, ldq, k, ldk,
+                              v, ldv, o, ldo, lse, d_o, lddo, dq, lddq)) {
+      if (mmaKeys.gridY > 0)
+        launchTiled<KeysMma>(c, mmaKeys, head_dim, "attentionBackwardKeysMma",
+                             a, q, ldq, k, ldk, v, ldv, o, ldo, lse, d_o,
+                             lddo, dk, lddk, dv, lddv);
+      return;
+    }
     const Launch keys = tiledKeysLaunch(batch, a);
-    bool keysFit = false;
-    if (useTiled(head_dim) && fits(keys))
-      withDims<KeysTiled>(head_dim, [&](auto kernel) {
-        keysFit = allowShared(c, kernel, keys.sharedBytes);
-      });
-    if (keysFit) {
-      if (launchTiled<QueryTiled>(c, tiledQueryLaunch(batch, a), head_dim,
-                                  "attentionBackwardQueryTiled", a, q, ldq, k,
-                                  ldk, v, ldv, o, ldo, lse, d_o, lddo, dq,
-                                  lddq)) {
-        if (keys.gridY > 0)
-          launchTiled<KeysTiled>(c, keys, head_dim,
-                                 "attentionBackwardKeysTiled", a, q, ldq, k,
-                                 ldk, v, ldv, o, ldo, lse, d_o, lddo, dk, lddk,
-                                 dv, lddv);
-        return;
-      }
+    if (form != Form::Rows && launchFits<KeysTiled>(c, keys, head_dim) &&
+        launchTiled<QueryTiled>(c, tiledQueryLaunch(batch, a), head_dim,
+                                "attentionBackwardQueryTiled", a, q, ldq, k,
+                                ldk, v, ldv, o, ldo, lse, d_o, lddo, dq,
+                                lddq)) {
+      if (keys.gridY > 0)
+        launchTiled<KeysTiled>(c, keys, head_dim, "attentionBackwardKeysTiled",
+                               a, q, ldq, k, ldk, v, ldv, o, ldo, lse, d_o,
+                               lddo, dk, lddk, dv, lddv);
+      return;
     }
     const Launch perRow = rowBackwardLaunch(batch, a);
     require(fits(perRow), "more than 2^31 - 1 query rows");

@@ -5,7 +5,8 @@
 // wider than the heads (a packed projection), a padding mask, causal,
 // dropout, a -inf fill with a fully masked batch (O = 0, lse = -inf) and a
 // finite fill (masked keys counted; a fully masked row averages V). Each
-// case runs the tiled kernels (the default) and the per-row reference
+// case runs the tensor-core kernels (the default, 3xTF32), the tiled
+// CUDA-core kernels (TXRT_CUDA_ATTENTION=simt) and the per-row reference
 // kernels (TXRT_CUDA_ATTENTION=rows), at head dimensions and lengths that
 // end tiles part way.
 //
@@ -47,10 +48,13 @@ protected:
     unsetenv("TXRT_CUDA_ATTENTION");
     CudaTest::TearDown();
   }
-  /// The case with the tiled kernels, then with the per-row kernels.
+  /// The case with the tensor-core kernels, the tiled CUDA-core ones, then
+  /// the per-row kernels.
   void check(const Case &c) {
     unsetenv("TXRT_CUDA_ATTENTION");
-    checkKernels(c, "tiled");
+    checkKernels(c, "tensor cores");
+    setenv("TXRT_CUDA_ATTENTION", "simt", 1);
+    checkKernels(c, "simt");
     setenv("TXRT_CUDA_ATTENTION", "rows", 1);
     checkKernels(c, "rows");
     unsetenv("TXRT_CUDA_ATTENTION");
@@ -165,5 +169,29 @@ TEST_F(CudaAttentionTest, MoreKeysThanTheRowKernelHolds) {
   // tiled kernels walk any number.
   unsetenv("TXRT_CUDA_ATTENTION");
   checkKernels({"9000 keys", 1, 2, 1, 3, 9000, 32, false, false, -kInf, 0.0f},
-               "tiled");
+               "tensor cores");
+  setenv("TXRT_CUDA_ATTENTION", "simt", 1);
+  checkKernels({"9000 keys", 1, 2, 1, 3, 9000, 32, false, false, -kInf, 0.0f},
+               "simt");
+}
+
+TEST_F(CudaAttentionTest, MoreRowsAndKeysThanOneBlock) {
+  // Several 64-row and 64-key blocks of the tensor-core kernels, rows and
+  // keys ending blocks part way, causal with tq > tk and tq < tk.
+  check({"blocks", 2, 4, 2, 130, 75, 64, true, true, -kInf, 0.1f});
+  check({"blocks", 1, 2, 1, 70, 200, 48, true, true, -kInf, 0.0f});
+}
+
+TEST_F(CudaAttentionTest, AnUnknownKernelChoiceIsAnError) {
+  setenv("TXRT_CUDA_ATTENTION", "fast", 1);
+  Floats q(64, 0.5f);
+  DeviceBuffer<float> gq(gpu_, q), go(gpu_, q.size(), 0.0f);
+  EXPECT_EQ(txrt_cuda_attention_fwd(gpu_, 0, 1, 1, 1, 2, 2, 16, gq.get(), 16,
+                                    gq.get(), 16, gq.get(), 16, go.get(), 16,
+                                    nullptr, nullptr, 0, 0, 0, 0, 0, 0.25f,
+                                    -kInf, 0.0f, 0, 0),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(txrt_cuda_last_error(gpu_)).find("TXRT_CUDA_ATTENTION"),
+            std::string::npos)
+      << txrt_cuda_last_error(gpu_);
 }

@@ -1,8 +1,10 @@
 //===- AttentionEmulatedTest.cpp - the CUDA attention kernels, emulated ---===//
 //
 // The device code of txrt_cuda_attention_{fwd,bwd}
-// (runtime/cuda/kernels/AttentionKernels.cuh), tiled and per-row, run on
-// the host under CudaEmulation.h with the launches Attention.cu makes, and
+// (runtime/cuda/kernels/Attention{,TensorCore}Kernels.cuh): the tensor-core
+// kernels (their mma.sync emulated), the tiled CUDA-core kernels and the
+// per-row ones, run on the host under CudaEmulation.h with the launches
+// Attention.cu makes, and
 // compared with the CPU kernel (txrt_attention_*): O, lse, dq, dk, dv at
 // 1e-5. No GPU is needed, so every build checks the kernels' indexing,
 // tiling, masks, fills, causal limits, grouped-query heads and dropout; a
@@ -12,7 +14,7 @@
 #include "CudaEmulation.h"
 
 #include "TestUtil.h"
-#include "kernels/AttentionKernels.cuh"
+#include "kernels/AttentionTensorCoreKernels.cuh"
 
 #include "txrt/txrt.h"
 
@@ -80,6 +82,23 @@ struct Outputs {
   Floats o, lse, dq, dk, dv;
 };
 
+/// Attention.cu's three forms (TXRT_CUDA_ATTENTION): the default
+/// tensor-core kernels, `simt` the tiled CUDA-core ones, `rows` the per-row
+/// reference.
+enum class Kernels { TensorCore, Tiled, Rows };
+
+const char *nameOf(Kernels kernels) {
+  switch (kernels) {
+  case Kernels::TensorCore:
+    return "tensor cores";
+  case Kernels::Tiled:
+    return "tiled";
+  case Kernels::Rows:
+    return "rows";
+  }
+  return "?";
+}
+
 const uint64_t kSeed = 99;
 const int64_t kStep = 5, kSite = 31;
 
@@ -141,7 +160,7 @@ protected:
   /// `batchRows`: txrt_cuda_context_set_batch_rows.
   /// `state` (a captured step's launch): the kernels derive the key from
   /// the training state it points at; the host key is left zero.
-  Outputs runEmulated(const Case &c, const Inputs &in, bool tiled,
+  Outputs runEmulated(const Case &c, const Inputs &in, Kernels kernels,
                       int64_t firstRow = 0, int64_t batchRows = 0,
                       const DeviceTrainState *state = nullptr) {
     const int64_t hd = c.headDim;
@@ -163,7 +182,13 @@ protected:
                 *dO = in.dO.data();
     float *o = out.o.data(), *lse = out.lse.data();
     const int64_t ldq = in.ldq, ldkv = in.ldkv, ldo = in.ldo;
-    if (tiled) {
+    if (kernels == Kernels::TensorCore) {
+      const Launch launch = mmaForwardLaunch(c.batch, a);
+      withDims<ForwardMma>(hd, [&](auto kernel) {
+        emu::launch(grid(launch), {launch.threads}, launch.sharedBytes,
+                    [&] { kernel(a, q, ldq, k, ldkv, v, ldkv, o, ldo, lse); });
+      });
+    } else if (kernels == Kernels::Tiled) {
       const Launch launch = tiledForwardLaunch(c.batch, a);
       withDims<ForwardTiled>(hd, [&](auto kernel) {
         emu::launch(grid(launch), {launch.threads}, launch.sharedBytes,
@@ -185,10 +210,27 @@ protected:
     out.dk.assign(c.batch * c.tk * ldkv, 0.0f);
     out.dv.assign(c.batch * c.tk * ldkv, 0.0f);
     float *dq = out.dq.data(), *dk = out.dk.data(), *dv = out.dv.data();
-    if (tiled) {
-      // Poison instead: the tiled dk / dv kernel writes every element.
+    if (kernels != Kernels::Rows) {
+      // Poison instead: the tiled dk / dv kernels write every element.
       fillRows(out.dk, c.batch * c.tk, ldkv, c.kvHeads * hd, nan);
       fillRows(out.dv, c.batch * c.tk, ldkv, c.kvHeads * hd, nan);
+    }
+    if (kernels == Kernels::TensorCore) {
+      const Launch query = mmaQueryLaunch(c.batch, a);
+      withDims<QueryMma>(hd, [&](auto kernel) {
+        emu::launch(grid(query), {query.threads}, query.sharedBytes, [&] {
+          kernel(a, q, ldq, k, ldkv, v, ldkv, oIn, ldo, lseIn, dO, ldo, dq,
+                 ldq);
+        });
+      });
+      const Launch keys = mmaKeysLaunch(c.batch, a);
+      withDims<KeysMma>(hd, [&](auto kernel) {
+        emu::launch(grid(keys), {keys.threads}, keys.sharedBytes, [&] {
+          kernel(a, q, ldq, k, ldkv, v, ldkv, oIn, ldo, lseIn, dO, ldo, dk,
+                 ldkv, dv, ldkv);
+        });
+      });
+    } else if (kernels == Kernels::Tiled) {
       const Launch query = tiledQueryLaunch(c.batch, a);
       withDims<QueryTiled>(hd, [&](auto kernel) {
         emu::launch(grid(query), {query.threads}, query.sharedBytes, [&] {
@@ -222,14 +264,16 @@ protected:
       txrt_context_set_batch_rows(cpu_, firstRow, batchRows);
     Inputs in(c);
     Outputs cpu = runCpu(c, in);
-    for (bool tiled : {true, false}) {
-      if (tiled && c.headDim > kMaxTiledHeadDim)
+    for (Kernels kernels :
+         {Kernels::TensorCore, Kernels::Tiled, Kernels::Rows}) {
+      const bool rows = kernels == Kernels::Rows;
+      if (!rows && c.headDim > kMaxTiledHeadDim)
         continue; // Attention.cu launches the per-row kernels there
-      if (!tiled && c.tk > 200)
+      if (rows && c.tk > 200)
         continue; // the per-row kernel: one block per row, slow emulated
       const std::string name =
-          std::string(c.name) + (tiled ? " (tiled)" : " (rows)");
-      Outputs gpu = runEmulated(c, in, tiled, firstRow, batchRows);
+          std::string(c.name) + " (" + nameOf(kernels) + ")";
+      Outputs gpu = runEmulated(c, in, kernels, firstRow, batchRows);
       const int64_t hd = c.headDim;
       expectNear(gpu.o, cpu.o, name + " o");
       expectNear(gpu.lse, cpu.lse, name + " lse");
@@ -257,21 +301,22 @@ TEST_F(AttentionEmulatedTest, DropoutKeyFromTheDeviceStateIsTheHostsKey) {
   const Case c{"state dropout", 2, 2, 2, 6, 6, 32, false, true, -kInf, 0.3f};
   Inputs in(c);
   const DeviceTrainState state{kSeed, kStep};
-  for (bool tiled : {true, false}) {
-    Outputs host = runEmulated(c, in, tiled);
-    Outputs device = runEmulated(c, in, tiled, 0, 0, &state);
+  for (Kernels kernels :
+       {Kernels::TensorCore, Kernels::Tiled, Kernels::Rows}) {
+    Outputs host = runEmulated(c, in, kernels);
+    Outputs device = runEmulated(c, in, kernels, 0, 0, &state);
     for (auto [got, want, what] :
          {std::tuple{&device.o, &host.o, "o"}, {&device.dq, &host.dq, "dq"},
           {&device.dk, &host.dk, "dk"}, {&device.dv, &host.dv, "dv"}})
       EXPECT_EQ(std::memcmp(got->data(), want->data(),
                             want->size() * sizeof(float)),
                 0)
-          << what << (tiled ? " (tiled)" : " (rows)");
+          << what << " (" << nameOf(kernels) << ")";
   }
   // Another step in the state: other masks (the key really is read).
   const DeviceTrainState later{kSeed, kStep + 1};
-  Outputs host = runEmulated(c, in, true);
-  Outputs device = runEmulated(c, in, true, 0, 0, &later);
+  Outputs host = runEmulated(c, in, Kernels::TensorCore);
+  Outputs device = runEmulated(c, in, Kernels::TensorCore, 0, 0, &later);
   EXPECT_NE(std::memcmp(device.o.data(), host.o.data(),
                         host.o.size() * sizeof(float)),
             0);
@@ -295,6 +340,8 @@ TEST_F(AttentionEmulatedTest, MoreRowsAndKeysThanOneTile) {
   check({"tiles", 2, 3, 3, 35, 70, 48, true, true, -kInf, 0.2f});
   check({"more queries than keys", 1, 2, 1, 40, 33, 24, false, true, -kInf,
          0.0f});
+  // Several of the tensor-core kernels' 64-row and 64-key blocks.
+  check({"blocks", 1, 2, 1, 130, 75, 32, true, true, -kInf, 0.1f});
 }
 
 TEST_F(AttentionEmulatedTest, HeadDimensionsThatEndALaneGroupPartWay) {

@@ -47,6 +47,8 @@ inline ucontext_t schedulerContext;
 inline Fiber *currentFiber = nullptr;
 inline const std::function<void()> *currentKernel = nullptr;
 inline std::vector<uint64_t> exchangeSlots; ///< one a thread, for shuffles
+/// Six a thread: its A and B fragments of a warp's tensor-core product.
+inline std::vector<uint32_t> mmaSlots;
 inline std::vector<unsigned char> dynamicSharedMemory;
 
 /// Parks the running thread at a barrier until the scheduler releases it.
@@ -79,6 +81,44 @@ template <typename T> T shuffleXor(unsigned, T value, int mask) {
 template <typename T> T shuffleDown(unsigned, T value, unsigned delta) {
   const unsigned lane = threadIndex.x % 32;
   return exchangeWith(value, lane + delta < 32 ? lane + delta : lane);
+}
+
+/// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 (d += a b) as the
+/// warp's 32 threads call it together: each publishes its fragments
+/// (runtime/cuda/kernels/TensorCore.cuh has their layout), then computes
+/// its four elements of D from everyone's. The inputs are TF32: the 13 low
+/// bits of each operand are ignored, as the tensor cores ignore them; the
+/// products are exact and summed in double, rounded once to fp32 (the
+/// hardware's order and rounding of the sum are its own: the kernels' tests
+/// allow for that).
+inline void mmaTf32(float (&d)[4], const uint32_t (&a)[4],
+                    const uint32_t (&b)[2]) {
+  const unsigned self = threadIndex.x, base = self / 32 * 32;
+  for (int i = 0; i < 4; ++i)
+    mmaSlots[self * 6 + i] = a[i];
+  mmaSlots[self * 6 + 4] = b[0];
+  mmaSlots[self * 6 + 5] = b[1];
+  syncWarp();
+  auto tf32 = [](uint32_t bits) {
+    bits &= 0xFFFFE000u;
+    float x;
+    std::memcpy(&x, &bits, sizeof x);
+    return double(x);
+  };
+  const unsigned lane = self % 32, g = lane / 4, t = lane % 4;
+  for (unsigned q = 0; q < 4; ++q) {
+    const unsigned row = g + 8 * (q / 2), col = 2 * t + q % 2;
+    double sum = d[q];
+    for (unsigned k = 0; k < 8; ++k) {
+      // A[row][k] is held by lane 4 (row % 8) + k % 4, register
+      // (row >= 8) + 2 (k >= 4); B[k][col] by lane 4 col + k % 4, (k >= 4).
+      const uint32_t *aLane = &mmaSlots[(base + 4 * (row % 8) + k % 4) * 6];
+      const uint32_t *bLane = &mmaSlots[(base + 4 * col + k % 4) * 6];
+      sum += tf32(aLane[(row >= 8) + 2 * (k >= 4)]) * tf32(bLane[4 + (k >= 4)]);
+    }
+    d[q] = float(sum);
+  }
+  syncWarp();
 }
 
 /// Threads switch only at barriers, so a read-modify-write is already
@@ -165,6 +205,7 @@ inline void launch(Dim3 grid, Dim3 block, size_t sharedBytes,
     throw std::invalid_argument("emulated blocks are 1-D, whole warps");
   dynamicSharedMemory.assign(sharedBytes, 0xFF);
   exchangeSlots.assign(block.x, 0);
+  mmaSlots.assign(block.x * 6, 0);
   gridDimension = grid;
   blockDimension = block;
   currentKernel = &kernel;

@@ -1,0 +1,571 @@
+//===- AttentionTensorCoreKernels.cuh - attention, tensor cores -*- CUDA
+//-*-===//
+//
+// The default form of txrt_cuda_attention_{fwd,bwd} where head_dim <= 128:
+// flash-attention-style kernels whose products (Q K^T, P V, dO V^T, dS K,
+// P^T dO, dS^T Q) run on the tensor cores in 3xTF32 (TensorCore.cuh:
+// fp32-level accuracy, as PyTorch's fp32 scaled_dot_product_attention
+// computes them), with the function of AttentionKernels.cuh's Attention
+// unchanged: its masks, fills, causal limit, grouped-query heads, dropout
+// from the CPU's Philox counters and fully masked rows (O = 0, lse = -inf).
+//
+// - Forward: a block of 4 warps holds 64 query rows of one (batch, head),
+//   16 a warp, and walks the keys in tiles of 32 through shared memory: S =
+//   Q K^T into C fragments (each lane holds rows g and g + 8, columns 2t,
+//   2t + 1 of each 8-key block), the online softmax on them (row maxima and
+//   sums across the 4 lanes of a row group), P through the warp's scratch
+//   tile into A fragments, O += P V in registers.
+// - dq: the same blocks; S and dP = dO V^T recomputed from the saved lse,
+//   dS = P (dP - D) through the scratch tile, dq += dS K.
+// - dk and dv: a block of 4 warps owns 64 keys of one (batch, kv head), 16
+//   a warp, and walks every query row of the heads sharing the kv head in
+//   tiles of 32: S^T = K Q^T and dP^T = V dO^T, then dv += P^T dO and dk +=
+//   dS^T Q from the warp's scratch tiles. Each element of dk and dv has one
+//   writer: no atomics, deterministic.
+//
+// Shared tiles read as A fragments, or as B fragments of their transpose,
+// have a row stride of 4 mod 32 floats (the 32 lanes of a fragment load hit
+// 32 banks); V in the forward, read as B fragments row-wise, 8 mod 32.
+// Head dimensions are padded with zeros to a multiple of 8 (the product's
+// k), rows and keys past the ends with zero rows.
+//
+// No CUDA header: it also compiles for the host under test/unit/cuda/
+// emulated/CudaEmulation.h, whose warp-wide mma.sync stands in for the
+// tensor cores (AttentionEmulatedTest).
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXRT_CUDA_KERNELS_ATTENTIONTENSORCOREKERNELS_CUH
+#define TXRT_CUDA_KERNELS_ATTENTIONTENSORCOREKERNELS_CUH
+
+#include "AttentionKernels.cuh"
+#include "TensorCore.cuh"
+
+namespace txrt::cuda::attention {
+
+constexpr int kMmaWarps = 4;
+/// Query rows of a forward or dq block (16 a warp).
+constexpr int kMmaRows = 16 * kMmaWarps;
+/// Keys a forward or dq block loads at a time.
+constexpr int kMmaKeys = 32;
+/// Keys of a dk / dv block (16 a warp).
+constexpr int kMmaKeyRows = 16 * kMmaWarps;
+/// Query rows a dk / dv block loads at a time.
+constexpr int kMmaQueries = 32;
+/// A warp's 16 x 32 scratch tile (P or dS), 4 mod 32 floats a row.
+constexpr int kScratchStride = 32 + 4;
+
+/// Row stride of a tile read as A fragments or as the B fragments of its
+/// transpose (lane 4g + t reads row g, column t: bank 4g + t).
+__host__ __device__ constexpr int fragmentStride(int dims) {
+  return 32 * dims + 4;
+}
+/// Row stride of a tile read as B fragments row-wise (lane 4g + t reads row
+/// t, column g: bank 8t + g).
+__host__ __device__ constexpr int rowFragmentStride(int dims) {
+  return 32 * dims + 8;
+}
+
+/// Rows [first, first + count) of a head's slice (columns [column, column +
+/// width) of rows `ld` apart) into a tile of `stride` floats a row; columns
+/// [width, padded) and rows past `rows` are zeros. Every thread of the block
+/// takes part, a warp a row, the lanes along it.
+__device__ inline void loadRowsPadded(float *tile, int stride, const float *src,
+                                      int64_t ld, int64_t column, int64_t first,
+                                      int count, int64_t rows, int width,
+                                      int padded) {
+  const int warps = int(blockDim.x / 32), warp = int(threadIdx.x / 32),
+            lane = int(threadIdx.x % 32);
+  for (int r = warp; r < count; r += warps) {
+    const bool inside = first + r < rows;
+    const float *row = inside ? src + (first + r) * ld + column : src;
+    for (int d = lane; d < padded; d += 32)
+      tile[r * stride + d] = inside && d < width ? row[d] : 0.0f;
+  }
+}
+
+/// The forward's and dq's blocks: (batch * heads, kMmaRows query rows).
+struct MmaRowBlock {
+  int64_t bh, b, h, g, i0;
+  int warp;
+  tensorcore::Lane lane;
+  /// The query rows this lane's C fragments hold (g and g + 8 of its
+  /// warp's 16).
+  __device__ int64_t row(int half) const {
+    return i0 + warp * 16 + lane.g + 8 * half;
+  }
+};
+
+__device__ inline MmaRowBlock mmaRowBlock(const Attention &a) {
+  MmaRowBlock t;
+  t.bh = blockIdx.x;
+  t.b = t.bh / a.heads;
+  t.h = t.bh % a.heads;
+  t.g = t.h / (a.heads / a.kvHeads);
+  t.i0 = int64_t(blockIdx.y) * kMmaRows;
+  t.warp = int(threadIdx.x / 32);
+  t.lane = tensorcore::laneOf(int(threadIdx.x % 32));
+  return t;
+}
+
+/// Element q of an n-th 8-column block of a C fragment: its column.
+__device__ __forceinline__ int fragmentColumn(tensorcore::Lane l, int n,
+                                              int c) {
+  return n * 8 + 2 * l.t + c;
+}
+
+template <int kDims>
+__global__ void __launch_bounds__(kMmaWarps * 32)
+    attentionForwardMma(Attention a, const float *q, int64_t ldq,
+                        const float *k, int64_t ldk, const float *v,
+                        int64_t ldv, float *o, int64_t ldo, float *lse) {
+  using namespace tensorcore;
+  constexpr int kDimBlocks = 4 * kDims;
+  constexpr int qs = fragmentStride(kDims), ks = fragmentStride(kDims),
+                vs = rowFragmentStride(kDims), ps = kScratchStride;
+  a.resolveKey();
+  TXRT_DYNAMIC_SHARED(float, shared);
+  float *qTile = shared, *kTile = qTile + kMmaRows * qs,
+        *vTile = kTile + kMmaKeys * ks, *pTile = vTile + kMmaKeys * vs;
+  const MmaRowBlock t = mmaRowBlock(a);
+  const int64_t b = t.b, h = t.h, i0 = t.i0;
+  const Lane l = t.lane;
+  const int hd = int(a.headDim), dimBlocks = (hd + 7) / 8,
+            padded = 8 * dimBlocks;
+  float *pWarp = pTile + t.warp * 16 * ps;
+  loadRowsPadded(qTile, qs, q + b * a.tq * ldq, ldq, h * hd, i0, kMmaRows, a.tq,
+                 hd, padded);
+  float m[2] = {-INFINITY, -INFINITY}, sum[2] = {0.0f, 0.0f};
+  float acc[kDimBlocks][4];
+#pragma unroll
+  for (int n = 0; n < kDimBlocks; ++n)
+    acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
+  const int64_t rowEnd = i0 + kMmaRows < a.tq ? i0 + kMmaRows : a.tq;
+  const int64_t keyEnd = keyLimit(a, rowEnd);
+  // Warps whose 16 rows are all past tq only help load the tiles.
+  const bool rowsHere = i0 + t.warp * 16 < a.tq;
+  const float *kBase = k + b * a.tk * ldk, *vBase = v + b * a.tk * ldv;
+  for (int64_t j0 = 0; j0 < keyEnd; j0 += kMmaKeys) {
+    __syncthreads(); // the previous tiles are read (and the q tile written)
+    loadRowsPadded(kTile, ks, kBase, ldk, t.g * hd, j0, kMmaKeys, a.tk, hd,
+                   padded);
+    loadRowsPadded(vTile, vs, vBase, ldv, t.g * hd, j0, kMmaKeys, a.tk, hd,
+                   padded);
+    __syncthreads();
+    if (!rowsHere)
+      continue;
+    float s[4][4];
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < kDimBlocks; ++kk) {
+      if (kk >= dimBlocks)
+        continue;
+      const SplitA qa = loadA(qTile, qs, t.warp * 16, kk * 8, l);
+#pragma unroll
+      for (int n = 0; n < 4; ++n)
+        mma3xTf32(s[n], qa, loadBTransposed(kTile, ks, n * 8, kk * 8, l));
+    }
+    // The online softmax of rows g and g + 8 over this tile's keys.
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int64_t i = t.row(half);
+      float tileMax = -INFINITY;
+#pragma unroll
+      for (int n = 0; n < 4; ++n)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const int64_t j = j0 + fragmentColumn(l, n, c);
+          float &x = s[n][2 * half + c];
+          x = i < a.tq && j < a.tk
+                  ? (a.visible(b, h, i, j) ? a.scale * x : a.fill)
+                  : -INFINITY;
+          tileMax = fmaxf(tileMax, x);
+        }
+      const float mNew = fmaxf(m[half], quadMax(tileMax));
+      // A row keeps its maximum at -inf until it has seen a key.
+      const float correction =
+          m[half] == -INFINITY ? 0.0f : expf(m[half] - mNew);
+      float tileSum = 0.0f;
+#pragma unroll
+      for (int n = 0; n < 4; ++n)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const int column = fragmentColumn(l, n, c);
+          const float x = s[n][2 * half + c];
+          const float p = x == -INFINITY ? 0.0f : expf(x - mNew);
+          tileSum += p;
+          pWarp[(l.g + 8 * half) * ps + column] =
+              p == 0.0f ? 0.0f : p * a.dropFactor(b, h, i, j0 + column);
+        }
+      sum[half] = sum[half] * correction + quadSum(tileSum);
+      m[half] = mNew;
+#pragma unroll
+      for (int n = 0; n < kDimBlocks; ++n) {
+        acc[n][2 * half] *= correction;
+        acc[n][2 * half + 1] *= correction;
+      }
+    }
+    __syncwarp(); // the scratch tile is written
+#pragma unroll
+    for (int kk = 0; kk < kMmaKeys / 8; ++kk) {
+      const SplitA pa = loadA(pWarp, ps, 0, kk * 8, l);
+#pragma unroll
+      for (int n = 0; n < kDimBlocks; ++n)
+        if (n < dimBlocks)
+          mma3xTf32(acc[n], pa, loadB(vTile, vs, kk * 8, n * 8, l));
+    }
+    __syncwarp(); // the scratch tile is read before the next tile's writes
+  }
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int64_t i = t.row(half);
+    if (i >= a.tq)
+      continue;
+    float *out = o + (b * a.tq + i) * ldo + h * hd;
+    const bool none = m[half] == -INFINITY; // no visible key, fill -inf
+    const float inverse = none ? 0.0f : 1.0f / sum[half];
+#pragma unroll
+    for (int n = 0; n < kDimBlocks; ++n)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int d = fragmentColumn(l, n, c);
+        if (n < dimBlocks && d < hd)
+          out[d] = none ? 0.0f : acc[n][2 * half + c] * inverse;
+      }
+    if (lse && l.t == 0)
+      lse[t.bh * a.tq + i] = none ? -INFINITY : m[half] + logf(sum[half]);
+  }
+}
+
+template <int kDims>
+__global__ void __launch_bounds__(kMmaWarps * 32)
+    attentionBackwardQueryMma(Attention a, const float *q, int64_t ldq,
+                              const float *k, int64_t ldk, const float *v,
+                              int64_t ldv, const float *o, int64_t ldo,
+                              const float *lse, const float *dO, int64_t lddo,
+                              float *dq, int64_t lddq) {
+  using namespace tensorcore;
+  constexpr int kDimBlocks = 4 * kDims;
+  constexpr int qs = fragmentStride(kDims), ks = fragmentStride(kDims),
+                ps = kScratchStride;
+  a.resolveKey();
+  TXRT_DYNAMIC_SHARED(float, shared);
+  float *qTile = shared, *doTile = qTile + kMmaRows * qs,
+        *kTile = doTile + kMmaRows * qs, *vTile = kTile + kMmaKeys * ks,
+        *dsTile = vTile + kMmaKeys * ks, *rowD = dsTile + kMmaWarps * 16 * ps,
+        *rowLse = rowD + kMmaRows;
+  const MmaRowBlock t = mmaRowBlock(a);
+  const int64_t b = t.b, h = t.h, i0 = t.i0;
+  const Lane l = t.lane;
+  const int lane = int(threadIdx.x % 32);
+  const int hd = int(a.headDim), dimBlocks = (hd + 7) / 8,
+            padded = 8 * dimBlocks;
+  float *dsWarp = dsTile + t.warp * 16 * ps;
+  loadRowsPadded(qTile, qs, q + b * a.tq * ldq, ldq, h * hd, i0, kMmaRows, a.tq,
+                 hd, padded);
+  loadRowsPadded(doTile, qs, dO + b * a.tq * lddo, lddo, h * hd, i0, kMmaRows,
+                 a.tq, hd, padded);
+  __syncthreads();
+  // Each row's lse and D = sum_j P'_ij dP'_ij = dO_i . O_i (a warp its 16).
+  for (int r = 0; r < 16; ++r) {
+    const int row = t.warp * 16 + r;
+    const int64_t i = i0 + row;
+    float partial = 0.0f;
+    if (i < a.tq) {
+      const float *oRow = o + (b * a.tq + i) * ldo + h * hd;
+      for (int d = lane; d < hd; d += 32)
+        partial += doTile[row * qs + d] * oRow[d];
+    }
+    partial = warpSum(partial);
+    if (lane == 0) {
+      rowD[row] = partial;
+      rowLse[row] = i < a.tq ? lse[t.bh * a.tq + i] : -INFINITY;
+    }
+  }
+  __syncwarp();
+  float dRow[2], lseRow[2];
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    dRow[half] = rowD[t.warp * 16 + l.g + 8 * half];
+    lseRow[half] = rowLse[t.warp * 16 + l.g + 8 * half];
+  }
+  float acc[kDimBlocks][4];
+#pragma unroll
+  for (int n = 0; n < kDimBlocks; ++n)
+    acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
+  const int64_t rowEnd = i0 + kMmaRows < a.tq ? i0 + kMmaRows : a.tq;
+  const int64_t keyEnd = keyLimit(a, rowEnd);
+  const bool rowsHere = i0 + t.warp * 16 < a.tq;
+  const float *kBase = k + b * a.tk * ldk, *vBase = v + b * a.tk * ldv;
+  for (int64_t j0 = 0; j0 < keyEnd; j0 += kMmaKeys) {
+    __syncthreads();
+    loadRowsPadded(kTile, ks, kBase, ldk, t.g * hd, j0, kMmaKeys, a.tk, hd,
+                   padded);
+    loadRowsPadded(vTile, ks, vBase, ldv, t.g * hd, j0, kMmaKeys, a.tk, hd,
+                   padded);
+    __syncthreads();
+    if (!rowsHere)
+      continue;
+    float s[4][4], dp[4][4];
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+        s[n][e] = dp[n][e] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < kDimBlocks; ++kk) {
+      if (kk >= dimBlocks)
+        continue;
+      const SplitA qa = loadA(qTile, qs, t.warp * 16, kk * 8, l);
+      const SplitA da = loadA(doTile, qs, t.warp * 16, kk * 8, l);
+#pragma unroll
+      for (int n = 0; n < 4; ++n) {
+        mma3xTf32(s[n], qa, loadBTransposed(kTile, ks, n * 8, kk * 8, l));
+        mma3xTf32(dp[n], da, loadBTransposed(vTile, ks, n * 8, kk * 8, l));
+      }
+    }
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int64_t i = t.row(half);
+#pragma unroll
+      for (int n = 0; n < 4; ++n)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const int column = fragmentColumn(l, n, c);
+          const int64_t j = j0 + column;
+          float ds = 0.0f;
+          if (i < a.tq && j < a.tk && lseRow[half] != -INFINITY) {
+            const bool seen = a.visible(b, h, i, j);
+            const float x = seen ? a.scale * s[n][2 * half + c] : a.fill;
+            const float prob = expf(x - lseRow[half]);
+            const float dP = dp[n][2 * half + c] * a.dropFactor(b, h, i, j);
+            // A masked key's score is the constant fill: no gradient.
+            ds = seen ? prob * (dP - dRow[half]) : 0.0f;
+          }
+          dsWarp[(l.g + 8 * half) * ps + column] = ds;
+        }
+    }
+    __syncwarp();
+#pragma unroll
+    for (int kk = 0; kk < kMmaKeys / 8; ++kk) {
+      const SplitA sa = loadA(dsWarp, ps, 0, kk * 8, l);
+#pragma unroll
+      for (int n = 0; n < kDimBlocks; ++n)
+        if (n < dimBlocks)
+          mma3xTf32(acc[n], sa, loadB(kTile, ks, kk * 8, n * 8, l));
+    }
+    __syncwarp();
+  }
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int64_t i = t.row(half);
+    if (i >= a.tq)
+      continue;
+    float *dqRow = dq + (b * a.tq + i) * lddq + h * hd;
+#pragma unroll
+    for (int n = 0; n < kDimBlocks; ++n)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int d = fragmentColumn(l, n, c);
+        if (n < dimBlocks && d < hd)
+          dqRow[d] = a.scale * acc[n][2 * half + c];
+      }
+  }
+}
+
+template <int kDims>
+__global__ void __launch_bounds__(kMmaWarps * 32)
+    attentionBackwardKeysMma(Attention a, const float *q, int64_t ldq,
+                             const float *k, int64_t ldk, const float *v,
+                             int64_t ldv, const float *o, int64_t ldo,
+                             const float *lse, const float *dO, int64_t lddo,
+                             float *dk, int64_t lddk, float *dv, int64_t lddv) {
+  using namespace tensorcore;
+  constexpr int kDimBlocks = 4 * kDims;
+  constexpr int ks = fragmentStride(kDims), qs = fragmentStride(kDims),
+                ps = kScratchStride;
+  a.resolveKey();
+  TXRT_DYNAMIC_SHARED(float, shared);
+  float *kTile = shared, *vTile = kTile + kMmaKeyRows * ks,
+        *qTile = vTile + kMmaKeyRows * ks, *doTile = qTile + kMmaQueries * qs,
+        *pTile = doTile + kMmaQueries * qs,
+        *dsTile = pTile + kMmaWarps * 16 * ps,
+        *lseTile = dsTile + kMmaWarps * 16 * ps, *dTile = lseTile + kMmaQueries;
+  const int64_t bg = blockIdx.x, b = bg / a.kvHeads, g = bg % a.kvHeads;
+  const int64_t j0 = int64_t(blockIdx.y) * kMmaKeyRows;
+  const int warp = int(threadIdx.x / 32), lane = int(threadIdx.x % 32);
+  const Lane l = laneOf(lane);
+  const int hd = int(a.headDim), dimBlocks = (hd + 7) / 8,
+            padded = 8 * dimBlocks;
+  float *pWarp = pTile + warp * 16 * ps, *dsWarp = dsTile + warp * 16 * ps;
+  loadRowsPadded(kTile, ks, k + b * a.tk * ldk, ldk, g * hd, j0, kMmaKeyRows,
+                 a.tk, hd, padded);
+  loadRowsPadded(vTile, ks, v + b * a.tk * ldv, ldv, g * hd, j0, kMmaKeyRows,
+                 a.tk, hd, padded);
+  float dkAcc[kDimBlocks][4], dvAcc[kDimBlocks][4];
+#pragma unroll
+  for (int n = 0; n < kDimBlocks; ++n)
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+      dkAcc[n][e] = dvAcc[n][e] = 0.0f;
+  // The keys this lane's C fragments hold: g and g + 8 of its warp's 16.
+  int64_t keyOf[2];
+  keyOf[0] = j0 + warp * 16 + l.g;
+  keyOf[1] = keyOf[0] + 8;
+  const bool keysHere = j0 + warp * 16 < a.tk;
+  // Under a causal mask with a -inf fill, rows before the block's first
+  // key see none of its keys.
+  int64_t iBegin = 0;
+  if (a.causal && a.fill == -INFINITY && j0 - (a.tk - a.tq) > 0)
+    iBegin = j0 - (a.tk - a.tq);
+  const int64_t group = a.heads / a.kvHeads;
+  for (int64_t hh = 0; hh < group; ++hh) {
+    const int64_t h = g * group + hh;
+    for (int64_t i0 = iBegin; i0 < a.tq; i0 += kMmaQueries) {
+      __syncthreads(); // the previous rows are read (and K, V written)
+      loadRowsPadded(qTile, qs, q + b * a.tq * ldq, ldq, h * hd, i0,
+                     kMmaQueries, a.tq, hd, padded);
+      loadRowsPadded(doTile, qs, dO + b * a.tq * lddo, lddo, h * hd, i0,
+                     kMmaQueries, a.tq, hd, padded);
+      __syncthreads();
+      for (int r = warp; r < kMmaQueries; r += kMmaWarps) {
+        const int64_t i = i0 + r;
+        float partial = 0.0f;
+        if (i < a.tq) {
+          const float *oRow = o + (b * a.tq + i) * ldo + h * hd;
+          for (int d = lane; d < hd; d += 32)
+            partial += doTile[r * qs + d] * oRow[d];
+        }
+        partial = warpSum(partial);
+        if (lane == 0) {
+          dTile[r] = partial;
+          lseTile[r] = i < a.tq ? lse[(b * a.heads + h) * a.tq + i] : -INFINITY;
+        }
+      }
+      __syncthreads();
+      if (!keysHere)
+        continue;
+      float s[4][4], dp[4][4];
+#pragma unroll
+      for (int n = 0; n < 4; ++n)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+          s[n][e] = dp[n][e] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < kDimBlocks; ++kk) {
+        if (kk >= dimBlocks)
+          continue;
+        const SplitA ka = loadA(kTile, ks, warp * 16, kk * 8, l);
+        const SplitA va = loadA(vTile, ks, warp * 16, kk * 8, l);
+#pragma unroll
+        for (int n = 0; n < 4; ++n) {
+          mma3xTf32(s[n], ka, loadBTransposed(qTile, qs, n * 8, kk * 8, l));
+          mma3xTf32(dp[n], va, loadBTransposed(doTile, qs, n * 8, kk * 8, l));
+        }
+      }
+      // S^T and dP^T: this lane's keys (rows) against the tile's queries
+      // (columns).
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int64_t j = keyOf[half];
+#pragma unroll
+        for (int n = 0; n < 4; ++n)
+#pragma unroll
+          for (int c = 0; c < 2; ++c) {
+            const int r = fragmentColumn(l, n, c);
+            const int64_t i = i0 + r;
+            const float rowLse = lseTile[r];
+            float pDrop = 0.0f, ds = 0.0f;
+            if (i < a.tq && j < a.tk && rowLse != -INFINITY) {
+              const bool seen = a.visible(b, h, i, j);
+              const float x = seen ? a.scale * s[n][2 * half + c] : a.fill;
+              const float prob = expf(x - rowLse);
+              const float factor = a.dropFactor(b, h, i, j);
+              pDrop = prob * factor;
+              ds = seen ? prob * (dp[n][2 * half + c] * factor - dTile[r]) *
+                              a.scale
+                        : 0.0f;
+            }
+            pWarp[(l.g + 8 * half) * ps + r] = pDrop;
+            dsWarp[(l.g + 8 * half) * ps + r] = ds;
+          }
+      }
+      __syncwarp();
+#pragma unroll
+      for (int kk = 0; kk < kMmaQueries / 8; ++kk) {
+        const SplitA pa = loadA(pWarp, ps, 0, kk * 8, l);
+        const SplitA sa = loadA(dsWarp, ps, 0, kk * 8, l);
+#pragma unroll
+        for (int n = 0; n < kDimBlocks; ++n)
+          if (n < dimBlocks) {
+            mma3xTf32(dvAcc[n], pa, loadB(doTile, qs, kk * 8, n * 8, l));
+            mma3xTf32(dkAcc[n], sa, loadB(qTile, qs, kk * 8, n * 8, l));
+          }
+      }
+      __syncwarp();
+    }
+  }
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int64_t j = keyOf[half];
+    if (j >= a.tk)
+      continue;
+    float *dkRow = dk + (b * a.tk + j) * lddk + g * hd;
+    float *dvRow = dv + (b * a.tk + j) * lddv + g * hd;
+#pragma unroll
+    for (int n = 0; n < kDimBlocks; ++n)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        const int d = fragmentColumn(l, n, c);
+        if (n < dimBlocks && d < hd) {
+          dkRow[d] = dkAcc[n][2 * half + c];
+          dvRow[d] = dvAcc[n][2 * half + c];
+        }
+      }
+  }
+}
+
+/// The forward: a block per (batch * heads, kMmaRows query rows).
+inline Launch mmaForwardLaunch(int64_t batch, const Attention &a) {
+  const int dims = int((a.headDim + 31) / 32);
+  return {batch * a.heads, (a.tq + kMmaRows - 1) / kMmaRows, kMmaWarps * 32,
+          size_t(kMmaRows * fragmentStride(dims) +
+                 kMmaKeys * fragmentStride(dims) +
+                 kMmaKeys * rowFragmentStride(dims) +
+                 kMmaWarps * 16 * kScratchStride) *
+              sizeof(float)};
+}
+/// dq: the forward's blocks.
+inline Launch mmaQueryLaunch(int64_t batch, const Attention &a) {
+  const int dims = int((a.headDim + 31) / 32);
+  return {batch * a.heads, (a.tq + kMmaRows - 1) / kMmaRows, kMmaWarps * 32,
+          size_t(2 * kMmaRows * fragmentStride(dims) +
+                 2 * kMmaKeys * fragmentStride(dims) +
+                 kMmaWarps * 16 * kScratchStride + 2 * kMmaRows) *
+              sizeof(float)};
+}
+/// dk and dv: a block per (batch * kv heads, kMmaKeyRows keys).
+inline Launch mmaKeysLaunch(int64_t batch, const Attention &a) {
+  const int dims = int((a.headDim + 31) / 32);
+  return {batch * a.kvHeads, (a.tk + kMmaKeyRows - 1) / kMmaKeyRows,
+          kMmaWarps * 32,
+          size_t(2 * kMmaKeyRows * fragmentStride(dims) +
+                 2 * kMmaQueries * fragmentStride(dims) +
+                 2 * kMmaWarps * 16 * kScratchStride + 2 * kMmaQueries) *
+              sizeof(float)};
+}
+
+template <int kDims> struct ForwardMma {
+  static constexpr auto kernel = attentionForwardMma<kDims>;
+};
+template <int kDims> struct QueryMma {
+  static constexpr auto kernel = attentionBackwardQueryMma<kDims>;
+};
+template <int kDims> struct KeysMma {
+  static constexpr auto kernel = attentionBackwardKeysMma<kDims>;
+};
+
+} // namespace txrt::cuda::attention
+
+#endif // TXRT_CUDA_KERNELS_ATTENTIONTENSORCOREKERNELS_CUH
