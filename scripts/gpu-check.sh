@@ -237,6 +237,16 @@ run() {
   else
     note "PASS unit tests: $(grep -m1 '^\[  PASSED  \]' "$out/unit.txt")"
   fi
+  # The tensor-core attention kernels (the default) were written and
+  # emulated without a GPU: where they fail on one, the stages below (and
+  # gpu-session.sh's benchmarks) run the CUDA-core kernels instead, so one
+  # broken form does not fail every training and decoding check with it.
+  if grep -q '^\[  FAILED  \] CudaAttentionTest' "$out/unit.txt" &&
+    grep -q '(tensor cores)' "$out/unit.txt"; then
+    export TXRT_CUDA_ATTENTION=simt
+    note "FALLBACK attention: the tensor-core kernels failed" \
+      "CudaAttentionTest; the stages below run TXRT_CUDA_ATTENTION=simt"
+  fi
 
   set +e
   {

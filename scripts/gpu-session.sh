@@ -36,6 +36,10 @@ check=${2:-300}
     "$ROOT/scripts/gpu-check.sh" run
   check_status=$?
   echo "== gpu-check exit $check_status after $(($(date +%s) - start)) s"
+  if grep -q '^FALLBACK attention' "$PACK/out-check/summary.txt" 2>/dev/null; then
+    export TXRT_CUDA_ATTENTION=simt
+    echo "== benchmarks with TXRT_CUDA_ATTENTION=simt (the tensor-core kernels failed)"
+  fi
   OUT="$PACK/out-bench" GPU_DEADLINE=$((start + total)) \
     "$ROOT/scripts/bench-gpu.sh" run
   echo "== bench-gpu exit $? after $(($(date +%s) - start)) s"
