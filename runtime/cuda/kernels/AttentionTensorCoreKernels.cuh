@@ -107,7 +107,8 @@ __device__ inline MmaRowBlock mmaRowBlock(const Attention &a) {
   return t;
 }
 
-/// Element q of an n-th 8-column block of a C fragment: its column.
+/// The column of element c (0 or 1) of this lane's C fragment of 8-column
+/// block n.
 __device__ __forceinline__ int fragmentColumn(tensorcore::Lane l, int n,
                                               int c) {
   return n * 8 + 2 * l.t + c;
