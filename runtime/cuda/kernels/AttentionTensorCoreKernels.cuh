@@ -51,8 +51,13 @@ constexpr int kMmaKeys = 32;
 constexpr int kMmaKeyRows = 16 * kMmaWarps;
 /// Query rows a dk / dv block loads at a time.
 constexpr int kMmaQueries = 32;
-/// A warp's 16 x 32 scratch tile (P or dS), 4 mod 32 floats a row.
-constexpr int kScratchStride = 32 + 4;
+/// A warp's 16 x kScratchColumns scratch tile (P or dS), 4 mod 32 floats
+/// a row: its columns are the keys (forward, dq) or queries (dk / dv) a
+/// block loads at a time.
+constexpr int kScratchColumns = 32;
+constexpr int kScratchStride = kScratchColumns + 4;
+static_assert(kMmaKeys == kScratchColumns && kMmaQueries == kScratchColumns,
+              "rowProducts and accumulateScratchProduct take 32 columns");
 
 /// Row stride of a tile read as A fragments or as the B fragments of its
 /// transpose (lane 4g + t reads row g, column t: bank 4g + t).
@@ -114,6 +119,69 @@ __device__ __forceinline__ int fragmentColumn(tensorcore::Lane l, int n,
   return n * 8 + 2 * l.t + c;
 }
 
+/// Sets n C fragments to zero.
+template <int n>
+__device__ __forceinline__ void clearFragments(float (&f)[n][4]) {
+#pragma unroll
+  for (int i = 0; i < n; ++i)
+    f[i][0] = f[i][1] = f[i][2] = f[i][3] = 0.0f;
+}
+
+/// s = A B^T for a warp: A the 16 rows from `row0` of a tile (`as` floats
+/// a row), B the first kScratchColumns rows of another (`bs`), over the
+/// head dimension (dimBlocks blocks of 8, at most kDimBlocks): 4 C
+/// fragments of 8 columns.
+template <int kDimBlocks>
+__device__ __forceinline__ void
+rowProducts(float (&s)[4][4], const float *a, int as, int row0, const float *b,
+            int bs, int dimBlocks, tensorcore::Lane l) {
+  using namespace tensorcore;
+  clearFragments(s);
+#pragma unroll
+  for (int kk = 0; kk < kDimBlocks; ++kk) {
+    if (kk >= dimBlocks)
+      continue;
+    const SplitA fa = loadA(a, as, row0, kk * 8, l);
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+      mma3xTf32(s[n], fa, loadBTransposed(b, bs, n * 8, kk * 8, l));
+  }
+}
+
+/// acc += S M for a warp: S its 16 x 32 scratch tile (P or dS), M the first
+/// 32 rows of a tile (`ms` floats a row) over the head dimension.
+template <int kDimBlocks>
+__device__ __forceinline__ void
+accumulateScratchProduct(float (&acc)[kDimBlocks][4], const float *scratch,
+                         const float *m, int ms, int dimBlocks,
+                         tensorcore::Lane l) {
+  using namespace tensorcore;
+#pragma unroll
+  for (int kk = 0; kk < kScratchColumns / 8; ++kk) {
+    const SplitA fa = loadA(scratch, kScratchStride, 0, kk * 8, l);
+#pragma unroll
+    for (int n = 0; n < kDimBlocks; ++n)
+      if (n < dimBlocks)
+        mma3xTf32(acc[n], fa, loadB(m, ms, kk * 8, n * 8, l));
+  }
+}
+
+/// Writes `factor` times row half (0: g, 1: g + 8) of a warp's C fragments
+/// to `row`, columns < hd.
+template <int kDimBlocks>
+__device__ __forceinline__ void
+storeFragmentRow(float *row, const float (&f)[kDimBlocks][4], int half,
+                 float factor, int dimBlocks, int hd, tensorcore::Lane l) {
+#pragma unroll
+  for (int n = 0; n < kDimBlocks; ++n)
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      const int d = fragmentColumn(l, n, c);
+      if (n < dimBlocks && d < hd)
+        row[d] = factor * f[n][2 * half + c];
+    }
+}
+
 template <int kDims>
 __global__ void __launch_bounds__(kMmaWarps * 32)
     attentionForwardMma(Attention a, const float *q, int64_t ldq,
@@ -137,9 +205,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
                  hd, padded);
   float m[2] = {-INFINITY, -INFINITY}, sum[2] = {0.0f, 0.0f};
   float acc[kDimBlocks][4];
-#pragma unroll
-  for (int n = 0; n < kDimBlocks; ++n)
-    acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
+  clearFragments(acc);
   const int64_t rowEnd = i0 + kMmaRows < a.tq ? i0 + kMmaRows : a.tq;
   const int64_t keyEnd = keyLimit(a, rowEnd);
   // Warps whose 16 rows are all past tq only help load the tiles.
@@ -155,18 +221,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
     if (!rowsHere)
       continue;
     float s[4][4];
-#pragma unroll
-    for (int n = 0; n < 4; ++n)
-      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.0f;
-#pragma unroll
-    for (int kk = 0; kk < kDimBlocks; ++kk) {
-      if (kk >= dimBlocks)
-        continue;
-      const SplitA qa = loadA(qTile, qs, t.warp * 16, kk * 8, l);
-#pragma unroll
-      for (int n = 0; n < 4; ++n)
-        mma3xTf32(s[n], qa, loadBTransposed(kTile, ks, n * 8, kk * 8, l));
-    }
+    rowProducts<kDimBlocks>(s, qTile, qs, t.warp * 16, kTile, ks, dimBlocks, l);
     // The online softmax of rows g and g + 8 over this tile's keys.
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
@@ -208,14 +263,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
       }
     }
     __syncwarp(); // the scratch tile is written
-#pragma unroll
-    for (int kk = 0; kk < kMmaKeys / 8; ++kk) {
-      const SplitA pa = loadA(pWarp, ps, 0, kk * 8, l);
-#pragma unroll
-      for (int n = 0; n < kDimBlocks; ++n)
-        if (n < dimBlocks)
-          mma3xTf32(acc[n], pa, loadB(vTile, vs, kk * 8, n * 8, l));
-    }
+    accumulateScratchProduct(acc, pWarp, vTile, vs, dimBlocks, l);
     __syncwarp(); // the scratch tile is read before the next tile's writes
   }
 #pragma unroll
@@ -225,15 +273,9 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
       continue;
     float *out = o + (b * a.tq + i) * ldo + h * hd;
     const bool none = m[half] == -INFINITY; // no visible key, fill -inf
-    const float inverse = none ? 0.0f : 1.0f / sum[half];
-#pragma unroll
-    for (int n = 0; n < kDimBlocks; ++n)
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        const int d = fragmentColumn(l, n, c);
-        if (n < dimBlocks && d < hd)
-          out[d] = none ? 0.0f : acc[n][2 * half + c] * inverse;
-      }
+    // O = 0 for a row with no visible key (acc is zero there too).
+    storeFragmentRow(out, acc, half, none ? 0.0f : 1.0f / sum[half], dimBlocks,
+                     hd, l);
     if (lse && l.t == 0)
       lse[t.bh * a.tq + i] = none ? -INFINITY : m[half] + logf(sum[half]);
   }
@@ -292,9 +334,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
     lseRow[half] = rowLse[t.warp * 16 + l.g + 8 * half];
   }
   float acc[kDimBlocks][4];
-#pragma unroll
-  for (int n = 0; n < kDimBlocks; ++n)
-    acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.0f;
+  clearFragments(acc);
   const int64_t rowEnd = i0 + kMmaRows < a.tq ? i0 + kMmaRows : a.tq;
   const int64_t keyEnd = keyLimit(a, rowEnd);
   const bool rowsHere = i0 + t.warp * 16 < a.tq;
@@ -309,23 +349,9 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
     if (!rowsHere)
       continue;
     float s[4][4], dp[4][4];
-#pragma unroll
-    for (int n = 0; n < 4; ++n)
-#pragma unroll
-      for (int e = 0; e < 4; ++e)
-        s[n][e] = dp[n][e] = 0.0f;
-#pragma unroll
-    for (int kk = 0; kk < kDimBlocks; ++kk) {
-      if (kk >= dimBlocks)
-        continue;
-      const SplitA qa = loadA(qTile, qs, t.warp * 16, kk * 8, l);
-      const SplitA da = loadA(doTile, qs, t.warp * 16, kk * 8, l);
-#pragma unroll
-      for (int n = 0; n < 4; ++n) {
-        mma3xTf32(s[n], qa, loadBTransposed(kTile, ks, n * 8, kk * 8, l));
-        mma3xTf32(dp[n], da, loadBTransposed(vTile, ks, n * 8, kk * 8, l));
-      }
-    }
+    rowProducts<kDimBlocks>(s, qTile, qs, t.warp * 16, kTile, ks, dimBlocks, l);
+    rowProducts<kDimBlocks>(dp, doTile, qs, t.warp * 16, vTile, ks, dimBlocks,
+                            l);
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int64_t i = t.row(half);
@@ -348,14 +374,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
         }
     }
     __syncwarp();
-#pragma unroll
-    for (int kk = 0; kk < kMmaKeys / 8; ++kk) {
-      const SplitA sa = loadA(dsWarp, ps, 0, kk * 8, l);
-#pragma unroll
-      for (int n = 0; n < kDimBlocks; ++n)
-        if (n < dimBlocks)
-          mma3xTf32(acc[n], sa, loadB(kTile, ks, kk * 8, n * 8, l));
-    }
+    accumulateScratchProduct(acc, dsWarp, kTile, ks, dimBlocks, l);
     __syncwarp();
   }
 #pragma unroll
@@ -363,15 +382,8 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
     const int64_t i = t.row(half);
     if (i >= a.tq)
       continue;
-    float *dqRow = dq + (b * a.tq + i) * lddq + h * hd;
-#pragma unroll
-    for (int n = 0; n < kDimBlocks; ++n)
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        const int d = fragmentColumn(l, n, c);
-        if (n < dimBlocks && d < hd)
-          dqRow[d] = a.scale * acc[n][2 * half + c];
-      }
+    storeFragmentRow(dq + (b * a.tq + i) * lddq + h * hd, acc, half, a.scale,
+                     dimBlocks, hd, l);
   }
 }
 
@@ -405,11 +417,8 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
   loadRowsPadded(vTile, ks, v + b * a.tk * ldv, ldv, g * hd, j0, kMmaKeyRows,
                  a.tk, hd, padded);
   float dkAcc[kDimBlocks][4], dvAcc[kDimBlocks][4];
-#pragma unroll
-  for (int n = 0; n < kDimBlocks; ++n)
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-      dkAcc[n][e] = dvAcc[n][e] = 0.0f;
+  clearFragments(dkAcc);
+  clearFragments(dvAcc);
   // The keys this lane's C fragments hold: g and g + 8 of its warp's 16.
   int64_t keyOf[2];
   keyOf[0] = j0 + warp * 16 + l.g;
@@ -448,23 +457,9 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
       if (!keysHere)
         continue;
       float s[4][4], dp[4][4];
-#pragma unroll
-      for (int n = 0; n < 4; ++n)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-          s[n][e] = dp[n][e] = 0.0f;
-#pragma unroll
-      for (int kk = 0; kk < kDimBlocks; ++kk) {
-        if (kk >= dimBlocks)
-          continue;
-        const SplitA ka = loadA(kTile, ks, warp * 16, kk * 8, l);
-        const SplitA va = loadA(vTile, ks, warp * 16, kk * 8, l);
-#pragma unroll
-        for (int n = 0; n < 4; ++n) {
-          mma3xTf32(s[n], ka, loadBTransposed(qTile, qs, n * 8, kk * 8, l));
-          mma3xTf32(dp[n], va, loadBTransposed(doTile, qs, n * 8, kk * 8, l));
-        }
-      }
+      rowProducts<kDimBlocks>(s, kTile, ks, warp * 16, qTile, qs, dimBlocks, l);
+      rowProducts<kDimBlocks>(dp, vTile, ks, warp * 16, doTile, qs, dimBlocks,
+                              l);
       // S^T and dP^T: this lane's keys (rows) against the tile's queries
       // (columns).
 #pragma unroll
@@ -493,17 +488,8 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
           }
       }
       __syncwarp();
-#pragma unroll
-      for (int kk = 0; kk < kMmaQueries / 8; ++kk) {
-        const SplitA pa = loadA(pWarp, ps, 0, kk * 8, l);
-        const SplitA sa = loadA(dsWarp, ps, 0, kk * 8, l);
-#pragma unroll
-        for (int n = 0; n < kDimBlocks; ++n)
-          if (n < dimBlocks) {
-            mma3xTf32(dvAcc[n], pa, loadB(doTile, qs, kk * 8, n * 8, l));
-            mma3xTf32(dkAcc[n], sa, loadB(qTile, qs, kk * 8, n * 8, l));
-          }
-      }
+      accumulateScratchProduct(dvAcc, pWarp, doTile, qs, dimBlocks, l);
+      accumulateScratchProduct(dkAcc, dsWarp, qTile, qs, dimBlocks, l);
       __syncwarp();
     }
   }
@@ -512,18 +498,10 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
     const int64_t j = keyOf[half];
     if (j >= a.tk)
       continue;
-    float *dkRow = dk + (b * a.tk + j) * lddk + g * hd;
-    float *dvRow = dv + (b * a.tk + j) * lddv + g * hd;
-#pragma unroll
-    for (int n = 0; n < kDimBlocks; ++n)
-#pragma unroll
-      for (int c = 0; c < 2; ++c) {
-        const int d = fragmentColumn(l, n, c);
-        if (n < dimBlocks && d < hd) {
-          dkRow[d] = dkAcc[n][2 * half + c];
-          dvRow[d] = dvAcc[n][2 * half + c];
-        }
-      }
+    storeFragmentRow(dk + (b * a.tk + j) * lddk + g * hd, dkAcc, half, 1.0f,
+                     dimBlocks, hd, l);
+    storeFragmentRow(dv + (b * a.tk + j) * lddv + g * hd, dvAcc, half, 1.0f,
+                     dimBlocks, hd, l);
   }
 }
 
