@@ -214,6 +214,36 @@ txrt_status txrt_cuda_attention_bwd(
       return;
     require(q && o && lse && d_o && dq && (tk == 0 || (k && v)),
             "q, k, v, o, lse, d_o and dq must not be NULL");
+    // With a finite fill, the exact probability of a masked key in the rows
+    // where masked keys count (every key masked: lse is not precise enough
+    // there), in the workspace (or memory of its own past 32 MiB of rows).
+    float *maskedP = nullptr;
+    bool ownMaskedP = false;
+    if (a.fill != -INFINITY && tk > 0) {
+      const size_t bytes = size_t(rows) * sizeof(float);
+      if (bytes <= c.workspaceBytes) {
+        maskedP = static_cast<float *>(c.workspace);
+      } else {
+        check(cudaMallocAsync(reinterpret_cast<void **>(&maskedP), bytes,
+                              c.stream),
+              "cudaMallocAsync(attention's masked probabilities)");
+        ownMaskedP = true;
+      }
+      const KernelLaunch pre = maskedProbabilitiesLaunch(rows);
+      attentionMaskedProbabilities<<<pre.blocks, pre.threads, 0, c.stream>>>(
+          a, q, ldq, k, ldk, lse, maskedP, rows);
+      checkLaunch("attentionMaskedProbabilities");
+      a.maskedP = maskedP;
+    }
+    struct FreeMaskedP {
+      txrt_cuda_context &c;
+      float *p;
+      bool own;
+      ~FreeMaskedP() {
+        if (own)
+          cudaFreeAsync(p, c.stream);
+      }
+    } freeMaskedP{c, maskedP, ownMaskedP};
     const Form form = formFor(head_dim);
     const Launch mmaKeys = mmaKeysLaunch(batch, a);
     if (form == Form::TensorCores &&

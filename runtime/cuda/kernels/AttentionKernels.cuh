@@ -12,6 +12,7 @@
 #define TXRT_CUDA_KERNELS_ATTENTIONKERNELS_CUH
 
 #include "BlockReduce.cuh"
+#include "KernelLaunch.cuh"
 #include "PhiloxDevice.h"
 
 #include <cmath>
@@ -46,6 +47,13 @@ struct Attention {
   /// Where P starts in the whole batch's dropout stream
   /// (txrt_cuda_context_set_batch_rows), as the CPU kernel counts it.
   int64_t offset;
+  /// The backward's exact probability of a masked key, per row ((b * heads
+  /// + h) * tq + i), where a finite fill makes masked keys count
+  /// (attentionMaskedProbabilities; a negative value or nullptr: exp(fill -
+  /// lse) is exact enough). A row whose every key is masked gives each
+  /// probability 1 / tk, but its lse = fill + log(tk) is not a float when
+  /// the fill is -1e9 (lse rounds to the fill, and exp(fill - lse) to 1).
+  const float *maskedP;
 
   /// Every kernel's first statement: the key from the device state, when
   /// there is one (the kernel's own copy of its argument).
@@ -59,6 +67,13 @@ struct Attention {
     return !mask ||
            mask[b * maskBatch + h * maskHead + i * maskQuery + j * maskKey] !=
                0;
+  }
+  /// P[row, j] of a masked key j (score `fill`) of a row with log-sum-exp
+  /// `lse`, as the backward recomputes it.
+  __device__ float maskedProbability(int64_t row, float lse) const {
+    if (maskedP && maskedP[row] >= 0.0f)
+      return maskedP[row];
+    return expf(fill - lse);
   }
   /// The dropout factor of P[b, h, i, j]: 1, or keepScale / 0.
   __device__ float dropFactor(int64_t b, int64_t h, int64_t i,
@@ -130,11 +145,14 @@ __global__ void attentionForward(Attention a, const float *q, int64_t ldq,
   float sum = 0.0f;
   for (int64_t j = threadIdx.x; j < a.tk; j += blockDim.x)
     sum += expf(p[j] - maximum);
-  const float rowLse = maximum + logf(blockSum(sum));
+  sum = blockSum(sum);
   if (lse && threadIdx.x == 0)
-    lse[row] = rowLse;
+    lse[row] = maximum + logf(sum);
+  // Divided by the sum, not shifted by lse: with a fill of -1e9 and every
+  // key masked, lse = fill + log(tk) rounds to the fill.
+  const float inverse = 1.0f / sum;
   for (int64_t j = threadIdx.x; j < a.tk; j += blockDim.x)
-    p[j] = expf(p[j] - rowLse) * a.dropFactor(b, h, i, j);
+    p[j] = expf(p[j] - maximum) * inverse * a.dropFactor(b, h, i, j);
   __syncthreads();
   for (int64_t d = threadIdx.x; d < hd; d += blockDim.x) {
     float acc = 0.0f;
@@ -178,7 +196,8 @@ __global__ void attentionBackward(Attention a, const float *q, int64_t ldq,
     const bool seen = a.visible(b, h, i, j);
     const float *kRow = k + (b * a.tk + j) * ldk + g * hd;
     const float s = seen ? a.scale * dot(qRow, kRow, hd) : a.fill;
-    const float prob = expf(s - rowLse);
+    const float prob =
+        seen ? expf(s - rowLse) : a.maskedProbability(row, rowLse);
     const float factor = a.dropFactor(b, h, i, j);
     const float dP = dot(doRow, v + (b * a.tk + j) * ldv + g * hd, hd) * factor;
     pDrop[j] = prob * factor;
@@ -202,6 +221,56 @@ __global__ void attentionBackward(Attention a, const float *q, int64_t ldq,
       if (pj != 0.0f)
         atomicAdd(&dvRow[d], pj * doRow[d]);
     }
+  }
+}
+
+/// maskedP[row] for every query row ((b * heads + h) * tq + i) of a call
+/// with a finite fill: where the fill's probability is not negligible
+/// against the row's lse (fill - lse >= -kMaskedCountMargin, e.g. every key
+/// masked), a warp recomputes the row's scores, maximum m and sum l over all
+/// tk keys and stores exp(fill - m) / l; elsewhere -1 (the backward's
+/// exp(fill - lse) is exact enough). `rows` rows, a warp each.
+constexpr float kMaskedCountMargin = 100.0f;
+
+__global__ void attentionMaskedProbabilities(Attention a, const float *q,
+                                             int64_t ldq, const float *k,
+                                             int64_t ldk, const float *lse,
+                                             float *maskedP, int64_t rows) {
+  const int64_t warps = int64_t(blockDim.x / 32) * gridDim.x;
+  const int lane = int(threadIdx.x % 32);
+  for (int64_t row = int64_t(blockIdx.x) * (blockDim.x / 32) +
+                     threadIdx.x / 32;
+       row < rows; row += warps) {
+    const float rowLse = lse[row];
+    if (!(a.fill - rowLse >= -kMaskedCountMargin)) { // also lse = -inf
+      if (lane == 0)
+        maskedP[row] = -1.0f;
+      continue;
+    }
+    const int64_t i = row % a.tq, h = row / a.tq % a.heads,
+                  b = row / a.tq / a.heads;
+    const int64_t g = h / (a.heads / a.kvHeads), hd = a.headDim;
+    const float *qRow = q + (b * a.tq + i) * ldq + h * hd;
+    float maximum = -INFINITY;
+    for (int64_t j = lane; j < a.tk; j += 32) {
+      const float s =
+          a.visible(b, h, i, j)
+              ? a.scale * dot(qRow, k + (b * a.tk + j) * ldk + g * hd, hd)
+              : a.fill;
+      maximum = fmaxf(maximum, s);
+    }
+    maximum = warpMax(maximum);
+    float sum = 0.0f;
+    for (int64_t j = lane; j < a.tk; j += 32) {
+      const float s =
+          a.visible(b, h, i, j)
+              ? a.scale * dot(qRow, k + (b * a.tk + j) * ldk + g * hd, hd)
+              : a.fill;
+      sum += expf(s - maximum);
+    }
+    sum = warpSum(sum);
+    if (lane == 0)
+      maskedP[row] = expf(a.fill - maximum) / sum;
   }
 }
 
@@ -592,7 +661,9 @@ __global__ void __launch_bounds__(32)
         const float s =
             seen ? a.scale * dot(qTile + r * hd, kTile + lane * ks, hd)
                  : a.fill;
-        const float prob = expf(s - rowLse);
+        const float prob =
+            seen ? expf(s - rowLse)
+                 : a.maskedProbability((b * a.heads + h) * a.tq + i, rowLse);
         const float factor = a.dropFactor(b, h, i, j);
         const float dP = dot(doTile + r * hd, vTile + lane * ks, hd) * factor;
         const float pDrop = prob * factor;
@@ -658,6 +729,10 @@ inline Launch tiledKeysLaunch(int64_t batch, const Attention &a) {
           size_t(keyTiles * kKeyTile * laneStride(hd) +
                  2 * kBackwardRowTile * hd + 2 * kBackwardRowTile) *
               sizeof(float)};
+}
+/// attentionMaskedProbabilities: a warp a row, 8 warps a block.
+inline KernelLaunch maskedProbabilitiesLaunch(int64_t rows) {
+  return gridStrideLaunch((rows + 7) / 8 * 32, 256);
 }
 /// The per-row kernels: a block per query row.
 inline Launch rowForwardLaunch(int64_t batch, const Attention &a) {
@@ -726,6 +801,7 @@ inline Attention makeAttention(int64_t heads, int64_t kvHeads, int64_t tq,
   a.threshold = keepThreshold(dropoutP);
   a.keepScale = 1.0f / (1.0f - dropoutP);
   a.offset = 0;
+  a.maskedP = nullptr;
   return a;
 }
 

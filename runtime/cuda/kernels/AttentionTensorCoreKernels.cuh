@@ -88,6 +88,17 @@ __device__ inline void loadRowsPadded(float *tile, int stride, const float *src,
   }
 }
 
+/// One past the last key a causal mask lets any of rows [.., iEnd) see (tk
+/// without one): every later key is masked for all of them. Unlike
+/// AttentionKernels.cuh's keyLimit, whatever the fill: with a finite fill
+/// the kernels below decide themselves whether the later keys still count.
+__device__ inline int64_t causalKeyLimit(const Attention &a, int64_t iEnd) {
+  if (!a.causal)
+    return a.tk;
+  const int64_t limit = iEnd + (a.tk - a.tq);
+  return limit < 0 ? 0 : (limit > a.tk ? a.tk : limit);
+}
+
 /// The forward's and dq's blocks: (batch * heads, kMmaRows query rows).
 struct MmaRowBlock {
   int64_t bh, b, h, g, i0;
@@ -207,11 +218,27 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
   float acc[kDimBlocks][4];
   clearFragments(acc);
   const int64_t rowEnd = i0 + kMmaRows < a.tq ? i0 + kMmaRows : a.tq;
-  const int64_t keyEnd = keyLimit(a, rowEnd);
+  // Keys past the causal limit of the block's last row are masked for all
+  // its rows. With a -inf fill they drop out; with a finite fill (what
+  // masked_fill wrote) they count, each with probability exp(fill - m):
+  // the block takes them only where that is not zero for some row (every
+  // key masked, a fill close to the scores), checked when the loop reaches
+  // them. With -1e9 it is zero, and a causal block skips half its keys.
+  const int64_t causalEnd = causalKeyLimit(a, rowEnd);
+  const int64_t keyEnd = a.fill == -INFINITY ? causalEnd : a.tk;
   // Warps whose 16 rows are all past tq only help load the tiles.
   const bool rowsHere = i0 + t.warp * 16 < a.tq;
   const float *kBase = k + b * a.tk * ldk, *vBase = v + b * a.tk * ldv;
   for (int64_t j0 = 0; j0 < keyEnd; j0 += kMmaKeys) {
+    if (keyEnd != causalEnd && j0 >= causalEnd && j0 - kMmaKeys < causalEnd) {
+      bool counts = false; // a masked key's probability is not zero
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+        counts = counts || (rowsHere && t.row(half) < a.tq &&
+                            expf(a.fill - m[half]) != 0.0f);
+      if (!__syncthreads_or(counts))
+        break; // the same for every thread of the block
+    }
     __syncthreads(); // the previous tiles are read (and the q tile written)
     loadRowsPadded(kTile, ks, kBase, ldk, t.g * hd, j0, kMmaKeys, a.tk, hd,
                    padded);
@@ -336,7 +363,9 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
   float acc[kDimBlocks][4];
   clearFragments(acc);
   const int64_t rowEnd = i0 + kMmaRows < a.tq ? i0 + kMmaRows : a.tq;
-  const int64_t keyEnd = keyLimit(a, rowEnd);
+  // Keys past the causal limit are masked for every row of the block, and
+  // a masked key has dS = 0 whatever the fill: dq never needs them.
+  const int64_t keyEnd = causalKeyLimit(a, rowEnd);
   const bool rowsHere = i0 + t.warp * 16 < a.tq;
   const float *kBase = k + b * a.tk * ldk, *vBase = v + b * a.tk * ldv;
   for (int64_t j0 = 0; j0 < keyEnd; j0 += kMmaKeys) {
@@ -424,15 +453,27 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
   keyOf[0] = j0 + warp * 16 + l.g;
   keyOf[1] = keyOf[0] + 8;
   const bool keysHere = j0 + warp * 16 < a.tk;
-  // Under a causal mask with a -inf fill, rows before the block's first
-  // key see none of its keys.
+  // Under a causal mask, rows before the block's first key see none of its
+  // keys: no dk, and with a -inf fill no dv either. With a finite fill each
+  // of those masked keys still takes P = exp(fill - lse) dO of the row into
+  // dv; the rows are skipped only where that is zero for all of them.
   int64_t iBegin = 0;
-  if (a.causal && a.fill == -INFINITY && j0 - (a.tk - a.tq) > 0)
+  if (a.causal && j0 - (a.tk - a.tq) > 0)
     iBegin = j0 - (a.tk - a.tq);
   const int64_t group = a.heads / a.kvHeads;
   for (int64_t hh = 0; hh < group; ++hh) {
     const int64_t h = g * group + hh;
-    for (int64_t i0 = iBegin; i0 < a.tq; i0 += kMmaQueries) {
+    int64_t first = iBegin;
+    if (iBegin > 0 && a.fill != -INFINITY) {
+      bool counts = false;
+      for (int64_t i = threadIdx.x; i < iBegin; i += blockDim.x)
+        counts = counts ||
+                 a.maskedProbability((b * a.heads + h) * a.tq + i,
+                                     lse[(b * a.heads + h) * a.tq + i]) != 0.0f;
+      if (__syncthreads_or(counts))
+        first = 0;
+    }
+    for (int64_t i0 = first; i0 < a.tq; i0 += kMmaQueries) {
       __syncthreads(); // the previous rows are read (and K, V written)
       loadRowsPadded(qTile, qs, q + b * a.tq * ldq, ldq, h * hd, i0,
                      kMmaQueries, a.tq, hd, padded);
@@ -476,7 +517,10 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
             if (i < a.tq && j < a.tk && rowLse != -INFINITY) {
               const bool seen = a.visible(b, h, i, j);
               const float x = seen ? a.scale * s[n][2 * half + c] : a.fill;
-              const float prob = expf(x - rowLse);
+              const float prob =
+                  seen ? expf(x - rowLse)
+                       : a.maskedProbability((b * a.heads + h) * a.tq + i,
+                                             rowLse);
               const float factor = a.dropFactor(b, h, i, j);
               pDrop = prob * factor;
               ds = seen ? prob * (dp[n][2 * half + c] * factor - dTile[r]) *

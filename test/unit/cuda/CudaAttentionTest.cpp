@@ -182,6 +182,18 @@ TEST_F(CudaAttentionTest, MoreRowsAndKeysThanOneBlock) {
   check({"blocks", 1, 2, 1, 70, 200, 48, true, true, -kInf, 0.0f});
 }
 
+TEST_F(CudaAttentionTest, CausalFiniteFillSkipsOnlyKeysThatCannotCount) {
+  // masked_fill's -1e9 under a causal mask (the tensor-core kernels skip
+  // the keys past a block's causal limit), a batch with every key masked
+  // (each probability 1 / tk: its lse rounds to the fill), a fill close to
+  // the scores and rows with no visible key (tq > tk), where the masked
+  // keys count.
+  check({"causal -1e9", 2, 2, 1, 130, 130, 32, true, true, -1e9f, 0.1f});
+  check({"causal -2", 1, 2, 1, 100, 100, 16, false, true, -2.0f, 0.0f});
+  check({"causal -1e9, rows with no key", 1, 2, 1, 80, 40, 16, false, true,
+         -1e9f, 0.0f});
+}
+
 TEST_F(CudaAttentionTest, AnUnknownKernelChoiceIsAnError) {
   setenv("TXRT_CUDA_ATTENTION", "fast", 1);
   Floats q(64, 0.5f);

@@ -210,6 +210,19 @@ protected:
     out.dk.assign(c.batch * c.tk * ldkv, 0.0f);
     out.dv.assign(c.batch * c.tk * ldkv, 0.0f);
     float *dq = out.dq.data(), *dk = out.dk.data(), *dv = out.dv.data();
+    // As txrt_cuda_attention_bwd: with a finite fill, the masked keys'
+    // exact probabilities first.
+    std::vector<float> maskedP;
+    if (c.fill != -kInf && c.tk > 0) {
+      const int64_t rows = c.batch * c.heads * c.tq;
+      maskedP.assign(size_t(rows), nan);
+      const KernelLaunch pre = maskedProbabilitiesLaunch(rows);
+      emu::launch({pre.blocks}, {pre.threads}, 0, [&] {
+        attentionMaskedProbabilities(a, q, ldq, k, ldkv, lseIn, maskedP.data(),
+                                     rows);
+      });
+      a.maskedP = maskedP.data();
+    }
     if (kernels != Kernels::Rows) {
       // Poison instead: the tiled dk / dv kernels write every element.
       fillRows(out.dk, c.batch * c.tk, ldkv, c.kvHeads * hd, nan);
@@ -334,6 +347,17 @@ TEST_F(AttentionEmulatedTest, DecodingWithACacheIsCausalOnTheLastRows) {
 TEST_F(AttentionEmulatedTest, FiniteFillCountsMaskedKeys) {
   check({"finite fill", 3, 2, 1, 4, 6, 16, true, false, -3.0f, 0.0f});
   check({"finite fill causal", 2, 2, 1, 20, 37, 128, true, true, -2.0f, 0.0f});
+}
+
+// masked_fill's -1e9 under a causal mask: the keys past a block's causal
+// limit have probability exactly 0, so the tensor-core kernels skip them;
+// with a fill close to the scores (-2), or rows whose every key is masked
+// (tq > tk), they count and the kernels take them after all.
+TEST_F(AttentionEmulatedTest, CausalFiniteFillSkipsOnlyKeysThatCannotCount) {
+  check({"causal -1e9", 2, 2, 1, 130, 130, 32, true, true, -1e9f, 0.1f});
+  check({"causal -2", 1, 2, 1, 100, 100, 16, false, true, -2.0f, 0.0f});
+  check({"causal -1e9, rows with no key", 1, 2, 1, 80, 40, 16, false, true,
+         -1e9f, 0.0f});
 }
 
 TEST_F(AttentionEmulatedTest, MoreRowsAndKeysThanOneTile) {

@@ -74,6 +74,18 @@ template <typename T> T exchangeWith(T value, unsigned lane) {
   return result;
 }
 
+/// __syncthreads_or: a block barrier that returns, in every thread,
+/// whether `predicate` was non-zero in any of them.
+inline int syncThreadsOr(int predicate) {
+  exchangeSlots[threadIndex.x] = predicate != 0;
+  syncThreads();
+  int any = 0;
+  for (unsigned t = 0; t < blockDimension.x; ++t)
+    any |= exchangeSlots[t] != 0;
+  syncThreads(); // every thread has read the slots before they are reused
+  return any;
+}
+
 template <typename T> T shuffleXor(unsigned, T value, int mask) {
   return exchangeWith(value, (threadIndex.x % 32) ^ unsigned(mask));
 }
@@ -256,6 +268,7 @@ inline void launch(Dim3 grid, Dim3 block, size_t sharedBytes,
 #define __shared__ static
 #define __syncthreads() ::emu::syncThreads()
 #define __syncwarp(...) ::emu::syncWarp()
+#define __syncthreads_or(predicate) ::emu::syncThreadsOr(predicate)
 #define __shfl_xor_sync ::emu::shuffleXor
 #define __shfl_down_sync ::emu::shuffleDown
 #define atomicAdd ::emu::atomicAddValue
