@@ -242,7 +242,7 @@ run() {
   # gpu-session.sh's benchmarks) run the CUDA-core kernels instead, so one
   # broken form does not fail every training and decoding check with it.
   if grep -q '^\[  FAILED  \] CudaAttentionTest' "$out/unit.txt" &&
-    grep -q '(tensor cores)' "$out/unit.txt"; then
+    grep -qE '\(tensor cores\)|attention[A-Za-z]*Mma' "$out/unit.txt"; then
     export TXRT_CUDA_ATTENTION=simt
     note "FALLBACK attention: the tensor-core kernels failed" \
       "CudaAttentionTest; the stages below run TXRT_CUDA_ATTENTION=simt"
