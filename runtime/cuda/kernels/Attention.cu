@@ -214,47 +214,55 @@ txrt_status txrt_cuda_attention_bwd(
       return;
     require(q && o && lse && d_o && dq && (tk == 0 || (k && v)),
             "q, k, v, o, lse, d_o and dq must not be NULL");
-    // With a finite fill, the exact probability of a masked key in the rows
-    // where masked keys count (every key masked: lse is not precise enough
-    // there), in the workspace (or memory of its own past 32 MiB of rows).
-    float *maskedP = nullptr;
-    bool ownMaskedP = false;
-    if (a.fill != -INFINITY && tk > 0) {
-      const size_t bytes = size_t(rows) * sizeof(float);
+    const Form form = formFor(head_dim);
+    const Launch mmaKeys = mmaKeysLaunch(batch, a),
+                 mmaQuery = mmaQueryLaunch(batch, a);
+    const bool tensorCores = form == Form::TensorCores &&
+                             launchFits<KeysMma>(c, mmaKeys, head_dim) &&
+                             launchFits<QueryMma>(c, mmaQuery, head_dim);
+    // The per-row values first (attentionBackwardRows): D = dO . O for the
+    // tensor-core kernels; with a finite fill, the exact probability of a
+    // masked key in the rows where masked keys count (every key masked: lse
+    // is not precise enough there). In the workspace, or memory of their
+    // own past its 32 MiB.
+    const bool finiteFill = a.fill != -INFINITY && tk > 0;
+    float *perRowValues = nullptr;
+    bool ownPerRowValues = false;
+    if (tensorCores || finiteFill) {
+      const size_t bytes = 2 * size_t(rows) * sizeof(float);
       if (bytes <= c.workspaceBytes) {
-        maskedP = static_cast<float *>(c.workspace);
+        perRowValues = static_cast<float *>(c.workspace);
       } else {
-        check(cudaMallocAsync(reinterpret_cast<void **>(&maskedP), bytes,
+        check(cudaMallocAsync(reinterpret_cast<void **>(&perRowValues), bytes,
                               c.stream),
-              "cudaMallocAsync(attention's masked probabilities)");
-        ownMaskedP = true;
+              "cudaMallocAsync(attention's per-row values)");
+        ownPerRowValues = true;
       }
-      const KernelLaunch pre = maskedProbabilitiesLaunch(rows);
-      attentionMaskedProbabilities<<<pre.blocks, pre.threads, 0, c.stream>>>(
-          a, q, ldq, k, ldk, lse, maskedP, rows);
-      checkLaunch("attentionMaskedProbabilities");
-      a.maskedP = maskedP;
+      a.rowD = tensorCores ? perRowValues : nullptr;
+      a.maskedP = finiteFill ? perRowValues + rows : nullptr;
+      const KernelLaunch pre = backwardRowsLaunch(rows);
+      attentionBackwardRows<<<pre.blocks, pre.threads, 0, c.stream>>>(
+          a, q, ldq, k, ldk, o, ldo, d_o, lddo, lse,
+          const_cast<float *>(a.rowD), const_cast<float *>(a.maskedP), rows);
+      checkLaunch("attentionBackwardRows");
     }
-    struct FreeMaskedP {
+    struct FreePerRow {
       txrt_cuda_context &c;
       float *p;
       bool own;
-      ~FreeMaskedP() {
+      ~FreePerRow() {
         if (own)
           cudaFreeAsync(p, c.stream);
       }
-    } freeMaskedP{c, maskedP, ownMaskedP};
-    const Form form = formFor(head_dim);
-    const Launch mmaKeys = mmaKeysLaunch(batch, a);
-    if (form == Form::TensorCores &&
-        launchFits<KeysMma>(c, mmaKeys, head_dim) &&
-        launchTiled<QueryMma>(c, mmaQueryLaunch(batch, a), head_dim,
-                              "attentionBackwardQueryMma", a, q, ldq, k, ldk,
-                              v, ldv, o, ldo, lse, d_o, lddo, dq, lddq)) {
+    } freePerRowValues{c, perRowValues, ownPerRowValues};
+    if (tensorCores) {
+      launchTiled<QueryMma>(c, mmaQuery, head_dim,
+                            "attentionBackwardQueryMma", a, q, ldq, k, ldk, v,
+                            ldv, lse, d_o, lddo, dq, lddq);
       if (mmaKeys.gridY > 0)
         launchTiled<KeysMma>(c, mmaKeys, head_dim, "attentionBackwardKeysMma",
-                             a, q, ldq, k, ldk, v, ldv, o, ldo, lse, d_o,
-                             lddo, dk, lddk, dv, lddv);
+                             a, q, ldq, k, ldk, v, ldv, lse, d_o, lddo, dk,
+                             lddk, dv, lddv);
       return;
     }
     const Launch keys = tiledKeysLaunch(batch, a);

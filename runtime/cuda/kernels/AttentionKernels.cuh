@@ -49,11 +49,14 @@ struct Attention {
   int64_t offset;
   /// The backward's exact probability of a masked key, per row ((b * heads
   /// + h) * tq + i), where a finite fill makes masked keys count
-  /// (attentionMaskedProbabilities; a negative value or nullptr: exp(fill -
+  /// (attentionBackwardRows; a negative value or nullptr: exp(fill -
   /// lse) is exact enough). A row whose every key is masked gives each
   /// probability 1 / tk, but its lse = fill + log(tk) is not a float when
   /// the fill is -1e9 (lse rounds to the fill, and exp(fill - lse) to 1).
   const float *maskedP;
+  /// D = dO . O of each row (attentionBackwardRows), read by the
+  /// tensor-core backward kernels; nullptr for the others, which compute it.
+  const float *rowD;
 
   /// Every kernel's first statement: the key from the device state, when
   /// there is one (the kernel's own copy of its argument).
@@ -224,32 +227,49 @@ __global__ void attentionBackward(Attention a, const float *q, int64_t ldq,
   }
 }
 
-/// maskedP[row] for every query row ((b * heads + h) * tq + i) of a call
-/// with a finite fill: where the fill's probability is not negligible
-/// against the row's lse (fill - lse >= -kMaskedCountMargin, e.g. every key
-/// masked), a warp recomputes the row's scores, maximum m and sum l over all
-/// tk keys and stores exp(fill - m) / l; elsewhere -1 (the backward's
-/// exp(fill - lse) is exact enough). `rows` rows, a warp each.
+/// The backward's per-row values, a warp a row ((b * heads + h) * tq + i,
+/// `rows` rows), before its main kernels:
+/// - rowD (when not nullptr): D = dO . O, which the tensor-core kernels
+///   would otherwise recompute in every block that reads the row;
+/// - maskedP (when not nullptr: a finite fill): where the fill's probability
+///   is not negligible against the row's lse (fill - lse >=
+///   -kMaskedCountMargin, e.g. every key masked), the row's scores, maximum
+///   m and sum l over all tk keys are recomputed and exp(fill - m) / l
+///   stored; elsewhere -1 (exp(fill - lse) is exact enough there).
 constexpr float kMaskedCountMargin = 100.0f;
 
-__global__ void attentionMaskedProbabilities(Attention a, const float *q,
-                                             int64_t ldq, const float *k,
-                                             int64_t ldk, const float *lse,
-                                             float *maskedP, int64_t rows) {
+__global__ void attentionBackwardRows(Attention a, const float *q, int64_t ldq,
+                                      const float *k, int64_t ldk,
+                                      const float *o, int64_t ldo,
+                                      const float *dO, int64_t lddo,
+                                      const float *lse, float *rowD,
+                                      float *maskedP, int64_t rows) {
   const int64_t warps = int64_t(blockDim.x / 32) * gridDim.x;
   const int lane = int(threadIdx.x % 32);
   for (int64_t row = int64_t(blockIdx.x) * (blockDim.x / 32) +
                      threadIdx.x / 32;
        row < rows; row += warps) {
+    const int64_t i = row % a.tq, h = row / a.tq % a.heads,
+                  b = row / a.tq / a.heads;
+    const int64_t g = h / (a.heads / a.kvHeads), hd = a.headDim;
+    if (rowD) {
+      const float *oRow = o + (b * a.tq + i) * ldo + h * hd;
+      const float *doRow = dO + (b * a.tq + i) * lddo + h * hd;
+      float partial = 0.0f;
+      for (int64_t d = lane; d < hd; d += 32)
+        partial += doRow[d] * oRow[d];
+      partial = warpSum(partial);
+      if (lane == 0)
+        rowD[row] = partial;
+    }
+    if (!maskedP)
+      continue;
     const float rowLse = lse[row];
     if (!(a.fill - rowLse >= -kMaskedCountMargin)) { // also lse = -inf
       if (lane == 0)
         maskedP[row] = -1.0f;
       continue;
     }
-    const int64_t i = row % a.tq, h = row / a.tq % a.heads,
-                  b = row / a.tq / a.heads;
-    const int64_t g = h / (a.heads / a.kvHeads), hd = a.headDim;
     const float *qRow = q + (b * a.tq + i) * ldq + h * hd;
     float maximum = -INFINITY;
     for (int64_t j = lane; j < a.tk; j += 32) {
@@ -730,8 +750,8 @@ inline Launch tiledKeysLaunch(int64_t batch, const Attention &a) {
                  2 * kBackwardRowTile * hd + 2 * kBackwardRowTile) *
               sizeof(float)};
 }
-/// attentionMaskedProbabilities: a warp a row, 8 warps a block.
-inline KernelLaunch maskedProbabilitiesLaunch(int64_t rows) {
+/// attentionBackwardRows: a warp a row, 8 warps a block.
+inline KernelLaunch backwardRowsLaunch(int64_t rows) {
   return gridStrideLaunch((rows + 7) / 8 * 32, 256);
 }
 /// The per-row kernels: a block per query row.
@@ -802,6 +822,7 @@ inline Attention makeAttention(int64_t heads, int64_t kvHeads, int64_t tq,
   a.keepScale = 1.0f / (1.0f - dropoutP);
   a.offset = 0;
   a.maskedP = nullptr;
+  a.rowD = nullptr;
   return a;
 }
 

@@ -16,7 +16,8 @@
 //   sums across the 4 lanes of a row group), P through the warp's scratch
 //   tile into A fragments, O += P V in registers.
 // - dq: the same blocks; S and dP = dO V^T recomputed from the saved lse,
-//   dS = P (dP - D) through the scratch tile, dq += dS K.
+//   dS = P (dP - D) through the scratch tile (D = dO . O of each row from
+//   attentionBackwardRows, run first), dq += dS K.
 // - dk and dv: a block of 4 warps owns 64 keys of one (batch, kv head), 16
 //   a warp, and walks every query row of the heads sharing the kv head in
 //   tiles of 32: S^T = K Q^T and dP^T = V dO^T, then dv += P^T dO and dk +=
@@ -312,9 +313,8 @@ template <int kDims>
 __global__ void __launch_bounds__(kMmaWarps * 32)
     attentionBackwardQueryMma(Attention a, const float *q, int64_t ldq,
                               const float *k, int64_t ldk, const float *v,
-                              int64_t ldv, const float *o, int64_t ldo,
-                              const float *lse, const float *dO, int64_t lddo,
-                              float *dq, int64_t lddq) {
+                              int64_t ldv, const float *lse, const float *dO,
+                              int64_t lddo, float *dq, int64_t lddq) {
   using namespace tensorcore;
   constexpr int kDimBlocks = 4 * kDims;
   constexpr int qs = fragmentStride(kDims), ks = fragmentStride(kDims),
@@ -323,12 +323,10 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
   TXRT_DYNAMIC_SHARED(float, shared);
   float *qTile = shared, *doTile = qTile + kMmaRows * qs,
         *kTile = doTile + kMmaRows * qs, *vTile = kTile + kMmaKeys * ks,
-        *dsTile = vTile + kMmaKeys * ks, *rowD = dsTile + kMmaWarps * 16 * ps,
-        *rowLse = rowD + kMmaRows;
+        *dsTile = vTile + kMmaKeys * ks;
   const MmaRowBlock t = mmaRowBlock(a);
   const int64_t b = t.b, h = t.h, i0 = t.i0;
   const Lane l = t.lane;
-  const int lane = int(threadIdx.x % 32);
   const int hd = int(a.headDim), dimBlocks = (hd + 7) / 8,
             padded = 8 * dimBlocks;
   float *dsWarp = dsTile + t.warp * 16 * ps;
@@ -337,28 +335,14 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
   loadRowsPadded(doTile, qs, dO + b * a.tq * lddo, lddo, h * hd, i0, kMmaRows,
                  a.tq, hd, padded);
   __syncthreads();
-  // Each row's lse and D = sum_j P'_ij dP'_ij = dO_i . O_i (a warp its 16).
-  for (int r = 0; r < 16; ++r) {
-    const int row = t.warp * 16 + r;
-    const int64_t i = i0 + row;
-    float partial = 0.0f;
-    if (i < a.tq) {
-      const float *oRow = o + (b * a.tq + i) * ldo + h * hd;
-      for (int d = lane; d < hd; d += 32)
-        partial += doTile[row * qs + d] * oRow[d];
-    }
-    partial = warpSum(partial);
-    if (lane == 0) {
-      rowD[row] = partial;
-      rowLse[row] = i < a.tq ? lse[t.bh * a.tq + i] : -INFINITY;
-    }
-  }
-  __syncwarp();
+  // This lane's rows' lse and D = sum_j P'_ij dP'_ij = dO_i . O_i
+  // (attentionBackwardRows computed it once).
   float dRow[2], lseRow[2];
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
-    dRow[half] = rowD[t.warp * 16 + l.g + 8 * half];
-    lseRow[half] = rowLse[t.warp * 16 + l.g + 8 * half];
+    const int64_t i = t.row(half);
+    dRow[half] = i < a.tq ? a.rowD[t.bh * a.tq + i] : 0.0f;
+    lseRow[half] = i < a.tq ? lse[t.bh * a.tq + i] : -INFINITY;
   }
   float acc[kDimBlocks][4];
   clearFragments(acc);
@@ -420,9 +404,9 @@ template <int kDims>
 __global__ void __launch_bounds__(kMmaWarps * 32)
     attentionBackwardKeysMma(Attention a, const float *q, int64_t ldq,
                              const float *k, int64_t ldk, const float *v,
-                             int64_t ldv, const float *o, int64_t ldo,
-                             const float *lse, const float *dO, int64_t lddo,
-                             float *dk, int64_t lddk, float *dv, int64_t lddv) {
+                             int64_t ldv, const float *lse, const float *dO,
+                             int64_t lddo, float *dk, int64_t lddk, float *dv,
+                             int64_t lddv) {
   using namespace tensorcore;
   constexpr int kDimBlocks = 4 * kDims;
   constexpr int ks = fragmentStride(kDims), qs = fragmentStride(kDims),
@@ -480,19 +464,11 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
       loadRowsPadded(doTile, qs, dO + b * a.tq * lddo, lddo, h * hd, i0,
                      kMmaQueries, a.tq, hd, padded);
       __syncthreads();
-      for (int r = warp; r < kMmaQueries; r += kMmaWarps) {
-        const int64_t i = i0 + r;
-        float partial = 0.0f;
-        if (i < a.tq) {
-          const float *oRow = o + (b * a.tq + i) * ldo + h * hd;
-          for (int d = lane; d < hd; d += 32)
-            partial += doTile[r * qs + d] * oRow[d];
-        }
-        partial = warpSum(partial);
-        if (lane == 0) {
-          dTile[r] = partial;
-          lseTile[r] = i < a.tq ? lse[(b * a.heads + h) * a.tq + i] : -INFINITY;
-        }
+      // The tile's rows' lse and D (attentionBackwardRows).
+      for (int r = int(threadIdx.x); r < kMmaQueries; r += int(blockDim.x)) {
+        const int64_t i = i0 + r, row = (b * a.heads + h) * a.tq + i;
+        dTile[r] = i < a.tq ? a.rowD[row] : 0.0f;
+        lseTile[r] = i < a.tq ? lse[row] : -INFINITY;
       }
       __syncthreads();
       if (!keysHere)
@@ -565,7 +541,7 @@ inline Launch mmaQueryLaunch(int64_t batch, const Attention &a) {
   return {batch * a.heads, (a.tq + kMmaRows - 1) / kMmaRows, kMmaWarps * 32,
           size_t(2 * kMmaRows * fragmentStride(dims) +
                  2 * kMmaKeys * fragmentStride(dims) +
-                 kMmaWarps * 16 * kScratchStride + 2 * kMmaRows) *
+                 kMmaWarps * 16 * kScratchStride) *
               sizeof(float)};
 }
 /// dk and dv: a block per (batch * kv heads, kMmaKeyRows keys).

@@ -210,18 +210,21 @@ protected:
     out.dk.assign(c.batch * c.tk * ldkv, 0.0f);
     out.dv.assign(c.batch * c.tk * ldkv, 0.0f);
     float *dq = out.dq.data(), *dk = out.dk.data(), *dv = out.dv.data();
-    // As txrt_cuda_attention_bwd: with a finite fill, the masked keys'
-    // exact probabilities first.
-    std::vector<float> maskedP;
-    if (c.fill != -kInf && c.tk > 0) {
-      const int64_t rows = c.batch * c.heads * c.tq;
-      maskedP.assign(size_t(rows), nan);
-      const KernelLaunch pre = maskedProbabilitiesLaunch(rows);
+    // As txrt_cuda_attention_bwd: the per-row values first, D for the
+    // tensor-core kernels and, with a finite fill, the masked keys' exact
+    // probabilities.
+    const int64_t rows = c.batch * c.heads * c.tq;
+    const bool finiteFill = c.fill != -kInf && c.tk > 0;
+    std::vector<float> rowD(size_t(rows), nan), maskedP(size_t(rows), nan);
+    if (kernels == Kernels::TensorCore || finiteFill) {
+      a.rowD = kernels == Kernels::TensorCore ? rowD.data() : nullptr;
+      a.maskedP = finiteFill ? maskedP.data() : nullptr;
+      const KernelLaunch pre = backwardRowsLaunch(rows);
       emu::launch({pre.blocks}, {pre.threads}, 0, [&] {
-        attentionMaskedProbabilities(a, q, ldq, k, ldkv, lseIn, maskedP.data(),
-                                     rows);
+        attentionBackwardRows(a, q, ldq, k, ldkv, oIn, ldo, dO, ldo, lseIn,
+                              const_cast<float *>(a.rowD),
+                              const_cast<float *>(a.maskedP), rows);
       });
-      a.maskedP = maskedP.data();
     }
     if (kernels != Kernels::Rows) {
       // Poison instead: the tiled dk / dv kernels write every element.
@@ -232,15 +235,14 @@ protected:
       const Launch query = mmaQueryLaunch(c.batch, a);
       withDims<QueryMma>(hd, [&](auto kernel) {
         emu::launch(grid(query), {query.threads}, query.sharedBytes, [&] {
-          kernel(a, q, ldq, k, ldkv, v, ldkv, oIn, ldo, lseIn, dO, ldo, dq,
-                 ldq);
+          kernel(a, q, ldq, k, ldkv, v, ldkv, lseIn, dO, ldo, dq, ldq);
         });
       });
       const Launch keys = mmaKeysLaunch(c.batch, a);
       withDims<KeysMma>(hd, [&](auto kernel) {
         emu::launch(grid(keys), {keys.threads}, keys.sharedBytes, [&] {
-          kernel(a, q, ldq, k, ldkv, v, ldkv, oIn, ldo, lseIn, dO, ldo, dk,
-                 ldkv, dv, ldkv);
+          kernel(a, q, ldq, k, ldkv, v, ldkv, lseIn, dO, ldo, dk, ldkv, dv,
+                 ldkv);
         });
       });
     } else if (kernels == Kernels::Tiled) {
