@@ -238,12 +238,13 @@ txrt_status txrt_cuda_attention_bwd(
               "cudaMallocAsync(attention's per-row values)");
         ownPerRowValues = true;
       }
-      a.rowD = tensorCores ? perRowValues : nullptr;
-      a.maskedP = finiteFill ? perRowValues + rows : nullptr;
+      float *rowD = tensorCores ? perRowValues : nullptr;
+      float *maskedP = finiteFill ? perRowValues + rows : nullptr;
+      a.rowD = rowD;
+      a.maskedP = maskedP;
       const KernelLaunch pre = backwardRowsLaunch(rows);
       attentionBackwardRows<<<pre.blocks, pre.threads, 0, c.stream>>>(
-          a, q, ldq, k, ldk, o, ldo, d_o, lddo, lse,
-          const_cast<float *>(a.rowD), const_cast<float *>(a.maskedP), rows);
+          a, q, ldq, k, ldk, o, ldo, d_o, lddo, lse, rowD, maskedP, rows);
       checkLaunch("attentionBackwardRows");
     }
     struct FreePerRow {

@@ -326,14 +326,21 @@ __host__ __device__ inline int64_t laneStride(int64_t headDim) {
   return headDim | 1;
 }
 
-/// The last key any of rows [i0, iEnd) may see, plus one: under a causal
-/// mask with a -inf fill the later keys drop out of the softmax and carry
-/// no gradient, so the kernels skip them; with a finite fill they count.
-__device__ inline int64_t keyLimit(const Attention &a, int64_t iEnd) {
-  if (!a.causal || a.fill != -INFINITY)
+/// One past the last key a causal mask lets any of rows [.., iEnd) see (tk
+/// without one): every later key is masked for all of them.
+__device__ inline int64_t causalKeyLimit(const Attention &a, int64_t iEnd) {
+  if (!a.causal)
     return a.tk;
-  int64_t limit = iEnd - 1 + (a.tk - a.tq) + 1;
+  const int64_t limit = iEnd + (a.tk - a.tq);
   return limit < 0 ? 0 : (limit > a.tk ? a.tk : limit);
+}
+
+/// The keys the tiled CUDA-core kernels walk for rows [.., iEnd): under a
+/// causal mask with a -inf fill the later keys drop out of the softmax and
+/// carry no gradient, so they are skipped; with a finite fill they count
+/// (the tensor-core kernels decide that row by row instead).
+__device__ inline int64_t keyLimit(const Attention &a, int64_t iEnd) {
+  return a.fill == -INFINITY ? causalKeyLimit(a, iEnd) : a.tk;
 }
 
 /// Copies rows [first, first + count) of a head's slice (`width` floats at
@@ -357,13 +364,16 @@ struct RowTile {
   int warp, lane;
 };
 
-__device__ inline RowTile rowTileOfBlock(const Attention &a) {
+/// `rows`: the query rows a block holds (the tensor-core kernels' are
+/// more).
+__device__ inline RowTile rowTileOfBlock(const Attention &a,
+                                         int64_t rows = kRowTile) {
   RowTile t;
   t.bh = blockIdx.x;
   t.b = t.bh / a.heads;
   t.h = t.bh % a.heads;
   t.g = t.h / (a.heads / a.kvHeads);
-  t.i0 = int64_t(blockIdx.y) * kRowTile;
+  t.i0 = int64_t(blockIdx.y) * rows;
   t.warp = int(threadIdx.x / 32);
   t.lane = int(threadIdx.x % 32);
   return t;

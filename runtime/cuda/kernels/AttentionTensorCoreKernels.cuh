@@ -89,38 +89,21 @@ __device__ inline void loadRowsPadded(float *tile, int stride, const float *src,
   }
 }
 
-/// One past the last key a causal mask lets any of rows [.., iEnd) see (tk
-/// without one): every later key is masked for all of them. Unlike
-/// AttentionKernels.cuh's keyLimit, whatever the fill: with a finite fill
-/// the kernels below decide themselves whether the later keys still count.
-__device__ inline int64_t causalKeyLimit(const Attention &a, int64_t iEnd) {
-  if (!a.causal)
-    return a.tk;
-  const int64_t limit = iEnd + (a.tk - a.tq);
-  return limit < 0 ? 0 : (limit > a.tk ? a.tk : limit);
-}
-
-/// The forward's and dq's blocks: (batch * heads, kMmaRows query rows).
-struct MmaRowBlock {
-  int64_t bh, b, h, g, i0;
-  int warp;
-  tensorcore::Lane lane;
+/// The forward's and dq's blocks: (batch * heads, kMmaRows query rows),
+/// with this lane's place in the C fragments.
+struct MmaRowBlock : RowTile {
+  tensorcore::Lane quad;
   /// The query rows this lane's C fragments hold (g and g + 8 of its
   /// warp's 16).
   __device__ int64_t row(int half) const {
-    return i0 + warp * 16 + lane.g + 8 * half;
+    return i0 + warp * 16 + quad.g + 8 * half;
   }
 };
 
 __device__ inline MmaRowBlock mmaRowBlock(const Attention &a) {
   MmaRowBlock t;
-  t.bh = blockIdx.x;
-  t.b = t.bh / a.heads;
-  t.h = t.bh % a.heads;
-  t.g = t.h / (a.heads / a.kvHeads);
-  t.i0 = int64_t(blockIdx.y) * kMmaRows;
-  t.warp = int(threadIdx.x / 32);
-  t.lane = tensorcore::laneOf(int(threadIdx.x % 32));
+  static_cast<RowTile &>(t) = rowTileOfBlock(a, kMmaRows);
+  t.quad = tensorcore::laneOf(t.lane);
   return t;
 }
 
@@ -209,7 +192,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
         *vTile = kTile + kMmaKeys * ks, *pTile = vTile + kMmaKeys * vs;
   const MmaRowBlock t = mmaRowBlock(a);
   const int64_t b = t.b, h = t.h, i0 = t.i0;
-  const Lane l = t.lane;
+  const Lane l = t.quad;
   const int hd = int(a.headDim), dimBlocks = (hd + 7) / 8,
             padded = 8 * dimBlocks;
   float *pWarp = pTile + t.warp * 16 * ps;
@@ -326,7 +309,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
         *dsTile = vTile + kMmaKeys * ks;
   const MmaRowBlock t = mmaRowBlock(a);
   const int64_t b = t.b, h = t.h, i0 = t.i0;
-  const Lane l = t.lane;
+  const Lane l = t.quad;
   const int hd = int(a.headDim), dimBlocks = (hd + 7) / 8,
             padded = 8 * dimBlocks;
   float *dsWarp = dsTile + t.warp * 16 * ps;

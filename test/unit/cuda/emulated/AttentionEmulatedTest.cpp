@@ -217,13 +217,14 @@ protected:
     const bool finiteFill = c.fill != -kInf && c.tk > 0;
     std::vector<float> rowD(size_t(rows), nan), maskedP(size_t(rows), nan);
     if (kernels == Kernels::TensorCore || finiteFill) {
-      a.rowD = kernels == Kernels::TensorCore ? rowD.data() : nullptr;
-      a.maskedP = finiteFill ? maskedP.data() : nullptr;
+      float *d = kernels == Kernels::TensorCore ? rowD.data() : nullptr;
+      float *masked = finiteFill ? maskedP.data() : nullptr;
+      a.rowD = d;
+      a.maskedP = masked;
       const KernelLaunch pre = backwardRowsLaunch(rows);
       emu::launch({pre.blocks}, {pre.threads}, 0, [&] {
-        attentionBackwardRows(a, q, ldq, k, ldkv, oIn, ldo, dO, ldo, lseIn,
-                              const_cast<float *>(a.rowD),
-                              const_cast<float *>(a.maskedP), rows);
+        attentionBackwardRows(a, q, ldq, k, ldkv, oIn, ldo, dO, ldo, lseIn, d,
+                              masked, rows);
       });
     }
     if (kernels != Kernels::Rows) {
