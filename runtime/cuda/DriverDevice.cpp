@@ -23,9 +23,11 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
-#include <string>
 #include <ostream>
+#include <string>
+#include <vector>
 
 namespace txrt::driver {
 namespace {
@@ -118,7 +120,13 @@ class CudaDevice : public Device {
 public:
   CudaDevice(int32_t index, txrt_cuda_context *ctx)
       : index_(index), ctx_(ctx), gradients_(index, ctx) {}
-  ~CudaDevice() override { txrt_cuda_context_destroy(ctx_); }
+  ~CudaDevice() override {
+    if (ids_)
+      txrt_cuda_free(ctx_, ids_);
+    if (idsPinned_)
+      cudaFreeHost(idsPinned_);
+    txrt_cuda_context_destroy(ctx_);
+  }
 
   std::string describe() override {
     return "cuda:" + std::to_string(index_) + " (" + describeContext(ctx_) +
@@ -182,6 +190,38 @@ public:
                               size_t(height)),
           "zeroing device memory");
   }
+  bool argmaxRows(const float *logits, int64_t rows, int64_t vocab,
+                  int64_t rowStride, int64_t emittable,
+                  const std::vector<int32_t> &excluded,
+                  int32_t *ids) override {
+    if (excluded.size() > 16) // what one launch takes
+      return false;
+    if (rows == 0)
+      return true;
+    const uint64_t bytes = uint64_t(rows) * sizeof(int32_t);
+    if (bytes > idsBytes_) {
+      if (ids_)
+        txrt_cuda_free(ctx_, ids_);
+      if (idsPinned_)
+        cudaFreeHost(idsPinned_);
+      ids_ = nullptr;
+      idsPinned_ = nullptr;
+      idsBytes_ = 0;
+      ids_ = static_cast<int32_t *>(allocate(bytes, "greedy decoding's ids"));
+      idsPinned_ = allocatePinned(bytes);
+      idsBytes_ = bytes;
+    }
+    check(txrt_cuda_argmax_rows(ctx_, logits, rows, vocab, rowStride,
+                                emittable, excluded.data(),
+                                int64_t(excluded.size()), ids_),
+          "greedy decoding's choice");
+    // Through pinned memory when there is some: the copy then needs no
+    // staging by the driver.
+    toHost(idsPinned_ ? idsPinned_ : ids, ids_, bytes);
+    if (idsPinned_)
+      std::memcpy(ids, idsPinned_, bytes);
+    return true;
+  }
   void setTrainState(int64_t step, uint64_t seed) override {
     txrt_cuda_context_set_train_state(ctx_, step, seed);
   }
@@ -233,6 +273,11 @@ private:
   int32_t index_;
   txrt_cuda_context *ctx_;
   CudaGradients gradients_;
+  /// argmaxRows's ids on the device and their pinned host copy (nullptr
+  /// when none was given), grown when too small.
+  int32_t *ids_ = nullptr;
+  void *idsPinned_ = nullptr;
+  uint64_t idsBytes_ = 0;
 };
 
 std::unique_ptr<Device> openCuda(int32_t index) {

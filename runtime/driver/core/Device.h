@@ -101,6 +101,21 @@ public:
   /// device's stream (cudaMemset2DAsync).
   virtual void zeroRows(void *dst, uint64_t pitch, uint64_t width,
                         uint64_t height) = 0;
+  /// Greedy decoding's choice where the logits are: ids[r] (host memory)
+  /// for r < rows, the row at logits + r * rowStride floats (`vocab` of
+  /// them, device memory), chosen as AllowedIds::choose chooses
+  /// (decoding/Decoding.h: ids at or past `emittable` when 0 < emittable <
+  /// vocab and the `excluded` ones never, then the first largest), so only
+  /// the ids come back (txrt_cuda_argmax_rows). False when the device
+  /// cannot (the caller reads the logits instead); KernelError when it
+  /// fails.
+  virtual bool argmaxRows(const float * /*logits*/, int64_t /*rows*/,
+                          int64_t /*vocab*/, int64_t /*rowStride*/,
+                          int64_t /*emittable*/,
+                          const std::vector<int32_t> & /*excluded*/,
+                          int32_t * /*ids*/) {
+    return false;
+  }
   virtual void setTrainState(int64_t step, uint64_t seed) = 0;
   /// --allow-tf32: matrix products may round their inputs to TF32 on the
   /// tensor cores (PyTorch's torch.backends.cuda.matmul.allow_tf32);

@@ -185,8 +185,8 @@ void CachedDecoder::start(const std::vector<TokenIds> &sources) {
   cached_.clear();
 }
 
-std::vector<float> CachedDecoder::step(const std::vector<TokenIds> &prefixes,
-                                       size_t length) {
+void CachedDecoder::step(const std::vector<TokenIds> &prefixes,
+                         size_t length) {
   const int64_t rows = int64_t(prefixes.size());
   Tensor tgt(DType::I32, {rows, 1});
   for (int64_t row = 0; row < rows; ++row)
@@ -206,14 +206,12 @@ std::vector<float> CachedDecoder::step(const std::vector<TokenIds> &prefixes,
           std::find(crossNames_.begin(), crossNames_.end(), name) -
           crossNames_.begin())]);
   }
-  std::vector<Tensor> outputs = runner_.callWith(step_, inputs);
-  const int64_t vocab = outputs[0].shape[2];
-  std::vector<float> logits(size_t(rows * vocab));
-  std::copy_n(outputs[0].as<float>(), rows * vocab, logits.begin());
-  return logits;
+  // The logits stay where the step wrote them (in the same block from
+  // token to token, for a step's graph to replay).
+  runner_.callKeeping(step_, inputs, logits_);
 }
 
-std::vector<float> CachedDecoder::next(const std::vector<TokenIds> &prefixes) {
+void CachedDecoder::advance(const std::vector<TokenIds> &prefixes) {
   const size_t rows = prefixes.size(), length = prefixes.front().size();
   if (int64_t(rows) != src_.shape[0])
     throw ModelError("incremental decoding got " + std::to_string(rows) +
@@ -242,10 +240,9 @@ std::vector<float> CachedDecoder::next(const std::vector<TokenIds> &prefixes) {
     extends = found < cached_.size();
     from[row] = found;
   }
-  std::vector<float> logits;
   if (extends) {
     regrowCaches(from);
-    logits = step(prefixes, length);
+    step(prefixes, length);
   } else {
     // Replay every prefix from empty caches, one token at a time.
     caches_.resize(step_.inputs.size());
@@ -262,11 +259,37 @@ std::vector<float> CachedDecoder::next(const std::vector<TokenIds> &prefixes) {
       }
     for (size_t t = 1; t <= length; ++t) {
       regrowCaches(identity);
-      logits = step(prefixes, t);
+      step(prefixes, t);
     }
   }
   cached_ = prefixes;
-  return logits;
+}
+
+std::vector<float> CachedDecoder::next(const std::vector<TokenIds> &prefixes) {
+  advance(prefixes);
+  Tensor logits = logits_[0].read();
+  return std::vector<float>(logits.as<float>(),
+                            logits.as<float>() + logits.numElements());
+}
+
+TokenIds CachedDecoder::nextGreedy(const std::vector<TokenIds> &prefixes,
+                                   const AllowedIds &allowed) {
+  advance(prefixes);
+  const ResidentTensor &logits = logits_[0];
+  const int64_t rows = logits.shape()[0], vocab = logits.shape()[2];
+  TokenIds ids(size_t(rows), 0);
+  const float *data = static_cast<const float *>(logits.data());
+  Tensor host;
+  if (Device *device = logits.device()) {
+    if (device->argmaxRows(data, rows, vocab, vocab, allowed.emittable,
+                           allowed.excluded, ids.data()))
+      return ids;
+    host = logits.read();
+    data = host.as<float>();
+  }
+  for (int64_t row = 0; row < rows; ++row)
+    ids[size_t(row)] = allowed.choose(data + row * vocab, vocab);
+  return ids;
 }
 
 Tensor teacherForcedLogits(ModelRunner &runner, const Tensor &src,
@@ -301,6 +324,39 @@ void AllowedIds::apply(float *logits, int64_t rows, int64_t vocab) const {
   }
 }
 
+int32_t AllowedIds::choose(const float *row, int64_t vocab) const {
+  const bool cut = emittable > 0 && emittable < vocab;
+  auto value = [&](int64_t id) {
+    if ((cut && id >= emittable) ||
+        std::find(excluded.begin(), excluded.end(), id) != excluded.end())
+      return -std::numeric_limits<float>::infinity();
+    return row[id];
+  };
+  // std::max_element's rule over apply()'s row: a later id replaces the
+  // best only when strictly larger (a NaN at 0 stays; one elsewhere never
+  // replaces).
+  int64_t best = 0;
+  float bestValue = value(0);
+  for (int64_t id = 1; id < vocab; ++id) {
+    const float v = value(id);
+    if (bestValue < v) {
+      best = id;
+      bestValue = v;
+    }
+  }
+  return int32_t(best);
+}
+
+TokenIds NextTokenModel::nextGreedy(const std::vector<TokenIds> &prefixes,
+                                    const AllowedIds &allowed) {
+  std::vector<float> logits = next(prefixes);
+  const int64_t vocab = vocabSize();
+  TokenIds ids(prefixes.size());
+  for (size_t row = 0; row < prefixes.size(); ++row)
+    ids[row] = allowed.choose(logits.data() + int64_t(row) * vocab, vocab);
+  return ids;
+}
+
 std::vector<TokenIds> greedyDecode(NextTokenModel &model,
                                    const std::vector<TokenIds> &sources,
                                    const DecodeOptions &options) {
@@ -310,19 +366,15 @@ std::vector<TokenIds> greedyDecode(NextTokenModel &model,
   if (rows == 0)
     return {};
   model.start(sources);
-  const int64_t vocab = model.vocabSize();
   for (int64_t step = 0; step < options.maxLength; ++step) {
-    std::vector<float> logits = model.next(prefixes);
-    options.allowed.apply(logits.data(), int64_t(logits.size()) / vocab,
-                             vocab);
+    const TokenIds choices = model.nextGreedy(prefixes, options.allowed);
     bool allDone = true;
     for (size_t row = 0; row < rows; ++row) {
       if (done[row]) {
         prefixes[row].push_back(options.pad);
         continue;
       }
-      const float *scores = logits.data() + int64_t(row) * vocab;
-      int32_t best = int32_t(std::max_element(scores, scores + vocab) - scores);
+      const int32_t best = choices[row];
       prefixes[row].push_back(best);
       done[row] = best == options.eos;
       allDone = allDone && done[row];

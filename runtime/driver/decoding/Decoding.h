@@ -37,6 +37,24 @@ namespace txrt::driver {
 
 using TokenIds = std::vector<int32_t>;
 
+/// The ids a search may choose: [0, emittable) (0: every id of the
+/// logits) less `excluded`. A model's vocab dim may be larger than its
+/// tokenizer (config vocab is a bound), and the ids past it have no text;
+/// [PAD] and [SOS] are excluded where a tokenizer writes the output (no
+/// target holds them after the first position, and the detokenizer drops
+/// them).
+struct AllowedIds {
+  int64_t emittable = 0;
+  std::vector<int32_t> excluded;
+  /// Sets every other id's logit to -infinity in `rows` rows of `vocab`.
+  void apply(float *logits, int64_t rows, int64_t vocab) const;
+  /// The greedy choice in a row of `vocab` logits: the first id of the
+  /// largest logit once apply() has run (ties: the lowest id; a NaN never
+  /// wins, except at id 0, which nothing then replaces; a row with
+  /// nothing above -infinity gives 0), without writing the row.
+  int32_t choose(const float *row, int64_t vocab) const;
+};
+
 /// Scores the next token of each row of a batch of prefixes.
 class NextTokenModel {
 public:
@@ -46,6 +64,11 @@ public:
   /// `prefixes` (one per source row, equal lengths, starting with [SOS]) ->
   /// logits [rows * vocab] of the next token of each row.
   virtual std::vector<float> next(const std::vector<TokenIds> &prefixes) = 0;
+  /// next() and the greedy choice of each row among `allowed`
+  /// (AllowedIds::choose). A decoder whose logits stay on a device
+  /// chooses there and copies only the ids back.
+  virtual TokenIds nextGreedy(const std::vector<TokenIds> &prefixes,
+                              const AllowedIds &allowed);
   virtual int64_t vocabSize() const = 0;
 };
 
@@ -84,18 +107,25 @@ public:
   static bool available(const ModelInfo &model);
   void start(const std::vector<TokenIds> &sources) override;
   std::vector<float> next(const std::vector<TokenIds> &prefixes) override;
+  /// On a device, the choice is made there (Device::argmaxRows): a token
+  /// copies B ids back, not B x vocab logits.
+  TokenIds nextGreedy(const std::vector<TokenIds> &prefixes,
+                      const AllowedIds &allowed) override;
   int64_t vocabSize() const override;
 
 private:
+  /// Runs the steps that extend the caches to `prefixes` (one, or a replay
+  /// from empty caches); the next token's logits are left in logits_.
+  void advance(const std::vector<TokenIds> &prefixes);
   /// Whether decode_step's input `input` is a self-attention cache.
   bool isCacheInput(size_t input) const;
   /// Every self-attention cache: row r becomes row from[r], one more
   /// position (ResidentTensor::regrowAll).
   void regrowCaches(const std::vector<size_t> &from);
   /// Runs decode_step on the last token of each prefix's first `length`
-  /// tokens, growing the caches by one position; returns the logits.
-  std::vector<float> step(const std::vector<TokenIds> &prefixes,
-                          size_t length);
+  /// tokens, growing the caches by one position; the logits [rows, 1,
+  /// vocab] stay in logits_.
+  void step(const std::vector<TokenIds> &prefixes, size_t length);
 
   ModelRunner &runner_;
   const EntryInfo &encode_, &step_;
@@ -109,6 +139,7 @@ private:
   std::vector<std::string> crossNames_;  ///< their names
   std::vector<ResidentTensor> caches_;   ///< per step input, or empty
   std::vector<TokenIds> cached_;         ///< what the caches hold, per row
+  std::vector<ResidentTensor> logits_;   ///< the last step's output
 };
 
 /// decode's logits [B, T, V] for the whole target prefix `tgtIn` [B, T]
@@ -122,19 +153,6 @@ Tensor teacherForcedLogits(ModelRunner &runner, const Tensor &src,
 /// KV-cache entries (and `incremental`), else RerunDecoder.
 std::unique_ptr<NextTokenModel> makeDecoder(ModelRunner &runner, int32_t pad,
                                             bool incremental = true);
-
-/// The ids a search may choose: [0, emittable) (0: every id of the
-/// logits) less `excluded`. A model's vocab dim may be larger than its
-/// tokenizer (config vocab is a bound), and the ids past it have no text;
-/// [PAD] and [SOS] are excluded where a tokenizer writes the output (no
-/// target holds them after the first position, and the detokenizer drops
-/// them).
-struct AllowedIds {
-  int64_t emittable = 0;
-  std::vector<int32_t> excluded;
-  /// Sets every other id's logit to -infinity in `rows` rows of `vocab`.
-  void apply(float *logits, int64_t rows, int64_t vocab) const;
-};
 
 struct DecodeOptions {
   int32_t sos = 0, eos = 0, pad = 0;

@@ -113,12 +113,22 @@ bool extendsByOne(const Tensor &held, const Tensor &prefix) {
 
 } // namespace
 
-std::vector<float> LmStepCached::next(const std::vector<TokenIds> &prefixes) {
+TokenIds PrefixModel::nextGreedy(const std::vector<TokenIds> &prefixes,
+                                 const AllowedIds &allowed) {
+  std::vector<float> logits = next(prefixes);
+  const int64_t vocab = vocabSize();
+  TokenIds ids(prefixes.size());
+  for (size_t row = 0; row < prefixes.size(); ++row)
+    ids[row] = allowed.choose(logits.data() + int64_t(row) * vocab, vocab);
+  return ids;
+}
+
+bool LmStepCached::advance(const std::vector<TokenIds> &prefixes) {
   Tensor all = leftPad(prefixes, pad_);
   const int64_t rows = all.shape[0], length = all.shape[1];
   if (length > window_) {
     held_ = Tensor();
-    return rerun_.next(prefixes);
+    return false;
   }
   int64_t fresh = length; // new positions this call
   if (extendsByOne(held_, all)) {
@@ -159,14 +169,54 @@ std::vector<float> LmStepCached::next(const std::vector<TokenIds> &prefixes) {
   // writes the new positions (writes_last_rows) before it reads them, so
   // they need no zeros.
   ResidentTensor::regrowAll(caches, sameRows, fresh, !allWritten);
-  std::vector<Tensor> outputs = runner_.callWith(step_, inputs);
+  // The logits stay where the step wrote them (the same block from token
+  // to token, for a step's graph to replay).
+  runner_.callKeeping(step_, inputs, logits_);
   held_ = std::move(all);
-  const int64_t vocab = outputs[0].shape[2];
+  return true;
+}
+
+std::vector<float> LmStepCached::next(const std::vector<TokenIds> &prefixes) {
+  if (!advance(prefixes))
+    return rerun_.next(prefixes);
+  Tensor output = logits_[0].read();
+  const int64_t rows = output.shape[0], fresh = output.shape[1],
+                vocab = output.shape[2];
   std::vector<float> logits(size_t(rows * vocab));
   for (int64_t row = 0; row < rows; ++row)
-    std::copy_n(outputs[0].as<float>() + (row * fresh + fresh - 1) * vocab,
-                vocab, logits.begin() + row * vocab);
+    std::copy_n(output.as<float>() + (row * fresh + fresh - 1) * vocab, vocab,
+                logits.begin() + row * vocab);
   return logits;
+}
+
+TokenIds LmStepCached::nextGreedy(const std::vector<TokenIds> &prefixes,
+                                  const AllowedIds &allowed) {
+  if (!advance(prefixes)) {
+    std::vector<float> logits = rerun_.next(prefixes);
+    const int64_t vocab = rerun_.vocabSize();
+    TokenIds ids(prefixes.size());
+    for (size_t row = 0; row < prefixes.size(); ++row)
+      ids[row] = allowed.choose(logits.data() + int64_t(row) * vocab, vocab);
+    return ids;
+  }
+  const ResidentTensor &output = logits_[0];
+  const int64_t rows = output.shape()[0], fresh = output.shape()[1],
+                vocab = output.shape()[2];
+  // Each row's last position: rows fresh * vocab floats apart.
+  const float *last =
+      static_cast<const float *>(output.data()) + (fresh - 1) * vocab;
+  TokenIds ids(size_t(rows), 0);
+  Tensor host;
+  if (Device *device = output.device()) {
+    if (device->argmaxRows(last, rows, vocab, fresh * vocab, allowed.emittable,
+                           allowed.excluded, ids.data()))
+      return ids;
+    host = output.read();
+    last = host.as<float>() + (fresh - 1) * vocab;
+  }
+  for (int64_t row = 0; row < rows; ++row)
+    ids[size_t(row)] = allowed.choose(last + row * fresh * vocab, vocab);
+  return ids;
 }
 
 std::vector<TokenIds> generateTokens(PrefixModel &model,
@@ -182,11 +232,21 @@ std::vector<TokenIds> generateTokens(PrefixModel &model,
     // Finished rows stay in the batch (growing by [EOS], ignored): every
     // row keeps the left padding it started with, so its positions do not
     // change while the batch is decoded.
-    std::vector<float> logits = model.next(prefixes);
-    for (size_t row = 0; row < prompts.size(); ++row)
-      settings.allowed.apply(logits.data() + int64_t(row) * vocab, 1, vocab);
+    // Greedy (temperature 0): the model chooses, on its device if it has
+    // one; sampling needs every row's logits here.
+    const bool greedy = settings.sampling.temperature <= 0.0;
+    std::vector<float> logits;
+    TokenIds choices;
+    if (greedy) {
+      choices = model.nextGreedy(prefixes, settings.allowed);
+    } else {
+      logits = model.next(prefixes);
+      for (size_t row = 0; row < prompts.size(); ++row)
+        settings.allowed.apply(logits.data() + int64_t(row) * vocab, 1, vocab);
+    }
     for (size_t row = 0; row < prompts.size(); ++row) {
       int32_t id = done[row] ? settings.eos
+                   : greedy  ? choices[row]
                              : sampleToken(logits.data() + int64_t(row) * vocab,
                                            vocab, settings.sampling,
                                            rowKeys.empty() ? row : rowKeys[row],

@@ -48,6 +48,11 @@ public:
   virtual ~PrefixModel() = default;
   /// `prefixes` -> logits [rows * vocab] of each row's next token.
   virtual std::vector<float> next(const std::vector<TokenIds> &prefixes) = 0;
+  /// next() and the greedy choice of each row among `allowed`
+  /// (AllowedIds::choose, Decoding.h). A model whose logits stay on a
+  /// device chooses there and copies only the ids back.
+  virtual TokenIds nextGreedy(const std::vector<TokenIds> &prefixes,
+                              const AllowedIds &allowed);
   virtual int64_t vocabSize() const = 0;
 };
 
@@ -72,9 +77,17 @@ public:
   /// Whether the model has an `lm_step` entry.
   static bool available(const ModelInfo &model);
   std::vector<float> next(const std::vector<TokenIds> &prefixes) override;
+  /// On a device, the choice is made there (Device::argmaxRows).
+  TokenIds nextGreedy(const std::vector<TokenIds> &prefixes,
+                      const AllowedIds &allowed) override;
   int64_t vocabSize() const override { return rerun_.vocabSize(); }
 
 private:
+  /// Runs lm_step over the new positions of `prefixes`, leaving its logits
+  /// [rows, new positions, vocab] in logits_; false (nothing run) when the
+  /// prefixes are longer than the window (the logits entry then re-runs).
+  bool advance(const std::vector<TokenIds> &prefixes);
+
   ModelRunner &runner_;
   const EntryInfo &step_;
   LogitsRerun rerun_;
@@ -83,6 +96,7 @@ private:
   Tensor held_; ///< the left-padded ids the caches hold
   /// Per step input (empty for non-caches); on a device they stay there.
   std::vector<ResidentTensor> caches_;
+  std::vector<ResidentTensor> logits_; ///< the last step's output
 };
 
 struct GenerateSettings {

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 #include "CudaTestUtil.h"
 
+#include "decoding/Decoding.h"
 #include "loop/Ema.h"
 
 #include <cstring>
@@ -659,6 +660,67 @@ TEST_F(CudaEmaTest, UpdateAverageChecksItsArguments) {
   // A decay that rounds to 1 keeps the average, as on the host.
   expectGpuOk(txrt_cuda_update_average(gpu_, ga.get(), gp.get(), 1, 1.0f));
   EXPECT_EQ(ga.read(), Floats{1.0f});
+}
+
+class CudaArgmaxTest : public CudaTest {};
+
+// Greedy decoding's choice on the device (kernels/Argmax.cu) against the
+// driver's host search (AllowedIds::choose, decoding/Decoding.h): random
+// rows of several widths, ties, NaN at id 0 and elsewhere, masked ids
+// holding the largest logits, rows a stride apart.
+TEST_F(CudaArgmaxTest, ChoosesAsTheHostSearch) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t vocab : {1, 255, 1000, 32003})
+    for (int64_t stride : {vocab, 3 * vocab}) {
+      const int64_t rows = 6;
+      Floats logits = randomFloats(size_t(rows * stride), uint32_t(vocab),
+                                   -4.0f, 4.0f);
+      if (vocab > 300) {
+        logits[size_t(0 * stride + 299)] = logits[size_t(0 * stride + 17)] = 9;
+        logits[size_t(1 * stride + 0)] = kNaN;
+        logits[size_t(2 * stride + 5)] = kNaN;
+        logits[size_t(3 * stride + vocab - 1)] = 50.0f; // past emittable
+        logits[size_t(4 * stride + 2)] = 50.0f;         // excluded
+        for (int64_t id = 0; id < vocab; ++id)
+          logits[size_t(5 * stride + id)] = -inf;
+      }
+      for (const txrt::driver::AllowedIds &allowed :
+           {txrt::driver::AllowedIds{},
+            txrt::driver::AllowedIds{vocab - 1, {2, 0}}}) {
+        DeviceBuffer<float> gl(gpu_, logits);
+        DeviceBuffer<int32_t> gi(gpu_, std::vector<int32_t>(rows, -1));
+        expectGpuOk(txrt_cuda_argmax_rows(
+            gpu_, gl.get(), rows, vocab, stride, allowed.emittable,
+            allowed.excluded.data(), int64_t(allowed.excluded.size()),
+            gi.get()));
+        const std::vector<int32_t> got = gi.read();
+        for (int64_t row = 0; row < rows; ++row)
+          EXPECT_EQ(got[size_t(row)],
+                    allowed.choose(logits.data() + row * stride, vocab))
+              << "vocab " << vocab << " stride " << stride << " row " << row
+              << " emittable " << allowed.emittable;
+      }
+    }
+}
+
+TEST_F(CudaArgmaxTest, ChecksItsArguments) {
+  DeviceBuffer<float> gl(gpu_, Floats{1.0f, 2.0f});
+  DeviceBuffer<int32_t> gi(gpu_, std::vector<int32_t>{0});
+  const int32_t many[17] = {};
+  EXPECT_EQ(txrt_cuda_argmax_rows(gpu_, gl.get(), 1, 2, 1, 0, nullptr, 0,
+                                  gi.get()),
+            TXRT_ERROR_INVALID_ARGUMENT); // stride below vocab
+  EXPECT_EQ(txrt_cuda_argmax_rows(gpu_, gl.get(), 1, 2, 2, 0, many, 17,
+                                  gi.get()),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(txrt_cuda_argmax_rows(gpu_, nullptr, 1, 2, 2, 0, nullptr, 0,
+                                  gi.get()),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  expectGpuOk(txrt_cuda_argmax_rows(gpu_, nullptr, 0, 2, 2, 0, nullptr, 0,
+                                    nullptr));
+  expectGpuOk(txrt_cuda_argmax_rows(gpu_, gl.get(), 1, 2, 2, 0, nullptr, 0,
+                                    gi.get()));
+  EXPECT_EQ(gi.read(), std::vector<int32_t>{1});
 }
 
 } // namespace

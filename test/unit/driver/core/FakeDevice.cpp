@@ -32,6 +32,11 @@ FakeGraphs &graphMode() {
   return mode;
 }
 
+bool &argmaxEnabled() {
+  static bool enabled = true;
+  return enabled;
+}
+
 std::string &allocationFailure() {
   static std::string what;
   return what;
@@ -131,6 +136,23 @@ public:
       fakeDeviceCounts().withinDeviceBytes += int64_t(copy.width * copy.height);
     emulateCopyRows(copies);
   }
+  bool argmaxRows(const float *logits, int64_t rows, int64_t vocab,
+                  int64_t rowStride, int64_t emittable,
+                  const std::vector<int32_t> &excluded,
+                  int32_t *ids) override {
+    if (!argmaxEnabled() || excluded.size() > 16) // as the CUDA device
+      return false;
+    ++fakeDeviceCounts().argmaxCalls;
+    fakeDeviceCounts().argmaxRows += rows;
+    // The ids come back as the CUDA device's do: one copy of rows ints,
+    // through its pinned buffer.
+    ++fakeDeviceCounts().otherToHost;
+    ++fakeDeviceCounts().otherPinned;
+    fakeDeviceCounts().otherBytesToHost += rows * int64_t(sizeof(int32_t));
+    emulateArgmaxRows(logits, rows, vocab, rowStride, emittable, excluded,
+                      ids);
+    return true;
+  }
   void zeroRows(void *dst, uint64_t pitch, uint64_t width,
                 uint64_t height) override {
     ++fakeDeviceCounts().withinDevice;
@@ -204,6 +226,8 @@ void setFakeDeviceGradients(FakeGradientsMaker maker) {
 }
 
 void setFakeDeviceGraphs(FakeGraphs mode) { graphMode() = mode; }
+
+void setFakeDeviceArgmax(bool enabled) { argmaxEnabled() = enabled; }
 
 void setFakeDeviceAllocationFailure(std::string what) {
   allocationFailure() = std::move(what);

@@ -53,6 +53,9 @@ struct FakeDeviceCounts {
   int64_t opened = 0;
   /// Devices told --allow-tf32 (Device::allowTf32).
   int64_t tf32Allowed = 0;
+  /// Greedy choices made on the device (argmaxRows calls) and the rows
+  /// they chose for; their ids' copies back count in otherToHost.
+  int64_t argmaxCalls = 0, argmaxRows = 0;
   /// Graphs captured, refused, replayed, and not yet released.
   int64_t graphsCaptured = 0, graphsRefused = 0, graphLaunches = 0;
   int64_t liveGraphs = 0;
@@ -78,6 +81,17 @@ void setFakeDeviceGraphs(FakeGraphs mode);
 /// "cannot allocate WHAT on cuda:0 (host stand-in): out of device
 /// memory"); empty (the default): none.
 void setFakeDeviceAllocationFailure(std::string what);
+
+/// Whether the fake devices make greedy choices (Device::argmaxRows, the
+/// default) or refuse them, as a device that cannot does (the driver then
+/// reads the logits).
+void setFakeDeviceArgmax(bool enabled);
+
+/// argmaxRows's device code (txrt_cuda_argmax_rows) run on the host with
+/// Argmax.cu's launch (FakeDeviceKernels.cpp); `ids` in host memory.
+void emulateArgmaxRows(const float *logits, int64_t rows, int64_t vocab,
+                       int64_t rowStride, int64_t emittable,
+                       const std::vector<int32_t> &excluded, int32_t *ids);
 
 /// copyRows's device code (txrt_cuda_copy_rows) run on the host, with
 /// CopyRows.cu's batching and launches (FakeDeviceKernels.cpp).

@@ -11,8 +11,11 @@
 
 #include "CudaEmulation.h"
 
+#include "kernels/ArgmaxKernels.cuh"
 #include "kernels/CopyRowsKernels.cuh"
 #include "kernels/EmaKernels.cuh"
+
+#include <stdexcept>
 
 namespace txrt_driver_test {
 
@@ -24,6 +27,24 @@ void emulateUpdateAverage(float *average, const float *params, int64_t count,
       txrt::cuda::ema::updateAverageLaunch(count);
   emu::launch({elements.blocks, 1, 1}, {elements.threads, 1, 1}, 0, [&] {
     txrt::cuda::ema::updateAverageKernel(average, params, count, decay);
+  });
+}
+
+void emulateArgmaxRows(const float *logits, int64_t rows, int64_t vocab,
+                       int64_t rowStride, int64_t emittable,
+                       const std::vector<int32_t> &excluded, int32_t *ids) {
+  using namespace txrt::cuda::argmax;
+  if (rows == 0)
+    return;
+  if (excluded.size() > size_t(kMaxExcluded))
+    throw std::logic_error("emulateArgmaxRows: more excluded ids than a "
+                           "launch takes");
+  AllowedIds allowed{emittable, int32_t(excluded.size()), {}};
+  for (size_t i = 0; i < excluded.size(); ++i)
+    allowed.excluded[i] = excluded[i];
+  const txrt::cuda::KernelLaunch perRow = argmaxLaunch(rows);
+  emu::launch({perRow.blocks, 1, 1}, {perRow.threads, 1, 1}, 0, [&] {
+    argmaxRowsKernel(logits, vocab, rowStride, allowed, ids);
   });
 }
 

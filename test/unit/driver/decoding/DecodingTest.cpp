@@ -385,8 +385,8 @@ TEST(CachedDecoderTest, MatchesTheRerunAsRowsExtendReorderAndRestart) {
 
 // On a device (FakeDevice.h) decode_init's outputs, the self-attention
 // caches and the source ids stay in device memory: a step moves its tokens
-// in and the logits out, however long the caches, and gives the CPU's
-// logits.
+// in, a next() its logits out (the steps a restart replays leave theirs on
+// the device), however long the caches, and gives the CPU's logits.
 TEST(CachedDecoderTest, OnADeviceTheCachesStayThere) {
   ModelInfo cpuModel = ModelInfo::parse(kFakeTranslatorJson);
   ModelInfo deviceModel = ModelInfo::parse(onFakeDevice(kFakeTranslatorJson));
@@ -399,10 +399,10 @@ TEST(CachedDecoderTest, OnADeviceTheCachesStayThere) {
   fakeDeviceCounts() = {};
   EXPECT_EQ(logitsAlong(onDevice), logitsAlong(onCpu));
   // decode_step calls: 1, 1, 1 (extended, reordered), 1, then 2 (the
-  // restart replays both tokens); 3 rows, a source of 3 ids, padded to 8
-  // positions on a device.
-  const int64_t steps = 6, rows = 3, sourceBytes = rows * 8 * 4;
-  EXPECT_EQ(fakeDeviceCounts().otherBytesToHost, steps * rows * kVocab * 4);
+  // restart replays both tokens) in 5 next() calls; 3 rows, a source of 3
+  // ids, padded to 8 positions on a device.
+  const int64_t steps = 6, calls = 5, rows = 3, sourceBytes = rows * 8 * 4;
+  EXPECT_EQ(fakeDeviceCounts().otherBytesToHost, calls * rows * kVocab * 4);
   // The source in twice a batch (encode's input, the steps' copy).
   EXPECT_EQ(fakeDeviceCounts().otherBytesToDevice,
             2 * sourceBytes + steps * rows * 4);
@@ -414,6 +414,47 @@ TEST(CachedDecoderTest, OnADeviceTheCachesStayThere) {
   for (const TokenIds &source : sources)
     EXPECT_EQ(beamDecode(onDevice, source, options(9, 3)),
               beamDecode(onCpu, source, options(9, 3)));
+}
+
+// Greedy decoding on a device chooses there (Device::argmaxRows, the
+// CUDA kernel's device code on the fake device): a token copies B ids back,
+// not B x vocab logits, and the tokens are the CPU's, with tokens the
+// search may not choose (AllowedIds) and with the device refusing to
+// choose (the logits then come back and the host chooses).
+TEST(CachedDecoderTest, OnADeviceGreedyChoosesThere) {
+  ModelInfo cpuModel = ModelInfo::parse(kFakeTranslatorJson);
+  ModelInfo deviceModel = ModelInfo::parse(onFakeDevice(kFakeTranslatorJson));
+  ModelRunner cpu(cpuModel, kFakeTranslatorTable, 1);
+  ModelRunner device(deviceModel, kFakeTranslatorTable, 1);
+  cpu.params().write().initialize(8);
+  device.params().write().initialize(8);
+  CachedDecoder onCpu(cpu, 0), onDevice(device, 0);
+  const std::vector<TokenIds> sources = {{4, 5, 4}, {5}, {4, 4}, {5, 5, 5, 4}};
+  DecodeOptions greedy = options(7);
+  greedy.eos = -1; // every row runs all 7 steps
+  DecodeOptions restricted = greedy;
+  restricted.allowed = {5, {0, 2}};
+  for (bool onTheDevice : {true, false}) {
+    txrt_driver_test::setFakeDeviceArgmax(onTheDevice);
+    for (const DecodeOptions &settings : {greedy, restricted}) {
+      fakeDeviceCounts() = {};
+      const std::vector<TokenIds> got = greedyDecode(onDevice, sources, settings);
+      EXPECT_EQ(got, greedyDecode(onCpu, sources, settings));
+      const int64_t steps = 7, rows = int64_t(sources.size());
+      if (onTheDevice) {
+        EXPECT_EQ(fakeDeviceCounts().argmaxCalls, steps);
+        EXPECT_EQ(fakeDeviceCounts().otherBytesToHost, steps * rows * 4);
+      } else {
+        EXPECT_EQ(fakeDeviceCounts().argmaxCalls, 0);
+        EXPECT_EQ(fakeDeviceCounts().otherBytesToHost,
+                  steps * rows * kVocab * 4);
+      }
+    }
+    for (const TokenIds &ids : greedyDecode(onDevice, sources, restricted))
+      for (int32_t id : ids)
+        EXPECT_TRUE(id == 1 || id == 3 || id == 4) << id;
+  }
+  txrt_driver_test::setFakeDeviceArgmax(true);
 }
 
 // On a device the sources are padded to a multiple of 8 positions, so

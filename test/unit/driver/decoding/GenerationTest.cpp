@@ -234,7 +234,8 @@ TEST(GenerationTest, LmStepCacheMatchesTheRerunAtTemperatureZero) {
 
 // On a device (FakeDevice.h) the caches stay in device memory
 // (ResidentTensor.h): an lm_step call copies its tokens and ids in, through
-// the call's pinned buffers, and only the logits come back. The same
+// the call's pinned buffers, and only the greedy choices come back
+// (Device::argmaxRows), or every row's last logits when sampling. The same
 // tokens as on the CPU.
 TEST(GenerationTest, LmStepCacheOnADeviceMatchesTheCpu) {
   ModelInfo cpuModel = ModelInfo::parse(kFakeLmJson);
@@ -254,13 +255,38 @@ TEST(GenerationTest, LmStepCacheOnADeviceMatchesTheCpu) {
   EXPECT_EQ(generateTokens(cached, prompts, settings),
             generateTokens(rerun, prompts, settings));
   EXPECT_EQ(fakeDeviceCounts().arenaToDevice, 1);
-  // The logits of the prompts' 3 positions, then of one token 5 times.
-  EXPECT_EQ(fakeDeviceCounts().otherBytesToHost,
-            (3 * 3 * kV + 5 * 3 * 1 * kV) * 4);
+  // 6 choices of 3 rows: the first over the prompts' 3 positions (each
+  // row's last one chosen on the device), then one token 5 times.
+  EXPECT_EQ(fakeDeviceCounts().argmaxCalls, 6);
+  EXPECT_EQ(fakeDeviceCounts().otherBytesToHost, 6 * 3 * 4);
   EXPECT_GT(fakeDeviceCounts().withinDevice, 0);
   EXPECT_GT(fakeDeviceCounts().otherPinned, 0);
   EXPECT_EQ(fakeDeviceCounts().otherPinned,
             fakeDeviceCounts().otherToDevice + fakeDeviceCounts().otherToHost);
+
+  // Sampling reads the logits: all 3 positions' once, then a token's.
+  fakeDeviceCounts() = {};
+  settings.sampling.temperature = 0.8;
+  settings.sampling.seed = 5;
+  EXPECT_EQ(generateTokens(cached, prompts, settings),
+            generateTokens(rerun, prompts, settings));
+  EXPECT_EQ(fakeDeviceCounts().argmaxCalls, 0);
+  EXPECT_EQ(fakeDeviceCounts().otherBytesToHost,
+            (3 * 3 * kV + 5 * 3 * 1 * kV) * 4);
+
+  // A device that does not choose: the host chooses from the logits, with
+  // the ids the tokenizer allows.
+  settings.sampling.temperature = 0.0;
+  settings.allowed = {kV - 1, {1}};
+  txrt_driver_test::setFakeDeviceArgmax(false);
+  const std::vector<TokenIds> hostChosen =
+      generateTokens(cached, prompts, settings);
+  txrt_driver_test::setFakeDeviceArgmax(true);
+  EXPECT_EQ(hostChosen, generateTokens(rerun, prompts, settings));
+  EXPECT_EQ(generateTokens(cached, prompts, settings), hostChosen);
+  for (const TokenIds &ids : hostChosen)
+    for (int32_t id : ids)
+      EXPECT_TRUE(id != 1 && id < kV - 1) << id;
 }
 
 // lm_step calls as CUDA graphs: prompt batches of one shape, one after the
