@@ -816,11 +816,17 @@ ConfigEnv evaluateConfig(const Module &m,
                       "the bound sizes every buffer the dim appears in");
           continue;
         }
+        std::string configKey;
+        if (item.bound->getKind() == Expr::Kind::Name) {
+          const auto &name = static_cast<const NameExpr &>(*item.bound);
+          if (env.lookup(name.name))
+            configKey = name.name;
+        }
         env.dims.push_back({item.name,
                             bound->kind == ConstValue::Kind::Int
                                 ? bound->i
                                 : static_cast<int64_t>(value),
-                            item.loc});
+                            item.loc, std::move(configKey)});
       }
       break;
     default:

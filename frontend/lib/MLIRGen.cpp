@@ -178,11 +178,18 @@ void MLIRGenImpl::setModuleAttributes() {
     }
     config.push_back(builder.getNamedAttr(name, attr));
   }
-  for (const ConfigEnv::Dim &dim : env.dims)
+  SmallVector<NamedAttribute> boundConfigs;
+  for (const ConfigEnv::Dim &dim : env.dims) {
     bounds.push_back(
         builder.getNamedAttr(dim.name, builder.getI64IntegerAttr(dim.bound)));
+    boundConfigs.push_back(
+        builder.getNamedAttr(dim.name, builder.getStringAttr(dim.configKey)));
+  }
   module->setAttr("tx.config", builder.getDictionaryAttr(config));
   module->setAttr("tx.dims", builder.getDictionaryAttr(bounds));
+  // Which config item each dim's bound is (empty: none), for the
+  // executable's advice on raising it (metadata dims[i].config).
+  module->setAttr("tx.dim_configs", builder.getDictionaryAttr(boundConfigs));
   if (optimizer)
     module->setAttr("tx.optimizer", optimizer);
 }

@@ -124,6 +124,8 @@ public:
       }
       kind = *parsed;
     }
+    for (const Entry &entry : entries)
+      warnUnreadInputs(entry);
     unsigned errors = diags.getNumErrorReports();
     for (const ast::Param *param : defParamsWithRoles)
       diags.error(param->roleLoc,
@@ -148,6 +150,21 @@ public:
   }
 
 private:
+  /// An entry input nothing reads still has to be given at every call
+  /// (`run --input`, a training batch): most likely a leftover or a typo.
+  void warnUnreadInputs(const Entry &entry) {
+    for (unsigned i = 0; i < entry.func.getNumArguments() &&
+                         i < entry.decl->params.size();
+         ++i)
+      if (entry.func.getArgument(i).use_empty())
+        diags.warning(entry.decl->params[i].loc,
+                      "input '" + entry.decl->params[i].name +
+                          "' of entry '" + entry.decl->name +
+                          "' is never read",
+                      "remove it: every call of the entry must still "
+                      "give it");
+  }
+
   /// Checks the `@role`s written on `entry`'s parameters and records them.
   void checkWrittenRoles(const Entry &entry) {
     std::map<std::string, SourceLoc> seen;
@@ -323,10 +340,30 @@ private:
       if (inferred)
         continue;
       if (fits.empty()) {
+        // Each entry as the role sees it: its inputs' roles and results,
+        // so the input that keeps it from fitting shows.
         std::string names;
-        for (const Entry &entry : entries)
-          names += (names.empty() ? "'" : ", '") +
-                   entry.func.getSymName().str() + "'";
+        for (const Entry &entry : entries) {
+          if (entry.isTrain())
+            continue;
+          std::string inputs;
+          for (unsigned i = 0; i < entry.func.getNumArguments(); ++i) {
+            auto attr = entry.func.getArgAttrOfType<StringAttr>(i, kRoleAttr);
+            std::string name = i < entry.decl->params.size()
+                                   ? entry.decl->params[i].name
+                                   : "#" + std::to_string(i);
+            inputs += (inputs.empty() ? "" : ", ") + name +
+                      (attr ? " @" + attr.getValue().str()
+                            : std::string(" with no role"));
+          }
+          std::string results;
+          for (Type type : entry.func.getResultTypes())
+            results += (results.empty() ? "rank " : ", rank ") +
+                       std::to_string(cast<RankedTensorType>(type).getRank());
+          names += (names.empty() ? "'" : "; '") +
+                   entry.func.getSymName().str() + "' (" + inputs + " -> " +
+                   (results.empty() ? "nothing" : results) + ")";
+        }
         diags.error(kindDecl->getLoc(),
                     "a " + kindName + " model needs a '" + role.role.str() +
                         "' entry: " + role.description +

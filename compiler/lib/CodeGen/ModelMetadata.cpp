@@ -137,11 +137,18 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
     root["optimizer"] = std::move(object);
   }
   llvm::json::Array dims;
+  auto boundConfigs = planned->getAttrOfType<DictionaryAttr>("tx.dim_configs");
   if (auto order = planned->getAttrOfType<DictionaryAttr>("tx.dims"))
-    for (NamedAttribute dim : order)
-      dims.push_back(llvm::json::Object{
+    for (NamedAttribute dim : order) {
+      llvm::json::Object object{
           {"name", dim.getName().getValue().str()},
-          {"bound", cast<IntegerAttr>(dim.getValue()).getInt()}});
+          {"bound", cast<IntegerAttr>(dim.getValue()).getInt()}};
+      // The config item the bound is ("" for a literal or an expression).
+      if (boundConfigs)
+        if (auto key = boundConfigs.getAs<StringAttr>(dim.getName()))
+          object["config"] = key.getValue().str();
+      dims.push_back(std::move(object));
+    }
   root["dims"] = std::move(dims);
   if (auto bytes = planned->getAttrOfType<IntegerAttr>("tx.param_arena_bytes"))
     root["param_arena_bytes"] = bytes.getInt();

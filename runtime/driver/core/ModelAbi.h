@@ -18,7 +18,9 @@
  * The metadata (version 1):
  *   {"version": 1, "model": NAME, "source": PATH, "compile_flags": TEXT,
  *    "config": {KEY: NUMBER, ...},
- *    "dims": [{"name": "B", "bound": 64}, ...],
+ *    "dims": [{"name": "B", "bound": 64, "config": KEY}, ...] ("config",
+ *            optional: the config item the bound names, "" for a literal
+ *            or an expression; the driver's advice on raising a bound),
  *    "param_arena_bytes": N,
  *    "params": [{"name", "dtype", "shape": [ints], "init", "offset",
  *                "init_std" (only with init "normal": its standard

@@ -499,7 +499,9 @@ ModelInfo ModelInfo::parse(std::string_view json) {
     if (!dims[i].is_object())
       throw ModelError(path + " must be an object");
     DimInfo dim{getString(dims[i], "name", path),
-                getInteger(dims[i], "bound", path, 1)};
+                getInteger(dims[i], "bound", path, 1), std::nullopt};
+    if (jsonMember(dims[i], "config"))
+      dim.config = getString(dims[i], "config", path);
     if (!names.insert(dim.name).second)
       throw ModelError("two dims are named '" + dim.name + "'");
     info.dims.push_back(dim);
@@ -652,6 +654,10 @@ bool ModelInfo::hasTrainingState() const {
 }
 
 std::string ModelInfo::configKeyForBound(const DimInfo &dim) const {
+  // What txc recorded: the config item the bound names, if any.
+  if (dim.config)
+    return *dim.config;
+  // Metadata from before txc recorded it: a config item of the same value.
   std::vector<std::string> candidates;
   for (const ConfigValue &value : config)
     if (value.number && *value.number == double(dim.bound))

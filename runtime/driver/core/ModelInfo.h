@@ -37,6 +37,10 @@ namespace txrt::driver {
 struct DimInfo {
   std::string name;
   int64_t bound = 0;
+  /// Metadata dims[i].config: the config item the bound is ("" when the
+  /// bound is a literal or an expression); absent in metadata written
+  /// before txc recorded it.
+  std::optional<std::string> config;
 };
 
 /// One dimension of an entry signature: a constant, or model dim `dim`.
@@ -176,8 +180,10 @@ struct ModelInfo {
   /// A config value that is a whole number, clamped to [0, 2^53] (a
   /// vocabulary size or an id: never converted from an out-of-range double).
   std::optional<int64_t> configCount(std::string_view key) const;
-  /// The config key whose value is a dim's bound ("max_len" for
-  /// `S <= max_len`), or "" when no config key or several have that value.
+  /// The config key a dim's bound is ("max_len" for `S <= max_len`), as
+  /// txc recorded it (metadata dims[i].config; "" for a literal bound or an
+  /// expression); for metadata without it, the config key of the same value,
+  /// or "" when none or several have it.
   std::string configKeyForBound(const DimInfo &dim) const;
   /// Whether every parameter has a gradient and Adam moments.
   bool hasTrainingState() const;

@@ -96,6 +96,10 @@ struct ConfigEnv {
     std::string name;
     int64_t bound;
     SourceLoc loc;
+    /// The config item the bound names (`dim T <= max_len`: "max_len"),
+    /// which `-D max_len=N` raises; empty for any other bound (`B <= 8`,
+    /// `S <= 2 * max_len`).
+    std::string configKey;
   };
   std::vector<Dim> dims;
   /// Index of each name in `config` (lookups stay O(log n) in long specs).

@@ -188,6 +188,29 @@ TEST(ModelInfoTest, EntrySizesMustFitAtTheirBounds) {
       ModelInfo::parse(model("1099511627776", R"(["B", "S", 64])")));
 }
 
+// The advice on raising a bound names the config item the bound is, as txc
+// records it (dims[i].config; "" for a literal), never a config item that
+// only shares its value; metadata without the field falls back to the
+// value.
+TEST(ModelInfoTest, ConfigKeyForBoundIsTheRecordedOne) {
+  const ModelInfo model = ModelInfo::parse(
+      R"({"version": 1, "model": "m", "config": {"layers": 8, "max_len": 16,
+          "batch": 16},
+          "dims": [{"name": "B", "bound": 8, "config": ""},
+                   {"name": "T", "bound": 16, "config": "max_len"},
+                   {"name": "S", "bound": 8}, {"name": "U", "bound": 16}],
+          "param_arena_bytes": 0, "params": [], "entries": []})");
+  EXPECT_EQ(model.configKeyForBound(model.dims[0]), "");
+  EXPECT_EQ(model.configKeyForBound(model.dims[1]), "max_len");
+  EXPECT_EQ(model.configKeyForBound(model.dims[2]), "layers"); // by value
+  EXPECT_EQ(model.configKeyForBound(model.dims[3]), "max_len"); // "len" hint
+  EXPECT_THROW(ModelInfo::parse(
+                   R"({"version": 1, "model": "m",
+                       "dims": [{"name": "B", "bound": 8, "config": 3}],
+                       "param_arena_bytes": 0, "params": [], "entries": []})"),
+               ModelError);
+}
+
 TEST(ModelInfoTest, MalformedMetadataIsAModelError) {
   auto wrap = [](const std::string &params, const std::string &entries) {
     return R"({"version": 1, "model": "m", "dims": [{"name": "B", "bound": 4}],
