@@ -40,7 +40,7 @@ fi
 
 echo "== txc: train --text, $STEPS steps"
 "$GPT" train --text "$TEXT" --min-freq 5 --steps "$STEPS" --seed 1 \
-  --threads "$THREADS" --save "$OUT/lm.safetensors" --quiet > "$OUT/train.txt"
+  --threads "$THREADS" --save "$OUT/lm.safetensors" --overwrite --quiet > "$OUT/train.txt"
 cat "$OUT/train.txt"
 TXC_TRAIN=$(sed -n 's/.*(\([0-9.]*\) tokens\/s).*/\1/p' "$OUT/train.txt")
 

@@ -41,7 +41,7 @@ echo "denormal mode: TXRT_DENORMALS=${TXRT_DENORMALS:-moments (default)}"
 
 start=$(date +%s)
 "${RT[@]}" "$OUT/translate" train --data "$OUT/corpus.tsv" --steps "$STEPS" --batch 64 --min-freq 1 \
-  --seed 1 --threads "$THREADS" --log "$OUT/txc.csv" --save "$OUT/steady.safetensors" --quiet |
+  --seed 1 --threads "$THREADS" --log "$OUT/txc.csv" --save "$OUT/steady.safetensors" --overwrite --quiet |
   tee "$OUT/txc.txt"
 echo "(run: $(( $(date +%s) - start )) s wall, load average $(cut -d' ' -f1-3 /proc/loadavg))"
 

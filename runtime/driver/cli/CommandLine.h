@@ -85,6 +85,9 @@ struct TrainOptions {
   std::optional<int64_t> minFreq;       ///< default 1 (or the checkpoint's)
   std::optional<std::string> savePath, resumePath, logPath;
   int64_t every = 0; ///< checkpoint every N steps (0: only at the end)
+  /// --overwrite: --save may replace a training checkpoint this run does
+  /// not --resume (refused otherwise).
+  bool overwrite = false;
   /// --update-freq: batches per update (default 1, or the checkpoint's)
   std::optional<int64_t> updateFreq;
   std::optional<uint64_t> initSeed;

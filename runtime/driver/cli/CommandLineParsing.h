@@ -62,6 +62,13 @@ public:
     }
     if (done())
       fail("option '" + option + "' needs a value");
+    // `--save --quiet` is a forgotten value, not a file named --quiet: an
+    // option's value never starts with "--" unless written --opt=--value.
+    const std::string &next = args_[pos_];
+    if (next.size() > 2 && next.compare(0, 2, "--") == 0)
+      fail("option '" + option + "' needs a value, got the option '" + next +
+           "' (write " + option + "=" + next +
+           " for a value that starts with --)");
     return args_[pos_++];
   }
 

@@ -100,6 +100,9 @@ checkpoints:
                     steps; written to a temporary file and renamed, never
                     half-written
   --every N         also save every N steps (default: only at the end)
+  --overwrite       let --save replace a training checkpoint that this run
+                    does not --resume (without it that is an error: the
+                    checkpoint's steps would be lost)
   --resume FILE     continue a run from its checkpoint (and the tokenizer,
                     --batch or --max-tokens, --update-freq, --block and the
                     best validation in it); the result is bit-identical to
@@ -253,6 +256,9 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.updateFreq = integerOption<int64_t>(cursor, arg, 1, 1 << 16);
     } else if (arg == "--every") {
       train.every = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--overwrite") {
+      cursor.noValue(arg);
+      train.overwrite = true;
     } else if (arg == "--resume") {
       train.resumePath = pathOption(cursor, arg);
     } else if (arg == "--init") {

@@ -78,12 +78,21 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   auto [lines, where] = readInputLines(options.texts, "text", in);
   std::vector<std::vector<int32_t>> texts;
-  int64_t truncated = 0;
+  // A line without words has no label: its output line is empty (as
+  // translate's is), so the outputs stay line for line with the inputs.
+  std::vector<bool> hasWords(lines.size(), false);
+  int64_t truncated = 0, empty = 0;
   const std::string wayOut = "; give --truncate to keep the first " +
                              std::to_string(length.bound);
   for (size_t i = 0; i < lines.size(); ++i) {
+    std::vector<std::string> words = splitWords(lines[i]);
+    if (words.empty()) {
+      ++empty;
+      continue;
+    }
+    hasWords[i] = true;
     std::vector<int32_t> ids =
-        encodeClassifierText(tokenizer, splitWords(lines[i]), lines[i]);
+        encodeClassifierText(tokenizer, words, lines[i]);
     std::string tooLong = fitClassifierText(
         ids, tokenizer, length, options.truncate, &truncated, wayOut);
     if (!tooLong.empty())
@@ -92,9 +101,18 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   }
   if (truncated)
     err << truncationNote(truncated, length) << "\n";
+  if (empty)
+    err << "note: " << empty << (empty == 1 ? " text has" : " texts have")
+        << " no words and no label (an empty output line each)\n";
   std::vector<std::vector<double>> probabilities =
       classifyEncoded(runner, classify, texts, modelPadId(model), batch);
-  for (const std::vector<double> &p : probabilities) {
+  size_t next = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (!hasWords[i]) {
+      out << "\n";
+      continue;
+    }
+    const std::vector<double> &p = probabilities[next++];
     // Only the trained labels compete (the model may have more classes).
     int64_t best = 0;
     for (int64_t c = 1; c < labels.size(); ++c)

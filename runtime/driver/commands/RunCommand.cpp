@@ -177,20 +177,6 @@ bool savesTrainingCheckpoint(const ModelInfo &model, const EntryInfo &entry) {
   return entry.kind == EntryKind::TrainStep && model.hasTrainingState();
 }
 
-/// A training checkpoint already at `path`, or nullptr (no file, or a file
-/// that is not one: parameters, gradients, something else).
-std::unique_ptr<SafetensorsReader> existingCheckpoint(const std::string &path) {
-  std::error_code error;
-  if (!std::filesystem::is_regular_file(path, error))
-    return nullptr;
-  try {
-    auto file = std::make_unique<SafetensorsReader>(path);
-    return isTrainingCheckpoint(*file) ? std::move(file) : nullptr;
-  } catch (const InputError &) {
-    return nullptr; // not a safetensors file: no training state to lose
-  }
-}
-
 /// What a training checkpoint holds beyond the parameters, for the refusal.
 std::string trainingState(const SafetensorsReader &file,
                           const ModelInfo &model) {
@@ -223,13 +209,13 @@ void checkCheckpointOverwrites(const ModelInfo &model, const EntryInfo &entry,
                      ": writing over it would drop " + lost + "; " + instead);
   };
   if (options.saveGradsPath)
-    if (auto file = existingCheckpoint(*options.saveGradsPath))
+    if (auto file = existingTrainingCheckpoint(*options.saveGradsPath))
       refuse("--save-grads", *options.saveGradsPath, *file,
              "--save-grads writes gradients only", "all of it",
              "pass --save-grads a new file");
   if (!options.savePath)
     return;
-  auto file = existingCheckpoint(*options.savePath);
+  auto file = existingTrainingCheckpoint(*options.savePath);
   if (!file)
     return;
   if (!savesTrainingCheckpoint(model, entry))

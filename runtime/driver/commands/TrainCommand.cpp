@@ -216,6 +216,25 @@ void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   // --resume C --save C continues in place: C is read before it is written.
   checkOutputPaths(outputs, inputs, {{"--save", "--resume"}});
   checkWritableDirectories(outputs);
+  // A new run's --save over another run's checkpoint would lose that run
+  // (its steps, moments and tokenizer) unasked.
+  if (options.savePath && !options.overwrite &&
+      !(options.resumePath && sameFile(*options.resumePath, *options.savePath)))
+    if (auto existing = existingTrainingCheckpoint(*options.savePath)) {
+      const std::string *step = existing->metadataValue("step");
+      const std::string *name = existing->metadataValue("model");
+      const std::string &path = *options.savePath;
+      throw InputError(
+          "--save '" + path + "' is a training checkpoint already (" +
+          (name ? "model '" + *name + "', " : std::string()) + "step " +
+          (step ? *step : std::string("?")) + ") and this run " +
+          (options.resumePath ? "resumes another"
+           : options.initFromPath ? "starts from --init-from's weights"
+                                  : "starts anew") +
+          ": saving would replace it. --resume '" + path +
+          "' continues it, --overwrite replaces it, or --save to another "
+          "file");
+    }
 }
 
 /// The --ema average: a resumed checkpoint's (its decay unless --ema
@@ -297,6 +316,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       tokenizerFile = options.tokenizer;
     dataOptions.tokenizer =
         loadModelTokenizer(model, *resumed, tokenizerFile, err);
+    dataOptions.tokenizerOrigin =
+        "the vocabulary of --resume '" + *options.resumePath + "'";
     checkResumedTokenizerOptions(options, *dataOptions.tokenizer,
                                  *options.resumePath);
     if (model.kind == ModelKind::Classifier)
@@ -310,6 +331,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       dataOptions.tokenizer ? dataOptions.tokenizer->minFreq : 1);
   dataOptions.minFreq = minFreq;
   TrainingData data = loadTrainingData(model, entry, dataOptions);
+  for (const std::string &warning : data.warnings)
+    err << "warning: " << warning << "\n";
   const Tokenizer &tokenizer = data.tokenizer;
   requireSameAsRankZero(ranks, data.hash,
                         (options.textPath.empty() ? "--data '" : "--text '") +

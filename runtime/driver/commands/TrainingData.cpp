@@ -6,11 +6,13 @@
 #include "data/SentencePiece.h"
 #include "loop/Checkpoint.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <tuple>
 
 namespace txrt::driver {
 
@@ -325,6 +327,42 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
   }
 }
 
+namespace {
+
+/// The warning when a word vocabulary the run did not build from its data
+/// (--resume's, a --tokenizer file's) maps more than a tenth of the data's
+/// words to [UNK]: training on it teaches the model [UNK], silently.
+/// `sides`: (what, unknown, total) per side ("source words", ...).
+void warnUnknownWords(TrainingData &data, const TrainDataOptions &options,
+                      const std::vector<std::tuple<std::string, int64_t,
+                                                   int64_t>> &sides) {
+  if (!options.tokenizer || data.tokenizer.subwords)
+    return; // built from this data, or subwords (no [UNK] to speak of)
+  std::string shares;
+  bool many = false;
+  for (const auto &[what, unknown, total] : sides) {
+    if (total == 0)
+      continue;
+    const double share = double(unknown) / double(total);
+    many = many || share > 0.1;
+    char text[64];
+    std::snprintf(text, sizeof(text), "%.1f%%", 100.0 * share);
+    shares += (shares.empty() ? "" : " and ") + std::string(text) + " of the " +
+              what;
+  }
+  if (!many)
+    return;
+  data.warnings.push_back(
+      shares + " of " + data.flag + " '" + data.path + "' are [UNK] in " +
+      (options.tokenizerOrigin.empty() ? std::string("the given vocabulary")
+                                       : options.tokenizerOrigin) +
+      ", which was built from other data: the model cannot learn those "
+      "words; train a new run (without --resume) to build a vocabulary "
+      "from this data");
+}
+
+} // namespace
+
 TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                               const TrainDataOptions &options) {
   requireKind(model, "train");
@@ -366,6 +404,13 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     std::vector<int64_t> tokenCounts(size_t(data.tokenizer.source.size()), 0);
     for (int32_t id : stream)
       ++tokenCounts[size_t(id)];
+    int64_t words = 0;
+    for (const auto &document : corpus.documents)
+      words += int64_t(document.size());
+    warnUnknownWords(data, options,
+                     {{"words", tokenCounts[size_t(
+                                    data.tokenizer.source.unkId())],
+                       words}});
     data.targetEntropy = unigramEntropy(tokenCounts);
     TokenBlocks blocks(std::move(stream), block, pad);
     if (blocks.size() == 0)
@@ -431,8 +476,15 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     std::vector<EncodedExample> examples =
         encodeLabeledText(text, data.tokenizer, *data.labels, length);
     std::vector<int64_t> labelCounts(size_t(data.labels->size()), 0);
-    for (const EncodedExample &example : examples)
+    int64_t unknown = 0, words = 0;
+    for (const EncodedExample &example : examples) {
       ++labelCounts[size_t(example.label)];
+      // Past the leading [SOS]: the text's words.
+      words += int64_t(example.tokens.size()) - 1;
+      unknown += std::count(example.tokens.begin() + 1, example.tokens.end(),
+                            data.tokenizer.source.unkId());
+    }
+    warnUnknownWords(data, options, {{"words", unknown, words}});
     data.targetEntropy = unigramEntropy(labelCounts);
     data.targetUnit = "label";
     data.summary = std::to_string(examples.size()) + " examples from " +
@@ -479,11 +531,22 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                             std::to_string(data.tokenizer.target.size()));
   data.unit = "target tokens";
   std::vector<int64_t> targetCounts(size_t(data.tokenizer.target.size()), 0);
+  int64_t sourceWords = 0, sourceUnknown = 0, targetWords = 0;
   for (size_t i = 0; i < pairs.size(); ++i) {
     for (int32_t id : pairs.target(i))
       ++targetCounts[size_t(id)];
+    targetWords += int64_t(pairs.target(i).size());
     ++targetCounts[size_t(data.tokenizer.target.eosId())];
+    for (int32_t id : pairs.source(i)) {
+      ++sourceWords;
+      sourceUnknown += id == data.tokenizer.source.unkId();
+    }
   }
+  warnUnknownWords(
+      data, options,
+      {{"source words", sourceUnknown, sourceWords},
+       {"target words",
+        targetCounts[size_t(data.tokenizer.target.unkId())], targetWords}});
   {
     char line[160];
     std::snprintf(line, sizeof(line),

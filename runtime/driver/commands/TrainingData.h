@@ -118,6 +118,9 @@ struct TrainingData {
   /// Seq2seq: what the stored corpus takes (PairIds.h), for train
   /// --verbose: "held: 8 pairs, 56 token ids in 456 bytes (57.0 a pair)".
   std::string storage;
+  /// Warnings about the data to print before training (a vocabulary not
+  /// built from it that maps much of it to [UNK]).
+  std::vector<std::string> warnings;
   /// The batches, once batch size (rows, or the row cap with a token
   /// budget), --max-tokens (0: none) and seed are known. Called once (the
   /// seq2seq corpus moves into the source).
@@ -138,6 +141,9 @@ struct TrainDataOptions {
   /// A resumed run's tokenizer and labels (fixed), else built from the data.
   std::optional<Tokenizer> tokenizer;
   std::optional<LabelSet> labels;
+  /// Where `tokenizer` comes from, for the warning when it knows few of the
+  /// data's words: "the vocabulary of --resume 'C'".
+  std::string tokenizerOrigin;
 };
 
 /// The pairs SentencePiece trains on: at most this many, sampled

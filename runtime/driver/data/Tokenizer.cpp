@@ -144,7 +144,13 @@ Vocabulary Vocabulary::fromCounts(const WordCounts &counts, int64_t minFreq,
   if (padId < 0 || size_t(padId) > rest.size())
     throw std::invalid_argument(
         "the pad id " + std::to_string(padId) + " lies outside the " +
-        std::to_string(rest.size() + 1) + " ids of the vocabulary");
+        std::to_string(rest.size() + 1) +
+        " ids of the vocabulary ([PAD], [UNK], [SOS], [EOS] and " +
+        std::to_string(rest.size() - 3) +
+        " words): the pad id (the model's config pad) must be in [0, " +
+        std::to_string(rest.size()) +
+        "]; recompile with txc -D pad=N (0 is usual), or train on data "
+        "with more distinct words");
   std::vector<std::string> words;
   for (size_t i = 0; i < rest.size(); ++i) {
     if (words.size() == size_t(padId))

@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <sstream>
 
@@ -225,6 +226,19 @@ int64_t recordedBlock(const SafetensorsReader &file) {
 bool isTrainingCheckpoint(const SafetensorsReader &file) {
   const std::string *format = file.metadataValue("format");
   return format && *format == kFormat;
+}
+
+std::unique_ptr<SafetensorsReader>
+existingTrainingCheckpoint(const std::string &path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error))
+    return nullptr;
+  try {
+    auto file = std::make_unique<SafetensorsReader>(path);
+    return isTrainingCheckpoint(*file) ? std::move(file) : nullptr;
+  } catch (const InputError &) {
+    return nullptr; // not a safetensors file: no training state to lose
+  }
 }
 
 TrainingPosition loadCheckpoint(const SafetensorsReader &file,

@@ -44,6 +44,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -129,6 +130,12 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
 /// Whether `file` is a training checkpoint (train --save, run --save after
 /// a train_step entry): its __metadata__ "format" is "txc-checkpoint".
 bool isTrainingCheckpoint(const SafetensorsReader &file);
+
+/// The training checkpoint at `path`, or nullptr (no regular file there,
+/// or a file that is not one: parameters, gradients, something else):
+/// what train --save and run --save must not write over unasked.
+std::unique_ptr<SafetensorsReader>
+existingTrainingCheckpoint(const std::string &path);
 
 /// Loads params and moments for --resume; throws InputError naming the
 /// tensor (missing, wrong dtype or shape, extra, a non-finite value) or the

@@ -25,23 +25,23 @@ compare() { # compare A B RTOL
     --rtol "$3" --exclude 'W_k\.bias'
 }
 train=(train --data "$data" --steps 3 --seed 3 --batch 8 --quiet)
-stage cpu "$cpu" "${train[@]}" --threads 1 --save "$out/cpu.safetensors"
-stage gpu "$cuda" "${train[@]}" --save "$out/gpu.safetensors"
+stage cpu "$cpu" "${train[@]}" --threads 1 --save "$out/cpu.safetensors" --overwrite
+stage gpu "$cuda" "${train[@]}" --save "$out/gpu.safetensors" --overwrite
 stage np1 bash -c '"$@" 2>&1 | tee /dev/stderr | grep -q "Init COMPLETE"' _ \
   "${mpirun[@]}" -np 1 -x NCCL_DEBUG=INFO "$cuda" "${train[@]}" \
-  --save "$out/np1.safetensors"
+  --save "$out/np1.safetensors" --overwrite
 stage np1-vs-cpu compare "$out/cpu.safetensors" "$out/np1.safetensors" 1e-4
 stage np1-vs-gpu compare "$out/gpu.safetensors" "$out/np1.safetensors" 1e-5
 gpus="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')"
 if ((gpus >= 2)); then
   stage np2 "${mpirun[@]}" -np 2 "$cuda" "${train[@]}" \
-    --save "$out/np2.safetensors"
+    --save "$out/np2.safetensors" --overwrite
   stage np2-vs-cpu compare "$out/cpu.safetensors" "$out/np2.safetensors" 1e-4
 else
   stage np2-one-gpu-refused bash -c '
     ! "$@" >"'"$out"'/np2.log" 2>&1 &&
       grep "^error: rank [01]: .*ncclCommInitRank" "'"$out"'/np2.log" &&
       test ! -e "'"$out"'/np2.safetensors"' _ \
-    "${mpirun[@]}" -np 2 "$cuda" "${train[@]}" --save "$out/np2.safetensors"
+    "${mpirun[@]}" -np 2 "$cuda" "${train[@]}" --save "$out/np2.safetensors" --overwrite
 fi
 exit $failed

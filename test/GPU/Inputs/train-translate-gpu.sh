@@ -41,30 +41,30 @@ exact() { # exact EXE CHECKPOINT: "exact N of 8"
 }
 stage info bash -c "'$cuda' info | grep -A4 '^cuda devices' && '$cuda' info | grep -q '^  cuda:0 '"
 stage step1-cpu "$cpu" train --data "$data" --steps 1 --seed 1 --threads 1 \
-  --save "$out/cpu1.safetensors" --quiet
+  --save "$out/cpu1.safetensors" --overwrite --quiet
 stage step1-gpu "$cuda" train --data "$data" --steps 1 --seed 1 \
-  --save "$out/gpu1.safetensors" --quiet
+  --save "$out/gpu1.safetensors" --overwrite --quiet
 stage step1-compare "$python" "$compare" \
   "$out/cpu1.safetensors" "$out/gpu1.safetensors" --rtol 1e-4 --exclude 'W_k\.bias'
 stage resident-gpu bash -c "'$cuda' train --data '$data' --steps 20 --seed 1 \
-  --ema 0.9 --every 10 --save '$out/gpu20.safetensors' --quiet --verbose \
+  --ema 0.9 --every 10 --save '$out/gpu20.safetensors' --overwrite --quiet --verbose \
   >'$out/resident.log' 2>&1 &&
   grep 'parameter arena .* copied in 1x' '$out/resident.log' &&
   grep 'weight average (--ema, .*): updated on the device 20x, copied in 1x, back 2x' \
     '$out/resident.log'"
 stage resume10-gpu "$cuda" train --data "$data" --steps 10 --seed 1 \
-  --ema 0.9 --save "$out/gpu10.safetensors" --quiet
+  --ema 0.9 --save "$out/gpu10.safetensors" --overwrite --quiet
 stage resume20-gpu bash -c "'$cuda' train --data '$data' --steps 20 \
-  --resume '$out/gpu10.safetensors' --save '$out/gpu20r.safetensors' \
+  --resume '$out/gpu10.safetensors' --save '$out/gpu20r.safetensors' --overwrite \
   --quiet --verbose 2>&1 | grep 'parameter arena .* copied in 1x'"
 stage resume-compare "$python" "$compare" \
   "$out/gpu20.safetensors" "$out/gpu20r.safetensors" --rtol 1e-4 --exclude 'W_k\.bias'
 stage graphs-gpu bash -c "'$cuda' train --data '$data' --steps 20 --seed 1 \
-  --save '$out/graphs20.safetensors' --quiet --verbose >'$out/graphs.log' 2>&1 &&
+  --save '$out/graphs20.safetensors' --overwrite --quiet --verbose >'$out/graphs.log' 2>&1 &&
   grep -E 'CUDA graphs: [1-9][0-9]* captured, [1-9][0-9]* steps replayed' \
     '$out/graphs.log'"
 stage direct-gpu bash -c "TXRT_CUDA_GRAPHS=0 '$cuda' train --data '$data' \
-  --steps 20 --seed 1 --save '$out/direct20.safetensors' --quiet --verbose \
+  --steps 20 --seed 1 --save '$out/direct20.safetensors' --overwrite --quiet --verbose \
   2>&1 | grep 'CUDA graphs: 0 captured, 0 steps replayed'"
 stage graphs-compare "$python" "$compare" \
   "$out/direct20.safetensors" "$out/graphs20.safetensors" --rtol 1e-4 --exclude 'W_k\.bias'
@@ -85,7 +85,7 @@ stage decode-graphs-compare bash -c "cmp '$out/decode-graphs-greedy.npy' \
   '$out/decode-direct-greedy.npy' && cmp '$out/decode-graphs-beam.npy' \
   '$out/decode-direct-beam.npy'"
 stage train600-gpu "$cuda" train --data "$data" --steps 600 --seed 1 \
-  --save "$out/gpu600.safetensors" --quiet
+  --save "$out/gpu600.safetensors" --overwrite --quiet
 stage exact-gpu exact "$cuda" "$out/gpu600.safetensors"
 stage exact-cpu-from-gpu exact "$cpu" "$out/gpu600.safetensors"
 exit $failed

@@ -126,6 +126,17 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
        "metadata; info --load C describes the checkpoint)"},
       {{"run"}, "run", "run needs the name of an entry"},
       {{"run", "a", "--load"}, "run", "option '--load' needs a value"},
+      // A forgotten value: the next option is not taken as a file name.
+      {{"train", "--data", "d", "--save", "--quiet"},
+       "train",
+       "option '--save' needs a value, got the option '--quiet' (write "
+       "--save=--quiet for a value that starts with --)"},
+      {{"train", "--data", "--steps", "5"},
+       "train",
+       "option '--data' needs a value, got the option '--steps'"},
+      {{"translate", "--load", "--beam", "2", "x"},
+       "translate",
+       "option '--load' needs a value, got the option '--beam'"},
       {{"run", "a", "--init", "-1"},
        "run",
        "--init expects a non-negative integer seed, got '-1'"},

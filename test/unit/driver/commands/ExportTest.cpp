@@ -46,7 +46,7 @@ protected:
     std::vector<std::string> args = {
         "train",   "--data", dir.file("train.tsv"), "--steps", "1",
         "--batch", "4",      "--save",  dir.file(name + ".safetensors"),
-        "--threads", "1",    "--quiet"};
+        "--overwrite", "--threads", "1", "--quiet"};
     args.insert(args.end(), init.begin(), init.end());
     DriverResult train = drive(args);
     EXPECT_EQ(train.code, 0) << train.err;

@@ -253,7 +253,7 @@ TEST_F(TrainingSafetyTest, FullDiskKeepsTheCheckpointAndItsTokenizer) {
   // 4 blocks of 512 bytes: the new tokenizer fits, the checkpoint does not.
   CommandResult full =
       runFake("train --data " + shellQuote(other()) + " --steps 3 --save " +
-                  shellQuote(ckpt()) + " --threads 1",
+                  shellQuote(ckpt()) + " --overwrite --threads 1",
               "trap '' XFSZ; ulimit -f 4; ");
   EXPECT_EQ(full.exitCode, 1) << full.out;
   EXPECT_NE(full.out.find("error: cannot write '" + ckpt() +
@@ -395,6 +395,58 @@ TEST_F(TrainingSafetyTest, AbsurdResumeStepIsRefusedAtLoad) {
 //===----------------------------------------------------------------------===//
 // Outputs never replace inputs, each other or non-regular files
 //===----------------------------------------------------------------------===//
+
+// A new run (no --resume of it) never replaces a training checkpoint
+// unasked: its steps, moments, tokenizer and loss curve stay as they were,
+// whether the run starts anew, from --init-from's weights or resumes
+// another checkpoint. --resume C continues it; --overwrite replaces it.
+TEST_F(TrainingSafetyTest, ANewRunDoesNotReplaceACheckpointUnasked) {
+  trainAndTranslate(); // 60 steps
+  const std::string saved = readFile(ckpt()), savedCopy = readFile(copy()),
+                    curve = readFile(dir.file("ckpt.loss.csv"));
+  const std::string other = dir.file("other.safetensors");
+  Result seed = drive({"train", "--data", data(), "--steps", "2", "--batch",
+                       "4", "--save", other, "--threads", "1", "--quiet"});
+  ASSERT_EQ(seed.code, 0) << seed.err;
+  const std::vector<std::pair<std::vector<std::string>, std::string>> runs = {
+      {{}, "starts anew"},
+      {{"--init-from", other}, "starts from --init-from's weights"},
+      {{"--resume", other}, "resumes another"}};
+  for (const auto &[extra, how] : runs) {
+    std::vector<std::string> args = {"train", "--data", data(), "--steps",
+                                     "5",     "--save", ckpt()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Result result = drive(args);
+    EXPECT_EQ(result.code, 2) << how;
+    EXPECT_EQ(result.err,
+              "error: --save '" + ckpt() +
+                  "' is a training checkpoint already (model "
+                  "'fake_seq2seq', step 60) and this run " +
+                  how + ": saving would replace it. --resume '" + ckpt() +
+                  "' continues it, --overwrite replaces it, or --save to "
+                  "another file\n");
+    EXPECT_EQ(result.out, "");
+    EXPECT_EQ(readFile(ckpt()), saved) << how;
+    EXPECT_EQ(readFile(copy()), savedCopy) << how;
+    EXPECT_EQ(readFile(dir.file("ckpt.loss.csv")), curve) << how;
+  }
+  // Continuing it is what --resume is for.
+  Result resumed = drive({"train", "--data", data(), "--resume", ckpt(),
+                          "--steps", "62", "--save", ckpt(), "--quiet"});
+  EXPECT_EQ(resumed.code, 0) << resumed.err;
+  // --overwrite replaces it; a file that is not a training checkpoint
+  // (parameters only, or anything else) is replaced as before.
+  Result replaced = drive({"train", "--data", data(), "--steps", "3", "--batch",
+                           "4", "--save", ckpt(), "--overwrite", "--quiet"});
+  EXPECT_EQ(replaced.code, 0) << replaced.err;
+  SafetensorsReader file(ckpt());
+  ASSERT_NE(file.metadataValue("step"), nullptr);
+  EXPECT_EQ(*file.metadataValue("step"), "3");
+  writeFile(other, "not a checkpoint");
+  Result onOther = drive({"train", "--data", data(), "--steps", "2", "--batch",
+                          "4", "--save", other, "--quiet"});
+  EXPECT_EQ(onOther.code, 0) << onOther.err;
+}
 
 TEST_F(TrainingSafetyTest, SaveAndLogOnOneFileAreRefusedBeforeTraining) {
   writeFile(ckpt(), "previous checkpoint");
