@@ -560,8 +560,9 @@ func::FuncOp buildLmStep(ModuleOp module, func::FuncOp logits,
   return step;
 }
 
-/// Adds the dim `cache` (bounded like `like`) to the module, or fails when
-/// the spec already has one.
+/// Adds the dim `cache` (bounded like `like`, and raised by the same config
+/// item: tx.dim_configs) to the module, or fails when the spec already has
+/// one.
 FailureOr<Dim> addCacheDim(ModuleOp module, const Dim &like) {
   MLIRContext *context = module.getContext();
   Dim cacheDim = Dim::symbolic(StringAttr::get(context, kCacheDim), like.bound);
@@ -575,6 +576,14 @@ FailureOr<Dim> addCacheDim(ModuleOp module, const Dim &like) {
       StringAttr::get(context, kCacheDim),
       IntegerAttr::get(IntegerType::get(context, 64), cacheDim.bound)));
   module->setAttr("tx.dims", DictionaryAttr::get(context, dims));
+  if (auto configs = module->getAttrOfType<DictionaryAttr>("tx.dim_configs"))
+    if (auto key = like.symbol ? configs.getAs<StringAttr>(like.symbol)
+                               : StringAttr()) {
+      SmallVector<NamedAttribute> entries(configs.begin(), configs.end());
+      entries.push_back(
+          NamedAttribute(StringAttr::get(context, kCacheDim), key));
+      module->setAttr("tx.dim_configs", DictionaryAttr::get(context, entries));
+    }
   return cacheDim;
 }
 
@@ -623,22 +632,14 @@ struct DecodeStepPass : mlir::tx::impl::DecodeStepPassBase<DecodeStepPass> {
                         "the target length is not a symbolic dim\n";
       return;
     }
-    MLIRContext *context = module.getContext();
-    cacheDim = Dim::symbolic(StringAttr::get(context, kCacheDim), cacheDim.bound);
-    SmallVector<NamedAttribute> dims;
-    if (auto existing = module->getAttrOfType<DictionaryAttr>("tx.dims")) {
-      if (existing.get(kCacheDim)) {
-        if (verbose)
-          llvm::errs() << "tx-decode-step: the spec already has a dim named '"
-                       << kCacheDim << "'\n";
-        return;
-      }
-      dims.assign(existing.begin(), existing.end());
+    FailureOr<Dim> added = addCacheDim(module, cacheDim);
+    if (failed(added)) {
+      if (verbose)
+        llvm::errs() << "tx-decode-step: the spec already has a dim named '"
+                     << kCacheDim << "'\n";
+      return;
     }
-    dims.push_back(NamedAttribute(
-        StringAttr::get(context, kCacheDim),
-        IntegerAttr::get(IntegerType::get(context, 64), cacheDim.bound)));
-    module->setAttr("tx.dims", DictionaryAttr::get(context, dims));
+    cacheDim = *added;
     func::FuncOp step = buildStep(module, decode, cacheDim);
     if (hasCross)
       buildInit(module, decode, *attentions, step);
