@@ -7,7 +7,9 @@
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
 
+#include <cstdint>
 #include <stdexcept>
+#include <string_view>
 #include <unordered_map>
 
 namespace txrt::driver {
@@ -98,6 +100,49 @@ private:
   bool failed_ = false;
 };
 
+/// SentencePiece's trainer skips, with only a log line (silenced here),
+/// every sentence longer than max_sentence_length bytes (4192 by default):
+/// a language model's documents, trained on as one line each, were
+/// dropped whole. Cut such text into pieces of at most kTrainingChunkBytes
+/// at whitespace, where SentencePiece splits anyway (each piece's start
+/// gets the dummy U+2581 prefix a word after a blank has), so no word
+/// changes; a run of more bytes without a blank is cut at a character
+/// boundary.
+constexpr size_t kTrainingChunkBytes = 4096;
+
+bool isBlank(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
+         c == '\v';
+}
+
+std::vector<std::string>
+trainingChunks(const std::vector<std::string> &sentences) {
+  std::vector<std::string> chunks;
+  chunks.reserve(sentences.size());
+  for (const std::string &sentence : sentences) {
+    std::string_view rest = sentence;
+    while (rest.size() > kTrainingChunkBytes) {
+      size_t cut = kTrainingChunkBytes;
+      while (cut > 0 && !isBlank(rest[cut]))
+        --cut;
+      if (cut == 0) { // no blank: the last UTF-8 character start
+        cut = kTrainingChunkBytes;
+        while (cut > 0 && (uint8_t(rest[cut]) & 0xC0) == 0x80)
+          --cut;
+        if (cut == 0)
+          cut = kTrainingChunkBytes; // not UTF-8: any byte
+      }
+      chunks.emplace_back(rest.substr(0, cut));
+      rest.remove_prefix(cut);
+      while (!rest.empty() && isBlank(rest.front()))
+        rest.remove_prefix(1);
+    }
+    if (!rest.empty() || sentence.empty())
+      chunks.emplace_back(rest);
+  }
+  return chunks;
+}
+
 } // namespace
 
 SentencePieceModel::SentencePieceModel()
@@ -144,7 +189,8 @@ SentencePieceModel::train(const std::vector<std::string> &sentences,
       {"shuffle_input_sentence", "false"},
       {"minloglevel", "2"},
   };
-  SentenceList list(sentences);
+  const std::vector<std::string> chunks = trainingChunks(sentences);
+  SentenceList list(chunks);
   std::string bytes;
   sentencepiece::util::Status status =
       sentencepiece::SentencePieceTrainer::Train(args, &list, &bytes);

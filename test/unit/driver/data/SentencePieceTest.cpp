@@ -59,6 +59,31 @@ TEST(SentencePieceTest, RoundTripsNormalizedText) {
   }
 }
 
+// A language model trains its tokenizer on whole documents, one line each;
+// SentencePiece's trainer skips a line over 4192 bytes with a log line and
+// nothing else, so a long document's words became [UNK]. Long text is cut
+// at blanks for training: its words are learned like any other's.
+TEST(SentencePieceTest, LongDocumentsAreTrainedOn) {
+  std::string longDocument;
+  while (longDocument.size() < 20000)
+    longDocument += "alpha beta gamma delta ";
+  const std::string unbroken(9000, 'q'); // no blank to cut at
+  for (auto algorithm : {SentencePieceOptions::Algorithm::Unigram,
+                         SentencePieceOptions::Algorithm::Bpe}) {
+    SentencePieceOptions settings = options(algorithm);
+    settings.vocabSize = 30;
+    SentencePieceModel model = SentencePieceModel::train(
+        {longDocument, "one two three one two three", unbroken}, settings);
+    for (const std::string &text :
+         {std::string("alpha beta gamma delta"), std::string("one two three"),
+          std::string("qqqq")}) {
+      std::vector<int32_t> ids = model.encode(text);
+      EXPECT_EQ(std::count(ids.begin(), ids.end(), model.unkId()), 0) << text;
+      EXPECT_EQ(model.decode(ids), text);
+    }
+  }
+}
+
 TEST(SentencePieceTest, SpecialsSitAtThePadRule) {
   SentencePieceModel first = SentencePieceModel::train(
       smallCorpus(), options(SentencePieceOptions::Algorithm::Unigram));
