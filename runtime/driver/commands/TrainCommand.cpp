@@ -216,25 +216,37 @@ void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   // --resume C --save C continues in place: C is read before it is written.
   checkOutputPaths(outputs, inputs, {{"--save", "--resume"}});
   checkWritableDirectories(outputs);
-  // A new run's --save over another run's checkpoint would lose that run
-  // (its steps, moments and tokenizer) unasked.
-  if (options.savePath && !options.overwrite &&
-      !(options.resumePath && sameFile(*options.resumePath, *options.savePath)))
-    if (auto existing = existingTrainingCheckpoint(*options.savePath)) {
-      const std::string *step = existing->metadataValue("step");
-      const std::string *name = existing->metadataValue("model");
-      const std::string &path = *options.savePath;
-      throw InputError(
-          "--save '" + path + "' is a training checkpoint already (" +
-          (name ? "model '" + *name + "', " : std::string()) + "step " +
-          (step ? *step : std::string("?")) + ") and this run " +
-          (options.resumePath ? "resumes another"
-           : options.initFromPath ? "starts from --init-from's weights"
-                                  : "starts anew") +
-          ": saving would replace it. --resume '" + path +
-          "' continues it, --overwrite replaces it, or --save to another "
-          "file");
-    }
+  // A new run's --save (or --keep-best) over another run's checkpoint
+  // would lose that run (its steps, moments and tokenizer) unasked.
+  if (!options.savePath || options.overwrite ||
+      (options.resumePath && sameFile(*options.resumePath, *options.savePath)))
+    return;
+  const std::string &path = *options.savePath;
+  const std::string how =
+      options.resumePath     ? "resumes another"
+      : options.initFromPath ? "starts from --init-from's weights"
+                             : "starts anew";
+  auto describe = [](const SafetensorsReader &file) {
+    const std::string *step = file.metadataValue("step");
+    const std::string *name = file.metadataValue("model");
+    return (name ? "model '" + *name + "', " : std::string()) + "step " +
+           (step ? *step : std::string("?"));
+  };
+  if (auto existing = existingTrainingCheckpoint(path))
+    throw InputError("--save '" + path + "' is a training checkpoint already (" +
+                     describe(*existing) + ") and this run " + how +
+                     ": saving would replace it. --resume '" + path +
+                     "' continues it, --overwrite replaces it, or --save to "
+                     "another file");
+  if (options.keepBest) {
+    const std::string best = checkpointSibling(path, kBestCheckpointSuffix);
+    if (auto existing = existingTrainingCheckpoint(best))
+      throw InputError("the --keep-best checkpoint '" + best +
+                       "' of --save is another run's best already (" +
+                       describe(*existing) + ") and this run " + how +
+                       ": its first validation would replace it. --overwrite "
+                       "replaces it, or --save to another file");
+  }
 }
 
 /// The --ema average: a resumed checkpoint's (its decay unless --ema

@@ -446,6 +446,32 @@ TEST_F(TrainingSafetyTest, ANewRunDoesNotReplaceACheckpointUnasked) {
   Result onOther = drive({"train", "--data", data(), "--steps", "2", "--batch",
                           "4", "--save", other, "--quiet"});
   EXPECT_EQ(onOther.code, 0) << onOther.err;
+
+  // --keep-best's C.best.safetensors is another run's too: a new run with
+  // --save C --keep-best would replace it at its first validation, though
+  // C itself is gone.
+  const std::string kept = dir.file("k.safetensors"),
+                    best = dir.file("k.best.safetensors");
+  std::vector<std::string> keepBest = {
+      "train",   "--data", data(),   "--steps",   "2",         "--batch",
+      "4",       "--save", kept,     "--valid",   data(),      "--valid-every",
+      "1",       "--keep-best", "--quiet"};
+  Result first = drive(keepBest);
+  ASSERT_EQ(first.code, 0) << first.err;
+  const std::string bestBytes = readFile(best);
+  std::filesystem::remove(kept);
+  Result again = drive(keepBest);
+  EXPECT_EQ(again.code, 2);
+  EXPECT_EQ(again.err, "error: the --keep-best checkpoint '" + best +
+                           "' of --save is another run's best already (model "
+                           "'fake_seq2seq', step 1) and this run starts "
+                           "anew: its first validation would replace it. "
+                           "--overwrite replaces it, or --save to another "
+                           "file\n");
+  EXPECT_EQ(readFile(best), bestBytes);
+  keepBest.push_back("--overwrite");
+  Result replacedBest = drive(keepBest);
+  EXPECT_EQ(replacedBest.code, 0) << replacedBest.err;
 }
 
 TEST_F(TrainingSafetyTest, SaveAndLogOnOneFileAreRefusedBeforeTraining) {
