@@ -12,6 +12,7 @@
 #include "loop/Ema.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -188,7 +189,12 @@ std::string describeCheckpoint(const ModelInfo &model,
   out << "  validation   ";
   if (const std::optional<ValidationRecord> &record = position.validation) {
     char numbers[160];
-    if (model.kind != ModelKind::Seq2Seq) // no translations, no BLEU
+    if (!std::isnan(record->bestMacroF1)) // a classifier's
+      std::snprintf(numbers, sizeof(numbers),
+                    "loss %.4f, accuracy %.2f%%, macro-F1 %.4f",
+                    record->bestLoss, 100.0 * record->bestAccuracy,
+                    record->bestMacroF1);
+    else if (model.kind != ModelKind::Seq2Seq) // no translations, no BLEU
       std::snprintf(numbers, sizeof(numbers), "loss %.4f, accuracy %.2f%%",
                     record->bestLoss, 100.0 * record->bestAccuracy);
     else

@@ -115,6 +115,8 @@ loadValidationRecord(const SafetensorsReader &file) {
   record.bestLoss = metadataNumber(file, "best_loss");
   record.bestAccuracy = metadataNumber(file, "best_accuracy");
   record.bestBleu = metadataNumber(file, "best_bleu");
+  if (file.metadataValue("best_macro_f1"))
+    record.bestMacroF1 = metadataNumber(file, "best_macro_f1");
   return record;
 }
 
@@ -194,6 +196,8 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
     metadata.push_back({"best_loss", formatNumber(record->bestLoss)});
     metadata.push_back({"best_accuracy", formatNumber(record->bestAccuracy)});
     metadata.push_back({"best_bleu", formatNumber(record->bestBleu)});
+    if (!std::isnan(record->bestMacroF1))
+      metadata.push_back({"best_macro_f1", formatNumber(record->bestMacroF1)});
     metadata.push_back({"valid_since_best", std::to_string(record->sinceBest)});
   }
   if (average) {

@@ -21,7 +21,8 @@
 // --patience continue from after --resume, Validation.h): "valid" and
 // "valid_fnv1a64" (the --valid file and its content hash), "best_by"
 // ("loss" or "bleu"), "best_step", "best_loss", "best_accuracy",
-// "best_bleu" (the numbers printed, %.17g) and "valid_since_best". Everything
+// "best_bleu" (the numbers printed, %.17g), a classifier's "best_macro_f1",
+// and "valid_since_best". Everything
 // in it is a function of the run's inputs, so two runs that did the same
 // work write byte-identical files.
 //
@@ -42,6 +43,7 @@
 #include "data/LabeledText.h"
 #include "data/Tokenizer.h"
 
+#include <cmath>
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
@@ -66,6 +68,9 @@ struct ValidationRecord {
   BestBy by = BestBy::Bleu; ///< --best-by
   int64_t bestStep = 0;
   double bestLoss = 0, bestAccuracy = 0, bestBleu = 0;
+  /// A classifier's best macro-F1 ("best_macro_f1"; NaN for other kinds
+  /// and in older checkpoints).
+  double bestMacroF1 = NAN;
   int64_t sinceBest = 0; ///< validations after the best, none better
 };
 

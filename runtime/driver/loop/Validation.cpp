@@ -25,6 +25,12 @@ std::string ValidationScore::describe() const {
                   static_cast<long long>(step), loss, 100 * accuracy, macroF1);
     return line;
   }
+  if (isClassifier) { // a best from a checkpoint that did not record it
+    std::snprintf(line, sizeof(line),
+                  "validation step %lld: loss %.4f, accuracy %.2f%%",
+                  static_cast<long long>(step), loss, 100 * accuracy);
+    return line;
+  }
   if (!hasBleu) {
     std::snprintf(line, sizeof(line),
                   "validation step %lld: loss %.4f, perplexity %.3f, "
@@ -95,6 +101,7 @@ ValidationScore Validator::run(int64_t step) {
     score.accuracy = scored.matrix.accuracy();
     score.macroF1 = scored.matrix.macroF1();
     score.hasBleu = false;
+    score.isClassifier = true;
     return judge(score);
   }
   if (blocks_) {
@@ -175,6 +182,7 @@ std::optional<ValidationRecord> Validator::record() const {
   record.bestLoss = best_.loss;
   record.bestAccuracy = best_.accuracy;
   record.bestBleu = best_.bleu.bleu;
+  record.bestMacroF1 = best_.macroF1;
   record.sinceBest = sinceBest_;
   return record;
 }
@@ -187,6 +195,10 @@ bool Validator::resumeFrom(const ValidationRecord &record) {
   best_.loss = record.bestLoss;
   best_.accuracy = record.bestAccuracy;
   best_.bleu.bleu = record.bestBleu;
+  // As this kind's validations describe it: no BLEU but for translations.
+  best_.hasBleu = model_.kind == ModelKind::Seq2Seq;
+  best_.macroF1 = record.bestMacroF1;
+  best_.isClassifier = model_.kind == ModelKind::Classifier;
   haveBest_ = true;
   improved_ = false;
   sinceBest_ = record.sinceBest;
