@@ -560,12 +560,16 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       err << "\n";
     }
   double lastValidBleu = -1; // for the progress line
-  /// Validates; whether --patience says to stop.
+  /// Validates; whether --patience says to stop. A validation off the
+  /// --valid-every schedule (the end of a run, or a stop, between scheduled
+  /// ones) may find a new best but does not count towards --patience
+  /// otherwise: a run resumed from there would not repeat it.
   auto validate = [&](int64_t step) {
+    const bool scheduled = step % options.validEvery == 0;
     // With --ema the average is scored (and so kept as the best).
     if (average)
       average->swap(runner.params().write());
-    ValidationScore score = validator->run(step);
+    ValidationScore score = validator->run(step, scheduled);
     if (average)
       average->swap(runner.params().write());
     err << score.describe() << (validator->improved() ? " (best)" : "")

@@ -90,7 +90,11 @@ Validator::Validator(const ModelInfo &model, ModelRunner &runner,
   text_ = std::move(text);
 }
 
-ValidationScore Validator::run(int64_t step) {
+ValidationScore Validator::run(int64_t step, bool scheduled) {
+  return judge(score_(step), scheduled);
+}
+
+ValidationScore Validator::score_(int64_t step) {
   ValidationScore score;
   score.step = step;
   if (labels_) {
@@ -102,7 +106,7 @@ ValidationScore Validator::run(int64_t step) {
     score.macroF1 = scored.matrix.macroF1();
     score.hasBleu = false;
     score.isClassifier = true;
-    return judge(score);
+    return score;
   }
   if (blocks_) {
     const EntryInfo &logits = *model_.findEntryByRole("logits");
@@ -120,7 +124,7 @@ ValidationScore Validator::run(int64_t step) {
     score.accuracy =
         stats.tokens ? double(stats.correct) / double(stats.tokens) : 0.0;
     score.hasBleu = false;
-    return judge(score);
+    return score;
   }
   const int32_t pad = modelPadId(model_);
   TokenStats stats;
@@ -153,10 +157,11 @@ ValidationScore Validator::run(int64_t step) {
       hypotheses.size() > 1 &&
       std::all_of(hypotheses.begin(), hypotheses.end(),
                   [&](const std::string &h) { return h == hypotheses[0]; });
-  return judge(score);
+  return score;
 }
 
-ValidationScore Validator::judge(const ValidationScore &score) {
+ValidationScore Validator::judge(const ValidationScore &score,
+                                 bool scheduled) {
   improved_ = !haveBest_ ||
               (bestBy_ == BestBy::Loss       ? score.loss < best_.loss
                : bestBy_ == BestBy::Accuracy ? score.accuracy > best_.accuracy
@@ -165,7 +170,7 @@ ValidationScore Validator::judge(const ValidationScore &score) {
     best_ = score;
     haveBest_ = true;
     sinceBest_ = 0;
-  } else {
+  } else if (scheduled) {
     ++sinceBest_;
   }
   return score;

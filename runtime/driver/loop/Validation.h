@@ -69,8 +69,12 @@ public:
             const Tokenizer &tokenizer, const std::string &path,
             int64_t batch, BestBy bestBy, const LabelSet *labels = nullptr);
 
-  /// Scores the runner's current weights; records the best.
-  ValidationScore run(int64_t step);
+  /// Scores the runner's current weights and records the best. A
+  /// validation off the --valid-every schedule (`scheduled` false: the end
+  /// of a run, or a stop, between scheduled ones) may be a new best, but
+  /// one that is not does not count towards --patience: a run resumed from
+  /// there would not repeat it, and would stop at another step.
+  ValidationScore run(int64_t step, bool scheduled = true);
 
   /// Whether the last run() improved on every earlier one.
   bool improved() const { return improved_; }
@@ -86,8 +90,10 @@ public:
   bool resumeFrom(const ValidationRecord &record);
 
 private:
+  /// The scores of the runner's current weights.
+  ValidationScore score_(int64_t step);
   /// Compares `score` with the best so far and records it; returns it.
-  ValidationScore judge(const ValidationScore &score);
+  ValidationScore judge(const ValidationScore &score, bool scheduled);
 
   const ModelInfo &model_;
   ModelRunner &runner_;
