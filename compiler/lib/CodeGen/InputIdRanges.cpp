@@ -1,7 +1,8 @@
 //===- InputIdRanges.cpp - which ids an entry's i32 inputs may hold -------===//
 //
 // An i32 entry input is valid when every op that reads it can: an embedding
-// needs row numbers of its table, cross-entropy class numbers or its
+// needs row numbers of its table, an index (`wte[ids]`, tx.gather) one of
+// [-n, n) along its axis, cross-entropy class numbers or its
 // ignore_index, a comparison (a padding mask) takes any value. The ranges
 // are found from the planned IR, through reshapes, and intersected over
 // every reader; the metadata carries them so that the driver checks an input
@@ -61,6 +62,31 @@ std::optional<IdRange> readerRange(Operation *user, Value ids) {
                    {},
                    "the " + std::to_string(rows) + " rows of the embedding" +
                        (table.empty() ? "" : " '" + table + "'") +
+                       atLocation(user)};
+  }
+  if (auto gather = dyn_cast<GatherOp>(user)) {
+    // `table[ids]`: PyTorch's indexing, so [-n, n) (negative from the end).
+    if (gather.getIndices() != ids)
+      return std::nullopt;
+    auto input = cast<RankedTensorType>(gather.getInput().getType());
+    int64_t axis = gather.getAxis();
+    if (axis < 0)
+      axis += input.getRank();
+    if (axis < 0 || axis >= input.getRank())
+      return std::nullopt;
+    int64_t n = input.getDimSize(axis);
+    if (ShapedType::isDynamic(n))
+      return std::nullopt;
+    std::string table = tableName(gather.getInput());
+    return IdRange{-n,
+                   n,
+                   {},
+                   "the " + std::to_string(n) + " " +
+                       (axis == 0 ? "rows" : "entries along axis " +
+                                                 std::to_string(axis)) +
+                       " of " + (table.empty() ? "the indexed tensor"
+                                               : "'" + table + "'") +
+                       " (negative ids count from the end, as in PyTorch)" +
                        atLocation(user)};
   }
   auto crossEntropy = [&](Value logits, Value targets,
