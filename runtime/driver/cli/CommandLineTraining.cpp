@@ -352,11 +352,14 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
                 "model keeps --vocab-size pieces)");
   if (train.validPath && !train.validEvery)
     cursor.fail("--valid needs --valid-every N");
+  // A language model (--text) validates on plain text, the others on TSV.
+  const std::string validFile =
+      train.textPath.empty() ? "--valid FILE.tsv" : "--valid FILE.txt";
   if (!train.validPath && train.validEvery)
-    cursor.fail("--valid-every needs --valid FILE.tsv");
+    cursor.fail("--valid-every needs " + validFile);
   if ((train.keepBest || train.patience) && !train.validPath)
     cursor.fail(std::string(train.keepBest ? "--keep-best" : "--patience") +
-                " needs --valid FILE.tsv");
+                " needs " + validFile);
   if (train.keepBest && !train.savePath)
     cursor.fail("--keep-best needs --save FILE");
 }

@@ -132,6 +132,14 @@ std::string describeCheckpoint(const ModelInfo &model,
   // Read as --resume reads it: a file that does not fit is its error.
   ParameterArena params(model);
   SafetensorsReader file(path);
+  if (!isTrainingCheckpoint(file))
+    throw InputError("'" + path +
+                     "' is not a training checkpoint (its __metadata__ "
+                     "'format' is not 'txc-checkpoint'): info --load "
+                     "describes what train writes; a file of parameters "
+                     "(export, run --save) is for --load of run, eval, "
+                     "translate, generate and predict, and for train "
+                     "--init-from");
   TrainingPosition position = loadCheckpoint(file, model, params);
   std::ostringstream out;
   out << "\ncheckpoint     " << path << "\n";

@@ -69,6 +69,21 @@ int64_t batchSize(const std::optional<int64_t> &requested,
   return *requested;
 }
 
+/// A resumed run's batch size without --batch: the checkpoint's, which the
+/// model's B bound may no longer take (recompiled with a smaller one).
+int64_t resumedBatchSize(int64_t saved, const LengthBound &bound,
+                         int ranks) {
+  if ((saved + ranks - 1) / ranks <= bound.bound)
+    return saved;
+  throw InputError("the checkpoint's batch size " + std::to_string(saved) +
+                   (ranks > 1 ? " over " + std::to_string(ranks) + " ranks"
+                              : std::string()) +
+                   ", which a resumed run keeps, is larger than " +
+                   bound.describe() + "; give --batch N (at most " +
+                   std::to_string(bound.bound * ranks) +
+                   ") to resume with a smaller batch");
+}
+
 /// Notes where a resumed run's options differ from the checkpoint's.
 void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
                      int64_t batch, int64_t maxTokens, int64_t updateFreq,
@@ -84,7 +99,11 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
     note(maxTokens ? "--max-tokens " + std::to_string(maxTokens)
                    : "--batch " + std::to_string(batch) + " (not --max-tokens)");
   else if (batch != saved.batchSize)
-    note("--batch " + std::to_string(batch));
+    // With --max-tokens the rows a batch may hold are the B bound's.
+    note(maxTokens ? "the rows a --max-tokens batch may hold (" +
+                         std::to_string(batch) + ", the B bound; it was " +
+                         std::to_string(saved.batchSize) + ")"
+                   : "--batch " + std::to_string(batch));
   if (updateFreq != saved.updateFreq)
     note("--update-freq " + std::to_string(updateFreq));
   if (options.seed && *options.seed != saved.seed)
@@ -387,7 +406,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     batch = maxTokens ? data.batchBound.bound * ranks.size()
             : options.batch
                 ? batchSize(options.batch, data.batchBound, ranks.size())
-                : batchSize(position.batchSize, data.batchBound, ranks.size());
+                : resumedBatchSize(position.batchSize, data.batchBound,
+                                   ranks.size());
     err << "resuming '" << *options.resumePath << "' at step "
         << position.step << " (trained with update-freq "
         << position.updateFreq << " on " << position.ranks

@@ -8,6 +8,7 @@
 #include "core/Error.h"
 #include "loop/FiniteCheck.h"
 #include "core/Memory.h"
+#include "formats/Json.h"
 #include "txrt/txrt.h"
 
 #include <algorithm>
@@ -120,6 +121,69 @@ bool isMomentName(const ModelInfo &model, const std::string &name) {
   return false;
 }
 
+namespace {
+
+/// "'C' was trained with config src_vocab = 64 (this model: 20); recompile
+/// with txc -D src_vocab=64 to load it", from the checkpoint's __metadata__
+/// "config"; empty when it records none or no number differs.
+std::string configHint(const SafetensorsReader &file, const ModelInfo &model) {
+  // The (checkpoint, model) sizes of the dims that differ: a config value
+  // that explains one of them is the one to name.
+  std::set<std::pair<int64_t, int64_t>> differing;
+  for (const ParamInfo &info : model.params)
+    if (const SafetensorsEntry *entry = file.find(info.name))
+      if (entry->shape.size() == info.shape.size())
+        for (size_t i = 0; i < info.shape.size(); ++i)
+          if (entry->shape[i] != info.shape[i])
+            differing.insert({entry->shape[i], info.shape[i]});
+  const std::string *text = file.metadataValue("config");
+  if (!text)
+    return "";
+  Json trained;
+  try {
+    trained = parseJson(*text);
+  } catch (const std::exception &) {
+    return "";
+  }
+  if (!trained.is_object())
+    return "";
+  // Every config number that differs, and those that explain a differing
+  // dim (src_vocab = 64 for [64, 32] against [20, 32]; not a batch size).
+  std::string values, flags, allValues, allFlags;
+  int shown = 0, allShown = 0;
+  for (const ConfigValue &value : model.config) {
+    const Json *then = jsonMember(trained, value.key);
+    if (!then || !value.number || !then->is_number())
+      continue;
+    const double was = then->get<double>();
+    if (was == *value.number)
+      continue;
+    const std::string wasText = toJson(*then);
+    const std::string entry =
+        value.key + " = " + wasText + " (this model: " + value.json + ")";
+    const std::string flag = " -D " + value.key + "=" + wasText;
+    if (allShown++ < 6) {
+      allValues += (allValues.empty() ? "" : ", ") + entry;
+      allFlags += flag;
+    }
+    if (differing.count({int64_t(was), int64_t(*value.number)}) &&
+        shown++ < 6) {
+      values += (values.empty() ? "" : ", ") + entry;
+      flags += flag;
+    }
+  }
+  if (values.empty()) { // sizes derived from the config (d_ff = 4 * d)
+    values = allValues;
+    flags = allFlags;
+  }
+  if (values.empty())
+    return "";
+  return "'" + file.path() + "' was trained with config " + values +
+         "; recompile with txc" + flags + " to load it";
+}
+
+} // namespace
+
 std::vector<std::string>
 checkCheckpointAgainstModel(const SafetensorsReader &file,
                             const ModelInfo &model) {
@@ -151,6 +215,12 @@ checkCheckpointAgainstModel(const SafetensorsReader &file,
                          formatShape(entry.shape) + " in '" + path +
                          "' is not a parameter of model '" + model.model + "'");
   }
+  // A checkpoint records the config it was trained with: when the tensors
+  // do not fit, the values that differ are what to recompile with (first,
+  // so the cut list of problems never hides it).
+  if (!problems.empty())
+    if (std::string hint = configHint(file, model); !hint.empty())
+      problems.insert(problems.begin(), hint);
   return problems;
 }
 

@@ -169,6 +169,7 @@ Tensor parseTextTensor(const std::string &text, const InputSource &source,
   std::vector<int> lineNumbers;
   size_t pos = 0;
   int lineNumber = 0;
+  int blankLine = 0; ///< the first blank line so far, or 0
   bool wantInteger = dtype != DType::F32;
   while (pos < text.size()) {
     size_t end = text.find('\n', pos);
@@ -205,8 +206,19 @@ Tensor parseTextTensor(const std::string &text, const InputSource &source,
       i = tokenEnd;
     }
     if (!row.empty()) {
+      // A blank line before a row would drop a row silently: the outputs'
+      // rows would no longer be the file's lines.
+      if (blankLine)
+        throw InputError(source.describe() + " line " +
+                         std::to_string(blankLine) +
+                         " is blank, before the row of line " +
+                         std::to_string(lineNumber) +
+                         ": a row a line, every row with its values (blank "
+                         "lines only at the end); remove the line");
       rows.push_back(std::move(row));
       lineNumbers.push_back(lineNumber);
+    } else if (!blankLine) {
+      blankLine = lineNumber;
     }
     pos = end + 1;
   }

@@ -3,6 +3,7 @@
 #include "loop/Checkpoint.h"
 #include "core/Error.h"
 #include "formats/FileIO.h"
+#include "formats/Json.h"
 #include "core/Init.h"
 #include "data/InputValidation.h"
 #include "data/TabbedLines.h"
@@ -218,24 +219,42 @@ int32_t modelPadId(const ModelInfo &model) {
 
 namespace {
 
+/// `trainedConfig`: the config a checkpoint was trained with (its
+/// __metadata__ "config" object), whose value for the vocabulary's key is
+/// the one that loads its tensors; nullptr when the tokenizer comes from
+/// data.
 void checkFits(const ModelInfo &model, const Vocabulary &vocab,
-               const char *role, const char *side,
-               const std::string &origin, ProblemList &problems) {
+               bool subwords, const char *role, const char *side,
+               const std::string &origin, const Json *trainedConfig,
+               ProblemList &problems) {
   std::string key = vocabKeyFor(model, role);
   if (key.empty())
     return;
   int64_t limit = *model.configCount(key);
   if (vocab.size() <= limit)
     return;
+  std::optional<int64_t> trained;
+  if (trainedConfig)
+    if (const Json *value = jsonMember(*trainedConfig, key))
+      trained = jsonInteger(*value);
+  std::string advice =
+      trained && *trained >= vocab.size()
+          ? "recompile with txc -D " + key + "=" + std::to_string(*trained) +
+                " (the checkpoint was trained with config " + key + " = " +
+                std::to_string(*trained) + ")"
+          : "recompile with txc -D " + key + "=" +
+                std::to_string(vocab.size()) +
+                (subwords ? " (or train a SentencePiece model with a smaller "
+                            "--vocab-size)"
+                          : " (or drop rare words with --min-freq)");
   problems.add("the " + std::string(side) + (*side ? " " : "") +
                "vocabulary " + origin +
                " needs " + std::to_string(vocab.size()) +
                " ids (4 specials + " +
                std::to_string(vocab.size() - kNumSpecialTokens) +
-               " words) but the model's config " + key + " is " +
-               std::to_string(limit) + "; recompile with txc -D " + key + "=" +
-               std::to_string(vocab.size()) +
-               " (or drop rare words with --min-freq)");
+               (subwords ? " pieces" : " words") +
+               ") but the model's config " + key + " is " +
+               std::to_string(limit) + "; " + advice);
 }
 
 } // namespace
@@ -280,25 +299,29 @@ Tokenizer buildTokenizer(const ModelInfo &model, const WordCounts &sources,
   }
   ProblemList problems;
   std::string origin = "of '" + path + "'";
-  checkFits(model, tokenizer.source, "source", "source", origin, problems);
-  checkFits(model, tokenizer.target, "target_in", "target", origin, problems);
+  checkFits(model, tokenizer.source, false, "source", "source", origin,
+            nullptr, problems);
+  checkFits(model, tokenizer.target, false, "target_in", "target", origin,
+            nullptr, problems);
   problems.throwIfAny("problems");
   return tokenizer;
 }
 
 void checkTokenizerFitsModel(const ModelInfo &model, const Tokenizer &tokenizer,
-                             const std::string &origin) {
+                             const std::string &origin,
+                             const Json *trainedConfig) {
   ProblemList problems;
+  const bool subwords = tokenizer.subwords != nullptr;
   if (tokenizer.source.words() == tokenizer.target.words() &&
       model.kind != ModelKind::Seq2Seq) {
     // One vocabulary (language models, classifiers).
-    checkFits(model, tokenizer.source, "tokens", "", "in " + origin,
-              problems);
+    checkFits(model, tokenizer.source, subwords, "tokens", "", "in " + origin,
+              trainedConfig, problems);
   } else {
-    checkFits(model, tokenizer.source, "source", "source", "in " + origin,
-              problems);
-    checkFits(model, tokenizer.target, "target_in", "target", "in " + origin,
-              problems);
+    checkFits(model, tokenizer.source, subwords, "source", "source",
+              "in " + origin, trainedConfig, problems);
+    checkFits(model, tokenizer.target, subwords, "target_in", "target",
+              "in " + origin, trainedConfig, problems);
   }
   int32_t pad = modelPadId(model);
   if (tokenizer.source.padId() != pad || tokenizer.target.padId() != pad)
@@ -344,7 +367,19 @@ Tokenizer loadModelTokenizer(const ModelInfo &model,
     tokenizer = Tokenizer::load(path);
     origin = "'" + path + "'";
   }
-  checkTokenizerFitsModel(model, tokenizer, origin);
+  // The checkpoint's config says which vocabulary size loads its tensors.
+  std::optional<Json> trainedConfig;
+  if (const std::string *config = checkpoint.metadataValue("config")) {
+    try {
+      trainedConfig = parseJson(*config);
+    } catch (const std::exception &) {
+      // Not JSON: the tensors' checks say what is wrong with the file.
+    }
+  }
+  checkTokenizerFitsModel(model, tokenizer, origin,
+                          trainedConfig && trainedConfig->is_object()
+                              ? &*trainedConfig
+                              : nullptr);
   return tokenizer;
 }
 

@@ -22,6 +22,7 @@
 #include "data/PairIds.h"
 #include "data/TabbedLines.h"
 #include "data/Tokenizer.h"
+#include "formats/Json.h"
 
 #include <cstdint>
 #include <functional>
@@ -124,9 +125,12 @@ Tokenizer buildTokenizer(const ModelInfo &model, const WordCounts &sources,
                          const std::string &path);
 
 /// Checks a loaded tokenizer against the model's vocabulary sizes; `origin`
-/// names it in errors ("'t.json'", "the tokenizer inside 'ckpt'").
+/// names it in errors ("'t.json'", "the tokenizer inside 'ckpt'");
+/// `trainedConfig`, a checkpoint's config object, gives the advice the size
+/// it was trained with.
 void checkTokenizerFitsModel(const ModelInfo &model, const Tokenizer &tokenizer,
-                             const std::string &origin);
+                             const std::string &origin,
+                             const Json *trainedConfig = nullptr);
 
 /// The tokenizer of `checkpoint`, checked against the model: the one stored
 /// inside it (Checkpoint.h); `explicitPath` (--tokenizer) when given, which

@@ -30,7 +30,7 @@ const char *kModel = R"({"version": 1, "model": "t",
 InputSource source(const std::string &name) { return {name, name + ".txt"}; }
 
 TEST(InputFilesTest, ParsesTextRowsAndPadsRaggedIds) {
-  Tensor ids = parseTextTensor("1 2 3\n\n4 5\n  6\t7 8 9\n", source("src"),
+  Tensor ids = parseTextTensor("1 2 3\n4 5\n  6\t7 8 9\n\n \n", source("src"),
                                DType::I32, 2, 0);
   EXPECT_EQ(ids.shape, (Shape{3, 4}));
   const int32_t expect[] = {1, 2, 3, 0, 4, 5, 0, 0, 6, 7, 8, 9};
@@ -65,6 +65,15 @@ TEST(InputFilesTest, TextErrorsNameTheFileAndLine) {
   EXPECT_THROW_MESSAGE(
       parseTextTensor("\n \n", source("src"), DType::I32, 2, 0), InputError,
       "the file holds no values");
+  // A blank line before a row would drop that row silently (blank lines at
+  // the end are an editor's trailing newlines).
+  EXPECT_THROW_MESSAGE(
+      parseTextTensor("1 2\n\n3 4\n", source("src"), DType::I32, 2, 0),
+      InputError, "input 'src' ('src.txt') line 2 is blank, before the row "
+                  "of line 3");
+  EXPECT_THROW_MESSAGE(
+      parseTextTensor(" \n1 2\n", source("src"), DType::I32, 2, 0),
+      InputError, "line 1 is blank, before the row of line 2");
   EXPECT_THROW_MESSAGE(
       parseTextTensor("1\n2\n", source("x"), DType::F32, 1, std::nullopt),
       InputError, "rank 1 but the file has 2 lines");
