@@ -907,6 +907,18 @@ int main(int argc, char **argv) {
   if (precisionName != "fp32")
     flags += (flags.empty() ? "--precision=" : " --precision=") +
              precisionName.getValue();
+  // Every flag that changes what the executable computes or where it runs
+  // (info prints them; a checkpoint's note compares the config).
+  for (const std::string &name : noFuse)
+    flags += (flags.empty() ? "" : " ") +
+             (name.empty() ? std::string("--no-fuse") : "--no-fuse=" + name);
+  if (!targetName.empty() && targetName != "cpu")
+    flags += (flags.empty() ? "--target=" : " --target=") +
+             targetName.getValue();
+  if (!mcpu.empty())
+    flags += (flags.empty() ? "--mcpu=" : " --mcpu=") + mcpu.getValue();
+  for (const std::string &attr : mattr)
+    flags += (flags.empty() ? "--mattr=" : " --mattr=") + attr;
   if (isNative(emit)) {
     int code = emitNative(*module, flags, argv[0]);
     if (diags.hasErrors())

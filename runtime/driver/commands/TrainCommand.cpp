@@ -675,7 +675,14 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     return KernelError(divergence.describe() + "; stopping without saving" +
                        savedNote());
   };
-  UnigramWatch unigram(data.targetEntropy, data.targetUnit);
+  // What to check names the warmup only where the schedule has one.
+  const bool warmup = model.optimizer &&
+                      model.optimizer->lr.kind ==
+                          LearningRateSchedule::Kind::Noam;
+  UnigramWatch unigram(data.targetEntropy, data.targetUnit,
+                       warmup ? "check the learning-rate schedule (warmup)"
+                              : "check the learning rate (too high or too "
+                                "low), or train longer");
   // Ranks agree on a stop (each has its own clock and signals): one sum
   // per update.
   stop.startClock();

@@ -39,9 +39,9 @@ std::optional<std::string> UnigramWatch::afterStep(int64_t step,
   std::snprintf(line, sizeof(line),
                 "the loss (%.4f) is at the unigram entropy of the targets "
                 "(%.4f) after %lld steps: the model predicts %s "
-                "frequencies only; check the learning-rate schedule (warmup)",
+                "frequencies only; ",
                 mean, entropy_, static_cast<long long>(step), unit_.c_str());
-  return std::string(line);
+  return std::string(line) + advice_;
 }
 
 } // namespace txrt::driver

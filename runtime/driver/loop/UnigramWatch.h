@@ -31,9 +31,12 @@ public:
   static constexpr double kTolerance = 0.02;
 
   /// `unit`: what the targets are ("token", a classifier's "label"), for
-  /// the message.
-  explicit UnigramWatch(double entropy, std::string unit = "token")
-      : entropy_(entropy), unit_(std::move(unit)) {}
+  /// the message; `advice`, what to check, after "; " (the default names
+  /// the warmup of a schedule that has one).
+  explicit UnigramWatch(
+      double entropy, std::string unit = "token",
+      std::string advice = "check the learning-rate schedule (warmup)")
+      : entropy_(entropy), unit_(std::move(unit)), advice_(std::move(advice)) {}
 
   /// After update `step` with loss `loss`: the warning line (without
   /// "warning: ") the first time the loss sits at the entropy.
@@ -41,7 +44,7 @@ public:
 
 private:
   double entropy_;
-  std::string unit_;
+  std::string unit_, advice_;
   std::deque<double> recent_;
   double sum_ = 0;
   bool warned_ = false;
