@@ -526,8 +526,30 @@ Val genAttention(MLIRGenImpl &gen, const ast::CallExpr &call,
   OpBuilder &b = gen.getBuilder();
   SmallVector<NamedAttribute> attrs = {f32Attr(gen, "scale", scale),
                                        f32Attr(gen, "dropout", args.number(6))};
-  if (args.flag(5))
+  if (args.flag(5)) {
     attrs.push_back(b.getNamedAttr("causal", b.getUnitAttr()));
+    // The causal mask aligns the last query with the last key (what a
+    // KV cache needs); with queries and keys of one length that is
+    // PyTorch's is_causal, otherwise it is not: say so.
+    auto qType = dyn_cast<RankedTensorType>(q.getType());
+    auto kType = dyn_cast<RankedTensorType>(args.tensor(1).getType());
+    if (qType && kType && qType.getRank() >= 2 && kType.getRank() >= 2) {
+      Dim queries = getShape(qType)[qType.getRank() - 2];
+      Dim keys = getShape(kType)[kType.getRank() - 2];
+      if (!(queries == keys))
+        gen.getDiags().warning(
+            args.locs[5],
+            "causal = true with queries and keys of different lengths (" +
+                formatType(qType) + " and " + formatType(kType) +
+                ") aligns the last query with the last key: query i sees "
+                "keys j <= i + S - T, as FlashAttention and PyTorch's "
+                "causal_lower_right (PyTorch's is_causal aligns the first "
+                "ones: j <= i)",
+            "for j <= i, leave causal out and give the mask "
+            "`arange(T)[:, None] >= arange(S)[None, :]` (and it with the "
+            "others)");
+    }
+  }
   return gen.createValue<AttentionOp>(call.getLoc(), operands, attrs);
 }
 
