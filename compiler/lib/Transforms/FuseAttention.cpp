@@ -758,6 +758,21 @@ struct FuseAttentionPass
       return nullptr;
     SmallVector<KeepFactor> factors;
     negatedFactors(m.fillMask, factors);
+    // The grouped form writes its rank-4 mask `[B, 1, T, T]` as rank 5
+    // (`!reshape(mask, B, 1, 1, T, T)`, docs/fusion.md): the mask alone,
+    // its single head axis doubled. Its factors are the rank-4 mask's,
+    // which hold over the fused op's rank-4 scores as they are, so a causal
+    // factor becomes the causal flag here too.
+    if (factors.size() == 1 && !factors[0].negate)
+      if (auto reshape = factors[0].mask.getDefiningOp<ReshapeOp>()) {
+        Shape in = shapeOf(reshape.getInput()), out = shapeOf(reshape);
+        if (in.size() == 4 && out.size() == 5 && in[1] == Dim::fixed(1) &&
+            out[0] == in[0] && out[1] == Dim::fixed(1) &&
+            out[2] == Dim::fixed(1) && out[3] == in[2] && out[4] == in[3]) {
+          factors.clear();
+          keepFactors(reshape.getInput(), factors);
+        }
+      }
     Shape scores = shapeOf(m.output.getLhs());
     Operation *at = m.output;
     Value keep;
