@@ -227,8 +227,12 @@ void ModelRunner::invoke(const EntryInfo &entry,
     if (keep) {
       const size_t index = outputPointers.size();
       if (index < keptOutputs.size())
+        // On a device no zeros first (a memset launch a decoded token):
+        // the entry writes every element of its outputs there, as it does
+        // into the call buffers it reuses uncleared (callWith).
         keptOutputs[index].assign(device_.get(), sig.dtype,
-                                  concreteShape(sig, dims), what);
+                                  concreteShape(sig, dims), what,
+                                  /*zeroed=*/!device_);
       else
         keptOutputs.emplace_back(device_.get(), sig.dtype,
                                  concreteShape(sig, dims), what);

@@ -15,7 +15,7 @@ ResidentTensor::ResidentTensor(Device *device, DType dtype, Shape shape,
 }
 
 void ResidentTensor::assign(Device *device, DType dtype, Shape shape,
-                            std::string what) {
+                            std::string what, bool zeroed) {
   const uint64_t bytes = tensorByteSize(dtype, shape, what);
   if (device != device_) {
     releaseBlock(current_);
@@ -36,7 +36,8 @@ void ResidentTensor::assign(Device *device, DType dtype, Shape shape,
     if (!device_) // host buffers come zeroed
       return;
   }
-  zeroRows(current_.data, bytes_, bytes_, 1);
+  if (zeroed)
+    zeroRows(current_.data, bytes_, bytes_, 1);
 }
 
 ResidentTensor::ResidentTensor(ResidentTensor &&other) noexcept {

@@ -41,8 +41,11 @@ public:
   ResidentTensor(Device *device, DType dtype, Shape shape, std::string what);
   /// Makes it what the constructor would, zero-filled, but keeps its
   /// blocks when they are on `device` and large enough (the first block
-  /// current).
-  void assign(Device *device, DType dtype, Shape shape, std::string what);
+  /// current). `zeroed` false: a kept block is left as it is, for a tensor
+  /// its writer fills whole (an entry's output: on a device, no memset
+  /// launch a decoded token for the logits).
+  void assign(Device *device, DType dtype, Shape shape, std::string what,
+              bool zeroed = true);
   ResidentTensor(ResidentTensor &&other) noexcept;
   ResidentTensor &operator=(ResidentTensor &&other) noexcept;
   ResidentTensor(const ResidentTensor &) = delete;
