@@ -2,7 +2,8 @@
 //
 // Language models only. Prompts come from the arguments or stdin lines; an
 // empty prompt starts from the end-of-text id (a new document). Each output
-// line is the prompt's words followed by the generated ones.
+// line is the prompt's words followed by the generated ones (with a subword
+// tokenizer, the prompt as written and the detokenized continuation).
 //
 //===----------------------------------------------------------------------===//
 #include "commands/GenerateCommand.h"
@@ -85,9 +86,22 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       TokenIds ids = prompts[index];
       if (ids.size() == 1 && ids[0] == vocabulary.eosId())
         ids.clear();
+      const std::string prompt = tokenizer.decodeTarget(ids);
       ids.insert(ids.end(), continuations[index].begin(),
                  continuations[index].end());
-      out << tokenizer.decodeTarget(ids) << "\n";
+      const std::string text = tokenizer.decodeTarget(ids);
+      // The prompt as written, not as its pieces decode (characters the
+      // model has no piece for decode as ⁇), then what was generated.
+      if (!prompt.empty() && text.compare(0, prompt.size(), prompt) == 0) {
+        std::string written = lines[index];
+        std::string rest = text.substr(prompt.size());
+        if (!rest.empty() && rest.front() == ' ')
+          while (!written.empty() &&
+                 (written.back() == ' ' || written.back() == '\t'))
+            written.pop_back();
+        out << written << rest << "\n";
+      } else
+        out << text << "\n";
       continue;
     }
     std::vector<std::string> words = splitWords(lines[index]);
