@@ -15,6 +15,8 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <cstdio>
+
 #include <cmath>
 
 using namespace mlir;
@@ -1565,6 +1567,27 @@ Value MLIRGenImpl::getParameter(const ast::CallExpr &call, StringRef leaf,
                     format(shape) + " here but " +
                     format(params[it->second].shape) + " before",
                 "give one of the calls another `as` name");
+    return nullptr;
+  } else if (params[it->second].init != init ||
+             params[it->second].std != std) {
+    // One tensor, one initializer: the second would be dropped silently.
+    auto describe = [](Init kind, std::optional<double> deviation) {
+      std::string text = stringifyInit(kind).str();
+      if (deviation) {
+        char number[32];
+        std::snprintf(number, sizeof(number), "%g", *deviation);
+        text += " (std " + std::string(number) + ")";
+      }
+      return text;
+    };
+    diags.error(call.getLoc(),
+                "parameter '" + name + "' is initialized with " +
+                    describe(init, std) + " here but " +
+                    describe(params[it->second].init,
+                             params[it->second].std) +
+                    " before (a shared parameter is one tensor)",
+                "give one of the calls another `as` name, or the same "
+                "initializer");
     return nullptr;
   }
   auto type = RankedTensorType::get(shape, builder.getF32Type());

@@ -43,12 +43,13 @@ llvm::json::Array shapeJson(RankedTensorType type) {
 }
 
 llvm::json::Value attrJson(Attribute attr) {
+  // A BoolAttr is an i1 IntegerAttr: tested first, or true reads as -1.
+  if (auto b = dyn_cast<BoolAttr>(attr))
+    return b.getValue();
   if (auto i = dyn_cast<IntegerAttr>(attr))
     return i.getInt();
   if (auto f = dyn_cast<FloatAttr>(attr))
     return f.getValueAsDouble();
-  if (auto b = dyn_cast<BoolAttr>(attr))
-    return b.getValue();
   if (auto s = dyn_cast<StringAttr>(attr))
     return s.getValue().str();
   if (auto d = dyn_cast<DictionaryAttr>(attr)) {

@@ -661,12 +661,13 @@ void printSummary(ModuleOp module, llvm::raw_ostream &os) {
     os << "config  ";
     for (NamedAttribute attr : config) {
       os << " " << attr.getName().getValue() << "=";
-      if (auto i = dyn_cast<IntegerAttr>(attr.getValue()))
+      // A BoolAttr is an i1 IntegerAttr: tested first.
+      if (auto b = dyn_cast<BoolAttr>(attr.getValue()))
+        os << (b.getValue() ? "true" : "false");
+      else if (auto i = dyn_cast<IntegerAttr>(attr.getValue()))
         os << i.getInt();
       else if (auto f = dyn_cast<FloatAttr>(attr.getValue()))
         os << llvm::format("%g", f.getValueAsDouble());
-      else if (auto b = dyn_cast<BoolAttr>(attr.getValue()))
-        os << (b.getValue() ? "true" : "false");
     }
     os << "\n";
   }
