@@ -200,8 +200,14 @@ Result Evaluator::evalName(const NameExpr &e) {
   case Resolution::Unknown:
     break;
   }
-  return fail(e.getLoc(), "unknown name '" + e.name + "'",
-              diags.isFull() ? std::string() : resolver.hintFor(e.name));
+  std::string hint = diags.isFull() ? std::string() : resolver.hintFor(e.name);
+  // A name the hint knows (a dim, a tensor) is not unknown: it has no
+  // compile-time value.
+  const std::string known = "'" + e.name + "' is a ";
+  if (hint.compare(0, known.size(), known) == 0)
+    return fail(e.getLoc(), "'" + e.name + "' has no compile-time value",
+                hint);
+  return fail(e.getLoc(), "unknown name '" + e.name + "'", hint);
 }
 
 bool Evaluator::expectNumber(const ConstValue &v, const Expr &e,

@@ -742,6 +742,10 @@ std::optional<ConstValue> MLIRGenImpl::evalConst(const ast::Expr &expr) {
       return "'" + name +
              "' is a dim: its size is known only at run time, so it has no "
              "value where a compile-time number is needed";
+    if (!frames.empty() && frames.back().vars.count(name))
+      return "'" + name +
+             "' is a tensor: a compile-time number (a config value, a loop "
+             "variable, a literal) is needed here";
     std::string match = closestMatch(name, visibleNames());
     return match.empty() ? std::string() : "did you mean '" + match + "'?";
   };
