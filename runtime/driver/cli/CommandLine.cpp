@@ -85,6 +85,7 @@ options:
                         moments and the step, which --load continues
   --threads N           kernel threads (default: TXRT_NUM_THREADS or all cores)
   --dim NAME=N          the value of dim NAME when no input determines it
+                        (a dim of the entry's inputs or outputs)
   --repeat N            run the entry N times (benchmarking: the first run
                         creates the kernels' primitives; the time of every run
                         is reported as min and median); a train_step entry

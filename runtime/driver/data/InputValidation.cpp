@@ -181,6 +181,29 @@ std::vector<int64_t> bindDims(const ModelInfo &model, const EntryInfo &entry,
     }
   }
 
+  // A --dim of a dim the entry does not use would be ignored silently.
+  if (!overrides.empty()) {
+    std::vector<bool> used(numDims, false);
+    for (const std::vector<TensorSig> *sigs : {&entry.inputs, &entry.outputs})
+      for (const TensorSig &sig : *sigs)
+        for (const DimRef &ref : sig.shape)
+          if (ref.isSymbolic())
+            used[size_t(ref.dim)] = true;
+    for (const auto &[name, value] : overrides)
+      for (size_t d = 0; d < numDims; ++d)
+        if (model.dims[d].name == name && !used[d]) {
+          std::string names;
+          for (size_t u = 0; u < numDims; ++u)
+            if (used[u])
+              names += (names.empty() ? "" : ", ") + model.dims[u].name;
+          throw InputError("--dim " + name + "=" + std::to_string(value) +
+                           ": entry '" + entry.name + "' does not use dim '" +
+                           name + "'" +
+                           (names.empty() ? std::string(" (it uses no dim)")
+                                          : " (it uses " + names + ")"));
+        }
+  }
+
   for (const TensorSig &sig : entry.outputs)
     for (const DimRef &ref : sig.shape)
       if (ref.isSymbolic() && values[size_t(ref.dim)] == 0) {

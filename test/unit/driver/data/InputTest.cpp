@@ -206,6 +206,10 @@ TEST_F(ValidationTest, DimOverrides) {
                        "the model has no dim 'Q'");
   EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 6, 2}, {2, 6}, {{"K", 10}}), InputError,
                        "--dim K=10 is outside [1, 9]");
+  // A dim the entry does not use: the value would be ignored silently.
+  EXPECT_THROW_MESSAGE(bind({2, 5}, {2, 6, 2}, {2, 6}, {{"K", 4}}), InputError,
+                       "--dim K=4: entry 'decode' does not use dim 'K' (it "
+                       "uses B, S, T)");
   const EntryInfo &sample = *model.findEntry("sample");
   std::vector<Tensor> inputs;
   inputs.emplace_back(DType::F32, Shape{3});
