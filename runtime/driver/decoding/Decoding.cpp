@@ -325,24 +325,31 @@ void AllowedIds::apply(float *logits, int64_t rows, int64_t vocab) const {
 }
 
 int32_t AllowedIds::choose(const float *row, int64_t vocab) const {
-  const bool cut = emittable > 0 && emittable < vocab;
-  auto value = [&](int64_t id) {
-    if ((cut && id >= emittable) ||
-        std::find(excluded.begin(), excluded.end(), id) != excluded.end())
-      return -std::numeric_limits<float>::infinity();
-    return row[id];
-  };
   // std::max_element's rule over apply()'s row: a later id replaces the
   // best only when strictly larger (a NaN at 0 stays; one elsewhere never
-  // replaces).
+  // replaces). An id apply() sets to -infinity never replaces the best, so
+  // the scan skips those ids (past `emittable`, the excluded ones) instead
+  // of reading them as -infinity: a plain compare loop between them.
+  const int64_t limit = emittable > 0 && emittable < vocab ? emittable : vocab;
+  std::vector<int64_t> skipped;
+  for (int32_t id : excluded)
+    if (id >= 0 && id < limit)
+      skipped.push_back(id);
+  std::sort(skipped.begin(), skipped.end());
+  const bool firstMasked =
+      limit == 0 || (!skipped.empty() && skipped.front() == 0);
   int64_t best = 0;
-  float bestValue = value(0);
-  for (int64_t id = 1; id < vocab; ++id) {
-    const float v = value(id);
-    if (bestValue < v) {
-      best = id;
-      bestValue = v;
-    }
+  float bestValue =
+      firstMasked ? -std::numeric_limits<float>::infinity() : row[0];
+  int64_t begin = 1;
+  skipped.push_back(limit); // the end of the last run
+  for (int64_t end : skipped) {
+    for (int64_t id = begin; id < end; ++id)
+      if (bestValue < row[id]) {
+        best = id;
+        bestValue = row[id];
+      }
+    begin = std::max(begin, end + 1);
   }
   return int32_t(best);
 }
