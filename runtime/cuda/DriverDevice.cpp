@@ -194,7 +194,7 @@ public:
                   int64_t rowStride, int64_t emittable,
                   const std::vector<int32_t> &excluded,
                   int32_t *ids) override {
-    if (excluded.size() > 16) // what one launch takes
+    if (excluded.size() > TXRT_CUDA_ARGMAX_MAX_EXCLUDED)
       return false;
     if (rows == 0)
       return true;

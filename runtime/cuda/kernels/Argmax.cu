@@ -8,6 +8,8 @@
 #include "ArgmaxKernels.cuh"
 #include "CudaContext.h"
 
+#include <string>
+
 using namespace txrt::cuda;
 using namespace txrt::cuda::argmax;
 
@@ -24,8 +26,10 @@ txrt_status txrt_cuda_argmax_rows(txrt_cuda_context *ctx, const float *logits,
             "vocab must be in [1, 2^31 - 1]");
     require(row_stride >= vocab, "row_stride must be at least vocab");
     require(emittable >= 0, "emittable must be non-negative");
+    const std::string range =
+        "excluded_count must be in [0, " + std::to_string(kMaxExcluded) + "]";
     require(excluded_count >= 0 && excluded_count <= kMaxExcluded,
-            "excluded_count must be in [0, 16]");
+            range.c_str());
     require(excluded_count == 0 || excluded,
             "excluded must not be NULL when excluded_count > 0");
     if (rows == 0)

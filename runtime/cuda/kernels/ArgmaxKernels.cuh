@@ -21,6 +21,8 @@
 
 #include "KernelLaunch.cuh"
 
+#include "txrt/txrt_cuda.h" // TXRT_CUDA_ARGMAX_MAX_EXCLUDED
+
 #include <cmath>
 #include <cstdint>
 
@@ -29,7 +31,7 @@ namespace txrt::cuda::argmax {
 constexpr int kThreads = 256;
 /// The most excluded ids a launch takes (they travel in its argument; the
 /// driver excludes [PAD] and [SOS]).
-constexpr int kMaxExcluded = 16;
+constexpr int kMaxExcluded = TXRT_CUDA_ARGMAX_MAX_EXCLUDED;
 /// A thread's or warp's candidate before it has seen an element.
 constexpr int32_t kNoId = 0x7FFFFFFF;
 

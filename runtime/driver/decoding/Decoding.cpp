@@ -277,19 +277,7 @@ TokenIds CachedDecoder::nextGreedy(const std::vector<TokenIds> &prefixes,
   advance(prefixes);
   const ResidentTensor &logits = logits_[0];
   const int64_t rows = logits.shape()[0], vocab = logits.shape()[2];
-  TokenIds ids(size_t(rows), 0);
-  const float *data = static_cast<const float *>(logits.data());
-  Tensor host;
-  if (Device *device = logits.device()) {
-    if (device->argmaxRows(data, rows, vocab, vocab, allowed.emittable,
-                           allowed.excluded, ids.data()))
-      return ids;
-    host = logits.read();
-    data = host.as<float>();
-  }
-  for (int64_t row = 0; row < rows; ++row)
-    ids[size_t(row)] = allowed.choose(data + row * vocab, vocab);
-  return ids;
+  return chooseWhereTheyAre(logits, 0, rows, vocab, vocab, allowed);
 }
 
 Tensor teacherForcedLogits(ModelRunner &runner, const Tensor &src,
@@ -325,6 +313,11 @@ void AllowedIds::apply(float *logits, int64_t rows, int64_t vocab) const {
 }
 
 int32_t AllowedIds::choose(const float *row, int64_t vocab) const {
+  return chooseRows(row, 1, vocab, vocab)[0];
+}
+
+TokenIds AllowedIds::chooseRows(const float *logits, int64_t rows,
+                                int64_t vocab, int64_t rowStride) const {
   // std::max_element's rule over apply()'s row: a later id replaces the
   // best only when strictly larger (a NaN at 0 stays; one elsewhere never
   // replaces). An id apply() sets to -infinity never replaces the best, so
@@ -338,30 +331,48 @@ int32_t AllowedIds::choose(const float *row, int64_t vocab) const {
   std::sort(skipped.begin(), skipped.end());
   const bool firstMasked =
       limit == 0 || (!skipped.empty() && skipped.front() == 0);
-  int64_t best = 0;
-  float bestValue =
-      firstMasked ? -std::numeric_limits<float>::infinity() : row[0];
-  int64_t begin = 1;
   skipped.push_back(limit); // the end of the last run
-  for (int64_t end : skipped) {
-    for (int64_t id = begin; id < end; ++id)
-      if (bestValue < row[id]) {
-        best = id;
-        bestValue = row[id];
-      }
-    begin = std::max(begin, end + 1);
+  TokenIds ids(size_t(rows), 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = logits + r * rowStride;
+    int64_t best = 0, begin = 1;
+    float bestValue =
+        firstMasked ? -std::numeric_limits<float>::infinity() : row[0];
+    for (int64_t end : skipped) {
+      for (int64_t id = begin; id < end; ++id)
+        if (bestValue < row[id]) {
+          best = id;
+          bestValue = row[id];
+        }
+      begin = std::max(begin, end + 1);
+    }
+    ids[size_t(r)] = int32_t(best);
   }
-  return int32_t(best);
+  return ids;
+}
+
+TokenIds chooseWhereTheyAre(const ResidentTensor &logits, int64_t offset,
+                            int64_t rows, int64_t vocab, int64_t rowStride,
+                            const AllowedIds &allowed) {
+  const float *data = static_cast<const float *>(logits.data()) + offset;
+  Tensor host;
+  if (Device *device = logits.device()) {
+    TokenIds ids(size_t(rows), 0);
+    if (device->argmaxRows(data, rows, vocab, rowStride, allowed.emittable,
+                           allowed.excluded, ids.data()))
+      return ids;
+    host = logits.read();
+    data = host.as<float>() + offset;
+  }
+  return allowed.chooseRows(data, rows, vocab, rowStride);
 }
 
 TokenIds NextTokenModel::nextGreedy(const std::vector<TokenIds> &prefixes,
                                     const AllowedIds &allowed) {
   std::vector<float> logits = next(prefixes);
   const int64_t vocab = vocabSize();
-  TokenIds ids(prefixes.size());
-  for (size_t row = 0; row < prefixes.size(); ++row)
-    ids[row] = allowed.choose(logits.data() + int64_t(row) * vocab, vocab);
-  return ids;
+  return allowed.chooseRows(logits.data(), int64_t(prefixes.size()), vocab,
+                            vocab);
 }
 
 std::vector<TokenIds> greedyDecode(NextTokenModel &model,

@@ -53,7 +53,18 @@ struct AllowedIds {
   /// wins, except at id 0, which nothing then replaces; a row with
   /// nothing above -infinity gives 0), without writing the row.
   int32_t choose(const float *row, int64_t vocab) const;
+  /// choose() of `rows` rows of `vocab` logits, `rowStride` floats apart.
+  TokenIds chooseRows(const float *logits, int64_t rows, int64_t vocab,
+                      int64_t rowStride) const;
 };
+
+/// The greedy choices of `rows` rows of `vocab` logits in `logits` (an
+/// entry's output kept where it ran), row r at `offset` + r * `rowStride`
+/// floats: made on its device when it has one that can
+/// (Device::argmaxRows, only the ids come back), else on the host.
+TokenIds chooseWhereTheyAre(const ResidentTensor &logits, int64_t offset,
+                            int64_t rows, int64_t vocab, int64_t rowStride,
+                            const AllowedIds &allowed);
 
 /// Scores the next token of each row of a batch of prefixes.
 class NextTokenModel {

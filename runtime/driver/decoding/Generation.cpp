@@ -117,10 +117,8 @@ TokenIds PrefixModel::nextGreedy(const std::vector<TokenIds> &prefixes,
                                  const AllowedIds &allowed) {
   std::vector<float> logits = next(prefixes);
   const int64_t vocab = vocabSize();
-  TokenIds ids(prefixes.size());
-  for (size_t row = 0; row < prefixes.size(); ++row)
-    ids[row] = allowed.choose(logits.data() + int64_t(row) * vocab, vocab);
-  return ids;
+  return allowed.chooseRows(logits.data(), int64_t(prefixes.size()), vocab,
+                            vocab);
 }
 
 bool LmStepCached::advance(const std::vector<TokenIds> &prefixes) {
@@ -191,32 +189,14 @@ std::vector<float> LmStepCached::next(const std::vector<TokenIds> &prefixes) {
 
 TokenIds LmStepCached::nextGreedy(const std::vector<TokenIds> &prefixes,
                                   const AllowedIds &allowed) {
-  if (!advance(prefixes)) {
-    std::vector<float> logits = rerun_.next(prefixes);
-    const int64_t vocab = rerun_.vocabSize();
-    TokenIds ids(prefixes.size());
-    for (size_t row = 0; row < prefixes.size(); ++row)
-      ids[row] = allowed.choose(logits.data() + int64_t(row) * vocab, vocab);
-    return ids;
-  }
+  if (!advance(prefixes))
+    return rerun_.nextGreedy(prefixes, allowed);
   const ResidentTensor &output = logits_[0];
   const int64_t rows = output.shape()[0], fresh = output.shape()[1],
                 vocab = output.shape()[2];
   // Each row's last position: rows fresh * vocab floats apart.
-  const float *last =
-      static_cast<const float *>(output.data()) + (fresh - 1) * vocab;
-  TokenIds ids(size_t(rows), 0);
-  Tensor host;
-  if (Device *device = output.device()) {
-    if (device->argmaxRows(last, rows, vocab, fresh * vocab, allowed.emittable,
-                           allowed.excluded, ids.data()))
-      return ids;
-    host = output.read();
-    last = host.as<float>() + (fresh - 1) * vocab;
-  }
-  for (int64_t row = 0; row < rows; ++row)
-    ids[size_t(row)] = allowed.choose(last + row * fresh * vocab, vocab);
-  return ids;
+  return chooseWhereTheyAre(output, (fresh - 1) * vocab, rows, vocab,
+                            fresh * vocab, allowed);
 }
 
 std::vector<TokenIds> generateTokens(PrefixModel &model,

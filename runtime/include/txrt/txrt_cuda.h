@@ -180,11 +180,13 @@ txrt_status txrt_cuda_copy_rows(txrt_cuda_context *ctx,
                                 int64_t count);
 txrt_status txrt_cuda_zero_rows(txrt_cuda_context *ctx, void *dst,
                                 size_t pitch, size_t width, size_t height);
+/** The most excluded ids txrt_cuda_argmax_rows takes. */
+#define TXRT_CUDA_ARGMAX_MAX_EXCLUDED 16
 /** Greedy decoding's choice, queued on ctx's stream: ids[r] (device
  *  memory) is the first id of the largest of row r's `vocab` logits (device
  *  memory at logits + r * row_stride) among the allowed ids, exactly as the
  *  driver's host search chooses: ids at or past `emittable` (when 0 <
- *  emittable < vocab) and the `excluded_count` (at most 16) ids of
+ *  emittable < vocab) and the `excluded_count` (at most TXRT_CUDA_ARGMAX_MAX_EXCLUDED) ids of
  *  `excluded` (host memory) read as -infinity; ties go to the lowest id; a
  *  NaN never wins except at id 0 (where nothing replaces it); a row with
  *  nothing above -infinity gives 0. runtime/cuda/kernels/ArgmaxKernels.cuh. */

@@ -3,6 +3,8 @@
 #include "core/Error.h"
 #include "core/ModelRunner.h"
 
+#include "txrt/txrt_cuda.h" // TXRT_CUDA_ARGMAX_MAX_EXCLUDED
+
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -140,7 +142,7 @@ public:
                   int64_t rowStride, int64_t emittable,
                   const std::vector<int32_t> &excluded,
                   int32_t *ids) override {
-    if (!argmaxEnabled() || excluded.size() > 16) // as the CUDA device
+    if (!argmaxEnabled() || excluded.size() > TXRT_CUDA_ARGMAX_MAX_EXCLUDED)
       return false;
     ++fakeDeviceCounts().argmaxCalls;
     fakeDeviceCounts().argmaxRows += rows;
