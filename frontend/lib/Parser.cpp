@@ -1111,6 +1111,7 @@ ExprPtr Parser::parseBinary(int level) {
     return nullptr;
   unsigned height = lastHeight;
   bool chained = false;
+  unsigned chainLength = 0;
   while (std::optional<BinaryOp> op = binaryOpAt(cur(), level)) {
     if (level == CompareLevel && chained) {
       error(cur().loc, "comparisons cannot be chained",
@@ -1122,6 +1123,20 @@ ExprPtr Parser::parseBinary(int level) {
     if (!rhs)
       return nullptr;
     height = std::max(height, lastHeight) + 1;
+    ++chainLength;
+    if (height > kMaxNesting && 2 * chainLength > height) {
+      // The chain itself is what grew too tall: `x + x + ... + x` is a
+      // tree as deep as it has operators, and every later stage walks it
+      // recursively.
+      error(loc,
+            "this chain of operators is too long: an expression may be at "
+            "most " +
+                std::to_string(kMaxNesting) +
+                " operators deep, and each operator of a chain counts",
+            "split it into named partial results (s1 = a + b + ...; "
+            "s2 = s1 + ...) or accumulate in a 'for' loop");
+      return nullptr;
+    }
     if (!setHeight(height, loc))
       return nullptr;
     lhs =

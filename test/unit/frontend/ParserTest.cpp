@@ -500,7 +500,20 @@ TEST(ParserTest, NestingIsCapped) {
   for (int i = 0; i < 20000; ++i)
     chain += " + 1";
   EXPECT_EQ(parseToSexpr(chain, &errors), "");
-  EXPECT_NE(errors.find("nested too deeply"), std::string::npos);
+  // Said as what it is, with a way out (it read "nested too deeply").
+  EXPECT_NE(errors.find("this chain of operators is too long"),
+            std::string::npos)
+      << errors;
+  EXPECT_NE(errors.find("accumulate in a 'for' loop"), std::string::npos);
+  EXPECT_EQ(errors.find("error:"), errors.rfind("error:"));
+  // A deep parenthesized operand of a short chain is still nesting.
+  std::string rightDeep = "1";
+  for (int i = 0; i < 250; ++i)
+    rightDeep = "1 + (" + rightDeep + ")";
+  EXPECT_EQ(parseToSexpr("(" + rightDeep + ") + 1 + 1 + 1 + 1 + 1 + 1 + 1",
+                         &errors),
+            "");
+  EXPECT_NE(errors.find("nested too deeply"), std::string::npos) << errors;
   std::string powers = "2";
   for (int i = 0; i < 20000; ++i)
     powers += " ** 2";
