@@ -657,3 +657,163 @@ func.func @written_rope_declined(%x: tensor<2x6x8xf32>) -> (tensor<2x6x8xf32>, t
   %y1 = tx.add %xc, %rs : (tensor<2x6x8xf32>, tensor<2x6x8xf32>) -> tensor<2x6x8xf32>
   return %y0, %y1 : tensor<2x6x8xf32>, tensor<2x6x8xf32>
 }
+
+// -----
+
+// The causal mask written out from arange as PyTorch users write it,
+// `arange(T)[:, None] >= arange(T)[None, :]`: the causal flag.
+// CHECK-LABEL: func.func @written_causal_ge
+// CHECK: %[[PM:.+]] = tx.padding_mask %arg1
+// CHECK: tx.attention %{{.+}}, %{{.+}}, %{{.+}} mask %[[PM]] {causal, fill = -1.000000e+09 : f32, scale = 5.000000e-01 : f32}
+// CHECK-NOT: tx.cmp
+// CHECK: return
+// STATS: tx-fuse-attention: fused 1, declined 0
+func.func @written_causal_ge(%x: tensor<2x5x16xf32>, %ids: tensor<2x5xi32>) -> tensor<2x5x16xf32> {
+  %q = tx.split_heads %x {heads = 4 : i64} : (tensor<2x5x16xf32>) -> tensor<2x4x5x4xf32>
+  %k = tx.split_heads %x {heads = 4 : i64} : (tensor<2x5x16xf32>) -> tensor<2x4x5x4xf32>
+  %v = tx.split_heads %x {heads = 4 : i64} : (tensor<2x5x16xf32>) -> tensor<2x4x5x4xf32>
+  %pm = tx.padding_mask %ids : (tensor<2x5xi32>) -> tensor<2x1x1x5xi1>
+  %a0 = tx.arange : tensor<5xi32>
+  %qpos = tx.reshape %a0 : (tensor<5xi32>) -> tensor<5x1xi32>
+  %a1 = tx.arange : tensor<5xi32>
+  %kpos = tx.reshape %a1 : (tensor<5xi32>) -> tensor<1x5xi32>
+  %cm = tx.cmp ge, %qpos, %kpos : (tensor<5x1xi32>, tensor<1x5xi32>) -> tensor<5x5xi1>
+  %km = tx.and %pm, %cm : (tensor<2x1x1x5xi1>, tensor<5x5xi1>) -> tensor<2x1x5x5xi1>
+  %fm = tx.not %km : (tensor<2x1x5x5xi1>) -> tensor<2x1x5x5xi1>
+  %kt = tx.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<2x4x5x4xf32>) -> tensor<2x4x4x5xf32>
+  %s0 = tx.matmul %q, %kt : (tensor<2x4x5x4xf32>, tensor<2x4x4x5xf32>) -> tensor<2x4x5x5xf32>
+  %c = tx.constant dense<0.5> : tensor<f32>
+  %s1 = tx.mul %c, %s0 : (tensor<f32>, tensor<2x4x5x5xf32>) -> tensor<2x4x5x5xf32>
+  %s2 = tx.masked_fill %s1, %fm {value = -1.0e+09 : f32} : (tensor<2x4x5x5xf32>, tensor<2x1x5x5xi1>) -> tensor<2x4x5x5xf32>
+  %p = tx.softmax %s2 {axis = 3 : i64} : (tensor<2x4x5x5xf32>) -> tensor<2x4x5x5xf32>
+  %o = tx.matmul %p, %v : (tensor<2x4x5x5xf32>, tensor<2x4x5x4xf32>) -> tensor<2x4x5x4xf32>
+  %m = tx.merge_heads %o : (tensor<2x4x5x4xf32>) -> tensor<2x5x16xf32>
+  return %m : tensor<2x5x16xf32>
+}
+
+// -----
+
+// The same comparison the other way round, `kpos <= qpos`.
+// CHECK-LABEL: func.func @written_causal_le
+// CHECK: %[[PM:.+]] = tx.padding_mask %arg1
+// CHECK: tx.attention %{{.+}}, %{{.+}}, %{{.+}} mask %[[PM]] {causal, fill = -1.000000e+09 : f32, scale = 5.000000e-01 : f32}
+// CHECK-NOT: tx.cmp
+// CHECK: return
+// STATS: tx-fuse-attention: fused 1, declined 0
+func.func @written_causal_le(%x: tensor<2x5x16xf32>, %ids: tensor<2x5xi32>) -> tensor<2x5x16xf32> {
+  %q = tx.split_heads %x {heads = 4 : i64} : (tensor<2x5x16xf32>) -> tensor<2x4x5x4xf32>
+  %k = tx.split_heads %x {heads = 4 : i64} : (tensor<2x5x16xf32>) -> tensor<2x4x5x4xf32>
+  %v = tx.split_heads %x {heads = 4 : i64} : (tensor<2x5x16xf32>) -> tensor<2x4x5x4xf32>
+  %pm = tx.padding_mask %ids : (tensor<2x5xi32>) -> tensor<2x1x1x5xi1>
+  %a0 = tx.arange : tensor<5xi32>
+  %qpos = tx.reshape %a0 : (tensor<5xi32>) -> tensor<5x1xi32>
+  %a1 = tx.arange : tensor<5xi32>
+  %kpos = tx.reshape %a1 : (tensor<5xi32>) -> tensor<1x5xi32>
+  %cm = tx.cmp le, %kpos, %qpos : (tensor<1x5xi32>, tensor<5x1xi32>) -> tensor<5x5xi1>
+  %km = tx.and %pm, %cm : (tensor<2x1x1x5xi1>, tensor<5x5xi1>) -> tensor<2x1x5x5xi1>
+  %fm = tx.not %km : (tensor<2x1x5x5xi1>) -> tensor<2x1x5x5xi1>
+  %kt = tx.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<2x4x5x4xf32>) -> tensor<2x4x4x5xf32>
+  %s0 = tx.matmul %q, %kt : (tensor<2x4x5x4xf32>, tensor<2x4x4x5xf32>) -> tensor<2x4x5x5xf32>
+  %c = tx.constant dense<0.5> : tensor<f32>
+  %s1 = tx.mul %c, %s0 : (tensor<f32>, tensor<2x4x5x5xf32>) -> tensor<2x4x5x5xf32>
+  %s2 = tx.masked_fill %s1, %fm {value = -1.0e+09 : f32} : (tensor<2x4x5x5xf32>, tensor<2x1x5x5xi1>) -> tensor<2x4x5x5xf32>
+  %p = tx.softmax %s2 {axis = 3 : i64} : (tensor<2x4x5x5xf32>) -> tensor<2x4x5x5xf32>
+  %o = tx.matmul %p, %v : (tensor<2x4x5x5xf32>, tensor<2x4x5x4xf32>) -> tensor<2x4x5x4xf32>
+  %m = tx.merge_heads %o : (tensor<2x4x5x4xf32>) -> tensor<2x5x16xf32>
+  return %m : tensor<2x5x16xf32>
+}
+
+// -----
+
+// Written as what to fill, `kpos > qpos` (torch.triu(ones, 1)).
+// CHECK-LABEL: func.func @written_causal_fill
+// CHECK: %[[PM:.+]] = tx.padding_mask %arg1
+// CHECK: tx.attention %{{.+}}, %{{.+}}, %{{.+}} mask %[[PM]] {causal, fill = -1.000000e+09 : f32, scale = 5.000000e-01 : f32}
+// CHECK-NOT: tx.cmp
+// CHECK: return
+// STATS: tx-fuse-attention: fused 1, declined 0
+func.func @written_causal_fill(%x: tensor<2x5x16xf32>, %ids: tensor<2x5xi32>) -> tensor<2x5x16xf32> {
+  %q = tx.split_heads %x {heads = 4 : i64} : (tensor<2x5x16xf32>) -> tensor<2x4x5x4xf32>
+  %k = tx.split_heads %x {heads = 4 : i64} : (tensor<2x5x16xf32>) -> tensor<2x4x5x4xf32>
+  %v = tx.split_heads %x {heads = 4 : i64} : (tensor<2x5x16xf32>) -> tensor<2x4x5x4xf32>
+  %pm = tx.padding_mask %ids : (tensor<2x5xi32>) -> tensor<2x1x1x5xi1>
+  %a0 = tx.arange : tensor<5xi32>
+  %qpos = tx.reshape %a0 : (tensor<5xi32>) -> tensor<5x1xi32>
+  %a1 = tx.arange : tensor<5xi32>
+  %kpos = tx.reshape %a1 : (tensor<5xi32>) -> tensor<1x5xi32>
+  %cf = tx.cmp gt, %kpos, %qpos : (tensor<1x5xi32>, tensor<5x1xi32>) -> tensor<5x5xi1>
+  %np = tx.not %pm : (tensor<2x1x1x5xi1>) -> tensor<2x1x1x5xi1>
+  %fm = tx.or %np, %cf : (tensor<2x1x1x5xi1>, tensor<5x5xi1>) -> tensor<2x1x5x5xi1>
+  %kt = tx.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<2x4x5x4xf32>) -> tensor<2x4x4x5xf32>
+  %s0 = tx.matmul %q, %kt : (tensor<2x4x5x4xf32>, tensor<2x4x4x5xf32>) -> tensor<2x4x5x5xf32>
+  %c = tx.constant dense<0.5> : tensor<f32>
+  %s1 = tx.mul %c, %s0 : (tensor<f32>, tensor<2x4x5x5xf32>) -> tensor<2x4x5x5xf32>
+  %s2 = tx.masked_fill %s1, %fm {value = -1.0e+09 : f32} : (tensor<2x4x5x5xf32>, tensor<2x1x5x5xi1>) -> tensor<2x4x5x5xf32>
+  %p = tx.softmax %s2 {axis = 3 : i64} : (tensor<2x4x5x5xf32>) -> tensor<2x4x5x5xf32>
+  %o = tx.matmul %p, %v : (tensor<2x4x5x5xf32>, tensor<2x4x5x4xf32>) -> tensor<2x4x5x4xf32>
+  %m = tx.merge_heads %o : (tensor<2x4x5x4xf32>) -> tensor<2x5x16xf32>
+  return %m : tensor<2x5x16xf32>
+}
+
+// -----
+
+// Not causal: `qpos > kpos` also masks the diagonal (the first query
+// sees nothing), so it stays a mask.
+// CHECK-LABEL: func.func @written_strict_is_not_causal
+// CHECK: %[[CM:.+]] = tx.cmp gt
+// CHECK: %[[KM:.+]] = tx.and %{{.+}}, %[[CM]]
+// CHECK: tx.attention %{{.+}}, %{{.+}}, %{{.+}} mask %[[KM]] {fill = -1.000000e+09 : f32, scale = 5.000000e-01 : f32}
+// STATS: tx-fuse-attention: fused 1, declined 0
+func.func @written_strict_is_not_causal(%x: tensor<2x5x16xf32>, %ids: tensor<2x5xi32>) -> tensor<2x5x16xf32> {
+  %q = tx.split_heads %x {heads = 4 : i64} : (tensor<2x5x16xf32>) -> tensor<2x4x5x4xf32>
+  %k = tx.split_heads %x {heads = 4 : i64} : (tensor<2x5x16xf32>) -> tensor<2x4x5x4xf32>
+  %v = tx.split_heads %x {heads = 4 : i64} : (tensor<2x5x16xf32>) -> tensor<2x4x5x4xf32>
+  %pm = tx.padding_mask %ids : (tensor<2x5xi32>) -> tensor<2x1x1x5xi1>
+  %a0 = tx.arange : tensor<5xi32>
+  %qpos = tx.reshape %a0 : (tensor<5xi32>) -> tensor<5x1xi32>
+  %a1 = tx.arange : tensor<5xi32>
+  %kpos = tx.reshape %a1 : (tensor<5xi32>) -> tensor<1x5xi32>
+  %cm = tx.cmp gt, %qpos, %kpos : (tensor<5x1xi32>, tensor<1x5xi32>) -> tensor<5x5xi1>
+  %km = tx.and %pm, %cm : (tensor<2x1x1x5xi1>, tensor<5x5xi1>) -> tensor<2x1x5x5xi1>
+  %fm = tx.not %km : (tensor<2x1x5x5xi1>) -> tensor<2x1x5x5xi1>
+  %kt = tx.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<2x4x5x4xf32>) -> tensor<2x4x4x5xf32>
+  %s0 = tx.matmul %q, %kt : (tensor<2x4x5x4xf32>, tensor<2x4x4x5xf32>) -> tensor<2x4x5x5xf32>
+  %c = tx.constant dense<0.5> : tensor<f32>
+  %s1 = tx.mul %c, %s0 : (tensor<f32>, tensor<2x4x5x5xf32>) -> tensor<2x4x5x5xf32>
+  %s2 = tx.masked_fill %s1, %fm {value = -1.0e+09 : f32} : (tensor<2x4x5x5xf32>, tensor<2x1x5x5xi1>) -> tensor<2x4x5x5xf32>
+  %p = tx.softmax %s2 {axis = 3 : i64} : (tensor<2x4x5x5xf32>) -> tensor<2x4x5x5xf32>
+  %o = tx.matmul %p, %v : (tensor<2x4x5x5xf32>, tensor<2x4x5x4xf32>) -> tensor<2x4x5x4xf32>
+  %m = tx.merge_heads %o : (tensor<2x4x5x4xf32>) -> tensor<2x5x16xf32>
+  return %m : tensor<2x5x16xf32>
+}
+
+// -----
+
+// Not causal: positions that start apart move the diagonal.
+// CHECK-LABEL: func.func @written_shifted_is_not_causal
+// CHECK: %[[CM:.+]] = tx.cmp ge
+// CHECK: %[[KM:.+]] = tx.and %{{.+}}, %[[CM]]
+// CHECK: tx.attention %{{.+}}, %{{.+}}, %{{.+}} mask %[[KM]] {fill = -1.000000e+09 : f32, scale = 5.000000e-01 : f32}
+// STATS: tx-fuse-attention: fused 1, declined 0
+func.func @written_shifted_is_not_causal(%x: tensor<2x5x16xf32>, %ids: tensor<2x5xi32>) -> tensor<2x5x16xf32> {
+  %q = tx.split_heads %x {heads = 4 : i64} : (tensor<2x5x16xf32>) -> tensor<2x4x5x4xf32>
+  %k = tx.split_heads %x {heads = 4 : i64} : (tensor<2x5x16xf32>) -> tensor<2x4x5x4xf32>
+  %v = tx.split_heads %x {heads = 4 : i64} : (tensor<2x5x16xf32>) -> tensor<2x4x5x4xf32>
+  %pm = tx.padding_mask %ids : (tensor<2x5xi32>) -> tensor<2x1x1x5xi1>
+  %a0 = tx.arange : tensor<5xi32>
+  %qpos = tx.reshape %a0 : (tensor<5xi32>) -> tensor<5x1xi32>
+  %a1 = tx.arange {start = 1 : i64} : tensor<5xi32>
+  %kpos = tx.reshape %a1 : (tensor<5xi32>) -> tensor<1x5xi32>
+  %cm = tx.cmp ge, %qpos, %kpos : (tensor<5x1xi32>, tensor<1x5xi32>) -> tensor<5x5xi1>
+  %km = tx.and %pm, %cm : (tensor<2x1x1x5xi1>, tensor<5x5xi1>) -> tensor<2x1x5x5xi1>
+  %fm = tx.not %km : (tensor<2x1x5x5xi1>) -> tensor<2x1x5x5xi1>
+  %kt = tx.transpose %k {permutation = array<i64: 0, 1, 3, 2>} : (tensor<2x4x5x4xf32>) -> tensor<2x4x4x5xf32>
+  %s0 = tx.matmul %q, %kt : (tensor<2x4x5x4xf32>, tensor<2x4x4x5xf32>) -> tensor<2x4x5x5xf32>
+  %c = tx.constant dense<0.5> : tensor<f32>
+  %s1 = tx.mul %c, %s0 : (tensor<f32>, tensor<2x4x5x5xf32>) -> tensor<2x4x5x5xf32>
+  %s2 = tx.masked_fill %s1, %fm {value = -1.0e+09 : f32} : (tensor<2x4x5x5xf32>, tensor<2x1x5x5xi1>) -> tensor<2x4x5x5xf32>
+  %p = tx.softmax %s2 {axis = 3 : i64} : (tensor<2x4x5x5xf32>) -> tensor<2x4x5x5xf32>
+  %o = tx.matmul %p, %v : (tensor<2x4x5x5xf32>, tensor<2x4x5x4xf32>) -> tensor<2x4x5x4xf32>
+  %m = tx.merge_heads %o : (tensor<2x4x5x4xf32>) -> tensor<2x5x16xf32>
+  return %m : tensor<2x5x16xf32>
+}

@@ -95,6 +95,11 @@ class Case:
         self.rotary = "none"
         if not self.cross and self.dk % 2 == 0:
             self.rotary = rng.choice(["none", "none", "builtin", "written"])
+        # The causal part: the builtin, written out from arange as a keep
+        # or a fill mask (fused as the causal flag), or the strict form
+        # that also masks the diagonal (not causal: kept as a mask).
+        self.causal_form = rng.choice(["builtin", "builtin", "ge", "le",
+                                       "fill", "strict"])
 
     def choose_ffn(self, rng):
         self.hidden = rng.choice([16, 24])
@@ -267,7 +272,14 @@ class Case:
                 text, is_fill = self.keep_key(ids, length)
                 (fills if is_fill else keeps).append(text)
             elif part == "causal":
-                keeps.append("causal_mask(qids)")
+                written = {
+                    "builtin": "causal_mask(qids)",
+                    "ge": "(arange(T)[:, None] >= arange(T)[None, :])",
+                    "le": "(arange(T)[None, :] <= arange(T)[:, None])",
+                    "fill": "(arange(T)[None, :] > arange(T)[:, None])",
+                    "strict": "(arange(T)[:, None] > arange(T)[None, :])",
+                }[self.causal_form]
+                (fills if self.causal_form == "fill" else keeps).append(written)
             elif part == "query":
                 keeps.append("reshape(qids != pad, B, 1, T, 1)")
             elif part == "bool":
@@ -280,8 +292,9 @@ class Case:
                     return "reshape(hm, B, %d, %d, T, %s)" % (
                         self.kv_heads, self.heads // self.kv_heads, length)
                 return "reshape(%s, B, 1, 1, %s)" % (m, self.mask_dims_4(m, length))
-            keeps = [k if k.startswith("causal") else five(k) for k in keeps]
-            fills = [five(f) for f in fills]
+            square = ("causal", "(arange")   # [T, T]: broadcast as is
+            keeps = [k if k.startswith(square) else five(k) for k in keeps]
+            fills = [f if f.startswith(square) else five(f) for f in fills]
         if not keeps and not fills:
             return ""
         if self.mask_write == "or" or not keeps:

@@ -740,15 +740,77 @@ struct FuseAttentionPass
     return both;
   }
 
-  /// Whether the keep factor is a causal mask spanning the scores' last two
-  /// axes (square: Tq and Tk are one dim), which the kernel applies itself.
-  static bool isCausal(const KeepFactor &factor, ArrayRef<Dim> scores) {
-    auto causal = factor.mask.getDefiningOp<CausalMaskOp>();
-    if (factor.negate || !causal)
+  /// `arange(n)` (any start) reshaped to `[n, 1]` (`column`: the query
+  /// positions, `arange(T)[:, None]`) or to `[1, n]` (a row: the key
+  /// positions): its dim `n` and start.
+  static std::optional<std::pair<Dim, int64_t>> positions(Value value,
+                                                          bool column) {
+    auto reshape = value.getDefiningOp<ReshapeOp>();
+    auto arange =
+        reshape ? reshape.getInput().getDefiningOp<ArangeOp>() : ArangeOp();
+    if (!arange)
+      return std::nullopt;
+    Dim n = shapeOf(arange.getResult())[0];
+    Shape shape = shapeOf(reshape.getResult());
+    Shape expected = column ? Shape{n, Dim::fixed(1)} : Shape{Dim::fixed(1), n};
+    if (shape != expected)
+      return std::nullopt;
+    return std::make_pair(n, int64_t(arange.getStart()));
+  }
+
+  /// Whether `mask` is a comparison of query positions with key positions
+  /// written out from arange, `[T, T]` (or reshaped to it with leading
+  /// single axes), that keeps (`keep`) or fills (`!keep`) exactly what the
+  /// causal flag does for a square score block: `arange(T)[:, None] >=
+  /// arange(T)[None, :]` keeps key j <= query i; `arange(T)[None, :] >
+  /// arange(T)[:, None]` fills key j > query i (torch.triu(..., 1)).
+  static bool isWrittenCausal(Value mask, bool keep, Dim n) {
+    if (auto reshape = mask.getDefiningOp<ReshapeOp>()) {
+      Shape in = shapeOf(reshape.getInput()), out = shapeOf(reshape);
+      if (in.size() != 2 || out.size() < 2 || out.end()[-2] != in[0] ||
+          out.back() != in[1] ||
+          !llvm::all_of(ArrayRef<Dim>(out).drop_back(2),
+                        [](Dim d) { return d == Dim::fixed(1); }))
+        return false;
+      mask = reshape.getInput();
+    }
+    auto cmp = mask.getDefiningOp<CmpOp>();
+    if (!cmp)
       return false;
-    Shape shape = shapeOf(causal.getResult());
-    return shape[0] == scores[scores.size() - 2] &&
-           shape[1] == scores[scores.size() - 1] && shape[0] == shape[1];
+    // As `query OP key`.
+    CmpPredicate predicate = cmp.getPredicate();
+    Value query = cmp.getLhs(), key = cmp.getRhs();
+    if (!positions(query, /*column=*/true)) {
+      std::swap(query, key);
+      switch (predicate) {
+      case CmpPredicate::lt: predicate = CmpPredicate::gt; break;
+      case CmpPredicate::le: predicate = CmpPredicate::ge; break;
+      case CmpPredicate::gt: predicate = CmpPredicate::lt; break;
+      case CmpPredicate::ge: predicate = CmpPredicate::le; break;
+      default: break;
+      }
+    }
+    auto q = positions(query, /*column=*/true);
+    auto k = positions(key, /*column=*/false);
+    // The same positions on both sides: a shifted start on one side would
+    // move the diagonal.
+    if (!q || !k || q->first != n || k->first != n || q->second != k->second)
+      return false;
+    return predicate == (keep ? CmpPredicate::ge : CmpPredicate::lt);
+  }
+
+  /// Whether the keep factor is a causal mask spanning the scores' last two
+  /// axes (square: Tq and Tk are one dim), which the kernel applies itself:
+  /// tx.causal_mask, or the comparison of arange positions that computes it.
+  static bool isCausal(const KeepFactor &factor, ArrayRef<Dim> scores) {
+    Dim tq = scores[scores.size() - 2], tk = scores[scores.size() - 1];
+    if (tq != tk)
+      return false;
+    if (auto causal = factor.mask.getDefiningOp<CausalMaskOp>()) {
+      Shape shape = shapeOf(causal.getResult());
+      return !factor.negate && shape[0] == tq && shape[1] == tk;
+    }
+    return isWrittenCausal(factor.mask, !factor.negate, tq);
   }
 
   /// The keep mask of the fused op (null: none), the causal flag apart.
