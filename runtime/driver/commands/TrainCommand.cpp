@@ -28,6 +28,7 @@
 #include "loop/UnigramWatch.h"
 #include "loop/Validation.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -71,17 +72,28 @@ int64_t batchSize(const std::optional<int64_t> &requested,
 
 /// A resumed run's batch size without --batch: the checkpoint's, which the
 /// model's B bound may no longer take (recompiled with a smaller one).
-int64_t resumedBatchSize(int64_t saved, const LengthBound &bound,
-                         int ranks) {
+int64_t resumedBatchSize(int64_t saved, int64_t savedUpdateFreq,
+                         const LengthBound &bound, int ranks) {
   if ((saved + ranks - 1) / ranks <= bound.bound)
     return saved;
+  // The same updates in smaller batches: --batch saved/k --update-freq
+  // k x the saved one, for the least k that fits.
+  std::string same;
+  for (int64_t k = 2; k <= saved; ++k)
+    if (saved % k == 0 && (saved / k + ranks - 1) / ranks <= bound.bound) {
+      same = "; --batch " + std::to_string(saved / k) + " --update-freq " +
+             std::to_string(k * savedUpdateFreq) +
+             " continues it with the same " +
+             std::to_string(saved * savedUpdateFreq) + " examples an update";
+      break;
+    }
   throw InputError("the checkpoint's batch size " + std::to_string(saved) +
                    (ranks > 1 ? " over " + std::to_string(ranks) + " ranks"
                               : std::string()) +
                    ", which a resumed run keeps, is larger than " +
                    bound.describe() + "; give --batch N (at most " +
                    std::to_string(bound.bound * ranks) +
-                   ") to resume with a smaller batch");
+                   ") to resume with a smaller batch" + same);
 }
 
 /// Notes where a resumed run's options differ from the checkpoint's.
@@ -95,17 +107,43 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
         << " differs from the checkpoint's; the run will not match an "
            "uninterrupted one\n";
   };
-  if (maxTokens != saved.maxTokens)
-    note(maxTokens ? "--max-tokens " + std::to_string(maxTokens)
-                   : "--batch " + std::to_string(batch) + " (not --max-tokens)");
-  else if (batch != saved.batchSize)
-    // With --max-tokens the rows a batch may hold are the B bound's.
-    note(maxTokens ? "the rows a --max-tokens batch may hold (" +
-                         std::to_string(batch) + ", the B bound; it was " +
-                         std::to_string(saved.batchSize) + ")"
-                   : "--batch " + std::to_string(batch));
-  if (updateFreq != saved.updateFreq)
-    note("--update-freq " + std::to_string(updateFreq));
+  // An update takes K batches (K = --update-freq) of --batch examples, or of
+  // --max-tokens tokens with rows capped by `batch`, each cut into the
+  // ranks' pieces: the same per-update amounts cut otherwise (--batch 8
+  // --update-freq 2 on one process, --batch 16 on 2 ranks) take the same
+  // examples in the same order, only summed in other pieces.
+  bool sameUpdates =
+      (maxTokens == 0) == (saved.maxTokens == 0) &&
+      maxTokens * updateFreq == saved.maxTokens * saved.updateFreq &&
+      batch * updateFreq == saved.batchSize * saved.updateFreq;
+  auto split = [](int64_t maxTokens, int64_t batch, int64_t updateFreq) {
+    return (maxTokens ? "--max-tokens " + std::to_string(maxTokens)
+                      : "--batch " + std::to_string(batch)) +
+           " --update-freq " + std::to_string(updateFreq);
+  };
+  if (sameUpdates &&
+      (updateFreq != saved.updateFreq || maxTokens != saved.maxTokens)) {
+    err << "note: " << split(maxTokens, batch, updateFreq)
+        << " takes the checkpoint's updates ("
+        << split(saved.maxTokens, saved.batchSize, saved.updateFreq)
+        << (maxTokens ? ""
+                      : ", " + std::to_string(batch * updateFreq) + " examples")
+        << ") in other pieces: the same examples in the same order, summed "
+           "in another order (an uninterrupted run's within rounding)\n";
+  } else {
+    if (maxTokens != saved.maxTokens)
+      note(maxTokens
+               ? "--max-tokens " + std::to_string(maxTokens)
+               : "--batch " + std::to_string(batch) + " (not --max-tokens)");
+    else if (batch != saved.batchSize)
+      // With --max-tokens the rows a batch may hold are the B bound's.
+      note(maxTokens ? "the rows a --max-tokens batch may hold (" +
+                           std::to_string(batch) + ", the B bound; it was " +
+                           std::to_string(saved.batchSize) + ")"
+                     : "--batch " + std::to_string(batch));
+    if (updateFreq != saved.updateFreq)
+      note("--update-freq " + std::to_string(updateFreq));
+  }
   if (options.seed && *options.seed != saved.seed)
     note("--seed " + std::to_string(*options.seed));
   if (data.hash != saved.dataHash)
@@ -120,7 +158,14 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
   if (!saved.config.empty()) {
     std::vector<std::pair<std::string, std::string>> current =
         modelConfigRecord(model);
-    std::string changes;
+    // Config items that are dim bounds (`dim B <= batch`) limit the sizes
+    // a step may take: said apart from the ones that change the model.
+    std::string changes, bounds;
+    auto isBound = [&](const std::string &key) {
+      return std::any_of(
+          model.dims.begin(), model.dims.end(),
+          [&](const DimInfo &dim) { return dim.config && *dim.config == key; });
+    };
     auto valueOf = [](const auto &record,
                       const std::string &key) -> std::optional<std::string> {
       for (const auto &[name, value] : record)
@@ -135,6 +180,9 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
       std::optional<std::string> was = valueOf(saved.config, key);
       if (!was)
         add(key + " = " + value + " (new)");
+      else if (*was != value && isBound(key))
+        bounds += (bounds.empty() ? "" : ", ") + key + " = " + value +
+                  " (was " + *was + ")";
       else if (*was != value)
         add(key + " = " + value + " (was " + *was + ")");
     }
@@ -143,6 +191,9 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
         add(key + " (was " + value + ") is gone");
     if (!changes.empty())
       note("the model's config (" + changes + ")");
+    if (!bounds.empty())
+      err << "note: the model was compiled with other bounds (" << bounds
+          << "): a bound limits the sizes a step may take\n";
     configNoted = !changes.empty();
   }
   // The optimizer's values often come from the config: one note for both.
@@ -406,8 +457,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     batch = maxTokens ? data.batchBound.bound * ranks.size()
             : options.batch
                 ? batchSize(options.batch, data.batchBound, ranks.size())
-                : resumedBatchSize(position.batchSize, data.batchBound,
-                                   ranks.size());
+                : resumedBatchSize(position.batchSize, position.updateFreq,
+                                   data.batchBound, ranks.size());
     err << "resuming '" << *options.resumePath << "' at step "
         << position.step << " (trained with update-freq "
         << position.updateFreq << " on " << position.ranks
