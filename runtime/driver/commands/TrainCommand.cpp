@@ -681,7 +681,10 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                     : "batch " + std::to_string(batch))
       << ", " << plan.batchesPerEpoch()
       << (maxTokens ? " batches in epoch 1" : " batches per epoch")
-      << ", steps " << firstStep << ".." << lastStep
+      << (firstStep > lastStep
+              ? ", no steps"
+              : ", steps " + std::to_string(firstStep) + ".." +
+                    std::to_string(lastStep))
       << ", " << describeOptimizer(optimizer);
   if (updateFreq > 1)
     err << ", update-freq " << updateFreq;
