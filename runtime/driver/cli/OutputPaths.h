@@ -25,11 +25,17 @@ namespace txrt::driver {
 struct NamedPath {
   std::string path;
   std::string what;
+  /// An output that writes a safetensors file (a checkpoint, parameters,
+  /// gradients): only those may replace one. Any other output (a log, a
+  /// loss curve, a trace, a tokenizer copy, an .npy) over an existing
+  /// safetensors file is refused: `--log b.safetensors` would destroy a run.
+  bool safetensors = false;
 };
 
 /// Throws InputError (one line per problem) when an output collides with
-/// another output or with an input, is not a regular file, or has no
-/// directory. `allowedSame` lists (output what, input what) pairs that may
+/// another output or with an input, is not a regular file, has no
+/// directory, or is not a safetensors output but would replace a
+/// safetensors file. `allowedSame` lists (output what, input what) pairs that may
 /// name one file, e.g. {"--save", "--resume"}: the input is read completely
 /// before the output is written.
 void checkOutputPaths(

@@ -10,9 +10,22 @@ namespace txrt::driver {
 int exportCommand(const ModelInfo &model, const ExportOptions &options,
                   std::ostream &out, std::ostream &err) {
   const std::vector<NamedPath> outputs = {
-      {options.outputPath, "the export file"}};
+      {options.outputPath, "the export file", true}};
   checkOutputPaths(outputs, {{options.loadPath, "--load"}});
   checkWritableDirectories(outputs);
+  // The parameters alone over a training checkpoint would drop its
+  // moments, step and tokenizer (train --save and run --save refuse too).
+  if (auto existing = existingTrainingCheckpoint(options.outputPath)) {
+    const std::string *step = existing->metadataValue("step");
+    const std::string *name = existing->metadataValue("model");
+    throw InputError(
+        "the export file '" + options.outputPath +
+        "' is a training checkpoint (" +
+        (name ? "model '" + *name + "', " : std::string()) + "step " +
+        (step ? *step : std::string("?")) +
+        "): export writes the parameters only, and writing over it would "
+        "drop its moments, step and tokenizer; export to another file");
+  }
   ParameterArena params(model);
   loadWeightsForInference(SafetensorsReader(options.loadPath), model, params,
                           options.noEma, err);

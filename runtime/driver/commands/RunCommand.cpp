@@ -78,9 +78,9 @@ void checkRunOutputs(const EntryInfo &entry, const RunOptions &options,
   for (const TensorSig &sig : entry.outputs)
     outputs.push_back({outputPath(options, sig), "output '" + sig.name + "'"});
   if (options.saveGradsPath)
-    outputs.push_back({*options.saveGradsPath, "--save-grads"});
+    outputs.push_back({*options.saveGradsPath, "--save-grads", true});
   if (options.savePath)
-    outputs.push_back({*options.savePath, "--save"});
+    outputs.push_back({*options.savePath, "--save", true});
   if (options.profile.tracePath)
     outputs.push_back({*options.profile.tracePath, "--profile-trace"});
   for (const InputSource &source : sources)

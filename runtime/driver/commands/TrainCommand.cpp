@@ -259,7 +259,7 @@ void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   if (options.initFromPath)
     inputs.push_back({*options.initFromPath, "--init-from"});
   if (options.savePath) {
-    outputs.push_back({*options.savePath, "--save"});
+    outputs.push_back({*options.savePath, "--save", true});
     outputs.push_back({checkpointSibling(*options.savePath, kTokenizerSuffix),
                        "the tokenizer copy of --save"});
     outputs.push_back(
@@ -274,7 +274,7 @@ void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
     if (options.keepBest)
       outputs.push_back(
           {checkpointSibling(*options.savePath, kBestCheckpointSuffix),
-           "the --keep-best checkpoint of --save"});
+           "the --keep-best checkpoint of --save", true});
   }
   if (options.validPath)
     inputs.push_back({*options.validPath, "--valid"});
