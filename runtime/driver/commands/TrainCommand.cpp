@@ -96,6 +96,32 @@ int64_t resumedBatchSize(int64_t saved, int64_t savedUpdateFreq,
                    ") to resume with a smaller batch" + same);
 }
 
+/// A checkpoint's header holds the tokenizer and the labels, and readers
+/// refuse headers over kMaxSafetensorsHeaderBytes: a vocabulary too large
+/// to store (a blob without blanks is one word) is refused before the
+/// first step, not at the first save.
+void checkStorable(const ModelInfo &model, const Tokenizer &tokenizer,
+                   const LabelSet *labels) {
+  size_t bytes = tokenizer.toJson().size() +
+                 (labels ? labels->toJson().size() : size_t(0));
+  // The tensors' entries and checksums: well under this per tensor.
+  size_t rest = 65536 + 4 * 256 * model.params.size();
+  if (bytes + rest <= kMaxSafetensorsHeaderBytes)
+    return;
+  size_t longest = 0;
+  for (const Vocabulary *side : {&tokenizer.source, &tokenizer.target})
+    for (const std::string &word : side->words())
+      longest = std::max(longest, word.size());
+  throw InputError(
+      "the vocabulary cannot be stored in a checkpoint: its JSON is " +
+      std::to_string(bytes) + " bytes (the longest " +
+      (tokenizer.subwords ? "piece " : "word ") + std::to_string(longest) +
+      " bytes), and a safetensors header holds at most " +
+      std::to_string(kMaxSafetensorsHeaderBytes) +
+      "; words are what lies between blanks, so a long run of text without "
+      "blanks is one word: split or remove such lines, or raise --min-freq");
+}
+
 /// Notes where a resumed run's options differ from the checkpoint's.
 void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
                      int64_t batch, int64_t maxTokens, int64_t updateFreq,
@@ -416,6 +442,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   for (const std::string &warning : data.warnings)
     err << "warning: " << warning << "\n";
   const Tokenizer &tokenizer = data.tokenizer;
+  if (options.savePath)
+    checkStorable(model, tokenizer, data.labels ? &*data.labels : nullptr);
   requireSameAsRankZero(ranks, data.hash,
                         (options.textPath.empty() ? "--data '" : "--text '") +
                             data.path + "'");

@@ -326,6 +326,23 @@ void writeSafetensors(const std::string &path,
   // with U+FFFD rather than failing at the end of a training run.
   std::string text = toJson(header, /*replaceInvalidUtf8=*/true);
   text.append((8 - text.size() % 8) % 8, ' ');
+  // A file no reader would open (this one's included) must not replace
+  // what is there: refused before anything is written.
+  if (text.size() > kMaxSafetensorsHeaderBytes) {
+    std::string largest;
+    size_t largestBytes = 0;
+    for (const auto &[key, value] : metadata)
+      if (value.size() > largestBytes) {
+        largest = key;
+        largestBytes = value.size();
+      }
+    throw ResourceError(
+        "cannot write '" + path + "': its header would be " +
+        std::to_string(text.size()) + " bytes (__metadata__ '" + largest +
+        "' alone " + std::to_string(largestBytes) + "), more than the " +
+        std::to_string(kMaxSafetensorsHeaderBytes) +
+        " safetensors readers accept ('" + path + "' is left as it was)");
+  }
 
   unsigned char length[8];
   for (int i = 0; i < 8; ++i)

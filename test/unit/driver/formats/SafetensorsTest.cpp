@@ -158,6 +158,25 @@ TEST(SafetensorsTest, WriteReplacesAtomically) {
                        "missing-dir/w.safetensors.tmp");
 }
 
+TEST(SafetensorsTest, WriterRefusesAHeaderNoReaderOpens) {
+  // A header over kMaxSafetensorsHeaderBytes (a vocabulary of huge words
+  // in the metadata) would replace a good file with one no reader opens:
+  // refused before anything is written, the old file left as it was.
+  ScratchDir dir;
+  std::string path = dir.file("w.safetensors");
+  float one = 1;
+  writeSafetensors(path, {{"x", DType::F32, {1}, &one}});
+  std::string huge(kMaxSafetensorsHeaderBytes, 'w');
+  EXPECT_THROW_MESSAGE(
+      writeSafetensors(path, {{"x", DType::F32, {1}, &one}},
+                       {{"small", "1"}, {"tokenizer", huge}}),
+      ResourceError, "its header would be", "'tokenizer' alone 100000000",
+      "is left as it was");
+  SafetensorsReader reader(path);
+  EXPECT_TRUE(reader.find("x"));
+  EXPECT_FALSE(std::filesystem::exists(path + ".tmp"));
+}
+
 TEST(SafetensorsTest, RejectsCorruptFiles) {
   ScratchDir dir;
   const std::string good =
