@@ -20,9 +20,14 @@
 #include "commands/TranslateCommand.h"
 #include "txrt/txrt.h"
 
+#include <cerrno>
 #include <csignal>
+#include <cstring>
 #include <iostream>
 #include <new>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 namespace txrt::driver {
 
@@ -166,11 +171,37 @@ int runDriver(const std::string &program, const std::vector<std::string> &args,
   }
 }
 
+namespace {
+
+/// Standard streams the caller closed (`exe translate <&- >&-`) are
+/// reopened before anything else opens a file, so that no file takes their
+/// numbers (a checkpoint read as stdin, a temporary file receiving the
+/// output): stdin on /dev/null (empty), stdout and stderr on /dev/full
+/// (every write fails). Returns whether stdout was closed.
+bool reopenClosedStandardStreams() {
+  bool stdoutClosed = false;
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+      continue;
+    int opened = ::open(fd == 0 ? "/dev/null" : "/dev/full",
+                        fd == 0 ? O_RDONLY : O_WRONLY);
+    if (opened >= 0 && opened != fd) {
+      ::dup2(opened, fd);
+      ::close(opened);
+    }
+    stdoutClosed |= fd == 1;
+  }
+  return stdoutClosed;
+}
+
+} // namespace
+
 int driverMain(int argc, char **argv, const char *modelJson,
                const txc_entry_fn *entryTable) {
   // Past a file size limit (ulimit -f), write() then fails with EFBIG and
   // the error names the file, instead of SIGXFSZ killing the process.
   std::signal(SIGXFSZ, SIG_IGN);
+  const bool stdoutClosed = reopenClosedStandardStreams();
   std::string program = argc > 0 && argv[0] ? argv[0] : "model";
   size_t slash = program.find_last_of('/');
   if (slash != std::string::npos)
@@ -180,7 +211,22 @@ int driverMain(int argc, char **argv, const char *modelJson,
     args.emplace_back(argv[i]);
   int code =
       runDriver(program, args, modelJson, entryTable, std::cout, std::cerr);
+  errno = 0;
   std::cout.flush();
+  // What the command printed is its result (translations, scores, info):
+  // output lost to a full disk, a file size limit or a closed stdout is a
+  // failure, not exit 0.
+  if (std::cout.fail()) {
+    int error = errno;
+    std::cerr << "error: writing the output to stdout failed: "
+              << (stdoutClosed ? "stdout is closed"
+                  : error      ? std::strerror(error)
+                               : "a write failed (a full disk, a file size "
+                                 "limit?)")
+              << "; what was printed is incomplete\n";
+    if (code == kExitOk)
+      code = kExitFailure;
+  }
   return code;
 }
 
