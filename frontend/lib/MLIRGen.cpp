@@ -888,10 +888,16 @@ Val MLIRGenImpl::genBinary(const ast::BinaryExpr &expr) {
     if (side.isTensor())
       return side.tensor;
     const ConstValue &c = *side.constant;
-    if (elementType.isInteger(32) &&
-        (c.kind != ConstValue::Kind::Int || c.i < INT32_MIN || c.i > INT32_MAX)) {
+    if (elementType.isInteger(32) && c.kind != ConstValue::Kind::Int) {
       diags.error(loc, std::string("cannot compare i32 ids with ") + c.str(),
                   "compare with an integer");
+      return nullptr;
+    }
+    if (elementType.isInteger(32) && (c.i < INT32_MIN || c.i > INT32_MAX)) {
+      diags.error(loc,
+                  std::string("cannot compare i32 ids with ") + c.str() +
+                      ": it is outside i32's range",
+                  "ids are i32, from -2147483648 to 2147483647");
       return nullptr;
     }
     if (elementType.isF32() && !c.isNumber()) {

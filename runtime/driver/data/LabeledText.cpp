@@ -17,10 +17,10 @@ namespace txrt::driver {
 namespace {
 
 std::string_view trimBlanks(std::string_view text) {
-  size_t begin = text.find_first_not_of(" \t\v\f");
+  size_t begin = text.find_first_not_of(" \t\v\f\r");
   if (begin == std::string_view::npos)
     return {};
-  size_t end = text.find_last_not_of(" \t\v\f");
+  size_t end = text.find_last_not_of(" \t\v\f\r");
   return text.substr(begin, end - begin + 1);
 }
 

@@ -324,10 +324,17 @@ void checkTokenizerFitsModel(const ModelInfo &model, const Tokenizer &tokenizer,
               "in " + origin, trainedConfig, problems);
   }
   int32_t pad = modelPadId(model);
-  if (tokenizer.source.padId() != pad || tokenizer.target.padId() != pad)
-    problems.add(origin + " has [PAD] at id " +
-                 std::to_string(tokenizer.source.padId()) +
-                 " but the model's config pad is " + std::to_string(pad));
+  const bool one = tokenizer.source.words() == tokenizer.target.words();
+  for (auto [side, name] : {std::pair{&tokenizer.source, "source "},
+                            std::pair{&tokenizer.target, "target "}}) {
+    if (side->padId() != pad)
+      problems.add(origin + " has [PAD] at id " +
+                   std::to_string(side->padId()) + (one ? "" : " of its ") +
+                   (one ? "" : name) + (one ? "" : "vocabulary") +
+                   " but the model's config pad is " + std::to_string(pad));
+    if (one)
+      break;
+  }
   problems.throwIfAny("problems");
 }
 

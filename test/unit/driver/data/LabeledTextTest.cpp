@@ -19,6 +19,17 @@ TEST(LabeledTextTest, ParsesLabelsAndWords) {
   EXPECT_EQ(text.examples[1].line, 2);
 }
 
+TEST(LabeledTextTest, ACarriageReturnAroundALabelIsABlank) {
+  // Before, "food\r" became a label of its own beside "food" (a file
+  // written with CR before the tab), in the label file and in predict.
+  LabeledText text =
+      parseLabeledText("food\r\tbread\nfood\tsoup\n\rfood \r\tcake\n", "r.tsv");
+  ASSERT_EQ(text.examples.size(), 3u);
+  for (const LabeledExample &example : text.examples)
+    EXPECT_EQ(example.label, "food");
+  EXPECT_EQ(LabelSet::fromData(text).size(), 1);
+}
+
 TEST(LabeledTextTest, AByteOrderMarkAtTheStartIsNoText) {
   // Before, the first line's label was "\xEF\xBB\xBFpos", a label of its
   // own beside "pos".

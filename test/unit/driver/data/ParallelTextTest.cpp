@@ -2,6 +2,7 @@
 #include "core/Error.h"
 #include "core/ModelInfo.h"
 #include "data/ParallelText.h"
+#include "formats/Json.h"
 #include "TestUtil.h"
 
 extern "C" const char fake_seq2seq_json[]; // FakeSeq2Seq.cpp
@@ -77,6 +78,26 @@ TEST(ParallelTextTest, VocabularyTooLargeNamesTheConfigKey) {
   // Dropping the rare words makes it fit.
   Tokenizer fits = buildTokenizer(model, text, 2);
   EXPECT_EQ(fits.source.size(), 4);
+}
+
+TEST(ParallelTextTest, APadElsewhereNamesItsSideAndId) {
+  // A tokenizer whose target vocabulary has [PAD] at id 1 was refused as
+  // "has [PAD] at id 0 but the model's config pad is 0" (the source's id).
+  ModelInfo model = ModelInfo::parse(fake_seq2seq_json);
+  ParallelText text = parseParallelText("a b\tc d\n", "d.tsv");
+  Json json = parseJson(buildTokenizer(model, text, 1).toJson());
+  std::swap(json["target"][0], json["target"][1]);
+  Tokenizer swapped = Tokenizer::fromJson(toJson(json), "'t.json'");
+  EXPECT_THROW_MESSAGE(checkTokenizerFitsModel(model, swapped, "'t.json'"),
+                       InputError,
+                       "'t.json' has [PAD] at id 1 of its target vocabulary "
+                       "but the model's config pad is 0");
+  try {
+    checkTokenizerFitsModel(model, swapped, "'t.json'");
+  } catch (const InputError &error) {
+    EXPECT_EQ(std::string(error.what()).find("source"), std::string::npos)
+        << error.what();
+  }
 }
 
 } // namespace
