@@ -35,6 +35,24 @@ uint64_t readU64LittleEndian(const unsigned char *bytes) {
   return value;
 }
 
+/// The name under which the checksums table records the metadata's own
+/// (reserved: no tensor has it).
+constexpr const char *kMetadataChecksumName = "__metadata__";
+
+/// The checksum of the metadata (the checksums entry aside): its entries
+/// in key order, each key and value followed by a 0 byte.
+uint64_t metadataHash(SafetensorsMetadata entries) {
+  std::sort(entries.begin(), entries.end());
+  std::string text;
+  for (const auto &[key, value] : entries) {
+    text += key;
+    text += '\0';
+    text += value;
+    text += '\0';
+  }
+  return contentHash64(text.data(), text.size());
+}
+
 } // namespace
 
 const char *safetensorsDTypeName(DType dtype) {
@@ -205,6 +223,22 @@ void SafetensorsReader::attachChecksums(
     if (digits.size() != 16 ||
         digits.find_first_not_of("0123456789abcdef") != std::string::npos)
       throw bad();
+    if (name == kMetadataChecksumName) {
+      // The tokenizer, labels and training position live here: a change
+      // is as wrong as a tensor's, and caught when the file is opened.
+      uint64_t recorded = std::stoull(digits, nullptr, 16);
+      uint64_t actual = metadataHash(metadata_);
+      if (actual != recorded)
+        throw InputError(
+            "'" + path() + "' is damaged: its __metadata__ (the tokenizer, "
+            "labels, training position and config stored with the "
+            "tensors) does not match the checksum written with it "
+            "(recorded " + hashHex(recorded) + ", read " + hashHex(actual) +
+            "): the file changed after it was saved. Use another copy; if "
+            "you edited it on purpose, remove '" + kSafetensorsChecksumsKey +
+            "' from its __metadata__");
+      continue;
+    }
     // A tensor the table does not list (added by another writer) is read
     // unchecked; a listed name with no tensor is no data.
     for (SafetensorsEntry &entry : tensors_)
@@ -318,7 +352,16 @@ void writeSafetensors(const std::string &path,
     sizes.push_back(uint64_t(*bytes));
     offset += uint64_t(*bytes);
   }
-  if (!tensors.empty())
+  if (!meta.empty()) {
+    // Over the values as a reader gets them back (text that is not UTF-8
+    // is written with U+FFFD).
+    SafetensorsMetadata written;
+    Json readBack = parseJson(toJson(meta, /*replaceInvalidUtf8=*/true));
+    for (const auto &[key, value] : readBack.items())
+      written.emplace_back(key, jsonString(value));
+    checksums[kMetadataChecksumName] = hashHex(metadataHash(written));
+  }
+  if (!checksums.empty())
     meta[kSafetensorsChecksumsKey] = toJson(checksums, /*replaceInvalidUtf8=*/true);
   if (!meta.empty())
     header["__metadata__"] = std::move(meta);

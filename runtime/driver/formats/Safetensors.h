@@ -14,9 +14,11 @@
 // digits} in a string (other readers ignore it, as they do any metadata);
 // the reader checks a tensor against it as it reads it, so a file damaged
 // or changed after it was written is an error naming the file and the
-// tensor instead of weights loaded silently. Files without the entry (other
-// writers, older txc) are read unchecked. The entry is not part of
-// metadata().
+// tensor instead of weights loaded silently. The metadata has one too,
+// under the reserved name "__metadata__" (its entries in key order, each key
+// and value followed by a 0 byte), checked when the file is opened. Files
+// without the entry (other writers, older txc) are read unchecked. The
+// entry is not part of metadata().
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_SAFETENSORS_H

@@ -101,6 +101,34 @@ TEST(SafetensorsTest, EveryTensorIsReadAgainstItsChecksum) {
   EXPECT_EQ(readB, b);
 }
 
+TEST(SafetensorsTest, TheMetadataIsCheckedWhenTheFileIsOpened) {
+  // The tokenizer and the training position live in __metadata__: a byte
+  // changed there ("te amo" -> "ue amo") loaded silently before.
+  ScratchDir dir;
+  std::string path = dir.file("c.safetensors");
+  float x = 1;
+  // A value that is not UTF-8 is written with U+FFFD: no false alarm.
+  writeSafetensors(path, {{"x", DType::F32, {1}, &x}},
+                   {{"tokenizer", "te amo"}, {"data", "d\xff.tsv"}});
+  EXPECT_EQ(*SafetensorsReader(path).metadataValue("tokenizer"), "te amo");
+  std::string bytes = readFile(path);
+  size_t at = bytes.find("te amo");
+  ASSERT_NE(at, std::string::npos);
+  bytes[at] = 'u';
+  writeFile(path, bytes);
+  EXPECT_THROW_MESSAGE(SafetensorsReader{path}, InputError,
+                       "'" + path + "' is damaged: its __metadata__",
+                       "does not match the checksum written with it",
+                       "remove 'checksums' from its __metadata__");
+  // Without tensors the metadata is still checked.
+  writeSafetensors(path, {}, {{"step", "4"}});
+  bytes = readFile(path);
+  bytes[bytes.find("\"4\"") + 1] = '5';
+  writeFile(path, bytes);
+  EXPECT_THROW_MESSAGE(SafetensorsReader{path}, InputError,
+                       "its __metadata__");
+}
+
 TEST(SafetensorsTest, FilesWithoutChecksumsAreReadUnchecked) {
   // Other writers (PyTorch's safetensors, older txc) record none.
   ScratchDir dir;
