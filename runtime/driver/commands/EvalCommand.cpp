@@ -61,6 +61,19 @@ int64_t evalBatch(const EvalOptions &options, const LengthBound &bound) {
   return batch;
 }
 
+/// Finite weights can still give non-finite outputs (saved by a run that
+/// diverged at its next step): a NaN loss is an error, not a score.
+void requireFiniteLoss(double loss, const std::string &checkpoint) {
+  if (std::isfinite(loss))
+    return;
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", loss);
+  throw KernelError("the loss over this data is " + std::string(text) +
+                    ": the weights in '" + checkpoint +
+                    "' give non-finite outputs (saved by a run that "
+                    "diverged?); use an earlier checkpoint");
+}
+
 void printLossLines(const TokenStats &stats, const char *what,
                     std::ostream &out) {
   char line[200];
@@ -113,6 +126,8 @@ int evalLanguageModel(const ModelInfo &model, const txc_entry_fn *entryTable,
   out << "blocks     " << blocks.size() << " of " << length.bound
       << " tokens (" << options.textPath << ")\n";
   printLossLines(stats, "next tokens", out);
+  if (stats.tokens)
+    requireFiniteLoss(stats.lossSum, options.loadPath);
   return kExitOk;
 }
 
@@ -158,6 +173,8 @@ int evalClassifier(const ModelInfo &model, const txc_entry_fn *entryTable,
   out << line;
   std::snprintf(line, sizeof(line), "macro-F1   %.4f\n", matrix.macroF1());
   out << line << "\n" << matrix.formatTable(labels.labels());
+  if (!examples.empty())
+    requireFiniteLoss(score.loss, options.loadPath);
   return kExitOk;
 }
 
@@ -266,6 +283,8 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     out << "bleu       " << formatBleu(bleu)
         << (tokenizer.subwords ? " (greedy, detokenized, sacreBLEU 13a)\n"
                                : " (greedy, corpus BLEU-4)\n");
+  if (stats.tokens)
+    requireFiniteLoss(stats.lossSum, options.loadPath);
   return kExitOk;
 }
 

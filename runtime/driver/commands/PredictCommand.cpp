@@ -118,6 +118,12 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     for (int64_t c = 1; c < labels.size(); ++c)
       if (p[size_t(c)] > p[size_t(best)])
         best = c;
+    if (!std::isfinite(p[size_t(best)]))
+      throw KernelError("the probabilities of line " + std::to_string(i + 1) +
+                        " are not finite: the weights in '" +
+                        options.loadPath +
+                        "' give non-finite outputs (saved by a run that "
+                        "diverged?); use an earlier checkpoint");
     char probability[32];
     std::snprintf(probability, sizeof(probability), "%.4f", p[size_t(best)]);
     out << labels.label(best) << "\t" << probability << "\n";

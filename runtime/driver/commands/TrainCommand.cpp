@@ -752,10 +752,23 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   TrainingProgress progress(err, interactive, firstStep, lastStep);
   if (options.stopSeconds)
     progress.setTimeLimit(*options.stopSeconds);
+  // The note on --save after a non-finite loss at `step`: when the last
+  // save was of the step before, it holds the very parameters that loss
+  // came from (finite, but already giving it).
+  auto savedNoteAfterLoss = [&](int64_t step, double loss) {
+    if (!options.savePath || std::isfinite(loss) || lastSavedStep != step - 1)
+      return savedNote();
+    return " ('" + *options.savePath + "' keeps its save of step " +
+           std::to_string(lastSavedStep) +
+           ", the parameters this loss was computed from: they are finite "
+           "but already give it, so resume from an earlier copy, with a "
+           "lower learning rate)";
+  };
   auto diverged = [&](const Divergence &divergence) {
     progress.finish();
-    return KernelError(divergence.describe() + "; stopping without saving" +
-                       savedNote());
+    return KernelError(
+        divergence.describe() + "; stopping without saving" +
+        savedNoteAfterLoss(divergence.step, divergence.lossBefore));
   };
   // What to check names the warmup only where the schedule has one.
   const bool warmup = model.optimizer &&
@@ -790,7 +803,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       throw KernelError("the loss is " + std::to_string(lastLoss) +
                         " at step " + std::to_string(step) + " (epoch " +
                         std::to_string(result.epoch) +
-                        "); stopping without saving" + savedNote());
+                        "); stopping without saving" +
+                        savedNoteAfterLoss(step, lastLoss));
     }
     if (std::optional<Divergence> divergence =
             watch.afterStep(step, result.seconds, lastLoss))
