@@ -18,6 +18,7 @@
 #include <cstdio>
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::tx;
@@ -442,6 +443,20 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
       diags.error(arg.loc, "optimizer argument '" + arg.keyword + "' = " +
                                value->str() + " is out of range",
                   isBeta ? "it must be in [0, 1)" : "it must be positive");
+      continue;
+    }
+    // Adam runs in f32: a value f32 cannot hold would be infinity (lr =
+    // 1e39: the first update is NaN), and an eps below f32's normal range
+    // is flushed to 0 by the runtime (denormals are zero) and divides by
+    // zero.
+    if (number > double(std::numeric_limits<float>::max()) ||
+        (arg.keyword == "eps" &&
+         number < double(std::numeric_limits<float>::min()))) {
+      diags.error(arg.loc,
+                  "optimizer argument '" + arg.keyword + "' = " +
+                      value->str() + " is not representable in f32",
+                  "the optimizer computes in f32: from about 1.2e-38 to "
+                  "3.4e38");
       continue;
     }
     attrs.push_back(
