@@ -200,11 +200,32 @@ void BinaryFile::readAt(uint64_t offset, void *out, size_t bytes) const {
 // AtomicFileWriter
 //===----------------------------------------------------------------------===//
 
-AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
+namespace {
+
+/// `path` with the symlinks of its last component followed (a chain, to
+/// a file that may not exist yet); `path` itself when it is no symlink.
+std::string followSymlinks(const std::string &path) {
+  std::filesystem::path current = path;
+  std::error_code error;
+  for (int hops = 0; hops < 40; ++hops) {
+    if (!std::filesystem::is_symlink(current, error))
+      return current.string();
+    std::filesystem::path next = std::filesystem::read_symlink(current, error);
+    if (error)
+      return current.string();
+    current = next.is_absolute() ? next : current.parent_path() / next;
+  }
+  return path; // a loop: open() would fail on it too
+}
+
+} // namespace
+
+AtomicFileWriter::AtomicFileWriter(std::string path)
+    : path_(std::move(path)), target_(followSymlinks(path_)) {
   checkReplaceable(path_, "output");
-  removeStaleTemporaries(path_);
+  removeStaleTemporaries(target_);
   for (int attempt = 0; fd_ < 0; ++attempt) {
-    tmpPath_ = path_ + ".tmp." + std::to_string(long(::getpid())) + "." +
+    tmpPath_ = target_ + ".tmp." + std::to_string(long(::getpid())) + "." +
                randomSuffix();
     fd_ =
         ::open(tmpPath_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -256,11 +277,11 @@ void AtomicFileWriter::commit() {
   // The destination may have become a FIFO or device since the writer was
   // created; never replace one.
   checkReplaceable(path_, "output");
-  if (::rename(tmpPath_.c_str(), path_.c_str()) != 0)
+  if (::rename(tmpPath_.c_str(), target_.c_str()) != 0)
     fail("rename '" + tmpPath_ + "' to");
   committed_ = true;
   // Make the rename itself durable.
-  std::string dir = directoryOf(path_);
+  std::string dir = directoryOf(target_);
   int dirFd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dirFd < 0)
     throw ResourceError(systemError("open the directory", dir));

@@ -65,7 +65,10 @@ private:
 
 /// Writes `path` atomically (see the file comment): write() to the
 /// temporary, commit() makes it `path`. Destroying an uncommitted writer
-/// removes the temporary.
+/// removes the temporary. A `path` that is a symlink is written through:
+/// its target is replaced (the temporary beside the target), and the link
+/// stays a link, as `open()` would write through it (`latest.safetensors
+/// -> run3.safetensors` keeps pointing at the new run3).
 class AtomicFileWriter {
 public:
   explicit AtomicFileWriter(std::string path);
@@ -83,7 +86,9 @@ public:
 private:
   [[noreturn]] void fail(const std::string &operation);
 
-  std::string path_, tmpPath_;
+  std::string path_;   ///< as given: what messages name
+  std::string target_; ///< `path_` with its symlinks resolved: what is replaced
+  std::string tmpPath_;
   int fd_ = -1;
   bool committed_ = false;
 };
