@@ -37,9 +37,15 @@ std::vector<std::string> splitWords(std::string_view text) {
       words.push_back(std::move(current));
     current.clear();
   };
-  for (char ch : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    char ch = text[i];
     unsigned char c = static_cast<unsigned char>(ch);
-    if (isSpace(c)) {
+    if (c == 0xEF && text.compare(i, 3, "\xEF\xBB\xBF") == 0) {
+      // U+FEFF, a byte order mark inside the text (files concatenated
+      // with `cat`): a blank, not part of the next word.
+      flush();
+      i += 2;
+    } else if (isSpace(c)) {
       flush();
     } else if (isSeparatePunctuation(c)) {
       flush();

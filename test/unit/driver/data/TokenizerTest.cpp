@@ -25,6 +25,12 @@ TEST(TokenizerTest, SplitsLowercasesAndSeparatesPunctuation) {
             (Words{"tú", "comes", "pastel", "."})); // UTF-8 kept as is
   EXPECT_TRUE(splitWords(" \t ").empty());
   EXPECT_EQ(joinWords({"te", "amo"}), "te amo");
+  // A byte order mark inside the text (files joined with `cat`) is a
+  // blank: it made "\uFEFFyou" a word of its own.
+  EXPECT_EQ(splitWords("\xEF\xBB\xBFyou see\xEF\xBB\xBFme"),
+            (Words{"you", "see", "me"}));
+  EXPECT_TRUE(splitWords("\xEF\xBB\xBF").empty());
+  EXPECT_EQ(splitWords("\xEF\xBB"), (Words{"\xEF\xBB"}));
 }
 
 TEST(TokenizerTest, OrdersSpecialsThenFrequencyThenAlphabet) {
