@@ -175,6 +175,40 @@ module attributes {tx.dims = {B = 4 : i64, T = 7 : i64}} {
 
 // -----
 
+// A causal self-attention whose masked scores are filled softly (-2.0,
+// as masked_fill wrote it): future keys keep a share of the softmax in the
+// re-run and the cache has none (decode_step was derived, ~5e-4 off).
+// CHECK: func.func @decode(
+// CHECK-NOT: decode_step
+// CHECK-NOT: decode_init
+// CHECK: // -----
+// WHY: tx-decode-step: no incremental decoding for @decode: an attention fills masked scores with -2, softer than -1e4: masked keys keep a share of the softmax, and a cache holds no future keys (fill with -1e9 or -inf)
+module attributes {tx.dims = {B = 4 : i64, T = 7 : i64}} {
+  tx.parameter @emb : tensor<16x8xf32> {init = #tx.init<xavier_uniform>}
+  tx.parameter @wq : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}
+  tx.parameter @wk : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}
+  tx.parameter @wv : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}
+  func.func @decode(%tgt: tensor<?x?xi32, #tx.dims<B: 4, T: 7>> {tx.name = "tgt"}) -> (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>> {tx.name = "logits"}) attributes {tx.entry = "decode"} {
+    %tm = tx.padding_mask %tgt : (tensor<?x?xi32, #tx.dims<B: 4, T: 7>>) -> tensor<?x1x1x?xi1, #tx.dims<B: 4, T: 7>>
+    %emb = tx.param @emb : tensor<16x8xf32>
+    %e = tx.embedding %tgt, %emb : (tensor<?x?xi32, #tx.dims<B: 4, T: 7>>, tensor<16x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %wq = tx.param @wq : tensor<8x8xf32>
+    %q0 = tx.linear %e, %wq : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<8x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %q = tx.split_heads %q0 {heads = 2 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %wk = tx.param @wk : tensor<8x8xf32>
+    %k0 = tx.linear %e, %wk : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<8x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %k = tx.split_heads %k0 {heads = 2 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %wv = tx.param @wv : tensor<8x8xf32>
+    %v0 = tx.linear %e, %wv : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<8x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %v = tx.split_heads %v0 {heads = 2 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %a = tx.attention %q, %k, %v mask %tm {causal, fill = -2.0 : f32, scale = 0.5 : f32} : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x1x1x?xi1, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %h = tx.merge_heads %a : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    return %h : tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+  }
+}
+
+// -----
+
 // A softmax over the positions (axis 1 of [B, T, d]) mixes them.
 // CHECK: func.func @decode(
 // CHECK-NOT: decode_step

@@ -154,6 +154,24 @@ bool actsPerPosition(Operation *op, std::string &why) {
   return false;
 }
 
+/// Whether masked keys of `attention` get no share of its softmax: without
+/// `fill` they drop out, and a fill of -1e4 or less underflows to exactly
+/// 0 in f32 next to the scores of a trained model. A softer fill
+/// (`masked_fill(s, m, -2.0)`, kept as written) leaves a masked key a share:
+/// the future keys a re-run sees and a cache does not hold would change
+/// every step's output. Sets `why` when it is soft.
+bool masksHard(AttentionOp attention, std::string &why) {
+  std::optional<APFloat> fill = attention.getFill();
+  if (!fill || fill->convertToDouble() <= -1e4)
+    return true;
+  llvm::SmallString<16> text;
+  fill->toString(text);
+  why = "an attention fills masked scores with " + text.str().str() +
+        ", softer than -1e4: masked keys keep a share of the softmax, and a "
+        "cache holds no future keys (fill with -1e9 or -inf)";
+  return false;
+}
+
 /// The attentions of `decode`, or failure with the reason when the entry
 /// cannot decode incrementally.
 FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
@@ -189,6 +207,8 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
         why = "a self-attention is not causal";
         return WalkResult::interrupt();
       }
+      if (!a.cross && !masksHard(attention, why))
+        return WalkResult::interrupt();
       // The step drops a self-attention's mask (a decoded prefix has no
       // padding): only a padding mask may be dropped.
       if (!a.cross && attention.getMask() &&
@@ -366,16 +386,35 @@ struct LmAttention {
   PaddingMaskOp padding; // padding_mask(tokens) in the mask, or null
 };
 
-/// Whether a reshape only adds or drops axes of size 1.
+/// Whether a reshape of a mask only adds or drops axes of size 1 and keeps
+/// what each axis means to the attention it feeds (masks broadcast from
+/// the right: the last axis is the keys', the one before the queries'; a
+/// leading batch axis stays first). `[B, 1, 1, S] -> [B, 1, S, 1]` also
+/// only moves a unit axis, but it turns a mask of padding keys into one of
+/// padding queries: not a padding mask any more.
 bool movesUnitAxes(ReshapeOp reshape) {
-  auto nonUnit = [](Value value) {
-    SmallVector<Dim> dims;
-    for (const Dim &dim : getShape(cast<RankedTensorType>(value.getType())))
-      if (dim.isSymbolic() || dim.size != 1)
-        dims.push_back(dim);
+  Shape in = getShape(cast<RankedTensorType>(reshape.getInput().getType()));
+  Shape out = getShape(cast<RankedTensorType>(reshape.getResult().getType()));
+  auto isUnit = [](const Dim &dim) {
+    return !dim.isSymbolic() && dim.size == 1;
+  };
+  // The last two axes (keys, queries) as they are, unit or not.
+  for (size_t fromEnd = 1; fromEnd <= 2; ++fromEnd) {
+    Dim a = fromEnd <= in.size() ? in[in.size() - fromEnd] : Dim::fixed(1);
+    Dim b = fromEnd <= out.size() ? out[out.size() - fromEnd] : Dim::fixed(1);
+    if (a != b)
+      return false;
+  }
+  // Any other axis of size other than 1: the batch axis, first in both.
+  auto leading = [&](const Shape &shape) {
+    SmallVector<std::pair<size_t, Dim>> dims;
+    for (size_t i = 0; i + 2 < shape.size(); ++i)
+      if (!isUnit(shape[i]))
+        dims.push_back({i, shape[i]});
     return dims;
   };
-  return nonUnit(reshape.getInput()) == nonUnit(reshape.getResult());
+  SmallVector<std::pair<size_t, Dim>> a = leading(in), b = leading(out);
+  return a == b && (a.empty() || (a.size() == 1 && a[0].first == 0));
 }
 
 /// Walks a mask made of `padding_mask(tokens)` and `causal_mask(tokens)`
@@ -443,6 +482,8 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
         why = "a self-attention is not causal";
         return WalkResult::interrupt();
       }
+      if (!masksHard(attention, why))
+        return WalkResult::interrupt();
       attentions.push_back(a);
       return WalkResult::advance();
     }
