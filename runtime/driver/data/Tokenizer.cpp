@@ -450,9 +450,12 @@ Tokenizer Tokenizer::fromJson(std::string_view text,
   if (!why.empty())
     throw bad(why);
   Tokenizer tokenizer;
-  if (const Json *minFreq = jsonMember(root, "min_freq"))
-    if (std::optional<int64_t> value = jsonInteger(*minFreq))
-      tokenizer.minFreq = *value;
+  if (const Json *minFreq = jsonMember(root, "min_freq")) {
+    std::optional<int64_t> value = jsonInteger(*minFreq);
+    if (!value || *value < 1)
+      throw bad("'min_freq' is not a positive integer");
+    tokenizer.minFreq = *value;
+  }
   auto side = [&](const char *key) {
     const Json *list = jsonMember(root, key);
     if (!list || !list->is_array())
@@ -462,6 +465,18 @@ Tokenizer Tokenizer::fromJson(std::string_view text,
       if (!word.is_string())
         throw bad(std::string("'") + key + "' holds a non-string");
       words.push_back(jsonString(word));
+      // What splitWords makes: never empty, never with a blank (such an
+      // entry could never match a word of the text).
+      const std::string &last = words.back();
+      std::string id = std::to_string(words.size() - 1);
+      if (last.empty())
+        throw bad(std::string("'") + key + "' holds an empty word (id " + id +
+                  ")");
+      if (std::any_of(last.begin(), last.end(), [](char c) {
+            return isSpace(static_cast<unsigned char>(c));
+          }))
+        throw bad(std::string("'") + key + "' holds a word with a blank, '" +
+                  last + "' (id " + id + "): words are split at blanks");
     }
     try {
       return Vocabulary::fromWords(std::move(words));

@@ -82,6 +82,27 @@ TEST(TokenizerTest, JsonRoundTrip) {
                        "[UNK] is missing");
 }
 
+TEST(TokenizerTest, HandEditedEntriesThatCanNeverMatchAreRefused) {
+  // An empty word, a word with a blank (never made by splitting the text)
+  // and a min_freq below 1 were accepted.
+  ScratchDir dir;
+  auto file = [&](const std::string &extra, const std::string &minFreq) {
+    std::string path = dir.file("t.json");
+    writeFile(path, "{\"format\":\"txc-tokenizer\",\"version\":1,"
+                    "\"min_freq\":" + minFreq + ",\"source\":"
+                    "[\"[PAD]\",\"[UNK]\",\"[SOS]\",\"[EOS]\"" + extra + "],"
+                    "\"target\":[\"[PAD]\",\"[UNK]\",\"[SOS]\",\"[EOS]\"]}");
+    return path;
+  };
+  EXPECT_EQ(Tokenizer::load(file(",\"ok\"", "1")).source.size(), 5);
+  EXPECT_THROW_MESSAGE(Tokenizer::load(file(",\"\"", "1")), InputError,
+                       "'source' holds an empty word (id 4)");
+  EXPECT_THROW_MESSAGE(Tokenizer::load(file(",\"a b\"", "1")), InputError,
+                       "'source' holds a word with a blank, 'a b' (id 4)");
+  EXPECT_THROW_MESSAGE(Tokenizer::load(file("", "-3")), InputError,
+                       "'min_freq' is not a positive integer");
+}
+
 TEST(TokenizerTest, InvalidUtf8IsRefused) {
   ScratchDir dir;
   writeFile(dir.file("latin1.json"),
