@@ -55,8 +55,9 @@ int main() {
   // One batch: B = 2 sequences of S = 5 token ids, right-padded with 0.
   const int64_t batch = 2, length = 5;
   std::vector<int32_t> src = {4, 5, 6, 7, 8, 9, 10, 11, 0, 0};
-  // dims in the header's order; T is unused by encode.
-  const int64_t dims[] = {batch, length, 1};
+  // dims in the header's order (B, S, T, cache); encode reads B and S
+  // only, but the array holds every dim.
+  const int64_t dims[] = {batch, length, 1, 1};
   std::vector<float> memory(batch * length * 64);
   void *inputs[] = {src.data()};
   void *outputs[] = {memory.data()};

@@ -10,6 +10,7 @@
 #include "CudaContext.h"
 #include "CublasLt.h"
 #include "GradientExchange.h"
+#include "lib/EntryChecks.h"
 
 #include <dlfcn.h>
 
@@ -237,6 +238,19 @@ txrt_status txrt_cuda_train_state(txrt_cuda_context *ctx, int64_t *out_step,
     require(out_step && out_seed, "out_step and out_seed must not be NULL");
     *out_step = c.trainStep;
     *out_seed = int64_t(c.trainSeed);
+  });
+}
+
+txrt_status txrt_cuda_check_entry(
+    txrt_cuda_context *ctx, const int64_t *dims, const int64_t *dim_index,
+    const int64_t *dim_bound, int64_t num_checked, const void *arena,
+    int64_t arena_bytes, const void *const *inputs, int64_t num_inputs,
+    const void *const *outputs, int64_t num_outputs) {
+  return runCuda(ctx, "txrt_cuda_check_entry", [&](auto &) {
+    std::string problem = txrt::entryArgumentProblem(
+        dims, dim_index, dim_bound, num_checked, arena, arena_bytes, inputs,
+        num_inputs, outputs, num_outputs);
+    require(problem.empty(), problem.c_str());
   });
 }
 

@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "Context.h"
+#include "EntryChecks.h"
 #include "Denormals.h"
 #include "Kernel.h"
 
@@ -380,6 +381,22 @@ txrt_status txrt_train_state(txrt_context *ctx, int64_t *out_step,
         require(out_step && out_seed, "out_step and out_seed must not be NULL");
         *out_step = c.trainStep;
         *out_seed = static_cast<int64_t>(c.trainSeed);
+      });
+}
+
+txrt_status txrt_check_entry(txrt_context *ctx, const int64_t *dims,
+                             const int64_t *dim_index,
+                             const int64_t *dim_bound, int64_t num_checked,
+                             const void *arena, int64_t arena_bytes,
+                             const void *const *inputs, int64_t num_inputs,
+                             const void *const *outputs, int64_t num_outputs) {
+  return runKernel(
+      ctx, "txrt_check_entry", [&] { return std::string(); },
+      [&](Context &) {
+        std::string problem = entryArgumentProblem(
+            dims, dim_index, dim_bound, num_checked, arena, arena_bytes,
+            inputs, num_inputs, outputs, num_outputs);
+        require(problem.empty(), problem);
       });
 }
 

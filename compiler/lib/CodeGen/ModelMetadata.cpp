@@ -15,6 +15,7 @@
 #include "tx/Dialect/TxShape.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -199,6 +200,27 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
   return text;
 }
 
+/// The header's name of an entry's arena size.
+static std::string arenaMacro(func::FuncOp func) {
+  return "TXC_" + func.getSymName().upper() + "_ARENA_BYTES";
+}
+
+std::string mlir::tx::cHeaderNameClash(ModuleOp planned) {
+  llvm::StringMap<std::string> owners;
+  owners["TXC_PARAM_ARENA_BYTES"] = "the parameter arena";
+  for (auto func : planned.getOps<func::FuncOp>()) {
+    if (!func->hasAttr("tx.entry"))
+      continue;
+    std::string what = "entry '" + func.getSymName().str() + "'";
+    auto [it, inserted] = owners.try_emplace(arenaMacro(func), what);
+    if (!inserted)
+      return what + " and " + it->second + " would both be " +
+             it->first().str() +
+             " in the C header (names are upper-cased); rename the entry";
+  }
+  return "";
+}
+
 std::string mlir::tx::buildCHeader(ModuleOp planned,
                                    llvm::StringRef guardName) {
   std::string text;
@@ -218,7 +240,9 @@ std::string mlir::tx::buildCHeader(ModuleOp planned,
      << " * params the parameter arena; arena the entry's activation arena (both\n"
      << " * 64-byte aligned); dims the runtime value of each dim below; inputs and\n"
      << " * outputs dense row-major buffers (f32: float, i32: int32_t, bool:\n"
-     << " * uint8_t). Returns 0, or a txrt status (see txrt_last_error). */\n"
+     << " * uint8_t). Returns 0, or a txrt status (see txrt_last_error): dims\n"
+     << " * outside their range and NULL pointers are refused before any work.\n"
+     << " * A context runs one entry at a time (one context per thread). */\n"
      << "typedef int32_t (*txc_entry_fn)(void *ctx, void *params, void *arena,\n"
      << "                                const int64_t *dims, void *const *inputs,\n"
      << "                                void *const *outputs);\n"
@@ -226,13 +250,15 @@ std::string mlir::tx::buildCHeader(ModuleOp planned,
   int64_t paramBytes = 0;
   if (auto bytes = planned->getAttrOfType<IntegerAttr>("tx.param_arena_bytes"))
     paramBytes = bytes.getInt();
-  os << "enum { TXC_PARAM_ARENA_BYTES = " << paramBytes << " };\n\n";
+  // Sizes as 64-bit constants: an arena may be over 2^31 bytes, which an
+  // enum constant cannot hold in ISO C.
+  os << "#define TXC_PARAM_ARENA_BYTES UINT64_C(" << paramBytes << ")\n\n";
   os << "/* dims, in the order of the dims argument:";
   unsigned dimIndex = 0;
   if (auto order = planned->getAttrOfType<DictionaryAttr>("tx.dims"))
     for (NamedAttribute dim : order)
       os << "\n *   dims[" << dimIndex++ << "] = " << dim.getName().getValue()
-         << " (1 .. " << cast<IntegerAttr>(dim.getValue()).getInt() << ")";
+         << " (0 .. " << cast<IntegerAttr>(dim.getValue()).getInt() << ")";
   os << " */\n\n";
   unsigned index = 0;
   for (auto func : planned.getOps<func::FuncOp>()) {
@@ -256,8 +282,8 @@ std::string mlir::tx::buildCHeader(ModuleOp planned,
        << "(void *ctx, void *params, void *arena, const int64_t *dims,\n"
        << "    void *const *inputs, void *const *outputs);\n";
     if (arena)
-      os << "enum { TXC_" << func.getSymName().upper()
-         << "_ARENA_BYTES = " << arena.getInt() << " };\n";
+      os << "#define " << arenaMacro(func) << " UINT64_C(" << arena.getInt()
+         << ")\n";
     os << "\n";
   }
   os << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";

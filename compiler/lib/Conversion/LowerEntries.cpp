@@ -56,9 +56,54 @@ LogicalResult EntryLowering::lower() {
   inputs = body->getArgument(4);
   outputs = body->getArgument(5);
 
+  // The dims the entry reads (its types'): only those are loaded and
+  // checked, so a caller may leave the others out (examples/embed).
+  llvm::SmallDenseSet<StringAttr> used;
+  entry.walk([&](Operation *op) {
+    SmallVector<Type> types(op->getOperandTypes());
+    llvm::append_range(types, op->getResultTypes());
+    for (Type type : types)
+      if (auto tensor = dyn_cast<RankedTensorType>(type))
+        for (const Dim &dim : getShape(tensor))
+          if (dim.isSymbolic())
+            used.insert(dim.symbol);
+  });
+  for (Type type : entry.getArgumentTypes())
+    if (auto tensor = dyn_cast<RankedTensorType>(type))
+      for (const Dim &dim : getShape(tensor))
+        if (dim.isSymbolic())
+          used.insert(dim.symbol);
+  auto order = module->getAttrOfType<DictionaryAttr>("tx.dims");
+
+  // Before anything is read: each dim in [0, its bound] (a larger one runs
+  // past the arena), no NULL where the entry will read (txrt_check_entry).
+  {
+    SmallVector<Value> checkedIndex, checkedBound;
+    if (order)
+      for (auto [i, attr] : llvm::enumerate(order))
+        if (used.contains(attr.getName())) {
+          checkedIndex.push_back(i64(int64_t(i)));
+          checkedBound.push_back(
+              i64(cast<IntegerAttr>(attr.getValue()).getInt()));
+        }
+    int64_t arenaBytes = 0;
+    if (auto bytes = entry->getAttrOfType<IntegerAttr>("tx.arena_bytes"))
+      arenaBytes = bytes.getInt();
+    Value indexArray = checkedIndex.empty() ? nullPtr()
+                                            : stackArray(checkedIndex);
+    Value boundArray = checkedBound.empty() ? nullPtr()
+                                            : stackArray(checkedBound);
+    call(RuntimeFn::CheckEntry,
+         {dims, indexArray, boundArray, i64(int64_t(checkedIndex.size())),
+          arena, i64(arenaBytes), inputs, i64(entry.getNumArguments()),
+          outputs, i64(entry.getNumResults())});
+  }
+
   // Runtime sizes of the symbolic dimensions, in the module's dim order.
-  if (auto order = module->getAttrOfType<DictionaryAttr>("tx.dims")) {
+  if (order) {
     for (auto [i, attr] : llvm::enumerate(order)) {
+      if (!used.contains(attr.getName()))
+        continue;
       Value slot = builder.create<LLVM::GEPOp>(
           loc, ptr, builder.getI64Type(), dims,
           ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});

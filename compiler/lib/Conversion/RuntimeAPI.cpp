@@ -179,6 +179,10 @@ const std::vector<Entry> &registry() {
        {A::Ptr, A::I64, A::I64, A::Ptr, A::Ptr}},
       // ctx, out_step, out_seed
       {RuntimeFn::TrainState, "txrt_train_state", "txrt_cuda_train_state", {A::Ptr, A::Ptr, A::Ptr}},
+      // ctx, dims, dim_index, dim_bound, num_checked, arena, arena_bytes,
+      // inputs, num_inputs, outputs, num_outputs
+      {RuntimeFn::CheckEntry, "txrt_check_entry", "txrt_cuda_check_entry",
+       {A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64}},
   };
   return entries;
 }

@@ -194,6 +194,9 @@ public:
        << "  label=\"entry " << escape(func.getSymName()) << "\"; "
        << "labelloc=t; fontname=\"Helvetica\"; fontsize=14;\n"
        << "  rankdir=TB; nodesep=0.25; ranksep=0.35;\n"
+       // Graphviz's default ranking aborts ("trouble in init_rank") on the
+       // clusters of a differentiated seq2seq entry; newrank does not.
+       << "  newrank=true;\n"
        << "  node [shape=box, style=\"rounded,filled\", fillcolor=white, "
           "fontname=\"Helvetica\", fontsize=10];\n"
        << "  edge [fontname=\"Helvetica\", fontsize=8, color=\"#52606d\"];\n";

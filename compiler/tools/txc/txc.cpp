@@ -72,7 +72,7 @@ cl::opt<Stage> emit(
         clEnumValN(Stage::Planned, "planned", "buffers with arena offsets"),
         clEnumValN(Stage::Metadata, "metadata",
                    "the executable's metadata (JSON, as `info --json` "
-                   "prints it)"),
+                   "prints it, less its call-site table)"),
         clEnumValN(Stage::Dot, "dot",
                    "the model graph in Graphviz DOT, one digraph per entry"),
         clEnumValN(Stage::Svg, "svg",
@@ -517,6 +517,13 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
   if (cuda) // the driver runs a CUDA executable on the GPU (ModelAbi.h)
     module->setAttr("tx.target", StringAttr::get(module.getContext(), "cuda"));
   std::string json = tx::buildModelMetadata(module, inputFile, flags);
+  if (emit == Stage::Obj) {
+    std::string clash = tx::cHeaderNameClash(module);
+    if (!clash.empty()) {
+      llvm::errs() << inputFile << ": error: " << clash << "\n";
+      return 1;
+    }
+  }
   std::string header = tx::buildCHeader(module, "txc_" + stemOf(inputFile));
   std::vector<std::string> entrySymbols;
   for (auto func : module.getOps<func::FuncOp>())

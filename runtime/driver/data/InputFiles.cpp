@@ -43,6 +43,7 @@ struct Element {
   int64_t integer; // valid when isInteger
   bool tooLarge;   // an unsigned value above INT64_MAX
   double real;
+  uint64_t unsignedValue = 0; // valid when tooLarge
 };
 
 template <typename T> T loadAs(const void *data, int64_t i) {
@@ -75,7 +76,7 @@ Element loadElement(const Tensor &tensor, int64_t i) {
   case DType::U64: {
     uint64_t v = loadAs<uint64_t>(data, i);
     if (v > uint64_t(std::numeric_limits<int64_t>::max()))
-      return Element{true, 0, true, double(v)};
+      return Element{true, 0, true, double(v), v};
     return integer(int64_t(v));
   }
   case DType::F32:
@@ -100,6 +101,8 @@ std::string printable(std::string_view token) {
 std::string formatElement(const Element &element) {
   if (element.isInteger && !element.tooLarge)
     return std::to_string(element.integer);
+  if (element.tooLarge) // as stored, not rounded to a double
+    return std::to_string(element.unsignedValue);
   char buffer[32];
   auto result = std::to_chars(buffer, buffer + sizeof(buffer), element.real);
   return std::string(buffer, result.ptr);

@@ -264,6 +264,20 @@ void txrt_context_set_batch_rows(txrt_context *ctx, int64_t first_row,
 txrt_status txrt_train_state(txrt_context *ctx, int64_t *out_step,
                              int64_t *out_seed);
 
+/** What a compiled entry checks of its caller's arguments before it reads
+ *  any of them: `dims` not NULL when the entry reads dims, and each dim it
+ *  reads, dims[dim_index[k]] for k < num_checked, in [0, dim_bound[k]]
+ *  (a size over its bound would run past the arena); `arena` not NULL when
+ *  the entry needs `arena_bytes` > 0; `inputs` and `outputs` not NULL, nor
+ *  any of their num_inputs / num_outputs pointers. TXRT_ERROR_INVALID_ARGUMENT
+ *  naming the first problem otherwise. */
+txrt_status txrt_check_entry(txrt_context *ctx, const int64_t *dims,
+                             const int64_t *dim_index,
+                             const int64_t *dim_bound, int64_t num_checked,
+                             const void *arena, int64_t arena_bytes,
+                             const void *const *inputs, int64_t num_inputs,
+                             const void *const *outputs, int64_t num_outputs);
+
 /*===----------------------------------------------------------------------===*
  * Gradient accumulation and data parallelism (docs/distributed.md)
  *===----------------------------------------------------------------------===*/

@@ -96,6 +96,14 @@ void txrt_cuda_context_set_train_state(txrt_cuda_context *ctx, int64_t step,
                                        uint64_t seed);
 txrt_status txrt_cuda_train_state(txrt_cuda_context *ctx, int64_t *out_step,
                                   int64_t *out_seed);
+/** As txrt_check_entry (host pointers: dims, the index and bound arrays and
+ *  the pointer arrays; arena and the tensors they point to are device
+ *  memory, checked for NULL only). */
+txrt_status txrt_cuda_check_entry(
+    txrt_cuda_context *ctx, const int64_t *dims, const int64_t *dim_index,
+    const int64_t *dim_bound, int64_t num_checked, const void *arena,
+    int64_t arena_bytes, const void *const *inputs, int64_t num_inputs,
+    const void *const *outputs, int64_t num_outputs);
 
 /** As txrt_context_set_batch_rows: the next calls train rows
  *  [first_row, first_row + rows) of the update's batch, so dropout (and

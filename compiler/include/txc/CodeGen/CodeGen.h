@@ -31,6 +31,10 @@ std::string buildModelMetadata(ModuleOp planned, llvm::StringRef source,
 /// metadata, the entry functions and their buffer layout) for `planned`.
 std::string buildCHeader(ModuleOp planned, llvm::StringRef guardName);
 
+/// Why buildCHeader's names would clash (two entries whose names upper-case
+/// alike, `fwd` and `FWD`, or an entry `param`), or "" when they do not.
+std::string cHeaderNameClash(ModuleOp planned);
+
 /// The metadata `json` with the module's call-site table (the "tx.sites"
 /// attribute LowerEntries leaves, removed here) added as "sites": which
 /// entry, op, spec location and scope each runtime call site is

@@ -47,6 +47,7 @@ enum class RuntimeFn {
   AdamStep,
   SumSquares,
   TrainState,
+  CheckEntry,
   // bf16 precision (docs/precision.md).
   CastF32ToBf16,
   CastBf16ToF32,

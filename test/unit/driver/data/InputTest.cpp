@@ -96,6 +96,13 @@ TEST(InputFilesTest, ConvertsNpyDTypesWithChecks) {
   EXPECT_THROW_MESSAGE(convertTensor(wide, DType::I32, src), InputError,
                        "input 'src' ('src.npy')", "value 1099511627776 at [1]",
                        "does not fit int32");
+  // A u64 over INT64_MAX is named as stored, not rounded to a double
+  // (2^64 - 1 read 18446744073709551616).
+  Tensor unsignedMax(DType::U64, {1});
+  unsignedMax.as<uint64_t>()[0] = ~uint64_t(0);
+  EXPECT_THROW_MESSAGE(convertTensor(unsignedMax, DType::I32, src), InputError,
+                       "value 18446744073709551615 at [0]",
+                       "does not fit int32");
   wide.as<int64_t>()[1] = -3;
   Tensor narrow = convertTensor(wide, DType::I32, src);
   EXPECT_EQ(narrow.as<int32_t>()[1], -3);

@@ -1,0 +1,71 @@
+/*===- entry_checks_harness.c - what a compiled entry refuses ------------===*
+ *
+ * Links examples/copy compiled with `txc --emit=obj` (model.h, included
+ * as ISO C: the header must compile with -std=c11 -pedantic-errors) and
+ * calls its `encode` entry with good arguments, then with each kind of bad
+ * one: a dim over its bound (it ran past the arena), a negative dim, NULL
+ * dims, arena, inputs, an input pointer and outputs. Each bad call must
+ * return a status, not crash, and name the problem; the good call after
+ * them must still work. Prints one line per call.
+ *
+ *===----------------------------------------------------------------------===*/
+#include "model.h"
+#include "txrt/txrt.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void *zeroed(size_t bytes) {
+  void *memory = aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (memory)
+    memset(memory, 0, bytes);
+  return memory;
+}
+
+static txrt_context *ctx;
+static void *params, *arena;
+static int32_t src[16 * 24];
+static float memory[16 * 24 * 64];
+
+static void call(const char *what, const int64_t *dims, void *use_arena,
+                 void *const *inputs, void *const *outputs) {
+  int32_t status = txc_entry_encode(ctx, params, use_arena, dims, inputs,
+                                    outputs);
+  printf("%s: status %d%s%s\n", what, (int)status, status ? ": " : "",
+         status ? txrt_last_error(ctx) : "");
+}
+
+int main(void) {
+  if (txrt_context_create(&ctx) != TXRT_OK)
+    return 1;
+  params = zeroed(TXC_PARAM_ARENA_BYTES);
+  arena = zeroed(TXC_ENCODE_ARENA_BYTES);
+  if (!params || !arena)
+    return 1;
+  for (int i = 0; i < 16 * 24; ++i)
+    src[i] = 4 + i % 5;
+  void *inputs[] = {src};
+  void *outputs[] = {memory};
+  void *null_input[] = {NULL};
+  /* B <= 16, S <= 24 (T and cache unused by encode) */
+  const int64_t good[] = {2, 5, 1, 1};
+  const int64_t over_b[] = {17, 5, 1, 1};
+  const int64_t over_s[] = {2, 25, 1, 1};
+  const int64_t negative[] = {-1, 5, 1, 1};
+  const int64_t two[] = {2, 5}; /* only the dims encode reads */
+  call("good", good, arena, inputs, outputs);
+  call("B over", over_b, arena, inputs, outputs);
+  call("S over", over_s, arena, inputs, outputs);
+  call("negative", negative, arena, inputs, outputs);
+  call("NULL dims", NULL, arena, inputs, outputs);
+  call("NULL arena", good, NULL, inputs, outputs);
+  call("NULL inputs", good, arena, NULL, outputs);
+  call("NULL input", good, arena, null_input, outputs);
+  call("NULL outputs", good, arena, inputs, NULL);
+  call("two dims", two, arena, inputs, outputs);
+  free(params);
+  free(arena);
+  txrt_context_destroy(ctx);
+  return 0;
+}
