@@ -59,9 +59,17 @@ samplingDistribution(const float *logits, int64_t vocab,
     order.pop_back();
   std::vector<std::pair<int32_t, double>> out;
   out.reserve(keep);
-  double top = double(logits[order[0]]) / options.temperature, total = 0.0;
+  // Differences first, then the temperature: logit / T overflows for a
+  // tiny T (1e-308 made every weight inf - inf = NaN, and the draw fell
+  // through to the least likely id); (logit - top) / T only goes to -inf.
+  const double top = double(logits[order[0]]);
+  double total = 0.0;
   for (int32_t id : order) {
-    double weight = std::exp(double(logits[id]) / options.temperature - top);
+    double difference = double(logits[id]) - top;
+    // An id tied with an infinite top: as likely as the top.
+    if (std::isnan(difference))
+      difference = 0.0;
+    double weight = std::exp(difference / options.temperature);
     out.emplace_back(id, weight);
     total += weight;
   }

@@ -41,6 +41,29 @@ TEST(SamplingTest, TemperatureScalesTheSoftmax) {
   EXPECT_EQ(order, (std::vector<int32_t>{1, 3, 2, 0, 4}));
 }
 
+TEST(SamplingTest, ATinyTemperatureIsTheArgmax) {
+  // logit / 1e-308 overflows: every weight was inf - inf = NaN and the draw
+  // fell through to the least likely id. Negative logits too.
+  const std::vector<float> negative = {-7.0f, -5.0f, -6.0f, -10.0f};
+  for (double temperature : {1e-300, 1e-308, 1e-310, 4.9e-324}) {
+    for (uint64_t position = 0; position < 20; ++position) {
+      int32_t tied = sampleToken(kLogits.data(), 5,
+                                 withTemperature(temperature), 0, position);
+      EXPECT_TRUE(tied == 1 || tied == 3) << temperature << ": " << tied;
+      EXPECT_EQ(sampleToken(negative.data(), 4, withTemperature(temperature),
+                            0, position),
+                1)
+          << temperature;
+    }
+    auto candidates =
+        samplingDistribution(kLogits.data(), 5, withTemperature(temperature));
+    // The tie (ids 1 and 3 at 3.0) splits evenly; the rest get nothing.
+    EXPECT_DOUBLE_EQ(candidates[0].second, 0.5);
+    EXPECT_DOUBLE_EQ(candidates[1].second, 0.5);
+    EXPECT_EQ(candidates[2].second, 0.0);
+  }
+}
+
 TEST(SamplingTest, TopKKeepsTheKMostLikely) {
   SamplingOptions options = withTemperature(1);
   options.topK = 2;
