@@ -492,7 +492,10 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
         isMask(op->getResult(0))) {
       for (Operation *user : op->getUsers())
         if (!isa<AttentionOp, AndOp, ReshapeOp>(user)) {
-          why = "a mask is used outside attention";
+          why = "a mask ('" + op->getName().getStringRef().str() +
+                "') feeds '" + user->getName().getStringRef().str() +
+                "': masks may only be joined by & (and reshaped) on their "
+                "way to attention";
           return WalkResult::interrupt();
         }
       return WalkResult::advance();
@@ -508,8 +511,26 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
     }
     if (actsPerPosition(op, why))
       return WalkResult::advance();
-    if (why.empty())
-      why = "'" + op->getName().getStringRef().str() + "' may mix positions";
+    if (why.empty()) {
+      // A [.., T, T] value relates positions to positions (a bias or a
+      // mask written out, ALiBi, a window): say that, not just the op.
+      bool pairs = llvm::any_of(op->getResultTypes(), [&](Type type) {
+        auto tensor = dyn_cast<RankedTensorType>(type);
+        return tensor && llvm::count(getShape(tensor), positions) >= 2;
+      });
+      bool positionIds = llvm::any_of(op->getOperands(), [](Value v) {
+        return v.getDefiningOp<ArangeOp>() != nullptr;
+      });
+      why = "'" + op->getName().getStringRef().str() + "' " +
+            (pairs ? "computes a value over pairs of positions (a mask or "
+                     "bias written out, not padding_mask and causal_mask): "
+                     "a cache step cannot"
+             : positionIds
+                 ? "uses the position ids (arange) other than to index an "
+                   "embedding: a mask or bias written out from positions, "
+                   "which a cache step cannot compute"
+                 : "may mix positions");
+    }
     return WalkResult::interrupt();
   });
   if (result.wasInterrupted())
