@@ -151,6 +151,26 @@ void MLIRGenImpl::emitParameters() {
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointToStart(module.getBody());
   for (const ParamInfo &param : params) {
+    // Parameters, entries, the runtime's functions and the glue share the
+    // module's symbols (MLIR said "redefinition of symbol named 'fwd'").
+    llvm::StringRef name = param.name;
+    if (module.lookupSymbol(name)) {
+      diags.error(param.loc,
+                  "parameter '" + param.name + "' has the name of entry '" +
+                      param.name +
+                      "': parameters and entries share one namespace",
+                  "rename the parameter (`as " + param.name +
+                      "_weight`) or the entry");
+      continue;
+    }
+    if (name.starts_with("txrt_") || name.starts_with("__txc")) {
+      diags.error(param.loc,
+                  "parameter name '" + param.name +
+                      "' is reserved: names starting with txrt_ or __txc "
+                      "are the runtime's and the compiled glue's",
+                  "rename the parameter");
+      continue;
+    }
     auto type = RankedTensorType::get(param.shape, builder.getF32Type());
     auto op = builder.create<ParameterOp>(
         getLoc(param.loc), TypeRange{}, ValueRange{},
@@ -213,6 +233,24 @@ static const char *derivedFrom(StringRef name) {
 }
 
 bool MLIRGenImpl::checkEntryName(const ast::EntryDecl &entry) {
+  // Names the object file and its header use themselves: txc_entry_table
+  // (the table of entries) and txc_entry_fn (its type) would clash with an
+  // entry `table` or `fn`, and the runtime's functions (txrt_*) and the
+  // glue kernels (__txc_*) share the module's symbols with the entries.
+  llvm::StringRef name = entry.name;
+  if (name == "table" || name == "fn" || name.starts_with("txrt_") ||
+      name.starts_with("__txc")) {
+    diags.error(entry.getLoc(),
+                "entry name '" + entry.name +
+                    "' is reserved: " +
+                    (name.starts_with("txrt_") || name.starts_with("__txc")
+                         ? "names starting with txrt_ or __txc are the "
+                           "runtime's and the compiled glue's"
+                         : "the object file exports txc_entry_table and "
+                           "the type txc_entry_fn"),
+                "rename the entry");
+    return false;
+  }
   const char *source = derivedFrom(entry.name);
   if (!source)
     return true;
@@ -397,6 +435,17 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
                                 : noamArg.keyword;
           if (!value->isNumber() || value->asDouble() <= 0) {
             diags.error(noamArg.loc, "noam " + key + " must be a positive number");
+            continue;
+          }
+          // Computed in f32, as the constant lr is (warmup = 1e39 is
+          // infinity there: an lr of 0 for ever).
+          if (value->asDouble() > double(std::numeric_limits<float>::max()) ||
+              value->asDouble() < double(std::numeric_limits<float>::min())) {
+            diags.error(noamArg.loc,
+                        "noam " + key + " = " + value->str() +
+                            " is not representable in f32",
+                        "the optimizer computes in f32: from about 1.2e-38 to "
+                        "3.4e38");
             continue;
           }
           if (key == "d_model")

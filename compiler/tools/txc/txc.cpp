@@ -243,6 +243,18 @@ bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
                  << "' is the spec itself; choose another -o\n";
     return false;
   }
+  // A spec read from stdin (`txc - -o s.tx < s.tx`): compared by the file
+  // stdin is.
+  llvm::sys::fs::file_status stdinStatus, outputStatus;
+  if (inputFile == "-" && !llvm::sys::fs::status(0, stdinStatus) &&
+      llvm::sys::fs::is_regular_file(stdinStatus) &&
+      !llvm::sys::fs::status(path, outputStatus) &&
+      llvm::sys::fs::equivalent(stdinStatus, outputStatus)) {
+    llvm::errs() << "txc: error: the output '" << path
+                 << "' is the spec itself (read from stdin); choose another "
+                    "-o\n";
+    return false;
+  }
   llvm::sys::fs::file_status status;
   if (llvm::sys::fs::status(path, status)) {
     // Written fresh: its directory must exist and take new files (found
@@ -292,6 +304,25 @@ bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
   return false;
 }
 
+/// Keeps what was written to `output` (`path`), or reports the write that
+/// failed (a full disk, /dev/full) and returns false: the stream's error
+/// was left for its destructor, which ends the process with "LLVM ERROR: IO
+/// failure on output stream". A regular file half written is removed; a
+/// device or pipe is never removed.
+bool finishOutput(llvm::ToolOutputFile &output, llvm::StringRef path) {
+  output.os().flush();
+  if (!output.os().has_error()) {
+    output.keep();
+    return true;
+  }
+  llvm::errs() << "txc: error: cannot write '" << path
+               << "': " << output.os().error().message() << "\n";
+  output.os().clear_error();
+  if (path == "-" || !llvm::sys::fs::is_regular_file(path))
+    output.keep();
+  return false;
+}
+
 /// --emit=dot / --emit=svg: the graph of each selected entry (GraphDot.h).
 /// `module` is after fusion; a copy is differentiated to fold (or, with
 /// --graph-detail=full, draw) the training entries' backward and optimizer.
@@ -307,6 +338,15 @@ int emitGraph(ModuleOp module) {
   txc::GraphOptions options;
   options.full = graphDetail == GraphDetail::Full;
   options.entries.assign(graphEntries.begin(), graphEntries.end());
+  if (llvm::is_contained(options.entries, std::string())) {
+    // `--graph-entry=$UNSET` drew nothing and said nothing.
+    txc::GraphOptions all;
+    std::string ignored;
+    llvm::errs() << "txc: error: --graph-entry= names no entry (entries: "
+                 << llvm::join(txc::selectEntries(module, all, ignored), ", ")
+                 << ")\n";
+    return 1;
+  }
   std::string unknown;
   std::vector<std::string> entries =
       txc::selectEntries(module, options, unknown);
@@ -337,8 +377,7 @@ int emitGraph(ModuleOp module) {
     }
     for (const std::string &entry : entries)
       output->os() << dotOf(entry);
-    output->keep();
-    return 0;
+    return finishOutput(*output, outputFile) ? 0 : 1;
   }
 
   // SVG: Graphviz's dot renders each entry to its own file.
@@ -404,7 +443,8 @@ int emitGraph(ModuleOp module) {
       return 1;
     }
     output->os() << (*svg)->getBuffer();
-    output->keep();
+    if (!finishOutput(*output, target))
+      return 1;
   }
   return 0;
 }
@@ -499,10 +539,26 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
   // Check every path written before the long stages run.
   std::string stem = stemOf(inputFile);
   std::string target = outputFile;
+  if (inputFile == "-" && outputFile == "-" &&
+      (emit == Stage::Obj || emit == Stage::Exe)) {
+    // The default name is the spec's stem, and stdin has none (the
+    // linker wrote the executable to stdout).
+    llvm::errs() << "txc: error: the spec comes from stdin: give -o for the "
+                 << (emit == Stage::Obj ? "object file" : "executable")
+                 << "\n";
+    return 1;
+  }
   if (emit == Stage::Obj && outputFile == "-")
     target = stem + ".o";
   else if (emit == Stage::Exe && outputFile == "-")
     target = stem;
+  if (emit == Stage::Obj && llvm::sys::path::extension(target) == ".h") {
+    // Its header is STEM.h: the object would be written over.
+    llvm::errs() << "txc: error: -o '" << target
+                 << "' is where the object's C header goes (STEM.h beside "
+                    "it); name the object STEM.o\n";
+    return 1;
+  }
   std::string headerPath =
       (llvm::sys::path::parent_path(target) +
        (llvm::sys::path::parent_path(target).empty() ? "" : "/") +
@@ -580,8 +636,7 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
       return 1;
     }
     joined->print(output->os(), nullptr);
-    output->keep();
-    return 0;
+    return finishOutput(*output, outputFile) ? 0 : 1;
   }
   // The kernels' and the entries' objects, in temporary files.
   std::vector<std::string> objects;
@@ -809,8 +864,7 @@ int main(int argc, char **argv) {
     if (!openOutput())
       return 1;
     output->os() << txc::ast::print(*ast);
-    output->keep();
-    return 0;
+    return finishOutput(*output, outputFile) ? 0 : 1;
   }
 
   txc::ConfigEnv env = txc::evaluateConfig(*ast, defines, diags);
@@ -898,8 +952,7 @@ int main(int argc, char **argv) {
       printParams(*module, output->os());
     if (summary)
       printSummary(*module, output->os());
-    output->keep();
-    return 0;
+    return finishOutput(*output, outputFile) ? 0 : 1;
   }
 
   if (isGraph(emit)) {
@@ -938,8 +991,7 @@ int main(int argc, char **argv) {
     return 1;
   if (emit == Stage::Metadata) {
     output->os() << tx::buildModelMetadata(*module, inputFile, flags) << "\n";
-    output->keep();
-    return 0;
+    return finishOutput(*output, outputFile) ? 0 : 1;
   }
   if (emit == Stage::Gpu) {
     PassManager pm(&context);
@@ -952,6 +1004,5 @@ int main(int argc, char **argv) {
   if (emit == Stage::Planned)
     tx::printMemoryPlan(*module, output->os());
   module->print(output->os());
-  output->keep();
-  return 0;
+  return finishOutput(*output, outputFile) ? 0 : 1;
 }
