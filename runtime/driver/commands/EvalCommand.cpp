@@ -187,20 +187,20 @@ ClassifierScore scoreClassifier(ModelRunner &runner, const EntryInfo &classify,
   std::vector<std::vector<int32_t>> texts;
   for (const EncodedExample &example : examples)
     texts.push_back(example.tokens);
-  std::vector<std::vector<double>> probabilities =
+  std::vector<std::vector<double>> probabilities = // log-probabilities
       classifyEncoded(runner, classify, texts, pad, batch);
   ClassifierScore score;
   score.matrix = ConfusionMatrix(labels.size());
   double lossSum = 0;
   for (size_t i = 0; i < examples.size(); ++i) {
-    const std::vector<double> &p = probabilities[i];
+    const std::vector<double> &logp = probabilities[i];
     // Only the trained labels compete (the model may have more classes).
     int64_t best = 0;
     for (int64_t c = 1; c < labels.size(); ++c)
-      if (p[size_t(c)] > p[size_t(best)])
+      if (logp[size_t(c)] > logp[size_t(best)])
         best = c;
     score.matrix.add(examples[i].label, best);
-    lossSum -= std::log(std::max(p[size_t(examples[i].label)], 1e-300));
+    lossSum -= logp[size_t(examples[i].label)];
   }
   score.loss = examples.empty() ? 0.0 : lossSum / double(examples.size());
   return score;

@@ -43,13 +43,16 @@ classifyEncoded(ModelRunner &runner, const EntryInfo &classify,
     const float *logits = outputs[0].as<float>();
     for (size_t row = 0; row < chunk.size(); ++row) {
       const float *scores = logits + int64_t(row) * classes;
+      // Log-probabilities, exactly (logit - top - log sum): a probability
+      // that underflows to 0 keeps its loss (eval clamped it at 690.8).
       double top = *std::max_element(scores, scores + classes), sum = 0;
-      std::vector<double> p(static_cast<size_t>(classes));
       for (int64_t c = 0; c < classes; ++c)
-        sum += p[size_t(c)] = std::exp(double(scores[c]) - top);
-      for (double &value : p)
-        value /= sum;
-      probabilities.push_back(std::move(p));
+        sum += std::exp(double(scores[c]) - top);
+      double logSum = std::log(sum);
+      std::vector<double> logp(static_cast<size_t>(classes));
+      for (int64_t c = 0; c < classes; ++c)
+        logp[size_t(c)] = double(scores[c]) - top - logSum;
+      probabilities.push_back(std::move(logp));
     }
   }
   return probabilities;
@@ -112,20 +115,21 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       out << "\n";
       continue;
     }
-    const std::vector<double> &p = probabilities[next++];
+    const std::vector<double> &logp = probabilities[next++];
     // Only the trained labels compete (the model may have more classes).
     int64_t best = 0;
     for (int64_t c = 1; c < labels.size(); ++c)
-      if (p[size_t(c)] > p[size_t(best)])
+      if (logp[size_t(c)] > logp[size_t(best)])
         best = c;
-    if (!std::isfinite(p[size_t(best)]))
+    if (!std::isfinite(logp[size_t(best)]))
       throw KernelError("the probabilities of line " + std::to_string(i + 1) +
                         " are not finite: the weights in '" +
                         options.loadPath +
                         "' give non-finite outputs (saved by a run that "
                         "diverged?); use an earlier checkpoint");
     char probability[32];
-    std::snprintf(probability, sizeof(probability), "%.4f", p[size_t(best)]);
+    std::snprintf(probability, sizeof(probability), "%.4f",
+                  std::exp(logp[size_t(best)]));
     out << labels.label(best) << "\t" << probability << "\n";
   }
   return kExitOk;

@@ -19,8 +19,9 @@
 
 namespace txrt::driver {
 
-/// Class probabilities (softmax of the logits) of encoded texts ([SOS] +
-/// word ids each), `batch` rows per call: [texts][classes].
+/// Class log-probabilities (log-softmax of the logits, exact where a
+/// probability would underflow) of encoded texts ([SOS] + word ids each),
+/// `batch` rows per call: [texts][classes].
 std::vector<std::vector<double>>
 classifyEncoded(ModelRunner &runner, const EntryInfo &classify,
                 const std::vector<std::vector<int32_t>> &texts, int32_t pad,

@@ -88,6 +88,14 @@ BleuScore BleuAccumulator::sacreBleuScore() const {
   else if (hypothesisLength_ > 0)
     score.brevityPenalty = std::exp(1.0 - double(referenceLength_) /
                                               double(hypothesisLength_));
+  // sacreBLEU's early stop: no matched n-gram of any order is BLEU 0 with
+  // zero precisions (its 'exp' smoothing gave a positive score to a corpus
+  // with no match at all).
+  bool anyMatch = false;
+  for (int n = 0; n < kBleuMaxOrder; ++n)
+    anyMatch |= matches_[n] > 0;
+  if (!anyMatch)
+    return score;
   double smoothing = 1;
   for (int n = 0; n < kBleuMaxOrder; ++n) {
     if (totals_[n] == 0)

@@ -9,8 +9,8 @@
 //   BLEU = 100 * BP * exp(mean_n log p_n)
 //
 // without smoothing: a p_n of 0 gives BLEU 0 (sacrebleu with
-// smooth_method='none', tokenize='none' on the same words computes the
-// same). Orders of which the hypotheses have no n-gram at all (a corpus of
+// smooth_method='none', tokenize='none', use_effective_order=True on the
+// same words computes the same). Orders of which the hypotheses have no n-gram at all (a corpus of
 // sentences shorter than 4 words has no 4-grams) are left out of the mean,
 // as sacrebleu's effective order does; `order` says how many were used. The
 // words are the tokenizer's (lowercased, punctuation split).

@@ -112,13 +112,22 @@ TEST(BleuTest, SacreBleuIsCaseSensitiveOn13aTokens) {
 }
 
 TEST(BleuTest, SacreBleuExpSmoothing) {
-  // No n-gram matches: the k-th zero gets 100 / (2^k * total):
-  // p = 100/(2*5), 100/(4*4), 100/(8*3), 100/(16*2) = 10, 6.25, 4.1667,
-  // 3.125; c = 5, r = 7: BP = exp(1 - 7/5);
-  // BLEU = BP * (10 * 6.25 * 4.1667 * 3.125)^(1/4) = 3.5802380724744...
+  // One unigram matches, no longer n-gram: the k-th zero gets
+  // 100 / (2^k * total): p = 20, 100/(2*4), 100/(4*3), 100/(8*2) = 20,
+  // 12.5, 8.3333, 6.25; c = 5, r = 7: BP = exp(1 - 7/5).
+  BleuScore score = sacreBleu({"a y z w v"}, {"a b c d e f g"});
+  EXPECT_NEAR(score.bleu, 7.160476144948853, 1e-9);
+  EXPECT_NEAR(score.precisions[2], 100.0 / 12, 1e-9);
+  EXPECT_NEAR(score.brevityPenalty, std::exp(-0.4), 1e-12);
+}
+
+TEST(BleuTest, SacreBleuWithoutAnyMatchIsZero) {
+  // sacreBLEU stops early when no n-gram of any order matches: BLEU 0 and
+  // zero precisions (the smoothing gave 3.58 here before).
   BleuScore score = sacreBleu({"x y z w v"}, {"a b c d e f g"});
-  EXPECT_NEAR(score.bleu, 3.5802380724744265, 1e-9);
-  EXPECT_NEAR(score.precisions[2], 100.0 / 24, 1e-9);
+  EXPECT_EQ(score.bleu, 0.0);
+  for (double precision : score.precisions)
+    EXPECT_EQ(precision, 0.0);
   EXPECT_NEAR(score.brevityPenalty, std::exp(-0.4), 1e-12);
 }
 
