@@ -435,6 +435,29 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (!dataOptions.block && recordedBlock(*resumed))
       dataOptions.block = recordedBlock(*resumed);
   }
+  // --init-from a checkpoint that holds its tokenizer: its embedding and
+  // output rows are that vocabulary's ids, so it is kept (a vocabulary
+  // built anew from --data put other words on those rows, silently: a
+  // fine-tuning run started from scrambled embeddings).
+  std::optional<Tokenizer> initFromTokenizer;
+  if (options.initFromPath && !options.resumePath) {
+    SafetensorsReader source(*options.initFromPath);
+    initFromTokenizer = checkpointTokenizer(source);
+    if (initFromTokenizer) {
+      const std::string &path = *options.initFromPath;
+      if (!options.tokenizerGiven) {
+        dataOptions.tokenizer = loadModelTokenizer(model, source, {}, err);
+        dataOptions.tokenizerOrigin = "the vocabulary of --init-from '" +
+                                      path + "'";
+        if (model.kind == ModelKind::Classifier)
+          dataOptions.labels = loadModelLabels(model, path);
+        err << "note: the tokenizer inside --init-from '" << path
+            << "' is kept (its embedding rows are that vocabulary's ids); "
+               "--tokenizer word or spm builds a new one from the data\n";
+        initFromTokenizer.reset(); // nothing more to compare
+      }
+    }
+  }
   int64_t minFreq = options.minFreq.value_or(
       dataOptions.tokenizer ? dataOptions.tokenizer->minFreq : 1);
   dataOptions.minFreq = minFreq;
@@ -442,6 +465,11 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   for (const std::string &warning : data.warnings)
     err << "warning: " << warning << "\n";
   const Tokenizer &tokenizer = data.tokenizer;
+  if (initFromTokenizer && !initFromTokenizer->sameVocabularies(tokenizer))
+    err << "warning: --init-from '" << *options.initFromPath
+        << "' holds its own tokenizer, and --tokenizer built another one: "
+           "the embedding and output rows keep their places, so each new id "
+           "starts from the row of another word\n";
   if (options.savePath)
     checkStorable(model, tokenizer, data.labels ? &*data.labels : nullptr);
   requireSameAsRankZero(ranks, data.hash,
