@@ -82,7 +82,8 @@ validation:
                     classifier's is 'label<TAB>text' lines (FILE.tsv):
                     loss, accuracy and macro-F1 as eval --data scores them
                     (a label the training data lacks is an error)
-  --valid-every N   validate every N steps (and after the last)
+  --valid-every N   validate every N steps (and after the last); required
+                    with --valid
   --keep-best       keep the checkpoint with the best validation score as
                     CKPT.best.safetensors (needs --save and --valid)
   --best-by M       bleu, loss or accuracy: what --keep-best and
@@ -159,8 +160,10 @@ constexpr const char *kTranslateUsage =
     R"(usage: PROGRAM translate --load FILE [options] [SENTENCE ...]
 
 Translates each SENTENCE, or each line of stdin when none is given, and
-prints one line per input. Words are lowercased and split like the training
-data; words the source vocabulary lacks become [UNK].
+prints one line per input. Text is read as the training data was: with a
+word tokenizer lowercased and split at blanks and punctuation, words the
+source vocabulary lacks becoming [UNK]; with SentencePiece as written
+(cased) and cut into the model's pieces.
 
 options:
   --load FILE         the checkpoint (parameters by name)
@@ -360,6 +363,11 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
   if ((train.keepBest || train.patience) && !train.validPath)
     cursor.fail(std::string(train.keepBest ? "--keep-best" : "--patience") +
                 " needs " + validFile);
+  // What --keep-best and --patience compare: nothing without --valid (it
+  // was ignored silently).
+  if (train.bestBy && !train.validPath)
+    cursor.fail("--best-by needs " + validFile +
+                " (with --keep-best or --patience)");
   if (train.keepBest && !train.savePath)
     cursor.fail("--keep-best needs --save FILE");
 }

@@ -403,6 +403,23 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (!logPath && options.savePath)
     logPath = checkpointSibling(*options.savePath, kLossCurveSuffix);
   checkTrainOutputs(model, options, logPath);
+  // A best checkpoint of an earlier run beside --save that this run will
+  // not replace (no --keep-best): `eval --load C.best` would score the
+  // old model.
+  if (options.savePath && !options.keepBest && ranks.rank() == 0) {
+    std::string best = checkpointSibling(*options.savePath,
+                                         kBestCheckpointSuffix);
+    bool continued = options.resumePath &&
+                     sameFile(*options.resumePath, *options.savePath);
+    if (!continued)
+      if (auto existing = existingTrainingCheckpoint(best)) {
+        const std::string *step = existing->metadataValue("step");
+        err << "note: '" << best << "' is an earlier run's best checkpoint"
+            << (step ? " (step " + *step + ")" : std::string())
+            << "; this run keeps no best (no --keep-best) and leaves it as "
+               "it is\n";
+      }
+  }
   // From here a SIGINT / SIGTERM stops after the first update (or the
   // current one) and saves; --stop-time counts from the first update.
   StopRequest stop(options.stopSeconds, options.stopTimeText,

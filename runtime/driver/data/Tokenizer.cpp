@@ -426,7 +426,7 @@ std::string Tokenizer::toJson() const {
   Json root = Json::object();
   root["format"] = "txc-tokenizer";
   root["version"] = 1;
-  root["lowercase"] = true;
+  root["lowercase"] = !subwords; // SentencePiece keeps the text's case
   root["min_freq"] = minFreq;
   root["source"] = source.words();
   root["target"] = target.words();

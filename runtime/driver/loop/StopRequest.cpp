@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <unistd.h>
+
 namespace txrt::driver {
 
 namespace {
@@ -24,6 +26,15 @@ void onStopSignal(int signal) {
     return;
   }
   caught = signal;
+  // Said at once (write is async-signal-safe): a validation or a save may
+  // take minutes before the run notices, and a user who sees nothing
+  // presses again, which ends the run without saving.
+  static const char kAcknowledged[] =
+      "\nstop requested: the run stops after the current update or "
+      "validation and saves; a second signal ends it at once, losing the "
+      "steps since the last save\n";
+  ssize_t ignored = ::write(2, kAcknowledged, sizeof(kAcknowledged) - 1);
+  (void)ignored;
 }
 
 struct sigaction previousInt, previousTerm;

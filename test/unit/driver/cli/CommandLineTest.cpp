@@ -172,6 +172,21 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
   }
 }
 
+TEST(CommandLineTest, BestByNeedsValidation) {
+  // It was ignored without --valid (exit 0), while --keep-best and
+  // --patience refused.
+  EXPECT_THROW_MESSAGE(
+      parse({"train", "--data", "d.tsv", "--best-by", "loss"}), UsageError,
+      "--best-by needs --valid FILE.tsv (with --keep-best or --patience)");
+  EXPECT_THROW_MESSAGE(
+      parse({"train", "--text", "t.txt", "--best-by", "loss"}), UsageError,
+      "--best-by needs --valid FILE.txt");
+  EXPECT_EQ(*parse({"train", "--data", "d.tsv", "--best-by", "loss",
+                    "--valid", "v.tsv", "--valid-every", "5"})
+                 .train.bestBy,
+            "loss");
+}
+
 TEST(CommandLineTest, SubwordOptionsNeedTheirTokenizer) {
   TrainOptions train =
       parseCommandLine({"train", "--data", "d.tsv", "--tokenizer", "spm",
