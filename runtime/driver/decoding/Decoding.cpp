@@ -351,6 +351,27 @@ TokenIds AllowedIds::chooseRows(const float *logits, int64_t rows,
   return ids;
 }
 
+namespace {
+
+/// The chosen ids' logits must be numbers: finite weights can still give
+/// NaN or infinite logits (a run saved just before it diverged), and the
+/// choice then decoded empty lines with exit 0.
+void requireFiniteChoices(const float *logits, int64_t rowStride,
+                          const TokenIds &ids) {
+  for (size_t r = 0; r < ids.size(); ++r) {
+    float value = logits[int64_t(r) * rowStride + ids[r]];
+    if (!std::isfinite(value))
+      throw KernelError(
+          "the model's logits are not finite (row " + std::to_string(r) +
+          " chose id " + std::to_string(ids[r]) + " at " +
+          (std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf") +
+          "): the weights give non-finite outputs (saved by a run that "
+          "diverged?); use an earlier checkpoint");
+  }
+}
+
+} // namespace
+
 TokenIds chooseWhereTheyAre(const ResidentTensor &logits, int64_t offset,
                             int64_t rows, int64_t vocab, int64_t rowStride,
                             const AllowedIds &allowed) {
@@ -364,15 +385,19 @@ TokenIds chooseWhereTheyAre(const ResidentTensor &logits, int64_t offset,
     host = logits.read();
     data = host.as<float>() + offset;
   }
-  return allowed.chooseRows(data, rows, vocab, rowStride);
+  TokenIds ids = allowed.chooseRows(data, rows, vocab, rowStride);
+  requireFiniteChoices(data, rowStride, ids);
+  return ids;
 }
 
 TokenIds NextTokenModel::nextGreedy(const std::vector<TokenIds> &prefixes,
                                     const AllowedIds &allowed) {
   std::vector<float> logits = next(prefixes);
   const int64_t vocab = vocabSize();
-  return allowed.chooseRows(logits.data(), int64_t(prefixes.size()), vocab,
-                            vocab);
+  TokenIds ids = allowed.chooseRows(logits.data(), int64_t(prefixes.size()),
+                                    vocab, vocab);
+  requireFiniteChoices(logits.data(), vocab, ids);
+  return ids;
 }
 
 std::vector<TokenIds> greedyDecode(NextTokenModel &model,
