@@ -113,6 +113,16 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   // Read (and check) every sentence first; empty lines pass through.
   auto [lines, where] = readInputLines(options.sentences, "sentence", in);
+  // `translate < test.tsv` translated each "source<TAB>target" line whole.
+  size_t tabbed = size_t(
+      std::count_if(lines.begin(), lines.end(), [](const std::string &line) {
+        return line.find('\t') != std::string::npos;
+      }));
+  if (tabbed)
+    err << "note: " << tabbed
+        << (tabbed == 1 ? " input line holds" : " input lines hold")
+        << " a tab (pairs of a TSV file?): each whole line is translated as "
+           "one sentence; `cut -f1 FILE.tsv` gives the sources\n";
   std::vector<TokenIds> sources;
   std::vector<size_t> rows; // lines with words
   for (size_t i = 0; i < lines.size(); ++i) {
