@@ -351,13 +351,9 @@ TokenIds AllowedIds::chooseRows(const float *logits, int64_t rows,
   return ids;
 }
 
-namespace {
-
-/// The chosen ids' logits must be numbers: finite weights can still give
-/// NaN or infinite logits (a run saved just before it diverged), and the
-/// choice then decoded empty lines with exit 0.
-void requireFiniteChoices(const float *logits, int64_t rowStride,
-                          const TokenIds &ids) {
+TokenIds chooseDecoded(const float *logits, int64_t rows, int64_t vocab,
+                       int64_t rowStride, const AllowedIds &allowed) {
+  TokenIds ids = allowed.chooseRows(logits, rows, vocab, rowStride);
   for (size_t r = 0; r < ids.size(); ++r) {
     float value = logits[int64_t(r) * rowStride + ids[r]];
     if (!std::isfinite(value))
@@ -368,9 +364,8 @@ void requireFiniteChoices(const float *logits, int64_t rowStride,
           "): the weights give non-finite outputs (saved by a run that "
           "diverged?); use an earlier checkpoint");
   }
+  return ids;
 }
-
-} // namespace
 
 TokenIds chooseWhereTheyAre(const ResidentTensor &logits, int64_t offset,
                             int64_t rows, int64_t vocab, int64_t rowStride,
@@ -385,19 +380,15 @@ TokenIds chooseWhereTheyAre(const ResidentTensor &logits, int64_t offset,
     host = logits.read();
     data = host.as<float>() + offset;
   }
-  TokenIds ids = allowed.chooseRows(data, rows, vocab, rowStride);
-  requireFiniteChoices(data, rowStride, ids);
-  return ids;
+  return chooseDecoded(data, rows, vocab, rowStride, allowed);
 }
 
 TokenIds NextTokenModel::nextGreedy(const std::vector<TokenIds> &prefixes,
                                     const AllowedIds &allowed) {
   std::vector<float> logits = next(prefixes);
   const int64_t vocab = vocabSize();
-  TokenIds ids = allowed.chooseRows(logits.data(), int64_t(prefixes.size()),
-                                    vocab, vocab);
-  requireFiniteChoices(logits.data(), vocab, ids);
-  return ids;
+  return chooseDecoded(logits.data(), int64_t(prefixes.size()), vocab, vocab,
+                       allowed);
 }
 
 std::vector<TokenIds> greedyDecode(NextTokenModel &model,

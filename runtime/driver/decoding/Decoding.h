@@ -58,10 +58,17 @@ struct AllowedIds {
                       int64_t rowStride) const;
 };
 
+/// AllowedIds::chooseRows on host logits, for decoding: a chosen logit
+/// that is not finite (NaN, infinity: finite weights of a run saved just
+/// before it diverged) is a KernelError, not an empty line with exit 0.
+TokenIds chooseDecoded(const float *logits, int64_t rows, int64_t vocab,
+                       int64_t rowStride, const AllowedIds &allowed);
+
 /// The greedy choices of `rows` rows of `vocab` logits in `logits` (an
 /// entry's output kept where it ran), row r at `offset` + r * `rowStride`
 /// floats: made on its device when it has one that can
-/// (Device::argmaxRows, only the ids come back), else on the host.
+/// (Device::argmaxRows, only the ids come back, unchecked), else on the
+/// host (chooseDecoded).
 TokenIds chooseWhereTheyAre(const ResidentTensor &logits, int64_t offset,
                             int64_t rows, int64_t vocab, int64_t rowStride,
                             const AllowedIds &allowed);

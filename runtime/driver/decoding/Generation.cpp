@@ -117,8 +117,8 @@ TokenIds PrefixModel::nextGreedy(const std::vector<TokenIds> &prefixes,
                                  const AllowedIds &allowed) {
   std::vector<float> logits = next(prefixes);
   const int64_t vocab = vocabSize();
-  return allowed.chooseRows(logits.data(), int64_t(prefixes.size()), vocab,
-                            vocab);
+  return chooseDecoded(logits.data(), int64_t(prefixes.size()), vocab, vocab,
+                       allowed);
 }
 
 bool LmStepCached::advance(const std::vector<TokenIds> &prefixes) {

@@ -57,6 +57,27 @@ TEST(GenerationTest, RowsStopAtEndOfTextAndKeepTheirPadding) {
   EXPECT_EQ(model.seen.size(), 4u); // stops once every row has ended
 }
 
+/// Logits a diverged model gives: NaN everywhere.
+class NanModel : public PrefixModel {
+public:
+  std::vector<float> next(const std::vector<TokenIds> &prefixes) override {
+    return std::vector<float>(prefixes.size() * 8, NAN);
+  }
+  int64_t vocabSize() const override { return 8; }
+};
+
+TEST(GenerationTest, NonFiniteLogitsAreAnErrorNotAnEmptyOutput) {
+  // Greedy generation chose id 0 (end-of-text) from NaN logits: an empty
+  // continuation with exit 0.
+  NanModel model;
+  GenerateSettings settings;
+  settings.eos = 0;
+  settings.maxNewTokens = 3;
+  EXPECT_THROW_MESSAGE(generateTokens(model, {{1}}, settings), KernelError,
+                       "the model's logits are not finite (row 0 chose id 0 "
+                       "at nan)");
+}
+
 TEST(GenerationTest, MaxNewTokensBoundsTheOutput) {
   CountingModel model;
   GenerateSettings settings;
