@@ -15,17 +15,12 @@ int exportCommand(const ModelInfo &model, const ExportOptions &options,
   checkWritableDirectories(outputs);
   // The parameters alone over a training checkpoint would drop its
   // moments, step and tokenizer (train --save and run --save refuse too).
-  if (auto existing = existingTrainingCheckpoint(options.outputPath)) {
-    const std::string *step = existing->metadataValue("step");
-    const std::string *name = existing->metadataValue("model");
+  if (auto existing = existingTrainingCheckpoint(options.outputPath))
     throw InputError(
         "the export file '" + options.outputPath +
-        "' is a training checkpoint (" +
-        (name ? "model '" + *name + "', " : std::string()) + "step " +
-        (step ? *step : std::string("?")) +
+        "' is a training checkpoint (" + describeTrainingCheckpoint(*existing) +
         "): export writes the parameters only, and writing over it would "
         "drop its moments, step and tokenizer; export to another file");
-  }
   ParameterArena params(model);
   loadWeightsForInference(SafetensorsReader(options.loadPath), model, params,
                           options.noEma, err);

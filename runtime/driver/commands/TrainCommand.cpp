@@ -318,20 +318,15 @@ void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
       (options.resumePath && sameFile(*options.resumePath, *options.savePath)))
     return;
   const std::string &path = *options.savePath;
-  const std::string how =
-      options.resumePath     ? "resumes another"
-      : options.initFromPath ? "starts from --init-from's weights"
-                             : "starts anew";
-  auto describe = [](const SafetensorsReader &file) {
-    const std::string *step = file.metadataValue("step");
-    const std::string *name = file.metadataValue("model");
-    return (name ? "model '" + *name + "', " : std::string()) + "step " +
-           (step ? *step : std::string("?"));
-  };
+  const std::string how = options.resumePath ? "resumes another"
+                          : options.initFromPath
+                              ? "starts from --init-from's weights"
+                              : "starts anew";
   if (auto existing = existingTrainingCheckpoint(path))
-    throw InputError("--save '" + path + "' is a training checkpoint already (" +
-                     describe(*existing) + ") and this run " + how +
-                     ": saving would replace it. --resume '" + path +
+    throw InputError("--save '" + path +
+                     "' is a training checkpoint already (" +
+                     describeTrainingCheckpoint(*existing) + ") and this run " +
+                     how + ": saving would replace it. --resume '" + path +
                      "' continues it, --overwrite replaces it, or --save to "
                      "another file");
   if (options.keepBest) {
@@ -339,7 +334,8 @@ void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
     if (auto existing = existingTrainingCheckpoint(best))
       throw InputError("the --keep-best checkpoint '" + best +
                        "' of --save is another run's best already (" +
-                       describe(*existing) + ") and this run " + how +
+                       describeTrainingCheckpoint(*existing) +
+                       ") and this run " + how +
                        ": its first validation would replace it. --overwrite "
                        "replaces it, or --save to another file");
   }
@@ -456,24 +452,24 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // output rows are that vocabulary's ids, so it is kept (a vocabulary
   // built anew from --data put other words on those rows, silently: a
   // fine-tuning run started from scrambled embeddings).
+  // Opened once: its tokenizer here, its weights for the first step (and
+  // any replay).
+  std::unique_ptr<SafetensorsReader> initFrom;
+  if (options.initFromPath)
+    initFrom = std::make_unique<SafetensorsReader>(*options.initFromPath);
   std::optional<Tokenizer> initFromTokenizer;
-  if (options.initFromPath && !options.resumePath) {
-    SafetensorsReader source(*options.initFromPath);
-    initFromTokenizer = checkpointTokenizer(source);
-    if (initFromTokenizer) {
-      const std::string &path = *options.initFromPath;
-      if (!options.tokenizerGiven) {
-        dataOptions.tokenizer = loadModelTokenizer(model, source, {}, err);
-        dataOptions.tokenizerOrigin = "the vocabulary of --init-from '" +
-                                      path + "'";
-        if (model.kind == ModelKind::Classifier)
-          dataOptions.labels = loadModelLabels(model, path);
-        err << "note: the tokenizer inside --init-from '" << path
-            << "' is kept (its embedding rows are that vocabulary's ids); "
-               "--tokenizer word or spm builds a new one from the data\n";
-        initFromTokenizer.reset(); // nothing more to compare
-      }
-    }
+  if (initFrom)
+    initFromTokenizer = checkpointTokenizer(*initFrom);
+  if (initFromTokenizer && !options.tokenizerGiven) {
+    const std::string &path = *options.initFromPath;
+    dataOptions.tokenizer = loadModelTokenizer(model, *initFrom, {}, err);
+    dataOptions.tokenizerOrigin =
+        "the vocabulary of --init-from '" + path + "'";
+    if (model.kind == ModelKind::Classifier)
+      dataOptions.labels = loadModelLabels(model, path);
+    err << "note: the tokenizer inside --init-from '" << path
+        << "' is kept (its embedding rows are that vocabulary's ids); "
+           "--tokenizer word or spm builds a new one from the data\n";
   }
   int64_t minFreq = options.minFreq.value_or(
       dataOptions.tokenizer ? dataOptions.tokenizer->minFreq : 1);
@@ -482,7 +478,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   for (const std::string &warning : data.warnings)
     err << "warning: " << warning << "\n";
   const Tokenizer &tokenizer = data.tokenizer;
-  if (initFromTokenizer && !initFromTokenizer->sameVocabularies(tokenizer))
+  if (initFromTokenizer && options.tokenizerGiven &&
+      !initFromTokenizer->sameVocabularies(tokenizer))
     err << "warning: --init-from '" << *options.initFromPath
         << "' holds its own tokenizer, and --tokenizer built another one: "
            "the embedding and output rows keep their places, so each new id "
@@ -507,11 +504,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // --update-freq: the checkpoint's unless given, like the batch.
   int64_t updateFreq = options.updateFreq.value_or(1);
   std::vector<LossPoint> curve;
-  // A fresh start: --init SEED, or the weights of --init-from (checked
-  // like --load before anything runs).
-  std::unique_ptr<SafetensorsReader> initFrom;
-  if (options.initFromPath)
-    initFrom = std::make_unique<SafetensorsReader>(*options.initFromPath);
+  // A fresh start: --init SEED, or the weights of --init-from (opened
+  // above, checked like --load before anything runs).
   bool initialized = false; // the note of --init-from once, not on replays
   auto initialize = [&] {
     if (initFrom)

@@ -245,6 +245,13 @@ existingTrainingCheckpoint(const std::string &path) {
   }
 }
 
+std::string describeTrainingCheckpoint(const SafetensorsReader &file) {
+  const std::string *step = file.metadataValue("step");
+  const std::string *name = file.metadataValue("model");
+  return (name ? "model '" + *name + "', " : std::string()) + "step " +
+         (step ? *step : std::string("?"));
+}
+
 TrainingPosition loadCheckpoint(const SafetensorsReader &file,
                                 const ModelInfo &model,
                                 ParameterArena &params) {

@@ -142,6 +142,10 @@ bool isTrainingCheckpoint(const SafetensorsReader &file);
 std::unique_ptr<SafetensorsReader>
 existingTrainingCheckpoint(const std::string &path);
 
+/// "model 'translate', step 300": which run a training checkpoint is, for
+/// the messages that refuse to write over it.
+std::string describeTrainingCheckpoint(const SafetensorsReader &file);
+
 /// Loads params and moments for --resume; throws InputError naming the
 /// tensor (missing, wrong dtype or shape, extra, a non-finite value) or the
 /// metadata key (missing, not a number, out of range) before touching
