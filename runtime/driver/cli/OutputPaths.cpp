@@ -2,11 +2,10 @@
 #include "cli/OutputPaths.h"
 #include "core/Error.h"
 #include "formats/FileIO.h"
+#include "formats/Safetensors.h"
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -55,29 +54,6 @@ bool same(const FileIdentity &a, const FileIdentity &b) {
 
 std::string describe(const NamedPath &named) {
   return named.what + " '" + named.path + "'";
-}
-
-/// Whether `path` is an existing file that starts as a safetensors file
-/// does: an 8-byte little-endian header length that fits the file, then
-/// '{'. (A regular file only; what it holds is the reader's to check.)
-bool looksLikeSafetensors(const std::string &path) {
-  struct stat info;
-  if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode) ||
-      info.st_size < 10)
-    return false;
-  unsigned char head[9];
-  FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file)
-    return false;
-  size_t got = std::fread(head, 1, sizeof head, file);
-  std::fclose(file);
-  if (got != sizeof head)
-    return false;
-  uint64_t length = 0;
-  for (int i = 7; i >= 0; --i)
-    length = length << 8 | head[i];
-  return head[8] == '{' && length >= 2 &&
-         length <= uint64_t(info.st_size) - 8;
 }
 
 /// Throws every problem in one InputError, a line each (none: returns).

@@ -324,13 +324,14 @@ void checkTokenizerFitsModel(const ModelInfo &model, const Tokenizer &tokenizer,
               "in " + origin, trainedConfig, problems);
   }
   int32_t pad = modelPadId(model);
+  // One vocabulary: said once, without a side.
   const bool one = tokenizer.source.words() == tokenizer.target.words();
-  for (auto [side, name] : {std::pair{&tokenizer.source, "source "},
-                            std::pair{&tokenizer.target, "target "}}) {
+  for (auto [side, which] :
+       {std::pair{&tokenizer.source, " of its source vocabulary"},
+        std::pair{&tokenizer.target, " of its target vocabulary"}}) {
     if (side->padId() != pad)
       problems.add(origin + " has [PAD] at id " +
-                   std::to_string(side->padId()) + (one ? "" : " of its ") +
-                   (one ? "" : name) + (one ? "" : "vocabulary") +
+                   std::to_string(side->padId()) + (one ? "" : which) +
                    " but the model's config pad is " + std::to_string(pad));
     if (one)
       break;

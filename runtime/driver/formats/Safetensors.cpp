@@ -11,6 +11,8 @@
 #include "formats/Json.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <filesystem>
 #include <set>
 #include <stdexcept>
 
@@ -54,6 +56,24 @@ uint64_t metadataHash(SafetensorsMetadata entries) {
 }
 
 } // namespace
+
+bool looksLikeSafetensors(const std::string &path) {
+  std::error_code error;
+  if (!std::filesystem::is_regular_file(path, error))
+    return false;
+  uint64_t size = std::filesystem::file_size(path, error);
+  if (error || size < 10)
+    return false;
+  unsigned char head[9];
+  FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file)
+    return false;
+  size_t got = std::fread(head, 1, sizeof head, file);
+  std::fclose(file);
+  uint64_t length = readU64LittleEndian(head);
+  return got == sizeof head && head[8] == '{' && length >= 2 &&
+         length <= size - 8;
+}
 
 const char *safetensorsDTypeName(DType dtype) {
   switch (dtype) {

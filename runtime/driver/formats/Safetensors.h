@@ -41,6 +41,11 @@ namespace txrt::driver {
 /// limit).
 constexpr uint64_t kMaxSafetensorsHeaderBytes = 100'000'000;
 
+/// Whether `path` is a regular file that starts as a safetensors file does
+/// (an 8-byte little-endian header length that fits the file, then '{'):
+/// a cheap look for what an output must not replace, not a validation.
+bool looksLikeSafetensors(const std::string &path);
+
 /// A tensor listed in a safetensors header.
 struct SafetensorsEntry {
   std::string name;

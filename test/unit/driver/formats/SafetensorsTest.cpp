@@ -160,6 +160,26 @@ TEST(SafetensorsTest, MalformedChecksumsAreNamed) {
   }
 }
 
+TEST(SafetensorsTest, LooksLikeSafetensorsOnlyForTheirHead) {
+  // What outputs that write something else must not replace.
+  ScratchDir dir;
+  float x = 1;
+  writeSafetensors(dir.file("w.safetensors"), {{"x", DType::F32, {1}, &x}});
+  EXPECT_TRUE(looksLikeSafetensors(dir.file("w.safetensors")));
+  writeFile(dir.file("loss.csv"), "step,loss\n1,2.5\n");
+  EXPECT_FALSE(looksLikeSafetensors(dir.file("loss.csv")));
+  writeFile(dir.file("short"), withLength("{", ""));
+  EXPECT_FALSE(looksLikeSafetensors(dir.file("short")));
+  // A header length past the end of the file.
+  writeFile(dir.file("long"), withLength("{}", "").substr(0, 8) + "{}");
+  std::string bytes = readFile(dir.file("long"));
+  bytes[0] = char(0x7f);
+  writeFile(dir.file("long"), bytes);
+  EXPECT_FALSE(looksLikeSafetensors(dir.file("long")));
+  EXPECT_FALSE(looksLikeSafetensors(dir.path()));
+  EXPECT_FALSE(looksLikeSafetensors(dir.file("missing")));
+}
+
 TEST(SafetensorsTest, WriterRejectsDuplicateNames) {
   ScratchDir dir;
   float x = 0;
