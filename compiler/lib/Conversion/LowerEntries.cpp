@@ -59,20 +59,18 @@ LogicalResult EntryLowering::lower() {
   // The dims the entry reads (its types'): only those are loaded and
   // checked, so a caller may leave the others out (examples/embed).
   llvm::SmallDenseSet<StringAttr> used;
-  entry.walk([&](Operation *op) {
-    SmallVector<Type> types(op->getOperandTypes());
-    llvm::append_range(types, op->getResultTypes());
+  auto addDims = [&](TypeRange types) {
     for (Type type : types)
       if (auto tensor = dyn_cast<RankedTensorType>(type))
         for (const Dim &dim : getShape(tensor))
           if (dim.isSymbolic())
             used.insert(dim.symbol);
+  };
+  addDims(entry.getArgumentTypes());
+  entry.walk([&](Operation *op) {
+    addDims(op->getOperandTypes());
+    addDims(op->getResultTypes());
   });
-  for (Type type : entry.getArgumentTypes())
-    if (auto tensor = dyn_cast<RankedTensorType>(type))
-      for (const Dim &dim : getShape(tensor))
-        if (dim.isSymbolic())
-          used.insert(dim.symbol);
   auto order = module->getAttrOfType<DictionaryAttr>("tx.dims");
 
   // Before anything is read: each dim in [0, its bound] (a larger one runs
