@@ -351,20 +351,42 @@ TokenIds AllowedIds::chooseRows(const float *logits, int64_t rows,
   return ids;
 }
 
+namespace {
+
+KernelError nonFiniteLogits(int64_t row, int64_t id, float value) {
+  return KernelError(
+      "the model's logits are not finite (row " + std::to_string(row) +
+      ", id " + std::to_string(id) + " at " +
+      (std::isnan(value) ? "nan"
+       : value > 0       ? "inf"
+                         : "-inf") +
+      "): the weights give non-finite outputs (saved by a run that "
+      "diverged?); use an earlier checkpoint");
+}
+
+} // namespace
+
 TokenIds chooseDecoded(const float *logits, int64_t rows, int64_t vocab,
                        int64_t rowStride, const AllowedIds &allowed) {
   TokenIds ids = allowed.chooseRows(logits, rows, vocab, rowStride);
   for (size_t r = 0; r < ids.size(); ++r) {
     float value = logits[int64_t(r) * rowStride + ids[r]];
     if (!std::isfinite(value))
-      throw KernelError(
-          "the model's logits are not finite (row " + std::to_string(r) +
-          " chose id " + std::to_string(ids[r]) + " at " +
-          (std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf") +
-          "): the weights give non-finite outputs (saved by a run that "
-          "diverged?); use an earlier checkpoint");
+      throw nonFiniteLogits(int64_t(r), ids[r], value);
   }
   return ids;
+}
+
+void requireFiniteLogits(const float *row, int64_t vocab, int64_t rowIndex) {
+  bool anyAbove = false;
+  for (int64_t id = 0; id < vocab; ++id) {
+    float value = row[id];
+    if (std::isnan(value) || value == std::numeric_limits<float>::infinity())
+      throw nonFiniteLogits(rowIndex, id, value);
+    anyAbove = anyAbove || value > -std::numeric_limits<float>::infinity();
+  }
+  if (vocab > 0 && !anyAbove)
+    throw nonFiniteLogits(rowIndex, 0, row[0]);
 }
 
 TokenIds chooseWhereTheyAre(const ResidentTensor &logits, int64_t offset,
@@ -494,6 +516,7 @@ public:
     };
     std::vector<Candidate> candidates;
     for (size_t h = 0; h < alive_.size(); ++h) {
+      requireFiniteLogits(logits + int64_t(h) * vocab, vocab, int64_t(h));
       std::vector<double> logProbs = logSoftmax(logits + int64_t(h) * vocab, vocab);
       std::vector<int32_t> order(static_cast<size_t>(vocab));
       std::iota(order.begin(), order.end(), 0);

@@ -64,6 +64,11 @@ struct AllowedIds {
 TokenIds chooseDecoded(const float *logits, int64_t rows, int64_t vocab,
                        int64_t rowStride, const AllowedIds &allowed);
 
+/// Refuses (KernelError) a row of `vocab` logits that beam search or
+/// sampling cannot rank: a NaN or +infinity anywhere, or nothing above
+/// -infinity (-infinity alone is an id made impossible, which is fine).
+void requireFiniteLogits(const float *row, int64_t vocab, int64_t rowIndex);
+
 /// The greedy choices of `rows` rows of `vocab` logits in `logits` (an
 /// entry's output kept where it ran), row r at `offset` + r * `rowStride`
 /// floats: made on its device when it has one that can

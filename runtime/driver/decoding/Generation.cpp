@@ -221,8 +221,12 @@ std::vector<TokenIds> generateTokens(PrefixModel &model,
       choices = model.nextGreedy(prefixes, settings.allowed);
     } else {
       logits = model.next(prefixes);
-      for (size_t row = 0; row < prompts.size(); ++row)
+      for (size_t row = 0; row < prompts.size(); ++row) {
+        if (!done[row])
+          requireFiniteLogits(logits.data() + int64_t(row) * vocab, vocab,
+                              int64_t(row));
         settings.allowed.apply(logits.data() + int64_t(row) * vocab, 1, vocab);
+      }
     }
     for (size_t row = 0; row < prompts.size(); ++row) {
       int32_t id = done[row] ? settings.eos

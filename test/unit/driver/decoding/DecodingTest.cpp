@@ -105,6 +105,22 @@ TEST(DecodingTest, BeamFindsTheMoreLikelySequence) {
   EXPECT_EQ(beamDecode(beamModel, {4}, options(5, 3)), (TokenIds{5}));
 }
 
+TEST(DecodingTest, BeamRefusesNonFiniteLogits) {
+  // One NaN among the logits made every log-probability of the row NaN;
+  // the search ranked them anyway and printed a made-up translation with
+  // exit 0. An +infinity did the same (inf - inf).
+  for (double bad : {double(NAN), double(INFINITY)}) {
+    ScriptedModel model([bad](const TokenIds &, const TokenIds &prefix) {
+      std::vector<double> p = oneHot(prefix.size() < 3 ? 4 : 3);
+      if (prefix.size() == 2)
+        p[5] = std::exp(bad); // log(exp(x)) = x in the logits
+      return p;
+    });
+    EXPECT_THROW_MESSAGE(beamDecode(model, {4}, options(5, 2)), KernelError,
+                         "the model's logits are not finite (row 0, id 5 at ");
+  }
+}
+
 // Sentences searched together give what each gets alone, also when their
 // searches end at different steps (the ended ones' rows grow by [PAD]).
 TEST(DecodingTest, BatchedBeamSearchIsEachSentencesOwn) {

@@ -74,8 +74,22 @@ TEST(GenerationTest, NonFiniteLogitsAreAnErrorNotAnEmptyOutput) {
   settings.eos = 0;
   settings.maxNewTokens = 3;
   EXPECT_THROW_MESSAGE(generateTokens(model, {{1}}, settings), KernelError,
-                       "the model's logits are not finite (row 0 chose id 0 "
-                       "at nan)");
+                       "the model's logits are not finite (row 0, id 0 at "
+                       "nan)");
+}
+
+TEST(GenerationTest, SamplingRefusesNonFiniteLogits) {
+  // Sampling ranked NaN logits (comparisons all false) and drew an id from
+  // NaN weights: made-up text with exit 0.
+  NanModel model;
+  GenerateSettings settings;
+  settings.eos = 0;
+  settings.maxNewTokens = 3;
+  settings.sampling.temperature = 0.8;
+  settings.sampling.topK = 4;
+  EXPECT_THROW_MESSAGE(generateTokens(model, {{1}}, settings), KernelError,
+                       "the model's logits are not finite (row 0, id 0 at "
+                       "nan)");
 }
 
 TEST(GenerationTest, MaxNewTokensBoundsTheOutput) {
