@@ -271,9 +271,12 @@ void checkResumedTokenizerOptions(const TrainOptions &options,
     refuse("--min-freq " + std::to_string(*options.minFreq));
 }
 
-/// Every file train writes, checked against each other and the inputs.
-void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
-                       const std::optional<std::string> &logPath) {
+/// Every file train writes, checked against each other and the inputs;
+/// returns the run's claim on --save (null without one): held to the end,
+/// it keeps a second run from saving over this one's checkpoints.
+std::unique_ptr<WriterLock>
+checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
+                  const std::optional<std::string> &logPath) {
   std::vector<NamedPath> outputs;
   std::vector<NamedPath> inputs = {
       options.textPath.empty() ? NamedPath{options.dataPath, "--data"}
@@ -312,11 +315,16 @@ void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   // --resume C --save C continues in place: C is read before it is written.
   checkOutputPaths(outputs, inputs, {{"--save", "--resume"}});
   checkWritableDirectories(outputs);
+  if (!options.savePath)
+    return nullptr;
+  // Two runs started with one --save (two terminals, a script run twice)
+  // would each replace the other's saves, --overwrite or not.
+  auto lock = std::make_unique<WriterLock>(*options.savePath, "--save");
   // A new run's --save (or --keep-best) over another run's checkpoint
   // would lose that run (its steps, moments and tokenizer) unasked.
-  if (!options.savePath || options.overwrite ||
+  if (options.overwrite ||
       (options.resumePath && sameFile(*options.resumePath, *options.savePath)))
-    return;
+    return lock;
   const std::string &path = *options.savePath;
   const std::string how = options.resumePath ? "resumes another"
                           : options.initFromPath
@@ -339,6 +347,7 @@ void checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
                        ": its first validation would replace it. --overwrite "
                        "replaces it, or --save to another file");
   }
+  return lock;
 }
 
 /// The --ema average: a resumed checkpoint's (its decay unless --ema
@@ -398,7 +407,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   std::optional<std::string> logPath = options.logPath;
   if (!logPath && options.savePath)
     logPath = checkpointSibling(*options.savePath, kLossCurveSuffix);
-  checkTrainOutputs(model, options, logPath);
+  std::unique_ptr<WriterLock> saveLock =
+      checkTrainOutputs(model, options, logPath);
   // A best checkpoint of an earlier run beside --save that this run will
   // not replace (no --keep-best): `eval --load C.best` would score the
   // old model.

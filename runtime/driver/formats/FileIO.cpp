@@ -16,9 +16,11 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -130,30 +132,6 @@ void checkReplaceable(const std::string &path, const std::string &what) {
   throw InputError(what + ": cannot write '" + path + "': it is " +
                    describeFileType(info.st_mode) +
                    ", not a regular file (only regular files are replaced)");
-}
-
-bool isTemporaryOf(const std::string &name, const std::string &target,
-                   long *pid) {
-  // TARGET.tmp.<pid>.<16 hex digits>
-  const std::string prefix = target + ".tmp.";
-  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix))
-    return false;
-  size_t pos = prefix.size(), digits = 0;
-  long value = 0;
-  while (pos < name.size() && name[pos] >= '0' && name[pos] <= '9' &&
-         digits < 10) {
-    value = value * 10 + (name[pos++] - '0');
-    ++digits;
-  }
-  if (digits == 0 || pos >= name.size() || name[pos] != '.' ||
-      name.size() - pos - 1 != 16)
-    return false;
-  for (size_t i = pos + 1; i < name.size(); ++i)
-    if (!std::isxdigit(static_cast<unsigned char>(name[i])))
-      return false;
-  if (pid)
-    *pid = value;
-  return true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -293,6 +271,91 @@ void AtomicFileWriter::commit() {
     throw ResourceError(systemError("sync the directory", dir) +
                         " after writing '" + path_ + "'");
   }
+}
+
+//===----------------------------------------------------------------------===//
+// WriterLock
+//===----------------------------------------------------------------------===//
+
+WriterLock::WriterLock(const std::string &path, const std::string &what)
+    : lockPath_(followSymlinks(path) + ".lock") {
+  // The holder may remove FILE.lock between our open() and our flock():
+  // the lock is then on a name that no longer exists, so open it again.
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    fd_ = ::open(lockPath_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) {
+      // checkWritableDirectories has vouched for the directory; a file
+      // system that cannot hold the lock file gets no claim.
+      return;
+    }
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int error = errno;
+      std::string holder;
+      char text[32] = {};
+      ssize_t got = ::pread(fd_, text, sizeof(text) - 1, 0);
+      ::close(fd_);
+      fd_ = -1;
+      if (error != EWOULDBLOCK)
+        return; // ENOLCK and the like: no locks here
+      if (got > 0) {
+        long pid = std::strtol(text, nullptr, 10);
+        if (pid > 0)
+          holder = " (pid " + std::to_string(pid) + ")";
+      }
+      throw InputError(what + " '" + path +
+                       "' is being written by another "
+                       "run" +
+                       holder + " that holds '" + lockPath_ +
+                       "': two runs saving to one file replace each "
+                       "other's checkpoints. Let that run end (or stop it), "
+                       "or give this one another file");
+    }
+    struct stat held, named;
+    if (::fstat(fd_, &held) == 0 && ::stat(lockPath_.c_str(), &named) == 0 &&
+        held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
+      std::string pid = std::to_string(long(::getpid())) + "\n";
+      if (::ftruncate(fd_, 0) == 0 &&
+          ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
+        // The pid is for the message of a second run only.
+      }
+      return;
+    }
+    ::close(fd_);
+    fd_ = -1;
+  }
+}
+
+WriterLock::~WriterLock() {
+  if (fd_ < 0)
+    return;
+  // Removed while still held, so no one locks a name about to vanish
+  // except by the re-open above.
+  ::unlink(lockPath_.c_str());
+  ::close(fd_);
+}
+
+bool isTemporaryOf(const std::string &name, const std::string &target,
+                   long *pid) {
+  // TARGET.tmp.<pid>.<16 hex digits>
+  const std::string prefix = target + ".tmp.";
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix))
+    return false;
+  size_t pos = prefix.size(), digits = 0;
+  long value = 0;
+  while (pos < name.size() && name[pos] >= '0' && name[pos] <= '9' &&
+         digits < 10) {
+    value = value * 10 + (name[pos++] - '0');
+    ++digits;
+  }
+  if (digits == 0 || pos >= name.size() || name[pos] != '.' ||
+      name.size() - pos - 1 != 16)
+    return false;
+  for (size_t i = pos + 1; i < name.size(); ++i)
+    if (!std::isxdigit(static_cast<unsigned char>(name[i])))
+      return false;
+  if (pid)
+    *pid = value;
+  return true;
 }
 
 } // namespace txrt::driver

@@ -93,6 +93,28 @@ private:
   bool committed_ = false;
 };
 
+/// A run's claim on a file it will write again and again (train's
+/// --save): an advisory lock (flock) on FILE.lock beside FILE (its
+/// symlinks resolved, so a link and its target share one), held until the
+/// object is destroyed, which removes FILE.lock. A second process asking
+/// for the same FILE gets an InputError naming `what` and the holder's
+/// pid; a holder that was killed holds nothing (the kernel drops its lock),
+/// so a left-over FILE.lock never blocks. On a file system without locks
+/// the claim is skipped.
+class WriterLock {
+public:
+  WriterLock(const std::string &path, const std::string &what);
+  WriterLock(const WriterLock &) = delete;
+  WriterLock &operator=(const WriterLock &) = delete;
+  ~WriterLock();
+
+  const std::string &lockPath() const { return lockPath_; }
+
+private:
+  std::string lockPath_;
+  int fd_ = -1;
+};
+
 /// Whether `name` (a file name, no directory) is a temporary of
 /// AtomicFileWriter for a file named `target`; sets `pid` to its writer.
 bool isTemporaryOf(const std::string &name, const std::string &target,

@@ -1,8 +1,10 @@
-//===- FileIOTest.cpp - atomic writes through symlinks --------------------===//
+//===- FileIOTest.cpp - atomic writes, writer locks -----------------------===//
 #include "formats/FileIO.h"
 #include "TestUtil.h"
+#include "core/Error.h"
 
 #include <filesystem>
+#include <unistd.h>
 
 using namespace txrt::driver;
 using namespace txrt_driver_test;
@@ -56,6 +58,34 @@ TEST(FileIOTest, APlainPathIsReplaced) {
   writer.commit();
   EXPECT_EQ(readFile(dir.file("a.txt")), "two");
   EXPECT_FALSE(std::filesystem::is_symlink(dir.file("a.txt")));
+}
+
+TEST(FileIOTest, OneWriterLockAtATime) {
+  // Two runs with one --save each replaced the other's checkpoints.
+  ScratchDir dir;
+  const std::string path = dir.file("c.safetensors");
+  {
+    WriterLock first(path, "--save");
+    EXPECT_EQ(first.lockPath(), path + ".lock");
+    EXPECT_TRUE(std::filesystem::exists(path + ".lock"));
+    // Another open file description of the same lock file conflicts, in
+    // this process as in another one.
+    EXPECT_THROW_MESSAGE(WriterLock(path, "--save"), InputError,
+                         "--save '" + path +
+                             "' is being written by another run (pid " +
+                             std::to_string(long(::getpid())) +
+                             ") that holds '" + path + ".lock'");
+    // Through a symlink it is the same file, so the same lock.
+    std::filesystem::create_symlink("c.safetensors", dir.file("latest"));
+    EXPECT_THROW(WriterLock(dir.file("latest"), "--save"), InputError);
+  }
+  // Released: the lock file is gone and the next run takes it.
+  EXPECT_FALSE(std::filesystem::exists(path + ".lock"));
+  { WriterLock again(path, "--save"); }
+  // A lock file left by a killed run (nothing holds it) does not block.
+  writeFile(path + ".lock", "12345\n");
+  { WriterLock after(path, "--save"); }
+  EXPECT_FALSE(std::filesystem::exists(path + ".lock"));
 }
 
 } // namespace
