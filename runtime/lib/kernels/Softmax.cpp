@@ -1,28 +1,65 @@
 //===- Softmax.cpp - softmax and log-softmax on oneDNN, fwd and bwd -------===//
 //
-// oneDNN softmax_v2 (softmax_accurate / softmax_log) over the last
-// dimension of [rows, cols]; the backward reads the forward's output.
+// Softmax: oneDNN softmax_v2 (softmax_accurate) over the last dimension of
+// [rows, cols]; the backward reads the forward's output.
+//
+// Log-softmax: our own rows, as PyTorch computes them, y = (x - max) -
+// log(sum(exp(x - max))) with expApprox and std::log. oneDNN's softmax_log
+// (its polynomial log) was biased by about +1.4e-6: log-probabilities above
+// 0 ([100, 0, 0, 0] gave +1.43e-6 for the first), a row of one class
+// +1.43e-6 instead of 0, and that row's gradient noise instead of 0, which
+// Adam turned into full-size steps. The backward, dx = dy - exp(y) *
+// sum(dy), is ours too, so exp(0) is exactly 1 there.
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
 #include "Primitive.h"
+#include "VecMath.h"
 
 using namespace txrt;
 
 namespace {
 
-dnnl::algorithm softmaxAlgorithm(int32_t logSoftmax) {
-  return logSoftmax ? dnnl::algorithm::softmax_log
-                    : dnnl::algorithm::softmax_accurate;
-}
-
 dnnl::softmax_v2_forward::primitive_desc
-softmaxForwardDesc(Context &ctx, int64_t rows, int64_t cols, int32_t log,
+softmaxForwardDesc(Context &ctx, int64_t rows, int64_t cols,
                    const dnnl::primitive_attr &attr) {
   memory::desc data = denseDesc({rows, cols});
   dnnl::softmax_v2_forward::desc desc(dnnl::prop_kind::forward_training,
-                                      softmaxAlgorithm(log), data, data, 1);
+                                      dnnl::algorithm::softmax_accurate, data,
+                                      data, 1);
   return {desc, attr, ctx.engine()};
+}
+
+/// One row of log-softmax; y may be x. A NaN anywhere makes the row NaN,
+/// as in PyTorch (the sum of exponentials is NaN).
+void logSoftmaxRow(const float *x, float *y, int64_t cols) {
+  const float m = rowMax(x, cols);
+  float sum = 0.0f;
+  bool nan = false;
+#pragma omp simd reduction(+ : sum) reduction(|| : nan)
+  for (int64_t j = 0; j < cols; ++j) {
+    sum += expApprox(x[j] - m);
+    nan = nan || x[j] != x[j];
+  }
+  // An all -inf row: -inf - -inf is NaN, PyTorch's answer too.
+  const float logSum = nan || m == kNegInf
+                           ? std::numeric_limits<float>::quiet_NaN()
+                           : std::log(sum);
+#pragma omp simd
+  for (int64_t j = 0; j < cols; ++j)
+    y[j] = (x[j] - m) - logSum;
+}
+
+/// One row of log-softmax's backward; dx may be dy.
+void logSoftmaxBackwardRow(const float *y, const float *dy, float *dx,
+                           int64_t cols) {
+  float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < cols; ++j)
+    sum += dy[j];
+#pragma omp simd
+  for (int64_t j = 0; j < cols; ++j)
+    dx[j] = dy[j] - expApprox(y[j]) * sum;
 }
 
 } // namespace
@@ -42,13 +79,18 @@ txrt_status txrt_softmax_fwd(txrt_context *ctx, int64_t site, int64_t rows,
         if (rows == 0 || cols == 0)
           return;
         require(x && y, "x and y must not be NULL");
+        if (log_softmax) {
+#pragma omp parallel for num_threads(c.numThreads()) schedule(static)
+          for (int64_t r = 0; r < rows; ++r)
+            logSoftmaxRow(x + r * cols, y + r * cols, cols);
+          return;
+        }
         CacheKey key(site, int32_t(Kernel::SoftmaxFwd));
-        key << rows << cols << int64_t(log_softmax != 0);
+        key << rows << cols;
         Primitive &primitive = cachedPrimitive(c, key, [&] {
-          return Primitive(c,
-                           softmaxForwardDesc(c, rows, cols, log_softmax,
-                                              userScratchpadAttr()),
-                           {DNNL_ARG_SRC, DNNL_ARG_DST});
+          return Primitive(
+              c, softmaxForwardDesc(c, rows, cols, userScratchpadAttr()),
+              {DNNL_ARG_SRC, DNNL_ARG_DST});
         });
         primitive.execute(c, {x, y});
       });
@@ -67,14 +109,20 @@ txrt_status txrt_softmax_bwd(txrt_context *ctx, int64_t site, int64_t rows,
         if (rows == 0 || cols == 0)
           return;
         require(y && dy && dx, "y, dy and dx must not be NULL");
+        if (log_softmax) {
+#pragma omp parallel for num_threads(c.numThreads()) schedule(static)
+          for (int64_t r = 0; r < rows; ++r)
+            logSoftmaxBackwardRow(y + r * cols, dy + r * cols, dx + r * cols,
+                                  cols);
+          return;
+        }
         CacheKey key(site, int32_t(Kernel::SoftmaxBwd));
-        key << rows << cols << int64_t(log_softmax != 0);
+        key << rows << cols;
         Primitive &primitive = cachedPrimitive(c, key, [&] {
-          auto hint = softmaxForwardDesc(c, rows, cols, log_softmax,
-                                         dnnl::primitive_attr());
+          auto hint = softmaxForwardDesc(c, rows, cols, dnnl::primitive_attr());
           memory::desc data = denseDesc({rows, cols});
-          dnnl::softmax_v2_backward::desc desc(softmaxAlgorithm(log_softmax),
-                                               data, data, data, 1);
+          dnnl::softmax_v2_backward::desc desc(
+              dnnl::algorithm::softmax_accurate, data, data, data, 1);
           dnnl::softmax_v2_backward::primitive_desc pd(
               desc, userScratchpadAttr(), c.engine(), hint);
           return Primitive(

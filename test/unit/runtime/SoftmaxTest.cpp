@@ -1,7 +1,9 @@
 //===- SoftmaxTest.cpp - txrt_softmax_fwd / _bwd (softmax, log-softmax) ---===//
 #include "TestUtil.h"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace txrt_test;
 
@@ -72,6 +74,47 @@ TEST_F(SoftmaxTest, InPlace) {
     expectClose(inPlace, toDoubles(y), 0, 0, "y in place");
     expectClose(grad, toDoubles(dx), 0, 0, "dx over dy");
   }
+}
+
+TEST_F(SoftmaxTest, LogSoftmaxIsUnbiased) {
+  // oneDNN's softmax_log put +1.43e-6 on log-probabilities that are 0 (a
+  // row of one class, a dominant logit) and biased every row upward by
+  // about that much; the gradient of a one-class row was noise, not 0.
+  Floats one = {3.5f, -2.0f, 0.0f}, y(3), dy = {0.25f, -1.0f, 2.0f}, dx(3);
+  expectOk(txrt_softmax_fwd(ctx_, 8, 3, 1, one.data(), y.data(), 1));
+  expectOk(txrt_softmax_bwd(ctx_, 9, 3, 1, y.data(), dy.data(), dx.data(), 1));
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(y[i], 0.0f) << "row " << i;
+    EXPECT_EQ(dx[i], 0.0f) << "row " << i;
+  }
+  Floats dominant = {100.0f, 0.0f, 0.0f, 0.0f}, out(4);
+  expectOk(txrt_softmax_fwd(ctx_, 10, 1, 4, dominant.data(), out.data(), 1));
+  EXPECT_EQ(out[0], 0.0f);
+  EXPECT_EQ(out[1], -100.0f);
+  // Over many rows the error averages out (float rounding), and no
+  // log-probability is positive.
+  const int64_t rows = 4096, cols = 4;
+  Floats x = randomFloats(rows * cols, 50, -3, 3), logp(rows * cols);
+  expectOk(txrt_softmax_fwd(ctx_, 11, rows, cols, x.data(), logp.data(), 1));
+  Doubles reference = referenceSoftmax(rows, cols, toDoubles(x), true);
+  double bias = 0, worst = 0;
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    bias += (double(logp[i]) - reference[i]) / double(rows * cols);
+    worst = std::max(worst, std::abs(double(logp[i]) - reference[i]));
+    ASSERT_LE(logp[i], 0.0f) << "element " << i;
+  }
+  EXPECT_LT(std::abs(bias), 1e-7);
+  EXPECT_LT(worst, 1e-6);
+}
+
+TEST_F(SoftmaxTest, LogSoftmaxOfNonFiniteRowsIsPyTorchs) {
+  const float inf = std::numeric_limits<float>::infinity();
+  Floats x = {-inf, -inf, 1.0f, NAN, 0.0f, -inf}, y(6);
+  expectOk(txrt_softmax_fwd(ctx_, 12, 3, 2, x.data(), y.data(), 1));
+  EXPECT_TRUE(std::isnan(y[0]) && std::isnan(y[1])); // all masked: NaN
+  EXPECT_TRUE(std::isnan(y[2]) && std::isnan(y[3])); // a NaN: all NaN
+  EXPECT_EQ(y[4], 0.0f);                             // -inf is p = 0
+  EXPECT_EQ(y[5], -inf);
 }
 
 } // namespace
