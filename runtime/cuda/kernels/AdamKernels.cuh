@@ -14,6 +14,7 @@
 
 #include "KernelLaunch.cuh"
 #include "StepState.cuh"
+#include "lib/AdamScalars.h"
 
 #include <cmath>
 #include <cstdint>
@@ -52,12 +53,13 @@ struct AdamConstants {
   float stepSize, sqrtCorrection2, oneMinusBeta1, beta2, oneMinusBeta2;
 };
 
+/// The CPU's constants (lib/AdamScalars.h: from the written betas, in
+/// double, as torch.optim.Adam), so both devices update alike.
 inline AdamConstants adamConstants(float lr, float beta1, float beta2,
                                    int64_t step) {
-  const double correction1 = 1.0 - std::pow(double(beta1), double(step));
-  const double correction2 = 1.0 - std::pow(double(beta2), double(step));
-  return {float(double(lr) / correction1), float(std::sqrt(correction2)),
-          1.0f - beta1, beta2, 1.0f - beta2};
+  const txrt::AdamScalars cpu = txrt::adamScalars(lr, beta1, beta2, step);
+  return {cpu.stepSize, cpu.sqrtCorrection2, cpu.oneMinusBeta1, beta2,
+          cpu.oneMinusBeta2};
 }
 
 /// A thread an element.

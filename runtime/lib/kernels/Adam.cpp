@@ -11,6 +11,7 @@
 // rounded to bf16 in the same pass: the copy the bf16 linears read.
 //
 //===----------------------------------------------------------------------===//
+#include "AdamScalars.h"
 #include "Bf16Round.h"
 #include "Kernel.h"
 
@@ -133,12 +134,8 @@ void adamUpdate(Context &c, int64_t n, float *param, const float *grad,
   c.packedWeights.noteWrite(param, size_t(n) * sizeof(float));
   if (copy)
     c.packedWeights.noteWrite(copy, size_t(n) * sizeof(txrt_bf16));
-  const double correction1 = 1.0 - std::pow(double(beta1), double(step));
-  const double correction2 = 1.0 - std::pow(double(beta2), double(step));
-  const float stepSize = float(double(lr) / correction1);
-  const float sqrtCorrection2 = float(std::sqrt(correction2));
-  const float oneMinusBeta1 = 1.0f - beta1;
-  const float oneMinusBeta2 = 1.0f - beta2;
+  const auto [stepSize, sqrtCorrection2, oneMinusBeta1, oneMinusBeta2] =
+      adamScalars(lr, beta1, beta2, step);
   const float scale = grad_scale ? *grad_scale : 1.0f;
   if (c.flushMoments())
     adamLoopCopying<true>(c, n, param, grad, m, v, copy, beta2, eps,

@@ -35,6 +35,29 @@ TEST_F(AdamTest, MatchesReferenceOverSteps) {
   }
 }
 
+TEST_F(AdamTest, OneMinusBetaIsTheWrittenDecimals) {
+  // The betas arrive as f32: 1 - f32(0.999) is 0.00099998713, and the
+  // second moment was 1.3e-5 relative off torch.optim.Adam's, which takes
+  // 1 - 0.999 in double (0.001). The bias corrections use 0.999 too.
+  const int64_t n = 1001;
+  Floats param = randomFloats(n, 3), grad = randomFloats(n, 4);
+  Floats m(n, 0.0f), v(n, 0.0f);
+  const Doubles p0 = toDoubles(param);
+  expectOk(txrt_adam_update(ctx_, 1, n, param.data(), grad.data(), m.data(),
+                            v.data(), 1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, 1));
+  Doubles vRef(n), mRef(n), pRef(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = grad[i];
+    mRef[i] = 0.1 * g;
+    vRef[i] = 0.001 * g * g;
+    const double mHat = mRef[i] / (1 - 0.9), vHat = vRef[i] / (1 - 0.999);
+    pRef[i] = p0[i] - 1e-3 * mHat / (std::sqrt(vHat) + 1e-8);
+  }
+  expectClose(v, vRef, 0, 3e-7, "v after one step");
+  expectClose(m, mRef, 0, 3e-7, "m after one step");
+  expectClose(param, pRef, 1e-7, 1e-6, "param after one step");
+}
+
 TEST_F(AdamTest, StepUsesTheContextStepScheduleAndGradientScale) {
   const int64_t n = 40001;
   const double d = 64, warmup = 100, factor = 2.0, b1 = 0.9, b2 = 0.98,
