@@ -496,6 +496,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
            "starts from the row of another word\n";
   if (options.savePath)
     checkStorable(model, tokenizer, data.labels ? &*data.labels : nullptr);
+  if (ranks.parallel())
+    requireSameAsRankZero(ranks, fingerprintOfProgram(model),
+                          "the executable's model ('" + model.model +
+                              "', precision " + model.precision +
+                              "; its config, optimizer and entries as txc "
+                              "--emit=metadata prints them)");
   requireSameAsRankZero(ranks, data.hash,
                         (options.textPath.empty() ? "--data '" : "--text '") +
                             data.path + "'");

@@ -444,6 +444,7 @@ ModelInfo ModelInfo::parse(std::string_view json) {
   if (!root.is_object())
     throw ModelError("the metadata must be a JSON object");
   ModelInfo info;
+  info.metadataJson = std::string(json);
   const std::string top = "metadata";
   info.version = getInteger(root, "version", top);
   if (info.version != 1 && info.version != 2)

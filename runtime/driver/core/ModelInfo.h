@@ -150,6 +150,8 @@ struct ConfigValue {
 struct ModelInfo {
   int64_t version = 0;
   std::string model, source, compileFlags;
+  /// The metadata JSON this was parsed from.
+  std::string metadataJson;
   /// "fp32" or "bf16" (txc --precision; docs/precision.md).
   std::string precision = "fp32";
   /// "cpu" or "cuda" (txc --target; absent in the metadata: cpu).

@@ -1,7 +1,9 @@
 //===- DataParallel.cpp - one update over micro-batches and ranks ---------===//
 #include "distributed/DataParallel.h"
 #include "core/Error.h"
+#include "core/Init.h"
 #include "core/Optimizer.h"
+#include "formats/Json.h"
 
 #include <cstdio>
 #include <cstring>
@@ -72,6 +74,19 @@ void requireSameAsRankZero(Communicator &ranks, uint64_t fingerprint,
   throw InputError(what + " is not rank 0's (fingerprint " + values +
                    "): every rank must be given the same data and "
                    "options");
+}
+
+uint64_t fingerprintOfProgram(const ModelInfo &model) {
+  Json metadata = parseJson(model.metadataJson);
+  for (const char *key : {"source", "compile_flags", "sites"})
+    metadata.erase(key);
+  // The entries' messages name spec locations (`model.tx:39:7`).
+  std::string text = toJson(metadata);
+  if (!model.source.empty())
+    for (size_t at = text.find(model.source); at != std::string::npos;
+         at = text.find(model.source, at + 1))
+      text.replace(at, model.source.size(), "<spec>");
+  return fnv1a64(text);
 }
 
 uint64_t fingerprintOfTrainingState(const ModelInfo &model,

@@ -61,6 +61,15 @@ void padLikeBatch(const TrainBatch &whole, RowRange share, TrainBatch &piece);
 void requireSameAsRankZero(Communicator &ranks, uint64_t fingerprint,
                            const std::string &what);
 
+/// A hash of what the compiled program computes: its metadata (spec name
+/// and kind, config, optimizer, precision, dims, parameters, entries) less
+/// what may differ between builds of one program (the spec's path, also
+/// where messages name it, `compile_flags` such as --mcpu, the call-site
+/// table). Ranks running
+/// builds with another -D, optimizer or --precision would each step by
+/// their own rule and sum gradients taken at different points.
+uint64_t fingerprintOfProgram(const ModelInfo &model);
+
 /// A hash of every parameter and Adam moment of `model` in `arena`, bit for
 /// bit: what every rank must start from (checked with
 /// requireSameAsRankZero, so that a stale copy of --resume on one machine
