@@ -182,39 +182,10 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
   // the checks of the tensors pass when the shapes do.
   bool configNoted = false;
   if (!saved.config.empty()) {
-    std::vector<std::pair<std::string, std::string>> current =
-        modelConfigRecord(model);
     // Config items that are dim bounds (`dim B <= batch`) limit the sizes
     // a step may take: said apart from the ones that change the model.
-    std::string changes, bounds;
-    auto isBound = [&](const std::string &key) {
-      return std::any_of(
-          model.dims.begin(), model.dims.end(),
-          [&](const DimInfo &dim) { return dim.config && *dim.config == key; });
-    };
-    auto valueOf = [](const auto &record,
-                      const std::string &key) -> std::optional<std::string> {
-      for (const auto &[name, value] : record)
-        if (name == key)
-          return value;
-      return std::nullopt;
-    };
-    auto add = [&](const std::string &text) {
-      changes += (changes.empty() ? "" : ", ") + text;
-    };
-    for (const auto &[key, value] : current) {
-      std::optional<std::string> was = valueOf(saved.config, key);
-      if (!was)
-        add(key + " = " + value + " (new)");
-      else if (*was != value && isBound(key))
-        bounds += (bounds.empty() ? "" : ", ") + key + " = " + value +
-                  " (was " + *was + ")";
-      else if (*was != value)
-        add(key + " = " + value + " (was " + *was + ")");
-    }
-    for (const auto &[key, value] : saved.config)
-      if (!valueOf(current, key))
-        add(key + " (was " + value + ") is gone");
+    const auto [changes, bounds, flags] =
+        describeConfigChanges(saved.config, model);
     if (!changes.empty())
       note("the model's config (" + changes + ")");
     if (!bounds.empty())

@@ -216,6 +216,63 @@ modelConfigRecord(const ModelInfo &model) {
   return record;
 }
 
+std::vector<std::pair<std::string, std::string>>
+recordedConfig(const SafetensorsReader &file) {
+  std::vector<std::pair<std::string, std::string>> record;
+  const std::string *config = file.metadataValue(kConfigKey);
+  if (!config)
+    return record;
+  Json object;
+  try {
+    object = parseJson(*config);
+  } catch (const JsonError &) {
+  }
+  if (!object.is_object())
+    throw InputError("'" + file.path() + "' has an invalid __metadata__ '" +
+                     kConfigKey + "' (not a JSON object)");
+  for (const auto &[key, value] : object.items())
+    record.push_back({key, toJson(value)});
+  return record;
+}
+
+ConfigChanges describeConfigChanges(
+    const std::vector<std::pair<std::string, std::string>> &saved,
+    const ModelInfo &model) {
+  ConfigChanges out;
+  auto isBound = [&](const std::string &key) {
+    return std::any_of(
+        model.dims.begin(), model.dims.end(),
+        [&](const DimInfo &dim) { return dim.config && *dim.config == key; });
+  };
+  auto valueOf = [](const auto &record,
+                    const std::string &key) -> std::optional<std::string> {
+    for (const auto &[name, value] : record)
+      if (name == key)
+        return value;
+    return std::nullopt;
+  };
+  auto add = [](std::string &list, const std::string &text) {
+    list += (list.empty() ? "" : ", ") + text;
+  };
+  const std::vector<std::pair<std::string, std::string>> current =
+      modelConfigRecord(model);
+  for (const auto &[key, value] : current) {
+    std::optional<std::string> was = valueOf(saved, key);
+    if (!was) {
+      add(out.changes, key + " = " + value + " (new)");
+    } else if (*was != value && isBound(key)) {
+      add(out.bounds, key + " = " + value + " (was " + *was + ")");
+    } else if (*was != value) {
+      add(out.changes, key + " = " + value + " (was " + *was + ")");
+      out.flags += " -D " + key + "=" + *was;
+    }
+  }
+  for (const auto &[key, value] : saved)
+    if (!valueOf(current, key))
+      add(out.changes, key + " (was " + value + ") is gone");
+  return out;
+}
+
 int64_t recordedBlock(const SafetensorsReader &file) {
   if (!file.metadataValue("block"))
     return 0;
@@ -314,18 +371,7 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
   if (const std::string *precision = file.metadataValue("precision"))
     position.precision = *precision;
   position.validation = loadValidationRecord(file);
-  if (const std::string *config = file.metadataValue(kConfigKey)) {
-    Json object;
-    try {
-      object = parseJson(*config);
-    } catch (const JsonError &) {
-    }
-    if (!object.is_object())
-      throw InputError("'" + path + "' has an invalid __metadata__ '" +
-                       kConfigKey + "' (not a JSON object)");
-    for (const auto &[key, value] : object.items())
-      position.config.push_back({key, toJson(value)});
-  }
+  position.config = recordedConfig(file);
   if (const std::string *optimizer = file.metadataValue(kOptimizerKey))
     position.optimizer = *optimizer;
   if (position.step < 0 || position.batchSize < 1 || position.minFreq < 1 ||
@@ -354,6 +400,11 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
       continue;
     readTensor(info.name + kExpAvgSuffix, params.expAvg(info));
     readTensor(info.name + kExpAvgSqSuffix, params.expAvgSq(info));
+    // A mean of squares: a negative one (an edited or damaged file) made
+    // sqrt(v) NaN or, near 0, a step many times lr.
+    checkNonNegative(params.expAvgSq(info), info.numElements, info.shape,
+                     "tensor '" + info.name + kExpAvgSqSuffix + "' in '" +
+                         path + "' (Adam's second moment)");
     std::fill(params.gradient(info), params.gradient(info) + info.numElements,
               0.0f);
   }
@@ -369,7 +420,8 @@ void initializeFromWeights(const SafetensorsReader &file,
                            const ModelInfo &model, ParameterArena &params,
                            bool raw, std::ostream *notes) {
   std::ostringstream unused;
-  loadWeightsForInference(file, model, params, raw, notes ? *notes : unused);
+  loadWeightsForInference(file, model, params, raw, notes ? *notes : unused,
+                          /*forTraining=*/true);
   params.clearTrainingState();
 }
 

@@ -107,6 +107,24 @@ struct TrainingPosition {
 std::vector<std::pair<std::string, std::string>>
 modelConfigRecord(const ModelInfo &model);
 
+/// The config `file` records (its __metadata__ "config"; key and JSON
+/// text), empty when it records none; InputError when it is not a JSON
+/// object.
+std::vector<std::pair<std::string, std::string>>
+recordedConfig(const SafetensorsReader &file);
+
+/// How `model`'s config differs from a checkpoint's (`saved`):
+/// `changes` lists "key = now (was then)", "key = now (new)" and "key (was
+/// then) is gone"; `bounds` the changed values that are dim bounds (they
+/// limit sizes, not what the model computes), apart; `flags` the txc
+/// options that build the trained model again (" -D heads=2").
+struct ConfigChanges {
+  std::string changes, bounds, flags;
+};
+ConfigChanges describeConfigChanges(
+    const std::vector<std::pair<std::string, std::string>> &saved,
+    const ModelInfo &model);
+
 /// Limits on a checkpoint's training position (a corrupt or hand-edited
 /// file must not overflow the step arithmetic): the flags' own limit.
 constexpr int64_t kMaxTrainingCount = int64_t(1) << 40;

@@ -2,6 +2,7 @@
 #include "loop/Ema.h"
 #include "core/Error.h"
 #include "core/Memory.h"
+#include "loop/Checkpoint.h"
 #include "loop/FiniteCheck.h"
 
 #include <algorithm>
@@ -167,9 +168,31 @@ std::vector<SafetensorsTensorView> WeightAverage::views() {
 
 bool hasAveragedWeights(const SafetensorsReader &file,
                         const ModelInfo &model) {
-  for (const ParamInfo &info : model.params)
-    if (!file.find(kEmaPrefix + info.name))
-      return false;
+  // All or nothing: a file with some of the average (a damaged or edited
+  // one) was read as having none, and predict, eval and --resume used the
+  // raw weights or a new average without a word.
+  const ParamInfo *missing = nullptr;
+  size_t present = 0;
+  for (const ParamInfo &info : model.params) {
+    if (file.find(kEmaPrefix + info.name))
+      ++present;
+    else if (!missing)
+      missing = &info;
+  }
+  if (present == 0 && !file.metadataValue(kEmaDecayKey))
+    return false;
+  if (missing)
+    throw InputError(
+        std::string("tensor '") + kEmaPrefix + missing->name +
+        "' is missing from '" + file.path() + "' (the model expects F32 " +
+        formatShape(missing->shape) + "), which holds " +
+        (present ? std::to_string(present) + " of the " +
+                       std::to_string(model.params.size()) +
+                       " tensors of a weight average (--ema)"
+                 : std::string("no weight average although its __metadata__ "
+                               "has '") +
+                       kEmaDecayKey + "'") +
+        ": the file is damaged or was edited; use another copy");
   return !model.params.empty();
 }
 
@@ -222,8 +245,26 @@ bool loadAveragedWeights(const SafetensorsReader &file, const ModelInfo &model,
 
 void loadWeightsForInference(const SafetensorsReader &file,
                              const ModelInfo &model, ParameterArena &params,
-                             bool raw, std::ostream &err) {
+                             bool raw, std::ostream &err, bool forTraining) {
   params.load(file);
+  // The shapes agree (load checked them), the config may not: heads,
+  // eps or a scale change the function without changing a tensor.
+  const auto [changes, bounds, flags] =
+      describeConfigChanges(recordedConfig(file), model);
+  if (!changes.empty() && forTraining)
+    err << "note: '" << file.path()
+        << "' was trained with another config (this model: " << changes
+        << "); training starts from its weights\n";
+  else if (!changes.empty())
+    err << "warning: '" << file.path()
+        << "' was trained with another config (this executable: " << changes
+        << "): its tensors fit, but a value that shapes the model (heads, "
+           "eps, a scale) makes this executable compute another function "
+           "of them"
+        << (flags.empty() ? std::string()
+                          : "; txc" + flags + " builds the model it trained")
+        << " (values used only in training, such as dropout or warmup, "
+           "change nothing here)\n";
   if (!hasAveragedWeights(file, model))
     return;
   if (raw) {

@@ -147,11 +147,16 @@ bool hasAveragedWeights(const SafetensorsReader &file, const ModelInfo &model);
 bool loadAveragedWeights(const SafetensorsReader &file, const ModelInfo &model,
                          ParameterArena &params);
 
-/// `translate`, `eval`, `generate`, `predict`: loads the parameters of `file`, then its average
-/// unless `raw` (--no-ema), with a note on `err` saying which.
+/// `translate`, `eval`, `generate`, `predict`, `export`: loads the
+/// parameters of `file`, then its average unless `raw` (--no-ema), with a
+/// note on `err` saying which. A file trained with another config of the
+/// same shapes (txc -D heads=4 against heads=2) loads, with a warning:
+/// this executable computes another function of its weights.
+/// `forTraining` (train --init-from, which starts from them): a note.
 void loadWeightsForInference(const SafetensorsReader &file,
                              const ModelInfo &model, ParameterArena &params,
-                             bool raw, std::ostream &err);
+                             bool raw, std::ostream &err,
+                             bool forTraining = false);
 
 } // namespace txrt::driver
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 namespace txrt::driver {
@@ -33,17 +34,41 @@ int64_t firstNonFinite(const float *data, int64_t count) {
   return -1;
 }
 
-std::string describeNonFinite(const float *data, int64_t index,
-                              const Shape &shape) {
-  float value = data[index];
-  std::string text = std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
+namespace {
+/// "[1, 2]": the position of element `index` of a tensor of `shape`.
+std::string formatPosition(int64_t index, const Shape &shape) {
   Shape position(shape.size(), 0);
   for (size_t d = shape.size(); d-- > 0;)
     if (shape[d] > 0) {
       position[d] = index % shape[d];
       index /= shape[d];
     }
-  return text + " at " + formatShape(position);
+  return formatShape(position);
+}
+} // namespace
+
+std::string describeNonFinite(const float *data, int64_t index,
+                              const Shape &shape) {
+  float value = data[index];
+  std::string text = std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
+  return text + " at " + formatPosition(index, shape);
+}
+
+void checkNonNegative(const float *data, int64_t count, const Shape &shape,
+                      const std::string &what) {
+  float lowest = 0.0f;
+#pragma omp simd reduction(min : lowest)
+  for (int64_t i = 0; i < count; ++i)
+    lowest = std::min(lowest, data[i]);
+  if (!(lowest < 0.0f))
+    return;
+  for (int64_t i = 0; i < count; ++i)
+    if (data[i] < 0.0f) {
+      char value[32];
+      std::snprintf(value, sizeof(value), "%g", double(data[i]));
+      throw InputError(what + " holds a negative value (" + value + " at " +
+                       formatPosition(i, shape) + ")");
+    }
 }
 
 void checkFinite(const float *data, int64_t count, const Shape &shape,

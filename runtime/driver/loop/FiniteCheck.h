@@ -31,6 +31,11 @@ std::string describeNonFinite(const float *data, int64_t index,
 void checkFinite(const float *data, int64_t count, const Shape &shape,
                  const std::string &what);
 
+/// Throws InputError "<what> holds a negative value (-0.5 at [1, 2])"
+/// when one of `count` floats is below 0 (-0 is not).
+void checkNonNegative(const float *data, int64_t count, const Shape &shape,
+                      const std::string &what);
+
 } // namespace txrt::driver
 
 #endif // TXRT_DRIVER_FINITECHECK_H

@@ -236,4 +236,26 @@ TEST(CheckpointTest, MismatchedCheckpointsAreRefusedNamingTheTensor) {
   EXPECT_EQ(checkpointSibling("ckpt.bin", ".loss.csv"), "ckpt.bin.loss.csv");
 }
 
+TEST(CheckpointTest, ANegativeSecondMomentIsRefused) {
+  // exp_avg_sq is a mean of squares; a negative one (a damaged or edited
+  // file) resumed silently and made sqrt(v) NaN or a step many times lr.
+  ScratchDir dir;
+  ModelInfo model = ModelInfo::parse(fake_seq2seq_json);
+  ParameterArena params(model);
+  params.initialize(3);
+  const ParamInfo &last = model.params.back();
+  params.expAvgSq(last)[1] = -0.25f;
+  TrainingPosition position;
+  position.batchSize = 2;
+  Tokenizer tokenizer;
+  tokenizer.source = Vocabulary::build({{"a"}}, 1, 0);
+  tokenizer.target = Vocabulary::build({{"b"}}, 1, 0);
+  saveCheckpoint(dir.file("c.safetensors"), model, params, position, tokenizer);
+  ParameterArena loaded(model);
+  EXPECT_THROW_MESSAGE(loadCheckpoint(dir.file("c.safetensors"), model, loaded),
+                       InputError, "tensor '" + last.name + ".exp_avg_sq' in '",
+                       "(Adam's second moment) holds a negative value (-0.25 "
+                       "at [");
+}
+
 } // namespace

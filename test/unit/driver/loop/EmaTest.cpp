@@ -141,4 +141,104 @@ TEST(EmaTest, SwapExchangesAndCheckpointsRoundTrip) {
   EXPECT_FALSE(back.load(plain));
 }
 
+/// A trained checkpoint of the fake model, with a weight average.
+std::string savedWithAverage(ScratchDir &dir, const ModelInfo &model) {
+  ParameterArena params(model);
+  params.initialize(3);
+  WeightAverage average(model, params, 0.5);
+  TrainingPosition position;
+  position.batchSize = 2;
+  Tokenizer tokenizer;
+  tokenizer.source = Vocabulary::build({{"a"}}, 1, 0);
+  tokenizer.target = Vocabulary::build({{"b"}}, 1, 0);
+  saveCheckpoint(dir.file("c.safetensors"), model, params, position, tokenizer,
+                 &average);
+  return dir.file("c.safetensors");
+}
+
+TEST(EmaTest, APartOfTheAverageIsAnError) {
+  // A checkpoint missing one __ema tensor (damaged, or edited with its
+  // checksum entry removed) read as one without an average: predict and
+  // eval used the raw weights, --resume a new average, all silently.
+  ScratchDir dir;
+  ModelInfo model = ModelInfo::parse(fake_seq2seq_json);
+  SafetensorsReader whole(savedWithAverage(dir, model));
+  std::vector<std::vector<float>> data;
+  std::vector<SafetensorsTensorView> kept;
+  std::string dropped;
+  for (const SafetensorsEntry &entry : whole.tensors()) {
+    if (dropped.empty() && entry.name.rfind(kEmaPrefix, 0) == 0) {
+      dropped = entry.name;
+      continue;
+    }
+    data.emplace_back(size_t(entry.end - entry.begin) / sizeof(float));
+    whole.read(entry, data.back().data());
+    kept.push_back({entry.name, DType::F32, entry.shape, data.back().data()});
+  }
+  writeSafetensors(dir.file("part.safetensors"), kept,
+                   {{"format", "txc-checkpoint"},
+                    {"model", "fake_seq2seq"},
+                    {kEmaDecayKey, "0.5"}});
+  SafetensorsReader part(dir.file("part.safetensors"));
+  EXPECT_THROW_MESSAGE(hasAveragedWeights(part, model), InputError,
+                       "tensor '" + dropped + "' is missing from '",
+                       "of the " + std::to_string(model.params.size()) +
+                           " tensors of a weight average (--ema)");
+  std::ostringstream err;
+  ParameterArena inference(model);
+  EXPECT_THROW(loadWeightsForInference(part, model, inference, false, err),
+               InputError);
+
+  // An ema_decay with no average at all.
+  std::vector<SafetensorsTensorView> raw;
+  for (const SafetensorsTensorView &view : kept)
+    if (view.name.rfind(kEmaPrefix, 0) != 0)
+      raw.push_back(view);
+  writeSafetensors(dir.file("none.safetensors"), raw,
+                   {{"format", "txc-checkpoint"},
+                    {"model", "fake_seq2seq"},
+                    {kEmaDecayKey, "0.5"}});
+  EXPECT_THROW_MESSAGE(
+      hasAveragedWeights(SafetensorsReader(dir.file("none.safetensors")),
+                         model),
+      InputError,
+      "no weight average although its __metadata__ has 'ema_decay'");
+}
+
+TEST(EmaTest, AnotherConfigOfTheSameShapesIsWarnedAbout) {
+  // A checkpoint trained with heads = 2 loaded silently into a build with
+  // heads = 4 (the same tensors) and computed another function.
+  ScratchDir dir;
+  ModelInfo trained = ModelInfo::parse(fake_seq2seq_json);
+  SafetensorsReader file(savedWithAverage(dir, trained));
+  ModelInfo other = trained;
+  for (ConfigValue &value : other.config)
+    if (value.key == "label_smoothing") {
+      value.json = "0.1";
+      value.number = 0.1;
+    }
+  std::ostringstream same, warned, noted;
+  ParameterArena params(trained);
+  loadWeightsForInference(file, trained, params, false, same);
+  EXPECT_EQ(same.str().find("config"), std::string::npos) << same.str();
+  loadWeightsForInference(file, other, params, false, warned);
+  EXPECT_NE(warned.str().find(
+                "warning: '" + file.path() +
+                "' was trained with another config (this executable: "
+                "label_smoothing = 0.1 (was 0.0)): its tensors fit, but a "
+                "value that shapes the model (heads, eps, a scale) makes "
+                "this executable compute another function of them; txc -D "
+                "label_smoothing=0.0 builds the model it trained"),
+            std::string::npos)
+      << warned.str();
+  // train --init-from starts from them: a note.
+  loadWeightsForInference(file, other, params, false, noted, true);
+  EXPECT_NE(noted.str().find("note: '" + file.path() +
+                             "' was trained with another config (this model: "
+                             "label_smoothing = 0.1 (was 0.0)); training "
+                             "starts from its weights"),
+            std::string::npos)
+      << noted.str();
+}
+
 } // namespace
