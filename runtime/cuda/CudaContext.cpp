@@ -254,6 +254,14 @@ txrt_status txrt_cuda_check_entry(
   });
 }
 
+txrt_status txrt_cuda_check_cache_rows(txrt_cuda_context *ctx, int64_t input,
+                                       int64_t written, int64_t held) {
+  return runCuda(ctx, "txrt_cuda_check_cache_rows", [&](auto &) {
+    std::string problem = txrt::cacheRowsProblem(input, written, held);
+    require(problem.empty(), problem.c_str());
+  });
+}
+
 txrt_status txrt_cuda_device_info(txrt_cuda_context *ctx, char *out_name,
                                   size_t name_size, uint64_t *out_bytes,
                                   int32_t *out_major, int32_t *out_minor) {

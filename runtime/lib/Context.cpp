@@ -400,6 +400,16 @@ txrt_status txrt_check_entry(txrt_context *ctx, const int64_t *dims,
       });
 }
 
+txrt_status txrt_check_cache_rows(txrt_context *ctx, int64_t input,
+                                  int64_t written, int64_t held) {
+  return runKernel(
+      ctx, "txrt_check_cache_rows", [&] { return std::string(); },
+      [&](Context &) {
+        std::string problem = cacheRowsProblem(input, written, held);
+        require(problem.empty(), problem);
+      });
+}
+
 txrt_status txrt_context_set_option(txrt_context *ctx, int32_t option,
                                     int64_t value) {
   return runKernel(

@@ -49,6 +49,23 @@ inline std::string entryArgumentProblem(
   return problem.empty() ? pointers("outputs", outputs, numOutputs) : problem;
 }
 
+/// A cache the entry writes in place (decode_step, lm_step) takes the
+/// `written` new positions at its last rows; with `held` < `written` rows
+/// the write would start before the caller's buffer. "" when it fits.
+inline std::string cacheRowsProblem(int64_t input, int64_t written,
+                                    int64_t held) {
+  if (written <= held)
+    return "";
+  return "inputs[" + std::to_string(input) +
+         "], a cache the entry writes in "
+         "place, holds " +
+         std::to_string(held) +
+         " position(s) (its axis 1) but the entry writes " +
+         std::to_string(written) +
+         " new one(s) at its last rows: the cache must hold every position "
+         "so far, the new ones last (its length >= the new positions')";
+}
+
 } // namespace txrt
 
 #endif // TXRT_ENTRYCHECKS_H

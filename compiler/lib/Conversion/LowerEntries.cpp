@@ -114,6 +114,22 @@ LogicalResult EntryLowering::lower() {
   for (auto [i, arg] : llvm::enumerate(entry.getArguments()))
     ptrs[arg] = loadPtr(inputs, i);
 
+  // A cache written in place (decode_step, lm_step) takes the new positions
+  // at its last rows: with fewer rows than new ones (cache 1, T 3, each in
+  // its range) the write began before the caller's buffer.
+  for (auto [i, arg] : llvm::enumerate(entry.getArguments()))
+    for (Operation *user : arg.getUsers())
+      if (auto write = dyn_cast<CacheWriteOp>(user);
+          write && write.getCache() == arg) {
+        auto rows = [&](Value v) {
+          return toI64(dimSizes(cast<RankedTensorType>(v.getType()))[1]);
+        };
+        Value written = rows(write.getUpdate());
+        Value held = rows(arg);
+        call(RuntimeFn::CheckCacheRows, {i64(int64_t(i)), written, held});
+        break;
+      }
+
   // Training entries read the step and seed the driver set (dropout masks,
   // the learning rate); others use 0.
   if (isTrain) {

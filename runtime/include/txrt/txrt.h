@@ -278,6 +278,14 @@ txrt_status txrt_check_entry(txrt_context *ctx, const int64_t *dims,
                              const void *const *inputs, int64_t num_inputs,
                              const void *const *outputs, int64_t num_outputs);
 
+/** What a compiled entry checks of a cache it writes in place (the KV
+ *  caches of decode_step and lm_step): input `input` holds `held`
+ *  positions and takes the `written` new ones at its last rows, so
+ *  `written` <= `held`; TXRT_ERROR_INVALID_ARGUMENT otherwise (each dim in
+ *  its range is not enough: cache 1 and T 3 wrote before the buffer). */
+txrt_status txrt_check_cache_rows(txrt_context *ctx, int64_t input,
+                                  int64_t written, int64_t held);
+
 /*===----------------------------------------------------------------------===*
  * Gradient accumulation and data parallelism (docs/distributed.md)
  *===----------------------------------------------------------------------===*/

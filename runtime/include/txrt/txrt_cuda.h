@@ -104,6 +104,9 @@ txrt_status txrt_cuda_check_entry(
     const int64_t *dim_bound, int64_t num_checked, const void *arena,
     int64_t arena_bytes, const void *const *inputs, int64_t num_inputs,
     const void *const *outputs, int64_t num_outputs);
+/** As txrt_check_cache_rows. */
+txrt_status txrt_cuda_check_cache_rows(txrt_cuda_context *ctx, int64_t input,
+                                       int64_t written, int64_t held);
 
 /** As txrt_context_set_batch_rows: the next calls train rows
  *  [first_row, first_row + rows) of the update's batch, so dropout (and

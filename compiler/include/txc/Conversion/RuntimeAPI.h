@@ -48,6 +48,7 @@ enum class RuntimeFn {
   SumSquares,
   TrainState,
   CheckEntry,
+  CheckCacheRows,
   // bf16 precision (docs/precision.md).
   CastF32ToBf16,
   CastBf16ToF32,
