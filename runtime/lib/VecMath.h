@@ -102,6 +102,27 @@ inline float expShiftedSum(const float *in, float shift, int64_t n,
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
+/// Elements a float accumulator sums before blockedSum moves its total to
+/// double.
+constexpr int64_t kSumBlock = 8192;
+
+/// A sum over n elements computed block by block: `blockSum(begin, count)`
+/// sums count <= kSumBlock elements from `begin` in float (vector lanes),
+/// and the blocks' sums are added in double. A float accumulator over
+/// millions of terms drifts and then stalls (2^31 + 100 rounds back to
+/// 2^31); PyTorch sums in a cascade for the same reason. A row of at most
+/// one block is summed exactly as `blockSum` sums it.
+template <typename BlockSum>
+inline double blockedSum(int64_t n, BlockSum blockSum) {
+  if (n <= kSumBlock)
+    return double(blockSum(int64_t(0), n));
+  double total = 0.0;
+  for (int64_t begin = 0; begin < n; begin += kSumBlock)
+    total +=
+        double(blockSum(begin, n - begin < kSumBlock ? n - begin : kSumBlock));
+  return total;
+}
+
 /// max over n floats (-inf for n == 0).
 inline float rowMax(const float *x, int64_t n) {
   float m = kNegInf;

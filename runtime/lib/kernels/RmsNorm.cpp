@@ -13,9 +13,10 @@
 // output while the row is in L1 (txrt_rms_norm_fwd_bf16).
 //
 //===----------------------------------------------------------------------===//
-#include "Kernel.h"
 #include "Bf16Round.h"
+#include "Kernel.h"
 #include "Simd.h"
+#include "VecMath.h"
 
 #include <omp.h>
 
@@ -25,9 +26,9 @@ using namespace txrt;
 
 namespace {
 
-/// s = x + r into `out`; returns sum(s^2).
-float addRowSquares(int64_t cols, const float *x, const float *r,
-                    float *out) {
+/// s = x + r into `out`; returns sum(s^2) (one block of blockedSum).
+float addBlockSquares(int64_t cols, const float *x, const float *r,
+                      float *out) {
   int64_t j = 0;
   float squares = 0.0f;
 #if TXRT_HAS_SIMD
@@ -52,8 +53,8 @@ float addRowSquares(int64_t cols, const float *x, const float *r,
   return squares;
 }
 
-/// sum(s^2) of a row of s = x (+ r), read only.
-float rowSquares(int64_t cols, const float *x, const float *r) {
+/// sum(s^2) of a block of s = x (+ r), read only.
+float blockSquares(int64_t cols, const float *x, const float *r) {
   int64_t j = 0;
   float squares = 0.0f;
 #if TXRT_HAS_SIMD
@@ -77,9 +78,9 @@ float rowSquares(int64_t cols, const float *x, const float *r) {
   return squares;
 }
 
-/// sum(dy * gamma * xhat) over a row.
-float gradientDot(int64_t cols, const float *dy, const float *gamma,
-                  const float *xhat) {
+/// sum(dy * gamma * xhat) over a block.
+float blockGradientDot(int64_t cols, const float *dy, const float *gamma,
+                       const float *xhat) {
   int64_t j = 0;
   float total = 0.0f;
 #if TXRT_HAS_SIMD
@@ -97,6 +98,28 @@ float gradientDot(int64_t cols, const float *dy, const float *gamma,
   for (; j < cols; ++j)
     total += dy[j] * gamma[j] * xhat[j];
   return total;
+}
+
+// Whole rows: the blocks' sums in double (VecMath.h), so rows wider than
+// a block do not drift; narrower ones are one block, summed as before.
+
+float addRowSquares(int64_t cols, const float *x, const float *r, float *out) {
+  return float(blockedSum(cols, [&](int64_t begin, int64_t count) {
+    return addBlockSquares(count, x + begin, r + begin, out + begin);
+  }));
+}
+
+float rowSquares(int64_t cols, const float *x, const float *r) {
+  return float(blockedSum(cols, [&](int64_t begin, int64_t count) {
+    return blockSquares(count, x + begin, r ? r + begin : nullptr);
+  }));
+}
+
+float gradientDot(int64_t cols, const float *dy, const float *gamma,
+                  const float *xhat) {
+  return float(blockedSum(cols, [&](int64_t begin, int64_t count) {
+    return blockGradientDot(count, dy + begin, gamma + begin, xhat + begin);
+  }));
 }
 
 void rmsNormForward(Context &ctx, int64_t rows, int64_t cols, const float *x,

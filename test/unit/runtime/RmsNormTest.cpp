@@ -132,4 +132,16 @@ TEST_F(RmsNormTest, BadArgumentsAreErrors) {
             TXRT_OK);
 }
 
+TEST_F(RmsNormTest, WideRowsSumInBlocks) {
+  // Two float accumulators over a 20M-wide row were 2e-4 off; 8M here.
+  const int64_t cols = 8000000;
+  Floats x = randomFloats(cols, 11, 99.5f, 100.5f), gamma(cols, 1.0f);
+  Floats y(cols);
+  expectOk(txrt_rms_norm_fwd(ctx_, 1, 1, cols, x.data(), nullptr, gamma.data(),
+                             1e-6f, y.data(), nullptr));
+  expectClose(
+      y, referenceRmsNorm(1, cols, toDoubles(x), {}, toDoubles(gamma), 1e-6), 0,
+      1e-6, "y");
+}
+
 } // namespace
