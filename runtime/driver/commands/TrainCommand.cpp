@@ -460,7 +460,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     err << "warning: " << warning << "\n";
   const Tokenizer &tokenizer = data.tokenizer;
   if (initFromTokenizer && options.tokenizerGiven &&
-      !initFromTokenizer->sameVocabularies(tokenizer))
+      !initFromTokenizer->differenceFrom(tokenizer).empty())
     err << "warning: --init-from '" << *options.initFromPath
         << "' holds its own tokenizer, and --tokenizer built another one: "
            "the embedding and output rows keep their places, so each new id "

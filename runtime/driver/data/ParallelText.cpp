@@ -349,12 +349,13 @@ Tokenizer loadModelTokenizer(const ModelInfo &model,
   Tokenizer tokenizer;
   if (explicitPath) {
     tokenizer = Tokenizer::load(*explicitPath);
-    if (stored && !stored->sameVocabularies(tokenizer))
-      throw InputError("--tokenizer '" + *explicitPath +
-                       "' does not match the tokenizer stored inside '" +
-                       checkpointPath +
-                       "' (their vocabularies differ); the checkpoint was "
-                       "trained with its own, so leave out --tokenizer");
+    if (stored)
+      if (std::string why = stored->differenceFrom(tokenizer); !why.empty())
+        throw InputError("--tokenizer '" + *explicitPath +
+                         "' does not match the tokenizer stored inside '" +
+                         checkpointPath + "' (" + why +
+                         "); the checkpoint was trained with its own, so "
+                         "leave out --tokenizer");
     origin = "'" + *explicitPath + "'";
   } else if (stored) {
     tokenizer = std::move(*stored);

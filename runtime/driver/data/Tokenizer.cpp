@@ -27,6 +27,38 @@ bool isSeparatePunctuation(unsigned char c) {
          (c >= '[' && c <= '`') || (c >= '{' && c <= '~');
 }
 
+bool isSpecialWord(const std::string &word) {
+  return word == kPadToken || word == kUnkToken || word == kSosToken ||
+         word == kEosToken;
+}
+
+/// Why splitWords can never make `word` (so a vocabulary entry holding it
+/// is unreachable: text with that word would be [UNK]), or "". The
+/// specials are exempt.
+std::string unreachableWord(const std::string &word) {
+  if (isSpecialWord(word))
+    return "";
+  if (word.empty())
+    return "is empty";
+  if (word.size() > 1)
+    for (unsigned char c : word)
+      if (isSeparatePunctuation(c))
+        return std::string("holds '") + char(c) +
+               "', which the tokenizer splits off as a word of its own";
+  for (unsigned char c : word) {
+    if (isSpace(c))
+      return "holds a blank (words are split at blanks)";
+    if (c >= 'A' && c <= 'Z')
+      return "holds an upper-case ASCII letter (the tokenizer lowercases "
+             "A-Z in the text)";
+    if (c == 0)
+      return "holds a NUL byte (text with one is refused)";
+  }
+  if (word.find("\xEF\xBB\xBF") != std::string::npos)
+    return "holds U+FEFF (a byte order mark is a blank in the text)";
+  return "";
+}
+
 } // namespace
 
 std::vector<std::string> splitWords(std::string_view text) {
@@ -232,6 +264,18 @@ Json huggingFaceObject(const char *type) {
   return object;
 }
 
+/// The pre-tokenizer of splitWords: blanks, then punctuation isolated.
+Json txcPreTokenizer() {
+  Json split = huggingFaceObject("Split");
+  split["pattern"] = Json::object({{"Regex", kPunctuationRegex}});
+  split["behavior"] = "Isolated";
+  split["invert"] = false;
+  Json preTokenizer = huggingFaceObject("Sequence");
+  preTokenizer["pretokenizers"] =
+      Json::array({huggingFaceObject("WhitespaceSplit"), std::move(split)});
+  return preTokenizer;
+}
+
 bool endsWith(const std::string &text, const std::string &suffix) {
   return text.size() >= suffix.size() &&
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
@@ -260,14 +304,7 @@ std::string Vocabulary::toHuggingFaceJson() const {
   }
   root["added_tokens"] = std::move(added);
   root["normalizer"] = huggingFaceObject("Lowercase");
-  Json split = huggingFaceObject("Split");
-  split["pattern"] = Json::object({{"Regex", kPunctuationRegex}});
-  split["behavior"] = "Isolated";
-  split["invert"] = false;
-  Json preTokenizer = huggingFaceObject("Sequence");
-  preTokenizer["pretokenizers"] =
-      Json::array({huggingFaceObject("WhitespaceSplit"), std::move(split)});
-  root["pre_tokenizer"] = std::move(preTokenizer);
+  root["pre_tokenizer"] = txcPreTokenizer();
   root["post_processor"] = nullptr;
   root["decoder"] = nullptr;
   Json model = huggingFaceObject("WordLevel");
@@ -319,9 +356,22 @@ Vocabulary Vocabulary::fromHuggingFaceJson(std::string_view text,
     if (seen[size_t(*id)])
       throw bad("'model.vocab' gives the id " + std::to_string(*id) +
                 " to both '" + words[size_t(*id)] + "' and '" + word + "'");
+    if (std::string why = unreachableWord(word); !why.empty())
+      throw bad("'model.vocab' word '" + word + "' (id " + std::to_string(*id) +
+                ") " + why + ": it could never match");
     seen[size_t(*id)] = true;
     words[size_t(*id)] = word;
   }
+  // Words split as txc splits them (the file txc writes): another
+  // pre-tokenizer cuts the text into other words than these.
+  const Json *preTokenizer = jsonMember(root, "pre_tokenizer");
+  // (Compared as plain JSON: a file re-saved by another tool may order
+  // the keys otherwise.)
+  if (!preTokenizer || nlohmann::json::parse(preTokenizer->dump()) !=
+                           nlohmann::json::parse(txcPreTokenizer().dump()))
+    throw bad("'pre_tokenizer' is not txc's (a WhitespaceSplit, then ASCII "
+              "punctuation isolated, as txc writes it): its words would be "
+              "cut otherwise");
   const Json *normalizer = jsonMember(root, "normalizer");
   const Json *normalizerType =
       normalizer ? jsonMember(*normalizer, "type") : nullptr;
@@ -456,6 +506,20 @@ Tokenizer Tokenizer::fromJson(std::string_view text,
       throw bad("'min_freq' is not a positive integer");
     tokenizer.minFreq = *value;
   }
+  // txc's word tokenizer lowercases A-Z (the key was written, never
+  // read: "lowercase": false with cased words made every cased word
+  // unreachable); a SentencePiece model keeps case.
+  const bool subwords = jsonMember(root, "sentencepiece") != nullptr;
+  if (const Json *lowercase = jsonMember(root, "lowercase")) {
+    if (!lowercase->is_boolean())
+      throw bad("'lowercase' is not true or false");
+    if (lowercase->get<bool>() == subwords)
+      throw bad(subwords ? "'lowercase' is true, but a SentencePiece model "
+                           "keeps case"
+                         : "'lowercase' is false, but txc's word tokenizer "
+                           "lowercases A-Z (a cased vocabulary needs "
+                           "--tokenizer spm)");
+  }
   auto side = [&](const char *key) {
     const Json *list = jsonMember(root, key);
     if (!list || !list->is_array())
@@ -465,18 +529,12 @@ Tokenizer Tokenizer::fromJson(std::string_view text,
       if (!word.is_string())
         throw bad(std::string("'") + key + "' holds a non-string");
       words.push_back(jsonString(word));
-      // What splitWords makes: never empty, never with a blank (such an
-      // entry could never match a word of the text).
+      // Only what splitWords makes can match a word of the text.
       const std::string &last = words.back();
-      std::string id = std::to_string(words.size() - 1);
-      if (last.empty())
-        throw bad(std::string("'") + key + "' holds an empty word (id " + id +
-                  ")");
-      if (std::any_of(last.begin(), last.end(), [](char c) {
-            return isSpace(static_cast<unsigned char>(c));
-          }))
-        throw bad(std::string("'") + key + "' holds a word with a blank, '" +
-                  last + "' (id " + id + "): words are split at blanks");
+      if (std::string why = unreachableWord(last); !why.empty())
+        throw bad(std::string("'") + key + "' word '" + last + "' (id " +
+                  std::to_string(words.size() - 1) + ") " + why +
+                  ": it could never match");
     }
     try {
       return Vocabulary::fromWords(std::move(words));
@@ -498,6 +556,18 @@ Tokenizer Tokenizer::fromJson(std::string_view text,
   tokenizer.source = side("source");
   tokenizer.target = side("target");
   return tokenizer;
+}
+
+std::string Tokenizer::differenceFrom(const Tokenizer &other) const {
+  if (bool(subwords) != bool(other.subwords))
+    return subwords ? "one is a SentencePiece model, the other splits words"
+                    : "one splits words, the other is a SentencePiece model";
+  if (!sameVocabularies(other))
+    return std::string("their vocabularies differ");
+  if (subwords && subwords->bytes() != other.subwords->bytes())
+    return "their SentencePiece models differ beyond the pieces (the "
+           "normalizer, scores or options)";
+  return "";
 }
 
 void Tokenizer::save(const std::string &path) const {

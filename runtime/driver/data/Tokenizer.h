@@ -185,6 +185,11 @@ struct Tokenizer {
     return source.words() == other.source.words() &&
            target.words() == other.target.words();
   }
+  /// How `other` would encode text otherwise, or "" when it encodes as
+  /// this one does: other vocabularies, words against SentencePiece
+  /// pieces, or another SentencePiece model (its normalizer, scores and
+  /// options encode text too, not just its list of pieces).
+  std::string differenceFrom(const Tokenizer &other) const;
 
   /// Writes atomically / reads `path`: a txc-tokenizer file, either file
   /// of a Hugging Face pair (see above), or a SentencePiece .model file.

@@ -65,7 +65,8 @@ TEST(TokenizerTest, JsonRoundTrip) {
   Tokenizer tokenizer;
   tokenizer.minFreq = 2;
   tokenizer.source = Vocabulary::build({{"i", "love", "you"}}, 1, 0);
-  tokenizer.target = Vocabulary::build({{"te", "amo", "\"q\""}}, 1, 0);
+  // A control character: escaped in the JSON, and a word of the text.
+  tokenizer.target = Vocabulary::build({{"te", "amo", "\x01q"}}, 1, 0);
   tokenizer.save(dir.file("t.json"));
   Tokenizer loaded = Tokenizer::load(dir.file("t.json"));
   EXPECT_EQ(loaded.minFreq, 2);
@@ -96,11 +97,46 @@ TEST(TokenizerTest, HandEditedEntriesThatCanNeverMatchAreRefused) {
   };
   EXPECT_EQ(Tokenizer::load(file(",\"ok\"", "1")).source.size(), 5);
   EXPECT_THROW_MESSAGE(Tokenizer::load(file(",\"\"", "1")), InputError,
-                       "'source' holds an empty word (id 4)");
+                       "'source' word '' (id 4) is empty: it could never "
+                       "match");
   EXPECT_THROW_MESSAGE(Tokenizer::load(file(",\"a b\"", "1")), InputError,
-                       "'source' holds a word with a blank, 'a b' (id 4)");
+                       "'source' word 'a b' (id 4) holds a blank");
+  // The text is lowercased (A-Z) and punctuation split off: "Hello" and
+  // "end." were accepted and every text with them became [UNK].
+  EXPECT_THROW_MESSAGE(Tokenizer::load(file(",\"Hello\"", "1")), InputError,
+                       "'source' word 'Hello' (id 4) holds an upper-case "
+                       "ASCII letter");
+  EXPECT_THROW_MESSAGE(Tokenizer::load(file(",\"end.\"", "1")), InputError,
+                       "'source' word 'end.' (id 4) holds '.', which the "
+                       "tokenizer splits off");
+  EXPECT_EQ(
+      Tokenizer::load(file(",\".\",\"don't\",\"émile\"", "1")).source.size(),
+      7);
   EXPECT_THROW_MESSAGE(Tokenizer::load(file("", "-3")), InputError,
                        "'min_freq' is not a positive integer");
+}
+
+TEST(TokenizerTest, TheLowercaseKeyIsRead) {
+  // "lowercase" was written and never read: false (a cased vocabulary)
+  // and any non-boolean loaded as a word tokenizer that lowercases.
+  ScratchDir dir;
+  auto file = [&](const std::string &value) {
+    std::string path = dir.file("t.json");
+    writeFile(path,
+              "{\"format\":\"txc-tokenizer\",\"version\":1,"
+              "\"lowercase\":" +
+                  value +
+                  ",\"source\":"
+                  "[\"[PAD]\",\"[UNK]\",\"[SOS]\",\"[EOS]\"],"
+                  "\"target\":[\"[PAD]\",\"[UNK]\",\"[SOS]\",\"[EOS]\"]}");
+    return path;
+  };
+  EXPECT_EQ(Tokenizer::load(file("true")).source.size(), 4);
+  EXPECT_THROW_MESSAGE(Tokenizer::load(file("false")), InputError,
+                       "'lowercase' is false, but txc's word tokenizer "
+                       "lowercases A-Z");
+  EXPECT_THROW_MESSAGE(Tokenizer::load(file("\"no\"")), InputError,
+                       "'lowercase' is not true or false");
 }
 
 TEST(TokenizerTest, InvalidUtf8IsRefused) {
@@ -274,10 +310,17 @@ TEST(TokenizerTest, HuggingFaceFileErrorsNameTheFile) {
   refused(with("\"WordLevel\"", "\"BPE\""), "'model.type'");
   refused(with("\"[EOS]\":3", "\"[EOS]\":7"), "the id 7");
   refused(with("\"[EOS]\":3", "\"[EOS]\":2"), "the id 2 to both");
-  refused(with("\"[EOS]\":3", "\"[EOZ]\":3"), "[EOS] is missing");
+  refused(with("\"[EOS]\":3", "\"[EOZ]\":3"),
+          "word '[EOZ]' (id 3) holds '['"); // and [EOS] is missing
   refused(with("\"Lowercase\"", "\"NFC\""), "'normalizer'");
   refused(with("\"unk_token\":\"[UNK]\"", "\"unk_token\":\"<unk>\""),
           "'model.unk_token'");
+  // Words the text never splits into, and another pre-tokenizer, were
+  // accepted.
+  refused(with("\"a\":4", "\"a b\":4"), "word 'a b' (id 4) holds a blank");
+  refused(with("\"a\":4", "\"\":4"), "word '' (id 4) is empty");
+  refused(with("\"a\":4", "\"A\":4"), "holds an upper-case ASCII letter");
+  refused(with("\"WhitespaceSplit\"", "\"Whitespace\""), "'pre_tokenizer'");
 }
 
 } // namespace
