@@ -9,6 +9,7 @@
 #include "loop/StopRequest.h"
 
 #include <cstdlib>
+#include <cstring>
 
 namespace txrt::driver {
 
@@ -66,6 +67,9 @@ tokenizer:
                     model's is trained on its --text documents as written,
                     a classifier's on its --data texts as written
   --tokenizer F.model  use an existing SentencePiece model
+  --tokenizer F.json   use existing word vocabularies: a txc tokenizer file
+                    (CKPT.tokenizer.json) or one file of a Hugging Face
+                    pair (CKPT.source.tokenizer.json)
   --vocab-size N    pieces of the spm model, specials included (default:
                     the smaller of the spec's source / target vocab sizes;
                     config vocab for a language model or classifier)
@@ -284,12 +288,17 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--tokenizer") {
       train.tokenizer = pathOption(cursor, arg);
       train.tokenizerGiven = true;
+      auto endsWith = [&](const char *suffix) {
+        const size_t n = std::strlen(suffix);
+        return train.tokenizer.size() > n &&
+               train.tokenizer.compare(train.tokenizer.size() - n, n, suffix) ==
+                   0;
+      };
       if (train.tokenizer != "word" && train.tokenizer != "spm" &&
-          (train.tokenizer.size() < 6 ||
-           train.tokenizer.compare(train.tokenizer.size() - 6, 6,
-                                   ".model") != 0))
-        cursor.fail("--tokenizer expects word, spm or a SentencePiece "
-                    "FILE.model, got '" + train.tokenizer + "'");
+          !endsWith(".model") && !endsWith(".json"))
+        cursor.fail("--tokenizer expects word, spm, a SentencePiece "
+                    "FILE.model or a tokenizer FILE.json, got '" +
+                    train.tokenizer + "'");
     } else if (arg == "--vocab-size") {
       train.vocabSize = integerOption<int64_t>(cursor, arg, 5, 1 << 24);
     } else if (arg == "--spm-type") {

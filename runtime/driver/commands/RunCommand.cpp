@@ -483,6 +483,13 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     TrainingPosition position = loaded.value_or(TrainingPosition{});
     position.step = lastStep;
     position.seed = options.trainSeed;
+    // The rows the updates took (axis 0 of the entry's first input): the
+    // file recorded 1, and a train --resume of it took batches of 1.
+    if (!entry->inputs.empty() && !entry->inputs[0].shape.empty()) {
+      const DimRef &rows = entry->inputs[0].shape[0];
+      position.batchSize =
+          rows.isSymbolic() ? dims[size_t(rows.dim)] : rows.size;
+    }
     position.batchSize = std::max<int64_t>(position.batchSize, 1);
     std::optional<LabelSet> labels = loadedLabels(options);
     saveCheckpoint(*options.savePath, model, params, position,

@@ -165,6 +165,24 @@ LabelSet loadModelLabels(const ModelInfo &model,
   return labels;
 }
 
+/// train --tokenizer FILE: a SentencePiece .model, or a tokenizer JSON
+/// (txc's, or one file of a Hugging Face pair) whose vocabularies the run
+/// keeps, checked against the model's config as a built one is. A
+/// language model or classifier reads one vocabulary (`single`).
+Tokenizer loadTokenizerFile(const ModelInfo &model, const std::string &path,
+                            bool single) {
+  Tokenizer tokenizer = Tokenizer::load(path);
+  if (single && tokenizer.source.words() != tokenizer.target.words())
+    throw InputError("--tokenizer '" + path +
+                     "' holds two vocabularies (source and target), and " +
+                     (model.kind == ModelKind::Classifier
+                          ? "a classifier"
+                          : "a language model") +
+                     " reads one; give a file whose sides are the same");
+  checkTokenizerFitsModel(model, tokenizer, "--tokenizer '" + path + "'");
+  return tokenizer;
+}
+
 std::vector<int32_t> encodeClassifierText(const Tokenizer &tokenizer,
                                           const std::vector<std::string> &words,
                                           std::string_view text) {
@@ -393,7 +411,7 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                                              options.vocabSize, options.spmBpe,
                                              &corpus.texts);
     else if (options.tokenizerKind != "word")
-      data.tokenizer = Tokenizer::load(options.tokenizerKind);
+      data.tokenizer = loadTokenizerFile(model, options.tokenizerKind, true);
     else
       data.tokenizer = buildSingleTokenizer(model, corpus.documents,
                                             options.minFreq, data.path);
@@ -464,7 +482,7 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                                              options.vocabSize, options.spmBpe,
                                              &texts);
     else if (options.tokenizerKind != "word")
-      data.tokenizer = Tokenizer::load(options.tokenizerKind);
+      data.tokenizer = loadTokenizerFile(model, options.tokenizerKind, true);
     else
       data.tokenizer = buildSingleTokenizer(model, documents,
                                             options.minFreq, data.path);
@@ -512,7 +530,7 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     data.tokenizer = trainSubwordTokenizer(model, data.path,
                                            options.vocabSize, options.spmBpe);
   else if (options.tokenizerKind != "word")
-    data.tokenizer = Tokenizer::load(options.tokenizerKind);
+    data.tokenizer = loadTokenizerFile(model, options.tokenizerKind, false);
   else
     data.tokenizer = buildTokenizer(model, data.path, options.minFreq);
   if (data.tokenizer.subwords)

@@ -370,8 +370,8 @@ Tokenizer loadModelTokenizer(const ModelInfo &model,
                        "' does not exist (train "
                        "--save writes one; pass --tokenizer FILE to use "
                        "another)");
-    err << "note: '" << checkpointPath << "' has no tokenizer inside (it "
-        << "predates txc storing it there); using '" << path
+    err << "note: '" << checkpointPath << "' has no tokenizer inside (an "
+        << "older txc's checkpoint, a run --save or an export); using '" << path
         << "', which cannot be checked against it\n";
     tokenizer = Tokenizer::load(path);
     origin = "'" + path + "'";
