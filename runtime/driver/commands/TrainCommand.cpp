@@ -439,8 +439,10 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (options.initFromPath)
     initFrom = std::make_unique<SafetensorsReader>(*options.initFromPath);
   std::optional<Tokenizer> initFromTokenizer;
-  if (initFrom)
+  if (initFrom) {
+    checkCheckpointModel(*initFrom, model);
     initFromTokenizer = checkpointTokenizer(*initFrom);
+  }
   if (initFromTokenizer && !options.tokenizerGiven) {
     const std::string &path = *options.initFromPath;
     dataOptions.tokenizer = loadModelTokenizer(model, *initFrom, {}, err);

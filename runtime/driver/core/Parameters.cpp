@@ -224,6 +224,27 @@ checkCheckpointAgainstModel(const SafetensorsReader &file,
   return problems;
 }
 
+void checkCheckpointModel(const SafetensorsReader &file,
+                          const ModelInfo &model) {
+  const std::string *name = file.metadataValue("model");
+  if (!name || *name == model.model)
+    return;
+  for (const ParamInfo &info : model.params) {
+    const SafetensorsEntry *entry = file.find(info.name);
+    std::string problem;
+    if (!entry)
+      problem = "tensor '" + info.name + "' is missing from it";
+    else if (entry->shape != info.shape)
+      problem = "tensor '" + info.name + "' is " + formatShape(entry->shape) +
+                " there, " + formatShape(info.shape) + " here";
+    if (!problem.empty())
+      throw InputError("'" + file.path() + "' is a checkpoint of model '" +
+                       *name + "', not of this executable's '" + model.model +
+                       "' (" + problem + "); --load a checkpoint of '" +
+                       model.model + "'");
+  }
+}
+
 void ParameterArena::load(const std::string &path) {
   load(SafetensorsReader(path));
 }

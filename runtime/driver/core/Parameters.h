@@ -140,6 +140,14 @@ std::vector<std::string>
 checkCheckpointAgainstModel(const SafetensorsReader &file,
                             const ModelInfo &model);
 
+/// Refuses (InputError) a checkpoint of another model, named in its
+/// __metadata__ "model", whose tensors are not this model's: first, before
+/// its tokenizer, labels or config are read (a language model's checkpoint
+/// given to a classifier was told to recompile with another vocab, then to
+/// find a label file). One whose tensors all fit (a renamed spec) loads.
+void checkCheckpointModel(const SafetensorsReader &file,
+                          const ModelInfo &model);
+
 } // namespace txrt::driver
 
 #endif // TXRT_DRIVER_PARAMETERS_H

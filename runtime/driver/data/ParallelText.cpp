@@ -344,6 +344,7 @@ Tokenizer loadModelTokenizer(const ModelInfo &model,
                              const std::optional<std::string> &explicitPath,
                              std::ostream &err) {
   const std::string &checkpointPath = checkpoint.path();
+  checkCheckpointModel(checkpoint, model);
   std::optional<Tokenizer> stored = checkpointTokenizer(checkpoint);
   std::string origin = "the tokenizer inside '" + checkpointPath + "'";
   Tokenizer tokenizer;
