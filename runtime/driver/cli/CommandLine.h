@@ -123,6 +123,8 @@ struct EvalOptions {
   std::string loadPath, dataPath;
   std::string textPath; ///< --text (language models)
   std::optional<std::string> tokenizerPath; ///< default: beside --load
+  /// --labels: a classifier's label file (default: the labels inside)
+  std::optional<std::string> labelsPath;
   std::optional<int64_t> batch, maxLength;
   bool noBleu = false;
   bool noEma = false; ///< --no-ema: the raw weights, not the average
@@ -162,6 +164,8 @@ struct GenerateOptions {
 struct PredictOptions {
   std::string loadPath;
   std::optional<std::string> tokenizerPath;
+  /// --labels: the label file (default: the labels inside)
+  std::optional<std::string> labelsPath;
   std::optional<int64_t> batch;
   bool noEma = false; ///< --no-ema: the raw weights, not the average
   bool truncate = false; ///< --truncate: keep a long text's first T positions

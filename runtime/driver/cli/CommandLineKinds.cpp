@@ -57,6 +57,9 @@ options:
   --load FILE         the checkpoint (parameters by name)
   --tokenizer FILE    the vocabulary (default: the one inside the
                       checkpoint; when given, it must be the same)
+  --labels FILE       the label set, CKPT.labels.json (default: the one
+                      inside the checkpoint; when given, it must be the
+                      same); for an export, which holds none
   --batch N           texts classified together (default: the bound of B)
   --truncate          a text longer than the T bound keeps its first T
                       positions ([SOS] included; a note counts the cut
@@ -133,6 +136,8 @@ void parsePredict(ArgCursor &cursor, CommandLine &line) {
       predict.loadPath = pathOption(cursor, arg);
     } else if (arg == "--tokenizer") {
       predict.tokenizerPath = pathOption(cursor, arg);
+    } else if (arg == "--labels") {
+      predict.labelsPath = pathOption(cursor, arg);
     } else if (arg == "--batch") {
       predict.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--no-ema") {

@@ -147,6 +147,9 @@ options:
   --text FILE.txt     plain text (language models)
   --tokenizer FILE    the vocabularies (default: the ones inside the
                       checkpoint; when given, they must be the same)
+  --labels FILE       a classifier's label set, CKPT.labels.json (default:
+                      the one inside the checkpoint; when given, it must be
+                      the same); for an export, which holds none
   --batch N           sentences per batch (default: the bound of dim B)
   --max-len N         at most N generated tokens per sentence for BLEU
                       (default: the bound of the target dim)
@@ -395,6 +398,8 @@ void parseEval(ArgCursor &cursor, CommandLine &line) {
       eval.textPath = pathOption(cursor, arg);
     } else if (arg == "--tokenizer") {
       eval.tokenizerPath = pathOption(cursor, arg);
+    } else if (arg == "--labels") {
+      eval.labelsPath = pathOption(cursor, arg);
     } else if (arg == "--batch") {
       eval.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--max-len") {

@@ -146,7 +146,8 @@ int evalClassifier(const ModelInfo &model, const txc_entry_fn *entryTable,
   SafetensorsReader checkpoint(options.loadPath);
   Tokenizer tokenizer =
       loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
-  LabelSet labels = loadModelLabels(model, options.loadPath);
+  LabelSet labels =
+      loadModelLabels(model, options.loadPath, options.labelsPath);
   loadWeightsForInference(checkpoint, model, runner.params().write(),
                           options.noEma, err);
   LabeledText text = readLabeledText(options.dataPath);
@@ -227,6 +228,11 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                 const EvalOptions &options, std::ostream &out,
                 std::ostream &err) {
   requireKind(model, "eval");
+  if (options.labelsPath && model.kind != ModelKind::Classifier)
+    throw InputError(
+        "eval --labels applies to classifiers; '" + model.model + "' is a " +
+        (model.kind == ModelKind::LanguageModel ? "language model"
+                                                : "seq2seq model"));
   if (model.kind == ModelKind::LanguageModel)
     return evalLanguageModel(model, entryTable, options, out, err);
   if (model.kind == ModelKind::Classifier)

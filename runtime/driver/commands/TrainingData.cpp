@@ -144,12 +144,25 @@ void checkLabelsFitModel(const ModelInfo &model, const LabelSet &labels,
 }
 
 LabelSet loadModelLabels(const ModelInfo &model,
-                         const std::string &checkpointPath) {
+                         const std::string &checkpointPath,
+                         const std::optional<std::string> &explicitPath) {
   // The labels inside the checkpoint change with its weights in one rename;
   // the file beside it is a copy for other tools (and all that checkpoints
   // from before the labels moved inside have).
-  if (std::optional<LabelSet> inside =
-          checkpointLabels(SafetensorsReader(checkpointPath))) {
+  std::optional<LabelSet> inside =
+      checkpointLabels(SafetensorsReader(checkpointPath));
+  if (explicitPath) {
+    LabelSet given = LabelSet::load(*explicitPath);
+    if (inside && inside->labels() != given.labels())
+      throw InputError("--labels '" + *explicitPath +
+                       "' does not match the labels stored inside '" +
+                       checkpointPath +
+                       "' (the checkpoint's classes are those labels, in "
+                       "their order); leave out --labels");
+    checkLabelsFitModel(model, given, "--labels '" + *explicitPath + "'");
+    return given;
+  }
+  if (inside) {
     checkLabelsFitModel(model, *inside,
                         "the labels inside '" + checkpointPath + "'");
     return *inside;
@@ -157,9 +170,14 @@ LabelSet loadModelLabels(const ModelInfo &model,
   std::string path = checkpointSibling(checkpointPath, kLabelsSuffix);
   std::error_code error;
   if (!std::filesystem::exists(path, error))
-    throw InputError("no label file for '" + checkpointPath + "': '" + path +
+    throw InputError("no label file for '" + checkpointPath +
+                     "': it has "
+                     "no labels inside and '" +
+                     path +
                      "' does not exist (train --save writes it beside the "
-                     "checkpoint of a classifier)");
+                     "checkpoint of a classifier; --labels FILE gives one, "
+                     "e.g. the training checkpoint's CKPT.labels.json for "
+                     "its export)");
   LabelSet labels = LabelSet::load(path);
   checkLabelsFitModel(model, labels, "'" + path + "'");
   return labels;

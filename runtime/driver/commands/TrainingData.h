@@ -61,10 +61,14 @@ int64_t classCount(const ModelInfo &model);
 void checkLabelsFitModel(const ModelInfo &model, const LabelSet &labels,
                          const std::string &origin);
 
-/// The label set of a classifier checkpoint: CKPT.labels.json beside it
-/// (InputError when missing or malformed), checked against the model.
+/// The label set of a classifier checkpoint: the one inside it, else
+/// CKPT.labels.json beside it (InputError when missing or malformed),
+/// checked against the model. `explicitPath` (predict and eval --labels):
+/// that file, which must equal the labels inside when there are some (an
+/// export holds none).
 LabelSet loadModelLabels(const ModelInfo &model,
-                         const std::string &checkpointPath);
+                         const std::string &checkpointPath,
+                         const std::optional<std::string> &explicitPath = {});
 
 /// A classifier's input ids of one text: [SOS] + its pieces as written
 /// (SentencePiece) or its words' ids.
