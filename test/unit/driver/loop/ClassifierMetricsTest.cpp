@@ -55,4 +55,18 @@ TEST(ClassifierMetricsTest, TableAlignsRowsAndColumns) {
             "weather               1       0        0\n");
 }
 
+TEST(ClassifierMetricsTest, TableAlignsWideAndCombiningCharacters) {
+  // Padded by bytes: 食べ物 (9 bytes, 6 columns) and météo with a
+  // combining accent (7 bytes, 5 columns) pushed their columns aside.
+  EXPECT_EQ(example().formatTable({"\xE9\xA3\x9F\xE3\x81\xB9\xE7\x89\xA9",
+                                   "sports", "me\xCC\x81te\xCC\x81o"}),
+            "truth \\ predicted  \xE9\xA3\x9F\xE3\x81\xB9\xE7\x89\xA9"
+            "  sports  me\xCC\x81te\xCC\x81o\n"
+            "\xE9\xA3\x9F\xE3\x81\xB9\xE7\x89\xA9"
+            "                  2       1      0\n"
+            "sports                  0       2      0\n"
+            "me\xCC\x81te\xCC\x81o"
+            "                   1       0      0\n");
+}
+
 } // namespace
