@@ -263,14 +263,21 @@ Val genSplit(MLIRGenImpl &gen, const ast::CallExpr &call,
       total += std::min(size, *n + 1); // no overflow, still != n if over
     if (total != *n) {
       std::string list;
-      for (size_t i = 0; i < given.size(); ++i)
+      // The true sum for the message (the clamped one is only a test; it
+      // printed 100 + 5 = 22), or "more than 2^63" when it overflows.
+      int64_t sum = 0;
+      bool overflow = false;
+      for (size_t i = 0; i < given.size(); ++i) {
         list += (i ? " + " : "") + std::to_string(given[i]);
-      gen.getDiags().error(positional[1]->loc,
-                           "the split sizes " + list + " = " +
-                               std::to_string(total) + " do not add up to " +
-                               std::to_string(*n) + ", the size of dimension " +
-                               std::to_string(*axis) + " of " +
-                               formatType(x.getType()));
+        overflow = overflow || __builtin_add_overflow(sum, given[i], &sum);
+      }
+      gen.getDiags().error(
+          positional[1]->loc,
+          "the split sizes " + list + " = " +
+              (overflow ? std::string("more than 2^63") : std::to_string(sum)) +
+              " do not add up to " + std::to_string(*n) +
+              ", the size of dimension " + std::to_string(*axis) + " of " +
+              formatType(x.getType()));
       return {};
     }
     sizes = given;
@@ -330,23 +337,30 @@ Val genSelectOrNarrow(MLIRGenImpl &gen, const ast::CallExpr &call,
                                std::to_string(length));
       return {};
     }
-    d.kind = DimIndex::Kind::Slice;
-    d.start = start;
-    d.stop = start + length;
-    d.text = std::to_string(start) + ":" + std::to_string(start + length);
     // PyTorch refuses a range that leaves the dimension; slices clamp.
     Dim dim = getShape(cast<RankedTensorType>(x.getType()))[*axis];
+    int64_t stop = 0;
+    // start + length past int64 (narrow(x, 0, 3, 2**63 - 1)) wrapped to a
+    // negative stop: "the slice 3:-9223372036854775806 is empty".
+    const bool overflows = __builtin_add_overflow(start, length, &stop);
     int64_t begin = start < 0 && !dim.isSymbolic() ? start + dim.size : start;
-    if (!dim.isSymbolic() &&
-        (begin < 0 || begin >= dim.size || begin + length > dim.size)) {
-      gen.getDiags().error(d.loc, "narrow(" + std::to_string(start) + ", " +
-                                      std::to_string(length) +
-                                      ") leaves dimension " +
-                                      std::to_string(*axis) + " of " +
-                                      formatType(x.getType()) + " (size " +
-                                      std::to_string(dim.size) + ")");
+    if (overflows || (!dim.isSymbolic() && (begin < 0 || begin >= dim.size ||
+                                            length > dim.size - begin))) {
+      gen.getDiags().error(
+          d.loc, "narrow(" + std::to_string(start) + ", " +
+                     std::to_string(length) + ") leaves dimension " +
+                     std::to_string(*axis) + " of " + formatType(x.getType()) +
+                     " (" +
+                     (overflows ? std::string("its end is past "
+                                              "2^63 - 1")
+                                : "size " + std::to_string(dim.size)) +
+                     ")");
       return {};
     }
+    d.kind = DimIndex::Kind::Slice;
+    d.start = start;
+    d.stop = stop;
+    d.text = std::to_string(start) + ":" + std::to_string(stop);
     if (start < 0 && !dim.isSymbolic()) {
       d.start = begin;
       d.stop = begin + length;

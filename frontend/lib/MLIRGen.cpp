@@ -1295,12 +1295,17 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
         checkElementType(value.tensor, spec.elem, want, hint);
       break;
     case ArgKind::Int:
-      // A float must be integral and convert to int64 (BoundArgs::integer).
-      if (!value.isConst() || !value.constant->isNumber() ||
-          value.constant->asDouble() !=
-              std::floor(value.constant->asDouble()) ||
-          !(std::fabs(value.constant->asDouble()) < 9223372036854775808.0))
+      // An int is one (INT64_MIN and INT64_MAX too: as doubles they were
+      // ±2^63 and read as "not an integer"); a float must be integral and
+      // convert to int64 (BoundArgs::integer). The builtin checks ranges.
+      if (!value.isConst() || !value.constant->isNumber())
         want = "a compile-time integer";
+      else if (value.constant->kind != ConstValue::Kind::Int) {
+        const double v = value.constant->asDouble();
+        if (v != std::floor(v) || !(v >= -9223372036854775808.0) ||
+            !(v < 9223372036854775808.0))
+          want = "a compile-time integer";
+      }
       break;
     case ArgKind::Number:
       if (!value.isConst() || !value.constant->isNumber())

@@ -182,7 +182,9 @@ void parseRun(ArgCursor &cursor, CommandLine &line) {
     } else if (profileOption(cursor, arg, run.profile)) {
       continue;
     } else if (arg == "--step") {
-      run.trainStep = integerOption<int64_t>(cursor, arg, 1, int64_t(1) << 62);
+      // At most what a checkpoint records (kMaxTrainingCount): a larger
+      // step was trained and saved into a file every reader refused.
+      run.trainStep = integerOption<int64_t>(cursor, arg, 1, int64_t(1) << 40);
     } else if (arg == "--seed") {
       run.trainSeed = integerOption<uint64_t>(cursor, arg, 0, ~uint64_t(0));
     } else if (arg == "--dim") {

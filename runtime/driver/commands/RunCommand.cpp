@@ -446,6 +446,12 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   const int64_t runs = std::max<int32_t>(options.repeat, 1);
   const int64_t lastStep =
       entry->kind == EntryKind::TrainStep ? firstStep + runs - 1 : firstStep;
+  if (options.savePath && savesTrainingCheckpoint(model, *entry) &&
+      lastStep > kMaxTrainingCount)
+    throw InputError("--save would record step " + std::to_string(lastStep) +
+                     ", past " + std::to_string(kMaxTrainingCount) +
+                     " (2^40), the most a checkpoint holds; no reader would "
+                     "load it");
   prepareOutputDirectory(options.outDir);
   checkRunOutputs(*entry, options, sources);
   checkCheckpointOverwrites(model, *entry, options);
