@@ -172,6 +172,18 @@ std::vector<int64_t> bindDims(const ModelInfo &model, const EntryInfo &entry,
       if (values[d] == 0) {
         values[d] = shape[axis];
         boundBy[d] = i;
+      } else if (values[d] != shape[axis] && boundBy[d] == i) {
+        // One dim twice in one input ([B, B]): name its first axis, not
+        // the input again as if another one disagreed.
+        size_t first = 0;
+        while (first < axis && !(sig.shape[first].isSymbolic() &&
+                                 size_t(sig.shape[first].dim) == d))
+          ++first;
+        throw InputError(where() + ": " + dimText() + " is " +
+                         std::to_string(shape[axis]) + " but its dim " +
+                         std::to_string(first) + " is " + dim.name + "=" +
+                         std::to_string(values[d]) + " (shape " + expected() +
+                         ", the file has " + formatShape(shape) + ")");
       } else if (values[d] != shape[axis]) {
         throw InputError(where() + ": " + dimText() + " is " +
                          std::to_string(shape[axis]) + " but " +
