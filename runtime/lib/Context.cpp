@@ -213,10 +213,12 @@ txrt_status txrt::reportFailure(Context *ctx, const char *kernel,
   try {
     std::string message = std::string(kernel) + "(" + shapeText +
                           "): " + txrt_status_string(status) + ": " + cause;
-    if (ctx)
+    if (ctx) {
       ctx->lastError = message;
-    else
+      ctx->lastErrorSite = -1; // a call with a site sets it after this
+    } else {
       setThreadError(message);
+    }
   } catch (...) {
   }
   return status;
@@ -264,6 +266,10 @@ void txrt_context_destroy(txrt_context *ctx) { delete ctx; }
 
 const char *txrt_last_error(const txrt_context *ctx) {
   return ctx ? ctx->lastError.c_str() : threadLastError.c_str();
+}
+
+int64_t txrt_last_error_site(const txrt_context *ctx) {
+  return ctx ? ctx->lastErrorSite : -1;
 }
 
 const char *txrt_status_string(txrt_status status) {

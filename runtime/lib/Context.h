@@ -203,6 +203,9 @@ struct txrt_context {
   txrt::GradientExchange gradients;
 
   std::string lastError;
+  /// The call site (txc's metadata "sites") of the call that set
+  /// lastError, or -1 (txrt_last_error_site).
+  int64_t lastErrorSite = -1;
 
   /// Profiling (txrt_context_set_profiling): whether calls are recorded,
   /// the records, and the FLOPs the running kernel reported.

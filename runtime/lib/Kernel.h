@@ -113,10 +113,15 @@ txrt_status runKernel(Context *ctx, int64_t site, const char *kernel,
         runKernel(ctx, kernel, std::forward<Describe>(describe),
                   std::forward<Body>(body));
     ctx->recordProfileEvent(kernel, site, start, profileClockNs() - start);
+    if (status != TXRT_OK)
+      ctx->lastErrorSite = site;
     return status;
   }
-  return runKernel(ctx, kernel, std::forward<Describe>(describe),
-                   std::forward<Body>(body));
+  txrt_status status = runKernel(ctx, kernel, std::forward<Describe>(describe),
+                                 std::forward<Body>(body));
+  if (status != TXRT_OK && ctx)
+    ctx->lastErrorSite = site;
+  return status;
 }
 
 //===----------------------------------------------------------------------===//

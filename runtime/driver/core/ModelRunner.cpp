@@ -267,8 +267,9 @@ void ModelRunner::invoke(const EntryInfo &entry,
     onCall(entry, startNs, endNs);
   if (status != TXRT_OK)
     throw KernelError("entry '" + entry.name + "' failed (" +
-                      txrt_status_string(status) +
-                      "): " + txrt_last_error(ctx_.get()));
+                      txrt_status_string(status) + ")" +
+                      model_.siteLocation(txrt_last_error_site(ctx_.get())) +
+                      ": " + txrt_last_error(ctx_.get()));
 }
 
 void ModelRunner::reserveCallBuffer(DeviceBuffer &buffer, uint64_t bytes,

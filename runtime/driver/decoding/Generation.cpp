@@ -44,6 +44,7 @@ LogitsRerun::LogitsRerun(ModelRunner &runner, int32_t pad)
   const DimRef &length = tokens->shape[1];
   window_ = length.isSymbolic() ? runner.model().dims[size_t(length.dim)].bound
                                 : length.size;
+  staticLength_ = !length.isSymbolic();
 }
 
 int64_t LogitsRerun::vocabSize() const {
@@ -55,14 +56,33 @@ int64_t LogitsRerun::vocabSize() const {
 }
 
 std::vector<float> LogitsRerun::next(const std::vector<TokenIds> &prefixes) {
-  Tensor tokens = leftPad(prefixes, pad_, window_);
-  const int64_t rows = tokens.shape[0], length = tokens.shape[1];
+  const int64_t rows = int64_t(prefixes.size());
+  // The position of each row's newest token: the last column when left
+  // padded; with a constant length, right padded (a short prompt was
+  // refused as "dim 1 is 2 but the model expects 8").
+  std::vector<int64_t> newest(prefixes.size());
+  Tensor tokens;
+  if (staticLength_) {
+    tokens = Tensor(DType::I32, {rows, window_});
+    int32_t *ids = tokens.as<int32_t>();
+    std::fill(ids, ids + rows * window_, pad_);
+    for (int64_t row = 0; row < rows; ++row) {
+      const TokenIds &prefix = prefixes[size_t(row)];
+      const int64_t kept = std::min<int64_t>(int64_t(prefix.size()), window_);
+      std::copy(prefix.end() - kept, prefix.end(), ids + row * window_);
+      newest[size_t(row)] = std::max<int64_t>(kept, 1) - 1;
+    }
+  } else {
+    tokens = leftPad(prefixes, pad_, window_);
+    std::fill(newest.begin(), newest.end(), tokens.shape[1] - 1);
+  }
+  const int64_t length = tokens.shape[1];
   std::vector<Tensor> outputs = runner_.call(logits_, {&tokens});
   const int64_t vocab = outputs[0].shape[2];
   std::vector<float> logits(size_t(rows * vocab));
   const float *all = outputs[0].as<float>();
   for (int64_t row = 0; row < rows; ++row)
-    std::copy_n(all + (row * length + length - 1) * vocab, vocab,
+    std::copy_n(all + (row * length + newest[size_t(row)]) * vocab, vocab,
                 logits.begin() + row * vocab);
   return logits;
 }

@@ -12,7 +12,8 @@
 //
 //   LogitsRerun  the compiled `logits` entry (tokens [B, T] -> [B, T, V])
 //                re-run over the whole (left-padded) prefix each step; a
-//                prefix longer than the T bound keeps its last T tokens.
+//                prefix longer than the T bound keeps its last T tokens. A
+//                constant T (no dim) takes right-padded prefixes instead.
 //
 //   LmStepCached the compiled `lm_step` entry (ModelAbi.h: tokens [B, T] of
 //                the new positions, cache_ids [B, cache] every id so far,
@@ -68,6 +69,12 @@ private:
   const EntryInfo &logits_;
   int32_t pad_;
   int64_t window_; ///< the bound of the tokens input's length dim
+  /// The length is a constant (`logits(ids: i32[B, 8])`): every call takes
+  /// exactly window_ tokens, so shorter prefixes are right-padded and each
+  /// row's logits are read at its last token (a causal model's earlier
+  /// positions do not see the pads after them; train and eval pad a short
+  /// last block the same way).
+  bool staticLength_ = false;
 };
 
 /// The compiled `lm_step` entry with its KV caches.

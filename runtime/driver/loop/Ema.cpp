@@ -243,28 +243,45 @@ bool loadAveragedWeights(const SafetensorsReader &file, const ModelInfo &model,
   });
 }
 
+namespace {
+
+/// The shapes agree (ParameterArena::load checked them), the config may
+/// not: heads, eps or a scale change the function without changing a
+/// tensor. Only a recorded config says anything (an export or a PyTorch
+/// state_dict records none; every key read as new, a false warning).
+void noteConfigChanges(const SafetensorsReader &file, const ModelInfo &model,
+                       std::ostream &err, bool forTraining) {
+  const std::vector<std::pair<std::string, std::string>> recorded =
+      recordedConfig(file);
+  if (recorded.empty())
+    return;
+  const auto [changes, bounds, flags] = describeConfigChanges(recorded, model);
+  if (changes.empty())
+    return;
+  if (forTraining) {
+    err << "note: '" << file.path()
+        << "' was trained with another config (this model: " << changes
+        << "); training starts from its weights\n";
+    return;
+  }
+  err << "warning: '" << file.path()
+      << "' was trained with another config (this executable: " << changes
+      << "): its tensors fit, but a value that shapes the model (heads, "
+         "eps, a scale) makes this executable compute another function "
+         "of them"
+      << (flags.empty() ? std::string()
+                        : "; txc" + flags + " builds the model it trained")
+      << " (values used only in training, such as dropout or warmup, "
+         "change nothing here)\n";
+}
+
+} // namespace
+
 void loadWeightsForInference(const SafetensorsReader &file,
                              const ModelInfo &model, ParameterArena &params,
                              bool raw, std::ostream &err, bool forTraining) {
   params.load(file);
-  // The shapes agree (load checked them), the config may not: heads,
-  // eps or a scale change the function without changing a tensor.
-  const auto [changes, bounds, flags] =
-      describeConfigChanges(recordedConfig(file), model);
-  if (!changes.empty() && forTraining)
-    err << "note: '" << file.path()
-        << "' was trained with another config (this model: " << changes
-        << "); training starts from its weights\n";
-  else if (!changes.empty())
-    err << "warning: '" << file.path()
-        << "' was trained with another config (this executable: " << changes
-        << "): its tensors fit, but a value that shapes the model (heads, "
-           "eps, a scale) makes this executable compute another function "
-           "of them"
-        << (flags.empty() ? std::string()
-                          : "; txc" + flags + " builds the model it trained")
-        << " (values used only in training, such as dropout or warmup, "
-           "change nothing here)\n";
+  noteConfigChanges(file, model, err, forTraining);
   if (!hasAveragedWeights(file, model))
     return;
   if (raw) {

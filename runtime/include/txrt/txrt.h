@@ -152,6 +152,12 @@ void txrt_context_destroy(txrt_context *ctx);
  *  calling thread. The string lives until the next failing call. */
 const char *txrt_last_error(const txrt_context *ctx);
 
+/** The call site (the `site` argument, an index of txc's metadata "sites"
+ *  table, which names the spec op and its file:line:col) of the call that
+ *  last failed on `ctx`, or -1 when that call had none (or ctx is NULL).
+ *  The driver adds the spec location to an entry's error with it. */
+int64_t txrt_last_error_site(const txrt_context *ctx);
+
 /** A short constant name for a status code ("ok", "invalid argument", ...). */
 const char *txrt_status_string(txrt_status status);
 

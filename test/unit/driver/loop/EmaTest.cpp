@@ -231,6 +231,13 @@ TEST(EmaTest, AnotherConfigOfTheSameShapesIsWarnedAbout) {
                 "label_smoothing=0.0 builds the model it trained"),
             std::string::npos)
       << warned.str();
+  // A file that records no config (an export, a PyTorch state_dict):
+  // nothing to compare, no warning (every key read as new).
+  std::ostringstream exported;
+  exportParameters(dir.file("w.safetensors"), trained, params);
+  loadWeightsForInference(SafetensorsReader(dir.file("w.safetensors")), other,
+                          params, false, exported);
+  EXPECT_EQ(exported.str(), "");
   // train --init-from starts from them: a note.
   loadWeightsForInference(file, other, params, false, noted, true);
   EXPECT_NE(noted.str().find("note: '" + file.path() +
