@@ -55,6 +55,20 @@ TEST_F(ContextTest, MessageNamesKernelShapesAndCause) {
                "txrt_linear_fwd(m=4, n=3, k=2): invalid argument: w is NULL");
 }
 
+TEST_F(ContextTest, TheFailingCallsSiteIsKept) {
+  // The driver names the spec location of a failed call with it.
+  Floats x(8), y(12);
+  EXPECT_EQ(txrt_linear_fwd(ctx_, 17, 4, 3, 2, x.data(), nullptr, nullptr,
+                            TXRT_ACTIVATION_NONE, nullptr, y.data()),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(txrt_last_error_site(ctx_), 17);
+  // A failure without a site does not keep the last one's.
+  EXPECT_EQ(txrt_context_set_option(ctx_, 12345, 0),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(txrt_last_error_site(ctx_), -1);
+  EXPECT_EQ(txrt_last_error_site(nullptr), -1);
+}
+
 TEST_F(ContextTest, OneDnnErrorsBecomeStatuses) {
   // A negative stride is rejected by oneDNN itself (dnnl::error inside).
   Floats a(16, 1.0f), b(16, 1.0f), c(16);
