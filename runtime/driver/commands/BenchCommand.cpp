@@ -39,13 +39,14 @@ std::string formatMiB(double mib) {
   return text;
 }
 
-/// The memory no run can do without: the parameters and, with training
-/// state, their gradients and Adam's two moments.
-std::string memoryFloorText(const ModelInfo &model) {
+/// The memory no run can do without: the parameters and, when the bench
+/// trains (`training`), their gradients and Adam's two moments (a
+/// --decode-only run printed a floor above its own peak).
+std::string memoryFloorText(const ModelInfo &model, bool training) {
   double params = 0, state = 0;
   for (const ParamInfo &param : model.params) {
     params += double(param.byteSize);
-    if (param.hasTrainingState())
+    if (param.hasTrainingState() && training)
       state += double(param.byteSize);
   }
   const double mib = 1.0 / (1024.0 * 1024.0);
@@ -463,7 +464,7 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (runner.device()) // train and decoding steps both (docs/cuda.md)
     out << runner.graphStats().describe() << "\n";
   out << "peak memory  " << formatMiB(peakResidentMiB()) << " MB (resident; "
-      << memoryFloorText(model) << ")\n";
+      << memoryFloorText(model, train != nullptr) << ")\n";
   return kExitOk;
 }
 

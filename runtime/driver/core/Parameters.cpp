@@ -46,6 +46,26 @@ const float *ParameterArena::param(const ParamInfo &info) const {
       static_cast<const char *>(buffer_.data()) + info.offset);
 }
 
+namespace {
+
+/// Whether `bytes` bytes at `data` are all 0 (reading fresh anonymous
+/// memory maps the shared zero page: nothing becomes resident).
+bool allZeroBytes(const void *data, size_t bytes) {
+  const unsigned char *p = static_cast<const unsigned char *>(data);
+  uint64_t any = 0;
+  size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, p + i, 8);
+    any |= word;
+  }
+  for (; i < bytes; ++i)
+    any |= p[i];
+  return any == 0;
+}
+
+} // namespace
+
 void ParameterArena::initialize(uint64_t seed) {
   for (const ParamInfo &info : model_.params)
     initializeParameter(info.init, info.shape, seed, info.name, param(info),
@@ -59,9 +79,14 @@ void ParameterArena::clearTrainingState() {
       continue;
     // Gradients are not cleared: every training call writes them before
     // anything reads them, and leaving the region untouched keeps it out of
-    // resident memory when only the fused step (train) runs.
-    std::memset(expAvg(info), 0, size_t(info.byteSize));
-    std::memset(expAvgSq(info), 0, size_t(info.byteSize));
+    // resident memory when only the fused step (train) runs. The moments
+    // are written only where they are not 0 already: a fresh arena's are
+    // (its pages are the kernel's zero pages until written), and a forward
+    // run of `--init` made 2 x the parameters resident for nothing
+    // (base.tx `run encode --init`: 764 MB against 322 MB with --load).
+    for (float *moment : {expAvg(info), expAvgSq(info)})
+      if (!allZeroBytes(moment, size_t(info.byteSize)))
+        std::memset(moment, 0, size_t(info.byteSize));
   }
 }
 
