@@ -486,12 +486,23 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
     double number = value->asDouble();
     bool isBeta = arg.keyword == "beta1" || arg.keyword == "beta2" ||
                   arg.keyword == "momentum";
+    // lr, eps and clip must be positive (clip = 0 scaled every gradient to
+    // 0: nothing trained); weight_decay may be 0. The hint said "positive"
+    // for all of them.
+    const bool positive =
+        arg.keyword == "lr" || arg.keyword == "eps" || arg.keyword == "clip";
     if ((isBeta && !(number >= 0 && number < 1)) ||
-        (!isBeta && !(number >= 0)) ||
-        ((arg.keyword == "lr" || arg.keyword == "eps") && number <= 0)) {
-      diags.error(arg.loc, "optimizer argument '" + arg.keyword + "' = " +
-                               value->str() + " is out of range",
-                  isBeta ? "it must be in [0, 1)" : "it must be positive");
+        (!isBeta && !(number >= 0)) || (positive && number <= 0)) {
+      diags.error(arg.loc,
+                  "optimizer argument '" + arg.keyword + "' = " + value->str() +
+                      " is out of range",
+                  isBeta                  ? "it must be in [0, 1)"
+                  : arg.keyword == "clip" ? "it must be positive (clip = 0 "
+                                            "would scale every gradient to "
+                                            "0); leave clip out for no "
+                                            "clipping"
+                  : positive              ? "it must be positive"
+                                          : "it must be 0 or more");
       continue;
     }
     // Adam runs in f32: a value f32 cannot hold would be infinity (lr =
