@@ -642,6 +642,26 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
             p[j] = 0.0f;
       }
       std::fill(p + valid, p + cols, 0.0f);
+      if (wholeRows && valid > 0) {
+        // The saved lse is rounded at the size of the scores: a large
+        // constant in a row of S (an offset common to the keys, which the
+        // softmax cancels) put a common factor of up to 1 + eps |S| on
+        // exp(S - lse), so P summed to 1 +- 2e-5, sum(dS) = D (1 - sum P)
+        // was not 0, and that constant's direction reached dQ and dK (Wq's
+        // gradient 7e-3 off at an offset of 20, against 1e-4 unfused). A
+        // row the block holds whole is normalized, as the unfused softmax's
+        // rows are (a common factor is all the rounding of lse can put).
+        float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+        for (int64_t j = 0; j < valid; ++j)
+          sum += p[j];
+        if (sum > 0.0f) {
+          const float inverse = 1.0f / sum;
+#pragma omp simd
+          for (int64_t j = 0; j < valid; ++j)
+            p[j] *= inverse;
+        }
+      }
       if (dropout.enabled) {
         float *droppedRow = w.dropped + i * ldt;
         dropout.scales(g, b, h, q0 + i, k0, valid, w.keep);
