@@ -243,9 +243,10 @@ void checkResumedTokenizerOptions(const TrainOptions &options,
 }
 
 /// Every file train writes, checked against each other and the inputs;
-/// returns the run's claim on --save (null without one): held to the end,
-/// it keeps a second run from saving over this one's checkpoints.
-std::unique_ptr<WriterLock>
+/// returns the run's claims on --save and --keep-best's file (none without
+/// --save): held to the end, they keep a second run from saving over this
+/// one's checkpoints.
+std::vector<std::unique_ptr<WriterLock>>
 checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
                   const std::optional<std::string> &logPath) {
   std::vector<NamedPath> outputs;
@@ -286,16 +287,22 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   // --resume C --save C continues in place: C is read before it is written.
   checkOutputPaths(outputs, inputs, {{"--save", "--resume"}});
   checkWritableDirectories(outputs);
+  std::vector<std::unique_ptr<WriterLock>> locks;
   if (!options.savePath)
-    return nullptr;
+    return locks;
   // Two runs started with one --save (two terminals, a script run twice)
-  // would each replace the other's saves, --overwrite or not.
-  auto lock = std::make_unique<WriterLock>(*options.savePath, "--save");
+  // would each replace the other's saves, --overwrite or not; also a run
+  // whose --save is this one's --keep-best file.
+  locks.push_back(std::make_unique<WriterLock>(*options.savePath, "--save"));
+  if (options.keepBest)
+    locks.push_back(std::make_unique<WriterLock>(
+        checkpointSibling(*options.savePath, kBestCheckpointSuffix),
+        "the --keep-best checkpoint of --save"));
   // A new run's --save (or --keep-best) over another run's checkpoint
   // would lose that run (its steps, moments and tokenizer) unasked.
   if (options.overwrite ||
       (options.resumePath && sameFile(*options.resumePath, *options.savePath)))
-    return lock;
+    return locks;
   const std::string &path = *options.savePath;
   const std::string how = options.resumePath ? "resumes another"
                           : options.initFromPath
@@ -318,7 +325,7 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
                        ": its first validation would replace it. --overwrite "
                        "replaces it, or --save to another file");
   }
-  return lock;
+  return locks;
 }
 
 /// The --ema average: a resumed checkpoint's (its decay unless --ema
@@ -378,7 +385,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   std::optional<std::string> logPath = options.logPath;
   if (!logPath && options.savePath)
     logPath = checkpointSibling(*options.savePath, kLossCurveSuffix);
-  std::unique_ptr<WriterLock> saveLock =
+  std::vector<std::unique_ptr<WriterLock>> saveLocks =
       checkTrainOutputs(model, options, logPath);
   // A best checkpoint of an earlier run beside --save that this run will
   // not replace (no --keep-best): `eval --load C.best` would score the

@@ -265,7 +265,7 @@ void checkCheckpointModel(const SafetensorsReader &file,
     if (!problem.empty())
       throw InputError("'" + file.path() + "' is a checkpoint of model '" +
                        *name + "', not of this executable's '" + model.model +
-                       "' (" + problem + "); --load a checkpoint of '" +
+                       "' (" + problem + "); give a checkpoint of '" +
                        model.model + "'");
   }
 }

@@ -277,31 +277,66 @@ void AtomicFileWriter::commit() {
 // WriterLock
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// What a lock file holds: nothing yet, or the holder's pid and a newline.
+bool looksLikeLockFile(const char *text, ssize_t size) {
+  if (size < 0)
+    return false;
+  ssize_t digits = 0;
+  while (digits < size && text[digits] >= '0' && text[digits] <= '9')
+    ++digits;
+  return size == 0 ||
+         (digits > 0 &&
+          (digits == size || (digits + 1 == size && text[digits] == '\n')));
+}
+
+} // namespace
+
 WriterLock::WriterLock(const std::string &path, const std::string &what)
     : lockPath_(followSymlinks(path) + ".lock") {
+  // Anything at FILE.lock that is not a lock file (a checkpoint someone
+  // named so, a directory, a symlink) is refused: the run took it for its
+  // lock, wrote its pid over it and deleted it at the end, or ran
+  // without a lock beside another run.
+  auto notALock = [&](const std::string &why) {
+    return InputError(what + " '" + path + "': '" + lockPath_ + "', where " +
+                      "a run keeps its lock on that file, " + why +
+                      "; move it away");
+  };
   // The holder may remove FILE.lock between our open() and our flock():
   // the lock is then on a name that no longer exists, so open it again.
   for (int attempt = 0; attempt < 8; ++attempt) {
-    fd_ = ::open(lockPath_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd_ = ::open(lockPath_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW,
+                 0644);
     if (fd_ < 0) {
-      // checkWritableDirectories has vouched for the directory; a file
-      // system that cannot hold the lock file gets no claim.
-      return;
+      const int error = errno;
+      if (error == ELOOP)
+        throw notALock("is a symbolic link");
+      if (error == EISDIR)
+        throw notALock("is a directory");
+      throw InputError(systemError("create", lockPath_) + " (the lock of " +
+                       what + " '" + path + "')");
+    }
+    struct stat held;
+    char text[32] = {};
+    const ssize_t got = ::pread(fd_, text, sizeof(text) - 1, 0);
+    if (::fstat(fd_, &held) != 0 || !S_ISREG(held.st_mode) ||
+        held.st_size >= ssize_t(sizeof(text)) ||
+        !looksLikeLockFile(text, got)) {
+      ::close(fd_);
+      fd_ = -1;
+      throw notALock("holds something else than a lock (a run's pid)");
     }
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       const int error = errno;
-      std::string holder;
-      char text[32] = {};
-      ssize_t got = ::pread(fd_, text, sizeof(text) - 1, 0);
       ::close(fd_);
       fd_ = -1;
       if (error != EWOULDBLOCK)
-        return; // ENOLCK and the like: no locks here
-      if (got > 0) {
-        long pid = std::strtol(text, nullptr, 10);
-        if (pid > 0)
-          holder = " (pid " + std::to_string(pid) + ")";
-      }
+        return; // ENOLCK and the like: a file system without locks
+      std::string holder;
+      if (long pid = std::strtol(text, nullptr, 10); pid > 0)
+        holder = " (pid " + std::to_string(pid) + ")";
       throw InputError(what + " '" + path +
                        "' is being written by another "
                        "run" +
@@ -310,9 +345,9 @@ WriterLock::WriterLock(const std::string &path, const std::string &what)
                        "other's checkpoints. Let that run end (or stop it), "
                        "or give this one another file");
     }
-    struct stat held, named;
-    if (::fstat(fd_, &held) == 0 && ::stat(lockPath_.c_str(), &named) == 0 &&
-        held.st_dev == named.st_dev && held.st_ino == named.st_ino) {
+    struct stat named;
+    if (::stat(lockPath_.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
+        held.st_ino == named.st_ino) {
       std::string pid = std::to_string(long(::getpid())) + "\n";
       if (::ftruncate(fd_, 0) == 0 &&
           ::pwrite(fd_, pid.data(), pid.size(), 0) < 0) {
@@ -329,8 +364,12 @@ WriterLock::~WriterLock() {
   if (fd_ < 0)
     return;
   // Removed while still held, so no one locks a name about to vanish
-  // except by the re-open above.
-  ::unlink(lockPath_.c_str());
+  // except by the re-open above; and only while the name is still this
+  // file (something saved over it meanwhile is not ours to delete).
+  struct stat held, named;
+  if (::fstat(fd_, &held) == 0 && ::lstat(lockPath_.c_str(), &named) == 0 &&
+      held.st_dev == named.st_dev && held.st_ino == named.st_ino)
+    ::unlink(lockPath_.c_str());
   ::close(fd_);
 }
 

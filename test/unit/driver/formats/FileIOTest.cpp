@@ -86,6 +86,32 @@ TEST(FileIOTest, OneWriterLockAtATime) {
   writeFile(path + ".lock", "12345\n");
   { WriterLock after(path, "--save"); }
   EXPECT_FALSE(std::filesystem::exists(path + ".lock"));
+
+  // Anything else there is refused, not taken for a lock: a checkpoint
+  // named C.lock was overwritten with a pid and deleted at the end; with a
+  // directory or a symlink there the run went on without a lock.
+  writeFile(path + ".lock", "a checkpoint, not a lock");
+  EXPECT_THROW_MESSAGE(WriterLock(path, "--save"), InputError,
+                       "holds something else than a lock");
+  EXPECT_EQ(readFile(path + ".lock"), "a checkpoint, not a lock");
+  std::filesystem::remove(path + ".lock");
+  std::filesystem::create_directory(path + ".lock");
+  EXPECT_THROW_MESSAGE(WriterLock(path, "--save"), InputError,
+                       "is a directory");
+  std::filesystem::remove(path + ".lock");
+  writeFile(dir.file("elsewhere"), "");
+  std::filesystem::create_symlink(dir.file("elsewhere"), path + ".lock");
+  EXPECT_THROW_MESSAGE(WriterLock(path, "--save"), InputError,
+                       "is a symbolic link");
+  std::filesystem::remove(path + ".lock");
+
+  // A file saved over the lock meanwhile is not the holder's to delete.
+  {
+    WriterLock held(path, "--save");
+    writeFile(dir.file("other"), "someone's checkpoint");
+    std::filesystem::rename(dir.file("other"), path + ".lock");
+  }
+  EXPECT_EQ(readFile(path + ".lock"), "someone's checkpoint");
 }
 
 } // namespace
