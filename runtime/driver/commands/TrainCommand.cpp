@@ -427,6 +427,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         loadModelTokenizer(model, *resumed, tokenizerFile, err);
     dataOptions.tokenizerOrigin =
         "the vocabulary of --resume '" + *options.resumePath + "'";
+    dataOptions.tokenizerDataHash = recordedDataHash(*resumed);
     checkResumedTokenizerOptions(options, *dataOptions.tokenizer,
                                  *options.resumePath);
     if (model.kind == ModelKind::Classifier)
@@ -455,6 +456,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     dataOptions.tokenizer = loadModelTokenizer(model, *initFrom, {}, err);
     dataOptions.tokenizerOrigin =
         "the vocabulary of --init-from '" + path + "'";
+    dataOptions.tokenizerDataHash = recordedDataHash(*initFrom);
     if (model.kind == ModelKind::Classifier)
       dataOptions.labels = loadModelLabels(model, path);
     err << "note: the tokenizer inside --init-from '" << path

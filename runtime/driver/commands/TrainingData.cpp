@@ -374,6 +374,8 @@ void warnUnknownWords(TrainingData &data, const TrainDataOptions &options,
                                                    int64_t>> &sides) {
   if (!options.tokenizer || data.tokenizer.subwords)
     return; // built from this data, or subwords (no [UNK] to speak of)
+  if (options.tokenizerDataHash && *options.tokenizerDataHash == data.hash)
+    return; // built from this very data: its [UNK]s are --min-freq's
   std::string shares;
   bool many = false;
   for (const auto &[what, unknown, total] : sides) {
@@ -393,8 +395,8 @@ void warnUnknownWords(TrainingData &data, const TrainDataOptions &options,
       (options.tokenizerOrigin.empty() ? std::string("the given vocabulary")
                                        : options.tokenizerOrigin) +
       ", which was built from other data: the model cannot learn those "
-      "words; train a new run (without --resume) to build a vocabulary "
-      "from this data");
+      "words; a new run (without --resume, --init-from or --tokenizer) "
+      "builds a vocabulary from this data");
 }
 
 } // namespace

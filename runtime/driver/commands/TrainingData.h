@@ -148,6 +148,10 @@ struct TrainDataOptions {
   /// Where `tokenizer` comes from, for the warning when it knows few of the
   /// data's words: "the vocabulary of --resume 'C'".
   std::string tokenizerOrigin;
+  /// The hash of the data that tokenizer's checkpoint was trained on: the
+  /// same data, and its [UNK]s are the words --min-freq left out on
+  /// purpose (the warning told a plain resume to start over).
+  std::optional<uint64_t> tokenizerDataHash;
 };
 
 /// The pairs SentencePiece trains on: at most this many, sampled

@@ -216,6 +216,16 @@ modelConfigRecord(const ModelInfo &model) {
   return record;
 }
 
+std::optional<uint64_t> recordedDataHash(const SafetensorsReader &file) {
+  if (!file.metadataValue("data_fnv1a64"))
+    return std::nullopt;
+  try {
+    return metadataInteger<uint64_t>(file, "data_fnv1a64", 16);
+  } catch (const InputError &) {
+    return std::nullopt; // --resume's own checks name a bad value
+  }
+}
+
 std::vector<std::pair<std::string, std::string>>
 recordedConfig(const SafetensorsReader &file) {
   std::vector<std::pair<std::string, std::string>> record;

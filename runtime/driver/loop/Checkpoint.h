@@ -107,6 +107,10 @@ struct TrainingPosition {
 std::vector<std::pair<std::string, std::string>>
 modelConfigRecord(const ModelInfo &model);
 
+/// The content hash of the data a checkpoint was trained on (its
+/// __metadata__ "data_fnv1a64"), or nullopt.
+std::optional<uint64_t> recordedDataHash(const SafetensorsReader &file);
+
 /// The config `file` records (its __metadata__ "config"; key and JSON
 /// text), empty when it records none; InputError when it is not a JSON
 /// object.

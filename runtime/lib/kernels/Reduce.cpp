@@ -6,7 +6,8 @@
 // dims inside it ([outer, reduced, inner], e.g. a bias gradient) is a
 // vectorised loop here because oneDNN 2.6 only has a reference
 // implementation for it; other patterns go to oneDNN. Sums and means here
-// add float blocks of at most kSumBlock terms in double (VecMath.h): one
+// add float blocks (kSumBlock terms along a row, 128 rows down a column)
+// in double (VecMath.h): one
 // float accumulator over 30M values of about 100 came out 1.1 % low
 // (oneDNN's jit, innermost) or stalled at 2^31 (the loop, middle).
 //
@@ -80,9 +81,11 @@ void reduceMiddle(Context &ctx, const float *x, int64_t outer, int64_t mid,
       alignas(64) double total[kChunk];
       for (int64_t j = 0; j < width; ++j)
         total[j] = 0.0;
-      // Sums: kSumBlock rows at a time in float, the blocks in double.
+      // Sums: kRowBlock rows at a time in float (one running sum per
+      // column: 8192 rows of 0.1 drifted by 6.5e-5), the blocks in double.
+      constexpr int64_t kRowBlock = 128;
       const int64_t block =
-          Op == TXRT_REDUCE_MAX || Op == TXRT_REDUCE_MIN ? mid : kSumBlock;
+          Op == TXRT_REDUCE_MAX || Op == TXRT_REDUCE_MIN ? mid : kRowBlock;
       for (int64_t r0 = 0; r0 < mid; r0 += block) {
         for (int64_t j = 0; j < width; ++j)
           acc[j] = init;
@@ -106,7 +109,7 @@ void reduceMiddle(Context &ctx, const float *x, int64_t outer, int64_t mid,
       if (Op == TXRT_REDUCE_MAX || Op == TXRT_REDUCE_MIN) {
         for (int64_t j = 0; j < width; ++j)
           y[o * inner + begin + j] = acc[j];
-      } else if (mid <= kSumBlock) { // one block: as before, in float
+      } else if (mid <= kRowBlock) { // one block: as before, in float
         float scale = Op == TXRT_REDUCE_MEAN ? 1.0f / float(mid) : 1.0f;
         for (int64_t j = 0; j < width; ++j)
           y[o * inner + begin + j] = acc[j] * scale;
