@@ -111,7 +111,8 @@ Tokenizer buildSingleTokenizer(
                      error.what());
   }
   tokenizer.target = tokenizer.source;
-  checkTokenizerFitsModel(model, tokenizer, "'" + path + "'");
+  checkTokenizerFitsModel(model, tokenizer, "'" + path + "'", nullptr,
+                          /*builtFromData=*/true);
   return tokenizer;
 }
 

@@ -108,7 +108,17 @@ LabelSet LabelSet::fromJson(std::string_view text, const std::string &origin) {
   for (const Json &label : *list) {
     if (!label.is_string() || jsonString(label).empty())
       throw bad("a label is not a non-empty string");
-    labels.push_back(jsonString(label));
+    // What a 'label<TAB>text' line can give: no tab, line break or NUL
+    // (they broke predict's 'label<TAB>probability' lines), no blank at
+    // either end (labels are trimmed).
+    const std::string &text = jsonString(label);
+    if (text.find_first_of(std::string("\t\n\r\0", 4)) != std::string::npos)
+      throw bad("a label holds a tab, a line break or a NUL, which no "
+                "'label<TAB>text' line can give");
+    if (text.front() == ' ' || text.back() == ' ')
+      throw bad("the label '" + text +
+                "' starts or ends with a blank (labels are trimmed)");
+    labels.push_back(text);
   }
   try {
     return fromLabels(std::move(labels));

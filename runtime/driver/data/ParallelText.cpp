@@ -223,10 +223,10 @@ namespace {
 /// __metadata__ "config" object), whose value for the vocabulary's key is
 /// the one that loads its tensors; nullptr when the tokenizer comes from
 /// data.
-void checkFits(const ModelInfo &model, const Vocabulary &vocab,
-               bool subwords, const char *role, const char *side,
-               const std::string &origin, const Json *trainedConfig,
-               ProblemList &problems) {
+void checkFits(const ModelInfo &model, const Vocabulary &vocab, bool subwords,
+               const char *role, const char *side, const std::string &origin,
+               const Json *trainedConfig, ProblemList &problems,
+               bool builtFromData = false) {
   std::string key = vocabKeyFor(model, role);
   if (key.empty())
     return;
@@ -246,7 +246,8 @@ void checkFits(const ModelInfo &model, const Vocabulary &vocab,
                 std::to_string(vocab.size()) +
                 (subwords ? " (or train a SentencePiece model with a smaller "
                             "--vocab-size)"
-                          : " (or drop rare words with --min-freq)");
+                 : builtFromData ? " (or drop rare words with --min-freq)"
+                                 : "");
   problems.add("the " + std::string(side) + (*side ? " " : "") +
                "vocabulary " + origin +
                " needs " + std::to_string(vocab.size()) +
@@ -299,29 +300,29 @@ Tokenizer buildTokenizer(const ModelInfo &model, const WordCounts &sources,
   }
   ProblemList problems;
   std::string origin = "of '" + path + "'";
-  checkFits(model, tokenizer.source, false, "source", "source", origin,
-            nullptr, problems);
+  checkFits(model, tokenizer.source, false, "source", "source", origin, nullptr,
+            problems, true);
   checkFits(model, tokenizer.target, false, "target_in", "target", origin,
-            nullptr, problems);
+            nullptr, problems, true);
   problems.throwIfAny("problems");
   return tokenizer;
 }
 
 void checkTokenizerFitsModel(const ModelInfo &model, const Tokenizer &tokenizer,
                              const std::string &origin,
-                             const Json *trainedConfig) {
+                             const Json *trainedConfig, bool builtFromData) {
   ProblemList problems;
   const bool subwords = tokenizer.subwords != nullptr;
   if (tokenizer.source.words() == tokenizer.target.words() &&
       model.kind != ModelKind::Seq2Seq) {
     // One vocabulary (language models, classifiers).
     checkFits(model, tokenizer.source, subwords, "tokens", "", "in " + origin,
-              trainedConfig, problems);
+              trainedConfig, problems, builtFromData);
   } else {
     checkFits(model, tokenizer.source, subwords, "source", "source",
-              "in " + origin, trainedConfig, problems);
+              "in " + origin, trainedConfig, problems, builtFromData);
     checkFits(model, tokenizer.target, subwords, "target_in", "target",
-              "in " + origin, trainedConfig, problems);
+              "in " + origin, trainedConfig, problems, builtFromData);
   }
   int32_t pad = modelPadId(model);
   // One vocabulary: said once, without a side.

@@ -127,10 +127,12 @@ Tokenizer buildTokenizer(const ModelInfo &model, const WordCounts &sources,
 /// Checks a loaded tokenizer against the model's vocabulary sizes; `origin`
 /// names it in errors ("'t.json'", "the tokenizer inside 'ckpt'");
 /// `trainedConfig`, a checkpoint's config object, gives the advice the size
-/// it was trained with.
+/// it was trained with; `builtFromData` (a vocabulary train built) adds
+/// "or drop rare words with --min-freq", which only such a run can do.
 void checkTokenizerFitsModel(const ModelInfo &model, const Tokenizer &tokenizer,
                              const std::string &origin,
-                             const Json *trainedConfig = nullptr);
+                             const Json *trainedConfig = nullptr,
+                             bool builtFromData = false);
 
 /// The tokenizer of `checkpoint`, checked against the model: the one stored
 /// inside it (Checkpoint.h); `explicitPath` (--tokenizer) when given, which

@@ -72,6 +72,23 @@ TEST(LabeledTextTest, MalformedLabelFilesAreInputErrors) {
           R"({"format": "txc-labels", "version": 1, "labels": ["a", "a"]})",
           "'y'"),
       InputError, "the label 'a' repeats");
+  // Labels no 'label<TAB>text' line can give: a tab or newline broke
+  // predict's 'label<TAB>probability' lines (predict/eval --labels FILE).
+  EXPECT_THROW_MESSAGE(
+      LabelSet::fromJson(
+          R"({"format": "txc-labels", "version": 1, "labels": ["a\tb", "c"]})",
+          "'z'"),
+      InputError, "a label holds a tab, a line break or a NUL");
+  EXPECT_THROW_MESSAGE(
+      LabelSet::fromJson(
+          R"({"format": "txc-labels", "version": 1, "labels": ["x\ny"]})",
+          "'z'"),
+      InputError, "a label holds a tab, a line break or a NUL");
+  EXPECT_THROW_MESSAGE(
+      LabelSet::fromJson(
+          R"({"format": "txc-labels", "version": 1, "labels": [" pad"]})",
+          "'z'"),
+      InputError, "starts or ends with a blank");
 }
 
 } // namespace
