@@ -57,9 +57,7 @@ inline std::string cacheRowsProblem(int64_t input, int64_t written,
   if (written <= held)
     return "";
   return "inputs[" + std::to_string(input) +
-         "], a cache the entry writes in "
-         "place, holds " +
-         std::to_string(held) +
+         "], a cache the entry writes in place, holds " + std::to_string(held) +
          " position(s) (its axis 1) but the entry writes " +
          std::to_string(written) +
          " new one(s) at its last rows: the cache must hold every position "

@@ -106,21 +106,19 @@ txrt_status runKernel(Context *ctx, const char *kernel, Describe &&describe,
 template <typename Describe, typename Body>
 txrt_status runKernel(Context *ctx, int64_t site, const char *kernel,
                       Describe &&describe, Body &&body) noexcept {
+  txrt_status status;
   if (ctx && ctx->profiling) {
     int64_t start = profileClockNs();
     ctx->noteFlops(0.0);
-    txrt_status status =
-        runKernel(ctx, kernel, std::forward<Describe>(describe),
-                  std::forward<Body>(body));
+    status = runKernel(ctx, kernel, std::forward<Describe>(describe),
+                       std::forward<Body>(body));
     ctx->recordProfileEvent(kernel, site, start, profileClockNs() - start);
-    if (status != TXRT_OK)
-      ctx->lastErrorSite = site;
-    return status;
+  } else {
+    status = runKernel(ctx, kernel, std::forward<Describe>(describe),
+                       std::forward<Body>(body));
   }
-  txrt_status status = runKernel(ctx, kernel, std::forward<Describe>(describe),
-                                 std::forward<Body>(body));
   if (status != TXRT_OK && ctx)
-    ctx->lastErrorSite = site;
+    ctx->lastErrorSite = site; // txrt_last_error_site
   return status;
 }
 

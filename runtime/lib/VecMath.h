@@ -123,6 +123,17 @@ inline double blockedSum(int64_t n, BlockSum blockSum) {
   return total;
 }
 
+/// sum(x[0..n)) by blockedSum, each block a float reduction over lanes.
+inline double blockedArraySum(const float *x, int64_t n) {
+  return blockedSum(n, [x](int64_t begin, int64_t count) {
+    float part = 0.0f;
+#pragma omp simd reduction(+ : part)
+    for (int64_t j = begin; j < begin + count; ++j)
+      part += x[j];
+    return part;
+  });
+}
+
 /// max over n floats (-inf for n == 0).
 inline float rowMax(const float *x, int64_t n) {
   float m = kNegInf;

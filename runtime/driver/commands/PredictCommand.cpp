@@ -75,8 +75,7 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   SafetensorsReader checkpoint(options.loadPath);
   Tokenizer tokenizer =
       loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
-  LabelSet labels =
-      loadModelLabels(model, options.loadPath, options.labelsPath);
+  LabelSet labels = loadModelLabels(model, checkpoint, options.labelsPath);
   loadWeightsForInference(checkpoint, model, runner.params().write(),
                           options.noEma, err);
 

@@ -332,10 +332,11 @@ void callEntry(const ModelInfo &model, txc_entry_fn function,
     if (profile && run > 0)
       (profiled ? profiledTimes : plainTimes).push_back(times.back());
     if (status != TXRT_OK)
-      throw KernelError("entry '" + entry.name + "' failed (" +
-                        txrt_status_string(status) + ")" +
-                        model.siteLocation(txrt_last_error_site(ctx.get())) +
-                        ": " + txrt_last_error(ctx.get()));
+      throw KernelError(
+          "entry '" + entry.name + "' failed (" + txrt_status_string(status) +
+          ")" +
+          siteLocation(model.metadataJson, txrt_last_error_site(ctx.get())) +
+          ": " + txrt_last_error(ctx.get()));
   }
   reportTimes(entry, times, err);
   txrt_denormals_leave(floatMode);

@@ -431,7 +431,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     checkResumedTokenizerOptions(options, *dataOptions.tokenizer,
                                  *options.resumePath);
     if (model.kind == ModelKind::Classifier)
-      dataOptions.labels = loadModelLabels(model, *options.resumePath);
+      dataOptions.labels = loadModelLabels(model, *resumed);
     // A language model's text is cut into the checkpoint's blocks unless
     // --block says otherwise (the blocks are the examples batches draw).
     if (!dataOptions.block && recordedBlock(*resumed))
@@ -458,7 +458,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         "the vocabulary of --init-from '" + path + "'";
     dataOptions.tokenizerDataHash = recordedDataHash(*initFrom);
     if (model.kind == ModelKind::Classifier)
-      dataOptions.labels = loadModelLabels(model, path);
+      dataOptions.labels = loadModelLabels(model, *initFrom);
     err << "note: the tokenizer inside --init-from '" << path
         << "' is kept (its embedding rows are that vocabulary's ids); "
            "--tokenizer word or spm builds a new one from the data\n";

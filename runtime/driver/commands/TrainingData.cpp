@@ -145,13 +145,13 @@ void checkLabelsFitModel(const ModelInfo &model, const LabelSet &labels,
 }
 
 LabelSet loadModelLabels(const ModelInfo &model,
-                         const std::string &checkpointPath,
+                         const SafetensorsReader &checkpoint,
                          const std::optional<std::string> &explicitPath) {
   // The labels inside the checkpoint change with its weights in one rename;
   // the file beside it is a copy for other tools (and all that checkpoints
   // from before the labels moved inside have).
-  std::optional<LabelSet> inside =
-      checkpointLabels(SafetensorsReader(checkpointPath));
+  const std::string &checkpointPath = checkpoint.path();
+  std::optional<LabelSet> inside = checkpointLabels(checkpoint);
   if (explicitPath) {
     LabelSet given = LabelSet::load(*explicitPath);
     if (inside && inside->labels() != given.labels())
@@ -172,9 +172,7 @@ LabelSet loadModelLabels(const ModelInfo &model,
   std::error_code error;
   if (!std::filesystem::exists(path, error))
     throw InputError("no label file for '" + checkpointPath +
-                     "': it has "
-                     "no labels inside and '" +
-                     path +
+                     "': it has no labels inside and '" + path +
                      "' does not exist (train --save writes it beside the "
                      "checkpoint of a classifier; --labels FILE gives one, "
                      "e.g. the training checkpoint's CKPT.labels.json for "

@@ -61,13 +61,13 @@ int64_t classCount(const ModelInfo &model);
 void checkLabelsFitModel(const ModelInfo &model, const LabelSet &labels,
                          const std::string &origin);
 
-/// The label set of a classifier checkpoint: the one inside it, else
-/// CKPT.labels.json beside it (InputError when missing or malformed),
-/// checked against the model. `explicitPath` (predict and eval --labels):
-/// that file, which must equal the labels inside when there are some (an
-/// export holds none).
+/// The label set of a classifier checkpoint (the file already open for
+/// its tokenizer and weights): the one inside it, else CKPT.labels.json
+/// beside it (InputError when missing or malformed), checked against the
+/// model. `explicitPath` (predict and eval --labels): that file, which must
+/// equal the labels inside when there are some (an export holds none).
 LabelSet loadModelLabels(const ModelInfo &model,
-                         const std::string &checkpointPath,
+                         const SafetensorsReader &checkpoint,
                          const std::optional<std::string> &explicitPath = {});
 
 /// A classifier's input ids of one text: [SOS] + its pieces as written

@@ -434,32 +434,6 @@ OptimizerInfo parseOptimizer(const Json &value) {
 
 } // namespace
 
-std::string ModelInfo::siteLocation(int64_t site) const {
-  if (site < 0)
-    return "";
-  try {
-    Json root = parseJson(metadataJson);
-    const Json *sites = jsonMember(root, "sites");
-    if (!sites || !sites->is_array())
-      return "";
-    for (const Json &item : *sites) {
-      const Json *id = jsonMember(item, "site");
-      if (!id || jsonInteger(*id) != site)
-        continue;
-      const Json *loc = jsonMember(item, "loc");
-      const Json *op = jsonMember(item, "op");
-      if (!loc || !loc->is_string())
-        return "";
-      return " at " + jsonString(*loc) +
-             (op && op->is_string() ? " (" + jsonString(*op) + ")"
-                                    : std::string());
-    }
-  } catch (const std::exception &) {
-    // The message this adds to must come out anyway.
-  }
-  return "";
-}
-
 ModelInfo ModelInfo::parse(std::string_view json) {
   Json root;
   try {

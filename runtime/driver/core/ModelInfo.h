@@ -177,10 +177,6 @@ struct ModelInfo {
   /// The entry with `role` (roles are unique), or nullptr; "" finds none.
   const EntryInfo *findEntryByRole(std::string_view role) const;
   const ParamInfo *findParam(std::string_view name) const;
-  /// " at m.tx:14:7 (cross_entropy)": where in the spec runtime call site
-  /// `site` of the metadata's "sites" table is, for an entry's error
-  /// (txrt_last_error_site); "" when unknown.
-  std::string siteLocation(int64_t site) const;
   /// A numeric config value, or nullopt when absent or not a number.
   std::optional<double> configNumber(std::string_view key) const;
   /// A config value that is a whole number, clamped to [0, 2^53] (a

@@ -1,8 +1,9 @@
 //===- ModelRunner.cpp - call compiled entries on in-memory tensors -------===//
 #include "core/ModelRunner.h"
 #include "core/Error.h"
-#include "data/InputValidation.h"
 #include "core/Memory.h"
+#include "data/InputValidation.h"
+#include "loop/Profile.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -266,10 +267,11 @@ void ModelRunner::invoke(const EntryInfo &entry,
   if (onCall && status == TXRT_OK)
     onCall(entry, startNs, endNs);
   if (status != TXRT_OK)
-    throw KernelError("entry '" + entry.name + "' failed (" +
-                      txrt_status_string(status) + ")" +
-                      model_.siteLocation(txrt_last_error_site(ctx_.get())) +
-                      ": " + txrt_last_error(ctx_.get()));
+    throw KernelError(
+        "entry '" + entry.name + "' failed (" + txrt_status_string(status) +
+        ")" +
+        siteLocation(model_.metadataJson, txrt_last_error_site(ctx_.get())) +
+        ": " + txrt_last_error(ctx_.get()));
 }
 
 void ModelRunner::reserveCallBuffer(DeviceBuffer &buffer, uint64_t bytes,

@@ -134,6 +134,30 @@ void checkReplaceable(const std::string &path, const std::string &what) {
                    ", not a regular file (only regular files are replaced)");
 }
 
+bool isTemporaryOf(const std::string &name, const std::string &target,
+                   long *pid) {
+  // TARGET.tmp.<pid>.<16 hex digits>
+  const std::string prefix = target + ".tmp.";
+  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix))
+    return false;
+  size_t pos = prefix.size(), digits = 0;
+  long value = 0;
+  while (pos < name.size() && name[pos] >= '0' && name[pos] <= '9' &&
+         digits < 10) {
+    value = value * 10 + (name[pos++] - '0');
+    ++digits;
+  }
+  if (digits == 0 || pos >= name.size() || name[pos] != '.' ||
+      name.size() - pos - 1 != 16)
+    return false;
+  for (size_t i = pos + 1; i < name.size(); ++i)
+    if (!std::isxdigit(static_cast<unsigned char>(name[i])))
+      return false;
+  if (pid)
+    *pid = value;
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // BinaryFile
 //===----------------------------------------------------------------------===//
@@ -371,30 +395,6 @@ WriterLock::~WriterLock() {
       held.st_dev == named.st_dev && held.st_ino == named.st_ino)
     ::unlink(lockPath_.c_str());
   ::close(fd_);
-}
-
-bool isTemporaryOf(const std::string &name, const std::string &target,
-                   long *pid) {
-  // TARGET.tmp.<pid>.<16 hex digits>
-  const std::string prefix = target + ".tmp.";
-  if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix))
-    return false;
-  size_t pos = prefix.size(), digits = 0;
-  long value = 0;
-  while (pos < name.size() && name[pos] >= '0' && name[pos] <= '9' &&
-         digits < 10) {
-    value = value * 10 + (name[pos++] - '0');
-    ++digits;
-  }
-  if (digits == 0 || pos >= name.size() || name[pos] != '.' ||
-      name.size() - pos - 1 != 16)
-    return false;
-  for (size_t i = pos + 1; i < name.size(); ++i)
-    if (!std::isxdigit(static_cast<unsigned char>(name[i])))
-      return false;
-  if (pid)
-    *pid = value;
-  return true;
 }
 
 } // namespace txrt::driver

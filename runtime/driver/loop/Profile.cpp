@@ -126,6 +126,20 @@ std::map<int64_t, SiteInfo> parseSiteTable(std::string_view metadataJson) {
   return sites;
 }
 
+std::string siteLocation(std::string_view metadataJson, int64_t site) {
+  std::map<int64_t, SiteInfo> sites;
+  try {
+    sites = parseSiteTable(metadataJson);
+  } catch (const std::exception &) {
+    return ""; // the message this adds to must come out anyway
+  }
+  auto found = sites.find(site);
+  if (found == sites.end() || found->second.loc.empty())
+    return "";
+  const SiteInfo &info = found->second;
+  return " at " + info.loc + (info.op.empty() ? "" : " (" + info.op + ")");
+}
+
 void Profile::addEntryCall(const std::string &entry, int64_t startNs,
                            int64_t endNs, txrt_context *ctx) {
   EntryCall call{entry, startNs, endNs, {}};

@@ -42,6 +42,11 @@ struct SiteInfo {
 /// ModelError on a malformed table.
 std::map<int64_t, SiteInfo> parseSiteTable(std::string_view metadataJson);
 
+/// " at m.tx:14:7 (cross_entropy)": where in the spec call site `site` of
+/// the metadata's "sites" table is, for the error of an entry whose call
+/// failed (txrt_last_error_site); "" when unknown.
+std::string siteLocation(std::string_view metadataJson, int64_t site);
+
 /// --profile, --profile-trace FILE, --profile-rows N of `run` and `bench`.
 struct ProfileOptions {
   bool enabled = false;

@@ -7,9 +7,9 @@
 // vectorised loop here because oneDNN 2.6 only has a reference
 // implementation for it; other patterns go to oneDNN. Sums and means here
 // add float blocks (kSumBlock terms along a row, 128 rows down a column)
-// in double (VecMath.h): one
-// float accumulator over 30M values of about 100 came out 1.1 % low
-// (oneDNN's jit, innermost) or stalled at 2^31 (the loop, middle).
+// in double (VecMath.h): one float accumulator over 30M values of about
+// 100 came out 1.1 % low (oneDNN's jit, innermost) or stalled at 2^31 (the
+// loop, middle).
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
@@ -128,13 +128,7 @@ void sumInner(Context &ctx, bool mean, const float *x, int64_t outer, int64_t n,
 #pragma omp parallel for num_threads(ctx.numThreads()) if (outer * n > 32768)
   for (int64_t o = 0; o < outer; ++o) {
     const float *row = x + o * n;
-    double sum = blockedSum(n, [&](int64_t begin, int64_t count) {
-      float part = 0.0f;
-#pragma omp simd reduction(+ : part)
-      for (int64_t j = begin; j < begin + count; ++j)
-        part += row[j];
-      return part;
-    });
+    double sum = blockedArraySum(row, n);
     y[o] = float(mean ? sum / double(n) : sum);
   }
 }

@@ -1,4 +1,4 @@
-//===- Softmax.cpp - softmax and log-softmax on oneDNN, fwd and bwd -------===//
+//===- Softmax.cpp - softmax (oneDNN) and log-softmax, fwd and bwd --------===//
 //
 // Softmax: oneDNN softmax_v2 (softmax_accurate) over the last dimension of
 // [rows, cols]; the backward reads the forward's output.
@@ -59,13 +59,7 @@ void logSoftmaxRow(const float *x, float *y, int64_t cols) {
 /// One row of log-softmax's backward; dx may be dy.
 void logSoftmaxBackwardRow(const float *y, const float *dy, float *dx,
                            int64_t cols) {
-  const float sum = float(blockedSum(cols, [&](int64_t begin, int64_t count) {
-    float part = 0.0f;
-#pragma omp simd reduction(+ : part)
-    for (int64_t j = begin; j < begin + count; ++j)
-      part += dy[j];
-    return part;
-  }));
+  const float sum = float(blockedArraySum(dy, cols));
 #pragma omp simd
   for (int64_t j = 0; j < cols; ++j)
     dx[j] = dy[j] - expApprox(y[j]) * sum;
