@@ -121,7 +121,6 @@ enum class Kernel : int32_t {
   LinearBwdData,
   LinearBwdWeights,
   LayerNormFwd,
-  LayerNormBwd,
   SoftmaxFwd,
   SoftmaxBwd,
   EltwiseFwd,

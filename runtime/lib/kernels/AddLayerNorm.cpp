@@ -4,17 +4,20 @@
 // output row (and out_sum), mean and biased variance from the row while it
 // is in L1, then y = (s - mean) * rstd * gamma + beta in place (beta may be
 // NULL: no shift), and, for --precision=bf16, y rounded to bf16 into a
-// second output from the same row in L1 (txrt_add_layer_norm_fwd_bf16). Backward, per
-// row: the statistics (the forward's, or recomputed from s by the forward's
-// own arithmetic when the compiled code saved none: the same bits), xhat
-// and dy*gamma, their means, then ds; dgamma / dbeta accumulate in
-// per-thread partial rows that are summed at the end (no atomics, and the
+// second output from the same row in L1 (txrt_add_layer_norm_fwd_bf16).
+// Backward, per row: the statistics (the forward's, or recomputed from s by the
+// forward's own arithmetic when the compiled code saved none: the same bits),
+// xhat and dy*gamma, their means, then ds; dgamma / dbeta accumulate in
+// per-thread partial rows (float for 128 rows at a time, then double:
+// ColumnSums, VecMath.h) that are summed at the end (no atomics, and the
 // result does not depend on the schedule beyond the thread count).
 //
 //===----------------------------------------------------------------------===//
-#include "Kernel.h"
 #include "Bf16Round.h"
+#include "Kernel.h"
+#include "LayerNormBackward.h"
 #include "Simd.h"
+#include "VecMath.h"
 
 #include <omp.h>
 
@@ -155,32 +158,60 @@ void gradientSums(int64_t cols, const float *dy, const float *gamma,
   }
 }
 
-void addLayerNormBackward(Context &ctx, int64_t rows, int64_t cols,
-                          const float *x, const float *r, const float *sum,
-                          const float *gamma, const float *mean,
-                          const float *var, float eps, const float *dy,
-                          const float *dsum, float *dx, float *dgamma,
-                          float *dbeta, bool accumulateDx,
-                          bool accumulateParams) {
+/// Both forward entry points: checks the arguments, then the shared
+/// forward; the bf16 one (`bf16`: `y_bf16` required) also writes the
+/// rounded copy.
+txrt_status addLayerNormForwardEntry(const char *name, bool bf16,
+                                     txrt_context *ctx, int64_t site,
+                                     int64_t rows, int64_t cols, const float *x,
+                                     const float *r, const float *gamma,
+                                     const float *beta, float eps, float *y,
+                                     float *out_sum, float *mean, float *var,
+                                     txrt_bf16 *y_bf16) {
+  return runKernel(
+      ctx, site, name, [&] { return shapes("rows", rows, "cols", cols); },
+      [&](Context &c) {
+        require(rows >= 0 && cols >= 0, "sizes must be non-negative");
+        if (rows == 0 || cols == 0)
+          return;
+        require(x && r && gamma && y, "x, r, gamma and y must not be NULL");
+        require(!bf16 || y_bf16, "y_bf16 must not be NULL");
+        require((mean == nullptr) == (var == nullptr),
+                "mean and var must both be given (training) or both be NULL");
+        addLayerNormForward(c, rows, cols, x, r, gamma, beta, eps, y, out_sum,
+                            mean, var, y_bf16);
+      });
+}
+
+} // namespace
+
+void txrt::addLayerNormBackward(Context &ctx, int64_t rows, int64_t cols,
+                                const float *x, const float *r,
+                                const float *sum, const float *gamma,
+                                const float *mean, const float *var, float eps,
+                                const float *dy, const float *dsum, float *dx,
+                                float *dgamma, float *dbeta, bool accumulateDx,
+                                bool accumulateParams) {
   const int threads = ctx.numThreads();
   const bool params = dgamma || dbeta;
   const float invCols = 1.0f / float(cols);
-  // Per thread: an xhat row, then partial dgamma and dbeta rows. Allocated
-  // here: nothing inside the parallel region may throw.
+  // Per thread: dgamma's and dbeta's double rows, then an xhat row and
+  // their float rows (ColumnSums). Allocated here: nothing inside the
+  // parallel region may throw.
   for (int t = 0; t < threads; ++t)
-    ctx.threadWorkspace(t).as<float>(3 * cols);
+    ctx.threadWorkspace(t).as<double>(4 * cols);
   int team = 1;
 #pragma omp parallel num_threads(threads)
   {
     int thread = omp_get_thread_num();
 #pragma omp single nowait
     team = omp_get_num_threads();
-    float *work = ctx.threadWorkspace(thread).as<float>(3 * cols);
-    float *xhat = work;
-    float *partialGamma = work + cols;
-    float *partialBeta = work + 2 * cols;
-    for (int64_t j = 0; j < 2 * cols; ++j)
-      partialGamma[j] = 0.0f;
+    double *work = ctx.threadWorkspace(thread).as<double>(4 * cols);
+    float *xhat = reinterpret_cast<float *>(work + 2 * cols);
+    ColumnSums gammaSums(work, xhat + cols, cols);
+    ColumnSums betaSums(work + cols, xhat + 2 * cols, cols);
+    float *partialGamma = gammaSums.part();
+    float *partialBeta = betaSums.part();
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < rows; ++i) {
       const float *dyRow = dy + i * cols;
@@ -204,6 +235,8 @@ void addLayerNormBackward(Context &ctx, int64_t rows, int64_t cols,
           partialGamma[j] += dyRow[j] * xhat[j];
           partialBeta[j] += dyRow[j];
         }
+        gammaSums.rowAdded();
+        betaSums.rowAdded();
       }
       float a = sumG * invCols, b = sumGX * invCols;
       float *dxRow = dx + i * cols;
@@ -216,50 +249,24 @@ void addLayerNormBackward(Context &ctx, int64_t rows, int64_t cols,
         dxRow[j] = accumulateDx ? dxRow[j] + ds : ds;
       }
     }
+    gammaSums.flush();
+    betaSums.flush();
   }
   if (!params)
     return;
   for (int64_t j = 0; j < cols; ++j) {
-    float g = 0.0f, b = 0.0f;
+    double g = 0.0, b = 0.0;
     for (int t = 0; t < team; ++t) {
-      const float *work = ctx.threadWorkspace(t).as<float>(3 * cols);
-      g += work[cols + j];
-      b += work[2 * cols + j];
+      const double *work = ctx.threadWorkspace(t).as<double>(4 * cols);
+      g += work[j];
+      b += work[cols + j];
     }
     if (dgamma)
-      dgamma[j] = accumulateParams ? dgamma[j] + g : g;
+      dgamma[j] = accumulateParams ? float(double(dgamma[j]) + g) : float(g);
     if (dbeta)
-      dbeta[j] = accumulateParams ? dbeta[j] + b : b;
+      dbeta[j] = accumulateParams ? float(double(dbeta[j]) + b) : float(b);
   }
 }
-
-/// Both forward entry points: checks the arguments, then the shared
-/// forward; the bf16 one (`bf16`: `y_bf16` required) also writes the
-/// rounded copy.
-txrt_status addLayerNormForwardEntry(const char *name, bool bf16,
-                                     txrt_context *ctx, int64_t site,
-                                     int64_t rows, int64_t cols,
-                                     const float *x, const float *r,
-                                     const float *gamma, const float *beta,
-                                     float eps, float *y, float *out_sum,
-                                     float *mean, float *var,
-                                     txrt_bf16 *y_bf16) {
-  return runKernel(
-      ctx, site, name, [&] { return shapes("rows", rows, "cols", cols); },
-      [&](Context &c) {
-        require(rows >= 0 && cols >= 0, "sizes must be non-negative");
-        if (rows == 0 || cols == 0)
-          return;
-        require(x && r && gamma && y, "x, r, gamma and y must not be NULL");
-        require(!bf16 || y_bf16, "y_bf16 must not be NULL");
-        require((mean == nullptr) == (var == nullptr),
-                "mean and var must both be given (training) or both be NULL");
-        addLayerNormForward(c, rows, cols, x, r, gamma, beta, eps, y, out_sum,
-                            mean, var, y_bf16);
-      });
-}
-
-} // namespace
 
 extern "C" {
 

@@ -1,14 +1,18 @@
-//===- LayerNorm.cpp - layer normalisation on oneDNN, fwd and bwd ---------===//
+//===- LayerNorm.cpp - layer normalisation, fwd (oneDNN) and bwd ----------===//
 //
 // oneDNN layer_normalization over the last dimension of [rows, cols], with
 // scale (gamma) and shift (beta) as separate arguments. The forward saves
-// mean and variance; the backward reads them. Accumulating gradients go
-// through a temporary and an add (oneDNN overwrites its outputs).
+// mean and variance. The backward is txrt's own, the fused add + layer
+// norm's (LayerNormBackward.h) with s = x, reading the forward's
+// statistics or recomputing them in double.
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
-#include "RowStats.h"
+#include "LayerNormBackward.h"
 #include "Primitive.h"
+#include "RowStats.h"
+
+#include <algorithm>
 
 using namespace txrt;
 using dnnl::normalization_flags;
@@ -33,13 +37,6 @@ layerNormForwardDesc(Context &ctx, int64_t rows, int64_t cols, float eps,
       training ? prop_kind::forward_training : prop_kind::forward_inference,
       denseDesc({rows, cols}), denseDesc({rows}), eps, flags);
   return {desc, attr, ctx.engine()};
-}
-
-/// dst[i] += src[i] (parallel for large n).
-void addInto(Context &ctx, float *dst, const float *src, int64_t n) {
-#pragma omp parallel for simd num_threads(ctx.numThreads()) if (n > 65536)
-  for (int64_t i = 0; i < n; ++i)
-    dst[i] += src[i];
 }
 
 } // namespace
@@ -115,63 +112,18 @@ txrt_status txrt_layer_norm_bwd(txrt_context *ctx, int64_t site, int64_t rows,
           var = stats + rows;
         }
         require(!dgamma || gamma, "dgamma needs gamma");
-        bool scale = gamma != nullptr;
-        bool wantScale = dgamma != nullptr;
-        bool wantShift = dbeta != nullptr;
-        // With a scale, oneDNN's backward_data still expects diff_scale at
-        // execution, so the full backward runs (into a temporary if unwanted).
-        bool params = scale || wantShift;
-        CacheKey key(site, int32_t(Kernel::LayerNormBwd));
-        key << rows << cols << int64_t(scale) << int64_t(wantScale)
-            << int64_t(wantShift) << eps;
-        Primitive &primitive = cachedPrimitive(c, key, [&] {
-          normalization_flags flags = layerNormFlags(scale, wantShift);
-          auto hint = layerNormForwardDesc(c, rows, cols, eps, flags, true,
-                                           dnnl::primitive_attr());
-          dnnl::layer_normalization_backward::desc desc(
-              params ? prop_kind::backward : prop_kind::backward_data,
-              denseDesc({rows, cols}), denseDesc({rows, cols}),
-              denseDesc({rows}), eps, flags);
-          dnnl::layer_normalization_backward::primitive_desc pd(
-              desc, userScratchpadAttr(), c.engine(), hint);
-          std::vector<int> args = {DNNL_ARG_SRC, DNNL_ARG_MEAN,
-                                   DNNL_ARG_VARIANCE, DNNL_ARG_DIFF_DST,
-                                   DNNL_ARG_DIFF_SRC};
-          if (scale)
-            args.push_back(DNNL_ARG_SCALE);
-          // oneDNN wants the shift as an input whenever use_shift is set,
-          // though the gradients do not depend on it.
-          if (wantShift)
-            args.push_back(DNNL_ARG_SHIFT);
-          if (params && scale)
-            args.push_back(DNNL_ARG_DIFF_SCALE);
-          if (params && wantShift)
-            args.push_back(DNNL_ARG_DIFF_SHIFT);
-          return Primitive(c, pd, args);
-        });
-        float *dxOut = accumulate_dx ? c.temp(0).as<float>(rows * cols) : dx;
-        float *dgammaOut = dgamma;
-        float *dbetaOut = dbeta;
-        if (params && scale && (!dgamma || accumulate_params))
-          dgammaOut = c.temp(1).as<float>(cols);
-        if (wantShift && accumulate_params)
-          dbetaOut = c.temp(2).as<float>(cols);
-        std::vector<const void *> pointers = {x, mean, var, dy, dxOut};
-        if (scale)
-          pointers.push_back(gamma);
-        if (wantShift)
-          pointers.push_back(c.temp(3).as<float>(cols));
-        if (params && scale)
-          pointers.push_back(dgammaOut);
-        if (params && wantShift)
-          pointers.push_back(dbetaOut);
-        primitive.execute(c, pointers);
-        if (accumulate_dx)
-          addInto(c, dx, dxOut, rows * cols);
-        if (dgamma && dgammaOut != dgamma)
-          addInto(c, dgamma, dgammaOut, cols);
-        if (dbeta && dbetaOut != dbeta)
-          addInto(c, dbeta, dbetaOut, cols);
+        // The fused add + layer norm's backward with s = x: its parameter
+        // gradients sum rows in float blocks added in double, where
+        // oneDNN's summed each column in one float per thread.
+        const float *scale = gamma;
+        if (!scale) {
+          float *ones = c.temp(0).as<float>(cols);
+          std::fill(ones, ones + cols, 1.0f);
+          scale = ones;
+        }
+        addLayerNormBackward(c, rows, cols, nullptr, nullptr, x, scale, mean,
+                             var, eps, dy, nullptr, dx, dgamma, dbeta,
+                             accumulate_dx != 0, accumulate_params != 0);
       });
 }
 

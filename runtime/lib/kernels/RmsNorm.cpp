@@ -7,7 +7,8 @@
 // read back from L1. Backward, per row:
 // rstd from s, xhat = s * rstd, g = dy * gamma, c = mean(g * xhat), then
 // ds = rstd * (g - xhat * c) (+ dsum); dgamma accumulates dy * xhat in
-// per-thread partial rows summed at the end (no atomics). Row sums use two
+// per-thread partial rows, float for 128 rows at a time and then double
+// (ColumnSums, VecMath.h), summed at the end (no atomics). Row sums use two
 // vector accumulators (Simd.h: AVX-512, AVX2 or portable loops). For
 // --precision=bf16 the forward also rounds each y row to bf16 into a second
 // output while the row is in L1 (txrt_rms_norm_fwd_bf16).
@@ -155,20 +156,21 @@ void rmsNormBackward(Context &ctx, int64_t rows, int64_t cols, const float *x,
                      float *dgamma, bool accumulateDx, bool accumulateParams) {
   const int threads = ctx.numThreads();
   const float invCols = 1.0f / float(cols);
-  // Per thread: an xhat row and a partial dgamma row. Allocated here:
-  // nothing inside the parallel region may throw.
+  // Per thread: dgamma's double row, then an xhat row and dgamma's float
+  // row (ColumnSums). Allocated here: nothing inside the parallel region
+  // may throw.
   for (int t = 0; t < threads; ++t)
-    ctx.threadWorkspace(t).as<float>(2 * cols);
+    ctx.threadWorkspace(t).as<double>(2 * cols);
   int team = 1;
 #pragma omp parallel num_threads(threads)
   {
     const int thread = omp_get_thread_num();
 #pragma omp single nowait
     team = omp_get_num_threads();
-    float *work = ctx.threadWorkspace(thread).as<float>(2 * cols);
-    float *xhat = work, *partialGamma = work + cols;
-    for (int64_t j = 0; j < cols; ++j)
-      partialGamma[j] = 0.0f;
+    double *work = ctx.threadWorkspace(thread).as<double>(2 * cols);
+    float *xhat = reinterpret_cast<float *>(work + cols);
+    ColumnSums gammaSums(work, xhat + cols, cols);
+    float *partialGamma = gammaSums.part();
 #pragma omp for schedule(static)
     for (int64_t i = 0; i < rows; ++i) {
       const float *xRow = x + i * cols;
@@ -190,6 +192,7 @@ void rmsNormBackward(Context &ctx, int64_t rows, int64_t cols, const float *x,
 #pragma omp simd
         for (int64_t j = 0; j < cols; ++j)
           partialGamma[j] += dyRow[j] * xhat[j];
+        gammaSums.rowAdded();
       }
       float *dxRow = dx + i * cols;
       const float *dsRow = dsum ? dsum + i * cols : nullptr;
@@ -201,14 +204,15 @@ void rmsNormBackward(Context &ctx, int64_t rows, int64_t cols, const float *x,
         dxRow[j] = accumulateDx ? dxRow[j] + ds : ds;
       }
     }
+    gammaSums.flush();
   }
   if (!dgamma)
     return;
   for (int64_t j = 0; j < cols; ++j) {
-    float g = 0.0f;
+    double g = 0.0;
     for (int t = 0; t < team; ++t)
-      g += ctx.threadWorkspace(t).as<float>(2 * cols)[cols + j];
-    dgamma[j] = accumulateParams ? dgamma[j] + g : g;
+      g += ctx.threadWorkspace(t).as<double>(2 * cols)[j];
+    dgamma[j] = accumulateParams ? float(double(dgamma[j]) + g) : float(g);
   }
 }
 

@@ -206,4 +206,37 @@ TEST_F(AddLayerNormTest, AgreesWithAddThenLayerNorm) {
   expectClose(db, toDoubles(dbRef), 1e-4, 1e-3, "dbeta vs oneDNN");
 }
 
+TEST_F(AddLayerNormTest, ParameterGradientsSumManyRowsInBlocks) {
+  // dgamma and dbeta sum over every row: a float accumulator per column
+  // over a thread's 65536 rows drifted (dbeta 7e-6 off float64 here, with
+  // a gradient of one sign). Now float for 128 rows, then double.
+  const int64_t rows = 131072, cols = 8;
+  Floats x = randomFloats(rows * cols, 21), r = randomFloats(rows * cols, 22);
+  Floats gamma = randomFloats(cols, 23);
+  Floats dy = randomFloats(rows * cols, 24, 0.5f, 1.5f);
+  Floats dx(rows * cols), dgamma(cols), dbeta(cols);
+  expectOk(txrt_add_layer_norm_bwd(ctx_, 1, rows, cols, x.data(), r.data(),
+                                   nullptr, gamma.data(), nullptr, nullptr,
+                                   1e-5f, dy.data(), nullptr, dx.data(),
+                                   dgamma.data(), dbeta.data(), 0, 0));
+  Doubles mean(rows), var(rows);
+  referenceAddLayerNorm(rows, cols, toDoubles(x), toDoubles(r),
+                        Doubles(cols, 1.0), Doubles(cols, 0.0), 1e-5, &mean,
+                        &var);
+  for (int64_t j = 0; j < cols; ++j) {
+    double g = 0, gScale = 0, b = 0, bScale = 0;
+    for (int64_t i = 0; i < rows; ++i) {
+      const double s = double(x[i * cols + j]) + r[i * cols + j];
+      const double term =
+          dy[i * cols + j] * (s - mean[i]) / std::sqrt(var[i] + 1e-5);
+      g += term, gScale += std::fabs(term);
+      b += dy[i * cols + j], bScale += std::fabs(dy[i * cols + j]);
+    }
+    EXPECT_LT(std::fabs(dgamma[j] - g), 2e-6 * gScale)
+        << "dgamma column " << j << ": " << dgamma[j] << " against " << g;
+    EXPECT_LT(std::fabs(dbeta[j] - b), 2e-6 * bScale)
+        << "dbeta column " << j << ": " << dbeta[j] << " against " << b;
+  }
+}
+
 } // namespace

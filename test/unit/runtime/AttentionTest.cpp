@@ -566,8 +566,11 @@ TEST_F(AttentionTest, BackwardCancelsAConstantInTheScores) {
   // softmax cancels; the saved lse, rounded at that size, put a common
   // factor on P = exp(S - lse), rowsum(dS) was not 0, and dQ took that
   // constant's direction (Wq's gradient 7e-3 off in a spec, 1e-4 unfused).
-  // One key block holds these rows whole: P is normalized there.
-  for (int64_t tk : {16, 200}) {
+  // One key block holds the rows of 16 and 200 keys whole: P is
+  // normalized there. Rows of 300 and 700 keys (two and three blocks)
+  // take D = rowsum(dO * O), which carries the forward's normalization:
+  // the common factor cancels in rowsum(dS) without it.
+  for (int64_t tk : {16, 200, 300, 700}) {
     AttentionCase c = makeCase(1, 2, 16, tk, 16, MaskKind::None, false);
     SCOPED_TRACE(c.name());
     Run r = run(ctx_, c, true, 900, Precision::F32, 60.0f);

@@ -135,4 +135,32 @@ TEST_F(LayerNormTest, BackwardMatchesFiniteDifferences) {
               1e-4, 1e-3, "dx without scale");
 }
 
+TEST_F(LayerNormTest, ParameterGradientsSumManyRowsInBlocks) {
+  // dgamma and dbeta sum over every row (131072 here) within a few float
+  // roundings of float64, not one float accumulator's drift over the rows.
+  const int64_t rows = 131072, cols = 8;
+  Floats x = randomFloats(rows * cols, 21), gamma = randomFloats(cols, 23);
+  Floats beta = randomFloats(cols, 25);
+  Floats dy = randomFloats(rows * cols, 24, 0.5f, 1.5f);
+  Floats dx(rows * cols), dgamma(cols), dbeta(cols);
+  expectOk(txrt_layer_norm_bwd(ctx_, 1, rows, cols, x.data(), gamma.data(),
+                               nullptr, nullptr, 1e-5f, dy.data(), dx.data(),
+                               dgamma.data(), dbeta.data(), 0, 0));
+  Doubles mean(rows), var(rows);
+  referenceLayerNorm(rows, cols, toDoubles(x), {}, {}, 1e-5, &mean, &var);
+  for (int64_t j = 0; j < cols; ++j) {
+    double g = 0, gScale = 0, b = 0, bScale = 0;
+    for (int64_t i = 0; i < rows; ++i) {
+      const double term = dy[i * cols + j] * (x[i * cols + j] - mean[i]) /
+                          std::sqrt(var[i] + 1e-5);
+      g += term, gScale += std::fabs(term);
+      b += dy[i * cols + j], bScale += std::fabs(dy[i * cols + j]);
+    }
+    EXPECT_LT(std::fabs(dgamma[j] - g), 2e-6 * gScale)
+        << "dgamma column " << j << ": " << dgamma[j] << " against " << g;
+    EXPECT_LT(std::fabs(dbeta[j] - b), 2e-6 * bScale)
+        << "dbeta column " << j << ": " << dbeta[j] << " against " << b;
+  }
+}
+
 } // namespace

@@ -144,4 +144,32 @@ TEST_F(RmsNormTest, WideRowsSumInBlocks) {
       1e-6, "y");
 }
 
+TEST_F(RmsNormTest, GammaGradientSumsManyRowsInBlocks) {
+  // dgamma sums dy * xhat over every row: a float accumulator per column
+  // over a thread's 65536 rows drifted (terms of one sign here). Now float
+  // for 128 rows, then double.
+  const int64_t rows = 131072, cols = 8;
+  Floats x = randomFloats(rows * cols, 21, 0.5f, 1.5f);
+  Floats gamma = randomFloats(cols, 22);
+  Floats dy = randomFloats(rows * cols, 23, 0.5f, 1.5f);
+  Floats dx(rows * cols), dgamma(cols);
+  expectOk(txrt_rms_norm_bwd(ctx_, 1, rows, cols, x.data(), nullptr,
+                             gamma.data(), 1e-6f, dy.data(), nullptr, dx.data(),
+                             dgamma.data(), 0, 0));
+  for (int64_t j = 0; j < cols; ++j) {
+    double sum = 0, scale = 0;
+    for (int64_t i = 0; i < rows; ++i) {
+      double squares = 0;
+      for (int64_t c = 0; c < cols; ++c)
+        squares += double(x[i * cols + c]) * x[i * cols + c];
+      const double rstd = 1.0 / std::sqrt(squares / cols + 1e-6);
+      const double term = double(dy[i * cols + j]) * x[i * cols + j] * rstd;
+      sum += term;
+      scale += std::fabs(term);
+    }
+    EXPECT_LT(std::fabs(dgamma[j] - sum), 2e-6 * scale)
+        << "column " << j << ": " << dgamma[j] << " against " << sum;
+  }
+}
+
 } // namespace
