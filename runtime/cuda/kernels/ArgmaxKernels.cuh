@@ -12,7 +12,12 @@
 //   - the first id of the largest value wins (ties: the lowest id);
 //   - a NaN never wins, except at id 0, where nothing replaces it (the host
 //     compares `best < x`, false for every x against a NaN);
-//   - a row of -infinity (every id masked) gives id 0.
+//   - a row of -infinity (every id masked) gives id 0;
+//   - a choice whose logit (as written, before the mask) is not finite is
+//     written as -1 - id: the host then reads the row and refuses it as
+//     its own search does (Decoding.cpp: chooseDecoded), where greedy
+//     decoding would have printed a token chosen from NaN or infinite
+//     logits.
 // No CUDA header: test/unit/cuda/emulated/ runs the same code on the host.
 //
 //===----------------------------------------------------------------------===//
@@ -100,7 +105,9 @@ __global__ void argmaxRowsKernel(const float *logits, int64_t vocab,
         bestId = warpId[w];
       }
     const float first = allowedLogit(row, 0, vocab, allowed);
-    ids[blockIdx.x] = first != first || bestId == kNoId ? 0 : bestId;
+    const int32_t id = first != first || bestId == kNoId ? 0 : bestId;
+    const float chosen = row[id];
+    ids[blockIdx.x] = chosen - chosen == 0.0f ? id : -1 - id;
   }
 }
 

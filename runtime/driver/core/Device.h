@@ -106,9 +106,10 @@ public:
   /// them, device memory), chosen as AllowedIds::choose chooses
   /// (decoding/Decoding.h: ids at or past `emittable` when 0 < emittable <
   /// vocab and the `excluded` ones never, then the first largest), so only
-  /// the ids come back (txrt_cuda_argmax_rows). False when the device
-  /// cannot (the caller reads the logits instead); KernelError when it
-  /// fails.
+  /// the ids come back (txrt_cuda_argmax_rows); an id whose logit is not
+  /// finite comes back as -1 - id (the caller refuses the row). False
+  /// when the device cannot (the caller reads the logits instead);
+  /// KernelError when it fails.
   virtual bool argmaxRows(const float * /*logits*/, int64_t /*rows*/,
                           int64_t /*vocab*/, int64_t /*rowStride*/,
                           int64_t /*emittable*/,

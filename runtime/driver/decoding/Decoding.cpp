@@ -396,8 +396,11 @@ TokenIds chooseWhereTheyAre(const ResidentTensor &logits, int64_t offset,
   Tensor host;
   if (Device *device = logits.device()) {
     TokenIds ids(size_t(rows), 0);
+    // A choice from non-finite logits comes back negative: the rows are
+    // read and searched here, which refuses them with the host's message.
     if (device->argmaxRows(data, rows, vocab, rowStride, allowed.emittable,
-                           allowed.excluded, ids.data()))
+                           allowed.excluded, ids.data()) &&
+        std::none_of(ids.begin(), ids.end(), [](int32_t id) { return id < 0; }))
       return ids;
     host = logits.read();
     data = host.as<float>() + offset;

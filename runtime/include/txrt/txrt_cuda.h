@@ -197,10 +197,13 @@ txrt_status txrt_cuda_zero_rows(txrt_cuda_context *ctx, void *dst,
  *  memory) is the first id of the largest of row r's `vocab` logits (device
  *  memory at logits + r * row_stride) among the allowed ids, exactly as the
  *  driver's host search chooses: ids at or past `emittable` (when 0 <
- *  emittable < vocab) and the `excluded_count` (at most TXRT_CUDA_ARGMAX_MAX_EXCLUDED) ids of
- *  `excluded` (host memory) read as -infinity; ties go to the lowest id; a
- *  NaN never wins except at id 0 (where nothing replaces it); a row with
- *  nothing above -infinity gives 0. runtime/cuda/kernels/ArgmaxKernels.cuh. */
+ *  emittable < vocab) and the `excluded_count` (at most
+ *  TXRT_CUDA_ARGMAX_MAX_EXCLUDED) ids of `excluded` (host memory) read as
+ *  -infinity; ties go to the lowest id; a NaN never wins except at id 0
+ *  (where nothing replaces it); a row with nothing above -infinity gives 0.
+ *  A choice whose logit is not finite (NaN, +-infinity as written) is
+ *  written as -1 - id, for the caller to refuse.
+ *  runtime/cuda/kernels/ArgmaxKernels.cuh. */
 txrt_status txrt_cuda_argmax_rows(txrt_cuda_context *ctx, const float *logits,
                                   int64_t rows, int64_t vocab,
                                   int64_t row_stride, int64_t emittable,

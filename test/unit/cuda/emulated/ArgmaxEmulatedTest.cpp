@@ -8,8 +8,9 @@
 // how the search chose before. Rows wider and narrower than a block, ties
 // within a thread, across warps and across the block, NaN at id 0 and
 // elsewhere, rows of -infinity, the emittable bound and excluded ids
-// holding the largest logit, and rows a stride apart (lm_step's last
-// position of several).
+// holding the largest logit, rows a stride apart (lm_step's last
+// position of several), and choices from non-finite logits flagged as
+// -1 - id for the caller to refuse.
 //
 //===----------------------------------------------------------------------===//
 #include "EmulatedTestUtil.h"
@@ -19,6 +20,7 @@
 #include "decoding/Decoding.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 using namespace emu_test;
@@ -60,7 +62,12 @@ void expectSameChoices(const Floats &logits, int64_t rows, int64_t vocab,
     const int32_t expected = appliedMaxElement(values, vocab, allowed);
     EXPECT_EQ(allowed.choose(values, vocab), expected)
         << what << ": AllowedIds::choose, row " << row;
-    EXPECT_EQ(got[size_t(row)], expected) << what << ": kernel, row " << row;
+    // A choice whose logit is not finite comes back as -1 - id.
+    const int32_t raw = got[size_t(row)];
+    const int32_t id = raw < 0 ? -1 - raw : raw;
+    EXPECT_EQ(id, expected) << what << ": kernel, row " << row;
+    EXPECT_EQ(raw < 0, !std::isfinite(values[expected]))
+        << what << ": kernel, row " << row << " (" << raw << ")";
   }
 }
 
@@ -97,7 +104,8 @@ TEST(ArgmaxEmulatedTest, NaNWinsOnlyAtIdZero) {
   logits[3 * vocab + 0] = -kInf;
   logits[3 * vocab + 599] = -1.0f;
   expectSameChoices(logits, 4, vocab, vocab, {}, "NaN");
-  EXPECT_EQ(kernelIds(logits, 4, vocab, vocab, {}), (Ints{0, 18, 0, 599}));
+  // Rows 0 and 2 choose a NaN at id 0: -1 - 0, refused by the caller.
+  EXPECT_EQ(kernelIds(logits, 4, vocab, vocab, {}), (Ints{-1, 18, -1, 599}));
 }
 
 TEST(ArgmaxEmulatedTest, MaskedIdsNeverWin) {
@@ -122,6 +130,21 @@ TEST(ArgmaxEmulatedTest, MaskedIdsNeverWin) {
   // emittable >= vocab or 0: no bound.
   expectSameChoices(logits, 3, vocab, vocab, {vocab, {}}, "emittable vocab");
   expectSameChoices(logits, 3, vocab, vocab, {5000, {7}}, "emittable past");
+}
+
+TEST(ArgmaxEmulatedTest, NonFiniteChoicesAreFlagged) {
+  // Greedy decoding on a GPU printed tokens chosen from an infinite logit
+  // or a row of NaN (the host search refuses them): such a choice now
+  // comes back as -1 - id.
+  const int64_t vocab = 300;
+  Floats logits = randomFloats(4 * vocab, 95, -1, 1);
+  logits[0 * vocab + 7] = kInf; // +inf wins
+  std::fill(logits.begin() + vocab, logits.begin() + 2 * vocab, -kInf); // none
+  logits[2 * vocab + 200] = kNaN; // a NaN past id 0 loses: finite choice
+  logits[2 * vocab + 201] = 5.0f;
+  logits[3 * vocab + 0] = kNaN; // a NaN at id 0 wins
+  EXPECT_EQ(kernelIds(logits, 4, vocab, vocab, {}), (Ints{-8, -1, 201, -1}));
+  expectSameChoices(logits, 4, vocab, vocab, {}, "non-finite");
 }
 
 TEST(ArgmaxEmulatedTest, RowsAStrideApart) {

@@ -473,6 +473,28 @@ TEST(CachedDecoderTest, OnADeviceGreedyChoosesThere) {
   txrt_driver_test::setFakeDeviceArgmax(true);
 }
 
+// Greedy decoding on a device refuses a choice from non-finite logits
+// as the host's search does (the kernel flags it, the host reads the row):
+// it printed tokens chosen from NaN logits with exit 0.
+TEST(CachedDecoderTest, OnADeviceGreedyRefusesNonFiniteLogits) {
+  ModelInfo deviceModel = ModelInfo::parse(onFakeDevice(kFakeTranslatorJson));
+  ModelRunner device(deviceModel, kFakeTranslatorTable, 1);
+  ParameterArena &params = device.params().write();
+  params.initialize(8);
+  for (const ParamInfo &info : deviceModel.params) {
+    float *values = params.param(info);
+    std::fill(values, values + info.numElements, NAN);
+  }
+  CachedDecoder onDevice(device, 0);
+  DecodeOptions greedy = options(4);
+  txrt_driver_test::setFakeDeviceArgmax(true);
+  fakeDeviceCounts() = {};
+  EXPECT_THROW_MESSAGE(
+      greedyDecode(onDevice, {{4, 5}}, greedy), KernelError,
+      "the model's logits are not finite (row 0, id 0 at nan)");
+  EXPECT_EQ(fakeDeviceCounts().argmaxCalls, 1);
+}
+
 // On a device the sources are padded to a multiple of 8 positions, so
 // batches of nearby source lengths share their steps' graphs; the pads are
 // masked keys: the CPU's tokens, which pads each batch to its longest row.
