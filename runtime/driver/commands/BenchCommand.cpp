@@ -1,18 +1,21 @@
 //===- BenchCommand.cpp - `PROGRAM bench`: time training and decoding -----===//
 #include "commands/BenchCommand.h"
+#include "cli/OutputPaths.h"
 #include "commands/TranslateCommand.h"
-#include "data/Batching.h"
-#include "decoding/Decoding.h"
 #include "core/Error.h"
 #include "core/Init.h"
-#include "data/InputValidation.h"
 #include "core/Memory.h"
 #include "core/ModelRunner.h"
-#include "cli/OutputPaths.h"
+#include "data/Batching.h"
+#include "data/InputValidation.h"
+#include "data/ParallelText.h"
+#include "data/Tokenizer.h"
+#include "decoding/Decoding.h"
 #include "formats/FileIO.h"
 #include "formats/Npy.h"
+#include "loop/Checkpoint.h"
+#include "loop/Ema.h"
 #include "loop/Profile.h"
-#include "data/ParallelText.h"
 
 #include <algorithm>
 #include <chrono>
@@ -85,22 +88,39 @@ int64_t sizeOption(const std::optional<int64_t> &requested,
   return *requested;
 }
 
-/// Random ids in [kNumSpecialTokens, vocab) (vocab from the config key of
-/// `input`), `rows` x `length`.
+/// Random word ids in [kNumSpecialTokens, vocab) but the pad id (vocab
+/// from the config key of `input`), `rows` x `length`.
 std::vector<TokenIds> randomIds(const ModelInfo &model, const char *role,
-                                int64_t rows, int64_t length, uint64_t key) {
+                                int64_t rows, int64_t length, int32_t pad,
+                                uint64_t key) {
   std::string vocabKey = vocabKeyFor(model, role);
   int64_t vocab = vocabKey.empty() ? 64 : *model.configCount(vocabKey);
-  uint64_t span = uint64_t(std::max<int64_t>(vocab - kNumSpecialTokens, 1));
+  // A pad id past the specials ([PAD] last, say) is one id fewer to draw.
+  const bool padAmongWords = pad >= kNumSpecialTokens && pad < vocab;
+  uint64_t span = uint64_t(std::max<int64_t>(
+      vocab - kNumSpecialTokens - (padAmongWords ? 1 : 0), 1));
   std::vector<TokenIds> ids(static_cast<size_t>(rows));
   uint64_t draw = 0;
   for (TokenIds &row : ids)
-    for (int64_t i = 0; i < length; ++i)
-      row.push_back(int32_t(
-          std::min<int64_t>(kNumSpecialTokens + int64_t(uniformBelow(
-                                                     key, draw++, span)),
-                            vocab - 1)));
+    for (int64_t i = 0; i < length; ++i) {
+      int64_t id = kNumSpecialTokens + int64_t(uniformBelow(key, draw++, span));
+      if (padAmongWords && id >= pad)
+        ++id;
+      row.push_back(int32_t(std::min<int64_t>(id, vocab - 1)));
+    }
   return ids;
+}
+
+/// Where decoding starts: the [SOS] of the tokenizer inside --load's
+/// checkpoint, else the one a vocabulary train builds puts there ([UNK],
+/// [SOS], [EOS] in that order around [PAD] at the config's pad id: 2 for
+/// pad 0 or 1, else 1).
+int32_t startId(const std::optional<std::string> &loadPath, int32_t pad) {
+  if (loadPath)
+    if (std::optional<Tokenizer> tokenizer =
+            checkpointTokenizer(SafetensorsReader(*loadPath)))
+      return tokenizer->target.sosId();
+  return pad <= 1 ? 2 : 1;
 }
 
 /// --sources F.npy: int32 [B, S] source ids in [0, vocab), each row
@@ -231,9 +251,11 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     checkWritableDirectories(outputs);
   }
   ModelRunner runner(model, entryTable, options.threads);
-  if (options.loadPath)
-    runner.params().write().load(*options.loadPath);
-  else
+  if (options.loadPath) {
+    SafetensorsReader file(*options.loadPath);
+    runner.params().write().load(file);
+    noteConfigChanges(file, model, err, false);
+  } else
     runner.params().write().initialize(0);
   const EntryInfo *train = model.findEntryByRole("train");
   if (train && (train->kind != EntryKind::TrainStep || options.decodeOnly))
@@ -301,9 +323,9 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   uint64_t key = initStreamKey(options.seed, "bench");
   if (!options.sourcesPath)
-    sources = randomIds(model, "source", batch, srcLen, key);
+    sources = randomIds(model, "source", batch, srcLen, pad, key);
   std::vector<TokenIds> targets =
-      randomIds(model, "target_in", batch, tgtLen, key ^ 1);
+      randomIds(model, "target_in", batch, tgtLen, pad, key ^ 1);
   char line[200];
   std::snprintf(line, sizeof(line),
                 "bench '%s': batch %lld, source length %lld, target length "
@@ -319,7 +341,7 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     data.src = padSequences(sources, pad);
     std::vector<TokenIds> in, outIds;
     for (const TokenIds &target : targets) {
-      // [SOS] / [EOS] are ids 2 / 3 for pad 0; any ids time the same.
+      // Word ids only ([SOS] / [EOS] would not change the time).
       in.push_back(TokenIds(target.begin(), target.end()));
       outIds.push_back(TokenIds(target.begin(), target.end()));
     }
@@ -371,7 +393,7 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   if (encode && decode) {
     DecodeOptions decoding;
-    decoding.sos = 2;
+    decoding.sos = startId(options.loadPath, pad);
     decoding.eos = -1; // never stop early: time the full length
     decoding.pad = pad;
     decoding.maxLength = tgtLen;

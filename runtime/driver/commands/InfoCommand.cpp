@@ -169,6 +169,24 @@ std::string describeCheckpoint(const ModelInfo &model,
                 ? std::string()
                 : " (this executable: " + model.precision + ")")
         << "\n";
+  out << "  config       ";
+  const std::vector<std::pair<std::string, std::string>> config =
+      recordedConfig(file);
+  if (config.empty()) {
+    out << "not recorded\n";
+  } else {
+    const auto [changes, bounds, flags] = describeConfigChanges(config, model);
+    if (changes.empty() && bounds.empty())
+      out << "as this executable's\n";
+    if (!changes.empty())
+      out << "this executable: " << changes
+          << (flags.empty() ? std::string()
+                            : "; txc" + flags + " builds the trained model")
+          << "\n";
+    if (!bounds.empty())
+      out << (changes.empty() ? "" : "               ")
+          << "other bounds here: " << bounds << "\n";
+  }
   out << "  tokenizer    ";
   if (const std::string *json = file.metadataValue("tokenizer")) {
     Tokenizer tokenizer =

@@ -245,9 +245,13 @@ std::optional<TrainingPosition> fillParameters(const ModelInfo &model,
   if (options.loadPath) {
     SafetensorsReader file(*options.loadPath);
     if (entry.kind == EntryKind::TrainStep && model.hasTrainingState() &&
-        isTrainingCheckpoint(file))
-      return loadCheckpoint(file, model, params);
+        isTrainingCheckpoint(file)) {
+      TrainingPosition position = loadCheckpoint(file, model, params);
+      noteConfigChanges(file, model, err, true);
+      return position;
+    }
     params.load(file);
+    noteConfigChanges(file, model, err, entry.kind == EntryKind::TrainStep);
     return std::nullopt;
   }
   if (!options.initSeed)

@@ -497,6 +497,17 @@ Tokenizer Tokenizer::fromJson(std::string_view text,
   };
   Json root;
   std::string why = parseFormattedJson(text, "txc-tokenizer", 1, root);
+  // A Hugging Face tokenizer.json under another name (read by content, not
+  // only by the pair's names): say how it is read, not that 'format' is
+  // missing.
+  if (!why.empty() && !jsonMember(root, "format") &&
+      jsonMember(root, "model") && jsonMember(root, "pre_tokenizer"))
+    throw bad(std::string("it is a Hugging Face tokenizer.json, which txc "
+                          "reads as one side of a pair named X") +
+              kSourceTokenizerSuffix + " and X" + kTargetTokenizerSuffix +
+              " (the other side from its sibling; txc's train --save "
+              "writes such pairs); name it so, or give the txc-tokenizer "
+              "file the checkpoint's training wrote");
   if (!why.empty())
     throw bad(why);
   Tokenizer tokenizer;

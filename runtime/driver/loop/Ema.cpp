@@ -243,12 +243,6 @@ bool loadAveragedWeights(const SafetensorsReader &file, const ModelInfo &model,
   });
 }
 
-namespace {
-
-/// The shapes agree (ParameterArena::load checked them), the config may
-/// not: heads, eps or a scale change the function without changing a
-/// tensor. Only a recorded config says anything (an export or a PyTorch
-/// state_dict records none; every key read as new, a false warning).
 void noteConfigChanges(const SafetensorsReader &file, const ModelInfo &model,
                        std::ostream &err, bool forTraining) {
   const std::vector<std::pair<std::string, std::string>> recorded =
@@ -274,8 +268,6 @@ void noteConfigChanges(const SafetensorsReader &file, const ModelInfo &model,
       << " (values used only in training, such as dropout or warmup, "
          "change nothing here)\n";
 }
-
-} // namespace
 
 void loadWeightsForInference(const SafetensorsReader &file,
                              const ModelInfo &model, ParameterArena &params,

@@ -147,6 +147,15 @@ bool hasAveragedWeights(const SafetensorsReader &file, const ModelInfo &model);
 bool loadAveragedWeights(const SafetensorsReader &file, const ModelInfo &model,
                          ParameterArena &params);
 
+/// The shapes agree (ParameterArena::load checked them), the config may
+/// not: heads, eps or a scale change the function without changing a
+/// tensor. Warns on `err` when `file` records another config than
+/// `model`'s (`forTraining`: a note, training starts from the weights).
+/// Only a recorded config says anything (an export or a PyTorch
+/// state_dict records none; every key would read as new, a false warning).
+void noteConfigChanges(const SafetensorsReader &file, const ModelInfo &model,
+                       std::ostream &err, bool forTraining);
+
 /// `translate`, `eval`, `generate`, `predict`, `export`: loads the
 /// parameters of `file`, then its average unless `raw` (--no-ema), with a
 /// note on `err` saying which. A file trained with another config of the

@@ -6,11 +6,13 @@
 // checkpoint, and eval / translate / run --save-grads read what train wrote.
 //
 //===----------------------------------------------------------------------===//
+#include "TestUtil.h"
 #include "commands/Driver.h"
 #include "core/FakeDevice.h"
-#include "loop/LossCurve.h"
+#include "data/Tokenizer.h"
+#include "formats/Npy.h"
 #include "formats/Safetensors.h"
-#include "TestUtil.h"
+#include "loop/LossCurve.h"
 
 #include <cmath>
 #include <filesystem>
@@ -484,6 +486,108 @@ Result driveOnFakeDevice(std::vector<std::string> args) {
 // bench on a device: the train step and greedy and beam decoding run there
 // (graphs included), the decoded tokens are the CPU's, and it ends with the
 // graph line.
+/// The fake seq2seq model with `from` replaced by `to` in its JSON (a
+/// model compiled with another config: the same entries).
+std::string fakeJsonWith(const std::string &from, const std::string &to) {
+  std::string json = fake_seq2seq_json;
+  const size_t at = json.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos)
+    json.replace(at, from.size(), to);
+  return json;
+}
+
+TEST_F(TrainingTest, AnotherConfigIsNamedByRunBenchAndInfo) {
+  // A checkpoint of another config of the same shapes loaded in silence
+  // into `run` and `bench` (eval and translate warned); info --load did
+  // not say it either.
+  ASSERT_EQ(drive({"train", "--data", data(), "--steps", "2", "--save",
+                   dir.file("c.safetensors"), "--quiet"})
+                .code,
+            0);
+  const std::string other =
+      fakeJsonWith("\"label_smoothing\": 0.0", "\"label_smoothing\": 0.1");
+  auto driveOther = [&](std::vector<std::string> args) {
+    return runDriverCaptured("fake-seq2seq", args, other.c_str(),
+                             fake_seq2seq_entry_table);
+  };
+  const std::string warning =
+      "warning: '" + dir.file("c.safetensors") +
+      "' was trained with another config (this executable: label_smoothing "
+      "= 0.1 (was 0.0)): its tensors fit";
+  writeFixedBatch(dir);
+  const std::string ckpt = dir.file("c.safetensors");
+  Result run =
+      driveOther({"run", "encode", "--load", ckpt, "src=" + dir.file("src.txt"),
+                  "--out-dir", dir.path()});
+  ASSERT_EQ(run.code, 0) << run.err;
+  EXPECT_NE(run.err.find(warning), std::string::npos) << run.err;
+  Result bench =
+      driveOther({"bench", "--load", ckpt, "--decode-only", "--threads", "1"});
+  ASSERT_EQ(bench.code, 0) << bench.err;
+  EXPECT_NE(bench.err.find(warning), std::string::npos) << bench.err;
+  Result info = driveOther({"info", "--load", ckpt});
+  ASSERT_EQ(info.code, 0) << info.err;
+  EXPECT_NE(info.out.find("  config       this executable: label_smoothing "
+                          "= 0.1 (was 0.0); txc -D label_smoothing=0.0 "
+                          "builds the trained model\n"),
+            std::string::npos)
+      << info.out;
+  // The same config: nothing said, and info says so.
+  Result same = drive({"run", "encode", "--load", ckpt,
+                       "src=" + dir.file("src.txt"), "--out-dir", dir.path()});
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_EQ(same.err.find("config"), std::string::npos) << same.err;
+  Result sameInfo = drive({"info", "--load", ckpt});
+  EXPECT_NE(sameInfo.out.find("  config       as this executable's\n"),
+            std::string::npos)
+      << sameInfo.out;
+}
+
+TEST_F(TrainingTest, BenchDecodesFromTheModelsStartToken) {
+  // With config pad = 3 a built vocabulary has [UNK] 0, [SOS] 1, [EOS] 2,
+  // [PAD] 3; bench started every row from id 2 ([EOS]), so --decode-out
+  // and --beam-out were not translate's tokens.
+  const std::string json = fakeJsonWith("\"pad\": 0", "\"pad\": 3");
+  auto drivePad3 = [&](std::vector<std::string> args) {
+    return runDriverCaptured("fake-seq2seq", args, json.c_str(),
+                             fake_seq2seq_entry_table);
+  };
+  const std::string ckpt = dir.file("c.safetensors");
+  ASSERT_EQ(drivePad3({"train", "--data", data(), "--steps", "60", "--seed",
+                       "1", "--save", ckpt, "--quiet"})
+                .code,
+            0);
+  Tokenizer tokenizer = Tokenizer::load(dir.file("c.tokenizer.json"));
+  ASSERT_EQ(tokenizer.target.sosId(), 1);
+  std::vector<int32_t> source;
+  for (const char *word : {"i", "like", "pizza"})
+    source.push_back(tokenizer.source.id(word));
+  Tensor sources(DType::I32, {1, 3});
+  std::copy(source.begin(), source.end(), sources.as<int32_t>());
+  writeNpy(dir.file("src.npy"), sources);
+  for (const char *beam : {"1", "2"}) {
+    Result translate = drivePad3(
+        {"translate", "--load", ckpt, "--beam", beam, "i like pizza"});
+    ASSERT_EQ(translate.code, 0) << translate.err;
+    Result bench = drivePad3(
+        {"bench", "--load", ckpt, "--sources", dir.file("src.npy"),
+         "--decode-only", "--tgt-len", "6", "--threads", "1", "--beam", beam,
+         std::string(beam) == std::string("1") ? "--decode-out" : "--beam-out",
+         dir.file("out.npy")});
+    ASSERT_EQ(bench.code, 0) << bench.err;
+    Tensor tokens = readNpy(dir.file("out.npy"));
+    std::string words;
+    for (int64_t i = 0; i < tokens.numElements(); ++i) {
+      const int32_t id = tokens.as<int32_t>()[i];
+      if (id == tokenizer.target.eosId())
+        break;
+      words += (words.empty() ? "" : " ") + tokenizer.target.word(id);
+    }
+    EXPECT_EQ(words + "\n", translate.out) << "--beam " << beam;
+  }
+}
+
 TEST_F(TrainingTest, BenchOnADeviceDecodesTheCpusTokens) {
   for (const char *side : {"cpu", "dev"}) {
     auto run = std::string(side) == "cpu" ? drive : driveOnFakeDevice;

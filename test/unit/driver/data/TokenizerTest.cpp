@@ -280,6 +280,23 @@ TEST(TokenizerTest, HuggingFacePairRoundTrip) {
                   .sameVocabularies(tokenizer));
 }
 
+TEST(TokenizerTest, HuggingFaceFileUnderAnotherNameSaysHowItIsRead) {
+  // A Hugging Face tokenizer.json not named as one side of a pair was
+  // read as a txc-tokenizer file: "'format' is not "txc-tokenizer"".
+  ScratchDir dir;
+  Tokenizer tokenizer;
+  tokenizer.source = Vocabulary::build({{"a"}}, 1, 0);
+  tokenizer.target = tokenizer.source;
+  tokenizer.saveHuggingFace(dir.file("c"));
+  std::rename(dir.file("c.source.tokenizer.json").c_str(),
+              dir.file("tokenizer.json").c_str());
+  EXPECT_THROW_MESSAGE(
+      Tokenizer::load(dir.file("tokenizer.json")), InputError,
+      "tokenizer.json' is not a valid tokenizer file: it is a Hugging Face "
+      "tokenizer.json, which txc reads as one side of a pair named "
+      "X.source.tokenizer.json and X.target.tokenizer.json");
+}
+
 TEST(TokenizerTest, HuggingFaceFileErrorsNameTheFile) {
   ScratchDir dir;
   Tokenizer tokenizer;
