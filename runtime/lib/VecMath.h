@@ -134,7 +134,8 @@ inline double blockedArraySum(const float *x, int64_t n) {
   });
 }
 
-/// Rows a ColumnSums float row takes before it moves into the double row.
+/// Rows a column sum adds in float before moving them into double
+/// (ColumnSums; Reduce.cpp's middle-axis sums).
 constexpr int64_t kSumRows = 128;
 
 /// Per-column sums over many rows (a norm's dgamma and dbeta): each row adds

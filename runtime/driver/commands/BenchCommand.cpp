@@ -112,15 +112,14 @@ std::vector<TokenIds> randomIds(const ModelInfo &model, const char *role,
 }
 
 /// Where decoding starts: the [SOS] of the tokenizer inside --load's
-/// checkpoint, else the one a vocabulary train builds puts there ([UNK],
-/// [SOS], [EOS] in that order around [PAD] at the config's pad id: 2 for
-/// pad 0 or 1, else 1).
-int32_t startId(const std::optional<std::string> &loadPath, int32_t pad) {
-  if (loadPath)
-    if (std::optional<Tokenizer> tokenizer =
-            checkpointTokenizer(SafetensorsReader(*loadPath)))
-      return tokenizer->target.sosId();
-  return pad <= 1 ? 2 : 1;
+/// checkpoint (`loaded`), else the one a vocabulary train builds has at the
+/// config's pad id (a pad id past the specials puts [SOS] where pad 3
+/// does).
+int32_t startId(const std::optional<Tokenizer> &loaded, int32_t pad) {
+  if (loaded)
+    return loaded->target.sosId();
+  return Vocabulary::build({}, 1, std::clamp(pad, 0, kNumSpecialTokens - 1))
+      .sosId();
 }
 
 /// --sources F.npy: int32 [B, S] source ids in [0, vocab), each row
@@ -251,10 +250,12 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     checkWritableDirectories(outputs);
   }
   ModelRunner runner(model, entryTable, options.threads);
+  std::optional<Tokenizer> loadedTokenizer;
   if (options.loadPath) {
     SafetensorsReader file(*options.loadPath);
     runner.params().write().load(file);
     noteConfigChanges(file, model, err, false);
+    loadedTokenizer = checkpointTokenizer(file);
   } else
     runner.params().write().initialize(0);
   const EntryInfo *train = model.findEntryByRole("train");
@@ -393,7 +394,7 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   if (encode && decode) {
     DecodeOptions decoding;
-    decoding.sos = startId(options.loadPath, pad);
+    decoding.sos = startId(loadedTokenizer, pad);
     decoding.eos = -1; // never stop early: time the full length
     decoding.pad = pad;
     decoding.maxLength = tgtLen;

@@ -81,11 +81,10 @@ void reduceMiddle(Context &ctx, const float *x, int64_t outer, int64_t mid,
       alignas(64) double total[kChunk];
       for (int64_t j = 0; j < width; ++j)
         total[j] = 0.0;
-      // Sums: kRowBlock rows at a time in float (one running sum per
+      // Sums: kSumRows rows at a time in float (one running sum per
       // column: 8192 rows of 0.1 drifted by 6.5e-5), the blocks in double.
-      constexpr int64_t kRowBlock = 128;
       const int64_t block =
-          Op == TXRT_REDUCE_MAX || Op == TXRT_REDUCE_MIN ? mid : kRowBlock;
+          Op == TXRT_REDUCE_MAX || Op == TXRT_REDUCE_MIN ? mid : kSumRows;
       for (int64_t r0 = 0; r0 < mid; r0 += block) {
         for (int64_t j = 0; j < width; ++j)
           acc[j] = init;
@@ -109,7 +108,7 @@ void reduceMiddle(Context &ctx, const float *x, int64_t outer, int64_t mid,
       if (Op == TXRT_REDUCE_MAX || Op == TXRT_REDUCE_MIN) {
         for (int64_t j = 0; j < width; ++j)
           y[o * inner + begin + j] = acc[j];
-      } else if (mid <= kRowBlock) { // one block: as before, in float
+      } else if (mid <= kSumRows) { // one block: as before, in float
         float scale = Op == TXRT_REDUCE_MEAN ? 1.0f / float(mid) : 1.0f;
         for (int64_t j = 0; j < width; ++j)
           y[o * inner + begin + j] = acc[j] * scale;
