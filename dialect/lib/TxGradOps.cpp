@@ -6,6 +6,7 @@
 // Gradients have the types of what they are gradients of.
 //
 //===----------------------------------------------------------------------===//
+#include "VerifyHelpers.h"
 #include "tx/Dialect/TxDialect.h"
 #include "tx/Dialect/TxShape.h"
 
@@ -13,12 +14,9 @@
 
 using namespace mlir;
 using namespace mlir::tx;
+using namespace mlir::tx::verify;
 
 namespace {
-
-LogicalResult fail(std::optional<Location> loc, const Twine &message) {
-  return emitOptionalError(loc, message);
-}
 
 RankedTensorType tensorOf(Value value) {
   auto type = value ? dyn_cast<RankedTensorType>(value.getType()) : nullptr;

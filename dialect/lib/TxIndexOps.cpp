@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "VJPBuilders.h"
 
+#include "VerifyHelpers.h"
 #include "tx/Dialect/TxDialect.h"
 #include "tx/Dialect/TxShape.h"
 
@@ -22,40 +23,10 @@
 
 using namespace mlir;
 using namespace mlir::tx;
+using namespace mlir::tx::verify;
 using namespace mlir::tx::vjp;
 
 namespace {
-
-LogicalResult fail(std::optional<Location> loc, const Twine &message) {
-  return emitOptionalError(loc, message);
-}
-
-std::string dimText(const Dim &dim) {
-  return dim.isSymbolic() ? dim.symbol.getValue().str()
-                          : std::to_string(dim.size);
-}
-
-/// Reads `value`'s type as a well-formed tensor with its shape.
-LogicalResult readTensor(std::optional<Location> loc, Value value,
-                         StringRef name, RankedTensorType &type, Shape &shape) {
-  type = value ? dyn_cast<RankedTensorType>(value.getType()) : nullptr;
-  if (!type || !isWellFormedTensor(type))
-    return fail(loc, Twine(name) +
-                         " must be a ranked tensor with #tx.dims for its "
-                         "dynamic dimensions");
-  shape = getShape(type);
-  return success();
-}
-
-/// Normalizes a possibly negative axis; fails when out of range.
-LogicalResult normalizeAxis(std::optional<Location> loc, int64_t axis,
-                            int64_t rank, int64_t &result) {
-  result = axis < 0 ? axis + rank : axis;
-  if (result < 0 || result >= rank)
-    return fail(loc, llvm::formatv("axis {0} is out of range for rank {1}",
-                                   axis, rank));
-  return success();
-}
 
 /// `4, 4`.
 std::string listText(ArrayRef<int64_t> values) {

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 #include "VJPBuilders.h"
 
+#include "VerifyHelpers.h"
 #include "tx/Dialect/TxDialect.h"
 #include "tx/Dialect/TxShape.h"
 
@@ -21,20 +22,10 @@
 
 using namespace mlir;
 using namespace mlir::tx;
+using namespace mlir::tx::verify;
 using namespace mlir::tx::vjp;
 
 namespace {
-
-LogicalResult fail(std::optional<Location> loc, const Twine &message) {
-  return emitOptionalError(loc, message);
-}
-
-/// `0.5`, `1e-09`: a number as a person writes it.
-std::string number(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%g", value);
-  return buffer;
-}
 
 /// Checks that `value` is a well-formed tensor of `element` type.
 LogicalResult checkTensor(std::optional<Location> loc, Value value,

@@ -6,6 +6,7 @@
 // messages as `tx-opt` does when it verifies IR.
 //
 //===----------------------------------------------------------------------===//
+#include "VerifyHelpers.h"
 #include "tx/Dialect/TxDialect.h"
 #include "tx/Dialect/TxShape.h"
 
@@ -21,51 +22,13 @@
 
 using namespace mlir;
 using namespace mlir::tx;
+using namespace mlir::tx::verify;
 
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-LogicalResult fail(std::optional<Location> loc, const Twine &message) {
-  return emitOptionalError(loc, message);
-}
-
-/// Reads `value`'s type as a well-formed tensor with its shape.
-LogicalResult readTensor(std::optional<Location> loc, Value value,
-                         StringRef name, RankedTensorType &type,
-                         Shape &shape) {
-  type = value ? dyn_cast<RankedTensorType>(value.getType()) : nullptr;
-  if (!type || !isWellFormedTensor(type))
-    return fail(loc, Twine(name) +
-                         " must be a ranked tensor with #tx.dims for its "
-                         "dynamic dimensions");
-  shape = getShape(type);
-  return success();
-}
-
-std::string dimText(const Dim &dim) {
-  return dim.isSymbolic() ? dim.symbol.getValue().str()
-                          : std::to_string(dim.size);
-}
-
-/// Normalizes a possibly negative axis; fails when out of range.
-LogicalResult normalizeAxis(std::optional<Location> loc, int64_t axis,
-                            int64_t rank, int64_t &result) {
-  result = axis < 0 ? axis + rank : axis;
-  if (result < 0 || result >= rank)
-    return fail(loc, llvm::formatv("axis {0} is out of range for rank {1}",
-                                   axis, rank));
-  return success();
-}
-
-/// `0.1`, `1.5`, `1e-09`: a double as a person writes it.
-std::string number(double value) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof(buffer), "%g", value);
-  return buffer;
-}
 
 LogicalResult checkRate(std::optional<Location> loc, StringRef what,
                         double rate) {

@@ -18,10 +18,6 @@ using namespace txc::detail;
 
 namespace {
 
-ConstValue I(int64_t v) { return ConstValue::ofInt(v); }
-ConstValue F(double v) { return ConstValue::ofFloat(v); }
-ConstValue B(bool v) { return ConstValue::ofBool(v); }
-
 NamedAttribute f32Attr(MLIRGenImpl &gen, StringRef name, double value) {
   return gen.getBuilder().getNamedAttr(
       name, gen.getBuilder().getF32FloatAttr(static_cast<float>(value)));

@@ -17,8 +17,6 @@ using namespace txc::detail;
 
 namespace {
 
-ConstValue I(int64_t v) { return ConstValue::ofInt(v); }
-
 NamedAttribute axisAttr(MLIRGenImpl &gen, int64_t axis) {
   return gen.getBuilder().getNamedAttr(
       "axis", gen.getBuilder().getI64IntegerAttr(axis));

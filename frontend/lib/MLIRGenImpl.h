@@ -21,6 +21,11 @@
 
 namespace txc::detail {
 
+/// Constants for the builtin tables (Builtins.cpp, IndexBuiltins.cpp).
+inline ConstValue I(int64_t v) { return ConstValue::ofInt(v); }
+inline ConstValue F(double v) { return ConstValue::ofFloat(v); }
+inline ConstValue B(bool v) { return ConstValue::ofBool(v); }
+
 /// What an expression evaluates to: a tensor (an SSA value), a
 /// compile-time constant, or several tensors (what `chunk` and `split`
 /// give, for a tuple assignment `a, b = chunk(x, 2)`). None is set after an

@@ -18,7 +18,7 @@ using namespace txrt::cuda;
 namespace {
 
 /// The major version of cuBLAS this backend was built against.
-std::string libraryName() {
+std::string cublasLtLibraryName() {
   return "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
 }
 
@@ -31,7 +31,8 @@ const CublasLtApi &txrt::cuda::cublasLt() {
   std::call_once(once, [] {
     try {
       const char *path = std::getenv("TXRT_CUBLASLT");
-      DynamicLibrary library("cuBLASLt", path && *path ? path : libraryName(),
+      DynamicLibrary library("cuBLASLt",
+                             path && *path ? path : cublasLtLibraryName(),
                              "put it on LD_LIBRARY_PATH or set TXRT_CUBLASLT");
       library.lookup("cublasLtCreate", api.create);
       library.lookup("cublasLtDestroy", api.destroy);

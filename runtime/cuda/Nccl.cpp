@@ -38,7 +38,7 @@ struct NcclApi {
   decltype(&::ncclGetLastError) getLastError = nullptr;
 };
 
-std::string libraryName() {
+std::string ncclLibraryName() {
   const char *path = std::getenv("TXRT_NCCL");
   return path && *path ? path : "libnccl.so." + std::to_string(NCCL_MAJOR);
 }
@@ -50,7 +50,7 @@ const NcclApi &nccl() {
   static std::string failure;
   std::call_once(once, [] {
     try {
-      DynamicLibrary library("NCCL", libraryName(),
+      DynamicLibrary library("NCCL", ncclLibraryName(),
                              "install NCCL (it comes with the CUDA toolkit), "
                              "put it on LD_LIBRARY_PATH or set TXRT_NCCL");
       library.lookup("ncclGetVersion", api.getVersion);

@@ -12,8 +12,6 @@ namespace txrt::driver {
 
 namespace {
 
-constexpr int64_t kMaxCount = int64_t(1) << 40;
-
 constexpr const char *kGenerateUsage =
     R"(usage: PROGRAM generate --load FILE [options] [PROMPT ...]
 

@@ -88,6 +88,9 @@ private:
   std::optional<std::string> pending_;
 };
 
+/// The largest count an option takes (steps, epochs, batch rows, tokens).
+constexpr int64_t kMaxCount = int64_t(1) << 40;
+
 /// An integer option in [minimum, maximum]; fails with the option's name.
 template <typename T>
 T integerOption(ArgCursor &cursor, const std::string &option, T minimum,

@@ -15,8 +15,6 @@ namespace txrt::driver {
 
 namespace {
 
-constexpr int64_t kMaxCount = int64_t(1) << 40;
-
 constexpr const char *kTrainUsage =
     R"(usage: PROGRAM train (--data FILE.tsv | --text FILE.txt) [options]
 

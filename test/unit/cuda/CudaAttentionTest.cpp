@@ -20,7 +20,6 @@ using namespace txrt_cuda_test;
 
 namespace {
 
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
 const float kInf = std::numeric_limits<float>::infinity();
 
 struct Case {

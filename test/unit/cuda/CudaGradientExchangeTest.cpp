@@ -18,7 +18,6 @@ namespace {
 
 using namespace txrt_cuda_test;
 
-constexpr double kStrict = 1e-5;
 constexpr int kSites = 3;
 
 /// Three sites of Adam, each with its own parameters and moments, trained

@@ -15,8 +15,6 @@ using namespace txrt_cuda_test;
 
 namespace {
 
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
-
 class CudaIndexingTest : public CudaTest {};
 
 TEST_F(CudaIndexingTest, GatherRowsAndScatterAddGradient) {

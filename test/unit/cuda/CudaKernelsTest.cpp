@@ -20,9 +20,6 @@ using namespace txrt_cuda_test;
 
 namespace {
 
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
-constexpr double kStrict = 1e-5;
-
 class CudaLinearTest : public CudaTest {};
 
 TEST_F(CudaLinearTest, ForwardEveryEpilogueMatchesCpu) {

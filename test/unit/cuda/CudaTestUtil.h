@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@ namespace txrt_cuda_test {
 
 using Floats = std::vector<float>;
 using Ints = std::vector<int32_t>;
+
+const float kNaN = std::numeric_limits<float>::quiet_NaN();
+/// The tolerance of results that follow the reference's float operations.
+constexpr double kStrict = 1e-5;
 
 class CudaTest : public ::testing::Test {
 protected:

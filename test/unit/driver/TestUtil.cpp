@@ -10,6 +10,9 @@
 #include <sstream>
 #include <sys/wait.h>
 
+extern "C" const char fake_seq2seq_json[];
+extern "C" const txc_entry_fn fake_seq2seq_entry_table[];
+
 namespace txrt_driver_test {
 
 ScratchDir::ScratchDir() {
@@ -55,6 +58,11 @@ DriverResult runDriverCaptured(const std::string &program,
   int code = txrt::driver::runDriver(program, args, modelJson, entryTable, out,
                                      err);
   return {code, out.str(), err.str()};
+}
+
+DriverResult drive(std::vector<std::string> args) {
+  return runDriverCaptured("fake-seq2seq", args, fake_seq2seq_json,
+                           fake_seq2seq_entry_table);
 }
 
 CommandResult runShell(const std::string &command) {

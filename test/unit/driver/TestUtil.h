@@ -57,6 +57,9 @@ DriverResult runDriverCaptured(const std::string &program,
                                const char *modelJson,
                                const txc_entry_fn *entryTable);
 
+/// runDriverCaptured over the trainable fake model of FakeSeq2Seq.cpp.
+DriverResult drive(std::vector<std::string> args);
+
 /// Quotes `text` for /bin/sh.
 std::string shellQuote(const std::string &text);
 

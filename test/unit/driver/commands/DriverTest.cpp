@@ -24,7 +24,7 @@ namespace {
 
 using Result = DriverResult;
 
-Result drive(std::vector<std::string> args) {
+Result driveModel(std::vector<std::string> args) {
   return runDriverCaptured("fake-model", args, txc_model_json,
                            txc_entry_table);
 }
@@ -67,7 +67,7 @@ protected:
 };
 
 TEST_F(DriverTest, InfoDescribesTheModel) {
-  Result result = drive({"info"});
+  Result result = driveModel({"info"});
   EXPECT_EQ(result.code, 0) << result.err;
   for (const char *fragment :
        {"model          fake", "source         test/unit/driver/FakeModel.cpp",
@@ -81,25 +81,25 @@ TEST_F(DriverTest, InfoDescribesTheModel) {
     EXPECT_NE(result.out.find(fragment), std::string::npos)
         << "missing: " << fragment << "\n"
         << result.out;
-  Result json = drive({"info", "--json"});
+  Result json = driveModel({"info", "--json"});
   EXPECT_EQ(json.code, 0);
   EXPECT_EQ(json.out, std::string(txc_model_json) + "\n");
 }
 
 TEST_F(DriverTest, HelpAtTopLevelAndPerCommand) {
-  Result top = drive({"--help"});
+  Result top = driveModel({"--help"});
   EXPECT_EQ(top.code, 0);
   EXPECT_NE(top.out.find("usage: fake-model <command>"), std::string::npos);
-  Result run = drive({"run", "--help"});
+  Result run = driveModel({"run", "--help"});
   EXPECT_EQ(run.code, 0);
   EXPECT_NE(run.out.find("usage: fake-model run ENTRY"), std::string::npos);
-  Result info = drive({"help", "info"});
+  Result info = driveModel({"help", "info"});
   EXPECT_NE(info.out.find("usage: fake-model info"), std::string::npos);
 }
 
 TEST_F(DriverTest, RunWithInitComputesTheEntry) {
-  Result result = drive({"run", "apply", "--init", "5", "--input", "x=" + x,
-                         "--out-dir", dir.file("out")});
+  Result result = driveModel({"run", "apply", "--init", "5", "--input",
+                              "x=" + x, "--out-dir", dir.file("out")});
   ASSERT_EQ(result.code, 0) << result.err;
   std::string y = dir.file("out/y.npy");
   EXPECT_NE(result.out.find("y: f32[2, 4] -> " + y), std::string::npos)
@@ -109,7 +109,7 @@ TEST_F(DriverTest, RunWithInitComputesTheEntry) {
 }
 
 TEST_F(DriverTest, RunWithoutWeightsUsesInitZeroAndSaysSo) {
-  Result result = drive({"run", "apply", x, "--out-dir", dir.path()});
+  Result result = driveModel({"run", "apply", x, "--out-dir", dir.path()});
   ASSERT_EQ(result.code, 0) << result.err;
   EXPECT_NE(result.err.find("note: neither --load nor --init given; "
                             "initializing the parameters with --init 0"),
@@ -122,8 +122,8 @@ TEST_F(DriverTest, RunWithLoadUsesTheCheckpoint) {
   std::vector<float> w = {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1};
   std::string weights = dir.file("w.safetensors");
   writeSafetensors(weights, {{"proj.weight", DType::F32, {4, 3}, w.data()}});
-  Result result = drive({"run", "apply", "--load", weights, "--input", x,
-                         "--out-dir", dir.path()});
+  Result result = driveModel({"run", "apply", "--load", weights, "--input", x,
+                              "--out-dir", dir.path()});
   ASSERT_EQ(result.code, 0) << result.err;
   EXPECT_EQ(readFloats(dir.file("y.npy"), {2, 4}),
             (std::vector<float>{1, 2, 3, 6, -1, 0.5f, 0, -0.5f}));
@@ -131,14 +131,14 @@ TEST_F(DriverTest, RunWithLoadUsesTheCheckpoint) {
 
 TEST_F(DriverTest, SaveThenLoadGivesTheSameOutputs) {
   std::string ckpt = dir.file("ckpt.safetensors");
-  ASSERT_EQ(drive({"run", "apply", "--init", "9", x, "--out-dir", dir.file("a"),
-                   "--save", ckpt})
+  ASSERT_EQ(driveModel({"run", "apply", "--init", "9", x, "--out-dir",
+                        dir.file("a"), "--save", ckpt})
                 .code,
             0);
-  ASSERT_EQ(
-      drive({"run", "apply", "--load", ckpt, x, "--out-dir", dir.file("b")})
-          .code,
-      0);
+  ASSERT_EQ(driveModel(
+                {"run", "apply", "--load", ckpt, x, "--out-dir", dir.file("b")})
+                .code,
+            0);
   EXPECT_EQ(readFile(dir.file("a/y.npy")), readFile(dir.file("b/y.npy")));
   SafetensorsReader reader(ckpt);
   EXPECT_EQ(reader.metadata()[1].second, "fake");
@@ -147,7 +147,7 @@ TEST_F(DriverTest, SaveThenLoadGivesTheSameOutputs) {
 TEST_F(DriverTest, RaggedTokenIdsArePaddedAndChecked) {
   std::string ids = dir.file("ids.txt");
   writeFile(ids, "3 4 5\n7\n1 2\n");
-  Result result = drive(
+  Result result = driveModel(
       {"run", "lengths", "--input", "ids=" + ids, "--out-dir", dir.path()});
   ASSERT_EQ(result.code, 0) << result.err;
   Tensor n = readNpy(dir.file("n.npy"));
@@ -158,7 +158,7 @@ TEST_F(DriverTest, RaggedTokenIdsArePaddedAndChecked) {
   EXPECT_EQ(n.as<int32_t>()[2], 2);
 
   writeFile(ids, "3 4 10\n");
-  Result bad = drive({"run", "lengths", ids, "--out-dir", dir.path()});
+  Result bad = driveModel({"run", "lengths", ids, "--out-dir", dir.path()});
   EXPECT_EQ(bad.code, 2);
   EXPECT_EQ(bad.err, "error: input 'ids' ('" + ids +
                          "'): id 10 at [0, 2] is outside [0, 10), the 10 rows "
@@ -193,7 +193,7 @@ TEST_F(DriverTest, BadInputsExitWithTwoAndOneLine) {
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(c.message);
-    Result result = drive(c.args);
+    Result result = driveModel(c.args);
     EXPECT_EQ(result.code, 2);
     EXPECT_EQ(result.err, c.message);
   }
@@ -204,8 +204,8 @@ TEST_F(DriverTest, CheckpointMismatchListsEveryProblem) {
   std::string weights = dir.file("w.safetensors");
   writeSafetensors(weights, {{"proj.weight", DType::F32, {3, 4}, w.data()},
                              {"proj.bias", DType::F32, {4}, w.data()}});
-  Result result =
-      drive({"run", "apply", "--load", weights, x, "--out-dir", dir.path()});
+  Result result = driveModel(
+      {"run", "apply", "--load", weights, x, "--out-dir", dir.path()});
   EXPECT_EQ(result.code, 2);
   EXPECT_EQ(result.err, "error: tensor 'proj.weight' has shape [3, 4] in '" +
                             weights +
@@ -225,7 +225,7 @@ TEST_F(DriverTest, LongMismatchListsAreCapped) {
     tensors.push_back({name, DType::F32, {1}, value.data()});
   std::string weights = dir.file("many.safetensors");
   writeSafetensors(weights, tensors);
-  Result result = drive({"run", "apply", "--load", weights, x});
+  Result result = driveModel({"run", "apply", "--load", weights, x});
   EXPECT_EQ(result.code, 2);
   EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 21);
   EXPECT_NE(result.err.find("error: ... and 11 more mismatches between '" +
@@ -236,8 +236,8 @@ TEST_F(DriverTest, LongMismatchListsAreCapped) {
 
 TEST_F(DriverTest, UnwritableSaveDestinationFailsBeforeRunning) {
   Result result =
-      drive({"run", "apply", x, "--init", "1", "--out-dir", dir.path(),
-             "--save", dir.file("none/ck.safetensors")});
+      driveModel({"run", "apply", x, "--init", "1", "--out-dir", dir.path(),
+                  "--save", dir.file("none/ck.safetensors")});
   EXPECT_EQ(result.code, 2);
   EXPECT_EQ(result.err, "error: --save: cannot write '" +
                             dir.file("none/ck.safetensors") + "': '" +
@@ -245,8 +245,9 @@ TEST_F(DriverTest, UnwritableSaveDestinationFailsBeforeRunning) {
   EXPECT_FALSE(std::filesystem::exists(dir.file("y.npy")));
   // A file where the directory should be is named as such.
   writeFile(dir.file("plain"), "x");
-  Result file = drive({"run", "apply", x, "--init", "1", "--out-dir",
-                       dir.path(), "--save", dir.file("plain/ck.safetensors")});
+  Result file =
+      driveModel({"run", "apply", x, "--init", "1", "--out-dir", dir.path(),
+                  "--save", dir.file("plain/ck.safetensors")});
   EXPECT_EQ(file.code, 2);
   EXPECT_EQ(file.err, "error: --save: cannot write '" +
                           dir.file("plain/ck.safetensors") + "': '" +
@@ -258,8 +259,9 @@ TEST_F(DriverTest, RunOutputsNeverReplaceInputsOrEachOther) {
   // an input, --save and --save-grads on one file: refused before running.
   writeNpy(dir.file("y.npy"), floatTensor({2, 3}, xValues));
   std::string input = readFile(dir.file("y.npy"));
-  Result output = drive({"run", "apply", "--init", "1", "--input",
-                         "x=" + dir.file("y.npy"), "--out-dir", dir.path()});
+  Result output =
+      driveModel({"run", "apply", "--init", "1", "--input",
+                  "x=" + dir.file("y.npy"), "--out-dir", dir.path()});
   EXPECT_EQ(output.code, 2);
   EXPECT_EQ(output.err, "error: output 'y' '" + dir.path() +
                             "/y.npy' is the "
@@ -268,8 +270,8 @@ TEST_F(DriverTest, RunOutputsNeverReplaceInputsOrEachOther) {
                             "'; writing it would destroy the input\n");
   EXPECT_TRUE(readFile(dir.file("y.npy")) == input);
 
-  Result save = drive({"run", "apply", "--init", "1", x, "--out-dir",
-                       dir.file("out"), "--save", x});
+  Result save = driveModel({"run", "apply", "--init", "1", x, "--out-dir",
+                            dir.file("out"), "--save", x});
   EXPECT_EQ(save.code, 2);
   EXPECT_NE(save.err.find("error: --save '" + x +
                           "' is the same file as "
@@ -283,36 +285,36 @@ TEST_F(DriverTest, RunOutputsNeverReplaceInputsOrEachOther) {
 TEST_F(DriverTest, UsageErrorsPrintTheErrorAndAHint) {
   // One error line and a hint naming the command's --help; the whole usage
   // text (30 lines and more) is no longer printed after it.
-  Result unknownEntry = drive({"run", "train", x});
+  Result unknownEntry = driveModel({"run", "train", x});
   EXPECT_EQ(unknownEntry.code, 2);
   EXPECT_EQ(unknownEntry.err, "error: model 'fake' has no entry 'train' "
                               "(entries: apply, lengths, fail)\n"
                               "hint: see 'fake-model run --help'\n");
-  Result badFlag = drive({"info", "--jsn"});
+  Result badFlag = driveModel({"info", "--jsn"});
   EXPECT_EQ(badFlag.code, 2);
   EXPECT_EQ(badFlag.err, "error: unknown option '--jsn'\n"
                          "hint: see 'fake-model info --help'\n");
-  Result badCommand = drive({"trian"});
+  Result badCommand = driveModel({"trian"});
   EXPECT_EQ(badCommand.err.find("usage:"), std::string::npos)
       << badCommand.err;
   EXPECT_NE(badCommand.err.find("hint: see 'fake-model --help'\n"),
             std::string::npos)
       << badCommand.err;
-  Result unknownInput = drive({"run", "apply", "--input", "z=" + x});
+  Result unknownInput = driveModel({"run", "apply", "--input", "z=" + x});
   EXPECT_EQ(unknownInput.code, 2);
   EXPECT_NE(unknownInput.err.find("error: entry 'apply' has no input 'z' "
                                   "(inputs: x)"),
             std::string::npos);
-  Result missing = drive({"run", "apply"});
+  Result missing = driveModel({"run", "apply"});
   EXPECT_NE(missing.err.find("error: missing input 'x' of entry 'apply' "
                              "(pass --input x=FILE)"),
             std::string::npos);
-  Result extra = drive({"run", "apply", x, x});
+  Result extra = driveModel({"run", "apply", x, x});
   EXPECT_NE(extra.err.find("takes 1 input(s) (x) but more files were given"),
             std::string::npos);
-  Result twice = drive({"run", "apply", "x=" + x, "--input", "x=" + x});
+  Result twice = driveModel({"run", "apply", "x=" + x, "--input", "x=" + x});
   EXPECT_NE(twice.err.find("input 'x' is given twice"), std::string::npos);
-  Result noCommand = drive({});
+  Result noCommand = driveModel({});
   EXPECT_EQ(noCommand.code, 2);
   EXPECT_NE(noCommand.err.find("error: no command given\n\nusage: fake-model "
                                "<command>"),
@@ -320,7 +322,7 @@ TEST_F(DriverTest, UsageErrorsPrintTheErrorAndAHint) {
 }
 
 TEST_F(DriverTest, KernelFailureExitsWithOneAndTheRuntimeMessage) {
-  Result result = drive({"run", "fail", x, "--out-dir", dir.path()});
+  Result result = driveModel({"run", "fail", x, "--out-dir", dir.path()});
   EXPECT_EQ(result.code, 1);
   EXPECT_NE(result.err.find("\nerror: entry 'fail' failed (invalid argument): "
                             "txrt_linear_fwd"),
@@ -332,7 +334,7 @@ TEST_F(DriverTest, KernelFailureExitsWithOneAndTheRuntimeMessage) {
 TEST_F(DriverTest, UnwritableOutputDirectoryIsAnInputError) {
   std::string file = dir.file("plain");
   writeFile(file, "");
-  Result result = drive({"run", "apply", x, "--out-dir", file + "/sub"});
+  Result result = driveModel({"run", "apply", x, "--out-dir", file + "/sub"});
   EXPECT_EQ(result.code, 2);
   EXPECT_NE(result.err.find("error: cannot create the output directory '" +
                             file + "/sub'"),

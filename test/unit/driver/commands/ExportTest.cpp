@@ -20,11 +20,6 @@ using namespace txrt_driver_test;
 
 namespace {
 
-DriverResult drive(std::vector<std::string> args) {
-  return runDriverCaptured("fake-seq2seq", args, fake_seq2seq_json,
-                           fake_seq2seq_entry_table);
-}
-
 constexpr const char *kToyData = "i love you\tte amo\n"
                                  "you love me\tme amas\n"
                                  "i see you\tte veo\n"

@@ -52,10 +52,6 @@ Result driveWith(const txc_entry_fn *table, std::vector<std::string> args) {
   return runDriverCaptured("fake-seq2seq", args, fake_seq2seq_json, table);
 }
 
-Result drive(std::vector<std::string> args) {
-  return driveWith(fake_seq2seq_entry_table, std::move(args));
-}
-
 /// The fake-seq2seq executable with `args` (already quoted), stdout and
 /// stderr together.
 CommandResult runFake(const std::string &args, const std::string &prefix = "") {

@@ -31,11 +31,6 @@ namespace {
 
 using Result = DriverResult;
 
-Result drive(std::vector<std::string> args) {
-  return runDriverCaptured("fake-seq2seq", args, fake_seq2seq_json,
-                           fake_seq2seq_entry_table);
-}
-
 constexpr const char *kToyData = "i love you\tte amo\n"
                                  "you love me\tme amas\n"
                                  "i see you\tte veo\n"
