@@ -8,7 +8,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  cmake ninja-build ccache g++ make python3 python3-numpy bc
+  cmake ninja-build ccache g++ lld make python3 python3-numpy bc
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools clang-19
   libdnnl-dev libgtest-dev libgmock-dev libbenchmark-dev
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev

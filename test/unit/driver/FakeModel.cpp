@@ -45,14 +45,14 @@ extern "C" const char txc_model_json[] = R"json({
 
 namespace {
 
-enum { kDimB = 0, kDimT = 1 };
+enum { kFakeDimB = 0, kFakeDimT = 1 };
 
 int32_t applyEntry(void *, void *params, void *, const int64_t *dims,
                    void *const *inputs, void *const *outputs) {
   const float *w = static_cast<const float *>(params);
   const float *x = static_cast<const float *>(inputs[0]);
   float *y = static_cast<float *>(outputs[0]);
-  for (int64_t b = 0; b < dims[kDimB]; ++b)
+  for (int64_t b = 0; b < dims[kFakeDimB]; ++b)
     for (int64_t o = 0; o < 4; ++o) {
       float sum = 0;
       for (int64_t i = 0; i < 3; ++i)
@@ -66,18 +66,18 @@ int32_t lengthsEntry(void *, void *, void *, const int64_t *dims,
                      void *const *inputs, void *const *outputs) {
   const int32_t *ids = static_cast<const int32_t *>(inputs[0]);
   int32_t *n = static_cast<int32_t *>(outputs[0]);
-  for (int64_t b = 0; b < dims[kDimB]; ++b) {
+  for (int64_t b = 0; b < dims[kFakeDimB]; ++b) {
     n[b] = 0;
-    for (int64_t t = 0; t < dims[kDimT]; ++t)
-      n[b] += ids[b * dims[kDimT] + t] != 0;
+    for (int64_t t = 0; t < dims[kFakeDimT]; ++t)
+      n[b] += ids[b * dims[kFakeDimT] + t] != 0;
   }
   return TXRT_OK;
 }
 
 int32_t failEntry(void *ctx, void *, void *, const int64_t *dims,
                   void *const *inputs, void *const *outputs) {
-  return txrt_linear_fwd(static_cast<txrt_context *>(ctx), 1, dims[kDimB], 4, 3,
-                         static_cast<const float *>(inputs[0]), nullptr,
+  return txrt_linear_fwd(static_cast<txrt_context *>(ctx), 1, dims[kFakeDimB],
+                         4, 3, static_cast<const float *>(inputs[0]), nullptr,
                          nullptr, TXRT_ACTIVATION_NONE, nullptr,
                          static_cast<float *>(outputs[0]));
 }

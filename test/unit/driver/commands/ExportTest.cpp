@@ -20,15 +20,15 @@ using namespace txrt_driver_test;
 
 namespace {
 
-constexpr const char *kToyData = "i love you\tte amo\n"
-                                 "you love me\tme amas\n"
-                                 "i see you\tte veo\n"
-                                 "you see me\tme ves\n";
+constexpr const char *kExportData = "i love you\tte amo\n"
+                                    "you love me\tme amas\n"
+                                    "i see you\tte veo\n"
+                                    "you see me\tme ves\n";
 
 class ExportTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    writeFile(dir.file("train.tsv"), kToyData);
+    writeFile(dir.file("train.tsv"), kExportData);
     DriverResult train =
         drive({"train", "--data", dir.file("train.tsv"), "--steps", "40",
                "--batch", "4", "--save", dir.file("c.safetensors"),

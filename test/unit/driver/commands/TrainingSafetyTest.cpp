@@ -58,14 +58,14 @@ CommandResult runFake(const std::string &args, const std::string &prefix = "") {
   return runShell(prefix + shellQuote(TXRT_DRIVER_FAKE_SEQ2SEQ) + " " + args);
 }
 
-constexpr const char *kToyData = "i love you\tte amo\n"
-                                 "you love me\tme amas\n"
-                                 "i see you\tte veo\n"
-                                 "you see me\tme ves\n"
-                                 "i like pizza\tme gusta pizza\n"
-                                 "you like cake\tte gusta pastel\n"
-                                 "i eat pizza\tyo como pizza\n"
-                                 "you eat cake\ttú comes pastel\n";
+constexpr const char *kSafetyData = "i love you\tte amo\n"
+                                    "you love me\tme amas\n"
+                                    "i see you\tte veo\n"
+                                    "you see me\tme ves\n"
+                                    "i like pizza\tme gusta pizza\n"
+                                    "you like cake\tte gusta pastel\n"
+                                    "i eat pizza\tyo como pizza\n"
+                                    "you eat cake\ttú comes pastel\n";
 
 /// Other words, so a tokenizer built from it numbers words differently.
 constexpr const char *kOtherData = "the cat eats fish\tel gato come pescado\n"
@@ -127,7 +127,7 @@ std::vector<std::string> temporaries(const std::string &dir) {
 class TrainingSafetyTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    writeFile(data(), kToyData);
+    writeFile(data(), kSafetyData);
     writeFile(other(), kOtherData);
   }
   std::string data() const { return dir.file("train.tsv"); }
@@ -512,7 +512,7 @@ TEST_F(TrainingSafetyTest, OutputsOntoTheDataAreRefused) {
                               "'; writing it would destroy the input"),
               std::string::npos)
         << result.err;
-    EXPECT_EQ(readFile(data()), kToyData);
+    EXPECT_EQ(readFile(data()), kSafetyData);
   }
 }
 

@@ -3,8 +3,11 @@
 // What the fake device (FakeDevice.h) computes for its Device calls: the
 // CUDA backend's own device code run on the host under CudaEmulation.h
 // (test/unit/cuda/emulated/), with the launch geometry its .cu uses, so a
-// driver test on the fake device runs the kernel a GPU would. A file of
-// its own: CudaEmulation.h defines CUDA's names as macros.
+// driver test on the fake device runs the kernel a GPU would. Kept apart
+// from FakeDevice.cpp: CudaEmulation.h defines CUDA's names as macros. In a
+// unity batch the files before this one can bring txrt::driver into scope,
+// whose AllowedIds and RowCopy are named as the kernels' types are: this
+// file writes those qualified.
 //
 //===----------------------------------------------------------------------===//
 #include "core/FakeDevice.h"
@@ -39,7 +42,8 @@ void emulateArgmaxRows(const float *logits, int64_t rows, int64_t vocab,
   if (excluded.size() > size_t(kMaxExcluded))
     throw std::logic_error("emulateArgmaxRows: more excluded ids than a "
                            "launch takes");
-  AllowedIds allowed{emittable, int32_t(excluded.size()), {}};
+  txrt::cuda::argmax::AllowedIds allowed{
+      emittable, int32_t(excluded.size()), {}};
   for (size_t i = 0; i < excluded.size(); ++i)
     allowed.excluded[i] = excluded[i];
   const txrt::cuda::KernelLaunch perRow = argmaxLaunch(rows);
@@ -50,7 +54,7 @@ void emulateArgmaxRows(const float *logits, int64_t rows, int64_t vocab,
 
 void emulateCopyRows(const std::vector<txrt::driver::RowCopy> &copies) {
   using namespace txrt::cuda::copyrows;
-  std::vector<RowCopy> rows;
+  std::vector<txrt::cuda::copyrows::RowCopy> rows;
   for (const txrt::driver::RowCopy &copy : copies)
     rows.push_back({static_cast<char *>(copy.dst),
                     static_cast<const char *>(copy.src),
