@@ -102,7 +102,8 @@ int evalLanguageModel(const ModelInfo &model, const txc_entry_fn *entryTable,
                      "' is a language model; give --text FILE.txt");
   const EntryInfo &logits = entryWithRole(model, "logits", "eval");
   const TensorSig &tokens = inputWithRole(logits, "tokens");
-  int64_t batch = evalBatch(options, inputBound(model, logits, tokens, 0));
+  const LengthBound rows = inputBound(model, logits, tokens, 0);
+  int64_t batch = evalBatch(options, rows);
   LengthBound length = inputBound(model, logits, tokens, 1);
   ModelRunner runner(model, entryTable, options.threads);
   runner.reserveArena(logits);
@@ -119,7 +120,9 @@ int evalLanguageModel(const ModelInfo &model, const txc_entry_fn *entryTable,
   for (int64_t begin = 0; begin < blocks.size(); begin += batch) {
     std::vector<size_t> indices(size_t(std::min(blocks.size() - begin, batch)));
     std::iota(indices.begin(), indices.end(), size_t(begin));
-    Tensor input = blocks.tokens(indices), targets = blocks.targets(indices);
+    // A constant batch: the last rows are pad (no target tokens).
+    Tensor input = padIdsTo(blocks.tokens(indices), pad, rows.padTo());
+    Tensor targets = padIdsTo(blocks.targets(indices), pad, rows.padTo());
     std::vector<Tensor> outputs = runner.call(logits, {&input});
     accumulateTokenStats(outputs[0], targets, pad, stats);
   }
@@ -267,7 +270,9 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     std::vector<size_t> indices(
         std::min(pairs.size() - begin, size_t(batch)));
     std::iota(indices.begin(), indices.end(), begin);
-    Batch current = makeBatch(pairs, indices, tokenizer.target, pad);
+    Batch current = makeBatch(pairs, indices, tokenizer.target, pad,
+                              bounds.source.padTo(), bounds.target.padTo());
+    padBatchRows(current, pad, bounds.batch.padTo());
     Tensor logits = teacherForcedLogits(runner, current.src, current.tgtIn);
     accumulateTokenStats(logits, current.tgtOut, pad, stats);
   }

@@ -25,7 +25,12 @@ classifyEncoded(ModelRunner &runner, const EntryInfo &classify,
     std::vector<std::vector<int32_t>> chunk(
         texts.begin() + std::ptrdiff_t(begin),
         texts.begin() + std::ptrdiff_t(end));
-    Tensor tokens = padSequences(chunk, pad);
+    // Sizes the spec writes as constants: pad rows and positions (the
+    // added rows' classes are not read).
+    const TensorSig *tokenSig = classify.findInputByRole("tokens");
+    Tensor tokens = padSequences(chunk, pad, tokenSig ? tokenSig->padTo(1) : 1);
+    if (tokenSig)
+      tokens = padIdsTo(std::move(tokens), pad, tokenSig->padTo(0));
     Tensor segments(DType::I32, tokens.shape); // one segment: zeros
     std::vector<const Tensor *> inputs;
     for (const TensorSig &sig : classify.inputs) {

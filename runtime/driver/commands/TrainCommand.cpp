@@ -56,10 +56,32 @@ const EntryInfo &trainEntry(const ModelInfo &model) {
   return *entry;
 }
 
+/// The rows of `ranks` batches of a model whose batch is a constant of the
+/// spec; InputError naming --batch when `requested` is another number.
+int64_t constantBatchRows(const std::optional<int64_t> &requested,
+                          const LengthBound &bound, int ranks,
+                          const std::string &what) {
+  const int64_t rows = bound.bound * ranks;
+  if (requested && *requested != rows)
+    throw InputError(
+        what + ": the model's batch is " + bound.describe() +
+        (ranks > 1 ? ", " + std::to_string(rows) + " rows over " +
+                         std::to_string(ranks) + " ranks"
+                   : std::string()) +
+        "; give --batch " + std::to_string(rows) +
+        " or leave it out (--update-freq K makes an update of K batches)");
+  return rows;
+}
+
 /// The batch size: --batch (checked against the B bound: each of `ranks`
-/// takes its share) or the bound.
+/// takes its share) or the bound. A constant batch (i32[8, T]) is that many
+/// rows on each rank, exactly.
 int64_t batchSize(const std::optional<int64_t> &requested,
                   const LengthBound &bound, int ranks = 1) {
+  if (bound.constant)
+    return constantBatchRows(
+        requested, bound, ranks,
+        "--batch " + (requested ? std::to_string(*requested) : std::string()));
   if (!requested)
     return bound.bound;
   if ((*requested + ranks - 1) / ranks > bound.bound)
@@ -74,6 +96,11 @@ int64_t batchSize(const std::optional<int64_t> &requested,
 /// model's B bound may no longer take (recompiled with a smaller one).
 int64_t resumedBatchSize(int64_t saved, int64_t savedUpdateFreq,
                          const LengthBound &bound, int ranks) {
+  if (bound.constant)
+    return constantBatchRows(saved, bound, ranks,
+                             "the checkpoint's batch size " +
+                                 std::to_string(saved) +
+                                 ", which a resumed run keeps");
   if ((saved + ranks - 1) / ranks <= bound.bound)
     return saved;
   // The same updates in smaller batches: --batch saved/k --update-freq
@@ -545,6 +572,14 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     position.seed = options.seed.value_or(0);
     initialize();
   }
+  if (maxTokens && data.batchBound.constant)
+    throw InputError(
+        "--max-tokens " + std::to_string(maxTokens) +
+        (options.maxTokens ? std::string() : " (the resumed checkpoint's)") +
+        ": batches by tokens vary in rows, and the model's "
+        "batch is " +
+        data.batchBound.describe() + "; train with --batch " +
+        std::to_string(data.batchBound.bound * ranks.size()) + " instead");
   // Each rank takes a share of every batch (the last of an epoch may be
   // shorter: DataParallel.h gives an empty share a zero-weight row).
   if (!maxTokens && batch < ranks.size())

@@ -233,9 +233,10 @@ std::string truncationNote(int64_t truncated, const LengthBound &length) {
   const std::string bound = std::to_string(length.bound);
   return "note: " + std::to_string(truncated) +
          (truncated == 1 ? " text was" : " texts were") + " longer than the " +
-         bound + " positions of dim " + length.dim + " and " +
-         (truncated == 1 ? "was" : "were") + " cut to the first " + bound +
-         " ([SOS] included)";
+         bound + " positions " +
+         (length.constant ? "the spec gives" : "of dim " + length.dim) +
+         " and " + (truncated == 1 ? "was" : "were") + " cut to the first " +
+         bound + " ([SOS] included)";
 }
 
 std::vector<EncodedExample>
@@ -416,6 +417,12 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
       if (*options.block > length.bound)
         throw InputError("--block " + std::to_string(*options.block) +
                          " is longer than " + length.describe());
+      if (length.constant && *options.block != length.bound)
+        throw InputError("--block " + std::to_string(*options.block) +
+                         ": input '" + tokens.name + "' of entry '" +
+                         train.name + "' takes blocks of " + length.describe() +
+                         "; leave --block out or give --block " +
+                         std::to_string(length.bound));
       block = *options.block;
     }
     data.block = block;
@@ -460,7 +467,8 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                    " documents) from " + data.path + ": vocabulary " +
                    std::to_string(data.tokenizer.source.size());
     data.unit = "tokens";
-    data.makeSource = [blocks = std::move(blocks)](
+    data.makeSource = [blocks = std::move(blocks),
+                       full = data.batchBound.constant](
                           int64_t batch, int64_t maxTokens, uint64_t seed) {
       // Every block has the same length: name it, not "example 1" and its
       // source and target sides.
@@ -473,7 +481,7 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
             std::to_string(blocks.blockLength()) + " or more, or give --block " +
             std::to_string(maxTokens) + " or less");
       return std::make_unique<LanguageModelBatches>(blocks, batch, seed,
-                                                    maxTokens);
+                                                    maxTokens, full);
     };
     return data;
   }
@@ -531,10 +539,13 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                    std::to_string(data.tokenizer.source.size()) + ", " +
                    std::to_string(data.labels->size()) + " labels";
     data.unit = "examples";
-    data.makeSource = [examples = std::move(examples),
-                       pad](int64_t batch, int64_t maxTokens, uint64_t seed) {
+    BatchShape shape;
+    shape.sourceLength = length.padTo();
+    shape.fullBatches = data.batchBound.constant;
+    data.makeSource = [examples = std::move(examples), pad,
+                       shape](int64_t batch, int64_t maxTokens, uint64_t seed) {
       return std::make_unique<ClassifierBatches>(examples, pad, batch, seed,
-                                                 maxTokens);
+                                                 maxTokens, shape);
     };
     return data;
   }
@@ -595,9 +606,14 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
   data.targetEntropy = unigramEntropy(targetCounts);
   // The ids move into the source (no copy of the corpus): a second call
   // would find them gone, so it is an error.
+  BatchShape shape;
+  shape.sourceLength = bounds.source.padTo();
+  shape.targetLength = bounds.target.padTo();
+  shape.fullBatches = bounds.batch.constant;
   data.makeSource = [pairs = std::move(pairs), target = data.tokenizer.target,
-                     pad, path = data.path, made = false](int64_t batch, int64_t maxTokens,
-                                        uint64_t seed) mutable {
+                     pad, path = data.path, shape,
+                     made = false](int64_t batch, int64_t maxTokens,
+                                   uint64_t seed) mutable {
     if (made)
       throw std::logic_error("makeSource called twice on seq2seq data");
     made = true;
@@ -606,7 +622,7 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
         return "the pair at " + path + ":" + std::to_string(pairs.line(i));
       });
     return std::make_unique<Seq2SeqBatches>(std::move(pairs), target, pad,
-                                            batch, seed, maxTokens);
+                                            batch, seed, maxTokens, shape);
   };
   return data;
 }

@@ -78,6 +78,13 @@ struct TensorSig {
   /// "writes_last_rows"): it writes this many rows (the new positions) at the
   /// end of axis 1, so axis 1 must hold at least that many.
   std::optional<DimRef> writesLastRows;
+  /// The size the spec writes for `axis` (i32[8, T]: 8 for axis 0), or 1
+  /// where the axis is a dim: what padIdsTo (data/Batching.h) grows a
+  /// batch's ids to.
+  int64_t padTo(size_t axis) const {
+    return axis < shape.size() && !shape[axis].isSymbolic() ? shape[axis].size
+                                                            : 1;
+  }
 };
 
 /// A parameter and where it lives in the parameter arena.

@@ -4,10 +4,6 @@
 
 namespace txrt::driver {
 
-namespace {
-
-} // namespace
-
 ExampleLengths pairLengths(const PairIds &pairs) {
   std::vector<std::pair<int64_t, int64_t>> lengths;
   lengths.reserve(pairs.size());
@@ -37,9 +33,12 @@ const Tensor *RoleTensors::find(std::string_view role) const {
 }
 
 BatchSource::BatchSource(std::vector<std::pair<int64_t, int64_t>> lengths,
-                         int64_t batchSize, uint64_t seed, int64_t maxTokens)
+                         int64_t batchSize, uint64_t seed, int64_t maxTokens,
+                         bool fullBatches)
     : plan_(maxTokens ? BatchPlan(lengths, batchSize, maxTokens, seed)
-                      : BatchPlan(lengths, batchSize, seed)),
+                      : BatchPlan(lengths, batchSize, seed,
+                                  fullBatches ? LastBatch::Completed
+                                              : LastBatch::MayBeShort)),
       examples_(int64_t(lengths.size())) {}
 
 void bindInputsByRole(const EntryInfo &entry, const std::string &roles,
@@ -87,15 +86,17 @@ TrainBatch BatchSource::batch(const EntryInfo &entry, int64_t step) {
   return batch;
 }
 
-Seq2SeqBatches::Seq2SeqBatches(PairIds pairs,
-                               Vocabulary target, int32_t pad,
+Seq2SeqBatches::Seq2SeqBatches(PairIds pairs, Vocabulary target, int32_t pad,
                                int64_t batchSize, uint64_t seed,
-                               int64_t maxTokens)
-    : BatchSource(pairLengths(pairs), batchSize, seed, maxTokens),
-      pairs_(std::move(pairs)), target_(std::move(target)), pad_(pad) {}
+                               int64_t maxTokens, BatchShape shape)
+    : BatchSource(pairLengths(pairs), batchSize, seed, maxTokens,
+                  shape.fullBatches),
+      pairs_(std::move(pairs)), target_(std::move(target)), pad_(pad),
+      shape_(shape) {}
 
 RoleTensors Seq2SeqBatches::make(const std::vector<size_t> &indices) const {
-  Batch batch = makeBatch(pairs_, indices, target_, pad_);
+  Batch batch = makeBatch(pairs_, indices, target_, pad_, shape_.sourceLength,
+                          shape_.targetLength);
   RoleTensors out;
   out.tensors.emplace_back("source", std::move(batch.src));
   out.tensors.emplace_back("target_in", std::move(batch.tgtIn));
@@ -106,11 +107,11 @@ RoleTensors Seq2SeqBatches::make(const std::vector<size_t> &indices) const {
 
 LanguageModelBatches::LanguageModelBatches(TokenBlocks blocks,
                                            int64_t batchSize, uint64_t seed,
-                                           int64_t maxTokens)
+                                           int64_t maxTokens, bool fullBatches)
     : BatchSource(std::vector<std::pair<int64_t, int64_t>>(
                       size_t(blocks.size()),
                       {blocks.blockLength(), blocks.blockLength()}),
-                  batchSize, seed, maxTokens),
+                  batchSize, seed, maxTokens, fullBatches),
       blocks_(std::move(blocks)) {}
 
 RoleTensors
@@ -124,9 +125,11 @@ LanguageModelBatches::make(const std::vector<size_t> &indices) const {
 
 ClassifierBatches::ClassifierBatches(std::vector<EncodedExample> examples,
                                      int32_t pad, int64_t batchSize,
-                                     uint64_t seed, int64_t maxTokens)
-    : BatchSource(exampleLengths(examples), batchSize, seed, maxTokens),
-      examples_(std::move(examples)), pad_(pad) {}
+                                     uint64_t seed, int64_t maxTokens,
+                                     BatchShape shape)
+    : BatchSource(exampleLengths(examples), batchSize, seed, maxTokens,
+                  shape.fullBatches),
+      examples_(std::move(examples)), pad_(pad), shape_(shape) {}
 
 RoleTensors ClassifierBatches::make(const std::vector<size_t> &indices) const {
   std::vector<std::vector<int32_t>> tokens;
@@ -136,7 +139,7 @@ RoleTensors ClassifierBatches::make(const std::vector<size_t> &indices) const {
     labels.as<int32_t>()[row] = examples_[indices[row]].label;
   }
   RoleTensors out;
-  Tensor ids = padSequences(tokens, pad_);
+  Tensor ids = padSequences(tokens, pad_, shape_.sourceLength);
   Tensor segments(DType::I32, ids.shape); // zero-filled: one segment
   out.tensors.emplace_back("tokens", std::move(ids));
   out.tensors.emplace_back("segments", std::move(segments));

@@ -37,6 +37,15 @@ struct RoleTensors {
   const Tensor *find(std::string_view role) const;
 };
 
+/// What a spec writes as constants instead of dims, which every batch then
+/// has: the lengths of the token inputs (source or tokens, and target) and
+/// a batch whose every row is an example (BatchPlan's fullBatches).
+struct BatchShape {
+  int64_t sourceLength = 1; ///< seq2seq source; a classifier's tokens
+  int64_t targetLength = 1; ///< seq2seq target_in / target_out
+  bool fullBatches = false;
+};
+
 /// One update's inputs, in the train entry's order.
 struct TrainBatch {
   RoleTensors byRole;
@@ -49,7 +58,8 @@ public:
   /// `maxTokens` > 0: batches by padded tokens (TokenBatches.h), at most
   /// `batchSize` rows; else `batchSize` rows.
   BatchSource(std::vector<std::pair<int64_t, int64_t>> lengths,
-              int64_t batchSize, uint64_t seed, int64_t maxTokens = 0);
+              int64_t batchSize, uint64_t seed, int64_t maxTokens = 0,
+              bool fullBatches = false);
   virtual ~BatchSource() = default;
 
   const BatchPlan &plan() const { return plan_; }
@@ -89,7 +99,8 @@ ExampleLengths pairLengths(const PairIds &pairs);
 class Seq2SeqBatches : public BatchSource {
 public:
   Seq2SeqBatches(PairIds pairs, Vocabulary target, int32_t pad,
-                 int64_t batchSize, uint64_t seed, int64_t maxTokens = 0);
+                 int64_t batchSize, uint64_t seed, int64_t maxTokens = 0,
+                 BatchShape shape = {});
   RoleTensors make(const std::vector<size_t> &indices) const override;
   std::string roles() const override {
     return "source, target_in, target_out";
@@ -100,12 +111,13 @@ private:
   PairIds pairs_;
   Vocabulary target_;
   int32_t pad_;
+  BatchShape shape_;
 };
 
 class LanguageModelBatches : public BatchSource {
 public:
   LanguageModelBatches(TokenBlocks blocks, int64_t batchSize, uint64_t seed,
-                       int64_t maxTokens = 0);
+                       int64_t maxTokens = 0, bool fullBatches = false);
   RoleTensors make(const std::vector<size_t> &indices) const override;
   std::string roles() const override { return "tokens, targets"; }
   const TokenBlocks &blocks() const { return blocks_; }
@@ -124,13 +136,15 @@ struct EncodedExample {
 class ClassifierBatches : public BatchSource {
 public:
   ClassifierBatches(std::vector<EncodedExample> examples, int32_t pad,
-                    int64_t batchSize, uint64_t seed, int64_t maxTokens = 0);
+                    int64_t batchSize, uint64_t seed, int64_t maxTokens = 0,
+                    BatchShape shape = {});
   RoleTensors make(const std::vector<size_t> &indices) const override;
   std::string roles() const override { return "tokens, segments, label"; }
 
 private:
   std::vector<EncodedExample> examples_;
   int32_t pad_;
+  BatchShape shape_;
 };
 
 } // namespace txrt::driver

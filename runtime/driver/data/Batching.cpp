@@ -31,9 +31,9 @@ uint64_t streamKey(uint64_t seed, int64_t epoch, const char *purpose) {
 } // namespace
 
 BatchPlan::BatchPlan(std::vector<std::pair<int64_t, int64_t>> lengths,
-                     int64_t batchSize, uint64_t seed)
+                     int64_t batchSize, uint64_t seed, LastBatch last)
     : lengths_(std::move(lengths)), batchSize_(std::max<int64_t>(batchSize, 1)),
-      seed_(seed) {
+      fullBatches_(last == LastBatch::Completed), seed_(seed) {
   // Windows are whole multiples of the batch size, so only the last window
   // of an epoch can give a partial batch.
   // n / b rounded up, without n + b - 1 (b may be a huge bound).
@@ -75,6 +75,8 @@ std::vector<std::vector<size_t>> BatchPlan::epoch(int64_t epoch) const {
   std::vector<size_t> order(lengths_.size());
   std::iota(order.begin(), order.end(), size_t(0));
   shuffle(order, streamKey(seed_, epoch, "examples"));
+  const std::vector<size_t> shuffled =
+      fullBatches_ ? order : std::vector<size_t>();
 
   // kBucketWindowBatches batches, at most the whole epoch (and never 0,
   // which a wrapped batch * 16 would give).
@@ -102,8 +104,28 @@ std::vector<std::vector<size_t>> BatchPlan::epoch(int64_t epoch) const {
       batches.emplace_back(it, it + std::min<std::ptrdiff_t>(batchSize_,
                                                                last - it));
   }
+  if (fullBatches_ && !batches.empty())
+    completeBatch(batches.back(), shuffled);
   shuffle(batches, streamKey(seed_, epoch, "batches"));
   return batches;
+}
+
+void BatchPlan::completeBatch(std::vector<size_t> &batch,
+                              const std::vector<size_t> &shuffled) const {
+  if (int64_t(batch.size()) >= batchSize_ || shuffled.empty())
+    return;
+  // Examples the batch does not hold, in the epoch's shuffled order; with
+  // fewer examples than a batch, all of them again.
+  const bool repeat = int64_t(shuffled.size()) < batchSize_;
+  std::vector<bool> held(lengths_.size(), false);
+  for (size_t index : batch)
+    held[index] = true;
+  for (size_t i = 0; int64_t(batch.size()) < batchSize_;
+       i = (i + 1) % shuffled.size())
+    if (repeat || !held[shuffled[i]]) {
+      held[shuffled[i]] = true;
+      batch.push_back(shuffled[i]);
+    }
 }
 
 std::pair<int64_t, int64_t> BatchPlan::positionOfStep(int64_t step) const {
@@ -132,8 +154,29 @@ Tensor padSequences(const std::vector<std::vector<int32_t>> &sequences,
   return tensor;
 }
 
+Tensor padIdsTo(Tensor ids, int32_t pad, int64_t rows, int64_t length) {
+  const int64_t haveRows = ids.shape[0], haveLength = ids.shape[1];
+  if (haveRows >= rows && haveLength >= length)
+    return ids;
+  const int64_t width = std::max(haveLength, length);
+  Tensor grown(DType::I32, {std::max(haveRows, rows), width});
+  int32_t *to = grown.as<int32_t>();
+  std::fill(to, to + grown.numElements(), pad);
+  const int32_t *from = ids.as<int32_t>();
+  for (int64_t row = 0; row < haveRows; ++row)
+    std::copy_n(from + row * haveLength, haveLength, to + row * width);
+  return grown;
+}
+
+void padBatchRows(Batch &batch, int32_t pad, int64_t rows) {
+  batch.src = padIdsTo(std::move(batch.src), pad, rows);
+  batch.tgtIn = padIdsTo(std::move(batch.tgtIn), pad, rows);
+  batch.tgtOut = padIdsTo(std::move(batch.tgtOut), pad, rows);
+}
+
 Batch makeBatch(const PairIds &pairs, const std::vector<size_t> &indices,
-                const Vocabulary &target, int32_t pad) {
+                const Vocabulary &target, int32_t pad, int64_t sourceLength,
+                int64_t targetLength) {
   std::vector<std::vector<int32_t>> src, tgtIn, tgtOut;
   Batch batch;
   for (size_t index : indices) {
@@ -148,22 +191,22 @@ Batch makeBatch(const PairIds &pairs, const std::vector<size_t> &indices,
     batch.sourceTokens += int64_t(source.size());
     batch.targetTokens += int64_t(words.size()) + 1;
   }
-  batch.src = padSequences(src, pad);
-  batch.tgtIn = padSequences(tgtIn, pad);
-  batch.tgtOut = padSequences(tgtOut, pad);
+  batch.src = padSequences(src, pad, sourceLength);
+  batch.tgtIn = padSequences(tgtIn, pad, targetLength);
+  batch.tgtOut = padSequences(tgtOut, pad, targetLength);
   return batch;
 }
 
 Batch makeBatch(const std::vector<EncodedPair> &pairs,
                 const std::vector<size_t> &indices, const Vocabulary &target,
-                int32_t pad) {
+                int32_t pad, int64_t sourceLength, int64_t targetLength) {
   PairIds chosen;
   for (size_t index : indices)
     chosen.add(pairs[index].source, pairs[index].target, pairs[index].line);
   std::vector<size_t> all(indices.size());
   for (size_t i = 0; i < all.size(); ++i)
     all[i] = i;
-  return makeBatch(chosen, all, target, pad);
+  return makeBatch(chosen, all, target, pad, sourceLength, targetLength);
 }
 
 } // namespace txrt::driver

@@ -9,7 +9,9 @@
 //   2. cut them into windows of kBucketWindowBatches * batch examples; sort
 //      each window by (source length, target length), stable;
 //   3. cut each window into batches of `batch` (the last one of the epoch may
-//      be smaller); shuffle the list of batches (keyed by seed, epoch and
+//      be smaller: for a model whose batch is a constant of the spec it is
+//      completed with examples it does not hold, in step 1's order);
+//      shuffle the list of batches (keyed by seed, epoch and
 //      "batches").
 //
 // With a token budget (`train --max-tokens`, TokenBatches.h) step 3 cuts each
@@ -17,8 +19,8 @@
 // the row bound, and the number of batches varies by epoch.
 //
 // A batch becomes three [b, len] i32 tensors padded with the pad id to the
-// batch's longest sentence: src, tgt_in = [SOS] + target, tgt_out = target +
-// [EOS].
+// batch's longest sentence (or to the length the spec writes, when it writes
+// one): src, tgt_in = [SOS] + target, tgt_out = target + [EOS].
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_BATCHING_H
@@ -39,11 +41,19 @@ constexpr int64_t kBucketWindowBatches = 16;
 /// Uniform integer in [0, n) from draw `index` of stream `key`.
 uint64_t uniformBelow(uint64_t key, uint64_t index, uint64_t n);
 
+/// Whether the last batch of an epoch may have fewer examples than the
+/// others, or is completed to the same number (BatchPlan).
+enum class LastBatch { MayBeShort, Completed };
+
 class BatchPlan {
 public:
   /// `lengths[i]` = (source, target) lengths of example i.
-  BatchPlan(std::vector<std::pair<int64_t, int64_t>> lengths,
-            int64_t batchSize, uint64_t seed);
+  /// LastBatch::Completed: every batch has `batchSize` examples (a model
+  /// whose batch is a constant); the last one of an epoch is completed
+  /// with other examples of the epoch, repeated only when there are fewer
+  /// than `batchSize` in all.
+  BatchPlan(std::vector<std::pair<int64_t, int64_t>> lengths, int64_t batchSize,
+            uint64_t seed, LastBatch last = LastBatch::MayBeShort);
   /// Batches of at most `maxTokens` padded tokens per side and `maxRows`
   /// rows; InputError when an example alone exceeds `maxTokens`.
   BatchPlan(std::vector<std::pair<int64_t, int64_t>> lengths, int64_t maxRows,
@@ -60,9 +70,15 @@ public:
   std::pair<int64_t, int64_t> positionOfStep(int64_t step) const;
 
 private:
+  /// Completes the epoch's partial `batch` from `shuffled`
+  /// (LastBatch::Completed).
+  void completeBatch(std::vector<size_t> &batch,
+                     const std::vector<size_t> &shuffled) const;
+
   std::vector<std::pair<int64_t, int64_t>> lengths_;
   int64_t batchSize_;
   int64_t maxTokens_ = 0; ///< 0: fixed rows
+  bool fullBatches_ = false;
   uint64_t seed_;
   int64_t batchesPerEpoch_;
   /// Batches per epoch with a token budget, counted as epochs are asked.
@@ -76,16 +92,29 @@ struct Batch {
   int64_t sourceTokens = 0; ///< non-pad tokens of src
 };
 
-/// Pads the examples `indices` of `pairs` into a Batch.
+/// Pads the examples `indices` of `pairs` into a Batch: to the longest
+/// source and target, and to at least `sourceLength` / `targetLength`
+/// positions (the lengths a spec writes as constants).
 Batch makeBatch(const PairIds &pairs, const std::vector<size_t> &indices,
-                const Vocabulary &target, int32_t pad);
+                const Vocabulary &target, int32_t pad, int64_t sourceLength = 1,
+                int64_t targetLength = 1);
 Batch makeBatch(const std::vector<EncodedPair> &pairs,
                 const std::vector<size_t> &indices, const Vocabulary &target,
-                int32_t pad);
+                int32_t pad, int64_t sourceLength = 1,
+                int64_t targetLength = 1);
 
 /// A [rows, longest] i32 tensor of `sequences` right-padded with `pad`.
 Tensor padSequences(const std::vector<std::vector<int32_t>> &sequences,
                     int32_t pad, int64_t minLength = 1);
+
+/// `ids` ([rows, length] i32) grown with `pad` to at least `rows` rows and
+/// `length` positions: what an input takes whose spec writes those sizes
+/// as constants (LengthBound::padTo; 1 leaves an axis as it is). The added
+/// rows are all pad, so they hold no target token.
+Tensor padIdsTo(Tensor ids, int32_t pad, int64_t rows, int64_t length = 1);
+
+/// A batch's three tensors grown to at least `rows` rows (padIdsTo).
+void padBatchRows(Batch &batch, int32_t pad, int64_t rows);
 
 } // namespace txrt::driver
 

@@ -87,6 +87,10 @@ ParallelText readParallelText(const std::string &path) {
 //===----------------------------------------------------------------------===//
 
 std::string LengthBound::describe() const {
+  if (constant)
+    return "the size " + std::to_string(bound) + " the spec gives this axis (" +
+           (configKey.empty() ? std::string() : "config " + configKey + "; ") +
+           "a dim, `dim N <= " + std::to_string(bound) + "`, lets it vary)";
   std::string text = "dim " + dim + " <= " + std::to_string(bound);
   if (configKey.empty())
     return text + " (recompile with a larger bound to raise it)";
@@ -112,6 +116,7 @@ LengthBound boundOf(const ModelInfo &model, const TensorSig &sig, size_t axis,
   } else {
     bound.dim = std::to_string(ref.size);
     bound.bound = ref.size;
+    bound.constant = true;
   }
   return bound;
 }

@@ -64,12 +64,19 @@ uint64_t forEachSentencePair(const std::string &path,
 
 /// The length bounds of one side of the data, from a model entry input.
 struct LengthBound {
-  std::string dim;       ///< "S"
+  std::string dim;       ///< "S" (a constant axis: its size, "16")
   int64_t bound = 0;     ///< the dim's bound (positions)
   std::string configKey; ///< "max_len", or "" when unknown
+  /// The spec writes a size (i32[B, 16]), not a dim: every batch has
+  /// exactly `bound` along this axis, which the driver pads to.
+  bool constant = false;
   /// "dim S <= 16 (config max_len; recompile with txc -D max_len=N to
-  /// raise it)".
+  /// raise it)"; a constant: "the size 16 the spec gives this axis
+  /// (a dim, `dim N <= 16`, lets it vary)".
   std::string describe() const;
+  /// What an axis of this bound takes: `bound` when constant, else 1 (the
+  /// least a padded tensor has).
+  int64_t padTo() const { return constant ? bound : 1; }
 };
 
 /// Bounds of the batches a model takes: B, S (source positions) and T

@@ -56,6 +56,16 @@ RerunDecoder::RerunDecoder(ModelRunner &runner, int32_t pad)
       throw ModelError("decode input '" + sig.name + "' has role '" +
                        sig.role + "'; decoding feeds target_in, memory and "
                        "source");
+  const TensorSig *source = encode_.findInputByRole("source");
+  if (!source && !encode_.inputs.empty())
+    source = &encode_.inputs.front();
+  if (source) {
+    sourceRows_ = source->padTo(0);
+    sourceLength_ = source->padTo(1);
+  }
+  const TensorSig *target = decode_.findInputByRole("target_in");
+  targetRows_ = target->padTo(0);
+  targetLength_ = target->padTo(1);
 }
 
 int64_t RerunDecoder::vocabSize() const {
@@ -66,22 +76,30 @@ int64_t RerunDecoder::vocabSize() const {
 }
 
 void RerunDecoder::start(const std::vector<TokenIds> &sources) {
-  src_ = padSequences(sources, pad_);
+  src_ =
+      padIdsTo(padSequences(sources, pad_, sourceLength_), pad_, sourceRows_);
   std::vector<ResidentTensor> outputs = runner_.callKeeping(encode_, {&src_});
   memory_ = std::move(outputs[0]);
 }
 
 std::vector<float> RerunDecoder::next(const std::vector<TokenIds> &prefixes) {
-  Tensor tgt = padSequences(prefixes, pad_);
-  const int64_t rows = tgt.shape[0], length = tgt.shape[1];
+  // Rows and positions past the prefixes (a length or batch the spec
+  // writes as a constant) are pad: each row's logits are read at its own
+  // newest token.
+  Tensor tgt =
+      padIdsTo(padSequences(prefixes, pad_, targetLength_), pad_, targetRows_);
+  const int64_t rows = int64_t(prefixes.size()), length = tgt.shape[1];
   std::vector<Tensor> outputs =
       runner_.callWith(decode_, decodeInputs(decode_, memory_, src_, tgt));
   const int64_t vocab = outputs[0].shape[2];
   std::vector<float> logits(size_t(rows * vocab));
   const float *all = outputs[0].as<float>();
-  for (int64_t row = 0; row < rows; ++row)
-    std::copy_n(all + (row * length + length - 1) * vocab, vocab,
+  for (int64_t row = 0; row < rows; ++row) {
+    const int64_t newest =
+        std::max<int64_t>(int64_t(prefixes[size_t(row)].size()), 1) - 1;
+    std::copy_n(all + (row * length + newest) * vocab, vocab,
                 logits.begin() + row * vocab);
+  }
   return logits;
 }
 
@@ -90,8 +108,17 @@ std::vector<float> RerunDecoder::next(const std::vector<TokenIds> &prefixes) {
 //===----------------------------------------------------------------------===//
 
 bool CachedDecoder::available(const ModelInfo &model) {
-  return model.findEntryByRole("encode") &&
-         model.findEntryByRole("decode_step");
+  const EntryInfo *encode = model.findEntryByRole("encode");
+  const EntryInfo *step = model.findEntryByRole("decode_step");
+  if (!encode || !step)
+    return false;
+  // The caches hold a row per hypothesis: a batch the spec writes as a
+  // constant decodes by rerunning `decode` over padded rows instead.
+  for (const EntryInfo *entry : {encode, step})
+    for (const TensorSig &sig : entry->inputs)
+      if ((sig.role == "source" || sig.role == "target_in") && sig.padTo(0) > 1)
+        return !model.findEntryByRole("decode");
+  return true;
 }
 
 void CachedDecoder::regrowCaches(const std::vector<size_t> &from) {
@@ -135,6 +162,17 @@ CachedDecoder::CachedDecoder(ModelRunner &runner, int32_t pad)
                        sig.role + "') is none of target_in, source, cache "
                        "and decode_init's outputs");
   }
+  for (const EntryInfo *entry : {&encode_, &step_})
+    for (const TensorSig &sig : entry->inputs)
+      if ((sig.role == "source" || sig.role == "target_in") && sig.padTo(0) > 1)
+        throw ModelError("input '" + sig.name + "' of entry '" + entry->name +
+                         "' has a constant batch of " +
+                         std::to_string(sig.padTo(0)) +
+                         " rows, and decoding with decode_step keeps a row per "
+                         "hypothesis: write the batch as a dim (`dim B <= " +
+                         std::to_string(sig.padTo(0)) +
+                         "`) or give the model a decode "
+                         "entry, which decodes over padded rows");
 }
 
 int64_t CachedDecoder::vocabSize() const {
@@ -161,6 +199,8 @@ Tensor paddedSources(ModelRunner &runner, const EntryInfo &encode,
   const TensorSig *src = encode.findInputByRole("source");
   if (!src && !encode.inputs.empty())
     src = &encode.inputs.front();
+  if (src)
+    length = std::max(length, src->padTo(1)); // a constant length
   if (runner.device() && src && src->shape.size() == 2 &&
       src->shape[1].isSymbolic()) {
     const int64_t bound =

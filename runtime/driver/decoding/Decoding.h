@@ -107,6 +107,10 @@ private:
   ModelRunner &runner_;
   const EntryInfo &encode_, &decode_;
   int32_t pad_;
+  /// The rows and positions the spec writes as constants for the source
+  /// and target_in inputs (1 where a dim): the batches are padded to them.
+  int64_t sourceRows_ = 1, sourceLength_ = 1, targetRows_ = 1,
+          targetLength_ = 1;
   Tensor src_;
   ResidentTensor memory_; ///< encode's output, where decode runs
 };

@@ -1,6 +1,7 @@
 //===- Generation.cpp - continuing prompts with a language model ----------===//
 #include "decoding/Generation.h"
 #include "core/Error.h"
+#include "data/Batching.h"
 
 #include <algorithm>
 #include <map>
@@ -45,6 +46,7 @@ LogitsRerun::LogitsRerun(ModelRunner &runner, int32_t pad)
   window_ = length.isSymbolic() ? runner.model().dims[size_t(length.dim)].bound
                                 : length.size;
   staticLength_ = !length.isSymbolic();
+  rowsTo_ = tokens->padTo(0);
 }
 
 int64_t LogitsRerun::vocabSize() const {
@@ -76,6 +78,8 @@ std::vector<float> LogitsRerun::next(const std::vector<TokenIds> &prefixes) {
     tokens = leftPad(prefixes, pad_, window_);
     std::fill(newest.begin(), newest.end(), tokens.shape[1] - 1);
   }
+  // A constant batch: rows of pad after the prompts (not read).
+  tokens = padIdsTo(std::move(tokens), pad_, rowsTo_);
   const int64_t length = tokens.shape[1];
   std::vector<Tensor> outputs = runner_.call(logits_, {&tokens});
   const int64_t vocab = outputs[0].shape[2];
@@ -92,7 +96,13 @@ std::vector<float> LogitsRerun::next(const std::vector<TokenIds> &prefixes) {
 //===----------------------------------------------------------------------===//
 
 bool LmStepCached::available(const ModelInfo &model) {
-  return model.findEntryByRole("lm_step") != nullptr;
+  const EntryInfo *step = model.findEntryByRole("lm_step");
+  if (!step)
+    return false;
+  // Sizes the spec writes as constants: generation reruns `logits` over
+  // padded rows and positions instead (LogitsRerun).
+  const TensorSig *tokens = step->findInputByRole("tokens");
+  return !tokens || (tokens->padTo(0) == 1 && tokens->padTo(1) == 1);
 }
 
 LmStepCached::LmStepCached(ModelRunner &runner, int32_t pad)

@@ -75,6 +75,8 @@ private:
   /// positions do not see the pads after them; train and eval pad a short
   /// last block the same way).
   bool staticLength_ = false;
+  /// The rows a constant batch of the spec takes (1 where a dim): padded.
+  int64_t rowsTo_ = 1;
 };
 
 /// The compiled `lm_step` entry with its KV caches.

@@ -70,7 +70,9 @@ Validator::Validator(const ModelInfo &model, ModelRunner &runner,
     const EntryInfo &logits = entryWithRole(model, "logits", "train --valid");
     runner.reserveArena(logits);
     const TensorSig &tokens = inputWithRole(logits, "tokens");
-    batch_ = std::min(batch_, inputBound(model, logits, tokens, 0).bound);
+    const LengthBound rows = inputBound(model, logits, tokens, 0);
+    batch_ = std::min(batch_, rows.bound);
+    padRows_ = rows.padTo();
     TextCorpus corpus = readTextCorpus(path);
     hash_ = corpus.hash;
     blocks_ = std::make_unique<TokenBlocks>(
@@ -84,6 +86,7 @@ Validator::Validator(const ModelInfo &model, ModelRunner &runner,
   runner.reserveArena(decode);
   bounds_ = sequenceBounds(model, encode, decode);
   batch_ = std::min(batch_, bounds_.batch.bound);
+  padRows_ = bounds_.batch.padTo();
   hash_ = fnv1a64(readWholeFile(path));
   ParallelText text = readParallelText(path);
   pairs_ = encodeParallelText(text, tokenizer, bounds_);
@@ -115,8 +118,9 @@ ValidationScore Validator::score_(int64_t step) {
       std::vector<size_t> indices(
           size_t(std::min(blocks_->size() - begin, batch_)));
       std::iota(indices.begin(), indices.end(), size_t(begin));
-      Tensor input = blocks_->tokens(indices);
-      Tensor targets = blocks_->targets(indices);
+      const int32_t pad = modelPadId(model_);
+      Tensor input = padIdsTo(blocks_->tokens(indices), pad, padRows_);
+      Tensor targets = padIdsTo(blocks_->targets(indices), pad, padRows_);
       std::vector<Tensor> outputs = runner_.call(logits, {&input});
       accumulateTokenStats(outputs[0], targets, modelPadId(model_), stats);
     }
@@ -132,7 +136,9 @@ ValidationScore Validator::score_(int64_t step) {
     std::vector<size_t> indices(
         std::min(pairs_.size() - begin, size_t(batch_)));
     std::iota(indices.begin(), indices.end(), begin);
-    Batch current = makeBatch(pairs_, indices, tokenizer_.target, pad);
+    Batch current = makeBatch(pairs_, indices, tokenizer_.target, pad,
+                              bounds_.source.padTo(), bounds_.target.padTo());
+    padBatchRows(current, pad, padRows_);
     Tensor logits = teacherForcedLogits(runner_, current.src, current.tgtIn);
     accumulateTokenStats(logits, current.tgtOut, pad, stats);
   }

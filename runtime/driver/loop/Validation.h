@@ -110,6 +110,8 @@ private:
   std::optional<LabelSet> labels_;
   SequenceBounds bounds_;
   int64_t batch_;
+  /// The rows every call takes (a constant batch of the spec), else 1.
+  int64_t padRows_ = 1;
   BestBy bestBy_;
   bool haveBest_ = false, improved_ = false;
   int64_t sinceBest_ = 0;

@@ -92,4 +92,74 @@ TEST(BatchingTest, PadsToTheLongestWithSosAndEos) {
   EXPECT_EQ(batch.targetTokens, 5);
 }
 
+std::vector<int32_t> idsOf(const Tensor &tensor) {
+  return std::vector<int32_t>(tensor.as<int32_t>(),
+                              tensor.as<int32_t>() + tensor.numElements());
+}
+
+TEST(BatchingTest, FullBatchesCompleteTheLastWithOtherExamples) {
+  // A model whose batch is a constant of the spec (i32[4, T]) takes 4 rows
+  // every step: 37 examples made a last batch of 1, which it refused.
+  BatchPlan plan(someLengths(37), 4, 9, LastBatch::Completed);
+  EXPECT_EQ(plan.batchesPerEpoch(), 10);
+  for (int64_t epoch = 0; epoch < 3; ++epoch) {
+    std::vector<size_t> seen;
+    for (const auto &batch : plan.epoch(epoch)) {
+      ASSERT_EQ(batch.size(), 4u);
+      std::vector<size_t> sorted = batch;
+      std::sort(sorted.begin(), sorted.end());
+      EXPECT_EQ(std::adjacent_find(sorted.begin(), sorted.end()), sorted.end())
+          << "an example twice in one batch";
+      seen.insert(seen.end(), batch.begin(), batch.end());
+    }
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    EXPECT_EQ(seen.size(), 37u); // every example, three of them twice
+  }
+  BatchPlan again(someLengths(37), 4, 9, LastBatch::Completed);
+  EXPECT_EQ(plan.epoch(2), again.epoch(2));
+}
+
+TEST(BatchingTest, FullBatchesRepeatExamplesWhenThereAreTooFew) {
+  BatchPlan plan(someLengths(3), 8, 1, LastBatch::Completed);
+  auto batches = plan.epoch(0);
+  ASSERT_EQ(batches.size(), 1u);
+  ASSERT_EQ(batches[0].size(), 8u);
+  std::vector<size_t> counts(3, 0);
+  for (size_t index : batches[0])
+    ++counts[index];
+  for (size_t count : counts) // 8 rows from 3 examples: 2 or 3 each
+    EXPECT_TRUE(count == 2 || count == 3) << count;
+}
+
+TEST(BatchingTest, PadsToTheLengthsASpecWrites) {
+  Vocabulary target = Vocabulary::build({{"x", "y"}}, 1, 0);
+  std::vector<EncodedPair> pairs = {{{5, 6, 7}, {4}, 1}, {{5}, {4, 5}, 2}};
+  Batch batch = makeBatch(pairs, {1, 0}, target, 0, 6, 5);
+  EXPECT_EQ(batch.src.shape, (Shape{2, 6}));
+  EXPECT_EQ(batch.tgtIn.shape, (Shape{2, 5}));
+  EXPECT_EQ(batch.tgtOut.shape, (Shape{2, 5}));
+  EXPECT_EQ(idsOf(batch.tgtOut),
+            (std::vector<int32_t>{4, 5, 3, 0, 0, 4, 3, 0, 0, 0}));
+  EXPECT_EQ(batch.targetTokens, 5);
+  padBatchRows(batch, 0, 3);
+  EXPECT_EQ(batch.src.shape, (Shape{3, 6}));
+  EXPECT_EQ(batch.tgtIn.shape, (Shape{3, 5}));
+  EXPECT_EQ(idsOf(batch.src), (std::vector<int32_t>{5, 0, 0, 0, 0, 0, //
+                                                    5, 6, 7, 0, 0, 0, //
+                                                    0, 0, 0, 0, 0, 0}));
+}
+
+TEST(BatchingTest, PadIdsToGrowsOnlyWhatIsShort) {
+  auto ids = [] { return padSequences({{1, 2}, {3}}, 9); };
+  Tensor same = padIdsTo(ids(), 9, 1, 1);
+  EXPECT_EQ(same.shape, (Shape{2, 2}));
+  EXPECT_EQ(idsOf(same), (std::vector<int32_t>{1, 2, 3, 9}));
+  Tensor grown = padIdsTo(ids(), 9, 3, 4);
+  EXPECT_EQ(grown.shape, (Shape{3, 4}));
+  EXPECT_EQ(idsOf(grown),
+            (std::vector<int32_t>{1, 2, 9, 9, 3, 9, 9, 9, 9, 9, 9, 9}));
+  EXPECT_EQ(padIdsTo(ids(), 9, 1, 3).shape, (Shape{2, 3}));
+}
+
 } // namespace
