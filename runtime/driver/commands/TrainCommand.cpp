@@ -57,10 +57,11 @@ const EntryInfo &trainEntry(const ModelInfo &model) {
 }
 
 /// The rows of `ranks` batches of a model whose batch is a constant of the
-/// spec; InputError naming --batch when `requested` is another number.
+/// spec; InputError naming `what` (--batch N, or a resumed checkpoint's
+/// batch) when `requested` is another number.
 int64_t constantBatchRows(const std::optional<int64_t> &requested,
                           const LengthBound &bound, int ranks,
-                          const std::string &what) {
+                          const std::string &what, bool resumed = false) {
   const int64_t rows = bound.bound * ranks;
   if (requested && *requested != rows)
     throw InputError(
@@ -69,7 +70,9 @@ int64_t constantBatchRows(const std::optional<int64_t> &requested,
                          std::to_string(ranks) + " ranks"
                    : std::string()) +
         "; give --batch " + std::to_string(rows) +
-        " or leave it out (--update-freq K makes an update of K batches)");
+        (resumed ? " to resume with it"
+                 : " or leave it out (--update-freq K makes an update of K "
+                   "batches)"));
   return rows;
 }
 
@@ -100,7 +103,8 @@ int64_t resumedBatchSize(int64_t saved, int64_t savedUpdateFreq,
     return constantBatchRows(saved, bound, ranks,
                              "the checkpoint's batch size " +
                                  std::to_string(saved) +
-                                 ", which a resumed run keeps");
+                                 ", which a resumed run keeps",
+                             /*resumed=*/true);
   if ((saved + ranks - 1) / ranks <= bound.bound)
     return saved;
   // The same updates in smaller batches: --batch saved/k --update-freq
