@@ -107,17 +107,27 @@ std::vector<float> RerunDecoder::next(const std::vector<TokenIds> &prefixes) {
 // CachedDecoder
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// The source or target_in input of `entry` whose batch the spec writes as
+/// a constant (more than one row), or null: decode_step's caches hold a row
+/// per hypothesis, so such a model decodes with `decode` over padded rows.
+const TensorSig *constantBatchInput(const EntryInfo &entry) {
+  for (const TensorSig &sig : entry.inputs)
+    if ((sig.role == "source" || sig.role == "target_in") && sig.padTo(0) > 1)
+      return &sig;
+  return nullptr;
+}
+
+} // namespace
+
 bool CachedDecoder::available(const ModelInfo &model) {
   const EntryInfo *encode = model.findEntryByRole("encode");
   const EntryInfo *step = model.findEntryByRole("decode_step");
   if (!encode || !step)
     return false;
-  // The caches hold a row per hypothesis: a batch the spec writes as a
-  // constant decodes by rerunning `decode` over padded rows instead.
-  for (const EntryInfo *entry : {encode, step})
-    for (const TensorSig &sig : entry->inputs)
-      if ((sig.role == "source" || sig.role == "target_in") && sig.padTo(0) > 1)
-        return !model.findEntryByRole("decode");
+  if (constantBatchInput(*encode) || constantBatchInput(*step))
+    return !model.findEntryByRole("decode");
   return true;
 }
 
@@ -163,16 +173,15 @@ CachedDecoder::CachedDecoder(ModelRunner &runner, int32_t pad)
                        "and decode_init's outputs");
   }
   for (const EntryInfo *entry : {&encode_, &step_})
-    for (const TensorSig &sig : entry->inputs)
-      if ((sig.role == "source" || sig.role == "target_in") && sig.padTo(0) > 1)
-        throw ModelError("input '" + sig.name + "' of entry '" + entry->name +
-                         "' has a constant batch of " +
-                         std::to_string(sig.padTo(0)) +
-                         " rows, and decoding with decode_step keeps a row per "
-                         "hypothesis: write the batch as a dim (`dim B <= " +
-                         std::to_string(sig.padTo(0)) +
-                         "`) or give the model a decode "
-                         "entry, which decodes over padded rows");
+    if (const TensorSig *sig = constantBatchInput(*entry))
+      throw ModelError("input '" + sig->name + "' of entry '" + entry->name +
+                       "' has a constant batch of " +
+                       std::to_string(sig->padTo(0)) +
+                       " rows, and decoding with decode_step keeps a row per "
+                       "hypothesis: write the batch as a dim (`dim B <= " +
+                       std::to_string(sig->padTo(0)) +
+                       "`) or give the model a decode "
+                       "entry, which decodes over padded rows");
 }
 
 int64_t CachedDecoder::vocabSize() const {
