@@ -14,7 +14,8 @@
 #     it first).
 #
 #   scripts/gpu-check.sh seal     build-gpu-pack/ as build-gpu-carry/
-#     pack.tar.xz (xz: a fifth of the size), the folder a device call
+#     pack.tar.xz (xz: a fifth of the size; GPU_CHECK_GZIP=1: pack.tar.gz,
+#     a third, in seconds where xz is slow), the folder a device call
 #     carries (at most 56 MiB beside the tree's few).
 #
 #   scripts/gpu-check.sh run      (on the GPU machine, in the repository root)
@@ -130,22 +131,34 @@ pack() {
 # there when build-gpu-pack/ did not travel itself.
 seal() {
   mkdir -p "$CARRY"
-  echo "== sealing $PACK into $CARRY/pack.tar.xz"
-  tar -C "$PACK" -cf - bin lib | xz -T2 -6 >"$CARRY/pack.tar.xz.tmp"
-  mv "$CARRY/pack.tar.xz.tmp" "$CARRY/pack.tar.xz"
+  local archive="$CARRY/pack.tar.xz" compress=(xz -T2 -6)
+  if [[ -n "${GPU_CHECK_GZIP:-}" ]]; then
+    archive="$CARRY/pack.tar.gz" compress=(gzip -1)
+  fi
+  rm -f "$CARRY/pack.tar.xz" "$CARRY/pack.tar.gz"
+  echo "== sealing $PACK into $archive"
+  tar -C "$PACK" -cf - bin lib | "${compress[@]}" >"$archive.tmp"
+  mv "$archive.tmp" "$archive"
   local bytes
-  bytes="$(stat -c %s "$CARRY/pack.tar.xz")"
+  bytes="$(stat -c %s "$archive")"
   ((bytes <= MAX_PACK_BYTES)) ||
     die "the sealed pack is $((bytes >> 20)) MiB, over the 56 MiB a device call carries beside the tree"
-  echo "== sealed $CARRY/pack.tar.xz ($((bytes >> 20)) MiB of $(du -sh "$PACK" | cut -f1)): run it on a GPU machine with"
+  echo "== sealed $archive ($((bytes >> 20)) MiB of $(du -sh "$PACK" | cut -f1)): run it on a GPU machine with"
   echo "   carry=[\"build-gpu-carry\"], command=\"scripts/gpu-session.sh\" (or gpu-check.sh run)"
 }
 
 # unseal: on the GPU machine, build-gpu-pack/ from the carried archive.
+# A pack.tar.gz (GPU_CHECK_GZIP=1 at seal: xz -6 can take many minutes on a
+# slow or crowded build machine) unpacks the same way.
 unseal() {
-  [[ -x "$PACK/bin/$TEST_NAME" || ! -f "$CARRY/pack.tar.xz" ]] && return
-  mkdir -p "$PACK"
-  xz -dc "$CARRY/pack.tar.xz" | tar -C "$PACK" -xf -
+  [[ -x "$PACK/bin/$TEST_NAME" ]] && return
+  if [[ -f "$CARRY/pack.tar.xz" ]]; then
+    mkdir -p "$PACK"
+    xz -dc "$CARRY/pack.tar.xz" | tar -C "$PACK" -xf -
+  elif [[ -f "$CARRY/pack.tar.gz" ]]; then
+    mkdir -p "$PACK"
+    tar -C "$PACK" -xzf "$CARRY/pack.tar.gz"
+  fi
 }
 
 # cuBLASLt of the GPU machine: its CUDA toolkit, or the copy PyTorch's
