@@ -51,11 +51,13 @@ pack() {
   [[ "$build" = /* ]] || build="$ROOT/$build"
   export CCACHE_BASEDIR="$ROOT"
   nice ninja -C "$build" txrt-cuda-bench
+  local txc="$build/bin/txc"
+  [[ -z "${GPU_CHECK_TXC:-}" ]] || txc="$build/bin/txc-borrowed"
   cp "$build/bin/txrt-cuda-bench" "$PACK/bin/"
   local config
   for config in 64x256; do
     echo "== txc examples/transformer/base.tx --target=cuda (B x T = $config)"
-    "$build/bin/txc" "$ROOT/examples/transformer/base.tx" --target=cuda \
+    "$txc" "$ROOT/examples/transformer/base.tx" --target=cuda \
       --mcpu=x86-64-v3 -D "batch=${config%x*}" -D "max_len=${config#*x}" \
       -o "$PACK/bin/base-cuda-$config"
   done

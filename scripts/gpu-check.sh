@@ -11,7 +11,9 @@
 #     example for the CPU and with --target=cuda (translate-cuda), base.tx
 #     at B=8, S=T=64 for both (base-cpu-8x64, base-cuda-8x64). Then seals
 #     it (below) unless GPU_CHECK_NO_SEAL is set (bench-gpu.sh pack adds to
-#     it first).
+#     it first). GPU_CHECK_TXC=PATH: compile those with that txc (one
+#     built with CUDA from the same commit, e.g. build/bin/txc) instead of
+#     building the compiler in the pack's build dir too.
 #
 #   scripts/gpu-check.sh seal     build-gpu-pack/ as build-gpu-carry/
 #     pack.tar.xz (xz: a fifth of the size; GPU_CHECK_GZIP=1: pack.tar.gz,
@@ -83,9 +85,25 @@ pack() {
   # Paths relative to the source tree in ccache's keys: objects the main
   # build compiled with the same flags are reused.
   export CCACHE_BASEDIR="$ROOT"
-  echo "== building $TEST_NAME, txc and the driver in $build"
-  nice ninja -C "$build" "$TEST_NAME" txc txrt_driver txrt_driver_core \
-    txrt_cuda txrt_driver_cuda
+  # GPU_CHECK_TXC: a txc built with CUDA elsewhere (the main build dir's, of
+  # the same commit) instead of building the compiler here too, the longer
+  # half of a cold pack build. It runs as bin/txc-borrowed here: txc links
+  # executables with the runtime libraries of its own build dir (../lib),
+  # which are this dir's x86-64-v3 ones.
+  local txc="$build/bin/txc" compiler=txc
+  if [[ -n "${GPU_CHECK_TXC:-}" ]]; then
+    [[ -x "$GPU_CHECK_TXC" ]] || die "GPU_CHECK_TXC=$GPU_CHECK_TXC is not an executable"
+    txc="$build/bin/txc-borrowed" compiler=
+  fi
+  echo "== building $TEST_NAME, ${compiler:+txc, }the runtime and the driver in $build"
+  nice ninja -C "$build" "$TEST_NAME" $compiler txrt txrt_driver \
+    txrt_driver_core txrt_cuda txrt_driver_cuda
+  if [[ -n "${GPU_CHECK_TXC:-}" ]]; then
+    mkdir -p "$build/bin"
+    cp "$GPU_CHECK_TXC" "$txc"
+    "$txc" --version >/dev/null 2>&1 || die "$GPU_CHECK_TXC does not run"
+    echo "== using $GPU_CHECK_TXC as $txc"
+  fi
   local binary="$build/test/unit/cuda/$TEST_NAME"
   [[ -x "$binary" ]] || die "$binary was not built (is the CUDA toolkit there?)"
 
@@ -93,15 +111,15 @@ pack() {
   mkdir -p "$PACK/bin" "$PACK/lib"
   cp "$binary" "$PACK/bin/"
   echo "== txc examples/translate/model.tx --mcpu=x86-64-v3"
-  "$build/bin/txc" "$ROOT/examples/translate/model.tx" --mcpu=x86-64-v3 \
+  "$txc" "$ROOT/examples/translate/model.tx" --mcpu=x86-64-v3 \
     -o "$PACK/bin/translate"
   echo "== txc examples/translate/model.tx --target=cuda --mcpu=x86-64-v3"
-  "$build/bin/txc" "$ROOT/examples/translate/model.tx" --target=cuda \
+  "$txc" "$ROOT/examples/translate/model.tx" --target=cuda \
     --mcpu=x86-64-v3 -o "$PACK/bin/translate-cuda"
   echo "== txc examples/transformer/base.tx (B=8, S=T=64) for the CPU and --target=cuda"
-  "$build/bin/txc" "$ROOT/examples/transformer/base.tx" --mcpu=x86-64-v3 \
+  "$txc" "$ROOT/examples/transformer/base.tx" --mcpu=x86-64-v3 \
     -D batch=8 -D max_len=64 -o "$PACK/bin/base-cpu-8x64"
-  "$build/bin/txc" "$ROOT/examples/transformer/base.tx" --target=cuda \
+  "$txc" "$ROOT/examples/transformer/base.tx" --target=cuda \
     --mcpu=x86-64-v3 -D batch=8 -D max_len=64 -o "$PACK/bin/base-cuda-8x64"
   local line name path program
   # The executables' libraries too (libmpi, libsentencepiece, ...): they
