@@ -203,3 +203,23 @@ func.func @train_keeps_preactivation(%x: tensor<4x8xf32>, %w1: tensor<16x8xf32>,
   %r = tx.relu %d : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// -----
+
+// Candidates that share a spec location and a reason (a def's body inlined
+// once per layer) are one stats line that counts them, in the order first
+// declined; another location keeps its own line.
+// CHECK-LABEL: func.func @declines_per_location
+// STATS: tx-fuse-linear: fused 0, declined 3
+// STATS-NEXT: tx-fuse-linear: declined at layer.tx:7:3 (2 candidates): train entry: the backward pass needs the pre-activation
+// STATS-NEXT: tx-fuse-linear: declined at layer.tx:9:5: train entry: the backward pass needs the pre-activation
+// STATS-NOT: declined at
+func.func @declines_per_location(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4x8xf32> attributes {tx.entry = "train"} {
+  %a = tx.linear %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc("layer.tx":7:3)
+  %s = tx.silu %a : (tensor<4x8xf32>) -> tensor<4x8xf32> loc("layer.tx":7:3)
+  %b = tx.linear %s, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc("layer.tx":7:3)
+  %t = tx.silu %b : (tensor<4x8xf32>) -> tensor<4x8xf32> loc("layer.tx":7:3)
+  %c = tx.linear %t, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc("layer.tx":9:5)
+  %u = tx.silu %c : (tensor<4x8xf32>) -> tensor<4x8xf32> loc("layer.tx":9:5)
+  return %u : tensor<4x8xf32>
+}

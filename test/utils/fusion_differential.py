@@ -413,13 +413,15 @@ def fusion_stats(text, case_lines):
         m = re.match(r"(tx-fuse-[\w-]+): fused (\d+), declined \d+", line)
         if m:
             stats.setdefault(m.group(1), [0, {}])[0] += int(m.group(2))
-        m = re.match(r"(tx-fuse-[\w-]+): declined at .*?:(\d+):\d+: (.*)", line)
+        # "declined at F:L:C (N candidates): why" counts N like ones.
+        m = re.match(r"(tx-fuse-[\w-]+): declined at .*?:(\d+):\d+"
+                     r"(?: \((\d+) candidates\))?: (.*)", line)
         if m:
             number = int(m.group(2))
             for index, (start, end) in case_lines.items():
                 if start <= number < end:
                     stats.setdefault(m.group(1), [0, {}])[1].setdefault(
-                        index, []).append(m.group(3))
+                        index, []).extend([m.group(4)] * int(m.group(3) or 1))
     return stats
 
 
