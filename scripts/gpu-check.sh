@@ -92,18 +92,15 @@ pack() {
   # which are this dir's x86-64-v3 ones.
   local txc="$build/bin/txc" compiler=txc
   if [[ -n "${GPU_CHECK_TXC:-}" ]]; then
-    [[ -x "$GPU_CHECK_TXC" ]] || die "GPU_CHECK_TXC=$GPU_CHECK_TXC is not an executable"
     txc="$build/bin/txc-borrowed" compiler=
+    mkdir -p "$build/bin"
+    cp "$GPU_CHECK_TXC" "$txc" && "$txc" --version >/dev/null 2>&1 ||
+      die "GPU_CHECK_TXC=$GPU_CHECK_TXC does not run"
+    echo "== using $GPU_CHECK_TXC as $txc"
   fi
   echo "== building $TEST_NAME, ${compiler:+txc, }the runtime and the driver in $build"
   nice ninja -C "$build" "$TEST_NAME" $compiler txrt txrt_driver \
     txrt_driver_core txrt_cuda txrt_driver_cuda
-  if [[ -n "${GPU_CHECK_TXC:-}" ]]; then
-    mkdir -p "$build/bin"
-    cp "$GPU_CHECK_TXC" "$txc"
-    "$txc" --version >/dev/null 2>&1 || die "$GPU_CHECK_TXC does not run"
-    echo "== using $GPU_CHECK_TXC as $txc"
-  fi
   local binary="$build/test/unit/cuda/$TEST_NAME"
   [[ -x "$binary" ]] || die "$binary was not built (is the CUDA toolkit there?)"
 
@@ -170,11 +167,10 @@ seal() {
 # slow or crowded build machine) unpacks the same way.
 unseal() {
   [[ -x "$PACK/bin/$TEST_NAME" ]] && return
+  mkdir -p "$PACK"
   if [[ -f "$CARRY/pack.tar.xz" ]]; then
-    mkdir -p "$PACK"
     xz -dc "$CARRY/pack.tar.xz" | tar -C "$PACK" -xf -
   elif [[ -f "$CARRY/pack.tar.gz" ]]; then
-    mkdir -p "$PACK"
     tar -C "$PACK" -xzf "$CARRY/pack.tar.gz"
   fi
 }
