@@ -108,6 +108,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   pm.addPass(tx::createShapeCheckPass());
   pm.addPass(tx::createStripDropoutPass());
   pm.addPass(tx::createAttentionLayoutPass());
+  pm.addPass(tx::createInferenceFingerprintPass());
   pm.addPass(tx::createPlanMemoryPass());
   if (failed(pm.run(*module))) {
     if (!diags.hasErrors())

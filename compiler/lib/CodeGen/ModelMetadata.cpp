@@ -127,6 +127,10 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
   root["precision"] = precision ? precision.getValue().str() : "fp32";
   if (auto config = planned->getAttrOfType<DictionaryAttr>("tx.config"))
     root["config"] = attrJson(config);
+  // tx-inference-fingerprint's hash of the entries that do not train.
+  if (auto fingerprint =
+          planned->getAttrOfType<StringAttr>("tx.inference_fingerprint"))
+    root["inference_fingerprint"] = fingerprint.getValue().str();
   if (auto optimizer = planned->getAttrOfType<DictionaryAttr>("tx.optimizer")) {
     // As ModelAbi.h documents it: lr always an object, defaults filled in.
     llvm::json::Object object = *attrJson(optimizer).getAsObject();

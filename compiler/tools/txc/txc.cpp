@@ -938,6 +938,7 @@ int main(int argc, char **argv) {
       pm.addPass(tx::createStripDropoutPass());
       pm.addPass(tx::createPrecisionPass({precisionName}));
       pm.addPass(tx::createAttentionLayoutPass());
+      pm.addPass(tx::createInferenceFingerprintPass());
       pm.addPass(tx::createPlanMemoryPass());
     }
     if (failed(pm.run(*module)) || diags.hasErrors())

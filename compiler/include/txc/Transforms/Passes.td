@@ -207,6 +207,28 @@ def AttentionLayoutPass : Pass<"tx-attention-layout", "mlir::ModuleOp"> {
   }];
 }
 
+def InferenceFingerprintPass
+    : Pass<"tx-inference-fingerprint", "mlir::ModuleOp"> {
+  let summary = "hashes what the inference entries compute";
+  let description = [{
+    After tx-strip-dropout and tx-precision, before tx-plan-memory. Sets
+    the module's `tx.inference_fingerprint` (16 hex digits) to a hash of
+    every entry that does not train (its `tx.entry` kind is not `train`):
+    their names, signatures, ops, operands, result types and attributes.
+    Dim bounds are left out (a larger batch bound computes the same
+    function), as are locations. Two builds with the same fingerprint
+    compute the same function of the same parameters in those entries, so
+    the executable can tell a checkpoint trained with another dropout or
+    warmup (the same fingerprint) from one trained with other heads or eps
+    (another), and warn only about the second (the metadata's
+    `inference_fingerprint`; docs/driver.md).
+
+    ```mlir
+    module attributes {tx.inference_fingerprint = "3f0c9a27d1e45b68"} {
+    ```
+  }];
+}
+
 def PlanMemoryPass : Pass<"tx-plan-memory", "mlir::ModuleOp"> {
   let summary = "assigns every tensor an offset in an arena from liveness";
   let description = [{
