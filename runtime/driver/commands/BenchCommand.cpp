@@ -254,7 +254,10 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (options.loadPath) {
     SafetensorsReader file(*options.loadPath);
     runner.params().write().load(file);
-    noteConfigChanges(file, model, err, false);
+    // Its train step runs on them too, unless --decode-only.
+    noteConfigChanges(file, model, err,
+                      options.decodeOnly ? WeightsUse::Inference
+                                         : WeightsUse::Evaluation);
     loadedTokenizer = checkpointTokenizer(file);
   } else
     runner.params().write().initialize(0);

@@ -178,11 +178,17 @@ std::string describeCheckpoint(const ModelInfo &model,
     const auto [changes, bounds, flags] = describeConfigChanges(config, model);
     if (changes.empty() && bounds.empty())
       out << "as this executable's\n";
-    if (!changes.empty())
+    if (!changes.empty()) {
+      const std::optional<bool> same = sameInferenceFingerprint(file, model);
       out << "this executable: " << changes
           << (flags.empty() ? std::string()
                             : "; txc" + flags + " builds the trained model")
+          << (!same   ? ""
+              : *same ? " (the entries that do not train compute the same)"
+                      : " (the entries that do not train compute another "
+                        "function)")
           << "\n";
+    }
     if (!bounds.empty())
       out << (changes.empty() ? "" : "               ")
           << "other bounds here: " << bounds << "\n";

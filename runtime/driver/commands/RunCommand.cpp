@@ -247,11 +247,15 @@ std::optional<TrainingPosition> fillParameters(const ModelInfo &model,
     if (entry.kind == EntryKind::TrainStep && model.hasTrainingState() &&
         isTrainingCheckpoint(file)) {
       TrainingPosition position = loadCheckpoint(file, model, params);
-      noteConfigChanges(file, model, err, true);
+      noteConfigChanges(file, model, err, WeightsUse::Training);
       return position;
     }
     params.load(file);
-    noteConfigChanges(file, model, err, entry.kind == EntryKind::TrainStep);
+    noteConfigChanges(file, model, err,
+                      entry.kind == EntryKind::TrainStep ? WeightsUse::Training
+                      : entry.kind == EntryKind::Forward
+                          ? WeightsUse::Inference
+                          : WeightsUse::Evaluation);
     return std::nullopt;
   }
   if (!options.initSeed)

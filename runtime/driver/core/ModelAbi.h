@@ -18,6 +18,10 @@
  * The metadata (version 1):
  *   {"version": 1, "model": NAME, "source": PATH, "compile_flags": TEXT,
  *    "config": {KEY: NUMBER, ...},
+ *    "inference_fingerprint": 16 hex digits (optional: txc's hash of the
+ *            entries that do not train, dim bounds and locations left out;
+ *            checkpoints record it, and a config that differs with the
+ *            same fingerprint changes nothing those entries compute),
  *    "dims": [{"name": "B", "bound": 64, "config": KEY}, ...] ("config",
  *            optional: the config item the bound names, "" for a literal
  *            or an expression; the driver's advice on raising a bound),

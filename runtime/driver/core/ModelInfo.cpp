@@ -468,6 +468,15 @@ ModelInfo ModelInfo::parse(std::string_view json) {
                        "' is not one of cpu, cuda");
     info.target = target;
   }
+  info.inferenceFingerprint =
+      getString(root, "inference_fingerprint", top, false);
+  if (!info.inferenceFingerprint.empty() &&
+      (info.inferenceFingerprint.size() != 16 ||
+       info.inferenceFingerprint.find_first_not_of("0123456789abcdef") !=
+           std::string::npos))
+    throw ModelError("metadata.inference_fingerprint '" +
+                     info.inferenceFingerprint +
+                     "' is not 16 lowercase hex digits");
   if (const Json *config = jsonMember(root, "config")) {
     if (!config->is_object())
       throw ModelError("metadata.config must be an object");

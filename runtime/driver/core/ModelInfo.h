@@ -164,6 +164,11 @@ struct ModelInfo {
   /// "cpu" or "cuda" (txc --target; absent in the metadata: cpu).
   std::string target = "cpu";
   std::vector<ConfigValue> config; ///< in the metadata's order
+  /// txc's hash of what the entries that do not train compute
+  /// (tx-inference-fingerprint; 16 hex digits), "" in older metadata: a
+  /// checkpoint with the same one computes the same there whatever its
+  /// config says.
+  std::string inferenceFingerprint;
   std::vector<DimInfo> dims;
   int64_t paramArenaBytes = 0;
   std::vector<ParamInfo> params;

@@ -47,6 +47,7 @@ namespace {
 constexpr const char *kFormat = "txc-checkpoint";
 constexpr const char *kTokenizerKey = "tokenizer";
 constexpr const char *kConfigKey = "config";
+constexpr const char *kInferenceFingerprintKey = "inference_fingerprint";
 constexpr const char *kOptimizerKey = "optimizer";
 constexpr const char *kLabelsKey = "labels";
 
@@ -184,6 +185,8 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
   for (const auto &[key, value] : modelConfigRecord(model))
     config[key] = parseJson(value);
   metadata.push_back({kConfigKey, toJson(config)});
+  if (!model.inferenceFingerprint.empty())
+    metadata.push_back({kInferenceFingerprintKey, model.inferenceFingerprint});
   if (model.optimizer)
     metadata.push_back({kOptimizerKey, describeOptimizer(*model.optimizer)});
   if (labels)
@@ -243,6 +246,14 @@ recordedConfig(const SafetensorsReader &file) {
   for (const auto &[key, value] : object.items())
     record.push_back({key, toJson(value)});
   return record;
+}
+
+std::optional<bool> sameInferenceFingerprint(const SafetensorsReader &file,
+                                             const ModelInfo &model) {
+  const std::string *recorded = file.metadataValue(kInferenceFingerprintKey);
+  if (!recorded || model.inferenceFingerprint.empty())
+    return std::nullopt;
+  return *recorded == model.inferenceFingerprint;
 }
 
 ConfigChanges describeConfigChanges(
@@ -431,7 +442,7 @@ void initializeFromWeights(const SafetensorsReader &file,
                            bool raw, std::ostream *notes) {
   std::ostringstream unused;
   loadWeightsForInference(file, model, params, raw, notes ? *notes : unused,
-                          /*forTraining=*/true);
+                          WeightsUse::Training);
   params.clearTrainingState();
 }
 

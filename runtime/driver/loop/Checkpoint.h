@@ -117,6 +117,11 @@ std::optional<uint64_t> recordedDataHash(const SafetensorsReader &file);
 std::vector<std::pair<std::string, std::string>>
 recordedConfig(const SafetensorsReader &file);
 
+/// Whether `file` records the inference fingerprint `model` has
+/// (ModelAbi.h), nullopt when either has none (an older txc or driver).
+std::optional<bool> sameInferenceFingerprint(const SafetensorsReader &file,
+                                             const ModelInfo &model);
+
 /// How `model`'s config differs from a checkpoint's (`saved`):
 /// `changes` lists "key = now (was then)", "key = now (new)" and "key (was
 /// then) is gone"; `bounds` the changed values that are dim bounds (they

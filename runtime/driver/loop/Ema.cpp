@@ -244,7 +244,7 @@ bool loadAveragedWeights(const SafetensorsReader &file, const ModelInfo &model,
 }
 
 void noteConfigChanges(const SafetensorsReader &file, const ModelInfo &model,
-                       std::ostream &err, bool forTraining) {
+                       std::ostream &err, WeightsUse use) {
   const std::vector<std::pair<std::string, std::string>> recorded =
       recordedConfig(file);
   if (recorded.empty())
@@ -252,10 +252,18 @@ void noteConfigChanges(const SafetensorsReader &file, const ModelInfo &model,
   const auto [changes, bounds, flags] = describeConfigChanges(recorded, model);
   if (changes.empty())
     return;
-  if (forTraining) {
+  if (use == WeightsUse::Training) {
     err << "note: '" << file.path()
         << "' was trained with another config (this model: " << changes
         << "); training starts from its weights\n";
+    return;
+  }
+  const std::optional<bool> same = sameInferenceFingerprint(file, model);
+  if (use == WeightsUse::Inference && same.value_or(false)) {
+    err << "note: '" << file.path()
+        << "' was trained with another config (this executable: " << changes
+        << "), which changes nothing the entries that do not train compute "
+           "(txc compiled them to the same program)\n";
     return;
   }
   err << "warning: '" << file.path()
@@ -265,15 +273,20 @@ void noteConfigChanges(const SafetensorsReader &file, const ModelInfo &model,
          "of them"
       << (flags.empty() ? std::string()
                         : "; txc" + flags + " builds the model it trained")
-      << " (values used only in training, such as dropout or warmup, "
-         "change nothing here)\n";
+      // Without both fingerprints nothing tells which values those are
+      // (in a training entry, run as it is, they all count).
+      << (use == WeightsUse::Inference && !same
+              ? " (values used only in training, such as dropout or warmup, "
+                "change nothing here)"
+              : "")
+      << "\n";
 }
 
 void loadWeightsForInference(const SafetensorsReader &file,
                              const ModelInfo &model, ParameterArena &params,
-                             bool raw, std::ostream &err, bool forTraining) {
+                             bool raw, std::ostream &err, WeightsUse use) {
   params.load(file);
-  noteConfigChanges(file, model, err, forTraining);
+  noteConfigChanges(file, model, err, use);
   if (!hasAveragedWeights(file, model))
     return;
   if (raw) {

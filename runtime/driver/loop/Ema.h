@@ -147,25 +147,41 @@ bool hasAveragedWeights(const SafetensorsReader &file, const ModelInfo &model);
 bool loadAveragedWeights(const SafetensorsReader &file, const ModelInfo &model,
                          ParameterArena &params);
 
+/// What the loaded weights are for, which decides what a changed config
+/// means.
+enum class WeightsUse {
+  /// Only entries that do not train run (translate, eval, run of a
+  /// forward entry): a config that differs while the checkpoint records
+  /// this executable's inference fingerprint changes nothing they compute.
+  Inference,
+  /// Training starts from them (train --init-from, run of a train step).
+  Training,
+  /// A training entry runs on them as they are (run of train_grad, bench's
+  /// train step): every config value counts.
+  Evaluation,
+};
+
 /// The shapes agree (ParameterArena::load checked them), the config may
 /// not: heads, eps or a scale change the function without changing a
 /// tensor. Warns on `err` when `file` records another config than
-/// `model`'s (`forTraining`: a note, training starts from the weights).
-/// Only a recorded config says anything (an export or a PyTorch
+/// `model`'s; a note instead for Training (training starts from the
+/// weights) and for Inference when the file records the same inference
+/// fingerprint as `model` (the values that differ are used only in
+/// training). Only a recorded config says anything (an export or a PyTorch
 /// state_dict records none; every key would read as new, a false warning).
 void noteConfigChanges(const SafetensorsReader &file, const ModelInfo &model,
-                       std::ostream &err, bool forTraining);
+                       std::ostream &err, WeightsUse use);
 
 /// `translate`, `eval`, `generate`, `predict`, `export`: loads the
 /// parameters of `file`, then its average unless `raw` (--no-ema), with a
 /// note on `err` saying which. A file trained with another config of the
 /// same shapes (txc -D heads=4 against heads=2) loads, with a warning:
 /// this executable computes another function of its weights.
-/// `forTraining` (train --init-from, which starts from them): a note.
+/// WeightsUse::Training (train --init-from, which starts from them): a note.
 void loadWeightsForInference(const SafetensorsReader &file,
                              const ModelInfo &model, ParameterArena &params,
                              bool raw, std::ostream &err,
-                             bool forTraining = false);
+                             WeightsUse use = WeightsUse::Inference);
 
 } // namespace txrt::driver
 

@@ -228,7 +228,9 @@ TEST(EmaTest, AnotherConfigOfTheSameShapesIsWarnedAbout) {
                 "label_smoothing = 0.1 (was 0.0)): its tensors fit, but a "
                 "value that shapes the model (heads, eps, a scale) makes "
                 "this executable compute another function of them; txc -D "
-                "label_smoothing=0.0 builds the model it trained"),
+                "label_smoothing=0.0 builds the model it trained (values "
+                "used only in training, such as dropout or warmup, change "
+                "nothing here)"),
             std::string::npos)
       << warned.str();
   // A file that records no config (an export, a PyTorch state_dict):
@@ -239,13 +241,70 @@ TEST(EmaTest, AnotherConfigOfTheSameShapesIsWarnedAbout) {
                           params, false, exported);
   EXPECT_EQ(exported.str(), "");
   // train --init-from starts from them: a note.
-  loadWeightsForInference(file, other, params, false, noted, true);
+  loadWeightsForInference(file, other, params, false, noted,
+                          WeightsUse::Training);
   EXPECT_NE(noted.str().find("note: '" + file.path() +
                              "' was trained with another config (this model: "
                              "label_smoothing = 0.1 (was 0.0)); training "
                              "starts from its weights"),
             std::string::npos)
       << noted.str();
+}
+
+TEST(EmaTest, ATrainingOnlyConfigChangeIsANoteWithTheSameFingerprint) {
+  // A checkpoint trained with label_smoothing = 0.0 loaded by a build with
+  // 0.1 was warned about as another function, although nothing the
+  // inference entries compute reads it: txc's inference fingerprint (the
+  // same in both builds) tells, and the warning stays for another one.
+  ScratchDir dir;
+  ModelInfo trained = ModelInfo::parse(fake_seq2seq_json);
+  trained.inferenceFingerprint = "0123456789abcdef";
+  SafetensorsReader file(savedWithAverage(dir, trained));
+  EXPECT_EQ(sameInferenceFingerprint(file, trained), true);
+  ModelInfo other = trained;
+  for (ConfigValue &value : other.config)
+    if (value.key == "label_smoothing") {
+      value.json = "0.1";
+      value.number = 0.1;
+    }
+  ParameterArena params(trained);
+  std::ostringstream same;
+  loadWeightsForInference(file, other, params, false, same);
+  EXPECT_NE(same.str().find(
+                "note: '" + file.path() +
+                "' was trained with another config (this executable: "
+                "label_smoothing = 0.1 (was 0.0)), which changes nothing the "
+                "entries that do not train compute (txc compiled them to the "
+                "same program)"),
+            std::string::npos)
+      << same.str();
+  EXPECT_EQ(same.str().find("warning"), std::string::npos) << same.str();
+  // A training entry run on them as they are (train_grad): still warned.
+  std::ostringstream gradients;
+  noteConfigChanges(file, other, gradients, WeightsUse::Evaluation);
+  EXPECT_NE(gradients.str().find("warning: '" + file.path() +
+                                 "' was trained with another config"),
+            std::string::npos)
+      << gradients.str();
+  // Another fingerprint (heads = 2 against 4): the warning, without the
+  // remark that training-only values change nothing (they are not what
+  // differs in what this executable computes).
+  other.inferenceFingerprint = "fedcba9876543210";
+  EXPECT_EQ(sameInferenceFingerprint(file, other), false);
+  std::ostringstream changed;
+  loadWeightsForInference(file, other, params, false, changed);
+  EXPECT_NE(changed.str().find(
+                "warning: '" + file.path() +
+                "' was trained with another config (this executable: "
+                "label_smoothing = 0.1 (was 0.0)): its tensors fit, but a "
+                "value that shapes the model (heads, eps, a scale) makes "
+                "this executable compute another function of them; txc -D "
+                "label_smoothing=0.0 builds the model it trained\n"),
+            std::string::npos)
+      << changed.str();
+  // A build without one (an older txc): nothing to compare.
+  other.inferenceFingerprint.clear();
+  EXPECT_EQ(sameInferenceFingerprint(file, other), std::nullopt);
 }
 
 } // namespace
