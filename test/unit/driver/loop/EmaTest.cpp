@@ -279,6 +279,20 @@ TEST(EmaTest, ATrainingOnlyConfigChangeIsANoteWithTheSameFingerprint) {
             std::string::npos)
       << same.str();
   EXPECT_EQ(same.str().find("warning"), std::string::npos) << same.str();
+  // The pad id is read by the driver too (it pads batches with it): with
+  // the same fingerprint, still the warning.
+  ModelInfo otherPad = other;
+  for (ConfigValue &value : otherPad.config)
+    if (value.key == "pad") {
+      value.json = "1";
+      value.number = 1;
+    }
+  std::ostringstream pad;
+  noteConfigChanges(file, otherPad, pad, WeightsUse::Inference);
+  EXPECT_NE(pad.str().find("warning: '" + file.path() +
+                           "' was trained with another config"),
+            std::string::npos)
+      << pad.str();
   // A training entry run on them as they are (train_grad): still warned.
   std::ostringstream gradients;
   noteConfigChanges(file, other, gradients, WeightsUse::Evaluation);
