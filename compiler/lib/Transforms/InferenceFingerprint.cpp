@@ -86,19 +86,30 @@ private:
   }
 
   /// `#tx.dims<B: 16, T: 64>` without its bounds: the symbols, in order.
+  /// Types and attributes are uniqued: each is printed once (a 96-layer
+  /// model has thousands of ops of a few dozen types).
   void writeType(Type type) {
-    auto tensor = dyn_cast<RankedTensorType>(type);
-    auto dims =
-        tensor ? dyn_cast_or_null<DimsAttr>(tensor.getEncoding()) : DimsAttr();
-    if (!dims) {
-      type.print(os);
-      return;
+    auto [it, inserted] = typeTexts.try_emplace(type.getAsOpaquePointer());
+    if (inserted) {
+      llvm::raw_string_ostream text(it->second);
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      auto dims = tensor ? dyn_cast_or_null<DimsAttr>(tensor.getEncoding())
+                         : DimsAttr();
+      if (!dims) {
+        type.print(text);
+      } else {
+        text << "tensor<";
+        for (int64_t size : tensor.getShape())
+          text << (ShapedType::isDynamic(size) ? std::string("?")
+                                               : std::to_string(size))
+               << "x";
+        text << tensor.getElementType() << ", [";
+        for (StringAttr symbol : dims.getSymbols())
+          text << symbol.getValue() << " ";
+        text << "]>";
+      }
     }
-    RankedTensorType::get(tensor.getShape(), tensor.getElementType()).print(os);
-    os << "[";
-    for (StringAttr symbol : dims.getSymbols())
-      os << symbol.getValue() << " ";
-    os << "]";
+    os << it->second;
   }
 
   void writeAttributes(DictionaryAttr dict,
@@ -109,10 +120,17 @@ private:
       if (llvm::is_contained(skipped, attr.getName().getValue()))
         continue;
       os << " " << attr.getName().getValue() << "=";
-      if (auto type = dyn_cast<TypeAttr>(attr.getValue()))
+      if (auto type = dyn_cast<TypeAttr>(attr.getValue())) {
         writeType(type.getValue());
-      else
-        attr.getValue().print(os);
+        continue;
+      }
+      auto [it, inserted] =
+          attrTexts.try_emplace(attr.getValue().getAsOpaquePointer());
+      if (inserted) {
+        llvm::raw_string_ostream text(it->second);
+        attr.getValue().print(text);
+      }
+      os << it->second;
     }
   }
 
@@ -134,6 +152,7 @@ private:
   llvm::raw_ostream &os;
   llvm::DenseMap<Value, unsigned> values;
   llvm::DenseMap<Block *, unsigned> blocks;
+  llvm::DenseMap<const void *, std::string> typeTexts, attrTexts;
 };
 
 struct InferenceFingerprintPass
