@@ -52,7 +52,7 @@ pack() {
   export CCACHE_BASEDIR="$ROOT"
   nice ninja -C "$build" txrt-cuda-bench
   local txc="$build/bin/txc"
-  [[ -z "${GPU_CHECK_TXC:-}" ]] || txc="$build/bin/txc-borrowed"
+  [[ -z "${GPU_CHECK_TXC:-}" ]] || txc="$build/$GPU_BORROWED_TXC"
   cp "$build/bin/txrt-cuda-bench" "$PACK/bin/"
   local config
   for config in 64x256; do

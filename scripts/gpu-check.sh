@@ -92,7 +92,7 @@ pack() {
   # which are this dir's x86-64-v3 ones.
   local txc="$build/bin/txc" compiler=txc
   if [[ -n "${GPU_CHECK_TXC:-}" ]]; then
-    txc="$build/bin/txc-borrowed" compiler=
+    txc="$build/$GPU_BORROWED_TXC" compiler=
     mkdir -p "$build/bin"
     cp "$GPU_CHECK_TXC" "$txc" && "$txc" --version >/dev/null 2>&1 ||
       die "GPU_CHECK_TXC=$GPU_CHECK_TXC does not run"
