@@ -257,7 +257,7 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     // Its train step runs on them too, unless --decode-only.
     noteConfigChanges(file, model, err,
                       options.decodeOnly ? WeightsUse::Inference
-                                         : WeightsUse::Evaluation);
+                                         : WeightsUse::TrainingEntry);
     loadedTokenizer = checkpointTokenizer(file);
   } else
     runner.params().write().initialize(0);

@@ -175,7 +175,8 @@ std::string describeCheckpoint(const ModelInfo &model,
   if (config.empty()) {
     out << "not recorded\n";
   } else {
-    const auto [changes, bounds, flags] = describeConfigChanges(config, model);
+    const auto [changes, bounds, flags, keys] =
+        describeConfigChanges(config, model);
     if (changes.empty() && bounds.empty())
       out << "as this executable's\n";
     if (!changes.empty()) {

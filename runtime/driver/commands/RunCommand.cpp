@@ -255,7 +255,7 @@ std::optional<TrainingPosition> fillParameters(const ModelInfo &model,
                       entry.kind == EntryKind::TrainStep ? WeightsUse::Training
                       : entry.kind == EntryKind::Forward
                           ? WeightsUse::Inference
-                          : WeightsUse::Evaluation);
+                          : WeightsUse::TrainingEntry);
     return std::nullopt;
   }
   if (!options.initSeed)

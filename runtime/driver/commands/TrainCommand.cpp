@@ -215,7 +215,7 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
   if (!saved.config.empty()) {
     // Config items that are dim bounds (`dim B <= batch`) limit the sizes
     // a step may take: said apart from the ones that change the model.
-    const auto [changes, bounds, flags] =
+    const auto [changes, bounds, flags, keys] =
         describeConfigChanges(saved.config, model);
     if (!changes.empty())
       note("the model's config (" + changes + ")");

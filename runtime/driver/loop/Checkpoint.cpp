@@ -281,16 +281,20 @@ ConfigChanges describeConfigChanges(
     std::optional<std::string> was = valueOf(saved, key);
     if (!was) {
       add(out.changes, key + " = " + value + " (new)");
+      out.keys.push_back(key);
     } else if (*was != value && isBound(key)) {
       add(out.bounds, key + " = " + value + " (was " + *was + ")");
     } else if (*was != value) {
       add(out.changes, key + " = " + value + " (was " + *was + ")");
       out.flags += " -D " + key + "=" + *was;
+      out.keys.push_back(key);
     }
   }
   for (const auto &[key, value] : saved)
-    if (!valueOf(current, key))
+    if (!valueOf(current, key)) {
       add(out.changes, key + " (was " + value + ") is gone");
+      out.keys.push_back(key);
+    }
   return out;
 }
 

@@ -126,9 +126,11 @@ std::optional<bool> sameInferenceFingerprint(const SafetensorsReader &file,
 /// `changes` lists "key = now (was then)", "key = now (new)" and "key (was
 /// then) is gone"; `bounds` the changed values that are dim bounds (they
 /// limit sizes, not what the model computes), apart; `flags` the txc
-/// options that build the trained model again (" -D heads=2").
+/// options that build the trained model again (" -D heads=2"); `keys`
+/// the keys `changes` lists.
 struct ConfigChanges {
   std::string changes, bounds, flags;
+  std::vector<std::string> keys;
 };
 ConfigChanges describeConfigChanges(
     const std::vector<std::pair<std::string, std::string>> &saved,

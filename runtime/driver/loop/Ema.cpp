@@ -243,39 +243,14 @@ bool loadAveragedWeights(const SafetensorsReader &file, const ModelInfo &model,
   });
 }
 
-namespace {
-
-/// Whether a config value the driver reads itself differs: the id it pads
-/// batches with changes what the entries are given, whatever they compute
-/// (a model whose inference entries never read `pad` still sees it).
-bool driverValuesDiffer(
-    const std::vector<std::pair<std::string, std::string>> &recorded,
-    const ModelInfo &model) {
-  const std::vector<std::pair<std::string, std::string>> current =
-      modelConfigRecord(model);
-  for (const char *key : {"pad"}) {
-    auto find = [&](const auto &record) -> const std::string * {
-      for (const auto &[name, value] : record)
-        if (name == key)
-          return &value;
-      return nullptr;
-    };
-    const std::string *was = find(recorded), *now = find(current);
-    if ((was == nullptr) != (now == nullptr) || (was && *was != *now))
-      return true;
-  }
-  return false;
-}
-
-} // namespace
-
 void noteConfigChanges(const SafetensorsReader &file, const ModelInfo &model,
                        std::ostream &err, WeightsUse use) {
   const std::vector<std::pair<std::string, std::string>> recorded =
       recordedConfig(file);
   if (recorded.empty())
     return;
-  const auto [changes, bounds, flags] = describeConfigChanges(recorded, model);
+  const auto [changes, bounds, flags, keys] =
+      describeConfigChanges(recorded, model);
   if (changes.empty())
     return;
   if (use == WeightsUse::Training) {
@@ -285,8 +260,11 @@ void noteConfigChanges(const SafetensorsReader &file, const ModelInfo &model,
     return;
   }
   const std::optional<bool> same = sameInferenceFingerprint(file, model);
-  if (use == WeightsUse::Inference && same.value_or(false) &&
-      !driverValuesDiffer(recorded, model)) {
+  // The driver reads `pad` itself (it pads batches with it): that changes
+  // what the entries are given, whatever they compute.
+  const bool padChanged =
+      std::find(keys.begin(), keys.end(), "pad") != keys.end();
+  if (use == WeightsUse::Inference && same.value_or(false) && !padChanged) {
     err << "note: '" << file.path()
         << "' was trained with another config (this executable: " << changes
         << "), which changes nothing the entries that do not train compute "

@@ -158,7 +158,7 @@ enum class WeightsUse {
   Training,
   /// A training entry runs on them as they are (run of train_grad, bench's
   /// train step): every config value counts.
-  Evaluation,
+  TrainingEntry,
 };
 
 /// The shapes agree (ParameterArena::load checked them), the config may

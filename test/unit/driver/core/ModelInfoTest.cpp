@@ -159,6 +159,23 @@ TEST(ModelInfoTest, UnknownKindsAndRolesAreModelErrors) {
   }
 }
 
+TEST(ModelInfoTest, InferenceFingerprintIsSixteenHexDigits) {
+  const std::string logits = kLogitsEntry;
+  EXPECT_EQ(ModelInfo::parse(languageModel(logits)).inferenceFingerprint, "");
+  EXPECT_EQ(ModelInfo::parse(languageModel(logits, R"("kind": "language_model",
+                  "inference_fingerprint": "0123456789abcdef",)"))
+                .inferenceFingerprint,
+            "0123456789abcdef");
+  for (const char *bad : {"0123456789ABCDEF", "0123", "0123456789abcdefg"})
+    EXPECT_THROW_MESSAGE(ModelInfo::parse(languageModel(
+                             logits, std::string(R"("kind": "language_model",
+                  "inference_fingerprint": ")") +
+                                         bad + "\",")),
+                         ModelError,
+                         std::string("metadata.inference_fingerprint '") + bad +
+                             "' is not 16 lowercase hex digits");
+}
+
 TEST(ModelInfoTest, EntrySizesMustFitAtTheirBounds) {
   // txc -D batch=2**62: the arenas were planned at the bounds with sizes
   // that overflowed, so running any entry would write outside them.

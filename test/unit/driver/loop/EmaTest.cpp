@@ -295,7 +295,7 @@ TEST(EmaTest, ATrainingOnlyConfigChangeIsANoteWithTheSameFingerprint) {
       << pad.str();
   // A training entry run on them as they are (train_grad): still warned.
   std::ostringstream gradients;
-  noteConfigChanges(file, other, gradients, WeightsUse::Evaluation);
+  noteConfigChanges(file, other, gradients, WeightsUse::TrainingEntry);
   EXPECT_NE(gradients.str().find("warning: '" + file.path() +
                                  "' was trained with another config"),
             std::string::npos)
