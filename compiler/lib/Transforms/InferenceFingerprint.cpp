@@ -41,14 +41,13 @@ public:
   void write(func::FuncOp func) {
     values.clear();
     os << "entry " << func.getSymName() << "\n";
+    // With arg_attrs and res_attrs (names, roles); the argument types are
+    // the entry block's, the result types follow.
     writeAttributes(func->getAttrDictionary(), {"sym_name", "function_type"});
-    for (unsigned i = 0; i < func.getNumResults(); ++i) {
-      os << " result " << i << " ";
-      writeType(func.getResultTypes()[i]);
-      writeAttributes(func.getResultAttrDict(i), {});
+    for (Type result : func.getResultTypes()) {
+      os << " result ";
+      writeType(result);
     }
-    for (unsigned i = 0; i < func.getNumArguments(); ++i)
-      writeAttributes(func.getArgAttrDict(i), {});
     writeRegion(func.getBody());
   }
 
@@ -70,8 +69,15 @@ private:
 
   void writeOp(Operation &op) {
     os << op.getName().getStringRef() << "(";
-    for (Value operand : op.getOperands())
-      os << operandNumber(operand) << ",";
+    for (Value operand : op.getOperands()) {
+      // Defined before their uses; anything else (a value from outside
+      // the entry) is "?".
+      auto it = values.find(operand);
+      if (it == values.end())
+        os << "?,";
+      else
+        os << it->second << ",";
+    }
     os << ")";
     for (OpResult result : op.getResults()) {
       os << " " << number(result) << ":";
@@ -136,13 +142,6 @@ private:
 
   unsigned number(Value value) {
     return values.try_emplace(value, values.size()).first->second;
-  }
-
-  /// Operands are defined before their uses in an entry's single block;
-  /// anything else (a value from outside) gets a number of its own.
-  std::string operandNumber(Value value) {
-    auto it = values.find(value);
-    return it == values.end() ? "?" : std::to_string(it->second);
   }
 
   unsigned blockNumber(Block *block) {
