@@ -1,7 +1,11 @@
 //===- StopRequest.cpp - train --stop-time and SIGINT/SIGTERM -------------===//
 //
 // The handlers only store the signal number (async-signal-safe); a second
-// signal restores the default action and raises it again.
+// SIGINT or SIGTERM restores the default action and raises it again.
+// SIGPIPE (the reader of stdout or stderr is gone: `| tee log` hit by the
+// same Ctrl-C, `| head`) is a stop request too, never an end: its default
+// action would kill the run before it saves, at the first progress line
+// written after the reader went away.
 //
 //===----------------------------------------------------------------------===//
 #include "loop/StopRequest.h"
@@ -18,6 +22,12 @@ namespace txrt::driver {
 namespace {
 
 volatile std::sig_atomic_t caught = 0;
+volatile std::sig_atomic_t pipeClosed = 0;
+
+/// Nothing is written: the output that raised it is a closed pipe (a
+/// write to it would raise SIGPIPE again), and the run's later writes fail
+/// with EPIPE instead of ending the process.
+void onPipeClosed(int) { pipeClosed = 1; }
 
 void onStopSignal(int signal) {
   if (caught) {
@@ -37,7 +47,7 @@ void onStopSignal(int signal) {
   (void)ignored;
 }
 
-struct sigaction previousInt, previousTerm;
+struct sigaction previousInt, previousTerm, previousPipe;
 
 std::string describeSeconds(double seconds) {
   char text[32];
@@ -89,6 +99,12 @@ StopRequest::StopRequest(std::optional<double> stopSeconds,
   action.sa_flags = SA_RESTART;
   sigaction(SIGINT, &action, &previousInt);
   sigaction(SIGTERM, &action, &previousTerm);
+  pipeClosed = 0;
+  struct sigaction pipeAction = {};
+  pipeAction.sa_handler = onPipeClosed;
+  sigemptyset(&pipeAction.sa_mask);
+  pipeAction.sa_flags = SA_RESTART;
+  sigaction(SIGPIPE, &pipeAction, &previousPipe);
 }
 
 StopRequest::~StopRequest() {
@@ -96,12 +112,19 @@ StopRequest::~StopRequest() {
     return;
   sigaction(SIGINT, &previousInt, nullptr);
   sigaction(SIGTERM, &previousTerm, nullptr);
+  // The run's output may still be a closed pipe: what is left to write
+  // fails with EPIPE rather than ending the process before it returns.
+  if (!pipeClosed)
+    sigaction(SIGPIPE, &previousPipe, nullptr);
 }
 
 std::optional<std::string> StopRequest::reason() const {
   if (caught)
     return std::string(caught == SIGINT ? "SIGINT" : "SIGTERM") +
            " received (a second one ends the process at once)";
+  if (pipeClosed)
+    return std::string("the output pipe was closed (SIGPIPE: its reader "
+                       "ended)");
   if (std::optional<double> left = secondsLeft(); left && *left <= 0)
     return "--stop-time " + stopTimeText_ + " passed (" +
            describeSeconds(*stopSeconds_ - *left) + " of training)";
@@ -117,8 +140,13 @@ std::optional<double> StopRequest::secondsLeft() const {
   return *stopSeconds_ - elapsed;
 }
 
-int StopRequest::caughtSignal() { return caught; }
+int StopRequest::caughtSignal() {
+  return caught ? int(caught) : pipeClosed ? SIGPIPE : 0;
+}
 
-void StopRequest::resetForTesting() { caught = 0; }
+void StopRequest::resetForTesting() {
+  caught = 0;
+  pipeClosed = 0;
+}
 
 } // namespace txrt::driver

@@ -43,7 +43,8 @@ public:
   /// Seconds until --stop-time; nullopt without one.
   std::optional<double> secondsLeft() const;
 
-  /// The signal a handler caught (0: none). For tests.
+  /// The signal a handler caught (0: none; SIGPIPE for a closed output
+  /// pipe). For tests.
   static int caughtSignal();
   /// Forgets a caught signal. For tests.
   static void resetForTesting();

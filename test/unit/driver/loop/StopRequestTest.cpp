@@ -2,7 +2,10 @@
 #include "loop/StopRequest.h"
 #include "TestUtil.h"
 
+#include <cerrno>
 #include <csignal>
+
+#include <unistd.h>
 
 using namespace txrt::driver;
 
@@ -49,6 +52,34 @@ TEST(StopRequestTest, TheFirstSignalAsksToStopAndTheHandlerGoesAway) {
   struct sigaction current = {};
   sigaction(SIGINT, nullptr, &current);
   EXPECT_EQ(current.sa_handler, SIG_DFL);
+}
+
+// `train ... | tee log` and Ctrl-C: tee dies with the same signal, and the
+// run's next progress line raised SIGPIPE, whose default action killed it
+// before it saved. A closed pipe is a stop request, and SIGPIPE never ends
+// the process while (or after) the loop runs.
+TEST(StopRequestTest, AClosedOutputPipeAsksToStopAndDoesNotEndTheProcess) {
+  {
+    StopRequest stop(std::nullopt, "", /*catchSignals=*/true);
+    int fds[2];
+    ASSERT_EQ(pipe(fds), 0);
+    close(fds[0]);
+    errno = 0;
+    EXPECT_EQ(write(fds[1], "x", 1), -1); // raises SIGPIPE: caught
+    EXPECT_EQ(errno, EPIPE);
+    EXPECT_EQ(StopRequest::caughtSignal(), SIGPIPE);
+    std::optional<std::string> why = stop.reason();
+    ASSERT_TRUE(why);
+    EXPECT_EQ(why->rfind("the output pipe was closed", 0), 0u) << *why;
+    EXPECT_EQ(write(fds[1], "y", 1), -1); // a second one does not end it
+    close(fds[1]);
+  }
+  // After the loop the pipe is still closed: the last lines must not end
+  // the process before it returns either.
+  struct sigaction current = {};
+  sigaction(SIGPIPE, nullptr, &current);
+  EXPECT_NE(current.sa_handler, SIG_DFL);
+  StopRequest::resetForTesting();
 }
 
 } // namespace
