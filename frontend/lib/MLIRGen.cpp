@@ -1225,6 +1225,7 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
   std::vector<bool> given(builtin.params.size(), false);
   size_t positional = 0;
   bool ok = true;
+  bool reportedExtra = false;
   for (const ast::Arg &arg : call.args) {
     size_t index;
     if (arg.keyword.empty()) {
@@ -1237,6 +1238,11 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
           args.restLocs.push_back(arg.loc);
           continue;
         }
+        ok = false;
+        // One error a call, at the first argument too many.
+        if (reportedExtra)
+          continue;
+        reportedExtra = true;
         size_t count = builtin.params.size();
         // min / max of numbers take any number of arguments (ConstEval).
         bool extremum = call.callee == "min" || call.callee == "max";
@@ -1249,7 +1255,6 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
                                    call.callee + "(" + call.callee +
                                    "(a, b), c)`"
                              : "");
-        ok = false;
         continue;
       }
     } else {

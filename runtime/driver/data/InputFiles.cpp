@@ -53,6 +53,19 @@ template <typename T> T loadAs(const void *data, int64_t i) {
   return value;
 }
 
+/// An IEEE 754 binary16 value as a double (exact: every half is a double).
+double halfToDouble(uint16_t bits) {
+  const int exponent = (bits >> 10) & 0x1f;
+  const int mantissa = bits & 0x3ff;
+  const double sign = (bits & 0x8000) ? -1.0 : 1.0;
+  if (exponent == 0x1f)
+    return mantissa ? std::numeric_limits<double>::quiet_NaN()
+                    : sign * std::numeric_limits<double>::infinity();
+  if (exponent == 0) // zero and subnormals: mantissa * 2^-24
+    return sign * std::ldexp(double(mantissa), -24);
+  return sign * std::ldexp(double(mantissa | 0x400), exponent - 25);
+}
+
 Element loadElement(const Tensor &tensor, int64_t i) {
   const void *data = tensor.data();
   auto integer = [](int64_t v) { return Element{true, v, false, double(v)}; };
@@ -84,7 +97,7 @@ Element loadElement(const Tensor &tensor, int64_t i) {
   case DType::F64:
     return Element{false, 0, false, loadAs<double>(data, i)};
   case DType::F16:
-    break; // rejected before
+    return Element{false, 0, false, halfToDouble(loadAs<uint16_t>(data, i))};
   }
   return Element{false, 0, false, 0.0};
 }
@@ -112,9 +125,6 @@ std::string formatElement(const Element &element) {
 
 Tensor convertTensor(const Tensor &tensor, DType dtype,
                      const InputSource &source) {
-  if (tensor.dtype == DType::F16)
-    throw InputError(source.describe() +
-                     ": float16 data is not supported; save it as float32");
   Tensor result = allocateTensor(dtype, tensor.shape, source.describe());
   int64_t count = result.numElements();
   for (int64_t i = 0; i < count; ++i) {

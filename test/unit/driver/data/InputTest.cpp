@@ -6,6 +6,9 @@
 #include "TestUtil.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
 
 using namespace txrt::driver;
 using namespace txrt_driver_test;
@@ -137,8 +140,33 @@ TEST(InputFilesTest, ConvertsNpyDTypesWithChecks) {
   Tensor boolean(DType::Bool, {1});
   boolean.as<uint8_t>()[0] = 1;
   EXPECT_EQ(convertTensor(boolean, DType::F32, src).as<float>()[0], 1.0f);
-  EXPECT_THROW_MESSAGE(convertTensor(Tensor(DType::F16, {1}), DType::F32, src),
-                       InputError, "float16");
+}
+
+// float16 .npy inputs (numpy's default for some pipelines) convert exactly:
+// normal, subnormal, signed zero, infinity; NaN and fractions are refused
+// for integer inputs as with any other float.
+TEST(InputFilesTest, ConvertsFloat16Exactly) {
+  InputSource src{"x", "x.npy"};
+  Tensor half(DType::F16, {6});
+  const uint16_t bits[] = {0x3c00, 0xc000, 0x0001, 0x8000, 0x7c00, 0x7bff};
+  std::memcpy(half.data(), bits, sizeof(bits));
+  Tensor f = convertTensor(half, DType::F32, src);
+  EXPECT_EQ(f.as<float>()[0], 1.0f);
+  EXPECT_EQ(f.as<float>()[1], -2.0f);
+  EXPECT_EQ(f.as<float>()[2], std::ldexp(1.0f, -24)); // smallest subnormal
+  EXPECT_EQ(f.as<float>()[3], 0.0f);
+  EXPECT_TRUE(std::signbit(f.as<float>()[3]));
+  EXPECT_EQ(f.as<float>()[4], std::numeric_limits<float>::infinity());
+  EXPECT_EQ(f.as<float>()[5], 65504.0f); // largest half
+  Tensor nan(DType::F16, {1});
+  const uint16_t nanBits = 0x7e00;
+  std::memcpy(nan.data(), &nanBits, sizeof(nanBits));
+  EXPECT_TRUE(std::isnan(convertTensor(nan, DType::F32, src).as<float>()[0]));
+  Tensor ids(DType::F16, {2});
+  const uint16_t idBits[] = {0x4200, 0x3800}; // 3.0, 0.5
+  std::memcpy(ids.data(), idBits, sizeof(idBits));
+  EXPECT_THROW_MESSAGE(convertTensor(ids, DType::I32, src), InputError,
+                       "value 0.5 at [1] is not an integer");
 }
 
 TEST(InputFilesTest, DetectsNpyByContent) {
