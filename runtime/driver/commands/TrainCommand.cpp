@@ -379,6 +379,41 @@ startWeightAverage(const ModelInfo &model, ParameterHome &params,
   return average;
 }
 
+/// Whether `path` holds the best checkpoint the resumed run's `resumed`
+/// records: a training checkpoint of that validation step with the same
+/// best (step, scores, --valid file, --best-by).
+bool holdsRecordedBest(const std::string &path,
+                       const SafetensorsReader &resumed) {
+  std::unique_ptr<SafetensorsReader> file = existingTrainingCheckpoint(path);
+  const std::string *bestStep = resumed.metadataValue("best_step");
+  if (!file || !bestStep)
+    return false;
+  const std::string *step = file->metadataValue("step");
+  if (!step || *step != *bestStep)
+    return false;
+  for (const char *key : {"best_step", "best_by", "best_loss", "best_accuracy",
+                          "best_bleu", "valid_fnv1a64"}) {
+    const std::string *mine = file->metadataValue(key);
+    const std::string *theirs = resumed.metadataValue(key);
+    if (!mine || !theirs || *mine != *theirs)
+      return false;
+  }
+  return true;
+}
+
+/// Copies the file `from` to `to` (written atomically, 64 MiB at a time).
+void copyCheckpointFile(const std::string &from, const std::string &to) {
+  BinaryFile source(from);
+  AtomicFileWriter writer(to);
+  std::vector<char> chunk(std::min<uint64_t>(source.size(), 64ull << 20));
+  for (uint64_t offset = 0; offset < source.size(); offset += chunk.size()) {
+    size_t bytes = size_t(std::min<uint64_t>(chunk.size(), source.size() - offset));
+    source.readAt(offset, chunk.data(), bytes);
+    writer.write(chunk.data(), bytes);
+  }
+  writer.commit();
+}
+
 std::string formatSeconds(double seconds) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.2f s", seconds);
@@ -734,6 +769,37 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         err << " (the first validation replaces " << *bestPath << ")";
       err << "\n";
     }
+  // Whether `bestPath` holds validator->best(). A resumed best was kept
+  // under the name of the run that scored it (CKPT.best.safetensors of
+  // --resume's file), or not at all (that run had no --keep-best): it is
+  // copied to this run's name, written from the resumed weights when they
+  // are the best, or the end says it was not kept (it named a file that
+  // did not exist).
+  bool bestKept = false;
+  if (bestPath && validator && resumed && position.validation &&
+      validator->best().step > 0) {
+    const int64_t bestStep = validator->best().step;
+    std::string earlier =
+        checkpointSibling(*options.resumePath, kBestCheckpointSuffix);
+    if (holdsRecordedBest(*bestPath, *resumed)) {
+      bestKept = true;
+    } else if (earlier != *bestPath && holdsRecordedBest(earlier, *resumed)) {
+      copyCheckpointFile(earlier, *bestPath);
+      bestKept = true;
+      err << "note: copied the best checkpoint so far (validation step "
+          << bestStep << ") from '" << earlier << "' to '" << *bestPath
+          << "'\n";
+    } else if (bestStep == position.step && !average) {
+      writeCheckpoint(*bestPath, position.step);
+      bestKept = true;
+    } else {
+      err << "note: the best validation so far (step " << bestStep
+          << ") was not kept as a checkpoint ('" << earlier
+          << "' does not hold it: its run had no --keep-best, or the file "
+             "was replaced); '"
+          << *bestPath << "' is written when a validation beats it\n";
+    }
+  }
   double lastValidBleu = -1; // for the progress line
   /// Validates; whether --patience says to stop. A validation off the
   /// --valid-every schedule (the end of a run, or a stop, between scheduled
@@ -764,8 +830,10 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       err << "warning: every validation output is the same sentence; the "
              "model ignores its input (check the learning-rate schedule "
              "(warmup))\n";
-    if (bestPath && validator->improved())
+    if (bestPath && validator->improved()) {
       writeCheckpoint(*bestPath, step);
+      bestKept = true;
+    }
     if (options.patience && validator->sinceBest() >= options.patience) {
       err << "stopping early at step " << step << ": " << options.patience
           << (options.patience == 1 ? " validation" : " validations")
@@ -987,9 +1055,15 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
           << average->copiesToHost() << "x\n";
     err << runner.graphStats().describe() << "\n";
   }
-  if (bestPath && validator->best().step > 0)
-    out << "best: " << *bestPath << " (" << validator->best().describe()
-        << ")\n";
+  if (bestPath && validator->best().step > 0) {
+    if (bestKept)
+      out << "best: " << *bestPath << " (" << validator->best().describe()
+          << ")\n";
+    else
+      out << "best: validation step " << validator->best().step
+          << ", not kept as a checkpoint (see the note at the start; no "
+             "validation of this run beat it)\n";
+  }
   if (logPath)
     out << "loss curve: " << *logPath << ", " << svgPathFor(*logPath) << "\n";
   return kExitOk;
