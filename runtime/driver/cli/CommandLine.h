@@ -64,7 +64,9 @@ struct RunOptions {
   /// --step: the update number of the first run of a training entry
   /// (default: one past a loaded training checkpoint's step, else 1).
   std::optional<int64_t> trainStep;
-  uint64_t trainSeed = 0; ///< --seed
+  /// --seed: the dropout seed of a training entry (default: a loaded
+  /// training checkpoint's, else 0).
+  std::optional<uint64_t> trainSeed;
   ProfileOptions profile; ///< --profile* (loop/Profile.h)
 };
 

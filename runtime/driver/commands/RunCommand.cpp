@@ -325,7 +325,7 @@ void callEntry(const ModelInfo &model, txc_entry_fn function,
       txrt_context_set_train_state(
           ctx.get(),
           entry.kind == EntryKind::TrainStep ? firstStep + run : firstStep,
-          options.trainSeed);
+          options.trainSeed.value_or(0));
     bool profiled = profile && (repeat == 1 || (run > 0 && (repeat < 3 ||
                                                            run % 2 == 1)));
     txrt_context_set_profiling(ctx.get(), profiled ? 1 : 0);
@@ -382,7 +382,7 @@ void callEntryOnDevice(ModelRunner &runner, const EntryInfo &entry,
     if (entry.kind != EntryKind::Forward)
       runner.setTrainState(
           entry.kind == EntryKind::TrainStep ? firstStep + run : firstStep,
-          options.trainSeed);
+          options.trainSeed.value_or(0));
     int64_t startNs = txrt_profile_clock_ns();
     outputs = runner.call(entry, inputPointers, options.dims);
     times.push_back(double(txrt_profile_clock_ns() - startNs) / 1e6);
@@ -393,8 +393,10 @@ void callEntryOnDevice(ModelRunner &runner, const EntryInfo &entry,
 } // namespace
 
 int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
-               const RunOptions &options, std::ostream &out,
+               const RunOptions &givenOptions, std::ostream &out,
                std::ostream &err) {
+  // trainSeed is resolved below, once a loaded checkpoint is known.
+  RunOptions options = givenOptions;
   const EntryInfo *entry = model.findEntry(options.entry);
   if (!entry)
     throw UsageError("model '" + model.model + "' has no entry '" +
@@ -453,6 +455,9 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       err);
   const int64_t firstStep =
       options.trainStep.value_or(loaded ? loaded->step + 1 : 1);
+  // A loaded training checkpoint's run goes on with its seed, as its step:
+  // `run train --load C --save C` then `train --resume C` is one run.
+  options.trainSeed = options.trainSeed.value_or(loaded ? loaded->seed : 0);
   const int64_t runs = std::max<int32_t>(options.repeat, 1);
   const int64_t lastStep =
       entry->kind == EntryKind::TrainStep ? firstStep + runs - 1 : firstStep;
@@ -491,17 +496,20 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                           {"model", model.model},
                           {"entry", entry->name},
                           {"step", std::to_string(lastStep)},
-                          {"seed", std::to_string(options.trainSeed)}});
+                          {"seed", std::to_string(*options.trainSeed)}});
     out << "saved the gradients to " << *options.saveGradsPath << "\n";
   }
   if (options.savePath && savesTrainingCheckpoint(model, *entry)) {
     // Parameters, Adam's moments and the step: --load continues from here.
     TrainingPosition position = loaded.value_or(TrainingPosition{});
     position.step = lastStep;
-    position.seed = options.trainSeed;
-    // The rows the updates took (axis 0 of the entry's first input): the
-    // file recorded 1, and a train --resume of it took batches of 1.
-    if (!entry->inputs.empty() && !entry->inputs[0].shape.empty()) {
+    position.seed = *options.trainSeed;
+    // A loaded run's batch size (or --max-tokens) stays: `train --resume`
+    // continues that run, not these steps' rows. Otherwise the rows the
+    // updates took (axis 0 of the entry's first input): the file recorded
+    // 1, and a train --resume of it took batches of 1.
+    if (!(loaded && (loaded->batchSize > 0 || loaded->maxTokens > 0)) &&
+        !entry->inputs.empty() && !entry->inputs[0].shape.empty()) {
       const DimRef &rows = entry->inputs[0].shape[0];
       position.batchSize =
           rows.isSymbolic() ? dims[size_t(rows.dim)] : rows.size;
