@@ -113,6 +113,13 @@ void checkOutputPaths(
   };
   std::vector<FileIdentity> outputIds, inputIds;
   std::vector<std::string> directories; // each missing one reported once
+  struct LongName {
+    const NamedPath *output;
+    std::string name;
+    size_t excess; ///< characters over the limit, the temporary's included
+    long limit;
+  };
+  std::vector<LongName> longNames;
   for (const NamedPath &output : outputs) {
     std::string directory =
         std::filesystem::path(output.path).parent_path().string();
@@ -122,6 +129,19 @@ void checkOutputPaths(
       collect([&] { checkParentDirectory(output.path, output.what); });
     }
     collect([&] { checkReplaceable(output.path, output.what); });
+    // Written through a temporary beside it (AtomicFileWriter): a name that
+    // fits but whose temporary does not failed only at the write, after a
+    // whole training run.
+    std::string name = std::filesystem::path(output.path).filename().string();
+    long nameMax =
+        ::pathconf(directory.empty() ? "." : directory.c_str(), _PC_NAME_MAX);
+    if (nameMax <= 0)
+      nameMax = 255;
+    if (name.size() + AtomicFileWriter::kTemporaryNameExtra > size_t(nameMax))
+      longNames.push_back({&output, name,
+                           name.size() + AtomicFileWriter::kTemporaryNameExtra -
+                               size_t(nameMax),
+                           nameMax});
     if (!output.safetensors && looksLikeSafetensors(output.path))
       problems.push_back(
           describe(output) +
@@ -132,6 +152,33 @@ void checkOutputPaths(
   }
   for (const NamedPath &input : inputs)
     inputIds.push_back(identify(input.path));
+  // One line: the outputs named after --save share its fate.
+  if (!longNames.empty()) {
+    const LongName &first = longNames.front();
+    auto byExcess = [](const LongName &a, const LongName &b) {
+      return a.excess < b.excess;
+    };
+    auto longest =
+        std::max_element(longNames.begin() + 1, longNames.end(), byExcess);
+    size_t excess = std::max_element(longNames.begin(), longNames.end(),
+                                     byExcess)
+                        ->excess;
+    std::string problem =
+        describe(*first.output) + " has too long a file name (" +
+        std::to_string(first.name.size()) +
+        " characters): outputs are written through a temporary file named "
+        "NAME.tmp.<pid>.<16 hex digits>, which must fit the file system's "
+        "limit of " +
+        std::to_string(first.limit) + " characters a name";
+    if (longNames.size() > 1)
+      problem += "; " + std::to_string(longNames.size() - 1) +
+                 " more output(s) too (the longest: " +
+                 describe(*longest->output) + ", " +
+                 std::to_string(longest->name.size()) + " characters)";
+    problem += "; shorten the name by at least " + std::to_string(excess) +
+               " characters";
+    problems.push_back(problem);
+  }
 
   for (size_t i = 0; i < outputs.size(); ++i) {
     for (size_t j = 0; j < i; ++j)

@@ -71,6 +71,10 @@ private:
 /// -> run3.safetensors` keeps pointing at the new run3).
 class AtomicFileWriter {
 public:
+  /// The most characters the temporary's name adds to the file's:
+  /// ".tmp.<pid>.<16 hex digits>", a pid of at most 10 digits.
+  static constexpr size_t kTemporaryNameExtra = 32;
+
   explicit AtomicFileWriter(std::string path);
   AtomicFileWriter(const AtomicFileWriter &) = delete;
   AtomicFileWriter &operator=(const AtomicFileWriter &) = delete;
