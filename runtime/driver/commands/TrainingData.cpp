@@ -372,7 +372,11 @@ namespace {
 void warnUnknownWords(TrainingData &data, const TrainDataOptions &options,
                       const std::vector<std::tuple<std::string, int64_t,
                                                    int64_t>> &sides) {
-  if (!options.tokenizer || data.tokenizer.subwords)
+  // A vocabulary from --resume / --init-from, or a --tokenizer file.
+  const bool fromFile =
+      !options.tokenizer && options.tokenizerKind != "word" &&
+      options.tokenizerKind != "spm";
+  if ((!options.tokenizer && !fromFile) || data.tokenizer.subwords)
     return; // built from this data, or subwords (no [UNK] to speak of)
   if (options.tokenizerDataHash && *options.tokenizerDataHash == data.hash)
     return; // built from this very data: its [UNK]s are --min-freq's
@@ -390,6 +394,15 @@ void warnUnknownWords(TrainingData &data, const TrainDataOptions &options,
   }
   if (!many)
     return;
+  if (fromFile) {
+    data.warnings.push_back(
+        shares + " of " + data.flag + " '" + data.path +
+        "' are [UNK] in the vocabulary of --tokenizer '" +
+        options.tokenizerKind +
+        "': the model cannot learn those words; without --tokenizer, train "
+        "builds a vocabulary from this data");
+    return;
+  }
   data.warnings.push_back(
       shares + " of " + data.flag + " '" + data.path + "' are [UNK] in " +
       (options.tokenizerOrigin.empty() ? std::string("the given vocabulary")
