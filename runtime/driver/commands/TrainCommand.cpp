@@ -367,8 +367,21 @@ startWeightAverage(const ModelInfo &model, ParameterHome &params,
                    const TrainOptions &options,
                    const SafetensorsReader *resumed, std::ostream &err) {
   std::optional<double> decay = options.ema;
-  if (resumed && !decay)
-    decay = checkpointDecay(*resumed);
+  if (resumed) {
+    std::optional<double> saved = checkpointDecay(*resumed);
+    if (!decay)
+      decay = saved;
+    else if (saved && *saved != *decay) {
+      auto shortly = [](double value) {
+        char text[32];
+        std::snprintf(text, sizeof(text), "%.10g", value);
+        return std::string(text);
+      };
+      err << "note: --ema " << shortly(*decay) << " differs from the "
+          << "checkpoint's " << shortly(*saved)
+          << "; the run will not match an uninterrupted one\n";
+    }
+  }
   if (!decay)
     return nullptr;
   auto average = std::make_unique<WeightAverage>(model, params.read(), *decay,
