@@ -499,6 +499,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   dataOptions.spmBpe = options.spmType == "bpe";
   if (options.resumePath) {
     resumed = std::make_unique<SafetensorsReader>(*options.resumePath);
+    requireTrainingCheckpoint(*resumed);
     std::optional<std::string> tokenizerFile;
     if (options.tokenizer != "word" && options.tokenizer != "spm")
       tokenizerFile = options.tokenizer;

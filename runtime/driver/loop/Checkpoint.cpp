@@ -334,15 +334,22 @@ std::string describeTrainingCheckpoint(const SafetensorsReader &file) {
          (step ? *step : std::string("?"));
 }
 
+void requireTrainingCheckpoint(const SafetensorsReader &file) {
+  if (!isTrainingCheckpoint(file))
+    throw InputError("'" + file.path() +
+                     "' is not a training checkpoint (its __metadata__ "
+                     "'format' is not '" +
+                     kFormat +
+                     "'); --resume needs a file written by train (parameters "
+                     "alone, as export writes them, start a new run with "
+                     "--init-from)");
+}
+
 TrainingPosition loadCheckpoint(const SafetensorsReader &file,
                                 const ModelInfo &model,
                                 ParameterArena &params) {
   const std::string &path = file.path();
-  if (!isTrainingCheckpoint(file))
-    throw InputError("'" + path +
-                     "' is not a training checkpoint (its __metadata__ "
-                     "'format' is not '" +
-                     kFormat + "'); --resume needs a file written by train");
+  requireTrainingCheckpoint(file);
   const std::string *name = file.metadataValue("model");
   if (name && *name != model.model)
     throw InputError("'" + path + "' is a checkpoint of model '" + *name +

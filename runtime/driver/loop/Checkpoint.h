@@ -175,6 +175,10 @@ existingTrainingCheckpoint(const std::string &path);
 /// the messages that refuse to write over it.
 std::string describeTrainingCheckpoint(const SafetensorsReader &file);
 
+/// Throws InputError naming `file` when it is not a training checkpoint:
+/// --resume checks it first, before the tokenizer it would look for there.
+void requireTrainingCheckpoint(const SafetensorsReader &file);
+
 /// Loads params and moments for --resume; throws InputError naming the
 /// tensor (missing, wrong dtype or shape, extra, a non-finite value) or the
 /// metadata key (missing, not a number, out of range) before touching
