@@ -3,6 +3,7 @@
 #include "core/Error.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <utility>
 
@@ -11,6 +12,16 @@ namespace txrt::driver {
 std::string Divergence::describe() const {
   char loss[32];
   std::snprintf(loss, sizeof(loss), "%.4f", lossBefore);
+  if (exact() && !std::isfinite(lossBefore))
+    // The parameters were finite before this update (the replay found it),
+    // yet the step's forward already overflowed ("-nan" read as a value).
+    return "the update of step " + std::to_string(step) + " made " + tensor +
+           " non-finite (" + value + "); that step's loss was already " +
+           (std::isnan(lossBefore) ? "nan"
+            : lossBefore > 0       ? "inf"
+                                   : "-inf") +
+           ", computed from finite parameters that overflowed (lower the "
+           "learning rate)";
   if (exact())
     return "the update of step " + std::to_string(step) + " made " + tensor +
            " non-finite (" + value + "; the loss before it was " + loss + ")";

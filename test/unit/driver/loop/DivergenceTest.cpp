@@ -71,6 +71,19 @@ TEST_F(DivergenceTest, ScanRightAfterTheBadUpdateNamesIt) {
   EXPECT_EQ(restores, 0);
 }
 
+// The step's own loss already non-finite: printed "the loss before it was
+// -nan", as if a value. Now it says what that means.
+TEST(DivergenceDescribeTest, ANonFiniteLossBeforeTheUpdateIsSaidInWords) {
+  Divergence nan{2, 2, "'w'", "nan at [4, 0]", -NAN};
+  EXPECT_EQ(nan.describe(),
+            "the update of step 2 made 'w' non-finite (nan at [4, 0]); that "
+            "step's loss was already nan, computed from finite parameters "
+            "that overflowed (lower the learning rate)");
+  Divergence inf{3, 3, "'w'", "inf at [1]", -INFINITY};
+  EXPECT_NE(inf.describe().find("loss was already -inf,"), std::string::npos)
+      << inf.describe();
+}
+
 TEST_F(DivergenceTest, LaterScanReplaysToTheFirstBadUpdate) {
   DivergenceWatch w = watch(/*budget=*/0); // only the scans asked for
   for (int64_t s = 1; s <= 9; ++s) {
