@@ -69,18 +69,29 @@ public:
     if (tab == std::string_view::npos) {
       problems_.add(fileLine(path_, number) + "no tab between " +
                     columns_.left + " and " + columns_.right + " " +
-                    expected_);
+                    expected_ + carriageReturns(line));
       return;
     }
     if (line.find('\t', tab + 1) != std::string_view::npos) {
       problems_.add(fileLine(path_, number) + "more than one tab " +
-                    expected_);
+                    expected_ + carriageReturns(line));
       return;
     }
     visit_(TabbedLine{number, line.substr(0, tab), line.substr(tab + 1)});
   }
 
 private:
+  /// A hint for a line with carriage returns inside: a file with old Mac
+  /// line ends (CR alone) reads as one line, and its tabs as one too many.
+  static std::string carriageReturns(std::string_view line) {
+    size_t count = size_t(std::count(line.begin(), line.end(), '\r'));
+    if (count == 0)
+      return "";
+    return "; the line holds " + std::to_string(count) +
+           " carriage return(s) ('\\r'): a file with CR line ends (old Mac "
+           "style) reads as one line; convert them to LF (tr '\\r' '\\n')";
+  }
+
   /// The blank lines seen since the last line with text: data follows, so
   /// each is an error.
   void reportBlanks() {

@@ -20,6 +20,20 @@ std::vector<std::string> visitAll(std::string_view content, ProblemList &problem
   return seen;
 }
 
+// Old Mac line ends (CR alone): the whole file is one line, reported as
+// "more than one tab" with nothing to say why.
+TEST(TabbedLinesTest, CarriageReturnLineEndsAreNamed) {
+  ProblemList problems;
+  std::vector<std::string> seen =
+      visitAll("a\tb\rc\td\re\tf\r", problems);
+  EXPECT_TRUE(seen.empty());
+  EXPECT_THROW_MESSAGE(
+      problems.throwIfAny("bad lines"), InputError,
+      "d.tsv:1: more than one tab (expected 'source<TAB>target'); the line "
+      "holds 2 carriage return(s) ('\\r'): a file with CR line ends (old "
+      "Mac style) reads as one line; convert them to LF (tr '\\r' '\\n')");
+}
+
 TEST(TabbedLinesTest, GoodLinesAreVisitedAndBadOnesNamed) {
   ProblemList problems;
   std::vector<std::string> seen = visitAll(
