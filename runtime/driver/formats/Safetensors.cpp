@@ -6,11 +6,14 @@
 //
 //===----------------------------------------------------------------------===//
 #include "formats/Safetensors.h"
+
+#include <cctype>
 #include "core/Error.h"
 #include "formats/ContentHash.h"
 #include "formats/Json.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <set>
@@ -128,6 +131,19 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
   unsigned char lengthBytes[8];
   file_->readAt(0, lengthBytes, 8);
   uint64_t headerBytes = readU64LittleEndian(lengthBytes);
+  // A text file given where a checkpoint belongs (`--load data.tsv`) reads
+  // as a huge header length: say what it is.
+  bool text = true;
+  for (unsigned char byte : lengthBytes)
+    text = text && (std::isprint(byte) || byte == '\t' || byte == '\n' ||
+                    byte == '\r');
+  if (text && (headerBytes > kMaxSafetensorsHeaderBytes ||
+               headerBytes > file_->size() - 8))
+    throw InputError(
+        "'" + path + "' is not a safetensors file: it begins with text ('" +
+        std::string(reinterpret_cast<const char *>(lengthBytes), 8) +
+        "'), where a safetensors file has an 8-byte header length; give the "
+        "checkpoint (.safetensors) train --save or export wrote");
   if (headerBytes > kMaxSafetensorsHeaderBytes)
     throw corrupt("the header is too large (" + std::to_string(headerBytes) +
                   " bytes; the limit is " +

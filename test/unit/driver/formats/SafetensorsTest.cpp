@@ -245,6 +245,10 @@ TEST(SafetensorsTest, RejectsCorruptFiles) {
        {"is truncated", "tensor 'x' needs data bytes [0, 8)",
         "data section has 5 bytes"}},
       {"huge-header", hugeLength + "{}", {"header is too large", "4294967296"}},
+      // `--load train.tsv`: named as text, not as a header of 8.7e18 bytes.
+      {"text",
+       "i love you\tte amo\n",
+       {"is not a safetensors file: it begins with text ('i love y')"}},
       {"not-json", withLength("{\"x\": [1,", ""), {"invalid header JSON"}},
       {"not-object", withLength("[1, 2]", ""), {"not a JSON object"}},
       {"unknown-dtype",
