@@ -529,6 +529,9 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   std::optional<Tokenizer> initFromTokenizer;
   if (initFrom) {
     checkCheckpointModel(*initFrom, model);
+    // Before the note that keeps its tokenizer: a file whose tensors do
+    // not fit is refused first.
+    checkParametersFit(*initFrom, model);
     initFromTokenizer = checkpointTokenizer(*initFrom);
   }
   if (initFromTokenizer && !options.tokenizerGiven) {

@@ -274,20 +274,24 @@ void ParameterArena::load(const std::string &path) {
   load(SafetensorsReader(path));
 }
 
+void checkParametersFit(const SafetensorsReader &file, const ModelInfo &model) {
+  std::vector<std::string> problems = checkCheckpointAgainstModel(file, model);
+  if (problems.empty())
+    return;
+  std::string message;
+  for (size_t i = 0; i < problems.size() && i < kMaxReportedProblems; ++i)
+    message += (i ? "\n" : "") + problems[i];
+  if (problems.size() > kMaxReportedProblems)
+    message += "\n... and " +
+               std::to_string(problems.size() - kMaxReportedProblems) +
+               " more mismatches between '" + file.path() + "' and model '" +
+               model.model + "'";
+  throw InputError(message);
+}
+
 void ParameterArena::load(const SafetensorsReader &file) {
   const std::string &path = file.path();
-  std::vector<std::string> problems = checkCheckpointAgainstModel(file, model_);
-  if (!problems.empty()) {
-    std::string message;
-    for (size_t i = 0; i < problems.size() && i < kMaxReportedProblems; ++i)
-      message += (i ? "\n" : "") + problems[i];
-    if (problems.size() > kMaxReportedProblems)
-      message += "\n... and " +
-                 std::to_string(problems.size() - kMaxReportedProblems) +
-                 " more mismatches between '" + path + "' and model '" +
-                 model_.model + "'";
-    throw InputError(message);
-  }
+  checkParametersFit(file, model_);
   for (const ParamInfo &info : model_.params) {
     file.read(*file.find(info.name), param(info));
     checkFinite(param(info), info.numElements, info.shape,

@@ -140,6 +140,10 @@ std::vector<std::string>
 checkCheckpointAgainstModel(const SafetensorsReader &file,
                             const ModelInfo &model);
 
+/// Throws InputError listing checkCheckpointAgainstModel's problems (as
+/// ParameterArena::load does), if any.
+void checkParametersFit(const SafetensorsReader &file, const ModelInfo &model);
+
 /// Refuses (InputError) a checkpoint of another model, named in its
 /// __metadata__ "model", whose tensors are not this model's: first, before
 /// its tokenizer, labels or config are read (a language model's checkpoint
