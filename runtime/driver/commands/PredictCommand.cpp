@@ -4,6 +4,7 @@
 #include "core/Error.h"
 #include "data/Batching.h"
 #include "data/InputLines.h"
+#include "data/TabbedLines.h"
 #include "loop/Ema.h"
 
 #include <algorithm>
@@ -92,6 +93,7 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   int64_t truncated = 0, empty = 0;
   const std::string wayOut = "; give --truncate to keep the first " +
                              std::to_string(length.bound);
+  ProblemList problems; // every text too long, as eval lists them
   for (size_t i = 0; i < lines.size(); ++i) {
     std::vector<std::string> words = splitWords(lines[i]);
     if (words.empty()) {
@@ -104,9 +106,10 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     std::string tooLong = fitClassifierText(
         ids, tokenizer, length, options.truncate, &truncated, wayOut);
     if (!tooLong.empty())
-      throw InputError(where[i] + ": " + tooLong);
+      problems.add(where[i] + ": " + tooLong);
     texts.push_back(std::move(ids));
   }
+  problems.throwIfAny("texts too long");
   if (truncated)
     err << truncationNote(truncated, length) << "\n";
   if (empty)

@@ -4,6 +4,7 @@
 #include "core/Error.h"
 #include "core/ModelRunner.h"
 #include "data/InputLines.h"
+#include "data/TabbedLines.h"
 #include "loop/Ema.h"
 
 #include <algorithm>
@@ -67,15 +68,18 @@ DecodeOptions decodeOptionsFor(const Vocabulary &target,
 
 namespace {
 
-/// Encodes one sentence, checking the source bound; `where` names it.
+/// Encodes one sentence; a sentence over the source bound is a problem
+/// named by `where` (and gives no ids).
 TokenIds encodeSentence(const std::string &sentence, const Tokenizer &tokenizer,
-                        const SequenceBounds &bounds,
-                        const std::string &where) {
+                        const SequenceBounds &bounds, const std::string &where,
+                        ProblemList &problems) {
   TokenIds ids = tokenizer.encodeSource(sentence);
-  if (int64_t(ids.size()) > bounds.source.bound)
-    throw InputError(where + ": the sentence has " +
-                     std::to_string(ids.size()) + " " + tokenizer.unit() +
-                     ", more than " + bounds.source.describe());
+  if (int64_t(ids.size()) > bounds.source.bound) {
+    problems.add(where + ": the sentence has " + std::to_string(ids.size()) +
+                 " " + tokenizer.unit() + ", more than " +
+                 bounds.source.describe());
+    return {};
+  }
   return ids;
 }
 
@@ -125,13 +129,16 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
            "one sentence; `cut -f1 FILE.tsv` gives the sources\n";
   std::vector<TokenIds> sources;
   std::vector<size_t> rows; // lines with words
+  ProblemList problems;
   for (size_t i = 0; i < lines.size(); ++i) {
-    TokenIds ids = encodeSentence(lines[i], tokenizer, bounds, where[i]);
+    TokenIds ids =
+        encodeSentence(lines[i], tokenizer, bounds, where[i], problems);
     if (ids.empty())
       continue;
     rows.push_back(i);
     sources.push_back(std::move(ids));
   }
+  problems.throwIfAny("sentences too long");
 
   std::unique_ptr<NextTokenModel> decoder =
       makeDecoder(runner, tokenizer.source.padId(), options.kvCache);

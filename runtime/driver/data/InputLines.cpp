@@ -1,6 +1,7 @@
 //===- InputLines.cpp - the texts of translate, generate and predict ------===//
 #include "data/InputLines.h"
 #include "core/Error.h"
+#include "data/TabbedLines.h"
 #include "data/Tokenizer.h"
 
 #include <cerrno>
@@ -51,13 +52,15 @@ InputLines readInputLines(const std::vector<std::string> &arguments,
       throw InputError(std::string("cannot read <stdin>: ") +
                        std::strerror(errno));
   }
+  // Every bad line, as train and eval list theirs.
+  ProblemList problems;
   for (size_t i = 0; i < input.lines.size(); ++i)
     if (std::string problem =
             textProblem(input.lines[i], arguments.empty() && i == 0,
                         arguments.empty() ? "line" : "text");
         !problem.empty())
-      throw InputError(input.where[i] + ": " + problem +
-                       " (texts must be UTF-8)");
+      problems.add(input.where[i] + ": " + problem + " (texts must be UTF-8)");
+  problems.throwIfAny(label + "s that are not UTF-8 text");
   return input;
 }
 

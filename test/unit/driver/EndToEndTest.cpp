@@ -85,7 +85,8 @@ TEST(EndToEndTest, ExitCodes) {
       "run apply --load " + shellQuote(dir.file("w.safetensors")) + " " +
       shellQuote(dir.file("x.txt")) + " --out-dir " + shellQuote(dir.path()));
   EXPECT_EQ(corrupt.exitCode, 2);
-  EXPECT_NE(corrupt.out.find("is not a valid safetensors file"),
+  EXPECT_NE(corrupt.out.find("is not a safetensors file: it begins with "
+                             "text ('garbage ')"),
             std::string::npos)
       << corrupt.out;
   CommandResult rank =

@@ -101,6 +101,19 @@ TEST_F(TrainingTest, LossDecreasesAndEvalAndTranslateReadTheCheckpoint) {
                              "recompile with txc -D max_len=N"),
             std::string::npos)
       << tooLong.err;
+  // Every sentence too long is named, as train and eval name every bad line
+  // (only the first was).
+  Result twoTooLong =
+      drive({"translate", "--load", dir.file("ckpt.safetensors"),
+             "one two three four five six seven eight", "i love you",
+             "one two three four five six seven eight nine"});
+  EXPECT_EQ(twoTooLong.code, 2);
+  EXPECT_NE(twoTooLong.err.find("error: sentence 1: the sentence has 8 words"),
+            std::string::npos)
+      << twoTooLong.err;
+  EXPECT_NE(twoTooLong.err.find("error: sentence 3: the sentence has 9 words"),
+            std::string::npos)
+      << twoTooLong.err;
 }
 
 TEST_F(TrainingTest, TranslateReadsStdinLikeATextFile) {
@@ -270,8 +283,8 @@ TEST_F(TrainingTest, BadDataFailsWithFileLineAndKeepsTheCheckpoint) {
   Result resume = drive({"train", "--data", data(), "--resume",
                          dir.file("ckpt.safetensors")});
   EXPECT_EQ(resume.code, 2);
-  EXPECT_NE(resume.err.find("ckpt.safetensors' is not a valid safetensors "
-                            "file"),
+  EXPECT_NE(resume.err.find("ckpt.safetensors' is not a safetensors file: it "
+                            "begins with text ('previous')"),
             std::string::npos)
       << resume.err;
   EXPECT_EQ(readFile(dir.file("ckpt.safetensors")), "previous checkpoint");

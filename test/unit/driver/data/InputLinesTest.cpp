@@ -46,6 +46,11 @@ TEST(InputLinesTest, InvalidUtf8IsAnErrorNamingTheText) {
   EXPECT_THROW_MESSAGE(readInputLines({"ok", "a\xC3"}, "text", in), InputError,
                        "text 2: invalid UTF-8 at byte 2 of the text (texts "
                        "must be UTF-8)");
+  // Every bad line, not the first alone.
+  EXPECT_THROW_MESSAGE(fromStdin("\xFF\nfine\nb\xC3\n"), InputError,
+                       "<stdin>:1: invalid UTF-8 at byte 1 of the line (texts "
+                       "must be UTF-8)\n<stdin>:3: invalid UTF-8 at byte 2 of "
+                       "the line (texts must be UTF-8)");
 }
 
 } // namespace
