@@ -7,6 +7,7 @@
 #include "loop/Checkpoint.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <limits>
@@ -354,6 +355,25 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
     // data can fill ("Vocabulary size too high").
     const std::string what = error.what();
     const bool tooSmall = what.find("required_chars") != std::string::npos;
+    // "Vocabulary size too high (512). Please set it to a value <= 163.":
+    // said in the driver's terms, without SentencePiece's source location.
+    const std::string limitText = "Please set it to a value <= ";
+    if (size_t at = what.find(limitText);
+        what.find("Vocabulary size too high") != std::string::npos &&
+        at != std::string::npos) {
+      int64_t most = std::atoll(what.c_str() + at + limitText.size());
+      if (most > kNumSpecialTokens)
+        throw InputError(
+            "--tokenizer spm: the " + std::to_string(sentences.size()) +
+            " sentences of '" + path + "' fill at most " +
+            std::to_string(most) + " SentencePiece pieces, fewer than the " +
+            std::to_string(size) +
+            (vocabSize ? " --vocab-size asks for"
+                       : " of the model's config " + smallestKey +
+                             " (the default --vocab-size)") +
+            "; give --vocab-size " + std::to_string(most) +
+            " or less, or more text");
+    }
     throw InputError(what + " (from '" + path + "'; " +
                      (tooSmall ? "the data has more distinct characters than "
                                  "that: a larger --vocab-size is needed, "
