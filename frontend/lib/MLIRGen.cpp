@@ -1246,15 +1246,14 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
         size_t count = builtin.params.size();
         // min / max of numbers take any number of arguments (ConstEval).
         bool extremum = call.callee == "min" || call.callee == "max";
-        diags.error(arg.loc,
-                    "'" + call.callee + "' takes at most " +
-                        std::to_string(count) +
-                        (count == 1 ? " argument" : " arguments"),
-                    extremum ? "with a tensor argument it is element-wise "
-                               "and takes two; nest it: `" +
-                                   call.callee + "(" + call.callee +
-                                   "(a, b), c)`"
-                             : "");
+        diags.error(
+            arg.loc,
+            "'" + call.callee + "' takes at most " + std::to_string(count) +
+                (count == 1 ? " argument" : " arguments"),
+            extremum ? "with a tensor argument it is element-wise "
+                       "and takes two; nest it: `" +
+                           call.callee + "(" + call.callee + "(a, b), c)`"
+                     : "");
         continue;
       }
     } else {

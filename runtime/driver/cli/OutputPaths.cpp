@@ -160,9 +160,8 @@ void checkOutputPaths(
     };
     auto longest =
         std::max_element(longNames.begin() + 1, longNames.end(), byExcess);
-    size_t excess = std::max_element(longNames.begin(), longNames.end(),
-                                     byExcess)
-                        ->excess;
+    size_t excess =
+        std::max_element(longNames.begin(), longNames.end(), byExcess)->excess;
     std::string problem =
         describe(*first.output) + " has too long a file name (" +
         std::to_string(first.name.size()) +
@@ -171,10 +170,10 @@ void checkOutputPaths(
         "limit of " +
         std::to_string(first.limit) + " characters a name";
     if (longNames.size() > 1)
-      problem += "; " + std::to_string(longNames.size() - 1) +
-                 " more output(s) too (the longest: " +
-                 describe(*longest->output) + ", " +
-                 std::to_string(longest->name.size()) + " characters)";
+      problem +=
+          "; " + std::to_string(longNames.size() - 1) +
+          " more output(s) too (the longest: " + describe(*longest->output) +
+          ", " + std::to_string(longest->name.size()) + " characters)";
     problem += "; shorten the name by at least " + std::to_string(excess) +
                " characters";
     problems.push_back(problem);

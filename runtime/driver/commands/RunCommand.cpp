@@ -380,9 +380,9 @@ void callEntryOnDevice(ModelRunner &runner, const EntryInfo &entry,
   std::vector<double> times;
   for (int32_t run = 0; run < std::max<int32_t>(options.repeat, 1); ++run) {
     if (entry.kind != EntryKind::Forward)
-      runner.setTrainState(
-          entry.kind == EntryKind::TrainStep ? firstStep + run : firstStep,
-          options.trainSeed.value_or(0));
+      runner.setTrainState(entry.kind == EntryKind::TrainStep ? firstStep + run
+                                                              : firstStep,
+                           options.trainSeed.value_or(0));
     int64_t startNs = txrt_profile_clock_ns();
     outputs = runner.call(entry, inputPointers, options.dims);
     times.push_back(double(txrt_profile_clock_ns() - startNs) / 1e6);

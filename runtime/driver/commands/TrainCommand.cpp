@@ -420,7 +420,8 @@ void copyCheckpointFile(const std::string &from, const std::string &to) {
   AtomicFileWriter writer(to);
   std::vector<char> chunk(std::min<uint64_t>(source.size(), 64ull << 20));
   for (uint64_t offset = 0; offset < source.size(); offset += chunk.size()) {
-    size_t bytes = size_t(std::min<uint64_t>(chunk.size(), source.size() - offset));
+    size_t bytes =
+        size_t(std::min<uint64_t>(chunk.size(), source.size() - offset));
     source.readAt(offset, chunk.data(), bytes);
     writer.write(chunk.data(), bytes);
   }

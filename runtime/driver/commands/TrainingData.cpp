@@ -7,8 +7,8 @@
 #include "loop/Checkpoint.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 #include <random>
@@ -363,16 +363,16 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
         at != std::string::npos) {
       int64_t most = std::atoll(what.c_str() + at + limitText.size());
       if (most > kNumSpecialTokens)
-        throw InputError(
-            "--tokenizer spm: the " + std::to_string(sentences.size()) +
-            " sentences of '" + path + "' fill at most " +
-            std::to_string(most) + " SentencePiece pieces, fewer than the " +
-            std::to_string(size) +
-            (vocabSize ? " --vocab-size asks for"
-                       : " of the model's config " + smallestKey +
-                             " (the default --vocab-size)") +
-            "; give --vocab-size " + std::to_string(most) +
-            " or less, or more text");
+        throw InputError("--tokenizer spm: the " +
+                         std::to_string(sentences.size()) + " sentences of '" +
+                         path + "' fill at most " + std::to_string(most) +
+                         " SentencePiece pieces, fewer than the " +
+                         std::to_string(size) +
+                         (vocabSize ? " --vocab-size asks for"
+                                    : " of the model's config " + smallestKey +
+                                          " (the default --vocab-size)") +
+                         "; give --vocab-size " + std::to_string(most) +
+                         " or less, or more text");
     }
     throw InputError(what + " (from '" + path + "'; " +
                      (tooSmall ? "the data has more distinct characters than "
@@ -393,9 +393,8 @@ void warnUnknownWords(TrainingData &data, const TrainDataOptions &options,
                       const std::vector<std::tuple<std::string, int64_t,
                                                    int64_t>> &sides) {
   // A vocabulary from --resume / --init-from, or a --tokenizer file.
-  const bool fromFile =
-      !options.tokenizer && options.tokenizerKind != "word" &&
-      options.tokenizerKind != "spm";
+  const bool fromFile = !options.tokenizer && options.tokenizerKind != "word" &&
+                        options.tokenizerKind != "spm";
   if ((!options.tokenizer && !fromFile) || data.tokenizer.subwords)
     return; // built from this data, or subwords (no [UNK] to speak of)
   if (options.tokenizerDataHash && *options.tokenizerDataHash == data.hash)

@@ -68,13 +68,13 @@ public:
     size_t tab = line.find('\t');
     if (tab == std::string_view::npos) {
       problems_.add(fileLine(path_, number) + "no tab between " +
-                    columns_.left + " and " + columns_.right + " " +
-                    expected_ + carriageReturns(line));
+                    columns_.left + " and " + columns_.right + " " + expected_ +
+                    carriageReturns(line));
       return;
     }
     if (line.find('\t', tab + 1) != std::string_view::npos) {
-      problems_.add(fileLine(path_, number) + "more than one tab " +
-                    expected_ + carriageReturns(line));
+      problems_.add(fileLine(path_, number) + "more than one tab " + expected_ +
+                    carriageReturns(line));
       return;
     }
     visit_(TabbedLine{number, line.substr(0, tab), line.substr(tab + 1)});

@@ -7,10 +7,10 @@
 //===----------------------------------------------------------------------===//
 #include "formats/Safetensors.h"
 
-#include <cctype>
 #include "core/Error.h"
 #include "formats/ContentHash.h"
 #include "formats/Json.h"
+#include <cctype>
 
 #include <algorithm>
 #include <cctype>
@@ -135,8 +135,8 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
   // as a huge header length: say what it is.
   bool text = true;
   for (unsigned char byte : lengthBytes)
-    text = text && (std::isprint(byte) || byte == '\t' || byte == '\n' ||
-                    byte == '\r');
+    text = text &&
+           (std::isprint(byte) || byte == '\t' || byte == '\n' || byte == '\r');
   if (text && (headerBytes > kMaxSafetensorsHeaderBytes ||
                headerBytes > file_->size() - 8))
     throw InputError(

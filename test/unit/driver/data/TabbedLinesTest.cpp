@@ -24,8 +24,7 @@ std::vector<std::string> visitAll(std::string_view content, ProblemList &problem
 // "more than one tab" with nothing to say why.
 TEST(TabbedLinesTest, CarriageReturnLineEndsAreNamed) {
   ProblemList problems;
-  std::vector<std::string> seen =
-      visitAll("a\tb\rc\td\re\tf\r", problems);
+  std::vector<std::string> seen = visitAll("a\tb\rc\td\re\tf\r", problems);
   EXPECT_TRUE(seen.empty());
   EXPECT_THROW_MESSAGE(
       problems.throwIfAny("bad lines"), InputError,
