@@ -88,13 +88,13 @@ int64_t sizeOption(const std::optional<int64_t> &requested,
   return *requested;
 }
 
-/// Random word ids in [kNumSpecialTokens, vocab) but the pad id (vocab
-/// from the config key of `input`), `rows` x `length`.
+/// Random word ids in [kNumSpecialTokens, vocab) but the pad id (vocab:
+/// the ids the model takes for `role`), `rows` x `length`.
 std::vector<TokenIds> randomIds(const ModelInfo &model, const char *role,
                                 int64_t rows, int64_t length, int32_t pad,
                                 uint64_t key) {
-  std::string vocabKey = vocabKeyFor(model, role);
-  int64_t vocab = vocabKey.empty() ? 64 : *model.configCount(vocabKey);
+  std::optional<VocabularyLimit> limit = vocabularyLimit(model, role);
+  int64_t vocab = limit ? limit->limit : 64;
   // A pad id past the specials ([PAD] last, say) is one id fewer to draw.
   const bool padAmongWords = pad >= kNumSpecialTokens && pad < vocab;
   uint64_t span = uint64_t(std::max<int64_t>(
@@ -136,9 +136,8 @@ std::vector<TokenIds> readSources(const std::string &path,
   if (rows < 1 || length < 1)
     throw InputError(what + ": holds no ids (shape [" + std::to_string(rows) +
                      ", " + std::to_string(length) + "])");
-  std::string vocabKey = vocabKeyFor(model, "source");
-  const int64_t vocab =
-      vocabKey.empty() ? INT32_MAX : *model.configCount(vocabKey);
+  std::optional<VocabularyLimit> limit = vocabularyLimit(model, "source");
+  const int64_t vocab = limit ? limit->limit : INT32_MAX;
   std::vector<TokenIds> sources(static_cast<size_t>(rows));
   const int32_t *data = ids.as<int32_t>();
   for (int64_t row = 0; row < rows; ++row) {

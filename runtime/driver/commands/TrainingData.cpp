@@ -312,27 +312,36 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
                                 std::optional<int64_t> vocabSize, bool bpe,
                                 const std::vector<std::string> *texts) {
   // One model for both sides: it must fit the smaller vocabulary.
-  std::string smallestKey;
-  int64_t smallest = std::numeric_limits<int32_t>::max();
-  for (const char *role : {"source", "target_in"}) {
-    std::string key = vocabKeyFor(model, role);
-    if (!key.empty() && *model.configCount(key) < smallest) {
-      smallest = *model.configCount(key);
-      smallestKey = key;
-    }
-  }
-  int64_t size = vocabSize.value_or(smallest);
-  if (size > smallest)
-    throw InputError("--vocab-size " + std::to_string(size) +
-                     " does not fit '" + model.model + "': its config " +
-                     smallestKey + " is " + std::to_string(smallest) +
-                     (model.kind != ModelKind::Seq2Seq
-                          ? std::string()
-                          : " (one SentencePiece model serves the source and "
-                            "the target side, so it must fit both)") +
-                     "; give --vocab-size " +
-                     std::to_string(smallest) + " or less, or recompile with "
-                     "txc -D " + smallestKey + "=" + std::to_string(size));
+  std::optional<VocabularyLimit> smallest;
+  for (const char *role : model.kind == ModelKind::Seq2Seq
+                              ? std::vector<const char *>{"source", "target_in"}
+                              : std::vector<const char *>{"tokens"})
+    if (std::optional<VocabularyLimit> limit = vocabularyLimit(model, role);
+        limit && (!smallest || limit->limit < smallest->limit))
+      smallest = limit;
+  if (!smallest)
+    smallest = VocabularyLimit{std::numeric_limits<int32_t>::max(), "", ""};
+  int64_t size = vocabSize.value_or(smallest->limit);
+  if (size > smallest->limit)
+    throw InputError(
+        "--vocab-size " + std::to_string(size) + " does not fit '" +
+        model.model + "': " +
+        (smallest->key.empty()
+             ? "it takes ids below " + std::to_string(smallest->limit) + " (" +
+                   smallest->what + ")"
+             : "its config " + smallest->key + " is " +
+                   std::to_string(smallest->limit)) +
+        (model.kind != ModelKind::Seq2Seq
+             ? std::string()
+             : " (one SentencePiece model serves the source and the target "
+               "side, so it must fit both)") +
+        "; give --vocab-size " + std::to_string(smallest->limit) +
+        " or less" +
+        (smallest->key.empty() ? std::string()
+                               : ", or recompile with txc -D " +
+                                     smallest->key + "=" +
+                                     std::to_string(size)));
+  const std::string smallestKey = smallest->key;
   if (size <= kNumSpecialTokens)
     throw InputError("--vocab-size " + std::to_string(size) +
                      " leaves no room beside the 4 specials");
@@ -369,8 +378,11 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
                          " SentencePiece pieces, fewer than the " +
                          std::to_string(size) +
                          (vocabSize ? " --vocab-size asks for"
-                                    : " of the model's config " + smallestKey +
-                                          " (the default --vocab-size)") +
+                          : smallestKey.empty()
+                              ? " ids the model takes (the default "
+                                "--vocab-size)"
+                              : " of the model's config " + smallestKey +
+                                    " (the default --vocab-size)") +
                          "; give --vocab-size " + std::to_string(most) +
                          " or less, or more text");
     }

@@ -24,6 +24,47 @@ std::string vocabKeyFor(const ModelInfo &model, std::string_view role) {
   return "";
 }
 
+std::optional<VocabularyLimit> vocabularyLimit(const ModelInfo &model,
+                                               std::string_view role) {
+  std::vector<std::string_view> roles;
+  if (role == "source")
+    roles = {"source"};
+  else if (role == "target_in")
+    roles = {"target_in", "target_out"};
+  else
+    roles = {"tokens", "targets"};
+  std::optional<VocabularyLimit> found;
+  for (const EntryInfo &entry : model.entries)
+    for (const TensorSig &sig : entry.inputs) {
+      if (!sig.ids || sig.ids->begin > 0 ||
+          std::find(roles.begin(), roles.end(), sig.role) == roles.end())
+        continue;
+      if (!found || sig.ids->end < found->limit)
+        found = VocabularyLimit{sig.ids->end, "", sig.ids->what};
+    }
+  std::string named = vocabKeyFor(model, role);
+  if (!found) { // metadata without id ranges: the config item by name
+    if (named.empty())
+      return std::nullopt;
+    return VocabularyLimit{*model.configCount(named), named, ""};
+  }
+  if (!named.empty() && *model.configCount(named) == found->limit) {
+    found->key = named;
+    return found;
+  }
+  // Another item of that value names the vocabulary only if it is named
+  // like one (`n_vocab`, `vocab_size`): `d = 8` beside 8 classes is not
+  // what to raise.
+  std::vector<std::string> candidates;
+  for (const ConfigValue &value : model.config)
+    if (value.number && *value.number == double(found->limit) &&
+        value.key.find("vocab") != std::string::npos)
+      candidates.push_back(value.key);
+  if (candidates.size() == 1)
+    found->key = candidates[0];
+  return found;
+}
+
 void checkIds(const TensorSig &sig, const Tensor &input,
               const InputSource &source) {
   if (input.dtype != DType::I32 || !sig.ids)

@@ -27,6 +27,7 @@
 #include "core/ModelInfo.h"
 #include "core/Tensor.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,6 +42,24 @@ using DimOverrides = std::vector<std::pair<std::string, int64_t>>;
 /// checkIds): src_vocab for "source", tgt_vocab for "target_in" and
 /// "target_out" (when the config has them), else vocab.
 std::string vocabKeyFor(const ModelInfo &model, std::string_view role);
+
+/// The ids a vocabulary for `role` ("source", "target_in", "tokens") may
+/// use: the smallest id range txc recorded (metadata "ids": an embedding's
+/// rows, a cross-entropy's classes) over the entry inputs of that role (for
+/// "target_in" also "target_out"; for "tokens" also "targets"), with the
+/// config item of that value named like a vocabulary (`vocab`, `n_vocab`)
+/// when there is one; vocabKeyFor's item where
+/// the metadata has no ranges; nullopt for neither. (The config item named
+/// like a vocabulary alone was taken before: a spec with `n_vocab`, or
+/// whose output has fewer classes than `vocab`, failed in a kernel at the
+/// first step.)
+struct VocabularyLimit {
+  int64_t limit = 0;
+  std::string key;  ///< a config item of that value ("": none)
+  std::string what; ///< the range's description ("": from the config)
+};
+std::optional<VocabularyLimit> vocabularyLimit(const ModelInfo &model,
+                                               std::string_view role);
 
 /// Checks ranks, static and symbolic dims of `inputs` (one per entry input,
 /// in order, already converted to the declared dtypes) and the caches' rows

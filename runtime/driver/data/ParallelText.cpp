@@ -9,6 +9,7 @@
 #include "data/TabbedLines.h"
 #include "core/Parameters.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -232,35 +233,41 @@ void checkFits(const ModelInfo &model, const Vocabulary &vocab, bool subwords,
                const char *role, const char *side, const std::string &origin,
                const Json *trainedConfig, ProblemList &problems,
                bool builtFromData = false) {
-  std::string key = vocabKeyFor(model, role);
-  if (key.empty())
+  std::optional<VocabularyLimit> found = vocabularyLimit(model, role);
+  if (!found || vocab.size() <= found->limit)
     return;
-  int64_t limit = *model.configCount(key);
-  if (vocab.size() <= limit)
-    return;
+  const std::string &key = found->key;
+  const int64_t limit = found->limit;
   std::optional<int64_t> trained;
-  if (trainedConfig)
+  if (trainedConfig && !key.empty())
     if (const Json *value = jsonMember(*trainedConfig, key))
       trained = jsonInteger(*value);
+  const std::string other =
+      subwords ? " (or train a SentencePiece model with a smaller "
+                 "--vocab-size)"
+      : builtFromData ? " (or drop rare words with --min-freq)"
+                      : "";
   std::string advice =
-      trained && *trained >= vocab.size()
+      key.empty()
+          ? "change the spec to take " + std::to_string(vocab.size()) +
+                " ids there and recompile" + other
+      : trained && *trained >= vocab.size()
           ? "recompile with txc -D " + key + "=" + std::to_string(*trained) +
                 " (the checkpoint was trained with config " + key + " = " +
                 std::to_string(*trained) + ")"
           : "recompile with txc -D " + key + "=" +
-                std::to_string(vocab.size()) +
-                (subwords ? " (or train a SentencePiece model with a smaller "
-                            "--vocab-size)"
-                 : builtFromData ? " (or drop rare words with --min-freq)"
-                                 : "");
+                std::to_string(vocab.size()) + other;
+  std::string bound =
+      key.empty() ? "the model takes ids below " + std::to_string(limit) +
+                        " (" + found->what + ")"
+                  : "the model's config " + key + " is " +
+                        std::to_string(limit);
   problems.add("the " + std::string(side) + (*side ? " " : "") +
-               "vocabulary " + origin +
-               " needs " + std::to_string(vocab.size()) +
-               " ids (4 specials + " +
+               "vocabulary " + origin + " needs " +
+               std::to_string(vocab.size()) + " ids (4 specials + " +
                std::to_string(vocab.size() - kNumSpecialTokens) +
-               (subwords ? " pieces" : " words") +
-               ") but the model's config " + key + " is " +
-               std::to_string(limit) + "; " + advice);
+               (subwords ? " pieces" : " words") + ") but " + bound + "; " +
+               advice);
 }
 
 } // namespace
