@@ -102,6 +102,7 @@ std::optional<IdRange> readerRange(Operation *user, Value ids) {
                       " classes of cross_entropy" + atLocation(user)};
     if (ignore < 0 || ignore >= classes)
       range.also.push_back(ignore);
+    range.ignored = ignore;
     return range;
   };
   return llvm::TypeSwitch<Operation *, std::optional<IdRange>>(user)
@@ -136,6 +137,11 @@ void intersect(IdRange &range, const IdRange &other) {
     if (other.begin == range.begin && other.end == range.end)
       both.what = range.what + " and " + other.what;
   }
+  // Two cross-entropies of one target with different ignore_index values
+  // ignore neither everywhere: none is recorded.
+  both.ignored = range.ignored ? range.ignored : other.ignored;
+  if (range.ignored && other.ignored && *range.ignored != *other.ignored)
+    both.ignored.reset();
   range = std::move(both);
 }
 

@@ -82,10 +82,13 @@ llvm::json::Array tensorsJson(func::FuncOp func, TypeRange types,
         llvm::json::Array also;
         for (int64_t v : ids->also)
           also.push_back(v);
-        object["ids"] = llvm::json::Object{{"begin", ids->begin},
-                                           {"end", ids->end},
-                                           {"also", std::move(also)},
-                                           {"what", ids->what}};
+        llvm::json::Object range{{"begin", ids->begin},
+                                 {"end", ids->end},
+                                 {"also", std::move(also)},
+                                 {"what", ids->what}};
+        if (ids->ignored)
+          range["ignored"] = *ids->ignored;
+        object["ids"] = std::move(range);
       }
     // A cache the entry writes in place: its last rows (as many as the
     // update's axis 1) take the new positions, so the driver checks that

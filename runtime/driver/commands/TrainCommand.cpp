@@ -414,6 +414,37 @@ bool holdsRecordedBest(const std::string &path,
   return true;
 }
 
+/// Batches pad the targets with the config pad id ([PAD]); a cross-entropy
+/// whose ignore_index is another id counts every padded position in the
+/// loss, and never learns the token its ignore_index is (a spec with
+/// `pad_id = 1` and no `pad` ignored [UNK]). Said before training; txc
+/// records the ignore_index in the metadata ("ids" "ignored").
+void warnUnignoredPadding(const ModelInfo &model, const EntryInfo &entry,
+                          const Tokenizer &tokenizer, std::ostream &err) {
+  const int32_t pad = modelPadId(model);
+  for (const TensorSig &sig : entry.inputs) {
+    if ((sig.role != "target_out" && sig.role != "targets") || !sig.ids ||
+        !sig.ids->ignored || *sig.ids->ignored == pad)
+      continue;
+    const int64_t ignored = *sig.ids->ignored;
+    const Vocabulary &target = tokenizer.target;
+    std::string token;
+    if (ignored >= 0 && ignored < target.size())
+      token = "; and id " + std::to_string(ignored) + ", which it ignores, is " +
+              "the tokenizer's '" + target.word(int32_t(ignored)) +
+              "': never learned";
+    err << "warning: input '" << sig.name << "' is padded with id " << pad
+        << " ([PAD], config pad) but the loss ignores id " << ignored
+        << " (ignore_index of " << sig.ids->what
+        << "): padded positions count in the loss" << token
+        << "; write ignore_index = pad in the spec"
+        << (ignored >= 0 && ignored < kNumSpecialTokens
+                ? " (or set config pad = " + std::to_string(ignored) + ")"
+                : std::string())
+        << "\n";
+  }
+}
+
 /// Copies the file `from` to `to` (written atomically, 64 MiB at a time).
 void copyCheckpointFile(const std::string &from, const std::string &to) {
   BinaryFile source(from);
@@ -553,6 +584,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   TrainingData data = loadTrainingData(model, entry, dataOptions);
   for (const std::string &warning : data.warnings)
     err << "warning: " << warning << "\n";
+  warnUnignoredPadding(model, entry, data.tokenizer, err);
   const Tokenizer &tokenizer = data.tokenizer;
   if (initFromTokenizer && options.tokenizerGiven &&
       !initFromTokenizer->differenceFrom(tokenizer).empty())

@@ -130,6 +130,11 @@ TensorSig parseSignature(const Json &value, const std::string &path,
       range.also.push_back(*also);
     }
     range.what = getString(*ids, "what", idsPath);
+    if (const Json *ignored = jsonMember(*ids, "ignored")) {
+      range.ignored = jsonInteger(*ignored);
+      if (!range.ignored)
+        throw ModelError(idsPath + ".ignored must be an integer");
+    }
     sig.ids = std::move(range);
   }
   return sig;

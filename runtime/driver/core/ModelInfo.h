@@ -58,6 +58,9 @@ struct IdRange {
   /// What the ids index: "the 20 rows of the embedding 'emb.weight' at
   /// model.tx:3:7".
   std::string what;
+  /// The ignore_index of a cross-entropy reading the ids (metadata
+  /// "ignored"; absent in older executables).
+  std::optional<int64_t> ignored;
   bool accepts(int64_t id) const {
     return (id >= begin && id < end) ||
            std::find(also.begin(), also.end(), id) != also.end();

@@ -23,6 +23,9 @@ struct IdRange {
   /// What the ids index, for messages: "the 20 rows of the embedding
   /// 'src_embed.weight' at model.tx:3:7".
   std::string what;
+  /// A cross-entropy's ignore_index when one reads the ids (inside or
+  /// outside [begin, end)): the driver checks that it pads targets with it.
+  std::optional<int64_t> ignored;
 };
 
 /// The ids an i32 entry argument may hold: the intersection over the ops
