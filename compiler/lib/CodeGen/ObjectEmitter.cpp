@@ -143,8 +143,20 @@ createCpuTargetMachine(const CpuTarget &cpu, std::string &error,
     for (const auto &feature : llvm::sys::getHostCPUFeatures())
       features.AddFeature(feature.first(), feature.second);
   }
-  for (const std::string &attribute : cpu.attributes)
+  bool avx512 = false, evex512Given = false;
+  for (const std::string &attribute : cpu.attributes) {
     features.AddFeature(attribute);
+    llvm::StringRef name = llvm::StringRef(attribute).drop_front();
+    avx512 = avx512 || (attribute[0] == '+' && name.starts_with("avx512"));
+    evex512Given = evex512Given || name == "evex512";
+  }
+  // LLVM 19 splits 512-bit registers off AVX-512 (evex512, for AVX10/256):
+  // `--mcpu=x86-64-v3 --mattr=+avx512f` enabled the instructions without
+  // the registers, and instruction selection crashed on 512-bit vectors.
+  // clang adds +evex512 with an AVX-512 feature unless told otherwise; so
+  // does txc.
+  if (avx512 && !evex512Given)
+    features.AddFeature("+evex512");
   llvm::TargetOptions options;
   return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
       triple, cpuName, features.getString(), options, llvm::Reloc::PIC_,
@@ -281,9 +293,24 @@ LogicalResult mlir::tx::verifyCpuTarget(const CpuTarget &cpu,
   }
   for (const std::string &attribute : cpu.attributes) {
     llvm::StringRef name(attribute);
+    if (name.empty()) {
+      error = "--mattr: an empty item (two commas, or one at the end?); "
+              "attributes are '+name' or '-name', separated by commas";
+      return failure();
+    }
     if (!name.consume_front("+") && !name.consume_front("-")) {
       error = "--mattr=" + attribute +
               ": an attribute is '+name' (enable) or '-name' (disable)";
+      return failure();
+    }
+    // AVX-512 without 512-bit registers (AVX10/256): LLVM 19's instruction
+    // selection crashes on txc's kernels there (a padding mask's compare,
+    // even vectorized at 256 bits).
+    if (attribute == "-evex512") {
+      error = "--mattr=-evex512: AVX-512 without 512-bit registers is not "
+              "supported (LLVM 19's code generator crashes on txc's kernels "
+              "there); for code without 512-bit registers use "
+              "--mattr=-avx512f, or --mcpu=x86-64-v3";
       return failure();
     }
     bool known = llvm::any_of(info->getAllProcessorFeatures(),
