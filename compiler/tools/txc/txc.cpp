@@ -59,9 +59,9 @@ cl::OptionCategory txcCategory("txc options");
 
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<spec.tx>"),
                                cl::Required, cl::cat(txcCategory));
-cl::opt<std::string> outputFile("o", cl::desc("Output file ('-' for stdout)"),
-                                cl::value_desc("file"), cl::init("-"),
-                                cl::cat(txcCategory));
+cl::opt<std::string>
+    outputFile("o", cl::desc("Output file ('-' for stdout: text outputs only)"),
+               cl::value_desc("file"), cl::init("-"), cl::cat(txcCategory));
 cl::opt<Stage> emit(
     "emit", cl::desc("Stage to emit"), cl::init(Stage::Exe),
     cl::values(
@@ -394,6 +394,15 @@ int emitGraph(ModuleOp module) {
                  << entries.size()
                  << ": give -o FILE.svg (writes FILE.<entry>.svg) or pick one "
                     "with --graph-entry=NAME\n";
+    return 1;
+  }
+  // One file per entry beside -o: `-o /dev/full` wrote /dev/full.train.svg.
+  if (entries.size() > 1 && llvm::sys::fs::exists(outputFile) &&
+      !llvm::sys::fs::is_regular_file(outputFile)) {
+    llvm::errs() << "txc: error: -o '" << outputFile
+                 << "' is not a regular file, and --emit=svg writes one file "
+                    "per entry beside it (FILE.<entry>.svg): give -o "
+                    "DIR/FILE.svg, or one entry with --graph-entry=NAME\n";
     return 1;
   }
   for (const std::string &entry : entries) {
@@ -797,6 +806,38 @@ void printSummary(ModuleOp module, llvm::raw_ostream &os) {
 
 } // namespace
 
+/// Flags whose values cl::opt cannot tell apart from others: `--no-fuse=`
+/// (and an empty item, `--no-fuse=attention,`) read as --no-fuse alone and
+/// turned every fusion pass off; `-o -` for an object or executable (the
+/// default is the spec's stem) wrote ./STEM instead of stdout.
+bool checkListAndOutputFlags(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg(argv[i]);
+    if (arg == "--")
+      break;
+    if (!arg.consume_front("--no-fuse=") && !arg.consume_front("-no-fuse="))
+      continue;
+    llvm::SmallVector<llvm::StringRef> items;
+    arg.split(items, ',');
+    if (llvm::is_contained(items, llvm::StringRef())) {
+      llvm::errs() << "txc: error: " << argv[i]
+                   << ": an empty pass name (--no-fuse alone turns every "
+                      "fusion pass off; --no-fuse=attention,add-norm,linear "
+                      "names some)\n";
+      return false;
+    }
+  }
+  if ((emit == Stage::Obj || emit == Stage::Exe) && outputFile == "-" &&
+      outputFile.getNumOccurrences() > 0) {
+    llvm::errs() << "txc: error: -o -: "
+                 << (emit == Stage::Obj ? "an object file" : "an executable")
+                 << " is not written to stdout; give -o FILE (without -o it "
+                    "is named after the spec)\n";
+    return false;
+  }
+  return true;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // MLIR's pass-manager flags (--mlir-timing, --mlir-print-ir-after=...)
@@ -812,7 +853,7 @@ int main(int argc, char **argv) {
       "  txc model.tx -D d_model=128 ... override config values\n"
       "  txc model.tx --mcpu=x86-64-v3  an executable for any AVX2 CPU\n");
 
-  if (!checkTargetFlags())
+  if (!checkTargetFlags() || !checkListAndOutputFlags(argc, argv))
     return 2;
 
   std::string readError;
