@@ -22,6 +22,13 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                     const GenerateOptions &options, std::istream &in,
                     std::ostream &out, std::ostream &err) {
   requireModelKind(model, ModelKind::LanguageModel, "generate");
+  // Top-k and nucleus filtering restrict sampling; at temperature 0 the
+  // choice is the argmax either way (it ran greedy, saying nothing).
+  if (options.temperature == 0 && (options.topK > 0 || options.topP < 1))
+    err << "note: " << (options.topK > 0 ? "--top-k" : "--top-p")
+        << (options.topK > 0 && options.topP < 1 ? " and --top-p" : "")
+        << " filter what is sampled, and without --temperature (default 0) "
+           "decoding is greedy: give --temperature T > 0 to sample\n";
   const EntryInfo &logits = entryWithRole(model, "logits", "generate");
   LengthBound batchBound =
       inputBound(model, logits, inputWithRole(logits, "tokens"), 0);
