@@ -586,8 +586,17 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     BatchShape shape;
     shape.sourceLength = length.padTo();
     shape.fullBatches = data.batchBound.constant;
-    data.makeSource = [examples = std::move(examples), pad,
-                       shape](int64_t batch, int64_t maxTokens, uint64_t seed) {
+    // One example a line of the file, in order (a bad line fails above).
+    std::vector<int64_t> lines;
+    for (const LabeledExample &example : text.examples)
+      lines.push_back(example.line);
+    data.makeSource = [examples = std::move(examples), pad, shape,
+                       lines = std::move(lines), path = data.path](
+                          int64_t batch, int64_t maxTokens, uint64_t seed) {
+      if (maxTokens) // FILE:LINE of an example too long, not its number
+        checkFitsMaxTokens(exampleLengths(examples), maxTokens, [&](size_t i) {
+          return "the text at " + path + ":" + std::to_string(lines[i]);
+        });
       return std::make_unique<ClassifierBatches>(examples, pad, batch, seed,
                                                  maxTokens, shape);
     };

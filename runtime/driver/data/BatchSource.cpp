@@ -13,17 +13,12 @@ ExampleLengths pairLengths(const PairIds &pairs) {
   return lengths;
 }
 
-namespace {
-
-std::vector<std::pair<int64_t, int64_t>>
-exampleLengths(const std::vector<EncodedExample> &examples) {
-  std::vector<std::pair<int64_t, int64_t>> lengths;
+ExampleLengths exampleLengths(const std::vector<EncodedExample> &examples) {
+  ExampleLengths lengths;
   for (const EncodedExample &example : examples)
     lengths.emplace_back(int64_t(example.tokens.size()), 0);
   return lengths;
 }
-
-} // namespace
 
 const Tensor *RoleTensors::find(std::string_view role) const {
   for (const auto &[name, tensor] : tensors)

@@ -133,6 +133,9 @@ struct EncodedExample {
   int32_t label = 0;
 };
 
+/// (tokens, 0) of each example: its --max-tokens lengths.
+ExampleLengths exampleLengths(const std::vector<EncodedExample> &examples);
+
 class ClassifierBatches : public BatchSource {
 public:
   ClassifierBatches(std::vector<EncodedExample> examples, int32_t pad,

@@ -48,10 +48,12 @@ void checkFitsMaxTokens(const ExampleLengths &lengths, int64_t maxTokens,
           (name ? name(i)
                 : "example " + std::to_string(i + 1) + " of the training data") +
           ", which alone takes " +
-          std::to_string(paddedTokens(1, lengths[i])) +
-          " positions (" + std::to_string(lengths[i].first) + " source, " +
-          std::to_string(lengths[i].second) +
-          " target); raise --max-tokens or remove the example");
+          std::to_string(paddedTokens(1, lengths[i])) + " positions" +
+          (lengths[i].second == 0
+               ? std::string() // one sequence (a classifier's text)
+               : " (" + std::to_string(lengths[i].first) + " source, " +
+                     std::to_string(lengths[i].second) + " target)") +
+          "; raise --max-tokens or remove the example");
 }
 
 } // namespace txrt::driver
