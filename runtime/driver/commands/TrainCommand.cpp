@@ -901,8 +901,11 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                           " padded tokens and " + std::to_string(batch) +
                           " rows per batch"
                     : "batch " + std::to_string(batch))
+      // The plan counts updates: K batches each under --update-freq K.
       << ", " << plan.batchesPerEpoch()
-      << (maxTokens ? " batches in epoch 1" : " batches per epoch")
+      << (updateFreq > 1 ? " update" : " batch")
+      << (plan.batchesPerEpoch() == 1 ? "" : (updateFreq > 1 ? "s" : "es"))
+      << (maxTokens ? " in epoch 1" : " per epoch")
       << (firstStep > lastStep
               ? ", no steps"
               : ", steps " + std::to_string(firstStep) + ".." +
