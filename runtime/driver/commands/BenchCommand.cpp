@@ -476,8 +476,11 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                     "batched beam %d: %.3f ms/token (%.1f ms, %lld sentences "
                     "a batch), %.0f tokens/s, %s\n",
                     options.beam, total / generated, total,
-                    static_cast<long long>(std::max<int64_t>(
-                        bounds.batch.bound / options.beam, 1)),
+                    // At most the sentences there are (--batch of them).
+                    static_cast<long long>(std::min<int64_t>(
+                        int64_t(sources.size()),
+                        std::max<int64_t>(bounds.batch.bound / options.beam,
+                                          1))),
                     generated / (total / 1000.0),
                     differ ? (std::to_string(differ) +
                               " sentence(s) differ from one at a time")
