@@ -26,19 +26,20 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/Timing.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -233,6 +234,21 @@ enum class OutputKind {
 /// device and inode), never a directory, and for native outputs only a
 /// regular file (the linker and object writer would truncate, chmod or
 /// replace a device or FIFO). Reports and returns false otherwise.
+/// Whether a file can be created in `directory`: a probe created and
+/// removed (access() says yes to root on a read-only mount or /proc, where
+/// the linker then failed with its whole command line).
+bool canCreateIn(llvm::StringRef directory) {
+  llvm::SmallString<256> model(directory);
+  llvm::sys::path::append(model, ".txc-probe-%%%%%%%%");
+  int fd;
+  llvm::SmallString<256> probe;
+  if (llvm::sys::fs::createUniqueFile(model, fd, probe))
+    return false;
+  llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  llvm::sys::fs::remove(probe);
+  return true;
+}
+
 bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
   if (path == "-")
     return true;
@@ -267,7 +283,8 @@ bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
                    << parent << "' does not exist\n";
       return false;
     }
-    if (llvm::sys::fs::access(parent, llvm::sys::fs::AccessMode::Write)) {
+    if (llvm::sys::fs::access(parent, llvm::sys::fs::AccessMode::Write) ||
+        !canCreateIn(parent)) {
       llvm::errs() << "txc: error: the output '" << path
                    << "': cannot create files in directory '" << parent
                    << "'\n";
@@ -278,7 +295,13 @@ bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
   llvm::sys::fs::file_type type = status.type();
   using llvm::sys::fs::file_type;
   if (type == file_type::regular_file) {
-    if (llvm::sys::fs::access(path, llvm::sys::fs::AccessMode::Write)) {
+    // An object or executable is replaced by a new file (the linker
+    // unlinks and creates it): its directory must take one.
+    llvm::SmallString<256> parent(llvm::sys::path::parent_path(path));
+    if (parent.empty())
+      parent = ".";
+    if (llvm::sys::fs::access(path, llvm::sys::fs::AccessMode::Write) ||
+        (kind != OutputKind::Text && !canCreateIn(parent))) {
       llvm::errs() << "txc: error: the output '" << path
                    << "' exists and cannot be written\n";
       return false;
