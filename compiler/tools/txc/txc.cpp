@@ -850,6 +850,31 @@ bool checkListAndOutputFlags(int argc, char **argv) {
       return false;
     }
   }
+  // Flags that choose another output than --emit's, or apply to one kind
+  // of output only: each was dropped without a word.
+  if ((summary || listParams) && emit.getNumOccurrences() > 0) {
+    llvm::errs() << "txc: error: " << (summary ? "--summary" : "--list-params")
+                 << " prints instead of an --emit stage; give one or the "
+                    "other (run txc twice for both)\n";
+    return false;
+  }
+  if (summary && listParams) {
+    llvm::errs() << "txc: error: --summary and --list-params each print "
+                    "instead of the other; give one\n";
+    return false;
+  }
+  if (!isGraph(emit) && (graphEntries.getNumOccurrences() > 0 ||
+                         graphDetail.getNumOccurrences() > 0)) {
+    llvm::errs() << "txc: error: "
+                 << (graphEntries.getNumOccurrences() ? "--graph-entry"
+                                                      : "--graph-detail")
+                 << " applies to --emit=dot and --emit=svg only\n";
+    return false;
+  }
+  if (precisionName.getNumOccurrences() > 1)
+    llvm::errs() << "txc: warning: --precision given "
+                 << precisionName.getNumOccurrences() << " times; the last, '"
+                 << precisionName << "', counts\n";
   if ((emit == Stage::Obj || emit == Stage::Exe) && outputFile == "-" &&
       outputFile.getNumOccurrences() > 0) {
     llvm::errs() << "txc: error: -o -: "
