@@ -97,7 +97,7 @@ options:
                         and the overhead is printed
   --profile-trace FILE  --profile, and write a Chrome trace-event JSON
                         (chrome://tracing, Perfetto) to FILE
-  --profile-rows N      rows of the by-location table (default 15, 0: all)
+  --profile-rows N      rows of the by-location table (default 15, 0: all; implies --profile)
 training entries (kind train_step / train_grad):
   --step N              the update number the (first) run is told (default:
                         the loaded checkpoint's step + 1, else 1)

@@ -146,6 +146,8 @@ inline bool profileOption(ArgCursor &cursor, const std::string &arg,
     profile.enabled = true;
     profile.tracePath = pathOption(cursor, arg);
   } else if (arg == "--profile-rows") {
+    // Implies --profile, as --profile-trace does (it was ignored alone).
+    profile.enabled = true;
     profile.rows = integerOption<int64_t>(cursor, arg, 0, 1000000);
   } else {
     return false;

@@ -218,7 +218,7 @@ options:
   --profile           time every runtime call of the timed train steps and
                       print where the time goes by spec line and op kind
   --profile-trace F   --profile, and write a Chrome trace-event JSON to F
-  --profile-rows N    rows of the by-location table (default 15, 0: all)
+  --profile-rows N    rows of the by-location table (default 15, 0: all; implies --profile)
   -h, --help          show this text
 )";
 
