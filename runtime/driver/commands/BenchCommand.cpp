@@ -249,20 +249,21 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     checkWritableDirectories(outputs);
   }
   ModelRunner runner(model, entryTable, options.threads);
+  const EntryInfo *train = model.findEntryByRole("train");
+  if (train && (train->kind != EntryKind::TrainStep || options.decodeOnly))
+    train = nullptr;
   std::optional<Tokenizer> loadedTokenizer;
   if (options.loadPath) {
     SafetensorsReader file(*options.loadPath);
     runner.params().write().load(file);
-    // Its train step runs on them too, unless --decode-only.
+    // A train step runs on them too, when there is one and not
+    // --decode-only: then training values of the config count (the
+    // warning); else only what the inference entries compute (the note).
     noteConfigChanges(file, model, err,
-                      options.decodeOnly ? WeightsUse::Inference
-                                         : WeightsUse::TrainingEntry);
+                      train ? WeightsUse::TrainingEntry : WeightsUse::Inference);
     loadedTokenizer = checkpointTokenizer(file);
   } else
     runner.params().write().initialize(0);
-  const EntryInfo *train = model.findEntryByRole("train");
-  if (train && (train->kind != EntryKind::TrainStep || options.decodeOnly))
-    train = nullptr;
   const EntryInfo *encode = model.findEntryByRole("encode");
   const EntryInfo *decode = model.findEntryByRole("decode");
   if ((options.decodeOnly || options.beam > 0) && !(encode && decode))
