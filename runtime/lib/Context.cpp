@@ -395,13 +395,14 @@ txrt_status txrt_check_entry(txrt_context *ctx, const int64_t *dims,
                              const int64_t *dim_bound, int64_t num_checked,
                              const void *arena, int64_t arena_bytes,
                              const void *const *inputs, int64_t num_inputs,
-                             const void *const *outputs, int64_t num_outputs) {
+                             const void *const *outputs, int64_t num_outputs,
+                             const void *params, int64_t params_bytes) {
   return runKernel(
       ctx, "txrt_check_entry", [&] { return std::string(); },
       [&](Context &) {
         std::string problem = entryArgumentProblem(
             dims, dim_index, dim_bound, num_checked, arena, arena_bytes,
-            inputs, num_inputs, outputs, num_outputs);
+            inputs, num_inputs, outputs, num_outputs, params, params_bytes);
         require(problem.empty(), problem);
       });
 }

@@ -20,7 +20,12 @@ inline std::string entryArgumentProblem(
     const int64_t *dims, const int64_t *dimIndex, const int64_t *dimBound,
     int64_t numChecked, const void *arena, int64_t arenaBytes,
     const void *const *inputs, int64_t numInputs, const void *const *outputs,
-    int64_t numOutputs) {
+    int64_t numOutputs, const void *params, int64_t paramsBytes) {
+  // The header promised NULL pointers are refused; params was not checked
+  // (a NULL parameter arena was a segfault in the first kernel).
+  if (paramsBytes > 0 && !params)
+    return "params is NULL (the entry reads the parameter arena, " +
+           std::to_string(paramsBytes) + " bytes)";
   if (numChecked > 0 && !dims)
     return "dims is NULL (the entry reads " + std::to_string(numChecked) +
            " of them)";

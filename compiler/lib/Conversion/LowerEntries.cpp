@@ -91,10 +91,21 @@ LogicalResult EntryLowering::lower() {
                                             : stackArray(checkedIndex);
     Value boundArray = checkedBound.empty() ? nullPtr()
                                             : stackArray(checkedBound);
+    // The parameter arena, when the entry reads a parameter.
+    int64_t paramsBytes = 0;
+    if (auto bytes = module->getAttrOfType<IntegerAttr>("tx.param_arena_bytes"))
+      if (entry
+              .walk([](Operation *op) {
+                return isa<ParamOp, StoreGradOp, AdamUpdateOp>(op)
+                           ? WalkResult::interrupt()
+                           : WalkResult::advance();
+              })
+              .wasInterrupted())
+        paramsBytes = bytes.getInt();
     call(RuntimeFn::CheckEntry,
          {dims, indexArray, boundArray, i64(int64_t(checkedIndex.size())),
           arena, i64(arenaBytes), inputs, i64(entry.getNumArguments()),
-          outputs, i64(entry.getNumResults())});
+          outputs, i64(entry.getNumResults()), params, i64(paramsBytes)});
   }
 
   // Runtime sizes of the symbolic dimensions, in the module's dim order.

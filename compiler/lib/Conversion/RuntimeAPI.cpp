@@ -180,9 +180,9 @@ const std::vector<Entry> &registry() {
       // ctx, out_step, out_seed
       {RuntimeFn::TrainState, "txrt_train_state", "txrt_cuda_train_state", {A::Ptr, A::Ptr, A::Ptr}},
       // ctx, dims, dim_index, dim_bound, num_checked, arena, arena_bytes,
-      // inputs, num_inputs, outputs, num_outputs
+      // inputs, num_inputs, outputs, num_outputs, params, params_bytes
       {RuntimeFn::CheckEntry, "txrt_check_entry", "txrt_cuda_check_entry",
-       {A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64}},
+       {A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64}},
       // ctx, input, written, held
       {RuntimeFn::CheckCacheRows, "txrt_check_cache_rows", "txrt_cuda_check_cache_rows",
        {A::Ptr, A::I64, A::I64, A::I64}},

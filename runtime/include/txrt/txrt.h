@@ -271,7 +271,8 @@ txrt_status txrt_train_state(txrt_context *ctx, int64_t *out_step,
                              int64_t *out_seed);
 
 /** What a compiled entry checks of its caller's arguments before it reads
- *  any of them: `dims` not NULL when the entry reads dims, and each dim it
+ *  any of them: `params` not NULL when the entry reads `params_bytes` > 0
+ *  of the parameter arena; `dims` not NULL when the entry reads dims, and each dim it
  *  reads, dims[dim_index[k]] for k < num_checked, in [0, dim_bound[k]]
  *  (a size over its bound would run past the arena); `arena` not NULL when
  *  the entry needs `arena_bytes` > 0; `inputs` and `outputs` not NULL, nor
@@ -282,7 +283,8 @@ txrt_status txrt_check_entry(txrt_context *ctx, const int64_t *dims,
                              const int64_t *dim_bound, int64_t num_checked,
                              const void *arena, int64_t arena_bytes,
                              const void *const *inputs, int64_t num_inputs,
-                             const void *const *outputs, int64_t num_outputs);
+                             const void *const *outputs, int64_t num_outputs,
+                             const void *params, int64_t params_bytes);
 
 /** What a compiled entry checks of a cache it writes in place (the KV
  *  caches of decode_step and lm_step): input `input` holds `held`

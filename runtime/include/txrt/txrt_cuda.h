@@ -103,7 +103,8 @@ txrt_status txrt_cuda_check_entry(
     txrt_cuda_context *ctx, const int64_t *dims, const int64_t *dim_index,
     const int64_t *dim_bound, int64_t num_checked, const void *arena,
     int64_t arena_bytes, const void *const *inputs, int64_t num_inputs,
-    const void *const *outputs, int64_t num_outputs);
+    const void *const *outputs, int64_t num_outputs, const void *params,
+    int64_t params_bytes);
 /** As txrt_check_cache_rows. */
 txrt_status txrt_cuda_check_cache_rows(txrt_cuda_context *ctx, int64_t input,
                                        int64_t written, int64_t held);

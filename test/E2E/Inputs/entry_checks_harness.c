@@ -67,6 +67,13 @@ int main(void) {
   call("NULL input", good, arena, null_input, outputs);
   call("NULL outputs", good, arena, inputs, NULL);
   call("two dims", two, arena, inputs, outputs);
+  {
+    /* The parameter arena: NULL was a segfault in the first kernel. */
+    void *kept = params;
+    params = NULL;
+    call("NULL params", good, arena, inputs, outputs);
+    params = kept;
+  }
 
   /* decode_step: B, S, T, cache; each cache buffer has 512 guard floats
    * before it. */
