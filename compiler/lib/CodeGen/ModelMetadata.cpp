@@ -259,7 +259,52 @@ std::string mlir::tx::buildCHeader(ModuleOp planned,
     paramBytes = bytes.getInt();
   // Sizes as 64-bit constants: an arena may be over 2^31 bytes, which an
   // enum constant cannot hold in ISO C.
+  os << "/* The parameter arena: each parameter (f32) at its \"offset\" in\n"
+     << " * txc_model_json's \"params\"; a model that trains also keeps each\n"
+     << " * one's gradient and Adam moments there (\"grad_offset\",\n"
+     << " * \"exp_avg_offset\", \"exp_avg_sq_offset\"): zero them before the\n"
+     << " * first train call. Train entries read the step and seed set with\n"
+     << " * txrt_context_set_train_state (step >= 1, once per update). */\n";
   os << "#define TXC_PARAM_ARENA_BYTES UINT64_C(" << paramBytes << ")\n\n";
+  // --precision=bf16: the linears read a bf16 copy of their weights, which
+  // a program that writes the f32 weights had no way to know of (status 0,
+  // wrong outputs); the executable's driver refreshes it after loading.
+  struct Copy {
+    int64_t offset, bf16Offset, count;
+  };
+  llvm::SmallVector<Copy> copies;
+  for (auto param : planned.getOps<ParameterOp>()) {
+    auto offset = param->getAttrOfType<IntegerAttr>("offset");
+    auto bf16 = param->getAttrOfType<IntegerAttr>("bf16_offset");
+    if (offset && bf16)
+      copies.push_back({offset.getInt(), bf16.getInt(),
+                        param.getTensorType().getNumElements()});
+  }
+  os << "/* txc_refresh_bf16_copies(params): after writing parameters, before\n"
+     << " * the next entry call. --precision=bf16 models keep a bf16 copy of\n"
+     << " * each linear's weight (\"bf16_offset\"), which the linears read and\n"
+     << " * only the train entries update: rounds each copy from its f32\n"
+     << " * weight (libtxrt's txrt_round_to_bf16). This model has "
+     << copies.size() << " such cop" << (copies.size() == 1 ? "y" : "ies")
+     << (copies.empty() ? " (fp32): a no-op" : "") << ". */\n";
+  if (copies.empty()) {
+    os << "static inline void txc_refresh_bf16_copies(void *params) {\n"
+       << "  (void)params;\n}\n\n";
+  } else {
+    os << "void txrt_round_to_bf16(int64_t n, const float *src, uint16_t *dst);\n"
+       << "static inline void txc_refresh_bf16_copies(void *params) {\n"
+       << "  static const int64_t copies[][3] = {";
+    for (auto [i, copy] : llvm::enumerate(copies))
+      os << (i ? ",\n      " : "\n      ") << "{" << copy.offset << ", "
+         << copy.bf16Offset << ", " << copy.count << "}";
+    os << "};\n"
+       << "  int64_t i;\n"
+       << "  for (i = 0; i < (int64_t)(sizeof copies / sizeof copies[0]); ++i)\n"
+       << "    txrt_round_to_bf16(copies[i][2],\n"
+       << "                       (const float *)((char *)params + copies[i][0]),\n"
+       << "                       (uint16_t *)((char *)params + copies[i][1]));\n"
+       << "}\n\n";
+  }
   os << "/* dims, in the order of the dims argument:";
   unsigned dimIndex = 0;
   if (auto order = planned->getAttrOfType<DictionaryAttr>("tx.dims"))
