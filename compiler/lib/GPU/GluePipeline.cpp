@@ -18,9 +18,11 @@
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/SCFToGPU/SCFToGPUPass.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/SCF/Transforms/Transforms.h"
@@ -58,12 +60,36 @@ void tileLoopNestsForBlocks(ModuleOp module) {
   }
 }
 
+/// Puts every linalg op without loops (rank-0 glue: a loss scaled or
+/// summed, `where` on scalars) inside a one-iteration scf.parallel, so that
+/// it becomes a one-thread kernel like any other glue. Lowered to loops
+/// without one it stayed host code reading and writing device buffers
+/// (and constants' device copies), which no check caught.
+void wrapScalarGlueInLoops(ModuleOp module) {
+  SmallVector<linalg::LinalgOp> scalars;
+  module.walk([&](linalg::LinalgOp op) {
+    if (op.getNumLoops() == 0 && !op->getParentOfType<gpu::GPUModuleOp>() &&
+        !op->getParentOfType<LoopLikeOpInterface>())
+      scalars.push_back(op);
+  });
+  for (linalg::LinalgOp op : scalars) {
+    OpBuilder builder(op);
+    Location loc = op.getLoc();
+    Value zero = builder.create<arith::ConstantIndexOp>(loc, 0);
+    Value one = builder.create<arith::ConstantIndexOp>(loc, 1);
+    auto loop = builder.create<scf::ParallelOp>(loc, ValueRange{zero},
+                                                ValueRange{one}, ValueRange{one});
+    op->moveBefore(loop.getBody()->getTerminator());
+  }
+}
+
 } // namespace
 
 LogicalResult mlir::tx::outlineGlueToGpu(ModuleOp module) {
   MLIRContext *context = module.getContext();
   context->loadDialect<affine::AffineDialect, gpu::GPUDialect,
                        scf::SCFDialect>();
+  wrapScalarGlueInLoops(module);
   PassManager toLoops(context);
   toLoops.addPass(createConvertLinalgToParallelLoopsPass());
   if (failed(toLoops.run(module)))
