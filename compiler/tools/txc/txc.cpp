@@ -543,6 +543,26 @@ bool checkTargetFlags() {
                     "CUDA\")\n";
     return false;
 #endif
+    // The kernels link libdevice from the toolkit: a CUDA_HOME without it
+    // gave MLIR's error once per kernel, each at an unrelated spec line.
+    if (emit == Stage::Llvm || emit == Stage::Obj || emit == Stage::Exe) {
+      std::string toolkit = cudaToolkitPath();
+      llvm::SmallString<256> libdevice(toolkit);
+      llvm::sys::path::append(libdevice, "nvvm", "libdevice",
+                              "libdevice.10.bc");
+      if (toolkit.empty() || !llvm::sys::fs::exists(libdevice)) {
+        const char *home = std::getenv("CUDA_HOME");
+        llvm::errs() << "txc: error: --target=cuda needs the CUDA toolkit's "
+                        "libdevice, and '"
+                     << libdevice << "' does not exist ("
+                     << (home && *home ? "CUDA_HOME=" + std::string(home)
+                                       : std::string("the toolkit this txc "
+                                                     "was built with"))
+                     << "); set CUDA_HOME to a CUDA toolkit (e.g. "
+                        "/usr/local/cuda)\n";
+        return false;
+      }
+    }
   } else if (emit == Stage::Gpu) {
     llvm::errs() << "txc: error: --emit=gpu is a stage of the CUDA target; "
                     "add --target=cuda\n";
