@@ -58,6 +58,9 @@ std::vector<std::string> takeDeviceOption(const std::vector<std::string> &args) 
         throw InputError("--device needs a value: cpu, cuda or cuda:N");
       setRequestedDevice(args[++i]);
     } else if (args[i].rfind("--device=", 0) == 0) {
+      // `--device=` (an unset variable) used the default, silently.
+      if (args[i].size() == 9)
+        throw InputError("--device needs a value: cpu, cuda or cuda:N");
       setRequestedDevice(args[i].substr(9));
     } else if (args[i] == "--allow-tf32") {
       setAllowTf32(true);
@@ -85,6 +88,11 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
   for (ProfileOptions *profile : {&line.run.profile, &line.bench.profile})
     if (profile->enabled)
       profile->sites = parseSiteTable(modelJson ? modelJson : "");
+  // info and export open no device, but a --device or --allow-tf32 they
+  // were given is checked as the other commands check it.
+  if (line.command == CommandLine::Command::Info ||
+      line.command == CommandLine::Command::Export)
+    checkDeviceRequest(model);
   if (line.command == CommandLine::Command::Info) {
     // The checkpoint first: a file that does not fit prints nothing else.
     std::string checkpoint =

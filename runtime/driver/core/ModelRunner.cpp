@@ -55,9 +55,11 @@ bool runsOnDevice(const ModelInfo &model) {
   return (requested().empty() ? model.target : requested()) != "cpu";
 }
 
-std::unique_ptr<Device> openDevice(const ModelInfo &model) {
+int32_t checkDeviceRequest(const ModelInfo &model) {
   std::string device = requested().empty() ? model.target : requested();
   std::string flag = "--device " + device;
+  if (device.empty())
+    throw InputError("--device needs a value: cpu, cuda or cuda:N");
   if (device == "cpu") {
     if (tf32Allowed())
       throw InputError("--allow-tf32: this run is on the CPU, whose matrix "
@@ -67,7 +69,7 @@ std::unique_ptr<Device> openDevice(const ModelInfo &model) {
       throw InputError(flag + ": this executable was compiled with "
                               "--target=cuda and runs on CUDA devices only "
                               "(compile the spec without --target for the CPU)");
-    return nullptr;
+    return -2;
   }
   // "cuda" under an MPI launcher: one GPU per rank of a machine.
   int32_t index = device == "cuda" && std::getenv("OMPI_COMM_WORLD_LOCAL_RANK")
@@ -75,21 +77,33 @@ std::unique_ptr<Device> openDevice(const ModelInfo &model) {
                       : 0;
   if (device.rfind("cuda:", 0) == 0) {
     std::string number = device.substr(5);
-    if (number.empty() || number.size() > 4 ||
-        number.find_first_not_of("0123456789") != std::string::npos)
-      throw InputError(flag + ": the device number must be 0 or more, as in "
+    if (number.empty())
+      throw InputError(flag + ": a device number follows 'cuda:', as in "
                               "cuda:1");
+    if (number.find_first_not_of("0123456789") != std::string::npos)
+      throw InputError(flag + ": '" + number +
+                       "' is not a device number (one device a run: cuda:0, "
+                       "cuda:1, ...)");
+    if (number.size() > 4)
+      throw InputError(flag + ": device number " + number +
+                       " is too large (at most 9999)");
     index = std::stoi(number);
   } else if (device != "cuda") {
     throw InputError(flag + ": unknown device; the devices are cpu and "
                             "cuda[:N]");
   }
-  const CudaSupport *cuda = cudaSupport();
-  if (!cuda || model.target != "cuda")
+  if (!cudaSupport() || model.target != "cuda")
     throw InputError(flag + ": this executable was compiled for the CPU "
                             "(compile the spec with txc --target=cuda to run "
                             "it on a GPU)");
-  std::unique_ptr<Device> opened = cuda->open(index);
+  return index;
+}
+
+std::unique_ptr<Device> openDevice(const ModelInfo &model) {
+  int32_t index = checkDeviceRequest(model);
+  if (index == -2)
+    return nullptr;
+  std::unique_ptr<Device> opened = cudaSupport()->open(index);
   if (tf32Allowed())
     opened->allowTf32();
   return opened;
