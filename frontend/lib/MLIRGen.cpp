@@ -949,6 +949,15 @@ Value MLIRGenImpl::materialize(SourceLoc loc, const ConstValue &value,
                                Type elementType) {
   auto type = RankedTensorType::get({}, elementType);
   DenseElementsAttr attr;
+  // A finite number past f32's range became inf (`x * 1e39`), silently;
+  // the builtins that take numbers refuse it by name, and so does this.
+  if (elementType.isF32() && std::isfinite(value.asDouble()) &&
+      !std::isfinite(static_cast<float>(value.asDouble())))
+    diags.error(loc, "the number " + value.str() +
+                         " does not fit f32 (at most about 3.4e38 in "
+                         "magnitude): it would be " +
+                         (value.asDouble() > 0 ? "inf" : "-inf"),
+                "use a number f32 can hold (e.g. 1e38)");
   if (elementType.isF32())
     attr = DenseElementsAttr::get(type, static_cast<float>(value.asDouble()));
   else if (elementType.isInteger(32))

@@ -100,16 +100,32 @@ Val MLIRGenImpl::genSubscript(const ast::SubscriptExpr &expr) {
   size_t rank = shape.size();
   std::string typeText = formatType(type);
 
-  // `None` inserts an axis of size 1 (as in PyTorch) unless a variable, a
-  // config value or a dim has that name.
+  // `None` inserts an axis of size 1 (as in PyTorch). A variable, config
+  // value, loop variable or dim named `None` made it an integer index
+  // instead, silently (`x[:, None]` became `x[:, 1]`): that is an error.
   auto isNewAxis = [&](const ast::Index &index) {
     auto *name = index.kind == ast::Index::Kind::Single
                      ? llvm::dyn_cast<ast::NameExpr>(index.value.get())
                      : nullptr;
-    return name && name->name == "None" &&
-           !(!frames.empty() && frames.back().vars.count("None")) &&
-           !env.lookup("None") && !dims.count("None");
+    return name && name->name == "None";
   };
+  for (const ast::Index &index : expr.indices) {
+    if (!isNewAxis(index))
+      continue;
+    const char *what =
+        !frames.empty() && frames.back().vars.count("None") ? "a variable"
+        : env.lookup("None")                                ? "a config value or loop variable"
+        : dims.count("None")                                ? "a dim"
+                                                            : nullptr;
+    if (what) {
+      diags.error(index.loc,
+                  std::string("'None' in a subscript adds an axis of size 1 "
+                              "(as in PyTorch), but ") +
+                      what + " is named 'None' here",
+                  "rename it");
+      return {};
+    }
+  }
   auto addressesDim = [&](const ast::Index &index) {
     return index.kind != ast::Index::Kind::Ellipsis && !isNewAxis(index);
   };
