@@ -55,9 +55,27 @@ bool DiagnosticEngine::add(Diagnostic diag) {
     diags.push_back(std::move(diag));
     return true;
   }
-  Key key{static_cast<int>(diag.severity), diag.loc.line, diag.loc.col,
-          diag.message, diag.hint};
-  droppingNotes = !seen.insert(std::move(key)).second;
+  // FNV-1a over the severity, position, message and hint (the syntax
+  // library does not link LLVM).
+  uint64_t key = 0xcbf29ce484222325ull;
+  auto mix = [&key](std::string_view bytes) {
+    for (char c : bytes) {
+      key ^= static_cast<unsigned char>(c);
+      key *= 0x100000001b3ull;
+    }
+  };
+  std::string position = std::to_string(static_cast<int>(diag.severity)) +
+                         ":" + std::to_string(diag.loc.line) + ":" +
+                         std::to_string(diag.loc.col) + ":";
+  mix(position);
+  mix(diag.message);
+  mix(std::string_view("\0", 1));
+  mix(diag.hint);
+  // Past kMaxErrors nothing is shown: new keys are only looked up, not
+  // kept, so the set stays bounded (the count of errors not shown may then
+  // include repeats of one).
+  droppingNotes = numErrors >= kMaxErrors ? seen.count(key) != 0
+                                          : !seen.insert(key).second;
   if (droppingNotes)
     return false;
   if (numErrors >= kMaxErrors) {
