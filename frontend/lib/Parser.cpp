@@ -388,6 +388,12 @@ void Parser::syncStatement(size_t statementStart) {
     // `f(x, k = 1)` or continues a statement).
     if (atTupleAssignment() && t.startsLine && !expectsOperand(prev()))
       return;
+    // A name starting a line outside brackets, after a complete operand:
+    // the next statement, however broken (`relu(x)`, `x + 1` each on its
+    // line: all but the first were swallowed, one error for three).
+    if (pos != statementStart && t.is(TokenKind::Identifier) && t.startsLine &&
+        closers.empty() && !expectsOperand(prev()))
+      return;
     // The body of a construct whose header was garbled (`fr i in 0..n {`):
     // parse it, so its braces pair up and its errors are reported. Inside
     // brackets only a `{` that ends its line counts (not `f(a{b = 1)`).
@@ -1028,6 +1034,12 @@ bool Parser::expectStatementEnd() {
       t.is(TokenKind::KwReturn) || t.is(TokenKind::KwFor) ||
       t.is(TokenKind::Error) || atDeclStart() || atAssignment() ||
       (atTupleAssignment() && t.startsLine))
+    return true;
+  // A call on a line of its own starts the next statement, which says what
+  // is wrong with it (`linear(x, d)` after `y = x` was "unexpected
+  // identifier after the end of the statement", blaming the line above).
+  if (t.is(TokenKind::Identifier) && t.startsLine &&
+      peek().is(TokenKind::LParen))
     return true;
   error(t.loc, "unexpected " + describe(t) + " after the end of the statement",
         startsOperand(t) ? "missing an operator?" : "");
