@@ -253,13 +253,19 @@ private:
 
   /// Counts recursion; past `kMaxNesting` it reports `message` once.
   struct NestingGuard {
-    NestingGuard(Parser &parser, const char *message) : parser(parser) {
-      ok = ++parser.nesting <= kMaxNesting;
+    /// `counter`: the parser's `nesting` (expressions, blocks) or
+    /// `loopNesting` ('for' loops, a limit of their own: 256 loops around
+    /// one expression were "expression is nested too deeply", twice).
+    NestingGuard(Parser &parser, const char *message,
+                 unsigned Parser::*counter = &Parser::nesting)
+        : parser(parser), counter(counter) {
+      ok = ++(parser.*counter) <= kMaxNesting;
       if (!ok)
         parser.error(parser.cur().loc, message);
     }
-    ~NestingGuard() { --parser.nesting; }
+    ~NestingGuard() { --(parser.*counter); }
     Parser &parser;
+    unsigned Parser::*counter;
     bool ok;
   };
 
@@ -327,6 +333,7 @@ private:
   size_t regionStart = 0;
   bool panicking = false;
   unsigned nesting = 0;
+  unsigned loopNesting = 0;
   /// Height of the expression tree last returned by a parse function; bounds
   /// long operator chains (`1 + 1 + ... + 1`) that need no recursion to parse
   /// but would need it to walk.
@@ -1047,8 +1054,10 @@ bool Parser::expectStatementEnd() {
 }
 
 bool Parser::parseFor(Block &block) {
-  NestingGuard guard(*this, "'for' loops are nested too deeply (the limit is "
-                            "256 levels)");
+  NestingGuard guard(*this,
+                     "'for' loops are nested too deeply (the limit is 256 "
+                     "levels)",
+                     &Parser::loopNesting);
   const Token &keyword = take();
   if (!guard.ok) {
     // Skip the whole loop rather than parse its body at the wrong depth.

@@ -527,6 +527,23 @@ TEST(ParserTest, NestingIsCapped) {
   EXPECT_GE(p.errors(), 1u);
   EXPECT_NE(p.report().find("'for' loops are nested too deeply"),
             std::string::npos);
+
+  // 256 loops (the limit) around an expression parse; 257 are one error,
+  // about the loops. Loops and expressions shared one depth: 256 loops gave
+  // "expression is nested too deeply", twice.
+  auto nested = [](int depth) {
+    std::string text = "def f(x) {";
+    for (int i = 0; i < depth; ++i)
+      text += " for i in 0..1 {";
+    text += " x = x + (1 + (2 * 3))";
+    return text + std::string(size_t(depth), '}') + " return x }";
+  };
+  Parsed limit(nested(256));
+  EXPECT_EQ(limit.errors(), 0u) << limit.report();
+  Parsed past(nested(257));
+  EXPECT_EQ(past.errors(), 1u) << past.report();
+  EXPECT_NE(past.report().find("'for' loops are nested too deeply"),
+            std::string::npos);
 }
 
 TEST(ParserTest, TupleAssignment) {
