@@ -386,6 +386,8 @@ Result Evaluator::arithmetic(BinaryOp op, SourceLoc loc, const ConstValue &a,
     r = std::fmod(x, y);
     if (r != 0 && ((r < 0) != (y < 0)))
       r += y;
+    else if (r == 0)
+      r = std::copysign(0.0, y); // Python: -0.0 % 5 is 0.0, 0.0 % -5 is -0.0
     break;
   default:
     break;
