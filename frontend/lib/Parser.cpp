@@ -1048,8 +1048,17 @@ bool Parser::expectStatementEnd() {
   if (t.is(TokenKind::Identifier) && t.startsLine &&
       peek().is(TokenKind::LParen))
     return true;
+  // Python's spellings of the operators the language writes otherwise.
+  std::string hint = startsOperand(t) ? "missing an operator?" : "";
+  if (t.text == "and" || t.text == "or")
+    hint = "'" + t.text + "' is written '" + (t.text == "and" ? "&" : "|") +
+           "' here";
+  else if (t.text == "@")
+    hint = "matrix products are written matmul(a, b)";
+  else if (prev().text == "not")
+    hint = "'not' is written '!' here ('!x')";
   error(t.loc, "unexpected " + describe(t) + " after the end of the statement",
-        startsOperand(t) ? "missing an operator?" : "");
+        hint);
   return false;
 }
 
