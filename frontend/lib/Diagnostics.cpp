@@ -138,6 +138,42 @@ std::string caretLine(std::string_view sourceLine, uint32_t col) {
 
 } // namespace
 
+namespace {
+
+/// `line` as a terminal may print it: each byte of an invalid UTF-8
+/// sequence and each control character but tab as '?' (one byte for one,
+/// so the caret stays under its column). Raw bytes of a binary or Latin-1
+/// file were echoed to the terminal.
+std::string printableLine(std::string_view line) {
+  std::string out(line);
+  size_t i = 0;
+  while (i < out.size()) {
+    unsigned char c = static_cast<unsigned char>(out[i]);
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\t') || c == 0x7F)
+        out[i] = '?';
+      ++i;
+      continue;
+    }
+    size_t length = c >= 0xF0 && c <= 0xF4   ? 4
+                    : c >= 0xE0 && c <= 0xEF ? 3
+                    : c >= 0xC2 && c <= 0xDF ? 2
+                                             : 0;
+    bool valid = length > 0 && i + length <= out.size();
+    for (size_t k = 1; valid && k < length; ++k)
+      valid = (static_cast<unsigned char>(out[i + k]) & 0xC0) == 0x80;
+    if (!valid) {
+      out[i] = '?';
+      ++i;
+      continue;
+    }
+    i += length;
+  }
+  return out;
+}
+
+} // namespace
+
 std::string DiagnosticEngine::format(const Diagnostic &diag) const {
   std::string out;
   if (diag.loc.line == 0) {
@@ -150,7 +186,7 @@ std::string DiagnosticEngine::format(const Diagnostic &diag) const {
            diag.message + "\n";
     std::string_view line = file.getLineView(diag.loc.line);
     if (line.size() <= kMaxShownLine) {
-      out += std::string(line) + "\n";
+      out += printableLine(line) + "\n";
       out += caretLine(line, col) + "\n";
     } else {
       // A window of the line around the caret, marked with "...".
@@ -162,7 +198,7 @@ std::string DiagnosticEngine::format(const Diagnostic &diag) const {
       std::string_view shown = line.substr(begin, kMaxShownLine);
       std::string prefix = begin > 0 ? "..." : "";
       std::string suffix = begin + shown.size() < line.size() ? "..." : "";
-      out += prefix + std::string(shown) + suffix + "\n";
+      out += prefix + printableLine(shown) + suffix + "\n";
       out += std::string(prefix.size(), ' ') +
              caretLine(shown, static_cast<uint32_t>(col - begin)) + "\n";
     }

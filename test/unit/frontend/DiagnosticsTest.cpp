@@ -45,6 +45,19 @@ TEST(DiagnosticsTest, ErrorWithHint) {
   EXPECT_EQ(&diags.getFile(), &file);
 }
 
+// A line with bytes that are not UTF-8 (a Latin-1 or binary file) or
+// control characters was echoed raw to the terminal: each such byte is '?'
+// (one for one, the caret stays under its column); valid UTF-8 is kept.
+TEST(DiagnosticsTest, SourceLinesShowOnlyPrintableText) {
+  SourceFile file("b.tx", "y = x \xff\x1b[2J z # caf\xc3\xa9\n");
+  DiagnosticEngine diags(file);
+  diags.error({1, 7}, "invalid UTF-8 byte 0xFF");
+  EXPECT_EQ(diags.format(diags.getDiagnostics()[0]),
+            "b.tx:1:7: error: invalid UTF-8 byte 0xFF\n"
+            "y = x ??[2J z # caf\xc3\xa9\n"
+            "      ^\n");
+}
+
 TEST(DiagnosticsTest, WarningNoteAndOrder) {
   SourceFile file("m.tx", "model a\nmodel b\n");
   DiagnosticEngine diags(file);
