@@ -806,9 +806,8 @@ ConfigEnv evaluateConfig(const Module &m,
         bool positiveInteger = bound->kind == ConstValue::Kind::Int
                                    ? bound->i > 0
                                    : bound->kind == ConstValue::Kind::Float &&
-                                         value >= 1 &&
-                                         value == std::trunc(value) &&
-                                         value < 9223372036854775808.0;
+                                         value >= 1 && std::isfinite(value) &&
+                                         value == std::trunc(value);
         if (!positiveInteger) {
           diags.error(item.bound->getLoc(),
                       "the bound of dim '" + item.name +

@@ -386,7 +386,10 @@ TEST(ConstEvalTest, DimBounds) {
 TEST(ConstEvalTest, DimBoundsStopAtTheDimensionLimit) {
   // The largest bound is 2^31 - 1 (kMaxDimBound); 2^62 used to pass and
   // wrap every buffer size computed from it.
-  Config c("dim A <= 2 ** 31 - 1, B <= 2 ** 31, C <= 2 ** 62, D <= 1e18");
+  // (An integral float of 2^63 or more, 1e30, said "must be a positive
+  // integer".)
+  Config c("dim A <= 2 ** 31 - 1, B <= 2 ** 31, C <= 2 ** 62, D <= 1e18, "
+           "E <= 1e30");
   EXPECT_EQ(c.messages(),
             (std::vector<std::string>{
                 "the bound of dim 'B' is 2147483648, over the limit of "
@@ -394,6 +397,8 @@ TEST(ConstEvalTest, DimBoundsStopAtTheDimensionLimit) {
                 "the bound of dim 'C' is 4611686018427387904, over the limit "
                 "of 2147483647 (2^31 - 1)",
                 "the bound of dim 'D' is 1e18, over the limit of 2147483647 "
+                "(2^31 - 1)",
+                "the bound of dim 'E' is 1e30, over the limit of 2147483647 "
                 "(2^31 - 1)"}));
   ASSERT_EQ(c.env.dims.size(), 1u);
   EXPECT_EQ(c.env.dims[0].bound, kMaxDimBound);
