@@ -632,7 +632,11 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
       return 1;
     }
   }
-  std::string header = tx::buildCHeader(module, "txc_" + stemOf(inputFile));
+  // The guard names the model too: every examples/*/model.tx made
+  // TXC_MODEL_H, so a second model's header was silently skipped.
+  std::string header = tx::buildCHeader(
+      module, "txc_" + module.getSymName().value_or("model").str() + "_" +
+                  stemOf(inputFile));
   std::vector<std::string> entrySymbols;
   for (auto func : module.getOps<func::FuncOp>())
     if (func->hasAttr("tx.entry"))
