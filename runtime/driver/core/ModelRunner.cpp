@@ -55,7 +55,7 @@ bool runsOnDevice(const ModelInfo &model) {
   return (requested().empty() ? model.target : requested()) != "cpu";
 }
 
-int32_t checkDeviceRequest(const ModelInfo &model) {
+std::optional<int32_t> checkDeviceRequest(const ModelInfo &model) {
   std::string device = requested().empty() ? model.target : requested();
   std::string flag = "--device " + device;
   if (device.empty())
@@ -69,7 +69,7 @@ int32_t checkDeviceRequest(const ModelInfo &model) {
       throw InputError(flag + ": this executable was compiled with "
                               "--target=cuda and runs on CUDA devices only "
                               "(compile the spec without --target for the CPU)");
-    return -2;
+    return std::nullopt;
   }
   // "cuda" under an MPI launcher: one GPU per rank of a machine.
   int32_t index = device == "cuda" && std::getenv("OMPI_COMM_WORLD_LOCAL_RANK")
@@ -100,10 +100,10 @@ int32_t checkDeviceRequest(const ModelInfo &model) {
 }
 
 std::unique_ptr<Device> openDevice(const ModelInfo &model) {
-  int32_t index = checkDeviceRequest(model);
-  if (index == -2)
+  std::optional<int32_t> index = checkDeviceRequest(model);
+  if (!index)
     return nullptr;
-  std::unique_ptr<Device> opened = cudaSupport()->open(index);
+  std::unique_ptr<Device> opened = cudaSupport()->open(*index);
   if (tf32Allowed())
     opened->allowTf32();
   return opened;

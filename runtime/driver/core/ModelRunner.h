@@ -60,9 +60,9 @@ bool runsOnDevice(const ModelInfo &model);
 
 /// Checks --device and --allow-tf32 against `model` without opening a
 /// device (InputError as openDevice); returns the CUDA device index (-1:
-/// the MPI rank's, -2: the CPU). info and export, which open none, check
-/// them too (they took any value).
-int32_t checkDeviceRequest(const ModelInfo &model);
+/// the MPI rank's), nullopt for the CPU. info and export, which open none,
+/// check them too (they took any value).
+std::optional<int32_t> checkDeviceRequest(const ModelInfo &model);
 
 /// The device `model` runs on for the requested device: nullptr for the
 /// CPU. InputError for an unknown name, a device this executable cannot

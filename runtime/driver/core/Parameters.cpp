@@ -274,19 +274,23 @@ void ParameterArena::load(const std::string &path) {
   load(SafetensorsReader(path));
 }
 
-void checkParametersFit(const SafetensorsReader &file, const ModelInfo &model) {
-  std::vector<std::string> problems = checkCheckpointAgainstModel(file, model);
-  if (problems.empty())
-    return;
+void throwLoadProblems(const std::vector<std::string> &problems,
+                       const std::string &path, const ModelInfo &model) {
   std::string message;
   for (size_t i = 0; i < problems.size() && i < kMaxReportedProblems; ++i)
     message += (i ? "\n" : "") + problems[i];
   if (problems.size() > kMaxReportedProblems)
     message += "\n... and " +
                std::to_string(problems.size() - kMaxReportedProblems) +
-               " more mismatches between '" + file.path() + "' and model '" +
+               " more mismatches between '" + path + "' and model '" +
                model.model + "'";
   throw InputError(message);
+}
+
+void checkParametersFit(const SafetensorsReader &file, const ModelInfo &model) {
+  std::vector<std::string> problems = checkCheckpointAgainstModel(file, model);
+  if (!problems.empty())
+    throwLoadProblems(problems, file.path(), model);
 }
 
 void ParameterArena::load(const SafetensorsReader &file) {

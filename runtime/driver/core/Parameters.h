@@ -140,6 +140,12 @@ std::vector<std::string>
 checkCheckpointAgainstModel(const SafetensorsReader &file,
                             const ModelInfo &model);
 
+/// Throws InputError listing `problems` of loading `path` into `model`, a
+/// line each, the first kMaxReportedProblems and a count of the rest.
+[[noreturn]] void throwLoadProblems(const std::vector<std::string> &problems,
+                                    const std::string &path,
+                                    const ModelInfo &model);
+
 /// Throws InputError listing checkCheckpointAgainstModel's problems (as
 /// ParameterArena::load does), if any.
 void checkParametersFit(const SafetensorsReader &file, const ModelInfo &model);

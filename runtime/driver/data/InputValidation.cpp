@@ -44,11 +44,13 @@ std::optional<VocabularyLimit> vocabularyLimit(const ModelInfo &model,
     }
   std::string named = vocabKeyFor(model, role);
   if (!found) { // metadata without id ranges: the config item by name
-    if (named.empty())
+    std::optional<int64_t> count =
+        named.empty() ? std::nullopt : model.configCount(named);
+    if (!count)
       return std::nullopt;
-    return VocabularyLimit{*model.configCount(named), named, ""};
+    return VocabularyLimit{*count, named, ""};
   }
-  if (!named.empty() && *model.configCount(named) == found->limit) {
+  if (!named.empty() && model.configCount(named) == found->limit) {
     found->key = named;
     return found;
   }

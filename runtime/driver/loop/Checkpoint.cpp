@@ -121,19 +121,6 @@ loadValidationRecord(const SafetensorsReader &file) {
   return record;
 }
 
-void failWithProblems(const std::vector<std::string> &problems,
-                      const std::string &path, const ModelInfo &model) {
-  std::string message;
-  for (size_t i = 0; i < problems.size() && i < kMaxReportedProblems; ++i)
-    message += (i ? "\n" : "") + problems[i];
-  if (problems.size() > kMaxReportedProblems)
-    message += "\n... and " +
-               std::to_string(problems.size() - kMaxReportedProblems) +
-               " more mismatches between '" + path + "' and model '" +
-               model.model + "'";
-  throw InputError(message);
-}
-
 } // namespace
 
 std::string hexHash(uint64_t hash) {
@@ -373,7 +360,7 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
     }
   }
   if (!problems.empty())
-    failWithProblems(problems, path, model);
+    throwLoadProblems(problems, path, model);
 
   TrainingPosition position;
   position.step = metadataInteger<int64_t>(file, "step", 10, kMaxTrainingCount);

@@ -49,6 +49,16 @@ void onStopSignal(int signal) {
 
 struct sigaction previousInt, previousTerm, previousPipe;
 
+/// Installs `handler` for `signal` (restarting interrupted calls), keeping
+/// the handler it replaces in `previous`.
+void install(int signal, void (*handler)(int), struct sigaction *previous) {
+  struct sigaction action = {};
+  action.sa_handler = handler;
+  sigemptyset(&action.sa_mask);
+  action.sa_flags = SA_RESTART;
+  sigaction(signal, &action, previous);
+}
+
 std::string describeSeconds(double seconds) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.1f s", seconds);
@@ -93,18 +103,10 @@ StopRequest::StopRequest(std::optional<double> stopSeconds,
   if (!catchSignals_)
     return;
   caught = 0;
-  struct sigaction action = {};
-  action.sa_handler = onStopSignal;
-  sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
-  sigaction(SIGINT, &action, &previousInt);
-  sigaction(SIGTERM, &action, &previousTerm);
   pipeClosed = 0;
-  struct sigaction pipeAction = {};
-  pipeAction.sa_handler = onPipeClosed;
-  sigemptyset(&pipeAction.sa_mask);
-  pipeAction.sa_flags = SA_RESTART;
-  sigaction(SIGPIPE, &pipeAction, &previousPipe);
+  install(SIGINT, onStopSignal, &previousInt);
+  install(SIGTERM, onStopSignal, &previousTerm);
+  install(SIGPIPE, onPipeClosed, &previousPipe);
 }
 
 StopRequest::~StopRequest() {
