@@ -800,11 +800,8 @@ bool Parser::parseParams(std::vector<Param> &params, const std::string &owner) {
   std::map<std::string, size_t> seen; // first index of each name
   while (true) {
     Param param;
-    if (at(TokenKind::RParen)) {
-      errorExpected("expected a parameter name after ','",
-                    "remove the trailing ','");
-      return false;
-    }
+    if (consumeIf(TokenKind::RParen)) // `def f(x, y,)`: a trailing ','
+      return true;
     if (!takeName("a parameter name",
                   params.empty() ? "after '('" : "after ','", "", param.name,
                   param.loc))
@@ -889,6 +886,8 @@ bool Parser::parseType(TypeExpr &type) {
     return true;
   }
   while (true) {
+    if (!type.dims.empty() && consumeIf(TokenKind::RBracket))
+      return true; // `[B, T,]`: a trailing ',' as in Python
     ExprPtr dim = parseExpr();
     if (!dim)
       return false;
@@ -1248,11 +1247,8 @@ ExprPtr Parser::parseSubscripts(ExprPtr base) {
     std::optional<SourceLoc> ellipsis;
     while (true) {
       Index index;
-      if (at(TokenKind::RBracket)) {
-        errorExpected("expected an index after ','",
-                      "remove the trailing ','");
-        return nullptr;
-      }
+      if (!subscript->indices.empty() && consumeIf(TokenKind::RBracket))
+        break; // `x[0, 1,]`: a trailing ',' as in Python
       if (!parseIndex(index, height))
         return nullptr;
       if (index.kind == Index::Kind::Ellipsis) {
@@ -1398,11 +1394,8 @@ bool Parser::parseArgs(std::vector<Arg> &args, const Token &open,
   while (true) {
     Arg arg;
     arg.loc = cur().loc;
-    if (at(TokenKind::RParen)) {
-      errorExpected("expected an argument after ','",
-                    "remove the trailing ','");
-      return false;
-    }
+    if (consumeIf(TokenKind::RParen)) // `f(a, b,)`: a trailing ',' as in Python
+      return true;
     if (atAssignment()) {
       if (!at(TokenKind::Identifier))
         softError(cur().loc, "'" + cur().text +

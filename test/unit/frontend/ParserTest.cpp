@@ -241,6 +241,27 @@ entry e(x) -> y {
 )");
 }
 
+// A ',' before the closing bracket of a call, a parameter list, a shape or
+// a subscript is allowed, as in Python: black-formatted multi-line calls end
+// in one. The printed form drops it.
+TEST(ParserTest, TrailingCommaBeforeAClosingBracket) {
+  Parsed p("def f(x: [B, S,], y,) {\n"
+           "  z = linear(\n    x,\n    4,\n    bias = false,\n  )\n"
+           "  return z[0, :,] + y\n}\n");
+  ASSERT_EQ(p.errors(), 0u) << p.report();
+  EXPECT_EQ(print(*p.module), R"(def f(x: [B, S], y) {
+  z = linear(x, 4, bias = false)
+  return z[0, :] + y
+}
+)");
+  // Only after an item: an empty list with a ',' is still an error.
+  EXPECT_EQ(Parsed("def f(,) { return 1 }\n").errors(), 1u);
+  EXPECT_EQ(Parsed("def f(x) { return g(,) }\n").errors(), 1u);
+  EXPECT_EQ(Parsed("def f(x) { return x[,] }\n").errors(), 1u);
+  EXPECT_EQ(Parsed("def f(x: [,]) { return x }\n").errors(), 1u);
+  EXPECT_EQ(Parsed("def f(x) { return g(x,,) }\n").errors(), 1u);
+}
+
 //===----------------------------------------------------------------------===//
 // Printing
 //===----------------------------------------------------------------------===//
@@ -564,7 +585,6 @@ TEST(ParserTest, SubscriptErrors) {
     const char *text, *error;
   } cases[] = {
       {"x[]", "expected an index in '[...]'"},
-      {"x[0,]", "expected an index after ','"},
       {"x[, 1]", "expected an index before ','"},
       {"x[0, , 1]", "expected an index before ','"},
       {"x[0 1]", "expected ',' between indices"},
