@@ -113,7 +113,8 @@ llvm::json::Array tensorsJson(func::FuncOp func, TypeRange types,
 
 std::string mlir::tx::buildModelMetadata(ModuleOp planned,
                                          llvm::StringRef source,
-                                         llvm::StringRef flags) {
+                                         llvm::StringRef flags,
+                                         llvm::StringRef symbolPrefix) {
   llvm::json::Object root;
   root["version"] = 2;
   root["model"] = planned.getSymName().value_or("model").str();
@@ -194,7 +195,7 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
         {"name", func.getSymName().str()},
         {"kind", kind},
         {"role", role ? role.getValue().str() : ""},
-        {"symbol", ("txc_entry_" + func.getSymName()).str()},
+        {"symbol", (symbolPrefix + "_entry_" + func.getSymName()).str()},
         {"arena_bytes", arena ? arena.getInt() : 0},
         {"tensor_bytes", tensors ? tensors.getInt() : 0},
         {"inputs", tensorsJson(func, func.getArgumentTypes(), false)},
@@ -208,18 +209,36 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
 }
 
 /// The header's name of an entry's arena size.
-static std::string arenaMacro(func::FuncOp func) {
-  return "TXC_" + func.getSymName().upper() + "_ARENA_BYTES";
+static std::string arenaMacro(llvm::StringRef prefix, func::FuncOp func) {
+  return prefix.upper() + "_" + func.getSymName().upper() + "_ARENA_BYTES";
 }
 
-std::string mlir::tx::cHeaderNameClash(ModuleOp planned) {
+std::string mlir::tx::checkSymbolPrefix(llvm::StringRef prefix) {
+  if (prefix.empty())
+    return "is empty";
+  if (prefix.size() > 64)
+    return "is longer than 64 characters";
+  if (prefix.front() == '_')
+    return "starts with '_' (names that start so are reserved in C)";
+  if (!isalpha(static_cast<unsigned char>(prefix.front())))
+    return "does not start with a letter";
+  for (char c : prefix)
+    if (!isalnum(static_cast<unsigned char>(c)) && c != '_')
+      return std::string("has '") + c +
+             "'; a C identifier has letters, digits and '_'";
+  return "";
+}
+
+std::string mlir::tx::cHeaderNameClash(ModuleOp planned,
+                                       llvm::StringRef symbolPrefix) {
   llvm::StringMap<std::string> owners;
-  owners["TXC_PARAM_ARENA_BYTES"] = "the parameter arena";
+  owners[symbolPrefix.upper() + "_PARAM_ARENA_BYTES"] = "the parameter arena";
   for (auto func : planned.getOps<func::FuncOp>()) {
     if (!func->hasAttr("tx.entry"))
       continue;
     std::string what = "entry '" + func.getSymName().str() + "'";
-    auto [it, inserted] = owners.try_emplace(arenaMacro(func), what);
+    auto [it, inserted] =
+        owners.try_emplace(arenaMacro(symbolPrefix, func), what);
     if (!inserted)
       return what + " and " + it->second + " would both be " +
              it->first().str() +
@@ -228,8 +247,8 @@ std::string mlir::tx::cHeaderNameClash(ModuleOp planned) {
   return "";
 }
 
-std::string mlir::tx::buildCHeader(ModuleOp planned,
-                                   llvm::StringRef guardName) {
+std::string mlir::tx::buildCHeader(ModuleOp planned, llvm::StringRef guardName,
+                                   llvm::StringRef symbolPrefix) {
   std::string text;
   llvm::raw_string_ostream os(text);
   std::string guard = guardName.upper();
@@ -334,10 +353,32 @@ std::string mlir::tx::buildCHeader(ModuleOp planned,
        << "(void *ctx, void *params, void *arena, const int64_t *dims,\n"
        << "    void *const *inputs, void *const *outputs);\n";
     if (arena)
-      os << "#define " << arenaMacro(func) << " UINT64_C(" << arena.getInt()
-         << ")\n";
+      os << "#define " << arenaMacro(symbolPrefix, func) << " UINT64_C("
+         << arena.getInt() << ")\n";
     os << "\n";
   }
   os << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
-  return text;
+  if (symbolPrefix == "txc")
+    return text;
+  // Every name the header defines starts with `txc_` or `TXC_` (the
+  // include guard too; libtxrt's are `txrt_`): each becomes the prefix's.
+  std::string renamed;
+  std::string lower = (symbolPrefix + "_").str();
+  std::string upper = (symbolPrefix.upper() + "_");
+  for (size_t i = 0; i < text.size();) {
+    bool wordStart =
+        i == 0 || !(isalnum(static_cast<unsigned char>(text[i - 1])) ||
+                    text[i - 1] == '_');
+    llvm::StringRef rest = llvm::StringRef(text).substr(i);
+    if (wordStart && rest.starts_with("txc_")) {
+      renamed += lower;
+      i += 4;
+    } else if (wordStart && rest.starts_with("TXC_")) {
+      renamed += upper;
+      i += 4;
+    } else {
+      renamed += text[i++];
+    }
+  }
+  return renamed;
 }

@@ -418,6 +418,19 @@ LogicalResult mlir::tx::writeObjectFiles(NativeModules &modules,
                     llvm::CodeGenOptLevel::None);
 }
 
+void mlir::tx::renameExportedSymbols(llvm::Module &module,
+                                     llvm::StringRef prefix) {
+  if (prefix == "txc")
+    return;
+  for (llvm::GlobalValue &value : module.global_values()) {
+    llvm::StringRef name = value.getName();
+    if (name.starts_with("txc_"))
+      value.setName((prefix + name.drop_front(3)).str());
+    else if (name.starts_with("__txc_"))
+      value.setName(("__" + prefix + name.drop_front(5)).str());
+  }
+}
+
 LogicalResult mlir::tx::linkRelocatable(llvm::ArrayRef<std::string> objects,
                                         llvm::StringRef output,
                                         std::string &error) {

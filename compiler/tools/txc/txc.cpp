@@ -139,6 +139,12 @@ cl::opt<std::string> precisionName(
     cl::desc("Precision of the products: fp32 (default) or bf16 (linears "
              "read bf16 and accumulate f32; docs/precision.md)"),
     cl::value_desc("fp32|bf16"), cl::init("fp32"), cl::cat(txcCategory));
+cl::opt<std::string> symbolPrefix(
+    "symbol-prefix",
+    cl::desc("Prefix of the object's exported names (--emit=obj/llvm; "
+             "default txc: txc_model_json, txc_entry_NAME): objects with "
+             "different prefixes link into one program"),
+    cl::value_desc("name"), cl::init("txc"), cl::cat(txcCategory));
 cl::opt<bool> summary("summary",
                       cl::desc("Print a summary of the spec and of each "
                                "compiler stage"),
@@ -624,9 +630,10 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
   bool cuda = targetName == "cuda";
   if (cuda) // the driver runs a CUDA executable on the GPU (ModelAbi.h)
     module->setAttr("tx.target", StringAttr::get(module.getContext(), "cuda"));
-  std::string json = tx::buildModelMetadata(module, inputFile, flags);
+  std::string json =
+      tx::buildModelMetadata(module, inputFile, flags, symbolPrefix);
   if (emit == Stage::Obj) {
-    std::string clash = tx::cHeaderNameClash(module);
+    std::string clash = tx::cHeaderNameClash(module, symbolPrefix);
     if (!clash.empty()) {
       llvm::errs() << inputFile << ": error: " << clash << "\n";
       return 1;
@@ -634,9 +641,11 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
   }
   // The guard names the model too: every examples/*/model.tx made
   // TXC_MODEL_H, so a second model's header was silently skipped.
-  std::string header = tx::buildCHeader(
-      module, "txc_" + module.getSymName().value_or("model").str() + "_" +
-                  stemOf(inputFile));
+  std::string header =
+      tx::buildCHeader(module,
+                       "txc_" + module.getSymName().value_or("model").str() +
+                           "_" + stemOf(inputFile),
+                       symbolPrefix);
   std::vector<std::string> entrySymbols;
   for (auto func : module.getOps<func::FuncOp>())
     if (func->hasAttr("tx.entry"))
@@ -685,6 +694,7 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
       llvm::errs() << "txc: error: " << error << "\n";
       return 1;
     }
+    tx::renameExportedSymbols(*joined, symbolPrefix);
     std::string message;
     auto output = mlir::openOutputFile(outputFile, &message);
     if (!output) {
@@ -708,6 +718,9 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
     objects.push_back(object.str().str());
     removers.push_back(std::make_unique<llvm::FileRemover>(object));
   }
+  // Both halves alike: the entries call the kernels by name.
+  tx::renameExportedSymbols(*modules.kernels, symbolPrefix);
+  tx::renameExportedSymbols(*modules.entries, symbolPrefix);
   if (failed(tx::writeObjectFiles(modules, objects[0], objects[1], error,
                                   cpuTarget()))) {
     llvm::errs() << "txc: error: " << error << "\n";
@@ -894,6 +907,20 @@ bool checkListAndOutputFlags(int argc, char **argv) {
                                                       : "--graph-detail")
                  << " applies to --emit=dot and --emit=svg only\n";
     return false;
+  }
+  if (symbolPrefix.getNumOccurrences() > 0) {
+    if (emit != Stage::Obj && emit != Stage::Llvm && emit != Stage::Metadata) {
+      llvm::errs() << "txc: error: --symbol-prefix applies to --emit=obj, "
+                      "llvm and metadata (an executable's driver finds the "
+                      "model under txc_*)\n";
+      return false;
+    }
+    std::string problem = tx::checkSymbolPrefix(symbolPrefix);
+    if (!problem.empty()) {
+      llvm::errs() << "txc: error: --symbol-prefix='" << symbolPrefix << "' "
+                   << problem << "\n";
+      return false;
+    }
   }
   if (precisionName.getNumOccurrences() > 1)
     llvm::errs() << "txc: warning: --precision given "
@@ -1104,7 +1131,9 @@ int main(int argc, char **argv) {
   if (!openOutput())
     return 1;
   if (emit == Stage::Metadata) {
-    output->os() << tx::buildModelMetadata(*module, inputFile, flags) << "\n";
+    output->os() << tx::buildModelMetadata(*module, inputFile, flags,
+                                           symbolPrefix)
+                 << "\n";
     return finishOutput(*output, outputFile) ? 0 : 1;
   }
   if (emit == Stage::Gpu) {

@@ -23,17 +23,28 @@ namespace mlir::tx {
 
 /// The model metadata of a planned module (before tx-lower-entries) as JSON:
 /// config, dims, parameters with offsets, entries with their inputs,
-/// outputs and arena sizes. `source` and `flags` describe the compilation.
+/// outputs and arena sizes. `source` and `flags` describe the compilation;
+/// `symbolPrefix` names the entry symbols (`PREFIX_entry_NAME`).
 std::string buildModelMetadata(ModuleOp planned, llvm::StringRef source,
-                               llvm::StringRef flags);
+                               llvm::StringRef flags,
+                               llvm::StringRef symbolPrefix = "txc");
 
 /// A C header declaring what an object file made by txc exports (the
-/// metadata, the entry functions and their buffer layout) for `planned`.
-std::string buildCHeader(ModuleOp planned, llvm::StringRef guardName);
+/// metadata, the entry functions and their buffer layout) for `planned`,
+/// every name starting with `symbolPrefix` (`txc_model_json`,
+/// `TXC_PARAM_ARENA_BYTES`; renameExportedSymbols for the object).
+std::string buildCHeader(ModuleOp planned, llvm::StringRef guardName,
+                         llvm::StringRef symbolPrefix = "txc");
 
 /// Why buildCHeader's names would clash (two entries whose names upper-case
 /// alike, `fwd` and `FWD`, or an entry `param`), or "" when they do not.
-std::string cHeaderNameClash(ModuleOp planned);
+std::string cHeaderNameClash(ModuleOp planned,
+                             llvm::StringRef symbolPrefix = "txc");
+
+/// Whether `prefix` can start the object's symbols (--symbol-prefix): a C
+/// identifier of at most 64 characters, not starting with '_'. Returns ""
+/// or what is wrong with it.
+std::string checkSymbolPrefix(llvm::StringRef prefix);
 
 /// The metadata `json` with the module's call-site table (the "tx.sites"
 /// attribute LowerEntries leaves, removed here) added as "sites": which
@@ -94,6 +105,13 @@ LogicalResult writeObjectFiles(NativeModules &modules,
                                llvm::StringRef kernelsPath,
                                llvm::StringRef entriesPath, std::string &error,
                                const CpuTarget &cpu = {});
+
+/// Renames what `module` defines or declares under txc's fixed names,
+/// `txc_*` to `PREFIX_*` and `__txc_*` to `__PREFIX_*` (the metadata, the
+/// entry table, the entries, the glue kernels and the constants the two
+/// halves share), so that objects compiled with different prefixes link
+/// into one program. Run on both halves of NativeModules alike.
+void renameExportedSymbols(llvm::Module &module, llvm::StringRef prefix);
 
 /// Links `objects` into one relocatable object `output` (`c++ -r`), the
 /// object file of --emit=obj.
