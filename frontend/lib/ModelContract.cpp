@@ -107,6 +107,7 @@ public:
                  "the embedding of '" + smallest->input + "' is here");
     }
     checkSpecialTokens(vocabs, kind);
+    checkPaddingMasks(pad);
   }
 
 private:
@@ -224,6 +225,78 @@ private:
               "vocabulary of a " +
               module->getAttrOfType<StringAttr>(kKindAttr).str() + " model",
           why + "; give it a vocabulary of at least 4 ids");
+    }
+  }
+
+  /// A mask that compares a token input with another id than the one the
+  /// executable pads it with (`padding_mask(src, 0)`, `src != 0` with
+  /// `pad = 3`): padded positions are attended to as tokens, so a
+  /// sentence's result depends on what it is batched with (the loss's
+  /// ignore_index gets the same check in the driver, train).
+  void checkPaddingMasks(const std::optional<ConfigInt> &pad) {
+    const int64_t padId = pad ? pad->value : 0;
+    struct Mask {
+      std::string input, role;
+      int64_t compared;
+    };
+    // In source order, each once (a def's mask is in every entry).
+    std::map<std::pair<uint32_t, uint32_t>, Mask> masks;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (!func->hasAttr("tx.entry") || func.isExternal())
+        continue;
+      for (BlockArgument arg : func.getArguments()) {
+        auto role =
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kRoleAttr);
+        auto name =
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tx.name");
+        if (!role || !isTokenRole(role.getValue()))
+          continue;
+        forEachMaskId(arg, [&](Operation *op, int64_t compared) {
+          SourceLoc loc = specLocOf(op->getLoc());
+          if (compared != padId)
+            masks.try_emplace({loc.line, loc.col}, Mask{name ? name.str() : "?",
+                                                        role.str(), compared});
+        });
+      }
+    }
+    for (const auto &[at, mask] : masks)
+      diags.warning(
+          SourceLoc{at.first, at.second},
+          "this mask compares '" + mask.input + "' (@" + mask.role +
+              ") with id " + std::to_string(mask.compared) +
+              ", but the executable pads '" + mask.input + "' with " +
+              (pad ? "config 'pad' = " + std::to_string(padId)
+                   : std::string("id 0 (no config 'pad')")) +
+              ": padded positions count as tokens, and a result depends "
+              "on what its sentence is batched with",
+          pad ? "compare with pad, e.g. 'padding_mask(" + mask.input + ", pad)'"
+              : "add 'config pad = " + std::to_string(mask.compared) +
+                    "' (the id the executable pads with and its "
+                    "tokenizer's [PAD])");
+  }
+
+  /// Calls `found(op, id)` for each padding mask of `ids` (through
+  /// reshapes): `padding_mask(ids, id)` and `ids != id` / `ids == id` with
+  /// a constant id.
+  template <typename Found>
+  static void forEachMaskId(Value ids, const Found &found) {
+    for (Operation *user : ids.getUsers()) {
+      if (auto reshape = dyn_cast<ReshapeOp>(user)) {
+        forEachMaskId(reshape.getResult(), found);
+      } else if (auto mask = dyn_cast<PaddingMaskOp>(user)) {
+        found(user, int64_t(mask.getPad()));
+      } else if (auto cmp = dyn_cast<CmpOp>(user)) {
+        if (cmp.getPredicate() != CmpPredicate::ne &&
+            cmp.getPredicate() != CmpPredicate::eq)
+          continue;
+        Value other = cmp.getLhs() == ids ? cmp.getRhs() : cmp.getLhs();
+        auto constant = other.getDefiningOp<ConstantOp>();
+        auto value = constant
+                         ? dyn_cast<DenseIntElementsAttr>(constant.getValue())
+                         : nullptr;
+        if (value && value.isSplat())
+          found(user, value.getSplatValue<APInt>().getSExtValue());
+      }
     }
   }
 
