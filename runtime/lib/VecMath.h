@@ -186,6 +186,19 @@ inline float rowMax(const float *x, int64_t n) {
   return m;
 }
 
+/// Whether x[0, n) holds a NaN or +inf: a softmax over it is NaN at every
+/// position, as PyTorch computes it (x - max is NaN at the NaN, or at the
+/// +inf, and so is the sum). rowMax skips a NaN, and expApprox clamps one
+/// to a finite value: the callers check this first.
+inline bool anyNanOrPosInf(const float *x, int64_t n) {
+  constexpr float kPosInf = std::numeric_limits<float>::infinity();
+  bool bad = false;
+#pragma omp simd reduction(|| : bad)
+  for (int64_t j = 0; j < n; ++j)
+    bad = bad || !(x[j] < kPosInf);
+  return bad;
+}
+
 } // namespace txrt
 
 #endif // TXRT_LIB_VECMATH_H

@@ -269,7 +269,8 @@ struct Strides {
 /// rare, and computed whole by the helpers below.
 bool masksCount(const Geometry &g, int64_t b, int64_t h, int64_t i,
                 float lse) {
-  if (!g.exactFill() || g.fill - lse < -kNegligibleScore)
+  // A NaN lse (a NaN or +inf score) is a NaN row, computed in blocks.
+  if (!g.exactFill() || std::isnan(lse) || g.fill - lse < -kNegligibleScore)
     return false;
   for (int64_t j = 0; j < g.tk; ++j)
     if (!g.sees(b, h, i, j))
@@ -352,6 +353,14 @@ void forwardWholeRow(const Geometry &g, const ForwardArgs &x,
   float *scores = w.wholeRow, *keep = w.wholeRow + w.ld.keys;
   const float top =
       wholeRowScores(g, x.q, x.ldq, x.k, x.ldk, x.scale, b, h, i, scores);
+  if (anyNanOrPosInf(scores, g.tk)) { // the softmax is NaN everywhere
+    float *out = x.o + (b * g.tq + i) * x.ldo + h * g.d;
+    std::fill(out, out + g.d, std::numeric_limits<float>::quiet_NaN());
+    if (x.lse)
+      x.lse[(b * g.heads + h) * g.tq + i] =
+          std::numeric_limits<float>::quiet_NaN();
+    return;
+  }
   const float sum = expShiftedSum(scores, top, g.tk, scores);
   if (dropout.enabled)
     dropout.scales(g, b, h, i, 0, g.tk, keep);
@@ -401,6 +410,12 @@ void forwardQueryBlock(const Geometry &g, const ForwardArgs &x,
           if (!keep[j * g.maskStride[3]])
             row[j] = kNegInf;
       }
+      // A NaN or +inf score makes the row's softmax NaN everywhere (as the
+      // unfused program and PyTorch compute it; rowMax skipped a NaN and
+      // the row came out finite): a NaN sum marks the row, kept through
+      // the later blocks (NaN * rescale + sum).
+      if (anyNanOrPosInf(row, valid))
+        w.rowSum[i] = std::numeric_limits<float>::quiet_NaN();
       const float newMax = std::max(w.rowMax[i], rowMax(row, valid));
       if (newMax == kNegInf) { // nothing visible yet
         std::fill(row, row + cols, 0.0f);
@@ -431,6 +446,14 @@ void forwardQueryBlock(const Geometry &g, const ForwardArgs &x,
 
   float *oBlock = x.o + (b * g.tq + q0) * x.ldo + h * d;
   for (int64_t i = 0; i < rows; ++i) {
+    if (std::isnan(w.rowSum[i])) { // a NaN or +inf score: NaN, lse too
+      float *out = oBlock + i * x.ldo;
+      std::fill(out, out + d, std::numeric_limits<float>::quiet_NaN());
+      if (x.lse)
+        x.lse[(b * g.heads + h) * g.tq + q0 + i] =
+            std::numeric_limits<float>::quiet_NaN();
+      continue;
+    }
     const bool any = w.rowSum[i] > 0.0f;
     const float lse = any ? w.rowMax[i] + std::log(w.rowSum[i]) : kNegInf;
     if (masksCount(g, b, h, q0 + i, lse)) {
@@ -633,8 +656,12 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
               ? 0
               : std::clamp<int64_t>(g.visible(b, q0 + i) - k0, 0, cols);
       // P = exp(S - lse), 0 where the mask drops a key; with dropout, the
-      // dropped P and the kept dP.
-      expShifted(p, w.rowLse[i], valid, p);
+      // dropped P and the kept dP. A NaN lse (a NaN or +inf score in the
+      // forward) is a NaN row of P, as the unfused softmax's.
+      if (std::isnan(w.rowLse[i]))
+        std::fill(p, p + valid, std::numeric_limits<float>::quiet_NaN());
+      else
+        expShifted(p, w.rowLse[i], valid, p);
       if (general) {
         const uint8_t *keep = g.maskRow(b, h, q0 + i) + k0 * g.maskStride[3];
         for (int64_t j = 0; j < valid; ++j)

@@ -16,6 +16,10 @@
 #include "Primitive.h"
 #include "VecMath.h"
 
+#include <algorithm>
+#include <limits>
+#include <vector>
+
 using namespace txrt;
 
 namespace {
@@ -30,14 +34,11 @@ softmaxForwardDesc(Context &ctx, int64_t rows, int64_t cols,
   return {desc, attr, ctx.engine()};
 }
 
-/// One row of log-softmax; y may be x. A NaN anywhere makes the row NaN,
-/// as in PyTorch (the sum of exponentials is NaN).
+/// One row of log-softmax; y may be x. A NaN or +inf anywhere makes the
+/// row NaN, as in PyTorch (the sum of exponentials is NaN).
 void logSoftmaxRow(const float *x, float *y, int64_t cols) {
   const float m = rowMax(x, cols);
-  bool nan = false;
-#pragma omp simd reduction(|| : nan)
-  for (int64_t j = 0; j < cols; ++j)
-    nan = nan || x[j] != x[j];
+  const bool nan = anyNanOrPosInf(x, cols);
   // Blocks of floats, their sums in double: a vocabulary of 50k drifted
   // by 7e-6 (43x PyTorch's error) with one float accumulator per lane.
   const double sum = blockedSum(cols, [&](int64_t begin, int64_t count) {
@@ -95,7 +96,24 @@ txrt_status txrt_softmax_fwd(txrt_context *ctx, int64_t site, int64_t rows,
               c, softmaxForwardDesc(c, rows, cols, userScratchpadAttr()),
               {DNNL_ARG_SRC, DNNL_ARG_DST});
         });
+        // A row with a NaN or +inf is NaN everywhere in PyTorch; oneDNN's
+        // max skips a NaN and gave [0, 0, nan, 0, 0]. Found before the
+        // primitive runs (y may be x), set after it.
+        std::vector<uint8_t> nanRow(size_t(rows), 0);
+        bool anyNan = false;
+#pragma omp parallel for num_threads(c.numThreads()) schedule(static)          \
+    reduction(||                                                               \
+              : anyNan)
+        for (int64_t r = 0; r < rows; ++r) {
+          nanRow[size_t(r)] = anyNanOrPosInf(x + r * cols, cols);
+          anyNan = anyNan || nanRow[size_t(r)];
+        }
         primitive.execute(c, {x, y});
+        if (anyNan)
+          for (int64_t r = 0; r < rows; ++r)
+            if (nanRow[size_t(r)])
+              std::fill(y + r * cols, y + (r + 1) * cols,
+                        std::numeric_limits<float>::quiet_NaN());
       });
 }
 

@@ -22,6 +22,7 @@
 #include "TileGemm.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <vector>
 
@@ -280,15 +281,19 @@ protected:
   /// Runs the kernels forward (and backward) on random data.
   /// `keyOffset` is added to every key (a constant in each row of the
   /// scores, which the softmax cancels).
+  /// `prepare` may change the inputs before the forward runs.
   static Run run(txrt_context *ctx, const AttentionCase &c, bool backward,
                  uint32_t seed, Precision precision = Precision::F32,
-                 float keyOffset = 0.0f) {
+                 float keyOffset = 0.0f,
+                 const std::function<void(Run &)> &prepare = nullptr) {
     Run r;
     r.q = randomFloats(c.batch * c.tq * c.ld(), seed, -1.5f, 1.5f);
     r.k = randomFloats(c.batch * c.tk * c.kvLd(), seed + 1, -1.5f, 1.5f);
     for (float &key : r.k)
       key += keyOffset;
     r.v = randomFloats(c.batch * c.tk * c.kvLd(), seed + 2);
+    if (prepare)
+      prepare(r);
     r.o.assign(c.batch * c.tq * c.ld(), 0.0f);
     r.lse.assign(c.batch * c.heads * c.tq, 0.0f);
     EXPECT_EQ(forward(ctx, c, r, precision), TXRT_OK) << txrt_last_error(ctx);
@@ -550,6 +555,45 @@ TEST_F(AttentionTest, EmptyRowsGiveZerosNotNaN) {
   }
   checkForward(ctx_, c, 300);
   checkBackward(ctx_, c, 301, true);
+}
+
+// A NaN score makes its row's softmax NaN (PyTorch, and the unfused
+// program): the fused kernel's running max skipped it and its exp clamped
+// it, so a NaN in K came out as finite outputs and gradients, hiding a
+// diverged model from the driver's finiteness checks. Now the rows that see
+// the NaN key are NaN (output, lse, dQ), forward and backward, in f32 and
+// bf16, through the block path and the whole-row path (a finite fill); the
+// other heads and batches are untouched.
+TEST_F(AttentionTest, ANaNScoreIsANaNRow) {
+  for (Precision precision : {Precision::F32, Precision::Bf16})
+    for (float fill : {kNoFill, -1e9f}) {
+      AttentionCase c =
+          makeCase(2, 2, 6, 7, 4, MaskKind::RightPadding, false, fill);
+      SCOPED_TRACE(c.name() +
+                   (precision == Precision::Bf16 ? " bf16" : " f32"));
+      const int64_t nanHead = 1, nanKey = 3;
+      Run r = run(ctx_, c, true, 500, precision, 0.0f, [&](Run &in) {
+        in.k[(0 * c.tk + nanKey) * c.kvLd() + nanHead * c.d + 1] = NAN;
+      });
+      for (int64_t b = 0; b < c.batch; ++b)
+        for (int64_t i = 0; i < c.tq; ++i)
+          for (int64_t h = 0; h < c.heads; ++h) {
+            const bool nan = b == 0 && h == nanHead;
+            EXPECT_EQ(std::isnan(r.lse[(b * c.heads + h) * c.tq + i]), nan)
+                << "b=" << b << " h=" << h << " i=" << i;
+            for (int64_t x = 0; x < c.d; ++x) {
+              const int64_t at = (b * c.tq + i) * c.ld() + h * c.d + x;
+              EXPECT_EQ(std::isnan(r.o[at]), nan)
+                  << "o b=" << b << " h=" << h << " i=" << i;
+              EXPECT_EQ(std::isnan(r.dq[at]), nan)
+                  << "dq b=" << b << " h=" << h << " i=" << i;
+            }
+          }
+      for (size_t n = size_t(c.tk * c.kvLd()); n < r.dk.size(); ++n) {
+        EXPECT_TRUE(std::isfinite(r.dk[n]) && std::isfinite(r.dv[n])) << n;
+      }
+      EXPECT_TRUE(std::isnan(r.dv[(0 * c.tk + 0) * c.kvLd() + nanHead * c.d]));
+    }
 }
 
 TEST_F(AttentionTest, BackwardMatchesFiniteDifferences) {

@@ -2,6 +2,7 @@
 #include "TestUtil.h"
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 using namespace txrt_test;
@@ -150,6 +151,33 @@ TEST_F(CrossEntropyTest, AllRowsIgnoredGiveZero) {
                                   dz.data()));
   for (float g : dz)
     EXPECT_EQ(g, 0.0f);
+}
+
+// A NaN or +inf logit in any class makes the row's loss NaN, as in
+// PyTorch: the row max skipped a NaN, and a NaN outside the target's class
+// gave a finite loss (a diverged model trained on unnoticed).
+TEST_F(CrossEntropyTest, ANonFiniteLogitIsANaNLoss) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float bad : {float(NAN), inf}) {
+    Floats z = randomFloats(2 * 4, 21), lse(2), rowLoss(2);
+    z[2] = bad; // row 0, class 2; its target is class 0
+    std::vector<int32_t> targets = {0, 1};
+    float loss = 0;
+    int64_t count = 0;
+    expectOk(txrt_cross_entropy_fwd(ctx_, 1, 2, 4, z.data(), targets.data(), -1,
+                                    0.0f, TXRT_LOSS_MEAN, &loss, lse.data(),
+                                    rowLoss.data(), &count));
+    EXPECT_TRUE(std::isnan(loss)) << loss;
+    EXPECT_TRUE(std::isnan(lse[0]));
+    EXPECT_TRUE(std::isfinite(lse[1]) && std::isfinite(rowLoss[1]));
+    Floats dz(8, 7.0f);
+    float dloss = 1.0f;
+    expectOk(txrt_cross_entropy_bwd(ctx_, 2, 2, 4, z.data(), targets.data(),
+                                    nullptr, -1, 0.0f, TXRT_LOSS_MEAN, &dloss,
+                                    dz.data()));
+    for (int64_t j = 0; j < 4; ++j)
+      EXPECT_TRUE(std::isnan(dz[j])) << j;
+  }
 }
 
 TEST_F(CrossEntropyTest, BadTargetIsAnError) {

@@ -117,6 +117,32 @@ TEST_F(SoftmaxTest, LogSoftmaxOfNonFiniteRowsIsPyTorchs) {
   EXPECT_EQ(y[5], -inf);
 }
 
+// PyTorch's softmax of a row with a NaN or a +inf is NaN everywhere (x -
+// max is NaN there, and so is the sum); oneDNN's gave [0, 0, nan, 0, 0],
+// and a matmul after it then hid nothing, but a product with a masked row
+// or a sum over some positions did. Log-softmax with +inf likewise.
+TEST_F(SoftmaxTest, SoftmaxOfNonFiniteRowsIsPyTorchs) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int log : {0, 1})
+    for (bool inPlace : {false, true}) {
+      SCOPED_TRACE(std::string(log ? "log_softmax" : "softmax") +
+                   (inPlace ? ", in place" : ""));
+      Floats x = {1.0f, 2.0f, NAN,  0.0f, 1.0f, // a NaN: all NaN
+                  1.0f, 2.0f, inf,  0.0f, 1.0f, // +inf: all NaN
+                  1.0f, 2.0f, -inf, 0.0f, 1.0f, // -inf: p = 0 there
+                  0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+      Floats out(x.size());
+      float *y = inPlace ? x.data() : out.data();
+      expectOk(txrt_softmax_fwd(ctx_, 13 + log, 4, 5, x.data(), y, log));
+      for (int64_t j = 0; j < 10; ++j)
+        EXPECT_TRUE(std::isnan(y[j])) << j << ": " << y[j];
+      EXPECT_EQ(y[12], log ? -inf : 0.0f);
+      for (int64_t j : {10, 11, 13, 14, 15, 19})
+        EXPECT_TRUE(std::isfinite(y[j])) << j;
+      EXPECT_NEAR(log ? std::exp(y[15]) : y[15], 0.2f, 1e-6f);
+    }
+}
+
 TEST_F(SoftmaxTest, WideLogSoftmaxSumsInBlocks) {
   // A vocabulary of 50257 was 43x PyTorch's error (one float sum per
   // lane); 1M classes here, within float rounding of the log-probability.
