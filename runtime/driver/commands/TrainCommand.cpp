@@ -961,6 +961,24 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
            "but already give it, so resume from an earlier copy, with a "
            "lower learning rate)";
   };
+  // A write that fails after training began (a directory made read-only,
+  // a full disk): a runtime failure (exit 1, where a destination refused
+  // before step 1 is bad input, 2) that says where the run stopped and
+  // what the last save still holds.
+  auto writeOrStop = [&](int64_t step, const auto &write) {
+    try {
+      write();
+    } catch (const DriverError &error) {
+      progress.finish();
+      std::string message = error.what();
+      const std::string note = savedNote();
+      // A failed checkpoint write already says the file is left as it was.
+      throw ResourceError(
+          message + "; training stopped at step " + std::to_string(step) +
+          (message.find(note.substr(1)) == std::string::npos ? note : ""));
+    }
+  };
+
   auto diverged = [&](const Divergence &divergence) {
     progress.finish();
     return KernelError(
@@ -1043,12 +1061,14 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       // The curve before the checkpoint: a run that ends between the two
       // leaves rows past the checkpoint's step, which --resume drops, never
       // a checkpoint past the curve's last row (a gap in the resumed curve).
-      if (logPath)
-        writeLossCurve(*logPath, curve, model.model + " training loss");
-      if (options.savePath) {
-        save(step);
-        watch.savedAt(step);
-      }
+      writeOrStop(step, [&] {
+        if (logPath)
+          writeLossCurve(*logPath, curve, model.model + " training loss");
+        if (options.savePath) {
+          save(step);
+          watch.savedAt(step);
+        }
+      });
     }
     // --stop-time or a signal: end here as if this were the last step.
     if (std::optional<std::string> why = stopReason(); why && step < lastStep) {
@@ -1083,10 +1103,13 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (ranks.parallel())
       err << update.trafficSummary() << "\n";
   }
-  if (logPath) // before the checkpoint, as at --every
-    writeLossCurve(*logPath, curve, model.model + " training loss");
+  writeOrStop(finalStep, [&] {
+    if (logPath) // before the checkpoint, as at --every
+      writeLossCurve(*logPath, curve, model.model + " training loss");
+    if (options.savePath)
+      save(finalStep);
+  });
   if (options.savePath) {
-    save(finalStep);
     out << "saved " << *options.savePath << " (step " << finalStep
         << ") and "
         << checkpointSibling(*options.savePath, kTokenizerSuffix);

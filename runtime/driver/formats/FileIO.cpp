@@ -235,7 +235,10 @@ AtomicFileWriter::AtomicFileWriter(std::string path)
       break;
     if (errno == EEXIST && attempt < 8)
       continue;
-    std::string message = systemError("create", tmpPath_);
+    // Named as the temporary it is: the file the user asked for is path_.
+    std::string message = systemError("create", tmpPath_) +
+                          " (the temporary file that replaces '" + path_ +
+                          "' when complete)";
     if (isDestinationErrno(errno))
       throw InputError(message);
     throw ResourceError(message);
