@@ -109,7 +109,8 @@ checkpoints:
   --resume FILE     continue a run from its checkpoint (and the tokenizer,
                     --batch or --max-tokens, --update-freq, --block and the
                     best validation in it); the result is bit-identical to
-                    an uninterrupted run
+                    an uninterrupted run on as many --threads (another
+                    count, or another spec, flag or config, is noted)
   --init SEED       initialize the parameters with SEED (default 0)
   --init-from W     start from the parameters in W.safetensors (from export,
                     or PyTorch's state_dict by the same names and shapes;

@@ -177,8 +177,16 @@ std::string describeCheckpoint(const ModelInfo &model,
   } else {
     const auto [changes, bounds, flags, keys] =
         describeConfigChanges(config, model);
-    if (changes.empty() && bounds.empty())
-      out << "as this executable's\n";
+    if (changes.empty() && bounds.empty()) {
+      const std::string *precision = file.metadataValue("precision");
+      out << "as this executable's"
+          << (sameInferenceFingerprint(file, model) == false &&
+                      (!precision || *precision == model.precision)
+                  ? " (but the entries that do not train compute another "
+                    "function: an edited spec, --no-fuse or another txc)"
+                  : "")
+          << "\n";
+    }
     if (!changes.empty()) {
       const std::optional<bool> same = sameInferenceFingerprint(file, model);
       out << "this executable: " << changes

@@ -156,8 +156,8 @@ void checkStorable(const ModelInfo &model, const Tokenizer &tokenizer,
 /// Notes where a resumed run's options differ from the checkpoint's.
 void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
                      int64_t batch, int64_t maxTokens, int64_t updateFreq,
-                     const TrainingData &data, const ModelInfo &model,
-                     std::ostream &err) {
+                     int64_t threads, const TrainingData &data,
+                     const ModelInfo &model, std::ostream &err) {
   const std::string &precision = model.precision;
   auto note = [&](const std::string &what) {
     err << "note: " << what
@@ -203,6 +203,14 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
   }
   if (options.seed && *options.seed != saved.seed)
     note("--seed " + std::to_string(*options.seed));
+  // The kernels split their sums by thread: the default (every core)
+  // differs from machine to machine.
+  if (saved.threads > 0 && threads > 0 && threads != saved.threads)
+    err << "note: " << threads << " thread" << (threads == 1 ? "" : "s")
+        << " (the checkpoint was trained with " << saved.threads
+        << "): the kernels sum in other pieces, so the run matches an "
+           "uninterrupted one within rounding, not bit for bit; --threads "
+        << saved.threads << " for that\n";
   if (data.hash != saved.dataHash)
     note("the content of " + data.flag + " '" + data.path + "'");
   if (saved.block && data.block != saved.block)
@@ -228,6 +236,14 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
   if (!configNoted && !saved.optimizer.empty() && model.optimizer &&
       saved.optimizer != describeOptimizer(*model.optimizer))
     note("the optimizer " + describeOptimizer(*model.optimizer));
+  // The same config, tensors and precision, and txc compiled the entries
+  // that do not train to another program: an edited spec (relu -> gelu),
+  // --no-fuse, or another txc.
+  if (!configNoted && !saved.inferenceFingerprint.empty() &&
+      !model.inferenceFingerprint.empty() &&
+      saved.inferenceFingerprint != model.inferenceFingerprint &&
+      (saved.precision.empty() || saved.precision == precision))
+    note("the model's program (" + describeProgramChange() + ")");
 }
 
 /// A resumed run keeps the checkpoint's tokenizer (its ids are the rows of
@@ -644,8 +660,10 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         << position.step << " (trained with update-freq "
         << position.updateFreq << " on " << position.ranks
         << (position.ranks == 1 ? " rank" : " ranks") << ")\n";
-    noteDifferences(position, options, batch, maxTokens, updateFreq, data,
-                    model, err);
+    noteDifferences(
+        position, options, batch, maxTokens, updateFreq,
+        runner.device() ? 0 : txrt_context_num_threads(runner.context()), data,
+        model, err);
     position.seed = options.seed.value_or(position.seed);
     if (logPath) {
       std::error_code error;
@@ -766,6 +784,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   auto writeCheckpoint = [&](const std::string &path, int64_t step) {
     TrainingPosition at = position;
     at.step = step;
+    at.threads =
+        runner.device() ? 0 : txrt_context_num_threads(runner.context());
     auto [epoch, index] = plan.positionOfStep(step + 1);
     at.epoch = epoch;
     at.batchInEpoch = index;

@@ -165,6 +165,8 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
     metadata.push_back({kTokenizerKey, tokenizer.toJson()});
   if (position.maxTokens)
     metadata.push_back({"max_tokens", std::to_string(position.maxTokens)});
+  if (position.threads > 0)
+    metadata.push_back({"threads", std::to_string(position.threads)});
   if (position.block)
     metadata.push_back({"block", std::to_string(position.block)});
   metadata.push_back({"precision", model.precision});
@@ -233,6 +235,13 @@ recordedConfig(const SafetensorsReader &file) {
   for (const auto &[key, value] : object.items())
     record.push_back({key, toJson(value)});
   return record;
+}
+
+std::string describeProgramChange() {
+  return "the same config and tensors, and txc compiled the entries that do "
+         "not train to another program: the spec was edited since (an "
+         "activation, a norm, an order of ops), or compiled with --no-fuse "
+         "or by another txc";
 }
 
 std::optional<bool> sameInferenceFingerprint(const SafetensorsReader &file,
@@ -383,6 +392,9 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
   if (file.metadataValue("ranks"))
     position.ranks =
         metadataInteger<int64_t>(file, "ranks", 10, kMaxTrainingCount);
+  if (file.metadataValue("threads"))
+    position.threads =
+        metadataInteger<int64_t>(file, "threads", 10, kMaxTrainingCount);
   position.dataHash = metadataInteger<uint64_t>(file, "data_fnv1a64", 16);
   if (const std::string *data = file.metadataValue("data"))
     position.dataPath = *data;
@@ -393,6 +405,9 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
   position.config = recordedConfig(file);
   if (const std::string *optimizer = file.metadataValue(kOptimizerKey))
     position.optimizer = *optimizer;
+  if (const std::string *fingerprint =
+          file.metadataValue(kInferenceFingerprintKey))
+    position.inferenceFingerprint = *fingerprint;
   if (position.step < 0 || position.batchSize < 1 || position.minFreq < 1 ||
       position.epoch < 0 || position.batchInEpoch < 0 ||
       position.updateFreq < 1 || position.ranks < 1)

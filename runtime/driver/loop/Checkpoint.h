@@ -84,6 +84,10 @@ struct TrainingPosition {
   int64_t maxTokens = 0; ///< --max-tokens (0: fixed rows of batchSize)
   int64_t updateFreq = 1; ///< --update-freq of the run that wrote it
   int64_t ranks = 1;      ///< its number of ranks (mpirun -np)
+  /// The CPU kernel threads of the run that wrote it (--threads; 0: not
+  /// recorded, as in older checkpoints, or a GPU run): another count sums
+  /// in other pieces, which train --resume notes.
+  int64_t threads = 0;
   int64_t minFreq = 1;
   std::string dataPath;
   uint64_t dataHash = 0;
@@ -99,6 +103,9 @@ struct TrainingPosition {
   /// otherwise. Each config value as compact JSON, in the model's order.
   std::vector<std::pair<std::string, std::string>> config;
   std::string optimizer;
+  /// txc's hash of the entries that do not train (__metadata__
+  /// "inference_fingerprint"; empty in older checkpoints).
+  std::string inferenceFingerprint;
   /// With --valid, once a validation ran (absent in older checkpoints).
   std::optional<ValidationRecord> validation;
 };
@@ -116,6 +123,10 @@ std::optional<uint64_t> recordedDataHash(const SafetensorsReader &file);
 /// object.
 std::vector<std::pair<std::string, std::string>>
 recordedConfig(const SafetensorsReader &file);
+
+/// Why a checkpoint with the same config, tensors and precision records
+/// another inference fingerprint than the executable: for notes.
+std::string describeProgramChange();
 
 /// Whether `file` records the inference fingerprint `model` has
 /// (ModelAbi.h), nullopt when either has none (an older txc or driver).

@@ -251,8 +251,21 @@ void noteConfigChanges(const SafetensorsReader &file, const ModelInfo &model,
     return;
   const auto [changes, bounds, flags, keys] =
       describeConfigChanges(recorded, model);
-  if (changes.empty())
+  if (changes.empty()) {
+    // The same config: another inference program is an edited spec (or
+    // --no-fuse, another txc): it loaded without a word.
+    const std::string *precision = file.metadataValue("precision");
+    if (use != WeightsUse::TrainingEntry &&
+        sameInferenceFingerprint(file, model) == false &&
+        (!precision || *precision == model.precision))
+      err << "note: '" << file.path() << "' was trained by another program ("
+          << describeProgramChange()
+          << (use == WeightsUse::Inference
+                  ? "): this executable's outputs may differ from that one's"
+                  : "): training starts from its weights")
+          << "\n";
     return;
+  }
   if (use == WeightsUse::Training) {
     err << "note: '" << file.path()
         << "' was trained with another config (this model: " << changes
