@@ -161,7 +161,22 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
   try {
     root = parseJson(header);
   } catch (const JsonError &error) {
-    throw corrupt(std::string("invalid header JSON (") + error.what() + ")");
+    // The parser quotes what it last read: a whole checksum table when
+    // the length is off (9 KB on one line for a small model).
+    std::string what = error.what();
+    if (what.size() > 160)
+      what = what.substr(0, 160) + "...";
+    // A header is one JSON object, padded with spaces: one that does not
+    // end in '}' was cut short or runs on, where the length says.
+    size_t last = header.find_last_not_of(' ');
+    bool lengthOff = last == std::string::npos || header[last] != '}';
+    throw corrupt(
+        (lengthOff
+             ? "its 8-byte header length (" + std::to_string(headerBytes) +
+                   ") does not end the JSON header: the length or the "
+                   "header is damaged ("
+             : std::string("invalid header JSON (")) +
+        what + ")");
   }
   if (!root.is_object())
     throw corrupt("the header is not a JSON object");

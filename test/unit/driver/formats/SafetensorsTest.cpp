@@ -249,7 +249,17 @@ TEST(SafetensorsTest, RejectsCorruptFiles) {
       {"text",
        "i love you\tte amo\n",
        {"is not a safetensors file: it begins with text ('i love y')"}},
-      {"not-json", withLength("{\"x\": [1,", ""), {"invalid header JSON"}},
+      {"not-json", withLength("{\"x\": [1,}", ""), {"invalid header JSON"}},
+      // A damaged length cuts the JSON short: said so, and the parser's
+      // quote of what it read is cut (a checksum table was 9 KB on a line).
+      {"cut-json",
+       withLength("{\"x\": [1,", ""),
+       {"its 8-byte header length (9) does not end the JSON header: the "
+        "length or the header is damaged"}},
+      {"cut-long-json",
+       withLength(
+           "{\"__metadata__\":{\"checksums\":\"" + std::string(5000, 'a'), ""),
+       {"does not end the JSON header", "...)"}},
       {"not-object", withLength("[1, 2]", ""), {"not a JSON object"}},
       {"unknown-dtype",
        withLength(R"({"x":{"dtype":"Q7","shape":[2],"data_offsets":[0,8]}})",
@@ -287,6 +297,7 @@ TEST(SafetensorsTest, RejectsCorruptFiles) {
       for (const std::string &fragment : c.fragments)
         EXPECT_NE(message.find(fragment), std::string::npos)
             << message << "\nmissing: " << fragment;
+      EXPECT_LT(message.size(), 400u + path.size()) << message;
     }
   }
   EXPECT_THROW_MESSAGE(SafetensorsReader(dir.file("absent.safetensors")),
