@@ -276,6 +276,10 @@ Tensor parseTextTensor(const std::string &text, const InputSource &source,
   // Ragged rows padded to the longest can be far larger than the file.
   Tensor values = allocateTensor(DType::F64, shape, source.describe());
   double *out = values.as<double>();
+  source.paddedRowLengths.clear();
+  if (ragged)
+    for (const auto &row : rows)
+      source.paddedRowLengths.push_back(int64_t(row.size()));
   for (const auto &row : rows) {
     for (size_t j = 0; j < width; ++j)
       *out++ = j < row.size() ? row[j] : double(pad.value_or(0));

@@ -21,6 +21,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace txrt::driver {
 
@@ -28,6 +29,10 @@ namespace txrt::driver {
 struct InputSource {
   std::string name;
   std::string path;
+  /// Set by parseTextTensor when it padded ragged rows with config pad:
+  /// each row's own number of values (checkIds says when a bad id is one
+  /// the padding put there). Empty otherwise.
+  mutable std::vector<int64_t> paddedRowLengths;
   /// "input 'src' ('data/src.txt')".
   std::string describe() const;
 };

@@ -86,11 +86,21 @@ void checkIds(const TensorSig &sig, const Tensor &input,
     std::string also;
     for (int64_t value : range.also)
       also += (also.empty() ? "" : ", ") + std::to_string(value);
-    throw InputError(source.describe() + ": id " + std::to_string(ids[i]) +
-                     " at " + formatShape(index) + " is outside [" +
-                     std::to_string(range.begin) + ", " +
-                     std::to_string(range.end) + "), " + range.what +
-                     (also.empty() ? "" : " (also allowed: " + also + ")"));
+    // An id the file does not hold: config pad, filling a short row.
+    std::string padded;
+    if (index.size() == 2 &&
+        size_t(index[0]) < source.paddedRowLengths.size() &&
+        index[1] >= source.paddedRowLengths[size_t(index[0])])
+      padded = "; it is config 'pad', which fills the short rows of a text "
+               "input (row " +
+               std::to_string(index[0]) + " has " +
+               std::to_string(source.paddedRowLengths[size_t(index[0])]) +
+               " values): give every row all its values, or a .npy";
+    throw InputError(
+        source.describe() + ": id " + std::to_string(ids[i]) + " at " +
+        formatShape(index) + " is outside [" + std::to_string(range.begin) +
+        ", " + std::to_string(range.end) + "), " + range.what +
+        (also.empty() ? "" : " (also allowed: " + also + ")") + padded);
   }
 }
 

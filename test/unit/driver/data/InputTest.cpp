@@ -296,6 +296,21 @@ TEST_F(ValidationTest, IdsAreCheckedAgainstWhatTheyIndex) {
       "classes of cross_entropy at m.tx:9:3 (also allowed: -100)");
   EXPECT_THROW_MESSAGE(checkIds(sig, intTensor({3}, {-1, 2, 3}), targets),
                        InputError, "id -1 at [0]");
+  // An id only the padding of a ragged text input put there (config pad
+  // filling a short row) is named as such: `segments` rows with pad = 3.
+  ModelInfo segments = modelWithIdRanges(
+      R"(, "ids": {"begin": -2, "end": 2, "also": [],
+                  "what": "the 2 rows of 'token_type_embeddings'"})");
+  InputSource text{"segments", "seg.txt"};
+  Tensor ragged =
+      parseTextTensor("0 0 0\n0 0\n", text, DType::I32, 2, int64_t(3));
+  EXPECT_THROW_MESSAGE(
+      checkIds(segments.findEntry("loss")->inputs[0], ragged, text),
+      InputError,
+      "id 3 at [1, 2] is outside [-2, 2), the 2 rows of "
+      "'token_type_embeddings'; it is config 'pad', which fills the short "
+      "rows of a text input (row 1 has 2 values): give every row all its "
+      "values, or a .npy");
   // Without a range (ids only compared with a pad id) anything goes.
   ModelInfo free = modelWithIdRanges("");
   EXPECT_NO_THROW(checkIds(free.findEntry("loss")->inputs[0],
