@@ -108,6 +108,30 @@ Val genEmbedding(MLIRGenImpl &gen, const ast::CallExpr &call,
   return gen.createValue<EmbeddingOp>(call.getLoc(), {ids, table});
 }
 
+/// `layer_norm(x, d_model)`, PyTorch's `nn.LayerNorm(d_model)`: a second
+/// positional argument is eps, and a size there compiled silently to a norm
+/// with eps = 512. An eps of 1 or more given positionally is refused.
+bool checkPositionalEps(MLIRGenImpl &gen, const ast::CallExpr &call,
+                        const BoundArgs &args, Value x, const char *name) {
+  double eps = args.number(1);
+  if (call.args.size() < 2 || !call.args[1].keyword.empty() || eps < 1.0)
+    return true;
+  auto type = cast<RankedTensorType>(x.getType());
+  std::string last = type.isDynamicDim(type.getRank() - 1)
+                         ? std::string("")
+                         : " (" + std::to_string(type.getShape().back()) + ")";
+  gen.getDiags().error(
+      args.locs[1],
+      std::string("the second argument of ") + name + " is eps, here " +
+          ast::formatNumber(eps, eps == std::floor(eps)) +
+          ", not nn.LayerNorm's normalized_shape: " + name +
+          " normalizes over the last dimension of x" + last,
+      std::string("write ") + name + "(x) for the default eps, or eps = " +
+          ast::formatNumber(eps, eps == std::floor(eps)) +
+          " by keyword if that is the eps you mean");
+  return false;
+}
+
 Val genLayerNorm(MLIRGenImpl &gen, const ast::CallExpr &call,
                  const BoundArgs &args) {
   Value x = args.tensor(0);
@@ -116,6 +140,8 @@ Val genLayerNorm(MLIRGenImpl &gen, const ast::CallExpr &call,
     gen.getDiags().error(args.locs[1], "layer_norm eps must be positive");
     return {};
   }
+  if (!checkPositionalEps(gen, call, args, x, "layer_norm"))
+    return {};
   std::optional<int64_t> d = gen.staticDim(call.getLoc(), x, -1, "layer_norm");
   if (!d)
     return {};
@@ -181,6 +207,8 @@ Val genRmsNorm(MLIRGenImpl &gen, const ast::CallExpr &call,
     gen.getDiags().error(args.locs[1], "rms_norm eps must be positive");
     return {};
   }
+  if (!checkPositionalEps(gen, call, args, x, "rms_norm"))
+    return {};
   std::optional<int64_t> d = gen.staticDim(call.getLoc(), x, -1, "rms_norm");
   if (!d)
     return {};
