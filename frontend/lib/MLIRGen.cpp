@@ -225,6 +225,13 @@ void MLIRGenImpl::setModuleAttributes() {
   module->setAttr("tx.dim_configs", builder.getDictionaryAttr(boundConfigs));
   if (optimizer)
     module->setAttr("tx.optimizer", optimizer);
+  // Config items that size entry inputs (declareEntry): metadata
+  // "size_configs", which the executable compares as it compares bounds.
+  SmallVector<Attribute> sizes;
+  for (const std::string &name : sizeConfigs)
+    sizes.push_back(builder.getStringAttr(name));
+  if (!sizes.empty())
+    module->setAttr("tx.size_configs", builder.getArrayAttr(sizes));
 }
 
 //===----------------------------------------------------------------------===//
@@ -296,6 +303,13 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
       ok = false;
       continue;
     }
+    // A config item an entry input's shape names (`ids: i32[B, T]` with
+    // `config B = 8`): a size, as a dim would be (tx.size_configs).
+    for (const ast::ExprPtr &dimExpr : param.type->dims)
+      if (auto *name = llvm::dyn_cast<ast::NameExpr>(dimExpr.get());
+          name && env.lookup(name->name) &&
+          !llvm::is_contained(sizeConfigs, name->name))
+        sizeConfigs.push_back(name->name);
     std::string why = checkSizeLimits(getShape(*type));
     if (!why.empty()) {
       diags.error(param.loc, "entry parameter '" + param.name + "', " +

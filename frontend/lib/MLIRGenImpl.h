@@ -297,6 +297,9 @@ private:
   mlir::OpBuilder builder;
   mlir::ModuleOp module;
   mlir::StringAttr fileName;
+  /// Config items an entry input's shape names (`ids: i32[B, T]` with
+  /// `config B = 8`), in order: sizes, like dims.
+  std::vector<std::string> sizeConfigs;
 
   std::map<std::string, const ast::DefDecl *> defs;
   std::map<std::string, const ConfigEnv::Dim *> dims;

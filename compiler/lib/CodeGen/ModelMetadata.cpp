@@ -146,6 +146,14 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
         object[key] = 0.0;
     root["optimizer"] = std::move(object);
   }
+  // Config items that size entry inputs (`ids: i32[B, T]`, `config B = 8`):
+  // the executable compares them as it compares dim bounds.
+  if (auto sizes = planned->getAttrOfType<ArrayAttr>("tx.size_configs")) {
+    llvm::json::Array names;
+    for (auto name : sizes.getAsValueRange<StringAttr>())
+      names.push_back(name.str());
+    root["size_configs"] = std::move(names);
+  }
   llvm::json::Array dims;
   auto boundConfigs = planned->getAttrOfType<DictionaryAttr>("tx.dim_configs");
   if (auto order = planned->getAttrOfType<DictionaryAttr>("tx.dims"))

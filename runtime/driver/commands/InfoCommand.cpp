@@ -176,7 +176,7 @@ std::string describeCheckpoint(const ModelInfo &model,
     out << "not recorded\n";
   } else {
     const auto [changes, bounds, flags, keys] =
-        describeConfigChanges(config, model);
+        describeConfigChanges(config, model, recordedSizeConfigs(file));
     if (changes.empty() && bounds.empty()) {
       const std::string *precision = file.metadataValue("precision");
       out << "as this executable's"
@@ -200,7 +200,7 @@ std::string describeCheckpoint(const ModelInfo &model,
     }
     if (!bounds.empty())
       out << (changes.empty() ? "" : "               ")
-          << "other bounds here: " << bounds << "\n";
+          << "other bounds or sizes here: " << bounds << "\n";
   }
   out << "  tokenizer    ";
   if (const std::string *json = file.metadataValue("tokenizer")) {

@@ -219,18 +219,19 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
     note("txc --precision=" + precision);
   // A model compiled otherwise (txc -D, an edited config or optimizer):
   // the checks of the tensors pass when the shapes do.
-  bool configNoted = false;
+  bool configNoted = false, boundsNoted = false;
   if (!saved.config.empty()) {
     // Config items that are dim bounds (`dim B <= batch`) limit the sizes
     // a step may take: said apart from the ones that change the model.
     const auto [changes, bounds, flags, keys] =
-        describeConfigChanges(saved.config, model);
+        describeConfigChanges(saved.config, model, saved.sizeConfigs);
     if (!changes.empty())
       note("the model's config (" + changes + ")");
     if (!bounds.empty())
-      err << "note: the model was compiled with other bounds (" << bounds
+      err << "note: the model was compiled with other bounds or sizes (" << bounds
           << "): a bound limits the sizes a step may take\n";
     configNoted = !changes.empty();
+    boundsNoted = !bounds.empty();
   }
   // The optimizer's values often come from the config: one note for both.
   if (!configNoted && !saved.optimizer.empty() && model.optimizer &&
@@ -239,7 +240,7 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
   // The same config, tensors and precision, and txc compiled the entries
   // that do not train to another program: an edited spec (relu -> gelu),
   // --no-fuse, or another txc.
-  if (!configNoted && !saved.inferenceFingerprint.empty() &&
+  if (!configNoted && !boundsNoted && !saved.inferenceFingerprint.empty() &&
       !model.inferenceFingerprint.empty() &&
       saved.inferenceFingerprint != model.inferenceFingerprint &&
       (saved.precision.empty() || saved.precision == precision))

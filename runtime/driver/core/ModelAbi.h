@@ -25,6 +25,9 @@
  *    "dims": [{"name": "B", "bound": 64, "config": KEY}, ...] ("config",
  *            optional: the config item the bound names, "" for a literal
  *            or an expression; the driver's advice on raising a bound),
+ *    "size_configs": [KEY, ...] (optional: config items an entry input's
+ *            shape names, `ids: i32[B, T]` with `config B = 8`: sizes,
+ *            compared with a checkpoint's config as dim bounds are),
  *    "param_arena_bytes": N,
  *    "params": [{"name", "dtype", "shape": [ints], "init", "offset",
  *                "init_std" (only with init "normal": its standard

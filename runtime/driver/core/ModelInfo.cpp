@@ -482,6 +482,12 @@ ModelInfo ModelInfo::parse(std::string_view json) {
     throw ModelError("metadata.inference_fingerprint '" +
                      info.inferenceFingerprint +
                      "' is not 16 lowercase hex digits");
+  if (jsonMember(root, "size_configs"))
+    for (const Json &name : getArray(root, "size_configs", top)) {
+      if (!name.is_string())
+        throw ModelError(top + ".size_configs must hold strings");
+      info.sizeConfigs.push_back(name.get<std::string>());
+    }
   if (const Json *config = jsonMember(root, "config")) {
     if (!config->is_object())
       throw ModelError("metadata.config must be an object");

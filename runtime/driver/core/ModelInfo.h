@@ -172,6 +172,9 @@ struct ModelInfo {
   /// checkpoint with the same one computes the same there whatever its
   /// config says.
   std::string inferenceFingerprint;
+  /// Metadata "size_configs": config items that size entry inputs (a batch
+  /// or a length written as a constant); empty in older metadata.
+  std::vector<std::string> sizeConfigs;
   std::vector<DimInfo> dims;
   int64_t paramArenaBytes = 0;
   std::vector<ParamInfo> params;

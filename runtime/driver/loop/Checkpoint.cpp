@@ -176,6 +176,12 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
   metadata.push_back({kConfigKey, toJson(config)});
   if (!model.inferenceFingerprint.empty())
     metadata.push_back({kInferenceFingerprintKey, model.inferenceFingerprint});
+  if (!model.sizeConfigs.empty()) {
+    Json sizes = Json::array();
+    for (const std::string &name : model.sizeConfigs)
+      sizes.push_back(name);
+    metadata.push_back({"size_configs", toJson(sizes)});
+  }
   if (model.optimizer)
     metadata.push_back({kOptimizerKey, describeOptimizer(*model.optimizer)});
   if (labels)
@@ -252,14 +258,37 @@ std::optional<bool> sameInferenceFingerprint(const SafetensorsReader &file,
   return *recorded == model.inferenceFingerprint;
 }
 
+std::vector<std::string> recordedSizeConfigs(const SafetensorsReader &file) {
+  std::vector<std::string> names;
+  const std::string *text = file.metadataValue("size_configs");
+  if (!text)
+    return names;
+  Json sizes;
+  try {
+    sizes = parseJson(*text);
+  } catch (const JsonError &) {
+  }
+  if (sizes.is_array())
+    for (const Json &name : sizes)
+      if (name.is_string())
+        names.push_back(name.get<std::string>());
+  return names;
+}
+
 ConfigChanges describeConfigChanges(
     const std::vector<std::pair<std::string, std::string>> &saved,
-    const ModelInfo &model) {
+    const ModelInfo &model, const std::vector<std::string> &savedSizes) {
   ConfigChanges out;
+  // A dim bound, or a size of an entry input here or in the saved model.
   auto isBound = [&](const std::string &key) {
-    return std::any_of(
-        model.dims.begin(), model.dims.end(),
-        [&](const DimInfo &dim) { return dim.config && *dim.config == key; });
+    return std::any_of(model.dims.begin(), model.dims.end(),
+                       [&](const DimInfo &dim) {
+                         return dim.config && *dim.config == key;
+                       }) ||
+           std::find(model.sizeConfigs.begin(), model.sizeConfigs.end(), key) !=
+               model.sizeConfigs.end() ||
+           std::find(savedSizes.begin(), savedSizes.end(), key) !=
+               savedSizes.end();
   };
   auto valueOf = [](const auto &record,
                     const std::string &key) -> std::optional<std::string> {
@@ -275,7 +304,9 @@ ConfigChanges describeConfigChanges(
       modelConfigRecord(model);
   for (const auto &[key, value] : current) {
     std::optional<std::string> was = valueOf(saved, key);
-    if (!was) {
+    if (!was && isBound(key)) {
+      add(out.bounds, key + " = " + value + " (new)");
+    } else if (!was) {
       add(out.changes, key + " = " + value + " (new)");
       out.keys.push_back(key);
     } else if (*was != value && isBound(key)) {
@@ -287,7 +318,9 @@ ConfigChanges describeConfigChanges(
     }
   }
   for (const auto &[key, value] : saved)
-    if (!valueOf(current, key)) {
+    if (!valueOf(current, key) && isBound(key)) {
+      add(out.bounds, key + " (was " + value + ") is gone");
+    } else if (!valueOf(current, key)) {
       add(out.changes, key + " (was " + value + ") is gone");
       out.keys.push_back(key);
     }
@@ -408,6 +441,7 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
   if (const std::string *fingerprint =
           file.metadataValue(kInferenceFingerprintKey))
     position.inferenceFingerprint = *fingerprint;
+  position.sizeConfigs = recordedSizeConfigs(file);
   if (position.step < 0 || position.batchSize < 1 || position.minFreq < 1 ||
       position.epoch < 0 || position.batchInEpoch < 0 ||
       position.updateFreq < 1 || position.ranks < 1)

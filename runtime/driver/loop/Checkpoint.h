@@ -106,6 +106,8 @@ struct TrainingPosition {
   /// txc's hash of the entries that do not train (__metadata__
   /// "inference_fingerprint"; empty in older checkpoints).
   std::string inferenceFingerprint;
+  /// recordedSizeConfigs: config items that sized entry inputs.
+  std::vector<std::string> sizeConfigs;
   /// With --valid, once a validation ran (absent in older checkpoints).
   std::optional<ValidationRecord> validation;
 };
@@ -135,17 +137,23 @@ std::optional<bool> sameInferenceFingerprint(const SafetensorsReader &file,
 
 /// How `model`'s config differs from a checkpoint's (`saved`):
 /// `changes` lists "key = now (was then)", "key = now (new)" and "key (was
-/// then) is gone"; `bounds` the changed values that are dim bounds (they
-/// limit sizes, not what the model computes), apart; `flags` the txc
-/// options that build the trained model again (" -D heads=2"); `keys`
-/// the keys `changes` lists.
+/// then) is gone"; `bounds` the changed, new or gone values that are dim
+/// bounds or sizes of entry inputs (here, or in `savedSizes`, the
+/// checkpoint's "size_configs": a batch written `dim B <= 8` in one build
+/// and `config B = 4` in the other): they limit sizes, not what the model
+/// computes, apart; `flags` the txc options that build the trained model
+/// again (" -D heads=2"); `keys` the keys `changes` lists.
 struct ConfigChanges {
   std::string changes, bounds, flags;
   std::vector<std::string> keys;
 };
 ConfigChanges describeConfigChanges(
     const std::vector<std::pair<std::string, std::string>> &saved,
-    const ModelInfo &model);
+    const ModelInfo &model, const std::vector<std::string> &savedSizes = {});
+
+/// The config items that sized entry inputs in the model that wrote `file`
+/// (__metadata__ "size_configs"), empty when it records none.
+std::vector<std::string> recordedSizeConfigs(const SafetensorsReader &file);
 
 /// Limits on a checkpoint's training position (a corrupt or hand-edited
 /// file must not overflow the step arithmetic): the flags' own limit.

@@ -250,12 +250,14 @@ void noteConfigChanges(const SafetensorsReader &file, const ModelInfo &model,
   if (recorded.empty())
     return;
   const auto [changes, bounds, flags, keys] =
-      describeConfigChanges(recorded, model);
+      describeConfigChanges(recorded, model, recordedSizeConfigs(file));
   if (changes.empty()) {
     // The same config: another inference program is an edited spec (or
     // --no-fuse, another txc): it loaded without a word.
+    // (Sizes written as constants change the entries' types, and so the
+    // fingerprint: with other bounds or sizes it tells nothing.)
     const std::string *precision = file.metadataValue("precision");
-    if (use != WeightsUse::TrainingEntry &&
+    if (use != WeightsUse::TrainingEntry && bounds.empty() &&
         sameInferenceFingerprint(file, model) == false &&
         (!precision || *precision == model.precision))
       err << "note: '" << file.path() << "' was trained by another program ("
