@@ -90,13 +90,34 @@ bool DiagnosticEngine::add(Diagnostic diag) {
 void DiagnosticEngine::error(SourceLoc loc, std::string message,
                              std::string hint) {
   ++numErrorReports;
-  if (add({Severity::Error, loc, std::move(message), std::move(hint)}))
+  if (add({Severity::Error, loc, std::move(message), std::move(hint)})) {
     ++numErrors;
+    noteCallSites();
+  }
 }
 
 void DiagnosticEngine::warning(SourceLoc loc, std::string message,
                                std::string hint) {
-  add({Severity::Warning, loc, std::move(message), std::move(hint)});
+  if (add({Severity::Warning, loc, std::move(message), std::move(hint)}))
+    noteCallSites();
+}
+
+void DiagnosticEngine::pushCallSite(SourceLoc loc, std::string what) {
+  callSites.push_back({Severity::Note, loc, std::move(what), ""});
+}
+
+void DiagnosticEngine::popCallSite() { callSites.pop_back(); }
+
+void DiagnosticEngine::noteCallSites() {
+  size_t shown = 0;
+  for (auto it = callSites.rbegin();
+       it != callSites.rend() && shown < kMaxCallSiteNotes; ++it, ++shown)
+    add(*it);
+  if (callSites.size() > kMaxCallSiteNotes)
+    add({Severity::Note, callSites.front().loc,
+         "... " + std::to_string(callSites.size() - kMaxCallSiteNotes) +
+             " more call(s), the outermost here",
+         ""});
 }
 
 void DiagnosticEngine::note(SourceLoc loc, std::string message) {

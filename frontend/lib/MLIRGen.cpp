@@ -1493,9 +1493,11 @@ Val MLIRGenImpl::genDefCall(const ast::DefDecl &def,
     scope.push_back(*path);
   callStack.push_back(def.name);
   unrollSites.push_back(call.getLoc());
+  diags.pushCallSite(call.getLoc(), "in the call of '" + def.name + "' here");
   unsigned errorsBefore = diags.getNumErrorReports();
   std::optional<Val> returned;
   genBlock(def.body, &returned);
+  diags.popCallSite();
   unrollSites.pop_back();
   callStack.pop_back();
   if (!path->empty())

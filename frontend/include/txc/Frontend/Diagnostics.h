@@ -61,6 +61,8 @@ struct Diagnostic {
 constexpr unsigned kMaxErrors = 100;
 /// Source lines longer than this are shown as a window around the caret.
 constexpr size_t kMaxShownLine = 160;
+/// Calls of nested defs named under one error (the innermost ones).
+constexpr size_t kMaxCallSiteNotes = 4;
 
 class DiagnosticEngine {
 public:
@@ -69,6 +71,13 @@ public:
   void error(SourceLoc loc, std::string message, std::string hint = "");
   void warning(SourceLoc loc, std::string message, std::string hint = "");
   void note(SourceLoc loc, std::string message);
+
+  /// While a `def` is inlined at the call `loc`: an error or warning
+  /// reported inside gets a note naming the call (innermost first, at most
+  /// kMaxCallSiteNotes), since a def called three times has three callers
+  /// and its body's line alone does not say which one was wrong.
+  void pushCallSite(SourceLoc loc, std::string what);
+  void popCallSite();
 
   /// Distinct errors (`print` shows the first kMaxErrors of them).
   unsigned getNumErrors() const { return numErrors; }
@@ -104,6 +113,10 @@ private:
   /// makes took 2 GB.
   std::unordered_set<uint64_t> seen;
   bool droppingNotes = false;
+  /// pushCallSite's stack: where each def being inlined was called.
+  std::vector<Diagnostic> callSites;
+  /// Adds the notes of `callSites` after a kept error or warning.
+  void noteCallSites();
 };
 
 /// The closest of `candidates` to `name` by edit distance, or "" when none is
