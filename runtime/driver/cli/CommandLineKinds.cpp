@@ -13,11 +13,11 @@ namespace txrt::driver {
 namespace {
 
 constexpr const char *kGenerateUsage =
-    R"(usage: PROGRAM generate --load FILE [options] [PROMPT ...]
+    R"(usage: PROGRAM generate --load FILE [options] [--] [PROMPT ...]
 
-Language models: continues each PROMPT, or each line of stdin when none is
-given, and prints one line per prompt (the prompt's words, then the
-continuation). Generation stops at the end-of-text token [EOS] or after
+Language models: continues each PROMPT (after '--', every argument is one,
+even if it starts with '-'), or each line of stdin when none is given, and
+prints one line per prompt (the prompt's words, then the continuation). Generation stops at the end-of-text token [EOS] or after
 --max-new-tokens. Only prompts of the same length are decoded together, so
 no row is padded and a prompt's text does not depend on its batch. Picks
 only ids the tokenizer has a word for ([PAD] and [SOS] never). Uses the compiled
@@ -44,9 +44,10 @@ options:
 )";
 
 constexpr const char *kPredictUsage =
-    R"(usage: PROGRAM predict --load FILE [options] [TEXT ...]
+    R"(usage: PROGRAM predict --load FILE [options] [--] [TEXT ...]
 
-Classifiers: labels each TEXT, or each line of stdin when none is given,
+Classifiers: labels each TEXT (after '--', every argument is one, even if
+it starts with '-'), or each line of stdin when none is given,
 and prints one 'label<TAB>probability' line per input (the softmax
 probability of the predicted label). The label set is the one stored
 inside the checkpoint (CKPT.labels.json beside it is a copy).
@@ -114,8 +115,11 @@ void parseGenerate(ArgCursor &cursor, CommandLine &line) {
       generate.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--threads") {
       generate.threads = threadsOption(cursor, arg);
-    } else if (arg.size() > 1 && arg[0] == '-' && arg != "--") {
-      unexpected(cursor, arg);
+    } else if (arg == "--") { // the end of the options: prompts follow
+      while (!cursor.done())
+        generate.prompts.push_back(cursor.nextRaw());
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      unexpected(cursor, arg, "prompt");
     } else {
       generate.prompts.push_back(arg);
     }
@@ -146,8 +150,11 @@ void parsePredict(ArgCursor &cursor, CommandLine &line) {
       predict.truncate = true;
     } else if (arg == "--threads") {
       predict.threads = threadsOption(cursor, arg);
-    } else if (arg.size() > 1 && arg[0] == '-' && arg != "--") {
-      unexpected(cursor, arg);
+    } else if (arg == "--") { // the end of the options: texts follow
+      while (!cursor.done())
+        predict.texts.push_back(cursor.nextRaw());
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      unexpected(cursor, arg, "text");
     } else {
       predict.texts.push_back(arg);
     }

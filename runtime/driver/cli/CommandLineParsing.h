@@ -54,6 +54,12 @@ public:
     return arg;
   }
 
+  /// The next argument as written (after `--`: a text, even "--a=b").
+  std::string nextRaw() {
+    pending_.reset();
+    return args_[pos_++];
+  }
+
   std::string value(const std::string &option) {
     if (pending_) {
       std::string value = *pending_;
@@ -127,11 +133,16 @@ inline int32_t threadsOption(ArgCursor &cursor, const std::string &arg) {
   return integerOption<int32_t>(cursor, arg, 1, 4096);
 }
 
-/// An option no parser took, or a stray argument.
-[[noreturn]] inline void unexpected(ArgCursor &cursor,
-                                    const std::string &arg) {
+/// An option no parser took, or a stray argument. `texts` names what the
+/// command's other arguments are ("sentence"), for the hint that one that
+/// starts with '-' goes after '--'.
+[[noreturn]] inline void unexpected(ArgCursor &cursor, const std::string &arg,
+                                    const char *texts = nullptr) {
   if (arg.size() > 1 && arg[0] == '-')
-    cursor.fail("unknown option '" + arg + "'");
+    cursor.fail("unknown option '" + arg + "'" +
+                (texts ? std::string(" (a ") + texts +
+                             " that starts with '-' goes after '--')"
+                       : std::string()));
   cursor.fail("unexpected argument '" + arg + "'");
 }
 

@@ -163,9 +163,10 @@ options:
 )";
 
 constexpr const char *kTranslateUsage =
-    R"(usage: PROGRAM translate --load FILE [options] [SENTENCE ...]
+    R"(usage: PROGRAM translate --load FILE [options] [--] [SENTENCE ...]
 
-Translates each SENTENCE, or each line of stdin when none is given, and
+Translates each SENTENCE (after '--', every argument is one, even if it
+starts with '-'), or each line of stdin when none is given, and
 prints one line per input. Text is read as the training data was: with a
 word tokenizer lowercased and split at blanks and punctuation, words the
 source vocabulary lacks becoming [UNK]; with SentencePiece as written
@@ -456,8 +457,11 @@ void parseTranslate(ArgCursor &cursor, CommandLine &line) {
       translate.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--threads") {
       translate.threads = threadsOption(cursor, arg);
-    } else if (arg.size() > 1 && arg[0] == '-' && arg != "--") {
-      unexpected(cursor, arg);
+    } else if (arg == "--") { // the end of the options: sentences follow
+      while (!cursor.done())
+        translate.sentences.push_back(cursor.nextRaw());
+    } else if (arg.size() > 1 && arg[0] == '-') {
+      unexpected(cursor, arg, "sentence");
     } else {
       translate.sentences.push_back(arg);
     }
