@@ -2,6 +2,7 @@
 #include "data/TextCorpus.h"
 #include "core/Error.h"
 #include "core/Init.h"
+#include "data/TabbedLines.h"
 #include "formats/FileIO.h"
 
 #include <algorithm>
@@ -25,6 +26,7 @@ TextCorpus parseTextCorpus(std::string_view content, const std::string &path) {
   };
   int64_t lineNumber = 0;
   size_t start = 0;
+  ProblemList problems; // every bad line, as predict and --data name them
   while (start < content.size()) {
     size_t end = content.find('\n', start);
     if (end == std::string_view::npos)
@@ -36,9 +38,11 @@ TextCorpus parseTextCorpus(std::string_view content, const std::string &path) {
     if (lineNumber == 1 && line.substr(0, 3) == kUtf8ByteOrderMark)
       line.remove_prefix(3);
     if (std::string problem = textProblem(line, lineNumber == 1);
-        !problem.empty())
-      throw InputError(path + ":" + std::to_string(lineNumber) + ": " +
-                       problem + " (the text must be UTF-8)");
+        !problem.empty()) {
+      problems.add(path + ":" + std::to_string(lineNumber) + ": " + problem +
+                   " (the text must be UTF-8)");
+      continue;
+    }
     if (line.find_first_not_of(" \t\v\f\r") == std::string_view::npos) {
       endDocument();
       continue;
@@ -50,6 +54,7 @@ TextCorpus parseTextCorpus(std::string_view content, const std::string &path) {
     text += (text.empty() ? "" : " ") + std::string(line);
   }
   endDocument();
+  problems.throwIfAny("lines that are not UTF-8 text");
   if (corpus.documents.empty())
     throw InputError("'" + path + "' holds no words");
   return corpus;

@@ -20,6 +20,13 @@ TEST(TextCorpusTest, ErrorsNameTheFileAndLine) {
                        "'e.txt' holds no words");
   EXPECT_THROW_MESSAGE(parseTextCorpus("ok\nbad \xff byte\n", "u.txt"),
                        InputError, "u.txt:2: invalid UTF-8 at byte 5");
+  // Every bad line, as predict and --data name them (only the first was).
+  EXPECT_THROW_MESSAGE(
+      parseTextCorpus(std::string("a \xff\nok\nb \xfe\nc\0d\n", 15), "m.txt"),
+      InputError,
+      "m.txt:1: invalid UTF-8 at byte 3 of the line (the text must be "
+      "UTF-8)\nm.txt:3: invalid UTF-8 at byte 3 of the line (the text must "
+      "be UTF-8)\nm.txt:4: ");
 }
 
 TEST(TextCorpusTest, AByteOrderMarkAtTheStartIsNoText) {
