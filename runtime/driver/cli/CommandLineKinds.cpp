@@ -77,7 +77,10 @@ double numberOption(ArgCursor &cursor, const std::string &option,
   char *end = nullptr;
   double value = std::strtod(text.c_str(), &end);
   bool inRange = range[0] == '(' ? value > minimum : value >= minimum;
-  if (text.empty() || *end != '\0' || !inRange || !(value <= maximum))
+  // strtod also reads hexadecimal ("0x10" was 16) and leading blanks.
+  bool decimal = text.find_first_of("xX \t") == std::string::npos;
+  if (text.empty() || *end != '\0' || !decimal || !inRange ||
+      !(value <= maximum))
     cursor.fail(option + " expects a number in " + range + ", got '" + text +
                 "'");
   return value;

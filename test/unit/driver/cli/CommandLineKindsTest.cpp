@@ -59,6 +59,9 @@ TEST(CommandLineKindsTest, GenerateErrorsNameTheFlag) {
       parseCommandLine({"generate", "--load", "c", "--temperature", "-1"}),
       UsageError, "--temperature expects a number in [0, 100], got '-1'");
   EXPECT_THROW_MESSAGE(
+      parseCommandLine({"generate", "--load", "c", "--temperature", "0x10"}),
+      UsageError, "--temperature expects a number in [0, 100], got '0x10'");
+  EXPECT_THROW_MESSAGE(
       parseCommandLine({"generate", "--load", "c", "--beam", "2"}), UsageError,
       "unknown option '--beam'");
 }
