@@ -148,10 +148,19 @@ SequenceBounds sequenceBounds(const ModelInfo &model, const EntryInfo &srcEntry,
 
 namespace {
 
-/// Problems for a pair whose ids do not fit `bounds`.
+/// Problems for a pair whose ids do not fit `bounds`, or a side that gives
+/// none: SentencePiece normalizes a side that is only a non-ASCII blank or
+/// an invisible character (U+00A0, U+3000, U+200B) to no piece, which
+/// trained silently as an empty sentence (ASCII blanks are refused before).
 void checkPairLength(size_t sourceLength, size_t targetLength,
                      const SequenceBounds &bounds, const std::string &unit,
                      const std::string &at, ProblemList &problems) {
+  if (sourceLength == 0)
+    problems.add(at + "the source side is empty: it gives no " + unit +
+                 " (only blank or invisible characters)");
+  if (targetLength == 0)
+    problems.add(at + "the target side is empty: it gives no " + unit +
+                 " (only blank or invisible characters)");
   if (int64_t(sourceLength) > bounds.source.bound)
     problems.add(at + "the source sentence has " +
                  std::to_string(sourceLength) + " " + unit + ", more than " +
@@ -183,7 +192,7 @@ std::vector<EncodedPair> encodeParallelText(const ParallelText &text,
                     fileLine(text.path, pair.line), problems);
     encoded.push_back(std::move(ids));
   }
-  problems.throwIfAny("sentences too long in '" + text.path + "'");
+  problems.throwIfAny("sentences too long or empty in '" + text.path + "'");
   return encoded;
 }
 
@@ -202,7 +211,7 @@ PairIds readEncodedParallelText(const std::string &path,
     if (problems.count() == 0)
       pairs.add(source, target, line.number);
   });
-  problems.throwIfAny("sentences too long in '" + path + "'");
+  problems.throwIfAny("sentences too long or empty in '" + path + "'");
   pairs.shrinkToFit();
   return pairs;
 }
