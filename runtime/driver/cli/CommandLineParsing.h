@@ -152,6 +152,7 @@ inline int32_t threadsOption(ArgCursor &cursor, const std::string &arg) {
 inline bool profileOption(ArgCursor &cursor, const std::string &arg,
                           ProfileOptions &profile) {
   if (arg == "--profile") {
+    cursor.noValue(arg); // --profile=no profiled
     profile.enabled = true;
   } else if (arg == "--profile-trace") {
     profile.enabled = true;

@@ -443,8 +443,10 @@ void parseTranslate(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--beam") {
       translate.beam = integerOption<int32_t>(cursor, arg, 1, 1024);
     } else if (arg == "--no-kv-cache") {
+      cursor.noValue(arg); // --no-kv-cache=0 turned the cache off
       translate.kvCache = false;
     } else if (arg == "--no-ema") {
+      cursor.noValue(arg);
       translate.noEma = true;
     } else if (arg == "--alpha") {
       std::string text = cursor.value(arg);
@@ -493,6 +495,7 @@ void parseBench(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--decode-out") {
       bench.decodeOutPath = pathOption(cursor, arg);
     } else if (arg == "--decode-only") {
+      cursor.noValue(arg);
       bench.decodeOnly = true;
     } else if (arg == "--beam") {
       bench.beam = integerOption<int32_t>(cursor, arg, 1, 1024);
