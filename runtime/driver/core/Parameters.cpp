@@ -288,6 +288,10 @@ void throwLoadProblems(const std::vector<std::string> &problems,
 }
 
 void checkParametersFit(const SafetensorsReader &file, const ModelInfo &model) {
+  // Another model's checkpoint that does not fit is named as such first
+  // (export, run --load and bench --load advised recompiling with its -D
+  // values, which cannot make another model's tensors fit).
+  checkCheckpointModel(file, model);
   std::vector<std::string> problems = checkCheckpointAgainstModel(file, model);
   if (!problems.empty())
     throwLoadProblems(problems, file.path(), model);
