@@ -207,6 +207,10 @@ Result Evaluator::evalName(const NameExpr &e) {
   if (hint.compare(0, known.size(), known) == 0)
     return fail(e.getLoc(), "'" + e.name + "' has no compile-time value",
                 hint);
+  if (e.name == "inf" || e.name == "nan")
+    hint = "there is no '" + e.name +
+           "' name: write a number (a mask's "
+           "fill is a large negative one, masked_fill(s, !mask, -1e9))";
   return fail(e.getLoc(), "unknown name '" + e.name + "'", hint);
 }
 

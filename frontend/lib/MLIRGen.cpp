@@ -930,8 +930,13 @@ Val MLIRGenImpl::genName(const ast::NameExpr &expr) {
   }
   std::string hint =
       diags.isFull() ? "" : closestMatch(expr.name, visibleNames());
-  diags.error(expr.getLoc(), "unknown name '" + expr.name + "'",
-              hint.empty() ? "" : "did you mean '" + hint + "'?");
+  if (expr.name == "inf" || expr.name == "nan")
+    hint = "there is no '" + expr.name +
+           "' name: write a number (a mask's "
+           "fill is a large negative one, masked_fill(s, !mask, -1e9))";
+  else if (!hint.empty())
+    hint = "did you mean '" + hint + "'?";
+  diags.error(expr.getLoc(), "unknown name '" + expr.name + "'", hint);
   return {};
 }
 
@@ -1183,16 +1188,33 @@ Val MLIRGenImpl::genCall(const ast::CallExpr &call) {
                       "' works on compile-time numbers only, not tensors");
     return {};
   }
+  // PyTorch's names for what the language writes otherwise.
+  static const std::map<std::string, std::string> kTorchFunctions = {
+      {"unsqueeze", "add an axis with a subscript, x[:, None], or reshape"},
+      {"squeeze", "drop an axis of size 1 with reshape(x, ...)"},
+      {"view", "reshape(x, d0, d1, ...)"},
+      {"permute", "transpose(x, d0, d1) swaps two axes"},
+      {"cat", "concat(a, b, axis = ...)"},
+      {"masked_fill_", "masked_fill(x, mask, value)"},
+      {"sum", "reduce_sum(x, axis = ...)"},
+      {"mean", "reduce_mean(x, axis = ...)"},
+      {"amax", "reduce_max(x, axis = ...)"},
+  };
   std::string hint;
-  if (!diags.isFull()) { // past the shown errors, skip the costly hint
+  if (auto torch = kTorchFunctions.find(call.callee);
+      torch != kTorchFunctions.end() && !lookupBuiltin(call.callee))
+    hint = "PyTorch's '" + call.callee + "': " + torch->second;
+  else if (!diags.isFull()) { // past the shown errors, skip the costly hint
     std::vector<std::string> names = builtinNames();
     for (const auto &entry : defs)
       names.push_back(entry.first);
     hint = closestMatch(call.callee, names);
+    if (!hint.empty())
+      hint = "did you mean '" + hint + "'?";
   }
   diags.error(call.getLoc(), "unknown function '" + call.callee + "'",
               hint.empty() ? "define it with `def " + call.callee + "(...)`"
-                           : "did you mean '" + hint + "'?");
+                           : hint);
   return {};
 }
 
@@ -1297,7 +1319,18 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
         std::vector<std::string> names;
         for (const ParamSpec &spec : builtin.params)
           names.push_back(spec.name);
-        std::string hint = closestMatch(arg.keyword, names);
+        // PyTorch's keyword for a parameter spelled otherwise here
+        // (`dropout(x, p = 0.1)`); else the closest name.
+        static const std::map<std::string, std::string> kTorchKeywords = {
+            {"p", "rate"},
+            {"dim", "axis"},
+            {"keepdims", "keepdim"},
+            {"input", "x"}};
+        auto torch = kTorchKeywords.find(arg.keyword);
+        std::string hint = torch != kTorchKeywords.end() &&
+                                   llvm::is_contained(names, torch->second)
+                               ? torch->second
+                               : closestMatch(arg.keyword, names);
         diags.error(arg.loc, "'" + call.callee + "' has no parameter '" +
                                  arg.keyword + "'",
                     hint.empty() ? "" : "did you mean '" + hint + "'?");

@@ -313,6 +313,8 @@ private:
   ExprPtr parsePrefix();
   ExprPtr parsePower();
   ExprPtr parsePostfix();
+  /// A call, name, literal or parenthesized expression with subscripts.
+  ExprPtr parsePostfixChain();
   ExprPtr parsePrimary();
   ExprPtr parseCall();
   ExprPtr parseSubscripts(ExprPtr base);
@@ -1209,6 +1211,21 @@ ExprPtr Parser::parsePower() {
 }
 
 ExprPtr Parser::parsePostfix() {
+  ExprPtr e = parsePostfixChain();
+  // `x.transpose(-2, -1)`, `scores.masked_fill(...)`: PyTorch's methods.
+  if (e && at(TokenKind::Dot) && peek().is(TokenKind::Identifier)) {
+    const std::string &method = peek().text;
+    error(cur().loc,
+          "'." + method +
+              "' after an expression: PyTorch's methods and attributes are "
+              "not part of the spec language",
+          "call the function with the tensor first: '" + method + "(x, ...)'");
+    return nullptr;
+  }
+  return e;
+}
+
+ExprPtr Parser::parsePostfixChain() {
   if (at(TokenKind::Identifier) && peek().is(TokenKind::LParen)) {
     ExprPtr call = parseCall();
     if (!call || !at(TokenKind::LBracket))
@@ -1398,9 +1415,13 @@ bool Parser::parseArgs(std::vector<Arg> &args, const Token &open,
       return true;
     if (atAssignment()) {
       if (!at(TokenKind::Identifier))
-        softError(cur().loc, "'" + cur().text +
-                                 "' is a keyword and cannot be an "
-                                 "argument name");
+        softError(cur().loc,
+                  "'" + cur().text +
+                      "' is a keyword and cannot be an argument name",
+                  cur().text == "dim"
+                      ? "the axis argument is 'axis' here (PyTorch's dim): "
+                        "softmax(x, axis = -1)"
+                      : "");
       arg.keyword = take().text;
       take();
     }
