@@ -276,6 +276,41 @@ module attributes {tx.dims = {B = 4 : i64, T = 7 : i64}} {
 
 // -----
 
+// A reduction over the features (a norm written out, reduce_mean(x, -1))
+// keeps every position whole: decode_step is derived (it said "may mix
+// positions", and decoding re-ran the prefix).
+// CHECK-LABEL: func.func @decode_step(
+// CHECK: tx.cache_write
+// CHECK: tx.reduce_mean %{{.+}} {axes = array<i64: -1>, keepdim}
+// CHECK: // -----
+module attributes {tx.dims = {B = 4 : i64, T = 7 : i64}} {
+  tx.parameter @emb : tensor<16x8xf32> {init = #tx.init<xavier_uniform>}
+  tx.parameter @wq : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}
+  tx.parameter @wk : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}
+  tx.parameter @wv : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}
+  func.func @decode(%tgt: tensor<?x?xi32, #tx.dims<B: 4, T: 7>> {tx.name = "tgt"}) -> (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>> {tx.name = "logits"}) attributes {tx.entry = "decode"} {
+    %tm = tx.padding_mask %tgt : (tensor<?x?xi32, #tx.dims<B: 4, T: 7>>) -> tensor<?x1x1x?xi1, #tx.dims<B: 4, T: 7>>
+    %emb = tx.param @emb : tensor<16x8xf32>
+    %e = tx.embedding %tgt, %emb : (tensor<?x?xi32, #tx.dims<B: 4, T: 7>>, tensor<16x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %wq = tx.param @wq : tensor<8x8xf32>
+    %q0 = tx.linear %e, %wq : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<8x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %q = tx.split_heads %q0 {heads = 2 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %wk = tx.param @wk : tensor<8x8xf32>
+    %k0 = tx.linear %e, %wk : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<8x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %k = tx.split_heads %k0 {heads = 2 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %wv = tx.param @wv : tensor<8x8xf32>
+    %v0 = tx.linear %e, %wv : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<8x8xf32>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %v = tx.split_heads %v0 {heads = 2 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %a = tx.attention %q, %k, %v mask %tm {causal, scale = 0.5 : f32} : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x1x1x?xi1, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
+    %h = tx.merge_heads %a : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %m = tx.reduce_mean %h {axes = array<i64: -1>, keepdim} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x?x1xf32, #tx.dims<B: 4, T: 7>>
+    %s = tx.sub %h, %m : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<?x?x1xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    return %s : tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+  }
+}
+
+// -----
+
 // Learned positions sliced to the target length (`wpe[:T]`) would have to
 // start at the cache offset: it declines.
 // CHECK: func.func @decode(
