@@ -111,6 +111,7 @@ Tokenizer buildSingleTokenizer(
                      "' with config pad = " + std::to_string(pad) + ": " +
                      error.what());
   }
+  requireSomeWords(tokenizer.source, minFreq, "'" + path + "'");
   tokenizer.target = tokenizer.source;
   checkTokenizerFitsModel(model, tokenizer, "'" + path + "'", nullptr,
                           /*builtFromData=*/true);

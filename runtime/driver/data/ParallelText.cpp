@@ -220,6 +220,17 @@ PairIds readEncodedParallelText(const std::string &path,
 // Vocabularies against the model
 //===----------------------------------------------------------------------===//
 
+void requireSomeWords(const Vocabulary &vocabulary, int64_t minFreq,
+                      const std::string &what) {
+  if (vocabulary.size() > kNumSpecialTokens || minFreq <= 1)
+    return;
+  throw InputError("--min-freq " + std::to_string(minFreq) +
+                   " keeps no word of " + what +
+                   ": every word occurs "
+                   "fewer times, so every token would be [UNK]; lower "
+                   "--min-freq");
+}
+
 int32_t modelPadId(const ModelInfo &model) {
   std::optional<double> pad = model.configNumber("pad");
   if (!pad)
@@ -320,6 +331,10 @@ Tokenizer buildTokenizer(const ModelInfo &model, const WordCounts &sources,
                      error.what());
   }
   ProblemList problems;
+  requireSomeWords(tokenizer.source, minFreq,
+                   "the source side of '" + path + "'");
+  requireSomeWords(tokenizer.target, minFreq,
+                   "the target side of '" + path + "'");
   std::string origin = "of '" + path + "'";
   checkFits(model, tokenizer.source, false, "source", "source", origin, nullptr,
             problems, true);

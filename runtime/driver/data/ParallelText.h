@@ -154,6 +154,12 @@ Tokenizer loadModelTokenizer(const ModelInfo &model,
 /// The model's config `pad` (0 when absent).
 int32_t modelPadId(const ModelInfo &model);
 
+/// InputError when `--min-freq` left `vocabulary` (built from `what`) with
+/// no word besides the special tokens: every token would be [UNK], and the
+/// run trained on nothing without a word.
+void requireSomeWords(const Vocabulary &vocabulary, int64_t minFreq,
+                      const std::string &what);
+
 } // namespace txrt::driver
 
 #endif // TXRT_DRIVER_PARALLELTEXT_H
