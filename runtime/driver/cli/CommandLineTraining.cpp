@@ -358,6 +358,9 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
                 "train --ema checkpoint)");
   if (train.every && !train.savePath)
     cursor.fail("--every needs --save FILE");
+  if (train.overwrite && !train.savePath)
+    cursor.fail("--overwrite lets --save replace a checkpoint; give --save "
+                "FILE (without it nothing is written)");
   if ((train.vocabSize || train.spmType) && train.tokenizer != "spm")
     cursor.fail(std::string(train.vocabSize ? "--vocab-size" : "--spm-type") +
                 " applies to --tokenizer spm");
@@ -430,6 +433,7 @@ void parseEval(ArgCursor &cursor, CommandLine &line) {
 
 void parseTranslate(ArgCursor &cursor, CommandLine &line) {
   TranslateOptions &translate = line.translate;
+  bool alphaGiven = false, beamGiven = false;
   while (!cursor.done()) {
     std::string arg = cursor.next();
     if (help(arg, line, "translate"))
@@ -441,6 +445,7 @@ void parseTranslate(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--max-len") {
       translate.maxLength = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--beam") {
+      beamGiven = true;
       translate.beam = integerOption<int32_t>(cursor, arg, 1, 1024);
     } else if (arg == "--no-kv-cache") {
       cursor.noValue(arg); // --no-kv-cache=0 turned the cache off
@@ -449,6 +454,7 @@ void parseTranslate(ArgCursor &cursor, CommandLine &line) {
       cursor.noValue(arg);
       translate.noEma = true;
     } else if (arg == "--alpha") {
+      alphaGiven = true;
       std::string text = cursor.value(arg);
       char *end = nullptr;
       double alpha = std::strtod(text.c_str(), &end);
@@ -470,6 +476,10 @@ void parseTranslate(ArgCursor &cursor, CommandLine &line) {
   }
   if (translate.loadPath.empty())
     cursor.fail("translate needs --load CHECKPOINT");
+  // Greedy decoding has no length penalty: --alpha changed nothing.
+  if (alphaGiven && translate.beam == 1 && !beamGiven)
+    cursor.fail("--alpha is beam search's length penalty; give --beam N too "
+                "(greedy decoding has none)");
 }
 
 void parseBench(ArgCursor &cursor, CommandLine &line) {

@@ -235,6 +235,22 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
         "eval --labels applies to classifiers; '" + model.model + "' is a " +
         (model.kind == ModelKind::LanguageModel ? "language model"
                                                 : "seq2seq model"));
+  // Options of another kind's evaluation changed nothing.
+  if (options.truncate && model.kind != ModelKind::Classifier)
+    throw InputError("eval --truncate applies to classifiers (their texts "
+                     "longer than the T bound); '" +
+                     model.model + "' is a " +
+                     (model.kind == ModelKind::LanguageModel
+                          ? "language model"
+                          : "seq2seq model"));
+  if ((options.noBleu || options.maxLength) && model.kind != ModelKind::Seq2Seq)
+    throw InputError(std::string("eval ") +
+                     (options.noBleu ? "--no-bleu" : "--max-len") +
+                     " applies to seq2seq models (the BLEU of their greedy "
+                     "translations); '" +
+                     model.model + "' is a " +
+                     (model.kind == ModelKind::LanguageModel ? "language model"
+                                                             : "classifier"));
   if (model.kind == ModelKind::LanguageModel)
     return evalLanguageModel(model, entryTable, options, out, err);
   if (model.kind == ModelKind::Classifier)

@@ -431,6 +431,17 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                                        "update) with --save-grads"),
           "run");
   }
+  // --step and --seed are a training entry's update number and dropout
+  // seed: a forward entry reads neither, and they changed nothing.
+  if ((options.trainStep || options.trainSeed) &&
+      entry->kind != EntryKind::TrainGrad &&
+      entry->kind != EntryKind::TrainStep)
+    throw UsageError(std::string(options.trainStep ? "--step" : "--seed") +
+                         " applies to training entries (train_step, "
+                         "train_grad); '" +
+                         entry->name + "' is a " + entryKindName(entry->kind) +
+                         " entry",
+                     "run");
   std::vector<InputSource> sources = resolveInputs(*entry, options.inputs);
   std::vector<Tensor> inputs = readInputs(model, *entry, sources);
   std::vector<int64_t> dims =

@@ -112,6 +112,13 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
       {{"translate", "--load", "c", "--alpha", "-1"},
        "translate",
        "--alpha expects a number in [0, 10]"},
+      // Accepted and changing nothing, until refused.
+      {{"translate", "--load", "c", "--alpha", "7"},
+       "translate",
+       "--alpha is beam search's length penalty; give --beam N too"},
+      {{"train", "--data", "d", "--overwrite"},
+       "train",
+       "--overwrite lets --save replace a checkpoint; give --save FILE"},
       {{"bench", "--steps", "0"}, "bench", "--steps expects an integer"},
       {{"bench", "--sources", "s.npy", "--src-len", "4"},
        "bench",
