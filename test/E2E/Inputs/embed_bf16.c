@@ -44,5 +44,7 @@ int main(int argc, char **argv) {
     return 1;
   fclose(out);
   txrt_context_destroy(ctx);
+  free(params); /* the sanitizer build's LeakSanitizer counts them */
+  free(arena);
   return 0;
 }
