@@ -785,8 +785,9 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   auto writeCheckpoint = [&](const std::string &path, int64_t step) {
     TrainingPosition at = position;
     at.step = step;
-    at.threads =
-        runner.device() ? 0 : txrt_context_num_threads(runner.context());
+    // The host's threads, on a device too (its checkpoints are the CPU's,
+    // byte for byte); only a CPU resume notes another count.
+    at.threads = txrt_context_num_threads(runner.context());
     auto [epoch, index] = plan.positionOfStep(step + 1);
     at.epoch = epoch;
     at.batchInEpoch = index;

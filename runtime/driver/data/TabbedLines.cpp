@@ -61,7 +61,7 @@ public:
       return;
     }
     if (line.find_first_not_of(" \t\v\f") == std::string_view::npos) {
-      blanks_.push_back(number);
+      blanks_.push_back({number, line.find('\t') != std::string_view::npos});
       return;
     }
     reportBlanks();
@@ -95,8 +95,12 @@ private:
   /// The blank lines seen since the last line with text: data follows, so
   /// each is an error.
   void reportBlanks() {
-    for (int64_t number : blanks_)
-      problems_.add(fileLine(path_, number) + "empty line " + expected_);
+    // A blank line with its tab ("   \t   ") is not empty: its sides are.
+    for (auto [number, tab] : blanks_)
+      problems_.add(fileLine(path_, number) +
+                    (tab ? std::string("both sides are blank ")
+                         : std::string("empty line ")) +
+                    expected_);
     blanks_.clear();
   }
 
@@ -105,7 +109,7 @@ private:
   ProblemList &problems_;
   const TabbedLineVisitor &visit_;
   std::string expected_;
-  std::vector<int64_t> blanks_;
+  std::vector<std::pair<int64_t, bool>> blanks_; ///< line, holds a tab
 };
 
 uint64_t continueFnv1a64(uint64_t hash, std::string_view bytes) {

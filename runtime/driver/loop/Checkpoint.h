@@ -85,8 +85,8 @@ struct TrainingPosition {
   int64_t updateFreq = 1; ///< --update-freq of the run that wrote it
   int64_t ranks = 1;      ///< its number of ranks (mpirun -np)
   /// The CPU kernel threads of the run that wrote it (--threads; 0: not
-  /// recorded, as in older checkpoints, or a GPU run): another count sums
-  /// in other pieces, which train --resume notes.
+  /// recorded, as in older checkpoints): another count sums in other
+  /// pieces, which train --resume on the CPU notes.
   int64_t threads = 0;
   int64_t minFreq = 1;
   std::string dataPath;

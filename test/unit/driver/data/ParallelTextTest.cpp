@@ -70,6 +70,7 @@ TEST(ParallelTextTest, VocabularyTooLargeNamesTheConfigKey) {
   std::string data;
   for (int i = 0; i < 17; ++i)
     data += "w" + std::to_string(i) + "\tok\n";
+  data += "w0\tok\n"; // the one word --min-freq 2 keeps
   ParallelText text = parseParallelText(data, "big.tsv");
   EXPECT_THROW_MESSAGE(buildTokenizer(model, text, 1), InputError,
                        "the source vocabulary of 'big.tsv' needs 21 ids",
@@ -77,7 +78,11 @@ TEST(ParallelTextTest, VocabularyTooLargeNamesTheConfigKey) {
                        "recompile with txc -D src_vocab=21");
   // Dropping the rare words makes it fit.
   Tokenizer fits = buildTokenizer(model, text, 2);
-  EXPECT_EQ(fits.source.size(), 4);
+  EXPECT_EQ(fits.source.size(), 5);
+  // One that keeps no word is refused (every token would be [UNK]).
+  EXPECT_THROW_MESSAGE(buildTokenizer(model, text, 3), InputError,
+                       "--min-freq 3 keeps no word of the source side of "
+                       "'big.tsv'");
 }
 
 TEST(ParallelTextTest, APadElsewhereNamesItsSideAndId) {

@@ -74,11 +74,15 @@ TEST(TabbedLinesTest, BlankLinesAtTheEndAreSkipped) {
 TEST(TabbedLinesTest, BlankLinesBeforeMoreDataAreEachNamed) {
   ProblemList problems;
   std::vector<std::string> seen =
-      visitAll("a\tb\n\n \nc\td\n\n", problems);
-  EXPECT_EQ(seen, (std::vector<std::string>{"1:a|b", "4:c|d"}));
-  EXPECT_THROW_MESSAGE(problems.throwIfAny("bad lines"), InputError,
-                       "d.tsv:2: empty line (expected 'source<TAB>target')\n"
-                       "d.tsv:3: empty line (expected 'source<TAB>target')");
+      visitAll("a\tb\n\n \n  \t \nc\td\n\n", problems);
+  EXPECT_EQ(seen, (std::vector<std::string>{"1:a|b", "5:c|d"}));
+  // A blank line with its tab is named for its blank sides ("empty line"
+  // said a line that holds a tab was empty).
+  EXPECT_THROW_MESSAGE(
+      problems.throwIfAny("bad lines"), InputError,
+      "d.tsv:2: empty line (expected 'source<TAB>target')\n"
+      "d.tsv:3: empty line (expected 'source<TAB>target')\n"
+      "d.tsv:4: both sides are blank (expected 'source<TAB>target')");
 }
 
 TEST(TabbedLinesTest, Utf16FileIsNamedOnItsFirstLine) {
