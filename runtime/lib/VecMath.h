@@ -37,7 +37,9 @@ inline float expApprox(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  int32_t n = int32_t(nf);
+  // NaN stays NaN (through p); converting it to int is undefined behaviour
+  // (UBSan: a NaN logit in a diverged run's cross-entropy).
+  int32_t n = int32_t(nf == nf ? nf : 0.0f);
   // 2^n as two factors so n = -126..-149 (subnormal results) stay exact
   // enough and n = 128 does not overflow the exponent field.
   int32_t half = n >> 1;
