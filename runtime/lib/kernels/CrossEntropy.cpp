@@ -40,24 +40,17 @@ int64_t countTargets(const int32_t *targets, int64_t n, int64_t classes,
 /// The log-sum-exp of one row of logits, as the forward computes and saves
 /// it; also the row's plain sum when `sumZ` is non-null. The backward
 /// recomputes a missing lse with this same function, so its gradient is the
-/// one the saved lse gives, bit for bit. A NaN or +inf logit makes it NaN,
-/// as in PyTorch (rowMax skips a NaN: a NaN in another class than the
-/// target's gave a finite loss, which hid a diverged model).
+/// one the saved lse gives, bit for bit.
 float rowLogSumExpAndSum(const float *z, int64_t classes, float *sumZ) {
-  constexpr float kPosInf = std::numeric_limits<float>::infinity();
   float m = rowMax(z, classes);
   float sumExp = 0.0f, sum = 0.0f;
-  bool bad = false; // in the same pass: a vocabulary of logits is large
-#pragma omp simd reduction(+ : sumExp, sum) reduction(|| : bad)
+#pragma omp simd reduction(+ : sumExp, sum)
   for (int64_t j = 0; j < classes; ++j) {
     sumExp += expApprox(z[j] - m);
     sum += z[j];
-    bad = bad || !(z[j] < kPosInf);
   }
   if (sumZ)
     *sumZ = sum;
-  if (bad)
-    return std::numeric_limits<float>::quiet_NaN();
   return m + std::log(sumExp);
 }
 
