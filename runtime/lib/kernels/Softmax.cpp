@@ -100,14 +100,11 @@ txrt_status txrt_softmax_fwd(txrt_context *ctx, int64_t site, int64_t rows,
         // max skips a NaN and gave [0, 0, nan, 0, 0]. Found before the
         // primitive runs (y may be x), set after it.
         std::vector<uint8_t> nanRow(size_t(rows), 0);
-        bool anyNan = false;
-#pragma omp parallel for num_threads(c.numThreads()) schedule(static)          \
-    reduction(||                                                               \
-              : anyNan)
-        for (int64_t r = 0; r < rows; ++r) {
+#pragma omp parallel for num_threads(c.numThreads()) schedule(static)
+        for (int64_t r = 0; r < rows; ++r)
           nanRow[size_t(r)] = anyNanOrPosInf(x + r * cols, cols);
-          anyNan = anyNan || nanRow[size_t(r)];
-        }
+        const bool anyNan =
+            std::find(nanRow.begin(), nanRow.end(), 1) != nanRow.end();
         primitive.execute(c, {x, y});
         if (anyNan)
           for (int64_t r = 0; r < rows; ++r)
