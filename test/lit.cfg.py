@@ -68,14 +68,15 @@ if config.txc_mpi == "ON" and shutil.which("mpirun"):
     # components it has unloaded (their frames are "<unknown module>", which
     # no suppression can name). The driver code the ranks run is leak-checked
     # by the single-process tests; ASan's other checks stay on here.
+    # Set for mpirun, which the ranks of every app context inherit (an `-x`
+    # reached only the first context of `mpirun -np 1 A : -np 1 B`).
     ranks_env = ""
     if config.txc_sanitize_flags and "ASAN_OPTIONS" in os.environ:
-        ranks_env = "-x ASAN_OPTIONS=%s:detect_leaks=0 " % (
+        ranks_env = "env ASAN_OPTIONS=%s:detect_leaks=0 " % (
             os.environ["ASAN_OPTIONS"])
     config.substitutions.append(
-        ("%mpirun", "mpirun --oversubscribe --allow-run-as-root "
-         "--mca btl self,vader --mca pml ob1 -x TXRT_NUM_THREADS=1 " +
-         ranks_env))
+        ("%mpirun", ranks_env + "mpirun --oversubscribe --allow-run-as-root "
+         "--mca btl self,vader --mca pml ob1 -x TXRT_NUM_THREADS=1"))
 
 # Executables compiled with --precision=bf16 run only on CPUs with
 # AVX512_BF16 or AMX_BF16 (runtime/lib/kernels/Bf16.cpp checks the same).

@@ -32,6 +32,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 
@@ -625,6 +626,19 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                           "the vocabulary (--min-freq " +
                               std::to_string(minFreq) + ", --tokenizer " +
                               options.tokenizer + ")");
+  // The gradients' allreduce buckets and their overlap (libtxrt reads
+  // them): ranks that cut the buckets otherwise called mismatched
+  // collectives and crashed inside MPI, with no error of ours.
+  if (ranks.parallel())
+    for (const char *name : {"TXRT_BUCKET_MB", "TXRT_ALLREDUCE_OVERLAP"}) {
+      const char *value = std::getenv(name);
+      requireSameAsRankZero(
+          ranks, fnv1a64(value ? std::string("=") + value : std::string()),
+          std::string(name) + (value ? "=" + std::string(value) : " (unset)") +
+              " (the gradient buckets' layout; give it to every rank alike, "
+              "mpirun -x " +
+              name + "=...)");
+    }
 
   ModelRunner runner(model, entryTable, options.threads);
   runner.reserveArena(entry); // too large for the machine: fail before work
