@@ -121,9 +121,29 @@ std::map<int64_t, SiteInfo> parseSiteTable(std::string_view metadataJson) {
       for (const nlohmann::json &name : item["fused"])
         if (name.is_string())
           info.fused.push_back(name.get<std::string>());
-    sites[item["site"].get<int64_t>()] = std::move(info);
+    // A site listed twice is a forward op and its backward (they share
+    // the random stream's id): both kept, each call labelled by its kernel
+    // (the backward's row replaced the forward's, and every forward
+    // dropout and attention call was labelled as its backward).
+    auto [it, inserted] = sites.try_emplace(item["site"].get<int64_t>(), info);
+    if (!inserted) {
+      std::string_view op = info.op;
+      bool grad = op.size() > 5 && op.substr(op.size() - 5) == "_grad";
+      if (grad)
+        it->second.gradOp = info.op;
+      else {
+        it->second.gradOp = it->second.op;
+        it->second.op = info.op;
+      }
+    }
   }
   return sites;
+}
+
+const std::string &SiteInfo::opOf(std::string_view kernel) const {
+  bool backward = kernel.find("_bwd") != std::string_view::npos ||
+                  kernel.find("_grad") != std::string_view::npos;
+  return backward && !gradOp.empty() ? gradOp : op;
 }
 
 std::string siteLocation(std::string_view metadataJson, int64_t site) {
@@ -260,7 +280,7 @@ void Profile::writeTrace(std::ostream &os) const {
       nlohmann::json args = {{"site", c.site}};
       auto site = sites_.find(c.site);
       if (site != sites_.end()) {
-        args["op"] = site->second.op;
+        args["op"] = site->second.opOf(c.kernel);
         args["loc"] = site->second.loc;
         if (!site->second.scope.empty())
           args["scope"] = site->second.scope;

@@ -36,6 +36,13 @@ struct ModelInfo;
 struct SiteInfo {
   std::string entry, op, loc, scope;
   std::vector<std::string> fused;
+  /// A forward op's backward at the same site (dropout and attention share
+  /// their random stream's id, the site, with their backward): its op.
+  std::string gradOp;
+
+  /// The op of a call of `kernel` at this site: the backward's for a
+  /// backward kernel (`..._bwd`), else the forward's.
+  const std::string &opOf(std::string_view kernel) const;
 };
 
 /// The metadata's "sites" table by site id (empty when absent); throws

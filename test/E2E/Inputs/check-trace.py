@@ -24,3 +24,14 @@ for c in calls:
 mean = sum(e["dur"] for e in entries) / len(entries) / 1000.0
 print(f"trace: {len(entries)} entry calls, {len(calls)} runtime calls, "
       f"mean entry call {mean:.3f} ms")
+# A forward call labelled with its backward's op (dropout and attention
+# share a site, their random stream, with the backward), or the reverse.
+def backward(name):
+    return "_bwd" in name or "_grad" in name
+mislabelled = [c for c in calls if "op" in c.get("args", {})
+               and backward(c["name"]) != c["args"]["op"].endswith("_grad")]
+ops = sorted({(c["name"], c["args"]["op"]) for c in calls
+              if "op" in c.get("args", {}) and ("dropout" in c["name"]
+                                                 or "attention" in c["name"])})
+print(f"labels: {len(mislabelled)} calls labelled with another direction's op; "
+      + ", ".join(f"{k} as {o}" for k, o in ops))
