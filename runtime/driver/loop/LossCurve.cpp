@@ -101,12 +101,14 @@ std::string validationMarks(const std::vector<const LossPoint *> &points,
                             X x, Y y, double rightEdge, double top,
                             double plotH) {
   double maxBleu = 0;
-  bool any = false;
+  bool any = false, anyBleu = false; // a language model's have no BLEU
   for (const LossPoint *p : points)
     if (p->validated() && std::isfinite(p->validLoss)) {
       any = true;
-      if (std::isfinite(p->validBleu))
+      if (std::isfinite(p->validBleu)) {
+        anyBleu = true;
         maxBleu = std::max(maxBleu, p->validBleu);
+      }
     }
   if (!any)
     return "";
@@ -126,14 +128,17 @@ std::string validationMarks(const std::vector<const LossPoint *> &points,
              "\" width=\"6\" height=\"6\" fill=\"#2ca02c\"/>\n";
     }
   }
-  svg += "<text x=\"" + coordinate(rightEdge) + "\" y=\"" +
-         coordinate(top - 6) + "\" text-anchor=\"end\" fill=\"#2ca02c\">BLEU " +
-         number(bleuTop) + " at top</text>\n";
+  if (anyBleu)
+    svg += "<text x=\"" + coordinate(rightEdge) + "\" y=\"" +
+           coordinate(top - 6) +
+           "\" text-anchor=\"end\" fill=\"#2ca02c\">BLEU " + number(bleuTop) +
+           " at top</text>\n";
   svg += "<text x=\"" + coordinate(rightEdge) + "\" y=\"" +
          coordinate(top + 14) +
          "\" text-anchor=\"end\"><tspan fill=\"#1f77b4\">train loss</tspan> "
-         "<tspan fill=\"#ff7f0e\">valid loss</tspan> "
-         "<tspan fill=\"#2ca02c\">valid BLEU</tspan></text>\n";
+         "<tspan fill=\"#ff7f0e\">valid loss</tspan>" +
+         (anyBleu ? " <tspan fill=\"#2ca02c\">valid BLEU</tspan>" : "") +
+         "</text>\n";
   return svg;
 }
 

@@ -70,6 +70,9 @@ TEST(LossCurveTest, ALanguageModelsValidationHasNoBleu) {
   std::string svg = lossSvg({{1, 4, 0, 0}, validated}, "t");
   EXPECT_NE(svg.find("valid-loss"), std::string::npos);
   EXPECT_EQ(svg.find("valid-bleu"), std::string::npos);
+  // Nor a BLEU legend or axis note (they were drawn with no BLEU at all).
+  EXPECT_EQ(svg.find("BLEU"), std::string::npos) << svg;
+  EXPECT_NE(svg.find("valid loss</tspan></text>"), std::string::npos) << svg;
 }
 
 TEST(LossCurveTest, SvgHasAxesLabelsAndAPolyline) {
