@@ -54,6 +54,17 @@ export LSAN_OPTIONS="suppressions=$ROOT/test/sanitizers/lsan.supp:print_suppress
 
 bash scripts/check.sh "$BUILD"
 rc=$?
+# Open MPI's ranks use makecontext/swapcontext, and ASan writes a warning
+# that it does not fully support them to each rank's log: a note about
+# third-party code, no report. Counted apart; any other content counts.
+notes=0
+for log in $(find "$LOGS" -type f); do
+  if ! grep -qv -e '^$' -e "WARNING: ASan doesn't fully support makecontext/swapcontext" "$log"; then
+    rm -f "$log"
+    notes=$((notes + 1))
+  fi
+done
+[ "$notes" -gt 0 ] && echo "sanitizers: $notes logs held only ASan's makecontext/swapcontext warning (Open MPI's ranks); not reports"
 reports=$(find "$LOGS" -type f | sort)
 if [ -z "$reports" ]; then
   echo "sanitizers: no reports"
