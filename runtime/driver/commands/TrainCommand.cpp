@@ -1202,6 +1202,17 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     rankOptions.quiet = true;
   }
   try {
+    // Rank 0 writes every file: outputs given to another rank alone were
+    // dropped without a word (and rank 0 said "no --save given"). Which
+    // outputs, not their paths (each rank may have its own --wdir).
+    const std::string outputs =
+        std::string("--save ") + (options.savePath ? "FILE" : "(none)") +
+        ", --log " + (options.logPath ? "FILE" : "(none)") + ", --keep-best " +
+        (options.keepBest ? "on" : "off");
+    requireSameAsRankZero(ranks, fnv1a64(outputs),
+                          "the choice of outputs (" + outputs +
+                              "; rank 0 writes them, so every rank is given "
+                              "the same)");
     return trainOnThisRank(model, entryTable, rankOptions,
                            ranks.rank() == 0 ? out : silent,
                            ranks.rank() == 0 ? err : silent,
