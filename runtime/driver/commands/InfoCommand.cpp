@@ -178,10 +178,8 @@ std::string describeCheckpoint(const ModelInfo &model,
     const auto [changes, bounds, flags, keys] =
         describeConfigChanges(config, model, recordedSizeConfigs(file));
     if (changes.empty() && bounds.empty()) {
-      const std::string *precision = file.metadataValue("precision");
       out << "as this executable's"
-          << (sameInferenceFingerprint(file, model) == false &&
-                      (!precision || *precision == model.precision)
+          << (anotherInferenceProgram(file, model)
                   ? " (but the entries that do not train compute another "
                     "function: an edited spec, --no-fuse or another txc)"
                   : "")

@@ -258,6 +258,14 @@ std::optional<bool> sameInferenceFingerprint(const SafetensorsReader &file,
   return *recorded == model.inferenceFingerprint;
 }
 
+bool anotherInferenceProgram(const SafetensorsReader &file,
+                             const ModelInfo &model) {
+  // Another precision also changes the fingerprint: said apart.
+  const std::string *precision = file.metadataValue("precision");
+  return sameInferenceFingerprint(file, model) == false &&
+         (!precision || *precision == model.precision);
+}
+
 std::vector<std::string> recordedSizeConfigs(const SafetensorsReader &file) {
   std::vector<std::string> names;
   const std::string *text = file.metadataValue("size_configs");

@@ -130,6 +130,12 @@ recordedConfig(const SafetensorsReader &file);
 /// another inference fingerprint than the executable: for notes.
 std::string describeProgramChange();
 
+/// Whether `file`, written at `model`'s precision, records another
+/// inference fingerprint (the same config then means an edited spec,
+/// --no-fuse or another txc); false when either has none.
+bool anotherInferenceProgram(const SafetensorsReader &file,
+                             const ModelInfo &model);
+
 /// Whether `file` records the inference fingerprint `model` has
 /// (ModelAbi.h), nullopt when either has none (an older txc or driver).
 std::optional<bool> sameInferenceFingerprint(const SafetensorsReader &file,

@@ -256,10 +256,8 @@ void noteConfigChanges(const SafetensorsReader &file, const ModelInfo &model,
     // --no-fuse, another txc): it loaded without a word.
     // (Sizes written as constants change the entries' types, and so the
     // fingerprint: with other bounds or sizes it tells nothing.)
-    const std::string *precision = file.metadataValue("precision");
     if (use != WeightsUse::TrainingEntry && bounds.empty() &&
-        sameInferenceFingerprint(file, model) == false &&
-        (!precision || *precision == model.precision))
+        anotherInferenceProgram(file, model))
       err << "note: '" << file.path() << "' was trained by another program ("
           << describeProgramChange()
           << (use == WeightsUse::Inference
