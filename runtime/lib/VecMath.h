@@ -201,6 +201,21 @@ inline bool anyNanOrPosInf(const float *x, int64_t n) {
   return bad;
 }
 
+/// rowMax and anyNanOrPosInf in one pass over x (the max is exact in any
+/// order, so it is rowMax's bit for bit).
+inline float rowMaxChecked(const float *x, int64_t n, bool &nanOrPosInf) {
+  constexpr float kPosInf = std::numeric_limits<float>::infinity();
+  float m = kNegInf;
+  bool bad = false;
+#pragma omp simd reduction(max : m) reduction(|| : bad)
+  for (int64_t j = 0; j < n; ++j) {
+    m = x[j] > m ? x[j] : m;
+    bad = bad || !(x[j] < kPosInf);
+  }
+  nanOrPosInf = bad;
+  return m;
+}
+
 } // namespace txrt
 
 #endif // TXRT_LIB_VECMATH_H

@@ -138,18 +138,15 @@ bool actsPerPosition(Operation *op, std::string &why) {
   }
   // A reduction over axes that are not positions (a norm written out:
   // reduce_mean(x, -1) over the features) keeps every position whole.
-  auto staticAxes = [](Value input, ArrayRef<int64_t> axes) {
-    Shape in = getShape(cast<RankedTensorType>(input.getType()));
-    return llvm::all_of(axes, [&](int64_t axis) {
-      return !in[axis < 0 ? axis + int64_t(in.size()) : axis].isSymbolic();
-    });
-  };
-  if (auto sum = dyn_cast<ReduceSumOp>(op))
-    return staticAxes(sum.getInput(), sum.getAxes());
-  if (auto mean = dyn_cast<ReduceMeanOp>(op))
-    return staticAxes(mean.getInput(), mean.getAxes());
-  if (auto max = dyn_cast<ReduceMaxOp>(op))
-    return staticAxes(max.getInput(), max.getAxes());
+  if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op)) {
+    // Tx_ReduceOp: operand 0 the input, `axes` the reduced axes.
+    Shape in = getShape(cast<RankedTensorType>(op->getOperand(0).getType()));
+    return llvm::all_of(
+        op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef(),
+        [&](int64_t axis) {
+          return !in[axis < 0 ? axis + int64_t(in.size()) : axis].isSymbolic();
+        });
+  }
   // Tensor math (TxMathOps.td) is element-wise too.
   if (isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, CosOp, SinOp, SigmoidOp,
           SiluOp, GeluTanhOp, PowOp, MinimumOp, MaximumOp, ClampOp>(op))

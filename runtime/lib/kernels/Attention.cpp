@@ -414,9 +414,11 @@ void forwardQueryBlock(const Geometry &g, const ForwardArgs &x,
       // unfused program and PyTorch compute it; rowMax skipped a NaN and
       // the row came out finite): a NaN sum marks the row, kept through
       // the later blocks (NaN * rescale + sum).
-      if (anyNanOrPosInf(row, valid))
+      bool nanOrPosInf = false;
+      const float newMax =
+          std::max(w.rowMax[i], rowMaxChecked(row, valid, nanOrPosInf));
+      if (nanOrPosInf)
         w.rowSum[i] = std::numeric_limits<float>::quiet_NaN();
-      const float newMax = std::max(w.rowMax[i], rowMax(row, valid));
       if (newMax == kNegInf) { // nothing visible yet
         std::fill(row, row + cols, 0.0f);
         continue;
