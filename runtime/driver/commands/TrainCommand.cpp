@@ -578,9 +578,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     initFrom = std::make_unique<SafetensorsReader>(*options.initFromPath);
   std::optional<Tokenizer> initFromTokenizer;
   if (initFrom) {
-    checkCheckpointModel(*initFrom, model);
     // Before the note that keeps its tokenizer: a file whose tensors do
-    // not fit is refused first.
+    // not fit is refused first (another model's named as such).
     checkParametersFit(*initFrom, model);
     initFromTokenizer = checkpointTokenizer(*initFrom);
   }
