@@ -45,18 +45,6 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                           options.noEma, err);
   const Vocabulary &vocabulary = tokenizer.source;
 
-  std::vector<std::string> lines =
-      readInputLines(options.prompts, "prompt", in).lines;
-  std::vector<TokenIds> prompts;
-  for (const std::string &line : lines) {
-    // A subword tokenizer encodes the prompt as written (TextCorpus.h).
-    TokenIds ids = tokenizer.subwords ? tokenizer.encodeSource(line)
-                                      : vocabulary.encode(splitWords(line));
-    if (ids.empty())
-      ids.push_back(vocabulary.eosId());
-    prompts.push_back(std::move(ids));
-  }
-
   std::unique_ptr<PrefixModel> decoder;
   if (options.kvCache && LmStepCached::available(model))
     decoder = std::make_unique<LmStepCached>(runner, modelPadId(model));
@@ -70,51 +58,70 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   settings.sampling.topP = options.topP;
   settings.sampling.seed = options.seed;
   settings.allowed = {vocabulary.size(), {vocabulary.padId(), vocabulary.sosId()}};
-  // Only prompts of one length share a batch: no row is padded, so a
-  // prompt's text does not depend on its batch mates (Generation.h).
-  std::vector<TokenIds> continuations(prompts.size());
-  for (const std::vector<size_t> &rows :
-       equalLengthBatches(prompts, size_t(batch))) {
-    std::vector<TokenIds> chunk;
-    std::vector<uint64_t> keys;
-    for (size_t index : rows) {
-      chunk.push_back(prompts[index]);
-      keys.push_back(index);
+  // The prompts a chunk at a time (InputLines.h): texts come while the input
+  // still arrives. A prompt's sampling stream is keyed by its index in the
+  // whole input, so the chunking changes no text.
+  InputLineReader reader(options.prompts, "prompt", in);
+  const size_t chunkLines = size_t(std::max<int64_t>(batch, 1)) * 64;
+  InputLines chunk;
+  while (reader.next(chunk, chunkLines)) {
+    const std::vector<std::string> &lines = chunk.lines;
+    std::vector<TokenIds> prompts;
+    for (const std::string &line : lines) {
+      // A subword tokenizer encodes the prompt as written (TextCorpus.h).
+      TokenIds ids = tokenizer.subwords ? tokenizer.encodeSource(line)
+                                        : vocabulary.encode(splitWords(line));
+      if (ids.empty())
+        ids.push_back(vocabulary.eosId());
+      prompts.push_back(std::move(ids));
     }
-    std::vector<TokenIds> generated =
-        generateTokens(*decoder, chunk, settings, keys);
-    for (size_t k = 0; k < rows.size(); ++k)
-      continuations[rows[k]] = std::move(generated[k]);
-  }
-  for (size_t index = 0; index < prompts.size(); ++index) {
-    if (tokenizer.subwords) {
-      // Detokenized: the prompt's pieces and the new ones decoded together
-      // (an empty prompt's context is [EOS], where decoding would stop).
-      TokenIds ids = prompts[index];
-      if (ids.size() == 1 && ids[0] == vocabulary.eosId())
-        ids.clear();
-      const std::string prompt = tokenizer.decodeTarget(ids);
-      ids.insert(ids.end(), continuations[index].begin(),
-                 continuations[index].end());
-      const std::string text = tokenizer.decodeTarget(ids);
-      // The prompt as written, not as its pieces decode (characters the
-      // model has no piece for decode as ⁇), then what was generated.
-      if (!prompt.empty() && text.compare(0, prompt.size(), prompt) == 0) {
-        std::string written = lines[index];
-        std::string rest = text.substr(prompt.size());
-        if (!rest.empty() && rest.front() == ' ')
-          while (!written.empty() &&
-                 (written.back() == ' ' || written.back() == '\t'))
-            written.pop_back();
-        out << written << rest << "\n";
-      } else
-        out << text << "\n";
-      continue;
+    // Only prompts of one length share a batch: no row is padded, so a
+    // prompt's text does not depend on its batch mates (Generation.h).
+    std::vector<TokenIds> continuations(prompts.size());
+    for (const std::vector<size_t> &rows :
+         equalLengthBatches(prompts, size_t(batch))) {
+      std::vector<TokenIds> batchPrompts;
+      std::vector<uint64_t> keys;
+      for (size_t index : rows) {
+        batchPrompts.push_back(prompts[index]);
+        keys.push_back(uint64_t(reader.textsBefore() + index));
+      }
+      std::vector<TokenIds> generated =
+          generateTokens(*decoder, batchPrompts, settings, keys);
+      for (size_t k = 0; k < rows.size(); ++k)
+        continuations[rows[k]] = std::move(generated[k]);
     }
-    std::vector<std::string> words = splitWords(lines[index]);
-    for (const std::string &word : vocabulary.decode(continuations[index]))
-      words.push_back(word);
-    out << joinWords(words) << "\n";
+    for (size_t index = 0; index < prompts.size(); ++index) {
+      if (tokenizer.subwords) {
+        // Detokenized: the prompt's pieces and the new ones decoded together
+        // (an empty prompt's context is [EOS], where decoding would stop).
+        TokenIds ids = prompts[index];
+        if (ids.size() == 1 && ids[0] == vocabulary.eosId())
+          ids.clear();
+        const std::string prompt = tokenizer.decodeTarget(ids);
+        ids.insert(ids.end(), continuations[index].begin(),
+                   continuations[index].end());
+        const std::string text = tokenizer.decodeTarget(ids);
+        // The prompt as written, not as its pieces decode (characters the
+        // model has no piece for decode as ⁇), then what was generated.
+        if (!prompt.empty() && text.compare(0, prompt.size(), prompt) == 0) {
+          std::string written = lines[index];
+          std::string rest = text.substr(prompt.size());
+          if (!rest.empty() && rest.front() == ' ')
+            while (!written.empty() &&
+                   (written.back() == ' ' || written.back() == '\t'))
+              written.pop_back();
+          out << written << rest << "\n";
+        } else
+          out << text << "\n";
+        continue;
+      }
+      std::vector<std::string> words = splitWords(lines[index]);
+      for (const std::string &word : vocabulary.decode(continuations[index]))
+        words.push_back(word);
+      out << joinWords(words) << "\n";
+    }
+    out.flush();
   }
   return kExitOk;
 }

@@ -85,61 +85,69 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   loadWeightsForInference(checkpoint, model, runner.params().write(),
                           options.noEma, err);
 
-  auto [lines, where] = readInputLines(options.texts, "text", in);
-  std::vector<std::vector<int32_t>> texts;
-  // A line without words has no label: its output line is empty (as
-  // translate's is), so the outputs stay line for line with the inputs.
-  std::vector<bool> hasWords(lines.size(), false);
+  // The texts a chunk at a time (InputLines.h): labels come while the input
+  // still arrives. The notes count the whole input, at its end.
+  InputLineReader reader(options.texts, "text", in);
+  const size_t chunkLines = size_t(std::max<int64_t>(batch, 1)) * 64;
+  InputLines chunk;
   int64_t truncated = 0, empty = 0;
   const std::string wayOut = "; give --truncate to keep the first " +
                              std::to_string(length.bound);
-  ProblemList problems; // every text too long, as eval lists them
-  for (size_t i = 0; i < lines.size(); ++i) {
-    std::vector<std::string> words = splitWords(lines[i]);
-    if (words.empty()) {
-      ++empty;
-      continue;
+  while (reader.next(chunk, chunkLines)) {
+    const std::vector<std::string> &lines = chunk.lines;
+    std::vector<std::vector<int32_t>> texts;
+    // A line without words has no label: its output line is empty (as
+    // translate's is), so the outputs stay line for line with the inputs.
+    std::vector<bool> hasWords(lines.size(), false);
+    ProblemList problems; // every text too long, as eval lists them
+    for (size_t i = 0; i < lines.size(); ++i) {
+      std::vector<std::string> words = splitWords(lines[i]);
+      if (words.empty()) {
+        ++empty;
+        continue;
+      }
+      hasWords[i] = true;
+      std::vector<int32_t> ids =
+          encodeClassifierText(tokenizer, words, lines[i]);
+      std::string tooLong = fitClassifierText(
+          ids, tokenizer, length, options.truncate, &truncated, wayOut);
+      if (!tooLong.empty())
+        problems.add(chunk.where[i] + ": " + tooLong);
+      texts.push_back(std::move(ids));
     }
-    hasWords[i] = true;
-    std::vector<int32_t> ids =
-        encodeClassifierText(tokenizer, words, lines[i]);
-    std::string tooLong = fitClassifierText(
-        ids, tokenizer, length, options.truncate, &truncated, wayOut);
-    if (!tooLong.empty())
-      problems.add(where[i] + ": " + tooLong);
-    texts.push_back(std::move(ids));
+    problems.throwIfAny("texts too long");
+    std::vector<std::vector<double>> probabilities =
+        classifyEncoded(runner, classify, texts, modelPadId(model), batch);
+    size_t next = 0;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (!hasWords[i]) {
+        out << "\n";
+        continue;
+      }
+      const std::vector<double> &logp = probabilities[next++];
+      // Only the trained labels compete (the model may have more classes).
+      int64_t best = 0;
+      for (int64_t c = 1; c < labels.size(); ++c)
+        if (logp[size_t(c)] > logp[size_t(best)])
+          best = c;
+      if (!std::isfinite(logp[size_t(best)]))
+        throw KernelError("the probabilities of " + chunk.where[i] +
+                          " are not finite: the weights in '" +
+                          options.loadPath +
+                          "' give non-finite outputs (saved by a run that "
+                          "diverged?); use an earlier checkpoint");
+      char probability[32];
+      std::snprintf(probability, sizeof(probability), "%.4f",
+                    std::exp(logp[size_t(best)]));
+      out << labels.label(best) << "\t" << probability << "\n";
+    }
+    out.flush();
   }
-  problems.throwIfAny("texts too long");
   if (truncated)
     err << truncationNote(truncated, length) << "\n";
   if (empty)
     err << "note: " << empty << (empty == 1 ? " text has" : " texts have")
         << " no words and no label (an empty output line each)\n";
-  std::vector<std::vector<double>> probabilities =
-      classifyEncoded(runner, classify, texts, modelPadId(model), batch);
-  size_t next = 0;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    if (!hasWords[i]) {
-      out << "\n";
-      continue;
-    }
-    const std::vector<double> &logp = probabilities[next++];
-    // Only the trained labels compete (the model may have more classes).
-    int64_t best = 0;
-    for (int64_t c = 1; c < labels.size(); ++c)
-      if (logp[size_t(c)] > logp[size_t(best)])
-        best = c;
-    if (!std::isfinite(logp[size_t(best)]))
-      throw KernelError("the probabilities of line " + std::to_string(i + 1) +
-                        " are not finite: the weights in '" +
-                        options.loadPath +
-                        "' give non-finite outputs (saved by a run that "
-                        "diverged?); use an earlier checkpoint");
-    char probability[32];
-    std::snprintf(probability, sizeof(probability), "%.4f",
-                  std::exp(logp[size_t(best)]));
-    out << labels.label(best) << "\t" << probability << "\n";
-  }
   return kExitOk;
 }
 

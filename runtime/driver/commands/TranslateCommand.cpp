@@ -115,40 +115,51 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     throw InputError("--batch " + std::to_string(batch) +
                      " is larger than " + bounds.batch.describe());
 
-  // Read (and check) every sentence first; empty lines pass through.
-  auto [lines, where] = readInputLines(options.sentences, "sentence", in);
-  // `translate < test.tsv` translated each "source<TAB>target" line whole.
-  size_t tabbed = size_t(
-      std::count_if(lines.begin(), lines.end(), [](const std::string &line) {
-        return line.find('\t') != std::string::npos;
-      }));
-  if (tabbed)
-    err << "note: " << tabbed
-        << (tabbed == 1 ? " input line holds" : " input lines hold")
-        << " a tab (pairs of a TSV file?): each whole line is translated as "
-           "one sentence; `cut -f1 FILE.tsv` gives the sources\n";
-  std::vector<TokenIds> sources;
-  std::vector<size_t> rows; // lines with words
-  ProblemList problems;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    TokenIds ids =
-        encodeSentence(lines[i], tokenizer, bounds, where[i], problems);
-    if (ids.empty())
-      continue;
-    rows.push_back(i);
-    sources.push_back(std::move(ids));
-  }
-  problems.throwIfAny("sentences too long");
-
   std::unique_ptr<NextTokenModel> decoder =
       makeDecoder(runner, tokenizer.source.padId(), options.kvCache);
-  std::vector<TokenIds> outputs =
-      translateAll(*decoder, sources, batch, decoding);
-  std::vector<std::string> translations(lines.size());
-  for (size_t k = 0; k < rows.size(); ++k)
-    translations[rows[k]] = tokenizer.decodeTarget(outputs[k]);
-  for (const std::string &translation : translations)
-    out << translation << "\n";
+  // The sentences a chunk at a time (InputLines.h), each chunk's lines
+  // checked and then translated and written: answers come while the input
+  // still arrives. Sorting by length works within a chunk; each
+  // translation is the one its sentence gets alone either way.
+  InputLineReader reader(options.sentences, "sentence", in);
+  const size_t chunkLines = size_t(std::max<int64_t>(batch, 1)) * 64;
+  InputLines chunk;
+  bool tabNoted = false;
+  while (reader.next(chunk, chunkLines)) {
+    const std::vector<std::string> &lines = chunk.lines;
+    // `translate < test.tsv` translated each "source<TAB>target" line whole.
+    auto tabbed =
+        std::find_if(lines.begin(), lines.end(), [](const std::string &line) {
+          return line.find('\t') != std::string::npos;
+        });
+    if (tabbed != lines.end() && !tabNoted) {
+      tabNoted = true;
+      err << "note: " << chunk.where[size_t(tabbed - lines.begin())]
+          << " holds a tab (a line of a TSV file?): each whole line is "
+             "translated as one sentence; `cut -f1 FILE.tsv` gives the "
+             "sources\n";
+    }
+    std::vector<TokenIds> sources;
+    std::vector<size_t> rows; // lines with words
+    ProblemList problems;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      TokenIds ids =
+          encodeSentence(lines[i], tokenizer, bounds, chunk.where[i], problems);
+      if (ids.empty())
+        continue;
+      rows.push_back(i);
+      sources.push_back(std::move(ids));
+    }
+    problems.throwIfAny("sentences too long");
+    std::vector<TokenIds> outputs =
+        translateAll(*decoder, sources, batch, decoding);
+    std::vector<std::string> translations(lines.size());
+    for (size_t k = 0; k < rows.size(); ++k)
+      translations[rows[k]] = tokenizer.decodeTarget(outputs[k]);
+    for (const std::string &translation : translations)
+      out << translation << "\n";
+    out.flush();
+  }
   return kExitOk;
 }
 

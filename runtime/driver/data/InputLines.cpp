@@ -4,10 +4,13 @@
 #include "data/TabbedLines.h"
 #include "data/Tokenizer.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <limits>
 
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -28,39 +31,121 @@ void checkStdinReadable(std::istream &in) {
 
 } // namespace
 
-InputLines readInputLines(const std::vector<std::string> &arguments,
-                          const std::string &label, std::istream &in) {
-  InputLines input;
-  if (!arguments.empty()) {
-    input.lines = arguments;
-    for (size_t i = 0; i < arguments.size(); ++i)
-      input.where.push_back(label + " " + std::to_string(i + 1));
+InputLineReader::InputLineReader(std::vector<std::string> arguments,
+                                 std::string label, std::istream &in)
+    : arguments_(std::move(arguments)), label_(std::move(label)), in_(in) {
+  // std::cin reads through C's stdin buffer, which poll() cannot see into:
+  // the process's stdin is read from its descriptor instead (nothing else
+  // reads it in these commands).
+  if (&in == &std::cin)
+    fd_ = STDIN_FILENO;
+}
+
+bool InputLineReader::readLine(std::string &line) {
+  if (fd_ < 0) {
+    if (!std::getline(in_, line)) {
+      if (in_.bad())
+        throw InputError(std::string("cannot read <stdin>: ") +
+                         std::strerror(errno));
+      return false;
+    }
+    return true;
+  }
+  for (;;) {
+    size_t newline = buffer_.find('\n', bufferBegin_);
+    if (newline != std::string::npos) {
+      line.assign(buffer_, bufferBegin_, newline - bufferBegin_);
+      bufferBegin_ = newline + 1;
+      return true;
+    }
+    if (atEnd_) {
+      if (bufferBegin_ == buffer_.size())
+        return false;
+      line.assign(buffer_, bufferBegin_, std::string::npos);
+      bufferBegin_ = buffer_.size();
+      return true;
+    }
+    buffer_.erase(0, bufferBegin_);
+    bufferBegin_ = 0;
+    char block[1 << 16];
+    ssize_t got = ::read(fd_, block, sizeof(block));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0)
+      throw InputError(std::string("cannot read <stdin>: ") +
+                       std::strerror(errno));
+    if (got == 0)
+      atEnd_ = true;
+    else
+      buffer_.append(block, size_t(got));
+  }
+}
+
+bool InputLineReader::lineWaiting() {
+  if (fd_ < 0 || atEnd_ ||
+      buffer_.find('\n', bufferBegin_) != std::string::npos)
+    return true;
+  // Bytes (or the end) that a read gets at once; a regular file always has.
+  struct pollfd request = {fd_, POLLIN, 0};
+  int ready;
+  do
+    ready = ::poll(&request, 1, 0);
+  while (ready < 0 && errno == EINTR);
+  return ready != 0;
+}
+
+bool InputLineReader::next(InputLines &chunk, size_t maxLines) {
+  chunk.lines.clear();
+  chunk.where.clear();
+  textsBefore_ = textsRead_;
+  maxLines = std::max<size_t>(maxLines, 1);
+  const bool fromArguments = !arguments_.empty();
+  if (fromArguments) {
+    for (size_t i = textsRead_;
+         i < arguments_.size() && chunk.lines.size() < maxLines; ++i) {
+      chunk.lines.push_back(arguments_[i]);
+      chunk.where.push_back(label_ + " " + std::to_string(i + 1));
+    }
   } else {
-    checkStdinReadable(in);
+    if (!started_)
+      checkStdinReadable(in_);
     std::string line;
-    while (std::getline(in, line)) {
+    while (chunk.lines.size() < maxLines &&
+           (chunk.lines.empty() || lineWaiting()) && readLine(line)) {
       if (!line.empty() && line.back() == '\r')
         line.pop_back();
       // A UTF-8 byte order mark (Windows editors write one) is no text.
-      if (input.lines.empty() &&
+      if (textsRead_ + chunk.lines.size() == 0 &&
           line.compare(0, kUtf8ByteOrderMark.size(), kUtf8ByteOrderMark) == 0)
         line.erase(0, kUtf8ByteOrderMark.size());
-      input.lines.push_back(std::move(line));
-      input.where.push_back("<stdin>:" + std::to_string(input.lines.size()));
+      chunk.lines.push_back(std::move(line));
+      chunk.where.push_back("<stdin>:" +
+                            std::to_string(textsRead_ + chunk.lines.size()));
     }
-    if (in.bad())
-      throw InputError(std::string("cannot read <stdin>: ") +
-                       std::strerror(errno));
   }
+  started_ = true;
   // Every bad line, as train and eval list theirs.
   ProblemList problems;
-  for (size_t i = 0; i < input.lines.size(); ++i)
+  for (size_t i = 0; i < chunk.lines.size(); ++i)
     if (std::string problem =
-            textProblem(input.lines[i], arguments.empty() && i == 0,
-                        arguments.empty() ? "line" : "text");
+            textProblem(chunk.lines[i], !fromArguments && textsRead_ + i == 0,
+                        fromArguments ? "text" : "line");
         !problem.empty())
-      problems.add(input.where[i] + ": " + problem + " (texts must be UTF-8)");
-  problems.throwIfAny(label + "s that are not UTF-8 text");
+      problems.add(chunk.where[i] + ": " + problem + " (texts must be UTF-8)");
+  textsRead_ += chunk.lines.size();
+  problems.throwIfAny(label_ + "s that are not UTF-8 text");
+  return !chunk.lines.empty();
+}
+
+InputLines readInputLines(const std::vector<std::string> &arguments,
+                          const std::string &label, std::istream &in) {
+  InputLineReader reader(arguments, label, in);
+  InputLines input, chunk;
+  while (reader.next(chunk, std::numeric_limits<size_t>::max()))
+    for (size_t i = 0; i < chunk.lines.size(); ++i) {
+      input.lines.push_back(std::move(chunk.lines[i]));
+      input.where.push_back(std::move(chunk.where[i]));
+    }
   return input;
 }
 

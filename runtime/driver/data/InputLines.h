@@ -7,6 +7,11 @@
 // and the '\r' of a CRLF line end are dropped, and every text must be UTF-8.
 // Each text keeps where it came from ("sentence 2", "<stdin>:7") for errors.
 //
+// InputLineReader hands the texts over a chunk at a time, so that the
+// commands answer while their input still arrives: a program that writes a
+// line to the pipe and waits for its answer gets it, and a file of a million
+// lines is not held whole.
+//
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_INPUTLINES_H
 #define TXRT_DRIVER_INPUTLINES_H
@@ -22,6 +27,45 @@ struct InputLines {
   std::vector<std::string> where; ///< "LABEL N" or "<stdin>:N", per line
 };
 
+/// The texts of an inference command, a chunk at a time. A chunk ends at
+/// `maxLines` texts, at the end of the input, or, when the input is the
+/// process's stdin, where no further line is waiting to be read (the
+/// writer waits for the answers before it writes more): a file or a fast
+/// pipe gives full chunks, a terminal or an interactive pipe a line or a
+/// few. Each chunk is checked as readInputLines checks the whole input.
+class InputLineReader {
+public:
+  InputLineReader(std::vector<std::string> arguments, std::string label,
+                  std::istream &in);
+  InputLineReader(const InputLineReader &) = delete;
+  InputLineReader &operator=(const InputLineReader &) = delete;
+
+  /// The next chunk, its texts numbered on from the last chunk's; false (and
+  /// an empty `chunk`) at the end. Throws InputError as readInputLines does,
+  /// naming the chunk's bad lines.
+  bool next(InputLines &chunk, size_t maxLines);
+
+  /// How many texts the earlier chunks held: the index of the next chunk's
+  /// first text in the whole input.
+  size_t textsBefore() const { return textsBefore_; }
+
+private:
+  bool readLine(std::string &line);
+  bool lineWaiting();
+
+  std::vector<std::string> arguments_;
+  std::string label_;
+  std::istream &in_;
+  int fd_ = -1;        ///< stdin's descriptor, read directly (see next())
+  std::string buffer_; ///< bytes read from fd_, from bufferBegin_ on unread
+  size_t bufferBegin_ = 0;
+  bool atEnd_ = false; ///< fd_ has no more bytes
+  bool started_ = false;
+  size_t textsRead_ = 0;
+  size_t textsBefore_ = 0;
+};
+
+/// Every text at once (InputLineReader with no chunk limit).
 /// `arguments` when there are any (each named "`label` N"), else the lines
 /// of `in`. Throws InputError naming the text on invalid UTF-8 ("<stdin>:3:
 /// invalid UTF-8 at byte 5 of the line"), and when `in` cannot be read

@@ -53,4 +53,39 @@ TEST(InputLinesTest, InvalidUtf8IsAnErrorNamingTheText) {
                        "the line (texts must be UTF-8)");
 }
 
+TEST(InputLinesTest, ChunksAreNumberedOnAndCheckedOneByOne) {
+  std::istringstream in("\xEF\xBB\xBF"
+                        "a\nb\nc\n\xEF\xBB\xBF"
+                        "d\nbad \xFF\n");
+  InputLineReader reader({}, "sentence", in);
+  InputLines chunk;
+  ASSERT_TRUE(reader.next(chunk, 2));
+  EXPECT_EQ(chunk.lines, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(reader.textsBefore(), 0u);
+  // The mark is dropped at the start of the stream only.
+  ASSERT_TRUE(reader.next(chunk, 2));
+  EXPECT_EQ(chunk.lines, (std::vector<std::string>{"c", "\xEF\xBB\xBF"
+                                                        "d"}));
+  EXPECT_EQ(chunk.where, (std::vector<std::string>{"<stdin>:3", "<stdin>:4"}));
+  EXPECT_EQ(reader.textsBefore(), 2u);
+  // A bad line is named by its number in the whole input.
+  EXPECT_THROW_MESSAGE(reader.next(chunk, 2), InputError,
+                       "<stdin>:5: invalid UTF-8 at byte 5 of the line");
+  EXPECT_FALSE(reader.next(chunk, 2));
+  EXPECT_TRUE(chunk.lines.empty());
+}
+
+TEST(InputLinesTest, ArgumentsComeInChunksToo) {
+  std::istringstream in("ignored\n");
+  InputLineReader reader({"a", "b", "c"}, "prompt", in);
+  InputLines chunk;
+  ASSERT_TRUE(reader.next(chunk, 2));
+  EXPECT_EQ(chunk.where, (std::vector<std::string>{"prompt 1", "prompt 2"}));
+  ASSERT_TRUE(reader.next(chunk, 2));
+  EXPECT_EQ(chunk.lines, (std::vector<std::string>{"c"}));
+  EXPECT_EQ(chunk.where, (std::vector<std::string>{"prompt 3"}));
+  EXPECT_EQ(reader.textsBefore(), 2u);
+  EXPECT_FALSE(reader.next(chunk, 2));
+}
+
 } // namespace
