@@ -18,6 +18,8 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 using namespace mlir::tx;
@@ -256,7 +258,8 @@ std::string mlir::tx::cHeaderNameClash(ModuleOp planned,
 }
 
 std::string mlir::tx::buildCHeader(ModuleOp planned, llvm::StringRef guardName,
-                                   llvm::StringRef symbolPrefix) {
+                                   llvm::StringRef symbolPrefix,
+                                   std::string *checkSymbol) {
   std::string text;
   llvm::raw_string_ostream os(text);
   std::string guard = guardName.upper();
@@ -367,6 +370,21 @@ std::string mlir::tx::buildCHeader(ModuleOp planned, llvm::StringRef guardName,
          << arena.getInt() << ")\n";
     os << "\n";
   }
+  // A header of another build (its offsets, arenas and entries) compiled
+  // into a program that links this build's object gave wrong answers or
+  // overflowed an arena: the header references a symbol named by a hash of
+  // everything above, which only its own object defines.
+  std::string symbol =
+      "txc_header_" + llvm::utohexstr(llvm::xxh3_64bits(llvm::StringRef(os.str())), true, 16);
+  if (checkSymbol)
+    *checkSymbol = symbol;
+  os << "/* Links only with the object file txc wrote together with this\n"
+     << " * header: with another build's object, the link fails on an\n"
+     << " * undefined " << symbol << ". */\n"
+     << "extern const char " << symbol << ";\n"
+     << "#if defined(__GNUC__) || defined(__clang__)\n"
+     << "__attribute__((used))\n#endif\n"
+     << "static const char *const txc_header_check = &" << symbol << ";\n\n";
   os << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
   if (symbolPrefix == "txc")
     return text;

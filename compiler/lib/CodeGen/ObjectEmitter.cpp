@@ -82,7 +82,8 @@ void mlir::tx::buildLowerToLLVMPipeline(OpPassManager &pm, bool gpuLaunches) {
 }
 
 LogicalResult mlir::tx::addModelGlobals(ModuleOp module, llvm::StringRef json,
-                                        llvm::ArrayRef<std::string> symbols) {
+                                        llvm::ArrayRef<std::string> symbols,
+                                        llvm::StringRef headerSymbol) {
   MLIRContext *context = module.getContext();
   OpBuilder builder(context);
   builder.setInsertionPointToEnd(module.getBody());
@@ -93,6 +94,10 @@ LogicalResult mlir::tx::addModelGlobals(ModuleOp module, llvm::StringRef json,
   builder.create<LLVM::GlobalOp>(loc, textType, /*isConstant=*/true,
                                  LLVM::Linkage::External, "txc_model_json",
                                  builder.getStringAttr(text));
+  if (!headerSymbol.empty())
+    builder.create<LLVM::GlobalOp>(
+        loc, builder.getI8Type(), /*isConstant=*/true, LLVM::Linkage::External,
+        headerSymbol, builder.getI8IntegerAttr(0));
 
   auto ptrType = LLVM::LLVMPointerType::get(context);
   auto tableType = LLVM::LLVMArrayType::get(ptrType, symbols.size());

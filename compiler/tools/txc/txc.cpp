@@ -642,11 +642,12 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
   }
   // The guard names the model too: every examples/*/model.tx made
   // TXC_MODEL_H, so a second model's header was silently skipped.
+  std::string headerSymbol;
   std::string header =
       tx::buildCHeader(module,
                        "txc_" + module.getSymName().value_or("model").str() +
                            "_" + stemOf(inputFile),
-                       symbolPrefix);
+                       symbolPrefix, &headerSymbol);
   std::vector<std::string> entrySymbols;
   for (auto func : module.getOps<func::FuncOp>())
     if (func->hasAttr("tx.entry"))
@@ -677,7 +678,7 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
     return 1;
   timer.done("lower to LLVM dialect");
   json = tx::addSiteTable(json, module);
-  if (failed(tx::addModelGlobals(module, json, entrySymbols)))
+  if (failed(tx::addModelGlobals(module, json, entrySymbols, headerSymbol)))
     return 1;
   llvm::LLVMContext llvmContext;
   std::string error;

@@ -33,8 +33,14 @@ std::string buildModelMetadata(ModuleOp planned, llvm::StringRef source,
 /// metadata, the entry functions and their buffer layout) for `planned`,
 /// every name starting with `symbolPrefix` (`txc_model_json`,
 /// `TXC_PARAM_ARENA_BYTES`; renameExportedSymbols for the object).
+///
+/// The header references a symbol named by a hash of its contents
+/// (`txc_header_<16 hex digits>`, set in `checkSymbol`), which the object
+/// defines (addModelGlobals): a program compiled with one build's header
+/// does not link with another build's object.
 std::string buildCHeader(ModuleOp planned, llvm::StringRef guardName,
-                         llvm::StringRef symbolPrefix = "txc");
+                         llvm::StringRef symbolPrefix = "txc",
+                         std::string *checkSymbol = nullptr);
 
 /// Why buildCHeader's names would clash (two entries whose names upper-case
 /// alike, `fwd` and `FWD`, or an entry `param`), or "" when they do not.
@@ -58,10 +64,12 @@ std::string addSiteTable(llvm::StringRef json, ModuleOp lowered);
 /// also gpu.launch_func to the mgpu* calls of runtime/cuda.
 void buildLowerToLLVMPipeline(OpPassManager &pm, bool gpuLaunches = false);
 
-/// Adds the exported globals `txc_model_json` and `txc_entry_table` to a
-/// module in the LLVM dialect.
+/// Adds the exported globals `txc_model_json`, `txc_entry_table` and the
+/// header's check symbol (buildCHeader; none when empty) to a module in the
+/// LLVM dialect.
 LogicalResult addModelGlobals(ModuleOp llvmModule, llvm::StringRef json,
-                              llvm::ArrayRef<std::string> entrySymbols);
+                              llvm::ArrayRef<std::string> entrySymbols,
+                              llvm::StringRef headerSymbol = "");
 
 /// The CPU that native code is generated for, as llc's -mcpu / -mattr: an
 /// empty `cpu` (or "native") is the host with its features; `attributes`
