@@ -180,6 +180,23 @@ void MLIRGenImpl::emitParameters() {
                   "rename the parameter");
       continue;
     }
+    // Checkpoints keep a parameter P's Adam moments as P.exp_avg and
+    // P.exp_avg_sq, the weight average as __ema.P and their metadata as
+    // __metadata__: a parameter of such a name trained to the end and then
+    // failed to save ("duplicate or reserved tensor name"), or saved a file
+    // that every later command called damaged.
+    llvm::StringRef last = name.rsplit('.').second.empty()
+                               ? name
+                               : name.rsplit('.').second;
+    if (name.starts_with("__") || last == "exp_avg" || last == "exp_avg_sq") {
+      diags.error(param.loc,
+                  "parameter name '" + param.name +
+                      "' is reserved: checkpoints store a parameter P's Adam "
+                      "moments as P.exp_avg and P.exp_avg_sq, and their own "
+                      "state under names that start with '__'",
+                  "rename the parameter");
+      continue;
+    }
     auto type = RankedTensorType::get(param.shape, builder.getF32Type());
     auto op = builder.create<ParameterOp>(
         getLoc(param.loc), TypeRange{}, ValueRange{},
