@@ -113,6 +113,44 @@ llvm::json::Array tensorsJson(func::FuncOp func, TypeRange types,
 
 } // namespace
 
+/// What a train entry's loss (its first result) is: {"form":
+/// "cross_entropy", "targets": INPUT, "ignore_index": N} when it is one
+/// cross-entropy of an input's ids, the mean over the positions whose
+/// target is not N, so that the driver can weight the pieces of a batch
+/// (--update-freq, ranks) by how many positions each counts and sum to
+/// exactly the whole batch's loss; else {"form": "other"}.
+static llvm::json::Object lossJson(func::FuncOp func) {
+  llvm::json::Object other{{"form", "other"}};
+  if (func.getBody().empty() || func.getNumResults() == 0)
+    return other;
+  auto ret = dyn_cast<func::ReturnOp>(func.getBody().back().getTerminator());
+  if (!ret || ret.getNumOperands() == 0)
+    return other;
+  Operation *def = ret.getOperand(0).getDefiningOp();
+  Value targets;
+  int64_t ignore = 0;
+  if (auto ce = dyn_cast_or_null<CrossEntropyTrainOp>(def)) {
+    if (ret.getOperand(0) != ce.getResult())
+      return other;
+    targets = ce.getTargets();
+    ignore = ce.getIgnoreIndex();
+  } else if (auto ce = dyn_cast_or_null<CrossEntropyOp>(def)) {
+    targets = ce.getTargets();
+    ignore = ce.getIgnoreIndex();
+  } else {
+    return other;
+  }
+  auto arg = dyn_cast<BlockArgument>(targets);
+  if (!arg || arg.getOwner() != &func.getBody().front())
+    return other;
+  auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tx.name");
+  if (!name)
+    return other;
+  return llvm::json::Object{{"form", "cross_entropy"},
+                            {"targets", name.getValue().str()},
+                            {"ignore_index", ignore}};
+}
+
 std::string mlir::tx::buildModelMetadata(ModuleOp planned,
                                          llvm::StringRef source,
                                          llvm::StringRef flags,
@@ -201,7 +239,7 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
     std::string kind = !trainKind ? "forward"
                        : trainKind.getValue() == "step" ? "train_step"
                                                         : "train_grad";
-    entries.push_back(llvm::json::Object{
+    llvm::json::Object entry{
         {"name", func.getSymName().str()},
         {"kind", kind},
         {"role", role ? role.getValue().str() : ""},
@@ -209,7 +247,10 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
         {"arena_bytes", arena ? arena.getInt() : 0},
         {"tensor_bytes", tensors ? tensors.getInt() : 0},
         {"inputs", tensorsJson(func, func.getArgumentTypes(), false)},
-        {"outputs", tensorsJson(func, func.getResultTypes(), true)}});
+        {"outputs", tensorsJson(func, func.getResultTypes(), true)}};
+    if (trainKind)
+      entry["loss"] = lossJson(func);
+    entries.push_back(std::move(entry));
   }
   root["entries"] = std::move(entries);
   std::string text;

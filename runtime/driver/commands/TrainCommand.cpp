@@ -963,6 +963,24 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     int64_t epoch, targetTokens;
   };
   DataParallelUpdate update(runner, entry, updateFreq, ranks);
+  // Pieces of a batch sum to exactly its loss only for one cross-entropy
+  // (DataParallel.h): another loss (an extra term, a sum of two) trained
+  // a near but other update, without a word.
+  if (!update.plain() && entry.lossFormKnown && entry.lossTargets < 0 &&
+      ranks.rank() == 0)
+    err << "warning: the loss of entry '" << entry.name
+        << "' is not one cross_entropy of an input"
+        << " (it has other terms or another form): "
+        << (updateFreq > 1 ? "with --update-freq " + std::to_string(updateFreq)
+                           : std::string())
+        << (updateFreq > 1 && ranks.size() > 1 ? " and " : "")
+        << (ranks.size() > 1 ? (updateFreq > 1 ? "" : "with ") +
+                                   std::to_string(ranks.size()) + " ranks"
+                             : std::string())
+        << " each piece of a batch is weighted by its target tokens, which "
+           "gives "
+           "an update near, not equal to, the update of the whole batch at "
+           "once\n";
   auto runStep = [&](int64_t step) {
     int64_t epoch = plan.positionOfStep(step).first;
     auto stepStart = std::chrono::steady_clock::now();

@@ -104,6 +104,11 @@
  *                       (class ids, i32[B])
  *     and every entry output "role": "" (or "cache", reserved for caches
  *     returned as outputs; today's caches are updated in place).
+ *   - train entries' "loss" (optional): {"form": "cross_entropy",
+ *     "targets": INPUT NAME, "ignore_index": N} when the loss is one
+ *     cross-entropy of that input's ids (the mean over its positions whose
+ *     id is not N; the driver weights the pieces of a batch by them), else
+ *     {"form": "other"}.
  *   - decode_step's and lm_step's "cache" inputs ([B, cache, d], one key and
  *     one value cache per self-attention, in order) are updated in place:
  *     the T new positions' keys and values are written at rows

@@ -585,6 +585,29 @@ ModelInfo ModelInfo::parse(std::string_view json) {
     entry.role =
         getRole(entries[i], path, rolesOfKind(info.kind).entries, info.kind);
     parseSignatureRoles(entries[i], path, info.kind, entry);
+    if (const Json *loss = jsonMember(entries[i], "loss")) {
+      const std::string lossPath = path + ".loss";
+      if (!loss->is_object())
+        throw ModelError(lossPath + " must be an object");
+      std::string form = getString(*loss, "form", lossPath);
+      entry.lossFormKnown = true;
+      if (form == "cross_entropy") {
+        std::string targets = getString(*loss, "targets", lossPath);
+        for (size_t k = 0; k < entry.inputs.size(); ++k)
+          if (entry.inputs[k].name == targets)
+            entry.lossTargets = int(k);
+        if (entry.lossTargets < 0)
+          throw ModelError(lossPath + ".targets names no input ('" + targets +
+                           "')");
+        entry.lossIgnoreIndex = getInteger(*loss, "ignore_index", lossPath,
+                                           std::numeric_limits<int64_t>::min());
+      } else if (form != "other") {
+        throw ModelError(lossPath +
+                         ".form must be \"cross_entropy\" or "
+                         "\"other\", not \"" +
+                         form + "\"");
+      }
+    }
     if (!names.insert(entry.name).second)
       throw ModelError("two entries are named '" + entry.name + "'");
     if (!entry.role.empty())

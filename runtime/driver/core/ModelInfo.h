@@ -130,6 +130,13 @@ struct EntryInfo {
   int64_t arenaBytes = 0;  ///< the planned activation arena
   int64_t tensorBytes = 0; ///< all its tensors without planning
   std::vector<TensorSig> inputs, outputs;
+  /// A train entry's loss (metadata "loss"): one cross-entropy of input
+  /// `lossTargets`' ids, the mean over the positions whose target is not
+  /// `lossIgnoreIndex` (lossTargets >= 0), or another form (-1; also an
+  /// older executable's, which records none: lossFormKnown false).
+  bool lossFormKnown = false;
+  int lossTargets = -1;
+  int64_t lossIgnoreIndex = -100;
 
   /// The first input with `role`, or nullptr.
   const TensorSig *findInputByRole(std::string_view role) const;

@@ -23,6 +23,17 @@ void check(txrt_context *ctx, txrt_status status, const char *what) {
 
 } // namespace
 
+int64_t countNotIgnored(const Tensor &targets, int64_t ignoreIndex) {
+  if (targets.dtype != DType::I32)
+    return 0;
+  const int32_t *ids = targets.as<int32_t>();
+  const int64_t n = targets.numElements();
+  int64_t count = 0;
+  for (int64_t i = 0; i < n; ++i)
+    count += int64_t(ids[i]) != ignoreIndex;
+  return count;
+}
+
 RowRange shareOfBatch(int64_t rows, int64_t micro, int64_t updateFreq,
                       int rank, int ranks) {
   const int64_t pieces = updateFreq * ranks;
@@ -173,6 +184,7 @@ DataParallelUpdate::run(BatchSource &source, int64_t step, uint64_t seed) {
   const int64_t rows = source.rowsOfStep(step);
   std::vector<TrainBatch> pieces;
   std::vector<RowRange> shares;
+  std::vector<bool> isFiller;
   int64_t localTokens = 0;
   for (int64_t micro = 0; micro < updateFreq_; ++micro) {
     RowRange share = shareOfBatch(rows, micro, updateFreq_,
@@ -187,18 +199,42 @@ DataParallelUpdate::run(BatchSource &source, int64_t step, uint64_t seed) {
       filler.targetTokens = 0;
       pieces.push_back(std::move(filler));
       shares.push_back(share);
+      isFiller.push_back(true);
       continue;
     }
     pieces.push_back(source.batchRows(entry_, step, share.first, share.count));
     padLikeBatch(whole, share, pieces.back());
     shares.push_back(share);
+    isFiller.push_back(false);
     localTokens += pieces.back().targetTokens;
   }
   const double tokens = communicator_.sum(double(localTokens));
+  // What each piece's loss averages over: with a cross-entropy loss the
+  // positions whose target is not its ignore_index, counted in the piece
+  // (padded like the whole batch); those shares make the pieces' losses sum
+  // to the whole batch's whatever the pad and ignore ids. Another loss: the
+  // target tokens (EntryInfo::lossTargets; train warns that the update is
+  // then near, not equal to, the whole batch's).
+  std::vector<double> counted(pieces.size(), 0.0);
+  double localCounted = 0.0;
+  for (size_t k = 0; k < pieces.size(); ++k) {
+    const TrainBatch &piece = pieces[k];
+    if (isFiller[k])
+      continue; // weight 0
+    if (entry_.lossTargets >= 0) {
+      counted[k] = double(countNotIgnored(
+          *piece.inputs[size_t(entry_.lossTargets)], entry_.lossIgnoreIndex));
+    } else {
+      counted[k] = double(piece.targetTokens);
+    }
+    localCounted += counted[k];
+  }
+  const double total =
+      entry_.lossTargets >= 0 ? communicator_.sum(localCounted) : tokens;
   double weightedLoss = 0.0;
   for (int64_t micro = 0; micro < updateFreq_; ++micro) {
     const TrainBatch &piece = pieces[size_t(micro)];
-    const double share = tokens > 0 ? double(piece.targetTokens) / tokens : 0;
+    const double share = total > 0 ? counted[size_t(micro)] / total : 0;
     setMode(micro + 1 == updateFreq_ ? TXRT_GRADIENTS_APPLY
                                      : TXRT_GRADIENTS_ACCUMULATE,
             float(share));

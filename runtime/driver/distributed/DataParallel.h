@@ -3,9 +3,11 @@
 // An update is the batch of its step (--batch examples, the global batch)
 // cut into updateFreq x ranks contiguous pieces, micro-batch major: rank r
 // trains micro-batch k on piece k * ranks + r. Every piece's gradient is
-// scaled by its share of the loss-counted tokens of the whole batch, so the
-// accumulated (and, over ranks, summed) gradient is the gradient of the
-// whole batch's mean loss: the first updateFreq - 1 calls accumulate
+// scaled by its share of the positions the whole batch's loss averages over
+// (a cross-entropy's targets that are not its ignore_index; for another
+// loss the target tokens, which is near but not exact), so the accumulated
+// (and, over ranks, summed) gradient is the gradient of the whole batch's
+// mean loss: the first updateFreq - 1 calls accumulate
 // (TXRT_GRADIENTS_ACCUMULATE), the last applies (TXRT_GRADIENTS_APPLY), and
 // with several ranks the runtime sums the buckets over them before Adam.
 // Every piece is padded to the whole batch's lengths and trains with its
@@ -39,6 +41,10 @@ struct RowRange {
 /// `updateFreq`) of rank `rank` (of `ranks`) trains on.
 RowRange shareOfBatch(int64_t rows, int64_t micro, int64_t updateFreq,
                       int rank, int ranks);
+
+/// How many ids of `targets` (i32) are not `ignoreIndex`: the positions a
+/// cross-entropy with that ignore_index averages over.
+int64_t countNotIgnored(const Tensor &targets, int64_t ignoreIndex);
 
 /// Rows `rows` of `tensor` (its leading dimension), copied.
 Tensor sliceRows(const Tensor &tensor, RowRange rows);
