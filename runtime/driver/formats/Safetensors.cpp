@@ -10,11 +10,11 @@
 #include "core/Error.h"
 #include "formats/ContentHash.h"
 #include "formats/Json.h"
-#include <cctype>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <set>
 #include <stdexcept>
@@ -119,6 +119,48 @@ std::optional<size_t> safetensorsDTypeSize(std::string_view dtype) {
 // Reader
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+constexpr size_t kMaxTensorNameBytes = 1024;
+
+/// Why `name` cannot go into a message as it is ("has a control
+/// character", "is 100000 bytes long"), or "".
+std::string unprintableName(const std::string &name) {
+  for (unsigned char c : name)
+    if (c < 0x20 || c == 0x7f)
+      return "has a control character";
+  if (name.size() > kMaxTensorNameBytes)
+    return "is " + std::to_string(name.size()) + " bytes long";
+  return "";
+}
+
+/// `name` quoted with its control characters escaped (\n, \x1b) and cut
+/// after 80 bytes.
+std::string shownName(const std::string &name) {
+  std::string shown = "'";
+  size_t taken = 0;
+  for (unsigned char c : name) {
+    if (taken++ == 80) {
+      shown += "...";
+      break;
+    }
+    if (c == '\n')
+      shown += "\\n";
+    else if (c == '\t')
+      shown += "\\t";
+    else if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "\\x%02x", c);
+      shown += hex;
+    } else {
+      shown += char(c);
+    }
+  }
+  return shown + "'";
+}
+
+} // namespace
+
 SafetensorsReader::SafetensorsReader(const std::string &path)
     : file_(std::make_unique<BinaryFile>(path)) {
   auto corrupt = [&](const std::string &why) {
@@ -144,6 +186,25 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
         std::string(reinterpret_cast<const char *>(lengthBytes), 8) +
         "'), where a safetensors file has an 8-byte header length; give the "
         "checkpoint (.safetensors) train --save or export wrote");
+  // What PyTorch users give first: torch.save's zip or pickle file, or a
+  // numpy array, read as a huge header length.
+  if (headerBytes > kMaxSafetensorsHeaderBytes ||
+      headerBytes > file_->size() - 8) {
+    const unsigned char *b = lengthBytes;
+    std::string format;
+    if (b[0] == 'P' && b[1] == 'K' && b[2] == 3 && b[3] == 4)
+      format = "a zip archive (PyTorch's torch.save, or numpy's .npz)";
+    else if (b[0] == 0x80 && b[1] >= 2 && b[1] <= 5)
+      format = "a Python pickle (PyTorch's torch.save in its legacy format)";
+    else if (b[0] == 0x93 && std::memcmp(b + 1, "NUMPY", 5) == 0)
+      format = "a numpy .npy array";
+    if (!format.empty())
+      throw InputError(
+          "'" + path + "' is " + format +
+          ", not a safetensors file; save the tensors with "
+          "safetensors.torch.save_file(model.state_dict(), 'W.safetensors') "
+          "under the model's parameter names (`info` lists them)");
+  }
   if (headerBytes > kMaxSafetensorsHeaderBytes)
     throw corrupt("the header is too large (" + std::to_string(headerBytes) +
                   " bytes; the limit is " +
@@ -196,6 +257,14 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
       }
       continue;
     }
+    // Names go into messages as they are: a control character (a line
+    // break split one error into two, an escape sequence coloured the
+    // terminal) or a 100 kB name made the message unreadable. No
+    // parameter's name has either.
+    if (std::string why = unprintableName(name); !why.empty())
+      throw corrupt("a tensor name " + why + ": " + shownName(name) +
+                    " (parameter names are printable and at most " +
+                    std::to_string(kMaxTensorNameBytes) + " bytes)");
     const std::string &tensorName = name; // lambdas cannot capture bindings
     auto bad = [&](const std::string &why) {
       return corrupt("tensor '" + tensorName + "' " + why);
@@ -316,20 +385,26 @@ void SafetensorsReader::checkDataLayout(const std::string &path,
   auto corrupt = [&](const std::string &why) {
     return InputError("'" + path + "' is not a valid safetensors file: " + why);
   };
+  // Overlaps first: a tensor given another's offsets also leaves a gap
+  // where its own bytes were, and the gap would name a tensor that is fine.
+  for (size_t i = 1; i < order.size(); ++i)
+    if (order[i]->begin < order[i - 1]->end) {
+      // Both named, in header order: either may be the edited one.
+      const SafetensorsEntry *a = order[i - 1], *b = order[i];
+      if (a > b)
+        std::swap(a, b);
+      throw corrupt("the data_offsets of tensors '" + a->name + "' " +
+                    range(*a) + " and '" + b->name + "' " + range(*b) +
+                    " overlap (each tensor has bytes of its own)");
+    }
   uint64_t expected = 0;
-  const SafetensorsEntry *previous = nullptr;
   for (const SafetensorsEntry *entry : order) {
-    if (entry->begin < expected)
-      throw corrupt("tensor '" + entry->name + "' has data_offsets " +
-                    range(*entry) + " that overlap tensor '" + previous->name +
-                    "' " + range(*previous));
     if (entry->begin > expected)
       throw corrupt("tensor '" + entry->name + "' has data_offsets " +
                     range(*entry) + " but the previous tensor ends at " +
                     std::to_string(expected) +
                     " (tensors must be stored back to back)");
     expected = entry->end;
-    previous = entry;
   }
   if (expected != dataBytes)
     throw corrupt("the data section has " + std::to_string(dataBytes) +

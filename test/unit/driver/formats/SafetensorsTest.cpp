@@ -249,6 +249,32 @@ TEST(SafetensorsTest, RejectsCorruptFiles) {
       {"text",
        "i love you\tte amo\n",
        {"is not a safetensors file: it begins with text ('i love y')"}},
+      // What PyTorch users give first (their first 8 bytes read as a huge
+      // header length): named by their format.
+      {"torch-zip",
+       std::string("PK\x03\x04\x14\x00\x00\x00", 8) + std::string(64, 'z'),
+       {"is a zip archive (PyTorch's torch.save, or numpy's .npz), not a "
+        "safetensors file; save the tensors with "
+        "safetensors.torch.save_file("}},
+      {"torch-pickle",
+       std::string("\x80\x02\x8a\x0alZ\xfc", 8) + std::string(64, 'p'),
+       {"is a Python pickle (PyTorch's torch.save in its legacy format)"}},
+      {"numpy",
+       std::string("\x93NUMPY\x01\x00", 8) + std::string(64, 'n'),
+       {"is a numpy .npy array, not a safetensors file"}},
+      // Names printed as they were: a line break split the error in two,
+      // an escape sequence reached the terminal, 100 kB names one line.
+      {"control-name",
+       withLength(R"({"a\nb\u001b[31mred":{"dtype":"F32","shape":[2],)"
+                  R"("data_offsets":[0,8]}})",
+                  std::string(8, '\0')),
+       {"a tensor name has a control character: 'a\\nb\\x1b[31mred' "
+        "(parameter names are printable and at most 1024 bytes)"}},
+      {"long-name",
+       withLength("{\"" + std::string(5000, 'w') +
+                      R"(":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}})",
+                  std::string(8, '\0')),
+       {"a tensor name is 5000 bytes long: 'wwww", "www...'"}},
       {"not-json", withLength("{\"x\": [1,}", ""), {"invalid header JSON"}},
       // A damaged length cuts the JSON short: said so, and the parser's
       // quote of what it read is cut (a checksum table was 9 KB on a line).
@@ -318,9 +344,17 @@ TEST(SafetensorsTest, TensorsMustTileTheDataSection) {
   };
   const std::vector<Case> cases = {
       {"overlap", withLength(two("[0,8]", "[4,12]"), std::string(12, '\0')),
-       "tensor 'b' has data_offsets [4, 12) that overlap tensor 'a' [0, 8)"},
+       "the data_offsets of tensors 'a' [0, 8) and 'b' [4, 12) overlap"},
       {"same", withLength(two("[0,8]", "[0,8]"), std::string(8, '\0')),
-       "tensor 'b' has data_offsets [0, 8) that overlap tensor 'a' [0, 8)"},
+       "the data_offsets of tensors 'a' [0, 8) and 'b' [0, 8) overlap"},
+      // A tensor given another's offsets leaves a gap where its bytes were:
+      // the overlap is named, not the fine tensor after the gap.
+      {"aliased",
+       withLength(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"
+                  R"("b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]},)"
+                  R"("c":{"dtype":"F32","shape":[2],"data_offsets":[16,24]}})",
+                  std::string(24, '\0')),
+       "the data_offsets of tensors 'a' [8, 16) and 'b' [8, 16) overlap"},
       {"shifted",
        withLength(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
                   std::string(12, '\0')),
