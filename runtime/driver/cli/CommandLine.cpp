@@ -74,7 +74,12 @@ parameters (one of; default --init 0):
   --load FILE           load parameters by name from a .safetensors file;
                         from a training checkpoint (train --save, or run
                         --save of a train_step entry) a train_step entry
-                        also gets Adam's moments and the step
+                        also gets Adam's moments and the step; of a
+                        train --ema checkpoint a forward entry runs the
+                        weight average (as translate, eval and export do),
+                        a training entry the raw weights
+  --no-ema              a forward entry runs the raw weights of a train
+                        --ema checkpoint
   --init SEED           initialize every parameter from its initializer with
                         a deterministic generator keyed by SEED
 options:
@@ -141,6 +146,9 @@ void parseRun(ArgCursor &cursor, CommandLine &line) {
       if (run.loadPath)
         cursor.fail("--load is given twice");
       run.loadPath = cursor.value(arg);
+    } else if (arg == "--no-ema") {
+      cursor.noValue(arg);
+      run.noEma = true;
     } else if (arg == "--init") {
       std::string text = cursor.value(arg);
       auto seed = parseInteger<uint64_t>(text);
@@ -209,6 +217,9 @@ void parseRun(ArgCursor &cursor, CommandLine &line) {
     cursor.fail("run needs the name of an entry");
   if (run.loadPath && run.initSeed)
     cursor.fail("--load and --init exclude each other");
+  if (run.noEma && !run.loadPath)
+    cursor.fail("--no-ema applies to --load (the raw weights of a train "
+                "--ema checkpoint)");
 }
 
 void parseInfo(ArgCursor &cursor, CommandLine &line) {

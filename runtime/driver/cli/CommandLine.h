@@ -52,6 +52,9 @@ struct InfoOptions {
 struct RunOptions {
   std::string entry;
   std::optional<std::string> loadPath;
+  /// --no-ema: a forward entry runs the raw weights of a train --ema
+  /// checkpoint, not their average.
+  bool noEma = false;
   std::optional<uint64_t> initSeed;
   std::vector<InputArg> inputs;
   std::string outDir = ".";

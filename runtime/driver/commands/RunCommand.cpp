@@ -250,12 +250,29 @@ std::optional<TrainingPosition> fillParameters(const ModelInfo &model,
       noteConfigChanges(file, model, err, WeightsUse::Training);
       return position;
     }
+    // A forward entry runs what translate, eval and export take of a
+    // train --ema checkpoint, the average (run took the raw weights without
+    // a word: logits 0.4 off PyTorch's on the exported file); a training
+    // entry continues from the raw ones.
+    if (entry.kind == EntryKind::Forward) {
+      loadWeightsForInference(file, model, params, options.noEma, err,
+                              WeightsUse::Inference);
+      return std::nullopt;
+    }
+    if (options.noEma)
+      throw InputError("--no-ema applies to forward entries; entry '" +
+                       entry.name + "' (" + entryKindName(entry.kind) +
+                       ") always starts from the raw weights");
     params.load(file);
     noteConfigChanges(file, model, err,
-                      entry.kind == EntryKind::TrainStep ? WeightsUse::Training
-                      : entry.kind == EntryKind::Forward
-                          ? WeightsUse::Inference
+                      entry.kind == EntryKind::TrainStep
+                          ? WeightsUse::Training
                           : WeightsUse::TrainingEntry);
+    if (hasAveragedWeights(file, model))
+      err << "note: entry '" << entry.name
+          << "' starts from the raw weights of '" << file.path()
+          << "' (it also holds their --ema average, which "
+          << "forward entries run)\n";
     return std::nullopt;
   }
   if (!options.initSeed)
