@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "cli/CommandLineParsing.h"
+#include "loop/Checkpoint.h"
 #include "loop/StopRequest.h"
 
 #include <cstdlib>
@@ -263,7 +264,7 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--save") {
       train.savePath = pathOption(cursor, arg);
     } else if (arg == "--update-freq") {
-      train.updateFreq = integerOption<int64_t>(cursor, arg, 1, 1 << 16);
+      train.updateFreq = integerOption<int64_t>(cursor, arg, 1, kMaxUpdateFreq);
     } else if (arg == "--every") {
       train.every = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--overwrite") {

@@ -811,21 +811,41 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   auto save = [&](int64_t step) {
     if (!options.savePath)
       return;
-    // The checkpoint holds the tokenizer; the copy beside it comes after,
-    // so an interrupted save never pairs a new tokenizer with an old
-    // checkpoint.
+    // The copies beside the checkpoint (its tokenizer, the Hugging Face
+    // pair, the SentencePiece model, the labels) are written to their
+    // temporaries first, the checkpoint (which holds the tokenizer itself)
+    // replaced next, and the copies' names last: a disk that fills up
+    // leaves all of them as they were (it left the old copies beside a new
+    // checkpoint), and an interrupted save never pairs a new tokenizer
+    // with an old checkpoint.
+    std::vector<std::unique_ptr<AtomicFileWriter>> copies;
+    auto copy = [&](const std::string &path, const std::string &content) {
+      copies.push_back(std::make_unique<AtomicFileWriter>(path));
+      copies.back()->write(content);
+    };
+    copy(checkpointSibling(*options.savePath, kTokenizerSuffix),
+         tokenizer.toJson());
+    if (!tokenizer.subwords) {
+      copy(checkpointSibling(*options.savePath, kSourceTokenizerSuffix),
+           tokenizer.source.toHuggingFaceJson());
+      copy(checkpointSibling(*options.savePath, kTargetTokenizerSuffix),
+           tokenizer.target.toHuggingFaceJson());
+    } else {
+      copy(checkpointSibling(*options.savePath, kSentencePieceSuffix),
+           tokenizer.subwords->bytes());
+    }
+    if (data.labels)
+      copy(checkpointSibling(*options.savePath, kLabelsSuffix),
+           data.labels->toJson());
+    for (auto &writer : copies)
+      writer->sync();
     writeCheckpoint(*options.savePath, step);
     lastSavedStep = step;
     // Keeps this file (its inode) readable for a replay even after the
     // next save replaces the name.
     lastSave = std::make_unique<SafetensorsReader>(*options.savePath);
-    tokenizer.save(checkpointSibling(*options.savePath, kTokenizerSuffix));
-    tokenizer.saveHuggingFace(checkpointSibling(*options.savePath, ""));
-    if (tokenizer.subwords)
-      tokenizer.subwords->save(
-          checkpointSibling(*options.savePath, kSentencePieceSuffix));
-    if (data.labels)
-      data.labels->save(checkpointSibling(*options.savePath, kLabelsSuffix));
+    for (auto &writer : copies)
+      writer->commit();
   };
 
   // --valid: scored every --valid-every steps (loop/Validation.h); the
@@ -1156,13 +1176,37 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (ranks.parallel())
       err << update.trafficSummary() << "\n";
   }
+  // A resume that trained nothing writes no checkpoint of its own: its
+  // options (seed, batch, data, threads) were recorded as the checkpoint's
+  // although no step ran with them, and the next resume trained on them
+  // without a note. The file stays as it was, or is copied as it is.
+  const bool trainedNothing = resumed && firstStep > lastStep;
+  const bool leftAsItWas = trainedNothing && options.savePath &&
+                           sameFile(*options.resumePath, *options.savePath);
   writeOrStop(finalStep, [&] {
     if (logPath) // before the checkpoint, as at --every
       writeLossCurve(*logPath, curve, model.model + " training loss");
-    if (options.savePath)
+    if (options.savePath && trainedNothing && !leftAsItWas) {
+      copyCheckpointFile(*options.resumePath, *options.savePath);
+      tokenizer.save(checkpointSibling(*options.savePath, kTokenizerSuffix));
+      tokenizer.saveHuggingFace(checkpointSibling(*options.savePath, ""));
+      if (tokenizer.subwords)
+        tokenizer.subwords->save(
+            checkpointSibling(*options.savePath, kSentencePieceSuffix));
+      if (data.labels)
+        data.labels->save(checkpointSibling(*options.savePath, kLabelsSuffix));
+    } else if (options.savePath && !trainedNothing) {
       save(finalStep);
+    }
   });
-  if (options.savePath) {
+  if (leftAsItWas) {
+    out << *options.savePath << " is left as it was (step " << finalStep
+        << ")\n";
+  } else if (options.savePath && trainedNothing) {
+    out << "copied " << *options.resumePath << " (step " << finalStep << ") to "
+        << *options.savePath << " and "
+        << checkpointSibling(*options.savePath, kTokenizerSuffix) << "\n";
+  } else if (options.savePath) {
     out << "saved " << *options.savePath << " (step " << finalStep
         << ") and "
         << checkpointSibling(*options.savePath, kTokenizerSuffix);

@@ -127,7 +127,20 @@ void checkParentDirectory(const std::string &path, const std::string &what) {
 
 void checkReplaceable(const std::string &path, const std::string &what) {
   struct stat info;
-  if (::stat(path.c_str(), &info) != 0 || S_ISREG(info.st_mode))
+  if (::stat(path.c_str(), &info) != 0)
+    return;
+  // A file its owner made read-only (chmod a-w) is one to keep: the
+  // temporary-and-rename replaced it without a word (a directory's write
+  // permission is all rename() asks), as cp and shells refuse to.
+  if (S_ISREG(info.st_mode) && (info.st_mode & 0222) == 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", unsigned(info.st_mode & 07777));
+    throw InputError(what + ": cannot write '" + path +
+                     "': it is read-only (mode " + mode +
+                     "); make it writable (chmod u+w) to replace it, or "
+                     "give another file");
+  }
+  if (S_ISREG(info.st_mode))
     return;
   throw InputError(what + ": cannot write '" + path + "': it is " +
                    describeFileType(info.st_mode) +
@@ -231,8 +244,14 @@ AtomicFileWriter::AtomicFileWriter(std::string path)
                randomSuffix();
     fd_ =
         ::open(tmpPath_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd_ >= 0)
+    if (fd_ >= 0) {
+      // The replaced file's permissions, not the umask's: a private (0600)
+      // checkpoint became world-readable at its next save.
+      struct stat existing;
+      if (::stat(target_.c_str(), &existing) == 0 && S_ISREG(existing.st_mode))
+        (void)::fchmod(fd_, existing.st_mode & 07777);
       break;
+    }
     if (errno == EEXIST && attempt < 8)
       continue;
     // Named as the temporary it is: the file the user asked for is path_.
@@ -270,6 +289,11 @@ void AtomicFileWriter::write(const void *data, size_t bytes) {
     source += put;
     bytes -= size_t(put);
   }
+}
+
+void AtomicFileWriter::sync() {
+  if (::fsync(fd_) != 0)
+    fail("sync");
 }
 
 void AtomicFileWriter::commit() {

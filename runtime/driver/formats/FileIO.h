@@ -82,6 +82,11 @@ public:
 
   void write(const void *data, size_t bytes);
   void write(std::string_view text) { write(text.data(), text.size()); }
+  /// Flushes what was written to the disk (a full disk fails here, before
+  /// anything is replaced); commit() does it too.
+  void sync();
+  /// Replaces the file with what was written (keeping the replaced file's
+  /// permissions).
   void commit();
 
   /// The temporary file's name (for tests).

@@ -429,7 +429,7 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
   // Written since data-parallel training; older checkpoints: one process.
   if (file.metadataValue("update_freq"))
     position.updateFreq =
-        metadataInteger<int64_t>(file, "update_freq", 10, kMaxTrainingCount);
+        metadataInteger<int64_t>(file, "update_freq", 10, kMaxUpdateFreq);
   if (file.metadataValue("ranks"))
     position.ranks =
         metadataInteger<int64_t>(file, "ranks", 10, kMaxTrainingCount);

@@ -164,6 +164,10 @@ std::vector<std::string> recordedSizeConfigs(const SafetensorsReader &file);
 /// Limits on a checkpoint's training position (a corrupt or hand-edited
 /// file must not overflow the step arithmetic): the flags' own limit.
 constexpr int64_t kMaxTrainingCount = int64_t(1) << 40;
+/// The most micro-batches an update takes (--update-freq, and a
+/// checkpoint's update_freq: a hand-edited 1e9 grew memory until the
+/// process was killed).
+constexpr int64_t kMaxUpdateFreq = int64_t(1) << 16;
 
 /// The tokenizer copy and loss-curve files beside a checkpoint.
 constexpr const char *kTokenizerSuffix = ".tokenizer.json";

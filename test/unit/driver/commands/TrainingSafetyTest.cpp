@@ -388,6 +388,24 @@ TEST_F(TrainingSafetyTest, AbsurdResumeStepIsRefusedAtLoad) {
       << result.out;
 }
 
+TEST_F(TrainingSafetyTest, AbsurdResumeUpdateFreqIsRefusedAtLoad) {
+  // --update-freq's own limit: 1e9 from an edited checkpoint grew memory
+  // until the process was killed (SIGTERM did not stop it).
+  trainAndTranslate();
+  SafetensorsContent edited(ckpt());
+  edited.set("update_freq", "1000000000");
+  edited.write(ckpt());
+  CommandResult result =
+      runFake("train --data " + shellQuote(data()) + " --resume " +
+                  shellQuote(ckpt()) + " --steps 100 --threads 1",
+              "timeout 60 ");
+  EXPECT_EQ(result.exitCode, 2) << result.out;
+  EXPECT_NE(result.out.find("has an invalid __metadata__ 'update_freq': "
+                            "1000000000 is more than 65536"),
+            std::string::npos)
+      << result.out;
+}
+
 //===----------------------------------------------------------------------===//
 // Outputs never replace inputs, each other or non-regular files
 //===----------------------------------------------------------------------===//
