@@ -434,5 +434,34 @@ std::string print(const Module &module) {
   return out;
 }
 
+std::string torchEquivalent(const std::string &name) {
+  static const std::pair<const char *, const char *> kNames[] = {
+      {"T", "transpose(x, -2, -1)"},
+      {"mT", "transpose(x, -2, -1)"},
+      {"transpose", "transpose(x, d0, d1), which swaps two axes"},
+      {"unsqueeze", "add an axis with a subscript, x[:, None], or reshape"},
+      {"squeeze", "drop an axis of size 1 with reshape(x, ...)"},
+      {"view", "reshape(x, d0, d1, ...)"},
+      {"reshape", "reshape(x, d0, d1, ...)"},
+      {"permute", "transpose(x, d0, d1), which swaps two axes"},
+      {"cat", "concat(a, b, axis = ...)"},
+      {"masked_fill", "masked_fill(x, mask, value)"},
+      {"masked_fill_", "masked_fill(x, mask, value)"},
+      {"softmax", "softmax(x, axis = ...)"},
+      {"sum", "reduce_sum(x, axis = ...)"},
+      {"mean", "reduce_mean(x, axis = ...)"},
+      {"amax", "reduce_max(x, axis = ...)"},
+      {"max", "reduce_max(x, axis = ...) (max(a, b) is elementwise)"},
+      {"min", "reduce_min(x, axis = ...) (min(a, b) is elementwise)"},
+      {"matmul", "matmul(a, b)"},
+      {"contiguous", "nothing: tensors here have no memory layout"},
+      {"float", "nothing: tensors are f32 unless declared otherwise"},
+  };
+  for (const auto &[torch, ours] : kNames)
+    if (name == torch)
+      return ours;
+  return "";
+}
+
 } // namespace ast
 } // namespace txc

@@ -691,6 +691,7 @@ ConfigEnv evaluateConfig(const Module &m,
   ConfigEnv env;
   std::map<std::string, Override> overrides =
       parseOverrides(overrideFlags, diags);
+  const unsigned errorsBefore = diags.getNumErrors();
 
   // Every config and dim name of the file, for hints about names used before
   // their declaration.
@@ -845,6 +846,17 @@ ConfigEnv evaluateConfig(const Module &m,
     }
   }
 
+  // An error in a correct spec whose value came from the command line
+  // named only the spec's line (`dim B <= n` with -D n=0): say which
+  // values the flags set.
+  if (diags.getNumErrors() > errorsBefore) {
+    std::string flags;
+    for (const auto &[name, o] : overrides)
+      if (o.used)
+        flags += (flags.empty() ? "" : ", ") + o.flag;
+    if (!flags.empty())
+      diags.note({0, 0}, "these values come from the command line: " + flags);
+  }
   for (const auto &[name, o] : overrides) {
     if (o.used)
       continue;

@@ -1174,13 +1174,23 @@ std::optional<std::string> MLIRGenImpl::scopePath(const ast::CallExpr &call) {
       std::optional<ConstValue> index = evalConst(*part.index);
       if (!index)
         return std::nullopt;
-      if (index->kind != ConstValue::Kind::Int || index->i < 0) {
+      // An integral float (`l[d / 2]`) is taken, as subscripts and sizes
+      // take one.
+      double value = index->asDouble();
+      bool integral = index->kind == ConstValue::Kind::Int
+                          ? index->i >= 0
+                          : index->kind == ConstValue::Kind::Float &&
+                                value >= 0 && value < 9.0e15 &&
+                                value == std::trunc(value);
+      if (!integral) {
         diags.error(part.index->getLoc(),
                     "scope index must be a non-negative integer, got " +
                         index->str());
         return std::nullopt;
       }
-      path += "." + std::to_string(index->i);
+      path += "." + std::to_string(index->kind == ConstValue::Kind::Int
+                                       ? index->i
+                                       : int64_t(value));
     }
   }
   return path;
@@ -1206,21 +1216,10 @@ Val MLIRGenImpl::genCall(const ast::CallExpr &call) {
     return {};
   }
   // PyTorch's names for what the language writes otherwise.
-  static const std::map<std::string, std::string> kTorchFunctions = {
-      {"unsqueeze", "add an axis with a subscript, x[:, None], or reshape"},
-      {"squeeze", "drop an axis of size 1 with reshape(x, ...)"},
-      {"view", "reshape(x, d0, d1, ...)"},
-      {"permute", "transpose(x, d0, d1) swaps two axes"},
-      {"cat", "concat(a, b, axis = ...)"},
-      {"masked_fill_", "masked_fill(x, mask, value)"},
-      {"sum", "reduce_sum(x, axis = ...)"},
-      {"mean", "reduce_mean(x, axis = ...)"},
-      {"amax", "reduce_max(x, axis = ...)"},
-  };
   std::string hint;
-  if (auto torch = kTorchFunctions.find(call.callee);
-      torch != kTorchFunctions.end() && !lookupBuiltin(call.callee))
-    hint = "PyTorch's '" + call.callee + "': " + torch->second;
+  if (std::string torch = ast::torchEquivalent(call.callee);
+      !torch.empty() && !lookupBuiltin(call.callee))
+    hint = "PyTorch's '" + call.callee + "': " + torch;
   else if (!diags.isFull()) { // past the shown errors, skip the costly hint
     std::vector<std::string> names = builtinNames();
     for (const auto &entry : defs)

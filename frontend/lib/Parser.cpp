@@ -883,8 +883,8 @@ bool Parser::parseType(TypeExpr &type) {
   const Token &open = take();
   if (consumeIf(TokenKind::RBracket)) {
     softError(open.loc, "empty shape '[]'",
-              "a type needs at least one dimension; leave the type out for a "
-              "scalar");
+              "a type needs at least one dimension: a scalar entry input is "
+              "'f32[1]'");
     return true;
   }
   while (true) {
@@ -1049,6 +1049,21 @@ bool Parser::expectStatementEnd() {
   if (t.is(TokenKind::Identifier) && t.startsLine &&
       peek().is(TokenKind::LParen))
     return true;
+  // `y[0] = 1.0`: said as what it is (it was "missing an operator?", then
+  // "expected '=' after 'y'").
+  if (t.is(TokenKind::Identifier) && t.startsLine &&
+      peek().is(TokenKind::LBracket)) {
+    error(t.loc,
+          "assigning into a subscript ('" + t.text +
+              "[...] = ...') is not supported: tensors are values",
+          "build the new tensor, e.g. with where(mask, new, old) or concat");
+    // The whole line is the one problem (its `y[0]` read as a statement
+    // said "expected '=' after 'y'" next).
+    take();
+    while (!at(TokenKind::Eof) && !at(TokenKind::RBrace) && !cur().startsLine)
+      take();
+    return false;
+  }
   // Python's spellings of the operators the language writes otherwise.
   std::string hint = startsOperand(t) ? "missing an operator?" : "";
   if (t.text == "and" || t.text == "or")
@@ -1219,7 +1234,10 @@ ExprPtr Parser::parsePostfix() {
           "'." + method +
               "' after an expression: PyTorch's methods and attributes are "
               "not part of the spec language",
-          "call the function with the tensor first: '" + method + "(x, ...)'");
+          ast::torchEquivalent(method).empty()
+              ? "call a builtin with the tensor first where the language has "
+                "one (docs/spec-language.md lists them)"
+              : "write " + ast::torchEquivalent(method));
     return nullptr;
   }
   return e;
@@ -1420,7 +1438,7 @@ bool Parser::parseArgs(std::vector<Arg> &args, const Token &open,
                       "' is a keyword and cannot be an argument name",
                   cur().text == "dim"
                       ? "the axis argument is 'axis' here (PyTorch's dim): "
-                        "softmax(x, axis = -1)"
+                        "write 'axis = ...'"
                       : "");
       arg.keyword = take().text;
       take();

@@ -306,7 +306,9 @@ Val MLIRGenImpl::indexTensor(SourceLoc loc, Value x,
     if (d.kind == DimIndex::Kind::Tensor) {
       if (tensorIndex) {
         diags.error(d.loc, "a subscript takes at most one tensor index",
-                    "gather along one dimension at a time: `x[i][:, j]`");
+                    "PyTorch's `x[i, j]` pairs the ids of i and j; here, "
+                    "index the flattened axes: `reshape(x, n0 * n1, ...)[i * "
+                    "n1 + j]` (`x[i][:, j]` would take every pair)");
         return {};
       }
       tensorIndex = &d;
@@ -318,7 +320,8 @@ Val MLIRGenImpl::indexTensor(SourceLoc loc, Value x,
     diags.error(integerIndex->loc,
                 "an integer index cannot go with a tensor index in one "
                 "subscript",
-                "index in two steps, e.g. `x[0][:, ids]`");
+                "index in two steps, the integers first: `x[0, ids]` is "
+                "`x[0][ids]`, `x[ids, 0]` is `x[:, 0][ids]`");
     return {};
   }
 

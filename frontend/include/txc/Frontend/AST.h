@@ -357,6 +357,11 @@ std::string print(const Expr &expr);
 /// and still lexes as a float (`0.1`, `1e-9`, `2.0`).
 std::string formatNumber(double value, bool isInteger);
 
+/// What the language writes for PyTorch's function, method or attribute
+/// `name` ("view" -> "reshape(x, d0, d1, ...)"), or "" when it has no
+/// entry (hints of the parser and of unknown functions).
+std::string torchEquivalent(const std::string &name);
+
 } // namespace ast
 } // namespace txc
 
