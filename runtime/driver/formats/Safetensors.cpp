@@ -182,9 +182,9 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
   if (text && (headerBytes > kMaxSafetensorsHeaderBytes ||
                headerBytes > file_->size() - 8))
     throw InputError(
-        "'" + path + "' is not a safetensors file: it begins with text ('" +
-        std::string(reinterpret_cast<const char *>(lengthBytes), 8) +
-        "'), where a safetensors file has an 8-byte header length; give the "
+        "'" + path + "' is not a safetensors file: it begins with text (" +
+        shownName(std::string(reinterpret_cast<const char *>(lengthBytes), 8)) +
+        "), where a safetensors file has an 8-byte header length; give the "
         "checkpoint (.safetensors) train --save or export wrote");
   // What PyTorch users give first: torch.save's zip or pickle file, or a
   // numpy array, read as a huge header length.

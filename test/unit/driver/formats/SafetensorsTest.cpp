@@ -249,6 +249,11 @@ TEST(SafetensorsTest, RejectsCorruptFiles) {
       {"text",
        "i love you\tte amo\n",
        {"is not a safetensors file: it begins with text ('i love y')"}},
+      // Its line break escaped: the message was two lines, the second
+      // with an error: prefix of its own.
+      {"text-lines",
+       "a b\tc\nd e\tf\n",
+       {"it begins with text ('a b\\tc\\nd ')"}},
       // What PyTorch users give first (their first 8 bytes read as a huge
       // header length): named by their format.
       {"torch-zip",
