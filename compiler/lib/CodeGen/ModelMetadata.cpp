@@ -303,6 +303,8 @@ std::string mlir::tx::buildCHeader(ModuleOp planned, llvm::StringRef guardName,
                                    std::string *checkSymbol) {
   std::string text;
   llvm::raw_string_ostream os(text);
+  auto target = planned->getAttrOfType<StringAttr>("tx.target");
+  const bool cuda = target && target.getValue() == "cuda";
   std::string guard = guardName.upper();
   for (char &c : guard)
     if (!isalnum(static_cast<unsigned char>(c)))
@@ -314,12 +316,26 @@ std::string mlir::tx::buildCHeader(ModuleOp planned, llvm::StringRef guardName,
      << "/* Model metadata (JSON): config, dims, parameters with their offsets\n"
      << " * in the parameter arena, entries with inputs, outputs, arena sizes. */\n"
      << "extern const char txc_model_json[];\n\n"
-     << "/* Every entry: ctx is a txrt_context* (runtime/include/txrt/txrt.h);\n"
-     << " * params the parameter arena; arena the entry's activation arena (both\n"
-     << " * 64-byte aligned); dims the runtime value of each dim below; inputs and\n"
-     << " * outputs dense row-major buffers (f32: float, i32: int32_t, bool:\n"
-     << " * uint8_t). Returns 0, or a txrt status (see txrt_last_error): dims\n"
-     << " * outside their range and NULL pointers are refused before any work.\n"
+     << (cuda
+             ? "/* Compiled with --target=cuda: every entry runs on a GPU. ctx is\n"
+               " * a txrt_cuda_context* (runtime/include/txrt/txrt_cuda.h,\n"
+               " * txrt_cuda_context_create), not a txrt_context*; params, arena,\n"
+               " * inputs and outputs are DEVICE memory (cudaMalloc), dims host\n"
+               " * memory. Link with libtxrt_cuda.a, libtxrt.a and the CUDA\n"
+               " * libraries txc links into a --target=cuda executable (cudart,\n"
+               " * cuBLAS(Lt), cuDNN). Calling an entry as a CPU one crashes.\n"
+               " * params the parameter arena; arena the entry's activation arena;\n"
+               " * dims the runtime value of each dim below; inputs and outputs\n"
+               " * dense row-major buffers (f32: float, i32: int32_t, bool:\n"
+               " * uint8_t). Returns 0, or a txrt status (see\n"
+               " * txrt_cuda_last_error): dims outside their range and NULL\n"
+               " * pointers are refused before any work.\n"
+             : "/* Every entry: ctx is a txrt_context* (runtime/include/txrt/txrt.h);\n"
+               " * params the parameter arena; arena the entry's activation arena (both\n"
+               " * 64-byte aligned); dims the runtime value of each dim below; inputs and\n"
+               " * outputs dense row-major buffers (f32: float, i32: int32_t, bool:\n"
+               " * uint8_t). Returns 0, or a txrt status (see txrt_last_error): dims\n"
+               " * outside their range and NULL pointers are refused before any work.\n")
      << " * A context runs one entry at a time: threads calling entries at once\n"
      << " * need a context and an activation arena each (they may share the\n"
      << " * parameters of a forward entry). */\n"

@@ -1134,6 +1134,10 @@ int compileMain(int argc, char **argv) {
   if (!openOutput())
     return 1;
   if (emit == Stage::Metadata) {
+    // What the executable's metadata (info --json) says of its target.
+    if (targetName == "cuda")
+      (*module)->setAttr("tx.target",
+                         StringAttr::get(module->getContext(), "cuda"));
     output->os() << tx::buildModelMetadata(*module, inputFile, flags,
                                            symbolPrefix)
                  << "\n";

@@ -17,7 +17,9 @@
 #include "commands/PredictCommand.h"
 #include "loop/Progress.h"
 #include "commands/TrainCommand.h"
+#include "commands/TrainingData.h"
 #include "commands/TranslateCommand.h"
+#include "formats/Safetensors.h"
 #include "txrt/txrt.h"
 
 #include <cerrno>
@@ -56,6 +58,9 @@ std::vector<std::string> takeDeviceOption(const std::vector<std::string> &args) 
     if (args[i] == "--device") {
       if (i + 1 == args.size())
         throw InputError("--device needs a value: cpu, cuda or cuda:N");
+      // `--device ""` (an unset variable) as `--device=`.
+      if (args[i + 1].empty())
+        throw InputError("--device needs a value: cpu, cuda or cuda:N");
       setRequestedDevice(args[++i]);
     } else if (args[i].rfind("--device=", 0) == 0) {
       // `--device=` (an unset variable) used the default, silently.
@@ -64,11 +69,54 @@ std::vector<std::string> takeDeviceOption(const std::vector<std::string> &args) 
       setRequestedDevice(args[i].substr(9));
     } else if (args[i] == "--allow-tf32") {
       setAllowTf32(true);
+    } else if (args[i].rfind("--allow-tf32=", 0) == 0) {
+      // It said "unknown option '--allow-tf32'".
+      throw InputError("option '--allow-tf32' takes no value");
     } else {
       rest.push_back(args[i]);
     }
   }
   return rest;
+}
+
+/// The checks of the command's own arguments that need no device: the
+/// model's kind, run's entry, and that each checkpoint to read opens as
+/// one (each command checks its contents again).
+void checkBeforeDevice(const ModelInfo &model, const CommandLine &line) {
+  auto opens = [](const std::optional<std::string> &path) {
+    if (path && !path->empty())
+      SafetensorsReader file(*path);
+  };
+  switch (line.command) {
+  case CommandLine::Command::Translate:
+    requireModelKind(model, ModelKind::Seq2Seq, "translate");
+    opens(line.translate.loadPath);
+    break;
+  case CommandLine::Command::Generate:
+    requireModelKind(model, ModelKind::LanguageModel, "generate");
+    opens(line.generate.loadPath);
+    break;
+  case CommandLine::Command::Predict:
+    requireModelKind(model, ModelKind::Classifier, "predict");
+    opens(line.predict.loadPath);
+    break;
+  case CommandLine::Command::Eval:
+    opens(line.eval.loadPath);
+    break;
+  case CommandLine::Command::Train:
+    opens(line.train.resumePath);
+    opens(line.train.initFromPath);
+    break;
+  case CommandLine::Command::Bench:
+    opens(line.bench.loadPath);
+    break;
+  case CommandLine::Command::Run:
+    entryToRun(model, line.run.entry);
+    opens(line.run.loadPath);
+    break;
+  default:
+    break;
+  }
 }
 
 int dispatch(const std::string &program, const std::vector<std::string> &args,
@@ -110,9 +158,14 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
     return kExitBadInput;
   }
   // The device before any work: no GPU or no driver is one exit-2 error
-  // here (the command opens its own context again).
-  if (line.command != CommandLine::Command::Export)
+  // here (the command opens its own context again). What is wrong with the
+  // command itself is said first: on a machine without a driver a CUDA
+  // executable answered an unknown entry or a missing checkpoint with
+  // "install the NVIDIA driver".
+  if (line.command != CommandLine::Command::Export) {
+    checkBeforeDevice(model, line);
     openDevice(model);
+  }
   switch (line.command) {
   case CommandLine::Command::Train:
     // A progress bar only when writing to a terminal's stderr.

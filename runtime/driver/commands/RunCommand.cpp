@@ -409,17 +409,21 @@ void callEntryOnDevice(ModelRunner &runner, const EntryInfo &entry,
 
 } // namespace
 
+const EntryInfo &entryToRun(const ModelInfo &model, const std::string &name) {
+  const EntryInfo *entry = model.findEntry(name);
+  if (!entry)
+    throw UsageError("model '" + model.model + "' has no entry '" + name +
+                         "' (entries: " + listEntries(model) + ")",
+                     "run");
+  return *entry;
+}
+
 int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                const RunOptions &givenOptions, std::ostream &out,
                std::ostream &err) {
   // trainSeed is resolved below, once a loaded checkpoint is known.
   RunOptions options = givenOptions;
-  const EntryInfo *entry = model.findEntry(options.entry);
-  if (!entry)
-    throw UsageError("model '" + model.model + "' has no entry '" +
-                         options.entry + "' (entries: " + listEntries(model) +
-                         ")",
-                     "run");
+  const EntryInfo *entry = &entryToRun(model, options.entry);
   txc_entry_fn function = entryTable[size_t(entry - model.entries.data())];
   if (!function)
     throw ModelError("the entry table has no function for '" + entry->name +

@@ -25,6 +25,10 @@ namespace txrt::driver {
 std::vector<InputSource> resolveInputs(const EntryInfo &entry,
                                        const std::vector<InputArg> &args);
 
+/// The entry `run NAME` names; UsageError listing the entries when the
+/// model has none of that name.
+const EntryInfo &entryToRun(const ModelInfo &model, const std::string &name);
+
 /// Runs `options.entry`; `entryTable` is txc_entry_table. Writes a line per
 /// output to `out`, notes and timing to `err`. Returns the exit code or
 /// throws DriverError.
