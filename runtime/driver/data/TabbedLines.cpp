@@ -36,8 +36,9 @@ namespace {
 
 /// Checks lines (their '\n' removed) in order and visits the good ones.
 /// Blank lines at the end of the file (an editor's or a script's trailing
-/// newlines) are no data and are skipped; a blank line before more data is
-/// an error, reported when that data comes.
+/// newlines) are no data and are skipped; a blank line before more data, or
+/// one holding a tab anywhere, is an error, reported when data or the end
+/// comes.
 class LineChecker {
 public:
   LineChecker(const std::string &path, TabbedColumns columns,
@@ -78,6 +79,17 @@ public:
       return;
     }
     visit_(TabbedLine{number, line.substr(0, tab), line.substr(tab + 1)});
+  }
+
+  /// At the end of the file: blank lines there are no data, but one that
+  /// holds a tab is a pair with both sides blank, an error as anywhere
+  /// else (it was dropped without a word at the end only).
+  void finish() {
+    for (auto [number, tab] : blanks_)
+      if (tab)
+        problems_.add(fileLine(path_, number) + "both sides are blank " +
+                      expected_);
+    blanks_.clear();
   }
 
 private:
@@ -135,6 +147,7 @@ void forEachTabbedLine(std::string_view content, const std::string &path,
     checker.line(content.substr(start, end - start), ++number);
     start = end + 1;
   }
+  checker.finish();
 }
 
 uint64_t forEachTabbedLineInFile(const std::string &path,
@@ -162,6 +175,7 @@ uint64_t forEachTabbedLineInFile(const std::string &path,
   }
   if (!buffer.empty())
     checker.line(buffer, ++number);
+  checker.finish();
   return hash;
 }
 

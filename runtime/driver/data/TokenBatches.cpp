@@ -1,6 +1,7 @@
 //===- TokenBatches.cpp - batches by padded token count -------------------===//
 #include "data/TokenBatches.h"
 #include "core/Error.h"
+#include "data/TabbedLines.h"
 
 #include <algorithm>
 #include <string>
@@ -41,19 +42,24 @@ void cutPoolByTokens(const size_t *first, const size_t *last,
 
 void checkFitsMaxTokens(const ExampleLengths &lengths, int64_t maxTokens,
                         const std::function<std::string(size_t)> &name) {
+  // Every such example, as the other data checks list theirs (it named
+  // the first alone).
+  ProblemList problems;
   for (size_t i = 0; i < lengths.size(); ++i)
     if (paddedTokens(1, lengths[i]) > maxTokens)
-      throw InputError(
+      problems.add(
           "--max-tokens " + std::to_string(maxTokens) + " is smaller than " +
-          (name ? name(i)
-                : "example " + std::to_string(i + 1) + " of the training data") +
-          ", which alone takes " +
-          std::to_string(paddedTokens(1, lengths[i])) + " positions" +
+          (name
+               ? name(i)
+               : "example " + std::to_string(i + 1) + " of the training data") +
+          ", which alone takes " + std::to_string(paddedTokens(1, lengths[i])) +
+          " positions" +
           (lengths[i].second == 0
                ? std::string() // one sequence (a classifier's text)
                : " (" + std::to_string(lengths[i].first) + " source, " +
                      std::to_string(lengths[i].second) + " target)") +
           "; raise --max-tokens or remove the example");
+  problems.throwIfAny("examples larger than --max-tokens");
 }
 
 } // namespace txrt::driver

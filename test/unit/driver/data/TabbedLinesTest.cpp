@@ -52,7 +52,7 @@ TEST(TabbedLinesTest, GoodLinesAreVisitedAndBadOnesNamed) {
 TEST(TabbedLinesTest, BlankLinesAtTheEndAreSkipped) {
   // An editor's or a script's trailing newlines (and a last line of only
   // spaces, or a CRLF blank) are no data; before, each was an error.
-  for (const char *tail : {"\n", "\n\n", "\r\n\r\n", "\n  \n\t", "\n \r\n"}) {
+  for (const char *tail : {"\n", "\n\n", "\r\n\r\n", "\n  \n  ", "\n \r\n"}) {
     ProblemList problems;
     std::vector<std::string> seen =
         visitAll(std::string("a\tb\nc\td") + tail, problems);
@@ -69,6 +69,17 @@ TEST(TabbedLinesTest, BlankLinesAtTheEndAreSkipped) {
                           [&](const TabbedLine &) { ++visited; });
   EXPECT_EQ(visited, 1);
   EXPECT_EQ(problems.count(), 0u);
+}
+
+TEST(TabbedLinesTest, ALineOfATabAtTheEndIsAPairWithBlankSides) {
+  // An error in the middle of a file, it was dropped without a word at the
+  // end.
+  ProblemList problems;
+  std::vector<std::string> seen = visitAll("a\tb\n \t \n\n", problems);
+  EXPECT_EQ(seen, (std::vector<std::string>{"1:a|b"}));
+  EXPECT_THROW_MESSAGE(problems.throwIfAny("bad lines"), InputError,
+                       "d.tsv:2: both sides are blank (expected "
+                       "'source<TAB>target')");
 }
 
 TEST(TabbedLinesTest, BlankLinesBeforeMoreDataAreEachNamed) {

@@ -99,7 +99,17 @@ TEST(TokenBatchesTest, AResumedPlanTakesTheSameBatches) {
 }
 
 TEST(TokenBatchesTest, AnExampleLargerThanTheBudgetIsAnInputError) {
-  ExampleLengths lengths = {{3, 4}, {30, 5}};
+  // Every one named (the first alone was).
+  ExampleLengths lengths = {{3, 4}, {30, 5}, {2, 2}, {25, 1}};
+  try {
+    BatchPlan plan(lengths, 8, 20, 0);
+    FAIL() << "expected an InputError";
+  } catch (const InputError &error) {
+    EXPECT_NE(std::string(error.what()).find("example 4 of the training data"),
+              std::string::npos)
+        << error.what();
+  }
+  lengths = {{3, 4}, {30, 5}};
   try {
     BatchPlan plan(lengths, 8, 20, 0);
     FAIL() << "expected an InputError";
