@@ -347,12 +347,13 @@ module attributes {tx.dims = {B = 4 : i64, T = 7 : i64}} {
 
 // -----
 
-// So would position ids (`arange(T)`).
+// Position ids (`arange(T)`) index tables (learned positions), but a
+// gather along the positions with them mixes positions.
 // CHECK: func.func @decode(
 // CHECK-NOT: decode_step
 // CHECK-NOT: decode_init
 // CHECK: // -----
-// WHY: tx-decode-step: no incremental decoding for @decode: 'tx.arange' may mix positions
+// WHY: tx-decode-step: no incremental decoding for @decode: 'tx.gather' may mix positions
 module attributes {tx.dims = {B = 4 : i64, T = 7 : i64}} {
   tx.parameter @emb : tensor<16x8xf32> {init = #tx.init<xavier_uniform>}
   tx.parameter @wq : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}

@@ -188,9 +188,22 @@ bool masksHard(AttentionOp attention, std::string &why) {
 FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
                                           std::string &why) {
   SmallVector<Attention> attentions;
+  SmallVector<ArangeOp> aranges;
   WalkResult result = decode.walk([&](Operation *op) {
     if (isa<func::FuncOp, func::ReturnOp>(op))
       return WalkResult::advance();
+    // Position ids (`wpe[arange(T)]`, learned positions): over the target
+    // length they become the absolute positions cache-T .. cache-1, as in
+    // lm_step (checked against the self-attention's length below).
+    if (auto arange = dyn_cast<ArangeOp>(op)) {
+      Shape shape = getShape(cast<RankedTensorType>(arange.getType()));
+      if (shape.size() == 1 && shape[0].isSymbolic()) {
+        aranges.push_back(arange);
+        return WalkResult::advance();
+      }
+      why = "an arange is not over the target length";
+      return WalkResult::interrupt();
+    }
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       bool rotaryValues = false;
       Attention a{attention, projection(attention.getKey(), a.rotaryKeys),
@@ -252,6 +265,14 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
     why = "it has no attention";
     return failure();
   }
+  for (ArangeOp arange : aranges)
+    for (Attention &a : attentions)
+      if (!a.cross &&
+          getShape(cast<RankedTensorType>(arange.getType()))[0] !=
+              getShape(cast<RankedTensorType>(a.key.getType()))[1]) {
+        why = "an arange is not over the target length";
+        return failure();
+      }
   return attentions;
 }
 
@@ -369,7 +390,7 @@ func::FuncOp buildStep(ModuleOp module, func::FuncOp decode,
     a.op.getMaskMutable().clear();
   }
   step.walk([&](Operation *op) {
-    if (isa<PositionalEncodingOp, RopeOp>(op))
+    if (isa<PositionalEncodingOp, RopeOp, ArangeOp>(op))
       op->setAttr("tx.position_offset", builder.getStringAttr(kCacheDim));
   });
   eraseDeadOps(step.front());

@@ -603,6 +603,15 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     err << "warning: " << warning << "\n";
   warnUnignoredPadding(model, entry, data.tokenizer, err);
   const Tokenizer &tokenizer = data.tokenizer;
+  // A PyTorch state_dict (or an export) has no tokenizer: its embedding
+  // rows go to the words of the vocabulary built from the data, by that
+  // vocabulary's order, without a word of it (a fine-tuned LM's rows
+  // belonged to other words).
+  if (initFrom && !initFromTokenizer && !options.tokenizerGiven)
+    err << "note: --init-from '" << *options.initFromPath
+        << "' holds no tokenizer: its embedding rows are taken for the ids of "
+           "the vocabulary built from the data; give --tokenizer FILE for the "
+           "vocabulary the weights were trained with\n";
   if (initFromTokenizer && options.tokenizerGiven &&
       !initFromTokenizer->differenceFrom(tokenizer).empty())
     err << "warning: --init-from '" << *options.initFromPath

@@ -143,7 +143,8 @@ void checkLabelsFitModel(const ModelInfo &model, const LabelSet &labels,
                         : "";
   throw InputError(origin + " has " + std::to_string(labels.size()) +
                    " labels (" + list + ") but '" + model.model + "' has " +
-                   std::to_string(classes) + " classes" + fix);
+                   std::to_string(classes) +
+                   (classes == 1 ? " class" : " classes") + fix);
 }
 
 LabelSet loadModelLabels(const ModelInfo &model,
