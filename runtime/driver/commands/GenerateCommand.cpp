@@ -26,8 +26,9 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   // choice is the argmax either way (it ran greedy, saying nothing).
   if (options.temperature == 0 && (options.topK > 0 || options.topP < 1))
     err << "note: " << (options.topK > 0 ? "--top-k" : "--top-p")
-        << (options.topK > 0 && options.topP < 1 ? " and --top-p" : "")
-        << " filter what is sampled, and without --temperature (default 0) "
+        << (options.topK > 0 && options.topP < 1 ? " and --top-p filter"
+                                                  : " filters")
+        << " what is sampled, and without --temperature (default 0) "
            "decoding is greedy: give --temperature T > 0 to sample\n";
   const EntryInfo &logits = entryWithRole(model, "logits", "generate");
   LengthBound batchBound =

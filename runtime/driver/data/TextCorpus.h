@@ -13,7 +13,9 @@
 // The stream is cut into blocks of `block` positions (the T bound, or
 // --block N). Block i reads stream[i*block .. i*block + block) and its
 // targets are the same positions shifted by one; the last block, when the
-// stream does not fill it, is right-padded (input and target pad).
+// stream does not fill it, is right-padded (input and target pad). The
+// stream's final position has no target: it is padded too (its [EOS] is
+// not an input).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_DRIVER_TEXTCORPUS_H
