@@ -163,7 +163,8 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
   // executable answered an unknown entry or a missing checkpoint with
   // "install the NVIDIA driver".
   if (line.command != CommandLine::Command::Export) {
-    checkBeforeDevice(model, line);
+    if (model.target == "cuda")
+      checkBeforeDevice(model, line);
     openDevice(model);
   }
   switch (line.command) {

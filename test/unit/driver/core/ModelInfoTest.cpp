@@ -228,6 +228,42 @@ TEST(ModelInfoTest, ConfigKeyForBoundIsTheRecordedOne) {
                ModelError);
 }
 
+TEST(ModelInfoTest, LossFormOfAnEntry) {
+  // "loss": how the driver weights the pieces of a batch (DataParallel.h).
+  auto withLoss = [](const std::string &loss) {
+    return std::string(
+               R"({"version": 1, "model": "m", "dims": [{"name": "B", "bound": 4}],
+               "param_arena_bytes": 0, "params": [], "entries": [
+               {"name": "e", "arena_bytes": 0, "inputs": [
+                 {"name": "x", "dtype": "f32", "shape": ["B", 3]},
+                 {"name": "y", "dtype": "i32", "shape": ["B"]}],
+                "outputs": [])") +
+           loss + "}]}";
+  };
+  EntryInfo none = ModelInfo::parse(withLoss("")).entries[0];
+  EXPECT_FALSE(none.lossFormKnown);
+  EXPECT_EQ(none.lossTargets, -1);
+  EntryInfo ce =
+      ModelInfo::parse(
+          withLoss(
+              R"(, "loss": {"form": "cross_entropy", "targets": "y", "ignore_index": -100})"))
+          .entries[0];
+  EXPECT_TRUE(ce.lossFormKnown);
+  EXPECT_EQ(ce.lossTargets, 1);
+  EXPECT_EQ(ce.lossIgnoreIndex, -100);
+  EntryInfo other =
+      ModelInfo::parse(withLoss(R"(, "loss": {"form": "other"})")).entries[0];
+  EXPECT_TRUE(other.lossFormKnown);
+  EXPECT_EQ(other.lossTargets, -1);
+  EXPECT_THROW_MESSAGE(
+      ModelInfo::parse(withLoss(
+          R"(, "loss": {"form": "cross_entropy", "targets": "z", "ignore_index": 0})")),
+      ModelError, "entries[0].loss.targets names no input ('z')");
+  EXPECT_THROW_MESSAGE(
+      ModelInfo::parse(withLoss(R"(, "loss": {"form": "mse"})")), ModelError,
+      "entries[0].loss.form must be \"cross_entropy\" or \"other\"");
+}
+
 TEST(ModelInfoTest, MalformedMetadataIsAModelError) {
   auto wrap = [](const std::string &params, const std::string &entries) {
     return R"({"version": 1, "model": "m", "dims": [{"name": "B", "bound": 4}],
