@@ -439,8 +439,11 @@ std::string mlir::tx::buildCHeader(ModuleOp planned, llvm::StringRef guardName,
      << " * header: with another build's object, the link fails on an\n"
      << " * undefined " << symbol << ". */\n"
      << "extern const char " << symbol << ";\n"
-     << "#if defined(__GNUC__) || defined(__clang__)\n"
-     << "__attribute__((used))\n#endif\n"
+     << "#if defined(__has_attribute)\n"
+     << "#if __has_attribute(retain)\n"
+     << "__attribute__((used, retain)) /* kept by --gc-sections too */\n"
+     << "#else\n__attribute__((used))\n#endif\n"
+     << "#elif defined(__GNUC__)\n__attribute__((used))\n#endif\n"
      << "static const char *const txc_header_check = &" << symbol << ";\n\n";
   os << "#ifdef __cplusplus\n}\n#endif\n\n#endif\n";
   if (symbolPrefix == "txc")

@@ -425,10 +425,15 @@ LogicalResult mlir::tx::writeObjectFiles(NativeModules &modules,
 
 void mlir::tx::renameExportedSymbols(llvm::Module &module,
                                      llvm::StringRef prefix) {
-  if (prefix == "txc")
-    return;
   for (llvm::GlobalValue &value : module.global_values()) {
     llvm::StringRef name = value.getName();
+    // The glue kernels and constants are the object's own: hidden, a
+    // shared library that links the object does not export them (two
+    // models' libraries loaded with RTLD_GLOBAL bound each other's).
+    if (name.starts_with("__txc_") && !value.hasLocalLinkage())
+      value.setVisibility(llvm::GlobalValue::HiddenVisibility);
+    if (prefix == "txc")
+      continue;
     if (name.starts_with("txc_"))
       value.setName((prefix + name.drop_front(3)).str());
     else if (name.starts_with("__txc_"))
