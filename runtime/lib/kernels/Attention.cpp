@@ -530,12 +530,13 @@ struct BackwardBuffers {
   float *dropped;         // [bq x tile] P after dropout
   float *keep;            // [tile]      dropout scales of a row
   float *rowD, *rowLse;   // [bq] each
+  float *rowCounts;       // [bq] 1 where the row's masked keys count
   float *wholeRow;        // [tk] x 2    scores and scales of a whole row
 
   static size_t floats(const Geometry &g) {
     Strides ld(g);
     return size_t(2 * g.d * ld.keys + g.tk * ld.dim + 2 * g.blockQ * ld.dim +
-                  3 * g.blockQ * ld.tile + ld.tile + 2 * g.blockQ +
+                  3 * g.blockQ * ld.tile + ld.tile + 3 * g.blockQ +
                   2 * ld.keys);
   }
   BackwardBuffers(float *w, const Geometry &g) : ld(g) {
@@ -551,7 +552,8 @@ struct BackwardBuffers {
     keep = dropped + tile;
     rowD = keep + ld.tile;
     rowLse = rowD + g.blockQ;
-    wholeRow = rowLse + g.blockQ;
+    rowCounts = rowLse + g.blockQ;
+    wholeRow = rowCounts + g.blockQ;
   }
 };
 
@@ -615,7 +617,9 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
   bool anyWholeRow = false;
   for (int64_t i = 0; i < rows; ++i) {
     w.rowLse[i] = x.lse[(b * g.heads + h) * g.tq + q0 + i];
-    anyWholeRow = anyWholeRow || masksCount(g, b, h, q0 + i, w.rowLse[i]);
+    const bool counts = masksCount(g, b, h, q0 + i, w.rowLse[i]);
+    w.rowCounts[i] = counts ? 1.0f : 0.0f;
+    anyWholeRow = anyWholeRow || counts;
   }
   const int64_t ldd = w.ld.dim;
   copyRows(rows, d, x.q + (b * g.tq + q0) * x.ldq + headOffset, x.ldq, w.query,
@@ -625,6 +629,12 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
   // no masked key has a share of P), D comes from the P and dP tiles and O
   // is never read; otherwise from O on the way.
   const bool wholeRows = keyStop <= bk && !anyWholeRow;
+  // Per row: one key block holds its keys and its masked keys have no
+  // share, so it is normalized and takes D from its tiles (below). A row
+  // whose every key is masked in the same block turned this off for the
+  // block's other rows, whose saved lse then put the rounding of large
+  // scores into dQ and dK (1.9e-3 where the exact gradient was 0).
+  const bool oneKeyBlock = keyStop <= bk;
   const float *doBlock = x.dO + (b * g.tq + q0) * x.lddo + headOffset;
   const float *oBlock = x.o + (b * g.tq + q0) * x.ldo + headOffset;
   if (wholeRows) {
@@ -671,7 +681,8 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
             p[j] = 0.0f;
       }
       std::fill(p + valid, p + cols, 0.0f);
-      if (wholeRows && valid > 0) {
+      const bool normalize = oneKeyBlock && w.rowCounts[i] == 0.0f;
+      if (normalize && valid > 0) {
         // The saved lse is rounded at the size of the scores: a large
         // constant in a row of S (an offset common to the keys, which the
         // softmax cancels) put a common factor of up to 1 + eps |S| on
@@ -702,7 +713,7 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
         std::fill(droppedRow + valid, droppedRow + cols, 0.0f);
       }
       float rowD = w.rowD[i];
-      if (wholeRows) {
+      if (normalize) {
         // rowsum(P_dropped * dP) = rowsum(P * dP_kept).
         rowD = 0.0f;
 #pragma omp simd reduction(+ : rowD)

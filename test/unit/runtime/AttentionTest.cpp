@@ -630,6 +630,33 @@ TEST_F(AttentionTest, BackwardCancelsAConstantInTheScores) {
   }
 }
 
+TEST_F(AttentionTest, AFullyMaskedRowLeavesTheOtherRowsNormalized) {
+  // A query row that sees no key (a -1e9 fill: it averages V, its masked
+  // keys count) turned the per-row normalization above off for every row
+  // of its query block, which then took D from O: another order of the
+  // sums than the tiles' dP, so a row with a one-hot P (exact dQ and dK 0)
+  // got P (dP - D) != 0, times large keys (1.9e-3 against a dV of 73, in a
+  // differential tester's random spec).
+  // V = K = Q with row i near 30 e_i: each row's own key wins by ~450.
+  AttentionCase c = makeCase(1, 1, 4, 4, 4, MaskKind::QueryRows, false, -1e9f);
+  Run r = run(ctx_, c, true, 910, Precision::F32, 0.0f, [](Run &r) {
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t j = 0; j < 4; ++j)
+        r.q[size_t(i * 4 + j)] =
+            30.0f * ((i == j ? 1.0f : 0.0f) + 0.01f * r.q[size_t(i * 4 + j)]);
+    r.k = r.q;
+    r.v = r.q;
+  });
+  for (const Floats *gradient : {&r.dq, &r.dk})
+    for (float value : *gradient)
+      EXPECT_EQ(value, 0.0f);
+  // Query row 0 sees no key: its output is the mean of V, and dV gets it.
+  float largest = 0;
+  for (float value : r.dv)
+    largest = std::max(largest, std::fabs(value));
+  EXPECT_GT(largest, 0.1f);
+}
+
 TEST_F(AttentionTest, BackwardLargeShapes) {
   uint32_t seed = 500;
   for (auto [b, h, tq, tk, d] : std::vector<std::array<int64_t, 5>>{
