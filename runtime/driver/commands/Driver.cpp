@@ -278,7 +278,8 @@ int driverMain(int argc, char **argv, const char *modelJson,
   // What the command printed is its result (translations, scores, info):
   // output lost to a full disk, a file size limit or a closed stdout is a
   // failure, not exit 0.
-  if (std::cout.fail()) {
+  // (A command that stopped on a failed write has said so: code != 0.)
+  if (std::cout.fail() && code == kExitOk) {
     int error = errno;
     std::cerr << "error: writing the output to stdout failed: "
               << (stdoutClosed ? "stdout is closed"
@@ -286,8 +287,7 @@ int driverMain(int argc, char **argv, const char *modelJson,
                                : "a write failed (a full disk, a file size "
                                  "limit?)")
               << "; what was printed is incomplete\n";
-    if (code == kExitOk)
-      code = kExitFailure;
+    code = kExitFailure;
   }
   return code;
 }

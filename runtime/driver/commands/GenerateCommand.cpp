@@ -122,7 +122,7 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
         words.push_back(word);
       out << joinWords(words) << "\n";
     }
-    out.flush();
+    checkAnswersWritten(out, chunk.where.back());
   }
   return kExitOk;
 }

@@ -141,7 +141,7 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                     std::exp(logp[size_t(best)]));
       out << labels.label(best) << "\t" << probability << "\n";
     }
-    out.flush();
+    checkAnswersWritten(out, chunk.where.back());
   }
   if (truncated)
     err << truncationNote(truncated, length) << "\n";

@@ -158,7 +158,7 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       translations[rows[k]] = tokenizer.decodeTarget(outputs[k]);
     for (const std::string &translation : translations)
       out << translation << "\n";
-    out.flush();
+    checkAnswersWritten(out, chunk.where.back());
   }
   return kExitOk;
 }

@@ -32,12 +32,13 @@ void checkStdinReadable(std::istream &in) {
 } // namespace
 
 InputLineReader::InputLineReader(std::vector<std::string> arguments,
-                                 std::string label, std::istream &in)
-    : arguments_(std::move(arguments)), label_(std::move(label)), in_(in) {
+                                 std::string label, std::istream &in, int fd)
+    : arguments_(std::move(arguments)), label_(std::move(label)), in_(in),
+      fd_(fd) {
   // std::cin reads through C's stdin buffer, which poll() cannot see into:
   // the process's stdin is read from its descriptor instead (nothing else
   // reads it in these commands).
-  if (&in == &std::cin)
+  if (fd_ < 0 && &in == &std::cin)
     fd_ = STDIN_FILENO;
 }
 
@@ -82,16 +83,50 @@ bool InputLineReader::readLine(std::string &line) {
 }
 
 bool InputLineReader::lineWaiting() {
-  if (fd_ < 0 || atEnd_ ||
-      buffer_.find('\n', bufferBegin_) != std::string::npos)
+  if (fd_ < 0)
     return true;
-  // Bytes (or the end) that a read gets at once; a regular file always has.
-  struct pollfd request = {fd_, POLLIN, 0};
-  int ready;
-  do
-    ready = ::poll(&request, 1, 0);
-  while (ready < 0 && errno == EINTR);
-  return ready != 0;
+  // A whole line (or the end) that reads get at once; a regular file always
+  // has one. Bytes of a line whose end has not come are no line: waiting
+  // for its end held back the answers to the lines before it, from a
+  // client that waits for them before it writes the rest.
+  for (;;) {
+    if (atEnd_ || buffer_.find('\n', bufferBegin_) != std::string::npos)
+      return true;
+    struct pollfd request = {fd_, POLLIN, 0};
+    int ready;
+    do
+      ready = ::poll(&request, 1, 0);
+    while (ready < 0 && errno == EINTR);
+    if (ready == 0)
+      return false;
+    // Readable: this read returns at once (bytes, or 0 at the end).
+    buffer_.erase(0, bufferBegin_);
+    bufferBegin_ = 0;
+    char block[1 << 16];
+    ssize_t got = ::read(fd_, block, sizeof(block));
+    if (got < 0 && (errno == EINTR || errno == EAGAIN))
+      continue;
+    if (got < 0)
+      throw InputError(std::string("cannot read <stdin>: ") +
+                       std::strerror(errno));
+    if (got == 0)
+      atEnd_ = true;
+    else
+      buffer_.append(block, size_t(got));
+  }
+}
+
+void checkAnswersWritten(std::ostream &out, const std::string &through) {
+  errno = 0;
+  out.flush();
+  if (!out.fail())
+    return;
+  const int error = errno;
+  throw ResourceError(
+      "cannot write the output" +
+      (error ? ": " + std::string(std::strerror(error)) : std::string()) +
+      " (a closed pipe, a full disk?); stopped after " + through +
+      ", whose answers are the last ones written");
 }
 
 bool InputLineReader::next(InputLines &chunk, size_t maxLines) {

@@ -35,8 +35,10 @@ struct InputLines {
 /// few. Each chunk is checked as readInputLines checks the whole input.
 class InputLineReader {
 public:
+  /// Reads `in`; the process's stdin (std::cin) from its descriptor, and so
+  /// does a `fd` given (tests: a pipe).
   InputLineReader(std::vector<std::string> arguments, std::string label,
-                  std::istream &in);
+                  std::istream &in, int fd = -1);
   InputLineReader(const InputLineReader &) = delete;
   InputLineReader &operator=(const InputLineReader &) = delete;
 
@@ -64,6 +66,12 @@ private:
   size_t textsRead_ = 0;
   size_t textsBefore_ = 0;
 };
+
+/// Flushes `out` after a chunk's answers; a write that failed (a closed
+/// pipe whose reader is gone, a full disk) is a ResourceError naming the
+/// last text answered (`through`: "<stdin>:128"), at once: the command
+/// went on reading and answering all its input into the void.
+void checkAnswersWritten(std::ostream &out, const std::string &through);
 
 /// Every text at once (InputLineReader with no chunk limit).
 /// `arguments` when there are any (each named "`label` N"), else the lines

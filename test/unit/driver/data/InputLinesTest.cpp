@@ -3,7 +3,11 @@
 #include "TestUtil.h"
 #include "core/Error.h"
 
+#include <chrono>
+#include <future>
 #include <sstream>
+
+#include <unistd.h>
 
 using namespace txrt::driver;
 
@@ -73,6 +77,40 @@ TEST(InputLinesTest, ChunksAreNumberedOnAndCheckedOneByOne) {
                        "<stdin>:5: invalid UTF-8 at byte 5 of the line");
   EXPECT_FALSE(reader.next(chunk, 2));
   EXPECT_TRUE(chunk.lines.empty());
+}
+
+TEST(InputLinesTest, AnUnfinishedLineDoesNotHoldBackTheWholeOnes) {
+  // Bytes of a line whose end has not come were taken for a line waiting:
+  // the reader blocked for its end and held back the answers to the lines
+  // before it (a client that waits for them before it writes the rest
+  // hung).
+  int pipeEnds[2];
+  ASSERT_EQ(::pipe(pipeEnds), 0);
+  std::istringstream unused;
+  InputLineReader reader({}, "sentence", unused, pipeEnds[0]);
+  ASSERT_EQ(::write(pipeEnds[1], "a\nb\n", 4), 4);
+  InputLines chunk;
+  ASSERT_TRUE(reader.next(chunk, 1)); // reads both lines, takes "a"
+  EXPECT_EQ(chunk.lines, (std::vector<std::string>{"a"}));
+  ASSERT_EQ(::write(pipeEnds[1], "unfin", 5), 5); // unread when "b" is taken
+  auto next = std::async(std::launch::async, [&] {
+    InputLines second;
+    reader.next(second, 100);
+    return second.lines;
+  });
+  bool answered =
+      next.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  if (!answered)
+    ASSERT_EQ(::write(pipeEnds[1], "\n", 1), 1); // unblock it, then fail
+  EXPECT_TRUE(answered) << "the reader waited for the end of 'unfin'";
+  EXPECT_EQ(next.get(), (std::vector<std::string>{"b"}));
+  ASSERT_EQ(::write(pipeEnds[1], "ished\n", 6), 6);
+  ::close(pipeEnds[1]);
+  ASSERT_TRUE(reader.next(chunk, 100));
+  EXPECT_EQ(chunk.lines, (std::vector<std::string>{"unfinished"}));
+  EXPECT_EQ(chunk.where, (std::vector<std::string>{"<stdin>:3"}));
+  EXPECT_FALSE(reader.next(chunk, 100));
+  ::close(pipeEnds[0]);
 }
 
 TEST(InputLinesTest, ArgumentsComeInChunksToo) {
