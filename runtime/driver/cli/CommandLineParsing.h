@@ -51,6 +51,9 @@ public:
         arg.resize(eq);
       }
     }
+    // `--help=x` printed the help and dropped the value.
+    if (arg == "--help")
+      noValue(arg);
     return arg;
   }
 

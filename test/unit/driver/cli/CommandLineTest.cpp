@@ -137,6 +137,8 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
        "bench",
        "option '--decode-only' takes no value"},
       {{"bench", "--profile=no"}, "bench", "option '--profile' takes no value"},
+      // It printed the help and dropped the value.
+      {{"translate", "--help=x"}, "translate", "option '--help' takes no value"},
       {{"run", "a", "--profile=no"},
        "run",
        "option '--profile' takes no value"},
