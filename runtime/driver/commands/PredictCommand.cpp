@@ -93,14 +93,16 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   int64_t truncated = 0, empty = 0;
   const std::string wayOut = "; give --truncate to keep the first " +
                              std::to_string(length.bound);
-  while (reader.next(chunk, chunkLines)) {
+  ProblemList problems; // a chunk's bad texts: not UTF-8, or too long
+  while (reader.next(chunk, chunkLines, &problems)) {
     const std::vector<std::string> &lines = chunk.lines;
     std::vector<std::vector<int32_t>> texts;
     // A line without words has no label: its output line is empty (as
     // translate's is), so the outputs stay line for line with the inputs.
     std::vector<bool> hasWords(lines.size(), false);
-    ProblemList problems; // every text too long, as eval lists them
     for (size_t i = 0; i < lines.size(); ++i) {
+      if (chunk.bad[i])
+        continue;
       std::vector<std::string> words = splitWords(lines[i]);
       if (words.empty()) {
         ++empty;
@@ -115,7 +117,7 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
         problems.add(chunk.where[i] + ": " + tooLong);
       texts.push_back(std::move(ids));
     }
-    problems.throwIfAny("texts too long");
+    problems.throwIfAny("bad texts");
     std::vector<std::vector<double>> probabilities =
         classifyEncoded(runner, classify, texts, modelPadId(model), batch);
     size_t next = 0;

@@ -125,7 +125,8 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   const size_t chunkLines = size_t(std::max<int64_t>(batch, 1)) * 64;
   InputLines chunk;
   bool tabNoted = false;
-  while (reader.next(chunk, chunkLines)) {
+  ProblemList problems; // a chunk's bad lines: not UTF-8, or too long
+  while (reader.next(chunk, chunkLines, &problems)) {
     const std::vector<std::string> &lines = chunk.lines;
     // `translate < test.tsv` translated each "source<TAB>target" line whole.
     auto tabbed =
@@ -141,8 +142,9 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     }
     std::vector<TokenIds> sources;
     std::vector<size_t> rows; // lines with words
-    ProblemList problems;
     for (size_t i = 0; i < lines.size(); ++i) {
+      if (chunk.bad[i])
+        continue;
       TokenIds ids =
           encodeSentence(lines[i], tokenizer, bounds, chunk.where[i], problems);
       if (ids.empty())
@@ -150,7 +152,7 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       rows.push_back(i);
       sources.push_back(std::move(ids));
     }
-    problems.throwIfAny("sentences too long");
+    problems.throwIfAny("bad sentences");
     std::vector<TokenIds> outputs =
         translateAll(*decoder, sources, batch, decoding);
     std::vector<std::string> translations(lines.size());

@@ -129,9 +129,11 @@ void checkAnswersWritten(std::ostream &out, const std::string &through) {
       ", whose answers are the last ones written");
 }
 
-bool InputLineReader::next(InputLines &chunk, size_t maxLines) {
+bool InputLineReader::next(InputLines &chunk, size_t maxLines,
+                           ProblemList *callersProblems) {
   chunk.lines.clear();
   chunk.where.clear();
+  chunk.bad.clear();
   textsBefore_ = textsRead_;
   maxLines = std::max<size_t>(maxLines, 1);
   const bool fromArguments = !arguments_.empty();
@@ -160,15 +162,19 @@ bool InputLineReader::next(InputLines &chunk, size_t maxLines) {
   }
   started_ = true;
   // Every bad line, as train and eval list theirs.
-  ProblemList problems;
+  ProblemList ownProblems;
+  ProblemList &problems = callersProblems ? *callersProblems : ownProblems;
+  chunk.bad.assign(chunk.lines.size(), false);
   for (size_t i = 0; i < chunk.lines.size(); ++i)
     if (std::string problem =
             textProblem(chunk.lines[i], !fromArguments && textsRead_ + i == 0,
                         fromArguments ? "text" : "line");
-        !problem.empty())
+        !problem.empty()) {
       problems.add(chunk.where[i] + ": " + problem + " (texts must be UTF-8)");
+      chunk.bad[i] = true;
+    }
   textsRead_ += chunk.lines.size();
-  problems.throwIfAny(label_ + "s that are not UTF-8 text");
+  ownProblems.throwIfAny(label_ + "s that are not UTF-8 text");
   return !chunk.lines.empty();
 }
 

@@ -25,7 +25,12 @@ namespace txrt::driver {
 struct InputLines {
   std::vector<std::string> lines;
   std::vector<std::string> where; ///< "LABEL N" or "<stdin>:N", per line
+  /// Per line: not UTF-8 text (InputLineReader::next given a ProblemList,
+  /// which names it).
+  std::vector<bool> bad;
 };
+
+class ProblemList;
 
 /// The texts of an inference command, a chunk at a time. A chunk ends at
 /// `maxLines` texts, at the end of the input, or, when the input is the
@@ -45,7 +50,11 @@ public:
   /// The next chunk, its texts numbered on from the last chunk's; false (and
   /// an empty `chunk`) at the end. Throws InputError as readInputLines does,
   /// naming the chunk's bad lines.
-  bool next(InputLines &chunk, size_t maxLines);
+  /// With `problems`, a line that is not UTF-8 is added there and marked
+  /// in `chunk.bad` instead of thrown, so that the caller names it with
+  /// its own problems of the chunk (a too-long sentence).
+  bool next(InputLines &chunk, size_t maxLines,
+            ProblemList *problems = nullptr);
 
   /// How many texts the earlier chunks held: the index of the next chunk's
   /// first text in the whole input.
