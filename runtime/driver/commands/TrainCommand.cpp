@@ -625,7 +625,10 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                           "the executable's model ('" + model.model +
                               "', precision " + model.precision +
                               "; its config, optimizer and entries as txc "
-                              "--emit=metadata prints them)");
+                              "--emit=metadata prints them)",
+                          model.compileFlags.empty()
+                              ? std::string("compiled without txc flags")
+                              : "compiled with " + model.compileFlags);
   requireSameAsRankZero(ranks, data.hash,
                         (options.textPath.empty() ? "--data '" : "--text '") +
                             data.path + "'");
@@ -729,12 +732,11 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (ranks.parallel())
     requireSameAsRankZero(
         ranks, fingerprintOfTrainingState(model, runner.params().read()),
-        options.resumePath ? "--resume '" + *options.resumePath +
-                                 "' (its parameters and moments)"
+        "the start of training (its parameters and moments)",
+        options.resumePath ? "--resume '" + *options.resumePath + "'"
         : options.initFromPath
-            ? "--init-from '" + *options.initFromPath + "' (its parameters)"
-            : "--init " + std::to_string(options.initSeed.value_or(0)) +
-                  " (the initial parameters)");
+            ? "--init-from '" + *options.initFromPath + "'"
+            : "--init " + std::to_string(options.initSeed.value_or(0)));
 
   // --ema (or the resumed checkpoint's average): from the weights now.
   std::unique_ptr<WeightAverage> average =
@@ -769,8 +771,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
            ? ", valid-every " + std::to_string(options.validEvery) +
                  ", patience " + std::to_string(options.patience)
            : std::string());
-  requireSameAsRankZero(ranks, fnv1a64(stepsPlan),
-                        "the training plan (" + stepsPlan + ")");
+  requireSameAsRankZero(ranks, fnv1a64(stepsPlan), "the training plan",
+                        stepsPlan);
   if (ranks.parallel() && options.validPath)
     requireSameAsRankZero(ranks, fnv1a64(readWholeFile(*options.validPath)),
                           "--valid '" + *options.validPath + "'");

@@ -139,6 +139,15 @@ uint64_t Communicator::fromRankZero(uint64_t value) {
   return value;
 }
 
+std::string Communicator::fromRankZero(std::string text) {
+  if (!parallel())
+    return text;
+  uint64_t bytes = fromRankZero(uint64_t(text.size()));
+  text.resize(size_t(bytes));
+  broadcast(text.data(), text.size());
+  return text;
+}
+
 void Communicator::broadcast([[maybe_unused]] void *data,
                              [[maybe_unused]] size_t bytes) {
 #ifdef TXC_HAVE_MPI

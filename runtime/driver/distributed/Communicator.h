@@ -45,6 +45,8 @@ public:
   /// Rank 0's `value` on every rank (blocking; every rank calls it); the
   /// value itself with one rank.
   uint64_t fromRankZero(uint64_t value);
+  /// Rank 0's `text` on every rank (blocking; every rank calls it).
+  std::string fromRankZero(std::string text);
   /// The callbacks txrt_context_set_communicator takes; NULL with one rank.
   const txrt_communicator *runtimeHooks() const {
     return parallel() ? &hooks_ : nullptr;

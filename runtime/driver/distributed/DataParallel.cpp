@@ -74,10 +74,19 @@ void padLikeBatch(const TrainBatch &whole, RowRange share, TrainBatch &piece) {
 }
 
 void requireSameAsRankZero(Communicator &ranks, uint64_t fingerprint,
-                           const std::string &what) {
+                           const std::string &what, const std::string &detail) {
   const uint64_t rankZeros = ranks.fromRankZero(fingerprint);
+  // Every rank takes part, also where its value matches: rank 0 cannot
+  // know which rank differs.
+  const std::string rankZerosDetail =
+      detail.empty() ? std::string() : ranks.fromRankZero(detail);
   if (rankZeros == fingerprint)
     return;
+  if (!detail.empty() && rankZerosDetail != detail)
+    throw InputError(what + " is not rank 0's (here: " + detail +
+                     "; rank 0: " + rankZerosDetail +
+                     "): every rank must be given the same data and "
+                     "options");
   char values[80];
   std::snprintf(values, sizeof(values), "%016llx here, %016llx on rank 0",
                 static_cast<unsigned long long>(fingerprint),

@@ -64,8 +64,11 @@ void padLikeBatch(const TrainBatch &whole, RowRange share, TrainBatch &piece);
 /// update: a rank with other data or other steps would train another model
 /// in silence, or wait forever for an allreduce the others never start.
 /// Every rank calls it; with one rank it checks nothing.
+/// `detail`, when given, is this rank's value in words (an option, a plan):
+/// the error shows it beside rank 0's (every rank exchanges it).
 void requireSameAsRankZero(Communicator &ranks, uint64_t fingerprint,
-                           const std::string &what);
+                           const std::string &what,
+                           const std::string &detail = "");
 
 /// A hash of what the compiled program computes: its metadata (spec name
 /// and kind, config, optimizer, precision, dims, parameters, entries) less
