@@ -150,7 +150,7 @@ int txrt::defaultThreadCount() {
     if (errno != 0 || *end != '\0' || value <= 0 || value > 4096)
       throw Error(TXRT_ERROR_INVALID_ARGUMENT,
                   std::string("TXRT_NUM_THREADS='") + env +
-                      "' is not a positive integer");
+                      "' is not an integer in [1, 4096]");
     return int(value);
   }
   return omp_get_num_procs();

@@ -236,7 +236,7 @@ void parseInfo(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--load") {
       if (line.info.loadPath)
         cursor.fail("--load is given twice");
-      line.info.loadPath = cursor.value(arg);
+      line.info.loadPath = pathOption(cursor, arg);
     } else if (arg.size() > 1 && arg[0] == '-') {
       cursor.fail("unknown option '" + arg + "'");
     } else {

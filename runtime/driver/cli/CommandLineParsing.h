@@ -12,6 +12,7 @@
 
 #include <charconv>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,6 +65,12 @@ public:
   }
 
   std::string value(const std::string &option) {
+    // `--data A --data B` trained on B alone, `--save a --save b` never
+    // wrote a: a valued option given twice is an error (--input and --dim
+    // name one thing each time).
+    if (option != "--input" && option != "--dim" &&
+        !valued_.insert(option).second)
+      fail("option '" + option + "' is given twice");
     if (pending_) {
       std::string value = *pending_;
       pending_.reset();
@@ -93,6 +100,7 @@ public:
 private:
   const std::vector<std::string> &args_;
   size_t pos_;
+  std::set<std::string> valued_; ///< the valued options seen
   std::string command_;
   std::optional<std::string> pending_;
 };

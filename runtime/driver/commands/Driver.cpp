@@ -61,6 +61,10 @@ std::vector<std::string> takeDeviceOption(const std::vector<std::string> &args) 
       // `--device ""` (an unset variable) as `--device=`.
       if (args[i + 1].empty())
         throw InputError("--device needs a value: cpu, cuda or cuda:N");
+      // `--device --threads 1`: a forgotten value, as other options say.
+      if (args[i + 1].rfind("--", 0) == 0)
+        throw InputError("option '--device' needs a value, got the option '" +
+                         args[i + 1] + "' (cpu, cuda or cuda:N)");
       setRequestedDevice(args[++i]);
     } else if (args[i].rfind("--device=", 0) == 0) {
       // `--device=` (an unset variable) used the default, silently.

@@ -138,7 +138,9 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
        "option '--decode-only' takes no value"},
       {{"bench", "--profile=no"}, "bench", "option '--profile' takes no value"},
       // It printed the help and dropped the value.
-      {{"translate", "--help=x"}, "translate", "option '--help' takes no value"},
+      {{"translate", "--help=x"},
+       "translate",
+       "option '--help' takes no value"},
       {{"run", "a", "--profile=no"},
        "run",
        "option '--profile' takes no value"},
@@ -173,7 +175,15 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
       {{"run", "a", "--init", "12x"}, "run", "got '12x'"},
       {{"run", "a", "--init", "1", "--init", "2"},
        "run",
-       "--init is given twice"},
+       "option '--init' is given twice"},
+      // Kept the last value without a word: trained on B alone, never wrote
+      // the first --save.
+      {{"train", "--data", "a.tsv", "--data", "b.tsv"},
+       "train",
+       "option '--data' is given twice"},
+      {{"run", "a", "--save", "x", "--save", "y"},
+       "run",
+       "option '--save' is given twice"},
       {{"run", "a", "--load", "w", "--init", "1"},
        "run",
        "--load and --init exclude each other"},
