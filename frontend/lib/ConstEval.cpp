@@ -741,6 +741,7 @@ ConfigEnv evaluateConfig(const Module &m,
       return value ? evaluator.eval(*value) : std::nullopt;
     Override &o = it->second;
     o.used = true;
+    env.flags[name] = o.flag;
     DiagnosticEngine local(*o.file);
     Evaluator overrideEvaluator(resolver, local);
     std::optional<ConstValue> result = overrideEvaluator.eval(*o.value);

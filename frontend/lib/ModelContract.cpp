@@ -84,7 +84,7 @@ public:
     const InputEmbedding *smallest = nullptr;
     for (const InputEmbedding &embedding : embeddings) {
       if (const ConfigInt *vocab = vocabFor(embedding.role, vocabs);
-          vocab && vocab->value > embedding.rows)
+          vocab && vocab->value > embedding.rows) {
         diags.error(embedding.loc,
                     "the executable accepts ids of '" + embedding.input +
                         "' below config '" + vocab->name + "' = " +
@@ -92,6 +92,8 @@ public:
                         ", but this embedding has " +
                         std::to_string(embedding.rows) + " rows",
                     "give the embedding the vocabulary '" + vocab->name + "'");
+        noteFlag(vocab->name);
+      }
       if (!smallest || embedding.rows < smallest->rows)
         smallest = &embedding;
     }
@@ -105,12 +107,22 @@ public:
                       "' with it; use an id inside the vocabulary");
       diags.note(smallest->loc,
                  "the embedding of '" + smallest->input + "' is here");
+      noteFlag("pad");
     }
     checkSpecialTokens(vocabs, kind);
     checkPaddingMasks(pad);
   }
 
 private:
+  /// After an error about config `name` at the spec's line: the value came
+  /// from a -D flag (the line shows the spec's own value).
+  void noteFlag(const std::string &name) {
+    auto flag = env.flags.find(name);
+    if (flag != env.flags.end())
+      diags.note({0, 0},
+                 "'" + name + "' is set on the command line: " + flag->second);
+  }
+
   /// Reads config `name` (when present) as an integer in [lo, hi]; reports
   /// at its item otherwise.
   std::optional<ConfigInt> readInt(const std::string &name, int64_t lo,
@@ -128,6 +140,7 @@ private:
                       what + ", an integer in " + std::to_string(lo) + ".." +
                       std::to_string(hi),
                   why);
+      noteFlag(name);
       return std::nullopt;
     }
     return ConfigInt{name, static_cast<int64_t>(number), loc};
@@ -225,6 +238,7 @@ private:
               "vocabulary of a " +
               module->getAttrOfType<StringAttr>(kKindAttr).str() + " model",
           why + "; give it a vocabulary of at least 4 ids");
+      noteFlag(vocab->name);
     }
   }
 

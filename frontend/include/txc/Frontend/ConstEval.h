@@ -104,6 +104,9 @@ struct ConfigEnv {
   std::vector<Dim> dims;
   /// Index of each name in `config` (lookups stay O(log n) in long specs).
   std::map<std::string, size_t> configIndex;
+  /// The config items a `-D` flag set, with the flag ("-D pad=16"), for
+  /// errors about their values at the spec's line.
+  std::map<std::string, std::string> flags;
 
   /// The value of config item `name`; dims are not constants (nullopt).
   std::optional<ConstValue> lookup(const std::string &name) const;
