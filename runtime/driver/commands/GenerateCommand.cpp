@@ -63,7 +63,7 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   // still arrives. A prompt's sampling stream is keyed by its index in the
   // whole input, so the chunking changes no text.
   InputLineReader reader(options.prompts, "prompt", in);
-  const size_t chunkLines = size_t(std::max<int64_t>(batch, 1)) * 64;
+  const size_t chunkLines = InputLineReader::chunkLines(batch);
   InputLines chunk;
   while (reader.next(chunk, chunkLines)) {
     const std::vector<std::string> &lines = chunk.lines;

@@ -88,7 +88,7 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   // The texts a chunk at a time (InputLines.h): labels come while the input
   // still arrives. The notes count the whole input, at its end.
   InputLineReader reader(options.texts, "text", in);
-  const size_t chunkLines = size_t(std::max<int64_t>(batch, 1)) * 64;
+  const size_t chunkLines = InputLineReader::chunkLines(batch);
   InputLines chunk;
   int64_t truncated = 0, empty = 0;
   const std::string wayOut = "; give --truncate to keep the first " +

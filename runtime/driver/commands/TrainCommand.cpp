@@ -34,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <memory>
 
 namespace txrt::driver {
@@ -819,16 +820,14 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     saveCheckpoint(path, model, runner.params().read(), at, tokenizer,
                    average.get(), data.labels ? &*data.labels : nullptr);
   };
-  auto save = [&](int64_t step) {
-    if (!options.savePath)
-      return;
-    // The copies beside the checkpoint (its tokenizer, the Hugging Face
-    // pair, the SentencePiece model, the labels) are written to their
-    // temporaries first, the checkpoint (which holds the tokenizer itself)
-    // replaced next, and the copies' names last: a disk that fills up
-    // leaves all of them as they were (it left the old copies beside a new
-    // checkpoint), and an interrupted save never pairs a new tokenizer
-    // with an old checkpoint.
+  // Writes the checkpoint at --save with `writeTheCheckpoint` and the copies
+  // beside it (its tokenizer, the Hugging Face pair, the SentencePiece
+  // model, the labels): the copies go to their temporaries first, the
+  // checkpoint (which holds the tokenizer itself) is replaced next, and the
+  // copies' names last: a disk that fills up leaves all of them as they
+  // were (it left the old copies beside a new checkpoint), and an
+  // interrupted save never pairs a new tokenizer with an old checkpoint.
+  auto saveWithCopies = [&](const std::function<void()> &writeTheCheckpoint) {
     std::vector<std::unique_ptr<AtomicFileWriter>> copies;
     auto copy = [&](const std::string &path, const std::string &content) {
       copies.push_back(std::make_unique<AtomicFileWriter>(path));
@@ -850,13 +849,20 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
            data.labels->toJson());
     for (auto &writer : copies)
       writer->sync();
-    writeCheckpoint(*options.savePath, step);
-    lastSavedStep = step;
-    // Keeps this file (its inode) readable for a replay even after the
-    // next save replaces the name.
-    lastSave = std::make_unique<SafetensorsReader>(*options.savePath);
+    writeTheCheckpoint();
     for (auto &writer : copies)
       writer->commit();
+  };
+  auto save = [&](int64_t step) {
+    if (!options.savePath)
+      return;
+    saveWithCopies([&] {
+      writeCheckpoint(*options.savePath, step);
+      lastSavedStep = step;
+      // Keeps this file (its inode) readable for a replay even after the
+      // next save replaces the name.
+      lastSave = std::make_unique<SafetensorsReader>(*options.savePath);
+    });
   };
 
   // --valid: scored every --valid-every steps (loop/Validation.h); the
@@ -1198,14 +1204,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (logPath) // before the checkpoint, as at --every
       writeLossCurve(*logPath, curve, model.model + " training loss");
     if (options.savePath && trainedNothing && !leftAsItWas) {
-      copyCheckpointFile(*options.resumePath, *options.savePath);
-      tokenizer.save(checkpointSibling(*options.savePath, kTokenizerSuffix));
-      tokenizer.saveHuggingFace(checkpointSibling(*options.savePath, ""));
-      if (tokenizer.subwords)
-        tokenizer.subwords->save(
-            checkpointSibling(*options.savePath, kSentencePieceSuffix));
-      if (data.labels)
-        data.labels->save(checkpointSibling(*options.savePath, kLabelsSuffix));
+      saveWithCopies(
+          [&] { copyCheckpointFile(*options.resumePath, *options.savePath); });
     } else if (options.savePath && !trainedNothing) {
       save(finalStep);
     }

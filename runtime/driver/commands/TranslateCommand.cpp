@@ -122,7 +122,7 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   // still arrives. Sorting by length works within a chunk; each
   // translation is the one its sentence gets alone either way.
   InputLineReader reader(options.sentences, "sentence", in);
-  const size_t chunkLines = size_t(std::max<int64_t>(batch, 1)) * 64;
+  const size_t chunkLines = InputLineReader::chunkLines(batch);
   InputLines chunk;
   bool tabNoted = false;
   ProblemList problems; // a chunk's bad lines: not UTF-8, or too long

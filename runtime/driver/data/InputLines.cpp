@@ -66,20 +66,24 @@ bool InputLineReader::readLine(std::string &line) {
       bufferBegin_ = buffer_.size();
       return true;
     }
-    buffer_.erase(0, bufferBegin_);
-    bufferBegin_ = 0;
-    char block[1 << 16];
-    ssize_t got = ::read(fd_, block, sizeof(block));
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got < 0)
-      throw InputError(std::string("cannot read <stdin>: ") +
-                       std::strerror(errno));
-    if (got == 0)
-      atEnd_ = true;
-    else
-      buffer_.append(block, size_t(got));
+    readBlock();
   }
+}
+
+void InputLineReader::readBlock() {
+  buffer_.erase(0, bufferBegin_);
+  bufferBegin_ = 0;
+  char block[1 << 16];
+  ssize_t got = ::read(fd_, block, sizeof(block));
+  if (got < 0 && (errno == EINTR || errno == EAGAIN))
+    return; // the caller looks again
+  if (got < 0)
+    throw InputError(std::string("cannot read <stdin>: ") +
+                     std::strerror(errno));
+  if (got == 0)
+    atEnd_ = true;
+  else
+    buffer_.append(block, size_t(got));
 }
 
 bool InputLineReader::lineWaiting() {
@@ -100,19 +104,7 @@ bool InputLineReader::lineWaiting() {
     if (ready == 0)
       return false;
     // Readable: this read returns at once (bytes, or 0 at the end).
-    buffer_.erase(0, bufferBegin_);
-    bufferBegin_ = 0;
-    char block[1 << 16];
-    ssize_t got = ::read(fd_, block, sizeof(block));
-    if (got < 0 && (errno == EINTR || errno == EAGAIN))
-      continue;
-    if (got < 0)
-      throw InputError(std::string("cannot read <stdin>: ") +
-                       std::strerror(errno));
-    if (got == 0)
-      atEnd_ = true;
-    else
-      buffer_.append(block, size_t(got));
+    readBlock();
   }
 }
 

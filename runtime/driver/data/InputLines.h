@@ -16,6 +16,8 @@
 #ifndef TXRT_DRIVER_INPUTLINES_H
 #define TXRT_DRIVER_INPUTLINES_H
 
+#include <cstddef>
+#include <cstdint>
 #include <istream>
 #include <string>
 #include <vector>
@@ -60,9 +62,18 @@ public:
   /// first text in the whole input.
   size_t textsBefore() const { return textsBefore_; }
 
+  /// The texts a chunk holds at most for a command that runs `batch` rows
+  /// at a time: 64 batches (sorting by length works within a chunk).
+  static size_t chunkLines(int64_t batch) {
+    return size_t(batch < 1 ? 1 : batch) * 64;
+  }
+
 private:
   bool readLine(std::string &line);
   bool lineWaiting();
+  /// One read() of fd_ into the buffer: bytes, or the end (atEnd_);
+  /// nothing when interrupted.
+  void readBlock();
 
   std::vector<std::string> arguments_;
   std::string label_;
