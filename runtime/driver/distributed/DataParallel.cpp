@@ -193,7 +193,14 @@ DataParallelUpdate::run(BatchSource &source, int64_t step, uint64_t seed) {
   const int64_t rows = source.rowsOfStep(step);
   std::vector<TrainBatch> pieces;
   std::vector<RowRange> shares;
-  std::vector<bool> isFiller;
+  // What each piece's loss averages over: with a cross-entropy loss the
+  // positions whose target is not its ignore_index, counted in the piece
+  // (padded like the whole batch); those shares make the pieces' losses sum
+  // to the whole batch's whatever the pad and ignore ids. Another loss: the
+  // target tokens (EntryInfo::lossTargets; train warns that the update is
+  // then near, not equal to, the whole batch's). A filler piece counts 0.
+  std::vector<double> counted;
+  double localCounted = 0.0;
   int64_t localTokens = 0;
   for (int64_t micro = 0; micro < updateFreq_; ++micro) {
     RowRange share = shareOfBatch(rows, micro, updateFreq_,
@@ -208,36 +215,22 @@ DataParallelUpdate::run(BatchSource &source, int64_t step, uint64_t seed) {
       filler.targetTokens = 0;
       pieces.push_back(std::move(filler));
       shares.push_back(share);
-      isFiller.push_back(true);
+      counted.push_back(0.0);
       continue;
     }
     pieces.push_back(source.batchRows(entry_, step, share.first, share.count));
     padLikeBatch(whole, share, pieces.back());
     shares.push_back(share);
-    isFiller.push_back(false);
     localTokens += pieces.back().targetTokens;
+    counted.push_back(
+        entry_.lossTargets >= 0
+            ? double(countNotIgnored(
+                  *pieces.back().inputs[size_t(entry_.lossTargets)],
+                  entry_.lossIgnoreIndex))
+            : double(pieces.back().targetTokens));
+    localCounted += counted.back();
   }
   const double tokens = communicator_.sum(double(localTokens));
-  // What each piece's loss averages over: with a cross-entropy loss the
-  // positions whose target is not its ignore_index, counted in the piece
-  // (padded like the whole batch); those shares make the pieces' losses sum
-  // to the whole batch's whatever the pad and ignore ids. Another loss: the
-  // target tokens (EntryInfo::lossTargets; train warns that the update is
-  // then near, not equal to, the whole batch's).
-  std::vector<double> counted(pieces.size(), 0.0);
-  double localCounted = 0.0;
-  for (size_t k = 0; k < pieces.size(); ++k) {
-    const TrainBatch &piece = pieces[k];
-    if (isFiller[k])
-      continue; // weight 0
-    if (entry_.lossTargets >= 0) {
-      counted[k] = double(countNotIgnored(
-          *piece.inputs[size_t(entry_.lossTargets)], entry_.lossIgnoreIndex));
-    } else {
-      counted[k] = double(piece.targetTokens);
-    }
-    localCounted += counted[k];
-  }
   const double total =
       entry_.lossTargets >= 0 ? communicator_.sum(localCounted) : tokens;
   double weightedLoss = 0.0;
