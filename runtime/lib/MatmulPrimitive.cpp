@@ -188,6 +188,19 @@ bool splitsK(const Context &ctx, const MatmulSpec &spec) {
          outputBlocks < 4 * ctx.numThreads();
 }
 
+/// Whether `layout` is a dense row- or column-major matrix with no blocks.
+/// oneDNN's gemm-based matmul (CPUs without AVX-512: no brgemm) asks for
+/// such a layout when given `any`: the weights' copy would then be their
+/// transpose, which runs no faster here (AMD Zen 3: the two orders within
+/// the noise at m = 512, the weights' own one faster at m = 8), costs the
+/// weights' memory again, and sums in another order than the training
+/// forward (a 1e-5 difference between the inference and training logits).
+bool isPlainLayout(const memory::desc &layout) {
+  const dnnl_memory_desc_t &d = layout.data;
+  return d.format_kind == dnnl_blocked &&
+         d.format_desc.blocking.inner_nblks == 0 && d.extra.flags == 0;
+}
+
 } // namespace
 
 MatmulPlan::MatmulPlan(Context &ctx, const MatmulSpec &spec) : spec_(spec) {
@@ -195,9 +208,15 @@ MatmulPlan::MatmulPlan(Context &ctx, const MatmulSpec &spec) : spec_(spec) {
     const memory::data_type inputs = inputType(spec);
     plainB_ = operandDesc(spec, spec.bStrides, spec.k, spec.n, inputs);
     packed_ = makeMatmulPrimitive(ctx, spec, 1, &packedB_);
-    hasPacked_ = packedB_ != plainB_;
-    if (!hasPacked_) { // oneDNN reads the plain layout: nothing to pack
+    hasPacked_ = packedB_ != plainB_ && !isPlainLayout(packedB_);
+    if (packedB_ == plainB_) { // oneDNN reads the plain layout: nothing to pack
       whole_ = std::move(packed_);
+      hasWhole_ = true;
+    }
+    if (!hasPacked_ && !hasWhole_) { // a transposed copy is no packing
+      MatmulSpec plain = spec;
+      plain.packedB = false;
+      whole_ = makeMatmulPrimitive(ctx, plain);
       hasWhole_ = true;
     }
     return;

@@ -78,7 +78,8 @@ private:
   Primitive whole_;
   bool hasWhole_ = false;
   // spec.packedB: the primitive over the blocked B and the plain B's layout
-  // the copy is made from (hasPacked_ false when oneDNN chose the plain one).
+  // the copy is made from (hasPacked_ false when oneDNN chose the plain one,
+  // or a plain transpose of it: isPlainLayout in MatmulPrimitive.cpp).
   Primitive packed_;
   bool hasPacked_ = false;
   memory::desc plainB_, packedB_;

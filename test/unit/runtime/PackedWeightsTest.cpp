@@ -83,6 +83,12 @@ TEST_F(PackedWeightsTest, FrozenWeightsGiveThePlainProduct) {
     Floats again = linear(seed, m, n, k, x, w, bias, residual);
     EXPECT_EQ(packedCount(), expected) << "the copy is made once";
     expectClose(first, toDoubles(plain), 1e-6, 1e-6, "packed vs plain");
+    // Nothing packed (oneDNN reads a plain layout, e.g. gemm:jit on AVX2,
+    // which asks for the weights' transpose): the training forward's own
+    // product, bit for bit (the transposed copy summed in another order,
+    // 1e-5 apart at m = 1 on an AMD Zen 3).
+    if (expected == 0)
+      EXPECT_EQ(first, plain);
     EXPECT_EQ(first, again);
   }
 #if defined(__x86_64__)
