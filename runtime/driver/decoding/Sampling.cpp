@@ -97,6 +97,8 @@ int32_t sampleToken(const float *logits, int64_t vocab,
     return argmax(logits, vocab);
   std::vector<std::pair<int32_t, double>> candidates =
       samplingDistribution(logits, vocab, options);
+  std::sort(candidates.begin(), candidates.end(),
+            [](const auto &a, const auto &b) { return a.first < b.first; });
   double draw = uniformDraw(options.seed, row, position), cumulative = 0.0;
   for (const auto &[id, probability] : candidates) {
     cumulative += probability;

@@ -39,7 +39,13 @@ samplingDistribution(const float *logits, int64_t vocab,
 /// A uniform double in [0, 1) from (seed, row, position).
 double uniformDraw(uint64_t seed, uint64_t row, uint64_t position);
 
-/// The id picked for `row` at generated `position` (0-based).
+/// The id picked for `row` at generated `position` (0-based): the draw
+/// walks samplingDistribution's candidates in id order, not most likely
+/// first, so logits that differ in their last bits (a sentence alone or
+/// in a batch, where a CPU's products round by the number of rows) pick
+/// another id only when the draw falls within that difference of a
+/// boundary; in likelihood order, two near-tied ids swapped places and
+/// the same draw fell on the other one.
 int32_t sampleToken(const float *logits, int64_t vocab,
                     const SamplingOptions &options, uint64_t row,
                     uint64_t position);
