@@ -615,21 +615,30 @@ public:
     alive_ = std::move(next);
   }
 
-  /// The best finished hypothesis (the alive ones compete when none
-  /// finished) without [SOS] and [EOS].
+  /// The best hypothesis without [SOS] and [EOS]: the best finished one,
+  /// or an alive one that scores higher. At the length bound the alive
+  /// hypotheses end there and compete with the finished ones (as fairseq
+  /// and Marian finish them): the first step's improbable [EOS] was
+  /// chosen over every unfinished translation, however likely (an empty
+  /// line at --beam 3 where --beam 2 and greedy gave a translation of
+  /// log-probability -0.001 against -11.2). A search that ended before
+  /// the bound has no alive hypothesis above its worst finished one
+  /// (done()), so the finished ones win there as before; a tie keeps
+  /// the finished one.
   TokenIds best() const {
     const TokenIds *top = nullptr;
-    if (!finished_.empty())
+    double topScore = -std::numeric_limits<double>::infinity();
+    if (!finished_.empty()) {
       top = &finished_.front().second;
-    else if (!alive_.empty())
-      top = &std::max_element(alive_.begin(), alive_.end(),
-                              [&](const Hypothesis &a, const Hypothesis &b) {
-                                return normalized(a, int64_t(a.tokens.size()) -
-                                                         1) <
-                                       normalized(b, int64_t(b.tokens.size()) -
-                                                         1);
-                              })
-                  ->tokens;
+      topScore = finished_.front().first;
+    }
+    for (const Hypothesis &h : alive_) {
+      const double score = normalized(h, int64_t(h.tokens.size()) - 1);
+      if (!top || score > topScore) {
+        top = &h.tokens;
+        topScore = score;
+      }
+    }
     if (!top)
       return {};
     TokenIds words;

@@ -191,6 +191,30 @@ TEST(DecodingTest, BeamDoesNotStopOnImprobableFinishedHypotheses) {
   }
 }
 
+TEST(DecodingTest, AtTheLengthBoundUnfinishedHypothesesCompete) {
+  // "a a a ..." is near certain and never ends; [EOS] at the first step
+  // is improbable (1e-5). At a bound of 3 the search ends with that empty
+  // hypothesis finished and "a a a" alive: the empty line was chosen at
+  // --beam 3 and up (--beam 2 never kept the [EOS] hypothesis, nothing
+  // finished, and the alive one won). The unfinished one competes now.
+  ScriptedModel::Script script = [](const TokenIds &, const TokenIds &) {
+    std::vector<double> p(kVocab, 1e-6);
+    p[3] = 1e-5;
+    p[4] = 1.0 - 1e-5 - 4e-6;
+    return p;
+  };
+  for (int32_t beam : {1, 2, 3, 4, 6}) {
+    ScriptedModel model(script);
+    EXPECT_EQ(beamDecode(model, {4}, options(3, beam)), (TokenIds{4, 4, 4}))
+        << "beam " << beam;
+  }
+  // A likely [EOS] still ends the search before the bound and wins.
+  ScriptedModel ends([](const TokenIds &, const TokenIds &prefix) {
+    return oneHot(prefix.size() < 3 ? 5 : 3);
+  });
+  EXPECT_EQ(beamDecode(ends, {4}, options(8, 4)), (TokenIds{5, 5}));
+}
+
 TEST(DecodingTest, OnlyIdsTheTokenizerCanWriteAreChosen) {
   // The model's vocab dim (6) is larger than the tokenizer's (5 words: "b"
   // has none), and it likes [SOS] and [PAD] best at times: both searches
