@@ -891,6 +891,21 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         err << " (the first validation replaces " << *bestPath << ")";
       err << "\n";
     }
+  // A run that --patience stopped, resumed with the same patience, stops
+  // there too (the uninterrupted run trained no further); it trained on and
+  // said "P validations without improving" again after more of them.
+  bool stoppedEarly = false;
+  if (validator && options.patience && position.validation &&
+      validator->sinceBest() >= options.patience && firstStep <= lastStep) {
+    err << "note: the checkpoint's run stopped early at step " << position.step
+        << ": " << validator->sinceBest()
+        << (validator->sinceBest() == 1 ? " validation" : " validations")
+        << " without improving on step " << validator->best().step
+        << " (--patience " << options.patience
+        << "); nothing to train (a larger --patience trains on)\n";
+    lastStep = firstStep - 1;
+    stoppedEarly = true;
+  }
   // Whether `bestPath` holds validator->best(). A resumed best was kept
   // under the name of the run that scored it (CKPT.best.safetensors of
   // --resume's file), or not at all (that run had no --keep-best): it is
@@ -990,7 +1005,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   err << "\n";
   if (options.verbose && !data.storage.empty())
     err << data.storage << "\n";
-  if (firstStep > lastStep)
+  if (firstStep > lastStep && !stoppedEarly)
     err << "note: the checkpoint is already at step " << position.step
         << "; nothing to train\n";
 
