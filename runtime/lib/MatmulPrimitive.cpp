@@ -140,13 +140,25 @@ Primitive txrt::makeMatmulPrimitive(Context &ctx, const MatmulSpec &spec,
 
   std::vector<int> args = {DNNL_ARG_SRC, DNNL_ARG_WEIGHTS, DNNL_ARG_DST};
   dnnl::matmul::primitive_desc pd;
-  if (spec.hasBias && !biasPostOp) {
-    dnnl::matmul::desc desc(a, b, denseDesc(biasDims), c);
-    pd = dnnl::matmul::primitive_desc(desc, attr, ctx.engine());
-    args.push_back(DNNL_ARG_BIAS);
-  } else {
-    dnnl::matmul::desc desc(a, b, c);
-    pd = dnnl::matmul::primitive_desc(desc, attr, ctx.engine());
+  try {
+    if (spec.hasBias && !biasPostOp) {
+      dnnl::matmul::desc desc(a, b, denseDesc(biasDims), c);
+      pd = dnnl::matmul::primitive_desc(desc, attr, ctx.engine());
+      args.push_back(DNNL_ARG_BIAS);
+    } else {
+      dnnl::matmul::desc desc(a, b, c);
+      pd = dnnl::matmul::primitive_desc(desc, attr, ctx.engine());
+    }
+  } catch (const dnnl::error &) {
+    // oneDNN has bf16 products only on AVX-512 CPUs; a program embedding a
+    // --precision=bf16 object elsewhere got "could not create a primitive
+    // descriptor iterator" (the executable's driver says this up front).
+    if (spec.bf16 && !txrt_cpu_has_bf16())
+      throw Error(TXRT_ERROR_BACKEND,
+                  "bf16 products need a CPU with avx512_bf16 or amx_bf16, "
+                  "and this one has neither (txrt_cpu_has_bf16() is 0); "
+                  "compile the model with --precision=fp32");
+    throw;
   }
   if (bLayout)
     *bLayout = pd.weights_desc();

@@ -371,11 +371,17 @@ std::string mlir::tx::buildCHeader(ModuleOp planned, llvm::StringRef guardName,
   }
   os << "/* txc_refresh_bf16_copies(params): after writing parameters, before\n"
      << " * the next entry call. --precision=bf16 models keep a bf16 copy of\n"
-     << " * each linear's weight (\"bf16_offset\"), which the linears read and\n"
+     << " * each linear's weight (\"bf16_offset\"), which the linears read "
+        "and\n"
      << " * only the train entries update: rounds each copy from its f32\n"
      << " * weight (libtxrt's txrt_round_to_bf16). This model has "
      << copies.size() << " such cop" << (copies.size() == 1 ? "y" : "ies")
-     << (copies.empty() ? " (fp32): a no-op" : "") << ". */\n";
+     << (copies.empty() ? " (fp32): a no-op" : "")
+     << (copies.empty()
+             ? ". */\n"
+             : ". Its products need a CPU with avx512_bf16 or\n"
+               " * amx_bf16 (txrt_cpu_has_bf16()); elsewhere an entry"
+               " call fails\n * with TXRT_ERROR_BACKEND. */\n");
   if (copies.empty()) {
     os << "static inline void txc_refresh_bf16_copies(void *params) {\n"
        << "  (void)params;\n}\n\n";

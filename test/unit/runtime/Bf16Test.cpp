@@ -12,6 +12,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 using namespace txrt_test;
 
@@ -278,6 +279,27 @@ TEST(Bf16CpuCheck, EnvironmentOverrideSaysNo) {
     setenv("TXRT_ASSUME_NO_BF16", saved.c_str(), 1);
   else
     unsetenv("TXRT_ASSUME_NO_BF16");
+}
+
+// Without bf16 hardware (oneDNN has no bf16 products on AVX2) a program
+// embedding a --precision=bf16 object got "could not create a primitive
+// descriptor iterator": the error says what the CPU lacks now.
+TEST(Bf16WithoutHardwareTest, ProductsSayWhatTheCpuLacks) {
+  if (txrt_cpu_has_bf16())
+    GTEST_SKIP() << "this CPU has bf16 products";
+  txrt_context *ctx = nullptr;
+  ASSERT_EQ(txrt_context_create_with_threads(1, &ctx), TXRT_OK);
+  const int64_t m = 4, n = 8, k = 16;
+  std::vector<txrt_bf16> x(m * k, 0x3f80), w(n * k, 0x3f80);
+  Floats y(m * n);
+  EXPECT_EQ(txrt_linear_fwd_bf16(ctx, 1, m, n, k, x.data(), w.data(), nullptr,
+                                 TXRT_ACTIVATION_NONE, nullptr, y.data()),
+            TXRT_ERROR_BACKEND);
+  EXPECT_NE(std::string(txrt_last_error(ctx))
+                .find("need a CPU with avx512_bf16 or amx_bf16"),
+            std::string::npos)
+      << txrt_last_error(ctx);
+  txrt_context_destroy(ctx);
 }
 
 } // namespace
