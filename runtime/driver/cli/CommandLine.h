@@ -147,6 +147,7 @@ struct TranslateOptions {
   double alpha = 0.6;
   bool kvCache = true; ///< --no-kv-cache: re-run the prefix every step
   bool noEma = false;  ///< --no-ema: the raw weights, not the average
+  bool truncate = false; ///< --truncate: over-long sentences keep their start
   std::vector<std::string> sentences; ///< empty: read stdin
   int32_t threads = 0;
 };

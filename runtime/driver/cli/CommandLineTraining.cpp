@@ -185,6 +185,9 @@ options:
                       compiled incremental decode_step (same output, slower)
   --no-ema            the raw weights, not the average a train --ema
                       checkpoint holds (default: the average)
+  --truncate          a sentence longer than the source bound keeps its
+                      first words (or pieces) (a note counts the cut
+                      sentences); without it such a sentence is an error
   --batch N           rows decoded together: sentences (greedy) or
                       sentences x hypotheses (--beam; at least one
                       sentence) (default: the bound of B)
@@ -454,6 +457,9 @@ void parseTranslate(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--no-ema") {
       cursor.noValue(arg);
       translate.noEma = true;
+    } else if (arg == "--truncate") {
+      cursor.noValue(arg);
+      translate.truncate = true;
     } else if (arg == "--alpha") {
       alphaGiven = true;
       std::string text = cursor.value(arg);

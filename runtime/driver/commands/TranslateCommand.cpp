@@ -68,16 +68,25 @@ DecodeOptions decodeOptionsFor(const Vocabulary &target,
 
 namespace {
 
-/// Encodes one sentence; a sentence over the source bound is a problem
+/// Encodes one sentence; a sentence over the source bound keeps its first
+/// ids with `truncate` (counted in `*truncated`), else it is a problem
 /// named by `where` (and gives no ids).
 TokenIds encodeSentence(const std::string &sentence, const Tokenizer &tokenizer,
                         const SequenceBounds &bounds, const std::string &where,
+                        bool truncate, int64_t &truncated,
                         ProblemList &problems) {
   TokenIds ids = tokenizer.encodeSource(sentence);
   if (int64_t(ids.size()) > bounds.source.bound) {
+    if (truncate) {
+      ids.resize(size_t(bounds.source.bound));
+      ++truncated;
+      return ids;
+    }
     problems.add(where + ": the sentence has " + std::to_string(ids.size()) +
                  " " + tokenizer.unit() + ", more than " +
-                 bounds.source.describe());
+                 bounds.source.describe() +
+                 "; give --truncate to translate its first " +
+                 std::to_string(bounds.source.bound));
     return {};
   }
   return ids;
@@ -126,6 +135,7 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   InputLines chunk;
   bool tabNoted = false;
   ProblemList problems; // a chunk's bad lines: not UTF-8, or too long
+  int64_t truncated = 0; // --truncate: the sentences cut to the bound
   while (reader.next(chunk, chunkLines, &problems)) {
     const std::vector<std::string> &lines = chunk.lines;
     // `translate < test.tsv` translated each "source<TAB>target" line whole.
@@ -145,8 +155,8 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     for (size_t i = 0; i < lines.size(); ++i) {
       if (chunk.bad[i])
         continue;
-      TokenIds ids =
-          encodeSentence(lines[i], tokenizer, bounds, chunk.where[i], problems);
+      TokenIds ids = encodeSentence(lines[i], tokenizer, bounds, chunk.where[i],
+                                    options.truncate, truncated, problems);
       if (ids.empty())
         continue;
       rows.push_back(i);
@@ -162,6 +172,12 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       out << translation << "\n";
     checkAnswersWritten(out, chunk.where.back());
   }
+  if (truncated)
+    err << "note: " << truncated
+        << (truncated == 1 ? " sentence was" : " sentences were")
+        << " longer than " << bounds.source.describe() << " and "
+        << (truncated == 1 ? "was" : "were") << " cut to the first "
+        << bounds.source.bound << " " << tokenizer.unit() << "\n";
   return kExitOk;
 }
 
