@@ -224,15 +224,38 @@ txrt_status txrt::reportFailure(Context *ctx, const char *kernel,
   return status;
 }
 
+int txrt::teamThreadCount(int threads) {
+  // OMP_THREAD_LIMIT caps every team; OMP_MAX_ACTIVE_LEVELS=0 makes every
+  // parallel region a team of one. oneDNN splits a product for the team
+  // it asks for without checking that it got it, so a smaller team left
+  // part of the output unwritten (half of each linear at --threads 2 under
+  // OMP_THREAD_LIMIT=1): the context's count is what a team can have.
+  const int limit = omp_get_thread_limit();
+  if (limit >= 1 && threads > limit)
+    threads = limit;
+  if (omp_get_max_active_levels() < 1)
+    threads = 1;
+  return threads;
+}
+
 ThreadCountScope::ThreadCountScope(int threads)
-    : previous_(omp_get_max_threads()), changed_(previous_ != threads) {
+    : previous_(omp_get_max_threads()), changed_(previous_ != threads),
+      dynamic_(omp_get_dynamic() != 0) {
   if (changed_)
     omp_set_num_threads(threads);
+  // OMP_DYNAMIC=true lets the OpenMP runtime start fewer threads than a
+  // region asks for (libgomp: by the load average), and oneDNN's split of
+  // a product assumes the team it asked for (see teamThreadCount): off for
+  // the call, as the host had it after.
+  if (dynamic_)
+    omp_set_dynamic(0);
 }
 
 ThreadCountScope::~ThreadCountScope() {
   if (changed_)
     omp_set_num_threads(previous_);
+  if (dynamic_)
+    omp_set_dynamic(1);
 }
 
 //===----------------------------------------------------------------------===//
@@ -250,7 +273,7 @@ txrt_status txrt_context_create_with_threads(int32_t num_threads,
   *out_ctx = nullptr;
   try {
     int threads = num_threads > 0 ? num_threads : defaultThreadCount();
-    *out_ctx = new txrt_context(threads);
+    *out_ctx = new txrt_context(teamThreadCount(threads));
     return TXRT_OK;
   } catch (...) {
     return reportFailure(nullptr, "txrt_context_create",

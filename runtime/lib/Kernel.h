@@ -56,7 +56,12 @@ void setThreadError(const std::string &message);
 txrt_status reportFailure(Context *ctx, const char *kernel,
                           const std::string &shapeText) noexcept;
 
-/// Sets omp_set_num_threads for the duration of a call and restores it.
+/// `threads`, or fewer where the OpenMP environment caps a team
+/// (OMP_THREAD_LIMIT, OMP_MAX_ACTIVE_LEVELS=0): a context's thread count.
+int teamThreadCount(int threads);
+
+/// Sets omp_set_num_threads, and turns OpenMP's dynamic adjustment of team
+/// sizes off, for the duration of a call; restores both.
 class ThreadCountScope {
 public:
   explicit ThreadCountScope(int threads);
@@ -67,6 +72,7 @@ public:
 private:
   int previous_;
   bool changed_;
+  bool dynamic_;
 };
 
 /// Runs body(ctx) as the ABI function `kernel`. `describe` yields the shape
