@@ -10,12 +10,47 @@
 #include "core/ModelAbi.h"
 #include "txrt/txrt.h"
 
+#include <cinttypes>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
 #include <unistd.h>
 
 extern "C" {
 extern const char txc_model_json[];
 extern const txc_entry_fn txc_entry_table[];
 }
+
+namespace {
+
+/// The file mapped at `address` (/proc/self/maps), or "" if none is named.
+std::string mappedFile(const void *address) {
+  std::FILE *maps = std::fopen("/proc/self/maps", "r");
+  if (!maps)
+    return "";
+  const uintptr_t at = reinterpret_cast<uintptr_t>(address);
+  std::string found;
+  char line[8192];
+  while (std::fgets(line, sizeof(line), maps)) {
+    uintptr_t begin = 0, end = 0;
+    int pathStart = 0;
+    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %*s %*s %*s %*s %n",
+                    &begin, &end, &pathStart) < 2 ||
+        at < begin || at >= end)
+      continue;
+    found = line + pathStart;
+    while (!found.empty() && (found.back() == '\n' || found.back() == ' '))
+      found.pop_back();
+    break;
+  }
+  std::fclose(maps);
+  return found.empty() || found[0] != '/' ? "" : found;
+}
+
+} // namespace
 
 int main(int argc, char **argv) {
   // libgomp read OMP_WAIT_POLICY / GOMP_SPINCOUNT when it was loaded. Where
@@ -26,7 +61,20 @@ int main(int argc, char **argv) {
     ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
     if (length > 0) {
       self[length] = '\0';
-      execv(self, argv);
+      // Run through the dynamic loader (`ld-linux-x86-64.so.2 ./model`, as
+      // on a noexec mount), /proc/self/exe is the loader, and argv no
+      // longer names the program: the loader is given the program again
+      // (it took 'info' for the program and failed to load it).
+      const std::string program =
+          mappedFile(reinterpret_cast<const void *>(&mappedFile));
+      if (!program.empty() && program != self) {
+        std::vector<char *> args = {self, const_cast<char *>(program.c_str())};
+        args.insert(args.end(), argv + 1, argv + argc);
+        args.push_back(nullptr);
+        execv(self, args.data());
+      } else {
+        execv(self, argv);
+      }
     }
   }
   return txrt::driver::driverMain(argc, argv, txc_model_json, txc_entry_table);

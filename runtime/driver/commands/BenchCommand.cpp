@@ -333,10 +333,11 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   char line[200];
   std::snprintf(line, sizeof(line),
                 "bench '%s': batch %lld, source length %lld, target length "
-                "%lld, %d threads\n",
+                "%lld, %d thread%s\n",
                 model.model.c_str(), static_cast<long long>(batch),
                 static_cast<long long>(srcLen), static_cast<long long>(tgtLen),
-                txrt_context_num_threads(runner.context()));
+                txrt_context_num_threads(runner.context()),
+                txrt_context_num_threads(runner.context()) == 1 ? "" : "s");
   out << line;
   out << "idle threads " << waitPolicyText() << "\n";
 

@@ -1,5 +1,6 @@
 //===- StopRequest.cpp - train --stop-time and SIGINT/SIGTERM -------------===//
 //
+// SIGHUP (the terminal closed) stops a run as SIGINT and SIGTERM do.
 // The handlers only store the signal number (async-signal-safe); a second
 // SIGINT or SIGTERM restores the default action and raises it again.
 // SIGPIPE (the reader of stdout or stderr is gone: `| tee log` hit by the
@@ -47,7 +48,7 @@ void onStopSignal(int signal) {
   (void)ignored;
 }
 
-struct sigaction previousInt, previousTerm, previousPipe;
+struct sigaction previousInt, previousTerm, previousHup, previousPipe;
 
 /// Installs `handler` for `signal` (restarting interrupted calls), keeping
 /// the handler it replaces in `previous`.
@@ -106,6 +107,9 @@ StopRequest::StopRequest(std::optional<double> stopSeconds,
   pipeClosed = 0;
   install(SIGINT, onStopSignal, &previousInt);
   install(SIGTERM, onStopSignal, &previousTerm);
+  // The terminal went away (an ssh session dropped, the window closed):
+  // a stop request too; it killed the run at once, unsaved.
+  install(SIGHUP, onStopSignal, &previousHup);
   install(SIGPIPE, onPipeClosed, &previousPipe);
 }
 
@@ -114,6 +118,7 @@ StopRequest::~StopRequest() {
     return;
   sigaction(SIGINT, &previousInt, nullptr);
   sigaction(SIGTERM, &previousTerm, nullptr);
+  sigaction(SIGHUP, &previousHup, nullptr);
   // The run's output may still be a closed pipe: what is left to write
   // fails with EPIPE rather than ending the process before it returns.
   if (!pipeClosed)
@@ -122,7 +127,9 @@ StopRequest::~StopRequest() {
 
 std::optional<std::string> StopRequest::reason() const {
   if (caught)
-    return std::string(caught == SIGINT ? "SIGINT" : "SIGTERM") +
+    return std::string(caught == SIGINT   ? "SIGINT"
+                       : caught == SIGHUP ? "SIGHUP"
+                                          : "SIGTERM") +
            " received (a second one ends the process at once)";
   if (pipeClosed)
     return std::string("the output pipe was closed (SIGPIPE: its reader "

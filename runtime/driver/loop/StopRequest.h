@@ -24,8 +24,8 @@ std::optional<double> parseDuration(const std::string &text);
 
 class StopRequest {
 public:
-  /// Starts the clock and, with `catchSignals`, installs the SIGINT and
-  /// SIGTERM handlers (the previous ones come back on destruction).
+  /// Starts the clock and, with `catchSignals`, installs the SIGINT,
+  /// SIGTERM and SIGHUP handlers (the previous ones come back on destruction).
   /// `stopSeconds`: --stop-time in seconds (`stopTimeText` as the user
   /// wrote it, for the message), nullopt for no time limit.
   StopRequest(std::optional<double> stopSeconds, std::string stopTimeText,
