@@ -654,6 +654,9 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   ModelRunner runner(model, entryTable, options.threads);
   runner.reserveArena(entry); // too large for the machine: fail before work
+  // The stop signals reach this thread only, on its own signal stack.
+  StopRequest::shieldWorkerThreads(
+      runner.device() ? 0 : txrt_context_num_threads(runner.context()));
   TrainingPosition position;
   int64_t batch = 0;
   // --max-tokens: the B bound caps the rows of a token batch.

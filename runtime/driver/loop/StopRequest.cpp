@@ -11,11 +11,14 @@
 //===----------------------------------------------------------------------===//
 #include "loop/StopRequest.h"
 
-#include <csignal>
+#include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 
+#include <omp.h>
+#include <pthread.h>
 #include <unistd.h>
 
 namespace txrt::driver {
@@ -50,15 +53,31 @@ void onStopSignal(int signal) {
 
 struct sigaction previousInt, previousTerm, previousHup, previousPipe;
 
-/// Installs `handler` for `signal` (restarting interrupted calls), keeping
-/// the handler it replaces in `previous`.
+/// Installs `handler` for `signal` (restarting interrupted calls, on the
+/// alternate signal stack), keeping the handler it replaces in `previous`.
 void install(int signal, void (*handler)(int), struct sigaction *previous) {
   struct sigaction action = {};
   action.sa_handler = handler;
   sigemptyset(&action.sa_mask);
-  action.sa_flags = SA_RESTART;
+  action.sa_flags = SA_RESTART | SA_ONSTACK;
   sigaction(signal, &action, previous);
 }
+
+// oneDNN 2.6's generated sgemm kernels (gemm:jit: every f32 product on a
+// CPU without AVX-512, and its fallbacks elsewhere) point rsp into a heap
+// workspace while they run (oneDNN issue 4845, fixed in 3.11), so a signal
+// frame pushed on "the stack" then overwrote the heap: about 1 run in 25
+// stopped by SIGINT on a busy 2-core AMD Zen 3 crashed in malloc or trained
+// on corrupted ids. The handlers run on a stack of their own (SA_ONSTACK)
+// on the thread that installs them, and the OpenMP worker threads, which
+// run the same kernels, block the stop signals (shieldWorkerThreads), so
+// they always reach that thread.
+constexpr size_t kAlternateStackBytes = 256 * 1024;
+alignas(64) char alternateStack[kAlternateStackBytes];
+stack_t previousStack;
+bool stackInstalled = false;
+
+const int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 
 std::string describeSeconds(double seconds) {
   char text[32];
@@ -105,6 +124,10 @@ StopRequest::StopRequest(std::optional<double> stopSeconds,
     return;
   caught = 0;
   pipeClosed = 0;
+  stack_t stack = {};
+  stack.ss_sp = alternateStack;
+  stack.ss_size = kAlternateStackBytes;
+  stackInstalled = sigaltstack(&stack, &previousStack) == 0;
   install(SIGINT, onStopSignal, &previousInt);
   install(SIGTERM, onStopSignal, &previousTerm);
   // The terminal went away (an ssh session dropped, the window closed):
@@ -123,6 +146,25 @@ StopRequest::~StopRequest() {
   // fails with EPIPE rather than ending the process before it returns.
   if (!pipeClosed)
     sigaction(SIGPIPE, &previousPipe, nullptr);
+  if (stackInstalled)
+    sigaltstack(&previousStack, nullptr);
+  stackInstalled = false;
+}
+
+void StopRequest::shieldWorkerThreads(int threads) {
+  sigset_t stops;
+  sigemptyset(&stops);
+  for (int signal : kStopSignals)
+    sigaddset(&stops, signal);
+  // Threads a later, larger team creates inherit the calling thread's mask:
+  // blocked while the pool grows to the largest team, unblocked after.
+  sigset_t previous;
+  pthread_sigmask(SIG_BLOCK, &stops, &previous);
+  const int team = std::max({threads, omp_get_num_procs(), 1});
+#pragma omp parallel num_threads(team)
+  if (omp_get_thread_num() != 0)
+    pthread_sigmask(SIG_BLOCK, &stops, nullptr);
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 std::optional<std::string> StopRequest::reason() const {

@@ -43,6 +43,13 @@ public:
   /// Seconds until --stop-time; nullopt without one.
   std::optional<double> secondsLeft() const;
 
+  /// Blocks SIGINT, SIGTERM, SIGHUP and SIGPIPE on the OpenMP worker
+  /// threads of teams up to `threads` (and the core count), so that they
+  /// reach the thread that installed the handlers, which runs them on a
+  /// stack of their own: oneDNN 2.6's gemm:jit kernels point rsp into the
+  /// heap, where a signal frame corrupted it (StopRequest.cpp).
+  static void shieldWorkerThreads(int threads);
+
   /// The signal a handler caught (0: none; SIGPIPE for a closed output
   /// pipe). For tests.
   static int caughtSignal();
