@@ -193,10 +193,14 @@ txrt_status txrt::reportFailure(Context *ctx, const char *kernel,
     status = e.status();
     cause = e.what();
   } catch (const dnnl::error &e) {
-    status = TXRT_ERROR_BACKEND;
+    // oneDNN's out of memory ("could not execute a primitive (dnnl_status
+    // 1)" under `ulimit -v`) is said as such.
+    status = e.status == dnnl_out_of_memory ? TXRT_ERROR_OUT_OF_MEMORY
+                                            : TXRT_ERROR_BACKEND;
     try {
       cause = std::string("oneDNN: ") + e.what() + " (dnnl_status " +
-              std::to_string(int(e.status)) + ")";
+              std::to_string(int(e.status)) +
+              (e.status == dnnl_out_of_memory ? ": out of memory" : "") + ")";
     } catch (...) {
     }
   } catch (const std::bad_alloc &) {

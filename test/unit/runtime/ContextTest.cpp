@@ -1,5 +1,8 @@
 //===- ContextTest.cpp - contexts, statuses, messages, primitive cache ----===//
+#include "Kernel.h"
 #include "TestUtil.h"
+
+#include <dnnl.hpp>
 
 #include <cstdlib>
 #include <string>
@@ -82,6 +85,21 @@ TEST_F(ContextTest, OneDnnErrorsBecomeStatuses) {
   EXPECT_EQ(message.rfind("txrt_matmul(batch0=1, batch1=1, m=4", 0), 0u)
       << message;
   EXPECT_NE(message.find("oneDNN"), std::string::npos) << message;
+}
+
+TEST_F(ContextTest, OneDnnOutOfMemoryIsSaidAsSuch) {
+  // Under `ulimit -v` oneDNN failed with "could not execute a primitive
+  // (dnnl_status 1)", a backend error that never said memory ran out.
+  txrt_status status = txrt::runKernel(
+      ctx_, "txrt_example", [] { return std::string("n=1"); },
+      [](txrt::Context &) {
+        throw dnnl::error(dnnl_out_of_memory, "could not execute a primitive");
+      });
+  EXPECT_EQ(status, TXRT_ERROR_OUT_OF_MEMORY);
+  const std::string message = txrt_last_error(ctx_);
+  EXPECT_NE(message.find("out of memory"), std::string::npos) << message;
+  EXPECT_NE(message.find("dnnl_status 1: out of memory"), std::string::npos)
+      << message;
 }
 
 TEST_F(ContextTest, UnknownEnumsAreRejected) {
