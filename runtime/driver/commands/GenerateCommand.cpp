@@ -62,6 +62,7 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   // The prompts a chunk at a time (InputLines.h): texts come while the input
   // still arrives. A prompt's sampling stream is keyed by its index in the
   // whole input, so the chunking changes no text.
+  std::string written; // the last text whose answers were flushed
   InputLineReader reader(options.prompts, "prompt", in);
   const size_t chunkLines = InputLineReader::chunkLines(batch);
   InputLines chunk;
@@ -122,7 +123,7 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
         words.push_back(word);
       out << joinWords(words) << "\n";
     }
-    checkAnswersWritten(out, chunk.where.back());
+    checkAnswersWritten(out, chunk, written);
   }
   return kExitOk;
 }

@@ -87,6 +87,7 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   // The texts a chunk at a time (InputLines.h): labels come while the input
   // still arrives. The notes count the whole input, at its end.
+  std::string written; // the last text whose answers were flushed
   InputLineReader reader(options.texts, "text", in);
   const size_t chunkLines = InputLineReader::chunkLines(batch);
   InputLines chunk;
@@ -143,7 +144,7 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                     std::exp(logp[size_t(best)]));
       out << labels.label(best) << "\t" << probability << "\n";
     }
-    checkAnswersWritten(out, chunk.where.back());
+    checkAnswersWritten(out, chunk, written);
   }
   if (truncated)
     err << truncationNote(truncated, length) << "\n";

@@ -130,6 +130,7 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   // checked and then translated and written: answers come while the input
   // still arrives. Sorting by length works within a chunk; each
   // translation is the one its sentence gets alone either way.
+  std::string written; // the last text whose answers were flushed
   InputLineReader reader(options.sentences, "sentence", in);
   const size_t chunkLines = InputLineReader::chunkLines(batch);
   InputLines chunk;
@@ -170,7 +171,7 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       translations[rows[k]] = tokenizer.decodeTarget(outputs[k]);
     for (const std::string &translation : translations)
       out << translation << "\n";
-    checkAnswersWritten(out, chunk.where.back());
+    checkAnswersWritten(out, chunk, written);
   }
   if (truncated)
     err << "note: " << truncated

@@ -108,17 +108,30 @@ bool InputLineReader::lineWaiting() {
   }
 }
 
-void checkAnswersWritten(std::ostream &out, const std::string &through) {
+void checkAnswersWritten(std::ostream &out, const InputLines &chunk,
+                         std::string &written) {
   errno = 0;
   out.flush();
-  if (!out.fail())
+  if (!out.fail()) {
+    if (!chunk.where.empty())
+      written = chunk.where.back();
     return;
+  }
   const int error = errno;
+  // A chunk's answers can fail part way (the stream's buffer went out
+  // before the flush): only the chunks flushed before it are known whole.
+  std::string chunkText;
+  if (!chunk.where.empty())
+    chunkText = chunk.where.front() +
+                (chunk.where.size() > 1 ? ".." + chunk.where.back() : "");
   throw ResourceError(
       "cannot write the output" +
       (error ? ": " + std::string(std::strerror(error)) : std::string()) +
-      " (a closed pipe, a full disk?); stopped after " + through +
-      ", whose answers are the last ones written");
+      " (a closed pipe, a full disk?); " +
+      (written.empty() ? std::string("no answer was written whole")
+                       : "the answers through " + written + " were written") +
+      (chunkText.empty() ? std::string()
+                         : "; those of " + chunkText + " are missing or cut"));
 }
 
 bool InputLineReader::next(InputLines &chunk, size_t maxLines,

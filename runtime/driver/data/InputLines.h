@@ -87,11 +87,15 @@ private:
   size_t textsBefore_ = 0;
 };
 
-/// Flushes `out` after a chunk's answers; a write that failed (a closed
-/// pipe whose reader is gone, a full disk) is a ResourceError naming the
-/// last text answered (`through`: "<stdin>:128"), at once: the command
-/// went on reading and answering all its input into the void.
-void checkAnswersWritten(std::ostream &out, const std::string &through);
+/// Flushes `out` after the answers of `chunk`; a write that failed (a
+/// closed pipe whose reader is gone, a full disk) is a ResourceError at
+/// once (the command went on reading and answering all its input into the
+/// void), naming the last text whose answers are known whole (`written`:
+/// the last chunk flushed, "<stdin>:64", kept up to date here) and the
+/// chunk whose answers are missing or cut (it said that chunk's answers
+/// were the last written, of a write to /dev/full that wrote nothing).
+void checkAnswersWritten(std::ostream &out, const InputLines &chunk,
+                         std::string &written);
 
 /// Every text at once (InputLineReader with no chunk limit).
 /// `arguments` when there are any (each named "`label` N"), else the lines
