@@ -125,10 +125,50 @@ void checkParentDirectory(const std::string &path, const std::string &what) {
                    (exists ? "' is not a directory" : "' does not exist"));
 }
 
+namespace {
+
+/// Whether `path`, or a symbolic link on the way from it, is a file
+/// descriptor's name (/dev/stdout -> /proc/self/fd/1, /dev/fd/N).
+bool namesFileDescriptor(std::string path) {
+  for (int hop = 0; hop < 40; ++hop) {
+    const bool procFd =
+        path.rfind("/proc/", 0) == 0 && path.find("/fd/") != std::string::npos;
+    if (procFd || path.rfind("/dev/fd/", 0) == 0 || path == "/dev/stdout" ||
+        path == "/dev/stderr" || path == "/dev/stdin")
+      return true;
+    char target[4096];
+    const ssize_t length = ::readlink(path.c_str(), target, sizeof(target) - 1);
+    if (length <= 0)
+      return false;
+    target[length] = '\0';
+    std::string next = target;
+    if (next[0] != '/') { // relative to the link's directory
+      const size_t slash = path.rfind('/');
+      next =
+          (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + next;
+    }
+    path = next;
+  }
+  return false;
+}
+
+} // namespace
+
 void checkReplaceable(const std::string &path, const std::string &what) {
+  // `--save /dev/stdout >> log` replaced `log` (the file fd 1 is) with the
+  // checkpoint, and the run's other outputs went to /dev/stdout.loss.csv.
+  if (namesFileDescriptor(path))
+    throw InputError(what + ": cannot write '" + path +
+                     "': it names a file descriptor (the file or pipe it "
+                     "stands for would be replaced, not written to); give "
+                     "a file name");
   struct stat info;
-  if (::stat(path.c_str(), &info) != 0)
+  if (::stat(path.c_str(), &info) != 0) {
+    if (errno == ELOOP)
+      throw InputError(what + ": cannot write '" + path +
+                       "': its symbolic links form a loop");
     return;
+  }
   // A file its owner made read-only (chmod a-w) is one to keep: the
   // temporary-and-rename replaced it without a word (a directory's write
   // permission is all rename() asks), as cp and shells refuse to.
