@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -27,6 +28,23 @@ namespace {
 
 volatile std::sig_atomic_t caught = 0;
 volatile std::sig_atomic_t pipeClosed = 0;
+volatile std::sig_atomic_t handledOnOwnStack = 0;
+
+// oneDNN 2.6's generated sgemm kernels (gemm:jit: every f32 product on a
+// CPU without AVX-512, and its fallbacks elsewhere) point rsp into a heap
+// workspace while they run (oneDNN issue 4845, fixed in 3.11), so a signal
+// frame pushed on "the stack" then overwrote the heap: about 1 run in 25
+// stopped by SIGINT on a busy 2-core AMD Zen 3 crashed in malloc or trained
+// on corrupted ids. The handlers run on a stack of their own (SA_ONSTACK)
+// on the thread that installs them, and the OpenMP worker threads, which
+// run the same kernels, block the stop signals (shieldWorkerThreads), so
+// they always reach that thread.
+constexpr size_t kAlternateStackBytes = 256 * 1024;
+alignas(64) char alternateStack[kAlternateStackBytes];
+stack_t previousStack;
+bool stackInstalled = false;
+
+const int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 
 /// Nothing is written: the output that raised it is a closed pipe (a
 /// write to it would raise SIGPIPE again), and the run's later writes fail
@@ -40,6 +58,9 @@ void onStopSignal(int signal) {
     return;
   }
   caught = signal;
+  const uintptr_t here = reinterpret_cast<uintptr_t>(&signal);
+  const uintptr_t base = reinterpret_cast<uintptr_t>(alternateStack);
+  handledOnOwnStack = here >= base && here < base + kAlternateStackBytes;
   // Said at once (write is async-signal-safe): a validation or a save may
   // take minutes before the run notices, and a user who sees nothing
   // presses again, which ends the run without saving.
@@ -62,22 +83,6 @@ void install(int signal, void (*handler)(int), struct sigaction *previous) {
   action.sa_flags = SA_RESTART | SA_ONSTACK;
   sigaction(signal, &action, previous);
 }
-
-// oneDNN 2.6's generated sgemm kernels (gemm:jit: every f32 product on a
-// CPU without AVX-512, and its fallbacks elsewhere) point rsp into a heap
-// workspace while they run (oneDNN issue 4845, fixed in 3.11), so a signal
-// frame pushed on "the stack" then overwrote the heap: about 1 run in 25
-// stopped by SIGINT on a busy 2-core AMD Zen 3 crashed in malloc or trained
-// on corrupted ids. The handlers run on a stack of their own (SA_ONSTACK)
-// on the thread that installs them, and the OpenMP worker threads, which
-// run the same kernels, block the stop signals (shieldWorkerThreads), so
-// they always reach that thread.
-constexpr size_t kAlternateStackBytes = 256 * 1024;
-alignas(64) char alternateStack[kAlternateStackBytes];
-stack_t previousStack;
-bool stackInstalled = false;
-
-const int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
 
 std::string describeSeconds(double seconds) {
   char text[32];
@@ -195,8 +200,11 @@ int StopRequest::caughtSignal() {
   return caught ? int(caught) : pipeClosed ? SIGPIPE : 0;
 }
 
+bool StopRequest::handledOnItsOwnStack() { return handledOnOwnStack != 0; }
+
 void StopRequest::resetForTesting() {
   caught = 0;
+  handledOnOwnStack = 0;
   pipeClosed = 0;
 }
 

@@ -53,6 +53,9 @@ public:
   /// The signal a handler caught (0: none; SIGPIPE for a closed output
   /// pipe). For tests.
   static int caughtSignal();
+  /// Whether the handler of the last stop signal ran on the stack of its
+  /// own (SA_ONSTACK), not the interrupted code's. For tests.
+  static bool handledOnItsOwnStack();
   /// Forgets a caught signal. For tests.
   static void resetForTesting();
 
