@@ -248,6 +248,17 @@ std::optional<TrainingPosition> fillParameters(const ModelInfo &model,
         isTrainingCheckpoint(file)) {
       TrainingPosition position = loadCheckpoint(file, model, params);
       noteConfigChanges(file, model, err, WeightsUse::Training);
+      // Said as for train_grad; its --save (another file) held no average
+      // and nothing said the average was left behind.
+      if (hasAveragedWeights(file, model))
+        err << "note: entry '" << entry.name << "' updates the raw weights of '"
+            << file.path()
+            << "' (it also holds their --ema average, which run does not "
+               "update"
+            << (options.savePath ? " and --save does not write: train "
+                                   "--resume continues it"
+                                 : "")
+            << ")\n";
       return position;
     }
     // A forward entry runs what translate, eval and export take of a
