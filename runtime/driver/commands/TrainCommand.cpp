@@ -592,6 +592,19 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     dataOptions.tokenizerDataHash = recordedDataHash(*initFrom);
     if (model.kind == ModelKind::Classifier)
       dataOptions.labels = loadModelLabels(model, *initFrom);
+    // --min-freq builds no vocabulary here: it was accepted, ignored and
+    // recorded in the checkpoint beside the tokenizer's own.
+    if (options.minFreq && (dataOptions.tokenizer->subwords ||
+                            *options.minFreq != dataOptions.tokenizer->minFreq))
+      throw InputError(
+          "--min-freq " + std::to_string(*options.minFreq) +
+          " does not apply: the tokenizer inside --init-from '" + path + "' (" +
+          (dataOptions.tokenizer->subwords
+               ? std::string("SentencePiece")
+               : "words, min-freq " +
+                     std::to_string(dataOptions.tokenizer->minFreq)) +
+          ") is kept; --tokenizer word --min-freq N builds a new one from "
+          "the data");
     err << "note: the tokenizer inside --init-from '" << path
         << "' is kept (its embedding rows are that vocabulary's ids); "
            "--tokenizer word or spm builds a new one from the data\n";
