@@ -136,8 +136,11 @@ StopRequest::StopRequest(std::optional<double> stopSeconds,
   install(SIGINT, onStopSignal, &previousInt);
   install(SIGTERM, onStopSignal, &previousTerm);
   // The terminal went away (an ssh session dropped, the window closed):
-  // a stop request too; it killed the run at once, unsaved.
-  install(SIGHUP, onStopSignal, &previousHup);
+  // a stop request too; it killed the run at once, unsaved. Unless the run
+  // was started to outlive its terminal (nohup: SIGHUP ignored).
+  sigaction(SIGHUP, nullptr, &previousHup);
+  if (previousHup.sa_handler != SIG_IGN)
+    install(SIGHUP, onStopSignal, &previousHup);
   install(SIGPIPE, onPipeClosed, &previousPipe);
 }
 
