@@ -3,11 +3,38 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 namespace txrt::driver {
 
-bool stderrIsTerminal() { return ::isatty(STDERR_FILENO) == 1; }
+bool stderrIsTerminal() {
+  const char *term = std::getenv("TERM");
+  if (!term || !*term || std::strcmp(term, "dumb") == 0)
+    return false;
+  return ::isatty(STDERR_FILENO) == 1;
+}
+
+std::string fitToColumns(std::string line, int columns) {
+  if (columns > 1 && line.size() >= size_t(columns))
+    line.resize(size_t(columns - 1));
+  return line;
+}
+
+namespace {
+
+/// The width of the terminal stderr is, or 0 when unknown.
+int stderrColumns() {
+  struct winsize size = {};
+  if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0)
+    return int(size.ws_col);
+  return 0;
+}
+
+} // namespace
 
 TrainingProgress::TrainingProgress(std::ostream &out, bool interactive,
                                    int64_t firstStep, int64_t lastStep)
@@ -68,7 +95,8 @@ void TrainingProgress::update(int64_t step, double loss, double lr,
                   static_cast<long long>(step),
                   static_cast<long long>(lastStep_), epoch, loss, lr,
                   tokensPerSecond, bleu, formatDuration(eta).c_str());
-    out_ << "\r[" << bar << "]" << stats << "\x1b[K" << std::flush;
+    out_ << "\r" << fitToColumns("[" + bar + "]" + stats, stderrColumns())
+         << "\x1b[K" << std::flush;
     drawn_ = true;
     return;
   }

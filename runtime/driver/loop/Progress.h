@@ -57,8 +57,15 @@ private:
   double timeLimit_ = 0, nextTimedLine_ = 0; ///< 0: no --stop-time
 };
 
-/// Whether stderr is a terminal.
+/// Whether stderr is a terminal that redraws a line in place: a TTY whose
+/// TERM is set and not "dumb" (Emacs' shell, some CI runners: the bar's
+/// carriage returns and erase codes came out as text there).
 bool stderrIsTerminal();
+
+/// `line` cut to fit `columns` (one column left free, so the terminal does
+/// not wrap: a bar wider than a narrow window left a new line behind at
+/// every redraw); `columns` <= 0 (unknown) keeps it whole.
+std::string fitToColumns(std::string line, int columns);
 
 } // namespace txrt::driver
 

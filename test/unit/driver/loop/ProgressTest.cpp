@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
+#include <string>
 #include <thread>
 
 using namespace txrt::driver;
@@ -103,6 +105,28 @@ TEST(ProgressTest, TerminalBarRedrawsOneLine) {
   EXPECT_EQ(text.back(), '\n');
   EXPECT_EQ(TrainingProgress::formatDuration(3725), "1:02:05");
   EXPECT_EQ(TrainingProgress::formatDuration(65), "1:05");
+}
+
+// TERM=dumb (Emacs' shell, some CI runners) or no TERM: plain lines, as
+// for a file (the bar's "\r" and erase codes came out as text there); a
+// narrow terminal gets the bar cut to its width (it wrapped, leaving a
+// new line behind at every redraw).
+TEST(ProgressTest, DumbTerminalsGetLinesAndNarrowOnesAShorterBar) {
+  const char *saved = std::getenv("TERM");
+  const std::string before = saved ? saved : "";
+  for (const char *term : {"dumb", ""}) {
+    setenv("TERM", term, 1);
+    EXPECT_FALSE(stderrIsTerminal()) << "TERM='" << term << "'";
+  }
+  unsetenv("TERM");
+  EXPECT_FALSE(stderrIsTerminal());
+  if (saved)
+    setenv("TERM", before.c_str(), 1);
+  const std::string line(85, 'x');
+  EXPECT_EQ(fitToColumns(line, 40), std::string(39, 'x'));
+  EXPECT_EQ(fitToColumns(line, 86), line);
+  EXPECT_EQ(fitToColumns(line, 85), std::string(84, 'x'));
+  EXPECT_EQ(fitToColumns(line, 0), line); // unknown width
 }
 
 } // namespace
