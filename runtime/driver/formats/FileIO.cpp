@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <random>
+#include <vector>
 
 #include <cctype>
 #include <cerrno>
@@ -127,29 +128,50 @@ void checkParentDirectory(const std::string &path, const std::string &what) {
 
 namespace {
 
+/// `path`, then each file its last component's symlinks lead to, in turn
+/// (a chain to a file that may not exist yet); `ended` says whether the
+/// chain ended within 40 hops (false: a loop, or a chain as long).
+std::vector<std::string> symlinkChain(const std::string &path, bool &ended) {
+  std::vector<std::string> chain = {path};
+  std::filesystem::path current = path;
+  std::error_code error;
+  for (int hops = 0; hops < 40; ++hops) {
+    if (!std::filesystem::is_symlink(current, error)) {
+      ended = true;
+      return chain;
+    }
+    std::filesystem::path next = std::filesystem::read_symlink(current, error);
+    if (error) {
+      ended = true;
+      return chain;
+    }
+    current = next.is_absolute() ? next : current.parent_path() / next;
+    chain.push_back(current.string());
+  }
+  ended = false;
+  return chain;
+}
+
 /// Whether `path`, or a symbolic link on the way from it, is a file
 /// descriptor's name (/dev/stdout -> /proc/self/fd/1, /dev/fd/N).
-bool namesFileDescriptor(std::string path) {
-  for (int hop = 0; hop < 40; ++hop) {
+bool namesFileDescriptor(const std::string &path) {
+  bool ended = false;
+  for (const std::string &hop : symlinkChain(path, ended)) {
     const bool procFd =
-        path.rfind("/proc/", 0) == 0 && path.find("/fd/") != std::string::npos;
-    if (procFd || path.rfind("/dev/fd/", 0) == 0 || path == "/dev/stdout" ||
-        path == "/dev/stderr" || path == "/dev/stdin")
+        hop.rfind("/proc/", 0) == 0 && hop.find("/fd/") != std::string::npos;
+    if (procFd || hop.rfind("/dev/fd/", 0) == 0 || hop == "/dev/stdout" ||
+        hop == "/dev/stderr" || hop == "/dev/stdin")
       return true;
-    char target[4096];
-    const ssize_t length = ::readlink(path.c_str(), target, sizeof(target) - 1);
-    if (length <= 0)
-      return false;
-    target[length] = '\0';
-    std::string next = target;
-    if (next[0] != '/') { // relative to the link's directory
-      const size_t slash = path.rfind('/');
-      next =
-          (slash == std::string::npos ? "" : path.substr(0, slash + 1)) + next;
-    }
-    path = next;
   }
   return false;
+}
+
+/// `path` with the symlinks of its last component followed (a chain, to
+/// a file that may not exist yet); `path` itself when it is no symlink.
+std::string followSymlinks(const std::string &path) {
+  bool ended = false;
+  std::vector<std::string> chain = symlinkChain(path, ended);
+  return ended ? chain.back() : path; // a loop: open() would fail on it too
 }
 
 } // namespace
@@ -254,26 +276,6 @@ void BinaryFile::readAt(uint64_t offset, void *out, size_t bytes) const {
 //===----------------------------------------------------------------------===//
 // AtomicFileWriter
 //===----------------------------------------------------------------------===//
-
-namespace {
-
-/// `path` with the symlinks of its last component followed (a chain, to
-/// a file that may not exist yet); `path` itself when it is no symlink.
-std::string followSymlinks(const std::string &path) {
-  std::filesystem::path current = path;
-  std::error_code error;
-  for (int hops = 0; hops < 40; ++hops) {
-    if (!std::filesystem::is_symlink(current, error))
-      return current.string();
-    std::filesystem::path next = std::filesystem::read_symlink(current, error);
-    if (error)
-      return current.string();
-    current = next.is_absolute() ? next : current.parent_path() / next;
-  }
-  return path; // a loop: open() would fail on it too
-}
-
-} // namespace
 
 AtomicFileWriter::AtomicFileWriter(std::string path)
     : path_(std::move(path)), target_(followSymlinks(path_)) {
