@@ -5,38 +5,22 @@ Prints the answers; fails if an answer does not come within --wait seconds
 
 usage: ask-line-by-line.py [--wait S] LINES_FILE -- COMMAND...
 """
-import os
-import select
-import subprocess
 import sys
+
+import pipe_client
 
 
 def main():
-    args = sys.argv[1:]
-    wait = 60.0
-    if args[0] == "--wait":
-        wait = float(args[1])
-        args = args[2:]
-    lines_file, separator, command = args[0], args[1], args[2:]
-    assert separator == "--"
-    with open(lines_file, encoding="utf-8") as f:
-        lines = f.read().splitlines()
-    process = subprocess.Popen(command, stdin=subprocess.PIPE,
-                               stdout=subprocess.PIPE)
+    wait, _, lines, process = pipe_client.parse(sys.argv, 1)
     pending = b""
     for number, line in enumerate(lines, 1):
         process.stdin.write(line.encode("utf-8") + b"\n")
         process.stdin.flush()
-        while b"\n" not in pending:
-            ready, _, _ = select.select([process.stdout], [], [], wait)
-            if not ready:
-                process.kill()
-                sys.exit(f"no answer to line {number} within {wait} s "
-                         "(the input is still open)")
-            block = os.read(process.stdout.fileno(), 65536)
-            if not block:
-                sys.exit(f"the command ended before answering line {number}")
-            pending += block
+        pending = pipe_client.read_until(
+            process, pending, lambda got: b"\n" in got, wait,
+            lambda got: f"no answer to line {number} within {wait} s "
+                        "(the input is still open)",
+            f"the command ended before answering line {number}")
         answer, pending = pending.split(b"\n", 1)
         sys.stdout.write(answer.decode("utf-8") + "\n")
     process.stdin.close()
