@@ -1,8 +1,9 @@
-//===- StopRequest.cpp - train --stop-time and SIGINT/SIGTERM -------------===//
+//===- StopRequest.cpp - train --stop-time and the stop signals -----------===//
 //
-// SIGHUP (the terminal closed) stops a run as SIGINT and SIGTERM do.
-// The handlers only store the signal number (async-signal-safe); a second
-// SIGINT or SIGTERM restores the default action and raises it again.
+// SIGINT, SIGTERM and SIGHUP (the terminal closed; left ignored under
+// nohup) ask to stop. The handlers only store the signal number
+// (async-signal-safe); a second one restores the default action and
+// raises it again.
 // SIGPIPE (the reader of stdout or stderr is gone: `| tee log` hit by the
 // same Ctrl-C, `| head`) is a stop request too, never an end: its default
 // action would kill the run before it saves, at the first progress line
