@@ -33,6 +33,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -1100,6 +1101,26 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     }
   };
 
+  // The curve before the checkpoint: a run that ends between the two
+  // leaves rows past the checkpoint's step, which --resume drops, never a
+  // checkpoint past the curve's last row (a gap in the resumed curve). A
+  // curve that cannot be written (a file size limit: it grows with the
+  // steps, the checkpoint does not) stops the run after the checkpoint is
+  // saved: it stopped it before, losing the steps since the last save.
+  auto curveThenCheckpoint = [&](const std::function<void()> &saveTheSteps) {
+    std::exception_ptr curveFailure;
+    if (logPath) {
+      try {
+        writeLossCurve(*logPath, curve, model.model + " training loss");
+      } catch (const DriverError &) {
+        curveFailure = std::current_exception();
+      }
+    }
+    saveTheSteps();
+    if (curveFailure)
+      std::rethrow_exception(curveFailure);
+  };
+
   auto diverged = [&](const Divergence &divergence) {
     progress.finish();
     return KernelError(
@@ -1179,16 +1200,13 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       if (options.savePath)
         if (std::optional<Divergence> divergence = watch.check(step, lastLoss))
           throw diverged(*divergence);
-      // The curve before the checkpoint: a run that ends between the two
-      // leaves rows past the checkpoint's step, which --resume drops, never
-      // a checkpoint past the curve's last row (a gap in the resumed curve).
       writeOrStop(step, [&] {
-        if (logPath)
-          writeLossCurve(*logPath, curve, model.model + " training loss");
-        if (options.savePath) {
-          save(step);
-          watch.savedAt(step);
-        }
+        curveThenCheckpoint([&] {
+          if (options.savePath) {
+            save(step);
+            watch.savedAt(step);
+          }
+        });
       });
     }
     // --stop-time or a signal: end here as if this were the last step.
@@ -1232,14 +1250,15 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   const bool leftAsItWas = trainedNothing && options.savePath &&
                            sameFile(*options.resumePath, *options.savePath);
   writeOrStop(finalStep, [&] {
-    if (logPath) // before the checkpoint, as at --every
-      writeLossCurve(*logPath, curve, model.model + " training loss");
-    if (options.savePath && trainedNothing && !leftAsItWas) {
-      saveWithCopies(
-          [&] { copyCheckpointFile(*options.resumePath, *options.savePath); });
-    } else if (options.savePath && !trainedNothing) {
-      save(finalStep);
-    }
+    curveThenCheckpoint([&] {
+      if (options.savePath && trainedNothing && !leftAsItWas) {
+        saveWithCopies([&] {
+          copyCheckpointFile(*options.resumePath, *options.savePath);
+        });
+      } else if (options.savePath && !trainedNothing) {
+        save(finalStep);
+      }
+    });
   });
   if (leftAsItWas) {
     out << *options.savePath << " is left as it was (step " << finalStep
