@@ -11,6 +11,7 @@
 
 #include <omp.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <ctime>
@@ -147,7 +148,11 @@ int txrt::defaultThreadCount() {
     char *end = nullptr;
     errno = 0;
     long value = std::strtol(env, &end, 10);
-    if (errno != 0 || *end != '\0' || value <= 0 || value > 4096)
+    // Spaces either side, as libgomp takes OMP_NUM_THREADS (strtol skips
+    // the leading ones).
+    while (end != env && std::isspace(static_cast<unsigned char>(*end)))
+      ++end;
+    if (errno != 0 || end == env || *end != '\0' || value <= 0 || value > 4096)
       throw Error(TXRT_ERROR_INVALID_ARGUMENT,
                   std::string("TXRT_NUM_THREADS='") + env +
                       "' is not an integer in [1, 4096]");

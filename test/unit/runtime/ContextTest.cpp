@@ -40,6 +40,27 @@ TEST_F(ContextTest, MalformedThreadCountIsAnError) {
   ::unsetenv("TXRT_NUM_THREADS");
 }
 
+// Spaces around the number are taken either side, as libgomp takes them in
+// OMP_NUM_THREADS (' 1' was taken and '1 ' refused); a sign or a second
+// number is not.
+TEST_F(ContextTest, ThreadCountMayHaveSpacesAround) {
+  for (const char *text : {" 2", "2 ", "\t2\n", " 2 "}) {
+    ::setenv("TXRT_NUM_THREADS", text, 1);
+    txrt_context *ctx = nullptr;
+    ASSERT_EQ(txrt_context_create(&ctx), TXRT_OK)
+        << "'" << text << "': " << txrt_last_error(nullptr);
+    EXPECT_EQ(txrt_context_num_threads(ctx), 2) << "'" << text << "'";
+    txrt_context_destroy(ctx);
+  }
+  for (const char *text : {" ", "2 2", "2x", "+2 x", "0", "-1"}) {
+    ::setenv("TXRT_NUM_THREADS", text, 1);
+    txrt_context *ctx = nullptr;
+    EXPECT_EQ(txrt_context_create(&ctx), TXRT_ERROR_INVALID_ARGUMENT)
+        << "'" << text << "'";
+  }
+  ::unsetenv("TXRT_NUM_THREADS");
+}
+
 TEST_F(ContextTest, NullContextIsReportedPerThread) {
   float x = 0, w = 0, y = 0;
   EXPECT_EQ(txrt_linear_fwd(nullptr, 0, 1, 1, 1, &x, &w, nullptr,
