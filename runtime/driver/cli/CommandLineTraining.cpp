@@ -154,9 +154,12 @@ options:
   --max-len N         at most N generated tokens per sentence for BLEU
                       (default: the bound of the target dim)
   --no-bleu           skip the translations (loss and accuracy only)
-  --truncate          classifiers: a text longer than the T bound keeps its
-                      first T positions ([SOS] included; a note counts the
-                      cut texts); without it such a text is an error
+  --truncate          a text longer than the bounds is cut (a note counts
+                      them); without it such a text is an error.
+                      Classifiers: the first T positions ([SOS] included).
+                      Seq2seq: a source keeps its first S words (or
+                      pieces); a reference's first T are scored by the loss
+                      and accuracy, and BLEU takes it whole
   --no-ema            the raw weights, not the average a train --ema
                       checkpoint holds (default: the average)
   --threads N         kernel threads

@@ -236,13 +236,11 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
         (model.kind == ModelKind::LanguageModel ? "language model"
                                                 : "seq2seq model"));
   // Options of another kind's evaluation changed nothing.
-  if (options.truncate && model.kind != ModelKind::Classifier)
-    throw InputError("eval --truncate applies to classifiers (their texts "
-                     "longer than the T bound); '" +
-                     model.model + "' is a " +
-                     (model.kind == ModelKind::LanguageModel
-                          ? "language model"
-                          : "seq2seq model"));
+  if (options.truncate && model.kind == ModelKind::LanguageModel)
+    throw InputError("eval --truncate applies to classifiers and seq2seq "
+                     "models (their texts longer than the bounds); '" +
+                     model.model +
+                     "' is a language model (its text is cut into blocks)");
   if ((options.noBleu || options.maxLength) && model.kind != ModelKind::Seq2Seq)
     throw InputError(std::string("eval ") +
                      (options.noBleu ? "--no-bleu" : "--max-len") +
@@ -270,7 +268,28 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   Tokenizer tokenizer =
       loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
   ParallelText data = readParallelText(options.dataPath);
-  std::vector<EncodedPair> pairs = encodeParallelText(data, tokenizer, bounds);
+  PairCuts cuts;
+  std::vector<EncodedPair> pairs = encodeParallelText(
+      data, tokenizer, bounds, options.truncate ? &cuts : nullptr,
+      "; give --truncate to score it cut to the bound");
+  if (cuts.sources)
+    err << "note: " << cuts.sources
+        << (cuts.sources == 1 ? " source sentence was"
+                              : " source sentences were")
+        << " longer than " << bounds.source.describe() << " and "
+        << (cuts.sources == 1 ? "was" : "were") << " cut to the first "
+        << bounds.source.bound << " " << tokenizer.unit()
+        << " (translated and scored so)\n";
+  if (cuts.targets)
+    err << "note: " << cuts.targets
+        << (cuts.targets == 1 ? " reference was" : " references were")
+        << " longer than the " << bounds.target.bound - 1 << " "
+        << tokenizer.unit() << " " << bounds.target.describe()
+        << " holds after [SOS]: the loss and accuracy score "
+        << (cuts.targets == 1 ? "its" : "their") << " first "
+        << bounds.target.bound << " " << tokenizer.unit()
+        << " (no [EOS]); BLEU takes " << (cuts.targets == 1 ? "it" : "them")
+        << " whole\n";
   loadWeightsForInference(checkpoint, model, runner.params().write(),
                           options.noEma, err);
   int64_t batch = options.batch.value_or(bounds.batch.bound);
@@ -288,6 +307,12 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     std::iota(indices.begin(), indices.end(), begin);
     Batch current = makeBatch(pairs, indices, tokenizer.target, pad,
                               bounds.source.padTo(), bounds.target.padTo());
+    // A cut reference (--truncate): its next word where [EOS] would be.
+    for (size_t row = 0; row < indices.size(); ++row)
+      if (const EncodedPair &pair = pairs[indices[row]]; pair.nextTarget >= 0)
+        current.tgtOut.as<int32_t>()[int64_t(row) * current.tgtOut.shape[1] +
+                                     int64_t(pair.target.size())] =
+            pair.nextTarget;
     padBatchRows(current, pad, bounds.batch.padTo());
     Tensor logits = teacherForcedLogits(runner, current.src, current.tgtIn);
     accumulateTokenStats(logits, current.tgtOut, pad, stats);

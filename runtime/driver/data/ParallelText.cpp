@@ -154,7 +154,8 @@ namespace {
 /// trained silently as an empty sentence (ASCII blanks are refused before).
 void checkPairLength(size_t sourceLength, size_t targetLength,
                      const SequenceBounds &bounds, const std::string &unit,
-                     const std::string &at, ProblemList &problems) {
+                     const std::string &at, ProblemList &problems,
+                     const std::string &wayOut = "") {
   if (sourceLength == 0)
     problems.add(at + "the source side is empty: it gives no " + unit +
                  " (only blank or invisible characters)");
@@ -164,20 +165,22 @@ void checkPairLength(size_t sourceLength, size_t targetLength,
   if (int64_t(sourceLength) > bounds.source.bound)
     problems.add(at + "the source sentence has " +
                  std::to_string(sourceLength) + " " + unit + ", more than " +
-                 bounds.source.describe());
+                 bounds.source.describe() + wayOut);
   if (int64_t(targetLength) + 1 > bounds.target.bound)
     problems.add(at + "the target sentence has " +
                  std::to_string(targetLength) + " " + unit +
                  "; with [SOS] / [EOS] " + "that is " +
                  std::to_string(targetLength + 1) + " positions, more than " +
-                 bounds.target.describe());
+                 bounds.target.describe() + wayOut);
 }
 
 } // namespace
 
 std::vector<EncodedPair> encodeParallelText(const ParallelText &text,
                                             const Tokenizer &tokenizer,
-                                            const SequenceBounds &bounds) {
+                                            const SequenceBounds &bounds,
+                                            PairCuts *cuts,
+                                            const std::string &wayOut) {
   std::vector<EncodedPair> encoded;
   encoded.reserve(text.pairs.size());
   ProblemList problems;
@@ -188,8 +191,21 @@ std::vector<EncodedPair> encodeParallelText(const ParallelText &text,
                     tokenizer.subwords ? tokenizer.encodeTarget(pair.targetText)
                                        : tokenizer.target.encode(pair.target),
                     pair.line};
+    if (cuts && int64_t(ids.source.size()) > bounds.source.bound) {
+      ids.source.resize(size_t(bounds.source.bound));
+      ++cuts->sources;
+    }
+    // [SOS] and T - 1 words fill the bound's T positions of the input; the
+    // outputs are those words and the next one (in place of [EOS]).
+    if (cuts && int64_t(ids.target.size()) + 1 > bounds.target.bound &&
+        bounds.target.bound >= 2) {
+      const size_t kept = size_t(std::max<int64_t>(bounds.target.bound - 1, 0));
+      ids.nextTarget = ids.target[kept];
+      ids.target.resize(kept);
+      ++cuts->targets;
+    }
     checkPairLength(ids.source.size(), ids.target.size(), bounds, unit,
-                    fileLine(text.path, pair.line), problems);
+                    fileLine(text.path, pair.line), problems, wayOut);
     encoded.push_back(std::move(ids));
   }
   problems.throwIfAny("sentences too long or empty in '" + text.path + "'");

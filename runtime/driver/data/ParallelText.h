@@ -100,14 +100,29 @@ SequenceBounds sequenceBounds(const ModelInfo &model, const EntryInfo &srcEntry,
 struct EncodedPair {
   std::vector<int32_t> source, target;
   int64_t line = 0;
+  /// A target cut to the T - 1 words the bound holds with [SOS] (PairCuts):
+  /// the reference's next word, the target where [EOS] would be; -1 when
+  /// the target is whole.
+  int32_t nextTarget = -1;
+};
+
+/// Sentences longer than the bounds, cut instead of refused (eval
+/// --truncate) and counted: a source keeps its first S words (or pieces),
+/// a target its first T - 1 and the next one (EncodedPair::nextTarget), so
+/// that teacher forcing scores the reference's first T words as written.
+struct PairCuts {
+  int64_t sources = 0, targets = 0;
 };
 
 /// Encodes `text` with `tokenizer` (its words, or the sides as written
 /// for a subword tokenizer), checking every sentence against `bounds`
-/// (errors with FILE:LINE, at most kMaxReportedProblems).
+/// (errors with FILE:LINE, at most kMaxReportedProblems; a too-long one's
+/// ends with `wayOut`), or cutting the too-long ones into `cuts`.
 std::vector<EncodedPair> encodeParallelText(const ParallelText &text,
                                             const Tokenizer &tokenizer,
-                                            const SequenceBounds &bounds);
+                                            const SequenceBounds &bounds,
+                                            PairCuts *cuts = nullptr,
+                                            const std::string &wayOut = "");
 
 /// Streams the TSV file `path` (forEachSentencePair) and encodes each pair
 /// as it is read, checking it against `bounds` like encodeParallelText:

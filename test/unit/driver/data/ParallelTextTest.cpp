@@ -65,6 +65,41 @@ TEST(ParallelTextTest, SentencesLongerThanTheBoundsNameTheDimAndFlag) {
       "is 8 positions, more than dim T <= 7");
 }
 
+// eval --truncate: a source keeps its first S words; a target its first
+// T - 1 and the next one in nextTarget, where [EOS] would be scored; pairs
+// that fit are left whole, and without `cuts` the errors say the way out.
+TEST(ParallelTextTest, CutsKeepTheFirstWordsAndTheTargetsNextOne) {
+  ModelInfo model = ModelInfo::parse(fake_seq2seq_json);
+  const EntryInfo &train = *model.findEntry("train");
+  SequenceBounds bounds = sequenceBounds(model, train, train); // S, T <= 7
+  ParallelText text = parseParallelText(
+      "a b c d e f g h\tx\nok\tv w x y z u v\nfine\tv w x y z u\n", "long.tsv");
+  Tokenizer tokenizer = buildTokenizer(model, text, 1);
+  PairCuts cuts;
+  std::vector<EncodedPair> pairs =
+      encodeParallelText(text, tokenizer, bounds, &cuts);
+  ASSERT_EQ(pairs.size(), 3u);
+  EXPECT_EQ(cuts.sources, 1);
+  EXPECT_EQ(cuts.targets, 1);
+  EXPECT_EQ(pairs[0].source,
+            tokenizer.source.encode({"a", "b", "c", "d", "e", "f", "g"}));
+  EXPECT_EQ(pairs[0].nextTarget, -1);
+  EXPECT_EQ(pairs[1].target,
+            tokenizer.target.encode({"v", "w", "x", "y", "z", "u"}));
+  EXPECT_EQ(pairs[1].nextTarget, tokenizer.target.encode({"v"})[0]);
+  // Six words and [EOS] fit the seven positions: whole.
+  EXPECT_EQ(pairs[2].target,
+            tokenizer.target.encode({"v", "w", "x", "y", "z", "u"}));
+  EXPECT_EQ(pairs[2].nextTarget, -1);
+  EXPECT_THROW_MESSAGE(
+      encodeParallelText(text, tokenizer, bounds, nullptr, " (WAY OUT)"),
+      InputError,
+      "more than dim S <= 7 (config max_len; recompile with txc "
+      "-D max_len=N to raise it) (WAY OUT)",
+      "more than dim T <= 7 (config max_len; recompile with txc -D "
+      "max_len=N to raise it) (WAY OUT)");
+}
+
 TEST(ParallelTextTest, VocabularyTooLargeNamesTheConfigKey) {
   ModelInfo model = ModelInfo::parse(fake_seq2seq_json);
   std::string data;
