@@ -20,15 +20,29 @@ classifyEncoded(ModelRunner &runner, const EntryInfo &classify,
   if (classify.outputs.size() != 1 || classify.outputs[0].shape.size() != 2)
     throw ModelError("entry '" + classify.name +
                      "' must return class logits [B, C]");
-  std::vector<std::vector<double>> probabilities;
-  for (size_t begin = 0; begin < texts.size(); begin += size_t(batch)) {
-    size_t end = std::min(texts.size(), begin + size_t(batch));
-    std::vector<std::vector<int32_t>> chunk(
-        texts.begin() + std::ptrdiff_t(begin),
-        texts.begin() + std::ptrdiff_t(end));
+  // Texts of one token count are batched together (stably, in input
+  // order), as generate batches prompts: no row is padded, so a text's
+  // classes are the ones it gets alone whatever the spec reads at padded
+  // positions (a model that pools the last position or does not mask
+  // padding gave other classes at another --batch).
+  std::vector<size_t> order(texts.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return texts[a].size() < texts[b].size();
+  });
+  const TensorSig *tokenSig = classify.findInputByRole("tokens");
+  std::vector<std::vector<double>> probabilities(texts.size());
+  for (size_t begin = 0; begin < order.size();) {
+    size_t end = begin + 1;
+    while (end < order.size() && end - begin < size_t(batch) &&
+           texts[order[end]].size() == texts[order[begin]].size())
+      ++end;
+    std::vector<std::vector<int32_t>> chunk;
+    for (size_t i = begin; i < end; ++i)
+      chunk.push_back(texts[order[i]]);
     // Sizes the spec writes as constants: pad rows and positions (the
     // added rows' classes are not read).
-    const TensorSig *tokenSig = classify.findInputByRole("tokens");
     Tensor tokens = padSequences(chunk, pad, tokenSig ? tokenSig->padTo(1) : 1);
     if (tokenSig)
       tokens = padIdsTo(std::move(tokens), pad, tokenSig->padTo(0));
@@ -58,8 +72,9 @@ classifyEncoded(ModelRunner &runner, const EntryInfo &classify,
       std::vector<double> logp(static_cast<size_t>(classes));
       for (int64_t c = 0; c < classes; ++c)
         logp[size_t(c)] = double(scores[c]) - top - logSum;
-      probabilities.push_back(std::move(logp));
+      probabilities[order[begin + row]] = std::move(logp);
     }
+    begin = end;
   }
   return probabilities;
 }

@@ -21,7 +21,8 @@ namespace txrt::driver {
 
 /// Class log-probabilities (log-softmax of the logits, exact where a
 /// probability would underflow) of encoded texts ([SOS] + word ids each),
-/// `batch` rows per call: [texts][classes].
+/// at most `batch` texts of one length per call (none padded): [texts]
+/// [classes], in the texts' order.
 std::vector<std::vector<double>>
 classifyEncoded(ModelRunner &runner, const EntryInfo &classify,
                 const std::vector<std::vector<int32_t>> &texts, int32_t pad,
