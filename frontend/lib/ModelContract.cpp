@@ -25,6 +25,7 @@
 #include "tx/Dialect/TxRoles.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #include <cmath>
 
@@ -111,6 +112,7 @@ public:
     }
     checkSpecialTokens(vocabs, kind);
     checkPaddingMasks(pad);
+    checkUnmaskedInputs(pad);
   }
 
 private:
@@ -287,6 +289,95 @@ private:
               : "add 'config pad = " + std::to_string(mask.compared) +
                     "' (the id the executable pads with and its "
                     "tokenizer's [PAD])");
+  }
+
+  /// A source or tokens input of a seq2seq model or classifier that no
+  /// mask reads: the executable pads the shorter texts of a batch (train,
+  /// eval, translate), and without a mask the padded positions are attended
+  /// to, so a text's result depends on what it is batched with (a PyTorch
+  /// model without a key padding mask alike). One warning an input, naming
+  /// its entries; an input of a constant length is padded alone too.
+  void checkUnmaskedInputs(const std::optional<ConfigInt> &pad) {
+    StringRef kind = module->getAttrOfType<StringAttr>(kKindAttr).getValue();
+    if (kind != "seq2seq" && kind != "classifier")
+      return;
+    struct Unmasked {
+      std::string role;
+      std::vector<std::string> entries;
+      SourceLoc loc;
+    };
+    std::map<std::string, Unmasked> unmasked; // by input name
+    std::vector<std::string> order;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (!func->hasAttr("tx.entry") || func.isExternal())
+        continue;
+      for (BlockArgument arg : func.getArguments()) {
+        auto role =
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kRoleAttr);
+        auto name =
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tx.name");
+        auto type = dyn_cast<RankedTensorType>(arg.getType());
+        if (!role || !name ||
+            (role.getValue() != "source" && role.getValue() != "tokens") ||
+            !type || type.getRank() < 2 || !type.isDynamicDim(1) ||
+            arg.use_empty() || readByMask(arg))
+          continue;
+        auto [it, added] = unmasked.try_emplace(
+            name.str(), Unmasked{role.str(), {}, specLocOf(func.getLoc())});
+        if (added)
+          order.push_back(name.str());
+        it->second.entries.push_back(func.getSymName().str());
+      }
+    }
+    for (const std::string &input : order) {
+      const Unmasked &found = unmasked[input];
+      std::string entries;
+      for (size_t i = 0; i < found.entries.size(); ++i)
+        entries += (i ? ", '" : "'") + found.entries[i] + "'";
+      diags.warning(
+          found.loc,
+          "no mask reads '" + input + "' (@" + found.role + ") in " +
+              (found.entries.size() == 1 ? "entry " : "entries ") + entries +
+              ": the executable pads the shorter texts of a batch with " +
+              (pad ? "config 'pad' = " + std::to_string(pad->value)
+                   : std::string("id 0 (no config 'pad')")) +
+              ", and attention over the padded positions makes a text's "
+              "result depend on what it is batched with",
+          "mask them in every attention that reads '" + input +
+              "', e.g. 'masked_fill(scores, !padding_mask(" + input +
+              ", pad), -1e9)'");
+    }
+  }
+
+  /// Whether a mask that reaches the entry's results reads `ids` (through
+  /// reshapes): padding_mask or a comparison (a mask computed and then
+  /// not used masks nothing).
+  static bool readByMask(Value ids) {
+    for (Operation *user : ids.getUsers()) {
+      if (isa<PaddingMaskOp, CmpOp>(user) && reachesResults(user))
+        return true;
+      if (auto reshape = dyn_cast<ReshapeOp>(user))
+        if (readByMask(reshape.getResult()))
+          return true;
+    }
+    return false;
+  }
+
+  /// Whether a result of `op` flows into its function's return.
+  static bool reachesResults(Operation *op) {
+    llvm::SmallPtrSet<Operation *, 32> seen;
+    llvm::SmallVector<Operation *> work{op};
+    while (!work.empty()) {
+      Operation *current = work.pop_back_val();
+      if (!seen.insert(current).second)
+        continue;
+      if (current->hasTrait<OpTrait::ReturnLike>())
+        return true;
+      for (Value result : current->getResults())
+        for (Operation *user : result.getUsers())
+          work.push_back(user);
+    }
+    return false;
   }
 
   /// Calls `found(op, id)` for each padding mask of `ids` (through
