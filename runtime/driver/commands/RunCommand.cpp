@@ -137,6 +137,18 @@ std::vector<InputSource> resolveInputs(const EntryInfo &entry,
 
 namespace {
 
+/// What ragged rows of `input` are padded with: config `pad`, and for the
+/// targets of a cross-entropy its ignore_index where the input takes it,
+/// so that padded positions are not scored (padded with `pad`, a class,
+/// they counted in the loss without a word).
+std::optional<int64_t> padFor(const ModelInfo &model, const TensorSig &input) {
+  std::optional<int64_t> pad = padValue(model);
+  if (input.ids && input.ids->ignored &&
+      input.ids->accepts(*input.ids->ignored))
+    return input.ids->ignored;
+  return pad;
+}
+
 /// Reads every input file as its input's dtype.
 std::vector<Tensor> readInputs(const ModelInfo &model, const EntryInfo &entry,
                                const std::vector<InputSource> &sources) {
@@ -144,7 +156,7 @@ std::vector<Tensor> readInputs(const ModelInfo &model, const EntryInfo &entry,
   for (size_t i = 0; i < sources.size(); ++i)
     inputs.push_back(readInputFile(sources[i], entry.inputs[i].dtype,
                                    entry.inputs[i].shape.size(),
-                                   padValue(model)));
+                                   padFor(model, entry.inputs[i])));
   return inputs;
 }
 
