@@ -6,8 +6,9 @@
 //===----------------------------------------------------------------------===//
 #include "data/InputFiles.h"
 #include "core/Error.h"
-#include "formats/FileIO.h"
 #include "core/Memory.h"
+#include "data/Tokenizer.h"
+#include "formats/FileIO.h"
 #include "formats/Npy.h"
 
 #include <algorithm>
@@ -180,7 +181,12 @@ Tensor parseTextTensor(const std::string &text, const InputSource &source,
                      "file");
   std::vector<std::vector<double>> rows;
   std::vector<int> lineNumbers;
-  size_t pos = 0;
+  // A UTF-8 byte order mark at the start is no number (driver.md: every
+  // text file the driver reads drops it).
+  size_t pos =
+      text.compare(0, kUtf8ByteOrderMark.size(), kUtf8ByteOrderMark) == 0
+          ? kUtf8ByteOrderMark.size()
+          : 0;
   int lineNumber = 0;
   int blankLine = 0; ///< the first blank line so far, or 0
   bool wantInteger = dtype != DType::F32;
