@@ -32,8 +32,12 @@ config.substitutions.append(("%golden", os.path.join(config.txc_src_root, "test"
 # End-to-end tests need libtxrt and the executable driver (TXC_BUILD_RUNTIME).
 if os.path.exists(os.path.join(config.txc_obj_root, "lib", "libtxrt_driver.a")):
     config.available_features.add("runtime")
-# txc --emit=svg renders with Graphviz's dot (Debian graphviz).
+# Tests of what only root can set up (another user's file, chattr +i):
+# root with setpriv (util-linux) and chattr (e2fsprogs).
 import shutil
+if os.geteuid() == 0 and shutil.which("setpriv") and shutil.which("chattr"):
+    config.available_features.add("root")
+# txc --emit=svg renders with Graphviz's dot (Debian graphviz).
 if shutil.which("dot"):
     config.available_features.add("graphviz")
 config.substitutions.append(

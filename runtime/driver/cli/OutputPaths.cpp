@@ -10,6 +10,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -93,7 +96,47 @@ void checkWritableDirectories(const std::vector<NamedPath> &outputs) {
     ::close(fd);
     ::unlink(probe.c_str());
   }
+  // What the directory allows may still not let an existing file be
+  // replaced: the rename failed after the whole run (EPERM).
+  for (const NamedPath &output : outputs)
+    if (std::optional<std::string> why = whyNotReplaceable(output.path))
+      problems.push_back(describe(output) + " cannot be replaced: " + *why);
   throwProblems(problems);
+}
+
+std::optional<std::string> whyNotReplaceable(const std::string &path) {
+  std::string target = followSymlinks(path);
+  struct stat file;
+  if (::lstat(target.c_str(), &file) != 0 || !S_ISREG(file.st_mode))
+    return std::nullopt;
+  std::string directory = std::filesystem::path(target).parent_path().string();
+  if (directory.empty())
+    directory = ".";
+  struct stat dir;
+  const uid_t me = ::geteuid();
+  // A sticky directory (/tmp, a shared scratch space): only the file's or
+  // the directory's owner may rename over a file (root may anyway).
+  if (::stat(directory.c_str(), &dir) == 0 && (dir.st_mode & S_ISVTX) &&
+      me != 0 && file.st_uid != me && dir.st_uid != me)
+    return "'" + target + "' belongs to another user (uid " +
+           std::to_string(file.st_uid) + ") in '" + directory +
+           "', a directory with the sticky bit, where only its owner may "
+           "replace it; give another name";
+  // chattr +i / +a: nobody may replace it.
+  int fd = ::open(target.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (fd >= 0) {
+    int flags = 0;
+    bool got = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+    ::close(fd);
+    if (got && (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL)))
+      return "'" + target + "' is " +
+             ((flags & FS_IMMUTABLE_FL) ? "immutable" : "append-only") +
+             " (chattr +" + ((flags & FS_IMMUTABLE_FL) ? "i" : "a") +
+             "): nobody may replace it; give another name or lift the "
+             "attribute (chattr -" +
+             ((flags & FS_IMMUTABLE_FL) ? "i" : "a") + ")";
+  }
+  return std::nullopt;
 }
 
 bool sameFile(const std::string &a, const std::string &b) {

@@ -14,6 +14,7 @@
 #ifndef TXRT_DRIVER_OUTPUTPATHS_H
 #define TXRT_DRIVER_OUTPUTPATHS_H
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -49,7 +50,15 @@ void checkOutputPaths(
 /// directory and renamed (FileIO.h), so what the directory allows is what
 /// counts, not the permissions of an existing file. Missing directories
 /// are checkOutputPaths' to report.
+/// It also refuses an existing output that cannot be replaced
+/// (whyNotReplaceable).
 void checkWritableDirectories(const std::vector<NamedPath> &outputs);
+
+/// Why the existing regular file at `path` (its symlinks resolved) cannot
+/// be replaced by a rename although its directory takes new files: another
+/// user's file in a sticky directory, or an immutable or append-only one;
+/// nullopt when it can (or does not exist).
+std::optional<std::string> whyNotReplaceable(const std::string &path);
 
 /// Whether `a` and `b` name the same file (see the file comment).
 bool sameFile(const std::string &a, const std::string &b);

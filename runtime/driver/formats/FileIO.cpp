@@ -166,15 +166,13 @@ bool namesFileDescriptor(const std::string &path) {
   return false;
 }
 
-/// `path` with the symlinks of its last component followed (a chain, to
-/// a file that may not exist yet); `path` itself when it is no symlink.
+} // namespace
+
 std::string followSymlinks(const std::string &path) {
   bool ended = false;
   std::vector<std::string> chain = symlinkChain(path, ended);
   return ended ? chain.back() : path; // a loop: open() would fail on it too
 }
-
-} // namespace
 
 void checkReplaceable(const std::string &path, const std::string &what) {
   // `--save /dev/stdout >> log` replaced `log` (the file fd 1 is) with the
@@ -348,8 +346,27 @@ void AtomicFileWriter::commit() {
   // The destination may have become a FIFO or device since the writer was
   // created; never replace one.
   checkReplaceable(path_, "output");
-  if (::rename(tmpPath_.c_str(), target_.c_str()) != 0)
-    fail("rename '" + tmpPath_ + "' to");
+  if (::rename(tmpPath_.c_str(), target_.c_str()) != 0) {
+    if (!keepWhenNotReplaced_)
+      fail("rename '" + tmpPath_ + "' to");
+    const int renameErrno = errno;
+    const std::string suffix = ".safetensors";
+    const bool safetensors = target_.size() > suffix.size() &&
+                             target_.compare(target_.size() - suffix.size(),
+                                             suffix.size(), suffix) == 0;
+    std::string kept = safetensors
+                           ? target_.substr(0, target_.size() - suffix.size()) +
+                                 ".unsaved" + suffix
+                           : target_ + ".unsaved";
+    if (::rename(tmpPath_.c_str(), kept.c_str()) != 0)
+      kept = tmpPath_; // a read-only file system: where it is
+    committed_ = true; // nothing to remove
+    throw ResourceError("cannot rename '" + tmpPath_ + "' to '" + path_ +
+                        "': " + std::strerror(renameErrno) + " ('" + path_ +
+                        "' is left as it was; what was to replace it is "
+                        "kept as '" +
+                        kept + "')");
+  }
   committed_ = true;
   // Make the rename itself durable.
   std::string dir = directoryOf(target_);

@@ -40,6 +40,10 @@ void checkParentDirectory(const std::string &path, const std::string &what);
 /// file (a directory, a FIFO, a device, a socket): writing would replace it.
 void checkReplaceable(const std::string &path, const std::string &what);
 
+/// `path` with the symlinks of its last component followed (a chain, to
+/// a file that may not exist yet); `path` itself when it is no symlink.
+std::string followSymlinks(const std::string &path);
+
 /// A read-only regular file with bounds-checked positional reads.
 class BinaryFile {
 public:
@@ -88,6 +92,12 @@ public:
   /// Replaces the file with what was written (keeping the replaced file's
   /// permissions).
   void commit();
+  /// Where a commit whose rename fails (another user's file in a sticky
+  /// directory, an immutable file) leaves what was written, instead of
+  /// removing it: FILE.unsaved.safetensors for FILE.safetensors, else
+  /// FILE.unsaved, or the temporary itself where that cannot be made; the
+  /// error names it. For outputs that cost a run (checkpoints).
+  void keepWhenNotReplaced() { keepWhenNotReplaced_ = true; }
 
   /// The temporary file's name (for tests).
   const std::string &temporaryPath() const { return tmpPath_; }
@@ -100,6 +110,7 @@ private:
   std::string tmpPath_;
   int fd_ = -1;
   bool committed_ = false;
+  bool keepWhenNotReplaced_ = false;
 };
 
 /// A run's claim on a file it will write again and again (train's

@@ -517,6 +517,7 @@ void writeSafetensors(const std::string &path,
   for (int i = 0; i < 8; ++i)
     length[i] = static_cast<unsigned char>((uint64_t(text.size()) >> (8 * i)));
   AtomicFileWriter writer(path);
+  writer.keepWhenNotReplaced(); // a checkpoint is a run's work
   writer.write(length, 8);
   writer.write(text);
   for (size_t i = 0; i < tensors.size(); ++i)

@@ -4,6 +4,10 @@
 #include "core/Error.h"
 
 #include <filesystem>
+
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 using namespace txrt::driver;
@@ -58,6 +62,58 @@ TEST(FileIOTest, APlainPathIsReplaced) {
   writer.commit();
   EXPECT_EQ(readFile(dir.file("a.txt")), "two");
   EXPECT_FALSE(std::filesystem::is_symlink(dir.file("a.txt")));
+}
+
+/// Sets or clears FS_IMMUTABLE_FL (chattr +i / -i); false where the file
+/// system or the user cannot.
+bool setImmutable(const std::string &path, bool on) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  int flags = 0;
+  bool done = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+  if (done) {
+    flags = on ? (flags | FS_IMMUTABLE_FL) : (flags & ~FS_IMMUTABLE_FL);
+    done = ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
+  }
+  ::close(fd);
+  return done;
+}
+
+// A checkpoint whose rename fails after the run (another user's file in a
+// sticky directory, an immutable file) was removed with its temporary: the
+// run's work was lost. It is kept beside it and the error names it; other
+// outputs' temporaries are removed as before.
+TEST(FileIOTest, AWriteThatCannotReplaceKeepsWhatWasWrittenWhenAsked) {
+  ScratchDir dir;
+  const std::string path = dir.file("c.safetensors");
+  writeFile(path, "old");
+  if (!setImmutable(path, true))
+    GTEST_SKIP() << "cannot make a file immutable here (chattr +i needs "
+                    "root and ext4/xfs/btrfs)";
+  {
+    AtomicFileWriter writer(path);
+    writer.keepWhenNotReplaced();
+    writer.write("trained");
+    EXPECT_THROW_MESSAGE(writer.commit(), ResourceError, "cannot rename '",
+                         "' to '" + path + "': ",
+                         "('" + path +
+                             "' is left as it was; what was to "
+                             "replace it is kept as '" +
+                             dir.file("c.unsaved.safetensors") + "')");
+  }
+  EXPECT_EQ(readFile(dir.file("c.unsaved.safetensors")), "trained");
+  {
+    AtomicFileWriter writer(path);
+    writer.write("curve");
+    EXPECT_THROW_MESSAGE(writer.commit(), ResourceError, "is left as it was");
+  }
+  setImmutable(path, false);
+  EXPECT_EQ(readFile(path), "old");
+  size_t files = 0;
+  for (const auto &entry : std::filesystem::directory_iterator(dir.path()))
+    files += entry.is_regular_file();
+  EXPECT_EQ(files, 2u); // no temporary left
 }
 
 TEST(FileIOTest, OneWriterLockAtATime) {
