@@ -1213,8 +1213,24 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (std::optional<std::string> why = stopReason(); why && step < lastStep) {
       progress.finish();
       err << "stopping at step " << step << ": " << *why << "\n";
-      if (validator && step % options.validEvery != 0)
+      if (validator && step % options.validEvery != 0) {
+        // The steps are saved before the final validation (BLEU decodes a
+        // whole file), then again with its score: a scheduler's grace
+        // period, or a second signal, ended the run during the validation
+        // and lost every step since the last save.
+        if (options.savePath) {
+          if (std::optional<Divergence> divergence =
+                  watch.check(step, lastLoss))
+            throw diverged(*divergence);
+          writeOrStop(step, [&] {
+            curveThenCheckpoint([&] {
+              save(step);
+              watch.savedAt(step);
+            });
+          });
+        }
         validate(step);
+      }
       lastStep = step;
       break;
     }

@@ -1,13 +1,13 @@
 //===- StopRequest.cpp - train --stop-time and the stop signals -----------===//
 //
-// SIGINT, SIGTERM and SIGHUP (the terminal closed; left ignored under
-// nohup) ask to stop. The handlers only store the signal number
-// (async-signal-safe); a second one restores the default action and
-// raises it again.
-// SIGPIPE (the reader of stdout or stderr is gone: `| tee log` hit by the
-// same Ctrl-C, `| head`) is a stop request too, never an end: its default
-// action would kill the run before it saves, at the first progress line
-// written after the reader went away.
+// SIGINT, SIGTERM, SIGHUP (the terminal closed) and SIGUSR1 (Slurm's
+// `--signal=USR1@T` before a job's time limit) ask to stop; SIGHUP and
+// SIGUSR1 stay ignored where they were (nohup). The handlers only store the
+// signal number (async-signal-safe); a second one restores the default action
+// and raises it again. SIGPIPE (the reader of stdout or stderr is gone: `| tee
+// log` hit by the same Ctrl-C, `| head`) is a stop request too, never an end:
+// its default action would kill the run before it saves, at the first progress
+// line written after the reader went away.
 //
 //===----------------------------------------------------------------------===//
 #include "loop/StopRequest.h"
@@ -45,7 +45,7 @@ alignas(64) char alternateStack[kAlternateStackBytes];
 stack_t previousStack;
 bool stackInstalled = false;
 
-const int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+const int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGPIPE};
 
 /// Nothing is written: the output that raised it is a closed pipe (a
 /// write to it would raise SIGPIPE again), and the run's later writes fail
@@ -66,14 +66,15 @@ void onStopSignal(int signal) {
   // take minutes before the run notices, and a user who sees nothing
   // presses again, which ends the run without saving.
   static const char kAcknowledged[] =
-      "\nstop requested: the run stops after the current update or "
-      "validation and saves; a second signal ends it at once, losing the "
+      "\nstop requested: the run stops after the current update (or "
+      "validation) and saves; a second signal ends it at once, losing the "
       "steps since the last save\n";
   ssize_t ignored = ::write(2, kAcknowledged, sizeof(kAcknowledged) - 1);
   (void)ignored;
 }
 
-struct sigaction previousInt, previousTerm, previousHup, previousPipe;
+struct sigaction previousInt, previousTerm, previousHup, previousUsr1,
+    previousPipe;
 
 /// Installs `handler` for `signal` (restarting interrupted calls, on the
 /// alternate signal stack), keeping the handler it replaces in `previous`.
@@ -142,6 +143,11 @@ StopRequest::StopRequest(std::optional<double> stopSeconds,
   sigaction(SIGHUP, nullptr, &previousHup);
   if (previousHup.sa_handler != SIG_IGN)
     install(SIGHUP, onStopSignal, &previousHup);
+  // A batch system's notice before the time limit (Slurm --signal=USR1@T):
+  // its default action killed the run unsaved.
+  sigaction(SIGUSR1, nullptr, &previousUsr1);
+  if (previousUsr1.sa_handler != SIG_IGN)
+    install(SIGUSR1, onStopSignal, &previousUsr1);
   install(SIGPIPE, onPipeClosed, &previousPipe);
 }
 
@@ -151,6 +157,7 @@ StopRequest::~StopRequest() {
   sigaction(SIGINT, &previousInt, nullptr);
   sigaction(SIGTERM, &previousTerm, nullptr);
   sigaction(SIGHUP, &previousHup, nullptr);
+  sigaction(SIGUSR1, &previousUsr1, nullptr);
   // The run's output may still be a closed pipe: what is left to write
   // fails with EPIPE rather than ending the process before it returns.
   if (!pipeClosed)
@@ -178,9 +185,10 @@ void StopRequest::shieldWorkerThreads(int threads) {
 
 std::optional<std::string> StopRequest::reason() const {
   if (caught)
-    return std::string(caught == SIGINT   ? "SIGINT"
-                       : caught == SIGHUP ? "SIGHUP"
-                                          : "SIGTERM") +
+    return std::string(caught == SIGINT    ? "SIGINT"
+                       : caught == SIGHUP  ? "SIGHUP"
+                       : caught == SIGUSR1 ? "SIGUSR1"
+                                           : "SIGTERM") +
            " received (a second one ends the process at once)";
   if (pipeClosed)
     return std::string("the output pipe was closed (SIGPIPE: its reader "

@@ -2,9 +2,9 @@
 //
 // When a training run ends early but cleanly: after --stop-time DURATION of
 // wall-clock time since training started (fairseq's --stop-time-hours), or
-// on the first SIGINT or SIGTERM (Marian's save-and-exit). The loop asks
-// after every update; a stop finishes the run the way its last step would
-// (final validation, keep-best, checkpoint). A second signal ends the
+// on the first SIGINT, SIGTERM, SIGHUP or SIGUSR1 (Marian's save-and-exit).
+// The loop asks after every update; a stop finishes the run the way its
+// last step would (checkpoint, final validation, keep-best, checkpoint). A second signal ends the
 // process at once with the signal's default action: checkpoints are written
 // to a temporary file and renamed, so what was saved stays whole.
 //
@@ -25,7 +25,8 @@ std::optional<double> parseDuration(const std::string &text);
 class StopRequest {
 public:
   /// Starts the clock and, with `catchSignals`, installs the SIGINT,
-  /// SIGTERM and SIGHUP handlers (the previous ones come back on destruction).
+  /// SIGTERM, SIGHUP and SIGUSR1 handlers (the previous ones come back on
+  /// destruction).
   /// `stopSeconds`: --stop-time in seconds (`stopTimeText` as the user
   /// wrote it, for the message), nullopt for no time limit.
   StopRequest(std::optional<double> stopSeconds, std::string stopTimeText,
@@ -43,7 +44,7 @@ public:
   /// Seconds until --stop-time; nullopt without one.
   std::optional<double> secondsLeft() const;
 
-  /// Blocks SIGINT, SIGTERM, SIGHUP and SIGPIPE on the OpenMP worker
+  /// Blocks SIGINT, SIGTERM, SIGHUP, SIGUSR1 and SIGPIPE on the OpenMP worker
   /// threads of teams up to `threads` (and the core count), so that they
   /// reach the thread that installed the handlers, which runs them on a
   /// stack of their own: oneDNN 2.6's gemm:jit kernels point rsp into the
