@@ -349,6 +349,25 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
     locks.push_back(std::make_unique<WriterLock>(
         checkpointSibling(*options.savePath, kBestCheckpointSuffix),
         "the --keep-best checkpoint of --save"));
+  // --save C and --save C.safetensors write the same tokenizer copies, loss
+  // curve and best checkpoint (checkpointSibling): a run of one replaced
+  // the other's, at once or later, without a word.
+  const std::string &save = *options.savePath;
+  const std::string stem = checkpointSibling(save, "");
+  const std::string twin = stem != save ? stem : save + ".safetensors";
+  locks.push_back(std::make_unique<WriterLock>(
+      twin, "the twin of --save '" + save +
+                "' (the same tokenizer copy and loss curve):"));
+  if (!(options.resumePath && sameFile(*options.resumePath, twin)))
+    if (auto existing = existingTrainingCheckpoint(twin))
+      throw InputError(
+          "--save '" + save + "' writes its tokenizer copy and loss curve ('" +
+          checkpointSibling(save, kTokenizerSuffix) + "', ...) where the " +
+          "training checkpoint '" + twin + "' (" +
+          describeTrainingCheckpoint(*existing) +
+          ") has its own: saving would replace them. Give --save another "
+          "name (or --resume '" +
+          twin + "' with --save '" + twin + "')");
   // A new run's --save (or --keep-best) over another run's checkpoint
   // would lose that run (its steps, moments and tokenizer) unasked.
   if (options.overwrite ||
