@@ -581,8 +581,15 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     dataOptions.tokenizerDataHash = recordedDataHash(*resumed);
     checkResumedTokenizerOptions(options, *dataOptions.tokenizer,
                                  *options.resumePath);
-    if (model.kind == ModelKind::Classifier)
+    if (model.kind == ModelKind::Classifier) {
       dataOptions.labels = loadModelLabels(model, *resumed);
+      dataOptions.labelsOrigin = {
+          "the labels of --resume '" + *options.resumePath + "'",
+          "a resumed run keeps its labels (its output rows are their ids); "
+          "to train other labels, start from its weights: --init-from an "
+          "`export` of it with --tokenizer '" +
+              checkpointSibling(*options.resumePath, kTokenizerSuffix) + "'"};
+    }
     // A language model's text is cut into the checkpoint's blocks unless
     // --block says otherwise (the blocks are the examples batches draw).
     if (!dataOptions.block && recordedBlock(*resumed))
@@ -610,8 +617,16 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     dataOptions.tokenizerOrigin =
         "the vocabulary of --init-from '" + path + "'";
     dataOptions.tokenizerDataHash = recordedDataHash(*initFrom);
-    if (model.kind == ModelKind::Classifier)
+    if (model.kind == ModelKind::Classifier) {
       dataOptions.labels = loadModelLabels(model, *initFrom);
+      dataOptions.labelsOrigin = {
+          "the labels inside --init-from '" + path +
+              "', kept with its tokenizer",
+          "--init-from keeps a checkpoint's tokenizer and labels (its output "
+          "rows are their ids); to train other labels, --init-from an "
+          "`export` of it (weights only) with --tokenizer '" +
+              checkpointSibling(path, kTokenizerSuffix) + "'"};
+    }
     // --min-freq builds no vocabulary here: it was accepted, ignored and
     // recorded in the checkpoint beside the tokenizer's own.
     if (options.minFreq && (dataOptions.tokenizer->subwords ||

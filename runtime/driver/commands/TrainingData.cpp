@@ -141,10 +141,15 @@ void checkLabelsFitModel(const ModelInfo &model, const LabelSet &labels,
                         ? "; recompile with txc -D classes=" +
                               std::to_string(labels.size())
                         : "";
-  throw InputError(origin + " has " + std::to_string(labels.size()) +
-                   " labels (" + list + ") but '" + model.model + "' has " +
-                   std::to_string(classes) +
-                   (classes == 1 ? " class" : " classes") + fix);
+  // "the labels inside 'C'" have; "'train.tsv'" has.
+  const bool plural = origin.rfind("the labels", 0) == 0;
+  throw InputError(
+      origin + (plural ? " are " : " has ") + std::to_string(labels.size()) +
+      (plural               ? " ("
+       : labels.size() == 1 ? " label ("
+                            : " labels (") +
+      list + ") but '" + model.model + "' has " + std::to_string(classes) +
+      (classes == 1 ? " class" : " classes") + fix);
 }
 
 LabelSet loadModelLabels(const ModelInfo &model,
@@ -245,11 +250,12 @@ std::string truncationNote(int64_t truncated, const LengthBound &length) {
 std::vector<EncodedExample>
 encodeLabeledText(const LabeledText &text, const Tokenizer &tokenizer,
                   const LabelSet &labels, const LengthBound &length,
-                  bool truncate, int64_t *truncated,
-                  const std::string &wayOut) {
+                  bool truncate, int64_t *truncated, const std::string &wayOut,
+                  const LabelsOrigin &origin) {
   std::vector<EncodedExample> encoded;
   std::string problems;
   size_t count = 0;
+  bool unknownLabel = false;
   auto problem = [&](const LabeledExample &example, const std::string &what) {
     if (count++ < kMaxReportedProblems)
       problems += (problems.empty() ? "" : "\n") + text.path + ":" +
@@ -258,8 +264,10 @@ encodeLabeledText(const LabeledText &text, const Tokenizer &tokenizer,
   for (const LabeledExample &example : text.examples) {
     std::optional<int64_t> label = labels.id(example.label);
     if (!label) {
-      problem(example, "the label '" + example.label +
-                           "' is not one the model was trained on");
+      problem(example, "the label '" + example.label + "' is not one " +
+                           (origin.what.empty() ? "the model was trained on"
+                                                : "of " + origin.what));
+      unknownLabel = true;
       continue;
     }
     EncodedExample out;
@@ -277,6 +285,8 @@ encodeLabeledText(const LabeledText &text, const Tokenizer &tokenizer,
     if (count > kMaxReportedProblems)
       problems += "\n... and " + std::to_string(count - kMaxReportedProblems) +
                   " more bad lines in '" + text.path + "'";
+    if (unknownLabel && !origin.hint.empty())
+      problems += "\n" + origin.hint;
     throw InputError(problems);
   }
   return encoded;
@@ -565,7 +575,8 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     data.labels = options.labels ? *options.labels : LabelSet::fromData(text);
     checkLabelsFitModel(model, *data.labels, "'" + data.path + "'");
     std::vector<EncodedExample> examples =
-        encodeLabeledText(text, data.tokenizer, *data.labels, length);
+        encodeLabeledText(text, data.tokenizer, *data.labels, length, false,
+                          nullptr, "", options.labelsOrigin);
     std::vector<int64_t> labelCounts(size_t(data.labels->size()), 0);
     int64_t unknown = 0, words = 0;
     for (const EncodedExample &example : examples) {
@@ -583,7 +594,8 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                    (data.tokenizer.subwords ? ": SentencePiece vocabulary "
                                             : ": vocabulary ") +
                    std::to_string(data.tokenizer.source.size()) + ", " +
-                   std::to_string(data.labels->size()) + " labels";
+                   std::to_string(data.labels->size()) +
+                   (data.labels->size() == 1 ? " label" : " labels");
     data.unit = "examples";
     BatchShape shape;
     shape.sourceLength = length.padTo();

@@ -90,14 +90,21 @@ std::string fitClassifierText(std::vector<int32_t> &ids,
 /// ([SOS] included)".
 std::string truncationNote(int64_t truncated, const LengthBound &length);
 
+/// Where a run's fixed label set comes from, for the error about a label
+/// outside it: "the labels inside --init-from 'C'", and what to do.
+struct LabelsOrigin {
+  std::string what, hint;
+};
+
 /// Encodes labeled text: encodeClassifierText (at most `length` positions,
 /// see fitClassifierText) and the label's id (a label outside `labels` is
-/// an error naming FILE:LINE).
+/// an error naming FILE:LINE and `origin`).
 std::vector<EncodedExample>
 encodeLabeledText(const LabeledText &text, const Tokenizer &tokenizer,
                   const LabelSet &labels, const LengthBound &length,
                   bool truncate = false, int64_t *truncated = nullptr,
-                  const std::string &wayOut = "");
+                  const std::string &wayOut = "",
+                  const LabelsOrigin &origin = {});
 
 /// Everything the training loop needs from the data, whatever the kind.
 struct TrainingData {
@@ -145,6 +152,9 @@ struct TrainDataOptions {
   /// A resumed run's tokenizer and labels (fixed), else built from the data.
   std::optional<Tokenizer> tokenizer;
   std::optional<LabelSet> labels;
+  /// Where `labels` come from (a checkpoint's), for the error about a label
+  /// outside them.
+  LabelsOrigin labelsOrigin;
   /// Where `tokenizer` comes from, for the warning when it knows few of the
   /// data's words: "the vocabulary of --resume 'C'".
   std::string tokenizerOrigin;
