@@ -339,6 +339,10 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   checkOutputPaths(outputs, inputs, {{"--save", "--resume"}});
   checkWritableDirectories(outputs);
   std::vector<std::unique_ptr<WriterLock>> locks;
+  // Two runs with one --log replaced each other's curves (the --save lock
+  // covers the default CKPT.loss.csv).
+  if (options.logPath)
+    locks.push_back(std::make_unique<WriterLock>(*options.logPath, "--log"));
   if (!options.savePath)
     return locks;
   // Two runs started with one --save (two terminals, a script run twice)
@@ -712,6 +716,11 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // --update-freq: the checkpoint's unless given, like the batch.
   int64_t updateFreq = options.updateFreq.value_or(1);
   std::vector<LossPoint> curve;
+  // What the curve's file holds, recorded in each checkpoint
+  // (TrainingPosition::curveThrough): its rows through this step have this
+  // fingerprint; nothing before the file is first written.
+  std::optional<int64_t> curveThrough;
+  uint64_t curveHash = 0;
   // A fresh start: --init SEED, or the weights of --init-from (opened
   // above, checked like --load before anything runs).
   bool initialized = false; // the note of --init-from once, not on replays
@@ -744,11 +753,47 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         model, err);
     position.seed = options.seed.value_or(position.seed);
     if (logPath) {
+      // The curve goes on in its file; a resume into another --save
+      // without --log starts from the resumed checkpoint's curve (it
+      // started again at the resumed step, without the earlier rows).
+      std::string from = *logPath;
       std::error_code error;
-      if (std::filesystem::exists(*logPath, error))
-        for (const LossPoint &point : parseLossCsv(readWholeFile(*logPath)))
+      if (!options.logPath && !std::filesystem::exists(from, error))
+        from = checkpointSibling(*options.resumePath, kLossCurveSuffix);
+      if (std::filesystem::exists(from, error)) {
+        std::vector<LossPoint> rows = parseLossCsv(readWholeFile(from));
+        // The rows the checkpoint saw in the file must still be there: a
+        // curve another run wrote since (one --log for two runs), or one
+        // cut or edited, was continued as this run's without a word.
+        if (position.curveThrough) {
+          std::vector<LossPoint> seen;
+          for (const LossPoint &point : rows)
+            if (point.step <= *position.curveThrough)
+              seen.push_back(point);
+          if (lossCurveFingerprint(seen) != position.curveHash) {
+            if (from != *logPath)
+              rows.clear(); // not this run's: the curve starts anew
+            else
+              throw InputError(
+                  (options.logPath ? "--log" : "the loss curve of --save") +
+                  std::string(" '") + *logPath +
+                  "' does not hold the loss curve of --resume '" +
+                  *options.resumePath + "': its rows through step " +
+                  std::to_string(*position.curveThrough) +
+                  " are not the ones the checkpoint saw there (another "
+                  "run's curve, or one cut or edited); give another --log "
+                  "(the curve then starts at step " +
+                  std::to_string(position.step + 1) +
+                  ") or move the file away");
+          } else if (from == *logPath) {
+            curveThrough = position.curveThrough;
+            curveHash = position.curveHash;
+          }
+        }
+        for (const LossPoint &point : rows)
           if (point.step <= position.step)
             curve.push_back(point);
+      }
     }
   } else {
     // --max-tokens: each rank's rows are capped by the B bound.
@@ -868,6 +913,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     at.epoch = epoch;
     at.batchInEpoch = index;
     at.validation = validator ? validator->record() : std::nullopt;
+    at.curveThrough = curveThrough;
+    at.curveHash = curveHash;
     saveCheckpoint(path, model, runner.params().read(), at, tokenizer,
                    average.get(), data.labels ? &*data.labels : nullptr);
   };
@@ -1146,6 +1193,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (logPath) {
       try {
         writeLossCurve(*logPath, curve, model.model + " training loss");
+        curveThrough = curve.empty() ? 0 : curve.back().step;
+        curveHash = lossCurveFingerprint(curve);
       } catch (const DriverError &) {
         curveFailure = std::current_exception();
       }

@@ -186,6 +186,9 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
     metadata.push_back({kOptimizerKey, describeOptimizer(*model.optimizer)});
   if (labels)
     metadata.push_back({kLabelsKey, labels->toJson()});
+  if (position.curveThrough)
+    metadata.push_back({"loss_curve", std::to_string(*position.curveThrough) +
+                                          ":" + hexHash(position.curveHash)});
   if (const std::optional<ValidationRecord> &record = position.validation) {
     metadata.push_back({"valid", record->validPath});
     metadata.push_back({"valid_fnv1a64", hexHash(record->validHash)});
@@ -443,6 +446,27 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
   if (const std::string *precision = file.metadataValue("precision"))
     position.precision = *precision;
   position.validation = loadValidationRecord(file);
+  if (const std::string *curve = file.metadataValue("loss_curve")) {
+    const size_t colon = curve->find(':');
+    int64_t through = -1;
+    uint64_t hash = 0;
+    const char *end = curve->data() + curve->size();
+    bool valid = colon != std::string::npos;
+    if (valid) {
+      auto step =
+          std::from_chars(curve->data(), curve->data() + colon, through);
+      auto digits = std::from_chars(curve->data() + colon + 1, end, hash, 16);
+      valid = step.ec == std::errc() && step.ptr == curve->data() + colon &&
+              through >= 0 && digits.ec == std::errc() && digits.ptr == end &&
+              end - (curve->data() + colon + 1) == 16;
+    }
+    if (!valid)
+      throw InputError("'" + file.path() +
+                       "' has an invalid __metadata__ 'loss_curve': '" +
+                       *curve + "'");
+    position.curveThrough = through;
+    position.curveHash = hash;
+  }
   position.config = recordedConfig(file);
   if (const std::string *optimizer = file.metadataValue(kOptimizerKey))
     position.optimizer = *optimizer;

@@ -110,6 +110,12 @@ struct TrainingPosition {
   std::vector<std::string> sizeConfigs;
   /// With --valid, once a validation ran (absent in older checkpoints).
   std::optional<ValidationRecord> validation;
+  /// The loss curve as its file held it at the save (__metadata__
+  /// "loss_curve", "STEP:HASH"; absent without one and in older
+  /// checkpoints): its rows through `curveThrough` have the fingerprint
+  /// `curveHash` (lossCurveFingerprint). A resume checks the file against it.
+  std::optional<int64_t> curveThrough;
+  uint64_t curveHash = 0;
 };
 
 /// A model's config as TrainingPosition::config holds it.

@@ -1,5 +1,6 @@
 //===- LossCurve.cpp - the loss curve as CSV and as an SVG plot -----------===//
 #include "loop/LossCurve.h"
+#include "formats/ContentHash.h"
 #include "formats/FileIO.h"
 
 #include <algorithm>
@@ -33,6 +34,17 @@ std::string lossCsv(const std::vector<LossPoint> &points) {
     text += "\n";
   }
   return text;
+}
+
+uint64_t lossCurveFingerprint(const std::vector<LossPoint> &points) {
+  std::string text;
+  char row[96];
+  for (const LossPoint &point : points) {
+    std::snprintf(row, sizeof(row), "%lld,%.9g,%.9g\n",
+                  static_cast<long long>(point.step), point.loss, point.lr);
+    text += row;
+  }
+  return contentHash64(text.data(), text.size());
 }
 
 std::vector<LossPoint> parseLossCsv(const std::string &text) {

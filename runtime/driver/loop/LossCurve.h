@@ -42,6 +42,13 @@ void writeLossCurve(const std::string &csvPath,
                     const std::vector<LossPoint> &points,
                     const std::string &title);
 
+/// A fingerprint of the rows' step, loss and learning rate as the CSV
+/// writes them (the same from the rows or from the CSV read back; the
+/// tokens per second and validations, which a resumed run may have
+/// otherwise, left out): a checkpoint records it, and a resume tells its
+/// own curve from another run's or a cut one.
+uint64_t lossCurveFingerprint(const std::vector<LossPoint> &points);
+
 /// "run.csv" -> "run.svg"; other names get ".svg" appended.
 std::string svgPathFor(const std::string &csvPath);
 
