@@ -13,6 +13,7 @@
 #include "txc/CodeGen/InputIdRanges.h"
 
 #include "tx/Dialect/TxDialect.h"
+#include "tx/Dialect/TxShape.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -162,6 +163,85 @@ void collect(Value ids, std::optional<IdRange> &range) {
 }
 
 } // namespace
+
+namespace {
+
+/// What one reader accepts when its bound is a dim (readerRange's symbolic
+/// twin), or nullopt.
+std::optional<DimIdRange> dimReaderRange(Operation *user, Value ids) {
+  auto symbolOf = [](Type type, int64_t axis) -> std::string {
+    auto tensor = cast<RankedTensorType>(type);
+    if (axis < 0)
+      axis += tensor.getRank();
+    if (axis < 0 || axis >= tensor.getRank())
+      return "";
+    Dim dim = getShape(tensor)[size_t(axis)];
+    return dim.isSymbolic() ? dim.symbol.getValue().str() : "";
+  };
+  if (auto gather = dyn_cast<GatherOp>(user)) {
+    if (gather.getIndices() != ids)
+      return std::nullopt;
+    int64_t axis = gather.getAxis();
+    std::string dim = symbolOf(gather.getInput().getType(), axis);
+    if (dim.empty())
+      return std::nullopt;
+    if (axis < 0)
+      axis += cast<RankedTensorType>(gather.getInput().getType()).getRank();
+    std::string table = tableName(gather.getInput());
+    return DimIdRange{
+        dim,
+        true,
+        {},
+        "the " + dim + " " +
+            (axis == 0 ? "rows"
+                       : "entries along axis " + std::to_string(axis)) +
+            " of " +
+            (table.empty() ? "the indexed tensor" : "'" + table + "'") +
+            " (negative ids count from the end, as in "
+            "PyTorch)" +
+            atLocation(user)};
+  }
+  auto crossEntropy = [&](Value logits, Value targets,
+                          int64_t ignore) -> std::optional<DimIdRange> {
+    if (targets != ids)
+      return std::nullopt;
+    std::string dim = symbolOf(logits.getType(), -1);
+    if (dim.empty())
+      return std::nullopt;
+    return DimIdRange{dim,
+                      false,
+                      {ignore},
+                      "the " + dim + " classes of cross_entropy" +
+                          atLocation(user)};
+  };
+  return llvm::TypeSwitch<Operation *, std::optional<DimIdRange>>(user)
+      .Case<CrossEntropyOp, CrossEntropyTrainOp>([&](auto loss) {
+        return crossEntropy(loss.getLogits(), loss.getTargets(),
+                            loss.getIgnoreIndex());
+      })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+void collectDims(Value ids, llvm::SmallVector<DimIdRange> &ranges) {
+  for (Operation *user : ids.getUsers()) {
+    if (auto reshape = dyn_cast<ReshapeOp>(user)) {
+      collectDims(reshape.getResult(), ranges);
+      continue;
+    }
+    if (std::optional<DimIdRange> range = dimReaderRange(user, ids))
+      ranges.push_back(std::move(*range));
+  }
+}
+
+} // namespace
+
+llvm::SmallVector<DimIdRange> mlir::tx::inputDimIdRanges(BlockArgument input) {
+  llvm::SmallVector<DimIdRange> ranges;
+  auto type = dyn_cast<RankedTensorType>(input.getType());
+  if (type && type.getElementType().isInteger(32))
+    collectDims(input, ranges);
+  return ranges;
+}
 
 std::optional<IdRange> mlir::tx::inputIdRange(BlockArgument input) {
   auto type = dyn_cast<RankedTensorType>(input.getType());

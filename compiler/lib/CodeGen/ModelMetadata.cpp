@@ -92,6 +92,20 @@ llvm::json::Array tensorsJson(func::FuncOp func, TypeRange types,
           range["ignored"] = *ids->ignored;
         object["ids"] = std::move(range);
       }
+    if (!results) {
+      llvm::json::Array dimIds;
+      for (const DimIdRange &range : inputDimIdRanges(func.getArgument(i))) {
+        llvm::json::Array also;
+        for (int64_t v : range.also)
+          also.push_back(v);
+        dimIds.push_back(llvm::json::Object{{"size", range.dim},
+                                            {"negative", range.negative},
+                                            {"also", std::move(also)},
+                                            {"what", range.what}});
+      }
+      if (!dimIds.empty())
+        object["dim_ids"] = std::move(dimIds);
+    }
     // A cache the entry writes in place: its last rows (as many as the
     // update's axis 1) take the new positions, so the driver checks that
     // the cache holds at least that many.

@@ -491,7 +491,7 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   std::vector<int64_t> dims =
       bindDims(model, *entry, inputs, sources, options.dims);
   for (size_t i = 0; i < inputs.size(); ++i)
-    checkIds(entry->inputs[i], inputs[i], sources[i]);
+    checkIds(entry->inputs[i], inputs[i], sources[i], dims);
   // On a device the arena's home is the runner's (ParameterHome): filled
   // through write() here, read back after the calls for what is saved.
   std::unique_ptr<ModelRunner> runner;

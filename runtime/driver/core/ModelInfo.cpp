@@ -137,6 +137,34 @@ TensorSig parseSignature(const Json &value, const std::string &path,
     }
     sig.ids = std::move(range);
   }
+  if (const Json *dimIds = jsonMember(value, "dim_ids")) {
+    const std::string idsPath = path + ".dim_ids";
+    if (sig.dtype != DType::I32 || !dimIds->is_array())
+      throw ModelError(idsPath + " must be an array, on an i32 tensor");
+    for (size_t i = 0; i < dimIds->size(); ++i) {
+      const Json &item = (*dimIds)[i];
+      const std::string itemPath = at(idsPath, i);
+      if (!item.is_object())
+        throw ModelError(itemPath + " must be an object");
+      DimIdRange range;
+      const Json *size = jsonMember(item, "size");
+      if (!size)
+        throw ModelError(itemPath + ".size is missing");
+      range.size = parseDimRef(*size, itemPath + ".size", dims);
+      const Json *negative = jsonMember(item, "negative");
+      if (!negative || !negative->is_boolean())
+        throw ModelError(itemPath + ".negative must be true or false");
+      range.negative = negative->get<bool>();
+      for (const Json &id : getArray(item, "also", itemPath)) {
+        std::optional<int64_t> also = jsonInteger(id);
+        if (!also)
+          throw ModelError(itemPath + ".also must hold integers");
+        range.also.push_back(*also);
+      }
+      range.what = getString(item, "what", itemPath);
+      sig.dimIds.push_back(std::move(range));
+    }
+  }
   return sig;
 }
 

@@ -67,6 +67,16 @@ struct IdRange {
   }
 };
 
+/// Ids bounded by a dim's value at the call (metadata "dim_ids"): an index
+/// along an axis of size T, [-T, T), or a cross-entropy's classes over a
+/// dim C, [0, C), or one of `also`.
+struct DimIdRange {
+  DimRef size;
+  bool negative = false;
+  std::vector<int64_t> also;
+  std::string what;
+};
+
 /// An input or output of an entry.
 struct TensorSig {
   std::string name;
@@ -74,6 +84,8 @@ struct TensorSig {
   std::vector<DimRef> shape;
   /// i32 inputs that index something (absent: any value is valid).
   std::optional<IdRange> ids;
+  /// ... and bounds that depend on a dim's value (each must accept an id).
+  std::vector<DimIdRange> dimIds;
   /// What the input means ("tokens", "target_in", "cache", ...; see
   /// ModelAbi.h), or "" (outputs: "cache" or "").
   std::string role;

@@ -68,8 +68,25 @@ std::optional<VocabularyLimit> vocabularyLimit(const ModelInfo &model,
 }
 
 void checkIds(const TensorSig &sig, const Tensor &input,
-              const InputSource &source) {
-  if (input.dtype != DType::I32 || !sig.ids)
+              const InputSource &source, const std::vector<int64_t> &dims) {
+  if (input.dtype != DType::I32)
+    return;
+  // A bound that is a dim's value: checked as a range of its value now (an
+  // id outside it failed inside the kernel, exit 1, not naming the input).
+  for (const DimIdRange &bound : sig.dimIds) {
+    const int64_t n = bound.size.isSymbolic()
+                          ? (size_t(bound.size.dim) < dims.size()
+                                 ? dims[size_t(bound.size.dim)]
+                                 : -1)
+                          : bound.size.size;
+    if (n < 0)
+      continue;
+    TensorSig one = sig;
+    one.ids = IdRange{bound.negative ? -n : 0, n, bound.also, bound.what, {}};
+    one.dimIds.clear();
+    checkIds(one, input, source);
+  }
+  if (!sig.ids)
     return;
   const IdRange &range = *sig.ids;
   const int32_t *ids = input.as<int32_t>();

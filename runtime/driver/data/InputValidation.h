@@ -71,9 +71,10 @@ std::vector<int64_t> bindDims(const ModelInfo &model, const EntryInfo &entry,
                               const DimOverrides &overrides = {});
 
 /// Checks that every id of `input` is one its signature's id range accepts
-/// (nothing to check without a range).
+/// (nothing to check without a range), and each of its dim-bounded ranges
+/// under the dims' values `dims` (bindDims).
 void checkIds(const TensorSig &sig, const Tensor &input,
-              const InputSource &source);
+              const InputSource &source, const std::vector<int64_t> &dims = {});
 
 /// The concrete shape of an output under the bound dims.
 Shape concreteShape(const TensorSig &sig, const std::vector<int64_t> &dims);

@@ -33,6 +33,19 @@ struct IdRange {
 /// padding mask's comparison takes any value) or it is not i32.
 std::optional<IdRange> inputIdRange(BlockArgument input);
 
+/// Ids bounded by a dim's value at the call (an index along an axis of
+/// size T: [-T, T); the classes of a cross-entropy over C: [0, C), or one
+/// of `also`): the driver checks them once the inputs bind the dims.
+struct DimIdRange {
+  std::string dim;
+  bool negative = false; ///< [-n, n) (PyTorch's indexing), else [0, n)
+  llvm::SmallVector<int64_t, 1> also;
+  std::string what; ///< "the entries along axis 1 of 'h' at m.tx:9:12"
+};
+
+/// Every reader of `input` (through reshapes) whose bound is a dim.
+llvm::SmallVector<DimIdRange> inputDimIdRanges(BlockArgument input);
+
 } // namespace mlir::tx
 
 #endif // TXC_CODEGEN_INPUTIDRANGES_H
