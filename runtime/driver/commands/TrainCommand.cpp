@@ -11,6 +11,7 @@
 #include "commands/TrainCommand.h"
 #include "cli/OutputPaths.h"
 #include "commands/TrainingData.h"
+#include "commands/TranslateCommand.h"
 #include "core/Error.h"
 #include "core/Init.h"
 #include "core/Memory.h"
@@ -971,6 +972,10 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                                             bestBy,
                                             data.labels ? &*data.labels
                                                         : nullptr);
+  // A stop signal abandons a validation in progress, so that the save is
+  // not held back by it (ranks decide together: not under MPI).
+  if (validator && !ranks.parallel())
+    validator->setInterrupt([] { return StopRequest::caughtSignal() != 0; });
   std::optional<std::string> bestPath;
   if (options.keepBest)
     bestPath = checkpointSibling(*options.savePath, kBestCheckpointSuffix);
@@ -1045,7 +1050,19 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     // With --ema the average is scored (and so kept as the best).
     if (average)
       average->swap(runner.params().write());
-    ValidationScore score = validator->run(step, scheduled);
+    ValidationScore score;
+    try {
+      score = validator->run(step, scheduled);
+    } catch (const Interrupted &) {
+      // A stop signal during the validation (a scheduler's grace period
+      // is short; BLEU decodes a whole file): the save comes first.
+      if (average)
+        average->swap(runner.params().write());
+      err << "validation at step " << step
+          << " abandoned: a stop signal arrived; the checkpoint is saved "
+             "without its score\n";
+      return false;
+    }
     if (average)
       average->swap(runner.params().write());
     err << score.describe() << (validator->improved() ? " (best)" : "")
@@ -1312,6 +1329,9 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
             });
           });
         }
+        // Saved: this one runs to its end (a second signal ends the
+        // process, the steps kept).
+        validator->setInterrupt({});
         validate(step);
       }
       lastStep = step;

@@ -14,8 +14,8 @@ namespace txrt::driver {
 
 std::vector<TokenIds> translateAll(NextTokenModel &decoder,
                                    const std::vector<TokenIds> &sources,
-                                   int64_t batch,
-                                   const DecodeOptions &options) {
+                                   int64_t batch, const DecodeOptions &options,
+                                   const std::function<bool()> &interrupted) {
   // Sentences of similar lengths go together (Marian and fairseq batch
   // by length too): less padding in every batch, and rows that tend to end
   // together, so a batch stops sooner. Each sentence's translation is its
@@ -33,6 +33,8 @@ std::vector<TokenIds> translateAll(NextTokenModel &decoder,
            : size_t(batch);
   std::vector<TokenIds> outputs(sources.size());
   for (size_t begin = 0; begin < order.size(); begin += sentences) {
+    if (interrupted && interrupted())
+      throw Interrupted{};
     size_t end = std::min(order.size(), begin + sentences);
     std::vector<TokenIds> chunk;
     for (size_t k = begin; k < end; ++k)

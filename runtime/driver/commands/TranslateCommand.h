@@ -28,9 +28,15 @@ namespace txrt::driver {
 /// search batch / beamSize sentences' hypotheses at once (at least one
 /// sentence, beamDecodeBatch). Batches hold sentences of similar source
 /// lengths (stably sorted); the outputs are in the order of `sources`.
-std::vector<TokenIds> translateAll(NextTokenModel &decoder,
-                                   const std::vector<TokenIds> &sources,
-                                   int64_t batch, const DecodeOptions &options);
+/// `interrupted`, when given, is asked between batches: true throws
+/// Interrupted (train's validation, abandoned at a stop signal).
+std::vector<TokenIds>
+translateAll(NextTokenModel &decoder, const std::vector<TokenIds> &sources,
+             int64_t batch, const DecodeOptions &options,
+             const std::function<bool()> &interrupted = {});
+
+/// Thrown by work abandoned because `interrupted` said so.
+struct Interrupted {};
 
 /// The decoding options of a model: specials from `target`, maxLength the
 /// target bound (or `maxLength` when smaller; larger is an InputError).

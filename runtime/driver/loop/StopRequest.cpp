@@ -66,9 +66,9 @@ void onStopSignal(int signal) {
   // take minutes before the run notices, and a user who sees nothing
   // presses again, which ends the run without saving.
   static const char kAcknowledged[] =
-      "\nstop requested: the run stops after the current update (or "
-      "validation) and saves; a second signal ends it at once, losing the "
-      "steps since the last save\n";
+      "\nstop requested: the run stops after the current update (a "
+      "validation in progress is abandoned) and saves; a second signal "
+      "ends it at once, losing the steps since the last save\n";
   ssize_t ignored = ::write(2, kAcknowledged, sizeof(kAcknowledged) - 1);
   (void)ignored;
 }

@@ -115,6 +115,8 @@ ValidationScore Validator::score_(int64_t step) {
     const EntryInfo &logits = *model_.findEntryByRole("logits");
     TokenStats stats;
     for (int64_t begin = 0; begin < blocks_->size(); begin += batch_) {
+      if (interrupted_ && interrupted_())
+        throw Interrupted{};
       std::vector<size_t> indices(
           size_t(std::min(blocks_->size() - begin, batch_)));
       std::iota(indices.begin(), indices.end(), size_t(begin));
@@ -133,6 +135,8 @@ ValidationScore Validator::score_(int64_t step) {
   const int32_t pad = modelPadId(model_);
   TokenStats stats;
   for (size_t begin = 0; begin < pairs_.size(); begin += size_t(batch_)) {
+    if (interrupted_ && interrupted_())
+      throw Interrupted{};
     std::vector<size_t> indices(
         std::min(pairs_.size() - begin, size_t(batch_)));
     std::iota(indices.begin(), indices.end(), begin);
@@ -148,7 +152,7 @@ ValidationScore Validator::score_(int64_t step) {
     sources.push_back(pair.source);
   std::vector<TokenIds> outputs = translateAll(
       *decoder, sources, batch_,
-      decodeOptionsFor(tokenizer_.target, bounds_, std::nullopt));
+      decodeOptionsFor(tokenizer_.target, bounds_, std::nullopt), interrupted_);
   std::vector<std::string> hypotheses;
   for (const TokenIds &ids : outputs)
     hypotheses.push_back(tokenizer_.decodeTarget(ids));

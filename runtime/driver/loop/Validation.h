@@ -37,6 +37,7 @@
 #include "loop/Checkpoint.h"
 
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,6 +77,13 @@ public:
   /// there would not repeat it, and would stop at another step.
   ValidationScore run(int64_t step, bool scheduled = true);
 
+  /// Asked between batches while a validation runs (train: a stop signal
+  /// arrived); true abandons it, throwing Interrupted (TranslateCommand.h)
+  /// with nothing recorded. Empty: never.
+  void setInterrupt(std::function<bool()> interrupted) {
+    interrupted_ = std::move(interrupted);
+  }
+
   /// Whether the last run() improved on every earlier one.
   bool improved() const { return improved_; }
   /// Validations in a row, up to the last, without improvement.
@@ -95,6 +103,7 @@ private:
   /// Compares `score` with the best so far and records it; returns it.
   ValidationScore judge(const ValidationScore &score, bool scheduled);
 
+  std::function<bool()> interrupted_;
   const ModelInfo &model_;
   ModelRunner &runner_;
   const Tokenizer &tokenizer_;
