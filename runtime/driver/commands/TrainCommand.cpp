@@ -294,6 +294,92 @@ void checkResumedTokenizerOptions(const TrainOptions &options,
     refuse("--min-freq " + std::to_string(*options.minFreq));
 }
 
+/// The rows a resumed run's loss curve starts from, and (`through`, `hash`)
+/// when they are what the checkpoint saw in `logPath` itself. The
+/// checkpoint fingerprints the rows its curve held
+/// (TrainingPosition::curveThrough):
+/// - the run's own curve file (an explicit --log, or the resumed
+///   checkpoint's CKPT.loss.csv resumed in place) must hold them (another
+///   run's curve written there since, or a cut or edited file, was
+///   continued as this run's): InputError otherwise;
+/// - a new --log, or the default curve of another --save, starts from the
+///   resumed checkpoint's CKPT.loss.csv when it holds them, else the
+///   curve starts again at the resumed step (a stale file there is not
+///   read);
+/// - an older checkpoint (no record): `logPath`'s rows, as before.
+std::vector<LossPoint>
+resumedCurve(const std::string &logPath, const TrainingPosition &position,
+             const TrainOptions &options, std::ostream &err,
+             std::optional<int64_t> &through, uint64_t &hash) {
+  std::error_code error;
+  auto rowsOf = [&](const std::string &path) {
+    return std::filesystem::exists(path, error)
+               ? std::optional(parseLossCsv(readWholeFile(path)))
+               : std::nullopt;
+  };
+  auto upToTheStep = [&](std::vector<LossPoint> rows) {
+    rows.erase(std::remove_if(rows.begin(), rows.end(),
+                              [&](const LossPoint &point) {
+                                return point.step > position.step;
+                              }),
+               rows.end());
+    return rows;
+  };
+  if (!position.curveThrough) {
+    std::optional<std::vector<LossPoint>> rows = rowsOf(logPath);
+    return rows ? upToTheStep(std::move(*rows)) : std::vector<LossPoint>{};
+  }
+  auto holdsTheSeenRows = [&](const std::vector<LossPoint> &rows) {
+    std::vector<LossPoint> seen;
+    for (const LossPoint &point : rows)
+      if (point.step <= *position.curveThrough)
+        seen.push_back(point);
+    return lossCurveFingerprint(seen) == position.curveHash;
+  };
+  // A write of the curve that failed left the checkpoint ahead of it.
+  auto noteGap = [&] {
+    if (*position.curveThrough < position.step)
+      err << "note: the loss curve has no rows for steps "
+          << *position.curveThrough + 1 << ".." << position.step
+          << " (a write of it failed before the checkpoint was saved)\n";
+  };
+  const std::string resumedCurvePath =
+      checkpointSibling(*options.resumePath, kLossCurveSuffix);
+  const bool inPlace = sameFile(logPath, resumedCurvePath);
+  const std::string what =
+      options.logPath ? "--log" : "the loss curve of --save";
+  if (options.logPath || inPlace) {
+    if (std::optional<std::vector<LossPoint>> rows = rowsOf(logPath)) {
+      if (!holdsTheSeenRows(*rows))
+        throw InputError(
+            what + " '" + logPath + "' does not hold the loss curve of " +
+            "--resume '" + *options.resumePath + "': its rows through step " +
+            std::to_string(*position.curveThrough) +
+            " are not the ones the checkpoint saw (another run's curve, one "
+            "cut or edited, or the run's curve went to another --log since: "
+            "give that one); give another --log (the curve then starts at "
+            "step " +
+            std::to_string(position.step + 1) + ") or move the file away");
+      through = position.curveThrough;
+      hash = position.curveHash;
+      noteGap();
+      return upToTheStep(std::move(*rows));
+    }
+  }
+  // A curve file of its own to start: from the resumed checkpoint's curve.
+  if (!inPlace)
+    if (std::optional<std::vector<LossPoint>> rows = rowsOf(resumedCurvePath);
+        rows && holdsTheSeenRows(*rows)) {
+      noteGap();
+      return upToTheStep(std::move(*rows));
+    }
+  if (*position.curveThrough > 0)
+    err << "note: the loss curve of --resume '" << *options.resumePath
+        << "' is not in '" << resumedCurvePath << "'; " << what << " '"
+        << logPath << "' starts again at step " << position.step + 1 << "\n";
+  return {};
+}
+
 /// Every file train writes, checked against each other and the inputs;
 /// returns the run's claims on --save and --keep-best's file (none without
 /// --save): held to the end, they keep a second run from saving over this
@@ -340,10 +426,11 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   checkOutputPaths(outputs, inputs, {{"--save", "--resume"}});
   checkWritableDirectories(outputs);
   std::vector<std::unique_ptr<WriterLock>> locks;
-  // Two runs with one --log replaced each other's curves (the --save lock
-  // covers the default CKPT.loss.csv).
-  if (options.logPath)
-    locks.push_back(std::make_unique<WriterLock>(*options.logPath, "--log"));
+  // Two runs writing one curve (two --log, or a --log that is another
+  // run's CKPT.loss.csv) replaced each other's.
+  if (logPath)
+    locks.push_back(std::make_unique<WriterLock>(
+        *logPath, options.logPath ? "--log" : "the loss curve of --save"));
   if (!options.savePath)
     return locks;
   // Two runs started with one --save (two terminals, a script run twice)
@@ -753,49 +840,9 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         runner.device() ? 0 : txrt_context_num_threads(runner.context()), data,
         model, err);
     position.seed = options.seed.value_or(position.seed);
-    if (logPath) {
-      // The curve goes on in its file; a resume into another --save
-      // without --log starts from the resumed checkpoint's curve (it
-      // started again at the resumed step, without the earlier rows).
-      std::string from = *logPath;
-      std::error_code error;
-      if (!options.logPath && !std::filesystem::exists(from, error))
-        from = checkpointSibling(*options.resumePath, kLossCurveSuffix);
-      if (std::filesystem::exists(from, error)) {
-        std::vector<LossPoint> rows = parseLossCsv(readWholeFile(from));
-        // The rows the checkpoint saw in the file must still be there: a
-        // curve another run wrote since (one --log for two runs), or one
-        // cut or edited, was continued as this run's without a word.
-        if (position.curveThrough) {
-          std::vector<LossPoint> seen;
-          for (const LossPoint &point : rows)
-            if (point.step <= *position.curveThrough)
-              seen.push_back(point);
-          if (lossCurveFingerprint(seen) != position.curveHash) {
-            if (from != *logPath)
-              rows.clear(); // not this run's: the curve starts anew
-            else
-              throw InputError(
-                  (options.logPath ? "--log" : "the loss curve of --save") +
-                  std::string(" '") + *logPath +
-                  "' does not hold the loss curve of --resume '" +
-                  *options.resumePath + "': its rows through step " +
-                  std::to_string(*position.curveThrough) +
-                  " are not the ones the checkpoint saw there (another "
-                  "run's curve, or one cut or edited); give another --log "
-                  "(the curve then starts at step " +
-                  std::to_string(position.step + 1) +
-                  ") or move the file away");
-          } else if (from == *logPath) {
-            curveThrough = position.curveThrough;
-            curveHash = position.curveHash;
-          }
-        }
-        for (const LossPoint &point : rows)
-          if (point.step <= position.step)
-            curve.push_back(point);
-      }
-    }
+    if (logPath)
+      curve = resumedCurve(*logPath, position, options, err, curveThrough,
+                           curveHash);
   } else {
     // --max-tokens: each rank's rows are capped by the B bound.
     batch = maxTokens ? data.batchBound.bound * ranks.size()

@@ -113,7 +113,9 @@ struct TrainingPosition {
   /// The loss curve as its file held it at the save (__metadata__
   /// "loss_curve", "STEP:HASH"; absent without one and in older
   /// checkpoints): its rows through `curveThrough` have the fingerprint
-  /// `curveHash` (lossCurveFingerprint). A resume checks the file against it.
+  /// `curveHash` (lossCurveFingerprint). No file name: checkpoints of one
+  /// run saved under two names stay byte-identical. A resume checks the
+  /// curve it continues against it.
   std::optional<int64_t> curveThrough;
   uint64_t curveHash = 0;
 };
