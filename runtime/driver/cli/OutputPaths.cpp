@@ -94,7 +94,19 @@ void checkWritableDirectories(const std::vector<NamedPath> &outputs) {
       continue;
     }
     ::close(fd);
-    ::unlink(probe.c_str());
+    // An append-only directory (chattr +a) takes new files but removes or
+    // replaces none: every save's rename failed after the work.
+    if (::unlink(probe.c_str()) != 0) {
+      problems.push_back(describe(output) + " cannot be written: '" +
+                         directory +
+                         "' takes new files but lets none be removed or "
+                         "replaced (" +
+                         std::strerror(errno) +
+                         "; an append-only directory, chattr +a?), and "
+                         "outputs are written through a temporary file "
+                         "renamed over them; the probe file '" +
+                         probe + "' is left there");
+    }
   }
   // What the directory allows may still not let an existing file be
   // replaced: the rename failed after the whole run (EPERM).
