@@ -447,9 +447,13 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   const std::string &save = *options.savePath;
   const std::string stem = checkpointSibling(save, "");
   const std::string twin = stem != save ? stem : save + ".safetensors";
-  locks.push_back(std::make_unique<WriterLock>(
-      twin, "the twin of --save '" + save +
-                "' (the same tokenizer copy and loss curve):"));
+  // (A symlink there, to anything or nowhere, is no checkpoint another run
+  // saves to by that name: not locked.)
+  std::error_code twinError;
+  if (!std::filesystem::is_symlink(twin, twinError))
+    locks.push_back(std::make_unique<WriterLock>(
+        twin, "the twin of --save '" + save +
+                  "' (the same tokenizer copy and loss curve):"));
   if (!(options.resumePath && sameFile(*options.resumePath, twin)))
     if (auto existing = existingTrainingCheckpoint(twin))
       throw InputError(
