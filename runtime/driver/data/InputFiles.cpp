@@ -213,9 +213,13 @@ Tensor parseTextTensor(const std::string &text, const InputSource &source,
       double value = 0;
       auto parsed = std::from_chars(first, token.data() + token.size(), value);
       if (parsed.ec != std::errc() || parsed.ptr != token.data() + token.size())
-        throw InputError(source.describe() + " line " +
-                         std::to_string(lineNumber) + ": '" + printable(token) +
-                         "' is not a number");
+        throw InputError(
+            source.describe() + " line " + std::to_string(lineNumber) + ": '" +
+            printable(token) + "' is not a number" +
+            (token.find(kUtf8ByteOrderMark) != std::string_view::npos
+                 ? " (it holds a UTF-8 byte order mark: files joined with "
+                   "cat keep each one's; remove them)"
+                 : ""));
       if (wantInteger && value != std::floor(value))
         throw InputError(source.describe() + " line " +
                          std::to_string(lineNumber) + ": '" + printable(token) +

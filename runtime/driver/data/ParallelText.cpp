@@ -204,8 +204,12 @@ std::vector<EncodedPair> encodeParallelText(const ParallelText &text,
       ids.target.resize(kept);
       ++cuts->targets;
     }
+    // With cuts only a T bound of 1 leaves a target too long.
     checkPairLength(ids.source.size(), ids.target.size(), bounds, unit,
-                    fileLine(text.path, pair.line), problems, wayOut);
+                    fileLine(text.path, pair.line), problems,
+                    cuts ? "; a T bound of 1 holds [SOS] alone: no word of "
+                           "a reference can be scored"
+                         : wayOut);
     encoded.push_back(std::move(ids));
   }
   problems.throwIfAny("sentences too long or empty in '" + text.path + "'");

@@ -63,7 +63,9 @@ TEST(InputFilesTest, AByteOrderMarkAtTheStartIsDropped) {
   EXPECT_THROW_MESSAGE(parseTextTensor("2\n\xEF\xBB\xBF"
                                        "3\n",
                                        source("ids"), DType::I32, 1, 0),
-                       InputError, "line 2");
+                       InputError, "line 2",
+                       "(it holds a UTF-8 byte order mark: files joined with "
+                       "cat keep each one's; remove them)");
 }
 
 TEST(InputFilesTest, TextErrorsNameTheFileAndLine) {

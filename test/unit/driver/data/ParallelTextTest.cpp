@@ -98,6 +98,15 @@ TEST(ParallelTextTest, CutsKeepTheFirstWordsAndTheTargetsNextOne) {
       "-D max_len=N to raise it) (WAY OUT)",
       "more than dim T <= 7 (config max_len; recompile with txc -D "
       "max_len=N to raise it) (WAY OUT)");
+  // A T bound of 1 holds [SOS] alone: nothing to cut to, and the way out
+  // is not to give the --truncate that was given.
+  bounds.target.bound = 1;
+  EXPECT_THROW_MESSAGE(
+      encodeParallelText(text, tokenizer, bounds, &cuts, " (WAY OUT)"),
+      InputError,
+      "more than dim T <= 1 (config max_len; recompile with txc -D "
+      "max_len=N to raise it); a T bound of 1 holds [SOS] alone: no word of "
+      "a reference can be scored");
 }
 
 TEST(ParallelTextTest, VocabularyTooLargeNamesTheConfigKey) {
