@@ -454,8 +454,23 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
     locks.push_back(std::make_unique<WriterLock>(
         twin, "the twin of --save '" + save +
                   "' (the same tokenizer copy and loss curve):"));
+  // Unless the run resumes the twin, or a checkpoint with the twin's
+  // tokenizer (the run saved under both names: its copies are the same).
+  auto sameTokenizer = [&](const SafetensorsReader &other) {
+    if (!options.resumePath)
+      return false;
+    try {
+      SafetensorsReader resumed(*options.resumePath);
+      std::optional<Tokenizer> mine = checkpointTokenizer(resumed),
+                               theirs = checkpointTokenizer(other);
+      return mine && theirs && mine->toJson() == theirs->toJson();
+    } catch (const DriverError &) {
+      return false; // the resume says what is wrong with it
+    }
+  };
   if (!(options.resumePath && sameFile(*options.resumePath, twin)))
-    if (auto existing = existingTrainingCheckpoint(twin))
+    if (auto existing = existingTrainingCheckpoint(twin);
+        existing && !sameTokenizer(*existing))
       throw InputError(
           "--save '" + save + "' writes its tokenizer copy and loss curve ('" +
           checkpointSibling(save, kTokenizerSuffix) + "', ...) where the " +
