@@ -92,10 +92,16 @@ int64_t batchSize(const std::optional<int64_t> &requested,
   if (!requested)
     return bound.bound;
   if ((*requested + ranks - 1) / ranks > bound.bound)
-    throw InputError("--batch " + std::to_string(*requested) +
-                     (ranks > 1 ? " over " + std::to_string(ranks) + " ranks"
-                                : std::string()) +
-                     " is larger than " + bound.describe());
+    throw InputError(
+        "--batch " + std::to_string(*requested) +
+        (ranks > 1 ? " over " + std::to_string(ranks) + " ranks (" +
+                         std::to_string((*requested + ranks - 1) / ranks) +
+                         " rows on a rank)"
+                   : std::string()) +
+        " is larger than " + bound.describe() +
+        (ranks > 1 ? "; at most " + std::to_string(bound.bound * ranks) +
+                         " over " + std::to_string(ranks) + " ranks"
+                   : std::string()));
   return *requested;
 }
 
@@ -417,6 +423,15 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   }
   if (options.validPath)
     inputs.push_back({*options.validPath, "--valid"});
+  // --log x.svg wrote the CSV into x.svg and the plot into x.svg.svg.
+  if (options.logPath) {
+    const std::string &log = *options.logPath;
+    if (log.size() >= 4 && log.compare(log.size() - 4, 4, ".svg") == 0)
+      throw InputError("--log '" + log +
+                       "' names an SVG: --log takes the CSV's name, and the "
+                       "plot goes beside it (.csv -> .svg); give '" +
+                       log.substr(0, log.size() - 4) + ".csv'");
+  }
   if (logPath) {
     std::string what = options.logPath ? "--log" : "the loss curve of --save";
     outputs.push_back({*logPath, what});

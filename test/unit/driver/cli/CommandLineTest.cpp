@@ -101,10 +101,12 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
        "--batch expects an integer in [1, "},
       {{"train", "--data", "d", "--stop-time", "90"},
        "train",
-       "--stop-time expects a duration such as 90s, 40m or 1.5h, got '90'"},
+       "--stop-time expects a duration such as 90s, 40m or 1.5h (more than 0, "
+       "at most 1e9 s), got '90'"},
       {{"train", "--data", "d", "--stop-time=-5m"},
        "train",
-       "--stop-time expects a duration such as 90s, 40m or 1.5h, got '-5m'"},
+       "--stop-time expects a duration such as 90s, 40m or 1.5h (more than 0, "
+       "at most 1e9 s), got '-5m'"},
       {{"eval", "--data", "d"}, "eval", "eval needs --load CHECKPOINT"},
       {{"translate", "--load", "c", "--beam", "x"},
        "translate",
