@@ -39,7 +39,7 @@ Exit codes: 0 success, 1 runtime failure, 2 bad input (arguments, files,
 shapes, token ids); every error is one 'error: ...' line per problem.
 )";
 
-constexpr const char *kInfoUsage = R"(usage: PROGRAM info [--json | --load CKPT]
+constexpr const char *kInfoUsage = R"(usage: PROGRAM info [--json] [--load CKPT]
 
 Shows the model: source and compile flags, config, dims with their bounds,
 entries with their input/output signatures and arena sizes (the planned
@@ -48,7 +48,8 @@ parameters with shapes and initializers, their count and the parameter
 arena size.
 
 options:
-  --json            print the metadata txc embedded, as JSON
+  --json            print the metadata txc embedded, as JSON (with --load:
+                    the checkpoint's training state alone, as JSON)
   --load CKPT       also the checkpoint's training state (step, epoch,
                     batch, seed, update frequency and ranks that trained it,
                     data, --block, precision, tokenizer, weight average,
@@ -243,11 +244,6 @@ void parseInfo(ArgCursor &cursor, CommandLine &line) {
       cursor.fail("unexpected argument '" + arg + "'");
     }
   }
-  // --json prints the embedded metadata as it is; it would skip the
-  // checkpoint silently.
-  if (line.info.json && line.info.loadPath)
-    cursor.fail("--json and --load exclude each other (--json prints the "
-                "compiled metadata; info --load C describes the checkpoint)");
 }
 
 } // namespace

@@ -131,7 +131,8 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
     out << usageText(line.helpTopic, program);
     return kExitOk;
   }
-  if (line.command == CommandLine::Command::Info && line.info.json) {
+  if (line.command == CommandLine::Command::Info && line.info.json &&
+      !line.info.loadPath) {
     out << (modelJson ? modelJson : "") << "\n";
     return kExitOk;
   }
@@ -145,6 +146,10 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
   if (line.command == CommandLine::Command::Info ||
       line.command == CommandLine::Command::Export)
     checkDeviceRequest(model);
+  if (line.command == CommandLine::Command::Info && line.info.json) {
+    out << checkpointJson(model, *line.info.loadPath) << "\n";
+    return kExitOk;
+  }
   if (line.command == CommandLine::Command::Info) {
     // The checkpoint first: a file that does not fit prints nothing else.
     std::string checkpoint =

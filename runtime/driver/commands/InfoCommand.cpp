@@ -8,6 +8,7 @@
 #include "core/ModelRunner.h"
 #include "core/Parameters.h"
 #include "data/Tokenizer.h"
+#include "formats/Json.h"
 #include "loop/Checkpoint.h"
 #include "loop/Ema.h"
 
@@ -249,6 +250,87 @@ std::string describeCheckpoint(const ModelInfo &model,
     out << "none recorded (train --valid records the best)\n";
   }
   return out.str();
+}
+
+std::string checkpointJson(const ModelInfo &model, const std::string &path) {
+  ParameterArena params(model);
+  SafetensorsReader file(path);
+  if (!isTrainingCheckpoint(file))
+    throw InputError("'" + path +
+                     "' is not a training checkpoint (its __metadata__ "
+                     "'format' is not 'txc-checkpoint'): info --load "
+                     "describes what train writes");
+  TrainingPosition position = loadCheckpoint(file, model, params);
+  Json out = Json::object();
+  out["checkpoint"] = path;
+  out["model"] = model.model;
+  out["step"] = position.step;
+  out["next"] =
+      Json{{"epoch", position.epoch + 1}, {"batch", position.batchInEpoch + 1}};
+  out["batch_size"] = position.batchSize;
+  out["max_tokens"] =
+      position.maxTokens ? Json(position.maxTokens) : Json(nullptr);
+  out["update_freq"] = position.updateFreq;
+  out["ranks"] = position.ranks;
+  out["threads"] = position.threads ? Json(position.threads) : Json(nullptr);
+  out["seed"] = position.seed;
+  out["data"] = Json{{"path", position.dataPath},
+                     {"fnv1a64", hexHash(position.dataHash)}};
+  out["block"] = position.block ? Json(position.block) : Json(nullptr);
+  out["precision"] =
+      position.precision.empty() ? Json(nullptr) : Json(position.precision);
+  const std::vector<std::pair<std::string, std::string>> config =
+      recordedConfig(file);
+  if (config.empty()) {
+    out["config"] = nullptr;
+    out["config_as_this_executable"] = nullptr;
+  } else {
+    Json recorded = Json::object();
+    for (const auto &[key, value] : config)
+      recorded[key] = parseJson(value);
+    out["config"] = std::move(recorded);
+    const auto [changes, bounds, flags, keys] =
+        describeConfigChanges(config, model, recordedSizeConfigs(file));
+    out["config_as_this_executable"] = changes.empty() && bounds.empty();
+  }
+  if (const std::string *json = file.metadataValue("tokenizer")) {
+    Tokenizer tokenizer =
+        Tokenizer::fromJson(*json, "the tokenizer inside '" + path + "'");
+    if (tokenizer.subwords)
+      out["tokenizer"] =
+          Json{{"kind", "sentencepiece"}, {"pieces", tokenizer.source.size()}};
+    else
+      out["tokenizer"] = Json{{"kind", "words"},
+                              {"source_size", tokenizer.source.size()},
+                              {"target_size", tokenizer.target.size()},
+                              {"min_freq", tokenizer.minFreq}};
+  } else {
+    out["tokenizer"] = nullptr;
+  }
+  if (std::optional<LabelSet> labels = checkpointLabels(file)) {
+    Json list = Json::array();
+    for (int64_t id = 0; id < labels->size(); ++id)
+      list.push_back(labels->label(id));
+    out["labels"] = std::move(list);
+  } else {
+    out["labels"] = nullptr;
+  }
+  std::optional<double> decay = checkpointDecay(file);
+  out["ema_decay"] = decay ? Json(*decay) : Json(nullptr);
+  if (const std::optional<ValidationRecord> &record = position.validation) {
+    Json validation{
+        {"valid", record->validPath},       {"best_by", bestByName(record->by)},
+        {"best_step", record->bestStep},    {"loss", record->bestLoss},
+        {"accuracy", record->bestAccuracy}, {"since_best", record->sinceBest}};
+    if (!std::isnan(record->bestMacroF1))
+      validation["macro_f1"] = record->bestMacroF1;
+    else if (model.kind == ModelKind::Seq2Seq)
+      validation["bleu"] = record->bestBleu;
+    out["validation"] = std::move(validation);
+  } else {
+    out["validation"] = nullptr;
+  }
+  return toJson(out);
 }
 
 } // namespace txrt::driver

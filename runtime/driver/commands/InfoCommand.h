@@ -29,6 +29,14 @@ void printModelInfo(const ModelInfo &model, std::ostream &out);
 std::string describeCheckpoint(const ModelInfo &model,
                                const std::string &path);
 
+/// `info --json --load CKPT`: the same as one JSON object ("checkpoint",
+/// "model", "step", "next" {"epoch", "batch"}, "batch_size",
+/// "max_tokens", "update_freq", "ranks", "threads", "seed", "data" {"path",
+/// "fnv1a64"}, "block", "precision", "config", "config_as_this_executable",
+/// "tokenizer", "labels", "ema_decay", "validation"; null where the
+/// checkpoint records nothing). Errors as describeCheckpoint's.
+std::string checkpointJson(const ModelInfo &model, const std::string &path);
+
 } // namespace txrt::driver
 
 #endif // TXRT_DRIVER_INFOCOMMAND_H

@@ -154,10 +154,6 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
        "option '--no-ema' takes no value"},
       {{"info", "--load"}, "info", "option '--load' needs a value"},
       {{"info", "--load", "a", "--load", "b"}, "info", "--load is given twice"},
-      {{"info", "--json", "--load", "a"},
-       "info",
-       "--json and --load exclude each other (--json prints the compiled "
-       "metadata; info --load C describes the checkpoint)"},
       {{"run"}, "run", "run needs the name of an entry"},
       {{"run", "a", "--load"}, "run", "option '--load' needs a value"},
       // A forgotten value: the next option is not taken as a file name.
