@@ -28,7 +28,8 @@ options:
   --load FILE           the checkpoint (parameters by name)
   --tokenizer FILE      the vocabulary (default: the one inside the
                         checkpoint; when given, it must be the same)
-  --max-new-tokens N    at most N generated tokens per prompt (default 20)
+  --max-new-tokens N    at most N generated tokens per prompt (default 20;
+                        0: the prompts alone)
   --temperature T       0 (default): greedy; > 0: sample from softmax(l / T)
   --top-k K             sample among the K most likely tokens (0: all)
   --top-p P             sample among the most likely tokens whose
@@ -99,7 +100,7 @@ void parseGenerate(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--tokenizer") {
       generate.tokenizerPath = pathOption(cursor, arg);
     } else if (arg == "--max-new-tokens") {
-      generate.maxNewTokens = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+      generate.maxNewTokens = integerOption<int64_t>(cursor, arg, 0, kMaxCount);
     } else if (arg == "--temperature") {
       generate.temperature = numberOption(cursor, arg, 0, 100, "[0, 100]");
     } else if (arg == "--top-k") {
