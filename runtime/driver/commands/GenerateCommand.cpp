@@ -113,15 +113,15 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
             while (!written.empty() &&
                    (written.back() == ' ' || written.back() == '\t'))
               written.pop_back();
-          out << written << rest << "\n";
+          out << asOneLine(written + rest) << "\n";
         } else
-          out << text << "\n";
+          out << asOneLine(text) << "\n";
         continue;
       }
       std::vector<std::string> words = splitWords(lines[index]);
       for (const std::string &word : vocabulary.decode(continuations[index]))
         words.push_back(word);
-      out << joinWords(words) << "\n";
+      out << asOneLine(joinWords(words)) << "\n";
     }
     checkAnswersWritten(out, chunk, written);
   }

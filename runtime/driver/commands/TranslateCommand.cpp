@@ -172,7 +172,7 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     for (size_t k = 0; k < rows.size(); ++k)
       translations[rows[k]] = tokenizer.decodeTarget(outputs[k]);
     for (const std::string &translation : translations)
-      out << translation << "\n";
+      out << asOneLine(translation) << "\n";
     checkAnswersWritten(out, chunk, written);
   }
   if (truncated)

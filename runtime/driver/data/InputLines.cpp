@@ -195,4 +195,29 @@ InputLines readInputLines(const std::vector<std::string> &arguments,
   return input;
 }
 
+std::string asOneLine(std::string text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c == '\n' || c == '\r' || c == '\v' || c == '\f' || c == 0 ||
+        (c >= 0x1c && c <= 0x1e)) {
+      out += ' ';
+    } else if (c == 0xC2 && i + 1 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) == 0x85) {
+      out += ' '; // U+0085 NEXT LINE
+      ++i;
+    } else if (c == 0xE2 && i + 2 < text.size() &&
+               static_cast<unsigned char>(text[i + 1]) == 0x80 &&
+               (static_cast<unsigned char>(text[i + 2]) == 0xA8 ||
+                static_cast<unsigned char>(text[i + 2]) == 0xA9)) {
+      out += ' '; // U+2028 LINE / U+2029 PARAGRAPH SEPARATOR
+      i += 2;
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
+}
+
 } // namespace txrt::driver

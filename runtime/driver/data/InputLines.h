@@ -87,6 +87,13 @@ private:
   size_t textsBefore_ = 0;
 };
 
+/// `text` as one output line: what would end or split a line for a reader
+/// of the answers (line feed, carriage return, vertical tab, form feed,
+/// the file/group/record separators, NUL, U+0085, U+2028, U+2029) becomes
+/// a space. A subword model with byte fallback can generate any byte: an
+/// answer with a newline shifted every later answer by a line.
+std::string asOneLine(std::string text);
+
 /// Flushes `out` after the answers of `chunk`; a write that failed (a
 /// closed pipe whose reader is gone, a full disk) is a ResourceError at
 /// once (the command went on reading and answering all its input into the

@@ -127,3 +127,20 @@ TEST(InputLinesTest, ArgumentsComeInChunksToo) {
 }
 
 } // namespace
+
+namespace {
+
+// A subword model with byte fallback generates any byte: an answer with a
+// newline gave two output lines, shifting every later answer by one.
+TEST(InputLinesTest, AnAnswerIsOneLine) {
+  using txrt::driver::asOneLine;
+  EXPECT_EQ(asOneLine("a\nb\rc\vd\fe"), "a b c d e");
+  EXPECT_EQ(asOneLine(std::string("x\0y", 3)), "x y");
+  EXPECT_EQ(asOneLine("p\x1cq\x1dr\x1es"), "p q r s");
+  EXPECT_EQ(asOneLine("u\xC2\x85v\xE2\x80\xA8w\xE2\x80\xA9z"), "u v w z");
+  // Tabs, other characters and other multi-byte ones stay as they are.
+  EXPECT_EQ(asOneLine("t\tu \xC3\xB1 \xE2\x80\x94 \xF0\x9F\x98\x80"),
+            "t\tu \xC3\xB1 \xE2\x80\x94 \xF0\x9F\x98\x80");
+}
+
+} // namespace
