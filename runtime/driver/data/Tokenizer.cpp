@@ -610,8 +610,18 @@ Tokenizer Tokenizer::load(const std::string &path) {
       stem + (source ? kTargetTokenizerSuffix : kSourceTokenizerSuffix);
   Tokenizer tokenizer;
   Vocabulary mine = Vocabulary::fromHuggingFaceJson(text, "'" + path + "'");
+  std::string otherText;
+  try {
+    otherText = readWholeFile(other);
+  } catch (const DriverError &error) {
+    // Which file it is and why it is read: the user named the other one.
+    throw InputError("'" + path + "' is the " + (source ? "source" : "target") +
+                     " side of a Hugging Face tokenizer pair, read with its " +
+                     (source ? "target" : "source") + " side '" + other +
+                     "' beside it: " + error.what());
+  }
   Vocabulary theirs =
-      Vocabulary::fromHuggingFaceJson(readWholeFile(other), "'" + other + "'");
+      Vocabulary::fromHuggingFaceJson(otherText, "'" + other + "'");
   tokenizer.source = source ? std::move(mine) : std::move(theirs);
   tokenizer.target = source ? std::move(theirs) : std::move(mine);
   return tokenizer;

@@ -280,6 +280,24 @@ TEST(TokenizerTest, HuggingFacePairRoundTrip) {
                   .sameVocabularies(tokenizer));
 }
 
+// One side given alone: the error named only the other file, which the
+// user had not given ("cannot open 'lone.target.tokenizer.json'").
+TEST(TokenizerTest, HuggingFaceSideWithoutItsPairSaysWhereThePairIsRead) {
+  ScratchDir dir;
+  Tokenizer tokenizer;
+  tokenizer.source = Vocabulary::build({{"a"}}, 1, 0);
+  tokenizer.target = tokenizer.source;
+  tokenizer.saveHuggingFace(dir.file("c"));
+  std::rename(dir.file("c.source.tokenizer.json").c_str(),
+              dir.file("lone.source.tokenizer.json").c_str());
+  EXPECT_THROW_MESSAGE(
+      Tokenizer::load(dir.file("lone.source.tokenizer.json")), InputError,
+      "lone.source.tokenizer.json' is the source side of a Hugging Face "
+      "tokenizer pair, read with its target side '" +
+          dir.file("lone.target.tokenizer.json") + "' beside it: cannot open",
+      "No such file or directory");
+}
+
 TEST(TokenizerTest, HuggingFaceFileUnderAnotherNameSaysHowItIsRead) {
   // A Hugging Face tokenizer.json not named as one side of a pair was
   // read as a txc-tokenizer file: "'format' is not "txc-tokenizer"".
