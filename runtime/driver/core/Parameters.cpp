@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <set>
 
 namespace txrt::driver {
@@ -207,6 +208,34 @@ std::string configHint(const SafetensorsReader &file, const ModelInfo &model) {
          "; recompile with txc" + flags + " to load it";
 }
 
+/// The parameters a file holds under one prefix (a Hugging Face state_dict:
+/// `transformer.wte.weight` for `wte.weight`): said once, first, rather
+/// than as each tensor missing and each one not a parameter. "" when no
+/// prefix accounts for every missing parameter.
+std::string prefixHint(const SafetensorsReader &file, const ModelInfo &model) {
+  std::vector<std::string> missing;
+  for (const ParamInfo &info : model.params)
+    if (!file.find(info.name))
+      missing.push_back(info.name);
+  if (missing.empty())
+    return "";
+  std::map<std::string, size_t> found; // prefix -> missing names it covers
+  for (const SafetensorsEntry &entry : file.tensors())
+    for (const std::string &name : missing)
+      if (entry.name.size() > name.size() &&
+          entry.name.compare(entry.name.size() - name.size(), name.size(),
+                             name) == 0)
+        ++found[entry.name.substr(0, entry.name.size() - name.size())];
+  for (const auto &[prefix, count] : found)
+    if (count == missing.size())
+      return "every parameter missing from '" + file.path() +
+             "' is there under the prefix '" + prefix + "' ('" + prefix +
+             missing[0] + "' for '" + missing[0] +
+             "'): save the tensors without it (in PyTorch, {k.removeprefix('" +
+             prefix + "'): v for k, v in state_dict.items()})";
+  return "";
+}
+
 } // namespace
 
 std::vector<std::string>
@@ -245,6 +274,9 @@ checkCheckpointAgainstModel(const SafetensorsReader &file,
   // so the cut list of problems never hides it).
   if (!problems.empty())
     if (std::string hint = configHint(file, model); !hint.empty())
+      problems.insert(problems.begin(), hint);
+  if (!problems.empty())
+    if (std::string hint = prefixHint(file, model); !hint.empty())
       problems.insert(problems.begin(), hint);
   return problems;
 }

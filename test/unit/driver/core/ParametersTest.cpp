@@ -124,6 +124,36 @@ TEST_F(ParametersTest, ReportsEveryMismatchAndLoadsNothing) {
   EXPECT_EQ(std::memcmp(before.data(), arena.data(), 256), 0);
 }
 
+// A Hugging Face state_dict keeps its parameters under a prefix
+// (`transformer.`): each was reported missing and each tensor "not a
+// parameter", 2 x N lines, without the one thing to change.
+TEST_F(ParametersTest, ParametersUnderAPrefixAreNamedOnce) {
+  std::vector<float> w(16, 0.5f);
+  std::string path = write("prefixed.safetensors",
+                           {{"transformer.w", DType::F32, {4, 4}, w.data()},
+                            {"transformer.b", DType::F32, {4}, b.data()},
+                            {"transformer.g", DType::F32, {4}, g.data()}});
+  ParameterArena arena(model);
+  EXPECT_THROW_MESSAGE(
+      arena.load(path), InputError,
+      "every parameter missing from '" + path +
+          "' is there under the prefix 'transformer.' ('transformer.w' for "
+          "'w'): save the tensors without it (in PyTorch, "
+          "{k.removeprefix('transformer.'): v for k, v in "
+          "state_dict.items()})");
+  // Only part of them under a prefix: no hint.
+  std::string some = write("some.safetensors",
+                           {{"transformer.w", DType::F32, {4, 4}, w.data()},
+                            {"b", DType::F32, {4}, b.data()}});
+  try {
+    arena.load(some);
+    FAIL() << "no error";
+  } catch (const InputError &error) {
+    EXPECT_EQ(std::string(error.what()).find("prefix"), std::string::npos)
+        << error.what();
+  }
+}
+
 TEST_F(ParametersTest, ShapeMismatchMessageNamesBothShapes) {
   std::vector<float> big(16, 0.0f);
   std::string path =
