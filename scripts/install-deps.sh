@@ -14,14 +14,15 @@ PACKAGES=(
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
   python3-torch libopenblas0-openmp nlohmann-json3-dev
   libclang-rt-19-dev libomp-19-dev graphviz
-  libsentencepiece-dev wordnet-base apertium-eng-spa
+  libsentencepiece-dev sentencepiece wordnet-base apertium-eng-spa
   libopenmpi-dev openmpi-bin
 )
 # libclang-rt-19-dev (libFuzzer, the ASan/UBSan runtimes) and libomp-19-dev
 # (clang's OpenMP runtime) are for the sanitizer and fuzzing build
 # (scripts/check-sanitize.sh, scripts/fuzz.sh); the default build uses g++.
 # libsentencepiece-dev: subword vocabularies (runtime/driver/data/
-# SentencePiece.h); wordnet-base and apertium-eng-spa: the English->Spanish
+# SentencePiece.h); sentencepiece: spm_train / spm_encode, models users bring
+# (the tests of them need it); wordnet-base and apertium-eng-spa: the English->Spanish
 # corpus of examples/enes/make-corpus.sh.
 # libopenmpi-dev, openmpi-bin: data-parallel training (docs/distributed.md).
 # graphviz renders txc --emit=svg (docs/graphs.md).

@@ -37,6 +37,9 @@ if os.path.exists(os.path.join(config.txc_obj_root, "lib", "libtxrt_driver.a")):
 import shutil
 if os.geteuid() == 0 and shutil.which("setpriv") and shutil.which("chattr"):
     config.available_features.add("root")
+# SentencePiece's own tools (Debian sentencepiece): models users train.
+if shutil.which("spm_train"):
+    config.available_features.add("spm-tools")
 # txc --emit=svg renders with Graphviz's dot (Debian graphviz).
 if shutil.which("dot"):
     config.available_features.add("graphviz")

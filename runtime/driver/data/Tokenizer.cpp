@@ -452,7 +452,11 @@ Tokenizer Tokenizer::fromSentencePiece(SentencePieceModel model) {
     throw InputError(std::string("the SentencePiece model does not have "
                                  "txc's specials [PAD] [UNK] [SOS] [EOS] in "
                                  "ids 0..3: ") +
-                     error.what());
+                     error.what() +
+                     " (spm_train names them <pad> <unk> <s> </s> unless "
+                     "told: train it with --pad_piece=[PAD] --unk_piece=[UNK] "
+                     "--bos_piece=[SOS] --eos_piece=[EOS]; user-defined "
+                     "symbols are text, not specials)");
   }
   tokenizer.target = tokenizer.source;
   tokenizer.subwords =
