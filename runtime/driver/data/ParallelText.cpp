@@ -407,6 +407,17 @@ Tokenizer loadModelTokenizer(const ModelInfo &model,
   Tokenizer tokenizer;
   if (explicitPath) {
     tokenizer = Tokenizer::load(*explicitPath);
+    // One vocabulary is read: an edited other side was ignored without a
+    // word (train refuses such a file too).
+    if ((model.kind == ModelKind::LanguageModel ||
+         model.kind == ModelKind::Classifier) &&
+        tokenizer.source.words() != tokenizer.target.words())
+      throw InputError("--tokenizer '" + *explicitPath +
+                       "' holds two vocabularies (source and target), and " +
+                       (model.kind == ModelKind::Classifier
+                            ? "a classifier"
+                            : "a language model") +
+                       " reads one; give a file whose sides are the same");
     if (stored)
       if (std::string why = stored->differenceFrom(tokenizer); !why.empty())
         throw InputError("--tokenizer '" + *explicitPath +
