@@ -335,6 +335,21 @@ resumedCurve(const std::string &logPath, const TrainingPosition &position,
     std::optional<std::vector<LossPoint>> rows = rowsOf(logPath);
     return rows ? upToTheStep(std::move(*rows)) : std::vector<LossPoint>{};
   }
+  // Rows past the ones the checkpoint saw are no row of its run (a write
+  // that failed left none there): another run's.
+  auto upToTheSeen = [&](std::vector<LossPoint> rows) {
+    rows.erase(std::remove_if(rows.begin(), rows.end(),
+                              [&](const LossPoint &point) {
+                                return point.step > *position.curveThrough;
+                              }),
+               rows.end());
+    return rows;
+  };
+  // Until its first write, the new file holds none of the run's rows.
+  auto nothingSeenYet = [&] {
+    through = 0;
+    hash = lossCurveFingerprint({});
+  };
   auto holdsTheSeenRows = [&](const std::vector<LossPoint> &rows) {
     std::vector<LossPoint> seen;
     for (const LossPoint &point : rows)
@@ -369,15 +384,16 @@ resumedCurve(const std::string &logPath, const TrainingPosition &position,
       through = position.curveThrough;
       hash = position.curveHash;
       noteGap();
-      return upToTheStep(std::move(*rows));
+      return upToTheSeen(std::move(*rows));
     }
   }
+  nothingSeenYet();
   // A curve file of its own to start: from the resumed checkpoint's curve.
   if (!inPlace)
     if (std::optional<std::vector<LossPoint>> rows = rowsOf(resumedCurvePath);
         rows && holdsTheSeenRows(*rows)) {
       noteGap();
-      return upToTheStep(std::move(*rows));
+      return upToTheSeen(std::move(*rows));
     }
   if (*position.curveThrough > 0)
     err << "note: the loss curve of --resume '" << *options.resumePath
@@ -843,6 +859,10 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // fingerprint; nothing before the file is first written.
   std::optional<int64_t> curveThrough;
   uint64_t curveHash = 0;
+  if (logPath && !options.resumePath) {
+    curveThrough = 0; // the file holds none of this run's rows yet
+    curveHash = lossCurveFingerprint({});
+  }
   // A fresh start: --init SEED, or the weights of --init-from (opened
   // above, checked like --load before anything runs).
   bool initialized = false; // the note of --init-from once, not on replays
@@ -985,7 +1005,10 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   // --valid (below); its best so far goes into every checkpoint.
   std::unique_ptr<Validator> validator;
-  auto writeCheckpoint = [&](const std::string &path, int64_t step) {
+  // `withCurve`: the loss curve's record (not in --keep-best's file, written
+  // between two writes of the curve: a resumed run's would differ).
+  auto writeCheckpoint = [&](const std::string &path, int64_t step,
+                             bool withCurve = true) {
     TrainingPosition at = position;
     at.step = step;
     // The host's threads, on a device too (its checkpoints are the CPU's,
@@ -995,8 +1018,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     at.epoch = epoch;
     at.batchInEpoch = index;
     at.validation = validator ? validator->record() : std::nullopt;
-    at.curveThrough = curveThrough;
-    at.curveHash = curveHash;
+    at.curveThrough = withCurve ? curveThrough : std::nullopt;
+    at.curveHash = withCurve ? curveHash : 0;
     saveCheckpoint(path, model, runner.params().read(), at, tokenizer,
                    average.get(), data.labels ? &*data.labels : nullptr);
   };
@@ -1111,7 +1134,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
           << bestStep << ") from '" << earlier << "' to '" << *bestPath
           << "'\n";
     } else if (bestStep == position.step && !average) {
-      writeCheckpoint(*bestPath, position.step);
+      writeCheckpoint(*bestPath, position.step, false);
       bestKept = true;
     } else {
       err << "note: the best validation so far (step " << bestStep
@@ -1164,7 +1187,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
              "model ignores its input (check the learning-rate schedule "
              "(warmup))\n";
     if (bestPath && validator->improved()) {
-      writeCheckpoint(*bestPath, step);
+      writeCheckpoint(*bestPath, step, false);
       bestKept = true;
     }
     if (options.patience && validator->sinceBest() >= options.patience) {
