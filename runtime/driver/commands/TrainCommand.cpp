@@ -1005,6 +1005,9 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   // --valid (below); its best so far goes into every checkpoint.
   std::unique_ptr<Validator> validator;
+  // The step whose validation a stop signal abandoned: its checkpoint
+  // says so, and a resume from it runs that validation first.
+  std::optional<int64_t> abandonedAt;
   // `withCurve`: the loss curve's record (not in --keep-best's file, written
   // between two writes of the curve: a resumed run's would differ).
   auto writeCheckpoint = [&](const std::string &path, int64_t step,
@@ -1018,6 +1021,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     at.epoch = epoch;
     at.batchInEpoch = index;
     at.validation = validator ? validator->record() : std::nullopt;
+    at.validationPending =
+        abandonedAt && *abandonedAt == step ? abandonedAt : std::nullopt;
     at.curveThrough = withCurve ? curveThrough : std::nullopt;
     at.curveHash = withCurve ? curveHash : 0;
     saveCheckpoint(path, model, runner.params().read(), at, tokenizer,
@@ -1164,7 +1169,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         average->swap(runner.params().write());
       err << "validation at step " << step
           << " abandoned: a stop signal arrived; the checkpoint is saved "
-             "without its score\n";
+             "without its score (a resume runs it first)\n";
+      abandonedAt = step;
       return false;
     }
     if (average)
@@ -1201,6 +1207,22 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     }
     return false;
   };
+
+  // The validation a stop abandoned at the resumed step runs first, as
+  // the uninterrupted run ran it (its score, best, --keep-best file and
+  // --patience stop); the checkpoint is then saved with it even when
+  // there is nothing to train.
+  bool ranPending = false;
+  if (validator && resumed && position.validationPending &&
+      *position.validationPending == position.step && !stoppedEarly) {
+    err << "running the validation of step " << position.step
+        << " that a stop abandoned\n";
+    ranPending = true;
+    if (validate(position.step)) {
+      lastStep = firstStep - 1;
+      stoppedEarly = true;
+    }
+  }
 
   err << "training '" << model.model << "' on " << data.summary << ", "
       << (maxTokens ? "at most " + std::to_string(maxTokens) +
@@ -1469,7 +1491,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // options (seed, batch, data, threads) were recorded as the checkpoint's
   // although no step ran with them, and the next resume trained on them
   // without a note. The file stays as it was, or is copied as it is.
-  const bool trainedNothing = resumed && firstStep > lastStep;
+  const bool trainedNothing = resumed && firstStep > lastStep && !ranPending;
   const bool leftAsItWas = trainedNothing && options.savePath &&
                            sameFile(*options.resumePath, *options.savePath);
   writeOrStop(finalStep, [&] {

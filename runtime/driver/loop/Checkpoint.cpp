@@ -186,6 +186,9 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
     metadata.push_back({kOptimizerKey, describeOptimizer(*model.optimizer)});
   if (labels)
     metadata.push_back({kLabelsKey, labels->toJson()});
+  if (position.validationPending)
+    metadata.push_back(
+        {"valid_pending", std::to_string(*position.validationPending)});
   if (position.curveThrough)
     metadata.push_back({"loss_curve", std::to_string(*position.curveThrough) +
                                           ":" + hexHash(position.curveHash)});
@@ -446,6 +449,9 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
   if (const std::string *precision = file.metadataValue("precision"))
     position.precision = *precision;
   position.validation = loadValidationRecord(file);
+  if (file.metadataValue("valid_pending"))
+    position.validationPending =
+        metadataInteger<int64_t>(file, "valid_pending", 10, kMaxTrainingCount);
   if (const std::string *curve = file.metadataValue("loss_curve")) {
     const size_t colon = curve->find(':');
     int64_t through = -1;

@@ -118,6 +118,10 @@ struct TrainingPosition {
   /// curve it continues against it.
   std::optional<int64_t> curveThrough;
   uint64_t curveHash = 0;
+  /// The step whose validation a stop signal abandoned (__metadata__
+  /// "valid_pending"): a resume from that step runs it first, as the
+  /// uninterrupted run did.
+  std::optional<int64_t> validationPending;
 };
 
 /// A model's config as TrainingPosition::config holds it.
