@@ -257,24 +257,17 @@ private:
     };
     // In source order, each once (a def's mask is in every entry).
     std::map<std::pair<uint32_t, uint32_t>, Mask> masks;
-    for (auto func : module.getOps<func::FuncOp>()) {
-      if (!func->hasAttr("tx.entry") || func.isExternal())
-        continue;
-      for (BlockArgument arg : func.getArguments()) {
-        auto role =
-            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kRoleAttr);
-        auto name =
-            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tx.name");
-        if (!role || !isTokenRole(role.getValue()))
-          continue;
-        forEachMaskId(arg, [&](Operation *op, int64_t compared) {
-          SourceLoc loc = specLocOf(op->getLoc());
-          if (compared != padId)
-            masks.try_emplace({loc.line, loc.col}, Mask{name ? name.str() : "?",
-                                                        role.str(), compared});
-        });
-      }
-    }
+    forEachEntryInput([&](func::FuncOp, BlockArgument arg, StringAttr role,
+                          StringAttr name) {
+      if (!role || !isTokenRole(role.getValue()))
+        return;
+      forEachMaskId(arg, [&](Operation *op, int64_t compared) {
+        SourceLoc loc = specLocOf(op->getLoc());
+        if (compared != padId)
+          masks.try_emplace({loc.line, loc.col}, Mask{name ? name.str() : "?",
+                                                      role.str(), compared});
+      });
+    });
     for (const auto &[at, mask] : masks)
       diags.warning(
           SourceLoc{at.first, at.second},
@@ -308,27 +301,20 @@ private:
     };
     std::map<std::string, Unmasked> unmasked; // by input name
     std::vector<std::string> order;
-    for (auto func : module.getOps<func::FuncOp>()) {
-      if (!func->hasAttr("tx.entry") || func.isExternal())
-        continue;
-      for (BlockArgument arg : func.getArguments()) {
-        auto role =
-            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kRoleAttr);
-        auto name =
-            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tx.name");
-        auto type = dyn_cast<RankedTensorType>(arg.getType());
-        if (!role || !name ||
-            (role.getValue() != "source" && role.getValue() != "tokens") ||
-            !type || type.getRank() < 2 || !type.isDynamicDim(1) ||
-            arg.use_empty() || readByMask(arg))
-          continue;
-        auto [it, added] = unmasked.try_emplace(
-            name.str(), Unmasked{role.str(), {}, specLocOf(func.getLoc())});
-        if (added)
-          order.push_back(name.str());
-        it->second.entries.push_back(func.getSymName().str());
-      }
-    }
+    forEachEntryInput([&](func::FuncOp func, BlockArgument arg, StringAttr role,
+                          StringAttr name) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!role || !name ||
+          (role.getValue() != "source" && role.getValue() != "tokens") ||
+          !type || type.getRank() < 2 || !type.isDynamicDim(1) ||
+          arg.use_empty() || readByMask(arg))
+        return;
+      auto [it, added] = unmasked.try_emplace(
+          name.str(), Unmasked{role.str(), {}, specLocOf(func.getLoc())});
+      if (added)
+        order.push_back(name.str());
+      it->second.entries.push_back(func.getSymName().str());
+    });
     for (const std::string &input : order) {
       const Unmasked &found = unmasked[input];
       std::string entries;
@@ -378,6 +364,19 @@ private:
           work.push_back(user);
     }
     return false;
+  }
+
+  /// Calls `visit(entry, argument, its role, its name)` for every argument
+  /// of every entry with a body (role and name null where absent).
+  template <typename Visit> void forEachEntryInput(const Visit &visit) {
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (!func->hasAttr("tx.entry") || func.isExternal())
+        continue;
+      for (BlockArgument arg : func.getArguments())
+        visit(func, arg,
+              func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kRoleAttr),
+              func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tx.name"));
+    }
   }
 
   /// Calls `found(op, id)` for each padding mask of `ids` (through

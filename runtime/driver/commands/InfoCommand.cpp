@@ -128,20 +128,30 @@ void printModelInfo(const ModelInfo &model, std::ostream &out) {
         << initKindName(param.init) << "\n";
 }
 
-std::string describeCheckpoint(const ModelInfo &model,
-                               const std::string &path) {
-  // Read as --resume reads it: a file that does not fit is its error.
-  ParameterArena params(model);
-  SafetensorsReader file(path);
+namespace {
+
+/// `path` read as --resume reads it (a file that does not fit is its
+/// error); InputError when it is no training checkpoint.
+TrainingPosition readCheckpointForInfo(const ModelInfo &model,
+                                       const SafetensorsReader &file) {
   if (!isTrainingCheckpoint(file))
-    throw InputError("'" + path +
+    throw InputError("'" + file.path() +
                      "' is not a training checkpoint (its __metadata__ "
                      "'format' is not 'txc-checkpoint'): info --load "
                      "describes what train writes; a file of parameters "
                      "(export, run --save) is for --load of run, eval, "
                      "translate, generate and predict, and for train "
                      "--init-from");
-  TrainingPosition position = loadCheckpoint(file, model, params);
+  ParameterArena params(model);
+  return loadCheckpoint(file, model, params);
+}
+
+} // namespace
+
+std::string describeCheckpoint(const ModelInfo &model,
+                               const std::string &path) {
+  SafetensorsReader file(path);
+  TrainingPosition position = readCheckpointForInfo(model, file);
   std::ostringstream out;
   out << "\ncheckpoint     " << path << "\n";
   out << "  step         " << position.step << " (next: batch "
@@ -253,14 +263,8 @@ std::string describeCheckpoint(const ModelInfo &model,
 }
 
 std::string checkpointJson(const ModelInfo &model, const std::string &path) {
-  ParameterArena params(model);
   SafetensorsReader file(path);
-  if (!isTrainingCheckpoint(file))
-    throw InputError("'" + path +
-                     "' is not a training checkpoint (its __metadata__ "
-                     "'format' is not 'txc-checkpoint'): info --load "
-                     "describes what train writes");
-  TrainingPosition position = loadCheckpoint(file, model, params);
+  TrainingPosition position = readCheckpointForInfo(model, file);
   Json out = Json::object();
   out["checkpoint"] = path;
   out["model"] = model.model;
