@@ -13,6 +13,7 @@
 #include "decoding/Decoding.h"
 #include "loop/Ema.h"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -691,11 +692,18 @@ TEST_F(CudaArgmaxTest, ChoosesAsTheHostSearch) {
             allowed.excluded.data(), int64_t(allowed.excluded.size()),
             gi.get()));
         const std::vector<int32_t> got = gi.read();
-        for (int64_t row = 0; row < rows; ++row)
-          EXPECT_EQ(got[size_t(row)],
-                    allowed.choose(logits.data() + row * stride, vocab))
+        for (int64_t row = 0; row < rows; ++row) {
+          // A choice whose logit is not finite comes back as -1 - id
+          // (ArgmaxKernels.cuh), for the host to refuse: rows 1 (NaN at
+          // id 0) and 5 (every logit -inf).
+          const float *logitsOfRow = logits.data() + row * stride;
+          const int32_t id = allowed.choose(logitsOfRow, vocab);
+          const int32_t expected =
+              std::isfinite(logitsOfRow[id]) ? id : -1 - id;
+          EXPECT_EQ(got[size_t(row)], expected)
               << "vocab " << vocab << " stride " << stride << " row " << row
               << " emittable " << allowed.emittable;
+        }
       }
     }
 }
