@@ -16,6 +16,7 @@
 #ifndef TXRT_TEST_CUDA_EMULATED_CUDAEMULATION_H
 #define TXRT_TEST_CUDA_EMULATED_CUDAEMULATION_H
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -100,9 +101,13 @@ template <typename T> T shuffleDown(unsigned, T value, unsigned delta) {
 /// (runtime/cuda/kernels/TensorCore.cuh has their layout), then computes
 /// its four elements of D from everyone's. The inputs are TF32: the 13 low
 /// bits of each operand are ignored, as the tensor cores ignore them; the
-/// products are exact and summed in double, rounded once to fp32 (the
-/// hardware's order and rounding of the sum are its own: the kernels' tests
-/// allow for that).
+/// products are exact and summed in double, then rounded to fp32 toward
+/// zero, as the tensor cores round their sums (they truncate, not round to
+/// nearest: Fasi et al., "Numerical behavior of NVIDIA tensor cores", 2021;
+/// an accumulator carried through thousands of mma.sync calls drifted by
+/// 5e-5 on an H200, docs/cuda.md). The hardware also truncates the
+/// addends it aligns; this model keeps only the final truncation, the
+/// bias that grows with the number of calls.
 inline void mmaTf32(float (&d)[4], const uint32_t (&a)[4],
                     const uint32_t (&b)[2]) {
   const unsigned self = threadIndex.x, base = self / 32 * 32;
@@ -128,7 +133,10 @@ inline void mmaTf32(float (&d)[4], const uint32_t (&a)[4],
       const uint32_t *bLane = &mmaSlots[(base + 4 * col + k % 4) * 6];
       sum += tf32(aLane[(row >= 8) + 2 * (k >= 4)]) * tf32(bLane[4 + (k >= 4)]);
     }
-    d[q] = float(sum);
+    float rounded = float(sum);
+    if (std::fabs(double(rounded)) > std::fabs(sum))
+      rounded = std::nextafter(rounded, 0.0f);
+    d[q] = rounded;
   }
   syncWarp();
 }
