@@ -255,7 +255,7 @@ run() {
     note "FAIL unit tests: timed out after 120 s (a hang?)"
     failed=1
   elif ((status != 0)); then
-    note "FAIL unit tests (exit $status): $(grep -c '^\[  FAILED  \] [A-Za-z]' "$out/unit.txt" || true) failed"
+    note "FAIL unit tests (exit $status): $(grep -cE '^\[  FAILED  \] [A-Za-z].* \([0-9]+ ms\)' "$out/unit.txt" || true) failed"
     failed=1
   elif ((skipped > 0)); then
     note "FAIL unit tests: $skipped skipped on a GPU machine:" \

@@ -7,11 +7,18 @@
 #      (test/utils/compare-npy.py);
 #   2. the gradients of one step (the train_grad entry, --save-grads;
 #      dropout seed 1: the same Philox masks on both devices), every tensor
-#      <= 1e-4 by the same measure (test/utils/compare-grads.py), and the
-#      loss;
+#      within max(1e-4, 2 x the CPU's own spread) by the same measure
+#      (test/utils/compare-grads.py --spread), and the loss. The spread is
+#      the CPU executable against itself under ONEDNN_MAX_CPU_ISA=SSE41
+#      (other GEMM kernels and summation orders): the gradients are not
+#      continuous in rounding (ReLU's kink: a pre-activation within an ulp
+#      of 0 takes either branch), and on an AMD EPYC the two instruction
+#      sets' gradients differed by 2e-2, the first GPU run's from the CPU's
+#      by 4e-3 (docs/cuda.md);
 #   3. 20 Adam steps (the train entry, --repeat 20, --save): the function
 #      the two checkpoints compute (decode's logits, both evaluated by the
-#      CPU executable) <= 1e-4, and every tensor <= 1e-2. Adam's first
+#      CPU executable) within max(1e-4, 2 x the CPU's spread, measured the
+#      same way: 4.4e-4 there), and every tensor <= 1e-2. Adam's first
 #      updates are +-lr for every element whatever its gradient's size, so
 #      an element whose gradient's sign is rounding noise moves either way
 #      on either device; the first GPU run measured 4.2e-3 (a bias that
@@ -36,6 +43,17 @@ for name in ("src", "tgt_in", "tgt_out"):
     np.save("%s/%s.npy" % (sys.argv[1], name), rng.integers(4, 8000, size=(8, 64), dtype=np.int32))
 PY
 inputs=(--input "src=$out/src.npy" --input "tgt_in=$out/tgt_in.npy" --input "tgt_out=$out/tgt_out.npy")
+# The CPU's own spread: the same steps with other GEMM kernels.
+side=sse41
+stage "grads-$side" env ONEDNN_MAX_CPU_ISA=SSE41 "$cpu" run train_grad --init 0 --seed 1 \
+  "${inputs[@]}" --out-dir "$out/$side" --save-grads "$out/$side/grads.safetensors"
+stage "adam20-$side" env ONEDNN_MAX_CPU_ISA=SSE41 "$cpu" run train --init 0 --seed 1 \
+  "${inputs[@]}" --out-dir "$out/$side/adam" --repeat 20 --save "$out/$side/adam20.safetensors"
+stage "adam20-encode-$side" "$cpu" run encode --load "$out/$side/adam20.safetensors" \
+  --input "src=$out/src.npy" --out-dir "$out/$side/adam"
+stage "adam20-decode-$side" "$cpu" run decode --load "$out/$side/adam20.safetensors" \
+  --input "tgt=$out/tgt_in.npy" --input "memory=$out/$side/adam/memory.npy" \
+  --input "src=$out/src.npy" --out-dir "$out/$side/adam"
 for side in cpu cuda; do
   exe=$cpu
   [[ $side == cuda ]] && exe=$cuda
@@ -58,9 +76,9 @@ stage logits-compare "$python" "$utils/compare-npy.py" "$out/cuda/logits.npy" "$
 stage loss-compare "$python" "$utils/compare-npy.py" "$out/cuda/loss.npy" "$out/cpu/loss.npy" --rtol 1e-5
 stage grads-compare "$python" "$utils/compare-grads.py" --quiet \
   "$out/cuda/grads.safetensors" "$out/cpu/grads.safetensors" --rtol 1e-4 \
-  --zero 'W_k\.bias'
+  --zero 'W_k\.bias' --spread "$out/sse41/grads.safetensors"
 stage adam20-logits-compare "$python" "$utils/compare-npy.py" "$out/cuda/adam/logits.npy" \
-  "$out/cpu/adam/logits.npy" --rtol 1e-4
+  "$out/cpu/adam/logits.npy" --rtol 1e-4 --spread "$out/sse41/adam/logits.npy"
 stage adam20-compare "$python" "$compare" \
   "$out/cpu/adam20.safetensors" "$out/cuda/adam20.safetensors" --rtol 1e-2 \
   --exclude 'W_k\.bias'
