@@ -9,7 +9,8 @@
 #     libdnnl.so.2, libgomp, libOpenCL, ...) into build-gpu-pack/, with,
 #     compiled by that build's txc with --mcpu=x86-64-v3: the translate
 #     example for the CPU and with --target=cuda (translate-cuda), base.tx
-#     at B=8, S=T=64 for both (base-cpu-8x64, base-cuda-8x64). Then seals
+#     at B=8, S=T=64 for both (base-cpu-8x64, base-cuda-8x64), and the
+#     llama, gpt and bert examples for both (NAME-cpu, NAME-cuda). Then seals
 #     it (below) unless GPU_CHECK_NO_SEAL is set (bench-gpu.sh pack adds to
 #     it first). GPU_CHECK_TXC=PATH: compile those with that txc (one
 #     built with CUDA from the same commit, e.g. build/bin/txc) instead of
@@ -30,12 +31,15 @@
 #     step agrees, --ema and resume, 600 steps reach 8 of 8, the GPU
 #     checkpoint translates on the CPU; 150 s), base.tx's CUDA executable
 #     against its CPU one (test/GPU/Inputs/base-vs-cpu.sh: forward,
-#     gradients, 20 Adam steps; 120 s), compute-sanitizer memcheck and
+#     gradients, 20 Adam steps; 120 s), the llama, gpt and bert examples'
+#     CUDA executables against their CPU ones (test/GPU/Inputs/
+#     examples-vs-cpu.sh; 60 s), compute-sanitizer memcheck and
 #     racecheck on the unit tests (GPU_CHECK_SANITIZER_SECONDS each,
 #     default 150), and, where the machine has mpirun, data-parallel
 #     training over NCCL (test/GPU/Inputs/train-mpi-nccl.sh; 150 s).
 #     Writes summary.txt and each stage's log (unit.txt, unit.xml,
-#     translate.txt, cuda-translate.txt, base-vs-cpu.txt, memcheck.txt,
+#     translate.txt, cuda-translate.txt, base-vs-cpu.txt,
+#     examples-vs-cpu.txt, memcheck.txt,
 #     racecheck.txt, nccl.txt, nvidia-smi.txt) under $OUT (else
 #     build-gpu-pack/out): scripts/gpu-session.sh bundles them into the
 #     few files a device call returns. Exit 0 only when every stage passed.
@@ -118,6 +122,14 @@ pack() {
     -D batch=8 -D max_len=64 -o "$PACK/bin/base-cpu-8x64"
   "$txc" "$ROOT/examples/transformer/base.tx" --target=cuda \
     --mcpu=x86-64-v3 -D batch=8 -D max_len=64 -o "$PACK/bin/base-cuda-8x64"
+  local example
+  for example in llama gpt bert; do
+    echo "== txc examples/$example/model.tx for the CPU and --target=cuda"
+    "$txc" "$ROOT/examples/$example/model.tx" --mcpu=x86-64-v3 \
+      -o "$PACK/bin/$example-cpu"
+    "$txc" "$ROOT/examples/$example/model.tx" --target=cuda \
+      --mcpu=x86-64-v3 -o "$PACK/bin/$example-cuda"
+  done
   local line name path program
   # The executables' libraries too (libmpi, libsentencepiece, ...): they
   # must start on a machine without this one's packages.
@@ -132,7 +144,8 @@ pack() {
       echo "   $name ($(du -h "$PACK/lib/$name" | cut -f1))"
     done < <(ldd "$program" | sed 's/^[[:space:]]*//')
   done
-  for program in "$TEST_NAME" translate translate-cuda base-cpu-8x64 base-cuda-8x64; do
+  for program in "$TEST_NAME" translate translate-cuda base-cpu-8x64 base-cuda-8x64 \
+    llama-cpu llama-cuda gpt-cpu gpt-cuda bert-cpu bert-cuda; do
     if objdump -d "$PACK/bin/$program" | grep -q -m1 zmm; then
       die "$program uses AVX-512 registers: it would not run on an AVX2 host"
     fi
@@ -317,6 +330,18 @@ run() {
     note "PASS base.tx on the GPU vs the CPU: forward, gradients, 20 Adam steps"
   else
     note "FAIL base.tx on the GPU vs the CPU (exit $status): see base-vs-cpu.txt"
+    failed=1
+  fi
+  set +e
+  timeout "$(budget 60)" "$ROOT/test/GPU/Inputs/examples-vs-cpu.sh" \
+    "$PACK/bin" "$PACK/examples-vs-cpu" >"$out/examples-vs-cpu.txt" 2>&1
+  status=$?
+  set -e
+  cat "$out/examples-vs-cpu.txt"
+  if ((status == 0)); then
+    note "PASS llama, gpt, bert on the GPU vs the CPU: forward, gradients, 10 Adam steps"
+  else
+    note "FAIL llama, gpt, bert on the GPU vs the CPU (exit $status): see examples-vs-cpu.txt"
     failed=1
   fi
   local tool
