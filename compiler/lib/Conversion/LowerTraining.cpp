@@ -337,24 +337,41 @@ LogicalResult EntryLowering::lowerGradOp(Operation *op) {
         return success();
       })
       .Case([&](GradNormOp norm) {
+        // The norm's buffer is in an arena: device memory under
+        // --target=cuda, so it is zeroed and finished by glue kernels
+        // (one-thread kernels there), never by host loads and stores.
         Value out = view(norm.getResult()); // memref<f32>
-        builder.create<memref::StoreOp>(loc, f32(0.0), out, ValueRange{});
+        AffineMap scalar = AffineMap::get(0, 0, context);
+        generic({out}, {scalar}, [&](OpBuilder &b, Location l, ValueRange) {
+          return b.create<arith::ConstantOp>(l, b.getF32FloatAttr(0.0f))
+              .getResult();
+        });
         Value accumulator = ptrs.lookup(norm.getResult());
         for (Value grad : norm.getGrads())
           call(RuntimeFn::SumSquares,
                {site(), toI64(numElements(typeOf(grad))), ptrs.lookup(grad),
                 accumulator});
-        out = view(norm.getResult());
-        Value total = builder.create<memref::LoadOp>(loc, out, ValueRange{});
-        Value result = builder.create<math::SqrtOp>(loc, total);
-        if (auto clip = norm.getClip()) {
-          // min(1, clip / (norm + 1e-6))
-          Value denominator = builder.create<arith::AddFOp>(loc, result, f32(1e-6));
-          Value ratio = builder.create<arith::DivFOp>(
-              loc, f32(clip->convertToDouble()), denominator);
-          result = builder.create<arith::MinimumFOp>(loc, ratio, f32(1.0));
-        }
-        builder.create<memref::StoreOp>(loc, result, out, ValueRange{});
+        std::optional<double> clip;
+        if (auto bound = norm.getClip())
+          clip = bound->convertToDouble();
+        // The sum of squares in, the norm (or min(1, clip / (norm + 1e-6)),
+        // the clipping factor) out, in place.
+        generic({out, out}, {scalar, scalar},
+                [&](OpBuilder &b, Location l, ValueRange a) {
+                  Value result = b.create<math::SqrtOp>(l, a[0]);
+                  if (!clip)
+                    return result;
+                  auto constant = [&](double x) {
+                    return b.create<arith::ConstantOp>(
+                        l, b.getF32FloatAttr(float(x)));
+                  };
+                  Value denominator =
+                      b.create<arith::AddFOp>(l, result, constant(1e-6));
+                  Value ratio =
+                      b.create<arith::DivFOp>(l, constant(*clip), denominator);
+                  return b.create<arith::MinimumFOp>(l, ratio, constant(1.0))
+                      .getResult();
+                });
         return success();
       })
       .Default([&](Operation *other) {

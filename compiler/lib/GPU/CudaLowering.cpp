@@ -169,21 +169,49 @@ void copiesToLinalg(ModuleOp module) {
   }
 }
 
-/// After outlining, host code may touch buffers only outside loops (a host
-/// scalar's load): a loop left on the host over buffers is glue the GPU
-/// mapping did not take (a reduction to a scalar), which would read device
-/// memory on the host. An error names the function.
-LogicalResult checkNoHostLoops(ModuleOp module) {
+/// After outlining, host code may load or store only host memory: a
+/// memref.alloca (a host scalar) or, in a glue function, the rank-0
+/// arguments passHostScalarsByValue loads (every call passes an alloca).
+/// Anything else is a buffer in an arena or an entry's input or output,
+/// device memory, which the host would read or write at run time (a
+/// segfault, or a wrong value): a loop left on the host over buffers is glue
+/// the GPU mapping did not take (a reduction to a scalar), a load or store
+/// outside loops code that computes on a buffer on the host (gradient
+/// clipping's norm did, until 2026-11-30). An error names the function.
+LogicalResult checkNoHostBufferAccess(ModuleOp module) {
   WalkResult result = module.walk([&](Operation *op) {
-    if (!isa<memref::LoadOp, memref::StoreOp>(op) ||
-        op->getParentOfType<gpu::GPUModuleOp>() ||
-        !op->getParentOfType<LoopLikeOpInterface>())
+    Value memref;
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      memref = load.getMemRef();
+    else if (auto store = dyn_cast<memref::StoreOp>(op))
+      memref = store.getMemRef();
+    else
+      return WalkResult::advance();
+    if (op->getParentOfType<gpu::GPUModuleOp>())
       return WalkResult::advance();
     auto func = op->getParentOfType<func::FuncOp>();
-    op->emitError("--target=cuda: glue in @")
-        << (func ? func.getSymName() : StringRef("?"))
-        << " stays a loop on the host (a reduction the GPU mapping does not "
-           "take yet; docs/cuda.md)";
+    bool inLoop = op->getParentOfType<LoopLikeOpInterface>() != nullptr;
+    bool hostScalar = false;
+    if (!inLoop) {
+      if (memref.getDefiningOp<memref::AllocaOp>())
+        hostScalar = true;
+      else if (auto arg = dyn_cast<BlockArgument>(memref))
+        hostScalar = func && isGlueKernel(func) &&
+                     arg.getOwner() == &func.getBody().front() &&
+                     isa<memref::LoadOp>(op);
+    }
+    if (hostScalar)
+      return WalkResult::advance();
+    if (inLoop)
+      op->emitError("--target=cuda: glue in @")
+          << (func ? func.getSymName() : StringRef("?"))
+          << " stays a loop on the host (a reduction the GPU mapping does "
+             "not take yet; docs/cuda.md)";
+    else
+      op->emitError("--target=cuda: @")
+          << (func ? func.getSymName() : StringRef("?"))
+          << (isa<memref::LoadOp>(op) ? " reads" : " writes")
+          << " a device buffer on the host (docs/cuda.md)";
     return WalkResult::interrupt();
   });
   return failure(result.wasInterrupted());
@@ -212,7 +240,7 @@ LogicalResult mlir::tx::prepareEntriesForCuda(ModuleOp module) {
     return failure();
   copiesToLinalg(module);
   return failure(failed(outlineGlueToGpu(module)) ||
-                 failed(checkNoHostLoops(module)));
+                 failed(checkNoHostBufferAccess(module)));
 }
 
 LogicalResult mlir::tx::lowerEntriesForCuda(ModuleOp module,
