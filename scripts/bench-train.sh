@@ -16,6 +16,10 @@
 #     step), timed in every round right after the step, and the efficiency
 #     = the median of the rounds' limit / step; fails if any matmul fell
 #     back from brgemm to gemm:jit.
+#   - profiling's overhead: `run train --profile` over 21 calls (every
+#     other call profiled), the fastest profiled call against the fastest
+#     unprofiled one (target < 5 %; a timing, so a benchmark figure rather
+#     than a test: test/E2E/profile.test checks the report's form).
 # Medians, with the ratios, then one FIGURE line per figure (the step and
 # its ratio, the efficiency, fallbacks, decoding, the peak memory of
 # `bench` beside its floor) for scripts/bench_summary.py. Debian
@@ -111,6 +115,13 @@ if [ -n "$txc_cache" ]; then
     "$txc_cache" "$txc_rerun" "$torch_tok" "$(echo "$torch_tok / $txc_cache" | bc -l)"
 fi
 
+echo "== profiling overhead ($THREADS threads)"
+TXRT_NUM_THREADS=$THREADS "$OUT/base" run train --init 0 --input src="$OUT/src.npy" \
+  --input tgt_in="$OUT/tgt_in.npy" --input tgt_out="$OUT/tgt_out.npy" --repeat 21 \
+  --profile --profile-rows 0 --out-dir "$OUT/out" > "$OUT/profile.txt"
+grep -E '^profiling overhead' "$OUT/profile.txt" || true
+overhead=$(sed -nE 's/.*unprofiled run [0-9.]+ ms \(([-+0-9.]+) %\).*/\1/p' "$OUT/profile.txt")
+
 # One FIGURE line per figure (scripts/bench_summary.py reads them).
 fallbacks=$(sed -nE 's/^fallbacks ([0-9]+).*/\1/p' "$OUT/limit.txt")
 peak_train=$(echo "$txc" | sed -nE 's/^peak memory +([0-9.]+) MB.*after the train steps.*/\1/p')
@@ -123,3 +134,4 @@ printf "FIGURE train.efficiency %.3f x vs=matmul_limit target=>=0.85\n" "$effici
   "$txc_cache" "$(echo "$torch_tok / $txc_cache" | bc -l)"
 [ -z "$peak_train" ] || echo "FIGURE memory.peak_train $peak_train MB${floor:+ floor=$floor}"
 [ -z "$peak_end" ] || echo "FIGURE memory.peak_end $peak_end MB${floor:+ floor=$floor}"
+[ -z "$overhead" ] || echo "FIGURE profile.overhead ${overhead#+} % target=<5"
