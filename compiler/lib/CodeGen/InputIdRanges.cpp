@@ -46,6 +46,18 @@ std::string tableName(Value table) {
   return "";
 }
 
+/// What an index (`table[ids]`, tx.gather) accepts, for messages: `count`
+/// (a number or a dim) rows or entries along `axis` of its input.
+std::string gatherRangeText(const std::string &count, int64_t axis,
+                            GatherOp gather) {
+  std::string table = tableName(gather.getInput());
+  return "the " + count + " " +
+         (axis == 0 ? "rows" : "entries along axis " + std::to_string(axis)) +
+         " of " + (table.empty() ? "the indexed tensor" : "'" + table + "'") +
+         " (negative ids count from the end, as in PyTorch)" +
+         atLocation(gather);
+}
+
 /// What one reader of the ids accepts, or nullopt when it accepts any value.
 /// Gradient ops (embedding_grad, cross_entropy_grad) read the same ids as
 /// their forward op and add nothing.
@@ -78,17 +90,7 @@ std::optional<IdRange> readerRange(Operation *user, Value ids) {
     int64_t n = input.getDimSize(axis);
     if (ShapedType::isDynamic(n))
       return std::nullopt;
-    std::string table = tableName(gather.getInput());
-    return IdRange{-n,
-                   n,
-                   {},
-                   "the " + std::to_string(n) + " " +
-                       (axis == 0 ? "rows" : "entries along axis " +
-                                                 std::to_string(axis)) +
-                       " of " + (table.empty() ? "the indexed tensor"
-                                               : "'" + table + "'") +
-                       " (negative ids count from the end, as in PyTorch)" +
-                       atLocation(user)};
+    return IdRange{-n, n, {}, gatherRangeText(std::to_string(n), axis, gather)};
   }
   auto crossEntropy = [&](Value logits, Value targets,
                           int64_t ignore) -> std::optional<IdRange> {
@@ -187,19 +189,7 @@ std::optional<DimIdRange> dimReaderRange(Operation *user, Value ids) {
       return std::nullopt;
     if (axis < 0)
       axis += cast<RankedTensorType>(gather.getInput().getType()).getRank();
-    std::string table = tableName(gather.getInput());
-    return DimIdRange{
-        dim,
-        true,
-        {},
-        "the " + dim + " " +
-            (axis == 0 ? "rows"
-                       : "entries along axis " + std::to_string(axis)) +
-            " of " +
-            (table.empty() ? "the indexed tensor" : "'" + table + "'") +
-            " (negative ids count from the end, as in "
-            "PyTorch)" +
-            atLocation(user)};
+    return DimIdRange{dim, true, {}, gatherRangeText(dim, axis, gather)};
   }
   auto crossEntropy = [&](Value logits, Value targets,
                           int64_t ignore) -> std::optional<DimIdRange> {

@@ -280,16 +280,22 @@ TEST(TokenizerTest, HuggingFacePairRoundTrip) {
                   .sameVocabularies(tokenizer));
 }
 
-// One side given alone: the error named only the other file, which the
-// user had not given ("cannot open 'lone.target.tokenizer.json'").
-TEST(TokenizerTest, HuggingFaceSideWithoutItsPairSaysWhereThePairIsRead) {
-  ScratchDir dir;
+/// The source side of a one-word Hugging Face pair saved in `dir`, moved
+/// alone to `name` (its target side stays as c.target.tokenizer.json).
+void saveHuggingFaceSourceAs(ScratchDir &dir, const std::string &name) {
   Tokenizer tokenizer;
   tokenizer.source = Vocabulary::build({{"a"}}, 1, 0);
   tokenizer.target = tokenizer.source;
   tokenizer.saveHuggingFace(dir.file("c"));
   std::rename(dir.file("c.source.tokenizer.json").c_str(),
-              dir.file("lone.source.tokenizer.json").c_str());
+              dir.file(name).c_str());
+}
+
+// One side given alone: the error named only the other file, which the
+// user had not given ("cannot open 'lone.target.tokenizer.json'").
+TEST(TokenizerTest, HuggingFaceSideWithoutItsPairSaysWhereThePairIsRead) {
+  ScratchDir dir;
+  saveHuggingFaceSourceAs(dir, "lone.source.tokenizer.json");
   EXPECT_THROW_MESSAGE(
       Tokenizer::load(dir.file("lone.source.tokenizer.json")), InputError,
       "lone.source.tokenizer.json' is the source side of a Hugging Face "
@@ -302,12 +308,7 @@ TEST(TokenizerTest, HuggingFaceFileUnderAnotherNameSaysHowItIsRead) {
   // A Hugging Face tokenizer.json not named as one side of a pair was
   // read as a txc-tokenizer file: "'format' is not "txc-tokenizer"".
   ScratchDir dir;
-  Tokenizer tokenizer;
-  tokenizer.source = Vocabulary::build({{"a"}}, 1, 0);
-  tokenizer.target = tokenizer.source;
-  tokenizer.saveHuggingFace(dir.file("c"));
-  std::rename(dir.file("c.source.tokenizer.json").c_str(),
-              dir.file("tokenizer.json").c_str());
+  saveHuggingFaceSourceAs(dir, "tokenizer.json");
   EXPECT_THROW_MESSAGE(
       Tokenizer::load(dir.file("tokenizer.json")), InputError,
       "tokenizer.json' is not a valid tokenizer file: it is a Hugging Face "
