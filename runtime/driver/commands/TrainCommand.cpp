@@ -323,27 +323,23 @@ resumedCurve(const std::string &logPath, const TrainingPosition &position,
                ? std::optional(parseLossCsv(readWholeFile(path)))
                : std::nullopt;
   };
-  auto upToTheStep = [&](std::vector<LossPoint> rows) {
-    rows.erase(std::remove_if(rows.begin(), rows.end(),
-                              [&](const LossPoint &point) {
-                                return point.step > position.step;
-                              }),
+  // `rows` without those past `last`.
+  auto rowsThrough = [](std::vector<LossPoint> rows, int64_t last) {
+    rows.erase(std::remove_if(
+                   rows.begin(), rows.end(),
+                   [&](const LossPoint &point) { return point.step > last; }),
                rows.end());
     return rows;
   };
   if (!position.curveThrough) {
     std::optional<std::vector<LossPoint>> rows = rowsOf(logPath);
-    return rows ? upToTheStep(std::move(*rows)) : std::vector<LossPoint>{};
+    return rows ? rowsThrough(std::move(*rows), position.step)
+                : std::vector<LossPoint>{};
   }
   // Rows past the ones the checkpoint saw are no row of its run (a write
   // that failed left none there): another run's.
   auto upToTheSeen = [&](std::vector<LossPoint> rows) {
-    rows.erase(std::remove_if(rows.begin(), rows.end(),
-                              [&](const LossPoint &point) {
-                                return point.step > *position.curveThrough;
-                              }),
-               rows.end());
-    return rows;
+    return rowsThrough(std::move(rows), *position.curveThrough);
   };
   // Until its first write, the new file holds none of the run's rows.
   auto nothingSeenYet = [&] {
@@ -351,11 +347,7 @@ resumedCurve(const std::string &logPath, const TrainingPosition &position,
     hash = lossCurveFingerprint({});
   };
   auto holdsTheSeenRows = [&](const std::vector<LossPoint> &rows) {
-    std::vector<LossPoint> seen;
-    for (const LossPoint &point : rows)
-      if (point.step <= *position.curveThrough)
-        seen.push_back(point);
-    return lossCurveFingerprint(seen) == position.curveHash;
+    return lossCurveFingerprint(upToTheSeen(rows)) == position.curveHash;
   };
   // A write of the curve that failed left the checkpoint ahead of it.
   auto noteGap = [&] {
@@ -442,7 +434,7 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   // --log x.svg wrote the CSV into x.svg and the plot into x.svg.svg.
   if (options.logPath) {
     const std::string &log = *options.logPath;
-    if (log.size() >= 4 && log.compare(log.size() - 4, 4, ".svg") == 0)
+    if (endsWith(log, ".svg"))
       throw InputError("--log '" + log +
                        "' names an SVG: --log takes the CSV's name, and the "
                        "plot goes beside it (.csv -> .svg); give '" +
@@ -1375,6 +1367,21 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   auto start = std::chrono::steady_clock::now();
   double lastLoss = NAN;
   int64_t tokens = 0;
+  // The curve, then the checkpoint of `step` (with --save; a diverged run
+  // is not saved) before the run goes on.
+  auto saveDuringTheRun = [&](int64_t step) {
+    if (options.savePath)
+      if (std::optional<Divergence> divergence = watch.check(step, lastLoss))
+        throw diverged(*divergence);
+    writeOrStop(step, [&] {
+      curveThenCheckpoint([&] {
+        if (options.savePath) {
+          save(step);
+          watch.savedAt(step);
+        }
+      });
+    });
+  };
   for (int64_t step = firstStep; step <= lastStep; ++step) {
     StepResult result = runStep(step);
     lastLoss = result.loss;
@@ -1422,19 +1429,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       }
       progress.setValidationBleu(lastValidBleu);
     }
-    if (options.every && step % options.every == 0 && step != lastStep) {
-      if (options.savePath)
-        if (std::optional<Divergence> divergence = watch.check(step, lastLoss))
-          throw diverged(*divergence);
-      writeOrStop(step, [&] {
-        curveThenCheckpoint([&] {
-          if (options.savePath) {
-            save(step);
-            watch.savedAt(step);
-          }
-        });
-      });
-    }
+    if (options.every && step % options.every == 0 && step != lastStep)
+      saveDuringTheRun(step);
     // --stop-time or a signal: end here as if this were the last step.
     if (std::optional<std::string> why = stopReason(); why && step < lastStep) {
       progress.finish();
@@ -1444,17 +1440,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         // whole file), then again with its score: a scheduler's grace
         // period, or a second signal, ended the run during the validation
         // and lost every step since the last save.
-        if (options.savePath) {
-          if (std::optional<Divergence> divergence =
-                  watch.check(step, lastLoss))
-            throw diverged(*divergence);
-          writeOrStop(step, [&] {
-            curveThenCheckpoint([&] {
-              save(step);
-              watch.savedAt(step);
-            });
-          });
-        }
+        if (options.savePath)
+          saveDuringTheRun(step);
         // Saved: this one runs to its end (a second signal ends the
         // process, the steps kept).
         validator->setInterrupt({});
