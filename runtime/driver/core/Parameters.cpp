@@ -6,9 +6,10 @@
 //===----------------------------------------------------------------------===//
 #include "core/Parameters.h"
 #include "core/Error.h"
-#include "loop/FiniteCheck.h"
 #include "core/Memory.h"
+#include "formats/FileIO.h"
 #include "formats/Json.h"
+#include "loop/FiniteCheck.h"
 #include "txrt/txrt.h"
 
 #include <algorithm>
@@ -132,13 +133,6 @@ std::vector<ArenaRange> parameterRanges(const ModelInfo &model) {
   return merged;
 }
 
-namespace {
-bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-} // namespace
-
 bool isMomentName(const ModelInfo &model, const std::string &name) {
   for (const char *suffix : {kExpAvgSuffix, kExpAvgSqSuffix})
     if (endsWith(name, suffix) &&
@@ -222,9 +216,7 @@ std::string prefixHint(const SafetensorsReader &file, const ModelInfo &model) {
   std::map<std::string, size_t> found; // prefix -> missing names it covers
   for (const SafetensorsEntry &entry : file.tensors())
     for (const std::string &name : missing)
-      if (entry.name.size() > name.size() &&
-          entry.name.compare(entry.name.size() - name.size(), name.size(),
-                             name) == 0)
+      if (entry.name.size() > name.size() && endsWith(entry.name, name))
         ++found[entry.name.substr(0, entry.name.size() - name.size())];
   for (const auto &[prefix, count] : found)
     if (count == missing.size())

@@ -276,11 +276,6 @@ Json txcPreTokenizer() {
   return preTokenizer;
 }
 
-bool endsWith(const std::string &text, const std::string &suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 } // namespace
 
 std::string Vocabulary::toHuggingFaceJson() const {

@@ -351,9 +351,8 @@ void AtomicFileWriter::commit() {
       fail("rename '" + tmpPath_ + "' to");
     const int renameErrno = errno;
     const std::string suffix = ".safetensors";
-    const bool safetensors = target_.size() > suffix.size() &&
-                             target_.compare(target_.size() - suffix.size(),
-                                             suffix.size(), suffix) == 0;
+    const bool safetensors =
+        target_.size() > suffix.size() && endsWith(target_, suffix);
     std::string kept = safetensors
                            ? target_.substr(0, target_.size() - suffix.size()) +
                                  ".unsaved" + suffix

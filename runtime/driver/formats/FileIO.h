@@ -40,6 +40,12 @@ void checkParentDirectory(const std::string &path, const std::string &what);
 /// file (a directory, a FIFO, a device, a socket): writing would replace it.
 void checkReplaceable(const std::string &path, const std::string &what);
 
+/// Whether `text` (a file or tensor name) ends with `suffix`.
+inline bool endsWith(const std::string &text, const std::string &suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
 /// `path` with the symlinks of its last component followed (a chain, to
 /// a file that may not exist yet); `path` itself when it is no symlink.
 std::string followSymlinks(const std::string &path);
