@@ -10,7 +10,9 @@
 #     compiled by that build's txc with --mcpu=x86-64-v3: the translate
 #     example for the CPU and with --target=cuda (translate-cuda), base.tx
 #     at B=8, S=T=64 for both (base-cpu-8x64, base-cuda-8x64), and the
-#     llama, gpt and bert examples for both (NAME-cpu, NAME-cuda). Then seals
+#     llama, gpt and bert examples for both (NAME-cpu, NAME-cuda), and
+#     test/GPU/Inputs/scalar-glue.tx and test/E2E/Inputs/math-edges.tx for
+#     both (scalar-glue-cpu, math-edges-cuda, ...). Then seals
 #     it (below) unless GPU_CHECK_NO_SEAL is set (bench-gpu.sh pack adds to
 #     it first). GPU_CHECK_TXC=PATH: compile those with that txc (one
 #     built with CUDA from the same commit, e.g. build/bin/txc) instead of
@@ -33,13 +35,15 @@
 #     against its CPU one (test/GPU/Inputs/base-vs-cpu.sh: forward,
 #     gradients, 20 Adam steps; 120 s), the llama, gpt and bert examples'
 #     CUDA executables against their CPU ones (test/GPU/Inputs/
-#     examples-vs-cpu.sh; 60 s), compute-sanitizer memcheck and
+#     examples-vs-cpu.sh; 60 s), glue that ends in scalars and the math
+#     builtins at their domains' edges against the CPU and PyTorch
+#     (test/GPU/Inputs/glue-vs-cpu.sh; 30 s), compute-sanitizer memcheck and
 #     racecheck on the unit tests (GPU_CHECK_SANITIZER_SECONDS each,
 #     default 150), and, where the machine has mpirun, data-parallel
 #     training over NCCL (test/GPU/Inputs/train-mpi-nccl.sh; 150 s).
 #     Writes summary.txt and each stage's log (unit.txt, unit.xml,
 #     translate.txt, cuda-translate.txt, base-vs-cpu.txt,
-#     examples-vs-cpu.txt, memcheck.txt,
+#     examples-vs-cpu.txt, glue-vs-cpu.txt, memcheck.txt,
 #     racecheck.txt, nccl.txt, nvidia-smi.txt) under $OUT (else
 #     build-gpu-pack/out): scripts/gpu-session.sh bundles them into the
 #     few files a device call returns. Exit 0 only when every stage passed.
@@ -130,6 +134,13 @@ pack() {
     "$txc" "$ROOT/examples/$example/model.tx" --target=cuda \
       --mcpu=x86-64-v3 -o "$PACK/bin/$example-cuda"
   done
+  echo "== txc test/GPU/Inputs/scalar-glue.tx, test/E2E/Inputs/math-edges.tx for the CPU and --target=cuda"
+  local spec
+  for spec in test/GPU/Inputs/scalar-glue.tx test/E2E/Inputs/math-edges.tx; do
+    example="$(basename "$spec" .tx)"
+    "$txc" "$ROOT/$spec" --mcpu=x86-64-v3 -o "$PACK/bin/$example-cpu"
+    "$txc" "$ROOT/$spec" --target=cuda --mcpu=x86-64-v3 -o "$PACK/bin/$example-cuda"
+  done
   local line name path program
   # The executables' libraries too (libmpi, libsentencepiece, ...): they
   # must start on a machine without this one's packages.
@@ -145,7 +156,8 @@ pack() {
     done < <(ldd "$program" | sed 's/^[[:space:]]*//')
   done
   for program in "$TEST_NAME" translate translate-cuda base-cpu-8x64 base-cuda-8x64 \
-    llama-cpu llama-cuda gpt-cpu gpt-cuda bert-cpu bert-cuda; do
+    llama-cpu llama-cuda gpt-cpu gpt-cuda bert-cpu bert-cuda scalar-glue-cpu \
+    scalar-glue-cuda math-edges-cpu math-edges-cuda; do
     if objdump -d "$PACK/bin/$program" | grep -q -m1 zmm; then
       die "$program uses AVX-512 registers: it would not run on an AVX2 host"
     fi
@@ -342,6 +354,18 @@ run() {
     note "PASS llama, gpt, bert on the GPU vs the CPU: forward, gradients, 10 Adam steps"
   else
     note "FAIL llama, gpt, bert on the GPU vs the CPU (exit $status): see examples-vs-cpu.txt"
+    failed=1
+  fi
+  set +e
+  timeout "$(budget 30)" "$ROOT/test/GPU/Inputs/glue-vs-cpu.sh" \
+    "$PACK/bin" "$PACK/glue-vs-cpu" >"$out/glue-vs-cpu.txt" 2>&1
+  status=$?
+  set -e
+  cat "$out/glue-vs-cpu.txt"
+  if ((status == 0)); then
+    note "PASS glue ending in scalars and the math builtins' edges on the GPU (vs the CPU, vs PyTorch)"
+  else
+    note "FAIL glue on the GPU (exit $status): see glue-vs-cpu.txt"
     failed=1
   fi
   local tool

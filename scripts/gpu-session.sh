@@ -49,5 +49,5 @@ status=${PIPESTATUS[0]}
 cp "$PACK/out-check/summary.txt" "$final/" 2>/dev/null
 cp "$PACK/out-bench/bench-gpu.txt" "$final/" 2>/dev/null
 (cd "$PACK" && tar czf "$final/results.tgz" --exclude='*.safetensors' \
-  --exclude="*.npy" out-check out-bench cuda-translate base-vs-cpu examples-vs-cpu nccl 2>/dev/null)
+  --exclude="*.npy" out-check out-bench cuda-translate base-vs-cpu examples-vs-cpu glue-vs-cpu nccl 2>/dev/null)
 exit "$status"

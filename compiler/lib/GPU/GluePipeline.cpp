@@ -60,15 +60,19 @@ void tileLoopNestsForBlocks(ModuleOp module) {
   }
 }
 
-/// Puts every linalg op without loops (rank-0 glue: a loss scaled or
-/// summed, `where` on scalars) inside a one-iteration scf.parallel, so that
-/// it becomes a one-thread kernel like any other glue. Lowered to loops
-/// without one it stayed host code reading and writing device buffers
-/// (and constants' device copies), which no check caught.
+/// Puts every linalg op without parallel loops inside a one-iteration
+/// scf.parallel, so that it becomes a one-thread kernel like any other glue:
+/// rank-0 glue (a loss scaled or summed, `where` on scalars), and a
+/// reduction to a scalar (`reduce_sum(reduce_sum(v, -1), -1)`, a
+/// reduce_max over a vector), whose scf.for nest that one thread runs in the
+/// CPU's order. Lowered to loops without one, rank-0 glue stayed host code
+/// reading and writing device buffers (and constants' device copies), which
+/// no check caught, and a reduction to a scalar stayed a host loop.
 void wrapScalarGlueInLoops(ModuleOp module) {
   SmallVector<linalg::LinalgOp> scalars;
   module.walk([&](linalg::LinalgOp op) {
-    if (op.getNumLoops() == 0 && !op->getParentOfType<gpu::GPUModuleOp>() &&
+    if (op.getNumParallelLoops() == 0 &&
+        !op->getParentOfType<gpu::GPUModuleOp>() &&
         !op->getParentOfType<LoopLikeOpInterface>())
       scalars.push_back(op);
   });
