@@ -7,7 +7,8 @@
 // counter ((b*heads + h)*tq + i)*tk + j. Three forms, launched here:
 // where head_dim <= 128 the tensor-core kernels (AttentionTensorCoreKernels
 // .cuh: flash-attention style, online softmax, no atomics, products in
-// 3xTF32), or with TXRT_CUDA_ATTENTION=simt the same tiling on CUDA cores
+// 3xTF32, or 1xTF32 where the context allows TF32), or with
+// TXRT_CUDA_ATTENTION=simt the same tiling on CUDA cores
 // (AttentionKernels.cuh, the first tiled kernels); the per-row kernels (a
 // block per query row with the row's scores in shared memory, tk <= 8192;
 // dk and dv by atomicAdd) for wider heads and as the reference
@@ -105,6 +106,17 @@ bool launchTiled(const txrt_cuda_context &c, const Launch &launch,
   return launched;
 }
 
+/// launchTiled of the tensor-core kernels in the precision the context
+/// asks for: Strict's 3xTF32, or Tf32's 1xTF32 where it allows TF32
+/// (txrt_cuda_context_set_option, `--allow-tf32`, as for the GEMMs).
+template <template <int> class Strict, template <int> class Tf32,
+          typename... Args>
+bool launchMma(const txrt_cuda_context &c, const Launch &launch,
+               int64_t headDim, const char *name, Args... args) {
+  return c.allowTf32 ? launchTiled<Tf32>(c, launch, headDim, name, args...)
+                     : launchTiled<Strict>(c, launch, headDim, name, args...);
+}
+
 Attention describe(int64_t heads, int64_t kvHeads, int64_t tq, int64_t tk,
                    int64_t headDim, int64_t ldq, int64_t ldk, int64_t ldv,
                    const uint8_t *mask, int64_t msb, int64_t msh, int64_t msq,
@@ -151,9 +163,9 @@ txrt_status txrt_cuda_attention_fwd(
     require(q && o && (tk == 0 || (k && v)), "q, k, v and o must not be NULL");
     const Form form = formFor(head_dim);
     if (form == Form::TensorCores &&
-        launchTiled<ForwardMma>(c, mmaForwardLaunch(batch, a), head_dim,
-                                "attentionForwardMma", a, q, ldq, k, ldk, v,
-                                ldv, o, ldo, lse))
+        launchMma<Mma<3>::Forward, Mma<1>::Forward>(
+            c, mmaForwardLaunch(batch, a), head_dim, "attentionForwardMma", a,
+            q, ldq, k, ldk, v, ldv, o, ldo, lse))
       return;
     if (form != Form::Rows &&
         launchTiled<ForwardTiled>(c, tiledForwardLaunch(batch, a), head_dim,
@@ -257,13 +269,13 @@ txrt_status txrt_cuda_attention_bwd(
       }
     } freePerRowValues{c, perRowValues, ownPerRowValues};
     if (tensorCores) {
-      launchTiled<QueryMma>(c, mmaQuery, head_dim,
-                            "attentionBackwardQueryMma", a, q, ldq, k, ldk, v,
-                            ldv, lse, d_o, lddo, dq, lddq);
+      launchMma<Mma<3>::Query, Mma<1>::Query>(
+          c, mmaQuery, head_dim, "attentionBackwardQueryMma", a, q, ldq, k,
+          ldk, v, ldv, lse, d_o, lddo, dq, lddq);
       if (mmaKeys.gridY > 0)
-        launchTiled<KeysMma>(c, mmaKeys, head_dim, "attentionBackwardKeysMma",
-                             a, q, ldq, k, ldk, v, ldv, lse, d_o, lddo, dk,
-                             lddk, dv, lddv);
+        launchMma<Mma<3>::Keys, Mma<1>::Keys>(
+            c, mmaKeys, head_dim, "attentionBackwardKeysMma", a, q, ldq, k,
+            ldk, v, ldv, lse, d_o, lddo, dk, lddk, dv, lddv);
       return;
     }
     const Launch keys = tiledKeysLaunch(batch, a);

@@ -5,7 +5,8 @@
 // flash-attention-style kernels whose products (Q K^T, P V, dO V^T, dS K,
 // P^T dO, dS^T Q) run on the tensor cores in 3xTF32 (TensorCore.cuh:
 // fp32-level accuracy, as PyTorch's fp32 scaled_dot_product_attention
-// computes them), with the function of AttentionKernels.cuh's Attention
+// computes them; 1xTF32, a third of the products, where the user allowed
+// TF32 as for the GEMMs), with the function of AttentionKernels.cuh's Attention
 // unchanged: its masks, fills, causal limit, grouped-query heads, dropout
 // from the CPU's Philox counters and fully masked rows (O = 0, lse = -inf).
 //
@@ -133,7 +134,7 @@ __device__ __forceinline__ void clearFragments(float (&f)[n][4]) {
 /// a row), B the first kScratchColumns rows of another (`bs`), over the
 /// head dimension (dimBlocks blocks of 8, at most kDimBlocks): 4 C
 /// fragments of 8 columns.
-template <int kDimBlocks>
+template <int kDimBlocks, int kPasses>
 __device__ __forceinline__ void
 rowProducts(float (&s)[4][4], const float *a, int as, int row0, const float *b,
             int bs, int dimBlocks, tensorcore::Lane l) {
@@ -152,7 +153,8 @@ rowProducts(float (&s)[4][4], const float *a, int as, int row0, const float *b,
       const SplitA fa = loadA(a, as, row0, kk * 8, l);
 #pragma unroll
       for (int n = 0; n < 4; ++n)
-        mma3xTf32(part[n], fa, loadBTransposed(b, bs, n * 8, kk * 8, l));
+        mmaPasses<kPasses>(part[n], fa,
+                           loadBTransposed(b, bs, n * 8, kk * 8, l));
     }
 #pragma unroll
     for (int n = 0; n < 4; ++n)
@@ -165,7 +167,7 @@ rowProducts(float (&s)[4][4], const float *a, int as, int row0, const float *b,
 /// acc += S M for a warp: S its 16 x 32 scratch tile (P or dS), M the first
 /// 32 rows of a tile (`ms` floats a row) over the head dimension. The
 /// tile's product starts from zero and is added to acc on the CUDA cores.
-template <int kDimBlocks>
+template <int kPasses, int kDimBlocks>
 __device__ __forceinline__ void
 accumulateScratchProduct(float (&acc)[kDimBlocks][4], const float *scratch,
                          const float *m, int ms, int dimBlocks,
@@ -183,7 +185,7 @@ accumulateScratchProduct(float (&acc)[kDimBlocks][4], const float *scratch,
     float part[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk)
-      mma3xTf32(part, fa[kk], loadB(m, ms, kk * 8, n * 8, l));
+      mmaPasses<kPasses>(part, fa[kk], loadB(m, ms, kk * 8, n * 8, l));
 #pragma unroll
     for (int q = 0; q < 4; ++q)
       acc[n][q] += part[q];
@@ -206,7 +208,7 @@ storeFragmentRow(float *row, const float (&f)[kDimBlocks][4], int half,
     }
 }
 
-template <int kDims>
+template <int kDims, int kPasses>
 __global__ void __launch_bounds__(kMmaWarps * 32)
     attentionForwardMma(Attention a, const float *q, int64_t ldq,
                         const float *k, int64_t ldk, const float *v,
@@ -261,7 +263,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
     if (!rowsHere)
       continue;
     float s[4][4];
-    rowProducts<kDimBlocks>(s, qTile, qs, t.warp * 16, kTile, ks, dimBlocks, l);
+    rowProducts<kDimBlocks, kPasses>(s, qTile, qs, t.warp * 16, kTile, ks, dimBlocks, l);
     // The online softmax of rows g and g + 8 over this tile's keys.
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
@@ -303,7 +305,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
       }
     }
     __syncwarp(); // the scratch tile is written
-    accumulateScratchProduct(acc, pWarp, vTile, vs, dimBlocks, l);
+    accumulateScratchProduct<kPasses>(acc, pWarp, vTile, vs, dimBlocks, l);
     __syncwarp(); // the scratch tile is read before the next tile's writes
   }
 #pragma unroll
@@ -321,7 +323,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
   }
 }
 
-template <int kDims>
+template <int kDims, int kPasses>
 __global__ void __launch_bounds__(kMmaWarps * 32)
     attentionBackwardQueryMma(Attention a, const float *q, int64_t ldq,
                               const float *k, int64_t ldk, const float *v,
@@ -374,8 +376,8 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
     if (!rowsHere)
       continue;
     float s[4][4], dp[4][4];
-    rowProducts<kDimBlocks>(s, qTile, qs, t.warp * 16, kTile, ks, dimBlocks, l);
-    rowProducts<kDimBlocks>(dp, doTile, qs, t.warp * 16, vTile, ks, dimBlocks,
+    rowProducts<kDimBlocks, kPasses>(s, qTile, qs, t.warp * 16, kTile, ks, dimBlocks, l);
+    rowProducts<kDimBlocks, kPasses>(dp, doTile, qs, t.warp * 16, vTile, ks, dimBlocks,
                             l);
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
@@ -399,7 +401,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
         }
     }
     __syncwarp();
-    accumulateScratchProduct(acc, dsWarp, kTile, ks, dimBlocks, l);
+    accumulateScratchProduct<kPasses>(acc, dsWarp, kTile, ks, dimBlocks, l);
     __syncwarp();
   }
 #pragma unroll
@@ -412,7 +414,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
   }
 }
 
-template <int kDims>
+template <int kDims, int kPasses>
 __global__ void __launch_bounds__(kMmaWarps * 32)
     attentionBackwardKeysMma(Attention a, const float *q, int64_t ldq,
                              const float *k, int64_t ldk, const float *v,
@@ -486,8 +488,8 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
       if (!keysHere)
         continue;
       float s[4][4], dp[4][4];
-      rowProducts<kDimBlocks>(s, kTile, ks, warp * 16, qTile, qs, dimBlocks, l);
-      rowProducts<kDimBlocks>(dp, vTile, ks, warp * 16, doTile, qs, dimBlocks,
+      rowProducts<kDimBlocks, kPasses>(s, kTile, ks, warp * 16, qTile, qs, dimBlocks, l);
+      rowProducts<kDimBlocks, kPasses>(dp, vTile, ks, warp * 16, doTile, qs, dimBlocks,
                               l);
       // S^T and dP^T: this lane's keys (rows) against the tile's queries
       // (columns).
@@ -520,8 +522,8 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
           }
       }
       __syncwarp();
-      accumulateScratchProduct(dvAcc, pWarp, doTile, qs, dimBlocks, l);
-      accumulateScratchProduct(dkAcc, dsWarp, qTile, qs, dimBlocks, l);
+      accumulateScratchProduct<kPasses>(dvAcc, pWarp, doTile, qs, dimBlocks, l);
+      accumulateScratchProduct<kPasses>(dkAcc, dsWarp, qTile, qs, dimBlocks, l);
       __syncwarp();
     }
   }
@@ -567,15 +569,22 @@ inline Launch mmaKeysLaunch(int64_t batch, const Attention &a) {
               sizeof(float)};
 }
 
-template <int kDims> struct ForwardMma {
-  static constexpr auto kernel = attentionForwardMma<kDims>;
+/// The tensor-core kernels of kPasses products per product (mmaPasses):
+/// 3 by default, 1 where the context allows TF32.
+template <int kPasses> struct Mma {
+  template <int kDims> struct Forward {
+    static constexpr auto kernel = attentionForwardMma<kDims, kPasses>;
+  };
+  template <int kDims> struct Query {
+    static constexpr auto kernel = attentionBackwardQueryMma<kDims, kPasses>;
+  };
+  template <int kDims> struct Keys {
+    static constexpr auto kernel = attentionBackwardKeysMma<kDims, kPasses>;
+  };
 };
-template <int kDims> struct QueryMma {
-  static constexpr auto kernel = attentionBackwardQueryMma<kDims>;
-};
-template <int kDims> struct KeysMma {
-  static constexpr auto kernel = attentionBackwardKeysMma<kDims>;
-};
+template <int kDims> using ForwardMma = Mma<3>::Forward<kDims>;
+template <int kDims> using QueryMma = Mma<3>::Query<kDims>;
+template <int kDims> using KeysMma = Mma<3>::Keys<kDims>;
 
 } // namespace txrt::cuda::attention
 

@@ -94,6 +94,20 @@ __device__ __forceinline__ void mma3xTf32(float (&d)[4], const SplitA &a,
   mmaTf32(d, a.big, b.big);
 }
 
+/// d += a b in kPasses tensor-core products: 3 is mma3xTf32 (fp32-level),
+/// 1 the big parts alone, plain TF32 (~1e-3 relative, only where the user
+/// allowed TF32: txrt_cuda_context's allowTf32), a third of the products.
+/// The small parts a 1-pass kernel sets are dead code to the compiler.
+template <int kPasses>
+__device__ __forceinline__ void mmaPasses(float (&d)[4], const SplitA &a,
+                                          const SplitB &b) {
+  static_assert(kPasses == 1 || kPasses == 3, "1xTF32 or 3xTF32");
+  if constexpr (kPasses == 3)
+    mma3xTf32(d, a, b);
+  else
+    mmaTf32(d, a.big, b.big);
+}
+
 /// This lane's row group g (0-7) and thread in the group t (0-3).
 struct Lane {
   int g, t;
