@@ -131,6 +131,9 @@ struct EvalOptions {
   /// --labels: a classifier's label file (default: the labels inside)
   std::optional<std::string> labelsPath;
   std::optional<int64_t> batch, maxLength;
+  /// --block: positions per block of --text (default: the checkpoint's
+  /// training --block, else the T bound)
+  std::optional<int64_t> block;
   bool noBleu = false;
   bool noEma = false; ///< --no-ema: the raw weights, not the average
   /// --truncate: a classifier's text longer than the T bound keeps its

@@ -138,13 +138,16 @@ Evaluates a checkpoint on the data of the model's kind:
                    accuracy (argmax == target) and the corpus BLEU-4 of
                    greedy translations against the targets
   language model   --text: the mean next-token loss, perplexity and
-                   next-token accuracy over blocks of the T bound
+                   next-token accuracy over blocks of the checkpoint's
+                   training --block (else the T bound)
   classifier       --data: accuracy, macro-F1 and the confusion table
 
 options:
   --load FILE         the checkpoint (parameters by name)
   --data FILE.tsv     'source<TAB>target' pairs or 'label<TAB>text' lines
   --text FILE.txt     plain text (language models)
+  --block N           positions per block of --text (default: the --block
+                      the checkpoint was trained with, else the T bound)
   --tokenizer FILE    the vocabularies (default: the ones inside the
                       checkpoint; when given, they must be the same)
   --labels FILE       a classifier's label set, CKPT.labels.json (default:
@@ -415,6 +418,8 @@ void parseEval(ArgCursor &cursor, CommandLine &line) {
       eval.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--max-len") {
       eval.maxLength = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--block") {
+      eval.block = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--no-ema") {
       cursor.noValue(arg);
       eval.noEma = true;
@@ -437,6 +442,8 @@ void parseEval(ArgCursor &cursor, CommandLine &line) {
                 "FILE.txt (language model)");
   if (!eval.dataPath.empty() && !eval.textPath.empty())
     cursor.fail("--data and --text exclude each other");
+  if (eval.block && eval.textPath.empty())
+    cursor.fail("--block applies to --text (language models)");
 }
 
 void parseTranslate(ArgCursor &cursor, CommandLine &line) {

@@ -7,17 +7,18 @@
 //
 //===----------------------------------------------------------------------===//
 #include "commands/EvalCommand.h"
-#include "loop/Ema.h"
-#include "data/Batching.h"
-#include "loop/Bleu.h"
-#include "decoding/Decoding.h"
+#include "commands/PredictCommand.h"
+#include "commands/TrainingData.h"
+#include "commands/TranslateCommand.h"
 #include "core/Error.h"
 #include "core/ModelRunner.h"
+#include "data/Batching.h"
 #include "data/ParallelText.h"
-#include "commands/TrainingData.h"
-#include "commands/PredictCommand.h"
-#include "commands/TranslateCommand.h"
+#include "decoding/Decoding.h"
+#include "loop/Bleu.h"
+#include "loop/Checkpoint.h"
 #include "loop/ClassifierMetrics.h"
+#include "loop/Ema.h"
 
 #include <cmath>
 #include <cstdio>
@@ -108,14 +109,24 @@ int evalLanguageModel(const ModelInfo &model, const txc_entry_fn *entryTable,
   ModelRunner runner(model, entryTable, options.threads);
   runner.reserveArena(logits);
   SafetensorsReader checkpoint(options.loadPath);
+  // The blocks the model was trained on (a learned position past them was
+  // never trained), unless --block says otherwise.
+  std::optional<int64_t> block = options.block;
+  std::string what = "--block " + std::to_string(block.value_or(0));
+  if (!block && recordedBlock(checkpoint)) {
+    block = recordedBlock(checkpoint);
+    what = "the checkpoint's --block " + std::to_string(*block) + " ('" +
+           options.loadPath + "')";
+  }
+  const int64_t blockLength =
+      textBlockLength(logits, tokens, length, block, what);
   Tokenizer tokenizer =
       loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
   loadWeightsForInference(checkpoint, model, runner.params().write(),
                           options.noEma, err);
   const int32_t pad = modelPadId(model);
   TextCorpus corpus = readTextCorpus(options.textPath);
-  TokenBlocks blocks(encodeCorpus(corpus, tokenizer), length.bound,
-                     pad);
+  TokenBlocks blocks(encodeCorpus(corpus, tokenizer), blockLength, pad);
   TokenStats stats;
   for (int64_t begin = 0; begin < blocks.size(); begin += batch) {
     std::vector<size_t> indices(size_t(std::min(blocks.size() - begin, batch)));
@@ -126,8 +137,8 @@ int evalLanguageModel(const ModelInfo &model, const txc_entry_fn *entryTable,
     std::vector<Tensor> outputs = runner.call(logits, {&input});
     accumulateTokenStats(outputs[0], targets, pad, stats);
   }
-  out << "blocks     " << blocks.size() << " of " << length.bound
-      << " tokens (" << options.textPath << ")\n";
+  out << "blocks     " << blocks.size() << " of " << blockLength << " tokens ("
+      << options.textPath << ")\n";
   printLossLines(stats, "next tokens", out);
   if (stats.tokens)
     requireFiniteLoss(stats.lossSum, options.loadPath);

@@ -1068,11 +1068,9 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // --valid: scored every --valid-every steps (loop/Validation.h); the
   // best is kept as CKPT.best.safetensors with --keep-best.
   if (options.validPath)
-    validator = std::make_unique<Validator>(model, runner, tokenizer,
-                                            *options.validPath, batch,
-                                            bestBy,
-                                            data.labels ? &*data.labels
-                                                        : nullptr);
+    validator = std::make_unique<Validator>(
+        model, runner, tokenizer, *options.validPath, batch, bestBy,
+        data.labels ? &*data.labels : nullptr, data.block);
   // A stop signal abandons a validation in progress, so that the save is
   // not held back by it (ranks decide together: not under MPI).
   if (validator && !ranks.parallel())

@@ -457,6 +457,23 @@ void warnUnknownWords(TrainingData &data, const TrainDataOptions &options,
 
 } // namespace
 
+int64_t textBlockLength(const EntryInfo &entry, const TensorSig &tokens,
+                        const LengthBound &length, std::optional<int64_t> block,
+                        const std::string &what) {
+  if (!block)
+    return length.bound;
+  if (*block > length.bound)
+    throw InputError(what + " is longer than " + length.describe() +
+                     "; give --block " + std::to_string(length.bound) +
+                     " or less");
+  if (length.constant && *block != length.bound)
+    throw InputError(what + ": input '" + tokens.name + "' of entry '" +
+                     entry.name + "' takes blocks of " + length.describe() +
+                     "; leave --block out or give --block " +
+                     std::to_string(length.bound));
+  return *block;
+}
+
 TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                               const TrainDataOptions &options) {
   requireKind(model, "train");
@@ -468,20 +485,9 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     const TensorSig &tokens = inputWithRole(train, "tokens");
     data.batchBound = inputBound(model, train, tokens, 0);
     LengthBound length = inputBound(model, train, tokens, 1);
-    int64_t block = length.bound;
-    if (options.block) {
-      if (*options.block > length.bound)
-        throw InputError("--block " + std::to_string(*options.block) +
-                         " is longer than " + length.describe());
-      if (length.constant && *options.block != length.bound)
-        throw InputError("--block " + std::to_string(*options.block) +
-                         ": input '" + tokens.name + "' of entry '" +
-                         train.name + "' takes blocks of " + length.describe() +
-                         "; leave --block out or give --block " +
-                         std::to_string(length.bound));
-      block = *options.block;
-    }
-    data.block = block;
+    data.block =
+        textBlockLength(train, tokens, length, options.block,
+                        "--block " + std::to_string(options.block.value_or(0)));
     TextCorpus corpus = readTextCorpus(options.textPath);
     data.path = options.textPath;
     data.flag = "--text";
@@ -512,12 +518,12 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                                     data.tokenizer.source.unkId())],
                        words}});
     data.targetEntropy = unigramEntropy(tokenCounts);
-    TokenBlocks blocks(std::move(stream), block, pad);
+    TokenBlocks blocks(std::move(stream), data.block, pad);
     if (blocks.size() == 0)
       throw InputError("'" + data.path + "' has too few words for one "
                        "next-token block");
     data.summary = std::to_string(blocks.size()) + " blocks of " +
-                   std::to_string(block) + " tokens (" +
+                   std::to_string(data.block) + " tokens (" +
                    std::to_string(blocks.streamLength()) + " tokens, " +
                    std::to_string(corpus.documents.size()) +
                    " documents) from " + data.path + ": vocabulary " +

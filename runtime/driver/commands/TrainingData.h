@@ -90,6 +90,15 @@ std::string fitClassifierText(std::vector<int32_t> &ids,
 /// ([SOS] included)".
 std::string truncationNote(int64_t truncated, const LengthBound &length);
 
+/// The positions per block of a language model's text, for the `tokens`
+/// input of `entry` (its length bound `length`): `block` where given
+/// (`what` names where it came from: "--block 8", or "the checkpoint's
+/// --block 8"), else the bound. A block over the bound, or other than a
+/// constant length, is an InputError naming `what`.
+int64_t textBlockLength(const EntryInfo &entry, const TensorSig &tokens,
+                        const LengthBound &length, std::optional<int64_t> block,
+                        const std::string &what);
+
 /// Where a run's fixed label set comes from, for the error about a label
 /// outside it: "the labels inside --init-from 'C'", and what to do.
 struct LabelsOrigin {

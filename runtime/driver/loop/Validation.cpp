@@ -48,7 +48,8 @@ std::string ValidationScore::describe() const {
 
 Validator::Validator(const ModelInfo &model, ModelRunner &runner,
                      const Tokenizer &tokenizer, const std::string &path,
-                     int64_t batch, BestBy bestBy, const LabelSet *labels)
+                     int64_t batch, BestBy bestBy, const LabelSet *labels,
+                     int64_t block)
     : model_(model), runner_(runner), tokenizer_(tokenizer), path_(path),
       batch_(batch), bestBy_(bestBy) {
   if (model.kind == ModelKind::Classifier) {
@@ -77,7 +78,8 @@ Validator::Validator(const ModelInfo &model, ModelRunner &runner,
     hash_ = corpus.hash;
     blocks_ = std::make_unique<TokenBlocks>(
         encodeCorpus(corpus, tokenizer),
-        inputBound(model, logits, tokens, 1).bound, modelPadId(model));
+        block > 0 ? block : inputBound(model, logits, tokens, 1).bound,
+        modelPadId(model));
     return;
   }
   const EntryInfo &encode = entryWithRole(model, "encode", "train --valid");

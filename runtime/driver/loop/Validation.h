@@ -65,10 +65,12 @@ struct ValidationScore {
 class Validator {
 public:
   /// Reads and encodes `path` with `tokenizer` (errors name FILE:LINE; a
-  /// classifier's labels must be among `labels`).
+  /// classifier's labels must be among `labels`). A language model's text
+  /// is cut into blocks of `block` positions, the training's --block (0:
+  /// the tokens input's bound).
   Validator(const ModelInfo &model, ModelRunner &runner,
-            const Tokenizer &tokenizer, const std::string &path,
-            int64_t batch, BestBy bestBy, const LabelSet *labels = nullptr);
+            const Tokenizer &tokenizer, const std::string &path, int64_t batch,
+            BestBy bestBy, const LabelSet *labels = nullptr, int64_t block = 0);
 
   /// Scores the runner's current weights and records the best. A
   /// validation off the --valid-every schedule (`scheduled` false: the end
