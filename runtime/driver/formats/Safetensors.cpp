@@ -336,6 +336,12 @@ void SafetensorsReader::attachChecksums(
   }
   if (!table.is_object())
     throw bad();
+  auto changed = [&](const std::string &what) {
+    return InputError("'" + path() + "' is damaged: " + what +
+                      ": the file changed after it was saved. Use another "
+                      "copy; if you edited it on purpose, remove '" +
+                      kSafetensorsChecksumsKey + "' from its __metadata__");
+  };
   for (const auto &[name, hex] : table.items()) {
     if (!hex.is_string())
       throw bad();
@@ -359,12 +365,23 @@ void SafetensorsReader::attachChecksums(
             "' from its __metadata__");
       continue;
     }
-    // A tensor the table does not list (added by another writer) is read
-    // unchecked; a listed name with no tensor is no data.
+    bool found = false;
     for (SafetensorsEntry &entry : tensors_)
-      if (entry.name == name)
+      if (entry.name == name) {
         entry.checksum = std::stoull(digits, nullptr, 16);
+        found = true;
+      }
+    if (!found)
+      throw changed("its checksums list a tensor '" + name +
+                    "' that the file does not hold");
   }
+  // The table lists every tensor the file was written with, and is not
+  // under a checksum of its own: a name damaged in it (or a tensor added or
+  // renamed by hand) left the tensor read unchecked, whatever its bytes.
+  for (const SafetensorsEntry &entry : tensors_)
+    if (!entry.checksum)
+      throw changed("tensor '" + entry.name +
+                    "' has no entry in the checksums written with the file");
 }
 
 void SafetensorsReader::checkDataLayout(const std::string &path,

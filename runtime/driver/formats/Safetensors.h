@@ -79,7 +79,8 @@ private:
   /// Tensors tile the data section: no overlap, no gap, nothing after.
   void checkDataLayout(const std::string &path, uint64_t dataBytes) const;
   /// Gives the tensors the checksums of the "checksums" entry of
-  /// __metadata__ (`text`).
+  /// __metadata__ (`text`), which must list every tensor and no other (the
+  /// file is damaged otherwise: InputError).
   void attachChecksums(
       const std::string &text,
       const std::function<InputError(const std::string &)> &corrupt);

@@ -129,6 +129,42 @@ TEST(SafetensorsTest, TheMetadataIsCheckedWhenTheFileIsOpened) {
                        "its __metadata__");
 }
 
+TEST(SafetensorsTest, AChecksumsTableMustListEveryTensorAndNoOther) {
+  // The table has no checksum of its own: one byte of a name in it
+  // changed ("b" -> "c") left tensor b read unchecked, so b's bytes could
+  // be damaged too and load silently (a translate model gave other
+  // answers, exit 0).
+  ScratchDir dir;
+  std::string path = dir.file("c.safetensors");
+  float a[2] = {1, 2}, b[2] = {3, 4};
+  writeSafetensors(path,
+                   {{"a", DType::F32, {2}, a}, {"bb", DType::F32, {2}, b}},
+                   {{"step", "4"}});
+  std::string bytes = readFile(path);
+  size_t at = bytes.find("\\\"bb\\\"");
+  ASSERT_NE(at, std::string::npos);
+  std::string renamed = bytes;
+  renamed[at + 3] = 'c'; // "bb" -> "bc" in the table only
+  writeFile(path, renamed);
+  EXPECT_THROW_MESSAGE(SafetensorsReader{path}, InputError,
+                       "'" + path +
+                           "' is damaged: its checksums list a "
+                           "tensor 'bc' that the file does not hold",
+                       "remove 'checksums' from its __metadata__");
+  // A tensor the table does not list (added, or renamed, by hand).
+  float x[2] = {1, 2};
+  writeFile(
+      path,
+      withLength(
+          R"({"__metadata__":{"checksums":"{\"x\":\"0123456789abcdef\"}"},)"
+          R"("x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+          R"("y":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}})",
+          std::string(reinterpret_cast<const char *>(x), 8)));
+  EXPECT_THROW_MESSAGE(SafetensorsReader{path}, InputError,
+                       "is damaged: tensor 'y' has no entry in the checksums "
+                       "written with the file");
+}
+
 TEST(SafetensorsTest, FilesWithoutChecksumsAreReadUnchecked) {
   // Other writers (PyTorch's safetensors, older txc) record none.
   ScratchDir dir;
