@@ -243,8 +243,10 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
     configNoted = !changes.empty();
     boundsNoted = !bounds.empty();
   }
-  // The optimizer's values often come from the config: one note for both.
-  if (!configNoted && !saved.optimizer.empty() && model.optimizer &&
+  // Noted apart from the config even where its values come from the
+  // config (both notes then name the change): a config change (dropout)
+  // hid an edited optimizer (clip, weight_decay) before.
+  if (!saved.optimizer.empty() && model.optimizer &&
       saved.optimizer != describeOptimizer(*model.optimizer))
     note("the optimizer " + describeOptimizer(*model.optimizer));
   // The same config, tensors and precision, and txc compiled the entries
@@ -542,6 +544,16 @@ startWeightAverage(const ModelInfo &model, ParameterHome &params,
   std::optional<double> decay = options.ema;
   if (resumed) {
     std::optional<double> saved = checkpointDecay(*resumed);
+    // A whole average without its decay (an edited file): resumed without
+    // --ema it was dropped from the next checkpoint without a word, while
+    // translate, eval and generate used it.
+    if (!saved && !decay && hasAveragedWeights(*resumed, model))
+      throw InputError(
+          "'" + resumed->path() + "' holds a weight average (" + kEmaPrefix +
+          "* tensors) but no '" + kEmaDecayKey +
+          "' in its __metadata__: the file was edited or damaged. Give --ema "
+          "DECAY to continue the average, or remove its " +
+          kEmaPrefix + "* tensors to train without one");
     if (!decay)
       decay = saved;
     else if (saved && *saved != *decay) {

@@ -158,6 +158,35 @@ protected:
 // A checkpoint and its tokenizer change together
 //===----------------------------------------------------------------------===//
 
+TEST_F(TrainingSafetyTest, AnAverageWithoutItsDecayIsNotDroppedOnResume) {
+  // A --ema checkpoint edited to lose 'ema_decay' (checksums removed too):
+  // translate and eval used its average, while --resume without --ema
+  // wrote the next checkpoint without it, exit 0.
+  Result first = drive({"train", "--data", data(), "--steps", "2", "--ema",
+                        "0.5", "--save", ckpt(), "--quiet"});
+  ASSERT_EQ(first.code, 0) << first.err;
+  SafetensorsContent edited(ckpt());
+  edited.erase("ema_decay");
+  edited.write(ckpt());
+  const std::string before = readFile(ckpt());
+  Result resumed = drive({"train", "--data", data(), "--resume", ckpt(),
+                          "--steps", "3", "--quiet"});
+  EXPECT_EQ(resumed.code, 2);
+  EXPECT_NE(resumed.err.find("error: '" + ckpt() +
+                             "' holds a weight average (__ema.* tensors) but "
+                             "no 'ema_decay' in its __metadata__: the file "
+                             "was edited or damaged. Give --ema DECAY to "
+                             "continue the average, or remove its __ema.* "
+                             "tensors to train without one\n"),
+            std::string::npos)
+      << resumed.err;
+  EXPECT_TRUE(readFile(ckpt()) == before);
+  // With --ema the average continues.
+  Result given = drive({"train", "--data", data(), "--resume", ckpt(),
+                        "--steps", "3", "--ema", "0.5", "--quiet"});
+  EXPECT_EQ(given.code, 0) << given.err;
+}
+
 TEST_F(TrainingSafetyTest, StaleTokenizerBesideTheCheckpointIsNotUsed) {
   std::string before = trainAndTranslate();
   // What a run killed between writing the tokenizer and the checkpoint (or
@@ -676,6 +705,22 @@ TEST_F(TrainingSafetyTest, ResumeNotesAModelCompiledOtherwise) {
                                "the checkpoint's"),
             std::string::npos)
       << optimizer.err;
+  // Both changed: both noted (the config's note hid the optimizer's).
+  edited.set("config", "{\"d_model\":8,\"src_vocab\":20,\"tgt_vocab\":20,"
+                       "\"max_len\":7,\"batch\":8,\"pad\":0,"
+                       "\"label_smoothing\":0.1}");
+  edited.write(ckpt());
+  Result both = resume();
+  ASSERT_EQ(both.code, 0) << both.err;
+  EXPECT_NE(both.err.find("note: the model's config (label_smoothing = 0.0 "
+                          "(was 0.1)) differs"),
+            std::string::npos)
+      << both.err;
+  EXPECT_NE(both.err.find("note: the optimizer adam(lr = 0.05, beta1 = 0.9, "
+                          "beta2 = 0.98, eps = 1e-09) differs from the "
+                          "checkpoint's"),
+            std::string::npos)
+      << both.err;
 
   edited.set("config", "[1, 2]");
   edited.write(ckpt());
