@@ -145,9 +145,27 @@ std::string textProblem(std::string_view line, bool firstLine,
                       unit + ": is it a binary or UTF-16 file?"
                 : "invalid UTF-8 at byte " + std::to_string(bad + 1) +
                       " of the " + unit;
-  if (firstLine &&
-      (line.substr(0, 2) == "\xFF\xFE" || line.substr(0, 2) == "\xFE\xFF"))
+  if (!firstLine)
+    return problem;
+  if (line.substr(0, 2) == "\xFF\xFE" || line.substr(0, 2) == "\xFE\xFF")
     problem += ": it starts with a UTF-16 byte order mark; save it as UTF-8";
+  // Compressed corpora (a downloaded .gz) are read as they are: say so.
+  struct Magic {
+    std::string_view bytes;
+    const char *format, *tool;
+  };
+  for (const Magic &magic :
+       {Magic{std::string_view("\x1F\x8B", 2), "gzip", "gunzip"},
+        Magic{std::string_view("\xFD"
+                               "7zXZ\0",
+                               6),
+              "xz", "unxz"},
+        Magic{std::string_view("\x28\xB5\x2F\xFD", 4), "zstd", "unzstd"},
+        Magic{std::string_view("BZh", 3), "bzip2", "bunzip2"},
+        Magic{std::string_view("PK\x03\x04", 4), "zip", "unzip"}})
+    if (line.substr(0, magic.bytes.size()) == magic.bytes)
+      return problem + ": it is compressed with " + magic.format +
+             "; decompress it first (" + magic.tool + ")";
   return problem;
 }
 

@@ -176,6 +176,23 @@ TEST(TokenizerTest, TextProblemNamesNulBytesAndUtf16) {
             "byte order mark; save it as UTF-8");
   EXPECT_EQ(textProblem("\xff\xfe", false),
             "invalid UTF-8 at byte 1 of the line");
+  // A compressed corpus (train --data corpus.tsv.gz) said only "invalid
+  // UTF-8", once per line.
+  EXPECT_EQ(textProblem(std::string_view("\x1f\x8b\x08\x00", 4), true),
+            "invalid UTF-8 at byte 2 of the line: it is compressed with gzip; "
+            "decompress it first (gunzip)");
+  EXPECT_EQ(textProblem(std::string_view("\xfd"
+                                         "7zXZ\0\0",
+                                         7),
+                        true),
+            "invalid UTF-8 at byte 1 of the line: it is compressed with xz; "
+            "decompress it first (unxz)");
+  EXPECT_EQ(
+      textProblem(std::string_view("BZh91AY&SY\xa3", 11), true),
+      "invalid UTF-8 at byte 11 of the line: it is compressed with bzip2; "
+      "decompress it first (bunzip2)");
+  EXPECT_EQ(textProblem(std::string_view("\x1f\x8b\x08\x00", 4), false),
+            "invalid UTF-8 at byte 2 of the line");
 }
 
 //===----------------------------------------------------------------------===//
