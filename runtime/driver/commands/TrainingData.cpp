@@ -593,6 +593,18 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                             data.tokenizer.source.unkId());
     }
     warnUnknownWords(data, options, {{"words", unknown, words}});
+    // One label for every example: nothing to tell apart, often the wrong
+    // column or a file of one class (it trained without a word).
+    const auto present =
+        std::count_if(labelCounts.begin(), labelCounts.end(),
+                      [](int64_t count) { return count > 0; });
+    if (present == 1 && !examples.empty())
+      data.warnings.push_back(
+          "every example of " + data.flag + " '" + data.path +
+          "' has the label '" +
+          data.labels->label(examples.front().label) +
+          "': a classifier learns nothing from one label (each line is "
+          "'label<TAB>text', the label first)");
     data.targetEntropy = unigramEntropy(labelCounts);
     data.targetUnit = "label";
     data.summary = std::to_string(examples.size()) + " examples from " +
