@@ -311,13 +311,16 @@ module attributes {tx.dims = {B = 4 : i64, T = 7 : i64}} {
 
 // -----
 
-// Learned positions sliced to the target length (`wpe[:T]`) would have to
-// start at the cache offset: it declines.
+// Learned positions sliced to the target length (`wpe[:T]`): the table's
+// rows 0 .. T-1 are `wpe[arange(T)]`, so the step gathers the rows at the
+// cache offset (it declined before: "'tx.slice' may mix positions").
 // CHECK: func.func @decode(
-// CHECK-NOT: decode_step
-// CHECK-NOT: decode_init
+// CHECK: tx.slice %{{.+}} {starts = array<i64: 0, 0>} : (tensor<16x8xf32>) -> tensor<?x8xf32, #tx.dims<T: 7>>
+// CHECK: func.func @decode_step(
+// CHECK-NOT: tx.slice
+// CHECK: [[POS:%.+]] = tx.arange {tx.position_offset = "cache"} : tensor<?xi32, #tx.dims<T: 7>>
+// CHECK: tx.gather %{{.+}}, [[POS]] {axis = 0 : i64} : (tensor<16x8xf32>, tensor<?xi32, #tx.dims<T: 7>>) -> tensor<?x8xf32, #tx.dims<T: 7>>
 // CHECK: // -----
-// WHY: tx-decode-step: no incremental decoding for @decode: 'tx.slice' may mix positions
 module attributes {tx.dims = {B = 4 : i64, T = 7 : i64}} {
   tx.parameter @emb : tensor<16x8xf32> {init = #tx.init<xavier_uniform>}
   tx.parameter @wq : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}

@@ -98,6 +98,46 @@ bool keepsSymbolicAxes(SliceOp slice) {
   return true;
 }
 
+/// `table[:T]` (`wpe[:T]`, learned positions): the first T rows of a table
+/// with static rows, every other axis whole; T (the result's first axis) is
+/// returned, else null. It is `table[arange(T)]`, whose position ids a step
+/// computes from the cache offset (positionRowsToGathers).
+std::optional<Dim> positionRows(SliceOp slice) {
+  Shape in = getShape(cast<RankedTensorType>(slice.getInput().getType()));
+  Shape out = getShape(cast<RankedTensorType>(slice.getType()));
+  ArrayRef<int64_t> starts = slice.getStarts();
+  SmallVector<int64_t> strides = slice.getStrideValues();
+  if (in.empty() || in[0].isSymbolic() || !out[0].isSymbolic())
+    return std::nullopt;
+  for (size_t i = 0; i < in.size(); ++i)
+    if (starts[i] != 0 || strides[i] != 1 || (i > 0 && in[i] != out[i]))
+      return std::nullopt;
+  return out[0];
+}
+
+/// Rewrites every `table[:T]` of `func` (positionRows) as the gather of
+/// arange(T) along its first axis: the same rows, and an arange the step
+/// starts at the cache offset (tx.position_offset).
+void positionRowsToGathers(func::FuncOp func) {
+  SmallVector<SliceOp> slices;
+  func.walk([&](SliceOp slice) {
+    if (positionRows(slice))
+      slices.push_back(slice);
+  });
+  OpBuilder builder(func.getContext());
+  for (SliceOp slice : slices) {
+    builder.setInsertionPoint(slice);
+    Value ids = builder.create<ArangeOp>(
+        slice.getLoc(),
+        getTensorType({*positionRows(slice)}, builder.getIntegerType(32)));
+    Value rows = builder.create<GatherOp>(slice.getLoc(), slice.getType(),
+                                          slice.getInput(), ids,
+                                          builder.getI64IntegerAttr(0));
+    slice.replaceAllUsesWith(rows);
+    slice.erase();
+  }
+}
+
 /// Whether `op` treats every position on its own (apart from attention and
 /// masks, which the callers check); sets `why` when it rules the entry out
 /// for a reason worth more than the op's name.
@@ -188,22 +228,28 @@ bool masksHard(AttentionOp attention, std::string &why) {
 FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
                                           std::string &why) {
   SmallVector<Attention> attentions;
-  SmallVector<ArangeOp> aranges;
+  SmallVector<Dim> positionDims;
   WalkResult result = decode.walk([&](Operation *op) {
     if (isa<func::FuncOp, func::ReturnOp>(op))
       return WalkResult::advance();
-    // Position ids (`wpe[arange(T)]`, learned positions): over the target
-    // length they become the absolute positions cache-T .. cache-1, as in
-    // lm_step (checked against the self-attention's length below).
+    // Position ids (`wpe[arange(T)]`, learned positions, or `wpe[:T]`):
+    // over the target length they become the absolute positions cache-T ..
+    // cache-1, as in lm_step (checked against the self-attention's length
+    // below).
     if (auto arange = dyn_cast<ArangeOp>(op)) {
       Shape shape = getShape(cast<RankedTensorType>(arange.getType()));
       if (shape.size() == 1 && shape[0].isSymbolic()) {
-        aranges.push_back(arange);
+        positionDims.push_back(shape[0]);
         return WalkResult::advance();
       }
       why = "an arange is not over the target length";
       return WalkResult::interrupt();
     }
+    if (auto slice = dyn_cast<SliceOp>(op))
+      if (std::optional<Dim> rows = positionRows(slice)) {
+        positionDims.push_back(*rows);
+        return WalkResult::advance();
+      }
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       bool rotaryValues = false;
       Attention a{attention, projection(attention.getKey(), a.rotaryKeys),
@@ -265,12 +311,12 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
     why = "it has no attention";
     return failure();
   }
-  for (ArangeOp arange : aranges)
+  for (const Dim &dim : positionDims)
     for (Attention &a : attentions)
       if (!a.cross &&
-          getShape(cast<RankedTensorType>(arange.getType()))[0] !=
-              getShape(cast<RankedTensorType>(a.key.getType()))[1]) {
-        why = "an arange is not over the target length";
+          dim != getShape(cast<RankedTensorType>(a.key.getType()))[1]) {
+        why = "an arange (or a table's first rows) is not over the target "
+              "length";
         return failure();
       }
   return attentions;
@@ -337,6 +383,7 @@ func::FuncOp buildStep(ModuleOp module, func::FuncOp decode,
   module.getBody()->getOperations().insertAfter(Block::iterator(decode),
                                                 step.getOperation());
   step->setAttr("tx.entry", StringAttr::get(module.getContext(), "decode_step"));
+  positionRowsToGathers(step);
   bool roles = decode->hasAttr(kRoleAttr);
   if (roles)
     step->setAttr(kRoleAttr,
@@ -532,8 +579,8 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
         }
       return WalkResult::advance();
     }
-    // Position ids: arange over the sequence length becomes the absolute
-    // positions cache-T .. cache-1.
+    // Position ids: arange over the sequence length (or a table's first
+    // rows, `wpe[:T]`) becomes the absolute positions cache-T .. cache-1.
     if (auto arange = dyn_cast<ArangeOp>(op)) {
       Shape shape = getShape(cast<RankedTensorType>(arange.getType()));
       if (shape.size() == 1 && shape[0] == positions)
@@ -541,6 +588,14 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
       why = "an arange is not over the sequence length";
       return WalkResult::interrupt();
     }
+    if (auto slice = dyn_cast<SliceOp>(op))
+      if (std::optional<Dim> rows = positionRows(slice)) {
+        if (*rows == positions)
+          return WalkResult::advance();
+        why = "a table's first rows ('tx.slice') are not over the sequence "
+              "length";
+        return WalkResult::interrupt();
+      }
     if (actsPerPosition(op, why))
       return WalkResult::advance();
     if (why.empty()) {
@@ -580,6 +635,7 @@ func::FuncOp buildLmStep(ModuleOp module, func::FuncOp logits,
                          unsigned tokensIndex, const Dim &cacheDim) {
   func::FuncOp step = logits.clone();
   step.setSymName("lm_step");
+  positionRowsToGathers(step);
   module.getBody()->getOperations().insertAfter(Block::iterator(logits),
                                                 step.getOperation());
   MLIRContext *context = module.getContext();
