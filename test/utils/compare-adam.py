@@ -34,6 +34,14 @@ relative to itself: gradients that agree within ~1e-6 of a tensor's
 largest give steps within ~1e-3 down to coordinates 1e-3 of it. Both kinds
 are counted on their own line.
 
+--spread OTHER names a second reference computed with other rounding (the
+same steps in float32, where REFERENCE is float64): each quantity's bound
+is then max(its rtol, --spread-factor (default 2) times OTHER's worst
+error against REFERENCE by the same measure). Adam's first steps magnify
+rounding (a step is m / sqrt(v), near +-lr where the gradient is small),
+so float32 arithmetic itself is ~1e-3 from float64 in `update` after a
+few steps (PyTorch's own float32 run: 1.12e-3 in lm-awkward-torch.test).
+
 --max-step is the most Adam can move a coordinate (beyond the rounding of
 the fp32 parameter), the sum of the steps' learning rates (times 1.001 from step 2 on, the bound of
 |m_hat| / sqrt(v_hat) at betas (0.9, 0.98)); no bound when left out.
@@ -63,6 +71,22 @@ def step_beyond_ulp(update, param):
                       np.spacing(np.abs(param).astype(np.float32)), 0.0)
 
 
+def quantity_errors(got, want):
+    """Per quantity, the error of `got` against `want` (dicts by quantity;
+    the update beyond one fp32 spacing of the reference parameter)."""
+    errors = {}
+    for q in QUANTITIES:
+        if q == "update":
+            ulp = np.spacing(np.abs(want["params"]).astype(np.float32))
+            excess = np.maximum(np.abs(got[q].astype(np.float64) -
+                                       want[q].astype(np.float64)) - ulp, 0.0)
+            errors[q] = float(excess.max()) / (
+                float(np.abs(want[q]).max()) or 1.0)
+        else:
+            errors[q] = rel_error(got[q], want[q])
+    return errors
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("actual")
@@ -77,6 +101,8 @@ def main():
     parser.add_argument("--max-step", type=float, default=None,
                         help="bound on |param - start| where the gradient is ~0")
     parser.add_argument("--groups", action="store_true")
+    parser.add_argument("--spread", default=None, metavar="OTHER")
+    parser.add_argument("--spread-factor", type=float, default=2.0)
     parser.add_argument("--loss-csv", default=None)
     parser.add_argument("--rtol-loss", type=float, default=1e-5)
     args = parser.parse_args()
@@ -89,6 +115,8 @@ def main():
     problems = [n + ": missing from " + args.actual
                 for n in reference if n not in actual]
     errors = {q: {} for q in QUANTITIES}
+    spread = {q: 0.0 for q in QUANTITIES}
+    other = read_safetensors(args.spread)[0] if args.spread else None
     zero_step, zero_m, zero_v, zeros = 0.0, 0.0, 0.0, []
     small_step, small_count, total = 0.0, 0, 0
     for name, w0 in start.items():
@@ -119,22 +147,28 @@ def main():
         for q in QUANTITIES:
             if not np.all(np.isfinite(got[q])):
                 problems.append("%s %s: non-finite values" % (name, q))
-                continue
+                got[q] = want[q]
             if q in ("params", "update"):
                 # The scale stays the whole tensor's.
                 got[q] = np.where(small, want[q], got[q])
-            if q == "update":
-                ulp = np.spacing(np.abs(want["params"]).astype(np.float32))
-                excess = np.maximum(np.abs(got[q].astype(np.float64) -
-                                           want[q].astype(np.float64)) - ulp,
-                                    0.0)
-                errors[q][name] = float(excess.max()) / (
-                    float(np.abs(want[q]).max()) or 1.0)
-            else:
-                errors[q][name] = rel_error(got[q], want[q])
-            if errors[q][name] > rtol[q]:
+        for q, err in quantity_errors(got, want).items():
+            errors[q][name] = err
+        if other is not None:
+            theirs = {"params": other[name], "update": other[name] - w0,
+                      "exp_avg": other[name + ".exp_avg"],
+                      "exp_avg_sq": other[name + ".exp_avg_sq"]}
+            for q in ("params", "update"):
+                theirs[q] = np.where(small, want[q], theirs[q])
+            for q, err in quantity_errors(theirs, want).items():
+                spread[q] = max(spread[q], err)
+
+    bound = {q: max(rtol[q], args.spread_factor * spread[q])
+             for q in QUANTITIES}
+    for q in QUANTITIES:
+        for name, err in errors[q].items():
+            if err > bound[q]:
                 problems.append("%s %s: max rel error %.2e exceeds %g" %
-                                (name, q, errors[q][name], rtol[q]))
+                                (name, q, err, bound[q]))
 
     step = meta.get("step", "?")
     for q in QUANTITIES:
@@ -146,8 +180,10 @@ def main():
             for group, err in sorted(groups.items(), key=lambda g: -g[1]):
                 print("  %s %s: max rel error %.2e" % (q, group, err))
         worst = max(errors[q], key=errors[q].get)
-        print("step %s %s: %d tensors, worst rel error %.2e (%s)" %
-              (step, q, len(errors[q]), errors[q][worst], worst))
+        note = (" (the reference's own spread %.2e, bound %.2e)" %
+                (spread[q], bound[q]) if other is not None else "")
+        print("step %s %s: %d tensors, worst rel error %.2e (%s)%s" %
+              (step, q, len(errors[q]), errors[q][worst], worst, note))
     if zeros:
         ok = (zero_m <= args.zero_atol and zero_v <= args.zero_atol ** 2 and
               (args.max_step is None or zero_step <= args.max_step))

@@ -5,7 +5,10 @@ smoothing). Reads the executable's weights (safetensors), ids and labels;
 writes in float64 the logits (logits.npy), the train entry's loss
 (loss.npy), its gradients by parameter name (grads.safetensors), and the
 parameters and Adam moments after 3 steps of torch.optim.Adam with the
-spec's optimizer (adam3.safetensors, named like a txc checkpoint)."""
+spec's optimizer (adam3.safetensors, named like a txc checkpoint).
+A fifth argument `float32` computes all of it in float32 instead: the
+spread of float32 arithmetic itself around the float64 results
+(compare-adam.py --spread)."""
 import os
 import sys
 
@@ -51,8 +54,9 @@ def loss_of(w, ids, labels):
 
 def main():
     weights_path, ids_path, labels_path, out_dir = sys.argv[1:5]
+    dtype = torch.float32 if sys.argv[5:6] == ["float32"] else torch.float64
     start = read_safetensors(weights_path)[0]
-    w = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True)
+    w = {k: torch.tensor(v, dtype=dtype, requires_grad=True)
          for k, v in start.items()}
     ids = torch.tensor(np.loadtxt(ids_path, dtype=np.int64, ndmin=2))
     labels = torch.tensor(np.loadtxt(labels_path, dtype=np.int64, ndmin=2))

@@ -18,3 +18,16 @@ for name, off in (("ref", 0.0), ("other", 1e-3), ("near", 1e-3), ("far", 1e-2)):
     np.save(os.path.join(out, name + ".npy"), x)
     write_safetensors(os.path.join(out, name + ".safetensors"),
                       {"w": x[:48].reshape(6, 8), "b": ref[:32].copy()})
+
+# Adam checkpoints (compare-adam.py): a start, a reference after a step of
+# -0.01 everywhere, a second reference whose step is 2e-3 off at one
+# coordinate, and results 2e-3 and 2e-2 off there.
+start = np.ones(8, dtype=np.float32)
+write_safetensors(os.path.join(out, "adam-start.safetensors"), {"w": start})
+for name, off in (("ref", 0.0), ("other", 2e-3), ("near", 2e-3), ("far", 2e-2)):
+    w = (start - 0.01).astype(np.float64)
+    w[3] -= 0.01 * off
+    write_safetensors(os.path.join(out, "adam-" + name + ".safetensors"),
+                      {"w": w.astype(np.float32),
+                       "w.exp_avg": np.full(8, 0.5, np.float32),
+                       "w.exp_avg_sq": np.full(8, 0.25, np.float32)})
