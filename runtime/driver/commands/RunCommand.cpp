@@ -77,6 +77,13 @@ void checkRunOutputs(const EntryInfo &entry, const RunOptions &options,
   std::vector<NamedPath> outputs, inputs;
   for (const TensorSig &sig : entry.outputs)
     outputs.push_back({outputPath(options, sig), "output '" + sig.name + "'"});
+  // A cache written back may replace the file it was read from (the next
+  // step's input): the entry has read it by then.
+  for (size_t i = 0; i < entry.inputs.size(); ++i)
+    if (entry.inputs[i].role == "cache" &&
+        !sameFile(outputPath(options, entry.inputs[i]), sources[i].path))
+      outputs.push_back({outputPath(options, entry.inputs[i]),
+                         "cache '" + entry.inputs[i].name + "'"});
   if (options.saveGradsPath)
     outputs.push_back({*options.saveGradsPath, "--save-grads", true});
   if (options.savePath)
@@ -545,6 +552,17 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     out << entry->outputs[i].name << ": " << dtypeName(outputs[i].dtype)
         << formatShape(outputs[i].shape) << " -> " << path << "\n";
   }
+  // Caches are inputs the entry writes in place (decode_step, lm_step: the
+  // new positions' keys and values): written out too, so that a step's
+  // caches are the next call's inputs.
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (entry->inputs[i].role == "cache") {
+      std::string path = outputPath(options, entry->inputs[i]);
+      writeNpy(path, inputs[i]);
+      out << entry->inputs[i].name << ": " << dtypeName(inputs[i].dtype)
+          << formatShape(inputs[i].shape) << " -> " << path
+          << " (the cache, updated)\n";
+    }
   if (options.saveGradsPath) {
     params.saveGradients(*options.saveGradsPath,
                          {{"format", "txc-gradients"},
