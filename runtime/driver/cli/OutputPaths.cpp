@@ -74,8 +74,12 @@ void throwProblems(const std::vector<std::string> &problems) {
 void checkWritableDirectories(const std::vector<NamedPath> &outputs) {
   std::vector<std::string> directories, problems;
   for (const NamedPath &output : outputs) {
+    // A symlink is written through (FileIO.h): the temporary file is made
+    // beside its target, whose directory is the one to probe (a dangling
+    // link into a missing directory failed after the whole run).
+    const std::string target = followSymlinks(output.path);
     std::string directory =
-        std::filesystem::path(output.path).parent_path().string();
+        std::filesystem::path(target).parent_path().string();
     if (directory.empty())
       directory = ".";
     if (std::find(directories.begin(), directories.end(), directory) !=
@@ -83,8 +87,17 @@ void checkWritableDirectories(const std::vector<NamedPath> &outputs) {
       continue;
     directories.push_back(directory);
     struct stat info;
-    if (::stat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
-      continue; // checkOutputPaths names it
+    if (::stat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+      if (target != output.path)
+        problems.push_back(describe(output) +
+                           " cannot be written: it is a "
+                           "symbolic link to '" +
+                           target + "', and '" + directory + "' " +
+                           (::stat(directory.c_str(), &info) == 0
+                                ? "is not a directory"
+                                : "does not exist"));
+      continue; // else checkOutputPaths names it
+    }
     std::string probe = directory + "/.txc-write-probe.XXXXXX";
     int fd = ::mkstemp(probe.data());
     if (fd < 0) {

@@ -126,6 +126,29 @@ void checkParentDirectory(const std::string &path, const std::string &what) {
                    (exists ? "' is not a directory" : "' does not exist"));
 }
 
+std::string quotedForMessage(const std::string &name) {
+  std::string shown = "'";
+  size_t taken = 0;
+  for (unsigned char c : name) {
+    if (taken++ == 80) {
+      shown += "...";
+      break;
+    }
+    if (c == '\n')
+      shown += "\\n";
+    else if (c == '\t')
+      shown += "\\t";
+    else if (c < 0x20 || c == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "\\x%02x", c);
+      shown += hex;
+    } else {
+      shown += char(c);
+    }
+  }
+  return shown + "'";
+}
+
 namespace {
 
 /// `path`, then each file its last component's symlinks lead to, in turn

@@ -46,6 +46,10 @@ inline bool endsWith(const std::string &text, const std::string &suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+/// `text` quoted for a message, its control characters escaped (\n, \t,
+/// \x1b, \x00: a NUL cut the message short) and cut after 80 bytes.
+std::string quotedForMessage(const std::string &text);
+
 /// `path` with the symlinks of its last component followed (a chain, to
 /// a file that may not exist yet); `path` itself when it is no symlink.
 std::string followSymlinks(const std::string &path);

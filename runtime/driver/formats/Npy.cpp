@@ -177,8 +177,8 @@ constexpr DescrRow kDescrs[] = {
 
 DType parseDescr(const std::string &descr, const std::string &path) {
   auto unsupported = [&](const std::string &why) {
-    return InputError("'" + path + "': unsupported .npy dtype '" + descr + "'" +
-                      why);
+    return InputError("'" + path + "': unsupported .npy dtype " +
+                      quotedForMessage(descr) + why);
   };
   if (descr.size() < 2)
     throw unsupported("");

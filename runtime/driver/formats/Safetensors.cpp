@@ -134,31 +134,6 @@ std::string unprintableName(const std::string &name) {
   return "";
 }
 
-/// `name` quoted with its control characters escaped (\n, \x1b) and cut
-/// after 80 bytes.
-std::string shownName(const std::string &name) {
-  std::string shown = "'";
-  size_t taken = 0;
-  for (unsigned char c : name) {
-    if (taken++ == 80) {
-      shown += "...";
-      break;
-    }
-    if (c == '\n')
-      shown += "\\n";
-    else if (c == '\t')
-      shown += "\\t";
-    else if (c < 0x20 || c == 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof(hex), "\\x%02x", c);
-      shown += hex;
-    } else {
-      shown += char(c);
-    }
-  }
-  return shown + "'";
-}
-
 } // namespace
 
 SafetensorsReader::SafetensorsReader(const std::string &path)
@@ -183,7 +158,8 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
                headerBytes > file_->size() - 8))
     throw InputError(
         "'" + path + "' is not a safetensors file: it begins with text (" +
-        shownName(std::string(reinterpret_cast<const char *>(lengthBytes), 8)) +
+        quotedForMessage(
+            std::string(reinterpret_cast<const char *>(lengthBytes), 8)) +
         "), where a safetensors file has an 8-byte header length; give the "
         "checkpoint (.safetensors) train --save or export wrote");
   // What PyTorch users give first: torch.save's zip or pickle file, or a
@@ -262,7 +238,7 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
     // terminal) or a 100 kB name made the message unreadable. No
     // parameter's name has either.
     if (std::string why = unprintableName(name); !why.empty())
-      throw corrupt("a tensor name " + why + ": " + shownName(name) +
+      throw corrupt("a tensor name " + why + ": " + quotedForMessage(name) +
                     " (parameter names are printable and at most " +
                     std::to_string(kMaxTensorNameBytes) + " bytes)");
     const std::string &tensorName = name; // lambdas cannot capture bindings

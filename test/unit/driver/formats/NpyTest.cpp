@@ -90,6 +90,12 @@ TEST(NpyTest, RejectsMalformedFiles) {
        withHeader("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }") +
            std::string(8, '\0'),
        "unsupported .npy dtype '<c8'"},
+      // A NUL in the descr ended the message there (what() is a C string).
+      {"nul.npy",
+       withHeader(std::string("{'descr': '<i4") + '\0' +
+                  "', 'fortran_order': False, 'shape': (1,), }") +
+           std::string(4, '\0'),
+       "unsupported .npy dtype '<i4\\x00' (supported:"},
       {"structured.npy",
        withHeader("{'descr': [('a', '<f4')], 'fortran_order': False, "
                   "'shape': (1,), }") +
