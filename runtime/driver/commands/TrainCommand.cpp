@@ -65,18 +65,30 @@ const EntryInfo &trainEntry(const ModelInfo &model) {
 /// batch) when `requested` is another number.
 int64_t constantBatchRows(const std::optional<int64_t> &requested,
                           const LengthBound &bound, int ranks,
-                          const std::string &what, bool resumed = false) {
+                          const std::string &what,
+                          int64_t resumedUpdateFreq = 0) {
   const int64_t rows = bound.bound * ranks;
-  if (requested && *requested != rows)
-    throw InputError(
-        what + ": the model's batch is " + bound.describe() +
-        (ranks > 1 ? ", " + std::to_string(rows) + " rows over " +
-                         std::to_string(ranks) + " ranks"
-                   : std::string()) +
-        "; give --batch " + std::to_string(rows) +
-        (resumed ? " to resume with it"
-                 : " or leave it out (--update-freq K makes an update of K "
-                   "batches)"));
+  if (requested && *requested != rows) {
+    std::string how = " or leave it out (--update-freq K makes an update of "
+                      "K batches)";
+    if (resumedUpdateFreq > 0) {
+      // The same updates in batches of `rows` where they divide: a 2-rank
+      // run resumed on one process.
+      how = " to resume with it";
+      if (*requested % rows == 0)
+        how = " --update-freq " +
+              std::to_string(*requested / rows * resumedUpdateFreq) +
+              " to continue it with the same " +
+              std::to_string(*requested * resumedUpdateFreq) +
+              " examples an update (--batch " + std::to_string(rows) +
+              " alone makes its updates smaller)";
+    }
+    throw InputError(what + ": the model's batch is " + bound.describe() +
+                     (ranks > 1 ? ", " + std::to_string(rows) + " rows over " +
+                                      std::to_string(ranks) + " ranks"
+                                : std::string()) +
+                     "; give --batch " + std::to_string(rows) + how);
+  }
   return rows;
 }
 
@@ -114,7 +126,7 @@ int64_t resumedBatchSize(int64_t saved, int64_t savedUpdateFreq,
                              "the checkpoint's batch size " +
                                  std::to_string(saved) +
                                  ", which a resumed run keeps",
-                             /*resumed=*/true);
+                             std::max<int64_t>(savedUpdateFreq, 1));
   if ((saved + ranks - 1) / ranks <= bound.bound)
     return saved;
   // The same updates in smaller batches: --batch saved/k --update-freq
@@ -833,8 +845,22 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                               std::to_string(minFreq) + ", --tokenizer " +
                               options.tokenizer + ")");
   // The gradients' allreduce buckets and their overlap (libtxrt reads
-  // them): ranks that cut the buckets otherwise called mismatched
-  // collectives and crashed inside MPI, with no error of ours.
+  // them; a value it cannot read was ignored without a word).
+  if (const char *value = std::getenv("TXRT_BUCKET_MB")) {
+    char *end = nullptr;
+    const double megabytes = std::strtod(value, &end);
+    if (end == value || *end != '\0' || !(megabytes > 0) || megabytes > 65536)
+      throw InputError(std::string("TXRT_BUCKET_MB='") + value +
+                       "' is not a size in megabytes in (0, 65536] (the "
+                       "gradients' allreduce buckets; default 8)");
+  }
+  if (const char *value = std::getenv("TXRT_ALLREDUCE_OVERLAP");
+      value && std::string(value) != "0" && std::string(value) != "1")
+    throw InputError(std::string("TXRT_ALLREDUCE_OVERLAP='") + value +
+                     "' is not 0 or 1 (1, the default, overlaps the "
+                     "gradients' allreduce with the backward)");
+  // Ranks that cut the buckets otherwise called mismatched collectives and
+  // crashed inside MPI, with no error of ours.
   if (ranks.parallel())
     for (const char *name : {"TXRT_BUCKET_MB", "TXRT_ALLREDUCE_OVERLAP"}) {
       const char *value = std::getenv(name);
