@@ -431,6 +431,13 @@ Result Evaluator::evalCall(const CallExpr &e) {
   const std::string &name = e.callee;
   if (std::find(builtins.begin(), builtins.end(), name) == builtins.end()) {
     std::string match = closestMatch(name, builtins);
+    // A schedule is the optimizer's lr itself, not a number to compute with.
+    if (name == "noam")
+      return fail(e.getLoc(),
+                  "'noam' is a learning-rate schedule, not a function of "
+                  "constant expressions",
+                  "give it as the lr itself, scaled by its own argument: "
+                  "`lr = noam(d_model, warmup = 4000, factor = 2.0)`");
     return fail(e.getLoc(),
                 "unknown function '" + name + "' in a constant expression",
                 match.empty() ? "constant expressions may call sqrt, exp, "

@@ -385,10 +385,11 @@ Val genArange(MLIRGenImpl &gen, const ast::CallExpr &call,
     if (positional.size() == 2) {
       gen.getDiags().error(positional[0]->loc,
                            "arange up to the dim " +
-                               dim->symbol.getValue().str() +
-                               " starts at 0",
+                               dim->symbol.getValue().str() + " starts at 0",
                            "its length would be a dim minus a number, which "
-                           "is not a dim; add to the ids instead");
+                           "is not a dim; shift the table instead "
+                           "(`w[1:][arange(T)]`, or `w[1:][:T]`), or the "
+                           "values (`float(arange(T)) + 1.0`)");
       return {};
     }
     if (!gen.checkDimIsBound(endArg.loc, *dim, "arange(" +

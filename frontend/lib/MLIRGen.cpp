@@ -612,8 +612,10 @@ void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
   if (!lo || !hi)
     return;
   if (lo->kind != ConstValue::Kind::Int || hi->kind != ConstValue::Kind::Int) {
-    diags.error(loop->getLoc(), "loop bounds must be integers, got " +
-                                    lo->str() + ".." + hi->str());
+    diags.error(loop->getLoc(),
+                "loop bounds must be integers, got " + lo->str() + ".." +
+                    hi->str(),
+                "`/` divides to a float; `//` keeps an integer (`n // 2`)");
     return;
   }
   constexpr int64_t kMaxIterations = 4096;

@@ -152,17 +152,46 @@ public:
 private:
   /// An entry input nothing reads still has to be given at every call
   /// (`run --input`, a training batch): most likely a leftover or a typo.
+  /// Not one that alone gives a dim the entry uses its size (`arange(T)`,
+  /// `wpe[:T]` read T from it): removing it, as the warning said, made the
+  /// spec an error.
   void warnUnreadInputs(const Entry &entry) {
-    for (unsigned i = 0; i < entry.func.getNumArguments() &&
-                         i < entry.decl->params.size();
-         ++i)
-      if (entry.func.getArgument(i).use_empty())
+    auto symbolsOf = [](Type type, std::set<std::string> &names) {
+      if (auto tensor = llvm::dyn_cast<RankedTensorType>(type))
+        for (const Dim &dim : getShape(tensor))
+          if (dim.isSymbolic())
+            names.insert(dim.symbol.getValue().str());
+    };
+    auto symbols = [&](Value arg) {
+      std::set<std::string> names;
+      symbolsOf(arg.getType(), names);
+      return names;
+    };
+    std::set<std::string> used; // dims of the values the entry computes
+    entry.func.walk([&](Operation *op) {
+      for (Type type : op->getResultTypes())
+        symbolsOf(type, used);
+    });
+    for (unsigned i = 0;
+         i < entry.func.getNumArguments() && i < entry.decl->params.size();
+         ++i) {
+      if (!entry.func.getArgument(i).use_empty())
+        continue;
+      std::set<std::string> only = symbols(entry.func.getArgument(i));
+      for (unsigned j = 0; j < entry.func.getNumArguments(); ++j)
+        if (j != i)
+          for (const std::string &name : symbols(entry.func.getArgument(j)))
+            only.erase(name);
+      if (llvm::none_of(only, [&](const std::string &name) {
+            return used.count(name) != 0;
+          }))
         diags.warning(entry.decl->params[i].loc,
                       "input '" + entry.decl->params[i].name +
                           "' of entry '" + entry.decl->name +
                           "' is never read",
                       "remove it: every call of the entry must still "
                       "give it");
+    }
   }
 
   /// Checks the `@role`s written on `entry`'s parameters and records them.

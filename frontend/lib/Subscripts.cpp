@@ -307,8 +307,10 @@ Val MLIRGenImpl::indexTensor(SourceLoc loc, Value x,
       if (tensorIndex) {
         diags.error(d.loc, "a subscript takes at most one tensor index",
                     "PyTorch's `x[i, j]` pairs the ids of i and j; here, "
-                    "index the flattened axes: `reshape(x, n0 * n1, ...)[i * "
-                    "n1 + j]` (`x[i][:, j]` would take every pair)");
+                    "gather the rows and pick each one's column with a "
+                    "one-hot mask (ids are compared, not computed with): "
+                    "`reduce_sum(x[i] * float(j[:, None] == arange(n1)[None, "
+                    ":]), -1)` (`x[i][:, j]` would take every pair)");
         return {};
       }
       tensorIndex = &d;

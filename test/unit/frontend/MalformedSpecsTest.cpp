@@ -257,6 +257,12 @@ const MalformedSpec kSpecs[] = {
      "cannot compare a bool with a number"},
     {"UnknownFunction", "config a = sqr(4)\n", 1, 12,
      "unknown function 'sqr' in a constant expression", "did you mean 'sqrt'?"},
+    // `2.0 * noam(...)` said only "unknown function 'noam'".
+    {"ScheduleInConstant", "config a = 2.0 * noam(8, warmup = 10)\n", 1, 18,
+     "'noam' is a learning-rate schedule, not a function of constant "
+     "expressions",
+     "give it as the lr itself, scaled by its own argument: `lr = "
+     "noam(d_model, warmup = 4000, factor = 2.0)`"},
     {"WrongArgumentCount", "config a = min(1)\n", 1, 12,
      "'min' takes at least 2 arguments, got 1"},
     {"KeywordArgumentToBuiltin", "config a = sqrt(x = 1)\n", 1, 17,
