@@ -856,6 +856,16 @@ std::optional<ConstValue> MLIRGenImpl::evalConst(const ast::Expr &expr) {
     return env.lookup(name);
   };
   UnknownNameHint hintFor = [&](const std::string &name) -> std::string {
+    if (!frames.empty()) {
+      auto shapeVar = frames.back().symbolicShapeVars.find(name);
+      if (shapeVar != frames.back().symbolicShapeVars.end())
+        return "'" + name +
+               "' is a shape variable of this def, bound to the "
+               "dim " +
+               shapeVar->second +
+               " at this call: its size is known "
+               "only at run time (bound to a number, it would be that number)";
+    }
     if (dims.count(name) || env.findDim(name))
       return "'" + name +
              "' is a dim: its size is known only at run time, so it has no "
@@ -934,6 +944,16 @@ Val MLIRGenImpl::genName(const ast::NameExpr &expr) {
     auto it = frames.back().vars.find(expr.name);
     if (it != frames.back().vars.end())
       return it->second; // invalid after an earlier error: no cascade
+    auto shapeVar = frames.back().symbolicShapeVars.find(expr.name);
+    if (shapeVar != frames.back().symbolicShapeVars.end()) {
+      diags.error(expr.getLoc(),
+                  "shape variable '" + expr.name + "' is bound to the dim " +
+                      shapeVar->second +
+                      " at this call and has no value at compile time",
+                  "a shape variable bound to a size is that number; "
+                  "dimensions may appear in types and reshapes only");
+      return {};
+    }
   }
   if (dims.count(expr.name)) {
     diags.error(expr.getLoc(),
@@ -1538,6 +1558,15 @@ Val MLIRGenImpl::genDefCall(const ast::DefDecl &def,
     return {};
 
   frames.push_back({});
+  // A shape variable bound to a size is that number in the body
+  // (`def block(x: [B, k]) { ... linear(x, 4 * k) ... }`); one bound to a
+  // dim has no value (evalConst's hint says which dim).
+  for (const auto &[name, dim] : bindings) {
+    if (!dim.isSymbolic() && dim.size >= 0)
+      frames.back().vars[name] = Val::of(ConstValue::ofInt(dim.size));
+    else if (dim.isSymbolic())
+      frames.back().symbolicShapeVars[name] = dim.symbol.getValue().str();
+  }
   for (size_t i = 0; i < def.params.size(); ++i)
     frames.back().vars[def.params[i].name] = values[i];
   if (!path->empty())

@@ -230,6 +230,9 @@ public:
 private:
   struct Frame {
     std::map<std::string, Val> vars;
+    /// A def's shape variables bound to a symbolic dim (name -> the dim):
+    /// they have no value, which an error about them says.
+    std::map<std::string, std::string> symbolicShapeVars;
   };
 
   /// Counts the ops the builder creates (for kMaxGeneratedOps).
