@@ -110,16 +110,22 @@ int evalLanguageModel(const ModelInfo &model, const txc_entry_fn *entryTable,
   runner.reserveArena(logits);
   SafetensorsReader checkpoint(options.loadPath);
   // The blocks the model was trained on (a learned position past them was
-  // never trained), unless --block says otherwise.
+  // never trained), unless --block says otherwise; this executable's bound
+  // where it takes no such block (compiled for shorter texts).
   std::optional<int64_t> block = options.block;
-  std::string what = "--block " + std::to_string(block.value_or(0));
-  if (!block && recordedBlock(checkpoint)) {
-    block = recordedBlock(checkpoint);
-    what = "the checkpoint's --block " + std::to_string(*block) + " ('" +
-           options.loadPath + "')";
+  if (const int64_t trained = recordedBlock(checkpoint); !block && trained) {
+    if (trained <= length.bound &&
+        (!length.constant || trained == length.bound))
+      block = trained;
+    else
+      err << "note: '" << options.loadPath << "' was trained on blocks of "
+          << trained << " tokens; this executable takes " << length.describe()
+          << ": scoring blocks of " << length.bound
+          << " (--block N for others)\n";
   }
   const int64_t blockLength =
-      textBlockLength(logits, tokens, length, block, what);
+      textBlockLength(logits, tokens, length, block,
+                      "--block " + std::to_string(block.value_or(0)));
   Tokenizer tokenizer =
       loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
   loadWeightsForInference(checkpoint, model, runner.params().write(),
