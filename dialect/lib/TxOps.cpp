@@ -312,7 +312,9 @@ LogicalResult MaskedFillOp::inferReturnTypes(MLIRContext *,
     return fail(loc, "mask does not broadcast to the input: " + why);
   if (result != input)
     return fail(loc, "mask " + formatShape(mask) + " would grow the input " +
-                         formatShape(input) + " to " + formatShape(result));
+                         formatShape(input) + " to " + formatShape(result) +
+                         " (masked_fill keeps the input's shape; `where(mask, "
+                         "value, x)` broadcasts both)");
   types.push_back(inputType);
   return success();
 }

@@ -141,7 +141,7 @@ func.func @masked_fill_broadcast(%x: tensor<4x8xf32>, %m: tensor<3xi1>) {
 // -----
 
 func.func @masked_fill_grow(%x: tensor<8xf32>, %m: tensor<4x8xi1>) {
-  // expected-error @+2 {{mask [4, 8] would grow the input [8] to [4, 8]}}
+  // expected-error @+2 {{mask [4, 8] would grow the input [8] to [4, 8] (masked_fill keeps the input's shape; `where(mask, value, x)` broadcasts both)}}
   // expected-error @+1 {{failed to infer returned types}}
   %0 = tx.masked_fill %x, %m {value = 0.0 : f32} : (tensor<8xf32>, tensor<4x8xi1>) -> tensor<8xf32>
   return
