@@ -800,7 +800,9 @@ void printSummary(ModuleOp module, llvm::raw_ostream &os) {
       else if (auto i = dyn_cast<IntegerAttr>(attr.getValue()))
         os << i.getInt();
       else if (auto f = dyn_cast<FloatAttr>(attr.getValue()))
-        os << llvm::format("%g", f.getValueAsDouble());
+        // As the spec writes it: `16.0` (a float), every digit that reads
+        // back (%g gave `16` and `1.23457e+08`).
+        os << txc::ast::formatNumber(f.getValueAsDouble(), false);
     }
     os << "\n";
   }
