@@ -237,6 +237,24 @@ run() {
   local summary="$out/summary.txt" failed=0
   : >"$summary"
   note() { echo "$*" | tee -a "$summary"; }
+  # check_script SECONDS LOG PASS FAIL SCRIPT ARGS...: one comparison script
+  # within its share of the budget, its log printed and kept as LOG.txt,
+  # one PASS or FAIL line in the summary.
+  check_script() {
+    local seconds=$1 log=$2 pass=$3 fail=$4 status
+    shift 4
+    set +e
+    timeout "$(budget "$seconds")" "$@" >"$out/$log.txt" 2>&1
+    status=$?
+    set -e
+    cat "$out/$log.txt"
+    if ((status == 0)); then
+      note "PASS $pass"
+    else
+      note "FAIL $fail (exit $status): see $log.txt"
+      failed=1
+    fi
+  }
 
   nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || true
   head -20 "$out/nvidia-smi.txt"
@@ -333,43 +351,19 @@ run() {
     note "FAIL --target=cuda executable (exit $status): see cuda-translate.txt"
     failed=1
   fi
-  set +e
-  timeout "$(budget 120)" "$ROOT/test/GPU/Inputs/base-vs-cpu.sh" \
-    "$PACK/bin/base-cpu-8x64" "$PACK/bin/base-cuda-8x64" "$PACK/base-vs-cpu" \
-    >"$out/base-vs-cpu.txt" 2>&1
-  status=$?
-  set -e
-  cat "$out/base-vs-cpu.txt"
-  if ((status == 0)); then
-    note "PASS base.tx on the GPU vs the CPU: forward, gradients, 20 Adam steps"
-  else
-    note "FAIL base.tx on the GPU vs the CPU (exit $status): see base-vs-cpu.txt"
-    failed=1
-  fi
-  set +e
-  timeout "$(budget 60)" "$ROOT/test/GPU/Inputs/examples-vs-cpu.sh" \
-    "$PACK/bin" "$PACK/examples-vs-cpu" >"$out/examples-vs-cpu.txt" 2>&1
-  status=$?
-  set -e
-  cat "$out/examples-vs-cpu.txt"
-  if ((status == 0)); then
-    note "PASS llama, gpt, bert on the GPU vs the CPU: forward, gradients, 10 Adam steps"
-  else
-    note "FAIL llama, gpt, bert on the GPU vs the CPU (exit $status): see examples-vs-cpu.txt"
-    failed=1
-  fi
-  set +e
-  timeout "$(budget 30)" "$ROOT/test/GPU/Inputs/glue-vs-cpu.sh" \
-    "$PACK/bin" "$PACK/glue-vs-cpu" >"$out/glue-vs-cpu.txt" 2>&1
-  status=$?
-  set -e
-  cat "$out/glue-vs-cpu.txt"
-  if ((status == 0)); then
-    note "PASS glue ending in scalars and the math builtins' edges on the GPU (vs the CPU, vs PyTorch)"
-  else
-    note "FAIL glue on the GPU (exit $status): see glue-vs-cpu.txt"
-    failed=1
-  fi
+  check_script 120 base-vs-cpu \
+    "base.tx on the GPU vs the CPU: forward, gradients, 20 Adam steps" \
+    "base.tx on the GPU vs the CPU" \
+    "$ROOT/test/GPU/Inputs/base-vs-cpu.sh" "$PACK/bin/base-cpu-8x64" \
+    "$PACK/bin/base-cuda-8x64" "$PACK/base-vs-cpu"
+  check_script 60 examples-vs-cpu \
+    "llama, gpt, bert on the GPU vs the CPU: forward, gradients, 10 Adam steps" \
+    "llama, gpt, bert on the GPU vs the CPU" \
+    "$ROOT/test/GPU/Inputs/examples-vs-cpu.sh" "$PACK/bin" "$PACK/examples-vs-cpu"
+  check_script 30 glue-vs-cpu \
+    "glue ending in scalars and the math builtins' edges on the GPU (vs the CPU, vs PyTorch)" \
+    "glue on the GPU" \
+    "$ROOT/test/GPU/Inputs/glue-vs-cpu.sh" "$PACK/bin" "$PACK/glue-vs-cpu"
   local tool
   for tool in memcheck racecheck; do
     if ! command -v compute-sanitizer >/dev/null; then
