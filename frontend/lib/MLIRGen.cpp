@@ -860,11 +860,9 @@ std::optional<ConstValue> MLIRGenImpl::evalConst(const ast::Expr &expr) {
       auto shapeVar = frames.back().symbolicShapeVars.find(name);
       if (shapeVar != frames.back().symbolicShapeVars.end())
         return "'" + name +
-               "' is a shape variable of this def, bound to the "
-               "dim " +
-               shapeVar->second +
-               " at this call: its size is known "
-               "only at run time (bound to a number, it would be that number)";
+               "' is a shape variable of this def, bound to the dim " +
+               shapeVar->second + " at this call: its size is known only at " +
+               "run time (bound to a number, it would be that number)";
     }
     if (dims.count(name) || env.findDim(name))
       return "'" + name +

@@ -162,28 +162,25 @@ private:
           if (dim.isSymbolic())
             names.insert(dim.symbol.getValue().str());
     };
-    auto symbols = [&](Value arg) {
-      std::set<std::string> names;
-      symbolsOf(arg.getType(), names);
-      return names;
-    };
     std::set<std::string> used; // dims of the values the entry computes
     entry.func.walk([&](Operation *op) {
       for (Type type : op->getResultTypes())
         symbolsOf(type, used);
     });
+    std::vector<std::set<std::string>> inputDims;
+    std::map<std::string, int> inputsWith; // dim -> the inputs that have it
+    for (BlockArgument arg : entry.func.getArguments()) {
+      symbolsOf(arg.getType(), inputDims.emplace_back());
+      for (const std::string &name : inputDims.back())
+        ++inputsWith[name];
+    }
     for (unsigned i = 0;
          i < entry.func.getNumArguments() && i < entry.decl->params.size();
          ++i) {
       if (!entry.func.getArgument(i).use_empty())
         continue;
-      std::set<std::string> only = symbols(entry.func.getArgument(i));
-      for (unsigned j = 0; j < entry.func.getNumArguments(); ++j)
-        if (j != i)
-          for (const std::string &name : symbols(entry.func.getArgument(j)))
-            only.erase(name);
-      if (llvm::none_of(only, [&](const std::string &name) {
-            return used.count(name) != 0;
+      if (llvm::none_of(inputDims[i], [&](const std::string &name) {
+            return inputsWith[name] == 1 && used.count(name) != 0;
           }))
         diags.warning(entry.decl->params[i].loc,
                       "input '" + entry.decl->params[i].name +

@@ -119,17 +119,16 @@ std::optional<Dim> positionRows(SliceOp slice) {
 /// arange(T) along its first axis: the same rows, and an arange the step
 /// starts at the cache offset (tx.position_offset).
 void positionRowsToGathers(func::FuncOp func) {
-  SmallVector<SliceOp> slices;
+  SmallVector<std::pair<SliceOp, Dim>> slices;
   func.walk([&](SliceOp slice) {
-    if (positionRows(slice))
-      slices.push_back(slice);
+    if (std::optional<Dim> rows = positionRows(slice))
+      slices.push_back({slice, *rows});
   });
   OpBuilder builder(func.getContext());
-  for (SliceOp slice : slices) {
+  for (auto [slice, length] : slices) {
     builder.setInsertionPoint(slice);
     Value ids = builder.create<ArangeOp>(
-        slice.getLoc(),
-        getTensorType({*positionRows(slice)}, builder.getIntegerType(32)));
+        slice.getLoc(), getTensorType({length}, builder.getIntegerType(32)));
     Value rows = builder.create<GatherOp>(slice.getLoc(), slice.getType(),
                                           slice.getInput(), ids,
                                           builder.getI64IntegerAttr(0));

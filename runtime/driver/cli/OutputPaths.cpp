@@ -87,15 +87,13 @@ void checkWritableDirectories(const std::vector<NamedPath> &outputs) {
       continue;
     directories.push_back(directory);
     struct stat info;
-    if (::stat(directory.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    const bool exists = ::stat(directory.c_str(), &info) == 0;
+    if (!exists || !S_ISDIR(info.st_mode)) {
       if (target != output.path)
         problems.push_back(describe(output) +
-                           " cannot be written: it is a "
-                           "symbolic link to '" +
+                           " cannot be written: it is a symbolic link to '" +
                            target + "', and '" + directory + "' " +
-                           (::stat(directory.c_str(), &info) == 0
-                                ? "is not a directory"
-                                : "does not exist"));
+                           (exists ? "is not a directory" : "does not exist"));
       continue; // else checkOutputPaths names it
     }
     std::string probe = directory + "/.txc-write-probe.XXXXXX";
