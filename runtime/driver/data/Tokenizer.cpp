@@ -156,10 +156,7 @@ std::string textProblem(std::string_view line, bool firstLine,
   };
   for (const Magic &magic :
        {Magic{std::string_view("\x1F\x8B", 2), "gzip", "gunzip"},
-        Magic{std::string_view("\xFD"
-                               "7zXZ\0",
-                               6),
-              "xz", "unxz"},
+        Magic{std::string_view("\xFD\x37zXZ\0", 6), "xz", "unxz"},
         Magic{std::string_view("\x28\xB5\x2F\xFD", 4), "zstd", "unzstd"},
         Magic{std::string_view("BZh", 3), "bzip2", "bunzip2"},
         Magic{std::string_view("PK\x03\x04", 4), "zip", "unzip"}})

@@ -331,14 +331,10 @@ void SafetensorsReader::attachChecksums(
       uint64_t recorded = std::stoull(digits, nullptr, 16);
       uint64_t actual = metadataHash(metadata_);
       if (actual != recorded)
-        throw InputError(
-            "'" + path() + "' is damaged: its __metadata__ (the tokenizer, "
-            "labels, training position and config stored with the "
-            "tensors) does not match the checksum written with it "
-            "(recorded " + hashHex(recorded) + ", read " + hashHex(actual) +
-            "): the file changed after it was saved. Use another copy; if "
-            "you edited it on purpose, remove '" + kSafetensorsChecksumsKey +
-            "' from its __metadata__");
+        throw changed("its __metadata__ (the tokenizer, labels, training "
+                      "position and config stored with the tensors) does "
+                      "not match the checksum written with it (recorded " +
+                      hashHex(recorded) + ", read " + hashHex(actual) + ")");
       continue;
     }
     bool found = false;
