@@ -11,19 +11,29 @@
 
 namespace txrt {
 
+// A value that cannot be read is an error when the context is created (it
+// was ignored without a word: the default taken), as TXRT_NUM_THREADS's is.
 int64_t BucketPlan::floatsFromEnvironment() {
   double megabytes = 8.0;
   if (const char *env = std::getenv("TXRT_BUCKET_MB")) {
     char *end = nullptr;
-    double value = std::strtod(env, &end);
-    if (end != env && *end == '\0' && value > 0)
-      megabytes = value;
+    megabytes = std::strtod(env, &end);
+    if (end == env || *end != '\0' || !(megabytes > 0) || megabytes > 65536)
+      throw Error(TXRT_ERROR_INVALID_ARGUMENT,
+                  std::string("TXRT_BUCKET_MB='") + env +
+                      "' is not a size in megabytes in (0, 65536] (the "
+                      "gradients' allreduce buckets; default 8)");
   }
   return std::max<int64_t>(1, int64_t(megabytes * (1 << 20) / sizeof(float)));
 }
 
 bool allreduceOverlapFromEnvironment() {
   const char *env = std::getenv("TXRT_ALLREDUCE_OVERLAP");
+  if (env && std::string(env) != "0" && std::string(env) != "1")
+    throw Error(TXRT_ERROR_INVALID_ARGUMENT,
+                std::string("TXRT_ALLREDUCE_OVERLAP='") + env +
+                    "' is not 0 or 1 (1, the default, overlaps the "
+                    "gradients' allreduce with the backward)");
   return !env || std::string(env) != "0";
 }
 

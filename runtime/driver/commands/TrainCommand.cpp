@@ -845,21 +845,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                               std::to_string(minFreq) + ", --tokenizer " +
                               options.tokenizer + ")");
   // The gradients' allreduce buckets and their overlap (libtxrt reads
-  // them; a value it cannot read was ignored without a word).
-  if (const char *value = std::getenv("TXRT_BUCKET_MB")) {
-    char *end = nullptr;
-    const double megabytes = std::strtod(value, &end);
-    if (end == value || *end != '\0' || !(megabytes > 0) || megabytes > 65536)
-      throw InputError(std::string("TXRT_BUCKET_MB='") + value +
-                       "' is not a size in megabytes in (0, 65536] (the "
-                       "gradients' allreduce buckets; default 8)");
-  }
-  if (const char *value = std::getenv("TXRT_ALLREDUCE_OVERLAP");
-      value && std::string(value) != "0" && std::string(value) != "1")
-    throw InputError(std::string("TXRT_ALLREDUCE_OVERLAP='") + value +
-                     "' is not 0 or 1 (1, the default, overlaps the "
-                     "gradients' allreduce with the backward)");
-  // Ranks that cut the buckets otherwise called mismatched collectives and
+  // them, and refuses a value it cannot read when the context is made):
+  // ranks that cut the buckets otherwise called mismatched collectives and
   // crashed inside MPI, with no error of ours.
   if (ranks.parallel())
     for (const char *name : {"TXRT_BUCKET_MB", "TXRT_ALLREDUCE_OVERLAP"}) {
