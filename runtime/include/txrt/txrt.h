@@ -124,7 +124,9 @@ typedef struct txrt_context txrt_context;
 /** Creates a context on the CPU engine. The thread count comes from the
  *  environment variable TXRT_NUM_THREADS (a positive integer) or, when it is
  *  unset, is the number of cores. Fails with TXRT_ERROR_INVALID_ARGUMENT when
- *  TXRT_NUM_THREADS is set to something else. On failure *out_ctx is NULL and
+ *  TXRT_NUM_THREADS is set to something else, or TXRT_BUCKET_MB (megabytes in
+ *  (0, 65536]) or TXRT_ALLREDUCE_OVERLAP (0 or 1), the gradient exchange's
+ *  settings, to something it cannot read. On failure *out_ctx is NULL and
  *  the message is available from txrt_last_error(NULL). */
 txrt_status txrt_context_create(txrt_context **out_ctx);
 
