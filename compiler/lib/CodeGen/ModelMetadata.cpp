@@ -127,12 +127,40 @@ llvm::json::Array tensorsJson(func::FuncOp func, TypeRange types,
 
 } // namespace
 
+/// Whether `value` is a tx.constant of one element (a scalar factor).
+static bool isScalarConstant(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  return constant && constant.getValue().getNumElements() == 1;
+}
+
+/// `loss` without the constant factors around it: `c * x`, `x * c` and
+/// `x / c` give x. Such a loss splits as exactly as x does (the driver's
+/// weighted sum of c * x over the pieces is c times x's).
+static Value withoutConstantFactors(Value loss) {
+  while (Operation *def = loss.getDefiningOp()) {
+    if (auto mul = dyn_cast<MulOp>(def)) {
+      if (isScalarConstant(mul.getRhs()))
+        loss = mul.getLhs();
+      else if (isScalarConstant(mul.getLhs()))
+        loss = mul.getRhs();
+      else
+        break;
+    } else if (auto div = dyn_cast<DivOp>(def);
+               div && isScalarConstant(div.getRhs())) {
+      loss = div.getLhs();
+    } else {
+      break;
+    }
+  }
+  return loss;
+}
+
 /// What a train entry's loss (its first result) is: {"form":
 /// "cross_entropy", "targets": INPUT, "ignore_index": N} when it is one
-/// cross-entropy of an input's ids, the mean over the positions whose
-/// target is not N, so that the driver can weight the pieces of a batch
-/// (--update-freq, ranks) by how many positions each counts and sum to
-/// exactly the whole batch's loss; else {"form": "other"}.
+/// cross-entropy of an input's ids (times constants), the mean over the
+/// positions whose target is not N, so that the driver can weight the
+/// pieces of a batch (--update-freq, ranks) by how many positions each
+/// counts and sum to exactly the whole batch's loss; else {"form": "other"}.
 static llvm::json::Object lossJson(func::FuncOp func) {
   llvm::json::Object other{{"form", "other"}};
   if (func.getBody().empty() || func.getNumResults() == 0)
@@ -140,11 +168,12 @@ static llvm::json::Object lossJson(func::FuncOp func) {
   auto ret = dyn_cast<func::ReturnOp>(func.getBody().back().getTerminator());
   if (!ret || ret.getNumOperands() == 0)
     return other;
-  Operation *def = ret.getOperand(0).getDefiningOp();
+  Value loss = withoutConstantFactors(ret.getOperand(0));
+  Operation *def = loss.getDefiningOp();
   Value targets;
   int64_t ignore = 0;
   if (auto ce = dyn_cast_or_null<CrossEntropyTrainOp>(def)) {
-    if (ret.getOperand(0) != ce.getResult())
+    if (loss != ce.getResult())
       return other;
     targets = ce.getTargets();
     ignore = ce.getIgnoreIndex();
