@@ -222,6 +222,28 @@ bool masksHard(AttentionOp attention, std::string &why) {
   return false;
 }
 
+/// The reason a cache step is declined when `func` holds an attention
+/// written out that tx-fuse-attention did not fuse (a softmax over scores
+/// [.., T, S] of two symbolic dims): the op the analysis stopped at first
+/// (a mask op, a reshape) is a symptom of that. "" when there is none.
+std::string unfusedAttentionReason(func::FuncOp func) {
+  bool found = false;
+  func.walk([&](SoftmaxOp softmax) {
+    auto type = dyn_cast<RankedTensorType>(softmax.getInput().getType());
+    if (!type || type.getRank() < 3)
+      return WalkResult::advance();
+    Shape shape = getShape(type);
+    found = shape[shape.size() - 1].isSymbolic() &&
+            shape[shape.size() - 2].isSymbolic();
+    return found ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return found ? "an attention is written out and was not fused (a softmax "
+                 "over scores of positions; --tx-fusion-stats gives "
+                 "tx-fuse-attention's reason): a cache step needs the fused "
+                 "attention"
+               : "";
+}
+
 /// The attentions of `decode`, or failure with the reason when the entry
 /// cannot decode incrementally.
 FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
@@ -762,6 +784,9 @@ struct DecodeStepPass : mlir::tx::impl::DecodeStepPassBase<DecodeStepPass> {
     std::string why;
     FailureOr<SmallVector<Attention>> attentions = analyze(decode, why);
     if (failed(attentions)) {
+      if (std::string unfused = unfusedAttentionReason(decode);
+          !unfused.empty())
+        why = unfused + " (the first op it cannot take: " + why + ")";
       if (verbose)
         llvm::errs() << "tx-decode-step: no incremental decoding for @decode: "
                      << why << "\n";
@@ -821,8 +846,12 @@ struct DecodeStepPass : mlir::tx::impl::DecodeStepPassBase<DecodeStepPass> {
       return decline("it does not take only a @tokens input");
     Value tokens = logits.getArgument(tokensIndex);
     std::string why;
-    if (failed(analyzeLm(logits, tokens, why)))
+    if (failed(analyzeLm(logits, tokens, why))) {
+      if (std::string unfused = unfusedAttentionReason(logits);
+          !unfused.empty())
+        why = unfused + " (the first op it cannot take: " + why + ")";
       return decline(why);
+    }
     Dim length = getShape(cast<RankedTensorType>(tokens.getType()))[1];
     FailureOr<Dim> cacheDim = addCacheDim(module, length);
     if (failed(cacheDim))
