@@ -132,14 +132,37 @@ bool checkPositionalEps(MLIRGenImpl &gen, const ast::CallExpr &call,
   return false;
 }
 
+/// A norm's eps is positive and stays so as the op's f32 attribute: 1e-46
+/// became 0 there, refused by the op as "epsilon must be positive, got 0"
+/// under an eps the user wrote positive.
+bool checkNormEps(MLIRGenImpl &gen, const BoundArgs &args, const char *name) {
+  double eps = args.number(1);
+  if (!(eps > 0)) {
+    gen.getDiags().error(args.locs[1],
+                         std::string(name) + " eps must be positive");
+    return false;
+  }
+  float single = float(eps);
+  if (single > 0 && std::isfinite(single))
+    return true;
+  gen.getDiags().error(
+      args.locs[1],
+      std::string(name) + " eps " + ast::formatNumber(eps, false) + " is " +
+          (single > 0 ? "beyond float32's range"
+                      : "below float32's smallest "
+                        "positive value (1.4e-45)") +
+          ", where the norm computes: it would be " +
+          (single > 0 ? "inf" : "0"),
+      "use an eps between 1e-38 and 1e38 (1e-5 and 1e-6 are usual)");
+  return false;
+}
+
 Val genLayerNorm(MLIRGenImpl &gen, const ast::CallExpr &call,
                  const BoundArgs &args) {
   Value x = args.tensor(0);
   double eps = args.number(1);
-  if (!(eps > 0)) {
-    gen.getDiags().error(args.locs[1], "layer_norm eps must be positive");
+  if (!checkNormEps(gen, args, "layer_norm"))
     return {};
-  }
   if (!checkPositionalEps(gen, call, args, x, "layer_norm"))
     return {};
   std::optional<int64_t> d = gen.staticDim(call.getLoc(), x, -1, "layer_norm");
@@ -203,10 +226,8 @@ Val genRmsNorm(MLIRGenImpl &gen, const ast::CallExpr &call,
                const BoundArgs &args) {
   Value x = args.tensor(0);
   double eps = args.number(1);
-  if (!(eps > 0)) {
-    gen.getDiags().error(args.locs[1], "rms_norm eps must be positive");
+  if (!checkNormEps(gen, args, "rms_norm"))
     return {};
-  }
   if (!checkPositionalEps(gen, call, args, x, "rms_norm"))
     return {};
   std::optional<int64_t> d = gen.staticDim(call.getLoc(), x, -1, "rms_norm");

@@ -134,6 +134,35 @@ func.func @written_rms_norm_div_sqrt(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> 
 
 // -----
 
+// An eps that tx.rms_norm refuses (0 or negative; 1e-46 is 0 in f32) stays
+// written out, computed as the spec says: the fused op's verifier failed
+// the whole compile before ("epsilon must be positive, got 0").
+// CHECK-LABEL: func.func @written_rms_norm_eps_not_positive
+// CHECK-NOT: tx.rms_norm
+// CHECK: return
+// STATS: tx-fuse-add-norm: fused 0, declined 2
+// STATS-NEXT: tx-fuse-add-norm: declined at {{.*}}: written-out rms_norm: its eps (0 in f32) is not positive and finite, as tx.rms_norm's must be
+// STATS-NEXT: tx-fuse-add-norm: declined at {{.*}}: written-out rms_norm: its eps (-0.01 in f32) is not positive and finite, as tx.rms_norm's must be
+func.func @written_rms_norm_eps_not_positive(%x: tensor<4x8xf32>, %w: tensor<8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %zero = tx.constant dense<0.0> : tensor<f32>
+  %sq = tx.mul %x, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %ms = tx.reduce_mean %sq {axes = array<i64: -1>, keepdim} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %v = tx.add %ms, %zero : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %r = tx.rsqrt %v : (tensor<4x1xf32>) -> tensor<4x1xf32>
+  %h = tx.mul %x, %r : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %n = tx.mul %h, %w : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  %neg = tx.constant dense<-0.01> : tensor<f32>
+  %sq1 = tx.mul %x, %x : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %ms1 = tx.reduce_mean %sq1 {axes = array<i64: -1>, keepdim} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %v1 = tx.add %ms1, %neg : (tensor<4x1xf32>, tensor<f32>) -> tensor<4x1xf32>
+  %r1 = tx.rsqrt %v1 : (tensor<4x1xf32>) -> tensor<4x1xf32>
+  %h1 = tx.mul %x, %r1 : (tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %n1 = tx.mul %h1, %w : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return %n, %n1 : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
 // Not recognized: the mean of squares is used elsewhere (declined), and a
 // mean over another axis, or of another tensor's square, is not RMSNorm.
 // CHECK-LABEL: func.func @written_rms_norm_declined

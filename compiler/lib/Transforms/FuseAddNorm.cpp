@@ -23,6 +23,9 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include <cmath>
+#include <sstream>
+
 namespace mlir::tx {
 #define GEN_PASS_DEF_FUSEADDNORMPASS
 #include "txc/Transforms/Passes.h.inc"
@@ -169,6 +172,17 @@ struct FuseAddNormPass
       if (!privateChain) {
         report.declined(root.getLoc(),
                         "written-out rms_norm: an intermediate has other users");
+        continue;
+      }
+      // tx.rms_norm takes eps > 0 only; `+ 0.0`, `+ -0.01` or an eps that
+      // is 0 in f32 stays written out, computed as the spec says.
+      if (!(match->eps > 0.0f) || !std::isfinite(match->eps)) {
+        std::ostringstream eps;
+        eps << match->eps;
+        report.declined(root.getLoc(),
+                        "written-out rms_norm: its eps (" + eps.str() +
+                            " in f32) is not positive and finite, as "
+                            "tx.rms_norm's must be");
         continue;
       }
       OpBuilder builder(root);
