@@ -206,6 +206,14 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
   // Only a CUDA build says: a model without "target" runs on the CPU.
   if (auto target = planned->getAttrOfType<StringAttr>("tx.target"))
     root["target"] = target.getValue();
+  // The x86 extensions the native code may use (txc's --mcpu / --mattr, or
+  // the host's): the executable refuses to run on a CPU without one.
+  if (auto features = planned->getAttrOfType<ArrayAttr>("tx.cpu_features")) {
+    llvm::json::Array names;
+    for (auto name : features.getAsValueRange<StringAttr>())
+      names.push_back(name.str());
+    root["cpu_features"] = std::move(names);
+  }
   auto kind = planned->getAttrOfType<StringAttr>(kKindAttr);
   root["kind"] = kind ? kind.getValue().str() : "none";
   root["kind_inferred"] = planned->hasAttr(kKindInferredAttr);

@@ -132,15 +132,9 @@ const llvm::Target *lookupHostTarget(std::string &triple, std::string &error) {
   return llvm::TargetRegistry::lookupTarget(triple, error);
 }
 
-/// A TargetMachine for `cpu` (the host CPU and its features by default),
-/// generating code at `level`.
-std::unique_ptr<llvm::TargetMachine>
-createCpuTargetMachine(const CpuTarget &cpu, std::string &error,
-                       llvm::CodeGenOptLevel level) {
-  std::string triple;
-  const llvm::Target *target = lookupHostTarget(triple, error);
-  if (!target)
-    return nullptr;
+/// The CPU name and feature string LLVM builds `cpu`'s code for: the host
+/// CPU and its features by default, then the attributes.
+std::pair<std::string, std::string> cpuAndFeatures(const CpuTarget &cpu) {
   llvm::SubtargetFeatures features;
   std::string cpuName = cpu.cpu;
   if (isHostCpu(cpu)) {
@@ -162,10 +156,23 @@ createCpuTargetMachine(const CpuTarget &cpu, std::string &error,
   // does txc.
   if (avx512 && !evex512Given)
     features.AddFeature("+evex512");
+  return {cpuName, features.getString()};
+}
+
+/// A TargetMachine for `cpu` (the host CPU and its features by default),
+/// generating code at `level`.
+std::unique_ptr<llvm::TargetMachine>
+createCpuTargetMachine(const CpuTarget &cpu, std::string &error,
+                       llvm::CodeGenOptLevel level) {
+  std::string triple;
+  const llvm::Target *target = lookupHostTarget(triple, error);
+  if (!target)
+    return nullptr;
+  auto [cpuName, features] = cpuAndFeatures(cpu);
   llvm::TargetOptions options;
-  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
-      triple, cpuName, features.getString(), options, llvm::Reloc::PIC_,
-      std::nullopt, level));
+  return std::unique_ptr<llvm::TargetMachine>(
+      target->createTargetMachine(triple, cpuName, features, options,
+                                  llvm::Reloc::PIC_, std::nullopt, level));
 }
 
 /// The name prefix of a local symbol the entries share with the kernels.
@@ -327,8 +334,65 @@ LogicalResult mlir::tx::verifyCpuTarget(const CpuTarget &cpu,
               "' for " + triple + " (e.g. avx2, fma, avx512f)";
       return failure();
     }
+    // Modes and float ABIs LLVM knows but cannot build x86-64 code with:
+    // they aborted txc ("Do not know how to expand...") or failed the link
+    // (soft-float's __mulsf3).
+    if (name.ends_with("bit-mode") || name == "soft-float" ||
+        (attribute[0] == '-' && (name == "64bit" || name == "sse"))) {
+      error = "--mattr=" + attribute + ": txc builds x86-64 code, which " +
+              (name == "soft-float" || name == "sse"
+                   ? "passes floats in SSE registers"
+                   : "needs the 64-bit mode") +
+              "; leave '" + name.str() + "' as the CPU has it";
+      return failure();
+    }
+  }
+  // A 32-bit CPU (i386, i686, pentium4, lakemont): LLVM aborted with "64-bit
+  // code requested on a subtarget that doesn't support it!".
+  auto [cpuName, features] = cpuAndFeatures(cpu);
+  std::unique_ptr<llvm::MCSubtargetInfo> chosen(
+      target->createMCSubtargetInfo(triple, cpuName, features));
+  if (!chosen->checkFeatures("+64bit")) {
+    error = "--mcpu=" + cpu.cpu +
+            ": a 32-bit CPU; txc builds x86-64 code (e.g. --mcpu=x86-64 for "
+            "any x86-64 CPU, x86-64-v3 for AVX2 ones)";
+    return failure();
   }
   return success();
+}
+
+/// The instruction-set extensions of x86 that txrt_cpu_has_feature can
+/// check at run time (runtime/lib/CpuFeatures.cpp keeps the same names).
+static const char *const kCheckableCpuFeatures[] = {
+    "sse3",       "pclmul",       "ssse3",
+    "fma",        "cx16",         "sse4.1",
+    "sse4.2",     "movbe",        "popcnt",
+    "aes",        "avx",          "f16c",
+    "rdrnd",      "bmi",          "avx2",
+    "bmi2",       "avx512f",      "avx512dq",
+    "rdseed",     "adx",          "avx512ifma",
+    "avx512cd",   "sha",          "avx512bw",
+    "avx512vl",   "avx512vbmi",   "avx512vbmi2",
+    "gfni",       "vaes",         "vpclmulqdq",
+    "avx512vnni", "avx512bitalg", "avx512vpopcntdq",
+    "avx512fp16", "amx-bf16",     "amx-tile",
+    "amx-int8",   "avxvnni",      "avx512bf16",
+    "lzcnt",      "sse4a",        "prfchw",
+    "xop",        "fma4",         "tbm"};
+
+std::vector<std::string> mlir::tx::cpuFeaturesUsed(const CpuTarget &cpu) {
+  std::string triple, error;
+  const llvm::Target *target = lookupHostTarget(triple, error);
+  if (!target)
+    return {};
+  auto [cpuName, features] = cpuAndFeatures(cpu);
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(triple, cpuName, features));
+  std::vector<std::string> used;
+  for (const char *name : kCheckableCpuFeatures)
+    if (info->checkFeatures(std::string("+") + name))
+      used.push_back(name);
+  return used;
 }
 
 NativeModules mlir::tx::translateAndOptimize(ModuleOp module,

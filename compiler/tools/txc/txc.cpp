@@ -534,6 +534,16 @@ tx::CpuTarget cpuTarget() {
   return {mcpu, std::vector<std::string>(mattr.begin(), mattr.end())};
 }
 
+/// Records in `module` the CPU features its native code may use (the
+/// metadata's "cpu_features", checked by the executable before any work).
+void setCpuFeatures(ModuleOp module) {
+  SmallVector<Attribute> names;
+  for (const std::string &name : tx::cpuFeaturesUsed(cpuTarget()))
+    names.push_back(StringAttr::get(module.getContext(), name));
+  module->setAttr("tx.cpu_features",
+                  ArrayAttr::get(module.getContext(), names));
+}
+
 /// Checks --target, --mcpu and --mattr before any work; reports and returns
 /// false when one is wrong (txc then exits with 2, a usage error).
 bool checkTargetFlags() {
@@ -631,6 +641,7 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
   bool cuda = targetName == "cuda";
   if (cuda) // the driver runs a CUDA executable on the GPU (ModelAbi.h)
     module->setAttr("tx.target", StringAttr::get(module.getContext(), "cuda"));
+  setCpuFeatures(module);
   std::string json =
       tx::buildModelMetadata(module, inputFile, flags, symbolPrefix);
   if (emit == Stage::Obj) {
@@ -1140,6 +1151,7 @@ int compileMain(int argc, char **argv) {
     if (targetName == "cuda")
       (*module)->setAttr("tx.target",
                          StringAttr::get(module->getContext(), "cuda"));
+    setCpuFeatures(*module);
     output->os() << tx::buildModelMetadata(*module, inputFile, flags,
                                            symbolPrefix)
                  << "\n";

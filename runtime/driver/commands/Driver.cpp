@@ -123,6 +123,14 @@ void checkBeforeDevice(const ModelInfo &model, const CommandLine &line) {
   }
 }
 
+/// "a, b, c".
+std::string joinWithCommas(const std::vector<std::string> &items) {
+  std::string joined;
+  for (const std::string &item : items)
+    joined += (joined.empty() ? "" : ", ") + item;
+  return joined;
+}
+
 int dispatch(const std::string &program, const std::vector<std::string> &args,
              const char *modelJson, const txc_entry_fn *entryTable,
              std::ostream &out, std::ostream &err) {
@@ -158,6 +166,24 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
     printModelInfo(model, out);
     out << checkpoint;
     return kExitOk;
+  }
+  // Before any work: the code was compiled for CPU features this CPU may
+  // lack (--mcpu=x86-64-v4 on an AVX2 machine, or a native build moved to
+  // an older one), which died of SIGILL in the first kernel.
+  std::vector<std::string> missing;
+  for (const std::string &feature : model.cpuFeatures)
+    if (txrt_cpu_has_feature(feature.c_str()) == 0)
+      missing.push_back(feature);
+  if (!missing.empty()) {
+    err << "error: this executable was compiled for CPU features this CPU "
+           "lacks: "
+        << joinWithCommas(missing) << " (txc flags: "
+        << (model.compileFlags.empty() ? "none, the build machine's CPU"
+                                       : model.compileFlags)
+        << "); recompile the spec on this machine, or for a CPU it has "
+           "(txc --mcpu=x86-64-v3 for AVX2 machines, --mcpu=x86-64 for any "
+           "x86-64)\n";
+    return kExitBadInput;
   }
   // Before any work: a bf16 model needs the CPU's bf16 instructions.
   if (model.precision == "bf16" && !txrt_cpu_has_bf16()) {

@@ -516,6 +516,12 @@ ModelInfo ModelInfo::parse(std::string_view json) {
         throw ModelError(top + ".size_configs must hold strings");
       info.sizeConfigs.push_back(name.get<std::string>());
     }
+  if (jsonMember(root, "cpu_features"))
+    for (const Json &name : getArray(root, "cpu_features", top)) {
+      if (!name.is_string())
+        throw ModelError(top + ".cpu_features must hold strings");
+      info.cpuFeatures.push_back(name.get<std::string>());
+    }
   if (const Json *config = jsonMember(root, "config")) {
     if (!config->is_object())
       throw ModelError("metadata.config must be an object");

@@ -194,6 +194,9 @@ struct ModelInfo {
   /// Metadata "size_configs": config items that size entry inputs (a batch
   /// or a length written as a constant); empty in older metadata.
   std::vector<std::string> sizeConfigs;
+  /// The x86 extensions txc compiled the native code for (LLVM's names;
+  /// empty in older metadata): each must be on this CPU before any work.
+  std::vector<std::string> cpuFeatures;
   std::vector<DimInfo> dims;
   int64_t paramArenaBytes = 0;
   std::vector<ParamInfo> params;

@@ -922,6 +922,14 @@ txrt_status txrt_adam_step_bf16(txrt_context *ctx, int64_t site, int64_t n,
  *  environment variable TXRT_ASSUME_NO_BF16=1 makes it answer 0 (tests). */
 int32_t txrt_cpu_has_bf16(void);
 
+/** Whether this CPU has the x86 instruction-set extension `name`, in
+ *  LLVM's spelling ("avx2", "fma", "avx512f", "avx512bf16", "amx-tile"; the
+ *  names of txc's --mattr): 1 when cpuid reports it and the OS saves the
+ *  registers it uses, 0 when not, -1 for a name this runtime does not
+ *  know. The environment variable TXRT_ASSUME_NO_CPU_FEATURES (a
+ *  comma-separated list of names) makes it answer 0 for those (tests). */
+int32_t txrt_cpu_has_feature(const char *name);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

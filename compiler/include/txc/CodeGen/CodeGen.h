@@ -84,6 +84,12 @@ struct CpuTarget {
 /// Returns failure with a message in `error` (naming the valid choices).
 LogicalResult verifyCpuTarget(const CpuTarget &target, std::string &error);
 
+/// The x86 instruction-set extensions (LLVM's names: "avx2", "avx512f", ...)
+/// that code generated for `target` may use, of those the runtime can check
+/// with cpuid: the metadata's "cpu_features", which the executable checks
+/// before any work (a CPU without one died of SIGILL in the first kernel).
+std::vector<std::string> cpuFeaturesUsed(const CpuTarget &target);
+
 /// A model's native code in two LLVM modules, compiled differently: the
 /// glue kernels and the exported globals (O3, the full code generator), and
 /// the entries `txc_entry_*` (no IR passes, the fast code generator: their
