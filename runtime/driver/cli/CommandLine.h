@@ -166,6 +166,8 @@ struct GenerateOptions {
   uint64_t seed = 0;
   bool kvCache = true; ///< --no-cache: re-run the logits entry
   bool noEma = false;  ///< --no-ema: the raw weights, not the average
+  /// --block: the tokens of context (default: the checkpoint's block)
+  std::optional<int64_t> block;
   std::vector<std::string> prompts; ///< empty: read stdin
   int32_t threads = 0;
 };

@@ -37,6 +37,9 @@ options:
   --seed S              the seed of the draws (default 0); the same seed
                         gives the same text
   --no-cache            re-run the whole prefix at every step
+  --block N             read at most the last N tokens of the text so far
+                        (default: the block the checkpoint was trained on,
+                        whose positions it learned; else the T bound)
   --no-ema              the raw weights, not the average a train --ema
                         checkpoint holds (used by default, as eval does)
   --batch N             prompts decoded together (default: the bound of B)
@@ -112,6 +115,8 @@ void parseGenerate(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--no-cache") {
       cursor.noValue(arg);
       generate.kvCache = false;
+    } else if (arg == "--block") {
+      generate.block = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--no-ema") {
       cursor.noValue(arg);
       generate.noEma = true;

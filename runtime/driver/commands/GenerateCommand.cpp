@@ -12,6 +12,7 @@
 #include "core/ModelRunner.h"
 #include "data/InputLines.h"
 #include "decoding/Generation.h"
+#include "loop/Checkpoint.h"
 #include "loop/Ema.h"
 
 #include <memory>
@@ -45,12 +46,33 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   loadWeightsForInference(checkpoint, model, runner.params().write(),
                           options.noEma, err);
   const Vocabulary &vocabulary = tokenizer.source;
+  // The context: the last `block` tokens the model was trained on (learned
+  // positions past them were never trained; eval scores the same blocks),
+  // unless --block says otherwise; at most this executable's bound.
+  const LengthBound length =
+      inputBound(model, logits, inputWithRole(logits, "tokens"), 1);
+  int64_t context = 0;
+  if (options.block) {
+    if (*options.block > length.bound)
+      throw InputError("--block " + std::to_string(*options.block) +
+                       " is longer than " + length.describe());
+    context = *options.block;
+  } else if (const int64_t trained = recordedBlock(checkpoint)) {
+    if (trained <= length.bound)
+      context = trained;
+    else
+      err << "note: '" << options.loadPath << "' was trained on blocks of "
+          << trained << " tokens; this executable takes " << length.describe()
+          << ": reading at most the last " << length.bound
+          << " tokens (--block N for fewer)\n";
+  }
 
   std::unique_ptr<PrefixModel> decoder;
   if (options.kvCache && LmStepCached::available(model))
-    decoder = std::make_unique<LmStepCached>(runner, modelPadId(model));
+    decoder =
+        std::make_unique<LmStepCached>(runner, modelPadId(model), context);
   else
-    decoder = std::make_unique<LogitsRerun>(runner, modelPadId(model));
+    decoder = std::make_unique<LogitsRerun>(runner, modelPadId(model), context);
   GenerateSettings settings;
   settings.eos = vocabulary.eosId();
   settings.maxNewTokens = options.maxNewTokens;

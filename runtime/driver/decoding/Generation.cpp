@@ -27,7 +27,7 @@ Tensor leftPad(const std::vector<TokenIds> &rows, int32_t pad,
   return tensor;
 }
 
-LogitsRerun::LogitsRerun(ModelRunner &runner, int32_t pad)
+LogitsRerun::LogitsRerun(ModelRunner &runner, int32_t pad, int64_t context)
     : runner_(runner), logits_([&]() -> const EntryInfo & {
         const EntryInfo *entry = runner.model().findEntryByRole("logits");
         if (!entry)
@@ -47,6 +47,7 @@ LogitsRerun::LogitsRerun(ModelRunner &runner, int32_t pad)
                                 : length.size;
   staticLength_ = !length.isSymbolic();
   rowsTo_ = tokens->padTo(0);
+  context_ = context > 0 ? std::min(context, window_) : window_;
 }
 
 int64_t LogitsRerun::vocabSize() const {
@@ -70,12 +71,12 @@ std::vector<float> LogitsRerun::next(const std::vector<TokenIds> &prefixes) {
     std::fill(ids, ids + rows * window_, pad_);
     for (int64_t row = 0; row < rows; ++row) {
       const TokenIds &prefix = prefixes[size_t(row)];
-      const int64_t kept = std::min<int64_t>(int64_t(prefix.size()), window_);
+      const int64_t kept = std::min<int64_t>(int64_t(prefix.size()), context_);
       std::copy(prefix.end() - kept, prefix.end(), ids + row * window_);
       newest[size_t(row)] = std::max<int64_t>(kept, 1) - 1;
     }
   } else {
-    tokens = leftPad(prefixes, pad_, window_);
+    tokens = leftPad(prefixes, pad_, context_);
     std::fill(newest.begin(), newest.end(), tokens.shape[1] - 1);
   }
   // A constant batch: rows of pad after the prompts (not read).
@@ -105,9 +106,9 @@ bool LmStepCached::available(const ModelInfo &model) {
   return !tokens || (tokens->padTo(0) == 1 && tokens->padTo(1) == 1);
 }
 
-LmStepCached::LmStepCached(ModelRunner &runner, int32_t pad)
+LmStepCached::LmStepCached(ModelRunner &runner, int32_t pad, int64_t context)
     : runner_(runner), step_(*runner.model().findEntryByRole("lm_step")),
-      rerun_(runner, pad), pad_(pad) {
+      rerun_(runner, pad, context), pad_(pad) {
   const TensorSig *tokens = step_.findInputByRole("tokens");
   if (!tokens || !step_.findInputByRole("cache_ids") ||
       step_.outputs.size() != 1 || step_.outputs[0].shape.size() != 3)
@@ -123,6 +124,8 @@ LmStepCached::LmStepCached(ModelRunner &runner, int32_t pad)
   const DimRef &length = tokens->shape[1];
   window_ = length.isSymbolic() ? runner.model().dims[size_t(length.dim)].bound
                                 : length.size;
+  if (context > 0)
+    window_ = std::min(window_, context);
 }
 
 namespace {

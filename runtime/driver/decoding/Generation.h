@@ -60,7 +60,9 @@ public:
 /// The compiled `logits` entry, re-running the whole prefix every step.
 class LogitsRerun : public PrefixModel {
 public:
-  LogitsRerun(ModelRunner &runner, int32_t pad);
+  /// `context` > 0 keeps only a prefix's last `context` tokens (the block
+  /// the model was trained on; 0: the entry's length bound).
+  LogitsRerun(ModelRunner &runner, int32_t pad, int64_t context = 0);
   std::vector<float> next(const std::vector<TokenIds> &prefixes) override;
   int64_t vocabSize() const override;
 
@@ -69,6 +71,7 @@ private:
   const EntryInfo &logits_;
   int32_t pad_;
   int64_t window_; ///< the bound of the tokens input's length dim
+  int64_t context_; ///< the tokens of a prefix read (<= window_)
   /// The length is a constant (`logits(ids: i32[B, 8])`): every call takes
   /// exactly window_ tokens, so shorter prefixes are right-padded and each
   /// row's logits are read at its last token (a causal model's earlier
@@ -82,7 +85,9 @@ private:
 /// The compiled `lm_step` entry with its KV caches.
 class LmStepCached : public PrefixModel {
 public:
-  LmStepCached(ModelRunner &runner, int32_t pad);
+  /// `context` as LogitsRerun's: past it, the logits entry re-runs the
+  /// last `context` tokens.
+  LmStepCached(ModelRunner &runner, int32_t pad, int64_t context = 0);
   /// Whether the model has an `lm_step` entry.
   static bool available(const ModelInfo &model);
   std::vector<float> next(const std::vector<TokenIds> &prefixes) override;
