@@ -122,6 +122,20 @@ std::string formatElement(const Element &element) {
   return std::string(buffer, result.ptr);
 }
 
+/// Whether an integer element is a float32 exactly.
+bool integerIsExactFloat(const Element &element) {
+  if (element.tooLarge) { // above INT64_MAX: a uint64
+    const float value = float(element.unsignedValue);
+    return value < 18446744073709551616.0f &&
+           uint64_t(value) == element.unsignedValue;
+  }
+  const float value = float(element.integer);
+  // -2^63 is exact; +2^63 (a rounded INT64_MAX) is not an int64.
+  if (value >= 9223372036854775808.0f)
+    return false;
+  return int64_t(value) == element.integer;
+}
+
 } // namespace
 
 Tensor convertTensor(const Tensor &tensor, DType dtype,
@@ -142,6 +156,14 @@ Tensor convertTensor(const Tensor &tensor, DType dtype,
       if (std::isfinite(element.real) && !std::isfinite(value))
         throw bad("does not fit float32 (the input is f32; its largest "
                   "magnitude is 3.4028235e+38)");
+      // An integer array's value is exact or refused (16777217 became
+      // 16777216 without a word): float32 holds every integer up to 2^24,
+      // larger ones only where their low bits are zero.
+      if (element.isInteger && !integerIsExactFloat(element))
+        throw bad("is not exact in float32 (the input is f32, which holds "
+                  "every integer up to 16777216 = 2^24, larger ones only "
+                  "when even enough); give float32 values if rounding is "
+                  "meant");
       result.as<float>()[i] = value;
       break;
     }

@@ -158,6 +158,24 @@ TEST(InputFilesTest, ConvertsNpyDTypesWithChecks) {
   Tensor boolean(DType::Bool, {1});
   boolean.as<uint8_t>()[0] = 1;
   EXPECT_EQ(convertTensor(boolean, DType::F32, src).as<float>()[0], 1.0f);
+  // Integers are exact or refused: 16777217 (2^24 + 1) became 16777216.
+  EXPECT_THROW_MESSAGE(
+      convertTensor(intTensor({1, 3}, {3, 16777217, 4}), DType::F32, src),
+      InputError, "value 16777217 at [0, 1] is not exact in float32");
+  Tensor exact = convertTensor(
+      intTensor({3}, {16777216, -16777216, 2147483520}), DType::F32, src);
+  EXPECT_EQ(exact.as<float>()[0], 16777216.0f);
+  EXPECT_EQ(exact.as<float>()[1], -16777216.0f);
+  EXPECT_EQ(exact.as<float>()[2], 2147483520.0f); // 2^31 - 128, even enough
+  Tensor int64Edges(DType::I64, {2});
+  int64Edges.as<int64_t>()[0] = INT64_MIN; // -2^63: a float
+  int64Edges.as<int64_t>()[1] = INT64_MAX; // rounds to 2^63, not an int64
+  EXPECT_THROW_MESSAGE(convertTensor(int64Edges, DType::F32, src), InputError,
+                       "value 9223372036854775807 at [1] is not exact");
+  Tensor uint64Top(DType::U64, {1});
+  uint64Top.as<uint64_t>()[0] = ~uint64_t(0);
+  EXPECT_THROW_MESSAGE(convertTensor(uint64Top, DType::F32, src), InputError,
+                       "is not exact in float32");
 }
 
 // float16 .npy inputs (numpy's default for some pipelines) convert exactly:
