@@ -302,7 +302,17 @@ Result Evaluator::compare(BinaryOp op, SourceLoc loc, const ConstValue &a,
   if (a.kind == ConstValue::Kind::Int && b.kind == ConstValue::Kind::Int) {
     order = a.i < b.i ? -1 : a.i > b.i ? 1 : 0;
   } else {
-    double x = a.asDouble(), y = b.asDouble();
+    // By value, as Python compares an int with a float: 2 ** 53 + 1 is
+    // more than float(2 ** 53 + 1), which a double of the int would make
+    // equal (x86's long double holds every int64 and double exactly).
+    auto exact = [](const ConstValue &v) {
+      return v.kind == ConstValue::Kind::Int
+                 ? static_cast<long double>(v.i)
+                 : static_cast<long double>(v.asDouble());
+    };
+    long double x = exact(a), y = exact(b);
+    if (std::isnan(x) || std::isnan(y)) // unordered: only != holds
+      return ConstValue::ofBool(op == BinaryOp::Ne);
     order = x < y ? -1 : x > y ? 1 : 0;
   }
   switch (op) {
