@@ -218,19 +218,37 @@ LogicalResult RopeOp::inferReturnTypes(MLIRContext *,
   if (!(base > 1.0) || !std::isfinite(base))
     return fail(loc, "rope base must be a finite number > 1, got " +
                          number(base));
+  int64_t headDim = width / heads;
+  // Absent (the default, 0) until the op is built: the attribute itself.
+  IntegerAttr rotaryAttr = adaptor.getRotaryDimsAttr();
+  int64_t rotated = rotaryAttr ? rotaryAttr.getInt() : 0;
+  if (rotated < 0 || rotated > headDim || rotated % 2 != 0)
+    return fail(loc, "rope rotary_dims must be an even number of features "
+                     "from 2 to the head size " +
+                         std::to_string(headDim) + " (0: all), got " +
+                         std::to_string(rotated));
+  if (rotated == 0)
+    rotated = headDim;
   if (Value angles = adaptor.getAngles()) {
     RankedTensorType anglesType;
     Shape table;
     if (failed(readTensor(loc, angles, "angles", anglesType, table)))
       return failure();
-    Shape want = {shape[shape.size() - 2], Dim::fixed(width / heads / 2)};
+    Shape want = {shape[shape.size() - 2], Dim::fixed(rotated / 2)};
     if (table != want)
       return fail(loc, "rope angles must be " + formatShape(want) +
-                           " (positions x half the head size), got " +
+                           " (positions x half the rotated features), got " +
                            formatShape(table));
   }
   types.push_back(type);
   return success();
+}
+
+int64_t RopeOp::getRotatedDims() {
+  int64_t headDim =
+      cast<RankedTensorType>(getInput().getType()).getShape().back() /
+      int64_t(getHeads());
+  return getRotaryDims() == 0 ? headDim : int64_t(getRotaryDims());
 }
 
 LogicalResult PaddingMaskOp::inferReturnTypes(MLIRContext *context,

@@ -407,6 +407,8 @@ LogicalResult RopeOp::buildVJP(OpBuilder &b, ValueRange grads,
   // A rotation: its gradient is the inverse rotation of the output's.
   SmallVector<NamedAttribute> attrs = {named(b, "heads", getHeadsAttr()),
                                        named(b, "base", getBaseAttr())};
+  if (getRotaryDims() != 0)
+    attrs.push_back(named(b, "rotary_dims", getRotaryDimsAttr()));
   if (!getInverse())
     attrs.push_back(named(b, "inverse", b.getUnitAttr()));
   // Angles from positions (arange), constants or entry inputs take no

@@ -182,17 +182,32 @@ Val genLayerNorm(MLIRGenImpl &gen, const ast::CallExpr &call,
                                       {f32Attr(gen, "epsilon", eps)});
 }
 
-/// `rope(x, base = 10000)`: x [..., T, d] rotated by position along T. On
-/// a split_heads [B, h, T, d] the rotation runs before the split, on
+/// `rope(x, base = 10000, rotary_dim = 0)`: x [..., T, d] rotated by
+/// position along T (its first rotary_dim features of each head; 0: all).
+/// On a split_heads [B, h, T, d] the rotation runs before the split, on
 /// [B, T, h * d], so attention still reads Q and K in place.
 Val genRope(MLIRGenImpl &gen, const ast::CallExpr &call,
             const BoundArgs &args) {
   Value x = args.tensor(0);
-  // Pairs of features rotate together (rotate_half): the head size is even.
   std::optional<int64_t> d = gen.staticDim(call.getLoc(), x, -1, "rope");
   if (!d)
     return {};
-  if (*d % 2 != 0) {
+  // Pairs of features rotate together (rotate_half): the rotated part of
+  // the head is even.
+  int64_t rotary = args.integer(2);
+  if (rotary != 0 && (rotary < 2 || rotary > *d || rotary % 2 != 0)) {
+    gen.getDiags().error(
+        args.locs[2],
+        "rope rotary_dim must be an even number from 2 to the head size " +
+            std::to_string(*d) + " (the last dimension of " +
+            formatType(x.getType()) + "), got " + std::to_string(rotary),
+        "rotary_dim = 0 (the default) rotates the whole head; GPT-NeoX's "
+        "rotary_pct p is rotary_dim = int(head_size * p)");
+    return {};
+  }
+  if (rotary == *d)
+    rotary = 0;
+  if (rotary == 0 && *d % 2 != 0) {
     gen.getDiags().error(call.getLoc(),
                          "rope rotates pairs of features, so the last "
                          "dimension of its input must be even, got " +
@@ -202,6 +217,8 @@ Val genRope(MLIRGenImpl &gen, const ast::CallExpr &call,
     return {};
   }
   SmallVector<NamedAttribute> attrs = {f32Attr(gen, "base", args.number(1))};
+  if (rotary != 0)
+    attrs.push_back(i64Attr(gen, "rotary_dims", rotary));
   if (auto split = x.getDefiningOp<SplitHeadsOp>()) {
     attrs.push_back(i64Attr(gen, "heads", int64_t(split.getHeads())));
     Val rotated = gen.createValue<RopeOp>(call.getLoc(), split.getInput(),
@@ -746,7 +763,8 @@ const std::vector<Builtin> &builtins() {
        true},
       {"rope",
        {{"x", ArgKind::Tensor, {}, ElemKind::F32},
-        {"base", ArgKind::Number, F(10000.0)}},
+        {"base", ArgKind::Number, F(10000.0)},
+        {"rotary_dim", ArgKind::Int, I(0)}},
        genRope},
       {"rms_norm",
        {{"x", ArgKind::Tensor, {}, ElemKind::F32},

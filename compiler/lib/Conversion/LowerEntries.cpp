@@ -628,23 +628,28 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
         }
         int64_t heads = int64_t(rope.getHeads());
         int64_t headDim = type.getShape().back() / heads;
+        // A partial rotation (rotary_dims < the head) takes the _partial
+        // functions; a whole one keeps the calls it always made.
+        const bool partial = rope.getRotatedDims() != headDim;
+        SmallVector<Value> args = {
+            site(), toI64(product(ArrayRef<Value>(sizes).drop_back(2))),
+            toI64(sizes[sizes.size() - 2]), i64(heads), i64(headDim)};
+        if (partial)
+          args.push_back(i64(rope.getRotatedDims()));
+        args.append(
+            {ptrs.lookup(rope.getInput()), ptrs.lookup(rope.getResult())});
         if (Value angles = rope.getAngles()) {
           if (rope->hasAttr("tx.position_offset"))
             return fail(rope, "a rope with an angle table cannot decode at a "
                               "cache offset");
-          call(RuntimeFn::RopeAngles,
-               {site(), toI64(product(ArrayRef<Value>(sizes).drop_back(2))),
-                toI64(sizes[sizes.size() - 2]), i64(heads), i64(headDim),
-                ptrs.lookup(rope.getInput()), ptrs.lookup(rope.getResult()),
-                ptrs.lookup(angles), i32(rope.getInverse() ? 1 : 0)});
+          args.append({ptrs.lookup(angles), i32(rope.getInverse() ? 1 : 0)});
+          call(partial ? RuntimeFn::RopeAnglesPartial : RuntimeFn::RopeAngles,
+               args);
           return success();
         }
-        call(RuntimeFn::Rope,
-             {site(), toI64(product(ArrayRef<Value>(sizes).drop_back(2))),
-              toI64(sizes[sizes.size() - 2]), i64(heads), i64(headDim),
-              ptrs.lookup(rope.getInput()), ptrs.lookup(rope.getResult()),
-              start, f32(rope.getBase().convertToDouble()),
-              i32(rope.getInverse() ? 1 : 0)});
+        args.append({start, f32(rope.getBase().convertToDouble()),
+                     i32(rope.getInverse() ? 1 : 0)});
+        call(partial ? RuntimeFn::RopePartial : RuntimeFn::Rope, args);
         return success();
       })
       .Case([&](RmsNormOp norm) {

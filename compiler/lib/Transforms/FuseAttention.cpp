@@ -29,7 +29,10 @@
 // the last axis and `rotate_half(x) = concat(-x[..., h:], x[..., :h])`,
 // become one tx.rope with the angle table F (counted as `tx-fuse-rope`):
 // the same rotation, one pass over x, and on `split_heads(z)` applied to z
-// so the fused attention reads Q and K in place.
+// so the fused attention reads Q and K in place. A rotation of a head's
+// first features only, `concat(rope(x[..., :r]), x[..., r:])` (GPT-NeoX's
+// rotary_pct, Phi's partial rotary), becomes tx.rope x {rotary_dims = r}
+// the same way.
 //
 //===----------------------------------------------------------------------===//
 #include "FusionStats.h"
@@ -536,34 +539,75 @@ struct FuseAttentionPass
     }
   }
 
-  /// The rope of `x` by `table` in `add`'s place; on split_heads(z) it
-  /// rotates z (heads = the split's) and splits the result.
-  static void rewriteRope(AddOp add, Value x, Value table) {
-    OpBuilder builder(add);
-    Location loc = add.getLoc();
+  /// `concat(rope(x[..., :r]), x[..., r:])` over the last axis, the rope of
+  /// one head (as the builtin makes it on a slice) -> tx.rope x
+  /// {rotary_dims = r}.
+  bool fusePartialRope(ConcatOp concat, FusionStats &report) {
+    if (concat.getInputs().size() != 2)
+      return false;
+    auto rope = concat.getInputs()[0].getDefiningOp<RopeOp>();
+    if (!rope || rope.getHeads() != 1 || rope.getRotaryDims() != 0 ||
+        rope.getInverse() || !rope->hasOneUse() ||
+        rope->hasAttr("tx.position_offset"))
+      return false;
+    auto first = rope.getInput().getDefiningOp<SliceOp>();
+    if (!first)
+      return false;
+    Value x = first.getInput();
+    auto type = cast<RankedTensorType>(x.getType());
+    int64_t d = type.getShape().back();
+    int64_t r = cast<RankedTensorType>(rope.getType()).getShape().back();
+    if (ShapedType::isDynamic(d) || r >= d || concat.getType() != type ||
+        !isLastAxis(concat.getAxis(), type.getRank()) ||
+        !isLastAxisSlice(rope.getInput(), x, 0, r) ||
+        !isLastAxisSlice(concat.getInputs()[1], x, r, d - r))
+      return false;
+    SmallVector<NamedAttribute> attrs;
+    OpBuilder builder(concat);
+    attrs.push_back(builder.getNamedAttr("base", rope.getBaseAttr()));
+    attrs.push_back(
+        builder.getNamedAttr("rotary_dims", builder.getI64IntegerAttr(r)));
+    rewriteRope(concat, x, rope.getAngles(), attrs);
+    report.fused();
+    return true;
+  }
+
+  /// The rope of `x` (by `table` when given) in `root`'s place, with
+  /// `extra` attributes; on split_heads(z) it rotates z (heads = the
+  /// split's) and splits the result.
+  static void rewriteRope(Operation *root, Value x, Value table,
+                          ArrayRef<NamedAttribute> extra = {}) {
+    OpBuilder builder(root);
+    Location loc = root->getLoc();
     auto attrs = [&](int64_t heads) {
-      return SmallVector<NamedAttribute>{
+      SmallVector<NamedAttribute> all = {
           builder.getNamedAttr("heads", builder.getI64IntegerAttr(heads))};
+      all.append(extra.begin(), extra.end());
+      return all;
     };
+    SmallVector<Value> operands = {x};
+    if (table)
+      operands.push_back(table);
     Value result;
     auto split = x.getDefiningOp<SplitHeadsOp>();
     if (split && cast<RankedTensorType>(x.getType()).getRank() == 4) {
       int64_t heads = int64_t(split.getHeads());
+      operands[0] = split.getInput();
       auto rope = builder.create<RopeOp>(
-          loc, TypeRange{split.getInput().getType()},
-          ValueRange{split.getInput(), table}, attrs(heads));
+          loc, TypeRange{split.getInput().getType()}, operands, attrs(heads));
       result = builder.create<SplitHeadsOp>(
           loc, TypeRange{x.getType()}, ValueRange{rope.getResult()},
           ArrayRef<NamedAttribute>{builder.getNamedAttr(
               "heads", builder.getI64IntegerAttr(heads))});
     } else {
-      result = builder.create<RopeOp>(loc, TypeRange{x.getType()},
-                                      ValueRange{x, table}, attrs(1))
-                   .getResult();
+      result =
+          builder
+              .create<RopeOp>(loc, TypeRange{x.getType()}, operands, attrs(1))
+              .getResult();
     }
-    add.getResult().replaceAllUsesWith(result);
+    root->getResult(0).replaceAllUsesWith(result);
     // The written chain, now unused, goes (users before their operands).
-    SmallVector<Operation *> work = {add};
+    SmallVector<Operation *> work = {root};
     while (!work.empty()) {
       Operation *op = work.pop_back_val();
       if (!op->use_empty() || isa<ParamOp>(op) ||
@@ -586,6 +630,15 @@ struct FuseAttentionPass
     getOperation().walk([&](AddOp add) { adds.push_back(add); });
     for (AddOp add : adds)
       fuseWrittenRope(add, ropeReport);
+    // One at a time: a rewrite erases the chain it replaces, which may hold
+    // other concats.
+    for (bool changed = true; changed;) {
+      changed = false;
+      getOperation().walk([&](ConcatOp concat) {
+        changed = fusePartialRope(concat, ropeReport);
+        return changed ? WalkResult::interrupt() : WalkResult::advance();
+      });
+    }
     FusionStats report("tx-fuse-attention");
     SmallVector<SoftmaxOp> softmaxes;
     getOperation().walk([&](SoftmaxOp softmax) {

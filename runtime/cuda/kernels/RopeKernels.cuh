@@ -7,7 +7,9 @@
 // expression and passed by value, or the program's angle table), its cos
 // and sin taken in double and rounded once; then
 //   y[i] = x[i] cos - x[i + d/2] sin,  y[i + d/2] = x[i + d/2] cos + x[i] sin
-// a thread a pair. inverse rotates by -theta (the backward). No CUDA
+// a thread a pair. inverse rotates by -theta (the backward). A partial
+// rotation rotates each head's first `rot` features (rot in place of d
+// above) and copies the other d - rot when y is not x. No CUDA
 // header: test/unit/cuda/emulated/ runs the same code on the host against
 // the CPU kernels.
 //
@@ -29,10 +31,10 @@ struct InverseFrequencies {
 };
 
 __global__ void ropeKernel(int64_t outer, int64_t seq, int64_t heads,
-                           int64_t headDim, const float *x, float *y,
-                           int64_t posOffset, InverseFrequencies inv,
+                           int64_t headDim, int64_t rot, const float *x,
+                           float *y, int64_t posOffset, InverseFrequencies inv,
                            const float *angles, bool inverse) {
-  const int64_t half = headDim / 2;
+  const int64_t half = rot / 2;
   const int64_t total = outer * seq * heads * half;
   for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < total;
        e += int64_t(gridDim.x) * blockDim.x) {
@@ -49,20 +51,31 @@ __global__ void ropeKernel(int64_t outer, int64_t seq, int64_t heads,
     y[base + i] = first * c - second * s;
     y[base + i + half] = second * c + first * s;
   }
+  // The features past `rot` of each head row, unrotated.
+  const int64_t rest = headDim - rot;
+  if (x == y || rest == 0)
+    return;
+  const int64_t copies = outer * seq * heads * rest;
+  for (int64_t e = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; e < copies;
+       e += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t at = e / rest * headDim + rot + e % rest;
+    y[at] = x[at];
+  }
 }
 
-/// inv_freq[i] = 1 / base^(2i / head_dim) in float, as the CPU computes it
-/// (head_dim / 2 <= kMaxPairs).
-inline InverseFrequencies inverseFrequencies(float base, int64_t headDim) {
+/// inv_freq[i] = 1 / base^(2i / rot) in float, as the CPU computes it, for
+/// the `rot` features that rotate (rot / 2 <= kMaxPairs).
+inline InverseFrequencies inverseFrequencies(float base, int64_t rot) {
   InverseFrequencies inv = {};
-  for (int64_t i = 0; i < headDim / 2; ++i)
-    inv.values[i] = 1.0f / std::pow(base, float(2 * i) / float(headDim));
+  for (int64_t i = 0; i < rot / 2; ++i)
+    inv.values[i] = 1.0f / std::pow(base, float(2 * i) / float(rot));
   return inv;
 }
 
-/// A thread a pair of the outer x seq x heads x head_dim / 2.
-inline KernelLaunch pairLaunch(int64_t pairs) {
-  return gridStrideLaunch(pairs, 256);
+/// A thread a pair of the outer x seq x heads x rot / 2 (and as many of
+/// the copied features, when there are more of those).
+inline KernelLaunch pairLaunch(int64_t pairs, int64_t copies = 0) {
+  return gridStrideLaunch(pairs > copies ? pairs : copies, 256);
 }
 
 } // namespace txrt::cuda::rope

@@ -727,6 +727,16 @@ txrt_status txrt_rope(txrt_context *ctx, int64_t site, int64_t outer,
                       const float *x, float *y, int64_t pos_offset, float base,
                       int32_t inverse);
 
+/** txrt_rope rotating each head's first rotary_dim features only (even,
+ *  0 < rotary_dim <= head_dim), with rotary_dim in place of head_dim in the
+ *  formulas above (inv_freq[i] = 1 / base^(2i / rotary_dim), pairs i and
+ *  i + rotary_dim/2), and the other head_dim - rotary_dim features copied:
+ *  GPT-NeoX's rotary_pct, Phi's partial_rotary_factor. */
+txrt_status txrt_rope_partial(txrt_context *ctx, int64_t site, int64_t outer,
+                              int64_t seq, int64_t heads, int64_t head_dim,
+                              int64_t rotary_dim, const float *x, float *y,
+                              int64_t pos_offset, float base, int32_t inverse);
+
 /** txrt_rope with the angles given: theta = angles[t * head_dim/2 + i] for
  *  position t (no offset) and pair i, angles [seq, head_dim/2] (rotary
  *  embeddings written out, whose table the program computes). */
@@ -734,6 +744,14 @@ txrt_status txrt_rope_angles(txrt_context *ctx, int64_t site, int64_t outer,
                              int64_t seq, int64_t heads, int64_t head_dim,
                              const float *x, float *y, const float *angles,
                              int32_t inverse);
+
+/** txrt_rope_angles rotating each head's first rotary_dim features only
+ *  (as txrt_rope_partial), angles [seq, rotary_dim/2]. */
+txrt_status txrt_rope_angles_partial(txrt_context *ctx, int64_t site,
+                                     int64_t outer, int64_t seq, int64_t heads,
+                                     int64_t head_dim, int64_t rotary_dim,
+                                     const float *x, float *y,
+                                     const float *angles, int32_t inverse);
 
 /*===----------------------------------------------------------------------===*
  * Fused attention (flash-style: scores never travel to memory in full)

@@ -459,11 +459,26 @@ txrt_status txrt_cuda_rope(txrt_cuda_context *ctx, int64_t site,
                            int64_t head_dim, const float *x, float *y,
                            int64_t pos_offset, float base, int32_t inverse);
 
+/** As txrt_rope_partial (rotary_dim <= 512; y may alias x). */
+txrt_status txrt_cuda_rope_partial(txrt_cuda_context *ctx, int64_t site,
+                                   int64_t outer, int64_t seq, int64_t heads,
+                                   int64_t head_dim, int64_t rotary_dim,
+                                   const float *x, float *y, int64_t pos_offset,
+                                   float base, int32_t inverse);
+
 /** As txrt_rope_angles (angles a device buffer [seq, head_dim/2]). */
 txrt_status txrt_cuda_rope_angles(txrt_cuda_context *ctx, int64_t site,
                                   int64_t outer, int64_t seq, int64_t heads,
                                   int64_t head_dim, const float *x, float *y,
                                   const float *angles, int32_t inverse);
+
+/** As txrt_rope_angles_partial (angles [seq, rotary_dim/2] on the device). */
+txrt_status txrt_cuda_rope_angles_partial(txrt_cuda_context *ctx, int64_t site,
+                                          int64_t outer, int64_t seq,
+                                          int64_t heads, int64_t head_dim,
+                                          int64_t rotary_dim, const float *x,
+                                          float *y, const float *angles,
+                                          int32_t inverse);
 
 /** As txrt_dropout_fwd: bit-identical masks to the CPU kernel's. */
 txrt_status txrt_cuda_dropout_fwd(txrt_cuda_context *ctx, int64_t site,

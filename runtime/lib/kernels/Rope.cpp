@@ -6,11 +6,14 @@
 // Llama computes them in float32 (inv_freq = 1 / base^(2i / d) and
 // p * inv_freq rounded to float), cos and sin of that float angle in double
 // rounded once, into a [seq, d/2] table per call; the rotation is then two
-// FMAs per element, vectorized over i.
+// FMAs per element, vectorized over i. A partial rotation (rotary_dim r <
+// d: GPT-NeoX's rotary_pct, Phi's partial rotary) rotates each head's first
+// r features with r in place of d, and copies the other d - r.
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -18,13 +21,14 @@ using namespace txrt;
 
 namespace {
 
-/// Rotates x into y by the angles `angle(t, i)` (a float per position t and
-/// pair i < d/2): cos and sin in double, rounded once, into a table.
+/// Rotates the first `rot` features of each head of x into y by the angles
+/// `angle(t, i)` (a float per position t and pair i < rot/2), copying the
+/// other d - rot: cos and sin in double, rounded once, into a table.
 template <typename Angle>
 void ropeForward(Context &ctx, int64_t outer, int64_t seq, int64_t heads,
-                 int64_t d, const float *x, float *y, bool inverse,
+                 int64_t d, int64_t rot, const float *x, float *y, bool inverse,
                  Angle angle) {
-  const int64_t half = d / 2, width = heads * d;
+  const int64_t half = rot / 2, width = heads * d;
   // The table: cos then sin, [seq x half] each.
   float *table = ctx.statsWork.as<float>(2 * size_t(seq) * size_t(half));
   float *cosTable = table, *sinTable = table + seq * half;
@@ -49,8 +53,77 @@ void ropeForward(Context &ctx, int64_t outer, int64_t seq, int64_t heads,
           out[i] = first * c[i] - second * s[i];
           out[i + half] = second * c[i] + first * s[i];
         }
+        if (out != in)
+          std::copy(in + rot, in + d, out + rot);
       }
     }
+}
+
+/// Checks the sizes of a rope call; false when there is nothing to do.
+bool ropeSizes(int64_t outer, int64_t seq, int64_t heads, int64_t headDim,
+               int64_t rotaryDim) {
+  require(outer >= 0 && seq >= 0 && heads >= 0 && headDim >= 0,
+          "sizes must be non-negative");
+  if (rotaryDim == headDim)
+    require(headDim % 2 == 0, "head_dim must be even");
+  else
+    require(rotaryDim > 0 && rotaryDim < headDim && rotaryDim % 2 == 0,
+            "rotary_dim must be even, positive and at most head_dim");
+  return outer > 0 && seq > 0 && heads > 0 && headDim > 0;
+}
+
+/// txrt_rope and txrt_rope_partial, under the name `name`.
+txrt_status ropeByPositions(const char *name, txrt_context *ctx, int64_t site,
+                            int64_t outer, int64_t seq, int64_t heads,
+                            int64_t headDim, int64_t rotaryDim, const float *x,
+                            float *y, int64_t posOffset, float base,
+                            int32_t inverse) {
+  return runKernel(
+      ctx, site, name,
+      [&] {
+        return shapes("outer", outer, "seq", seq, "heads", heads, "head_dim",
+                      headDim, "rotary_dim", rotaryDim, "pos_offset",
+                      posOffset);
+      },
+      [&](Context &c) {
+        const bool work = ropeSizes(outer, seq, heads, headDim, rotaryDim);
+        require(posOffset >= 0, "pos_offset must be non-negative");
+        require(base > 1.0f && std::isfinite(base),
+                "base must be a finite number > 1");
+        if (!work)
+          return;
+        require(x && y, "x and y must not be NULL");
+        const int64_t half = rotaryDim / 2;
+        std::vector<float> invFreq(static_cast<size_t>(half));
+        for (int64_t i = 0; i < half; ++i)
+          invFreq[i] = 1.0f / std::pow(base, float(2 * i) / float(rotaryDim));
+        ropeForward(c, outer, seq, heads, headDim, rotaryDim, x, y,
+                    inverse != 0, [&](int64_t t, int64_t i) {
+                      return float(posOffset + t) * invFreq[i];
+                    });
+      });
+}
+
+/// txrt_rope_angles and txrt_rope_angles_partial, under the name `name`.
+txrt_status ropeByAngles(const char *name, txrt_context *ctx, int64_t site,
+                         int64_t outer, int64_t seq, int64_t heads,
+                         int64_t headDim, int64_t rotaryDim, const float *x,
+                         float *y, const float *angles, int32_t inverse) {
+  return runKernel(
+      ctx, site, name,
+      [&] {
+        return shapes("outer", outer, "seq", seq, "heads", heads, "head_dim",
+                      headDim, "rotary_dim", rotaryDim);
+      },
+      [&](Context &c) {
+        if (!ropeSizes(outer, seq, heads, headDim, rotaryDim))
+          return;
+        require(x && y && angles, "x, y and angles must not be NULL");
+        const int64_t half = rotaryDim / 2;
+        ropeForward(c, outer, seq, heads, headDim, rotaryDim, x, y,
+                    inverse != 0,
+                    [&](int64_t t, int64_t i) { return angles[t * half + i]; });
+      });
 }
 
 } // namespace
@@ -61,54 +134,33 @@ txrt_status txrt_rope(txrt_context *ctx, int64_t site, int64_t outer,
                       int64_t seq, int64_t heads, int64_t head_dim,
                       const float *x, float *y, int64_t pos_offset, float base,
                       int32_t inverse) {
-  return runKernel(
-      ctx, site, "txrt_rope",
-      [&] {
-        return shapes("outer", outer, "seq", seq, "heads", heads, "head_dim",
-                      head_dim, "pos_offset", pos_offset);
-      },
-      [&](Context &c) {
-        require(outer >= 0 && seq >= 0 && heads >= 0 && head_dim >= 0,
-                "sizes must be non-negative");
-        require(head_dim % 2 == 0, "head_dim must be even");
-        require(pos_offset >= 0, "pos_offset must be non-negative");
-        require(base > 1.0f && std::isfinite(base),
-                "base must be a finite number > 1");
-        if (outer == 0 || seq == 0 || heads == 0 || head_dim == 0)
-          return;
-        require(x && y, "x and y must not be NULL");
-        const int64_t half = head_dim / 2;
-        std::vector<float> invFreq(static_cast<size_t>(half));
-        for (int64_t i = 0; i < half; ++i)
-          invFreq[i] = 1.0f / std::pow(base, float(2 * i) / float(head_dim));
-        ropeForward(c, outer, seq, heads, head_dim, x, y, inverse != 0,
-                    [&](int64_t t, int64_t i) {
-                      return float(pos_offset + t) * invFreq[i];
-                    });
-      });
+  return ropeByPositions("txrt_rope", ctx, site, outer, seq, heads, head_dim,
+                         head_dim, x, y, pos_offset, base, inverse);
 }
 
-txrt_status txrt_rope_angles(txrt_context *ctx, int64_t site,
-                             int64_t outer, int64_t seq, int64_t heads,
-                             int64_t head_dim, const float *x, float *y,
-                             const float *angles, int32_t inverse) {
-  return runKernel(
-      ctx, site, "txrt_rope_angles",
-      [&] {
-        return shapes("outer", outer, "seq", seq, "heads", heads, "head_dim",
-                      head_dim);
-      },
-      [&](Context &c) {
-        require(outer >= 0 && seq >= 0 && heads >= 0 && head_dim >= 0,
-                "sizes must be non-negative");
-        require(head_dim % 2 == 0, "head_dim must be even");
-        if (outer == 0 || seq == 0 || heads == 0 || head_dim == 0)
-          return;
-        require(x && y && angles, "x, y and angles must not be NULL");
-        const int64_t half = head_dim / 2;
-        ropeForward(c, outer, seq, heads, head_dim, x, y, inverse != 0,
-                    [&](int64_t t, int64_t i) { return angles[t * half + i]; });
-      });
+txrt_status txrt_rope_partial(txrt_context *ctx, int64_t site, int64_t outer,
+                              int64_t seq, int64_t heads, int64_t head_dim,
+                              int64_t rotary_dim, const float *x, float *y,
+                              int64_t pos_offset, float base, int32_t inverse) {
+  return ropeByPositions("txrt_rope_partial", ctx, site, outer, seq, heads,
+                         head_dim, rotary_dim, x, y, pos_offset, base, inverse);
+}
+
+txrt_status txrt_rope_angles(txrt_context *ctx, int64_t site, int64_t outer,
+                             int64_t seq, int64_t heads, int64_t head_dim,
+                             const float *x, float *y, const float *angles,
+                             int32_t inverse) {
+  return ropeByAngles("txrt_rope_angles", ctx, site, outer, seq, heads,
+                      head_dim, head_dim, x, y, angles, inverse);
+}
+
+txrt_status txrt_rope_angles_partial(txrt_context *ctx, int64_t site,
+                                     int64_t outer, int64_t seq, int64_t heads,
+                                     int64_t head_dim, int64_t rotary_dim,
+                                     const float *x, float *y,
+                                     const float *angles, int32_t inverse) {
+  return ropeByAngles("txrt_rope_angles_partial", ctx, site, outer, seq, heads,
+                      head_dim, rotary_dim, x, y, angles, inverse);
 }
 
 } // extern "C"

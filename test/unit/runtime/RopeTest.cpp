@@ -3,7 +3,8 @@
 // txrt_rope against a double-precision reference of the Hugging Face
 // (GPT-NeoX) convention, with position offsets (a decoding step), several
 // heads per row, in place; the inverse undoes the rotation (it is the
-// backward: a rotation's transpose).
+// backward: a rotation's transpose). Partial rotations (txrt_rope_partial:
+// GPT-NeoX's rotary_pct) against the reference over the first features.
 //
 //===----------------------------------------------------------------------===//
 #include "TestUtil.h"
@@ -102,6 +103,57 @@ TEST_F(RopeTest, BadArgumentsAreErrors) {
             TXRT_ERROR_INVALID_ARGUMENT); // negative offset
   EXPECT_EQ(txrt_rope(ctx_, 1, 1, 3, 1, 2, x.data(), y.data(), 0, 1.0f, 0),
             TXRT_ERROR_INVALID_ARGUMENT); // base
+}
+
+// Each head's first `rot` features rotate as a head of `rot` would (the
+// reference over them), the rest come through unchanged; in place too,
+// and by an angle table of rot/2 angles a position.
+TEST_F(RopeTest, PartialRotationRotatesTheFirstFeaturesOnly) {
+  const int64_t outer = 2, seq = 6, heads = 3, d = 20, rot = 8, offset = 4;
+  Floats x = randomFloats(outer * seq * heads * d, 21, -2, 2), y(x.size());
+  expectOk(txrt_rope_partial(ctx_, 1, outer, seq, heads, d, rot, x.data(),
+                             y.data(), offset, 10000.0f, 0));
+  // The reference: the rotated part as heads of rot features.
+  Doubles part, rest;
+  for (int64_t row = 0; row < outer * seq * heads; ++row)
+    for (int64_t j = 0; j < d; ++j)
+      (j < rot ? part : rest).push_back(double(x[row * d + j]));
+  Doubles want = referenceRope(outer, seq, heads, rot, part, offset, 10000.0);
+  Doubles expected;
+  for (int64_t row = 0, r = 0, k = 0; row < outer * seq * heads; ++row)
+    for (int64_t j = 0; j < d; ++j)
+      expected.push_back(j < rot ? want[r++] : rest[k++]);
+  expectClose(y, expected, 1e-5, 1e-5, "partial y");
+  Floats inPlace = x;
+  expectOk(txrt_rope_partial(ctx_, 1, outer, seq, heads, d, rot, inPlace.data(),
+                             inPlace.data(), offset, 10000.0f, 0));
+  expectClose(inPlace, toDoubles(y), 0, 0, "in place");
+  Floats back(x.size());
+  expectOk(txrt_rope_partial(ctx_, 1, outer, seq, heads, d, rot, y.data(),
+                             back.data(), offset, 10000.0f, 1));
+  expectClose(back, toDoubles(x), 1e-5, 1e-5, "inverse");
+  // By a table holding the same angles.
+  Floats angles(seq * rot / 2), z(x.size());
+  for (int64_t t = 0; t < seq; ++t)
+    for (int64_t i = 0; i < rot / 2; ++i)
+      angles[t * rot / 2 + i] =
+          float(offset + t) *
+          (1.0f / std::pow(1e4f, float(2 * i) / float(rot)));
+  expectOk(txrt_rope_angles_partial(ctx_, 2, outer, seq, heads, d, rot,
+                                    x.data(), z.data(), angles.data(), 0));
+  expectClose(z, toDoubles(y), 0, 0, "partial by table");
+  // The whole head is txrt_rope; odd or oversized parts are errors.
+  Floats whole(x.size()), plain(x.size());
+  expectOk(txrt_rope_partial(ctx_, 1, outer, seq, heads, d, d, x.data(),
+                             whole.data(), offset, 10000.0f, 0));
+  expectOk(txrt_rope(ctx_, 1, outer, seq, heads, d, x.data(), plain.data(),
+                     offset, 10000.0f, 0));
+  expectClose(whole, toDoubles(plain), 0, 0, "rotary_dim = head_dim");
+  for (int64_t bad : {int64_t(3), int64_t(0), int64_t(22)})
+    EXPECT_EQ(txrt_rope_partial(ctx_, 1, outer, seq, heads, d, bad, x.data(),
+                                y.data(), 0, 1e4f, 0),
+              TXRT_ERROR_INVALID_ARGUMENT)
+        << "rotary_dim " << bad;
 }
 
 } // namespace

@@ -24,6 +24,8 @@ enum class RuntimeFn {
   RmsNormFwd,
   Rope,
   RopeAngles,
+  RopePartial,
+  RopeAnglesPartial,
   SoftmaxFwd,
   ActivationFwd,
   Reduce,

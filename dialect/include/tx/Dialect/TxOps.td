@@ -180,11 +180,18 @@ def Tx_RopeOp : Tx_InferOp<"rope", [TxDifferentiable]> {
         y[i]       = x[i] * cos(theta) - x[i + d/2] * sin(theta)
         y[i + d/2] = x[i + d/2] * cos(theta) + x[i] * sin(theta)
 
+    `rotary_dims` `r` (even, `0 < r < d`; 0, the default, is the whole
+    head) rotates only each head's first `r` features, with `d` read as `r`
+    above (`theta = p * base^(-2i/r)`, pairs `i` and `i + r/2`), and copies
+    the other `d - r` (GPT-NeoX's `rotary_pct`, Phi's
+    `partial_rotary_factor`, GPT-J's `rotary_dim`, in the rotate_half
+    convention).
+
     `inverse` rotates by `-theta` (the gradient). A `[B, h, T, d]` tensor is
     one head (`heads = 1`); on `[B, T, h * d]`, before `tx.split_heads`, the
     attention kernel reads the result in place.
 
-    With `angles` `[T, d/2]` (rotary embeddings written out, `x * cos(emb)
+    With `angles` `[T, r/2]` (rotary embeddings written out, `x * cos(emb)
     + rotate_half(x) * sin(emb)` with `emb = concat(angles, angles)`, which
     tx-fuse-attention finds), `theta = angles[t, i]` instead and `base` is
     unused; the angles take no gradient (they may not depend on a
@@ -198,9 +205,14 @@ def Tx_RopeOp : Tx_InferOp<"rope", [TxDifferentiable]> {
   let arguments = (ins Tx_F32Tensor:$input, Optional<Tx_F32Tensor>:$angles,
                        DefaultValuedAttr<I64Attr, "1">:$heads,
                        DefaultValuedAttr<F32Attr, "10000.0f">:$base,
+                       DefaultValuedAttr<I64Attr, "0">:$rotary_dims,
                        UnitAttr:$inverse);
   let results = (outs Tx_F32Tensor:$result);
   let assemblyFormat = "$input (`angles` $angles^)? attr-dict `:` functional-type(operands, results)";
+  let extraClassDeclaration = [{
+    /// The features of each head that rotate: rotary_dims, or the head.
+    int64_t getRotatedDims();
+  }];
 }
 
 def Tx_PaddingMaskOp : Tx_InferOp<"padding_mask"> {

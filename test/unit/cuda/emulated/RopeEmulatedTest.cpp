@@ -6,7 +6,8 @@
 // and compared with the CPU kernels (txrt_rope, txrt_rope_angles) at
 // CudaKernelsTest's tolerance: by position with an offset and by an angle
 // table in place, forward and inverse, head dimensions that end a block
-// part way, and a grid smaller than the pairs.
+// part way, a grid smaller than the pairs, and partial rotations (the
+// first `rot` features of each head; the rest copied, or left in place).
 //
 //===----------------------------------------------------------------------===//
 #include "EmulatedTestUtil.h"
@@ -23,6 +24,8 @@ namespace {
 
 struct Case {
   int64_t outer, seq, heads, headDim;
+  int64_t rot = 0; ///< 0: the whole head
+  int64_t rotated() const { return rot ? rot : headDim; }
 };
 
 class RopeEmulatedTest : public ::testing::Test {
@@ -37,15 +40,17 @@ protected:
   void emulated(const Case &c, const float *x, float *y, int64_t posOffset,
                 float base, const float *angles, bool inverse,
                 unsigned blocks = 0) {
+    const int64_t rows = c.outer * c.seq * c.heads;
     const InverseFrequencies inv =
-        angles ? InverseFrequencies{} : inverseFrequencies(base, c.headDim);
+        angles ? InverseFrequencies{} : inverseFrequencies(base, c.rotated());
     KernelLaunch pairs =
-        pairLaunch(c.outer * c.seq * c.heads * (c.headDim / 2));
+        pairLaunch(rows * (c.rotated() / 2),
+                   x == y ? 0 : rows * (c.headDim - c.rotated()));
     if (blocks > 0)
       pairs.blocks = blocks;
     launch(pairs, [&] {
-      ropeKernel(c.outer, c.seq, c.heads, c.headDim, x, y, posOffset, inv,
-                 angles, inverse);
+      ropeKernel(c.outer, c.seq, c.heads, c.headDim, c.rotated(), x, y,
+                 posOffset, inv, angles, inverse);
     });
   }
 
@@ -53,16 +58,18 @@ protected:
     const int64_t size = c.outer * c.seq * c.heads * c.headDim;
     const Floats x = randomFloats(size, 130),
                  angles =
-                     randomFloats(c.seq * c.headDim / 2, 131, -20.0f, 20.0f);
+                     randomFloats(c.seq * c.rotated() / 2, 131, -20.0f, 20.0f);
     for (bool inverse : {false, true}) {
       const std::string what = std::string(inverse ? "inverse " : "") +
                                "head_dim " + std::to_string(c.headDim) + " ";
       Floats y(size), z(size);
-      ASSERT_EQ(txrt_rope(cpu_, 17, c.outer, c.seq, c.heads, c.headDim,
-                          x.data(), y.data(), 1000, 10000.0f, inverse),
+      ASSERT_EQ(txrt_rope_partial(cpu_, 17, c.outer, c.seq, c.heads, c.headDim,
+                                  c.rotated(), x.data(), y.data(), 1000,
+                                  10000.0f, inverse),
                 TXRT_OK);
-      ASSERT_EQ(txrt_rope_angles(cpu_, 18, c.outer, c.seq, c.heads, c.headDim,
-                                 x.data(), z.data(), angles.data(), inverse),
+      ASSERT_EQ(txrt_rope_angles_partial(cpu_, 18, c.outer, c.seq, c.heads,
+                                         c.headDim, c.rotated(), x.data(),
+                                         z.data(), angles.data(), inverse),
                 TXRT_OK);
       Floats gotY(size, kNaN), gotZ = x;
       emulated(c, x.data(), gotY.data(), 1000, 10000.0f, nullptr, inverse,
@@ -86,6 +93,12 @@ TEST_F(RopeEmulatedTest, HeadDimensionsThatEndABlockPartWay) {
 
 TEST_F(RopeEmulatedTest, AGridSmallerThanThePairsLoops) {
   check({2, 11, 3, 64}, 2); // 512 threads for 2112 pairs
+}
+
+TEST_F(RopeEmulatedTest, PartialRotationsCopyTheRest) {
+  check({2, 5, 3, 20, 8});    // more copied features than pairs
+  check({1, 7, 2, 80, 32});   // Phi-2's head
+  check({2, 3, 3, 20, 2}, 1); // one pair, one block
 }
 
 } // namespace
