@@ -143,7 +143,12 @@ TrainingPosition readCheckpointForInfo(const ModelInfo &model,
                      "translate, generate and predict, and for train "
                      "--init-from");
   ParameterArena params(model);
-  return loadCheckpoint(file, model, params);
+  TrainingPosition position = loadCheckpoint(file, model, params);
+  // The weight average too (read, so checked against its checksums): a
+  // damaged __ema.* tensor passed info, which reads every tensor, while
+  // translate and --resume refused the file.
+  loadAveragedWeights(file, model, params);
+  return position;
 }
 
 } // namespace

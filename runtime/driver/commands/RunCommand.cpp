@@ -81,6 +81,7 @@ void checkRunOutputs(const EntryInfo &entry, const RunOptions &options,
   // step's input): the entry has read it by then.
   for (size_t i = 0; i < entry.inputs.size(); ++i)
     if (entry.inputs[i].role == "cache" &&
+        entry.inputs[i].writesLastRows.has_value() &&
         !sameFile(outputPath(options, entry.inputs[i]), sources[i].path))
       outputs.push_back({outputPath(options, entry.inputs[i]),
                          "cache '" + entry.inputs[i].name + "'"});
@@ -552,11 +553,13 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     out << entry->outputs[i].name << ": " << dtypeName(outputs[i].dtype)
         << formatShape(outputs[i].shape) << " -> " << path << "\n";
   }
-  // Caches are inputs the entry writes in place (decode_step, lm_step: the
-  // new positions' keys and values): written out too, so that a step's
-  // caches are the next call's inputs.
+  // Caches the entry writes in place (decode_step, lm_step: the new
+  // positions' keys and values) are written out too, so that a step's
+  // caches are the next call's inputs; the cross-attention caches it only
+  // reads are not (they were labelled "updated" unchanged).
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (entry->inputs[i].role == "cache") {
+    if (entry->inputs[i].role == "cache" &&
+        entry->inputs[i].writesLastRows.has_value()) {
       std::string path = outputPath(options, entry->inputs[i]);
       writeNpy(path, inputs[i]);
       out << entry->inputs[i].name << ": " << dtypeName(inputs[i].dtype)
