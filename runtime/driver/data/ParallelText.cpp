@@ -272,10 +272,14 @@ namespace {
 void checkFits(const ModelInfo &model, const Vocabulary &vocab, bool subwords,
                const char *role, const char *side, const std::string &origin,
                const Json *trainedConfig, ProblemList &problems,
-               bool builtFromData = false) {
+               bool builtFromData = false, int64_t needed = 0) {
   std::optional<VocabularyLimit> found = vocabularyLimit(model, role);
   if (!found || vocab.size() <= found->limit)
     return;
+  // The size to recompile with: this side's, or more where one config item
+  // sizes both sides (`needed`, the larger side's): -D vocab=31 for the
+  // source and =33 for the target was one setting given two values.
+  needed = std::max<int64_t>(needed, vocab.size());
   const std::string &key = found->key;
   const int64_t limit = found->limit;
   std::optional<int64_t> trained;
@@ -288,15 +292,14 @@ void checkFits(const ModelInfo &model, const Vocabulary &vocab, bool subwords,
       : builtFromData ? " (or drop rare words with --min-freq)"
                       : "";
   std::string advice =
-      key.empty()
-          ? "change the spec to take " + std::to_string(vocab.size()) +
-                " ids there and recompile" + other
+      key.empty() ? "change the spec to take " + std::to_string(vocab.size()) +
+                        " ids there and recompile" + other
       : trained && *trained >= vocab.size()
           ? "recompile with txc -D " + key + "=" + std::to_string(*trained) +
                 " (the checkpoint was trained with config " + key + " = " +
                 std::to_string(*trained) + ")"
-          : "recompile with txc -D " + key + "=" +
-                std::to_string(vocab.size()) + other;
+          : "recompile with txc -D " + key + "=" + std::to_string(needed) +
+                other;
   std::string bound =
       key.empty() ? "the model takes ids below " + std::to_string(limit) +
                         " (" + found->what + ")"
@@ -308,6 +311,17 @@ void checkFits(const ModelInfo &model, const Vocabulary &vocab, bool subwords,
                std::to_string(vocab.size() - kNumSpecialTokens) +
                (subwords ? " pieces" : " words") + ") but " + bound + "; " +
                advice);
+}
+
+/// The ids both sides need when one config item sizes the source and the
+/// target vocabularies, else 0.
+int64_t sharedVocabularyNeed(const ModelInfo &model, const Vocabulary &source,
+                             const Vocabulary &target) {
+  std::optional<VocabularyLimit> a = vocabularyLimit(model, "source");
+  std::optional<VocabularyLimit> b = vocabularyLimit(model, "target_in");
+  if (!a || !b || a->key.empty() || a->key != b->key)
+    return 0;
+  return std::max<int64_t>(source.size(), target.size());
 }
 
 } // namespace
@@ -356,10 +370,12 @@ Tokenizer buildTokenizer(const ModelInfo &model, const WordCounts &sources,
   requireSomeWords(tokenizer.target, minFreq,
                    "the target side of '" + path + "'");
   std::string origin = "of '" + path + "'";
+  const int64_t shared =
+      sharedVocabularyNeed(model, tokenizer.source, tokenizer.target);
   checkFits(model, tokenizer.source, false, "source", "source", origin, nullptr,
-            problems, true);
+            problems, true, shared);
   checkFits(model, tokenizer.target, false, "target_in", "target", origin,
-            nullptr, problems, true);
+            nullptr, problems, true, shared);
   problems.throwIfAny("problems");
   return tokenizer;
 }
@@ -375,10 +391,12 @@ void checkTokenizerFitsModel(const ModelInfo &model, const Tokenizer &tokenizer,
     checkFits(model, tokenizer.source, subwords, "tokens", "", "in " + origin,
               trainedConfig, problems, builtFromData);
   } else {
+    const int64_t shared =
+        sharedVocabularyNeed(model, tokenizer.source, tokenizer.target);
     checkFits(model, tokenizer.source, subwords, "source", "source",
-              "in " + origin, trainedConfig, problems, builtFromData);
+              "in " + origin, trainedConfig, problems, builtFromData, shared);
     checkFits(model, tokenizer.target, subwords, "target_in", "target",
-              "in " + origin, trainedConfig, problems, builtFromData);
+              "in " + origin, trainedConfig, problems, builtFromData, shared);
   }
   int32_t pad = modelPadId(model);
   // One vocabulary: said once, without a side.
