@@ -163,7 +163,15 @@ void parseRun(ArgCursor &cursor, CommandLine &line) {
       std::string text = cursor.value(arg);
       if (text.empty())
         cursor.fail("--input needs a file ([NAME=]FILE)");
-      run.inputs.push_back(parseInputArg(text));
+      if (text.front() == '=')
+        cursor.fail("--input '" + text +
+                    "' has no input name before '=': write --input "
+                    "NAME=FILE, or --input FILE for the inputs in order");
+      InputArg input = parseInputArg(text);
+      if (input.path.empty())
+        cursor.fail("--input " + input.name +
+                    "= names no file: write --input " + input.name + "=FILE");
+      run.inputs.push_back(std::move(input));
     } else if (arg == "--out-dir") {
       run.outDir = cursor.value(arg);
       if (run.outDir.empty())

@@ -261,7 +261,8 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.stopSeconds = parseDuration(train.stopTimeText);
       if (!train.stopSeconds)
         cursor.fail("--stop-time expects a duration such as 90s, 40m or "
-                    "1.5h (more than 0, at most 1e9 s), got '" +
+                    "1.5h (digits and a unit, no exponent; more than 0, at "
+                    "most 1000000000s), got '" +
                     train.stopTimeText + "'");
     } else if (arg == "--batch") {
       train.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);

@@ -5,21 +5,22 @@
 //===----------------------------------------------------------------------===//
 #include "commands/Driver.h"
 #include "cli/CommandLine.h"
-#include "core/Error.h"
-#include "commands/InfoCommand.h"
-#include "core/ModelInfo.h"
-#include "core/ModelRunner.h"
-#include "commands/RunCommand.h"
 #include "commands/BenchCommand.h"
 #include "commands/EvalCommand.h"
 #include "commands/ExportCommand.h"
 #include "commands/GenerateCommand.h"
+#include "commands/InfoCommand.h"
 #include "commands/PredictCommand.h"
-#include "loop/Progress.h"
+#include "commands/RunCommand.h"
 #include "commands/TrainCommand.h"
 #include "commands/TrainingData.h"
 #include "commands/TranslateCommand.h"
+#include "core/Error.h"
+#include "core/ModelInfo.h"
+#include "core/ModelRunner.h"
+#include "data/InputLines.h"
 #include "formats/Safetensors.h"
+#include "loop/Progress.h"
 #include "txrt/txrt.h"
 
 #include <cerrno>
@@ -299,6 +300,7 @@ int driverMain(int argc, char **argv, const char *modelJson,
   // the error names the file, instead of SIGXFSZ killing the process.
   std::signal(SIGXFSZ, SIG_IGN);
   const bool stdoutClosed = reopenClosedStandardStreams();
+  setStdoutWasClosed(stdoutClosed);
   std::string program = argc > 0 && argv[0] ? argv[0] : "model";
   size_t slash = program.find_last_of('/');
   if (slash != std::string::npos)

@@ -108,6 +108,12 @@ bool InputLineReader::lineWaiting() {
   }
 }
 
+namespace {
+bool stdoutWasClosed = false;
+} // namespace
+
+void setStdoutWasClosed(bool closed) { stdoutWasClosed = closed; }
+
 void checkAnswersWritten(std::ostream &out, const InputLines &chunk,
                          std::string &written) {
   errno = 0;
@@ -124,10 +130,14 @@ void checkAnswersWritten(std::ostream &out, const InputLines &chunk,
   if (!chunk.where.empty())
     chunkText = chunk.where.front() +
                 (chunk.where.size() > 1 ? ".." + chunk.where.back() : "");
+  const bool toStdout = &out == &std::cout;
   throw ResourceError(
       "cannot write the output" +
-      (error ? ": " + std::string(std::strerror(error)) : std::string()) +
-      " (a closed pipe, a full disk?); " +
+      (toStdout && stdoutWasClosed
+           ? std::string(": stdout is closed; ")
+           : (error ? ": " + std::string(std::strerror(error))
+                    : std::string()) +
+                 " (a closed pipe, a full disk?); ") +
       (written.empty() ? std::string("no answer was written whole")
                        : "the answers through " + written + " were written") +
       (chunkText.empty() ? std::string()

@@ -94,6 +94,11 @@ private:
 /// answer with a newline shifted every later answer by a line.
 std::string asOneLine(std::string text);
 
+/// Whether the process started with stdout closed (driverMain reopens it
+/// on /dev/full, whose writes fail as "No space left on device": the error
+/// says "stdout is closed" instead).
+void setStdoutWasClosed(bool closed);
+
 /// Flushes `out` after the answers of `chunk`; a write that failed (a
 /// closed pipe whose reader is gone, a full disk) is a ResourceError at
 /// once (the command went on reading and answering all its input into the

@@ -101,13 +101,20 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
        "--batch expects an integer in [1, "},
       {{"train", "--data", "d", "--stop-time", "90"},
        "train",
-       "--stop-time expects a duration such as 90s, 40m or 1.5h (more than 0, "
-       "at most 1e9 s), got '90'"},
+       "--stop-time expects a duration such as 90s, 40m or 1.5h (digits and a "
+       "unit, no exponent; more than 0, at most 1000000000s), got '90'"},
       {{"train", "--data", "d", "--stop-time=-5m"},
        "train",
-       "--stop-time expects a duration such as 90s, 40m or 1.5h (more than 0, "
-       "at most 1e9 s), got '-5m'"},
+       "--stop-time expects a duration such as 90s, 40m or 1.5h (digits and a "
+       "unit, no exponent; more than 0, at most 1000000000s), got '-5m'"},
       {{"eval", "--data", "d"}, "eval", "eval needs --load CHECKPOINT"},
+      // An empty path or name said "cannot open ''" after the parse.
+      {{"run", "encode", "--input", "src="},
+       "run",
+       "--input src= names no file: write --input src=FILE"},
+      {{"run", "encode", "--input", "=src.txt"},
+       "run",
+       "--input '=src.txt' has no input name before '='"},
       {{"translate", "--load", "c", "--beam", "x"},
        "translate",
        "--beam expects an integer in [1, 1024], got 'x'"},
