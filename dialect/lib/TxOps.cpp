@@ -209,7 +209,10 @@ LogicalResult RopeOp::inferReturnTypes(MLIRContext *,
                          formatShape(shape));
   int64_t heads = int64_t(adaptor.getHeads());
   int64_t width = shape.back().size;
-  if (heads < 1 || width % heads != 0 || (width / heads) % 2 != 0)
+  // Absent (the default, 0: the whole head) until the op is built.
+  IntegerAttr rotaryAttr = adaptor.getRotaryDimsAttr();
+  const bool partial = rotaryAttr && rotaryAttr.getInt() != 0;
+  if (heads < 1 || width % heads != 0 || (!partial && (width / heads) % 2 != 0))
     return fail(loc, "rope needs heads >= 1 that divide the last dimension " +
                          std::to_string(width) +
                          " into even head sizes, got heads = " +
@@ -219,8 +222,6 @@ LogicalResult RopeOp::inferReturnTypes(MLIRContext *,
     return fail(loc, "rope base must be a finite number > 1, got " +
                          number(base));
   int64_t headDim = width / heads;
-  // Absent (the default, 0) until the op is built: the attribute itself.
-  IntegerAttr rotaryAttr = adaptor.getRotaryDimsAttr();
   int64_t rotated = rotaryAttr ? rotaryAttr.getInt() : 0;
   if (rotated < 0 || rotated > headDim || rotated % 2 != 0)
     return fail(loc, "rope rotary_dims must be an even number of features "

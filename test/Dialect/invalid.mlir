@@ -853,10 +853,37 @@ func.func @rope_odd_heads(%x: tensor<4x12xf32>) -> tensor<4x12xf32> {
 // -----
 
 func.func @rope_angles(%x: tensor<4x8xf32>, %a: tensor<4x4xf32>) -> tensor<4x8xf32> {
-  // expected-error @+2 {{rope angles must be [4, 2] (positions x half the head size), got [4, 4]}}
+  // expected-error @+2 {{rope angles must be [4, 2] (positions x half the rotated features), got [4, 4]}}
   // expected-error @+1 {{'tx.rope' op failed to infer returned types}}
   %y = tx.rope %x angles %a {heads = 2 : i64} : (tensor<4x8xf32>, tensor<4x4xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @rope_partial_angles(%x: tensor<4x20xf32>, %a: tensor<4x5xf32>) -> tensor<4x20xf32> {
+  // expected-error @+2 {{rope angles must be [4, 2] (positions x half the rotated features), got [4, 5]}}
+  // expected-error @+1 {{'tx.rope' op failed to infer returned types}}
+  %y = tx.rope %x angles %a {heads = 2 : i64, rotary_dims = 4 : i64} : (tensor<4x20xf32>, tensor<4x5xf32>) -> tensor<4x20xf32>
+  return %y : tensor<4x20xf32>
+}
+
+// -----
+
+func.func @rope_rotary_odd(%x: tensor<4x20xf32>) -> tensor<4x20xf32> {
+  // expected-error @+2 {{rope rotary_dims must be an even number of features from 2 to the head size 10 (0: all), got 3}}
+  // expected-error @+1 {{'tx.rope' op failed to infer returned types}}
+  %y = tx.rope %x {heads = 2 : i64, rotary_dims = 3 : i64} : (tensor<4x20xf32>) -> tensor<4x20xf32>
+  return %y : tensor<4x20xf32>
+}
+
+// -----
+
+func.func @rope_rotary_over_the_head(%x: tensor<4x20xf32>) -> tensor<4x20xf32> {
+  // expected-error @+2 {{rope rotary_dims must be an even number of features from 2 to the head size 10 (0: all), got 12}}
+  // expected-error @+1 {{'tx.rope' op failed to infer returned types}}
+  %y = tx.rope %x {heads = 2 : i64, rotary_dims = 12 : i64} : (tensor<4x20xf32>) -> tensor<4x20xf32>
+  return %y : tensor<4x20xf32>
 }
 
 // -----

@@ -98,7 +98,9 @@ void requireSameAsRankZero(Communicator &ranks, uint64_t fingerprint,
 
 uint64_t fingerprintOfProgram(const ModelInfo &model) {
   Json metadata = parseJson(model.metadataJson);
-  for (const char *key : {"source", "compile_flags", "sites"})
+  // What differs between builds of one spec for other machines: its path,
+  // the flags (--mcpu) and the CPU features they give.
+  for (const char *key : {"source", "compile_flags", "sites", "cpu_features"})
     metadata.erase(key);
   // The entries' messages name spec locations (`model.tx:39:7`).
   std::string text = toJson(metadata);
