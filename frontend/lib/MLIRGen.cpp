@@ -1167,6 +1167,19 @@ Val MLIRGenImpl::genBinary(const ast::BinaryExpr &expr) {
                            rhs.constant->str());
       return {};
     }
+    // As materialize() says it of any number: `x ** 1e39` read "pow
+    // exponent must be finite, got inf" of a finite literal.
+    const double exponent = rhs.constant->asDouble();
+    if (std::isfinite(exponent) &&
+        !std::isfinite(static_cast<float>(exponent))) {
+      diags.error(expr.rhs->getLoc(),
+                  "the number " + rhs.constant->str() +
+                      " does not fit f32 (at most about 3.4e38 in "
+                      "magnitude): it would be " +
+                      (exponent > 0 ? "inf" : "-inf"),
+                  "use a number f32 can hold (e.g. 1e38)");
+      return {};
+    }
     return createValue<PowOp>(
         loc, lhs.tensor,
         {builder.getNamedAttr(

@@ -413,8 +413,10 @@ Val MLIRGenImpl::indexTensor(SourceLoc loc, Value x,
       // or a number: all of it, its first or last entry.
       std::optional<int64_t> start = d.start, stop = d.stop;
       bool whole = step == 1 && start.value_or(0) == 0 && !stop;
-      bool first = step == 1 && start.value_or(0) == 0 && stop == 1;
-      bool last = step == 1 && start == -1 && !stop;
+      // One entry whatever the step (`0:1:2` is `:1`; it was refused as a
+      // size that depends on the dim).
+      bool first = start.value_or(0) == 0 && stop == 1;
+      bool last = start == -1 && !stop;
       if (whole)
         continue;
       if (!first && !last) {
