@@ -171,10 +171,12 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
   // Before any work: the code was compiled for CPU features this CPU may
   // lack (--mcpu=x86-64-v4 on an AVX2 machine, or a native build moved to
   // an older one), which died of SIGILL in the first kernel.
+  // (export runs none of that code: it copies tensors.)
   std::vector<std::string> missing;
-  for (const std::string &feature : model.cpuFeatures)
-    if (txrt_cpu_has_feature(feature.c_str()) == 0)
-      missing.push_back(feature);
+  if (line.command != CommandLine::Command::Export)
+    for (const std::string &feature : model.cpuFeatures)
+      if (txrt_cpu_has_feature(feature.c_str()) == 0)
+        missing.push_back(feature);
   if (!missing.empty()) {
     err << "error: this executable was compiled for CPU features this CPU "
            "lacks: "
