@@ -85,7 +85,8 @@ struct CpuTarget {
 LogicalResult verifyCpuTarget(const CpuTarget &target, std::string &error);
 
 /// The x86 instruction-set extensions (LLVM's names: "avx2", "avx512f", ...)
-/// that code generated for `target` may use, of those the runtime can check
+/// that code generated for `target` may use (those LLVM's code generator
+/// emits on its own, not intrinsic-only ones), which the runtime checks
 /// with cpuid: the metadata's "cpu_features", which the executable checks
 /// before any work (a CPU without one died of SIGILL in the first kernel).
 std::vector<std::string> cpuFeaturesUsed(const CpuTarget &target);
