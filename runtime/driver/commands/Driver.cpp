@@ -25,11 +25,13 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <new>
 
 #include <fcntl.h>
+#include <omp.h>
 #include <unistd.h>
 
 namespace txrt::driver {
@@ -45,6 +47,56 @@ void printErrorLines(std::ostream &err, const std::string &message) {
       break;
     start = end + 1;
   }
+}
+
+/// The kernel threads `line` asks for with --threads, 0 when it does not.
+int32_t threadsOption(const CommandLine &line) {
+  switch (line.command) {
+  case CommandLine::Command::Run:
+    return line.run.threads;
+  case CommandLine::Command::Train:
+    return line.train.threads;
+  case CommandLine::Command::Eval:
+    return line.eval.threads;
+  case CommandLine::Command::Translate:
+    return line.translate.threads;
+  case CommandLine::Command::Generate:
+    return line.generate.threads;
+  case CommandLine::Command::Predict:
+    return line.predict.threads;
+  case CommandLine::Command::Bench:
+    return line.bench.threads;
+  default:
+    return 0;
+  }
+}
+
+/// More kernel threads than cores (`TXRT_NUM_THREADS=4096` on 2 cores) is
+/// accepted, and said: each kernel's team then waits on threads the cores
+/// cannot run, and every step crawls. A count out of range is the
+/// context's error, not this warning.
+void warnAboutOversubscription(const CommandLine &line, std::ostream &err) {
+  int32_t threads = threadsOption(line);
+  std::string source = "--threads " + std::to_string(threads);
+  if (threads == 0) {
+    const char *env = std::getenv("TXRT_NUM_THREADS");
+    if (!env || !*env)
+      return;
+    char *end = nullptr;
+    long value = std::strtol(env, &end, 10);
+    if (end == env || value < 1 || value > 4096)
+      return;
+    threads = int32_t(value);
+    source = std::string("TXRT_NUM_THREADS=") + env;
+  }
+  const int cores = omp_get_num_procs();
+  if (cores < 1 || threads <= cores)
+    return;
+  err << "warning: " << source << " asks for " << threads
+      << " kernel threads on " << cores << (cores == 1 ? " core" : " cores")
+      << ": the threads beyond the cores wait on each other and every "
+         "kernel runs slower; use "
+      << cores << " or fewer\n";
 }
 
 /// Takes `--device NAME` / `--device=NAME` and `--allow-tf32` (any command;
@@ -205,6 +257,8 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
       checkBeforeDevice(model, line);
     openDevice(model);
   }
+  if (line.command != CommandLine::Command::Export)
+    warnAboutOversubscription(line, err);
   switch (line.command) {
   case CommandLine::Command::Train:
     // A progress bar only when writing to a terminal's stderr.
