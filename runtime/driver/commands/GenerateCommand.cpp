@@ -88,13 +88,16 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   InputLineReader reader(options.prompts, "prompt", in);
   const size_t chunkLines = InputLineReader::chunkLines(batch);
   InputLines chunk;
+  UnknownTokenCount unknown(vocabulary.unkId());
   while (reader.next(chunk, chunkLines)) {
     const std::vector<std::string> &lines = chunk.lines;
     std::vector<TokenIds> prompts;
-    for (const std::string &line : lines) {
+    for (size_t i = 0; i < lines.size(); ++i) {
+      const std::string &line = lines[i];
       // A subword tokenizer encodes the prompt as written (TextCorpus.h).
       TokenIds ids = tokenizer.subwords ? tokenizer.encodeSource(line)
                                         : vocabulary.encode(splitWords(line));
+      unknown.add(ids, chunk.where[i]);
       if (ids.empty())
         ids.push_back(vocabulary.eosId());
       prompts.push_back(std::move(ids));
@@ -147,6 +150,9 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     }
     checkAnswersWritten(out, chunk, written);
   }
+  if (std::string note = unknown.note("prompt", tokenizer.unit());
+      !note.empty())
+    err << note << "\n";
   return kExitOk;
 }
 

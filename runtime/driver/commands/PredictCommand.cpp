@@ -107,6 +107,7 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   const size_t chunkLines = InputLineReader::chunkLines(batch);
   InputLines chunk;
   int64_t truncated = 0, empty = 0;
+  UnknownTokenCount unknown(tokenizer.source.unkId());
   const std::string wayOut = "; give --truncate to keep the first " +
                              std::to_string(length.bound);
   ProblemList problems; // a chunk's bad texts: not UTF-8, or too long
@@ -120,13 +121,16 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       if (chunk.bad[i])
         continue;
       std::vector<std::string> words = splitWords(lines[i]);
-      if (words.empty()) {
+      std::vector<int32_t> ids =
+          encodeClassifierText(tokenizer, words, lines[i]);
+      // [SOS] alone: no words, or (SentencePiece) only blank or invisible
+      // characters, which normalize to no piece.
+      if (ids.size() == 1) {
         ++empty;
         continue;
       }
       hasWords[i] = true;
-      std::vector<int32_t> ids =
-          encodeClassifierText(tokenizer, words, lines[i]);
+      unknown.add(ids, chunk.where[i]);
       std::string tooLong = fitClassifierText(
           ids, tokenizer, length, options.truncate, &truncated, wayOut);
       if (!tooLong.empty())
@@ -166,6 +170,8 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (empty)
     err << "note: " << empty << (empty == 1 ? " text has" : " texts have")
         << " no words and no label (an empty output line each)\n";
+  if (std::string note = unknown.note("text", tokenizer.unit()); !note.empty())
+    err << note << "\n";
   return kExitOk;
 }
 

@@ -272,6 +272,15 @@ encodeLabeledText(const LabeledText &text, const Tokenizer &tokenizer,
     }
     EncodedExample out;
     out.tokens = encodeClassifierText(tokenizer, example.words, example.text);
+    // SentencePiece normalizes a text of only non-ASCII blanks or invisible
+    // characters (U+200B, control bytes) to no piece: it trained and was
+    // scored as [SOS] alone (a seq2seq side is refused the same way).
+    if (out.tokens.size() == 1) {
+      problem(example, "the text is empty: it gives no " +
+                           std::string(tokenizer.unit()) +
+                           " (only blank or invisible characters)");
+      continue;
+    }
     std::string tooLong = fitClassifierText(out.tokens, tokenizer, length,
                                             truncate, truncated, wayOut);
     if (!tooLong.empty()) {

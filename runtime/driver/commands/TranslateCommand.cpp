@@ -139,6 +139,7 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   bool tabNoted = false;
   ProblemList problems; // a chunk's bad lines: not UTF-8, or too long
   int64_t truncated = 0; // --truncate: the sentences cut to the bound
+  UnknownTokenCount unknown(tokenizer.source.unkId());
   while (reader.next(chunk, chunkLines, &problems)) {
     const std::vector<std::string> &lines = chunk.lines;
     // `translate < test.tsv` translated each "source<TAB>target" line whole.
@@ -162,6 +163,7 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                                     options.truncate, truncated, problems);
       if (ids.empty())
         continue;
+      unknown.add(ids, chunk.where[i]);
       rows.push_back(i);
       sources.push_back(std::move(ids));
     }
@@ -181,6 +183,9 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
         << " longer than " << bounds.source.describe() << " and "
         << (truncated == 1 ? "was" : "were") << " cut to the first "
         << bounds.source.bound << " " << tokenizer.unit() << "\n";
+  if (std::string note = unknown.note("sentence", tokenizer.unit());
+      !note.empty())
+    err << note << "\n";
   return kExitOk;
 }
 

@@ -653,4 +653,29 @@ void Tokenizer::saveHuggingFace(const std::string &stem) const {
   }
 }
 
+void UnknownTokenCount::add(const std::vector<int32_t> &ids,
+                            const std::string &where) {
+  ++texts_;
+  if (std::find(ids.begin(), ids.end(), unk_) == ids.end())
+    return;
+  if (withUnknown_++ == 0)
+    first_ = where;
+}
+
+std::string UnknownTokenCount::note(const char *kind, const char *unit) const {
+  if (withUnknown_ == 0)
+    return "";
+  const bool pieces = std::string_view(unit) == "pieces";
+  std::string text = "note: " + std::to_string(withUnknown_) + " of " +
+                     std::to_string(texts_) + " " + kind +
+                     (texts_ == 1 ? "" : "s") + " hold" +
+                     (withUnknown_ == 1 ? "s " : " ") +
+                     (pieces ? "characters no piece of the tokenizer covers"
+                             : "words not in the vocabulary") +
+                     " (the first: " + first_ +
+                     "), each read as [UNK]: what the model says for them "
+                     "may not follow from the text";
+  return text;
+}
+
 } // namespace txrt::driver

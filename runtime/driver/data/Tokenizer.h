@@ -203,6 +203,26 @@ struct Tokenizer {
 
 };
 
+/// Counts the texts an inference command read that hold [UNK] (a word the
+/// vocabulary lacks, or a character no SentencePiece piece covers), for one
+/// note at the end: a sentence of unknown words otherwise came back as an
+/// empty or unrelated line with nothing said.
+class UnknownTokenCount {
+public:
+  explicit UnknownTokenCount(int32_t unkId) : unk_(unkId) {}
+  /// One text's ids; `where` names it ("<stdin>:7").
+  void add(const std::vector<int32_t> &ids, const std::string &where);
+  /// "note: ..." naming the count and the first such text, or "" if none.
+  /// `kind` names the texts ("sentence"), `unit` what is unknown ("words",
+  /// "pieces").
+  std::string note(const char *kind, const char *unit) const;
+
+private:
+  int32_t unk_;
+  int64_t texts_ = 0, withUnknown_ = 0;
+  std::string first_;
+};
+
 } // namespace txrt::driver
 
 #endif // TXRT_DRIVER_TOKENIZER_H
