@@ -230,9 +230,29 @@ std::string prefixHint(const SafetensorsReader &file, const ModelInfo &model) {
 
 } // namespace
 
+namespace {
+
+/// `run --save-grads` writes the gradients under the parameters' names and
+/// shapes, so every tensor fits: eval, generate, export, run --load and
+/// train --init-from took them as weights without a word (and export wrote
+/// them out as an ordinary weights file). The file says what it holds.
+void refuseGradients(const SafetensorsReader &file) {
+  const std::string *format = file.metadataValue("format");
+  if (!format || *format != "txc-gradients")
+    return;
+  const std::string *entry = file.metadataValue("entry");
+  throw InputError("'" + file.path() + "' holds the gradients of " +
+                   (entry ? "entry '" + *entry + "'" : std::string("a step")) +
+                   " (written by run --save-grads), not weights; give a "
+                   "checkpoint or a weights file");
+}
+
+} // namespace
+
 std::vector<std::string>
 checkCheckpointAgainstModel(const SafetensorsReader &file,
                             const ModelInfo &model) {
+  refuseGradients(file);
   std::vector<std::string> problems;
   const std::string &path = file.path();
   for (const ParamInfo &info : model.params) {
@@ -275,6 +295,7 @@ checkCheckpointAgainstModel(const SafetensorsReader &file,
 
 void checkCheckpointModel(const SafetensorsReader &file,
                           const ModelInfo &model) {
+  refuseGradients(file);
   const std::string *name = file.metadataValue("model");
   if (!name || *name == model.model)
     return;

@@ -135,7 +135,8 @@ std::vector<ArenaRange> parameterRanges(const ModelInfo &model);
 /// parameter of `model`.
 bool isMomentName(const ModelInfo &model, const std::string &name);
 
-/// The problems of loading `model`'s parameters from `file` (empty: ok).
+/// The problems of loading `model`'s parameters from `file` (empty: ok);
+/// throws InputError for a file of gradients (run --save-grads).
 std::vector<std::string>
 checkCheckpointAgainstModel(const SafetensorsReader &file,
                             const ModelInfo &model);
