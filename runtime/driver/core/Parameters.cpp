@@ -13,6 +13,7 @@
 #include "txrt/txrt.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <set>
@@ -156,6 +157,17 @@ std::string configHint(const SafetensorsReader &file, const ModelInfo &model) {
         for (size_t i = 0; i < info.shape.size(); ++i)
           if (entry->shape[i] != info.shape[i])
             differing.insert({entry->shape[i], info.shape[i]});
+  // Tensors only one side has: a count (layers = 2 against 3) differs, which
+  // no dim shows. Then every whole number that differs is named, so that one
+  // recompile loads the file (it named d_model alone, and the recompile
+  // then failed on layers).
+  bool presenceDiffers = false;
+  for (const ParamInfo &info : model.params)
+    presenceDiffers |= file.find(info.name) == nullptr;
+  for (const SafetensorsEntry &entry : file.tensors())
+    presenceDiffers |= entry.name.rfind(kTrainingStatePrefix, 0) != 0 &&
+                       !isMomentName(model, entry.name) &&
+                       !model.findParam(entry.name);
   const std::string *text = file.metadataValue("config");
   if (!text)
     return "";
@@ -186,7 +198,19 @@ std::string configHint(const SafetensorsReader &file, const ModelInfo &model) {
       allValues += (allValues.empty() ? "" : ", ") + entry;
       allFlags += flag;
     }
-    if (differing.count({int64_t(was), int64_t(*value.number)}) &&
+    // A dim's bound (batch, max_len) or a size written as a constant sizes
+    // the inputs, not the tensors.
+    const bool sizesInputs =
+        std::find(model.sizeConfigs.begin(), model.sizeConfigs.end(),
+                  value.key) != model.sizeConfigs.end() ||
+        std::any_of(
+            model.dims.begin(), model.dims.end(),
+            [&](const DimInfo &dim) { return dim.config == value.key; });
+    const bool wholeNumbers = was == std::floor(was) &&
+                              *value.number == std::floor(*value.number) &&
+                              !sizesInputs;
+    if ((differing.count({int64_t(was), int64_t(*value.number)}) ||
+         (presenceDiffers && wholeNumbers)) &&
         shown++ < 6) {
       values += (values.empty() ? "" : ", ") + entry;
       flags += flag;
