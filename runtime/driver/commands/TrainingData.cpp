@@ -19,6 +19,11 @@ namespace txrt::driver {
 
 namespace {
 
+/// "1 pair", "2 pairs".
+std::string counted(size_t count, const std::string &noun) {
+  return std::to_string(count) + " " + noun + (count == 1 ? "" : "s");
+}
+
 std::string kindPhrase(ModelKind kind) {
   switch (kind) {
   case ModelKind::Seq2Seq:
@@ -231,10 +236,11 @@ std::string fitClassifierText(std::vector<int32_t> &ids,
       ++*truncated;
     return "";
   }
+  const std::string unit = tokenizer.unit();
   return "the text has " + std::to_string(ids.size() - 1) + " " +
-         tokenizer.unit() + "; with the leading [SOS] that is " +
-         std::to_string(ids.size()) + " positions, more than " +
-         length.describe() + wayOut;
+         (ids.size() == 2 ? unit.substr(0, unit.size() - 1) : unit) +
+         "; with the leading [SOS] that is " + std::to_string(ids.size()) +
+         " positions, more than " + length.describe() + wayOut;
 }
 
 std::string truncationNote(int64_t truncated, const LengthBound &length) {
@@ -531,11 +537,11 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     if (blocks.size() == 0)
       throw InputError("'" + data.path + "' has too few words for one "
                        "next-token block");
-    data.summary = std::to_string(blocks.size()) + " blocks of " +
-                   std::to_string(data.block) + " tokens (" +
-                   std::to_string(blocks.streamLength()) + " tokens, " +
-                   std::to_string(corpus.documents.size()) +
-                   " documents) from " + data.path + ": vocabulary " +
+    data.summary = counted(blocks.size(), "block") + " of " +
+                   counted(size_t(data.block), "token") + " (" +
+                   counted(size_t(blocks.streamLength()), "token") + ", " +
+                   counted(corpus.documents.size(), "document") + ") from " +
+                   data.path + ": vocabulary " +
                    std::to_string(data.tokenizer.source.size());
     data.unit = "tokens";
     data.makeSource = [blocks = std::move(blocks),
@@ -662,15 +668,13 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                             "the SentencePiece model");
   PairIds pairs =
       readEncodedParallelText(data.path, data.tokenizer, bounds, data.hash);
-  data.summary = std::to_string(pairs.size()) + " pairs from " + data.path +
-                 (data.tokenizer.subwords
-                      ? ": one SentencePiece vocabulary of " +
-                            std::to_string(data.tokenizer.source.size()) +
-                            " pieces"
-                      : ": vocabularies " +
-                            std::to_string(data.tokenizer.source.size()) +
-                            " / " +
-                            std::to_string(data.tokenizer.target.size()));
+  data.summary =
+      counted(pairs.size(), "pair") + " from " + data.path +
+      (data.tokenizer.subwords
+           ? ": one SentencePiece vocabulary of " +
+                 std::to_string(data.tokenizer.source.size()) + " pieces"
+           : ": vocabularies " + std::to_string(data.tokenizer.source.size()) +
+                 " / " + std::to_string(data.tokenizer.target.size()));
   data.unit = "target tokens";
   std::vector<int64_t> targetCounts(size_t(data.tokenizer.target.size()), 0);
   int64_t sourceWords = 0, sourceUnknown = 0, targetWords = 0;

@@ -168,7 +168,8 @@ void checkPairLength(size_t sourceLength, size_t targetLength,
                  bounds.source.describe() + wayOut);
   if (int64_t(targetLength) + 1 > bounds.target.bound)
     problems.add(at + "the target sentence has " +
-                 std::to_string(targetLength) + " " + unit +
+                 std::to_string(targetLength) + " " +
+                 (targetLength == 1 ? unit.substr(0, unit.size() - 1) : unit) +
                  "; with [SOS] / [EOS] " + "that is " +
                  std::to_string(targetLength + 1) + " positions, more than " +
                  bounds.target.describe() + wayOut);
