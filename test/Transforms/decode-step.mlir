@@ -444,8 +444,10 @@ module attributes {tx.dims = {B = 4 : i64, T = 7 : i64}} {
     %v = tx.split_heads %v0 {heads = 2 : i64} : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
     %a = tx.attention %q, %k, %v mask %tm {causal, scale = 0.5 : f32} : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>, tensor<?x1x1x?xi1, #tx.dims<B: 4, T: 7>>) -> tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>
     %h = tx.merge_heads %a : (tensor<?x2x?x4xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
-    %n = tx.not %tm : (tensor<?x1x1x?xi1, #tx.dims<B: 4, T: 7>>) -> tensor<?x1x1x?xi1, #tx.dims<B: 4, T: 7>>
-    return %h : tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    %f = tx.to_float %tm : (tensor<?x1x1x?xi1, #tx.dims<B: 4, T: 7>>) -> tensor<?x1x1x?xf32, #tx.dims<B: 4, T: 7>>
+    %r = tx.reshape %f : (tensor<?x1x1x?xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x?x1xf32, #tx.dims<B: 4, T: 7>>
+    %z = tx.mul %h, %r : (tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>, tensor<?x?x1xf32, #tx.dims<B: 4, T: 7>>) -> tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
+    return %z : tensor<?x?x8xf32, #tx.dims<B: 4, T: 7>>
   }
 }
 

@@ -137,6 +137,23 @@ void positionRowsToGathers(func::FuncOp func) {
   }
 }
 
+/// The ops of `func` whose results reach its return: a statement nothing
+/// reads (`unused = float(arange(T))`) is no reason to decline, and it took
+/// lm_step away, named as a position-mixing op.
+llvm::DenseSet<Operation *> liveOps(func::FuncOp func) {
+  llvm::DenseSet<Operation *> live;
+  SmallVector<Operation *> work;
+  func.walk([&](func::ReturnOp ret) { work.push_back(ret); });
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (live.insert(def).second)
+          work.push_back(def);
+  }
+  return live;
+}
+
 /// Whether `op` treats every position on its own (apart from attention and
 /// masks, which the callers check); sets `why` when it rules the entry out
 /// for a reason worth more than the op's name.
@@ -186,10 +203,29 @@ bool actsPerPosition(Operation *op, std::string &why) {
           return !in[axis < 0 ? axis + int64_t(in.size()) : axis].isSymbolic();
         });
   }
-  // Tensor math (TxMathOps.td) is element-wise too.
+  // Tensor math (TxMathOps.td) is element-wise too, and so are comparisons,
+  // logic and selections (`float(ids != pad)` zeroing padded embeddings).
+  // With broadcasting, element-wise ops can make a value over pairs of
+  // positions ([B, T, 1] against [B, 1, T]), but only an op that mixes
+  // positions (a reduction or a product over them, declined here) could
+  // bring it back to a position's value.
   if (isa<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, CosOp, SinOp, SigmoidOp,
-          SiluOp, GeluTanhOp, PowOp, MinimumOp, MaximumOp, ClampOp>(op))
+          SiluOp, GeluTanhOp, PowOp, MinimumOp, MaximumOp, ClampOp, CmpOp,
+          ToFloatOp, NotOp, AndOp, OrOp, WhereOp, MaskedFillOp>(op))
     return true;
+  // A reshape adds, drops or moves axes but never merges or splits one
+  // (the language's rule): positions stay whole when the symbolic axes keep
+  // their order.
+  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
+    auto symbolic = [](Value value) {
+      SmallVector<Dim> dims;
+      for (const Dim &dim : getShape(cast<RankedTensorType>(value.getType())))
+        if (dim.isSymbolic())
+          dims.push_back(dim);
+      return dims;
+    };
+    return symbolic(reshape.getInput()) == symbolic(reshape.getResult());
+  }
   // A product with a tensor without symbolic axes (a weight, the tied
   // output projection `matmul(x, transpose(wte))`), and the transpose of
   // one: the same for every position.
@@ -250,8 +286,9 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
                                           std::string &why) {
   SmallVector<Attention> attentions;
   SmallVector<Dim> positionDims;
+  const llvm::DenseSet<Operation *> live = liveOps(decode);
   WalkResult result = decode.walk([&](Operation *op) {
-    if (isa<func::FuncOp, func::ReturnOp>(op))
+    if (isa<func::FuncOp, func::ReturnOp>(op) || !live.contains(op))
       return WalkResult::advance();
     // Position ids (`wpe[arange(T)]`, learned positions, or `wpe[:T]`):
     // over the target length they become the absolute positions cache-T ..
@@ -312,7 +349,7 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
     }
     if (auto mask = dyn_cast<PaddingMaskOp>(op)) {
       for (Operation *user : mask->getUsers())
-        if (!isa<AttentionOp>(user)) {
+        if (live.contains(user) && !isa<AttentionOp>(user)) {
           why = "a padding mask is used outside attention";
           return WalkResult::interrupt();
         }
@@ -540,6 +577,38 @@ bool maskParts(Value mask, Value tokens, PaddingMaskOp &padding, bool &causal) {
   return false;
 }
 
+/// Whether `value` is computed from an arange.
+bool readsPositions(Value value) {
+  SmallVector<Operation *> work;
+  llvm::DenseSet<Operation *> seen;
+  if (Operation *def = value.getDefiningOp())
+    work.push_back(def);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (isa<ArangeOp>(op))
+      return true;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (seen.insert(def).second)
+          work.push_back(def);
+  }
+  return false;
+}
+
+/// Whether `op` is a padding_mask or causal_mask, or an & or reshape with
+/// one among what it is made of.
+bool madeOfMaskBuiltins(Operation *op) {
+  if (!op)
+    return false;
+  if (isa<PaddingMaskOp, CausalMaskOp>(op))
+    return true;
+  if (isa<AndOp, ReshapeOp>(op))
+    return llvm::any_of(op->getOperands(), [](Value operand) {
+      return madeOfMaskBuiltins(operand.getDefiningOp());
+    });
+  return false;
+}
+
 /// The attentions of a language model's `logits` entry, or failure with
 /// the reason when it cannot decode incrementally.
 FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
@@ -555,8 +624,9 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
         .getElementType()
         .isInteger(1);
   };
+  const llvm::DenseSet<Operation *> live = liveOps(logits);
   WalkResult result = logits.walk([&](Operation *op) {
-    if (isa<func::FuncOp, func::ReturnOp>(op))
+    if (isa<func::FuncOp, func::ReturnOp>(op) || !live.contains(op))
       return WalkResult::advance();
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       LmAttention a{attention, attention.getKey().getDefiningOp<SplitHeadsOp>(),
@@ -574,8 +644,13 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
       bool causal = attention.getCausal();
       if (Value mask = attention.getMask())
         if (!maskParts(mask, tokens, a.padding, causal)) {
-          why = "an attention's mask is not made of padding_mask and "
-                "causal_mask of the @tokens input";
+          why = readsPositions(mask)
+                    ? "an attention's mask is written out from positions "
+                      "(arange: a sliding window?), which a cache step "
+                      "cannot compute: it rebuilds only padding_mask and "
+                      "causal_mask of the @tokens input over the cached ids"
+                    : "an attention's mask is not made of padding_mask and "
+                      "causal_mask of the @tokens input";
           return WalkResult::interrupt();
         }
       if (!causal) {
@@ -588,10 +663,11 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
       return WalkResult::advance();
     }
     // Masks feed attentions only (checked there), through & and reshapes.
+    // (Other bool values, `ids != pad`, act per position.)
     if (isa<PaddingMaskOp, CausalMaskOp, AndOp, ReshapeOp>(op) &&
-        isMask(op->getResult(0))) {
+        isMask(op->getResult(0)) && madeOfMaskBuiltins(op)) {
       for (Operation *user : op->getUsers())
-        if (!isa<AttentionOp, AndOp, ReshapeOp>(user)) {
+        if (live.contains(user) && !isa<AttentionOp, AndOp, ReshapeOp>(user)) {
           why = "a mask ('" + op->getName().getStringRef().str() +
                 "') feeds '" + user->getName().getStringRef().str() +
                 "': masks may only be joined by & (and reshaped) on their "
