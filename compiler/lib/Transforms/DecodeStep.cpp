@@ -515,13 +515,24 @@ func::FuncOp buildStep(ModuleOp module, func::FuncOp decode,
 //===----------------------------------------------------------------------===//
 
 /// A causal self-attention of `logits`: the split_heads of its keys and
-/// values (what the cache holds, rotated keys included) and the parts of
+/// values (what the cache holds, rotated keys included), or null where the
+/// attention reads heads made otherwise (a per-head norm of split_heads:
+/// QK-norm), whose cache then holds those heads merged; and the parts of
 /// its mask.
 struct LmAttention {
   AttentionOp op;
   SplitHeadsOp key, value;
   PaddingMaskOp padding; // padding_mask(tokens) in the mask, or null
 };
+
+/// The split_heads that makes `heads` when the cache can hold its input
+/// (one use, a computed tensor), else null.
+SplitHeadsOp cachedSplit(Value heads) {
+  auto split = heads.getDefiningOp<SplitHeadsOp>();
+  if (split && split->hasOneUse() && !isa<BlockArgument>(split.getInput()))
+    return split;
+  return nullptr;
+}
 
 /// Whether a reshape of a mask only adds or drops axes of size 1 and keeps
 /// what each axis means to the attention it feeds (masks broadcast from
@@ -629,17 +640,22 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
     if (isa<func::FuncOp, func::ReturnOp>(op) || !live.contains(op))
       return WalkResult::advance();
     if (auto attention = dyn_cast<AttentionOp>(op)) {
-      LmAttention a{attention, attention.getKey().getDefiningOp<SplitHeadsOp>(),
-                    attention.getValue().getDefiningOp<SplitHeadsOp>(),
-                    nullptr};
-      if (!a.key || !a.value || !a.key->hasOneUse() || !a.value->hasOneUse()) {
-        why = "an attention's keys and values are not split_heads(...)";
-        return WalkResult::interrupt();
-      }
-      if (isa<BlockArgument>(a.key.getInput()) ||
-          isa<BlockArgument>(a.value.getInput())) {
-        why = "an attention reads keys or values from an entry argument";
-        return WalkResult::interrupt();
+      LmAttention a{attention, cachedSplit(attention.getKey()),
+                    cachedSplit(attention.getValue()), nullptr};
+      // Heads made otherwise are cached as they are (merged): computed
+      // from the new positions alone, as every op here is checked to be.
+      for (Value heads : {attention.getKey(), attention.getValue()}) {
+        Operation *def = heads.getDefiningOp();
+        if (!def || (isa<SplitHeadsOp>(def) &&
+                     isa<BlockArgument>(def->getOperand(0)))) {
+          why = "an attention reads keys or values from an entry argument";
+          return WalkResult::interrupt();
+        }
+        if (getShape(cast<RankedTensorType>(heads.getType()))[2] != positions) {
+          why = "an attention's keys or values are not over the sequence "
+                "length";
+          return WalkResult::interrupt();
+        }
       }
       bool causal = attention.getCausal();
       if (Value mask = attention.getMask())
@@ -757,9 +773,36 @@ func::FuncOp buildLmStep(ModuleOp module, func::FuncOp logits,
   Value cacheIds = addArg(getTensorType(idsShape, tokensType.getElementType()),
                           "cache_ids", "cache_ids");
   for (auto [j, a] : llvm::enumerate(attentions)) {
-    for (auto [split, name] :
-         {std::make_pair(a.key, "self_k." + std::to_string(j)),
-          std::make_pair(a.value, "self_v." + std::to_string(j))}) {
+    for (auto [split, operand, name] :
+         {std::make_tuple(a.key, 1u, "self_k." + std::to_string(j)),
+          std::make_tuple(a.value, 2u, "self_v." + std::to_string(j))}) {
+      if (!split) {
+        // Heads the attention reads as they are made: merged, cached,
+        // split again for it (a view of the cache).
+        Value heads = a.op->getOperand(operand);
+        auto headsType = cast<RankedTensorType>(heads.getType());
+        builder.setInsertionPoint(a.op);
+        Value fresh =
+            builder.create<MergeHeadsOp>(heads.getLoc(), ValueRange{heads})
+                .getResult();
+        auto type = cast<RankedTensorType>(fresh.getType());
+        Shape shape = getShape(type);
+        shape[1] = cacheDim;
+        Value cache =
+            addArg(getTensorType(shape, type.getElementType()), name, "cache");
+        Value written = builder.create<CacheWriteOp>(
+            heads.getLoc(), cache.getType(), cache, fresh);
+        Value again =
+            builder
+                .create<SplitHeadsOp>(
+                    heads.getLoc(), ValueRange{written},
+                    ArrayRef<NamedAttribute>{builder.getNamedAttr(
+                        "heads",
+                        builder.getI64IntegerAttr(headsType.getShape()[1]))})
+                .getResult();
+        a.op->setOperand(operand, again);
+        continue;
+      }
       Value fresh = split.getInput();
       auto type = cast<RankedTensorType>(fresh.getType());
       Shape shape = getShape(type);

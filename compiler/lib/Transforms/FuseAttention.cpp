@@ -309,15 +309,16 @@ private:
     return success();
   }
 
-  /// Rank 4: Q, K, V come from split_heads ([B, T, h*d], which the runtime
-  /// kernel reads in place) and the output goes to merge_heads. K and V may
-  /// have one head that the matmuls broadcast over Q's (multi-query).
+  /// Rank 4: Q, K, V are [B, h, T, d] tensors and the output goes to
+  /// merge_heads. K and V may have one head that the matmuls broadcast over
+  /// Q's (multi-query). The kernel reads [B, T, h*d]: a split_heads's input
+  /// in place, and anything else (a per-head norm of split_heads, QK-norm)
+  /// through a copy that tx-attention-layout makes.
   LogicalResult matchHeads(AttentionMatch &m, Value query, Value key,
                            std::string &why) {
     for (Value operand : {query, key, m.value})
-      if (!operand.getDefiningOp<SplitHeadsOp>())
-        return decline(why, "Q, K and V must come from split_heads (the "
-                            "runtime kernel reads [B, T, h*d])");
+      if (cast<RankedTensorType>(operand.getType()).getRank() != 4)
+        return decline(why, "Q, K and V are not all [B, h, T, d] (rank 4)");
     m.query = query;
     m.key = key;
     m.result = m.output.getResult();
