@@ -715,7 +715,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // From here a SIGINT / SIGTERM stops after the first update (or the
   // current one) and saves; --stop-time counts from the first update.
   StopRequest stop(options.stopSeconds, options.stopTimeText,
-                   /*catchSignals=*/true);
+                   /*catchSignals=*/true, ranks.parallel());
 
   // The resumed checkpoint fixes the tokenizer, the labels and the defaults.
   std::unique_ptr<SafetensorsReader> resumed;
@@ -1133,6 +1133,13 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     lastStep = firstStep - 1;
     stoppedEarly = true;
   }
+  // Every rank has read its data, options and checkpoint and checked them
+  // against rank 0's before anything is written: rank 0's broadcasts of its
+  // fingerprints return without waiting for the others, so with nothing to
+  // train it copied --resume to --save while rank 1 was failing on its data
+  // (its MPI_Abort ends rank 0 here instead).
+  if (ranks.parallel())
+    ranks.sum(1.0);
   // Whether `bestPath` holds validator->best(). A resumed best was kept
   // under the name of the run that scored it (CKPT.best.safetensors of
   // --resume's file), or not at all (that run had no --keep-best): it is

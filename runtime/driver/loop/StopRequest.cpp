@@ -30,6 +30,7 @@ namespace {
 volatile std::sig_atomic_t caught = 0;
 volatile std::sig_atomic_t pipeClosed = 0;
 volatile std::sig_atomic_t handledOnOwnStack = 0;
+volatile std::sig_atomic_t underLauncher = 0;
 
 // oneDNN 2.6's generated sgemm kernels (gemm:jit: every f32 product on a
 // CPU without AVX-512, and its fallbacks elsewhere) point rsp into a heap
@@ -69,7 +70,17 @@ void onStopSignal(int signal) {
       "\nstop requested: the run stops after the current update (a "
       "validation in progress is abandoned) and saves; a second signal "
       "ends it at once, losing the steps since the last save\n";
-  ssize_t ignored = ::write(2, kAcknowledged, sizeof(kAcknowledged) - 1);
+  // mpirun also sends SIGTERM to every rank when one has failed: that job
+  // is ending, and no save follows (the message promised one).
+  static const char kAcknowledgedUnderLauncher[] =
+      "\nstop requested: the ranks stop together after the current update "
+      "and save, unless the launcher is ending the job (mpirun sends "
+      "SIGTERM to every rank when one has failed: then nothing is saved "
+      "and the last checkpoint stays as it was)\n";
+  ssize_t ignored = underLauncher && signal == SIGTERM
+                        ? ::write(2, kAcknowledgedUnderLauncher,
+                                  sizeof(kAcknowledgedUnderLauncher) - 1)
+                        : ::write(2, kAcknowledged, sizeof(kAcknowledged) - 1);
   (void)ignored;
 }
 
@@ -124,12 +135,14 @@ std::optional<double> parseDuration(const std::string &text) {
 }
 
 StopRequest::StopRequest(std::optional<double> stopSeconds,
-                         std::string stopTimeText, bool catchSignals)
+                         std::string stopTimeText, bool catchSignals,
+                         bool launchedByMpi)
     : stopSeconds_(stopSeconds), stopTimeText_(std::move(stopTimeText)),
       catchSignals_(catchSignals), start_(std::chrono::steady_clock::now()) {
   if (!catchSignals_)
     return;
   caught = 0;
+  underLauncher = launchedByMpi;
   pipeClosed = 0;
   stack_t stack = {};
   stack.ss_sp = alternateStack;

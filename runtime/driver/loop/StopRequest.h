@@ -29,8 +29,10 @@ public:
   /// destruction).
   /// `stopSeconds`: --stop-time in seconds (`stopTimeText` as the user
   /// wrote it, for the message), nullopt for no time limit.
+  /// `launchedByMpi`: the acknowledgement of a SIGTERM says that mpirun
+  /// sends one when another rank failed, and that nothing is saved then.
   StopRequest(std::optional<double> stopSeconds, std::string stopTimeText,
-              bool catchSignals);
+              bool catchSignals, bool launchedByMpi = false);
   ~StopRequest();
   StopRequest(const StopRequest &) = delete;
   StopRequest &operator=(const StopRequest &) = delete;
