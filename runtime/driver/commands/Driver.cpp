@@ -19,6 +19,7 @@
 #include "core/ModelInfo.h"
 #include "core/ModelRunner.h"
 #include "data/InputLines.h"
+#include "distributed/Communicator.h"
 #include "formats/Safetensors.h"
 #include "loop/Progress.h"
 #include "txrt/txrt.h"
@@ -47,6 +48,33 @@ void printErrorLines(std::ostream &err, const std::string &message) {
       break;
     start = end + 1;
   }
+}
+
+/// The word that names `command` on the command line.
+const char *commandName(CommandLine::Command command) {
+  switch (command) {
+  case CommandLine::Command::Info:
+    return "info";
+  case CommandLine::Command::Run:
+    return "run";
+  case CommandLine::Command::Train:
+    return "train";
+  case CommandLine::Command::Eval:
+    return "eval";
+  case CommandLine::Command::Translate:
+    return "translate";
+  case CommandLine::Command::Generate:
+    return "generate";
+  case CommandLine::Command::Predict:
+    return "predict";
+  case CommandLine::Command::Bench:
+    return "bench";
+  case CommandLine::Command::Export:
+    return "export";
+  case CommandLine::Command::Help:
+    break;
+  }
+  return "help";
 }
 
 /// The kernel threads `line` asks for with --threads, 0 when it does not.
@@ -191,6 +219,19 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
   if (line.command == CommandLine::Command::Help) {
     out << usageText(line.helpTopic, program);
     return kExitOk;
+  }
+  // Under mpirun only train divides its work among the ranks. Every other
+  // command ran once per rank: each answer printed N times (stdin goes to
+  // rank 0 alone, so the others answered nothing or the arguments again),
+  // and export's N ranks wrote one file. Rank 0 runs it; the others end.
+  if (line.command != CommandLine::Command::Train) {
+    const auto [rank, size] = Communicator::launchedRankAndSize();
+    if (size > 1 && rank != 0)
+      return kExitOk;
+    if (size > 1)
+      err << "note: " << commandName(line.command)
+          << " runs on rank 0 only (the launcher started " << size
+          << " copies; only train divides its work among ranks)\n";
   }
   if (line.command == CommandLine::Command::Info && line.info.json &&
       !line.info.loadPath) {

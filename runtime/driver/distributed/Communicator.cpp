@@ -27,7 +27,7 @@ bool launchedByMpi() {
 }
 
 /// How many processes the launcher started (0: not known).
-[[maybe_unused]] int launchedCopies() {
+int launchedCopies() {
   for (const char *name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
     if (const char *value = std::getenv(name))
       return std::atoi(value);
@@ -83,6 +83,16 @@ bool Communicator::builtWithMpi() {
 #else
   return false;
 #endif
+}
+
+std::pair<int, int> Communicator::launchedRankAndSize() {
+  const int size = launchedCopies();
+  if (size <= 1)
+    return {0, 1};
+  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char *value = std::getenv(name))
+      return {std::atoi(value), size};
+  return {0, 1};
 }
 
 Communicator &Communicator::world() {

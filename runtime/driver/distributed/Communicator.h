@@ -17,6 +17,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <utility>
 
 namespace txrt::driver {
 
@@ -28,6 +30,10 @@ public:
   static Communicator &world();
   /// Whether this executable was built with MPI.
   static bool builtWithMpi();
+  /// How many copies an MPI launcher started and which one this is, from
+  /// the launcher's environment (Open MPI, PMI, PMIx), without initializing
+  /// MPI; {0, 1} when none did or it does not say.
+  static std::pair<int, int> launchedRankAndSize();
 
   int rank() const { return rank_; }
   int size() const { return size_; }
