@@ -111,6 +111,10 @@ public:
       noteFlag("pad");
     }
     checkSpecialTokens(vocabs, kind);
+    // A `pad` the error above refused: the warnings would say there is none
+    // and advise adding the very line that is there.
+    if (!pad && env.lookup("pad"))
+      return;
     checkPaddingMasks(pad);
     checkUnmaskedInputs(pad);
   }

@@ -1017,6 +1017,14 @@ int compileMain(int argc, char **argv) {
   };
 
   if (emit == Stage::Ast && !listParams && !summary) {
+    // The spec as written: -D values are not printed into it, but a -D
+    // naming no config value, or one that does not parse, is the error it
+    // is in every other stage (it exited 0 here).
+    if (!defines.empty()) {
+      (void)txc::evaluateConfig(*ast, defines, diags);
+      if (diags.hasErrors())
+        return reportAndExit();
+    }
     if (!openOutput())
       return 1;
     output->os() << txc::ast::print(*ast);
