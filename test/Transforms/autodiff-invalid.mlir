@@ -6,8 +6,8 @@
 // attributes.
 
 tx.parameter @w : tensor<4x8xf32> {init = #tx.init<normal>}
-// expected-error @+1 {{the train entry must return one scalar f32 loss to be differentiated}}
 func.func @non_scalar_loss() -> tensor<4x8xf32> attributes {tx.entry = "train"} {
+  // expected-error @+1 {{the train entry's loss is f32[4, 8]; it must be one scalar f32 to be differentiated}}
   %w = tx.param @w : tensor<4x8xf32>
   return %w : tensor<4x8xf32>
 }
@@ -15,7 +15,7 @@ func.func @non_scalar_loss() -> tensor<4x8xf32> attributes {tx.entry = "train"} 
 // -----
 
 tx.parameter @w : tensor<4x8xf32> {init = #tx.init<normal>}
-// expected-error @+1 {{the train entry must return one scalar f32 loss to be differentiated}}
+// expected-error @+1 {{the train entry returns 2 results; it must return one scalar f32 loss to be differentiated}}
 func.func @two_losses() -> (tensor<f32>, tensor<f32>) attributes {tx.entry = "train"} {
   %w = tx.param @w : tensor<4x8xf32>
   %l = tx.reduce_sum %w {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>

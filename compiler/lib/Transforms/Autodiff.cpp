@@ -14,6 +14,7 @@
 #include "txc/Transforms/Passes.h"
 
 #include "tx/Dialect/TxDialect.h"
+#include "tx/Dialect/TxShape.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/MapVector.h"
@@ -127,13 +128,23 @@ void prepareForward(func::FuncOp train) {
 LogicalResult differentiate(func::FuncOp train) {
   Block &body = train.front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
-  if (ret.getNumOperands() != 1 ||
-      cast<RankedTensorType>(ret.getOperand(0).getType()).getRank() != 0 ||
-      !cast<RankedTensorType>(ret.getOperand(0).getType())
-           .getElementType()
-           .isF32())
-    return train.emitError("the train entry must return one scalar f32 "
-                           "loss to be differentiated");
+  if (ret.getNumOperands() != 1)
+    return train.emitError("the train entry returns " +
+                           std::to_string(ret.getNumOperands()) +
+                           " results; it must return one scalar f32 loss to "
+                           "be differentiated");
+  auto lossType = cast<RankedTensorType>(ret.getOperand(0).getType());
+  if (lossType.getRank() != 0 || !lossType.getElementType().isF32()) {
+    // Where the loss is computed, with its type (it pointed at the entry's
+    // header and said neither).
+    Location at = ret.getOperand(0).getDefiningOp()
+                      ? ret.getOperand(0).getDefiningOp()->getLoc()
+                      : train.getLoc();
+    return emitError(at) << "the train entry's loss is " << formatType(lossType)
+                         << "; it must be one scalar f32 to be "
+                            "differentiated (reduce it: reduce_mean(...), "
+                            "reduce_sum(...), or cross_entropy(...))";
+  }
   Value loss = ret.getOperand(0);
 
   SmallVector<Operation *> forward;
