@@ -556,6 +556,13 @@ bool Parser::parseModel(Module &module) {
   const Token &keyword = take();
   std::string name;
   SourceLoc nameLoc;
+  // `model` alone on its line: the next line's first word (`kind`, which is
+  // no keyword) is another declaration, not the name, and was read as one.
+  if (cur().loc.line != keyword.loc.line && cur().is(TokenKind::Identifier)) {
+    softError(keyword.loc, "expected a model name after 'model' on its line",
+              "e.g. 'model transformer'");
+    return true;
+  }
   if (!takeName("a model name", "after 'model'", "e.g. 'model transformer'",
                 name, nameLoc))
     return false;
