@@ -1491,7 +1491,12 @@ bool Parser::parseScope(std::vector<ScopePart> &scope, unsigned &height) {
   while (true) {
     ScopePart part;
     const char *hint = "e.g. 'linear(x, 512) as W_q' or 'as layers[i]'";
-    if (atLineStartAssignment()) {
+    // A later line that starts with `for`, `return` or an assignment is the
+    // next statement, not the name (`for` was "a keyword and cannot be a
+    // scope name").
+    if (atLineStartAssignment() ||
+        (cur().loc.line != prev().loc.line &&
+         (cur().is(TokenKind::KwFor) || cur().is(TokenKind::KwReturn)))) {
       errorExpected("expected a scope name after '" + prev().text + "'", hint);
       return false;
     }
