@@ -363,12 +363,15 @@ resumedCurve(const std::string &logPath, const TrainingPosition &position,
   auto holdsTheSeenRows = [&](const std::vector<LossPoint> &rows) {
     return lossCurveFingerprint(upToTheSeen(rows)) == position.curveHash;
   };
-  // A write of the curve that failed left the checkpoint ahead of it.
+  // The checkpoint is ahead of its curve: `run TRAIN_STEP --load C --save C`
+  // trained those steps (run keeps no curve), or a write of the curve
+  // failed before the checkpoint was saved (the note named only that).
   auto noteGap = [&] {
     if (*position.curveThrough < position.step)
       err << "note: the loss curve has no rows for steps "
           << *position.curveThrough + 1 << ".." << position.step
-          << " (a write of it failed before the checkpoint was saved)\n";
+          << " (trained by `run`, which keeps no curve, or a write of it "
+             "failed before the checkpoint was saved)\n";
   };
   const std::string resumedCurvePath =
       checkpointSibling(*options.resumePath, kLossCurveSuffix);
