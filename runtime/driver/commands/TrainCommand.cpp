@@ -830,15 +830,24 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
            "starts from the row of another word\n";
   if (options.savePath)
     checkStorable(model, tokenizer, data.labels ? &*data.labels : nullptr);
-  if (ranks.parallel())
-    requireSameAsRankZero(ranks, fingerprintOfProgram(model),
-                          "the executable's model ('" + model.model +
-                              "', precision " + model.precision +
-                              "; its config, optimizer and entries as txc "
-                              "--emit=metadata prints them)",
-                          model.compileFlags.empty()
-                              ? std::string("compiled without txc flags")
-                              : "compiled with " + model.compileFlags);
+  if (ranks.parallel()) {
+    // What differs, where it can be said: the model, the flags, the config
+    // (an edited spec with the same flags printed two hashes).
+    std::string config;
+    for (const ConfigValue &value : model.config)
+      config += (config.empty() ? "" : ", ") + value.key + " = " + value.json;
+    requireSameAsRankZero(
+        ranks, fingerprintOfProgram(model),
+        "the executable's model ('" + model.model + "', precision " +
+            model.precision +
+            "; its config, optimizer and entries as txc "
+            "--emit=metadata prints them)",
+        "model '" + model.model + "', " +
+            (model.compileFlags.empty()
+                 ? std::string("compiled without txc flags")
+                 : "compiled with " + model.compileFlags) +
+            ", config " + config);
+  }
   requireSameAsRankZero(ranks, data.hash,
                         (options.textPath.empty() ? "--data '" : "--text '") +
                             data.path + "'");
