@@ -329,12 +329,15 @@ private:
   ///   Q5 = reshape(Q [B, h, Tq, d], B, hkv, g, Tq, d)   (h = hkv * g)
   ///   K5 = reshape(K [B, hkv, Tk, d], B, hkv, 1, Tk, d)  (V5 likewise)
   ///   O  = reshape(matmul(softmax(...Q5·K5ᵀ...), V5), B, h, Tq, dv)
-  /// with Q, K, V from split_heads and O going to merge_heads.
+  /// with Q, K, V any heads (split_heads, or a per-head norm of one) and O
+  /// going to merge_heads.
   LogicalResult matchGroupedHeads(AttentionMatch &m, Value query5, Value key5,
                                   std::string &why) {
+    // The heads may be made any way (a per-head norm: QK-norm), as in the
+    // rank-4 form.
     auto unGroup = [](Value grouped) -> Value {
       auto reshape = grouped.getDefiningOp<ReshapeOp>();
-      if (!reshape || !reshape.getInput().getDefiningOp<SplitHeadsOp>())
+      if (!reshape)
         return nullptr;
       Shape in = shapeOf(reshape.getInput()), out = shapeOf(grouped);
       // [B, h, T, d] -> [B, a, g, T, d] with a * g = h (static).
@@ -349,7 +352,7 @@ private:
           value = unGroup(m.value);
     if (!query || !key || !value)
       return decline(why, "rank-5 (grouped) Q, K and V must be reshapes of "
-                          "split_heads [B, h, T, d] to [B, hkv, g, T, d]");
+                          "heads [B, h, T, d] to [B, hkv, g, T, d]");
     Shape q5 = shapeOf(query5), k5 = shapeOf(key5), v5 = shapeOf(m.value);
     // Key/value head (a', g') of query head (a, g) must be
     // (a * g + g) / (h / hkv): a' = a or 1, g' = 1, or both equal.
@@ -656,6 +659,13 @@ struct FuseAttentionPass
       rewrite(*match);
       report.fused();
     }
+    // The `attention` builtin's masks get what a fused one's get: a causal
+    // mask written out from arange becomes the causal flag and
+    // `reshape(ids != pad)` a tx.padding_mask (the same keys either way),
+    // so that a language model written with the builtin and such masks
+    // derives lm_step as the written-out form does.
+    getOperation().walk(
+        [&](AttentionOp attention) { simplifyMask(attention); });
     eraseDeadLeftovers();
     if (stats) {
       if (!ropeReport.empty())
@@ -911,6 +921,40 @@ struct FuseAttentionPass
                                                         keep);
     }
     return keep;
+  }
+
+  /// Canonical factors of an attention op's keep mask (the builtin's as
+  /// written; a fused op's are already canonical): see runOnOperation.
+  void simplifyMask(AttentionOp attention) {
+    Value mask = attention.getMask();
+    if (!mask)
+      return;
+    SmallVector<KeepFactor> factors;
+    keepFactors(mask, factors);
+    Shape query = shapeOf(attention.getQuery()),
+          key = shapeOf(attention.getKey());
+    const Dim scores[] = {query[query.size() - 2], key[key.size() - 2]};
+    bool causal = attention.getCausal(), changed = false;
+    Value keep;
+    for (const KeepFactor &factor : factors) {
+      if (isCausal(factor, scores)) {
+        causal = changed = true;
+        continue;
+      }
+      Value value = keepValue(factor, attention);
+      changed |= value != factor.mask;
+      keep = keep ? conjunction(keep, value, attention) : value;
+    }
+    if (!changed)
+      return;
+    if (Operation *def = mask.getDefiningOp())
+      leftovers.insert(def);
+    if (keep)
+      attention.getMaskMutable().assign(keep);
+    else
+      attention.getMaskMutable().clear();
+    if (causal)
+      attention.setCausal(true);
   }
 
   void rewrite(AttentionMatch &m) {
