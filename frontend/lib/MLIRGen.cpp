@@ -636,7 +636,17 @@ void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
       return;
     frames.back().vars[loop->var] = Val::of(ConstValue::ofInt(i));
     unsigned errorsBefore = diags.getNumErrorReports();
+    // An error that only a later iteration meets names it (`16 - i` fit at
+    // i = 0 and not at i = 1, and nothing said which); one the first meets
+    // holds for the loop as written.
+    const bool later = i > lo->i;
+    if (later)
+      diags.pushCallSite(loop->getLoc(), "in the iteration " + loop->var +
+                                             " = " + std::to_string(i) +
+                                             " of this loop");
     genBlock(loop->body, returned);
+    if (later)
+      diags.popCallSite();
     // One report per error, not one per iteration.
     if (diags.getNumErrorReports() != errorsBefore || (returned && *returned))
       break;
