@@ -404,9 +404,22 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
         continue;
       }
       if (!it->second.isTensor()) {
-        if (it->second.isConst())
-          diags.error(result.loc, "result '" + result.name +
-                                      "' is a constant, not a tensor");
+        if (it->second.isConst()) {
+          diags.error(result.loc,
+                      "result '" + result.name + "' is the constant " +
+                          it->second.constant->str() + ", not a tensor");
+          // Where it got that value: the last statement of the body that
+          // assigns it (the error pointed at the header alone).
+          const ast::AssignStmt *last = nullptr;
+          for (const ast::StmtPtr &stmt : entry.body)
+            if (auto *assign = llvm::dyn_cast<ast::AssignStmt>(stmt.get()))
+              for (const ast::AssignTarget &target : assign->targets)
+                if (target.name == result.name)
+                  last = assign;
+          if (last)
+            diags.note(last->getLoc(),
+                       "'" + result.name + "' is last assigned here");
+        }
         continue;
       }
       results.push_back(it->second.tensor);
