@@ -852,10 +852,18 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                         (options.textPath.empty() ? "--data '" : "--text '") +
                             data.path + "'");
   if (ranks.parallel())
-    requireSameAsRankZero(ranks, fnv1a64(tokenizer.toJson()),
-                          "the vocabulary (--min-freq " +
-                              std::to_string(minFreq) + ", --tokenizer " +
-                              options.tokenizer + ")");
+    requireSameAsRankZero(
+        ranks, fnv1a64(tokenizer.toJson()),
+        "the vocabulary (--min-freq " + std::to_string(minFreq) +
+            ", --tokenizer " + options.tokenizer + ")",
+        // What may differ with the same flags above: the SentencePiece
+        // options and the sizes they gave (it printed two hashes).
+        "--vocab-size " +
+            (options.vocabSize ? std::to_string(*options.vocabSize)
+                               : std::string("unset")) +
+            ", --spm-type " + options.spmType.value_or("unset") + ", " +
+            std::to_string(tokenizer.source.size()) + " / " +
+            std::to_string(tokenizer.target.size()) + " ids");
   // The gradients' allreduce buckets and their overlap (libtxrt reads
   // them, and refuses a value it cannot read when the context is made):
   // ranks that cut the buckets otherwise called mismatched collectives and
@@ -865,10 +873,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       const char *value = std::getenv(name);
       requireSameAsRankZero(
           ranks, fnv1a64(value ? std::string("=") + value : std::string()),
-          std::string(name) + (value ? "=" + std::string(value) : " (unset)") +
+          std::string(name) +
               " (the gradient buckets' layout; give it to every rank alike, "
               "mpirun -x " +
-              name + "=...)");
+              name + "=...)",
+          value ? std::string(name) + "=" + value
+                : std::string(name) + " unset (the default)");
     }
 
   ModelRunner runner(model, entryTable, options.threads);
