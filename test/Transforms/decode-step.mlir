@@ -13,7 +13,7 @@
 // saying why with verbose=true, when an op of decode may mix positions.
 
 // One causal self-attention and one cross-attention over memory.
-// WHY-NOT: tx-decode-step
+// WHY: tx-decode-step: derived decode_init and decode_step from @decode (caches for 1 of its 2 attentions)
 // CHECK-LABEL: module attributes {tx.dims = {B = 4 : i64, S = 9 : i64, T = 7 : i64, cache = 7 : i64}}
 // decode itself is left as it was.
 // CHECK-LABEL: func.func @decode(

@@ -936,6 +936,16 @@ struct DecodeStepPass : mlir::tx::impl::DecodeStepPassBase<DecodeStepPass> {
     func::FuncOp step = buildStep(module, decode, cacheDim);
     if (hasCross)
       buildInit(module, decode, *attentions, step);
+    // Said when derived too, not only when declined.
+    if (verbose)
+      llvm::errs() << "tx-decode-step: derived "
+                   << (hasCross ? "decode_init and " : "")
+                   << "decode_step from @decode (caches for "
+                   << llvm::count_if(
+                          *attentions,
+                          [](const Attention &a) { return !a.cross; })
+                   << " of its " << attentions->size() << " attention"
+                   << (attentions->size() == 1 ? "" : "s") << ")\n";
   }
 
   /// lm_step from the language model's `logits` entry.
@@ -976,7 +986,19 @@ struct DecodeStepPass : mlir::tx::impl::DecodeStepPassBase<DecodeStepPass> {
     if (failed(cacheDim))
       return decline("the spec already has a dim named '" + kCacheDim.str() +
                      "'");
-    buildLmStep(module, logits, unsigned(tokensIndex), *cacheDim);
+    func::FuncOp step =
+        buildLmStep(module, logits, unsigned(tokensIndex), *cacheDim);
+    // Said when derived too, not only when declined.
+    if (verbose) {
+      unsigned caches = 0;
+      for (unsigned i = 0; i < step.getNumArguments(); ++i)
+        if (auto role = step.getArgAttrOfType<StringAttr>(i, kRoleAttr);
+            role && role.getValue() == "cache")
+          ++caches;
+      llvm::errs() << "tx-decode-step: derived lm_step from @"
+                   << logits.getSymName() << " (caches for " << caches / 2
+                   << " self-attention" << (caches == 2 ? "" : "s") << ")\n";
+    }
   }
 };
 
