@@ -68,10 +68,13 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   }
 
   std::unique_ptr<PrefixModel> decoder;
-  if (options.kvCache && LmStepCached::available(model))
-    decoder =
+  LmStepCached *cached = nullptr;
+  if (options.kvCache && LmStepCached::available(model)) {
+    auto made =
         std::make_unique<LmStepCached>(runner, modelPadId(model), context);
-  else
+    cached = made.get();
+    decoder = std::move(made);
+  } else
     decoder = std::make_unique<LogitsRerun>(runner, modelPadId(model), context);
   GenerateSettings settings;
   settings.eos = vocabulary.eosId();
@@ -153,6 +156,15 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (std::string note = unknown.note("prompt", tokenizer.unit());
       !note.empty())
     err << note << "\n";
+  // Past the window the cache serves no more: every further token re-ran
+  // the last window tokens through `logits`, as fast as --no-cache, and
+  // nothing said so.
+  if (cached && cached->ranPastWindow())
+    err << "note: generation ran past the " << cached->window()
+        << " tokens the model reads at once: from there each new token "
+           "re-read the last "
+        << cached->window()
+        << " without the KV cache (slower; --max-new-tokens keeps within it)\n";
   return kExitOk;
 }
 

@@ -159,6 +159,7 @@ bool LmStepCached::advance(const std::vector<TokenIds> &prefixes) {
   const int64_t rows = all.shape[0], length = all.shape[1];
   if (length > window_) {
     held_ = Tensor();
+    ranPastWindow_ = true;
     return false;
   }
   int64_t fresh = length; // new positions this call

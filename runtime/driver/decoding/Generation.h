@@ -95,6 +95,11 @@ public:
   TokenIds nextGreedy(const std::vector<TokenIds> &prefixes,
                       const AllowedIds &allowed) override;
   int64_t vocabSize() const override { return rerun_.vocabSize(); }
+  /// The tokens a prefix may have for the cache to serve it.
+  int64_t window() const { return window_; }
+  /// Whether a prefix ran past window() (from there the logits entry
+  /// re-ran the last window() tokens for every new one).
+  bool ranPastWindow() const { return ranPastWindow_; }
 
 private:
   /// Runs lm_step over the new positions of `prefixes`, leaving its logits
@@ -107,6 +112,7 @@ private:
   LogitsRerun rerun_;
   int32_t pad_;
   int64_t window_;
+  bool ranPastWindow_ = false;
   Tensor held_; ///< the left-padded ids the caches hold
   /// Per step input (empty for non-caches); on a device they stay there.
   std::vector<ResidentTensor> caches_;
