@@ -1510,10 +1510,31 @@ bool Parser::parseScope(std::vector<ScopePart> &scope, unsigned &height) {
                       "e.g. 'as layers[i]'");
         return false;
       }
+      // `as head[..., :4]`: a slice of the call's result, which the scope's
+      // index cannot be (it said only "expected an expression, found
+      // '...'").
+      const char *sliceHint =
+          "a scope's index is one number ('as layers[i]'); to slice the "
+          "result, put the call in parentheses: '(linear(x, 8) as "
+          "proj)[..., :4]'";
+      if (at(TokenKind::Ellipsis) || at(TokenKind::Colon)) {
+        error(cur().loc,
+              "expected a scope index in '" + part.name + "[...]', found " +
+                  describe(cur()),
+              sliceHint);
+        return false;
+      }
       part.index = parseExpr();
       if (!part.index)
         return false;
       height = std::max(height, lastHeight + 1);
+      if (at(TokenKind::Comma) || at(TokenKind::Colon)) {
+        error(cur().loc,
+              "a scope index is one expression, found " + describe(cur()) +
+                  " in '" + part.name + "[...]'",
+              sliceHint);
+        return false;
+      }
       if (!consumeIf(TokenKind::RBracket)) {
         errorExpected("expected ']' to close the index of '" + part.name +
                       "' opened at " + locString(open.loc));
