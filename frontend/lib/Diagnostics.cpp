@@ -15,6 +15,7 @@
 #include "txc/Frontend/Diagnostics.h"
 
 #include <algorithm>
+#include <cctype>
 
 namespace txc {
 
@@ -118,6 +119,55 @@ void DiagnosticEngine::noteCallSites() {
          "... " + std::to_string(callSites.size() - kMaxCallSiteNotes) +
              " more call(s), the outermost here",
          ""});
+}
+
+void DiagnosticEngine::noteFlagsOnErrorLines(
+    const std::map<std::string, std::string> &flags, size_t first) {
+  if (flags.empty())
+    return;
+  for (size_t i = first; i < diags.size(); ++i) {
+    if (diags[i].severity != Severity::Error || diags[i].loc.line == 0)
+      continue;
+    // The identifiers of the error's line.
+    std::string_view line = file.getLineView(diags[i].loc.line);
+    std::vector<std::string> named;
+    for (size_t at = 0; at < line.size();) {
+      auto isStart = [](char c) {
+        return std::isalpha(static_cast<unsigned char>(c)) || c == '_';
+      };
+      if (!isStart(line[at])) {
+        ++at;
+        continue;
+      }
+      size_t end = at;
+      while (end < line.size() &&
+             (isStart(line[end]) ||
+              std::isdigit(static_cast<unsigned char>(line[end]))))
+        ++end;
+      std::string word(line.substr(at, end - at));
+      if (flags.count(word) &&
+          std::find(named.begin(), named.end(), word) == named.end())
+        named.push_back(word);
+      at = end;
+    }
+    // After the error's own notes, unless one already names the flag.
+    size_t end = i + 1;
+    while (end < diags.size() && diags[end].severity == Severity::Note)
+      ++end;
+    for (const std::string &name : named) {
+      const std::string text =
+          "'" + name + "' is set on the command line: " + flags.at(name);
+      bool there = false;
+      for (size_t k = i + 1; k < end; ++k)
+        there |= diags[k].message == text;
+      if (there)
+        continue;
+      diags.insert(diags.begin() + std::ptrdiff_t(end),
+                   Diagnostic{Severity::Note, SourceLoc{}, text, ""});
+      ++end;
+    }
+    i = end - 1;
+  }
 }
 
 void DiagnosticEngine::note(SourceLoc loc, std::string message) {

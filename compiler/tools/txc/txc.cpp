@@ -988,7 +988,12 @@ int compileMain(int argc, char **argv) {
     llvm::errs() << os.str();
     shown = diags.getDiagnostics().size();
   };
+  // The -D flags that set config values, once the config is evaluated:
+  // an error on a line that names one says so.
+  const std::map<std::string, std::string> *defineFlags = nullptr;
   auto reportAndExit = [&]() {
+    if (defineFlags)
+      diags.noteFlagsOnErrorLines(*defineFlags, shown);
     std::ostringstream os;
     diags.print(os, shown);
     llvm::errs() << os.str();
@@ -1032,6 +1037,7 @@ int compileMain(int argc, char **argv) {
   }
 
   txc::ConfigEnv env = txc::evaluateConfig(*ast, defines, diags);
+  defineFlags = &env.flags;
   if (diags.hasErrors())
     return reportAndExit();
   printWarnings(); // a -D flag that replaces an earlier one

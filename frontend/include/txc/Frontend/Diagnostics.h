@@ -21,12 +21,13 @@
 
 #include "txc/Frontend/AST.h"
 
+#include <map>
 #include <ostream>
 #include <set>
-#include <unordered_set>
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_set>
 #include <vector>
 
 namespace txc {
@@ -90,6 +91,14 @@ public:
   unsigned getNumErrorReports() const { return numErrorReports; }
   const std::vector<Diagnostic> &getDiagnostics() const { return diags; }
   const SourceFile &getFile() const { return file; }
+
+  /// After each error from index `first` on whose source line names a
+  /// config value that a -D flag set (`flags`: name -> "-D name=value"), a
+  /// note saying so, unless one is there: the line shows the spec's own
+  /// value, not the one the error is about (`heads = 2` written, `-D
+  /// heads=3` given).
+  void noteFlagsOnErrorLines(const std::map<std::string, std::string> &flags,
+                             size_t first = 0);
 
   /// Prints every diagnostic kept from index `first` on (those before it
   /// were printed already), in the order reported, in the format above, then
