@@ -685,11 +685,18 @@ struct FuseAttentionPass
     bool negate = false;
   };
 
-  /// Appends the factors of `keep` (a conjunction: `a & b`).
+  /// Appends the factors of `keep` (a conjunction: `a & b`; a negation,
+  /// `!(j > i)` or `!(a | b)`, is the negated factors of what it negates,
+  /// which the causal and padding forms are then read from: it stayed one
+  /// opaque factor).
   static void keepFactors(Value keep, SmallVectorImpl<KeepFactor> &out) {
     if (auto both = keep.getDefiningOp<AndOp>()) {
       keepFactors(both.getLhs(), out);
       keepFactors(both.getRhs(), out);
+      return;
+    }
+    if (auto negation = keep.getDefiningOp<NotOp>()) {
+      negatedFactors(negation.getInput(), out);
       return;
     }
     out.push_back({keep, false});
