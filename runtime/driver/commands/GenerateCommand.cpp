@@ -142,6 +142,18 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                    (written.back() == ' ' || written.back() == '\t'))
               written.pop_back();
           out << asOneLine(written + rest) << "\n";
+        } else if (prompt.empty()) {
+          // No piece (an empty line, or one of only characters the
+          // normalizer drops, U+200B): the prompt as written all the same
+          // (it printed the generated text alone), then the text.
+          std::string written = lines[index];
+          while (!written.empty() &&
+                 (written.back() == ' ' || written.back() == '\t'))
+            written.pop_back();
+          out << asOneLine(written.empty() || text.empty()
+                               ? written + text
+                               : written + " " + text)
+              << "\n";
         } else
           out << asOneLine(text) << "\n";
         continue;
