@@ -292,12 +292,14 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
   }
   if (command == "info") {
     line.command = CommandLine::Command::Info;
+    line.commandName = "info";
     ArgCursor cursor(args, 1, "info");
     parseInfo(cursor, line);
     return line;
   }
   if (command == "run") {
     line.command = CommandLine::Command::Run;
+    line.commandName = "run";
     ArgCursor cursor(args, 1, "run");
     parseRun(cursor, line);
     return line;
@@ -317,6 +319,7 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
     if (command != name)
       continue;
     line.command = parser.first;
+    line.commandName = name;
     ArgCursor cursor(args, 1, name);
     parser.second(cursor, line);
     return line;

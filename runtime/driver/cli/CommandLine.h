@@ -208,6 +208,8 @@ struct CommandLine {
     Help, Info, Run, Train, Eval, Translate, Generate, Predict, Bench, Export
   };
   Command command = Command::Help;
+  /// The word that named the command ("eval"); "" for Help.
+  std::string commandName;
   std::string helpTopic; ///< for Help: "" or a command
   InfoOptions info;
   RunOptions run;

@@ -40,41 +40,7 @@ namespace txrt::driver {
 namespace {
 
 void printErrorLines(std::ostream &err, const std::string &message) {
-  size_t start = 0;
-  while (true) {
-    size_t end = message.find('\n', start);
-    err << "error: " << message.substr(start, end - start) << "\n";
-    if (end == std::string::npos)
-      break;
-    start = end + 1;
-  }
-}
-
-/// The word that names `command` on the command line.
-const char *commandName(CommandLine::Command command) {
-  switch (command) {
-  case CommandLine::Command::Info:
-    return "info";
-  case CommandLine::Command::Run:
-    return "run";
-  case CommandLine::Command::Train:
-    return "train";
-  case CommandLine::Command::Eval:
-    return "eval";
-  case CommandLine::Command::Translate:
-    return "translate";
-  case CommandLine::Command::Generate:
-    return "generate";
-  case CommandLine::Command::Predict:
-    return "predict";
-  case CommandLine::Command::Bench:
-    return "bench";
-  case CommandLine::Command::Export:
-    return "export";
-  case CommandLine::Command::Help:
-    break;
-  }
-  return "help";
+  err << errorLines(message);
 }
 
 /// The kernel threads `line` asks for with --threads, 0 when it does not.
@@ -229,7 +195,7 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
     if (size > 1 && rank != 0)
       return kExitOk;
     if (size > 1)
-      err << "note: " << commandName(line.command)
+      err << "note: " << line.commandName
           << " runs on rank 0 only (the launcher started " << size
           << " copies; only train divides its work among ranks)\n";
   }

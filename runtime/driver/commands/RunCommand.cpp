@@ -568,7 +568,7 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     }
   if (options.saveGradsPath) {
     params.saveGradients(*options.saveGradsPath,
-                         {{"format", "txc-gradients"},
+                         {{"format", kGradientsFormat},
                           {"model", model.model},
                           {"entry", entry->name},
                           {"step", std::to_string(lastStep)},

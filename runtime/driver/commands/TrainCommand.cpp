@@ -1589,27 +1589,6 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
 
 } // namespace
 
-namespace {
-
-/// `message`'s lines, each as "error: rank R: ..." (one string, for one
-/// write): under mpirun the ranks' lines interleave, and a second line
-/// without the prefix (a list of problems) could not be told apart.
-std::string rankErrorLines(int rank, const std::string &message) {
-  std::string text;
-  size_t start = 0;
-  while (start <= message.size()) {
-    size_t end = message.find('\n', start);
-    if (end == std::string::npos)
-      end = message.size();
-    text += "error: rank " + std::to_string(rank) + ": " +
-            message.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
-  return text;
-}
-
-} // namespace
-
 int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                  const TrainOptions &options, std::ostream &out,
                  std::ostream &err, bool interactive) {
@@ -1646,12 +1625,13 @@ int trainCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                            interactive && ranks.rank() == 0, ranks);
   } catch (const DriverError &error) {
     // One write: mpirun's own abort message must not land inside the line.
-    err << rankErrorLines(ranks.rank(), error.what());
+    err << errorLines(error.what(),
+                      "rank " + std::to_string(ranks.rank()) + ": ");
     err.flush();
     ranks.abort(error.exitCode());
   } catch (const std::exception &error) {
-    err << rankErrorLines(ranks.rank(),
-                          std::string("internal error: ") + error.what());
+    err << errorLines(std::string("internal error: ") + error.what(),
+                      "rank " + std::to_string(ranks.rank()) + ": ");
     err.flush();
     ranks.abort(kExitFailure);
   }

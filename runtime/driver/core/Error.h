@@ -82,6 +82,25 @@ public:
       : DriverError(message, kExitFailure) {}
 };
 
+/// `message` (one line or several) as error lines, each "error: " +
+/// `prefix` + the line, in one string for one write (under mpirun a rank's
+/// lines must not interleave with another's or with mpirun's own).
+inline std::string errorLines(const std::string &message,
+                              const std::string &prefix = "") {
+  std::string text;
+  size_t start = 0;
+  while (true) {
+    size_t end = message.find('\n', start);
+    text += "error: " + prefix +
+            message.substr(start, end == std::string::npos ? std::string::npos
+                                                           : end - start) +
+            "\n";
+    if (end == std::string::npos)
+      return text;
+    start = end + 1;
+  }
+}
+
 } // namespace txrt::driver
 
 #endif // TXRT_DRIVER_ERROR_H

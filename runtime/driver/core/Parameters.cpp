@@ -262,7 +262,7 @@ namespace {
 /// them out as an ordinary weights file). The file says what it holds.
 void refuseGradients(const SafetensorsReader &file) {
   const std::string *format = file.metadataValue("format");
-  if (!format || *format != "txc-gradients")
+  if (!format || *format != kGradientsFormat)
     return;
   const std::string *entry = file.metadataValue("entry");
   throw InputError("'" + file.path() + "' holds the gradients of " +

@@ -37,6 +37,9 @@ namespace txrt::driver {
 
 /// Names with this prefix in a checkpoint are training state, not params.
 constexpr const char *kTrainingStatePrefix = "__";
+/// The __metadata__ "format" of a file of gradients (run --save-grads),
+/// which every load of weights refuses.
+constexpr const char *kGradientsFormat = "txc-gradients";
 
 /// Suffixes of Adam's moments in a training checkpoint.
 constexpr const char *kExpAvgSuffix = ".exp_avg";

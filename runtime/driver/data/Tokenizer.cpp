@@ -666,16 +666,14 @@ std::string UnknownTokenCount::note(const char *kind, const char *unit) const {
   if (withUnknown_ == 0)
     return "";
   const bool pieces = std::string_view(unit) == "pieces";
-  std::string text = "note: " + std::to_string(withUnknown_) + " of " +
-                     std::to_string(texts_) + " " + kind +
-                     (texts_ == 1 ? "" : "s") + " hold" +
-                     (withUnknown_ == 1 ? "s " : " ") +
-                     (pieces ? "characters no piece of the tokenizer covers"
-                             : "words not in the vocabulary") +
-                     " (the first: " + first_ +
-                     "), each read as [UNK]: what the model says for them "
-                     "may not follow from the text";
-  return text;
+  return "note: " + std::to_string(withUnknown_) + " of " +
+         std::to_string(texts_) + " " + kind + (texts_ == 1 ? "" : "s") +
+         " hold" + (withUnknown_ == 1 ? "s " : " ") +
+         (pieces ? "characters no piece of the tokenizer covers"
+                 : "words not in the vocabulary") +
+         " (the first: " + first_ +
+         "), each read as [UNK]: what the model says for them may not follow "
+         "from the text";
 }
 
 } // namespace txrt::driver

@@ -17,6 +17,7 @@ TEST(CommandLineTest, ParsesRunWithEveryOption) {
              "--input=m.npy", "--out-dir=out", "--threads", "2", "--dim", "T=4",
              "--save", "ck.safetensors", "src=s.npy", "x.txt"});
   EXPECT_EQ(line.command, CommandLine::Command::Run);
+  EXPECT_EQ(line.commandName, "run");
   const RunOptions &run = line.run;
   EXPECT_EQ(run.entry, "decode");
   EXPECT_EQ(run.loadPath, "w.safetensors");
@@ -39,6 +40,7 @@ TEST(CommandLineTest, ParsesBenchDecodeOptions) {
   CommandLine line = parse({"bench", "--sources", "src.npy", "--decode-only",
                             "--decode-out=tokens.npy", "--tgt-len", "16",
                             "--beam", "4", "--beam-out", "beam.npy"});
+  EXPECT_EQ(line.commandName, "bench");
   EXPECT_EQ(line.command, CommandLine::Command::Bench);
   EXPECT_EQ(line.bench.sourcesPath, "src.npy");
   EXPECT_EQ(line.bench.decodeOutPath, "tokens.npy");
