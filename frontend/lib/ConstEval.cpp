@@ -797,10 +797,16 @@ ConfigEnv evaluateConfig(const Module &m,
         }
         configLocs.emplace(item.name, item.loc);
         if (std::optional<ConstValue> value =
-                evaluateItem(item.name, item.value.get()))
+                evaluateItem(item.name, item.value.get())) {
           env.add(item.name, *value);
-        else
+          if (item.value && item.value->getKind() == Expr::Kind::Name &&
+              !overrides.count(item.name))
+            if (const auto &name = static_cast<const NameExpr &>(*item.value);
+                env.lookup(name.name))
+              env.aliases[item.name] = name.name;
+        } else {
           poisoned.insert(item.name);
+        }
       }
       break;
     case Decl::Kind::Dim:

@@ -321,12 +321,21 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
       continue;
     }
     // A config item an entry input's shape names (`ids: i32[B, T]` with
-    // `config B = 8`): a size, as a dim would be (tx.size_configs).
-    for (const ast::ExprPtr &dimExpr : param.type->dims)
-      if (auto *name = llvm::dyn_cast<ast::NameExpr>(dimExpr.get());
-          name && env.lookup(name->name) &&
-          !llvm::is_contained(sizeConfigs, name->name))
-        sizeConfigs.push_back(name->name);
+    // `config B = 8`): a size, as a dim would be (tx.size_configs); and the
+    // item it is another name for (`config B = batch`: batch too).
+    for (const ast::ExprPtr &dimExpr : param.type->dims) {
+      auto *name = llvm::dyn_cast<ast::NameExpr>(dimExpr.get());
+      if (!name || !env.lookup(name->name))
+        continue;
+      for (std::string key = name->name;
+           !llvm::is_contained(sizeConfigs, key);) {
+        sizeConfigs.push_back(key);
+        auto alias = env.aliases.find(key);
+        if (alias == env.aliases.end())
+          break;
+        key = alias->second;
+      }
+    }
     std::string why = checkSizeLimits(getShape(*type));
     if (!why.empty()) {
       diags.error(param.loc, "entry parameter '" + param.name + "', " +

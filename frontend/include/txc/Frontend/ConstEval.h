@@ -102,6 +102,10 @@ struct ConfigEnv {
     std::string configKey;
   };
   std::vector<Dim> dims;
+  /// Config items whose value is another config item's, by name (`config
+  /// B = batch`: "B" -> "batch"), where no `-D` set them: a size one of them
+  /// gives an entry input is the other's too.
+  std::map<std::string, std::string> aliases;
   /// Index of each name in `config` (lookups stay O(log n) in long specs).
   std::map<std::string, size_t> configIndex;
   /// The config items a `-D` flag set, with the flag ("-D pad=16"), for
