@@ -523,6 +523,10 @@ struct LmAttention {
   AttentionOp op;
   SplitHeadsOp key, value;
   PaddingMaskOp padding; // padding_mask(tokens) in the mask, or null
+  /// Parts of the mask written out from positions alone (a sliding
+  /// window, `j > i - window`): the step computes them again over the
+  /// cached keys (positionMaskParts).
+  SmallVector<Value> positionParts;
 };
 
 /// The split_heads that makes `heads` when the cache can hold its input
@@ -565,26 +569,194 @@ bool movesUnitAxes(ReshapeOp reshape) {
   return a == b && (a.empty() || (a.size() == 1 && a[0].first == 0));
 }
 
-/// Walks a mask made of `padding_mask(tokens)` and `causal_mask(tokens)`
-/// joined by `&` and unit-axis reshapes; false for anything else.
-bool maskParts(Value mask, Value tokens, PaddingMaskOp &padding, bool &causal) {
+/// Ops a mask written out from positions may be made of besides arange and
+/// reshapes: constants and element-wise arithmetic, comparisons and logic
+/// (every operand broadcast from the right).
+bool positionArithmetic(Operation *op) {
+  return isa<ConstantOp, ToFloatOp, CmpOp, AndOp, OrOp, NotOp, AddOp, SubOp,
+             MulOp, DivOp, NegOp, AbsOp, ScaleOp, MinimumOp, MaximumOp, ClampOp,
+             WhereOp>(op);
+}
+
+/// `value` at an attention mask's axes `fromEnd` (axis i of `value` is
+/// the mask's axis fromEnd[i] counted from the end: 1 the keys, 2 the
+/// queries; 0 a unit axis that a reshape drops).
+struct PositionUse {
+  Value value;
+  SmallVector<int64_t> fromEnd;
+  bool operator<(const PositionUse &other) const {
+    if (value != other.value)
+      return value.getAsOpaquePointer() < other.value.getAsOpaquePointer();
+    return fromEnd < other.fromEnd;
+  }
+};
+
+/// Where the axes of `operand`, an operand of an element-wise op whose
+/// result has axes `fromEnd`, are: broadcasting aligns them from the right.
+SmallVector<int64_t> operandAxes(Value operand, ArrayRef<int64_t> fromEnd) {
+  size_t rank = cast<RankedTensorType>(operand.getType()).getRank();
+  return SmallVector<int64_t>(fromEnd.end() - rank, fromEnd.end());
+}
+
+/// Where the axes of a reshape's input are, given its result's: it only adds
+/// or drops axes of size 1 (its other axes in order on both sides), or
+/// nullopt.
+std::optional<SmallVector<int64_t>>
+reshapeInputAxes(ReshapeOp reshape, ArrayRef<int64_t> fromEnd) {
+  Shape in = getShape(cast<RankedTensorType>(reshape.getInput().getType()));
+  Shape out = getShape(cast<RankedTensorType>(reshape.getType()));
+  auto isUnit = [](const Dim &dim) {
+    return !dim.isSymbolic() && dim.size == 1;
+  };
+  SmallVector<int64_t> axes(in.size(), 0);
+  size_t o = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (isUnit(in[i]))
+      continue;
+    while (o < out.size() && isUnit(out[o]))
+      ++o;
+    if (o == out.size() || out[o] != in[i])
+      return std::nullopt;
+    axes[i] = fromEnd[o++];
+  }
+  for (; o < out.size(); ++o)
+    if (!isUnit(out[o]))
+      return std::nullopt;
+  return axes;
+}
+
+/// Whether `use` is computed from position ids alone (arange over the
+/// sequence length `positions`, constants, element-wise math, reshapes
+/// adding or dropping unit axes), each arange ending on the mask's query
+/// or key axis; collects its ops into `ops`. `why` says what stops it
+/// (empty: not made of positions at all).
+bool positionMaskPart(const PositionUse &use, const Dim &positions,
+                      llvm::SetVector<Operation *> &ops, std::string &why) {
+  Operation *def = use.value.getDefiningOp();
+  if (!def)
+    return false;
+  ops.insert(def);
+  if (auto arange = dyn_cast<ArangeOp>(def)) {
+    if (getShape(cast<RankedTensorType>(arange.getType()))[0] != positions) {
+      why = "an arange in an attention's mask is not over the sequence length";
+      return false;
+    }
+    if (use.fromEnd[0] != 1 && use.fromEnd[0] != 2) {
+      why = "an arange in an attention's mask is not on its query or key "
+            "axis";
+      return false;
+    }
+    return true;
+  }
+  if (auto reshape = dyn_cast<ReshapeOp>(def)) {
+    std::optional<SmallVector<int64_t>> axes =
+        reshapeInputAxes(reshape, use.fromEnd);
+    return axes &&
+           positionMaskPart({reshape.getInput(), *axes}, positions, ops, why);
+  }
+  if (!positionArithmetic(def) || def->getNumResults() != 1)
+    return false;
+  for (Value operand : def->getOperands())
+    if (!positionMaskPart({operand, operandAxes(operand, use.fromEnd)},
+                          positions, ops, why))
+      return false;
+  return true;
+}
+
+/// Every axis of a mask of `rank` at its own place from the end.
+SmallVector<int64_t> maskAxes(Value mask) {
+  int64_t rank = cast<RankedTensorType>(mask.getType()).getRank();
+  SmallVector<int64_t> fromEnd;
+  for (int64_t i = 0; i < rank; ++i)
+    fromEnd.push_back(rank - i);
+  return fromEnd;
+}
+
+/// The mask part `use` computed in a step over the cached keys: its ops
+/// cloned before `builder`'s insertion point with the key axis `positions`
+/// widened to `cacheDim` (a key arange over the whole cache; query aranges
+/// start at the cache offset like every arange of the step).
+Value rebuildPositionPart(OpBuilder &builder, const PositionUse &use,
+                          const Dim &positions, const Dim &cacheDim,
+                          std::map<PositionUse, Value> &done) {
+  if (auto it = done.find(use); it != done.end())
+    return it->second;
+  Operation *def = use.value.getDefiningOp();
+  if (isa<ConstantOp>(def))
+    return use.value;
+  auto type = cast<RankedTensorType>(use.value.getType());
+  Shape shape = getShape(type);
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (use.fromEnd[i] == 1 && shape[i] == positions)
+      shape[i] = cacheDim;
+  RankedTensorType rebuiltType = getTensorType(shape, type.getElementType());
+  Operation *clone;
+  if (auto reshape = dyn_cast<ReshapeOp>(def)) {
+    Value input = rebuildPositionPart(
+        builder, {reshape.getInput(), *reshapeInputAxes(reshape, use.fromEnd)},
+        positions, cacheDim, done);
+    clone = builder.create<ReshapeOp>(reshape.getLoc(), rebuiltType, input);
+  } else {
+    IRMapping mapping;
+    for (Value operand : def->getOperands())
+      mapping.map(operand,
+                  rebuildPositionPart(
+                      builder, {operand, operandAxes(operand, use.fromEnd)},
+                      positions, cacheDim, done));
+    clone = builder.clone(*def, mapping);
+    clone->getResult(0).setType(rebuiltType);
+  }
+  return done[use] = clone->getResult(0);
+}
+
+/// Walks a mask made of `padding_mask(tokens)`, `causal_mask(tokens)` and
+/// parts computed from positions alone (positionMaskPart, collected in
+/// `positionParts` with their ops in `maskOps`) joined by `&` and
+/// unit-axis reshapes; false for anything else (`why` set where a part is
+/// written from positions but not in a form a step computes).
+/// The ops of attention masks: those of their parts from positions, and the
+/// `&` and reshapes that join parts.
+struct MaskOps {
+  llvm::SetVector<Operation *> positions;
+  llvm::DenseSet<Operation *> joins;
+};
+
+bool maskParts(Value mask, Value tokens, LmAttention &a, bool &causal,
+               MaskOps &maskOps, std::string &why) {
   Operation *def = mask.getDefiningOp();
   if (auto pad = dyn_cast_or_null<PaddingMaskOp>(def)) {
-    if (pad.getIds() != tokens || (padding && padding != pad))
+    if (pad.getIds() != tokens || (a.padding && a.padding != pad))
       return false;
-    padding = pad;
+    a.padding = pad;
     return true;
   }
   if (auto causalMask = dyn_cast_or_null<CausalMaskOp>(def)) {
     causal = true;
     return causalMask->getOperand(0) == tokens;
   }
-  if (auto both = dyn_cast_or_null<AndOp>(def))
-    return maskParts(both.getLhs(), tokens, padding, causal) &&
-           maskParts(both.getRhs(), tokens, padding, causal);
-  if (auto reshape = dyn_cast_or_null<ReshapeOp>(def))
+  // The axes of a part reached through & and movesUnitAxes are the
+  // attention mask's from the end.
+  Dim positions = getShape(cast<RankedTensorType>(tokens.getType()))[1];
+  llvm::SetVector<Operation *> ops;
+  std::string stop;
+  if (positionMaskPart({mask, maskAxes(mask)}, positions, ops, stop) &&
+      llvm::any_of(ops, [](Operation *op) { return isa<ArangeOp>(op); })) {
+    a.positionParts.push_back(mask);
+    maskOps.positions.insert(ops.begin(), ops.end());
+    return true;
+  }
+  if (auto both = dyn_cast_or_null<AndOp>(def)) {
+    maskOps.joins.insert(both);
+    return maskParts(both.getLhs(), tokens, a, causal, maskOps, why) &&
+           maskParts(both.getRhs(), tokens, a, causal, maskOps, why);
+  }
+  if (auto reshape = dyn_cast_or_null<ReshapeOp>(def)) {
+    maskOps.joins.insert(reshape);
     return movesUnitAxes(reshape) &&
-           maskParts(reshape.getInput(), tokens, padding, causal);
+           maskParts(reshape.getInput(), tokens, a, causal, maskOps, why);
+  }
+  if (why.empty())
+    why = stop;
   return false;
 }
 
@@ -636,8 +808,36 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
         .isInteger(1);
   };
   const llvm::DenseSet<Operation *> live = liveOps(logits);
+  // Mask parts computed from positions are computed again in the step
+  // (over the cached keys): their ops are checked as a whole. One whose
+  // value feeds anything but such masks (`i` of the mask added to the
+  // embeddings) stays as it is for that use, and is checked as any op is,
+  // with everything it is computed from.
+  MaskOps maskOps;
+  logits.walk([&](AttentionOp attention) {
+    LmAttention scratch;
+    bool causal = false;
+    std::string part;
+    if (live.contains(attention) && attention.getMask())
+      (void)maskParts(attention.getMask(), tokens, scratch, causal, maskOps,
+                      part);
+  });
+  llvm::DenseSet<Operation *> maskOnly;
+  for (bool grown = true; grown;) {
+    grown = false;
+    for (Operation *op : maskOps.positions)
+      if (!maskOnly.contains(op) &&
+          llvm::all_of(op->getUsers(), [&](Operation *user) {
+            auto attention = dyn_cast<AttentionOp>(user);
+            return !live.contains(user) || maskOnly.contains(user) ||
+                   maskOps.joins.contains(user) ||
+                   (attention && attention.getMask() == op->getResult(0));
+          }))
+        grown |= maskOnly.insert(op).second;
+  }
   WalkResult result = logits.walk([&](Operation *op) {
-    if (isa<func::FuncOp, func::ReturnOp>(op) || !live.contains(op))
+    if (isa<func::FuncOp, func::ReturnOp>(op) || !live.contains(op) ||
+        maskOnly.contains(op))
       return WalkResult::advance();
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       LmAttention a{attention, cachedSplit(attention.getKey()),
@@ -658,19 +858,26 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
         }
       }
       bool causal = attention.getCausal();
-      if (Value mask = attention.getMask())
-        if (!maskParts(mask, tokens, a.padding, causal)) {
-          why = readsPositions(mask)
+      if (Value mask = attention.getMask()) {
+        std::string part;
+        if (!maskParts(mask, tokens, a, causal, maskOps, part)) {
+          why = !part.empty() ? part
+                : readsPositions(mask)
                     ? "an attention's mask is written out from positions "
-                      "(arange: a sliding window?), which a cache step "
-                      "cannot compute: it rebuilds only padding_mask and "
-                      "causal_mask of the @tokens input over the cached ids"
-                    : "an attention's mask is not made of padding_mask and "
-                      "causal_mask of the @tokens input";
+                      "and something else than padding_mask and "
+                      "causal_mask of the @tokens input, which a cache "
+                      "step cannot compute"
+                    : "an attention's mask is not made of padding_mask, "
+                      "causal_mask of the @tokens input and parts computed "
+                      "from positions (arange) alone";
           return WalkResult::interrupt();
         }
+      }
       if (!causal) {
-        why = "a self-attention is not causal";
+        why = "a self-attention is not causal (a cache holds no later "
+              "keys; write its causality as causal_mask(ids), causal = "
+              "true, or arange(T)[:, None] >= arange(T)[None, :] apart "
+              "from the rest of its mask)";
         return WalkResult::interrupt();
       }
       if (!masksHard(attention, why))
@@ -838,6 +1045,18 @@ func::FuncOp buildLmStep(ModuleOp module, func::FuncOp logits,
           types);
       mask.getResult().setType(cast<RankedTensorType>(types[0]));
       attention.getMaskMutable().assign(mask.getResult());
+    }
+    // Parts from positions, with keys over the whole cache.
+    std::map<PositionUse, Value> done;
+    Dim positions = getShape(tokensType)[1];
+    for (Value part : a.positionParts) {
+      builder.setInsertionPoint(attention);
+      Value rebuilt = rebuildPositionPart(builder, {part, maskAxes(part)},
+                                          positions, cacheDim, done);
+      Value keep = attention.getMask();
+      attention.getMaskMutable().assign(
+          keep ? builder.create<AndOp>(part.getLoc(), keep, rebuilt).getResult()
+               : rebuilt);
     }
   }
   step.walk([&](Operation *op) {

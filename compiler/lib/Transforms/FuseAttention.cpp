@@ -811,15 +811,32 @@ struct FuseAttentionPass
     return both;
   }
 
-  /// `arange(n)` (any start) reshaped to `[n, 1]` (`column`: the query
-  /// positions, `arange(T)[:, None]`) or to `[1, n]` (a row: the key
+  /// `arange(n)` (any start; in f32 or not) reshaped to `[n, 1]` (`column`: the
+  /// query positions, `arange(T)[:, None]`) or to `[1, n]` (a row: the key
   /// positions): its dim `n` and start.
   static std::optional<std::pair<Dim, int64_t>> positions(Value value,
                                                           bool column) {
-    auto reshape = value.getDefiningOp<ReshapeOp>();
-    auto arange =
-        reshape ? reshape.getInput().getDefiningOp<ArangeOp>() : ArangeOp();
+    // float() on either side of the reshape (`float(arange(T))[:, None]`,
+    // as a window mask is written), where every position is exact in f32.
+    bool converted = false;
+    auto peelFloat = [&](Value v) -> Value {
+      if (auto toFloat = v.getDefiningOp<ToFloatOp>()) {
+        converted = true;
+        return toFloat.getInput();
+      }
+      return v;
+    };
+    auto reshape = peelFloat(value).getDefiningOp<ReshapeOp>();
+    auto arange = reshape
+                      ? peelFloat(reshape.getInput()).getDefiningOp<ArangeOp>()
+                      : ArangeOp();
     if (!arange)
+      return std::nullopt;
+    constexpr int64_t kExactInF32 = int64_t(1) << 24;
+    if (converted && (arange.getStart() < 0 ||
+                      int64_t(arange.getStart()) +
+                              shapeOf(arange.getResult())[0].upperBound() >
+                          kExactInF32))
       return std::nullopt;
     Dim n = shapeOf(arange.getResult())[0];
     Shape shape = shapeOf(reshape.getResult());
