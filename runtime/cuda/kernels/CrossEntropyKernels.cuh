@@ -2,11 +2,11 @@
 //
 // The kernels of txrt_cuda_cross_entropy_{fwd,bwd} (CrossEntropy.cu
 // launches them) and their launch geometry. Forward: a block per row
-// computes lse = max + log sum exp(z - max), the target logit and the mean
-// logit, and the row loss of txrt.h's formula; one block then sums the row
+// computes the max and lse = log sum exp(z - max) (kept apart), the sum of
+// z - max, and the row loss of txrt.h's formula; one block then sums the row
 // losses (in double) and counts the rows whose target is not ignore_index.
 // Backward: a block per row writes g * (softmax - (1 - eps) [j == t] -
-// eps / classes) from the saved lse (or one recomputed), g = dloss / count
+// eps / classes) from the row's max and the saved lse (or one recomputed), g = dloss / count
 // for the mean. A target outside [0, classes) gives its row a NaN loss and
 // a device fault. No CUDA header: test/unit/cuda/emulated/ runs the same
 // code on the host against the CPU kernels.
@@ -45,24 +45,30 @@ __global__ void rowLossKernel(int64_t classes, const float *logits,
   for (int64_t j = threadIdx.x; j < classes; j += blockDim.x)
     maximum = fmaxf(maximum, z[j]);
   maximum = blockMax(maximum);
-  float sumExp = 0.0f, sumZ = 0.0f;
+  float sumExp = 0.0f, sumShifted = 0.0f;
   for (int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
     sumExp += expf(z[j] - maximum);
-    sumZ += z[j];
+    sumShifted += z[j] - maximum;
   }
   sumExp = blockSum(sumExp);
-  sumZ = blockSum(sumZ);
+  sumShifted = blockSum(sumShifted);
   if (threadIdx.x == 0) {
-    const float rowLse = maximum + logf(sumExp);
+    // The max and the log kept apart (txrt.h), each term only where its
+    // weight is not 0, as the CPU kernel.
+    const float logSum = logf(sumExp);
     float loss = NAN;
-    if (target >= 0 && target < classes)
-      loss = (1.0f - smoothing) * (rowLse - z[target]) +
-             smoothing * (rowLse - sumZ / float(classes));
-    else
+    if (target >= 0 && target < classes) {
+      loss = 0.0f;
+      if (smoothing < 1.0f)
+        loss += (1.0f - smoothing) * (logSum - (z[target] - maximum));
+      if (smoothing > 0.0f)
+        loss += smoothing * (logSum - sumShifted / float(classes));
+    } else {
       reportFault(fault, kCrossEntropyTargetOutOfRange, row, target, classes);
+    }
     rowLoss[row] = loss;
     if (lse)
-      lse[row] = rowLse;
+      lse[row] = logSum;
   }
 }
 
@@ -113,24 +119,26 @@ __global__ void gradientKernel(int64_t classes, const float *logits,
   float g = dloss[0];
   if (count)
     g = count[0] > 0.0f ? g / count[0] : 0.0f;
-  float rowLse;
+  // The forward's max, and its log sum when none was saved (recomputed, as
+  // the CPU kernel does).
+  float maximum = -INFINITY;
+  for (int64_t j = threadIdx.x; j < classes; j += blockDim.x)
+    maximum = fmaxf(maximum, z[j]);
+  maximum = blockMax(maximum);
+  float logSum;
   if (lse) {
-    rowLse = lse[row];
-  } else { // recomputed, as the CPU kernel does without a saved lse
-    float maximum = -INFINITY;
-    for (int64_t j = threadIdx.x; j < classes; j += blockDim.x)
-      maximum = fmaxf(maximum, z[j]);
-    maximum = blockMax(maximum);
+    logSum = lse[row];
+  } else {
     float sumExp = 0.0f;
     for (int64_t j = threadIdx.x; j < classes; j += blockDim.x)
       sumExp += expf(z[j] - maximum);
-    rowLse = maximum + logf(blockSum(sumExp));
+    logSum = logf(blockSum(sumExp));
   }
   const float uniform = smoothing / float(classes);
   // dlogits may alias logits: each element is read, then written, by one
-  // thread.
+  // thread (every thread has its max before any writes: blockMax syncs).
   for (int64_t j = threadIdx.x; j < classes; j += blockDim.x) {
-    float p = expf(z[j] - rowLse);
+    float p = expf((z[j] - maximum) - logSum);
     float value = p - uniform - (j == target ? 1.0f - smoothing : 0.0f);
     d[j] = g * value;
   }

@@ -75,7 +75,11 @@ __global__ void activationBackward(int64_t n, int32_t activation,
                                    const float *x, const float *dy, float *dx) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x)
-    dx[i] = dy[i] * activationDerivative(x[i], activation);
+    // relu selects, as PyTorch's threshold_backward (and the CPU kernel):
+    // an infinite dy where x <= 0 gives 0, not inf * 0.
+    dx[i] = activation == TXRT_ACTIVATION_RELU
+                ? (x[i] <= 0.0f ? 0.0f : dy[i])
+                : dy[i] * activationDerivative(x[i], activation);
 }
 
 __global__ void epilogueKernel(int64_t rows, int64_t cols, float *y,

@@ -624,14 +624,18 @@ txrt_status txrt_gather_bwd(txrt_context *ctx, int64_t site, int64_t outer,
 /** Cross-entropy of logits [n, classes] against targets [n], fused with the
  *  log-softmax, as PyTorch's F.cross_entropy(ignore_index, label_smoothing):
  *
- *    lse_i  = log sum_j exp(z_ij)
- *    loss_i = (1 - eps) * (lse_i - z_i,t_i) + eps * (lse_i - mean_j z_ij)
+ *    m_i    = max_j z_ij,  lse_i = log sum_j exp(z_ij - m_i)
+ *    loss_i = (1 - eps) * (lse_i - (z_i,t_i - m_i))
+ *             + eps * (lse_i - mean_j (z_ij - m_i))
  *
- *  over rows with t_i != ignore_index (eps = label_smoothing in [0, 1]);
+ *  over rows with t_i != ignore_index (eps = label_smoothing in [0, 1]; a
+ *  term whose weight is 0 is left out, so a -inf logit gives no NaN);
  *  out_loss[0] = sum_i loss_i, divided by the number of such rows when
  *  reduction is TXRT_LOSS_MEAN (0 when there is none). Targets of counted rows
- *  must be in [0, classes). Saved for backward: lse [n] (NULL for eval;
- *  0 on ignored rows).
+ *  must be in [0, classes). Saved for backward: lse [n], the log of the sum
+ *  shifted by the row's max, which the backward recomputes (NULL for eval;
+ *  0 on ignored rows). The max and the log are kept apart as PyTorch's
+ *  log_softmax keeps them: at logits of 1e7 the log rounds away in m + lse.
  *  out_row_loss: NULL or [n] per-row losses (0 for ignored rows).
  *  out_count: NULL or receives the number of counted rows. */
 txrt_status txrt_cross_entropy_fwd(txrt_context *ctx, int64_t site, int64_t n,
@@ -644,7 +648,8 @@ txrt_status txrt_cross_entropy_fwd(txrt_context *ctx, int64_t site, int64_t n,
 /** Gradient of txrt_cross_entropy_fwd's out_loss with respect to the logits,
  *  from the saved lse (NULL: recomputed from the logits):
  *
- *    dlogits_ij = g * (softmax_ij - (1 - eps) * [j == t_i] - eps / classes)
+ *    dlogits_ij = g * (exp((z_ij - m_i) - lse_i) - (1 - eps) * [j == t_i]
+ *                      - eps / classes)
  *
  *  with g = dloss[0] (divided by the counted rows for TXRT_LOSS_MEAN) and
  *  dlogits_i = 0 on ignored rows. dlogits may alias logits. */

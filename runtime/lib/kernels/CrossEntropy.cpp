@@ -37,21 +37,26 @@ int64_t countTargets(const int32_t *targets, int64_t n, int64_t classes,
   return count;
 }
 
-/// The log-sum-exp of one row of logits, as the forward computes and saves
-/// it; also the row's plain sum when `sumZ` is non-null. The backward
-/// recomputes a missing lse with this same function, so its gradient is the
-/// one the saved lse gives, bit for bit.
-float rowLogSumExpAndSum(const float *z, int64_t classes, float *sumZ) {
+/// The max of one row of logits and the log of its sum of exp(z - max), as
+/// the forward computes them (the log saved as "lse") and the backward
+/// recomputes them, bit for bit; also the row's sum of z - max when
+/// `sumShifted` is non-null. Kept apart, not added up (max + log): at large
+/// logits (1e7) the log would round away in the sum, as PyTorch's
+/// log_softmax, (z - max) - log, never lets it.
+struct RowStats {
+  float max, logSum;
+};
+RowStats rowStats(const float *z, int64_t classes, float *sumShifted) {
   float m = rowMax(z, classes);
   float sumExp = 0.0f, sum = 0.0f;
 #pragma omp simd reduction(+ : sumExp, sum)
   for (int64_t j = 0; j < classes; ++j) {
     sumExp += expApprox(z[j] - m);
-    sum += z[j];
+    sum += z[j] - m;
   }
-  if (sumZ)
-    *sumZ = sum;
-  return m + std::log(sumExp);
+  if (sumShifted)
+    *sumShifted = sum;
+  return {m, std::log(sumExp)};
 }
 
 } // namespace
@@ -91,12 +96,18 @@ txrt_status txrt_cross_entropy_fwd(txrt_context *ctx, int64_t site,
             continue;
           }
           const float *z = logits + i * classes;
-          float sumZ = 0.0f;
-          float rowLse = rowLogSumExpAndSum(z, classes, &sumZ);
-          float loss = (1.0f - eps) * (rowLse - z[t]) +
-                       eps * (rowLse - sumZ * invClasses);
+          float sumShifted = 0.0f;
+          RowStats row = rowStats(z, classes, &sumShifted);
+          // -log_softmax of the target, and of the mean class for the
+          // smoothing, each term only where its weight is not 0 (0 * inf:
+          // a -inf logit or an overflowed sum gave NaN without smoothing).
+          float loss = 0.0f;
+          if (eps < 1.0f)
+            loss += (1.0f - eps) * (row.logSum - (z[t] - row.max));
+          if (eps > 0.0f)
+            loss += eps * (row.logSum - sumShifted * invClasses);
           if (lse)
-            lse[i] = rowLse;
+            lse[i] = row.logSum;
           if (out_row_loss)
             out_row_loss[i] = loss;
           total += double(loss);
@@ -142,12 +153,14 @@ txrt_status txrt_cross_entropy_bwd(txrt_context *ctx, int64_t site,
             continue;
           }
           const float *z = logits + i * classes;
-          // Without a saved lse, the forward's, recomputed from the row while
-          // it is in cache (one pass more over it, not over the whole batch).
-          float rowLse = lse ? lse[i] : rowLogSumExpAndSum(z, classes, nullptr);
+          // The forward's max and log sum, recomputed from the row while it
+          // is in cache (one pass more over it, not over the whole batch):
+          // the max alone with a saved lse.
+          RowStats row = lse ? RowStats{rowMax(z, classes), lse[i]}
+                             : rowStats(z, classes, nullptr);
 #pragma omp simd
           for (int64_t j = 0; j < classes; ++j)
-            d[j] = g * expApprox(z[j] - rowLse) - smooth;
+            d[j] = g * expApprox((z[j] - row.max) - row.logSum) - smooth;
           d[t] -= g * (1.0f - eps);
         }
       });

@@ -1,7 +1,8 @@
 //===- Eltwise.cpp - activations on oneDNN eltwise, fwd and bwd -----------===//
 //
 // relu, gelu (erf) and gelu (tanh) forward and backward over flat buffers.
-// The backward takes the forward's input. TXRT_ACTIVATION_NONE copies.
+// The backward takes the forward's input. TXRT_ACTIVATION_NONE copies; the
+// relu backward is a select (an infinite gradient where x <= 0 gives 0).
 //
 //===----------------------------------------------------------------------===//
 #include "Kernel.h"
@@ -70,6 +71,15 @@ txrt_status txrt_activation_bwd(txrt_context *ctx, int64_t site,
         require(x && dy && dx, "x, dy and dx must not be NULL");
         if (activation == TXRT_ACTIVATION_NONE)
           return copyFloats(dx, dy, n);
+        if (activation == TXRT_ACTIVATION_RELU) {
+      // A select, as PyTorch's threshold_backward: oneDNN multiplies dy
+      // by 0 where x <= 0, which gives NaN for an infinite dy (the
+      // gradient of sqrt(relu(x)) at 0); and x NaN passes dy on.
+#pragma omp parallel for simd num_threads(c.numThreads()) if (n > 32768)
+          for (int64_t i = 0; i < n; ++i)
+            dx[i] = x[i] <= 0.0f ? 0.0f : dy[i];
+          return;
+        }
         CacheKey key(site, int32_t(Kernel::EltwiseBwd));
         key << int64_t(activation) << n;
         Primitive &primitive = cachedPrimitive(c, key, [&] {

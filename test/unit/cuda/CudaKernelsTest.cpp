@@ -309,6 +309,17 @@ TEST_F(CudaActivationTest, ForwardAndBackwardOfEachMatchCpu) {
   }
 }
 
+// relu's gradient selects (as the CPU kernel and PyTorch): an infinite dy
+// where x <= 0 gives 0, not inf * 0 = NaN.
+TEST_F(CudaActivationTest, ReluBackwardOfAnInfiniteGradientIsZeroWhereCut) {
+  const float inf = std::numeric_limits<float>::infinity();
+  Floats x = {-1.0f, 0.0f, 2.0f, -3.0f}, dy = {inf, inf, inf, 0.5f};
+  DeviceBuffer<float> gx(gpu_, x), gdy(gpu_, dy), gdx(gpu_, 4, kNaN);
+  expectGpuOk(txrt_cuda_activation_bwd(gpu_, 13, TXRT_ACTIVATION_RELU, 4,
+                                       gx.get(), gdy.get(), gdx.get()));
+  EXPECT_EQ(gdx.read(), (Floats{0.0f, 0.0f, inf, 0.0f}));
+}
+
 class CudaBroadcastTest : public CudaTest {};
 
 TEST_F(CudaBroadcastTest, BinaryOpsBroadcastLikeTheCpu) {

@@ -153,6 +153,55 @@ TEST_F(CrossEntropyTest, AllRowsIgnoredGiveZero) {
     EXPECT_EQ(g, 0.0f);
 }
 
+// Large logits keep their precision, as in PyTorch, whose log_softmax is
+// (z - max) - log sum exp(z - max): the kernel added max + log first, so at
+// 1e7 the log (0.69) rounded away (loss 1.0 for log 2), at 1e8 the loss was
+// 0 and the gradient [0, 1, 0, 0], and at 2e38 the loss was NaN (the plain
+// sum of the row overflowed, times a label smoothing of 0).
+TEST_F(CrossEntropyTest, LargeLogitsKeepTheirPrecision) {
+  for (float big : {1e5f, 1e7f, 1e8f, 2e38f}) {
+    SCOPED_TRACE("logits " + std::to_string(big));
+    Floats z = {big, big, 0.0f, 0.0f}, lse(1), dz(4);
+    std::vector<int32_t> targets = {0};
+    float loss = 0, dloss = 1.0f;
+    expectOk(txrt_cross_entropy_fwd(ctx_, 1, 1, 4, z.data(), targets.data(),
+                                    -100, 0.0f, TXRT_LOSS_MEAN, &loss,
+                                    lse.data(), nullptr, nullptr));
+    EXPECT_NEAR(loss, std::log(2.0), 1e-6);
+    for (bool saved : {true, false}) {
+      expectOk(txrt_cross_entropy_bwd(ctx_, 2, 1, 4, z.data(), targets.data(),
+                                      saved ? lse.data() : nullptr, -100, 0.0f,
+                                      TXRT_LOSS_MEAN, &dloss, dz.data()));
+      expectClose(dz, Doubles{-0.5, 0.5, 0.0, 0.0}, 1e-6, 1e-6, "dz");
+    }
+  }
+}
+
+// A -inf logit outside the target's class is a finite loss without label
+// smoothing (it was NaN: 0 * the row's -inf mean) and +inf with it, as in
+// PyTorch; a -inf target logit is +inf.
+TEST_F(CrossEntropyTest, MinusInfinityLogits) {
+  const float inf = std::numeric_limits<float>::infinity();
+  Floats z = {1.0f, -inf, 0.5f, 2.0f};
+  std::vector<int32_t> targets = {0};
+  float loss = 0;
+  expectOk(txrt_cross_entropy_fwd(ctx_, 1, 1, 4, z.data(), targets.data(), -100,
+                                  0.0f, TXRT_LOSS_MEAN, &loss, nullptr, nullptr,
+                                  nullptr));
+  const double expected =
+      std::log(std::exp(1.0) + std::exp(0.5) + std::exp(2.0)) - 1.0;
+  EXPECT_NEAR(loss, expected, 1e-6);
+  expectOk(txrt_cross_entropy_fwd(ctx_, 2, 1, 4, z.data(), targets.data(), -100,
+                                  0.1f, TXRT_LOSS_MEAN, &loss, nullptr, nullptr,
+                                  nullptr));
+  EXPECT_EQ(loss, inf);
+  targets = {1};
+  expectOk(txrt_cross_entropy_fwd(ctx_, 3, 1, 4, z.data(), targets.data(), -100,
+                                  0.0f, TXRT_LOSS_MEAN, &loss, nullptr, nullptr,
+                                  nullptr));
+  EXPECT_EQ(loss, inf);
+}
+
 // A NaN or +inf logit in any class makes the row's loss NaN, as in
 // PyTorch: the row max skipped a NaN, and a NaN outside the target's class
 // gave a finite loss (a diverged model trained on unnoticed).

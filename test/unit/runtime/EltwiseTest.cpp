@@ -2,6 +2,7 @@
 #include "TestUtil.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace txrt_test;
 
@@ -56,6 +57,37 @@ TEST_F(EltwiseTest, ForwardAndBackward) {
                   1e-5, 1e-3, "dx");
     }
   }
+}
+
+// relu's gradient selects, as PyTorch's threshold_backward: an infinite or
+// NaN dy where x <= 0 gives 0 (dy * 0 gave NaN: the gradient of
+// sqrt(relu(x)) at x = 0), and a NaN x passes dy on. Over more elements than
+// one thread takes.
+TEST_F(EltwiseTest, ReluBackwardSelects) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const int64_t n = 70000;
+  Floats x(n), dy(n), dx(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = float(i % 5) - 2.0f; // -2 -1 0 1 2
+    dy[i] = i % 3 == 0 ? inf : i % 3 == 1 ? nan : 0.5f;
+  }
+  x[n - 1] = nan;
+  dy[n - 1] = 0.25f;
+  expectOk(txrt_activation_bwd(ctx_, 6, TXRT_ACTIVATION_RELU, n, x.data(),
+                               dy.data(), dx.data()));
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    SCOPED_TRACE("i = " + std::to_string(i));
+    if (x[i] <= 0.0f)
+      EXPECT_EQ(dx[i], 0.0f);
+    else if (std::isnan(dy[i]))
+      EXPECT_TRUE(std::isnan(dx[i]));
+    else
+      EXPECT_EQ(dx[i], dy[i]);
+    if (HasFailure())
+      break;
+  }
+  EXPECT_EQ(dx[n - 1], 0.25f);
 }
 
 TEST_F(EltwiseTest, InPlace) {

@@ -16,6 +16,9 @@
 
 #include "txrt/txrt.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace emu_test;
 using namespace txrt::cuda;
 using namespace txrt::cuda::crossentropy;
@@ -171,6 +174,25 @@ TEST_F(CrossEntropyEmulatedTest, TotalsLoopOverMoreRowsThanTheirThreads) {
   launch(totalLaunch(),
          [&] { countKernel(n, targets.data(), -100, &countAsFloat); });
   EXPECT_EQ(countAsFloat, float(count));
+}
+
+// The max and the log sum kept apart, as the CPU kernel (txrt.h): at
+// logits of 1e8 max + log rounded the log away (loss 0, not log 2), and a
+// -inf logit without smoothing gave NaN (0 times the row's -inf sum).
+TEST_F(CrossEntropyEmulatedTest, LargeAndMinusInfinityLogits) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float big : {1e7f, 1e8f, 2e38f}) {
+    const Floats logits = {big, big, 0.0f, -inf};
+    const Ints targets = {0};
+    txrt_cuda_device_fault fault;
+    const Forward got = emulatedForward(1, 4, logits, targets, -100, 0.0f,
+                                        TXRT_LOSS_MEAN, fault);
+    expectNear({got.loss}, {float(std::log(2.0))}, kStrict, "loss");
+    for (const float *lse : {got.lse.data(), (const float *)nullptr})
+      expectNear(emulatedBackward(1, 4, logits, targets, lse, -100, 0.0f,
+                                  TXRT_LOSS_MEAN, 1.0f),
+                 {-0.5f, 0.5f, 0.0f, 0.0f}, kStrict, "dlogits");
+  }
 }
 
 TEST_F(CrossEntropyEmulatedTest, ATargetOutOfRangeIsAFault) {
