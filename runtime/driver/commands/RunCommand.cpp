@@ -575,6 +575,22 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                           {"seed", std::to_string(*options.trainSeed)}});
     out << "saved the gradients to " << *options.saveGradsPath << "\n";
   }
+  // Nothing non-finite is saved, as train saves nothing of a diverged step:
+  // no load takes such a file, and --save may name the checkpoint the run
+  // loaded (a good one, replaced by one that cannot be read).
+  if (options.savePath)
+    if (std::optional<ParameterArena::NonFiniteValue> bad =
+            params.findNonFinite())
+      throw DriverError(
+          bad->tensor + " is non-finite (" + bad->value + ") after " +
+              (savesTrainingCheckpoint(model, *entry)
+                   ? "the step" + std::string(lastStep > firstStep ? "s" : "")
+                   : std::string(options.loadPath ? "loading"
+                                                  : "initialization")) +
+              ": nothing was saved to '" + *options.savePath +
+              "' (no load takes a non-finite value; the outputs above "
+              "were written)",
+          kExitFailure);
   if (options.savePath && savesTrainingCheckpoint(model, *entry)) {
     // Parameters, Adam's moments and the step: --load continues from here.
     TrainingPosition position = loaded.value_or(TrainingPosition{});

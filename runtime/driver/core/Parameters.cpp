@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 #include "core/Parameters.h"
 #include "core/Error.h"
+#include "core/Init.h"
 #include "core/Memory.h"
 #include "formats/FileIO.h"
 #include "formats/Json.h"
@@ -17,6 +18,7 @@
 #include <cstring>
 #include <map>
 #include <set>
+#include <sstream>
 
 namespace txrt::driver {
 
@@ -70,9 +72,25 @@ bool allZeroBytes(const void *data, size_t bytes) {
 } // namespace
 
 void ParameterArena::initialize(uint64_t seed) {
-  for (const ParamInfo &info : model_.params)
-    initializeParameter(info.init, info.shape, seed, info.name, param(info),
+  for (const ParamInfo &info : model_.params) {
+    float *values = param(info);
+    initializeParameter(info.init, info.shape, seed, info.name, values,
                         info.initStd);
+    // A std near f32's limit (`init = normal, std = 3e38`) draws infinities:
+    // said here, not as a first update that "made it non-finite".
+    int64_t bad = firstNonFinite(values, info.numElements);
+    if (bad >= 0) {
+      std::ostringstream how;
+      how << initKindName(info.init);
+      if (info.init == InitKind::Normal)
+        how << ", std " << info.initStd;
+      throw InputError("initializing parameter '" + info.name + "' (" +
+                       how.str() + ") gave " +
+                       describeNonFinite(values, bad, info.shape) +
+                       ": its values overflow f32; give it a smaller std in "
+                       "the spec");
+    }
+  }
   clearTrainingState();
 }
 
