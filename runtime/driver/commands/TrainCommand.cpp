@@ -1555,6 +1555,9 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     out << "saved " << *options.savePath << " (step " << finalStep
         << ") and "
         << checkpointSibling(*options.savePath, kTokenizerSuffix);
+    // The SentencePiece model, which the tokenizer copy names.
+    if (tokenizer.subwords)
+      out << ", " << checkpointSibling(*options.savePath, kSentencePieceSuffix);
     if (data.labels)
       out << ", " << checkpointSibling(*options.savePath, kLabelsSuffix);
     out << "\n";

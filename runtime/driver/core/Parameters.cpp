@@ -314,9 +314,19 @@ checkCheckpointAgainstModel(const SafetensorsReader &file,
                          formatShape(entry->shape) + " in '" + path +
                          "' but the model expects " + formatShape(info.shape));
   }
+  // The moments of a tensor the file holds go with it: an extra parameter
+  // is said once, not three times (a checkpoint of 2 layers into a build of
+  // 1 listed each extra tensor's exp_avg and exp_avg_sq as well).
+  auto momentOfFileTensor = [&](const std::string &name) {
+    for (const char *suffix : {kExpAvgSuffix, kExpAvgSqSuffix})
+      if (endsWith(name, suffix) &&
+          file.find(name.substr(0, name.size() - std::strlen(suffix))))
+        return true;
+    return false;
+  };
   for (const SafetensorsEntry &entry : file.tensors()) {
     if (entry.name.rfind(kTrainingStatePrefix, 0) == 0 ||
-        isMomentName(model, entry.name))
+        isMomentName(model, entry.name) || momentOfFileTensor(entry.name))
       continue;
     if (!model.findParam(entry.name))
       problems.push_back("tensor '" + entry.name + "' " +

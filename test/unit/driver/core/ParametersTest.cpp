@@ -124,6 +124,29 @@ TEST_F(ParametersTest, ReportsEveryMismatchAndLoadsNothing) {
   EXPECT_EQ(std::memcmp(before.data(), arena.data(), 256), 0);
 }
 
+// An extra parameter of a training checkpoint (a layer the model has not)
+// is one problem, not three: its Adam moments go with it (they were each
+// listed as "not a parameter" too).
+TEST_F(ParametersTest, AnExtraParametersMomentsAreNotListed) {
+  std::string path = write(
+      "extra.safetensors",
+      {{"w", DType::F32, {4, 4}, w.data()},
+       {"b", DType::F32, {4}, b.data()},
+       {"g", DType::F32, {4}, g.data()},
+       {"extra.bias", DType::F32, {4}, g.data()},
+       {"extra.bias.exp_avg", DType::F32, {4}, g.data()},
+       {"extra.bias.exp_avg_sq", DType::F32, {4}, g.data()},
+       {"lone.exp_avg", DType::F32, {4}, g.data()}});
+  SafetensorsReader file(path);
+  std::vector<std::string> problems = checkCheckpointAgainstModel(file, model);
+  ASSERT_EQ(problems.size(), 2u) << ::testing::PrintToString(problems);
+  EXPECT_NE(problems[0].find("tensor 'extra.bias' [4]"), std::string::npos)
+      << problems[0];
+  // A moment whose parameter the file lacks is named itself.
+  EXPECT_NE(problems[1].find("tensor 'lone.exp_avg' [4]"), std::string::npos)
+      << problems[1];
+}
+
 // A Hugging Face state_dict keeps its parameters under a prefix
 // (`transformer.`): each was reported missing and each tensor "not a
 // parameter", 2 x N lines, without the one thing to change.
