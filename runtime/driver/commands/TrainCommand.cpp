@@ -772,6 +772,20 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     checkParametersFit(*initFrom, model);
     initFromTokenizer = checkpointTokenizer(*initFrom);
   }
+  // A language model started from another's weights trains the blocks
+  // those were trained on unless --block says otherwise: their positions
+  // past the block never trained (eval and generate keep to it too).
+  if (initFrom && !dataOptions.block && recordedBlock(*initFrom) &&
+      model.kind == ModelKind::LanguageModel) {
+    LengthBound length =
+        inputBound(model, entry, inputWithRole(entry, "tokens"), 1);
+    if (!length.constant && recordedBlock(*initFrom) < length.bound)
+      dataOptions.block = recordedBlock(*initFrom);
+    if (dataOptions.block)
+      err << "note: blocks of " << *dataOptions.block
+          << " tokens, as --init-from '" << *options.initFromPath
+          << "' was trained (--block N for others)\n";
+  }
   if (initFromTokenizer && !options.tokenizerGiven) {
     const std::string &path = *options.initFromPath;
     dataOptions.tokenizer = loadModelTokenizer(model, *initFrom, {}, err);
