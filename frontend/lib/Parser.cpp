@@ -1500,9 +1500,18 @@ bool Parser::parseScope(std::vector<ScopePart> &scope, unsigned &height) {
       errorExpected("expected a scope name after '" + prev().text + "'", hint);
       return false;
     }
-    if (!takeName("a scope name", scope.empty() ? "after 'as'" : "after '.'",
-                  hint, part.name, part.loc))
+    // A keyword on the line of `as` or `.` is a name part: Hugging Face's
+    // `model.layers[i].self_attn` (its state_dict names every Llama, Mistral
+    // and Gemma weight `model.layers.N...`) could not be written.
+    if (isKeyword(cur().kind) && cur().loc.line == prev().loc.line) {
+      part.name = cur().text;
+      part.loc = cur().loc;
+      take();
+    } else if (!takeName("a scope name",
+                         scope.empty() ? "after 'as'" : "after '.'", hint,
+                         part.name, part.loc)) {
       return false;
+    }
     if (at(TokenKind::LBracket)) {
       const Token &open = take();
       if (at(TokenKind::RBracket)) {
