@@ -216,16 +216,18 @@ bool actsPerPosition(Operation *op, std::string &why) {
   // A reshape adds, drops or moves axes but never merges or splits one
   // (the language's rule): positions stay whole when the symbolic axes keep
   // their order.
-  if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-    auto symbolic = [](Value value) {
-      SmallVector<Dim> dims;
-      for (const Dim &dim : getShape(cast<RankedTensorType>(value.getType())))
-        if (dim.isSymbolic())
-          dims.push_back(dim);
-      return dims;
-    };
-    return symbolic(reshape.getInput()) == symbolic(reshape.getResult());
-  }
+  // So does a transpose that keeps them in order: Hugging Face's GPT-NeoX
+  // heads, `transpose(reshape(qkv, B, T, heads, 3 * d_k), 1, 2)`.
+  auto symbolic = [](Value value) {
+    SmallVector<Dim> dims;
+    for (const Dim &dim : getShape(cast<RankedTensorType>(value.getType())))
+      if (dim.isSymbolic())
+        dims.push_back(dim);
+    return dims;
+  };
+  if (isa<ReshapeOp, TransposeOp>(op) &&
+      symbolic(op->getOperand(0)) == symbolic(op->getResult(0)))
+    return true;
   // A product with a tensor without symbolic axes (a weight, the tied
   // output projection `matmul(x, transpose(wte))`), and the transpose of
   // one: the same for every position.
@@ -235,8 +237,8 @@ bool actsPerPosition(Operation *op, std::string &why) {
   };
   if (auto matmul = dyn_cast<MatmulOp>(op))
     return !matmul.getTransposeLhs() && fixed(matmul.getRhs());
-  if (auto transpose = dyn_cast<TransposeOp>(op))
-    return fixed(transpose.getInput());
+  if (isa<TransposeOp>(op))
+    return fixed(op->getOperand(0));
   return false;
 }
 
