@@ -182,7 +182,7 @@ module attributes {tx.dims = {B = 4 : i64, T = 7 : i64}} {
 // CHECK-NOT: decode_step
 // CHECK-NOT: decode_init
 // CHECK: // -----
-// WHY: tx-decode-step: no incremental decoding for @decode: an attention fills masked scores with -2, softer than -1e4: masked keys keep a share of the softmax, and a cache holds no future keys (fill with -1e9 or -inf)
+// WHY: tx-decode-step: no incremental decoding for @decode: an attention fills masked scores with -2, softer than -1e4: masked keys keep a share of the softmax, and a cache holds no future keys (fill with -1e9)
 module attributes {tx.dims = {B = 4 : i64, T = 7 : i64}} {
   tx.parameter @emb : tensor<16x8xf32> {init = #tx.init<xavier_uniform>}
   tx.parameter @wq : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}

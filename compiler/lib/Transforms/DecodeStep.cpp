@@ -42,6 +42,9 @@
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/BitVector.h"
 
+#include <cmath>
+#include <limits>
+
 namespace mlir::tx {
 #define GEN_PASS_DEF_DECODESTEPPASS
 #include "txc/Transforms/Passes.h.inc"
@@ -256,7 +259,7 @@ bool masksHard(AttentionOp attention, std::string &why) {
   fill->toString(text);
   why = "an attention fills masked scores with " + text.str().str() +
         ", softer than -1e4: masked keys keep a share of the softmax, and a "
-        "cache holds no future keys (fill with -1e9 or -inf)";
+        "cache holds no future keys (fill with -1e9)";
   return false;
 }
 
@@ -635,8 +638,11 @@ reshapeInputAxes(ReshapeOp reshape, ArrayRef<int64_t> fromEnd) {
 bool positionMaskPart(const PositionUse &use, const Dim &positions,
                       llvm::SetVector<Operation *> &ops, std::string &why) {
   Operation *def = use.value.getDefiningOp();
-  if (!def)
+  if (!def) {
+    if (why.empty())
+      why = "an entry input other than through padding_mask";
     return false;
+  }
   ops.insert(def);
   if (auto arange = dyn_cast<ArangeOp>(def)) {
     if (getShape(cast<RankedTensorType>(arange.getType()))[0] != positions) {
@@ -656,8 +662,11 @@ bool positionMaskPart(const PositionUse &use, const Dim &positions,
     return axes &&
            positionMaskPart({reshape.getInput(), *axes}, positions, ops, why);
   }
-  if (!positionArithmetic(def) || def->getNumResults() != 1)
+  if (!positionArithmetic(def) || def->getNumResults() != 1) {
+    if (why.empty())
+      why = "'" + def->getName().getStringRef().str() + "'";
     return false;
+  }
   for (Value operand : def->getOperands())
     if (!positionMaskPart({operand, operandAxes(operand, use.fromEnd)},
                           positions, ops, why))
@@ -672,6 +681,157 @@ SmallVector<int64_t> maskAxes(Value mask) {
   for (int64_t i = 0; i < rank; ++i)
     fromEnd.push_back(rank - i);
   return fromEnd;
+}
+
+/// A value of a mask part from positions at one (query, key) pair: f32, i32
+/// or bool.
+struct PairValue {
+  enum Kind { F32, I32, Bool } kind = F32;
+  float f = 0.0f;
+  int64_t i = 0;
+  bool b = false;
+};
+
+/// `value` (a mask part's, positionMaskPart) at query position `query` and
+/// key position `key`, computed as the kernels compute it (f32 arithmetic,
+/// i32 positions); nullopt where a constant is not one value.
+std::optional<PairValue> evaluateAtPair(Value value, ArrayRef<int64_t> fromEnd,
+                                        int64_t query, int64_t key) {
+  Operation *def = value.getDefiningOp();
+  auto at = [&](Value operand) {
+    return evaluateAtPair(operand, operandAxes(operand, fromEnd), query, key);
+  };
+  PairValue out;
+  if (auto arange = dyn_cast<ArangeOp>(def)) {
+    out.kind = PairValue::I32;
+    out.i = int64_t(arange.getStart()) + (fromEnd[0] == 1 ? key : query);
+    return out;
+  }
+  if (auto reshape = dyn_cast<ReshapeOp>(def))
+    return evaluateAtPair(reshape.getInput(),
+                          *reshapeInputAxes(reshape, fromEnd), query, key);
+  if (auto constant = dyn_cast<ConstantOp>(def)) {
+    auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+    if (!dense || !dense.isSplat())
+      return std::nullopt;
+    Type element = dense.getElementType();
+    if (element.isInteger(1)) {
+      out.kind = PairValue::Bool;
+      out.b = dense.getSplatValue<bool>();
+    } else if (isa<IntegerType>(element)) {
+      out.kind = PairValue::I32;
+      out.i = dense.getSplatValue<APInt>().getSExtValue();
+    } else {
+      out.f = dense.getSplatValue<APFloat>().convertToFloat();
+    }
+    return out;
+  }
+  SmallVector<PairValue, 3> in;
+  for (Value operand : def->getOperands()) {
+    std::optional<PairValue> v = at(operand);
+    if (!v)
+      return std::nullopt;
+    in.push_back(*v);
+  }
+  auto number = [](const PairValue &v) {
+    return v.kind == PairValue::I32 ? double(v.i) : double(v.f);
+  };
+  auto f32 = [&](float f) {
+    out.kind = PairValue::F32;
+    out.f = f;
+    return out;
+  };
+  auto boolean = [&](bool b) {
+    out.kind = PairValue::Bool;
+    out.b = b;
+    return out;
+  };
+  auto nanAware = [](float a, float b, bool minimum) {
+    if (std::isnan(a) || std::isnan(b))
+      return std::numeric_limits<float>::quiet_NaN();
+    return minimum ? std::min(a, b) : std::max(a, b);
+  };
+  if (isa<ToFloatOp>(def))
+    return f32(float(in[0].i));
+  if (auto cmp = dyn_cast<CmpOp>(def)) {
+    double a = number(in[0]), b = number(in[1]);
+    switch (cmp.getPredicate()) {
+    case CmpPredicate::eq:
+      return boolean(a == b);
+    case CmpPredicate::ne:
+      return boolean(a != b);
+    case CmpPredicate::lt:
+      return boolean(a < b);
+    case CmpPredicate::le:
+      return boolean(a <= b);
+    case CmpPredicate::gt:
+      return boolean(a > b);
+    case CmpPredicate::ge:
+      return boolean(a >= b);
+    }
+  }
+  if (isa<AndOp>(def))
+    return boolean(in[0].b && in[1].b);
+  if (isa<OrOp>(def))
+    return boolean(in[0].b || in[1].b);
+  if (isa<NotOp>(def))
+    return boolean(!in[0].b);
+  if (isa<AddOp>(def))
+    return f32(in[0].f + in[1].f);
+  if (isa<SubOp>(def))
+    return f32(in[0].f - in[1].f);
+  if (isa<MulOp>(def))
+    return f32(in[0].f * in[1].f);
+  if (isa<DivOp>(def))
+    return f32(in[0].f / in[1].f);
+  if (isa<NegOp>(def))
+    return f32(-in[0].f);
+  if (isa<AbsOp>(def))
+    return f32(std::fabs(in[0].f));
+  if (auto scale = dyn_cast<ScaleOp>(def))
+    return f32(in[0].f * scale.getFactor().convertToFloat());
+  if (isa<MinimumOp>(def))
+    return f32(nanAware(in[0].f, in[1].f, true));
+  if (isa<MaximumOp>(def))
+    return f32(nanAware(in[0].f, in[1].f, false));
+  if (auto clamp = dyn_cast<ClampOp>(def)) {
+    float x = in[0].f;
+    if (auto low = clamp.getMin())
+      x = nanAware(x, low->convertToFloat(), false);
+    if (auto high = clamp.getMax())
+      x = nanAware(x, high->convertToFloat(), true);
+    return f32(x);
+  }
+  if (isa<WhereOp>(def))
+    return in[0].b ? in[1] : in[2];
+  return std::nullopt;
+}
+
+/// The most positions whose own keys a check walks (keepsOwnKey).
+constexpr int64_t kMaxDiagonalCheck = int64_t(1) << 20;
+
+/// Whether every part from positions keeps each query's own key (j = i)
+/// for the positions below `bound`: then a real query always sees a key,
+/// itself. Else `why` names the first position that loses it.
+bool keepsOwnKey(ArrayRef<Value> parts, int64_t bound, std::string &why) {
+  if (bound > kMaxDiagonalCheck) {
+    why = "the sequence length's bound (" + std::to_string(bound) +
+          ") is past the " + std::to_string(kMaxDiagonalCheck) +
+          " positions whose own keys the pass checks";
+    return false;
+  }
+  for (Value part : parts)
+    for (int64_t i = 0; i < bound; ++i) {
+      std::optional<PairValue> keep =
+          evaluateAtPair(part, maskAxes(part), i, i);
+      if (!keep || !keep->b) {
+        why = keep ? "masks the query at position " + std::to_string(i) +
+                         " from its own key"
+                   : "holds a constant that is not one value";
+        return false;
+      }
+    }
+  return true;
 }
 
 /// The mask part `use` computed in a step over the cached keys: its ops
@@ -716,6 +876,8 @@ Value rebuildPositionPart(OpBuilder &builder, const PositionUse &use,
 /// `positionParts` with their ops in `maskOps`) joined by `&` and
 /// unit-axis reshapes; false for anything else (`why` set where a part is
 /// written from positions but not in a form a step computes).
+bool readsPositions(Value value);
+
 /// The ops of attention masks: those of their parts from positions, and the
 /// `&` and reshapes that join parts.
 struct MaskOps {
@@ -754,11 +916,23 @@ bool maskParts(Value mask, Value tokens, LmAttention &a, bool &causal,
   }
   if (auto reshape = dyn_cast_or_null<ReshapeOp>(def)) {
     maskOps.joins.insert(reshape);
-    return movesUnitAxes(reshape) &&
-           maskParts(reshape.getInput(), tokens, a, causal, maskOps, why);
+    if (!movesUnitAxes(reshape)) {
+      if (why.empty())
+        why = "an attention's mask is reshaped from " +
+              formatType(reshape.getInput().getType()) + " to " +
+              formatType(reshape.getType()) +
+              ", off its key axis (a padding mask over query rows, not "
+              "keys), which a cache step does not compute";
+      return false;
+    }
+    return maskParts(reshape.getInput(), tokens, a, causal, maskOps, why);
   }
-  if (why.empty())
-    why = stop;
+  if (why.empty() && !stop.empty() && stop[0] == '\'' && readsPositions(mask))
+    why = "an attention's mask reads " + stop +
+          " beside positions, which a cache step cannot compute again (a "
+          "mask part from positions may use arange over the @tokens "
+          "length, constants, + - * /, abs, min, max, clamp, where, "
+          "comparisons and & | !)";
   return false;
 }
 
@@ -879,8 +1053,24 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
         why = "a self-attention is not causal (a cache holds no later "
               "keys; write its causality as causal_mask(ids), causal = "
               "true, or arange(T)[:, None] >= arange(T)[None, :] apart "
-              "from the rest of its mask)";
+              "from the rest of its mask; under --no-fuse only the first "
+              "two count)";
         return WalkResult::interrupt();
+      }
+      // Written out with a fill, a query whose keys are all masked is the
+      // mean of every value, later positions' included, which a cache does
+      // not hold: each query must keep a key, its own (the builtin gives
+      // such a row zeros, in the step too).
+      if (attention.getFill() && !a.positionParts.empty()) {
+        std::string lost;
+        if (!keepsOwnKey(a.positionParts, positions.bound, lost)) {
+          why = "an attention's mask computed from positions " + lost +
+                ", and its fill makes a query with no key left the mean of "
+                "every value, later positions' included, which a cache "
+                "does not hold (keep each query's own key, or use the "
+                "attention builtin, which gives such a row zeros)";
+          return WalkResult::interrupt();
+        }
       }
       if (!masksHard(attention, why))
         return WalkResult::interrupt();
@@ -903,11 +1093,17 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
     }
     // Position ids: arange over the sequence length (or a table's first
     // rows, `wpe[:T]`) becomes the absolute positions cache-T .. cache-1.
+    // An arange of a static length is a constant (a rotary table's
+    // frequencies, `arange(0, d_k // 2)`): the same in the step, where it
+    // keeps its start.
     if (auto arange = dyn_cast<ArangeOp>(op)) {
       Shape shape = getShape(cast<RankedTensorType>(arange.getType()));
-      if (shape.size() == 1 && shape[0] == positions)
+      if (shape.size() == 1 &&
+          (shape[0] == positions || !shape[0].isSymbolic()))
         return WalkResult::advance();
-      why = "an arange is not over the sequence length";
+      why = "an arange is over " + formatShape(shape) +
+            ", not the sequence length of the @tokens input (the step "
+            "computes positions only over it)";
       return WalkResult::interrupt();
     }
     if (auto slice = dyn_cast<SliceOp>(op))
@@ -1061,8 +1257,14 @@ func::FuncOp buildLmStep(ModuleOp module, func::FuncOp logits,
                : rebuilt);
     }
   }
+  // Positions start at the cache offset: aranges over the new positions
+  // (not the constant ones, nor the rebuilt masks' keys over the cache).
+  Dim positions = getShape(tokensType)[1];
   step.walk([&](Operation *op) {
-    if (isa<PositionalEncodingOp, RopeOp, ArangeOp>(op))
+    auto arange = dyn_cast<ArangeOp>(op);
+    if (isa<PositionalEncodingOp, RopeOp>(op) ||
+        (arange &&
+         getShape(cast<RankedTensorType>(arange.getType()))[0] == positions))
       op->setAttr("tx.position_offset", builder.getStringAttr(kCacheDim));
   });
   eraseDeadOps(step.front());
