@@ -1114,6 +1114,13 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
               "length";
         return WalkResult::interrupt();
       }
+    // A rope with an angle table (a rotary embedding written out, as
+    // Hugging Face's Llama computes it: cos and sin of arange(T) times the
+    // frequencies) reads the table's row of each new position: the table
+    // is computed in the step from positions at the cache offset (its ops
+    // are checked here as any), so the rope itself starts at 0.
+    if (auto rope = dyn_cast<RopeOp>(op); rope && rope.getAngles())
+      return WalkResult::advance();
     if (actsPerPosition(op, why))
       return WalkResult::advance();
     if (why.empty()) {
@@ -1258,11 +1265,13 @@ func::FuncOp buildLmStep(ModuleOp module, func::FuncOp logits,
     }
   }
   // Positions start at the cache offset: aranges over the new positions
-  // (not the constant ones, nor the rebuilt masks' keys over the cache).
+  // (not the constant ones, nor the rebuilt masks' keys over the cache),
+  // and ropes without a table (a table's rows are the new positions').
   Dim positions = getShape(tokensType)[1];
   step.walk([&](Operation *op) {
     auto arange = dyn_cast<ArangeOp>(op);
-    if (isa<PositionalEncodingOp, RopeOp>(op) ||
+    auto rope = dyn_cast<RopeOp>(op);
+    if (isa<PositionalEncodingOp>(op) || (rope && !rope.getAngles()) ||
         (arange &&
          getShape(cast<RankedTensorType>(arange.getType()))[0] == positions))
       op->setAttr("tx.position_offset", builder.getStringAttr(kCacheDim));
