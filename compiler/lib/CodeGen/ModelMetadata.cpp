@@ -372,9 +372,10 @@ std::string mlir::tx::buildCHeader(ModuleOp planned, llvm::StringRef guardName,
                " * a txrt_cuda_context* (runtime/include/txrt/txrt_cuda.h,\n"
                " * txrt_cuda_context_create), not a txrt_context*; params, arena,\n"
                " * inputs and outputs are DEVICE memory (cudaMalloc), dims host\n"
-               " * memory. Link with libtxrt_cuda.a, libtxrt.a and the CUDA\n"
-               " * libraries txc links into a --target=cuda executable (cudart,\n"
-               " * cuBLAS(Lt), cuDNN). Calling an entry as a CPU one crashes.\n"
+               " * memory. Link with libtxrt_cuda.a, libtxrt.a and the static\n"
+               " * CUDA runtime (cudart_static, -ldl -lrt -lpthread), as txc links a\n"
+               " * --target=cuda executable; cuBLASLt and NCCL are loaded at run time\n"
+               " * (dlopen). Calling an entry as a CPU one crashes.\n"
                " * params the parameter arena; arena the entry's activation arena;\n"
                " * dims the runtime value of each dim below; inputs and outputs\n"
                " * dense row-major buffers (f32: float, i32: int32_t, bool:\n"
@@ -404,7 +405,9 @@ std::string mlir::tx::buildCHeader(ModuleOp planned, llvm::StringRef guardName,
      << " * one's gradient and Adam moments there (\"grad_offset\",\n"
      << " * \"exp_avg_offset\", \"exp_avg_sq_offset\"): zero them before the\n"
      << " * first train call. Train entries read the step and seed set with\n"
-     << " * txrt_context_set_train_state (step >= 1, once per update). */\n";
+     << (cuda ? " * txrt_cuda_context_set_train_state"
+              : " * txrt_context_set_train_state")
+     << " (step >= 1, once per update). */\n";
   os << "#define TXC_PARAM_ARENA_BYTES UINT64_C(" << paramBytes << ")\n\n";
   // --precision=bf16: the linears read a bf16 copy of their weights, which
   // a program that writes the f32 weights had no way to know of (status 0,

@@ -664,6 +664,8 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
     if (func->hasAttr("tx.entry"))
       entrySymbols.push_back(("txc_entry_" + func.getSymName()).str());
 
+  if (cuda && failed(tx::checkCudaLimits(module)))
+    return 1;
   PassManager pm(module.getContext());
   if (failed(applyPassManagerOptions(pm)))
     return 2;
@@ -1155,6 +1157,7 @@ int compileMain(int argc, char **argv) {
     int code = emitNative(*module, flags, argv[0]);
     if (diags.hasErrors())
       return reportAndExit();
+    printWarnings(); // the lowering's (--target=cuda's limits)
     return code;
   }
 
@@ -1174,8 +1177,8 @@ int compileMain(int argc, char **argv) {
   if (emit == Stage::Gpu) {
     PassManager pm(&context);
     pm.addPass(tx::createLowerEntriesPass());
-    if (failed(pm.run(*module)) || failed(tx::prepareEntriesForCuda(*module)) ||
-        diags.hasErrors())
+    if (failed(tx::checkCudaLimits(*module)) || failed(pm.run(*module)) ||
+        failed(tx::prepareEntriesForCuda(*module)) || diags.hasErrors())
       return reportAndExit();
     (*module)->removeAttr("tx.sites"); // the metadata's profile table
   }

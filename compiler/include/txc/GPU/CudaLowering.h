@@ -20,6 +20,12 @@ namespace mlir::tx {
 /// device it runs on (sm_80 and newer: A100, H100, H200).
 constexpr const char *kCudaPtxChip = "sm_80";
 
+/// Checks the fused ops against what the CUDA kernels take (CudaLimits.cpp):
+/// an error at the op for a shape no call can run (a rope over more than 512
+/// dimensions of a head), a warning for one that fails past a length the
+/// dims allow (attention over heads wider than 128 and many keys).
+LogicalResult checkCudaLimits(ModuleOp module);
+
 /// The host side of lowerEntriesForCuda, what `txc --emit=gpu` prints:
 /// runtime calls renamed, host scalars by value, constants' addresses those
 /// of their device copies (txrt_cuda_constant), copies as kernels, the glue
