@@ -380,7 +380,7 @@ int driverMain(int argc, char **argv, const char *modelJson,
   // failure, not exit 0.
   // (A command that stopped on a failed write has said so: code != 0.)
   if (std::cout.fail() && code == kExitOk) {
-    int error = errno;
+    int error = errno ? errno : stdoutPipeError();
     std::cerr << "error: writing the output to stdout failed: "
               << (stdoutClosed ? "stdout is closed"
                   : error      ? std::strerror(error)

@@ -114,6 +114,13 @@ bool stdoutWasClosed = false;
 
 void setStdoutWasClosed(bool closed) { stdoutWasClosed = closed; }
 
+int stdoutPipeError() {
+  struct pollfd request = {STDOUT_FILENO, POLLOUT, 0};
+  if (::poll(&request, 1, 0) > 0 && (request.revents & POLLERR))
+    return EPIPE;
+  return 0;
+}
+
 void checkAnswersWritten(std::ostream &out, const InputLines &chunk,
                          std::string &written) {
   errno = 0;
@@ -123,14 +130,19 @@ void checkAnswersWritten(std::ostream &out, const InputLines &chunk,
       written = chunk.where.back();
     return;
   }
-  const int error = errno;
+  int error = errno;
+  // A write that failed before this flush (the stream's buffer went out
+  // while the answers were written) left no errno here: a pipe whose
+  // reader has gone (`| head -1` with SIGPIPE ignored) says so to poll.
+  const bool toStdout = &out == &std::cout;
+  if (!error && toStdout)
+    error = stdoutPipeError();
   // A chunk's answers can fail part way (the stream's buffer went out
   // before the flush): only the chunks flushed before it are known whole.
   std::string chunkText;
   if (!chunk.where.empty())
     chunkText = chunk.where.front() +
                 (chunk.where.size() > 1 ? ".." + chunk.where.back() : "");
-  const bool toStdout = &out == &std::cout;
   throw ResourceError(
       "cannot write the output" +
       (toStdout && stdoutWasClosed
@@ -138,7 +150,7 @@ void checkAnswersWritten(std::ostream &out, const InputLines &chunk,
            : (error ? ": " + std::string(std::strerror(error))
                     : std::string()) +
                  " (a closed pipe, a full disk?); ") +
-      (written.empty() ? std::string("no answer was written whole")
+      (written.empty() ? std::string("no answer is known to be written whole")
                        : "the answers through " + written + " were written") +
       (chunkText.empty() ? std::string()
                          : "; those of " + chunkText + " are missing or cut"));

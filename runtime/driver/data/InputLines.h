@@ -99,6 +99,11 @@ std::string asOneLine(std::string text);
 /// says "stdout is closed" instead).
 void setStdoutWasClosed(bool closed);
 
+/// EPIPE when stdout is a pipe whose reader has gone (poll says POLLERR),
+/// else 0: the cause of a failed write whose errno is lost (the stream's
+/// buffer went out before the failure was seen).
+int stdoutPipeError();
+
 /// Flushes `out` after the answers of `chunk`; a write that failed (a
 /// closed pipe whose reader is gone, a full disk) is a ResourceError at
 /// once (the command went on reading and answering all its input into the
