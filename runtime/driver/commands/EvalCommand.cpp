@@ -143,11 +143,12 @@ int evalLanguageModel(const ModelInfo &model, const txc_entry_fn *entryTable,
     std::vector<Tensor> outputs = runner.call(logits, {&input});
     accumulateTokenStats(outputs[0], targets, pad, stats);
   }
+  // Before any score: an accuracy of NaN logits' argmax is none.
+  if (stats.tokens)
+    requireFiniteLoss(stats.lossSum, options.loadPath);
   out << "blocks     " << blocks.size() << " of " << blockLength << " tokens ("
       << options.textPath << ")\n";
   printLossLines(stats, "next tokens", out);
-  if (stats.tokens)
-    requireFiniteLoss(stats.lossSum, options.loadPath);
   return kExitOk;
 }
 
@@ -178,6 +179,9 @@ int evalClassifier(const ModelInfo &model, const txc_entry_fn *entryTable,
     err << truncationNote(truncated, length) << "\n";
   ClassifierScore score = scoreClassifier(runner, classify, examples, labels,
                                           modelPadId(model), batch);
+  // Before any score: an accuracy of NaN logits' argmax is none.
+  if (!examples.empty())
+    requireFiniteLoss(score.loss, options.loadPath);
   const ConfusionMatrix &matrix = score.matrix;
   char line[200];
   out << "examples   " << examples.size() << " (" << options.dataPath
@@ -193,8 +197,6 @@ int evalClassifier(const ModelInfo &model, const txc_entry_fn *entryTable,
   out << line;
   std::snprintf(line, sizeof(line), "macro-F1   %.4f\n", matrix.macroF1());
   out << line << "\n" << matrix.formatTable(labels.labels());
-  if (!examples.empty())
-    requireFiniteLoss(score.loss, options.loadPath);
   return kExitOk;
 }
 
@@ -334,6 +336,9 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     Tensor logits = teacherForcedLogits(runner, current.src, current.tgtIn);
     accumulateTokenStats(logits, current.tgtOut, pad, stats);
   }
+  // Before any score, and before decoding for BLEU.
+  if (stats.tokens)
+    requireFiniteLoss(stats.lossSum, options.loadPath);
 
   BleuScore bleu;
   if (!options.noBleu) {
@@ -351,8 +356,6 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     out << "bleu       " << formatBleu(bleu)
         << (tokenizer.subwords ? " (greedy, detokenized, sacreBLEU 13a)\n"
                                : " (greedy, corpus BLEU-4)\n");
-  if (stats.tokens)
-    requireFiniteLoss(stats.lossSum, options.loadPath);
   return kExitOk;
 }
 
