@@ -280,8 +280,8 @@ std::string unfusedAttentionReason(func::FuncOp func) {
   });
   return found ? "an attention is written out and was not fused (a softmax "
                  "over scores of positions; --tx-fusion-stats gives "
-                 "tx-fuse-attention's reason): a cache step needs the fused "
-                 "attention"
+                 "tx-fuse-attention's reason, unless --no-fuse turned it "
+                 "off): a cache step needs the fused attention"
                : "";
 }
 

@@ -138,7 +138,11 @@ public:
         return false;
       if (isa<MatmulOp>(def))
         return true;
-      if (!isa<DivOp, MulOp, ScaleOp, MaskedFillOp, AddOp>(def))
+      // A soft cap (`c * tanh(s / c)`, Gemma 2) or a clamp of the scores
+      // is a candidate the match declines with its reason (it was no
+      // candidate, and nothing said why the attention was not fused).
+      if (!isa<DivOp, MulOp, ScaleOp, MaskedFillOp, AddOp, TanhOp, ClampOp>(
+              def))
         return false;
       v = def->getOperand(0);
       if (isa<MulOp, AddOp>(def) && v.getDefiningOp<ConstantOp>())
@@ -258,9 +262,14 @@ private:
         return decline(why, "an additive mask (an arbitrary f32 tensor; "
                             "tx.attention takes a keep mask)");
       } else {
-        return decline(why, "the scores pass through " +
-                                def->getName().getStringRef() + " at " +
-                                FusionStats::formatLocation(def->getLoc()));
+        return decline(
+            why, "the scores pass through " + def->getName().getStringRef() +
+                     " at " + FusionStats::formatLocation(def->getLoc()) +
+                     (isa<TanhOp>(def) ? " (a soft cap, c * tanh(s / c)): the "
+                                         "fused kernel computes softmax(Q·Kᵀ "
+                                         "· scale) over the kept keys, with no "
+                                         "cap"
+                                       : ""));
       }
       if (!factor)
         return decline(why, def->getName().getStringRef() +
@@ -348,6 +357,38 @@ private:
         return nullptr;
       return reshape.getInput();
     };
+    // A query scaled after its grouping reshape (Gemma's
+    // query_pre_attn_scalar, `matmul(q5 / c, transpose(k5))`): the factor
+    // joins the op's scale, as a scale of the scores does (before the
+    // reshape it is heads [B, h, T, d] as any).
+    double queryFactor = 1.0;
+    SmallVector<Operation *> queryScales;
+    while (Operation *def = query5.getDefiningOp()) {
+      if (!query5.hasOneUse())
+        break;
+      std::optional<double> factor;
+      Value next;
+      if (auto div = dyn_cast<DivOp>(def)) {
+        next = div.getLhs();
+        if (std::optional<double> c = scalarFactor(div, div.getRhs(), next))
+          factor = 1.0 / *c;
+      } else if (auto mul = dyn_cast<MulOp>(def)) {
+        next = mul.getLhs();
+        factor = scalarFactor(mul, mul.getRhs(), next);
+        if (!factor && mul.getLhs().getDefiningOp<ConstantOp>()) {
+          next = mul.getRhs();
+          factor = scalarFactor(mul, mul.getLhs(), next);
+        }
+      } else if (auto byConstant = dyn_cast<ScaleOp>(def)) {
+        next = byConstant.getInput();
+        factor = byConstant.getFactor().convertToDouble();
+      }
+      if (!factor)
+        break;
+      queryFactor *= *factor;
+      queryScales.push_back(def);
+      query5 = next;
+    }
     Value query = unGroup(query5), key = unGroup(key5),
           value = unGroup(m.value);
     if (!query || !key || !value)
@@ -376,6 +417,15 @@ private:
                      Shape{qShape[0], qShape[1], qShape[2], v5[4]})
       return decline(why, "the grouped attention output must go to one "
                           "reshape back to [B, h, Tq, d]");
+    if (!queryScales.empty()) {
+      double scale = m.scale * queryFactor;
+      if (!std::isfinite(float(scale)) || float(scale) == 0.0f)
+        return decline(why, "the scale " + formatNumber(scale) +
+                                " is zero or not finite in f32");
+      m.scale = scale;
+      // After the product that reads them: erased once it is.
+      m.replaced.append(queryScales.begin(), queryScales.end());
+    }
     m.query = query;
     m.key = key;
     m.value = value;

@@ -270,6 +270,171 @@ std::string prefixHint(const SafetensorsReader &file, const ModelInfo &model) {
   return "";
 }
 
+/// Every parameter missing from a file that holds it without a prefix the
+/// model's names have (a spec written with Hugging Face's `model.` names,
+/// a file saved without them): said once. "" when no prefix accounts for
+/// every missing parameter.
+std::string missingPrefixHint(const SafetensorsReader &file,
+                              const ModelInfo &model) {
+  std::vector<std::string> missing;
+  for (const ParamInfo &info : model.params)
+    if (!file.find(info.name))
+      missing.push_back(info.name);
+  if (missing.empty())
+    return "";
+  std::map<std::string, size_t> found; // prefix -> missing names it covers
+  for (const std::string &name : missing)
+    for (size_t dot = name.find('.'); dot != std::string::npos;
+         dot = name.find('.', dot + 1))
+      if (file.find(name.substr(dot + 1)))
+        ++found[name.substr(0, dot + 1)];
+  for (const auto &[prefix, count] : found)
+    if (count == missing.size())
+      return "every parameter missing from '" + file.path() +
+             "' is there without the prefix '" + prefix + "' ('" +
+             missing[0].substr(prefix.size()) + "' for '" + missing[0] +
+             "'): write the spec's names without it, or save the tensors "
+             "with it";
+  return "";
+}
+
+/// Hints for the shapes and dtypes that do not fit, said once before the
+/// per-tensor lines: tensors stored transposed (Hugging Face's GPT-2 keeps
+/// its Conv1D weights [in, out]), and dtypes other than F32 (a bf16 or
+/// fp16 checkpoint).
+std::vector<std::string> layoutHints(const SafetensorsReader &file,
+                                     const ModelInfo &model) {
+  std::vector<std::string> hints;
+  size_t transposed = 0, otherShape = 0;
+  std::string firstTransposed;
+  std::set<std::string> dtypes;
+  for (const ParamInfo &info : model.params) {
+    const SafetensorsEntry *entry = file.find(info.name);
+    if (!entry)
+      continue;
+    if (entry->dtype != "F32")
+      dtypes.insert(entry->dtype);
+    if (entry->shape == info.shape)
+      continue;
+    if (entry->shape.size() == 2 && info.shape.size() == 2 &&
+        entry->shape[0] == info.shape[1] && entry->shape[1] == info.shape[0]) {
+      if (firstTransposed.empty())
+        firstTransposed = info.name;
+      ++transposed;
+    } else {
+      ++otherShape;
+    }
+  }
+  if (transposed && !otherShape)
+    hints.push_back(
+        "every tensor of another shape in '" + file.path() +
+        "' has the model's shape transposed ('" + firstTransposed + "'" +
+        (transposed > 1 ? " and " + std::to_string(transposed - 1) + " more"
+                        : std::string()) +
+        "): a file that stores weights [in, out] (Hugging Face's GPT-2 "
+        "Conv1D) where the model's linears keep [out, in] needs them "
+        "transposed (w.t().contiguous() in PyTorch), its square weights "
+        "too (GPT-2's attn.c_proj.weight), whose shape cannot tell and "
+        "which would load without a word");
+  if (!dtypes.empty()) {
+    std::string list;
+    for (const std::string &dtype : dtypes)
+      list += (list.empty() ? "" : ", ") + dtype;
+    hints.push_back("'" + file.path() + "' holds " + list +
+                    " tensors and the model reads F32 (a --precision=bf16 "
+                    "build too): convert them ({k: v.float() for k, v in "
+                    "state_dict.items()} in PyTorch, then save_file)");
+  }
+  return hints;
+}
+
+/// A file named as one shard of a sharded checkpoint
+/// (`model-00001-of-00002.safetensors`): it holds only some tensors.
+std::string shardHint(const SafetensorsReader &file) {
+  std::string name = file.path();
+  size_t slash = name.find_last_of('/');
+  if (slash != std::string::npos)
+    name = name.substr(slash + 1);
+  size_t of = name.find("-of-");
+  if (of == std::string::npos || of < 5 || name.size() < of + 9 ||
+      name.compare(name.size() - 12, 12, ".safetensors") != 0)
+    return "";
+  auto digits = [&](size_t at, size_t n) {
+    for (size_t i = at; i < at + n; ++i)
+      if (i >= name.size() ||
+          !std::isdigit(static_cast<unsigned char>(name[i])))
+        return false;
+    return true;
+  };
+  if (!digits(of - 5, 5) || !digits(of + 4, 5))
+    return "";
+  return "'" + file.path() + "' is one shard of a sharded checkpoint (" +
+         name.substr(of + 4, 5) +
+         " files, model.safetensors.index.json lists which tensor is in "
+         "which): merge them into one file (in PyTorch, update one dict with "
+         "safetensors.torch.load_file of each shard, then save_file)";
+}
+
+/// The file's tensors that are no parameters, said once after their lines:
+/// a state_dict holds buffers too (rotary_emb.inv_freq, causal masks), and
+/// a tied model's file an output weight that is the embedding's.
+std::string extraTensorsHint(const SafetensorsReader &file,
+                             const ModelInfo &model,
+                             const std::vector<std::string> &extra) {
+  if (extra.empty())
+    return "";
+  // A tied output weight: an extra tensor of a parameter's shape whose
+  // values are that parameter's in the file.
+  for (const std::string &name : extra) {
+    const SafetensorsEntry *entry = file.find(name);
+    if (!entry || entry->dtype != "F32" || entry->shape.size() != 2)
+      continue;
+    for (const ParamInfo &info : model.params) {
+      const SafetensorsEntry *twin = file.find(info.name);
+      if (!twin || twin->dtype != "F32" || twin->shape != entry->shape ||
+          info.shape != entry->shape)
+        continue;
+      std::vector<float> a(size_t(info.numElements)), b(a.size());
+      file.read(*entry, a.data());
+      file.read(*twin, b.data());
+      if (a == b)
+        return "'" + name + "' in '" + file.path() + "' equals '" + info.name +
+               "' (tied embeddings, as Hugging Face's save_pretrained "
+               "writes both): the model ties them, so leave it out of the "
+               "file";
+    }
+  }
+  // A bias the spec's layer does not have (`bias = false`): its weight is
+  // a parameter.
+  for (const std::string &name : extra)
+    if (endsWith(name, ".bias") &&
+        model.findParam(name.substr(0, name.size() - 5) + ".weight"))
+      return "'" + name + "': the model's layer has no bias where the "
+             "file's has one: write it with a bias in the spec (linear(x, "
+             "n) has one unless bias = false), or leave the tensor out";
+  // Buffers: a state_dict's non-parameters (rotary_emb.inv_freq, GPT-2's
+  // attn.bias and attn.masked_bias masks, position_ids), by name or by a
+  // dtype no parameter has.
+  for (const std::string &name : extra) {
+    const SafetensorsEntry *entry = file.find(name);
+    bool buffer = endsWith(name, "inv_freq") || endsWith(name, "masked_bias") ||
+                  endsWith(name, "position_ids") ||
+                  (entry && entry->dtype != "F32" && entry->dtype != "F16" &&
+                   entry->dtype != "BF16" && entry->dtype != "F64");
+    if (buffer)
+      return "'" + name +
+             "' is a module's buffer, not a parameter (a "
+             "state_dict holds both): save the parameters alone ({n: p for "
+             "n, p in model.named_parameters()} in PyTorch)" +
+             (endsWith(name, "inv_freq")
+                  ? std::string("; rope(x, base = ...) computes the "
+                                "frequencies: give it the model's base "
+                                "(rope_theta)")
+                  : std::string());
+  }
+  return "";
+}
+
 } // namespace
 
 namespace {
@@ -324,14 +489,33 @@ checkCheckpointAgainstModel(const SafetensorsReader &file,
         return true;
     return false;
   };
+  std::vector<std::string> extra;
   for (const SafetensorsEntry &entry : file.tensors()) {
     if (entry.name.rfind(kTrainingStatePrefix, 0) == 0 ||
         isMomentName(model, entry.name) || momentOfFileTensor(entry.name))
       continue;
-    if (!model.findParam(entry.name))
+    if (!model.findParam(entry.name)) {
+      extra.push_back(entry.name);
       problems.push_back("tensor '" + entry.name + "' " +
                          formatShape(entry.shape) + " in '" + path +
                          "' is not a parameter of model '" + model.model + "'");
+    }
+  }
+  // What to do, before the per-tensor lines (a cut list never hides it):
+  // the first that explains them all.
+  if (!problems.empty()) {
+    std::vector<std::string> hints = layoutHints(file, model);
+    for (const std::string &hint :
+         {shardHint(file), missingPrefixHint(file, model)})
+      if (!hint.empty())
+        hints.push_back(hint);
+    problems.insert(problems.begin(), hints.begin(), hints.end());
+    // Said after the lines it is about; extra tensors other hints explain
+    // (a prefix) are not buffers.
+    if (!extra.empty() && prefixHint(file, model).empty())
+      if (std::string hint = extraTensorsHint(file, model, extra);
+          !hint.empty())
+        problems.push_back(hint);
   }
   // A checkpoint records the config it was trained with: when the tensors
   // do not fit, the values that differ are what to recompile with (first,

@@ -515,13 +515,26 @@ Tokenizer Tokenizer::fromJson(std::string_view text,
   // only by the pair's names): say how it is read, not that 'format' is
   // missing.
   if (!why.empty() && !jsonMember(root, "format") &&
-      jsonMember(root, "model") && jsonMember(root, "pre_tokenizer"))
+      jsonMember(root, "model") && jsonMember(root, "pre_tokenizer")) {
+    // Only a word-level one is read (a BPE, WordPiece or Unigram model
+    // splits words as txc's tokenizers do not: renaming it as told was
+    // then refused for its model.type).
+    const Json &model = *jsonMember(root, "model");
+    const Json *type = model.is_object() ? jsonMember(model, "type") : nullptr;
+    if (type && type->is_string() && jsonString(*type) != "WordLevel")
+      throw bad("it is a Hugging Face tokenizer.json of a " +
+                jsonString(*type) +
+                " model, which txc does not read (it reads WordLevel ones "
+                "and SentencePiece models): train the model with txc's "
+                "own tokenizer (--tokenizer word or spm), or give ids with "
+                "`run`");
     throw bad(std::string("it is a Hugging Face tokenizer.json, which txc "
                           "reads as one side of a pair named X") +
               kSourceTokenizerSuffix + " and X" + kTargetTokenizerSuffix +
               " (the other side from its sibling; txc's train --save "
               "writes such pairs); name it so, or give the txc-tokenizer "
               "file the checkpoint's training wrote");
+  }
   if (!why.empty())
     throw bad(why);
   Tokenizer tokenizer;

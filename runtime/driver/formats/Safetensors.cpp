@@ -155,13 +155,26 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
     text = text &&
            (std::isprint(byte) || byte == '\t' || byte == '\n' || byte == '\r');
   if (text && (headerBytes > kMaxSafetensorsHeaderBytes ||
-               headerBytes > file_->size() - 8))
+               headerBytes > file_->size() - 8)) {
+    // A sharded checkpoint's index (model.safetensors.index.json): its
+    // "weight_map" names the shards.
+    const uint64_t probe = std::min<uint64_t>(file_->size(), 4096);
+    std::string head(size_t(probe), '\0');
+    file_->readAt(0, head.data(), probe);
+    if (head.find("\"weight_map\"") != std::string::npos)
+      throw InputError(
+          "'" + path + "' is the index of a sharded checkpoint (its "
+          "weight_map names the .safetensors shards that hold the tensors): "
+          "merge the shards into one file (in PyTorch, update one dict with "
+          "safetensors.torch.load_file of each, then save_file) and give "
+          "that");
     throw InputError(
         "'" + path + "' is not a safetensors file: it begins with text (" +
         quotedForMessage(
             std::string(reinterpret_cast<const char *>(lengthBytes), 8)) +
         "), where a safetensors file has an 8-byte header length; give the "
         "checkpoint (.safetensors) train --save or export wrote");
+  }
   // What PyTorch users give first: torch.save's zip or pickle file, or a
   // numpy array, read as a huge header length.
   if (headerBytes > kMaxSafetensorsHeaderBytes ||

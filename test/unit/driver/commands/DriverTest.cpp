@@ -202,12 +202,12 @@ TEST_F(DriverTest, BadInputsExitWithTwoAndOneLine) {
 TEST_F(DriverTest, CheckpointMismatchListsEveryProblem) {
   std::vector<float> w(12, 0.0f);
   std::string weights = dir.file("w.safetensors");
-  writeSafetensors(weights, {{"proj.weight", DType::F32, {3, 4}, w.data()},
+  writeSafetensors(weights, {{"proj.weight", DType::F32, {2, 6}, w.data()},
                              {"proj.bias", DType::F32, {4}, w.data()}});
   Result result = driveModel(
       {"run", "apply", "--load", weights, x, "--out-dir", dir.path()});
   EXPECT_EQ(result.code, 2);
-  EXPECT_EQ(result.err, "error: tensor 'proj.weight' has shape [3, 4] in '" +
+  EXPECT_EQ(result.err, "error: tensor 'proj.weight' has shape [2, 6] in '" +
                             weights +
                             "' but the model expects [4, 3]\n"
                             "error: tensor 'proj.bias' [4] in '" +

@@ -119,7 +119,13 @@ TEST_F(ParametersTest, ReportsEveryMismatchAndLoadsNothing) {
                            "' is not a parameter of model 'tiny'"),
               std::string::npos)
         << message;
-    EXPECT_EQ(std::count(message.begin(), message.end(), '\n'), 3);
+    // What to do with the F64 tensor, first.
+    EXPECT_EQ(message.find("'" + path +
+                           "' holds F64 tensors and the model "
+                           "reads F32"),
+              0u)
+        << message;
+    EXPECT_EQ(std::count(message.begin(), message.end(), '\n'), 4);
   }
   EXPECT_EQ(std::memcmp(before.data(), arena.data(), 256), 0);
 }
@@ -145,6 +151,78 @@ TEST_F(ParametersTest, AnExtraParametersMomentsAreNotListed) {
   // A moment whose parameter the file lacks is named itself.
   EXPECT_NE(problems[1].find("tensor 'lone.exp_avg' [4]"), std::string::npos)
       << problems[1];
+}
+
+// Hugging Face checkpoints that do not fit say what to do, once, first:
+// weights stored transposed (GPT-2's Conv1D [in, out]), a tied output
+// weight saved beside the embedding, a buffer, one shard of several, and a
+// spec whose names have a prefix the file's lack. Each was a list of
+// per-tensor lines only; transposing the tensors named left the square
+// ones as they were, which then loaded without a word.
+TEST_F(ParametersTest, HuggingFaceFilesGetWhatToDo) {
+  std::vector<float> wt(16, 0.5f);
+  auto first = [&](const std::string &file) {
+    SafetensorsReader reader(file);
+    std::vector<std::string> problems =
+        checkCheckpointAgainstModel(reader, model);
+    return problems.empty() ? std::string() : problems.front();
+  };
+  auto last = [&](const std::string &file) {
+    SafetensorsReader reader(file);
+    return checkCheckpointAgainstModel(reader, model).back();
+  };
+  // "w" is [4, 4] here: a model with a [2, 8] weight would show the
+  // transpose; "b" [4] and "g" [4] are not 2-D.
+  ModelInfo wide = model;
+  wide.params[0].shape = {2, 8};
+  std::string transposed =
+      write("t.safetensors", {{"w", DType::F32, {8, 2}, wt.data()},
+                              {"b", DType::F32, {4}, b.data()},
+                              {"g", DType::F32, {4}, g.data()}});
+  {
+    SafetensorsReader reader(transposed);
+    std::string hint = checkCheckpointAgainstModel(reader, wide).front();
+    EXPECT_NE(hint.find("has the model's shape transposed ('w')"),
+              std::string::npos)
+        << hint;
+    EXPECT_NE(hint.find("its square weights too"), std::string::npos) << hint;
+  }
+  std::string tied = write("tied.safetensors",
+                           {{"w", DType::F32, {4, 4}, w.data()},
+                            {"b", DType::F32, {4}, b.data()},
+                            {"g", DType::F32, {4}, g.data()},
+                            {"lm_head.weight", DType::F32, {4, 4}, w.data()}});
+  EXPECT_EQ(last(tied), "'lm_head.weight' in '" + tied +
+                            "' equals 'w' (tied embeddings, as Hugging Face's "
+                            "save_pretrained writes both): the model ties "
+                            "them, so leave it out of the file");
+  std::string buffer =
+      write("buffer.safetensors",
+            {{"w", DType::F32, {4, 4}, w.data()},
+             {"b", DType::F32, {4}, b.data()},
+             {"g", DType::F32, {4}, g.data()},
+             {"rotary_emb.inv_freq", DType::F32, {2}, g.data()}});
+  EXPECT_NE(last(buffer).find("'rotary_emb.inv_freq' is a module's buffer, "
+                              "not a parameter"),
+            std::string::npos)
+      << last(buffer);
+  std::string shard = write("model-00001-of-00002.safetensors",
+                            {{"w", DType::F32, {4, 4}, w.data()}});
+  EXPECT_NE(first(shard).find("is one shard of a sharded checkpoint (00002 "
+                              "files"),
+            std::string::npos)
+      << first(shard);
+  ModelInfo prefixed = model;
+  for (ParamInfo &info : prefixed.params)
+    info.name = "model." + info.name;
+  {
+    SafetensorsReader reader(write("plain.safetensors", goodTensors()));
+    std::string hint = checkCheckpointAgainstModel(reader, prefixed).front();
+    EXPECT_NE(hint.find("is there without the prefix 'model.' ('w' for "
+                        "'model.w')"),
+              std::string::npos)
+        << hint;
+  }
 }
 
 // A Hugging Face state_dict keeps its parameters under a prefix
