@@ -572,6 +572,25 @@ Val genCrossEntropy(MLIRGenImpl &gen, const ast::CallExpr &call,
 Val genAttention(MLIRGenImpl &gen, const ast::CallExpr &call,
                  const BoundArgs &args) {
   Value q = args.tensor(0);
+  // The fused kernel takes heads [B, h, T, d_k] (docs/spec-language.md):
+  // another rank compiled to an abort ("Failed to infer result type(s)").
+  for (int i = 0; i < 3; ++i) {
+    auto type = cast<RankedTensorType>(args.tensor(i).getType());
+    if (type.getRank() == 4)
+      continue;
+    static const char *const names[] = {"query", "key", "value"};
+    gen.getDiags().error(
+        args.locs[i],
+        std::string("attention takes heads [B, h, T, d_k] (rank 4); its ") +
+            names[i] + " is " + formatType(type),
+        type.getRank() == 5
+            ? "grouped-query attention passes the key and value heads as "
+              "they are: attention(q [B, h, T, d], k [B, hkv, T, d], v) "
+              "with hkv dividing h"
+            : "split the model dimension into heads with split_heads(x, "
+              "heads) (one head: split_heads(x, 1))");
+    return {};
+  }
   // Not given: 1 / sqrt(d_k). A given 0 stays 0, for the verifier to refuse.
   bool scaleGiven = args.values[4].constant->isNumber();
   double scale = scaleGiven ? args.number(4) : 0.0;

@@ -161,11 +161,21 @@ llvm::DenseSet<Operation *> liveOps(func::FuncOp func) {
 /// masks, which the callers check); sets `why` when it rules the entry out
 /// for a reason worth more than the op's name.
 bool actsPerPosition(Operation *op, std::string &why) {
+  // A softmax over the last axis, when that axis is not a length: a
+  // transpose that moved the positions last (`softmax(x, axis = 1)` is a
+  // transpose, the softmax and a transpose back) normalizes over them.
+  auto lastAxisFixed = [](Value value) {
+    return !getShape(cast<RankedTensorType>(value.getType()))
+                .back()
+                .isSymbolic();
+  };
   if (auto softmax = dyn_cast<SoftmaxOp>(op))
-    if (static_cast<int64_t>(softmax.getAxis()) == -1)
+    if (static_cast<int64_t>(softmax.getAxis()) == -1 &&
+        lastAxisFixed(softmax.getInput()))
       return true;
   if (auto softmax = dyn_cast<LogSoftmaxOp>(op))
-    if (static_cast<int64_t>(softmax.getAxis()) == -1)
+    if (static_cast<int64_t>(softmax.getAxis()) == -1 &&
+        lastAxisFixed(softmax.getInput()))
       return true;
   // A rope with an angle table (written out): its table is indexed by
   // position from 0, not from the cache offset.
@@ -216,11 +226,12 @@ bool actsPerPosition(Operation *op, std::string &why) {
           SiluOp, GeluTanhOp, PowOp, MinimumOp, MaximumOp, ClampOp, CmpOp,
           ToFloatOp, NotOp, AndOp, OrOp, WhereOp, MaskedFillOp>(op))
     return true;
-  // A reshape adds, drops or moves axes but never merges or splits one
-  // (the language's rule): positions stay whole when the symbolic axes keep
-  // their order.
-  // So does a transpose that keeps them in order: Hugging Face's GPT-NeoX
-  // heads, `transpose(reshape(qkv, B, T, heads, 3 * d_k), 1, 2)`.
+  // A reshape reinterprets the elements in row-major order: positions
+  // stay whole when every symbolic axis keeps its stride (the product of
+  // the axes after it) and the symbolic axes their order: static axes
+  // split or merged around them (`[B, T, d]` to `[B, T, h, d_k]`, `[B, h,
+  // T, d]` to `[B, hkv, g, T, d]`), not `reshape(x, B, d, T)`, which keeps
+  // the order of B and T but moves elements across positions.
   auto symbolic = [](Value value) {
     SmallVector<Dim> dims;
     for (const Dim &dim : getShape(cast<RankedTensorType>(value.getType())))
@@ -228,7 +239,35 @@ bool actsPerPosition(Operation *op, std::string &why) {
         dims.push_back(dim);
     return dims;
   };
-  if (isa<ReshapeOp, TransposeOp>(op) &&
+  // Per symbolic axis: the static product and the symbolic axes after it.
+  auto strides = [](Value value) {
+    Shape shape = getShape(cast<RankedTensorType>(value.getType()));
+    SmallVector<std::pair<int64_t, SmallVector<Dim>>> out;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (!shape[i].isSymbolic())
+        continue;
+      int64_t product = 1;
+      SmallVector<Dim> after;
+      for (size_t j = i + 1; j < shape.size(); ++j) {
+        if (shape[j].isSymbolic())
+          after.push_back(shape[j]);
+        else
+          product *= shape[j].size;
+      }
+      out.push_back({product, after});
+    }
+    return out;
+  };
+  if (isa<ReshapeOp>(op) &&
+      symbolic(op->getOperand(0)) == symbolic(op->getResult(0)) &&
+      strides(op->getOperand(0)) == strides(op->getResult(0)))
+    return true;
+  // A transpose that keeps the symbolic axes in order moves each
+  // position's elements as a whole (Hugging Face's GPT-NeoX heads,
+  // `transpose(reshape(qkv, B, T, heads, 3 * d_k), 1, 2)`); an op after it
+  // that acts along an axis checks that axis (a softmax over the positions
+  // is refused above).
+  if (isa<TransposeOp>(op) &&
       symbolic(op->getOperand(0)) == symbolic(op->getResult(0)))
     return true;
   // A product with a tensor without symbolic axes (a weight, the tied
@@ -313,6 +352,18 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
         positionDims.push_back(*rows);
         return WalkResult::advance();
       }
+    // A rope's or positional encoding's positions (axis -2) are the target
+    // positions too: checked below like an arange's.
+    if (isa<RopeOp, PositionalEncodingOp>(op)) {
+      Shape shape =
+          getShape(cast<RankedTensorType>(op->getOperand(0).getType()));
+      if (shape.size() < 2 || !shape[shape.size() - 2].isSymbolic()) {
+        why = "'" + op->getName().getStringRef().str() +
+              "' takes its positions along a static axis";
+        return WalkResult::interrupt();
+      }
+      positionDims.push_back(shape[shape.size() - 2]);
+    }
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       bool rotaryValues = false;
       Attention a{attention, projection(attention.getKey(), a.rotaryKeys),
@@ -337,7 +388,20 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
         return WalkResult::interrupt();
       }
       if (!a.cross && !attention.getCausal()) {
-        why = "a self-attention is not causal";
+        // Keys from the memory through something else than their
+        // projection (`layer_norm(memory)`): a cross-attention the step
+        // cannot cache, not a self-attention that should be causal.
+        Shape queries = getShape(
+                  cast<RankedTensorType>(attention.getQuery().getType())),
+              keys = getShape(
+                  cast<RankedTensorType>(attention.getKey().getType()));
+        why = queries[queries.size() - 2] != keys[keys.size() - 2]
+                  ? "a cross-attention (keys over another length than the "
+                    "queries) reads keys computed from the memory through "
+                    "more than a linear projection (layer_norm(memory), "
+                    "memory * c): decode_init computes linear(memory) of "
+                    "the memory as it is, once"
+                  : "a self-attention is not causal";
         return WalkResult::interrupt();
       }
       if (!a.cross && !masksHard(attention, why))
@@ -373,6 +437,27 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
   if (attentions.empty()) {
     why = "it has no attention";
     return failure();
+  }
+  // The step reads the memory only through decode_init's projections: a
+  // memory that feeds anything else (a mask computed from it) kept it as
+  // an input the driver does not give (every decode then failed on the
+  // model's metadata).
+  for (Attention &a : attentions) {
+    if (!a.cross)
+      continue;
+    for (Operation *user : a.key.getInput().getUsers()) {
+      if (!live.contains(user) ||
+          llvm::any_of(attentions, [&](Attention &other) {
+            return other.cross && (user == other.key.getOperation() ||
+                                   user == other.value.getOperation());
+          }))
+        continue;
+      why = "the memory feeds '" + user->getName().getStringRef().str() +
+            "' beside the cross-attentions' key and value projections (a "
+            "mask computed from it?): the step reads the memory only "
+            "through them, projected once by decode_init";
+      return failure();
+    }
   }
   for (const Dim &dim : positionDims)
     for (Attention &a : attentions)
@@ -1119,6 +1204,21 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
     // frequencies) reads the table's row of each new position: the table
     // is computed in the step from positions at the cache offset (its ops
     // are checked here as any), so the rope itself starts at 0.
+    // Positions run along axis -2 of a rope's or a positional encoding's
+    // input: the step starts them at the cache offset there, which must be
+    // the new positions' axis (a rope over [B, T, h, d] rotated the heads
+    // by position).
+    if (isa<RopeOp, PositionalEncodingOp>(op)) {
+      Shape shape =
+          getShape(cast<RankedTensorType>(op->getOperand(0).getType()));
+      if (shape.size() < 2 || shape[shape.size() - 2] != positions) {
+        why = "'" + op->getName().getStringRef().str() +
+              "' takes its positions along an axis (-2 of " +
+              formatShape(shape) +
+              ") that is not the sequence length of the @tokens input";
+        return WalkResult::interrupt();
+      }
+    }
     if (auto rope = dyn_cast<RopeOp>(op); rope && rope.getAngles())
       return WalkResult::advance();
     if (actsPerPosition(op, why))

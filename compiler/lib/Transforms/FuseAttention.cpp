@@ -944,7 +944,18 @@ struct FuseAttentionPass
     Dim tq = scores[scores.size() - 2], tk = scores[scores.size() - 1];
     if (tq != tk)
       return false;
-    if (auto causal = factor.mask.getDefiningOp<CausalMaskOp>()) {
+    // tx.causal_mask, or it with leading axes of 1 (`causal_mask(t)[None,
+    // None]`, fairseq's [1, 1, T, T] future mask).
+    Value mask = factor.mask;
+    if (auto reshape = mask.getDefiningOp<ReshapeOp>()) {
+      Shape in = shapeOf(reshape.getInput()), out = shapeOf(reshape);
+      if (in.size() == 2 && out.size() > 2 && out.end()[-2] == in[0] &&
+          out.back() == in[1] &&
+          llvm::all_of(ArrayRef<Dim>(out).drop_back(2),
+                       [](Dim d) { return d == Dim::fixed(1); }))
+        mask = reshape.getInput();
+    }
+    if (auto causal = mask.getDefiningOp<CausalMaskOp>()) {
       Shape shape = shapeOf(causal.getResult());
       return !factor.negate && shape[0] == tq && shape[1] == tk;
     }
