@@ -211,7 +211,12 @@ TEST_F(DriverTest, CheckpointMismatchListsEveryProblem) {
                             weights +
                             "' but the model expects [4, 3]\n"
                             "error: tensor 'proj.bias' [4] in '" +
-                            weights + "' is not a parameter of model 'fake'\n");
+                            weights +
+                            "' is not a parameter of model 'fake'\n"
+                            "error: 'proj.bias': the model's layer has no bias "
+                            "where the file's has one: write it with a bias "
+                            "in the spec (linear(x, n) has one unless bias = "
+                            "false), or leave the tensor out\n");
   EXPECT_FALSE(std::filesystem::exists(dir.file("y.npy")));
 }
 
