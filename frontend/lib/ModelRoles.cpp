@@ -85,6 +85,20 @@ struct Entry {
     auto type = cast<RankedTensorType>(func.getResultTypes()[0]);
     return type.getRank() == rank && type.getElementType().isF32();
   }
+  /// One result of logits [B, T, V]: the batch and length of the input
+  /// with `role`, a static vocabulary (a `transpose(..., 1, 2)` to [B, V,
+  /// T] fit "rank 3", got lm_step, trained, and failed at generate).
+  bool returnsLogitsOf(llvm::StringRef role) const {
+    int index = argWithRole(role);
+    if (!returnsOne(3) || index < 0)
+      return false;
+    Shape out = getShape(cast<RankedTensorType>(func.getResultTypes()[0]));
+    auto inType = dyn_cast<RankedTensorType>(func.getArgument(index).getType());
+    if (!inType || inType.getRank() != 2)
+      return false;
+    Shape in = getShape(inType);
+    return out[0] == in[0] && out[1] == in[1] && !out[2].isSymbolic();
+  }
 };
 
 /// A forward entry role of a kind: what fits it.
@@ -306,7 +320,7 @@ private:
            "logits [B, T, V]",
            [](const Entry &e) {
              return e.has("target_in") && e.has("memory") &&
-                    !e.has("target_out") && e.returnsOne(3);
+                    !e.has("target_out") && e.returnsLogitsOf("target_in");
            }});
       break;
     case ModelKind::LanguageModel:
@@ -315,7 +329,8 @@ private:
                          "a forward entry taking only @tokens and returning "
                          "logits [B, T, V]",
                          [](const Entry &e) {
-                           return e.onlyRoles({"tokens"}) && e.returnsOne(3);
+                           return e.onlyRoles({"tokens"}) &&
+                                  e.returnsLogitsOf("tokens");
                          }});
       break;
     case ModelKind::Classifier:
@@ -384,8 +399,7 @@ private:
           }
           std::string results;
           for (Type type : entry.func.getResultTypes())
-            results += (results.empty() ? "rank " : ", rank ") +
-                       std::to_string(cast<RankedTensorType>(type).getRank());
+            results += (results.empty() ? "" : ", ") + formatType(type);
           names += (names.empty() ? "'" : "; '") +
                    entry.func.getSymName().str() + "' (" + inputs + " -> " +
                    (results.empty() ? "nothing" : results) + ")";
