@@ -31,6 +31,7 @@
 //       positions (positional_encoding, rope, arange) start at cache-T.
 //
 //===----------------------------------------------------------------------===//
+#include "FusionStats.h"
 #include "txc/Transforms/DeadOps.h"
 #include "txc/Transforms/Passes.h"
 
@@ -1250,6 +1251,38 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
   if (attentions.empty()) {
     why = "it has no attention";
     return failure();
+  }
+  // Written out with a fill and a padding mask, an attention gives the pad
+  // positions of a left-padded row (no key left) the mean of every value:
+  // in `logits` all T positions', in the step the cached ones. Nothing may
+  // read those positions then: every attention masks pad keys, and no op
+  // mixes the rows of a fixed batch (they were read, and lm_step's logits
+  // at real positions differed).
+  auto padRowsDiffer = llvm::find_if(
+      attentions, [](LmAttention &a) { return a.op.getFill() && a.padding; });
+  if (padRowsDiffer != attentions.end()) {
+    for (LmAttention &a : attentions)
+      if (!a.padding) {
+        why = "a written-out attention (masked_fill, at " +
+              FusionStats::formatLocation(padRowsDiffer->op.getLoc()) +
+              ") gives the pad positions of left-padded rows the mean of "
+              "every value, later positions' included, and an attention "
+              "without padding_mask of the @tokens input (at " +
+              FusionStats::formatLocation(a.op.getLoc()) +
+              ") reads them: a cache step holds no later positions (mask "
+              "the padding in every attention, or use the attention "
+              "builtin, which gives such a row zeros)";
+        return failure();
+      }
+    if (!getShape(cast<RankedTensorType>(tokens.getType()))[0].isSymbolic()) {
+      why = "a written-out attention (masked_fill, at " +
+            FusionStats::formatLocation(padRowsDiffer->op.getLoc()) +
+            ") gives the pad positions of left-padded rows the mean of "
+            "every value, later positions' included, and a fixed batch "
+            "(not a dim) lets an op mix rows: a cache step holds no later "
+            "positions (use the attention builtin, or a batch dim)";
+      return failure();
+    }
   }
   return attentions;
 }
