@@ -430,7 +430,8 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
     if (!why.empty())
       return WalkResult::interrupt();
     why = "'" + op->getName().getStringRef().str() +
-          "' may mix positions";
+          "' may mix positions (at " +
+          FusionStats::formatLocation(op->getLoc()) + ")";
     return WalkResult::interrupt();
   });
   if (result.wasInterrupted())
@@ -1242,7 +1243,8 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
                  ? "uses the position ids (arange) other than to index an "
                    "embedding: a mask or bias written out from positions, "
                    "which a cache step cannot compute"
-                 : "may mix positions");
+                 : "may mix positions") +
+            " (at " + FusionStats::formatLocation(op->getLoc()) + ")";
     }
     return WalkResult::interrupt();
   });
