@@ -106,6 +106,32 @@ std::optional<double> scalarFactor(Operation *op, Value constant,
   return dense.getSplatValue<APFloat>().convertToDouble();
 }
 
+/// The scalar constant `c` that `x / c` (as 1 / c), `x * c`, `c * x` or
+/// `scale(x, c)` multiplies by, with `x` in `next`; nullopt for another op,
+/// or one of these whose other operand is not a scalar constant.
+std::optional<double> scaleFactor(Operation *def, Value &next) {
+  if (auto div = dyn_cast<DivOp>(def)) {
+    next = div.getLhs();
+    if (std::optional<double> c = scalarFactor(div, div.getRhs(), next))
+      return 1.0 / *c;
+    return std::nullopt;
+  }
+  if (auto mul = dyn_cast<MulOp>(def)) {
+    next = mul.getLhs();
+    if (std::optional<double> c = scalarFactor(mul, mul.getRhs(), next))
+      return c;
+    if (!mul.getLhs().getDefiningOp<ConstantOp>())
+      return std::nullopt;
+    next = mul.getRhs();
+    return scalarFactor(mul, mul.getLhs(), next);
+  }
+  if (auto byConstant = dyn_cast<ScaleOp>(def)) {
+    next = byConstant.getInput();
+    return byConstant.getFactor().convertToDouble();
+  }
+  return std::nullopt;
+}
+
 /// `[0, 1, ..., n-1, n-2]` for a rank-n transpose.
 bool swapsLastTwo(ArrayRef<int64_t> permutation) {
   int64_t rank = permutation.size();
@@ -236,20 +262,8 @@ private:
       }
       std::optional<double> factor;
       Value next;
-      if (auto div = dyn_cast<DivOp>(def)) {
-        next = div.getLhs();
-        if (std::optional<double> c = scalarFactor(div, div.getRhs(), next))
-          factor = 1.0 / *c;
-      } else if (auto mul = dyn_cast<MulOp>(def)) {
-        next = mul.getLhs();
-        factor = scalarFactor(mul, mul.getRhs(), next);
-        if (!factor && mul.getLhs().getDefiningOp<ConstantOp>()) {
-          next = mul.getRhs();
-          factor = scalarFactor(mul, mul.getLhs(), next);
-        }
-      } else if (auto byConstant = dyn_cast<ScaleOp>(def)) {
-        next = byConstant.getInput();
-        factor = byConstant.getFactor().convertToDouble();
+      if (isa<DivOp, MulOp, ScaleOp>(def)) {
+        factor = scaleFactor(def, next);
       } else if (auto masked = dyn_cast<MaskedFillOp>(def)) {
         if (fill)
           return decline(why, "the scores are masked twice");
@@ -366,23 +380,8 @@ private:
     while (Operation *def = query5.getDefiningOp()) {
       if (!query5.hasOneUse())
         break;
-      std::optional<double> factor;
       Value next;
-      if (auto div = dyn_cast<DivOp>(def)) {
-        next = div.getLhs();
-        if (std::optional<double> c = scalarFactor(div, div.getRhs(), next))
-          factor = 1.0 / *c;
-      } else if (auto mul = dyn_cast<MulOp>(def)) {
-        next = mul.getLhs();
-        factor = scalarFactor(mul, mul.getRhs(), next);
-        if (!factor && mul.getLhs().getDefiningOp<ConstantOp>()) {
-          next = mul.getRhs();
-          factor = scalarFactor(mul, mul.getLhs(), next);
-        }
-      } else if (auto byConstant = dyn_cast<ScaleOp>(def)) {
-        next = byConstant.getInput();
-        factor = byConstant.getFactor().convertToDouble();
-      }
+      std::optional<double> factor = scaleFactor(def, next);
       if (!factor)
         break;
       queryFactor *= *factor;

@@ -244,15 +244,22 @@ std::string configHint(const SafetensorsReader &file, const ModelInfo &model) {
          "; recompile with txc" + flags + " to load it";
 }
 
+/// The names of the model's parameters `file` does not hold.
+std::vector<std::string> missingParameters(const SafetensorsReader &file,
+                                           const ModelInfo &model) {
+  std::vector<std::string> missing;
+  for (const ParamInfo &info : model.params)
+    if (!file.find(info.name))
+      missing.push_back(info.name);
+  return missing;
+}
+
 /// The parameters a file holds under one prefix (a Hugging Face state_dict:
 /// `transformer.wte.weight` for `wte.weight`): said once, first, rather
 /// than as each tensor missing and each one not a parameter. "" when no
 /// prefix accounts for every missing parameter.
 std::string prefixHint(const SafetensorsReader &file, const ModelInfo &model) {
-  std::vector<std::string> missing;
-  for (const ParamInfo &info : model.params)
-    if (!file.find(info.name))
-      missing.push_back(info.name);
+  std::vector<std::string> missing = missingParameters(file, model);
   if (missing.empty())
     return "";
   std::map<std::string, size_t> found; // prefix -> missing names it covers
@@ -276,10 +283,7 @@ std::string prefixHint(const SafetensorsReader &file, const ModelInfo &model) {
 /// every missing parameter.
 std::string missingPrefixHint(const SafetensorsReader &file,
                               const ModelInfo &model) {
-  std::vector<std::string> missing;
-  for (const ParamInfo &info : model.params)
-    if (!file.find(info.name))
-      missing.push_back(info.name);
+  std::vector<std::string> missing = missingParameters(file, model);
   if (missing.empty())
     return "";
   std::map<std::string, size_t> found; // prefix -> missing names it covers
