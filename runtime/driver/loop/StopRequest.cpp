@@ -60,7 +60,11 @@ void onStopSignal(int signal) {
     return;
   }
   caught = signal;
-  const uintptr_t here = reinterpret_cast<uintptr_t>(&signal);
+  // The frame's address, not a local's: under AddressSanitizer's
+  // detect_stack_use_after_return a local lives on a fake stack on the
+  // heap, and the handler seemed to run off its own stack.
+  const uintptr_t here =
+      reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   const uintptr_t base = reinterpret_cast<uintptr_t>(alternateStack);
   handledOnOwnStack = here >= base && here < base + kAlternateStackBytes;
   // Said at once (write is async-signal-safe): a validation or a save may
