@@ -907,10 +907,10 @@ bool keepsOwnKey(ArrayRef<Value> parts, int64_t bound, std::string &why) {
           " positions whose own keys the pass checks";
     return false;
   }
-  for (Value part : parts)
+  for (Value part : parts) {
+    SmallVector<int64_t> axes = maskAxes(part);
     for (int64_t i = 0; i < bound; ++i) {
-      std::optional<PairValue> keep =
-          evaluateAtPair(part, maskAxes(part), i, i);
+      std::optional<PairValue> keep = evaluateAtPair(part, axes, i, i);
       if (!keep || !keep->b) {
         why = keep ? "masks the query at position " + std::to_string(i) +
                          " from its own key"
@@ -918,6 +918,7 @@ bool keepsOwnKey(ArrayRef<Value> parts, int64_t bound, std::string &why) {
         return false;
       }
     }
+  }
   return true;
 }
 
@@ -958,12 +959,23 @@ Value rebuildPositionPart(OpBuilder &builder, const PositionUse &use,
   return done[use] = clone->getResult(0);
 }
 
-/// Walks a mask made of `padding_mask(tokens)`, `causal_mask(tokens)` and
-/// parts computed from positions alone (positionMaskPart, collected in
-/// `positionParts` with their ops in `maskOps`) joined by `&` and
-/// unit-axis reshapes; false for anything else (`why` set where a part is
-/// written from positions but not in a form a step computes).
-bool readsPositions(Value value);
+/// Whether `value` is computed from an arange.
+bool readsPositions(Value value) {
+  SmallVector<Operation *> work;
+  llvm::DenseSet<Operation *> seen;
+  if (Operation *def = value.getDefiningOp())
+    work.push_back(def);
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (isa<ArangeOp>(op))
+      return true;
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (seen.insert(def).second)
+          work.push_back(def);
+  }
+  return false;
+}
 
 /// The ops of attention masks: those of their parts from positions, and the
 /// `&` and reshapes that join parts.
@@ -972,6 +984,11 @@ struct MaskOps {
   llvm::DenseSet<Operation *> joins;
 };
 
+/// Walks a mask made of `padding_mask(tokens)`, `causal_mask(tokens)` and
+/// parts computed from positions alone (positionMaskPart, collected in
+/// `positionParts` with their ops in `maskOps`) joined by `&` and
+/// unit-axis reshapes; false for anything else (`why` set where a part is
+/// written from positions but not in a form a step computes).
 bool maskParts(Value mask, Value tokens, LmAttention &a, bool &causal,
                MaskOps &maskOps, std::string &why) {
   Operation *def = mask.getDefiningOp();
@@ -1023,24 +1040,6 @@ bool maskParts(Value mask, Value tokens, LmAttention &a, bool &causal,
   return false;
 }
 
-/// Whether `value` is computed from an arange.
-bool readsPositions(Value value) {
-  SmallVector<Operation *> work;
-  llvm::DenseSet<Operation *> seen;
-  if (Operation *def = value.getDefiningOp())
-    work.push_back(def);
-  while (!work.empty()) {
-    Operation *op = work.pop_back_val();
-    if (isa<ArangeOp>(op))
-      return true;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp())
-        if (seen.insert(def).second)
-          work.push_back(def);
-  }
-  return false;
-}
-
 /// Whether `op` is a padding_mask or causal_mask, or an & or reshape with
 /// one among what it is made of.
 bool madeOfMaskBuiltins(Operation *op) {
@@ -1076,14 +1075,23 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
   // value feeds anything but such masks (`i` of the mask added to the
   // embeddings) stays as it is for that use, and is checked as any op is,
   // with everything it is computed from.
+  // Each live attention's mask, read once: its parts, whether it is causal,
+  // and why it cannot be computed again (when it cannot).
+  struct MaskRead {
+    LmAttention parts;
+    bool causal, ok;
+    std::string why;
+  };
   MaskOps maskOps;
+  llvm::DenseMap<Operation *, MaskRead> masks;
   logits.walk([&](AttentionOp attention) {
-    LmAttention scratch;
-    bool causal = false;
-    std::string part;
-    if (live.contains(attention) && attention.getMask())
-      (void)maskParts(attention.getMask(), tokens, scratch, causal, maskOps,
-                      part);
+    if (!live.contains(attention))
+      return;
+    MaskRead read{{}, attention.getCausal(), true, ""};
+    if (Value mask = attention.getMask())
+      read.ok =
+          maskParts(mask, tokens, read.parts, read.causal, maskOps, read.why);
+    masks[attention] = std::move(read);
   });
   llvm::DenseSet<Operation *> maskOnly;
   for (bool grown = true; grown;) {
@@ -1120,11 +1128,13 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
           return WalkResult::interrupt();
         }
       }
-      bool causal = attention.getCausal();
+      const MaskRead &read = masks[attention];
+      a.padding = read.parts.padding;
+      a.positionParts = read.parts.positionParts;
+      bool causal = read.causal;
       if (Value mask = attention.getMask()) {
-        std::string part;
-        if (!maskParts(mask, tokens, a, causal, maskOps, part)) {
-          why = !part.empty() ? part
+        if (!read.ok) {
+          why = !read.why.empty() ? read.why
                 : readsPositions(mask)
                     ? "an attention's mask is written out from positions "
                       "and something else than padding_mask and "
@@ -1201,11 +1211,6 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
               "length";
         return WalkResult::interrupt();
       }
-    // A rope with an angle table (a rotary embedding written out, as
-    // Hugging Face's Llama computes it: cos and sin of arange(T) times the
-    // frequencies) reads the table's row of each new position: the table
-    // is computed in the step from positions at the cache offset (its ops
-    // are checked here as any), so the rope itself starts at 0.
     // Positions run along axis -2 of a rope's or a positional encoding's
     // input: the step starts them at the cache offset there, which must be
     // the new positions' axis (a rope over [B, T, h, d] rotated the heads
@@ -1221,6 +1226,11 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
         return WalkResult::interrupt();
       }
     }
+    // A rope with an angle table (a rotary embedding written out, as
+    // Hugging Face's Llama computes it: cos and sin of arange(T) times the
+    // frequencies) reads the table's row of each new position: the table
+    // is computed in the step from positions at the cache offset (its ops
+    // are checked here as any), so the rope itself starts at 0.
     if (auto rope = dyn_cast<RopeOp>(op); rope && rope.getAngles())
       return WalkResult::advance();
     if (actsPerPosition(op, why))
@@ -1263,13 +1273,16 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
   auto padRowsDiffer = llvm::find_if(
       attentions, [](LmAttention &a) { return a.op.getFill() && a.padding; });
   if (padRowsDiffer != attentions.end()) {
+    const std::string padRows =
+        "a written-out attention (masked_fill, at " +
+        FusionStats::formatLocation(padRowsDiffer->op.getLoc()) +
+        ") gives the pad positions of left-padded rows the mean of every "
+        "value, later positions' included, and ";
     for (LmAttention &a : attentions)
       if (!a.padding) {
-        why = "a written-out attention (masked_fill, at " +
-              FusionStats::formatLocation(padRowsDiffer->op.getLoc()) +
-              ") gives the pad positions of left-padded rows the mean of "
-              "every value, later positions' included, and an attention "
-              "without padding_mask of the @tokens input (at " +
+        why = padRows +
+              "an attention without padding_mask of the @tokens "
+              "input (at " +
               FusionStats::formatLocation(a.op.getLoc()) +
               ") reads them: a cache step holds no later positions (mask "
               "the padding in every attention, or use the attention "
@@ -1277,12 +1290,9 @@ FailureOr<SmallVector<LmAttention>> analyzeLm(func::FuncOp logits, Value tokens,
         return failure();
       }
     if (!getShape(cast<RankedTensorType>(tokens.getType()))[0].isSymbolic()) {
-      why = "a written-out attention (masked_fill, at " +
-            FusionStats::formatLocation(padRowsDiffer->op.getLoc()) +
-            ") gives the pad positions of left-padded rows the mean of "
-            "every value, later positions' included, and a fixed batch "
-            "(not a dim) lets an op mix rows: a cache step holds no later "
-            "positions (use the attention builtin, or a batch dim)";
+      why = padRows + "a fixed batch (not a dim) lets an op mix rows: a "
+                      "cache step holds no later positions (use the "
+                      "attention builtin, or a batch dim)";
       return failure();
     }
   }
@@ -1319,6 +1329,8 @@ func::FuncOp buildLmStep(ModuleOp module, func::FuncOp logits,
   idsShape[1] = cacheDim;
   Value cacheIds = addArg(getTensorType(idsShape, tokensType.getElementType()),
                           "cache_ids", "cache_ids");
+  const Dim positions = getShape(tokensType)[1];
+  std::map<PositionUse, Value> rebuiltParts;
   for (auto [j, a] : llvm::enumerate(attentions)) {
     for (auto [split, operand, name] :
          {std::make_tuple(a.key, 1u, "self_k." + std::to_string(j)),
@@ -1386,13 +1398,12 @@ func::FuncOp buildLmStep(ModuleOp module, func::FuncOp logits,
       mask.getResult().setType(cast<RankedTensorType>(types[0]));
       attention.getMaskMutable().assign(mask.getResult());
     }
-    // Parts from positions, with keys over the whole cache.
-    std::map<PositionUse, Value> done;
-    Dim positions = getShape(tokensType)[1];
+    // Parts from positions, with keys over the whole cache (a part shared
+    // by several attentions computed once).
     for (Value part : a.positionParts) {
       builder.setInsertionPoint(attention);
       Value rebuilt = rebuildPositionPart(builder, {part, maskAxes(part)},
-                                          positions, cacheDim, done);
+                                          positions, cacheDim, rebuiltParts);
       Value keep = attention.getMask();
       attention.getMaskMutable().assign(
           keep ? builder.create<AndOp>(part.getLoc(), keep, rebuilt).getResult()
@@ -1402,7 +1413,6 @@ func::FuncOp buildLmStep(ModuleOp module, func::FuncOp logits,
   // Positions start at the cache offset: aranges over the new positions
   // (not the constant ones, nor the rebuilt masks' keys over the cache),
   // and ropes without a table (a table's rows are the new positions').
-  Dim positions = getShape(tokensType)[1];
   step.walk([&](Operation *op) {
     auto arange = dyn_cast<ArangeOp>(op);
     auto rope = dyn_cast<RopeOp>(op);
