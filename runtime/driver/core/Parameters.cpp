@@ -387,19 +387,31 @@ std::string extraTensorsHint(const SafetensorsReader &file,
                              const std::vector<std::string> &extra) {
   if (extra.empty())
     return "";
-  // A tied output weight: an extra tensor of a parameter's shape whose
-  // values are that parameter's in the file.
-  for (const std::string &name : extra) {
-    const SafetensorsEntry *entry = file.find(name);
-    if (!entry || entry->dtype != "F32" || entry->shape.size() != 2)
-      continue;
+  // A tied output weight: an extra matrix of a parameter's shape whose
+  // values are that parameter's in the file. Looked for only when the
+  // extra matrices are few (an output weight beside buffers): each
+  // comparison reads both tensors, and a file of another model's layers
+  // holds many matrices of its parameters' shapes.
+  std::vector<const SafetensorsEntry *> matrices;
+  for (const std::string &name : extra)
+    if (const SafetensorsEntry *entry = file.find(name);
+        entry && entry->dtype == "F32" && entry->shape.size() == 2)
+      matrices.push_back(entry);
+  if (matrices.size() > 2)
+    matrices.clear();
+  for (const SafetensorsEntry *entry : matrices) {
+    const std::string &name = entry->name;
+    std::vector<float> a, b;
     for (const ParamInfo &info : model.params) {
       const SafetensorsEntry *twin = file.find(info.name);
       if (!twin || twin->dtype != "F32" || twin->shape != entry->shape ||
           info.shape != entry->shape)
         continue;
-      std::vector<float> a(size_t(info.numElements)), b(a.size());
-      file.read(*entry, a.data());
+      if (a.empty()) {
+        a.resize(size_t(info.numElements));
+        file.read(*entry, a.data());
+      }
+      b.resize(a.size());
       file.read(*twin, b.data());
       if (a == b)
         return "'" + name + "' in '" + file.path() + "' equals '" + info.name +
@@ -505,31 +517,29 @@ checkCheckpointAgainstModel(const SafetensorsReader &file,
                          "' is not a parameter of model '" + model.model + "'");
     }
   }
-  // What to do, before the per-tensor lines (a cut list never hides it):
-  // the first that explains them all.
-  if (!problems.empty()) {
-    std::vector<std::string> hints = layoutHints(file, model);
-    for (const std::string &hint :
-         {shardHint(file), missingPrefixHint(file, model)})
-      if (!hint.empty())
-        hints.push_back(hint);
-    problems.insert(problems.begin(), hints.begin(), hints.end());
-    // Said after the lines it is about; extra tensors other hints explain
-    // (a prefix) are not buffers.
-    if (!extra.empty() && prefixHint(file, model).empty())
-      if (std::string hint = extraTensorsHint(file, model, extra);
-          !hint.empty())
-        problems.push_back(hint);
-  }
-  // A checkpoint records the config it was trained with: when the tensors
-  // do not fit, the values that differ are what to recompile with (first,
-  // so the cut list of problems never hides it).
-  if (!problems.empty())
-    if (std::string hint = configHint(file, model); !hint.empty())
-      problems.insert(problems.begin(), hint);
-  if (!problems.empty())
-    if (std::string hint = prefixHint(file, model); !hint.empty())
-      problems.insert(problems.begin(), hint);
+  if (problems.empty())
+    return problems;
+  // What to do, said once before the per-tensor lines (a cut list never
+  // hides it): a prefix the file's names have, the config the checkpoint
+  // records (the values that differ are what to recompile with), then the
+  // layout, shard and missing-prefix hints.
+  const std::string prefix = prefixHint(file, model);
+  std::vector<std::string> hints;
+  for (const std::string &hint : {prefix, configHint(file, model)})
+    if (!hint.empty())
+      hints.push_back(hint);
+  for (const std::string &hint : layoutHints(file, model))
+    hints.push_back(hint);
+  for (const std::string &hint :
+       {shardHint(file), missingPrefixHint(file, model)})
+    if (!hint.empty())
+      hints.push_back(hint);
+  // Said after the lines it is about; extra tensors a prefix explains are
+  // not buffers.
+  if (!extra.empty() && prefix.empty())
+    if (std::string hint = extraTensorsHint(file, model, extra); !hint.empty())
+      problems.push_back(hint);
+  problems.insert(problems.begin(), hints.begin(), hints.end());
   return problems;
 }
 
