@@ -895,6 +895,21 @@ struct FuseAttentionPass
     return std::make_pair(n, int64_t(arange.getStart()));
   }
 
+  /// The `[Tq, Tk]` mask `mask` reshapes by adding leading axes of 1
+  /// (`m[None, None]`), or `mask` itself.
+  static Value beneathLeadingUnitAxes(Value mask) {
+    auto reshape = mask.getDefiningOp<ReshapeOp>();
+    if (!reshape)
+      return mask;
+    Shape in = shapeOf(reshape.getInput()), out = shapeOf(reshape);
+    if (in.size() == 2 && out.size() >= 2 && out.end()[-2] == in[0] &&
+        out.back() == in[1] &&
+        llvm::all_of(ArrayRef<Dim>(out).drop_back(2),
+                     [](Dim d) { return d == Dim::fixed(1); }))
+      return reshape.getInput();
+    return mask;
+  }
+
   /// Whether `mask` is a comparison of query positions with key positions
   /// written out from arange, `[T, T]` (or reshaped to it with leading
   /// single axes), that keeps (`keep`) or fills (`!keep`) exactly what the
@@ -902,16 +917,7 @@ struct FuseAttentionPass
   /// arange(T)[None, :]` keeps key j <= query i; `arange(T)[None, :] >
   /// arange(T)[:, None]` fills key j > query i (torch.triu(..., 1)).
   static bool isWrittenCausal(Value mask, bool keep, Dim n) {
-    if (auto reshape = mask.getDefiningOp<ReshapeOp>()) {
-      Shape in = shapeOf(reshape.getInput()), out = shapeOf(reshape);
-      if (in.size() != 2 || out.size() < 2 || out.end()[-2] != in[0] ||
-          out.back() != in[1] ||
-          !llvm::all_of(ArrayRef<Dim>(out).drop_back(2),
-                        [](Dim d) { return d == Dim::fixed(1); }))
-        return false;
-      mask = reshape.getInput();
-    }
-    auto cmp = mask.getDefiningOp<CmpOp>();
+    auto cmp = beneathLeadingUnitAxes(mask).getDefiningOp<CmpOp>();
     if (!cmp)
       return false;
     // As `query OP key`.
@@ -945,16 +951,8 @@ struct FuseAttentionPass
       return false;
     // tx.causal_mask, or it with leading axes of 1 (`causal_mask(t)[None,
     // None]`, fairseq's [1, 1, T, T] future mask).
-    Value mask = factor.mask;
-    if (auto reshape = mask.getDefiningOp<ReshapeOp>()) {
-      Shape in = shapeOf(reshape.getInput()), out = shapeOf(reshape);
-      if (in.size() == 2 && out.size() > 2 && out.end()[-2] == in[0] &&
-          out.back() == in[1] &&
-          llvm::all_of(ArrayRef<Dim>(out).drop_back(2),
-                       [](Dim d) { return d == Dim::fixed(1); }))
-        mask = reshape.getInput();
-    }
-    if (auto causal = mask.getDefiningOp<CausalMaskOp>()) {
+    if (auto causal =
+            beneathLeadingUnitAxes(factor.mask).getDefiningOp<CausalMaskOp>()) {
       Shape shape = shapeOf(causal.getResult());
       return !factor.negate && shape[0] == tq && shape[1] == tk;
     }
