@@ -70,12 +70,15 @@ std::optional<IdRange> readerRange(Operation *user, Value ids) {
     if (ShapedType::isDynamic(rows))
       return std::nullopt;
     std::string table = tableName(embedding.getTable());
-    return IdRange{0,
-                   rows,
-                   {},
-                   "the " + std::to_string(rows) + " rows of the embedding" +
-                       (table.empty() ? "" : " '" + table + "'") +
-                       atLocation(user)};
+    IdRange range{0,
+                  rows,
+                  {},
+                  "the " + std::to_string(rows) + " rows of the embedding" +
+                      (table.empty() ? "" : " '" + table + "'") +
+                      atLocation(user)};
+    if (!table.empty())
+      range.tables.push_back(table);
+    return range;
   }
   if (auto gather = dyn_cast<GatherOp>(user)) {
     // `table[ids]`: PyTorch's indexing, so [-n, n) (negative from the end).
@@ -90,7 +93,11 @@ std::optional<IdRange> readerRange(Operation *user, Value ids) {
     int64_t n = input.getDimSize(axis);
     if (ShapedType::isDynamic(n))
       return std::nullopt;
-    return IdRange{-n, n, {}, gatherRangeText(std::to_string(n), axis, gather)};
+    IdRange range{-n, n, {}, gatherRangeText(std::to_string(n), axis, gather)};
+    if (std::string table = tableName(gather.getInput());
+        !table.empty() && axis == 0)
+      range.tables.push_back(table);
+    return range;
   }
   auto crossEntropy = [&](Value logits, Value targets,
                           int64_t ignore) -> std::optional<IdRange> {
@@ -145,6 +152,10 @@ void intersect(IdRange &range, const IdRange &other) {
   both.ignored = range.ignored ? range.ignored : other.ignored;
   if (range.ignored && other.ignored && *range.ignored != *other.ignored)
     both.ignored.reset();
+  both.tables = range.tables;
+  for (const std::string &table : other.tables)
+    if (!llvm::is_contained(both.tables, table))
+      both.tables.push_back(table);
   range = std::move(both);
 }
 

@@ -90,6 +90,12 @@ llvm::json::Array tensorsJson(func::FuncOp func, TypeRange types,
                                  {"what", ids->what}};
         if (ids->ignored)
           range["ignored"] = *ids->ignored;
+        if (!ids->tables.empty()) {
+          llvm::json::Array tables;
+          for (const std::string &table : ids->tables)
+            tables.push_back(table);
+          range["tables"] = std::move(tables);
+        }
         object["ids"] = std::move(range);
       }
     if (!results) {

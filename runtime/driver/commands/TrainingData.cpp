@@ -210,6 +210,13 @@ Tokenizer loadTokenizerFile(const ModelInfo &model, const std::string &path,
                           : "a language model") +
                      " reads one; give a file whose sides are the same");
   checkTokenizerFitsModel(model, tokenizer, "--tokenizer '" + path + "'");
+  if (std::string problem = jointVocabularyProblem(
+          model, tokenizer, "--tokenizer '" + path + "'");
+      !problem.empty())
+    throw InputError(problem +
+                     "; give a file with one vocabulary for both sides, or "
+                     "leave out --tokenizer (train builds one from both "
+                     "sides of the data)");
   return tokenizer;
 }
 
@@ -697,6 +704,10 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
       (data.tokenizer.subwords
            ? ": one SentencePiece vocabulary of " +
                  std::to_string(data.tokenizer.source.size()) + " pieces"
+       : data.tokenizer.source.words() == data.tokenizer.target.words()
+           ? ": one vocabulary of " +
+                 std::to_string(data.tokenizer.source.size()) +
+                 " ids for both sides"
            : ": vocabularies " + std::to_string(data.tokenizer.source.size()) +
                  " / " + std::to_string(data.tokenizer.target.size()));
   data.unit = "target tokens";

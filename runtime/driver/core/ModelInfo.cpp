@@ -130,6 +130,12 @@ TensorSig parseSignature(const Json &value, const std::string &path,
       range.also.push_back(*also);
     }
     range.what = getString(*ids, "what", idsPath);
+    if (jsonMember(*ids, "tables"))
+      for (const Json &table : getArray(*ids, "tables", idsPath)) {
+        if (!table.is_string())
+          throw ModelError(idsPath + ".tables must hold strings");
+        range.tables.push_back(jsonString(table));
+      }
     if (const Json *ignored = jsonMember(*ids, "ignored")) {
       range.ignored = jsonInteger(*ignored);
       if (!range.ignored)

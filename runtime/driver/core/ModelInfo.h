@@ -61,6 +61,9 @@ struct IdRange {
   /// The ignore_index of a cross-entropy reading the ids (metadata
   /// "ignored"; absent in older executables).
   std::optional<int64_t> ignored;
+  /// The parameters whose rows the ids pick (metadata "tables": an
+  /// embedding's table, `wte[ids]`; absent in older executables).
+  std::vector<std::string> tables;
   bool accepts(int64_t id) const {
     return (id >= begin && id < end) ||
            std::find(also.begin(), also.end(), id) != also.end();

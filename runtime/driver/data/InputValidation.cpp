@@ -67,6 +67,25 @@ std::optional<VocabularyLimit> vocabularyLimit(const ModelInfo &model,
   return found;
 }
 
+std::string sharedSourceTargetTable(const ModelInfo &model) {
+  std::vector<std::string> source, target;
+  for (const EntryInfo &entry : model.entries)
+    for (const TensorSig &sig : entry.inputs) {
+      if (!sig.ids)
+        continue;
+      std::vector<std::string> *side = sig.role == "source"      ? &source
+                                       : sig.role == "target_in" ? &target
+                                                                 : nullptr;
+      if (side)
+        side->insert(side->end(), sig.ids->tables.begin(),
+                     sig.ids->tables.end());
+    }
+  for (const std::string &table : source)
+    if (std::find(target.begin(), target.end(), table) != target.end())
+      return table;
+  return "";
+}
+
 void checkIds(const TensorSig &sig, const Tensor &input,
               const InputSource &source, const std::vector<int64_t> &dims) {
   if (input.dtype != DType::I32)

@@ -61,6 +61,12 @@ struct VocabularyLimit {
 std::optional<VocabularyLimit> vocabularyLimit(const ModelInfo &model,
                                                std::string_view role);
 
+/// A parameter whose rows both the source ids and the target ids pick (an
+/// embedding shared by encoder and decoder, metadata "tables"), or "" when
+/// none: such a model needs one vocabulary for both sides, or a row would be
+/// one word in the source and another in the target.
+std::string sharedSourceTargetTable(const ModelInfo &model);
+
 /// Checks ranks, static and symbolic dims of `inputs` (one per entry input,
 /// in order, already converted to the declared dtypes) and the caches' rows
 /// against the new positions, and returns the value of every model dim, in

@@ -357,9 +357,21 @@ Tokenizer buildTokenizer(const ModelInfo &model, const WordCounts &sources,
   int32_t pad = modelPadId(model);
   Tokenizer tokenizer;
   tokenizer.minFreq = minFreq;
+  // An embedding shared by encoder and decoder: one vocabulary from both
+  // sides' counts (fairseq's joined dictionary), or its rows would be one
+  // word in the source and another in the target.
+  const bool joint = !sharedSourceTargetTable(model).empty();
   try {
-    tokenizer.source = Vocabulary::fromCounts(sources, minFreq, pad);
-    tokenizer.target = Vocabulary::fromCounts(targets, minFreq, pad);
+    if (joint) {
+      WordCounts both = sources;
+      for (const auto &[word, count] : targets)
+        both[word] += count;
+      tokenizer.source = Vocabulary::fromCounts(both, minFreq, pad);
+      tokenizer.target = tokenizer.source;
+    } else {
+      tokenizer.source = Vocabulary::fromCounts(sources, minFreq, pad);
+      tokenizer.target = Vocabulary::fromCounts(targets, minFreq, pad);
+    }
   } catch (const std::invalid_argument &error) {
     throw InputError("cannot build the vocabularies of '" + path +
                      "' with config pad = " + std::to_string(pad) + ": " +
@@ -373,10 +385,20 @@ Tokenizer buildTokenizer(const ModelInfo &model, const WordCounts &sources,
   std::string origin = "of '" + path + "'";
   const int64_t shared =
       sharedVocabularyNeed(model, tokenizer.source, tokenizer.target);
-  checkFits(model, tokenizer.source, false, "source", "source", origin, nullptr,
-            problems, true, shared);
-  checkFits(model, tokenizer.target, false, "target_in", "target", origin,
-            nullptr, problems, true, shared);
+  // The joint vocabulary against both sides' bounds; once when they are
+  // one bound (one message).
+  std::optional<VocabularyLimit> sourceLimit = vocabularyLimit(model, "source"),
+                                 targetLimit =
+                                     vocabularyLimit(model, "target_in");
+  if (!joint || !sourceLimit || !targetLimit ||
+      sourceLimit->limit != targetLimit->limit ||
+      sourceLimit->key != targetLimit->key)
+    checkFits(model, tokenizer.source, false, "source",
+              joint ? "joint" : "source", origin, nullptr, problems, true,
+              shared);
+  checkFits(model, tokenizer.target, false, "target_in",
+            joint ? "joint" : "target", origin, nullptr, problems, true,
+            shared);
   problems.throwIfAny("problems");
   return tokenizer;
 }
@@ -413,6 +435,23 @@ void checkTokenizerFitsModel(const ModelInfo &model, const Tokenizer &tokenizer,
       break;
   }
   problems.throwIfAny("problems");
+}
+
+std::string jointVocabularyProblem(const ModelInfo &model,
+                                   const Tokenizer &tokenizer,
+                                   const std::string &origin) {
+  if (model.kind != ModelKind::Seq2Seq ||
+      tokenizer.source.words() == tokenizer.target.words())
+    return "";
+  std::string table = sharedSourceTargetTable(model);
+  if (table.empty())
+    return "";
+  return "the model looks up source and target ids in one table '" + table +
+         "', but " + origin + " holds two vocabularies (" +
+         std::to_string(tokenizer.source.size()) + " source and " +
+         std::to_string(tokenizer.target.size()) +
+         " target ids): a row would be one word in the source and another "
+         "in the target";
 }
 
 Tokenizer loadModelTokenizer(const ModelInfo &model,
@@ -477,6 +516,13 @@ Tokenizer loadModelTokenizer(const ModelInfo &model,
                           trainedConfig && trainedConfig->is_object()
                               ? &*trainedConfig
                               : nullptr);
+  // Trained so (by a txc before joint vocabularies): the model computes
+  // what it was trained to, but says so.
+  if (std::string problem = jointVocabularyProblem(model, tokenizer, origin);
+      !problem.empty())
+    err << "warning: " << problem
+        << "; it was trained that way, and retraining builds one vocabulary "
+           "of both sides\n";
   return tokenizer;
 }
 

@@ -134,7 +134,9 @@ PairIds readEncodedParallelText(const std::string &path,
 
 /// Builds a tokenizer from `text` and checks that each vocabulary fits the
 /// model's config `src_vocab` / `tgt_vocab` (or `vocab`), else InputError
-/// naming the key, the size needed and the txc -D flag.
+/// naming the key, the size needed and the txc -D flag. A model whose
+/// source and target ids pick rows of one table (sharedSourceTargetTable)
+/// gets one vocabulary of both sides' words.
 Tokenizer buildTokenizer(const ModelInfo &model, const ParallelText &text,
                          int64_t minFreq);
 /// The same from the file `path`, streamed (the words are counted, the
@@ -155,6 +157,14 @@ void checkTokenizerFitsModel(const ModelInfo &model, const Tokenizer &tokenizer,
                              const std::string &origin,
                              const Json *trainedConfig = nullptr,
                              bool builtFromData = false);
+
+/// What is wrong with `tokenizer` (named `origin`) for a model whose source
+/// and target ids pick rows of one table: two different vocabularies, which
+/// make a row one word in the source and another in the target; "" when
+/// nothing is (one vocabulary, or no shared table).
+std::string jointVocabularyProblem(const ModelInfo &model,
+                                   const Tokenizer &tokenizer,
+                                   const std::string &origin);
 
 /// The tokenizer of `checkpoint`, checked against the model: the one stored
 /// inside it (Checkpoint.h); `explicitPath` (--tokenizer) when given, which

@@ -26,6 +26,10 @@ struct IdRange {
   /// A cross-entropy's ignore_index when one reads the ids (inside or
   /// outside [begin, end)): the driver checks that it pads targets with it.
   std::optional<int64_t> ignored;
+  /// The parameters whose rows the ids pick (an embedding's table,
+  /// `wte[ids]`), in the order found: the driver gives a source and a
+  /// target that index one table one vocabulary.
+  llvm::SmallVector<std::string, 1> tables;
 };
 
 /// The ids an i32 entry argument may hold: the intersection over the ops
