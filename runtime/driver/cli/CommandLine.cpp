@@ -67,7 +67,7 @@ inputs:
   --input [NAME=]FILE   an input of ENTRY; without NAME= the inputs are taken
                         in the entry's order (arguments after ENTRY count as
                         --input too). FILE is an .npy file (bool, int8..int64,
-                        uint8..uint64, float32/64; converted to the input's
+                        uint8..uint64, float16/32/64; converted to the input's
                         dtype with range checks) or a text file of numbers
                         separated by whitespace, one row per line; ragged
                         rows of token ids are right-padded with config 'pad'.
@@ -106,8 +106,9 @@ options:
   --profile-rows N      rows of the by-location table (default 15, 0: all; implies --profile)
 training entries (kind train_step / train_grad):
   --step N              the update number the (first) run is told (default:
-                        the loaded checkpoint's step + 1, else 1)
-  --seed S              the dropout seed it is told (default 0)
+                        the loaded training checkpoint's step + 1, else 1)
+  --seed S              the dropout seed it is told (default: the loaded
+                        training checkpoint's seed, else 0)
   --save-grads FILE     after the run, write every parameter's gradient
                         (named like the parameter) to FILE (safetensors)
   -h, --help            show this text
@@ -280,7 +281,9 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
   const std::string &command = args[0];
   if (isHelpFlag(command) || command == "help") {
     line.command = CommandLine::Command::Help;
-    if (command == "help" && args.size() > 1) {
+    // `help help`, `help --help`: the overview, as `help` alone.
+    if (command == "help" && args.size() > 1 && args[1] != "help" &&
+        !isHelpFlag(args[1])) {
       if (args[1] != "info" && args[1] != "run" && args[1] != "export" &&
           !trainingUsage(args[1]) && !kindUsage(args[1]))
         throw UsageError("no help for '" + args[1] + "'", "");

@@ -255,8 +255,9 @@ void checkCheckpointOverwrites(const ModelInfo &model, const EntryInfo &entry,
 }
 
 /// --load, --init, or --init 0 with a note. A train_step entry loads a
-/// training checkpoint whole (moments and step, so updates continue);
-/// returns the step it holds, or nullopt.
+/// training checkpoint whole (moments and step, so updates continue), a
+/// train_grad entry its parameters; returns the position it holds (step,
+/// seed), or nullopt.
 std::optional<TrainingPosition> fillParameters(const ModelInfo &model,
                                                const EntryInfo &entry,
                                                ParameterArena &params,
@@ -304,6 +305,10 @@ std::optional<TrainingPosition> fillParameters(const ModelInfo &model,
           << "' starts from the raw weights of '" << file.path()
           << "' (it also holds their --ema average, which "
           << "forward entries run)\n";
+    // train_grad checks the next update of a training checkpoint: its step
+    // and seed (the dropout masks), as train_step takes them.
+    if (entry.kind == EntryKind::TrainGrad && isTrainingCheckpoint(file))
+      return readTrainingPosition(file);
     return std::nullopt;
   }
   if (!options.initSeed)

@@ -388,36 +388,9 @@ void requireTrainingCheckpoint(const SafetensorsReader &file) {
                      "--init-from)");
 }
 
-TrainingPosition loadCheckpoint(const SafetensorsReader &file,
-                                const ModelInfo &model,
-                                ParameterArena &params) {
+TrainingPosition readTrainingPosition(const SafetensorsReader &file) {
   const std::string &path = file.path();
   requireTrainingCheckpoint(file);
-  const std::string *name = file.metadataValue("model");
-  if (name && *name != model.model)
-    throw InputError("'" + path + "' is a checkpoint of model '" + *name +
-                     "', not of '" + model.model + "'");
-  std::vector<std::string> problems = checkCheckpointAgainstModel(file, model);
-  for (const ParamInfo &info : model.params) {
-    if (!info.hasTrainingState())
-      continue;
-    for (const char *suffix : {kExpAvgSuffix, kExpAvgSqSuffix}) {
-      std::string moment = info.name + suffix;
-      const SafetensorsEntry *entry = file.find(moment);
-      if (!entry)
-        problems.push_back("tensor '" + moment + "' is missing from '" + path +
-                           "' (the model expects F32 " +
-                           formatShape(info.shape) + ")");
-      else if (entry->dtype != "F32" || entry->shape != info.shape)
-        problems.push_back("tensor '" + moment + "' is " + entry->dtype + " " +
-                           formatShape(entry->shape) + " in '" + path +
-                           "' but the model expects F32 " +
-                           formatShape(info.shape));
-    }
-  }
-  if (!problems.empty())
-    throwLoadProblems(problems, path, model);
-
   TrainingPosition position;
   position.step = metadataInteger<int64_t>(file, "step", 10, kMaxTrainingCount);
   position.seed = metadataInteger<uint64_t>(file, "seed");
@@ -491,6 +464,40 @@ TrainingPosition loadCheckpoint(const SafetensorsReader &file,
                      std::to_string(position.minFreq) + ", update_freq " +
                      std::to_string(position.updateFreq) + ", ranks " +
                      std::to_string(position.ranks) + ")");
+  return position;
+}
+
+TrainingPosition loadCheckpoint(const SafetensorsReader &file,
+                                const ModelInfo &model,
+                                ParameterArena &params) {
+  const std::string &path = file.path();
+  requireTrainingCheckpoint(file);
+  const std::string *name = file.metadataValue("model");
+  if (name && *name != model.model)
+    throw InputError("'" + path + "' is a checkpoint of model '" + *name +
+                     "', not of '" + model.model + "'");
+  std::vector<std::string> problems = checkCheckpointAgainstModel(file, model);
+  for (const ParamInfo &info : model.params) {
+    if (!info.hasTrainingState())
+      continue;
+    for (const char *suffix : {kExpAvgSuffix, kExpAvgSqSuffix}) {
+      std::string moment = info.name + suffix;
+      const SafetensorsEntry *entry = file.find(moment);
+      if (!entry)
+        problems.push_back("tensor '" + moment + "' is missing from '" + path +
+                           "' (the model expects F32 " +
+                           formatShape(info.shape) + ")");
+      else if (entry->dtype != "F32" || entry->shape != info.shape)
+        problems.push_back("tensor '" + moment + "' is " + entry->dtype + " " +
+                           formatShape(entry->shape) + " in '" + path +
+                           "' but the model expects F32 " +
+                           formatShape(info.shape));
+    }
+  }
+  if (!problems.empty())
+    throwLoadProblems(problems, path, model);
+
+  TrainingPosition position = readTrainingPosition(file);
 
   // The mismatch checks above ran before any byte of the arena changed; a
   // non-finite value is found while reading, and the error ends the run.

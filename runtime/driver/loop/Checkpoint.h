@@ -220,6 +220,11 @@ std::string describeTrainingCheckpoint(const SafetensorsReader &file);
 /// --resume checks it first, before the tokenizer it would look for there.
 void requireTrainingCheckpoint(const SafetensorsReader &file);
 
+/// The training position a training checkpoint's metadata records (step,
+/// seed, data position, ...); throws InputError naming the metadata key
+/// (missing, not a number, out of range) or when `file` is not one.
+TrainingPosition readTrainingPosition(const SafetensorsReader &file);
+
 /// Loads params and moments for --resume; throws InputError naming the
 /// tensor (missing, wrong dtype or shape, extra, a non-finite value) or the
 /// metadata key (missing, not a number, out of range) before touching
