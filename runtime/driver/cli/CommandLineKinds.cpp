@@ -31,7 +31,8 @@ options:
   --max-new-tokens N    at most N generated tokens per prompt (default 20;
                         0: the prompts alone)
   --temperature T       0 (default): greedy; > 0: sample from softmax(l / T)
-  --top-k K             sample among the K most likely tokens (0: all)
+  --top-k K             sample among the K most likely tokens (default 0:
+                        all)
   --top-p P             sample among the most likely tokens whose
                         probability reaches P (default 1: all)
   --seed S              the seed of the draws (default 0); the same seed

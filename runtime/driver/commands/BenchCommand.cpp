@@ -219,6 +219,13 @@ uint64_t benchDataBytes(const ModelInfo &model,
   return total;
 }
 
+/// "language model": a kind's name as a message says it.
+std::string kindWords(ModelKind kind) {
+  std::string words = modelKindName(kind);
+  std::replace(words.begin(), words.end(), '_', ' ');
+  return words;
+}
+
 } // namespace
 
 int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
@@ -226,10 +233,11 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                  std::ostream &err) {
   if (model.kind != ModelKind::Seq2Seq)
     throw InputError("bench times the train step and decoding of seq2seq "
-                     "models; '" + model.model + "' is " +
+                     "models; '" +
+                     model.model + "' is " +
                      (model.kind == ModelKind::None
                           ? std::string("a model without a kind")
-                          : std::string("a ") + modelKindName(model.kind)) +
+                          : "a " + kindWords(model.kind)) +
                      ": time an entry with `run ENTRY --repeat N` (a "
                      "train_step entry takes N updates), or a language model "
                      "with scripts/bench-lm.sh");

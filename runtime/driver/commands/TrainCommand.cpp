@@ -1389,9 +1389,10 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // curve that cannot be written (a file size limit: it grows with the
   // steps, the checkpoint does not) stops the run after the checkpoint is
   // saved: it stopped it before, losing the steps since the last save.
-  auto curveThenCheckpoint = [&](const std::function<void()> &saveTheSteps) {
+  auto curveThenCheckpoint = [&](const std::function<void()> &saveTheSteps,
+                                 bool writeCurve = true) {
     std::exception_ptr curveFailure;
-    if (logPath) {
+    if (logPath && writeCurve) {
       try {
         writeLossCurve(*logPath, curve, model.model + " training loss");
         curveThrough = curve.empty() ? 0 : curve.back().step;
@@ -1547,16 +1548,25 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   const bool trainedNothing = resumed && firstStep > lastStep && !ranPending;
   const bool leftAsItWas = trainedNothing && options.savePath &&
                            sameFile(*options.resumePath, *options.savePath);
+  // Such a checkpoint keeps its record of the curve (the rows it saw): a
+  // curve that does not hold them (one that starts again, the resumed
+  // one's being elsewhere) is not written, or the next --resume found the
+  // file another run's and refused it (exit 2).
+  const bool curveOfTheCheckpoint =
+      !trainedNothing || !position.curveThrough ||
+      lossCurveFingerprint(curve) == position.curveHash;
   writeOrStop(finalStep, [&] {
-    curveThenCheckpoint([&] {
-      if (options.savePath && trainedNothing && !leftAsItWas) {
-        saveWithCopies([&] {
-          copyCheckpointFile(*options.resumePath, *options.savePath);
-        });
-      } else if (options.savePath && !trainedNothing) {
-        save(finalStep);
-      }
-    });
+    curveThenCheckpoint(
+        [&] {
+          if (options.savePath && trainedNothing && !leftAsItWas) {
+            saveWithCopies([&] {
+              copyCheckpointFile(*options.resumePath, *options.savePath);
+            });
+          } else if (options.savePath && !trainedNothing) {
+            save(finalStep);
+          }
+        },
+        curveOfTheCheckpoint);
   });
   if (leftAsItWas) {
     out << *options.savePath << " is left as it was (step " << finalStep
@@ -1599,8 +1609,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
           << ", not kept as a checkpoint (see the note at the start; no "
              "validation of this run beat it)\n";
   }
-  if (logPath)
+  if (logPath && curveOfTheCheckpoint)
     out << "loss curve: " << *logPath << ", " << svgPathFor(*logPath) << "\n";
+  else if (logPath)
+    err << "note: the loss curve is not written to '" << *logPath
+        << "': nothing was trained, and the rows of the checkpoint's curve "
+           "are not there\n";
   return kExitOk;
 }
 
