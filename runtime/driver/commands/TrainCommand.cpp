@@ -594,9 +594,11 @@ startWeightAverage(const ModelInfo &model, ParameterHome &params,
 
 /// Whether `path` holds the best checkpoint the resumed run's `resumed`
 /// records: a training checkpoint of that validation step with the same
-/// best (step, scores, --valid file, --best-by).
+/// best (step, scores, --valid file, --best-by), whose tensors match their
+/// checksums (a damaged one was reported as the kept best and copied to
+/// another --save's name; a note on `err` says why it is not taken).
 bool holdsRecordedBest(const std::string &path,
-                       const SafetensorsReader &resumed) {
+                       const SafetensorsReader &resumed, std::ostream &err) {
   std::unique_ptr<SafetensorsReader> file = existingTrainingCheckpoint(path);
   const std::string *bestStep = resumed.metadataValue("best_step");
   if (!file || !bestStep)
@@ -610,6 +612,12 @@ bool holdsRecordedBest(const std::string &path,
     const std::string *theirs = resumed.metadataValue(key);
     if (!mine || !theirs || *mine != *theirs)
       return false;
+  }
+  try {
+    file->verifyChecksums();
+  } catch (const InputError &error) {
+    err << "note: not taken as the best checkpoint: " << error.what() << "\n";
+    return false;
   }
   return true;
 }
@@ -1073,7 +1081,11 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     auto [epoch, index] = plan.positionOfStep(step + 1);
     at.epoch = epoch;
     at.batchInEpoch = index;
-    at.validation = validator ? validator->record() : std::nullopt;
+    // A run without --valid keeps the resumed checkpoint's record (the
+    // best so far, the validations since): it dropped it, and the next
+    // --keep-best run took a worse score for the best and replaced the
+    // better checkpoint's file.
+    at.validation = validator ? validator->record() : position.validation;
     at.validationPending =
         abandonedAt && *abandonedAt == step ? abandonedAt : std::nullopt;
     at.curveThrough = withCurve ? curveThrough : std::nullopt;
@@ -1163,7 +1175,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     err << "note: the checkpoint's run stopped early at step " << position.step
         << ": " << validator->sinceBest()
         << (validator->sinceBest() == 1 ? " validation" : " validations")
-        << " without improving on step " << validator->best().step
+        << " without improving on step " << validator->patienceBestStep()
         << " (--patience " << options.patience
         << "); nothing to train (a larger --patience trains on)\n";
     lastStep = firstStep - 1;
@@ -1188,9 +1200,10 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     const int64_t bestStep = validator->best().step;
     std::string earlier =
         checkpointSibling(*options.resumePath, kBestCheckpointSuffix);
-    if (holdsRecordedBest(*bestPath, *resumed)) {
+    if (holdsRecordedBest(*bestPath, *resumed, err)) {
       bestKept = true;
-    } else if (earlier != *bestPath && holdsRecordedBest(earlier, *resumed)) {
+    } else if (earlier != *bestPath &&
+               holdsRecordedBest(earlier, *resumed, err)) {
       copyCheckpointFile(earlier, *bestPath);
       bestKept = true;
       err << "note: copied the best checkpoint so far (validation step "
@@ -1257,9 +1270,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (options.patience && validator->sinceBest() >= options.patience) {
       err << "stopping early at step " << step << ": " << options.patience
           << (options.patience == 1 ? " validation" : " validations")
-          << " without improving on step "
-          << validator->best().step << " ("
-          << (bestBy == BestBy::Bleu ? "BLEU" : bestByName(bestBy))
+          << " without improving on step " << validator->patienceBestStep()
+          << " (" << (bestBy == BestBy::Bleu ? "BLEU" : bestByName(bestBy))
           << ")\n";
       return true;
     }

@@ -444,6 +444,16 @@ void SafetensorsReader::read(const SafetensorsEntry &entry, void *out) const {
         "' from its __metadata__");
 }
 
+void SafetensorsReader::verifyChecksums() const {
+  std::vector<char> bytes;
+  for (const SafetensorsEntry &entry : tensors_) {
+    if (!entry.checksum)
+      continue;
+    bytes.resize(size_t(entry.end - entry.begin));
+    read(entry, bytes.data());
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Writer
 //===----------------------------------------------------------------------===//

@@ -74,6 +74,9 @@ public:
   /// Copies the entry's end - begin bytes to `out`; throws InputError when
   /// they do not match the entry's checksum.
   void read(const SafetensorsEntry &entry, void *out) const;
+  /// Reads every tensor with a checksum and compares: InputError (as read
+  /// says it) at the first that does not match.
+  void verifyChecksums() const;
 
 private:
   /// Tensors tile the data section: no overlap, no gap, nothing after.

@@ -118,6 +118,14 @@ loadValidationRecord(const SafetensorsReader &file) {
   record.bestBleu = metadataNumber(file, "best_bleu");
   if (file.metadataValue("best_macro_f1"))
     record.bestMacroF1 = metadataNumber(file, "best_macro_f1");
+  if (file.metadataValue("patience_best_step")) {
+    record.patienceBestStep = metadataInteger<int64_t>(
+        file, "patience_best_step", 10, kMaxTrainingCount);
+    record.patienceBestLoss = metadataNumber(file, "patience_best_loss");
+    record.patienceBestAccuracy =
+        metadataNumber(file, "patience_best_accuracy");
+    record.patienceBestBleu = metadataNumber(file, "patience_best_bleu");
+  }
   return record;
 }
 
@@ -203,6 +211,16 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
     if (!std::isnan(record->bestMacroF1))
       metadata.push_back({"best_macro_f1", formatNumber(record->bestMacroF1)});
     metadata.push_back({"valid_since_best", std::to_string(record->sinceBest)});
+    if (record->patienceBestStep) {
+      metadata.push_back(
+          {"patience_best_step", std::to_string(*record->patienceBestStep)});
+      metadata.push_back(
+          {"patience_best_loss", formatNumber(record->patienceBestLoss)});
+      metadata.push_back({"patience_best_accuracy",
+                          formatNumber(record->patienceBestAccuracy)});
+      metadata.push_back(
+          {"patience_best_bleu", formatNumber(record->patienceBestBleu)});
+    }
   }
   if (average) {
     for (SafetensorsTensorView &view : average->views())

@@ -72,6 +72,12 @@ struct ValidationRecord {
   /// and in older checkpoints).
   double bestMacroF1 = NAN;
   int64_t sinceBest = 0; ///< validations after the best, none better
+  /// The best of the validations on the --valid-every schedule, which
+  /// --patience counts from, when it is not the best above (that one came
+  /// at a run's end or a stop: "patience_best_*"; absent: the same; 0:
+  /// none yet).
+  std::optional<int64_t> patienceBestStep;
+  double patienceBestLoss = 0, patienceBestAccuracy = 0, patienceBestBleu = 0;
 };
 
 /// Where a training run stands, as a checkpoint records it.

@@ -172,18 +172,28 @@ ValidationScore Validator::score_(int64_t step) {
   return score;
 }
 
+bool Validator::better(const ValidationScore &score,
+                       const ValidationScore &than) const {
+  return bestBy_ == BestBy::Loss       ? score.loss < than.loss
+         : bestBy_ == BestBy::Accuracy ? score.accuracy > than.accuracy
+                                       : score.bleu.bleu > than.bleu.bleu;
+}
+
 ValidationScore Validator::judge(const ValidationScore &score,
                                  bool scheduled) {
-  improved_ = !haveBest_ ||
-              (bestBy_ == BestBy::Loss       ? score.loss < best_.loss
-               : bestBy_ == BestBy::Accuracy ? score.accuracy > best_.accuracy
-                                             : score.bleu.bleu > best_.bleu.bleu);
+  improved_ = !haveBest_ || better(score, best_);
   if (improved_) {
     best_ = score;
     haveBest_ = true;
-    sinceBest_ = 0;
-  } else if (scheduled) {
-    ++sinceBest_;
+  }
+  if (scheduled) {
+    if (!havePatienceBest_ || better(score, patienceBest_)) {
+      patienceBest_ = score;
+      havePatienceBest_ = true;
+      sinceBest_ = 0;
+    } else {
+      ++sinceBest_;
+    }
   }
   return score;
 }
@@ -201,6 +211,15 @@ std::optional<ValidationRecord> Validator::record() const {
   record.bestBleu = best_.bleu.bleu;
   record.bestMacroF1 = best_.macroF1;
   record.sinceBest = sinceBest_;
+  // Step 0: no scheduled validation yet (the best came at a stop).
+  if (!havePatienceBest_) {
+    record.patienceBestStep = 0;
+  } else if (patienceBest_.step != best_.step) {
+    record.patienceBestStep = patienceBest_.step;
+    record.patienceBestLoss = patienceBest_.loss;
+    record.patienceBestAccuracy = patienceBest_.accuracy;
+    record.patienceBestBleu = patienceBest_.bleu.bleu;
+  }
   return record;
 }
 
@@ -219,6 +238,17 @@ bool Validator::resumeFrom(const ValidationRecord &record) {
   haveBest_ = true;
   improved_ = false;
   sinceBest_ = record.sinceBest;
+  // --patience's reference: the best itself unless the record names
+  // another (the best came at a run's end or a stop). An older checkpoint
+  // has none, and its best may have been such a validation: taken as is.
+  patienceBest_ = best_;
+  havePatienceBest_ = !record.patienceBestStep || *record.patienceBestStep > 0;
+  if (record.patienceBestStep && *record.patienceBestStep > 0) {
+    patienceBest_.step = *record.patienceBestStep;
+    patienceBest_.loss = record.patienceBestLoss;
+    patienceBest_.accuracy = record.patienceBestAccuracy;
+    patienceBest_.bleu.bleu = record.patienceBestBleu;
+  }
   return true;
 }
 

@@ -74,9 +74,11 @@ public:
 
   /// Scores the runner's current weights and records the best. A
   /// validation off the --valid-every schedule (`scheduled` false: the end
-  /// of a run, or a stop, between scheduled ones) may be a new best, but
-  /// one that is not does not count towards --patience: a run resumed from
-  /// there would not repeat it, and would stop at another step.
+  /// of a run, or a stop, between scheduled ones) may be the best (kept by
+  /// --keep-best) but plays no part in --patience, which counts the
+  /// scheduled validations since the best of them: a run resumed from
+  /// there never makes it, and it made the resumed run stop at another
+  /// step, with other weights, than the uninterrupted one.
   ValidationScore run(int64_t step, bool scheduled = true);
 
   /// Asked between batches while a validation runs (train: a stop signal
@@ -88,8 +90,11 @@ public:
 
   /// Whether the last run() improved on every earlier one.
   bool improved() const { return improved_; }
-  /// Validations in a row, up to the last, without improvement.
+  /// Scheduled validations in a row, up to the last, without improving on
+  /// the best scheduled one (what --patience counts).
   int64_t sinceBest() const { return sinceBest_; }
+  /// The step of the best scheduled validation (--patience's reference).
+  int64_t patienceBestStep() const { return patienceBest_.step; }
   const ValidationScore &best() const { return best_; }
   size_t pairs() const { return pairs_.size(); }
 
@@ -104,6 +109,8 @@ private:
   ValidationScore score_(int64_t step);
   /// Compares `score` with the best so far and records it; returns it.
   ValidationScore judge(const ValidationScore &score, bool scheduled);
+  /// Whether `score` is better than `than` by --best-by.
+  bool better(const ValidationScore &score, const ValidationScore &than) const;
 
   std::function<bool()> interrupted_;
   const ModelInfo &model_;
@@ -127,6 +134,9 @@ private:
   bool haveBest_ = false, improved_ = false;
   int64_t sinceBest_ = 0;
   ValidationScore best_;
+  /// The best of the scheduled validations (--patience).
+  bool havePatienceBest_ = false;
+  ValidationScore patienceBest_;
 };
 
 } // namespace txrt::driver
