@@ -16,12 +16,32 @@ namespace txrt::driver {
 
 namespace {
 
+/// The label without blanks or byte order marks around it: a BOM inside a
+/// file (files joined with `cat`) is a blank as in the text; it made
+/// "\uFEFFfood" a label of its own beside "food".
 std::string_view trimBlanks(std::string_view text) {
-  size_t begin = text.find_first_not_of(" \t\v\f\r");
-  if (begin == std::string_view::npos)
-    return {};
-  size_t end = text.find_last_not_of(" \t\v\f\r");
-  return text.substr(begin, end - begin + 1);
+  constexpr std::string_view kBlanks = " \t\v\f\r", kBom = "\xEF\xBB\xBF";
+  for (bool trimmed = true; trimmed && !text.empty();) {
+    trimmed = false;
+    if (kBlanks.find(text.front()) != std::string_view::npos) {
+      text.remove_prefix(1);
+      trimmed = true;
+    } else if (text.substr(0, kBom.size()) == kBom) {
+      text.remove_prefix(kBom.size());
+      trimmed = true;
+    }
+    if (text.empty())
+      break;
+    if (kBlanks.find(text.back()) != std::string_view::npos) {
+      text.remove_suffix(1);
+      trimmed = true;
+    } else if (text.size() >= kBom.size() &&
+               text.substr(text.size() - kBom.size()) == kBom) {
+      text.remove_suffix(kBom.size());
+      trimmed = true;
+    }
+  }
+  return text;
 }
 
 } // namespace

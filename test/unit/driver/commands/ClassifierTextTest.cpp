@@ -29,6 +29,22 @@ TEST(ClassifierTextTest, LabeledLinesKeepTheTextAsWritten) {
   EXPECT_EQ(text.examples[0].text, "Good  Film!");
 }
 
+TEST(ClassifierTextTest, ByteOrderMarksAroundALabelAreBlanks) {
+  // Files joined with `cat`: the second file's BOM starts a line, and made
+  // "\uFEFFfood" a label of its own beside "food".
+  LabeledText text =
+      parseLabeledText("food\tbread\n\xEF\xBB\xBF"
+                       "food\tsoup\n \xEF\xBB\xBFsports\xEF\xBB\xBF \tgoal\n",
+                       "d.tsv");
+  ASSERT_EQ(text.examples.size(), 3u);
+  EXPECT_EQ(text.examples[0].label, "food");
+  EXPECT_EQ(text.examples[1].label, "food");
+  EXPECT_EQ(text.examples[2].label, "sports");
+  // A label that is only a BOM is empty.
+  EXPECT_THROW(parseLabeledText("\xEF\xBB\xBF\tsunny rain\n", "e.tsv"),
+               InputError);
+}
+
 TEST(ClassifierTextTest, TooLongIsAnErrorOrCutWithTruncate) {
   Tokenizer tokenizer = wordTokenizer();
   std::vector<int32_t> ids = encodeClassifierText(
