@@ -380,7 +380,16 @@ resumedCurve(const std::string &logPath, const TrainingPosition &position,
       options.logPath ? "--log" : "the loss curve of --save";
   if (options.logPath || inPlace) {
     if (std::optional<std::vector<LossPoint>> rows = rowsOf(logPath)) {
-      if (!holdsTheSeenRows(*rows))
+      // The checkpoint's own curve file (beside it) with rows after its
+      // seen ones only: a curve this checkpoint's run started again (its
+      // rows were elsewhere) and whose save then failed. Started again
+      // once more: the identical retry was refused.
+      const bool restartedHere =
+          inPlace && !options.logPath &&
+          std::all_of(rows->begin(), rows->end(), [&](const LossPoint &row) {
+            return row.step > *position.curveThrough;
+          });
+      if (!holdsTheSeenRows(*rows) && !restartedHere)
         throw InputError(
             what + " '" + logPath + "' does not hold the loss curve of " +
             "--resume '" + *options.resumePath + "': its rows through step " +
@@ -390,10 +399,12 @@ resumedCurve(const std::string &logPath, const TrainingPosition &position,
             "give that one); give another --log (the curve then starts at "
             "step " +
             std::to_string(position.step + 1) + ") or move the file away");
-      through = position.curveThrough;
-      hash = position.curveHash;
-      noteGap();
-      return upToTheSeen(std::move(*rows));
+      if (!restartedHere || holdsTheSeenRows(*rows)) {
+        through = position.curveThrough;
+        hash = position.curveHash;
+        noteGap();
+        return upToTheSeen(std::move(*rows));
+      }
     }
   }
   nothingSeenYet();
