@@ -1399,10 +1399,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       progress.finish();
       std::string message = error.what();
       const std::string note = savedNote();
-      // A failed checkpoint write already says the file is left as it was.
-      throw ResourceError(
-          message + "; training stopped at step " + std::to_string(step) +
-          (message.find(note.substr(1)) == std::string::npos ? note : ""));
+      // A failed checkpoint write already says the file is left as it was,
+      // or that it was replaced (a directory that could not be synced).
+      const bool said = message.find(note.substr(1)) != std::string::npos ||
+                        message.find(kReplacedNotDurable) != std::string::npos;
+      throw ResourceError(message + "; training stopped at step " +
+                          std::to_string(step) + (said ? "" : note));
     }
   };
 

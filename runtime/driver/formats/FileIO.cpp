@@ -401,7 +401,10 @@ void AtomicFileWriter::commit() {
   if (synced != 0) {
     errno = syncErrno;
     throw ResourceError(systemError("sync the directory", dir) +
-                        " after writing '" + path_ + "'");
+                        " after replacing '" + path_ + "' (" +
+                        kReplacedNotDurable +
+                        "; a crash before the directory reaches the disk "
+                        "may bring back what it held before)");
   }
 }
 

@@ -77,6 +77,11 @@ private:
   uint64_t size_ = 0;
 };
 
+/// Said by AtomicFileWriter::commit when the rename succeeded but syncing
+/// the directory failed: the file already holds the new content (a caller
+/// must not say it is left as it was).
+constexpr const char *kReplacedNotDurable = "it holds the new content";
+
 /// Writes `path` atomically (see the file comment): write() to the
 /// temporary, commit() makes it `path`. Destroying an uncommitted writer
 /// removes the temporary. A `path` that is a symlink is written through:

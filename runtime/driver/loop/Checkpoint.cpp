@@ -581,7 +581,11 @@ std::optional<LabelSet> checkpointLabels(const SafetensorsReader &file) {
 std::string checkpointSibling(const std::string &checkpointPath,
                               const std::string &suffix) {
   const std::string extension = ".safetensors";
-  std::string stem = checkpointPath;
+  // Beside the file a symlink leads to, which a save replaces (writing
+  // through the link): `--save latest.safetensors` with latest -> run1
+  // started a new latest.loss.csv beside run1's checkpoint, whose own
+  // resume then refused run1.loss.csv.
+  std::string stem = followSymlinks(checkpointPath);
   if (stem.size() > extension.size() &&
       stem.compare(stem.size() - extension.size(), extension.size(),
                    extension) == 0)

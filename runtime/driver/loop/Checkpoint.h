@@ -270,7 +270,8 @@ std::optional<Tokenizer> checkpointTokenizer(const SafetensorsReader &file);
 std::optional<LabelSet> checkpointLabels(const SafetensorsReader &file);
 
 /// "ckpt.safetensors" -> "ckpt" + suffix ("ckpt.tokenizer.json"); a path
-/// without the .safetensors extension gets the suffix appended.
+/// without the .safetensors extension gets the suffix appended. A symlink
+/// is followed: the files beside the checkpoint a save replaces.
 std::string checkpointSibling(const std::string &checkpointPath,
                               const std::string &suffix);
 
