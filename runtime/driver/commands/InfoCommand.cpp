@@ -264,6 +264,10 @@ std::string describeCheckpoint(const ModelInfo &model,
   } else {
     out << "none recorded (train --valid records the best)\n";
   }
+  if (position.validationPending)
+    out << "  pending      the validation of step " << *position.validationPending
+        << " (a stop abandoned it; train --resume with --valid runs it "
+           "first)\n";
   return out.str();
 }
 
@@ -339,6 +343,9 @@ std::string checkpointJson(const ModelInfo &model, const std::string &path) {
   } else {
     out["validation"] = nullptr;
   }
+  out["valid_pending"] = position.validationPending
+                             ? Json(*position.validationPending)
+                             : Json(nullptr);
   return toJson(out);
 }
 
