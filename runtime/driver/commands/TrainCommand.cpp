@@ -1302,6 +1302,16 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (validate(position.step)) {
       lastStep = firstStep - 1;
       stoppedEarly = true;
+    } else if (abandonedAt && *abandonedAt == position.step) {
+      // Abandoned again by a stop signal: the run stops here, the
+      // checkpoint still pending (it trained a step on, validated that
+      // and saved it, the validation lost: the resumed run stopped at
+      // another step than the uninterrupted one).
+      err << "stopping at step " << position.step
+          << ": a stop signal arrived during that validation, which the "
+             "next resume runs first\n";
+      lastStep = firstStep - 1;
+      stoppedEarly = true;
     }
   }
 
