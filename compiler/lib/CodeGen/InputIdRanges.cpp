@@ -39,10 +39,37 @@ std::string atLocation(Operation *op) {
   return where.empty() ? "" : " at " + where;
 }
 
-/// The parameter an embedding table comes from, for messages.
+/// The parameter an embedding table comes from (through a cast: a bf16
+/// build's weight copy), for messages and the metadata's "tables".
 std::string tableName(Value table) {
+  while (auto cast = table.getDefiningOp<CastOp>())
+    table = cast.getInput();
   if (auto param = table.getDefiningOp<ParamOp>())
     return param.getName().str();
+  return "";
+}
+
+/// The parameter whose rows are the classes of `logits` (their last axis),
+/// through reshapes: the weight of the output projection
+/// (`linear(x, vocab) as out`, `x @ transpose(wte)`), or "" when none.
+/// A tied output projection makes its classes a table's rows.
+std::string classTableName(Value logits) {
+  while (auto reshape = logits.getDefiningOp<ReshapeOp>())
+    logits = reshape.getInput();
+  if (auto linear = logits.getDefiningOp<LinearOp>())
+    return tableName(linear.getWeight());
+  if (auto matmul = logits.getDefiningOp<MatmulOp>()) {
+    if (matmul.getTransposeLhs())
+      return "";
+    Value rhs = matmul.getRhs();
+    if (matmul.getTransposeRhs())
+      return tableName(rhs);
+    if (auto transpose = rhs.getDefiningOp<TransposeOp>()) {
+      llvm::ArrayRef<int64_t> order = transpose.getPermutation();
+      if (order.size() == 2 && order[0] == 1 && order[1] == 0)
+        return tableName(transpose.getInput());
+    }
+  }
   return "";
 }
 
@@ -113,6 +140,8 @@ std::optional<IdRange> readerRange(Operation *user, Value ids) {
     if (ignore < 0 || ignore >= classes)
       range.also.push_back(ignore);
     range.ignored = ignore;
+    if (std::string table = classTableName(logits); !table.empty())
+      range.tables.push_back(table);
     return range;
   };
   return llvm::TypeSwitch<Operation *, std::optional<IdRange>>(user)

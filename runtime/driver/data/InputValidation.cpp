@@ -73,9 +73,12 @@ std::string sharedSourceTargetTable(const ModelInfo &model) {
     for (const TensorSig &sig : entry.inputs) {
       if (!sig.ids)
         continue;
-      std::vector<std::string> *side = sig.role == "source"      ? &source
-                                       : sig.role == "target_in" ? &target
-                                                                 : nullptr;
+      // The target side: the decoder's ids and the loss's classes (an
+      // output projection tied to the source embedding).
+      std::vector<std::string> *side =
+          sig.role == "source"                                  ? &source
+          : sig.role == "target_in" || sig.role == "target_out" ? &target
+                                                                : nullptr;
       if (side)
         side->insert(side->end(), sig.ids->tables.begin(),
                      sig.ids->tables.end());

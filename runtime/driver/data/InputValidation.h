@@ -61,8 +61,10 @@ struct VocabularyLimit {
 std::optional<VocabularyLimit> vocabularyLimit(const ModelInfo &model,
                                                std::string_view role);
 
-/// A parameter whose rows both the source ids and the target ids pick (an
-/// embedding shared by encoder and decoder, metadata "tables"), or "" when
+/// A parameter whose rows both the source ids and the target ids (the
+/// decoder's, or the loss's classes) pick: an embedding shared by encoder
+/// and decoder, or by the encoder and the output projection (metadata
+/// "tables"), or "" when
 /// none: such a model needs one vocabulary for both sides, or a row would be
 /// one word in the source and another in the target.
 std::string sharedSourceTargetTable(const ModelInfo &model);

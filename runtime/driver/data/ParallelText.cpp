@@ -517,12 +517,18 @@ Tokenizer loadModelTokenizer(const ModelInfo &model,
                               ? &*trainedConfig
                               : nullptr);
   // Trained so (by a txc before joint vocabularies): the model computes
-  // what it was trained to, but says so.
+  // what it was trained to, but says so. Not for a checkpoint without the
+  // table (another model's: its tensors' errors come next, alone).
+  const std::string table = sharedSourceTargetTable(model);
   if (std::string problem = jointVocabularyProblem(model, tokenizer, origin);
-      !problem.empty())
-    err << "warning: " << problem
-        << "; it was trained that way, and retraining builds one vocabulary "
-           "of both sides\n";
+      !problem.empty() && checkpoint.find(table))
+    err << "warning: " << problem << "; "
+        << (explicitPath ? "right only for weights trained with this very "
+                           "tokenizer"
+                         : "the checkpoint was trained that way (by a txc "
+                           "before joint vocabularies)")
+        << ", and a new run without --init-from builds one vocabulary of "
+           "both sides\n";
   return tokenizer;
 }
 
