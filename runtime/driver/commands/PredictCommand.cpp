@@ -111,8 +111,12 @@ int predictCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   const std::string wayOut = "; give --truncate to keep the first " +
                              std::to_string(length.bound);
   ProblemList problems; // a chunk's bad texts: not UTF-8, or too long
+  bool tabNoted = false;
   while (reader.next(chunk, chunkLines, &problems)) {
     const std::vector<std::string> &lines = chunk.lines;
+    noteTabbedLine(chunk, tabNoted, err, "classified as one text",
+                   "`cut -f2 FILE.tsv` gives the texts of 'label<TAB>text' "
+                   "lines");
     std::vector<std::vector<int32_t>> texts;
     // A line without words has no label: its output line is empty (as
     // translate's is), so the outputs stay line for line with the inputs.

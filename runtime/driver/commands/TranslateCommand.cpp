@@ -142,18 +142,8 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   UnknownTokenCount unknown(tokenizer.source.unkId());
   while (reader.next(chunk, chunkLines, &problems)) {
     const std::vector<std::string> &lines = chunk.lines;
-    // `translate < test.tsv` translated each "source<TAB>target" line whole.
-    auto tabbed =
-        std::find_if(lines.begin(), lines.end(), [](const std::string &line) {
-          return line.find('\t') != std::string::npos;
-        });
-    if (tabbed != lines.end() && !tabNoted) {
-      tabNoted = true;
-      err << "note: " << chunk.where[size_t(tabbed - lines.begin())]
-          << " holds a tab (a line of a TSV file?): each whole line is "
-             "translated as one sentence; `cut -f1 FILE.tsv` gives the "
-             "sources\n";
-    }
+    noteTabbedLine(chunk, tabNoted, err, "translated as one sentence",
+                   "`cut -f1 FILE.tsv` gives the sources");
     std::vector<TokenIds> sources;
     std::vector<size_t> rows; // lines with words
     for (size_t i = 0; i < lines.size(); ++i) {

@@ -242,4 +242,18 @@ std::string asOneLine(std::string text) {
   return out;
 }
 
+void noteTabbedLine(const InputLines &chunk, bool &noted, std::ostream &err,
+                    const std::string &asWhat, const std::string &hint) {
+  if (noted)
+    return;
+  for (size_t i = 0; i < chunk.lines.size(); ++i)
+    if (chunk.lines[i].find('\t') != std::string::npos) {
+      noted = true;
+      err << "note: " << chunk.where[i]
+          << " holds a tab (a line of a TSV file?): each whole line is "
+          << asWhat << "; " << hint << "\n";
+      return;
+    }
+}
+
 } // namespace txrt::driver

@@ -34,6 +34,14 @@ struct InputLines {
 
 class ProblemList;
 
+/// A note on `err`, once per command (`noted`), when a line of `chunk`
+/// holds a tab: a line of a TSV file read as one text (`translate <
+/// test.tsv` translated each "source<TAB>target" line whole). `asWhat`
+/// says what the line becomes ("translated as one sentence"), `hint` how
+/// to give the texts alone ("`cut -f1 FILE.tsv` gives the sources").
+void noteTabbedLine(const InputLines &chunk, bool &noted, std::ostream &err,
+                    const std::string &asWhat, const std::string &hint);
+
 /// The texts of an inference command, a chunk at a time. A chunk ends at
 /// `maxLines` texts, at the end of the input, or, when the input is the
 /// process's stdin, where no further line is waiting to be read (the
