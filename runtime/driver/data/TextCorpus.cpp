@@ -28,11 +28,17 @@ TextCorpus parseTextCorpus(std::string_view content, const std::string &path) {
   size_t start = 0;
   ProblemList problems; // every bad line, as predict and --data name them
   while (start < content.size()) {
-    size_t end = content.find('\n', start);
+    // A line ends at LF, CRLF or a lone CR (old Mac files, as Python's
+    // universal newlines read them): a file with CR line ends was one line,
+    // its blank lines no document boundaries, without a word.
+    size_t end = content.find_first_of("\r\n", start);
     if (end == std::string_view::npos)
       end = content.size();
     std::string_view line = content.substr(start, end - start);
     start = end + 1;
+    if (end < content.size() && content[end] == '\r' &&
+        start < content.size() && content[start] == '\n')
+      ++start;
     ++lineNumber;
     // A UTF-8 byte order mark (Windows editors write one) is no text.
     if (lineNumber == 1 && line.substr(0, 3) == kUtf8ByteOrderMark)
@@ -49,8 +55,6 @@ TextCorpus parseTextCorpus(std::string_view content, const std::string &path) {
     }
     for (std::string &word : splitWords(line))
       document.push_back(std::move(word));
-    if (!line.empty() && line.back() == '\r')
-      line.remove_suffix(1);
     text += (text.empty() ? "" : " ") + std::string(line);
   }
   endDocument();

@@ -15,6 +15,22 @@ TEST(TextCorpusTest, BlankLinesSeparateDocuments) {
   EXPECT_EQ(joinWords(corpus.documents[1]), "a dog .");
 }
 
+TEST(TextCorpusTest, LinesEndAtLfCrlfOrALoneCr) {
+  // Old Mac line ends: the file was one line and one document, without a
+  // word said.
+  for (const char *text :
+       {"a b\nc\n\nd\n", "a b\r\nc\r\n\r\nd\r\n", "a b\rc\r\rd\r"}) {
+    TextCorpus corpus = parseTextCorpus(text, "t.txt");
+    ASSERT_EQ(corpus.documents.size(), 2u) << text;
+    EXPECT_EQ(joinWords(corpus.documents[0]), "a b c");
+    EXPECT_EQ(corpus.texts[0], "a b c");
+    EXPECT_EQ(joinWords(corpus.documents[1]), "d");
+  }
+  // Line numbers count CR line ends too.
+  EXPECT_THROW_MESSAGE(parseTextCorpus("ok\rbad \xff\r", "u.txt"), InputError,
+                       "u.txt:2: invalid UTF-8");
+}
+
 TEST(TextCorpusTest, ErrorsNameTheFileAndLine) {
   EXPECT_THROW_MESSAGE(parseTextCorpus("\n \n", "e.txt"), InputError,
                        "'e.txt' holds no words");
