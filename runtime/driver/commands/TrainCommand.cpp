@@ -1590,10 +1590,30 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   const bool curveOfTheCheckpoint =
       !trainedNothing || !position.curveThrough ||
       lossCurveFingerprint(curve) == position.curveHash;
+  // The copies beside a checkpoint left as it was are written again when
+  // one is missing: a run killed between the checkpoint's rename and the
+  // copies' left none, and nothing wrote them again.
+  auto copiesMissing = [&] {
+    std::vector<const char *> suffixes = {kTokenizerSuffix};
+    if (tokenizer.subwords)
+      suffixes.push_back(kSentencePieceSuffix);
+    else
+      suffixes.insert(suffixes.end(),
+                      {kSourceTokenizerSuffix, kTargetTokenizerSuffix});
+    if (data.labels)
+      suffixes.push_back(kLabelsSuffix);
+    std::error_code error;
+    return std::any_of(suffixes.begin(), suffixes.end(), [&](const char *s) {
+      return !std::filesystem::exists(checkpointSibling(*options.savePath, s),
+                                      error);
+    });
+  };
   writeOrStop(finalStep, [&] {
     curveThenCheckpoint(
         [&] {
-          if (options.savePath && trainedNothing && !leftAsItWas) {
+          if (leftAsItWas && copiesMissing()) {
+            saveWithCopies([] {});
+          } else if (options.savePath && trainedNothing && !leftAsItWas) {
             saveWithCopies([&] {
               copyCheckpointFile(*options.resumePath, *options.savePath);
             });
