@@ -32,6 +32,10 @@ config.substitutions.append(("%golden", os.path.join(config.txc_src_root, "test"
 # End-to-end tests need libtxrt and the executable driver (TXC_BUILD_RUNTIME).
 if os.path.exists(os.path.join(config.txc_obj_root, "lib", "libtxrt_driver.a")):
     config.available_features.add("runtime")
+# The sanitizers reserve terabytes of shadow address space: no test under
+# an address-space limit (`ulimit -v`) runs in such a build.
+if config.txc_sanitize:
+    config.available_features.add("sanitizers")
 # Tests of what only root can set up (another user's file, chattr +i):
 # root with setpriv (util-linux) and chattr (e2fsprogs).
 import shutil

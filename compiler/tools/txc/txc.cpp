@@ -32,6 +32,7 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Format.h"
@@ -40,12 +41,15 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/thread.h"
 
 #include <chrono>
 #include <sstream>
+
+#include <unistd.h>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -1196,8 +1200,44 @@ int compileMain(int argc, char **argv) {
 /// larger (8 MB crashed there). The stack is reserved, not touched.
 constexpr unsigned kCompileStackBytes = 256u << 20;
 
+namespace {
+
+/// A failure of the machine's resources (memory, `ulimit -v`, `ulimit -u`),
+/// not of txc or the spec: one error line and exit 1 (LLVM printed "LLVM
+/// ERROR: pthread_create failed", a crash report, and aborted: exit 134).
+[[noreturn]] void exitOnResourceFailure(const char *reason) {
+  llvm::errs() << "txc: error: " << reason
+               << " (out of memory, or a process limit: txc needs about 1 GB "
+                  "of address space, `ulimit -v`, and a few threads, `ulimit "
+                  "-u`)\n";
+  // The files registered for removal (a partial output) go, as LLVM's own
+  // handler removes them.
+  llvm::sys::RunInterruptHandlers();
+  ::_exit(1);
+}
+
+/// LLVM's fatal errors: a thread it cannot start is a resource failure;
+/// any other is a txc bug, reported as LLVM reports it (then its abort).
+void onFatalError(void *, const char *reason, bool) {
+  llvm::StringRef why(reason);
+  if (why.contains("pthread_create") || why.contains("out of memory") ||
+      why.contains("Allocation failed"))
+    exitOnResourceFailure(reason);
+  llvm::errs() << "LLVM ERROR: " << reason << "\n";
+}
+
+/// An allocation that failed (LLVM's allocators, and `new` through the
+/// handler InitLLVM installs).
+void onBadAlloc(void *, const char *reason, bool) {
+  exitOnResourceFailure(reason);
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  llvm::install_fatal_error_handler(onFatalError);
+  llvm::install_bad_alloc_error_handler(onBadAlloc);
   int code = 0;
   llvm::thread compile(std::optional<unsigned>(kCompileStackBytes),
                        [&] { code = compileMain(argc, argv); });

@@ -67,6 +67,8 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
           << " tokens (--block N for fewer)\n";
   }
 
+  // The tokens a prediction reads at most (0 above: the bound).
+  const int64_t window = context ? context : length.bound;
   std::unique_ptr<PrefixModel> decoder;
   LmStepCached *cached = nullptr;
   if (options.kvCache && LmStepCached::available(model)) {
@@ -92,6 +94,7 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   const size_t chunkLines = InputLineReader::chunkLines(batch);
   InputLines chunk;
   UnknownTokenCount unknown(vocabulary.unkId());
+  bool ranPastContext = false;
   while (reader.next(chunk, chunkLines)) {
     const std::vector<std::string> &lines = chunk.lines;
     std::vector<TokenIds> prompts;
@@ -121,6 +124,14 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       for (size_t k = 0; k < rows.size(); ++k)
         continuations[rows[k]] = std::move(generated[k]);
     }
+    // Without the cache too: a prefix (the prompt and the tokens generated
+    // before the last) longer than the context was cut to its last tokens,
+    // and nothing said so.
+    for (size_t index = 0; index < prompts.size(); ++index)
+      if (!continuations[index].empty() &&
+          int64_t(prompts[index].size() + continuations[index].size()) - 1 >
+              window)
+        ranPastContext = true;
     for (size_t index = 0; index < prompts.size(); ++index) {
       if (tokenizer.subwords) {
         // Detokenized: the prompt's pieces and the new ones decoded together
@@ -177,6 +188,11 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
            "re-read the last "
         << cached->window()
         << " without the KV cache (slower; --max-new-tokens keeps within it)\n";
+  else if (!cached && ranPastContext)
+    err << "note: generation ran past the " << window
+        << " tokens the model reads at once: from there each new token was "
+           "predicted from the last "
+        << window << " (--max-new-tokens keeps within it)\n";
   return kExitOk;
 }
 

@@ -8,6 +8,9 @@
 #include <new>
 #include <sstream>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 namespace txrt::driver {
 
 namespace {
@@ -54,6 +57,28 @@ std::optional<uint64_t> cgroupHeadroom() {
   return limit > used ? uint64_t(limit - used) : 0;
 }
 
+/// What the process's address-space limit (RLIMIT_AS, `ulimit -v`) leaves
+/// of what it maps now (/proc/self/statm), if limited.
+std::optional<uint64_t> addressSpaceHeadroom() {
+  struct rlimit limit;
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+    return std::nullopt;
+  std::string statm = readSmallFile("/proc/self/statm");
+  unsigned long long pages = 0;
+  const long pageBytes = ::sysconf(_SC_PAGESIZE);
+  if (std::sscanf(statm.c_str(), "%llu", &pages) != 1 || pageBytes <= 0)
+    return std::nullopt;
+  const uint64_t mapped = uint64_t(pages) * uint64_t(pageBytes);
+  return limit.rlim_cur > mapped ? uint64_t(limit.rlim_cur) - mapped : 0;
+}
+
+/// What the kernels map after a large buffer under an address-space limit:
+/// oneDNN's generated code and scratchpads, the OpenMP threads' stacks.
+/// Without it a run whose arenas just fit crashed inside oneDNN (a
+/// segfault, or an abort on a worker thread), where one that did not fit
+/// said so.
+constexpr uint64_t kAddressSpaceReserve = uint64_t(64) << 20;
+
 std::string describeSize(uint64_t bytes) {
   return formatBytes(int64_t(std::min<uint64_t>(bytes, INT64_MAX))) + " (" +
          std::to_string(bytes) + " bytes)";
@@ -92,6 +117,15 @@ void checkAvailableMemory(uint64_t bytes, const std::string &what) {
     throw ResourceError(
         "cannot allocate " + what + ": it needs " + describeSize(bytes) +
         " but " + formatBytes(int64_t(*available)) + " of memory is available");
+  std::optional<uint64_t> headroom = addressSpaceHeadroom();
+  if (headroom &&
+      (bytes > *headroom || *headroom - bytes < kAddressSpaceReserve))
+    throw ResourceError(
+        "cannot allocate " + what + ": it needs " + describeSize(bytes) +
+        ", and the kernels about " +
+        formatBytes(int64_t(kAddressSpaceReserve)) +
+        " more, but the process's address-space limit (`ulimit -v`) leaves " +
+        formatBytes(int64_t(*headroom)) + "; raise the limit");
 }
 
 AlignedBuffer allocateBuffer(uint64_t bytes, const std::string &what) {
