@@ -142,6 +142,12 @@ void txrt::setFlushDenormalsOnWorkers(bool flush, int threads) {
   writeFloatControl(callerMode);
 }
 
+namespace {
+/// The most threads a context runs (TXRT_NUM_THREADS, --threads,
+/// txrt_context_create_with_threads).
+constexpr int kMaxThreads = 4096;
+} // namespace
+
 int txrt::defaultThreadCount() {
   const char *env = std::getenv("TXRT_NUM_THREADS");
   if (env && *env) {
@@ -152,10 +158,12 @@ int txrt::defaultThreadCount() {
     // the leading ones).
     while (end != env && std::isspace(static_cast<unsigned char>(*end)))
       ++end;
-    if (errno != 0 || end == env || *end != '\0' || value <= 0 || value > 4096)
+    if (errno != 0 || end == env || *end != '\0' || value <= 0 ||
+        value > kMaxThreads)
       throw Error(TXRT_ERROR_INVALID_ARGUMENT,
                   std::string("TXRT_NUM_THREADS='") + env +
-                      "' is not an integer in [1, 4096]");
+                      "' is not an integer in [1, " +
+                      std::to_string(kMaxThreads) + "]");
     return int(value);
   }
   return omp_get_num_procs();
@@ -280,6 +288,14 @@ txrt_status txrt_context_create_with_threads(int32_t num_threads,
     return TXRT_ERROR_INVALID_ARGUMENT;
   }
   *out_ctx = nullptr;
+  // As TXRT_NUM_THREADS and --threads: 100000 was accepted, and the first
+  // entry call ended the process in libgomp ("Thread creation failed").
+  if (num_threads > kMaxThreads) {
+    setThreadError("txrt_context_create: invalid argument: num_threads " +
+                   std::to_string(num_threads) + " is not in [1, " +
+                   std::to_string(kMaxThreads) + "] (<= 0: the default)");
+    return TXRT_ERROR_INVALID_ARGUMENT;
+  }
   try {
     int threads = num_threads > 0 ? num_threads : defaultThreadCount();
     *out_ctx = new txrt_context(teamThreadCount(threads));

@@ -81,10 +81,20 @@ void onStopSignal(int signal) {
       "and save, unless the launcher is ending the job (mpirun sends "
       "SIGTERM to every rank when one has failed: then nothing is saved "
       "and the last checkpoint stays as it was)\n";
-  ssize_t ignored = underLauncher && signal == SIGTERM
-                        ? ::write(2, kAcknowledgedUnderLauncher,
-                                  sizeof(kAcknowledgedUnderLauncher) - 1)
-                        : ::write(2, kAcknowledged, sizeof(kAcknowledged) - 1);
+  // Another signal under the launcher (SIGINT, SIGUSR1 forwarded by
+  // mpirun, or sent to one rank): the ranks agree on the stop after the
+  // update, and a validation in progress runs to its end (the ranks would
+  // otherwise disagree on abandoning it); it said "abandoned".
+  static const char kAcknowledgedRanks[] =
+      "\nstop requested: the ranks stop together after the current update "
+      "(and a validation in progress) and save; a second signal ends this "
+      "rank at once, losing the steps since the last save\n";
+  ssize_t ignored =
+      !underLauncher ? ::write(2, kAcknowledged, sizeof(kAcknowledged) - 1)
+      : signal == SIGTERM
+          ? ::write(2, kAcknowledgedUnderLauncher,
+                    sizeof(kAcknowledgedUnderLauncher) - 1)
+          : ::write(2, kAcknowledgedRanks, sizeof(kAcknowledgedRanks) - 1);
   (void)ignored;
 }
 

@@ -130,8 +130,9 @@ typedef struct txrt_context txrt_context;
  *  the message is available from txrt_last_error(NULL). */
 txrt_status txrt_context_create(txrt_context **out_ctx);
 
-/** As txrt_context_create with an explicit thread count; num_threads <= 0
- *  means "as txrt_context_create". */
+/** As txrt_context_create with an explicit thread count, at most 4096
+ *  (TXRT_ERROR_INVALID_ARGUMENT above); num_threads <= 0 means "as
+ *  txrt_context_create". */
 txrt_status txrt_context_create_with_threads(int32_t num_threads,
                                              txrt_context **out_ctx);
 

@@ -30,6 +30,21 @@ TEST_F(ContextTest, ThreadCountComesFromEnvironment) {
   txrt_context_destroy(ctx);
 }
 
+TEST_F(ContextTest, ExplicitThreadCountsAreBoundedAsTheEnvironmentsAre) {
+  // 100000 was accepted, and the first entry call ended the process in
+  // libgomp ("Thread creation failed").
+  txrt_context *ctx = reinterpret_cast<txrt_context *>(0x1);
+  EXPECT_EQ(txrt_context_create_with_threads(100000, &ctx),
+            TXRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(ctx, nullptr);
+  EXPECT_NE(std::string(txrt_last_error(nullptr))
+                .find("num_threads 100000 is not in [1, 4096]"),
+            std::string::npos)
+      << txrt_last_error(nullptr);
+  ASSERT_EQ(txrt_context_create_with_threads(8, &ctx), TXRT_OK);
+  txrt_context_destroy(ctx);
+}
+
 TEST_F(ContextTest, MalformedThreadCountIsAnError) {
   ::setenv("TXRT_NUM_THREADS", "many", 1);
   txrt_context *ctx = reinterpret_cast<txrt_context *>(0x1);
