@@ -380,16 +380,22 @@ resumedCurve(const std::string &logPath, const TrainingPosition &position,
       options.logPath ? "--log" : "the loss curve of --save";
   if (options.logPath || inPlace) {
     if (std::optional<std::vector<LossPoint>> rows = rowsOf(logPath)) {
+      if (holdsTheSeenRows(*rows)) {
+        through = position.curveThrough;
+        hash = position.curveHash;
+        noteGap();
+        return upToTheSeen(std::move(*rows));
+      }
       // The checkpoint's own curve file (beside it) with rows after its
       // seen ones only: a curve this checkpoint's run started again (its
-      // rows were elsewhere) and whose save then failed. Started again
-      // once more: the identical retry was refused.
+      // rows were elsewhere) and whose save then failed. It starts again
+      // once more (the identical retry was refused).
       const bool restartedHere =
           inPlace && !options.logPath &&
           std::all_of(rows->begin(), rows->end(), [&](const LossPoint &row) {
             return row.step > *position.curveThrough;
           });
-      if (!holdsTheSeenRows(*rows) && !restartedHere)
+      if (!restartedHere)
         throw InputError(
             what + " '" + logPath + "' does not hold the loss curve of " +
             "--resume '" + *options.resumePath + "': its rows through step " +
@@ -399,12 +405,6 @@ resumedCurve(const std::string &logPath, const TrainingPosition &position,
             "give that one); give another --log (the curve then starts at "
             "step " +
             std::to_string(position.step + 1) + ") or move the file away");
-      if (!restartedHere || holdsTheSeenRows(*rows)) {
-        through = position.curveThrough;
-        hash = position.curveHash;
-        noteGap();
-        return upToTheSeen(std::move(*rows));
-      }
     }
   }
   nothingSeenYet();
@@ -1111,26 +1111,30 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // copies' names last: a disk that fills up leaves all of them as they
   // were (it left the old copies beside a new checkpoint), and an
   // interrupted save never pairs a new tokenizer with an old checkpoint.
-  auto saveWithCopies = [&](const std::function<void()> &writeTheCheckpoint) {
-    std::vector<std::unique_ptr<AtomicFileWriter>> copies;
-    auto copy = [&](const std::string &path, const std::string &content) {
-      copies.push_back(std::make_unique<AtomicFileWriter>(path));
-      copies.back()->write(content);
-    };
-    copy(checkpointSibling(*options.savePath, kTokenizerSuffix),
-         tokenizer.toJson());
+  // The copies beside the checkpoint, by suffix: its tokenizer, the
+  // Hugging Face pair or the SentencePiece model, the labels.
+  auto checkpointCopies = [&] {
+    std::vector<std::pair<const char *, std::string>> copies = {
+        {kTokenizerSuffix, tokenizer.toJson()}};
     if (!tokenizer.subwords) {
-      copy(checkpointSibling(*options.savePath, kSourceTokenizerSuffix),
-           tokenizer.source.toHuggingFaceJson());
-      copy(checkpointSibling(*options.savePath, kTargetTokenizerSuffix),
-           tokenizer.target.toHuggingFaceJson());
+      copies.push_back(
+          {kSourceTokenizerSuffix, tokenizer.source.toHuggingFaceJson()});
+      copies.push_back(
+          {kTargetTokenizerSuffix, tokenizer.target.toHuggingFaceJson()});
     } else {
-      copy(checkpointSibling(*options.savePath, kSentencePieceSuffix),
-           tokenizer.subwords->bytes());
+      copies.push_back({kSentencePieceSuffix, tokenizer.subwords->bytes()});
     }
     if (data.labels)
-      copy(checkpointSibling(*options.savePath, kLabelsSuffix),
-           data.labels->toJson());
+      copies.push_back({kLabelsSuffix, data.labels->toJson()});
+    return copies;
+  };
+  auto saveWithCopies = [&](const std::function<void()> &writeTheCheckpoint) {
+    std::vector<std::unique_ptr<AtomicFileWriter>> copies;
+    for (const auto &[suffix, content] : checkpointCopies()) {
+      copies.push_back(std::make_unique<AtomicFileWriter>(
+          checkpointSibling(*options.savePath, suffix)));
+      copies.back()->write(content);
+    }
     for (auto &writer : copies)
       writer->sync();
     writeTheCheckpoint();
@@ -1594,19 +1598,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // one is missing: a run killed between the checkpoint's rename and the
   // copies' left none, and nothing wrote them again.
   auto copiesMissing = [&] {
-    std::vector<const char *> suffixes = {kTokenizerSuffix};
-    if (tokenizer.subwords)
-      suffixes.push_back(kSentencePieceSuffix);
-    else
-      suffixes.insert(suffixes.end(),
-                      {kSourceTokenizerSuffix, kTargetTokenizerSuffix});
-    if (data.labels)
-      suffixes.push_back(kLabelsSuffix);
     std::error_code error;
-    return std::any_of(suffixes.begin(), suffixes.end(), [&](const char *s) {
-      return !std::filesystem::exists(checkpointSibling(*options.savePath, s),
-                                      error);
-    });
+    for (const auto &copy : checkpointCopies())
+      if (!std::filesystem::exists(
+              checkpointSibling(*options.savePath, copy.first), error))
+        return true;
+    return false;
   };
   writeOrStop(finalStep, [&] {
     curveThenCheckpoint(

@@ -20,28 +20,22 @@ namespace {
 /// file (files joined with `cat`) is a blank as in the text; it made
 /// "\uFEFFfood" a label of its own beside "food".
 std::string_view trimBlanks(std::string_view text) {
-  constexpr std::string_view kBlanks = " \t\v\f\r", kBom = "\xEF\xBB\xBF";
-  for (bool trimmed = true; trimmed && !text.empty();) {
-    trimmed = false;
-    if (kBlanks.find(text.front()) != std::string_view::npos) {
+  constexpr std::string_view kBlanks = " \t\v\f\r";
+  const std::string_view bom = kUtf8ByteOrderMark;
+  for (;;) {
+    if (!text.empty() && kBlanks.find(text.front()) != std::string_view::npos)
       text.remove_prefix(1);
-      trimmed = true;
-    } else if (text.substr(0, kBom.size()) == kBom) {
-      text.remove_prefix(kBom.size());
-      trimmed = true;
-    }
-    if (text.empty())
-      break;
-    if (kBlanks.find(text.back()) != std::string_view::npos) {
+    else if (text.substr(0, bom.size()) == bom)
+      text.remove_prefix(bom.size());
+    else if (!text.empty() &&
+             kBlanks.find(text.back()) != std::string_view::npos)
       text.remove_suffix(1);
-      trimmed = true;
-    } else if (text.size() >= kBom.size() &&
-               text.substr(text.size() - kBom.size()) == kBom) {
-      text.remove_suffix(kBom.size());
-      trimmed = true;
-    }
+    else if (text.size() >= bom.size() &&
+             text.substr(text.size() - bom.size()) == bom)
+      text.remove_suffix(bom.size());
+    else
+      return text;
   }
-  return text;
 }
 
 } // namespace
