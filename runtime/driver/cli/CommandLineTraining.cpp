@@ -105,8 +105,9 @@ checkpoints:
                     half-written
   --every N         also save every N steps (default: only at the end)
   --overwrite       let --save replace a training checkpoint that this run
-                    does not --resume (without it that is an error: the
-                    checkpoint's steps would be lost)
+                    does not --resume, and --log a file (another run's
+                    curve) a new run would replace (without it that is an
+                    error: the checkpoint's steps would be lost)
   --resume FILE     continue a run from its checkpoint (and the tokenizer,
                     --batch or --max-tokens, --update-freq, --block and the
                     best validation in it); the result is bit-identical to
@@ -370,9 +371,10 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
                 "train --ema checkpoint)");
   if (train.every && !train.savePath)
     cursor.fail("--every needs --save FILE");
-  if (train.overwrite && !train.savePath)
-    cursor.fail("--overwrite lets --save replace a checkpoint; give --save "
-                "FILE (without it nothing is written)");
+  if (train.overwrite && !train.savePath && !train.logPath)
+    cursor.fail("--overwrite lets --save replace a checkpoint (or --log a "
+                "curve); give --save FILE (without either nothing is "
+                "written)");
   if ((train.vocabSize || train.spmType) && train.tokenizer != "spm")
     cursor.fail(std::string(train.vocabSize ? "--vocab-size" : "--spm-type") +
                 " applies to --tokenizer spm");

@@ -482,6 +482,31 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   if (logPath)
     locks.push_back(std::make_unique<WriterLock>(
         *logPath, options.logPath ? "--log" : "the loss curve of --save"));
+  if (options.logPath) {
+    const std::string &log = *options.logPath;
+    // A new run's --log over another run's curve (or any other file)
+    // replaced it unasked, as --save over a checkpoint does not. A resumed
+    // run continues its own curve there (resumedCurve checks whose it is).
+    std::error_code error;
+    if (!options.resumePath && !options.overwrite &&
+        std::filesystem::is_regular_file(log, error) &&
+        std::filesystem::file_size(log, error) > 0 && !error) {
+      std::vector<LossPoint> rows = parseLossCsv(readWholeFile(log));
+      if (rows.empty())
+        throw InputError("--log '" + log +
+                         "' is a file already (not a loss curve): writing "
+                         "this run's curve would replace it. --overwrite "
+                         "replaces it, or --log to another file");
+      throw InputError(
+          "--log '" + log + "' holds a loss curve already (" +
+          std::to_string(rows.size()) + " rows, steps " +
+          std::to_string(rows.front().step) + ".." +
+          std::to_string(rows.back().step) +
+          ") and this run starts anew: writing its curve would replace it. "
+          "--resume the checkpoint whose curve it is continues it, "
+          "--overwrite replaces it, or --log to another file");
+    }
+  }
   if (!options.savePath)
     return locks;
   // Two runs started with one --save (two terminals, a script run twice)

@@ -129,7 +129,8 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
        "--alpha is beam search's length penalty; give --beam N too"},
       {{"train", "--data", "d", "--overwrite"},
        "train",
-       "--overwrite lets --save replace a checkpoint; give --save FILE"},
+       "--overwrite lets --save replace a checkpoint (or --log a curve); "
+       "give --save FILE"},
       {{"bench", "--steps", "0"}, "bench", "--steps expects an integer"},
       {{"bench", "--sources", "s.npy", "--src-len", "4"},
        "bench",
