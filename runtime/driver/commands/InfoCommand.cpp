@@ -160,8 +160,13 @@ std::string describeCheckpoint(const ModelInfo &model,
   std::ostringstream out;
   out << "\ncheckpoint     " << path << "\n";
   out << "  step         " << position.step << " (next: batch "
-      << position.batchInEpoch + 1 << " of epoch " << position.epoch + 1
-      << ")\n";
+      << position.batchInEpoch + 1 << " of epoch " << position.epoch + 1;
+  if (position.dataPositionStep)
+    out << " as of step " << *position.dataPositionStep << "; `run` saved step "
+        << position.step
+        << " on its own inputs since, and train --resume takes step "
+        << position.step + 1 << "'s batch";
+  out << ")\n";
   out << "  batch        ";
   if (position.maxTokens)
     out << "at most " << position.maxTokens << " padded tokens, "
@@ -280,6 +285,8 @@ std::string checkpointJson(const ModelInfo &model, const std::string &path) {
   out["step"] = position.step;
   out["next"] =
       Json{{"epoch", position.epoch + 1}, {"batch", position.batchInEpoch + 1}};
+  if (position.dataPositionStep)
+    out["next"]["as_of_step"] = *position.dataPositionStep;
   out["batch_size"] = position.batchSize;
   out["max_tokens"] =
       position.maxTokens ? Json(position.maxTokens) : Json(nullptr);

@@ -599,6 +599,11 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (options.savePath && savesTrainingCheckpoint(model, *entry)) {
     // Parameters, Adam's moments and the step: --load continues from here.
     TrainingPosition position = loaded.value_or(TrainingPosition{});
+    // The data position stays the loaded run's: it names the batch after
+    // the step train last saved, not after these.
+    if (loaded && lastStep != loaded->step)
+      position.dataPositionStep =
+          loaded->dataPositionStep.value_or(loaded->step);
     position.step = lastStep;
     position.seed = *options.trainSeed;
     // A loaded run's batch size (or --max-tokens) stays: `train --resume`

@@ -1117,6 +1117,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     auto [epoch, index] = plan.positionOfStep(step + 1);
     at.epoch = epoch;
     at.batchInEpoch = index;
+    at.dataPositionStep = std::nullopt;
     // A run without --valid keeps the resumed checkpoint's record (the
     // best so far, the validations since): it dropped it, and the next
     // --keep-best run took a worse score for the best and replaced the

@@ -173,6 +173,9 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
     metadata.push_back({kTokenizerKey, tokenizer.toJson()});
   if (position.maxTokens)
     metadata.push_back({"max_tokens", std::to_string(position.maxTokens)});
+  if (position.dataPositionStep)
+    metadata.push_back(
+        {"data_position_step", std::to_string(*position.dataPositionStep)});
   if (position.threads > 0)
     metadata.push_back({"threads", std::to_string(position.threads)});
   if (position.block)
@@ -420,6 +423,9 @@ TrainingPosition readTrainingPosition(const SafetensorsReader &file) {
       metadataInteger<int64_t>(file, "batch_size", 10, kMaxTrainingCount);
   position.minFreq =
       metadataInteger<int64_t>(file, "min_freq", 10, kMaxTrainingCount);
+  if (file.metadataValue("data_position_step"))
+    position.dataPositionStep = metadataInteger<int64_t>(
+        file, "data_position_step", 10, kMaxTrainingCount);
   if (file.metadataValue("max_tokens"))
     position.maxTokens =
         metadataInteger<int64_t>(file, "max_tokens", 10, kMaxTrainingCount);

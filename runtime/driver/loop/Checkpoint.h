@@ -86,6 +86,10 @@ struct TrainingPosition {
   uint64_t seed = 0;        ///< --seed of the run
   int64_t epoch = 0;        ///< data position of the next update
   int64_t batchInEpoch = 0;
+  /// The step `epoch` and `batchInEpoch` were recorded at, where `run`
+  /// trained steps after it on its own inputs (they name that step's next
+  /// batch; train --resume takes the batch of `step` + 1 in its order).
+  std::optional<int64_t> dataPositionStep;
   int64_t batchSize = 0;
   int64_t maxTokens = 0; ///< --max-tokens (0: fixed rows of batchSize)
   int64_t updateFreq = 1; ///< --update-freq of the run that wrote it
