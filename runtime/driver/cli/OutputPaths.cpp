@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -53,6 +55,36 @@ bool same(const FileIdentity &a, const FileIdentity &b) {
   if (a.exists)
     return a.device == b.device && a.inode == b.inode;
   return a.canonical == b.canonical;
+}
+
+/// What the existing file at `path` is when a binary output of `format`
+/// would replace a file of another kind ("a text file", "an executable");
+/// nullopt for a text output, no file, an empty one, one of `format`, or a
+/// safetensors file (checkOutputPaths says that one itself).
+std::optional<std::string> otherKindOfFile(const std::string &path,
+                                           NamedPath::Format format) {
+  std::error_code error;
+  if (format == NamedPath::Format::Text ||
+      !std::filesystem::is_regular_file(path, error) ||
+      std::filesystem::file_size(path, error) == 0 || error ||
+      looksLikeSafetensors(path))
+    return std::nullopt;
+  char head[512];
+  size_t got = 0;
+  if (FILE *file = std::fopen(path.c_str(), "rb")) {
+    got = std::fread(head, 1, sizeof head, file);
+    std::fclose(file);
+  }
+  std::string_view start(head, got);
+  if (format == NamedPath::Format::Npy && start.substr(0, 6) == "\x93NUMPY")
+    return std::nullopt;
+  if (start.substr(0, 4) == "\x7f"
+                            "ELF")
+    return std::string("an executable or object file (ELF)");
+  if (start.find('\0') == std::string_view::npos)
+    return std::string("a text file");
+  return "a file of another kind (" +
+         std::to_string(std::filesystem::file_size(path, error)) + " bytes)";
 }
 
 std::string describe(const NamedPath &named) {
@@ -208,7 +240,21 @@ void checkOutputPaths(
                            name.size() + AtomicFileWriter::kTemporaryNameExtra -
                                size_t(nameMax),
                            nameMax});
-    if (!output.safetensors && looksLikeSafetensors(output.path))
+    if (sameFile(output.path, "/proc/self/exe"))
+      problems.push_back(describe(output) +
+                         " is this executable itself: writing it there "
+                         "would destroy the program; give another path");
+    else if (std::optional<std::string> kind =
+                 otherKindOfFile(output.path, output.format))
+      problems.push_back(
+          describe(output) + " is " + *kind + " already, and " + output.what +
+          " writes " +
+          (output.format == NamedPath::Format::Npy ? "an .npy array"
+                                                   : "a safetensors file") +
+          ": writing it there would destroy it; give another path (or "
+          "remove the file)");
+    if (output.format != NamedPath::Format::Safetensors &&
+        looksLikeSafetensors(output.path))
       problems.push_back(
           describe(output) +
           " is a safetensors file (a checkpoint or parameters): " +

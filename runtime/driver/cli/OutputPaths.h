@@ -26,11 +26,15 @@ namespace txrt::driver {
 struct NamedPath {
   std::string path;
   std::string what;
-  /// An output that writes a safetensors file (a checkpoint, parameters,
-  /// gradients): only those may replace one. Any other output (a log, a
-  /// loss curve, a trace, a tokenizer copy, an .npy) over an existing
-  /// safetensors file is refused: `--log b.safetensors` would destroy a run.
-  bool safetensors = false;
+  /// What the output writes. Only a safetensors output (a checkpoint,
+  /// parameters, gradients) may replace a safetensors file: any other (a
+  /// log, a loss curve, a trace, a tokenizer copy, an .npy) over one is
+  /// refused, as `--log b.safetensors` would destroy a run. A binary output
+  /// (safetensors, .npy) over an existing file of another kind is refused
+  /// too: `--save model.tx` or `--decode-out train.tsv` replaced the spec
+  /// or the data.
+  enum class Format { Text, Safetensors, Npy };
+  Format format = Format::Text;
 };
 
 /// Throws InputError (one line per problem) when an output collides with

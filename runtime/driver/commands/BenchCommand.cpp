@@ -248,9 +248,11 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (options.sourcesPath)
       inputs.push_back({*options.sourcesPath, "--sources"});
     if (options.decodeOutPath)
-      outputs.push_back({*options.decodeOutPath, "--decode-out"});
+      outputs.push_back(
+          {*options.decodeOutPath, "--decode-out", NamedPath::Format::Npy});
     if (options.beamOutPath)
-      outputs.push_back({*options.beamOutPath, "--beam-out"});
+      outputs.push_back(
+          {*options.beamOutPath, "--beam-out", NamedPath::Format::Npy});
     if (options.profile.tracePath)
       outputs.push_back({*options.profile.tracePath, "--profile-trace"});
     checkOutputPaths(outputs, inputs);

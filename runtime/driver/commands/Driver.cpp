@@ -247,8 +247,10 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
            "x86-64)\n";
     return kExitBadInput;
   }
-  // Before any work: a bf16 model needs the CPU's bf16 instructions.
-  if (model.precision == "bf16" && !txrt_cpu_has_bf16()) {
+  // Before any work: a bf16 model needs the CPU's bf16 instructions
+  // (export copies f32 tensors: it needs none).
+  if (model.precision == "bf16" && !txrt_cpu_has_bf16() &&
+      line.command != CommandLine::Command::Export) {
     err << "error: this model was compiled with --precision=bf16 and this "
            "CPU has neither avx512_bf16 nor amx_bf16; recompile it with "
            "--precision=fp32\n";

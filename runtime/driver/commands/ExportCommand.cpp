@@ -10,7 +10,7 @@ namespace txrt::driver {
 int exportCommand(const ModelInfo &model, const ExportOptions &options,
                   std::ostream &out, std::ostream &err) {
   const std::vector<NamedPath> outputs = {
-      {options.outputPath, "the export file", true}};
+      {options.outputPath, "the export file", NamedPath::Format::Safetensors}};
   checkOutputPaths(outputs, {{options.loadPath, "--load"}});
   checkWritableDirectories(outputs);
   // The parameters alone over a training checkpoint would drop its

@@ -76,7 +76,8 @@ void checkRunOutputs(const EntryInfo &entry, const RunOptions &options,
                      const std::vector<InputSource> &sources) {
   std::vector<NamedPath> outputs, inputs;
   for (const TensorSig &sig : entry.outputs)
-    outputs.push_back({outputPath(options, sig), "output '" + sig.name + "'"});
+    outputs.push_back({outputPath(options, sig), "output '" + sig.name + "'",
+                       NamedPath::Format::Npy});
   // A cache written back may replace the file it was read from (the next
   // step's input): the entry has read it by then.
   for (size_t i = 0; i < entry.inputs.size(); ++i)
@@ -84,11 +85,14 @@ void checkRunOutputs(const EntryInfo &entry, const RunOptions &options,
         entry.inputs[i].writesLastRows.has_value() &&
         !sameFile(outputPath(options, entry.inputs[i]), sources[i].path))
       outputs.push_back({outputPath(options, entry.inputs[i]),
-                         "cache '" + entry.inputs[i].name + "'"});
+                         "cache '" + entry.inputs[i].name + "'",
+                         NamedPath::Format::Npy});
   if (options.saveGradsPath)
-    outputs.push_back({*options.saveGradsPath, "--save-grads", true});
+    outputs.push_back({*options.saveGradsPath, "--save-grads",
+                       NamedPath::Format::Safetensors});
   if (options.savePath)
-    outputs.push_back({*options.savePath, "--save", true});
+    outputs.push_back(
+        {*options.savePath, "--save", NamedPath::Format::Safetensors});
   if (options.profile.tracePath)
     outputs.push_back({*options.profile.tracePath, "--profile-trace"});
   for (const InputSource &source : sources)

@@ -440,7 +440,8 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   if (options.initFromPath)
     inputs.push_back({*options.initFromPath, "--init-from"});
   if (options.savePath) {
-    outputs.push_back({*options.savePath, "--save", true});
+    outputs.push_back(
+        {*options.savePath, "--save", NamedPath::Format::Safetensors});
     outputs.push_back({checkpointSibling(*options.savePath, kTokenizerSuffix),
                        "the tokenizer copy of --save"});
     outputs.push_back(
@@ -455,7 +456,8 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
     if (options.keepBest)
       outputs.push_back(
           {checkpointSibling(*options.savePath, kBestCheckpointSuffix),
-           "the --keep-best checkpoint of --save", true});
+           "the --keep-best checkpoint of --save",
+           NamedPath::Format::Safetensors});
   }
   if (options.validPath)
     inputs.push_back({*options.validPath, "--valid"});
