@@ -238,8 +238,40 @@ std::optional<std::string> readSpec(llvm::StringRef path, std::string &error) {
 /// What txc writes at an output path.
 enum class OutputKind {
   Text,   ///< IR, tables: streamed; a pipe, FIFO or /dev/null is fine
-  Native, ///< object, header, executable: written or replaced whole
+  Header, ///< the object's C header: written or replaced whole
+  Native, ///< object, executable: written or replaced whole
 };
+
+/// What the existing regular file at `path` is when txc's output of `kind`
+/// must not replace it: a checkpoint or parameters (safetensors) or an
+/// array (.npy) that the executables wrote, for any output; for an object
+/// or executable, anything but an ELF file (`txc m.tx -o train.tsv`
+/// replaced the data). Empty when it may be replaced (or is empty).
+std::string protectedKindOf(llvm::StringRef path, OutputKind kind) {
+  uint64_t size = 0;
+  if (llvm::sys::fs::file_size(path, size) || size == 0)
+    return "";
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> head =
+      llvm::MemoryBuffer::getFileSlice(path, std::min<uint64_t>(size, 4096), 0);
+  if (!head)
+    return "";
+  llvm::StringRef bytes = (*head)->getBuffer();
+  if (bytes.starts_with("\x93NUMPY"))
+    return "an .npy array";
+  // safetensors: an 8-byte little-endian header length, then a JSON object.
+  uint64_t headerBytes = 0;
+  if (bytes.size() > 8 && bytes[8] == '{') {
+    for (int i = 7; i >= 0; --i)
+      headerBytes = headerBytes << 8 | uint8_t(bytes[i]);
+    if (headerBytes + 8 <= size)
+      return "a safetensors file (a checkpoint or parameters)";
+  }
+  if (kind == OutputKind::Native && !bytes.starts_with("\x7f"
+                                                       "ELF"))
+    return bytes.contains('\0') ? "a file that is no executable or object"
+                                : "a text file";
+  return "";
+}
 
 /// Checks that txc may write `path`: never the spec itself (by path, link or
 /// device and inode), never a directory, and for native outputs only a
@@ -263,6 +295,11 @@ bool canCreateIn(llvm::StringRef directory) {
 bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
   if (path == "-")
     return true;
+  // (The linker answered an empty name with its whole command line.)
+  if (path.empty()) {
+    llvm::errs() << "txc: error: the output's name is empty; give -o FILE\n";
+    return false;
+  }
   bool same = false;
   if (inputFile != "-" &&
       !llvm::sys::fs::equivalent(inputFile.getValue(), path, same) && same) {
@@ -294,6 +331,23 @@ bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
                    << parent << "' does not exist\n";
       return false;
     }
+    // A symlink to a file that cannot be made (its directory is missing):
+    // found now, not after the object was written without its header.
+    if (llvm::sys::fs::is_symlink_file(path)) {
+      llvm::errs() << "txc: error: the output '" << path
+                   << "' is a symlink to a file that cannot be created\n";
+      return false;
+    }
+    // (The linker answered a name over the limit with its command line.)
+    llvm::StringRef name = llvm::sys::path::filename(path);
+    long nameMax = ::pathconf(parent.c_str(), _PC_NAME_MAX);
+    if (nameMax > 0 && name.size() > size_t(nameMax)) {
+      llvm::errs() << "txc: error: the output '" << path
+                   << "' has too long a file name (" << name.size()
+                   << " characters; the file system's limit is " << nameMax
+                   << ")\n";
+      return false;
+    }
     if (llvm::sys::fs::access(parent, llvm::sys::fs::AccessMode::Write) ||
         !canCreateIn(parent)) {
       llvm::errs() << "txc: error: the output '" << path
@@ -315,6 +369,17 @@ bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
         (kind != OutputKind::Text && !canCreateIn(parent))) {
       llvm::errs() << "txc: error: the output '" << path
                    << "' exists and cannot be written\n";
+      return false;
+    }
+    std::string kept = protectedKindOf(path, kind);
+    if (!kept.empty()) {
+      llvm::errs() << "txc: error: the output '" << path << "' is " << kept
+                   << ": writing "
+                   << (kind != OutputKind::Native ? "txc's output"
+                       : emit == Stage::Obj       ? "the object file"
+                                                  : "the executable")
+                   << " there would destroy it; choose another -o (or remove "
+                      "the file)\n";
       return false;
     }
     return true;
@@ -638,8 +703,8 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
        llvm::sys::path::stem(target) + ".h")
           .str();
   if (!checkOutputPath(target, emit == Stage::Llvm ? OutputKind::Text
-                                                    : OutputKind::Native) ||
-      (emit == Stage::Obj && !checkOutputPath(headerPath, OutputKind::Native)))
+                                                   : OutputKind::Native) ||
+      (emit == Stage::Obj && !checkOutputPath(headerPath, OutputKind::Header)))
     return 1;
   StageTimer timer;
   bool cuda = targetName == "cuda";
