@@ -148,3 +148,78 @@ extern "C" int32_t txrt_cpu_has_feature(const char *name) {
   }
   return -1;
 }
+
+// The extensions GCC may use anywhere in this library, from the macros
+// -march=${TXRT_ARCH} defines: the runtime's own loops (attention, norms,
+// dropout, Adam) are vectorized for them. An executable built with
+// txc --mcpu=x86-64 checked only its generated code's features and ran the
+// runtime's AVX2 loops on any CPU.
+extern "C" const char *txrt_runtime_cpu_features(void) {
+  return ""
+#ifdef __SSE3__
+         "sse3,"
+#endif
+#ifdef __SSSE3__
+         "ssse3,"
+#endif
+#ifdef __SSE4_1__
+         "sse4.1,"
+#endif
+#ifdef __SSE4_2__
+         "sse4.2,"
+#endif
+#ifdef __POPCNT__
+         "popcnt,"
+#endif
+#ifdef __AVX__
+         "avx,"
+#endif
+#ifdef __F16C__
+         "f16c,"
+#endif
+#ifdef __FMA__
+         "fma,"
+#endif
+#ifdef __BMI__
+         "bmi,"
+#endif
+#ifdef __BMI2__
+         "bmi2,"
+#endif
+#ifdef __AVX2__
+         "avx2,"
+#endif
+#ifdef __AVX512F__
+         "avx512f,"
+#endif
+#ifdef __AVX512DQ__
+         "avx512dq,"
+#endif
+#ifdef __AVX512CD__
+         "avx512cd,"
+#endif
+#ifdef __AVX512BW__
+         "avx512bw,"
+#endif
+#ifdef __AVX512VL__
+         "avx512vl,"
+#endif
+#ifdef __AVX512VNNI__
+         "avx512vnni,"
+#endif
+#ifdef __AVX512BF16__
+         "avx512bf16,"
+#endif
+#ifdef __AVX512FP16__
+         "avx512fp16,"
+#endif
+      ;
+}
+
+extern "C" const char *txrt_runtime_arch(void) {
+#ifdef TXRT_ARCH_NAME
+  return TXRT_ARCH_NAME;
+#else
+  return "unknown";
+#endif
+}

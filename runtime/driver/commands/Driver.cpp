@@ -30,6 +30,7 @@
 #include <cstring>
 #include <iostream>
 #include <new>
+#include <sstream>
 
 #include <fcntl.h>
 #include <omp.h>
@@ -231,11 +232,19 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
   // lack (--mcpu=x86-64-v4 on an AVX2 machine, or a native build moved to
   // an older one), which died of SIGILL in the first kernel.
   // (export runs none of that code: it copies tensors.)
-  std::vector<std::string> missing;
-  if (line.command != CommandLine::Command::Export)
+  // The runtime linked in (libtxrt) is compiled for its own -march
+  // (TXRT_ARCH), whatever txc's --mcpu: an --mcpu=x86-64 executable passed
+  // this check and ran the runtime's AVX2 loops.
+  std::vector<std::string> missing, runtimeMissing;
+  if (line.command != CommandLine::Command::Export) {
     for (const std::string &feature : model.cpuFeatures)
       if (txrt_cpu_has_feature(feature.c_str()) == 0)
         missing.push_back(feature);
+    std::istringstream runtimeFeatures(txrt_runtime_cpu_features());
+    for (std::string feature; std::getline(runtimeFeatures, feature, ',');)
+      if (!feature.empty() && txrt_cpu_has_feature(feature.c_str()) == 0)
+        runtimeMissing.push_back(feature);
+  }
   if (!missing.empty()) {
     err << "error: this executable was compiled for CPU features this CPU "
            "lacks: "
@@ -244,7 +253,18 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
                                        : model.compileFlags)
         << "); recompile the spec on this machine, or for a CPU it has "
            "(txc --mcpu=x86-64-v3 for AVX2 machines, --mcpu=x86-64 for any "
-           "x86-64)\n";
+           "x86-64, with a runtime built for it: -DTXRT_ARCH)\n";
+    return kExitBadInput;
+  }
+  if (!runtimeMissing.empty()) {
+    err << "error: the runtime linked into this executable (libtxrt, built "
+           "with -march="
+        << txrt_runtime_arch() << ") uses CPU features this CPU lacks: "
+        << joinWithCommas(runtimeMissing)
+        << "; build txc's runtime for a CPU this one is (cmake "
+           "-DTXRT_ARCH=x86-64-v3 for AVX2 machines, x86-64-v2 or x86-64 "
+           "for older ones) and recompile the spec with that txc (and "
+           "--mcpu to match)\n";
     return kExitBadInput;
   }
   // Before any work: a bf16 model needs the CPU's bf16 instructions

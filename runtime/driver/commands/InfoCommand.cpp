@@ -11,6 +11,7 @@
 #include "formats/Json.h"
 #include "loop/Checkpoint.h"
 #include "loop/Ema.h"
+#include "txrt/txrt.h"
 
 #include <algorithm>
 #include <cmath>
@@ -62,6 +63,19 @@ void printModelInfo(const ModelInfo &model, std::ostream &out) {
       << "\n";
   out << "compile flags  "
       << (model.compileFlags.empty() ? "(none)" : model.compileFlags) << "\n";
+  // What the CPU needs: the model's code (txc --mcpu) and the runtime
+  // linked in (its -march, CMake's TXRT_ARCH).
+  std::string runtimeFeatures = txrt_runtime_cpu_features();
+  if (!runtimeFeatures.empty())
+    runtimeFeatures.pop_back(); // the trailing comma
+  std::string codeFeatures;
+  for (const std::string &feature : model.cpuFeatures)
+    codeFeatures += (codeFeatures.empty() ? "" : ",") + feature;
+  out << "cpu features   "
+      << (codeFeatures.empty() ? std::string("(none)") : codeFeatures)
+      << "; runtime -march=" << txrt_runtime_arch() << ": "
+      << (runtimeFeatures.empty() ? std::string("(none)") : runtimeFeatures)
+      << "\n";
   out << "precision      " << model.precision
       << (model.precision == "bf16"
               ? " (linears and attention products read bf16, accumulate f32)"

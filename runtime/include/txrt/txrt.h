@@ -954,6 +954,16 @@ int32_t txrt_cpu_has_bf16(void);
  *  comma-separated list of names) makes it answer 0 for those (tests). */
 int32_t txrt_cpu_has_feature(const char *name);
 
+/** The extensions this library was compiled for (its -march, CMake's
+ *  TXRT_ARCH), comma-separated in txrt_cpu_has_feature's names with a
+ *  trailing comma ("sse3,...,avx2,fma,"; "" for x86-64): the compiler may
+ *  use them anywhere in it, so a CPU without one cannot run it, whatever
+ *  the model's code was compiled for. */
+const char *txrt_runtime_cpu_features(void);
+
+/** The -march target the library was built for ("native", "x86-64-v3"). */
+const char *txrt_runtime_arch(void);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
