@@ -25,7 +25,9 @@
 // are rounded to bf16 as the product packs them and accumulate in f32,
 // while the softmax statistics (m, l, lse), the rescaling, D, dS, masks
 // and dropout stay f32 and the outputs are f32. The rare rows whose masked
-// keys count (below) are computed whole in f32 in both. Q, K,
+// keys count (below) are computed whole in f32 in the forward; in the
+// backward only their masked keys' share of dV is (backwardMaskedKeys),
+// and their visible keys go through the block products as any row's. Q, K,
 // V, O and the gradients are read and written in place through their leading
 // dimensions ([B, T, h, d] with any row stride): no head-split copies. With
 // grouped-query attention (kv_heads < heads) query head h reads key/value
