@@ -86,11 +86,27 @@ std::vector<std::vector<size_t>> BatchPlan::epoch(int64_t epoch) const {
       window > order.size())
     window = order.size();
   window = std::max<uint64_t>(window, 1);
+  // Token batches: windows of kBucketWindowBatches token budgets (the
+  // examples' own padded tokens), not of the row bound, which
+  // --update-freq K multiplies: `--max-tokens N --update-freq K` sorted in
+  // windows K times larger than `--max-tokens K*N` and trained on other
+  // batches.
+  auto windowEnd = [&](size_t begin) {
+    if (!maxTokens_)
+      return std::min(order.size(), begin + window);
+    int64_t budget = 0, tokens = 0;
+    if (__builtin_mul_overflow(maxTokens_, kBucketWindowBatches, &budget))
+      return order.size();
+    size_t end = begin;
+    while (end < order.size() && tokens < budget)
+      tokens += paddedTokens(1, lengths_[order[end++]]);
+    return end;
+  };
   std::vector<std::vector<size_t>> batches;
-  for (size_t begin = 0; begin < order.size(); begin += window) {
+  for (size_t begin = 0, end = 0; begin < order.size(); begin = end) {
+    end = windowEnd(begin);
     auto first = order.begin() + std::ptrdiff_t(begin);
-    auto last = order.begin() + std::ptrdiff_t(std::min(order.size(),
-                                                         begin + window));
+    auto last = order.begin() + std::ptrdiff_t(end);
     std::stable_sort(first, last, [&](size_t a, size_t b) {
       return lengths_[a] < lengths_[b];
     });

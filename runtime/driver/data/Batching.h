@@ -15,8 +15,10 @@
 //      "batches").
 //
 // With a token budget (`train --max-tokens`, TokenBatches.h) step 3 cuts each
-// window by padded tokens instead of rows, windows are kBucketWindowBatches *
-// the row bound, and the number of batches varies by epoch.
+// window by padded tokens instead of rows, windows hold kBucketWindowBatches
+// token budgets (the examples' own padded tokens, in step 1's order: so
+// `--max-tokens N --update-freq K` batches as `--max-tokens K*N` does, up to
+// the row bound), and the number of batches varies by epoch.
 //
 // A batch becomes three [b, len] i32 tensors padded with the pad id to the
 // batch's longest sentence (or to the length the spec writes, when it writes
