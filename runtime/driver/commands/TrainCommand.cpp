@@ -988,6 +988,13 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         << position.step << " (trained with update-freq "
         << position.updateFreq << " on " << position.ranks
         << (position.ranks == 1 ? " rank" : " ranks") << ")\n";
+    if (position.rowTokenWindows && maxTokens)
+      err << "note: '" << *options.resumePath
+          << "' was trained by an older txc, whose --max-tokens batches were "
+             "sorted by length in windows of 16 x the row bound: this one's "
+             "windows hold 16 token budgets, so the resumed run takes other "
+             "batches (the same data in another order) than that run would "
+             "have\n";
     noteDifferences(
         position, options, batch, maxTokens, updateFreq,
         runner.device() ? 0 : txrt_context_num_threads(runner.context()), data,

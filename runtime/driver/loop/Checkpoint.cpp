@@ -171,8 +171,10 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
   // text): then the file holds none rather than an empty, invalid one.
   if (tokenizer.source.size() > 0)
     metadata.push_back({kTokenizerKey, tokenizer.toJson()});
-  if (position.maxTokens)
+  if (position.maxTokens) {
     metadata.push_back({"max_tokens", std::to_string(position.maxTokens)});
+    metadata.push_back({"token_windows", "budgets"});
+  }
   if (position.dataPositionStep)
     metadata.push_back(
         {"data_position_step", std::to_string(*position.dataPositionStep)});
@@ -426,9 +428,11 @@ TrainingPosition readTrainingPosition(const SafetensorsReader &file) {
   if (file.metadataValue("data_position_step"))
     position.dataPositionStep = metadataInteger<int64_t>(
         file, "data_position_step", 10, kMaxTrainingCount);
-  if (file.metadataValue("max_tokens"))
+  if (file.metadataValue("max_tokens")) {
     position.maxTokens =
         metadataInteger<int64_t>(file, "max_tokens", 10, kMaxTrainingCount);
+    position.rowTokenWindows = !file.metadataValue("token_windows");
+  }
   // Written since data-parallel training; older checkpoints: one process.
   if (file.metadataValue("update_freq"))
     position.updateFreq =

@@ -90,6 +90,10 @@ struct TrainingPosition {
   /// trained steps after it on its own inputs (they name that step's next
   /// batch; train --resume takes the batch of `step` + 1 in its order).
   std::optional<int64_t> dataPositionStep;
+  /// A --max-tokens run saved by a txc whose length-sorting windows were
+  /// 16 x the row bound (no "token_windows" in the metadata): this build's
+  /// windows of 16 token budgets give that run other batches.
+  bool rowTokenWindows = false;
   int64_t batchSize = 0;
   int64_t maxTokens = 0; ///< --max-tokens (0: fixed rows of batchSize)
   int64_t updateFreq = 1; ///< --update-freq of the run that wrote it
