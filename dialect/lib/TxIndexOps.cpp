@@ -235,7 +235,11 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
     return fail(loc, "split needs at least one size");
   int64_t total = 0;
   for (int64_t size : sizes) {
-    if (size < 1 || size > shape[axis].size - total)
+    if (size < 1)
+      return fail(loc, llvm::formatv("split sizes [{0}]: a size must be a "
+                                     "positive integer, got {1}",
+                                     listText(sizes), size));
+    if (size > shape[axis].size - total)
       return fail(loc, llvm::formatv("split sizes [{0}] do not add up to "
                                      "dimension {1} of {2}",
                                      listText(sizes), axis, formatType(type)));

@@ -170,6 +170,11 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *, std::optional<Locatio
   if (table.size() != 2 || table[0].isSymbolic() || table[1].isSymbolic())
     return fail(loc, "table must be a static [vocab, dim] matrix, got " +
                          formatShape(table));
+  // No id selects a row of an empty table (and its gradient, an
+  // embedding_grad of vocab 0, cannot be built: tx-autodiff aborted).
+  if (table[0].size <= 0)
+    return fail(loc, "table has no rows (" + formatShape(table) +
+                         "): no id can select one");
   Shape result = ids;
   result.push_back(table[1]);
   types.push_back(getTensorType(result, tableType.getElementType()));

@@ -147,7 +147,7 @@ func.func @split_sizes(%x: tensor<4x8xf32>) {
 // -----
 
 func.func @split_zero(%x: tensor<4x8xf32>) {
-  // expected-error @+2 {{split sizes [8, 0] do not add up to dimension 1 of f32[4, 8]}}
+  // expected-error @+2 {{split sizes [8, 0]: a size must be a positive integer, got 0}}
   // expected-error @+1 {{failed to infer returned types}}
   %0:2 = tx.split %x {axis = 1 : i64, sizes = array<i64: 8, 0>} : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x0xf32>)
   return

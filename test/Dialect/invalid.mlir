@@ -68,6 +68,17 @@ func.func @embedding_table(%ids: tensor<4xi32>, %t: tensor<16xf32>) {
 
 // -----
 
+// No id selects a row of an empty table (tx-autodiff aborted on its
+// embedding_grad of vocab 0).
+func.func @embedding_no_rows(%ids: tensor<4xi32>, %t: tensor<0x4xf32>) {
+  // expected-error @+2 {{table has no rows ([0, 4]): no id can select one}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.embedding %ids, %t : (tensor<4xi32>, tensor<0x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
 func.func @pe_rank(%x: tensor<8xf32>) {
   // expected-error @+2 {{positional_encoding input must be [..., T, d], got [8]}}
   // expected-error @+1 {{failed to infer returned types}}

@@ -440,6 +440,19 @@ private:
   LogicalResult fail(Operation *op, const Twine &why) {
     return op->emitOpError("cannot be lowered to native code: ") << why;
   }
+  /// Fails unless a tensor of `type` at its bounds, placed at `offset`,
+  /// lies within `arenaBytes` (a hand-edited plan could place it past
+  /// the arena the driver allocates).
+  LogicalResult checkInArena(Operation *op, int64_t offset, Type type,
+                             int64_t arenaBytes, StringRef arena) {
+    std::optional<int64_t> bytes = getUpperBoundBytes(type);
+    if (offset >= 0 && bytes && offset <= arenaBytes - *bytes)
+      return success();
+    return fail(op, "its planned offset " + std::to_string(offset) + " (" +
+                        (bytes ? std::to_string(*bytes) : std::string("?")) +
+                        " bytes) is not within " + arena.str() + " of " +
+                        std::to_string(arenaBytes) + " bytes");
+  }
 
   ModuleOp module;
   func::FuncOp entry;

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "EntryLowering.h"
+#include "txc/Transforms/EntrySignature.h"
 
 #include "txc/Transforms/Passes.h"
 
@@ -235,6 +236,12 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
       auto offset = decl ? decl->getAttrOfType<IntegerAttr>("offset") : nullptr;
       if (!offset)
         return fail(op, "parameter has no planned offset (run tx-plan-memory)");
+      auto arenaBytes =
+          module->getAttrOfType<IntegerAttr>("tx.param_arena_bytes");
+      if (failed(checkInArena(op, offset.getInt(), param.getType(),
+                              arenaBytes ? arenaBytes.getInt() : 0,
+                              "the parameter arena (tx.param_arena_bytes)")))
+        return failure();
       ptrs[param.getResult()] = offsetPtr(params, i64(offset.getInt()));
       return success();
     }
@@ -275,6 +282,11 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
       std::optional<int64_t> offset = getPlannedOffset(result);
       if (!offset)
         return fail(op, "result has no planned offset (run tx-plan-memory)");
+      auto arenaBytes = entry->getAttrOfType<IntegerAttr>("tx.arena_bytes");
+      if (failed(checkInArena(op, *offset, result.getType(),
+                              arenaBytes ? arenaBytes.getInt() : 0,
+                              "the entry's arena (tx.arena_bytes)")))
+        return failure();
       ptrs[result] = offsetPtr(arena, i64(*offset));
     }
   }
@@ -937,9 +949,62 @@ struct LowerEntriesPass
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> entries;
-    for (auto func : module.getOps<func::FuncOp>())
-      if (func->hasAttr("tx.entry"))
+    bool ok = true;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (func->hasAttr("tx.entry")) {
+        // Every signature type is read as a tx tensor below (an `i32`
+        // result crashed the pass).
+        if (failed(checkEntrySignature(func)))
+          ok = false;
         entries.push_back(func);
+        continue;
+      }
+      // The parameters are erased below: a function that is no entry and
+      // reads one was left reading a parameter that no longer exists.
+      func.walk([&](ParamOp param) {
+        param.emitError("reads parameter ")
+            << param.getNameAttr() << " in function '" << func.getSymName()
+            << "', which is no entry: tx-lower-entries lowers the entries "
+               "(tx.entry) and the parameters they read; call it from an "
+               "entry after inlining, or make it one";
+        ok = false;
+      });
+    }
+    // The bounds each call's dims are checked against (the module's
+    // tx.dims) must be the ones the arenas were planned for (the types').
+    if (auto order = module->getAttrOfType<DictionaryAttr>("tx.dims"))
+      for (func::FuncOp entry : entries) {
+        auto mismatch = [&](Type type) {
+          auto tensor = dyn_cast<RankedTensorType>(type);
+          if (!tensor || !isWellFormedTensor(type))
+            return false;
+          for (const Dim &dim : getShape(tensor)) {
+            auto bound =
+                dim.isSymbolic()
+                    ? dyn_cast_or_null<IntegerAttr>(order.get(dim.symbol))
+                    : nullptr;
+            if (dim.isSymbolic() && (!bound || bound.getInt() != dim.bound)) {
+              entry.emitError("dim '")
+                  << dim.symbol.getValue() << "' has bound " << dim.bound
+                  << " in entry '" << entry.getSymName() << "''s types but "
+                  << (bound ? "bound " + std::to_string(bound.getInt())
+                            : std::string("no bound"))
+                  << " in the module's tx.dims";
+              return true;
+            }
+          }
+          return false;
+        };
+        bool found = false;
+        for (Type type : entry.getFunctionType().getInputs())
+          found = found || mismatch(type);
+        for (Type type : entry.getFunctionType().getResults())
+          found = found || mismatch(type);
+        if (found)
+          ok = false;
+      }
+    if (!ok)
+      return signalPassFailure();
     int64_t nextSite = 1, nextGlobal = 0;
     std::map<std::string, func::FuncOp> kernels;
     std::vector<Attribute> sites;

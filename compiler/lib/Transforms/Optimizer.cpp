@@ -14,6 +14,9 @@
 
 #include "mlir/IR/Builders.h"
 
+#include <cstdio>
+#include <limits>
+
 namespace mlir::tx {
 #define GEN_PASS_DEF_OPTIMIZERPASS
 #include "txc/Transforms/Passes.h.inc"
@@ -32,11 +35,74 @@ double number(DictionaryAttr dict, StringRef key, double fallback) {
   return fallback;
 }
 
+/// What a tx.optimizer value may be (the .tx front end checks the same;
+/// hand-written IR gave a tx.adam_update whose verifier blamed a tx.param,
+/// or clipping silently off for clip <= 0).
+enum class Range { Positive, NonNegative, Beta };
+
+/// `key` of `dict` as a number in `range` (its `fallback` when absent), or
+/// an error on the module naming the key and the value.
+FailureOr<double> checkedNumber(ModuleOp module, DictionaryAttr dict,
+                                StringRef key, double fallback, Range range) {
+  Attribute value = dict ? dict.get(key) : Attribute();
+  if (!value)
+    return fallback;
+  if (!isa<FloatAttr, IntegerAttr>(value))
+    return module.emitError("tx.optimizer: '")
+           << key << "' must be a number, got " << value;
+  double x = number(dict, key, fallback);
+  bool ok = range == Range::Beta       ? x >= 0 && x < 1
+            : range == Range::Positive ? x > 0
+                                       : x >= 0;
+  // Adam runs in f32: a value it cannot hold is infinity (or, for eps, 0).
+  ok = ok && x <= double(std::numeric_limits<float>::max()) &&
+       !(key == "eps" && x < double(std::numeric_limits<float>::min()));
+  char shown[32];
+  std::snprintf(shown, sizeof shown, "%.10g", x);
+  if (!ok)
+    return module.emitError("tx.optimizer: '")
+           << key << "' = " << shown << " is out of range: it must be "
+           << (range == Range::Beta       ? "in [0, 1)"
+               : range == Range::Positive ? "positive"
+                                          : "0 or more")
+           << (key == "clip" ? " (leave clip out for no clipping)" : "")
+           << " and a finite f32";
+  return x;
+}
+
 LogicalResult lowerToAdam(ModuleOp module, func::FuncOp train,
                           DictionaryAttr optimizer) {
   OpBuilder builder(train.getContext());
   auto f64 = [&](double v) { return builder.getF64FloatAttr(v); };
   SmallVector<NamedAttribute> attrs;
+  // Every value checked first (IR written by hand, not by the front end).
+  {
+    DictionaryAttr schedule = optimizer.getAs<DictionaryAttr>("lr");
+    struct Check {
+      DictionaryAttr dict;
+      const char *key;
+      Range range;
+    };
+    for (const Check &check : std::initializer_list<Check>{
+             {schedule ? DictionaryAttr() : optimizer, "lr", Range::Positive},
+             {schedule, "factor", Range::Positive},
+             {schedule, "d_model", Range::Positive},
+             {schedule, "warmup", Range::Positive},
+             {optimizer, "beta1", Range::Beta},
+             {optimizer, "beta2", Range::Beta},
+             {optimizer, "eps", Range::Positive},
+             {optimizer, "weight_decay", Range::NonNegative},
+             {optimizer, "clip", Range::Positive}})
+      if (check.dict) {
+        // The schedule's values have no default (warmup 0 divides by 0).
+        if (check.dict == schedule && !schedule.get(check.key))
+          return module.emitError("tx.optimizer: the noam schedule needs '")
+                 << check.key << "'";
+        if (failed(
+                checkedNumber(module, check.dict, check.key, 1.0, check.range)))
+          return failure();
+      }
+  }
   Attribute lr = optimizer.get("lr");
   if (!lr)
     return module.emitError("optimizer 'adam' has no learning rate `lr`");

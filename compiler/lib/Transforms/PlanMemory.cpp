@@ -285,7 +285,7 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
     if (alignment <= 0 || (alignment & (alignment - 1))) {
       getOperation().emitError("tx-plan-memory: alignment must be a power of "
                                "two, got ")
-          << alignment;
+          << static_cast<int64_t>(alignment.getValue());
       return signalPassFailure();
     }
     if (failed(planParameters()) || failed(planBf16Copies()))

@@ -87,6 +87,16 @@ struct PrecisionPass : mlir::tx::impl::PrecisionPassBase<PrecisionPass> {
                          << "'; the precisions are fp32 and bf16";
       return signalPassFailure();
     }
+    // The pass adds bf16 casts; it does not remove them: fp32 over a bf16
+    // module relabelled it fp32 and kept its casts (the metadata and the
+    // executable's bf16 CPU check then disagreed with the code).
+    auto current = module->getAttrOfType<StringAttr>("tx.precision");
+    if (current && current.getValue() == "bf16" && precision == "fp32") {
+      module.emitError() << "tx-precision=fp32 on a module that is bf16 "
+                            "already: the pass adds bf16 casts and cannot "
+                            "remove them; run it on the IR before tx-precision";
+      return signalPassFailure();
+    }
     module->setAttr("tx.precision",
                     StringAttr::get(module.getContext(), precision));
     if (precision == "fp32")

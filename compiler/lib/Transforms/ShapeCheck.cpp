@@ -7,6 +7,7 @@
 // take and return tx tensors.
 //
 //===----------------------------------------------------------------------===//
+#include "txc/Transforms/EntrySignature.h"
 #include "txc/Transforms/Passes.h"
 
 #include "tx/Dialect/TxDialect.h"
@@ -65,19 +66,50 @@ struct ShapeCheckPass : mlir::tx::impl::ShapeCheckPassBase<ShapeCheckPass> {
           return;
         for (Type type : func.getFunctionType().getInputs())
           checkType(type, func.getLoc());
-        for (Type type : func.getFunctionType().getResults()) {
-          if (!isWellFormedTensor(type)) {
-            func.emitError("entry '")
-                << func.getSymName() << "' returns " << type
-                << ", not a tx tensor";
-            ok = false;
-          }
-        }
+        if (failed(checkEntrySignature(func)))
+          ok = false;
       }
     });
+    // The module's bounds (what the executable checks each call's dims
+    // against) are the types' (what the arenas were planned for): a
+    // hand-edited `tx.dims = {N = 9}` over `#tx.dims<N: 4>` types let calls
+    // with N = 9 run past a 4-row arena.
+    if (auto dims = getOperation()->getAttrOfType<DictionaryAttr>("tx.dims"))
+      for (NamedAttribute dim : dims) {
+        auto bound = dyn_cast<IntegerAttr>(dim.getValue());
+        auto it = bounds.find(dim.getName().getValue());
+        if (bound && it != bounds.end() && bound.getInt() != it->second.first) {
+          InFlightDiagnostic diag =
+              getOperation()->emitError("the module's tx.dims gives '")
+              << dim.getName().getValue() << "' bound " << bound.getInt()
+              << ", but the types give it bound " << it->second.first
+              << " (the arenas are planned for the types' bound)";
+          diag.attachNote(it->second.second) << "the types' bound here";
+          ok = false;
+        }
+      }
     if (!ok)
       signalPassFailure();
   }
 };
 
 } // namespace
+
+LogicalResult mlir::tx::checkEntrySignature(func::FuncOp entry) {
+  bool ok = true;
+  auto check = [&](Type type, const char *what) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    Type element = tensor ? tensor.getElementType() : Type();
+    if (isWellFormedTensor(type) &&
+        (element.isF32() || element.isInteger(32) || element.isInteger(1)))
+      return;
+    entry.emitError("entry '") << entry.getSymName() << "' " << what << " "
+                               << type << ", not a tx tensor of f32, i32 or i1";
+    ok = false;
+  };
+  for (Type type : entry.getFunctionType().getInputs())
+    check(type, "takes");
+  for (Type type : entry.getFunctionType().getResults())
+    check(type, "returns");
+  return success(ok);
+}

@@ -7,6 +7,10 @@
 // every txc pass registered (plus MLIR's generic canonicalize/CSE). lit
 // tests run IR through it.
 //
+// Unlike mlir-opt, the output is written only when every pass succeeded,
+// through a temporary renamed over `-o FILE`: mlir-opt removed FILE when a
+// pass failed, so `tx-opt x.mlir --pass -o x.mlir` lost the input.
+//
 //===----------------------------------------------------------------------===//
 #include "tx/Dialect/TxDialect.h"
 #include "txc/Transforms/Passes.h"
@@ -18,8 +22,12 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
 
 int main(int argc, char **argv) {
   mlir::registerCanonicalizerPass();
@@ -35,6 +43,34 @@ int main(int argc, char **argv) {
                   mlir::cf::ControlFlowDialect, mlir::LLVM::LLVMDialect,
                   mlir::scf::SCFDialect, mlir::affine::AffineDialect,
                   mlir::vector::VectorDialect, mlir::gpu::GPUDialect>();
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, "tx optimizer driver\n", registry));
+  auto [inputFile, outputFile] = mlir::registerAndParseCLIOptions(
+      argc, argv, "tx optimizer driver\n", registry);
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mlir::openInputFile(inputFile, &error);
+  if (!input) {
+    llvm::errs() << "tx-opt: error: " << error << "\n";
+    return 1;
+  }
+  std::string text;
+  llvm::raw_string_ostream output(text);
+  if (mlir::failed(
+          mlir::MlirOptMain(output, std::move(input), registry, config)))
+    return 1;
+  if (outputFile == "-") {
+    llvm::outs() << text;
+    return 0;
+  }
+  if (llvm::Error failed =
+          llvm::writeToOutput(outputFile, [&](llvm::raw_ostream &out) {
+            out << text;
+            return llvm::Error::success();
+          })) {
+    llvm::errs() << "tx-opt: error: cannot write '" << outputFile
+                 << "': " << llvm::toString(std::move(failed)) << "\n";
+    return 1;
+  }
+  return 0;
 }

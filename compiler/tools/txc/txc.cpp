@@ -1049,6 +1049,14 @@ int compileMain(int argc, char **argv) {
                  << "': " << readError << "\n";
     return 1;
   }
+  // MLIR given for a spec (a stage txc printed): a hundred syntax errors
+  // said less than this.
+  if (llvm::sys::path::extension(inputFile) == ".mlir") {
+    llvm::errs() << "txc: error: '" << inputFile
+                 << "' is MLIR, not a .tx spec: txc compiles specs; run passes "
+                    "on tx IR with tx-opt (docs/codegen.md)\n";
+    return 1;
+  }
   txc::SourceFile file(inputFile, std::move(*text));
   txc::DiagnosticEngine diags(file);
   // Diagnostics printed already: the warnings of a run that went on.
@@ -1168,7 +1176,10 @@ int compileMain(int argc, char **argv) {
     if (printsIR && fuses && fuseLinear)
       pm.addPass(tx::createFuseLinearPass({fusionStats}));
     bool differentiates = emit == Stage::Grad || plans(emit);
-    if (plans(emit) && printsIR)
+    // --emit=grad is the IR the later stages start from: with the decoding
+    // entries tx-decode-step derives (they were missing there, and running
+    // the rest of the pipeline on it gave another module).
+    if (differentiates && printsIR)
       pm.addPass(tx::createDecodeStepPass({fusionStats}));
     if (differentiates && printsIR) {
       pm.addPass(tx::createAutodiffPass());
