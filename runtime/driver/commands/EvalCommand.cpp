@@ -20,6 +20,7 @@
 #include "loop/ClassifierMetrics.h"
 #include "loop/Ema.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -53,6 +54,30 @@ void accumulateTokenStats(const Tensor &logits, const Tensor &targets,
 }
 
 namespace {
+
+/// eval's note when scored tokens are [UNK] (words the vocabulary lacks):
+/// the loss and accuracy score the model's [UNK] for them, and a predicted
+/// [UNK] counts as correct, so a text of unknown words scored high with
+/// nothing said (translate, predict and generate note it).
+/// `unknown` of `total` `what` ("reference words"); `texts` of
+/// `allTexts` hold one, the first at `first`.
+void noteScoredUnknown(std::ostream &err, int64_t unknown, int64_t total,
+                       const std::string &what, int64_t texts, int64_t allTexts,
+                       const std::string &textWhat, const std::string &first,
+                       const std::string &scores,
+                       const std::string &also = "") {
+  if (unknown == 0)
+    return;
+  err << "note: " << unknown << " of " << total << " " << what
+      << (unknown == 1 ? " is" : " are") << " [UNK], not in the vocabulary";
+  if (allTexts)
+    err << " (in " << texts << " of " << allTexts << " " << textWhat
+        << ", the first: " << first << ")";
+  err << ": " << scores
+      << " score the model's [UNK] for them, and predicting [UNK] counts as "
+         "correct"
+      << also << "\n";
+}
 
 int64_t evalBatch(const EvalOptions &options, const LengthBound &bound) {
   int64_t batch = options.batch.value_or(bound.bound);
@@ -132,7 +157,17 @@ int evalLanguageModel(const ModelInfo &model, const txc_entry_fn *entryTable,
                           options.noEma, err);
   const int32_t pad = modelPadId(model);
   TextCorpus corpus = readTextCorpus(options.textPath);
-  TokenBlocks blocks(encodeCorpus(corpus, tokenizer), blockLength, pad);
+  std::vector<int32_t> stream = encodeCorpus(corpus, tokenizer);
+  // The stream's first token is no target (blocks predict the next ones).
+  const int64_t unknownTargets =
+      stream.empty() ? 0
+                     : std::count(stream.begin() + 1, stream.end(),
+                                  tokenizer.source.unkId());
+  noteScoredUnknown(err, unknownTargets,
+                    stream.empty() ? 0 : int64_t(stream.size()) - 1,
+                    "next tokens of '" + options.textPath + "'", 0, 0, "", "",
+                    "the loss, perplexity and accuracy");
+  TokenBlocks blocks(std::move(stream), blockLength, pad);
   TokenStats stats;
   for (int64_t begin = 0; begin < blocks.size(); begin += batch) {
     std::vector<size_t> indices(size_t(std::min(blocks.size() - begin, batch)));
@@ -177,6 +212,16 @@ int evalClassifier(const ModelInfo &model, const txc_entry_fn *entryTable,
       "; give --truncate to keep the first " + std::to_string(length.bound));
   if (truncated)
     err << truncationNote(truncated, length) << "\n";
+  {
+    UnknownTokenCount unknown(tokenizer.source.unkId());
+    for (size_t i = 0; i < examples.size(); ++i)
+      unknown.add(examples[i].tokens,
+                  options.dataPath + ":" +
+                      std::to_string(text.examples[i].line));
+    if (std::string note = unknown.note("text", tokenizer.unit());
+        !note.empty())
+      err << note << "\n";
+  }
   ClassifierScore score = scoreClassifier(runner, classify, examples, labels,
                                           modelPadId(model), batch);
   // Before any score: an accuracy of NaN logits' argmax is none.
@@ -309,6 +354,31 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
         << bounds.target.bound << " " << tokenizer.unit()
         << " (no [EOS]); BLEU takes " << (cuts.targets == 1 ? "it" : "them")
         << " whole\n";
+  {
+    UnknownTokenCount sources(tokenizer.source.unkId());
+    int64_t unknownWords = 0, targetWords = 0, references = 0;
+    std::string first;
+    const int32_t unk = tokenizer.target.unkId();
+    for (const EncodedPair &pair : pairs) {
+      const std::string where =
+          options.dataPath + ":" + std::to_string(pair.line);
+      sources.add(pair.source, where);
+      const int64_t here =
+          std::count(pair.target.begin(), pair.target.end(), unk);
+      targetWords += int64_t(pair.target.size());
+      if (here && references++ == 0)
+        first = where;
+      unknownWords += here;
+    }
+    if (std::string note = sources.note("source sentence", tokenizer.unit());
+        !note.empty())
+      err << note << "\n";
+    noteScoredUnknown(err, unknownWords, targetWords,
+                      std::string("reference ") + tokenizer.unit(), references,
+                      int64_t(pairs.size()), "references", first,
+                      "the loss and accuracy",
+                      "; BLEU compares the words as written");
+  }
   loadWeightsForInference(checkpoint, model, runner.params().write(),
                           options.noEma, err);
   int64_t batch = options.batch.value_or(bounds.batch.bound);
