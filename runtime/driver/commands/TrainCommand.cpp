@@ -1423,6 +1423,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       position.step,
       [&](int64_t step) { return runStep(step).loss; }, restore);
   TrainingProgress progress(err, interactive, firstStep, lastStep);
+  if (model.kind == ModelKind::Classifier)
+    progress.setRateUnit("examples", "ex");
   if (options.stopSeconds)
     progress.setTimeLimit(*options.stopSeconds);
   // The note on --save after a non-finite loss at `step`: when the last

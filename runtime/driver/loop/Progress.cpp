@@ -91,19 +91,20 @@ void TrainingProgress::update(int64_t step, double loss, double lr,
     if (filled < width)
       bar += '>' + std::string(size_t(width - filled - 1), ' ');
     std::snprintf(stats, sizeof(stats),
-                  " %lld/%lld%s  loss %.4f  lr %.1e  %.0f tok/s%s  ETA %s",
+                  " %lld/%lld%s  loss %.4f  lr %.1e  %.0f %s/s%s  ETA %s",
                   static_cast<long long>(step),
                   static_cast<long long>(lastStep_), epoch, loss, lr,
-                  tokensPerSecond, bleu, formatDuration(eta).c_str());
+                  tokensPerSecond, shortUnit_, bleu,
+                  formatDuration(eta).c_str());
     out_ << "\r" << fitToColumns("[" + bar + "]" + stats, stderrColumns())
          << "\x1b[K" << std::flush;
     drawn_ = true;
     return;
   }
   std::snprintf(stats, sizeof(stats),
-                "step %lld/%lld%s  loss %.4f  lr %.1e  tokens/s %.0f%s  eta %s",
+                "step %lld/%lld%s  loss %.4f  lr %.1e  %s/s %.0f%s  eta %s",
                 static_cast<long long>(step), static_cast<long long>(lastStep_),
-                epoch, loss, lr, tokensPerSecond, bleu,
+                epoch, loss, lr, unit_, tokensPerSecond, bleu,
                 formatDuration(eta).c_str());
   out_ << stats << "\n" << std::flush;
 }

@@ -35,6 +35,12 @@ public:
   void setEpoch(int64_t epoch) { epoch_ = epoch; }
   /// The BLEU of the last validation.
   void setValidationBleu(double bleu) { bleu_ = bleu; }
+  /// What the throughput counts: target tokens ("tokens", "tok"), or a
+  /// classifier's examples ("examples", "ex"; its targets are labels).
+  void setRateUnit(const char *unit, const char *shortUnit) {
+    unit_ = unit;
+    shortUnit_ = shortUnit;
+  }
   /// --stop-time: the run ends after `seconds` (from construction); the
   /// ETA is at most what is left of it, and plain lines also come every
   /// twentieth of it.
@@ -54,6 +60,7 @@ private:
   bool drawn_ = false;
   int64_t epoch_ = 0; ///< 0: not shown
   double bleu_ = -1;  ///< < 0: not shown
+  const char *unit_ = "tokens", *shortUnit_ = "tok";
   double timeLimit_ = 0, nextTimedLine_ = 0; ///< 0: no --stop-time
 };
 
