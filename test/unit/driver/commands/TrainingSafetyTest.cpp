@@ -477,8 +477,9 @@ TEST_F(TrainingSafetyTest, ANewRunDoesNotReplaceACheckpointUnasked) {
   Result resumed = drive({"train", "--data", data(), "--resume", ckpt(),
                           "--steps", "62", "--save", ckpt(), "--quiet"});
   EXPECT_EQ(resumed.code, 0) << resumed.err;
-  // --overwrite replaces it; a file that is not a training checkpoint
-  // (parameters only, or anything else) is replaced as before.
+  // --overwrite replaces it; a safetensors file that is not a training
+  // checkpoint (parameters only) is replaced as before, a file of another
+  // kind (a spec, the data) is refused and kept.
   Result replaced = drive({"train", "--data", data(), "--steps", "3", "--batch",
                            "4", "--save", ckpt(), "--overwrite", "--quiet"});
   EXPECT_EQ(replaced.code, 0) << replaced.err;
@@ -488,7 +489,14 @@ TEST_F(TrainingSafetyTest, ANewRunDoesNotReplaceACheckpointUnasked) {
   writeFile(other, "not a checkpoint");
   Result onOther = drive({"train", "--data", data(), "--steps", "2", "--batch",
                           "4", "--save", other, "--quiet"});
-  EXPECT_EQ(onOther.code, 0) << onOther.err;
+  EXPECT_EQ(onOther.code, 2) << onOther.err;
+  EXPECT_EQ(readFile(other), "not a checkpoint");
+  std::filesystem::remove(other);
+  Result parameters = drive({"export", other, "--load", ckpt()});
+  ASSERT_EQ(parameters.code, 0) << parameters.err;
+  Result onParameters = drive({"train", "--data", data(), "--steps", "2",
+                               "--batch", "4", "--save", other, "--quiet"});
+  EXPECT_EQ(onParameters.code, 0) << onParameters.err;
 
   // --keep-best's C.best.safetensors is another run's too: a new run with
   // --save C --keep-best would replace it at its first validation, though
@@ -518,7 +526,8 @@ TEST_F(TrainingSafetyTest, ANewRunDoesNotReplaceACheckpointUnasked) {
 }
 
 TEST_F(TrainingSafetyTest, SaveAndLogOnOneFileAreRefusedBeforeTraining) {
-  writeFile(ckpt(), "previous checkpoint");
+  // A file that is no checkpoint: no other refusal than the collision's.
+  writeFile(ckpt(), "");
   Result result = drive({"train", "--data", data(), "--steps", "2", "--save",
                          ckpt(), "--log", ckpt()});
   EXPECT_EQ(result.code, 2);
@@ -526,7 +535,7 @@ TEST_F(TrainingSafetyTest, SaveAndLogOnOneFileAreRefusedBeforeTraining) {
                             "' is the same file as --save '" + ckpt() +
                             "'; each output needs its own file\n");
   EXPECT_EQ(result.out, "");
-  EXPECT_EQ(readFile(ckpt()), "previous checkpoint");
+  EXPECT_EQ(readFile(ckpt()), "");
 
   // A file derived from --save (the tokenizer copy) counts too.
   Result derived = drive({"train", "--data", data(), "--steps", "2", "--save",

@@ -254,7 +254,9 @@ TEST_F(TrainingTest, ResumedValidationContinuesOnlyAComparableBest) {
 }
 
 TEST_F(TrainingTest, BadDataFailsWithFileLineAndKeepsTheCheckpoint) {
-  writeFile(dir.file("ckpt.safetensors"), "previous checkpoint");
+  // (Safetensors-shaped: --save refuses to replace a file of another kind.)
+  const std::string previous("\x02\0\0\0\0\0\0\0{}", 10);
+  writeFile(dir.file("ckpt.safetensors"), previous);
   writeFile(dir.file("bad.tsv"), "i love you\tte amo\nno tab\n\tx\n");
   Result bad = drive({"train", "--data", dir.file("bad.tsv"), "--steps", "3",
                       "--save", dir.file("ckpt.safetensors")});
@@ -264,7 +266,7 @@ TEST_F(TrainingTest, BadDataFailsWithFileLineAndKeepsTheCheckpoint) {
             std::string::npos)
       << bad.err;
   EXPECT_NE(bad.err.find(":3: the source side is empty"), std::string::npos);
-  EXPECT_EQ(readFile(dir.file("ckpt.safetensors")), "previous checkpoint");
+  EXPECT_EQ(readFile(dir.file("ckpt.safetensors")), previous);
 
   writeFile(dir.file("long.tsv"), "a b c d e f g h\tx\n");
   Result tooLong = drive({"train", "--data", dir.file("long.tsv")});
@@ -280,14 +282,16 @@ TEST_F(TrainingTest, BadDataFailsWithFileLineAndKeepsTheCheckpoint) {
             std::string::npos)
       << batch.err;
 
-  Result resume = drive({"train", "--data", data(), "--resume",
-                         dir.file("ckpt.safetensors")});
+  writeFile(dir.file("text.safetensors"), "previous checkpoint");
+  Result resume = drive(
+      {"train", "--data", data(), "--resume", dir.file("text.safetensors")});
   EXPECT_EQ(resume.code, 2);
-  EXPECT_NE(resume.err.find("ckpt.safetensors' is not a safetensors file: it "
+  EXPECT_NE(resume.err.find("text.safetensors' is not a safetensors file: it "
                             "begins with text ('previous')"),
             std::string::npos)
       << resume.err;
-  EXPECT_EQ(readFile(dir.file("ckpt.safetensors")), "previous checkpoint");
+  EXPECT_EQ(readFile(dir.file("text.safetensors")), "previous checkpoint");
+  EXPECT_EQ(readFile(dir.file("ckpt.safetensors")), previous);
 }
 
 TEST_F(TrainingTest, ModelsWithoutKindCannotTrain) {
