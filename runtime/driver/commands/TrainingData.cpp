@@ -51,6 +51,22 @@ std::string kindPhrase(ModelKind kind) {
                    kindPhrase(model.kind) + "; give " + right);
 }
 
+/// The warning when a word vocabulary built from this data looks built
+/// from text written without spaces (unspacedTextHint).
+void warnUnspacedText(TrainingData &data, const TrainDataOptions &options) {
+  if (options.tokenizer || options.tokenizerKind != "word" ||
+      data.tokenizer.subwords)
+    return;
+  for (const Vocabulary *vocabulary :
+       {&data.tokenizer.source, &data.tokenizer.target}) {
+    std::string hint = unspacedTextHint(*vocabulary);
+    if (!hint.empty()) {
+      data.warnings.push_back(data.flag + " '" + data.path + "': " + hint);
+      return;
+    }
+  }
+}
+
 } // namespace
 
 void requireKind(const ModelInfo &model, const std::string &command) {
@@ -549,6 +565,7 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     else
       data.tokenizer = buildSingleTokenizer(model, corpus.documents,
                                             options.minFreq, data.path);
+    warnUnspacedText(data, options);
     if (data.tokenizer.subwords)
       checkTokenizerFitsModel(model, data.tokenizer,
                               "the SentencePiece model");
@@ -621,6 +638,7 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     else
       data.tokenizer = buildSingleTokenizer(model, documents,
                                             options.minFreq, data.path);
+    warnUnspacedText(data, options);
     if (data.tokenizer.subwords)
       checkTokenizerFitsModel(model, data.tokenizer,
                               "the SentencePiece model");
@@ -694,6 +712,7 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     data.tokenizer = loadTokenizerFile(model, options.tokenizerKind, false);
   else
     data.tokenizer = buildTokenizer(model, data.path, options.minFreq);
+  warnUnspacedText(data, options);
   if (data.tokenizer.subwords)
     checkTokenizerFitsModel(model, data.tokenizer,
                             "the SentencePiece model");

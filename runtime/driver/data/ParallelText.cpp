@@ -306,12 +306,16 @@ void checkFits(const ModelInfo &model, const Vocabulary &vocab, bool subwords,
                         " (" + found->what + ")"
                   : "the model's config " + key + " is " +
                         std::to_string(limit);
-  problems.add("the " + std::string(side) + (*side ? " " : "") +
-               "vocabulary " + origin + " needs " +
-               std::to_string(vocab.size()) + " ids (4 specials + " +
+  // Text without spaces (Chinese, Thai): the cure is subwords, not a larger
+  // vocabulary of whole phrases.
+  const std::string hint =
+      builtFromData && !subwords ? unspacedTextHint(vocab) : "";
+  problems.add("the " + std::string(side) + (*side ? " " : "") + "vocabulary " +
+               origin + " needs " + std::to_string(vocab.size()) +
+               " ids (4 specials + " +
                std::to_string(vocab.size() - kNumSpecialTokens) +
                (subwords ? " pieces" : " words") + ") but " + bound + "; " +
-               advice);
+               advice + (hint.empty() ? "" : ". But " + hint));
 }
 
 /// The ids both sides need when one config item sizes the source and the

@@ -689,4 +689,66 @@ std::string UnknownTokenCount::note(const char *kind, const char *unit) const {
          "from the text";
 }
 
+namespace {
+
+/// Whether code point `c` belongs to a script written without spaces
+/// between words: Han, Hiragana, Katakana, Thai, Lao, Tibetan, Myanmar,
+/// Khmer (Korean is written with spaces).
+bool unspacedScript(uint32_t c) {
+  return (c >= 0x0E00 && c <= 0x0EFF) || // Thai, Lao
+         (c >= 0x0F00 && c <= 0x0FFF) || // Tibetan
+         (c >= 0x1000 && c <= 0x109F) || // Myanmar
+         (c >= 0x1780 && c <= 0x17FF) || // Khmer
+         (c >= 0x3040 && c <= 0x30FF) || // Hiragana, Katakana
+         (c >= 0x3400 && c <= 0x4DBF) || // CJK extension A
+         (c >= 0x4E00 && c <= 0x9FFF) || // CJK unified ideographs
+         (c >= 0xF900 && c <= 0xFAFF) || // CJK compatibility
+         (c >= 0x20000 && c <= 0x3134F); // CJK extensions B..G
+}
+
+/// The code points of valid UTF-8 `word` (the text checks made it so):
+/// (all, in unspaced scripts).
+std::pair<int64_t, int64_t> scriptCounts(const std::string &word) {
+  int64_t all = 0, unspaced = 0;
+  for (size_t i = 0; i < word.size();) {
+    unsigned char lead = static_cast<unsigned char>(word[i]);
+    size_t length = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+    uint32_t c = length == 1   ? lead
+                 : length == 2 ? lead & 0x1F
+                 : length == 3 ? lead & 0x0F
+                               : lead & 0x07;
+    for (size_t k = 1; k < length && i + k < word.size(); ++k)
+      c = c << 6 | (static_cast<unsigned char>(word[i + k]) & 0x3F);
+    i += length;
+    ++all;
+    unspaced += unspacedScript(c);
+  }
+  return {all, unspaced};
+}
+
+} // namespace
+
+std::string unspacedTextHint(const Vocabulary &vocabulary) {
+  // A word of 6 or more characters, most of them of such a script: a
+  // phrase, not a word (Chinese words are 1 to 4 characters).
+  constexpr int64_t kLongRun = 6;
+  int64_t words = 0, runs = 0;
+  for (int32_t id = 0; id < vocabulary.size(); ++id) {
+    if (vocabulary.isSpecial(id))
+      continue;
+    ++words;
+    auto [all, unspaced] = scriptCounts(vocabulary.word(id));
+    runs += all >= kLongRun && 2 * unspaced >= all;
+  }
+  if (runs < 3 || 5 * runs < words)
+    return "";
+  return std::to_string(runs) + " of the vocabulary's " +
+         std::to_string(words) + " words are runs of " +
+         std::to_string(kLongRun) +
+         " or more Chinese, Japanese, Thai (...) characters: the word "
+         "tokenizer splits at spaces only, and text written without spaces "
+         "becomes whole phrases as words. Give --tokenizer spm (SentencePiece "
+         "pieces), or split the text into words first";
+}
+
 } // namespace txrt::driver

@@ -203,6 +203,12 @@ struct Tokenizer {
 
 };
 
+/// "" or a hint when `vocabulary` (words split at spaces) looks built from
+/// text written without spaces (Chinese, Japanese, Thai, ...): many of its
+/// words are long runs of such characters, whole phrases or sentences the
+/// model would learn as one word each. The hint names --tokenizer spm.
+std::string unspacedTextHint(const Vocabulary &vocabulary);
+
 /// Counts the texts an inference command read that hold [UNK] (a word the
 /// vocabulary lacks, or a character no SentencePiece piece covers), for one
 /// note at the end: a sentence of unknown words otherwise came back as an
