@@ -8,12 +8,17 @@
 // tests run IR through it.
 //
 // Unlike mlir-opt, the output is written only when every pass succeeded,
-// through a temporary renamed over `-o FILE`: mlir-opt removed FILE when a
-// pass failed, so `tx-opt x.mlir --pass -o x.mlir` lost the input.
+// through a temporary renamed over `-o FILE` (through a symlink to its
+// target; a device or FIFO is written to as it is): mlir-opt removed FILE
+// when a pass failed, so `tx-opt x.mlir --pass -o x.mlir` lost the input.
+// As txc, it never replaces a checkpoint or an .npy array
+// (ProtectedFiles.h).
 //
 //===----------------------------------------------------------------------===//
 #include "tx/Dialect/TxDialect.h"
 #include "txc/Transforms/Passes.h"
+
+#include "../ProtectedFiles.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,7 +30,9 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -48,6 +55,14 @@ int main(int argc, char **argv) {
   mlir::MlirOptMainConfig config =
       mlir::MlirOptMainConfig::createFromCLOptions();
   std::string error;
+  if (std::string kept = txc::protectedKindOf(outputFile, /*binary=*/false);
+      !kept.empty()) {
+    llvm::errs() << "tx-opt: error: the output '" << outputFile << "' is "
+                 << kept
+                 << ": writing IR there would destroy it; choose another -o "
+                    "(or remove the file)\n";
+    return 1;
+  }
   std::unique_ptr<llvm::MemoryBuffer> input =
       mlir::openInputFile(inputFile, &error);
   if (!input) {
@@ -63,8 +78,29 @@ int main(int argc, char **argv) {
     llvm::outs() << text;
     return 0;
   }
+  // A device or FIFO (/dev/null, a pipe) is written to, never replaced; a
+  // symlink's target is replaced, not the link.
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(outputFile, status) &&
+      status.type() != llvm::sys::fs::file_type::regular_file &&
+      status.type() != llvm::sys::fs::file_type::directory_file) {
+    std::error_code failed;
+    llvm::raw_fd_ostream out(outputFile, failed);
+    if (!failed) {
+      out << text;
+      out.close();
+      failed = out.error();
+    }
+    if (failed) {
+      llvm::errs() << "tx-opt: error: cannot write '" << outputFile
+                   << "': " << failed.message() << "\n";
+      return 1;
+    }
+    return 0;
+  }
+  const std::string target = txc::symlinkTarget(outputFile);
   if (llvm::Error failed =
-          llvm::writeToOutput(outputFile, [&](llvm::raw_ostream &out) {
+          llvm::writeToOutput(target, [&](llvm::raw_ostream &out) {
             out << text;
             return llvm::Error::success();
           })) {

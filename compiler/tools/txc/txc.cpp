@@ -22,6 +22,8 @@
 #include "txc/Transforms/MemoryPlan.h"
 #include "txc/Transforms/Passes.h"
 
+#include "../ProtectedFiles.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
@@ -242,37 +244,6 @@ enum class OutputKind {
   Native, ///< object, executable: written or replaced whole
 };
 
-/// What the existing regular file at `path` is when txc's output of `kind`
-/// must not replace it: a checkpoint or parameters (safetensors) or an
-/// array (.npy) that the executables wrote, for any output; for an object
-/// or executable, anything but an ELF file (`txc m.tx -o train.tsv`
-/// replaced the data). Empty when it may be replaced (or is empty).
-std::string protectedKindOf(llvm::StringRef path, OutputKind kind) {
-  uint64_t size = 0;
-  if (llvm::sys::fs::file_size(path, size) || size == 0)
-    return "";
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> head =
-      llvm::MemoryBuffer::getFileSlice(path, std::min<uint64_t>(size, 4096), 0);
-  if (!head)
-    return "";
-  llvm::StringRef bytes = (*head)->getBuffer();
-  if (bytes.starts_with("\x93NUMPY"))
-    return "an .npy array";
-  // safetensors: an 8-byte little-endian header length, then a JSON object.
-  uint64_t headerBytes = 0;
-  if (bytes.size() > 8 && bytes[8] == '{') {
-    for (int i = 7; i >= 0; --i)
-      headerBytes = headerBytes << 8 | uint8_t(bytes[i]);
-    if (headerBytes + 8 <= size)
-      return "a safetensors file (a checkpoint or parameters)";
-  }
-  if (kind == OutputKind::Native && !bytes.starts_with("\x7f"
-                                                       "ELF"))
-    return bytes.contains('\0') ? "a file that is no executable or object"
-                                : "a text file";
-  return "";
-}
-
 /// Checks that txc may write `path`: never the spec itself (by path, link or
 /// device and inode), never a directory, and for native outputs only a
 /// regular file (the linker and object writer would truncate, chmod or
@@ -321,6 +292,19 @@ bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
   }
   llvm::sys::fs::file_status status;
   if (llvm::sys::fs::status(path, status)) {
+    // A dangling symlink names the file it points to: that one is made
+    // (the checks below are of its name and directory). One that loops,
+    // or whose file cannot be made, is found now, not after the object
+    // was written without its header.
+    if (llvm::sys::fs::is_symlink_file(path)) {
+      std::string target = txc::symlinkTarget(path);
+      if (target == path) {
+        llvm::errs() << "txc: error: the output '" << path
+                     << "' is a symlink that loops\n";
+        return false;
+      }
+      return checkOutputPath(target, kind);
+    }
     // Written fresh: its directory must exist and take new files (found
     // now, not by the linker after the whole compile).
     llvm::SmallString<256> parent(llvm::sys::path::parent_path(path));
@@ -329,13 +313,6 @@ bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
     if (!llvm::sys::fs::is_directory(parent)) {
       llvm::errs() << "txc: error: the output '" << path << "': directory '"
                    << parent << "' does not exist\n";
-      return false;
-    }
-    // A symlink to a file that cannot be made (its directory is missing):
-    // found now, not after the object was written without its header.
-    if (llvm::sys::fs::is_symlink_file(path)) {
-      llvm::errs() << "txc: error: the output '" << path
-                   << "' is a symlink to a file that cannot be created\n";
       return false;
     }
     // (The linker answered a name over the limit with its command line.)
@@ -371,7 +348,8 @@ bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
                    << "' exists and cannot be written\n";
       return false;
     }
-    std::string kept = protectedKindOf(path, kind);
+    std::string kept =
+        txc::protectedKindOf(path, /*binary=*/kind == OutputKind::Native);
     if (!kept.empty()) {
       llvm::errs() << "txc: error: the output '" << path << "' is " << kept
                    << ": writing "
@@ -706,6 +684,10 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
                                                    : OutputKind::Native) ||
       (emit == Stage::Obj && !checkOutputPath(headerPath, OutputKind::Header)))
     return 1;
+  // Written through a symlink to its file, as the text outputs are (the
+  // linker replaced the link and left its file the old build).
+  target = txc::symlinkTarget(target);
+  headerPath = txc::symlinkTarget(headerPath);
   StageTimer timer;
   bool cuda = targetName == "cuda";
   if (cuda) // the driver runs a CUDA executable on the GPU (ModelAbi.h)

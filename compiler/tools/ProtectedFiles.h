@@ -1,0 +1,81 @@
+//===- ProtectedFiles.h - files the tools never write over --------*- C++ -*-===//
+//
+// txc and tx-opt write their outputs where -o says; neither replaces a file
+// the compiled executables wrote and nothing else can make again: a
+// checkpoint or parameters (safetensors) or an array (.npy). An object or
+// executable also replaces only an ELF file (an older build) or an empty
+// one: `txc m.tx -o train.tsv` replaced the data.
+//
+//===----------------------------------------------------------------------===//
+#ifndef TXC_TOOLS_PROTECTEDFILES_H
+#define TXC_TOOLS_PROTECTEDFILES_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+
+namespace txc {
+
+/// What the existing regular file at `path` is when an output (`binary`:
+/// an object or executable) must not replace it ("a safetensors file
+/// ..."); empty when it may be replaced, is empty, or does not exist.
+inline std::string protectedKindOf(llvm::StringRef path, bool binary) {
+  uint64_t size = 0;
+  if (!llvm::sys::fs::is_regular_file(path) ||
+      llvm::sys::fs::file_size(path, size) || size == 0)
+    return "";
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> head =
+      llvm::MemoryBuffer::getFileSlice(path, std::min<uint64_t>(size, 4096), 0);
+  if (!head)
+    return "";
+  llvm::StringRef bytes = (*head)->getBuffer();
+  if (bytes.starts_with("\x93NUMPY"))
+    return "an .npy array";
+  // safetensors: an 8-byte little-endian header length, then a JSON object.
+  uint64_t headerBytes = 0;
+  if (bytes.size() > 8 && bytes[8] == '{') {
+    for (int i = 7; i >= 0; --i)
+      headerBytes = headerBytes << 8 | uint8_t(bytes[i]);
+    if (headerBytes + 8 <= size)
+      return "a safetensors file (a checkpoint or parameters)";
+  }
+  if (binary && !bytes.starts_with("\x7f"
+                                   "ELF"))
+    return bytes.contains('\0') ? "a file that is no executable or object"
+                                 : "a text file";
+  return "";
+}
+
+/// The file a symlink `path` names, its links followed (also when the
+/// last one names a file that does not exist yet: a dangling link is a
+/// name for a new file); `path` itself when it is no symlink or a link
+/// loops.
+inline std::string symlinkTarget(llvm::StringRef path) {
+  std::string current = path.str();
+  for (int hops = 0; hops < 40 && llvm::sys::fs::is_symlink_file(current);
+       ++hops) {
+    char buffer[4096];
+    ssize_t length = ::readlink(current.c_str(), buffer, sizeof buffer);
+    if (length <= 0 || size_t(length) >= sizeof buffer)
+      return path.str();
+    llvm::StringRef link(buffer, size_t(length));
+    if (llvm::sys::path::is_absolute(link)) {
+      current = link.str();
+    } else {
+      llvm::SmallString<256> next(llvm::sys::path::parent_path(current));
+      llvm::sys::path::append(next, link);
+      current = std::string(next);
+    }
+  }
+  return llvm::sys::fs::is_symlink_file(current) ? path.str() : current;
+}
+
+} // namespace txc
+
+#endif // TXC_TOOLS_PROTECTEDFILES_H
