@@ -247,8 +247,7 @@ void checkOutputPaths(
     else if (std::optional<std::string> kind =
                  otherKindOfFile(output.path, output.format))
       problems.push_back(
-          describe(output) + " is " + *kind + " already, and " + output.what +
-          " writes " +
+          describe(output) + " is " + *kind + " already, not " +
           (output.format == NamedPath::Format::Npy ? "an .npy array"
                                                    : "a safetensors file") +
           ": writing it there would destroy it; give another path (or "

@@ -378,7 +378,14 @@ resumedCurve(const std::string &logPath, const TrainingPosition &position,
   const bool inPlace = sameFile(logPath, resumedCurvePath);
   const std::string what =
       options.logPath ? "--log" : "the loss curve of --save";
-  if (options.logPath || inPlace) {
+  // The default curve of another --save (no --log) is checked as a --log
+  // is when a file is there already: another run's curve there was
+  // replaced by the resumed one's, unasked (--overwrite replaces it).
+  std::error_code sizeError;
+  const bool occupied =
+      !options.overwrite && std::filesystem::exists(logPath, error) &&
+      std::filesystem::file_size(logPath, sizeError) > 0 && !sizeError;
+  if (options.logPath || inPlace || occupied) {
     if (std::optional<std::vector<LossPoint>> rows = rowsOf(logPath)) {
       if (holdsTheSeenRows(*rows)) {
         through = position.curveThrough;
@@ -484,31 +491,51 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   if (logPath)
     locks.push_back(std::make_unique<WriterLock>(
         *logPath, options.logPath ? "--log" : "the loss curve of --save"));
-  if (options.logPath) {
-    const std::string &log = *options.logPath;
-    // A new run's --log over another run's curve (or any other file)
-    // replaced it unasked, as --save over a checkpoint does not. A resumed
-    // run continues its own curve there (resumedCurve checks whose it is).
-    std::error_code error;
-    if (!options.resumePath && !options.overwrite &&
-        std::filesystem::is_regular_file(log, error) &&
-        std::filesystem::file_size(log, error) > 0 && !error) {
-      std::vector<LossPoint> rows = parseLossCsv(readWholeFile(log));
-      if (rows.empty())
-        throw InputError("--log '" + log +
-                         "' is a file already (not a loss curve): writing "
-                         "this run's curve would replace it. --overwrite "
+  // The curve's and plot's checks: an explicit --log's now, the default
+  // curve's after --save's and --keep-best's (whose refusals say more).
+  auto checkCurveFiles = [&] {
+    if (logPath) {
+      const std::string &log = *logPath;
+      const std::string what =
+          options.logPath ? "--log" : "the loss curve of --save";
+      // A new run's curve over another run's (or any other file) replaced it
+      // unasked, as --save over a checkpoint does not: an explicit --log, or
+      // the default CKPT.loss.csv of a --save that is no checkpoint yet. A
+      // resumed run continues its own curve there (resumedCurve checks
+      // whose it is).
+      std::error_code error;
+      if (!options.resumePath && !options.overwrite &&
+          std::filesystem::is_regular_file(log, error) &&
+          std::filesystem::file_size(log, error) > 0 && !error) {
+        std::vector<LossPoint> rows = parseLossCsv(readWholeFile(log));
+        if (rows.empty())
+          throw InputError(what + " '" + log +
+                           "' is a file already (not a loss curve): writing "
+                           "this run's curve would replace it. --overwrite "
+                           "replaces it, or --log to another file");
+        throw InputError(
+            what + " '" + log + "' holds a loss curve already (" +
+            std::to_string(rows.size()) + " rows, steps " +
+            std::to_string(rows.front().step) + ".." +
+            std::to_string(rows.back().step) +
+            ") and this run starts anew: writing its curve would replace it. "
+            "--resume the checkpoint whose curve it is continues it, "
+            "--overwrite replaces it, or --log to another file");
+      }
+      // The plot beside it: a plot of a curve is replaced with the curve, a
+      // figure of the user's by that name is not.
+      const std::string plot = svgPathFor(log);
+      if (!options.overwrite && std::filesystem::is_regular_file(plot, error) &&
+          std::filesystem::file_size(plot, error) > 0 && !error &&
+          !isLossPlot(plot))
+        throw InputError("the plot of " + what + " '" + plot +
+                         "' is a file already that is no loss plot txc wrote: "
+                         "writing the plot would replace it. --overwrite "
                          "replaces it, or --log to another file");
-      throw InputError(
-          "--log '" + log + "' holds a loss curve already (" +
-          std::to_string(rows.size()) + " rows, steps " +
-          std::to_string(rows.front().step) + ".." +
-          std::to_string(rows.back().step) +
-          ") and this run starts anew: writing its curve would replace it. "
-          "--resume the checkpoint whose curve it is continues it, "
-          "--overwrite replaces it, or --log to another file");
     }
-  }
+  };
+  if (options.logPath)
+    checkCurveFiles();
   if (!options.savePath)
     return locks;
   // Two runs started with one --save (two terminals, a script run twice)
@@ -559,9 +586,12 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
           twin + "' with --save '" + twin + "')");
   // A new run's --save (or --keep-best) over another run's checkpoint
   // would lose that run (its steps, moments and tokenizer) unasked.
-  if (options.overwrite ||
-      (options.resumePath && sameFile(*options.resumePath, *options.savePath)))
+  if (options.overwrite || (options.resumePath &&
+                            sameFile(*options.resumePath, *options.savePath))) {
+    if (!options.logPath)
+      checkCurveFiles();
     return locks;
+  }
   const std::string &path = *options.savePath;
   const std::string how = options.resumePath ? "resumes another"
                           : options.initFromPath
@@ -584,6 +614,8 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
                        ": its first validation would replace it. --overwrite "
                        "replaces it, or --save to another file");
   }
+  if (!options.logPath)
+    checkCurveFiles();
   return locks;
 }
 

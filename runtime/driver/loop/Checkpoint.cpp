@@ -431,7 +431,9 @@ TrainingPosition readTrainingPosition(const SafetensorsReader &file) {
   if (file.metadataValue("max_tokens")) {
     position.maxTokens =
         metadataInteger<int64_t>(file, "max_tokens", 10, kMaxTrainingCount);
-    position.rowTokenWindows = !file.metadataValue("token_windows");
+    // Missing (an older build), or a value this build does not know.
+    const std::string *windows = file.metadataValue("token_windows");
+    position.rowTokenWindows = !windows || *windows != "budgets";
   }
   // Written since data-parallel training; older checkpoints: one process.
   if (file.metadataValue("update_freq"))

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
 namespace txrt::driver {
@@ -156,6 +157,26 @@ std::string validationMarks(const std::vector<const LossPoint *> &points,
 
 } // namespace
 
+namespace {
+/// The opening of every plot lossSvg writes (isLossPlot recognizes it).
+const char *const kPlotOpening =
+    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" "
+    "height=\"400\" viewBox=\"0 0 640 400\" font-family=\"sans-serif\" "
+    "font-size=\"12\">\n"
+    "<rect width=\"640\" height=\"400\" fill=\"white\"/>\n";
+} // namespace
+
+bool isLossPlot(const std::string &path) {
+  const size_t length = std::strlen(kPlotOpening);
+  std::string head(length, '\0');
+  FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file)
+    return false;
+  size_t got = std::fread(head.data(), 1, length, file);
+  std::fclose(file);
+  return got == length && head == kPlotOpening;
+}
+
 std::string lossSvg(const std::vector<LossPoint> &points,
                     const std::string &title) {
   const double width = 640, height = 400;
@@ -190,11 +211,7 @@ std::string lossSvg(const std::vector<LossPoint> &points,
     return top + (1.0 - (loss - minLoss) / (maxLoss - minLoss)) * plotH;
   };
 
-  std::string svg =
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"640\" "
-      "height=\"400\" viewBox=\"0 0 640 400\" font-family=\"sans-serif\" "
-      "font-size=\"12\">\n"
-      "<rect width=\"640\" height=\"400\" fill=\"white\"/>\n";
+  std::string svg = kPlotOpening;
   svg += "<text x=\"320\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" +
          escapeXml(title) + "</text>\n";
   // Axes.

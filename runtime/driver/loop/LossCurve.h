@@ -52,6 +52,11 @@ uint64_t lossCurveFingerprint(const std::vector<LossPoint> &points);
 /// "run.csv" -> "run.svg"; other names get ".svg" appended.
 std::string svgPathFor(const std::string &csvPath);
 
+/// Whether the file at `path` is a plot lossSvg wrote (its opening lines):
+/// a run replaces such a plot beside its curve, but not another file of
+/// that name (a figure of the user's).
+bool isLossPlot(const std::string &path);
+
 } // namespace txrt::driver
 
 #endif // TXRT_DRIVER_LOSSCURVE_H

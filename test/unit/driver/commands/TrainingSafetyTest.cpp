@@ -494,6 +494,17 @@ TEST_F(TrainingSafetyTest, ANewRunDoesNotReplaceACheckpointUnasked) {
   std::filesystem::remove(other);
   Result parameters = drive({"export", other, "--load", ckpt()});
   ASSERT_EQ(parameters.code, 0) << parameters.err;
+  // (The first run's curve is still beside it: a new run's would replace
+  // it, and is refused as a --log over it is.)
+  Result onCurve = drive({"train", "--data", data(), "--steps", "2", "--batch",
+                          "4", "--save", other, "--quiet"});
+  EXPECT_EQ(onCurve.code, 2) << onCurve.err;
+  EXPECT_NE(onCurve.err.find("the loss curve of --save '" +
+                             dir.file("other.loss.csv") +
+                             "' holds a loss curve already"),
+            std::string::npos)
+      << onCurve.err;
+  std::filesystem::remove(dir.file("other.loss.csv"));
   Result onParameters = drive({"train", "--data", data(), "--steps", "2",
                                "--batch", "4", "--save", other, "--quiet"});
   EXPECT_EQ(onParameters.code, 0) << onParameters.err;
