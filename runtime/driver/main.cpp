@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 extern "C" {
@@ -26,19 +27,26 @@ extern const txc_entry_fn txc_entry_table[];
 
 namespace {
 
-/// The file mapped at `address` (/proc/self/maps), or "" if none is named.
-std::string mappedFile(const void *address) {
+/// The file mapped at `address` (/proc/self/maps): its path ("" if none is
+/// named) and inode (0 if none).
+struct MappedFile {
+  std::string path;
+  unsigned long inode = 0;
+};
+
+MappedFile mappedFile(const void *address) {
   std::FILE *maps = std::fopen("/proc/self/maps", "r");
   if (!maps)
-    return "";
+    return {};
   const uintptr_t at = reinterpret_cast<uintptr_t>(address);
   std::string found;
+  unsigned long inode = 0;
   char line[8192];
   while (std::fgets(line, sizeof(line), maps)) {
     uintptr_t begin = 0, end = 0;
     int pathStart = 0;
-    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %*s %*s %*s %*s %n",
-                    &begin, &end, &pathStart) < 2 ||
+    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %*s %*s %*s %lu %n",
+                    &begin, &end, &inode, &pathStart) < 3 ||
         at < begin || at >= end)
       continue;
     found = line + pathStart;
@@ -47,7 +55,7 @@ std::string mappedFile(const void *address) {
     break;
   }
   std::fclose(maps);
-  return found.empty() || found[0] != '/' ? "" : found;
+  return {found.empty() || found[0] != '/' ? "" : found, inode};
 }
 
 } // namespace
@@ -65,10 +73,19 @@ int main(int argc, char **argv) {
       // on a noexec mount), /proc/self/exe is the loader, and argv no
       // longer names the program: the loader is given the program again
       // (it took 'info' for the program and failed to load it).
-      const std::string program =
+      // Told apart by inode: the path in /proc/self/maps loses a name's
+      // trailing spaces and escapes its newlines, and such an executable
+      // was taken for the loader (its path became argv[1]: "unknown
+      // command").
+      const MappedFile program =
           mappedFile(reinterpret_cast<const void *>(&mappedFile));
-      if (!program.empty() && program != self) {
-        std::vector<char *> args = {self, const_cast<char *>(program.c_str())};
+      struct stat exe;
+      const bool isLoader = !program.path.empty() && program.inode != 0 &&
+                            stat(self, &exe) == 0 &&
+                            exe.st_ino != program.inode;
+      if (isLoader) {
+        std::vector<char *> args = {self,
+                                    const_cast<char *>(program.path.c_str())};
         args.insert(args.end(), argv + 1, argv + argc);
         args.push_back(nullptr);
         execv(self, args.data());

@@ -9,7 +9,9 @@
 // environment once, in its constructor, so the executable sets the default
 // and re-executes itself (runtime/driver/main.cpp; a .preinit_array setenv
 // is lost when libc's initialisation sets environ afterwards); the user's
-// OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+// OMP_WAIT_POLICY or GOMP_SPINCOUNT wins. With OMP_PROC_BIND, OMP_PLACES or
+// GOMP_CPU_AFFINITY set there is no default and no re-execution: libgomp
+// had bound the initial thread to one CPU, which the new process inherited.
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXRT_LIB_WAITPOLICY_H
@@ -20,8 +22,9 @@ namespace txrt {
 /// GOMP_SPINCOUNT txrt sets when the environment sets no wait policy.
 inline constexpr const char *kDefaultSpinCount = "1000";
 
-/// Sets GOMP_SPINCOUNT=kDefaultSpinCount unless OMP_WAIT_POLICY or
-/// GOMP_SPINCOUNT is set. Returns whether it set it.
+/// Sets GOMP_SPINCOUNT=kDefaultSpinCount unless OMP_WAIT_POLICY,
+/// GOMP_SPINCOUNT or a thread binding (OMP_PROC_BIND, OMP_PLACES,
+/// GOMP_CPU_AFFINITY) is set. Returns whether it set it.
 bool applyDefaultWaitPolicy();
 
 } // namespace txrt
