@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -1610,6 +1611,9 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (std::optional<std::string> why = stopReason(); why && step < lastStep) {
       progress.finish();
       err << "stopping at step " << step << ": " << *why << "\n";
+      // The closed pipe may be stderr's alone: stdout (a file) says it too.
+      if (StopRequest::caughtSignal() == SIGPIPE)
+        out << "stopping at step " << step << ": " << *why << "\n";
       if (validator && step % options.validEvery != 0) {
         // The steps are saved before the final validation (BLEU decodes a
         // whole file), then again with its score: a scheduler's grace
@@ -1736,7 +1740,11 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     err << "note: the loss curve is not written to '" << *logPath
         << "': nothing was trained, and the rows of the checkpoint's curve "
            "are not there\n";
-  return kExitOk;
+  // A closed output pipe stopped the run early: what was printed is
+  // incomplete (exit 1, as the docs say). With stderr's pipe alone closed,
+  // every write to stdout succeeded and the run ended 0, as if all steps
+  // had run.
+  return StopRequest::caughtSignal() == SIGPIPE ? kExitFailure : kExitOk;
 }
 
 } // namespace
