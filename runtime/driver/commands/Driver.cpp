@@ -28,6 +28,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <new>
 #include <sstream>
@@ -345,6 +346,22 @@ int runDriver(const std::string &program, const std::vector<std::string> &args,
   } catch (const std::bad_alloc &) {
     err << "error: out of memory\n";
     return kExitFailure;
+  } catch (const std::filesystem::filesystem_error &error) {
+    // A path the command could not resolve, not txc's fault: a relative
+    // one in a current directory that was removed ("internal error:
+    // filesystem error: cannot make absolute path").
+    std::string message = error.code().message();
+    std::string path = error.path1().string();
+    char here[8];
+    const bool cwdGone =
+        ::getcwd(here, sizeof here) == nullptr && errno == ENOENT;
+    err << "error: " << (path.empty() ? "a path" : "'" + path + "'") << ": "
+        << message
+        << (cwdGone ? " (the current directory was removed: cd to one that "
+                      "exists, or give absolute paths)"
+                    : "")
+        << "\n";
+    return kExitBadInput;
   } catch (const std::exception &error) {
     printErrorLines(err, std::string("internal error: ") + error.what());
     return kExitFailure;

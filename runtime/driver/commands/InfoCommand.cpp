@@ -367,7 +367,9 @@ std::string checkpointJson(const ModelInfo &model, const std::string &path) {
   out["valid_pending"] = position.validationPending
                              ? Json(*position.validationPending)
                              : Json(nullptr);
-  return toJson(out);
+  // A file name (or a path recorded in the checkpoint) need not be UTF-8:
+  // its bad bytes are written as U+FFFD (it failed: "cannot write JSON").
+  return toJson(out, /*replaceInvalidUtf8=*/true);
 }
 
 } // namespace txrt::driver
