@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,6 +62,18 @@ MappedFile mappedFile(const void *address) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // A stack too small for even the start (`ulimit -s 16`) segfaulted before
+  // the driver's own check: said here, first, with the least stack.
+  struct rlimit stack;
+  if (getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur != RLIM_INFINITY &&
+      stack.rlim_cur < 64 * 1024) {
+    static const char message[] =
+        "error: the stack limit (ulimit -s) is below the 64K the executable "
+        "needs to start; raise it (ulimit -s 8192 is the usual default)\n";
+    ssize_t written = write(2, message, sizeof message - 1);
+    (void)written;
+    return 2;
+  }
   // libgomp read OMP_WAIT_POLICY / GOMP_SPINCOUNT when it was loaded. Where
   // the environment names no policy, set txrt's default and start again so
   // that libgomp reads it (if the exec fails, run on libgomp's default).

@@ -24,6 +24,7 @@
 #include "loop/Progress.h"
 #include "txrt/txrt.h"
 
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -35,6 +36,7 @@
 
 #include <fcntl.h>
 #include <omp.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace txrt::driver {
@@ -172,6 +174,42 @@ void checkBeforeDevice(const ModelInfo &model, const CommandLine &line) {
   }
 }
 
+/// The smallest thread stack the kernels run on (the attention and norm
+/// kernels keep row buffers on the stack): OMP_STACKSIZE=16K, or `ulimit
+/// -s 16`, segfaulted in the first kernel.
+constexpr uint64_t kMinStackBytes = 256 * 1024;
+
+/// Why the stacks the kernels would run on are too small, or "".
+std::string stackProblem() {
+  if (const char *size = std::getenv("OMP_STACKSIZE"); size && *size) {
+    // libgomp's syntax: a number, then B, K (the default), M or G.
+    char *end = nullptr;
+    errno = 0;
+    unsigned long long value = std::strtoull(size, &end, 10);
+    while (end && *end == ' ')
+      ++end;
+    const char unit = end && *end ? char(std::toupper(*end)) : 'K';
+    const uint64_t scale = unit == 'B'   ? 1
+                           : unit == 'K' ? 1024
+                           : unit == 'M' ? 1024 * 1024
+                           : unit == 'G' ? 1024ull * 1024 * 1024
+                                         : 0;
+    if (errno == 0 && end != size && scale &&
+        value < kMinStackBytes / scale + (kMinStackBytes % scale != 0))
+      return std::string("OMP_STACKSIZE=") + size +
+             " is below the 256K stack the kernels' threads need; unset it "
+             "or give 256K or more";
+  }
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_STACK, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      limit.rlim_cur < kMinStackBytes)
+    return "the stack limit (ulimit -s " +
+           std::to_string(uint64_t(limit.rlim_cur) / 1024) +
+           ") is below the 256K stack the kernels need; raise it (ulimit -s "
+           "8192 is the usual default)";
+  return "";
+}
+
 /// "a, b, c".
 std::string joinWithCommas(const std::vector<std::string> &items) {
   std::string joined;
@@ -229,6 +267,12 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
     out << checkpoint;
     return kExitOk;
   }
+  // Before any work: stacks the kernels can run on.
+  if (line.command != CommandLine::Command::Export)
+    if (std::string problem = stackProblem(); !problem.empty()) {
+      err << "error: " << problem << "\n";
+      return kExitBadInput;
+    }
   // Before any work: the code was compiled for CPU features this CPU may
   // lack (--mcpu=x86-64-v4 on an AVX2 machine, or a native build moved to
   // an older one), which died of SIGILL in the first kernel.
