@@ -244,6 +244,17 @@ enum class OutputKind {
   Native, ///< object, executable: written or replaced whole
 };
 
+/// "cannot create a temporary file in 'DIR' (TMPDIR): WHY": the directory
+/// the error is about (it said only "No such file or directory").
+std::string temporaryFileError(std::error_code error) {
+  llvm::SmallString<128> directory;
+  llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, directory);
+  const char *tmpdir = std::getenv("TMPDIR");
+  return "txc: error: cannot create a temporary file in '" +
+         std::string(directory) + "'" + (tmpdir ? " (TMPDIR)" : "") +
+         (error ? ": " + error.message() : std::string()) + "\n";
+}
+
 /// Checks that txc may write `path`: never the spec itself (by path, link or
 /// device and inode), never a directory, and for native outputs only a
 /// regular file (the linker and object writer would truncate, chmod or
@@ -492,9 +503,12 @@ int emitGraph(ModuleOp module) {
     if (!checkOutputPath(target, OutputKind::Text))
       return 1;
     llvm::SmallString<128> dotFile, svgFile;
-    if (llvm::sys::fs::createTemporaryFile("txc-graph", "dot", dotFile) ||
-        llvm::sys::fs::createTemporaryFile("txc-graph", "svg", svgFile)) {
-      llvm::errs() << "txc: error: cannot create a temporary file\n";
+    std::error_code failed =
+        llvm::sys::fs::createTemporaryFile("txc-graph", "dot", dotFile);
+    if (!failed)
+      failed = llvm::sys::fs::createTemporaryFile("txc-graph", "svg", svgFile);
+    if (failed) {
+      llvm::errs() << temporaryFileError(failed);
       return 1;
     }
     auto cleanup = llvm::make_scope_exit([&] {
@@ -777,8 +791,7 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
     llvm::SmallString<128> object;
     if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
             "txc-" + stem + "-" + half, "o", object)) {
-      llvm::errs() << "txc: error: cannot create a temporary file: "
-                   << ec.message() << "\n";
+      llvm::errs() << temporaryFileError(ec);
       return 1;
     }
     objects.push_back(object.str().str());
@@ -1296,6 +1309,10 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::install_fatal_error_handler(onFatalError);
   llvm::install_bad_alloc_error_handler(onBadAlloc);
+  // TMPDIR='' means no TMPDIR (as gcc takes it), not the current
+  // directory, where the temporary objects went.
+  if (const char *tmpdir = std::getenv("TMPDIR"); tmpdir && !*tmpdir)
+    ::unsetenv("TMPDIR");
   int code = 0;
   llvm::thread compile(std::optional<unsigned>(kCompileStackBytes),
                        [&] { code = compileMain(argc, argv); });
