@@ -210,6 +210,19 @@ std::string stackProblem() {
   return "";
 }
 
+/// Why an on/off switch of the environment has a value that is neither:
+/// TXRT_PACK_WEIGHTS=off (or false) turned packing on, as any value but 0
+/// did, without a word.
+std::string switchProblem() {
+  for (const char *name : {"TXRT_PACK_WEIGHTS", "TXRT_HUGE_PAGES"})
+    if (const char *value = std::getenv(name); value && *value &&
+                                               std::strcmp(value, "0") != 0 &&
+                                               std::strcmp(value, "1") != 0)
+      return std::string(name) + "='" + value +
+             "' is not 0 (off) or 1 (on, the default)";
+  return "";
+}
+
 /// "a, b, c".
 std::string joinWithCommas(const std::vector<std::string> &items) {
   std::string joined;
@@ -269,7 +282,8 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
   }
   // Before any work: stacks the kernels can run on.
   if (line.command != CommandLine::Command::Export)
-    if (std::string problem = stackProblem(); !problem.empty()) {
+    if (std::string problem = stackProblem() + switchProblem();
+        !problem.empty()) {
       err << "error: " << problem << "\n";
       return kExitBadInput;
     }
