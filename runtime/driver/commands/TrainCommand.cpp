@@ -315,6 +315,13 @@ void checkResumedTokenizerOptions(const TrainOptions &options,
     refuse("--min-freq " + std::to_string(*options.minFreq));
 }
 
+/// Whether `path` is a regular file with something in it.
+bool holdsBytes(const std::string &path) {
+  std::error_code error;
+  return std::filesystem::is_regular_file(path, error) &&
+         std::filesystem::file_size(path, error) > 0 && !error;
+}
+
 /// The rows a resumed run's loss curve starts from, and (`through`, `hash`)
 /// when they are what the checkpoint saw in `logPath` itself. The
 /// checkpoint fingerprints the rows its curve held
@@ -382,10 +389,7 @@ resumedCurve(const std::string &logPath, const TrainingPosition &position,
   // The default curve of another --save (no --log) is checked as a --log
   // is when a file is there already: another run's curve there was
   // replaced by the resumed one's, unasked (--overwrite replaces it).
-  std::error_code sizeError;
-  const bool occupied =
-      !options.overwrite && std::filesystem::exists(logPath, error) &&
-      std::filesystem::file_size(logPath, sizeError) > 0 && !sizeError;
+  const bool occupied = !options.overwrite && holdsBytes(logPath);
   if (options.logPath || inPlace || occupied) {
     if (std::optional<std::vector<LossPoint>> rows = rowsOf(logPath)) {
       if (holdsTheSeenRows(*rows)) {
@@ -430,6 +434,119 @@ resumedCurve(const std::string &logPath, const TrainingPosition &position,
   return {};
 }
 
+/// A new run's curve over another run's (or any other file) replaced it
+/// unasked, as --save over a checkpoint does not: an explicit --log, or the
+/// default CKPT.loss.csv of a --save that is no checkpoint yet. A resumed
+/// run continues its own curve there (resumedCurve checks whose it is).
+/// The plot beside it: a plot of a curve is replaced with the curve, a
+/// figure of the user's by that name is not.
+void checkCurveFiles(const TrainOptions &options, const std::string &log) {
+  const std::string what =
+      options.logPath ? "--log" : "the loss curve of --save";
+  if (!options.resumePath && !options.overwrite && holdsBytes(log)) {
+    std::vector<LossPoint> rows = parseLossCsv(readWholeFile(log));
+    if (rows.empty())
+      throw InputError(what + " '" + log +
+                       "' is a file already (not a loss curve): writing "
+                       "this run's curve would replace it. --overwrite "
+                       "replaces it, or --log to another file");
+    throw InputError(
+        what + " '" + log + "' holds a loss curve already (" +
+        std::to_string(rows.size()) + " rows, steps " +
+        std::to_string(rows.front().step) + ".." +
+        std::to_string(rows.back().step) +
+        ") and this run starts anew: writing its curve would replace it. "
+        "--resume the checkpoint whose curve it is continues it, "
+        "--overwrite replaces it, or --log to another file");
+  }
+  const std::string plot = svgPathFor(log);
+  if (!options.overwrite && holdsBytes(plot) && !isLossPlot(plot))
+    throw InputError("the plot of " + what + " '" + plot +
+                     "' is a file already that is no loss plot txc wrote: "
+                     "writing the plot would replace it. --overwrite "
+                     "replaces it, or --log to another file");
+}
+
+/// --save's (and --keep-best's) claims and checks: `locks` gains the files
+/// the run holds to its end; throws InputError when a save would replace
+/// another run's checkpoint.
+void lockAndCheckSaveTargets(const TrainOptions &options,
+                             std::vector<std::unique_ptr<WriterLock>> &locks) {
+  // Two runs started with one --save (two terminals, a script run twice)
+  // would each replace the other's saves, --overwrite or not; also a run
+  // whose --save is this one's --keep-best file.
+  locks.push_back(std::make_unique<WriterLock>(*options.savePath, "--save"));
+  if (options.keepBest)
+    locks.push_back(std::make_unique<WriterLock>(
+        checkpointSibling(*options.savePath, kBestCheckpointSuffix),
+        "the --keep-best checkpoint of --save"));
+  // --save C and --save C.safetensors write the same tokenizer copies, loss
+  // curve and best checkpoint (checkpointSibling): a run of one replaced
+  // the other's, at once or later, without a word.
+  const std::string &save = *options.savePath;
+  const std::string stem = checkpointSibling(save, "");
+  const std::string twin = stem != save ? stem : save + ".safetensors";
+  // (A symlink there, to anything or nowhere, is no checkpoint another run
+  // saves to by that name: not locked.)
+  std::error_code twinError;
+  if (!std::filesystem::is_symlink(twin, twinError))
+    locks.push_back(std::make_unique<WriterLock>(
+        twin, "the twin of --save '" + save +
+                  "' (the same tokenizer copy and loss curve):"));
+  // Unless the run resumes the twin, or a checkpoint with the twin's
+  // tokenizer (the run saved under both names: its copies are the same).
+  auto sameTokenizer = [&](const SafetensorsReader &other) {
+    if (!options.resumePath)
+      return false;
+    try {
+      SafetensorsReader resumed(*options.resumePath);
+      std::optional<Tokenizer> mine = checkpointTokenizer(resumed),
+                               theirs = checkpointTokenizer(other);
+      return mine && theirs && mine->toJson() == theirs->toJson();
+    } catch (const DriverError &) {
+      return false; // the resume says what is wrong with it
+    }
+  };
+  if (!(options.resumePath && sameFile(*options.resumePath, twin)))
+    if (auto existing = existingTrainingCheckpoint(twin);
+        existing && !sameTokenizer(*existing))
+      throw InputError(
+          "--save '" + save + "' writes its tokenizer copy and loss curve ('" +
+          checkpointSibling(save, kTokenizerSuffix) + "', ...) where the " +
+          "training checkpoint '" + twin + "' (" +
+          describeTrainingCheckpoint(*existing) +
+          ") has its own: saving would replace them. Give --save another "
+          "name (or --resume '" +
+          twin + "' with --save '" + twin + "')");
+  // A new run's --save (or --keep-best) over another run's checkpoint
+  // would lose that run (its steps, moments and tokenizer) unasked.
+  if (options.overwrite ||
+      (options.resumePath && sameFile(*options.resumePath, *options.savePath)))
+    return;
+  const std::string &path = *options.savePath;
+  const std::string how = options.resumePath ? "resumes another"
+                          : options.initFromPath
+                              ? "starts from --init-from's weights"
+                              : "starts anew";
+  if (auto existing = existingTrainingCheckpoint(path))
+    throw InputError("--save '" + path +
+                     "' is a training checkpoint already (" +
+                     describeTrainingCheckpoint(*existing) + ") and this run " +
+                     how + ": saving would replace it. --resume '" + path +
+                     "' continues it, --overwrite replaces it, or --save to "
+                     "another file");
+  if (options.keepBest) {
+    const std::string best = checkpointSibling(path, kBestCheckpointSuffix);
+    if (auto existing = existingTrainingCheckpoint(best))
+      throw InputError("the --keep-best checkpoint '" + best +
+                       "' of --save is another run's best already (" +
+                       describeTrainingCheckpoint(*existing) +
+                       ") and this run " + how +
+                       ": its first validation would replace it. --overwrite "
+                       "replaces it, or --save to another file");
+  }
+}
+
 /// Every file train writes, checked against each other and the inputs;
 /// returns the run's claims on --save and --keep-best's file (none without
 /// --save): held to the end, they keep a second run from saving over this
@@ -438,9 +555,9 @@ std::vector<std::unique_ptr<WriterLock>>
 checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
                   const std::optional<std::string> &logPath) {
   std::vector<NamedPath> outputs;
-  std::vector<NamedPath> inputs = {
-      options.textPath.empty() ? NamedPath{options.dataPath, "--data"}
-                               : NamedPath{options.textPath, "--text"}};
+  std::vector<NamedPath> inputs = {options.textPath.empty()
+                                       ? NamedPath{options.dataPath, "--data"}
+                                       : NamedPath{options.textPath, "--text"}};
   if (options.resumePath)
     inputs.push_back({*options.resumePath, "--resume"});
   if (options.tokenizer != "word" && options.tokenizer != "spm")
@@ -492,131 +609,11 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
   if (logPath)
     locks.push_back(std::make_unique<WriterLock>(
         *logPath, options.logPath ? "--log" : "the loss curve of --save"));
-  // The curve's and plot's checks: an explicit --log's now, the default
-  // curve's after --save's and --keep-best's (whose refusals say more).
-  auto checkCurveFiles = [&] {
-    if (logPath) {
-      const std::string &log = *logPath;
-      const std::string what =
-          options.logPath ? "--log" : "the loss curve of --save";
-      // A new run's curve over another run's (or any other file) replaced it
-      // unasked, as --save over a checkpoint does not: an explicit --log, or
-      // the default CKPT.loss.csv of a --save that is no checkpoint yet. A
-      // resumed run continues its own curve there (resumedCurve checks
-      // whose it is).
-      std::error_code error;
-      if (!options.resumePath && !options.overwrite &&
-          std::filesystem::is_regular_file(log, error) &&
-          std::filesystem::file_size(log, error) > 0 && !error) {
-        std::vector<LossPoint> rows = parseLossCsv(readWholeFile(log));
-        if (rows.empty())
-          throw InputError(what + " '" + log +
-                           "' is a file already (not a loss curve): writing "
-                           "this run's curve would replace it. --overwrite "
-                           "replaces it, or --log to another file");
-        throw InputError(
-            what + " '" + log + "' holds a loss curve already (" +
-            std::to_string(rows.size()) + " rows, steps " +
-            std::to_string(rows.front().step) + ".." +
-            std::to_string(rows.back().step) +
-            ") and this run starts anew: writing its curve would replace it. "
-            "--resume the checkpoint whose curve it is continues it, "
-            "--overwrite replaces it, or --log to another file");
-      }
-      // The plot beside it: a plot of a curve is replaced with the curve, a
-      // figure of the user's by that name is not.
-      const std::string plot = svgPathFor(log);
-      if (!options.overwrite && std::filesystem::is_regular_file(plot, error) &&
-          std::filesystem::file_size(plot, error) > 0 && !error &&
-          !isLossPlot(plot))
-        throw InputError("the plot of " + what + " '" + plot +
-                         "' is a file already that is no loss plot txc wrote: "
-                         "writing the plot would replace it. --overwrite "
-                         "replaces it, or --log to another file");
-    }
-  };
-  if (options.logPath)
-    checkCurveFiles();
-  if (!options.savePath)
-    return locks;
-  // Two runs started with one --save (two terminals, a script run twice)
-  // would each replace the other's saves, --overwrite or not; also a run
-  // whose --save is this one's --keep-best file.
-  locks.push_back(std::make_unique<WriterLock>(*options.savePath, "--save"));
-  if (options.keepBest)
-    locks.push_back(std::make_unique<WriterLock>(
-        checkpointSibling(*options.savePath, kBestCheckpointSuffix),
-        "the --keep-best checkpoint of --save"));
-  // --save C and --save C.safetensors write the same tokenizer copies, loss
-  // curve and best checkpoint (checkpointSibling): a run of one replaced
-  // the other's, at once or later, without a word.
-  const std::string &save = *options.savePath;
-  const std::string stem = checkpointSibling(save, "");
-  const std::string twin = stem != save ? stem : save + ".safetensors";
-  // (A symlink there, to anything or nowhere, is no checkpoint another run
-  // saves to by that name: not locked.)
-  std::error_code twinError;
-  if (!std::filesystem::is_symlink(twin, twinError))
-    locks.push_back(std::make_unique<WriterLock>(
-        twin, "the twin of --save '" + save +
-                  "' (the same tokenizer copy and loss curve):"));
-  // Unless the run resumes the twin, or a checkpoint with the twin's
-  // tokenizer (the run saved under both names: its copies are the same).
-  auto sameTokenizer = [&](const SafetensorsReader &other) {
-    if (!options.resumePath)
-      return false;
-    try {
-      SafetensorsReader resumed(*options.resumePath);
-      std::optional<Tokenizer> mine = checkpointTokenizer(resumed),
-                               theirs = checkpointTokenizer(other);
-      return mine && theirs && mine->toJson() == theirs->toJson();
-    } catch (const DriverError &) {
-      return false; // the resume says what is wrong with it
-    }
-  };
-  if (!(options.resumePath && sameFile(*options.resumePath, twin)))
-    if (auto existing = existingTrainingCheckpoint(twin);
-        existing && !sameTokenizer(*existing))
-      throw InputError(
-          "--save '" + save + "' writes its tokenizer copy and loss curve ('" +
-          checkpointSibling(save, kTokenizerSuffix) + "', ...) where the " +
-          "training checkpoint '" + twin + "' (" +
-          describeTrainingCheckpoint(*existing) +
-          ") has its own: saving would replace them. Give --save another "
-          "name (or --resume '" +
-          twin + "' with --save '" + twin + "')");
-  // A new run's --save (or --keep-best) over another run's checkpoint
-  // would lose that run (its steps, moments and tokenizer) unasked.
-  if (options.overwrite || (options.resumePath &&
-                            sameFile(*options.resumePath, *options.savePath))) {
-    if (!options.logPath)
-      checkCurveFiles();
-    return locks;
-  }
-  const std::string &path = *options.savePath;
-  const std::string how = options.resumePath ? "resumes another"
-                          : options.initFromPath
-                              ? "starts from --init-from's weights"
-                              : "starts anew";
-  if (auto existing = existingTrainingCheckpoint(path))
-    throw InputError("--save '" + path +
-                     "' is a training checkpoint already (" +
-                     describeTrainingCheckpoint(*existing) + ") and this run " +
-                     how + ": saving would replace it. --resume '" + path +
-                     "' continues it, --overwrite replaces it, or --save to "
-                     "another file");
-  if (options.keepBest) {
-    const std::string best = checkpointSibling(path, kBestCheckpointSuffix);
-    if (auto existing = existingTrainingCheckpoint(best))
-      throw InputError("the --keep-best checkpoint '" + best +
-                       "' of --save is another run's best already (" +
-                       describeTrainingCheckpoint(*existing) +
-                       ") and this run " + how +
-                       ": its first validation would replace it. --overwrite "
-                       "replaces it, or --save to another file");
-  }
-  if (!options.logPath)
-    checkCurveFiles();
+  if (options.savePath)
+    lockAndCheckSaveTargets(options, locks);
+  // After --save's and --keep-best's checks, whose refusals say more.
+  if (logPath)
+    checkCurveFiles(options, *logPath);
   return locks;
 }
 
