@@ -55,30 +55,6 @@ void accumulateTokenStats(const Tensor &logits, const Tensor &targets,
 
 namespace {
 
-/// eval's note when scored tokens are [UNK] (words the vocabulary lacks):
-/// the loss and accuracy score the model's [UNK] for them, and a predicted
-/// [UNK] counts as correct, so a text of unknown words scored high with
-/// nothing said (translate, predict and generate note it).
-/// `unknown` of `total` `what` ("reference words"); `texts` of
-/// `allTexts` hold one, the first at `first`.
-void noteScoredUnknown(std::ostream &err, int64_t unknown, int64_t total,
-                       const std::string &what, int64_t texts, int64_t allTexts,
-                       const std::string &textWhat, const std::string &first,
-                       const std::string &scores,
-                       const std::string &also = "") {
-  if (unknown == 0)
-    return;
-  err << "note: " << unknown << " of " << total << " " << what
-      << (unknown == 1 ? " is" : " are") << " [UNK], not in the vocabulary";
-  if (allTexts)
-    err << " (in " << texts << " of " << allTexts << " " << textWhat
-        << ", the first: " << first << ")";
-  err << ": " << scores
-      << " score the model's [UNK] for them, and predicting [UNK] counts as "
-         "correct"
-      << also << "\n";
-}
-
 int64_t evalBatch(const EvalOptions &options, const LengthBound &bound) {
   int64_t batch = options.batch.value_or(bound.bound);
   if (batch > bound.bound)
@@ -159,14 +135,15 @@ int evalLanguageModel(const ModelInfo &model, const txc_entry_fn *entryTable,
   TextCorpus corpus = readTextCorpus(options.textPath);
   std::vector<int32_t> stream = encodeCorpus(corpus, tokenizer);
   // The stream's first token is no target (blocks predict the next ones).
-  const int64_t unknownTargets =
-      stream.empty() ? 0
-                     : std::count(stream.begin() + 1, stream.end(),
-                                  tokenizer.source.unkId());
-  noteScoredUnknown(err, unknownTargets,
-                    stream.empty() ? 0 : int64_t(stream.size()) - 1,
-                    "next tokens of '" + options.textPath + "'", 0, 0, "", "",
-                    "the loss, perplexity and accuracy");
+  if (stream.size() > 1) {
+    UnknownTokenCount targets(tokenizer.source.unkId());
+    targets.add(stream.data() + 1, stream.data() + stream.size(), "");
+    if (std::string note =
+            targets.scoredNote("next tokens of '" + options.textPath + "'",
+                               nullptr, "the loss, perplexity and accuracy");
+        !note.empty())
+      err << note << "\n";
+  }
   TokenBlocks blocks(std::move(stream), blockLength, pad);
   TokenStats stats;
   for (int64_t begin = 0; begin < blocks.size(); begin += batch) {
@@ -355,29 +332,21 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
         << " (no [EOS]); BLEU takes " << (cuts.targets == 1 ? "it" : "them")
         << " whole\n";
   {
-    UnknownTokenCount sources(tokenizer.source.unkId());
-    int64_t unknownWords = 0, targetWords = 0, references = 0;
-    std::string first;
-    const int32_t unk = tokenizer.target.unkId();
+    UnknownTokenCount sources(tokenizer.source.unkId()),
+        references(tokenizer.target.unkId());
     for (const EncodedPair &pair : pairs) {
       const std::string where =
           options.dataPath + ":" + std::to_string(pair.line);
       sources.add(pair.source, where);
-      const int64_t here =
-          std::count(pair.target.begin(), pair.target.end(), unk);
-      targetWords += int64_t(pair.target.size());
-      if (here && references++ == 0)
-        first = where;
-      unknownWords += here;
+      references.add(pair.target, where);
     }
-    if (std::string note = sources.note("source sentence", tokenizer.unit());
-        !note.empty())
-      err << note << "\n";
-    noteScoredUnknown(err, unknownWords, targetWords,
-                      std::string("reference ") + tokenizer.unit(), references,
-                      int64_t(pairs.size()), "references", first,
-                      "the loss and accuracy",
-                      "; BLEU compares the words as written");
+    for (const std::string &note :
+         {sources.note("source sentence", tokenizer.unit()),
+          references.scoredNote(std::string("reference ") + tokenizer.unit(),
+                                "reference", "the loss and accuracy",
+                                "; BLEU compares the words as written")})
+      if (!note.empty())
+        err << note << "\n";
   }
   loadWeightsForInference(checkpoint, model, runner.params().write(),
                           options.noEma, err);

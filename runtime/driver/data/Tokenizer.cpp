@@ -666,13 +666,36 @@ void Tokenizer::saveHuggingFace(const std::string &stem) const {
   }
 }
 
-void UnknownTokenCount::add(const std::vector<int32_t> &ids,
+void UnknownTokenCount::add(const int32_t *begin, const int32_t *end,
                             const std::string &where) {
   ++texts_;
-  if (std::find(ids.begin(), ids.end(), unk_) == ids.end())
+  tokens_ += end - begin;
+  const int64_t unknown = std::count(begin, end, unk_);
+  if (unknown == 0)
     return;
+  unknownTokens_ += unknown;
   if (withUnknown_++ == 0)
     first_ = where;
+}
+
+std::string UnknownTokenCount::scoredNote(const std::string &what,
+                                          const char *kind,
+                                          const std::string &scores,
+                                          const std::string &also) const {
+  if (unknownTokens_ == 0)
+    return "";
+  std::string note = "note: " + std::to_string(unknownTokens_) + " of " +
+                     std::to_string(tokens_) + " " + what +
+                     (unknownTokens_ == 1 ? " is" : " are") +
+                     " [UNK], not in the vocabulary";
+  if (kind)
+    note += " (in " + std::to_string(withUnknown_) + " of " +
+            std::to_string(texts_) + " " + kind + (texts_ == 1 ? "" : "s") +
+            ", the first: " + first_ + ")";
+  return note + ": " + scores +
+         " score the model's [UNK] for them, and predicting [UNK] counts as "
+         "correct" +
+         also;
 }
 
 std::string UnknownTokenCount::note(const char *kind, const char *unit) const {

@@ -217,15 +217,25 @@ class UnknownTokenCount {
 public:
   explicit UnknownTokenCount(int32_t unkId) : unk_(unkId) {}
   /// One text's ids; `where` names it ("<stdin>:7").
-  void add(const std::vector<int32_t> &ids, const std::string &where);
+  void add(const std::vector<int32_t> &ids, const std::string &where) {
+    add(ids.data(), ids.data() + ids.size(), where);
+  }
+  void add(const int32_t *begin, const int32_t *end, const std::string &where);
   /// "note: ..." naming the count and the first such text, or "" if none.
   /// `kind` names the texts ("sentence"), `unit` what is unknown ("words",
   /// "pieces").
   std::string note(const char *kind, const char *unit) const;
+  /// eval's note when the tokens counted are scored targets: "note: U of T
+  /// `what` are [UNK] ... (in W of N `kind`s, the first: ...): `scores`
+  /// score the model's [UNK] for them, and predicting [UNK] counts as
+  /// correct`also`", or "" if none. Without `kind`, no texts are named.
+  std::string scoredNote(const std::string &what, const char *kind,
+                         const std::string &scores,
+                         const std::string &also = "") const;
 
 private:
   int32_t unk_;
-  int64_t texts_ = 0, withUnknown_ = 0;
+  int64_t texts_ = 0, withUnknown_ = 0, tokens_ = 0, unknownTokens_ = 0;
   std::string first_;
 };
 
