@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "txrt/txrt.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -154,66 +155,74 @@ extern "C" int32_t txrt_cpu_has_feature(const char *name) {
 // dropout, Adam) are vectorized for them. An executable built with
 // txc --mcpu=x86-64 checked only its generated code's features and ran the
 // runtime's AVX2 loops on any CPU.
-extern "C" const char *txrt_runtime_cpu_features(void) {
-  return ""
+namespace {
+/// The names, each followed by a comma.
+constexpr const char kRuntimeFeatures[] = ""
 #ifdef __SSE3__
-         "sse3,"
+                                          "sse3,"
 #endif
 #ifdef __SSSE3__
-         "ssse3,"
+                                          "ssse3,"
 #endif
 #ifdef __SSE4_1__
-         "sse4.1,"
+                                          "sse4.1,"
 #endif
 #ifdef __SSE4_2__
-         "sse4.2,"
+                                          "sse4.2,"
 #endif
 #ifdef __POPCNT__
-         "popcnt,"
+                                          "popcnt,"
 #endif
 #ifdef __AVX__
-         "avx,"
+                                          "avx,"
 #endif
 #ifdef __F16C__
-         "f16c,"
+                                          "f16c,"
 #endif
 #ifdef __FMA__
-         "fma,"
+                                          "fma,"
 #endif
 #ifdef __BMI__
-         "bmi,"
+                                          "bmi,"
 #endif
 #ifdef __BMI2__
-         "bmi2,"
+                                          "bmi2,"
 #endif
 #ifdef __AVX2__
-         "avx2,"
+                                          "avx2,"
 #endif
 #ifdef __AVX512F__
-         "avx512f,"
+                                          "avx512f,"
 #endif
 #ifdef __AVX512DQ__
-         "avx512dq,"
+                                          "avx512dq,"
 #endif
 #ifdef __AVX512CD__
-         "avx512cd,"
+                                          "avx512cd,"
 #endif
 #ifdef __AVX512BW__
-         "avx512bw,"
+                                          "avx512bw,"
 #endif
 #ifdef __AVX512VL__
-         "avx512vl,"
+                                          "avx512vl,"
 #endif
 #ifdef __AVX512VNNI__
-         "avx512vnni,"
+                                          "avx512vnni,"
 #endif
 #ifdef __AVX512BF16__
-         "avx512bf16,"
+                                          "avx512bf16,"
 #endif
 #ifdef __AVX512FP16__
-         "avx512fp16,"
+                                          "avx512fp16,"
 #endif
-      ;
+    ;
+} // namespace
+
+extern "C" const char *txrt_runtime_cpu_features(void) {
+  // Without the last comma.
+  static const std::string names(
+      kRuntimeFeatures, std::max<size_t>(sizeof kRuntimeFeatures, 2) - 2);
+  return names.c_str();
 }
 
 extern "C" const char *txrt_runtime_arch(void) {

@@ -65,9 +65,7 @@ void printModelInfo(const ModelInfo &model, std::ostream &out) {
       << (model.compileFlags.empty() ? "(none)" : model.compileFlags) << "\n";
   // What the CPU needs: the model's code (txc --mcpu) and the runtime
   // linked in (its -march, CMake's TXRT_ARCH).
-  std::string runtimeFeatures = txrt_runtime_cpu_features();
-  if (!runtimeFeatures.empty())
-    runtimeFeatures.pop_back(); // the trailing comma
+  const std::string runtimeFeatures = txrt_runtime_cpu_features();
   std::string codeFeatures;
   for (const std::string &feature : model.cpuFeatures)
     codeFeatures += (codeFeatures.empty() ? "" : ",") + feature;

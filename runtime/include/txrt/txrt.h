@@ -955,8 +955,8 @@ int32_t txrt_cpu_has_bf16(void);
 int32_t txrt_cpu_has_feature(const char *name);
 
 /** The extensions this library was compiled for (its -march, CMake's
- *  TXRT_ARCH), comma-separated in txrt_cpu_has_feature's names with a
- *  trailing comma ("sse3,...,avx2,fma,"; "" for x86-64): the compiler may
+ *  TXRT_ARCH), comma-separated in txrt_cpu_has_feature's names
+ *  ("sse3,...,fma,avx2"; "" for x86-64): the compiler may
  *  use them anywhere in it, so a CPU without one cannot run it, whatever
  *  the model's code was compiled for. */
 const char *txrt_runtime_cpu_features(void);

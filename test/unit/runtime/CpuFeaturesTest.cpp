@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
 
 namespace {
 
@@ -54,6 +55,25 @@ TEST(CpuFeaturesTest, TheEnvironmentTakesFeaturesAway) {
   EXPECT_EQ(txrt_cpu_has_feature("avx"), __builtin_cpu_supports("avx") ? 1 : 0);
   EXPECT_EQ(txrt_cpu_has_feature("avx2x"), -1);
   ASSERT_EQ(unsetenv("TXRT_ASSUME_NO_CPU_FEATURES"), 0);
+}
+
+// What the library was compiled for: names the check knows, comma-separated
+// without empty items, and all of them on the CPU the tests run on (the
+// library runs here).
+TEST(CpuFeaturesTest, TheRuntimesOwnFeaturesAreKnownAndPresent) {
+  const std::string names = txrt_runtime_cpu_features();
+  EXPECT_FALSE(!names.empty() && names.back() == ',') << names;
+  size_t begin = 0;
+  while (begin < names.size()) {
+    size_t end = names.find(',', begin);
+    if (end == std::string::npos)
+      end = names.size();
+    const std::string name = names.substr(begin, end - begin);
+    EXPECT_FALSE(name.empty()) << names;
+    EXPECT_EQ(txrt_cpu_has_feature(name.c_str()), 1) << name;
+    begin = end + 1;
+  }
+  EXPECT_STRNE(txrt_runtime_arch(), "");
 }
 
 } // namespace
