@@ -1,15 +1,24 @@
 //===- PackedWeights.cpp - frozen weights kept in a product's layout ------===//
 #include "PackedWeights.h"
+#include "Context.h"
 
 #include <cstdlib>
 #include <new>
+#include <string>
 #include <string_view>
 
 using namespace txrt;
 
 PackedWeights::PackedWeights() {
+  // As the executables check it (Driver.cpp): `off` or `false` turned
+  // packing on in a program of the C API, as any value but 0 did.
   const char *env = std::getenv("TXRT_PACK_WEIGHTS");
-  enabled_ = !(env && std::string_view(env) == "0");
+  const std::string_view value = env ? env : "";
+  if (!value.empty() && value != "0" && value != "1")
+    throw Error(TXRT_ERROR_INVALID_ARGUMENT,
+                "TXRT_PACK_WEIGHTS='" + std::string(value) +
+                    "' is not 0 (off) or 1 (on, the default)");
+  enabled_ = value != "0";
 }
 
 void PackedWeights::freeze(const void *base, size_t bytes) {

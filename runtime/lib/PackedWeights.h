@@ -33,7 +33,8 @@ namespace txrt {
 
 class PackedWeights {
 public:
-  /// Reads TXRT_PACK_WEIGHTS (unset or anything but "0": on).
+  /// Reads TXRT_PACK_WEIGHTS (unset, empty or "1": on; "0": off); any
+  /// other value throws Error (txrt_context_create fails).
   PackedWeights();
 
   /// Declares [base, base + bytes) constant until the next call and drops

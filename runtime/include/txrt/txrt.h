@@ -126,8 +126,9 @@ typedef struct txrt_context txrt_context;
  *  unset, is the number of cores. Fails with TXRT_ERROR_INVALID_ARGUMENT when
  *  TXRT_NUM_THREADS is set to something else, or TXRT_BUCKET_MB (megabytes in
  *  (0, 65536]) or TXRT_ALLREDUCE_OVERLAP (0 or 1), the gradient exchange's
- *  settings, to something it cannot read. On failure *out_ctx is NULL and
- *  the message is available from txrt_last_error(NULL). */
+ *  settings, or TXRT_PACK_WEIGHTS (0 or 1, see
+ *  txrt_context_set_frozen_parameters) to something it cannot read. On failure
+ * *out_ctx is NULL and the message is available from txrt_last_error(NULL). */
 txrt_status txrt_context_create(txrt_context **out_ctx);
 
 /** As txrt_context_create with an explicit thread count, at most 4096
@@ -238,7 +239,8 @@ void txrt_context_clear_cache(txrt_context *ctx);
  *  anything writes the range (an Adam update of a weight in the range drops
  *  them too). The copies take about the memory of the weights they copy,
  *  never over 2 * bytes; TXRT_PACK_WEIGHTS=0 in the environment turns
- *  packing off. */
+ *  packing off (1 or unset: on; any other value makes txrt_context_create
+ *  fail). */
 void txrt_context_set_frozen_parameters(txrt_context *ctx, const void *base,
                                         size_t bytes);
 

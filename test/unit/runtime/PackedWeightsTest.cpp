@@ -11,6 +11,7 @@
 #include "TestUtil.h"
 
 #include <cstdlib>
+#include <string>
 #include <tuple>
 
 using namespace txrt_test;
@@ -200,3 +201,29 @@ TEST_F(PackedWeightsTest, TheEnvironmentTurnsPackingOff) {
 }
 
 } // namespace
+
+// TXRT_PACK_WEIGHTS takes 0 or 1, as the executables check it: `off` turned
+// packing on in a program of the C API, as any value but 0 did. Creating a
+// context now fails with the variable named.
+TEST_F(PackedWeightsTest, AnotherValueOfTheSwitchFailsContextCreation) {
+  for (const char *value : {"off", "false", "yes", " 1"}) {
+    ASSERT_EQ(setenv("TXRT_PACK_WEIGHTS", value, 1), 0);
+    txrt_context *ctx = nullptr;
+    txrt_status status = txrt_context_create_with_threads(1, &ctx);
+    unsetenv("TXRT_PACK_WEIGHTS");
+    EXPECT_EQ(status, TXRT_ERROR_INVALID_ARGUMENT) << value;
+    EXPECT_EQ(ctx, nullptr) << value;
+    EXPECT_NE(std::string(txrt_last_error(nullptr)).find("TXRT_PACK_WEIGHTS='"),
+              std::string::npos)
+        << txrt_last_error(nullptr);
+    txrt_context_destroy(ctx);
+  }
+  for (const char *value : {"1", ""}) {
+    ASSERT_EQ(setenv("TXRT_PACK_WEIGHTS", value, 1), 0);
+    txrt_context *ctx = nullptr;
+    txrt_status status = txrt_context_create_with_threads(1, &ctx);
+    unsetenv("TXRT_PACK_WEIGHTS");
+    EXPECT_EQ(status, TXRT_OK) << value;
+    txrt_context_destroy(ctx);
+  }
+}
