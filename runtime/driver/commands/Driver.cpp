@@ -24,6 +24,7 @@
 #include "loop/Progress.h"
 #include "txrt/txrt.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <csignal>
@@ -33,6 +34,7 @@
 #include <iostream>
 #include <new>
 #include <sstream>
+#include <vector>
 
 #include <fcntl.h>
 #include <omp.h>
@@ -223,6 +225,67 @@ std::string switchProblem() {
   return "";
 }
 
+/// Every TXRT_ variable an executable (its driver, libtxrt and the CUDA
+/// runtime) reads; docs/driver.md lists them.
+constexpr const char *kEnvironmentNames[] = {
+    "TXRT_NUM_THREADS",    "TXRT_DENORMALS",   "TXRT_PACK_WEIGHTS",
+    "TXRT_HUGE_PAGES",     "TXRT_BUCKET_MB",   "TXRT_ALLREDUCE_OVERLAP",
+    "TXRT_ASSUME_NO_BF16", "TXRT_NCCL",        "TXRT_ASSUME_NO_CPU_FEATURES",
+    "TXRT_CUDA_ATTENTION", "TXRT_CUDA_GRAPHS", "TXRT_CUBLASLT"};
+
+/// Levenshtein distance of two upper-cased names.
+size_t nameDistance(const std::string &a, const std::string &b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+/// Warnings for variables of the environment that look like a misspelled
+/// TXRT_ variable (within two edits of one, in any case): nothing reads
+/// them, and TXRT_ASSUME_NO_CPU_FEATURE=avx2 (no S) changed nothing
+/// without a word.
+std::vector<std::string> misspelledEnvironmentNames() {
+  std::vector<std::string> warnings;
+  for (char **entry = environ; entry && *entry; ++entry) {
+    const char *equals = std::strchr(*entry, '=');
+    if (!equals)
+      continue;
+    const std::string name(*entry, size_t(equals - *entry));
+    std::string upper = name;
+    for (char &c : upper)
+      c = char(std::toupper(static_cast<unsigned char>(c)));
+    if (upper.compare(0, 4, "TXRT") != 0)
+      continue;
+    const char *nearest = nullptr;
+    size_t best = 3;
+    for (const char *known : kEnvironmentNames) {
+      if (name == known) {
+        nearest = nullptr;
+        break;
+      }
+      if (size_t distance = nameDistance(upper, known); distance < best) {
+        best = distance;
+        nearest = known;
+      }
+    }
+    if (nearest)
+      warnings.push_back(name + " is set, but nothing reads it: did you mean " +
+                         nearest + "?");
+  }
+  return warnings;
+}
+
 /// "a, b, c".
 std::string joinWithCommas(const std::vector<std::string> &items) {
   std::string joined;
@@ -252,6 +315,8 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
           << " runs on rank 0 only (the launcher started " << size
           << " copies; only train divides its work among ranks)\n";
   }
+  for (const std::string &warning : misspelledEnvironmentNames())
+    err << "warning: " << warning << "\n";
   if (line.command == CommandLine::Command::Info && line.info.json &&
       !line.info.loadPath) {
     out << (modelJson ? modelJson : "") << "\n";
