@@ -28,6 +28,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 
 #include <cmath>
+#include <set>
 
 using namespace mlir;
 using namespace mlir::tx;
@@ -117,6 +118,7 @@ public:
       return;
     checkPaddingMasks(pad);
     checkUnmaskedInputs(pad);
+    checkFixedPositionPooling(pad);
   }
 
 private:
@@ -336,6 +338,78 @@ private:
           "mask them in every attention that reads '" + input +
               "', e.g. 'masked_fill(scores, !padding_mask(" + input +
               ", pad), -1e9)'");
+    }
+  }
+
+  /// A classifier that pools a fixed position past the first of its texts
+  /// (`x[:, -1, :]`, or `x[:, 63, :]` with T = 64): the executable pads
+  /// texts at the end, so for every text shorter than its batch's longest
+  /// (or than a constant length) that position is [PAD], and the class
+  /// depends on the padding. A tester's constant-length classifier read
+  /// [PAD] for short texts and gave 22 of 60 other labels than the same
+  /// spec with a dim, without a word.
+  void checkFixedPositionPooling(const std::optional<ConfigInt> &pad) {
+    StringRef kind = module->getAttrOfType<StringAttr>(kKindAttr).getValue();
+    if (kind != "classifier")
+      return;
+    // The length axis of each @tokens input.
+    std::vector<std::pair<std::string, Dim>> lengths;
+    forEachEntryInput([&](func::FuncOp, BlockArgument arg, StringAttr role,
+                          StringAttr name) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!role || role.getValue() != "tokens" || !type || type.getRank() < 2)
+        return;
+      Dim length = getShape(type)[1];
+      for (const auto &[known, dim] : lengths)
+        if (dim == length)
+          return;
+      lengths.emplace_back(name ? name.str() : "?", length);
+    });
+    std::set<std::pair<uint32_t, uint32_t>> reported;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      if (!func->hasAttr("tx.entry") || func.isExternal())
+        continue;
+      func.walk([&](SliceOp slice) {
+        auto source = dyn_cast<RankedTensorType>(slice.getInput().getType());
+        auto result = dyn_cast<RankedTensorType>(slice.getType());
+        ArrayRef<int64_t> starts = slice.getStarts();
+        if (!source || !result || source.getRank() < 2 || starts.size() < 2 ||
+            result.getDimSize(1) != 1 || starts[1] == 0)
+          return;
+        const Dim axis = getShape(source)[1];
+        for (const auto &[input, length] : lengths) {
+          if (axis != length || !reachesResults(slice))
+            continue;
+          SourceLoc loc = specLocOf(slice->getLoc());
+          if (!reported.insert({loc.line, loc.col}).second)
+            return;
+          const int64_t position = starts[1];
+          const std::string padText =
+              pad ? "config 'pad' = " + std::to_string(pad->value)
+                  : std::string("id 0 (no config 'pad')");
+          diags.warning(
+              loc,
+              "this slice reads position " + std::to_string(position) +
+                  " of the " +
+                  (length.isSymbolic() ? length.symbol.str()
+                                       : std::to_string(length.size)) +
+                  " positions of '" + input +
+                  "' (@tokens): the executable pads texts at the end with " +
+                  padText + ", so for every text " +
+                  (length.isSymbolic()
+                       ? std::string("shorter than the longest of its batch")
+                       : "of fewer than " + std::to_string(position + 1) +
+                             " tokens" +
+                             (position + 1 == length.size
+                                  ? std::string(" (the constant length)")
+                                  : std::string())) +
+                  " it reads a padded position, and the class depends on "
+                  "the padding",
+              "pool the first position ('x[:, 0, :]', BERT's [CLS]) or a "
+              "mean over the positions padding_mask keeps");
+          return;
+        }
+      });
     }
   }
 
