@@ -42,21 +42,30 @@ InputLineReader::InputLineReader(std::vector<std::string> arguments,
     fd_ = STDIN_FILENO;
 }
 
+/// Where the line that starts at `begin` of `buffer` ends (the index of its
+/// '\n' or '\r'), npos while it has not ended: a CR at the buffer's end
+/// may be the first half of a CRLF whose LF has not been read (unless the
+/// input has ended, `atEnd`).
+static size_t lineEnd(const std::string &buffer, size_t begin, bool atEnd) {
+  size_t end = buffer.find_first_of("\r\n", begin);
+  if (end != std::string::npos && buffer[end] == '\r' &&
+      end + 1 == buffer.size() && !atEnd)
+    return std::string::npos;
+  return end;
+}
+
 bool InputLineReader::readLine(std::string &line) {
-  if (fd_ < 0) {
-    if (!std::getline(in_, line)) {
-      if (in_.bad())
-        throw InputError(std::string("cannot read <stdin>: ") +
-                         std::strerror(errno));
-      return false;
-    }
-    return true;
-  }
+  // A line ends at LF, CRLF or a lone CR, as a --text file's lines do
+  // (TextCorpus.cpp): input with old Mac line ends was one line, answered
+  // as one text without a word.
   for (;;) {
-    size_t newline = buffer_.find('\n', bufferBegin_);
-    if (newline != std::string::npos) {
-      line.assign(buffer_, bufferBegin_, newline - bufferBegin_);
-      bufferBegin_ = newline + 1;
+    size_t end = lineEnd(buffer_, bufferBegin_, atEnd_);
+    if (end != std::string::npos) {
+      line.assign(buffer_, bufferBegin_, end - bufferBegin_);
+      bufferBegin_ = end + 1;
+      if (buffer_[end] == '\r' && bufferBegin_ < buffer_.size() &&
+          buffer_[bufferBegin_] == '\n')
+        ++bufferBegin_;
       return true;
     }
     if (atEnd_) {
@@ -74,6 +83,19 @@ void InputLineReader::readBlock() {
   buffer_.erase(0, bufferBegin_);
   bufferBegin_ = 0;
   char block[1 << 16];
+  if (fd_ < 0) {
+    // An istream of the caller's (tests): what it holds, then its end.
+    in_.read(block, sizeof(block));
+    const std::streamsize got = in_.gcount();
+    if (in_.bad())
+      throw InputError(std::string("cannot read <stdin>: ") +
+                       std::strerror(errno));
+    if (got > 0)
+      buffer_.append(block, size_t(got));
+    if (!in_)
+      atEnd_ = true;
+    return;
+  }
   ssize_t got = ::read(fd_, block, sizeof(block));
   if (got < 0 && (errno == EINTR || errno == EAGAIN))
     return; // the caller looks again
@@ -94,7 +116,7 @@ bool InputLineReader::lineWaiting() {
   // for its end held back the answers to the lines before it, from a
   // client that waits for them before it writes the rest.
   for (;;) {
-    if (atEnd_ || buffer_.find('\n', bufferBegin_) != std::string::npos)
+    if (atEnd_ || lineEnd(buffer_, bufferBegin_, atEnd_) != std::string::npos)
       return true;
     struct pollfd request = {fd_, POLLIN, 0};
     int ready;
@@ -176,8 +198,6 @@ bool InputLineReader::next(InputLines &chunk, size_t maxLines,
     std::string line;
     while (chunk.lines.size() < maxLines &&
            (chunk.lines.empty() || lineWaiting()) && readLine(line)) {
-      if (!line.empty() && line.back() == '\r')
-        line.pop_back();
       // A UTF-8 byte order mark (Windows editors write one) is no text.
       if (textsRead_ + chunk.lines.size() == 0 &&
           line.compare(0, kUtf8ByteOrderMark.size(), kUtf8ByteOrderMark) == 0)

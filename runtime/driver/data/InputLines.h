@@ -3,8 +3,9 @@
 //
 // The inference commands take their texts from the command line or, with
 // none there, one a line from stdin. Lines from stdin are read like a text
-// file (TextCorpus.h, TabbedLines.h): a UTF-8 byte order mark at the start
-// and the '\r' of a CRLF line end are dropped, and every text must be UTF-8.
+// file (TextCorpus.h): a line ends at LF, CRLF or a lone CR (old Mac line
+// ends), a UTF-8 byte order mark at the start is dropped, and every text
+// must be UTF-8.
 // Each text keeps where it came from ("sentence 2", "<stdin>:7") for errors.
 //
 // InputLineReader hands the texts over a chunk at a time, so that the

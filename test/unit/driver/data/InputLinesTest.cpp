@@ -42,6 +42,42 @@ TEST(InputLinesTest, StdinLinesDropTheByteOrderMarkAndCarriageReturns) {
   EXPECT_TRUE(fromStdin("").lines.empty());
 }
 
+TEST(InputLinesTest, ALoneCarriageReturnEndsALine) {
+  // As a --text file's lines end (TextCorpus.cpp): input with old Mac line
+  // ends was one line, translated or classified as one text without a
+  // word.
+  InputLines input = fromStdin("i love you\rwe see\r\rlast\r");
+  EXPECT_EQ(input.lines,
+            (std::vector<std::string>{"i love you", "we see", "", "last"}));
+  EXPECT_EQ(input.where.back(), "<stdin>:4");
+  EXPECT_EQ(fromStdin("a\r\nb\n\rc").lines,
+            (std::vector<std::string>{"a", "b", "", "c"}));
+}
+
+TEST(InputLinesTest, ACrlfSplitAcrossReadsIsOneLineEnd) {
+  // The CR of a CRLF may come in one read and its LF in the next: the CR
+  // at the end of what was read ends no line until the next byte is seen.
+  int pipeEnds[2];
+  ASSERT_EQ(::pipe(pipeEnds), 0);
+  std::istringstream unused;
+  InputLineReader reader({}, "sentence", unused, pipeEnds[0]);
+  ASSERT_EQ(::write(pipeEnds[1], "a\r", 2), 2);
+  auto first = std::async(std::launch::async, [&] {
+    InputLines chunk;
+    reader.next(chunk, 100);
+    return chunk.lines;
+  });
+  // Not answered before the byte after the CR arrives.
+  EXPECT_EQ(first.wait_for(std::chrono::milliseconds(200)),
+            std::future_status::timeout);
+  ASSERT_EQ(::write(pipeEnds[1], "\nb\r\n", 4), 4);
+  EXPECT_EQ(first.get(), (std::vector<std::string>{"a", "b"}));
+  ::close(pipeEnds[1]);
+  InputLines chunk;
+  EXPECT_FALSE(reader.next(chunk, 100));
+  ::close(pipeEnds[0]);
+}
+
 TEST(InputLinesTest, InvalidUtf8IsAnErrorNamingTheText) {
   EXPECT_THROW_MESSAGE(fromStdin("fine\ni \xFF love\n"), InputError,
                        "<stdin>:2: invalid UTF-8 at byte 3 of the line "
