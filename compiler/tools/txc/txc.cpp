@@ -33,6 +33,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FileSystem.h"
@@ -47,6 +48,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/thread.h"
+#include "llvm/TargetParser/Host.h"
 
 #include <chrono>
 #include <sstream>
@@ -1020,19 +1022,78 @@ bool checkListAndOutputFlags(int argc, char **argv) {
   return true;
 }
 
+/// `txc --version`: txc's own version (it printed LLVM's alone), the LLVM
+/// and MLIR it is built on, its targets and the CPU it compiles for by
+/// default.
+void printVersion(llvm::raw_ostream &os) {
+  os << "txc " << TXC_VERSION << "\n"
+     << "  LLVM and MLIR " << LLVM_VERSION_STRING << "\n"
+#ifdef TXC_HAS_CUDA
+     << "  targets: cpu (default), cuda (toolkit " << TXC_CUDA_TOOLKIT << ")\n"
+#else
+     << "  targets: cpu (built without CUDA)\n"
+#endif
+     << "  default --mcpu: the host, " << llvm::sys::getHostCPUName() << "\n";
+}
+
+/// A value an enumerated flag does not take (`--emit=bogus`): LLVM said
+/// "for the --emit option: Cannot find option named 'bogus'!" (exit 1),
+/// naming none of the values. Looks at every `-name=V`, `--name=V` and
+/// `--name V` before the command line is parsed.
+template <typename T>
+bool checkEnumFlag(int argc, char **argv, cl::opt<T> &flag, const char *what) {
+  const std::string name = flag.ArgStr.str();
+  auto &parser = flag.getParser();
+  for (int i = 1; i < argc; ++i) {
+    llvm::StringRef arg = argv[i];
+    if (arg == "--")
+      break;
+    if (!arg.consume_front("-"))
+      continue;
+    arg.consume_front("-");
+    std::string value;
+    if (arg.consume_front(name + "="))
+      value = arg.str();
+    else if (arg == name && i + 1 < argc)
+      value = argv[i + 1];
+    else
+      continue;
+    std::string known;
+    bool found = false;
+    for (unsigned k = 0; k < parser.getNumOptions(); ++k) {
+      found |= parser.getOption(k) == value;
+      known += std::string(k == 0 ? "" : ", ") + parser.getOption(k).str();
+    }
+    if (!found) {
+      llvm::errs() << "txc: error: --" << name << "=" << value << ": unknown "
+                   << what << "; the " << what << "s are " << known << "\n";
+      return false;
+    }
+  }
+  return true;
+}
+
 int compileMain(int argc, char **argv) {
   // MLIR's pass-manager flags (--mlir-timing, --mlir-print-ir-after=...)
   // work on txc's pipelines but stay out of --help.
   registerPassManagerCLOptions();
   registerDefaultTimingManagerCLOptions();
   cl::HideUnrelatedOptions(txcCategory);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "txc: compiles a Transformer spec (.tx) through the tx dialect\n\n"
-      "  txc model.tx --emit=tx          tx IR as written\n"
-      "  txc model.tx --list-params      parameter names, shapes, count\n"
-      "  txc model.tx -D d_model=128 ... override config values\n"
-      "  txc model.tx --mcpu=x86-64-v3  an executable for any AVX2 CPU\n");
+  cl::SetVersionPrinter(printVersion);
+  // A bad command line is exit 2, as a bad --precision or --target is (an
+  // unknown flag or value was LLVM's exit 1, and 1 is a spec's errors).
+  if (!checkEnumFlag(argc, argv, emit, "stage") ||
+      !checkEnumFlag(argc, argv, graphDetail, "graph detail"))
+    return 2;
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "txc: compiles a Transformer spec (.tx) through the tx dialect\n\n"
+          "  txc model.tx --emit=tx          tx IR as written\n"
+          "  txc model.tx --list-params      parameter names, shapes, count\n"
+          "  txc model.tx -D d_model=128 ... override config values\n"
+          "  txc model.tx --mcpu=x86-64-v3  an executable for any AVX2 CPU\n",
+          &llvm::errs()))
+    return 2;
 
   if (!checkTargetFlags() || !checkListAndOutputFlags(argc, argv))
     return 2;
@@ -1159,7 +1220,7 @@ int compileMain(int argc, char **argv) {
         llvm::errs() << "txc: error: --no-fuse=" << name
                      << ": unknown fusion pass; the passes are attention, "
                         "add-norm and linear\n";
-        return 1;
+        return 2;
       }
     }
     bool fuses = emit == Stage::Fused || emit == Stage::Grad ||
