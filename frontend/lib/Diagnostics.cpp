@@ -160,6 +160,12 @@ void DiagnosticEngine::noteFlagsOnErrorLines(
       bool there = false;
       for (size_t k = i + 1; k < end; ++k)
         there |= diags[k].message == text;
+      // Nor when a note of the config's evaluation names the flag already
+      // ("these values come from the command line: -D batch=2**62"): the
+      // same fact was printed twice.
+      for (const Diagnostic &other : diags)
+        there |= other.severity == Severity::Note &&
+                 other.message.find(flags.at(name)) != std::string::npos;
       if (there)
         continue;
       diags.insert(diags.begin() + std::ptrdiff_t(end),
