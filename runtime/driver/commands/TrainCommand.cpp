@@ -179,7 +179,7 @@ void checkStorable(const ModelInfo &model, const Tokenizer &tokenizer,
 /// Notes where a resumed run's options differ from the checkpoint's.
 void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
                      int64_t batch, int64_t maxTokens, int64_t updateFreq,
-                     int64_t threads, const TrainingData &data,
+                     int64_t ranks, int64_t threads, const TrainingData &data,
                      const ModelInfo &model, std::ostream &err) {
   const std::string &precision = model.precision;
   auto note = [&](const std::string &what) {
@@ -201,15 +201,35 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
                       : "--batch " + std::to_string(batch)) +
            " --update-freq " + std::to_string(updateFreq);
   };
-  if (sameUpdates &&
-      (updateFreq != saved.updateFreq || maxTokens != saved.maxTokens)) {
-    err << "note: " << split(maxTokens, batch, updateFreq)
+  // Each rank runs K pieces an update: R x K pieces in all. As many
+  // pieces (2 ranks, and --update-freq 2 on one process) are pieces of the
+  // same rows; another number of ranks alone changed them without a note.
+  const bool anyRanks = ranks > 1 || saved.ranks > 1;
+  auto onRanks = [&](int64_t count) {
+    if (!anyRanks)
+      return std::string();
+    return count == 1 ? std::string(" on 1 process")
+                      : " on " + std::to_string(count) + " ranks";
+  };
+  if (sameUpdates && (updateFreq != saved.updateFreq ||
+                      maxTokens != saved.maxTokens || ranks != saved.ranks)) {
+    const bool samePieces =
+        ranks * updateFreq == saved.ranks * saved.updateFreq;
+    err << "note: " << split(maxTokens, batch, updateFreq) << onRanks(ranks)
         << " takes the checkpoint's updates ("
         << split(saved.maxTokens, saved.batchSize, saved.updateFreq)
+        << onRanks(saved.ranks)
         << (maxTokens ? ""
                       : ", " + std::to_string(batch * updateFreq) + " examples")
-        << ") in other pieces: the same examples in the same order, summed "
-           "in another order (an uninterrupted run's within rounding)\n";
+        << ") "
+        << (samePieces
+                ? "in as many pieces of the same rows: the same examples in "
+                  "the same order, an uninterrupted run's bit for bit where "
+                  "the pieces are summed in the same order (2 ranks and "
+                  "--update-freq 2 on one process are), else within rounding\n"
+                : "in other pieces: the same examples in the same order, "
+                  "summed in another order (an uninterrupted run's within "
+                  "rounding)\n");
   } else {
     if (maxTokens != saved.maxTokens)
       note(maxTokens
@@ -407,16 +427,27 @@ resumedCurve(const std::string &logPath, const TrainingPosition &position,
           std::all_of(rows->begin(), rows->end(), [&](const LossPoint &row) {
             return row.step > *position.curveThrough;
           });
-      if (!restartedHere)
+      if (!restartedHere) {
+        // What another --log would hold: the checkpoint's own curve copied
+        // (the message said it would start at step N + 1, and it held the
+        // copied rows 1..N).
+        std::optional<std::vector<LossPoint>> own = rowsOf(resumedCurvePath);
+        const std::string another =
+            own && holdsTheSeenRows(*own)
+                ? "it then starts with the checkpoint's curve, steps 1.." +
+                      std::to_string(*position.curveThrough) + " of '" +
+                      resumedCurvePath + "'"
+                : "the curve then starts at step " +
+                      std::to_string(position.step + 1);
         throw InputError(
             what + " '" + logPath + "' does not hold the loss curve of " +
             "--resume '" + *options.resumePath + "': its rows through step " +
             std::to_string(*position.curveThrough) +
             " are not the ones the checkpoint saw (another run's curve, one "
             "cut or edited, or the run's curve went to another --log since: "
-            "give that one); give another --log (the curve then starts at "
-            "step " +
-            std::to_string(position.step + 1) + ") or move the file away");
+            "give that one); give another --log (" +
+            another + ") or move the file away");
+      }
     }
   }
   nothingSeenYet();
@@ -1026,7 +1057,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
              "batches (the same data in another order) than that run would "
              "have\n";
     noteDifferences(
-        position, options, batch, maxTokens, updateFreq,
+        position, options, batch, maxTokens, updateFreq, ranks.size(),
         runner.device() ? 0 : txrt_context_num_threads(runner.context()), data,
         model, err);
     position.seed = options.seed.value_or(position.seed);
@@ -1261,6 +1292,17 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     lastStep = firstStep - 1;
     stoppedEarly = true;
   }
+  // A validation a stop abandoned can only run on the weights of its step:
+  // a run without --valid that trains past it loses it, and a later run
+  // with --valid counted one validation fewer for --patience (it stopped
+  // 40 steps after the uninterrupted run), without a word.
+  if (!validator && options.resumePath && position.validationPending &&
+      *position.validationPending == position.step && firstStep <= lastStep)
+    err << "note: the checkpoint's validation of step " << position.step
+        << " was abandoned by a stop and is pending; this run has no --valid, "
+           "so it trains past it and the validation is lost (the best and "
+           "--patience then count one validation fewer than an uninterrupted "
+           "run's): give the run's --valid options to run it first\n";
   // Every rank has read its data, options and checkpoint and checked them
   // against rank 0's before anything is written: rank 0's broadcasts of its
   // fingerprints return without waiting for the others, so with nothing to
