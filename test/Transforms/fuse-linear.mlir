@@ -174,7 +174,7 @@ func.func @geglu_tanh(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf
 // CHECK: tx.linear %arg0, %arg1 :
 // CHECK-NEXT: tx.mul
 // STATS: tx-fuse-linear: fused 0, declined 1
-// STATS-NEXT: tx-fuse-linear: declined at {{.*}}: the gate product broadcasts
+// STATS-NEXT: tx-fuse-linear: declined at {{.*}}: the product's other operand is broadcast (a scale, not a gate of the linear's shape such as GLU's): only an elementwise gate fuses
 func.func @broadcast_gate(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %g: tensor<16xf32>) -> tensor<4x16xf32> {
   %a = tx.linear %x, %w : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
   %h = tx.mul %a, %g : (tensor<4x16xf32>, tensor<16xf32>) -> tensor<4x16xf32>

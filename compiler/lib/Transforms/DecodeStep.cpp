@@ -1480,9 +1480,12 @@ struct DecodeStepPass : mlir::tx::impl::DecodeStepPassBase<DecodeStepPass> {
     std::string why;
     FailureOr<SmallVector<Attention>> attentions = analyze(decode, why);
     if (failed(attentions)) {
+      // The written-out attention is the reason; the first op the analysis
+      // stopped at is one of its ops (the mask's `!`, the soft cap's tanh),
+      // and naming it ("a mask ('tx.and') feeds 'tx.not'") blamed the mask.
       if (std::string unfused = unfusedAttentionReason(decode);
           !unfused.empty())
-        why = unfused + " (the first op it cannot take: " + why + ")";
+        why = unfused;
       if (verbose)
         llvm::errs() << "tx-decode-step: no incremental decoding for @decode: "
                      << why << "\n";
@@ -1553,9 +1556,12 @@ struct DecodeStepPass : mlir::tx::impl::DecodeStepPassBase<DecodeStepPass> {
     Value tokens = logits.getArgument(tokensIndex);
     std::string why;
     if (failed(analyzeLm(logits, tokens, why))) {
+      // The written-out attention is the reason; the first op the analysis
+      // stopped at is one of its ops (the mask's `!`, the soft cap's tanh),
+      // and naming it ("a mask ('tx.and') feeds 'tx.not'") blamed the mask.
       if (std::string unfused = unfusedAttentionReason(logits);
           !unfused.empty())
-        why = unfused + " (the first op it cannot take: " + why + ")";
+        why = unfused;
       return decline(why);
     }
     Dim length = getShape(cast<RankedTensorType>(tokens.getType()))[1];

@@ -218,7 +218,12 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
       Value gate = linear == lhs ? mul.getRhs() : mul.getLhs();
       if (gate.getType() != mul.getType() ||
           linear.getType() != mul.getType()) {
-        report.declined(mul.getLoc(), "the gate product broadcasts");
+        // `linear(x) * 0.5` is a scale, no gate: it read "the gate product
+        // broadcasts" for a spec without any gate.
+        report.declined(mul.getLoc(),
+                        "the product's other operand is broadcast (a scale, "
+                        "not a gate of the linear's shape such as GLU's): "
+                        "only an elementwise gate fuses");
         continue;
       }
       if (inTrainEntry(mul)) {
