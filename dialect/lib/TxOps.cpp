@@ -697,6 +697,15 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   if (k[rank - 2] != v[rank - 2])
     return fail(loc, "attention key and value lengths differ: " +
                          dimText(k[rank - 2]) + " vs " + dimText(v[rank - 2]));
+  // The kernels (txrt_attention_*, CPU and CUDA) take one head size: a
+  // narrower value was read and written as wide as the query, past its
+  // buffers, and its results were wrong without a word.
+  if (v[rank - 1] != q[rank - 1])
+    return fail(loc, "attention value feature dimension " +
+                         dimText(v[rank - 1]) +
+                         " differs from the query and key's " +
+                         dimText(q[rank - 1]) +
+                         " (the attention kernels take one head size)");
   Shape scores(batch.begin(), batch.end());
   scores.push_back(q[rank - 2]);
   scores.push_back(k[rank - 2]);

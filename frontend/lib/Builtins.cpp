@@ -591,6 +591,28 @@ Val genAttention(MLIRGenImpl &gen, const ast::CallExpr &call,
               "heads) (one head: split_heads(x, 1))");
     return {};
   }
+  // One head size for query, key and value (the kernels take one): a
+  // narrower value was read and written as wide as the query, and the
+  // results were wrong without a word.
+  {
+    Dim dk = getShape(cast<RankedTensorType>(q.getType()))[3];
+    Dim dv = getShape(cast<RankedTensorType>(args.tensor(2).getType()))[3];
+    if (dk == getShape(cast<RankedTensorType>(args.tensor(1).getType()))[3] &&
+        dv != dk) {
+      auto width = [](const Dim &d) {
+        return d.isSymbolic() ? d.symbol.str() : std::to_string(d.size);
+      };
+      gen.getDiags().error(
+          args.locs[2],
+          "attention's value heads are " + width(dv) +
+              " wide and its query and key heads " + width(dk) +
+              ": the fused attention takes one head size",
+          "write the attention out, matmul(softmax(masked_fill(matmul(q, "
+          "transpose(k)) * scale, !mask, -1e9)), v), which takes any value "
+          "width (txc leaves it unfused)");
+      return {};
+    }
+  }
   // Not given: 1 / sqrt(d_k). A given 0 stays 0, for the verifier to refuse.
   bool scaleGiven = args.values[4].constant->isNumber();
   double scale = scaleGiven ? args.number(4) : 0.0;

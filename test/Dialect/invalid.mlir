@@ -472,6 +472,17 @@ func.func @attention_lengths(%q: tensor<4x8xf32>, %k: tensor<5x8xf32>, %v: tenso
 
 // -----
 
+// The kernels take one head size: a narrower value was read and written as
+// wide as the query (past its buffers), its results wrong.
+func.func @attention_value_width(%q: tensor<2x3x4xf32>, %k: tensor<2x5x4xf32>, %v: tensor<2x5x3xf32>) {
+  // expected-error @+2 {{attention value feature dimension 3 differs from the query and key's 4 (the attention kernels take one head size)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.attention %q, %k, %v {scale = 1.0 : f32} : (tensor<2x3x4xf32>, tensor<2x5x4xf32>, tensor<2x5x3xf32>) -> tensor<2x3x3xf32>
+  return
+}
+
+// -----
+
 func.func @attention_mask(%q: tensor<4x8xf32>, %k: tensor<5x8xf32>, %m: tensor<4x4xi1>) {
   // expected-error @+2 {{attention mask [4, 4] does not broadcast to the scores [4, 5]}}
   // expected-error @+1 {{failed to infer returned types}}

@@ -95,6 +95,9 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   InputLines chunk;
   UnknownTokenCount unknown(vocabulary.unkId());
   bool ranPastContext = false;
+  // The longest prompt that alone fills the window: no --max-new-tokens
+  // keeps such a prompt's generation within it (the note said one did).
+  size_t longestPrompt = 0;
   while (reader.next(chunk, chunkLines)) {
     const std::vector<std::string> &lines = chunk.lines;
     std::vector<TokenIds> prompts;
@@ -130,8 +133,10 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     for (size_t index = 0; index < prompts.size(); ++index)
       if (!continuations[index].empty() &&
           int64_t(prompts[index].size() + continuations[index].size()) - 1 >
-              window)
+              window) {
         ranPastContext = true;
+        longestPrompt = std::max(longestPrompt, prompts[index].size());
+      }
     for (size_t index = 0; index < prompts.size(); ++index) {
       if (tokenizer.subwords) {
         // Detokenized: the prompt's pieces and the new ones decoded together
@@ -182,17 +187,29 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   // Past the window the cache serves no more: every further token re-ran
   // the last window tokens through `logits`, as fast as --no-cache, and
   // nothing said so.
+  auto tokens = [](int64_t count) {
+    return std::to_string(count) + (count == 1 ? " token" : " tokens");
+  };
+  // What keeps a run within the window: fewer new tokens, unless a prompt
+  // fills it alone.
+  auto within = [&](int64_t size) {
+    return int64_t(longestPrompt) >= size
+               ? "a prompt of " + tokens(int64_t(longestPrompt)) +
+                     " fills it alone: only its last " + tokens(size) +
+                     " are read"
+               : std::string("--max-new-tokens keeps within it");
+  };
   if (cached && cached->ranPastWindow())
-    err << "note: generation ran past the " << cached->window()
-        << " tokens the model reads at once: from there each new token "
-           "re-read the last "
-        << cached->window()
-        << " without the KV cache (slower; --max-new-tokens keeps within it)\n";
+    err << "note: generation ran past the " << tokens(cached->window())
+        << " the model reads at once: from there each new token re-read the "
+           "last "
+        << tokens(cached->window()) << " without the KV cache (slower; "
+        << within(cached->window()) << ")\n";
   else if (!cached && ranPastContext)
-    err << "note: generation ran past the " << window
-        << " tokens the model reads at once: from there each new token was "
+    err << "note: generation ran past the " << tokens(window)
+        << " the model reads at once: from there each new token was "
            "predicted from the last "
-        << window << " (--max-new-tokens keeps within it)\n";
+        << tokens(window) << " (" << within(window) << ")\n";
   return kExitOk;
 }
 

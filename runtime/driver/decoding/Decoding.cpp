@@ -529,7 +529,7 @@ std::vector<double> logSoftmax(const float *scores, int64_t vocab) {
 }
 
 /// One sentence's beam search: `beam` hypotheses (rows), each extended by
-/// its best `beam` tokens, the best `beam` kept.
+/// its best `beam` + 1 tokens, the best `beam` unfinished ones kept.
 class BeamSearch {
 public:
   BeamSearch(const DecodeOptions &options, size_t beam)
@@ -572,7 +572,13 @@ public:
       std::vector<double> logProbs = logSoftmax(logits + int64_t(h) * vocab, vocab);
       std::vector<int32_t> order(static_cast<size_t>(vocab));
       std::iota(order.begin(), order.end(), 0);
-      size_t keep = std::min(beam_, order.size());
+      // Its best beam + 1 tokens: its best `beam` unfinished continuations
+      // whether or not [EOS] is among them. With `beam` tokens, an [EOS]
+      // among them crowded out an unfinished continuation of the best
+      // `beam`, and --beam 2 answered what greedy did where a beam of two
+      // finds a better translation (fairseq takes 2 x beam candidates of
+      // the whole beam for the same reason).
+      size_t keep = std::min(beam_ + 1, order.size());
       std::partial_sort(order.begin(), order.begin() + std::ptrdiff_t(keep),
                         order.end(), [&](int32_t a, int32_t b) {
                           return logProbs[size_t(a)] != logProbs[size_t(b)]

@@ -10,7 +10,10 @@
 //   greedy  every row takes the argmax (ties: the lowest id) until it emits
 //           [EOS] or has maxLength tokens; rows are decoded together.
 //   beam    per sentence, `beamSize` hypotheses extended by their best
-//           beamSize tokens each, the best beamSize kept by log-probability;
+//           beamSize + 1 tokens each (so [EOS] among them leaves beamSize
+//           others), the best beamSize unfinished ones kept by
+//           log-probability, with the [EOS] continuations ranked above the
+//           last of them finishing;
 //           finished hypotheses ([EOS]) are ranked by log P / lp(length),
 //           lp = ((5 + length) / 6)^alpha (GNMT, alpha 0.6, length counting
 //           [EOS]), the best beamSize of them kept; search ends when

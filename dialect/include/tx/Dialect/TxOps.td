@@ -682,8 +682,9 @@ def Tx_AttentionOp : Tx_InferOp<"attention", [TxDifferentiable]> {
   let summary = "fused scaled dot-product attention";
   let description = [{
     `softmax(mask(query · keyᵀ · scale)) · value` without materializing the
-    scores: `query` is `[..., h, Tq, dk]`, `key` `[..., hkv, Tk, dk]`,
-    `value` `[..., hkv, Tk, dv]`, the result `[..., h, Tq, dv]`. The leading
+    scores: `query` is `[..., h, Tq, d]`, `key` and `value`
+    `[..., hkv, Tk, d]` (one head size: the kernels take one), the result
+    `[..., h, Tq, d]`. The leading
     dimensions are equal, except that key and value may have fewer heads
     `hkv` (the dimension before `Tk`) that divide the query's `h` (static):
     query head `i` reads key/value head `i / (h / hkv)` (multi-query

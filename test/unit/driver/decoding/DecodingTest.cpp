@@ -105,6 +105,34 @@ TEST(DecodingTest, BeamFindsTheMoreLikelySequence) {
   EXPECT_EQ(beamDecode(beamModel, {4}, options(5, 3)), (TokenIds{5}));
 }
 
+TEST(DecodingTest, AnEosCandidateDoesNotCrowdOutAnAliveOne) {
+  // A beam of N keeps the N best unfinished continuations, [EOS] aside
+  // (fairseq, Marian). Each hypothesis offered its N best tokens, [EOS]
+  // among them, so at the first step "b" was dropped for "[EOS]": --beam 2
+  // answered the empty line (log P -1.0755 at alpha 0.6, as greedy does)
+  // where "b [EOS]" scores -1.0261 (after a tester's bigram model).
+  ScriptedModel::Script script = [](const TokenIds &, const TokenIds &prefix) {
+    std::vector<double> logit(kVocab, -30.0);
+    if (prefix.size() == 1) {
+      logit[3] = 0.0;   // [EOS]
+      logit[4] = -0.02; // "a"
+      logit[5] = -0.05; // "b"
+    } else if (prefix.back() == 5) {
+      logit[3] = 0.0; // "b" ends
+    } else {
+      logit[3] = logit[4] = logit[5] = -3.0; // after "a": any of three
+    }
+    std::vector<double> p;
+    for (double l : logit)
+      p.push_back(std::exp(l));
+    return p;
+  };
+  DecodeOptions o = options(4, 2);
+  o.lengthPenaltyAlpha = 0.6;
+  ScriptedModel model(script);
+  EXPECT_EQ(beamDecode(model, {4}, o), (TokenIds{5}));
+}
+
 TEST(DecodingTest, BeamRefusesNonFiniteLogits) {
   // One NaN among the logits made every log-probability of the row NaN;
   // the search ranked them anyway and printed a made-up translation with
