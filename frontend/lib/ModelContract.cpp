@@ -373,17 +373,31 @@ private:
         auto source = dyn_cast<RankedTensorType>(slice.getInput().getType());
         auto result = dyn_cast<RankedTensorType>(slice.getType());
         ArrayRef<int64_t> starts = slice.getStarts();
-        if (!source || !result || source.getRank() < 2 || starts.size() < 2 ||
-            result.getDimSize(1) != 1 || starts[1] == 0)
+        if (!source || !result || source.getRank() < 2 ||
+            int64_t(starts.size()) != source.getRank())
           return;
-        const Dim axis = getShape(source)[1];
+        const Shape shape = getShape(source);
         for (const auto &[input, length] : lengths) {
-          if (axis != length || !reachesResults(slice))
+          // The axis past the batch that is the texts' length: a dim's
+          // symbol, or a constant length no other such axis has (a
+          // [B, 8 features, T = 8] tensor says not which is which).
+          int64_t axis = -1;
+          for (int64_t a = 1; a < source.getRank(); ++a) {
+            if (shape[size_t(a)] != length)
+              continue;
+            if (axis >= 0 && !length.isSymbolic()) {
+              axis = -1;
+              break;
+            }
+            axis = a;
+          }
+          if (axis < 0 || starts[size_t(axis)] == 0 ||
+              result.getDimSize(axis) != 1 || !reachesResults(slice))
             continue;
+          const int64_t position = starts[size_t(axis)];
           SourceLoc loc = specLocOf(slice->getLoc());
           if (!reported.insert({loc.line, loc.col}).second)
             return;
-          const int64_t position = starts[1];
           const std::string padText =
               pad ? "config 'pad' = " + std::to_string(pad->value)
                   : std::string("id 0 (no config 'pad')");

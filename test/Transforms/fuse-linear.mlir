@@ -183,6 +183,21 @@ func.func @broadcast_gate(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %g: tensor<
 
 // -----
 
+// Not fused: the linear's result is the broadcast side (it is smaller than
+// the other operand); the message blamed the other operand.
+// CHECK-LABEL: func.func @broadcast_linear
+// CHECK: tx.linear %arg0, %arg1 :
+// CHECK-NEXT: tx.mul
+// STATS: tx-fuse-linear: fused 0, declined 1
+// STATS-NEXT: tx-fuse-linear: declined at {{.*}}: the linear's result is broadcast in the product (it is smaller than the product's other operand): only an elementwise gate of the linear's shape fuses
+func.func @broadcast_linear(%x: tensor<4x1x8xf32>, %w: tensor<16x8xf32>, %g: tensor<4x3x16xf32>) -> tensor<4x3x16xf32> {
+  %a = tx.linear %x, %w : (tensor<4x1x8xf32>, tensor<16x8xf32>) -> tensor<4x1x16xf32>
+  %h = tx.mul %a, %g : (tensor<4x1x16xf32>, tensor<4x3x16xf32>) -> tensor<4x3x16xf32>
+  return %h : tensor<4x3x16xf32>
+}
+
+// -----
+
 // In the train entry, epilogues whose gradient needs the pre-activation stay
 // unfused (fused, the backward would recompute x·Wᵀ); relu and residuals fuse.
 // CHECK-LABEL: func.func @train_keeps_preactivation

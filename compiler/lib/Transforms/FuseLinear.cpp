@@ -220,10 +220,15 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
           linear.getType() != mul.getType()) {
         // `linear(x) * 0.5` is a scale, no gate: it read "the gate product
         // broadcasts" for a spec without any gate.
-        report.declined(mul.getLoc(),
-                        "the product's other operand is broadcast (a scale, "
-                        "not a gate of the linear's shape such as GLU's): "
-                        "only an elementwise gate fuses");
+        report.declined(
+            mul.getLoc(),
+            linear.getType() != mul.getType()
+                ? "the linear's result is broadcast in the product (it is "
+                  "smaller than the product's other operand): only an "
+                  "elementwise gate of the linear's shape fuses"
+                : "the product's other operand is broadcast (a scale, not a "
+                  "gate of the linear's shape such as GLU's): only an "
+                  "elementwise gate fuses");
         continue;
       }
       if (inTrainEntry(mul)) {

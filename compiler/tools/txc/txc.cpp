@@ -1011,6 +1011,19 @@ bool checkListAndOutputFlags(int argc, char **argv) {
     llvm::errs() << "txc: warning: --precision given "
                  << precisionName.getNumOccurrences() << " times; the last, '"
                  << precisionName << "', counts\n";
+  // --emit twice printed the last stage without a word (as -D twice and
+  // --precision twice warn).
+  if (emit.getNumOccurrences() > 1)
+    llvm::errs() << "txc: warning: --emit given " << emit.getNumOccurrences()
+                 << " times; the last counts\n";
+  // A -D without a value ('-D d_model') is a bad command line, exit 2 as
+  // the other flags' (it was a spec error, exit 1).
+  for (const std::string &define : defines)
+    if (define.find('=') == std::string::npos) {
+      llvm::errs() << "txc: error: -D " << define
+                   << ": expected name=value, e.g. -D d_model=128\n";
+      return false;
+    }
   if ((emit == Stage::Obj || emit == Stage::Exe) && outputFile == "-" &&
       outputFile.getNumOccurrences() > 0) {
     llvm::errs() << "txc: error: -o -: "
@@ -1056,6 +1069,8 @@ bool checkEnumFlag(int argc, char **argv, cl::opt<T> &flag, const char *what) {
       value = arg.str();
     else if (arg == name && i + 1 < argc)
       value = argv[i + 1];
+    else if (arg == name)
+      value = ""; // `--emit` last: LLVM's "requires a value!" named none
     else
       continue;
     std::string known;

@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <sstream>
 #include <sys/resource.h>
@@ -88,6 +89,41 @@ bool libgompTakesWaitPolicy(std::string policy) {
   return policy == "active" || policy == "passive";
 }
 
+/// Whether libgomp takes `count` as a GOMP_SPINCOUNT: "infinite" or
+/// "infinity" in any case, or a decimal number with an optional k, M, G or
+/// T (any case), with white space around (libgomp's parse_spincount); it
+/// ignores any other value, with its own warning.
+bool libgompTakesSpinCount(const std::string &count) {
+  auto space = [](char c) {
+    return std::isspace(static_cast<unsigned char>(c)) != 0;
+  };
+  size_t at = 0;
+  while (at < count.size() && space(count[at]))
+    ++at;
+  auto rest = [&](size_t from) {
+    while (from < count.size() && space(count[from]))
+      ++from;
+    return from == count.size();
+  };
+  std::string word = count.substr(at, 8);
+  for (char &c : word)
+    c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (word == "infinite" || word == "infinity")
+    return rest(at + 8);
+  size_t digits = at;
+  while (digits < count.size() &&
+         std::isdigit(static_cast<unsigned char>(count[digits])))
+    ++digits;
+  if (digits == at)
+    return false;
+  size_t end = digits;
+  while (end < count.size() && space(count[end]))
+    ++end;
+  if (end < count.size() && std::strchr("kKmMgGtT", count[end]) != nullptr)
+    ++end;
+  return rest(end);
+}
+
 /// How libgomp's idle threads wait in this process (txrt's default is set
 /// before libgomp starts: txrt_apply_default_wait_policy). An
 /// OMP_WAIT_POLICY libgomp ignores was echoed as if in effect.
@@ -99,8 +135,13 @@ std::string waitPolicyText() {
     ignored = std::string(" (OMP_WAIT_POLICY=") + policy +
               " is ignored: libgomp takes active or passive)";
   }
-  if (const char *spins = std::getenv("GOMP_SPINCOUNT"))
-    return std::string("GOMP_SPINCOUNT=") + spins + ignored;
+  if (const char *spins = std::getenv("GOMP_SPINCOUNT")) {
+    if (libgompTakesSpinCount(spins))
+      return std::string("GOMP_SPINCOUNT=") + spins + ignored;
+    ignored += std::string(" (GOMP_SPINCOUNT='") + spins +
+               "' is ignored: libgomp takes a number, with k, M, G or T, or "
+               "infinite)";
+  }
   return "libgomp's default (spin 300000, then sleep)" + ignored;
 }
 

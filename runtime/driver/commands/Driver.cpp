@@ -265,8 +265,9 @@ std::vector<std::string> misspelledEnvironmentNames() {
     std::string upper = name;
     for (char &c : upper)
       c = char(std::toupper(static_cast<unsigned char>(c)));
-    if (upper.compare(0, 4, "TXRT") != 0)
-      continue;
+    // Any name: TRXT_NUM_THREADS and TX_NUM_THREADS are misspellings too
+    // (only names that began with TXRT were compared); none of the
+    // environment's other variables is within two edits of these.
     const char *nearest = nullptr;
     size_t best = 3;
     for (const char *known : kEnvironmentNames) {

@@ -42,16 +42,21 @@ InputLineReader::InputLineReader(std::vector<std::string> arguments,
     fd_ = STDIN_FILENO;
 }
 
-/// Where the line that starts at `begin` of `buffer` ends (the index of its
-/// '\n' or '\r'), npos while it has not ended: a CR at the buffer's end
-/// may be the first half of a CRLF whose LF has not been read (unless the
-/// input has ended, `atEnd`).
-static size_t lineEnd(const std::string &buffer, size_t begin, bool atEnd) {
-  size_t end = buffer.find_first_of("\r\n", begin);
-  if (end != std::string::npos && buffer[end] == '\r' &&
-      end + 1 == buffer.size() && !atEnd)
-    return std::string::npos;
-  return end;
+/// Where the line that starts at `begin` of `buffer` ends: the index of its
+/// '\n' or '\r', npos while it has not ended.
+static size_t lineEnd(const std::string &buffer, size_t begin) {
+  return buffer.find_first_of("\r\n", begin);
+}
+
+void InputLineReader::skipLfAfterCr() {
+  // The LF of a CRLF whose CR ended the last line (it may come in a later
+  // read: waiting for it held back the answer of a client that ends its
+  // lines with CR alone, which waits for the answer first).
+  if (lfMayFollow_ && bufferBegin_ < buffer_.size()) {
+    if (buffer_[bufferBegin_] == '\n')
+      ++bufferBegin_;
+    lfMayFollow_ = false;
+  }
 }
 
 bool InputLineReader::readLine(std::string &line) {
@@ -59,17 +64,18 @@ bool InputLineReader::readLine(std::string &line) {
   // (TextCorpus.cpp): input with old Mac line ends was one line, answered
   // as one text without a word.
   for (;;) {
-    size_t end = lineEnd(buffer_, bufferBegin_, atEnd_);
+    skipLfAfterCr();
+    size_t end =
+        lfMayFollow_ ? std::string::npos : lineEnd(buffer_, bufferBegin_);
     if (end != std::string::npos) {
       line.assign(buffer_, bufferBegin_, end - bufferBegin_);
       bufferBegin_ = end + 1;
-      if (buffer_[end] == '\r' && bufferBegin_ < buffer_.size() &&
-          buffer_[bufferBegin_] == '\n')
-        ++bufferBegin_;
+      lfMayFollow_ = buffer_[end] == '\r';
+      skipLfAfterCr();
       return true;
     }
     if (atEnd_) {
-      if (bufferBegin_ == buffer_.size())
+      if (bufferBegin_ >= buffer_.size())
         return false;
       line.assign(buffer_, bufferBegin_, std::string::npos);
       bufferBegin_ = buffer_.size();
@@ -116,7 +122,9 @@ bool InputLineReader::lineWaiting() {
   // for its end held back the answers to the lines before it, from a
   // client that waits for them before it writes the rest.
   for (;;) {
-    if (atEnd_ || lineEnd(buffer_, bufferBegin_, atEnd_) != std::string::npos)
+    skipLfAfterCr();
+    if (atEnd_ ||
+        (!lfMayFollow_ && lineEnd(buffer_, bufferBegin_) != std::string::npos))
       return true;
     struct pollfd request = {fd_, POLLIN, 0};
     int ready;

@@ -80,6 +80,9 @@ public:
 private:
   bool readLine(std::string &line);
   bool lineWaiting();
+  /// Drops the LF of a CRLF whose CR ended the last line, once the byte
+  /// after the CR has been read (lfMayFollow_).
+  void skipLfAfterCr();
   /// One read() of fd_ into the buffer: bytes, or the end (atEnd_);
   /// nothing when interrupted.
   void readBlock();
@@ -91,6 +94,9 @@ private:
   std::string buffer_; ///< bytes read from fd_, from bufferBegin_ on unread
   size_t bufferBegin_ = 0;
   bool atEnd_ = false; ///< fd_ has no more bytes
+  /// The last line ended at a CR whose next byte was not read yet: an LF
+  /// there is that line end's.
+  bool lfMayFollow_ = false;
   bool started_ = false;
   size_t textsRead_ = 0;
   size_t textsBefore_ = 0;
