@@ -65,7 +65,15 @@ std::optional<Dim> MLIRGenImpl::namedDim(const ast::Expr &expr) {
   auto *name = llvm::dyn_cast<ast::NameExpr>(&expr);
   if (!name || (!frames.empty() && frames.back().vars.count(name->name)))
     return std::nullopt;
-  auto dim = dims.find(name->name);
+  // A def's shape variable bound to a dim at this call is that dim
+  // (`wpe[:L]` in a def taking `x: [B, L, d]`): it was "no value at compile
+  // time" and a second error, where the dim's own name worked.
+  std::string dimName = name->name;
+  if (!frames.empty())
+    if (auto shapeVar = frames.back().symbolicShapeVars.find(name->name);
+        shapeVar != frames.back().symbolicShapeVars.end())
+      dimName = shapeVar->second;
+  auto dim = dims.find(dimName);
   if (dim == dims.end())
     return std::nullopt;
   return Dim::symbolic(StringAttr::get(&context, dim->second->name),
