@@ -1098,9 +1098,12 @@ Val MLIRGenImpl::genBinary(const ast::BinaryExpr &expr) {
       if (side->isTensor() && !cast<RankedTensorType>(side->tensor.getType())
                                    .getElementType()
                                    .isF32()) {
-        diags.error(loc, std::string("operator '") + op +
-                             "' needs f32 tensors, got " +
-                             formatType(side->tensor.getType()));
+        diags.error(loc,
+                    std::string("operator '") + op +
+                        "' needs f32 tensors, got " +
+                        formatType(side->tensor.getType()),
+                    "float(x) makes an i32 or bool tensor f32 (positions "
+                    "from arange, a mask)");
         return {};
       }
     }
