@@ -70,13 +70,16 @@ MLIRGenImpl::MLIRGenImpl(MLIRContext &context, const ast::Module &module,
 
 Location MLIRGenImpl::getLoc(SourceLoc loc) {
   Location file = FileLineColLoc::get(fileName, loc.line, loc.col);
-  if (scope.empty())
+  if (scope.empty() && !builtinCall.first)
     return file;
   // Inside inlined defs: the `as` path of the defs ("h.0.attn") names the
-  // location, which txc --emit=dot groups by (diagnostics look through it).
+  // location, which txc --emit=dot groups by (diagnostics look through it);
+  // a builtin's own `as` ("h.0.ln_1") ends it.
   std::string path;
   for (const std::string &part : scope)
     path += (path.empty() ? "" : ".") + part;
+  if (builtinCall.first)
+    path += (path.empty() ? "" : ".") + builtinCall.second;
   return NameLoc::get(StringAttr::get(&context, path), file);
 }
 
@@ -1516,7 +1519,21 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
   }
   if (!ok)
     return {};
-  return builtin.fn(*this, call, args);
+  // The `as` name of a builtin names its ops' locations too, as a def's
+  // does (`layer_norm(x) as h[i].ln_1` is h.0.ln_1): the profile and the
+  // sites table had no scope for them and merged every layer's norms into
+  // one row. Its parameters read the path computed here (once: an invalid
+  // index is reported once).
+  if (call.scope.empty())
+    return builtin.fn(*this, call, args);
+  std::optional<std::string> path = scopePath(call);
+  if (!path)
+    return {};
+  auto saved = builtinCall;
+  builtinCall = {&call, *path};
+  Val result = builtin.fn(*this, call, args);
+  builtinCall = saved;
+  return result;
 }
 
 Val MLIRGenImpl::genDefCall(const ast::DefDecl &def,
@@ -1790,7 +1807,9 @@ bool MLIRGenImpl::checkArgType(const ast::Param &param, const Val &arg,
 Value MLIRGenImpl::getParameter(const ast::CallExpr &call, StringRef leaf,
                                 ArrayRef<int64_t> shape, Init init,
                                 std::optional<double> std) {
-  std::optional<std::string> path = scopePath(call);
+  std::optional<std::string> path = builtinCall.first == &call
+                                        ? std::optional(builtinCall.second)
+                                        : scopePath(call);
   if (!path)
     return nullptr;
   std::string name;

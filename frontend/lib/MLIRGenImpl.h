@@ -308,6 +308,9 @@ private:
   std::map<std::string, const ConfigEnv::Dim *> dims;
   std::vector<Frame> frames;
   std::vector<std::string> scope;  // `as` path of the defs being inlined
+  /// The builtin call being generated and its `as` path (genBuiltinCall):
+  /// its ops' locations end with it, and its parameters take it.
+  std::pair<const ast::CallExpr *, std::string> builtinCall{nullptr, ""};
   std::vector<std::string> callStack; // defs being inlined (recursion check)
   bool inTrainEntry = false;
   /// The expression genValue is generating: a call there may give several

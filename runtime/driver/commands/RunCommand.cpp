@@ -407,6 +407,13 @@ void callEntry(const ModelInfo &model, txc_entry_fn function,
   txrt_denormals_leave(floatMode);
   if (profile) {
     txrt_context_set_profiling(ctx.get(), 0);
+    // The only call creates oneDNN's primitives: its profile is mostly
+    // that (a linear at 25 ms where the next call's takes 0.1), and
+    // nothing said so.
+    if (repeat == 1)
+      err << "note: --repeat 1 profiles the only call, which also creates "
+             "the kernels' primitives (the first linear's time is mostly "
+             "that); --repeat 2 or more profiles the calls after it\n";
     profile->writeReport(out, model, options.profile);
     if (!profiledTimes.empty() && !plainTimes.empty()) {
       // The fastest run of each kind: the least disturbed by the machine.

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <set>
 #include <sstream>
 
 namespace txrt::driver {
@@ -204,7 +205,26 @@ void Profile::writeTable(std::ostream &os, size_t maxRows) const {
        << " ms per call)";
   os << "\n";
 
-  // By spec location: one row per (site's op and location, kernel).
+  // By spec location: one row per (site's op and location, kernel). Rows
+  // of one op kind, line and scope at two columns (`wte[ids] +
+  // wpe[arange(T)]`: two gathers) show their columns: they were one row.
+  std::map<std::string, std::set<std::string>> columnsOf;
+  auto siteLabel = [&](const SiteInfo &s, const std::string &kernel) {
+    std::string label = kernel;
+    if (!s.fused.empty()) {
+      label += " (fused:";
+      for (size_t i = 0; i < s.fused.size(); ++i)
+        label += (i ? ", " : " ") + s.fused[i];
+      label += ")";
+    }
+    return label;
+  };
+  for (const EntryCall &call : calls_)
+    for (const Call &c : call.calls)
+      if (auto site = sites_.find(c.site); site != sites_.end())
+        columnsOf[siteLabel(site->second, shortKernel(c.kernel)) + "\x1f" +
+                  shortLoc(site->second.loc) + "\x1f" + site->second.scope]
+            .insert(site->second.loc);
   std::map<std::string, Row> byLoc, byKind;
   int64_t generated = 0, generatedCalls = 0;
   for (const EntryCall &call : calls_) {
@@ -216,13 +236,13 @@ void Profile::writeTable(std::ostream &os, size_t maxRows) const {
       std::string label = kernel, where = "-";
       if (site != sites_.end()) {
         const SiteInfo &s = site->second;
-        if (!s.fused.empty()) {
-          label += " (fused:";
-          for (size_t i = 0; i < s.fused.size(); ++i)
-            label += (i ? ", " : " ") + s.fused[i];
-          label += ")";
+        label = siteLabel(s, kernel);
+        std::string at = shortLoc(s.loc);
+        if (columnsOf[label + "\x1f" + at + "\x1f" + s.scope].size() > 1) {
+          size_t slash = s.loc.rfind('/');
+          at = slash == std::string::npos ? s.loc : s.loc.substr(slash + 1);
         }
-        where = shortLoc(s.loc) + (s.scope.empty() ? "" : "  " + s.scope);
+        where = at + (s.scope.empty() ? "" : "  " + s.scope);
       }
       for (auto [map, key, rowLabel, rowWhere] :
            {std::tuple{&byLoc, label + "\x1f" + where, label, where},
