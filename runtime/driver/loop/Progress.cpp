@@ -40,7 +40,9 @@ TrainingProgress::TrainingProgress(std::ostream &out, bool interactive,
                                    int64_t firstStep, int64_t lastStep)
     : out_(out), interactive_(interactive), firstStep_(firstStep),
       lastStep_(lastStep),
-      interval_(std::max<int64_t>(1, (lastStep - firstStep + 1) / 20)),
+      // At most about 20 lines: the interval rounds up (30 steps printed
+      // every one of them).
+      interval_(std::max<int64_t>(1, (lastStep - firstStep + 20) / 20)),
       start_(std::chrono::steady_clock::now()) {}
 
 std::string TrainingProgress::formatDuration(double seconds) {

@@ -30,6 +30,22 @@ TEST(ProgressTest, PlainLinesAboutTwentyTimesPlusFirstAndLast) {
   EXPECT_NE(text.find("step 100/100  loss 0.0100"), std::string::npos);
 }
 
+TEST(ProgressTest, AtMostAboutTwentyLinesForAnyRunLength) {
+  // The interval rounded down: 30 and 39 steps printed a line each.
+  for (int64_t steps : {1, 19, 20, 21, 30, 39, 41, 60, 100, 1000}) {
+    std::ostringstream out;
+    TrainingProgress progress(out, /*interactive=*/false, 1, steps);
+    for (int64_t step = 1; step <= steps; ++step)
+      progress.update(step, 1.0, 1e-3, 500);
+    progress.finish();
+    std::string text = out.str();
+    EXPECT_LE(std::count(text.begin(), text.end(), '\n'), 22) << steps;
+    EXPECT_NE(text.find("step " + std::to_string(steps) + "/"),
+              std::string::npos)
+        << steps;
+  }
+}
+
 TEST(ProgressTest, EpochAndTheLastValidationBleuWhenSet) {
   std::ostringstream out;
   TrainingProgress progress(out, /*interactive=*/false, 1, 2);
