@@ -821,7 +821,9 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
       return 1;
     }
     headerOut << header;
-    timer.done("link");
+    // The two objects joined into one (ld -r) and the header: no
+    // executable is linked ("link" read as if one were).
+    timer.done("one object (ld -r) and header");
     return 0;
   }
   // An executable: the objects linked with the runtime.
