@@ -222,7 +222,9 @@ std::string lossSvg(const std::vector<LossPoint> &points,
          coordinate(top + plotH) + "\" x2=\"" + coordinate(left + plotW) +
          "\" y2=\"" + coordinate(top + plotH) + "\" stroke=\"black\"/>\n";
   for (int i = 0; i <= 4; ++i) {
-    double step = minStep + (maxStep - minStep) * i / 4.0;
+    // The tick at the whole step its label names (a label "16" stood at
+    // step 15.75).
+    double step = std::round(minStep + (maxStep - minStep) * i / 4.0);
     double loss = minLoss + (maxLoss - minLoss) * i / 4.0;
     svg += "<line x1=\"" + coordinate(x(step)) + "\" y1=\"" +
            coordinate(top + plotH) + "\" x2=\"" + coordinate(x(step)) +

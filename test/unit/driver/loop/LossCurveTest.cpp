@@ -2,6 +2,8 @@
 #include "loop/LossCurve.h"
 #include "TestUtil.h"
 
+#include <cstdio>
+
 #include <cmath>
 
 using namespace txrt::driver;
@@ -51,6 +53,22 @@ TEST(LossCurveTest, ValidationColumnsRoundTripAndEmptyWithout) {
             std::string::npos)
       << svg;
   EXPECT_EQ(lossSvg({{1, 4, 0, 0}}, "t").find("valid-"), std::string::npos);
+}
+
+TEST(LossCurveTest, StepTicksStandAtTheStepsTheyName) {
+  // Steps 1..60: the ticks' labels were rounded from 15.75, 30.5 and 45.25
+  // while they stood at those places ("16" at step 15.75).
+  std::vector<LossPoint> points;
+  for (int64_t step = 1; step <= 60; ++step)
+    points.push_back({step, 1.0 + 1.0 / double(step), 0.01, 100});
+  std::string svg = lossSvg(points, "t");
+  // x(step) = left + (step - 1) / 59 * plotW; the label 16 is at x(16).
+  const double left = 70, plotW = 550;
+  char at[64];
+  std::snprintf(at, sizeof(at), "<text x=\"%.1f\"", left + 15.0 / 59.0 * plotW);
+  size_t label = svg.find(std::string(at));
+  ASSERT_NE(label, std::string::npos) << svg;
+  EXPECT_EQ(svg.compare(svg.find('>', label) + 1, 3, "16<"), 0) << svg;
 }
 
 TEST(LossCurveTest, ALanguageModelsValidationHasNoBleu) {
