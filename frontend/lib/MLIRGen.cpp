@@ -983,16 +983,19 @@ Val MLIRGenImpl::genName(const ast::NameExpr &expr) {
                   "shape variable '" + expr.name + "' is bound to the dim " +
                       shapeVar->second +
                       " at this call and has no value at compile time",
-                  "a shape variable bound to a size is that number; "
-                  "dimensions may appear in types and reshapes only");
+                  "a shape variable bound to a size is that number; one "
+                  "bound to a dim stands where a dim may: in types, "
+                  "reshapes, a slice's end (`x[:L]`) and arange(L)");
       return {};
     }
   }
   if (dims.count(expr.name)) {
-    diags.error(expr.getLoc(),
-                "dimension '" + expr.name +
-                    "' is symbolic and has no value at compile time",
-                "dimensions may appear in types and reshapes only");
+    diags.error(
+        expr.getLoc(),
+        "dimension '" + expr.name +
+            "' is symbolic and has no value at compile time",
+        "a dim stands in types, reshapes, a slice's end (`x[:" + expr.name +
+            "]`) and arange(" + expr.name + "), and takes no arithmetic");
     return {};
   }
   if (defs.count(expr.name) || lookupBuiltin(expr.name)) {
@@ -1029,8 +1032,11 @@ Val MLIRGenImpl::genUnary(const ast::UnaryExpr &expr) {
     return createValue<NotOp>(expr.getLoc(), operand.tensor);
   }
   if (!element.isF32()) {
-    diags.error(expr.getLoc(), "'-' needs an f32 tensor, got " +
-                                   formatType(operand.tensor.getType()));
+    diags.error(expr.getLoc(),
+                "'-' needs an f32 tensor, got " +
+                    formatType(operand.tensor.getType()),
+                "float(x) makes an i32 or bool tensor f32 (positions from "
+                "arange, a mask)");
     return {};
   }
   return createValue<NegOp>(expr.getLoc(), operand.tensor);

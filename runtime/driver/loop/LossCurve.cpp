@@ -183,6 +183,7 @@ std::string lossSvg(const std::vector<LossPoint> &points,
   const double left = 70, right = 20, top = 40, bottom = 50;
   const double plotW = width - left - right, plotH = height - top - bottom;
   double minStep = 0, maxStep = 1, minLoss = 0, maxLoss = 1;
+  double lastStep = maxStep; // the last step drawn (maxStep: the axis end)
   std::vector<const LossPoint *> finite;
   for (const LossPoint &p : points)
     if (std::isfinite(p.loss))
@@ -199,6 +200,7 @@ std::string lossSvg(const std::vector<LossPoint> &points,
         maxLoss = std::max(maxLoss, p->validLoss);
     }
     minLoss = std::min(minLoss, 0.0);
+    lastStep = maxStep;
     if (maxStep == minStep)
       maxStep = minStep + 1;
     if (maxLoss == minLoss)
@@ -221,18 +223,25 @@ std::string lossSvg(const std::vector<LossPoint> &points,
   svg += "<line x1=\"" + coordinate(left) + "\" y1=\"" +
          coordinate(top + plotH) + "\" x2=\"" + coordinate(left + plotW) +
          "\" y2=\"" + coordinate(top + plotH) + "\" stroke=\"black\"/>\n";
+  double lastTick = -1;
   for (int i = 0; i <= 4; ++i) {
     // The tick at the whole step its label names (a label "16" stood at
-    // step 15.75).
+    // step 15.75); once per step (a 3-step run drew "2" twice), and none
+    // past the last step (a 1-step run's axis named a step 2).
     double step = std::round(minStep + (maxStep - minStep) * i / 4.0);
+    const bool tick = step != lastTick && step <= lastStep;
+    if (tick)
+      lastTick = step;
     double loss = minLoss + (maxLoss - minLoss) * i / 4.0;
-    svg += "<line x1=\"" + coordinate(x(step)) + "\" y1=\"" +
-           coordinate(top + plotH) + "\" x2=\"" + coordinate(x(step)) +
-           "\" y2=\"" + coordinate(top + plotH + 5) +
-           "\" stroke=\"black\"/>\n";
-    svg += "<text x=\"" + coordinate(x(step)) + "\" y=\"" +
-           coordinate(top + plotH + 18) + "\" text-anchor=\"middle\">" +
-           number(std::round(step)) + "</text>\n";
+    if (tick) {
+      svg += "<line x1=\"" + coordinate(x(step)) + "\" y1=\"" +
+             coordinate(top + plotH) + "\" x2=\"" + coordinate(x(step)) +
+             "\" y2=\"" + coordinate(top + plotH + 5) +
+             "\" stroke=\"black\"/>\n";
+      svg += "<text x=\"" + coordinate(x(step)) + "\" y=\"" +
+             coordinate(top + plotH + 18) + "\" text-anchor=\"middle\">" +
+             number(step) + "</text>\n";
+    }
     svg += "<line x1=\"" + coordinate(left - 5) + "\" y1=\"" +
            coordinate(y(loss)) + "\" x2=\"" + coordinate(left) + "\" y2=\"" +
            coordinate(y(loss)) + "\" stroke=\"black\"/>\n";

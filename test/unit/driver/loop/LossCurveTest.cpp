@@ -71,6 +71,26 @@ TEST(LossCurveTest, StepTicksStandAtTheStepsTheyName) {
   EXPECT_EQ(svg.compare(svg.find('>', label) + 1, 3, "16<"), 0) << svg;
 }
 
+TEST(LossCurveTest, ShortRunsHaveOneTickPerStepAndNonePastTheLast) {
+  // A 3-step run drew the ticks "2" and "3" twice each, and a 1-step run's
+  // axis named a step 2 that never ran.
+  for (int64_t steps : {1, 2, 3, 4}) {
+    std::vector<LossPoint> points;
+    for (int64_t step = 1; step <= steps; ++step)
+      points.push_back({step, 1.0, 0.01, 100});
+    std::string svg = lossSvg(points, "t");
+    for (int64_t step = 1; step <= steps + 1; ++step) {
+      std::string label =
+          "text-anchor=\"middle\">" + std::to_string(step) + "<";
+      size_t count = 0;
+      for (size_t at = svg.find(label); at != std::string::npos;
+           at = svg.find(label, at + 1))
+        ++count;
+      EXPECT_EQ(count, step <= steps ? 1u : 0u) << steps << " steps, " << step;
+    }
+  }
+}
+
 TEST(LossCurveTest, ALanguageModelsValidationHasNoBleu) {
   // Its BLEU column stays empty (not "nan", not 0) and reads back as none;
   // the plot draws the loss dot and no BLEU square.
