@@ -80,7 +80,7 @@ LogicalResult checkSlice(std::optional<Location> loc, StringRef op,
             loc, llvm::formatv("{0} of dimension {1} ({2}, at least 1 at run "
                                "time) must take all of it or its first or last "
                                "element, got start {3} and size {4}",
-                               op, i, dimText(from), start, dimText(to)));
+                               op, i, formatDim(from), start, formatDim(to)));
       continue;
     }
     int64_t size = from.size;
@@ -95,11 +95,12 @@ LogicalResult checkSlice(std::optional<Location> loc, StringRef op,
                                      op, i, count));
     // start + (count - 1) * stride < size, without overflow.
     if ((count - 1) > (size - 1 - start) / stride)
-      return fail(loc, llvm::formatv(
-                           "{0} of dimension {1} (size {2}) from {3} in steps "
-                           "of {4} takes {5}{6} elements, past its end",
-                           op, i, size, start, stride,
-                           to.isSymbolic() ? dimText(to) + " <= " : "", count));
+      return fail(
+          loc,
+          llvm::formatv("{0} of dimension {1} (size {2}) from {3} in steps "
+                        "of {4} takes {5}{6} elements, past its end",
+                        op, i, size, start, stride,
+                        to.isSymbolic() ? formatDim(to) + " <= " : "", count));
   }
   return success();
 }
@@ -205,7 +206,7 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
     if (shape[axis].isSymbolic())
       return fail(loc, llvm::formatv("concat along dimension {0}, which is "
                                      "symbolic ({1}) in input {2}",
-                                     axis, dimText(shape[axis]), index));
+                                     axis, formatDim(shape[axis]), index));
     total += shape[axis].size; // each at most 2^31 - 1: no overflow
   }
   result[axis] = Dim::fixed(total);
@@ -229,7 +230,7 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
   if (shape[axis].isSymbolic())
     return fail(loc, llvm::formatv("split along dimension {0}, which is "
                                    "symbolic ({1})",
-                                   axis, dimText(shape[axis])));
+                                   axis, formatDim(shape[axis])));
   ArrayRef<int64_t> sizes = adaptor.getSizes();
   if (sizes.empty())
     return fail(loc, "split needs at least one size");

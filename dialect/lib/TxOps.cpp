@@ -53,12 +53,12 @@ LogicalResult checkLayerNorm(std::optional<Location> loc, const std::string &op,
   if (failed(readTensor(loc, weight, "weight", type, shape)))
     return failure();
   if (shape.size() != 1 || shape[0] != last)
-    return fail(loc, "weight must be [" + dimText(last) + "], got " +
+    return fail(loc, "weight must be [" + formatDim(last) + "], got " +
                          formatShape(shape));
   if (bias && failed(readTensor(loc, bias, "bias", type, shape)))
     return failure();
   if (bias && (shape.size() != 1 || shape[0] != last))
-    return fail(loc, "bias must be [" + dimText(last) + "], got " +
+    return fail(loc, "bias must be [" + formatDim(last) + "], got " +
                          formatShape(shape));
   if (!(epsilon > 0.0))
     return fail(loc, "epsilon must be positive, got " + number(epsilon));
@@ -194,7 +194,8 @@ LogicalResult PositionalEncodingOp::inferReturnTypes(
   const Dim &d = shape.back();
   if (d.isSymbolic() || d.size % 2 != 0)
     return fail(loc, "positional_encoding needs a static, even model "
-                     "dimension, got " + dimText(d));
+                     "dimension, got " +
+                         formatDim(d));
   types.push_back(
       getTensorType({shape[shape.size() - 2], d}, type.getElementType()));
   return success();
@@ -378,7 +379,7 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   if (k1 != k2)
     return fail(loc, "matmul contracts " + formatShape(lhs) + " with " +
                          formatShape(rhs) + ": inner dimensions " +
-                         dimText(k1) + " and " + dimText(k2) + " differ");
+                         formatDim(k1) + " and " + formatDim(k2) + " differ");
   Shape batch;
   std::string why;
   if (!broadcastShapes(ArrayRef<Dim>(lhs).drop_back(2),
@@ -407,9 +408,9 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
                          formatShape(weight));
   if (input.back() != weight[1])
     return fail(loc, "linear input " + formatShape(input) + " has " +
-                         dimText(input.back()) + " features but weight " +
+                         formatDim(input.back()) + " features but weight " +
                          formatShape(weight) + " expects " +
-                         dimText(weight[1]));
+                         formatDim(weight[1]));
   if (inputType.getElementType() != weightType.getElementType())
     return fail(loc, "linear input " + formatType(inputType) +
                          " and weight " + formatType(weightType) +
@@ -423,7 +424,7 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
     if (failed(readTensor(loc, bias, "bias", type, shape)))
       return failure();
     if (shape.size() != 1 || shape[0] != weight[0])
-      return fail(loc, "linear bias must be [" + dimText(weight[0]) +
+      return fail(loc, "linear bias must be [" + formatDim(weight[0]) +
                            "], got " + formatShape(shape));
   }
   if (Value gate = adaptor.getGate()) {
@@ -593,7 +594,7 @@ LogicalResult SplitHeadsOp::inferReturnTypes(MLIRContext *,
   if (d.isSymbolic() || d.size % heads != 0)
     return fail(loc, llvm::formatv("model dimension {0} is not divisible by "
                                    "{1} heads",
-                                   dimText(d), heads));
+                                   formatDim(d), heads));
   types.push_back(getTensorType(
       {shape[0], Dim::fixed(heads), shape[1], Dim::fixed(d.size / heads)},
       type.getElementType()));
@@ -693,19 +694,20 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                          "dimensions, or static heads that divide its heads)");
   if (q[rank - 1] != k[rank - 1])
     return fail(loc, "attention query and key feature dimensions differ: " +
-                         dimText(q[rank - 1]) + " vs " + dimText(k[rank - 1]));
+                         formatDim(q[rank - 1]) + " vs " +
+                         formatDim(k[rank - 1]));
   if (k[rank - 2] != v[rank - 2])
     return fail(loc, "attention key and value lengths differ: " +
-                         dimText(k[rank - 2]) + " vs " + dimText(v[rank - 2]));
+                         formatDim(k[rank - 2]) + " vs " +
+                         formatDim(v[rank - 2]));
   // The kernels (txrt_attention_*, CPU and CUDA) take one head size: a
   // narrower value was read and written as wide as the query, past its
   // buffers, and its results were wrong without a word.
   if (v[rank - 1] != q[rank - 1])
-    return fail(loc, "attention value feature dimension " +
-                         dimText(v[rank - 1]) +
-                         " differs from the query and key's " +
-                         dimText(q[rank - 1]) +
-                         " (the attention kernels take one head size)");
+    return fail(
+        loc, "attention value feature dimension " + formatDim(v[rank - 1]) +
+                 " differs from the query and key's " + formatDim(q[rank - 1]) +
+                 " (the attention kernels take one head size)");
   Shape scores(batch.begin(), batch.end());
   scores.push_back(q[rank - 2]);
   scores.push_back(k[rank - 2]);

@@ -54,16 +54,17 @@ RankedTensorType mlir::tx::getTensorType(ArrayRef<Dim> shape,
   return RankedTensorType::get(sizes, elementType, encoding);
 }
 
+std::string mlir::tx::formatDim(const Dim &dim) {
+  return dim.isSymbolic() ? dim.symbol.getValue().str()
+                          : std::to_string(dim.size);
+}
+
 std::string mlir::tx::formatShape(ArrayRef<Dim> shape) {
   std::string text;
   llvm::raw_string_ostream os(text);
   os << "[";
-  llvm::interleaveComma(shape, os, [&](const Dim &dim) {
-    if (dim.isSymbolic())
-      os << dim.symbol.getValue();
-    else
-      os << dim.size;
-  });
+  llvm::interleaveComma(shape, os,
+                        [&](const Dim &dim) { os << formatDim(dim); });
   os << "]";
   return text;
 }

@@ -37,12 +37,6 @@ inline LogicalResult readTensor(std::optional<Location> loc, Value value,
   return success();
 }
 
-/// A dimension as the spec writes it: its symbol or its size.
-inline std::string dimText(const Dim &dim) {
-  return dim.isSymbolic() ? dim.symbol.getValue().str()
-                          : std::to_string(dim.size);
-}
-
 /// Normalizes a possibly negative axis; fails when out of range.
 inline LogicalResult normalizeAxis(std::optional<Location> loc, int64_t axis,
                                    int64_t rank, int64_t &result) {

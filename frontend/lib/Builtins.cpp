@@ -599,13 +599,10 @@ Val genAttention(MLIRGenImpl &gen, const ast::CallExpr &call,
     Dim dv = getShape(cast<RankedTensorType>(args.tensor(2).getType()))[3];
     if (dk == getShape(cast<RankedTensorType>(args.tensor(1).getType()))[3] &&
         dv != dk) {
-      auto width = [](const Dim &d) {
-        return d.isSymbolic() ? d.symbol.str() : std::to_string(d.size);
-      };
       gen.getDiags().error(
           args.locs[2],
-          "attention's value heads are " + width(dv) +
-              " wide and its query and key heads " + width(dk) +
+          "attention's value heads are " + formatDim(dv) +
+              " wide and its query and key heads " + formatDim(dk) +
               ": the fused attention takes one head size",
           "write the attention out, matmul(softmax(masked_fill(matmul(q, "
           "transpose(k)) * scale, !mask, -1e9)), v), which takes any value "

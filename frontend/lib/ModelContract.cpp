@@ -250,6 +250,12 @@ private:
     }
   }
 
+  /// The id the executable pads token inputs with, as the warnings name it.
+  static std::string padPhrase(const std::optional<ConfigInt> &pad) {
+    return pad ? "config 'pad' = " + std::to_string(pad->value)
+               : std::string("id 0 (no config 'pad')");
+  }
+
   /// A mask that compares a token input with another id than the one the
   /// executable pads it with (`padding_mask(src, 0)`, `src != 0` with
   /// `pad = 3`): padded positions are attended to as tokens, so a
@@ -280,8 +286,7 @@ private:
           "this mask compares '" + mask.input + "' (@" + mask.role +
               ") with id " + std::to_string(mask.compared) +
               ", but the executable pads '" + mask.input + "' with " +
-              (pad ? "config 'pad' = " + std::to_string(padId)
-                   : std::string("id 0 (no config 'pad')")) +
+              padPhrase(pad) +
               ": padded positions count as tokens, and a result depends "
               "on what its sentence is batched with",
           pad ? "compare with pad, e.g. 'padding_mask(" + mask.input + ", pad)'"
@@ -331,8 +336,7 @@ private:
           "no mask reads '" + input + "' (@" + found.role + ") in " +
               (found.entries.size() == 1 ? "entry " : "entries ") + entries +
               ": the executable pads the shorter texts of a batch with " +
-              (pad ? "config 'pad' = " + std::to_string(pad->value)
-                   : std::string("id 0 (no config 'pad')")) +
+              padPhrase(pad) +
               ", and attention over the padded positions makes a text's "
               "result depend on what it is batched with",
           "mask them in every attention that reads '" + input +
@@ -398,18 +402,12 @@ private:
           SourceLoc loc = specLocOf(slice->getLoc());
           if (!reported.insert({loc.line, loc.col}).second)
             return;
-          const std::string padText =
-              pad ? "config 'pad' = " + std::to_string(pad->value)
-                  : std::string("id 0 (no config 'pad')");
           diags.warning(
               loc,
               "this slice reads position " + std::to_string(position) +
-                  " of the " +
-                  (length.isSymbolic() ? length.symbol.str()
-                                       : std::to_string(length.size)) +
-                  " positions of '" + input +
+                  " of the " + formatDim(length) + " positions of '" + input +
                   "' (@tokens): the executable pads texts at the end with " +
-                  padText + ", so for every text " +
+                  padPhrase(pad) + ", so for every text " +
                   (length.isSymbolic()
                        ? std::string("shorter than the longest of its batch")
                        : "of fewer than " + std::to_string(position + 1) +

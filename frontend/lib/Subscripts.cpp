@@ -54,11 +54,6 @@ std::optional<int64_t> integralValue(const ConstValue &value) {
   return static_cast<int64_t>(value.f);
 }
 
-std::string dimName(const Dim &dim) {
-  return dim.isSymbolic() ? dim.symbol.getValue().str()
-                          : std::to_string(dim.size);
-}
-
 } // namespace
 
 std::optional<Dim> MLIRGenImpl::namedDim(const ast::Expr &expr) {
@@ -68,12 +63,12 @@ std::optional<Dim> MLIRGenImpl::namedDim(const ast::Expr &expr) {
   // A def's shape variable bound to a dim at this call is that dim
   // (`wpe[:L]` in a def taking `x: [B, L, d]`): it was "no value at compile
   // time" and a second error, where the dim's own name worked.
-  std::string dimName = name->name;
+  std::string symbol = name->name;
   if (!frames.empty())
     if (auto shapeVar = frames.back().symbolicShapeVars.find(name->name);
         shapeVar != frames.back().symbolicShapeVars.end())
-      dimName = shapeVar->second;
-  auto dim = dims.find(dimName);
+      symbol = shapeVar->second;
+  auto dim = dims.find(symbol);
   if (dim == dims.end())
     return std::nullopt;
   return Dim::symbolic(StringAttr::get(&context, dim->second->name),
@@ -193,9 +188,8 @@ Val MLIRGenImpl::genSubscript(const ast::SubscriptExpr &expr) {
         continue;
       }
       if (std::optional<Dim> dim = namedDim(*index.value)) {
-        diags.error(index.loc,
-                    "dim '" + dimName(*dim) + "' is not an index",
-                    "a dim may end a slice: `x[:" + dimName(*dim) + "]`");
+        diags.error(index.loc, "dim '" + formatDim(*dim) + "' is not an index",
+                    "a dim may end a slice: `x[:" + formatDim(*dim) + "]`");
         ok = false;
         continue;
       }
@@ -237,7 +231,7 @@ Val MLIRGenImpl::genSubscript(const ast::SubscriptExpr &expr) {
         }
         diags.error(part->getLoc(),
                     std::string("the ") + which + " of a slice cannot be a dim",
-                    "a dim may end a slice: `x[:" + dimName(*dim) + "]`");
+                    "a dim may end a slice: `x[:" + formatDim(*dim) + "]`");
         return false;
       }
       if (!isConstExpr(*part)) {
@@ -356,7 +350,7 @@ Val MLIRGenImpl::indexTensor(SourceLoc loc, Value x,
         if (at != 0 && at != -1) {
           diags.error(d.loc,
                       "index " + d.text + " may be outside " + where + ": " +
-                          dimName(dim) + " is between 1 and " +
+                          formatDim(dim) + " is between 1 and " +
                           std::to_string(dim.bound) + " at run time",
                       "0 and -1 are inside a dim of any size");
           return {};
@@ -385,9 +379,9 @@ Val MLIRGenImpl::indexTensor(SourceLoc loc, Value x,
       const Dim &end = *d.stopDim;
       if (d.start.value_or(0) != 0 || step != 1) {
         diags.error(d.loc,
-                    "a slice that ends at dim " + dimName(end) +
+                    "a slice that ends at dim " + formatDim(end) +
                         " starts at 0 with step 1, got " + d.text,
-                    "its size would be " + dimName(end) +
+                    "its size would be " + formatDim(end) +
                         " minus a number, which is not a dim");
         return {};
       }
@@ -396,17 +390,17 @@ Val MLIRGenImpl::indexTensor(SourceLoc loc, Value x,
       if (dim.isSymbolic()) {
         diags.error(d.loc,
                     "the slice " + d.text + " of " + where + " needs " +
-                        dimName(end) + " <= " + dimName(dim) +
+                        formatDim(end) + " <= " + formatDim(dim) +
                         ", which holds only for some sizes of the two dims");
         return {};
       }
       if (end.bound > dim.size) {
         diags.error(d.loc,
                     "the slice " + d.text + " of " + where + " needs " +
-                        dimName(end) + " <= " + std::to_string(dim.size) +
-                        ", but dim " + dimName(end) + " may be up to " +
+                        formatDim(end) + " <= " + std::to_string(dim.size) +
+                        ", but dim " + formatDim(end) + " may be up to " +
                         std::to_string(end.bound),
-                    "declare `dim " + dimName(end) +
+                    "declare `dim " + formatDim(end) +
                         " <= " + std::to_string(dim.size) +
                         "` or make the dimension larger");
         return {};
@@ -430,7 +424,7 @@ Val MLIRGenImpl::indexTensor(SourceLoc loc, Value x,
       if (!first && !last) {
         diags.error(d.loc,
                     "the slice " + d.text + " of " + where +
-                        " has a size that depends on " + dimName(dim) +
+                        " has a size that depends on " + formatDim(dim) +
                         " and is not a dim",
                     "a dim can be sliced whole (`:`), to its first entry "
                     "(`:1`) or to its last (`-1:`); slice a static "

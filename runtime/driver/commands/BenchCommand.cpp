@@ -73,55 +73,50 @@ std::string memoryFloorText(const ModelInfo &model, bool training) {
   return text;
 }
 
-/// Whether libgomp takes `policy` as an OMP_WAIT_POLICY: "active" or
-/// "passive" in any case, with white space around (libgomp's
-/// parse_wait_policy); it ignores any other value.
-bool libgompTakesWaitPolicy(std::string policy) {
-  auto space = [](unsigned char c) { return std::isspace(c) != 0; };
-  while (!policy.empty() && space(policy.back()))
-    policy.pop_back();
-  size_t first = 0;
-  while (first < policy.size() && space(policy[first]))
-    ++first;
-  policy = policy.substr(first);
-  for (char &c : policy)
-    c = char(std::tolower(static_cast<unsigned char>(c)));
-  return policy == "active" || policy == "passive";
-}
-
-/// Whether libgomp takes `count` as a GOMP_SPINCOUNT: "infinite" or
-/// "infinity" in any case, or a decimal number with an optional k, M, G or
-/// T (any case), with white space around (libgomp's parse_spincount); it
-/// ignores any other value, with its own warning.
-bool libgompTakesSpinCount(const std::string &count) {
+/// `text` without white space around it, in lower case: libgomp reads its
+/// variables so.
+std::string trimmedLower(const std::string &text) {
   auto space = [](char c) {
     return std::isspace(static_cast<unsigned char>(c)) != 0;
   };
-  size_t at = 0;
-  while (at < count.size() && space(count[at]))
-    ++at;
-  auto rest = [&](size_t from) {
-    while (from < count.size() && space(count[from]))
-      ++from;
-    return from == count.size();
-  };
-  std::string word = count.substr(at, 8);
+  size_t first = 0, last = text.size();
+  while (first < last && space(text[first]))
+    ++first;
+  while (last > first && space(text[last - 1]))
+    --last;
+  std::string word = text.substr(first, last - first);
   for (char &c : word)
     c = char(std::tolower(static_cast<unsigned char>(c)));
+  return word;
+}
+
+/// Whether libgomp takes `policy` as an OMP_WAIT_POLICY: "active" or
+/// "passive" (libgomp's parse_wait_policy); it ignores any other value.
+bool libgompTakesWaitPolicy(const std::string &policy) {
+  const std::string word = trimmedLower(policy);
+  return word == "active" || word == "passive";
+}
+
+/// Whether libgomp takes `count` as a GOMP_SPINCOUNT: "infinite",
+/// "infinity", or a decimal number with an optional k, m, g or t, white
+/// space allowed before the suffix (libgomp's parse_spincount); it ignores
+/// any other value, with its own warning.
+bool libgompTakesSpinCount(const std::string &count) {
+  const std::string word = trimmedLower(count);
   if (word == "infinite" || word == "infinity")
-    return rest(at + 8);
-  size_t digits = at;
-  while (digits < count.size() &&
-         std::isdigit(static_cast<unsigned char>(count[digits])))
-    ++digits;
-  if (digits == at)
+    return true;
+  size_t end = 0;
+  while (end < word.size() &&
+         std::isdigit(static_cast<unsigned char>(word[end])))
+    ++end;
+  if (end == 0)
     return false;
-  size_t end = digits;
-  while (end < count.size() && space(count[end]))
+  while (end < word.size() &&
+         std::isspace(static_cast<unsigned char>(word[end])))
     ++end;
-  if (end < count.size() && std::strchr("kKmMgGtT", count[end]) != nullptr)
+  if (end < word.size() && std::strchr("kmgt", word[end]) != nullptr)
     ++end;
-  return rest(end);
+  return end == word.size();
 }
 
 /// How libgomp's idle threads wait in this process (txrt's default is set

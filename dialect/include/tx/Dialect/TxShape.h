@@ -43,6 +43,8 @@ using Shape = SmallVector<Dim, 4>;
 Shape getShape(RankedTensorType type);
 /// A tensor type with `shape` and `elementType`, encoding symbolic dims.
 RankedTensorType getTensorType(ArrayRef<Dim> shape, Type elementType);
+/// A dimension as the spec writes it: its symbol (`S`) or its size (`512`).
+std::string formatDim(const Dim &dim);
 /// `[B, S, 512]`.
 std::string formatShape(ArrayRef<Dim> shape);
 /// `f32[B, S, 512]`.
