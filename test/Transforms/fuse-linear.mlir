@@ -1,5 +1,6 @@
 // RUN: tx-opt %s -split-input-file --tx-fuse-linear | FileCheck %s
 // RUN: tx-opt %s -split-input-file --tx-fuse-linear=stats=true -o /dev/null 2>&1 | FileCheck %s --check-prefix=STATS
+// RUN: tx-opt %s -split-input-file --tx-fuse-linear=bias-free=false | FileCheck %s --check-prefix=NOBF
 
 // CHECK-LABEL: func.func @relu_epilogue
 // CHECK-NEXT: %[[Y:.+]] = tx.linear %arg0, %arg1 bias %arg2 {activation = #tx.activation<relu>}
@@ -86,13 +87,13 @@ func.func @transpose_rhs_residual(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>, %b: 
 
 // -----
 
-// Not fused: the product has another user.
+// The bias is not fused: the product has another user. The product itself
+// becomes a bias-free linear (its gradient is then one product over all rows).
 // CHECK-LABEL: func.func @product_used_elsewhere
-// CHECK: tx.transpose
-// CHECK-NEXT: tx.matmul
-// CHECK-NEXT: tx.add
-// CHECK-NOT: tx.linear
-// STATS: tx-fuse-linear: fused 0, declined 1
+// CHECK-NEXT: %[[H:.+]] = tx.linear %arg0, %arg1 :
+// CHECK-NEXT: %[[Y:.+]] = tx.add %[[H]], %arg2
+// CHECK-NEXT: return %[[Y]], %[[H]]
+// STATS: tx-fuse-linear: fused 1, declined 1
 // STATS-NEXT: tx-fuse-linear: declined at {{.*}}fuse-linear.mlir{{.*}}: matmul(x, Wᵀ) has other users
 func.func @product_used_elsewhere(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<16xf32>) -> (tensor<4x16xf32>, tensor<4x16xf32>) {
   %wt = tx.transpose %w {permutation = array<i64: 1, 0>} : (tensor<16x8xf32>) -> tensor<8x16xf32>
@@ -103,18 +104,66 @@ func.func @product_used_elsewhere(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %b:
 
 // -----
 
-// Not fused: the added term is not a rank-1 bias (it would be a residual of
-// a matmul, not of a linear).
+// The added term is not a rank-1 bias: the product becomes a bias-free
+// linear and the add its residual.
 // CHECK-LABEL: func.func @not_a_bias
-// CHECK: tx.matmul
-// CHECK-NEXT: tx.add
-// CHECK-NOT: tx.linear
-// STATS: tx-fuse-linear: fused 0, declined 1
-// STATS-NEXT: tx-fuse-linear: declined at {{.*}}: the added term is not a bias [16] of matmul(x, Wᵀ)
+// CHECK-NEXT: %[[Y:.+]] = tx.linear %arg0, %arg1 residual %arg2 :
+// CHECK-NEXT: return %[[Y]]
+// STATS: tx-fuse-linear: fused 2, declined 0
 func.func @not_a_bias(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %r: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %h = tx.matmul %x, %w {transpose_rhs} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
   %y = tx.add %h, %r : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
   return %y : tensor<4x16xf32>
+}
+
+// -----
+
+// A broadcast added term that is no bias: the product becomes a bias-free
+// linear; the add stays.
+// CHECK-LABEL: func.func @broadcast_term
+// CHECK-NEXT: %[[H:.+]] = tx.linear %arg0, %arg1 :
+// CHECK-NEXT: tx.add %[[H]], %arg2
+// STATS: tx-fuse-linear: fused 1, declined 1
+// STATS-NEXT: tx-fuse-linear: declined at {{.*}}: the residual add broadcasts
+func.func @broadcast_term(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %r: tensor<4x1xf32>) -> tensor<4x16xf32> {
+  %h = tx.matmul %x, %w {transpose_rhs} : (tensor<4x8xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %y = tx.add %h, %r : (tensor<4x16xf32>, tensor<4x1xf32>) -> tensor<4x16xf32>
+  return %y : tensor<4x16xf32>
+}
+
+// -----
+
+// GPT's tied output projection: the embedding table also read by a gather,
+// transposed, with batch dims on x. A bias-free linear reading the table.
+// CHECK-LABEL: func.func @tied_output
+// CHECK-NEXT: %[[E:.+]] = tx.embedding %arg1, %arg0
+// CHECK-NEXT: %[[Y:.+]] = tx.linear %[[E]], %arg0 :
+// CHECK-NOT: tx.transpose
+// CHECK: return %[[Y]]
+// STATS: tx-fuse-linear: fused 1, declined 0
+// Without bias-free (txc under --precision=bf16) it stays a matmul.
+// NOBF-LABEL: func.func @tied_output
+// NOBF: tx.transpose
+// NOBF-NEXT: tx.matmul
+// NOBF-NEXT: return
+func.func @tied_output(%wte: tensor<32x8xf32>, %ids: tensor<2x5xi32>) -> tensor<2x5x32xf32> {
+  %e = tx.embedding %ids, %wte : (tensor<2x5xi32>, tensor<32x8xf32>) -> tensor<2x5x8xf32>
+  %wt = tx.transpose %wte {permutation = array<i64: 1, 0>} : (tensor<32x8xf32>) -> tensor<8x32xf32>
+  %y = tx.matmul %e, %wt : (tensor<2x5x8xf32>, tensor<8x32xf32>) -> tensor<2x5x32xf32>
+  return %y : tensor<2x5x32xf32>
+}
+
+// -----
+
+// Not fused: a transposed lhs, a batched weight (attention's q·kᵀ).
+// CHECK-LABEL: func.func @not_a_weight
+// CHECK-NEXT: tx.matmul %arg0, %arg1 {transpose_lhs, transpose_rhs}
+// CHECK-NEXT: tx.matmul %arg2, %arg3 {transpose_rhs}
+// STATS: tx-fuse-linear: fused 0, declined 0
+func.func @not_a_weight(%a: tensor<8x4xf32>, %w: tensor<16x8xf32>, %q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>) -> (tensor<4x16xf32>, tensor<2x4x6xf32>) {
+  %y = tx.matmul %a, %w {transpose_lhs, transpose_rhs} : (tensor<8x4xf32>, tensor<16x8xf32>) -> tensor<4x16xf32>
+  %s = tx.matmul %q, %k {transpose_rhs} : (tensor<2x4x8xf32>, tensor<2x6x8xf32>) -> tensor<2x4x6xf32>
+  return %y, %s : tensor<4x16xf32>, tensor<2x4x6xf32>
 }
 
 // -----

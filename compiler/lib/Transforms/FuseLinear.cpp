@@ -6,7 +6,9 @@
 // never travels to memory. Only single-use linears are fused; the epilogue
 // applies the activation, then the gate, then the residual, as tx.linear
 // defines. A linear written by hand, `matmul(x, transpose(W)) + b`, first
-// becomes a tx.linear with bias, so its epilogue fuses the same way.
+// becomes a tx.linear with bias, so its epilogue fuses the same way, and
+// one without a bias, `matmul(x, transpose(W))` (GPT's tied output
+// projection), a tx.linear without one.
 //
 // In the train entry an epilogue whose gradient needs the pre-activation
 // (gelu, gelu_tanh, silu, any gate) is left unfused: fused, the backward
@@ -24,6 +26,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir::tx {
 #define GEN_PASS_DEF_FUSELINEARPASS
@@ -106,9 +109,15 @@ Value transposedWeight(MatmulOp matmul) {
 struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
   using FuseLinearPassBase::FuseLinearPassBase;
 
+  /// Bias adds fuseHandWrittenLinears declined (reported once, there).
+  llvm::DenseSet<Operation *> biasDeclined;
+
   void runOnOperation() override {
     FusionStats report("tx-fuse-linear");
+    biasDeclined.clear();
     fuseHandWrittenLinears(report);
+    if (biasFree)
+      fuseBiasFreeLinears(report);
     fuseActivations(report);
     fuseGates(report);
     fuseResiduals(report);
@@ -131,15 +140,20 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
         int64_t outFeatures =
             cast<RankedTensorType>(weight.getType()).getShape()[0];
         auto biasType = cast<RankedTensorType>(bias.getType());
+        // Another added term: the product becomes a bias-free linear
+        // below, and the add its residual if it can be one
+        // (fuseResiduals says why not).
         if (biasType.getRank() != 1 || biasType.getShape()[0] != outFeatures ||
             add.getType() != product.getType()) {
-          report.declined(add.getLoc(),
-                          "the added term is not a bias [" +
-                              Twine(outFeatures) + "] of matmul(x, Wᵀ)");
+          if (!biasFree)
+            report.declined(add.getLoc(), "the added term is not a bias [" +
+                                              Twine(outFeatures) +
+                                              "] of matmul(x, Wᵀ)");
           break;
         }
         if (!product.hasOneUse()) {
           report.declined(add.getLoc(), "matmul(x, Wᵀ) has other users");
+          biasDeclined.insert(add);
           break;
         }
         OpBuilder builder(add);
@@ -155,6 +169,33 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
         report.fused();
         break;
       }
+    }
+  }
+
+  /// `matmul(x, Wᵀ)` without a bias -> `linear(x, W)` for a 2-D `W`: GPT's
+  /// tied output projection `matmul(h, transpose(wte))`, a bias-free
+  /// projection written by hand. The same function, but its gradient is one
+  /// product over all rows (linear_grad: dW = dyᵀ · x) where the matmul's is
+  /// a product per batch element, summed over the batch and transposed:
+  /// B times the weight's size in memory and a slower GEMM.
+  void fuseBiasFreeLinears(FusionStats &report) {
+    SmallVector<MatmulOp> matmuls;
+    getOperation().walk([&](MatmulOp matmul) { matmuls.push_back(matmul); });
+    for (MatmulOp matmul : matmuls) {
+      Value weight = transposedWeight(matmul);
+      if (!weight)
+        continue;
+      OpBuilder builder(matmul);
+      auto linear = builder.create<LinearOp>(
+          matmul.getLoc(), matmul.getType(), matmul.getLhs(), weight,
+          /*bias=*/Value(), /*gate=*/Value(), /*residual=*/Value(),
+          Activation::none);
+      matmul.getResult().replaceAllUsesWith(linear.getResult());
+      Operation *transpose = matmul.getRhs().getDefiningOp<TransposeOp>();
+      matmul.erase();
+      if (transpose && transpose->use_empty())
+        transpose->erase();
+      report.fused();
     }
   }
 
@@ -254,7 +295,7 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
     for (AddOp add : adds) {
       bool fromLinear = add.getLhs().getDefiningOp<LinearOp>() ||
                         add.getRhs().getDefiningOp<LinearOp>();
-      if (!fromLinear)
+      if (!fromLinear || biasDeclined.contains(add))
         continue;
       if (add.getLhs().getType() != add.getType() ||
           add.getRhs().getType() != add.getType()) {

@@ -1247,7 +1247,10 @@ int compileMain(int argc, char **argv) {
     if (printsIR && fuses && fuseAddNorm)
       pm.addPass(tx::createFuseAddNormPass({fusionStats}));
     if (printsIR && fuses && fuseLinear)
-      pm.addPass(tx::createFuseLinearPass({fusionStats}));
+      // Under bf16 a bias-free matmul(x, Wᵀ) stays a tx.matmul, which
+      // docs/precision.md keeps in f32 (a linear would read bf16).
+      pm.addPass(tx::createFuseLinearPass(
+          {fusionStats, /*biasFree=*/precisionName != "bf16"}));
     bool differentiates = emit == Stage::Grad || plans(emit);
     // --emit=grad is the IR the later stages start from: with the decoding
     // entries tx-decode-step derives (they were missing there, and running

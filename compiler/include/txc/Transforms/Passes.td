@@ -108,11 +108,17 @@ def FuseLinearPass : Pass<"tx-fuse-linear", "mlir::ModuleOp"> {
     with another matrix product. A linear written by hand,
     `matmul(x, transpose(W)) + b` (or `transpose_rhs`) with a `[N, K]`
     weight and a rank-1 bias `[N]`, first becomes `tx.linear x, W bias b`
-    when the product has no other user.
+    when the product has no other user; with `bias-free`, any other
+    `matmul(x, transpose(W))` with a static 2-D weight (GPT's tied output
+    projection) becomes a bias-free `tx.linear x, W`, whose weight gradient
+    is one product over all rows instead of one per batch element.
   }];
   let options = [
     Option<"stats", "stats", "bool", /*default=*/"false",
            "print what was fused and what was declined (and why) to stderr">,
+    Option<"biasFree", "bias-free", "bool", /*default=*/"true",
+           "also turn a bias-free matmul(x, transpose(W)) into a tx.linear "
+           "(txc: not under --precision=bf16, where a tx.matmul stays f32)">,
   ];
 }
 
