@@ -393,7 +393,8 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
     Liveness liveness(func);
     std::vector<Buffer> buffers;
     llvm::DenseMap<Value, size_t> bufferOf;
-    int64_t tensorBytes = 0;
+    // Every result's aligned size: bounds the sums below (int64).
+    int64_t alignedBytes = 0;
 
     // Sizes were checked (in the loop below) before buffers start.
     auto startBuffer = [&](Value value, int64_t at) {
@@ -456,12 +457,12 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
                  << whyUnplannable(result.getType());
         std::optional<int64_t> aligned = alignTo(*bytes, alignment);
         std::optional<int64_t> sum =
-            aligned ? llvm::checkedAdd(tensorBytes, *aligned) : std::nullopt;
+            aligned ? llvm::checkedAdd(alignedBytes, *aligned) : std::nullopt;
         if (!sum)
           return func.emitError("entry '")
                  << func.getSymName()
                  << "' has more tensor bytes than int64 can count";
-        tensorBytes = *sum;
+        alignedBytes = *sum;
         if (isa<ReshapeOp, CacheWriteOp>(op) || isStridedView(&op) ||
             isOffsetView(&op)) {
           Value source = op.getOperand(0);
@@ -542,6 +543,12 @@ struct PlanMemoryPass : mlir::tx::impl::PlanMemoryPassBase<PlanMemoryPass> {
       }
       op.setAttr(kOffsetsAttr, builder.getDenseI64ArrayAttr(offsets));
     }
+    // The tensors the plan holds, each as if alone: the rows
+    // printMemoryPlan lists (their own bytes; a view of an argument, a
+    // parameter or a KV cache holds nothing and has no row).
+    int64_t tensorBytes = 0;
+    for (const auto &entry : bufferOf)
+      tensorBytes += *getUpperBoundBytes(entry.first.getType());
     func->setAttr(kArenaBytesAttr, builder.getI64IntegerAttr(*arena));
     func->setAttr(kTensorBytesAttr, builder.getI64IntegerAttr(tensorBytes));
     return success();
