@@ -1182,10 +1182,13 @@ int compileMain(int argc, char **argv) {
       if (diags.hasErrors())
         return reportAndExit();
     }
+    timer.done("front end (parse)");
     if (!openOutput())
       return 1;
     output->os() << txc::ast::print(*ast);
-    return finishOutput(*output, outputFile) ? 0 : 1;
+    bool written = finishOutput(*output, outputFile);
+    timer.done("write ast");
+    return written ? 0 : 1;
   }
 
   txc::ConfigEnv env = txc::evaluateConfig(*ast, defines, diags);
@@ -1281,13 +1284,16 @@ int compileMain(int argc, char **argv) {
       printParams(*module, output->os());
     if (summary)
       printSummary(*module, output->os());
-    return finishOutput(*output, outputFile) ? 0 : 1;
+    bool written = finishOutput(*output, outputFile);
+    timer.done(listParams ? "write --list-params" : "write --summary");
+    return written ? 0 : 1;
   }
 
   if (isGraph(emit)) {
     int code = emitGraph(*module);
     if (diags.hasErrors())
       return reportAndExit();
+    timer.done(emit == Stage::Svg ? "graph and Graphviz (svg)" : "write dot");
     return code;
   }
 
@@ -1328,7 +1334,9 @@ int compileMain(int argc, char **argv) {
     output->os() << tx::buildModelMetadata(*module, inputFile, flags,
                                            symbolPrefix)
                  << "\n";
-    return finishOutput(*output, outputFile) ? 0 : 1;
+    bool written = finishOutput(*output, outputFile);
+    timer.done("write metadata");
+    return written ? 0 : 1;
   }
   if (emit == Stage::Gpu) {
     PassManager pm(&context);
@@ -1337,11 +1345,14 @@ int compileMain(int argc, char **argv) {
         failed(tx::prepareEntriesForCuda(*module)) || diags.hasErrors())
       return reportAndExit();
     (*module)->removeAttr("tx.sites"); // the metadata's profile table
+    timer.done("glue to gpu.func kernels");
   }
   if (emit == Stage::Planned)
     tx::printMemoryPlan(*module, output->os());
   module->print(output->os());
-  return finishOutput(*output, outputFile) ? 0 : 1;
+  bool written = finishOutput(*output, outputFile);
+  timer.done((std::string("write ") + stageName(emit)).c_str());
+  return written ? 0 : 1;
 }
 
 /// The front end and the passes recurse once per level of a spec's nesting
