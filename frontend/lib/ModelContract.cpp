@@ -370,59 +370,100 @@ private:
       lengths.emplace_back(name ? name.str() : "?", length);
     });
     std::set<std::pair<uint32_t, uint32_t>> reported;
+    // The warning at `op`, which reads one fixed `position` of the
+    // `length` positions of @tokens `input`.
+    auto warn = [&](Operation *op, const std::string &input, const Dim &length,
+                    int64_t position) {
+      SourceLoc loc = specLocOf(op->getLoc());
+      if (!reported.insert({loc.line, loc.col}).second)
+        return;
+      std::string shorter =
+          position < 0 || length.isSymbolic()
+              ? std::string("shorter than the longest of its batch")
+              : "of fewer than " + std::to_string(position + 1) + " tokens" +
+                    (position + 1 == length.size
+                         ? std::string(" (the constant length)")
+                         : std::string());
+      diags.warning(
+          loc,
+          std::string(isa<SliceOp>(op) ? "this slice" : "this index") +
+              " reads position " + std::to_string(position) + " of the " +
+              formatDim(length) + " positions of '" + input +
+              "' (@tokens): the executable pads texts at the end with " +
+              padPhrase(pad) + ", so for every text " + shorter +
+              " it reads a padded position, and the class depends on the "
+              "padding",
+          "pool the first position ('x[:, 0, :]', BERT's [CLS]) or a "
+          "mean over the positions padding_mask keeps");
+    };
+    // The axis of `shape` past the batch that is the texts' `length`: a
+    // dim's symbol, or a constant length no other such axis has (a
+    // [B, 8 features, T = 8] tensor says not which is which); -1 if none.
+    auto lengthAxis = [](const Shape &shape, const Dim &length) {
+      int64_t axis = -1;
+      for (int64_t a = 1; a < int64_t(shape.size()); ++a) {
+        if (shape[size_t(a)] != length)
+          continue;
+        if (axis >= 0 && !length.isSymbolic())
+          return int64_t(-1);
+        axis = a;
+      }
+      return axis;
+    };
     for (auto func : module.getOps<func::FuncOp>()) {
       if (!func->hasAttr("tx.entry") || func.isExternal())
         continue;
-      func.walk([&](SliceOp slice) {
-        auto source = dyn_cast<RankedTensorType>(slice.getInput().getType());
-        auto result = dyn_cast<RankedTensorType>(slice.getType());
-        ArrayRef<int64_t> starts = slice.getStarts();
-        if (!source || !result || source.getRank() < 2 ||
-            int64_t(starts.size()) != source.getRank())
+      func.walk([&](Operation *op) {
+        auto source =
+            op->getNumOperands()
+                ? dyn_cast<RankedTensorType>(op->getOperand(0).getType())
+                : nullptr;
+        if (!source || source.getRank() < 2 || !(isa<SliceOp, GatherOp>(op)) ||
+            !reachesResults(op))
           return;
         const Shape shape = getShape(source);
         for (const auto &[input, length] : lengths) {
-          // The axis past the batch that is the texts' length: a dim's
-          // symbol, or a constant length no other such axis has (a
-          // [B, 8 features, T = 8] tensor says not which is which).
-          int64_t axis = -1;
-          for (int64_t a = 1; a < source.getRank(); ++a) {
-            if (shape[size_t(a)] != length)
-              continue;
-            if (axis >= 0 && !length.isSymbolic()) {
-              axis = -1;
-              break;
-            }
-            axis = a;
-          }
-          if (axis < 0 || starts[size_t(axis)] == 0 ||
-              result.getDimSize(axis) != 1 || !reachesResults(slice))
+          int64_t axis = lengthAxis(shape, length);
+          if (axis < 0)
             continue;
-          const int64_t position = starts[size_t(axis)];
-          SourceLoc loc = specLocOf(slice->getLoc());
-          if (!reported.insert({loc.line, loc.col}).second)
+          if (auto slice = dyn_cast<SliceOp>(op)) {
+            // `x[:, p, :]` or `x[:, p:p+1, :]` with p past the first.
+            ArrayRef<int64_t> starts = slice.getStarts();
+            auto result = dyn_cast<RankedTensorType>(slice.getType());
+            if (int64_t(starts.size()) != source.getRank() || !result ||
+                starts[size_t(axis)] == 0 || result.getDimSize(axis) != 1)
+              continue;
+            warn(op, input, length, starts[size_t(axis)]);
             return;
-          diags.warning(
-              loc,
-              "this slice reads position " + std::to_string(position) +
-                  " of the " + formatDim(length) + " positions of '" + input +
-                  "' (@tokens): the executable pads texts at the end with " +
-                  padPhrase(pad) + ", so for every text " +
-                  (length.isSymbolic()
-                       ? std::string("shorter than the longest of its batch")
-                       : "of fewer than " + std::to_string(position + 1) +
-                             " tokens" +
-                             (position + 1 == length.size
-                                  ? std::string(" (the constant length)")
-                                  : std::string())) +
-                  " it reads a padded position, and the class depends on "
-                  "the padding",
-              "pool the first position ('x[:, 0, :]', BERT's [CLS]) or a "
-              "mean over the positions padding_mask keeps");
+          }
+          // `x[:, arange(p, p + 1), :]` or a constant index: one fixed
+          // position past the first, along the length axis.
+          auto gather = cast<GatherOp>(op);
+          int64_t gatherAxis = gather.getAxis();
+          if (gatherAxis < 0)
+            gatherAxis += source.getRank();
+          std::optional<int64_t> position = fixedPosition(gather.getIndices());
+          if (gatherAxis != axis || !position || *position == 0)
+            continue;
+          warn(op, input, length, *position);
           return;
         }
       });
     }
+  }
+
+  /// The one position an index tensor holds when it is fixed at compile
+  /// time (`arange(p, p + 1)`, a one-element constant), else none.
+  static std::optional<int64_t> fixedPosition(Value indices) {
+    auto type = dyn_cast<RankedTensorType>(indices.getType());
+    if (!type || !type.hasStaticShape() || type.getNumElements() != 1)
+      return std::nullopt;
+    if (auto arange = indices.getDefiningOp<ArangeOp>())
+      return arange.getStart();
+    if (auto constant = indices.getDefiningOp<ConstantOp>())
+      if (auto dense = dyn_cast<DenseIntElementsAttr>(constant.getValue()))
+        return (*dense.begin()).getSExtValue();
+    return std::nullopt;
   }
 
   /// Whether a mask that reaches the entry's results reads `ids` (through
