@@ -52,6 +52,21 @@ std::pair<Value, Value> matmulGrads(OpBuilder &b, Location loc, Value a,
     return make<MatmulOp>(b, loc, {lhs, rhs}, attrs);
   };
   Value da = !ta ? mm(dc, bMat, false, !tb) : mm(bMat, dc, tb, true);
+  // A 2-D `[K, N]` weight under a batched `a` (`x @ W`, W in Conv1D's
+  // layout): dB = Σ over the batch of aᵀ · dC is one product over all rows,
+  // linear_grad's dweight with dC as its input and `a` as its dresult
+  // (its dinput and dbias unused: not computed). As a matmul it was a
+  // product per batch element, B weight-sized buffers and a sum over them.
+  // `tx.f32`: tx-precision leaves it in f32, as it leaves the matmul.
+  auto aType = cast<RankedTensorType>(a.getType());
+  auto bType = cast<RankedTensorType>(bMat.getType());
+  if (!ta && !tb && aType.getRank() > 2 && bType.getRank() == 2 &&
+      bType.hasStaticShape()) {
+    auto grad = b.create<LinearGradOp>(loc, ValueRange{dc, bMat, a},
+                                       ArrayRef<NamedAttribute>{});
+    grad->setAttr("tx.f32", b.getUnitAttr());
+    return {sumTo(b, loc, da, a.getType()), grad.getDweight()};
+  }
   Value db = !tb ? mm(a, dc, !ta, false) : mm(dc, a, true, ta);
   return {sumTo(b, loc, da, a.getType()), sumTo(b, loc, db, bMat.getType())};
 }

@@ -263,13 +263,15 @@ func.func @matmul_transpose_both() -> tensor<f32> attributes {tx.entry = "train"
 
 // -----
 
-// A batched lhs against a shared rhs: dB is summed over the batch; the
-// argument A gets no gradient (its matmul is dead and removed).
+// A batched lhs against a shared 2-D rhs (`x @ W`): dB is one product over
+// all 8 rows, linear_grad's dweight with DC as its input and A as its
+// dresult, marked tx.f32 (tx-precision keeps it f32, like the matmul). It
+// was a product per batch element, summed by a tx.sum_to. The argument A
+// gets no gradient (its matmul is dead and removed).
 // CHECK-LABEL: func.func @matmul_batched
 // CHECK-SAME: (%[[A:.+]]: tensor<2x4x8xf32>)
 // CHECK: %[[DC:.+]] = tx.broadcast_to
-// CHECK-NEXT: %[[P:.+]] = tx.matmul %[[A]], %[[DC]] {transpose_lhs} : (tensor<2x4x8xf32>, tensor<2x4x6xf32>) -> tensor<2x8x6xf32>
-// CHECK-NEXT: %[[DB:.+]] = tx.sum_to %[[P]] : (tensor<2x8x6xf32>) -> tensor<8x6xf32>
+// CHECK-NEXT: %{{[a-z]+}}, %[[DB:[a-z]+]], %{{[a-z]+}} = tx.linear_grad %[[DC]], %{{.+}}, %[[A]] {tx.f32} : (tensor<2x4x6xf32>, tensor<8x6xf32>, tensor<2x4x8xf32>) -> (tensor<2x4x6xf32>, tensor<8x6xf32>, tensor<8xf32>)
 // CHECK-NEXT: tx.store_grad @b, %[[DB]]
 // CHECK-NEXT: return
 tx.parameter @b : tensor<8x6xf32> {init = #tx.init<normal>}

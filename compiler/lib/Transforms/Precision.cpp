@@ -108,7 +108,9 @@ struct PrecisionPass : mlir::tx::impl::PrecisionPassBase<PrecisionPass> {
           // Gated or not: the epilogue (gate f32) runs on the f32 sum.
           linear.getInputMutable().assign(casts.of(linear.getInput()));
           linear.getWeightMutable().assign(casts.of(linear.getWeight()));
-        } else if (auto grad = dyn_cast<LinearGradOp>(op)) {
+        } else if (auto grad = dyn_cast<LinearGradOp>(op);
+                   grad && !grad->hasAttr("tx.f32")) {
+          // (A `tx.f32` one is a matmul's weight gradient: f32 as it is.)
           grad.getInputMutable().assign(casts.of(grad.getInput()));
           grad.getWeightMutable().assign(casts.of(grad.getWeight()));
         } else if (isa<AttentionOp, AttentionTrainOp, AttentionGradOp>(op)) {
