@@ -140,6 +140,7 @@ std::optional<IdRange> readerRange(Operation *user, Value ids) {
     if (ignore < 0 || ignore >= classes)
       range.also.push_back(ignore);
     range.ignored = ignore;
+    range.scored = true;
     if (std::string table = classTableName(logits); !table.empty())
       range.tables.push_back(table);
     return range;
@@ -181,6 +182,7 @@ void intersect(IdRange &range, const IdRange &other) {
   both.ignored = range.ignored ? range.ignored : other.ignored;
   if (range.ignored && other.ignored && *range.ignored != *other.ignored)
     both.ignored.reset();
+  both.scored = range.scored || other.scored;
   both.tables = range.tables;
   for (const std::string &table : other.tables)
     if (!llvm::is_contained(both.tables, table))

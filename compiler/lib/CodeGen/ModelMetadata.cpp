@@ -90,6 +90,8 @@ llvm::json::Array tensorsJson(func::FuncOp func, TypeRange types,
                                  {"what", ids->what}};
         if (ids->ignored)
           range["ignored"] = *ids->ignored;
+        if (ids->scored)
+          range["scored"] = true;
         if (!ids->tables.empty()) {
           llvm::json::Array tables;
           for (const std::string &table : ids->tables)

@@ -103,6 +103,22 @@ void checkRunOutputs(const EntryInfo &entry, const RunOptions &options,
   checkWritableDirectories(outputs);
 }
 
+/// Why ragged rows of `input` cannot be padded, or "": the targets of
+/// cross-entropies that ignore no common value (two with different
+/// ignore_index values, or one whose ignore_index another reader refuses)
+/// would score every padded position as a class. They were padded with
+/// config `pad` and scored without a word.
+std::string raggedRefusal(const TensorSig &input) {
+  if (!input.ids || !input.ids->scored ||
+      (input.ids->ignored && input.ids->accepts(*input.ids->ignored)))
+    return "";
+  return "ragged rows of a cross-entropy's targets are padded with its "
+         "ignore_index, and no value is ignored by every reader of '" +
+         input.name + "' (" + input.ids->what +
+         "): write every row in full, with an id each loss ignores where "
+         "there is none";
+}
+
 } // namespace
 
 std::vector<InputSource> resolveInputs(const EntryInfo &entry,
@@ -126,6 +142,7 @@ std::vector<InputSource> resolveInputs(const EntryInfo &entry,
       fail("input '" + arg.name + "' is given twice");
     given[i] = true;
     sources[i] = InputSource{arg.name, arg.path};
+    sources[i].raggedRefusal = raggedRefusal(entry.inputs[i]);
   }
   size_t next = 0;
   for (const InputArg &arg : args) {
@@ -139,6 +156,7 @@ std::vector<InputSource> resolveInputs(const EntryInfo &entry,
            ") but more files were given ('" + arg.path + "' is left over)");
     given[next] = true;
     sources[next] = InputSource{entry.inputs[next].name, arg.path};
+    sources[next].raggedRefusal = raggedRefusal(entry.inputs[next]);
   }
   for (size_t i = 0; i < count; ++i)
     if (!given[i])
@@ -166,9 +184,11 @@ std::vector<Tensor> readInputs(const ModelInfo &model, const EntryInfo &entry,
                                const std::vector<InputSource> &sources) {
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < sources.size(); ++i)
-    inputs.push_back(readInputFile(sources[i], entry.inputs[i].dtype,
-                                   entry.inputs[i].shape.size(),
-                                   padFor(model, entry.inputs[i])));
+    inputs.push_back(readInputFile(
+        sources[i], entry.inputs[i].dtype, entry.inputs[i].shape.size(),
+        padFor(model, entry.inputs[i]), [&](const Shape &shape) {
+          checkInputShape(model, entry.inputs[i], shape, sources[i]);
+        }));
   return inputs;
 }
 

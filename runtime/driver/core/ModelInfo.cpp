@@ -141,6 +141,11 @@ TensorSig parseSignature(const Json &value, const std::string &path,
       if (!range.ignored)
         throw ModelError(idsPath + ".ignored must be an integer");
     }
+    if (const Json *scored = jsonMember(*ids, "scored")) {
+      if (!scored->is_boolean())
+        throw ModelError(idsPath + ".scored must be a bool");
+      range.scored = scored->get<bool>();
+    }
     sig.ids = std::move(range);
   }
   if (const Json *dimIds = jsonMember(value, "dim_ids")) {

@@ -61,6 +61,9 @@ struct IdRange {
   /// The ignore_index of a cross-entropy reading the ids (metadata
   /// "ignored"; absent in older executables).
   std::optional<int64_t> ignored;
+  /// Whether a cross-entropy reads the ids as its targets (metadata
+  /// "scored"; absent in older executables).
+  bool scored = false;
   /// The parameters whose rows the ids pick (metadata "tables": an
   /// embedding's table, `wte[ids]`; absent in older executables).
   std::vector<std::string> tables;

@@ -276,7 +276,7 @@ Tensor parseTextTensor(const std::string &text, const InputSource &source,
     ragged |= width != 0 && row.size() != width;
     width = std::max(width, row.size());
   }
-  if (ragged && !(dtype == DType::I32 && pad)) {
+  if (ragged && !(dtype == DType::I32 && pad && source.raggedRefusal.empty())) {
     size_t odd = 1;
     while (rows[odd].size() == rows[0].size())
       ++odd;
@@ -285,10 +285,12 @@ Tensor parseTextTensor(const std::string &text, const InputSource &source,
         " has " + std::to_string(rows[odd].size()) + " values but line " +
         std::to_string(lineNumbers[0]) + " has " +
         std::to_string(rows[0].size()) +
-        (dtype == DType::I32
-             ? " (ragged rows are padded only when the model's config has "
-               "'pad')"
-             : " (ragged rows are padded only for token-id inputs)"));
+        (!source.raggedRefusal.empty() ? " (" + source.raggedRefusal + ")"
+         : dtype == DType::I32
+             ? std::string(" (ragged rows are padded only when the model's "
+                           "config has 'pad')")
+             : std::string(" (ragged rows are padded only for token-id "
+                           "inputs)")));
   }
 
   Shape shape{int64_t(rows.size()), int64_t(width)};
@@ -320,7 +322,8 @@ Tensor parseTextTensor(const std::string &text, const InputSource &source,
 }
 
 Tensor readInputFile(const InputSource &source, DType dtype, size_t rank,
-                     std::optional<int64_t> pad) {
+                     std::optional<int64_t> pad,
+                     const std::function<void(const Shape &)> &checkShape) {
   std::string content;
   {
     BinaryFile file(source.path);
@@ -328,7 +331,7 @@ Tensor readInputFile(const InputSource &source, DType dtype, size_t rank,
     if (file.size() >= 6)
       file.readAt(0, magic, 6);
     if (std::memcmp(magic, "\x93NUMPY", 6) == 0)
-      return convertTensor(readNpy(source.path), dtype, source);
+      return convertTensor(readNpy(source.path, checkShape), dtype, source);
     if (source.path.size() >= 4 &&
         source.path.compare(source.path.size() - 4, 4, ".npy") == 0)
       throw InputError("'" + source.path +

@@ -19,6 +19,7 @@
 
 #include "core/Tensor.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,14 +34,19 @@ struct InputSource {
   /// each row's own number of values (checkIds says when a bad id is one
   /// the padding put there). Empty otherwise.
   mutable std::vector<int64_t> paddedRowLengths;
+  /// Why ragged rows of this input cannot be padded (a cross-entropy's
+  /// targets with no value every such loss ignores), or empty.
+  std::string raggedRefusal;
   /// "input 'src' ('data/src.txt')".
   std::string describe() const;
 };
 
 /// Reads `source.path` as an input of `dtype` and `rank` (the rank only
-/// shapes text files; .npy files keep their own rank).
+/// shapes text files; .npy files keep their own rank). `checkShape`, when
+/// given, sees an .npy file's shape before its data is read (readNpy).
 Tensor readInputFile(const InputSource &source, DType dtype, size_t rank,
-                     std::optional<int64_t> pad);
+                     std::optional<int64_t> pad,
+                     const std::function<void(const Shape &)> &checkShape = {});
 
 /// Parses text content (as readInputFile does for a text file).
 Tensor parseTextTensor(const std::string &text, const InputSource &source,

@@ -196,6 +196,39 @@ void checkCacheWrites(const ModelInfo &model, const EntryInfo &entry,
 
 } // namespace
 
+void checkInputShape(const ModelInfo &model, const TensorSig &sig,
+                     const Shape &shape, const InputSource &source) {
+  auto where = [&] { return source.describe(); };
+  auto expected = [&] { return model.formatSignatureShape(sig); };
+  if (shape.size() != sig.shape.size())
+    throw InputError(where() + ": expected rank " +
+                     std::to_string(sig.shape.size()) + " " + expected() +
+                     " but the file has rank " + std::to_string(shape.size()) +
+                     " " + formatShape(shape));
+  for (size_t axis = 0; axis < shape.size(); ++axis) {
+    const DimRef &ref = sig.shape[axis];
+    auto axisText = [&] { return "dim " + std::to_string(axis); };
+    if (!ref.isSymbolic()) {
+      if (shape[axis] != ref.size)
+        throw InputError(
+            where() + ": " + axisText() + " is " + std::to_string(shape[axis]) +
+            " but the model expects " + std::to_string(ref.size) + " (shape " +
+            expected() + ", the file has " + formatShape(shape) + ")");
+      continue;
+    }
+    const DimInfo &dim = model.dims[size_t(ref.dim)];
+    auto dimText = [&] { return axisText() + " (" + dim.name + ")"; };
+    if (shape[axis] < 1)
+      throw InputError(where() + ": " + dimText() + " is " +
+                       std::to_string(shape[axis]) +
+                       " but dims must be at least 1");
+    if (shape[axis] > dim.bound)
+      throw InputError(where() + ": " + dimText() + " is " +
+                       std::to_string(shape[axis]) + ", over its bound " +
+                       std::to_string(dim.bound));
+  }
+}
+
 std::vector<int64_t> bindDims(const ModelInfo &model, const EntryInfo &entry,
                               const std::vector<Tensor> &inputs,
                               const std::vector<InputSource> &sources,
@@ -233,34 +266,15 @@ std::vector<int64_t> bindDims(const ModelInfo &model, const EntryInfo &entry,
     const Shape &shape = inputs[i].shape;
     auto where = [&] { return sources[i].describe(); };
     auto expected = [&] { return model.formatSignatureShape(sig); };
-    if (shape.size() != sig.shape.size())
-      throw InputError(where() + ": expected rank " +
-                       std::to_string(sig.shape.size()) + " " + expected() +
-                       " but the file has rank " +
-                       std::to_string(shape.size()) + " " + formatShape(shape));
+    checkInputShape(model, sig, shape, sources[i]);
     for (size_t axis = 0; axis < shape.size(); ++axis) {
       const DimRef &ref = sig.shape[axis];
       auto axisText = [&] { return "dim " + std::to_string(axis); };
-      if (!ref.isSymbolic()) {
-        if (shape[axis] != ref.size)
-          throw InputError(where() + ": " + axisText() + " is " +
-                           std::to_string(shape[axis]) +
-                           " but the model expects " +
-                           std::to_string(ref.size) + " (shape " + expected() +
-                           ", the file has " + formatShape(shape) + ")");
+      if (!ref.isSymbolic())
         continue;
-      }
       const size_t d = size_t(ref.dim);
       const DimInfo &dim = model.dims[d];
       auto dimText = [&] { return axisText() + " (" + dim.name + ")"; };
-      if (shape[axis] < 1)
-        throw InputError(where() + ": " + dimText() + " is " +
-                         std::to_string(shape[axis]) +
-                         " but dims must be at least 1");
-      if (shape[axis] > dim.bound)
-        throw InputError(where() + ": " + dimText() + " is " +
-                         std::to_string(shape[axis]) + ", over its bound " +
-                         std::to_string(dim.bound));
       if (values[d] == 0) {
         values[d] = shape[axis];
         boundBy[d] = i;

@@ -69,6 +69,14 @@ std::optional<VocabularyLimit> vocabularyLimit(const ModelInfo &model,
 /// one word in the source and another in the target.
 std::string sharedSourceTargetTable(const ModelInfo &model);
 
+/// Checks one input's shape against its signature alone: its rank, its
+/// static dims, and each symbolic dim within [1, bound] (bindDims checks
+/// the dims' agreement across inputs). Called on an .npy file's header,
+/// before its data is read: a shape past the bounds was read in full
+/// first (a 19 GB file ran out of memory instead of naming the bound).
+void checkInputShape(const ModelInfo &model, const TensorSig &sig,
+                     const Shape &shape, const InputSource &source);
+
 /// Checks ranks, static and symbolic dims of `inputs` (one per entry input,
 /// in order, already converted to the declared dtypes) and the caches' rows
 /// against the new positions, and returns the value of every model dim, in

@@ -214,7 +214,8 @@ uint32_t readLittleEndian(const unsigned char *bytes, int count) {
 
 } // namespace
 
-Tensor readNpy(const std::string &path) {
+Tensor readNpy(const std::string &path,
+               const std::function<void(const Shape &)> &checkShape) {
   BinaryFile file(path);
   auto invalid = [&](const std::string &why) {
     return InputError("'" + path + "' is not a valid .npy file: " + why);
@@ -264,6 +265,8 @@ Tensor readNpy(const std::string &path) {
     throw invalid("'shape' is not a tuple");
   DType dtype = parseDescr(descr->second.text, path);
   Shape shape = shapeEntry->second.integers;
+  if (checkShape)
+    checkShape(shape);
 
   std::optional<int64_t> bytes =
       checkedByteSize(shape, int64_t(dtypeSize(dtype)));

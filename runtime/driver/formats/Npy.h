@@ -14,12 +14,16 @@
 
 #include "core/Tensor.h"
 
+#include <functional>
 #include <string>
 
 namespace txrt::driver {
 
-/// Reads an .npy file into a tensor of the file's own dtype.
-Tensor readNpy(const std::string &path);
+/// Reads an .npy file into a tensor of the file's own dtype. `checkShape`,
+/// when given, sees the header's shape before any data is read or memory
+/// allocated, and may throw.
+Tensor readNpy(const std::string &path,
+               const std::function<void(const Shape &)> &checkShape = {});
 
 /// The .npy header of `tensor` (magic to the '\n' before the data).
 std::string encodeNpyHeader(const Tensor &tensor);

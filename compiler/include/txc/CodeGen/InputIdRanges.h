@@ -26,6 +26,10 @@ struct IdRange {
   /// A cross-entropy's ignore_index when one reads the ids (inside or
   /// outside [begin, end)): the driver checks that it pads targets with it.
   std::optional<int64_t> ignored;
+  /// Whether a cross-entropy reads the ids as its targets: ragged rows must
+  /// then be padded with a value every such loss ignores (`ignored`), and
+  /// without one the driver refuses them.
+  bool scored = false;
   /// The parameters whose rows the ids pick (an embedding's table,
   /// `wte[ids]`), in the order found: the driver gives a source and a
   /// target that index one table one vocabulary.
