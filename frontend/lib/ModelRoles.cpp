@@ -356,9 +356,37 @@ private:
       for (llvm::StringRef role : trainRoles)
         if (!entry.has(role))
           missing.push_back(role);
-      if (missing.empty()) {
+      // `train` feeds the training entry its kind's roles only (a
+      // classifier's @segments too): another input compiled, and `train`
+      // then failed naming the executable's metadata, with no spec line.
+      llvm::SmallVector<llvm::StringRef> fed = trainRoles;
+      if (kind == ModelKind::Classifier)
+        fed.push_back("segments");
+      bool unfed = false;
+      for (unsigned i = 0; missing.empty() && i < entry.func.getNumArguments();
+           ++i) {
+        auto role = entry.func.getArgAttrOfType<StringAttr>(i, kRoleAttr);
+        if (role && llvm::is_contained(fed, role.getValue()))
+          continue;
+        unfed = true;
+        if (inferred)
+          continue;
+        const ast::Param *param =
+            i < entry.decl->params.size() ? &entry.decl->params[i] : nullptr;
+        diags.error(param ? param->loc : entry.decl->getLoc(),
+                    "input '" + (param ? param->name : std::to_string(i)) +
+                        "' of the training entry 'train' has " +
+                        (role ? "role @" + role.getValue().str()
+                              : std::string("no role")) +
+                        ": `train` feeds a " + kindName +
+                        " model's training entry only inputs with roles " +
+                        joinRoles(fed),
+                    "compute it in the entry from those inputs, or declare "
+                    "no kind and call the entry with `run train`");
+      }
+      if (missing.empty() && !unfed) {
         entry.func->setAttr(kRoleAttr, builder.getStringAttr("train"));
-      } else if (!inferred) {
+      } else if (!missing.empty() && !inferred) {
         diags.error(entry.decl->getLoc(),
                     "the training entry 'train' of a " + kindName +
                         " model needs inputs with roles " +
