@@ -439,8 +439,9 @@ std::string torchEquivalent(const std::string &name) {
       {"T", "transpose(x, -2, -1)"},
       {"mT", "transpose(x, -2, -1)"},
       {"transpose", "transpose(x, d0, d1), which swaps two axes"},
-      {"unsqueeze", "add an axis with a subscript, x[:, None], or reshape"},
-      {"squeeze", "drop an axis of size 1 with reshape(x, ...)"},
+      {"unsqueeze", "x[:, None] (a subscript with None adds an axis), or "
+                    "reshape(x, d0, d1, ...)"},
+      {"squeeze", "reshape(x, d0, d1, ...) without the axis of size 1"},
       {"view", "reshape(x, d0, d1, ...)"},
       {"reshape", "reshape(x, d0, d1, ...)"},
       {"permute", "transpose(x, d0, d1), which swaps two axes"},
@@ -454,6 +455,14 @@ std::string torchEquivalent(const std::string &name) {
       {"max", "reduce_max(x, axis = ...) (max(a, b) is elementwise)"},
       {"min", "reduce_min(x, axis = ...) (min(a, b) is elementwise)"},
       {"matmul", "matmul(a, b)"},
+      {"triu", "causal_mask(ids) for a causal (no-peek) mask, or a "
+               "comparison of arange(T)[:, None] and arange(T)[None, :]"},
+      {"tril", "causal_mask(ids) for a causal (no-peek) mask, or a "
+               "comparison of arange(T)[:, None] and arange(T)[None, :]"},
+      {"sqrt", "sqrt(x)"},
+      {"exp", "exp(x)"},
+      {"log", "log(x)"},
+      {"tanh", "tanh(x)"},
       {"contiguous", "nothing: tensors here have no memory layout"},
       {"float", "nothing: tensors are f32 unless declared otherwise"},
   };

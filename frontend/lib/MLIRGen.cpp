@@ -1710,7 +1710,11 @@ std::optional<Dim> MLIRGenImpl::resolveDim(const ast::Expr &expr,
   double size = value->isNumber() ? value->asDouble() : -1;
   if (size < 1 || size != std::floor(size)) {
     diags.error(expr.getLoc(),
-                "dimension must be a positive integer, got " + value->str());
+                "dimension must be a positive integer, got " + value->str(),
+                size == -1 ? "a size is never inferred (PyTorch's view(-1, "
+                             "...)): write every one, with dims (B, T) and "
+                             "config values"
+                           : "");
     return std::nullopt;
   }
   if (size > static_cast<double>(kMaxDimSize)) {
@@ -1847,6 +1851,10 @@ Value MLIRGenImpl::getParameter(const ast::CallExpr &call, StringRef leaf,
                     format(shape) + " here but " +
                     format(params[it->second].shape) + " before",
                 "give one of the calls another `as` name");
+    // Where "before" is: in a spec of defs and loops it is far away.
+    diags.note(params[it->second].loc, "'" + name +
+                                           "' is first used here, with shape " +
+                                           format(params[it->second].shape));
     return nullptr;
   } else if (params[it->second].init != init ||
              params[it->second].std != std) {
@@ -1868,6 +1876,9 @@ Value MLIRGenImpl::getParameter(const ast::CallExpr &call, StringRef leaf,
                     " before (a shared parameter is one tensor)",
                 "give one of the calls another `as` name, or the same "
                 "initializer");
+    diags.note(params[it->second].loc,
+               "'" + name + "' is first used here, initialized with " +
+                   describe(params[it->second].init, params[it->second].std));
     return nullptr;
   }
   auto type = RankedTensorType::get(shape, builder.getF32Type());

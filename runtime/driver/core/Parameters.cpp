@@ -448,7 +448,30 @@ std::string extraTensorsHint(const SafetensorsReader &file,
                                 "(rope_theta)")
                   : std::string());
   }
-  return "";
+  // One or two other tensors beside every parameter, without Adam moments
+  // (a trained layer has them): most often a buffer a notebook registers
+  // (a sinusoidal table `pe`, a mask), which a state_dict holds. Following
+  // the torch.save hint with model.state_dict() led there without advice.
+  if (extra.size() > 2)
+    return "";
+  for (const ParamInfo &info : model.params)
+    if (!file.find(info.name))
+      return "";
+  std::vector<std::string> buffers;
+  for (const std::string &name : extra)
+    if (!endsWith(name, kExpAvgSuffix) && !endsWith(name, kExpAvgSqSuffix) &&
+        !file.find(name + kExpAvgSuffix))
+      buffers.push_back(name);
+  if (buffers.empty())
+    return "";
+  return "'" + buffers.front() + "'" +
+         (buffers.size() > 1 ? " and '" + buffers.back() + "' are"
+                             : std::string(" is")) +
+         " in the file beside every parameter of the model: a module's "
+         "buffer (register_buffer: a positional-encoding table, a mask) is "
+         "no parameter, and a state_dict holds both; save the parameters "
+         "alone ({n: p for n, p in model.named_parameters()} in PyTorch), or "
+         "leave it out";
 }
 
 } // namespace

@@ -190,9 +190,11 @@ SafetensorsReader::SafetensorsReader(const std::string &path)
     if (!format.empty())
       throw InputError(
           "'" + path + "' is " + format +
-          ", not a safetensors file; save the tensors with "
-          "safetensors.torch.save_file(model.state_dict(), 'W.safetensors') "
-          "under the model's parameter names (`info` lists them)");
+          ", not a safetensors file; save the parameters with "
+          "safetensors.torch.save_file({n: p.detach() for n, p in "
+          "model.named_parameters()}, 'W.safetensors') under the model's "
+          "parameter names (`info` lists them; a state_dict also holds "
+          "buffers, which are no parameters)");
   }
   if (headerBytes > kMaxSafetensorsHeaderBytes)
     throw corrupt("the header is too large (" + std::to_string(headerBytes) +

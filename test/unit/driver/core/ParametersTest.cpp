@@ -206,6 +206,22 @@ TEST_F(ParametersTest, HuggingFaceFilesGetWhatToDo) {
                               "not a parameter"),
             std::string::npos)
       << last(buffer);
+  // A notebook's buffer with another name (a sinusoidal table `pe`) beside
+  // every parameter: the torch.save hint's state_dict led there, and the
+  // per-tensor line said nothing of what to do.
+  std::string notebook =
+      write("pe.safetensors",
+            {{"w", DType::F32, {4, 4}, w.data()},
+             {"b", DType::F32, {4}, b.data()},
+             {"g", DType::F32, {4}, g.data()},
+             {"positional_encoding.pe", DType::F32, {1, 4}, g.data()}});
+  EXPECT_NE(last(notebook).find("'positional_encoding.pe' is in the file "
+                                "beside every parameter of the model: a "
+                                "module's buffer"),
+            std::string::npos)
+      << last(notebook);
+  EXPECT_NE(last(notebook).find("model.named_parameters()"), std::string::npos)
+      << last(notebook);
   std::string shard = write("model-00001-of-00002.safetensors",
                             {{"w", DType::F32, {4, 4}, w.data()}});
   EXPECT_NE(first(shard).find("is one shard of a sharded checkpoint (00002 "

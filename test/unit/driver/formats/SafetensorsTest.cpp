@@ -295,8 +295,9 @@ TEST(SafetensorsTest, RejectsCorruptFiles) {
       {"torch-zip",
        std::string("PK\x03\x04\x14\x00\x00\x00", 8) + std::string(64, 'z'),
        {"is a zip archive (PyTorch's torch.save, or numpy's .npz), not a "
-        "safetensors file; save the tensors with "
-        "safetensors.torch.save_file("}},
+        "safetensors file; save the parameters with "
+        "safetensors.torch.save_file({n: p.detach() for n, p in "
+        "model.named_parameters()}, 'W.safetensors')"}},
       {"torch-pickle",
        std::string("\x80\x02\x8a\x0alZ\xfc", 8) + std::string(64, 'p'),
        {"is a Python pickle (PyTorch's torch.save in its legacy format)"}},
