@@ -171,14 +171,22 @@ std::string describeCheckpoint(const ModelInfo &model,
   TrainingPosition position = readCheckpointForInfo(model, file);
   std::ostringstream out;
   out << "\ncheckpoint     " << path << "\n";
-  out << "  step         " << position.step << " (next: batch "
-      << position.batchInEpoch + 1 << " of epoch " << position.epoch + 1;
-  if (position.dataPositionStep)
-    out << " as of step " << *position.dataPositionStep << "; `run` saved step "
-        << position.step
-        << " on its own inputs since, and train --resume takes step "
-        << position.step + 1 << "'s batch";
-  out << ")\n";
+  out << "  step         " << position.step;
+  // A model without a kind trains through `run` on the user's batches:
+  // no corpus position to name.
+  if (model.kind == ModelKind::None) {
+    out << " (run --load continues it: the next call is step "
+        << position.step + 1 << ")\n";
+  } else {
+    out << " (next: batch " << position.batchInEpoch + 1 << " of epoch "
+        << position.epoch + 1;
+    if (position.dataPositionStep)
+      out << " as of step " << *position.dataPositionStep
+          << "; `run` saved step " << position.step
+          << " on its own inputs since, and train --resume takes step "
+          << position.step + 1 << "'s batch";
+    out << ")\n";
+  }
   out << "  batch        ";
   if (position.maxTokens)
     out << "at most " << position.maxTokens << " padded tokens, "
@@ -244,6 +252,9 @@ std::string describeCheckpoint(const ModelInfo &model,
       out << "inside: words, vocabularies " << tokenizer.source.size() << " / "
           << tokenizer.target.size() << ", min-freq " << tokenizer.minFreq
           << "\n";
+  } else if (model.kind == ModelKind::None) {
+    // eval, generate and --resume refuse a model without a kind.
+    out << "none (a model without a kind: run --load continues it)\n";
   } else {
     out << "none inside (eval, generate and --resume read "
         << checkpointSibling(path, kTokenizerSuffix)

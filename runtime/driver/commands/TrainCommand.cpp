@@ -1475,7 +1475,10 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         << " each piece of a batch is weighted by its target tokens, which "
            "gives "
            "an update near, not equal to, the update of the whole batch at "
-           "once\n";
+           "once, and the loss shown and logged is the pieces' losses so "
+           "weighted: the whole batch's for a mean over tokens, not for a "
+           "sum (a sum over the batch shows about 1/"
+        << updateFreq * ranks.size() << " of it)\n";
   auto runStep = [&](int64_t step) {
     int64_t epoch = plan.positionOfStep(step).first;
     auto stepStart = std::chrono::steady_clock::now();

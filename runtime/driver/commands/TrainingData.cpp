@@ -72,11 +72,17 @@ void warnUnspacedText(TrainingData &data, const TrainDataOptions &options) {
 void requireKind(const ModelInfo &model, const std::string &command) {
   if (model.kind != ModelKind::None)
     return;
-  throw InputError("'" + model.model + "' declares no model kind, so it "
-                   "supports only run and info, not " + command +
-                   " (write `kind seq2seq`, `kind language_model` or `kind "
-                   "classifier` in the spec and mark the entry inputs with "
-                   "roles)");
+  throw InputError(
+      "'" + model.model +
+      "' declares no model kind, so it supports only run "
+      "and info, not " +
+      command +
+      " (a model of text ids: write `kind seq2seq`, `kind language_model` or "
+      "`kind classifier` in the spec and mark the entry inputs with roles; "
+      "a model of other inputs, float features or per-token labels, trains "
+      "with `run train --input NAME=FILE ... --load C --save C` a batch at a "
+      "time, or `--repeat N` updates on one batch: docs/driver.md, \"Models "
+      "without a kind\")");
 }
 
 void requireModelKind(const ModelInfo &model, ModelKind kind,
