@@ -133,6 +133,21 @@ func.func @broadcast_term(%x: tensor<4x8xf32>, %w: tensor<16x8xf32>, %r: tensor<
 
 // -----
 
+// A bias written with a leading 1 ([1, N], nn.Parameter(torch.zeros(1, N)))
+// is a bias: reshaped to [N] (it was reported as a broadcasting residual).
+// CHECK-LABEL: func.func @leading_one_bias
+// CHECK-NEXT: %[[B:.+]] = tx.reshape %arg2 : (tensor<1x16xf32>) -> tensor<16xf32>
+// CHECK-NEXT: %[[Y:.+]] = tx.linear %arg0, %arg1 bias %[[B]] :
+// CHECK-NEXT: return %[[Y]]
+// STATS: tx-fuse-linear: fused 1, declined 0
+func.func @leading_one_bias(%x: tensor<2x4x8xf32>, %w: tensor<16x8xf32>, %b: tensor<1x16xf32>) -> tensor<2x4x16xf32> {
+  %h = tx.matmul %x, %w {transpose_rhs} : (tensor<2x4x8xf32>, tensor<16x8xf32>) -> tensor<2x4x16xf32>
+  %y = tx.add %h, %b : (tensor<2x4x16xf32>, tensor<1x16xf32>) -> tensor<2x4x16xf32>
+  return %y : tensor<2x4x16xf32>
+}
+
+// -----
+
 // GPT's tied output projection: the embedding table also read by a gather,
 // transposed, with batch dims on x. A bias-free linear reading the table.
 // CHECK-LABEL: func.func @tied_output

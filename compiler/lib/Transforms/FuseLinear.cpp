@@ -140,10 +140,17 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
         int64_t outFeatures =
             cast<RankedTensorType>(weight.getType()).getShape()[0];
         auto biasType = cast<RankedTensorType>(bias.getType());
+        // A bias written with leading 1s ([1, N], nn.Parameter(torch.zeros(
+        // 1, N))) is one too: a reshape to [N] (it was called a residual).
+        bool leadingOnes = biasType.getRank() > 1 &&
+                           biasType.hasStaticShape() &&
+                           biasType.getNumElements() == outFeatures &&
+                           biasType.getShape().back() == outFeatures;
         // Another added term: the product becomes a bias-free linear
         // below, and the add its residual if it can be one
         // (fuseResiduals says why not).
-        if (biasType.getRank() != 1 || biasType.getShape()[0] != outFeatures ||
+        if (!(leadingOnes || (biasType.getRank() == 1 &&
+                              biasType.getShape()[0] == outFeatures)) ||
             add.getType() != product.getType()) {
           if (!biasFree)
             report.declined(add.getLoc(), "the added term is not a bias [" +
@@ -157,6 +164,11 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
           break;
         }
         OpBuilder builder(add);
+        if (leadingOnes)
+          bias = builder.create<ReshapeOp>(
+              bias.getLoc(),
+              RankedTensorType::get({outFeatures}, biasType.getElementType()),
+              bias);
         auto linear = builder.create<LinearOp>(
             fusedLocation(add.getLoc(), {matmul, add}), add.getType(), matmul.getLhs(), weight, bias,
             /*gate=*/Value(), /*residual=*/Value(), Activation::none);

@@ -1245,6 +1245,18 @@ int compileMain(int argc, char **argv) {
     }
     bool fuses = emit == Stage::Fused || emit == Stage::Grad ||
                  isGraph(emit) || plans(emit);
+    // --tx-fusion-stats names each pass --no-fuse turned off (it went
+    // silent on them: "off" and "report missing" looked alike).
+    if (printsIR && fuses && fusionStats)
+      for (auto [name, on] : {std::pair{"attention", fuseAttention},
+                              std::pair{"add-norm", fuseAddNorm},
+                              std::pair{"linear", fuseLinear}})
+        if (!on)
+          llvm::errs() << "tx-fuse-" << name << ": off (--no-fuse"
+                       << (llvm::is_contained(noFuse, "")
+                               ? std::string()
+                               : std::string("=") + name)
+                       << ")\n";
     if (printsIR && fuses && fuseAttention)
       pm.addPass(tx::createFuseAttentionPass({fusionStats}));
     if (printsIR && fuses && fuseAddNorm)
