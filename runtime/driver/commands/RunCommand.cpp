@@ -655,7 +655,7 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     out << "saved the parameters, Adam's moments and step " << lastStep
         << " to " << *options.savePath << "\n";
   } else if (options.savePath) {
-    params.save(*options.savePath, {{"format", "txc"}, {"model", model.model}});
+    params.save(*options.savePath, parametersMetadata(model, "txc"));
     out << "saved the parameters to " << *options.savePath << "\n";
   }
   return kExitOk;

@@ -568,9 +568,27 @@ void initializeFromWeights(const SafetensorsReader &file,
   params.clearTrainingState();
 }
 
+SafetensorsMetadata parametersMetadata(const ModelInfo &model,
+                                       const std::string &format) {
+  SafetensorsMetadata metadata = {{"format", format}, {"model", model.model}};
+  Json config = Json::object();
+  for (const auto &[key, value] : modelConfigRecord(model))
+    config[key] = parseJson(value);
+  metadata.push_back({kConfigKey, toJson(config)});
+  if (!model.inferenceFingerprint.empty())
+    metadata.push_back({kInferenceFingerprintKey, model.inferenceFingerprint});
+  if (!model.sizeConfigs.empty()) {
+    Json sizes = Json::array();
+    for (const std::string &name : model.sizeConfigs)
+      sizes.push_back(name);
+    metadata.push_back({"size_configs", toJson(sizes)});
+  }
+  return metadata;
+}
+
 void exportParameters(const std::string &path, const ModelInfo &model,
                       const ParameterArena &params) {
-  params.save(path, {{"format", "pt"}, {"model", model.model}});
+  params.save(path, parametersMetadata(model, "pt"));
 }
 
 std::optional<Tokenizer> checkpointTokenizer(const SafetensorsReader &file) {

@@ -263,9 +263,17 @@ void initializeFromWeights(const SafetensorsReader &file,
                            const ModelInfo &model, ParameterArena &params,
                            bool raw, std::ostream *notes);
 
+/// The __metadata__ of a parameters-only file (export, run --save of an
+/// entry that does not take Adam's step): `format`, the model's name, and
+/// its config, inference fingerprint and size configs, so that a build with
+/// another config (heads) that the tensors still fit says so on load, as
+/// for a training checkpoint (it loaded without a word).
+SafetensorsMetadata parametersMetadata(const ModelInfo &model,
+                                       const std::string &format);
+
 /// Writes the parameters alone, named as the model names them, with
-/// __metadata__ {"format": "pt"} (what PyTorch's safetensors writer puts
-/// there), atomically.
+/// parametersMetadata(model, "pt") ("pt" is what PyTorch's safetensors
+/// writer puts there), atomically.
 void exportParameters(const std::string &path, const ModelInfo &model,
                       const ParameterArena &params);
 
