@@ -190,10 +190,21 @@ void intersect(IdRange &range, const IdRange &other) {
   range = std::move(both);
 }
 
+/// A view that holds exactly the values of its operand (a reshape, a
+/// transpose: `cross_entropy(transpose(logits), transpose(labels))`), whose
+/// readers' bounds are the input's. The transpose was not looked through:
+/// such targets had no range, so ragged rows were padded with `pad` and
+/// scored, and a bad id failed in the kernel, not before the run.
+Value sameValuesView(Operation *user) {
+  if (isa<ReshapeOp, TransposeOp>(user))
+    return user->getResult(0);
+  return nullptr;
+}
+
 void collect(Value ids, std::optional<IdRange> &range) {
   for (Operation *user : ids.getUsers()) {
-    if (auto reshape = dyn_cast<ReshapeOp>(user)) {
-      collect(reshape.getResult(), range);
+    if (Value view = sameValuesView(user)) {
+      collect(view, range);
       continue;
     }
     std::optional<IdRange> reader = readerRange(user, ids);
@@ -256,8 +267,8 @@ std::optional<DimIdRange> dimReaderRange(Operation *user, Value ids) {
 
 void collectDims(Value ids, llvm::SmallVector<DimIdRange> &ranges) {
   for (Operation *user : ids.getUsers()) {
-    if (auto reshape = dyn_cast<ReshapeOp>(user)) {
-      collectDims(reshape.getResult(), ranges);
+    if (Value view = sameValuesView(user)) {
+      collectDims(view, ranges);
       continue;
     }
     if (std::optional<DimIdRange> range = dimReaderRange(user, ids))
