@@ -368,9 +368,9 @@ private:
         auto role = entry.func.getArgAttrOfType<StringAttr>(i, kRoleAttr);
         if (role && llvm::is_contained(fed, role.getValue()))
           continue;
+        // With the kind inferred from legacy names too: `train` then
+        // failed saying the model had no train_step entry.
         unfed = true;
-        if (inferred)
-          continue;
         const ast::Param *param =
             i < entry.decl->params.size() ? &entry.decl->params[i] : nullptr;
         diags.error(param ? param->loc : entry.decl->getLoc(),
