@@ -489,7 +489,7 @@ module attributes {tx.dims = {B = 4 : i64}} {
 // CHECK: func.func @decode(
 // CHECK-NOT: decode_step
 // CHECK-NOT: decode_init
-// WHY: tx-decode-step: the spec already has a dim named 'cache'
+// WHY: tx-decode-step: no incremental decoding for @decode: the spec already has a dim named 'cache'
 module attributes {tx.dims = {B = 4 : i64, T = 7 : i64, cache = 3 : i64}} {
   tx.parameter @emb : tensor<16x8xf32> {init = #tx.init<xavier_uniform>}
   tx.parameter @wq : tensor<8x8xf32> {init = #tx.init<xavier_uniform>}

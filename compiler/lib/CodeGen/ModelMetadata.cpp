@@ -224,6 +224,8 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
   }
   auto kind = planned->getAttrOfType<StringAttr>(kKindAttr);
   root["kind"] = kind ? kind.getValue().str() : "none";
+  if (auto why = planned->getAttrOfType<StringAttr>(kNoKvCacheAttr))
+    root["no_kv_cache"] = why.getValue().str();
   root["kind_inferred"] = planned->hasAttr(kKindInferredAttr);
   // tx-precision's choice; the executable refuses bf16 on CPUs without it.
   auto precision = planned->getAttrOfType<StringAttr>("tx.precision");

@@ -1486,10 +1486,7 @@ struct DecodeStepPass : mlir::tx::impl::DecodeStepPassBase<DecodeStepPass> {
       if (std::string unfused = unfusedAttentionReason(decode);
           !unfused.empty())
         why = unfused;
-      if (verbose)
-        llvm::errs() << "tx-decode-step: no incremental decoding for @decode: "
-                     << why << "\n";
-      return;
+      return declineDecode(module, why);
     }
     // The cache dim is bounded like the self-attention's key length.
     Dim cacheDim;
@@ -1499,19 +1496,12 @@ struct DecodeStepPass : mlir::tx::impl::DecodeStepPassBase<DecodeStepPass> {
       if (!a.cross)
         cacheDim = getShape(cast<RankedTensorType>(a.key.getType()))[1];
     }
-    if (!cacheDim.isSymbolic()) {
-      if (verbose)
-        llvm::errs() << "tx-decode-step: no incremental decoding for @decode: "
-                        "the target length is not a symbolic dim\n";
-      return;
-    }
+    if (!cacheDim.isSymbolic())
+      return declineDecode(module, "the target length is not a symbolic dim");
     FailureOr<Dim> added = addCacheDim(module, cacheDim);
-    if (failed(added)) {
-      if (verbose)
-        llvm::errs() << "tx-decode-step: the spec already has a dim named '"
-                     << kCacheDim << "'\n";
-      return;
-    }
+    if (failed(added))
+      return declineDecode(module, "the spec already has a dim named '" +
+                                       kCacheDim.str() + "'");
     cacheDim = *added;
     func::FuncOp step = buildStep(module, decode, cacheDim);
     if (hasCross)
@@ -1526,6 +1516,21 @@ struct DecodeStepPass : mlir::tx::impl::DecodeStepPassBase<DecodeStepPass> {
                           [](const Attention &a) { return !a.cross; })
                    << " of its " << attentions->size() << " attention"
                    << (attentions->size() == 1 ? "" : "s") << ")\n";
+  }
+
+  /// Why no decode_step / lm_step was derived, kept on the module
+  /// (tx.no_kv_cache) for the metadata: translate and generate fell back to
+  /// re-running the prefix without a word (a ported notebook's query-side
+  /// mask), and only --tx-fusion-stats said why.
+  static void recordDecline(ModuleOp module, const std::string &why) {
+    module->setAttr(kNoKvCacheAttr, StringAttr::get(module.getContext(), why));
+  }
+
+  void declineDecode(ModuleOp module, const std::string &why) {
+    if (verbose)
+      llvm::errs() << "tx-decode-step: no incremental decoding for @decode: "
+                   << why << "\n";
+    recordDecline(module, why);
   }
 
   /// lm_step from the language model's `logits` entry.
@@ -1545,6 +1550,7 @@ struct DecodeStepPass : mlir::tx::impl::DecodeStepPassBase<DecodeStepPass> {
         llvm::errs() << "tx-decode-step: no incremental decoding (lm_step) "
                         "for @"
                      << logits.getSymName() << ": " << why << "\n";
+      recordDecline(module, why);
     };
     int tokensIndex = -1;
     for (unsigned i = 0; i < logits.getNumArguments(); ++i)

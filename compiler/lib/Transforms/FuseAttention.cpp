@@ -787,14 +787,15 @@ struct FuseAttentionPass
   }
 
   /// `reshape(cmp <predicate>(ids, pad))` from i32 `[B, S]` to
-  /// `[B, 1, 1, S]` (the pad constant on either side): a padding mask
-  /// (ne) or its negation (eq).
+  /// `[B, 1, 1, S]`, or `cmp <predicate>(reshape(ids), pad)` (reshaped
+  /// first: `ids[:, None, None, :] != pad`, which was no padding mask, and
+  /// a language model so written got no lm_step), the pad constant on
+  /// either side: a padding mask (ne) or its negation (eq).
   static std::optional<std::pair<Value, int64_t>>
   matchReshapedCompare(Value mask, CmpPredicate predicate) {
     auto reshape = mask.getDefiningOp<ReshapeOp>();
-    if (!reshape)
-      return std::nullopt;
-    auto cmp = reshape.getInput().getDefiningOp<CmpOp>();
+    auto cmp = reshape ? reshape.getInput().getDefiningOp<CmpOp>()
+                       : mask.getDefiningOp<CmpOp>();
     if (!cmp || cmp.getPredicate() != predicate)
       return std::nullopt;
     auto splatInt = [](Value value) -> std::optional<int64_t> {
@@ -812,9 +813,16 @@ struct FuseAttentionPass
       ids = cmp.getRhs();
       pad = splatInt(cmp.getLhs());
     }
+    if (!reshape) { // compared after the reshape
+      auto inner = ids.getDefiningOp<ReshapeOp>();
+      if (!inner)
+        return std::nullopt;
+      ids = inner.getInput();
+    }
     auto idsType = cast<RankedTensorType>(ids.getType());
     if (!pad || !idsType.getElementType().isInteger(32) ||
-        idsType.getRank() != 2 || shapeOf(cmp.getResult()) != shapeOf(ids))
+        idsType.getRank() != 2 ||
+        (reshape && shapeOf(cmp.getResult()) != shapeOf(ids)))
       return std::nullopt;
     Shape idShape = shapeOf(ids), maskShape = shapeOf(mask);
     if (maskShape.size() != 4 || maskShape[0] != idShape[0] ||

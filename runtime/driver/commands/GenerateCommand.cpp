@@ -76,8 +76,13 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
         std::make_unique<LmStepCached>(runner, modelPadId(model), context);
     cached = made.get();
     decoder = std::move(made);
-  } else
+  } else {
     decoder = std::make_unique<LogitsRerun>(runner, modelPadId(model), context);
+    if (options.kvCache && !model.noKvCache.empty())
+      err << "note: this executable has no KV cache, so each token re-runs "
+             "the model over the prefix (slower); txc derived no lm_step: "
+          << model.noKvCache << "\n";
+  }
   GenerateSettings settings;
   settings.eos = vocabulary.eosId();
   settings.maxNewTokens = options.maxNewTokens;

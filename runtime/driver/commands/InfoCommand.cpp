@@ -94,6 +94,10 @@ void printModelInfo(const ModelInfo &model, std::ostream &out) {
     out << " (roles inferred from input names; declare them with `kind` and "
            "`@role`)";
   out << "\n";
+  if (!model.noKvCache.empty())
+    out << "kv cache       none: each decoded token re-runs the prefix; txc "
+           "derived no incremental decoding: "
+        << model.noKvCache << "\n";
 
   out << "\nconfig\n";
   size_t keyWidth = 0;
@@ -196,9 +200,12 @@ std::string describeCheckpoint(const ModelInfo &model,
   out << "  update-freq  " << position.updateFreq << "\n";
   out << "  ranks        " << position.ranks << "\n";
   out << "  seed         " << position.seed << "\n";
-  out << "  data         "
-      << (position.dataPath.empty() ? std::string("-") : position.dataPath)
-      << " (fnv1a64 " << hexHash(position.dataHash) << ")\n";
+  // (A model without a kind trains on the user's batches through run:
+  // no corpus, no validation.)
+  if (model.kind != ModelKind::None)
+    out << "  data         "
+        << (position.dataPath.empty() ? std::string("-") : position.dataPath)
+        << " (fnv1a64 " << hexHash(position.dataHash) << ")\n";
   if (position.block)
     out << "  block        " << position.block << " positions (--text)\n";
   out << "  precision    ";
@@ -269,29 +276,32 @@ std::string describeCheckpoint(const ModelInfo &model,
   if (std::optional<double> decay = checkpointDecay(file))
     out << "  ema          decay " << *decay
         << " (the weight average beside the weights)\n";
-  out << "  validation   ";
-  if (const std::optional<ValidationRecord> &record = position.validation) {
-    char numbers[160];
-    if (!std::isnan(record->bestMacroF1)) // a classifier's
-      std::snprintf(numbers, sizeof(numbers),
-                    "loss %.4f, accuracy %.2f%%, macro-F1 %.4f",
-                    record->bestLoss, 100.0 * record->bestAccuracy,
-                    record->bestMacroF1);
-    else if (model.kind != ModelKind::Seq2Seq) // no translations, no BLEU
-      std::snprintf(numbers, sizeof(numbers), "loss %.4f, accuracy %.2f%%",
-                    record->bestLoss, 100.0 * record->bestAccuracy);
-    else
-      std::snprintf(numbers, sizeof(numbers),
-                    "loss %.4f, accuracy %.2f%%, BLEU %.2f", record->bestLoss,
-                    100.0 * record->bestAccuracy, record->bestBleu);
-    out << "best at step " << record->bestStep << " by "
-        << (record->by == BestBy::Bleu ? "BLEU" : bestByName(record->by))
-        << " on '" << record->validPath
-        << "': " << numbers << "; " << record->sinceBest
-        << " validation(s) since\n";
-  } else {
-    out << "none recorded (train --valid records the best)\n";
-  }
+  auto printValidation = [&] {
+    out << "  validation   ";
+    if (const std::optional<ValidationRecord> &record = position.validation) {
+      char numbers[160];
+      if (!std::isnan(record->bestMacroF1)) // a classifier's
+        std::snprintf(numbers, sizeof(numbers),
+                      "loss %.4f, accuracy %.2f%%, macro-F1 %.4f",
+                      record->bestLoss, 100.0 * record->bestAccuracy,
+                      record->bestMacroF1);
+      else if (model.kind != ModelKind::Seq2Seq) // no translations, no BLEU
+        std::snprintf(numbers, sizeof(numbers), "loss %.4f, accuracy %.2f%%",
+                      record->bestLoss, 100.0 * record->bestAccuracy);
+      else
+        std::snprintf(numbers, sizeof(numbers),
+                      "loss %.4f, accuracy %.2f%%, BLEU %.2f", record->bestLoss,
+                      100.0 * record->bestAccuracy, record->bestBleu);
+      out << "best at step " << record->bestStep << " by "
+          << (record->by == BestBy::Bleu ? "BLEU" : bestByName(record->by))
+          << " on '" << record->validPath << "': " << numbers << "; "
+          << record->sinceBest << " validation(s) since\n";
+    } else {
+      out << "none recorded (train --valid records the best)\n";
+    }
+  };
+  if (model.kind != ModelKind::None)
+    printValidation();
   if (position.validationPending)
     out << "  pending      the validation of step " << *position.validationPending
         << " (a stop abandoned it; train --resume with --valid runs it "

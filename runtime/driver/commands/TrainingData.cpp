@@ -74,8 +74,8 @@ void requireKind(const ModelInfo &model, const std::string &command) {
     return;
   throw InputError(
       "'" + model.model +
-      "' declares no model kind, so it supports only run "
-      "and info, not " +
+      "' declares no model kind, so it supports only run, "
+      "info and export, not " +
       command +
       " (a model of text ids: write `kind seq2seq`, `kind language_model` or "
       "`kind classifier` in the spec and mark the entry inputs with roles; "

@@ -128,6 +128,11 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
 
   std::unique_ptr<NextTokenModel> decoder =
       makeDecoder(runner, tokenizer.source.padId(), options.kvCache);
+  // It fell back without a word (a ported notebook's query-side mask).
+  if (options.kvCache && !model.noKvCache.empty())
+    err << "note: this executable has no KV cache, so each token re-runs "
+           "the decoder over the prefix (slower); txc derived no decode_step: "
+        << model.noKvCache << "\n";
   // The sentences a chunk at a time (InputLines.h), each chunk's lines
   // checked and then translated and written: answers come while the input
   // still arrives. Sorting by length works within a chunk; each

@@ -552,6 +552,7 @@ ModelInfo ModelInfo::parse(std::string_view json) {
                        "classifier");
     info.kind = *kind;
   }
+  info.noKvCache = getString(root, "no_kv_cache", top, /*required=*/false);
   if (const Json *inferred = jsonMember(root, "kind_inferred")) {
     if (!inferred->is_boolean())
       throw ModelError("metadata.kind_inferred must be true or false");

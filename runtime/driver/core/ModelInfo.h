@@ -210,6 +210,9 @@ struct ModelInfo {
   /// Version 2 models that can train.
   std::optional<OptimizerInfo> optimizer;
   ModelKind kind = ModelKind::None;
+  /// Why txc derived no decode_step / lm_step (metadata "no_kv_cache"):
+  /// decoding re-runs the prefix. Empty when derived, or in older metadata.
+  std::string noKvCache;
   /// The spec declared no `kind`; txc inferred it (and the roles) from the
   /// legacy input names (src, tgt_in, tgt_out, tgt, memory).
   bool kindInferred = false;

@@ -53,6 +53,9 @@ std::optional<RoleType> roleType(llvm::StringRef role);
 constexpr llvm::StringLiteral kKindAttr = "tx.kind";
 constexpr llvm::StringLiteral kKindInferredAttr = "tx.kind_inferred";
 constexpr llvm::StringLiteral kRoleAttr = "tx.role";
+/// On the module: why tx-decode-step derived no decode_step / lm_step (the
+/// metadata's "no_kv_cache"; decoding then re-runs the prefix).
+constexpr llvm::StringLiteral kNoKvCacheAttr = "tx.no_kv_cache";
 
 } // namespace mlir::tx
 

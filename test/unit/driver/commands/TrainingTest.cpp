@@ -300,7 +300,7 @@ TEST_F(TrainingTest, ModelsWithoutKindCannotTrain) {
                        txc_model_json, txc_entry_table, out, err);
   EXPECT_EQ(code, 2);
   EXPECT_NE(err.str().find("'fake' declares no model kind, so it supports "
-                           "only run and info, not train"),
+                           "only run, info and export, not train"),
             std::string::npos)
       << err.str();
 }
