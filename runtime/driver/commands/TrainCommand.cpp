@@ -30,6 +30,7 @@
 #include "loop/Validation.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -251,8 +252,10 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
   if (saved.threads > 0 && threads > 0 && threads != saved.threads)
     err << "note: " << threads << " thread" << (threads == 1 ? "" : "s")
         << " (the checkpoint was trained with " << saved.threads
-        << "): the kernels sum in other pieces, so the run matches an "
-           "uninterrupted one within rounding, not bit for bit; --threads "
+        << "): the kernels sum in other pieces, so the run starts within "
+           "rounding of an uninterrupted one and drifts from it as training "
+           "amplifies those differences (other validation numbers after a "
+           "few dozen steps), not bit for bit; --threads "
         << saved.threads << " for that\n";
   if (data.hash != saved.dataHash)
     note("the content of " + data.flag + " '" + data.path + "'");
@@ -719,6 +722,22 @@ bool holdsRecordedBest(const std::string &path,
     return false;
   }
   return true;
+}
+
+/// The step of the training checkpoint at `path` when it is past `step`
+/// (a best kept after the checkpoint being resumed), else none.
+std::optional<int64_t> laterBestStep(const std::string &path, int64_t step) {
+  std::unique_ptr<SafetensorsReader> file = existingTrainingCheckpoint(path);
+  const std::string *text = file ? file->metadataValue("step") : nullptr;
+  if (!text)
+    return std::nullopt;
+  int64_t saved = 0;
+  auto [end, error] =
+      std::from_chars(text->data(), text->data() + text->size(), saved);
+  if (error != std::errc() || end != text->data() + text->size() ||
+      saved <= step)
+    return std::nullopt;
+  return saved;
 }
 
 /// Batches pad the targets with the config pad id ([PAD]); a cross-entropy
@@ -1334,6 +1353,16 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     } else if (bestStep == position.step && !average) {
       writeCheckpoint(*bestPath, position.step, false);
       bestKept = true;
+    } else if (std::optional<int64_t> later =
+                   laterBestStep(earlier, position.step)) {
+      // The same run kept a newer best and was stopped (killed) before
+      // its next checkpoint: "had no --keep-best" blamed the wrong cause.
+      err << "note: '" << earlier << "' holds the best of step " << *later
+          << ", past this checkpoint's step " << position.step
+          << " (the run stopped before it saved again); the best validation "
+             "of this checkpoint (step "
+          << bestStep << ") is no file, and '" << *bestPath
+          << "' is written when a validation beats it\n";
     } else {
       err << "note: the best validation so far (step " << bestStep
           << ") was not kept as a checkpoint ('" << earlier
