@@ -157,22 +157,26 @@ public:
   /// Whether `softmax` reads scores made by a matmul (through scaling and
   /// masking): only those are attention candidates worth a reason.
   static bool isCandidate(SoftmaxOp softmax) {
-    Value v = softmax.getInput();
-    for (int depth = 0; depth < 8; ++depth) {
+    // Through element-wise ops of the scores, each operand in turn: a soft
+    // cap (`c * tanh(s / c)`, Gemma 2), a clamp, and any other element-wise
+    // op (`s - bias`, `where(m, s, -1e9)`, `exp(s)`, `-s`, `max(s, 0)`) is
+    // a candidate the match declines with its reason (those were no
+    // candidates, and nothing said why the attention was not fused).
+    llvm::SmallVector<std::pair<Value, int>> work{{softmax.getInput(), 0}};
+    while (!work.empty()) {
+      auto [v, depth] = work.pop_back_val();
       Operation *def = v.getDefiningOp();
-      if (!def)
-        return false;
+      if (!def || depth >= 8)
+        continue;
       if (isa<MatmulOp>(def))
         return true;
-      // A soft cap (`c * tanh(s / c)`, Gemma 2) or a clamp of the scores
-      // is a candidate the match declines with its reason (it was no
-      // candidate, and nothing said why the attention was not fused).
-      if (!isa<DivOp, MulOp, ScaleOp, MaskedFillOp, AddOp, TanhOp, ClampOp>(
-              def))
-        return false;
-      v = def->getOperand(0);
-      if (isa<MulOp, AddOp>(def) && v.getDefiningOp<ConstantOp>())
-        v = def->getOperand(1);
+      if (!isa<DivOp, MulOp, ScaleOp, MaskedFillOp, AddOp, SubOp, NegOp, TanhOp,
+               ClampOp, ExpOp, LogOp, AbsOp, SigmoidOp, MinimumOp, MaximumOp,
+               WhereOp, PowOp>(def))
+        continue;
+      for (Value operand : def->getOperands())
+        if (isa<FloatType>(getElementTypeOrSelf(operand.getType())))
+          work.push_back({operand, depth + 1});
     }
     return false;
   }
@@ -279,11 +283,17 @@ private:
         return decline(
             why, "the scores pass through " + def->getName().getStringRef() +
                      " at " + FusionStats::formatLocation(def->getLoc()) +
-                     (isa<TanhOp>(def) ? " (a soft cap, c * tanh(s / c)): the "
-                                         "fused kernel computes softmax(Q·Kᵀ "
-                                         "· scale) over the kept keys, with no "
-                                         "cap"
-                                       : ""));
+                     (isa<TanhOp>(def)
+                          ? " (a soft cap, c * tanh(s / c)): the fused kernel "
+                            "computes softmax(Q·Kᵀ · scale) over the kept "
+                            "keys, with no cap"
+                      : isa<WhereOp>(def)
+                          ? " (a mask written as where(keep, s, fill) fuses "
+                            "written as masked_fill(s, !keep, fill))"
+                      : isa<SubOp>(def)
+                          ? " (an additive mask or bias: tx.attention takes "
+                            "a keep mask)"
+                          : ""));
       }
       if (!factor)
         return decline(why, def->getName().getStringRef() +
