@@ -14,7 +14,8 @@ tx.parameter @b : tensor<16xf32> {init = #tx.init<zeros>}
 
 // CHECK-LABEL: func.func @in_place
 // CHECK-SAME: tx.arena_bytes = 256 : i64
-// CHECK-SAME: tx.tensor_bytes = 1536 : i64
+// CHECK-SAME: tx.output_tensor_bytes = 768 : i64
+// CHECK-SAME: tx.tensor_bytes = 768 : i64
 func.func @in_place(%x: tensor<?x16xf32, #tx.dims<N: 4>>) -> tensor<?x16xf32, #tx.dims<N: 4>> attributes {tx.entry = "in_place"} {
   // CHECK: tx.param @w {tx.offsets = array<i64: -1>}
   %w = tx.param @w : tensor<16x16xf32>
@@ -40,7 +41,8 @@ func.func @in_place(%x: tensor<?x16xf32, #tx.dims<N: 4>>) -> tensor<?x16xf32, #t
 
 // CHECK-LABEL: func.func @reuse
 // CHECK-SAME: tx.arena_bytes = 128 : i64
-// CHECK-SAME: tx.tensor_bytes = 256 : i64
+// CHECK-SAME: tx.output_tensor_bytes = 64 : i64
+// CHECK-SAME: tx.tensor_bytes = 192 : i64
 func.func @reuse(%x: tensor<4x4xf32>) -> tensor<4x4xf32> attributes {tx.entry = "reuse"} {
   // CHECK: tx.softmax {{.*}}tx.offsets = array<i64: 0>
   %a = tx.softmax %x : (tensor<4x4xf32>) -> tensor<4x4xf32>

@@ -129,6 +129,24 @@ loadValidationRecord(const SafetensorsReader &file) {
   return record;
 }
 
+/// The model's config, inference fingerprint and size configs, as every
+/// file of weights records them (a training checkpoint, and a
+/// parameters-only file: parametersMetadata).
+void appendModelRecord(SafetensorsMetadata &metadata, const ModelInfo &model) {
+  Json config = Json::object();
+  for (const auto &[key, value] : modelConfigRecord(model))
+    config[key] = parseJson(value);
+  metadata.push_back({kConfigKey, toJson(config)});
+  if (!model.inferenceFingerprint.empty())
+    metadata.push_back({kInferenceFingerprintKey, model.inferenceFingerprint});
+  if (!model.sizeConfigs.empty()) {
+    Json sizes = Json::array();
+    for (const std::string &name : model.sizeConfigs)
+      sizes.push_back(name);
+    metadata.push_back({"size_configs", toJson(sizes)});
+  }
+}
+
 } // namespace
 
 std::string hexHash(uint64_t hash) {
@@ -183,18 +201,7 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
   if (position.block)
     metadata.push_back({"block", std::to_string(position.block)});
   metadata.push_back({"precision", model.precision});
-  Json config = Json::object();
-  for (const auto &[key, value] : modelConfigRecord(model))
-    config[key] = parseJson(value);
-  metadata.push_back({kConfigKey, toJson(config)});
-  if (!model.inferenceFingerprint.empty())
-    metadata.push_back({kInferenceFingerprintKey, model.inferenceFingerprint});
-  if (!model.sizeConfigs.empty()) {
-    Json sizes = Json::array();
-    for (const std::string &name : model.sizeConfigs)
-      sizes.push_back(name);
-    metadata.push_back({"size_configs", toJson(sizes)});
-  }
+  appendModelRecord(metadata, model);
   if (model.optimizer)
     metadata.push_back({kOptimizerKey, describeOptimizer(*model.optimizer)});
   if (labels)
@@ -571,18 +578,7 @@ void initializeFromWeights(const SafetensorsReader &file,
 SafetensorsMetadata parametersMetadata(const ModelInfo &model,
                                        const std::string &format) {
   SafetensorsMetadata metadata = {{"format", format}, {"model", model.model}};
-  Json config = Json::object();
-  for (const auto &[key, value] : modelConfigRecord(model))
-    config[key] = parseJson(value);
-  metadata.push_back({kConfigKey, toJson(config)});
-  if (!model.inferenceFingerprint.empty())
-    metadata.push_back({kInferenceFingerprintKey, model.inferenceFingerprint});
-  if (!model.sizeConfigs.empty()) {
-    Json sizes = Json::array();
-    for (const std::string &name : model.sizeConfigs)
-      sizes.push_back(name);
-    metadata.push_back({"size_configs", toJson(sizes)});
-  }
+  appendModelRecord(metadata, model);
   return metadata;
 }
 

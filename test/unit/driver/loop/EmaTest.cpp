@@ -233,13 +233,24 @@ TEST(EmaTest, AnotherConfigOfTheSameShapesIsWarnedAbout) {
                 "nothing here)"),
             std::string::npos)
       << warned.str();
-  // A file that records no config (an export, a PyTorch state_dict):
-  // nothing to compare, no warning (every key read as new).
-  std::ostringstream exported;
-  exportParameters(dir.file("w.safetensors"), trained, params);
+  // A file that records no config (a PyTorch state_dict): nothing to
+  // compare, no warning (every key read as new).
+  std::ostringstream foreign;
+  params.save(dir.file("w.safetensors"), {{"format", "pt"}});
   loadWeightsForInference(SafetensorsReader(dir.file("w.safetensors")), other,
+                          params, false, foreign);
+  EXPECT_EQ(foreign.str(), "");
+  // An export records the config (it loaded into another config's build
+  // without a word): warned as the checkpoint is.
+  std::ostringstream exported;
+  exportParameters(dir.file("e.safetensors"), trained, params);
+  loadWeightsForInference(SafetensorsReader(dir.file("e.safetensors")), other,
                           params, false, exported);
-  EXPECT_EQ(exported.str(), "");
+  EXPECT_NE(exported.str().find("was trained with another config (this "
+                                "executable: label_smoothing = 0.1 (was "
+                                "0.0))"),
+            std::string::npos)
+      << exported.str();
   // train --init-from starts from them: a note.
   loadWeightsForInference(file, other, params, false, noted,
                           WeightsUse::Training);
