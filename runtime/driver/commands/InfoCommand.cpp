@@ -276,7 +276,7 @@ std::string describeCheckpoint(const ModelInfo &model,
   if (std::optional<double> decay = checkpointDecay(file))
     out << "  ema          decay " << *decay
         << " (the weight average beside the weights)\n";
-  auto printValidation = [&] {
+  if (model.kind != ModelKind::None) { // (run trains without validation)
     out << "  validation   ";
     if (const std::optional<ValidationRecord> &record = position.validation) {
       char numbers[160];
@@ -299,9 +299,7 @@ std::string describeCheckpoint(const ModelInfo &model,
     } else {
       out << "none recorded (train --valid records the best)\n";
     }
-  };
-  if (model.kind != ModelKind::None)
-    printValidation();
+  }
   if (position.validationPending)
     out << "  pending      the validation of step " << *position.validationPending
         << " (a stop abandoned it; train --resume with --valid runs it "

@@ -142,7 +142,6 @@ std::vector<InputSource> resolveInputs(const EntryInfo &entry,
       fail("input '" + arg.name + "' is given twice");
     given[i] = true;
     sources[i] = InputSource{arg.name, arg.path};
-    sources[i].raggedRefusal = raggedRefusal(entry.inputs[i]);
   }
   size_t next = 0;
   for (const InputArg &arg : args) {
@@ -156,12 +155,13 @@ std::vector<InputSource> resolveInputs(const EntryInfo &entry,
            ") but more files were given ('" + arg.path + "' is left over)");
     given[next] = true;
     sources[next] = InputSource{entry.inputs[next].name, arg.path};
-    sources[next].raggedRefusal = raggedRefusal(entry.inputs[next]);
   }
-  for (size_t i = 0; i < count; ++i)
+  for (size_t i = 0; i < count; ++i) {
     if (!given[i])
       fail("missing input '" + entry.inputs[i].name + "' of entry '" +
            entry.name + "' (pass --input " + entry.inputs[i].name + "=FILE)");
+    sources[i].raggedRefusal = raggedRefusal(entry.inputs[i]);
+  }
   return sources;
 }
 

@@ -30,7 +30,6 @@
 #include "loop/Validation.h"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -728,16 +727,8 @@ bool holdsRecordedBest(const std::string &path,
 /// (a best kept after the checkpoint being resumed), else none.
 std::optional<int64_t> laterBestStep(const std::string &path, int64_t step) {
   std::unique_ptr<SafetensorsReader> file = existingTrainingCheckpoint(path);
-  const std::string *text = file ? file->metadataValue("step") : nullptr;
-  if (!text)
-    return std::nullopt;
-  int64_t saved = 0;
-  auto [end, error] =
-      std::from_chars(text->data(), text->data() + text->size(), saved);
-  if (error != std::errc() || end != text->data() + text->size() ||
-      saved <= step)
-    return std::nullopt;
-  return saved;
+  std::optional<int64_t> saved = file ? recordedStep(*file) : std::nullopt;
+  return saved && *saved > step ? saved : std::nullopt;
 }
 
 /// Batches pad the targets with the config pad id ([PAD]); a cross-entropy

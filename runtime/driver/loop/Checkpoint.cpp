@@ -418,6 +418,16 @@ void requireTrainingCheckpoint(const SafetensorsReader &file) {
                      "--init-from)");
 }
 
+std::optional<int64_t> recordedStep(const SafetensorsReader &file) {
+  if (!file.metadataValue("step"))
+    return std::nullopt;
+  try {
+    return metadataInteger<int64_t>(file, "step");
+  } catch (const InputError &) {
+    return std::nullopt;
+  }
+}
+
 TrainingPosition readTrainingPosition(const SafetensorsReader &file) {
   const std::string &path = file.path();
   requireTrainingCheckpoint(file);

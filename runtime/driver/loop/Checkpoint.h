@@ -239,6 +239,10 @@ void requireTrainingCheckpoint(const SafetensorsReader &file);
 /// (missing, not a number, out of range) or when `file` is not one.
 TrainingPosition readTrainingPosition(const SafetensorsReader &file);
 
+/// The step a training checkpoint's metadata records, or none when it
+/// records none or an invalid one.
+std::optional<int64_t> recordedStep(const SafetensorsReader &file);
+
 /// Loads params and moments for --resume; throws InputError naming the
 /// tensor (missing, wrong dtype or shape, extra, a non-finite value) or the
 /// metadata key (missing, not a number, out of range) before touching
