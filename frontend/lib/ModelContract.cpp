@@ -370,10 +370,10 @@ private:
       lengths.emplace_back(name ? name.str() : "?", length);
     });
     std::set<std::pair<uint32_t, uint32_t>> reported;
-    // The warning at `op`, which reads one fixed `position` of the
-    // `length` positions of @tokens `input`.
+    // The warning at `op`, which reads fixed positions `first` to `position`
+    // (the last it reads) of the `length` positions of @tokens `input`.
     auto warn = [&](Operation *op, const std::string &input, const Dim &length,
-                    int64_t position) {
+                    int64_t first, int64_t position) {
       SourceLoc loc = specLocOf(op->getLoc());
       if (!reported.insert({loc.line, loc.col}).second)
         return;
@@ -384,10 +384,15 @@ private:
                     (position + 1 == length.size
                          ? std::string(" (the constant length)")
                          : std::string());
+      std::string positions =
+          first == position
+              ? "position " + std::to_string(position)
+              : "positions " + std::to_string(first) + " to " +
+                    std::to_string(position);
       diags.warning(
           loc,
           std::string(isa<SliceOp>(op) ? "this slice" : "this index") +
-              " reads position " + std::to_string(position) + " of the " +
+              " reads " + positions + " of the " +
               formatDim(length) + " positions of '" + input +
               "' (@tokens): the executable pads texts at the end with " +
               padPhrase(pad) + ", so for every text " + shorter +
@@ -427,42 +432,67 @@ private:
           if (axis < 0)
             continue;
           if (auto slice = dyn_cast<SliceOp>(op)) {
-            // `x[:, p, :]` or `x[:, p:p+1, :]` with p past the first.
+            // `x[:, p, :]` with p past the first, or a range of a constant
+            // length that ends before its last position (`x[:, 1:3, :]`
+            // summed): texts shorter than its end are read at [PAD]. A
+            // range through the end (`x[:, 1:, :]`) is the positions a
+            // masked mean reads, and is left alone.
             ArrayRef<int64_t> starts = slice.getStarts();
             auto result = dyn_cast<RankedTensorType>(slice.getType());
             if (int64_t(starts.size()) != source.getRank() || !result ||
-                starts[size_t(axis)] == 0 || result.getDimSize(axis) != 1)
+                result.isDynamicDim(axis))
               continue;
-            warn(op, input, length, starts[size_t(axis)]);
+            int64_t first = starts[size_t(axis)];
+            int64_t count = result.getDimSize(axis);
+            int64_t last =
+                first + (count - 1) * slice.getStrideValues()[size_t(axis)];
+            if (count == 1 ? first == 0
+                           : first < 0 || last == 0 || length.isSymbolic() ||
+                                 last + 1 >= length.size)
+              continue;
+            warn(op, input, length, first, last);
             return;
           }
-          // `x[:, arange(p, p + 1), :]` or a constant index: one fixed
-          // position past the first, along the length axis.
+          // `x[:, arange(p, q), :]` or a constant index: fixed positions
+          // along the length axis, read as a slice's are.
           auto gather = cast<GatherOp>(op);
           int64_t gatherAxis = gather.getAxis();
           if (gatherAxis < 0)
             gatherAxis += source.getRank();
-          std::optional<int64_t> position = fixedPosition(gather.getIndices());
-          if (gatherAxis != axis || !position || *position == 0)
+          std::optional<std::pair<int64_t, int64_t>> positions =
+              fixedPositions(gather.getIndices());
+          if (gatherAxis != axis || !positions)
             continue;
-          warn(op, input, length, *position);
+          auto [first, last] = *positions;
+          if (last <= 0 || (first != last && !length.isSymbolic() &&
+                            last + 1 >= length.size))
+            continue;
+          warn(op, input, length, first, last);
           return;
         }
       });
     }
   }
 
-  /// The one position an index tensor holds when it is fixed at compile
-  /// time (`arange(p, p + 1)`, a one-element constant), else none.
-  static std::optional<int64_t> fixedPosition(Value indices) {
+  /// The first and the last position an index tensor holds when it is
+  /// fixed at compile time (`arange(p, q)`, a constant), else none.
+  static std::optional<std::pair<int64_t, int64_t>>
+  fixedPositions(Value indices) {
     auto type = dyn_cast<RankedTensorType>(indices.getType());
-    if (!type || !type.hasStaticShape() || type.getNumElements() != 1)
+    if (!type || !type.hasStaticShape() || type.getNumElements() < 1)
       return std::nullopt;
     if (auto arange = indices.getDefiningOp<ArangeOp>())
-      return arange.getStart();
+      return std::make_pair(arange.getStart(),
+                            arange.getStart() + type.getNumElements() - 1);
     if (auto constant = indices.getDefiningOp<ConstantOp>())
-      if (auto dense = dyn_cast<DenseIntElementsAttr>(constant.getValue()))
-        return (*dense.begin()).getSExtValue();
+      if (auto dense = dyn_cast<DenseIntElementsAttr>(constant.getValue())) {
+        int64_t first = (*dense.begin()).getSExtValue(), last = first;
+        for (const APInt &value : dense.getValues<APInt>()) {
+          first = std::min(first, value.getSExtValue());
+          last = std::max(last, value.getSExtValue());
+        }
+        return std::make_pair(first, last);
+      }
     return std::nullopt;
   }
 
