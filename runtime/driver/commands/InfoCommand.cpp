@@ -314,9 +314,13 @@ std::string checkpointJson(const ModelInfo &model, const std::string &path) {
   out["checkpoint"] = path;
   out["model"] = model.model;
   out["step"] = position.step;
-  out["next"] =
-      Json{{"epoch", position.epoch + 1}, {"batch", position.batchInEpoch + 1}};
-  if (position.dataPositionStep)
+  // A model without a kind trains through `run` on the user's batches:
+  // no corpus position and no data, as in the text.
+  const bool kindless = model.kind == ModelKind::None;
+  out["next"] = kindless ? Json(nullptr)
+                         : Json{{"epoch", position.epoch + 1},
+                                {"batch", position.batchInEpoch + 1}};
+  if (position.dataPositionStep && !kindless)
     out["next"]["as_of_step"] = *position.dataPositionStep;
   out["batch_size"] = position.batchSize;
   out["max_tokens"] =
@@ -325,8 +329,9 @@ std::string checkpointJson(const ModelInfo &model, const std::string &path) {
   out["ranks"] = position.ranks;
   out["threads"] = position.threads ? Json(position.threads) : Json(nullptr);
   out["seed"] = position.seed;
-  out["data"] = Json{{"path", position.dataPath},
-                     {"fnv1a64", hexHash(position.dataHash)}};
+  out["data"] = kindless ? Json(nullptr)
+                         : Json{{"path", position.dataPath},
+                                {"fnv1a64", hexHash(position.dataHash)}};
   out["block"] = position.block ? Json(position.block) : Json(nullptr);
   out["precision"] =
       position.precision.empty() ? Json(nullptr) : Json(position.precision);

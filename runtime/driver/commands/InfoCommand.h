@@ -34,7 +34,9 @@ std::string describeCheckpoint(const ModelInfo &model,
 /// "max_tokens", "update_freq", "ranks", "threads", "seed", "data" {"path",
 /// "fnv1a64"}, "block", "precision", "config", "config_as_this_executable",
 /// "tokenizer", "labels", "ema_decay", "validation"; null where the
-/// checkpoint records nothing). Errors as describeCheckpoint's.
+/// checkpoint records nothing, and "next" and "data" null for a model
+/// without a kind, which trains through `run`). Errors as
+/// describeCheckpoint's.
 std::string checkpointJson(const ModelInfo &model, const std::string &path);
 
 } // namespace txrt::driver
