@@ -575,14 +575,26 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
     // 1e39: the first update is NaN), and an eps below f32's normal range
     // is flushed to 0 by the runtime (denormals are zero) and divides by
     // zero.
+    // Likewise any other value below f32's normal range but 0 (lr = 1e-46
+    // is 0 there: training ran and changed nothing, without a word).
     if (number > double(std::numeric_limits<float>::max()) ||
-        (arg.keyword == "eps" &&
+        (number != 0 && !isBeta &&
          number < double(std::numeric_limits<float>::min()))) {
       diags.error(arg.loc,
                   "optimizer argument '" + arg.keyword + "' = " +
                       value->str() + " is not representable in f32",
                   "the optimizer computes in f32: from about 1.2e-38 to "
                   "3.4e38");
+      continue;
+    }
+    // A beta below 1 that f32 rounds to 1 (0.99999999999) passed, and every
+    // step then failed at run time.
+    if (isBeta && float(number) >= 1.0f) {
+      diags.error(arg.loc,
+                  "optimizer argument '" + arg.keyword + "' = " +
+                      value->str() + " is 1 in f32",
+                  "the optimizer computes in f32, where the largest beta "
+                  "below 1 is 0.99999994");
       continue;
     }
     attrs.push_back(

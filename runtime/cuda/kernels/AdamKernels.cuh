@@ -39,7 +39,10 @@ __global__ void adamKernel(int64_t n, float *param, const float *grad,
     float g = grad[i] * scale;
     if (weightDecay != 0.0f)
       g += weightDecay * param[i];
-    float mi = m[i] + oneMinusBeta1 * (g - m[i]);
+    // torch's lerp, both forms (Adam.cpp).
+    float mi = oneMinusBeta1 < 0.5f
+                   ? m[i] + oneMinusBeta1 * (g - m[i])
+                   : g - (g - m[i]) * (1.0f - oneMinusBeta1);
     float vi = beta2 * v[i] + oneMinusBeta2 * g * g;
     m[i] = mi;
     v[i] = vi;

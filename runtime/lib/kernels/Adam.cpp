@@ -2,7 +2,7 @@
 //
 // One streaming pass over (param, grad, m, v), the same arithmetic as
 // torch.optim.Adam's single-tensor path: denom = sqrt(v) / sqrt(1 - b2^t) +
-// eps, param -= (lr / (1 - b1^t)) * (m / denom), m updated as a lerp. By
+// eps, param -= (lr / (1 - b1^t)) * (m / denom), m updated as torch's lerp. By
 // default (TXRT_DENORMALS_FLUSH_MOMENTS) moments below FLT_MIN are stored
 // as 0: Adam's moments of rarely seen rows otherwise decay into the denormal
 // range, where every later step takes x86's slow path over them; the update
@@ -45,7 +45,11 @@ void adamLoop(Context &c, int64_t n, float *param, const float *grad, float *m,
     float g = grad[i] * scale;
     if (WeightDecay)
       g += weight_decay * param[i];
-    float mi = m[i] + oneMinusBeta1 * (g - m[i]); // lerp, as torch
+    // torch's lerp: its second form for a weight >= 0.5 (beta1 <= 0.5),
+    // which gives g itself for beta1 = 0 (the first form was an ulp off).
+    float mi = oneMinusBeta1 < 0.5f
+                   ? m[i] + oneMinusBeta1 * (g - m[i])
+                   : g - (g - m[i]) * (1.0f - oneMinusBeta1);
     float vi = beta2 * v[i] + oneMinusBeta2 * g * g;
     if (FlushMoments) {
       mi = std::fabs(mi) < FLT_MIN ? 0.0f : mi;

@@ -58,6 +58,32 @@ TEST_F(AdamTest, OneMinusBetaIsTheWrittenDecimals) {
   expectClose(param, pRef, 1e-7, 1e-6, "param after one step");
 }
 
+TEST_F(AdamTest, FirstMomentIsTorchsLerpInBothForms) {
+  // torch.optim.Adam updates m with lerp(m, g, 1 - beta1), which computes
+  // g - (g - m) * beta1 for a weight >= 0.5: with beta1 = 0, m is g itself.
+  // m + 1 * (g - m) was an ulp of the old m off it (a tester's exp_avg
+  // 2e-4 relative off the gradient, the parameters 1e-5 off PyTorch).
+  const int64_t n = 1001; // a vector body and a tail
+  for (float beta1 : {0.0f, 0.3f, 0.5f, 0.9f}) {
+    Floats param = randomFloats(n, 5), m = randomFloats(n, 6), v(n, 1.0f);
+    Floats grad = randomFloats(n, 7);
+    const Floats m0 = m;
+    expectOk(txrt_adam_update(ctx_, 1, n, param.data(), grad.data(), m.data(),
+                              v.data(), 1e-3f, beta1, 0.999f, 1e-8f, 0.0f, 3));
+    const float w = float(1.0 - double(beta1));
+    for (int64_t i = 0; i < n; ++i) {
+      const float expected = w < 0.5f ? m0[i] + w * (grad[i] - m0[i])
+                                      : grad[i] - (grad[i] - m0[i]) * (1.0f - w);
+      // An ulp of the operands (with an FMA or without: the compiler's).
+      const float ulps = 2.5e-7f * (std::fabs(grad[i]) + std::fabs(m0[i]));
+      ASSERT_NEAR(m[i], expected, ulps)
+          << "beta1 " << beta1 << ", element " << i;
+      if (beta1 == 0.0f)
+        ASSERT_EQ(m[i], grad[i]) << "element " << i;
+    }
+  }
+}
+
 TEST_F(AdamTest, StepUsesTheContextStepScheduleAndGradientScale) {
   const int64_t n = 40001;
   const double d = 64, warmup = 100, factor = 2.0, b1 = 0.9, b2 = 0.98,
