@@ -252,7 +252,14 @@ txrt_status txrt_cuda_check_entry(
         dims, dim_index, dim_bound, num_checked, arena, arena_bytes, inputs,
         num_inputs, outputs, num_outputs, params, params_bytes);
     require(problem.empty(), problem.c_str());
+    problem = txrt::EntryClaims::claim(ctx, arena_bytes > 0 ? arena : nullptr);
+    require(problem.empty(), problem.c_str());
   });
+}
+
+txrt_status txrt_cuda_entry_done(txrt_cuda_context *ctx, const void *arena) {
+  txrt::EntryClaims::release(ctx, arena);
+  return TXRT_OK;
 }
 
 txrt_status txrt_cuda_check_cache_rows(txrt_cuda_context *ctx, int64_t input,

@@ -452,7 +452,14 @@ txrt_status txrt_check_entry(txrt_context *ctx, const int64_t *dims,
             dims, dim_index, dim_bound, num_checked, arena, arena_bytes,
             inputs, num_inputs, outputs, num_outputs, params, params_bytes);
         require(problem.empty(), problem);
+        problem = EntryClaims::claim(ctx, arena_bytes > 0 ? arena : nullptr);
+        require(problem.empty(), problem);
       });
+}
+
+txrt_status txrt_entry_done(txrt_context *ctx, const void *arena) {
+  EntryClaims::release(ctx, arena);
+  return TXRT_OK;
 }
 
 txrt_status txrt_check_cache_rows(txrt_context *ctx, int64_t input,

@@ -12,7 +12,10 @@
 #define TXRT_ENTRYCHECKS_H
 
 #include <cstdint>
+#include <cstdio>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 namespace txrt {
 
@@ -68,6 +71,69 @@ inline std::string cacheRowsProblem(int64_t input, int64_t written,
          " new one(s) at its last rows: the cache must hold every position "
          "so far, the new ones last (its length >= the new positions')";
 }
+
+
+/// What runs an entry now: each context and activation arena an entry
+/// call holds, by the thread that holds it. One context runs one entry at
+/// a time, and the arena holds every intermediate tensor: two threads on
+/// one gave wrong outputs with status 0 (a tester's four threads), and on
+/// one arena segfaults inside the kernels. An entry claims both in its
+/// argument check and releases them at its exit (txrt_entry_done).
+class EntryClaims {
+public:
+  /// Claims `context` and `arena` (NULL: none) for the calling thread; the
+  /// problem when another thread holds either, else "". A thread that holds
+  /// them already keeps them.
+  static std::string claim(const void *context, const void *arena) {
+    std::lock_guard<std::mutex> lock(mutex());
+    const void *me = thread();
+    auto heldElsewhere = [&](const void *what) {
+      auto found = holders().find(what);
+      return found != holders().end() && found->second != me;
+    };
+    if (heldElsewhere(context))
+      return "the context is running an entry on another thread now: one "
+             "context runs one entry at a time (give each thread its own "
+             "context and activation arena; docs/codegen.md)";
+    if (arena && heldElsewhere(arena)) {
+      char address[32];
+      std::snprintf(address, sizeof(address), "%p", arena);
+      return std::string("the activation arena at ") + address +
+             " is in use by an entry on another thread now: it holds every "
+             "intermediate tensor, so each thread needs its own "
+             "(docs/codegen.md)";
+    }
+    holders()[context] = me;
+    if (arena)
+      holders()[arena] = me;
+    return "";
+  }
+
+  /// Releases what the calling thread holds of `context` and `arena`.
+  static void release(const void *context, const void *arena) {
+    std::lock_guard<std::mutex> lock(mutex());
+    for (const void *what : {context, arena}) {
+      auto found = what ? holders().find(what) : holders().end();
+      if (found != holders().end() && found->second == thread())
+        holders().erase(found);
+    }
+  }
+
+private:
+  static std::mutex &mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::unordered_map<const void *, const void *> &holders() {
+    static std::unordered_map<const void *, const void *> map;
+    return map;
+  }
+  /// A token of the calling thread.
+  static const void *thread() {
+    static thread_local char token;
+    return &token;
+  }
+};
 
 } // namespace txrt
 

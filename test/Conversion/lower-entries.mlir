@@ -19,8 +19,11 @@ tx.parameter @b : tensor<16xf32> {init = #tx.init<zeros>}
 // CHECK: call @__txc_kernel_0_relu(
 // CHECK: call @__txc_kernel_0_relu(
 // CHECK-NOT: memref.copy
-// CHECK: return %{{.+}} : i32
+// Every way out, the success's too, passes the exit, which releases the
+// context and arena the argument check claimed for the call:
+// CHECK: cf.br ^[[EXIT]](%{{.+}} : i32)
 // CHECK: ^[[EXIT]](%[[S:.+]]: i32):
+// CHECK-NEXT: call @txrt_entry_done(%[[CTX]], %[[ARENA]]) : (!llvm.ptr, !llvm.ptr) -> i32
 // CHECK-NEXT: return %[[S]] : i32
 func.func @f(%x: tensor<?x8xf32, #tx.dims<N: 4>> {tx.name = "x"}) -> (tensor<?x16xf32, #tx.dims<N: 4>> {tx.name = "y"}) attributes {tx.entry = "f"} {
   %w = tx.param @w : tensor<16x8xf32>

@@ -25,8 +25,9 @@ tx.parameter @wpe : tensor<16x8xf32> {init = #tx.init<normal>}
 // CHECK-NOT: call @__txc_kernel
 // CHECK: call @__txc_kernel_0_add(
 // CHECK: call @__txc_kernel_0_add(
-// CHECK-NOT: call
-// CHECK: return
+// CHECK-NOT: call @__txc_kernel
+// CHECK: call @txrt_entry_done(
+// CHECK-NEXT: return
 func.func @views(%x: tensor<?x?x8xf32, #tx.dims<B: 4, T: 16>> {tx.name = "x"}, %s: tensor<3x?x8xf32, #tx.dims<T: 16>> {tx.name = "s"}) -> (tensor<?x8xf32, #tx.dims<T: 16>> {tx.name = "y"}) attributes {tx.entry = "views"} {
   %wpe = tx.param @wpe : tensor<16x8xf32>
   %p = tx.slice %wpe {starts = array<i64: 0, 0>} : (tensor<16x8xf32>) -> tensor<?x8xf32, #tx.dims<T: 16>>

@@ -56,6 +56,15 @@ LogicalResult EntryLowering::lower() {
   dims = body->getArgument(3);
   inputs = body->getArgument(4);
   outputs = body->getArgument(5);
+  // Whatever the status, the exit releases the context and arena that
+  // txrt_check_entry claimed for this call (none when it failed).
+  {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(exitBlock);
+    builder.create<func::CallOp>(
+        loc, getOrDeclareRuntimeFn(module, RuntimeFn::EntryDone),
+        ValueRange{ctx, arena});
+  }
 
   // The dims the entry reads (its types'): only those are loaded and
   // checked, so a caller may leave the others out (examples/embed).
@@ -189,7 +198,8 @@ LogicalResult EntryLowering::lower() {
     Value out = viewAt(loadPtr(outputs, i), type);
     builder.create<memref::CopyOp>(loc, view(value), out);
   }
-  builder.create<func::ReturnOp>(loc, ValueRange{i32(0)});
+  // Through the exit, which releases the call's claims.
+  builder.create<cf::BranchOp>(loc, exitBlock, ValueRange{i32(0)});
   return success();
 }
 

@@ -307,6 +307,11 @@ const std::vector<Entry> &registry() {
        "txrt_cuda_check_entry",
        {A::Ptr, A::Ptr, A::Ptr, A::Ptr, A::I64, A::Ptr, A::I64, A::Ptr, A::I64,
         A::Ptr, A::I64, A::Ptr, A::I64}},
+      // ctx, arena
+      {RuntimeFn::EntryDone,
+       "txrt_entry_done",
+       "txrt_cuda_entry_done",
+       {A::Ptr, A::Ptr}},
       // ctx, input, written, held
       {RuntimeFn::CheckCacheRows,
        "txrt_check_cache_rows",

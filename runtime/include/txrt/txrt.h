@@ -282,7 +282,11 @@ txrt_status txrt_train_state(txrt_context *ctx, int64_t *out_step,
  *  (a size over its bound would run past the arena); `arena` not NULL when
  *  the entry needs `arena_bytes` > 0; `inputs` and `outputs` not NULL, nor
  *  any of their num_inputs / num_outputs pointers. TXRT_ERROR_INVALID_ARGUMENT
- *  naming the first problem otherwise. */
+ *  naming the first problem otherwise; and, when they pass, the call's
+ *  claim of `ctx` and of `arena` (when `arena_bytes` > 0) for the calling
+ *  thread until txrt_entry_done: TXRT_ERROR_INVALID_ARGUMENT when another
+ *  thread runs an entry on either now (one context runs one entry at a
+ *  time, and an arena holds one call's intermediate tensors). */
 txrt_status txrt_check_entry(txrt_context *ctx, const int64_t *dims,
                              const int64_t *dim_index,
                              const int64_t *dim_bound, int64_t num_checked,
@@ -290,6 +294,11 @@ txrt_status txrt_check_entry(txrt_context *ctx, const int64_t *dims,
                              const void *const *inputs, int64_t num_inputs,
                              const void *const *outputs, int64_t num_outputs,
                              const void *params, int64_t params_bytes);
+
+/** What a compiled entry calls at its exit, whatever its status: releases
+ *  the claims of `ctx` and `arena` that txrt_check_entry made for the
+ *  calling thread (none when it failed). Always TXRT_OK. */
+txrt_status txrt_entry_done(txrt_context *ctx, const void *arena);
 
 /** What a compiled entry checks of a cache it writes in place (the KV
  *  caches of decode_step and lm_step): input `input` holds `held`

@@ -98,13 +98,15 @@ txrt_status txrt_cuda_train_state(txrt_cuda_context *ctx, int64_t *out_step,
                                   int64_t *out_seed);
 /** As txrt_check_entry (host pointers: dims, the index and bound arrays and
  *  the pointer arrays; arena and the tensors they point to are device
- *  memory, checked for NULL only). */
+ *  memory, checked for NULL only), claims included. */
 txrt_status txrt_cuda_check_entry(
     txrt_cuda_context *ctx, const int64_t *dims, const int64_t *dim_index,
     const int64_t *dim_bound, int64_t num_checked, const void *arena,
     int64_t arena_bytes, const void *const *inputs, int64_t num_inputs,
     const void *const *outputs, int64_t num_outputs, const void *params,
     int64_t params_bytes);
+/** As txrt_entry_done. */
+txrt_status txrt_cuda_entry_done(txrt_cuda_context *ctx, const void *arena);
 /** As txrt_check_cache_rows. */
 txrt_status txrt_cuda_check_cache_rows(txrt_cuda_context *ctx, int64_t input,
                                        int64_t written, int64_t held);

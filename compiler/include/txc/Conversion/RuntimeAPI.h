@@ -50,6 +50,7 @@ enum class RuntimeFn {
   SumSquares,
   TrainState,
   CheckEntry,
+  EntryDone,
   CheckCacheRows,
   // bf16 precision (docs/precision.md).
   CastF32ToBf16,
