@@ -4,20 +4,27 @@
 // the compiled executables wrote and nothing else can make again: a
 // checkpoint or parameters (safetensors) or an array (.npy). An object or
 // executable also replaces only an ELF file (an older build) or an empty
-// one: `txc m.tx -o train.tsv` replaced the data.
+// one: `txc m.tx -o train.tsv` replaced the data. And every output is
+// written whole or not at all: through a temporary beside the file, renamed
+// over it once every byte is written, so a full disk, `ulimit -f` or a
+// signal leaves the previous file as it was (txc deleted it, or left a
+// half-written executable that crashed when run).
 //
 //===----------------------------------------------------------------------===//
 #ifndef TXC_TOOLS_PROTECTEDFILES_H
 #define TXC_TOOLS_PROTECTEDFILES_H
 
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 namespace txc {
@@ -74,6 +81,90 @@ inline std::string symlinkTarget(llvm::StringRef path) {
     }
   }
   return llvm::sys::fs::is_symlink_file(current) ? path.str() : current;
+}
+
+
+/// Whether `path` is written to as it is, not replaced: "-" (stdout), or an
+/// existing device or FIFO (/dev/null, a pipe).
+inline bool writtenInPlace(llvm::StringRef path) {
+  llvm::sys::fs::file_status status;
+  return path == "-" ||
+         (!llvm::sys::fs::status(path, status) &&
+          status.type() != llvm::sys::fs::file_type::regular_file &&
+          status.type() != llvm::sys::fs::file_type::directory_file);
+}
+
+/// A temporary file beside `target` (`TARGET.txc-XXXXXX`, removed if the
+/// process gets a signal) that a tool writes in full and commit() renames
+/// over `target`; dropped without commit() it is removed and `target` is
+/// as it was.
+class StagedOutput {
+public:
+  /// "" or why the temporary cannot be made.
+  std::string create(llvm::StringRef target) {
+    target_ = target.str();
+    llvm::Expected<llvm::sys::fs::TempFile> made =
+        llvm::sys::fs::TempFile::create(
+            target_ + ".txc-%%%%%%",
+            llvm::sys::fs::all_read | llvm::sys::fs::all_write);
+    if (!made)
+      return llvm::toString(made.takeError());
+    temp_.emplace(std::move(*made));
+    return "";
+  }
+  const std::string &path() const { return temp_->TmpName; }
+  int fd() const { return temp_->FD; }
+  /// Renames the temporary over the target: "" or the problem.
+  std::string commit() {
+    llvm::Error failed = temp_->keep(target_);
+    temp_.reset();
+    return failed ? llvm::toString(std::move(failed)) : "";
+  }
+  ~StagedOutput() {
+    if (temp_)
+      llvm::consumeError(temp_->discard());
+  }
+
+private:
+  std::string target_;
+  std::optional<llvm::sys::fs::TempFile> temp_;
+};
+
+/// Writes `text` to `path` whole or not at all: "-" and devices as they
+/// are, any other file through a StagedOutput beside its target (a
+/// symlink's file, not the link). "" or why it was not written.
+inline std::string writeOutputWhole(llvm::StringRef path,
+                                    llvm::StringRef text) {
+  auto finish = [](llvm::raw_fd_ostream &out) -> std::string {
+    out.flush();
+    if (!out.has_error())
+      return "";
+    std::string problem = out.error().message();
+    out.clear_error(); // (else its destructor ends the process)
+    return problem;
+  };
+  if (path == "-") {
+    llvm::outs() << text;
+    return finish(llvm::outs());
+  }
+  if (writtenInPlace(path)) {
+    std::error_code failed;
+    llvm::raw_fd_ostream out(path, failed);
+    if (failed)
+      return failed.message();
+    out << text;
+    return finish(out);
+  }
+  StagedOutput staged;
+  std::string problem = staged.create(symlinkTarget(path));
+  if (!problem.empty())
+    return problem;
+  {
+    llvm::raw_fd_ostream out(staged.fd(), /*shouldClose=*/false);
+    out << text;
+    problem = finish(out);
+  }
+  return problem.empty() ? staged.commit() : problem;
 }
 
 } // namespace txc

@@ -262,6 +262,15 @@ LogicalResult emitObject(llvm::Module &module, llvm::StringRef path,
   }
   passes.run(module);
   os.flush();
+  // A full TMPDIR: one error naming the file (the stream's error, left
+  // for its destructor, ended txc with "LLVM ERROR: IO failure on output
+  // stream").
+  if (os.has_error()) {
+    error = "cannot write '" + path.str() + "' (TMPDIR): " +
+            os.error().message();
+    os.clear_error();
+    return failure();
+  }
   return success();
 }
 
@@ -280,8 +289,11 @@ LogicalResult runLinkCompiler(std::vector<std::string> args,
   int status = llvm::sys::ExecuteAndWait(*compiler, argRefs, std::nullopt, {},
                                          0, 0, &message);
   if (status != 0) {
-    error = "linking failed (" + llvm::join(argRefs, " ") + ")" +
-            (message.empty() ? "" : ": " + message);
+    error = "linking failed (" +
+            (message.empty() ? "exit status " + std::to_string(status)
+                             : message) +
+            "; the linker's messages are above); the command: " +
+            llvm::join(argRefs, " ");
     return failure();
   }
   return success();

@@ -20,6 +20,8 @@
 
 #include "../ProtectedFiles.h"
 
+#include <csignal>
+
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -74,38 +76,12 @@ int main(int argc, char **argv) {
   if (mlir::failed(
           mlir::MlirOptMain(output, std::move(input), registry, config)))
     return 1;
-  if (outputFile == "-") {
-    llvm::outs() << text;
-    return 0;
-  }
-  // A device or FIFO (/dev/null, a pipe) is written to, never replaced; a
-  // symlink's target is replaced, not the link.
-  llvm::sys::fs::file_status status;
-  if (!llvm::sys::fs::status(outputFile, status) &&
-      status.type() != llvm::sys::fs::file_type::regular_file &&
-      status.type() != llvm::sys::fs::file_type::directory_file) {
-    std::error_code failed;
-    llvm::raw_fd_ostream out(outputFile, failed);
-    if (!failed) {
-      out << text;
-      out.close();
-      failed = out.error();
-    }
-    if (failed) {
-      llvm::errs() << "tx-opt: error: cannot write '" << outputFile
-                   << "': " << failed.message() << "\n";
-      return 1;
-    }
-    return 0;
-  }
-  const std::string target = txc::symlinkTarget(outputFile);
-  if (llvm::Error failed =
-          llvm::writeToOutput(target, [&](llvm::raw_ostream &out) {
-            out << text;
-            return llvm::Error::success();
-          })) {
+  // `ulimit -f` makes a write fail (EFBIG), not end the process.
+  ::signal(SIGXFSZ, SIG_IGN);
+  if (std::string problem = txc::writeOutputWhole(outputFile, text);
+      !problem.empty()) {
     llvm::errs() << "tx-opt: error: cannot write '" << outputFile
-                 << "': " << llvm::toString(std::move(failed)) << "\n";
+                 << "': " << problem << "\n";
     return 1;
   }
   return 0;

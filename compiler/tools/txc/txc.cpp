@@ -45,12 +45,12 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Signals.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/thread.h"
 #include "llvm/TargetParser/Host.h"
 
 #include <chrono>
+#include <csignal>
 #include <sstream>
 
 #include <unistd.h>
@@ -409,22 +409,27 @@ bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
   return false;
 }
 
-/// Keeps what was written to `output` (`path`), or reports the write that
-/// failed (a full disk, /dev/full) and returns false: the stream's error
-/// was left for its destructor, which ends the process with "LLVM ERROR: IO
-/// failure on output stream". A regular file half written is removed; a
-/// device or pipe is never removed.
-bool finishOutput(llvm::ToolOutputFile &output, llvm::StringRef path) {
-  output.os().flush();
-  if (!output.os().has_error()) {
-    output.keep();
+/// Text output (IR, tables, graphs), gathered and then written whole to
+/// its file (ProtectedFiles.h): a full disk or `ulimit -f` left a truncated
+/// file, or none where the previous one had been.
+struct TextOutput {
+  std::string text;
+  llvm::raw_string_ostream stream{text};
+  llvm::raw_ostream &os() { return stream; }
+};
+
+/// Writes `output` to `path`, or reports why it could not (a full disk,
+/// /dev/full) and returns false, the previous file as it was.
+bool finishOutput(TextOutput &output, llvm::StringRef path) {
+  output.stream.flush();
+  const bool replaces =
+      !txc::writtenInPlace(path) && llvm::sys::fs::exists(path);
+  std::string problem = txc::writeOutputWhole(path, output.text);
+  if (problem.empty())
     return true;
-  }
-  llvm::errs() << "txc: error: cannot write '" << path
-               << "': " << output.os().error().message() << "\n";
-  output.os().clear_error();
-  if (path == "-" || !llvm::sys::fs::is_regular_file(path))
-    output.keep();
+  llvm::errs() << "txc: error: cannot write '" << path << "': " << problem
+               << (replaces ? " (the previous file is left as it was)" : "")
+               << "\n";
   return false;
 }
 
@@ -474,15 +479,10 @@ int emitGraph(ModuleOp module) {
   if (emit == Stage::Dot) {
     if (!checkOutputPath(outputFile, OutputKind::Text))
       return 1;
-    std::string errorMessage;
-    auto output = mlir::openOutputFile(outputFile, &errorMessage);
-    if (!output) {
-      llvm::errs() << "txc: error: " << errorMessage << "\n";
-      return 1;
-    }
+    TextOutput output;
     for (const std::string &entry : entries)
-      output->os() << dotOf(entry);
-    return finishOutput(*output, outputFile) ? 0 : 1;
+      output.os() << dotOf(entry);
+    return finishOutput(output, outputFile) ? 0 : 1;
   }
 
   // SVG: Graphviz's dot renders each entry to its own file.
@@ -553,14 +553,13 @@ int emitGraph(ModuleOp module) {
       return 1;
     }
     auto svg = llvm::MemoryBuffer::getFile(svgFile);
-    auto output = svg ? mlir::openOutputFile(target, &errorMessage) : nullptr;
-    if (!output) {
-      llvm::errs() << "txc: error: "
-                   << (svg ? errorMessage : svg.getError().message()) << "\n";
+    if (!svg) {
+      llvm::errs() << "txc: error: " << svg.getError().message() << "\n";
       return 1;
     }
-    output->os() << (*svg)->getBuffer();
-    if (!finishOutput(*output, target))
+    TextOutput output;
+    output.os() << (*svg)->getBuffer();
+    if (!finishOutput(output, target))
       return 1;
   }
   return 0;
@@ -792,14 +791,9 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
       return 1;
     }
     tx::renameExportedSymbols(*joined, symbolPrefix);
-    std::string message;
-    auto output = mlir::openOutputFile(outputFile, &message);
-    if (!output) {
-      llvm::errs() << "txc: error: " << message << "\n";
-      return 1;
-    }
-    joined->print(output->os(), nullptr);
-    bool written = finishOutput(*output, outputFile);
+    TextOutput output;
+    joined->print(output.os(), nullptr);
+    bool written = finishOutput(output, outputFile);
     timer.done("join and write llvm");
     return written ? 0 : 1;
   }
@@ -815,6 +809,8 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
     }
     objects.push_back(object.str().str());
     removers.push_back(std::make_unique<llvm::FileRemover>(object));
+    // Also when a signal ends txc (they were left in TMPDIR).
+    llvm::sys::RemoveFileOnSignal(object);
   }
   // Both halves alike: the entries call the kernels by name.
   tx::renameExportedSymbols(*modules.kernels, symbolPrefix);
@@ -825,35 +821,63 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
     return 1;
   }
   timer.done("object code");
+  // The linker writes a temporary beside the target, renamed over it when
+  // the link succeeded (and, for an object, its header was written): a
+  // full disk, `ulimit -f` or a signal during the link left no file, or a
+  // half-written one that crashed, under the target's name.
+  txc::StagedOutput staged;
+  if (std::string problem = staged.create(target); !problem.empty()) {
+    llvm::errs() << "txc: error: cannot write '" << target << "': " << problem
+                 << "\n";
+    return 1;
+  }
+  const std::string keptNote =
+      llvm::sys::fs::exists(target)
+          ? " ('" + target + "' is left as it was)"
+          : std::string();
+  auto commit = [&]() {
+    if (std::string problem = staged.commit(); !problem.empty()) {
+      llvm::errs() << "txc: error: cannot write '" << target
+                   << "': " << problem << keptNote << "\n";
+      return false;
+    }
+    return true;
+  };
   if (emit == Stage::Obj) {
-    if (failed(tx::linkRelocatable(objects, target, error))) {
-      llvm::errs() << "txc: error: " << error << "\n";
+    if (failed(tx::linkRelocatable(objects, staged.path(), error))) {
+      llvm::errs() << "txc: error: " << error << keptNote << "\n";
       return 1;
     }
-    std::error_code ec;
-    llvm::raw_fd_ostream headerOut(headerPath, ec);
-    if (ec) {
+    const bool headerExisted = llvm::sys::fs::exists(headerPath);
+    if (std::string problem = txc::writeOutputWhole(headerPath, header);
+        !problem.empty()) {
       llvm::errs() << "txc: error: cannot write '" << headerPath
-                   << "': " << ec.message() << "\n";
+                   << "': " << problem
+                   << (headerExisted ? " (it and '" + target +
+                                           "' are left as they were)"
+                                     : keptNote)
+                   << "\n";
       return 1;
     }
-    headerOut << header;
+    if (!commit())
+      return 1;
     // The two objects joined into one (ld -r) and the header: no
     // executable is linked ("link" read as if one were).
     timer.done("one object (ld -r) and header");
     return 0;
   }
   // An executable: the objects linked with the runtime.
-  const std::string &exe = target;
   std::string self =
       llvm::sys::fs::getMainExecutable(argv0, reinterpret_cast<void *>(&stemOf));
   std::string libDir =
       (llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)) + "/lib")
           .str();
-  if (failed(tx::linkExecutable(objects, exe, libDir, error, cuda))) {
-    llvm::errs() << "txc: error: " << error << "\n";
+  if (failed(tx::linkExecutable(objects, staged.path(), libDir, error, cuda))) {
+    llvm::errs() << "txc: error: " << error << keptNote << "\n";
     return 1;
   }
+  if (!commit())
+    return 1;
   timer.done("link");
   return 0;
 }
@@ -1179,15 +1203,12 @@ int compileMain(int argc, char **argv) {
 
   // Text output (IR, tables) goes to -o, opened only when it is written, so
   // that native stages can write their own files there.
-  std::unique_ptr<llvm::ToolOutputFile> output;
+  std::unique_ptr<TextOutput> output;
   auto openOutput = [&]() -> bool {
     if (!checkOutputPath(outputFile, OutputKind::Text))
       return false;
-    std::string errorMessage;
-    output = mlir::openOutputFile(outputFile, &errorMessage);
-    if (!output)
-      llvm::errs() << "txc: error: " << errorMessage << "\n";
-    return static_cast<bool>(output);
+    output = std::make_unique<TextOutput>();
+    return true;
   };
 
   if (emit == Stage::Ast && !listParams && !summary) {
@@ -1430,6 +1451,9 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   llvm::install_fatal_error_handler(onFatalError);
   llvm::install_bad_alloc_error_handler(onBadAlloc);
+  // `ulimit -f`: a write that would pass it fails (EFBIG), reported as any
+  // other, where SIGXFSZ ended txc with LLVM's crash report.
+  ::signal(SIGXFSZ, SIG_IGN);
   // TMPDIR='' means no TMPDIR (as gcc takes it), not the current
   // directory, where the temporary objects went.
   if (const char *tmpdir = std::getenv("TMPDIR"); tmpdir && !*tmpdir)
