@@ -1044,9 +1044,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       runner.params().write().initialize(options.initSeed.value_or(0));
     initialized = true;
   };
+  // The checkpoint's position as it recorded it (the run's own replaces it).
+  std::optional<TrainingPosition> checkpointPosition;
   if (options.resumePath) {
     // Validate everything before the arena changes: loadCheckpoint does.
     position = loadCheckpoint(*resumed, model, runner.params().write());
+    checkpointPosition = position;
     if (!options.batch && !options.maxTokens)
       maxTokens = position.maxTokens;
     updateFreq = options.updateFreq.value_or(position.updateFreq);
@@ -1123,6 +1126,52 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   std::unique_ptr<BatchSource> source = data.makeSource(
       batch * updateFreq, maxTokens * updateFreq, position.seed);
   const BatchPlan &plan = source->plan();
+  // Where the resumed run goes on in the data. The checkpoint records the
+  // epoch and batch of its next update; with the same cut the plan gives
+  // exactly that. Another cut (another --batch, --max-tokens,
+  // --update-freq or --seed) took that cut's batch of the next step, from
+  // another epoch's position: examples came twice or never, with only "will
+  // not match an uninterrupted run" said. Now the run goes on in the
+  // checkpoint's epoch, at the new cut's batch that repeats and skips the
+  // fewest of it (its start at an epoch's end: nothing), and says what
+  // remains.
+  if (checkpointPosition && !checkpointPosition->dataPositionStep &&
+      !checkpointPosition->rowTokenWindows &&
+      checkpointPosition->dataHash == data.hash) {
+    const TrainingPosition &saved = *checkpointPosition;
+    const int64_t next = saved.step + 1;
+    const int64_t savedRows = saved.batchSize * saved.updateFreq,
+                  savedTokens = saved.maxTokens * saved.updateFreq;
+    // The checkpoint's cut, aligned to where it records it stopped (its
+    // own run may have resumed another cut).
+    BatchPlan before = plan.rebatched(savedRows, savedTokens, saved.seed);
+    before.setStepOffset(before.stepOfPosition(saved.epoch,
+                                               saved.batchInEpoch) -
+                         next);
+    const bool sameCut = savedRows == batch * updateFreq &&
+                         savedTokens == maxTokens * updateFreq &&
+                         saved.seed == position.seed;
+    std::string change;
+    const int64_t index =
+        sameCut ? saved.batchInEpoch
+                : resumedBatchIndex(before, plan, next, "examples", change);
+    source->setStepOffset(plan.stepOfPosition(saved.epoch, index) - next);
+    if (!change.empty()) {
+      const int64_t epochEnd =
+          saved.step + before.batchesInEpoch(saved.epoch) - saved.batchInEpoch;
+      err << "warning: the resumed run cuts the data into other batches than "
+             "the checkpoint's and goes on at batch "
+          << plan.positionOfStep(next).second + 1 << " of epoch "
+          << saved.epoch + 1 << " in that cut: " << change
+          << "; to take each once, resume with the checkpoint's "
+          << (saved.maxTokens
+                  ? "--max-tokens " + std::to_string(saved.maxTokens)
+                  : "--batch " + std::to_string(saved.batchSize))
+          << " --update-freq " << saved.updateFreq << " --seed " << saved.seed
+          << " through step " << epochEnd << " (the end of epoch "
+          << saved.epoch + 1 << "), and change them from there\n";
+    }
+  }
   int64_t lastStep = 0;
   if (options.steps) {
     lastStep = *options.steps;

@@ -63,6 +63,8 @@ public:
   virtual ~BatchSource() = default;
 
   const BatchPlan &plan() const { return plan_; }
+  /// BatchPlan::setStepOffset (a resume of another cut's checkpoint).
+  void setStepOffset(int64_t offset) { plan_.setStepOffset(offset); }
   int64_t examples() const { return examples_; }
 
   /// The batch of update `step` for `entry`; ModelError naming the input

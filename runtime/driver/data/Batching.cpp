@@ -59,16 +59,20 @@ int64_t BatchPlan::batchesInEpoch(int64_t epoch) const {
 
 bool BatchPlan::stepsOfEpochs(int64_t epochs, int64_t limit,
                               int64_t &steps) const {
-  if (!maxTokens_)
-    return !__builtin_mul_overflow(epochs, batchesPerEpoch_, &steps) &&
-           steps <= limit;
-  steps = 0;
-  for (int64_t epoch = 0; epoch < epochs; ++epoch) {
-    steps += batchesInEpoch(epoch);
-    if (steps > limit)
+  // The updates through the end of epoch `epochs`, less the offset.
+  int64_t total = 0;
+  if (!maxTokens_) {
+    if (__builtin_mul_overflow(epochs, batchesPerEpoch_, &total))
       return false;
+  } else {
+    for (int64_t epoch = 0; epoch < epochs; ++epoch) {
+      total += batchesInEpoch(epoch);
+      if (total - stepOffset_ > limit)
+        return false;
+    }
   }
-  return true;
+  steps = std::max<int64_t>(total - stepOffset_, 0);
+  return steps <= limit;
 }
 
 std::vector<std::vector<size_t>> BatchPlan::epoch(int64_t epoch) const {
@@ -145,7 +149,7 @@ void BatchPlan::completeBatch(std::vector<size_t> &batch,
 }
 
 std::pair<int64_t, int64_t> BatchPlan::positionOfStep(int64_t step) const {
-  int64_t index = std::max<int64_t>(step, 1) - 1;
+  int64_t index = std::max<int64_t>(step + stepOffset_, 1) - 1;
   if (!maxTokens_)
     return {index / batchesPerEpoch_, index % batchesPerEpoch_};
   // Token batches: count the epochs before (each one's order is a pure
@@ -154,6 +158,86 @@ std::pair<int64_t, int64_t> BatchPlan::positionOfStep(int64_t step) const {
   while (index >= batchesInEpoch(epoch))
     index -= batchesInEpoch(epoch++);
   return {epoch, index};
+}
+
+BatchPlan BatchPlan::rebatched(int64_t batchSize, int64_t maxTokens,
+                               uint64_t seed) const {
+  if (maxTokens > 0)
+    return BatchPlan(lengths_, batchSize, maxTokens, seed);
+  return BatchPlan(lengths_, batchSize, seed,
+                   fullBatches_ ? LastBatch::Completed : LastBatch::MayBeShort);
+}
+
+int64_t resumedBatchIndex(const BatchPlan &before, const BatchPlan &now,
+                          int64_t step, const std::string &unit,
+                          std::string &change) {
+  change.clear();
+  const auto [epoch, stopped] = before.positionOfStep(step);
+  if (stopped == 0)
+    return 0; // the new cut's whole epoch: each example once
+  // Which examples of the epoch the stopped run took.
+  size_t count = 0;
+  const std::vector<std::vector<size_t>> old = before.epoch(epoch);
+  const std::vector<std::vector<size_t>> batches = now.epoch(epoch);
+  for (const auto *cut : {&old, &batches})
+    for (const auto &batch : *cut)
+      for (size_t example : batch)
+        count = std::max(count, example + 1);
+  std::vector<char> seen(count, 0), inEpoch(count, 0);
+  for (int64_t b = 0; b < int64_t(old.size()); ++b)
+    for (size_t example : old[size_t(b)]) {
+      inEpoch[example] = 1;
+      seen[example] |= b < stopped;
+    }
+  // Going on at batch j of the new cut shows batches j.. again: examples
+  // seen come twice, those of batches before j that were not seen never.
+  // Moving j past a batch changes that count by its unseen less its seen.
+  int64_t seenCount = 0, total = 0;
+  for (size_t i = 0; i < count; ++i) {
+    seenCount += seen[i];
+    total += inEpoch[i];
+  }
+  int64_t best = 0, bestCost = seenCount, cost = seenCount;
+  int64_t again = seenCount, never = 0, bestAgain = again, bestNever = 0;
+  std::vector<char> passed(count, 0);
+  for (int64_t j = 0; j < int64_t(batches.size()); ++j) {
+    for (size_t example : batches[size_t(j)]) {
+      if (passed[example])
+        continue; // (a completed batch's repeat)
+      passed[example] = 1;
+      if (seen[example]) {
+        --again;
+        --cost;
+      } else {
+        ++never;
+        ++cost;
+      }
+    }
+    if (cost < bestCost) {
+      best = j + 1;
+      bestCost = cost;
+      bestAgain = again;
+      bestNever = never;
+    }
+  }
+  if (bestCost > 0)
+    change = "of epoch " + std::to_string(epoch + 1) + "'s " +
+             std::to_string(total) + " " + unit + ", " +
+             std::to_string(bestAgain) +
+             " the checkpoint's run trained on come again before it ends, "
+             "and " +
+             std::to_string(bestNever) + " it had not reached are skipped";
+  return best;
+}
+
+int64_t BatchPlan::stepOfPosition(int64_t epoch, int64_t index) const {
+  int64_t step = index + 1;
+  if (!maxTokens_)
+    step += epoch * batchesPerEpoch_;
+  else
+    for (int64_t e = 0; e < epoch; ++e)
+      step += batchesInEpoch(e);
+  return step - stepOffset_;
 }
 
 Tensor padSequences(const std::vector<std::vector<int32_t>> &sequences,

@@ -34,6 +34,7 @@
 #include "core/Tensor.h"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace txrt::driver {
@@ -70,6 +71,20 @@ public:
   std::vector<std::vector<size_t>> epoch(int64_t epoch) const;
   /// Epoch and batch index of update `step` (1-based).
   std::pair<int64_t, int64_t> positionOfStep(int64_t step) const;
+  /// The update that takes batch `index` of `epoch` (the inverse).
+  int64_t stepOfPosition(int64_t epoch, int64_t index) const;
+  /// Update `step` takes the batch this plan gives update `step + offset`:
+  /// a run resumed from a checkpoint of another cut (another --batch,
+  /// --max-tokens, --update-freq or --seed) goes on in the epoch where
+  /// that run stopped, at the batch it chose (TrainCommand), and the
+  /// checkpoints it saves record that position, from which the offset of
+  /// their own resumes follows.
+  void setStepOffset(int64_t offset) { stepOffset_ = offset; }
+  /// The same examples cut with another batch size (the row cap with a
+  /// token budget), token budget (0: none) and seed: the plan a resumed
+  /// checkpoint's run followed.
+  BatchPlan rebatched(int64_t batchSize, int64_t maxTokens,
+                      uint64_t seed) const;
 
 private:
   /// Completes the epoch's partial `batch` from `shuffled`
@@ -83,9 +98,20 @@ private:
   bool fullBatches_ = false;
   uint64_t seed_;
   int64_t batchesPerEpoch_;
+  int64_t stepOffset_ = 0;
   /// Batches per epoch with a token budget, counted as epochs are asked.
   mutable std::vector<int64_t> epochCounts_;
 };
+
+/// Where in `now` a run goes on whose previous run followed `before`
+/// through update `step - 1`: the batch index of the same epoch that shows
+/// the fewest examples twice or never in the rest of that epoch (0 at an
+/// epoch's start: the new cut's whole epoch). `change` gets "" when each
+/// example of the epoch comes once, else which come twice or never ("of
+/// epoch 2's 18 examples, 8 ... come again ..."; `unit` names them).
+int64_t resumedBatchIndex(const BatchPlan &before, const BatchPlan &now,
+                          int64_t step, const std::string &unit,
+                          std::string &change);
 
 /// The tensors of one batch.
 struct Batch {

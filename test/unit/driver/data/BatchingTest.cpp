@@ -33,6 +33,69 @@ TEST(BatchingTest, EveryExampleOncePerEpoch) {
   }
 }
 
+TEST(BatchingTest, StepOffsetShiftsPositionsAndEpochSteps) {
+  // A run resumed from a checkpoint of another cut goes on in that run's
+  // epoch: its steps take this plan's batches `offset` updates later.
+  BatchPlan plan(someLengths(37), 4, 9);
+  plan.setStepOffset(7);
+  EXPECT_EQ(plan.positionOfStep(4), std::make_pair(int64_t(1), int64_t(0)));
+  EXPECT_EQ(plan.stepOfPosition(1, 0), 4);
+  int64_t steps = 0;
+  ASSERT_TRUE(plan.stepsOfEpochs(2, 1000, steps));
+  EXPECT_EQ(steps, 20 - 7);
+  BatchPlan tokens(someLengths(37), 4, 12, 9);
+  EXPECT_EQ(tokens.stepOfPosition(2, 1),
+            tokens.batchesInEpoch(0) + tokens.batchesInEpoch(1) + 2);
+  tokens.setStepOffset(-3);
+  EXPECT_EQ(tokens.positionOfStep(tokens.stepOfPosition(2, 1)),
+            std::make_pair(int64_t(2), int64_t(1)));
+}
+
+TEST(BatchingTest, ResumingAnotherCutTakesEachExampleOnceFromAnEpochStart) {
+  // A tester's resume with --batch 2 of a --batch 4 checkpoint took the new
+  // cut's batch of the next step: 8 of 18 pairs twice and 4 never in that
+  // epoch, without a word.
+  BatchPlan before(someLengths(18), 4, 0), now(someLengths(18), 2, 0);
+  std::string change;
+  // Stopped at the end of epoch 1 (step 5 of 5 batches): the new cut's
+  // whole epoch 2, nothing said.
+  EXPECT_EQ(resumedBatchIndex(before, now, 6, "pairs", change), 0);
+  EXPECT_EQ(change, "");
+  // Stopped after 3 of 5 batches: the batch that repeats and skips the
+  // fewest, and what it repeats and skips, counted.
+  const int64_t index = resumedBatchIndex(before, now, 4, "pairs", change);
+  std::vector<int> times(18, 0);
+  auto old = before.epoch(0), cut = now.epoch(0);
+  for (int64_t b = 0; b < 3; ++b)
+    for (size_t example : old[size_t(b)])
+      ++times[example];
+  for (int64_t b = index; b < int64_t(cut.size()); ++b)
+    for (size_t example : cut[size_t(b)])
+      ++times[example];
+  const int64_t again = std::count(times.begin(), times.end(), 2);
+  const int64_t never = std::count(times.begin(), times.end(), 0);
+  ASSERT_GT(again + never, 0);
+  EXPECT_EQ(change, "of epoch 1's 18 pairs, " + std::to_string(again) +
+                        " the checkpoint's run trained on come again before "
+                        "it ends, and " +
+                        std::to_string(never) +
+                        " it had not reached are skipped");
+  // No other batch of the new cut does better.
+  for (int64_t j = 0; j <= int64_t(cut.size()); ++j) {
+    std::vector<int> other(18, 0);
+    for (int64_t b = 0; b < 3; ++b)
+      for (size_t example : old[size_t(b)])
+        ++other[example];
+    for (int64_t b = j; b < int64_t(cut.size()); ++b)
+      for (size_t example : cut[size_t(b)])
+        ++other[example];
+    EXPECT_GE(std::count(other.begin(), other.end(), 2) +
+                  std::count(other.begin(), other.end(), 0),
+              again + never)
+        << "batch " << j;
+  }
+}
+
 TEST(BatchingTest, HugeBatchSizesNeitherOverflowNorHang) {
   // The default batch is the bound of B, which a model may set to 2^62:
   // batch * 16 wrapped to 0 and the epoch never ended.
