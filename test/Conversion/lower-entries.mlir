@@ -40,7 +40,9 @@ func.func @f(%x: tensor<?x8xf32, #tx.dims<N: 4>> {tx.name = "x"}) -> (tensor<?x1
 // CHECK-LABEL: func.func private @__txc_kernel_0_relu(
 // CHECK-SAME: memref<?xf32>
 // CHECK: linalg.generic
-// CHECK: arith.maximumf
+// relu as PyTorch's: x < 0 ? 0 : x (-0 stays -0, NaN stays NaN).
+// CHECK: %[[NEG:.+]] = arith.cmpf olt, %[[RX:.+]], %[[ZERO:.+]] : f32
+// CHECK-NEXT: arith.select %[[NEG]], %[[ZERO]], %[[RX]] : f32
 // CHECK-NOT: func.func private @__txc_kernel_1
 
 // -----

@@ -57,12 +57,15 @@ func.func @f(%x: tensor<?x8xf32, #tx.dims<N: 4>> {tx.name = "x"}, %m: tensor<?x1
 // CHECK-LABEL: func.func private @__txc_kernel_2_pow(
 // CHECK: math.rsqrt %{{.+}} : f32
 
-// clamp: maximumf with min, then minimumf with max (NaN stays NaN).
+// clamp as PyTorch's: x < min ? min : x, then max < x ? max : x (NaN stays
+// NaN, and -0 stays -0 against a bound of 0, which maximumf made +0).
 // CHECK-LABEL: func.func private @__txc_kernel_3_clamp(
 // CHECK: %[[LO:.+]] = arith.constant -1.000000e+00 : f32
-// CHECK-NEXT: %[[MAX:.+]] = arith.maximumf %{{.+}}, %[[LO]] : f32
+// CHECK-NEXT: %[[BELOW:.+]] = arith.cmpf olt, %[[X:.+]], %[[LO]] : f32
+// CHECK-NEXT: %[[MAX:.+]] = arith.select %[[BELOW]], %[[LO]], %[[X]] : f32
 // CHECK-NEXT: %[[HI:.+]] = arith.constant 1.000000e+00 : f32
-// CHECK-NEXT: arith.minimumf %[[MAX]], %[[HI]] : f32
+// CHECK-NEXT: %[[ABOVE:.+]] = arith.cmpf olt, %[[HI]], %[[MAX]] : f32
+// CHECK-NEXT: arith.select %[[ABOVE]], %[[HI]], %[[MAX]] : f32
 
 // where: select, the condition broadcast along the inner dim.
 // CHECK-LABEL: func.func private @__txc_kernel_4_where(

@@ -53,6 +53,27 @@ struct Body {
     return b.create<arith::CmpFOp>(l, p, x, y);
   }
 
+  /// torch.maximum and torch.minimum: y where it is larger (smaller), else
+  /// x, as std::max and std::min compare (so -0 against +0 keeps x: PyTorch
+  /// gives relu(-0.0) = clamp(-0.0, min = 0) = -0.0, where arith.maximumf
+  /// gave +0.0 and 1 / relu(x) +inf for -inf), and NaN where either is.
+  Value torchMax(Value x, Value y) {
+    Value picked = select(cmp(arith::CmpFPredicate::OLT, x, y), y, x);
+    return orNaNOf(y, picked);
+  }
+  Value torchMin(Value x, Value y) {
+    Value picked = select(cmp(arith::CmpFPredicate::OLT, y, x), y, x);
+    return orNaNOf(y, picked);
+  }
+  /// `y` where it is NaN, else `picked` (an x that is NaN is picked
+  /// already: no comparison with it holds).
+  Value orNaNOf(Value y, Value picked) {
+    if (auto constant = y.getDefiningOp<arith::ConstantFloatOp>())
+      if (!constant.value().isNaN())
+        return picked;
+    return select(cmp(arith::CmpFPredicate::UNO, y, y), y, picked);
+  }
+
   /// PyTorch's gelu(approximate='tanh'): sqrt(2/pi) as M_SQRT2 * M_2_SQRTPI
   /// * 0.5, and the tanh's argument `inner`.
   static constexpr double kBeta = M_SQRT2 * M_2_SQRTPI * 0.5;
@@ -232,14 +253,14 @@ std::optional<LogicalResult> EntryLowering::lowerMathOp(Operation *op) {
         bool isMax = isa<MaximumOp>(op);
         elementwise(binary.getResult(), {binary.getLhs(), binary.getRhs()},
                     [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                      if (isMax)
-                        return b.create<arith::MaximumFOp>(l, a[0], a[1]);
-                      return b.create<arith::MinimumFOp>(l, a[0], a[1]);
+                      Body e{b, l};
+                      return isMax ? e.torchMax(a[0], a[1])
+                                   : e.torchMin(a[0], a[1]);
                     });
         return success();
       })
       .Case([&](ClampOp clamp) -> Result {
-        // minimum(maximum(x, min), max): NaN stays NaN.
+        // min(max(x, min), max) as torch's: NaN stays NaN, -0 stays -0.
         std::optional<float> min, max;
         if (FloatAttr attr = clamp.getMinAttr())
           min = float(attr.getValueAsDouble());
@@ -250,9 +271,9 @@ std::optional<LogicalResult> EntryLowering::lowerMathOp(Operation *op) {
                       Body e{b, l};
                       Value x = a[0];
                       if (min)
-                        x = b.create<arith::MaximumFOp>(l, x, e.c(*min));
+                        x = e.torchMax(x, e.c(*min));
                       if (max)
-                        x = b.create<arith::MinimumFOp>(l, x, e.c(*max));
+                        x = e.torchMin(x, e.c(*max));
                       return x;
                     });
         return success();
