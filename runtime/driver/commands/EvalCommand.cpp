@@ -338,7 +338,16 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       const std::string where =
           options.dataPath + ":" + std::to_string(pair.line);
       sources.add(pair.source, where);
-      references.add(pair.target, where);
+      // A cut reference is scored through its next word (where [EOS]
+      // would be): counted too (the note said 1 of 7 where 8 were scored,
+      // and nothing when the [UNK] was that word).
+      if (pair.nextTarget >= 0) {
+        std::vector<int32_t> scored = pair.target;
+        scored.push_back(pair.nextTarget);
+        references.add(scored, where);
+      } else {
+        references.add(pair.target, where);
+      }
     }
     for (const std::string &note :
          {sources.note("source sentence", tokenizer.unit()),
