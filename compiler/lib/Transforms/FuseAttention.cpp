@@ -277,8 +277,10 @@ private:
         scores = masked.getInput();
         continue;
       } else if (isa<AddOp>(def)) {
-        return decline(why, "an additive mask (an arbitrary f32 tensor; "
-                            "tx.attention takes a keep mask)");
+        return decline(why, "an additive mask or bias (an arbitrary f32 "
+                            "tensor: a position bias such as T5's or ALiBi's "
+                            "stays unfused; tx.attention takes a keep mask "
+                            "only)");
       } else {
         return decline(
             why, "the scores pass through " + def->getName().getStringRef() +

@@ -1156,20 +1156,36 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         sameCut ? saved.batchInEpoch
                 : resumedBatchIndex(before, plan, next, "examples", change);
     source->setStepOffset(plan.stepOfPosition(saved.epoch, index) - next);
+    // The epoch cut otherwise in its middle: its examples so far follow
+    // from no one cut (recorded while the epoch lasts).
+    position.cutChangedInEpoch = saved.cutChangedInEpoch;
+    if (!sameCut && saved.batchInEpoch > 0)
+      position.cutChangedInEpoch = saved.epoch;
     if (!change.empty()) {
       const int64_t epochEnd =
           saved.step + before.batchesInEpoch(saved.epoch) - saved.batchInEpoch;
+      const auto [goesOnEpoch, goesOnIndex] = plan.positionOfStep(next);
+      const bool earlier = saved.cutChangedInEpoch &&
+                           *saved.cutChangedInEpoch == saved.epoch;
       err << "warning: the resumed run cuts the data into other batches than "
              "the checkpoint's and goes on at batch "
-          << plan.positionOfStep(next).second + 1 << " of epoch "
-          << saved.epoch + 1 << " in that cut: " << change
-          << "; to take each once, resume with the checkpoint's "
-          << (saved.maxTokens
-                  ? "--max-tokens " + std::to_string(saved.maxTokens)
-                  : "--batch " + std::to_string(saved.batchSize))
-          << " --update-freq " << saved.updateFreq << " --seed " << saved.seed
-          << " through step " << epochEnd << " (the end of epoch "
-          << saved.epoch + 1 << "), and change them from there\n";
+          << goesOnIndex + 1 << " of epoch " << goesOnEpoch + 1
+          << " in that cut: " << change;
+      if (earlier)
+        err << " (counted against the checkpoint's own cut: epoch "
+            << saved.epoch + 1
+            << " was cut otherwise before it too, so more may come twice or "
+               "never); keep the options through step "
+            << epochEnd << " (the end of the epoch) to change nothing more\n";
+      else
+        err << "; to take each once, resume with the checkpoint's "
+            << (saved.maxTokens
+                    ? "--max-tokens " + std::to_string(saved.maxTokens)
+                    : "--batch " + std::to_string(saved.batchSize))
+            << " --update-freq " << saved.updateFreq << " --seed "
+            << saved.seed << " through step " << epochEnd
+            << " (the end of epoch " << saved.epoch + 1
+            << "), and change them from there\n";
     }
   }
   int64_t lastStep = 0;

@@ -196,6 +196,9 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
   if (position.dataPositionStep)
     metadata.push_back(
         {"data_position_step", std::to_string(*position.dataPositionStep)});
+  if (position.cutChangedInEpoch && *position.cutChangedInEpoch == position.epoch)
+    metadata.push_back({"cut_changed_in_epoch",
+                        std::to_string(*position.cutChangedInEpoch)});
   if (position.threads > 0)
     metadata.push_back({"threads", std::to_string(position.threads)});
   if (position.block)
@@ -445,6 +448,9 @@ TrainingPosition readTrainingPosition(const SafetensorsReader &file) {
   if (file.metadataValue("data_position_step"))
     position.dataPositionStep = metadataInteger<int64_t>(
         file, "data_position_step", 10, kMaxTrainingCount);
+  if (file.metadataValue("cut_changed_in_epoch"))
+    position.cutChangedInEpoch = metadataInteger<int64_t>(
+        file, "cut_changed_in_epoch", 10, kMaxTrainingCount);
   if (file.metadataValue("max_tokens")) {
     position.maxTokens =
         metadataInteger<int64_t>(file, "max_tokens", 10, kMaxTrainingCount);

@@ -90,6 +90,11 @@ struct TrainingPosition {
   /// trained steps after it on its own inputs (they name that step's next
   /// batch; train --resume takes the batch of `step` + 1 in its order).
   std::optional<int64_t> dataPositionStep;
+  /// The epoch (0-based) of the next update when a run cut it otherwise in
+  /// its middle (a resume with another --batch, ...): the examples it took
+  /// follow from no one cut, so a later change's counts are a lower bound.
+  /// Kept while the epoch lasts.
+  std::optional<int64_t> cutChangedInEpoch;
   /// A --max-tokens run saved by a txc whose length-sorting windows were
   /// 16 x the row bound (no "token_windows" in the metadata): this build's
   /// windows of 16 token budgets give that run other batches.
