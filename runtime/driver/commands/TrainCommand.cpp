@@ -1625,6 +1625,14 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // curve that cannot be written (a file size limit: it grows with the
   // steps, the checkpoint does not) stops the run after the checkpoint is
   // saved: it stopped it before, losing the steps since the last save.
+  // A new run's curve and plot that were not there before it: removed when
+  // its first save fails, with nothing saved (they blocked the same
+  // command's rerun as "a loss curve already", of no checkpoint).
+  std::error_code probe;
+  const bool curveIsNew =
+      logPath && !options.resumePath &&
+      !std::filesystem::exists(*logPath, probe) &&
+      !std::filesystem::exists(svgPathFor(*logPath), probe);
   auto curveThenCheckpoint = [&](const std::function<void()> &saveTheSteps,
                                  bool writeCurve = true) {
     std::exception_ptr curveFailure;
@@ -1637,7 +1645,15 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         curveFailure = std::current_exception();
       }
     }
-    saveTheSteps();
+    try {
+      saveTheSteps();
+    } catch (...) {
+      if (curveIsNew && lastSavedStep < 0) {
+        std::filesystem::remove(*logPath, probe);
+        std::filesystem::remove(svgPathFor(*logPath), probe);
+      }
+      throw;
+    }
     if (curveFailure)
       std::rethrow_exception(curveFailure);
   };

@@ -311,7 +311,8 @@ AtomicFileWriter::AtomicFileWriter(std::string path)
       // The replaced file's permissions, not the umask's: a private (0600)
       // checkpoint became world-readable at its next save.
       struct stat existing;
-      if (::stat(target_.c_str(), &existing) == 0 && S_ISREG(existing.st_mode))
+      existed_ = ::stat(target_.c_str(), &existing) == 0;
+      if (existed_ && S_ISREG(existing.st_mode))
         (void)::fchmod(fd_, existing.st_mode & 07777);
       break;
     }
@@ -335,9 +336,10 @@ AtomicFileWriter::~AtomicFileWriter() {
 }
 
 void AtomicFileWriter::fail(const std::string &operation) {
-  std::string message = "cannot " + operation + " '" + path_ +
-                        "': " + std::strerror(errno) + " ('" + path_ +
-                        "' is left as it was)";
+  // (A new file: nothing is there, and nothing "left as it was".)
+  std::string message =
+      "cannot " + operation + " '" + path_ + "': " + std::strerror(errno) +
+      (existed_ ? " ('" + path_ + "' is left as it was)" : std::string());
   throw ResourceError(message); // the destructor removes the temporary
 }
 

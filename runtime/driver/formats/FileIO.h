@@ -125,6 +125,7 @@ private:
   std::string tmpPath_;
   int fd_ = -1;
   bool committed_ = false;
+  bool existed_ = false; ///< path_ was there to replace
   bool keepWhenNotReplaced_ = false;
 };
 

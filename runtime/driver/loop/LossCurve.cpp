@@ -1,9 +1,11 @@
 //===- LossCurve.cpp - the loss curve as CSV and as an SVG plot -----------===//
 #include "loop/LossCurve.h"
 #include "formats/ContentHash.h"
+#include "core/Error.h"
 #include "formats/FileIO.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -170,6 +172,11 @@ bool isLossPlot(const std::string &path) {
   const size_t length = std::strlen(kPlotOpening);
   std::string head(length, '\0');
   FILE *file = std::fopen(path.c_str(), "rb");
+  // A plot that cannot be read is not known to be a user's figure: the
+  // cause, not "no loss plot txc wrote" (with `ulimit -n 6` txc's own plot
+  // was blamed, and --overwrite advised).
+  if (!file && errno != ENOENT)
+    throw ResourceError("cannot read '" + path + "': " + std::strerror(errno));
   if (!file)
     return false;
   size_t got = std::fread(head.data(), 1, length, file);

@@ -54,7 +54,8 @@ std::string svgPathFor(const std::string &csvPath);
 
 /// Whether the file at `path` is a plot lossSvg wrote (its opening lines):
 /// a run replaces such a plot beside its curve, but not another file of
-/// that name (a figure of the user's).
+/// that name (a figure of the user's). ResourceError naming the cause when
+/// it exists but cannot be read (too many open files).
 bool isLossPlot(const std::string &path);
 
 } // namespace txrt::driver
