@@ -11,7 +11,9 @@
 #include <limits>
 
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 namespace txrt::driver {
@@ -148,6 +150,19 @@ int stdoutPipeError() {
   struct pollfd request = {STDOUT_FILENO, POLLOUT, 0};
   if (::poll(&request, 1, 0) > 0 && (request.revents & POLLERR))
     return EPIPE;
+  // A file: at the file size limit (`ulimit -f`), or on a full file
+  // system, the cause the write's errno said before it was lost.
+  struct stat file;
+  if (::fstat(STDOUT_FILENO, &file) == 0 && S_ISREG(file.st_mode)) {
+    struct rlimit limit;
+    if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 &&
+        limit.rlim_cur != RLIM_INFINITY &&
+        uint64_t(file.st_size) >= uint64_t(limit.rlim_cur))
+      return EFBIG;
+    struct statvfs space;
+    if (::fstatvfs(STDOUT_FILENO, &space) == 0 && space.f_bavail == 0)
+      return ENOSPC;
+  }
   return 0;
 }
 
