@@ -218,13 +218,24 @@ void checkOutputPaths(
     long limit;
   };
   std::vector<LongName> longNames;
+  // Directories that are missing or loop: their outputs' own checks
+  // would repeat the problem once per side file (8 lines for one --save).
+  std::vector<std::string> badDirectories;
   for (const NamedPath &output : outputs) {
     std::string directory =
         std::filesystem::path(output.path).parent_path().string();
     if (std::find(directories.begin(), directories.end(), directory) ==
         directories.end()) {
       directories.push_back(directory);
+      const size_t before = problems.size();
       collect([&] { checkParentDirectory(output.path, output.what); });
+      if (problems.size() != before)
+        badDirectories.push_back(directory);
+    }
+    if (std::find(badDirectories.begin(), badDirectories.end(), directory) !=
+        badDirectories.end()) {
+      outputIds.push_back(identify(output.path)); // (one per output)
+      continue;
     }
     collect([&] { checkReplaceable(output.path, output.what); });
     // Written through a temporary beside it (AtomicFileWriter): a name that

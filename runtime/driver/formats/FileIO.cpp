@@ -120,6 +120,9 @@ void checkParentDirectory(const std::string &path, const std::string &what) {
   std::error_code error;
   if (parent.empty() || std::filesystem::is_directory(parent, error))
     return;
+  if (error == std::errc::too_many_symbolic_link_levels)
+    throw InputError(what + ": cannot write '" + path + "': '" +
+                     parent.string() + "': its symbolic links form a loop");
   // Say which: a typo in the directory is the common case.
   bool exists = std::filesystem::exists(parent, error);
   throw InputError(what + ": cannot write '" + path + "': '" + parent.string() +
