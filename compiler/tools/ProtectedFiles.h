@@ -84,11 +84,31 @@ inline std::string symlinkTarget(llvm::StringRef path) {
 }
 
 
-/// Whether `path` is written to as it is, not replaced: "-" (stdout), or an
-/// existing device or FIFO (/dev/null, a pipe).
+/// The descriptor `path` names (/dev/stdout, /dev/stderr, /dev/fd/N,
+/// /proc/self/fd/N), or -1: writing there means writing to what the
+/// descriptor is, where it is (`-o /dev/stdout >> log` appends to log);
+/// replaced through a temporary, log lost its contents.
+inline int namedFileDescriptor(llvm::StringRef path) {
+  if (path == "/dev/stdin")
+    return 0;
+  if (path == "/dev/stdout")
+    return 1;
+  if (path == "/dev/stderr")
+    return 2;
+  for (llvm::StringRef prefix : {"/dev/fd/", "/proc/self/fd/"}) {
+    unsigned fd = 0;
+    if (path.starts_with(prefix) &&
+        !path.drop_front(prefix.size()).getAsInteger(10, fd) && fd < 1u << 20)
+      return int(fd);
+  }
+  return -1;
+}
+
+/// Whether `path` is written to as it is, not replaced: "-" (stdout), a
+/// descriptor's name, or an existing device or FIFO (/dev/null, a pipe).
 inline bool writtenInPlace(llvm::StringRef path) {
   llvm::sys::fs::file_status status;
-  return path == "-" ||
+  return path == "-" || namedFileDescriptor(path) >= 0 ||
          (!llvm::sys::fs::status(path, status) &&
           status.type() != llvm::sys::fs::file_type::regular_file &&
           status.type() != llvm::sys::fs::file_type::directory_file);
@@ -107,15 +127,32 @@ public:
         llvm::sys::fs::TempFile::create(
             target_ + ".txc-%%%%%%",
             llvm::sys::fs::all_read | llvm::sys::fs::all_write);
-    if (!made)
-      return llvm::toString(made.takeError());
+    if (!made) {
+      // The directory is what refused (a writable file in a read-only
+      // directory was blamed itself).
+      llvm::SmallString<256> directory(llvm::sys::path::parent_path(target_));
+      if (directory.empty())
+        directory = ".";
+      return "cannot create a file in '" + directory.str().str() + "' (" +
+             llvm::toString(made.takeError()) +
+             "): txc writes an output through a temporary beside it, "
+             "renamed over it when complete";
+    }
     temp_.emplace(std::move(*made));
     return "";
   }
   const std::string &path() const { return temp_->TmpName; }
   int fd() const { return temp_->FD; }
-  /// Renames the temporary over the target: "" or the problem.
-  std::string commit() {
+  /// Renames the temporary over the target: "" or the problem. The
+  /// target's permissions are kept (a private 0600 file became 0644), but
+  /// for an executable whose target had no execute bit (the linker's).
+  std::string commit(bool executable = false) {
+    llvm::sys::fs::file_status existing;
+    if (!llvm::sys::fs::status(target_, existing) &&
+        existing.type() == llvm::sys::fs::file_type::regular_file &&
+        (!executable || (existing.permissions() & llvm::sys::fs::all_exe)))
+      (void)llvm::sys::fs::setPermissions(temp_->TmpName,
+                                          existing.permissions());
     llvm::Error failed = temp_->keep(target_);
     temp_.reset();
     return failed ? llvm::toString(std::move(failed)) : "";
@@ -146,6 +183,11 @@ inline std::string writeOutputWhole(llvm::StringRef path,
   if (path == "-") {
     llvm::outs() << text;
     return finish(llvm::outs());
+  }
+  if (int fd = namedFileDescriptor(path); fd >= 0) {
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/false);
+    out << text;
+    return finish(out);
   }
   if (writtenInPlace(path)) {
     std::error_code failed;

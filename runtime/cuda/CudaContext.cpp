@@ -170,6 +170,7 @@ txrt_status txrt_cuda_context_create(int32_t device,
 }
 
 void txrt_cuda_context_destroy(txrt_cuda_context *ctx) {
+  txrt::EntryClaims::forget(ctx);
   if (!ctx)
     return;
   forgetCurrentContext(ctx);

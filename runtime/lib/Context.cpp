@@ -310,7 +310,10 @@ txrt_status txrt_context_create(txrt_context **out_ctx) {
   return txrt_context_create_with_threads(0, out_ctx);
 }
 
-void txrt_context_destroy(txrt_context *ctx) { delete ctx; }
+void txrt_context_destroy(txrt_context *ctx) {
+  EntryClaims::forget(ctx);
+  delete ctx;
+}
 
 const char *txrt_last_error(const txrt_context *ctx) {
   return ctx ? ctx->lastError.c_str() : threadLastError.c_str();

@@ -119,6 +119,14 @@ public:
     }
   }
 
+  /// Forgets every claim of `what` (a context being destroyed: one made
+  /// at its address later is another, which a claim never released, by a
+  /// caller's own txrt_check_entry, refused).
+  static void forget(const void *what) {
+    std::lock_guard<std::mutex> lock(mutex());
+    holders().erase(what);
+  }
+
 private:
   static std::mutex &mutex() {
     static std::mutex m;

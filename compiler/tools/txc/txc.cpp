@@ -284,6 +284,15 @@ bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
     llvm::errs() << "txc: error: the output's name is empty; give -o FILE\n";
     return false;
   }
+  // `-o /dev/stdout > model.o` wrote the object through the descriptor's
+  // file and its header to /dev/stdout.h.
+  if (kind != OutputKind::Text && txc::namedFileDescriptor(path) >= 0) {
+    llvm::errs() << "txc: error: the output '" << path
+                 << "' names a file descriptor: txc writes objects and "
+                    "executables only to a file it is given by name (an "
+                    "object's header goes beside it)\n";
+    return false;
+  }
   bool same = false;
   if (inputFile != "-" &&
       !llvm::sys::fs::equivalent(inputFile.getValue(), path, same) && same) {
@@ -836,7 +845,8 @@ int emitNative(ModuleOp module, const std::string &flags, char *argv0) {
           ? " ('" + target + "' is left as it was)"
           : std::string();
   auto commit = [&]() {
-    if (std::string problem = staged.commit(); !problem.empty()) {
+    if (std::string problem = staged.commit(emit == Stage::Exe);
+        !problem.empty()) {
       llvm::errs() << "txc: error: cannot write '" << target
                    << "': " << problem << keptNote << "\n";
       return false;

@@ -111,6 +111,20 @@ int main(void) {
   txrt_entry_done(ctx, arena);
   elsewhere("released", ctx, arena);
 
+  /* A context destroyed while a claim of it is held (the caller's own
+   * txrt_check_entry, never released): one created after it, often at
+   * its address, is free. */
+  {
+    txrt_context *doomed;
+    txrt_context_create_with_threads(1, &doomed);
+    hold(doomed, NULL);
+    txrt_context_destroy(doomed);
+    txrt_context *reborn;
+    txrt_context_create_with_threads(1, &reborn);
+    elsewhere("after destroy", reborn, arena2);
+    txrt_context_destroy(reborn);
+  }
+
   /* Every thread its own context and arena, at once. */
   struct call *calls = calloc(kThreads, sizeof(struct call));
   struct call *reference = calloc(1, sizeof(struct call));
