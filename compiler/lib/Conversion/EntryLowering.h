@@ -437,8 +437,10 @@ private:
   /// once per parameter read that made lowering quadratic in depth.
   ParameterOp parameterDecl(FlatSymbolRefAttr name);
   LogicalResult lowerConstant(ConstantOp op);
+  /// At the op, by the name a spec writes it ('matmul', not 'tx.matmul').
   LogicalResult fail(Operation *op, const Twine &why) {
-    return op->emitOpError("cannot be lowered to native code: ") << why;
+    return op->emitError() << "'" << op->getName().stripDialect()
+                           << "' cannot be lowered to native code: " << why;
   }
   /// Fails unless a tensor of `type` at its bounds, placed at `offset`,
   /// lies within `arenaBytes` (a hand-edited plan could place it past

@@ -35,6 +35,20 @@ using namespace mlir;
 using namespace mlir::tx;
 using mlir::tx::detail::EntryLowering;
 
+/// "[2, 3, 2]": the first `rank` dims of `type` (symbols by name).
+static std::string formatBatch(RankedTensorType type, int64_t rank) {
+  std::string text = "[";
+  Shape shape = getShape(type);
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i)
+      text += ", ";
+    text += shape[size_t(i)].isSymbolic()
+                ? shape[size_t(i)].symbol.getValue().str()
+                : std::to_string(shape[size_t(i)].size);
+  }
+  return text + "]";
+}
+
 LogicalResult EntryLowering::lower() {
   auto kind = entry->getAttrOfType<StringAttr>("tx.entry");
   isTrain = kind && kind.getValue() == "train";
@@ -923,8 +937,14 @@ LogicalResult EntryLowering::lowerMatmul(MatmulOp op) {
         merge = q;
     }
     if (merge < 0)
-      return fail(op, "matmul with more than two batch dimensions that "
-                      "cannot be merged into two");
+      return fail(op, "its batch dimensions (the result's " +
+                          formatBatch(outType, batchRank) +
+                          ") cannot be merged into the two the runtime's "
+                          "product takes: a dimension one operand "
+                          "broadcasts lies between two it does not, or one "
+                          "is strided; reshape the operands so that each "
+                          "one's broadcast dimensions are adjacent (or "
+                          "merge the others into one)");
     batchSizes[merge] = builder.create<arith::MulIOp>(loc, batchSizes[merge],
                                                       batchSizes[merge + 1]);
     batchSizes.erase(batchSizes.begin() + merge + 1);
