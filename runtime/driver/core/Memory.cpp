@@ -130,8 +130,17 @@ void checkAvailableMemory(uint64_t bytes, const std::string &what) {
 
 AlignedBuffer allocateBuffer(uint64_t bytes, const std::string &what) {
   bytes = std::max<uint64_t>(bytes, 64); // never NULL, even when empty
-  if (bytes >= kCheckedAllocationBytes)
+  if (bytes >= kCheckedAllocationBytes) {
     checkAvailableMemory(bytes, what);
+  } else if (std::optional<uint64_t> headroom = addressSpaceHeadroom();
+             headroom && (bytes > *headroom ||
+                          *headroom - bytes < kAddressSpaceReserve)) {
+    // The arenas of a small model (a few calls, no per-token buffers):
+    // under `ulimit -v` the kernels' reserve is checked for them too (a
+    // small model's 7 MiB arenas fit, and oneDNN segfaulted in its first
+    // product).
+    checkAvailableMemory(bytes, what);
+  }
   try {
     return AlignedBuffer(size_t(bytes));
   } catch (const std::bad_alloc &) {
