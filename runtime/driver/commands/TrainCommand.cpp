@@ -1133,8 +1133,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // another epoch's position: examples came twice or never, with only "will
   // not match an uninterrupted run" said. Now the run goes on in the
   // checkpoint's epoch, at the new cut's batch that repeats and skips the
-  // fewest of it (its start at an epoch's end: nothing), and says what
-  // remains.
+  // fewest of what the epoch trained so far (its start at an epoch's end:
+  // nothing), and says what remains. An epoch cut otherwise in its middle
+  // follows from no one cut: its checkpoints record which examples it
+  // trained (`epoch_seen`), which the next change counts against.
+  std::vector<char> epochSeenBefore; // (with position.cutChangedInEpoch)
+  int64_t epochSeenFrom = 0;
   if (checkpointPosition && !checkpointPosition->dataPositionStep &&
       !checkpointPosition->rowTokenWindows &&
       checkpointPosition->dataHash == data.hash) {
@@ -1151,31 +1155,36 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     const bool sameCut = savedRows == batch * updateFreq &&
                          savedTokens == maxTokens * updateFreq &&
                          saved.seed == position.seed;
+    const bool cutBefore = saved.cutChangedInEpoch &&
+                           *saved.cutChangedInEpoch == saved.epoch &&
+                           saved.epochSeen.size() == plan.examples();
+    std::vector<char> seen =
+        cutBefore ? saved.epochSeen
+                  : examplesOfBatches(before, saved.epoch, 0,
+                                      saved.batchInEpoch);
     std::string change;
     const int64_t index =
         sameCut ? saved.batchInEpoch
-                : resumedBatchIndex(before, plan, next, "examples", change);
+                : resumedBatchIndex(seen, saved.epoch, plan, "examples",
+                                    change);
     source->setStepOffset(plan.stepOfPosition(saved.epoch, index) - next);
-    // The epoch cut otherwise in its middle: its examples so far follow
-    // from no one cut (recorded while the epoch lasts).
-    position.cutChangedInEpoch = saved.cutChangedInEpoch;
-    if (!sameCut && saved.batchInEpoch > 0)
+    if (cutBefore || (!sameCut && saved.batchInEpoch > 0)) {
       position.cutChangedInEpoch = saved.epoch;
+      epochSeenBefore = std::move(seen);
+      epochSeenFrom = index;
+    }
     if (!change.empty()) {
       const int64_t epochEnd =
           saved.step + before.batchesInEpoch(saved.epoch) - saved.batchInEpoch;
       const auto [goesOnEpoch, goesOnIndex] = plan.positionOfStep(next);
-      const bool earlier = saved.cutChangedInEpoch &&
-                           *saved.cutChangedInEpoch == saved.epoch;
       err << "warning: the resumed run cuts the data into other batches than "
              "the checkpoint's and goes on at batch "
           << goesOnIndex + 1 << " of epoch " << goesOnEpoch + 1
           << " in that cut: " << change;
-      if (earlier)
-        err << " (counted against the checkpoint's own cut: epoch "
-            << saved.epoch + 1
-            << " was cut otherwise before it too, so more may come twice or "
-               "never); keep the options through step "
+      if (cutBefore)
+        err << "; epoch " << saved.epoch + 1
+            << " was cut otherwise before, so no options take each once: "
+               "keep them through step "
             << epochEnd << " (the end of the epoch) to change nothing more\n";
       else
         err << "; to take each once, resume with the checkpoint's "
@@ -1262,6 +1271,15 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     auto [epoch, index] = plan.positionOfStep(step + 1);
     at.epoch = epoch;
     at.batchInEpoch = index;
+    // An epoch cut otherwise in its middle: what it trained so far.
+    at.epochSeen.clear();
+    // (Up to 64 Mi examples: 16 MB of the header's 100 MB.)
+    if (at.cutChangedInEpoch && *at.cutChangedInEpoch == epoch &&
+        plan.examples() <= (size_t(64) << 20)) {
+      at.epochSeen = examplesOfBatches(plan, epoch, epochSeenFrom, index);
+      for (size_t i = 0; i < at.epochSeen.size(); ++i)
+        at.epochSeen[i] |= i < epochSeenBefore.size() && epochSeenBefore[i];
+    }
     at.dataPositionStep = std::nullopt;
     // A run without --valid keeps the resumed checkpoint's record (the
     // best so far, the validations since): it dropped it, and the next

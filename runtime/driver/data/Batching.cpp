@@ -168,44 +168,45 @@ BatchPlan BatchPlan::rebatched(int64_t batchSize, int64_t maxTokens,
                    fullBatches_ ? LastBatch::Completed : LastBatch::MayBeShort);
 }
 
-int64_t resumedBatchIndex(const BatchPlan &before, const BatchPlan &now,
-                          int64_t step, const std::string &unit,
+std::vector<char> examplesOfBatches(const BatchPlan &plan, int64_t epoch,
+                                    int64_t first, int64_t last) {
+  std::vector<char> marks(plan.examples(), 0);
+  const std::vector<std::vector<size_t>> batches = plan.epoch(epoch);
+  last = std::min<int64_t>(last, int64_t(batches.size()));
+  for (int64_t b = std::max<int64_t>(first, 0); b < last; ++b)
+    for (size_t example : batches[size_t(b)])
+      if (example < marks.size())
+        marks[example] = 1;
+  return marks;
+}
+
+int64_t resumedBatchIndex(const std::vector<char> &seen, int64_t epoch,
+                          const BatchPlan &now, const std::string &unit,
                           std::string &change) {
   change.clear();
-  const auto [epoch, stopped] = before.positionOfStep(step);
-  if (stopped == 0)
+  const size_t count = now.examples();
+  auto wasSeen = [&](size_t example) {
+    return example < seen.size() && seen[example];
+  };
+  int64_t seenCount = 0;
+  for (size_t i = 0; i < count; ++i)
+    seenCount += wasSeen(i);
+  if (seenCount == 0)
     return 0; // the new cut's whole epoch: each example once
-  // Which examples of the epoch the stopped run took.
-  size_t count = 0;
-  const std::vector<std::vector<size_t>> old = before.epoch(epoch);
+  // Going on at batch j of the new cut shows batches j.. of the epoch:
+  // examples seen come twice, those of batches before j that were not
+  // seen never. Moving j past a batch changes that count by its unseen
+  // less its seen.
   const std::vector<std::vector<size_t>> batches = now.epoch(epoch);
-  for (const auto *cut : {&old, &batches})
-    for (const auto &batch : *cut)
-      for (size_t example : batch)
-        count = std::max(count, example + 1);
-  std::vector<char> seen(count, 0), inEpoch(count, 0);
-  for (int64_t b = 0; b < int64_t(old.size()); ++b)
-    for (size_t example : old[size_t(b)]) {
-      inEpoch[example] = 1;
-      seen[example] |= b < stopped;
-    }
-  // Going on at batch j of the new cut shows batches j.. again: examples
-  // seen come twice, those of batches before j that were not seen never.
-  // Moving j past a batch changes that count by its unseen less its seen.
-  int64_t seenCount = 0, total = 0;
-  for (size_t i = 0; i < count; ++i) {
-    seenCount += seen[i];
-    total += inEpoch[i];
-  }
   int64_t best = 0, bestCost = seenCount, cost = seenCount;
   int64_t again = seenCount, never = 0, bestAgain = again, bestNever = 0;
   std::vector<char> passed(count, 0);
   for (int64_t j = 0; j < int64_t(batches.size()); ++j) {
     for (size_t example : batches[size_t(j)]) {
-      if (passed[example])
+      if (example >= count || passed[example])
         continue; // (a completed batch's repeat)
       passed[example] = 1;
-      if (seen[example]) {
+      if (wasSeen(example)) {
         --again;
         --cost;
       } else {
@@ -222,10 +223,9 @@ int64_t resumedBatchIndex(const BatchPlan &before, const BatchPlan &now,
   }
   if (bestCost > 0)
     change = "of epoch " + std::to_string(epoch + 1) + "'s " +
-             std::to_string(total) + " " + unit + ", " +
+             std::to_string(count) + " " + unit + ", " +
              std::to_string(bestAgain) +
-             " the checkpoint's run trained on come again before it ends, "
-             "and " +
+             " the run so far trained on come again before it ends, and " +
              std::to_string(bestNever) + " it had not reached are skipped";
   return best;
 }

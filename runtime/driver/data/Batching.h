@@ -62,6 +62,9 @@ public:
   BatchPlan(std::vector<std::pair<int64_t, int64_t>> lengths, int64_t maxRows,
             int64_t maxTokens, uint64_t seed);
 
+  /// The examples an epoch holds (each once; the last batch may repeat
+  /// some when completed).
+  size_t examples() const { return lengths_.size(); }
   /// The batches of epoch 0 (with a token budget other epochs may differ).
   int64_t batchesPerEpoch() const { return batchesInEpoch(0); }
   int64_t batchesInEpoch(int64_t epoch) const;
@@ -103,14 +106,20 @@ private:
   mutable std::vector<int64_t> epochCounts_;
 };
 
-/// Where in `now` a run goes on whose previous run followed `before`
-/// through update `step - 1`: the batch index of the same epoch that shows
-/// the fewest examples twice or never in the rest of that epoch (0 at an
-/// epoch's start: the new cut's whole epoch). `change` gets "" when each
-/// example of the epoch comes once, else which come twice or never ("of
-/// epoch 2's 18 examples, 8 ... come again ..."; `unit` names them).
-int64_t resumedBatchIndex(const BatchPlan &before, const BatchPlan &now,
-                          int64_t step, const std::string &unit,
+/// Marks (1) the examples of batches [first, last) of `epoch` of `plan`,
+/// one entry per example: what a run took of that epoch.
+std::vector<char> examplesOfBatches(const BatchPlan &plan, int64_t epoch,
+                                    int64_t first, int64_t last);
+
+/// Where in `now`'s `epoch` a resumed run goes on when the examples marked
+/// in `seen` were trained on in it already (by another cut): the batch
+/// index that shows the fewest of the epoch's examples twice or never in
+/// the rest of it (0 when none were seen: the new cut's whole epoch).
+/// `change` gets "" when each example of the epoch comes once, else which
+/// come twice or never ("of epoch 2's 18 examples, 8 ... come again ...";
+/// `unit` names them).
+int64_t resumedBatchIndex(const std::vector<char> &seen, int64_t epoch,
+                          const BatchPlan &now, const std::string &unit,
                           std::string &change);
 
 /// The tensors of one batch.

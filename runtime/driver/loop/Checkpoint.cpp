@@ -13,6 +13,7 @@
 #include "loop/FiniteCheck.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -196,9 +197,23 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
   if (position.dataPositionStep)
     metadata.push_back(
         {"data_position_step", std::to_string(*position.dataPositionStep)});
-  if (position.cutChangedInEpoch && *position.cutChangedInEpoch == position.epoch)
+  if (position.cutChangedInEpoch &&
+      *position.cutChangedInEpoch == position.epoch) {
     metadata.push_back({"cut_changed_in_epoch",
                         std::to_string(*position.cutChangedInEpoch)});
+    if (!position.epochSeen.empty()) {
+      std::string hex;
+      const std::vector<char> &seen = position.epochSeen;
+      for (size_t i = 0; i < seen.size(); i += 4) {
+        int nibble = 0;
+        for (size_t b = 0; b < 4 && i + b < seen.size(); ++b)
+          nibble |= (seen[i + b] ? 1 : 0) << b;
+        hex += "0123456789abcdef"[nibble];
+      }
+      metadata.push_back(
+          {"epoch_seen", std::to_string(seen.size()) + ":" + hex});
+    }
+  }
   if (position.threads > 0)
     metadata.push_back({"threads", std::to_string(position.threads)});
   if (position.block)
@@ -451,6 +466,31 @@ TrainingPosition readTrainingPosition(const SafetensorsReader &file) {
   if (file.metadataValue("cut_changed_in_epoch"))
     position.cutChangedInEpoch = metadataInteger<int64_t>(
         file, "cut_changed_in_epoch", 10, kMaxTrainingCount);
+  // "N:hex": N examples, 4 a digit (low bit first). A malformed record is
+  // ignored: the resume then counts against the checkpoint's own cut.
+  if (const std::string *text = file.metadataValue("epoch_seen")) {
+    const size_t colon = text->find(':');
+    size_t count = 0;
+    bool ok = colon != std::string::npos && colon > 0 && colon <= 12;
+    for (size_t i = 0; ok && i < colon; ++i)
+      ok = std::isdigit(static_cast<unsigned char>((*text)[i]));
+    if (ok)
+      count = size_t(std::stoull(text->substr(0, colon)));
+    const std::string hex = ok ? text->substr(colon + 1) : std::string();
+    ok = ok && hex.size() == (count + 3) / 4;
+    std::vector<char> seen(ok ? count : 0, 0);
+    for (size_t d = 0; ok && d < hex.size(); ++d) {
+      const char c = hex[d];
+      const int nibble = c >= '0' && c <= '9'   ? c - '0'
+                         : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                                : -1;
+      ok = nibble >= 0;
+      for (size_t b = 0; ok && b < 4 && 4 * d + b < count; ++b)
+        seen[4 * d + b] = char((nibble >> b) & 1);
+    }
+    if (ok)
+      position.epochSeen = std::move(seen);
+  }
   if (file.metadataValue("max_tokens")) {
     position.maxTokens =
         metadataInteger<int64_t>(file, "max_tokens", 10, kMaxTrainingCount);

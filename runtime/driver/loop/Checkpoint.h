@@ -95,6 +95,10 @@ struct TrainingPosition {
   /// follow from no one cut, so a later change's counts are a lower bound.
   /// Kept while the epoch lasts.
   std::optional<int64_t> cutChangedInEpoch;
+  /// With cutChangedInEpoch: which examples the epoch has trained on so
+  /// far (one entry each), which no one cut gives; "epoch_seen" in the
+  /// metadata, as hex digits of 4 examples each.
+  std::vector<char> epochSeen;
   /// A --max-tokens run saved by a txc whose length-sorting windows were
   /// 16 x the row bound (no "token_windows" in the metadata): this build's
   /// windows of 16 token budgets give that run other batches.

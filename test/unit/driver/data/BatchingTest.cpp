@@ -59,11 +59,14 @@ TEST(BatchingTest, ResumingAnotherCutTakesEachExampleOnceFromAnEpochStart) {
   std::string change;
   // Stopped at the end of epoch 1 (step 5 of 5 batches): the new cut's
   // whole epoch 2, nothing said.
-  EXPECT_EQ(resumedBatchIndex(before, now, 6, "pairs", change), 0);
+  EXPECT_EQ(resumedBatchIndex(examplesOfBatches(before, 1, 0, 0), 1, now,
+                              "pairs", change),
+            0);
   EXPECT_EQ(change, "");
   // Stopped after 3 of 5 batches: the batch that repeats and skips the
   // fewest, and what it repeats and skips, counted.
-  const int64_t index = resumedBatchIndex(before, now, 4, "pairs", change);
+  const int64_t index = resumedBatchIndex(examplesOfBatches(before, 0, 0, 3),
+                                          0, now, "pairs", change);
   std::vector<int> times(18, 0);
   auto old = before.epoch(0), cut = now.epoch(0);
   for (int64_t b = 0; b < 3; ++b)
@@ -76,8 +79,8 @@ TEST(BatchingTest, ResumingAnotherCutTakesEachExampleOnceFromAnEpochStart) {
   const int64_t never = std::count(times.begin(), times.end(), 0);
   ASSERT_GT(again + never, 0);
   EXPECT_EQ(change, "of epoch 1's 18 pairs, " + std::to_string(again) +
-                        " the checkpoint's run trained on come again before "
-                        "it ends, and " +
+                        " the run so far trained on come again before it "
+                        "ends, and " +
                         std::to_string(never) +
                         " it had not reached are skipped");
   // No other batch of the new cut does better.
