@@ -451,7 +451,8 @@ Result Evaluator::evalCall(const CallExpr &e) {
     return fail(e.getLoc(),
                 "unknown function '" + name + "' in a constant expression",
                 match.empty() ? "constant expressions may call sqrt, exp, "
-                                "log, min, max, abs, int, float and pow"
+                                "log, cos, sin, min, max, abs, int, float "
+                                "and pow"
                               : "did you mean '" + match + "'?");
   }
   bool variadic = name == "min" || name == "max";

@@ -111,6 +111,8 @@ OwningOpRef<ModuleOp> MLIRGenImpl::generate() {
                     "rename it");
       else
         defs[def->name] = def;
+    } else if (auto *entry = llvm::dyn_cast<ast::EntryDecl>(decl.get())) {
+      entryNames.insert(entry->name);
     }
   }
   const ast::EntryDecl *train = nullptr;
@@ -134,6 +136,16 @@ OwningOpRef<ModuleOp> MLIRGenImpl::generate() {
                   "entry 'train' gets its gradients but updates no parameter: "
                   "the spec declares no optimizer",
                   "add one, e.g. `optimizer adam(lr = 0.001)`");
+  // A def no entry calls is never generated, so nothing checks its body:
+  // an undefined name in it passed without a word.
+  if (sawEntry && !diags.hasErrors())
+    for (const auto &[name, def] : defs)
+      if (!calledDefs.count(name))
+        diags.warning(def->getLoc(),
+                      "def '" + name +
+                          "' is never called: txc checks a def's body only "
+                          "where an entry calls it",
+                      "call it from an entry, or remove it");
   if (!sawEntry && !diags.hasErrors())
     diags.error({1, 1}, "the spec declares no entry",
                 "add one, e.g. `entry encode(src: i32[B, S]) -> memory { ... }`");
@@ -389,6 +401,23 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
                       "' declares several results; assign them instead of "
                       "using `return`");
     } else if (returned->isTensor()) {
+      // `z = x` then `return x * 2` returned x * 2 as z, the assignment
+      // ignored without a word: one or the other.
+      const ast::AssignStmt *assigned = nullptr;
+      if (!entry.results.empty() &&
+          frames.back().vars.count(entry.results[0].name))
+        for (const ast::StmtPtr &stmt : entry.body)
+          if (auto *assign = llvm::dyn_cast<ast::AssignStmt>(stmt.get()))
+            for (const ast::AssignTarget &target : assign->targets)
+              if (!assigned && target.name == entry.results[0].name)
+                assigned = assign;
+      if (assigned)
+        diags.error(assigned->getLoc(),
+                    "entry '" + entry.name + "' assigns its result '" +
+                        entry.results[0].name +
+                        "' here and also ends with `return`, which is what "
+                        "it returns",
+                    "assign the result or return it, not both");
       results.push_back(returned->tensor);
       resultNames.push_back(entry.results.empty() ? "result"
                                                   : entry.results[0].name);
@@ -1289,8 +1318,10 @@ Val MLIRGenImpl::genCall(const ast::CallExpr &call) {
   if (const Builtin *builtin = lookupBuiltin(call.callee))
     return genBuiltinCall(*builtin, call);
   auto def = defs.find(call.callee);
-  if (def != defs.end())
+  if (def != defs.end()) {
+    calledDefs.insert(call.callee);
     return genDefCall(*def->second, call);
+  }
   if (isConstFunction(call.callee)) {
     // A math function that was not folded: an argument is a tensor.
     for (const ast::Arg &arg : call.args)
@@ -1302,6 +1333,17 @@ Val MLIRGenImpl::genCall(const ast::CallExpr &call) {
       diags.error(call.getLoc(),
                   "'" + call.callee +
                       "' works on compile-time numbers only, not tensors");
+    return {};
+  }
+  if (entryNames.count(call.callee)) {
+    for (const ast::Arg &arg : call.args)
+      genExpr(*arg.value);
+    diags.error(call.getLoc(),
+                "'" + call.callee +
+                    "' is an entry, which a spec cannot call (an entry is "
+                    "what the executable runs)",
+                "put what both compute in a def (`def " + call.callee +
+                    "_body(...)`) and call it from each entry");
     return {};
   }
   // PyTorch's names for what the language writes otherwise.
@@ -1592,9 +1634,18 @@ Val MLIRGenImpl::genDefCall(const ast::DefDecl &def,
     if (arg.keyword.empty()) {
       index = positional++;
       if (index >= def.params.size()) {
-        diags.error(arg.loc, "'" + def.name + "' takes " +
-                                 std::to_string(def.params.size()) +
-                                 " arguments, got more");
+        // One error at the first extra argument, with the count (one per
+        // extra argument said "got more" each time).
+        if (index == def.params.size()) {
+          size_t given = 0;
+          for (const ast::Arg &each : call.args)
+            given += each.keyword.empty();
+          diags.error(arg.loc,
+                      "'" + def.name + "' takes " +
+                          std::to_string(def.params.size()) +
+                          (def.params.size() == 1 ? " argument" : " arguments") +
+                          ", got " + std::to_string(given) + " positional");
+        }
         ok = false;
         continue;
       }

@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 
 #include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -305,6 +306,11 @@ private:
   std::vector<std::string> sizeConfigs;
 
   std::map<std::string, const ast::DefDecl *> defs;
+  /// The entries' names: a call of one is told it cannot be called.
+  std::set<std::string> entryNames;
+  /// The defs some entry calls (directly or through another def): the
+  /// others are never checked, which a warning says.
+  std::set<std::string> calledDefs;
   std::map<std::string, const ConfigEnv::Dim *> dims;
   std::vector<Frame> frames;
   std::vector<std::string> scope;  // `as` path of the defs being inlined

@@ -939,6 +939,43 @@ void Parser::parseBlock(Block &body, const std::string &what) {
     regionStart = pos;
     if (consumeIf(TokenKind::RBrace))
       return;
+    // An indented declaration is one written inside the body (`config q =
+    // 3` in an entry: three errors followed, none saying so), not the next
+    // one after a missing '}', which begins a line at column 1.
+    if (atDeclStart() && cur().loc.col > 1) {
+      const Token &keyword = cur();
+      error(keyword.loc,
+            "'" + keyword.text + "' declares at the top level of the spec, "
+            "not inside " + what,
+            "move it out of the body, before the entry or def");
+      Module discarded;
+      size_t start = pos;
+      bool parsed = false;
+      switch (keyword.kind) {
+      case TokenKind::KwConfig:
+        parsed = parseConfig(discarded);
+        break;
+      case TokenKind::KwDim:
+        parsed = parseDims(discarded);
+        break;
+      case TokenKind::KwOptimizer:
+        parsed = parseOptimizer(discarded);
+        break;
+      case TokenKind::KwDef:
+        parsed = parseDef(discarded);
+        break;
+      case TokenKind::KwEntry:
+        parsed = parseEntry(discarded);
+        break;
+      default:
+        break;
+      }
+      if (!parsed)
+        syncStatement(start);
+      if (pos == start)
+        take();
+      continue;
+    }
     if (at(TokenKind::Eof) || atDeclStart()) {
       if (!implicitOpen)
         error(expectedLoc(), "expected '}' to close " + what + " opened at " +

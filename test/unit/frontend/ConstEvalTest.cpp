@@ -167,8 +167,8 @@ INSTANTIATE_TEST_SUITE_P(
                   1, "did you mean 'sqrt'?"},
         ErrorCase{"linear(x, 4)",
                   "unknown function 'linear' in a constant expression", 1,
-                  "constant expressions may call sqrt, exp, log, min, max, "
-                  "abs, int, float and pow"},
+                  "constant expressions may call sqrt, exp, log, cos, sin, "
+                  "min, max, abs, int, float and pow"},
         ErrorCase{"sqrt(x = 4)", "'sqrt' takes no keyword arguments", 6},
         ErrorCase{"abs(1) as s", "'as' has no meaning in a constant expression",
                   11},
