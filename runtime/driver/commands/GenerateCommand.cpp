@@ -135,9 +135,16 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     // Without the cache too: a prefix (the prompt and the tokens generated
     // before the last) longer than the context was cut to its last tokens,
     // and nothing said so.
+    // The last step read the prompt and every token before the last; a
+    // run that stopped early stopped at an [EOS] it does not return, so
+    // its last step read them all.
     for (size_t index = 0; index < prompts.size(); ++index)
       if (!continuations[index].empty() &&
-          int64_t(prompts[index].size() + continuations[index].size()) - 1 >
+          int64_t(prompts[index].size() + continuations[index].size()) -
+                  (int64_t(continuations[index].size()) <
+                           int64_t(settings.maxNewTokens)
+                       ? 0
+                       : 1) >
               window) {
         ranPastContext = true;
         longestPrompt = std::max(longestPrompt, prompts[index].size());
@@ -198,10 +205,13 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   // What keeps a run within the window: fewer new tokens, unless a prompt
   // fills it alone.
   auto within = [&](int64_t size) {
-    return int64_t(longestPrompt) >= size
-               ? "a prompt of " + tokens(int64_t(longestPrompt)) +
-                     " fills it alone: only its last " + tokens(size) +
-                     " are read"
+    const int64_t longest = int64_t(longestPrompt);
+    return longest > size
+               ? "a prompt of " + tokens(longest) +
+                     " is longer than it: only its last " + tokens(size) +
+                     (size == 1 ? " is read" : " are read")
+           : longest == size
+               ? "a prompt of " + tokens(longest) + " fills it alone"
                : std::string("--max-new-tokens keeps within it");
   };
   if (cached && cached->ranPastWindow())
