@@ -606,9 +606,11 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
     // zero.
     // Likewise any other value below f32's normal range but 0 (lr = 1e-46
     // is 0 there: training ran and changed nothing, without a word).
-    if (number > double(std::numeric_limits<float>::max()) ||
-        (number != 0 && !isBeta &&
-         number < double(std::numeric_limits<float>::min()))) {
+    // Judged by the f32 the value becomes: 1.17549435e-38 and
+    // 3.40282347e38, the 9-digit forms of f32's limits, are those limits.
+    const float inF32 = float(number);
+    if (std::isinf(inF32) ||
+        (number != 0 && inF32 < std::numeric_limits<float>::min())) {
       diags.error(arg.loc,
                   "optimizer argument '" + arg.keyword + "' = " +
                       value->str() + " is not representable in f32",
