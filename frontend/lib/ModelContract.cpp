@@ -391,7 +391,9 @@ private:
                     std::to_string(position);
       diags.warning(
           loc,
-          std::string(isa<SliceOp>(op) ? "this slice" : "this index") +
+          std::string(isa<SliceOp>(op)   ? "this slice"
+                      : isa<SplitOp>(op) ? "this split's piece"
+                                         : "this index") +
               " reads " + positions + " of the " +
               formatDim(length) + " positions of '" + input +
               "' (@tokens): the executable pads texts at the end with " +
@@ -423,6 +425,30 @@ private:
             op->getNumOperands()
                 ? dyn_cast<RankedTensorType>(op->getOperand(0).getType())
                 : nullptr;
+        // `a, b = chunk(x, 2, axis = 1)` pooled: each piece but the last
+        // is a fixed range that ends before the last position, as
+        // `x[:, :4, :]` is (it was silent where the slice was warned).
+        if (auto split = dyn_cast<SplitOp>(op); split && source &&
+                                                 source.getRank() >= 2) {
+          const Shape shape = getShape(source);
+          int64_t axis = split.getAxis();
+          if (axis < 0)
+            axis += source.getRank();
+          for (const auto &[input, length] : lengths) {
+            if (lengthAxis(shape, length) != axis || length.isSymbolic())
+              continue;
+            ArrayRef<int64_t> sizes = split.getSizes();
+            int64_t first = 0;
+            for (size_t j = 0; j + 1 < sizes.size(); first += sizes[j++]) {
+              const int64_t last = first + sizes[j] - 1;
+              if (last == 0 || !valueReachesResults(split->getResult(j)))
+                continue;
+              warn(op, input, length, first, last);
+              return;
+            }
+          }
+          return;
+        }
         if (!source || source.getRank() < 2 || !(isa<SliceOp, GatherOp>(op)) ||
             !reachesResults(op))
           return;
@@ -511,6 +537,15 @@ private:
   }
 
   /// Whether a result of `op` flows into its function's return.
+  /// Whether `value` reaches an entry's results (reachesResults of its
+  /// users: one result of an op of several).
+  static bool valueReachesResults(Value value) {
+    for (Operation *user : value.getUsers())
+      if (reachesResults(user))
+        return true;
+    return false;
+  }
+
   static bool reachesResults(Operation *op) {
     llvm::SmallPtrSet<Operation *, 32> seen;
     llvm::SmallVector<Operation *> work{op};
