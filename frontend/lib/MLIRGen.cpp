@@ -620,7 +620,7 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
     }
     // A beta below 1 that f32 rounds to 1 (0.99999999999) passed, and every
     // step then failed at run time.
-    if (isBeta && float(number) >= 1.0f) {
+    if (isBeta && inF32 >= 1.0f) {
       diags.error(arg.loc,
                   "optimizer argument '" + arg.keyword + "' = " +
                       value->str() + " is 1 in f32",

@@ -295,6 +295,10 @@ private:
   //===--------------------------------------------------------------------===//
   bool parseModel(Module &module);
   bool parseKind(Module &module);
+  /// The declaration at a declaration keyword (model, config, dim, def,
+  /// entry, optimizer) into `module`: whether it parsed, or none when the
+  /// current token begins none.
+  std::optional<bool> parseDeclaration(Module &module);
   bool parseConfig(Module &module);
   bool parseDims(Module &module);
   bool parseDef(Module &module);
@@ -475,6 +479,25 @@ bool Parser::skipToBody() {
 // Declarations
 //===----------------------------------------------------------------------===//
 
+std::optional<bool> Parser::parseDeclaration(Module &module) {
+  switch (cur().kind) {
+  case TokenKind::KwModel:
+    return parseModel(module);
+  case TokenKind::KwConfig:
+    return parseConfig(module);
+  case TokenKind::KwDim:
+    return parseDims(module);
+  case TokenKind::KwDef:
+    return parseDef(module);
+  case TokenKind::KwEntry:
+    return parseEntry(module);
+  case TokenKind::KwOptimizer:
+    return parseOptimizer(module);
+  default:
+    return std::nullopt;
+  }
+}
+
 std::unique_ptr<Module> Parser::parseModule() {
   auto module = std::make_unique<Module>();
   while (!at(TokenKind::Eof)) {
@@ -482,25 +505,14 @@ std::unique_ptr<Module> Parser::parseModule() {
     size_t start = regionStart = pos;
     const Token &t = cur();
     bool ok = false;
+    if (std::optional<bool> parsed = parseDeclaration(*module)) {
+      if (!*parsed)
+        syncTopLevel();
+      if (pos == start)
+        take();
+      continue;
+    }
     switch (t.kind) {
-    case TokenKind::KwModel:
-      ok = parseModel(*module);
-      break;
-    case TokenKind::KwConfig:
-      ok = parseConfig(*module);
-      break;
-    case TokenKind::KwDim:
-      ok = parseDims(*module);
-      break;
-    case TokenKind::KwDef:
-      ok = parseDef(*module);
-      break;
-    case TokenKind::KwEntry:
-      ok = parseEntry(*module);
-      break;
-    case TokenKind::KwOptimizer:
-      ok = parseOptimizer(*module);
-      break;
     case TokenKind::RBrace:
       softError(t.loc, "unexpected '}' outside of any block",
                 "remove it, or check the braces above");
@@ -950,27 +962,7 @@ void Parser::parseBlock(Block &body, const std::string &what) {
             "move it out of the body, before the entry or def");
       Module discarded;
       size_t start = pos;
-      bool parsed = false;
-      switch (keyword.kind) {
-      case TokenKind::KwConfig:
-        parsed = parseConfig(discarded);
-        break;
-      case TokenKind::KwDim:
-        parsed = parseDims(discarded);
-        break;
-      case TokenKind::KwOptimizer:
-        parsed = parseOptimizer(discarded);
-        break;
-      case TokenKind::KwDef:
-        parsed = parseDef(discarded);
-        break;
-      case TokenKind::KwEntry:
-        parsed = parseEntry(discarded);
-        break;
-      default:
-        break;
-      }
-      if (!parsed)
+      if (!parseDeclaration(discarded).value_or(false))
         syncStatement(start);
       if (pos == start)
         take();
