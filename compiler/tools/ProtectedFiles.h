@@ -83,7 +83,6 @@ inline std::string symlinkTarget(llvm::StringRef path) {
   return llvm::sys::fs::is_symlink_file(current) ? path.str() : current;
 }
 
-
 /// The descriptor `path` names (/dev/stdout, /dev/stderr, /dev/fd/N,
 /// /proc/self/fd/N), or -1: writing there means writing to what the
 /// descriptor is, where it is (`-o /dev/stdout >> log` appends to log);

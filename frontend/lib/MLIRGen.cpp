@@ -600,14 +600,11 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
                                           : "it must be 0 or more");
       continue;
     }
-    // Adam runs in f32: a value f32 cannot hold would be infinity (lr =
-    // 1e39: the first update is NaN), and an eps below f32's normal range
-    // is flushed to 0 by the runtime (denormals are zero) and divides by
-    // zero.
-    // Likewise any other value below f32's normal range but 0 (lr = 1e-46
-    // is 0 there: training ran and changed nothing, without a word).
-    // Judged by the f32 the value becomes: 1.17549435e-38 and
-    // 3.40282347e38, the 9-digit forms of f32's limits, are those limits.
+    // Adam runs in f32, judged by the f32 each value becomes: one f32
+    // cannot hold is infinity (lr = 1e39: the first update is NaN), and one
+    // below f32's normal range but 0 is flushed to 0 (lr = 1e-46 trained
+    // nothing without a word; a smaller eps divides by zero). f32's limits
+    // written with 9 digits (1.17549435e-38, 3.40282347e38) are those limits.
     const float inF32 = float(number);
     if (std::isinf(inF32) ||
         (number != 0 && inF32 < std::numeric_limits<float>::min())) {

@@ -536,7 +536,6 @@ private:
     return false;
   }
 
-  /// Whether a result of `op` flows into its function's return.
   /// Whether `value` reaches an entry's results (reachesResults of its
   /// users: one result of an op of several).
   static bool valueReachesResults(Value value) {
@@ -546,6 +545,7 @@ private:
     return false;
   }
 
+  /// Whether a result of `op` flows into its function's return.
   static bool reachesResults(Operation *op) {
     llvm::SmallPtrSet<Operation *, 32> seen;
     llvm::SmallVector<Operation *> work{op};

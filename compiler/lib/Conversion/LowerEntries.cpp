@@ -364,20 +364,6 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
                     });
         return success();
       })
-      .Case([&](ReluOp relu) {
-        elementwise(relu.getResult(), {relu.getInput()},
-                    [](OpBuilder &b, Location l, ValueRange a) -> Value {
-                      // x < 0 ? 0 : x, as PyTorch's relu: -0 stays -0
-                      // (arith.maximumf made it +0) and NaN stays NaN.
-                      Value zero = b.create<arith::ConstantFloatOp>(
-                          l, APFloat(0.0f), b.getF32Type());
-                      Value negative = b.create<arith::CmpFOp>(
-                          l, arith::CmpFPredicate::OLT, a[0], zero);
-                      return b.create<arith::SelectOp>(l, negative, zero,
-                                                       a[0]);
-                    });
-        return success();
-      })
       .Case([&](GeluOp gelu) {
         call(RuntimeFn::ActivationFwd,
              {site(), i32(2 /*TXRT_ACTIVATION_GELU*/),

@@ -249,6 +249,15 @@ std::optional<LogicalResult> EntryLowering::lowerMathOp(Operation *op) {
                     });
         return success();
       })
+      .Case([&](ReluOp relu) -> Result {
+        // max(x, 0) as torch's: -0 stays -0, NaN stays NaN.
+        elementwise(relu.getResult(), {relu.getInput()},
+                    [&](OpBuilder &b, Location l, ValueRange a) {
+                      Body e{b, l};
+                      return e.torchMax(a[0], e.c(0.0));
+                    });
+        return success();
+      })
       .Case<MinimumOp, MaximumOp>([&](auto binary) -> Result {
         bool isMax = isa<MaximumOp>(op);
         elementwise(binary.getResult(), {binary.getLhs(), binary.getRhs()},

@@ -1146,27 +1146,30 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     const int64_t next = saved.step + 1;
     const int64_t savedRows = saved.batchSize * saved.updateFreq,
                   savedTokens = saved.maxTokens * saved.updateFreq;
-    // The checkpoint's cut, aligned to where it records it stopped (its
-    // own run may have resumed another cut).
-    BatchPlan before = plan.rebatched(savedRows, savedTokens, saved.seed);
-    before.setStepOffset(before.stepOfPosition(saved.epoch,
-                                               saved.batchInEpoch) -
-                         next);
     const bool sameCut = savedRows == batch * updateFreq &&
                          savedTokens == maxTokens * updateFreq &&
                          saved.seed == position.seed;
     const bool cutBefore = saved.cutChangedInEpoch &&
                            *saved.cutChangedInEpoch == saved.epoch &&
                            saved.epochSeen.size() == plan.examples();
-    std::vector<char> seen =
-        cutBefore ? saved.epochSeen
-                  : examplesOfBatches(before, saved.epoch, 0,
-                                      saved.batchInEpoch);
+    // The checkpoint's cut, aligned to where it records it stopped (its
+    // own run may have resumed another cut): built only for another cut,
+    // which alone needs what the epoch trained so far.
+    std::optional<BatchPlan> before;
+    std::vector<char> seen;
     std::string change;
-    const int64_t index =
-        sameCut ? saved.batchInEpoch
-                : resumedBatchIndex(seen, saved.epoch, plan, "examples",
-                                    change);
+    int64_t index = saved.batchInEpoch;
+    if (!sameCut) {
+      before = plan.rebatched(savedRows, savedTokens, saved.seed);
+      before->setStepOffset(
+          before->stepOfPosition(saved.epoch, saved.batchInEpoch) - next);
+      seen = cutBefore ? saved.epochSeen
+                       : examplesOfBatches(*before, saved.epoch, 0,
+                                           saved.batchInEpoch);
+      index = resumedBatchIndex(seen, saved.epoch, plan, "examples", change);
+    } else if (cutBefore) {
+      seen = saved.epochSeen;
+    }
     source->setStepOffset(plan.stepOfPosition(saved.epoch, index) - next);
     if (cutBefore || (!sameCut && saved.batchInEpoch > 0)) {
       position.cutChangedInEpoch = saved.epoch;
@@ -1174,8 +1177,9 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       epochSeenFrom = index;
     }
     if (!change.empty()) {
-      const int64_t epochEnd =
-          saved.step + before.batchesInEpoch(saved.epoch) - saved.batchInEpoch;
+      const int64_t epochEnd = saved.step +
+                               before->batchesInEpoch(saved.epoch) -
+                               saved.batchInEpoch;
       const auto [goesOnEpoch, goesOnIndex] = plan.positionOfStep(next);
       err << "warning: the resumed run cuts the data into other batches than "
              "the checkpoint's and goes on at batch "

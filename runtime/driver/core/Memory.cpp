@@ -111,12 +111,11 @@ std::optional<uint64_t> availableMemoryBytes() {
   return available;
 }
 
-void checkAvailableMemory(uint64_t bytes, const std::string &what) {
-  std::optional<uint64_t> available = availableMemoryBytes();
-  if (available && bytes > *available)
-    throw ResourceError(
-        "cannot allocate " + what + ": it needs " + describeSize(bytes) +
-        " but " + formatBytes(int64_t(*available)) + " of memory is available");
+namespace {
+
+/// Under an address-space limit: `bytes` and the kernels' reserve must fit
+/// what it leaves; ResourceError naming `what` otherwise.
+void checkAddressSpace(uint64_t bytes, const std::string &what) {
   std::optional<uint64_t> headroom = addressSpaceHeadroom();
   if (headroom &&
       (bytes > *headroom || *headroom - bytes < kAddressSpaceReserve))
@@ -128,19 +127,26 @@ void checkAvailableMemory(uint64_t bytes, const std::string &what) {
         formatBytes(int64_t(*headroom)) + "; raise the limit");
 }
 
+} // namespace
+
+void checkAvailableMemory(uint64_t bytes, const std::string &what) {
+  std::optional<uint64_t> available = availableMemoryBytes();
+  if (available && bytes > *available)
+    throw ResourceError(
+        "cannot allocate " + what + ": it needs " + describeSize(bytes) +
+        " but " + formatBytes(int64_t(*available)) + " of memory is available");
+  checkAddressSpace(bytes, what);
+}
+
 AlignedBuffer allocateBuffer(uint64_t bytes, const std::string &what) {
   bytes = std::max<uint64_t>(bytes, 64); // never NULL, even when empty
-  if (bytes >= kCheckedAllocationBytes) {
+  // The arenas (a few calls, no per-token buffers): under `ulimit -v` the
+  // kernels' reserve is checked for small ones too (a small model's 7 MiB
+  // arenas fit, and oneDNN segfaulted in its first product).
+  if (bytes >= kCheckedAllocationBytes)
     checkAvailableMemory(bytes, what);
-  } else if (std::optional<uint64_t> headroom = addressSpaceHeadroom();
-             headroom && (bytes > *headroom ||
-                          *headroom - bytes < kAddressSpaceReserve)) {
-    // The arenas of a small model (a few calls, no per-token buffers):
-    // under `ulimit -v` the kernels' reserve is checked for them too (a
-    // small model's 7 MiB arenas fit, and oneDNN segfaulted in its first
-    // product).
-    checkAvailableMemory(bytes, what);
-  }
+  else
+    checkAddressSpace(bytes, what);
   try {
     return AlignedBuffer(size_t(bytes));
   } catch (const std::bad_alloc &) {

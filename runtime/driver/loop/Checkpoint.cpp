@@ -13,7 +13,6 @@
 #include "loop/FiniteCheck.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -148,6 +147,44 @@ void appendModelRecord(SafetensorsMetadata &metadata, const ModelInfo &model) {
   }
 }
 
+/// `marks` (one entry per example, 0 or 1) as "N:hex": N entries, 4 a hex
+/// digit, the first in the digit's low bit.
+std::string encodeMarks(const std::vector<char> &marks) {
+  std::string hex;
+  for (size_t i = 0; i < marks.size(); i += 4) {
+    int nibble = 0;
+    for (size_t b = 0; b < 4 && i + b < marks.size(); ++b)
+      nibble |= (marks[i + b] ? 1 : 0) << b;
+    hex += "0123456789abcdef"[nibble];
+  }
+  return std::to_string(marks.size()) + ":" + hex;
+}
+
+/// encodeMarks' inverse; empty when `text` is not of its form.
+std::vector<char> decodeMarks(const std::string &text) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos || colon == 0 || colon > 12 ||
+      !std::all_of(text.begin(), text.begin() + long(colon),
+                   [](char c) { return c >= '0' && c <= '9'; }))
+    return {};
+  const size_t count = size_t(std::stoull(text.substr(0, colon)));
+  const std::string_view hex = std::string_view(text).substr(colon + 1);
+  if (hex.size() != (count + 3) / 4)
+    return {};
+  std::vector<char> marks(count, 0);
+  for (size_t d = 0; d < hex.size(); ++d) {
+    const char c = hex[d];
+    const int nibble = c >= '0' && c <= '9'   ? c - '0'
+                       : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                                              : -1;
+    if (nibble < 0)
+      return {};
+    for (size_t b = 0; b < 4 && 4 * d + b < count; ++b)
+      marks[4 * d + b] = char((nibble >> b) & 1);
+  }
+  return marks;
+}
+
 } // namespace
 
 std::string hexHash(uint64_t hash) {
@@ -201,18 +238,8 @@ void saveCheckpoint(const std::string &path, const ModelInfo &model,
       *position.cutChangedInEpoch == position.epoch) {
     metadata.push_back({"cut_changed_in_epoch",
                         std::to_string(*position.cutChangedInEpoch)});
-    if (!position.epochSeen.empty()) {
-      std::string hex;
-      const std::vector<char> &seen = position.epochSeen;
-      for (size_t i = 0; i < seen.size(); i += 4) {
-        int nibble = 0;
-        for (size_t b = 0; b < 4 && i + b < seen.size(); ++b)
-          nibble |= (seen[i + b] ? 1 : 0) << b;
-        hex += "0123456789abcdef"[nibble];
-      }
-      metadata.push_back(
-          {"epoch_seen", std::to_string(seen.size()) + ":" + hex});
-    }
+    if (!position.epochSeen.empty())
+      metadata.push_back({"epoch_seen", encodeMarks(position.epochSeen)});
   }
   if (position.threads > 0)
     metadata.push_back({"threads", std::to_string(position.threads)});
@@ -466,31 +493,10 @@ TrainingPosition readTrainingPosition(const SafetensorsReader &file) {
   if (file.metadataValue("cut_changed_in_epoch"))
     position.cutChangedInEpoch = metadataInteger<int64_t>(
         file, "cut_changed_in_epoch", 10, kMaxTrainingCount);
-  // "N:hex": N examples, 4 a digit (low bit first). A malformed record is
-  // ignored: the resume then counts against the checkpoint's own cut.
-  if (const std::string *text = file.metadataValue("epoch_seen")) {
-    const size_t colon = text->find(':');
-    size_t count = 0;
-    bool ok = colon != std::string::npos && colon > 0 && colon <= 12;
-    for (size_t i = 0; ok && i < colon; ++i)
-      ok = std::isdigit(static_cast<unsigned char>((*text)[i]));
-    if (ok)
-      count = size_t(std::stoull(text->substr(0, colon)));
-    const std::string hex = ok ? text->substr(colon + 1) : std::string();
-    ok = ok && hex.size() == (count + 3) / 4;
-    std::vector<char> seen(ok ? count : 0, 0);
-    for (size_t d = 0; ok && d < hex.size(); ++d) {
-      const char c = hex[d];
-      const int nibble = c >= '0' && c <= '9'   ? c - '0'
-                         : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                                                : -1;
-      ok = nibble >= 0;
-      for (size_t b = 0; ok && b < 4 && 4 * d + b < count; ++b)
-        seen[4 * d + b] = char((nibble >> b) & 1);
-    }
-    if (ok)
-      position.epochSeen = std::move(seen);
-  }
+  // A malformed record is ignored: the resume then counts against the
+  // checkpoint's own cut.
+  if (const std::string *text = file.metadataValue("epoch_seen"))
+    position.epochSeen = decodeMarks(*text);
   if (file.metadataValue("max_tokens")) {
     position.maxTokens =
         metadataInteger<int64_t>(file, "max_tokens", 10, kMaxTrainingCount);
