@@ -19,6 +19,7 @@
 #include <cstdio>
 
 #include <cmath>
+#include <functional>
 #include <limits>
 
 using namespace mlir;
@@ -403,14 +404,23 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
     } else if (returned->isTensor()) {
       // `z = x` then `return x * 2` returned x * 2 as z, the assignment
       // ignored without a word: one or the other.
+      // The assignment is looked for in loops too (`for ... { z = x }`).
       const ast::AssignStmt *assigned = nullptr;
+      std::function<void(const ast::Block &)> find =
+          [&](const ast::Block &block) {
+            for (const ast::StmtPtr &stmt : block) {
+              if (auto *assign = llvm::dyn_cast<ast::AssignStmt>(stmt.get())) {
+                for (const ast::AssignTarget &target : assign->targets)
+                  if (!assigned && target.name == entry.results[0].name)
+                    assigned = assign;
+              } else if (auto *loop = llvm::dyn_cast<ast::ForStmt>(stmt.get())) {
+                find(loop->body);
+              }
+            }
+          };
       if (!entry.results.empty() &&
           frames.back().vars.count(entry.results[0].name))
-        for (const ast::StmtPtr &stmt : entry.body)
-          if (auto *assign = llvm::dyn_cast<ast::AssignStmt>(stmt.get()))
-            for (const ast::AssignTarget &target : assign->targets)
-              if (!assigned && target.name == entry.results[0].name)
-                assigned = assign;
+        find(entry.body);
       if (assigned)
         diags.error(assigned->getLoc(),
                     "entry '" + entry.name + "' assigns its result '" +
