@@ -120,6 +120,8 @@ struct Resolver {
   std::function<Resolution(const std::string &, ConstValue &)> resolve;
   /// The hint for an unknown name.
   std::function<std::string(const std::string &)> hintFor;
+  /// Calls of functions that are not builtins (may be empty).
+  CallHook call;
 };
 
 using Result = std::optional<ConstValue>;
@@ -439,6 +441,9 @@ Result Evaluator::power(SourceLoc loc, const ConstValue &base,
 Result Evaluator::evalCall(const CallExpr &e) {
   const std::vector<std::string> &builtins = constBuiltinNames();
   const std::string &name = e.callee;
+  std::optional<ConstValue> called;
+  if (resolver.call && resolver.call(e, called))
+    return called;
   if (std::find(builtins.begin(), builtins.end(), name) == builtins.end()) {
     std::string match = closestMatch(name, builtins);
     // A schedule is the optimizer's lr itself, not a number to compute with.
@@ -660,10 +665,13 @@ evaluateConst(const Expr &e, const NameLookup &lookup,
       diags);
 }
 
-std::optional<ConstValue>
-evaluateConstWithHint(const Expr &e, const NameLookup &lookup,
-                      const UnknownNameHint &hintFor, DiagnosticEngine &diags) {
+std::optional<ConstValue> evaluateConstWithHint(const Expr &e,
+                                                const NameLookup &lookup,
+                                                const UnknownNameHint &hintFor,
+                                                DiagnosticEngine &diags,
+                                                const CallHook &call) {
   Resolver resolver;
+  resolver.call = call;
   resolver.resolve = [&](const std::string &name, ConstValue &value) {
     std::optional<ConstValue> found = lookup ? lookup(name) : std::nullopt;
     if (!found)
@@ -750,6 +758,28 @@ ConfigEnv evaluateConfig(const Module &m,
     std::string match = closestMatch(name, env.configNames());
     return match.empty() ? std::string() : "did you mean '" + match + "'?";
   };
+  // A def computes in an entry's body; config values are numbers of the
+  // whole spec, known before any body is generated.
+  std::set<std::string> defNames;
+  for (const DeclPtr &decl : m.decls)
+    if (decl && decl->getKind() == Decl::Kind::Def)
+      defNames.insert(static_cast<const DefDecl &>(*decl).name);
+  DiagnosticEngine *reporting = &diags; // a -D value's own while it is read
+  resolver.call = [&](const CallExpr &call, std::optional<ConstValue> &value) {
+    if (!defNames.count(call.callee))
+      return false;
+    value.reset();
+    reporting->error(call.getLoc(),
+                     "'" + call.callee +
+                         "' is a def, which a config value or a dim's bound "
+                         "cannot call",
+                     "compute the number in the entry or def that uses it "
+                     "(`n = " +
+                         call.callee +
+                         "(...)`, or the call itself "
+                         "in a loop's bounds or a slice)");
+    return true;
+  };
   Evaluator evaluator(resolver, diags);
 
   auto evaluateItem = [&](const std::string &name,
@@ -762,7 +792,9 @@ ConfigEnv evaluateConfig(const Module &m,
     env.flags[name] = o.flag;
     DiagnosticEngine local(*o.file);
     Evaluator overrideEvaluator(resolver, local);
+    reporting = &local;
     std::optional<ConstValue> result = overrideEvaluator.eval(*o.value);
+    reporting = &diags;
     forward(local, 0, o.flag, diags);
     return result;
   };

@@ -918,7 +918,16 @@ bool MLIRGenImpl::isConstExpr(const ast::Expr &expr) {
   }
   case ast::Expr::Kind::Call: {
     const auto &call = llvm::cast<ast::CallExpr>(expr);
-    if (!isConstFunction(call.callee) || !call.scope.empty())
+    if (!call.scope.empty())
+      return false;
+    auto def = defs.find(call.callee);
+    if (def != defs.end() && !lookupBuiltin(call.callee)) {
+      for (const ast::Arg &arg : call.args)
+        if (!arg.value || !isConstExpr(*arg.value))
+          return false;
+      return defGivesConstant(*def->second);
+    }
+    if (!isConstFunction(call.callee))
       return false;
     for (const ast::Arg &arg : call.args)
       if (!arg.keyword.empty() || !isConstExpr(*arg.value))
@@ -929,6 +938,96 @@ bool MLIRGenImpl::isConstExpr(const ast::Expr &expr) {
     return false; // subscripts index tensors
   }
   return false;
+}
+
+bool MLIRGenImpl::defGivesConstant(const ast::DefDecl &def) {
+  auto known = constantDefs.find(&def);
+  if (known != constantDefs.end())
+    return known->second;
+  // A def reached again through its own body is no constant: its call
+  // reports the recursion.
+  constantDefs[&def] = false;
+  // Every name the body binds, taken as a number: the body gives one when
+  // each assignment and the return are then numbers, for by induction over
+  // the statements as they run, every value bound is one.
+  std::set<std::string> numbers;
+  for (const ast::Param &param : def.params) {
+    if (param.type)
+      return false; // a typed parameter takes a tensor
+    numbers.insert(param.name);
+  }
+  std::function<void(const ast::Block &)> collect = [&](const ast::Block &b) {
+    for (const ast::StmtPtr &stmt : b) {
+      if (const auto *assign = llvm::dyn_cast<ast::AssignStmt>(stmt.get()))
+        for (const ast::AssignTarget &target : assign->targets)
+          numbers.insert(target.name);
+      else if (const auto *loop = llvm::dyn_cast<ast::ForStmt>(stmt.get())) {
+        numbers.insert(loop->var);
+        collect(loop->body);
+      }
+    }
+  };
+  collect(def.body);
+  std::function<bool(const ast::Expr &)> number = [&](const ast::Expr &e) {
+    switch (e.getKind()) {
+    case ast::Expr::Kind::Number:
+    case ast::Expr::Kind::Bool:
+      return true;
+    case ast::Expr::Kind::Name: {
+      const std::string &name = llvm::cast<ast::NameExpr>(e).name;
+      return numbers.count(name) || env.lookup(name).has_value();
+    }
+    case ast::Expr::Kind::Unary:
+      return number(*llvm::cast<ast::UnaryExpr>(e).operand);
+    case ast::Expr::Kind::Binary: {
+      const auto &binary = llvm::cast<ast::BinaryExpr>(e);
+      return number(*binary.lhs) && number(*binary.rhs);
+    }
+    case ast::Expr::Kind::Call: {
+      const auto &call = llvm::cast<ast::CallExpr>(e);
+      if (!call.scope.empty())
+        return false;
+      for (const ast::Arg &arg : call.args)
+        if (!arg.value || !number(*arg.value))
+          return false;
+      auto callee = defs.find(call.callee);
+      if (callee != defs.end() && !lookupBuiltin(call.callee))
+        return defGivesConstant(*callee->second);
+      if (!isConstFunction(call.callee))
+        return false;
+      for (const ast::Arg &arg : call.args)
+        if (!arg.keyword.empty())
+          return false;
+      return true;
+    }
+    case ast::Expr::Kind::Subscript:
+      return false;
+    }
+    return false;
+  };
+  bool returns = false;
+  std::function<bool(const ast::Block &)> check = [&](const ast::Block &b) {
+    for (const ast::StmtPtr &stmt : b) {
+      if (const auto *assign = llvm::dyn_cast<ast::AssignStmt>(stmt.get())) {
+        if (assign->targets.size() != 1 || !assign->value ||
+            !number(*assign->value))
+          return false;
+      } else if (const auto *ret =
+                     llvm::dyn_cast<ast::ReturnStmt>(stmt.get())) {
+        if (!ret->rest.empty() || !ret->value || !number(*ret->value))
+          return false;
+        returns = true;
+      } else if (const auto *loop = llvm::dyn_cast<ast::ForStmt>(stmt.get())) {
+        if (!loop->lo || !loop->hi || !number(*loop->lo) ||
+            !number(*loop->hi) || !check(loop->body))
+          return false;
+      }
+    }
+    return true;
+  };
+  bool gives = check(def.body) && returns;
+  constantDefs[&def] = gives;
+  return gives;
 }
 
 std::optional<ConstValue> MLIRGenImpl::evalConst(const ast::Expr &expr) {
@@ -960,7 +1059,23 @@ std::optional<ConstValue> MLIRGenImpl::evalConst(const ast::Expr &expr) {
     std::string match = closestMatch(name, visibleNames());
     return match.empty() ? std::string() : "did you mean '" + match + "'?";
   };
-  return evaluateConstWithHint(expr, lookup, hintFor, diags);
+  // A def whose body computes a number (defGivesConstant) is inlined here:
+  // `for i in 0..half(n)`, `x[:, f(2):]`.
+  CallHook call = [&](const ast::CallExpr &c,
+                      std::optional<ConstValue> &value) {
+    if (!defs.count(c.callee) || lookupBuiltin(c.callee))
+      return false;
+    Val result = genCall(c);
+    value.reset();
+    if (result.isConst())
+      value = result.constant;
+    else if (result.valid())
+      diags.error(c.getLoc(), "'" + c.callee +
+                                  "' gives a tensor here, where a "
+                                  "compile-time number is needed");
+    return true;
+  };
+  return evaluateConstWithHint(expr, lookup, hintFor, diags, call);
 }
 
 Val MLIRGenImpl::genExpr(const ast::Expr &expr) {

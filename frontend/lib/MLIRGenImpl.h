@@ -283,6 +283,10 @@ private:
   Val genBuiltinCall(const Builtin &builtin, const ast::CallExpr &call);
   Val genDefCall(const ast::DefDecl &def, const ast::CallExpr &call);
   bool isConstExpr(const ast::Expr &expr);
+  /// Whether a call of `def` with compile-time arguments gives a number:
+  /// its body binds and returns only numbers (read from the syntax, so that
+  /// a call stands in a constant expression without being generated twice).
+  bool defGivesConstant(const ast::DefDecl &def);
   std::optional<ConstValue> evalConst(const ast::Expr &expr);
   std::optional<std::string> scopePath(const ast::CallExpr &call);
 
@@ -306,6 +310,8 @@ private:
   std::vector<std::string> sizeConfigs;
 
   std::map<std::string, const ast::DefDecl *> defs;
+  /// defGivesConstant's answers.
+  std::map<const ast::DefDecl *, bool> constantDefs;
   /// The entries' names: a call of one is told it cannot be called.
   std::set<std::string> entryNames;
   /// The defs some entry calls (directly or through another def): the

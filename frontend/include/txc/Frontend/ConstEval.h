@@ -75,11 +75,20 @@ evaluateConst(const ast::Expr &e, const NameLookup &lookup,
 /// The hint for an unknown name ("" for none).
 using UnknownNameHint = std::function<std::string(const std::string &)>;
 
+/// A call of a function the evaluator does not know (a `def`): returns
+/// false to leave it to the evaluator ("unknown function"), else true with
+/// `value` set, or nullopt after reporting why it has no value.
+using CallHook = std::function<bool(const ast::CallExpr &,
+                                    std::optional<ConstValue> &value)>;
+
 /// evaluateConst with the hint for an unknown name written by the caller
-/// (MLIRGen explains that a dim has no compile-time value).
-std::optional<ConstValue>
-evaluateConstWithHint(const ast::Expr &e, const NameLookup &lookup,
-                      const UnknownNameHint &hintFor, DiagnosticEngine &diags);
+/// (MLIRGen explains that a dim has no compile-time value), and calls of
+/// `def`s evaluated by `call` (MLIRGen inlines them).
+std::optional<ConstValue> evaluateConstWithHint(const ast::Expr &e,
+                                                const NameLookup &lookup,
+                                                const UnknownNameHint &hintFor,
+                                                DiagnosticEngine &diags,
+                                                const CallHook &call = nullptr);
 
 /// The builtin functions a constant expression may call.
 const std::vector<std::string> &constBuiltinNames();
