@@ -256,6 +256,16 @@ void MLIRGenImpl::setModuleAttributes() {
   // Which config item each dim's bound is (empty: none), for the
   // executable's advice on raising it (metadata dims[i].config).
   module->setAttr("tx.dim_configs", builder.getDictionaryAttr(boundConfigs));
+  // Config items written as another's name (`src_vocab = vocab`), where no
+  // -D set them: `-D src_vocab=N` would not change what `vocab` sizes, so
+  // the executable's advice on a vocabulary names the item they follow.
+  if (!env.aliases.empty()) {
+    SmallVector<NamedAttribute> aliases;
+    for (const auto &[item, target] : env.aliases)
+      aliases.push_back(
+          builder.getNamedAttr(item, builder.getStringAttr(target)));
+    module->setAttr("tx.config_aliases", builder.getDictionaryAttr(aliases));
+  }
   if (optimizer)
     module->setAttr("tx.optimizer", optimizer);
   // Config items that size entry inputs (declareEntry): metadata

@@ -232,6 +232,9 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
   root["precision"] = precision ? precision.getValue().str() : "fp32";
   if (auto config = planned->getAttrOfType<DictionaryAttr>("tx.config"))
     root["config"] = attrJson(config);
+  if (auto aliases =
+          planned->getAttrOfType<DictionaryAttr>("tx.config_aliases"))
+    root["config_aliases"] = attrJson(aliases);
   // tx-inference-fingerprint's hash of the entries that do not train.
   if (auto fingerprint =
           planned->getAttrOfType<StringAttr>("tx.inference_fingerprint"))

@@ -18,6 +18,9 @@
  * The metadata (version 1):
  *   {"version": 1, "model": NAME, "source": PATH, "compile_flags": TEXT,
  *    "config": {KEY: NUMBER, ...},
+ *    "config_aliases": {KEY: KEY, ...} (optional: config items written as
+ *            another's name, `src_vocab = vocab`, which no -D set; the
+ *            driver's advice on a vocabulary names the item they follow),
  *    "inference_fingerprint": 16 hex digits (optional: txc's hash of the
  *            entries that do not train, dim bounds and locations left out;
  *            checkpoints record it, and a config that differs with the

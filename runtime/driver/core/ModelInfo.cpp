@@ -543,6 +543,17 @@ ModelInfo ModelInfo::parse(std::string_view json) {
                                  : std::nullopt});
   }
 
+  if (const Json *aliases = jsonMember(root, "config_aliases")) {
+    if (!aliases->is_object())
+      throw ModelError("metadata.config_aliases must be an object");
+    for (const auto &[key, value] : aliases->items()) {
+      if (!value.is_string())
+        throw ModelError("metadata.config_aliases." + key +
+                         " must be a string");
+      info.configAliases[key] = value.get<std::string>();
+    }
+  }
+
   std::string kindName = getString(root, "kind", top, /*required=*/false);
   if (!kindName.empty()) {
     std::optional<ModelKind> kind = parseModelKindName(kindName);
@@ -741,6 +752,18 @@ bool ModelInfo::hasTrainingState() const {
   return !params.empty() &&
          std::all_of(params.begin(), params.end(),
                      [](const ParamInfo &p) { return p.hasTrainingState(); });
+}
+
+std::string ModelInfo::configRoot(const std::string &key) const {
+  std::string root = key;
+  // At most one step per alias: a cycle (no txc writes one) ends the walk.
+  for (size_t steps = 0; steps < configAliases.size(); ++steps) {
+    auto next = configAliases.find(root);
+    if (next == configAliases.end())
+      break;
+    root = next->second;
+  }
+  return root;
 }
 
 std::string ModelInfo::configKeyForBound(const DimInfo &dim) const {

@@ -26,6 +26,7 @@
 #include "core/Tensor.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -192,6 +193,8 @@ struct ModelInfo {
   /// "cpu" or "cuda" (txc --target; absent in the metadata: cpu).
   std::string target = "cpu";
   std::vector<ConfigValue> config; ///< in the metadata's order
+  /// Config items written as another's name (metadata "config_aliases").
+  std::map<std::string, std::string> configAliases;
   /// txc's hash of what the entries that do not train compute
   /// (tx-inference-fingerprint; 16 hex digits), "" in older metadata: a
   /// checkpoint with the same one computes the same there whatever its
@@ -236,6 +239,9 @@ struct ModelInfo {
   /// expression); for metadata without it, the config key of the same value,
   /// or "" when none or several have it.
   std::string configKeyForBound(const DimInfo &dim) const;
+  /// The config item `key` is another name for, through every alias
+  /// (`src_vocab = vocab`: "vocab"); `key` itself when it is no alias.
+  std::string configRoot(const std::string &key) const;
   /// Whether every parameter has a gradient and Adam moments.
   bool hasTrainingState() const;
   /// The total number of parameter elements.

@@ -8,6 +8,7 @@
 #include "core/Error.h"
 
 #include <algorithm>
+#include <set>
 
 namespace txrt::driver {
 
@@ -48,22 +49,24 @@ std::optional<VocabularyLimit> vocabularyLimit(const ModelInfo &model,
         named.empty() ? std::nullopt : model.configCount(named);
     if (!count)
       return std::nullopt;
-    return VocabularyLimit{*count, named, ""};
+    return VocabularyLimit{*count, model.configRoot(named), ""};
   }
+  // An item written as another's name (`src_vocab = vocab`) is raised
+  // through that one: `-D src_vocab=N` leaves what `vocab` sizes as it is.
   if (!named.empty() && model.configCount(named) == found->limit) {
-    found->key = named;
+    found->key = model.configRoot(named);
     return found;
   }
   // Another item of that value names the vocabulary only if it is named
   // like one (`n_vocab`, `vocab_size`): `d = 8` beside 8 classes is not
   // what to raise.
-  std::vector<std::string> candidates;
+  std::set<std::string> candidates;
   for (const ConfigValue &value : model.config)
     if (value.number && *value.number == double(found->limit) &&
         value.key.find("vocab") != std::string::npos)
-      candidates.push_back(value.key);
+      candidates.insert(model.configRoot(value.key));
   if (candidates.size() == 1)
-    found->key = candidates[0];
+    found->key = *candidates.begin();
   return found;
 }
 
