@@ -116,6 +116,37 @@ private:
     return element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
   }
 
+  /// The i64 input and output dims of a reduction of `in` over the axes
+  /// `reduced` marks, for txrt_reduce (rank 1..6): axes of static size 1
+  /// are left out and neighbours of one kind (both reduced, both kept)
+  /// merged, so a rank-7 broadcast's gradient (`[B, 1, 2, 1, 3, 1, 2]`)
+  /// reduces as the rank 4 it is. Nothing when more than 6 runs remain.
+  std::optional<std::pair<SmallVector<Value>, SmallVector<Value>>>
+  reductionDims(RankedTensorType in, ArrayRef<bool> reduced) {
+    SmallVector<std::pair<bool, SmallVector<Value>>> runs;
+    Shape shape = getShape(in);
+    for (auto [i, dim] : llvm::enumerate(shape)) {
+      if (!dim.isSymbolic() && dim.size == 1)
+        continue;
+      if (runs.empty() || runs.back().first != reduced[i])
+        runs.push_back({reduced[i], {}});
+      runs.back().second.push_back(dimSize(dim));
+    }
+    if (runs.size() > 6)
+      return std::nullopt;
+    SmallVector<Value> inDims, outDims;
+    for (auto &[isReduced, sizes] : runs) {
+      Value size = toI64(sizes.size() == 1 ? sizes[0] : product(sizes));
+      inDims.push_back(size);
+      outDims.push_back(isReduced ? i64(1) : size);
+    }
+    if (inDims.empty()) { // every axis of size 1: a copy of one element
+      inDims.push_back(i64(1));
+      outDims.push_back(i64(1));
+    }
+    return std::make_pair(inDims, outDims);
+  }
+
   /// A stack array of i64 values; returns its address.
   Value stackArray(ArrayRef<Value> values) {
     auto type = MemRefType::get({static_cast<int64_t>(values.size())},

@@ -740,24 +740,21 @@ LogicalResult EntryLowering::lowerOp(Operation *op) {
       })
       .Case<ReduceSumOp, ReduceMeanOp>([&](auto reduce) {
         RankedTensorType in = typeOf(reduce.getInput());
-        if (in.getRank() > 6)
-          return fail(reduce, "reductions support rank <= 6");
-        SmallVector<Value> inDims = dimSizes(in), outDims;
-        llvm::SmallDenseSet<int64_t> axes;
+        SmallVector<bool> reduced(in.getRank(), false);
         for (int64_t axis : reduce.getAxes())
-          axes.insert(axis < 0 ? axis + in.getRank() : axis);
-        for (int64_t i = 0; i < in.getRank(); ++i)
-          outDims.push_back(axes.count(i) ? index(1) : inDims[i]);
-        SmallVector<Value> in64, out64;
-        for (Value v : inDims)
-          in64.push_back(toI64(v));
-        for (Value v : outDims)
-          out64.push_back(toI64(v));
+          reduced[axis < 0 ? axis + in.getRank() : axis] = true;
+        auto dims = reductionDims(in, reduced);
+        if (!dims)
+          return fail(reduce, "this reduction of " + formatType(in) +
+                                  " alternates reduced and kept axes more "
+                                  "than 6 times, beyond the runtime's "
+                                  "reductions (rank 6): reshape to merge "
+                                  "neighbouring axes");
         bool isMean = isa<ReduceMeanOp>(reduce.getOperation());
         call(RuntimeFn::Reduce,
-             {site(), i32(isMean ? 1 : 0), i32(in.getRank()), stackArray(in64),
-              ptrs.lookup(reduce.getInput()), stackArray(out64),
-              ptrs.lookup(reduce.getResult())});
+             {site(), i32(isMean ? 1 : 0), i32(dims->first.size()),
+              stackArray(dims->first), ptrs.lookup(reduce.getInput()),
+              stackArray(dims->second), ptrs.lookup(reduce.getResult())});
         return success();
       })
       .Case([&](AttentionOp attention) {

@@ -272,22 +272,31 @@ LogicalResult EntryLowering::lowerGradOp(Operation *op) {
               ptrs.lookup(grad.getDresult()), ptrs.lookup(grad.getResult())});
         return success();
       })
-      .Case([&](SumToOp sum) {
+      .Case([&](SumToOp sum) -> LogicalResult {
         RankedTensorType in = typeOf(sum.getInput()), out = typeOf(sum.getResult());
-        if (in.getRank() > 6)
-          return fail(sum, "sum_to supports rank <= 6");
-        SmallVector<Value> in64, out64;
-        for (Value v : dimSizes(in))
-          in64.push_back(toI64(v));
-        SmallVector<Value> outSizes = dimSizes(out);
+        // An axis is summed where the result has none or 1 (a broadcast's
+        // gradient, tx-autodiff), kept where it has the input's size.
+        auto inShape = getShape(in), outShape = getShape(out);
+        SmallVector<bool> reduced;
         for (int64_t i = 0; i < in.getRank(); ++i) {
           int64_t j = i - (in.getRank() - out.getRank());
-          out64.push_back(j < 0 ? i64(1) : toI64(outSizes[j]));
+          reduced.push_back(j < 0 || (!outShape[j].isSymbolic() &&
+                                      outShape[j].size == 1 &&
+                                      inShape[i] != outShape[j]));
         }
+        auto dims = reductionDims(in, reduced);
+        if (!dims)
+          // Named as the user wrote it: sum_to is tx-autodiff's.
+          return sum->emitError()
+                 << "the gradient of this broadcast from " << formatType(out)
+                 << " to " << formatType(in)
+                 << " sums over more than 6 alternating runs of broadcast "
+                    "and kept axes, beyond the runtime's reductions (rank "
+                    "6): reshape to merge neighbouring axes";
         call(RuntimeFn::Reduce,
-             {site(), i32(0 /*TXRT_REDUCE_SUM*/), i32(in.getRank()),
-              stackArray(in64), ptrs.lookup(sum.getInput()), stackArray(out64),
-              ptrs.lookup(sum.getResult())});
+             {site(), i32(0 /*TXRT_REDUCE_SUM*/), i32(dims->first.size()),
+              stackArray(dims->first), ptrs.lookup(sum.getInput()),
+              stackArray(dims->second), ptrs.lookup(sum.getResult())});
         return success();
       })
       .Case([&](BroadcastToOp broadcast) {
