@@ -216,15 +216,9 @@ txrt_status txrt_cuda_matmul(txrt_cuda_context *ctx, int64_t site,
     require(activation >= TXRT_ACTIVATION_NONE &&
                 activation <= TXRT_ACTIVATION_SILU,
             "unknown activation");
-    // As the CPU kernel: an empty product leaves c as it is.
-    if (batch0 == 0 || batch1 == 0 || m == 0 || n == 0 || k == 0)
+    if (batch0 == 0 || batch1 == 0 || m == 0 || n == 0)
       return;
-    require(a && b && c, "a, b and c must not be NULL");
-    require(a_strides && b_strides && c_strides, "strides must not be NULL");
-    require(a_strides[2] == 1 || a_strides[3] == 1,
-            "a: the row or the column stride must be 1");
-    require(b_strides[2] == 1 || b_strides[3] == 1,
-            "b: the row or the column stride must be 1");
+    require(c && c_strides, "c and c_strides must not be NULL");
     const int64_t perBatch = m * n, total = batch0 * batch1 * perBatch;
     // alpha A.B of every batch, dense [batch0 * batch1, m, n], in the second
     // half of the workspace; the first half is cuBLASLt's.
@@ -232,6 +226,20 @@ txrt_status txrt_cuda_matmul(txrt_cuda_context *ctx, int64_t site,
             "batch0 * batch1 * m * n over 4M floats (the workspace's half)");
     float *product = static_cast<float *>(cx.workspace) +
                      cx.workspaceBytes / 2 / sizeof(float);
+    if (k == 0) { // as the CPU kernel: the epilogue of a zero product
+      check(
+          cudaMemsetAsync(product, 0, size_t(total) * sizeof(float), cx.stream),
+          "cudaMemsetAsync");
+      launchStridedEpilogue(cx.stream, batch0, batch1, m, n, product, c,
+                            c_strides, bias, activation, residual, beta);
+      return;
+    }
+    require(a && b, "a and b must not be NULL");
+    require(a_strides && b_strides, "strides must not be NULL");
+    require(a_strides[2] == 1 || a_strides[3] == 1,
+            "a: the row or the column stride must be 1");
+    require(b_strides[2] == 1 || b_strides[3] == 1,
+            "b: the row or the column stride must be 1");
     // Column-major: product^T [n x m] (ld n) = op(B^T) [n x k] . op(A^T)
     // [k x m]. B^T is B stored row-major (column stride 1, ld = row stride)
     // or B column-major transposed; likewise A^T.

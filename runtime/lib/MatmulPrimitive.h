@@ -117,6 +117,13 @@ void linearBackwardProducts(Context &c, int64_t site, bool bf16, int64_t m,
                             float *dw, bool accumulateDx,
                             bool accumulateParams);
 
+/// A linear's backward when m, n or k is 0 (an empty batch, an empty
+/// feature): a gradient that sums over nothing is zeros (left as it is when
+/// accumulating), and dbias still sums dy's rows when only k is 0.
+void emptyLinearBackward(Context &c, int64_t m, int64_t n, int64_t k,
+                         const float *dy, float *dx, float *dw, float *dbias,
+                         bool accumulateDx, bool accumulateParams);
+
 /// Throws TXRT_ERROR_INVALID_ARGUMENT unless `activation` is a known
 /// TXRT_ACTIVATION_* value.
 void requireActivation(int32_t activation);

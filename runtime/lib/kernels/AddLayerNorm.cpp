@@ -21,6 +21,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace txrt;
@@ -301,8 +302,15 @@ txrt_status txrt_add_layer_norm_bwd(
       [&] { return shapes("rows", rows, "cols", cols); },
       [&](Context &c) {
         require(rows >= 0 && cols >= 0, "sizes must be non-negative");
-        if (rows == 0 || cols == 0)
+        if (cols == 0)
           return;
+        if (rows == 0) { // the parameter gradients sum over no rows
+          if (!accumulate_params)
+            for (float *g : {dgamma, dbeta})
+              if (g)
+                std::fill(g, g + cols, 0.0f);
+          return;
+        }
         require(sum || (x && r), "either sum or both x and r are needed");
         require(gamma && dy && dx, "gamma, dy and dx must not be NULL");
         require((mean == nullptr) == (var == nullptr),

@@ -123,7 +123,9 @@ txrt_status txrt_linear_bwd_bf16(txrt_context *ctx, int64_t site, int64_t m,
                     ((dx ? 1.0 : 0.0) + (dw ? 1.0 : 0.0)));
         requireSizes(m, n, k);
         if (m == 0 || n == 0 || k == 0)
-          return;
+          return emptyLinearBackward(c, m, n, k, dy, dx, dw, dbias,
+                                     accumulate_dx != 0,
+                                     accumulate_params != 0);
         require(dy != nullptr, "dy is NULL");
         // oneDNN 2.6 has no matmul with f32 src and bf16 weights: dy is
         // rounded to bf16 once for both products.

@@ -10,6 +10,7 @@
 #include "MatmulPrimitive.h"
 
 #include <algorithm>
+#include <cstring>
 
 using namespace txrt;
 
@@ -17,6 +18,17 @@ namespace {
 
 void requireStrides(const int64_t *strides, const char *name) {
   require(strides != nullptr, std::string(name) + " is NULL");
+}
+
+/// `count` zero floats (or bf16s) in the context's scratch slot `slot`: the
+/// operands of a product over an empty contraction (k = 0). Its output is
+/// the epilogue of a zero product (bias, activation, gate, residual, beta),
+/// not nothing, so the same primitive runs with k = 1 on zeros; oneDNN's
+/// k = 0 wrote nothing, and the output kept whatever the buffer held.
+const float *zeroOperand(Context &c, int slot, size_t count) {
+  float *zeros = c.temp(slot).as<float>(count);
+  std::memset(zeros, 0, count * sizeof(float));
+  return zeros;
 }
 
 /// db[j] (+)= sum_i dy[i, j] over dy [rows, cols], parallel over columns.
@@ -50,8 +62,13 @@ void txrt::linearForward(Context &c, int64_t site, bool bf16, int64_t m,
                          const float *gate, const float *residual, float *y) {
   c.noteFlops(2.0 * double(m) * double(n) * double(k));
   require(m >= 0 && n >= 0 && k >= 0, "sizes must be non-negative");
-  if (m == 0 || n == 0 || k == 0)
+  if (m == 0 || n == 0)
     return;
+  if (k == 0) { // y = the epilogue of a zero product (zeroOperand)
+    x = zeroOperand(c, 2, size_t(m));
+    w = zeroOperand(c, 3, size_t(n));
+    k = 1;
+  }
   require(x != nullptr, "x is NULL");
   require(w != nullptr, "w is NULL");
   require(y != nullptr, "y is NULL");
@@ -83,12 +100,28 @@ void txrt::gatedLinearForward(Context &c, int64_t site, bool bf16, int64_t m,
                               const void *w, const float *bias,
                               int32_t activation, const float *gate,
                               const float *residual, float *y) {
-  if (m > 0 && n > 0 && k > 0) {
+  if (m > 0 && n > 0) {
     require(gate != nullptr, "gate is NULL");
     require(gate != y, "gate and y must not be the same buffer");
   }
   linearForward(c, site, bf16, m, n, k, x, w, bias, activation, gate,
                 residual, y);
+}
+
+void txrt::emptyLinearBackward(Context &c, int64_t m, int64_t n, int64_t k,
+                               const float *dy, float *dx, float *dw,
+                               float *dbias, bool accumulateDx,
+                               bool accumulateParams) {
+  // n = 0: dx = dy . w sums over nothing; m = 0: so does dw = dy^T . x.
+  if (dx && !accumulateDx && m > 0 && k > 0)
+    std::memset(dx, 0, size_t(m) * size_t(k) * sizeof(float));
+  if (dw && !accumulateParams && n > 0 && k > 0)
+    std::memset(dw, 0, size_t(n) * size_t(k) * sizeof(float));
+  // dbias sums dy's m rows (none when m = 0), whatever k is.
+  if (dbias && n > 0) {
+    require(m == 0 || dy != nullptr, "dy is NULL");
+    columnSum(c, dy, m, n, dbias, accumulateParams);
+  }
 }
 
 void txrt::linearBackwardProducts(Context &c, int64_t site, bool bf16,
@@ -147,12 +180,24 @@ txrt_status txrt_matmul(txrt_context *ctx, int64_t site, int64_t batch0,
         c_.noteFlops(2.0 * double(batch0) * double(batch1) * double(m) * double(n) * double(k));
         require(batch0 >= 0 && batch1 >= 0 && m >= 0 && n >= 0 && k >= 0,
                 "sizes must be non-negative");
-        if (batch0 == 0 || batch1 == 0 || m == 0 || n == 0 || k == 0)
+        if (batch0 == 0 || batch1 == 0 || m == 0 || n == 0)
           return;
+        requireStrides(c_strides, "c_strides");
+        // c = the epilogue of a zero product (zeroOperand), contiguous
+        // zeros [batch0, batch1, m, 1] by [batch0, batch1, 1, n].
+        const int64_t emptyA[4] = {batch1 * m, m, 1, 1},
+                      emptyB[4] = {batch1 * n, n, n, 1};
+        if (k == 0) {
+          const size_t batches = size_t(batch0) * size_t(batch1);
+          a = zeroOperand(c_, 2, batches * size_t(m));
+          b = zeroOperand(c_, 3, batches * size_t(n));
+          a_strides = emptyA;
+          b_strides = emptyB;
+          k = 1;
+        }
         require(a && b && c, "a, b and c must not be NULL");
         requireStrides(a_strides, "a_strides");
         requireStrides(b_strides, "b_strides");
-        requireStrides(c_strides, "c_strides");
         MatmulSpec spec;
         spec.batch0 = batch0;
         spec.batch1 = batch1;
@@ -215,7 +260,9 @@ txrt_status txrt_linear_bwd(txrt_context *ctx, int64_t site, int64_t m,
         c.noteFlops(2.0 * double(m) * double(n) * double(k) * ((dx ? 1.0 : 0.0) + (dw ? 1.0 : 0.0)));
         require(m >= 0 && n >= 0 && k >= 0, "sizes must be non-negative");
         if (m == 0 || n == 0 || k == 0)
-          return;
+          return emptyLinearBackward(c, m, n, k, dy, dx, dw, dbias,
+                                     accumulate_dx != 0,
+                                     accumulate_params != 0);
         require(dy != nullptr, "dy is NULL");
         linearBackwardProducts(c, site, /*bf16=*/false, m, n, k, dy, x, w, dx,
                                dw, accumulate_dx != 0,

@@ -240,3 +240,20 @@ TEST_F(AddLayerNormTest, ParameterGradientsSumManyRowsInBlocks) {
 }
 
 } // namespace
+
+// No rows: zero parameter gradients (kept when accumulating), as
+// LayerNormTest checks of the plain norm.
+TEST_F(AddLayerNormTest, BackwardOverNoRowsZeroesTheParameterGradients) {
+  const int64_t cols = 6;
+  Floats one(1, 0.5f), gamma(cols, 1.0f);
+  for (bool accumulate : {false, true}) {
+    Floats dgamma(cols, 3.0f), dbeta(cols, 3.0f);
+    expectOk(txrt_add_layer_norm_bwd(
+        ctx_, 1, 0, cols, one.data(), one.data(), nullptr, gamma.data(),
+        nullptr, nullptr, 1e-5f, one.data(), nullptr, one.data(), dgamma.data(),
+        dbeta.data(), accumulate, accumulate));
+    Doubles kept(cols, accumulate ? 3.0 : 0.0);
+    expectClose(dgamma, kept, 0, 0, "dgamma");
+    expectClose(dbeta, kept, 0, 0, "dbeta");
+  }
+}

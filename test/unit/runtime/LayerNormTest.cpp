@@ -164,3 +164,21 @@ TEST_F(LayerNormTest, ParameterGradientsSumManyRowsInBlocks) {
 }
 
 } // namespace
+
+// No rows (an empty batch): the parameter gradients sum over none, so they
+// are zeros (kept when accumulating). They were left as the buffers held
+// them, and the whole train step's gradients with them.
+TEST_F(LayerNormTest, BackwardOverNoRowsZeroesTheParameterGradients) {
+  const int64_t cols = 6;
+  Floats one(1, 0.5f), gamma(cols, 1.0f);
+  for (bool accumulate : {false, true}) {
+    Floats dgamma(cols, 3.0f), dbeta(cols, 3.0f);
+    expectOk(txrt_layer_norm_bwd(ctx_, 1, 0, cols, one.data(), gamma.data(),
+                                 nullptr, nullptr, 1e-5f, one.data(),
+                                 one.data(), dgamma.data(), dbeta.data(),
+                                 accumulate, accumulate));
+    Doubles kept(cols, accumulate ? 3.0 : 0.0);
+    expectClose(dgamma, kept, 0, 0, "dgamma");
+    expectClose(dbeta, kept, 0, 0, "dbeta");
+  }
+}

@@ -427,3 +427,93 @@ TEST_F(MatmulTest, LargeOutputsKeepTheWholeProductOnBrgemm) {
   small.cStrides = {0, 0, 65, 1};
   EXPECT_TRUE(txrt::MatmulPlan(*ctx_, small).splitsOverK());
 }
+
+// A product over an empty contraction (k = 0, an empty sequence in
+// `matmul(transpose(x), x)`) is the epilogue of zeros: alpha . 0 + bias,
+// activated, plus the residual and beta . c. The kernel returned early and
+// left c holding whatever it held.
+TEST_F(MatmulTest, EmptyContractionIsTheEpilogueOfZeros) {
+  uint32_t seed = 900;
+  for (int32_t act : {TXRT_ACTIVATION_NONE, TXRT_ACTIVATION_GELU})
+    for (bool bias : {false, true})
+      for (bool residual : {false, true})
+        for (float beta : {0.0f, 1.0f}) {
+          MatmulCase mc;
+          mc.batch1 = 2;
+          mc.m = 3;
+          mc.n = 5;
+          mc.k = 0;
+          mc.a = {0, 3, 1, 1};
+          mc.b = {0, 5, 5, 1};
+          mc.c = {0, 15, 5, 1};
+          mc.bias = bias;
+          mc.activation = act;
+          mc.residual = residual;
+          mc.beta = beta;
+          SCOPED_TRACE("act=" + std::to_string(act) +
+                       " bias=" + std::to_string(bias) +
+                       " residual=" + std::to_string(residual) +
+                       " beta=" + std::to_string(beta));
+          mc.check(ctx_, seed++);
+        }
+}
+
+// A linear over k = 0 features: y = act(bias) + residual (and the gate).
+TEST_F(MatmulTest, LinearOverNoFeaturesIsItsEpilogue) {
+  const int64_t m = 3, n = 5;
+  Floats bias = randomFloats(n, 1), r = randomFloats(m * n, 2),
+         gate = randomFloats(m * n, 3), one(1, 0.5f);
+  Floats y(m * n, 7.0f), gated(m * n, 7.0f);
+  expectOk(txrt_linear_fwd(ctx_, 1, m, n, 0, one.data(), one.data(),
+                           bias.data(), TXRT_ACTIVATION_SILU, r.data(),
+                           y.data()));
+  expectOk(txrt_linear_gated_fwd(ctx_, 2, m, n, 0, one.data(), one.data(),
+                                 bias.data(), TXRT_ACTIVATION_NONE, gate.data(),
+                                 nullptr, gated.data()));
+  Doubles expected(m * n), expectedGated(m * n);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      expected[i * n + j] =
+          activate(TXRT_ACTIVATION_SILU, bias[j]) + r[i * n + j];
+      expectedGated[i * n + j] = double(bias[j]) * gate[i * n + j];
+    }
+  expectClose(y, expected, 1e-6, 1e-6, "y");
+  expectClose(gated, expectedGated, 1e-6, 1e-6, "gated");
+}
+
+// A linear's backward when a size is 0: a gradient summed over nothing is
+// zeros (an empty batch, m = 0: dw and dbias; no outputs, n = 0: dx), left
+// as it is when accumulating; with k = 0 dbias still sums dy's rows. The
+// kernel returned early, leaving each gradient as the buffer held it.
+TEST_F(MatmulTest, LinearBackwardOverEmptySizes) {
+  const int64_t m = 3, n = 5, k = 4;
+  const float stale = 3.0f;
+  Floats one(1, 0.5f), dy = randomFloats(m * n, 4);
+  for (bool accumulate : {false, true}) {
+    SCOPED_TRACE(accumulate ? "accumulating" : "overwriting");
+    const float kept = accumulate ? stale : 0.0f;
+    // m = 0: no rows.
+    Floats dw(n * k, stale), dbias(n, stale);
+    expectOk(txrt_linear_bwd(ctx_, 1, 0, n, k, one.data(), one.data(),
+                             one.data(), one.data(), dw.data(), dbias.data(),
+                             accumulate, accumulate));
+    expectClose(dw, Doubles(n * k, kept), 0, 0, "dw, m = 0");
+    expectClose(dbias, Doubles(n, kept), 0, 0, "dbias, m = 0");
+    // n = 0: no outputs.
+    Floats dx(m * k, stale);
+    expectOk(txrt_linear_bwd(ctx_, 2, m, 0, k, one.data(), one.data(),
+                             one.data(), dx.data(), one.data(), nullptr,
+                             accumulate, accumulate));
+    expectClose(dx, Doubles(m * k, kept), 0, 0, "dx, n = 0");
+    // k = 0: no features; the bias gradient sums dy's rows.
+    Floats db(n, stale);
+    expectOk(txrt_linear_bwd(ctx_, 3, m, n, 0, one.data(), one.data(),
+                             dy.data(), one.data(), one.data(), db.data(),
+                             accumulate, accumulate));
+    Doubles sums(n, kept);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        sums[j] += dy[i * n + j];
+    expectClose(db, sums, 1e-6, 1e-6, "dbias, k = 0");
+  }
+}
