@@ -37,9 +37,13 @@ std::optional<int64_t> checkAxis(MLIRGenImpl &gen, SourceLoc loc, Value value,
   int64_t rank = rankOf(value);
   int64_t normalized = axis < 0 ? axis + rank : axis;
   if (normalized < 0 || normalized >= rank) {
-    gen.getDiags().error(loc, "axis " + std::to_string(axis) +
-                                  " is out of range for " +
-                                  formatType(value.getType()));
+    gen.getDiags().error(loc,
+                         "axis " + std::to_string(axis) +
+                             " is out of range for " +
+                             formatType(value.getType()) + " of rank " +
+                             std::to_string(rank),
+                         "an axis is in [" + std::to_string(-rank) + ", " +
+                             std::to_string(rank - 1) + "]");
     return std::nullopt;
   }
   return normalized;
@@ -550,6 +554,10 @@ Val genPositionalEncoding(MLIRGenImpl &gen, const ast::CallExpr &call,
 template <typename OpTy>
 Val genReduce(MLIRGenImpl &gen, const ast::CallExpr &call,
               const BoundArgs &args) {
+  // Checked here, at the axis as written: the op's verifier named only the
+  // rank, at the call.
+  if (!checkAxis(gen, args.locs[1], args.tensor(0), args.integer(1)))
+    return {};
   SmallVector<NamedAttribute> attrs = {gen.getBuilder().getNamedAttr(
       "axes", gen.getBuilder().getDenseI64ArrayAttr({args.integer(1)}))};
   if (args.flag(2))

@@ -94,6 +94,10 @@ Val genConcat(MLIRGenImpl &gen, const ast::CallExpr &call,
   std::optional<SmallVector<Value>> inputs = tensorList(gen, call);
   if (!inputs)
     return {};
+  auto first = cast<RankedTensorType>((*inputs)[0].getType());
+  if (!normalizeAxis(gen, args.locs[0], args.integer(0), first.getRank(),
+                     formatType(first)))
+    return {};
   return gen.createValue<ConcatOp>(call.getLoc(), *inputs,
                                    {axisAttr(gen, args.integer(0))});
 }
