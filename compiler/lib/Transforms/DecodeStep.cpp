@@ -327,6 +327,15 @@ std::string unfusedAttentionReason(func::FuncOp func) {
 
 /// The attentions of `decode`, or failure with the reason when the entry
 /// cannot decode incrementally.
+/// The id the executable pads token inputs with: config `pad`, else 0
+/// (docs/driver.md).
+int64_t executablePad(ModuleOp module) {
+  if (auto config = module->getAttrOfType<DictionaryAttr>("tx.config"))
+    if (auto pad = dyn_cast_or_null<IntegerAttr>(config.get("pad")))
+      return pad.getInt();
+  return 0;
+}
+
 FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
                                           std::string &why) {
   SmallVector<Attention> attentions;
@@ -413,6 +422,23 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
           !attention.getMask().getDefiningOp<PaddingMaskOp>()) {
         why = "a self-attention's mask is not a padding mask";
         return WalkResult::interrupt();
+      }
+      // ... and only of the id the executable pads the target with, which
+      // decoding never feeds: a mask of another id ([SOS], `padding_mask(
+      // tgt, 2)`) hides positions the cache would attend to.
+      if (!a.cross && attention.getMask()) {
+        auto padding = attention.getMask().getDefiningOp<PaddingMaskOp>();
+        int64_t pad = executablePad(decode->getParentOfType<ModuleOp>());
+        if (padding.getPad() != pad) {
+          why = "a self-attention's padding mask hides id " +
+                std::to_string(padding.getPad()) +
+                ", which decoding feeds (the executable pads the target "
+                "with config pad = " +
+                std::to_string(pad) +
+                " and never feeds that one); a cache step attends to every "
+                "position it was fed";
+          return WalkResult::interrupt();
+        }
       }
       attentions.push_back(a);
       return WalkResult::advance();
