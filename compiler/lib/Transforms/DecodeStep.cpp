@@ -69,21 +69,29 @@ struct Attention {
 };
 
 /// The linear whose result a split_heads operand of attention splits,
-/// directly or through a tx.rope (`rotary`).
-LinearOp projection(Value operand, bool &rotary) {
+/// directly or through a tx.rope (`rotary`), each read by one op of `live`
+/// (ops nothing reaching the return reads do not count: `K = split_heads(
+/// ...)` then `K = rope(K)` leaves the unrotated split unread).
+LinearOp projection(Value operand, bool &rotary,
+                    const llvm::DenseSet<Operation *> &live) {
+  auto oneLiveUse = [&](Operation *op) {
+    return llvm::count_if(op->getUses(), [&](OpOperand &use) {
+             return live.contains(use.getOwner());
+           }) == 1;
+  };
   auto split = operand.getDefiningOp<SplitHeadsOp>();
-  if (!split || !split->hasOneUse())
+  if (!split || !oneLiveUse(split))
     return nullptr;
   Value source = split.getInput();
   rotary = false;
   if (auto rope = source.getDefiningOp<RopeOp>()) {
-    if (!rope->hasOneUse())
+    if (!oneLiveUse(rope))
       return nullptr;
     rotary = true;
     source = rope.getInput();
   }
   auto linear = source.getDefiningOp<LinearOp>();
-  return linear && linear->hasOneUse() ? linear : nullptr;
+  return linear && oneLiveUse(linear) ? linear : nullptr;
 }
 
 /// Whether `slice` keeps every symbolic axis of its input whole (and makes
@@ -325,8 +333,6 @@ std::string unfusedAttentionReason(func::FuncOp func) {
                : "";
 }
 
-/// The attentions of `decode`, or failure with the reason when the entry
-/// cannot decode incrementally.
 /// The id the executable pads token inputs with: config `pad`, else 0
 /// (docs/driver.md).
 int64_t executablePad(ModuleOp module) {
@@ -336,6 +342,8 @@ int64_t executablePad(ModuleOp module) {
   return 0;
 }
 
+/// The attentions of `decode`, or failure with the reason when the entry
+/// cannot decode incrementally.
 FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
                                           std::string &why) {
   SmallVector<Attention> attentions;
@@ -376,8 +384,8 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
     }
     if (auto attention = dyn_cast<AttentionOp>(op)) {
       bool rotaryValues = false;
-      Attention a{attention, projection(attention.getKey(), a.rotaryKeys),
-                  projection(attention.getValue(), rotaryValues)};
+      Attention a{attention, projection(attention.getKey(), a.rotaryKeys, live),
+                  projection(attention.getValue(), rotaryValues, live)};
       if (!a.key || !a.value || rotaryValues) {
         why = "an attention's keys and values are not split_heads(linear(...)) "
               "(keys may be rotated with rope)";
