@@ -454,7 +454,19 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
     if (auto mask = dyn_cast<PaddingMaskOp>(op)) {
       for (Operation *user : mask->getUsers())
         if (live.contains(user) && !isa<AttentionOp>(user)) {
-          why = "a padding mask is used outside attention";
+          // Joined with another condition (`& (j < i)`, a window) that
+          // tx-fuse-attention did not take as its causal flag: the mask
+          // is what the step cannot compute, not the padding.
+          why = isa<AndOp, OrOp, NotOp, ReshapeOp>(user)
+                    ? "an attention's mask joins padding_mask with a "
+                      "condition other than causal_mask ('" +
+                          user->getName().getStringRef().str() + "' at " +
+                          FusionStats::formatLocation(user->getLoc()) +
+                          "): a cache step computes only padding_mask and "
+                          "causal_mask"
+                    : "a padding mask is used outside attention ('" +
+                          user->getName().getStringRef().str() + "' at " +
+                          FusionStats::formatLocation(user->getLoc()) + ")";
           return WalkResult::interrupt();
         }
       return WalkResult::advance();
@@ -1055,12 +1067,28 @@ bool maskParts(Value mask, Value tokens, LmAttention &a, bool &causal,
   if (auto reshape = dyn_cast_or_null<ReshapeOp>(def)) {
     maskOps.joins.insert(reshape);
     if (!movesUnitAxes(reshape)) {
-      if (why.empty())
+      Shape in = getShape(cast<RankedTensorType>(reshape.getInput().getType())),
+            out = getShape(cast<RankedTensorType>(reshape.getType()));
+      Operation *part = reshape.getInput().getDefiningOp();
+      if (!why.empty()) {
+      } else if (!in.empty() && !out.empty() && in.back() == out.back() &&
+                 part) {
+        // The key axis stays last: what is wrong is the part itself
+        // (`ids == pad`, the padding kept, not masked).
+        why = "an attention's mask holds '" +
+              part->getName().getStringRef().str() + "' (at " +
+              FusionStats::formatLocation(part->getLoc()) + ") of " +
+              formatType(reshape.getInput().getType()) +
+              ", which is neither padding_mask (ids != pad) nor causal_mask "
+              "of the @tokens input nor computed from positions: a cache "
+              "step computes only those";
+      } else {
         why = "an attention's mask is reshaped from " +
               formatType(reshape.getInput().getType()) + " to " +
               formatType(reshape.getType()) +
               ", off its key axis (a padding mask over query rows, not "
               "keys), which a cache step does not compute";
+      }
       return false;
     }
     return maskParts(reshape.getInput(), tokens, a, causal, maskOps, why);
