@@ -213,6 +213,11 @@ void parseRun(ArgCursor &cursor, CommandLine &line) {
         value = parseInteger<int64_t>(split->second);
       if (!value)
         cursor.fail("--dim expects NAME=N, got '" + text + "'");
+      // As every other option given twice: the first value was dropped.
+      for (const auto &[name, given] : run.dims)
+        if (name == split->first)
+          cursor.fail("--dim " + name + " is given twice (" + name + "=" +
+                      std::to_string(given) + " and " + text + ")");
       run.dims.emplace_back(split->first, *value);
     } else if (arg.size() > 1 && arg[0] == '-') {
       cursor.fail("unknown option '" + arg + "'");

@@ -113,7 +113,8 @@ void parseGenerate(ArgCursor &cursor, CommandLine &line) {
       generate.topP = numberOption(cursor, arg, 0, 1, "(0, 1]");
     } else if (arg == "--seed") {
       generate.seed = integerOption<uint64_t>(cursor, arg, 0, ~uint64_t(0));
-    } else if (arg == "--no-cache") {
+    } else if (arg == "--no-cache" || arg == "--no-kv-cache") {
+      // translate's spelling too: the same switch.
       cursor.noValue(arg);
       generate.kvCache = false;
     } else if (arg == "--block") {

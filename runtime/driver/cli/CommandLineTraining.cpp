@@ -465,8 +465,10 @@ void parseTranslate(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--beam") {
       beamGiven = true;
       translate.beam = integerOption<int32_t>(cursor, arg, 1, 1024);
-    } else if (arg == "--no-kv-cache") {
-      cursor.noValue(arg); // --no-kv-cache=0 turned the cache off
+    } else if (arg == "--no-kv-cache" || arg == "--no-cache") {
+      // generate's spelling too: the same switch. --no-kv-cache=0 turned
+      // the cache off.
+      cursor.noValue(arg);
       translate.kvCache = false;
     } else if (arg == "--no-ema") {
       cursor.noValue(arg);

@@ -51,6 +51,20 @@ TEST(CommandLineTest, ParsesBenchDecodeOptions) {
   EXPECT_FALSE(parse({"bench"}).bench.decodeOnly);
 }
 
+// translate's --no-kv-cache and generate's --no-cache are one switch: each
+// command takes both spellings (translate --no-cache was an unknown option).
+TEST(CommandLineTest, KvCacheSwitchTakesBothSpellings) {
+  for (const char *flag : {"--no-kv-cache", "--no-cache"}) {
+    SCOPED_TRACE(flag);
+    EXPECT_TRUE(parse({"translate", "--load", "c", "x"}).translate.kvCache);
+    EXPECT_FALSE(
+        parse({"translate", "--load", "c", flag, "x"}).translate.kvCache);
+    EXPECT_TRUE(parse({"generate", "--load", "c", "x"}).generate.kvCache);
+    EXPECT_FALSE(
+        parse({"generate", "--load", "c", flag, "x"}).generate.kvCache);
+  }
+}
+
 TEST(CommandLineTest, InitSeedAndDefaults) {
   CommandLine line = parse({"run", "apply", "--init", "18446744073709551615"});
   EXPECT_EQ(line.run.initSeed, UINT64_MAX);
@@ -200,6 +214,10 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
        "--threads expects an integer in [1, 4096], got '0'"},
       {{"run", "a", "--dim", "T"}, "run", "--dim expects NAME=N, got 'T'"},
       {{"run", "a", "--dim", "T=x"}, "run", "got 'T=x'"},
+      // The first value was dropped without a word.
+      {{"run", "a", "--dim", "B=3", "--dim", "B=2"},
+       "run",
+       "--dim B is given twice (B=3 and B=2)"},
       {{"run", "a", "--bogus", "1"}, "run", "unknown option '--bogus'"},
       {{"run", "a", "--input="}, "run", "--input needs a file"},
   };
