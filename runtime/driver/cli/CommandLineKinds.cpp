@@ -79,16 +79,12 @@ options:
 double numberOption(ArgCursor &cursor, const std::string &option,
                     double minimum, double maximum, const char *range) {
   std::string text = cursor.value(option);
-  char *end = nullptr;
-  double value = std::strtod(text.c_str(), &end);
-  bool inRange = range[0] == '(' ? value > minimum : value >= minimum;
-  // strtod also reads hexadecimal ("0x10" was 16) and leading blanks.
-  bool decimal = text.find_first_of("xX \t") == std::string::npos;
-  if (text.empty() || *end != '\0' || !decimal || !inRange ||
-      !(value <= maximum))
+  std::optional<double> value = parseDecimal(text);
+  if (!value || !(range[0] == '(' ? *value > minimum : *value >= minimum) ||
+      !(*value <= maximum))
     cursor.fail(option + " expects a number in " + range + ", got '" + text +
                 "'");
-  return value;
+  return *value;
 }
 
 } // namespace

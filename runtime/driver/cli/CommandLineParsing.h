@@ -11,6 +11,7 @@
 #include "core/Error.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <optional>
 #include <set>
 #include <string>
@@ -27,6 +28,19 @@ template <typename T> std::optional<T> parseInteger(std::string_view text) {
   T value{};
   auto result = std::from_chars(text.data(), text.data() + text.size(), value);
   if (result.ec != std::errc() || result.ptr != text.data() + text.size())
+    return std::nullopt;
+  return value;
+}
+
+/// A decimal number as every float option takes it: strtod's syntax but no
+/// leading blanks and no hexadecimal (" 0.5" and "0x1p-1" were 0.5 for
+/// --alpha and --ema, and refused by --temperature), nothing after it.
+inline std::optional<double> parseDecimal(const std::string &text) {
+  if (text.empty() || text.find_first_of("xX \t\n\r\f\v") != std::string::npos)
+    return std::nullopt;
+  char *end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  if (*end != '\0')
     return std::nullopt;
   return value;
 }

@@ -339,12 +339,11 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.patience = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--ema") {
       std::string text = cursor.value(arg);
-      char *end = nullptr;
-      double decay = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end != '\0' || !(decay > 0 && decay < 1))
+      std::optional<double> decay = parseDecimal(text);
+      if (!decay || !(*decay > 0 && *decay < 1))
         cursor.fail("--ema expects a decay in (0, 1), e.g. 0.999, got '" +
                     text + "'");
-      train.ema = decay;
+      train.ema = *decay;
     } else {
       unexpected(cursor, arg);
     }
@@ -479,11 +478,10 @@ void parseTranslate(ArgCursor &cursor, CommandLine &line) {
     } else if (arg == "--alpha") {
       alphaGiven = true;
       std::string text = cursor.value(arg);
-      char *end = nullptr;
-      double alpha = std::strtod(text.c_str(), &end);
-      if (text.empty() || *end != '\0' || !(alpha >= 0 && alpha <= 10))
+      std::optional<double> alpha = parseDecimal(text);
+      if (!alpha || !(*alpha >= 0 && *alpha <= 10))
         cursor.fail("--alpha expects a number in [0, 10], got '" + text + "'");
-      translate.alpha = alpha;
+      translate.alpha = *alpha;
     } else if (arg == "--batch") {
       translate.batch = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--threads") {

@@ -214,6 +214,17 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
        "--threads expects an integer in [1, 4096], got '0'"},
       {{"run", "a", "--dim", "T"}, "run", "--dim expects NAME=N, got 'T'"},
       {{"run", "a", "--dim", "T=x"}, "run", "got 'T=x'"},
+      // One rule for every float option: --alpha and --ema took a leading
+      // blank and hexadecimal, which --temperature refused.
+      {{"translate", "--load", "c", "--alpha", " 0.5", "x"},
+       "translate",
+       "--alpha expects a number in [0, 10], got ' 0.5'"},
+      {{"train", "--data", "d", "--ema", "0x1p-1"},
+       "train",
+       "--ema expects a decay in (0, 1), e.g. 0.999, got '0x1p-1'"},
+      {{"generate", "--load", "c", "--temperature", "0x1", "x"},
+       "generate",
+       "--temperature expects a number in [0, 100], got '0x1'"},
       // The first value was dropped without a word.
       {{"run", "a", "--dim", "B=3", "--dim", "B=2"},
        "run",
