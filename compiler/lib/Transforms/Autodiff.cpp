@@ -200,7 +200,18 @@ LogicalResult differentiate(func::FuncOp train) {
       if (firstRead.lookup(name) != param)
         continue;
       Value total = paramGrads.lookup(name);
-      if (!total) // read but not on the loss's path: a zero gradient
+      // Read but not on the loss's path (through a comparison, ids, or a
+      // value nothing uses): a zero gradient, which tx-optimizer skips as
+      // torch.optim skips a parameter whose .grad is None. Said, since the
+      // spec may not mean it (tests/E2E/untrained-parameters.test).
+      if (!total)
+        param.emitWarning()
+            << "parameter '" << name.getValue()
+            << "' gets no gradient from the loss of '" << train.getSymName()
+            << "' (its value reaches the loss only through comparisons, "
+               "ids or nothing at all): training leaves it as it is, as "
+               "torch.optim does a parameter whose .grad is None";
+      if (!total)
         total = builder.create<ConstantOp>(
             param.getLoc(),
             DenseElementsAttr::get(
@@ -244,6 +255,36 @@ LogicalResult differentiate(func::FuncOp train) {
   return success();
 }
 
+/// Warns of each parameter `train` never reads (another entry's alone):
+/// training leaves it as it is, as torch.optim does a parameter whose .grad
+/// is None, where a user may have meant to train it.
+void warnUnread(func::FuncOp train) {
+  llvm::DenseSet<StringAttr> read;
+  train.walk(
+      [&](ParamOp param) { read.insert(param.getNameAttr().getAttr()); });
+  auto module = train->getParentOfType<ModuleOp>();
+  for (auto parameter : module.getOps<ParameterOp>()) {
+    if (read.contains(parameter.getSymNameAttr()))
+      continue;
+    SmallVector<StringRef> readers;
+    for (auto func : module.getOps<func::FuncOp>()) {
+      bool reads = false;
+      func.walk([&](ParamOp param) {
+        reads |= param.getNameAttr().getAttr() == parameter.getSymNameAttr();
+      });
+      if (reads)
+        readers.push_back(func.getSymName());
+    }
+    auto warning = parameter.emitWarning()
+                   << "parameter '" << parameter.getSymName()
+                   << "' is not read by '" << train.getSymName() << "'";
+    if (!readers.empty())
+      warning << " (only by '" << llvm::join(readers, "', '") << "')";
+    warning << ": training leaves it as it is, as torch.optim does a "
+               "parameter whose .grad is None";
+  }
+}
+
 struct AutodiffPass : mlir::tx::impl::AutodiffPassBase<AutodiffPass> {
   void runOnOperation() override {
     for (auto func : llvm::make_early_inc_range(
@@ -252,6 +293,7 @@ struct AutodiffPass : mlir::tx::impl::AutodiffPassBase<AutodiffPass> {
       if (!kind || kind.getValue() != "train" || func->hasAttr("tx.train_kind"))
         continue;
       prepareForward(func);
+      warnUnread(func);
       if (failed(differentiate(func)))
         return signalPassFailure();
       func->setAttr("tx.train_kind", StringAttr::get(&getContext(), "grad"));

@@ -1336,6 +1336,8 @@ int compileMain(int argc, char **argv) {
       return reportAndExit();
   }
   timer.done("tx passes");
+  printWarnings(); // the passes' (parameters the loss does not reach), for
+                   // every --emit
 
   if (listParams || summary) {
     if (!openOutput())
