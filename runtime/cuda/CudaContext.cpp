@@ -271,6 +271,14 @@ txrt_status txrt_cuda_check_cache_rows(txrt_cuda_context *ctx, int64_t input,
   });
 }
 
+txrt_status txrt_cuda_check_dim_min(txrt_cuda_context *ctx, int64_t dim_index,
+                                    int64_t value, int64_t minimum) {
+  return runCuda(ctx, "txrt_cuda_check_dim_min", [&](auto &) {
+    std::string problem = txrt::dimMinProblem(dim_index, value, minimum);
+    require(problem.empty(), problem.c_str());
+  });
+}
+
 txrt_status txrt_cuda_device_info(txrt_cuda_context *ctx, char *out_name,
                                   size_t name_size, uint64_t *out_bytes,
                                   int32_t *out_major, int32_t *out_minor) {

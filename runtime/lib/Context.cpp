@@ -475,6 +475,16 @@ txrt_status txrt_check_cache_rows(txrt_context *ctx, int64_t input,
       });
 }
 
+txrt_status txrt_check_dim_min(txrt_context *ctx, int64_t dim_index,
+                               int64_t value, int64_t minimum) {
+  return runKernel(
+      ctx, "txrt_check_dim_min", [&] { return std::string(); },
+      [&](Context &) {
+        std::string problem = dimMinProblem(dim_index, value, minimum);
+        require(problem.empty(), problem);
+      });
+}
+
 txrt_status txrt_context_set_option(txrt_context *ctx, int32_t option,
                                     int64_t value) {
   return runKernel(

@@ -72,6 +72,17 @@ inline std::string cacheRowsProblem(int64_t input, int64_t written,
          "so far, the new ones last (its length >= the new positions')";
 }
 
+/// Why dims[`index`] = `value` is refused for an entry that reads a fixed
+/// position of it, needing `minimum` entries (txrt_check_dim_min), or "".
+inline std::string dimMinProblem(int64_t index, int64_t value,
+                                 int64_t minimum) {
+  if (value >= minimum)
+    return "";
+  return "dims[" + std::to_string(index) + "] is " + std::to_string(value) +
+         ", but this entry reads a fixed position of that dim (an index such "
+         "as x[:, 0] or x[:, -1]): it needs at least " +
+         std::to_string(minimum);
+}
 
 /// What runs an entry now: each context and activation arena an entry
 /// call holds, by the thread that holds it. One context runs one entry at

@@ -165,6 +165,38 @@ LogicalResult EntryLowering::lower() {
         break;
       }
 
+  // A fixed position of a symbolic dim (`x[:, 0]`, `x[:, -1:]`, a slice
+  // with a static size) needs that many entries: with the dim at 0, which
+  // an entry otherwise accepts, it read before or past the caller's
+  // buffer. The most any slice needs, per dim.
+  {
+    llvm::MapVector<StringAttr, int64_t> minimum;
+    entry.walk([&](SliceOp slice) {
+      Shape in = getShape(cast<RankedTensorType>(slice.getInput().getType()));
+      Shape out = getShape(cast<RankedTensorType>(slice.getType()));
+      ArrayRef<int64_t> starts = slice.getStarts();
+      SmallVector<int64_t> strides = slice.getStrideValues();
+      for (size_t i = 0; i < in.size(); ++i) {
+        if (!in[i].isSymbolic() || out[i].isSymbolic() || out[i].size == 0)
+          continue;
+        int64_t start = starts[i];
+        int64_t needed =
+            start >= 0 ? start + (out[i].size - 1) * strides[i] + 1 : -start;
+        int64_t &slot = minimum[in[i].symbol];
+        slot = std::max(slot, needed);
+      }
+    });
+    if (order)
+      for (auto [i, attr] : llvm::enumerate(order)) {
+        auto it = minimum.find(attr.getName());
+        if (it == minimum.end() || it->second <= 0)
+          continue;
+        call(RuntimeFn::CheckDimMin,
+             {i64(int64_t(i)), toI64(dimValues.lookup(attr.getName())),
+              i64(it->second)});
+      }
+  }
+
   // Training entries read the step and seed the driver set (dropout masks,
   // the learning rate); others use 0.
   if (isTrain) {

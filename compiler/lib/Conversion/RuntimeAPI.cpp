@@ -317,6 +317,10 @@ const std::vector<Entry> &registry() {
        "txrt_check_cache_rows",
        "txrt_cuda_check_cache_rows",
        {A::Ptr, A::I64, A::I64, A::I64}},
+      {RuntimeFn::CheckDimMin,
+       "txrt_check_dim_min",
+       "txrt_cuda_check_dim_min",
+       {A::Ptr, A::I64, A::I64, A::I64}},
   };
   return entries;
 }

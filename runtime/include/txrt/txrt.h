@@ -308,6 +308,14 @@ txrt_status txrt_entry_done(txrt_context *ctx, const void *arena);
 txrt_status txrt_check_cache_rows(txrt_context *ctx, int64_t input,
                                   int64_t written, int64_t held);
 
+/** What a compiled entry checks of a dim it reads a fixed position of (the
+ *  first or last entry, `x[:, 0]`, `x[:, -1:]`): dims[`dim_index`] =
+ *  `value` must be at least `minimum`, or TXRT_ERROR_INVALID_ARGUMENT (a
+ *  dim of 0 is otherwise valid, and such an index read before or past the
+ *  caller's buffer). */
+txrt_status txrt_check_dim_min(txrt_context *ctx, int64_t dim_index,
+                               int64_t value, int64_t minimum);
+
 /*===----------------------------------------------------------------------===*
  * Gradient accumulation and data parallelism (docs/distributed.md)
  *===----------------------------------------------------------------------===*/

@@ -110,6 +110,9 @@ txrt_status txrt_cuda_entry_done(txrt_cuda_context *ctx, const void *arena);
 /** As txrt_check_cache_rows. */
 txrt_status txrt_cuda_check_cache_rows(txrt_cuda_context *ctx, int64_t input,
                                        int64_t written, int64_t held);
+/** As txrt_check_dim_min. */
+txrt_status txrt_cuda_check_dim_min(txrt_cuda_context *ctx, int64_t dim_index,
+                                    int64_t value, int64_t minimum);
 
 /** As txrt_context_set_batch_rows: the next calls train rows
  *  [first_row, first_row + rows) of the update's batch, so dropout (and

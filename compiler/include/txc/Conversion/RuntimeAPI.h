@@ -52,6 +52,7 @@ enum class RuntimeFn {
   CheckEntry,
   EntryDone,
   CheckCacheRows,
+  CheckDimMin,
   // bf16 precision (docs/precision.md).
   CastF32ToBf16,
   CastBf16ToF32,
