@@ -54,7 +54,26 @@ inline std::string entryArgumentProblem(
     return "";
   };
   std::string problem = pointers("inputs", inputs, numInputs);
-  return problem.empty() ? pointers("outputs", outputs, numOutputs) : problem;
+  if (problem.empty())
+    problem = pointers("outputs", outputs, numOutputs);
+  if (!problem.empty())
+    return problem;
+  // An entry writes its outputs while it still reads its inputs (and its
+  // other outputs): one buffer for both gave wrong outputs with status 0.
+  for (int64_t k = 0; k < numOutputs; ++k) {
+    for (int64_t j = 0; j < numInputs; ++j)
+      if (outputs[k] == inputs[j])
+        return "outputs[" + std::to_string(k) + "] is inputs[" +
+               std::to_string(j) +
+               "]: an entry writes its outputs while it reads its inputs, "
+               "so each output needs a buffer of its own";
+    for (int64_t l = 0; l < k; ++l)
+      if (outputs[k] == outputs[l])
+        return "outputs[" + std::to_string(l) + "] and outputs[" +
+               std::to_string(k) +
+               "] are one buffer: each output needs a buffer of its own";
+  }
+  return "";
 }
 
 /// A cache the entry writes in place (decode_step, lm_step) takes the

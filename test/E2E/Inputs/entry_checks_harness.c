@@ -68,6 +68,11 @@ int main(void) {
   call("NULL outputs", good, arena, inputs, NULL);
   call("two dims", two, arena, inputs, outputs);
   {
+    /* An output in an input's buffer: wrong outputs with status 0. */
+    void *aliased[] = {src};
+    call("output is input", good, arena, inputs, aliased);
+  }
+  {
     /* The parameter arena: NULL was a segfault in the first kernel. */
     void *kept = params;
     params = NULL;
