@@ -1477,9 +1477,17 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       average->swap(runner.params().write());
     err << score.describe() << (validator->improved() ? " (best)" : "")
         << "\n";
+    if (!std::isfinite(validator->judged(score)))
+      err << "warning: the validation " << validator->judgedName()
+          << " at step " << step << " is not finite ("
+          << (std::isnan(validator->judged(score)) ? "nan" : "inf")
+          << "): it is never the best, and never an improvement for "
+             "--patience (the weights give non-finite outputs on "
+          << options.validPath.value_or("the validation text") << "?)\n";
     if (score.hasBleu)
       lastValidBleu = score.bleu.bleu;
     if (!curve.empty() && curve.back().step == step) {
+      curve.back().hasValidation = true;
       curve.back().validLoss = score.loss;
       curve.back().validAccuracy = score.accuracy;
       curve.back().validBleu = score.hasBleu ? score.bleu.bleu : NAN;

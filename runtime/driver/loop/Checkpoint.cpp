@@ -78,6 +78,13 @@ double metadataNumber(const SafetensorsReader &file, const std::string &key) {
   if (!text)
     throw InputError("'" + file.path() + "' has no __metadata__ '" + key +
                      "' beside 'best_step'");
+  // A validation's loss may be NaN (weights that give NaN logits on a
+  // validation text): "nan", and "-nan" as files before 2026-12-02 wrote
+  // it, which every command then refused.
+  if (*text == "nan" || *text == "-nan")
+    return NAN;
+  if (*text == "inf" || *text == "-inf")
+    return *text == "inf" ? INFINITY : -INFINITY;
   char *end = nullptr;
   double value = std::strtod(text->c_str(), &end);
   if (text->empty() || *end != '\0' || !std::isfinite(value))
@@ -87,6 +94,10 @@ double metadataNumber(const SafetensorsReader &file, const std::string &key) {
 }
 
 std::string formatNumber(double value) {
+  if (std::isnan(value))
+    return "nan";
+  if (std::isinf(value))
+    return value > 0 ? "inf" : "-inf";
   char text[32];
   std::snprintf(text, sizeof(text), "%.17g", value);
   return text;

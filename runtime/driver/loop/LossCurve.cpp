@@ -24,11 +24,13 @@ std::string lossCsv(const std::vector<LossPoint> &points) {
     text += row;
     if (point.validated()) {
       // A language model's validation has no BLEU: its column stays empty.
+      // A NaN loss is written "nan" (it left the row's columns empty).
+      const double loss = std::isnan(point.validLoss) ? NAN : point.validLoss;
       if (std::isnan(point.validBleu))
-        std::snprintf(row, sizeof(row), "%.9g,%.9g,", point.validLoss,
+        std::snprintf(row, sizeof(row), "%.9g,%.9g,", loss,
                       point.validAccuracy);
       else
-        std::snprintf(row, sizeof(row), "%.9g,%.9g,%.9g", point.validLoss,
+        std::snprintf(row, sizeof(row), "%.9g,%.9g,%.9g", loss,
                       point.validAccuracy, point.validBleu);
       text += row;
     } else {
@@ -71,6 +73,7 @@ std::vector<LossPoint> parseLossCsv(const std::string &text) {
                      : std::sscanf(line.c_str() + comma, ",%lf,%lf,%lf",
                                    &valid[0], &valid[1], &valid[2]);
     if (filled >= 2) {
+      point.hasValidation = true;
       point.validLoss = valid[0];
       point.validAccuracy = valid[1];
       if (filled == 3)

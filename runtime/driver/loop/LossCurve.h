@@ -26,9 +26,12 @@ namespace txrt::driver {
 struct LossPoint {
   int64_t step = 0;
   double loss = 0, lr = 0, tokensPerSecond = 0;
-  /// The validation after this step; NaN when there was none.
+  /// The validation after this step (validated); its loss may be NaN (the
+  /// weights gave NaN logits on the validation text), BLEU NaN for kinds
+  /// that have none.
   double validLoss = NAN, validAccuracy = NAN, validBleu = NAN;
-  bool validated() const { return !std::isnan(validLoss); }
+  bool hasValidation = false;
+  bool validated() const { return hasValidation; }
 };
 
 std::string lossCsv(const std::vector<LossPoint> &points);

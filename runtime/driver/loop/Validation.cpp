@@ -18,6 +18,8 @@ namespace txrt::driver {
 
 std::string ValidationScore::describe() const {
   char line[160];
+  // NaN without the sign bit printf shows ("-nan" beside "nan" elsewhere).
+  const double loss = std::isnan(this->loss) ? NAN : this->loss;
   if (!std::isnan(macroF1)) {
     std::snprintf(line, sizeof(line),
                   "validation step %lld: loss %.4f, accuracy %.2f%%, "
@@ -172,6 +174,18 @@ ValidationScore Validator::score_(int64_t step) {
   return score;
 }
 
+double Validator::judged(const ValidationScore &score) const {
+  return bestBy_ == BestBy::Loss       ? score.loss
+         : bestBy_ == BestBy::Accuracy ? score.accuracy
+                                       : score.bleu.bleu;
+}
+
+const char *Validator::judgedName() const {
+  return bestBy_ == BestBy::Loss       ? "loss"
+         : bestBy_ == BestBy::Accuracy ? "accuracy"
+                                       : "BLEU";
+}
+
 bool Validator::better(const ValidationScore &score,
                        const ValidationScore &than) const {
   return bestBy_ == BestBy::Loss       ? score.loss < than.loss
@@ -181,17 +195,21 @@ bool Validator::better(const ValidationScore &score,
 
 ValidationScore Validator::judge(const ValidationScore &score,
                                  bool scheduled) {
-  improved_ = !haveBest_ || better(score, best_);
+  // A score that is not finite (a NaN loss from weights that give NaN
+  // logits) is never the best and never an improvement: it was picked as
+  // the first best, and then nothing compared better than it.
+  const bool finite = std::isfinite(judged(score));
+  improved_ = finite && (!haveBest_ || better(score, best_));
   if (improved_) {
     best_ = score;
     haveBest_ = true;
   }
   if (scheduled) {
-    if (!havePatienceBest_ || better(score, patienceBest_)) {
+    if (finite && (!havePatienceBest_ || better(score, patienceBest_))) {
       patienceBest_ = score;
       havePatienceBest_ = true;
       sinceBest_ = 0;
-    } else {
+    } else if (havePatienceBest_) {
       ++sinceBest_;
     }
   }
@@ -235,7 +253,9 @@ bool Validator::resumeFrom(const ValidationRecord &record) {
   best_.hasBleu = model_.kind == ModelKind::Seq2Seq;
   best_.macroF1 = record.bestMacroF1;
   best_.isClassifier = model_.kind == ModelKind::Classifier;
-  haveBest_ = true;
+  // A checkpoint written before a NaN was refused as the best holds one:
+  // taken as no best yet, since nothing compares better than NaN.
+  haveBest_ = std::isfinite(judged(best_));
   improved_ = false;
   sinceBest_ = record.sinceBest;
   // --patience's reference: the best itself unless the record names
@@ -249,6 +269,7 @@ bool Validator::resumeFrom(const ValidationRecord &record) {
     patienceBest_.accuracy = record.patienceBestAccuracy;
     patienceBest_.bleu.bleu = record.patienceBestBleu;
   }
+  havePatienceBest_ = havePatienceBest_ && std::isfinite(judged(patienceBest_));
   return true;
 }
 

@@ -90,6 +90,11 @@ public:
 
   /// Whether the last run() improved on every earlier one.
   bool improved() const { return improved_; }
+  /// The value --best-by compares of `score` (never the best when it is
+  /// not finite).
+  double judged(const ValidationScore &score) const;
+  /// --best-by's name of that value: "loss", "accuracy" or "BLEU".
+  const char *judgedName() const;
   /// Scheduled validations in a row, up to the last, without improving on
   /// the best scheduled one (what --patience counts).
   int64_t sinceBest() const { return sinceBest_; }

@@ -24,6 +24,7 @@ TEST(LossCurveTest, CsvRoundTrip) {
 
 TEST(LossCurveTest, ValidationColumnsRoundTripAndEmptyWithout) {
   LossPoint validated{2, 1.25, 0.05, 980};
+  validated.hasValidation = true;
   validated.validLoss = 1.5;
   validated.validAccuracy = 0.25;
   validated.validBleu = 12.5;
@@ -95,6 +96,7 @@ TEST(LossCurveTest, ALanguageModelsValidationHasNoBleu) {
   // Its BLEU column stays empty (not "nan", not 0) and reads back as none;
   // the plot draws the loss dot and no BLEU square.
   LossPoint validated{5, 2.0, 0.01, 900};
+  validated.hasValidation = true;
   validated.validLoss = 3.5;
   validated.validAccuracy = 0.125;
   std::string csv = lossCsv({validated});
@@ -138,3 +140,22 @@ TEST(LossCurveTest, WritesBothFiles) {
 }
 
 } // namespace
+
+// A validation whose loss is NaN (weights that give NaN logits on the
+// validation text) is a validation still: "nan" and its accuracy and BLEU,
+// where the row's columns were left empty as if none had run.
+TEST(LossCurveTest, ANanValidationLossIsWrittenAndReadBack) {
+  LossPoint validated{5, 2.0, 0.01, 900};
+  validated.hasValidation = true;
+  validated.validLoss = -NAN;
+  validated.validAccuracy = 0.125;
+  validated.validBleu = 0.0;
+  std::string csv = lossCsv({validated});
+  EXPECT_NE(csv.find("\n5,2,0.01,900.0,nan,0.125,0\n"), std::string::npos)
+      << csv;
+  std::vector<LossPoint> back = parseLossCsv(csv);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_TRUE(back[0].validated());
+  EXPECT_TRUE(std::isnan(back[0].validLoss));
+  EXPECT_EQ(back[0].validAccuracy, 0.125);
+}
