@@ -180,16 +180,21 @@ void GradientExchange::finish() {
   lastClipScale = 1.0f;
   if (clipping_) {
     // The norm of the whole gradient, in the sites' order (the same on
-    // every rank), as the compiled step computes it for one batch:
-    // min(1, clip / (norm + 1e-6)).
-    double squares = 0.0;
+    // every rank), as the compiled step computes it for one batch
+    // (txrt_sum_squares): each tensor's squares summed in double, the
+    // tensors' sums in f32, whose overflow makes the norm inf and the
+    // factor 0 as torch's clip_grad_norm_ does (a sum in double kept it
+    // finite: --update-freq trained where one batch of the same examples
+    // did not). Then min(1, clip / (norm + 1e-6)).
+    float squares = 0.0f;
     for (const auto &[slot, update] : waiting_) {
       const float *sum = storage_[size_t(slot.bucket)].data() + slot.offset;
+      double tensor = 0.0;
       for (int64_t i = 0; i < slot.size; ++i)
-        squares += double(sum[i]) * double(sum[i]);
+        tensor += double(sum[i]) * double(sum[i]);
+      squares += float(tensor);
     }
-    lastClipScale =
-        std::min(1.0f, clip / (float(std::sqrt(squares)) + 1e-6f));
+    lastClipScale = std::min(1.0f, clip / (std::sqrt(squares) + 1e-6f));
     clipScale = &lastClipScale;
   }
   for (auto &[slot, update] : waiting_)

@@ -196,6 +196,40 @@ struct FakeRanks {
   }
 };
 
+// A gradient whose squared norm overflows f32 (elements of 1e19): the
+// compiled step's norm (txrt_sum_squares: each tensor in double, the sum of
+// tensors in f32) is inf and the factor 0, as torch's clip_grad_norm_; the
+// accumulated update summed every square in double, kept the norm finite,
+// and trained where one batch of the same examples did not.
+TEST_F(GradientExchangeTest, ClippingAnOverflowingNormIsTheCompiledStepsZero) {
+  const size_t n = 100;
+  float compiled = 0.0f;
+  Floats huge(n, 1e19f);
+  for (int site = 0; site < 2; ++site)
+    ASSERT_EQ(txrt_sum_squares(ctx_, site, int64_t(n), huge.data(), &compiled),
+              TXRT_OK);
+  ASSERT_TRUE(std::isinf(compiled));
+  ASSERT_EQ(txrt_context_set_gradient_clip(ctx_, 1.0f), TXRT_OK);
+  ASSERT_EQ(txrt_context_set_gradient_mode(ctx_, TXRT_GRADIENTS_APPLY, 1.0f),
+            TXRT_OK);
+  std::vector<Floats> params, ms, vs;
+  for (int site = 0; site < 2; ++site) {
+    params.push_back(randomFloats(n, 60 + site));
+    ms.push_back(Floats(n, 0.0f));
+    vs.push_back(Floats(n, 0.0f));
+  }
+  std::vector<Floats> before = params;
+  float partScale = 1.0f;
+  for (int site = 0; site < 2; ++site)
+    ASSERT_EQ(adam(site, params[site], huge, ms[site], vs[site], &partScale),
+              TXRT_OK);
+  ASSERT_EQ(txrt_context_finish_update(ctx_), TXRT_OK);
+  for (int site = 0; site < 2; ++site) {
+    EXPECT_EQ(params[site], before[site]) << "site " << site;
+    EXPECT_EQ(ms[site], Floats(n, 0.0f)) << "site " << site;
+  }
+}
+
 TEST_F(GradientExchangeTest, BucketsStartWhenCompleteAndAdamWaitsForThem) {
   // Buckets of 26 floats: sites of 20, 20, 20 are three buckets.
   txrt_context_destroy(ctx_);
