@@ -1739,9 +1739,14 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       if (std::optional<Divergence> divergence = watch.check(step, lastLoss))
         throw diverged(*divergence);
       progress.finish();
-      throw KernelError("the loss is " + std::to_string(lastLoss) +
+      // NaN without printf's sign ("-nan"), and the epoch 1-based as the
+      // progress lines count it.
+      throw KernelError("the loss is " +
+                        std::string(std::isnan(lastLoss) ? "nan"
+                                    : lastLoss > 0       ? "inf"
+                                                         : "-inf") +
                         " at step " + std::to_string(step) + " (epoch " +
-                        std::to_string(result.epoch) +
+                        std::to_string(result.epoch + 1) +
                         "); stopping without saving" +
                         savedNoteAfterLoss(step, lastLoss));
     }

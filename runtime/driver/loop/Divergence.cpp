@@ -20,8 +20,10 @@ std::string Divergence::describe() const {
            (std::isnan(lossBefore) ? "nan"
             : lossBefore > 0       ? "inf"
                                    : "-inf") +
-           ", computed from finite parameters that overflowed (lower the "
-           "learning rate)";
+           ", computed from finite parameters: the forward overflowed (lower "
+           "the learning rate) or computed an undefined value on this batch "
+           "(log or sqrt of a negative, 0 / 0: at step 1 the parameters "
+           "are the initial ones, and the cause is the spec's arithmetic)";
   if (exact())
     return "the update of step " + std::to_string(step) + " made " + tensor +
            " non-finite (" + value + "; the loss before it was " + loss + ")";

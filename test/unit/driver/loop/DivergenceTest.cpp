@@ -77,8 +77,11 @@ TEST(DivergenceDescribeTest, ANonFiniteLossBeforeTheUpdateIsSaidInWords) {
   Divergence nan{2, 2, "'w'", "nan at [4, 0]", -NAN};
   EXPECT_EQ(nan.describe(),
             "the update of step 2 made 'w' non-finite (nan at [4, 0]); that "
-            "step's loss was already nan, computed from finite parameters "
-            "that overflowed (lower the learning rate)");
+            "step's loss was already nan, computed from finite parameters: "
+            "the forward overflowed (lower the learning rate) or computed an "
+            "undefined value on this batch (log or sqrt of a negative, 0 / "
+            "0: at step 1 the parameters are the initial ones, and the cause "
+            "is the spec's arithmetic)");
   Divergence inf{3, 3, "'w'", "inf at [1]", -INFINITY};
   EXPECT_NE(inf.describe().find("loss was already -inf,"), std::string::npos)
       << inf.describe();
