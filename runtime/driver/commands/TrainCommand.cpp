@@ -1477,6 +1477,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       average->swap(runner.params().write());
     err << score.describe() << (validator->improved() ? " (best)" : "")
         << "\n";
+    if (!score.decodeProblem.empty())
+      err << "warning: the validation at step " << step << " could not decode "
+          << options.validPath.value_or("the validation text") << " with "
+          << (average ? "the --ema average of the weights" : "the weights")
+          << ": " << score.decodeProblem
+          << "; its BLEU is not computed (nan) and the run goes on\n";
     if (!std::isfinite(validator->judged(score)))
       err << "warning: the validation " << validator->judgedName()
           << " at step " << step << " is not finite ("

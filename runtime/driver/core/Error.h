@@ -74,6 +74,14 @@ public:
       : DriverError(message, kExitFailure) {}
 };
 
+/// Decoding met logits that are not finite (weights that give NaN or inf
+/// outputs): a KernelError, which train's validation scores as a BLEU it
+/// cannot compute instead of ending the run.
+class NonFiniteLogitsError : public KernelError {
+public:
+  using KernelError::KernelError;
+};
+
 /// A runtime failure that is not the input's fault: writing failed (disk
 /// full, file size limit, I/O error) or memory ran out.
 class ResourceError : public DriverError {

@@ -402,8 +402,8 @@ TokenIds AllowedIds::chooseRows(const float *logits, int64_t rows,
 
 namespace {
 
-KernelError nonFiniteLogits(int64_t row, int64_t id, float value) {
-  return KernelError(
+NonFiniteLogitsError nonFiniteLogits(int64_t row, int64_t id, float value) {
+  return NonFiniteLogitsError(
       "the model's logits are not finite (row " + std::to_string(row) +
       ", id " + std::to_string(id) + " at " +
       (std::isnan(value) ? "nan"

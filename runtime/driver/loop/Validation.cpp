@@ -154,16 +154,27 @@ ValidationScore Validator::score_(int64_t step) {
   std::vector<TokenIds> sources;
   for (const EncodedPair &pair : pairs_)
     sources.push_back(pair.source);
-  std::vector<TokenIds> outputs = translateAll(
-      *decoder, sources, batch_,
-      decodeOptionsFor(tokenizer_.target, bounds_, std::nullopt), interrupted_);
+  score.loss = stats.tokens ? stats.lossSum / double(stats.tokens) : 0.0;
+  score.accuracy =
+      stats.tokens ? double(stats.correct) / double(stats.tokens) : 0.0;
+  std::vector<TokenIds> outputs;
+  try {
+    outputs =
+        translateAll(*decoder, sources, batch_,
+                     decodeOptionsFor(tokenizer_.target, bounds_, std::nullopt),
+                     interrupted_);
+  } catch (const NonFiniteLogitsError &error) {
+    // The weights decode to NaN (a run diverging in its decode entry): a
+    // BLEU that is not finite, never the best, not the end of the run with
+    // every step since the last save lost.
+    score.bleu.bleu = NAN;
+    score.decodeProblem = error.what();
+    return score;
+  }
   std::vector<std::string> hypotheses;
   for (const TokenIds &ids : outputs)
     hypotheses.push_back(tokenizer_.decodeTarget(ids));
 
-  score.loss = stats.tokens ? stats.lossSum / double(stats.tokens) : 0.0;
-  score.accuracy =
-      stats.tokens ? double(stats.correct) / double(stats.tokens) : 0.0;
   score.bleu = translationBleu(tokenizer_, outputs, text_);
   score.allEmpty = std::all_of(hypotheses.begin(), hypotheses.end(),
                                [](const std::string &h) { return h.empty(); });

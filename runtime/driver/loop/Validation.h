@@ -55,6 +55,9 @@ struct ValidationScore {
   /// A classifier's macro-F1 (ClassifierMetrics.h); NaN for other kinds.
   double macroF1 = NAN;
   bool isClassifier = false;
+  /// Why greedy decoding could not finish (logits not finite), making the
+  /// BLEU NaN; "" when it did.
+  std::string decodeProblem;
   /// "validation step 400: loss 3.2100, accuracy 41.20%, BLEU 12.34", or
   /// for a language model "validation step 400: loss 3.2100, perplexity
   /// 24.78, accuracy 41.20%", or for a classifier "validation step 400:
