@@ -235,7 +235,13 @@ Val MLIRGenImpl::genSubscript(const ast::SubscriptExpr &expr) {
         return false;
       }
       if (!isConstExpr(*part)) {
-        genExpr(*part); // reports what is wrong with it, if anything
+        // What is wrong with it, if anything: then that is the one error
+        // (a def that calls itself was also "must be a compile-time
+        // integer", with a hint about tensors of ids).
+        unsigned errorsBefore = diags.getNumErrorReports();
+        genExpr(*part);
+        if (diags.getNumErrorReports() > errorsBefore)
+          return false;
         diags.error(part->getLoc(),
                     std::string("the ") + which +
                         " of a slice must be a compile-time integer",
