@@ -554,6 +554,22 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       err);
   const int64_t firstStep =
       options.trainStep.value_or(loaded ? loaded->step + 1 : 1);
+  // A saved update numbered at or before the loaded checkpoint's step would
+  // record that step beside Adam's moments of all the loaded updates and a
+  // data position past it: info then said `run` saved step 5 "since" step
+  // 40, and train --resume went back to step 6's batch.
+  if (options.savePath && loaded && options.trainStep &&
+      entry->kind == EntryKind::TrainStep && *options.trainStep <= loaded->step)
+    throw UsageError("--step " + std::to_string(*options.trainStep) +
+                         " is not after step " + std::to_string(loaded->step) +
+                         " of '" + *options.loadPath +
+                         "', and --save would record it beside the moments "
+                         "of those " +
+                         std::to_string(loaded->step) +
+                         " updates; leave --step out (the run goes on at " +
+                         std::to_string(loaded->step + 1) +
+                         "), or --save only a run from --init",
+                     "run");
   // A loaded training checkpoint's run goes on with its seed, as its step:
   // `run train --load C --save C` then `train --resume C` is one run.
   options.trainSeed = options.trainSeed.value_or(loaded ? loaded->seed : 0);
