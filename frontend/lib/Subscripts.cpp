@@ -238,9 +238,11 @@ Val MLIRGenImpl::genSubscript(const ast::SubscriptExpr &expr) {
         // What is wrong with it, if anything: then that is the one error
         // (a def that calls itself was also "must be a compile-time
         // integer", with a hint about tensors of ids).
+        // A value with none is a name an earlier error left unbound
+        // (`k = bad(2)`), reported there.
         unsigned errorsBefore = diags.getNumErrorReports();
-        genExpr(*part);
-        if (diags.getNumErrorReports() > errorsBefore)
+        Val value = genExpr(*part);
+        if (diags.getNumErrorReports() > errorsBefore || !value.valid())
           return false;
         diags.error(part->getLoc(),
                     std::string("the ") + which +
