@@ -37,7 +37,8 @@ options:
                         probability reaches P (default 1: all)
   --seed S              the seed of the draws (default 0); the same seed
                         gives the same text
-  --no-cache            re-run the whole prefix at every step
+  --no-cache            re-run the whole prefix at every step (also
+                        spelled --no-kv-cache, as translate has it)
   --block N             read at most the last N tokens of the text so far
                         (default: the block the checkpoint was trained on,
                         whose positions it learned; else the T bound)

@@ -189,7 +189,8 @@ options:
   --beam N            beam search with N hypotheses (default 1: greedy)
   --alpha A           beam length penalty ((5 + len) / 6)^A (default 0.6)
   --no-kv-cache       re-run the whole prefix at every step instead of the
-                      compiled incremental decode_step (same output, slower)
+                      compiled incremental decode_step (same output, slower;
+                      also spelled --no-cache, as generate has it)
   --no-ema            the raw weights, not the average a train --ema
                       checkpoint holds (default: the average)
   --truncate          a sentence longer than the source bound keeps its

@@ -256,10 +256,13 @@ std::vector<TokenIds> generateTokens(PrefixModel &model,
     } else {
       logits = model.next(prefixes);
       for (size_t row = 0; row < prompts.size(); ++row) {
+        // The ids it may emit only, as beam search checks them: a NaN in
+        // a row it never picks ([SOS]) refused weights greedy decoding
+        // accepted.
+        settings.allowed.apply(logits.data() + int64_t(row) * vocab, 1, vocab);
         if (!done[row])
           requireFiniteLogits(logits.data() + int64_t(row) * vocab, vocab,
                               int64_t(row));
-        settings.allowed.apply(logits.data() + int64_t(row) * vocab, 1, vocab);
       }
     }
     for (size_t row = 0; row < prompts.size(); ++row) {

@@ -92,6 +92,34 @@ TEST(GenerationTest, SamplingRefusesNonFiniteLogits) {
                        "nan)");
 }
 
+/// Logits that allow id 5 alone, and a NaN at id 2, an id generation never
+/// emits ([SOS]).
+class NanAtExcludedIdModel : public PrefixModel {
+public:
+  std::vector<float> next(const std::vector<TokenIds> &prefixes) override {
+    std::vector<float> logits(prefixes.size() * 8, -INFINITY);
+    for (size_t row = 0; row < prefixes.size(); ++row) {
+      logits[row * 8 + 2] = NAN;
+      logits[row * 8 + 5] = 0.0f;
+    }
+    return logits;
+  }
+  int64_t vocabSize() const override { return 8; }
+};
+
+TEST(GenerationTest, SamplingChecksOnlyTheIdsItMayEmit) {
+  // Greedy decoding accepted these weights and sampling refused them: it
+  // checked the whole row before excluding the ids it never emits.
+  NanAtExcludedIdModel model;
+  GenerateSettings settings;
+  settings.eos = 0;
+  settings.maxNewTokens = 3;
+  settings.allowed.excluded = {2};
+  settings.sampling.temperature = 0.8;
+  settings.sampling.seed = 1;
+  EXPECT_EQ(generateTokens(model, {{1}}, settings)[0], (TokenIds{5, 5, 5}));
+}
+
 TEST(GenerationTest, MaxNewTokensBoundsTheOutput) {
   CountingModel model;
   GenerateSettings settings;
