@@ -68,8 +68,8 @@ int64_t evalBatch(const EvalOptions &options, const LengthBound &bound) {
 void requireFiniteLoss(double loss, const std::string &checkpoint) {
   if (std::isfinite(loss))
     return;
-  char text[32];
-  std::snprintf(text, sizeof(text), "%g", loss);
+  // "nan", never printf's "-nan".
+  const char *text = std::isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf";
   throw KernelError("the loss over this data is " + std::string(text) +
                     ": the weights in '" + checkpoint +
                     "' give non-finite outputs (saved by a run that "

@@ -1371,7 +1371,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
           << "' by " << metric(bestBy)
           << "; validation starts a new best";
       if (bestPath)
-        err << " (the first validation replaces " << *bestPath << ")";
+        err << " (the first finite validation replaces " << *bestPath << ")";
       err << "\n";
     }
   // A run that --patience stopped, resumed with the same patience, stops
@@ -1483,10 +1483,16 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
           << (average ? "the --ema average of the weights" : "the weights")
           << ": " << score.decodeProblem
           << "; its BLEU is not computed (nan) and the run goes on\n";
-    if (!std::isfinite(validator->judged(score)))
-      err << "warning: the validation " << validator->judgedName()
-          << " at step " << step << " is not finite ("
-          << (std::isnan(validator->judged(score)) ? "nan" : "inf")
+    // The compared value, or the loss (weights that give NaN outputs on
+    // the validation text score no best whatever --best-by compares).
+    const bool judgedFinite = std::isfinite(validator->judged(score));
+    if (!judgedFinite || !std::isfinite(score.loss))
+      err << "warning: the validation "
+          << (judgedFinite ? "loss" : validator->judgedName()) << " at step "
+          << step << " is not finite ("
+          << (std::isnan(judgedFinite ? score.loss : validator->judged(score))
+                  ? "nan"
+                  : "inf")
           << "): it is never the best, and never an improvement for "
              "--patience (the weights give non-finite outputs on "
           << options.validPath.value_or("the validation text") << "?)\n";
@@ -1494,6 +1500,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       lastValidBleu = score.bleu.bleu;
     if (!curve.empty() && curve.back().step == step) {
       curve.back().hasValidation = true;
+      curve.back().hasBleu = score.hasBleu;
       curve.back().validLoss = score.loss;
       curve.back().validAccuracy = score.accuracy;
       curve.back().validBleu = score.hasBleu ? score.bleu.bleu : NAN;
@@ -1512,9 +1519,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     }
     if (options.patience && validator->sinceBest() >= options.patience) {
       err << "stopping early at step " << step << ": " << options.patience
-          << (options.patience == 1 ? " validation" : " validations")
-          << " without improving on step " << validator->patienceBestStep()
-          << " (" << (bestBy == BestBy::Bleu ? "BLEU" : bestByName(bestBy))
+          << (options.patience == 1 ? " validation" : " validations");
+      if (validator->hasPatienceBest())
+        err << " without improving on step " << validator->patienceBestStep();
+      else
+        err << " without a finite score";
+      err << " (" << (bestBy == BestBy::Bleu ? "BLEU" : bestByName(bestBy))
           << ")\n";
       return true;
     }

@@ -79,7 +79,17 @@ public:
 /// cannot compute instead of ending the run.
 class NonFiniteLogitsError : public KernelError {
 public:
-  using KernelError::KernelError;
+  /// `what`: "the model's logits are not finite (row 0, id 2 at nan)";
+  /// the message adds what to do about a checkpoint's weights.
+  explicit NonFiniteLogitsError(const std::string &what)
+      : KernelError(what + ": the weights give non-finite outputs (saved by "
+                           "a run that diverged?); use an earlier checkpoint"),
+        what_(what) {}
+  /// The finding alone, for a run whose weights these are (train).
+  const std::string &finding() const { return what_; }
+
+private:
+  std::string what_;
 };
 
 /// A runtime failure that is not the input's fault: writing failed (disk

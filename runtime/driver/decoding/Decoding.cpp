@@ -403,14 +403,13 @@ TokenIds AllowedIds::chooseRows(const float *logits, int64_t rows,
 namespace {
 
 NonFiniteLogitsError nonFiniteLogits(int64_t row, int64_t id, float value) {
-  return NonFiniteLogitsError(
-      "the model's logits are not finite (row " + std::to_string(row) +
-      ", id " + std::to_string(id) + " at " +
-      (std::isnan(value) ? "nan"
-       : value > 0       ? "inf"
-                         : "-inf") +
-      "): the weights give non-finite outputs (saved by a run that "
-      "diverged?); use an earlier checkpoint");
+  return NonFiniteLogitsError("the model's logits are not finite (row " +
+                              std::to_string(row) + ", id " +
+                              std::to_string(id) + " at " +
+                              (std::isnan(value) ? "nan"
+                               : value > 0       ? "inf"
+                                                 : "-inf") +
+                              ")");
 }
 
 } // namespace

@@ -26,12 +26,13 @@ std::string lossCsv(const std::vector<LossPoint> &points) {
       // A language model's validation has no BLEU: its column stays empty.
       // A NaN loss is written "nan" (it left the row's columns empty).
       const double loss = std::isnan(point.validLoss) ? NAN : point.validLoss;
-      if (std::isnan(point.validBleu))
+      const double bleu = std::isnan(point.validBleu) ? NAN : point.validBleu;
+      if (!point.hasBleu && std::isnan(bleu))
         std::snprintf(row, sizeof(row), "%.9g,%.9g,", loss,
                       point.validAccuracy);
       else
         std::snprintf(row, sizeof(row), "%.9g,%.9g,%.9g", loss,
-                      point.validAccuracy, point.validBleu);
+                      point.validAccuracy, bleu);
       text += row;
     } else {
       text += ",,";
@@ -76,8 +77,10 @@ std::vector<LossPoint> parseLossCsv(const std::string &text) {
       point.hasValidation = true;
       point.validLoss = valid[0];
       point.validAccuracy = valid[1];
-      if (filled == 3)
+      if (filled == 3) {
+        point.hasBleu = true;
         point.validBleu = valid[2];
+      }
     }
     points.push_back(point);
   }

@@ -31,6 +31,9 @@ struct LossPoint {
   /// that have none.
   double validLoss = NAN, validAccuracy = NAN, validBleu = NAN;
   bool hasValidation = false;
+  /// Whether the validation scores a BLEU (seq2seq), NaN when decoding met
+  /// logits that are not finite ("nan" in the CSV; empty for other kinds).
+  bool hasBleu = false;
   bool validated() const { return hasValidation; }
 };
 

@@ -168,7 +168,7 @@ ValidationScore Validator::score_(int64_t step) {
     // BLEU that is not finite, never the best, not the end of the run with
     // every step since the last save lost.
     score.bleu.bleu = NAN;
-    score.decodeProblem = error.what();
+    score.decodeProblem = error.finding();
     return score;
   }
   std::vector<std::string> hypotheses;
@@ -209,7 +209,7 @@ ValidationScore Validator::judge(const ValidationScore &score,
   // A score that is not finite (a NaN loss from weights that give NaN
   // logits) is never the best and never an improvement: it was picked as
   // the first best, and then nothing compared better than it.
-  const bool finite = std::isfinite(judged(score));
+  const bool finite = std::isfinite(judged(score)) && std::isfinite(score.loss);
   improved_ = finite && (!haveBest_ || better(score, best_));
   if (improved_) {
     best_ = score;
@@ -220,8 +220,8 @@ ValidationScore Validator::judge(const ValidationScore &score,
       patienceBest_ = score;
       havePatienceBest_ = true;
       sinceBest_ = 0;
-    } else if (havePatienceBest_) {
-      ++sinceBest_;
+    } else {
+      ++sinceBest_; // before any finite one too: --patience still stops
     }
   }
   return score;

@@ -103,6 +103,8 @@ public:
   int64_t sinceBest() const { return sinceBest_; }
   /// The step of the best scheduled validation (--patience's reference).
   int64_t patienceBestStep() const { return patienceBest_.step; }
+  /// Whether a scheduled validation has scored a finite best yet.
+  bool hasPatienceBest() const { return havePatienceBest_; }
   const ValidationScore &best() const { return best_; }
   size_t pairs() const { return pairs_.size(); }
 
