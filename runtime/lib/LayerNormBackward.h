@@ -12,6 +12,7 @@
 
 #include "Context.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace txrt {
@@ -29,6 +30,18 @@ void addLayerNormBackward(Context &ctx, int64_t rows, int64_t cols,
                           const float *dsum, float *dx, float *dgamma,
                           float *dbeta, bool accumulateDx,
                           bool accumulateParams);
+
+/// The backward over no rows (an empty batch): dgamma and dbeta (each when
+/// not NULL) sum over nothing, so they are zeros, kept when accumulating;
+/// dx is empty.
+inline void layerNormBackwardOverNoRows(int64_t cols, float *dgamma,
+                                        float *dbeta, bool accumulateParams) {
+  if (accumulateParams)
+    return;
+  for (float *g : {dgamma, dbeta})
+    if (g)
+      std::fill(g, g + cols, 0.0f);
+}
 
 } // namespace txrt
 

@@ -304,13 +304,9 @@ txrt_status txrt_add_layer_norm_bwd(
         require(rows >= 0 && cols >= 0, "sizes must be non-negative");
         if (cols == 0)
           return;
-        if (rows == 0) { // the parameter gradients sum over no rows
-          if (!accumulate_params)
-            for (float *g : {dgamma, dbeta})
-              if (g)
-                std::fill(g, g + cols, 0.0f);
-          return;
-        }
+        if (rows == 0)
+          return layerNormBackwardOverNoRows(cols, dgamma, dbeta,
+                                             accumulate_params != 0);
         require(sum || (x && r), "either sum or both x and r are needed");
         require(gamma && dy && dx, "gamma, dy and dx must not be NULL");
         require((mean == nullptr) == (var == nullptr),

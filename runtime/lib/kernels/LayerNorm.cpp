@@ -102,13 +102,9 @@ txrt_status txrt_layer_norm_bwd(txrt_context *ctx, int64_t site, int64_t rows,
         require(rows >= 0 && cols >= 0, "sizes must be non-negative");
         if (cols == 0)
           return;
-        if (rows == 0) { // the parameter gradients sum over no rows
-          if (!accumulate_params)
-            for (float *g : {dgamma, dbeta})
-              if (g)
-                std::fill(g, g + cols, 0.0f);
-          return;
-        }
+        if (rows == 0)
+          return layerNormBackwardOverNoRows(cols, dgamma, dbeta,
+                                             accumulate_params != 0);
         require(x && dy && dx, "x, dy and dx must not be NULL");
         require((mean == nullptr) == (var == nullptr),
                 "mean and var must both be given or both be NULL");
