@@ -199,9 +199,9 @@ const char *Validator::judgedName() const {
 
 bool Validator::better(const ValidationScore &score,
                        const ValidationScore &than) const {
-  return bestBy_ == BestBy::Loss       ? score.loss < than.loss
-         : bestBy_ == BestBy::Accuracy ? score.accuracy > than.accuracy
-                                       : score.bleu.bleu > than.bleu.bleu;
+  // A lower loss is better; a higher accuracy or BLEU.
+  return bestBy_ == BestBy::Loss ? judged(score) < judged(than)
+                                 : judged(score) > judged(than);
 }
 
 ValidationScore Validator::judge(const ValidationScore &score,
