@@ -147,9 +147,9 @@ txrt_status txrt_cuda_linear_fwd(txrt_cuda_context *ctx, int64_t site,
         g.c = residual;
       }
       epilogueDone = true;
-    } else if (activation == TXRT_ACTIVATION_RELU) {
-      g.epilogue = bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
     }
+    // relu too goes to our epilogue: cuBLASLt's RELU epilogue is documented
+    // as max(x, 0), which need not keep a NaN as torch.relu does.
     if (g.epilogue != CUBLASLT_EPILOGUE_DEFAULT)
       g.bias = bias;
     runGemm(c, g);

@@ -134,6 +134,10 @@ dnnl::algorithm eltwiseAlgorithm(int32_t activation);
 /// The eltwise algorithm's alpha for a TXRT_ACTIVATION_* (swish's is 1).
 float eltwiseAlpha(int32_t activation);
 
+/// Appends a TXRT_ACTIVATION_* (not NONE) to `ops` as torch computes it
+/// (relu keeps a NaN); returns the number of post-ops appended.
+int appendActivation(dnnl::post_ops &ops, int32_t activation);
+
 } // namespace txrt
 
 #endif // TXRT_LIB_MATMULPRIMITIVE_H

@@ -25,7 +25,8 @@ namespace txrt::cuda::elementwise {
 __device__ float activate(float x, int32_t activation) {
   switch (activation) {
   case TXRT_ACTIVATION_RELU:
-    return x > 0.0f ? x : 0.0f;
+    // torch.relu: NaN and -0 stay.
+    return x < 0.0f ? 0.0f : x;
   case TXRT_ACTIVATION_GELU:
     return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
   case TXRT_ACTIVATION_GELU_TANH: {

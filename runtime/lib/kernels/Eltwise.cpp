@@ -1,6 +1,7 @@
 //===- Eltwise.cpp - activations on oneDNN eltwise, fwd and bwd -----------===//
 //
-// relu, gelu (erf) and gelu (tanh) forward and backward over flat buffers.
+// relu, gelu (erf), gelu (tanh) and silu forward and backward over flat
+// buffers; relu forward and backward are loops (torch's NaN and -0).
 // The backward takes the forward's input. TXRT_ACTIVATION_NONE copies; the
 // relu backward is a select (an infinite gradient where x <= 0 gives 0).
 //
@@ -46,6 +47,13 @@ txrt_status txrt_activation_fwd(txrt_context *ctx, int64_t site,
         require(x && y, "x and y must not be NULL");
         if (activation == TXRT_ACTIVATION_NONE)
           return copyFloats(y, x, n);
+        if (activation == TXRT_ACTIVATION_RELU) {
+      // torch.relu: NaN and -0 stay (oneDNN's max(x, 0) gives 0 and +0).
+#pragma omp parallel for simd num_threads(c.numThreads()) if (n > 32768)
+          for (int64_t i = 0; i < n; ++i)
+            y[i] = x[i] < 0.0f ? 0.0f : x[i];
+          return;
+        }
         CacheKey key(site, int32_t(Kernel::EltwiseFwd));
         key << int64_t(activation) << n;
         Primitive &primitive = cachedPrimitive(c, key, [&] {

@@ -90,6 +90,29 @@ TEST_F(EltwiseTest, ReluBackwardSelects) {
   EXPECT_EQ(dx[n - 1], 0.25f);
 }
 
+// relu's forward is torch.relu: NaN stays NaN and -0 stays -0 (oneDNN's
+// max(x, 0) gave 0 and +0).
+TEST_F(EltwiseTest, ReluForwardKeepsNaNAndNegativeZero) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const int64_t n = 70000;
+  Floats x(n), y(n);
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = i % 4 == 0 ? nan : i % 4 == 1 ? -0.0f : float(i % 7) - 3.0f;
+  expectOk(txrt_activation_fwd(ctx_, 7, TXRT_ACTIVATION_RELU, n, x.data(),
+                               y.data()));
+  for (int64_t i = 0; i < n; ++i) {
+    SCOPED_TRACE("i = " + std::to_string(i));
+    if (std::isnan(x[i]))
+      EXPECT_TRUE(std::isnan(y[i]));
+    else if (x[i] == 0.0f)
+      EXPECT_EQ(std::signbit(y[i]), std::signbit(x[i]));
+    else
+      EXPECT_EQ(y[i], x[i] > 0 ? x[i] : 0.0f);
+    if (HasFailure())
+      break;
+  }
+}
+
 TEST_F(EltwiseTest, InPlace) {
   Floats x = randomFloats(65, 3, -2, 2);
   Floats copy = x;

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cmath>
+#include <limits>
 #include <tuple>
 
 using namespace txrt_test;
@@ -277,6 +278,63 @@ TEST_F(MatmulTest, LinearForwardWithEpilogue) {
           expected[i] = activate(act, expected[i]) + (residual ? r[i] : 0.0);
         expectClose(y, expected, 1e-4, 1e-4, "linear");
       }
+}
+
+// The relu epilogue computes torch.relu: a NaN pre-activation stays NaN
+// (oneDNN's relu post-op is max(s, 0), which gave 0 there: a tester's NaN
+// input row trained to a finite loss fused and NaN unfused), and a negative
+// one is +0. Through every form that takes an activation: the linear, the
+// gated linear and the strided matmul with alpha != 1.
+TEST_F(MatmulTest, ReluEpilogueKeepsNaN) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const int64_t m = 70, n = 65, k = 33;
+  Floats x = randomFloats(m * k, 71), w = randomFloats(n * k, 72),
+         bias = randomFloats(n, 73), gate = randomFloats(m * n, 74);
+  x[5 * k + 3] = nan; // row 5: every output NaN
+  x[9 * k] = inf;     // row 9: +-inf, or NaN where w is 0
+  w[4 * k] = 0.0f;
+  Doubles pre =
+      referenceLinear(m, n, k, toDoubles(x), toDoubles(w), toDoubles(bias));
+  auto check = [&](const Floats &y, bool gated, const char *what) {
+    SCOPED_TRACE(what);
+    for (int64_t i = 0; i < m * n; ++i) {
+      double expected = pre[i] < 0 ? 0.0 : pre[i];
+      if (gated)
+        expected *= gate[i];
+      if (std::isnan(expected)) {
+        EXPECT_TRUE(std::isnan(y[i])) << "at " << i << ": " << y[i];
+      } else if (std::isinf(expected)) {
+        EXPECT_EQ(y[i], expected) << "at " << i;
+      } else {
+        EXPECT_NEAR(y[i], expected, 1e-4 * (1 + std::fabs(expected)))
+            << "at " << i;
+        if (pre[i] < 0 && !gated)
+          EXPECT_FALSE(std::signbit(y[i])) << "-0 at " << i;
+      }
+      if (HasFailure())
+        break;
+    }
+  };
+  ASSERT_TRUE(std::isnan(pre[5 * n]) && std::isnan(pre[9 * n + 4]));
+  Floats y(m * n);
+  expectOk(txrt_linear_fwd(ctx_, 1, m, n, k, x.data(), w.data(), bias.data(),
+                           TXRT_ACTIVATION_RELU, nullptr, y.data()));
+  check(y, false, "linear");
+  expectOk(txrt_linear_gated_fwd(ctx_, 2, m, n, k, x.data(), w.data(),
+                                 bias.data(), TXRT_ACTIVATION_RELU, gate.data(),
+                                 nullptr, y.data()));
+  check(y, true, "gated linear");
+  // alpha = 2 with x halved: the bias becomes a post-op before the relu.
+  Floats half = x;
+  for (float &v : half)
+    v *= 0.5f;
+  const int64_t aStrides[4] = {0, 0, k, 1}, bStrides[4] = {0, 0, 1, k},
+                cStrides[4] = {0, 0, n, 1};
+  expectOk(txrt_matmul(ctx_, 3, 1, 1, m, n, k, half.data(), aStrides, w.data(),
+                       bStrides, y.data(), cStrides, bias.data(),
+                       TXRT_ACTIVATION_RELU, nullptr, 2.0f, 0.0f));
+  check(y, false, "matmul, alpha 2"); // 2 * (x / 2)·wᵀ + bias: the same
 }
 
 // GLU epilogues: act(x·wᵀ + bias) * gate + residual, also accumulated in
