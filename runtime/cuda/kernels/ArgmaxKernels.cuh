@@ -1,4 +1,5 @@
-//===- ArgmaxKernels.cuh - greedy decoding's choice on the device -*- CUDA -*-===//
+//===- ArgmaxKernels.cuh - greedy decoding's choice on the device -*- CUDA
+//-*-===//
 //
 // The kernel of txrt_cuda_argmax_rows (Argmax.cu launches it): a block a
 // row of logits, each thread the first largest of its strided elements,
@@ -10,8 +11,8 @@
 //   - an id not allowed (at or past `emittable` when 0 < emittable <
 //     vocab, or one of the excluded) reads as -infinity;
 //   - the first id of the largest value wins (ties: the lowest id);
-//   - a NaN never wins, except at id 0, where nothing replaces it (the host
-//     compares `best < x`, false for every x against a NaN);
+//   - the first NaN wins, as in torch.argmax (the choice is then flagged
+//     as non-finite below, and refused);
 //   - a row of -infinity (every id masked) gives id 0;
 //   - a choice whose logit (as written, before the mask) is not finite is
 //     written as -1 - id: the host then reads the row and refuses it as
@@ -60,11 +61,13 @@ __host__ __device__ inline float allowedLogit(const float *row, int64_t id,
   return row[id];
 }
 
-/// Whether (value, id) beats (bestValue, bestId): larger, or as large and
-/// earlier. A NaN value never beats anything; (-inf, kNoId) loses to every
-/// element that is not NaN.
+/// Whether (value, id) beats (bestValue, bestId): a NaN beats every number
+/// and a later NaN; otherwise larger, or as large and earlier. (-inf, kNoId)
+/// loses to every element.
 __host__ __device__ inline bool beats(float value, int32_t id, float bestValue,
                                       int32_t bestId) {
+  if (value != value)
+    return bestValue == bestValue || id < bestId;
   return value > bestValue || (value == bestValue && id < bestId);
 }
 
@@ -104,8 +107,7 @@ __global__ void argmaxRowsKernel(const float *logits, int64_t vocab,
         best = warpValue[w];
         bestId = warpId[w];
       }
-    const float first = allowedLogit(row, 0, vocab, allowed);
-    const int32_t id = first != first || bestId == kNoId ? 0 : bestId;
+    const int32_t id = bestId == kNoId ? 0 : bestId;
     const float chosen = row[id];
     ids[blockIdx.x] = chosen - chosen == 0.0f ? id : -1 - id;
   }

@@ -367,11 +367,13 @@ int32_t AllowedIds::choose(const float *row, int64_t vocab) const {
 
 TokenIds AllowedIds::chooseRows(const float *logits, int64_t rows,
                                 int64_t vocab, int64_t rowStride) const {
-  // std::max_element's rule over apply()'s row: a later id replaces the
-  // best only when strictly larger (a NaN at 0 stays; one elsewhere never
-  // replaces). An id apply() sets to -infinity never replaces the best, so
-  // the scan skips those ids (past `emittable`, the excluded ones) instead
-  // of reading them as -infinity: a plain compare loop between them.
+  // torch.argmax's rule over apply()'s row: the first NaN wins (and the
+  // caller refuses it as a non-finite choice), else the first largest (a
+  // later id replaces the best only when strictly larger). Greedy decoding
+  // chose past a NaN that was not the largest, where torch's argmax picks
+  // it and sampling and beam search refuse the row. An id apply() sets to
+  // -infinity never replaces the best, so the scan skips those ids (past
+  // `emittable`, the excluded ones) instead of reading them as -infinity.
   const int64_t limit = emittable > 0 && emittable < vocab ? emittable : vocab;
   std::vector<int64_t> skipped;
   for (int32_t id : excluded)
@@ -388,10 +390,14 @@ TokenIds AllowedIds::chooseRows(const float *logits, int64_t rows,
     float bestValue =
         firstMasked ? -std::numeric_limits<float>::infinity() : row[0];
     for (int64_t end : skipped) {
+      if (std::isnan(bestValue))
+        break;
       for (int64_t id = begin; id < end; ++id)
-        if (bestValue < row[id]) {
+        if (!(row[id] <= bestValue)) { // larger, or NaN
           best = id;
           bestValue = row[id];
+          if (std::isnan(bestValue))
+            break;
         }
       begin = std::max(begin, end + 1);
     }

@@ -52,9 +52,9 @@ struct AllowedIds {
   /// Sets every other id's logit to -infinity in `rows` rows of `vocab`.
   void apply(float *logits, int64_t rows, int64_t vocab) const;
   /// The greedy choice in a row of `vocab` logits: the first id of the
-  /// largest logit once apply() has run (ties: the lowest id; a NaN never
-  /// wins, except at id 0, which nothing then replaces; a row with
-  /// nothing above -infinity gives 0), without writing the row.
+  /// largest logit once apply() has run (ties: the lowest id; the first
+  /// NaN wins, as in torch.argmax; a row with nothing above -infinity
+  /// gives 0), without writing the row.
   int32_t choose(const float *row, int64_t vocab) const;
   /// choose() of `rows` rows of `vocab` logits, `rowStride` floats apart.
   TokenIds chooseRows(const float *logits, int64_t rows, int64_t vocab,

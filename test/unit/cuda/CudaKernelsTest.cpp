@@ -780,8 +780,8 @@ TEST_F(CudaArgmaxTest, ChoosesAsTheHostSearch) {
         const std::vector<int32_t> got = gi.read();
         for (int64_t row = 0; row < rows; ++row) {
           // A choice whose logit is not finite comes back as -1 - id
-          // (ArgmaxKernels.cuh), for the host to refuse: rows 1 (NaN at
-          // id 0) and 5 (every logit -inf).
+          // (ArgmaxKernels.cuh), for the host to refuse: rows 1 and 2 (a
+          // NaN wins, as in torch.argmax) and 5 (every logit -inf).
           const float *logitsOfRow = logits.data() + row * stride;
           const int32_t id = allowed.choose(logitsOfRow, vocab);
           const int32_t expected =

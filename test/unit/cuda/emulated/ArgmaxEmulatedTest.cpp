@@ -6,11 +6,11 @@
 // search: AllowedIds::choose (runtime/driver/decoding/Decoding.h) and, for
 // the rule itself, AllowedIds::apply followed by std::max_element, which is
 // how the search chose before. Rows wider and narrower than a block, ties
-// within a thread, across warps and across the block, NaN at id 0 and
-// elsewhere, rows of -infinity, the emittable bound and excluded ids
-// holding the largest logit, rows a stride apart (lm_step's last
-// position of several), and choices from non-finite logits flagged as
-// -1 - id for the caller to refuse.
+// within a thread, across warps and across the block, NaN (the first wins,
+// as in torch.argmax) at id 0 and elsewhere, rows of -infinity, the emittable
+// bound and excluded ids holding the largest logit, rows a stride apart
+// (lm_step's last position of several), and choices from non-finite logits
+// flagged as -1 - id for the caller to refuse.
 //
 //===----------------------------------------------------------------------===//
 #include "EmulatedTestUtil.h"
@@ -44,12 +44,16 @@ Ints kernelIds(const Floats &logits, int64_t rows, int64_t vocab,
   return ids;
 }
 
-/// The host's search before AllowedIds::choose: apply(), then the first
-/// largest by std::max_element.
+/// torch.argmax over apply()'s row: the first NaN, else the first largest
+/// (std::max_element over a row without NaN).
 int32_t appliedMaxElement(const float *row, int64_t vocab,
                           const txrt::driver::AllowedIds &allowed) {
   Floats copy(row, row + vocab);
   allowed.apply(copy.data(), 1, vocab);
+  auto nan = std::find_if(copy.begin(), copy.end(),
+                          [](float v) { return std::isnan(v); });
+  if (nan != copy.end())
+    return int32_t(nan - copy.begin());
   return int32_t(std::max_element(copy.begin(), copy.end()) - copy.begin());
 }
 
@@ -93,7 +97,10 @@ TEST(ArgmaxEmulatedTest, TiesGoToTheLowestId) {
   EXPECT_EQ(kernelIds(logits, 4, vocab, vocab, {}), (Ints{300, 40, 1792, 0}));
 }
 
-TEST(ArgmaxEmulatedTest, NaNWinsOnlyAtIdZero) {
+// The first NaN wins, as in torch.argmax, and is flagged: greedy decoding
+// chose past a NaN that was not the largest logit (row 1's 9.0 at id 18),
+// where sampling and beam search refuse the row.
+TEST(ArgmaxEmulatedTest, TheFirstNaNWins) {
   const int64_t vocab = 600;
   Floats logits = randomFloats(4 * vocab, 91, -1, 1);
   logits[0 * vocab + 0] = kNaN;  // NaN first
@@ -104,8 +111,13 @@ TEST(ArgmaxEmulatedTest, NaNWinsOnlyAtIdZero) {
   logits[3 * vocab + 0] = -kInf;
   logits[3 * vocab + 599] = -1.0f;
   expectSameChoices(logits, 4, vocab, vocab, {}, "NaN");
-  // Rows 0 and 2 choose a NaN at id 0: -1 - 0, refused by the caller.
-  EXPECT_EQ(kernelIds(logits, 4, vocab, vocab, {}), (Ints{-1, 18, -1, 599}));
+  // Every row chooses a NaN: -1 - id, refused by the caller.
+  EXPECT_EQ(kernelIds(logits, 4, vocab, vocab, {}), (Ints{-1, -18, -1, -2}));
+  // Across threads, warps and the block: the lowest id of several NaNs.
+  Floats spread = randomFloats(3000, 94, -1, 1);
+  spread[2999] = spread[1791] = spread[300] = kNaN;
+  expectSameChoices(spread, 1, 3000, 3000, {}, "NaNs apart");
+  EXPECT_EQ(kernelIds(spread, 1, 3000, 3000, {})[0], -301);
 }
 
 TEST(ArgmaxEmulatedTest, MaskedIdsNeverWin) {
@@ -140,10 +152,10 @@ TEST(ArgmaxEmulatedTest, NonFiniteChoicesAreFlagged) {
   Floats logits = randomFloats(4 * vocab, 95, -1, 1);
   logits[0 * vocab + 7] = kInf; // +inf wins
   std::fill(logits.begin() + vocab, logits.begin() + 2 * vocab, -kInf); // none
-  logits[2 * vocab + 200] = kNaN; // a NaN past id 0 loses: finite choice
+  logits[2 * vocab + 200] = kNaN; // a NaN past id 0 wins over a larger 5
   logits[2 * vocab + 201] = 5.0f;
   logits[3 * vocab + 0] = kNaN; // a NaN at id 0 wins
-  EXPECT_EQ(kernelIds(logits, 4, vocab, vocab, {}), (Ints{-8, -1, 201, -1}));
+  EXPECT_EQ(kernelIds(logits, 4, vocab, vocab, {}), (Ints{-8, -1, -201, -1}));
   expectSameChoices(logits, 4, vocab, vocab, {}, "non-finite");
 }
 

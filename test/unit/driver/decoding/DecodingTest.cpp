@@ -149,6 +149,30 @@ TEST(DecodingTest, BeamRefusesNonFiniteLogits) {
   }
 }
 
+TEST(DecodingTest, GreedyRefusesANaNThatIsNotTheLargest) {
+  // Greedy chose the largest logit past a NaN (torch.argmax picks the NaN)
+  // and printed a translation where beam search and sampling refuse the
+  // row: a NaN anywhere among the emittable ids now wins and is refused.
+  ScriptedModel model([](const TokenIds &, const TokenIds &prefix) {
+    std::vector<double> p = oneHot(prefix.size() < 3 ? 4 : 3);
+    if (prefix.size() == 2)
+      p[5] = std::exp(double(NAN)); // id 4 is still the largest
+    return p;
+  });
+  EXPECT_THROW_MESSAGE(greedyDecode(model, {{4}}, options(5)), KernelError,
+                       "the model's logits are not finite (row 0, id 5 at "
+                       "nan)");
+  // A NaN at an id the search never emits ([PAD] excluded) is no choice.
+  ScriptedModel masked([](const TokenIds &, const TokenIds &prefix) {
+    std::vector<double> p = oneHot(prefix.size() < 3 ? 4 : 3);
+    p[0] = std::exp(double(NAN));
+    return p;
+  });
+  DecodeOptions o = options(5);
+  o.allowed.excluded = {0};
+  EXPECT_EQ(greedyDecode(masked, {{4}}, o)[0], (TokenIds{4, 4}));
+}
+
 // Sentences searched together give what each gets alone, also when their
 // searches end at different steps (the ended ones' rows grow by [PAD]).
 TEST(DecodingTest, BatchedBeamSearchIsEachSentencesOwn) {
