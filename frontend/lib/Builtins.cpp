@@ -105,6 +105,10 @@ Val genEmbedding(MLIRGenImpl &gen, const ast::CallExpr &call,
                                            formatType(ids.getType()));
     return {};
   }
+  if (!gen.checkArangeIds(args.locs[0], ids, Dim::fixed(vocab),
+                          /*negativeWrap=*/false,
+                          "an embedding of " + std::to_string(vocab) + " rows"))
+    return {};
   Value table =
       gen.getParameter(call, "weight", {vocab, dim}, Init::xavier_uniform);
   if (!table)

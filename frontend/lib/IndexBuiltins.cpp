@@ -308,6 +308,12 @@ Val genIndexSelect(MLIRGenImpl &gen, const ast::CallExpr &call,
                     formatType(x.getType()));
   if (!axis)
     return {};
+  if (!gen.checkArangeIds(args.locs[2], ids,
+                          getShape(cast<RankedTensorType>(x.getType()))[*axis],
+                          /*negativeWrap=*/true,
+                          "dimension " + std::to_string(*axis) + " of " +
+                              formatType(x.getType())))
+    return {};
   return gen.createValue<GatherOp>(call.getLoc(), {x, ids},
                                    {axisAttr(gen, *axis)});
 }

@@ -213,6 +213,13 @@ public:
   /// the executable knows its value; reports at `loc` otherwise.
   bool checkDimIsBound(SourceLoc loc, const mlir::tx::Dim &dim,
                        llvm::StringRef what);
+  /// Checks at compile time that ids from `arange` (`wpe[arange(T)]`,
+  /// `embedding(arange(T), ...)`) stay inside a dimension of `rows` rows,
+  /// as a slice's range is checked (`wpe[:T]`): from -rows where negative
+  /// ids wrap (a gather), else from 0. Other ids are checked when the
+  /// entry runs. Reports at `loc`, naming `what`.
+  bool checkArangeIds(SourceLoc loc, mlir::Value ids, const mlir::tx::Dim &rows,
+                      bool negativeWrap, llvm::StringRef what);
   /// Indexes `x` with one DimIndex per dimension (Subscripts.cpp): checks
   /// every range against the shape, reports at the index's loc, and emits
   /// tx.slice, a tx.reshape dropping integer-indexed dimensions, and a

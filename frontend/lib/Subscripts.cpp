@@ -88,6 +88,39 @@ bool MLIRGenImpl::checkDimIsBound(SourceLoc loc, const Dim &dim,
   return false;
 }
 
+bool MLIRGenImpl::checkArangeIds(SourceLoc loc, Value ids, const Dim &rows,
+                                 bool negativeWrap, StringRef what) {
+  auto arange = ids.getDefiningOp<ArangeOp>();
+  if (!arange)
+    return true;
+  const Dim length = getShape(cast<RankedTensorType>(ids.getType()))[0];
+  if (rows.isSymbolic() || (length.isSymbolic() && length.bound <= 0))
+    return true; // checked when the entry runs
+  const int64_t start = arange.getStart(), n = rows.size;
+  const int64_t last =
+      start + (length.isSymbolic() ? length.bound : length.size) - 1;
+  const int64_t lowest = negativeWrap ? -n : 0;
+  if (start >= lowest && last < n)
+    return true;
+  const std::string range =
+      "[" + std::to_string(lowest) + ", " + std::to_string(n) + ")";
+  if (length.isSymbolic()) {
+    const std::string name = formatDim(length);
+    diags.error(loc,
+                "arange(" + name + ") indexes " + what.str() + " up to " +
+                    name + " - 1, which needs " + name +
+                    " <= " + std::to_string(n) + ", but dim " + name +
+                    " may be up to " + std::to_string(length.bound),
+                "declare `dim " + name + " <= " + std::to_string(n) +
+                    "` or make the dimension larger");
+    return false;
+  }
+  diags.error(loc, "arange(" + std::to_string(start) + ", " +
+                       std::to_string(last + 1) + ") gives ids outside " +
+                       what.str() + " (ids in " + range + ")");
+  return false;
+}
+
 Val MLIRGenImpl::genSubscript(const ast::SubscriptExpr &expr) {
   Val base = genExpr(*expr.base);
   if (!base.valid())
@@ -495,6 +528,11 @@ Val MLIRGenImpl::indexTensor(SourceLoc loc, Value x,
                                        getTensorType(kept, element), result);
   }
   if (gatherAxis >= 0) {
+    if (!checkArangeIds(tensorIndex->loc, tensorIndex->tensor,
+                        shape[size_t(gatherAxis)], /*negativeWrap=*/true,
+                        "dimension " + std::to_string(gatherAxis) + " of " +
+                            typeText))
+      return {};
     OpBuilder &b = builder;
     return createValue<GatherOp>(
         tensorIndex->loc, {result, tensorIndex->tensor},
