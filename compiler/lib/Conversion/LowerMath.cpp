@@ -131,15 +131,13 @@ Value unaryBackward(Body &e, UnaryFn function, Value o, Value dy) {
     return e.mul(scaled, cube);
   }
   case UnaryFn::abs: {
-    // sign(x): 1, -1, 0 at ±0, NaN at NaN (x itself); built innermost
-    // select first.
+    // torch.sign(x): 1, -1, and 0 at ±0 and at NaN (PyTorch's
+    // `(0 < x) - (x < 0)`, through 2.12: abs's gradient at a NaN is 0).
     using P = arith::CmpFPredicate;
     Value zero = e.c(0);
-    Value isZero = e.cmp(P::OEQ, o, e.c(0));
-    Value zeroOrNaN = e.select(isZero, zero, o);
     Value minusOne = e.c(-1);
     Value isNegative = e.cmp(P::OLT, o, e.c(0));
-    Value notPositive = e.select(isNegative, minusOne, zeroOrNaN);
+    Value notPositive = e.select(isNegative, minusOne, zero);
     Value one = e.c(1);
     Value isPositive = e.cmp(P::OGT, o, e.c(0));
     Value sign = e.select(isPositive, one, notPositive);

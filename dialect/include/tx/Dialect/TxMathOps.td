@@ -297,7 +297,7 @@ def Tx_UnaryGradOp : Tx_InferOp<"unary_grad"> {
     | log | x | `dy / x` |
     | sqrt | y | `dy / (2y)` |
     | rsqrt | y | `-0.5 · dy · y³` |
-    | abs | x | `dy · sign(x)` (0 at 0, NaN at NaN) |
+    | abs | x | `dy · sign(x)` (torch.sign: 0 at 0 and at NaN) |
     | tanh | y | `dy · (1 - y²)` |
     | sigmoid | y | `dy · (1 - y) · y` |
     | silu | x | `dy · s · (1 + x (1 - s))`, `s = sigmoid(x)` |
