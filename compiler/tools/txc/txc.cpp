@@ -992,13 +992,13 @@ void printSummary(ModuleOp module, llvm::raw_ostream &os) {
       os << " " << name << "=" << n;
     os << "\n";
   }
-  // The stages --summary ran (it stops after planning); native code it
-  // does not build, and "llvm:ok obj:ok exe:ok" read as if it had for a
-  // spec whose lowering fails.
+  // The stages --summary ran (it stops after planning, and a failure there
+  // is an error with exit 1: nothing is printed); native code it does not
+  // build, and "llvm:ok obj:ok exe:ok" read as if it had for a spec whose
+  // lowering fails.
   os << "stages  ";
   for (Stage stage : {Stage::Tx, Stage::Fused, Stage::Grad, Stage::Planned})
-    os << " " << stageName(stage) << ":"
-       << (isAvailable(stage) ? "ok" : "not-yet-available");
+    os << " " << stageName(stage) << ":ok";
   os << " (llvm, obj, exe: not run by --summary; txc -o FILE builds them)\n";
 }
 
@@ -1268,12 +1268,19 @@ int compileMain(int argc, char **argv) {
     return success();
   });
 
+  // --summary describes the spec as written (the tx stage) and reports
+  // the stages through planning, which it runs: it said "planned:ok" for
+  // a spec whose memory planning fails, without running it.
+  OwningOpRef<ModuleOp> asWritten;
+  if (summary)
+    asWritten = module->clone();
+  const Stage through = summary ? Stage::Planned : emit;
   {
     PassManager pm(&context);
     if (failed(applyPassManagerOptions(pm)))
       return 2;
     pm.addPass(tx::createShapeCheckPass());
-    bool printsIR = !listParams && !summary;
+    bool printsIR = !listParams;
     bool fuseAttention = true, fuseAddNorm = true, fuseLinear = true;
     for (const std::string &name : noFuse) {
       if (name.empty())
@@ -1291,8 +1298,8 @@ int compileMain(int argc, char **argv) {
         return 2;
       }
     }
-    bool fuses = emit == Stage::Fused || emit == Stage::Grad ||
-                 isGraph(emit) || plans(emit);
+    bool fuses = through == Stage::Fused || through == Stage::Grad ||
+                 isGraph(through) || plans(through);
     // --tx-fusion-stats names each pass --no-fuse turned off (it went
     // silent on them: "off" and "report missing" looked alike).
     if (printsIR && fuses && fusionStats)
@@ -1314,7 +1321,7 @@ int compileMain(int argc, char **argv) {
       // docs/precision.md keeps in f32 (a linear would read bf16).
       pm.addPass(tx::createFuseLinearPass(
           {fusionStats, /*biasFree=*/precisionName != "bf16"}));
-    bool differentiates = emit == Stage::Grad || plans(emit);
+    bool differentiates = through == Stage::Grad || plans(through);
     // --emit=grad is the IR the later stages start from: with the decoding
     // entries tx-decode-step derives (they were missing there, and running
     // the rest of the pipeline on it gave another module).
@@ -1325,7 +1332,7 @@ int compileMain(int argc, char **argv) {
       pm.addPass(tx::createOptimizerPass());
       pm.addPass(tx::createShapeCheckPass());
     }
-    if (plans(emit) && printsIR) {
+    if (plans(through) && printsIR) {
       pm.addPass(tx::createStripDropoutPass());
       pm.addPass(tx::createPrecisionPass({precisionName}));
       pm.addPass(tx::createAttentionLayoutPass());
@@ -1345,7 +1352,7 @@ int compileMain(int argc, char **argv) {
     if (listParams)
       printParams(*module, output->os());
     if (summary)
-      printSummary(*module, output->os());
+      printSummary(*asWritten, output->os());
     bool written = finishOutput(*output, outputFile);
     timer.done(listParams ? "write --list-params" : "write --summary");
     return written ? 0 : 1;
