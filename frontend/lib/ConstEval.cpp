@@ -534,8 +534,9 @@ Result Evaluator::evalCall(const CallExpr &e) {
   if (name == "int") {
     if (x.kind == ConstValue::Kind::Int)
       return x;
+    // [-2^63, 2^63): -2^63 itself is an int64.
     double t = std::trunc(x.f);
-    if (!(std::fabs(t) < 9223372036854775808.0))
+    if (!(t >= -9223372036854775808.0 && t < 9223372036854775808.0))
       return fail(loc, "integer overflow in 'int'");
     return ConstValue::ofInt(static_cast<int64_t>(t));
   }

@@ -485,7 +485,8 @@ Val MLIRGenImpl::indexTensor(SourceLoc loc, Value x,
       return std::min(std::max<int64_t>(v, 0), size);
     };
     int64_t start = clampBound(d.start, 0), stop = clampBound(d.stop, size);
-    int64_t count = stop > start ? (stop - start + step - 1) / step : 0;
+    // ceil((stop - start) / step) without overflow at steps near 2^63.
+    int64_t count = stop > start ? (stop - start - 1) / step + 1 : 0;
     if (count == 0) {
       diags.error(d.loc, "the slice " + d.text + " of " + where +
                              " (size " + std::to_string(size) +

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 
 using namespace txc;
@@ -85,15 +86,15 @@ INSTANTIATE_TEST_SUITE_P(
         ValueCase{"7 % -3", I(-2)}, ValueCase{"7.5 % 2", F(1.5)},
         ValueCase{"-7.5 % 2", F(0.5)}, ValueCase{"-0.0 % 5", F(0.0)},
         ValueCase{"-10.0 % 5", F(0.0)}, ValueCase{"0.0 % -5", F(-0.0)},
-        ValueCase{"2 ** 10", I(1024)},
-        ValueCase{"2 ** -1", F(0.5)}, ValueCase{"2.0 ** 3", F(8.0)},
-        ValueCase{"-2 ** 2", I(-4)}, ValueCase{"(-2) ** 3", I(-8)},
-        ValueCase{"4 ** 0.5", F(2.0)}, ValueCase{"2 ** 3 ** 2", I(512)},
-        ValueCase{"1 + 0.5", F(1.5)}, ValueCase{"-(3)", I(-3)},
-        ValueCase{"-2.5", F(-2.5)}, ValueCase{"1 < 2", B(true)},
-        ValueCase{"1 == 1.0", B(true)}, ValueCase{"2 >= 3", B(false)},
-        ValueCase{"2 != 3", B(true)}, ValueCase{"2 <= 2", B(true)},
-        ValueCase{"3 > 2.5", B(true)}, ValueCase{"true == false", B(false)},
+        ValueCase{"2 ** 10", I(1024)}, ValueCase{"2 ** -1", F(0.5)},
+        ValueCase{"2.0 ** 3", F(8.0)}, ValueCase{"-2 ** 2", I(-4)},
+        ValueCase{"(-2) ** 3", I(-8)}, ValueCase{"4 ** 0.5", F(2.0)},
+        ValueCase{"2 ** 3 ** 2", I(512)}, ValueCase{"1 + 0.5", F(1.5)},
+        ValueCase{"-(3)", I(-3)}, ValueCase{"-2.5", F(-2.5)},
+        ValueCase{"1 < 2", B(true)}, ValueCase{"1 == 1.0", B(true)},
+        ValueCase{"2 >= 3", B(false)}, ValueCase{"2 != 3", B(true)},
+        ValueCase{"2 <= 2", B(true)}, ValueCase{"3 > 2.5", B(true)},
+        ValueCase{"true == false", B(false)},
         ValueCase{"true != false", B(true)},
         ValueCase{"true & !false", B(true)},
         ValueCase{"false | false", B(false)},
@@ -104,6 +105,9 @@ INSTANTIATE_TEST_SUITE_P(
         ValueCase{"max(2.0, 2)", F(2.0)}, ValueCase{"abs(-3)", I(3)},
         ValueCase{"abs(-2.5)", F(2.5)}, ValueCase{"int(2.9)", I(2)},
         ValueCase{"int(-2.9)", I(-2)}, ValueCase{"int(7)", I(7)},
+        // -2^63 is an int64 (it was "integer overflow in 'int'").
+        ValueCase{"int(-9.2233720368547758e18)",
+                  I(std::numeric_limits<int64_t>::min())},
         ValueCase{"float(3)", F(3.0)}, ValueCase{"pow(2, 3)", I(8)},
         ValueCase{"pow(4, 0.5)", F(2.0)}, ValueCase{"d_model / heads", F(64.0)},
         ValueCase{"d_model // heads", I(64)},
@@ -154,6 +158,7 @@ INSTANTIATE_TEST_SUITE_P(
         ErrorCase{"(-(2 ** 62) * 2) // -1", "integer overflow in '//'", 18},
         ErrorCase{"abs(-(2 ** 62) * 2)", "integer overflow in 'abs'", 1},
         ErrorCase{"int(1e300)", "integer overflow in 'int'", 1},
+        ErrorCase{"int(9.2233720368547758e18)", "integer overflow in 'int'", 1},
         ErrorCase{"exp(1000)", "float overflow in 'exp'", 1},
         ErrorCase{"1e308 * 10", "float overflow in '*'", 7},
         ErrorCase{"0 ** -1", "zero cannot be raised to a negative power", 3},
