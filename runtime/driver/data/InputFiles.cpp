@@ -311,9 +311,12 @@ Tensor parseTextTensor(const std::string &text, const InputSource &source,
   Tensor values = allocateTensor(DType::F64, shape, source.describe());
   double *out = values.as<double>();
   source.paddedRowLengths.clear();
-  if (ragged)
+  source.paddedRowLines.clear();
+  if (ragged) {
     for (const auto &row : rows)
       source.paddedRowLengths.push_back(int64_t(row.size()));
+    source.paddedRowLines.assign(lineNumbers.begin(), lineNumbers.end());
+  }
   for (const auto &row : rows) {
     for (size_t j = 0; j < width; ++j)
       *out++ = j < row.size() ? row[j] : double(pad.value_or(0));

@@ -34,6 +34,9 @@ struct InputSource {
   /// each row's own number of values (checkIds says when a bad id is one
   /// the padding put there). Empty otherwise.
   mutable std::vector<int64_t> paddedRowLengths;
+  /// The file line of each of those rows (a row over a dim's bound is
+  /// named by its line).
+  mutable std::vector<int64_t> paddedRowLines;
   /// Why ragged rows of this input cannot be padded (a cross-entropy's
   /// targets with no value every such loss ignores), or empty.
   std::string raggedRefusal;

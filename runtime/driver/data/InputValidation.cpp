@@ -225,10 +225,23 @@ void checkInputShape(const ModelInfo &model, const TensorSig &sig,
       throw InputError(where() + ": " + dimText() + " is " +
                        std::to_string(shape[axis]) +
                        " but dims must be at least 1");
-    if (shape[axis] > dim.bound)
+    if (shape[axis] > dim.bound) {
+      // Ragged text rows: the first line over the bound (the others may
+      // be short).
+      std::string line;
+      if (axis == 1 && shape.size() == 2 &&
+          source.paddedRowLines.size() == source.paddedRowLengths.size())
+        for (size_t r = 0; r < source.paddedRowLengths.size(); ++r)
+          if (source.paddedRowLengths[r] > dim.bound) {
+            line = " (line " + std::to_string(source.paddedRowLines[r]) +
+                   " has " + std::to_string(source.paddedRowLengths[r]) +
+                   " values)";
+            break;
+          }
       throw InputError(where() + ": " + dimText() + " is " +
                        std::to_string(shape[axis]) + ", over its bound " +
-                       std::to_string(dim.bound));
+                       std::to_string(dim.bound) + line);
+    }
   }
 }
 
