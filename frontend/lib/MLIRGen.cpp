@@ -112,6 +112,7 @@ OwningOpRef<ModuleOp> MLIRGenImpl::generate() {
                     "rename it");
       else
         defs[def->name] = def;
+      checkDefParamNames(*def);
     } else if (auto *entry = llvm::dyn_cast<ast::EntryDecl>(decl.get())) {
       entryNames.insert(entry->name);
     }
@@ -1815,24 +1816,32 @@ Val MLIRGenImpl::genDefCall(const ast::DefDecl &def,
   }
   if (!ok)
     return {};
-  std::map<std::string, Dim> bindings;
-  for (size_t i = 0; i < def.params.size(); ++i)
-    if (!checkArgType(def.params[i], values[i], locs[i], def.name, bindings))
-      return {};
-  std::optional<std::string> path = scopePath(call);
+  // The def's types are read in the def's own frame: they see config
+  // values, dims and the shape variables earlier arguments bound, not the
+  // caller's names (a caller's shape variable, local or loop variable of
+  // the same name stood in for a shape variable, refusing valid calls and
+  // passing wrong ones). A shape variable bound to a size is that number
+  // (`def block(x: [B, k]) { ... linear(x, 4 * k) ... }`, and a later
+  // type's `k * 2`); one bound to a dim has no value (evalConst's hint
+  // says which dim).
+  std::optional<std::string> path = scopePath(call); // the caller's names
   if (!path)
     return {};
-
   frames.push_back({});
-  // A shape variable bound to a size is that number in the body
-  // (`def block(x: [B, k]) { ... linear(x, 4 * k) ... }`); one bound to a
-  // dim has no value (evalConst's hint says which dim).
-  for (const auto &[name, dim] : bindings) {
-    if (!dim.isSymbolic() && dim.size >= 0)
-      frames.back().vars[name] = Val::of(ConstValue::ofInt(dim.size));
-    else if (dim.isSymbolic())
-      frames.back().symbolicShapeVars[name] = dim.symbol.getValue().str();
+  std::map<std::string, Dim> bindings;
+  for (size_t i = 0; i < def.params.size(); ++i) {
+    if (!checkArgType(def.params[i], values[i], locs[i], def.name, bindings)) {
+      frames.pop_back();
+      return {};
+    }
+    for (const auto &[name, dim] : bindings) {
+      if (!dim.isSymbolic() && dim.size >= 0)
+        frames.back().vars[name] = Val::of(ConstValue::ofInt(dim.size));
+      else if (dim.isSymbolic())
+        frames.back().symbolicShapeVars[name] = dim.symbol.getValue().str();
+    }
   }
+
   for (size_t i = 0; i < def.params.size(); ++i)
     frames.back().vars[def.params[i].name] = values[i];
   if (!path->empty())
@@ -1865,6 +1874,36 @@ Val MLIRGenImpl::genDefCall(const ast::DefDecl &def,
 // Types and parameters
 //===----------------------------------------------------------------------===//
 
+void MLIRGenImpl::checkDefParamNames(const ast::DefDecl &def) {
+  // The names the types read: a config value or dim is a size; any other
+  // name a shape variable.
+  std::map<std::string, SourceLoc> typeNames;
+  for (const ast::Param &param : def.params)
+    if (param.type)
+      for (const ast::ExprPtr &dim : param.type->dims)
+        if (auto *name = llvm::dyn_cast<ast::NameExpr>(dim.get()))
+          typeNames.emplace(name->name, name->getLoc());
+  for (const ast::Param &param : def.params) {
+    auto it = typeNames.find(param.name);
+    if (it == typeNames.end() || dims.count(param.name))
+      continue;
+    // `def f(x: [B, L, n], n)`: the types bound n to x's size and the body
+    // read the argument, so the type checked nothing it seemed to.
+    const bool config = env.lookup(param.name).has_value();
+    diags.error(param.loc,
+                "parameter '" + param.name + "' of '" + def.name +
+                    "' has the name of " +
+                    (config ? "the config value its types use as a size"
+                            : "a shape variable of its types") +
+                    ": the types would read " +
+                    (config ? "the config value" : "the argument's size") +
+                    " and the body the argument",
+                "rename the parameter or the " +
+                    std::string(config ? "config value" : "shape variable"));
+    diags.note(it->second, "'" + param.name + "' in a type here");
+  }
+}
+
 std::optional<Dim> MLIRGenImpl::resolveDim(const ast::Expr &expr,
                                            std::map<std::string, Dim> *bindings,
                                            bool *isBindingVar) {
@@ -1875,6 +1914,14 @@ std::optional<Dim> MLIRGenImpl::resolveDim(const ast::Expr &expr,
     if (dim != dims.end())
       return Dim::symbolic(StringAttr::get(&context, dim->second->name),
                            dim->second->bound);
+    // A def's shape variable bound to a dim is that dim where a dim may
+    // stand (`reshape(x, B, L, 2, 4)` with L bound to T).
+    if (!bindings && !frames.empty())
+      if (auto shapeVar = frames.back().symbolicShapeVars.find(name->name);
+          shapeVar != frames.back().symbolicShapeVars.end())
+        if (auto bound = dims.find(shapeVar->second); bound != dims.end())
+          return Dim::symbolic(StringAttr::get(&context, bound->second->name),
+                               bound->second->bound);
     bool isLocal = !frames.empty() && frames.back().vars.count(name->name);
     if (!env.lookup(name->name) && !isLocal) {
       if (bindings) {
@@ -1999,12 +2046,17 @@ bool MLIRGenImpl::checkArgType(const ast::Param &param, const Val &arg,
                (dim.isSymbolic() ? dim.symbol.getValue().str()
                                  : std::to_string(dim.size));
     }
+    std::string hint =
+        dtype != param.type->dtype
+            ? "its element type is " + dtype + ", the parameter's " +
+                  param.type->dtype
+        : bound.empty()
+            ? ""
+            : bound + " here, bound by an earlier argument of this call";
     diags.error(argLoc,
-                "argument '" + param.name + "' of '" + defName +
-                    "' must be " + expected + ", got " + formatType(type),
-                bound.empty() ? ""
-                              : bound + " here, bound by an earlier argument "
-                                        "of this call");
+                "argument '" + param.name + "' of '" + defName + "' must be " +
+                    expected + ", got " + formatType(type),
+                hint);
     return false;
   }
   bindings = std::move(newBindings);

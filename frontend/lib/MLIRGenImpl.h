@@ -227,6 +227,9 @@ public:
   Val indexTensor(SourceLoc loc, mlir::Value x,
                   llvm::ArrayRef<DimIndex> dimIndices);
 
+  /// Refuses a def parameter named like a shape variable of the def's
+  /// types or a config value they use as a size (`def f(x: [B, L, n], n)`).
+  void checkDefParamNames(const ast::DefDecl &def);
   /// Resolves a dimension written in a type or a reshape: a declared dim
   /// (symbolic) or a constant integer. `bindings` (may be null) resolves
   /// other names as shape variables of a `def` parameter.
