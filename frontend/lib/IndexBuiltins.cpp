@@ -74,11 +74,11 @@ std::optional<int64_t> normalizeAxis(MLIRGenImpl &gen, SourceLoc loc,
                                      StringRef what) {
   int64_t normalized = axis < 0 ? axis + rank : axis;
   if (normalized < 0 || normalized >= rank) {
-    gen.getDiags().error(loc, "axis " + std::to_string(axis) +
-                                  " is out of range for " + what.str() +
-                                  " of rank " + std::to_string(rank),
-                         "an axis is in [" + std::to_string(-rank) + ", " +
-                             std::to_string(rank - 1) + "]");
+    gen.getDiags().error(loc,
+                         "axis " + std::to_string(axis) +
+                             " is out of range for " + what.str() +
+                             " of rank " + std::to_string(rank),
+                         axisRangeHint(rank));
     return std::nullopt;
   }
   return normalized;

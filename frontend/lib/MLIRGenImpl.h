@@ -109,6 +109,15 @@ struct Builtin {
 
 /// The builtins that join, cut and pick from tensors (IndexBuiltins.cpp).
 const std::vector<Builtin> &indexBuiltins();
+
+/// The hint of an axis out of range for a tensor of `rank`: "an axis is in
+/// [-rank, rank - 1]", or that a scalar has none.
+inline std::string axisRangeHint(int64_t rank) {
+  if (rank == 0)
+    return "a tensor of rank 0 (a scalar) has no axis";
+  return "an axis is in [" + std::to_string(-rank) + ", " +
+         std::to_string(rank - 1) + "]";
+}
 /// The builtin named `name`, or null.
 const Builtin *lookupBuiltin(llvm::StringRef name);
 /// Every builtin's name (for "did you mean" hints).
