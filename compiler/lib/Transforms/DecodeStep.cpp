@@ -362,6 +362,10 @@ FailureOr<SmallVector<Attention>> analyze(func::FuncOp decode,
         positionDims.push_back(shape[0]);
         return WalkResult::advance();
       }
+      // A static range (`arange(0, d_model)`) is a constant, the same at
+      // every step.
+      if (llvm::none_of(shape, [](const Dim &d) { return d.isSymbolic(); }))
+        return WalkResult::advance();
       why = "an arange is not over the target length";
       return WalkResult::interrupt();
     }
@@ -632,8 +636,14 @@ func::FuncOp buildStep(ModuleOp module, func::FuncOp decode,
     // causality (the new rows are the last ones) is the only mask.
     a.op.getMaskMutable().clear();
   }
+  // Positions start at the cache offset: aranges over the target length
+  // (a static one, `arange(0, d_model)`, is a constant and keeps its
+  // start), positional encodings and ropes.
   step.walk([&](Operation *op) {
-    if (isa<PositionalEncodingOp, RopeOp, ArangeOp>(op))
+    auto arange = dyn_cast<ArangeOp>(op);
+    if (isa<PositionalEncodingOp, RopeOp>(op) ||
+        (arange &&
+         getShape(cast<RankedTensorType>(arange.getType()))[0].isSymbolic()))
       op->setAttr("tx.position_offset", builder.getStringAttr(kCacheDim));
   });
   eraseDeadOps(step.front());
