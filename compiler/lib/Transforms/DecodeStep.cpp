@@ -316,18 +316,28 @@ bool masksHard(AttentionOp attention, std::string &why) {
 /// [.., T, S] of two symbolic dims): the op the analysis stopped at first
 /// (a mask op, a reshape) is a symptom of that. "" when there is none.
 std::string unfusedAttentionReason(func::FuncOp func) {
-  bool found = false;
-  func.walk([&](SoftmaxOp softmax) {
-    auto type = dyn_cast<RankedTensorType>(softmax.getInput().getType());
+  // Scores of positions against positions: a softmax over them, or a
+  // product that makes them (a softmax written out, `exp(s - reduce_max(s,
+  // -1))` over `matmul(q, transpose(k))`, has no tx.softmax).
+  auto overPositions = [](Type t) {
+    auto type = dyn_cast<RankedTensorType>(t);
     if (!type || type.getRank() < 3)
-      return WalkResult::advance();
+      return false;
     Shape shape = getShape(type);
-    found = shape[shape.size() - 1].isSymbolic() &&
-            shape[shape.size() - 2].isSymbolic();
+    return shape[shape.size() - 1].isSymbolic() &&
+           shape[shape.size() - 2].isSymbolic();
+  };
+  bool found = false;
+  func.walk([&](Operation *op) {
+    if (isa<SoftmaxOp>(op))
+      found = overPositions(op->getOperand(0).getType());
+    else if (isa<MatmulOp>(op))
+      found = overPositions(op->getResult(0).getType());
     return found ? WalkResult::interrupt() : WalkResult::advance();
   });
   return found ? "an attention is written out and was not fused (a softmax "
-                 "over scores of positions; --tx-fusion-stats gives "
+                 "over scores of positions, or a product making them; "
+                 "--tx-fusion-stats gives "
                  "tx-fuse-attention's reason, unless --no-fuse turned it "
                  "off): a cache step needs the fused attention"
                : "";
