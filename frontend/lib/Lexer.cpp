@@ -425,8 +425,15 @@ Token Lexer::lexNumber(size_t begin, SourceLoc loc) {
     isInteger = false;
     advance();
     digits();
-    problem = "expected a digit before the decimal point";
-    hint = "write '0" + text.substr(begin, pos - begin) + "'";
+    if (begin > 0 && (isIdentChar(text[begin - 1]) || text[begin - 1] == ']')) {
+      // `h.0.ln_1`, a checkpoint's name written as a scope path.
+      problem = "a part of a dotted name is a name, not a number";
+      hint = "an index is written in brackets: `as layers[0].norm` names "
+             "the parameters `info` lists as `layers.0.norm...`";
+    } else {
+      problem = "expected a digit before the decimal point";
+      hint = "write '0" + text.substr(begin, pos - begin) + "'";
+    }
   } else {
     digits();
     // Digits running into a name (`2x`, `7label`, but not an exponent like
