@@ -110,6 +110,12 @@ int evalLanguageModel(const ModelInfo &model, const txc_entry_fn *entryTable,
   ModelRunner runner(model, entryTable, options.threads);
   runner.reserveArena(logits);
   SafetensorsReader checkpoint(options.loadPath);
+  // The weights first: a checkpoint this executable cannot load is the
+  // error, without a note on the blocks it would have scored.
+  Tokenizer tokenizer =
+      loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
+  loadWeightsForInference(checkpoint, model, runner.params().write(),
+                          options.noEma, err);
   // The blocks the model was trained on (a learned position past them was
   // never trained), unless --block says otherwise; this executable's bound
   // where it takes no such block (compiled for shorter texts).
@@ -127,10 +133,6 @@ int evalLanguageModel(const ModelInfo &model, const txc_entry_fn *entryTable,
   const int64_t blockLength =
       textBlockLength(logits, tokens, length, block,
                       "--block " + std::to_string(block.value_or(0)));
-  Tokenizer tokenizer =
-      loadModelTokenizer(model, checkpoint, options.tokenizerPath, err);
-  loadWeightsForInference(checkpoint, model, runner.params().write(),
-                          options.noEma, err);
   const int32_t pad = modelPadId(model);
   TextCorpus corpus = readTextCorpus(options.textPath);
   std::vector<int32_t> stream = encodeCorpus(corpus, tokenizer);
