@@ -276,12 +276,13 @@ LogicalResult LinearOp::buildVJP(OpBuilder &b, ValueRange grads,
   Location loc = getLoc();
   Activation activation = getActivation();
   Value dy = grads[0], dz = dy, dgate;
-  if (!getGate() && activation == Activation::relu) {
-    // relu'(z) = [relu(z) > 0]: the output (minus the residual) will do.
-    Value activated = getResult();
-    if (getResidual())
-      activated = make<SubOp>(b, loc, {activated, getResidual()});
-    dz = activationGrad(b, loc, activated, dy, Activation::relu);
+  if (!getGate() && !getResidual() && activation == Activation::relu) {
+    // relu'(z) = [relu(z) > 0]: the output will do. Not with a residual:
+    // (y - r) is not relu(z) in floating point (r = 1000 and relu(z) =
+    // 1e-5 gave 0, and the gradient 0; an infinite r gave NaN), so that
+    // form recomputes z below (tx-fuse-linear keeps the residual out of a
+    // relu linear in a train entry).
+    dz = activationGrad(b, loc, getResult(), dy, Activation::relu);
   } else if (getGate() || activation != Activation::none) {
     // The other epilogues need the pre-activation: recompute it.
     SmallVector<Value> operands = {getInput(), getWeight()};

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -783,6 +784,47 @@ ConfigEnv evaluateConfig(const Module &m,
   };
   Evaluator evaluator(resolver, diags);
 
+  // The -D flags a config item's value was computed from, through the
+  // items it reads (`d_k = d_model // heads`).
+  auto flagsRead = [&](const Expr *value) {
+    std::vector<std::string> found;
+    auto add = [&](const std::string &flag) {
+      if (std::find(found.begin(), found.end(), flag) == found.end())
+        found.push_back(flag);
+    };
+    std::function<void(const Expr *)> visit = [&](const Expr *e) {
+      if (!e)
+        return;
+      switch (e->getKind()) {
+      case Expr::Kind::Name: {
+        const std::string &name = static_cast<const NameExpr &>(*e).name;
+        if (auto flag = env.flags.find(name); flag != env.flags.end())
+          add(flag->second);
+        if (auto derived = env.derivedFlags.find(name);
+            derived != env.derivedFlags.end())
+          for (const std::string &flag : derived->second)
+            add(flag);
+        break;
+      }
+      case Expr::Kind::Unary:
+        visit(static_cast<const UnaryExpr &>(*e).operand.get());
+        break;
+      case Expr::Kind::Binary:
+        visit(static_cast<const BinaryExpr &>(*e).lhs.get());
+        visit(static_cast<const BinaryExpr &>(*e).rhs.get());
+        break;
+      case Expr::Kind::Call:
+        for (const auto &arg : static_cast<const CallExpr &>(*e).args)
+          visit(arg.value.get());
+        break;
+      default:
+        break;
+      }
+    };
+    visit(value);
+    return found;
+  };
+
   auto evaluateItem = [&](const std::string &name,
                           const Expr *value) -> std::optional<ConstValue> {
     auto it = overrides.find(name);
@@ -830,6 +872,10 @@ ConfigEnv evaluateConfig(const Module &m,
           continue;
         }
         configLocs.emplace(item.name, item.loc);
+        if (!overrides.count(item.name))
+          if (std::vector<std::string> read = flagsRead(item.value.get());
+              !read.empty())
+            env.derivedFlags[item.name] = std::move(read);
         if (std::optional<ConstValue> value =
                 evaluateItem(item.name, item.value.get())) {
           env.add(item.name, *value);

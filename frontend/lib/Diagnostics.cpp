@@ -122,7 +122,8 @@ void DiagnosticEngine::noteCallSites() {
 }
 
 void DiagnosticEngine::noteFlagsOnErrorLines(
-    const std::map<std::string, std::string> &flags, size_t first) {
+    const std::map<std::string, std::string> &flags, size_t first,
+    const std::map<std::string, std::vector<std::string>> *derived) {
   if (flags.empty())
     return;
   for (size_t i = first; i < diags.size(); ++i) {
@@ -145,7 +146,7 @@ void DiagnosticEngine::noteFlagsOnErrorLines(
               std::isdigit(static_cast<unsigned char>(line[end]))))
         ++end;
       std::string word(line.substr(at, end - at));
-      if (flags.count(word) &&
+      if ((flags.count(word) || (derived && derived->count(word))) &&
           std::find(named.begin(), named.end(), word) == named.end())
         named.push_back(word);
       at = end;
@@ -155,17 +156,29 @@ void DiagnosticEngine::noteFlagsOnErrorLines(
     while (end < diags.size() && diags[end].severity == Severity::Note)
       ++end;
     for (const std::string &name : named) {
-      const std::string text =
-          "'" + name + "' is set on the command line: " + flags.at(name);
+      const bool set = flags.count(name) != 0;
+      std::string text;
+      if (set) {
+        text = "'" + name + "' is set on the command line: " + flags.at(name);
+      } else {
+        text = "'" + name + "' is computed from the command line's ";
+        const std::vector<std::string> &from = derived->at(name);
+        for (size_t k = 0; k < from.size(); ++k)
+          text += (k == 0                 ? ""
+                   : k + 1 == from.size() ? " and "
+                                          : ", ") +
+                  from[k];
+      }
       bool there = false;
       for (size_t k = i + 1; k < end; ++k)
         there |= diags[k].message == text;
       // Nor when a note of the config's evaluation names the flag already
       // ("these values come from the command line: -D batch=2**62"): the
       // same fact was printed twice.
-      for (const Diagnostic &other : diags)
-        there |= other.severity == Severity::Note &&
-                 other.message.find(flags.at(name)) != std::string::npos;
+      if (set)
+        for (const Diagnostic &other : diags)
+          there |= other.severity == Severity::Note &&
+                   other.message.find(flags.at(name)) != std::string::npos;
       if (there)
         continue;
       diags.insert(diags.begin() + std::ptrdiff_t(end),

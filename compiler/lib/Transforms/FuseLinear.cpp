@@ -11,10 +11,11 @@
 // projection), a tx.linear without one.
 //
 // In the train entry an epilogue whose gradient needs the pre-activation
-// (gelu, gelu_tanh, silu, any gate) is left unfused: fused, the backward
-// pass would have to recompute x·Wᵀ with another matrix product, which
-// costs far more than the memory pass the fusion saves. relu (whose
-// gradient reads the output) and residuals fuse everywhere.
+// (gelu, gelu_tanh, silu, any gate, and a residual after a relu, whose
+// gradient reads relu(z) from the output) is left unfused: fused, the
+// backward pass would have to recompute x·Wᵀ with another matrix product,
+// which costs far more than the memory pass the fusion saves. relu (whose
+// gradient reads the output) and residuals fuse everywhere else.
 //
 //===----------------------------------------------------------------------===//
 #include "FusionStats.h"
@@ -323,6 +324,15 @@ struct FuseLinearPass : mlir::tx::impl::FuseLinearPassBase<FuseLinearPass> {
         if (!linear || !linear->hasOneUse() || linear.getResidual() ||
             mine == other)
           continue;
+        if (linear.getActivation() == Activation::relu && !linear.getGate() &&
+            inTrainEntry(add)) {
+          // Its gradient reads relu(z) from the output, which the residual
+          // would change (and y - r is not relu(z) in floating point).
+          why = "train entry: the relu's gradient reads the linear's output, "
+                "which the residual would change (fused, it would recompute "
+                "x·Wᵀ)";
+          continue;
+        }
         OpBuilder builder(add);
         LinearOp rebuilt =
             rebuild(builder, linear, linear.getActivation(), nullptr, other);

@@ -1194,9 +1194,10 @@ int compileMain(int argc, char **argv) {
   // The -D flags that set config values, once the config is evaluated:
   // an error on a line that names one says so.
   const std::map<std::string, std::string> *defineFlags = nullptr;
+  const std::map<std::string, std::vector<std::string>> *derivedFlags = nullptr;
   auto reportAndExit = [&]() {
     if (defineFlags)
-      diags.noteFlagsOnErrorLines(*defineFlags, shown);
+      diags.noteFlagsOnErrorLines(*defineFlags, shown, derivedFlags);
     std::ostringstream os;
     diags.print(os, shown);
     llvm::errs() << os.str();
@@ -1241,6 +1242,7 @@ int compileMain(int argc, char **argv) {
 
   txc::ConfigEnv env = txc::evaluateConfig(*ast, defines, diags);
   defineFlags = &env.flags;
+  derivedFlags = &env.derivedFlags;
   if (diags.hasErrors())
     return reportAndExit();
   printWarnings(); // a -D flag that replaces an earlier one

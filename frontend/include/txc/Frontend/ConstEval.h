@@ -120,6 +120,10 @@ struct ConfigEnv {
   /// The config items a `-D` flag set, with the flag ("-D pad=16"), for
   /// errors about their values at the spec's line.
   std::map<std::string, std::string> flags;
+  /// Config items a `-D` flag did not set but whose value was computed from
+  /// one (`config d_k = d_model // heads` under `-D heads=3`), with those
+  /// flags ("-D heads=3"), for the same errors.
+  std::map<std::string, std::vector<std::string>> derivedFlags;
 
   /// The value of config item `name`; dims are not constants (nullopt).
   std::optional<ConstValue> lookup(const std::string &name) const;

@@ -96,9 +96,11 @@ public:
   /// config value that a -D flag set (`flags`: name -> "-D name=value"), a
   /// note saying so, unless one is there: the line shows the spec's own
   /// value, not the one the error is about (`heads = 2` written, `-D
-  /// heads=3` given).
-  void noteFlagsOnErrorLines(const std::map<std::string, std::string> &flags,
-                             size_t first = 0);
+  /// heads=3` given). `derived` (may be null): config values computed from
+  /// such flags (name -> the flags), noted as computed from them.
+  void noteFlagsOnErrorLines(
+      const std::map<std::string, std::string> &flags, size_t first = 0,
+      const std::map<std::string, std::vector<std::string>> *derived = nullptr);
 
   /// Prints every diagnostic kept from index `first` on (those before it
   /// were printed already), in the order reported, in the format above, then
