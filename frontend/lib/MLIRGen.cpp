@@ -1877,29 +1877,45 @@ Val MLIRGenImpl::genDefCall(const ast::DefDecl &def,
 void MLIRGenImpl::checkDefParamNames(const ast::DefDecl &def) {
   // The names the types read: a config value or dim is a size; any other
   // name a shape variable.
+  // Every name in the types, also inside expressions (`[B, L, d * 2]`).
   std::map<std::string, SourceLoc> typeNames;
+  std::function<void(const ast::Expr &)> collect = [&](const ast::Expr &e) {
+    if (auto *name = llvm::dyn_cast<ast::NameExpr>(&e))
+      typeNames.emplace(name->name, name->getLoc());
+    else if (auto *unary = llvm::dyn_cast<ast::UnaryExpr>(&e))
+      collect(*unary->operand);
+    else if (auto *binary = llvm::dyn_cast<ast::BinaryExpr>(&e)) {
+      collect(*binary->lhs);
+      collect(*binary->rhs);
+    } else if (auto *call = llvm::dyn_cast<ast::CallExpr>(&e))
+      for (const ast::Arg &arg : call->args)
+        collect(*arg.value);
+  };
   for (const ast::Param &param : def.params)
     if (param.type)
       for (const ast::ExprPtr &dim : param.type->dims)
-        if (auto *name = llvm::dyn_cast<ast::NameExpr>(dim.get()))
-          typeNames.emplace(name->name, name->getLoc());
+        collect(*dim);
   for (const ast::Param &param : def.params) {
     auto it = typeNames.find(param.name);
-    if (it == typeNames.end() || dims.count(param.name))
+    if (it == typeNames.end())
       continue;
     // `def f(x: [B, L, n], n)`: the types bound n to x's size and the body
     // read the argument, so the type checked nothing it seemed to.
-    const bool config = env.lookup(param.name).has_value();
-    diags.error(param.loc,
-                "parameter '" + param.name + "' of '" + def.name +
-                    "' has the name of " +
-                    (config ? "the config value its types use as a size"
-                            : "a shape variable of its types") +
-                    ": the types would read " +
-                    (config ? "the config value" : "the argument's size") +
-                    " and the body the argument",
-                "rename the parameter or the " +
-                    std::string(config ? "config value" : "shape variable"));
+    const char *kind = dims.count(param.name)               ? "dim"
+                       : env.lookup(param.name).has_value() ? "config value"
+                                                            : nullptr;
+    diags.error(
+        param.loc,
+        "parameter '" + param.name + "' of '" + def.name +
+            "' has the name of " +
+            (kind ? "the " + std::string(kind) + " its types use as a size"
+                  : std::string("a shape variable of its types")) +
+            ": the types would read " +
+            (kind ? "the " + std::string(kind)
+                  : std::string("the argument's size")) +
+            " and the body the argument",
+        "rename the parameter or the " +
+            std::string(kind ? kind : "shape variable"));
     diags.note(it->second, "'" + param.name + "' in a type here");
   }
 }

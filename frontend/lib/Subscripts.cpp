@@ -90,12 +90,30 @@ bool MLIRGenImpl::checkDimIsBound(SourceLoc loc, const Dim &dim,
 
 bool MLIRGenImpl::checkArangeIds(SourceLoc loc, Value ids, const Dim &rows,
                                  bool negativeWrap, StringRef what) {
+  // Through reshapes (`arange(T)[None, :]` adds an axis).
+  while (auto reshape = ids.getDefiningOp<ReshapeOp>())
+    ids = reshape.getInput();
   auto arange = ids.getDefiningOp<ArangeOp>();
   if (!arange)
     return true;
   const Dim length = getShape(cast<RankedTensorType>(ids.getType()))[0];
-  if (rows.isSymbolic() || (length.isSymbolic() && length.bound <= 0))
-    return true; // checked when the entry runs
+  if (length.isSymbolic() && length.bound <= 0)
+    return true;
+  if (rows.isSymbolic()) {
+    // Static ids past a symbolic dim's bound can never be in range
+    // (`x[:, arange(9)]` with T <= 8); the others are checked at run time.
+    const int64_t start = arange.getStart();
+    if (length.isSymbolic() || rows.bound <= 0)
+      return true;
+    const int64_t last = start + length.size - 1;
+    if (last < rows.bound && start >= (negativeWrap ? -rows.bound : 0))
+      return true;
+    diags.error(loc, "arange(" + std::to_string(start) + ", " +
+                         std::to_string(last + 1) + ") gives ids outside " +
+                         what.str() + ", whose dim " + formatDim(rows) +
+                         " is at most " + std::to_string(rows.bound));
+    return false;
+  }
   const int64_t start = arange.getStart(), n = rows.size;
   const int64_t last =
       start + (length.isSymbolic() ? length.bound : length.size) - 1;
