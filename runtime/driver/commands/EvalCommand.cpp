@@ -37,10 +37,12 @@ void accumulateTokenStats(const Tensor &logits, const Tensor &targets,
     if (ids[i] == pad)
       continue;
     const float *row = scores + i * vocab;
+    // torch.argmax: the first NaN, else the first largest (a NaN past id 0
+    // was skipped, and counted a correct token where the loss was NaN).
     double top = row[0];
     int32_t best = 0;
-    for (int64_t v = 1; v < vocab; ++v)
-      if (row[v] > top) {
+    for (int64_t v = 1; v < vocab && !std::isnan(top); ++v)
+      if (!(row[v] <= top)) {
         top = row[v];
         best = int32_t(v);
       }
