@@ -213,9 +213,14 @@ Tensor parseTextTensor(const std::string &text, const InputSource &source,
   int blankLine = 0; ///< the first blank line so far, or 0
   bool wantInteger = dtype != DType::F32;
   while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
+    // A line ends at LF, CRLF or a lone CR, as the driver's other text
+    // inputs read them (a lone-CR file was one row of all the values).
+    size_t end = text.find_first_of("\r\n", pos);
     if (end == std::string::npos)
       end = text.size();
+    else if (text[end] == '\r' && end + 1 < text.size() &&
+             text[end + 1] == '\n')
+      ++end; // the CR of a CRLF is a space before the LF
     ++lineNumber;
     std::vector<double> row;
     size_t i = pos;
