@@ -29,11 +29,14 @@ namespace txrt::driver {
 /// sentence, beamDecodeBatch). Batches hold sentences of similar source
 /// lengths (stably sorted); the outputs are in the order of `sources`.
 /// `interrupted`, when given, is asked between batches: true throws
-/// Interrupted (train's validation, abandoned at a stop signal).
+/// Interrupted (train's validation, abandoned at a stop signal). Logits
+/// that are not finite are a NonFiniteLogitsError about the source: named
+/// by `where` ("<stdin>:3", one per source) when given, else by its index.
 std::vector<TokenIds>
 translateAll(NextTokenModel &decoder, const std::vector<TokenIds> &sources,
              int64_t batch, const DecodeOptions &options,
-             const std::function<bool()> &interrupted = {});
+             const std::function<bool()> &interrupted = {},
+             const std::vector<std::string> *where = nullptr);
 
 /// Thrown by work abandoned because `interrupted` said so.
 struct Interrupted {};

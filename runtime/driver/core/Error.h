@@ -79,17 +79,36 @@ public:
 /// cannot compute instead of ending the run.
 class NonFiniteLogitsError : public KernelError {
 public:
-  /// `what`: "the model's logits are not finite (row 0, id 2 at nan)";
-  /// the message adds what to do about a checkpoint's weights.
-  explicit NonFiniteLogitsError(const std::string &what)
-      : KernelError(what + ": the weights give non-finite outputs (saved by "
-                           "a run that diverged?); use an earlier checkpoint"),
-        what_(what) {}
+  /// Row `row` of a decoding batch (a sentence's, a prompt's) has a
+  /// non-finite logit; `detail` is "id 2 at nan". `where` names the input
+  /// ("<stdin>:3"), or is empty: the finding then names the row. The
+  /// message adds what to do about a checkpoint's weights.
+  NonFiniteLogitsError(int64_t row, std::string detail, std::string where = "")
+      : KernelError(describe(row, detail, where) +
+                    ": the weights give non-finite outputs (saved by a run "
+                    "that diverged?); use an earlier checkpoint"),
+        row_(row), detail_(std::move(detail)), where_(std::move(where)) {}
   /// The finding alone, for a run whose weights these are (train).
-  const std::string &finding() const { return what_; }
+  std::string finding() const { return describe(row_, detail_, where_); }
+  int64_t row() const { return row_; }
+  /// The same finding about another row, or about the input `where` names.
+  NonFiniteLogitsError atRow(int64_t row) const {
+    return NonFiniteLogitsError(row, detail_, where_);
+  }
+  NonFiniteLogitsError at(const std::string &where) const {
+    return NonFiniteLogitsError(row_, detail_, where);
+  }
 
 private:
-  std::string what_;
+  static std::string describe(int64_t row, const std::string &detail,
+                              const std::string &where) {
+    return where.empty()
+               ? "the model's logits are not finite (row " +
+                     std::to_string(row) + ", " + detail + ")"
+               : where + ": the model's logits are not finite (" + detail + ")";
+  }
+  int64_t row_;
+  std::string detail_, where_;
 };
 
 /// A runtime failure that is not the input's fault: writing failed (disk

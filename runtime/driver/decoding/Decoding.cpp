@@ -409,13 +409,10 @@ TokenIds AllowedIds::chooseRows(const float *logits, int64_t rows,
 namespace {
 
 NonFiniteLogitsError nonFiniteLogits(int64_t row, int64_t id, float value) {
-  return NonFiniteLogitsError("the model's logits are not finite (row " +
-                              std::to_string(row) + ", id " +
-                              std::to_string(id) + " at " +
-                              (std::isnan(value) ? "nan"
-                               : value > 0       ? "inf"
-                                                 : "-inf") +
-                              ")");
+  return NonFiniteLogitsError(row, "id " + std::to_string(id) + " at " +
+                                       (std::isnan(value) ? "nan"
+                                        : value > 0       ? "inf"
+                                                          : "-inf"));
 }
 
 } // namespace
@@ -706,8 +703,13 @@ std::vector<TokenIds> beamDecodeBatch(NextTokenModel &model,
     options.allowed.apply(logits.data(), int64_t(logits.size()) / vocab,
                           vocab);
     for (size_t s = 0; s < searches.size(); ++s)
-      if (searching[s])
-        searches[s].advance(logits.data() + int64_t(s * beam) * vocab, vocab);
+      if (searching[s]) {
+        try {
+          searches[s].advance(logits.data() + int64_t(s * beam) * vocab, vocab);
+        } catch (const NonFiniteLogitsError &error) {
+          throw error.atRow(int64_t(s)); // the sentence, not its hypothesis
+        }
+      }
   }
   std::vector<TokenIds> outputs;
   for (const BeamSearch &search : searches)

@@ -9,6 +9,8 @@
 #include "commands/TranslateCommand.h"
 #include "TestUtil.h"
 
+#include <limits>
+
 using namespace txrt::driver;
 
 namespace {
@@ -30,12 +32,16 @@ public:
       const TokenIds &source = sources_[row];
       std::vector<float> scores(kVocab, 0.0f);
       scores[size_t(at < source.size() ? source[at] : 3)] = 5.0f;
+      if (!source.empty() && source[0] == nanSource)
+        scores[7] = std::numeric_limits<float>::quiet_NaN();
       logits.insert(logits.end(), scores.begin(), scores.end());
     }
     return logits;
   }
   int64_t vocabSize() const override { return kVocab; }
   std::vector<std::vector<TokenIds>> batches;
+  /// A source starting with this id gets a NaN logit (0: none).
+  int32_t nanSource = 0;
 
 private:
   std::vector<TokenIds> sources_;
@@ -72,6 +78,28 @@ TEST(TranslateCommandTest, BatchesBySourceLengthAndKeepsInputOrder) {
         rows.insert(rows.end(), size_t(beam), source);
       EXPECT_EQ(model.batches[b], rows) << "beam " << beam << ", batch " << b;
     }
+  }
+}
+
+// A non-finite logit names the sentence: by the caller's name for it when
+// given, else by its index among the sources. It named the row of the
+// length-sorted batch ("row 1" for the third line), or with beam search
+// the hypothesis ("row 0").
+TEST(TranslateCommandTest, NonFiniteLogitsNameTheSentence) {
+  const std::vector<TokenIds> sources = {{4, 5, 6}, {8}, {11, 4}, {9}};
+  const std::vector<std::string> where = {"<stdin>:1", "<stdin>:2", "<stdin>:3",
+                                          "<stdin>:4"};
+  for (int32_t beam : {1, 2}) {
+    EchoModel model;
+    model.nanSource = 11;
+    EXPECT_THROW_MESSAGE(
+        translateAll(model, sources, 4, echoOptions(beam), {}, &where),
+        NonFiniteLogitsError,
+        "<stdin>:3: the model's logits are not finite (id 7 at nan)");
+    EXPECT_THROW_MESSAGE(translateAll(model, sources, 4, echoOptions(beam)),
+                         NonFiniteLogitsError,
+                         "the model's logits are not finite (row 2, id 7 at "
+                         "nan)");
   }
 }
 
