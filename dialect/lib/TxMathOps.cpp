@@ -222,12 +222,17 @@ LogicalResult GeluTanhOp::buildVJP(OpBuilder &b, ValueRange grads,
 
 LogicalResult PowOp::buildVJP(OpBuilder &b, ValueRange grads,
                               SmallVectorImpl<Value> &out) {
-  // PyTorch: grad * (c * x.pow(c - 1)); x ** 0 is constant.
+  // PyTorch: grad * (c * x.pow(c - 1)); x ** 0 gets zeros (pow_backward's
+  // zeros_like, a gradient that reaches the loss: weight decay then moves
+  // the parameter, where no gradient left it as it was).
   Location loc = getLoc();
   float c = getExponent().convertToFloat();
   Value dy = grads[0];
   if (c == 0.0f) {
-    out.push_back(nullptr);
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    Value zero =
+        b.create<ConstantOp>(loc, DenseElementsAttr::get(scalar, 0.0f));
+    out.push_back(b.create<BroadcastToOp>(loc, getInput().getType(), zero));
     return success();
   }
   if (c == 1.0f) {
