@@ -69,13 +69,17 @@ func.func @unary() -> tensor<f32> attributes {tx.entry = "train"} {
 // -----
 
 // pow: dy * (c * x ** (c - 1)) as PyTorch writes it; c - 1 = 1 reads x
-// itself, x ** 1 passes dy on, and x ** 0 (a constant) gives nothing.
+// itself, x ** 1 passes dy on, and x ** 0 gives zeros (pow_backward's
+// zeros_like: a gradient that reaches the loss, not none).
 // CHECK-LABEL: func.func @pow
 // CHECK-NEXT: %[[W:.+]] = tx.param @w
 // CHECK: %[[DY:.+]] = tx.broadcast_to
+// CHECK-NEXT: %[[ZERO:.+]] = tx.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT: %[[ZEROS:.+]] = tx.broadcast_to %[[ZERO]]
+// CHECK-NEXT: %[[SUM0:.+]] = tx.add %[[DY]], %[[ZEROS]]
 // CHECK-NEXT: %[[S2:.+]] = tx.scale %[[W]] {factor = 2.000000e+00 : f32}
 // CHECK-NEXT: %[[D2:.+]] = tx.mul %[[DY]], %[[S2]]
-// CHECK-NEXT: %[[SUM1:.+]] = tx.add %[[DY]], %[[D2]]
+// CHECK-NEXT: %[[SUM1:.+]] = tx.add %[[SUM0]], %[[D2]]
 // CHECK-NEXT: %[[P:.+]] = tx.pow %[[W]] {exponent = 2.000000e+00 : f32}
 // CHECK-NEXT: %[[S3:.+]] = tx.scale %[[P]] {factor = 3.000000e+00 : f32}
 // CHECK-NEXT: %[[D3:.+]] = tx.mul %[[DY]], %[[S3]]
