@@ -2068,7 +2068,7 @@ bool MLIRGenImpl::checkArgType(const ast::Param &param, const Val &arg,
                   param.type->dtype
         : bound.empty()
             ? ""
-            : bound + " here, bound by an earlier argument of this call";
+            : bound + " here, bound by the argument of an earlier parameter";
     diags.error(argLoc,
                 "argument '" + param.name + "' of '" + defName + "' must be " +
                     expected + ", got " + formatType(type),
