@@ -229,8 +229,13 @@ Val genSplit(MLIRGenImpl &gen, const ast::CallExpr &call,
   for (size_t i = 1; i < positional.size(); ++i) {
     const ast::Arg &arg = *positional[i];
     if (!gen.isConstant(*arg.value)) {
-      gen.getDiags().error(arg.loc, "the sizes of a split are compile-time "
-                                    "integers");
+      // The evaluator says why where it can (`L // 2` with L a def's shape
+      // variable bound to a dim).
+      unsigned before = gen.getDiags().getNumErrorReports();
+      (void)gen.evalConstant(*arg.value);
+      if (gen.getDiags().getNumErrorReports() == before)
+        gen.getDiags().error(arg.loc, "the sizes of a split are compile-time "
+                                      "integers");
       return {};
     }
     std::optional<ConstValue> value = gen.evalConstant(*arg.value);
