@@ -14,6 +14,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <vector>
 
 using namespace txrt;
 
@@ -175,6 +176,40 @@ Primitive txrt::makeMatmulPrimitive(Context &ctx, const MatmulSpec &spec,
 
 float txrt::eltwiseAlpha(int32_t activation) {
   return activation == TXRT_ACTIVATION_SILU ? 1.0f : 0.0f;
+}
+
+void txrt::columnSum(Context &ctx, const float *dy, int64_t rows, int64_t cols,
+                     float *db, bool accumulate) {
+  constexpr int64_t kChunk = 256;
+  const int64_t chunks = (cols + kChunk - 1) / kChunk;
+  const int threads = ctx.numThreads();
+  // Few columns over many rows (a narrow linear): the rows are split among
+  // the threads, each summing every column, then the partial sums added.
+  const int64_t slices =
+      chunks >= threads || rows < 4096 ? 1 : std::min<int64_t>(threads, rows);
+  std::vector<double> partial(size_t(slices * chunks * kChunk), 0.0);
+#pragma omp parallel for collapse(2) num_threads(threads) schedule(static)
+  for (int64_t slice = 0; slice < slices; ++slice)
+    for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+      const int64_t begin = chunk * kChunk;
+      const int64_t width = std::min(kChunk, cols - begin);
+      const int64_t first = rows * slice / slices,
+                    last = rows * (slice + 1) / slices;
+      double *sums = partial.data() + (slice * chunks + chunk) * kChunk;
+      for (int64_t i = first; i < last; ++i) {
+        const float *row = dy + i * cols + begin;
+#pragma omp simd
+        for (int64_t j = 0; j < width; ++j)
+          sums[j] += double(row[j]);
+      }
+    }
+  for (int64_t j = 0; j < cols; ++j) {
+    const int64_t chunk = j / kChunk, at = j % kChunk;
+    double sum = accumulate ? double(db[j]) : 0.0;
+    for (int64_t slice = 0; slice < slices; ++slice)
+      sum += partial[size_t((slice * chunks + chunk) * kChunk + at)];
+    db[j] = float(sum);
+  }
 }
 
 int txrt::appendActivation(dnnl::post_ops &ops, int32_t activation) {

@@ -28,17 +28,6 @@ void castToBf16(Context &c, int64_t n, const float *src, txrt_bf16 *dst) {
 }
 
 /// db[j] (+)= sum_i dy[i, j] over dy [rows, cols].
-void columnSum(Context &c, const float *dy, int64_t rows, int64_t cols,
-               float *db, bool accumulate) {
-#pragma omp parallel for num_threads(c.numThreads()) schedule(static)
-  for (int64_t j = 0; j < cols; ++j) {
-    float sum = accumulate ? db[j] : 0.0f;
-    for (int64_t i = 0; i < rows; ++i)
-      sum += dy[i * cols + j];
-    db[j] = sum;
-  }
-}
-
 void requireSizes(int64_t m, int64_t n, int64_t k) {
   require(m >= 0 && n >= 0 && k >= 0, "sizes must be non-negative");
 }

@@ -31,29 +31,6 @@ const float *zeroOperand(Context &c, int slot, size_t count) {
   return zeros;
 }
 
-/// db[j] (+)= sum_i dy[i, j] over dy [rows, cols], parallel over columns.
-void columnSum(Context &ctx, const float *dy, int64_t rows, int64_t cols,
-               float *db, bool accumulate) {
-  constexpr int64_t kChunk = 256;
-  int64_t chunks = (cols + kChunk - 1) / kChunk;
-#pragma omp parallel for num_threads(ctx.numThreads()) schedule(static)
-  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-    int64_t begin = chunk * kChunk;
-    int64_t width = std::min(kChunk, cols - begin);
-    alignas(64) float sums[kChunk];
-    for (int64_t j = 0; j < width; ++j)
-      sums[j] = accumulate ? db[begin + j] : 0.0f;
-    for (int64_t i = 0; i < rows; ++i) {
-      const float *row = dy + i * cols + begin;
-#pragma omp simd
-      for (int64_t j = 0; j < width; ++j)
-        sums[j] += row[j];
-    }
-    for (int64_t j = 0; j < width; ++j)
-      db[begin + j] = sums[j];
-  }
-}
-
 } // namespace
 
 void txrt::linearForward(Context &c, int64_t site, bool bf16, int64_t m,

@@ -337,6 +337,29 @@ TEST_F(MatmulTest, ReluEpilogueKeepsNaN) {
   check(y, false, "matmul, alpha 2"); // 2 * (x / 2)·wᵀ + bias: the same
 }
 
+// The bias gradient sums dy's rows in double: a running f32 sum was 1 %
+// off over 2^20 rows of a constant 0.1 (a reduce_mean loss gives constant
+// gradients; torch's f32 cascade is within 1e-6). Four columns (the rows
+// split among the threads) and 600 (column chunks), also accumulated.
+TEST_F(MatmulTest, BiasGradientOfManyRowsIsExact) {
+  for (int64_t n : {4, 600}) {
+    const int64_t m = (int64_t(1) << 22) / n, k = 1;
+    Floats x(size_t(m * k), 0.0f), w(size_t(n * k), 0.0f), dx(size_t(m * k));
+    Floats dw(size_t(n * k)), dy(size_t(m * n), 0.1f), db(size_t(n), 0.0f);
+    expectOk(txrt_linear_bwd(ctx_, 60, m, n, k, x.data(), w.data(), dy.data(),
+                             dx.data(), dw.data(), db.data(), 0, 0));
+    const double exact = double(m) * double(0.1f);
+    for (int64_t j = 0; j < n; ++j)
+      ASSERT_NEAR(db[size_t(j)], exact, 1e-6 * exact)
+          << "n " << n << " j " << j;
+    expectOk(txrt_linear_bwd(ctx_, 61, m, n, k, x.data(), w.data(), dy.data(),
+                             dx.data(), dw.data(), db.data(), 0, 1));
+    for (int64_t j = 0; j < n; ++j)
+      ASSERT_NEAR(db[size_t(j)], 2 * exact, 2e-6 * exact)
+          << "accumulated, n " << n << " j " << j;
+  }
+}
+
 // GLU epilogues: act(x·wᵀ + bias) * gate + residual, also accumulated in
 // place (y is the residual).
 TEST_F(MatmulTest, GatedLinearForward) {
