@@ -397,10 +397,20 @@ Val genArange(MLIRGenImpl &gen, const ast::CallExpr &call,
   const ast::Arg &endArg = *positional.back();
   Type i32 = gen.getBuilder().getI32Type();
   if (std::optional<Dim> dim = gen.namedDim(*endArg.value)) {
-    if (positional.size() == 2) {
+    // `arange(0, T)` is `arange(T)` (torch.arange(0, T)); another start is
+    // not a dim's length.
+    bool startsAtZero = positional.size() == 1;
+    if (!startsAtZero && gen.isConstant(*positional[0]->value)) {
+      std::optional<ConstValue> start = gen.evalConstant(*positional[0]->value);
+      if (!start)
+        return {};
+      startsAtZero = start->kind == ConstValue::Kind::Int && start->i == 0;
+    }
+    if (!startsAtZero) {
       gen.getDiags().error(positional[0]->loc,
                            "arange up to the dim " +
-                               dim->symbol.getValue().str() + " starts at 0",
+                               dim->symbol.getValue().str() +
+                               " must start at 0",
                            "its length would be a dim minus a number, which "
                            "is not a dim; shift the table instead "
                            "(`w[1:][arange(T)]`, or `w[1:][:T]`), or the "
