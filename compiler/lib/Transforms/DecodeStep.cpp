@@ -317,8 +317,10 @@ bool masksHard(AttentionOp attention, std::string &why) {
 /// (a mask op, a reshape) is a symptom of that. "" when there is none.
 std::string unfusedAttentionReason(func::FuncOp func) {
   // Scores of positions against positions: a softmax over them, or a
-  // product that makes them (a softmax written out, `exp(s - reduce_max(s,
-  // -1))` over `matmul(q, transpose(k))`, has no tx.softmax).
+  // product that makes them and reaches an exp (a softmax written out,
+  // `exp(s - reduce_max(s, -1))` over `matmul(q, transpose(k))`, has no
+  // tx.softmax). A product over positions that reaches no exp (a Gram
+  // matrix beside a fused attention) is no attention.
   auto overPositions = [](Type t) {
     auto type = dyn_cast<RankedTensorType>(t);
     if (!type || type.getRank() < 3)
@@ -327,20 +329,42 @@ std::string unfusedAttentionReason(func::FuncOp func) {
     return shape[shape.size() - 1].isSymbolic() &&
            shape[shape.size() - 2].isSymbolic();
   };
-  bool found = false;
+  auto reachesExp = [](Value scores) {
+    SmallVector<std::pair<Value, int>> work{{scores, 0}};
+    llvm::DenseSet<Operation *> seen;
+    while (!work.empty()) {
+      auto [value, depth] = work.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        if (isa<ExpOp>(user))
+          return true;
+        if (depth >= 8 || isa<MatmulOp, LinearOp>(user) ||
+            !seen.insert(user).second)
+          continue;
+        for (Value result : user->getResults())
+          work.push_back({result, depth + 1});
+      }
+    }
+    return false;
+  };
+  enum { None, Softmax, Exp } found = None;
   func.walk([&](Operation *op) {
-    if (isa<SoftmaxOp>(op))
-      found = overPositions(op->getOperand(0).getType());
-    else if (isa<MatmulOp>(op))
-      found = overPositions(op->getResult(0).getType());
-    return found ? WalkResult::interrupt() : WalkResult::advance();
+    if (isa<SoftmaxOp>(op) && overPositions(op->getOperand(0).getType()))
+      found = Softmax;
+    else if (isa<MatmulOp>(op) && overPositions(op->getResult(0).getType()) &&
+             reachesExp(op->getResult(0)))
+      found = Exp;
+    return found != None ? WalkResult::interrupt() : WalkResult::advance();
   });
-  return found ? "an attention is written out and was not fused (a softmax "
-                 "over scores of positions, or a product making them; "
-                 "--tx-fusion-stats gives "
-                 "tx-fuse-attention's reason, unless --no-fuse turned it "
-                 "off): a cache step needs the fused attention"
-               : "";
+  if (found == Softmax)
+    return "an attention is written out and was not fused (a softmax over "
+           "scores of positions; --tx-fusion-stats gives tx-fuse-attention's "
+           "reason, unless --no-fuse turned it off): a cache step needs the "
+           "fused attention";
+  if (found == Exp)
+    return "an attention's softmax is written out (an exp of scores of "
+           "positions): tx-fuse-attention fuses attentions written with the "
+           "softmax builtin, and a cache step needs the fused attention";
+  return "";
 }
 
 /// The id the executable pads token inputs with: config `pad`, else 0
