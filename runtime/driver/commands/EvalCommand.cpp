@@ -396,10 +396,14 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (!options.noBleu) {
     std::unique_ptr<NextTokenModel> decoder = makeDecoder(runner, pad);
     std::vector<TokenIds> sources;
-    for (const EncodedPair &pair : pairs)
+    std::vector<std::string> where; // "FILE:LINE", for a decoding error
+    for (const EncodedPair &pair : pairs) {
       sources.push_back(pair.source);
+      where.push_back(options.dataPath + ":" + std::to_string(pair.line));
+    }
     bleu = translationBleu(
-        tokenizer, translateAll(*decoder, sources, batch, decoding), data);
+        tokenizer, translateAll(*decoder, sources, batch, decoding, {}, &where),
+        data);
   }
 
   out << "examples   " << pairs.size() << " (" << options.dataPath << ")\n";

@@ -127,8 +127,15 @@ int generateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
         batchPrompts.push_back(prompts[index]);
         keys.push_back(uint64_t(reader.textsBefore() + index));
       }
-      std::vector<TokenIds> generated =
-          generateTokens(*decoder, batchPrompts, settings, keys);
+      std::vector<TokenIds> generated;
+      try {
+        generated = generateTokens(*decoder, batchPrompts, settings, keys);
+      } catch (const NonFiniteLogitsError &error) {
+        // The row of a batch of equal-length prompts: name the prompt.
+        if (error.row() >= 0 && size_t(error.row()) < rows.size())
+          throw error.at(chunk.where[rows[size_t(error.row())]]);
+        throw;
+      }
       for (size_t k = 0; k < rows.size(); ++k)
         continuations[rows[k]] = std::move(generated[k]);
     }
