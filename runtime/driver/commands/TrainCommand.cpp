@@ -1478,8 +1478,9 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     err << score.describe() << (validator->improved() ? " (best)" : "")
         << "\n";
     if (!score.decodeProblem.empty())
-      err << "warning: the validation at step " << step << " could not decode "
-          << options.validPath.value_or("the validation text") << " with "
+      // The problem names the pair ("valid.tsv:3: the model's logits ...").
+      err << "warning: the validation at step " << step
+          << " could not decode with "
           << (average ? "the --ema average of the weights" : "the weights")
           << ": " << score.decodeProblem
           << "; its BLEU is not computed (nan) and the run goes on\n";
