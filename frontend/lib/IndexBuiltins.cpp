@@ -400,11 +400,25 @@ Val genArange(MLIRGenImpl &gen, const ast::CallExpr &call,
     // `arange(0, T)` is `arange(T)` (torch.arange(0, T)); another start is
     // not a dim's length.
     bool startsAtZero = positional.size() == 1;
-    if (!startsAtZero && gen.isConstant(*positional[0]->value)) {
-      std::optional<ConstValue> start = gen.evalConstant(*positional[0]->value);
+    if (!startsAtZero) {
+      const ast::Arg &startArg = *positional[0];
+      if (!gen.isConstant(*startArg.value)) {
+        gen.genArgument(*startArg.value);
+        gen.getDiags().error(startArg.loc,
+                             "the bounds of arange are compile-time integers "
+                             "or a dim");
+        return {};
+      }
+      std::optional<ConstValue> start = gen.evalConstant(*startArg.value);
       if (!start)
         return {};
-      startsAtZero = start->kind == ConstValue::Kind::Int && start->i == 0;
+      if (start->kind != ConstValue::Kind::Int) {
+        gen.getDiags().error(startArg.loc,
+                             "the bounds of arange are integers, got " +
+                                 start->str());
+        return {};
+      }
+      startsAtZero = start->i == 0;
     }
     if (!startsAtZero) {
       gen.getDiags().error(positional[0]->loc,
