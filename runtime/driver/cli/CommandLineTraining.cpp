@@ -344,6 +344,13 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       if (!decay || !(*decay > 0 && *decay < 1))
         cursor.fail("--ema expects a decay in (0, 1), e.g. 0.999, got '" +
                     text + "'");
+      // The average updates in f32 (keep DECAY, take 1 - DECAY, both f32):
+      // a decay that rounds to 1 would never move it (as the optimizer's
+      // betas, refused the same way).
+      if (float(*decay) >= 1.0f)
+        cursor.fail("--ema " + text +
+                    " is 1 in f32, where the average is kept: it would never "
+                    "move; the largest decay below 1 is 0.99999994");
       train.ema = *decay;
     } else {
       unexpected(cursor, arg);

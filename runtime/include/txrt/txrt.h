@@ -172,16 +172,20 @@ const char *txrt_status_string(txrt_status status);
  *  variable makes txrt_context_create fail):
  *  - TXRT_DENORMALS_KEEP: IEEE gradual underflow everywhere, as PyTorch.
  *  - TXRT_DENORMALS_FLUSH_MOMENTS (the default): IEEE arithmetic everywhere,
- *    but Adam stores moments below FLT_MIN as 0. Parameters are unchanged by
- *    it (the update such a moment makes is below 1e-30 of the learning rate);
- *    the stored moments differ from PyTorch's only where PyTorch's are
- *    denormal.
+ *    but Adam stores moments below FLT_MIN as 0 when its eps is at least
+ *    1e-12 (the default 1e-8; a step reads its moments as computed, and the
+ *    next starts from the stored ones). With such an eps no parameter of
+ *    normal size changes by it (sqrt of a denormal v is below 1.1e-19 of
+ *    eps's 1e-12, and m / eps below 1e-25); the stored moments differ from
+ *    PyTorch's only where PyTorch's are denormal. With a smaller eps the
+ *    moments are kept, as in TXRT_DENORMALS_KEEP.
  *  - TXRT_DENORMALS_FLUSH_ALL: MXCSR's flush-to-zero and denormals-are-zero
  *    on the context's OpenMP worker threads (set when the mode is chosen)
  *    and on the calling thread for the duration of every txrt_ call
  *    (restored on return). Fastest; results that would be denormal become 0,
  *    so answers differ from PyTorch's at the extremes (the gradient of
- *    log(x) at x = 3e38 is 0, not 1).
+ *    log(x) at x = 3e38 is 0, not 1; with a tiny Adam eps, 1e-30, a
+ *    second moment that flushes makes the step m / eps).
  *  txrt_context_denormal_mode: the context's mode.
  *  txrt_denormals_enter / txrt_denormals_leave: run code that is not a txrt_
  *  call (a compiled entry's own loops) in the context's mode: enter sets it

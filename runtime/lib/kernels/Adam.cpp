@@ -4,9 +4,10 @@
 // torch.optim.Adam's single-tensor path: denom = sqrt(v) / sqrt(1 - b2^t) +
 // eps, param -= (lr / (1 - b1^t)) * (m / denom), m updated as torch's lerp. By
 // default (TXRT_DENORMALS_FLUSH_MOMENTS) moments below FLT_MIN are stored
-// as 0: Adam's moments of rarely seen rows otherwise decay into the denormal
-// range, where every later step takes x86's slow path over them; the update
-// they would make (below 1e-30 of lr) changes no parameter of normal size.
+// as 0 (with eps >= 1e-12): Adam's moments of rarely seen rows otherwise
+// decay into the denormal range, where every later step takes x86's slow
+// path over them; the update they would make changes no parameter of
+// normal size.
 // txrt_adam_step_bf16 (--precision=bf16) also stores each updated parameter
 // rounded to bf16 in the same pass: the copy the bf16 linears read.
 //
@@ -24,6 +25,9 @@
 using namespace txrt;
 
 namespace {
+
+/// The smallest eps with which TXRT_DENORMALS_FLUSH_MOMENTS flushes (txrt.h).
+constexpr float kFlushMomentsMinEps = 1e-12f;
 
 /// One pass of the update over [0, n). With FlushMoments, moments below
 /// FLT_MIN are stored as 0 (txrt.h, TXRT_DENORMALS_FLUSH_MOMENTS); with
@@ -51,12 +55,16 @@ void adamLoop(Context &c, int64_t n, float *param, const float *grad, float *m,
                    ? m[i] + oneMinusBeta1 * (g - m[i])
                    : g - (g - m[i]) * (1.0f - oneMinusBeta1);
     float vi = beta2 * v[i] + oneMinusBeta2 * g * g;
+    // This step's update reads the moments as computed; only the stored
+    // ones are flushed (a flushed v beside a normal m made a step of m / eps
+    // with a tiny eps, 1e9 times torch's).
     if (FlushMoments) {
-      mi = std::fabs(mi) < FLT_MIN ? 0.0f : mi;
-      vi = vi < FLT_MIN ? 0.0f : vi;
+      m[i] = std::fabs(mi) < FLT_MIN ? 0.0f : mi;
+      v[i] = vi < FLT_MIN ? 0.0f : vi;
+    } else {
+      m[i] = mi;
+      v[i] = vi;
     }
-    m[i] = mi;
-    v[i] = vi;
     float denom = std::sqrt(vi) / sqrtCorrection2 + eps;
     const float updated = param[i] - stepSize * (mi / denom);
     param[i] = updated;
@@ -141,7 +149,11 @@ void adamUpdate(Context &c, int64_t n, float *param, const float *grad,
   const auto [stepSize, sqrtCorrection2, oneMinusBeta1, oneMinusBeta2] =
       adamScalars(lr, beta1, beta2, step);
   const float scale = grad_scale ? *grad_scale : 1.0f;
-  if (c.flushMoments())
+  // Flushing changes no update only where eps dwarfs what a denormal moment
+  // gives (sqrt(v) < 1.1e-19, m / eps below 1e-25 of lr): with a smaller
+  // eps, a flushed v or m moved later steps far from torch's (a tester's
+  // eps = 1e-20 step: 30 against 0.3), so the moments are kept.
+  if (c.flushMoments() && eps >= kFlushMomentsMinEps)
     adamLoopCopying<true>(c, n, param, grad, m, v, copy, beta2, eps,
                           weight_decay, stepSize, sqrtCorrection2,
                           oneMinusBeta1, oneMinusBeta2, scale);

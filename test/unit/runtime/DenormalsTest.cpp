@@ -56,6 +56,28 @@ std::vector<uint32_t> workerModes(int threads) {
   return modes;
 }
 
+// The default mode changes no update: with eps = 1e-30 and a gradient of
+// 1e-20, v = 1e-43 is denormal; it was flushed before the step used it, and
+// the step was m / eps = -1e9 where torch.optim.Adam (and KEEP) give
+// -0.100254871. A step reads its moments as computed, and with an eps below
+// 1e-12 they are stored as computed too (a flushed v moved the next steps:
+// eps = 1e-20, gradient 1e-18, three steps gave -30 against -0.297).
+TEST_F(DenormalsTest, DefaultModeKeepsTorchsUpdateAtATinyEps) {
+  ASSERT_EQ(txrt_context_denormal_mode(ctx_), TXRT_DENORMALS_FLUSH_MOMENTS);
+  float param[2] = {0.0f, 0.0f}, grad[2] = {1e-20f, 1.0f}, m[2] = {}, v[2] = {};
+  ASSERT_EQ(txrt_adam_update(ctx_, 0, 2, param, grad, m, v, 0.1f, 0.9f, 0.999f,
+                             1e-30f, 0.0f, 1),
+            TXRT_OK);
+  EXPECT_FLOAT_EQ(param[0], -0.100254871f);
+  EXPECT_EQ(v[0], 9.9492191e-44f); // kept: eps is below 1e-12
+  float p3[2] = {0.0f, 0.0f}, g3[2] = {1e-18f, 1.0f}, m3[2] = {}, v3[2] = {};
+  for (int64_t step = 1; step <= 3; ++step)
+    ASSERT_EQ(txrt_adam_update(ctx_, 0, 2, p3, g3, m3, v3, 0.1f, 0.9f, 0.999f,
+                               1e-20f, 0.0f, step),
+              TXRT_OK);
+  EXPECT_FLOAT_EQ(p3[0], -0.297029704f);
+}
+
 TEST_F(DenormalsTest, DefaultFlushesAdamMomentsOnly) {
   ASSERT_EQ(txrt_context_denormal_mode(ctx_), TXRT_DENORMALS_FLUSH_MOMENTS);
   EXPECT_EQ(adamMomentAfterOneStep(ctx_), 0.0f);
