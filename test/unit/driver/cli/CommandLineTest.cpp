@@ -222,6 +222,12 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
       {{"train", "--data", "d", "--ema", "0x1p-1"},
        "train",
        "--ema expects a decay in (0, 1), e.g. 0.999, got '0x1p-1'"},
+      // A decay that is 1 in f32 never moved the average (eval, export and
+      // translate then used the initial weights).
+      {{"train", "--data", "d", "--ema", "0.99999999"},
+       "train",
+       "--ema 0.99999999 is 1 in f32, where the average is kept: it would "
+       "never move; the largest decay below 1 is 0.99999994"},
       {{"generate", "--load", "c", "--temperature", "0x1", "x"},
        "generate",
        "--temperature expects a number in [0, 100], got '0x1'"},
