@@ -319,8 +319,9 @@ std::string unfusedAttentionReason(func::FuncOp func) {
   // Scores of positions against positions: a softmax over them, or a
   // product that makes them and reaches an exp (a softmax written out,
   // `exp(s - reduce_max(s, -1))` over `matmul(q, transpose(k))`, has no
-  // tx.softmax). A product over positions that reaches no exp (a Gram
-  // matrix beside a fused attention) is no attention.
+  // tx.softmax) or the values' product. A product over positions that
+  // reaches neither (a Gram matrix beside a fused attention) is no
+  // attention.
   auto overPositions = [](Type t) {
     auto type = dyn_cast<RankedTensorType>(t);
     if (!type || type.getRank() < 3)
@@ -329,32 +330,45 @@ std::string unfusedAttentionReason(func::FuncOp func) {
     return shape[shape.size() - 1].isSymbolic() &&
            shape[shape.size() - 2].isSymbolic();
   };
-  auto reachesExp = [](Value scores) {
-    SmallVector<std::pair<Value, int>> work{{scores, 0}};
+  enum Kind { None, Softmax, Exp, Values };
+  // What the scores reach before another product: an exp (a softmax
+  // written out), or the values' product itself (sigmoid or linear
+  // attention), through any ops between.
+  auto reaches = [](Value scores) {
+    SmallVector<Value> work{scores};
     llvm::DenseSet<Operation *> seen;
+    Kind kind = None;
     while (!work.empty()) {
-      auto [value, depth] = work.pop_back_val();
-      for (Operation *user : value.getUsers()) {
+      for (Operation *user : work.pop_back_val().getUsers()) {
+        if (!seen.insert(user).second)
+          continue;
         if (isa<ExpOp>(user))
-          return true;
-        if (depth >= 8 || isa<MatmulOp, LinearOp>(user) ||
-            !seen.insert(user).second)
+          return Exp;
+        if (isa<MatmulOp>(user)) {
+          kind = Values;
+          continue;
+        }
+        if (isa<LinearOp>(user))
           continue;
         for (Value result : user->getResults())
-          work.push_back({result, depth + 1});
+          work.push_back(result);
       }
     }
-    return false;
+    return kind;
   };
-  enum { None, Softmax, Exp } found = None;
-  func.walk([&](Operation *op) {
-    if (isa<SoftmaxOp>(op) && overPositions(op->getOperand(0).getType()))
+  // A softmax over scores first: its product comes before it in the IR.
+  Kind found = None;
+  func.walk([&](SoftmaxOp softmax) {
+    if (overPositions(softmax.getInput().getType()))
       found = Softmax;
-    else if (isa<MatmulOp>(op) && overPositions(op->getResult(0).getType()) &&
-             reachesExp(op->getResult(0)))
-      found = Exp;
     return found != None ? WalkResult::interrupt() : WalkResult::advance();
   });
+  if (found == None)
+    func.walk([&](MatmulOp matmul) {
+      if (overPositions(matmul.getType()))
+        found = reaches(matmul.getResult());
+      return found != None ? WalkResult::interrupt() : WalkResult::advance();
+    });
   if (found == Softmax)
     return "an attention is written out and was not fused (a softmax over "
            "scores of positions; --tx-fusion-stats gives tx-fuse-attention's "
@@ -364,6 +378,11 @@ std::string unfusedAttentionReason(func::FuncOp func) {
     return "an attention's softmax is written out (an exp of scores of "
            "positions): tx-fuse-attention fuses attentions written with the "
            "softmax builtin, and a cache step needs the fused attention";
+  if (found == Values)
+    return "an attention is written out without a softmax (scores of "
+           "positions reach the values' product through other ops: sigmoid "
+           "or linear attention): tx-fuse-attention fuses softmax "
+           "attention only, and a cache step needs the fused attention";
   return "";
 }
 
