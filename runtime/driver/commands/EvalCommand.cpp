@@ -49,7 +49,12 @@ void accumulateTokenStats(const Tensor &logits, const Tensor &targets,
     double sum = 0;
     for (int64_t v = 0; v < vocab; ++v)
       sum += std::exp(double(row[v]) - top);
-    stats.lossSum += top + std::log(sum) - double(row[ids[i]]);
+    const double loss = top + std::log(sum) - double(row[ids[i]]);
+    if (!std::isfinite(loss) && !stats.nonFiniteSeen) {
+      stats.nonFiniteSeen = true;
+      stats.firstNonFiniteRow = i / length;
+    }
+    stats.lossSum += loss;
     stats.correct += best == ids[i];
     ++stats.tokens;
   }
@@ -67,12 +72,14 @@ int64_t evalBatch(const EvalOptions &options, const LengthBound &bound) {
 
 /// Finite weights can still give non-finite outputs (saved by a run that
 /// diverged at its next step): a NaN loss is an error, not a score.
-void requireFiniteLoss(double loss, const std::string &checkpoint) {
+void requireFiniteLoss(double loss, const std::string &checkpoint,
+                       const std::string &where = "") {
   if (std::isfinite(loss))
     return;
   // "nan", never printf's "-nan".
   const char *text = std::isnan(loss) ? "nan" : loss > 0 ? "inf" : "-inf";
   throw KernelError("the loss over this data is " + std::string(text) +
+                    (where.empty() ? "" : " (first at " + where + ")") +
                     ": the weights in '" + checkpoint +
                     "' give non-finite outputs (saved by a run that "
                     "diverged?); use an earlier checkpoint");
@@ -372,6 +379,7 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   const int32_t pad = modelPadId(model);
 
   TokenStats stats;
+  std::string firstNonFinite; // "FILE:LINE" of the first such pair
   for (size_t begin = 0; begin < pairs.size(); begin += size_t(batch)) {
     std::vector<size_t> indices(
         std::min(pairs.size() - begin, size_t(batch)));
@@ -386,11 +394,17 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
             pair.nextTarget;
     padBatchRows(current, pad, bounds.batch.padTo());
     Tensor logits = teacherForcedLogits(runner, current.src, current.tgtIn);
+    const bool seen = stats.nonFiniteSeen;
     accumulateTokenStats(logits, current.tgtOut, pad, stats);
+    if (!seen && stats.nonFiniteSeen &&
+        size_t(stats.firstNonFiniteRow) < indices.size())
+      firstNonFinite =
+          options.dataPath + ":" +
+          std::to_string(pairs[indices[size_t(stats.firstNonFiniteRow)]].line);
   }
   // Before any score, and before decoding for BLEU.
   if (stats.tokens)
-    requireFiniteLoss(stats.lossSum, options.loadPath);
+    requireFiniteLoss(stats.lossSum, options.loadPath, firstNonFinite);
 
   BleuScore bleu;
   if (!options.noBleu) {

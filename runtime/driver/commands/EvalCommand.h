@@ -37,6 +37,11 @@ namespace txrt::driver {
 struct TokenStats {
   double lossSum = 0;
   int64_t tokens = 0, correct = 0;
+  /// Set by the call whose row first gave a loss that is not finite: that
+  /// row of its batch (-1 before; a later call leaves it), for the error to
+  /// name the example.
+  int64_t firstNonFiniteRow = -1;
+  bool nonFiniteSeen = false;
 };
 
 /// Adds logits [B, T, V] against targets [B, T] (pad tokens skipped).

@@ -26,6 +26,20 @@ TEST(TokenStatsTest, AccuracyTakesTheFirstNaN) {
   EXPECT_EQ(stats.tokens, 2);
   EXPECT_EQ(stats.correct, 1);
   EXPECT_TRUE(std::isnan(stats.lossSum));
+  // The first row whose loss is not finite (eval names its example); a
+  // later call keeps it.
+  EXPECT_EQ(stats.firstNonFiniteRow, 0);
+  accumulateTokenStats(logits, targets, /*pad=*/0, stats);
+  EXPECT_EQ(stats.firstNonFiniteRow, 0);
+  // Two rows, the NaN in the second: row 1.
+  Tensor two(DType::F32, {2, 1, 4}), twoTargets(DType::I32, {2, 1});
+  const float twoValues[8] = {0, 1, 9, 2, 0, nan, 9, 2};
+  std::copy(twoValues, twoValues + 8, two.as<float>());
+  twoTargets.as<int32_t>()[0] = twoTargets.as<int32_t>()[1] = 2;
+  TokenStats second;
+  accumulateTokenStats(two, twoTargets, /*pad=*/0, second);
+  EXPECT_TRUE(second.nonFiniteSeen);
+  EXPECT_EQ(second.firstNonFiniteRow, 1);
 }
 
 } // namespace
