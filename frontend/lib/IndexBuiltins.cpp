@@ -382,6 +382,26 @@ Val genSelectOrNarrow(MLIRGenImpl &gen, const ast::CallExpr &call,
   return gen.indexTensor(call.getLoc(), x, indices);
 }
 
+/// A bound of arange that is not a dim: a compile-time integer, or reports
+/// at the argument.
+std::optional<int64_t> arangeBound(MLIRGenImpl &gen, const ast::Arg &arg) {
+  if (!gen.isConstant(*arg.value)) {
+    gen.genArgument(*arg.value);
+    gen.getDiags().error(arg.loc, "the bounds of arange are compile-time "
+                                  "integers or a dim");
+    return std::nullopt;
+  }
+  std::optional<ConstValue> value = gen.evalConstant(*arg.value);
+  if (!value)
+    return std::nullopt;
+  if (value->kind != ConstValue::Kind::Int) {
+    gen.getDiags().error(arg.loc, "the bounds of arange are integers, got " +
+                                      value->str());
+    return std::nullopt;
+  }
+  return value->i;
+}
+
 /// `arange(end)` or `arange(start, end)` (torch.arange with step 1): i32
 /// position ids. `end` may be a dim (`arange(T)`, start 0) that an input of
 /// the entry has, so its value is known when the entry runs.
@@ -401,24 +421,10 @@ Val genArange(MLIRGenImpl &gen, const ast::CallExpr &call,
     // not a dim's length.
     bool startsAtZero = positional.size() == 1;
     if (!startsAtZero) {
-      const ast::Arg &startArg = *positional[0];
-      if (!gen.isConstant(*startArg.value)) {
-        gen.genArgument(*startArg.value);
-        gen.getDiags().error(startArg.loc,
-                             "the bounds of arange are compile-time integers "
-                             "or a dim");
-        return {};
-      }
-      std::optional<ConstValue> start = gen.evalConstant(*startArg.value);
+      std::optional<int64_t> start = arangeBound(gen, *positional[0]);
       if (!start)
         return {};
-      if (start->kind != ConstValue::Kind::Int) {
-        gen.getDiags().error(startArg.loc,
-                             "the bounds of arange are integers, got " +
-                                 start->str());
-        return {};
-      }
-      startsAtZero = start->i == 0;
+      startsAtZero = *start == 0;
     }
     if (!startsAtZero) {
       gen.getDiags().error(positional[0]->loc,
@@ -440,23 +446,10 @@ Val genArange(MLIRGenImpl &gen, const ast::CallExpr &call,
   }
   int64_t bounds[2] = {0, 0};
   for (size_t i = 0; i < positional.size(); ++i) {
-    const ast::Arg &arg = *positional[i];
-    if (!gen.isConstant(*arg.value)) {
-      gen.genArgument(*arg.value);
-      gen.getDiags().error(arg.loc,
-                           "the bounds of arange are compile-time integers "
-                           "or a dim");
-      return {};
-    }
-    std::optional<ConstValue> value = gen.evalConstant(*arg.value);
+    std::optional<int64_t> value = arangeBound(gen, *positional[i]);
     if (!value)
       return {};
-    if (value->kind != ConstValue::Kind::Int) {
-      gen.getDiags().error(arg.loc, "the bounds of arange are integers, got " +
-                                        value->str());
-      return {};
-    }
-    bounds[positional.size() == 1 ? 1 : i] = value->i;
+    bounds[positional.size() == 1 ? 1 : i] = *value;
   }
   int64_t start = bounds[0], end = bounds[1];
   if (end <= start) {

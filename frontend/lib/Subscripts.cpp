@@ -97,31 +97,18 @@ bool MLIRGenImpl::checkArangeIds(SourceLoc loc, Value ids, const Dim &rows,
   if (!arange)
     return true;
   const Dim length = getShape(cast<RankedTensorType>(ids.getType()))[0];
-  if (length.isSymbolic() && length.bound <= 0)
+  // A symbolic dim's rows are checked against its bound only for static
+  // ids (`x[:, arange(9)]` with T <= 8 can never run); others at run time.
+  const int64_t n = rows.isSymbolic() ? rows.bound : rows.size;
+  if (n <= 0 ||
+      (length.isSymbolic() && (rows.isSymbolic() || length.bound <= 0)))
     return true;
-  if (rows.isSymbolic()) {
-    // Static ids past a symbolic dim's bound can never be in range
-    // (`x[:, arange(9)]` with T <= 8); the others are checked at run time.
-    const int64_t start = arange.getStart();
-    if (length.isSymbolic() || rows.bound <= 0)
-      return true;
-    const int64_t last = start + length.size - 1;
-    if (last < rows.bound && start >= (negativeWrap ? -rows.bound : 0))
-      return true;
-    diags.error(loc, "arange(" + std::to_string(start) + ", " +
-                         std::to_string(last + 1) + ") gives ids outside " +
-                         what.str() + ", whose dim " + formatDim(rows) +
-                         " is at most " + std::to_string(rows.bound));
-    return false;
-  }
-  const int64_t start = arange.getStart(), n = rows.size;
+  const int64_t start = arange.getStart();
   const int64_t last =
       start + (length.isSymbolic() ? length.bound : length.size) - 1;
   const int64_t lowest = negativeWrap ? -n : 0;
   if (start >= lowest && last < n)
     return true;
-  const std::string range =
-      "[" + std::to_string(lowest) + ", " + std::to_string(n) + ")";
   if (length.isSymbolic()) {
     const std::string name = formatDim(length);
     diags.error(loc,
@@ -133,9 +120,13 @@ bool MLIRGenImpl::checkArangeIds(SourceLoc loc, Value ids, const Dim &rows,
                     "` or make the dimension larger");
     return false;
   }
-  diags.error(loc, "arange(" + std::to_string(start) + ", " +
-                       std::to_string(last + 1) + ") gives ids outside " +
-                       what.str() + " (ids in " + range + ")");
+  diags.error(
+      loc, "arange(" + std::to_string(start) + ", " + std::to_string(last + 1) +
+               ") gives ids outside " + what.str() +
+               (rows.isSymbolic() ? ", whose dim " + formatDim(rows) +
+                                        " is at most " + std::to_string(n)
+                                  : " (ids in [" + std::to_string(lowest) +
+                                        ", " + std::to_string(n) + "))"));
   return false;
 }
 
