@@ -50,10 +50,8 @@ void accumulateTokenStats(const Tensor &logits, const Tensor &targets,
     for (int64_t v = 0; v < vocab; ++v)
       sum += std::exp(double(row[v]) - top);
     const double loss = top + std::log(sum) - double(row[ids[i]]);
-    if (!std::isfinite(loss) && !stats.nonFiniteSeen) {
-      stats.nonFiniteSeen = true;
+    if (!std::isfinite(loss) && stats.firstNonFiniteRow < 0)
       stats.firstNonFiniteRow = i / length;
-    }
     stats.lossSum += loss;
     stats.correct += best == ids[i];
     ++stats.tokens;
@@ -394,9 +392,9 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
             pair.nextTarget;
     padBatchRows(current, pad, bounds.batch.padTo());
     Tensor logits = teacherForcedLogits(runner, current.src, current.tgtIn);
-    const bool seen = stats.nonFiniteSeen;
+    const bool seen = stats.firstNonFiniteRow >= 0;
     accumulateTokenStats(logits, current.tgtOut, pad, stats);
-    if (!seen && stats.nonFiniteSeen &&
+    if (!seen && stats.firstNonFiniteRow >= 0 &&
         size_t(stats.firstNonFiniteRow) < indices.size())
       firstNonFinite =
           options.dataPath + ":" +

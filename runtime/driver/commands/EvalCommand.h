@@ -41,7 +41,6 @@ struct TokenStats {
   /// row of its batch (-1 before; a later call leaves it), for the error to
   /// name the example.
   int64_t firstNonFiniteRow = -1;
-  bool nonFiniteSeen = false;
 };
 
 /// Adds logits [B, T, V] against targets [B, T] (pad tokens skipped).
