@@ -68,6 +68,11 @@ int64_t evalBatch(const EvalOptions &options, const LengthBound &bound) {
   return batch;
 }
 
+/// "FILE:LINE" of a pair of the --data file.
+std::string pairLine(const EvalOptions &options, const EncodedPair &pair) {
+  return options.dataPath + ":" + std::to_string(pair.line);
+}
+
 /// Finite weights can still give non-finite outputs (saved by a run that
 /// diverged at its next step): a NaN loss is an error, not a score.
 void requireFiniteLoss(double loss, const std::string &checkpoint,
@@ -397,8 +402,7 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     if (!seen && stats.firstNonFiniteRow >= 0 &&
         size_t(stats.firstNonFiniteRow) < indices.size())
       firstNonFinite =
-          options.dataPath + ":" +
-          std::to_string(pairs[indices[size_t(stats.firstNonFiniteRow)]].line);
+          pairLine(options, pairs[indices[size_t(stats.firstNonFiniteRow)]]);
   }
   // Before any score, and before decoding for BLEU.
   if (stats.tokens)
@@ -408,13 +412,12 @@ int evalCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (!options.noBleu) {
     std::unique_ptr<NextTokenModel> decoder = makeDecoder(runner, pad);
     std::vector<TokenIds> sources;
-    std::vector<std::string> where; // "FILE:LINE", for a decoding error
-    for (const EncodedPair &pair : pairs) {
+    for (const EncodedPair &pair : pairs)
       sources.push_back(pair.source);
-      where.push_back(options.dataPath + ":" + std::to_string(pair.line));
-    }
     bleu = translationBleu(
-        tokenizer, translateAll(*decoder, sources, batch, decoding, {}, &where),
+        tokenizer,
+        translateAll(*decoder, sources, batch, decoding, {},
+                     [&](size_t k) { return pairLine(options, pairs[k]); }),
         data);
   }
 

@@ -12,11 +12,11 @@
 
 namespace txrt::driver {
 
-std::vector<TokenIds> translateAll(NextTokenModel &decoder,
-                                   const std::vector<TokenIds> &sources,
-                                   int64_t batch, const DecodeOptions &options,
-                                   const std::function<bool()> &interrupted,
-                                   const std::vector<std::string> *where) {
+std::vector<TokenIds>
+translateAll(NextTokenModel &decoder, const std::vector<TokenIds> &sources,
+             int64_t batch, const DecodeOptions &options,
+             const std::function<bool()> &interrupted,
+             const std::function<std::string(size_t)> &where) {
   // Sentences of similar lengths go together (Marian and fairseq batch
   // by length too): less padding in every batch, and rows that tend to end
   // together, so a batch stops sooner. Each sentence's translation is its
@@ -47,8 +47,8 @@ std::vector<TokenIds> translateAll(NextTokenModel &decoder,
     } catch (const NonFiniteLogitsError &error) {
       // The row of a length-sorted batch: name the sentence instead.
       const size_t source = order[begin + size_t(error.row())];
-      if (where && source < where->size())
-        throw error.at((*where)[source]);
+      if (where)
+        throw error.at(where(source));
       throw error.atRow(int64_t(source));
     }
     for (size_t k = begin; k < end; ++k)
@@ -159,8 +159,7 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     noteTabbedLine(chunk, tabNoted, err, "translated as one sentence",
                    "`cut -f1 FILE.tsv` gives the sources");
     std::vector<TokenIds> sources;
-    std::vector<std::string> names; // each source's line, for errors
-    std::vector<size_t> rows;       // lines with words
+    std::vector<size_t> rows; // lines with words
     for (size_t i = 0; i < lines.size(); ++i) {
       if (chunk.bad[i])
         continue;
@@ -170,12 +169,12 @@ int translateCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
         continue;
       unknown.add(ids, chunk.where[i]);
       rows.push_back(i);
-      names.push_back(chunk.where[i]);
       sources.push_back(std::move(ids));
     }
     problems.throwIfAny("bad sentences");
     std::vector<TokenIds> outputs =
-        translateAll(*decoder, sources, batch, decoding, {}, &names);
+        translateAll(*decoder, sources, batch, decoding, {},
+                     [&](size_t k) { return chunk.where[rows[k]]; });
     std::vector<std::string> translations(lines.size());
     for (size_t k = 0; k < rows.size(); ++k)
       translations[rows[k]] = tokenizer.decodeTarget(outputs[k]);

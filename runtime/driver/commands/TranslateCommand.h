@@ -31,12 +31,12 @@ namespace txrt::driver {
 /// `interrupted`, when given, is asked between batches: true throws
 /// Interrupted (train's validation, abandoned at a stop signal). Logits
 /// that are not finite are a NonFiniteLogitsError about the source: named
-/// by `where` ("<stdin>:3", one per source) when given, else by its index.
+/// by `where(index)` ("<stdin>:3") when given, else by its index.
 std::vector<TokenIds>
 translateAll(NextTokenModel &decoder, const std::vector<TokenIds> &sources,
              int64_t batch, const DecodeOptions &options,
              const std::function<bool()> &interrupted = {},
-             const std::vector<std::string> *where = nullptr);
+             const std::function<std::string(size_t)> &where = {});
 
 /// Thrown by work abandoned because `interrupted` said so.
 struct Interrupted {};

@@ -152,11 +152,8 @@ ValidationScore Validator::score_(int64_t step) {
   }
   std::unique_ptr<NextTokenModel> decoder = makeDecoder(runner_, pad);
   std::vector<TokenIds> sources;
-  std::vector<std::string> where; // "valid.tsv:3", for a decoding error
-  for (const EncodedPair &pair : pairs_) {
+  for (const EncodedPair &pair : pairs_)
     sources.push_back(pair.source);
-    where.push_back(path_ + ":" + std::to_string(pair.line));
-  }
   score.loss = stats.tokens ? stats.lossSum / double(stats.tokens) : 0.0;
   score.accuracy =
       stats.tokens ? double(stats.correct) / double(stats.tokens) : 0.0;
@@ -165,7 +162,10 @@ ValidationScore Validator::score_(int64_t step) {
     outputs =
         translateAll(*decoder, sources, batch_,
                      decodeOptionsFor(tokenizer_.target, bounds_, std::nullopt),
-                     interrupted_, &where);
+                     interrupted_, [&](size_t k) {
+                       // "valid.tsv:3", for a decoding error
+                       return path_ + ":" + std::to_string(pairs_[k].line);
+                     });
   } catch (const NonFiniteLogitsError &error) {
     // The weights decode to NaN (a run diverging in its decode entry): a
     // BLEU that is not finite, never the best, not the end of the run with

@@ -93,7 +93,8 @@ TEST(TranslateCommandTest, NonFiniteLogitsNameTheSentence) {
     EchoModel model;
     model.nanSource = 11;
     EXPECT_THROW_MESSAGE(
-        translateAll(model, sources, 4, echoOptions(beam), {}, &where),
+        translateAll(model, sources, 4, echoOptions(beam), {},
+                     [&](size_t k) { return where[k]; }),
         NonFiniteLogitsError,
         "<stdin>:3: the model's logits are not finite (id 7 at nan)");
     EXPECT_THROW_MESSAGE(translateAll(model, sources, 4, echoOptions(beam)),
