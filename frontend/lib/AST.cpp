@@ -434,6 +434,41 @@ std::string print(const Module &module) {
   return out;
 }
 
+void forEachName(const Expr &expr,
+                 const std::function<void(const NameExpr &)> &visit) {
+  switch (expr.getKind()) {
+  case Expr::Kind::Name:
+    visit(static_cast<const NameExpr &>(expr));
+    return;
+  case Expr::Kind::Unary:
+    forEachName(*static_cast<const UnaryExpr &>(expr).operand, visit);
+    return;
+  case Expr::Kind::Binary: {
+    const auto &binary = static_cast<const BinaryExpr &>(expr);
+    forEachName(*binary.lhs, visit);
+    forEachName(*binary.rhs, visit);
+    return;
+  }
+  case Expr::Kind::Call:
+    for (const Arg &arg : static_cast<const CallExpr &>(expr).args)
+      forEachName(*arg.value, visit);
+    return;
+  case Expr::Kind::Subscript: {
+    const auto &subscript = static_cast<const SubscriptExpr &>(expr);
+    forEachName(*subscript.base, visit);
+    for (const Index &index : subscript.indices)
+      for (const ExprPtr *part :
+           {&index.value, &index.start, &index.stop, &index.step})
+        if (*part)
+          forEachName(**part, visit);
+    return;
+  }
+  case Expr::Kind::Number:
+  case Expr::Kind::Bool:
+    return;
+  }
+}
+
 std::string torchEquivalent(const std::string &name) {
   static const std::pair<const char *, const char *> kNames[] = {
       {"T", "transpose(x, -2, -1)"},

@@ -792,36 +792,15 @@ ConfigEnv evaluateConfig(const Module &m,
       if (std::find(found.begin(), found.end(), flag) == found.end())
         found.push_back(flag);
     };
-    std::function<void(const Expr *)> visit = [&](const Expr *e) {
-      if (!e)
-        return;
-      switch (e->getKind()) {
-      case Expr::Kind::Name: {
-        const std::string &name = static_cast<const NameExpr &>(*e).name;
-        if (auto flag = env.flags.find(name); flag != env.flags.end())
+    if (value)
+      forEachName(*value, [&](const NameExpr &name) {
+        if (auto flag = env.flags.find(name.name); flag != env.flags.end())
           add(flag->second);
-        if (auto derived = env.derivedFlags.find(name);
+        if (auto derived = env.derivedFlags.find(name.name);
             derived != env.derivedFlags.end())
           for (const std::string &flag : derived->second)
             add(flag);
-        break;
-      }
-      case Expr::Kind::Unary:
-        visit(static_cast<const UnaryExpr &>(*e).operand.get());
-        break;
-      case Expr::Kind::Binary:
-        visit(static_cast<const BinaryExpr &>(*e).lhs.get());
-        visit(static_cast<const BinaryExpr &>(*e).rhs.get());
-        break;
-      case Expr::Kind::Call:
-        for (const auto &arg : static_cast<const CallExpr &>(*e).args)
-          visit(arg.value.get());
-        break;
-      default:
-        break;
-      }
-    };
-    visit(value);
+      });
     return found;
   };
 

@@ -1879,22 +1879,12 @@ void MLIRGenImpl::checkDefParamNames(const ast::DefDecl &def) {
   // name a shape variable.
   // Every name in the types, also inside expressions (`[B, L, d * 2]`).
   std::map<std::string, SourceLoc> typeNames;
-  std::function<void(const ast::Expr &)> collect = [&](const ast::Expr &e) {
-    if (auto *name = llvm::dyn_cast<ast::NameExpr>(&e))
-      typeNames.emplace(name->name, name->getLoc());
-    else if (auto *unary = llvm::dyn_cast<ast::UnaryExpr>(&e))
-      collect(*unary->operand);
-    else if (auto *binary = llvm::dyn_cast<ast::BinaryExpr>(&e)) {
-      collect(*binary->lhs);
-      collect(*binary->rhs);
-    } else if (auto *call = llvm::dyn_cast<ast::CallExpr>(&e))
-      for (const ast::Arg &arg : call->args)
-        collect(*arg.value);
-  };
   for (const ast::Param &param : def.params)
     if (param.type)
       for (const ast::ExprPtr &dim : param.type->dims)
-        collect(*dim);
+        ast::forEachName(*dim, [&](const ast::NameExpr &name) {
+          typeNames.emplace(name.name, name.getLoc());
+        });
   for (const ast::Param &param : def.params) {
     auto it = typeNames.find(param.name);
     if (it == typeNames.end())

@@ -131,6 +131,18 @@ TEST(ParserTest, NumbersAndBools) {
   EXPECT_FALSE(as<BoolExpr>(*config.items[4].value).value);
 }
 
+// ast::forEachName: every name an expression reads, in source order, and
+// not a call's callee (the -D notes and the def parameter check use it).
+TEST(ParserTest, ForEachNameVisitsTheNamesAnExpressionReads) {
+  SourceFile file("e.tx", "-f(a, k = b * c)[d:e, g] + h");
+  DiagnosticEngine diags(file);
+  ast::ExprPtr e = parseExpression(file, diags);
+  ASSERT_TRUE(e);
+  std::string names;
+  ast::forEachName(*e, [&](const ast::NameExpr &name) { names += name.name; });
+  EXPECT_EQ(names, "abcdegh");
+}
+
 //===----------------------------------------------------------------------===//
 // Declarations and statements
 //===----------------------------------------------------------------------===//

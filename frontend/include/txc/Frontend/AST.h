@@ -10,6 +10,7 @@
 #define TXC_FRONTEND_AST_H
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -351,6 +352,12 @@ std::string print(const Module &module);
 /// Prints one expression as canonical spec text, with only the parentheses
 /// the precedence rules need (`(a + b) * c`, `-x ** 2`).
 std::string print(const Expr &expr);
+
+/// Calls `visit` on every name `expr` reads, in source order: its operands,
+/// a call's arguments, a subscript's base and bounds (a call's callee and
+/// `as` path are not names it reads).
+void forEachName(const Expr &expr,
+                 const std::function<void(const NameExpr &)> &visit);
 
 /// The canonical spelling of a number literal: integers without a fraction
 /// (`512`); floats in the shortest form that reads back to the same double
