@@ -160,6 +160,7 @@ int evalLanguageModel(const ModelInfo &model, const txc_entry_fn *entryTable,
   }
   TokenBlocks blocks(std::move(stream), blockLength, pad);
   TokenStats stats;
+  std::string firstNonFinite; // the first block whose loss is not finite
   for (int64_t begin = 0; begin < blocks.size(); begin += batch) {
     std::vector<size_t> indices(size_t(std::min(blocks.size() - begin, batch)));
     std::iota(indices.begin(), indices.end(), size_t(begin));
@@ -167,11 +168,21 @@ int evalLanguageModel(const ModelInfo &model, const txc_entry_fn *entryTable,
     Tensor input = padIdsTo(blocks.tokens(indices), pad, rows.padTo());
     Tensor targets = padIdsTo(blocks.targets(indices), pad, rows.padTo());
     std::vector<Tensor> outputs = runner.call(logits, {&input});
+    const bool seen = stats.firstNonFiniteRow >= 0;
     accumulateTokenStats(outputs[0], targets, pad, stats);
+    if (!seen && stats.firstNonFiniteRow >= 0) {
+      const int64_t first = begin + stats.firstNonFiniteRow;
+      firstNonFinite = "block " + std::to_string(first + 1) + " of " +
+                       std::to_string(blocks.size()) + ", tokens " +
+                       std::to_string(first * blockLength + 1) + " to " +
+                       std::to_string(std::min((first + 1) * blockLength + 1,
+                                               blocks.streamLength())) +
+                       " of '" + options.textPath + "'";
+    }
   }
   // Before any score: an accuracy of NaN logits' argmax is none.
   if (stats.tokens)
-    requireFiniteLoss(stats.lossSum, options.loadPath);
+    requireFiniteLoss(stats.lossSum, options.loadPath, firstNonFinite);
   out << "blocks     " << blocks.size() << " of " << blockLength << " tokens ("
       << options.textPath << ")\n";
   printLossLines(stats, "next tokens", out);
@@ -217,7 +228,13 @@ int evalClassifier(const ModelInfo &model, const txc_entry_fn *entryTable,
                                           modelPadId(model), batch);
   // Before any score: an accuracy of NaN logits' argmax is none.
   if (!examples.empty())
-    requireFiniteLoss(score.loss, options.loadPath);
+    requireFiniteLoss(
+        score.loss, options.loadPath,
+        score.firstNonFinite < 0
+            ? ""
+            : options.dataPath + ":" +
+                  std::to_string(
+                      text.examples[size_t(score.firstNonFinite)].line));
   const ConfusionMatrix &matrix = score.matrix;
   char line[200];
   out << "examples   " << examples.size() << " (" << options.dataPath
@@ -259,6 +276,9 @@ ClassifierScore scoreClassifier(ModelRunner &runner, const EntryInfo &classify,
         best = c;
     score.matrix.add(examples[i].label, best);
     lossSum -= logp[size_t(examples[i].label)];
+    if (!std::isfinite(logp[size_t(examples[i].label)]) &&
+        score.firstNonFinite < 0)
+      score.firstNonFinite = int64_t(i);
   }
   score.loss = examples.empty() ? 0.0 : lossSum / double(examples.size());
   return score;

@@ -62,6 +62,8 @@ BleuScore translationBleu(const Tokenizer &tokenizer,
 /// trained labels (lowest id on ties).
 struct ClassifierScore {
   double loss = 0;
+  /// The first example whose loss is not finite (-1: none).
+  int64_t firstNonFinite = -1;
   ConfusionMatrix matrix{1};
 };
 
