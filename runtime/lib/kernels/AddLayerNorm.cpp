@@ -32,13 +32,8 @@ struct MeanVar {
   float mean, var;
 };
 
-/// The mean and biased variance of a row s of `cols` values, as the
-/// forward computes them: the sum with two vector accumulators, mean = sum
-/// * invCols, then the squares about the mean likewise. The backward, when
-/// the compiled code saved no statistics, recomputes them with this same
-/// function from the same s, so they are the forward's bit for bit (and it
-/// normalises exactly what the forward normalised).
-MeanVar rowStats(int64_t cols, const float *s, float invCols) {
+/// sum(s) of a block, with two vector accumulators.
+float blockSum(int64_t cols, const float *s) {
   int64_t j = 0;
   float total = 0.0f;
 #if TXRT_HAS_SIMD
@@ -52,10 +47,15 @@ MeanVar rowStats(int64_t cols, const float *s, float invCols) {
 #endif
   for (; j < cols; ++j)
     total += s[j];
-  const float mean = total * invCols;
+  return total;
+}
+
+/// sum((s - mean)^2) of a block, likewise.
+float blockSquares(int64_t cols, const float *s, float mean) {
+  int64_t j = 0;
   float squares = 0.0f;
-  j = 0;
 #if TXRT_HAS_SIMD
+  constexpr int64_t L = Simd::kLanes;
   const Simd::Vec m = Simd::broadcast(mean);
   Simd::Vec sq0 = Simd::zero(), sq1 = Simd::zero();
   for (; j + 2 * L <= cols; j += 2 * L) {
@@ -70,6 +70,23 @@ MeanVar rowStats(int64_t cols, const float *s, float invCols) {
     const float d = s[j] - mean;
     squares += d * d;
   }
+  return squares;
+}
+
+/// The mean and biased variance of a row s of `cols` values, as the
+/// forward computes them: the sum (blockedSum: float vector lanes within a
+/// block, the blocks in double; a row of one block is summed as before),
+/// mean = sum * invCols, then the squares about the mean likewise. The
+/// backward, when the compiled code saved no statistics, recomputes them
+/// with this same function from the same s, so they are the forward's bit
+/// for bit (and it normalises exactly what the forward normalised).
+MeanVar rowStats(int64_t cols, const float *s, float invCols) {
+  const float total = float(blockedSum(
+      cols, [&](int64_t begin, int64_t n) { return blockSum(n, s + begin); }));
+  const float mean = total * invCols;
+  const float squares = float(blockedSum(cols, [&](int64_t begin, int64_t n) {
+    return blockSquares(n, s + begin, mean);
+  }));
   return {mean, squares * invCols};
 }
 
@@ -131,10 +148,11 @@ void addLayerNormForward(Context &ctx, int64_t rows, int64_t cols,
   }
 }
 
-/// sumG = sum(dy * gamma), sumGX = sum(dy * gamma * xhat) over a row, with
-/// two vector accumulators each (one would chain every add on the last).
-void gradientSums(int64_t cols, const float *dy, const float *gamma,
-                  const float *xhat, float &sumG, float &sumGX) {
+/// sumG = sum(dy * gamma), sumGX = sum(dy * gamma * xhat) over a block,
+/// with two vector accumulators each (one would chain every add on the
+/// last).
+void blockGradientSums(int64_t cols, const float *dy, const float *gamma,
+                       const float *xhat, float &sumG, float &sumGX) {
   int64_t j = 0;
 #if TXRT_HAS_SIMD
   constexpr int64_t L = Simd::kLanes;
@@ -157,6 +175,26 @@ void gradientSums(int64_t cols, const float *dy, const float *gamma,
     sumG += g;
     sumGX += g * xhat[j];
   }
+}
+
+/// The same over a row: blocks of kSumBlock in float, added in double (a
+/// row of one block is summed as blockGradientSums sums it).
+void gradientSums(int64_t cols, const float *dy, const float *gamma,
+                  const float *xhat, float &sumG, float &sumGX) {
+  if (cols <= kSumBlock) {
+    blockGradientSums(cols, dy, gamma, xhat, sumG, sumGX);
+    return;
+  }
+  double g = 0.0, gx = 0.0;
+  for (int64_t begin = 0; begin < cols; begin += kSumBlock) {
+    float partG = 0.0f, partGX = 0.0f;
+    blockGradientSums(std::min(kSumBlock, cols - begin), dy + begin,
+                      gamma + begin, xhat + begin, partG, partGX);
+    g += double(partG);
+    gx += double(partGX);
+  }
+  sumG = float(g);
+  sumGX = float(gx);
 }
 
 /// Both forward entry points: checks the arguments, then the shared

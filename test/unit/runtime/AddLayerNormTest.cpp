@@ -257,3 +257,56 @@ TEST_F(AddLayerNormTest, BackwardOverNoRowsZeroesTheParameterGradients) {
     expectClose(dbeta, kept, 0, 0, "dbeta");
   }
 }
+
+// Rows wider than a float accumulator's reach: the mean and variance of a
+// row of 2^17 values sum in blocks, the blocks' sums in double (as rms_norm
+// and the reductions sum, VecMath.h's blockedSum). Each vector lane summed
+// cols / 16 values in float: here the mean was 1.4e-7 off float64 and y
+// 7.5e-7 (now 1.9e-8 and 4.0e-7), dx 4.5e-6 of its largest (now 9e-7).
+// A tester's rows of 65536 were 8x torch's error.
+TEST_F(AddLayerNormTest, LongRowsSumInBlocks) {
+  const int64_t rows = 2, cols = 131072;
+  Floats x = randomFloats(rows * cols, 31, 0.5f, 1.5f),
+         r = randomFloats(rows * cols, 32, 0.0f, 1.0f);
+  Floats gamma(cols, 1.0f), beta(cols, 0.0f);
+  Floats y(rows * cols), mean(rows), var(rows);
+  expectOk(txrt_add_layer_norm_fwd(ctx_, 1, rows, cols, x.data(), r.data(),
+                                   gamma.data(), beta.data(), 0.0f, y.data(),
+                                   nullptr, mean.data(), var.data()));
+  Doubles meanRef(rows), varRef(rows);
+  Doubles expected = referenceAddLayerNorm(
+      rows, cols, toDoubles(x), toDoubles(r), toDoubles(gamma), toDoubles(beta),
+      0.0, &meanRef, &varRef);
+  double worst = 0;
+  for (int64_t i = 0; i < rows * cols; ++i)
+    worst = std::max(worst, std::fabs(y[i] - expected[i]) /
+                                std::max(1.0, std::fabs(expected[i])));
+  EXPECT_LT(worst, 5e-7);
+  for (int64_t i = 0; i < rows; ++i) {
+    EXPECT_LT(std::fabs(mean[i] - meanRef[i]), 2e-7 * meanRef[i]);
+    EXPECT_LT(std::fabs(var[i] - varRef[i]), 4e-7 * varRef[i]);
+  }
+  // The backward: dy of one sign, so the row sums of dy * gamma drift too.
+  Floats dy = randomFloats(rows * cols, 33, 0.5f, 1.5f);
+  Floats dx(rows * cols);
+  expectOk(txrt_add_layer_norm_bwd(
+      ctx_, 2, rows, cols, x.data(), r.data(), nullptr, gamma.data(), nullptr,
+      nullptr, 0.0f, dy.data(), nullptr, dx.data(), nullptr, nullptr, 0, 0));
+  double worstDx = 0, scale = 0;
+  for (int64_t i = 0; i < rows; ++i) {
+    const double rstd = 1.0 / std::sqrt(varRef[i]);
+    double a = 0, b = 0;
+    for (int64_t j = 0; j < cols; ++j) {
+      a += dy[i * cols + j];
+      b += dy[i * cols + j] * expected[i * cols + j]; // xhat
+    }
+    a /= cols, b /= cols;
+    for (int64_t j = 0; j < cols; ++j) {
+      const double ds =
+          rstd * (dy[i * cols + j] - a - expected[i * cols + j] * b);
+      worstDx = std::max(worstDx, std::fabs(dx[i * cols + j] - ds));
+      scale = std::max(scale, std::fabs(ds));
+    }
+  }
+  EXPECT_LT(worstDx, 2e-6 * scale);
+}
