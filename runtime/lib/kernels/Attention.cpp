@@ -533,12 +533,13 @@ struct BackwardBuffers {
   float *keep;            // [tile]      dropout scales of a row
   float *rowD, *rowLse;   // [bq] each
   float *rowCounts;       // [bq] 1 where the row's masked keys count
+  float *rowScale;        // [bq] 1 / rowsum(exp(S - lse)) (longRowSums)
   float *wholeRow;        // [tk] x 2    scores and scales of a whole row
 
   static size_t floats(const Geometry &g) {
     Strides ld(g);
     return size_t(2 * g.d * ld.keys + g.tk * ld.dim + 2 * g.blockQ * ld.dim +
-                  3 * g.blockQ * ld.tile + ld.tile + 3 * g.blockQ +
+                  3 * g.blockQ * ld.tile + ld.tile + 4 * g.blockQ +
                   2 * ld.keys);
   }
   BackwardBuffers(float *w, const Geometry &g) : ld(g) {
@@ -555,7 +556,8 @@ struct BackwardBuffers {
     rowD = keep + ld.tile;
     rowLse = rowD + g.blockQ;
     rowCounts = rowLse + g.blockQ;
-    wholeRow = rowCounts + g.blockQ;
+    rowScale = rowCounts + g.blockQ;
+    wholeRow = rowScale + g.blockQ;
   }
 };
 
@@ -601,6 +603,80 @@ void keyRowsGemm(BlockProduct product, int64_t rows, int64_t written, int64_t n,
             ldb, c + split * ldc, ldc, false);
 }
 
+/// A saved lse of at least this size is rounded by more than about 1e-6
+/// (half an ulp of 16 is 9.5e-7): P = exp(S - lse) then carries that
+/// rounding as a common factor on its row.
+constexpr float kRoundedLse = 16.0f;
+
+/// P = exp(S - lse) of row i of a key block (`cols` keys from k0, S in p),
+/// in place: 0 past the keys the row sees and where the mask drops one;
+/// a NaN lse is a NaN row (as the unfused softmax's). Returns the number
+/// of keys it sees in the block.
+int64_t rowProbabilities(const Geometry &g, int64_t b, int64_t h, int64_t i,
+                         int64_t k0, int64_t cols, float lse, float *p) {
+  // A row with no visible key (lse = -inf) has P = 0.
+  const int64_t valid =
+      lse == kNegInf ? 0 : std::clamp<int64_t>(g.visible(b, i) - k0, 0, cols);
+  if (std::isnan(lse))
+    std::fill(p, p + valid, std::numeric_limits<float>::quiet_NaN());
+  else
+    expShifted(p, lse, valid, p);
+  if (g.general[b]) {
+    const uint8_t *keep = g.maskRow(b, h, i) + k0 * g.maskStride[3];
+    for (int64_t j = 0; j < valid; ++j)
+      if (!keep[j * g.maskStride[3]])
+        p[j] = 0.0f;
+  }
+  std::fill(p + valid, p + cols, 0.0f);
+  return valid;
+}
+
+/// Rows of a query block longer than a key block: their P cannot be
+/// normalized from one block's tiles, and dV = P^T dO took the saved lse's
+/// rounding as a common factor (D from O keeps dQ and dK right; dV was
+/// 2.6e-3 off float64 at scores near 1e5). For rows with |lse| >=
+/// kRoundedLse this pass computes S = Q K^T over the key blocks and sets
+/// rowScale to 1 / rowsum(exp(S - lse)); other rows get 1. Returns whether
+/// any row needs it. The products are the main pass's, so are their bits.
+bool longRowSums(const Geometry &g, const BackwardArgs &x, BackwardBuffers &w,
+                 int64_t b, int64_t h, int64_t q0, int64_t rows,
+                 int64_t keyStop) {
+  bool any = false;
+  for (int64_t i = 0; i < rows; ++i) {
+    w.rowScale[i] = 1.0f;
+    // rowD holds the sums on the way.
+    w.rowD[i] = std::isfinite(w.rowLse[i]) && w.rowCounts[i] == 0.0f &&
+                        std::fabs(w.rowLse[i]) >= kRoundedLse
+                    ? 0.0f
+                    : -1.0f;
+    any = any || w.rowD[i] == 0.0f;
+  }
+  if (!any)
+    return false;
+  const int64_t ldt = w.ld.tile;
+  for (int64_t k0 = 0; k0 < keyStop; k0 += g.blockK) {
+    const int64_t cols = std::min(g.blockK, keyStop - k0);
+    x.product(rows, cols, g.d, x.scale, w.query, w.ld.dim, ALayout::RowMajor,
+              w.keysT + k0, w.ld.keys, w.probs, ldt, false);
+    for (int64_t i = 0; i < rows; ++i) {
+      if (w.rowD[i] < 0.0f)
+        continue;
+      float *p = w.probs + i * ldt;
+      const int64_t valid =
+          rowProbabilities(g, b, h, q0 + i, k0, cols, w.rowLse[i], p);
+      float sum = 0.0f;
+#pragma omp simd reduction(+ : sum)
+      for (int64_t j = 0; j < valid; ++j)
+        sum += p[j];
+      w.rowD[i] += sum;
+    }
+  }
+  for (int64_t i = 0; i < rows; ++i)
+    if (w.rowD[i] > 0.0f)
+      w.rowScale[i] = 1.0f / w.rowD[i];
+  return true;
+}
+
 /// One query block of head h; returns the number of keys it saw (its dK /
 /// dV rows [0, that) now hold values).
 int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
@@ -615,7 +691,6 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
     zeroRows(dqBlock, rows, x.lddq, d);
     return 0;
   }
-  const bool general = g.general[b];
   bool anyWholeRow = false;
   for (int64_t i = 0; i < rows; ++i) {
     w.rowLse[i] = x.lse[(b * g.heads + h) * g.tq + q0 + i];
@@ -639,6 +714,9 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
   const bool oneKeyBlock = keyStop <= bk;
   const float *doBlock = x.dO + (b * g.tq + q0) * x.lddo + headOffset;
   const float *oBlock = x.o + (b * g.tq + q0) * x.ldo + headOffset;
+  // Rows longer than a key block with a large lse: their sums first.
+  const bool scaleRows =
+      !oneKeyBlock && longRowSums(g, x, w, b, h, q0, rows, keyStop);
   if (wholeRows) {
     copyRows(rows, d, doBlock, x.lddo, w.gradO, ldd);
   } else {
@@ -664,25 +742,16 @@ int64_t backwardQueryBlock(const Geometry &g, const BackwardArgs &x,
     for (int64_t i = 0; i < rows; ++i) {
       float *p = w.probs + i * ldt;
       float *ds = w.dscores + i * ldt;
-      // A row with no visible key (lse = -inf) has P = 0.
-      const int64_t valid =
-          w.rowLse[i] == kNegInf
-              ? 0
-              : std::clamp<int64_t>(g.visible(b, q0 + i) - k0, 0, cols);
       // P = exp(S - lse), 0 where the mask drops a key; with dropout, the
-      // dropped P and the kept dP. A NaN lse (a NaN or +inf score in the
-      // forward) is a NaN row of P, as the unfused softmax's.
-      if (std::isnan(w.rowLse[i]))
-        std::fill(p, p + valid, std::numeric_limits<float>::quiet_NaN());
-      else
-        expShifted(p, w.rowLse[i], valid, p);
-      if (general) {
-        const uint8_t *keep = g.maskRow(b, h, q0 + i) + k0 * g.maskStride[3];
+      // dropped P and the kept dP.
+      const int64_t valid =
+          rowProbabilities(g, b, h, q0 + i, k0, cols, w.rowLse[i], p);
+      if (scaleRows && w.rowScale[i] != 1.0f) {
+        const float rowScale = w.rowScale[i];
+#pragma omp simd
         for (int64_t j = 0; j < valid; ++j)
-          if (!keep[j * g.maskStride[3]])
-            p[j] = 0.0f;
+          p[j] *= rowScale;
       }
-      std::fill(p + valid, p + cols, 0.0f);
       const bool normalize = oneKeyBlock && w.rowCounts[i] == 0.0f;
       if (normalize && valid > 0) {
         // The saved lse is rounded at the size of the scores: a large

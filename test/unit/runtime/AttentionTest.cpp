@@ -630,6 +630,38 @@ TEST_F(AttentionTest, BackwardCancelsAConstantInTheScores) {
   }
 }
 
+TEST_F(AttentionTest, BackwardDvCancelsAConstantInLongRows) {
+  // dV = P^T dO in rows longer than a key block took P = exp(S - lse) with
+  // the saved lse's rounding as a common factor of up to 1 + eps |lse| on
+  // the row, which the softmax's normalization removes: the sum of dV over
+  // the keys (what a bias of V gets) is sum_i dO_i rowsum(P_i) = sum_i dO_i.
+  // It was 1.8e-3 of sum |dO| off at a key offset of 1e5 here (now 1.3e-7;
+  // a tester's W_v bias
+  // gradient: 2.6e-3 off float64, 4 % at 1e7). Such rows are now
+  // normalized with their sums over the key blocks. (dV's single entries
+  // keep the rounding of S itself, eps |S|, as any float32 softmax.)
+  for (int64_t tk : {300, 700})
+    for (float offset : {60.0f, 3000.0f, 1e5f}) {
+      AttentionCase c = makeCase(1, 2, 16, tk, 16, MaskKind::None, false);
+      SCOPED_TRACE(c.name() + " offset " + std::to_string(offset));
+      Run r = run(ctx_, c, true, 920, Precision::F32, offset);
+      ASSERT_EQ(c.pad, 0);
+      for (int64_t h = 0; h < c.heads; ++h)
+        for (int64_t col = 0; col < c.d; ++col) {
+          double dv = 0, dO = 0, scale = 0;
+          for (int64_t j = 0; j < c.tk; ++j)
+            dv += r.dv[size_t(j * c.kvLd() + h * c.d + col)];
+          for (int64_t i = 0; i < c.tq; ++i) {
+            dO += r.dO[size_t(i * c.ld() + h * c.d + col)];
+            scale += std::fabs(r.dO[size_t(i * c.ld() + h * c.d + col)]);
+          }
+          EXPECT_LT(std::fabs(dv - dO), 1e-6 * scale)
+              << "head " << h << " column " << col << ": " << dv << " against "
+              << dO;
+        }
+    }
+}
+
 TEST_F(AttentionTest, AFullyMaskedRowLeavesTheOtherRowsNormalized) {
   // A query row that sees no key (a -1e9 fill: it averages V, its masked
   // keys count) turned the per-row normalization above off for every row
