@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 #include "txc/Transforms/DeadOps.h"
 #include "txc/Transforms/Passes.h"
+#include "txc/Transforms/RandomKeys.h"
 
 #include "tx/Dialect/TxDialect.h"
 #include "tx/Dialect/TxShape.h"
@@ -78,19 +79,6 @@ void foldSumsIntoLinearGrads(Block &block) {
   }
 }
 
-/// RNG keys start here, above any call-site number the lowering assigns.
-constexpr int64_t kFirstRngKey = 1 << 20;
-
-/// Whether `op` draws random numbers: a dropout, or an attention with
-/// dropout, at a non-zero rate.
-bool isRandom(Operation *op) {
-  if (auto dropout = dyn_cast<DropoutOp>(op))
-    return dropout.getRate().convertToDouble() > 0.0;
-  if (auto attention = dyn_cast<AttentionOp>(op))
-    return attention.getDropout().convertToDouble() > 0.0;
-  return false;
-}
-
 /// Replaces `op` by its training form `TrainOp`, which has the same operands
 /// and attributes and also saves a statistic (its second result) for the
 /// backward.
@@ -103,17 +91,14 @@ void replaceByTrainingForm(OpBuilder &builder, Operation *op) {
   op->erase();
 }
 
-/// Gives every random op a key and makes attention and the loss save their
-/// log-sum-exps. Keys go to random ops only, in program order, so a program
-/// and its fused form (where tx.attention takes the place of the dropout on
-/// its probabilities) draw the same masks.
+/// Gives every random op a key (RandomKeys.h: tx-fuse-attention may have
+/// keyed them already) and makes attention and the loss save their
+/// log-sum-exps.
 void prepareForward(func::FuncOp train) {
   OpBuilder builder(train.getContext());
-  int64_t nextKey = kFirstRngKey;
+  keyRandomOps(train);
   SmallVector<Operation *> attentions, losses;
   train.walk([&](Operation *op) {
-    if (isRandom(op))
-      op->setAttr("tx.rng", builder.getI64IntegerAttr(nextKey++));
     if (isa<AttentionOp>(op))
       attentions.push_back(op);
     if (isa<CrossEntropyOp>(op))
@@ -289,8 +274,7 @@ struct AutodiffPass : mlir::tx::impl::AutodiffPassBase<AutodiffPass> {
   void runOnOperation() override {
     for (auto func : llvm::make_early_inc_range(
              getOperation().getOps<func::FuncOp>())) {
-      auto kind = func->getAttrOfType<StringAttr>("tx.entry");
-      if (!kind || kind.getValue() != "train" || func->hasAttr("tx.train_kind"))
+      if (!isUndifferentiatedTrainEntry(func))
         continue;
       prepareForward(func);
       warnUnread(func);

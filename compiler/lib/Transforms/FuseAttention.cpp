@@ -39,6 +39,7 @@
 
 #include "txc/Transforms/FusedLocation.h"
 #include "txc/Transforms/Passes.h"
+#include "txc/Transforms/RandomKeys.h"
 
 #include "tx/Dialect/TxDialect.h"
 #include "tx/Dialect/TxShape.h"
@@ -690,6 +691,11 @@ struct FuseAttentionPass
   }
 
   void runOnOperation() override {
+    // Random ops are keyed in program order as written: the fused op
+    // takes its probabilities' dropout's key, wherever it lands.
+    for (auto func : getOperation().getOps<func::FuncOp>())
+      if (isUndifferentiatedTrainEntry(func))
+        keyRandomOps(func);
     FusionStats ropeReport("tx-fuse-rope");
     SmallVector<AddOp> adds;
     getOperation().walk([&](AddOp add) { adds.push_back(add); });
@@ -1069,6 +1075,10 @@ struct FuseAttentionPass
         causal ? builder.getUnitAttr() : UnitAttr(),
         m.fillMask ? builder.getF32FloatAttr(float(m.fill)) : FloatAttr(),
         builder.getF32FloatAttr(float(m.dropout.value_or(0.0))));
+    for (Operation *op : m.replaced)
+      if (isa<DropoutOp>(op))
+        if (Attribute key = op->getAttr(kRngKeyAttr))
+          fused->setAttr(kRngKeyAttr, key);
     m.result.replaceAllUsesWith(fused.getResult());
     for (Operation *op : m.replaced) {
       for (Value operand : op->getOperands())
