@@ -494,8 +494,26 @@ Val genSoftmaxLike(MLIRGenImpl &gen, const ast::CallExpr &call,
   return gen.createValue<TransposeOp>(call.getLoc(), normalized.tensor, {swap});
 }
 
+/// A dropout rate below 1 that f32, in which rates are stored, rounds to 1
+/// (0.99999999): said so, where the op's check said "got 1". Rates out of
+/// [0, 1) as written are the op's to refuse.
+bool rateRoundsToOne(MLIRGenImpl &gen, const BoundArgs &args, size_t i,
+                     StringRef what) {
+  const double rate = args.number(i);
+  if (!(rate < 1.0) || float(rate) != 1.0f)
+    return false;
+  gen.getDiags().error(args.locs[i],
+                       what.str() + " " + args.values[i].constant->str() +
+                           " becomes 1 in f32, where rates are kept; a "
+                           "rate must be in [0, 1)",
+                       "the largest rate below 1 in f32 is 0.99999994");
+  return true;
+}
+
 Val genDropout(MLIRGenImpl &gen, const ast::CallExpr &call,
                const BoundArgs &args) {
+  if (rateRoundsToOne(gen, args, 1, "dropout rate"))
+    return {};
   return gen.createValue<DropoutOp>(call.getLoc(), args.tensor(0),
                                     {f32Attr(gen, "rate", args.number(1))});
 }
@@ -633,6 +651,8 @@ Val genAttention(MLIRGenImpl &gen, const ast::CallExpr &call,
   bool hasMask = args.values[3].isTensor();
   if (hasMask)
     operands.push_back(args.tensor(3));
+  if (rateRoundsToOne(gen, args, 6, "attention dropout"))
+    return {};
   OpBuilder &b = gen.getBuilder();
   SmallVector<NamedAttribute> attrs = {f32Attr(gen, "scale", scale),
                                        f32Attr(gen, "dropout", args.number(6))};
