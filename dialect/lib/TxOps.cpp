@@ -322,6 +322,14 @@ LogicalResult NotOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
   return success();
 }
 
+LogicalResult StopGradientOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location>,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &types) {
+  types.push_back(adaptor.getInput().getType());
+  return success();
+}
+
 LogicalResult MaskedFillOp::inferReturnTypes(MLIRContext *,
                                              std::optional<Location> loc,
                                              Adaptor adaptor,

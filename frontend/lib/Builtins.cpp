@@ -518,6 +518,15 @@ Val genDropout(MLIRGenImpl &gen, const ast::CallExpr &call,
                                     {f32Attr(gen, "rate", args.number(1))});
 }
 
+/// The identity; in a train entry a tx.stop_gradient, which tx-autodiff
+/// sends no gradient through.
+Val genStopGradient(MLIRGenImpl &gen, const ast::CallExpr &call,
+                    const BoundArgs &args) {
+  if (!gen.isInTrainEntry())
+    return args.values[0];
+  return gen.createValue<StopGradientOp>(call.getLoc(), args.tensor(0), {});
+}
+
 Val genScale(MLIRGenImpl &gen, const ast::CallExpr &call,
              const BoundArgs &args) {
   return gen.createValue<ScaleOp>(call.getLoc(), args.tensor(0),
@@ -922,6 +931,9 @@ const std::vector<Builtin> &builtins() {
        {{"x", ArgKind::Tensor, {}, ElemKind::F32},
         {"rate", ArgKind::Number, {}}},
        genDropout},
+      {"stop_gradient",
+       {{"x", ArgKind::Tensor, {}, ElemKind::F32}},
+       genStopGradient},
       {"scale",
        {{"x", ArgKind::Tensor, {}, ElemKind::F32},
         {"factor", ArgKind::Number, {}}},

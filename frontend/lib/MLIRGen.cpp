@@ -1181,7 +1181,11 @@ Val MLIRGenImpl::genName(const ast::NameExpr &expr) {
   }
   std::string hint =
       diags.isFull() ? "" : closestMatch(expr.name, visibleNames());
-  if (expr.name == "inf" || expr.name == "nan")
+  if (expr.name == "True" || expr.name == "False")
+    hint = "did you mean '" +
+           std::string(expr.name == "True" ? "true" : "false") +
+           "'? (the language's booleans are lower case)";
+  else if (expr.name == "inf" || expr.name == "nan")
     hint = "there is no '" + expr.name +
            "' name: write a number (a mask's "
            "fill is a large negative one, masked_fill(s, !mask, -1e9))";

@@ -154,6 +154,8 @@ public:
   mlir::OpBuilder &getBuilder() { return builder; }
   DiagnosticEngine &getDiags() { return diags; }
   mlir::Location getLoc(SourceLoc loc);
+  /// Whether the entry being generated is `train`.
+  bool isInTrainEntry() const { return inTrainEntry; }
 
   /// Creates `OpTy` with inferred result types; reports a shape error at
   /// `loc` and returns null when inference fails.

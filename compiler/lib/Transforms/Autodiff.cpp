@@ -194,7 +194,8 @@ LogicalResult differentiate(func::FuncOp train) {
             << "parameter '" << name.getValue()
             << "' gets no gradient from the loss of '" << train.getSymName()
             << "' (its value reaches the loss only through comparisons, "
-               "ids or nothing at all): training leaves it as it is, as "
+               "ids, stop_gradient or nothing at all): training leaves it "
+               "as it is, as "
                "torch.optim does a parameter whose .grad is None";
       if (!total)
         total = builder.create<ConstantOp>(
@@ -280,6 +281,11 @@ struct AutodiffPass : mlir::tx::impl::AutodiffPassBase<AutodiffPass> {
       warnUnread(func);
       if (failed(differentiate(func)))
         return signalPassFailure();
+      // No gradient went through them; now they are the identity.
+      func.walk([](StopGradientOp stop) {
+        stop.getResult().replaceAllUsesWith(stop.getInput());
+        stop.erase();
+      });
       func->setAttr("tx.train_kind", StringAttr::get(&getContext(), "grad"));
     }
   }

@@ -1,7 +1,8 @@
 //===- StripDropout.cpp - dropout is the identity outside training --------===//
 //
 // Replaces tx.dropout by its input in entries that do not train, so that
-// inference entries carry no RNG work.
+// inference entries carry no RNG work, and tx.stop_gradient by its input
+// in every entry.
 //
 //===----------------------------------------------------------------------===//
 #include "txc/Transforms/Passes.h"
@@ -25,6 +26,12 @@ struct StripDropoutPass : mlir::tx::impl::StripDropoutPassBase<StripDropoutPass>
 
   void runOnOperation() override {
     for (auto func : getOperation().getOps<func::FuncOp>()) {
+      // The identity once gradients are taken (tx-autodiff removes those
+      // of the train entry it differentiates).
+      func.walk([](StopGradientOp stop) {
+        stop.getResult().replaceAllUsesWith(stop.getInput());
+        stop.erase();
+      });
       auto kind = func->getAttrOfType<StringAttr>("tx.entry");
       if (!all && kind && kind.getValue() == "train")
         continue;

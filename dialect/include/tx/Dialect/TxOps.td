@@ -428,6 +428,23 @@ def Tx_DropoutOp : Tx_InferOp<"dropout", [TxDifferentiable]> {
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
 }
 
+def Tx_StopGradientOp : Tx_InferOp<"stop_gradient"> {
+  let summary = "the identity, through which no gradient flows";
+  let description = [{
+    Its input's value (`torch.Tensor.detach`, `jax.lax.stop_gradient`).
+    Not differentiable: tx-autodiff sends no gradient through it, then
+    replaces it by its input, as tx-strip-dropout does in every other
+    entry (the frontend writes it in `train` entries only).
+
+    ```mlir
+    %r = tx.stop_gradient %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input);
+  let results = (outs Tx_F32Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 //===----------------------------------------------------------------------===//
 // Contractions
 //===----------------------------------------------------------------------===//
