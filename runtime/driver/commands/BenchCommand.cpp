@@ -340,6 +340,12 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
     // warning); else only what the inference entries compute (the note).
     noteConfigChanges(file, model, err,
                       train ? WeightsUse::TrainingEntry : WeightsUse::Inference);
+    // Said, as `run` of a training entry says it: --decode-out's tokens
+    // are the raw weights', where translate would decode the average.
+    if (hasAveragedWeights(file, model))
+      err << "note: the raw weights of '" << file.path()
+          << "' (bench runs them; it also holds their average, --ema, "
+             "which translate and eval use)\n";
     loadedTokenizer = checkpointTokenizer(file);
   } else
     runner.params().write().initialize(0);
