@@ -115,6 +115,7 @@ struct TrainOptions {
   std::optional<std::string> validPath;
   int64_t validEvery = 0;
   bool keepBest = false;   ///< --keep-best: CKPT.best.safetensors
+  int64_t keepLast = 0;    ///< --keep-last N: CKPT.step-N.safetensors
   /// --best-by bleu|loss|accuracy; absent: the kind's default (seq2seq
   /// bleu, language models and classifiers loss).
   std::optional<std::string> bestBy;
@@ -200,6 +201,9 @@ struct BenchOptions {
 
 struct ExportOptions {
   std::string outputPath, loadPath;
+  /// --average FILE...: the export is the mean of --load's weights and
+  /// these files'.
+  std::vector<std::string> averagePaths;
   bool noEma = false; ///< --no-ema: the raw weights, not the average
 };
 

@@ -6,10 +6,13 @@
 #include "cli/CommandLine.h"
 #include "cli/CommandLineParsing.h"
 
+#include <algorithm>
+
 namespace txrt::driver {
 
 const char *const kExportUsage =
-    R"(usage: PROGRAM export W.safetensors --load FILE [--no-ema]
+    R"(usage: PROGRAM export W.safetensors --load FILE [--average FILE]...
+                      [--no-ema]
 
 Writes the model's parameters alone (no Adam moments, no training position,
 no tokenizer) to W.safetensors, F32, named exactly as the model names them
@@ -22,6 +25,11 @@ weights eval, translate, generate and predict use.
 options:
   --load FILE       the checkpoint (train --save) or parameter file (run
                     --save, export) to read (required)
+  --average FILE    average FILE's weights in (repeatable; fairseq's
+                    average_checkpoints): W is the element-wise mean of
+                    --load and every --average, each read as --load is
+                    (checkpoints of this model with the same tokenizer,
+                    e.g. train --keep-last's CKPT.step-N.safetensors)
   --no-ema          the raw weights of a train --ema checkpoint, not their
                     average
   -h, --help        show this text
@@ -37,6 +45,8 @@ void parseExport(ArgCursor &cursor, CommandLine &line) {
     if (arg == "--load") {
       options.loadPath = pathOption(cursor, arg);
       haveLoad = true;
+    } else if (arg == "--average") {
+      options.averagePaths.push_back(pathOption(cursor, arg));
     } else if (arg == "--no-ema") {
       cursor.noValue(arg);
       options.noEma = true;
@@ -51,6 +61,16 @@ void parseExport(ArgCursor &cursor, CommandLine &line) {
     cursor.fail("export needs the file to write (W.safetensors)");
   if (!haveLoad)
     cursor.fail("export needs --load FILE");
+  // Each checkpoint counts once: one given twice weighs double, which an
+  // average of the last checkpoints does not mean.
+  std::vector<std::string> seen = {options.loadPath};
+  for (const std::string &path : options.averagePaths) {
+    if (std::find(seen.begin(), seen.end(), path) != seen.end())
+      cursor.fail("export: '" + path +
+                  "' is given twice (--load and --average each name a "
+                  "checkpoint to average once)");
+    seen.push_back(path);
+  }
 }
 
 } // namespace txrt::driver

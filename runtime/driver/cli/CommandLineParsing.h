@@ -81,8 +81,8 @@ public:
   std::string value(const std::string &option) {
     // `--data A --data B` trained on B alone, `--save a --save b` never
     // wrote a: a valued option given twice is an error (--input and --dim
-    // name one thing each time).
-    if (option != "--input" && option != "--dim" &&
+    // and export's --average name one thing each time).
+    if (option != "--input" && option != "--dim" && option != "--average" &&
         !valued_.insert(option).second)
       fail("option '" + option + "' is given twice");
     if (pending_) {

@@ -104,6 +104,10 @@ checkpoints:
                     steps; written to a temporary file and renamed, never
                     half-written
   --every N         also save every N steps (default: only at the end)
+  --keep-last K     also keep each save (every N steps and the last) as
+                    CKPT.step-STEP.safetensors, the latest K of them (a
+                    hard link; older ones are removed): export --average
+                    averages them
   --overwrite       let --save replace a training checkpoint that this run
                     does not --resume, and --log a file (another run's
                     curve) a new run would replace (without it that is an
@@ -327,6 +331,8 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
       train.validPath = pathOption(cursor, arg);
     } else if (arg == "--valid-every") {
       train.validEvery = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
+    } else if (arg == "--keep-last") {
+      train.keepLast = integerOption<int64_t>(cursor, arg, 1, kMaxCount);
     } else if (arg == "--keep-best") {
       cursor.noValue(arg);
       train.keepBest = true;
@@ -406,6 +412,10 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
                 " (with --keep-best or --patience)");
   if (train.keepBest && !train.savePath)
     cursor.fail("--keep-best needs --save FILE");
+  if (train.keepLast && (!train.savePath || !train.every))
+    cursor.fail(std::string("--keep-last needs ") +
+                (train.savePath ? "" : "--save FILE and ") +
+                "--every N (it keeps the saves of every N steps)");
 }
 
 void parseEval(ArgCursor &cursor, CommandLine &line) {

@@ -7,11 +7,62 @@
 
 namespace txrt::driver {
 
+namespace {
+
+/// params = the mean of params (--load's weights) and every --average
+/// file's, each read as --load is; summed in double, rounded once. Files
+/// whose tokenizers differ from one another are refused: their rows mean
+/// other words.
+void averageIn(const ModelInfo &model, const ExportOptions &options,
+               ParameterArena &params, std::optional<Tokenizer> &tokenizer,
+               std::ostream &err) {
+  std::string tokenizerFrom = tokenizer ? options.loadPath : "";
+  std::vector<std::vector<double>> sums;
+  for (const ParamInfo &info : model.params) {
+    const float *values = params.param(info);
+    sums.emplace_back(values, values + info.numElements);
+  }
+  ParameterArena other(model);
+  for (const std::string &path : options.averagePaths) {
+    SafetensorsReader file(path);
+    loadWeightsForInference(file, model, other, options.noEma, err);
+    if (std::optional<Tokenizer> its = checkpointTokenizer(file)) {
+      if (tokenizer && its->toJson() != tokenizer->toJson())
+        throw InputError("'" + path + "' has another tokenizer than '" +
+                         tokenizerFrom +
+                         "': an average of their weights would mix rows of "
+                         "other tokens; average checkpoints of one run");
+      if (!tokenizer) {
+        tokenizer = std::move(its);
+        tokenizerFrom = path;
+      }
+    }
+    for (size_t p = 0; p < model.params.size(); ++p) {
+      const float *values = other.param(model.params[p]);
+      std::vector<double> &sum = sums[p];
+      for (size_t i = 0; i < sum.size(); ++i)
+        sum[i] += double(values[i]);
+    }
+  }
+  const double count = double(options.averagePaths.size() + 1);
+  for (size_t p = 0; p < model.params.size(); ++p) {
+    float *values = params.param(model.params[p]);
+    const std::vector<double> &sum = sums[p];
+    for (size_t i = 0; i < sum.size(); ++i)
+      values[i] = float(sum[i] / count);
+  }
+}
+
+} // namespace
+
 int exportCommand(const ModelInfo &model, const ExportOptions &options,
                   std::ostream &out, std::ostream &err) {
   const std::vector<NamedPath> outputs = {
       {options.outputPath, "the export file", NamedPath::Format::Safetensors}};
-  checkOutputPaths(outputs, {{options.loadPath, "--load"}});
+  std::vector<NamedPath> inputs = {{options.loadPath, "--load"}};
+  for (const std::string &path : options.averagePaths)
+    inputs.push_back({path, "--average"});
+  checkOutputPaths(outputs, inputs);
   checkWritableDirectories(outputs);
   // The parameters alone over a training checkpoint would drop its
   // moments, step and tokenizer (train --save and run --save refuse too).
@@ -22,15 +73,30 @@ int exportCommand(const ModelInfo &model, const ExportOptions &options,
         "): export writes the parameters only, and writing over it would "
         "drop its moments, step and tokenizer; export to another file");
   ParameterArena params(model);
-  loadWeightsForInference(SafetensorsReader(options.loadPath), model, params,
-                          options.noEma, err);
+  std::optional<Tokenizer> tokenizer;
+  {
+    SafetensorsReader file(options.loadPath);
+    loadWeightsForInference(file, model, params, options.noEma, err);
+    tokenizer = checkpointTokenizer(file);
+  }
+  if (!options.averagePaths.empty())
+    averageIn(model, options, params, tokenizer, err);
   exportParameters(options.outputPath, model, params);
   int64_t count = 0;
   for (const ParamInfo &info : model.params)
     count += info.numElements;
   out << "exported " << model.params.size() << " parameters (" << count
-      << " values) of '" << model.model << "' from " << options.loadPath
-      << " to " << options.outputPath << "\n";
+      << " values) of '" << model.model << "' from ";
+  if (options.averagePaths.empty()) {
+    out << options.loadPath;
+  } else {
+    out << "the average of " << options.averagePaths.size() + 1 << " ("
+        << options.loadPath;
+    for (const std::string &path : options.averagePaths)
+      out << ", " << path;
+    out << ")";
+  }
+  out << " to " << options.outputPath << "\n";
   return kExitOk;
 }
 

@@ -762,20 +762,6 @@ void warnUnignoredPadding(const ModelInfo &model, const EntryInfo &entry,
   }
 }
 
-/// Copies the file `from` to `to` (written atomically, 64 MiB at a time).
-void copyCheckpointFile(const std::string &from, const std::string &to) {
-  BinaryFile source(from);
-  AtomicFileWriter writer(to);
-  std::vector<char> chunk(std::min<uint64_t>(source.size(), 64ull << 20));
-  for (uint64_t offset = 0; offset < source.size(); offset += chunk.size()) {
-    size_t bytes =
-        size_t(std::min<uint64_t>(chunk.size(), source.size() - offset));
-    source.readAt(offset, chunk.data(), bytes);
-    writer.write(chunk.data(), bytes);
-  }
-  writer.commit();
-}
-
 std::string formatSeconds(double seconds) {
   char text[32];
   std::snprintf(text, sizeof(text), "%.2f s", seconds);
@@ -1343,6 +1329,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       // Keeps this file (its inode) readable for a replay even after the
       // next save replaces the name.
       lastSave = std::make_unique<SafetensorsReader>(*options.savePath);
+      if (options.keepLast)
+        keepStepCheckpoint(*options.savePath, step, options.keepLast);
     });
   };
 

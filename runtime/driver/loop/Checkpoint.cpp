@@ -677,6 +677,75 @@ std::optional<LabelSet> checkpointLabels(const SafetensorsReader &file) {
                                        "' of '" + file.path() + "'");
 }
 
+void copyCheckpointFile(const std::string &from, const std::string &to) {
+  BinaryFile source(from);
+  AtomicFileWriter writer(to);
+  std::vector<char> chunk(std::min<uint64_t>(source.size(), 64ull << 20));
+  for (uint64_t offset = 0; offset < source.size(); offset += chunk.size()) {
+    size_t bytes =
+        size_t(std::min<uint64_t>(chunk.size(), source.size() - offset));
+    source.readAt(offset, chunk.data(), bytes);
+    writer.write(chunk.data(), bytes);
+  }
+  writer.commit();
+}
+
+std::vector<std::string> keepStepCheckpoint(const std::string &savePath,
+                                            int64_t step, int64_t keepLast) {
+  namespace fs = std::filesystem;
+  const std::string suffix = ".safetensors";
+  const std::string saved = followSymlinks(savePath);
+  const std::string copy =
+      checkpointSibling(savePath, ".step-" + std::to_string(step) + suffix);
+  // Linked under a temporary name, then renamed over any older file of
+  // that name: a reader never sees it half there.
+  const std::string temporary = copy + ".link.tmp";
+  std::error_code ec;
+  fs::remove(temporary, ec);
+  fs::create_hard_link(saved, temporary, ec);
+  if (!ec) {
+    fs::rename(temporary, copy, ec);
+    if (ec) {
+      fs::remove(temporary);
+      throw ResourceError("cannot keep '" + copy +
+                          "' (--keep-last): " + ec.message());
+    }
+  } else {
+    copyCheckpointFile(saved, copy);
+  }
+  // The steps' files beside it: STEM.step-N.safetensors.
+  const fs::path stem(checkpointSibling(savePath, ".step-"));
+  const std::string prefix = stem.filename().string();
+  fs::path directory = stem.parent_path();
+  if (directory.empty())
+    directory = ".";
+  std::vector<std::pair<int64_t, fs::path>> steps;
+  for (const fs::directory_entry &entry :
+       fs::directory_iterator(directory, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= prefix.size() + suffix.size() ||
+        name.compare(0, prefix.size(), prefix) != 0 ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string digits =
+        name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    if (digits.empty() || digits.size() > 18 ||
+        digits.find_first_not_of("0123456789") != std::string::npos ||
+        (digits.size() > 1 && digits[0] == '0'))
+      continue;
+    const int64_t its = std::stoll(digits);
+    if (its <= step)
+      steps.push_back({its, entry.path()});
+  }
+  std::sort(steps.begin(), steps.end(),
+            [](const auto &a, const auto &b) { return a.first > b.first; });
+  std::vector<std::string> removed;
+  for (size_t i = size_t(keepLast); i < steps.size(); ++i)
+    if (fs::remove(steps[i].second, ec))
+      removed.push_back(steps[i].second.string());
+  return removed;
+}
+
 std::string checkpointSibling(const std::string &checkpointPath,
                               const std::string &suffix) {
   const std::string extension = ".safetensors";

@@ -301,6 +301,18 @@ std::optional<LabelSet> checkpointLabels(const SafetensorsReader &file);
 /// "ckpt.safetensors" -> "ckpt" + suffix ("ckpt.tokenizer.json"); a path
 /// without the .safetensors extension gets the suffix appended. A symlink
 /// is followed: the files beside the checkpoint a save replaces.
+/// Copies the file `from` to `to` (written atomically, 64 MiB at a time).
+void copyCheckpointFile(const std::string &from, const std::string &to);
+
+/// train --keep-last: CKPT.step-N.safetensors beside the checkpoint at
+/// `savePath`, just saved at `step`, as a hard link to it (the next save
+/// replaces the name, not the file) or, where the file system has none, a
+/// copy; then removes all but the `keepLast` latest such files of steps up
+/// to `step` (a later step's file, left by a run this one resumed before,
+/// stays). Returns the removed paths.
+std::vector<std::string> keepStepCheckpoint(const std::string &savePath,
+                                            int64_t step, int64_t keepLast);
+
 std::string checkpointSibling(const std::string &checkpointPath,
                               const std::string &suffix);
 
