@@ -584,6 +584,12 @@ int runCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
                      "load it");
   prepareOutputDirectory(options.outDir);
   checkRunOutputs(*entry, options, sources);
+  // One run at a time saves to a file, as train claims its --save: a
+  // `run --save C` beside a `train --save C` replaced the newer saves of
+  // one with the other's (a tester lost train's steps 201..400).
+  std::optional<WriterLock> saveLock;
+  if (options.savePath)
+    saveLock.emplace(*options.savePath, "--save");
   checkCheckpointOverwrites(model, *entry, options);
 
   std::vector<Tensor> outputs;
