@@ -708,7 +708,11 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
   data.batchBound = bounds.batch;
   // The file is streamed: once to build the tokenizer (word counts, or a
   // sample for SentencePiece) when the run does not bring one, once to
-  // encode. Only the ids stay (data/PairIds.h).
+  // encode. Only the ids stay (data/PairIds.h). A file replaced or
+  // rewritten meanwhile trained on other pairs than its vocabulary's (a
+  // tester's: every word [UNK], exit 0), under a hash of neither: the
+  // file must be the same after the last pass as before the first.
+  const std::optional<FileStamp> before = regularFileStamp(data.path);
   if (options.tokenizer)
     data.tokenizer = *options.tokenizer;
   else if (options.tokenizerKind == "spm")
@@ -724,6 +728,11 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
                             "the SentencePiece model");
   PairIds pairs =
       readEncodedParallelText(data.path, data.tokenizer, bounds, data.hash);
+  if (before && regularFileStamp(data.path) != before)
+    throw InputError(data.flag + " '" + data.path +
+                     "' changed while it was read (its vocabulary and its "
+                     "pairs would come from different contents); train "
+                     "again once the file is written");
   data.summary =
       counted(pairs.size(), "pair") + " from " + data.path +
       (data.tokenizer.subwords

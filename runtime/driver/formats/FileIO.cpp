@@ -500,6 +500,19 @@ WriterLock::WriterLock(const std::string &path, const std::string &what)
   }
 }
 
+std::optional<FileStamp> regularFileStamp(const std::string &path) {
+  struct stat info;
+  if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode))
+    return std::nullopt;
+  FileStamp stamp;
+  stamp.device = uint64_t(info.st_dev);
+  stamp.inode = uint64_t(info.st_ino);
+  stamp.size = int64_t(info.st_size);
+  stamp.modifiedSeconds = int64_t(info.st_mtim.tv_sec);
+  stamp.modifiedNanoseconds = int64_t(info.st_mtim.tv_nsec);
+  return stamp;
+}
+
 WriterLock::~WriterLock() {
   if (fd_ < 0)
     return;

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -150,6 +151,23 @@ private:
   std::string lockPath_;
   int fd_ = -1;
 };
+
+/// What identifies a file's content without reading it: the file (device,
+/// inode), its size and its modification time (nanoseconds).
+struct FileStamp {
+  uint64_t device = 0, inode = 0;
+  int64_t size = 0, modifiedSeconds = 0, modifiedNanoseconds = 0;
+  bool operator==(const FileStamp &other) const {
+    return device == other.device && inode == other.inode &&
+           size == other.size && modifiedSeconds == other.modifiedSeconds &&
+           modifiedNanoseconds == other.modifiedNanoseconds;
+  }
+  bool operator!=(const FileStamp &other) const { return !(*this == other); }
+};
+
+/// The stamp of the regular file at `path` (symlinks followed); nullopt
+/// for anything else (a pipe, a device) or when it cannot be stat'ed.
+std::optional<FileStamp> regularFileStamp(const std::string &path);
 
 /// Whether `name` (a file name, no directory) is a temporary of
 /// AtomicFileWriter for a file named `target`; sets `pid` to its writer.

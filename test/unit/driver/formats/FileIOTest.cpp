@@ -54,6 +54,35 @@ TEST(FileIOTest, AWriteThroughASymlinkReplacesItsTarget) {
   EXPECT_EQ(readFile(dir.file("runs/run3.bin")), "new");
 }
 
+TEST(FileIOTest, AStampChangesWhenTheFileDoes) {
+  // train streams a seq2seq --data file twice (vocabulary, then encoding):
+  // it compares the stamps from before the first pass and after the last.
+  ScratchDir dir;
+  const std::string path = dir.file("data.tsv");
+  writeFile(path, "a\tb\n");
+  const std::optional<FileStamp> first = regularFileStamp(path);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(regularFileStamp(path), first);
+  // Rewritten in place with the same size (a timestamp tick later).
+  usleep(30000);
+  {
+    const int fd = ::open(path.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, "c", 1, 0), 1);
+    ::close(fd);
+  }
+  const std::optional<FileStamp> rewritten = regularFileStamp(path);
+  ASSERT_TRUE(rewritten);
+  EXPECT_NE(*rewritten, *first);
+  // Replaced by another file (cp over it, a rename).
+  writeFile(dir.file("other.tsv"), "c\tb\n");
+  std::filesystem::rename(dir.file("other.tsv"), path);
+  EXPECT_NE(regularFileStamp(path), rewritten);
+  // Not a regular file: no stamp (a pipe is read once).
+  EXPECT_FALSE(regularFileStamp(dir.file("missing.tsv")));
+  EXPECT_FALSE(regularFileStamp(dir.path()));
+}
+
 TEST(FileIOTest, APlainPathIsReplaced) {
   ScratchDir dir;
   writeFile(dir.file("a.txt"), "one");
