@@ -494,16 +494,23 @@ Val genSoftmaxLike(MLIRGenImpl &gen, const ast::CallExpr &call,
   return gen.createValue<TransposeOp>(call.getLoc(), normalized.tensor, {swap});
 }
 
-/// A dropout rate below 1 that f32, in which rates are stored, rounds to 1
-/// (0.99999999): said so, where the op's check said "got 1". Rates out of
-/// [0, 1) as written are the op's to refuse.
-bool rateRoundsToOne(MLIRGenImpl &gen, const BoundArgs &args, size_t i,
-                     StringRef what) {
+/// A dropout rate out of [0, 1) as written (the op's check said "got 1"
+/// of 1.0000001, and took -1e-50 for -0), or one below 1 that f32, in
+/// which rates are kept, rounds to 1 (0.99999999). Returns whether it was
+/// refused.
+bool badRate(MLIRGenImpl &gen, const BoundArgs &args, size_t i,
+             StringRef what) {
   const double rate = args.number(i);
-  if (!(rate < 1.0) || float(rate) != 1.0f)
+  const std::string written = args.values[i].constant->str();
+  if (!(rate >= 0.0 && rate < 1.0)) {
+    gen.getDiags().error(args.locs[i],
+                         what.str() + " must be in [0, 1), got " + written);
+    return true;
+  }
+  if (float(rate) != 1.0f)
     return false;
   gen.getDiags().error(args.locs[i],
-                       what.str() + " " + args.values[i].constant->str() +
+                       what.str() + " " + written +
                            " becomes 1 in f32, where rates are kept; a "
                            "rate must be in [0, 1)",
                        "the largest rate below 1 in f32 is 0.99999994");
@@ -512,7 +519,7 @@ bool rateRoundsToOne(MLIRGenImpl &gen, const BoundArgs &args, size_t i,
 
 Val genDropout(MLIRGenImpl &gen, const ast::CallExpr &call,
                const BoundArgs &args) {
-  if (rateRoundsToOne(gen, args, 1, "dropout rate"))
+  if (badRate(gen, args, 1, "dropout rate"))
     return {};
   return gen.createValue<DropoutOp>(call.getLoc(), args.tensor(0),
                                     {f32Attr(gen, "rate", args.number(1))});
@@ -660,7 +667,7 @@ Val genAttention(MLIRGenImpl &gen, const ast::CallExpr &call,
   bool hasMask = args.values[3].isTensor();
   if (hasMask)
     operands.push_back(args.tensor(3));
-  if (rateRoundsToOne(gen, args, 6, "attention dropout"))
+  if (badRate(gen, args, 6, "attention dropout"))
     return {};
   OpBuilder &b = gen.getBuilder();
   SmallVector<NamedAttribute> attrs = {f32Attr(gen, "scale", scale),

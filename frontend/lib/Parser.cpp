@@ -1266,14 +1266,19 @@ ExprPtr Parser::parsePostfix() {
   // `x.transpose(-2, -1)`, `scores.masked_fill(...)`: PyTorch's methods.
   if (e && at(TokenKind::Dot) && peek().is(TokenKind::Identifier)) {
     const std::string &method = peek().text;
+    const std::string equivalent = ast::torchEquivalent(method);
+    // "write x[:, None]", but "no builtin turns floats into ids; ..." as
+    // it is (it read "write no builtin ...").
+    const bool sentence = equivalent.rfind("no builtin", 0) == 0;
     error(cur().loc,
           "'." + method +
               "' after an expression: PyTorch's methods and attributes are "
               "not part of the spec language",
-          ast::torchEquivalent(method).empty()
+          equivalent.empty()
               ? "call a builtin with the tensor first where the language has "
                 "one (docs/spec-language.md lists them)"
-              : "write " + ast::torchEquivalent(method));
+          : sentence ? equivalent
+                     : "write " + equivalent);
     return nullptr;
   }
   return e;
