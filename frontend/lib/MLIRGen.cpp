@@ -1660,6 +1660,10 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
         want = "a tensor";
       else
         checkElementType(value.tensor, spec.elem, want, hint);
+      // Ids and masks carry no gradient: nothing to stop (float() would
+      // have made one).
+      if (!want.empty() && call.callee == "stop_gradient")
+        hint = "ids and masks carry no gradient: use the tensor as it is";
       break;
     case ArgKind::Int:
       // An int is one (INT64_MIN and INT64_MAX too: as doubles they were

@@ -138,27 +138,55 @@ LogicalResult differentiate(func::FuncOp train) {
 
   // Active values: parameters, and results of differentiable ops with an
   // active differentiable operand.
-  llvm::DenseSet<Value> active;
   llvm::MapVector<StringAttr, ParamOp> firstRead;
-  for (Operation *op : forward) {
-    if (auto param = dyn_cast<ParamOp>(op)) {
-      active.insert(param.getResult());
-      firstRead.insert({param.getNameAttr().getAttr(), param});
-      continue;
-    }
-    auto differentiable = dyn_cast<DifferentiableOpInterface>(op);
-    if (!differentiable)
-      continue;
-    for (auto [i, operand] : llvm::enumerate(op->getOperands()))
-      if (active.count(operand) && differentiable.isDifferentiableOperand(i)) {
-        for (Value result : op->getResults())
-          if (cast<RankedTensorType>(result.getType()).getElementType().isF32())
-            active.insert(result);
-        break;
+  // `throughStops`: as if stop_gradient passed gradients (for the message
+  // when it is what cuts every parameter off).
+  auto activeValues = [&](bool throughStops) {
+    llvm::DenseSet<Value> active;
+    for (Operation *op : forward) {
+      if (auto param = dyn_cast<ParamOp>(op)) {
+        active.insert(param.getResult());
+        firstRead.insert({param.getNameAttr().getAttr(), param});
+        continue;
       }
-  }
-  if (!active.count(loss))
+      if (auto stop = dyn_cast<StopGradientOp>(op)) {
+        if (throughStops && active.count(stop.getInput()))
+          active.insert(stop.getResult());
+        continue;
+      }
+      auto differentiable = dyn_cast<DifferentiableOpInterface>(op);
+      if (!differentiable)
+        continue;
+      for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+        if (active.count(operand) &&
+            differentiable.isDifferentiableOperand(i)) {
+          for (Value result : op->getResults())
+            if (cast<RankedTensorType>(result.getType())
+                    .getElementType()
+                    .isF32())
+              active.insert(result);
+          break;
+        }
+    }
+    return active;
+  };
+  llvm::DenseSet<Value> active = activeValues(false);
+  if (!active.count(loss)) {
+    // The loss's value depends on parameters, but only through
+    // stop_gradient: "does not depend on any parameter" was not true.
+    if (activeValues(true).count(loss)) {
+      InFlightDiagnostic error = train.emitError(
+          "the loss gets a gradient from no parameter: every path from a "
+          "parameter to it passes through stop_gradient, so nothing would "
+          "train");
+      train.walk([&](StopGradientOp stop) {
+        error.attachNote(stop.getLoc()) << "a stop_gradient here";
+        return WalkResult::interrupt();
+      });
+      return error;
+    }
     return train.emitError("the loss does not depend on any parameter");
+  }
 
   OpBuilder builder(ret);
   llvm::DenseMap<Value, Value> grads;
