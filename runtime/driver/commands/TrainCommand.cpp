@@ -1329,6 +1329,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       // Keeps this file (its inode) readable for a replay even after the
       // next save replaces the name.
       lastSave = std::make_unique<SafetensorsReader>(*options.savePath);
+      // A replay restarts from this save now: the resumed file (replaced
+      // by the first save when --save is --resume's) is let go, or its
+      // space stayed held beside the new checkpoint and its temporary
+      // (3x the checkpoint on disk; a tester's full disk at the second
+      // save of a resumed run).
+      resumed.reset();
       if (options.keepLast)
         keepStepCheckpoint(*options.savePath, step, options.keepLast);
     });
@@ -1840,7 +1846,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // options (seed, batch, data, threads) were recorded as the checkpoint's
   // although no step ran with them, and the next resume trained on them
   // without a note. The file stays as it was, or is copied as it is.
-  const bool trainedNothing = resumed && firstStep > lastStep && !ranPending;
+  const bool trainedNothing =
+      options.resumePath && firstStep > lastStep && !ranPending;
   const bool leftAsItWas = trainedNothing && options.savePath &&
                            sameFile(*options.resumePath, *options.savePath);
   // Such a checkpoint keeps its record of the curve (the rows it saw): a
