@@ -501,7 +501,8 @@ namespace {
 /// reopened before anything else opens a file, so that no file takes their
 /// numbers (a checkpoint read as stdin, a temporary file receiving the
 /// output): stdin on /dev/null (empty), stdout and stderr on /dev/full
-/// (every write fails). Returns whether stdout was closed.
+/// (every write fails). Returns whether stdout was closed; tells
+/// InputLines whether stdin was.
 bool reopenClosedStandardStreams() {
   bool stdoutClosed = false;
   for (int fd = 0; fd <= 2; ++fd) {
@@ -514,6 +515,8 @@ bool reopenClosedStandardStreams() {
       ::close(opened);
     }
     stdoutClosed |= fd == 1;
+    if (fd == 0)
+      setStdinWasClosed(true);
   }
   return stdoutClosed;
 }

@@ -20,11 +20,18 @@ namespace txrt::driver {
 
 namespace {
 
+bool stdinWasClosed = false;
+
 /// Stdin redirected from a directory reads as empty (read fails with
-/// EISDIR, which the stream takes for the end): say so instead.
+/// EISDIR, which the stream takes for the end): say so instead. So is a
+/// closed stdin (driverMain reopens it on /dev/null: it read as empty, exit
+/// 0 with no output).
 void checkStdinReadable(std::istream &in) {
   if (&in != &std::cin)
     return;
+  if (stdinWasClosed)
+    throw InputError("cannot read <stdin>: it is closed (give the texts one "
+                     "a line on stdin, or as arguments)");
   struct stat status;
   if (fstat(STDIN_FILENO, &status) == 0 && S_ISDIR(status.st_mode))
     throw InputError("cannot read <stdin>: it is a directory (give the texts "
@@ -145,6 +152,8 @@ bool stdoutWasClosed = false;
 } // namespace
 
 void setStdoutWasClosed(bool closed) { stdoutWasClosed = closed; }
+
+void setStdinWasClosed(bool closed) { stdinWasClosed = closed; }
 
 int stdoutPipeError() {
   struct pollfd request = {STDOUT_FILENO, POLLOUT, 0};

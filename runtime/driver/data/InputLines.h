@@ -113,6 +113,9 @@ std::string asOneLine(std::string text);
 /// on /dev/full, whose writes fail as "No space left on device": the error
 /// says "stdout is closed" instead).
 void setStdoutWasClosed(bool closed);
+/// Whether the process started with stdin closed (reopened on /dev/null):
+/// a command that reads its texts from stdin says so.
+void setStdinWasClosed(bool closed);
 
 /// EPIPE when stdout is a pipe whose reader has gone (poll says POLLERR),
 /// else 0: the cause of a failed write whose errno is lost (the stream's
