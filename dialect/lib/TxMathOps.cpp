@@ -152,6 +152,20 @@ LogicalResult ReduceMeanGradOp::verify() {
   return success();
 }
 
+LogicalResult ArgmaxOp::inferReturnTypes(MLIRContext *context,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  SmallVector<Type> reduced;
+  const int64_t axis = adaptor.getAxis();
+  if (failed(inferReduceResult(loc, adaptor.getInput().getType(), {axis},
+                               adaptor.getKeepdim(), reduced)))
+    return failure();
+  types.push_back(
+      cast<RankedTensorType>(reduced[0]).clone(IntegerType::get(context, 32)));
+  return success();
+}
+
 LogicalResult ToFloatOp::inferReturnTypes(MLIRContext *context,
                                           std::optional<Location>,
                                           Adaptor adaptor,

@@ -498,15 +498,12 @@ std::string torchEquivalent(const std::string &name) {
       {"exp", "exp(x)"},
       {"log", "log(x)"},
       {"tanh", "tanh(x)"},
-      {"argmax", "no builtin turns floats into ids; the mask of the "
-                 "largest, x == reduce_max(x, axis = -1, keepdim = true), "
-                 "selects it (every largest at a tie)"},
-      {"argmin", "no builtin turns floats into ids; the mask of the "
-                 "smallest, -x == reduce_max(-x, axis = -1, keepdim = true), "
-                 "selects it"},
-      {"topk", "no builtin turns floats into ids; the mask of the largest, "
-               "x == reduce_max(x, axis = -1, keepdim = true), then the next "
-               "over masked_fill(x, that mask, -1e9)"},
+      {"argmax", "argmax(x, axis = -1)"},
+      {"argmin", "argmax(-x, axis = -1)"},
+      {"topk", "argmax(x, axis = -1) for the largest, then argmax of "
+               "masked_fill(x, float(ids[..., None] == arange(n)) > 0.0, "
+               "-1e9) for the next; the mask x == reduce_max(x, axis = -1, "
+               "keepdim = true) selects every largest"},
       {"one_hot", "float(ids[..., None] == arange(n))"},
       {"gather", "x[ids] or index_select(x, axis, ids) for whole rows; along "
                  "the last axis, reduce_sum(x * float(ids[..., None] == "
@@ -516,7 +513,8 @@ std::string torchEquivalent(const std::string &name) {
       {"sign", "where(x > 0.0, 1.0, where(x < 0.0, -1.0, 0.0))"},
       {"detach", "stop_gradient(x)"},
       {"contiguous", "nothing: tensors here have no memory layout"},
-      {"float", "nothing: tensors are f32 unless declared otherwise"},
+      {"float", "float(x) for ids or a mask (an f32 tensor needs "
+                "nothing: tensors are f32 unless declared otherwise)"},
   };
   for (const auto &[torch, ours] : kNames)
     if (name == torch)

@@ -602,6 +602,18 @@ Val genReduce(MLIRGenImpl &gen, const ast::CallExpr &call,
   return gen.createValue<OpTy>(call.getLoc(), args.tensor(0), attrs);
 }
 
+/// torch.argmax(x, dim, keepdim): i32 ids, no gradient.
+Val genArgmax(MLIRGenImpl &gen, const ast::CallExpr &call,
+              const BoundArgs &args) {
+  if (!checkAxis(gen, args.locs[1], args.tensor(0), args.integer(1)))
+    return {};
+  SmallVector<NamedAttribute> attrs = {i64Attr(gen, "axis", args.integer(1))};
+  if (args.flag(2))
+    attrs.push_back(gen.getBuilder().getNamedAttr(
+        "keepdim", gen.getBuilder().getUnitAttr()));
+  return gen.createValue<ArgmaxOp>(call.getLoc(), args.tensor(0), attrs);
+}
+
 Val genCrossEntropy(MLIRGenImpl &gen, const ast::CallExpr &call,
                     const BoundArgs &args) {
   if (!checkTokenId(gen, args.locs[2], args.integer(2),
@@ -970,6 +982,11 @@ const std::vector<Builtin> &builtins() {
         {"axis", ArgKind::Int, I(-1)},
         {"keepdim", ArgKind::Bool, B(false)}},
        genReduce<ReduceMaxOp>},
+      {"argmax",
+       {{"x", ArgKind::Tensor, {}, ElemKind::F32},
+        {"axis", ArgKind::Int, I(-1)},
+        {"keepdim", ArgKind::Bool, B(false)}},
+       genArgmax},
       {"cross_entropy",
        {{"logits", ArgKind::Tensor, {}, ElemKind::F32},
         {"targets", ArgKind::Tensor, {}, ElemKind::I32},

@@ -1267,9 +1267,6 @@ ExprPtr Parser::parsePostfix() {
   if (e && at(TokenKind::Dot) && peek().is(TokenKind::Identifier)) {
     const std::string &method = peek().text;
     const std::string equivalent = ast::torchEquivalent(method);
-    // "write x[:, None]", but "no builtin turns floats into ids; ..." as
-    // it is (it read "write no builtin ...").
-    const bool sentence = equivalent.rfind("no builtin", 0) == 0;
     error(cur().loc,
           "'." + method +
               "' after an expression: PyTorch's methods and attributes are "
@@ -1277,8 +1274,7 @@ ExprPtr Parser::parsePostfix() {
           equivalent.empty()
               ? "call a builtin with the tensor first where the language has "
                 "one (docs/spec-language.md lists them)"
-          : sentence ? equivalent
-                     : "write " + equivalent);
+              : "write " + equivalent);
     return nullptr;
   }
   return e;

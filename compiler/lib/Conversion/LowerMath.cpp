@@ -380,5 +380,76 @@ std::optional<LogicalResult> EntryLowering::lowerMathOp(Operation *op) {
         });
         return success();
       })
+      .Case([&](ArgmaxOp argmax) -> Result {
+        // torch.argmax along one axis: a reduction carrying the best value
+        // (a buffer the kernel allocates) and its index; strictly greater
+        // takes over, so the first of equal maxima stays, and a NaN takes
+        // over once and is never replaced (torch: the first NaN).
+        auto inType = cast<RankedTensorType>(argmax.getInput().getType());
+        int64_t rank = inType.getRank();
+        int64_t axis = argmax.getAxis();
+        if (axis < 0)
+          axis += rank;
+        SmallVector<Value> inSizes = dimSizes(inType), outSizes;
+        SmallVector<int64_t> outShape;
+        SmallVector<AffineExpr> outExprs;
+        SmallVector<utils::IteratorType> iterators;
+        for (int64_t i = 0; i < rank; ++i) {
+          if (i == axis) {
+            iterators.push_back(utils::IteratorType::reduction);
+            continue;
+          }
+          iterators.push_back(utils::IteratorType::parallel);
+          outShape.push_back(inType.getShape()[i]);
+          outSizes.push_back(inSizes[i]);
+          outExprs.push_back(getAffineDimExpr(i, context));
+        }
+        Value out = viewWithSizes(ptrs.lookup(argmax.getResult()), outShape,
+                                  outSizes, builder.getI32Type());
+        SmallVector<AffineMap> maps = {
+            AffineMap::getMultiDimIdentityMap(rank, context),
+            AffineMap::get(rank, 0, outExprs, context),
+            AffineMap::get(rank, 0, outExprs, context)};
+        kernel({view(argmax.getInput()), out}, [&](OpBuilder &b, Location l,
+                                                   ValueRange args) {
+          Body e{b, l};
+          auto outType = cast<MemRefType>(args[1].getType());
+          SmallVector<Value> dynamic;
+          for (int64_t i = 0, e2 = outType.getRank(); i < e2; ++i)
+            if (outType.isDynamicDim(i))
+              dynamic.push_back(b.create<memref::DimOp>(l, args[1], i));
+          Value best = b.create<memref::AllocOp>(
+              l, MemRefType::get(outType.getShape(), b.getF32Type()), dynamic);
+          b.create<linalg::FillOp>(
+              l, ValueRange{e.c(-std::numeric_limits<float>::infinity())},
+              ValueRange{best});
+          b.create<linalg::FillOp>(l,
+                                   ValueRange{b.create<arith::ConstantOp>(
+                                       l, b.getI32IntegerAttr(0))},
+                                   ValueRange{args[1]});
+          b.create<linalg::GenericOp>(
+              l, TypeRange{}, args[0], ValueRange{best, args[1]}, maps,
+              iterators, [&](OpBuilder &nb, Location nl, ValueRange a) {
+                Value index = nb.create<arith::IndexCastOp>(
+                    nl, nb.getI32Type(), nb.create<linalg::IndexOp>(nl, axis));
+                Value bestIsNaN = nb.create<arith::CmpFOp>(
+                    nl, arith::CmpFPredicate::UNO, a[1], a[1]);
+                Value takes = nb.create<arith::CmpFOp>(
+                    nl, arith::CmpFPredicate::UGT, a[0], a[1]);
+                takes = nb.create<arith::AndIOp>(
+                    nl, takes,
+                    nb.create<arith::XOrIOp>(nl, bestIsNaN,
+                                             nb.create<arith::ConstantOp>(
+                                                 nl, nb.getBoolAttr(true))));
+                nb.create<linalg::YieldOp>(
+                    nl,
+                    ValueRange{
+                        nb.create<arith::SelectOp>(nl, takes, a[0], a[1]),
+                        nb.create<arith::SelectOp>(nl, takes, index, a[2])});
+              });
+          b.create<memref::DeallocOp>(l, best);
+        });
+        return success();
+      })
       .Default([](Operation *) -> Result { return std::nullopt; });
 }

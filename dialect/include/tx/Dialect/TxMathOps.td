@@ -266,6 +266,24 @@ def Tx_ReduceMaxOp : Tx_ReduceOp<"reduce_max", "maximum"> {
   }];
 }
 
+def Tx_ArgmaxOp : Tx_InferOp<"argmax"> {
+  let summary = "the index of the largest element along an axis";
+  let description = [{
+    `torch.argmax(x, dim = axis, keepdim)` as i32 ids: the first largest
+    element along `axis` (negative counts from the end), or the first NaN
+    where there is one (torch counts NaN as the largest); 0 along an axis
+    whose every element is -inf. With `keepdim` the axis stays as size 1.
+    An index: no gradient flows through it.
+
+    ```mlir
+    %i = tx.argmax %x {axis = -1 : i64} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?xi32, #tx.dims<N: 64>>
+    ```
+  }];
+  let arguments = (ins Tx_F32Tensor:$input, I64Attr:$axis, UnitAttr:$keepdim);
+  let results = (outs Tx_IdTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+}
+
 //===----------------------------------------------------------------------===//
 // Gradient ops
 //===----------------------------------------------------------------------===//
