@@ -16,7 +16,23 @@ namespace {
 void averageIn(const ModelInfo &model, const ExportOptions &options,
                ParameterArena &params, std::optional<Tokenizer> &tokenizer,
                std::ostream &err) {
+  // One file under two names (./c, a symlink, --keep-last's hard link of
+  // the checkpoint and its step file) counted twice.
+  std::vector<std::string> files = {options.loadPath};
+  for (const std::string &path : options.averagePaths) {
+    for (const std::string &earlier : files)
+      if (sameFile(path, earlier))
+        throw InputError("--average '" + path + "' is the same file as '" +
+                         earlier +
+                         "' (given twice, through a link, or train "
+                         "--keep-last's link of the checkpoint to its latest "
+                         "step file): each checkpoint counts once");
+    files.push_back(path);
+  }
   std::string tokenizerFrom = tokenizer ? options.loadPath : "";
+  std::optional<LabelSet> labels =
+      checkpointLabels(SafetensorsReader(options.loadPath));
+  std::string labelsFrom = labels ? options.loadPath : "";
   std::vector<std::vector<double>> sums;
   for (const ParamInfo &info : model.params) {
     const float *values = params.param(info);
@@ -35,6 +51,17 @@ void averageIn(const ModelInfo &model, const ExportOptions &options,
       if (!tokenizer) {
         tokenizer = std::move(its);
         tokenizerFrom = path;
+      }
+    }
+    // A classifier's rows are its labels: other label sets mean other rows.
+    if (std::optional<LabelSet> its = checkpointLabels(file)) {
+      if (labels && its->toJson() != labels->toJson())
+        throw InputError("'" + path + "' has other labels than '" + labelsFrom +
+                         "': an average of their weights would mix the rows "
+                         "of other classes; average checkpoints of one run");
+      if (!labels) {
+        labels = std::move(its);
+        labelsFrom = path;
       }
     }
     for (size_t p = 0; p < model.params.size(); ++p) {

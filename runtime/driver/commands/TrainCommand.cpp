@@ -578,6 +578,18 @@ void lockAndCheckSaveTargets(const TrainOptions &options,
                        ": its first validation would replace it. --overwrite "
                        "replaces it, or --save to another file");
   }
+  // --keep-last's step files of another run: this run's would replace some
+  // and sit beside the others, and an average of "the last K" mixed the
+  // two runs. With --overwrite the first save removes them.
+  if (options.keepLast)
+    if (auto steps = stepCheckpoints(path); !steps.empty())
+      throw InputError("'" + steps.front().second +
+                       "' is a step checkpoint of another run (" +
+                       std::to_string(steps.size()) +
+                       " beside --save) and this run " + how +
+                       ": --keep-last would replace some and keep the "
+                       "others among this run's. --overwrite removes them at "
+                       "the first save, or --save to another file");
 }
 
 /// Every file train writes, checked against each other and the inputs;
@@ -1320,6 +1332,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     for (auto &writer : copies)
       writer->commit();
   };
+  // --keep-last over another run's step files (--overwrite, or a resume
+  // of another file into --save): gone at the first save, so that the
+  // latest K are this run's.
+  bool clearStepFiles =
+      options.keepLast && options.savePath &&
+      !(options.resumePath && sameFile(*options.resumePath, *options.savePath));
   auto save = [&](int64_t step) {
     if (!options.savePath)
       return;
@@ -1335,9 +1353,23 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       // (3x the checkpoint on disk; a tester's full disk at the second
       // save of a resumed run).
       resumed.reset();
-      if (options.keepLast)
-        keepStepCheckpoint(*options.savePath, step, options.keepLast);
     });
+    // After the copies beside it are in place (a failure here left the
+    // checkpoint without them).
+    if (options.keepLast) {
+      if (clearStepFiles) {
+        for (const auto &[its, path] : stepCheckpoints(*options.savePath)) {
+          std::error_code error;
+          if (!std::filesystem::remove(path, error) && error)
+            throw ResourceError("cannot remove '" + path +
+                                "', another run's step checkpoint "
+                                "(--keep-last --overwrite): " +
+                                error.message());
+        }
+        clearStepFiles = false;
+      }
+      keepStepCheckpoint(*options.savePath, step, options.keepLast);
+    }
   };
 
   // --valid: scored every --valid-every steps (loop/Validation.h); the

@@ -690,13 +690,44 @@ void copyCheckpointFile(const std::string &from, const std::string &to) {
   writer.commit();
 }
 
+std::vector<std::pair<int64_t, std::string>>
+stepCheckpoints(const std::string &savePath) {
+  namespace fs = std::filesystem;
+  const std::string suffix = ".safetensors";
+  const fs::path stem(checkpointSibling(savePath, ".step-"));
+  const std::string prefix = stem.filename().string();
+  fs::path directory = stem.parent_path();
+  if (directory.empty())
+    directory = ".";
+  std::vector<std::pair<int64_t, std::string>> steps;
+  std::error_code ec;
+  for (const fs::directory_entry &entry :
+       fs::directory_iterator(directory, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() <= prefix.size() + suffix.size() ||
+        name.compare(0, prefix.size(), prefix) != 0 ||
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string digits =
+        name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+    if (digits.empty() || digits.size() > 18 ||
+        digits.find_first_not_of("0123456789") != std::string::npos ||
+        (digits.size() > 1 && digits[0] == '0'))
+      continue;
+    steps.push_back({std::stoll(digits), entry.path().string()});
+  }
+  // Latest first.
+  std::sort(steps.begin(), steps.end(),
+            [](const auto &a, const auto &b) { return a.first > b.first; });
+  return steps;
+}
+
 std::vector<std::string> keepStepCheckpoint(const std::string &savePath,
                                             int64_t step, int64_t keepLast) {
   namespace fs = std::filesystem;
-  const std::string suffix = ".safetensors";
   const std::string saved = followSymlinks(savePath);
-  const std::string copy =
-      checkpointSibling(savePath, ".step-" + std::to_string(step) + suffix);
+  const std::string copy = checkpointSibling(
+      savePath, ".step-" + std::to_string(step) + ".safetensors");
   // Linked under a temporary name, then renamed over any older file of
   // that name: a reader never sees it half there.
   const std::string temporary = copy + ".link.tmp";
@@ -713,36 +744,14 @@ std::vector<std::string> keepStepCheckpoint(const std::string &savePath,
   } else {
     copyCheckpointFile(saved, copy);
   }
-  // The steps' files beside it: STEM.step-N.safetensors.
-  const fs::path stem(checkpointSibling(savePath, ".step-"));
-  const std::string prefix = stem.filename().string();
-  fs::path directory = stem.parent_path();
-  if (directory.empty())
-    directory = ".";
-  std::vector<std::pair<int64_t, fs::path>> steps;
-  for (const fs::directory_entry &entry :
-       fs::directory_iterator(directory, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() <= prefix.size() + suffix.size() ||
-        name.compare(0, prefix.size(), prefix) != 0 ||
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
-      continue;
-    const std::string digits =
-        name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
-    if (digits.empty() || digits.size() > 18 ||
-        digits.find_first_not_of("0123456789") != std::string::npos ||
-        (digits.size() > 1 && digits[0] == '0'))
-      continue;
-    const int64_t its = std::stoll(digits);
-    if (its <= step)
-      steps.push_back({its, entry.path()});
-  }
-  std::sort(steps.begin(), steps.end(),
-            [](const auto &a, const auto &b) { return a.first > b.first; });
   std::vector<std::string> removed;
-  for (size_t i = size_t(keepLast); i < steps.size(); ++i)
-    if (fs::remove(steps[i].second, ec))
-      removed.push_back(steps[i].second.string());
+  int64_t kept = 0;
+  for (const auto &[its, path] : stepCheckpoints(savePath)) {
+    if (its > step)
+      continue;
+    if (++kept > keepLast && fs::remove(path, ec))
+      removed.push_back(path);
+  }
   return removed;
 }
 

@@ -313,6 +313,11 @@ void copyCheckpointFile(const std::string &from, const std::string &to);
 std::vector<std::string> keepStepCheckpoint(const std::string &savePath,
                                             int64_t step, int64_t keepLast);
 
+/// The CKPT.step-N.safetensors files beside the checkpoint at `savePath`,
+/// as (N, path), the latest first.
+std::vector<std::pair<int64_t, std::string>>
+stepCheckpoints(const std::string &savePath);
+
 std::string checkpointSibling(const std::string &checkpointPath,
                               const std::string &suffix);
 
