@@ -1662,7 +1662,7 @@ Val MLIRGenImpl::genBuiltinCall(const Builtin &builtin,
         checkElementType(value.tensor, spec.elem, want, hint);
       // Ids and masks carry no gradient: nothing to stop (float() would
       // have made one).
-      if (!want.empty() && call.callee == "stop_gradient")
+      if (!want.empty() && call.callee == "stop_gradient" && value.isTensor())
         hint = "ids and masks carry no gradient: use the tensor as it is";
       break;
     case ArgKind::Int:

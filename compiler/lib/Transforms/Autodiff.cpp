@@ -174,13 +174,17 @@ LogicalResult differentiate(func::FuncOp train) {
   if (!active.count(loss)) {
     // The loss's value depends on parameters, but only through
     // stop_gradient: "does not depend on any parameter" was not true.
-    if (activeValues(true).count(loss)) {
+    if (llvm::DenseSet<Value> through = activeValues(true);
+        through.count(loss)) {
       InFlightDiagnostic error = train.emitError(
-          "the loss gets a gradient from no parameter: every path from a "
-          "parameter to it passes through stop_gradient, so nothing would "
-          "train");
+          "the loss gets a gradient from no parameter: stop_gradient cuts "
+          "every path that would carry one, so nothing would train");
+      // One that cuts a parameter off (not one of an input).
       train.walk([&](StopGradientOp stop) {
-        error.attachNote(stop.getLoc()) << "a stop_gradient here";
+        if (!through.count(stop.getInput()))
+          return WalkResult::advance();
+        error.attachNote(stop.getLoc())
+            << "this stop_gradient cuts a parameter off";
         return WalkResult::interrupt();
       });
       return error;

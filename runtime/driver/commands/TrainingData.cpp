@@ -729,10 +729,14 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
   PairIds pairs =
       readEncodedParallelText(data.path, data.tokenizer, bounds, data.hash);
   if (before && regularFileStamp(data.path) != before)
-    throw InputError(data.flag + " '" + data.path +
-                     "' changed while it was read (its vocabulary and its "
-                     "pairs would come from different contents); train "
-                     "again once the file is written");
+    throw InputError(
+        data.flag + " '" + data.path + "' changed while it was read (" +
+        (!options.tokenizer && (options.tokenizerKind == "word" ||
+                                options.tokenizerKind == "spm")
+             ? "its vocabulary and its pairs"
+             : "the pairs read and the hash recorded for them") +
+        " would come from different contents); train again once the file "
+        "is written");
   data.summary =
       counted(pairs.size(), "pair") + " from " + data.path +
       (data.tokenizer.subwords
