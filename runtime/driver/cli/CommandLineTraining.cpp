@@ -516,9 +516,13 @@ void parseTranslate(ArgCursor &cursor, CommandLine &line) {
   if (translate.loadPath.empty())
     cursor.fail("translate needs --load CHECKPOINT");
   // Greedy decoding has no length penalty: --alpha changed nothing.
-  if (alphaGiven && translate.beam == 1 && !beamGiven)
-    cursor.fail("--alpha is beam search's length penalty; give --beam N too "
-                "(greedy decoding has none)");
+  // --beam 1 is greedy decoding too (it took --alpha silently).
+  if (alphaGiven && translate.beam == 1)
+    cursor.fail(beamGiven
+                    ? "--alpha is beam search's length penalty; --beam 1 is "
+                      "greedy decoding, which has none (give --beam 2 or more)"
+                    : "--alpha is beam search's length penalty; give --beam N "
+                      "too (greedy decoding has none)");
 }
 
 void parseBench(ArgCursor &cursor, CommandLine &line) {

@@ -141,6 +141,11 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
       {{"translate", "--load", "c", "--alpha", "7"},
        "translate",
        "--alpha is beam search's length penalty; give --beam N too"},
+      // --beam 1 is greedy decoding: it took --alpha silently.
+      {{"translate", "--load", "c", "--beam", "1", "--alpha", "2"},
+       "translate",
+       "--alpha is beam search's length penalty; --beam 1 is greedy "
+       "decoding, which has none"},
       {{"train", "--data", "d", "--overwrite"},
        "train",
        "--overwrite lets --save replace a checkpoint (or --log a curve); "
