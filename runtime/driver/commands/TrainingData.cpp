@@ -369,15 +369,25 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
                                 const std::vector<std::string> *texts) {
   // One model for both sides: it must fit the smaller vocabulary.
   std::optional<VocabularyLimit> smallest;
+  std::vector<VocabularyLimit> limits;
   for (const char *role : model.kind == ModelKind::Seq2Seq
                               ? std::vector<const char *>{"source", "target_in"}
                               : std::vector<const char *>{"tokens"})
-    if (std::optional<VocabularyLimit> limit = vocabularyLimit(model, role);
-        limit && (!smallest || limit->limit < smallest->limit))
-      smallest = limit;
+    if (std::optional<VocabularyLimit> limit = vocabularyLimit(model, role)) {
+      limits.push_back(*limit);
+      if (!smallest || limit->limit < smallest->limit)
+        smallest = limit;
+    }
   if (!smallest)
     smallest = VocabularyLimit{std::numeric_limits<int32_t>::max(), "", ""};
   int64_t size = vocabSize.value_or(smallest->limit);
+  // Every config value too small for the model, each once (src_vocab and
+  // tgt_vocab: naming one, the advice failed again on the other).
+  std::string recompile;
+  for (const VocabularyLimit &limit : limits)
+    if (!limit.key.empty() && limit.limit < size &&
+        recompile.find(" -D " + limit.key + "=") == std::string::npos)
+      recompile += " -D " + limit.key + "=" + std::to_string(size);
   if (size > smallest->limit)
     throw InputError(
         "--vocab-size " + std::to_string(size) + " does not fit '" +
@@ -391,12 +401,9 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
              ? std::string()
              : " (one SentencePiece model serves the source and the target "
                "side, so it must fit both)") +
-        "; give --vocab-size " + std::to_string(smallest->limit) +
-        " or less" +
-        (smallest->key.empty() ? std::string()
-                               : ", or recompile with txc -D " +
-                                     smallest->key + "=" +
-                                     std::to_string(size)));
+        "; give --vocab-size " + std::to_string(smallest->limit) + " or less" +
+        (recompile.empty() ? std::string()
+                           : ", or recompile with txc" + recompile));
   const std::string smallestKey = smallest->key;
   if (size <= kNumSpecialTokens)
     throw InputError("--vocab-size " + std::to_string(size) +
