@@ -267,22 +267,35 @@ private:
       std::string input, role;
       int64_t compared;
     };
-    // In source order, each once (a def's mask is in every entry).
-    std::map<std::pair<uint32_t, uint32_t>, Mask> masks;
+    // In source order, each once per role and id (a def's mask is in
+    // every entry, under each entry's name of the input; a def called on
+    // two inputs has a mask of each, and the second was not reported).
+    std::map<std::tuple<uint32_t, uint32_t, std::string, int64_t>, Mask> masks;
     forEachEntryInput([&](func::FuncOp, BlockArgument arg, StringAttr role,
                           StringAttr name) {
       if (!role || !isTokenRole(role.getValue()))
         return;
+      const std::string input = name ? name.str() : "?";
+      // The pad comparisons of this input: another id's comparison joined
+      // to one of them ((ids != pad) & (ids != sos): [SOS] left out of a
+      // masked mean) is no padding mask gone wrong.
+      llvm::SmallPtrSet<Operation *, 4> padComparisons;
       forEachMaskId(arg, [&](Operation *op, int64_t compared) {
+        if (compared == padId)
+          padComparisons.insert(op);
+      });
+      forEachMaskId(arg, [&](Operation *op, int64_t compared) {
+        if (compared == padId || isSelector(op) ||
+            joinedWithAny(op, padComparisons))
+          return;
         SourceLoc loc = specLocOf(op->getLoc());
-        if (compared != padId)
-          masks.try_emplace({loc.line, loc.col}, Mask{name ? name.str() : "?",
-                                                      role.str(), compared});
+        masks.try_emplace({loc.line, loc.col, role.str(), compared},
+                          Mask{input, role.str(), compared});
       });
     });
     for (const auto &[at, mask] : masks)
       diags.warning(
-          SourceLoc{at.first, at.second},
+          SourceLoc{std::get<0>(at), std::get<1>(at)},
           "this mask compares '" + mask.input + "' (@" + mask.role +
               ") with id " + std::to_string(mask.compared) +
               ", but the executable pads '" + mask.input + "' with " +
@@ -573,6 +586,46 @@ private:
               func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kRoleAttr),
               func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tx.name"));
     }
+  }
+
+  /// `ids == X` read only as numbers (`float(ids == eos)`: an indicator
+  /// feature, a selector), not as a mask of positions to keep or fill.
+  static bool isSelector(Operation *op) {
+    auto cmp = dyn_cast<CmpOp>(op);
+    if (!cmp || cmp.getPredicate() != CmpPredicate::eq ||
+        cmp.getResult().use_empty())
+      return false;
+    return llvm::all_of(cmp.getResult().getUsers(),
+                        [](Operation *user) { return isa<ToFloatOp>(user); });
+  }
+
+  /// Whether the mask `op` makes is and-ed or or-ed (through reshapes and
+  /// nots) with one of `others`.
+  static bool joinedWithAny(Operation *op,
+                            const llvm::SmallPtrSetImpl<Operation *> &others) {
+    auto through = [](Value value) {
+      while (Operation *def = value.getDefiningOp()) {
+        if (!isa<ReshapeOp, NotOp>(def))
+          break;
+        value = def->getOperand(0);
+      }
+      return value.getDefiningOp();
+    };
+    SmallVector<Value> work = {op->getResult(0)};
+    for (size_t i = 0; i < work.size() && i < 64; ++i)
+      for (Operation *user : work[i].getUsers()) {
+        if (isa<ReshapeOp, NotOp>(user)) {
+          work.push_back(user->getResult(0));
+          continue;
+        }
+        if (!isa<AndOp, OrOp>(user))
+          continue;
+        for (Value operand : user->getOperands())
+          if (Operation *def = through(operand); def && others.count(def))
+            return true;
+        work.push_back(user->getResult(0));
+      }
+    return false;
   }
 
   /// Calls `found(op, id)` for each padding mask of `ids` (through
