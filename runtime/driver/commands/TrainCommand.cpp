@@ -1480,6 +1480,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   /// --valid-every schedule (the end of a run, or a stop, between scheduled
   /// ones) may find a new best but does not count towards --patience
   /// otherwise: a run resumed from there would not repeat it.
+  bool warnedEmptyOutputs = false, warnedSameOutputs = false;
   auto validate = [&](int64_t step) {
     const bool scheduled = step % options.validEvery == 0;
     // With --ema the average is scored (and so kept as the best).
@@ -1532,14 +1533,20 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       curve.back().validAccuracy = score.accuracy;
       curve.back().validBleu = score.hasBleu ? score.bleu.bleu : NAN;
     }
-    if (score.allEmpty)
-      err << "warning: every validation output is empty; the model "
-             "predicts [EOS] first (check the learning-rate schedule "
-             "(warmup) and train longer)\n";
-    else if (score.allSame)
-      err << "warning: every validation output is the same sentence; the "
-             "model ignores its input (check the learning-rate schedule "
-             "(warmup))\n";
+    // Once a run each (it repeated at every validation of a run whose
+    // first outputs are empty, as the first ones often are).
+    if (score.allEmpty && !warnedEmptyOutputs) {
+      warnedEmptyOutputs = true;
+      err << "warning: every validation output is empty (step " << step
+          << "); the model predicts [EOS] first (check the learning-rate "
+             "schedule (warmup) and train longer)\n";
+    } else if (!score.allEmpty && score.allSame && !warnedSameOutputs) {
+      warnedSameOutputs = true;
+      err << "warning: every validation output is the same sentence (step "
+          << step
+          << "); the model ignores its input (check the learning-rate "
+             "schedule (warmup))\n";
+    }
     if (bestPath && validator->improved()) {
       writeCheckpoint(*bestPath, step, false);
       bestKept = true;
