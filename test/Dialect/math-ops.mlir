@@ -50,6 +50,10 @@ func.func @selections(%x: tensor<?x8xf32, #tx.dims<N: 64>>, %b: tensor<8xf32>, %
   %5 = tx.reduce_max %x {axes = array<i64: 0>} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<8xf32>
   // CHECK-NEXT: tx.reduce_max %{{.+}} {axes = array<i64: -1>, keepdim} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x1xf32, #tx.dims<N: 64>>
   %6 = tx.reduce_max %x {axes = array<i64: -1>, keepdim} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?x1xf32, #tx.dims<N: 64>>
+  // CHECK-NEXT: tx.argmax %{{.+}} {axis = -1 : i64} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?xi32, #tx.dims<N: 64>>
+  %7 = tx.argmax %x {axis = -1 : i64} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<?xi32, #tx.dims<N: 64>>
+  // CHECK-NEXT: tx.argmax %{{.+}} {axis = 0 : i64, keepdim} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<1x8xi32>
+  %8 = tx.argmax %x {axis = 0 : i64, keepdim} : (tensor<?x8xf32, #tx.dims<N: 64>>) -> tensor<1x8xi32>
   // CHECK-NEXT: return
   return
 }

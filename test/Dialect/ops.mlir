@@ -69,6 +69,8 @@ func.func @elementwise(%x: tensor<?x8xf32, #tx.dims<N: 64>>, %y: tensor<8xf32>, 
   %g = tx.gelu %y : (tensor<8xf32>) -> tensor<8xf32>
   // CHECK: tx.dropout %{{.+}} {rate = 1.000000e-01 : f32} : (tensor<8xf32>) -> tensor<8xf32>
   %dr = tx.dropout %y {rate = 0.1 : f32} : (tensor<8xf32>) -> tensor<8xf32>
+  // CHECK: tx.stop_gradient %{{.+}} : (tensor<8xf32>) -> tensor<8xf32>
+  %sg = tx.stop_gradient %y : (tensor<8xf32>) -> tensor<8xf32>
   // CHECK: tx.cmp lt, %{{.+}}, %{{.+}} : (tensor<8xf32>, tensor<f32>) -> tensor<8xi1>
   %lt = tx.cmp lt, %y, %s : (tensor<8xf32>, tensor<f32>) -> tensor<8xi1>
   // CHECK: tx.masked_fill %{{.+}}, %{{.+}} {value = -1.000000e+09 : f32} : (tensor<?x8xf32, #tx.dims<N: 64>>, tensor<8xi1>) -> tensor<?x8xf32, #tx.dims<N: 64>>

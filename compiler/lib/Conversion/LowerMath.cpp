@@ -209,6 +209,40 @@ Value power(Body &e, Value x, float c) {
 
 std::optional<LogicalResult> EntryLowering::lowerMathOp(Operation *op) {
   using Result = std::optional<LogicalResult>;
+  // A reduction of `input` over `axes`: its result (the tensor at `result`,
+  // of `element`) viewed without the reduced dims (rank 0 when all are),
+  // the maps (input identity, result projection) and the iterators.
+  struct Reduction {
+    Value out;
+    SmallVector<AffineMap> maps;
+    SmallVector<utils::IteratorType> iterators;
+  };
+  auto reduction = [&](Value input, ArrayRef<int64_t> axesList, Value result,
+                       Type element) {
+    auto inType = cast<RankedTensorType>(input.getType());
+    int64_t rank = inType.getRank();
+    llvm::SmallDenseSet<int64_t> axes;
+    for (int64_t axis : axesList)
+      axes.insert(axis < 0 ? axis + rank : axis);
+    SmallVector<Value> inSizes = dimSizes(inType), outSizes;
+    SmallVector<int64_t> outShape;
+    SmallVector<AffineExpr> outExprs;
+    Reduction r;
+    for (int64_t i = 0; i < rank; ++i) {
+      if (axes.count(i)) {
+        r.iterators.push_back(utils::IteratorType::reduction);
+        continue;
+      }
+      r.iterators.push_back(utils::IteratorType::parallel);
+      outShape.push_back(inType.getShape()[i]);
+      outSizes.push_back(inSizes[i]);
+      outExprs.push_back(getAffineDimExpr(i, context));
+    }
+    r.out = viewWithSizes(ptrs.lookup(result), outShape, outSizes, element);
+    r.maps = {AffineMap::getMultiDimIdentityMap(rank, context),
+              AffineMap::get(rank, 0, outExprs, context)};
+    return r;
+  };
   return llvm::TypeSwitch<Operation *, Result>(op)
       .Case<ExpOp, LogOp, SqrtOp, RsqrtOp, AbsOp, TanhOp, CosOp, SinOp,
             SigmoidOp, SiluOp, GeluTanhOp>([&](auto unary) -> Result {
@@ -340,30 +374,11 @@ std::optional<LogicalResult> EntryLowering::lowerMathOp(Operation *op) {
         // out[kept...] = maximumf over the reduced dims, from -inf: a NaN
         // gives NaN, as torch.amax. The result is viewed without its
         // reduced dims (rank 0 when all are), so the maps are projections.
-        auto inType = cast<RankedTensorType>(reduce.getInput().getType());
-        int64_t rank = inType.getRank();
-        llvm::SmallDenseSet<int64_t> axes;
-        for (int64_t axis : reduce.getAxes())
-          axes.insert(axis < 0 ? axis + rank : axis);
-        SmallVector<Value> inSizes = dimSizes(inType), outSizes;
-        SmallVector<int64_t> outShape;
-        SmallVector<AffineExpr> outExprs;
-        SmallVector<utils::IteratorType> iterators;
-        for (int64_t i = 0; i < rank; ++i) {
-          if (axes.count(i)) {
-            iterators.push_back(utils::IteratorType::reduction);
-            continue;
-          }
-          iterators.push_back(utils::IteratorType::parallel);
-          outShape.push_back(inType.getShape()[i]);
-          outSizes.push_back(inSizes[i]);
-          outExprs.push_back(getAffineDimExpr(i, context));
-        }
-        Value out = viewWithSizes(ptrs.lookup(reduce.getResult()), outShape,
-                                  outSizes, builder.getF32Type());
-        SmallVector<AffineMap> maps = {
-            AffineMap::getMultiDimIdentityMap(rank, context),
-            AffineMap::get(rank, 0, outExprs, context)};
+        Reduction r = reduction(reduce.getInput(), reduce.getAxes(),
+                                reduce.getResult(), builder.getF32Type());
+        Value out = r.out;
+        SmallVector<AffineMap> maps = r.maps;
+        SmallVector<utils::IteratorType> iterators = r.iterators;
         kernel({view(reduce.getInput()), out}, [&](OpBuilder &b, Location l,
                                                    ValueRange args) {
           Body e{b, l};
@@ -385,31 +400,17 @@ std::optional<LogicalResult> EntryLowering::lowerMathOp(Operation *op) {
         // (a buffer the kernel allocates) and its index; strictly greater
         // takes over, so the first of equal maxima stays, and a NaN takes
         // over once and is never replaced (torch: the first NaN).
-        auto inType = cast<RankedTensorType>(argmax.getInput().getType());
-        int64_t rank = inType.getRank();
+        const int64_t rank =
+            cast<RankedTensorType>(argmax.getInput().getType()).getRank();
         int64_t axis = argmax.getAxis();
         if (axis < 0)
           axis += rank;
-        SmallVector<Value> inSizes = dimSizes(inType), outSizes;
-        SmallVector<int64_t> outShape;
-        SmallVector<AffineExpr> outExprs;
-        SmallVector<utils::IteratorType> iterators;
-        for (int64_t i = 0; i < rank; ++i) {
-          if (i == axis) {
-            iterators.push_back(utils::IteratorType::reduction);
-            continue;
-          }
-          iterators.push_back(utils::IteratorType::parallel);
-          outShape.push_back(inType.getShape()[i]);
-          outSizes.push_back(inSizes[i]);
-          outExprs.push_back(getAffineDimExpr(i, context));
-        }
-        Value out = viewWithSizes(ptrs.lookup(argmax.getResult()), outShape,
-                                  outSizes, builder.getI32Type());
-        SmallVector<AffineMap> maps = {
-            AffineMap::getMultiDimIdentityMap(rank, context),
-            AffineMap::get(rank, 0, outExprs, context),
-            AffineMap::get(rank, 0, outExprs, context)};
+        Reduction r = reduction(argmax.getInput(), {axis}, argmax.getResult(),
+                                builder.getI32Type());
+        Value out = r.out;
+        // The best value carried beside the index: the index's map.
+        SmallVector<AffineMap> maps = {r.maps[0], r.maps[1], r.maps[1]};
+        SmallVector<utils::IteratorType> iterators = r.iterators;
         kernel({view(argmax.getInput()), out}, [&](OpBuilder &b, Location l,
                                                    ValueRange args) {
           Body e{b, l};
