@@ -9,12 +9,45 @@ namespace txrt::driver {
 
 namespace {
 
-/// params = the mean of params (--load's weights) and every --average
-/// file's, each read as --load is; summed in double, rounded once. Files
-/// whose tokenizers differ from one another are refused: their rows mean
-/// other words.
+/// What checkpoints to average must agree on where they hold it: their
+/// rows mean the same tokens (the tokenizer) and, of a classifier, the
+/// same classes (the labels). The first holder's, as JSON.
+struct RowMeaning {
+  const char *differs; ///< "another tokenizer", "other labels"
+  const char *mixes;   ///< "rows of other tokens", ...
+  std::optional<std::string> json;
+  std::string from;
+
+  void check(std::optional<std::string> its, const std::string &path) {
+    if (!its)
+      return;
+    if (!json) {
+      json = std::move(its);
+      from = path;
+    } else if (*its != *json) {
+      throw InputError("'" + path + "' has " + differs + " than '" + from +
+                       "': an average of their weights would mix " + mixes +
+                       "; average checkpoints of one run");
+    }
+  }
+};
+
+std::optional<std::string> tokenizerJson(const SafetensorsReader &file) {
+  std::optional<Tokenizer> tokenizer = checkpointTokenizer(file);
+  return tokenizer ? std::optional<std::string>(tokenizer->toJson())
+                   : std::nullopt;
+}
+
+std::optional<std::string> labelsJson(const SafetensorsReader &file) {
+  std::optional<LabelSet> labels = checkpointLabels(file);
+  return labels ? std::optional<std::string>(labels->toJson()) : std::nullopt;
+}
+
+/// params = the mean of params (`loaded`'s weights, --load) and every
+/// --average file's, each read as --load is; summed in double, rounded
+/// once.
 void averageIn(const ModelInfo &model, const ExportOptions &options,
-               ParameterArena &params, std::optional<Tokenizer> &tokenizer,
+               const SafetensorsReader &loaded, ParameterArena &params,
                std::ostream &err) {
   // One file under two names (./c, a symlink, --keep-last's hard link of
   // the checkpoint and its step file) counted twice.
@@ -29,10 +62,10 @@ void averageIn(const ModelInfo &model, const ExportOptions &options,
                          "step file): each checkpoint counts once");
     files.push_back(path);
   }
-  std::string tokenizerFrom = tokenizer ? options.loadPath : "";
-  std::optional<LabelSet> labels =
-      checkpointLabels(SafetensorsReader(options.loadPath));
-  std::string labelsFrom = labels ? options.loadPath : "";
+  RowMeaning tokens{"another tokenizer", "rows of other tokens", {}, ""};
+  RowMeaning classes{"other labels", "the rows of other classes", {}, ""};
+  tokens.check(tokenizerJson(loaded), options.loadPath);
+  classes.check(labelsJson(loaded), options.loadPath);
   std::vector<std::vector<double>> sums;
   for (const ParamInfo &info : model.params) {
     const float *values = params.param(info);
@@ -42,28 +75,8 @@ void averageIn(const ModelInfo &model, const ExportOptions &options,
   for (const std::string &path : options.averagePaths) {
     SafetensorsReader file(path);
     loadWeightsForInference(file, model, other, options.noEma, err);
-    if (std::optional<Tokenizer> its = checkpointTokenizer(file)) {
-      if (tokenizer && its->toJson() != tokenizer->toJson())
-        throw InputError("'" + path + "' has another tokenizer than '" +
-                         tokenizerFrom +
-                         "': an average of their weights would mix rows of "
-                         "other tokens; average checkpoints of one run");
-      if (!tokenizer) {
-        tokenizer = std::move(its);
-        tokenizerFrom = path;
-      }
-    }
-    // A classifier's rows are its labels: other label sets mean other rows.
-    if (std::optional<LabelSet> its = checkpointLabels(file)) {
-      if (labels && its->toJson() != labels->toJson())
-        throw InputError("'" + path + "' has other labels than '" + labelsFrom +
-                         "': an average of their weights would mix the rows "
-                         "of other classes; average checkpoints of one run");
-      if (!labels) {
-        labels = std::move(its);
-        labelsFrom = path;
-      }
-    }
+    tokens.check(tokenizerJson(file), path);
+    classes.check(labelsJson(file), path);
     for (size_t p = 0; p < model.params.size(); ++p) {
       const float *values = other.param(model.params[p]);
       std::vector<double> &sum = sums[p];
@@ -100,14 +113,12 @@ int exportCommand(const ModelInfo &model, const ExportOptions &options,
         "): export writes the parameters only, and writing over it would "
         "drop its moments, step and tokenizer; export to another file");
   ParameterArena params(model);
-  std::optional<Tokenizer> tokenizer;
   {
-    SafetensorsReader file(options.loadPath);
-    loadWeightsForInference(file, model, params, options.noEma, err);
-    tokenizer = checkpointTokenizer(file);
+    SafetensorsReader loaded(options.loadPath);
+    loadWeightsForInference(loaded, model, params, options.noEma, err);
+    if (!options.averagePaths.empty())
+      averageIn(model, options, loaded, params, err);
   }
-  if (!options.averagePaths.empty())
-    averageIn(model, options, params, tokenizer, err);
   exportParameters(options.outputPath, model, params);
   int64_t count = 0;
   for (const ParamInfo &info : model.params)

@@ -722,8 +722,8 @@ stepCheckpoints(const std::string &savePath) {
   return steps;
 }
 
-std::vector<std::string> keepStepCheckpoint(const std::string &savePath,
-                                            int64_t step, int64_t keepLast) {
+void keepStepCheckpoint(const std::string &savePath, int64_t step,
+                        int64_t keepLast) {
   namespace fs = std::filesystem;
   const std::string saved = followSymlinks(savePath);
   const std::string copy = checkpointSibling(
@@ -744,15 +744,10 @@ std::vector<std::string> keepStepCheckpoint(const std::string &savePath,
   } else {
     copyCheckpointFile(saved, copy);
   }
-  std::vector<std::string> removed;
   int64_t kept = 0;
-  for (const auto &[its, path] : stepCheckpoints(savePath)) {
-    if (its > step)
-      continue;
-    if (++kept > keepLast && fs::remove(path, ec))
-      removed.push_back(path);
-  }
-  return removed;
+  for (const auto &[its, path] : stepCheckpoints(savePath))
+    if (its <= step && ++kept > keepLast)
+      fs::remove(path, ec);
 }
 
 std::string checkpointSibling(const std::string &checkpointPath,

@@ -309,9 +309,9 @@ void copyCheckpointFile(const std::string &from, const std::string &to);
 /// replaces the name, not the file) or, where the file system has none, a
 /// copy; then removes all but the `keepLast` latest such files of steps up
 /// to `step` (a later step's file, left by a run this one resumed before,
-/// stays). Returns the removed paths.
-std::vector<std::string> keepStepCheckpoint(const std::string &savePath,
-                                            int64_t step, int64_t keepLast);
+/// stays).
+void keepStepCheckpoint(const std::string &savePath, int64_t step,
+                        int64_t keepLast);
 
 /// The CKPT.step-N.safetensors files beside the checkpoint at `savePath`,
 /// as (N, path), the latest first.
