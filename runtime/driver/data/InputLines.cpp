@@ -163,11 +163,13 @@ int stdoutPipeError() {
   // A file: at the file size limit (`ulimit -f`), or on a full file
   // system, the cause the write's errno said before it was lost.
   struct stat file;
+  if (::fstat(STDOUT_FILENO, &file) != 0)
+    return 0;
   // /dev/full (character device 1, 7): every write fails with ENOSPC.
-  if (::fstat(STDOUT_FILENO, &file) == 0 && S_ISCHR(file.st_mode) &&
-      major(file.st_rdev) == 1 && minor(file.st_rdev) == 7)
+  if (S_ISCHR(file.st_mode) && major(file.st_rdev) == 1 &&
+      minor(file.st_rdev) == 7)
     return ENOSPC;
-  if (::fstat(STDOUT_FILENO, &file) == 0 && S_ISREG(file.st_mode)) {
+  if (S_ISREG(file.st_mode)) {
     struct rlimit limit;
     if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 &&
         limit.rlim_cur != RLIM_INFINITY &&
