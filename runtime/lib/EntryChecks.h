@@ -99,7 +99,7 @@ inline std::string dimMinProblem(int64_t index, int64_t value,
     return "";
   return "dims[" + std::to_string(index) + "] is " + std::to_string(value) +
          ", but this entry reads a fixed position of that dim (an index such "
-         "as x[:, 0] or x[:, -1]): it needs at least " +
+         "as x[:, 0] or x[:, -1], or an argmax along it): it needs at least " +
          std::to_string(minimum);
 }
 

@@ -166,9 +166,9 @@ LogicalResult EntryLowering::lower() {
       }
 
   // A fixed position of a symbolic dim (`x[:, 0]`, `x[:, -1:]`, a slice
-  // with a static size) needs that many entries: with the dim at 0, which
-  // an entry otherwise accepts, it read before or past the caller's
-  // buffer. The most any slice needs, per dim.
+  // with a static size, an argmax along it) needs that many entries: with the
+  // dim at 0, which an entry otherwise accepts, it read before or past the
+  // caller's buffer. The most any slice needs, per dim.
   {
     llvm::MapVector<StringAttr, int64_t> minimum;
     entry.walk([&](SliceOp slice) {
@@ -184,6 +184,19 @@ LogicalResult EntryLowering::lower() {
             start >= 0 ? start + (out[i].size - 1) * strides[i] + 1 : -start;
         int64_t &slot = minimum[in[i].symbol];
         slot = std::max(slot, needed);
+      }
+    });
+    // argmax along a symbolic dim needs one entry: along none it has no
+    // index to give (torch refuses an empty reduction).
+    entry.walk([&](ArgmaxOp argmax) {
+      auto type = cast<RankedTensorType>(argmax.getInput().getType());
+      Shape in = getShape(type);
+      int64_t axis = argmax.getAxis();
+      if (axis < 0)
+        axis += type.getRank();
+      if (in[axis].isSymbolic()) {
+        int64_t &slot = minimum[in[axis].symbol];
+        slot = std::max<int64_t>(slot, 1);
       }
     });
     if (order)
