@@ -230,8 +230,17 @@ std::string mlir::tx::buildModelMetadata(ModuleOp planned,
   // tx-precision's choice; the executable refuses bf16 on CPUs without it.
   auto precision = planned->getAttrOfType<StringAttr>("tx.precision");
   root["precision"] = precision ? precision.getValue().str() : "fp32";
-  if (auto config = planned->getAttrOfType<DictionaryAttr>("tx.config"))
+  if (auto config = planned->getAttrOfType<DictionaryAttr>("tx.config")) {
     root["config"] = attrJson(config);
+    // JSON writes 1.0 as 1: the names of the float items say which numbers
+    // are floats (`config eps = 1.0`), so the driver shows them as written.
+    llvm::json::Array floats;
+    for (NamedAttribute entry : config)
+      if (isa<FloatAttr>(entry.getValue()))
+        floats.push_back(entry.getName().getValue().str());
+    if (!floats.empty())
+      root["float_configs"] = std::move(floats);
+  }
   if (auto aliases =
           planned->getAttrOfType<DictionaryAttr>("tx.config_aliases"))
     root["config_aliases"] = attrJson(aliases);

@@ -18,6 +18,8 @@
  * The metadata (version 1):
  *   {"version": 1, "model": NAME, "source": PATH, "compile_flags": TEXT,
  *    "config": {KEY: NUMBER, ...},
+ *    "float_configs": [KEY, ...] (optional: the config items that are
+ *            floats, which JSON writes as integers when integral),
  *    "config_aliases": {KEY: KEY, ...} (optional: config items written as
  *            another's name, `src_vocab = vocab`, which no -D set; the
  *            driver's advice on a vocabulary names the item they follow),

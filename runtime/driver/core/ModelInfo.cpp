@@ -476,7 +476,51 @@ OptimizerInfo parseOptimizer(const Json &value) {
   return optimizer;
 }
 
+/// Metadata "float_configs": the config items that are floats (JSON
+/// writes `eps = 1.0` as 1).
+std::set<std::string> floatConfigs(const Json &root) {
+  std::set<std::string> names;
+  if (const Json *floats = jsonMember(root, "float_configs"))
+    if (floats->is_array())
+      for (const Json &name : *floats)
+        if (name.is_string())
+          names.insert(jsonString(name));
+  return names;
+}
+
+/// Writes `value[key]` as a float when it is a number.
+void markFloat(Json &value, const char *key) {
+  if (value.is_object() && value.contains(key) && value[key].is_number())
+    value[key] = value[key].get<double>();
+}
+
 } // namespace
+
+std::string metadataForDisplay(std::string_view json) {
+  Json root;
+  try {
+    root = parseJson(json);
+  } catch (const JsonError &) {
+    return std::string(json);
+  }
+  if (!root.is_object())
+    return std::string(json);
+  if (root.contains("config"))
+    for (const std::string &name : floatConfigs(root))
+      markFloat(root["config"], name.c_str());
+  if (root.contains("optimizer")) {
+    Json &optimizer = root["optimizer"];
+    for (const char *key : {"beta1", "beta2", "eps", "weight_decay", "clip"})
+      markFloat(optimizer, key);
+    if (optimizer.is_object() && optimizer.contains("lr"))
+      for (const char *key : {"value", "factor"})
+        markFloat(optimizer["lr"], key);
+  }
+  if (root.contains("params") && root["params"].is_array())
+    for (Json &param : root["params"])
+      markFloat(param, "init_std");
+  return toJson(root);
+}
 
 ModelInfo ModelInfo::parse(std::string_view json) {
   Json root;
@@ -536,8 +580,12 @@ ModelInfo ModelInfo::parse(std::string_view json) {
   if (const Json *config = jsonMember(root, "config")) {
     if (!config->is_object())
       throw ModelError("metadata.config must be an object");
+    const std::set<std::string> floats = floatConfigs(root);
     for (const auto &[key, value] : config->items())
-      info.config.push_back({key, toJson(value),
+      info.config.push_back({key,
+                             toJson(floats.count(key) && value.is_number()
+                                        ? Json(value.get<double>())
+                                        : value),
                              value.is_number()
                                  ? std::optional<double>(value.get<double>())
                                  : std::nullopt});
