@@ -748,6 +748,19 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
       return fail(loc, "attention fill must be a number or -inf, got " +
                            number(value));
   }
+  // tx-attention-layout and the kernels take heads: [B, h, T, d_k] with
+  // static h and d_k (the spec's attention builtin and tx-fuse-attention
+  // make no other); another rank verified, and the layout pass then
+  // aborted on its merge_heads.
+  auto staticPositive = [](const Dim &dim) {
+    return !dim.isSymbolic() && dim.size >= 1;
+  };
+  if (rank != 4 || !staticPositive(q[1]) || !staticPositive(k[1]) ||
+      !staticPositive(q[3]))
+    return fail(loc, "attention takes [B, h, T, d_k] (rank 4) with static "
+                     "heads h >= 1 and head size d_k >= 1, got " +
+                         formatShape(q) + ", " + formatShape(k) + ", " +
+                         formatShape(v));
   Shape result(batch.begin(), batch.end());
   result.push_back(q[rank - 2]);
   result.push_back(v[rank - 1]);

@@ -510,6 +510,36 @@ func.func @attention_scale(%q: tensor<4x8xf32>) {
 
 // -----
 
+// tx-attention-layout and the kernels take [B, h, T, d_k] with static heads:
+// rank 3, rank 5 and 0 heads verified, and the layout pass then aborted
+// ("Failed to infer result type(s)") on its merge_heads.
+func.func @attention_rank3(%q: tensor<4x8x16xf32>, %k: tensor<4x6x16xf32>) {
+  // expected-error @+2 {{attention takes [B, h, T, d_k] (rank 4) with static heads h >= 1 and head size d_k >= 1, got [4, 8, 16], [4, 6, 16], [4, 6, 16]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.attention %q, %k, %k {scale = 0.25 : f32} : (tensor<4x8x16xf32>, tensor<4x6x16xf32>, tensor<4x6x16xf32>) -> tensor<4x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_rank5(%q: tensor<2x2x2x8x16xf32>) {
+  // expected-error @+2 {{attention takes [B, h, T, d_k] (rank 4)}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = tx.attention %q, %q, %q {scale = 0.25 : f32} : (tensor<2x2x2x8x16xf32>, tensor<2x2x2x8x16xf32>, tensor<2x2x2x8x16xf32>) -> tensor<2x2x2x8x16xf32>
+  return
+}
+
+// -----
+
+func.func @attention_no_heads(%q: tensor<2x0x8x16xf32>) {
+  // expected-error @+2 {{attention takes [B, h, T, d_k] (rank 4) with static heads h >= 1 and head size d_k >= 1, got [2, 0, 8, 16]}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:2 = tx.attention_train %q, %q, %q {scale = 0.25 : f32} : (tensor<2x0x8x16xf32>, tensor<2x0x8x16xf32>, tensor<2x0x8x16xf32>) -> (tensor<2x0x8x16xf32>, tensor<2x0x8xf32>)
+  return
+}
+
+// -----
+
 func.func @add_layer_norm_types(%x: tensor<4x8xf32>, %y: tensor<2x8xf32>, %g: tensor<8xf32>) {
   // expected-error @+2 {{add_layer_norm operands must have the same type, got f32[4, 8] and f32[2, 8]}}
   // expected-error @+1 {{failed to infer returned types}}
@@ -528,19 +558,19 @@ func.func @attention_train_shapes(%q: tensor<4x8xf32>, %k: tensor<5x8xf32>, %v: 
 
 // -----
 
-func.func @attention_grad_out(%q: tensor<4x8xf32>, %k: tensor<5x8xf32>, %o: tensor<4x7xf32>, %lse: tensor<4xf32>) {
-  // expected-error @+2 {{attention_grad out and dout must have type f32[4, 8]}}
+func.func @attention_grad_out(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x5x8xf32>, %o: tensor<1x1x4x7xf32>, %lse: tensor<1x1x4xf32>) {
+  // expected-error @+2 {{attention_grad out and dout must have type f32[1, 1, 4, 8]}}
   // expected-error @+1 {{failed to infer returned types}}
-  %g:3 = tx.attention_grad %q, %k, %k, %o, %lse, %o {scale = 1.0 : f32} : (tensor<4x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>, tensor<4x7xf32>, tensor<4xf32>, tensor<4x7xf32>) -> (tensor<4x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>)
+  %g:3 = tx.attention_grad %q, %k, %k, %o, %lse, %o {scale = 1.0 : f32} : (tensor<1x1x4x8xf32>, tensor<1x1x5x8xf32>, tensor<1x1x5x8xf32>, tensor<1x1x4x7xf32>, tensor<1x1x4xf32>, tensor<1x1x4x7xf32>) -> (tensor<1x1x4x8xf32>, tensor<1x1x5x8xf32>, tensor<1x1x5x8xf32>)
   return
 }
 
 // -----
 
-func.func @attention_grad_lse(%q: tensor<4x8xf32>, %k: tensor<5x8xf32>, %lse: tensor<5xf32>) {
-  // expected-error @+2 {{attention_grad lse must have type f32[4]}}
+func.func @attention_grad_lse(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x5x8xf32>, %lse: tensor<1x1x5xf32>) {
+  // expected-error @+2 {{attention_grad lse must have type f32[1, 1, 4]}}
   // expected-error @+1 {{failed to infer returned types}}
-  %g:3 = tx.attention_grad %q, %k, %k, %q, %lse, %q {scale = 1.0 : f32} : (tensor<4x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>, tensor<4x8xf32>, tensor<5xf32>, tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<5x8xf32>, tensor<5x8xf32>)
+  %g:3 = tx.attention_grad %q, %k, %k, %q, %lse, %q {scale = 1.0 : f32} : (tensor<1x1x4x8xf32>, tensor<1x1x5x8xf32>, tensor<1x1x5x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x5xf32>, tensor<1x1x4x8xf32>) -> (tensor<1x1x4x8xf32>, tensor<1x1x5x8xf32>, tensor<1x1x5x8xf32>)
   return
 }
 

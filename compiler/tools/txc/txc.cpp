@@ -1046,6 +1046,31 @@ bool checkListAndOutputFlags(int argc, char **argv) {
                  << " applies to --emit=dot and --emit=svg only\n";
     return false;
   }
+  // Fusion and precision change the IR from --emit=fused on, and --mcpu /
+  // --mattr the native code and the metadata's CPU features: with an
+  // earlier stage (or another output) each was dropped without a word.
+  if (emit == Stage::Ast || emit == Stage::Tx) {
+    const char *flag = noFuse.getNumOccurrences() > 0 ? "--no-fuse"
+                       : fusionStats.getNumOccurrences() > 0
+                           ? "--tx-fusion-stats"
+                       : precisionName.getNumOccurrences() > 0 ? "--precision"
+                                                               : nullptr;
+    if (flag) {
+      llvm::errs() << "txc: error: " << flag
+                   << " applies to the stages from --emit=fused on; --emit="
+                   << (emit == Stage::Ast ? "ast" : "tx")
+                   << " is the spec as written\n";
+      return false;
+    }
+  }
+  if ((mcpu.getNumOccurrences() > 0 || mattr.getNumOccurrences() > 0) &&
+      !isNative(emit) && emit != Stage::Metadata) {
+    llvm::errs() << "txc: error: "
+                 << (mcpu.getNumOccurrences() > 0 ? "--mcpu" : "--mattr")
+                 << " applies to --emit=llvm, obj, metadata and the "
+                    "executable (the CPU the native code runs on)\n";
+    return false;
+  }
   if (symbolPrefix.getNumOccurrences() > 0) {
     if (emit != Stage::Obj && emit != Stage::Llvm && emit != Stage::Metadata) {
       llvm::errs() << "txc: error: --symbol-prefix applies to --emit=obj, "
