@@ -946,3 +946,13 @@ func.func @rope_base(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %y = tx.rope %x {base = 0.5 : f32} : (tensor<4x8xf32>) -> tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+// A tx op at module level verified: a tx.constant there was dropped, and a
+// tx.param there failed later as "refers to no tx.parameter named @w".
+module {
+  tx.parameter @w : tensor<4xf32> {init = #tx.init<zeros>}
+  // expected-error @+1 {{'tx.param' op must be inside a function (an entry or a def), not at module level}}
+  %p = tx.param @w : tensor<4xf32>
+}

@@ -26,6 +26,20 @@ module attributes {tx.optimizer = {lr = 1.0e-2 : f64}} {
 
 // -----
 
+// Another kind of value was read as no optimizer: train kept its gradients
+// and updated nothing, without a word.
+// expected-error @+1 {{tx.optimizer must be a dictionary ({name = "adam", lr = ...}), got 5 : i64}}
+module attributes {tx.optimizer = 5 : i64} {
+  tx.parameter @w : tensor<4x8xf32> {init = #tx.init<normal>}
+  func.func @train() -> tensor<f32> attributes {tx.entry = "train"} {
+    %w = tx.param @w : tensor<4x8xf32>
+    %l = tx.reduce_sum %w {axes = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
 // The learning-rate schedule is "noam" (the only one the spec language
 // writes) or a constant lr; any other is refused, not run as noam.
 // expected-error @+1 {{'cosine'}}

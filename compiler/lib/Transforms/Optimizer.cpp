@@ -169,7 +169,16 @@ LogicalResult lowerToAdam(ModuleOp module, func::FuncOp train,
 struct OptimizerPass : mlir::tx::impl::OptimizerPassBase<OptimizerPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto optimizer = module->getAttrOfType<DictionaryAttr>("tx.optimizer");
+    // Another kind of value was read as no optimizer: the train entry
+    // kept its gradients and updated nothing, without a word.
+    Attribute setting = module->getAttr("tx.optimizer");
+    if (setting && !isa<DictionaryAttr>(setting)) {
+      module.emitError("tx.optimizer must be a dictionary ({name = \"adam\", "
+                       "lr = ...}), got ")
+          << setting;
+      return signalPassFailure();
+    }
+    auto optimizer = dyn_cast_or_null<DictionaryAttr>(setting);
     SmallVector<func::FuncOp> trains;
     for (auto func : module.getOps<func::FuncOp>()) {
       auto kind = func->getAttrOfType<StringAttr>("tx.train_kind");

@@ -15,6 +15,7 @@
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
@@ -47,6 +48,21 @@ bool dependsOnParameter(Value value);
 LogicalResult inferReduceResult(std::optional<Location> loc, Type input,
                                 ArrayRef<int64_t> axes, bool keepdim,
                                 SmallVectorImpl<Type> &types);
+
+/// Op trait of every tx op but tx.parameter: it lies inside a function
+/// (an entry or a def), not at module level.
+template <typename ConcreteType>
+class InFunction : public OpTrait::TraitBase<ConcreteType, InFunction> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    for (Operation *parent = op->getParentOp(); parent;
+         parent = parent->getParentOp())
+      if (isa<FunctionOpInterface>(parent))
+        return success();
+    return op->emitOpError("must be inside a function (an entry or a def), "
+                           "not at module level");
+  }
+};
 
 } // namespace mlir::tx
 

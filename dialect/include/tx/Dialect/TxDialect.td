@@ -64,7 +64,18 @@ def Tx_Dialect : Dialect {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+// Every tx op but tx.parameter computes inside a function (an entry or a
+// def): one at module level verified and was dropped, or named another
+// problem later (`tx.param` at module level: "refers to no tx.parameter").
+def Tx_InFunction : NativeOpTrait<"InFunction"> {
+  let cppNamespace = "::mlir::tx";
+}
+
 class Tx_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Tx_Dialect, mnemonic, !listconcat(traits, [Tx_InFunction])>;
+
+// An op of the module itself (tx.parameter).
+class Tx_ModuleOp<string mnemonic, list<Trait> traits = []>
     : Op<Tx_Dialect, mnemonic, traits>;
 
 #endif // TX_DIALECT_TD

@@ -65,7 +65,7 @@ def Tx_ConstantOp : Tx_Op<"constant", [Pure, ConstantLike,
   }]>];
 }
 
-def Tx_ParameterOp : Tx_Op<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">]> {
+def Tx_ParameterOp : Tx_ModuleOp<"parameter", [Symbol, HasParent<"::mlir::ModuleOp">]> {
   let summary = "a trainable parameter of the model";
   let description = [{
     Declares a parameter at module level, named in PyTorch state_dict style,
