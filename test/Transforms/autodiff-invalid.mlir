@@ -14,6 +14,20 @@ func.func @non_scalar_loss() -> tensor<4x8xf32> attributes {tx.entry = "train"} 
 
 // -----
 
+// The first block's branch was read as the return: "the loss is f32[4]".
+tx.parameter @w : tensor<4xf32> {init = #tx.init<normal>}
+// expected-error @+1 {{the train entry has 2 blocks; tx-autodiff differentiates an entry of one block (write loops with scf)}}
+func.func @two_blocks(%x: tensor<4xf32>) -> tensor<f32> attributes {tx.entry = "train"} {
+  %w = tx.param @w : tensor<4xf32>
+  cf.br ^bb1(%x : tensor<4xf32>)
+^bb1(%y: tensor<4xf32>):
+  %0 = tx.mul %y, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = tx.reduce_sum %0 {axes = array<i64: 0>} : (tensor<4xf32>) -> tensor<f32>
+  return %1 : tensor<f32>
+}
+
+// -----
+
 tx.parameter @w : tensor<4x8xf32> {init = #tx.init<normal>}
 // expected-error @+1 {{the train entry returns 2 results; it must return one scalar f32 loss to be differentiated}}
 func.func @two_losses() -> (tensor<f32>, tensor<f32>) attributes {tx.entry = "train"} {

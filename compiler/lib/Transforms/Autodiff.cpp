@@ -111,8 +111,17 @@ void prepareForward(func::FuncOp train) {
 }
 
 LogicalResult differentiate(func::FuncOp train) {
+  // The spec language writes one block (loops are scf); the first block's
+  // branch was read as the return ("the loss is f32[4]" of its operand).
+  if (!train.getBody().hasOneBlock())
+    return train.emitError("the train entry has ")
+           << train.getBody().getBlocks().size()
+           << " blocks; tx-autodiff differentiates an entry of one block "
+              "(write loops with scf)";
   Block &body = train.front();
-  auto ret = cast<func::ReturnOp>(body.getTerminator());
+  auto ret = dyn_cast<func::ReturnOp>(body.getTerminator());
+  if (!ret)
+    return train.emitError("the train entry's block ends without a return");
   if (ret.getNumOperands() != 1)
     return train.emitError("the train entry returns " +
                            std::to_string(ret.getNumOperands()) +
