@@ -110,6 +110,52 @@ void prepareForward(func::FuncOp train) {
     replaceByTrainingForm<CrossEntropyTrainOp>(builder, loss);
 }
 
+/// Warns of the parameters `train` reads but gives no gradient (`found` in
+/// reverse program order): one warning for each place that makes them, so
+/// a def called in a loop of 24 layers says it once, naming the layers'
+/// parameters (it said it 24 times, the last layer first).
+void warnNoGradient(func::FuncOp train,
+                    ArrayRef<std::pair<Location, StringRef>> found) {
+  // Keyed by the spec position: each call's location is its own (a name,
+  // the scope, wraps it).
+  llvm::MapVector<Location, std::pair<Location, SmallVector<StringRef>>>
+      byPlace;
+  for (const auto &[loc, name] : llvm::reverse(found)) {
+    Location place = loc;
+    if (auto file = loc->findInstanceOf<FileLineColLoc>())
+      place = file;
+    auto it = byPlace.insert({place, {loc, {}}}).first;
+    it->second.second.push_back(name);
+  }
+  for (const auto &[place, first] : byPlace) {
+    const auto &[loc, names] = first;
+    auto warning = emitWarning(loc);
+    const std::string tail =
+        "only through comparisons, ids, stop_gradient or nothing at all): "
+        "training leaves ";
+    if (names.size() == 1) {
+      warning << "parameter '" << names.front()
+              << "' gets no gradient from the loss of '" << train.getSymName()
+              << "' (its value reaches the loss " << tail
+              << "it as it is, as torch.optim does a parameter whose .grad "
+                 "is None";
+      continue;
+    }
+    constexpr size_t kShown = 3;
+    warning << names.size()
+            << " parameters made here get no gradient from the loss of '"
+            << train.getSymName() << "': '"
+            << llvm::join(ArrayRef<StringRef>(names).take_front(kShown), "', '")
+            << "'";
+    if (names.size() > kShown)
+      warning << (names.size() > kShown + 1 ? ", ... '" : ", '") << names.back()
+              << "'";
+    warning << " (their values reach the loss " << tail
+            << "them as they are, as torch.optim does a parameter whose "
+               ".grad is None";
+  }
+}
+
 LogicalResult differentiate(func::FuncOp train) {
   // The spec language writes one block (loops are scf); the first block's
   // branch was read as the return ("the loss is f32[4]" of its operand).
@@ -213,6 +259,8 @@ LogicalResult differentiate(func::FuncOp train) {
       DenseElementsAttr::get(cast<RankedTensorType>(loss.getType()),
                              ArrayRef<Attribute>{builder.getF32FloatAttr(1.0)}));
 
+  // Parameters without a gradient, in reverse program order.
+  SmallVector<std::pair<Location, StringRef>> noGradient;
   for (Operation *op : llvm::reverse(forward)) {
     builder.setInsertionPoint(ret);
     if (auto param = dyn_cast<ParamOp>(op)) {
@@ -231,13 +279,7 @@ LogicalResult differentiate(func::FuncOp train) {
       // torch.optim skips a parameter whose .grad is None. Said, since the
       // spec may not mean it (tests/E2E/untrained-parameters.test).
       if (!total)
-        param.emitWarning()
-            << "parameter '" << name.getValue()
-            << "' gets no gradient from the loss of '" << train.getSymName()
-            << "' (its value reaches the loss only through comparisons, "
-               "ids, stop_gradient or nothing at all): training leaves it "
-               "as it is, as "
-               "torch.optim does a parameter whose .grad is None";
+        noGradient.push_back({param.getLoc(), name.getValue()});
       if (!total)
         total = builder.create<ConstantOp>(
             param.getLoc(),
@@ -276,6 +318,7 @@ LogicalResult differentiate(func::FuncOp train) {
       accumulate(operand, grad, op->getLoc());
     }
   }
+  warnNoGradient(train, noGradient);
   // Gradients of inputs that need none, forward values nobody reads.
   eraseDeadOps(train.front());
   foldSumsIntoLinearGrads(train.front());
