@@ -280,11 +280,11 @@ private:
       // to one of them ((ids != pad) & (ids != sos): [SOS] left out of a
       // masked mean) is no padding mask gone wrong.
       llvm::SmallPtrSet<Operation *, 4> padComparisons;
-      forEachMaskId(arg, [&](Operation *op, int64_t compared) {
+      forEachMaskId(arg, padId, [&](Operation *op, int64_t compared) {
         if (compared == padId)
           padComparisons.insert(op);
       });
-      forEachMaskId(arg, [&](Operation *op, int64_t compared) {
+      forEachMaskId(arg, padId, [&](Operation *op, int64_t compared) {
         if (compared == padId || isSelector(op) ||
             joinedWithAny(op, padComparisons))
           return;
@@ -630,25 +630,48 @@ private:
 
   /// Calls `found(op, id)` for each padding mask of `ids` (through
   /// reshapes): `padding_mask(ids, id)` and `ids != id` / `ids == id` with
-  /// a constant id.
+  /// a constant id. An order comparison (`ids > 0`) is one on `padId` when
+  /// its boundary lies next to `padId` (it tells the pad from the id beside
+  /// it), else on its constant: `ids > 0` with `pad = 3` keeps the padding
+  /// (it said nothing).
   template <typename Found>
-  static void forEachMaskId(Value ids, const Found &found) {
+  static void forEachMaskId(Value ids, int64_t padId, const Found &found) {
     for (Operation *user : ids.getUsers()) {
       if (auto reshape = dyn_cast<ReshapeOp>(user)) {
-        forEachMaskId(reshape.getResult(), found);
+        forEachMaskId(reshape.getResult(), padId, found);
       } else if (auto mask = dyn_cast<PaddingMaskOp>(user)) {
         found(user, int64_t(mask.getPad()));
       } else if (auto cmp = dyn_cast<CmpOp>(user)) {
-        if (cmp.getPredicate() != CmpPredicate::ne &&
-            cmp.getPredicate() != CmpPredicate::eq)
-          continue;
-        Value other = cmp.getLhs() == ids ? cmp.getRhs() : cmp.getLhs();
+        const bool idsLeft = cmp.getLhs() == ids;
+        Value other = idsLeft ? cmp.getRhs() : cmp.getLhs();
         auto constant = other.getDefiningOp<ConstantOp>();
         auto value = constant
                          ? dyn_cast<DenseIntElementsAttr>(constant.getValue())
                          : nullptr;
-        if (value && value.isSplat())
-          found(user, value.getSplatValue<APInt>().getSExtValue());
+        if (!value || !value.isSplat())
+          continue;
+        const int64_t id = value.getSplatValue<APInt>().getSExtValue();
+        const CmpPredicate predicate = cmp.getPredicate();
+        if (predicate == CmpPredicate::ne || predicate == CmpPredicate::eq) {
+          found(user, id);
+          continue;
+        }
+        auto holds = [&](int64_t x) {
+          const int64_t lhs = idsLeft ? x : id, rhs = idsLeft ? id : x;
+          switch (predicate) {
+          case CmpPredicate::lt:
+            return lhs < rhs;
+          case CmpPredicate::le:
+            return lhs <= rhs;
+          case CmpPredicate::gt:
+            return lhs > rhs;
+          default:
+            return lhs >= rhs;
+          }
+        };
+        const bool tellsPad = holds(padId) != holds(padId - 1) ||
+                              holds(padId) != holds(padId + 1);
+        found(user, tellsPad ? padId : id);
       }
     }
   }
