@@ -430,6 +430,27 @@ private:
       }
       return axis;
     };
+    // The last axis of a linear's output (through ops of one operand of
+    // its type, activations) holds its features, not positions: a GLU head
+    // on a pooled [B, 128] was told it read positions of a constant length
+    // of 128.
+    auto projected = [](Value value, int64_t axis) {
+      auto type = dyn_cast<RankedTensorType>(value.getType());
+      if (!type || axis != type.getRank() - 1)
+        return false;
+      for (int steps = 0; steps < 8; ++steps) {
+        Operation *def = value.getDefiningOp();
+        if (!def)
+          return false;
+        if (isa<LinearOp>(def))
+          return true;
+        if (def->getNumOperands() != 1 ||
+            def->getOperand(0).getType() != value.getType())
+          return false;
+        value = def->getOperand(0);
+      }
+      return false;
+    };
     for (auto func : module.getOps<func::FuncOp>()) {
       if (!func->hasAttr("tx.entry") || func.isExternal())
         continue;
@@ -448,7 +469,8 @@ private:
           if (axis < 0)
             axis += source.getRank();
           for (const auto &[input, length] : lengths) {
-            if (lengthAxis(shape, length) != axis || length.isSymbolic())
+            if (lengthAxis(shape, length) != axis || length.isSymbolic() ||
+                projected(split->getOperand(0), axis))
               continue;
             ArrayRef<int64_t> sizes = split.getSizes();
             int64_t first = 0;
@@ -468,7 +490,7 @@ private:
         const Shape shape = getShape(source);
         for (const auto &[input, length] : lengths) {
           int64_t axis = lengthAxis(shape, length);
-          if (axis < 0)
+          if (axis < 0 || projected(op->getOperand(0), axis))
             continue;
           if (auto slice = dyn_cast<SliceOp>(op)) {
             // `x[:, p, :]` with p past the first, or a range of a constant
