@@ -262,10 +262,19 @@ std::string prefixHint(const SafetensorsReader &file, const ModelInfo &model) {
   std::vector<std::string> missing = missingParameters(file, model);
   if (missing.empty())
     return "";
+  std::set<std::string> params;
+  for (const ParamInfo &info : model.params)
+    params.insert(info.name);
+  // A prefix ends at a name's dot, and the tensor under it is no parameter
+  // of the model: `layers.0.input_layernorm.weight` (a parameter) read as
+  // 'norm.weight' under 'layers.0.input_layer' gave that advice, which
+  // renames every tensor.
   std::map<std::string, size_t> found; // prefix -> missing names it covers
   for (const SafetensorsEntry &entry : file.tensors())
     for (const std::string &name : missing)
-      if (entry.name.size() > name.size() && endsWith(entry.name, name))
+      if (entry.name.size() > name.size() && endsWith(entry.name, name) &&
+          entry.name[entry.name.size() - name.size() - 1] == '.' &&
+          !params.count(entry.name))
         ++found[entry.name.substr(0, entry.name.size() - name.size())];
   for (const auto &[prefix, count] : found)
     if (count == missing.size())
@@ -419,6 +428,36 @@ std::string extraTensorsHint(const SafetensorsReader &file,
                "writes both): the model ties them, so leave it out of the "
                "file";
     }
+  }
+  // A weight of a parameter's shape with other values: the file's model
+  // has a layer of its own where this spec reads another parameter (an
+  // untied output beside a spec that ties it). It was called a buffer,
+  // and "leave it out" dropped the trained layer.
+  for (const SafetensorsEntry *entry : matrices) {
+    if (!endsWith(entry->name, ".weight"))
+      continue;
+    // The one parameter of its shape (an embedding's [vocab, d]); a shape
+    // several layers share says nothing of which.
+    const ParamInfo *twin = nullptr;
+    size_t sameShape = 0;
+    for (const ParamInfo &info : model.params)
+      if (info.shape == entry->shape) {
+        ++sameShape;
+        twin = &info;
+      }
+    if (sameShape != 1 || !file.find(twin->name))
+      continue;
+    return "'" + entry->name + "' in '" + file.path() + "' has the shape of '" +
+           twin->name +
+           "' but other values: the file's model has a weight of its own "
+           "there, where this spec reads '" +
+           twin->name +
+           "' (an output layer written as the embedding's, `linear(x, "
+           "vocab, bias = false) as " +
+           twin->name.substr(0, twin->name.rfind('.')) +
+           "`, is tied to it): give that layer its own name in the spec to "
+           "load it; left out of the file, the model computes another "
+           "function than the file's";
   }
   // A bias the spec's layer does not have (`bias = false`): its weight is
   // a parameter.

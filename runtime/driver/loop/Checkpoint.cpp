@@ -400,10 +400,26 @@ ConfigChanges describeConfigChanges(
   auto add = [](std::string &list, const std::string &text) {
     list += (list.empty() ? "" : ", ") + text;
   };
+  // The same number written two ways is the same value: a float item of
+  // integral value is 1 in checkpoints saved before metadata
+  // "float_configs", 1.0 since.
+  auto same = [](const std::string &a, const std::string &b) {
+    if (a == b)
+      return true;
+    try {
+      const Json x = parseJson(a), y = parseJson(b);
+      return x.is_number() && y.is_number() &&
+             x.get<double>() == y.get<double>();
+    } catch (const JsonError &) {
+      return false;
+    }
+  };
   const std::vector<std::pair<std::string, std::string>> current =
       modelConfigRecord(model);
   for (const auto &[key, value] : current) {
     std::optional<std::string> was = valueOf(saved, key);
+    if (was && same(*was, value))
+      continue;
     if (!was && isBound(key)) {
       add(out.bounds, key + " = " + value + " (new)");
     } else if (!was) {

@@ -284,13 +284,24 @@ void noteConfigChanges(const SafetensorsReader &file, const ModelInfo &model,
            "(txc compiled them to the same program)\n";
     return;
   }
-  err << "warning: '" << file.path()
-      << "' was trained with another config (this executable: " << changes
+  // A checkpoint of another model whose tensors fit (a renamed spec, or
+  // another spec of the same layers): the -D advice builds this spec, not
+  // the one that trained it (it then failed as "a checkpoint of model").
+  const std::string *trainedAs = file.metadataValue("model");
+  const bool otherModel = trainedAs && *trainedAs != model.model;
+  err << "warning: '" << file.path() << "' was trained "
+      << (otherModel ? "as model '" + *trainedAs + "' (this executable is '" +
+                           model.model + "') "
+                     : std::string())
+      << "with another config (this executable: " << changes
       << "): its tensors fit, but a value that shapes the model (heads, "
          "eps, a scale) makes this executable compute another function "
          "of them"
       << (flags.empty() ? std::string()
-                        : "; txc" + flags + " builds the model it trained")
+          : otherModel
+              ? "; model '" + *trainedAs + "''s own spec, compiled with txc" +
+                    flags + ", builds the model it trained"
+              : "; txc" + flags + " builds the model it trained")
       // Without both fingerprints nothing tells which values those are
       // (in a training entry, run as it is, they all count).
       << (use == WeightsUse::Inference && !same

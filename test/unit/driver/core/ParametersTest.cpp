@@ -196,6 +196,21 @@ TEST_F(ParametersTest, HuggingFaceFilesGetWhatToDo) {
                             "' equals 'w' (tied embeddings, as Hugging Face's "
                             "save_pretrained writes both): the model ties "
                             "them, so leave it out of the file");
+  // The file's own output weight beside a spec that ties it: called a
+  // buffer, and "leave it out" dropped the trained layer.
+  std::vector<float> other(16, 0.25f);
+  std::string untied =
+      write("untied.safetensors",
+            {{"w", DType::F32, {4, 4}, w.data()},
+             {"b", DType::F32, {4}, b.data()},
+             {"g", DType::F32, {4}, g.data()},
+             {"lm_head.weight", DType::F32, {4, 4}, other.data()}});
+  EXPECT_NE(last(untied).find("'lm_head.weight' in '" + untied +
+                              "' has the shape of 'w' but other values: the "
+                              "file's model has a weight of its own there"),
+            std::string::npos)
+      << last(untied);
+  EXPECT_EQ(last(untied).find("buffer"), std::string::npos) << last(untied);
   std::string buffer =
       write("buffer.safetensors",
             {{"w", DType::F32, {4, 4}, w.data()},
@@ -258,6 +273,22 @@ TEST_F(ParametersTest, ParametersUnderAPrefixAreNamedOnce) {
           "'w'): save the tensors without it (in PyTorch, "
           "{k.removeprefix('transformer.'): v for k, v in "
           "state_dict.items()})");
+  // A prefix ends at a dot, and a parameter is no prefixed copy of
+  // another: 'layers.0.input_layernorm.weight' was read as 'norm.weight'
+  // under 'layers.0.input_layer', advice that renamed every tensor.
+  ModelInfo withNorm = model;
+  withNorm.params.push_back(model.params.back());
+  withNorm.params.back().name = "n.g";
+  for (const char *name : {"big", "n.g"}) {
+    std::string file = write(std::string("no-g-") + name + ".safetensors",
+                             {{"w", DType::F32, {4, 4}, w.data()},
+                              {"b", DType::F32, {4}, b.data()},
+                              {name, DType::F32, {4}, g.data()}});
+    SafetensorsReader reader(file);
+    for (const std::string &problem :
+         checkCheckpointAgainstModel(reader, withNorm))
+      EXPECT_EQ(problem.find("under the prefix"), std::string::npos) << problem;
+  }
   // Only part of them under a prefix: no hint.
   std::string some = write("some.safetensors",
                            {{"transformer.w", DType::F32, {4, 4}, w.data()},

@@ -258,4 +258,32 @@ TEST(CheckpointTest, ANegativeSecondMomentIsRefused) {
                        "at [");
 }
 
+// A float config item of integral value: 1 in checkpoints saved before the
+// metadata said which items are floats, 1.0 since. The same number is no
+// change (it would have been "eps = 1.0 (was 1)" and a warning).
+TEST(ConfigChangesTest, TheSameNumberWrittenTwoWaysIsNoChange) {
+  std::string json = fake_seq2seq_json;
+  const std::string config = "\"config\": {";
+  json.replace(json.find(config), config.size(),
+               "\"float_configs\": [\"eps\"], \"config\": {\"eps\": 1, ");
+  ModelInfo model = ModelInfo::parse(json);
+  std::vector<std::pair<std::string, std::string>> saved =
+      modelConfigRecord(model);
+  bool found = false;
+  for (auto &[key, value] : saved)
+    if (key == "eps") {
+      EXPECT_EQ(value, "1.0");
+      value = "1";
+      found = true;
+    }
+  ASSERT_TRUE(found);
+  ConfigChanges same = describeConfigChanges(saved, model, {});
+  EXPECT_EQ(same.changes, "");
+  for (auto &[key, value] : saved)
+    if (key == "eps")
+      value = "2";
+  ConfigChanges other = describeConfigChanges(saved, model, {});
+  EXPECT_EQ(other.changes, "eps = 1.0 (was 2)");
+}
+
 } // namespace
