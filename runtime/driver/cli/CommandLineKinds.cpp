@@ -30,11 +30,12 @@ options:
                         checkpoint; when given, it must be the same)
   --max-new-tokens N    at most N generated tokens per prompt (default 20;
                         0: the prompts alone)
-  --temperature T       0 (default): greedy; > 0: sample from softmax(l / T)
-  --top-k K             sample among the K most likely tokens (default 0:
-                        all)
+  --temperature T       0 (default): greedy; in (0, 100]: sample from
+                        softmax(l / T)
+  --top-k K             sample among the K most likely tokens and those tied
+                        with the K-th (default 0: all)
   --top-p P             sample among the most likely tokens whose
-                        probability reaches P (default 1: all)
+                        probability reaches P, in (0, 1] (default 1: all)
   --seed S              the seed of the draws (default 0); the same seed
                         gives the same text
   --no-cache            re-run the whole prefix at every step (also

@@ -190,8 +190,10 @@ options:
                       checkpoint; when given, they must be the same)
   --max-len N         at most N generated tokens ([EOS] included; default and
                       limit: the bound of the target dim)
-  --beam N            beam search with N hypotheses (default 1: greedy)
-  --alpha A           beam length penalty ((5 + len) / 6)^A (default 0.6)
+  --beam N            beam search with N hypotheses, at most 1024 and the
+                      batch bound (default 1: greedy)
+  --alpha A           beam length penalty ((5 + len) / 6)^A, len counting
+                      [EOS], A in [0, 10] (default 0.6)
   --no-kv-cache       re-run the whole prefix at every step instead of the
                       compiled incremental decode_step (same output, slower;
                       also spelled --no-cache, as generate has it)

@@ -51,6 +51,18 @@ samplingDistribution(const float *logits, int64_t vocab,
   };
   std::partial_sort(order.begin(), order.begin() + keep, order.end(),
                     moreLikely);
+  // Every id tied with the K-th stays, as Hugging Face's top-k keeps each
+  // logit >= the K-th largest (K of them were kept, the lowest ids, and
+  // --top-k 1 over tied ids always gave the lowest).
+  if (keep < size_t(vocab)) {
+    const float kth = logits[order[keep - 1]];
+    size_t tied = keep;
+    for (size_t i = keep; i < order.size(); ++i)
+      if (logits[order[i]] == kth)
+        std::swap(order[tied++], order[i]);
+    std::sort(order.begin() + keep, order.begin() + tied);
+    keep = tied;
+  }
   order.resize(keep);
   // Ids at -infinity (never to be picked) have no probability; the most
   // likely id stays.

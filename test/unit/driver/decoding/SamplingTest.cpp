@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 using namespace txrt::driver;
 
@@ -98,6 +99,28 @@ TEST(SamplingTest, TopKKeepsTheKMostLikely) {
     int32_t id = sampleToken(kLogits.data(), 5, options, 0, position);
     EXPECT_TRUE(id == 1 || id == 3) << id;
   }
+}
+
+// Ids tied with the K-th stay, as Hugging Face's top-k keeps every logit
+// >= the K-th largest: K of them were kept, the lowest ids, so --top-k 1
+// over tied ids always gave the lowest.
+TEST(SamplingTest, TopKKeepsEveryIdTiedWithTheKth) {
+  const std::vector<float> tied = {0.5f, 2.0f, 1.0f, 2.0f, 1.0f, 2.0f};
+  SamplingOptions options = withTemperature(1);
+  options.topK = 1;
+  auto candidates = samplingDistribution(tied.data(), 6, options);
+  ASSERT_EQ(candidates.size(), 3u);
+  for (const auto &[id, probability] : candidates) {
+    EXPECT_TRUE(id == 1 || id == 3 || id == 5) << id;
+    EXPECT_NEAR(probability, 1.0 / 3, 1e-12);
+  }
+  options.topK = 4; // 2, 2, 2 and the first 1: both 1s stay
+  EXPECT_EQ(samplingDistribution(tied.data(), 6, options).size(), 5u);
+  std::set<int32_t> drawn;
+  options.topK = 1;
+  for (uint64_t position = 0; position < 200; ++position)
+    drawn.insert(sampleToken(tied.data(), 6, options, 0, position));
+  EXPECT_EQ(drawn, (std::set<int32_t>{1, 3, 5}));
 }
 
 TEST(SamplingTest, TopPKeepsTheSmallestNucleus) {
