@@ -118,6 +118,7 @@ public:
       return;
     checkPaddingMasks(pad);
     checkUnmaskedInputs(pad);
+    checkUnmaskedAttentions(pad);
     checkFixedPositionPooling(pad);
   }
 
@@ -356,6 +357,103 @@ private:
               "', e.g. 'masked_fill(scores, !padding_mask(" + input +
               ", pad), -1e9)'");
     }
+  }
+
+  /// An attention (or a softmax) over the positions of a padded @source or
+  /// @tokens input that no mask of that input reaches, where another one
+  /// does (with none at all, checkUnmaskedInputs says so once): a
+  /// cross-attention written without the source's mask attends to the
+  /// padded memory, and a text's result depends on its batch (a tester's
+  /// eval loss changed with --batch, without a word).
+  void checkUnmaskedAttentions(const std::optional<ConfigInt> &pad) {
+    StringRef kind = module->getAttrOfType<StringAttr>(kKindAttr).getValue();
+    if (kind != "seq2seq" && kind != "classifier")
+      return;
+    const int64_t padId = pad ? pad->value : 0;
+    std::set<std::tuple<uint32_t, uint32_t, std::string>> reported;
+    forEachEntryInput([&](func::FuncOp func, BlockArgument arg, StringAttr role,
+                          StringAttr name) {
+      auto type = dyn_cast<RankedTensorType>(arg.getType());
+      if (!role || !name ||
+          (role.getValue() != "source" && role.getValue() != "tokens") ||
+          !type || type.getRank() < 2 || !type.isDynamicDim(1) ||
+          !readByMask(arg))
+        return;
+      const Dim length = getShape(type)[1];
+      // Another input of the entry with that length (one dim for source
+      // and target) says not whose positions the keys are.
+      for (BlockArgument other : func.getArguments()) {
+        auto otherType = dyn_cast<RankedTensorType>(other.getType());
+        if (other != arg && otherType && otherType.getRank() >= 2 &&
+            getShape(otherType)[1] == length)
+          return;
+      }
+      llvm::SmallPtrSet<Operation *, 8> masks;
+      forEachMaskId(arg, padId,
+                    [&](Operation *op, int64_t) { masks.insert(op); });
+      // Whether `value` is computed from one of those masks here: through
+      // element-wise ops (masked_fill, where, an additive mask), not into
+      // the products that made the scores (the keys come from an encoder
+      // whose own attention is masked).
+      auto masked = [&](Value value) {
+        llvm::SmallPtrSet<Operation *, 32> seen;
+        llvm::SmallVector<Value> work{value};
+        while (!work.empty()) {
+          Operation *def = work.pop_back_val().getDefiningOp();
+          if (!def || !seen.insert(def).second)
+            continue;
+          if (masks.contains(def))
+            return true;
+          if (isa<MatmulOp, LinearOp, AttentionOp, SoftmaxOp, EmbeddingOp,
+                  GatherOp, LayerNormOp, RmsNormOp, MergeHeadsOp, SplitHeadsOp>(
+                  def))
+            continue;
+          for (Value operand : def->getOperands())
+            work.push_back(operand);
+        }
+        return false;
+      };
+      auto keyedBy = [&](Type keys, int64_t axis) {
+        auto tensor = dyn_cast<RankedTensorType>(keys);
+        if (!tensor || tensor.getRank() < 2)
+          return false;
+        if (axis < 0)
+          axis += tensor.getRank();
+        return axis >= 0 && axis < tensor.getRank() &&
+               getShape(tensor)[size_t(axis)] == length;
+      };
+      const std::string input = name.str();
+      func.walk([&](Operation *op) {
+        bool unmasked = false;
+        if (auto attention = dyn_cast<AttentionOp>(op))
+          unmasked = keyedBy(attention.getKey().getType(), -2) &&
+                     (!attention.getMask() || !masked(attention.getMask()));
+        else if (auto softmax = dyn_cast<SoftmaxOp>(op))
+          unmasked = keyedBy(softmax.getType(), softmax.getAxis()) &&
+                     !masked(softmax.getInput());
+        if (!unmasked || !reachesResults(op))
+          return;
+        SourceLoc loc = specLocOf(op->getLoc());
+        if (!reported.insert({loc.line, loc.col, input}).second)
+          return;
+        diags.warning(
+            loc,
+            std::string(isa<AttentionOp>(op) ? "this attention"
+                                             : "this softmax") +
+                " is over the " + formatDim(length) + " positions of '" +
+                input + "' (@" + role.str() + "), and no mask of '" + input +
+                "' reaches it (another does): the executable pads the "
+                "shorter texts of a batch with " +
+                padPhrase(pad) +
+                ", so their padded positions are attended to here, and a "
+                "text's result depends on what it is batched with",
+            "give it a mask of '" + input +
+                "', e.g. 'attention(q, k, v, "
+                "padding_mask(" +
+                input + ", pad))'; an entry that reads '" + input +
+                "' only through another input takes it as an input too");
+      });
+    });
   }
 
   /// A classifier that pools a fixed position past the first of its texts
