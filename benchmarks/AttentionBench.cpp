@@ -233,6 +233,29 @@ void registerCase(int64_t t, bool causal, bool leftPad = false) {
   }
 }
 
+/// Rows longer than a key block (256) whose log-sum-exp is large (|lse| >=
+/// 16) are normalized by their own sums over the key blocks in the
+/// backward, a first pass of S = Q K^T (AttentionTest.BackwardDvCancels-
+/// AConstantInLongRows): "txrt" has such rows (Q scaled by 64), "small_
+/// scores" none, the same kernel and shapes; the ratio is that pass's cost.
+void registerLongRowCase(int64_t t) {
+  const std::string group =
+      "attention/B8h8d64T" + std::to_string(t) + "longrow/bwd/";
+  for (bool large : {true, false})
+    add(group + (large ? "txrt" : "small_scores"),
+        [t, large](benchmark::State &state) {
+          Tensors x(t, false);
+          if (large)
+            for (float &value : x.q)
+              value *= 64.0f;
+          if (!ok(state, fusedForward(x, false)))
+            return;
+          for (auto _ : state)
+            if (!ok(state, fusedBackward(x, false)))
+              break;
+        });
+}
+
 } // namespace
 
 void registerAttentionBenchmarks() {
@@ -240,6 +263,7 @@ void registerAttentionBenchmarks() {
   registerCase(256, false);
   registerCase(256, true);
   registerCase(256, false, /*leftPad=*/true);
+  registerLongRowCase(512);
 }
 
 } // namespace txrt_bench

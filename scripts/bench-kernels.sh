@@ -7,6 +7,9 @@
 #   matmul          txrt linear products vs bare dnnl_sgemm    speed >= 0.85x
 #   attention       fused vs unfused oneDNN chain              >= 1.0x (T=64),
 #                                                              >= 1.3x (T=256)
+#   attention long  backward at T=512 with rows of |lse| >= 16 (no target;
+#   rows            (their own sums over the key blocks: a     the pass's cost)
+#                   first S = Q K^T pass) vs small scores
 #   attention bf16  fused with bf16 block products vs the      (no target;
 #                   fused f32 kernel (txrt_attention_*_bf16)   docs/precision.md)
 #   add_layer_norm  fused vs oneDNN add + layer norm (fwd)     >= 1.2x
@@ -53,7 +56,7 @@ while [[ $# -gt 0 ]]; do
     --min-time) MIN_TIME=$2; shift 2 ;;
     --json) JSON=$2; shift 2 ;;
     --rt) RT=(chrt -f 10); shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
     *) echo "bench-kernels: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -148,9 +151,9 @@ for group in sorted(groups):
     impls = groups[group]
     if "txrt" not in impls:
         continue
-    for base_name in ("sgemm", "unfused", "unfused_split", "no_rope", "keep", "flush_all", "copy", "separate", "plain"):
+    for base_name in ("sgemm", "unfused", "unfused_split", "no_rope", "keep", "flush_all", "copy", "separate", "plain", "small_scores"):
         if base_name in impls:
-            goal = target(group) if base_name not in ("unfused_split", "flush_all") else None
+            goal = target(group) if base_name not in ("unfused_split", "flush_all", "small_scores") else None
             row(group, impls["txrt"], base_name, impls[base_name], goal)
 
 # A training step of attention runs forward then backward.
