@@ -15,7 +15,9 @@ namespace txrt {
 // was ignored without a word: the default taken), as TXRT_NUM_THREADS's is.
 int64_t BucketPlan::floatsFromEnvironment() {
   double megabytes = 8.0;
-  if (const char *env = std::getenv("TXRT_BUCKET_MB")) {
+  // Empty is unset, as for every TXRT_ variable (TXRT_NUM_THREADS= ran on
+  // every core, TXRT_BUCKET_MB= was an error).
+  if (const char *env = std::getenv("TXRT_BUCKET_MB"); env && *env) {
     char *end = nullptr;
     megabytes = std::strtod(env, &end);
     if (end == env || *end != '\0' || !(megabytes > 0) || megabytes > 65536)
@@ -29,6 +31,8 @@ int64_t BucketPlan::floatsFromEnvironment() {
 
 bool allreduceOverlapFromEnvironment() {
   const char *env = std::getenv("TXRT_ALLREDUCE_OVERLAP");
+  if (env && !*env)
+    env = nullptr; // empty is unset
   if (env && std::string(env) != "0" && std::string(env) != "1")
     throw Error(TXRT_ERROR_INVALID_ARGUMENT,
                 std::string("TXRT_ALLREDUCE_OVERLAP='") + env +

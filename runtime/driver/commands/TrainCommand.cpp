@@ -1000,6 +1000,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   if (ranks.parallel())
     for (const char *name : {"TXRT_BUCKET_MB", "TXRT_ALLREDUCE_OVERLAP"}) {
       const char *value = std::getenv(name);
+      if (value && !*value)
+        value = nullptr; // empty is unset
       requireSameAsRankZero(
           ranks, fnv1a64(value ? std::string("=") + value : std::string()),
           std::string(name) +

@@ -18,8 +18,18 @@ ContextPtr createContext(int32_t threads) {
   if (status != TXRT_OK) {
     std::string message = std::string("cannot create the txrt context: ") +
                           txrt_last_error(nullptr);
-    if (status == TXRT_ERROR_INVALID_ARGUMENT)
+    if (status == TXRT_ERROR_INVALID_ARGUMENT) {
+      // A bad TXRT_* value: the variable's own words, without the call's
+      // "txrt_context_create(num_threads=0): invalid argument: " (the 0,
+      // "the default", read as a bad thread count beside
+      // TXRT_NUM_THREADS=1).
+      const std::string prefix = "invalid argument: ";
+      const std::string::size_type at = message.find(prefix);
+      if (at != std::string::npos)
+        message = "cannot create the txrt context: " +
+                  message.substr(at + prefix.size());
       throw InputError(message);
+    }
     throw KernelError(message);
   }
   return ContextPtr(ctx);

@@ -123,7 +123,8 @@ typedef struct txrt_context txrt_context;
 
 /** Creates a context on the CPU engine. The thread count comes from the
  *  environment variable TXRT_NUM_THREADS (a positive integer) or, when it is
- *  unset, is the number of cores. Fails with TXRT_ERROR_INVALID_ARGUMENT when
+ *  unset (or empty: an empty TXRT_ variable is an unset one), is the number
+ *  of cores. Fails with TXRT_ERROR_INVALID_ARGUMENT when
  *  TXRT_NUM_THREADS is set to something else, or TXRT_BUCKET_MB (megabytes in
  *  (0, 65536]) or TXRT_ALLREDUCE_OVERLAP (0 or 1), the gradient exchange's
  *  settings, or TXRT_PACK_WEIGHTS (0 or 1, see
