@@ -267,6 +267,7 @@ private:
     struct Mask {
       std::string input, role;
       int64_t compared;
+      std::string relation; // an order comparison's, "" for == and !=
     };
     // In source order, each once per role and id (a def's mask is in
     // every entry, under each entry's name of the input; a def called on
@@ -277,36 +278,60 @@ private:
       if (!role || !isTokenRole(role.getValue()))
         return;
       const std::string input = name ? name.str() : "?";
+      // The table's vocabulary, for order comparisons (a large one when no
+      // table of the input is known).
+      int64_t vocab = int64_t(1) << 30;
+      for (const InputEmbedding &embedding : embeddings)
+        if (embedding.input == input && embedding.rows > 0)
+          vocab = embedding.rows;
       // The pad comparisons of this input: another id's comparison joined
       // to one of them ((ids != pad) & (ids != sos): [SOS] left out of a
       // masked mean) is no padding mask gone wrong.
       llvm::SmallPtrSet<Operation *, 4> padComparisons;
-      forEachMaskId(arg, padId, [&](Operation *op, int64_t compared) {
-        if (compared == padId)
-          padComparisons.insert(op);
-      });
-      forEachMaskId(arg, padId, [&](Operation *op, int64_t compared) {
-        if (compared == padId || isSelector(op) ||
-            joinedWithAny(op, padComparisons))
-          return;
-        SourceLoc loc = specLocOf(op->getLoc());
-        masks.try_emplace({loc.line, loc.col, role.str(), compared},
-                          Mask{input, role.str(), compared});
-      });
+      forEachMaskId(
+          arg, padId, vocab,
+          [&](Operation *op, int64_t, const std::string &, bool onPad) {
+            if (onPad)
+              padComparisons.insert(op);
+          });
+      forEachMaskId(
+          arg, padId, vocab,
+          [&](Operation *op, int64_t compared, const std::string &relation,
+              bool onPad) {
+            if (onPad || isSelector(op) || joinedWithAny(op, padComparisons))
+              return;
+            SourceLoc loc = specLocOf(op->getLoc());
+            masks.try_emplace({loc.line, loc.col, role.str(), compared},
+                              Mask{input, role.str(), compared, relation});
+          });
     });
     for (const auto &[at, mask] : masks)
       diags.warning(
           SourceLoc{std::get<0>(at), std::get<1>(at)},
-          "this mask compares '" + mask.input + "' (@" + mask.role +
-              ") with id " + std::to_string(mask.compared) +
-              ", but the executable pads '" + mask.input + "' with " +
-              padPhrase(pad) +
-              ": padded positions count as tokens, and a result depends "
-              "on what its sentence is batched with",
+          mask.relation.empty()
+              ? "this mask compares '" + mask.input + "' (@" + mask.role +
+                    ") with id " + std::to_string(mask.compared) +
+                    ", but the executable pads '" + mask.input + "' with " +
+                    padPhrase(pad) +
+                    ": padded positions count as tokens, and a result "
+                    "depends on what its sentence is batched with"
+              : "this mask ('" + mask.input + "' (@" + mask.role +
+                    "): " + mask.relation +
+                    ") is for the pad what it is for most ids, and the "
+                    "executable pads '" +
+                    mask.input + "' with " + padPhrase(pad) +
+                    ": padded positions count as tokens, and a result "
+                    "depends on what its sentence is batched with",
           pad ? "compare with pad, e.g. 'padding_mask(" + mask.input + ", pad)'"
-              : "add 'config pad = " + std::to_string(mask.compared) +
+          : mask.relation.empty()
+              ? "add 'config pad = " + std::to_string(mask.compared) +
                     "' (the id the executable pads with and its "
-                    "tokenizer's [PAD])");
+                    "tokenizer's [PAD])"
+              : "compare with the id the executable pads with, e.g. "
+                "'padding_mask(" +
+                    mask.input +
+                    ", 0)', or add 'config pad = N' (its tokenizer's "
+                    "[PAD])");
   }
 
   /// A source or tokens input of a seq2seq model or classifier that no
@@ -389,8 +414,10 @@ private:
           return;
       }
       llvm::SmallPtrSet<Operation *, 8> masks;
-      forEachMaskId(arg, padId,
-                    [&](Operation *op, int64_t) { masks.insert(op); });
+      forEachMaskId(arg, padId, int64_t(1) << 30,
+                    [&](Operation *op, int64_t, const std::string &, bool) {
+                      masks.insert(op);
+                    });
       // Whether `value` is computed from one of those masks here: through
       // element-wise ops (masked_fill, where, an additive mask), not into
       // the products that made the scores (the keys come from an encoder
@@ -708,15 +735,25 @@ private:
     }
   }
 
-  /// `ids == X` read only as numbers (`float(ids == eos)`: an indicator
+  /// `ids == X` or an order comparison (`ids > 5`) read only as numbers
+  /// (`float(ids == eos)`, `where(ids > 5, 1.0, 0.0)`: an indicator
   /// feature, a selector), not as a mask of positions to keep or fill.
+  /// (`float(ids != pad)` is a masked mean's weights: a mask.)
   static bool isSelector(Operation *op) {
     auto cmp = dyn_cast<CmpOp>(op);
-    if (!cmp || cmp.getPredicate() != CmpPredicate::eq ||
+    if (!cmp || cmp.getPredicate() == CmpPredicate::ne ||
         cmp.getResult().use_empty())
       return false;
-    return llvm::all_of(cmp.getResult().getUsers(),
-                        [](Operation *user) { return isa<ToFloatOp>(user); });
+    auto constant = [](Value value) {
+      return static_cast<bool>(value.getDefiningOp<ConstantOp>());
+    };
+    return llvm::all_of(cmp.getResult().getUsers(), [&](Operation *user) {
+      if (isa<ToFloatOp>(user))
+        return true;
+      auto where = dyn_cast<WhereOp>(user);
+      return where && where->getOperand(0) == cmp.getResult() &&
+             constant(where->getOperand(1)) && constant(where->getOperand(2));
+    });
   }
 
   /// Whether the mask `op` makes is and-ed or or-ed (through reshapes and
@@ -748,19 +785,24 @@ private:
     return false;
   }
 
-  /// Calls `found(op, id)` for each padding mask of `ids` (through
-  /// reshapes): `padding_mask(ids, id)` and `ids != id` / `ids == id` with
-  /// a constant id. An order comparison (`ids > 0`) is one on `padId` when
-  /// its boundary lies next to `padId` (it tells the pad from the id beside
-  /// it), else on its constant: `ids > 0` with `pad = 3` keeps the padding
-  /// (it said nothing).
+  /// Calls `found(op, id, relation, onPad)` for each padding mask of `ids`
+  /// (through reshapes): `padding_mask(ids, id)` and `ids != id` / `ids ==
+  /// id` with a constant id (relation ""), and an order comparison with a
+  /// constant (`ids > 0`; relation "ids > 0", ids on the left). `onPad`:
+  /// the id is `padId`, or an order comparison tells the pad from most of
+  /// the `vocab` ids (its value at the pad is not theirs, or it splits the
+  /// ids in halves: no padding mask). `ids > 0` with `pad = 3` or `ids >=
+  /// 0` keep the padding as a token (said nothing), `ids >= 4` with `pad =
+  /// 0` drops it (it was warned about).
   template <typename Found>
-  static void forEachMaskId(Value ids, int64_t padId, const Found &found) {
+  static void forEachMaskId(Value ids, int64_t padId, int64_t vocab,
+                            const Found &found) {
     for (Operation *user : ids.getUsers()) {
       if (auto reshape = dyn_cast<ReshapeOp>(user)) {
-        forEachMaskId(reshape.getResult(), padId, found);
+        forEachMaskId(reshape.getResult(), padId, vocab, found);
       } else if (auto mask = dyn_cast<PaddingMaskOp>(user)) {
-        found(user, int64_t(mask.getPad()));
+        found(user, int64_t(mask.getPad()), std::string(),
+              int64_t(mask.getPad()) == padId);
       } else if (auto cmp = dyn_cast<CmpOp>(user)) {
         const bool idsLeft = cmp.getLhs() == ids;
         Value other = idsLeft ? cmp.getRhs() : cmp.getLhs();
@@ -771,27 +813,47 @@ private:
         if (!value || !value.isSplat())
           continue;
         const int64_t id = value.getSplatValue<APInt>().getSExtValue();
-        const CmpPredicate predicate = cmp.getPredicate();
+        CmpPredicate predicate = cmp.getPredicate();
         if (predicate == CmpPredicate::ne || predicate == CmpPredicate::eq) {
-          found(user, id);
+          found(user, id, std::string(), id == padId);
           continue;
         }
+        // With the ids on the left: `0 < ids` is `ids > 0`.
+        if (!idsLeft)
+          predicate = predicate == CmpPredicate::lt   ? CmpPredicate::gt
+                      : predicate == CmpPredicate::le ? CmpPredicate::ge
+                      : predicate == CmpPredicate::gt ? CmpPredicate::lt
+                                                      : CmpPredicate::le;
+        const char *symbol = predicate == CmpPredicate::lt   ? "<"
+                             : predicate == CmpPredicate::le ? "<="
+                             : predicate == CmpPredicate::gt ? ">"
+                                                             : ">=";
         auto holds = [&](int64_t x) {
-          const int64_t lhs = idsLeft ? x : id, rhs = idsLeft ? id : x;
           switch (predicate) {
           case CmpPredicate::lt:
-            return lhs < rhs;
+            return x < id;
           case CmpPredicate::le:
-            return lhs <= rhs;
+            return x <= id;
           case CmpPredicate::gt:
-            return lhs > rhs;
+            return x > id;
           default:
-            return lhs >= rhs;
+            return x >= id;
           }
         };
-        const bool tellsPad = holds(padId) != holds(padId - 1) ||
-                              holds(padId) != holds(padId + 1);
-        found(user, tellsPad ? padId : id);
+        // How many of the ids [0, vocab) it holds for.
+        auto clamp = [&](int64_t n) {
+          return std::clamp<int64_t>(n, 0, vocab);
+        };
+        const int64_t trues = predicate == CmpPredicate::lt   ? clamp(id)
+                              : predicate == CmpPredicate::le ? clamp(id + 1)
+                              : predicate == CmpPredicate::gt
+                                  ? clamp(vocab - 1 - id)
+                                  : clamp(vocab - id);
+        const int64_t falses = vocab - trues;
+        const bool tellsPad =
+            trues == falses || holds(padId) != (trues > falses);
+        found(user, id, std::string("ids ") + symbol + " " + std::to_string(id),
+              tellsPad);
       }
     }
   }
