@@ -544,37 +544,22 @@ private:
     // The axis of `shape` past the batch that is the texts' `length`: a
     // dim's symbol, or a constant length no other such axis has (a
     // [B, 8 features, T = 8] tensor says not which is which); -1 if none.
-    auto lengthAxis = [](const Shape &shape, const Dim &length) {
+    // The axis of `value` past the batch that is the texts' `length`: of
+    // the axes of that size, the one that may hold positions
+    // (mayBePositions: a linear's or a table's features do not); -1 if
+    // none or several ([B, 16, 16] from linear(x, 16) over 16 positions is
+    // [B, positions, features]; an embedding's [B, 8, 8] says not).
+    auto lengthAxis = [](Value value, const Dim &length) {
+      const Shape shape = getShape(cast<RankedTensorType>(value.getType()));
       int64_t axis = -1;
       for (int64_t a = 1; a < int64_t(shape.size()); ++a) {
-        if (shape[size_t(a)] != length)
+        if (shape[size_t(a)] != length || !mayBePositions(value, a))
           continue;
         if (axis >= 0 && !length.isSymbolic())
           return int64_t(-1);
         axis = a;
       }
       return axis;
-    };
-    // The last axis of a linear's output (through ops of one operand of
-    // its type, activations) holds its features, not positions: a GLU head
-    // on a pooled [B, 128] was told it read positions of a constant length
-    // of 128.
-    auto projected = [](Value value, int64_t axis) {
-      auto type = dyn_cast<RankedTensorType>(value.getType());
-      if (!type || axis != type.getRank() - 1)
-        return false;
-      for (int steps = 0; steps < 8; ++steps) {
-        Operation *def = value.getDefiningOp();
-        if (!def)
-          return false;
-        if (isa<LinearOp>(def))
-          return true;
-        if (def->getNumOperands() != 1 ||
-            def->getOperand(0).getType() != value.getType())
-          return false;
-        value = def->getOperand(0);
-      }
-      return false;
     };
     for (auto func : module.getOps<func::FuncOp>()) {
       if (!func->hasAttr("tx.entry") || func.isExternal())
@@ -594,8 +579,8 @@ private:
           if (axis < 0)
             axis += source.getRank();
           for (const auto &[input, length] : lengths) {
-            if (lengthAxis(shape, length) != axis || length.isSymbolic() ||
-                projected(split->getOperand(0), axis))
+            if (lengthAxis(split->getOperand(0), length) != axis ||
+                length.isSymbolic())
               continue;
             ArrayRef<int64_t> sizes = split.getSizes();
             int64_t first = 0;
@@ -614,8 +599,8 @@ private:
           return;
         const Shape shape = getShape(source);
         for (const auto &[input, length] : lengths) {
-          int64_t axis = lengthAxis(shape, length);
-          if (axis < 0 || projected(op->getOperand(0), axis))
+          int64_t axis = lengthAxis(op->getOperand(0), length);
+          if (axis < 0)
             continue;
           if (auto slice = dyn_cast<SliceOp>(op)) {
             // `x[:, p, :]` with p past the first, or a range of a constant
@@ -658,6 +643,112 @@ private:
         }
       });
     }
+  }
+
+  /// Whether axis `axis` of `value` may hold the texts' positions: false
+  /// where it is known to come from elsewhere (a linear's or matmul's
+  /// output features, a table's columns, the heads, a parameter or a
+  /// constant), true where it comes from an entry input's axis or cannot be
+  /// followed (a reshape that does more than add or drop ones, a
+  /// reduction). A GLU head that chunks pooled features ([B, 16] after
+  /// `layer_norm(x[:, 0, :])`) of the constant length's size was warned
+  /// about as reading positions.
+  static bool mayBePositions(Value value, int64_t axis, int depth = 0) {
+    auto type = dyn_cast<RankedTensorType>(value.getType());
+    if (!type)
+      return false;
+    const int64_t rank = type.getRank();
+    if (axis < 0)
+      axis += rank;
+    if (axis < 0 || axis >= rank)
+      return false;
+    Operation *def = value.getDefiningOp();
+    if (!def || depth > 48)
+      return true;
+    auto operandAxis = [&](Value operand, int64_t a) {
+      return mayBePositions(operand, a, depth + 1);
+    };
+    auto rankOf = [](Value v) {
+      return cast<RankedTensorType>(v.getType()).getRank();
+    };
+    if (isa<ParamOp, ConstantOp, ArangeOp>(def))
+      return false;
+    if (auto linear = dyn_cast<LinearOp>(def))
+      return axis != rank - 1 && operandAxis(def->getOperand(0), axis);
+    if (isa<MatmulOp>(def)) {
+      Value a = def->getOperand(0), b = def->getOperand(1);
+      if (axis == rank - 1)
+        return operandAxis(b, rankOf(b) - 1);
+      if (axis == rank - 2)
+        return operandAxis(a, rankOf(a) - 2);
+      const int64_t fromEnd = rank - axis;
+      return (rankOf(a) >= fromEnd && operandAxis(a, rankOf(a) - fromEnd)) ||
+             (rankOf(b) >= fromEnd && operandAxis(b, rankOf(b) - fromEnd));
+    }
+    if (isa<EmbeddingOp>(def))
+      return axis != rank - 1 &&
+             operandAxis(cast<EmbeddingOp>(def).getIds(), axis);
+    if (auto heads = dyn_cast<SplitHeadsOp>(def)) // [B, T, D] -> [B, h, T, d]
+      return operandAxis(def->getOperand(0), axis == 0 ? 0 : axis == 2 ? 1 : 2);
+    if (isa<MergeHeadsOp>(def)) // [B, h, T, d] -> [B, T, h * d]
+      return axis == 0   ? operandAxis(def->getOperand(0), 0)
+             : axis == 1 ? operandAxis(def->getOperand(0), 2)
+                         : operandAxis(def->getOperand(0), 1) ||
+                               operandAxis(def->getOperand(0), 3);
+    if (auto transpose = dyn_cast<TransposeOp>(def)) {
+      ArrayRef<int64_t> permutation = transpose.getPermutation();
+      return axis < int64_t(permutation.size())
+                 ? operandAxis(def->getOperand(0), permutation[size_t(axis)])
+                 : true;
+    }
+    if (isa<ReshapeOp>(def)) {
+      // Ones added or dropped: the axes of other sizes map in order.
+      auto from = cast<RankedTensorType>(def->getOperand(0).getType());
+      SmallVector<int64_t> fromAxes, toAxes;
+      for (int64_t a = 0; a < from.getRank(); ++a)
+        if (from.getDimSize(a) != 1)
+          fromAxes.push_back(a);
+      for (int64_t a = 0; a < rank; ++a)
+        if (type.getDimSize(a) != 1)
+          toAxes.push_back(a);
+      if (fromAxes.size() != toAxes.size())
+        return true;
+      for (size_t k = 0; k < toAxes.size(); ++k)
+        if (from.getDimSize(fromAxes[k]) != type.getDimSize(toAxes[k]))
+          return true;
+      for (size_t k = 0; k < toAxes.size(); ++k)
+        if (toAxes[k] == axis)
+          return operandAxis(def->getOperand(0), fromAxes[k]);
+      return false; // an added one
+    }
+    if (auto attention = dyn_cast<AttentionOp>(def))
+      return axis == rank - 1 ? operandAxis(attention.getValue(), axis)
+                              : operandAxis(attention.getQuery(), axis);
+    // Slices and element-wise ops (norms, activations, softmax, where,
+    // masked_fill, add): the operands' axis, aligned from the end, where
+    // it has this size.
+    if (isa<SliceOp>(def) ||
+        (def->getNumResults() == 1 && def->getNumOperands() >= 1 &&
+         llvm::all_of(def->getOperands(),
+                      [&](Value operand) {
+                        auto t = dyn_cast<RankedTensorType>(operand.getType());
+                        return t && t.getRank() <= rank;
+                      }) &&
+         rankOf(def->getOperand(0)) == rank &&
+         !isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ArgmaxOp, GatherOp,
+              ConcatOp>(def))) {
+      if (isa<SliceOp>(def))
+        return operandAxis(def->getOperand(0), axis);
+      for (Value operand : def->getOperands()) {
+        auto t = cast<RankedTensorType>(operand.getType());
+        const int64_t a = axis - (rank - t.getRank());
+        if (a >= 0 && t.getDimSize(a) == type.getDimSize(axis) &&
+            operandAxis(operand, a))
+          return true;
+      }
+      return false;
+    }
+    return true;
   }
 
   /// The first and the last position an index tensor holds when it is
