@@ -14,6 +14,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <sstream>
 
 namespace txrt::driver {
 
@@ -800,6 +801,38 @@ bool ModelInfo::hasTrainingState() const {
   return !params.empty() &&
          std::all_of(params.begin(), params.end(),
                      [](const ParamInfo &p) { return p.hasTrainingState(); });
+}
+
+std::string ModelInfo::compileFlagsWith(const std::string &defines) const {
+  std::vector<std::pair<std::string, std::string>> values;
+  std::istringstream changed(defines);
+  for (std::string word; changed >> word;) {
+    if (word != "-D" || !(changed >> word))
+      continue;
+    const std::string::size_type eq = word.find('=');
+    if (eq != std::string::npos)
+      values.push_back({word.substr(0, eq), word.substr(eq + 1)});
+  }
+  std::vector<bool> used(values.size(), false);
+  std::string out;
+  std::istringstream own(compileFlags);
+  for (std::string word; own >> word;) {
+    if (word == "-D" && own >> word) {
+      const std::string key = word.substr(0, word.find('='));
+      for (size_t i = 0; i < values.size(); ++i)
+        if (values[i].first == key) {
+          word = key + "=" + values[i].second;
+          used[i] = true;
+        }
+      out += " -D " + word;
+      continue;
+    }
+    out += " " + word;
+  }
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!used[i])
+      out += " -D " + values[i].first + "=" + values[i].second;
+  return out;
 }
 
 std::string ModelInfo::configRoot(const std::string &key) const {

@@ -248,6 +248,12 @@ struct ModelInfo {
   /// The config item `key` is another name for, through every alias
   /// (`src_vocab = vocab`: "vocab"); `key` itself when it is no alias.
   std::string configRoot(const std::string &key) const;
+  /// The txc flags that build this model with the `-D key=value` of
+  /// `defines` (" -D a=1 -D b=2"): compileFlags with those values in place
+  /// of its own and the others added (" -D d=16 -D a=1 ..."). Advice of
+  /// the defines alone built the spec's defaults for every value this
+  /// executable was compiled with.
+  std::string compileFlagsWith(const std::string &defines) const;
   /// Whether every parameter has a gradient and Adam moments.
   bool hasTrainingState() const;
   /// The total number of parameter elements.

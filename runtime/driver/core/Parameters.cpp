@@ -241,7 +241,7 @@ std::string configHint(const SafetensorsReader &file, const ModelInfo &model) {
   if (values.empty())
     return "";
   return "'" + file.path() + "' was trained with config " + values +
-         "; recompile with txc" + flags + " to load it";
+         "; recompile with txc" + model.compileFlagsWith(flags) + " to load it";
 }
 
 /// The names of the model's parameters `file` does not hold.

@@ -440,6 +440,8 @@ ConfigChanges describeConfigChanges(
       add(out.changes, key + " (was " + value + ") is gone");
       out.keys.push_back(key);
     }
+  if (!out.flags.empty())
+    out.flags = model.compileFlagsWith(out.flags);
   return out;
 }
 

@@ -183,7 +183,9 @@ std::optional<bool> sameInferenceFingerprint(const SafetensorsReader &file,
 /// checkpoint's "size_configs": a batch written `dim B <= 8` in one build
 /// and `config B = 4` in the other): they limit sizes, not what the model
 /// computes, apart; `flags` the txc options that build the trained model
-/// again (" -D heads=2"); `keys` the keys `changes` lists.
+/// again: this executable's compile flags with the changed values (" -D
+/// d=16 -D heads=2"), "" when nothing changed; `keys` the keys `changes`
+/// lists.
 struct ConfigChanges {
   std::string changes, bounds, flags;
   std::vector<std::string> keys;
