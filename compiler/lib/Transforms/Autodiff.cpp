@@ -333,6 +333,13 @@ void warnUnread(func::FuncOp train) {
   train.walk(
       [&](ParamOp param) { read.insert(param.getNameAttr().getAttr()); });
   auto module = train->getParentOfType<ModuleOp>();
+  // One warning for each place and set of readers: a def called in a loop
+  // of 24 layers said it 48 times (a weight and a bias a layer).
+  struct Unread {
+    Location loc;
+    SmallVector<StringRef> names;
+  };
+  llvm::MapVector<std::pair<Location, StringAttr>, Unread> byPlace;
   for (auto parameter : module.getOps<ParameterOp>()) {
     if (read.contains(parameter.getSymNameAttr()))
       continue;
@@ -345,12 +352,39 @@ void warnUnread(func::FuncOp train) {
       if (reads)
         readers.push_back(func.getSymName());
     }
-    auto warning = parameter.emitWarning()
-                   << "parameter '" << parameter.getSymName()
-                   << "' is not read by '" << train.getSymName() << "'";
-    if (!readers.empty())
-      warning << " (only by '" << llvm::join(readers, "', '") << "')";
-    warning << ": training leaves it as it is, as torch.optim does a "
+    Location place = parameter.getLoc();
+    if (auto file = place->findInstanceOf<FileLineColLoc>())
+      place = file;
+    const std::string by =
+        readers.empty() ? std::string()
+                        : " (only by '" + llvm::join(readers, "', '") + "')";
+    auto it = byPlace
+                  .insert({{place, StringAttr::get(module.getContext(), by)},
+                           Unread{parameter.getLoc(), {}}})
+                  .first;
+    it->second.names.push_back(parameter.getSymName());
+  }
+  for (const auto &[key, unread] : byPlace) {
+    const StringRef by = key.second.getValue();
+    auto warning = emitWarning(unread.loc);
+    if (unread.names.size() == 1) {
+      warning << "parameter '" << unread.names.front() << "' is not read by '"
+              << train.getSymName() << "'" << by
+              << ": training leaves it as it is, as torch.optim does a "
+                 "parameter whose .grad is None";
+      continue;
+    }
+    constexpr size_t kShown = 3;
+    const size_t count = unread.names.size();
+    warning << count << " parameters made here are not read by '"
+            << train.getSymName() << "'" << by << ": '"
+            << llvm::join(ArrayRef<StringRef>(unread.names).take_front(kShown),
+                          "', '")
+            << "'";
+    if (count > kShown)
+      warning << (count > kShown + 1 ? ", ... '" : ", '") << unread.names.back()
+              << "'";
+    warning << "; training leaves them as they are, as torch.optim does a "
                "parameter whose .grad is None";
   }
 }
