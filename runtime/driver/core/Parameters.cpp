@@ -452,12 +452,9 @@ std::string extraTensorsHint(const SafetensorsReader &file,
            "' but other values: the file's model has a weight of its own "
            "there, where this spec reads '" +
            twin->name +
-           "' (an output layer written as the embedding's, `linear(x, "
-           "vocab, bias = false) as " +
-           twin->name.substr(0, twin->name.rfind('.')) +
-           "`, is tied to it): give that layer its own name in the spec to "
-           "load it; left out of the file, the model computes another "
-           "function than the file's";
+           "' again (an output layer tied to the embedding): give that "
+           "layer a parameter of its own in the spec to load it; left out of "
+           "the file, the model computes another function than the file's";
   }
   // A bias the spec's layer does not have (`bias = false`): its weight is
   // a parameter.
