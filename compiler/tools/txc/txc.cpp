@@ -653,6 +653,30 @@ bool checkTargetFlags() {
       llvm::SmallString<256> libdevice(toolkit);
       llvm::sys::path::append(libdevice, "nvvm", "libdevice",
                               "libdevice.10.bc");
+      // A file that is no LLVM bitcode (empty, a directory, text): an
+      // empty one built an executable whose kernels call __nv_expf
+      // unresolved (exit 0), another gave an error at an unrelated spec
+      // line.
+      auto isBitcode = [](llvm::StringRef path) {
+        if (!llvm::sys::fs::is_regular_file(path))
+          return false;
+        auto buffer = llvm::MemoryBuffer::getFile(path);
+        if (!buffer || (*buffer)->getBufferSize() < 4)
+          return false;
+        llvm::StringRef bytes = (*buffer)->getBuffer();
+        return bytes.starts_with("BC\xC0\xDE") ||
+               bytes.starts_with("\xDE\xC0\x17\x0B");
+      };
+      if (!toolkit.empty() && llvm::sys::fs::exists(libdevice) &&
+          !isBitcode(libdevice)) {
+        llvm::errs() << "txc: error: --target=cuda needs the CUDA toolkit's "
+                        "libdevice, and '"
+                     << libdevice
+                     << "' is not an LLVM bitcode file (empty, a directory or "
+                        "damaged); set CUDA_HOME to a CUDA toolkit whose "
+                        "libdevice is intact (e.g. /usr/local/cuda)\n";
+        return false;
+      }
       if (toolkit.empty() || !llvm::sys::fs::exists(libdevice)) {
         const char *home = std::getenv("CUDA_HOME");
         llvm::errs() << "txc: error: --target=cuda needs the CUDA toolkit's "
