@@ -320,7 +320,7 @@ int dispatch(const std::string &program, const std::vector<std::string> &args,
     err << "warning: " << warning << "\n";
   if (line.command == CommandLine::Command::Info && line.info.json &&
       !line.info.loadPath) {
-    out << metadataForDisplay(modelJson ? modelJson : "") << "\n";
+    out << modelInfoJson(modelJson ? modelJson : "") << "\n";
     return kExitOk;
   }
   ModelInfo model = ModelInfo::parse(modelJson ? modelJson : "");

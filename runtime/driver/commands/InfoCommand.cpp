@@ -57,6 +57,29 @@ std::string formatRoles(const EntryInfo &entry) {
 }
 } // namespace
 
+std::string modelInfoJson(const std::string &metadata) {
+  std::string text = metadataForDisplay(metadata);
+  Json root;
+  try {
+    root = parseJson(text);
+  } catch (const JsonError &) {
+    return text;
+  }
+  if (!root.is_object())
+    return text;
+  // What the runtime linked in needs of the CPU, as info's line says: a
+  // script read "cpu_features": [] of a --mcpu=x86-64 build and took it
+  // for one that runs anywhere.
+  Json features = Json::array();
+  std::istringstream list(txrt_runtime_cpu_features());
+  for (std::string feature; std::getline(list, feature, ',');)
+    if (!feature.empty())
+      features.push_back(feature);
+  root["runtime"] = Json{{"march", txrt_runtime_arch()},
+                         {"cpu_features", std::move(features)}};
+  return toJson(root);
+}
+
 void printModelInfo(const ModelInfo &model, std::ostream &out) {
   out << "model          " << model.model << "\n";
   out << "source         " << (model.source.empty() ? "-" : model.source)

@@ -17,6 +17,11 @@
 
 namespace txrt::driver {
 
+/// `info --json`: the model's metadata (metadataForDisplay) with
+/// "runtime": {"march", "cpu_features"}, what the libtxrt linked in needs
+/// of the CPU beside the model's own "cpu_features".
+std::string modelInfoJson(const std::string &metadata);
+
 /// Prints model, source, compile flags, kind, config, dims, entries
 /// (signatures, roles, activation arena vs unplanned tensor bytes) and
 /// parameters.
