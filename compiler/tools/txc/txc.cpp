@@ -1466,6 +1466,7 @@ int compileMain(int argc, char **argv) {
       return reportAndExit();
     (*module)->removeAttr("tx.sites"); // the metadata's profile table
     timer.done("glue to gpu.func kernels");
+    printWarnings(); // --target=cuda's limits (said by obj and exe alone)
   }
   if (emit == Stage::Planned)
     tx::printMemoryPlan(*module, output->os());
