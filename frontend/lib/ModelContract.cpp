@@ -26,6 +26,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallSet.h"
 
 #include <cmath>
 #include <set>
@@ -290,15 +291,18 @@ private:
       llvm::SmallPtrSet<Operation *, 4> padComparisons;
       forEachMaskId(
           arg, padId, vocab,
-          [&](Operation *op, int64_t, const std::string &, bool onPad) {
+          [&](Operation *op, int64_t, const std::string &, bool onPad, bool) {
             if (onPad)
               padComparisons.insert(op);
           });
       forEachMaskId(
           arg, padId, vocab,
           [&](Operation *op, int64_t compared, const std::string &relation,
-              bool onPad) {
-            if (onPad || isSelector(op) || joinedWithAny(op, padComparisons))
+              bool onPad, bool constant) {
+            // One value for every id is no feature (`float(ids >= 0)` as a
+            // masked mean's weights).
+            if (onPad || (!constant && isSelector(op)) ||
+                joinedWithAny(op, padComparisons))
               return;
             SourceLoc loc = specLocOf(op->getLoc());
             masks.try_emplace({loc.line, loc.col, role.str(), compared},
@@ -317,11 +321,12 @@ private:
                     "depends on what its sentence is batched with"
               : "this mask ('" + mask.input + "' (@" + mask.role +
                     "): " + mask.relation +
-                    ") is for the pad what it is for most ids, and the "
-                    "executable pads '" +
+                    ") gives the pad the value it gives most other ids, and "
+                    "the executable pads '" +
                     mask.input + "' with " + padPhrase(pad) +
-                    ": padded positions count as tokens, and a result "
-                    "depends on what its sentence is batched with",
+                    ": it does not tell padding from tokens (padded "
+                    "positions counted as tokens make a result depend on "
+                    "what its sentence is batched with)",
           pad ? "compare with pad, e.g. 'padding_mask(" + mask.input + ", pad)'"
           : mask.relation.empty()
               ? "add 'config pad = " + std::to_string(mask.compared) +
@@ -415,9 +420,8 @@ private:
       }
       llvm::SmallPtrSet<Operation *, 8> masks;
       forEachMaskId(arg, padId, int64_t(1) << 30,
-                    [&](Operation *op, int64_t, const std::string &, bool) {
-                      masks.insert(op);
-                    });
+                    [&](Operation *op, int64_t, const std::string &, bool,
+                        bool) { masks.insert(op); });
       // Whether `value` is computed from one of those masks here: through
       // element-wise ops (masked_fill, where, an additive mask), not into
       // the products that made the scores (the keys come from an encoder
@@ -440,6 +444,27 @@ private:
         }
         return false;
       };
+      // Whether the probabilities are masked after the softmax, then
+      // renormalized (AllenNLP's masked_softmax: `p * float(m)` over its
+      // sum): an element-wise user within a few steps whose other operand
+      // a mask of the input reaches.
+      auto maskedAfter = [&](Value probabilities) {
+        SmallVector<std::pair<Value, int>> work{{probabilities, 0}};
+        while (!work.empty()) {
+          auto [value, depth] = work.pop_back_val();
+          if (depth > 3)
+            continue;
+          for (Operation *user : value.getUsers()) {
+            if (!isa<MulOp, DivOp, MaskedFillOp, WhereOp, AddOp>(user))
+              continue;
+            for (Value operand : user->getOperands())
+              if (operand != value && masked(operand))
+                return true;
+            work.push_back({user->getResult(0), depth + 1});
+          }
+        }
+        return false;
+      };
       auto keyedBy = [&](Type keys, int64_t axis) {
         auto tensor = dyn_cast<RankedTensorType>(keys);
         if (!tensor || tensor.getRank() < 2)
@@ -457,7 +482,8 @@ private:
                      (!attention.getMask() || !masked(attention.getMask()));
         else if (auto softmax = dyn_cast<SoftmaxOp>(op))
           unmasked = keyedBy(softmax.getType(), softmax.getAxis()) &&
-                     !masked(softmax.getInput());
+                     !masked(softmax.getInput()) &&
+                     !maskedAfter(softmax.getResult());
         if (!unmasked || !reachesResults(op))
           return;
         SourceLoc loc = specLocOf(op->getLoc());
@@ -544,22 +570,15 @@ private:
     // The axis of `shape` past the batch that is the texts' `length`: a
     // dim's symbol, or a constant length no other such axis has (a
     // [B, 8 features, T = 8] tensor says not which is which); -1 if none.
-    // The axis of `value` past the batch that is the texts' `length`: of
-    // the axes of that size, the one that may hold positions
-    // (mayBePositions: a linear's or a table's features do not); -1 if
-    // none or several ([B, 16, 16] from linear(x, 16) over 16 positions is
-    // [B, positions, features]; an embedding's [B, 8, 8] says not).
-    auto lengthAxis = [](Value value, const Dim &length) {
+    // Whether axis `a` of `value` (past the batch) holds the texts'
+    // `length` positions: of that size, and may hold positions
+    // (mayBePositions: a linear's or a table's features, the heads, a
+    // parameter do not). A [B, T, T] attention map holds them on both;
+    // [B, 16, 16] from linear(x, 16) over 16 positions on the first.
+    auto isLengthAxis = [](Value value, int64_t a, const Dim &length) {
       const Shape shape = getShape(cast<RankedTensorType>(value.getType()));
-      int64_t axis = -1;
-      for (int64_t a = 1; a < int64_t(shape.size()); ++a) {
-        if (shape[size_t(a)] != length || !mayBePositions(value, a))
-          continue;
-        if (axis >= 0 && !length.isSymbolic())
-          return int64_t(-1);
-        axis = a;
-      }
-      return axis;
+      return a >= 1 && a < int64_t(shape.size()) &&
+             shape[size_t(a)] == length && mayBePositions(value, a);
     };
     for (auto func : module.getOps<func::FuncOp>()) {
       if (!func->hasAttr("tx.entry") || func.isExternal())
@@ -579,7 +598,7 @@ private:
           if (axis < 0)
             axis += source.getRank();
           for (const auto &[input, length] : lengths) {
-            if (lengthAxis(split->getOperand(0), length) != axis ||
+            if (!isLengthAxis(split->getOperand(0), axis, length) ||
                 length.isSymbolic())
               continue;
             ArrayRef<int64_t> sizes = split.getSizes();
@@ -597,50 +616,49 @@ private:
         if (!source || source.getRank() < 2 || !(isa<SliceOp, GatherOp>(op)) ||
             !reachesResults(op))
           return;
-        const Shape shape = getShape(source);
-        for (const auto &[input, length] : lengths) {
-          int64_t axis = lengthAxis(op->getOperand(0), length);
-          if (axis < 0)
-            continue;
-          if (auto slice = dyn_cast<SliceOp>(op)) {
-            // `x[:, p, :]` with p past the first, or a range of a constant
-            // length that ends before its last position (`x[:, 1:3, :]`
-            // summed): texts shorter than its end are read at [PAD]. A
-            // range through the end (`x[:, 1:, :]`) is the positions a
-            // masked mean reads, and is left alone.
-            ArrayRef<int64_t> starts = slice.getStarts();
-            auto result = dyn_cast<RankedTensorType>(slice.getType());
-            if (int64_t(starts.size()) != source.getRank() || !result ||
-                result.isDynamicDim(axis))
+        for (const auto &[input, length] : lengths)
+          for (int64_t axis = 1; axis < source.getRank(); ++axis) {
+            if (!isLengthAxis(op->getOperand(0), axis, length))
               continue;
-            int64_t first = starts[size_t(axis)];
-            int64_t count = result.getDimSize(axis);
-            int64_t last =
-                first + (count - 1) * slice.getStrideValues()[size_t(axis)];
-            if (count == 1 ? first == 0
-                           : first < 0 || last == 0 || length.isSymbolic() ||
-                                 last + 1 >= length.size)
+            if (auto slice = dyn_cast<SliceOp>(op)) {
+              // `x[:, p, :]` with p past the first, or a range of a constant
+              // length that ends before its last position (`x[:, 1:3, :]`
+              // summed): texts shorter than its end are read at [PAD]. A
+              // range through the end (`x[:, 1:, :]`) is the positions a
+              // masked mean reads, and is left alone.
+              ArrayRef<int64_t> starts = slice.getStarts();
+              auto result = dyn_cast<RankedTensorType>(slice.getType());
+              if (int64_t(starts.size()) != source.getRank() || !result ||
+                  result.isDynamicDim(axis))
+                continue;
+              int64_t first = starts[size_t(axis)];
+              int64_t count = result.getDimSize(axis);
+              int64_t last =
+                  first + (count - 1) * slice.getStrideValues()[size_t(axis)];
+              if (count == 1 ? first == 0
+                             : first < 0 || last == 0 || length.isSymbolic() ||
+                                   last + 1 >= length.size)
+                continue;
+              warn(op, input, length, first, last);
+              return;
+            }
+            // `x[:, arange(p, q), :]` or a constant index: fixed positions
+            // along the length axis, read as a slice's are.
+            auto gather = cast<GatherOp>(op);
+            int64_t gatherAxis = gather.getAxis();
+            if (gatherAxis < 0)
+              gatherAxis += source.getRank();
+            std::optional<std::pair<int64_t, int64_t>> positions =
+                fixedPositions(gather.getIndices());
+            if (gatherAxis != axis || !positions)
+              continue;
+            auto [first, last] = *positions;
+            if (last <= 0 || (first != last && !length.isSymbolic() &&
+                              last + 1 >= length.size))
               continue;
             warn(op, input, length, first, last);
             return;
           }
-          // `x[:, arange(p, q), :]` or a constant index: fixed positions
-          // along the length axis, read as a slice's are.
-          auto gather = cast<GatherOp>(op);
-          int64_t gatherAxis = gather.getAxis();
-          if (gatherAxis < 0)
-            gatherAxis += source.getRank();
-          std::optional<std::pair<int64_t, int64_t>> positions =
-              fixedPositions(gather.getIndices());
-          if (gatherAxis != axis || !positions)
-            continue;
-          auto [first, last] = *positions;
-          if (last <= 0 || (first != last && !length.isSymbolic() &&
-                            last + 1 >= length.size))
-            continue;
-          warn(op, input, length, first, last);
-          return;
-        }
       });
     }
   }
@@ -724,6 +742,28 @@ private:
     if (auto attention = dyn_cast<AttentionOp>(def))
       return axis == rank - 1 ? operandAxis(attention.getValue(), axis)
                               : operandAxis(attention.getQuery(), axis);
+    // A reduction's axes are its input's but the reduced ones (a masked
+    // mean's [B, d] holds the features, not positions).
+    if (isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(def)) {
+      Value input = def->getOperand(0);
+      const int64_t inputRank = rankOf(input);
+      auto axesAttr = def->getAttrOfType<DenseI64ArrayAttr>("axes");
+      auto keepdim = def->getAttrOfType<BoolAttr>("keepdim");
+      if (!axesAttr)
+        return true;
+      llvm::SmallSet<int64_t, 4> reduced;
+      for (int64_t a : axesAttr.asArrayRef())
+        reduced.insert(a < 0 ? a + inputRank : a);
+      if (keepdim && keepdim.getValue())
+        return !reduced.contains(axis) && operandAxis(input, axis);
+      for (int64_t a = 0, kept = 0; a < inputRank; ++a) {
+        if (reduced.contains(a))
+          continue;
+        if (kept++ == axis)
+          return operandAxis(input, a);
+      }
+      return true;
+    }
     // Slices and element-wise ops (norms, activations, softmax, where,
     // masked_fill, add): the operands' axis, aligned from the end, where
     // it has this size.
@@ -876,15 +916,16 @@ private:
     return false;
   }
 
-  /// Calls `found(op, id, relation, onPad)` for each padding mask of `ids`
-  /// (through reshapes): `padding_mask(ids, id)` and `ids != id` / `ids ==
-  /// id` with a constant id (relation ""), and an order comparison with a
-  /// constant (`ids > 0`; relation "ids > 0", ids on the left). `onPad`:
-  /// the id is `padId`, or an order comparison tells the pad from most of
-  /// the `vocab` ids (its value at the pad is not theirs, or it splits the
-  /// ids in halves: no padding mask). `ids > 0` with `pad = 3` or `ids >=
-  /// 0` keep the padding as a token (said nothing), `ids >= 4` with `pad =
-  /// 0` drops it (it was warned about).
+  /// Calls `found(op, id, relation, onPad, constant)` for each padding
+  /// mask of `ids` (through reshapes): `padding_mask(ids, id)` and `ids !=
+  /// id` / `ids == id` with a constant id (relation ""), and an order
+  /// comparison with a constant (`ids > 0`; relation "ids > 0", ids on the
+  /// left). `onPad`: the id is `padId`, or an order comparison gives the
+  /// pad the value of at most half the other `vocab` ids (it tells the pad
+  /// from most ids); `constant`: it gives every id one value. `ids > 0` or
+  /// `ids >= 3` with `pad = 3`, and `ids >= 0`, keep the padding with the
+  /// tokens (said nothing); `ids >= 4` or `ids > 0` with `pad = 0` and
+  /// `ids < 15` with `pad = 15` tell it apart.
   template <typename Found>
   static void forEachMaskId(Value ids, int64_t padId, int64_t vocab,
                             const Found &found) {
@@ -893,7 +934,7 @@ private:
         forEachMaskId(reshape.getResult(), padId, vocab, found);
       } else if (auto mask = dyn_cast<PaddingMaskOp>(user)) {
         found(user, int64_t(mask.getPad()), std::string(),
-              int64_t(mask.getPad()) == padId);
+              int64_t(mask.getPad()) == padId, false);
       } else if (auto cmp = dyn_cast<CmpOp>(user)) {
         const bool idsLeft = cmp.getLhs() == ids;
         Value other = idsLeft ? cmp.getRhs() : cmp.getLhs();
@@ -906,7 +947,7 @@ private:
         const int64_t id = value.getSplatValue<APInt>().getSExtValue();
         CmpPredicate predicate = cmp.getPredicate();
         if (predicate == CmpPredicate::ne || predicate == CmpPredicate::eq) {
-          found(user, id, std::string(), id == padId);
+          found(user, id, std::string(), id == padId, false);
           continue;
         }
         // With the ids on the left: `0 < ids` is `ids > 0`.
@@ -931,7 +972,7 @@ private:
             return x >= id;
           }
         };
-        // How many of the ids [0, vocab) it holds for.
+        // How many of the other ids [0, vocab) it gives the pad's value.
         auto clamp = [&](int64_t n) {
           return std::clamp<int64_t>(n, 0, vocab);
         };
@@ -940,11 +981,12 @@ private:
                               : predicate == CmpPredicate::gt
                                   ? clamp(vocab - 1 - id)
                                   : clamp(vocab - id);
-        const int64_t falses = vocab - trues;
-        const bool tellsPad =
-            trues == falses || holds(padId) != (trues > falses);
+        const bool padIsId = padId >= 0 && padId < vocab;
+        const int64_t others = vocab - (padIsId ? 1 : 0);
+        const int64_t sameAsPad =
+            (holds(padId) ? trues : vocab - trues) - (padIsId ? 1 : 0);
         found(user, id, std::string("ids ") + symbol + " " + std::to_string(id),
-              tellsPad);
+              2 * sameAsPad <= others, sameAsPad == others);
       }
     }
   }
