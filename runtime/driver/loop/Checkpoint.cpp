@@ -440,7 +440,14 @@ ConfigChanges describeConfigChanges(
       add(out.changes, key + " (was " + value + ") is gone");
       out.keys.push_back(key);
     }
-  if (!out.flags.empty())
+  // A config item the spec no longer has: no -D builds the trained model
+  // (the advice named a build that still computed another function).
+  bool gone = false;
+  for (const auto &[key, value] : saved)
+    gone = gone || (!valueOf(current, key) && !isBound(key));
+  if (gone)
+    out.flags.clear();
+  else if (!out.flags.empty())
     out.flags = model.compileFlagsWith(out.flags);
   return out;
 }

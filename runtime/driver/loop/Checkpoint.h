@@ -184,8 +184,9 @@ std::optional<bool> sameInferenceFingerprint(const SafetensorsReader &file,
 /// and `config B = 4` in the other): they limit sizes, not what the model
 /// computes, apart; `flags` the txc options that build the trained model
 /// again: this executable's compile flags with the changed values (" -D
-/// d=16 -D heads=2"), "" when nothing changed; `keys` the keys `changes`
-/// lists.
+/// d=16 -D heads=2"), "" when nothing changed or an item the checkpoint
+/// records is gone from the spec (no flag builds that model); `keys` the
+/// keys `changes` lists.
 struct ConfigChanges {
   std::string changes, bounds, flags;
   std::vector<std::string> keys;

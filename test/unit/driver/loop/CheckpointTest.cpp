@@ -284,6 +284,12 @@ TEST(ConfigChangesTest, TheSameNumberWrittenTwoWaysIsNoChange) {
       value = "2";
   ConfigChanges other = describeConfigChanges(saved, model, {});
   EXPECT_EQ(other.changes, "eps = 1.0 (was 2)");
+  EXPECT_EQ(other.flags, " -D eps=2");
+  // An item the spec no longer has: no flags build the trained model.
+  saved.push_back({"scale", "2.5"});
+  ConfigChanges gone = describeConfigChanges(saved, model, {});
+  EXPECT_EQ(gone.changes, "eps = 1.0 (was 2), scale (was 2.5) is gone");
+  EXPECT_EQ(gone.flags, "");
 }
 
 } // namespace
