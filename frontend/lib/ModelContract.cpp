@@ -29,7 +29,10 @@
 #include "llvm/ADT/SmallSet.h"
 
 #include <cmath>
+#include <cstdio>
+#include <functional>
 #include <set>
+#include <sstream>
 
 using namespace mlir;
 using namespace mlir::tx;
@@ -197,6 +200,16 @@ private:
     }
   }
 
+  /// The vocabulary of token input `input` (its table's rows), for order
+  /// comparisons; a large one when no table of it is known.
+  int64_t vocabularyOf(const std::string &input) const {
+    int64_t vocab = int64_t(1) << 30;
+    for (const InputEmbedding &embedding : embeddings)
+      if (embedding.input == input && embedding.rows > 0)
+        vocab = embedding.rows;
+    return vocab;
+  }
+
   /// The config value the driver checks ids of an input with `role`
   /// against (runtime/driver/data/InputValidation.cpp, vocabKeyFor).
   static const ConfigInt *
@@ -279,12 +292,7 @@ private:
       if (!role || !isTokenRole(role.getValue()))
         return;
       const std::string input = name ? name.str() : "?";
-      // The table's vocabulary, for order comparisons (a large one when no
-      // table of the input is known).
-      int64_t vocab = int64_t(1) << 30;
-      for (const InputEmbedding &embedding : embeddings)
-        if (embedding.input == input && embedding.rows > 0)
-          vocab = embedding.rows;
+      const int64_t vocab = vocabularyOf(input);
       // The pad comparisons of this input: another id's comparison joined
       // to one of them ((ids != pad) & (ids != sos): [SOS] left out of a
       // masked mean) is no padding mask gone wrong.
@@ -419,13 +427,60 @@ private:
           return;
       }
       llvm::SmallPtrSet<Operation *, 8> masks;
-      forEachMaskId(arg, padId, int64_t(1) << 30,
-                    [&](Operation *op, int64_t, const std::string &, bool,
-                        bool) { masks.insert(op); });
+      // Each mask's sense: +1 true at the tokens (padding_mask, ids !=
+      // pad), -1 true at the pad (ids == pad), 0 another id's.
+      llvm::DenseMap<Operation *, int> sense;
+      forEachMaskId(arg, padId, vocabularyOf(name.str()),
+                    [&](Operation *op, int64_t compared,
+                        const std::string &relation, bool onPad, bool) {
+                      masks.insert(op);
+                      auto cmp = dyn_cast<CmpOp>(op);
+                      // Whether it is true at the pad: `ids == pad`, or
+                      // an order comparison ("ids >= 3") that holds there.
+                      bool atPad =
+                          cmp && cmp.getPredicate() == CmpPredicate::eq;
+                      if (!relation.empty()) {
+                        std::istringstream words(relation);
+                        std::string ids, symbol;
+                        int64_t c = 0;
+                        words >> ids >> symbol >> c;
+                        atPad = symbol == "<"    ? padId < c
+                                : symbol == "<=" ? padId <= c
+                                : symbol == ">"  ? padId > c
+                                                 : padId >= c;
+                      }
+                      sense[op] = !onPad ? 0 : atPad ? -1 : +1;
+                    });
+      // The sense of a mask value (through not, reshapes, and with other
+      // masks such as causal ones): +1, -1 or 0 when not known.
+      std::function<int(Value, int)> senseOf = [&](Value value, int depth) {
+        Operation *def = value.getDefiningOp();
+        if (!def || depth > 16)
+          return 0;
+        if (auto it = sense.find(def); it != sense.end())
+          return it->second;
+        if (isa<NotOp>(def))
+          return -senseOf(def->getOperand(0), depth + 1);
+        if (isa<ReshapeOp, ToFloatOp, BroadcastToOp>(def))
+          return senseOf(def->getOperand(0), depth + 1);
+        if (isa<AndOp, OrOp>(def)) {
+          const int a = senseOf(def->getOperand(0), depth + 1);
+          return a ? a : senseOf(def->getOperand(1), depth + 1);
+        }
+        return 0;
+      };
+      // How a mask reached the scores wrongly, the first such use (the
+      // warning's reason); "" when none did.
+      std::string misuse;
       // Whether `value` is computed from one of those masks here: through
       // element-wise ops (masked_fill, where, an additive mask), not into
       // the products that made the scores (the keys come from an encoder
       // whose own attention is masked).
+      // A mask that fills the tokens (masked_fill with a mask true at
+      // them: the `!` forgotten), a fill that is no large negative number
+      // (0.0 is a score), or scores multiplied by a mask (a score of 0 is
+      // attended to) reaches them without removing the padding: not
+      // counted, and said.
       auto masked = [&](Value value) {
         llvm::SmallPtrSet<Operation *, 32> seen;
         llvm::SmallVector<Value> work{value};
@@ -439,6 +494,39 @@ private:
                   GatherOp, LayerNormOp, RmsNormOp, MergeHeadsOp, SplitHeadsOp>(
                   def))
             continue;
+          if (auto fill = dyn_cast<MaskedFillOp>(def)) {
+            const int maskSense = senseOf(fill.getMask(), 0);
+            const double fillValue = fill.getValue().convertToDouble();
+            if (maskSense > 0 || fillValue > -1e4) {
+              if (misuse.empty())
+                misuse = maskSense > 0
+                             ? "its masked_fill's mask is true at the tokens, "
+                               "so it fills them and keeps the padding "
+                               "(write masked_fill(s, !mask, ...))"
+                             : "its masked_fill gives the masked scores " +
+                                   [&] {
+                                     char text[32];
+                                     std::snprintf(text, sizeof(text), "%g",
+                                                   fillValue);
+                                     return std::string(text);
+                                   }() +
+                                   ", which softmax still weighs (-1e9 or "
+                                   "-inf removes them)";
+              work.push_back(fill.getInput());
+              continue;
+            }
+          }
+          if (isa<MulOp>(def) && (senseOf(def->getOperand(0), 0) != 0 ||
+                                  senseOf(def->getOperand(1), 0) != 0)) {
+            if (misuse.empty())
+              misuse = "its scores are multiplied by the mask, and a score "
+                       "of 0 is weighed like any other (masked_fill(s, "
+                       "!mask, -1e9) removes them)";
+            for (Value operand : def->getOperands())
+              if (senseOf(operand, 0) == 0)
+                work.push_back(operand);
+            continue;
+          }
           for (Value operand : def->getOperands())
             work.push_back(operand);
         }
@@ -477,10 +565,19 @@ private:
       const std::string input = name.str();
       func.walk([&](Operation *op) {
         bool unmasked = false;
-        if (auto attention = dyn_cast<AttentionOp>(op))
+        misuse.clear();
+        if (auto attention = dyn_cast<AttentionOp>(op)) {
           unmasked = keyedBy(attention.getKey().getType(), -2) &&
                      (!attention.getMask() || !masked(attention.getMask()));
-        else if (auto softmax = dyn_cast<SoftmaxOp>(op))
+          // attention keeps the keys its mask is true at.
+          if (!unmasked && keyedBy(attention.getKey().getType(), -2) &&
+              attention.getMask() && senseOf(attention.getMask(), 0) < 0) {
+            unmasked = true;
+            misuse = "its mask is true at the pad, and attention keeps the "
+                     "keys its mask is true at (padding_mask(ids, pad) is "
+                     "true at the tokens)";
+          }
+        } else if (auto softmax = dyn_cast<SoftmaxOp>(op))
           unmasked = keyedBy(softmax.getType(), softmax.getAxis()) &&
                      !masked(softmax.getInput()) &&
                      !maskedAfter(softmax.getResult());
@@ -494,9 +591,12 @@ private:
             std::string(isa<AttentionOp>(op) ? "this attention"
                                              : "this softmax") +
                 " is over the " + formatDim(length) + " positions of '" +
-                input + "' (@" + role.str() + "), and no mask of '" + input +
-                "' reaches it (another does): the executable pads the "
-                "shorter texts of a batch with " +
+                input + "' (@" + role.str() + "), and " +
+                (misuse.empty()
+                     ? "no mask of '" + input + "' reaches it (another does)"
+                     : "its mask of '" + input +
+                           "' does not remove the padding: " + misuse) +
+                ": the executable pads the shorter texts of a batch with " +
                 padPhrase(pad) +
                 ", so their padded positions are attended to here, and a "
                 "text's result depends on what it is batched with",
