@@ -366,11 +366,7 @@ private:
     std::vector<std::string> order;
     forEachEntryInput([&](func::FuncOp func, BlockArgument arg, StringAttr role,
                           StringAttr name) {
-      auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (!role || !name ||
-          (role.getValue() != "source" && role.getValue() != "tokens") ||
-          !type || type.getRank() < 2 || !type.isDynamicDim(1) ||
-          arg.use_empty() || readByMask(arg))
+      if (!isPaddedText(arg, role, name) || arg.use_empty() || readByMask(arg))
         return;
       auto [it, added] = unmasked.try_emplace(
           name.str(), Unmasked{role.str(), {}, specLocOf(func.getLoc())});
@@ -411,13 +407,9 @@ private:
     std::set<std::tuple<uint32_t, uint32_t, std::string>> reported;
     forEachEntryInput([&](func::FuncOp func, BlockArgument arg, StringAttr role,
                           StringAttr name) {
-      auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (!role || !name ||
-          (role.getValue() != "source" && role.getValue() != "tokens") ||
-          !type || type.getRank() < 2 || !type.isDynamicDim(1) ||
-          !readByMask(arg))
+      if (!isPaddedText(arg, role, name) || !readByMask(arg))
         return;
-      const Dim length = getShape(type)[1];
+      const Dim length = getShape(cast<RankedTensorType>(arg.getType()))[1];
       // Another input of the entry with that length (one dim for source
       // and target) says not whose positions the keys are.
       for (BlockArgument other : func.getArguments()) {
@@ -911,6 +903,16 @@ private:
         return std::make_pair(first, last);
       }
     return std::nullopt;
+  }
+
+  /// A `@source` or `@tokens` input whose texts the executable pads: a
+  /// length dim after the batch.
+  static bool isPaddedText(BlockArgument arg, StringAttr role,
+                           StringAttr name) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    return role && name &&
+           (role.getValue() == "source" || role.getValue() == "tokens") &&
+           type && type.getRank() >= 2 && type.isDynamicDim(1);
   }
 
   /// Whether a mask that reaches the entry's results reads `ids` (through
