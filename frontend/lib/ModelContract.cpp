@@ -459,6 +459,13 @@ private:
           const int a = senseOf(def->getOperand(0), depth + 1);
           return a ? a : senseOf(def->getOperand(1), depth + 1);
         }
+        // 1 - mask: the other sense (an additive mask's (1 - m) * -1e9).
+        if (auto sub = dyn_cast<SubOp>(def))
+          if (auto one = sub.getLhs().getDefiningOp<ConstantOp>())
+            if (auto dense = dyn_cast<DenseFPElementsAttr>(one.getValue());
+                dense && dense.isSplat() &&
+                dense.getSplatValue<APFloat>().convertToDouble() == 1.0)
+              return -senseOf(sub.getRhs(), depth + 1);
         return 0;
       };
       // How a mask reached the scores wrongly, the first such use (the
@@ -473,11 +480,46 @@ private:
       // (0.0 is a score), or scores multiplied by a mask (a score of 0 is
       // attended to) reaches them without removing the padding: not
       // counted, and said.
+      // The splat value of a constant operand, if it is one.
+      auto constantValue = [](Value value) -> std::optional<double> {
+        auto constant = value.getDefiningOp<ConstantOp>();
+        auto dense = constant
+                         ? dyn_cast<DenseFPElementsAttr>(constant.getValue())
+                         : nullptr;
+        if (!dense || !dense.isSplat())
+          return std::nullopt;
+        return dense.getSplatValue<APFloat>().convertToDouble();
+      };
+      auto text = [](double value) {
+        char buffer[32];
+        std::snprintf(buffer, sizeof(buffer), "%g", value);
+        return std::string(buffer);
+      };
+      auto note = [&](const std::string &why) {
+        if (misuse.empty())
+          misuse = why;
+      };
+      // What an additive mask adds to the padding's scores less what it
+      // adds to the tokens' (`sign` -1 on the subtracted side): removing
+      // the padding takes -1e4 or less.
+      auto checkAdded = [&](double padMinusTokens) {
+        if (padMinusTokens <= -1e4)
+          return true;
+        note(padMinusTokens >= 1e4
+                 ? "its additive mask lowers the tokens' scores, not the "
+                   "padding's (the mask or the sign the wrong way round)"
+                 : "its additive mask puts " + text(padMinusTokens) +
+                       " between the padding's scores and the tokens', which "
+                       "softmax still weighs (-1e9 removes them)");
+        return false;
+      };
       auto masked = [&](Value value) {
         llvm::SmallPtrSet<Operation *, 32> seen;
-        llvm::SmallVector<Value> work{value};
+        // A value on the scores' path, and the sign it adds them with.
+        llvm::SmallVector<std::pair<Value, double>> work{{value, 1.0}};
         while (!work.empty()) {
-          Operation *def = work.pop_back_val().getDefiningOp();
+          auto [current, sign] = work.pop_back_val();
+          Operation *def = current.getDefiningOp();
           if (!def || !seen.insert(def).second)
             continue;
           if (masks.contains(def))
@@ -490,37 +532,80 @@ private:
             const int maskSense = senseOf(fill.getMask(), 0);
             const double fillValue = fill.getValue().convertToDouble();
             if (maskSense > 0 || fillValue > -1e4) {
-              if (misuse.empty())
-                misuse = maskSense > 0
-                             ? "its masked_fill's mask is true at the tokens, "
-                               "so it fills them and keeps the padding "
-                               "(write masked_fill(s, !mask, ...))"
-                             : "its masked_fill gives the masked scores " +
-                                   [&] {
-                                     char text[32];
-                                     std::snprintf(text, sizeof(text), "%g",
-                                                   fillValue);
-                                     return std::string(text);
-                                   }() +
-                                   ", which softmax still weighs (-1e9 or "
-                                   "-inf removes them)";
-              work.push_back(fill.getInput());
+              note(maskSense > 0
+                       ? "its masked_fill's mask is true at the tokens, so it "
+                         "fills them and keeps the padding (write "
+                         "masked_fill(s, !mask, ...))"
+                       : "its masked_fill gives the masked scores " +
+                             text(fillValue) +
+                             ", which softmax still weighs (-1e9 or -inf "
+                             "removes them)");
+              work.push_back({fill.getInput(), sign});
               continue;
             }
           }
-          if (isa<MulOp>(def) && (senseOf(def->getOperand(0), 0) != 0 ||
-                                  senseOf(def->getOperand(1), 0) != 0)) {
-            if (misuse.empty())
-              misuse = "its scores are multiplied by the mask, and a score "
-                       "of 0 is weighed like any other (masked_fill(s, "
-                       "!mask, -1e9) removes them)";
-            for (Value operand : def->getOperands())
-              if (senseOf(operand, 0) == 0)
-                work.push_back(operand);
+          if (auto where = dyn_cast<WhereOp>(def)) {
+            const int condSense = senseOf(where->getOperand(0), 0);
+            const std::optional<double> a = constantValue(where->getOperand(1)),
+                                        b = constantValue(where->getOperand(2));
+            if (condSense != 0 && (a || b)) {
+              // What the padding and the tokens get: a where the
+              // condition holds.
+              const bool atPad = condSense < 0;
+              std::optional<double> pad = atPad ? a : b, token = atPad ? b : a;
+              if (pad && token) {
+                if (checkAdded(sign * (*pad - *token)))
+                  return true;
+                continue;
+              }
+              if (pad && !token) { // the tokens keep their scores
+                if (sign * *pad <= -1e4)
+                  return true;
+                note("its where gives the padding's scores " + text(*pad) +
+                     ", which softmax still weighs (-1e9 removes them)");
+                work.push_back({where->getOperand(atPad ? 2 : 1), sign});
+                continue;
+              }
+              note("its where's condition is true at the " +
+                   std::string(atPad ? "pad" : "tokens") +
+                   ", so it replaces the tokens' scores and keeps the "
+                   "padding's");
+              work.push_back({where->getOperand(atPad ? 2 : 1), sign});
+              continue;
+            }
+          }
+          if (isa<MulOp>(def)) {
+            Value x = def->getOperand(0), y = def->getOperand(1);
+            const int xs = senseOf(x, 0), ys = senseOf(y, 0);
+            const std::optional<double> xc = constantValue(x),
+                                        yc = constantValue(y);
+            // A mask times a constant: an additive mask's term.
+            if ((xs != 0 && yc) || (ys != 0 && xc)) {
+              const int maskSense = xs != 0 ? xs : ys;
+              const double scale = xs != 0 ? *yc : *xc;
+              if (checkAdded(sign * (maskSense < 0 ? scale : -scale)))
+                return true;
+              continue;
+            }
+            if (xs != 0 || ys != 0) {
+              note("its scores are multiplied by the mask, and a score of 0 "
+                   "is weighed like any other (masked_fill(s, !mask, -1e9) "
+                   "removes them)");
+              work.push_back({xs != 0 ? y : x, sign});
+              continue;
+            }
+          }
+          if (isa<SubOp>(def)) {
+            work.push_back({def->getOperand(0), sign});
+            work.push_back({def->getOperand(1), -sign});
+            continue;
+          }
+          if (isa<NegOp>(def)) {
+            work.push_back({def->getOperand(0), -sign});
             continue;
           }
           for (Value operand : def->getOperands())
-            work.push_back(operand);
+            work.push_back({operand, sign});
         }
         return false;
       };
