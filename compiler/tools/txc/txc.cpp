@@ -1057,6 +1057,25 @@ bool checkListAndOutputFlags(int argc, char **argv) {
                     "other (run txc twice for both)\n";
     return false;
   }
+  // --list-params prints the parameters as the spec makes them: a flag
+  // that changes the passes or the native code changes none of them, and
+  // was taken without a word.
+  if (listParams) {
+    const char *flag = noFuse.getNumOccurrences() > 0 ? "--no-fuse"
+                       : fusionStats.getNumOccurrences() > 0
+                           ? "--tx-fusion-stats"
+                       : precisionName.getNumOccurrences() > 0 ? "--precision"
+                       : mcpu.getNumOccurrences() > 0          ? "--mcpu"
+                       : mattr.getNumOccurrences() > 0         ? "--mattr"
+                                                               : nullptr;
+    if (flag) {
+      llvm::errs() << "txc: error: --list-params lists the parameters as the "
+                      "spec makes them, which "
+                   << flag << " does not change; give it without " << flag
+                   << "\n";
+      return false;
+    }
+  }
   if (summary && listParams) {
     llvm::errs() << "txc: error: --summary and --list-params each print "
                     "instead of the other; give one\n";
