@@ -96,7 +96,9 @@ LogicalResult mlir::tx::checkCudaLimits(ModuleOp module) {
             << rope.getRotatedDims()
             << " dimensions of each head: the CUDA kernel rotates at most "
             << kMaxRotatedDims
-            << " (rotary_dim <= 512, or heads of at most 512 features; the "
+            << " (rope's rotary_dim <= 512, or heads of at most 512 "
+               "features; a rotation written out with cos and sin is fused "
+               "into this kernel too, and --no-fuse keeps it as written; the "
                "CPU target has no such limit)";
       }
     } else if (auto attention = dyn_cast<AttentionOp>(op)) {
