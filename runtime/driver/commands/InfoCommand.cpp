@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "commands/InfoCommand.h"
+#include "core/MetadataFloats.h"
 #include "core/ModelRunner.h"
 #include "core/Parameters.h"
 #include "data/Tokenizer.h"
@@ -58,15 +59,15 @@ std::string formatRoles(const EntryInfo &entry) {
 } // namespace
 
 std::string modelInfoJson(const std::string &metadata) {
-  std::string text = metadataForDisplay(metadata);
   Json root;
   try {
-    root = parseJson(text);
+    root = parseJson(metadata);
   } catch (const JsonError &) {
-    return text;
+    return metadata;
   }
   if (!root.is_object())
-    return text;
+    return metadata;
+  markMetadataFloats(root);
   // What the runtime linked in needs of the CPU, as info's line says: a
   // script read "cpu_features": [] of a --mcpu=x86-64 build and took it
   // for one that runs anywhere.

@@ -17,7 +17,8 @@
 
 namespace txrt::driver {
 
-/// `info --json`: the model's metadata (metadataForDisplay) with
+/// `info --json`: the model's metadata (floats as floats,
+/// markMetadataFloats) with
 /// "runtime": {"march", "cpu_features"}, what the libtxrt linked in needs
 /// of the CPU beside the model's own "cpu_features".
 std::string modelInfoJson(const std::string &metadata);

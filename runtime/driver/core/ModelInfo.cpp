@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "core/ModelInfo.h"
 #include "core/Error.h"
+#include "core/MetadataFloats.h"
 #include "formats/Json.h"
 
 #include <algorithm>
@@ -497,15 +498,9 @@ void markFloat(Json &value, const char *key) {
 
 } // namespace
 
-std::string metadataForDisplay(std::string_view json) {
-  Json root;
-  try {
-    root = parseJson(json);
-  } catch (const JsonError &) {
-    return std::string(json);
-  }
+void markMetadataFloats(Json &root) {
   if (!root.is_object())
-    return std::string(json);
+    return;
   if (root.contains("config"))
     for (const std::string &name : floatConfigs(root))
       markFloat(root["config"], name.c_str());
@@ -520,7 +515,6 @@ std::string metadataForDisplay(std::string_view json) {
   if (root.contains("params") && root["params"].is_array())
     for (Json &param : root["params"])
       markFloat(param, "init_std");
-  return toJson(root);
 }
 
 ModelInfo ModelInfo::parse(std::string_view json) {

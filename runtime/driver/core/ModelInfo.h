@@ -34,12 +34,6 @@
 
 namespace txrt::driver {
 
-/// The metadata JSON as `info --json` prints it: the floats JSON writes as
-/// integers (`eps = 1.0`, `clip = 1.0`, an init std of 1.0) written as
-/// floats (metadata "float_configs" names the config's); the text as it is
-/// when it does not parse.
-std::string metadataForDisplay(std::string_view json);
-
 /// A symbolic size with its upper bound.
 struct DimInfo {
   std::string name;
