@@ -110,49 +110,52 @@ void prepareForward(func::FuncOp train) {
     replaceByTrainingForm<CrossEntropyTrainOp>(builder, loss);
 }
 
+/// The spec position of `loc` (each call of a def has a location of its
+/// own: a name, the scope, wraps the file position).
+Location specPlace(Location loc) {
+  if (auto file = loc->findInstanceOf<FileLineColLoc>())
+    return file;
+  return loc;
+}
+
+/// The names of the parameters one line makes: all of them, or the first
+/// three and the last ("'a', 'b', 'c', ... 'z'").
+std::string quotedNames(ArrayRef<StringRef> names) {
+  constexpr size_t kShown = 3;
+  std::string out = "'" + llvm::join(names.take_front(kShown), "', '") + "'";
+  if (names.size() > kShown)
+    out += (names.size() > kShown + 1 ? ", ... '" : ", '") +
+           names.back().str() + "'";
+  return out;
+}
+
 /// Warns of the parameters `train` reads but gives no gradient (`found` in
 /// reverse program order): one warning for each place that makes them, so
 /// a def called in a loop of 24 layers says it once, naming the layers'
 /// parameters (it said it 24 times, the last layer first).
 void warnNoGradient(func::FuncOp train,
                     ArrayRef<std::pair<Location, StringRef>> found) {
-  // Keyed by the spec position: each call's location is its own (a name,
-  // the scope, wraps it).
   llvm::MapVector<Location, std::pair<Location, SmallVector<StringRef>>>
       byPlace;
-  for (const auto &[loc, name] : llvm::reverse(found)) {
-    Location place = loc;
-    if (auto file = loc->findInstanceOf<FileLineColLoc>())
-      place = file;
-    auto it = byPlace.insert({place, {loc, {}}}).first;
-    it->second.second.push_back(name);
-  }
+  for (const auto &[loc, name] : llvm::reverse(found))
+    byPlace.insert({specPlace(loc), {loc, {}}})
+        .first->second.second.push_back(name);
   for (const auto &[place, first] : byPlace) {
     const auto &[loc, names] = first;
+    const bool one = names.size() == 1;
     auto warning = emitWarning(loc);
-    const std::string tail =
-        "only through comparisons, ids, stop_gradient or nothing at all): "
-        "training leaves ";
-    if (names.size() == 1) {
-      warning << "parameter '" << names.front()
-              << "' gets no gradient from the loss of '" << train.getSymName()
-              << "' (its value reaches the loss " << tail
-              << "it as it is, as torch.optim does a parameter whose .grad "
-                 "is None";
-      continue;
-    }
-    constexpr size_t kShown = 3;
-    warning << names.size()
-            << " parameters made here get no gradient from the loss of '"
-            << train.getSymName() << "': '"
-            << llvm::join(ArrayRef<StringRef>(names).take_front(kShown), "', '")
-            << "'";
-    if (names.size() > kShown)
-      warning << (names.size() > kShown + 1 ? ", ... '" : ", '") << names.back()
-              << "'";
-    warning << " (their values reach the loss " << tail
-            << "them as they are, as torch.optim does a parameter whose "
-               ".grad is None";
+    if (one)
+      warning << "parameter " << quotedNames(names) << " gets";
+    else
+      warning << names.size() << " parameters made here get";
+    warning << " no gradient from the loss of '" << train.getSymName() << "'";
+    if (!one)
+      warning << ": " << quotedNames(names);
+    warning << " (" << (one ? "its value reaches" : "their values reach")
+            << " the loss only through comparisons, ids, stop_gradient or "
+               "nothing at all): training leaves "
+            << (one ? "it as it is" : "them as they are")
+            << ", as torch.optim does a parameter whose .grad is None";
   }
 }
 
@@ -352,40 +355,31 @@ void warnUnread(func::FuncOp train) {
       if (reads)
         readers.push_back(func.getSymName());
     }
-    Location place = parameter.getLoc();
-    if (auto file = place->findInstanceOf<FileLineColLoc>())
-      place = file;
     const std::string by =
         readers.empty() ? std::string()
                         : " (only by '" + llvm::join(readers, "', '") + "')";
     auto it = byPlace
-                  .insert({{place, StringAttr::get(module.getContext(), by)},
+                  .insert({{specPlace(parameter.getLoc()),
+                            StringAttr::get(module.getContext(), by)},
                            Unread{parameter.getLoc(), {}}})
                   .first;
     it->second.names.push_back(parameter.getSymName());
   }
   for (const auto &[key, unread] : byPlace) {
     const StringRef by = key.second.getValue();
+    const bool one = unread.names.size() == 1;
     auto warning = emitWarning(unread.loc);
-    if (unread.names.size() == 1) {
-      warning << "parameter '" << unread.names.front() << "' is not read by '"
-              << train.getSymName() << "'" << by
-              << ": training leaves it as it is, as torch.optim does a "
-                 "parameter whose .grad is None";
-      continue;
-    }
-    constexpr size_t kShown = 3;
-    const size_t count = unread.names.size();
-    warning << count << " parameters made here are not read by '"
-            << train.getSymName() << "'" << by << ": '"
-            << llvm::join(ArrayRef<StringRef>(unread.names).take_front(kShown),
-                          "', '")
-            << "'";
-    if (count > kShown)
-      warning << (count > kShown + 1 ? ", ... '" : ", '") << unread.names.back()
-              << "'";
-    warning << "; training leaves them as they are, as torch.optim does a "
-               "parameter whose .grad is None";
+    if (one)
+      warning << "parameter " << quotedNames(unread.names) << " is";
+    else
+      warning << unread.names.size() << " parameters made here are";
+    warning << " not read by '" << train.getSymName() << "'" << by;
+    if (one)
+      warning << ": training leaves it as it is";
+    else
+      warning << ": " << quotedNames(unread.names)
+              << "; training leaves them as they are";
+    warning << ", as torch.optim does a parameter whose .grad is None";
   }
 }
 
