@@ -32,7 +32,6 @@
 #include <cstdio>
 #include <functional>
 #include <set>
-#include <sstream>
 
 using namespace mlir;
 using namespace mlir::tx;
@@ -59,6 +58,16 @@ struct InputEmbedding {
   std::string role;  // its role (@source, @tokens, ...)
   int64_t rows = 0;  // the table's vocabulary
   SourceLoc loc;
+};
+
+/// A comparison of a token input that may be a padding mask, as
+/// forEachMaskId finds it.
+struct MaskUse {
+  int64_t id = 0;        ///< the id it compares with
+  std::string relation;  ///< an order comparison's ("ids > 0"), "" else
+  bool onPad = false;    ///< it tells the pad from (most) other ids
+  bool constant = false; ///< one value for every id of the vocabulary
+  bool atPad = false;    ///< its value at the pad
 };
 
 class ContractChecker {
@@ -297,25 +306,20 @@ private:
       // to one of them ((ids != pad) & (ids != sos): [SOS] left out of a
       // masked mean) is no padding mask gone wrong.
       llvm::SmallPtrSet<Operation *, 4> padComparisons;
-      forEachMaskId(
-          arg, padId, vocab,
-          [&](Operation *op, int64_t, const std::string &, bool onPad, bool) {
-            if (onPad)
-              padComparisons.insert(op);
-          });
-      forEachMaskId(
-          arg, padId, vocab,
-          [&](Operation *op, int64_t compared, const std::string &relation,
-              bool onPad, bool constant) {
-            // One value for every id is no feature (`float(ids >= 0)` as a
-            // masked mean's weights).
-            if (onPad || (!constant && isSelector(op)) ||
-                joinedWithAny(op, padComparisons))
-              return;
-            SourceLoc loc = specLocOf(op->getLoc());
-            masks.try_emplace({loc.line, loc.col, role.str(), compared},
-                              Mask{input, role.str(), compared, relation});
-          });
+      forEachMaskId(arg, padId, vocab, [&](Operation *op, const MaskUse &use) {
+        if (use.onPad)
+          padComparisons.insert(op);
+      });
+      forEachMaskId(arg, padId, vocab, [&](Operation *op, const MaskUse &use) {
+        // One value for every id is no feature (`float(ids >= 0)` as a
+        // masked mean's weights).
+        if (use.onPad || (!use.constant && isSelector(op)) ||
+            joinedWithAny(op, padComparisons))
+          return;
+        SourceLoc loc = specLocOf(op->getLoc());
+        masks.try_emplace({loc.line, loc.col, role.str(), use.id},
+                          Mask{input, role.str(), use.id, use.relation});
+      });
     });
     for (const auto &[at, mask] : masks)
       diags.warning(
@@ -423,25 +427,9 @@ private:
       // pad), -1 true at the pad (ids == pad), 0 another id's.
       llvm::DenseMap<Operation *, int> sense;
       forEachMaskId(arg, padId, vocabularyOf(name.str()),
-                    [&](Operation *op, int64_t compared,
-                        const std::string &relation, bool onPad, bool) {
+                    [&](Operation *op, const MaskUse &use) {
                       masks.insert(op);
-                      auto cmp = dyn_cast<CmpOp>(op);
-                      // Whether it is true at the pad: `ids == pad`, or
-                      // an order comparison ("ids >= 3") that holds there.
-                      bool atPad =
-                          cmp && cmp.getPredicate() == CmpPredicate::eq;
-                      if (!relation.empty()) {
-                        std::istringstream words(relation);
-                        std::string ids, symbol;
-                        int64_t c = 0;
-                        words >> ids >> symbol >> c;
-                        atPad = symbol == "<"    ? padId < c
-                                : symbol == "<=" ? padId <= c
-                                : symbol == ">"  ? padId > c
-                                                 : padId >= c;
-                      }
-                      sense[op] = !onPad ? 0 : atPad ? -1 : +1;
+                      sense[op] = !use.onPad ? 0 : use.atPad ? -1 : +1;
                     });
       // The sense of a mask value (through not, reshapes, and with other
       // masks such as causal ones): +1, -1 or 0 when not known.
@@ -1103,11 +1091,11 @@ private:
     return false;
   }
 
-  /// Calls `found(op, id, relation, onPad, constant)` for each padding
-  /// mask of `ids` (through reshapes): `padding_mask(ids, id)` and `ids !=
-  /// id` / `ids == id` with a constant id (relation ""), and an order
-  /// comparison with a constant (`ids > 0`; relation "ids > 0", ids on the
-  /// left). `onPad`: the id is `padId`, or an order comparison gives the
+  /// Calls `found(op, MaskUse)` for each padding mask of `ids` (through
+  /// reshapes): `padding_mask(ids, id)` and `ids != id` / `ids == id` with
+  /// a constant id (relation ""), and an order comparison with a constant
+  /// (`ids > 0`; relation "ids > 0", ids on the left). `onPad`: the id is
+  /// `padId`, or an order comparison gives the
   /// pad the value of at most half the other `vocab` ids (it tells the pad
   /// from most ids); `constant`: it gives every id one value. `ids > 0` or
   /// `ids >= 3` with `pad = 3`, and `ids >= 0`, keep the padding with the
@@ -1120,8 +1108,8 @@ private:
       if (auto reshape = dyn_cast<ReshapeOp>(user)) {
         forEachMaskId(reshape.getResult(), padId, vocab, found);
       } else if (auto mask = dyn_cast<PaddingMaskOp>(user)) {
-        found(user, int64_t(mask.getPad()), std::string(),
-              int64_t(mask.getPad()) == padId, false);
+        const int64_t id = int64_t(mask.getPad());
+        found(user, MaskUse{id, "", id == padId, false, padId != id});
       } else if (auto cmp = dyn_cast<CmpOp>(user)) {
         const bool idsLeft = cmp.getLhs() == ids;
         Value other = idsLeft ? cmp.getRhs() : cmp.getLhs();
@@ -1134,7 +1122,9 @@ private:
         const int64_t id = value.getSplatValue<APInt>().getSExtValue();
         CmpPredicate predicate = cmp.getPredicate();
         if (predicate == CmpPredicate::ne || predicate == CmpPredicate::eq) {
-          found(user, id, std::string(), id == padId, false);
+          found(user,
+                MaskUse{id, "", id == padId, false,
+                        (predicate == CmpPredicate::eq) == (padId == id)});
           continue;
         }
         // With the ids on the left: `0 < ids` is `ids > 0`.
@@ -1172,8 +1162,10 @@ private:
         const int64_t others = vocab - (padIsId ? 1 : 0);
         const int64_t sameAsPad =
             (holds(padId) ? trues : vocab - trues) - (padIsId ? 1 : 0);
-        found(user, id, std::string("ids ") + symbol + " " + std::to_string(id),
-              2 * sameAsPad <= others, sameAsPad == others);
+        found(user,
+              MaskUse{
+                  id, std::string("ids ") + symbol + " " + std::to_string(id),
+                  2 * sameAsPad <= others, sameAsPad == others, holds(padId)});
       }
     }
   }
