@@ -222,6 +222,21 @@ std::string switchProblem() {
                                                std::strcmp(value, "1") != 0)
       return std::string(name) + "='" + value +
              "' is not 0 (off) or 1 (on, the default)";
+  // TXRT_ASSUME_NO_CPU_FEATURES=avx-2 (or AVX2) took nothing away, without
+  // a word: each name must be one the CPU check knows.
+  if (const char *list = std::getenv("TXRT_ASSUME_NO_CPU_FEATURES");
+      list && *list) {
+    std::string unknown;
+    std::stringstream items(list);
+    for (std::string item; std::getline(items, item, ',');)
+      if (!item.empty() && txrt_cpu_has_feature(item.c_str()) < 0)
+        unknown += (unknown.empty() ? "'" : ", '") + item + "'";
+    if (!unknown.empty())
+      return std::string("TXRT_ASSUME_NO_CPU_FEATURES='") + list +
+             "' names no CPU feature the check knows: " + unknown +
+             " (LLVM's lower-case names, comma-separated without spaces: "
+             "avx2,fma,avx512f)";
+  }
   return "";
 }
 
