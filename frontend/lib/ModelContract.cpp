@@ -132,6 +132,7 @@ public:
     checkPaddingMasks(pad);
     checkUnmaskedInputs(pad);
     checkUnmaskedAttentions(pad);
+    checkPaddedWeights(pad);
     checkFixedPositionPooling(pad);
   }
 
@@ -431,30 +432,8 @@ private:
                       masks.insert(op);
                       sense[op] = !use.onPad ? 0 : use.atPad ? -1 : +1;
                     });
-      // The sense of a mask value (through not, reshapes, and with other
-      // masks such as causal ones): +1, -1 or 0 when not known.
-      std::function<int(Value, int)> senseOf = [&](Value value, int depth) {
-        Operation *def = value.getDefiningOp();
-        if (!def || depth > 16)
-          return 0;
-        if (auto it = sense.find(def); it != sense.end())
-          return it->second;
-        if (isa<NotOp>(def))
-          return -senseOf(def->getOperand(0), depth + 1);
-        if (isa<ReshapeOp, ToFloatOp, BroadcastToOp>(def))
-          return senseOf(def->getOperand(0), depth + 1);
-        if (isa<AndOp, OrOp>(def)) {
-          const int a = senseOf(def->getOperand(0), depth + 1);
-          return a ? a : senseOf(def->getOperand(1), depth + 1);
-        }
-        // 1 - mask: the other sense (an additive mask's (1 - m) * -1e9).
-        if (auto sub = dyn_cast<SubOp>(def))
-          if (auto one = sub.getLhs().getDefiningOp<ConstantOp>())
-            if (auto dense = dyn_cast<DenseFPElementsAttr>(one.getValue());
-                dense && dense.isSplat() &&
-                dense.getSplatValue<APFloat>().convertToDouble() == 1.0)
-              return -senseOf(sub.getRhs(), depth + 1);
-        return 0;
+      auto senseOf = [&](Value value, int depth) {
+        return maskSense(value, sense, depth);
       };
       // How a mask reached the scores wrongly, the first such use (the
       // warning's reason); "" when none did.
@@ -670,6 +649,87 @@ private:
                 "padding_mask(" +
                 input + ", pad))'; an entry that reads '" + input +
                 "' only through another input takes it as an input too");
+      });
+    });
+  }
+
+  /// A sum or mean over the positions of a padded @source or @tokens input
+  /// weighed by a mask of it that is true at the pad (a masked mean's
+  /// weights `float(ids == pad)`, the `!` forgotten, or `float(ids < 5)`
+  /// with pad 0): the padded positions are counted, and a text's result
+  /// depends on what it is batched with, without a word (masks that reach
+  /// attention scores are checkUnmaskedAttentions').
+  void checkPaddedWeights(const std::optional<ConfigInt> &pad) {
+    const int64_t padId = pad ? pad->value : 0;
+    // One warning a line and input (a masked mean's sum and its count).
+    std::set<std::pair<uint32_t, std::string>> reported;
+    forEachEntryInput([&](func::FuncOp func, BlockArgument arg, StringAttr role,
+                          StringAttr name) {
+      if (!isPaddedText(arg, role, name))
+        return;
+      const Dim length = getShape(cast<RankedTensorType>(arg.getType()))[1];
+      llvm::DenseMap<Operation *, int> sense;
+      forEachMaskId(arg, padId, vocabularyOf(name.str()),
+                    [&](Operation *op, const MaskUse &use) {
+                      if (use.onPad)
+                        sense[op] = use.atPad ? -1 : +1;
+                    });
+      if (sense.empty())
+        return;
+      // The sense of the mask that weighs `value` (a factor of its
+      // product, through reshapes and broadcasts), 0 when none does.
+      auto weighedBy = [&](Value value) {
+        SmallVector<Value> work{value};
+        for (size_t i = 0; i < work.size() && i < 64; ++i) {
+          if (int found = maskSense(work[i], sense))
+            return found;
+          Operation *def = work[i].getDefiningOp();
+          if (isa_and_nonnull<MulOp>(def))
+            work.append({def->getOperand(0), def->getOperand(1)});
+          else if (isa_and_nonnull<ReshapeOp, BroadcastToOp, NegOp, DivOp>(def))
+            work.push_back(def->getOperand(0));
+        }
+        return 0;
+      };
+      const std::string input = name.str();
+      func.walk([&](Operation *op) {
+        if (!isa<ReduceSumOp, ReduceMeanOp>(op))
+          return;
+        auto type = dyn_cast<RankedTensorType>(op->getOperand(0).getType());
+        auto axes = op->getAttrOfType<DenseI64ArrayAttr>("axes");
+        if (!type || !axes)
+          return;
+        const Shape shape = getShape(type);
+        const int64_t rank = type.getRank();
+        if (llvm::none_of(axes.asArrayRef(), [&](int64_t axis) {
+              axis = axis < 0 ? axis + rank : axis;
+              return axis >= 0 && axis < rank && shape[size_t(axis)] == length;
+            }))
+          return;
+        // sum(x) - sum(x * float(ids == pad)): the padding taken away.
+        if (llvm::any_of(op->getResult(0).getUsers(), [&](Operation *user) {
+              return isa<SubOp>(user) &&
+                     user->getOperand(1) == op->getResult(0);
+            }))
+          return;
+        if (weighedBy(op->getOperand(0)) >= 0 || !reachesResults(op))
+          return;
+        SourceLoc loc = specLocOf(op->getLoc());
+        if (!reported.insert({loc.line, input}).second)
+          return;
+        diags.warning(
+            loc,
+            std::string("this ") + (isa<ReduceSumOp>(op) ? "sum" : "mean") +
+                " over the " + formatDim(length) + " positions of '" + input +
+                "' (@" + role.str() +
+                ") weighs them by a mask that is true at the pad: the "
+                "executable pads the shorter texts of a batch with " +
+                padPhrase(pad) +
+                ", so their padded positions are counted here, and a text's "
+                "result depends on what it is batched with",
+            "weigh by a mask true at the tokens, e.g. "
+            "'float(padding_mask(" +
+                input + ", pad))'");
       });
     });
   }
@@ -1039,6 +1099,36 @@ private:
               func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), kRoleAttr),
               func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "tx.name"));
     }
+  }
+
+  /// The sense of a mask value, from the senses of the comparisons found
+  /// (`sense`: +1 true at the tokens, -1 true at the pad), through not,
+  /// reshapes, float(), and with other masks such as causal ones: +1, -1,
+  /// or 0 when not known.
+  static int maskSense(Value value,
+                       const llvm::DenseMap<Operation *, int> &sense,
+                       int depth = 0) {
+    Operation *def = value.getDefiningOp();
+    if (!def || depth > 16)
+      return 0;
+    if (auto it = sense.find(def); it != sense.end())
+      return it->second;
+    if (isa<NotOp>(def))
+      return -maskSense(def->getOperand(0), sense, depth + 1);
+    if (isa<ReshapeOp, ToFloatOp, BroadcastToOp>(def))
+      return maskSense(def->getOperand(0), sense, depth + 1);
+    if (isa<AndOp, OrOp>(def)) {
+      const int a = maskSense(def->getOperand(0), sense, depth + 1);
+      return a ? a : maskSense(def->getOperand(1), sense, depth + 1);
+    }
+    // 1 - mask: the other sense (an additive mask's (1 - m) * -1e9).
+    if (auto sub = dyn_cast<SubOp>(def))
+      if (auto one = sub.getLhs().getDefiningOp<ConstantOp>())
+        if (auto dense = dyn_cast<DenseFPElementsAttr>(one.getValue());
+            dense && dense.isSplat() &&
+            dense.getSplatValue<APFloat>().convertToDouble() == 1.0)
+          return -maskSense(sub.getRhs(), sense, depth + 1);
+    return 0;
   }
 
   /// `ids == X` or an order comparison (`ids > 5`) read only as numbers
