@@ -19,6 +19,7 @@
 #include "loop/Checkpoint.h"
 #include "loop/ClassifierMetrics.h"
 #include "loop/Ema.h"
+#include "loop/Validation.h"
 
 #include <algorithm>
 #include <cmath>
@@ -91,13 +92,15 @@ void requireFiniteLoss(double loss, const std::string &checkpoint,
 void printLossLines(const TokenStats &stats, const char *what,
                     std::ostream &out) {
   char line[200];
-  std::snprintf(line, sizeof(line),
-                "loss       %.4f (mean cross-entropy over %lld %s, "
-                "perplexity %.3f)\n",
-                stats.tokens ? stats.lossSum / double(stats.tokens) : 0.0,
-                static_cast<long long>(stats.tokens), what,
-                stats.tokens ? std::exp(stats.lossSum / double(stats.tokens))
-                             : 0.0);
+  std::snprintf(
+      line, sizeof(line),
+      "loss       %.4f (mean cross-entropy over %lld %s, "
+      "perplexity %s)\n",
+      stats.tokens ? stats.lossSum / double(stats.tokens) : 0.0,
+      static_cast<long long>(stats.tokens), what,
+      stats.tokens
+          ? formatPerplexity(stats.lossSum / double(stats.tokens)).c_str()
+          : "0.000");
   out << line;
   std::snprintf(line, sizeof(line), "accuracy   %.2f%% (%lld / %lld tokens)\n",
                 stats.tokens ? 100.0 * double(stats.correct) /

@@ -205,6 +205,11 @@ std::string describeCheckpoint(const ModelInfo &model,
   if (model.kind == ModelKind::None) {
     out << " (run --load continues it: the next call is step "
         << position.step + 1 << ")\n";
+  } else if (position.dataPath.empty() && !position.dataPositionStep) {
+    // Saved by `run` alone (no corpus yet): "next: batch 1 of epoch 1" read
+    // as a position in data it never had.
+    out << " (saved by `run` on its own inputs; train --resume starts at "
+           "batch 1 of epoch 1)\n";
   } else {
     out << " (next: batch " << position.batchInEpoch + 1 << " of epoch "
         << position.epoch + 1;
@@ -226,10 +231,15 @@ std::string describeCheckpoint(const ModelInfo &model,
   out << "  seed         " << position.seed << "\n";
   // (A model without a kind trains on the user's batches through run:
   // no corpus, no validation.)
-  if (model.kind != ModelKind::None)
-    out << "  data         "
-        << (position.dataPath.empty() ? std::string("-") : position.dataPath)
-        << " (fnv1a64 " << hexHash(position.dataHash) << ")\n";
+  if (model.kind != ModelKind::None) {
+    // No data: no hash of it (fnv1a64 0000000000000000 read as one).
+    out << "  data         ";
+    if (position.dataPath.empty())
+      out << "-\n";
+    else
+      out << position.dataPath << " (fnv1a64 " << hexHash(position.dataHash)
+          << ")\n";
+  }
   if (position.block)
     out << "  block        " << position.block << " positions (--text)\n";
   out << "  precision    ";

@@ -776,8 +776,9 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
   {
     char line[160];
     std::snprintf(line, sizeof(line),
-                  "held: %zu pairs, %zu token ids in %zu bytes (%.1f a pair)",
-                  pairs.size(), pairs.tokens(), pairs.bytes(),
+                  "held: %zu %s, %zu token ids in %zu bytes (%.1f a pair)",
+                  pairs.size(), pairs.size() == 1 ? "pair" : "pairs",
+                  pairs.tokens(), pairs.bytes(),
                   double(pairs.bytes()) / double(pairs.size()));
     data.storage = line;
   }

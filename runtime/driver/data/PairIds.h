@@ -3,7 +3,7 @@
 // The training corpus as train keeps it: every pair's source ids and then
 // its target ids in one contiguous int32 array, two offsets a pair, and
 // the pair's line in the file (for errors). No text, no per-pair vectors:
-// 4 bytes a token + 24 bytes a pair (the batch plan adds its 16 bytes of
+// 4 bytes a token + 24 bytes a pair + 8 (the batch plan adds its 16 bytes of
 // lengths a pair, data/Batching.h). Filled once (add), then read-only.
 //
 //===----------------------------------------------------------------------===//

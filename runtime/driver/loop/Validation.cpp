@@ -16,6 +16,16 @@
 
 namespace txrt::driver {
 
+std::string formatPerplexity(double loss) {
+  const double perplexity = std::exp(loss);
+  char text[32];
+  std::snprintf(text, sizeof(text),
+                std::isfinite(perplexity) && perplexity >= 1e7 ? "%.4e"
+                                                               : "%.3f",
+                perplexity);
+  return text;
+}
+
 std::string ValidationScore::describe() const {
   char line[160];
   // NaN without the sign bit printf shows ("-nan" beside "nan" elsewhere).
@@ -35,10 +45,10 @@ std::string ValidationScore::describe() const {
   }
   if (!hasBleu) {
     std::snprintf(line, sizeof(line),
-                  "validation step %lld: loss %.4f, perplexity %.3f, "
+                  "validation step %lld: loss %.4f, perplexity %s, "
                   "accuracy %.2f%%",
-                  static_cast<long long>(step), loss, std::exp(loss),
-                  100 * accuracy);
+                  static_cast<long long>(step), loss,
+                  formatPerplexity(loss).c_str(), 100 * accuracy);
     return line;
   }
   std::snprintf(line, sizeof(line),

@@ -65,6 +65,11 @@ struct ValidationScore {
   std::string describe() const;
 };
 
+/// exp(loss) as `eval` and the validation lines print it: "%.3f" below
+/// 1e7, then "%.4e" (a loss of 300 printed 131 digits into a fixed line,
+/// which cut the line and the accuracy after it), "inf" past double's range.
+std::string formatPerplexity(double loss);
+
 class Validator {
 public:
   /// Reads and encodes `path` with `tokenizer` (errors name FILE:LINE; a
