@@ -301,9 +301,12 @@ void BinaryFile::readAt(uint64_t offset, void *out, size_t bytes) const {
 // AtomicFileWriter
 //===----------------------------------------------------------------------===//
 
-AtomicFileWriter::AtomicFileWriter(std::string path)
-    : path_(std::move(path)), target_(followSymlinks(path_)) {
-  checkReplaceable(path_, "output");
+AtomicFileWriter::AtomicFileWriter(std::string path,
+                                   WhenNotReplaced whenNotReplaced)
+    : path_(std::move(path)), target_(followSymlinks(path_)),
+      keepWhenNotReplaced_(whenNotReplaced == WhenNotReplaced::Keep) {
+  if (!keepWhenNotReplaced_)
+    checkReplaceable(path_, "output");
   removeStaleTemporaries(target_);
   for (int attempt = 0; fd_ < 0; ++attempt) {
     tmpPath_ = target_ + ".tmp." + std::to_string(long(::getpid())) + "." +
@@ -371,13 +374,10 @@ void AtomicFileWriter::commit() {
   fd_ = -1;
   if (::close(fd) != 0)
     fail("close");
-  // The destination may have become a FIFO or device since the writer was
-  // created; never replace one.
-  checkReplaceable(path_, "output");
-  if (::rename(tmpPath_.c_str(), target_.c_str()) != 0) {
-    if (!keepWhenNotReplaced_)
-      fail("rename '" + tmpPath_ + "' to");
-    const int renameErrno = errno;
+  // What was to replace the file, kept beside it when it cannot be
+  // (WhenNotReplaced::Keep): TARGET.unsaved.safetensors, or the temporary
+  // where no rename may move it (a read-only file system).
+  auto keep = [&] {
     const std::string suffix = ".safetensors";
     const bool safetensors =
         target_.size() > suffix.size() && endsWith(target_, suffix);
@@ -386,13 +386,29 @@ void AtomicFileWriter::commit() {
                                  ".unsaved" + suffix
                            : target_ + ".unsaved";
     if (::rename(tmpPath_.c_str(), kept.c_str()) != 0)
-      kept = tmpPath_; // a read-only file system: where it is
+      kept = tmpPath_;
     committed_ = true; // nothing to remove
+    return " ('" + path_ +
+           "' is left as it was; what was to replace it is kept as '" + kept +
+           "')";
+  };
+  // The destination may have become a FIFO or device since the writer was
+  // created; never replace one. A checkpoint made read-only (or replaced
+  // by a directory) during a run lost the run: the temporary was removed
+  // with the error.
+  try {
+    checkReplaceable(path_, "output");
+  } catch (const InputError &error) {
+    if (!keepWhenNotReplaced_)
+      throw;
+    throw ResourceError(error.what() + keep());
+  }
+  if (::rename(tmpPath_.c_str(), target_.c_str()) != 0) {
+    if (!keepWhenNotReplaced_)
+      fail("rename '" + tmpPath_ + "' to");
+    const int renameErrno = errno;
     throw ResourceError("cannot rename '" + tmpPath_ + "' to '" + path_ +
-                        "': " + std::strerror(renameErrno) + " ('" + path_ +
-                        "' is left as it was; what was to replace it is "
-                        "kept as '" +
-                        kept + "')");
+                        "': " + std::strerror(renameErrno) + keep());
   }
   committed_ = true;
   // Make the rename itself durable.

@@ -95,7 +95,18 @@ public:
   /// ".tmp.<pid>.<16 hex digits>", a pid of at most 10 digits.
   static constexpr size_t kTemporaryNameExtra = 32;
 
-  explicit AtomicFileWriter(std::string path);
+  /// What a commit that cannot replace the file (it became read-only or
+  /// a directory during the run, another user's file in a sticky
+  /// directory, an immutable file) does with what was written: removes it,
+  /// or, for outputs that cost a run (checkpoints), keeps it as
+  /// FILE.unsaved.safetensors for FILE.safetensors, else FILE.unsaved, or
+  /// the temporary itself where that cannot be made; the error names it.
+  /// Keep checks the file at the commit only: a checkpoint made read-only
+  /// during a run was refused here and the run's work lost.
+  enum class WhenNotReplaced { Remove, Keep };
+
+  explicit AtomicFileWriter(std::string path, WhenNotReplaced whenNotReplaced =
+                                                  WhenNotReplaced::Remove);
   AtomicFileWriter(const AtomicFileWriter &) = delete;
   AtomicFileWriter &operator=(const AtomicFileWriter &) = delete;
   ~AtomicFileWriter();
@@ -108,13 +119,6 @@ public:
   /// Replaces the file with what was written (keeping the replaced file's
   /// permissions).
   void commit();
-  /// Where a commit whose rename fails (another user's file in a sticky
-  /// directory, an immutable file) leaves what was written, instead of
-  /// removing it: FILE.unsaved.safetensors for FILE.safetensors, else
-  /// FILE.unsaved, or the temporary itself where that cannot be made; the
-  /// error names it. For outputs that cost a run (checkpoints).
-  void keepWhenNotReplaced() { keepWhenNotReplaced_ = true; }
-
   /// The temporary file's name (for tests).
   const std::string &temporaryPath() const { return tmpPath_; }
 
@@ -127,7 +131,7 @@ private:
   int fd_ = -1;
   bool committed_ = false;
   bool existed_ = false; ///< path_ was there to replace
-  bool keepWhenNotReplaced_ = false;
+  bool keepWhenNotReplaced_ = false; ///< WhenNotReplaced::Keep
 };
 
 /// A run's claim on a file it will write again and again (train's

@@ -530,8 +530,8 @@ void writeSafetensors(const std::string &path,
   unsigned char length[8];
   for (int i = 0; i < 8; ++i)
     length[i] = static_cast<unsigned char>((uint64_t(text.size()) >> (8 * i)));
-  AtomicFileWriter writer(path);
-  writer.keepWhenNotReplaced(); // a checkpoint is a run's work
+  // A checkpoint is a run's work: kept when it cannot replace the file.
+  AtomicFileWriter writer(path, AtomicFileWriter::WhenNotReplaced::Keep);
   writer.write(length, 8);
   writer.write(text);
   for (size_t i = 0; i < tensors.size(); ++i)

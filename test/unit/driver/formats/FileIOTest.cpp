@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace txrt::driver;
@@ -121,8 +122,7 @@ TEST(FileIOTest, AWriteThatCannotReplaceKeepsWhatWasWrittenWhenAsked) {
     GTEST_SKIP() << "cannot make a file immutable here (chattr +i needs "
                     "root and ext4/xfs/btrfs)";
   {
-    AtomicFileWriter writer(path);
-    writer.keepWhenNotReplaced();
+    AtomicFileWriter writer(path, AtomicFileWriter::WhenNotReplaced::Keep);
     writer.write("trained");
     EXPECT_THROW_MESSAGE(writer.commit(), ResourceError, "cannot rename '",
                          "' to '" + path + "': ",
@@ -143,6 +143,66 @@ TEST(FileIOTest, AWriteThatCannotReplaceKeepsWhatWasWrittenWhenAsked) {
   for (const auto &entry : std::filesystem::directory_iterator(dir.path()))
     files += entry.is_regular_file();
   EXPECT_EQ(files, 2u); // no temporary left
+}
+
+// A checkpoint made read-only, or replaced by a directory, while the run
+// trained failed the check before the rename, and the temporary went with
+// the error: a tester lost 4310 steps. It is kept as when the rename fails.
+TEST(FileIOTest, ADestinationThatBecameUnreplaceableKeepsWhatWasWritten) {
+  ScratchDir dir;
+  const std::string path = dir.file("c.safetensors");
+  const std::string kept = dir.file("c.unsaved.safetensors");
+  writeFile(path, "old");
+  {
+    AtomicFileWriter writer(path, AtomicFileWriter::WhenNotReplaced::Keep);
+    writer.write("trained");
+    ASSERT_EQ(::chmod(path.c_str(), 0444), 0);
+    EXPECT_THROW_MESSAGE(writer.commit(), ResourceError,
+                         "it is read-only (mode 0444)",
+                         "('" + path +
+                             "' is left as it was; what was to replace it "
+                             "is kept as '" +
+                             kept + "')");
+  }
+  EXPECT_EQ(readFile(kept), "trained");
+  EXPECT_EQ(readFile(path), "old");
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  std::filesystem::remove(kept);
+  {
+    AtomicFileWriter writer(path, AtomicFileWriter::WhenNotReplaced::Keep);
+    writer.write("trained again");
+    std::filesystem::remove(path);
+    std::filesystem::create_directory(path);
+    EXPECT_THROW_MESSAGE(writer.commit(), ResourceError, "is a directory",
+                         "kept as '" + kept + "'");
+  }
+  EXPECT_EQ(readFile(kept), "trained again");
+  // Read-only before the save began (the final save of a run): the same.
+  std::filesystem::remove(path);
+  std::filesystem::remove(kept);
+  writeFile(path, "old");
+  ASSERT_EQ(::chmod(path.c_str(), 0444), 0);
+  {
+    AtomicFileWriter writer(path, AtomicFileWriter::WhenNotReplaced::Keep);
+    writer.write("trained at last");
+    EXPECT_THROW_MESSAGE(writer.commit(), ResourceError, "read-only",
+                         "kept as '" + kept + "'");
+  }
+  EXPECT_EQ(readFile(kept), "trained at last");
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
+  // Other outputs' temporaries go with the error, as before.
+  std::filesystem::remove(path);
+  writeFile(path, "old");
+  {
+    AtomicFileWriter writer(path);
+    writer.write("curve");
+    ASSERT_EQ(::chmod(path.c_str(), 0444), 0);
+    EXPECT_THROW_MESSAGE(writer.commit(), InputError, "read-only");
+  }
+  size_t files = 0;
+  for (const auto &entry : std::filesystem::directory_iterator(dir.path()))
+    files += entry.is_regular_file();
+  EXPECT_EQ(files, 2u); // c and c.unsaved, no temporary
 }
 
 TEST(FileIOTest, OneWriterLockAtATime) {
