@@ -82,7 +82,8 @@ std::string fileNameOf(const std::string &path) {
   return std::filesystem::path(path).filename().string();
 }
 
-/// Removes temporaries of `path` whose writer process no longer exists.
+} // namespace
+
 void removeStaleTemporaries(const std::string &path) {
   std::string dir = directoryOf(path), target = fileNameOf(path);
   DIR *listing = ::opendir(dir.c_str());
@@ -98,6 +99,8 @@ void removeStaleTemporaries(const std::string &path) {
   }
   ::closedir(listing);
 }
+
+namespace {
 
 std::string randomSuffix() {
   static std::random_device device;
@@ -297,6 +300,11 @@ void BinaryFile::readAt(uint64_t offset, void *out, size_t bytes) const {
   }
 }
 
+std::string temporaryNameFor(const std::string &target) {
+  return target + ".tmp." + std::to_string(long(::getpid())) + "." +
+         randomSuffix();
+}
+
 //===----------------------------------------------------------------------===//
 // AtomicFileWriter
 //===----------------------------------------------------------------------===//
@@ -309,8 +317,7 @@ AtomicFileWriter::AtomicFileWriter(std::string path,
     checkReplaceable(path_, "output");
   removeStaleTemporaries(target_);
   for (int attempt = 0; fd_ < 0; ++attempt) {
-    tmpPath_ = target_ + ".tmp." + std::to_string(long(::getpid())) + "." +
-               randomSuffix();
+    tmpPath_ = temporaryNameFor(target_);
     fd_ =
         ::open(tmpPath_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd_ >= 0) {

@@ -178,6 +178,14 @@ std::optional<FileStamp> regularFileStamp(const std::string &path);
 bool isTemporaryOf(const std::string &name, const std::string &target,
                    long *pid = nullptr);
 
+/// A new temporary's name for `target` (a path), as AtomicFileWriter names
+/// its own: TARGET.tmp.<pid>.<16 random hex digits>. Temporaries of writers
+/// that no longer run are removed with removeStaleTemporaries.
+std::string temporaryNameFor(const std::string &target);
+
+/// Removes the temporaries of `path` whose writer process no longer exists.
+void removeStaleTemporaries(const std::string &path);
+
 } // namespace txrt::driver
 
 #endif // TXRT_DRIVER_FILEIO_H

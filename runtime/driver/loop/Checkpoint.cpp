@@ -754,11 +754,18 @@ void keepStepCheckpoint(const std::string &savePath, int64_t step,
   const std::string copy = checkpointSibling(
       savePath, ".step-" + std::to_string(step) + ".safetensors");
   // Linked under a temporary name, then renamed over any older file of
-  // that name: a reader never sees it half there.
-  const std::string temporary = copy + ".link.tmp";
+  // that name: a reader never sees it half there. A new name each time, as
+  // AtomicFileWriter's (a fixed C.step-N.safetensors.link.tmp was removed
+  // first, whatever the user kept under it).
+  removeStaleTemporaries(copy);
   std::error_code ec;
-  fs::remove(temporary, ec);
-  fs::create_hard_link(saved, temporary, ec);
+  std::string temporary;
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    temporary = temporaryNameFor(copy);
+    fs::create_hard_link(saved, temporary, ec);
+    if (ec != std::errc::file_exists)
+      break;
+  }
   if (!ec) {
     fs::rename(temporary, copy, ec);
     if (ec) {
