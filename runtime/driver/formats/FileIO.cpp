@@ -195,6 +195,34 @@ bool namesFileDescriptor(const std::string &path) {
   return false;
 }
 
+/// Refuses a symbolic link on the way from `path` that lies in a
+/// world-writable directory with the sticky bit (/tmp) and belongs to
+/// neither this user nor the directory's owner: the kernel's
+/// fs.protected_symlinks does not follow one (open() fails, EACCES), but
+/// outputs resolve their links themselves to write beside the target, so
+/// another user's link in /tmp led root's export into any directory.
+void checkSymlinksTrusted(const std::string &path, const std::string &what) {
+  bool ended = false;
+  const std::vector<std::string> chain = symlinkChain(path, ended);
+  const uid_t me = ::geteuid();
+  for (size_t i = 0; i + 1 < chain.size(); ++i) {
+    struct stat link, dir;
+    const std::string directory = directoryOf(chain[i]);
+    if (::lstat(chain[i].c_str(), &link) != 0 || !S_ISLNK(link.st_mode) ||
+        ::stat(directory.c_str(), &dir) != 0)
+      continue;
+    if ((dir.st_mode & S_ISVTX) && (dir.st_mode & S_IWOTH) &&
+        link.st_uid != me && link.st_uid != dir.st_uid)
+      throw InputError(
+          what + ": cannot write '" + path + "': '" + chain[i] +
+          "' is a symbolic link of another user (uid " +
+          std::to_string(link.st_uid) + ") in '" + directory +
+          "', a world-writable directory with the sticky bit, and such a "
+          "link is not followed (as the kernel's fs.protected_symlinks "
+          "does not follow it); give another name");
+  }
+}
+
 } // namespace
 
 std::string followSymlinks(const std::string &path) {
@@ -211,6 +239,7 @@ void checkReplaceable(const std::string &path, const std::string &what) {
                      "': it names a file descriptor (the file or pipe it "
                      "stands for would be replaced, not written to); give "
                      "a file name");
+  checkSymlinksTrusted(path, what);
   struct stat info;
   if (::stat(path.c_str(), &info) != 0) {
     if (errno == ELOOP)
@@ -313,8 +342,12 @@ AtomicFileWriter::AtomicFileWriter(std::string path,
                                    WhenNotReplaced whenNotReplaced)
     : path_(std::move(path)), target_(followSymlinks(path_)),
       keepWhenNotReplaced_(whenNotReplaced == WhenNotReplaced::Keep) {
+  // (Kept: the file is checked at the commit; links that lead elsewhere
+  // are refused before anything is written beside their target.)
   if (!keepWhenNotReplaced_)
     checkReplaceable(path_, "output");
+  else
+    checkSymlinksTrusted(path_, "output");
   removeStaleTemporaries(target_);
   for (int attempt = 0; fd_ < 0; ++attempt) {
     tmpPath_ = temporaryNameFor(target_);

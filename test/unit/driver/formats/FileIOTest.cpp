@@ -205,6 +205,46 @@ TEST(FileIOTest, ADestinationThatBecameUnreplaceableKeepsWhatWasWritten) {
   EXPECT_EQ(files, 2u); // c and c.unsaved, no temporary
 }
 
+// Another user's symbolic link in a world-writable sticky directory (/tmp)
+// led root's save into the directory it named (outputs resolve links
+// themselves, which fs.protected_symlinks does not cover): refused, as the
+// kernel refuses to follow it. This user's links there are written through.
+TEST(FileIOTest, AnotherUsersLinkInAStickyDirectoryIsNotFollowed) {
+  if (::geteuid() != 0)
+    GTEST_SKIP() << "needs root to give a link another owner";
+  ScratchDir dir;
+  const std::string shared = dir.file("shared"), victim = dir.file("victim");
+  std::filesystem::create_directory(shared);
+  std::filesystem::create_directory(victim);
+  ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);
+  writeFile(victim + "/params.safetensors", "root's");
+  const std::string link = shared + "/out.safetensors";
+  std::filesystem::create_symlink(victim + "/params.safetensors", link);
+  ASSERT_EQ(::lchown(link.c_str(), 65534, 65534), 0);
+  const std::string message = "'" + link +
+                              "' is a symbolic link of another user (uid "
+                              "65534) in '" +
+                              shared + "', a world-writable directory";
+  EXPECT_THROW_MESSAGE(checkReplaceable(link, "--save"), InputError, message);
+  EXPECT_THROW_MESSAGE(
+      AtomicFileWriter(link, AtomicFileWriter::WhenNotReplaced::Keep),
+      InputError, message);
+  EXPECT_THROW_MESSAGE(AtomicFileWriter{link}, InputError, message);
+  EXPECT_EQ(readFile(victim + "/params.safetensors"), "root's");
+  size_t files = 0;
+  for (const auto &entry : std::filesystem::directory_iterator(victim))
+    files += entry.is_regular_file();
+  EXPECT_EQ(files, 1u); // no temporary beside the target
+  // This user's own link there is followed.
+  ASSERT_EQ(::lchown(link.c_str(), 0, 0), 0);
+  {
+    AtomicFileWriter writer(link);
+    writer.write("mine");
+    writer.commit();
+  }
+  EXPECT_EQ(readFile(victim + "/params.safetensors"), "mine");
+}
+
 TEST(FileIOTest, OneWriterLockAtATime) {
   // Two runs with one --save each replaced the other's checkpoints.
   ScratchDir dir;
