@@ -21,6 +21,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -59,6 +60,23 @@ inline std::string protectedKindOf(llvm::StringRef path, bool binary) {
   return "";
 }
 
+/// The path the symlink `current` names (relative to its directory), or
+/// "" when it is no symlink or cannot be read.
+inline std::string nextLinkHop(const std::string &current) {
+  if (!llvm::sys::fs::is_symlink_file(current))
+    return "";
+  char buffer[4096];
+  ssize_t length = ::readlink(current.c_str(), buffer, sizeof buffer);
+  if (length <= 0 || size_t(length) >= sizeof buffer)
+    return "";
+  llvm::StringRef link(buffer, size_t(length));
+  if (llvm::sys::path::is_absolute(link))
+    return link.str();
+  llvm::SmallString<256> next(llvm::sys::path::parent_path(current));
+  llvm::sys::path::append(next, link);
+  return std::string(next);
+}
+
 /// The file a symlink `path` names, its links followed (also when the
 /// last one names a file that does not exist yet: a dangling link is a
 /// name for a new file); `path` itself when it is no symlink or a link
@@ -67,20 +85,39 @@ inline std::string symlinkTarget(llvm::StringRef path) {
   std::string current = path.str();
   for (int hops = 0; hops < 40 && llvm::sys::fs::is_symlink_file(current);
        ++hops) {
-    char buffer[4096];
-    ssize_t length = ::readlink(current.c_str(), buffer, sizeof buffer);
-    if (length <= 0 || size_t(length) >= sizeof buffer)
+    current = nextLinkHop(current);
+    if (current.empty())
       return path.str();
-    llvm::StringRef link(buffer, size_t(length));
-    if (llvm::sys::path::is_absolute(link)) {
-      current = link.str();
-    } else {
-      llvm::SmallString<256> next(llvm::sys::path::parent_path(current));
-      llvm::sys::path::append(next, link);
-      current = std::string(next);
-    }
   }
   return llvm::sys::fs::is_symlink_file(current) ? path.str() : current;
+}
+
+/// Why a symbolic link on the way from `path` is not followed, or "": one
+/// in a world-writable directory with the sticky bit (/tmp) that belongs
+/// to neither this user nor the directory's owner, which the kernel's
+/// fs.protected_symlinks does not follow either. The tools resolve links
+/// themselves to write beside the target, so another user's link in /tmp
+/// led root's `-o` into any directory.
+inline std::string untrustedSymlink(llvm::StringRef path) {
+  std::string current = path.str();
+  for (int hops = 0; hops < 40 && !current.empty(); ++hops) {
+    struct stat link, dir;
+    if (::lstat(current.c_str(), &link) != 0 || !S_ISLNK(link.st_mode))
+      return "";
+    llvm::SmallString<256> parent(llvm::sys::path::parent_path(current));
+    if (parent.empty())
+      parent = ".";
+    if (::stat(parent.c_str(), &dir) == 0 && (dir.st_mode & S_ISVTX) &&
+        (dir.st_mode & S_IWOTH) && link.st_uid != ::geteuid() &&
+        link.st_uid != dir.st_uid)
+      return "'" + current + "' is a symbolic link of another user (uid " +
+             std::to_string(link.st_uid) + ") in '" + std::string(parent) +
+             "', a world-writable directory with the sticky bit, and such a "
+             "link is not followed (as the kernel's fs.protected_symlinks "
+             "does not follow it); give another name";
+    current = nextLinkHop(current);
+  }
+  return "";
 }
 
 /// The descriptor `path` names (/dev/stdout, /dev/stderr, /dev/fd/N,
@@ -196,6 +233,8 @@ inline std::string writeOutputWhole(llvm::StringRef path,
     out << text;
     return finish(out);
   }
+  if (std::string why = untrustedSymlink(path); !why.empty())
+    return why;
   StagedOutput staged;
   std::string problem = staged.create(symlinkTarget(path));
   if (!problem.empty())

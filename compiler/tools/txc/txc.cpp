@@ -312,6 +312,10 @@ bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
                     "-o\n";
     return false;
   }
+  if (std::string why = txc::untrustedSymlink(path); !why.empty()) {
+    llvm::errs() << "txc: error: the output '" << path << "': " << why << "\n";
+    return false;
+  }
   llvm::sys::fs::file_status status;
   if (llvm::sys::fs::status(path, status)) {
     // A dangling symlink names the file it points to: that one is made
