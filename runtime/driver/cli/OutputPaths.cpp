@@ -78,6 +78,15 @@ std::optional<std::string> otherKindOfFile(const std::string &path,
   std::string_view start(head, got);
   if (format == NamedPath::Format::Npy && start.substr(0, 6) == "\x93NUMPY")
     return std::nullopt;
+  // JSON: an object or array after any white space.
+  const size_t first = start.find_first_not_of(" \t\r\n");
+  if (format == NamedPath::Format::Json && first != std::string_view::npos &&
+      (start[first] == '{' || start[first] == '['))
+    return std::nullopt;
+  // A SentencePiece model: a protobuf ModelProto, whose first field is
+  // its pieces (field 1, length-delimited: byte 0x0a).
+  if (format == NamedPath::Format::SentencePiece && start[0] == '\x0a')
+    return std::nullopt;
   if (start.substr(0, 4) == "\x7f"
                             "ELF")
     return std::string("an executable or object file (ELF)");
@@ -85,6 +94,20 @@ std::optional<std::string> otherKindOfFile(const std::string &path,
     return std::string("a text file");
   return "a file of another kind (" +
          std::to_string(std::filesystem::file_size(path, error)) + " bytes)";
+}
+
+/// What an output of `format` writes, as messages name it.
+const char *formatName(NamedPath::Format format) {
+  switch (format) {
+  case NamedPath::Format::Npy:
+    return "an .npy array";
+  case NamedPath::Format::Json:
+    return "a JSON file";
+  case NamedPath::Format::SentencePiece:
+    return "a SentencePiece model";
+  default:
+    return "a safetensors file";
+  }
 }
 
 std::string describe(const NamedPath &named) {
@@ -259,8 +282,7 @@ void checkOutputPaths(
                  otherKindOfFile(output.path, output.format))
       problems.push_back(
           describe(output) + " is " + *kind + " already, not " +
-          (output.format == NamedPath::Format::Npy ? "an .npy array"
-                                                   : "a safetensors file") +
+          formatName(output.format) +
           ": writing it there would destroy it; give another path (or "
           "remove the file)");
     if (output.format != NamedPath::Format::Safetensors &&

@@ -32,8 +32,11 @@ struct NamedPath {
   /// refused, as `--log b.safetensors` would destroy a run. A binary output
   /// (safetensors, .npy) over an existing file of another kind is refused
   /// too: `--save model.tx` or `--decode-out train.tsv` replaced the spec
-  /// or the data.
-  enum class Format { Text, Safetensors, Npy };
+  /// or the data. A JSON output (a tokenizer or label copy, a trace)
+  /// replaces only a JSON file, and a SentencePiece model only one
+  /// (`C.tokenizer.json` of a new --save, a symlink to a program, and
+  /// `--profile-trace model.tx` replaced them).
+  enum class Format { Text, Safetensors, Npy, Json, SentencePiece };
   Format format = Format::Text;
 };
 

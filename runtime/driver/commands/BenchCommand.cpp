@@ -323,7 +323,8 @@ int benchCommand(const ModelInfo &model, const txc_entry_fn *entryTable,
       outputs.push_back(
           {*options.beamOutPath, "--beam-out", NamedPath::Format::Npy});
     if (options.profile.tracePath)
-      outputs.push_back({*options.profile.tracePath, "--profile-trace"});
+      outputs.push_back({*options.profile.tracePath, "--profile-trace",
+                         NamedPath::Format::Json});
     checkOutputPaths(outputs, inputs);
     checkWritableDirectories(outputs);
   }

@@ -94,7 +94,8 @@ void checkRunOutputs(const EntryInfo &entry, const RunOptions &options,
     outputs.push_back(
         {*options.savePath, "--save", NamedPath::Format::Safetensors});
   if (options.profile.tracePath)
-    outputs.push_back({*options.profile.tracePath, "--profile-trace"});
+    outputs.push_back({*options.profile.tracePath, "--profile-trace",
+                       NamedPath::Format::Json});
   for (const InputSource &source : sources)
     inputs.push_back({source.path, "input '" + source.name + "'"});
   if (options.loadPath)

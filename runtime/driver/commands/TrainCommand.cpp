@@ -613,16 +613,19 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
     outputs.push_back(
         {*options.savePath, "--save", NamedPath::Format::Safetensors});
     outputs.push_back({checkpointSibling(*options.savePath, kTokenizerSuffix),
-                       "the tokenizer copy of --save"});
+                       "the tokenizer copy of --save",
+                       NamedPath::Format::Json});
     outputs.push_back(
         {checkpointSibling(*options.savePath, kSentencePieceSuffix),
-         "the SentencePiece model of --save"});
+         "the SentencePiece model of --save",
+         NamedPath::Format::SentencePiece});
     for (const char *suffix : {kSourceTokenizerSuffix, kTargetTokenizerSuffix})
       outputs.push_back({checkpointSibling(*options.savePath, suffix),
-                         "the Hugging Face tokenizer of --save"});
+                         "the Hugging Face tokenizer of --save",
+                         NamedPath::Format::Json});
     if (model.kind == ModelKind::Classifier)
       outputs.push_back({checkpointSibling(*options.savePath, kLabelsSuffix),
-                         "the label file of --save"});
+                         "the label file of --save", NamedPath::Format::Json});
     if (options.keepBest)
       outputs.push_back(
           {checkpointSibling(*options.savePath, kBestCheckpointSuffix),
