@@ -15,6 +15,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <climits>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -126,6 +127,13 @@ void checkParentDirectory(const std::string &path, const std::string &what) {
   if (error == std::errc::too_many_symbolic_link_levels)
     throw InputError(what + ": cannot write '" + path + "': '" +
                      parent.string() + "': its symbolic links form a loop");
+  // A path over PATH_MAX read as a directory that "does not exist".
+  if (error == std::errc::filename_too_long)
+    throw InputError(what + ": cannot write '" + path +
+                     "': the path is too long (" + std::to_string(path.size()) +
+                     " characters; the system takes at most " +
+                     std::to_string(PATH_MAX - 1) +
+                     "): give a shorter one, or a relative one");
   // Say which: a typo in the directory is the common case.
   bool exists = std::filesystem::exists(parent, error);
   throw InputError(what + ": cannot write '" + path + "': '" + parent.string() +

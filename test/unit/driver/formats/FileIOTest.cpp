@@ -245,6 +245,18 @@ TEST(FileIOTest, AnotherUsersLinkInAStickyDirectoryIsNotFollowed) {
   EXPECT_EQ(readFile(victim + "/params.safetensors"), "mine");
 }
 
+// A path over PATH_MAX whose directory exists was said not to exist.
+TEST(FileIOTest, APathTooLongIsNamedSo) {
+  ScratchDir dir;
+  std::string deep = dir.path();
+  const std::string part(200, 'd');
+  while (deep.size() < 4200)
+    deep += "/" + part;
+  EXPECT_THROW_MESSAGE(checkParentDirectory(deep + "/c.safetensors", "--save"),
+                       InputError, "--save: cannot write '",
+                       "': the path is too long (");
+}
+
 TEST(FileIOTest, OneWriterLockAtATime) {
   // Two runs with one --save each replaced the other's checkpoints.
   ScratchDir dir;
