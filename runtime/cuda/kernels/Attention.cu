@@ -13,7 +13,8 @@
 // block per query row with the row's scores in shared memory, tk <= 8192;
 // dk and dv by atomicAdd) for wider heads and as the reference
 // (TXRT_CUDA_ATTENTION=rows). Backward recomputes P from the saved lse in
-// all three.
+// all three, each row's divided by its sum where |lse| >= 16 (the lse's
+// rounding would otherwise put a common factor on the row's P and dV).
 //
 //===----------------------------------------------------------------------===//
 #include "AttentionTensorCoreKernels.cuh"
@@ -169,8 +170,8 @@ txrt_status txrt_cuda_attention_fwd(
       return;
     if (form != Form::Rows &&
         launchTiled<ForwardTiled>(c, tiledForwardLaunch(batch, a), head_dim,
-                                  "attentionForwardTiled", a, q, ldq, k, ldk,
-                                  v, ldv, o, ldo, lse))
+                                  "attentionForwardTiled", a, q, ldq, k, ldk, v,
+                                  ldv, o, ldo, lse))
       return;
     const Launch perRow = rowForwardLaunch(batch, a);
     require(fits(perRow), "more than 2^31 - 1 query rows");
@@ -229,35 +230,30 @@ txrt_status txrt_cuda_attention_bwd(
     const Form form = formFor(head_dim);
     const Launch mmaKeys = mmaKeysLaunch(batch, a),
                  mmaQuery = mmaQueryLaunch(batch, a);
+    const Launch mmaScales = mmaRowScalesLaunch(batch, a);
     const bool tensorCores = form == Form::TensorCores &&
                              launchFits<KeysMma>(c, mmaKeys, head_dim) &&
-                             launchFits<QueryMma>(c, mmaQuery, head_dim);
+                             launchFits<QueryMma>(c, mmaQuery, head_dim) &&
+                             launchFits<RowScalesMma>(c, mmaScales, head_dim);
     // The per-row values first (attentionBackwardRows): D = dO . O for the
     // tensor-core kernels; with a finite fill, the exact probability of a
     // masked key in the rows where masked keys count (every key masked: lse
-    // is not precise enough there). In the workspace, or memory of their
-    // own past its 32 MiB.
+    // is not precise enough there); each row's factor on its recomputed P
+    // (rowScale: 1 / rowsum(exp(S - lse)) where |lse| >= 16, else 1), for
+    // the tensor-core kernels from attentionBackwardRowScalesMma, whose
+    // products are theirs. In the workspace, or memory of their own past
+    // its 32 MiB.
     const bool finiteFill = a.fill != -INFINITY && tk > 0;
     float *perRowValues = nullptr;
     bool ownPerRowValues = false;
-    if (tensorCores || finiteFill) {
-      const size_t bytes = 2 * size_t(rows) * sizeof(float);
-      if (bytes <= c.workspaceBytes) {
-        perRowValues = static_cast<float *>(c.workspace);
-      } else {
-        check(cudaMallocAsync(reinterpret_cast<void **>(&perRowValues), bytes,
-                              c.stream),
-              "cudaMallocAsync(attention's per-row values)");
-        ownPerRowValues = true;
-      }
-      float *rowD = tensorCores ? perRowValues : nullptr;
-      float *maskedP = finiteFill ? perRowValues + rows : nullptr;
-      a.rowD = rowD;
-      a.maskedP = maskedP;
-      const KernelLaunch pre = backwardRowsLaunch(rows);
-      attentionBackwardRows<<<pre.blocks, pre.threads, 0, c.stream>>>(
-          a, q, ldq, k, ldk, o, ldo, d_o, lddo, lse, rowD, maskedP, rows);
-      checkLaunch("attentionBackwardRows");
+    const size_t bytes = 3 * size_t(rows) * sizeof(float);
+    if (bytes <= c.workspaceBytes) {
+      perRowValues = static_cast<float *>(c.workspace);
+    } else {
+      check(cudaMallocAsync(reinterpret_cast<void **>(&perRowValues), bytes,
+                            c.stream),
+            "cudaMallocAsync(attention's per-row values)");
+      ownPerRowValues = true;
     }
     struct FreePerRow {
       txrt_cuda_context &c;
@@ -268,14 +264,29 @@ txrt_status txrt_cuda_attention_bwd(
           cudaFreeAsync(p, c.stream);
       }
     } freePerRowValues{c, perRowValues, ownPerRowValues};
+    float *rowD = tensorCores ? perRowValues : nullptr;
+    float *maskedP = finiteFill ? perRowValues + rows : nullptr;
+    float *rowScale = perRowValues + 2 * rows;
+    a.rowD = rowD;
+    a.maskedP = maskedP;
+    const KernelLaunch pre = backwardRowsLaunch(rows);
+    attentionBackwardRows<<<pre.blocks, pre.threads, 0, c.stream>>>(
+        a, q, ldq, k, ldk, o, ldo, d_o, lddo, lse, rowD, maskedP,
+        tensorCores ? nullptr : rowScale, rows);
+    checkLaunch("attentionBackwardRows");
+    if (tensorCores)
+      launchMma<Mma<3>::RowScales, Mma<1>::RowScales>(
+          c, mmaScales, head_dim, "attentionBackwardRowScalesMma", a, q, ldq, k,
+          ldk, lse, rowScale);
+    a.rowScale = rowScale;
     if (tensorCores) {
       launchMma<Mma<3>::Query, Mma<1>::Query>(
-          c, mmaQuery, head_dim, "attentionBackwardQueryMma", a, q, ldq, k,
-          ldk, v, ldv, lse, d_o, lddo, dq, lddq);
+          c, mmaQuery, head_dim, "attentionBackwardQueryMma", a, q, ldq, k, ldk,
+          v, ldv, lse, d_o, lddo, dq, lddq);
       if (mmaKeys.gridY > 0)
         launchMma<Mma<3>::Keys, Mma<1>::Keys>(
-            c, mmaKeys, head_dim, "attentionBackwardKeysMma", a, q, ldq, k,
-            ldk, v, ldv, lse, d_o, lddo, dk, lddk, dv, lddv);
+            c, mmaKeys, head_dim, "attentionBackwardKeysMma", a, q, ldq, k, ldk,
+            v, ldv, lse, d_o, lddo, dk, lddk, dv, lddv);
       return;
     }
     const Launch keys = tiledKeysLaunch(batch, a);

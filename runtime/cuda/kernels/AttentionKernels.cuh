@@ -29,6 +29,14 @@ namespace txrt::cuda::attention {
 constexpr int kThreads = 128;
 constexpr int64_t kMaxKeys = 8192;
 
+/// A saved lse of at least this size is rounded by more than about 1e-6
+/// (half an ulp of 16 is 9.5e-7): P = exp(S - lse), recomputed from it,
+/// then carries that rounding as a common factor on its row (rowScale).
+constexpr float kRoundedLse = 16.0f;
+/// Where fill - lse >= -kMaskedCountMargin, the masked keys of a row with a
+/// finite fill count in its softmax (maskedP).
+constexpr float kMaskedCountMargin = 100.0f;
+
 struct Attention {
   int64_t heads, kvHeads, tq, tk, headDim;
   const uint8_t *mask;
@@ -57,6 +65,13 @@ struct Attention {
   /// D = dO . O of each row (attentionBackwardRows), read by the
   /// tensor-core backward kernels; nullptr for the others, which compute it.
   const float *rowD;
+  /// The backward's factor on each row's recomputed P of its visible keys
+  /// (attentionBackwardRows, attentionBackwardRowScalesMma): 1 /
+  /// rowsum(exp(S - lse)) where |lse| >= kRoundedLse and the row's masked
+  /// keys do not count, else 1; nullptr: 1 everywhere. It removes the saved
+  /// lse's rounding from dV = P^T dO, whose sum over the keys is then
+  /// sum_i dO_i (a key offset of 1e5 put it 1e-3 of sum |dO| off).
+  const float *rowScale;
 
   /// Every kernel's first statement: the key from the device state, when
   /// there is one (the kernel's own copy of its argument).
@@ -70,6 +85,17 @@ struct Attention {
     return !mask ||
            mask[b * maskBatch + h * maskHead + i * maskQuery + j * maskKey] !=
                0;
+  }
+  /// P[row, j] of a visible key whose unscaled score (q . k) is `product`,
+  /// from the row's saved log-sum-exp, before rowScale. Every backward
+  /// kernel and the row sums behind rowScale recompute it here, the product
+  /// unfused with the subtraction, so the sums are of the same bits.
+  __device__ float visibleProbability(float product, float lse) const {
+    return expf(__fmul_rn(scale, product) - lse);
+  }
+  /// rowScale of row (b * heads + h) * tq + i.
+  __device__ float probabilityScale(int64_t row) const {
+    return rowScale ? rowScale[row] : 1.0f;
   }
   /// P[row, j] of a masked key j (score `fill`) of a row with log-sum-exp
   /// `lse`, as the backward recomputes it.
@@ -195,12 +221,13 @@ __global__ void attentionBackward(Attention a, const float *q, int64_t ldq,
       dqRow[d] = 0.0f;
     return;
   }
+  const float rowScale = a.probabilityScale(row);
   for (int64_t j = threadIdx.x; j < a.tk; j += blockDim.x) {
     const bool seen = a.visible(b, h, i, j);
     const float *kRow = k + (b * a.tk + j) * ldk + g * hd;
-    const float s = seen ? a.scale * dot(qRow, kRow, hd) : a.fill;
     const float prob =
-        seen ? expf(s - rowLse) : a.maskedProbability(row, rowLse);
+        seen ? a.visibleProbability(dot(qRow, kRow, hd), rowLse) * rowScale
+             : a.maskedProbability(row, rowLse);
     const float factor = a.dropFactor(b, h, i, j);
     const float dP = dot(doRow, v + (b * a.tk + j) * ldv + g * hd, hd) * factor;
     pDrop[j] = prob * factor;
@@ -227,27 +254,44 @@ __global__ void attentionBackward(Attention a, const float *q, int64_t ldq,
   }
 }
 
+/// Whether a row with saved log-sum-exp `lse` whose masked keys do not
+/// count is normalized by its sum (rowScale): a finite |lse| >= kRoundedLse.
+__device__ inline bool roundedLse(float lse) {
+  return fabsf(lse) >= kRoundedLse && fabsf(lse) < INFINITY;
+}
+
+/// Whether a row's masked keys count in its softmax, as the CPU kernel's
+/// masksCount: a finite fill within kMaskedCountMargin of the row's lse and
+/// a masked key. Such rows keep rowScale 1 (their masked keys' share is
+/// exact, maskedP).
+__device__ inline bool maskedKeysCount(const Attention &a, float lse,
+                                       bool anyMasked) {
+  return anyMasked && a.fill != -INFINITY &&
+         a.fill - lse >= -kMaskedCountMargin;
+}
+
 /// The backward's per-row values, a warp a row ((b * heads + h) * tq + i,
 /// `rows` rows), before its main kernels:
 /// - rowD (when not nullptr): D = dO . O, which the tensor-core kernels
 ///   would otherwise recompute in every block that reads the row;
+/// - rowScale (when not nullptr: the tiled and per-row kernels): 1 /
+///   rowsum(exp(S - lse)) over the keys the row sees, where roundedLse and
+///   its masked keys do not count; 1 elsewhere, at the cost of reading lse.
+///   S is dot() of q and k as those kernels compute it (their bits: the
+///   sum is of the P they form dV from);
 /// - maskedP (when not nullptr: a finite fill): where the fill's probability
 ///   is not negligible against the row's lse (fill - lse >=
 ///   -kMaskedCountMargin, e.g. every key masked), the row's scores, maximum
 ///   m and sum l over all tk keys are recomputed and exp(fill - m) / l
 ///   stored; elsewhere -1 (exp(fill - lse) is exact enough there).
-constexpr float kMaskedCountMargin = 100.0f;
-
-__global__ void attentionBackwardRows(Attention a, const float *q, int64_t ldq,
-                                      const float *k, int64_t ldk,
-                                      const float *o, int64_t ldo,
-                                      const float *dO, int64_t lddo,
-                                      const float *lse, float *rowD,
-                                      float *maskedP, int64_t rows) {
+__global__ void
+attentionBackwardRows(Attention a, const float *q, int64_t ldq, const float *k,
+                      int64_t ldk, const float *o, int64_t ldo, const float *dO,
+                      int64_t lddo, const float *lse, float *rowD,
+                      float *maskedP, float *rowScale, int64_t rows) {
   const int64_t warps = int64_t(blockDim.x / 32) * gridDim.x;
   const int lane = int(threadIdx.x % 32);
-  for (int64_t row = int64_t(blockIdx.x) * (blockDim.x / 32) +
-                     threadIdx.x / 32;
+  for (int64_t row = int64_t(blockIdx.x) * (blockDim.x / 32) + threadIdx.x / 32;
        row < rows; row += warps) {
     const int64_t i = row % a.tq, h = row / a.tq % a.heads,
                   b = row / a.tq / a.heads;
@@ -262,15 +306,34 @@ __global__ void attentionBackwardRows(Attention a, const float *q, int64_t ldq,
       if (lane == 0)
         rowD[row] = partial;
     }
+    const float rowLse = lse[row];
+    const float *qRow = q + (b * a.tq + i) * ldq + h * hd;
+    if (rowScale) {
+      float factor = 1.0f;
+      if (roundedLse(rowLse)) {
+        float sum = 0.0f, masked = 0.0f;
+        for (int64_t j = lane; j < a.tk; j += 32) {
+          if (a.visible(b, h, i, j))
+            sum += a.visibleProbability(
+                dot(qRow, k + (b * a.tk + j) * ldk + g * hd, hd), rowLse);
+          else
+            masked = 1.0f;
+        }
+        sum = warpSum(sum);
+        masked = warpMax(masked);
+        if (!maskedKeysCount(a, rowLse, masked > 0.0f) && sum > 0.0f)
+          factor = 1.0f / sum;
+      }
+      if (lane == 0)
+        rowScale[row] = factor;
+    }
     if (!maskedP)
       continue;
-    const float rowLse = lse[row];
     if (!(a.fill - rowLse >= -kMaskedCountMargin)) { // also lse = -inf
       if (lane == 0)
         maskedP[row] = -1.0f;
       continue;
     }
-    const float *qRow = q + (b * a.tq + i) * ldq + h * hd;
     float maximum = -INFINITY;
     for (int64_t j = lane; j < a.tk; j += 32) {
       const float s =
@@ -384,11 +447,11 @@ __device__ inline RowTile rowTileOfBlock(const Attention &a,
 /// dimensions d = lane + 32 c < hd: P V in the forward, dS K for dq. Each
 /// element of m is read once for all rows; each row sums in key order.
 template <int kDims>
-__device__ inline void
-accumulateTileProduct(float (&acc)[kRowsPerWarp][kDims],
-                      const bool (&active)[kRowsPerWarp], const float *tile,
-                      int64_t keys, const float *m, int64_t stride, int64_t hd,
-                      int lane) {
+__device__ inline void accumulateTileProduct(float (&acc)[kRowsPerWarp][kDims],
+                                             const bool (&active)[kRowsPerWarp],
+                                             const float *tile, int64_t keys,
+                                             const float *m, int64_t stride,
+                                             int64_t hd, int lane) {
   for (int64_t jj = 0; jj < keys; ++jj) {
 #pragma unroll
     for (int c = 0; c < kDims; ++c) {
@@ -463,8 +526,8 @@ __global__ void __launch_bounds__(kTiledWarps * 32)
       const float p = s == -INFINITY ? 0.0f : expf(s - mNew);
       l[r] = l[r] * correction + warpSum(p);
       m[r] = mNew;
-      pTile[row * kKeyTile + lane] = j < a.tk ? p * a.dropFactor(b, h, i, j)
-                                              : 0.0f;
+      pTile[row * kKeyTile + lane] =
+          j < a.tk ? p * a.dropFactor(b, h, i, j) : 0.0f;
 #pragma unroll
       for (int c = 0; c < kDims; ++c)
         acc[r][c] *= correction;
@@ -513,14 +576,16 @@ __global__ void __launch_bounds__(kTiledWarps * 32)
   loadTile(doTile, hd, dO + b * a.tq * lddo, lddo, h * hd, i0, kRowTile, a.tq,
            hd);
   __syncthreads();
-  // Per row: lse and D = sum_j P'_ij dP'_ij = dO_i . O_i.
-  float rowLse[kRowsPerWarp], rowD[kRowsPerWarp], acc[kRowsPerWarp][kDims];
+  // Per row: lse, D = sum_j P'_ij dP'_ij = dO_i . O_i and rowScale.
+  float rowLse[kRowsPerWarp], rowD[kRowsPerWarp], rowScale[kRowsPerWarp],
+      acc[kRowsPerWarp][kDims];
 #pragma unroll
   for (int r = 0; r < kRowsPerWarp; ++r) {
     const int row = warp * kRowsPerWarp + r;
     const int64_t i = i0 + row;
     rowLse[r] = -INFINITY;
     rowD[r] = 0.0f;
+    rowScale[r] = 1.0f;
 #pragma unroll
     for (int c = 0; c < kDims; ++c)
       acc[r][c] = 0.0f;
@@ -532,6 +597,7 @@ __global__ void __launch_bounds__(kTiledWarps * 32)
       partial += doTile[row * hd + d] * oRow[d];
     rowD[r] = warpSum(partial);
     rowLse[r] = lse[bh * a.tq + i];
+    rowScale[r] = a.probabilityScale(bh * a.tq + i);
   }
   const int64_t rowEnd = i0 + kRowTile < a.tq ? i0 + kRowTile : a.tq;
   const int64_t keyEnd = keyLimit(a, rowEnd);
@@ -560,13 +626,12 @@ __global__ void __launch_bounds__(kTiledWarps * 32)
       if (!active[r])
         continue;
       float ds = 0.0f;
-      if (j < a.tk) {
-        const bool seen = a.visible(b, h, i, j);
-        const float s = seen ? a.scale * scores[r] : a.fill;
-        const float prob = expf(s - rowLse[r]);
-        const float dP = dPs[r] * a.dropFactor(b, h, i, j);
+      if (j < a.tk && a.visible(b, h, i, j)) {
         // A masked key's score is the constant fill: no gradient.
-        ds = seen ? prob * (dP - rowD[r]) : 0.0f;
+        const float prob =
+            a.visibleProbability(scores[r], rowLse[r]) * rowScale[r];
+        const float dP = dPs[r] * a.dropFactor(b, h, i, j);
+        ds = prob * (dP - rowD[r]);
       }
       dsTile[row * kKeyTile + lane] = ds;
     }
@@ -623,7 +688,8 @@ __global__ void __launch_bounds__(32)
         *qTile = dkTile + accumulatorTiles * kKeyTile * ks,
         *doTile = qTile + kBackwardRowTile * hd,
         *lseTile = doTile + kBackwardRowTile * hd,
-        *dTile = lseTile + kBackwardRowTile;
+        *dTile = lseTile + kBackwardRowTile,
+        *scaleTile = dTile + kBackwardRowTile;
   const int64_t bg = blockIdx.x, b = bg / a.kvHeads, g = bg % a.kvHeads;
   const int64_t j0 = int64_t(blockIdx.y) * kKeyTile;
   const int lane = threadIdx.x;
@@ -679,6 +745,7 @@ __global__ void __launch_bounds__(32)
         if (lane == 0) {
           dTile[r] = partial;
           lseTile[r] = lse[(b * a.heads + h) * a.tq + i0 + r];
+          scaleTile[r] = a.probabilityScale((b * a.heads + h) * a.tq + i0 + r);
         }
       }
       __syncwarp();
@@ -688,11 +755,10 @@ __global__ void __launch_bounds__(32)
           continue;
         const int64_t i = i0 + r;
         const bool seen = a.visible(b, h, i, j);
-        const float s =
-            seen ? a.scale * dot(qTile + r * hd, kTile + lane * ks, hd)
-                 : a.fill;
         const float prob =
-            seen ? expf(s - rowLse)
+            seen ? a.visibleProbability(
+                       dot(qTile + r * hd, kTile + lane * ks, hd), rowLse) *
+                       scaleTile[r]
                  : a.maskedProbability((b * a.heads + h) * a.tq + i, rowLse);
         const float factor = a.dropFactor(b, h, i, j);
         const float dP = dot(doTile + r * hd, vTile + lane * ks, hd) * factor;
@@ -751,13 +817,14 @@ inline Launch tiledQueryLaunch(int64_t batch, const Attention &a) {
               sizeof(float)};
 }
 /// dk and dv: a warp per (batch * kv heads, kKeyTile keys); the K and V
-/// tiles, and the dk and dv tiles where they are not in registers.
+/// tiles, and the dk and dv tiles where they are not in registers; the
+/// rows' q, dO, lse, D and rowScale.
 inline Launch tiledKeysLaunch(int64_t batch, const Attention &a) {
   const int64_t hd = a.headDim;
   const int64_t keyTiles = hd <= kMaxRegisterKeysHeadDim ? 2 : 4;
   return {batch * a.kvHeads, (a.tk + kKeyTile - 1) / kKeyTile, 32,
           size_t(keyTiles * kKeyTile * laneStride(hd) +
-                 2 * kBackwardRowTile * hd + 2 * kBackwardRowTile) *
+                 2 * kBackwardRowTile * hd + 3 * kBackwardRowTile) *
               sizeof(float)};
 }
 /// attentionBackwardRows: a warp a row, 8 warps a block.
@@ -797,9 +864,8 @@ template <int kDims> struct QueryTiled {
 /// dk and dv: in registers up to kMaxRegisterKeysHeadDim, else in shared
 /// memory (tiledKeysLaunch sizes the shared memory to match).
 template <int kDims> struct KeysTiled {
-  static constexpr auto kernel =
-      attentionBackwardKeysTiled<(kDims * 32 <= kMaxRegisterKeysHeadDim ? kDims
-                                                                        : 0)>;
+  static constexpr auto kernel = attentionBackwardKeysTiled<(
+      kDims * 32 <= kMaxRegisterKeysHeadDim ? kDims : 0)>;
 };
 
 /// The attention these arguments describe (Attention.cu's describe checks
@@ -833,6 +899,7 @@ inline Attention makeAttention(int64_t heads, int64_t kvHeads, int64_t tq,
   a.offset = 0;
   a.maskedP = nullptr;
   a.rowD = nullptr;
+  a.rowScale = nullptr;
   return a;
 }
 

@@ -19,6 +19,9 @@
 // - dq: the same blocks; S and dP = dO V^T recomputed from the saved lse,
 //   dS = P (dP - D) through the scratch tile (D = dO . O of each row from
 //   attentionBackwardRows, run first), dq += dS K.
+// - Row scales, before dq and dk / dv: where a row's saved |lse| >= 16 its
+//   sum of exp(S - lse) over its keys, with dk / dv's products, so that
+//   both backward kernels divide its P by it (Attention::rowScale).
 // - dk and dv: a block of 4 warps owns 64 keys of one (batch, kv head), 16
 //   a warp, and walks every query row of the heads sharing the kv head in
 //   tiles of 32: S^T = K Q^T and dP^T = V dO^T, then dv += P^T dO and dk +=
@@ -263,7 +266,8 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
     if (!rowsHere)
       continue;
     float s[4][4];
-    rowProducts<kDimBlocks, kPasses>(s, qTile, qs, t.warp * 16, kTile, ks, dimBlocks, l);
+    rowProducts<kDimBlocks, kPasses>(s, qTile, qs, t.warp * 16, kTile, ks,
+                                     dimBlocks, l);
     // The online softmax of rows g and g + 8 over this tile's keys.
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
@@ -351,12 +355,13 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
   __syncthreads();
   // This lane's rows' lse and D = sum_j P'_ij dP'_ij = dO_i . O_i
   // (attentionBackwardRows computed it once).
-  float dRow[2], lseRow[2];
+  float dRow[2], lseRow[2], scaleRow[2];
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int64_t i = t.row(half);
     dRow[half] = i < a.tq ? a.rowD[t.bh * a.tq + i] : 0.0f;
     lseRow[half] = i < a.tq ? lse[t.bh * a.tq + i] : -INFINITY;
+    scaleRow[half] = i < a.tq ? a.probabilityScale(t.bh * a.tq + i) : 1.0f;
   }
   float acc[kDimBlocks][4];
   clearFragments(acc);
@@ -376,9 +381,10 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
     if (!rowsHere)
       continue;
     float s[4][4], dp[4][4];
-    rowProducts<kDimBlocks, kPasses>(s, qTile, qs, t.warp * 16, kTile, ks, dimBlocks, l);
-    rowProducts<kDimBlocks, kPasses>(dp, doTile, qs, t.warp * 16, vTile, ks, dimBlocks,
-                            l);
+    rowProducts<kDimBlocks, kPasses>(s, qTile, qs, t.warp * 16, kTile, ks,
+                                     dimBlocks, l);
+    rowProducts<kDimBlocks, kPasses>(dp, doTile, qs, t.warp * 16, vTile, ks,
+                                     dimBlocks, l);
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int64_t i = t.row(half);
@@ -389,13 +395,14 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
           const int column = fragmentColumn(l, n, c);
           const int64_t j = j0 + column;
           float ds = 0.0f;
-          if (i < a.tq && j < a.tk && lseRow[half] != -INFINITY) {
-            const bool seen = a.visible(b, h, i, j);
-            const float x = seen ? a.scale * s[n][2 * half + c] : a.fill;
-            const float prob = expf(x - lseRow[half]);
+          // A masked key's score is the constant fill: no gradient.
+          if (i < a.tq && j < a.tk && lseRow[half] != -INFINITY &&
+              a.visible(b, h, i, j)) {
+            const float prob =
+                a.visibleProbability(s[n][2 * half + c], lseRow[half]) *
+                scaleRow[half];
             const float dP = dp[n][2 * half + c] * a.dropFactor(b, h, i, j);
-            // A masked key's score is the constant fill: no gradient.
-            ds = seen ? prob * (dP - dRow[half]) : 0.0f;
+            ds = prob * (dP - dRow[half]);
           }
           dsWarp[(l.g + 8 * half) * ps + column] = ds;
         }
@@ -431,7 +438,8 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
         *qTile = vTile + kMmaKeyRows * ks, *doTile = qTile + kMmaQueries * qs,
         *pTile = doTile + kMmaQueries * qs,
         *dsTile = pTile + kMmaWarps * 16 * ps,
-        *lseTile = dsTile + kMmaWarps * 16 * ps, *dTile = lseTile + kMmaQueries;
+        *lseTile = dsTile + kMmaWarps * 16 * ps, *dTile = lseTile + kMmaQueries,
+        *scaleTile = dTile + kMmaQueries;
   const int64_t bg = blockIdx.x, b = bg / a.kvHeads, g = bg % a.kvHeads;
   const int64_t j0 = int64_t(blockIdx.y) * kMmaKeyRows;
   const int warp = int(threadIdx.x / 32), lane = int(threadIdx.x % 32);
@@ -478,19 +486,22 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
       loadRowsPadded(doTile, qs, dO + b * a.tq * lddo, lddo, h * hd, i0,
                      kMmaQueries, a.tq, hd, padded);
       __syncthreads();
-      // The tile's rows' lse and D (attentionBackwardRows).
+      // The tile's rows' lse, D (attentionBackwardRows) and rowScale
+      // (attentionBackwardRowScalesMma).
       for (int r = int(threadIdx.x); r < kMmaQueries; r += int(blockDim.x)) {
         const int64_t i = i0 + r, row = (b * a.heads + h) * a.tq + i;
         dTile[r] = i < a.tq ? a.rowD[row] : 0.0f;
         lseTile[r] = i < a.tq ? lse[row] : -INFINITY;
+        scaleTile[r] = i < a.tq ? a.probabilityScale(row) : 1.0f;
       }
       __syncthreads();
       if (!keysHere)
         continue;
       float s[4][4], dp[4][4];
-      rowProducts<kDimBlocks, kPasses>(s, kTile, ks, warp * 16, qTile, qs, dimBlocks, l);
-      rowProducts<kDimBlocks, kPasses>(dp, vTile, ks, warp * 16, doTile, qs, dimBlocks,
-                              l);
+      rowProducts<kDimBlocks, kPasses>(s, kTile, ks, warp * 16, qTile, qs,
+                                       dimBlocks, l);
+      rowProducts<kDimBlocks, kPasses>(dp, vTile, ks, warp * 16, doTile, qs,
+                                       dimBlocks, l);
       // S^T and dP^T: this lane's keys (rows) against the tile's queries
       // (columns).
 #pragma unroll
@@ -506,9 +517,9 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
             float pDrop = 0.0f, ds = 0.0f;
             if (i < a.tq && j < a.tk && rowLse != -INFINITY) {
               const bool seen = a.visible(b, h, i, j);
-              const float x = seen ? a.scale * s[n][2 * half + c] : a.fill;
               const float prob =
-                  seen ? expf(x - rowLse)
+                  seen ? a.visibleProbability(s[n][2 * half + c], rowLse) *
+                             scaleTile[r]
                        : a.maskedProbability((b * a.heads + h) * a.tq + i,
                                              rowLse);
               const float factor = a.dropFactor(b, h, i, j);
@@ -539,6 +550,116 @@ __global__ void __launch_bounds__(kMmaWarps * 32)
   }
 }
 
+/// Attention::rowScale for the tensor-core backward: a block of kMmaWarps
+/// warps per (batch * heads, kMmaRows query rows), as dq's. Its sums must
+/// be of the P that attentionBackwardKeysMma forms dv from (a difference
+/// in the last bits of S at scores near 1e5 is a part in 1e3 of a key's
+/// P), so it computes S^T = K Q^T as that kernel does: K's rows as A, the
+/// queries as B, the same rowProducts; an element of mma.sync depends only
+/// on its row of A and its column of B, so these are its bits. Each warp
+/// takes 16 keys of a 64-key tile against the block's rows, 32 at a time;
+/// a row adds the warps' parts in order (deterministic). A block none of
+/// whose rows has a rounded lse (roundedLse) writes 1s and is done.
+template <int kDims, int kPasses>
+__global__ void __launch_bounds__(kMmaWarps * 32)
+    attentionBackwardRowScalesMma(Attention a, const float *q, int64_t ldq,
+                                  const float *k, int64_t ldk, const float *lse,
+                                  float *rowScale) {
+  using namespace tensorcore;
+  constexpr int kDimBlocks = 4 * kDims;
+  constexpr int qs = fragmentStride(kDims), ks = fragmentStride(kDims);
+  TXRT_DYNAMIC_SHARED(float, shared);
+  // partTile: [kMmaWarps][kMmaRows] the warps' parts; maskedTile: 1 where
+  // the row has a masked key.
+  float *qTile = shared, *kTile = qTile + kMmaRows * qs,
+        *partTile = kTile + kMmaKeyRows * ks,
+        *lseTile = partTile + kMmaWarps * kMmaRows,
+        *sumTile = lseTile + kMmaRows, *maskedTile = sumTile + kMmaRows;
+  const MmaRowBlock t = mmaRowBlock(a);
+  const int64_t b = t.b, h = t.h, i0 = t.i0;
+  const int warp = t.warp;
+  const Lane l = t.quad;
+  const int hd = int(a.headDim), dimBlocks = (hd + 7) / 8,
+            padded = 8 * dimBlocks;
+  bool any = false;
+  for (int r = int(threadIdx.x); r < kMmaRows; r += int(blockDim.x)) {
+    const int64_t i = i0 + r;
+    lseTile[r] = i < a.tq ? lse[t.bh * a.tq + i] : -INFINITY;
+    sumTile[r] = 0.0f;
+    maskedTile[r] = 0.0f;
+    any = any || roundedLse(lseTile[r]);
+  }
+  if (!__syncthreads_or(any)) {
+    for (int64_t r = threadIdx.x; r < kMmaRows && i0 + r < a.tq;
+         r += blockDim.x)
+      rowScale[t.bh * a.tq + i0 + r] = 1.0f;
+    return;
+  }
+  loadRowsPadded(qTile, qs, q + b * a.tq * ldq, ldq, h * hd, i0, kMmaRows, a.tq,
+                 hd, padded);
+  const int64_t rowEnd = i0 + kMmaRows < a.tq ? i0 + kMmaRows : a.tq;
+  // Later keys are masked for every row of the block (and count only where
+  // the fill's share does: such rows keep rowScale 1).
+  const int64_t keyEnd = causalKeyLimit(a, rowEnd);
+  const float *kBase = k + b * a.tk * ldk;
+  for (int64_t j0 = 0; j0 < keyEnd; j0 += kMmaKeyRows) {
+    __syncthreads(); // the previous tiles are read (and the q tile written)
+    loadRowsPadded(kTile, ks, kBase, ldk, t.g * hd, j0, kMmaKeyRows, a.tk, hd,
+                   padded);
+    __syncthreads();
+    const bool keysHere = j0 + warp * 16 < a.tk; // warp-uniform
+#pragma unroll
+    for (int part = 0; part < kMmaRows / kScratchColumns; ++part) {
+      float s[4][4];
+      if (keysHere)
+        rowProducts<kDimBlocks, kPasses>(s, kTile, ks, warp * 16,
+                                         qTile + part * kScratchColumns * qs,
+                                         qs, dimBlocks, l);
+#pragma unroll
+      for (int n = 0; n < 4; ++n)
+#pragma unroll
+        for (int c = 0; c < 2; ++c) {
+          const int r = part * kScratchColumns + fragmentColumn(l, n, c);
+          const int64_t i = i0 + r;
+          float sum = 0.0f;
+          if (keysHere && i < a.tq && roundedLse(lseTile[r]))
+#pragma unroll
+            for (int half = 0; half < 2; ++half) {
+              const int64_t j = j0 + warp * 16 + l.g + 8 * half;
+              if (j >= a.tk)
+                continue;
+              if (a.visible(b, h, i, j))
+                sum += a.visibleProbability(s[n][2 * half + c], lseTile[r]);
+              else
+                maskedTile[r] = 1.0f;
+            }
+          // Over the warp's 16 keys: the 8 lanes 4g + t of a column.
+          sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 4);
+          sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 8);
+          sum += __shfl_xor_sync(0xFFFFFFFFu, sum, 16);
+          if (l.g == 0)
+            partTile[warp * kMmaRows + r] = sum;
+        }
+    }
+    __syncthreads();
+    for (int r = int(threadIdx.x); r < kMmaRows; r += int(blockDim.x))
+      for (int w = 0; w < kMmaWarps; ++w)
+        sumTile[r] += partTile[w * kMmaRows + r];
+  }
+  __syncthreads();
+  for (int r = int(threadIdx.x); r < kMmaRows; r += int(blockDim.x)) {
+    const int64_t i = i0 + r;
+    if (i >= a.tq)
+      continue;
+    const float rowLse = lseTile[r], sum = sumTile[r];
+    const bool masked = maskedTile[r] != 0.0f || keyEnd < a.tk;
+    rowScale[t.bh * a.tq + i] =
+        roundedLse(rowLse) && !maskedKeysCount(a, rowLse, masked) && sum > 0.0f
+            ? 1.0f / sum
+            : 1.0f;
+  }
+}
+
 /// The forward: a block per (batch * heads, kMmaRows query rows).
 inline Launch mmaForwardLaunch(int64_t batch, const Attention &a) {
   const int dims = int((a.headDim + 31) / 32);
@@ -565,7 +686,18 @@ inline Launch mmaKeysLaunch(int64_t batch, const Attention &a) {
           kMmaWarps * 32,
           size_t(2 * kMmaKeyRows * fragmentStride(dims) +
                  2 * kMmaQueries * fragmentStride(dims) +
-                 2 * kMmaWarps * 16 * kScratchStride + 2 * kMmaQueries) *
+                 2 * kMmaWarps * 16 * kScratchStride + 3 * kMmaQueries) *
+              sizeof(float)};
+}
+
+/// attentionBackwardRowScalesMma: dq's blocks; the Q tile, a K tile of
+/// kMmaKeyRows keys, the warps' parts and the rows' lse, sums and flags.
+inline Launch mmaRowScalesLaunch(int64_t batch, const Attention &a) {
+  const int dims = int((a.headDim + 31) / 32);
+  return {batch * a.heads, (a.tq + kMmaRows - 1) / kMmaRows, kMmaWarps * 32,
+          size_t(kMmaRows * fragmentStride(dims) +
+                 kMmaKeyRows * fragmentStride(dims) + kMmaWarps * kMmaRows +
+                 3 * kMmaRows) *
               sizeof(float)};
 }
 
@@ -581,10 +713,15 @@ template <int kPasses> struct Mma {
   template <int kDims> struct Keys {
     static constexpr auto kernel = attentionBackwardKeysMma<kDims, kPasses>;
   };
+  template <int kDims> struct RowScales {
+    static constexpr auto kernel =
+        attentionBackwardRowScalesMma<kDims, kPasses>;
+  };
 };
 template <int kDims> using ForwardMma = Mma<3>::Forward<kDims>;
 template <int kDims> using QueryMma = Mma<3>::Query<kDims>;
 template <int kDims> using KeysMma = Mma<3>::Keys<kDims>;
+template <int kDims> using RowScalesMma = Mma<3>::RowScales<kDims>;
 
 } // namespace txrt::cuda::attention
 

@@ -162,8 +162,6 @@ TEST_F(CudaAttentionTest, LongerKeysThanOneBlock) {
   check({"long", 1, 2, 2, 3, 700, 64, false, true, -kInf, 0.2f});
 }
 
-} // namespace
-
 TEST_F(CudaAttentionTest, HeadDimensionsThatEndALaneGroupPartWay) {
   check({"head dim 7", 2, 3, 3, 17, 33, 7, true, false, -kInf, 0.0f});
   check({"head dim 100", 2, 6, 2, 20, 45, 100, true, true, -kInf, 0.1f});
@@ -224,3 +222,54 @@ TEST_F(CudaAttentionTest, AnUnknownKernelChoiceIsAnError) {
             std::string::npos)
       << txrt_cuda_last_error(gpu_);
 }
+
+// dV = P^T dO took P = exp(S - lse) with the saved lse's rounding as a
+// common factor of up to 1 + eps |lse| on the row: the sum of dV over the
+// keys (what a bias of V gets), sum_i dO_i rowsum(P_i) = sum_i dO_i, was
+// 1e-3 of sum |dO| off at a key offset of 1e5 (AttentionEmulatedTest's
+// figures). Rows with |lse| >= 16 are now normalized by their sums, as on
+// the CPU (AttentionTest.BackwardDvCancelsAConstantInLongRows); each form
+// on the device's own forward.
+TEST_F(CudaAttentionTest, BackwardDvCancelsAConstantInLongRows) {
+  const int64_t heads = 2, tq = 16, hd = 16, ld = heads * hd;
+  const float scale = 1.0f / std::sqrt(float(hd));
+  for (const char *kernels : {"tensor-cores", "simt", "rows"}) {
+    setenv("TXRT_CUDA_ATTENTION", kernels, 1);
+    for (int64_t tk : {300, 700})
+      for (float offset : {60.0f, 3000.0f, 1e5f}) {
+        Floats q = randomFloats(tq * ld, 70), k = randomFloats(tk * ld, 71),
+               v = randomFloats(tk * ld, 72), dO = randomFloats(tq * ld, 73);
+        for (float &x : k)
+          x += offset;
+        DeviceBuffer<float> gq(gpu_, q), gk(gpu_, k), gv(gpu_, v),
+            gdo(gpu_, dO), go(gpu_, q.size(), kNaN),
+            glse(gpu_, size_t(heads * tq), kNaN), gdq(gpu_, q.size(), 0.0f),
+            gdk(gpu_, k.size(), 0.0f), gdv(gpu_, v.size(), 0.0f);
+        expectGpuOk(txrt_cuda_attention_fwd(
+            gpu_, 31, 1, heads, heads, tq, tk, hd, gq.get(), ld, gk.get(), ld,
+            gv.get(), ld, go.get(), ld, glse.get(), nullptr, 0, 0, 0, 0, 0,
+            scale, -kInf, 0.0f, 99, 5));
+        expectGpuOk(txrt_cuda_attention_bwd(
+            gpu_, 32, 31, 1, heads, heads, tq, tk, hd, gq.get(), ld, gk.get(),
+            ld, gv.get(), ld, go.get(), ld, glse.get(), gdo.get(), ld,
+            gdq.get(), ld, gdk.get(), ld, gdv.get(), ld, nullptr, 0, 0, 0, 0, 0,
+            scale, -kInf, 0.0f, 99, 5));
+        const Floats dv = gdv.read();
+        for (int64_t col = 0; col < ld; ++col) {
+          double dvSum = 0.0, dOSum = 0.0, dOScale = 0.0;
+          for (int64_t j = 0; j < tk; ++j)
+            dvSum += dv[size_t(j * ld + col)];
+          for (int64_t i = 0; i < tq; ++i) {
+            dOSum += dO[size_t(i * ld + col)];
+            dOScale += std::fabs(dO[size_t(i * ld + col)]);
+          }
+          EXPECT_LT(std::fabs(dvSum - dOSum), 1e-6 * dOScale)
+              << kernels << ", tk " << tk << ", offset " << offset
+              << ", column " << col << ": " << dvSum << " against " << dOSum;
+        }
+      }
+  }
+  unsetenv("TXRT_CUDA_ATTENTION");
+}
+
+} // namespace

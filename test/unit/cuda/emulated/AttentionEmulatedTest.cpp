@@ -247,22 +247,32 @@ protected:
     out.dv.assign(c.batch * c.tk * ldkv, 0.0f);
     float *dq = out.dq.data(), *dk = out.dk.data(), *dv = out.dv.data();
     // As txrt_cuda_attention_bwd: the per-row values first, D for the
-    // tensor-core kernels and, with a finite fill, the masked keys' exact
-    // probabilities.
+    // tensor-core kernels, with a finite fill the masked keys' exact
+    // probabilities, and the rows' factors on P (rowScale), for the
+    // tensor-core kernels from attentionBackwardRowScalesMma.
     const int64_t rows = c.batch * c.heads * c.tq;
     const bool finiteFill = c.fill != -kInf && c.tk > 0;
-    std::vector<float> rowD(size_t(rows), nan), maskedP(size_t(rows), nan);
-    if (mma || finiteFill) {
-      float *d = mma ? rowD.data() : nullptr;
-      float *masked = finiteFill ? maskedP.data() : nullptr;
-      a.rowD = d;
-      a.maskedP = masked;
-      const KernelLaunch pre = backwardRowsLaunch(rows);
-      emu::launch({pre.blocks}, {pre.threads}, 0, [&] {
-        attentionBackwardRows(a, q, ldq, k, ldkv, oIn, ldo, dO, ldo, lseIn, d,
-                              masked, rows);
-      });
+    std::vector<float> rowD(size_t(rows), nan), maskedP(size_t(rows), nan),
+        rowScale(size_t(rows), nan);
+    float *d = mma ? rowD.data() : nullptr;
+    float *masked = finiteFill ? maskedP.data() : nullptr;
+    a.rowD = d;
+    a.maskedP = masked;
+    const KernelLaunch pre = backwardRowsLaunch(rows);
+    emu::launch({pre.blocks}, {pre.threads}, 0, [&] {
+      attentionBackwardRows(a, q, ldq, k, ldkv, oIn, ldo, dO, ldo, lseIn, d,
+                            masked, mma ? nullptr : rowScale.data(), rows);
+    });
+    if (mma) {
+      const Launch scales = mmaRowScalesLaunch(c.batch, a);
+      withPasses<Mma<3>::RowScales, Mma<1>::RowScales>(
+          tf32, hd, [&](auto kernel) {
+            emu::launch(
+                grid(scales), {scales.threads}, scales.sharedBytes,
+                [&] { kernel(a, q, ldq, k, ldkv, lseIn, rowScale.data()); });
+          });
     }
+    a.rowScale = rowScale.data();
     if (kernels != Kernels::Rows) {
       // Poison instead: the tiled dk / dv kernels write every element.
       fillRows(out.dk, c.batch * c.tk, ldkv, c.kvHeads * hd, nan);
@@ -311,17 +321,21 @@ protected:
     return {unsigned(launch.gridX), unsigned(launch.gridY), 1};
   }
 
-  void check(const Case &c, int64_t firstRow = 0, int64_t batchRows = 0) {
+  /// `keyOffset`: added to every key (a constant in each row of S).
+  void check(const Case &c, int64_t firstRow = 0, int64_t batchRows = 0,
+             float keyOffset = 0.0f) {
     if (batchRows > 0)
       txrt_context_set_batch_rows(cpu_, firstRow, batchRows);
     Inputs in(c);
+    for (float &x : in.k)
+      x += keyOffset;
     Outputs cpu = runCpu(c, in);
     for (Kernels kernels :
          {Kernels::TensorCore, Kernels::Tiled, Kernels::Rows}) {
       const bool rows = kernels == Kernels::Rows;
       if (!rows && c.headDim > kMaxTiledHeadDim)
         continue; // Attention.cu launches the per-row kernels there
-      if (rows && c.tk > 200)
+      if (rows && c.tk > 200 && keyOffset == 0.0f)
         continue; // the per-row kernel: one block per row, slow emulated
       const std::string name =
           std::string(c.name) + " (" + nameOf(kernels) + ")";
@@ -353,16 +367,16 @@ TEST_F(AttentionEmulatedTest, DropoutKeyFromTheDeviceStateIsTheHostsKey) {
   const Case c{"state dropout", 2, 2, 2, 6, 6, 32, false, true, -kInf, 0.3f};
   Inputs in(c);
   const DeviceTrainState state{kSeed, kStep};
-  for (Kernels kernels :
-       {Kernels::TensorCore, Kernels::Tiled, Kernels::Rows}) {
+  for (Kernels kernels : {Kernels::TensorCore, Kernels::Tiled, Kernels::Rows}) {
     Outputs host = runEmulated(c, in, kernels);
     Outputs device = runEmulated(c, in, kernels, 0, 0, &state);
-    for (auto [got, want, what] :
-         {std::tuple{&device.o, &host.o, "o"}, {&device.dq, &host.dq, "dq"},
-          {&device.dk, &host.dk, "dk"}, {&device.dv, &host.dv, "dv"}})
-      EXPECT_EQ(std::memcmp(got->data(), want->data(),
-                            want->size() * sizeof(float)),
-                0)
+    for (auto [got, want, what] : {std::tuple{&device.o, &host.o, "o"},
+                                   {&device.dq, &host.dq, "dq"},
+                                   {&device.dk, &host.dk, "dk"},
+                                   {&device.dv, &host.dv, "dv"}})
+      EXPECT_EQ(
+          std::memcmp(got->data(), want->data(), want->size() * sizeof(float)),
+          0)
           << what << " (" << nameOf(kernels) << ")";
   }
   // Another step in the state: other masks (the key really is read).
@@ -541,6 +555,61 @@ TEST_F(AttentionEmulatedTest, Tf32KernelsWhereAllowedKeepTheirBound) {
 
 TEST_F(AttentionEmulatedTest, LongerKeysThanOneBlock) {
   check({"long", 1, 2, 2, 3, 700, 64, false, true, -kInf, 0.2f});
+}
+
+// dV = P^T dO took P = exp(S - lse) with the saved lse's rounding as a
+// common factor of up to 1 + eps |lse| on the row, which the softmax's
+// normalization removes: the sum of dV over the keys (what a bias of V
+// gets) is sum_i dO_i rowsum(P_i) = sum_i dO_i. Rows with |lse| >= 16 are
+// normalized by their sums of exp(S - lse) over the keys, computed with the
+// products of the kernel that forms dV (attentionBackwardRows,
+// attentionBackwardRowScalesMma), as on the CPU
+// (AttentionTest.BackwardDvCancelsAConstantInLongRows). The worst error of
+// each form prints, relative to sum |dO| of its column.
+TEST_F(AttentionEmulatedTest, BackwardDvCancelsAConstantInLongRows) {
+  for (int64_t tk : {300, 700})
+    for (float offset : {60.0f, 3000.0f, 1e5f}) {
+      const Case c{"long rows", 1, 2, 2, 16, tk, 16, false, false, -kInf, 0.0f};
+      Inputs in(c);
+      for (float &x : in.k)
+        x += offset;
+      for (Kernels kernels :
+           {Kernels::TensorCore, Kernels::Tiled, Kernels::Rows}) {
+        const Outputs gpu = runEmulated(c, in, kernels);
+        double worst = 0.0;
+        for (int64_t h = 0; h < c.heads; ++h)
+          for (int64_t col = 0; col < c.headDim; ++col) {
+            double dv = 0.0, dO = 0.0, scale = 0.0;
+            for (int64_t j = 0; j < c.tk; ++j)
+              dv += gpu.dv[size_t(j * in.ldkv + h * c.headDim + col)];
+            for (int64_t i = 0; i < c.tq; ++i) {
+              const float x = in.dO[size_t(i * in.ldo + h * c.headDim + col)];
+              dO += x;
+              scale += std::fabs(x);
+            }
+            EXPECT_LT(std::fabs(dv - dO), 1e-6 * scale)
+                << "tk " << tk << ", offset " << offset << " ("
+                << nameOf(kernels) << "), head " << h << " column " << col
+                << ": " << dv << " against " << dO;
+            worst = std::max(worst, std::fabs(dv - dO) / scale);
+          }
+        std::printf("tk %lld, offset %g, %s: sum of dV within %.2e of sum "
+                    "|dO|\n",
+                    static_cast<long long>(tk), offset, nameOf(kernels), worst);
+      }
+    }
+}
+
+// The rows' factors (rowScale) under every mask form: rows longer than the
+// CPU's key block (256) with |lse| >= 16 (keys offset by 25: scores about
+// +-20), causal, padded (the last batch sees no key), grouped-query heads,
+// dropout, a -inf fill and masked_fill's -1e9; against the CPU kernel, which
+// normalizes the same rows, at 1e-5.
+TEST_F(AttentionEmulatedTest, LongRowsWithALargeLseUnderEveryMaskForm) {
+  check({"long rows -inf", 2, 4, 2, 20, 300, 16, true, true, -kInf, 0.2f}, 0, 0,
+        25.0f);
+  check({"long rows -1e9", 2, 2, 1, 20, 300, 16, true, true, -1e9f, 0.0f}, 0, 0,
+        25.0f);
 }
 
 } // namespace
