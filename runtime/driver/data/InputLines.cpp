@@ -52,10 +52,11 @@ InputLineReader::InputLineReader(std::vector<std::string> arguments,
     fd_ = STDIN_FILENO;
 }
 
-/// Where the line that starts at `begin` of `buffer` ends: the index of its
-/// '\n' or '\r', npos while it has not ended.
-static size_t lineEnd(const std::string &buffer, size_t begin) {
-  return buffer.find_first_of("\r\n", begin);
+size_t InputLineReader::pendingLineEnd() {
+  const size_t end =
+      buffer_.find_first_of("\r\n", std::max(bufferBegin_, scanned_));
+  scanned_ = end == std::string::npos ? buffer_.size() : end;
+  return end;
 }
 
 void InputLineReader::skipLfAfterCr() {
@@ -75,8 +76,7 @@ bool InputLineReader::readLine(std::string &line) {
   // as one text without a word.
   for (;;) {
     skipLfAfterCr();
-    size_t end =
-        lfMayFollow_ ? std::string::npos : lineEnd(buffer_, bufferBegin_);
+    size_t end = lfMayFollow_ ? std::string::npos : pendingLineEnd();
     if (end != std::string::npos) {
       line.assign(buffer_, bufferBegin_, end - bufferBegin_);
       bufferBegin_ = end + 1;
@@ -97,6 +97,7 @@ bool InputLineReader::readLine(std::string &line) {
 
 void InputLineReader::readBlock() {
   buffer_.erase(0, bufferBegin_);
+  scanned_ = scanned_ > bufferBegin_ ? scanned_ - bufferBegin_ : 0;
   bufferBegin_ = 0;
   char block[1 << 16];
   if (fd_ < 0) {
@@ -133,8 +134,7 @@ bool InputLineReader::lineWaiting() {
   // client that waits for them before it writes the rest.
   for (;;) {
     skipLfAfterCr();
-    if (atEnd_ ||
-        (!lfMayFollow_ && lineEnd(buffer_, bufferBegin_) != std::string::npos))
+    if (atEnd_ || (!lfMayFollow_ && pendingLineEnd() != std::string::npos))
       return true;
     struct pollfd request = {fd_, POLLIN, 0};
     int ready;

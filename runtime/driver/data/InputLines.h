@@ -86,6 +86,11 @@ private:
   /// One read() of fd_ into the buffer: bytes, or the end (atEnd_);
   /// nothing when interrupted.
   void readBlock();
+  /// Where the line that starts at bufferBegin_ ends (its '\n' or '\r'),
+  /// npos while it has not: scanned from scanned_ on, so a long line read
+  /// block by block is scanned once (a 16 MB line took 10 s, rescanned
+  /// from its start after each block).
+  size_t pendingLineEnd();
 
   std::vector<std::string> arguments_;
   std::string label_;
@@ -93,6 +98,8 @@ private:
   int fd_ = -1;        ///< stdin's descriptor, read directly (see next())
   std::string buffer_; ///< bytes read from fd_, from bufferBegin_ on unread
   size_t bufferBegin_ = 0;
+  /// buffer_ holds no line end in [bufferBegin_, scanned_).
+  size_t scanned_ = 0;
   bool atEnd_ = false; ///< fd_ has no more bytes
   /// The last line ended at a CR whose next byte was not read yet: an LF
   /// there is that line end's.

@@ -156,6 +156,38 @@ TEST(InputLinesTest, AnUnfinishedLineDoesNotHoldBackTheWholeOnes) {
   ::close(pipeEnds[0]);
 }
 
+TEST(InputLinesTest, ALongLineReadBlockByBlockIsWholeAndEndsWhereItEnds) {
+  // A line longer than many reads (16 MB took 10 s: each block rescanned it
+  // from its start for its end). Its end, a CR that comes in a later read
+  // with its LF, and the next line are found where they are.
+  const std::string longLine(5 * 65536 + 123, 'y');
+  const std::string text = longLine + "\r\nnext\n" + longLine;
+  std::istringstream in(text);
+  InputLines input = readInputLines({}, "sentence", in);
+  ASSERT_EQ(input.lines.size(), 3u);
+  EXPECT_EQ(input.lines[0], longLine);
+  EXPECT_EQ(input.lines[1], "next");
+  EXPECT_EQ(input.lines[2], longLine);
+  // Through a descriptor, in pieces that split the line anywhere.
+  int pipeEnds[2];
+  ASSERT_EQ(::pipe(pipeEnds), 0);
+  std::istringstream unused;
+  InputLineReader reader({}, "sentence", unused, pipeEnds[0]);
+  auto writer = std::async(std::launch::async, [&] {
+    for (size_t at = 0; at < text.size(); at += 40000)
+      if (::write(pipeEnds[1], text.data() + at,
+                  std::min<size_t>(40000, text.size() - at)) < 0)
+        break;
+    ::close(pipeEnds[1]);
+  });
+  std::vector<std::string> lines;
+  for (InputLines chunk; reader.next(chunk, 1);)
+    lines.push_back(chunk.lines.at(0));
+  writer.get();
+  ::close(pipeEnds[0]);
+  EXPECT_EQ(lines, input.lines);
+}
+
 TEST(InputLinesTest, ArgumentsComeInChunksToo) {
   std::istringstream in("ignored\n");
   InputLineReader reader({"a", "b", "c"}, "prompt", in);
