@@ -305,8 +305,15 @@ void noteTabbedLine(const InputLines &chunk, bool &noted, std::ostream &err,
                     const std::string &asWhat, const std::string &hint) {
   if (noted)
     return;
+  // A tab between words on both sides: a line of only tabs and spaces has
+  // no words (an empty answer), and was named in place of the TSV line.
+  auto separatesWords = [](const std::string &line) {
+    const size_t first = line.find_first_not_of(" \t");
+    return first != std::string::npos &&
+           line.find('\t', first) < line.find_last_not_of(" \t");
+  };
   for (size_t i = 0; i < chunk.lines.size(); ++i)
-    if (chunk.lines[i].find('\t') != std::string::npos) {
+    if (separatesWords(chunk.lines[i])) {
       noted = true;
       err << "note: " << chunk.where[i]
           << " holds a tab (a line of a TSV file?): each whole line is "
