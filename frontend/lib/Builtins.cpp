@@ -129,8 +129,9 @@ bool checkPositionalEps(MLIRGenImpl &gen, const ast::CallExpr &call,
   gen.getDiags().error(
       args.locs[1],
       std::string("the second argument of ") + name + " is eps, here " +
-          ast::formatNumber(eps, eps == std::floor(eps)) +
-          ", not nn.LayerNorm's normalized_shape: " + name +
+          ast::formatNumber(eps, eps == std::floor(eps)) + ", not " +
+          (std::string(name) == "rms_norm" ? "nn.RMSNorm" : "nn.LayerNorm") +
+          "'s normalized_shape: " + name +
           " normalizes over the last dimension of x" + last,
       std::string("write ") + name + "(x) for the default eps, or eps = " +
           ast::formatNumber(eps, eps == std::floor(eps)) +
