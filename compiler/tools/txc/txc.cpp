@@ -49,6 +49,7 @@
 #include "llvm/Support/thread.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <sstream>
@@ -1141,14 +1142,30 @@ bool checkListAndOutputFlags(int argc, char **argv) {
   if (emit.getNumOccurrences() > 1)
     llvm::errs() << "txc: warning: --emit given " << emit.getNumOccurrences()
                  << " times; the last counts\n";
-  // A -D without a value ('-D d_model') is a bad command line, exit 2 as
-  // the other flags' (it was a spec error, exit 1).
-  for (const std::string &define : defines)
-    if (define.find('=') == std::string::npos) {
-      llvm::errs() << "txc: error: -D " << define
-                   << ": expected name=value, e.g. -D d_model=128\n";
+  // A -D that is not NAME=VALUE ('-D d_model', '-D d_model=', '-D 2x=1')
+  // is a bad command line, exit 2 as the other flags' (it was a spec
+  // error, exit 1); what the value says is the spec's (an expression that
+  // does not parse, a name no config item has: exit 1).
+  for (const std::string &define : defines) {
+    const size_t eq = define.find('=');
+    llvm::StringRef name = llvm::StringRef(define).take_front(eq).trim();
+    llvm::StringRef value =
+        eq == std::string::npos ? "" : llvm::StringRef(define).substr(eq + 1);
+    const bool identifier =
+        !name.empty() && (std::isalpha(uint8_t(name[0])) || name[0] == '_') &&
+        llvm::all_of(
+            name, [](char c) { return std::isalnum(uint8_t(c)) || c == '_'; });
+    if (eq == std::string::npos || !identifier || value.trim().empty()) {
+      llvm::errs() << "txc: error: -D " << define << ": expected name=value"
+                   << (eq != std::string::npos && !identifier
+                           ? " ('" + name.str() + "' is not a config name)"
+                           : std::string())
+                   << ", e.g. -D "
+                   << (identifier ? name.str() : std::string("d_model"))
+                   << "=128\n";
       return false;
     }
+  }
   if ((emit == Stage::Obj || emit == Stage::Exe) && outputFile == "-" &&
       outputFile.getNumOccurrences() > 0) {
     llvm::errs() << "txc: error: -o -: "
