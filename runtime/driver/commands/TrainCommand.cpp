@@ -551,6 +551,20 @@ void lockAndCheckSaveTargets(const TrainOptions &options,
           ") has its own: saving would replace them. Give --save another "
           "name (or --resume '" +
           twin + "' with --save '" + twin + "')");
+  if (options.keepLast) {
+    // A file of the step files' name that is no checkpoint (a symlink is
+    // removed, never its target) is the user's, and --overwrite or the
+    // pruning of the oldest would remove it: refused, --overwrite or not
+    // (it was called "a step checkpoint of another run").
+    for (const auto &stepFile : stepCheckpoints(*options.savePath))
+      if (const std::string &file = stepFile.second;
+          !std::filesystem::is_symlink(file) && !looksLikeSafetensors(file))
+        throw InputError(
+            "'" + file +
+            "' has the name of a --keep-last step checkpoint of --save, but "
+            "is no checkpoint: --keep-last would remove it with this run's "
+            "older step files. Move it away, or --save to another file");
+  }
   // A new run's --save (or --keep-best) over another run's checkpoint
   // would lose that run (its steps, moments and tokenizer) unasked.
   if (options.overwrite ||
