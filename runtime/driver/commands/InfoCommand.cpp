@@ -205,7 +205,7 @@ std::string describeCheckpoint(const ModelInfo &model,
   if (model.kind == ModelKind::None) {
     out << " (run --load continues it: the next call is step "
         << position.step + 1 << ")\n";
-  } else if (position.dataPath.empty() && !position.dataPositionStep) {
+  } else if (position.dataPath.empty()) {
     // Saved by `run` alone (no corpus yet): "next: batch 1 of epoch 1" read
     // as a position in data it never had.
     out << " (saved by `run` on its own inputs; train --resume starts at "
@@ -350,11 +350,15 @@ std::string checkpointJson(const ModelInfo &model, const std::string &path) {
   out["step"] = position.step;
   // A model without a kind trains through `run` on the user's batches:
   // no corpus position and no data, as in the text.
+  // Nor has a checkpoint `run` started (no data yet): train --resume
+  // starts the data at batch 1 of epoch 1.
   const bool kindless = model.kind == ModelKind::None;
+  const bool noData = !kindless && position.dataPath.empty();
   out["next"] = kindless ? Json(nullptr)
+                : noData ? Json{{"epoch", 1}, {"batch", 1}}
                          : Json{{"epoch", position.epoch + 1},
                                 {"batch", position.batchInEpoch + 1}};
-  if (position.dataPositionStep && !kindless)
+  if (position.dataPositionStep && !kindless && !noData)
     out["next"]["as_of_step"] = *position.dataPositionStep;
   out["batch_size"] = position.batchSize;
   out["max_tokens"] =
@@ -363,9 +367,10 @@ std::string checkpointJson(const ModelInfo &model, const std::string &path) {
   out["ranks"] = position.ranks;
   out["threads"] = position.threads ? Json(position.threads) : Json(nullptr);
   out["seed"] = position.seed;
-  out["data"] = kindless ? Json(nullptr)
-                         : Json{{"path", position.dataPath},
-                                {"fnv1a64", hexHash(position.dataHash)}};
+  out["data"] = kindless || noData
+                    ? Json(nullptr)
+                    : Json{{"path", position.dataPath},
+                           {"fnv1a64", hexHash(position.dataHash)}};
   out["block"] = position.block ? Json(position.block) : Json(nullptr);
   out["precision"] =
       position.precision.empty() ? Json(nullptr) : Json(position.precision);

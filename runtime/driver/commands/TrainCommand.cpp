@@ -187,6 +187,13 @@ void noteDifferences(const TrainingPosition &saved, const TrainOptions &options,
         << " differs from the checkpoint's; the run will not match an "
            "uninterrupted one\n";
   };
+  // A checkpoint `run` started records no data, batches or run to match
+  // (its batch is run's rows): only another precision is said.
+  if (saved.dataPath.empty()) {
+    if (!saved.precision.empty() && saved.precision != precision)
+      note("txc --precision=" + precision);
+    return;
+  }
   // An update takes K batches (K = --update-freq) of --batch examples, or of
   // --max-tokens tokens with rows capped by `batch`, each cut into the
   // ranks' pieces: the same per-update amounts cut otherwise (--batch 8
@@ -1217,6 +1224,11 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
             << " (the end of epoch " << saved.epoch + 1
             << "), and change them from there\n";
     }
+  } else if (checkpointPosition && checkpointPosition->dataPath.empty()) {
+    // A checkpoint `run` started (no data yet): the data starts at batch 1
+    // of epoch 1 (it took step N's batch, and batches 1..N-1 never came).
+    source->setStepOffset(plan.stepOfPosition(0, 0) -
+                          (checkpointPosition->step + 1));
   }
   int64_t lastStep = 0;
   if (options.steps) {
