@@ -118,6 +118,27 @@ int64_t batchSize(const std::optional<int64_t> &requested,
   return *requested;
 }
 
+/// The options that cut the data as the checkpoint's run did, on `ranks`
+/// ranks: its update is R x K pieces (R ranks, --update-freq K) of --batch
+/// / R rows or --max-tokens / R tokens each, so R' ranks take the same
+/// pieces at --update-freq R K / R' and R' / R times the batch or budget
+/// (a 2-rank --max-tokens 120 checkpoint on one process: --max-tokens 60
+/// --update-freq 2; the checkpoint's own options were advised, which cut
+/// otherwise there). Where R' does not divide them, the checkpoint's own
+/// options on its ranks.
+std::string checkpointCut(const TrainingPosition &saved, int64_t ranks) {
+  const int64_t savedRanks = std::max<int64_t>(saved.ranks, 1);
+  const int64_t pieces = savedRanks * saved.updateFreq;
+  const int64_t amount = saved.maxTokens ? saved.maxTokens : saved.batchSize;
+  const char *flag = saved.maxTokens ? "--max-tokens " : "--batch ";
+  if (pieces % ranks == 0 && amount % savedRanks == 0)
+    return std::string(flag) + std::to_string(amount / savedRanks * ranks) +
+           " --update-freq " + std::to_string(pieces / ranks);
+  return std::string("the checkpoint's ") + flag + std::to_string(amount) +
+         " --update-freq " + std::to_string(saved.updateFreq) + " on " +
+         std::to_string(savedRanks) + (savedRanks == 1 ? " process" : " ranks");
+}
+
 /// A resumed run's batch size without --batch: the checkpoint's, which the
 /// model's B bound may no longer take (recompiled with a smaller one).
 int64_t resumedBatchSize(int64_t saved, int64_t savedUpdateFreq,
@@ -1120,6 +1141,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // shorter: DataParallel.h gives an empty share a zero-weight row).
   if (!maxTokens && batch < ranks.size())
     throw InputError("--batch " + std::to_string(batch) +
+                     (options.batch ? "" : " (the resumed checkpoint's)") +
                      " has fewer examples than the " +
                      std::to_string(ranks.size()) +
                      " ranks: use a larger --batch (or fewer ranks)");
@@ -1215,11 +1237,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                "keep them through step "
             << epochEnd << " (the end of the epoch) to change nothing more\n";
       else
-        err << "; to take each once, resume with the checkpoint's "
-            << (saved.maxTokens
-                    ? "--max-tokens " + std::to_string(saved.maxTokens)
-                    : "--batch " + std::to_string(saved.batchSize))
-            << " --update-freq " << saved.updateFreq << " --seed "
+        err << "; to take each once, resume with "
+            << checkpointCut(saved, int64_t(ranks.size())) << " --seed "
             << saved.seed << " through step " << epochEnd
             << " (the end of epoch " << saved.epoch + 1
             << "), and change them from there\n";
@@ -1786,13 +1805,24 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // Ranks agree on a stop (each has its own clock and signals): one sum
   // per update.
   stop.startClock();
+  // A rank with no reason of its own says which kind another rank had:
+  // rank 0 (which prints) said "another rank stopped" when another's clock
+  // passed the same --stop-time first. Each rank adds 1 for its clock and
+  // 1024 for a signal.
   auto stopReason = [&]() -> std::optional<std::string> {
     std::optional<std::string> why = stop.reason();
     if (!ranks.parallel())
       return why;
-    if (ranks.sum(why ? 1.0 : 0.0) == 0)
+    const std::optional<double> left = stop.secondsLeft();
+    const bool timeUp = why && left && *left <= 0;
+    const double sum = ranks.sum(!why ? 0.0 : timeUp ? 1.0 : 1024.0);
+    if (sum == 0)
       return std::nullopt;
-    return why ? why : std::string("another rank stopped");
+    if (why)
+      return why;
+    return std::fmod(sum, 1024.0) > 0
+               ? std::string("another rank's --stop-time passed")
+               : std::string("another rank stopped (a signal)");
   };
   auto start = std::chrono::steady_clock::now();
   double lastLoss = NAN;

@@ -425,16 +425,42 @@ void AtomicFileWriter::commit() {
   // What was to replace the file, kept beside it when it cannot be
   // (WhenNotReplaced::Keep): TARGET.unsaved.safetensors, or the temporary
   // where no rename may move it (a read-only file system).
+  // A file already there (the user's, or an earlier run's kept work) is
+  // never replaced: the next free name, TARGET.unsaved-2.safetensors, ...
+  // (it replaced the user's notes). The kept file is its owner's to write
+  // (a --save made read-only gave its mode to the kept file, which could
+  // not be resumed in place).
   auto keep = [&] {
     const std::string suffix = ".safetensors";
     const bool safetensors =
         target_.size() > suffix.size() && endsWith(target_, suffix);
-    std::string kept = safetensors
-                           ? target_.substr(0, target_.size() - suffix.size()) +
-                                 ".unsaved" + suffix
-                           : target_ + ".unsaved";
-    if (::rename(tmpPath_.c_str(), kept.c_str()) != 0)
-      kept = tmpPath_;
+    const std::string stem =
+        safetensors ? target_.substr(0, target_.size() - suffix.size())
+                    : target_;
+    struct stat written;
+    if (::stat(tmpPath_.c_str(), &written) == 0)
+      (void)::chmod(tmpPath_.c_str(), (written.st_mode & 07777) | S_IWUSR);
+    std::string kept = tmpPath_;
+    for (int n = 1; n <= 100; ++n) {
+      const std::string name = stem + ".unsaved" +
+                               (n > 1 ? "-" + std::to_string(n) : "") +
+                               (safetensors ? suffix : "");
+      // (A file system without RENAME_NOREPLACE: a hard link, which does
+      // not replace either.)
+      bool moved = ::renameat2(AT_FDCWD, tmpPath_.c_str(), AT_FDCWD,
+                               name.c_str(), RENAME_NOREPLACE) == 0;
+      if (!moved && errno == EINVAL &&
+          ::link(tmpPath_.c_str(), name.c_str()) == 0) {
+        ::unlink(tmpPath_.c_str());
+        moved = true;
+      }
+      if (moved) {
+        kept = name;
+        break;
+      }
+      if (errno != EEXIST)
+        break; // a read-only file system: where it is
+    }
     committed_ = true; // nothing to remove
     return " ('" + path_ +
            "' is left as it was; what was to replace it is kept as '" + kept +

@@ -6,6 +6,7 @@
 #include "loop/FiniteCheck.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
@@ -13,9 +14,12 @@
 namespace txrt::driver {
 
 std::string formatDecay(double decay) {
+  // The shortest text that reads back as the same double (`0.9`, not
+  // `0.90000000000000002`): exact in the metadata, readable in messages.
   char text[32];
-  std::snprintf(text, sizeof(text), "%.17g", decay);
-  return text;
+  const std::to_chars_result end =
+      std::to_chars(text, text + sizeof(text), decay);
+  return std::string(text, end.ptr);
 }
 
 std::optional<double> checkpointDecay(const SafetensorsReader &file) {

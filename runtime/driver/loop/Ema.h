@@ -59,7 +59,7 @@ constexpr const char *kEmaPrefix = "__ema.";
 
 /// The checkpoint's __metadata__ key of the decay.
 constexpr const char *kEmaDecayKey = "ema_decay";
-/// The decay as written ("%.17g": read back exactly).
+/// The decay as written: the shortest text that reads back exactly.
 std::string formatDecay(double decay);
 /// A checkpoint's decay; nullopt when it has none, InputError when it is
 /// not a number in (0, 1).

@@ -189,6 +189,24 @@ TEST(FileIOTest, ADestinationThatBecameUnreplaceableKeepsWhatWasWritten) {
                          "kept as '" + kept + "'");
   }
   EXPECT_EQ(readFile(kept), "trained at last");
+  // Its owner may write it (it took the read-only file's mode, and could
+  // not be resumed in place).
+  struct stat keptMode;
+  ASSERT_EQ(::stat(kept.c_str(), &keptMode), 0);
+  EXPECT_TRUE(keptMode.st_mode & S_IWUSR);
+  // A file already at the kept name (the user's, or earlier kept work) is
+  // never replaced: the next free name (it replaced the user's notes).
+  writeFile(kept, "my notes");
+  {
+    AtomicFileWriter writer(path, AtomicFileWriter::WhenNotReplaced::Keep);
+    writer.write("trained once more");
+    EXPECT_THROW_MESSAGE(writer.commit(), ResourceError,
+                         "kept as '" + dir.file("c.unsaved-2.safetensors") +
+                             "'");
+  }
+  EXPECT_EQ(readFile(kept), "my notes");
+  EXPECT_EQ(readFile(dir.file("c.unsaved-2.safetensors")), "trained once more");
+  std::filesystem::remove(dir.file("c.unsaved-2.safetensors"));
   ASSERT_EQ(::chmod(path.c_str(), 0644), 0);
   // Other outputs' temporaries go with the error, as before.
   std::filesystem::remove(path);
