@@ -2,6 +2,7 @@
 #include "cli/OutputPaths.h"
 #include "core/Error.h"
 #include "formats/FileIO.h"
+#include "formats/Json.h"
 #include "formats/Safetensors.h"
 
 #include <algorithm>
@@ -78,15 +79,38 @@ std::optional<std::string> otherKindOfFile(const std::string &path,
   std::string_view start(head, got);
   if (format == NamedPath::Format::Npy && start.substr(0, 6) == "\x93NUMPY")
     return std::nullopt;
-  // JSON: an object or array after any white space.
-  const size_t first = start.find_first_not_of(" \t\r\n");
-  if (format == NamedPath::Format::Json && first != std::string_view::npos &&
-      (start[first] == '{' || start[first] == '['))
-    return std::nullopt;
-  // A SentencePiece model: a protobuf ModelProto, whose first field is
-  // its pieces (field 1, length-delimited: byte 0x0a).
-  if (format == NamedPath::Format::SentencePiece && start[0] == '\x0a')
-    return std::nullopt;
+  // JSON: the whole file parses (after a byte order mark), up to 256 MiB;
+  // a larger one that starts as an object or array. (Its first byte alone
+  // took an INI file's '[general]' for JSON.)
+  if (format == NamedPath::Format::Json) {
+    const bool small = std::filesystem::file_size(path, error) <= (256u << 20);
+    std::string whole;
+    try {
+      if (small)
+        whole = readWholeFile(path);
+    } catch (const InputError &) {
+      // Unreadable: judged by its start, as before.
+    }
+    std::string_view text = small ? std::string_view(whole) : start;
+    if (text.substr(0, 3) == "\xEF\xBB\xBF")
+      text.remove_prefix(3);
+    const size_t first = text.find_first_not_of(" \t\r\n");
+    const bool opens = first != std::string_view::npos &&
+                       (text[first] == '{' || text[first] == '[');
+    if (opens && (!small || Json::accept(text)))
+      return std::nullopt;
+  }
+  // A SentencePiece model: a protobuf ModelProto, whose first field is a
+  // piece (field 1, length-delimited: byte 0x0a, a varint length), itself
+  // a message whose first field is the piece's text (0x0a again). A text
+  // file whose first line is blank starts with 0x0a too.
+  if (format == NamedPath::Format::SentencePiece && start[0] == '\x0a') {
+    size_t at = 1;
+    while (at < start.size() && at < 6 && (start[at] & 0x80))
+      ++at;
+    if (at + 1 < start.size() && start[at + 1] == '\x0a')
+      return std::nullopt;
+  }
   if (start.substr(0, 4) == "\x7f"
                             "ELF")
     return std::string("an executable or object file (ELF)");
