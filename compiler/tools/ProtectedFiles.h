@@ -92,30 +92,38 @@ inline std::string symlinkTarget(llvm::StringRef path) {
   return llvm::sys::fs::is_symlink_file(current) ? path.str() : current;
 }
 
-/// Why a symbolic link on the way from `path` is not followed, or "": one
-/// in a world-writable directory with the sticky bit (/tmp) that belongs
-/// to neither this user nor the directory's owner, which the kernel's
-/// fs.protected_symlinks does not follow either. The tools resolve links
-/// themselves to write beside the target, so another user's link in /tmp
-/// led root's `-o` into any directory.
-inline std::string untrustedSymlink(llvm::StringRef path) {
-  std::string current = path.str();
-  for (int hops = 0; hops < 40 && !current.empty(); ++hops) {
+/// Why a symbolic link on the way to `path` (the file, a directory of its
+/// path, or a link a link leads to) is not followed, or "": one in a
+/// world-writable directory with the sticky bit (/tmp) that belongs to
+/// neither this user nor the directory's owner, which the kernel does not
+/// follow with fs.protected_symlinks = 1 (most distributions' default).
+/// The tools resolve links themselves to write beside the target, so
+/// another user's link in /tmp led root's `-o` into any directory.
+inline std::string untrustedSymlink(llvm::StringRef path, int depth = 0) {
+  llvm::SmallString<256> prefix;
+  for (auto part = llvm::sys::path::begin(path),
+            end = llvm::sys::path::end(path);
+       part != end; ++part) {
+    llvm::sys::path::append(prefix, *part);
     struct stat link, dir;
-    if (::lstat(current.c_str(), &link) != 0 || !S_ISLNK(link.st_mode))
-      return "";
-    llvm::SmallString<256> parent(llvm::sys::path::parent_path(current));
+    if (::lstat(prefix.c_str(), &link) != 0 || !S_ISLNK(link.st_mode))
+      continue;
+    llvm::SmallString<256> parent(llvm::sys::path::parent_path(prefix));
     if (parent.empty())
       parent = ".";
     if (::stat(parent.c_str(), &dir) == 0 && (dir.st_mode & S_ISVTX) &&
         (dir.st_mode & S_IWOTH) && link.st_uid != ::geteuid() &&
         link.st_uid != dir.st_uid)
-      return "'" + current + "' is a symbolic link of another user (uid " +
+      return "'" + std::string(prefix) +
+             "' is a symbolic link of another user (uid " +
              std::to_string(link.st_uid) + ") in '" + std::string(parent) +
              "', a world-writable directory with the sticky bit, and such a "
-             "link is not followed (as the kernel's fs.protected_symlinks "
-             "does not follow it); give another name";
-    current = nextLinkHop(current);
+             "link is not followed (as the kernel does not with "
+             "fs.protected_symlinks = 1); give another path";
+    std::string next = nextLinkHop(std::string(prefix));
+    if (!next.empty() && depth < 16)
+      if (std::string why = untrustedSymlink(next, depth + 1); !why.empty())
+        return why;
   }
   return "";
 }

@@ -203,31 +203,41 @@ bool namesFileDescriptor(const std::string &path) {
   return false;
 }
 
-/// Refuses a symbolic link on the way from `path` that lies in a
-/// world-writable directory with the sticky bit (/tmp) and belongs to
-/// neither this user nor the directory's owner: the kernel's
-/// fs.protected_symlinks does not follow one (open() fails, EACCES), but
-/// outputs resolve their links themselves to write beside the target, so
-/// another user's link in /tmp led root's export into any directory.
-void checkSymlinksTrusted(const std::string &path, const std::string &what) {
-  bool ended = false;
-  const std::vector<std::string> chain = symlinkChain(path, ended);
+/// Refuses a symbolic link on the way to `path` (the file, a directory of
+/// its path, or a link a link leads to) that lies in a world-writable
+/// directory with the sticky bit (/tmp) and belongs to neither this user
+/// nor the directory's owner, as the kernel does with
+/// fs.protected_symlinks = 1 (most distributions' default): outputs resolve
+/// their links themselves to write beside the target, so another user's
+/// link in /tmp led root's export, or its --out-dir, into any directory.
+void checkSymlinksTrusted(const std::string &path, const std::string &what,
+                          int depth = 0) {
   const uid_t me = ::geteuid();
-  for (size_t i = 0; i + 1 < chain.size(); ++i) {
+  std::filesystem::path prefix;
+  for (const std::filesystem::path &part : std::filesystem::path(path)) {
+    prefix /= part;
     struct stat link, dir;
-    const std::string directory = directoryOf(chain[i]);
-    if (::lstat(chain[i].c_str(), &link) != 0 || !S_ISLNK(link.st_mode) ||
-        ::stat(directory.c_str(), &dir) != 0)
+    if (::lstat(prefix.c_str(), &link) != 0 || !S_ISLNK(link.st_mode))
       continue;
-    if ((dir.st_mode & S_ISVTX) && (dir.st_mode & S_IWOTH) &&
-        link.st_uid != me && link.st_uid != dir.st_uid)
+    const std::string directory = directoryOf(prefix.string());
+    if (::stat(directory.c_str(), &dir) == 0 && (dir.st_mode & S_ISVTX) &&
+        (dir.st_mode & S_IWOTH) && link.st_uid != me &&
+        link.st_uid != dir.st_uid)
       throw InputError(
-          what + ": cannot write '" + path + "': '" + chain[i] +
+          what + ": cannot write '" + path + "': '" + prefix.string() +
           "' is a symbolic link of another user (uid " +
           std::to_string(link.st_uid) + ") in '" + directory +
           "', a world-writable directory with the sticky bit, and such a "
-          "link is not followed (as the kernel's fs.protected_symlinks "
-          "does not follow it); give another name");
+          "link is not followed (as the kernel does not with "
+          "fs.protected_symlinks = 1); give another path");
+    // Where it leads, and the links on that way.
+    std::error_code error;
+    std::filesystem::path target = std::filesystem::read_symlink(prefix, error);
+    if (!error && depth < 16)
+      checkSymlinksTrusted(
+          (target.is_absolute() ? target : prefix.parent_path() / target)
+              .string(),
+          what, depth + 1);
   }
 }
 

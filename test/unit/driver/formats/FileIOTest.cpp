@@ -253,6 +253,14 @@ TEST(FileIOTest, AnotherUsersLinkInAStickyDirectoryIsNotFollowed) {
   for (const auto &entry : std::filesystem::directory_iterator(victim))
     files += entry.is_regular_file();
   EXPECT_EQ(files, 1u); // no temporary beside the target
+  // A directory of the path through such a link (--out-dir, --save
+  // shared/dd/c.safetensors) led there too.
+  const std::string dirLink = shared + "/dd";
+  std::filesystem::create_symlink(victim, dirLink);
+  ASSERT_EQ(::lchown(dirLink.c_str(), 65534, 65534), 0);
+  EXPECT_THROW_MESSAGE(checkReplaceable(dirLink + "/new.safetensors", "--save"),
+                       InputError,
+                       "'" + dirLink + "' is a symbolic link of another user");
   // This user's own link there is followed.
   ASSERT_EQ(::lchown(link.c_str(), 0, 0), 0);
   {
