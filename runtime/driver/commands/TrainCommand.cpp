@@ -1598,7 +1598,15 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
              "schedule (warmup))\n";
     }
     if (bestPath && validator->improved()) {
-      writeCheckpoint(*bestPath, step, false);
+      // A failure says where the run stopped and what --save holds, as
+      // the other saves' do (it said only the .best file's problem).
+      try {
+        writeCheckpoint(*bestPath, step, false);
+      } catch (const DriverError &error) {
+        throw ResourceError(std::string(error.what()) +
+                            "; training stopped at step " +
+                            std::to_string(step) + savedNote());
+      }
       bestKept = true;
     }
     if (options.patience && validator->sinceBest() >= options.patience) {
@@ -1742,8 +1750,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       const std::string note = savedNote();
       // A failed checkpoint write already says the file is left as it was,
       // or that it was replaced (a directory that could not be synced).
-      const bool said = message.find(note.substr(1)) != std::string::npos ||
-                        message.find(kReplacedNotDurable) != std::string::npos;
+      const bool said =
+          message.find(note.substr(1)) != std::string::npos ||
+          (options.savePath &&
+           message.find("'" + *options.savePath + "' is left as it was") !=
+               std::string::npos) ||
+          message.find(kReplacedNotDurable) != std::string::npos;
       throw ResourceError(message + "; training stopped at step " +
                           std::to_string(step) + (said ? "" : note));
     }
@@ -1830,8 +1842,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // The time the loop spent saving and validating: the closing rate is
   // over the steps (with --every 100 it read 44372 tokens/s beside steps of
   // 1.3M), and the line says the rest.
-  double pausedSeconds = 0;
-  auto paused = [&](auto &&work) {
+  double savingSeconds = 0, validatingSeconds = 0;
+  auto paused = [&](double &total, auto &&work) {
     const auto begin = std::chrono::steady_clock::now();
     struct Add {
       double &total;
@@ -1841,7 +1853,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                      std::chrono::steady_clock::now() - begin)
                      .count();
       }
-    } add{pausedSeconds, begin};
+    } add{total, begin};
     return work();
   };
   // The curve, then the checkpoint of `step` (with --save; a diverged run
@@ -1902,7 +1914,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       progress.finish(); // the validation lines start on their own line
       // Rank 0 decides for every rank: another's scores may differ in the
       // last bit (other --threads), or its --best-by may differ.
-      bool stopEarly = paused([&] { return validate(step); });
+      bool stopEarly =
+          paused(validatingSeconds, [&] { return validate(step); });
       if (ranks.parallel())
         stopEarly = ranks.fromRankZero(stopEarly ? 1 : 0) != 0;
       if (stopEarly) {
@@ -1912,7 +1925,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       progress.setValidationBleu(lastValidBleu);
     }
     if (options.every && step % options.every == 0 && step != lastStep)
-      paused([&] { saveDuringTheRun(step); });
+      paused(savingSeconds, [&] { saveDuringTheRun(step); });
     // --stop-time or a signal: end here as if this were the last step.
     if (std::optional<std::string> why = stopReason(); why && step < lastStep) {
       progress.finish();
@@ -1926,11 +1939,11 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
         // period, or a second signal, ended the run during the validation
         // and lost every step since the last save.
         if (options.savePath)
-          paused([&] { saveDuringTheRun(step); });
+          paused(savingSeconds, [&] { saveDuringTheRun(step); });
         // Saved: this one runs to its end (a second signal ends the
         // process, the steps kept).
         validator->setInterrupt({});
-        paused([&] { return validate(step); });
+        paused(validatingSeconds, [&] { return validate(step); });
       }
       lastStep = step;
       break;
@@ -1947,18 +1960,24 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   int64_t finalStep = std::max(lastStep, position.step);
   if (firstStep <= lastStep) {
     // The rate over the steps; saves and validations are said apart.
-    const double stepSeconds = std::max(0.0, elapsed - pausedSeconds);
-    char line[224];
+    const double stepSeconds =
+        std::max(0.0, elapsed - savingSeconds - validatingSeconds);
+    std::string apart;
+    if (savingSeconds > 0)
+      apart = "saving " + formatSeconds(savingSeconds);
+    if (validatingSeconds > 0)
+      apart += (apart.empty() ? "validating " : " and validating ") +
+               formatSeconds(validatingSeconds);
+    if (!apart.empty())
+      apart = " over the steps; " + apart;
+    char line[256];
     std::snprintf(
         line, sizeof(line),
-        "trained steps %lld..%lld in %s (%.0f %s/s%s%s); "
-        "final loss %.4f\n",
+        "trained steps %lld..%lld in %s (%.0f %s/s%s); final loss %.4f\n",
         static_cast<long long>(firstStep), static_cast<long long>(lastStep),
         formatSeconds(elapsed).c_str(),
         stepSeconds > 0 ? double(tokens) / stepSeconds : 0.0, data.unit.c_str(),
-        pausedSeconds > 0 ? " over the steps; saving and validating " : "",
-        pausedSeconds > 0 ? formatSeconds(pausedSeconds).c_str() : "",
-        lastLoss);
+        apart.c_str(), lastLoss);
     out << line;
     if (ranks.parallel())
       err << update.trafficSummary() << "\n";

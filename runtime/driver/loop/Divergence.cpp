@@ -10,8 +10,10 @@
 namespace txrt::driver {
 
 std::string Divergence::describe() const {
+  // (A loss of 3e35 in "%.4f" filled the buffer and lost its magnitude.)
   char loss[32];
-  std::snprintf(loss, sizeof(loss), "%.4f", lossBefore);
+  std::snprintf(loss, sizeof(loss),
+                std::fabs(lossBefore) < 1e9 ? "%.4f" : "%.6e", lossBefore);
   if (exact() && !std::isfinite(lossBefore))
     // The parameters were finite before this update (the replay found it),
     // yet the step's forward already overflowed ("-nan" read as a value).

@@ -87,6 +87,15 @@ TEST(DivergenceDescribeTest, ANonFiniteLossBeforeTheUpdateIsSaidInWords) {
       << inf.describe();
 }
 
+// A loss of 3e35 printed "%.4f" into 32 bytes: 31 digits, no point, the
+// magnitude lost. Large ones are in scientific notation.
+TEST(DivergenceDescribeTest, ALargeLossKeepsItsMagnitude) {
+  Divergence large{5, 5, "'w'", "inf at [0]", 2.982621e35};
+  EXPECT_NE(large.describe().find("the loss before it was 2.982621e+35)"),
+            std::string::npos)
+      << large.describe();
+}
+
 TEST_F(DivergenceTest, LaterScanReplaysToTheFirstBadUpdate) {
   DivergenceWatch w = watch(/*budget=*/0); // only the scans asked for
   for (int64_t s = 1; s <= 9; ++s) {
