@@ -448,15 +448,7 @@ private:
       // attended to) reaches them without removing the padding: not
       // counted, and said.
       // The splat value of a constant operand, if it is one.
-      auto constantValue = [](Value value) -> std::optional<double> {
-        auto constant = value.getDefiningOp<ConstantOp>();
-        auto dense = constant
-                         ? dyn_cast<DenseFPElementsAttr>(constant.getValue())
-                         : nullptr;
-        if (!dense || !dense.isSplat())
-          return std::nullopt;
-        return dense.getSplatValue<APFloat>().convertToDouble();
-      };
+      auto constantValue = [](Value value) { return splatFloat(value); };
       auto text = [](double value) {
         char buffer[32];
         std::snprintf(buffer, sizeof(buffer), "%g", value);
@@ -678,18 +670,48 @@ private:
         return;
       // The sense of the mask that weighs `value` (a factor of its
       // product, through reshapes and broadcasts), 0 when none does.
+      // A value kept where a mask holds and zeroed elsewhere
+      // (masked_fill(x, m, 0.0) keeps where m is false; where(m, x, 0.0)
+      // where it is true) is weighed by that mask too.
+      auto isZero = [](Value value) { return splatFloat(value) == 0.0; };
       auto weighedBy = [&](Value value) {
         SmallVector<Value> work{value};
         for (size_t i = 0; i < work.size() && i < 64; ++i) {
           if (int found = maskSense(work[i], sense))
             return found;
           Operation *def = work[i].getDefiningOp();
+          if (auto fill = dyn_cast_or_null<MaskedFillOp>(def);
+              fill && fill.getValue().isZero())
+            if (int found = -maskSense(fill.getMask(), sense))
+              return found;
+          if (auto where = dyn_cast_or_null<WhereOp>(def)) {
+            const int condition = maskSense(where->getOperand(0), sense);
+            if (condition && isZero(where->getOperand(2)))
+              return condition;
+            if (condition && isZero(where->getOperand(1)))
+              return -condition;
+          }
           if (isa_and_nonnull<MulOp>(def))
             work.append({def->getOperand(0), def->getOperand(1)});
           else if (isa_and_nonnull<ReshapeOp, BroadcastToOp, NegOp, DivOp>(def))
             work.push_back(def->getOperand(0));
         }
         return 0;
+      };
+      // Whether `op`'s result is taken away (through reshapes): subtracted,
+      // or negated and added (sum(x) - sum(x * float(ids == pad)), and a
+      // length T - sum(float(ids == pad)) written with [:, None] on each).
+      auto takenAway = [](Operation *op) {
+        SmallVector<Value> work{op->getResult(0)};
+        for (size_t i = 0; i < work.size() && i < 16; ++i)
+          for (Operation *user : work[i].getUsers()) {
+            if (isa<NegOp>(user) ||
+                (isa<SubOp>(user) && user->getOperand(1) == work[i]))
+              return true;
+            if (isa<ReshapeOp, BroadcastToOp>(user))
+              work.push_back(user->getResult(0));
+          }
+        return false;
       };
       const std::string input = name.str();
       func.walk([&](Operation *op) {
@@ -706,11 +728,7 @@ private:
               return axis >= 0 && axis < rank && shape[size_t(axis)] == length;
             }))
           return;
-        // sum(x) - sum(x * float(ids == pad)): the padding taken away.
-        if (llvm::any_of(op->getResult(0).getUsers(), [&](Operation *user) {
-              return isa<SubOp>(user) &&
-                     user->getOperand(1) == op->getResult(0);
-            }))
+        if (takenAway(op))
           return;
         if (weighedBy(op->getOperand(0)) >= 0 || !reachesResults(op))
           return;
@@ -1101,6 +1119,16 @@ private:
     }
   }
 
+  /// The value of a splat float constant, if `value` is one.
+  static std::optional<double> splatFloat(Value value) {
+    auto constant = value.getDefiningOp<ConstantOp>();
+    auto dense =
+        constant ? dyn_cast<DenseFPElementsAttr>(constant.getValue()) : nullptr;
+    if (!dense || !dense.isSplat())
+      return std::nullopt;
+    return dense.getSplatValue<APFloat>().convertToDouble();
+  }
+
   /// The sense of a mask value, from the senses of the comparisons found
   /// (`sense`: +1 true at the tokens, -1 true at the pad), through not,
   /// reshapes, float(), and with other masks such as causal ones: +1, -1,
@@ -1120,6 +1148,15 @@ private:
     if (isa<AndOp, OrOp>(def)) {
       const int a = maskSense(def->getOperand(0), sense, depth + 1);
       return a ? a : maskSense(def->getOperand(1), sense, depth + 1);
+    }
+    // where(m, 1.0, 0.0) is float(m); where(m, 0.0, 1.0) float(!m).
+    if (isa<WhereOp>(def)) {
+      const std::optional<double> a = splatFloat(def->getOperand(1)),
+                                  b = splatFloat(def->getOperand(2));
+      if (a && b && *a != *b) {
+        const int condition = maskSense(def->getOperand(0), sense, depth + 1);
+        return *a > *b ? condition : -condition;
+      }
     }
     // 1 - mask: the other sense (an additive mask's (1 - m) * -1e9).
     if (auto sub = dyn_cast<SubOp>(def))
