@@ -299,7 +299,8 @@ encodeLabeledText(const LabeledText &text, const Tokenizer &tokenizer,
   for (const LabeledExample &example : text.examples) {
     std::optional<int64_t> label = labels.id(example.label);
     if (!label) {
-      problem(example, "the label '" + example.label + "' is not one " +
+      problem(example, "the label " + quotedForMessage(example.label) +
+                           " is not one " +
                            (origin.what.empty() ? "the model was trained on"
                                                 : "of " + origin.what));
       unknownLabel = true;
@@ -678,9 +679,9 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
     if (present == 1 && !examples.empty())
       data.warnings.push_back(
           "every example of " + data.flag + " '" + data.path +
-          "' has the label '" +
-          data.labels->label(examples.front().label) +
-          "': a classifier learns nothing from one label (each line is "
+          "' has the label " +
+          quotedForMessage(data.labels->label(examples.front().label)) +
+          ": a classifier learns nothing from one label (each line is "
           "'label<TAB>text', the label first)");
     data.targetEntropy = unigramEntropy(labelCounts);
     data.targetUnit = "label";

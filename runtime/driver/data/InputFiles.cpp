@@ -103,12 +103,20 @@ Element loadElement(const Tensor &tensor, int64_t i) {
   return Element{false, 0, false, 0.0};
 }
 
-/// A token for an error message: at most 24 characters, non-printable bytes
-/// as '?'.
+/// A token for an error message: at most 24 bytes, control characters as
+/// \xNN, other bytes as they are (a full-width digit showed as '???').
 std::string printable(std::string_view token) {
   std::string out;
-  for (char c : token.substr(0, 24))
-    out += std::isprint(static_cast<unsigned char>(c)) ? c : '?';
+  for (char c : token.substr(0, 24)) {
+    const unsigned char byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof(hex), "\\x%02x", byte);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
   return token.size() > 24 ? out + "..." : out;
 }
 

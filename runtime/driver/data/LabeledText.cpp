@@ -38,6 +38,27 @@ std::string_view trimBlanks(std::string_view text) {
   }
 }
 
+/// Whether a label holds what breaks the lines it is printed in: a
+/// control character (a tab, a line break, ESC, NUL) or a line separator
+/// that readers split lines at (U+0085, U+2028, U+2029: `predict` printed
+/// them raw, and one label became two lines).
+bool breaksLines(std::string_view label) {
+  for (size_t i = 0; i < label.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(label[i]);
+    if (c < 0x20 || c == 0x7f)
+      return true;
+    if (c == 0xC2 && i + 1 < label.size() &&
+        static_cast<unsigned char>(label[i + 1]) == 0x85)
+      return true;
+    if (c == 0xE2 && i + 2 < label.size() &&
+        static_cast<unsigned char>(label[i + 1]) == 0x80 &&
+        (static_cast<unsigned char>(label[i + 2]) == 0xA8 ||
+         static_cast<unsigned char>(label[i + 2]) == 0xA9))
+      return true;
+  }
+  return false;
+}
+
 } // namespace
 
 LabeledText parseLabeledText(std::string_view content,
@@ -56,6 +77,12 @@ LabeledText parseLabeledText(std::string_view content,
                       std::string at = fileLine(path, line.number);
                       if (example.label.empty())
                         problems.add(at + "the label is empty");
+                      else if (breaksLines(example.label))
+                        problems.add(at + "the label " +
+                                     quotedForMessage(example.label) +
+                                     " holds a control character or a line "
+                                     "separator (U+0085, U+2028, U+2029), "
+                                     "which break the lines it is printed in");
                       else if (example.words.empty())
                         problems.add(at + "the text is empty");
                       else
@@ -86,7 +113,8 @@ LabelSet LabelSet::fromLabels(std::vector<std::string> labels) {
   std::set<std::string> seen;
   for (const std::string &label : labels)
     if (!seen.insert(label).second)
-      throw std::invalid_argument("the label '" + label + "' repeats");
+      throw std::invalid_argument("the label " + quotedForMessage(label) +
+                                  " repeats");
   LabelSet set;
   set.labels_ = std::move(labels);
   return set;
@@ -129,9 +157,13 @@ LabelSet LabelSet::fromJson(std::string_view text, const std::string &origin) {
     if (text.find_first_of(std::string("\t\n\r\0", 4)) != std::string::npos)
       throw bad("a label holds a tab, a line break or a NUL, which no "
                 "'label<TAB>text' line can give");
+    if (breaksLines(text))
+      throw bad("the label " + quotedForMessage(text) +
+                " holds a control character or a line separator (U+0085, "
+                "U+2028, U+2029), which break the lines it is printed in");
     if (text.front() == ' ' || text.back() == ' ')
-      throw bad("the label '" + text +
-                "' starts or ends with a blank (labels are trimmed)");
+      throw bad("the label " + quotedForMessage(text) +
+                " starts or ends with a blank (labels are trimmed)");
     labels.push_back(text);
   }
   try {

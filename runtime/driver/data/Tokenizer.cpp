@@ -220,8 +220,8 @@ Vocabulary Vocabulary::fromWords(std::vector<std::string> words) {
   vocab.words_ = std::move(words);
   for (size_t i = 0; i < vocab.words_.size(); ++i)
     if (!vocab.ids_.emplace(vocab.words_[i], int32_t(i)).second)
-      throw std::invalid_argument("the word '" + vocab.words_[i] +
-                                  "' appears twice");
+      throw std::invalid_argument(
+          "the word " + quotedForMessage(vocab.words_[i]) + " appears twice");
   auto special = [&](const char *name) {
     auto found = vocab.ids_.find(name);
     if (found == vocab.ids_.end())
@@ -360,15 +360,16 @@ Vocabulary Vocabulary::fromHuggingFaceJson(std::string_view text,
   for (const auto &[word, idValue] : vocab->items()) {
     std::optional<int64_t> id = jsonInteger(idValue);
     if (!id || *id < 0 || *id >= int64_t(words.size()))
-      throw bad("'model.vocab' gives '" + word + "' the id " +
+      throw bad("'model.vocab' gives " + quotedForMessage(word) + " the id " +
                 idValue.dump() + ", not one of 0.." +
                 std::to_string(words.size() - 1));
     if (seen[size_t(*id)])
       throw bad("'model.vocab' gives the id " + std::to_string(*id) +
-                " to both '" + words[size_t(*id)] + "' and '" + word + "'");
+                " to both " + quotedForMessage(words[size_t(*id)]) + " and " +
+                quotedForMessage(word));
     if (std::string why = unreachableWord(word); !why.empty())
-      throw bad("'model.vocab' word '" + word + "' (id " + std::to_string(*id) +
-                ") " + why + ": it could never match");
+      throw bad("'model.vocab' word " + quotedForMessage(word) + " (id " +
+                std::to_string(*id) + ") " + why + ": it could never match");
     seen[size_t(*id)] = true;
     words[size_t(*id)] = word;
   }
@@ -570,8 +571,8 @@ Tokenizer Tokenizer::fromJson(std::string_view text,
       // Only what splitWords makes can match a word of the text.
       const std::string &last = words.back();
       if (std::string why = unreachableWord(last); !why.empty())
-        throw bad(std::string("'") + key + "' word '" + last + "' (id " +
-                  std::to_string(words.size() - 1) + ") " + why +
+        throw bad(std::string("'") + key + "' word " + quotedForMessage(last) +
+                  " (id " + std::to_string(words.size() - 1) + ") " + why +
                   ": it could never match");
     }
     try {

@@ -106,7 +106,11 @@ TEST(InputFilesTest, TextErrorsNameTheFileAndLine) {
       InputError, "does not fit int32");
   EXPECT_THROW_MESSAGE(
       parseTextTensor("\x01\x02garbage\n", source("src"), DType::I32, 2, 0),
-      InputError, "'??garbage' is not a number");
+      InputError, "'\\x01\\x02garbage' is not a number");
+  // Other bytes as they are: a full-width digit showed as '???'.
+  EXPECT_THROW_MESSAGE(
+      parseTextTensor("\xEF\xBC\x91\n", source("src"), DType::I32, 2, 0),
+      InputError, "'\xEF\xBC\x91' is not a number");
 }
 
 TEST(InputFilesTest, ConvertsNpyDTypesWithChecks) {

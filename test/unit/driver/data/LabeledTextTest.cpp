@@ -89,6 +89,24 @@ TEST(LabeledTextTest, MalformedLabelFilesAreInputErrors) {
           R"({"format": "txc-labels", "version": 1, "labels": [" pad"]})",
           "'z'"),
       InputError, "starts or ends with a blank");
+  // Control characters and line separators broke the lines a label is
+  // printed in (predict gave one label as two lines; ESC coloured the
+  // terminal); messages show them escaped.
+  EXPECT_THROW_MESSAGE(
+      LabelSet::fromJson("{\"format\": \"txc-labels\", \"version\": 1, "
+                         "\"labels\": [\"\\u001b[31mred\", \"pos\\u2028it\"]}",
+                         "'z'"),
+      InputError, "the label '\\x1b[31mred' holds a control character");
+}
+
+// The same for labels read from 'label<TAB>text' lines, each line named.
+TEST(LabeledTextTest, ALabelThatBreaksLinesIsRefusedWithItsLine) {
+  EXPECT_THROW_MESSAGE(
+      parseLabeledText("sports\tthe game\nneg\xC2\x85\tbad film\n"
+                       "pos\xE2\x80\xA8itive\tgood\n",
+                       "d.tsv"),
+      InputError, "d.tsv:2: the label 'neg\xC2\x85' holds a control character",
+      "d.tsv:3: the label 'pos\xE2\x80\xA8itive' holds");
 }
 
 } // namespace
