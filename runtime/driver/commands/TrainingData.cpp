@@ -474,6 +474,23 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
                         " pieces at most; its estimate changes with the size "
                         "asked for), or more text"));
     }
+    // "... smaller than required_chars. 20 vs 52. Increase vocab_size or
+    // decrease character_coverage with --character_coverage option.":
+    // said in the driver's terms (train has no --character_coverage).
+    const std::string vs = " vs ";
+    const size_t at = what.find(vs, what.find("required_chars"));
+    if (tooSmall && at != std::string::npos) {
+      const int64_t needed = std::atoll(what.c_str() + at + vs.size());
+      if (needed > size)
+        throw InputError(
+            "--tokenizer spm: the " + std::to_string(sentences.size()) +
+            " sentences of '" + path + "' hold more distinct characters than " +
+            std::to_string(size) + " pieces take: SentencePiece needs " +
+            std::to_string(needed) +
+            " at least (each character and its special pieces); give "
+            "--vocab-size " +
+            std::to_string(needed) + " or more, within the model's vocabulary");
+    }
     throw InputError(what + " (from '" + path + "'; " +
                      (tooSmall ? "the data has more distinct characters than "
                                  "that: a larger --vocab-size is needed, "
@@ -750,7 +767,10 @@ TrainingData loadTrainingData(const ModelInfo &model, const EntryInfo &train,
       (data.tokenizer.subwords
            ? ": one SentencePiece vocabulary of " +
                  std::to_string(data.tokenizer.source.size()) + " pieces"
-       : data.tokenizer.source.words() == data.tokenizer.target.words()
+       // Equal word lists of two tables (a tiny corpus) are two
+       // vocabularies that happen to match: said so as the model has them.
+       : data.tokenizer.source.words() == data.tokenizer.target.words() &&
+               !sharedSourceTargetTable(model).empty()
            ? ": one vocabulary of " +
                  std::to_string(data.tokenizer.source.size()) +
                  " ids for both sides"
