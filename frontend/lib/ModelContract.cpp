@@ -674,43 +674,75 @@ private:
       // (masked_fill(x, m, 0.0) keeps where m is false; where(m, x, 0.0)
       // where it is true) is weighed by that mask too.
       auto isZero = [](Value value) { return splatFloat(value) == 0.0; };
+      // -1 for a negative splat constant, +1 for another one, 0 else.
+      auto constantSign = [](Value value) {
+        const std::optional<double> c = splatFloat(value);
+        return !c ? 0 : *c < 0 ? -1 : 1;
+      };
+      // The sense of the mask that weighs `value` (a factor of its
+      // product, through reshapes and broadcasts), times the sign it is
+      // weighed with (x * -float(ids == pad) takes the padding away);
+      // 0 when no mask does.
       auto weighedBy = [&](Value value) {
-        SmallVector<Value> work{value};
+        SmallVector<std::pair<Value, int>> work{{value, 1}};
         for (size_t i = 0; i < work.size() && i < 64; ++i) {
-          if (int found = maskSense(work[i], sense))
-            return found;
-          Operation *def = work[i].getDefiningOp();
+          const auto [current, sign] = work[i];
+          if (int found = maskSense(current, sense))
+            return found * sign;
+          Operation *def = current.getDefiningOp();
           if (auto fill = dyn_cast_or_null<MaskedFillOp>(def);
               fill && fill.getValue().isZero())
             if (int found = -maskSense(fill.getMask(), sense))
-              return found;
+              return found * sign;
           if (auto where = dyn_cast_or_null<WhereOp>(def)) {
             const int condition = maskSense(where->getOperand(0), sense);
             if (condition && isZero(where->getOperand(2)))
-              return condition;
+              return condition * sign;
             if (condition && isZero(where->getOperand(1)))
-              return -condition;
+              return -condition * sign;
           }
-          if (isa_and_nonnull<MulOp>(def))
-            work.append({def->getOperand(0), def->getOperand(1)});
-          else if (isa_and_nonnull<ReshapeOp, BroadcastToOp, NegOp, DivOp>(def))
-            work.push_back(def->getOperand(0));
+          if (isa_and_nonnull<MulOp>(def)) {
+            for (int k = 0; k < 2; ++k)
+              if (int c = constantSign(def->getOperand(1 - k)))
+                work.push_back({def->getOperand(k), sign * c});
+            if (!constantSign(def->getOperand(0)) &&
+                !constantSign(def->getOperand(1)))
+              work.append(
+                  {{def->getOperand(0), sign}, {def->getOperand(1), sign}});
+          } else if (isa_and_nonnull<NegOp>(def)) {
+            work.push_back({def->getOperand(0), -sign});
+          } else if (isa_and_nonnull<ReshapeOp, BroadcastToOp, DivOp>(def)) {
+            work.push_back({def->getOperand(0), sign});
+          }
         }
         return 0;
       };
-      // Whether `op`'s result is taken away (through reshapes): subtracted,
-      // or negated and added (sum(x) - sum(x * float(ids == pad)), and a
-      // length T - sum(float(ids == pad)) written with [:, None] on each).
-      auto takenAway = [](Operation *op) {
-        SmallVector<Value> work{op->getResult(0)};
-        for (size_t i = 0; i < work.size() && i < 16; ++i)
-          for (Operation *user : work[i].getUsers()) {
-            if (isa<NegOp>(user) ||
-                (isa<SubOp>(user) && user->getOperand(1) == work[i]))
-              return true;
-            if (isa<ReshapeOp, BroadcastToOp>(user))
-              work.push_back(user->getResult(0));
+      // Whether `op`'s result is taken away: it reaches a sum with a
+      // negative sign (subtracted, negated, times a negative constant;
+      // through reshapes): sum(x) - sum(x * float(ids == pad)), a length
+      // T - sum(float(ids == pad)) written with [:, None] on each, or
+      // sum(x) + sum(x * pm) * -1.0.
+      auto takenAway = [&](Operation *op) {
+        SmallVector<std::pair<Value, int>> work{{op->getResult(0), 1}};
+        for (size_t i = 0; i < work.size() && i < 32; ++i) {
+          const auto [current, sign] = work[i];
+          if (sign < 0)
+            return true;
+          for (Operation *user : current.getUsers()) {
+            if (isa<NegOp>(user))
+              work.push_back({user->getResult(0), -sign});
+            else if (isa<SubOp>(user))
+              work.push_back({user->getResult(0),
+                              user->getOperand(1) == current ? -sign : sign});
+            else if (isa<ReshapeOp, BroadcastToOp, AddOp>(user))
+              work.push_back({user->getResult(0), sign});
+            else if (isa<MulOp>(user))
+              for (Value operand : user->getOperands())
+                if (operand != current)
+                  if (int c = constantSign(operand))
+                    work.push_back({user->getResult(0), sign * c});
           }
+        }
         return false;
       };
       const std::string input = name.str();

@@ -94,10 +94,21 @@ std::optional<std::string> otherKindOfFile(const std::string &path,
     std::string_view text = small ? std::string_view(whole) : start;
     if (text.substr(0, 3) == "\xEF\xBB\xBF")
       text.remove_prefix(3);
+    // A larger one: its first two tokens ('[INFO]' is no JSON array). A
+    // NUL is never JSON (a parse stopped there, at a JSON head before
+    // binary data).
     const size_t first = text.find_first_not_of(" \t\r\n");
-    const bool opens = first != std::string_view::npos &&
-                       (text[first] == '{' || text[first] == '[');
-    if (opens && (!small || Json::accept(text)))
+    const size_t second = first == std::string_view::npos
+                              ? first
+                              : text.find_first_not_of(" \t\r\n", first + 1);
+    const bool opens =
+        first != std::string_view::npos &&
+        (text[first] == '{' || text[first] == '[') &&
+        second != std::string_view::npos &&
+        std::string_view("\"{[]}-0123456789tfn").find(text[second]) !=
+            std::string_view::npos;
+    if (opens && text.find('\0') == std::string_view::npos &&
+        (!small || Json::accept(text)))
       return std::nullopt;
   }
   // A SentencePiece model: a protobuf ModelProto, whose first field is a
@@ -105,11 +116,26 @@ std::optional<std::string> otherKindOfFile(const std::string &path,
   // a message whose first field is the piece's text (0x0a again). A text
   // file whose first line is blank starts with 0x0a too.
   if (format == NamedPath::Format::SentencePiece && start[0] == '\x0a') {
+    // The piece's length, then its text field (0x0a) and that text's
+    // length, shorter than the piece ("\n\n\nmy notes": 10, then 109).
     size_t at = 1;
-    while (at < start.size() && at < 6 && (start[at] & 0x80))
+    auto varint = [&]() -> uint64_t {
+      uint64_t value = 0;
+      for (int shift = 0; at < start.size() && shift < 35; shift += 7) {
+        const unsigned char byte = static_cast<unsigned char>(start[at++]);
+        value |= uint64_t(byte & 0x7f) << shift;
+        if (!(byte & 0x80))
+          return value;
+      }
+      return 0;
+    };
+    const uint64_t piece = varint();
+    if (piece > 0 && at < start.size() && start[at] == '\x0a') {
       ++at;
-    if (at + 1 < start.size() && start[at + 1] == '\x0a')
-      return std::nullopt;
+      const uint64_t text = varint();
+      if (text > 0 && text < piece)
+        return std::nullopt;
+    }
   }
   if (start.substr(0, 4) == "\x7f"
                             "ELF")

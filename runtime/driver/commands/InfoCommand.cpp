@@ -308,7 +308,7 @@ std::string describeCheckpoint(const ModelInfo &model,
     out << ")\n";
   }
   if (std::optional<double> decay = checkpointDecay(file))
-    out << "  ema          decay " << *decay
+    out << "  ema          decay " << formatDecay(*decay)
         << " (the weight average beside the weights)\n";
   if (model.kind != ModelKind::None) { // (run trains without validation)
     out << "  validation   ";

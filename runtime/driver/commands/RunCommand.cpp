@@ -58,6 +58,9 @@ std::optional<int64_t> padValue(const ModelInfo &model) {
 }
 
 void prepareOutputDirectory(const std::string &dir) {
+  // Before a directory is made: through another user's link in /tmp it
+  // was made in the directory the link names, then the outputs refused.
+  checkSymlinksTrusted(dir, "--out-dir");
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   // (An existing directory past PATH_MAX read "cannot create" it.)

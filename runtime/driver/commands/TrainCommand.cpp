@@ -125,7 +125,7 @@ int64_t batchSize(const std::optional<int64_t> &requested,
 /// (a 2-rank --max-tokens 120 checkpoint on one process: --max-tokens 60
 /// --update-freq 2; the checkpoint's own options were advised, which cut
 /// otherwise there). Where R' does not divide them, the checkpoint's own
-/// options on its ranks.
+/// options (a --max-tokens run's on its ranks).
 std::string checkpointCut(const TrainingPosition &saved, int64_t ranks) {
   const int64_t savedRanks = std::max<int64_t>(saved.ranks, 1);
   const int64_t pieces = savedRanks * saved.updateFreq;
@@ -134,9 +134,16 @@ std::string checkpointCut(const TrainingPosition &saved, int64_t ranks) {
   if (pieces % ranks == 0 && amount % savedRanks == 0)
     return std::string(flag) + std::to_string(amount / savedRanks * ranks) +
            " --update-freq " + std::to_string(pieces / ranks);
-  return std::string("the checkpoint's ") + flag + std::to_string(amount) +
-         " --update-freq " + std::to_string(saved.updateFreq) + " on " +
-         std::to_string(savedRanks) + (savedRanks == 1 ? " process" : " ranks");
+  // A batch is the update's rows whatever the ranks: the same options take
+  // the same updates (in other pieces); a token budget is the rank's.
+  if (!saved.maxTokens)
+    return std::string(flag) + std::to_string(amount) + " --update-freq " +
+           std::to_string(saved.updateFreq);
+  return std::string(flag) + std::to_string(amount) + " --update-freq " +
+         std::to_string(saved.updateFreq) + " (on " +
+         std::to_string(savedRanks) +
+         (savedRanks == 1 ? " process, as the checkpoint's run)"
+                          : " ranks, as the checkpoint's run)");
 }
 
 /// A resumed run's batch size without --batch: the checkpoint's, which the
@@ -730,13 +737,9 @@ startWeightAverage(const ModelInfo &model, ParameterHome &params,
     if (!decay)
       decay = saved;
     else if (saved && *saved != *decay) {
-      auto shortly = [](double value) {
-        char text[32];
-        std::snprintf(text, sizeof(text), "%.10g", value);
-        return std::string(text);
-      };
-      err << "note: --ema " << shortly(*decay) << " differs from the "
-          << "checkpoint's " << shortly(*saved)
+      // (Ten digits printed 0.3 and 0.30000000000000004 alike.)
+      err << "note: --ema " << formatDecay(*decay) << " differs from the "
+          << "checkpoint's " << formatDecay(*saved)
           << "; the run will not match an uninterrupted one\n";
     }
   }
@@ -1140,11 +1143,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // Each rank takes a share of every batch (the last of an epoch may be
   // shorter: DataParallel.h gives an empty share a zero-weight row).
   if (!maxTokens && batch < ranks.size())
-    throw InputError("--batch " + std::to_string(batch) +
-                     (options.batch ? "" : " (the resumed checkpoint's)") +
-                     " has fewer examples than the " +
-                     std::to_string(ranks.size()) +
-                     " ranks: use a larger --batch (or fewer ranks)");
+    throw InputError(
+        "--batch " + std::to_string(batch) +
+        (options.batch || !options.resumePath ? ""
+                                              : " (the resumed checkpoint's)") +
+        " has fewer examples than the " + std::to_string(ranks.size()) +
+        " ranks: use a larger --batch (or fewer ranks)");
   position.batchSize = batch;
   position.maxTokens = maxTokens;
   position.updateFreq = updateFreq;

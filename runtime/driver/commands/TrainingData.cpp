@@ -481,15 +481,30 @@ Tokenizer trainSubwordTokenizer(const ModelInfo &model,
     const size_t at = what.find(vs, what.find("required_chars"));
     if (tooSmall && at != std::string::npos) {
       const int64_t needed = std::atoll(what.c_str() + at + vs.size());
+      // Past the model's vocabulary, --vocab-size alone cannot follow
+      // (it was advised, then refused as not fitting the model).
+      std::string recompileFor;
+      for (const VocabularyLimit &limit : limits)
+        if (!limit.key.empty() && limit.limit < needed &&
+            recompileFor.find(" -D " + limit.key + "=") == std::string::npos)
+          recompileFor += " -D " + limit.key + "=" + std::to_string(needed);
       if (needed > size)
         throw InputError(
             "--tokenizer spm: the " + std::to_string(sentences.size()) +
             " sentences of '" + path + "' hold more distinct characters than " +
             std::to_string(size) + " pieces take: SentencePiece needs " +
             std::to_string(needed) +
-            " at least (each character and its special pieces); give "
-            "--vocab-size " +
-            std::to_string(needed) + " or more, within the model's vocabulary");
+            " at least (each character and its special pieces); " +
+            (needed <= smallest->limit
+                 ? "give --vocab-size " + std::to_string(needed) +
+                       " or more, within the model's vocabulary"
+                 : "that is more than the model takes (" +
+                       std::to_string(smallest->limit) + " ids" +
+                       (recompileFor.empty()
+                            ? std::string(")")
+                            : "): recompile with txc" + recompileFor) +
+                       " and give --vocab-size " + std::to_string(needed) +
+                       ", or use the word tokenizer"));
     }
     throw InputError(what + " (from '" + path + "'; " +
                      (tooSmall ? "the data has more distinct characters than "

@@ -103,21 +103,16 @@ Element loadElement(const Tensor &tensor, int64_t i) {
   return Element{false, 0, false, 0.0};
 }
 
-/// A token for an error message: at most 24 bytes, control characters as
-/// \xNN, other bytes as they are (a full-width digit showed as '???').
+/// A token for an error message: at most 24 bytes (not cut inside a
+/// character), control characters escaped (escapeForMessage), other bytes
+/// as they are (a full-width digit showed as '???').
 std::string printable(std::string_view token) {
-  std::string out;
-  for (char c : token.substr(0, 24)) {
-    const unsigned char byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f) {
-      char hex[8];
-      std::snprintf(hex, sizeof(hex), "\\x%02x", byte);
-      out += hex;
-    } else {
-      out += c;
-    }
-  }
-  return token.size() > 24 ? out + "..." : out;
+  size_t cut = std::min<size_t>(token.size(), 24);
+  while (cut < token.size() && cut > 0 &&
+         (static_cast<unsigned char>(token[cut]) & 0xC0) == 0x80)
+    --cut;
+  return escapeForMessage(token.substr(0, cut)) +
+         (cut < token.size() ? "..." : "");
 }
 
 std::string formatElement(const Element &element) {

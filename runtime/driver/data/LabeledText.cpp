@@ -39,7 +39,8 @@ std::string_view trimBlanks(std::string_view text) {
 }
 
 /// Whether a label holds what breaks the lines it is printed in: a
-/// control character (a tab, a line break, ESC, NUL) or a line separator
+/// control character (a tab, a line break, ESC, NUL, a C1 control) or a
+/// line separator
 /// that readers split lines at (U+0085, U+2028, U+2029: `predict` printed
 /// them raw, and one label became two lines).
 bool breaksLines(std::string_view label) {
@@ -48,8 +49,9 @@ bool breaksLines(std::string_view label) {
     if (c < 0x20 || c == 0x7f)
       return true;
     if (c == 0xC2 && i + 1 < label.size() &&
-        static_cast<unsigned char>(label[i + 1]) == 0x85)
-      return true;
+        static_cast<unsigned char>(label[i + 1]) >= 0x80 &&
+        static_cast<unsigned char>(label[i + 1]) <= 0x9F)
+      return true; // C1 controls: U+0085 NEL, U+009B CSI, ...
     if (c == 0xE2 && i + 2 < label.size() &&
         static_cast<unsigned char>(label[i + 1]) == 0x80 &&
         (static_cast<unsigned char>(label[i + 2]) == 0xA8 ||

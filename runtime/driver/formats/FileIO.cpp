@@ -140,27 +140,49 @@ void checkParentDirectory(const std::string &path, const std::string &what) {
                    (exists ? "' is not a directory" : "' does not exist"));
 }
 
-std::string quotedForMessage(const std::string &name) {
-  std::string shown = "'";
-  size_t taken = 0;
-  for (unsigned char c : name) {
-    if (taken++ == 80) {
-      shown += "...";
-      break;
-    }
-    if (c == '\n')
+std::string escapeForMessage(std::string_view text) {
+  std::string shown;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    const unsigned char next =
+        i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    char hex[16];
+    if (c == '\n') {
       shown += "\\n";
-    else if (c == '\t')
+    } else if (c == '\t') {
       shown += "\\t";
-    else if (c < 0x20 || c == 0x7f) {
-      char hex[8];
+    } else if (c < 0x20 || c == 0x7f) {
       std::snprintf(hex, sizeof(hex), "\\x%02x", c);
       shown += hex;
+    } else if (c == 0xC2 && next >= 0x80 && next <= 0x9F) {
+      // C1 controls (U+0085 NEL, U+009B CSI) break lines or drive the
+      // terminal as C0's do.
+      std::snprintf(hex, sizeof(hex), "\\u%04x", unsigned(next));
+      shown += hex;
+      ++i;
+    } else if (c == 0xE2 && next == 0x80 && i + 2 < text.size() &&
+               (static_cast<unsigned char>(text[i + 2]) == 0xA8 ||
+                static_cast<unsigned char>(text[i + 2]) == 0xA9)) {
+      // U+2028 LINE and U+2029 PARAGRAPH SEPARATOR.
+      std::snprintf(hex, sizeof(hex), "\\u%04x",
+                    0x2000u + static_cast<unsigned char>(text[i + 2]) - 0x80u);
+      shown += hex;
+      i += 2;
     } else {
       shown += char(c);
     }
   }
-  return shown + "'";
+  return shown;
+}
+
+std::string quotedForMessage(const std::string &name) {
+  // At most 80 bytes, not cut inside a character.
+  size_t cut = std::min<size_t>(name.size(), 80);
+  while (cut < name.size() && cut > 0 &&
+         (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80)
+    --cut;
+  return "'" + escapeForMessage(std::string_view(name).substr(0, cut)) +
+         (cut < name.size() ? "..." : "") + "'";
 }
 
 namespace {
@@ -210,8 +232,9 @@ bool namesFileDescriptor(const std::string &path) {
 /// fs.protected_symlinks = 1 (most distributions' default): outputs resolve
 /// their links themselves to write beside the target, so another user's
 /// link in /tmp led root's export, or its --out-dir, into any directory.
-void checkSymlinksTrusted(const std::string &path, const std::string &what,
-                          int depth = 0) {
+/// (`output`: the path the user gave, which the message names.)
+void checkLinksOnTheWay(const std::string &output, const std::string &path,
+                        const std::string &what, int depth) {
   const uid_t me = ::geteuid();
   std::filesystem::path prefix;
   for (const std::filesystem::path &part : std::filesystem::path(path)) {
@@ -224,7 +247,7 @@ void checkSymlinksTrusted(const std::string &path, const std::string &what,
         (dir.st_mode & S_IWOTH) && link.st_uid != me &&
         link.st_uid != dir.st_uid)
       throw InputError(
-          what + ": cannot write '" + path + "': '" + prefix.string() +
+          what + ": cannot write '" + output + "': '" + prefix.string() +
           "' is a symbolic link of another user (uid " +
           std::to_string(link.st_uid) + ") in '" + directory +
           "', a world-writable directory with the sticky bit, and such a "
@@ -234,7 +257,8 @@ void checkSymlinksTrusted(const std::string &path, const std::string &what,
     std::error_code error;
     std::filesystem::path target = std::filesystem::read_symlink(prefix, error);
     if (!error && depth < 16)
-      checkSymlinksTrusted(
+      checkLinksOnTheWay(
+          output,
           (target.is_absolute() ? target : prefix.parent_path() / target)
               .string(),
           what, depth + 1);
@@ -242,6 +266,10 @@ void checkSymlinksTrusted(const std::string &path, const std::string &what,
 }
 
 } // namespace
+
+void checkSymlinksTrusted(const std::string &path, const std::string &what) {
+  checkLinksOnTheWay(path, path, what, 0);
+}
 
 std::string followSymlinks(const std::string &path) {
   bool ended = false;

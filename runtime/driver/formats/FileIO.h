@@ -47,9 +47,20 @@ inline bool endsWith(const std::string &text, const std::string &suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-/// `text` quoted for a message, its control characters escaped (\n, \t,
-/// \x1b, \x00: a NUL cut the message short) and cut after 80 bytes.
+/// `text` for a message: its control characters escaped (\n, \t, \x1b,
+/// \x00: a NUL cut the message short; C1 controls and the line and
+/// paragraph separators as \u0085, \u2028), other bytes as they are.
+std::string escapeForMessage(std::string_view text);
+
+/// escapeForMessage of `text`, quoted and cut after 80 bytes.
 std::string quotedForMessage(const std::string &text);
+
+/// Refuses (InputError naming `what`) a symbolic link on the way to `path`
+/// (the file, a directory of its path, or a link a link leads to) that lies
+/// in a world-writable directory with the sticky bit (/tmp) and belongs to
+/// neither this user nor the directory's owner, as the kernel does with
+/// fs.protected_symlinks = 1; checkReplaceable does it for outputs.
+void checkSymlinksTrusted(const std::string &path, const std::string &what);
 
 /// `path` with the symlinks of its last component followed (a chain, to
 /// a file that may not exist yet); `path` itself when it is no symlink.

@@ -105,8 +105,14 @@ TEST(LabeledTextTest, ALabelThatBreaksLinesIsRefusedWithItsLine) {
       parseLabeledText("sports\tthe game\nneg\xC2\x85\tbad film\n"
                        "pos\xE2\x80\xA8itive\tgood\n",
                        "d.tsv"),
-      InputError, "d.tsv:2: the label 'neg\xC2\x85' holds a control character",
-      "d.tsv:3: the label 'pos\xE2\x80\xA8itive' holds");
+      InputError, "d.tsv:2: the label 'neg\\u0085' holds a control character",
+      "d.tsv:3: the label 'pos\\u2028itive' holds");
+  // C1 controls too (U+009B: CSI, which drives a terminal as ESC [ does).
+  EXPECT_THROW_MESSAGE(parseLabeledText("x\xC2\x9B"
+                                        "31my\tsome text\n",
+                                        "e.tsv"),
+                       InputError,
+                       "e.tsv:1: the label 'x\\u009b31my' holds a control");
 }
 
 } // namespace
