@@ -24,7 +24,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -65,11 +64,7 @@ void prepareOutputDirectory(const std::string &dir) {
   std::filesystem::create_directories(dir, error);
   // (An existing directory past PATH_MAX read "cannot create" it.)
   if (error == std::errc::filename_too_long)
-    throw InputError("--out-dir '" + dir + "': the path is too long (" +
-                     std::to_string(dir.size()) +
-                     " characters; the system takes at most " +
-                     std::to_string(PATH_MAX - 1) +
-                     "): give a shorter one, or a relative one");
+    throw InputError("--out-dir '" + dir + "': " + pathTooLong(dir));
   if (error)
     throw InputError("cannot create the output directory '" + dir +
                      "': " + error.message());

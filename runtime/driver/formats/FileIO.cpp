@@ -119,6 +119,13 @@ std::string readWholeFile(const std::string &path) {
   return content;
 }
 
+std::string pathTooLong(const std::string &path) {
+  return "the path is too long (" + std::to_string(path.size()) +
+         " characters; the system takes at most " +
+         std::to_string(PATH_MAX - 1) +
+         "): give a shorter one, or a relative one";
+}
+
 void checkParentDirectory(const std::string &path, const std::string &what) {
   std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code error;
@@ -130,10 +137,7 @@ void checkParentDirectory(const std::string &path, const std::string &what) {
   // A path over PATH_MAX read as a directory that "does not exist".
   if (error == std::errc::filename_too_long)
     throw InputError(what + ": cannot write '" + path +
-                     "': the path is too long (" + std::to_string(path.size()) +
-                     " characters; the system takes at most " +
-                     std::to_string(PATH_MAX - 1) +
-                     "): give a shorter one, or a relative one");
+                     "': " + pathTooLong(path));
   // Say which: a typo in the directory is the common case.
   bool exists = std::filesystem::exists(parent, error);
   throw InputError(what + ": cannot write '" + path + "': '" + parent.string() +

@@ -33,6 +33,11 @@ namespace txrt::driver {
 /// The whole content of a regular file.
 std::string readWholeFile(const std::string &path);
 
+/// Why a path over PATH_MAX cannot be written: "the path is too long (N
+/// characters; ...): give a shorter one" (its existing directory was said
+/// not to exist).
+std::string pathTooLong(const std::string &path);
+
 /// Fails (InputError naming `what`, e.g. "--save") before any work is done
 /// when `path` cannot be created because its directory does not exist.
 void checkParentDirectory(const std::string &path, const std::string &what);
