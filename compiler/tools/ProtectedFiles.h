@@ -25,10 +25,31 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <optional>
 #include <string>
 
 namespace txc {
+
+/// Why no file can be made at `path` because of its directory (the
+/// system's PATH_MAX, a parent that is a file or missing), or "" when the
+/// directory is there. A path over the limit read as a directory that
+/// "does not exist".
+inline std::string directoryProblem(llvm::StringRef path) {
+  if (path.size() >= PATH_MAX)
+    return "the path is too long (" + std::to_string(path.size()) +
+           " characters; the system takes at most " +
+           std::to_string(PATH_MAX - 1) +
+           "): give a shorter one, or a relative one";
+  llvm::SmallString<256> parent(llvm::sys::path::parent_path(path));
+  if (parent.empty())
+    parent = ".";
+  if (llvm::sys::fs::is_directory(parent))
+    return "";
+  if (llvm::sys::fs::exists(parent))
+    return "'" + parent.str().str() + "' is not a directory";
+  return "directory '" + parent.str().str() + "' does not exist";
+}
 
 /// What the existing regular file at `path` is when an output (`binary`:
 /// an object or executable) must not replace it ("a safetensors file
@@ -177,9 +198,11 @@ public:
       llvm::SmallString<256> directory(llvm::sys::path::parent_path(target_));
       if (directory.empty())
         directory = ".";
-      return "cannot create a file in '" + directory.str().str() + "' (" +
-             llvm::toString(made.takeError()) +
-             "): txc writes an output through a temporary beside it, "
+      std::string why = llvm::toString(made.takeError());
+      if (std::string problem = directoryProblem(target_); !problem.empty())
+        return problem;
+      return "cannot create a file in '" + directory.str().str() + "' (" + why +
+             "): the output is written through a temporary beside it, "
              "renamed over it when complete";
     }
     temp_.emplace(std::move(*made));

@@ -334,14 +334,14 @@ bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
     }
     // Written fresh: its directory must exist and take new files (found
     // now, not by the linker after the whole compile).
+    if (std::string problem = txc::directoryProblem(path); !problem.empty()) {
+      llvm::errs() << "txc: error: the output '" << path << "': " << problem
+                   << "\n";
+      return false;
+    }
     llvm::SmallString<256> parent(llvm::sys::path::parent_path(path));
     if (parent.empty())
       parent = ".";
-    if (!llvm::sys::fs::is_directory(parent)) {
-      llvm::errs() << "txc: error: the output '" << path << "': directory '"
-                   << parent << "' does not exist\n";
-      return false;
-    }
     // (The linker answered a name over the limit with its command line.)
     llvm::StringRef name = llvm::sys::path::filename(path);
     long nameMax = ::pathconf(parent.c_str(), _PC_NAME_MAX);
