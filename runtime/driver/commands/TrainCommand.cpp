@@ -836,6 +836,13 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                     const TrainOptions &options, std::ostream &out,
                     std::ostream &err, bool interactive,
                     Communicator &ranks) {
+  // Files beside a private --save are as private (else the --resume's).
+  std::optional<NewFilesPrivateLike> privateLike;
+  if (options.savePath)
+    privateLike.emplace(options.resumePath &&
+                                !std::filesystem::exists(*options.savePath)
+                            ? *options.resumePath
+                            : *options.savePath);
   const EntryInfo &entry = trainEntry(model);
   const OptimizerInfo &optimizer = *model.optimizer;
   // Only a seq2seq model's validation translates: language models and

@@ -388,6 +388,20 @@ std::string temporaryNameFor(const std::string &target) {
 // AtomicFileWriter
 //===----------------------------------------------------------------------===//
 
+namespace {
+/// NewFilesPrivateLike's group and others bits; -1 when none is alive.
+int gNewFileAccess = -1;
+} // namespace
+
+NewFilesPrivateLike::NewFilesPrivateLike(const std::string &model)
+    : previous_(gNewFileAccess) {
+  struct stat status;
+  if (::stat(model.c_str(), &status) == 0 && S_ISREG(status.st_mode))
+    gNewFileAccess = int(status.st_mode & 0077);
+}
+
+NewFilesPrivateLike::~NewFilesPrivateLike() { gNewFileAccess = previous_; }
+
 AtomicFileWriter::AtomicFileWriter(std::string path,
                                    WhenNotReplaced whenNotReplaced)
     : path_(std::move(path)), target_(followSymlinks(path_)),
@@ -410,6 +424,9 @@ AtomicFileWriter::AtomicFileWriter(std::string path,
       existed_ = ::stat(target_.c_str(), &existing) == 0;
       if (existed_ && S_ISREG(existing.st_mode))
         (void)::fchmod(fd_, existing.st_mode & 07777);
+      else if (struct stat made;
+               gNewFileAccess >= 0 && ::fstat(fd_, &made) == 0)
+        (void)::fchmod(fd_, made.st_mode & (0700 | gNewFileAccess) & 07777);
       break;
     }
     if (errno == EEXIST && attempt < 8)

@@ -94,6 +94,23 @@ private:
   uint64_t size_ = 0;
 };
 
+/// While alive, files that AtomicFileWriter makes new (none was at the
+/// path) are no more readable by the group and others than `model` is,
+/// when `model` is a regular file: train's outputs beside a private (0600)
+/// --save (`.best`, step copies, the loss curve, tokenizer copies) took
+/// the umask's 0644. Only narrows: the owner keeps read and write, and a
+/// tighter umask stays. One at a time (nested, the inner one holds).
+class NewFilesPrivateLike {
+public:
+  explicit NewFilesPrivateLike(const std::string &model);
+  NewFilesPrivateLike(const NewFilesPrivateLike &) = delete;
+  NewFilesPrivateLike &operator=(const NewFilesPrivateLike &) = delete;
+  ~NewFilesPrivateLike();
+
+private:
+  int previous_;
+};
+
 /// Said by AtomicFileWriter::commit when the rename succeeded but syncing
 /// the directory failed: the file already holds the new content (a caller
 /// must not say it is left as it was).
