@@ -18,6 +18,7 @@
 
 #include <cstdio>
 
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -520,6 +521,10 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
   SmallVector<NamedAttribute> attrs;
   attrs.push_back(builder.getNamedAttr("name", builder.getStringAttr(decl.name)));
   bool sawLr = false;
+  // What the step size is judged by (below): lr, or noam's arguments.
+  std::optional<double> constantLr, beta1;
+  std::optional<std::array<double, 3>> noamArgs; // d_model, warmup, factor
+  SourceLoc lrLoc = decl.getLoc();
   for (const ast::Arg &arg : decl.args) {
     if (arg.keyword.empty()) {
       diags.error(arg.loc, "optimizer arguments are written `name = value`",
@@ -537,6 +542,7 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
     }
     if (arg.keyword == "lr") {
       sawLr = true;
+      lrLoc = arg.loc;
       auto *call = llvm::dyn_cast<ast::CallExpr>(arg.value.get());
       if (call && call->callee == "noam") {
         // noam(d_model, warmup = 4000, factor = 1.0)
@@ -581,6 +587,7 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
                         "e.g. `lr = noam(d_model, warmup = 4000)`");
           continue;
         }
+        noamArgs = {dModel->asDouble(), warmup->asDouble(), factor->asDouble()};
         attrs.push_back(builder.getNamedAttr(
             "lr", builder.getDictionaryAttr({
                       builder.getNamedAttr("schedule", builder.getStringAttr("noam")),
@@ -646,8 +653,47 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
                   "below 1 is 0.99999994");
       continue;
     }
+    if (arg.keyword == "lr")
+      constantLr = number;
+    else if (arg.keyword == "beta1")
+      beta1 = number;
     attrs.push_back(
         builder.getNamedAttr(arg.keyword, builder.getF64FloatAttr(number)));
+  }
+  // Adam moves a weight by up to lr / (1 - beta1^t) at step t, computed in
+  // f32: past f32's largest it is infinity, and every weight became inf at
+  // step 1 though lr itself fit (1e38 with beta1 = 0.9; noam's product of
+  // fitting arguments, 1e39). Its largest value over the run is at step 1
+  // or either side of the warmup (the ratio grows up to it, then falls).
+  if (constantLr || noamArgs) {
+    const double b1 = beta1.value_or(0.9);
+    auto stepSize = [&](double t) {
+      double rate = constantLr
+                        ? *constantLr
+                        : (*noamArgs)[2] / std::sqrt((*noamArgs)[0]) *
+                              std::min(1.0 / std::sqrt(t),
+                                       t * std::pow((*noamArgs)[1], -1.5));
+      return rate / (1.0 - std::pow(b1, t));
+    };
+    double worstStep = 1;
+    if (noamArgs)
+      for (double t : {std::floor((*noamArgs)[1]), std::ceil((*noamArgs)[1])})
+        if (t >= 1 && t < 9e15 && stepSize(t) > stepSize(worstStep))
+          worstStep = t;
+    const double worst = stepSize(worstStep);
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%.4g", worst);
+    if (std::isinf(float(worst)))
+      diags.error(lrLoc,
+                  "Adam's step size lr / (1 - beta1^t) is " +
+                      std::string(shown) + " at step " +
+                      ast::formatNumber(worstStep, true) +
+                      ", more than f32 holds (about 3.4e38): every weight "
+                      "would become infinite",
+                  constantLr ? "lower lr, or beta1 (the step size at step 1 "
+                               "is lr / (1 - beta1))"
+                             : "lower the noam factor (its largest rate is "
+                               "at the end of the warmup)");
   }
   if (!sawLr)
     diags.error(decl.getLoc(), "optimizer '" + decl.name + "' needs `lr`",
