@@ -620,6 +620,10 @@ Val genCrossEntropy(MLIRGenImpl &gen, const ast::CallExpr &call,
   if (!checkTokenId(gen, args.locs[2], args.integer(2),
                     "cross_entropy ignore_index"))
     return {};
+  // Judged as written (0.99999999 is 1 in f32, and the verifier said
+  // "got 1").
+  if (badRate(gen, args, 3, "cross_entropy label_smoothing"))
+    return {};
   return gen.createValue<CrossEntropyOp>(
       call.getLoc(), {args.tensor(0), args.tensor(1)},
       {i64Attr(gen, "ignore_index", args.integer(2)),
@@ -675,6 +679,16 @@ Val genAttention(MLIRGenImpl &gen, const ast::CallExpr &call,
     if (!dk)
       return {};
     scale = 1.0 / std::sqrt(static_cast<double>(*dk));
+  } else if (float inF32 = float(scale); std::isfinite(scale) && scale != 0.0 &&
+                                         (inF32 == 0.0f || std::isinf(inF32))) {
+    // As written: the verifier saw the f32 and said "got 0" of 1e-46.
+    gen.getDiags().error(args.locs[4],
+                         "attention scale " + args.values[4].constant->str() +
+                             " is " + (inF32 == 0.0f ? "0" : "infinite") +
+                             " in f32, where the scores are scaled",
+                         "a scale must be finite and non-zero in f32 (from "
+                         "about 1.4e-45 to 3.4e38 in magnitude)");
+    return {};
   }
   SmallVector<Value> operands = {q, args.tensor(1), args.tensor(2)};
   bool hasMask = args.values[3].isTensor();
