@@ -233,6 +233,11 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
        "train",
        "--ema 0.99999999 is 1 in f32, where the average is kept: it would "
        "never move; the largest decay below 1 is 0.99999994"},
+      // And one that is 0 in f32 (--ema 0 is refused) was the weights.
+      {{"train", "--data", "d", "--ema", "1e-46"},
+       "train",
+       "--ema 1e-46 is 0 in f32, where the average is kept: it would be the "
+       "weights themselves; a decay must be in (0, 1), e.g. 0.999"},
       {{"generate", "--load", "c", "--temperature", "0x1", "x"},
        "generate",
        "--temperature expects a number in [0, 100], got '0x1'"},
