@@ -102,6 +102,12 @@ public:
     return args_[pos_++];
   }
 
+  /// The argument `back` places before the one next() returned last, or
+  /// nullptr.
+  const std::string *before(size_t back) const {
+    return pos_ >= back + 2 ? &args_[pos_ - back - 1] : nullptr;
+  }
+
   void noValue(const std::string &option) {
     if (pending_)
       fail("option '" + option + "' takes no value");
@@ -168,6 +174,23 @@ inline int32_t threadsOption(ArgCursor &cursor, const std::string &arg) {
                 (texts ? std::string(" (a ") + texts +
                              " that starts with '-' goes after '--')"
                        : std::string()));
+  // `--data train.en train.es`: fairseq's and Marian's corpus is two files.
+  for (const char *option : {"--data", "--valid"}) {
+    const std::string *last = cursor.before(1), *first = cursor.before(2);
+    std::string file;
+    if (first && *first == option)
+      file = *last;
+    else if (last && last->rfind(std::string(option) + "=", 0) == 0)
+      file = last->substr(std::string(option).size() + 1);
+    else
+      continue;
+    cursor.fail("unexpected argument '" + arg + "': " + option +
+                " takes one file of tab-separated lines; a corpus kept as "
+                "two files of one side a line becomes one with `paste " +
+                file + " " + arg + " > " +
+                (option == std::string("--data") ? "train" : "valid") +
+                ".tsv`");
+  }
   cursor.fail("unexpected argument '" + arg + "'");
 }
 

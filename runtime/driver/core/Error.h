@@ -20,6 +20,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace txrt::driver {
 
@@ -120,7 +121,8 @@ public:
 };
 
 /// `message` (one line or several) as error lines, each "error: " +
-/// `prefix` + the line, in one string for one write (under mpirun a rank's
+/// `prefix` + the line (a line "note: ..." as "note: " + `prefix` + the
+/// rest), in one string for one write (under mpirun a rank's
 /// lines must not interleave with another's or with mpirun's own).
 inline std::string errorLines(const std::string &message,
                               const std::string &prefix = "") {
@@ -128,10 +130,14 @@ inline std::string errorLines(const std::string &message,
   size_t start = 0;
   while (true) {
     size_t end = message.find('\n', start);
-    text += "error: " + prefix +
-            message.substr(start, end == std::string::npos ? std::string::npos
-                                                           : end - start) +
-            "\n";
+    std::string line = message.substr(
+        start, end == std::string::npos ? std::string::npos : end - start);
+    // A closing "note: ..." is said as one, not as another error.
+    constexpr std::string_view kNote = "note: ";
+    if (line.compare(0, kNote.size(), kNote) == 0)
+      text += std::string(kNote) + prefix + line.substr(kNote.size()) + "\n";
+    else
+      text += "error: " + prefix + line + "\n";
     if (end == std::string::npos)
       return text;
     start = end + 1;

@@ -56,6 +56,10 @@ ParallelText parseParallelText(std::string_view content,
                       pair.target = splitWords(pair.targetText);
                       text.pairs.push_back(std::move(pair));
                     });
+  // (A line's length is known once every line is read and the tokenizer
+  // made: two runs showed the problems of one file.)
+  problems.note("the lengths of the other lines are checked once these "
+                "are fixed");
   problems.throwIfAny("bad lines in '" + path + "'");
   if (text.pairs.empty())
     throw InputError("'" + path + "' holds no sentence pairs");
@@ -73,6 +77,10 @@ uint64_t forEachSentencePair(const std::string &path,
         ++pairs;
         visit(line);
       });
+  // (A line's length is known once every line is read and the tokenizer
+  // made: two runs showed the problems of one file.)
+  problems.note("the lengths of the other lines are checked once these "
+                "are fixed");
   problems.throwIfAny("bad lines in '" + path + "'");
   if (pairs == 0)
     throw InputError("'" + path + "' holds no sentence pairs");

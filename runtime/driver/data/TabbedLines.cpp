@@ -25,7 +25,14 @@ void ProblemList::throwIfAny(const std::string &what) const {
   if (count_ > lines_.size())
     message += "\n... and " + std::to_string(count_ - lines_.size()) +
                " more " + what;
+  for (const std::string &note : notes_)
+    message += "\nnote: " + note;
   throw InputError(message);
+}
+
+void ProblemList::note(const std::string &text) {
+  if (std::find(notes_.begin(), notes_.end(), text) == notes_.end())
+    notes_.push_back(text);
 }
 
 std::string fileLine(const std::string &path, int64_t line) {
@@ -62,11 +69,13 @@ public:
       return;
     }
     if (line.find_first_not_of(" \t\v\f") == std::string_view::npos) {
-      blanks_.push_back({number, line.find('\t') != std::string_view::npos});
+      blanks_.push_back(
+          {number, line.find('\t') != std::string_view::npos, line.empty()});
       return;
     }
     reportBlanks();
     size_t tab = line.find('\t');
+    ++(tab == std::string_view::npos ? untabbed_ : tabbed_);
     if (tab == std::string_view::npos) {
       problems_.add(fileLine(path_, number) + "no tab between " +
                     columns_.left + " and " + columns_.right + " " + expected_ +
@@ -85,11 +94,21 @@ public:
   /// holds a tab is a pair with both sides blank, an error as anywhere
   /// else (it was dropped without a word at the end only).
   void finish() {
-    for (auto [number, tab] : blanks_)
+    for (auto [number, tab, empty] : blanks_)
       if (tab)
         problems_.add(fileLine(path_, number) + "both sides are blank " +
                       expected_);
     blanks_.clear();
+    // No line with a tab: one side of a corpus kept as two files (fairseq's
+    // and Marian's train.en / train.es), or another format altogether.
+    if (untabbed_ > 0 && tabbed_ == 0)
+      problems_.note(std::string("no line of '") + path_ +
+                     "' holds a tab: the data is " + "one file of '" +
+                     columns_.left + "<TAB>" + columns_.right +
+                     "' lines; one kept as two files (one " + columns_.left +
+                     " a line, one " + columns_.right +
+                     " a line) becomes one with `paste " + columns_.left +
+                     "s.txt " + columns_.right + "s.txt > train.tsv`");
   }
 
 private:
@@ -108,10 +127,12 @@ private:
   /// each is an error.
   void reportBlanks() {
     // A blank line with its tab ("   \t   ") is not empty: its sides are.
-    for (auto [number, tab] : blanks_)
+    // One of spaces is no "empty line" to the eye.
+    for (auto [number, tab, empty] : blanks_)
       problems_.add(fileLine(path_, number) +
-                    (tab ? std::string("both sides are blank ")
-                         : std::string("empty line ")) +
+                    (tab     ? std::string("both sides are blank ")
+                     : empty ? std::string("empty line ")
+                             : std::string("a line of only blanks ")) +
                     expected_);
     blanks_.clear();
   }
@@ -121,7 +142,12 @@ private:
   ProblemList &problems_;
   const TabbedLineVisitor &visit_;
   std::string expected_;
-  std::vector<std::pair<int64_t, bool>> blanks_; ///< line, holds a tab
+  struct Blank {
+    int64_t number;
+    bool tab, empty; ///< holds a tab; has no character at all
+  };
+  std::vector<Blank> blanks_;
+  int64_t tabbed_ = 0, untabbed_ = 0; ///< lines with text, with / without a tab
 };
 
 uint64_t continueFnv1a64(uint64_t hash, std::string_view bytes) {

@@ -31,9 +31,12 @@ public:
   /// Throws when there were problems: the kept ones, one per line, and
   /// "... and N more `what`".
   void throwIfAny(const std::string &what) const;
+  /// A line said after the problems, if there are any (once each).
+  void note(const std::string &text);
 
 private:
   std::vector<std::string> lines_;
+  std::vector<std::string> notes_;
   size_t count_ = 0;
 };
 

@@ -162,6 +162,15 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
       {{"run", "a", "--step", "0"}, "run", "--step expects an integer in [1, "},
       {{"info", "--verbose"}, "info", "unknown option '--verbose'"},
       {{"info", "extra"}, "info", "unexpected argument 'extra'"},
+      // fairseq's corpus is two files: say how to make the one TSV.
+      {{"train", "--data", "t.en", "t.es"},
+       "train",
+       "unexpected argument 't.es': --data takes one file of tab-separated "
+       "lines; a corpus kept as two files of one side a line becomes one "
+       "with `paste t.en t.es > train.tsv`"},
+      {{"train", "--data", "d", "--valid=v.en", "v.es"},
+       "train",
+       "`paste v.en v.es > valid.tsv`"},
       {{"info", "--json=1"}, "info", "option '--json' takes no value"},
       // These took the value and ignored it: --decode-only=0 was on.
       {{"bench", "--decode-only=0"},

@@ -30,7 +30,10 @@ TEST(ParallelTextTest, EveryBadLineIsReportedWithFileAndLine) {
       InputError, "data.tsv:2: empty line",
       "data.tsv:3: no tab between source and target",
       "data.tsv:4: the source side is empty",
-      "data.tsv:5: the target side is empty", "data.tsv:6: more than one tab");
+      "data.tsv:5: the target side is empty", "data.tsv:6: more than one tab",
+      // The lengths come after (a second run showed those of one file).
+      "\nnote: the lengths of the other lines are checked once these are "
+      "fixed");
   EXPECT_THROW_MESSAGE(parseParallelText("", "empty.tsv"), InputError,
                        "'empty.tsv' holds no sentence pairs");
 }

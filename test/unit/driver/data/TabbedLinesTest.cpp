@@ -92,8 +92,32 @@ TEST(TabbedLinesTest, BlankLinesBeforeMoreDataAreEachNamed) {
   EXPECT_THROW_MESSAGE(
       problems.throwIfAny("bad lines"), InputError,
       "d.tsv:2: empty line (expected 'source<TAB>target')\n"
-      "d.tsv:3: empty line (expected 'source<TAB>target')\n"
+      "d.tsv:3: a line of only blanks (expected 'source<TAB>target')\n"
       "d.tsv:4: both sides are blank (expected 'source<TAB>target')");
+}
+
+// One side of a corpus kept as two files (fairseq's train.en): every line
+// was "no tab" and nothing said what the data should be.
+TEST(TabbedLinesTest, AFileWithNoTabSaysHowToJoinTwoFiles) {
+  ProblemList problems;
+  visitAll("a b\nc d\n", problems);
+  EXPECT_THROW_MESSAGE(
+      problems.throwIfAny("bad lines"), InputError,
+      "d.tsv:2: no tab between source and target",
+      "\nnote: no line of 'd.tsv' holds a tab: the data is one file of "
+      "'source<TAB>target' lines; one kept as two files (one source a line, "
+      "one target a line) becomes one with `paste sources.txt targets.txt > "
+      "train.tsv`");
+  // A file with tabs elsewhere has only its bad lines named.
+  ProblemList some;
+  visitAll("a\tb\nc d\n", some);
+  try {
+    some.throwIfAny("bad lines");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError &error) {
+    EXPECT_EQ(std::string(error.what()).find("note:"), std::string::npos)
+        << error.what();
+  }
 }
 
 TEST(TabbedLinesTest, Utf16FileIsNamedOnItsFirstLine) {
