@@ -488,13 +488,24 @@ resumedCurve(const std::string &logPath, const TrainingPosition &position,
     }
   }
   nothingSeenYet();
-  // A curve file of its own to start: from the resumed checkpoint's curve.
-  if (!inPlace)
+  // A curve file of its own to start: from the resumed checkpoint's curve,
+  // else from the one at --log when it holds the seen rows (--overwrite
+  // from a --keep-last step file of the same --save, whose curve is the
+  // save's: it started again unless --log named that very file).
+  if (!inPlace) {
     if (std::optional<std::vector<LossPoint>> rows = rowsOf(resumedCurvePath);
         rows && holdsTheSeenRows(*rows)) {
       noteGap();
       return upToTheSeen(std::move(*rows));
     }
+    if (std::optional<std::vector<LossPoint>> rows = rowsOf(logPath);
+        rows && holdsTheSeenRows(*rows)) {
+      through = position.curveThrough;
+      hash = position.curveHash;
+      noteGap();
+      return upToTheSeen(std::move(*rows));
+    }
+  }
   if (*position.curveThrough > 0)
     err << "note: the loss curve of --resume '" << *options.resumePath
         << "' is not in '" << resumedCurvePath << "'; " << what << " '"
@@ -1399,6 +1410,14 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   bool clearStepFiles =
       options.keepLast && options.savePath &&
       !(options.resumePath && sameFile(*options.resumePath, *options.savePath));
+  // A resume from a step file of --save itself (a roll back) continues that
+  // run: its step files through the resumed one are this run's history and
+  // stay (the resumed file was removed, with the older ones, unsaid).
+  std::optional<int64_t> ownStepsThrough;
+  if (clearStepFiles && options.resumePath)
+    for (const auto &[its, path] : stepCheckpoints(*options.savePath))
+      if (sameFile(path, *options.resumePath))
+        ownStepsThrough = its;
   auto save = [&](int64_t step) {
     if (!options.savePath)
       return;
@@ -1419,13 +1438,29 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     // checkpoint without them).
     if (options.keepLast) {
       if (clearStepFiles) {
+        std::vector<int64_t> removed;
         for (const auto &[its, path] : stepCheckpoints(*options.savePath)) {
+          if (ownStepsThrough && its <= *ownStepsThrough)
+            continue;
           std::error_code error;
           if (!std::filesystem::remove(path, error) && error)
             throw ResourceError("cannot remove '" + path +
                                 "', another run's step checkpoint "
                                 "(--keep-last --overwrite): " +
                                 error.message());
+          removed.push_back(its);
+        }
+        if (!removed.empty()) {
+          std::sort(removed.begin(), removed.end());
+          std::string steps;
+          for (int64_t its : removed)
+            steps += (steps.empty() ? "" : ", ") + std::to_string(its);
+          err << "note: removed " << removed.size() << " step checkpoint"
+              << (removed.size() == 1 ? "" : "s") << " of "
+              << (ownStepsThrough ? "the run past the resumed step"
+                                  : "another run")
+              << " beside --save (--overwrite): step"
+              << (removed.size() == 1 ? " " : "s ") << steps << "\n";
         }
         clearStepFiles = false;
       }
