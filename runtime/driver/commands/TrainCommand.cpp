@@ -1860,6 +1860,12 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                        warmup ? "check the learning-rate schedule (warmup)"
                               : "check the learning rate (too high or too "
                                 "low), or train longer");
+  // A resumed run's window starts with its curve's last losses.
+  for (size_t i = curve.size() > UnigramWatch::kWindow
+                      ? curve.size() - UnigramWatch::kWindow
+                      : 0;
+       i < curve.size(); ++i)
+    unigram.seen(curve[i].loss);
   // Ranks agree on a stop (each has its own clock and signals): one sum
   // per update.
   stop.startClock();

@@ -19,16 +19,21 @@ double unigramEntropy(const std::vector<int64_t> &counts) {
   return entropy;
 }
 
-std::optional<std::string> UnigramWatch::afterStep(int64_t step,
-                                                   double loss) {
-  if (warned_ || !std::isfinite(loss) || !(entropy_ > 0))
-    return std::nullopt;
+void UnigramWatch::seen(double loss) {
+  if (!std::isfinite(loss))
+    return;
   recent_.push_back(loss);
   sum_ += loss;
   if (recent_.size() > kWindow) {
     sum_ -= recent_.front();
     recent_.pop_front();
   }
+}
+
+std::optional<std::string> UnigramWatch::afterStep(int64_t step, double loss) {
+  if (warned_ || !std::isfinite(loss) || !(entropy_ > 0))
+    return std::nullopt;
+  seen(loss);
   if (step < kMinUpdates || recent_.size() < kWindow)
     return std::nullopt;
   double mean = sum_ / double(recent_.size());

@@ -41,6 +41,10 @@ public:
   /// After update `step` with loss `loss`: the warning line (without
   /// "warning: ") the first time the loss sits at the entropy.
   std::optional<std::string> afterStep(int64_t step, double loss);
+  /// A loss of an update before this run (a resumed run's curve, in
+  /// order): the window continues across the resume (a resumed run warned
+  /// 50 updates late, at another mean, or not at all).
+  void seen(double loss);
 
 private:
   double entropy_;

@@ -54,7 +54,8 @@ TEST(UnigramWatchTest, ALossBelowTheEntropyOrAResumedRunsFewStepsStaySilent) {
   for (int64_t step = 151; step <= 199; ++step)
     leaving.afterStep(step, 3.0);
   EXPECT_FALSE(leaving.afterStep(200, 3.0));
-  // A resumed run at step 1000 needs its own 50 losses first.
+  // A resumed run at step 1000 without its curve needs its own 50 losses
+  // first.
   UnigramWatch resumed(5.0);
   for (int64_t step = 1000; step < 1049; ++step)
     EXPECT_FALSE(resumed.afterStep(step, 5.0));
@@ -63,6 +64,29 @@ TEST(UnigramWatchTest, ALossBelowTheEntropyOrAResumedRunsFewStepsStaySilent) {
   UnigramWatch none(0.0);
   for (int64_t step = 1; step <= 300; ++step)
     EXPECT_FALSE(none.afterStep(step, 0.0));
+}
+
+// A resumed run's window starts with its curve's losses: it warned 50
+// updates late, at another mean (a tester's 240 against 200), or not at all.
+TEST(UnigramWatchTest, AResumedRunWarnsWhereTheWholeRunWould) {
+  auto lossAt = [](int64_t step) { return 5.0 + 0.01 * double(step % 7); };
+  UnigramWatch whole(5.0);
+  std::optional<std::string> expected;
+  int64_t warnedAt = 0;
+  for (int64_t step = 1; step <= 300 && !expected; ++step)
+    if ((expected = whole.afterStep(step, lossAt(step))))
+      warnedAt = step;
+  ASSERT_EQ(warnedAt, 200);
+  UnigramWatch resumed(5.0);
+  for (int64_t step = 1; step <= 190; ++step)
+    resumed.seen(lossAt(step));
+  std::optional<std::string> warning;
+  for (int64_t step = 191; step <= 200; ++step) {
+    warning = resumed.afterStep(step, lossAt(step));
+    EXPECT_EQ(bool(warning), step == 200) << step;
+  }
+  ASSERT_TRUE(warning);
+  EXPECT_EQ(*warning, *expected);
 }
 
 } // namespace
