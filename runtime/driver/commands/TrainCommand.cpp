@@ -1860,6 +1860,9 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
                        warmup ? "check the learning-rate schedule (warmup)"
                               : "check the learning rate (too high or too "
                                 "low), or train longer");
+  // Stopped by --stop-time or a signal before its last step: the closing
+  // lines say how to go on.
+  bool interrupted = false;
   // A resumed run's window starts with its curve's last losses.
   for (size_t i = curve.size() > UnigramWatch::kWindow
                       ? curve.size() - UnigramWatch::kWindow
@@ -1980,6 +1983,7 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       paused(savingSeconds, [&] { saveDuringTheRun(step); });
     // --stop-time or a signal: end here as if this were the last step.
     if (std::optional<std::string> why = stopReason(); why && step < lastStep) {
+      interrupted = true;
       progress.finish();
       err << "stopping at step " << step << ": " << *why << "\n";
       // The closed pipe may be stderr's alone: stdout (a file) says it too.
@@ -2122,6 +2126,20 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
     err << "note: the loss curve is not written to '" << *logPath
         << "': nothing was trained, and the rows of the checkpoint's curve "
            "are not there\n";
+  // Last, after the files it names.
+  if (interrupted && options.savePath && !leftAsItWas) {
+    const std::string &save = *options.savePath;
+    if (options.resumePath && sameFile(*options.resumePath, save))
+      out << "to go on: the same command (it resumes " << save << ")\n";
+    else if (options.resumePath)
+      out << "to go on: the same command with --resume " << save
+          << " in place of --resume " << *options.resumePath << "\n";
+    else if (options.initFromPath)
+      out << "to go on: the same command with --resume " << save
+          << " in place of --init-from " << *options.initFromPath << "\n";
+    else
+      out << "to go on: the same command with --resume " << save << "\n";
+  }
   // A closed output pipe stopped the run early: what was printed is
   // incomplete (exit 1, as the docs say). With stderr's pipe alone closed,
   // every write to stdout succeeded and the run ended 0, as if all steps
