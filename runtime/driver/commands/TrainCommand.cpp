@@ -1577,6 +1577,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   /// ones) may find a new best but does not count towards --patience
   /// otherwise: a run resumed from there would not repeat it.
   bool warnedEmptyOutputs = false, warnedSameOutputs = false;
+  // Of the validations' time, the --keep-best saves': said as saving.
+  double bestSavingSeconds = 0;
   auto validate = [&](int64_t step) {
     const bool scheduled = step % options.validEvery == 0;
     // With --ema the average is scored (and so kept as the best).
@@ -1647,7 +1649,11 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
       // A failure says where the run stopped and what --save holds, as
       // the other saves' do (it said only the .best file's problem).
       try {
+        const auto begin = std::chrono::steady_clock::now();
         writeCheckpoint(*bestPath, step, false);
+        bestSavingSeconds += std::chrono::duration<double>(
+                                 std::chrono::steady_clock::now() - begin)
+                                 .count();
       } catch (const DriverError &error) {
         throw ResourceError(std::string(error.what()) +
                             "; training stopped at step " +
@@ -2016,6 +2022,8 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   int64_t finalStep = std::max(lastStep, position.step);
   if (firstStep <= lastStep) {
     // The rate over the steps; saves and validations are said apart.
+    savingSeconds += std::min(bestSavingSeconds, validatingSeconds);
+    validatingSeconds -= std::min(bestSavingSeconds, validatingSeconds);
     const double stepSeconds =
         std::max(0.0, elapsed - savingSeconds - validatingSeconds);
     std::string apart;
