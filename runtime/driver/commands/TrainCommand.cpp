@@ -675,10 +675,13 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
     outputs.push_back({checkpointSibling(*options.savePath, kTokenizerSuffix),
                        "the tokenizer copy of --save",
                        NamedPath::Format::Json});
-    outputs.push_back(
-        {checkpointSibling(*options.savePath, kSentencePieceSuffix),
-         "the SentencePiece model of --save",
-         NamedPath::Format::SentencePiece});
+    // Only where the tokenizer may be SentencePiece (a resumed one may):
+    // a word-level run listed it among the outputs it refused.
+    if (options.tokenizer != "word" || options.resumePath)
+      outputs.push_back(
+          {checkpointSibling(*options.savePath, kSentencePieceSuffix),
+           "the SentencePiece model of --save",
+           NamedPath::Format::SentencePiece});
     for (const char *suffix : {kSourceTokenizerSuffix, kTargetTokenizerSuffix})
       outputs.push_back({checkpointSibling(*options.savePath, suffix),
                          "the Hugging Face tokenizer of --save",
