@@ -490,12 +490,18 @@ std::string mlir::tx::buildCHeader(ModuleOp planned, llvm::StringRef guardName,
      << " * only the train entries update: rounds each copy from its f32\n"
      << " * weight (libtxrt's txrt_round_to_bf16). This model has "
      << copies.size() << " such cop" << (copies.size() == 1 ? "y" : "ies")
-     << (copies.empty() ? " (fp32): a no-op" : "")
-     << (copies.empty()
-             ? ". */\n"
-             : ". Its products need a CPU with avx512_bf16 or\n"
-               " * amx_bf16 (txrt_cpu_has_bf16()); elsewhere an entry"
-               " call fails\n * with TXRT_ERROR_BACKEND. */\n");
+     << (copies.empty() ? ": a no-op" : "");
+  // A bf16 model without copies (no linear) still has bf16 attention
+  // products: "(fp32)" said otherwise.
+  auto precision = planned->getAttrOfType<StringAttr>("tx.precision");
+  if (precision && precision.getValue() == "bf16")
+    os << (copies.empty() ? " (its bf16 products are attention's alone)" : "")
+       << ". Its products need a CPU with avx512_bf16 or\n"
+          " * amx_bf16 (txrt_cpu_has_bf16()) for the executable's driver; "
+          "an entry\n * call's linears fail elsewhere with "
+          "TXRT_ERROR_BACKEND. */\n";
+  else
+    os << (copies.empty() ? " (fp32)" : "") << ". */\n";
   if (copies.empty()) {
     os << "static inline void txc_refresh_bf16_copies(void *params) {\n"
        << "  (void)params;\n}\n\n";
