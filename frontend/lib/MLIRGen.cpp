@@ -472,16 +472,29 @@ void MLIRGenImpl::declareEntry(const ast::EntryDecl &entry) {
                       "result '" + result.name + "' is the constant " +
                           it->second.constant->str() + ", not a tensor");
           // Where it got that value: the last statement of the body that
-          // assigns it (the error pointed at the header alone).
-          const ast::AssignStmt *last = nullptr;
-          for (const ast::StmtPtr &stmt : entry.body)
-            if (auto *assign = llvm::dyn_cast<ast::AssignStmt>(stmt.get()))
-              for (const ast::AssignTarget &target : assign->targets)
-                if (target.name == result.name)
-                  last = assign;
+          // assigns it (the error pointed at the header alone), inside
+          // loops too, a loop's variable included (the note named an
+          // earlier `y = x` over the loop's `y = 1`).
+          std::optional<SourceLoc> last;
+          std::function<void(const ast::Block &)> scan =
+              [&](const ast::Block &block) {
+                for (const ast::StmtPtr &stmt : block) {
+                  if (auto *assign =
+                          llvm::dyn_cast<ast::AssignStmt>(stmt.get())) {
+                    for (const ast::AssignTarget &target : assign->targets)
+                      if (target.name == result.name)
+                        last = target.loc;
+                  } else if (auto *loop =
+                                 llvm::dyn_cast<ast::ForStmt>(stmt.get())) {
+                    if (loop->var == result.name)
+                      last = loop->varLoc;
+                    scan(loop->body);
+                  }
+                }
+              };
+          scan(entry.body);
           if (last)
-            diags.note(last->getLoc(),
-                       "'" + result.name + "' is last assigned here");
+            diags.note(*last, "'" + result.name + "' is last assigned here");
         }
         continue;
       }
