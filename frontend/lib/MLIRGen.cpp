@@ -19,6 +19,7 @@
 #include <cstdio>
 
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -678,15 +679,32 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
   // step 1 though lr itself fit (1e38 with beta1 = 0.9; noam's product of
   // fitting arguments, 1e39). Its largest value over the run is at step 1
   // or either side of the warmup (the ratio grows up to it, then falls).
+  // Computed as the runtime does (runtime/lib/AdamScalars.h): from the
+  // f32 values, beta1 as the shortest decimal of its f32 (0.99999993 and
+  // 0.99999997 are one f32: judged as written, one was refused and the
+  // other overflowed).
   if (constantLr || noamArgs) {
-    const double b1 = beta1.value_or(0.9);
-    auto stepSize = [&](double t) {
-      double rate = constantLr
-                        ? *constantLr
-                        : (*noamArgs)[2] / std::sqrt((*noamArgs)[0]) *
+    auto f32 = [](double x) { return double(float(x)); };
+    auto writtenF32 = [](double x) {
+      const float rounded = float(x);
+      double value = rounded;
+      char text[48];
+      auto printed = std::to_chars(text, text + sizeof(text), rounded);
+      if (printed.ec == std::errc())
+        std::from_chars(text, printed.ptr, value);
+      return value;
+    };
+    const double b1 = writtenF32(beta1.value_or(0.9));
+    // The rate at step t before its rounding to f32 (the largest step size
+    // is found, and said, by it; whether f32 holds it, by the rounded).
+    auto rateAt = [&](double t) {
+      return constantLr ? f32(*constantLr)
+                        : f32((*noamArgs)[2]) / std::sqrt(f32((*noamArgs)[0])) *
                               std::min(1.0 / std::sqrt(t),
-                                       t * std::pow((*noamArgs)[1], -1.5));
-      return rate / (1.0 - std::pow(b1, t));
+                                       t * std::pow(f32((*noamArgs)[1]), -1.5));
+    };
+    auto stepSize = [&](double t) {
+      return rateAt(t) / (1.0 - std::pow(b1, t));
     };
     double worstStep = 1;
     if (noamArgs)
@@ -696,7 +714,8 @@ void MLIRGenImpl::declareOptimizer(const ast::OptimizerDecl &decl) {
     const double worst = stepSize(worstStep);
     char shown[32];
     std::snprintf(shown, sizeof shown, "%.4g", worst);
-    if (std::isinf(float(worst)))
+    if (std::isinf(
+            float(f32(rateAt(worstStep)) / (1.0 - std::pow(b1, worstStep)))))
       diags.error(lrLoc,
                   "Adam's step size lr / (1 - beta1^t) is " +
                       std::string(shown) + " at step " +

@@ -8,8 +8,77 @@
 #include "cli/CommandLine.h"
 #include "cli/CommandLineParsing.h"
 #include "core/Error.h"
+#include "formats/FileIO.h"
+
+#include <filesystem>
+#include <fstream>
 
 namespace txrt::driver {
+
+std::string twoSidesHint(const std::string &option, const std::string &first,
+                         const std::string &second) {
+  namespace fs = std::filesystem;
+  // Lines and whether a tab was seen, of a regular file (up to 256 MiB
+  // read: past that, its first 256 MiB).
+  struct Shape {
+    int64_t lines = 0;
+    bool tab = false;
+  };
+  auto shapeOf = [](const std::string &path) -> std::optional<Shape> {
+    std::error_code error;
+    if (!fs::is_regular_file(path, error))
+      return std::nullopt;
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+      return std::nullopt;
+    Shape shape;
+    std::vector<char> block(1 << 20);
+    char lastChar = '\n';
+    for (int blocks = 0; blocks < 256 && in; ++blocks) {
+      in.read(block.data(), std::streamsize(block.size()));
+      std::streamsize got = in.gcount();
+      for (std::streamsize i = 0; i < got; ++i) {
+        shape.lines += block[size_t(i)] == '\n';
+        shape.tab |= block[size_t(i)] == '\t';
+      }
+      if (got > 0)
+        lastChar = block[size_t(got - 1)];
+    }
+    shape.lines += lastChar != '\n';
+    return shape;
+  };
+  std::optional<Shape> a = shapeOf(first), b = shapeOf(second);
+  if (!a || !b || a->tab || b->tab || a->lines == 0 || a->lines != b->lines)
+    return "";
+  // The output: the shared stem's .tsv (train.en, train.es: train.tsv),
+  // never an input's name nor an existing file's (`paste a b > a` empties
+  // a before paste reads it).
+  const fs::path stemA = fs::path(first).replace_extension();
+  const fs::path stemB = fs::path(second).replace_extension();
+  std::string out;
+  for (std::string candidate :
+       {(stemA == stemB
+             ? stemA
+             : stemA.parent_path() / (stemA.filename().string() + "-" +
+                                      stemB.filename().string()))
+                .string() +
+            ".tsv",
+        stemA.string() + ".pairs.tsv"}) {
+    std::error_code error;
+    if (!fs::exists(candidate, error) && candidate != first &&
+        candidate != second) {
+      out = candidate;
+      break;
+    }
+  }
+  if (out.empty())
+    return "";
+  return option + " takes one file of tab-separated lines; '" + first +
+         "' and '" + second + "' look like the two sides of a corpus (" +
+         std::to_string(a->lines) + " lines each, no tab): `paste " +
+         shellWord(first) + " " + shellWord(second) + " > " + shellWord(out) +
+         "` makes it";
+}
 
 namespace {
 

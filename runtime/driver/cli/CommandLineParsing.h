@@ -164,6 +164,14 @@ inline int32_t threadsOption(ArgCursor &cursor, const std::string &arg) {
   return integerOption<int32_t>(cursor, arg, 1, 4096);
 }
 
+/// After `OPTION FIRST SECOND`: how to make the one file `OPTION` takes of
+/// two files that look like the sides of a corpus (regular files without
+/// a tab, of as many lines), into a file that is neither and does not
+/// exist; "" when they do not (a forgotten --valid, a stray number, a
+/// language model's text).
+std::string twoSidesHint(const std::string &option, const std::string &first,
+                         const std::string &second);
+
 /// An option no parser took, or a stray argument. `texts` names what the
 /// command's other arguments are ("sentence"), for the hint that one that
 /// starts with '-' goes after '--'.
@@ -184,12 +192,8 @@ inline int32_t threadsOption(ArgCursor &cursor, const std::string &arg) {
       file = last->substr(std::string(option).size() + 1);
     else
       continue;
-    cursor.fail("unexpected argument '" + arg + "': " + option +
-                " takes one file of tab-separated lines; a corpus kept as "
-                "two files of one side a line becomes one with `paste " +
-                file + " " + arg + " > " +
-                (option == std::string("--data") ? "train" : "valid") +
-                ".tsv`");
+    if (std::string hint = twoSidesHint(option, file, arg); !hint.empty())
+      cursor.fail("unexpected argument '" + arg + "': " + hint);
   }
   cursor.fail("unexpected argument '" + arg + "'");
 }

@@ -2139,15 +2139,16 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
            "are not there\n";
   // Last, after the files it names.
   if (interrupted && options.savePath && !leftAsItWas) {
-    const std::string &save = *options.savePath;
-    if (options.resumePath && sameFile(*options.resumePath, save))
+    const std::string save = shellWord(*options.savePath);
+    if (options.resumePath && sameFile(*options.resumePath, *options.savePath))
       out << "to go on: the same command (it resumes " << save << ")\n";
     else if (options.resumePath)
       out << "to go on: the same command with --resume " << save
-          << " in place of --resume " << *options.resumePath << "\n";
+          << " in place of --resume " << shellWord(*options.resumePath) << "\n";
     else if (options.initFromPath)
       out << "to go on: the same command with --resume " << save
-          << " in place of --init-from " << *options.initFromPath << "\n";
+          << " in place of --init-from " << shellWord(*options.initFromPath)
+          << "\n";
     else
       out << "to go on: the same command with --resume " << save << "\n";
   }

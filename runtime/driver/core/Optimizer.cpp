@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace txrt::driver {
 
@@ -17,9 +18,15 @@ double learningRate(const LearningRateSchedule &schedule, int64_t step) {
 }
 
 namespace {
+/// %g's form, with the digits the value needs to read back (a beta1 of
+/// 0.99999994 was printed "1", which is refused).
 std::string number(double value) {
   char text[32];
-  std::snprintf(text, sizeof(text), "%g", value);
+  for (int digits = 6; digits <= 17; ++digits) {
+    std::snprintf(text, sizeof(text), "%.*g", digits, value);
+    if (std::strtod(text, nullptr) == value)
+      break;
+  }
   return text;
 }
 } // namespace

@@ -9,6 +9,7 @@
 #include "formats/FileIO.h"
 #include "core/Error.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <random>
 #include <vector>
@@ -142,6 +143,20 @@ void checkParentDirectory(const std::string &path, const std::string &what) {
   bool exists = std::filesystem::exists(parent, error);
   throw InputError(what + ": cannot write '" + path + "': '" + parent.string() +
                    (exists ? "' is not a directory" : "' does not exist"));
+}
+
+std::string shellWord(std::string_view word) {
+  auto plain = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') ||
+           std::string_view("_./:=@%+,-").find(c) != std::string_view::npos;
+  };
+  if (!word.empty() && std::all_of(word.begin(), word.end(), plain))
+    return std::string(word);
+  std::string quoted = "'";
+  for (char c : word)
+    quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
 }
 
 std::string escapeForMessage(std::string_view text) {

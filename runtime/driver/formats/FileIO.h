@@ -52,6 +52,11 @@ inline bool endsWith(const std::string &text, const std::string &suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+/// `word` as a shell word in a command a message advises: as it is when
+/// it needs no quoting, else in single quotes (a path with a blank was
+/// two arguments when pasted).
+std::string shellWord(std::string_view word);
+
 /// `text` for a message: its control characters escaped (\n, \t, \x1b,
 /// \x00: a NUL cut the message short; C1 controls and the line and
 /// paragraph separators as \u0085, \u2028), other bytes as they are.

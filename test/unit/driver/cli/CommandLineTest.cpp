@@ -162,15 +162,6 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
       {{"run", "a", "--step", "0"}, "run", "--step expects an integer in [1, "},
       {{"info", "--verbose"}, "info", "unknown option '--verbose'"},
       {{"info", "extra"}, "info", "unexpected argument 'extra'"},
-      // fairseq's corpus is two files: say how to make the one TSV.
-      {{"train", "--data", "t.en", "t.es"},
-       "train",
-       "unexpected argument 't.es': --data takes one file of tab-separated "
-       "lines; a corpus kept as two files of one side a line becomes one "
-       "with `paste t.en t.es > train.tsv`"},
-      {{"train", "--data", "d", "--valid=v.en", "v.es"},
-       "train",
-       "`paste v.en v.es > valid.tsv`"},
       {{"info", "--json=1"}, "info", "option '--json' takes no value"},
       // These took the value and ignored it: --decode-only=0 was on.
       {{"bench", "--decode-only=0"},
@@ -350,6 +341,51 @@ TEST(CommandLineTest, TrainHelpDescribesValidationAndResumeAsTheyAre) {
             std::string::npos);
   EXPECT_NE(train.find("(default 1, or the --resume checkpoint's)"),
             std::string::npos);
+}
+
+// fairseq's corpus is two files: the stray second one gets a `paste` that
+// makes the one TSV, only where the two look like a corpus's sides, into a
+// file that is neither (the first version advised `paste train.tsv
+// valid.tsv > train.tsv`, which empties train.tsv, for a forgotten
+// --valid, and a paste of a stray number).
+TEST(CommandLineTest, TwoSidesOfACorpusGetAPasteIntoANewFile) {
+  ScratchDir dir;
+  const std::string en = dir.file("t.en"), es = dir.file("t.es");
+  writeFile(en, "a b\nc d\n");
+  writeFile(es, "x y\nz w\n");
+  auto failure = [](std::vector<std::string> args) {
+    try {
+      parseCommandLine(args);
+    } catch (const UsageError &error) {
+      return std::string(error.what());
+    }
+    return std::string("(parsed)");
+  };
+  EXPECT_EQ(failure({"train", "--data", en, es}),
+            "unexpected argument '" + es +
+                "': --data takes one file of tab-separated lines; '" + en +
+                "' and '" + es +
+                "' look like the two sides of a corpus (2 lines each, no "
+                "tab): `paste " +
+                en + " " + es + " > " + dir.file("t.tsv") + "` makes it");
+  EXPECT_NE(failure({"train", "--data", "d", "--valid=" + en, es})
+                .find("> " + dir.file("t.tsv") + "`"),
+            std::string::npos);
+  // t.tsv there: the next free name; a TSV, a stray number, files of other
+  // lengths: no hint.
+  const std::string tsv = dir.file("t.tsv");
+  writeFile(tsv, "a b\tx y\nc d\tz w\n");
+  EXPECT_NE(failure({"train", "--data", en, es})
+                .find("> " + dir.file("t.pairs.tsv") + "`"),
+            std::string::npos);
+  const std::string other = dir.file("v.es");
+  writeFile(other, "x\n");
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"train", "--data", tsv, es},
+        {"train", "--data", en, "100"},
+        {"train", "--data", en, other}})
+    EXPECT_EQ(failure(args), "unexpected argument '" + args.back() + "'")
+        << args.back();
 }
 
 } // namespace

@@ -33,6 +33,12 @@ TEST(ModelInfoV2Test, ParsesKindsOffsetsAndOptimizer) {
   EXPECT_EQ(learningRate(model.optimizer->lr, 10), 0.05);
   EXPECT_EQ(describeOptimizer(*model.optimizer),
             "adam(lr = 0.05, beta1 = 0.9, beta2 = 0.98, eps = 1e-09)");
+  // With the digits a value needs: a beta1 of 0.99999994 read "1".
+  OptimizerInfo close = *model.optimizer;
+  close.beta1 = 0.99999994;
+  close.lr.value = 1.0 / 3;
+  EXPECT_EQ(describeOptimizer(close), "adam(lr = 0.3333333333333333, beta1 = "
+                                      "0.99999994, beta2 = 0.98, eps = 1e-09)");
 }
 
 TEST(ModelInfoV2Test, NoamSchedule) {
