@@ -92,8 +92,9 @@ LabeledText parseLabeledText(std::string_view content,
                     });
   // (A line's length is known once every line is read and the tokenizer
   // made: two runs showed the problems of one file.)
-  problems.note("the lengths of the other lines are checked once these "
-                "are fixed");
+  if (!text.examples.empty())
+    problems.note("the lengths of the other lines are checked once these "
+                  "are fixed");
   problems.throwIfAny("bad lines in '" + path + "'");
   if (text.examples.empty())
     throw InputError("'" + path + "' holds no labeled lines");

@@ -58,8 +58,9 @@ ParallelText parseParallelText(std::string_view content,
                     });
   // (A line's length is known once every line is read and the tokenizer
   // made: two runs showed the problems of one file.)
-  problems.note("the lengths of the other lines are checked once these "
-                "are fixed");
+  if (!text.pairs.empty())
+    problems.note("the lengths of the other lines are checked once these "
+                  "are fixed");
   problems.throwIfAny("bad lines in '" + path + "'");
   if (text.pairs.empty())
     throw InputError("'" + path + "' holds no sentence pairs");
@@ -79,8 +80,9 @@ uint64_t forEachSentencePair(const std::string &path,
       });
   // (A line's length is known once every line is read and the tokenizer
   // made: two runs showed the problems of one file.)
-  problems.note("the lengths of the other lines are checked once these "
-                "are fixed");
+  if (pairs > 0)
+    problems.note("the lengths of the other lines are checked once these "
+                  "are fixed");
   problems.throwIfAny("bad lines in '" + path + "'");
   if (pairs == 0)
     throw InputError("'" + path + "' holds no sentence pairs");

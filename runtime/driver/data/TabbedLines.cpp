@@ -6,6 +6,7 @@
 #include "formats/FileIO.h"
 
 #include <algorithm>
+#include <cctype>
 #include <vector>
 
 namespace txrt::driver {
@@ -102,16 +103,22 @@ public:
     // No line with a tab: one side of a corpus kept as two files (fairseq's
     // and Marian's train.en / train.es), or another format altogether.
     if (untabbed_ > 0 && tabbed_ == 0)
-      problems_.note(std::string("no line of '") + path_ +
-                     "' holds a tab: the data is " + "one file of '" +
-                     columns_.left + "<TAB>" + columns_.right +
-                     "' lines; one kept as two files (one " + columns_.left +
-                     " a line, one " + columns_.right +
-                     " a line) becomes one with `paste " + columns_.left +
-                     "s.txt " + columns_.right + "s.txt > train.tsv`");
+      problems_.note(
+          std::string("no line of '") + path_ + "' holds a tab: the data is " +
+          "one file of '" + columns_.left + "<TAB>" + columns_.right +
+          "' lines; one kept as two files (one " + columns_.left +
+          " a line, one " + columns_.right +
+          " a line) becomes one with `paste FILE_OF_" + upper(columns_.left) +
+          "S FILE_OF_" + upper(columns_.right) + "S > NEW_FILE.tsv`");
   }
 
 private:
+  static std::string upper(std::string text) {
+    for (char &c : text)
+      c = char(std::toupper(static_cast<unsigned char>(c)));
+    return text;
+  }
+
   /// A hint for a line with carriage returns inside: a file with old Mac
   /// line ends (CR alone) reads as one line, and its tabs as one too many.
   static std::string carriageReturns(std::string_view line) {

@@ -36,6 +36,14 @@ TEST(ParallelTextTest, EveryBadLineIsReportedWithFileAndLine) {
       "fixed");
   EXPECT_THROW_MESSAGE(parseParallelText("", "empty.tsv"), InputError,
                        "'empty.tsv' holds no sentence pairs");
+  // No good line: no other lines to check.
+  try {
+    parseParallelText("no tab\nnor here\n", "bad.tsv");
+    ADD_FAILURE() << "no error";
+  } catch (const InputError &error) {
+    EXPECT_EQ(std::string(error.what()).find("lengths"), std::string::npos)
+        << error.what();
+  }
 }
 
 TEST(ParallelTextTest, TextThatIsNotUtf8IsRefusedWithFileAndLine) {

@@ -106,8 +106,8 @@ TEST(TabbedLinesTest, AFileWithNoTabSaysHowToJoinTwoFiles) {
       "d.tsv:2: no tab between source and target",
       "\nnote: no line of 'd.tsv' holds a tab: the data is one file of "
       "'source<TAB>target' lines; one kept as two files (one source a line, "
-      "one target a line) becomes one with `paste sources.txt targets.txt > "
-      "train.tsv`");
+      "one target a line) becomes one with `paste FILE_OF_SOURCES "
+      "FILE_OF_TARGETS > NEW_FILE.tsv`");
   // A file with tabs elsewhere has only its bad lines named.
   ProblemList some;
   visitAll("a\tb\nc d\n", some);
