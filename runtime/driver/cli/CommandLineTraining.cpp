@@ -359,13 +359,14 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
         cursor.fail("--ema " + text +
                     " is 1 in f32, where the average is kept: it would never "
                     "move; the largest decay below 1 is 0.99999994");
-      // And one that rounds to 0 would be the weights themselves (--ema 0
-      // is refused).
-      if (float(*decay) == 0.0f)
+      // And one whose 1 - DECAY is 1 in f32 (below about 3e-8, 0 in f32
+      // included) would be the weights themselves (--ema 0 is refused).
+      if (1.0f - float(*decay) == 1.0f)
         cursor.fail("--ema " + text +
-                    " is 0 in f32, where the average is kept: it would be the "
-                    "weights themselves; a decay must be in (0, 1), e.g. "
-                    "0.999");
+                    " leaves 1 - DECAY at 1 in f32, where the average is "
+                    "kept: it would be the weights themselves; a decay must "
+                    "be in (0, 1), e.g. 0.999 (the smallest that moves is "
+                    "2.9802326e-08)");
       train.ema = *decay;
     } else {
       unexpected(cursor, arg);

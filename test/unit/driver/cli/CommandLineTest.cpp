@@ -233,11 +233,16 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
        "train",
        "--ema 0.99999999 is 1 in f32, where the average is kept: it would "
        "never move; the largest decay below 1 is 0.99999994"},
-      // And one that is 0 in f32 (--ema 0 is refused) was the weights.
+      // And one whose 1 - DECAY is 1 in f32 (--ema 0 is refused) was the
+      // weights: 0 in f32, and 1e-10.
       {{"train", "--data", "d", "--ema", "1e-46"},
        "train",
-       "--ema 1e-46 is 0 in f32, where the average is kept: it would be the "
-       "weights themselves; a decay must be in (0, 1), e.g. 0.999"},
+       "--ema 1e-46 leaves 1 - DECAY at 1 in f32, where the average is kept: "
+       "it would be the weights themselves; a decay must be in (0, 1), e.g. "
+       "0.999 (the smallest that moves is 2.9802326e-08)"},
+      {{"train", "--data", "d", "--ema", "1e-10"},
+       "train",
+       "--ema 1e-10 leaves 1 - DECAY at 1 in f32"},
       {{"generate", "--load", "c", "--temperature", "0x1", "x"},
        "generate",
        "--temperature expects a number in [0, 100], got '0x1'"},
