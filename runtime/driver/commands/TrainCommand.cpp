@@ -1872,12 +1872,30 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // Stopped by --stop-time or a signal before its last step: the closing
   // lines say how to go on.
   bool interrupted = false;
-  // A resumed run's window starts with its curve's last losses.
-  for (size_t i = curve.size() > UnigramWatch::kWindow
-                      ? curve.size() - UnigramWatch::kWindow
+  // A resumed run's window starts with its curve's last losses: the one
+  // it continues, else (no --save or --log) the resumed checkpoint's own
+  // when it holds the rows the checkpoint saw.
+  std::vector<LossPoint> seenRows = curve;
+  if (seenRows.empty() && options.resumePath && position.curveThrough) {
+    const std::string own =
+        checkpointSibling(*options.resumePath, kLossCurveSuffix);
+    std::error_code error;
+    if (std::filesystem::is_regular_file(own, error)) {
+      std::vector<LossPoint> rows = parseLossCsv(readWholeFile(own));
+      rows.erase(std::remove_if(rows.begin(), rows.end(),
+                                [&](const LossPoint &row) {
+                                  return row.step > *position.curveThrough;
+                                }),
+                 rows.end());
+      if (lossCurveFingerprint(rows) == position.curveHash)
+        seenRows = std::move(rows);
+    }
+  }
+  for (size_t i = seenRows.size() > UnigramWatch::kWindow
+                      ? seenRows.size() - UnigramWatch::kWindow
                       : 0;
-       i < curve.size(); ++i)
-    unigram.seen(curve[i].loss);
+       i < seenRows.size(); ++i)
+    unigram.seen(seenRows[i].loss);
   // Ranks agree on a stop (each has its own clock and signals): one sum
   // per update.
   stop.startClock();
