@@ -493,18 +493,37 @@ resumedCurve(const std::string &logPath, const TrainingPosition &position,
   // from a --keep-last step file of the same --save, whose curve is the
   // save's: it started again unless --log named that very file).
   if (!inPlace) {
-    if (std::optional<std::vector<LossPoint>> rows = rowsOf(resumedCurvePath);
-        rows && holdsTheSeenRows(*rows)) {
-      noteGap();
-      return upToTheSeen(std::move(*rows));
+    // A --keep-last step file (D.step-N.safetensors) has no curve of its
+    // own: its run's is D's (resumed into another --save, the curve
+    // started again though D.loss.csv held its rows).
+    std::vector<std::string> own = {resumedCurvePath};
+    {
+      const std::string &resume = *options.resumePath;
+      const std::string extension = ".safetensors";
+      size_t step = resume.rfind(".step-");
+      if (step != std::string::npos && resume.size() > extension.size() &&
+          resume.compare(resume.size() - extension.size(), extension.size(),
+                         extension) == 0) {
+        std::string digits = resume.substr(
+            step + 6, resume.size() - extension.size() - step - 6);
+        if (!digits.empty() &&
+            digits.find_first_not_of("0123456789") == std::string::npos)
+          own.push_back(checkpointSibling(resume.substr(0, step) + extension,
+                                          kLossCurveSuffix));
+      }
     }
-    if (std::optional<std::vector<LossPoint>> rows = rowsOf(logPath);
-        rows && holdsTheSeenRows(*rows)) {
-      through = position.curveThrough;
-      hash = position.curveHash;
-      noteGap();
-      return upToTheSeen(std::move(*rows));
-    }
+    own.push_back(logPath);
+    for (const std::string &path : own)
+      if (std::optional<std::vector<LossPoint>> rows = rowsOf(path);
+          rows && holdsTheSeenRows(*rows)) {
+        // The file this run writes holds them already.
+        if (sameFile(path, logPath)) {
+          through = position.curveThrough;
+          hash = position.curveHash;
+        }
+        noteGap();
+        return upToTheSeen(std::move(*rows));
+      }
   }
   if (*position.curveThrough > 0)
     err << "note: the loss curve of --resume '" << *options.resumePath
