@@ -31,24 +31,42 @@
 
 namespace txc {
 
-/// Why no file can be made at `path` because of its directory (the
-/// system's PATH_MAX, a parent that is a file or missing), or "" when the
-/// directory is there. A path over the limit read as a directory that
-/// "does not exist".
+/// What the tools' temporaries add to an output's name (StagedOutput).
+constexpr llvm::StringLiteral kStagedSuffix = ".txc-XXXXXX";
+
+/// Why no file can be made at `path` because of its directory or its
+/// length (the system's PATH_MAX, the file system's name limit, both with
+/// the temporary's suffix: a name of 250 of 255 characters failed as
+/// "cannot create a file in '.'"; a parent that is a file or missing), or
+/// "" when it can. A path over the limit read as a directory that "does
+/// not exist".
 inline std::string directoryProblem(llvm::StringRef path) {
-  if (path.size() >= PATH_MAX)
+  const size_t extra = kStagedSuffix.size();
+  if (path.size() + extra >= PATH_MAX)
     return "the path is too long (" + std::to_string(path.size()) +
-           " characters; the system takes at most " +
-           std::to_string(PATH_MAX - 1) +
-           "): give a shorter one, or a relative one";
+           " characters, " + std::to_string(path.size() + extra) +
+           " with the temporary written beside it; the system takes at most " +
+           std::to_string(PATH_MAX - 1) + "): give a shorter one" +
+           (llvm::sys::path::is_absolute(path) ? ", or a relative one" : "");
   llvm::SmallString<256> parent(llvm::sys::path::parent_path(path));
   if (parent.empty())
     parent = ".";
-  if (llvm::sys::fs::is_directory(parent))
-    return "";
-  if (llvm::sys::fs::exists(parent))
-    return "'" + parent.str().str() + "' is not a directory";
-  return "directory '" + parent.str().str() + "' does not exist";
+  if (!llvm::sys::fs::is_directory(parent)) {
+    if (llvm::sys::fs::exists(parent))
+      return "'" + parent.str().str() + "' is not a directory";
+    return "directory '" + parent.str().str() + "' does not exist";
+  }
+  llvm::StringRef name = llvm::sys::path::filename(path);
+  long nameMax = ::pathconf(parent.c_str(), _PC_NAME_MAX);
+  if (nameMax > 0 && name.size() + extra > size_t(nameMax))
+    return "too long a file name (" + std::to_string(name.size()) +
+           " characters; the file system's limit is " +
+           std::to_string(nameMax) +
+           ", and the temporary written beside it "
+           "adds " +
+           std::to_string(extra) + ": at most " +
+           std::to_string(nameMax - long(extra)) + ")";
+  return "";
 }
 
 /// What the existing regular file at `path` is when an output (`binary`:
@@ -190,7 +208,7 @@ public:
     target_ = target.str();
     llvm::Expected<llvm::sys::fs::TempFile> made =
         llvm::sys::fs::TempFile::create(
-            target_ + ".txc-%%%%%%",
+            target_ + ".txc-%%%%%%", // kStagedSuffix
             llvm::sys::fs::all_read | llvm::sys::fs::all_write);
     if (!made) {
       // The directory is what refused (a writable file in a read-only

@@ -342,16 +342,6 @@ bool checkOutputPath(llvm::StringRef path, OutputKind kind) {
     llvm::SmallString<256> parent(llvm::sys::path::parent_path(path));
     if (parent.empty())
       parent = ".";
-    // (The linker answered a name over the limit with its command line.)
-    llvm::StringRef name = llvm::sys::path::filename(path);
-    long nameMax = ::pathconf(parent.c_str(), _PC_NAME_MAX);
-    if (nameMax > 0 && name.size() > size_t(nameMax)) {
-      llvm::errs() << "txc: error: the output '" << path
-                   << "' has too long a file name (" << name.size()
-                   << " characters; the file system's limit is " << nameMax
-                   << ")\n";
-      return false;
-    }
     if (llvm::sys::fs::access(parent, llvm::sys::fs::AccessMode::Write) ||
         !canCreateIn(parent)) {
       llvm::errs() << "txc: error: the output '" << path

@@ -123,8 +123,8 @@ std::string readWholeFile(const std::string &path) {
 std::string pathTooLong(const std::string &path) {
   return "the path is too long (" + std::to_string(path.size()) +
          " characters; the system takes at most " +
-         std::to_string(PATH_MAX - 1) +
-         "): give a shorter one, or a relative one";
+         std::to_string(PATH_MAX - 1) + "): give a shorter one" +
+         (path.empty() || path[0] != '/' ? "" : ", or a relative one");
 }
 
 void checkParentDirectory(const std::string &path, const std::string &what) {
