@@ -52,8 +52,15 @@ inline std::string directoryProblem(llvm::StringRef path) {
   if (parent.empty())
     parent = ".";
   if (!llvm::sys::fs::is_directory(parent)) {
-    if (llvm::sys::fs::exists(parent))
-      return "'" + parent.str().str() + "' is not a directory";
+    // The first that is there and no directory (a file's name used as
+    // one) is what to name.
+    for (llvm::StringRef above = parent; !above.empty();
+         above = llvm::sys::path::parent_path(above))
+      if (llvm::sys::fs::exists(above)) {
+        if (!llvm::sys::fs::is_directory(above))
+          return "'" + above.str() + "' is not a directory";
+        break;
+      }
     return "directory '" + parent.str().str() + "' does not exist";
   }
   llvm::StringRef name = llvm::sys::path::filename(path);
