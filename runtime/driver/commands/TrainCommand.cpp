@@ -678,6 +678,22 @@ void lockAndCheckSaveTargets(const TrainOptions &options,
 std::vector<std::unique_ptr<WriterLock>>
 checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
                   const std::optional<std::string> &logPath) {
+  // A --resume that is not there, first: the outputs' checks named --save
+  // as "a checkpoint already" of a run resuming another (`--resume c
+  // --save c.safetensors`, the extension forgotten).
+  for (const std::optional<std::string> &input :
+       {options.resumePath, options.initFromPath}) {
+    std::error_code error;
+    if (input && !std::filesystem::exists(*input, error) && !error.value()) {
+      const std::string flag =
+          input == options.resumePath ? "--resume" : "--init-from";
+      const std::string withExtension = *input + ".safetensors";
+      throw InputError(flag + " '" + *input + "' does not exist" +
+                       (std::filesystem::is_regular_file(withExtension, error)
+                            ? " (did you mean '" + withExtension + "'?)"
+                            : std::string()));
+    }
+  }
   std::vector<NamedPath> outputs;
   std::vector<NamedPath> inputs = {options.textPath.empty()
                                        ? NamedPath{options.dataPath, "--data"}
