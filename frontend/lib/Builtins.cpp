@@ -309,7 +309,10 @@ Val genParam(MLIRGenImpl &gen, const ast::CallExpr &call,
   if (args.values[1].constant->isNumber()) { // given (std = 0 too)
     if (*init != Init::normal) {
       gen.getDiags().error(args.locs[1],
-                           "std is for init = normal, not " + initName);
+                           "std is for init = normal, not " +
+                               (initName.empty()
+                                    ? std::string("zeros (the default)")
+                                    : initName));
       return {};
     }
     if (!(args.number(1) > 0.0) || !std::isfinite(args.number(1))) {

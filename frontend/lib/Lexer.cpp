@@ -414,6 +414,7 @@ Token Lexer::lexIdentifierOrKeyword(size_t begin, SourceLoc loc) {
 
 Token Lexer::lexNumber(size_t begin, SourceLoc loc) {
   std::string problem, hint;
+  std::optional<size_t> afterPoint; // where a point with no digit after it ends
   bool isInteger = true;
   auto digits = [&] {
     while (isDigit(peekChar()))
@@ -462,7 +463,7 @@ Token Lexer::lexNumber(size_t begin, SourceLoc loc) {
       isInteger = false;
       advance();
       problem = "expected a digit after the decimal point";
-      hint = "write '" + text.substr(begin, pos - begin) + "0'";
+      afterPoint = pos;
     }
   }
   // Exponent: ('e'|'E') ['+'|'-'] digits.
@@ -481,6 +482,11 @@ Token Lexer::lexNumber(size_t begin, SourceLoc loc) {
     }
   }
   size_t validEnd = pos;
+  // `3.` and `1.e5`: the 0 goes after the point, before any exponent (the
+  // hint said '1.0' of 1.e5).
+  if (afterPoint)
+    hint = "write '" + text.substr(begin, *afterPoint - begin) + "0" +
+           text.substr(*afterPoint, validEnd - *afterPoint) + "'";
   // Whatever still sticks to the number belongs to the same malformed token:
   // `3.4.5`, `2x`, `1e5e`.
   if ((peekChar() == '.' && isIdentChar(peekChar(1))) ||

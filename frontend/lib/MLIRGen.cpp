@@ -776,10 +776,16 @@ void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
   if (!lo || !hi)
     return;
   if (lo->kind != ConstValue::Kind::Int || hi->kind != ConstValue::Kind::Int) {
-    diags.error(loop->getLoc(),
+    // At the bound that is not one (it pointed at `for`); the hint on `/`
+    // only for a float.
+    const bool loBad = lo->kind != ConstValue::Kind::Int;
+    const ConstValue &bad = loBad ? *lo : *hi;
+    diags.error((loBad ? loop->lo : loop->hi)->getLoc(),
                 "loop bounds must be integers, got " + lo->str() + ".." +
                     hi->str(),
-                "`/` divides to a float; `//` keeps an integer (`n // 2`)");
+                bad.kind == ConstValue::Kind::Float
+                    ? "`/` divides to a float; `//` keeps an integer (`n // 2`)"
+                    : "");
     return;
   }
   constexpr int64_t kMaxIterations = 4096;
