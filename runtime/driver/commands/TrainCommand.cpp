@@ -671,6 +671,27 @@ void lockAndCheckSaveTargets(const TrainOptions &options,
                        "the first save, or --save to another file");
 }
 
+/// Whether the run's tokenizer is (or may be) SentencePiece, whose model
+/// the run copies beside --save: `--tokenizer spm`, an spm --tokenizer
+/// file, a resumed checkpoint with one; true where that cannot be read
+/// (its own error comes when it is loaded).
+bool mayWriteSentencePiece(const TrainOptions &options) {
+  if (options.tokenizer == "spm")
+    return true;
+  try {
+    if (options.resumePath) {
+      std::optional<Tokenizer> resumed =
+          checkpointTokenizer(SafetensorsReader(*options.resumePath));
+      return !resumed || resumed->subwords != nullptr;
+    }
+    if (options.tokenizer != "word")
+      return Tokenizer::load(options.tokenizer).subwords != nullptr;
+  } catch (const std::exception &) {
+    return true;
+  }
+  return false;
+}
+
 /// Every file train writes, checked against each other and the inputs;
 /// returns the run's claims on --save and --keep-best's file (none without
 /// --save): held to the end, they keep a second run from saving over this
@@ -710,9 +731,10 @@ checkTrainOutputs(const ModelInfo &model, const TrainOptions &options,
     outputs.push_back({checkpointSibling(*options.savePath, kTokenizerSuffix),
                        "the tokenizer copy of --save",
                        NamedPath::Format::Json});
-    // Only where the tokenizer may be SentencePiece (a resumed one may):
-    // a word-level run listed it among the outputs it refused.
-    if (options.tokenizer != "word" || options.resumePath)
+    // Only where the tokenizer is SentencePiece: a word-level run (a new
+    // one, a resumed one, one given a --tokenizer JSON) refused a user's
+    // file by that name, and listed it among the outputs of foreign links.
+    if (mayWriteSentencePiece(options))
       outputs.push_back(
           {checkpointSibling(*options.savePath, kSentencePieceSuffix),
            "the SentencePiece model of --save",
