@@ -320,7 +320,7 @@ std::string Vocabulary::toHuggingFaceJson() const {
   Json model = huggingFaceObject("WordLevel");
   Json vocab = Json::object();
   for (size_t id = 0; id < words_.size(); ++id)
-    vocab[words_[id]] = int64_t(id);
+    appendMember(vocab, words_[id], int64_t(id)); // (each word once)
   model["vocab"] = std::move(vocab);
   model["unk_token"] = kUnkToken;
   root["model"] = std::move(model);

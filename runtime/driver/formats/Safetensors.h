@@ -32,6 +32,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -91,6 +92,7 @@ private:
   std::unique_ptr<BinaryFile> file_;
   uint64_t dataStart_ = 0;
   std::vector<SafetensorsEntry> tensors_;
+  std::unordered_map<std::string, size_t> byName_; ///< tensors_ by name
   SafetensorsMetadata metadata_;
 };
 

@@ -158,3 +158,29 @@ TEST(JsonTest, WriterRefusesOrReplacesInvalidUtf8) {
 }
 
 } // namespace
+
+// The parser appends each member (nlohmann's DOM parser searched every key
+// before it: n² in the keys) and appendMember builds an object the same
+// way: the order, nesting and duplicate checks are as before.
+TEST(JsonTest, ObjectsOfManyKeysKeepTheirOrderAndRefuseDuplicates) {
+  Json built = Json::object();
+  for (int i = 0; i < 20000; ++i)
+    appendMember(built, "k" + std::to_string(19999 - i),
+                 i % 2 ? Json(i) : Json::object({{"n", i}}));
+  const std::string text = toJson(built);
+  Json parsed = parseJson(text);
+  ASSERT_EQ(parsed.size(), 20000u);
+  EXPECT_EQ(parsed.begin().key(), "k19999");
+  EXPECT_EQ(jsonMember(parsed, "k0")->get<int>(), 19999);
+  EXPECT_EQ(jsonMember(*jsonMember(parsed, "k19999"), "n")->get<int>(), 0);
+  EXPECT_EQ(toJson(parsed), text);
+  // A duplicate at the end, and one inside a nested object whose parent
+  // has the same key.
+  EXPECT_THROW(parseJson(text.substr(0, text.size() - 1) + ",\"k5\":1}"),
+               JsonError);
+  EXPECT_NO_THROW(parseJson(R"({"a":{"a":1},"b":[{"a":2},{"a":3}]})"));
+  EXPECT_THROW(parseJson(R"({"a":{"b":1,"b":2}})"), JsonError);
+  Json empty;
+  appendMember(empty, "x", 1);
+  EXPECT_EQ(toJson(empty), R"({"x":1})");
+}
