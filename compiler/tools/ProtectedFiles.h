@@ -43,8 +43,8 @@ constexpr llvm::StringLiteral kStagedSuffix = ".txc-XXXXXX";
 inline std::string directoryProblem(llvm::StringRef path) {
   const size_t extra = kStagedSuffix.size();
   if (path.size() + extra >= PATH_MAX)
-    return "the path is too long (" + std::to_string(path.size()) +
-           " characters, " + std::to_string(path.size() + extra) +
+    return "the path is too long (" + std::to_string(path.size()) + " bytes, " +
+           std::to_string(path.size() + extra) +
            " with the temporary written beside it; the system takes at most " +
            std::to_string(PATH_MAX - 1) + "): give a shorter one" +
            (llvm::sys::path::is_absolute(path) ? ", or a relative one" : "");
@@ -67,8 +67,7 @@ inline std::string directoryProblem(llvm::StringRef path) {
   long nameMax = ::pathconf(parent.c_str(), _PC_NAME_MAX);
   if (nameMax > 0 && name.size() + extra > size_t(nameMax))
     return "too long a file name (" + std::to_string(name.size()) +
-           " characters; the file system's limit is " +
-           std::to_string(nameMax) +
+           " bytes; the file system's limit is " + std::to_string(nameMax) +
            ", and the temporary written beside it "
            "adds " +
            std::to_string(extra) + ": at most " +

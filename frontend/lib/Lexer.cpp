@@ -415,6 +415,7 @@ Token Lexer::lexIdentifierOrKeyword(size_t begin, SourceLoc loc) {
 Token Lexer::lexNumber(size_t begin, SourceLoc loc) {
   std::string problem, hint;
   std::optional<size_t> afterPoint; // where a point with no digit after it ends
+  bool exponentWithoutDigits = false;
   bool isInteger = true;
   auto digits = [&] {
     while (isDigit(peekChar()))
@@ -475,6 +476,7 @@ Token Lexer::lexNumber(size_t begin, SourceLoc loc) {
       digits();
     } else {
       advance(1 + signLength);
+      exponentWithoutDigits = true;
       if (problem.empty()) {
         problem = "the exponent has no digits";
         hint = "write e.g. '1e-9'";
@@ -485,8 +487,11 @@ Token Lexer::lexNumber(size_t begin, SourceLoc loc) {
   // `3.` and `1.e5`: the 0 goes after the point, before any exponent (the
   // hint said '1.0' of 1.e5).
   if (afterPoint)
-    hint = "write '" + text.substr(begin, *afterPoint - begin) + "0" +
-           text.substr(*afterPoint, validEnd - *afterPoint) + "'";
+    hint =
+        exponentWithoutDigits
+            ? "write e.g. '" + text.substr(begin, *afterPoint - begin) + "0e5'"
+            : "write '" + text.substr(begin, *afterPoint - begin) + "0" +
+                  text.substr(*afterPoint, validEnd - *afterPoint) + "'";
   // Whatever still sticks to the number belongs to the same malformed token:
   // `3.4.5`, `2x`, `1e5e`.
   if ((peekChar() == '.' && isIdentChar(peekChar(1))) ||

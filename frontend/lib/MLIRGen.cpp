@@ -780,12 +780,13 @@ void MLIRGenImpl::genStmt(const ast::Stmt &stmt,
     // only for a float.
     const bool loBad = lo->kind != ConstValue::Kind::Int;
     const ConstValue &bad = loBad ? *lo : *hi;
-    diags.error((loBad ? loop->lo : loop->hi)->getLoc(),
-                "loop bounds must be integers, got " + lo->str() + ".." +
-                    hi->str(),
-                bad.kind == ConstValue::Kind::Float
-                    ? "`/` divides to a float; `//` keeps an integer (`n // 2`)"
-                    : "");
+    diags.error(
+        (loBad ? loop->lo : loop->hi)->getLoc(),
+        "loop bounds must be integers, got " + lo->str() + ".." + hi->str(),
+        bad.kind == ConstValue::Kind::Float &&
+                !llvm::isa<ast::NumberExpr>(loBad ? *loop->lo : *loop->hi)
+            ? "`/` divides to a float; `//` keeps an integer (`n // 2`)"
+            : "");
     return;
   }
   constexpr int64_t kMaxIterations = 4096;

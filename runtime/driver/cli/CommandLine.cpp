@@ -73,11 +73,16 @@ std::string twoSidesHint(const std::string &option, const std::string &first,
   }
   if (out.empty())
     return "";
+  // A name that starts with '-' is an option to paste (and to the
+  // driver, as --data's file): ./-a.en.
+  auto asOperand = [](const std::string &path) {
+    return !path.empty() && path[0] == '-' ? "./" + path : path;
+  };
   return option + " takes one file of tab-separated lines; '" + first +
          "' and '" + second + "' look like the two sides of a corpus (" +
          std::to_string(a->lines) + " lines each, no tab): `paste " +
-         shellWord(first) + " " + shellWord(second) + " > " + shellWord(out) +
-         "` makes it";
+         shellWord(asOperand(first)) + " " + shellWord(asOperand(second)) +
+         " > " + shellWord(asOperand(out)) + "` makes it";
 }
 
 namespace {

@@ -365,8 +365,8 @@ void parseTrain(ArgCursor &cursor, CommandLine &line) {
         cursor.fail("--ema " + text +
                     " leaves 1 - DECAY at 1 in f32, where the average is "
                     "kept: it would be the weights themselves; a decay must "
-                    "be in (0, 1), e.g. 0.999 (the smallest that moves is "
-                    "2.9802326e-08)");
+                    "be in (0, 1), e.g. 0.999 (from about 2.98e-8, whose f32 "
+                    "is past 2^-25)");
       train.ema = *decay;
     } else {
       unexpected(cursor, arg);

@@ -160,11 +160,14 @@ TEST(LexerTest, StrayCharacterHints) {
 // The 0 a point without digits needs goes before any exponent: the hint
 // said '1.0' of 1.e5 (a different number).
 TEST(LexerTest, PointWithoutDigitsHintKeepsTheExponent) {
-  for (auto [text, hint] : {std::pair{"x = 1.e5", "write '1.0e5'"},
-                            {"x = 2.E-3", "write '2.0E-3'"},
-                            {"x = 3.", "write '3.0'"}}) {
+  for (auto [text, hint] :
+       {std::pair{"x = 1.e5", "write '1.0e5'"},
+        {"x = 2.E-3", "write '2.0E-3'"},
+        {"x = 3.", "write '3.0'"},
+        // An exponent without digits: not '1.0e', itself malformed.
+        {"x = 1.e", "write e.g. '1.0e5'"}}) {
     Lexed l(text);
-    ASSERT_EQ(l.diags.getNumErrors(), 1u) << text;
+    ASSERT_GE(l.diags.getNumErrors(), 1u) << text;
     EXPECT_EQ(l.diags.getDiagnostics()[0].hint, hint) << text;
   }
 }

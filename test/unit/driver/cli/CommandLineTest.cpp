@@ -3,6 +3,8 @@
 #include "core/Error.h"
 #include "TestUtil.h"
 
+#include <filesystem>
+
 using namespace txrt::driver;
 
 namespace {
@@ -239,7 +241,7 @@ TEST(CommandLineTest, ErrorsNameTheFlagAndTheCommand) {
        "train",
        "--ema 1e-46 leaves 1 - DECAY at 1 in f32, where the average is kept: "
        "it would be the weights themselves; a decay must be in (0, 1), e.g. "
-       "0.999 (the smallest that moves is 2.9802326e-08)"},
+       "0.999 (from about 2.98e-8, whose f32 is past 2^-25)"},
       {{"train", "--data", "d", "--ema", "1e-10"},
        "train",
        "--ema 1e-10 leaves 1 - DECAY at 1 in f32"},
@@ -383,6 +385,24 @@ TEST(CommandLineTest, TwoSidesOfACorpusGetAPasteIntoANewFile) {
   EXPECT_NE(failure({"train", "--data", en, es})
                 .find("> " + dir.file("t.pairs.tsv") + "`"),
             std::string::npos);
+  // A relative name that starts with '-' is paste's option (-dash.en read
+  // as -d): ./-dash.en.
+  {
+    ScratchDir here;
+    writeFile(here.file("-a.en"), "a\n");
+    writeFile(here.file("-a.es"), "b\n");
+    struct Chdir {
+      std::filesystem::path was = std::filesystem::current_path();
+      explicit Chdir(const std::string &to) {
+        std::filesystem::current_path(to);
+      }
+      ~Chdir() { std::filesystem::current_path(was); }
+    } in(here.file(""));
+    EXPECT_NE(failure({"train", "--data", "-a.en", "./-a.es"})
+                  .find("`paste ./-a.en ./-a.es > ./-a--a.tsv`"),
+              std::string::npos)
+        << failure({"train", "--data", "-a.en", "./-a.es"});
+  }
   const std::string other = dir.file("v.es");
   writeFile(other, "x\n");
   for (std::vector<std::string> args :
