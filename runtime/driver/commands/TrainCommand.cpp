@@ -379,6 +379,27 @@ bool holdsBytes(const std::string &path) {
          std::filesystem::file_size(path, error) > 0 && !error;
 }
 
+/// The loss curves a resumed checkpoint's rows may be in: its own
+/// (CKPT.loss.csv), then, for a --keep-last step file D.step-N.safetensors
+/// (which has none), its run's D.loss.csv.
+std::vector<std::string> resumedCurvePaths(const std::string &resume) {
+  std::vector<std::string> paths = {
+      checkpointSibling(resume, kLossCurveSuffix)};
+  const std::string extension = ".safetensors";
+  size_t step = resume.rfind(".step-");
+  if (step != std::string::npos && resume.size() > extension.size() &&
+      resume.compare(resume.size() - extension.size(), extension.size(),
+                     extension) == 0) {
+    std::string digits =
+        resume.substr(step + 6, resume.size() - extension.size() - step - 6);
+    if (!digits.empty() &&
+        digits.find_first_not_of("0123456789") == std::string::npos)
+      paths.push_back(checkpointSibling(resume.substr(0, step) + extension,
+                                        kLossCurveSuffix));
+  }
+  return paths;
+}
+
 /// The rows a resumed run's loss curve starts from, and (`through`, `hash`)
 /// when they are what the checkpoint saw in `logPath` itself. The
 /// checkpoint fingerprints the rows its curve held
@@ -496,22 +517,7 @@ resumedCurve(const std::string &logPath, const TrainingPosition &position,
     // A --keep-last step file (D.step-N.safetensors) has no curve of its
     // own: its run's is D's (resumed into another --save, the curve
     // started again though D.loss.csv held its rows).
-    std::vector<std::string> own = {resumedCurvePath};
-    {
-      const std::string &resume = *options.resumePath;
-      const std::string extension = ".safetensors";
-      size_t step = resume.rfind(".step-");
-      if (step != std::string::npos && resume.size() > extension.size() &&
-          resume.compare(resume.size() - extension.size(), extension.size(),
-                         extension) == 0) {
-        std::string digits = resume.substr(
-            step + 6, resume.size() - extension.size() - step - 6);
-        if (!digits.empty() &&
-            digits.find_first_not_of("0123456789") == std::string::npos)
-          own.push_back(checkpointSibling(resume.substr(0, step) + extension,
-                                          kLossCurveSuffix));
-      }
-    }
+    std::vector<std::string> own = resumedCurvePaths(*options.resumePath);
     own.push_back(logPath);
     for (const std::string &path : own)
       if (std::optional<std::vector<LossPoint>> rows = rowsOf(path);
@@ -1933,21 +1939,22 @@ int trainOnThisRank(const ModelInfo &model, const txc_entry_fn *entryTable,
   // it continues, else (no --save or --log) the resumed checkpoint's own
   // when it holds the rows the checkpoint saw.
   std::vector<LossPoint> seenRows = curve;
-  if (seenRows.empty() && options.resumePath && position.curveThrough) {
-    const std::string own =
-        checkpointSibling(*options.resumePath, kLossCurveSuffix);
-    std::error_code error;
-    if (std::filesystem::is_regular_file(own, error)) {
+  if (seenRows.empty() && options.resumePath && position.curveThrough)
+    for (const std::string &own : resumedCurvePaths(*options.resumePath)) {
+      std::error_code error;
+      if (!std::filesystem::is_regular_file(own, error))
+        continue;
       std::vector<LossPoint> rows = parseLossCsv(readWholeFile(own));
       rows.erase(std::remove_if(rows.begin(), rows.end(),
                                 [&](const LossPoint &row) {
                                   return row.step > *position.curveThrough;
                                 }),
                  rows.end());
-      if (lossCurveFingerprint(rows) == position.curveHash)
+      if (lossCurveFingerprint(rows) == position.curveHash) {
         seenRows = std::move(rows);
+        break;
+      }
     }
-  }
   for (size_t i = seenRows.size() > UnigramWatch::kWindow
                       ? seenRows.size() - UnigramWatch::kWindow
                       : 0;
